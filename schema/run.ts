@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { RUN_STATUSES, type RunStatus } from '../db/schema/runs.ts';
+import { isTerminal, outputUrl, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/services/run-view.ts';
+import { encodeRunCursor, getRun, listRunItems, listRuns } from '../src/services/runs.ts';
+import { builder } from './builder.ts';
+import type { GraphQLContext } from './context.ts';
+
+export const RunStatusEnum = builder.enumType('RunStatus', {
+  description: 'READY (queued) → RUNNING → SUCCEEDED | FAILED | ABORTED | TIMED-OUT; ABORTING while a cancel takes effect.',
+  values: Object.fromEntries(RUN_STATUSES.map((s) => [s.replace('-', '_'), { value: s }])) as Record<string, { value: RunStatus }>,
+});
+
+export const RunRef = builder.objectRef<RunSnapshot>('Run');
+
+RunRef.implement({
+  description: 'One execution of a tool. Its id is the same runId the REST routes use.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'The runId.' }),
+    tool: t.exposeString('tool'),
+    status: t.field({ type: RunStatusEnum, resolve: (run) => run.status }),
+    statusMessage: t.exposeString('statusMessage'),
+    handled: t.exposeInt('handled', { description: 'Items processed so far.' }),
+    requested: t.exposeInt('requested', { description: 'Items requested.' }),
+    itemCount: t.exposeInt('itemCount', { description: 'Result rows stored so far.' }),
+    runTimeSecs: t.float({ nullable: true, resolve: (run) => runTimeSecs(run) }),
+    outputUrl: t.string({ nullable: true, resolve: (run, _, ctx) => outputUrl(ctx.core.config.publicUrl, run) }),
+    createdAt: t.field({ type: 'DateTime', resolve: (run) => run.createdAt }),
+    startedAt: t.field({ type: 'DateTime', nullable: true, resolve: (run) => run.startedAt }),
+    finishedAt: t.field({ type: 'DateTime', nullable: true, resolve: (run) => run.finishedAt }),
+    expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (run) => run.expiresAt }),
+    items: t.field({
+      type: ['JSON'],
+      description: 'Result rows in order, as JSON objects.',
+      args: {
+        offset: t.arg.int({ defaultValue: 0, validate: z.number().int().min(0) }),
+        limit: t.arg.int({ defaultValue: 50, validate: z.number().int().min(1).max(100) }),
+      },
+      complexity: (args) => ({ field: 5, multiplier: args.limit ?? 50 }),
+      resolve: (run, args, ctx) => listRunItems(ctx.core.db, run.id, { offset: args.offset ?? 0, limit: args.limit ?? 50 }),
+    }),
+  }),
+});
+
+builder.queryField('run', (t) =>
+  t.field({
+    type: RunRef,
+    nullable: true,
+    description: "One of the caller's runs; null when there is no such run in this account.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_, args, ctx) => ctx.loaders.run.load(String(args.id)),
+  }),
+);
+
+builder.queryField('runs', (t) =>
+  t.connection({
+    type: RunRef,
+    description: "The caller's runs, newest first.",
+    args: { status: t.arg({ type: RunStatusEnum, required: false }) },
+    complexity: (args) => ({ field: 2, multiplier: args.first ?? 20 }),
+    validate: z
+      .object({ first: z.number().int().min(1).max(100).nullish(), last: z.null().optional(), before: z.null().optional() })
+      .loose()
+      .refine((a) => a.last == null && a.before == null, 'runs pages forward only: use first and after'),
+    resolve: async (_, args, ctx) => {
+      const { runs, hasNextPage } = await listRuns(ctx.core.db, ctx.principal.accountId, {
+        first: args.first ?? 20,
+        after: args.after,
+        status: args.status,
+      });
+      const edges = runs.map((run) => ({ cursor: encodeRunCursor(run), node: run }));
+      return {
+        edges,
+        pageInfo: { hasNextPage, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+      };
+    },
+  }),
+);
+
+/** Current state first, then every change; completes after the terminal status. */
+async function* followRun(ctx: GraphQLContext, id: string): AsyncGenerator<RunSnapshot> {
+  const events = ctx.core.events.subscribe('runProgress', id);
+  try {
+    let current = snapshotOf(await getRun(ctx.core.db, ctx.principal.accountId, id));
+    yield current;
+    if (isTerminal(current.status)) return;
+    for await (const next of events) {
+      const stale = !isTerminal(next.status) && next.handled < current.handled;
+      if (stale) continue;
+      current = next;
+      yield current;
+      if (isTerminal(current.status)) return;
+    }
+  } finally {
+    await events.return();
+  }
+}
+
+builder.subscriptionField('runProgress', (t) =>
+  t.field({
+    type: RunRef,
+    description: 'The run now, then every progress change; completes after SUCCEEDED, FAILED, ABORTED or TIMED-OUT.',
+    args: { id: t.arg.id({ required: true }) },
+    subscribe: (_, args, ctx) => followRun(ctx, String(args.id)),
+    resolve: (run) => run,
+  }),
+);
+

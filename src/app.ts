@@ -1,0 +1,82 @@
+import type { AddressInfo } from 'node:net';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Runner } from 'graphile-worker';
+import { WebSocketServer } from 'ws';
+import { startWorker } from '../workers/index.ts';
+import type { Config } from './config.ts';
+import { createCore, type Core } from './core.ts';
+import { attachGraphQLWebSocket, createGraphQL } from './graphql.ts';
+import type { Logger } from './logger.ts';
+import { restRoutes } from './rest/index.ts';
+import { installErrorHandling } from './rest/errors.ts';
+
+export const BODY_LIMIT = 1024 * 1024;
+
+export interface App {
+  core: Core;
+  http: FastifyInstance;
+  /** Listens on `port` (0 picks a free one); returns the base URL. */
+  start(port?: number, host?: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface AppOptions {
+  config: Config;
+  databaseUrl: string;
+  logger: Logger;
+  /** Run a graphile-worker in this process (default: config.inlineWorker). */
+  worker?: boolean;
+  workerPollInterval?: number;
+}
+
+/** Builds the gateway: REST, GraphQL over HTTP and graphql-ws on one server, plus an optional inline worker. */
+export async function buildApp(options: AppOptions): Promise<App> {
+  const { config, logger } = options;
+  const core = await createCore(config, options.databaseUrl, logger);
+  const http = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+  });
+  installErrorHandling(http);
+
+  const yoga = createGraphQL(core);
+  http.route({
+    url: yoga.graphqlEndpoint,
+    method: ['GET', 'POST', 'OPTIONS'],
+    handler: async (req, reply) => {
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
+      response.headers.forEach((value, key) => void reply.header(key, value));
+      reply.status(response.status);
+      reply.send(response.body);
+      return reply;
+    },
+  });
+  await http.register(restRoutes, { core });
+  http.get('/health', async () => ({ status: 'ok' }));
+
+  const wss = new WebSocketServer({ server: http.server, path: yoga.graphqlEndpoint });
+  const ws = attachGraphQLWebSocket(core, yoga, wss);
+
+  let runner: Runner | undefined;
+  const runWorker = options.worker ?? config.inlineWorker;
+
+  return {
+    core,
+    http,
+    async start(port = config.port, host = config.host) {
+      if (runWorker) runner = await startWorker(core, { pollInterval: options.workerPollInterval });
+      await http.listen({ port, host });
+      const { port: bound } = http.server.address() as AddressInfo;
+      return `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${bound}`;
+    },
+    async stop() {
+      await ws.dispose();
+      wss.close();
+      await http.close();
+      if (runner) await runner.stop();
+      await core.close();
+    },
+  };
+}

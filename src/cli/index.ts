@@ -1,0 +1,113 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { connect, type Database } from '../../db/client.ts';
+import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../../db/schema/accounts.ts';
+import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
+import { loadConfig } from '../config.ts';
+import { openDatabase } from '../database.ts';
+import { createLogger } from '../logger.ts';
+import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
+import { AppError } from '../services/errors.ts';
+import { usdToMicros } from '../services/money.ts';
+
+const config = loadConfig();
+// The CLI prints results on stdout; logs go to stderr.
+const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
+
+/** Opens the configured database (applying pending migrations), runs `fn`, closes everything. */
+async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+  const database = await openDatabase(config, logger);
+  const { db, sql } = connect(database.url, { max: 2 });
+  try {
+    return await fn(db);
+  } finally {
+    await sql.end();
+    await database.stop();
+  }
+}
+
+function dollars(value: string): string {
+  if (!/^\d+(\.\d{1,6})?$/.test(value)) throw new InvalidArgumentError('expected a dollar amount such as 100 or 12.50');
+  return value;
+}
+
+const program = new Command('leadgate').description('leadgate operator commands').showHelpAfterError();
+
+const accounts = program.command('accounts').description('manage accounts');
+accounts
+  .command('create')
+  .description('create an account and its first API key')
+  .requiredOption('--name <name>', 'account name')
+  .addOption(new Option('--plan <plan>', 'plan').choices(PLANS).default('starter'))
+  .addOption(new Option('--status <status>', 'subscription status').choices(SUBSCRIPTION_STATUSES).default('ACTIVE'))
+  .option('--credits <usd>', 'plan credits to grant, in USD', dollars, '0')
+  .option('--json', 'print {"accountId", "apiKey"} as JSON')
+  .action(async (opts: { name: string; plan: Plan; status: SubscriptionStatus; credits: string; json?: boolean }) => {
+    const created = await withDatabase((db) =>
+      createAccount(db, { name: opts.name, plan: opts.plan, subscriptionStatus: opts.status, creditsMicros: usdToMicros(opts.credits) }),
+    );
+    if (opts.json) console.log(JSON.stringify({ accountId: created.account.id, apiKey: created.apiKey }));
+    else console.log(`account ${created.account.id} (${opts.plan}, ${opts.status})\nAPI key (shown once): ${created.apiKey}`);
+  });
+
+const keys = program.command('keys').description('manage API keys');
+keys
+  .command('create')
+  .description('create another API key for an account')
+  .requiredOption('--account <id>', 'account id')
+  .option('--json', 'print JSON')
+  .action(async (opts: { account: string; json?: boolean }) => {
+    const key = await withDatabase((db) => createApiKey(db, opts.account));
+    if (opts.json) console.log(JSON.stringify({ accountId: opts.account, apiKey: key.apiKey, prefix: key.prefix }));
+    else console.log(`API key (shown once): ${key.apiKey}`);
+  });
+keys
+  .command('revoke')
+  .description('revoke a key by its display prefix (the first 14 characters, e.g. lg_live_Ab12Cd)')
+  .argument('<prefix>')
+  .action(async (prefix: string) => {
+    await withDatabase((db) => revokeApiKey(db, prefix));
+    console.log(`revoked ${prefix}`);
+  });
+
+program
+  .command('seed')
+  .description('fill the demo catalog deterministically (datasets that already hold rows are left alone)')
+  .addOption(new Option('--scale <scale>', 'size').choices(Object.keys(SCALES)).default('small'))
+  .action(async (opts: { scale: Scale }) => {
+    const counts = await withDatabase((db) => seedCatalog(db, opts.scale));
+    console.log(JSON.stringify({ scale: opts.scale, inserted: counts }));
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations')
+  .action(async () => {
+    await withDatabase(async () => {});
+    console.log('migrations applied');
+  });
+
+program
+  .command('worker')
+  .description('run a standalone worker process (the gateway also runs one unless LEADGATE_INLINE_WORKER=false)')
+  .action(async () => {
+    const { createCore } = await import('../core.ts');
+    const { startWorker } = await import('../../workers/index.ts');
+    const database = await openDatabase(config, logger);
+    const core = await createCore(config, database.url, createLogger(config.logLevel));
+    const runner = await startWorker(core);
+    const stop = async () => {
+      await runner.stop();
+      await core.close();
+      await database.stop();
+      process.exit(0);
+    };
+    process.on('SIGINT', () => void stop());
+    process.on('SIGTERM', () => void stop());
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  process.stderr.write(`error: ${err instanceof AppError ? err.message : (err as Error).message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,53 @@
+import path from 'node:path';
+
+/** Runtime configuration, read once from the environment. */
+export interface Config {
+  /** Postgres connection string; when absent an embedded Postgres under `dataDir` is used. */
+  databaseUrl: string | undefined;
+  /** HTTP port. Default 4000. */
+  port: number;
+  /** Interface to bind. Default 0.0.0.0. */
+  host: string;
+  /** Base URL used in `outputUrl` and printed links. Default http://localhost:PORT. */
+  publicUrl: string;
+  /** Directory for embedded Postgres data. Default .data (git-ignored). */
+  dataDir: string;
+  /** Run graphile-worker inside the gateway process. Default true. */
+  inlineWorker: boolean;
+  /** Jobs a worker process executes at once. Default 4. */
+  workerConcurrency: number;
+  /** pino log level. Default info. */
+  logLevel: string;
+  /** Seconds an authenticated key stays cached in a gateway process. Default 5; 0 disables. */
+  authCacheSecs: number;
+  /** Hours a finished run's results stay downloadable. Default 48. */
+  resultRetentionHours: number;
+}
+
+function int(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a non-negative integer, got "${value}"`);
+  return n;
+}
+
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  return !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int(env.PORT, 4000);
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    port,
+    host: env.HOST ?? '0.0.0.0',
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    dataDir: path.resolve(env.LEADGATE_DATA_DIR ?? '.data'),
+    inlineWorker: bool(env.LEADGATE_INLINE_WORKER, true),
+    workerConcurrency: int(env.WORKER_CONCURRENCY, 4),
+    logLevel: env.LOG_LEVEL ?? 'info',
+    authCacheSecs: int(env.AUTH_CACHE_SECS, 5),
+    resultRetentionHours: int(env.RESULT_RETENTION_HOURS, 48),
+  };
+}

@@ -1,0 +1,40 @@
+import { connect, type Database, type Sql } from '../db/client.ts';
+import type { Config } from './config.ts';
+import type { Logger } from './logger.ts';
+import { createAuthenticator, type Authenticator } from './services/accounts.ts';
+import { createEventBus, type EventBus } from './services/events.ts';
+import { createCatalogSources } from './sources/catalog.ts';
+import type { Sources } from './sources/types.ts';
+
+/** The shared parts every face and worker uses; built once per process. */
+export interface Core {
+  config: Config;
+  logger: Logger;
+  databaseUrl: string;
+  sql: Sql;
+  db: Database;
+  events: EventBus;
+  auth: Authenticator;
+  sources: Sources;
+  close(): Promise<void>;
+}
+
+export async function createCore(config: Config, databaseUrl: string, logger: Logger, options: { poolSize?: number } = {}): Promise<Core> {
+  const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
+  const events = createEventBus(sql);
+  await events.ready;
+  return {
+    config,
+    logger,
+    databaseUrl,
+    sql,
+    db,
+    events,
+    auth: createAuthenticator(db, config.authCacheSecs),
+    sources: createCatalogSources(db),
+    async close() {
+      await events.close().catch(() => {});
+      await sql.end({ timeout: 5 });
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { connect } from '../db/client.ts';
+import { seedCatalog } from '../db/seed/index.ts';
+import { buildApp } from './app.ts';
+import { loadConfig } from './config.ts';
+import { openDatabase } from './database.ts';
+import { createLogger } from './logger.ts';
+import { ensureDemoAccount } from './services/demo.ts';
+
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+const database = await openDatabase(config, logger);
+
+let demo: { accountId: string; apiKey?: string } | undefined;
+if (database.embedded) {
+  const { db, sql } = connect(database.url, { max: 2 });
+  await seedCatalog(db, 'small');
+  demo = await ensureDemoAccount(db);
+  await sql.end();
+}
+
+const app = await buildApp({ config, databaseUrl: database.url, logger });
+const url = await app.start();
+const base = config.publicUrl;
+
+const lines = [
+  '',
+  `leadgate is listening on ${url}`,
+  `  GraphQL + GraphiQL: ${base}/graphql`,
+  `  REST base URL:      ${base}/api/v1`,
+  `  Database:           ${database.embedded ? 'embedded Postgres (data in .data/)' : 'DATABASE_URL'}`,
+];
+if (demo?.apiKey) {
+  lines.push(
+    '',
+    `Demo account ${demo.accountId} created. Its API key (shown only this once):`,
+    `  ${demo.apiKey}`,
+    '',
+    'Try it:',
+    `  curl -s -X POST ${base}/api/v1/scrape/maps -H "Authorization: Bearer ${demo.apiKey}" \\`,
+    `    -H "Content-Type: application/json" -d '{"searchStringsArray":["dentist"],"locationQuery":"Denver, CO","maxCrawledPlacesPerSearch":20}'`,
+  );
+} else if (demo) {
+  lines.push('', `Demo account: ${demo.accountId}. New key: npx leadgate keys create --account ${demo.accountId}`);
+}
+process.stdout.write(`${lines.join('\n')}\n\n`);
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  try {
+    await app.stop();
+    await database.stop();
+    process.exit(0);
+  } catch (err) {
+    logger.error({ err }, 'shutdown failed');
+    process.exit(1);
+  }
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));

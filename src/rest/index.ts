@@ -1,0 +1,76 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Core } from '../core.ts';
+import type { Principal } from '../services/accounts.ts';
+import { fromZodError, ValidationError } from '../services/errors.ts';
+import { assertDownloadable, EXPORT_FORMATS, exportRun, type ExportFormat } from '../services/exports.ts';
+import { restRunView, snapshotOf } from '../services/run-view.ts';
+import { getRun, startRun } from '../services/runs.ts';
+import { getTool, TOOLS } from '../tools/index.ts';
+import { overviewMapsRequest } from '../tools/maps.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+type RunParams = { Params: { runId: string } };
+
+function formatOf(request: FastifyRequest): ExportFormat {
+  const format = ((request.query as { format?: string }).format ?? 'csv').toLowerCase();
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new ValidationError([{ path: 'format', message: `format must be one of ${EXPORT_FORMATS.join(', ')}` }]);
+  }
+  return format as ExportFormat;
+}
+
+/** The REST compatibility layer: decode, call a service, encode. */
+export async function restRoutes(app: FastifyInstance, { core }: { core: Core }) {
+  const publicUrl = core.config.publicUrl;
+  app.decorateRequest('principal', null as unknown as Principal);
+  app.addHook('onRequest', async (request) => {
+    request.principal = await core.auth.authenticate(request.headers.authorization);
+  });
+
+  for (const tool of TOOLS) {
+    app.post(tool.rest.path, async (request) => {
+      const { run, start } = await startRun(core, request.principal, tool.name, request.body);
+      return { runId: run.id, status: run.status, message: start.message, ...start.extra };
+    });
+  }
+
+  app.get<RunParams>('/api/v1/scrape/status/:runId', async (request) =>
+    restRunView(publicUrl, snapshotOf(await getRun(core.db, request.principal.accountId, request.params.runId))),
+  );
+
+  app.get<RunParams>('/api/downloads/:runId', async (request, reply) => {
+    const format = formatOf(request);
+    const run = await getRun(core.db, request.principal.accountId, request.params.runId);
+    assertDownloadable(run);
+    const file = exportRun(core.sql, run, getTool(run.tool).columns, format);
+    return reply
+      .header('content-type', file.contentType)
+      .header('content-disposition', `attachment; filename="${file.fileName}"`)
+      .send(file.body);
+  });
+
+  // The overview's alternative routes.
+  app.post('/api/v1/maps/run', async (request) => {
+    const parsed = overviewMapsRequest.safeParse(request.body ?? {});
+    if (!parsed.success) throw fromZodError(parsed.error);
+    const { run } = await startRun(core, request.principal, 'maps', parsed.data);
+    return { runId: run.id, status: run.status };
+  });
+
+  app.get<RunParams>('/api/v1/runs/:runId', async (request) => {
+    const run = await getRun(core.db, request.principal.accountId, request.params.runId);
+    return { status: run.status, handled: run.handled };
+  });
+
+  app.get<RunParams>('/api/v1/runs/:runId/results', async (request, reply) => {
+    const run = await getRun(core.db, request.principal.accountId, request.params.runId);
+    assertDownloadable(run);
+    const file = exportRun(core.sql, run, getTool(run.tool).columns, 'json');
+    return reply.header('content-type', file.contentType).send(file.body);
+  });
+}

@@ -1,0 +1,68 @@
+import { createPubSub, type PubSub } from 'graphql-yoga';
+import { sql as dsql } from 'drizzle-orm';
+import type { Executor, Sql } from '../../db/client.ts';
+import type { RunSnapshot } from './run-view.ts';
+
+/**
+ * Topics of the one typed pubsub. A topic with an id is routed as `${topic}:${id}`.
+ * Every event crosses processes through Postgres LISTEN/NOTIFY, so a gateway sees runs that a
+ * worker in another process executes.
+ */
+export type Topics = {
+  /** Every change of one run: status, counts, message. */
+  runProgress: [runId: string, snapshot: RunSnapshot];
+};
+
+export type EventBus = PubSub<Topics> & {
+  /** Publishes as part of `tx`: delivered only if and when it commits, in commit order. */
+  publishInTx<K extends keyof Topics & string>(tx: Executor, topic: K, ...args: Topics[K]): Promise<void>;
+  /** Resolves once this process is listening, so a subscriber cannot miss what follows. */
+  ready: Promise<void>;
+  close(): Promise<void>;
+};
+
+const CHANNEL = 'leadgate_events';
+
+interface Envelope {
+  type: string;
+  detail: unknown;
+}
+
+function routingKey(topic: string, args: unknown[]): Envelope {
+  return args.length === 2 ? { type: `${topic}:${String(args[0])}`, detail: args[1] } : { type: topic, detail: args[0] };
+}
+
+/** An EventTarget whose dispatches go through NOTIFY and whose listeners are fed by LISTEN. */
+class PostgresEventTarget extends EventTarget {
+  constructor(private readonly sql: Sql) {
+    super();
+  }
+
+  override dispatchEvent(event: Event): boolean {
+    const envelope: Envelope = { type: event.type, detail: (event as CustomEvent).detail };
+    this.sql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`.catch(() => {});
+    return true;
+  }
+
+  deliver(payload: string) {
+    const envelope = JSON.parse(payload) as Envelope;
+    super.dispatchEvent(new CustomEvent(envelope.type, { detail: envelope.detail }));
+  }
+}
+
+export function createEventBus(sql: Sql): EventBus {
+  const target = new PostgresEventTarget(sql);
+  const listening = sql.listen(CHANNEL, (payload) => target.deliver(payload));
+  const pubsub = createPubSub<Topics>({ eventTarget: target as never });
+  return Object.assign(pubsub, {
+    async publishInTx<K extends keyof Topics & string>(tx: Executor, topic: K, ...args: Topics[K]) {
+      const envelope = routingKey(topic, args as unknown[]);
+      await tx.execute(dsql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`);
+    },
+    ready: listening.then(() => undefined),
+    async close() {
+      const { unlisten } = await listening;
+      await unlisten();
+    },
+  });
+}

@@ -1,0 +1,63 @@
+/** US states and territories by abbreviation. */
+export const US_STATES: Record<string, string> = {
+  AL: 'Alabama', AK: 'Alaska', AZ: 'Arizona', AR: 'Arkansas', CA: 'California', CO: 'Colorado',
+  CT: 'Connecticut', DE: 'Delaware', DC: 'District of Columbia', FL: 'Florida', GA: 'Georgia',
+  HI: 'Hawaii', ID: 'Idaho', IL: 'Illinois', IN: 'Indiana', IA: 'Iowa', KS: 'Kansas', KY: 'Kentucky',
+  LA: 'Louisiana', ME: 'Maine', MD: 'Maryland', MA: 'Massachusetts', MI: 'Michigan', MN: 'Minnesota',
+  MS: 'Mississippi', MO: 'Missouri', MT: 'Montana', NE: 'Nebraska', NV: 'Nevada', NH: 'New Hampshire',
+  NJ: 'New Jersey', NM: 'New Mexico', NY: 'New York', NC: 'North Carolina', ND: 'North Dakota',
+  OH: 'Ohio', OK: 'Oklahoma', OR: 'Oregon', PA: 'Pennsylvania', RI: 'Rhode Island',
+  SC: 'South Carolina', SD: 'South Dakota', TN: 'Tennessee', TX: 'Texas', UT: 'Utah', VT: 'Vermont',
+  VA: 'Virginia', WA: 'Washington', WV: 'West Virginia', WI: 'Wisconsin', WY: 'Wyoming',
+  PR: 'Puerto Rico',
+};
+
+const BY_NAME = new Map(Object.entries(US_STATES).map(([abbr, name]) => [name.toLowerCase(), abbr]));
+
+/** "co", "Colorado" → "CO"; undefined when it is not a US state. */
+export function stateAbbreviation(text: string): string | undefined {
+  const t = text.trim();
+  if (US_STATES[t.toUpperCase()]) return t.toUpperCase();
+  return BY_NAME.get(t.toLowerCase().replace(/\s+/g, ' '));
+}
+
+export interface BoundingBox {
+  lat1: number;
+  lng1: number;
+  lat2: number;
+  lng2: number;
+}
+
+/** Where to search: a named place (city/state/postal code) or a box on the map. */
+export type Area =
+  | { kind: 'place'; city?: string; state?: string; postalCode?: string; text: string }
+  | { kind: 'box'; box: BoundingBox }
+  | { kind: 'anywhere' };
+
+/** Reads "Denver, CO", "Denver, Colorado, USA", "Colorado", "80202" or "Denver". */
+export function parsePlace(text: string): Area {
+  const parts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .filter((p) => !/^(us|usa|united states( of america)?)$/i.test(p));
+  const area: Area = { kind: 'place', text: text.trim() };
+  for (const [i, part] of parts.entries()) {
+    const zip = /^\d{5}(?:-\d{4})?$/.exec(part);
+    const stateWithZip = /^([A-Za-z .]+?)\s+(\d{5})(?:-\d{4})?$/.exec(part);
+    if (zip) area.postalCode = part.slice(0, 5);
+    else if (stateWithZip && stateAbbreviation(stateWithZip[1]!)) {
+      area.state = stateAbbreviation(stateWithZip[1]!);
+      area.postalCode = stateWithZip[2];
+    } else if (stateAbbreviation(part) && (i > 0 || parts.length === 1)) area.state = stateAbbreviation(part);
+    else if (!area.city) area.city = part.replace(/^\d+\s+.*$/, '') || undefined;
+  }
+  return area;
+}
+
+/** The area a map view at `zoom` around a centre shows (about 1000 × 700 screen pixels). */
+export function boxAround(lat: number, lng: number, zoom: number): BoundingBox {
+  const lngSpan = (1000 / 256) * (360 / 2 ** zoom);
+  const latSpan = (700 / 256) * (360 / 2 ** zoom) * Math.cos((lat * Math.PI) / 180);
+  return { lat1: lat - latSpan / 2, lng1: lng - lngSpan / 2, lat2: lat + latSpan / 2, lng2: lng + lngSpan / 2 };
+}

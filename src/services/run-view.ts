@@ -1,0 +1,59 @@
+import { TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
+
+/** What every face shows of a run; also the payload of progress events. */
+export interface RunSnapshot {
+  id: string;
+  tool: string;
+  status: RunStatus;
+  statusMessage: string;
+  handled: number;
+  requested: number;
+  itemCount: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  expiresAt: string | null;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function snapshotOf(run: Run): RunSnapshot {
+  return {
+    id: run.id,
+    tool: run.tool,
+    status: run.status,
+    statusMessage: run.statusMessage,
+    handled: run.handled,
+    requested: run.requested,
+    itemCount: run.itemCount,
+    createdAt: run.createdAt.toISOString(),
+    startedAt: iso(run.startedAt),
+    finishedAt: iso(run.finishedAt),
+    expiresAt: iso(run.expiresAt),
+  };
+}
+
+export const isTerminal = (status: RunStatus) => TERMINAL_STATUSES.includes(status);
+
+/** Seconds from start to finish, millisecond precision; null until the run ends. */
+export function runTimeSecs(run: RunSnapshot): number | null {
+  if (!run.finishedAt || !run.startedAt) return null;
+  return Math.max(0, Date.parse(run.finishedAt) - Date.parse(run.startedAt)) / 1000;
+}
+
+export function outputUrl(publicUrl: string, run: RunSnapshot): string | null {
+  return isTerminal(run.status) ? `${publicUrl}/api/downloads/${run.id}` : null;
+}
+
+/** The spec's Run object, exactly. */
+export function restRunView(publicUrl: string, run: RunSnapshot) {
+  return {
+    runId: run.id,
+    status: run.status,
+    statusMessage: run.statusMessage,
+    handled: run.handled,
+    requested: run.requested,
+    runTimeSecs: runTimeSecs(run),
+    outputUrl: outputUrl(publicUrl, run),
+  };
+}

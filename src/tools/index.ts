@@ -1,0 +1,14 @@
+import { AppError } from '../services/errors.ts';
+import { mapsTool } from './maps.ts';
+import type { ToolDefinition } from './types.ts';
+
+/** Every tool of the service; adding a tool is adding its file and one line here. */
+export const TOOLS: readonly ToolDefinition[] = [mapsTool as unknown as ToolDefinition];
+
+const byName = new Map(TOOLS.map((t) => [t.name, t]));
+
+export function getTool(name: string): ToolDefinition {
+  const tool = byName.get(name);
+  if (!tool) throw new AppError(404, 'not_found', `Unknown tool ${name}`);
+  return tool;
+}
