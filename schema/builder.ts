@@ -18,8 +18,9 @@ export const builder = new SchemaBuilder<{
   relay: { clientMutationId: 'omit', cursorType: 'String' },
   complexity: {
     defaultComplexity: 1,
-    defaultListMultiplier: 10,
-    limit: { complexity: 1000, depth: 10, breadth: 200 },
+    // Every list in the schema takes an explicit page size that sets its own multiplier.
+    defaultListMultiplier: 1,
+    limit: { complexity: 5000, depth: 10, breadth: 200 },
     complexityError: (kind, result) => {
       const values = result as unknown as Record<string, number>;
       const max = values[`max${kind[0]!.toUpperCase()}${kind.slice(1)}`];

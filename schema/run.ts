@@ -35,7 +35,8 @@ RunRef.implement({
         offset: t.arg.int({ defaultValue: 0, validate: z.number().int().min(0) }),
         limit: t.arg.int({ defaultValue: 50, validate: z.number().int().min(1).max(100) }),
       },
-      complexity: (args) => ({ field: 5, multiplier: args.limit ?? 50 }),
+      // Rows are leaves, so their cost is the field's own: one unit per row asked for.
+      complexity: (args) => ({ field: args.limit ?? 50, multiplier: 1 }),
       resolve: (run, args, ctx) => listRunItems(ctx.core.db, run.id, { offset: args.offset ?? 0, limit: args.limit ?? 50 }),
     }),
   }),
@@ -56,7 +57,7 @@ builder.queryField('runs', (t) =>
     type: RunRef,
     description: "The caller's runs, newest first.",
     args: { status: t.arg({ type: RunStatusEnum, required: false }) },
-    complexity: (args) => ({ field: 2, multiplier: args.first ?? 20 }),
+    complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, 100) }),
     validate: z
       .object({ first: z.number().int().min(1).max(100).nullish(), last: z.null().optional(), before: z.null().optional() })
       .loose()

@@ -16,13 +16,21 @@ interface ServerContext {
   principal?: Principal;
 }
 
+interface LocatedError {
+  originalError?: unknown;
+  nodes?: GraphQLError['nodes'];
+  path?: GraphQLError['path'];
+}
+
 /** Expected errors keep their code and message; anything else is masked (and logged by yoga). */
 function maskError(error: unknown, message: string, isDev?: boolean): Error {
-  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  // Duck-typed: graphql's CJS and ESM builds can both be loaded, so instanceof GraphQLError is unreliable.
+  const located = (typeof error === 'object' && error !== null ? error : {}) as LocatedError;
+  const original = located.originalError ?? error;
   if (original instanceof AppError) {
     return new GraphQLError(original.message, {
-      nodes: error instanceof GraphQLError ? error.nodes : undefined,
-      path: error instanceof GraphQLError ? error.path : undefined,
+      nodes: located.nodes,
+      path: located.path,
       extensions: {
         code: original.code,
         ...(original.details === undefined ? {} : { details: original.details }),

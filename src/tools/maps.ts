@@ -34,9 +34,9 @@ export const mapsInput = z
       .describe('Bounding box with numeric corners lat1, lng1, lat2, lng2.'),
     maxCrawledPlacesPerSearch: z
       .number()
-      .int()
-      .min(1)
-      .max(10_000)
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(10_000, 'must be at most 10000')
       .default(100)
       .describe('Places per search term; default 100.'),
     url: mapLink.optional().describe('A map-search link used instead of searchStringsArray and locationQuery.'),
@@ -213,7 +213,7 @@ export const mapsTool = defineTool({
 export const overviewMapsRequest = z
   .object({
     query: z.string().trim().min(1, 'query is required').max(300),
-    limit: z.number().int().min(1).max(10_000).default(100),
+    limit: z.number().int('must be a whole number').min(1, 'must be at least 1').max(10_000, 'must be at most 10000').default(100),
   })
   .transform(({ query, limit }) => ({ url: undefined, ...searchFromQuery(query), maxCrawledPlacesPerSearch: limit }));
 

@@ -1,0 +1,96 @@
+import { buildApp, type App } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+import { freePort } from '../../db/embedded.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createAccount, type CreateAccountInput } from '../../src/services/accounts.ts';
+import { isTerminal } from '../../src/services/run-view.ts';
+import type { RunStatus } from '../../db/schema/runs.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestApp {
+  app: App;
+  url: string;
+  database: TestDatabase;
+  /** Creates an account and returns its id and API key. */
+  account(input?: Partial<CreateAccountInput>): Promise<{ accountId: string; apiKey: string }>;
+  /** Calls the API over a real socket; JSON bodies are sent and parsed. */
+  request<T = any>(method: string, path: string, options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  graphql<T = any>(key: string, query: string, variables?: Record<string, unknown>): Promise<ApiResponse<{ data?: T; errors?: any[] }>>;
+  /** Polls the status route until the run reaches a terminal status. */
+  waitForRun(key: string, runId: string, timeoutMs?: number): Promise<{ status: RunStatus; [k: string]: unknown }>;
+  stop(): Promise<void>;
+}
+
+/** The whole gateway with an inline worker, on a real port, over a database of its own. */
+export async function startTestApp(options: { worker?: boolean } = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const port = await freePort();
+  const config = {
+    ...loadConfig({}),
+    databaseUrl: database.url,
+    host: '127.0.0.1',
+    port,
+    publicUrl: `http://127.0.0.1:${port}`,
+    authCacheSecs: 0,
+    workerConcurrency: 2,
+  };
+  const app = await buildApp({ config, databaseUrl: database.url, logger: createLogger('silent'), worker: options.worker ?? true, workerPollInterval: 500 });
+  const url = await app.start(port, '127.0.0.1');
+
+  const request: TestApp['request'] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    let body: string | undefined = opts.rawBody;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${url}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = text;
+      }
+    }
+    return { status: res.status, headers: res.headers, body: parsed as never, text };
+  };
+
+  return {
+    app,
+    url,
+    database,
+    async account(input = {}) {
+      const created = await createAccount(app.core.db, { name: 'test', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 100_000_000n, ...input });
+      return { accountId: created.account.id, apiKey: created.apiKey };
+    },
+    request,
+    graphql: (key, query, variables) => request('POST', '/graphql', { key, body: { query, variables } }),
+    async waitForRun(key, runId, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const res = await request('GET', `/api/v1/scrape/status/${runId}`, { key });
+        if (res.status !== 200) throw new Error(`status route answered ${res.status}: ${res.text}`);
+        if (isTerminal(res.body.status)) return res.body;
+        if (Date.now() > deadline) throw new Error(`run ${runId} still ${res.body.status} after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async stop() {
+      await app.stop();
+      await database.drop();
+    },
+  };
+}
+
+/** Maps input that finds places in the small seed catalog. */
+export const DENVER_DENTISTS = { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 100 };

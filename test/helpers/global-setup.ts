@@ -1,0 +1,53 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { connect } from '../../db/client.ts';
+import { ensureDatabase, startEmbeddedPostgres } from '../../db/embedded.ts';
+import { migrateDatabase } from '../../db/migrate.ts';
+import { seedCatalog } from '../../db/seed/index.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Connection string of the test server, without a database. */
+    pgServerUrl: string;
+    /** Migrated, seeded database every test file clones. */
+    templateDatabase: string;
+  }
+}
+
+/**
+ * Starts one Postgres for the whole run (embedded in a temp directory unless TEST_DATABASE_URL
+ * names a server), migrates and seeds a template database once; each test file clones it.
+ */
+export default async function setup(project: TestProject) {
+  const template = `leadgate_template_${process.pid}`;
+  let serverUrl: string;
+  let stop: () => Promise<void>;
+  if (process.env.TEST_DATABASE_URL) {
+    serverUrl = process.env.TEST_DATABASE_URL.replace(/\/[^/]*$/, '');
+    await ensureDatabase(`${serverUrl}/postgres`, template);
+    stop = async () => {
+      const { sql } = connect(`${serverUrl}/postgres`, { max: 1 });
+      await sql.unsafe(`drop database if exists ${template} with (force)`);
+      await sql.end();
+    };
+  } else {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-test-'));
+    const embedded = await startEmbeddedPostgres(dir, template);
+    serverUrl = embedded.serverUrl;
+    stop = async () => {
+      await embedded.stop();
+      await rm(dir, { recursive: true, force: true });
+    };
+  }
+  const templateUrl = `${serverUrl}/${template}`;
+  await migrateDatabase(templateUrl);
+  const { db, sql } = connect(templateUrl, { max: 1 });
+  await seedCatalog(db, 'small');
+  await sql.end();
+
+  project.provide('pgServerUrl', serverUrl);
+  project.provide('templateDatabase', template);
+  return stop;
+}
