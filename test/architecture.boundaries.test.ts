@@ -1,0 +1,34 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './helpers/process.ts';
+
+function files(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir)).flatMap((name) => {
+    const rel = path.join(dir, name);
+    return statSync(path.join(ROOT, rel)).isDirectory() ? files(rel) : rel.endsWith('.ts') ? [rel] : [];
+  });
+}
+
+function imports(file: string): string[] {
+  const source = readFileSync(path.join(ROOT, file), 'utf8');
+  return [...source.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((m) => path.normalize(path.join(path.dirname(file), m[1]!)));
+}
+
+/** Services, tools, sources and db hold the rules; they never depend on a face. */
+describe('dependency direction', () => {
+  const faces = ['schema', 'src/rest', 'src/mcp', 'src/cli', 'src/graphql.ts', 'src/app.ts', 'src/main.ts', 'workers'];
+  it.each(['src/services', 'src/tools', 'src/sources', 'db'])('%s imports no face', (dir) => {
+    for (const file of files(dir)) {
+      const bad = imports(file).filter((target) => faces.some((face) => target === face || target.startsWith(`${face}/`)));
+      expect(bad, file).toEqual([]);
+    }
+  });
+
+  it('faces reach the database only through services (no drizzle table imports in rest/ or schema/)', () => {
+    for (const file of [...files('src/rest'), ...files('schema')]) {
+      const bad = imports(file).filter((target) => target.startsWith('db/schema') && !readFileSync(path.join(ROOT, file), 'utf8').match(/import \{[^}]*\b(RUN_STATUSES|PLANS|SUBSCRIPTION_STATUSES|type \w+)/));
+      expect(bad, file).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,72 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../db/embedded.ts';
+import { exited, leadgate, ROOT, waitForOutput } from './helpers/process.ts';
+
+/**
+ * The fresh-machine path: no DATABASE_URL, so `npm start` boots an embedded Postgres under the
+ * data directory, migrates, seeds, creates the demo account and prints its key.
+ */
+describe('npm start with no DATABASE_URL', () => {
+  let dataDir: string;
+  let server: ChildProcess | undefined;
+  let port: number;
+
+  const start = async () => {
+    port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, LEADGATE_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+    delete env.DATABASE_URL;
+    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env });
+    return waitForOutput(server, /(Try it:[\s\S]*-d '.*'\n|New key: .*\n)/);
+  };
+  const stop = async () => {
+    server!.kill('SIGTERM');
+    const code = await exited(server!);
+    server = undefined;
+    return code;
+  };
+
+  afterAll(async () => {
+    if (server) await stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('boots, prints a working key and curl, and serves a run end to end; a restart keeps the data', async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-fresh-'));
+    const banner = await start();
+    expect(banner).toContain(`GraphQL + GraphiQL: http://localhost:${port}/graphql`);
+    expect(banner).toContain(`REST base URL:      http://localhost:${port}/api/v1`);
+    const apiKey = /(lg_live_[A-Za-z0-9]{32})/.exec(banner)![1]!;
+    expect(banner).toContain(`curl -s -X POST http://localhost:${port}/api/v1/scrape/maps -H "Authorization: Bearer ${apiKey}"`);
+
+    const base = `http://127.0.0.1:${port}`;
+    const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+    const started = await (await fetch(`${base}/api/v1/scrape/maps`, { method: 'POST', headers: auth, body: JSON.stringify({ searchStringsArray: ['coffee shop'], locationQuery: 'Seattle, WA', maxCrawledPlacesPerSearch: 5 }) })).json();
+    let status: any;
+    for (let i = 0; i < 100; i++) {
+      status = await (await fetch(`${base}/api/v1/scrape/status/${started.runId}`, { headers: auth })).json();
+      if (status.status === 'SUCCEEDED') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 5 });
+    const csv = await (await fetch(`${base}/api/downloads/${started.runId}`, { headers: auth })).text();
+    expect(csv.trim().split('\n')).toHaveLength(6);
+
+    // The CLI talks to the instance the server started instead of starting a second one.
+    const cli = await leadgate(['accounts', 'create', '--name', 'second', '--json'], { LEADGATE_DATA_DIR: dataDir, DATABASE_URL: '' });
+    expect(cli.stderr).toBe('');
+    const second = JSON.parse(cli.stdout).apiKey;
+    expect((await fetch(`${base}/api/v1/runs/none`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(404);
+
+    expect(await stop()).toBe(0);
+
+    const again = await start();
+    expect(again).toMatch(/Demo account: acc_\w+\. New key: npx leadgate keys create --account acc_\w+/);
+    expect(again).not.toContain('lg_live_');
+    const kept = await fetch(`http://127.0.0.1:${port}/api/v1/scrape/status/${started.runId}`, { headers: auth });
+    expect((await kept.json()).status).toBe('SUCCEEDED');
+  }, 120_000);
+});
