@@ -96,9 +96,9 @@ export async function benchPolling(env: BenchEnv, options: PollingOptions): Prom
     const [rest, base] = targets.map((t, k): TargetResult => ({
       label: t.label,
       url: t.url,
-      reqPerSec: median(rounds[k]!.map((r) => r.reqPerSec)),
-      p50Ms: median(rounds[k]!.map((r) => r.p50Ms)),
-      p99Ms: median(rounds[k]!.map((r) => r.p99Ms)),
+      reqPerSec: round(median(rounds[k]!.map((r) => r.reqPerSec))),
+      p50Ms: round(median(rounds[k]!.map((r) => r.p50Ms))),
+      p99Ms: round(median(rounds[k]!.map((r) => r.p99Ms))),
       rounds: rounds[k]!,
     })) as [TargetResult, TargetResult];
     return { runId, options, rest, bare: base, ratio: round(rest.reqPerSec / base.reqPerSec, 2) };

@@ -28,10 +28,10 @@ export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const known = err instanceof AppError ? err : fromFastify(err);
     if (known) {
-      if (known.status === 429 || known.status === 503) request.log.warn({ code: known.code }, known.message);
+      if (known.status === 429 || known.status === 503) request.log.warn({ reqId: request.id, code: known.code }, known.message);
       return reply.status(known.status).send(known.toBody());
     }
-    request.log.error({ err }, 'unhandled error');
+    request.log.error({ reqId: request.id, method: request.method, url: request.url.split('?')[0], err }, 'unhandled error');
     return reply.status(500).send({ error: { code: 'internal_error', message: 'Something went wrong on our side; the error was logged.' } });
   });
   app.setNotFoundHandler((request, reply) =>

@@ -56,12 +56,20 @@ export async function startRun(core: Pick<Core, 'db' | 'events'>, principal: Pri
   return { run, start };
 }
 
-/** A run of the caller's account; another account's run is indistinguishable from a missing one. */
-export async function getRun(db: Executor, accountId: string, runId: string): Promise<Run> {
-  const [run] = await db
+const prepareGetRun = (db: Executor) =>
+  db
     .select()
     .from(runTable)
-    .where(and(eq(runTable.id, runId), eq(runTable.accountId, accountId)));
+    .where(and(eq(runTable.id, sql.placeholder('id')), eq(runTable.accountId, sql.placeholder('accountId'))))
+    .prepare('get_run');
+/** Status polling is the hottest path: the query is built once per connection pool, not per call. */
+const getRunStatements = new WeakMap<Executor, ReturnType<typeof prepareGetRun>>();
+
+/** A run of the caller's account; another account's run is indistinguishable from a missing one. */
+export async function getRun(db: Executor, accountId: string, runId: string): Promise<Run> {
+  let statement = getRunStatements.get(db);
+  if (!statement) getRunStatements.set(db, (statement = prepareGetRun(db)));
+  const [run] = await statement.execute({ id: runId, accountId });
   if (!run) throw notFound('Run');
   return run;
 }
