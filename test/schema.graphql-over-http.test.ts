@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { printSchema } from 'graphql';
+import { serverAudits } from 'graphql-http';
 import { schema } from '../schema/index.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -30,6 +31,22 @@ describe('GraphQL over HTTP', () => {
   afterAll(() => t?.stop());
 
   const post = (body: unknown, headers: Record<string, string> = {}) => t.request('POST', '/graphql', { key, body, headers });
+
+  it('passes every MUST audit of the GraphQL-over-HTTP spec (graphql-http audit suite)', async () => {
+    const fetchFn = (input: RequestInfo | URL, init: RequestInit = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set('authorization', `Bearer ${key}`);
+      return fetch(input, { ...init, headers });
+    };
+    const audits = serverAudits({ url: `${t.url}/graphql`, fetchFn }).filter((audit) => audit.name.startsWith('MUST'));
+    expect(audits.length).toBeGreaterThan(10);
+    const failures: string[] = [];
+    for (const audit of audits) {
+      const result = await audit.fn();
+      if (result.status !== 'ok') failures.push(`${audit.name}: ${result.reason}`);
+    }
+    expect(failures).toEqual([]);
+  });
 
   it('accepts POST application/json and answers application/json by default', async () => {
     const res = await post({ query: '{ viewer { plan } }' });
