@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { startRun } from '../src/services/runs.ts';
+import { startRun, type StartedRun } from '../src/services/runs.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { builder } from './builder.ts';
@@ -79,9 +79,7 @@ function withoutNulls(value: unknown): unknown {
   return value;
 }
 
-export const StartRunPayloadRef = builder
-  .objectRef<{ run: import('../src/services/run-view.ts').RunSnapshot; start: { message: string; extra?: Record<string, unknown> } }>('StartRunPayload')
-  .implement({
+export const StartRunPayloadRef = builder.objectRef<StartedRun>('StartRunPayload').implement({
     fields: (t) => ({
       run: t.field({ type: RunRef, resolve: (p) => p.run }),
       message: t.string({ resolve: (p) => p.start.message }),

@@ -51,3 +51,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     resultRetentionHours: int(env.RESULT_RETENTION_HOURS, 48),
   };
 }
+
+/** A gateway on loopback at `port` over `databaseUrl`, for tests and benchmarks. */
+export function loopbackConfig(databaseUrl: string, port: number, overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({}), databaseUrl, host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}`, ...overrides };
+}

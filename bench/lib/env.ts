@@ -7,7 +7,7 @@ import { freePort, startEmbeddedPostgres } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog } from '../../db/seed/index.ts';
 import { buildApp, type App } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loopbackConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createAccount } from '../../src/services/accounts.ts';
 
@@ -72,13 +72,7 @@ export async function startBenchEnv(): Promise<BenchEnv> {
   try {
     await migrateDatabase(database.url);
     const port = await freePort();
-    const config = {
-      ...loadConfig({}),
-      databaseUrl: database.url,
-      host: '127.0.0.1',
-      port,
-      publicUrl: `http://127.0.0.1:${port}`,
-    };
+    const config = loopbackConfig(database.url, port);
     app = await buildApp({ config, databaseUrl: database.url, logger: createLogger('silent'), workerPollInterval: 1000 });
     await seedCatalog(app.core.db, 'small');
     const { apiKey } = await createAccount(app.core.db, { name: 'bench', plan: 'scale', creditsMicros: 1_000_000_000n });

@@ -1,5 +1,5 @@
 import { buildApp, type App } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loopbackConfig } from '../../src/config.ts';
 import { freePort } from '../../db/embedded.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createAccount, type CreateAccountInput } from '../../src/services/accounts.ts';
@@ -32,15 +32,7 @@ export interface TestApp {
 export async function startTestApp(options: { worker?: boolean } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const port = await freePort();
-  const config = {
-    ...loadConfig({}),
-    databaseUrl: database.url,
-    host: '127.0.0.1',
-    port,
-    publicUrl: `http://127.0.0.1:${port}`,
-    authCacheSecs: 0,
-    workerConcurrency: 2,
-  };
+  const config = loopbackConfig(database.url, port, { authCacheSecs: 0, workerConcurrency: 2 });
   const app = await buildApp({ config, databaseUrl: database.url, logger: createLogger('silent'), worker: options.worker ?? true, workerPollInterval: 500 });
   const url = await app.start(port, '127.0.0.1');
 
