@@ -13,7 +13,7 @@ const database = await openDatabase(config, logger);
 let demo: { accountId: string; apiKey?: string } | undefined;
 if (database.embedded) {
   const { db, sql } = connect(database.url, { max: 2 });
-  await seedCatalog(db, 'small');
+  await seedCatalog(sql, { scale: 'small', progress: true });
   demo = await ensureDemoAccount(db);
   await sql.end();
 }

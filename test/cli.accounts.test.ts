@@ -72,7 +72,10 @@ describe('npx leadgate', () => {
     const before = (await t.app.core.sql`select count(*)::int as n from local_business`)[0]!.n;
     const out = await leadgate(['seed', '--scale', 'small'], env);
     expect(out.code).toBe(0);
-    expect(JSON.parse(out.stdout)).toEqual({ scale: 'small', inserted: { local_business: 0 } });
+    const report = JSON.parse(out.stdout);
+    expect(report).toMatchObject({ scale: 'small', seed: 1 });
+    expect(Object.values(report.inserted)).toEqual(Array(13).fill(0));
+    expect(report.skipped).toHaveLength(13);
     expect((await t.app.core.sql`select count(*)::int as n from local_business`)[0]!.n).toBe(before);
   });
 

@@ -74,7 +74,7 @@ export async function startBenchEnv(): Promise<BenchEnv> {
     const port = await freePort();
     const config = loopbackConfig(database.url, port);
     app = await buildApp({ config, databaseUrl: database.url, logger: createLogger('silent'), workerPollInterval: 1000 });
-    await seedCatalog(app.core.db, 'small');
+    await seedCatalog(app.core.sql, { scale: 'small' });
     const { apiKey } = await createAccount(app.core.db, { name: 'bench', plan: 'scale', creditsMicros: 1_000_000_000n });
     const baseUrl = await app.start(port, config.host);
     const started = app;

@@ -1,23 +1,13 @@
 import { sql, type SQL } from 'drizzle-orm';
-import {
-  bigint,
-  customType,
-  doublePrecision,
-  index,
-  integer,
-  pgTable,
-  real,
-  text,
-} from 'drizzle-orm/pg-core';
+import { bigint, date, doublePrecision, index, integer, pgTable, real, smallint, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { catalogId, textList, tsvector } from './columns.ts';
 
-const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
-
-/** Local businesses of the map-listing catalog. */
+/** Local businesses of the map-listing catalog; `place_id` is the natural key. */
 export const localBusinessTable = pgTable(
   'local_business',
   {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-    placeId: text('place_id').notNull().unique(),
+    id: catalogId(),
+    placeId: text('place_id').notNull(),
     name: text('name').notNull(),
     category: text('category').notNull(),
     street: text('street'),
@@ -29,7 +19,7 @@ export const localBusinessTable = pgTable(
     lng: doublePrecision('lng').notNull(),
     phone: text('phone'),
     website: text('website'),
-    emails: text('emails').array().notNull().default(sql`'{}'::text[]`),
+    emails: textList('emails'),
     rating: real('rating'),
     reviewCount: integer('review_count').notNull().default(0),
     /** Ordered lines such as "Monday: 9 AM–5 PM". */
@@ -40,10 +30,33 @@ export const localBusinessTable = pgTable(
     ),
   },
   (t) => [
+    uniqueIndex('local_business_place_key').on(t.placeId),
     index('local_business_search_idx').using('gin', t.searchText),
     index('local_business_city_idx').on(sql`lower(${t.city})`, t.state),
+    index('local_business_postal_idx').on(t.postalCode),
     index('local_business_geo_idx').on(t.lat, t.lng),
+    index('local_business_phone_idx').on(sql`right(regexp_replace(${t.phone}, '\\D', '', 'g'), 10)`),
+    index('local_business_name_trgm').using('gin', sql`${t.name} gin_trgm_ops`),
+    index('local_business_website_idx').on(sql`lower(${t.website})`),
   ],
 );
 export type LocalBusiness = typeof localBusinessTable.$inferSelect;
 export type NewLocalBusiness = typeof localBusinessTable.$inferInsert;
+
+/** Reviews of local businesses; `review_key` is the natural key. */
+export const localBusinessReviewTable = pgTable(
+  'local_business_review',
+  {
+    id: catalogId(),
+    reviewKey: text('review_key').notNull(),
+    businessId: bigint('business_id', { mode: 'number' })
+      .notNull()
+      .references(() => localBusinessTable.id, { onDelete: 'cascade' }),
+    author: text('author').notNull(),
+    rating: smallint('rating').notNull(),
+    text: text('text'),
+    publishedAt: date('published_at', { mode: 'string' }).notNull(),
+  },
+  (t) => [uniqueIndex('local_business_review_key').on(t.reviewKey), index('local_business_review_business_idx').on(t.businessId, t.publishedAt)],
+);
+export type LocalBusinessReview = typeof localBusinessReviewTable.$inferSelect;

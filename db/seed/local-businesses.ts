@@ -1,20 +1,7 @@
-import type { NewLocalBusiness } from '../schema/local-businesses.ts';
-import type { Random } from './random.ts';
-
-export const SEED_CITIES = [
-  { city: 'Denver', state: 'CO', zip: 80202, area: '303', lat: 39.7392, lng: -104.9903 },
-  { city: 'Austin', state: 'TX', zip: 78701, area: '512', lat: 30.2672, lng: -97.7431 },
-  { city: 'Seattle', state: 'WA', zip: 98101, area: '206', lat: 47.6062, lng: -122.3321 },
-  { city: 'Boston', state: 'MA', zip: 2108, area: '617', lat: 42.3601, lng: -71.0589 },
-  { city: 'Chicago', state: 'IL', zip: 60601, area: '312', lat: 41.8781, lng: -87.6298 },
-  { city: 'Miami', state: 'FL', zip: 33101, area: '305', lat: 25.7617, lng: -80.1918 },
-  { city: 'Phoenix', state: 'AZ', zip: 85001, area: '602', lat: 33.4484, lng: -112.074 },
-  { city: 'Portland', state: 'OR', zip: 97201, area: '503', lat: 45.5152, lng: -122.6784 },
-  { city: 'Nashville', state: 'TN', zip: 37201, area: '615', lat: 36.1627, lng: -86.7816 },
-  { city: 'San Diego', state: 'CA', zip: 92101, area: '619', lat: 32.7157, lng: -117.1611 },
-  { city: 'Atlanta', state: 'GA', zip: 30301, area: '404', lat: 33.749, lng: -84.388 },
-  { city: 'Minneapolis', state: 'MN', zip: 55401, area: '612', lat: 44.9778, lng: -93.265 },
-] as const;
+import { FIRST_NAMES, LAST_NAMES, STREET_NAMES, US_CITIES } from './reference.ts';
+import { phoneIn } from './phones.ts';
+import { dateBetween, fixed, Random, slugify } from './random.ts';
+import type { Sizes, TableRows } from './types.ts';
 
 export const SEED_CATEGORIES = [
   { category: 'Dentist', nouns: ['Dental', 'Dental Care', 'Family Dentistry', 'Smiles'] },
@@ -39,46 +26,80 @@ const PREFIXES = [
   'Summit', 'Blue Sky', 'Golden', 'Riverside', 'Maple', 'Union', 'Parkside', 'Evergreen', 'Harbor', 'Main Street',
   'North Star', 'Cedar', 'Liberty', 'Pioneer', 'Highland', 'Oak', 'Metro', 'Bright', 'Urban', 'Lakeside',
 ];
-const STREETS = ['Main St', 'Broadway', 'Oak Ave', 'Pine St', '1st Ave', 'Market St', 'Elm St', 'Park Ave', 'Lake Dr', 'Hill Rd'];
 const WEEK = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
-const HOURS = [
+export const WEEKLY_HOURS = [
   ['9 AM–5 PM', '9 AM–5 PM', '9 AM–5 PM', '9 AM–5 PM', '9 AM–5 PM', 'Closed', 'Closed'],
   ['7 AM–7 PM', '7 AM–7 PM', '7 AM–7 PM', '7 AM–7 PM', '7 AM–9 PM', '8 AM–9 PM', '8 AM–3 PM'],
   ['Closed', '11 AM–10 PM', '11 AM–10 PM', '11 AM–10 PM', '11 AM–11 PM', '11 AM–11 PM', '4–9 PM'],
+  ['8 AM–6 PM', '8 AM–6 PM', '8 AM–6 PM', '8 AM–6 PM', '8 AM–6 PM', '9 AM–1 PM', 'Closed'],
   Array.from({ length: 7 }, () => 'Open 24 hours'),
 ].map((week) => week.map((hours, day) => `${WEEK[day]}: ${hours}`));
 
-const slug = (s: string) => s.toLowerCase().replace(/&/g, 'and').replace(/[^a-z0-9]+/g, '');
+const REVIEW_TEXT: Record<number, string[]> = {
+  5: ['Fantastic service, highly recommend!', 'Friendly staff and great results.', 'Best in town, will be back.'],
+  4: ['Very good overall, a short wait.', 'Great experience, fair prices.', 'Solid work and helpful people.'],
+  3: ['Okay, nothing special.', 'Decent, but communication could be better.', 'Average experience.'],
+  2: ['Slow and a bit pricey.', 'Not great, had to call twice.', 'Below expectations.'],
+  1: ['Terrible experience, would not return.', 'Rude staff and poor work.', 'Avoid.'],
+};
 
-/** Local businesses: `perCityCategory` on average for every city × category. */
-export function* generateLocalBusinesses(rng: Random, perCityCategory: number): Generator<NewLocalBusiness> {
-  for (const city of SEED_CITIES) {
+/** Local businesses in every city × category, and their reviews. */
+export function localBusinessTables(seed: number, sizes: Sizes): TableRows[] {
+  const rng = new Random(seed * 1_000_003 + 37);
+  const rows: unknown[][] = [];
+  const placeIds: { placeId: string; rating: number | null; reviews: number }[] = [];
+  const per = sizes.businessesPerCityCategory;
+  for (const city of US_CITIES) {
     for (const cat of SEED_CATEGORIES) {
-      const count = rng.int(Math.ceil(perCityCategory * 0.5), Math.ceil(perCityCategory * 1.5));
+      const count = rng.int(Math.ceil(per * 0.5), Math.ceil(per * 1.5));
       for (let i = 0; i < count; i++) {
+        const id = rows.length + 1;
         const name = `${rng.pick(PREFIXES)} ${rng.pick(cat.nouns)}`;
-        const domain = `${slug(name)}${slug(city.city)}.com`;
+        const domain = `${slugify(name)}${slugify(city.city)}${id}.com`;
         const hasWebsite = rng.chance(0.8);
-        yield {
-          placeId: `ChIJ${rng.id(23)}`,
-          name,
-          category: cat.category,
-          street: `${rng.int(10, 9899)} ${rng.pick(STREETS)}`,
-          city: city.city,
-          state: city.state,
-          postalCode: String(city.zip + rng.int(0, 30)).padStart(5, '0'),
-          countryCode: 'US',
-          lat: city.lat + (rng.next() - 0.5) * 0.2,
-          lng: city.lng + (rng.next() - 0.5) * 0.2,
-          phone: rng.chance(0.9) ? `+1 ${city.area}-555-${String(rng.int(100, 9999)).padStart(4, '0')}` : null,
-          website: hasWebsite ? `https://www.${domain}` : null,
-          emails: hasWebsite && rng.chance(0.6) ? [`info@${domain}`] : [],
-          rating: rng.chance(0.95) ? Math.round((3 + rng.next() * 2) * 10) / 10 : null,
-          reviewCount: rng.int(0, 1500),
-          openingHours: rng.pick(HOURS),
-          contactName: null,
-        };
+        const rating = rng.chance(0.95) ? fixed(3 + rng.next() * 2, 1) : null;
+        const reviewCount = rng.int(0, 1500);
+        const placeId = `ChIJ${rng.id(23)}`;
+        placeIds.push({ placeId, rating, reviews: reviewCount });
+        rows.push([
+          id, placeId, name, cat.category, `${rng.int(10, 9899)} ${rng.pick(STREET_NAMES)}`, city.city, city.state,
+          String(Number(city.zip) + rng.int(0, 30)).padStart(5, '0'), 'US',
+          fixed(city.lat + (rng.next() - 0.5) * 0.2, 6), fixed(city.lng + (rng.next() - 0.5) * 0.2, 6),
+          rng.chance(0.9) ? phoneIn(rng, city) : null,
+          hasWebsite ? `https://www.${domain}` : null,
+          hasWebsite && rng.chance(0.6) ? [`info@${domain}`] : [],
+          rating, reviewCount, rng.pick(WEEKLY_HOURS),
+          rng.chance(0.3) ? `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}` : null,
+        ]);
       }
     }
   }
+  const reviewCounts = placeIds.map(() => rng.int(0, sizes.reviewsPerBusiness * 2));
+  return [
+    {
+      dataset: 'local_businesses',
+      table: 'local_business',
+      columns: ['id', 'place_id', 'name', 'category', 'street', 'city', 'state', 'postal_code', 'country_code', 'lat', 'lng', 'phone', 'website', 'emails', 'rating', 'review_count', 'opening_hours', 'contact_name'],
+      count: rows.length,
+      rows: () => rows as never,
+    },
+    {
+      dataset: 'local_business_reviews',
+      table: 'local_business_review',
+      columns: ['id', 'review_key', 'business_id', 'author', 'rating', 'text', 'published_at'],
+      count: reviewCounts.reduce((a, b) => a + b, 0),
+      *rows() {
+        const rrng = new Random(seed * 1_000_003 + 41);
+        let id = 0;
+        for (const [index, business] of placeIds.entries()) {
+          for (let k = 0; k < reviewCounts[index]!; k++) {
+            id += 1;
+            const center = Math.round(business.rating ?? 4);
+            const rating = Math.min(5, Math.max(1, center + rrng.int(-1, 1)));
+            yield [id, `${business.placeId}-${k + 1}`, index + 1, `${rrng.pick(FIRST_NAMES)} ${rrng.pick(LAST_NAMES)[0]}.`, rating, rrng.pick(REVIEW_TEXT[rating]!), dateBetween(rrng, '2018-01-01', '2026-10-31')];
+          }
+        }
+      },
+    },
+  ];
 }

@@ -33,3 +33,53 @@ export class Random {
     return out;
   }
 }
+
+/** Weighted choice over `[value, weight]` pairs. */
+export function weighted<T>(rng: Random, items: readonly (readonly [T, number])[]): T {
+  const total = items.reduce((sum, [, w]) => sum + w, 0);
+  let x = rng.next() * total;
+  for (const [value, w] of items) {
+    x -= w;
+    if (x < 0) return value;
+  }
+  return items.at(-1)![0];
+}
+
+/** `count` distinct items of `items`, in draw order. */
+export function sample<T>(rng: Random, items: readonly T[], count: number): T[] {
+  const pool = [...items];
+  const n = Math.min(count, pool.length);
+  for (let i = 0; i < n; i++) {
+    const j = i + Math.floor(rng.next() * (pool.length - i));
+    [pool[i], pool[j]] = [pool[j]!, pool[i]!];
+  }
+  return pool.slice(0, n);
+}
+
+/** Rounds to `digits` decimals without float noise in the text form. */
+export const fixed = (value: number, digits: number) => Number(value.toFixed(digits));
+
+const DAY_MS = 86_400_000;
+/** A YYYY-MM-DD date between two dates (inclusive), from integer day arithmetic. */
+export function dateBetween(rng: Random, from: string, to: string): string {
+  const start = Date.parse(`${from}T00:00:00Z`) / DAY_MS;
+  const end = Date.parse(`${to}T00:00:00Z`) / DAY_MS;
+  return new Date(rng.int(start, end) * DAY_MS).toISOString().slice(0, 10);
+}
+
+export const slugify = (text: string) =>
+  text
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/&/g, 'and')
+    .replace(/[^a-z0-9]+/g, '');
+
+export const kebab = (text: string) =>
+  text
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/&/g, 'and')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');

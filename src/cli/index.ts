@@ -71,11 +71,15 @@ keys
 
 program
   .command('seed')
-  .description('fill the demo catalog deterministically (datasets that already hold rows are left alone)')
-  .addOption(new Option('--scale <scale>', 'size').choices(Object.keys(SCALES)).default('small'))
-  .action(async (opts: { scale: Scale }) => {
-    const counts = await withDatabase((db) => seedCatalog(db, opts.scale));
-    console.log(JSON.stringify({ scale: opts.scale, inserted: counts }));
+  .description('fill the catalog deterministically with generated data (datasets that already hold rows are left alone)')
+  .addOption(new Option('--scale <scale>', 'size: small (seconds), medium, large (1,000,000 people)').choices(Object.keys(SCALES)).default('small'))
+  .option('--seed <n>', 'generator seed; the same seed gives the same rows', (v) => {
+    if (!/^\d+$/.test(v)) throw new InvalidArgumentError('expected a non-negative integer');
+    return Number(v);
+  }, 1)
+  .action(async (opts: { scale: Scale; seed: number }) => {
+    const report = await withDatabase((db) => seedCatalog(db.$client, { scale: opts.scale, seed: opts.seed, progress: true }));
+    console.log(JSON.stringify(report));
   });
 
 program

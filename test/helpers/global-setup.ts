@@ -43,8 +43,8 @@ export default async function setup(project: TestProject) {
   }
   const templateUrl = `${serverUrl}/${template}`;
   await migrateDatabase(templateUrl);
-  const { db, sql } = connect(templateUrl, { max: 1 });
-  await seedCatalog(db, 'small');
+  const { sql } = connect(templateUrl, { max: 1 });
+  await seedCatalog(sql, { scale: 'small' });
   await sql.end();
 
   project.provide('pgServerUrl', serverUrl);

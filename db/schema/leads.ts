@@ -1,0 +1,92 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { bigint, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { catalogId, textList } from './columns.ts';
+
+/** Companies of the lead database; `domain` is the natural key. */
+export const companyTable = pgTable(
+  'company',
+  {
+    id: catalogId(),
+    domain: text('domain').notNull(),
+    name: text('name').notNull(),
+    industry: text('industry'),
+    /** Employee band, e.g. "51-200". */
+    sizeBand: text('size_band'),
+    employeesCount: integer('employees_count'),
+    /** Annual revenue in USD. */
+    annualRevenue: bigint('annual_revenue', { mode: 'number' }),
+    city: text('city'),
+    state: text('state'),
+    country: text('country'),
+    keywords: textList('keywords'),
+    technologies: textList('technologies'),
+    founded: integer('founded'),
+    phone: text('phone'),
+    linkedinUrl: text('linkedin_url'),
+    twitterUrl: text('twitter_url'),
+    facebookUrl: text('facebook_url'),
+  },
+  (t) => [
+    uniqueIndex('company_domain_key').on(t.domain),
+    index('company_name_trgm').using('gin', sql`${t.name} gin_trgm_ops`),
+    index('company_domain_trgm').using('gin', sql`${t.domain} gin_trgm_ops`),
+    index('company_industry_idx').on(sql`lower(${t.industry})`),
+    index('company_keywords_idx').using('gin', t.keywords),
+    index('company_technologies_idx').using('gin', t.technologies),
+    index('company_employees_idx').on(t.employeesCount),
+    index('company_revenue_idx').on(t.annualRevenue),
+    index('company_location_idx').on(sql`lower(${t.country})`, sql`lower(${t.state})`, sql`lower(${t.city})`),
+  ],
+);
+export type Company = typeof companyTable.$inferSelect;
+export type NewCompany = typeof companyTable.$inferInsert;
+
+export const SENIORITIES = ['owner', 'founder', 'c_suite', 'partner', 'vp', 'head', 'director', 'manager', 'senior', 'entry', 'intern'] as const;
+export const DEPARTMENTS = [
+  'executive', 'engineering', 'sales', 'marketing', 'finance', 'human_resources', 'operations',
+  'information_technology', 'legal', 'product', 'customer_success', 'design', 'education', 'medical',
+] as const;
+
+/**
+ * People of the lead database. The natural key is the lower-cased email, else the social profile
+ * URL (`person_key`, generated), so re-importing a file updates rather than duplicates.
+ */
+export const personTable = pgTable(
+  'person',
+  {
+    id: catalogId(),
+    companyId: bigint('company_id', { mode: 'number' }).references(() => companyTable.id, { onDelete: 'set null' }),
+    firstName: text('first_name').notNull(),
+    lastName: text('last_name').notNull(),
+    title: text('title'),
+    seniority: text('seniority'),
+    department: text('department'),
+    email: text('email'),
+    /** verified, guessed or unavailable. */
+    emailStatus: text('email_status'),
+    phone: text('phone'),
+    mobile: text('mobile'),
+    linkedinUrl: text('linkedin_url'),
+    city: text('city'),
+    state: text('state'),
+    country: text('country'),
+    personKey: text('person_key')
+      .notNull()
+      .generatedAlwaysAs((): SQL => sql`coalesce(lower(${personTable.email}), lower(${personTable.linkedinUrl}))`),
+  },
+  (t) => [
+    uniqueIndex('person_key').on(t.personKey),
+    index('person_company_idx').on(t.companyId),
+    index('person_title_trgm').using('gin', sql`${t.title} gin_trgm_ops`),
+    index('person_seniority_idx').on(t.seniority),
+    index('person_department_idx').on(t.department),
+    index('person_location_idx').on(sql`lower(${t.country})`, sql`lower(${t.state})`),
+    index('person_city_trgm').using('gin', sql`${t.city} gin_trgm_ops`),
+    index('person_email_idx').on(sql`lower(${t.email})`),
+    index('person_linkedin_idx').on(sql`lower(${t.linkedinUrl})`),
+    // Enrichment matches mobiles on their last 10 digits, ignoring country codes.
+    index('person_mobile_idx').on(sql`right(regexp_replace(${t.mobile}, '\\D', '', 'g'), 10)`),
+  ],
+);
+export type Person = typeof personTable.$inferSelect;
+export type NewPerson = typeof personTable.$inferInsert;
