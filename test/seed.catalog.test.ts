@@ -68,8 +68,8 @@ describe('the generator', () => {
     const states = await seeded`select dataset, ready, row_count::int as n from dataset_state order by dataset`;
     expect(states).toHaveLength(13);
     for (const s of states) expect(s.ready).toBe(true);
-    const [{ n }] = await seeded`select count(*)::int as n from person`;
-    expect(states.find((s) => s.dataset === 'people')!.n).toBe(n);
+    const [people] = await seeded`select count(*)::int as n from person`;
+    expect(states.find((s) => s.dataset === 'people')!.n).toBe(people!.n);
   });
 
   it('seeds small with the promised sizes', async () => {

@@ -1,6 +1,6 @@
 import { C_SUITE, COMPANY_PREFIXES, DEPARTMENT_ROLES, FIRST_NAMES, INDUSTRIES, LAST_NAMES, SENIORITY_WEIGHTS, SIZE_BANDS, TECHNOLOGIES, US_CITIES, WORLD_CITIES, type City } from './reference.ts';
 import { phoneIn } from './phones.ts';
-import { Random, sample, slugify, weighted } from './random.ts';
+import { Random, sample, slugify, UniqueNames, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
 
 const NAME_SUFFIXES = ['', '', '', 'Group', 'Partners', 'Global', 'Co', 'Collective', 'Digital', 'Holdings', 'Ventures', 'Networks'];
@@ -22,7 +22,13 @@ interface GeneratedCompany {
   emailPattern: EmailPattern;
 }
 
-const ascii = (name: string) => slugify(name);
+const asciiCache = new Map<string, string>();
+/** Names come from finite lists, so their ASCII forms are computed once. */
+const ascii = (name: string) => {
+  let value = asciiCache.get(name);
+  if (value === undefined) asciiCache.set(name, (value = slugify(name)));
+  return value;
+};
 
 /** Title, seniority and department always agree: "VP of Sales" is vp in sales. */
 export function titleFor(rng: Random, seniority: string): { title: string; department: string } {
@@ -61,16 +67,14 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
   const rng = new Random(seed * 1_000_003 + 11);
   const companies: GeneratedCompany[] = [];
   const companyRows: unknown[][] = [];
-  const domains = new Set<string>();
+  const domains = new UniqueNames();
 
   for (let id = 1; id <= sizes.companies; id++) {
     const industry = rng.pick(INDUSTRIES);
     const name = [rng.pick(COMPANY_PREFIXES), rng.pick(industry.nameWords), rng.pick(NAME_SUFFIXES)].filter(Boolean).join(' ');
     const base = ascii(name);
     const tld = weighted(rng, TLDS);
-    let domain = `${base}.${tld}`;
-    for (let n = 2; domains.has(domain); n++) domain = `${base}${n}.${tld}`;
-    domains.add(domain);
+    const domain = domains.take(`${base}.${tld}`, (_, n) => (n === 0 ? `${base}.${tld}` : `${base}${n}.${tld}`));
     const handle = domain.replace(/\.[a-z]+$/, '');
     const [band, min, max] = weighted(rng, SIZE_BANDS.map((b) => [b, b[3]] as const));
     const employees = rng.int(min, max);

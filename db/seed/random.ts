@@ -83,3 +83,18 @@ export const kebab = (text: string) =>
     .replace(/&/g, 'and')
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '');
+
+/** Unique names: the first use of a base keeps it, later ones get 2, 3, … (constant time per name). */
+export class UniqueNames {
+  private readonly next = new Map<string, number>();
+  private readonly taken = new Set<string>();
+
+  take(base: string, format: (base: string, n: number) => string): string {
+    let n = this.next.get(base) ?? 1;
+    let name = n === 1 ? format(base, 0) : format(base, n);
+    while (this.taken.has(name)) name = format(base, ++n);
+    this.next.set(base, n + 1);
+    this.taken.add(name);
+    return name;
+  }
+}

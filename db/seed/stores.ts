@@ -1,7 +1,7 @@
 import { STORE_SOCIALS } from '../schema/stores.ts';
 import { COMPANY_PREFIXES, SHOPIFY_APPS, STORE_CATEGORIES, STORE_PLATFORM_INFO, STORE_TECHNOLOGIES, US_CITIES, WORLD_CITIES } from './reference.ts';
 import { phoneIn } from './phones.ts';
-import { Random, sample, slugify, weighted } from './random.ts';
+import { Random, sample, slugify, UniqueNames, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
 
 const STORE_WORDS = ['Co', 'Shop', 'Supply', 'Goods', 'Studio', 'House', 'Lab', 'Market', 'Outfitters', 'Boutique', 'Collective'];
@@ -29,14 +29,12 @@ export function storeTables(seed: number, sizes: Sizes): TableRows[] {
       count: sizes.stores,
       *rows() {
         const rng = new Random(seed * 1_000_003 + 53);
-        const domains = new Set<string>();
+        const domains = new UniqueNames();
         const platforms = Object.entries(STORE_PLATFORM_INFO).map(([name, info]) => [name, info.weight] as const);
         for (let id = 1; id <= sizes.stores; id++) {
           const category = rng.pick(STORE_CATEGORIES);
           const name = `${rng.pick(COMPANY_PREFIXES)} ${rng.pick(STORE_WORDS)}`;
-          let domain = `${slugify(name)}.com`;
-          for (let n = 2; domains.has(domain); n++) domain = `${slugify(name)}${n}.com`;
-          domains.add(domain);
+          const domain = domains.take(slugify(name), (base, n) => `${base}${n === 0 ? '' : n}.com`);
           const handle = domain.replace(/\.com$/, '');
           const platform = weighted(rng, platforms);
           const countryCode = weighted(rng, COUNTRY_WEIGHTS);
