@@ -22,6 +22,21 @@ export interface Config {
   authCacheSecs: number;
   /** Hours a finished run's results stay downloadable. Default 48. */
   resultRetentionHours: number;
+  /** Requests per minute per API key, over REST, GraphQL and MCP. Default 100. */
+  rateLimitPerMinute: number;
+  /** RUNNING runs per account; more wait as READY. Default 10. */
+  maxRunningRuns: number;
+  /** Database-API records per account per UTC day. Default 100,000. */
+  dailyDatabaseRecords: number;
+  /** Enrichment matches per account per UTC day. Default 100,000. */
+  dailyEnrichmentMatches: number;
+  /** The lead scraper's mode shown by /api/v1/apollo-status. Default url-based. */
+  leadScraperMode: 'url-based' | 'legacy';
+  /**
+   * Money and limit checks (holds, run queue, rate limit). Always true in service; false only
+   * lets the benchmark measure what the checks cost.
+   */
+  enforceLimits: boolean;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -34,6 +49,12 @@ function int(value: string | undefined, fallback: number): number {
 function bool(value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   return !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
+}
+
+function leadScraperMode(value: string | undefined): Config['leadScraperMode'] {
+  if (value === undefined || value === '' || value === 'url-based') return 'url-based';
+  if (value === 'legacy') return 'legacy';
+  throw new Error(`LEAD_SCRAPER_MODE must be url-based or legacy, got "${value}"`);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -49,6 +70,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? 'info',
     authCacheSecs: int(env.AUTH_CACHE_SECS, 5),
     resultRetentionHours: int(env.RESULT_RETENTION_HOURS, 48),
+    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 100),
+    maxRunningRuns: int(env.MAX_RUNNING_RUNS, 10),
+    dailyDatabaseRecords: int(env.DAILY_DATABASE_RECORDS, 100_000),
+    dailyEnrichmentMatches: int(env.DAILY_ENRICHMENT_MATCHES, 100_000),
+    leadScraperMode: leadScraperMode(env.LEAD_SCRAPER_MODE),
+    enforceLimits: true,
   };
 }
 

@@ -5,6 +5,7 @@ import { createAuthenticator, type Authenticator } from './services/accounts.ts'
 import { createEventBus, type EventBus } from './services/events.ts';
 import { createCatalogSources } from './sources/catalog.ts';
 import type { Sources } from './sources/types.ts';
+import { createRateLimiter, type RateLimiter } from './services/rate-limit.ts';
 
 /** The shared parts every face and worker uses; built once per process. */
 export interface Core {
@@ -16,6 +17,9 @@ export interface Core {
   events: EventBus;
   auth: Authenticator;
   sources: Sources;
+  rateLimiter: RateLimiter;
+  /** Now; tests move it to check expiry and daily resets. */
+  clock: () => Date;
   close(): Promise<void>;
 }
 
@@ -32,6 +36,8 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
     events,
     auth: createAuthenticator(db, config.authCacheSecs),
     sources: createCatalogSources(db),
+    rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
+    clock: () => new Date(),
     async close() {
       await events.close().catch(() => {});
       await sql.end({ timeout: 5 });

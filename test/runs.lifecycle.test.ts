@@ -40,7 +40,11 @@ describe('a maps run through the real worker', () => {
       requested: 100,
       runTimeSecs: expect.any(Number),
       outputUrl: `${t.url}/api/downloads/${runId}`,
+      expiresAt: expect.any(String),
     });
+    // Results are kept 48 hours after the end.
+    const [row] = await t.app.core.sql`select extract(epoch from expires_at - finished_at)::int as secs from run where id = ${runId}`;
+    expect(row!.secs).toBe(48 * 3600);
   });
 
   it('downloads a CSV with the header row and one row per business', async () => {
@@ -74,7 +78,7 @@ describe('a maps run through the real worker', () => {
 
   it('shows the same run through REST and GraphQL', async () => {
     const rest = await t.request('GET', `/api/v1/scrape/status/${runId}`, { key });
-    const gql = await t.graphql(key, `query($id: ID!) { run(id: $id) { id status statusMessage handled requested runTimeSecs outputUrl items(limit: 2) } }`, { id: runId });
+    const gql = await t.graphql(key, `query($id: ID!) { run(id: $id) { id status statusMessage handled requested runTimeSecs outputUrl expiresAt items(limit: 2) } }`, { id: runId });
     expect(gql.body.errors).toBeUndefined();
     const { id, items, ...fields } = gql.body.data.run;
     expect({ runId: id, ...fields }).toEqual(rest.body);

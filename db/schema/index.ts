@@ -1,6 +1,7 @@
 export * from './accounts.ts';
 export * from './runs.ts';
 export * from './datasets.ts';
+export * from './limits.ts';
 export * from './leads.ts';
 export * from './local-businesses.ts';
 export * from './stores.ts';

@@ -1,4 +1,5 @@
-import { index, integer, json, jsonb, pgEnum, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigint, index, integer, json, jsonb, pgEnum, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { accountTable } from './accounts.ts';
 
 export const RUN_STATUSES = ['READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ABORTING', 'ABORTED', 'TIMED-OUT'] as const;
@@ -31,8 +32,23 @@ export const runTable = pgTable(
     expiresAt: timestamp('expires_at', { withTimezone: true }),
     /** Internal failure detail for operators; never sent to clients. */
     errorDetail: text('error_detail'),
+    /** Estimated cost at start, micro-dollars. */
+    estimatedMicros: bigint('estimated_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    /** Money reserved at start, by bucket (purchased credits are taken first). */
+    holdPurchasedMicros: bigint('hold_purchased_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    holdPlanMicros: bigint('hold_plan_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    /** Cost of the results delivered so far; final once `settledAt` is set. */
+    chargedMicros: bigint('charged_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    billedUnits: integer('billed_units').notNull().default(0),
+    settledAt: timestamp('settled_at', { withTimezone: true }),
+    /** When the result rows were deleted after `expiresAt`. */
+    purgedAt: timestamp('purged_at', { withTimezone: true }),
   },
-  (t) => [index('run_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc())],
+  (t) => [
+    index('run_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
+    index('run_account_status_idx').on(t.accountId, t.status, t.createdAt),
+    index('run_expires_idx').on(t.expiresAt).where(sql`${t.purgedAt} is null`),
+  ],
 );
 export type Run = typeof runTable.$inferSelect;
 export type NewRun = typeof runTable.$inferInsert;

@@ -13,6 +13,10 @@ export interface RunSnapshot {
   startedAt: string | null;
   finishedAt: string | null;
   expiresAt: string | null;
+  /** USD estimated (and held) at start. */
+  estimatedCost: number;
+  /** USD charged for the results so far; final once the run has ended. */
+  cost: number;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -30,6 +34,8 @@ export function snapshotOf(run: Run): RunSnapshot {
     startedAt: iso(run.startedAt),
     finishedAt: iso(run.finishedAt),
     expiresAt: iso(run.expiresAt),
+    estimatedCost: Number(run.estimatedMicros) / 1_000_000,
+    cost: Number(run.chargedMicros) / 1_000_000,
   };
 }
 
@@ -45,7 +51,7 @@ export function outputUrl(publicUrl: string, run: RunSnapshot): string | null {
   return isTerminal(run.status) ? `${publicUrl}/api/downloads/${run.id}` : null;
 }
 
-/** The spec's Run object, exactly. */
+/** The spec's Run object, plus when its results expire. */
 export function restRunView(publicUrl: string, run: RunSnapshot) {
   return {
     runId: run.id,
@@ -55,5 +61,6 @@ export function restRunView(publicUrl: string, run: RunSnapshot) {
     requested: run.requested,
     runTimeSecs: runTimeSecs(run),
     outputUrl: outputUrl(publicUrl, run),
+    expiresAt: run.expiresAt,
   };
 }

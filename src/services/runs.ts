@@ -1,11 +1,14 @@
 import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
-import type { Executor } from '../../db/client.ts';
+import type { Executor, Transaction } from '../../db/client.ts';
 import { runItemTable, runTable, type Run, type RunStatus } from '../../db/schema/runs.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import type { StartInfo, ToolDefinition } from '../tools/types.ts';
 import type { Principal } from './accounts.ts';
-import { fromZodError, notFound, ValidationError } from './errors.ts';
+import { AppError, fromZodError, notFound, ValidationError } from './errors.ts';
+import { formatDollars, microsToNumber } from './money.ts';
+import { assertPlan } from './plans.ts';
+import { holdForRun } from './wallet.ts';
 import { newRunId } from './ids.ts';
 import { snapshotOf, type RunSnapshot } from './run-view.ts';
 
@@ -24,36 +27,79 @@ export interface StartedRun {
   start: StartInfo;
 }
 
+type StartDeps = Pick<Core, 'db' | 'events' | 'config'>;
+
+/** Adds the worker job of a run, in the caller's transaction. */
+export async function enqueueRun(tx: Executor, runId: string) {
+  await tx.execute(sql`select graphile_worker.add_job('run_tool', json_build_object('runId', ${runId}::text), max_attempts => 5, job_key => ${runId}::text)`);
+}
+
+/** Serialises starts and ends of one account's runs (the run queue and its wallet). */
+export async function lockAccount(tx: Executor, accountId: string) {
+  await tx.execute(sql`select 1 from account where id = ${accountId} for update`);
+}
+
 /**
- * Starts a run: validates the input, then creates the run row and its worker job in one
- * transaction, so a run never exists without its job nor a job without its run.
+ * Starts a run: validates the input and the plan, then in one transaction holds its estimated cost
+ * (402 when the wallet cannot pay for one unit), creates the run and, unless the account already
+ * has its maximum of runs RUNNING (then it waits as READY), adds its worker job. A run never exists
+ * without its hold and job, nor a job without its run.
  */
-export async function startRun(core: Pick<Core, 'db' | 'events'>, principal: Principal, toolName: string, raw: unknown): Promise<StartedRun> {
+export async function startRun(core: StartDeps, principal: Principal, toolName: string, raw: unknown, options: { tx?: Transaction } = {}): Promise<StartedRun> {
   const tool = getTool(toolName);
+  assertPlan(principal, tool.plan, tool.title);
   const input = parseToolInput(tool, raw);
   const start = tool.describeStart(input);
+  const requested = tool.requested(input);
+  const estimated = tool.price.estimate(input, requested);
+  const enforce = core.config.enforceLimits;
   const id = newRunId();
-  const run = await core.db.transaction(async (tx) => {
+  const create = async (tx: Transaction) => {
+    await lockAccount(tx, principal.accountId);
+    let hold = { planMicros: 0n, purchasedMicros: 0n };
+    if (enforce && tool.price.unitMicros > 0n) {
+      hold = await holdForRun(tx, principal.accountId, id, estimated, tool.overdraftMicros ?? 0n);
+      if (hold.planMicros + hold.purchasedMicros < tool.price.unitMicros) {
+        throw new AppError(
+          402,
+          'insufficient_funds',
+          `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
+        );
+      }
+    }
+    const [active] = enforce
+      ? await tx
+          .select({ n: sql<number>`count(*)::int` })
+          .from(runTable)
+          .where(and(eq(runTable.accountId, principal.accountId), inArray(runTable.status, ['RUNNING', 'ABORTING'])))
+      : [{ n: 0 }];
+    const queued = active!.n >= core.config.maxRunningRuns;
     const [created] = await tx
       .insert(runTable)
       .values({
         id,
         accountId: principal.accountId,
         tool: tool.name,
-        status: 'RUNNING',
-        statusMessage: 'Starting',
+        status: queued ? 'READY' : 'RUNNING',
+        statusMessage: queued
+          ? `Waiting: ${core.config.maxRunningRuns} runs of this account are running; this one starts when one of them finishes`
+          : 'Starting',
         input,
-        requested: tool.requested(input),
-        startedAt: new Date(),
+        requested,
+        startedAt: queued ? null : new Date(),
         fileName: typeof (input as { fileName?: unknown }).fileName === 'string' ? (input as { fileName: string }).fileName : null,
+        estimatedMicros: estimated,
+        holdPurchasedMicros: hold.purchasedMicros,
+        holdPlanMicros: hold.planMicros,
       })
       .returning();
-    await tx.execute(sql`select graphile_worker.add_job('run_tool', json_build_object('runId', ${id}::text), max_attempts => 5, job_key => ${id}::text)`);
+    if (!queued) await enqueueRun(tx, id);
     const snapshot = snapshotOf(created!);
     await core.events.publishInTx(tx, 'runProgress', id, snapshot);
     return snapshot;
-  });
-  return { run, start };
+  };
+  const run = options.tx ? await create(options.tx) : await core.db.transaction(create);
+  return { run, start: { ...start, extra: { estimatedCost: microsToNumber(estimated), ...start.extra } } };
 }
 
 const prepareGetRun = (db: Executor) =>

@@ -1,6 +1,37 @@
-import { sql } from 'drizzle-orm';
+import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
-import { ledgerTable, walletTable } from '../../db/schema/accounts.ts';
+import { ledgerTable, walletTable, type LedgerEntry, type Plan } from '../../db/schema/accounts.ts';
+import type { Principal } from './accounts.ts';
+import { AppError, ValidationError } from './errors.ts';
+import { formatDollars, microsToNumber, usdToMicros } from './money.ts';
+
+/**
+ * Glossary: plan credits come with the subscription (`plan_grant`); purchased credits are bought
+ * (`purchase`) and never expire. Spending takes purchased credits first. A run *holds* its estimated
+ * cost at start (balances go down), and at the end the hold is *released* and the actual cost
+ * *charged*, so the ledger always sums to the balances.
+ */
+export interface Balances {
+  planMicros: bigint;
+  purchasedMicros: bigint;
+}
+
+export async function getBalances(db: Executor, accountId: string): Promise<Balances> {
+  const [wallet] = await db
+    .select({ planMicros: walletTable.planMicros, purchasedMicros: walletTable.purchasedMicros })
+    .from(walletTable)
+    .where(eq(walletTable.accountId, accountId));
+  return wallet ?? { planMicros: 0n, purchasedMicros: 0n };
+}
+
+/** The spec's wallet object: decimal-dollar strings. */
+export function walletView(b: Balances) {
+  return {
+    balance_dollars: formatDollars(b.planMicros),
+    purchased_credits_dollars: formatDollars(b.purchasedMicros),
+    total_balance_dollars: formatDollars(b.planMicros + b.purchasedMicros),
+  };
+}
 
 /** Adds plan credits: a ledger entry and the cached balance, in the caller's transaction. */
 export async function grantPlanCredits(tx: Executor, accountId: string, micros: bigint, note: string) {
@@ -12,4 +43,146 @@ export async function grantPlanCredits(tx: Executor, accountId: string, micros: 
       set: { planMicros: sql`${walletTable.planMicros} + ${micros}`, updatedAt: new Date() },
     });
   if (micros !== 0n) await tx.insert(ledgerTable).values({ accountId, kind: 'plan_grant', planMicros: micros, note });
+}
+
+/**
+ * Reserves up to `wanted` micro-dollars for a run, purchased credits first. `overdraftMicros` lets
+ * a hold go that far below zero (the lead scraper's "balance plus 1 USD"). The wallet row is locked
+ * and the guard is in the UPDATE, so concurrent holds can never overdraw.
+ */
+export async function holdForRun(
+  tx: Executor,
+  accountId: string,
+  runId: string,
+  wanted: bigint,
+  overdraftMicros = 0n,
+): Promise<Balances> {
+  if (wanted <= 0n) return { planMicros: 0n, purchasedMicros: 0n };
+  const rows = (await tx.execute(sql`
+    with current as (
+      select plan_micros, purchased_micros, least(${wanted}::bigint, plan_micros + purchased_micros + ${overdraftMicros}::bigint) as amount
+      from wallet where account_id = ${accountId} for update
+    ), taken as (
+      select amount, greatest(least(purchased_micros, amount), 0) as from_purchased from current
+    )
+    update wallet w set
+      purchased_micros = w.purchased_micros - t.from_purchased,
+      plan_micros = w.plan_micros - (t.amount - t.from_purchased),
+      updated_at = now()
+    from taken t
+    where w.account_id = ${accountId} and t.amount > 0
+    returning t.from_purchased::text as purchased, (t.amount - t.from_purchased)::text as plan`)) as unknown as { purchased: string; plan: string }[];
+  const row = rows[0];
+  if (!row) return { planMicros: 0n, purchasedMicros: 0n };
+  const held = { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan) };
+  await tx.insert(ledgerTable).values({ accountId, kind: 'hold', runId, planMicros: -held.planMicros, purchasedMicros: -held.purchasedMicros, note: 'reserved at start' });
+  return held;
+}
+
+/**
+ * Ends a run's hold: releases all of it and charges `charged` (at most the hold), purchased credits
+ * first. Both entries and the balance change happen in the caller's transaction.
+ */
+export async function settleHold(tx: Executor, accountId: string, runId: string, hold: Balances, charged: bigint): Promise<void> {
+  const total = hold.planMicros + hold.purchasedMicros;
+  const cost = charged > total ? total : charged;
+  const fromPurchased = cost < hold.purchasedMicros ? cost : hold.purchasedMicros;
+  const fromPlan = cost - fromPurchased;
+  if (total > 0n) {
+    await tx.insert(ledgerTable).values({ accountId, kind: 'release', runId, planMicros: hold.planMicros, purchasedMicros: hold.purchasedMicros, note: 'hold released' });
+  }
+  if (cost > 0n) {
+    await tx.insert(ledgerTable).values({ accountId, kind: 'charge', runId, planMicros: -fromPlan, purchasedMicros: -fromPurchased, note: 'results delivered' });
+  }
+  await tx
+    .update(walletTable)
+    .set({
+      planMicros: sql`${walletTable.planMicros} + ${hold.planMicros - fromPlan}`,
+      purchasedMicros: sql`${walletTable.purchasedMicros} + ${hold.purchasedMicros - fromPurchased}`,
+      updatedAt: new Date(),
+    })
+    .where(eq(walletTable.accountId, accountId));
+}
+
+/** Credit purchases: the subscription prices cannot be bought as credits. */
+const ADJUSTED_AMOUNTS: Record<string, number> = { '49': 48, '50': 48, '149': 148, '649': 648 };
+export const PURCHASE_BONUS_PERCENT: Record<Plan, number> = { starter: 0, growth: 10, scale: 30 };
+export const MIN_PURCHASE_USD = 10;
+export const MAX_PURCHASE_USD = 10_000;
+
+export interface PurchaseResult {
+  success: true;
+  amount: number;
+  original_amount: number;
+  was_adjusted: boolean;
+  message: string;
+  bonus: number;
+  wallet: ReturnType<typeof walletView>;
+}
+
+/** Validates the `amount` of a purchase: a number of dollars with at most 2 decimals, 10–10,000. */
+export function parsePurchaseAmount(raw: unknown): number {
+  const fail = (message: string) => new ValidationError([{ path: 'amount', message }]);
+  if (raw === undefined || raw === null) throw fail('amount is required (USD, 10 to 10000)');
+  if (typeof raw !== 'number' || !Number.isFinite(raw)) throw fail('amount must be a number of US dollars');
+  if (Math.round(raw * 100) !== raw * 100) throw fail('amount must have at most 2 decimals');
+  if (raw < MIN_PURCHASE_USD || raw > MAX_PURCHASE_USD) throw fail(`amount must be between ${MIN_PURCHASE_USD} and ${MAX_PURCHASE_USD} USD`);
+  return raw;
+}
+
+/**
+ * Buys credits: ACTIVE subscriptions only; 49, 50, 149 and 649 are adjusted down (they clash with
+ * subscription prices); the plan's bonus is added to purchased credits. No payment processor yet:
+ * the purchase is recorded in the ledger.
+ */
+export async function buyCredits(tx: Executor, principal: Principal, rawAmount: unknown): Promise<PurchaseResult> {
+  const original = parsePurchaseAmount(rawAmount);
+  if (principal.subscriptionStatus !== 'ACTIVE') {
+    throw new AppError(403, 'subscription_inactive', `Buying credits needs an active subscription; this account's subscription is ${principal.subscriptionStatus}.`);
+  }
+  const amount = ADJUSTED_AMOUNTS[String(original)] ?? original;
+  const wasAdjusted = amount !== original;
+  const bonusPercent = PURCHASE_BONUS_PERCENT[principal.plan];
+  const paid = usdToMicros(amount.toFixed(2));
+  const bonus = (paid * BigInt(bonusPercent)) / 100n;
+  await tx
+    .insert(walletTable)
+    .values({ accountId: principal.accountId, purchasedMicros: paid + bonus })
+    .onConflictDoUpdate({
+      target: walletTable.accountId,
+      set: { purchasedMicros: sql`${walletTable.purchasedMicros} + ${paid + bonus}`, updatedAt: new Date() },
+    });
+  await tx.insert(ledgerTable).values({
+    accountId: principal.accountId,
+    kind: 'purchase',
+    purchasedMicros: paid + bonus,
+    note: `bought ${formatDollars(paid)} USD${bonus > 0n ? ` + ${bonusPercent}% ${principal.plan} bonus ${formatDollars(bonus)} USD` : ''}`,
+  });
+  const parts = [
+    wasAdjusted
+      ? `${formatDollars(usdToMicros(original.toFixed(2)))} USD was adjusted to ${formatDollars(paid)} USD to avoid a conflict with subscription prices.`
+      : `Purchased ${formatDollars(paid)} USD of credits.`,
+    bonus > 0n ? `Your ${principal.plan} plan adds a ${bonusPercent}% bonus: ${formatDollars(bonus)} USD.` : '',
+    'Purchased credits never expire.',
+  ];
+  return {
+    success: true,
+    amount,
+    original_amount: original,
+    was_adjusted: wasAdjusted,
+    message: parts.filter(Boolean).join(' '),
+    bonus: microsToNumber(bonus),
+    wallet: walletView(await getBalances(tx, principal.accountId)),
+  };
+}
+
+/** The account's ledger, newest first, by keyset on id. */
+export async function listLedger(db: Executor, accountId: string, options: { first: number; after?: bigint }): Promise<{ entries: LedgerEntry[]; hasNextPage: boolean }> {
+  const rows = await db
+    .select()
+    .from(ledgerTable)
+    .where(and(eq(ledgerTable.accountId, accountId), options.after === undefined ? undefined : lt(ledgerTable.id, options.after)))
+    .orderBy(desc(ledgerTable.id))
+    .limit(options.first + 1);
+  return { entries: rows.slice(0, options.first), hasNextPage: rows.length > options.first };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { boxAround, parsePlace, type Area, type BoundingBox } from '../services/geo.ts';
 import { parseMapLink, splitQuery, type MapLink } from '../services/map-links.ts';
 import type { Place } from '../sources/types.ts';
+import { perResult } from './pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 50;
@@ -151,7 +152,7 @@ export const mapsTool = defineTool({
   graphql: { mutation: 'startMapsScrape', inputType: 'StartMapsScrapeInput' },
   mcp: { name: 'scrape_maps' },
   input: mapsInput,
-  price: { unit: 'business', microsPerUnit: 9_900n, text: '0.0099 USD per business' },
+  price: perResult('business', '0.0099'),
   cancellable: true,
   columns: [
     { key: 'name', header: 'name', description: 'Business name' },

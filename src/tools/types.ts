@@ -10,6 +10,7 @@
 import type { z } from 'zod';
 import type { Plan } from '../../db/schema/accounts.ts';
 import type { Sources } from '../sources/types.ts';
+import type { PriceRule } from './pricing.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -19,15 +20,6 @@ export interface Column {
   /** Header in CSV downloads. */
   header: string;
   description: string;
-}
-
-export interface PriceRule {
-  /** What one billable unit is, e.g. "business". */
-  unit: string;
-  /** Micro-dollars per unit. */
-  microsPerUnit: bigint;
-  /** The spec's price text. */
-  text: string;
 }
 
 export interface RunBatch {
@@ -64,7 +56,9 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   graphql: { mutation: string; inputType: string };
   mcp: { name: string };
   input: S;
-  price: PriceRule;
+  price: PriceRule<z.output<S>>;
+  /** Money a run may go below zero (the lead scraper's "wallet balance plus 1 USD"), micro-dollars. */
+  overdraftMicros?: bigint;
   /** Lowest plan that may use the tool; absent means every plan. */
   plan?: Plan;
   cancellable: boolean;

@@ -1,0 +1,46 @@
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../../db/client.ts';
+import type { AllowanceKind } from '../../db/schema/limits.ts';
+import { AppError } from './errors.ts';
+
+const DAY_MS = 86_400_000;
+
+/** The UTC day of `now` and the seconds until it ends. */
+export function utcDay(now: Date): { day: string; secondsToReset: number } {
+  const start = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
+  return { day: new Date(start).toISOString().slice(0, 10), secondsToReset: Math.ceil((start + DAY_MS - now.getTime()) / 1000) };
+}
+
+export class DailyLimitError extends AppError {
+  constructor(
+    kind: AllowanceKind,
+    limit: number,
+    readonly retryAfterSecs: number,
+  ) {
+    const what = kind === 'database' ? 'database records' : 'enrichment matches';
+    super(429, 'daily_limit_reached', `The daily allowance of ${limit.toLocaleString('en-US')} ${what} is used up; it resets at midnight UTC, in ${retryAfterSecs} s.`);
+  }
+}
+
+/**
+ * Takes up to `wanted` from today's allowance of `kind` and returns how many were granted (the last
+ * page of a day may be cut short). Refuses with 429 `daily_limit_reached` when nothing is left.
+ * Runs in the caller's transaction, so a failed request gives its allowance back.
+ */
+export async function takeAllowance(tx: Executor, accountId: string, kind: AllowanceKind, wanted: number, limit: number, now: Date): Promise<{ granted: number; remaining: number }> {
+  const { day, secondsToReset } = utcDay(now);
+  if (wanted <= 0) {
+    const rows = (await tx.execute(sql`select used from daily_usage where account_id = ${accountId} and day = ${day} and kind = ${kind}`)) as unknown as { used: number }[];
+    return { granted: 0, remaining: Math.max(0, limit - (rows[0]?.used ?? 0)) };
+  }
+  await tx.execute(sql`insert into daily_usage (account_id, day, kind, used) values (${accountId}, ${day}, ${kind}, 0) on conflict do nothing`);
+  // The locked read gives the latest committed count, so concurrent requests never over-grant.
+  const rows = (await tx.execute(sql`
+    update daily_usage u set used = least(u.used + ${wanted}, ${limit})
+    from (select used as before from daily_usage where account_id = ${accountId} and day = ${day} and kind = ${kind} for update) prev
+    where u.account_id = ${accountId} and u.day = ${day} and u.kind = ${kind}
+    returning u.used, u.used - prev.before as granted`)) as unknown as { used: number; granted: number }[];
+  const { used, granted } = rows[0]!;
+  if (granted <= 0) throw new DailyLimitError(kind, limit, secondsToReset);
+  return { granted, remaining: limit - used };
+}

@@ -1,0 +1,52 @@
+import { usdToMicros } from '../services/money.ts';
+import type { Row } from './types.ts';
+
+/**
+ * How a tool is billed. The run engine charges `rowCost` for each result row as it is stored (never
+ * past the run's hold), then `settle` may turn the total into the final charge (flat prices,
+ * per-search charges).
+ */
+export interface PriceRule<I = any> {
+  /** What one billable unit is, e.g. "business". */
+  unit: string;
+  /** The spec's price text. */
+  text: string;
+  /** Micro-dollars of one unit; the least a run must be able to hold to start. */
+  unitMicros: bigint;
+  /** What a run is expected to cost, held at start. */
+  estimate(input: I, requested: number): bigint;
+  rowCost(row: Row, input: I): bigint;
+  /** Final charge from what the rows cost and how many there were; default: their cost. */
+  settle?(rowsCost: bigint, rowCount: number, input: I): bigint;
+}
+
+const micros = (usd: string) => usdToMicros(usd);
+
+/** A price per result row. */
+export function perResult(unit: string, usd: string, text = `${usd} USD per ${unit}`): PriceRule {
+  const each = micros(usd);
+  return { unit, text, unitMicros: each, estimate: (_, requested) => each * BigInt(requested), rowCost: () => each };
+}
+
+/** A price per row for which `found(row)` holds; free when nothing is found. */
+export function perFound(unit: string, usd: string, found: (row: Row) => boolean, text = `${usd} USD per ${unit} found; free if not found`): PriceRule {
+  const each = micros(usd);
+  return { unit, text, unitMicros: each, estimate: (_, requested) => each * BigInt(requested), rowCost: (row) => (found(row) ? each : 0n) };
+}
+
+/** A flat price per run, whatever it returns (tech stack: per technology). */
+export function flat(unit: string, usd: string, text: string): PriceRule {
+  const price = micros(usd);
+  return { unit, text, unitMicros: price, estimate: () => price, rowCost: () => 0n, settle: () => price };
+}
+
+/** A price per search, charged only when the search found something. */
+export function perSearchWhenFound(unit: string, usd: string, text: string): PriceRule {
+  const price = micros(usd);
+  return { unit, text, unitMicros: price, estimate: () => price, rowCost: () => 0n, settle: (_, rows) => (rows > 0 ? price : 0n) };
+}
+
+/** Included with the plan: no charge per record. */
+export function included(unit: string, text: string): PriceRule {
+  return { unit, text, unitMicros: 0n, estimate: () => 0n, rowCost: () => 0n };
+}
