@@ -2,6 +2,7 @@ import './scalars.ts';
 import './account.ts';
 import './run.ts';
 import './tools.ts';
+import './wallet.ts';
 import { builder } from './builder.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

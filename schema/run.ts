@@ -23,6 +23,8 @@ RunRef.implement({
     requested: t.exposeInt('requested', { description: 'Items requested.' }),
     itemCount: t.exposeInt('itemCount', { description: 'Result rows stored so far.' }),
     runTimeSecs: t.float({ nullable: true, resolve: (run) => runTimeSecs(run) }),
+    estimatedCost: t.exposeFloat('estimatedCost', { description: 'USD estimated and held at start.' }),
+    cost: t.exposeFloat('cost', { description: 'USD charged for the results so far; final once the run has ended.' }),
     outputUrl: t.string({ nullable: true, resolve: (run, _, ctx) => outputUrl(ctx.core.config.publicUrl, run) }),
     createdAt: t.field({ type: 'DateTime', resolve: (run) => run.createdAt }),
     startedAt: t.field({ type: 'DateTime', nullable: true, resolve: (run) => run.startedAt }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withIdempotency } from '../src/services/idempotency.ts';
 import { startRun, type StartedRun } from '../src/services/runs.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
@@ -83,6 +84,7 @@ export const StartRunPayloadRef = builder.objectRef<StartedRun>('StartRunPayload
     fields: (t) => ({
       run: t.field({ type: RunRef, resolve: (p) => p.run }),
       message: t.string({ resolve: (p) => p.start.message }),
+      estimatedCost: t.float({ description: 'USD estimated and held at start.', resolve: (p) => p.run.estimatedCost }),
       details: t.field({
         type: 'JSON',
         nullable: true,
@@ -99,8 +101,18 @@ function defineToolMutation(tool: ToolDefinition) {
     t.field({
       type: StartRunPayloadRef,
       description: `${tool.title}. ${tool.description} Price: ${tool.price.text}. REST: POST ${tool.rest.path}.`,
-      args: { input: t.arg({ type: inputRef as never, required: true }) },
-      resolve: (_, args, ctx) => startRun(ctx.core, ctx.principal, tool.name, withoutNulls(args.input)),
+      args: {
+        input: t.arg({ type: inputRef as never, required: true }),
+        idempotencyKey: t.arg.string({ description: 'Replays the first response for 24 hours; the same key with another input is refused.' }),
+      },
+      resolve: async (_, args, ctx) => {
+        const input = withoutNulls(args.input);
+        const result = await withIdempotency(ctx.core.db, ctx.principal.accountId, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, input, async (tx) => ({
+          status: 200,
+          body: await startRun(ctx.core, ctx.principal, tool.name, input, { tx }),
+        }));
+        return result.body as StartedRun;
+      },
     }),
   );
 }

@@ -8,6 +8,8 @@ import { createCore, type Core } from './core.ts';
 import { attachGraphQLWebSocket, createGraphQL } from './graphql.ts';
 import type { Logger } from './logger.ts';
 import { restRoutes } from './rest/index.ts';
+import { applyRateLimit } from './rest/rate-limit.ts';
+import { AppError } from './services/errors.ts';
 import { installErrorHandling } from './rest/errors.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -48,6 +50,19 @@ export async function buildApp(options: AppOptions): Promise<App> {
     url: yoga.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (req, reply) => {
+      // Keyed requests count against the same per-minute budget as REST; bad keys are left to
+      // GraphQL's own 401, and GraphiQL pages (no key) are not counted.
+      if (req.headers.authorization) {
+        const principal = await core.auth.authenticate(req.headers.authorization).catch(() => undefined);
+        if (principal) {
+          try {
+            await applyRateLimit(core, principal, reply);
+          } catch (err) {
+            if (!(err instanceof AppError)) throw err;
+            return reply.status(err.status).send({ errors: [{ message: err.message, extensions: { code: err.code } }] });
+          }
+        }
+      }
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       response.headers.forEach((value, key) => void reply.header(key, value));
       reply.status(response.status);

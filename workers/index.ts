@@ -1,6 +1,6 @@
 import { Logger as WorkerLogger, run, type Runner } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
-import { createTaskList } from './tasks.ts';
+import { createTaskList, CRONTAB } from './tasks.ts';
 
 export interface WorkerOptions {
   concurrency?: number;
@@ -21,6 +21,7 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
     pollInterval: options.pollInterval ?? 2000,
     noHandleSignals: true,
     taskList: createTaskList(core),
+    crontab: CRONTAB,
     logger,
   });
 }

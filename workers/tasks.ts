@@ -1,11 +1,13 @@
 import type { TaskList } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
 import { executeRun } from '../src/services/run-engine.ts';
+import { housekeeping } from '../src/services/retention.ts';
 
 declare global {
   namespace GraphileWorker {
     interface Tasks {
       run_tool: { runId: string };
+      housekeeping: Record<string, never>;
     }
   }
 }
@@ -23,5 +25,12 @@ export function createTaskList(core: Core): TaskList {
       assertRunToolPayload(payload);
       await executeRun(core, payload.runId, helpers.abortSignal);
     },
+    housekeeping: async (_payload, helpers) => {
+      const done = await housekeeping(core.db, core.clock());
+      if (done.runs > 0 || done.idempotencyKeys > 0) helpers.logger.info(`housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ${done.idempotencyKeys} idempotency keys`);
+    },
   };
 }
+
+/** Cron schedule (graphile-worker crontab): housekeeping every hour, at minute 7. */
+export const CRONTAB = '7 * * * * housekeeping\n';

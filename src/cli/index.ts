@@ -5,9 +5,11 @@ import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase } from '../database.ts';
 import { createLogger } from '../logger.ts';
-import { createAccount, createApiKey, revokeApiKey } from '../services/accounts.ts';
+import { createAccount, createApiKey, getAccount, revokeApiKey, setPlan } from '../services/accounts.ts';
+import { getBalances, grantPlanCredits, walletView } from '../services/wallet.ts';
 import { AppError } from '../services/errors.ts';
 import { usdToMicros } from '../services/money.ts';
+import { registerImportCommand } from './import-command.ts';
 
 const config = loadConfig();
 // The CLI prints results on stdout; logs go to stderr.
@@ -47,6 +49,32 @@ accounts
     );
     if (opts.json) console.log(JSON.stringify({ accountId: created.account.id, apiKey: created.apiKey }));
     else console.log(`account ${created.account.id} (${opts.plan}, ${opts.status})\nAPI key (shown once): ${created.apiKey}`);
+  });
+
+accounts
+  .command('grant')
+  .description('grant plan credits to an account')
+  .requiredOption('--account <id>', 'account id')
+  .requiredOption('--credits <usd>', 'plan credits to add, in USD', dollars)
+  .action(async (opts: { account: string; credits: string }) => {
+    const wallet = await withDatabase((db) =>
+      db.transaction(async (tx) => {
+        await getAccount(tx, opts.account);
+        await grantPlanCredits(tx, opts.account, usdToMicros(opts.credits), 'granted by an operator');
+        return walletView(await getBalances(tx, opts.account));
+      }),
+    );
+    console.log(JSON.stringify({ accountId: opts.account, wallet }));
+  });
+accounts
+  .command('set-plan')
+  .description("change an account's plan and, optionally, its subscription status")
+  .requiredOption('--account <id>', 'account id')
+  .addOption(new Option('--plan <plan>', 'plan').choices(PLANS).makeOptionMandatory())
+  .addOption(new Option('--status <status>', 'subscription status').choices(SUBSCRIPTION_STATUSES))
+  .action(async (opts: { account: string; plan: Plan; status?: SubscriptionStatus }) => {
+    const account = await withDatabase((db) => setPlan(db, opts.account, opts.plan, opts.status));
+    console.log(JSON.stringify({ accountId: account.id, plan: account.plan, subscriptionStatus: account.subscriptionStatus }));
   });
 
 const keys = program.command('keys').description('manage API keys');
@@ -108,6 +136,8 @@ program
     process.on('SIGINT', () => void stop());
     process.on('SIGTERM', () => void stop());
   });
+
+registerImportCommand(program, withDatabase);
 
 try {
   await program.parseAsync(process.argv);

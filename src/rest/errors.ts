@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { DailyLimitError } from '../services/allowances.ts';
 import { AppError } from '../services/errors.ts';
 
 /** Fastify's own refusals, mapped to the service's error codes. */
@@ -29,6 +30,7 @@ export function installErrorHandling(app: FastifyInstance) {
     const known = err instanceof AppError ? err : fromFastify(err);
     if (known) {
       if (known.status === 429 || known.status === 503) request.log.warn({ reqId: request.id, code: known.code }, known.message);
+      if (known instanceof DailyLimitError) reply.header('Retry-After', String(known.retryAfterSecs));
       return reply.status(known.status).send(known.toBody());
     }
     request.log.error({ reqId: request.id, method: request.method, url: request.url.split('?')[0], err }, 'unhandled error');

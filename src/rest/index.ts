@@ -1,8 +1,13 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Transaction } from '../../db/client.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../services/accounts.ts';
 import { fromZodError, ValidationError } from '../services/errors.ts';
 import { assertDownloadable, EXPORT_FORMATS, exportRun, type ExportFormat } from '../services/exports.ts';
+import { withIdempotency } from '../services/idempotency.ts';
+import { leadScraperStatus } from '../services/lead-scraper-status.ts';
+import { buyCredits, getBalances, walletView } from '../services/wallet.ts';
+import { applyRateLimit } from './rate-limit.ts';
 import { restRunView, snapshotOf } from '../services/run-view.ts';
 import { getRun, startRun } from '../services/runs.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
@@ -28,15 +33,33 @@ function formatOf(request: FastifyRequest): ExportFormat {
 export async function restRoutes(app: FastifyInstance, { core }: { core: Core }) {
   const publicUrl = core.config.publicUrl;
   app.decorateRequest('principal', null as unknown as Principal);
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     request.principal = await core.auth.authenticate(request.headers.authorization);
+    await applyRateLimit(core, request.principal, reply);
   });
 
+  /** A POST that honours Idempotency-Key: `fn` runs once, in the transaction that records the key. */
+  const idempotent = async (request: FastifyRequest, reply: FastifyReply, fn: (tx: Transaction) => Promise<unknown>) => {
+    const key = request.headers['idempotency-key'];
+    const result = await withIdempotency(
+      core.db,
+      request.principal.accountId,
+      Array.isArray(key) ? key[0] : key,
+      `POST ${request.routeOptions.url}`,
+      request.body ?? null,
+      async (tx) => ({ status: 200, body: await fn(tx) }),
+    );
+    if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+    return reply.status(result.status).send(result.body);
+  };
+
   for (const tool of TOOLS) {
-    app.post(tool.rest.path, async (request) => {
-      const { run, start } = await startRun(core, request.principal, tool.name, request.body);
-      return { runId: run.id, status: run.status, message: start.message, ...start.extra };
-    });
+    app.post(tool.rest.path, (request, reply) =>
+      idempotent(request, reply, async (tx) => {
+        const { run, start } = await startRun(core, request.principal, tool.name, request.body, { tx });
+        return { runId: run.id, status: run.status, message: start.message, ...start.extra };
+      }),
+    );
   }
 
   app.get<RunParams>('/api/v1/scrape/status/:runId', async (request) =>
@@ -46,7 +69,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   app.get<RunParams>('/api/downloads/:runId', async (request, reply) => {
     const format = formatOf(request);
     const run = await getRun(core.db, request.principal.accountId, request.params.runId);
-    assertDownloadable(run);
+    assertDownloadable(run, core.clock());
     const file = exportRun(core.sql, run, getTool(run.tool).columns, format);
     return reply
       .header('content-type', file.contentType)
@@ -55,12 +78,14 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   });
 
   // The overview's alternative routes.
-  app.post('/api/v1/maps/run', async (request) => {
-    const parsed = overviewMapsRequest.safeParse(request.body ?? {});
-    if (!parsed.success) throw fromZodError(parsed.error);
-    const { run } = await startRun(core, request.principal, 'maps', parsed.data);
-    return { runId: run.id, status: run.status };
-  });
+  app.post('/api/v1/maps/run', (request, reply) =>
+    idempotent(request, reply, async (tx) => {
+      const parsed = overviewMapsRequest.safeParse(request.body ?? {});
+      if (!parsed.success) throw fromZodError(parsed.error);
+      const { run } = await startRun(core, request.principal, 'maps', parsed.data, { tx });
+      return { runId: run.id, status: run.status };
+    }),
+  );
 
   app.get<RunParams>('/api/v1/runs/:runId', async (request) => {
     const run = await getRun(core.db, request.principal.accountId, request.params.runId);
@@ -69,8 +94,23 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
 
   app.get<RunParams>('/api/v1/runs/:runId/results', async (request, reply) => {
     const run = await getRun(core.db, request.principal.accountId, request.params.runId);
-    assertDownloadable(run);
+    assertDownloadable(run, core.clock());
     const file = exportRun(core.sql, run, getTool(run.tool).columns, 'json');
     return reply.header('content-type', file.contentType).send(file.body);
   });
+
+  // Account routes.
+  app.get('/api/v1/wallet', async (request) => ({ wallet: walletView(await getBalances(core.db, request.principal.accountId)) }));
+
+  app.post('/api/v1/buy-credits', (request, reply) =>
+    idempotent(request, reply, async (tx) => {
+      const body = request.body;
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        throw new ValidationError([{ path: '', message: 'the request body must be a JSON object such as {"amount": 100}' }]);
+      }
+      return buyCredits(tx, request.principal, (body as { amount?: unknown }).amount);
+    }),
+  );
+
+  app.get('/api/v1/apollo-status', async () => leadScraperStatus(core.config, core.clock()));
 }

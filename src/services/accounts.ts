@@ -126,3 +126,14 @@ export function createAuthenticator(db: Executor, cacheSecs: number): Authentica
     clear: () => cache.clear(),
   };
 }
+
+/** Changes an account's plan and, optionally, its subscription status. */
+export async function setPlan(db: Executor, accountId: string, plan: Plan, status?: SubscriptionStatus): Promise<Account> {
+  const [account] = await db
+    .update(accountTable)
+    .set({ plan, ...(status ? { subscriptionStatus: status } : {}) })
+    .where(eq(accountTable.id, accountId))
+    .returning();
+  if (!account) throw notFound('Account');
+  return account;
+}
