@@ -1,0 +1,374 @@
+import { createReadStream } from 'node:fs';
+import { rm, stat, writeFile } from 'node:fs/promises';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { stringify } from 'csv-stringify/sync';
+import type postgres from 'postgres';
+import type { Sql } from '../client.ts';
+import { DATASET_NAMES, findDataset, type Dataset } from './datasets.ts';
+import { CsvToCopy, FileError, NdjsonToCopy, RowEncoder, type RowError } from './encode.ts';
+import { show } from './kinds.ts';
+
+export { DATASET_NAMES, DATASETS, findDataset, type Dataset } from './datasets.ts';
+export type { RowError } from './encode.ts';
+
+export type ImportFormat = 'csv' | 'ndjson';
+
+export interface ImportSummary {
+  dataset: string;
+  /** Data rows in the file (header and blank lines not counted). */
+  rows: number;
+  inserted: number;
+  updated: number;
+  /** Rows whose target row already held exactly these values. */
+  unchanged: number;
+  /** Bad rows (reported, never loaded). */
+  invalid: number;
+  /** Rows replaced by a later row with the same natural key in the same file. */
+  duplicatesInFile: number;
+}
+
+export interface ImportResult {
+  summary: ImportSummary;
+  /** Bad rows skipped with `skipInvalid`, by line. */
+  errors: RowError[];
+  /** Where the bad rows were written, when there were any. */
+  errorsFile?: string;
+}
+
+export type ImportPhase = 'reading' | 'checking references' | 'removing duplicates' | 'applying' | 'rebuilding indexes';
+
+export interface ImportProgress {
+  phase: ImportPhase;
+  /** Data rows read so far. */
+  rows: number;
+}
+
+export interface ImportOptions {
+  /** CLI name of the dataset, e.g. `people`. */
+  dataset: string;
+  file: string;
+  /** Defaults from the file name: `.csv`, else `.ndjson`/`.jsonl`. */
+  format?: ImportFormat;
+  /** Load the good rows even when some are bad (bad rows are still reported). */
+  skipInvalid?: boolean;
+  /** Where to write bad rows as CSV (line,reason); default `<file>.errors.csv`. */
+  errorsFile?: string;
+  signal?: AbortSignal;
+  onProgress?: (progress: ImportProgress) => void;
+  /**
+   * Drop the table's secondary indexes before applying and rebuild them after, in the same
+   * transaction. `auto` (default) does so when the file brings at least 10,000 rows and the table
+   * holds at most a tenth of that; readers of the table then wait for the import to commit.
+   */
+  rebuildIndexes?: 'auto' | boolean;
+  /** Runs inside the import transaction once the rows are applied, just before commit. */
+  beforeCommit?: (tx: postgres.TransactionSql) => Promise<void> | void;
+}
+
+export class ImportError extends Error {}
+
+/** The file was refused: bad rows (without `skipInvalid`) or a bad header; nothing was loaded. */
+export class ImportRejected extends ImportError {
+  constructor(
+    message: string,
+    readonly summary: ImportSummary,
+    readonly errors: RowError[],
+    readonly errorsFile: string,
+  ) {
+    super(message);
+  }
+}
+
+export class ImportAborted extends ImportError {
+  constructor() {
+    super('import interrupted; nothing was loaded');
+  }
+}
+
+const STAGING = 'leadgate_import_staging';
+const REBUILD_MIN_ROWS = 10_000;
+/** Indexes are rebuilt when the table holds at most 1/REBUILD_RATIO of the rows the file brings. */
+const REBUILD_RATIO = 10;
+const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
+
+export function formatOf(file: string): ImportFormat {
+  const lower = file.toLowerCase();
+  if (lower.endsWith('.csv')) return 'csv';
+  if (lower.endsWith('.ndjson') || lower.endsWith('.jsonl')) return 'ndjson';
+  throw new ImportError(`cannot tell the format of ${file}: name it .csv or .ndjson (or pass the format)`);
+}
+
+function emptySummary(dataset: string): ImportSummary {
+  return { dataset, rows: 0, inserted: 0, updated: 0, unchanged: 0, invalid: 0, duplicatesInFile: 0 };
+}
+
+/** Bad rows in line order, one entry per line. */
+function byLine(errors: RowError[]): RowError[] {
+  const merged = new Map<number, string>();
+  for (const error of [...errors].sort((a, b) => a.line - b.line)) {
+    const before = merged.get(error.line);
+    merged.set(error.line, before === undefined ? error.reason : `${before}; ${error.reason}`);
+  }
+  return [...merged].map(([line, reason]) => ({ line, reason }));
+}
+
+async function writeErrors(path: string, errors: RowError[]): Promise<void> {
+  await writeFile(path, stringify(errors, { header: true, columns: ['line', 'reason'] }));
+}
+
+/** SQL of one dataset's import, built once from its descriptor. */
+function statements(dataset: Dataset) {
+  const table = quote(dataset.table);
+  const inputs = dataset.columns;
+  const staging = [
+    'line integer not null',
+    ...inputs.map((c) => `${quote(c.name)} ${c.codec.sqlType}`),
+    ...dataset.computed.map((c) => `${quote(c.name)} text`),
+  ];
+  const targets = [...inputs.map((c) => c.target), ...dataset.computed.map((c) => c.name)];
+  const joins: string[] = [];
+  const values = [
+    ...inputs.map((c, i) => {
+      if (c.reference) {
+        joins.push(
+          `${c.required ? 'join' : 'left join'} ${quote(c.reference.table)} r${i} on r${i}.${quote(c.reference.column)} = s.${quote(c.name)}`,
+        );
+        return `r${i}.${quote(c.reference.id)}`;
+      }
+      return c.defaultSql ? `coalesce(s.${quote(c.name)}, ${c.defaultSql})` : `s.${quote(c.name)}`;
+    }),
+    ...dataset.computed.map((c) => `s.${quote(c.name)}`),
+  ];
+  const updated = targets.filter((name) => name !== dataset.naturalKey.column).map(quote);
+  const onConflict =
+    updated.length === 0
+      ? 'do nothing'
+      : `do update set ${updated.map((c) => `${c} = excluded.${c}`).join(', ')}
+         where (${updated.map((c) => `t.${c}`).join(', ')}) is distinct from (${updated.map((c) => `excluded.${c}`).join(', ')})`;
+  const key = dataset.naturalKey.sql;
+  return {
+    createStaging: `create temporary table ${STAGING} (${staging.join(', ')}) on commit drop`,
+    copy: `copy ${STAGING} (${['line', ...inputs.map((c) => c.name), ...dataset.computed.map((c) => c.name)].map(quote).join(', ')}) from stdin`,
+    /** Rows whose reference is unknown, found (or, when skipping, deleted) in staging. */
+    missingReferences: inputs.flatMap((c) =>
+      c.reference
+        ? [
+            {
+              column: c,
+              where: `s.${quote(c.name)} is not null and not exists (select 1 from ${quote(c.reference.table)} r where r.${quote(c.reference.column)} = s.${quote(c.name)})`,
+            },
+          ]
+        : [],
+    ),
+    dedupe: `delete from ${STAGING} s using (
+        select key, max(line) as keep from (select ${key} as key, s.line from ${STAGING} s) k group by key having count(*) > 1
+      ) d where ${key} = d.key and s.line <> d.keep`,
+    apply: `with applied as (
+        insert into ${table} as t (${targets.map(quote).join(', ')})
+        select ${values.join(', ')} from ${STAGING} s ${joins.join(' ')}
+        on conflict (${quote(dataset.naturalKey.column)}) ${onConflict}
+        returning (t.xmax = 0) as inserted
+      ) select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated from applied`,
+    secondaryIndexes: `select pg_get_indexdef(i.indexrelid) as definition, quote_ident(n.nspname) || '.' || quote_ident(c.relname) as name
+      from pg_index i join pg_class c on c.oid = i.indexrelid join pg_namespace n on n.oid = c.relnamespace
+      where i.indrelid = '${table}'::regclass and not i.indisunique and not i.indisprimary and not i.indisexclusion and i.indisvalid
+      order by c.relname`,
+    sampleCount: `select count(*)::int as n from (select 1 from ${table} limit $1) t`,
+  };
+}
+
+/** Bad rows found before anything was applied (the transaction is rolled back). */
+class Refused extends Error {
+  constructor(
+    readonly summary: ImportSummary,
+    readonly errors: RowError[],
+  ) {
+    super('refused');
+  }
+}
+
+/**
+ * `COPY … FROM STDIN` as a Writable that always settles. postgres.js 3.4 never finishes its COPY
+ * writable when the server refuses the data after the last chunk (porsager/postgres#1173), so the
+ * outcome is read from a query queued right behind the COPY: it fails when the COPY failed.
+ */
+export async function copyIn(tx: postgres.TransactionSql, statement: string): Promise<Writable> {
+  const copy = await tx.unsafe(statement).writable();
+  const wrapper = new Writable({
+    highWaterMark: 1 << 20,
+    write(chunk: Buffer, _encoding, callback) {
+      copy.write(chunk, callback);
+    },
+    final(callback) {
+      copy.end();
+      tx`select 1`.then(
+        () => callback(),
+        () => callback(new Error('the database refused the rows copied into the staging table')),
+      );
+    },
+    destroy(err, callback) {
+      if (!copy.destroyed) copy.destroy(err ?? undefined);
+      callback(err);
+    },
+  });
+  copy.on('error', (err) => wrapper.destroy(err));
+  return wrapper;
+}
+
+interface Loaded {
+  summary: ImportSummary;
+  errors: RowError[];
+}
+
+async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: ImportOptions): Promise<Loaded> {
+  const q = statements(dataset);
+  const encoder = new RowEncoder(dataset);
+  const signal = options.signal;
+  const progress = (phase: ImportPhase) => options.onProgress?.({ phase, rows: encoder.rows });
+  let running: postgres.PendingQuery<postgres.Row[]> | undefined;
+  const cancel = () => void running?.cancel();
+  signal?.addEventListener('abort', cancel);
+  const run = async <T extends postgres.Row[]>(query: postgres.PendingQuery<T>) => {
+    signal?.throwIfAborted();
+    running = query as unknown as postgres.PendingQuery<postgres.Row[]>;
+    try {
+      return await query;
+    } finally {
+      running = undefined;
+    }
+  };
+  try {
+    return await sql.begin(async (tx) => {
+      await tx.unsafe(`set local work_mem = '64MB'`);
+      await tx.unsafe(`set local maintenance_work_mem = '256MB'`);
+      await tx.unsafe(q.createStaging);
+      const copy = await copyIn(tx, q.copy);
+      const reader = format === 'csv' ? new CsvToCopy(encoder, () => progress('reading')) : new NdjsonToCopy(encoder, () => progress('reading'));
+      try {
+        await pipeline(createReadStream(options.file, { highWaterMark: 1 << 20 }), reader, copy, { signal });
+      } catch (err) {
+        if (reader instanceof CsvToCopy && err instanceof Error && 'code' in err && String(err.code).startsWith('CSV_')) {
+          const line = ((err as Error & { lines?: number }).lines ?? 1) - reader.skew;
+          throw new FileError(line, `malformed CSV: ${err.message.replace(/ at line \d+/, '')}`);
+        }
+        throw err;
+      }
+      if (format === 'csv' && !encoder.headerRead) throw new FileError(1, 'the file is empty: a header row is required');
+
+      progress('checking references');
+      const badReferences: RowError[] = [];
+      for (const check of q.missingReferences) {
+        const name = quote(check.column.name);
+        const found = await run(
+          tx.unsafe<{ line: number; value: string }[]>(
+            options.skipInvalid
+              ? `delete from ${STAGING} s where ${check.where} returning s.line, s.${name} as value`
+              : `select s.line, s.${name} as value from ${STAGING} s where ${check.where}`,
+          ),
+        );
+        const ref = check.column.reference!;
+        for (const row of found) {
+          badReferences.push({ line: row.line, reason: `${check.column.name}: no ${ref.table} has ${ref.column} ${show(row.value)}` });
+        }
+      }
+      const errors = byLine([...encoder.errors, ...badReferences]);
+      const summary: ImportSummary = { ...emptySummary(dataset.name), rows: encoder.rows, invalid: errors.length };
+      if (errors.length > 0 && !options.skipInvalid) throw new Refused(summary, errors);
+
+      progress('removing duplicates');
+      summary.duplicatesInFile = (await run(tx.unsafe(q.dedupe))).count;
+      const distinct = encoder.staged - new Set(badReferences.map((e) => e.line)).size - summary.duplicatesInFile;
+
+      let rebuild: { name: string; definition: string }[] = [];
+      const mode = options.rebuildIndexes ?? 'auto';
+      if (mode === true || (mode === 'auto' && distinct >= REBUILD_MIN_ROWS)) {
+        const [held] = await run(tx.unsafe<{ n: number }[]>(q.sampleCount, [Math.floor(distinct / REBUILD_RATIO) + 1]));
+        if (mode === true || held!.n * REBUILD_RATIO <= distinct) rebuild = [...(await run(tx.unsafe<{ name: string; definition: string }[]>(q.secondaryIndexes)))];
+      }
+      progress('applying');
+      if (rebuild.length > 0) await run(tx.unsafe(`drop index ${rebuild.map((index) => index.name).join(', ')}`));
+      const [applied] = await run(tx.unsafe<{ inserted: number; updated: number }[]>(q.apply));
+      if (rebuild.length > 0) {
+        progress('rebuilding indexes');
+        for (const index of rebuild) await run(tx.unsafe(index.definition));
+      }
+      summary.inserted = applied!.inserted;
+      summary.updated = applied!.updated;
+      summary.unchanged = distinct - summary.inserted - summary.updated;
+      await options.beforeCommit?.(tx);
+      signal?.throwIfAborted();
+      return { summary, errors };
+    });
+  } catch (err) {
+    if (signal?.aborted) throw new ImportAborted();
+    throw err;
+  } finally {
+    signal?.removeEventListener('abort', cancel);
+  }
+}
+
+/**
+ * Imports a CSV or NDJSON file into a catalog dataset, all or nothing: every row is validated and
+ * streamed with COPY into a temporary staging table, references are resolved there, in-file
+ * duplicates are reduced to their last row, and one upsert on the natural key applies the rest, in
+ * a single transaction. The dataset is marked not ready (committed at once, so readers see it) for
+ * the duration, and ready again afterwards with its row count, whatever the outcome. `sql` needs
+ * room for two connections: one holds the dataset's import lock and readiness, one the transaction.
+ */
+export async function importFile(sql: Sql, options: ImportOptions): Promise<ImportResult> {
+  const dataset = findDataset(options.dataset);
+  if (!dataset) throw new ImportError(`unknown dataset "${options.dataset}"; expected one of ${DATASET_NAMES.join(', ')}`);
+  const format = options.format ?? formatOf(options.file);
+  const errorsFile = options.errorsFile ?? `${options.file}.errors.csv`;
+  const info = await stat(options.file).catch((err: NodeJS.ErrnoException) => {
+    throw new ImportError(`cannot read ${options.file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  });
+  if (!info.isFile()) throw new ImportError(`cannot read ${options.file}: not a file`);
+  if ((sql.options.max ?? 1) < 2) throw new ImportError('importFile needs a connection pool of at least 2 connections');
+  options.signal?.throwIfAborted();
+
+  const control = await sql.reserve();
+  try {
+    const [lock] = await control`select pg_try_advisory_lock(hashtext('leadgate.import'), hashtext(${dataset.name})) as locked`;
+    if (!lock!.locked) throw new ImportError(`another import of ${dataset.name} is running`);
+    try {
+      await control`insert into dataset_state (dataset, ready) values (${dataset.name}, false)
+        on conflict (dataset) do update set ready = false`;
+      let loaded: Loaded;
+      try {
+        loaded = await load(sql, dataset, format, options);
+      } catch (err) {
+        await markReady(control, dataset).catch(() => {});
+        if (err instanceof Refused) {
+          await writeErrors(errorsFile, err.errors);
+          const message = `${err.errors.length} invalid row${err.errors.length === 1 ? '' : 's'}; nothing was loaded (see ${errorsFile})`;
+          throw new ImportRejected(message, err.summary, err.errors, errorsFile);
+        }
+        if (err instanceof FileError) {
+          const errors = [{ line: err.line, reason: err.message }];
+          await writeErrors(errorsFile, errors);
+          throw new ImportRejected(`the file was refused (line ${err.line}); nothing was loaded (see ${errorsFile})`, emptySummary(dataset.name), errors, errorsFile);
+        }
+        throw err;
+      }
+      await markReady(control, dataset);
+      if (loaded.errors.length > 0) await writeErrors(errorsFile, loaded.errors);
+      else await rm(errorsFile, { force: true });
+      return { summary: loaded.summary, errors: loaded.errors, errorsFile: loaded.errors.length > 0 ? errorsFile : undefined };
+    } finally {
+      await control`select pg_advisory_unlock(hashtext('leadgate.import'), hashtext(${dataset.name}))`.catch(() => {});
+    }
+  } finally {
+    control.release();
+  }
+}
+
+async function markReady(sql: postgres.ReservedSql, dataset: Dataset): Promise<void> {
+  await sql.unsafe(
+    `insert into dataset_state (dataset, ready, row_count, refreshed_at)
+     values ($1, true, (select count(*) from ${quote(dataset.table)}), now())
+     on conflict (dataset) do update set ready = true, row_count = excluded.row_count, refreshed_at = excluded.refreshed_at`,
+    [dataset.name],
+  );
+}
