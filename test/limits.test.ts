@@ -31,14 +31,20 @@ describe('rate limit: 100 requests per minute per key, shared by gateway process
   it('counts requests through both processes together; the 101st gets 429 with Retry-After', async () => {
     const { apiKey } = await a.account();
     const auth = { authorization: `Bearer ${apiKey}` };
-    const remaining: number[] = [];
+    const seen = { a: [] as number[], b: [] as number[] };
     for (let i = 0; i < 100; i++) {
-      const res = i % 2 === 0 ? await fetch(`${a.url}/api/v1/wallet`, { headers: auth }) : await fetch(`${bUrl}/api/v1/wallet`, { headers: auth });
+      const which = i % 2 === 0 ? 'a' : 'b';
+      const res = await fetch(`${which === 'a' ? a.url : bUrl}/api/v1/wallet`, { headers: auth });
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit-policy')).toBe('100;w=60');
-      remaining.push(Number(/remaining=(\d+)/.exec(res.headers.get('ratelimit') ?? '')![1]));
+      seen[which].push(Number(/remaining=(\d+)/.exec(res.headers.get('ratelimit') ?? '')![1]));
     }
-    expect(remaining).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+    // Each process's figure falls with every request and never exceeds what it has not used itself.
+    for (const list of [seen.a, seen.b]) {
+      list.forEach((remaining, n) => expect(remaining).toBeLessThanOrEqual(99 - n));
+      for (let n = 1; n < list.length; n++) expect(list[n]!).toBeLessThan(list[n - 1]!);
+    }
+    expect(Math.min(...seen.a, ...seen.b)).toBe(0);
     for (const url of [bUrl, a.url]) {
       const refused = await fetch(`${url}/api/v1/wallet`, { headers: auth });
       expect(refused.status).toBe(429);
@@ -61,7 +67,19 @@ describe('rate limit: 100 requests per minute per key, shared by gateway process
     const { apiKey } = await a.account();
     const res = await a.request('POST', '/graphql', { key: apiKey, body: { query: '{ viewer { id } }' } });
     expect(res.status).toBe(200);
-    expect(res.headers.get('ratelimit')).toMatch(/^limit=100, remaining=99, reset=\d+$/);
+    expect(res.headers.get('ratelimit')).toMatch(/^limit=100, remaining=99, reset=(60|59)$/);
+  });
+
+  it('never lets concurrent processes exceed the limit, whatever the interleaving', async () => {
+    const { apiKey } = await a.account();
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const burst = await Promise.all(
+      Array.from({ length: 160 }, (_, i) => fetch(`${i % 3 === 0 ? bUrl : a.url}/api/v1/wallet`, { headers: auth }).then((r) => r.status)),
+    );
+    const ok = burst.filter((s) => s === 200).length;
+    expect(ok).toBeLessThanOrEqual(100);
+    expect(ok).toBeGreaterThanOrEqual(95);
+    expect(burst.filter((s) => s === 429).length).toBe(160 - ok);
   });
 });
 
@@ -191,7 +209,7 @@ describe('daily allowances', () => {
 
   it('grants up to the limit per UTC day, then 429 with the seconds to midnight; a new day starts fresh', async () => {
     const { accountId } = await t.account();
-    const db = t.app.core.db;
+    const db = t.app.core.sql;
     const noon = new Date('2026-11-21T12:00:00Z');
     expect(await takeAllowance(db, accountId, 'database', 60, 100, noon)).toEqual({ granted: 60, remaining: 40 });
     expect(await takeAllowance(db, accountId, 'database', 60, 100, noon)).toEqual({ granted: 40, remaining: 0 });
@@ -206,7 +224,7 @@ describe('daily allowances', () => {
   it('never grants more than the limit to concurrent requests', async () => {
     const { accountId } = await t.account();
     const now = new Date('2026-11-21T08:00:00Z');
-    const results = await Promise.allSettled(Array.from({ length: 30 }, () => t.app.core.db.transaction((tx) => takeAllowance(tx, accountId, 'enrichment', 7, 100, now))));
+    const results = await Promise.allSettled(Array.from({ length: 30 }, () => t.app.core.sql.begin((tx) => takeAllowance(tx as never, accountId, 'enrichment', 7, 100, now))));
     const granted = results.filter((r) => r.status === 'fulfilled').reduce((sum, r) => sum + (r as PromiseFulfilledResult<{ granted: number }>).value.granted, 0);
     expect(granted).toBe(100);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(30 - 15);

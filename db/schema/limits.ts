@@ -3,9 +3,9 @@ import { bigint, date, index, integer, jsonb, pgTable, primaryKey, smallint, tex
 import { accountTable } from './accounts.ts';
 
 /**
- * Request counters of the rate limiter (rate-limiter-flexible's Postgres layout), shared by every
- * gateway process. UNLOGGED (set by a migration): counters need no crash safety, and skipping the
- * WAL keeps the per-request write cheap.
+ * Request counters of the rate limiter, one row per key: requests reserved in the current window
+ * (`points`) and when it ends (`expire`, epoch ms). Shared by every gateway process. UNLOGGED (set by
+ * a migration): counters need no crash safety, and skipping the WAL keeps reservations cheap.
  */
 export const rateLimitTable = pgTable('rate_limit', {
   key: varchar('key', { length: 255 }).primaryKey(),
