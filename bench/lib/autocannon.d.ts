@@ -8,6 +8,7 @@ declare module 'autocannon' {
       workers?: number;
       method?: string;
       headers?: Record<string, string>;
+      body?: string;
     }
     interface Stats {
       average: number;

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { freePort, startEmbeddedPostgres } from '../../db/embedded.ts';
+import { ensureDatabase, freePort, startEmbeddedPostgres } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog } from '../../db/seed/index.ts';
 import { buildApp, type App } from '../../src/app.ts';
@@ -65,6 +65,77 @@ export async function openBenchDatabase(): Promise<BenchDatabase> {
   }
 }
 
+export interface BenchServer {
+  kind: BenchDatabase['kind'];
+  /** A new empty `bench_<random>` database on this server; returns its connection string. */
+  createDatabase(): Promise<string>;
+  /** Drops the databases it created (DATABASE_URL) or stops the embedded server and removes its directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * One Postgres server to hold several databases, so side-by-side variants share the server (same
+ * CPU, same cache) but not their tables or job queues: DATABASE_URL's server, else one embedded
+ * Postgres in a temp directory.
+ */
+export async function openBenchServer(options: { statStatements?: boolean } = {}): Promise<BenchServer> {
+  const external = process.env.DATABASE_URL;
+  const names: string[] = [];
+  const newName = () => {
+    const name = `bench_${randomBytes(6).toString('hex')}`;
+    names.push(name);
+    return name;
+  };
+  if (external) {
+    return {
+      kind: 'DATABASE_URL',
+      async createDatabase() {
+        const name = newName();
+        await adminExec(external, `create database "${name}"`);
+        const url = new URL(external);
+        url.pathname = `/${name}`;
+        return url.toString();
+      },
+      async close() {
+        for (const name of names) await adminExec(external, `drop database if exists "${name}" with (force)`);
+      },
+    };
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-bench-'));
+  const removeDir = () => rm(dir, { recursive: true, force: true });
+  let handle: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
+  try {
+    handle = await startEmbeddedPostgres(dir, 'postgres');
+    if (options.statStatements) {
+      // For profiling: per-statement timings need the library loaded at server start.
+      await adminExec(`${handle.serverUrl}/postgres`, `alter system set shared_preload_libraries = 'pg_stat_statements'`);
+      await adminExec(`${handle.serverUrl}/postgres`, `alter system set pg_stat_statements.track = 'all'`);
+      await handle.stop();
+      handle = undefined;
+      handle = await startEmbeddedPostgres(dir, 'postgres');
+    }
+    const server = handle;
+    return {
+      kind: 'embedded',
+      async createDatabase() {
+        const name = newName();
+        await ensureDatabase(`${server.serverUrl}/postgres`, name);
+        return `${server.serverUrl}/${name}`;
+      },
+      close: async () => {
+        await server.stop().finally(removeDir);
+      },
+    };
+  } catch (err) {
+    await handle?.stop().catch(() => {});
+    await removeDir();
+    throw err;
+  }
+}
+
+/** A per-key budget no benchmark exhausts. */
+export const BENCH_RATE_LIMIT_PER_MINUTE = 1e9;
+
 /** Migrated and seeded database, the gateway with its inline worker listening on loopback, and an API key. */
 export async function startBenchEnv(): Promise<BenchEnv> {
   const database = await openBenchDatabase();
@@ -72,7 +143,9 @@ export async function startBenchEnv(): Promise<BenchEnv> {
   try {
     await migrateDatabase(database.url);
     const port = await freePort();
-    const config = loopbackConfig(database.url, port);
+    // The checks stay on, as in service; only the per-key budget is raised so that load generation
+    // is never refused (each request is still counted in Postgres).
+    const config = loopbackConfig(database.url, port, { rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE });
     app = await buildApp({ config, databaseUrl: database.url, logger: createLogger('silent'), workerPollInterval: 1000 });
     await seedCatalog(app.core.sql, { scale: 'small' });
     const { apiKey } = await createAccount(app.core.db, { name: 'bench', plan: 'scale', creditsMicros: 1_000_000_000n });

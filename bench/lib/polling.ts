@@ -1,12 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
-import autocannon from 'autocannon';
 import postgres from 'postgres';
 import type { Run } from '../../db/schema/runs.ts';
 import { restRunView, snapshotOf } from '../../src/services/run-view.ts';
 import { getRunView, startMapsRun, waitForStatus } from './api.ts';
 import type { BenchEnv } from './env.ts';
+import { load, type LoadRound } from './load.ts';
 import { median, round } from './stats.ts';
 
 export interface PollingOptions {
@@ -22,7 +22,7 @@ export interface TargetResult {
   reqPerSec: number;
   p50Ms: number;
   p99Ms: number;
-  rounds: { reqPerSec: number; p50Ms: number; p99Ms: number; requests: number }[];
+  rounds: LoadRound[];
 }
 
 export interface PollingResult {
@@ -57,18 +57,6 @@ async function startBareServer(databaseUrl: string, publicUrl: string, poolSize:
   };
 }
 
-async function load(url: string, headers: Record<string, string>, connections: number, duration: number) {
-  const result = await autocannon({ url, headers, connections, duration, pipelining: 1, workers: 1 });
-  const failures = result.errors + result.timeouts + result.non2xx;
-  if (failures > 0 || result['2xx'] === 0) {
-    throw new Error(
-      `load on ${url} failed: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx ` +
-        `(${JSON.stringify(result.statusCodeStats)}), ${result['2xx']} 2xx`,
-    );
-  }
-  return { reqPerSec: round(result.requests.average), p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result['2xx'] };
-}
-
 /** REST status polling against a bare node:http + postgres.js baseline, alternated round by round. */
 export async function benchPolling(env: BenchEnv, options: PollingOptions): Promise<PollingResult> {
   const { runId } = await startMapsRun(env, {
@@ -88,10 +76,10 @@ export async function benchPolling(env: BenchEnv, options: PollingOptions): Prom
     if (!isDeepStrictEqual(viaRest, viaBare)) {
       throw new Error(`the two targets disagree: ${JSON.stringify(viaRest)} vs ${JSON.stringify(viaBare)}`);
     }
-    for (const t of targets) await load(t.url, t.headers, options.connections, options.warmupSecs);
-    const rounds: Awaited<ReturnType<typeof load>>[][] = [[], []];
+    for (const t of targets) await load(t, options.connections, options.warmupSecs);
+    const rounds: LoadRound[][] = [[], []];
     for (let i = 0; i < options.rounds; i++) {
-      for (const [k, t] of targets.entries()) rounds[k]!.push(await load(t.url, t.headers, options.connections, options.durationSecs));
+      for (const [k, t] of targets.entries()) rounds[k]!.push(await load(t, options.connections, options.durationSecs));
     }
     const [rest, base] = targets.map((t, k): TargetResult => ({
       label: t.label,

@@ -1,0 +1,453 @@
+/**
+ * Catalog loading: seed a scale into a fresh database, then import a people CSV with the real
+ * importer and load the same file with a plain `psql \copy` into an equivalent table, side by side
+ * on one Postgres server.
+ *
+ *   1. Seed `large` (default) into a fresh database, timed per table.
+ *   2. Export people from it as an import CSV (`company_domain` instead of `company_id`).
+ *   3. Two fresh targets holding only the companies (copied from the seeded database):
+ *      - COPY: `person_csv`, made `like person including all` (same columns, generated key, identity,
+ *        primary key, unique key and every secondary index), with `company_id` turned into the
+ *        file's `company_domain` text column, since COPY cannot resolve references; `psql \copy`
+ *        loads the file into it with every index in place (the plain-COPY baseline of the goal).
+ *        Then, for reference, the same into a copy of that table without its secondary indexes,
+ *        followed by their CREATE INDEX (what the importer does on a first load).
+ *      - import: `importFile` (the code behind `leadgate import`) into the real `person` table.
+ *   4. The same file imported again into the import target: every row unchanged.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import postgres from 'postgres';
+import { startEmbeddedPostgres } from '../../db/embedded.ts';
+import { findDataset, importFile, type ImportPhase, type ImportSummary } from '../../db/import/index.ts';
+import { migrateDatabase } from '../../db/migrate.ts';
+import { seedCatalog, type Scale } from '../../db/seed/index.ts';
+import { round } from './stats.ts';
+
+export interface CatalogOptions {
+  /** Seed scale of the source database. Default `large`. */
+  scale?: Scale;
+  /** Data rows of the people file (at most the seeded people). Default 1,000,000. */
+  people?: number;
+  /** Goals: import/COPY ratio and import rows/s. */
+  goalRatio?: number;
+  goalRowsPerSec?: number;
+  /** Progress lines (stderr by default). */
+  log?: (line: string) => void;
+}
+
+export interface TableTiming {
+  dataset: string;
+  table: string;
+  rows: number;
+  seconds: number;
+  rowsPerSec: number;
+}
+
+export interface SeedFigures {
+  scale: Scale;
+  rows: number;
+  /** seedCatalog wall-clock, its final ANALYZE included. */
+  seconds: number;
+  rowsPerSec: number;
+  tables: TableTiming[];
+}
+
+export interface LoadFigures {
+  rows: number;
+  seconds: number;
+  rowsPerSec: number;
+}
+
+export interface ImportFigures extends LoadFigures {
+  summary: ImportSummary;
+  /** Wall-clock seconds per importer phase, in order. */
+  phases: { phase: ImportPhase; seconds: number }[];
+}
+
+export type CopyFigures =
+  | (LoadFigures & { available: true; psql: string; indexes: number; rebuild: LoadFigures & { copySeconds: number; indexSeconds: number } })
+  | { available: false; reason: string };
+
+export interface CatalogResult {
+  date: string;
+  database: 'embedded' | 'DATABASE_URL';
+  node: string;
+  cpus: number;
+  seed: SeedFigures;
+  file: { rows: number; megabytes: number; exportSeconds: number; companies: number };
+  /** psql \copy of the file into an equivalent table. */
+  copy: CopyFigures;
+  import: ImportFigures;
+  reimport: ImportFigures;
+  /** import rows/s ÷ psql COPY (indexes in place) rows/s. */
+  ratio: number | null;
+  /** import rows/s ÷ psql COPY-then-CREATE-INDEX rows/s. */
+  ratioToRebuild: number | null;
+  goals: { ratio: number; rowsPerSec: number; ratioMet: boolean | null; rowsPerSecMet: boolean; copyRowsPerSecMet: boolean | null };
+}
+
+const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
+const seconds = (start: number) => (performance.now() - start) / 1000;
+const rate = (rows: number, secs: number) => Math.round(rows / secs);
+
+interface Server {
+  kind: CatalogResult['database'];
+  createDatabase(): Promise<string>;
+  close(): Promise<void>;
+}
+
+async function adminExec(url: string, statement: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(statement);
+  } finally {
+    await sql.end();
+  }
+}
+
+/** DATABASE_URL's server (creating and dropping `bench_<random>` databases), else an embedded Postgres in a temp directory. */
+async function openServer(): Promise<Server> {
+  const names: string[] = [];
+  const newName = () => {
+    const name = `bench_${randomBytes(6).toString('hex')}`;
+    names.push(name);
+    return name;
+  };
+  const external = process.env.DATABASE_URL;
+  if (external) {
+    return {
+      kind: 'DATABASE_URL',
+      async createDatabase() {
+        const name = newName();
+        await adminExec(external, `create database ${quote(name)}`);
+        const url = new URL(external);
+        url.pathname = `/${name}`;
+        return url.toString();
+      },
+      async close() {
+        for (const name of names) await adminExec(external, `drop database if exists ${quote(name)} with (force)`);
+      },
+    };
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-bench-'));
+  try {
+    const handle = await startEmbeddedPostgres(dir, 'postgres');
+    return {
+      kind: 'embedded',
+      async createDatabase() {
+        const name = newName();
+        await adminExec(`${handle.serverUrl}/postgres`, `create database ${quote(name)}`);
+        return `${handle.serverUrl}/${name}`;
+      },
+      close: () => handle.stop().finally(() => rm(dir, { recursive: true, force: true })),
+    };
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+const connect = (url: string, max = 4) => postgres(url, { max, onnotice: () => {}, connection: { application_name: 'leadgate-bench' } });
+
+/** A checkpoint before each timed load, so none pays for the previous one's dirty pages (needs superuser; skipped otherwise). */
+async function settle(sql: postgres.Sql): Promise<void> {
+  await sql`checkpoint`.catch(() => {});
+}
+
+async function columnsOf(sql: postgres.Sql, table: string): Promise<string[]> {
+  const rows = await sql<{ name: string }[]>`
+    select column_name as name from information_schema.columns
+    where table_schema = current_schema() and table_name = ${table} and is_generated = 'NEVER'
+    order by ordinal_position`;
+  return rows.map((r) => r.name);
+}
+
+/** Copies a table's rows between databases with COPY (binary), keeping ids; then its identity, statistics and readiness. */
+async function copyTable(from: postgres.Sql, to: postgres.Sql, table: string, dataset: string): Promise<number> {
+  const columns = (await columnsOf(from, table)).map(quote).join(', ');
+  const out = await from.unsafe(`copy ${quote(table)} (${columns}) to stdout with (format binary)`).readable();
+  const into = await to.unsafe(`copy ${quote(table)} (${columns}) from stdin with (format binary)`).writable();
+  await pipeline(out, into);
+  const [row] = await to.unsafe<{ n: number }[]>(`select count(*)::int as n from ${quote(table)}`);
+  await to.unsafe(`select setval(pg_get_serial_sequence('${table}', 'id'), greatest((select max(id) from ${quote(table)}), 1))`);
+  await to.unsafe(`analyze ${quote(table)}`);
+  await to`insert into dataset_state (dataset, ready, row_count, refreshed_at) values (${dataset}, true, ${row!.n}, now())
+    on conflict (dataset) do update set ready = true, row_count = excluded.row_count, refreshed_at = excluded.refreshed_at`;
+  return row!.n;
+}
+
+/** The people file: every import column, `company_domain` from the person's company, first `rows` people by id. */
+async function exportPeople(sql: postgres.Sql, file: string, rows: number): Promise<{ columns: string[]; rows: number }> {
+  const dataset = findDataset('people')!;
+  const columns = dataset.columns.map((c) => c.name);
+  const select = dataset.columns.map((c) =>
+    c.reference ? `r.${quote(c.reference.column)} as ${quote(c.name)}` : `p.${quote(c.target)}`,
+  );
+  const reference = dataset.columns.find((c) => c.reference)!;
+  const query = `select ${select.join(', ')} from person p
+    left join ${quote(reference.reference!.table)} r on r.${quote(reference.reference!.id)} = p.${quote(reference.target)}
+    order by p.id limit ${Math.floor(rows)}`;
+  const out = await sql.unsafe(`copy (${query}) to stdout with (format csv, header true)`).readable();
+  await pipeline(out, createWriteStream(file));
+  const [counted] = await sql.unsafe<{ n: number }[]>(`select count(*)::int as n from (select 1 from person limit ${Math.floor(rows)}) t`);
+  return { columns, rows: counted!.n };
+}
+
+function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function psqlVersion(): Promise<string | undefined> {
+  try {
+    const out = await run('psql', ['--version']);
+    return out.code === 0 ? out.stdout.trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs psql commands in one session; throws with psql's stderr when one fails. */
+async function psql(url: string, commands: string[]): Promise<void> {
+  const out = await run('psql', [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', ...commands.flatMap((c) => ['-c', c])]);
+  if (out.code !== 0) throw new Error(`psql failed (exit ${out.code}): ${out.stderr.trim()}`);
+}
+
+/**
+ * `like person including all` (columns, generated key, identity, defaults, primary key, every
+ * index), with the reference column turned into the file's text column. Returns the secondary
+ * indexes' definitions.
+ */
+async function copyTarget(sql: postgres.Sql, name: string): Promise<string[]> {
+  const dataset = findDataset('people')!;
+  const reference = dataset.columns.find((c) => c.reference)!;
+  await sql.unsafe(`create table ${quote(name)} (like ${quote(dataset.table)} including all)`);
+  await sql.unsafe(`alter table ${quote(name)} alter column ${quote(reference.target)} type text`);
+  await sql.unsafe(`alter table ${quote(name)} rename column ${quote(reference.target)} to ${quote(reference.name)}`);
+  const indexes = await sql<{ definition: string }[]>`
+    select pg_get_indexdef(i.indexrelid) as definition from pg_index i join pg_class c on c.oid = i.indexrelid
+    where i.indrelid = ${name}::regclass and not i.indisunique and not i.indisprimary order by c.relname`;
+  return indexes.map((i) => i.definition);
+}
+
+async function benchCopy(url: string, file: string, columns: string[], rows: number): Promise<CopyFigures> {
+  const version = await psqlVersion();
+  if (!version) return { available: false, reason: 'psql not found on PATH: the plain-COPY baseline was skipped' };
+  const sql = connect(url, 1);
+  try {
+    const copy = (table: string) =>
+      `\\copy ${quote(table)} (${columns.map(quote).join(', ')}) from '${file.replaceAll("'", "''")}' with (format csv, header true)`;
+
+    // Every index in place, as `person` has them.
+    const indexes = await copyTarget(sql, 'person_csv');
+    await settle(sql);
+    let start = performance.now();
+    await psql(url, [copy('person_csv')]);
+    const secs = seconds(start);
+    const [loaded] = await sql<{ n: number }[]>`select count(*)::int as n from person_csv`;
+    if (loaded!.n !== rows) throw new Error(`psql \\copy loaded ${loaded!.n} rows, expected ${rows}`);
+
+    // Secondary indexes dropped, then created after the COPY (the importer's first-load strategy),
+    // with the importer's maintenance_work_mem.
+    const rebuilt = await copyTarget(sql, 'person_csv_rebuilt');
+    const names = await sql<{ name: string }[]>`
+      select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid
+      where i.indrelid = 'person_csv_rebuilt'::regclass and not i.indisunique and not i.indisprimary`;
+    for (const { name } of names) await sql.unsafe(`drop index ${quote(name)}`);
+    await settle(sql);
+    start = performance.now();
+    await psql(url, [copy('person_csv_rebuilt')]);
+    const copySeconds = seconds(start);
+    const indexStart = performance.now();
+    await psql(url, [`set maintenance_work_mem = '${IMPORTER_MAINTENANCE_WORK_MEM}'`, ...rebuilt]);
+    const indexSeconds = seconds(indexStart);
+    const total = copySeconds + indexSeconds;
+    return {
+      available: true,
+      psql: version,
+      rows,
+      seconds: round(secs, 2),
+      rowsPerSec: rate(rows, secs),
+      indexes: indexes.length,
+      rebuild: { rows, seconds: round(total, 2), rowsPerSec: rate(rows, total), copySeconds: round(copySeconds, 2), indexSeconds: round(indexSeconds, 2) },
+    };
+  } finally {
+    await sql.end();
+  }
+}
+
+/** What the importer sets for its index rebuild (kept in step with db/import by hand). */
+const IMPORTER_MAINTENANCE_WORK_MEM = '256MB';
+
+async function benchImport(sql: postgres.Sql, file: string): Promise<ImportFigures> {
+  const phases: { phase: ImportPhase; seconds: number }[] = [];
+  let current: { phase: ImportPhase; at: number } | undefined;
+  const mark = (phase: ImportPhase | undefined) => {
+    const now = performance.now();
+    if (current && current.phase !== phase) phases.push({ phase: current.phase, seconds: round((now - current.at) / 1000, 2) });
+    if (phase && current?.phase !== phase) current = { phase, at: now };
+  };
+  await settle(sql);
+  const start = performance.now();
+  const result = await importFile(sql, { dataset: 'people', file, onProgress: (p) => mark(p.phase) });
+  const secs = seconds(start);
+  mark(undefined);
+  const rows = result.summary.rows;
+  return { rows, seconds: round(secs, 2), rowsPerSec: rate(rows, secs), summary: result.summary, phases };
+}
+
+export async function benchCatalog(options: CatalogOptions = {}): Promise<CatalogResult> {
+  const scale = options.scale ?? 'large';
+  const people = options.people ?? 1_000_000;
+  const goalRatio = options.goalRatio ?? 0.5;
+  const goalRowsPerSec = options.goalRowsPerSec ?? 50_000;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-catalog-'));
+  const server = await openServer();
+  const pools: postgres.Sql[] = [];
+  const open = (url: string, max?: number) => {
+    const sql = connect(url, max);
+    pools.push(sql);
+    return sql;
+  };
+  try {
+    // 1. Seed.
+    log(`seeding ${scale} into a fresh ${server.kind} database…`);
+    const sourceUrl = await server.createDatabase();
+    await migrateDatabase(sourceUrl);
+    const source = open(sourceUrl);
+    const tables: TableTiming[] = [];
+    let start = performance.now();
+    const report = await seedCatalog(source, {
+      scale,
+      onTable: (t) => {
+        tables.push({ dataset: t.dataset, table: t.table, rows: t.rows, seconds: round(t.ms / 1000, 2), rowsPerSec: rate(t.rows, t.ms / 1000) });
+        log(`  ${t.dataset}: ${t.rows.toLocaleString('en-US')} rows in ${(t.ms / 1000).toFixed(1)} s`);
+      },
+    });
+    const seedSeconds = seconds(start);
+    const seedRows = Object.values(report.inserted).reduce((a, b) => a + b, 0);
+
+    // 2. The people file.
+    const file = path.join(dir, 'people.csv');
+    log(`exporting ${people.toLocaleString('en-US')} people to ${file}…`);
+    start = performance.now();
+    const exported = await exportPeople(source, file, people);
+    const exportSeconds = seconds(start);
+    const megabytes = round((await stat(file)).size / 1e6, 1);
+
+    // 3. Two targets holding only the companies.
+    log('preparing two targets with the companies only…');
+    const copyUrl = await server.createDatabase();
+    const importUrl = await server.createDatabase();
+    let companies = 0;
+    for (const url of [copyUrl, importUrl]) {
+      await migrateDatabase(url);
+      companies = await copyTable(source, open(url, 1), 'company', 'companies');
+    }
+    await source.end();
+
+    log('psql \\copy into an equivalent table…');
+    const copy = await benchCopy(copyUrl, file, exported.columns, exported.rows);
+    if (copy.available) log(`  ${copy.rowsPerSec.toLocaleString('en-US')} rows/s (indexes in place), ${copy.rebuild.rowsPerSec.toLocaleString('en-US')} rows/s (then CREATE INDEX)`);
+    else log(`  ${copy.reason}`);
+
+    const target = open(importUrl, 4);
+    log('importing with importFile…');
+    const imported = await benchImport(target, file);
+    log(`  ${imported.rowsPerSec.toLocaleString('en-US')} rows/s`);
+    log('importing the same file again…');
+    const reimported = await benchImport(target, file);
+    log(`  ${reimported.rowsPerSec.toLocaleString('en-US')} rows/s`);
+
+    const ratio = copy.available ? imported.rowsPerSec / copy.rowsPerSec : null;
+    const ratioToRebuild = copy.available ? imported.rowsPerSec / copy.rebuild.rowsPerSec : null;
+    return {
+      date: new Date().toISOString(),
+      database: server.kind,
+      node: process.version,
+      cpus: os.cpus().length,
+      seed: { scale, rows: seedRows, seconds: round(seedSeconds, 1), rowsPerSec: rate(seedRows, seedSeconds), tables },
+      file: { rows: exported.rows, megabytes, exportSeconds: round(exportSeconds, 1), companies },
+      copy,
+      import: imported,
+      reimport: reimported,
+      ratio: ratio === null ? null : round(ratio, 2),
+      ratioToRebuild: ratioToRebuild === null ? null : round(ratioToRebuild, 2),
+      goals: {
+        ratio: goalRatio,
+        rowsPerSec: goalRowsPerSec,
+        ratioMet: ratio === null ? null : ratio >= goalRatio,
+        rowsPerSecMet: imported.rowsPerSec >= goalRowsPerSec,
+        copyRowsPerSecMet: copy.available ? copy.rowsPerSec >= goalRowsPerSec : null,
+      },
+    };
+  } finally {
+    await Promise.all(pools.map((sql) => sql.end().catch(() => {})));
+    await server.close().catch(() => {});
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const n = (value: number) => value.toLocaleString('en-US');
+const pad = (cells: (string | number)[], widths: number[]) =>
+  cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ');
+const verdict = (ok: boolean | null) => (ok === null ? 'n/a' : ok ? 'met' : 'MISSED');
+
+export function formatCatalog(result: CatalogResult): string {
+  const s = result.seed;
+  const sw = [24, 11, 9, 10];
+  const lines = [
+    `Catalog: seed ${s.scale} into a fresh ${result.database} database`,
+    pad(['dataset', 'rows', 's', 'rows/s'], sw),
+    ...s.tables.map((t) => pad([t.dataset, n(t.rows), t.seconds.toFixed(1), n(t.rowsPerSec)], sw)),
+    pad(['total (with ANALYZE)', n(s.rows), s.seconds.toFixed(1), n(s.rowsPerSec)], sw),
+    '',
+    `Import ${n(result.file.rows)} people (${result.file.megabytes} MB CSV) into a database holding only its ${n(result.file.companies)} companies`,
+  ];
+  const w = [52, 10, 9, 8];
+  lines.push(pad(['load', 's', 'rows/s', '×COPY'], w));
+  const c = result.copy;
+  if (c.available) {
+    lines.push(pad([`psql \\copy, ${c.indexes} secondary indexes in place`, c.seconds.toFixed(1), n(c.rowsPerSec), '1.00'], w));
+    lines.push(
+      pad(
+        [`psql \\copy, then CREATE INDEX ×${c.indexes} (${c.rebuild.copySeconds.toFixed(1)} + ${c.rebuild.indexSeconds.toFixed(1)} s)`, c.rebuild.seconds.toFixed(1), n(c.rebuild.rowsPerSec), (c.rebuild.rowsPerSec / c.rowsPerSec).toFixed(2)],
+        w,
+      ),
+    );
+  } else {
+    lines.push(`  (${c.reason})`);
+  }
+  const ratioOf = (rowsPerSec: number) => (c.available ? (rowsPerSec / c.rowsPerSec).toFixed(2) : 'n/a');
+  lines.push(pad(['leadgate import (importFile), all new', result.import.seconds.toFixed(1), n(result.import.rowsPerSec), ratioOf(result.import.rowsPerSec)], w));
+  lines.push(pad(['leadgate import again, all unchanged', result.reimport.seconds.toFixed(1), n(result.reimport.rowsPerSec), ratioOf(result.reimport.rowsPerSec)], w));
+  const phases = (figures: ImportFigures) => figures.phases.map((p) => `${p.phase} ${p.seconds.toFixed(1)}`).join(', ');
+  lines.push(`   import phases (s): ${phases(result.import)}`);
+  lines.push(`   re-import phases (s): ${phases(result.reimport)}`);
+  const summary = (sm: ImportSummary) => `inserted ${n(sm.inserted)}, updated ${n(sm.updated)}, unchanged ${n(sm.unchanged)}, invalid ${n(sm.invalid)}, duplicates ${n(sm.duplicatesInFile)}`;
+  lines.push(`   import: ${summary(result.import.summary)}; again: ${summary(result.reimport.summary)}`);
+  const g = result.goals;
+  lines.push(
+    `   import/COPY = ${result.ratio === null ? 'n/a' : `${result.ratio.toFixed(2)}×`} (goal ≥ ${g.ratio}×: ${verdict(g.ratioMet)})` +
+      (result.ratioToRebuild === null ? '' : `; against COPY then CREATE INDEX: ${result.ratioToRebuild.toFixed(2)}×`),
+  );
+  lines.push(
+    `   import ${n(result.import.rowsPerSec)} rows/s (goal ≥ ${n(g.rowsPerSec)}: ${verdict(g.rowsPerSecMet)})` +
+      (c.available ? `; plain COPY itself: ${n(c.rowsPerSec)} rows/s with the indexes in place (${verdict(g.copyRowsPerSecMet)})` : ''),
+  );
+  return lines.join('\n');
+}
