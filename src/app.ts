@@ -41,6 +41,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // No child logger per request (a measurable cost on status polling); errors log the request id.
     childLoggerFactory: (parent) => parent,
     bodyLimit: BODY_LIMIT,
+    // Room for query strings past the 16 KB limit, so callers get 414 and a hint rather than 431.
+    http: { maxHeaderSize: 64 * 1024 },
     return503OnClosing: true,
   });
   installErrorHandling(http);

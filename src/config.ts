@@ -30,6 +30,8 @@ export interface Config {
   dailyDatabaseRecords: number;
   /** Enrichment matches per account per UTC day. Default 100,000. */
   dailyEnrichmentMatches: number;
+  /** Statement timeout of a lead database search, ms; past it the search answers 503 query_timeout. Default 10,000. */
+  leadQueryTimeoutMs: number;
   /** The lead scraper's mode shown by /api/v1/apollo-status. Default url-based. */
   leadScraperMode: 'url-based' | 'legacy';
   /**
@@ -74,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxRunningRuns: int(env.MAX_RUNNING_RUNS, 10),
     dailyDatabaseRecords: int(env.DAILY_DATABASE_RECORDS, 100_000),
     dailyEnrichmentMatches: int(env.DAILY_ENRICHMENT_MATCHES, 100_000),
+    leadQueryTimeoutMs: int(env.LEAD_QUERY_TIMEOUT_MS, 10_000),
     leadScraperMode: leadScraperMode(env.LEAD_SCRAPER_MODE),
     enforceLimits: true,
   };

@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { bigint, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { accountTable } from './accounts.ts';
 import { catalogId, textList } from './columns.ts';
 
 /** Companies of the lead database; `domain` is the natural key. */
@@ -90,3 +91,18 @@ export const personTable = pgTable(
 );
 export type Person = typeof personTable.$inferSelect;
 export type NewPerson = typeof personTable.$inferInsert;
+
+/** Leads an account has received (from the database API or unlocked): they never count against its allowance again. */
+export const deliveredLeadTable = pgTable(
+  'delivered_lead',
+  {
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accountTable.id, { onDelete: 'cascade' }),
+    personId: bigint('person_id', { mode: 'number' })
+      .notNull()
+      .references(() => personTable.id, { onDelete: 'cascade' }),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.personId] })],
+);

@@ -2,12 +2,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Transaction } from '../../db/client.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../services/accounts.ts';
-import { fromZodError, ValidationError } from '../services/errors.ts';
+import { AppError, fromZodError, ValidationError } from '../services/errors.ts';
 import { assertDownloadable, EXPORT_FORMATS, exportRun, type ExportFormat } from '../services/exports.ts';
 import { withIdempotency } from '../services/idempotency.ts';
 import { leadScraperStatus } from '../services/lead-scraper-status.ts';
 import { buyCredits, getBalances, walletView } from '../services/wallet.ts';
 import { applyRateLimit } from './rate-limit.ts';
+import { searchLeads } from '../services/leads/search.ts';
 import { restRunView, snapshotOf } from '../services/run-view.ts';
 import { getRun, startRun } from '../services/runs.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
@@ -20,6 +21,9 @@ declare module 'fastify' {
 }
 
 type RunParams = { Params: { runId: string } };
+
+/** The spec's limit on query strings; longer ones must be sent as a POST body. */
+export const MAX_QUERY_STRING_BYTES = 16 * 1024;
 
 function formatOf(request: FastifyRequest): ExportFormat {
   const format = ((request.query as { format?: string }).format ?? 'csv').toLowerCase();
@@ -34,6 +38,10 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   const publicUrl = core.config.publicUrl;
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (request, reply) => {
+    const query = request.url.indexOf('?');
+    if (query >= 0 && Buffer.byteLength(request.url) - query - 1 > MAX_QUERY_STRING_BYTES) {
+      throw new AppError(414, 'query_string_too_long', 'The query string is over 16 KB. Send the same parameters as a JSON body with POST to the same path.');
+    }
     request.principal = await core.auth.authenticate(request.headers.authorization);
     await applyRateLimit(core, request.principal, reply);
   });
@@ -113,4 +121,12 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   );
 
   app.get('/api/v1/apollo-status', async () => leadScraperStatus(core.config, core.clock()));
+
+  // Database APIs: GET with query parameters, or POST with the same parameters as JSON.
+  app.get('/api/v1/database/leads', async (request) => stripRows(await searchLeads(core, request.principal, request.query)));
+  app.post('/api/v1/database/leads', async (request) => stripRows(await searchLeads(core, request.principal, request.body ?? {})));
+}
+
+function stripRows<T extends { rows: unknown }>({ rows: _rows, ...rest }: T) {
+  return rest;
 }

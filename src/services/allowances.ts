@@ -1,5 +1,4 @@
-import { sql } from 'drizzle-orm';
-import type { Executor } from '../../db/client.ts';
+import type { Sql } from '../../db/client.ts';
 import type { AllowanceKind } from '../../db/schema/limits.ts';
 import { AppError } from './errors.ts';
 
@@ -27,19 +26,19 @@ export class DailyLimitError extends AppError {
  * page of a day may be cut short). Refuses with 429 `daily_limit_reached` when nothing is left.
  * Runs in the caller's transaction, so a failed request gives its allowance back.
  */
-export async function takeAllowance(tx: Executor, accountId: string, kind: AllowanceKind, wanted: number, limit: number, now: Date): Promise<{ granted: number; remaining: number }> {
+export async function takeAllowance(sql: Sql, accountId: string, kind: AllowanceKind, wanted: number, limit: number, now: Date): Promise<{ granted: number; remaining: number }> {
   const { day, secondsToReset } = utcDay(now);
   if (wanted <= 0) {
-    const rows = (await tx.execute(sql`select used from daily_usage where account_id = ${accountId} and day = ${day} and kind = ${kind}`)) as unknown as { used: number }[];
+    const rows = await sql<{ used: number }[]>`select used from daily_usage where account_id = ${accountId} and day = ${day} and kind = ${kind}`;
     return { granted: 0, remaining: Math.max(0, limit - (rows[0]?.used ?? 0)) };
   }
-  await tx.execute(sql`insert into daily_usage (account_id, day, kind, used) values (${accountId}, ${day}, ${kind}, 0) on conflict do nothing`);
+  await sql`insert into daily_usage (account_id, day, kind, used) values (${accountId}, ${day}, ${kind}, 0) on conflict do nothing`;
   // The locked read gives the latest committed count, so concurrent requests never over-grant.
-  const rows = (await tx.execute(sql`
+  const rows = await sql<{ used: number; granted: number }[]>`
     update daily_usage u set used = least(u.used + ${wanted}, ${limit})
     from (select used as before from daily_usage where account_id = ${accountId} and day = ${day} and kind = ${kind} for update) prev
     where u.account_id = ${accountId} and u.day = ${day} and u.kind = ${kind}
-    returning u.used, u.used - prev.before as granted`)) as unknown as { used: number; granted: number }[];
+    returning u.used, u.used - prev.before as granted`;
   const { used, granted } = rows[0]!;
   if (granted <= 0) throw new DailyLimitError(kind, limit, secondsToReset);
   return { granted, remaining: limit - used };

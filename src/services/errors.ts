@@ -12,6 +12,8 @@ export class AppError extends Error {
     readonly code: string,
     message: string,
     readonly details?: unknown,
+    /** Fields the spec puts beside `error` in the body (e.g. `filters_not_applied_yet`). */
+    readonly extraBody?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'AppError';
@@ -20,6 +22,7 @@ export class AppError extends Error {
   toBody() {
     return {
       error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) },
+      ...this.extraBody,
     };
   }
 }

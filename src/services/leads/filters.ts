@@ -1,0 +1,55 @@
+/** The lead database's search, normalised: what REST, GraphQL, links and the lead scraper all reduce to. */
+export interface LeadFilters {
+  /** Any of these, partial, case-insensitive. */
+  titles?: string[];
+  notTitles?: string[];
+  industries?: string[];
+  notIndustries?: string[];
+  countries?: string[];
+  states?: string[];
+  city?: string;
+  companyName?: string;
+  /** Any of these, partial. */
+  companyDomains?: string[];
+  seniorities?: string[];
+  departments?: string[];
+  emailStatuses?: string[];
+  hasEmail?: boolean;
+  hasPhone?: boolean;
+  minEmployees?: number;
+  maxEmployees?: number;
+  revenueMin?: number;
+  revenueMax?: number;
+  socialUrl?: string;
+  /** Company keywords, whole words, any of. */
+  keywords?: string[];
+  notKeywords?: string[];
+  technologies?: string[];
+  technologiesAll?: string[];
+  notTechnologies?: string[];
+  companyCountries?: string[];
+  companyStates?: string[];
+  companyCity?: string;
+}
+
+/** Filters on company data, refused with 409 while the companies dataset is being prepared. */
+export const COMPANY_FILTERS = [
+  'keywords', 'notKeywords', 'revenueMin', 'revenueMax', 'companyCountries', 'companyStates', 'companyCity',
+  'technologies', 'technologiesAll', 'notTechnologies',
+] as const satisfies readonly (keyof LeadFilters)[];
+
+/** The request parameter that sets each filter (the spec's names). */
+export const PARAMETER_OF: Record<keyof LeadFilters, string> = {
+  titles: 'title', notTitles: 'notTitle', industries: 'industry', notIndustries: 'notIndustry', countries: 'country', states: 'state',
+  city: 'city', companyName: 'companyName', companyDomains: 'companyDomain', seniorities: 'seniority', departments: 'department',
+  emailStatuses: 'emailStatus', hasEmail: 'hasEmail', hasPhone: 'hasPhone', minEmployees: 'minEmployees', maxEmployees: 'maxEmployees',
+  revenueMin: 'revenueMin', revenueMax: 'revenueMax', socialUrl: 'socialUrl', keywords: 'keywords', notKeywords: 'notKeywords',
+  technologies: 'technologies', technologiesAll: 'technologiesAll', notTechnologies: 'notTechnologies', companyCountries: 'companyCountry',
+  companyStates: 'companyState', companyCity: 'companyCity',
+};
+
+export const isSet = (value: unknown) => value !== undefined && !(Array.isArray(value) && value.length === 0);
+
+export function usedFilters(filters: LeadFilters): (keyof LeadFilters)[] {
+  return (Object.keys(filters) as (keyof LeadFilters)[]).filter((k) => isSet(filters[k]));
+}

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { fromZodError, ValidationError } from '../errors.ts';
+import { isSet, type LeadFilters } from './filters.ts';
+import { canonicalTechnology, normaliseCountry, normaliseDepartment, normaliseSeniority, splitList } from './vocabulary.ts';
+
+/** Query strings carry text; JSON bodies carry types. Both read the same. */
+const list = (max = 100) =>
+  z.preprocess((v) => (v === undefined || v === null ? undefined : splitList(v as string | string[])), z.array(z.string().min(1).max(300)).max(max).optional());
+const spaced = z.preprocess((v) => (v === undefined || v === null ? undefined : splitList(v as string | string[], /[,\s]+/)), z.array(z.string().min(1).max(300)).max(100).optional());
+const text = z.preprocess((v) => (Array.isArray(v) ? v.join(',') : v), z.string().trim().min(1).max(300).optional());
+const bool = z.preprocess((v) => (v === 'true' || v === '1' ? true : v === 'false' || v === '0' || v === '' ? false : v), z.boolean().optional());
+const num = (min: number, max: number, int = true) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
+    (int ? z.number().int('must be a whole number') : z.number()).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`).optional(),
+  );
+
+export const leadSearchParams = z
+  .object({
+    page: num(1, 100_000),
+    limit: num(1, 100),
+    after: z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().regex(/^\d+$/, 'must be 0 or a pagination.next_after value').optional()),
+    title: text,
+    industry: list(),
+    country: list(),
+    state: list(),
+    city: text,
+    companyName: text,
+    companyDomain: spaced,
+    seniority: list(),
+    department: list(),
+    emailStatus: list(),
+    hasEmail: bool,
+    hasPhone: bool,
+    minEmployees: num(0, 10_000_000),
+    maxEmployees: num(0, 10_000_000),
+    socialUrl: text,
+    keywords: list(),
+    revenueMin: num(0, 1e15, false),
+    revenueMax: num(0, 1e15, false),
+    companyCountry: list(),
+    companyState: list(),
+    companyCity: text,
+    notTitle: list(),
+    notKeywords: list(),
+    notIndustry: list(),
+    technologies: list(),
+    technologiesAll: list(10),
+    notTechnologies: list(),
+    url: z.string().trim().min(1).max(16_000).optional(),
+    excludeDelivered: bool,
+  })
+  .strict();
+export type LeadSearchParams = z.output<typeof leadSearchParams>;
+
+/** Reads GET query parameters (repeated, comma separated, or with "[]") or a POST body. */
+export function parseLeadSearch(raw: unknown): LeadSearchParams {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ValidationError([{ path: '', message: 'parameters must be a query string or a JSON object' }]);
+  }
+  const cleaned = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k.replace(/\[\]$/, ''), v]));
+  const parsed = leadSearchParams.safeParse(cleaned);
+  if (!parsed.success) {
+    throw fromZodError(
+      new z.ZodError(
+        parsed.error.issues.map((issue) =>
+          issue.code === 'unrecognized_keys' ? { ...issue, message: `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}` } : issue,
+        ),
+      ),
+    );
+  }
+  const p = parsed.data;
+  const errors: { path: string; message: string }[] = [];
+  if (p.minEmployees !== undefined && p.maxEmployees !== undefined && p.minEmployees > p.maxEmployees) errors.push({ path: 'maxEmployees', message: 'must not be below minEmployees' });
+  if (p.revenueMin !== undefined && p.revenueMax !== undefined && p.revenueMin > p.revenueMax) errors.push({ path: 'revenueMax', message: 'must not be below revenueMin' });
+  if (p.page !== undefined && p.after !== undefined) errors.push({ path: 'after', message: 'use page or after, not both' });
+  for (const [i, s] of (p.seniority ?? []).entries()) if (!normaliseSeniority(s)) errors.push({ path: `seniority.${i}`, message: `unknown seniority "${s}"` });
+  for (const [i, d] of (p.department ?? []).entries()) if (!normaliseDepartment(d)) errors.push({ path: `department.${i}`, message: `unknown department "${d}"` });
+  if (errors.length > 0) throw new ValidationError(errors);
+  return p;
+}
+
+/** The explicit filters of a request, normalised. */
+export function filtersOf(p: LeadSearchParams): LeadFilters {
+  const filters: LeadFilters = {
+    titles: p.title ? [p.title] : undefined,
+    notTitles: p.notTitle,
+    industries: p.industry,
+    notIndustries: p.notIndustry,
+    countries: p.country?.map(normaliseCountry),
+    states: p.state,
+    city: p.city,
+    companyName: p.companyName,
+    companyDomains: p.companyDomain?.map((d) => d.toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/\/.*$/, '')),
+    seniorities: p.seniority?.map((s) => normaliseSeniority(s)!),
+    departments: p.department?.map((d) => normaliseDepartment(d)!.department),
+    emailStatuses: p.emailStatus?.map((s) => s.toLowerCase()),
+    hasEmail: p.hasEmail || undefined,
+    hasPhone: p.hasPhone || undefined,
+    minEmployees: p.minEmployees,
+    maxEmployees: p.maxEmployees,
+    revenueMin: p.revenueMin,
+    revenueMax: p.revenueMax,
+    socialUrl: p.socialUrl,
+    keywords: p.keywords?.map((k) => k.toLowerCase()),
+    notKeywords: p.notKeywords?.map((k) => k.toLowerCase()),
+    technologies: p.technologies?.map(canonicalTechnology),
+    technologiesAll: p.technologiesAll?.map(canonicalTechnology),
+    notTechnologies: p.notTechnologies?.map(canonicalTechnology),
+    companyCountries: p.companyCountry?.map(normaliseCountry),
+    companyStates: p.companyState,
+    companyCity: p.companyCity,
+  };
+  return Object.fromEntries(Object.entries(filters).filter(([, v]) => isSet(v))) as LeadFilters;
+}

@@ -1,0 +1,94 @@
+import type { PendingQuery, Row } from 'postgres';
+import type { Sql } from '../../../db/client.ts';
+import type { LeadFilters } from './filters.ts';
+import { stateVariants } from './vocabulary.ts';
+
+type Fragment = PendingQuery<Row[]>;
+
+const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const wordsRegex = (words: string[]) => `\\m(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+')).join('|')})\\M`;
+const lower = (values: string[]) => values.map((v) => v.trim().toLowerCase());
+
+/** "https://www.linkedin.com/in/Jane-Doe/" → "https://www.linkedin.com/in/jane-doe" (the stored form, lower case). */
+export function normaliseSocialUrl(url: string): string {
+  const path = url.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/[?#].*$/, '').replace(/\/+$/, '');
+  return `https://www.${path}`;
+}
+
+function any(sql: Sql, parts: Fragment[]): Fragment {
+  return parts.slice(1).reduce((acc, part) => sql`${acc} or ${part}`, parts[0]!);
+}
+
+/** One WHERE fragment per filter; every filter is combined with AND. */
+export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: string; excludeDelivered?: boolean } = {}): Fragment[] {
+  const c: Fragment[] = [];
+  if (f.titles) c.push(sql`(${any(sql, f.titles.map((t) => sql`p.title ilike ${likePattern(t)}`))})`);
+  if (f.notTitles) c.push(sql`not (${any(sql, f.notTitles.map((t) => sql`coalesce(p.title, '') ilike ${likePattern(t)}`))})`);
+  if (f.industries) c.push(sql`lower(c.industry) = any(${lower(f.industries)})`);
+  if (f.notIndustries) c.push(sql`(c.industry is null or lower(c.industry) <> all(${lower(f.notIndustries)}))`);
+  if (f.countries) c.push(sql`lower(p.country) = any(${lower(f.countries)})`);
+  if (f.states) c.push(sql`lower(p.state) = any(${f.states.flatMap(stateVariants)})`);
+  if (f.city) c.push(sql`p.city ilike ${likePattern(f.city)}`);
+  if (f.companyName) c.push(sql`c.name ilike ${likePattern(f.companyName)}`);
+  if (f.companyDomains) c.push(sql`(${any(sql, f.companyDomains.map((d) => sql`c.domain ilike ${likePattern(d)}`))})`);
+  if (f.seniorities) c.push(sql`p.seniority = any(${f.seniorities})`);
+  if (f.departments) c.push(sql`p.department = any(${f.departments})`);
+  if (f.emailStatuses) c.push(sql`p.email_status = any(${f.emailStatuses})`);
+  if (f.hasEmail) c.push(sql`p.email is not null`);
+  if (f.hasPhone) c.push(sql`(p.phone is not null or p.mobile is not null)`);
+  if (f.minEmployees !== undefined) c.push(sql`c.employees_count >= ${f.minEmployees}`);
+  if (f.maxEmployees !== undefined) c.push(sql`c.employees_count <= ${f.maxEmployees}`);
+  if (f.revenueMin !== undefined) c.push(sql`c.annual_revenue >= ${f.revenueMin}`);
+  if (f.revenueMax !== undefined) c.push(sql`c.annual_revenue <= ${f.revenueMax}`);
+  if (f.socialUrl) c.push(sql`lower(p.linkedin_url) = ${normaliseSocialUrl(f.socialUrl)}`);
+  if (f.keywords) c.push(sql`exists (select 1 from unnest(c.keywords) k where k ~* ${wordsRegex(f.keywords)})`);
+  if (f.notKeywords) c.push(sql`not exists (select 1 from unnest(coalesce(c.keywords, '{}')) k where k ~* ${wordsRegex(f.notKeywords)})`);
+  if (f.technologies) c.push(sql`c.technologies && ${f.technologies}::text[]`);
+  if (f.technologiesAll) c.push(sql`c.technologies @> ${f.technologiesAll}::text[]`);
+  if (f.notTechnologies) c.push(sql`cardinality(c.technologies) > 0 and not (c.technologies && ${f.notTechnologies}::text[])`);
+  if (f.companyCountries) c.push(sql`lower(c.country) = any(${lower(f.companyCountries)})`);
+  if (f.companyStates) c.push(sql`lower(c.state) = any(${f.companyStates.flatMap(stateVariants)})`);
+  if (f.companyCity) c.push(sql`c.city ilike ${likePattern(f.companyCity)}`);
+  if (options.excludeDelivered && options.accountId) {
+    c.push(sql`not exists (select 1 from delivered_lead d where d.account_id = ${options.accountId} and d.person_id = p.id)`);
+  }
+  return c;
+}
+
+export function where(sql: Sql, conditions: Fragment[]): Fragment {
+  return conditions.length === 0 ? sql`true` : conditions.slice(1).reduce((acc, part) => sql`${acc} and ${part}`, conditions[0]!);
+}
+
+export interface LeadRow {
+  id: string;
+  first_name: string;
+  last_name: string;
+  title: string | null;
+  seniority: string | null;
+  department: string | null;
+  email: string | null;
+  email_status: string | null;
+  phone: string | null;
+  mobile: string | null;
+  linkedin_url: string | null;
+  city: string | null;
+  state: string | null;
+  country: string | null;
+  company_id: string | null;
+}
+
+/** A page of people in id order: by offset, or after an id (keyset). One extra row tells if more follow. */
+export function selectLeadPage(sql: Sql, whereClause: Fragment, paging: { limit: number; offset?: number; afterId?: bigint }) {
+  const keyset = paging.afterId !== undefined ? sql`and p.id > ${paging.afterId.toString()}::bigint` : sql``;
+  return sql<LeadRow[]>`
+    select p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile,
+           p.linkedin_url, p.city, p.state, p.country, p.company_id
+    from person p left join company c on c.id = p.company_id
+    where ${whereClause} ${keyset}
+    order by p.id
+    limit ${paging.limit + 1} offset ${paging.offset ?? 0}`;
+}
+
+export function countLeads(sql: Sql, whereClause: Fragment) {
+  return sql<{ total: number }[]>`select count(*)::int as total from person p left join company c on c.id = p.company_id where ${whereClause}`;
+}
