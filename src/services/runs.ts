@@ -55,7 +55,7 @@ export async function startRun(core: StartDeps, principal: Principal, toolName: 
   const enforce = core.config.enforceLimits;
   const id = newRunId();
   const create = async (tx: Transaction) => {
-    await lockAccount(tx, principal.accountId);
+    if (enforce) await lockAccount(tx, principal.accountId);
     let hold = { planMicros: 0n, purchasedMicros: 0n };
     if (enforce && tool.price.unitMicros > 0n) {
       hold = await holdForRun(tx, principal.accountId, id, estimated, tool.overdraftMicros ?? 0n);
@@ -68,10 +68,7 @@ export async function startRun(core: StartDeps, principal: Principal, toolName: 
       }
     }
     const [active] = enforce
-      ? await tx
-          .select({ n: sql<number>`count(*)::int` })
-          .from(runTable)
-          .where(and(eq(runTable.accountId, principal.accountId), inArray(runTable.status, ['RUNNING', 'ABORTING'])))
+      ? ((await tx.execute(sql`select count(*)::int as n from run where account_id = ${principal.accountId} and status in ('RUNNING', 'ABORTING')`)) as unknown as { n: number }[])
       : [{ n: 0 }];
     const queued = active!.n >= core.config.maxRunningRuns;
     const [created] = await tx

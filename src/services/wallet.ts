@@ -58,25 +58,28 @@ export async function holdForRun(
   overdraftMicros = 0n,
 ): Promise<Balances> {
   if (wanted <= 0n) return { planMicros: 0n, purchasedMicros: 0n };
+  // One statement: lock the wallet, take the amount (purchased first) and write the ledger entry.
   const rows = (await tx.execute(sql`
     with current as (
       select plan_micros, purchased_micros, least(${wanted}::bigint, plan_micros + purchased_micros + ${overdraftMicros}::bigint) as amount
       from wallet where account_id = ${accountId} for update
     ), taken as (
       select amount, greatest(least(purchased_micros, amount), 0) as from_purchased from current
+    ), updated as (
+      update wallet w set
+        purchased_micros = w.purchased_micros - t.from_purchased,
+        plan_micros = w.plan_micros - (t.amount - t.from_purchased),
+        updated_at = now()
+      from taken t
+      where w.account_id = ${accountId} and t.amount > 0
+      returning t.from_purchased, t.amount - t.from_purchased as from_plan
+    ), entry as (
+      insert into ledger_entry (account_id, kind, run_id, plan_micros, purchased_micros, note)
+      select ${accountId}, 'hold', ${runId}, -from_plan, -from_purchased, 'reserved at start' from updated
     )
-    update wallet w set
-      purchased_micros = w.purchased_micros - t.from_purchased,
-      plan_micros = w.plan_micros - (t.amount - t.from_purchased),
-      updated_at = now()
-    from taken t
-    where w.account_id = ${accountId} and t.amount > 0
-    returning t.from_purchased::text as purchased, (t.amount - t.from_purchased)::text as plan`)) as unknown as { purchased: string; plan: string }[];
+    select from_purchased::text as purchased, from_plan::text as plan from updated`)) as unknown as { purchased: string; plan: string }[];
   const row = rows[0];
-  if (!row) return { planMicros: 0n, purchasedMicros: 0n };
-  const held = { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan) };
-  await tx.insert(ledgerTable).values({ accountId, kind: 'hold', runId, planMicros: -held.planMicros, purchasedMicros: -held.purchasedMicros, note: 'reserved at start' });
-  return held;
+  return row ? { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan) } : { planMicros: 0n, purchasedMicros: 0n };
 }
 
 /**
