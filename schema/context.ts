@@ -3,6 +3,7 @@ import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/services/accounts.ts';
 import type { RunSnapshot } from '../src/services/run-view.ts';
 import { loadRuns } from '../src/services/runs.ts';
+import { loadCompanies, type CompanyRecord } from '../src/services/leads/search.ts';
 
 /** Per-request context: the caller and loaders that batch lookups within one operation. */
 export interface GraphQLContext {
@@ -14,5 +15,9 @@ export interface GraphQLContext {
 export function createLoaders(core: Core, principal: Principal) {
   return {
     run: new DataLoader<string, RunSnapshot | null>((ids) => loadRuns(core.db, principal.accountId, ids)),
+    company: new DataLoader<number, CompanyRecord | null>(async (ids) => {
+      const found = await loadCompanies(core.sql, ids);
+      return ids.map((id) => found.get(id) ?? null);
+    }),
   };
 }

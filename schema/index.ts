@@ -3,6 +3,7 @@ import './account.ts';
 import './run.ts';
 import './tools.ts';
 import './wallet.ts';
+import './leads.ts';
 import { builder } from './builder.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

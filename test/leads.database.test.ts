@@ -313,3 +313,37 @@ describe('refusals', () => {
     expect(res.body.error.message).toMatch(/unknown parameter titel/);
   });
 });
+
+describe('GraphQL leads', () => {
+  it('answers the same search as REST, with companies and the total', async () => {
+    const rest = await get('title=engineer&country=US&limit=5');
+    const gql = await t.graphql(
+      key,
+      `query($f: LeadFilter) { leads(filter: $f, first: 5) { totalCount edges { cursor node { id fullName company { domain industry employeesCount } } } pageInfo { hasNextPage endCursor } } }`,
+      { f: { title: 'engineer', country: ['US'] } },
+    );
+    expect(gql.body.errors).toBeUndefined();
+    const leads = gql.body.data.leads;
+    expect(leads.totalCount).toBe(rest.body.pagination.total);
+    expect(leads.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(rest.body.leads.map((l: { id: number }) => l.id));
+    expect(leads.edges[0].node.company).toEqual({
+      domain: rest.body.leads[0].company_domain,
+      industry: rest.body.leads[0].company_industry,
+      employeesCount: rest.body.leads[0].employees_count,
+    });
+    const next = await t.graphql(key, `query($f: LeadFilter, $a: String) { leads(filter: $f, first: 5, after: $a) { edges { node { id } } } }`, {
+      f: { title: 'engineer', country: ['US'] },
+      a: leads.pageInfo.endCursor,
+    });
+    const page2 = await get('title=engineer&country=US&limit=5&page=2');
+    expect(next.body.data.leads.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(page2.body.leads.map((l: { id: number }) => l.id));
+  });
+
+  it('uses the same error codes', async () => {
+    const { apiKey } = await t.account({ plan: 'starter' });
+    const res = await t.graphql(apiKey, '{ leads(first: 1) { totalCount } }');
+    expect(res.body.errors[0].extensions.code).toBe('plan_required');
+    const bad = await t.graphql(key, '{ leads(first: 500) { totalCount } }');
+    expect(bad.body.errors[0].extensions.code).toMatch(/validation_failed|query_too_complex/);
+  });
+});
