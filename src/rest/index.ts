@@ -9,6 +9,7 @@ import { leadScraperStatus } from '../services/lead-scraper-status.ts';
 import { buyCredits, getBalances, walletView } from '../services/wallet.ts';
 import { applyRateLimit } from './rate-limit.ts';
 import { searchLeads } from '../services/leads/search.ts';
+import { enrichLeads } from '../services/leads/enrich.ts';
 import { restRunView, snapshotOf } from '../services/run-view.ts';
 import { getRun, startRun } from '../services/runs.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
@@ -125,6 +126,13 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   // Database APIs: GET with query parameters, or POST with the same parameters as JSON.
   app.get('/api/v1/database/leads', async (request) => stripRows(await searchLeads(core, request.principal, request.query)));
   app.post('/api/v1/database/leads', async (request) => stripRows(await searchLeads(core, request.principal, request.body ?? {})));
+
+  // Enrichment: the spec's route heading says GET, every example POSTs a JSON body.
+  app.post('/api/v1/enrich', async (request) => enrichLeads(core, request.principal, request.body));
+  app.get('/api/v1/enrich', async (_, reply) => {
+    reply.header('Allow', 'POST');
+    throw new AppError(405, 'method_not_allowed', 'Send enrichment requests with POST and a JSON body: {"rows": [...], "preview": false}.');
+  });
 }
 
 function stripRows<T extends { rows: unknown }>({ rows: _rows, ...rest }: T) {
