@@ -10,6 +10,7 @@ import { buyCredits, getBalances, walletView } from '../services/wallet.ts';
 import { applyRateLimit } from './rate-limit.ts';
 import { searchLeads } from '../services/leads/search.ts';
 import { enrichLeads } from '../services/leads/enrich.ts';
+import { enrichLocalBusinesses } from '../services/places/enrich.ts';
 import { restRunView, snapshotOf } from '../services/run-view.ts';
 import { getRun, startRun } from '../services/runs.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
@@ -128,11 +129,15 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   app.post('/api/v1/database/leads', async (request) => stripRows(await searchLeads(core, request.principal, request.body ?? {})));
 
   // Enrichment: the spec's route heading says GET, every example POSTs a JSON body.
+  const postOnly = (path: string) =>
+    app.get(path, async (_, reply) => {
+      reply.header('Allow', 'POST');
+      throw new AppError(405, 'method_not_allowed', 'Send enrichment requests with POST and a JSON body: {"rows": [...], "preview": false}.');
+    });
   app.post('/api/v1/enrich', async (request) => enrichLeads(core, request.principal, request.body));
-  app.get('/api/v1/enrich', async (_, reply) => {
-    reply.header('Allow', 'POST');
-    throw new AppError(405, 'method_not_allowed', 'Send enrichment requests with POST and a JSON body: {"rows": [...], "preview": false}.');
-  });
+  postOnly('/api/v1/enrich');
+  app.post('/api/v1/enrich/local-businesses', async (request) => enrichLocalBusinesses(core, request.principal, request.body));
+  postOnly('/api/v1/enrich/local-businesses');
 }
 
 function stripRows<T extends { rows: unknown }>({ rows: _rows, ...rest }: T) {
