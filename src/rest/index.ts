@@ -11,6 +11,8 @@ import { applyRateLimit } from './rate-limit.ts';
 import { searchLeads } from '../services/leads/search.ts';
 import { enrichLeads } from '../services/leads/enrich.ts';
 import { enrichLocalBusinesses } from '../services/places/enrich.ts';
+import { searchLocalBusinesses } from '../services/places/search.ts';
+import { searchStores } from '../services/stores-search.ts';
 import { restRunView, snapshotOf } from '../services/run-view.ts';
 import { getRun, startRun } from '../services/runs.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
@@ -127,6 +129,11 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   // Database APIs: GET with query parameters, or POST with the same parameters as JSON.
   app.get('/api/v1/database/leads', async (request) => stripRows(await searchLeads(core, request.principal, request.query)));
   app.post('/api/v1/database/leads', async (request) => stripRows(await searchLeads(core, request.principal, request.body ?? {})));
+
+  app.get('/api/v1/database/local-businesses', async (request) => searchLocalBusinesses(core, request.principal, request.query));
+  app.post('/api/v1/database/local-businesses', async (request) => searchLocalBusinesses(core, request.principal, request.body ?? {}));
+  app.get('/api/v1/database/stores', async (request) => searchStores(core, request.principal, request.query));
+  app.post('/api/v1/database/stores', async (request) => searchStores(core, request.principal, request.body ?? {}));
 
   // Enrichment: the spec's route heading says GET, every example POSTs a JSON body.
   const postOnly = (path: string) =>

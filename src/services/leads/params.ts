@@ -1,25 +1,15 @@
 import { z } from 'zod';
-import { fromZodError, ValidationError } from '../errors.ts';
+import { ValidationError } from '../errors.ts';
+import { param, pagingParams, parseParams } from '../params.ts';
 import { isSet, type LeadFilters } from './filters.ts';
-import { canonicalTechnology, normaliseCountry, normaliseDepartment, normaliseSeniority, splitList } from './vocabulary.ts';
+import { canonicalTechnology, normaliseCountry, normaliseDepartment, normaliseSeniority } from './vocabulary.ts';
 
-/** Query strings carry text; JSON bodies carry types. Both read the same. */
-const list = (max = 100) =>
-  z.preprocess((v) => (v === undefined || v === null ? undefined : splitList(v as string | string[])), z.array(z.string().min(1).max(300)).max(max).optional());
-const spaced = z.preprocess((v) => (v === undefined || v === null ? undefined : splitList(v as string | string[], /[,\s]+/)), z.array(z.string().min(1).max(300)).max(100).optional());
-const text = z.preprocess((v) => (Array.isArray(v) ? v.join(',') : v), z.string().trim().min(1).max(300).optional());
-const bool = z.preprocess((v) => (v === 'true' || v === '1' ? true : v === 'false' || v === '0' || v === '' ? false : v), z.boolean().optional());
-const num = (min: number, max: number, int = true) =>
-  z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
-    (int ? z.number().int('must be a whole number') : z.number()).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`).optional(),
-  );
+const { list, text, bool, num } = param;
+const spaced = param.list(100, /[,\s]+/);
 
 export const leadSearchParams = z
   .object({
-    page: num(1, 100_000),
-    limit: num(1, 100),
-    after: z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.string().regex(/^\d+$/, 'must be 0 or a pagination.next_after value').optional()),
+    ...pagingParams,
     title: text,
     industry: list(),
     country: list(),
@@ -55,21 +45,7 @@ export type LeadSearchParams = z.output<typeof leadSearchParams>;
 
 /** Reads GET query parameters (repeated, comma separated, or with "[]") or a POST body. */
 export function parseLeadSearch(raw: unknown): LeadSearchParams {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ValidationError([{ path: '', message: 'parameters must be a query string or a JSON object' }]);
-  }
-  const cleaned = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k.replace(/\[\]$/, ''), v]));
-  const parsed = leadSearchParams.safeParse(cleaned);
-  if (!parsed.success) {
-    throw fromZodError(
-      new z.ZodError(
-        parsed.error.issues.map((issue) =>
-          issue.code === 'unrecognized_keys' ? { ...issue, message: `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}` } : issue,
-        ),
-      ),
-    );
-  }
-  const p = parsed.data;
+  const p = parseParams(leadSearchParams, raw);
   const errors: { path: string; message: string }[] = [];
   if (p.minEmployees !== undefined && p.maxEmployees !== undefined && p.minEmployees > p.maxEmployees) errors.push({ path: 'maxEmployees', message: 'must not be below minEmployees' });
   if (p.revenueMin !== undefined && p.revenueMax !== undefined && p.revenueMin > p.revenueMax) errors.push({ path: 'revenueMax', message: 'must not be below revenueMin' });

@@ -73,10 +73,3 @@ const KNOWN_TECHNOLOGIES = new Map(TECHNOLOGIES.map((t) => [techKey(t), t]));
 export function canonicalTechnology(value: string): string {
   return KNOWN_TECHNOLOGIES.get(techKey(value)) ?? value.trim();
 }
-
-/** Splits "a, b c" style lists; arrays may also be given repeated. */
-export function splitList(value: string | string[] | undefined, separators = /,/): string[] {
-  if (value === undefined) return [];
-  const items = Array.isArray(value) ? value : [value];
-  return items.flatMap((v) => v.split(separators)).map((v) => v.trim()).filter(Boolean);
-}

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+
+let t: TestApp;
+let key: string;
+
+beforeAll(async () => {
+  t = await startTestApp({ worker: false });
+  ({ apiKey: key } = await t.account({ plan: 'growth' }));
+});
+afterAll(() => t?.stop());
+
+const ids = (list: { id: number }[]) => list.map((x) => x.id);
+
+describe('GET/POST /api/v1/database/local-businesses', () => {
+  it('filters by category, city, rating and presence of contact data, with the total', async () => {
+    const all = (await t.app.core.sql`select id::int, category, city, state, rating, review_count, phone, website, emails from local_business order by id`) as unknown as {
+      id: number; category: string; city: string; state: string; rating: number | null; review_count: number; phone: string | null; website: string | null; emails: string[];
+    }[];
+    const expected = all.filter((b) => b.category === 'Dentist' && ['Denver', 'Austin'].includes(b.city) && (b.rating ?? 0) >= 4 && b.phone !== null && b.website !== null);
+    const res = await t.request('GET', '/api/v1/database/local-businesses?category=dentist&city=Denver,Austin&minRating=4&hasPhone=true&hasWebsite=true&limit=100', { key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.pagination.total).toBe(expected.length);
+    expect(ids(res.body.businesses)).toEqual(expected.map((b) => b.id));
+    expect(res.body.businesses[0]).toMatchObject({ category: 'Dentist', place_id: expect.any(String) });
+    const post = await t.request('POST', '/api/v1/database/local-businesses', { key, body: { category: ['Dentist'], city: ['Denver', 'Austin'], minRating: 4, hasPhone: true, hasWebsite: true, limit: 100 } });
+    expect(ids(post.body.businesses)).toEqual(ids(res.body.businesses));
+  });
+
+  it('searches words of name and category, by state name, and pages by cursor', async () => {
+    const res = await t.request('GET', '/api/v1/database/local-businesses?keyword=coffee&state=Colorado&after=0&limit=5', { key });
+    expect(res.body.businesses.every((b: { state: string }) => b.state === 'CO')).toBe(true);
+    const next = await t.request('GET', `/api/v1/database/local-businesses?keyword=coffee&state=Colorado&after=${res.body.pagination.next_after}&limit=5`, { key });
+    const page2 = await t.request('GET', '/api/v1/database/local-businesses?keyword=coffee&state=Colorado&page=2&limit=5', { key });
+    expect(ids(next.body.businesses)).toEqual(ids(page2.body.businesses));
+    expect(next.body.pagination.total).toBe(res.body.pagination.total);
+  });
+
+  it('refuses unknown parameters and starter accounts', async () => {
+    expect((await t.request('GET', '/api/v1/database/local-businesses?colour=red', { key })).status).toBe(400);
+    const starter = await t.account({ plan: 'starter' });
+    expect((await t.request('GET', '/api/v1/database/local-businesses', { key: starter.apiKey })).body.error.code).toBe('plan_required');
+  });
+});
+
+describe('GET/POST /api/v1/database/stores', () => {
+  it('applies the store-leads filters, aliases included', async () => {
+    const all = (await t.app.core.sql`select id::int, platform, country_code, plan_tier, instagram_url, emails, estimated_monthly_visits as visits, technologies from store order by id`) as unknown as {
+      id: number; platform: string; country_code: string; plan_tier: string; instagram_url: string | null; emails: string[]; visits: number; technologies: string[];
+    }[];
+    const expected = all.filter(
+      (s) => s.platform === 'shopify' && s.country_code === 'US' && s.plan_tier !== 'plus' && s.instagram_url !== null && s.emails.length > 0 && s.visits >= 5000 && s.technologies.includes('Klaviyo'),
+    );
+    const res = await t.request('GET', '/api/v1/database/stores?platform=Shopify&countryCode=us&planExclude=PLUS&instagram=true&emails=true&visitsMin=5000&technologies=Klaviyo&limit=100', { key });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.pagination.total).toBe(expected.length);
+    expect(ids(res.body.stores)).toEqual(expected.slice(0, 100).map((s) => s.id));
+    const long = await t.request('GET', '/api/v1/database/stores?platform=shopify&countryCode=US&planExclude=plus&instagram=true&emails=true&minEstimatedMonthlyVisits=5000&technologies=Klaviyo&limit=100', { key });
+    expect(long.body.pagination.total).toBe(expected.length);
+  });
+
+  it('counts returned records against the daily allowance', async () => {
+    const { apiKey, accountId } = await t.account({ plan: 'growth' });
+    await t.request('GET', '/api/v1/database/stores?limit=7', { key: apiKey });
+    const [row] = await t.app.core.sql`select used from daily_usage where account_id = ${accountId} and kind = 'database'`;
+    expect(row!.used).toBe(7);
+  });
+});
