@@ -55,22 +55,21 @@ export async function startRun(core: StartDeps, principal: Principal, toolName: 
   const enforce = core.config.enforceLimits;
   const id = newRunId();
   const create = async (tx: Transaction) => {
-    if (enforce) await lockAccount(tx, principal.accountId);
     let hold = { planMicros: 0n, purchasedMicros: 0n };
-    if (enforce && tool.price.unitMicros > 0n) {
-      hold = await holdForRun(tx, principal.accountId, id, estimated, tool.overdraftMicros ?? 0n);
-      if (hold.planMicros + hold.purchasedMicros < tool.price.unitMicros) {
+    let queued = false;
+    if (enforce) {
+      await lockAccount(tx, principal.accountId);
+      const held = await holdForRun(tx, principal.accountId, id, tool.price.unitMicros > 0n ? estimated : 0n, tool.overdraftMicros ?? 0n);
+      if (tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
         throw new AppError(
           402,
           'insufficient_funds',
           `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
         );
       }
+      hold = held;
+      queued = held.activeRuns >= core.config.maxRunningRuns;
     }
-    const [active] = enforce
-      ? ((await tx.execute(sql`select count(*)::int as n from run where account_id = ${principal.accountId} and status in ('RUNNING', 'ABORTING')`)) as unknown as { n: number }[])
-      : [{ n: 0 }];
-    const queued = active!.n >= core.config.maxRunningRuns;
     const [created] = await tx
       .insert(runTable)
       .values({
@@ -89,7 +88,10 @@ export async function startRun(core: StartDeps, principal: Principal, toolName: 
         holdPurchasedMicros: hold.purchasedMicros,
         holdPlanMicros: hold.planMicros,
       })
-      .returning();
+      .returning()
+      // Prepared: the statement is parsed once per connection, which keeps the account's lock short.
+      .prepare('insert_run')
+      .execute();
     if (!queued) await enqueueRun(tx, id);
     const snapshot = snapshotOf(created!);
     await core.events.publishInTx(tx, 'runProgress', id, snapshot);

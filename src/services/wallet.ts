@@ -46,9 +46,12 @@ export async function grantPlanCredits(tx: Executor, accountId: string, micros: 
 }
 
 /**
- * Reserves up to `wanted` micro-dollars for a run, purchased credits first. `overdraftMicros` lets
- * a hold go that far below zero (the lead scraper's "balance plus 1 USD"). The wallet row is locked
- * and the guard is in the UPDATE, so concurrent holds can never overdraw.
+ * Reserves up to `wanted` micro-dollars for a run, purchased credits first, writes the ledger entry
+ * and counts the account's active runs, in one statement. The caller must hold the account lock
+ * (`lockAccount`) taken by an earlier statement: a statement's snapshot is taken before it waits for
+ * a lock, so a count in the locking statement itself would miss runs started just before.
+ * `overdraftMicros` lets a hold go that far below zero (the lead scraper's "balance plus 1 USD").
+ * The guard is in the UPDATE, so concurrent holds can never overdraw.
  */
 export async function holdForRun(
   tx: Executor,
@@ -56,9 +59,7 @@ export async function holdForRun(
   runId: string,
   wanted: bigint,
   overdraftMicros = 0n,
-): Promise<Balances> {
-  if (wanted <= 0n) return { planMicros: 0n, purchasedMicros: 0n };
-  // One statement: lock the wallet, take the amount (purchased first) and write the ledger entry.
+): Promise<Balances & { activeRuns: number }> {
   const rows = (await tx.execute(sql`
     with current as (
       select plan_micros, purchased_micros, least(${wanted}::bigint, plan_micros + purchased_micros + ${overdraftMicros}::bigint) as amount
@@ -77,9 +78,16 @@ export async function holdForRun(
       insert into ledger_entry (account_id, kind, run_id, plan_micros, purchased_micros, note)
       select ${accountId}, 'hold', ${runId}, -from_plan, -from_purchased, 'reserved at start' from updated
     )
-    select from_purchased::text as purchased, from_plan::text as plan from updated`)) as unknown as { purchased: string; plan: string }[];
-  const row = rows[0];
-  return row ? { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan) } : { planMicros: 0n, purchasedMicros: 0n };
+    select
+      coalesce((select from_purchased from updated), 0)::text as purchased,
+      coalesce((select from_plan from updated), 0)::text as plan,
+      (select count(*)::int from run where account_id = ${accountId} and status in ('RUNNING', 'ABORTING')) as active`)) as unknown as {
+    purchased: string;
+    plan: string;
+    active: number;
+  }[];
+  const row = rows[0]!;
+  return { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan), activeRuns: row.active };
 }
 
 /**
