@@ -4,6 +4,7 @@ import './run.ts';
 import './tools.ts';
 import './wallet.ts';
 import './leads.ts';
+import './catalog.ts';
 import { builder } from './builder.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

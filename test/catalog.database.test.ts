@@ -66,3 +66,24 @@ describe('GET/POST /api/v1/database/stores', () => {
     expect(row!.used).toBe(7);
   });
 });
+
+describe('GraphQL catalog queries and enrichment mutations', () => {
+  it('answers like REST', async () => {
+    const rest = await t.request('GET', '/api/v1/database/local-businesses?category=Bakery&city=Boston&limit=3', { key });
+    const gql = await t.graphql(key, '{ localBusinesses(filter: {category: ["Bakery"], city: ["Boston"]}, first: 3) { totalCount hasNextPage edges { node { id name category city } } } }');
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.localBusinesses.totalCount).toBe(rest.body.pagination.total);
+    expect(gql.body.data.localBusinesses.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(ids(rest.body.businesses));
+
+    const stores = await t.graphql(key, '{ stores(filter: {platform: "woocommerce"}, first: 2) { totalCount edges { node { platform domain socialProfiles } } } }');
+    expect(stores.body.data.stores.edges.every((e: { node: { platform: string } }) => e.node.platform === 'woocommerce')).toBe(true);
+
+    const [p] = await t.app.core.sql`select email from person where email is not null limit 1`;
+    const enriched = await t.graphql(key, 'mutation($rows: [JSON!]!) { enrichLeads(rows: $rows) }', { rows: [{ email: p!.email }] });
+    expect(enriched.body.data.enrichLeads.rows[0]).toMatchObject({ matched_by: 'email', email: p!.email });
+    const refused = await t.graphql(key, 'mutation { enrichLocalBusinesses(rows: [{phone: "3035550100"}]) }');
+    expect(refused.body.errors[0].extensions.code).toBe('plan_required');
+    const bad = await t.graphql(key, '{ stores(filter: {colour: "red"}) { totalCount } }');
+    expect(bad.body.errors[0].extensions.code).toBe('validation_failed');
+  });
+});

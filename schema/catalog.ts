@@ -1,0 +1,135 @@
+import { enrichLeads } from '../src/services/leads/enrich.ts';
+import { enrichLocalBusinesses } from '../src/services/places/enrich.ts';
+import { searchLocalBusinesses } from '../src/services/places/search.ts';
+import { searchStores } from '../src/services/stores-search.ts';
+import { builder } from './builder.ts';
+
+type Rec = Record<string, unknown>;
+const str = (k: string) => (r: Rec) => (r[k] ?? null) as string | null;
+const num = (k: string) => (r: Rec) => (r[k] ?? null) as number | null;
+const list = (k: string) => (r: Rec) => (r[k] ?? []) as string[];
+
+const LocalBusinessRef = builder.objectRef<Rec>('LocalBusiness').implement({
+  description: 'A local business of the map-listing catalog.',
+  fields: (t) => ({
+    id: t.id({ resolve: (r) => String(r.id) }),
+    placeId: t.string({ resolve: (r) => r.place_id as string }),
+    name: t.string({ resolve: (r) => r.name as string }),
+    category: t.string({ resolve: (r) => r.category as string }),
+    street: t.string({ nullable: true, resolve: str('street') }),
+    city: t.string({ resolve: (r) => r.city as string }),
+    state: t.string({ nullable: true, resolve: str('state') }),
+    postalCode: t.string({ nullable: true, resolve: str('postal_code') }),
+    countryCode: t.string({ resolve: (r) => r.country_code as string }),
+    latitude: t.float({ resolve: (r) => r.lat as number }),
+    longitude: t.float({ resolve: (r) => r.lng as number }),
+    phone: t.string({ nullable: true, resolve: str('phone') }),
+    website: t.string({ nullable: true, resolve: str('website') }),
+    emails: t.stringList({ resolve: list('emails') }),
+    rating: t.float({ nullable: true, resolve: num('rating') }),
+    reviewCount: t.int({ resolve: (r) => r.review_count as number }),
+    openingHours: t.stringList({ resolve: list('opening_hours') }),
+    contactName: t.string({ nullable: true, resolve: str('contact_name') }),
+  }),
+});
+
+const StoreRef = builder.objectRef<Rec>('Store').implement({
+  description: 'An e-commerce store.',
+  fields: (t) => ({
+    id: t.id({ resolve: (r) => String(r.id) }),
+    domain: t.string({ resolve: (r) => r.domain as string }),
+    name: t.string({ resolve: (r) => r.name as string }),
+    platform: t.string({ resolve: (r) => r.platform as string }),
+    planTier: t.string({ nullable: true, resolve: str('plan_tier') }),
+    countryCode: t.string({ nullable: true, resolve: str('country_code') }),
+    city: t.string({ nullable: true, resolve: str('city') }),
+    state: t.string({ nullable: true, resolve: str('state') }),
+    category: t.string({ nullable: true, resolve: str('category') }),
+    technologies: t.stringList({ resolve: list('technologies') }),
+    apps: t.stringList({ resolve: list('apps') }),
+    emails: t.stringList({ resolve: list('emails') }),
+    phones: t.stringList({ resolve: list('phones') }),
+    socialProfiles: t.field({ type: 'JSON', description: 'instagram, facebook, tiktok, youtube, linkedin, twitter, pinterest URLs.', resolve: (r) => Object.fromEntries(Object.entries(r).filter(([k]) => k.endsWith('_url')).map(([k, v]) => [k.replace(/_url$/, ''), v])) }),
+    estimatedMonthlyVisits: t.int({ nullable: true, resolve: num('estimated_monthly_visits') }),
+    estimatedMonthlySales: t.float({ nullable: true, description: 'USD per month.', resolve: num('estimated_monthly_sales') }),
+    employeeCount: t.int({ nullable: true, resolve: num('employee_count') }),
+  }),
+});
+
+interface Page {
+  nodes: Rec[];
+  totalCount: number;
+  hasNextPage: boolean;
+  endCursor: string | null;
+  dailyAllowanceRemaining: number;
+}
+
+function pageType(name: string, node: typeof LocalBusinessRef) {
+  const edge = builder.objectRef<Rec>(`${name}Edge`).implement({
+    fields: (t) => ({ cursor: t.string({ resolve: (r) => String(r.id) }), node: t.field({ type: node, resolve: (r) => r }) }),
+  });
+  return builder.objectRef<Page>(`${name}Connection`).implement({
+    fields: (t) => ({
+      edges: t.field({ type: [edge], resolve: (p) => p.nodes }),
+      totalCount: t.exposeInt('totalCount', { description: 'Size of the whole search.' }),
+      hasNextPage: t.exposeBoolean('hasNextPage'),
+      endCursor: t.exposeString('endCursor', { nullable: true }),
+      dailyAllowanceRemaining: t.exposeInt('dailyAllowanceRemaining'),
+    }),
+  });
+}
+
+const LocalBusinessConnection = pageType('LocalBusiness', LocalBusinessRef);
+const StoreConnection = pageType('Store', StoreRef);
+
+const pageOf = (nodes: Rec[], result: { pagination: { total: number; has_more: boolean; next_after: string | null }; daily_allowance: { remaining: number } }): Page => ({
+  nodes,
+  totalCount: result.pagination.total,
+  hasNextPage: result.pagination.has_more,
+  endCursor: result.pagination.next_after,
+  dailyAllowanceRemaining: result.daily_allowance.remaining,
+});
+
+builder.queryField('localBusinesses', (t) =>
+  t.field({
+    type: LocalBusinessConnection,
+    description: 'The local-business database (growth plan and up); `filter` takes the parameters of GET /api/v1/database/local-businesses.',
+    args: { filter: t.arg({ type: 'JSON' }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
+    complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
+    resolve: async (_, args, ctx) => {
+      const result = await searchLocalBusinesses(ctx.core, ctx.principal, { ...(args.filter as object), limit: args.first ?? 50, after: args.after ?? '0' });
+      return pageOf(result.businesses, result);
+    },
+  }),
+);
+
+builder.queryField('stores', (t) =>
+  t.field({
+    type: StoreConnection,
+    description: 'The e-commerce store database (growth plan and up); `filter` takes the parameters of GET /api/v1/database/stores.',
+    args: { filter: t.arg({ type: 'JSON' }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
+    complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
+    resolve: async (_, args, ctx) => {
+      const result = await searchStores(ctx.core, ctx.principal, { ...(args.filter as object), limit: args.first ?? 50, after: args.after ?? '0' });
+      return pageOf(result.stores, result);
+    },
+  }),
+);
+
+builder.mutationField('enrichLeads', (t) =>
+  t.field({
+    type: 'JSON',
+    description: 'Lead enrichment (growth plan): rows of {email | social | mobile | domain}, up to 1,000; the same result as POST /api/v1/enrich.',
+    args: { rows: t.arg({ type: ['JSON'], required: true }), preview: t.arg.boolean() },
+    resolve: (_, args, ctx) => enrichLeads(ctx.core, ctx.principal, { rows: args.rows, preview: args.preview ?? undefined }),
+  }),
+);
+
+builder.mutationField('enrichLocalBusinesses', (t) =>
+  t.field({
+    type: 'JSON',
+    description: 'Local-business enrichment (scale plan): rows of {phone | name + city/postal_code | website}, up to 1,000; the same result as POST /api/v1/enrich/local-businesses.',
+    args: { rows: t.arg({ type: ['JSON'], required: true }), preview: t.arg.boolean() },
+    resolve: (_, args, ctx) => enrichLocalBusinesses(ctx.core, ctx.principal, { rows: args.rows, preview: args.preview ?? undefined }),
+  }),
+);
