@@ -90,31 +90,26 @@ const pageOf = (nodes: Rec[], result: { pagination: { total: number; has_more: b
   dailyAllowanceRemaining: result.daily_allowance.remaining,
 });
 
-builder.queryField('localBusinesses', (t) =>
-  t.field({
-    type: LocalBusinessConnection,
-    description: 'The local-business database (growth plan and up); `filter` takes the parameters of GET /api/v1/database/local-businesses.',
-    args: { filter: t.arg({ type: 'JSON' }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
-    complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
-    resolve: async (_, args, ctx) => {
-      const result = await searchLocalBusinesses(ctx.core, ctx.principal, { ...(args.filter as object), limit: args.first ?? 50, after: args.after ?? '0' });
-      return pageOf(result.businesses, result);
-    },
-  }),
-);
+type Search = (core: never, principal: never, raw: unknown) => Promise<Parameters<typeof pageOf>[1] & Record<string, unknown>>;
 
-builder.queryField('stores', (t) =>
-  t.field({
-    type: StoreConnection,
-    description: 'The e-commerce store database (growth plan and up); `filter` takes the parameters of GET /api/v1/database/stores.',
-    args: { filter: t.arg({ type: 'JSON' }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
-    complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
-    resolve: async (_, args, ctx) => {
-      const result = await searchStores(ctx.core, ctx.principal, { ...(args.filter as object), limit: args.first ?? 50, after: args.after ?? '0' });
-      return pageOf(result.stores, result);
-    },
-  }),
-);
+/** A catalog database API as a connection: `filter` takes the REST parameters. */
+function catalogQuery(field: string, connection: typeof LocalBusinessConnection, search: Search, records: string, route: string, plan: string) {
+  builder.queryField(field, (t) =>
+    t.field({
+      type: connection,
+      description: `${plan}; \`filter\` takes the parameters of GET ${route}.`,
+      args: { filter: t.arg({ type: 'JSON' }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
+      complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
+      resolve: async (_, args, ctx) => {
+        const result = await search(ctx.core as never, ctx.principal as never, { ...(args.filter as object), limit: args.first ?? 50, after: args.after ?? '0' });
+        return pageOf(result[records] as Rec[], result);
+      },
+    }),
+  );
+}
+
+catalogQuery('localBusinesses', LocalBusinessConnection, searchLocalBusinesses as Search, 'businesses', '/api/v1/database/local-businesses', 'The local-business database (growth plan and up)');
+catalogQuery('stores', StoreConnection, searchStores as Search, 'stores', '/api/v1/database/stores', 'The e-commerce store database (growth plan and up)');
 
 builder.mutationField('enrichLeads', (t) =>
   t.field({

@@ -8,7 +8,7 @@ import { CRIMINAL_SOURCES, criminalRecordTable } from '../schema/criminal-record
 import { HOME_SERVICE_CATEGORIES, homeServiceProTable } from '../schema/home-services.ts';
 import { companyTable, DEPARTMENTS, personTable, SENIORITIES } from '../schema/leads.ts';
 import { localBusinessReviewTable, localBusinessTable } from '../schema/local-businesses.ts';
-import { propertyTable } from '../schema/properties.ts';
+import { addressKey, propertyTable } from '../schema/properties.ts';
 import { rentalHostTable, rentalListingTable } from '../schema/rentals.ts';
 import { STORE_PLATFORMS, storeTable } from '../schema/stores.ts';
 import { codecFor, type Codec } from './kinds.ts';
@@ -183,11 +183,6 @@ function define(spec: Spec): Dataset {
     computed,
     anyOf: spec.anyOf ?? [],
   };
-}
-
-/** The normalised address key of a property: "street|city|state|zip", lower case, whitespace collapsed. */
-export function addressKey(parts: string[]): string {
-  return parts.map((part) => part.trim().toLowerCase().replace(/\s+/g, ' ')).join('|');
 }
 
 const rating5 = range(0, 5);

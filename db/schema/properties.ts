@@ -25,6 +25,11 @@ export interface School {
   distanceMiles: number;
 }
 
+/** The natural key of a property: "street|city|state|zip", lower case, whitespace collapsed (seed and import share it). */
+export function addressKey(parts: string[]): string {
+  return parts.map((part) => part.trim().toLowerCase().replace(/\s+/g, ' ')).join('|');
+}
+
 /**
  * US residential properties with their owner. The natural key `address_key` is the normalised
  * "street|city|state|zip" (lower case, single spaces).

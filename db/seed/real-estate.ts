@@ -1,5 +1,6 @@
 import { AGENT_SPECIALTIES, BUSINESS_CATEGORIES, COMMERCIAL_TYPES, COMPANY_PREFIXES, FIRST_NAMES, LANGUAGES, LAST_NAMES, STREET_NAMES, US_CITIES, type City } from './reference.ts';
 import { phoneIn } from './phones.ts';
+import { addressKey } from '../schema/properties.ts';
 import { json } from './copy.ts';
 import { dateBetween, fixed, kebab, Random, sample, slugify, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
@@ -14,8 +15,6 @@ const pricePerSqft = (rng: Random) => new Map(US_CITIES.map((c) => [c.city, rng.
 const person = (rng: Random) => `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`;
 const street = (rng: Random) => `${rng.int(10, 9899)} ${rng.pick(STREET_NAMES)}`;
 const zipIn = (rng: Random, city: City) => String(Number(city.zip) + rng.int(0, 40)).padStart(5, '0');
-export const addressKey = (street: string, city: string, state: string, zip: string) =>
-  [street, city, state, zip].map((p) => p.trim().toLowerCase().replace(/\s+/g, ' ')).join('|');
 
 export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
   const properties: TableRows = {
@@ -35,8 +34,8 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
         const city = rng.pick(US_CITIES);
         let address = street(rng);
         const zip = zipIn(rng, city);
-        while (keys.has(addressKey(address, city.city, city.state, zip))) address = street(rng);
-        const key = addressKey(address, city.city, city.state, zip);
+        while (keys.has(addressKey([address, city.city, city.state, zip]))) address = street(rng);
+        const key = addressKey([address, city.city, city.state, zip]);
         keys.add(key);
         const sqft = rng.int(600, 4800);
         const value = Math.round((sqft * perSqft.get(city.city)! * rng.int(80, 120)) / 100 / 1000) * 1000;
