@@ -49,7 +49,3 @@ export const PARAMETER_OF: Record<keyof LeadFilters, string> = {
 };
 
 export const isSet = (value: unknown) => value !== undefined && !(Array.isArray(value) && value.length === 0);
-
-export function usedFilters(filters: LeadFilters): (keyof LeadFilters)[] {
-  return (Object.keys(filters) as (keyof LeadFilters)[]).filter((k) => isSet(filters[k]));
-}

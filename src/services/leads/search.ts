@@ -5,7 +5,7 @@ import type { Principal } from '../accounts.ts';
 import { takeAllowance } from '../allowances.ts';
 import { AppError } from '../errors.ts';
 import { assertPlan } from '../plans.ts';
-import { COMPANY_FILTERS, isSet, PARAMETER_OF, usedFilters, type LeadFilters } from './filters.ts';
+import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from './filters.ts';
 import { parseLeadSearch, filtersOf } from './params.ts';
 import { translatePeopleSearchUrl, type SearchTranslation } from './people-search-url.ts';
 import { countLeads, leadConditions, selectLeadPage, where, type LeadRow } from './query.ts';
@@ -180,4 +180,3 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, 
   });
 }
 
-export { usedFilters };
