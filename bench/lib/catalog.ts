@@ -168,12 +168,24 @@ async function columnsOf(sql: postgres.Sql, table: string): Promise<string[]> {
   return rows.map((r) => r.name);
 }
 
+/**
+ * `COPY … TO STDOUT` into `into`, on a connection of its own: postgres.js 3.4 can leave a
+ * connection that served a COPY-out stream unusable for the next query, so it is closed after.
+ */
+async function copyOut(url: string, statement: string, into: NodeJS.WritableStream): Promise<void> {
+  const sql = connect(url, 1);
+  try {
+    await pipeline(await sql.unsafe(statement).readable(), into);
+  } finally {
+    await sql.end({ timeout: 1 }).catch(() => {});
+  }
+}
+
 /** Copies a table's rows between databases with COPY (binary), keeping ids; then its identity, statistics and readiness. */
-async function copyTable(from: postgres.Sql, to: postgres.Sql, table: string, dataset: string): Promise<number> {
+async function copyTable(fromUrl: string, from: postgres.Sql, to: postgres.Sql, table: string, dataset: string): Promise<number> {
   const columns = (await columnsOf(from, table)).map(quote).join(', ');
-  const out = await from.unsafe(`copy ${quote(table)} (${columns}) to stdout with (format binary)`).readable();
   const into = await to.unsafe(`copy ${quote(table)} (${columns}) from stdin with (format binary)`).writable();
-  await pipeline(out, into);
+  await copyOut(fromUrl, `copy ${quote(table)} (${columns}) to stdout with (format binary)`, into);
   const [row] = await to.unsafe<{ n: number }[]>(`select count(*)::int as n from ${quote(table)}`);
   await to.unsafe(`select setval(pg_get_serial_sequence('${table}', 'id'), greatest((select max(id) from ${quote(table)}), 1))`);
   await to.unsafe(`analyze ${quote(table)}`);
@@ -183,7 +195,7 @@ async function copyTable(from: postgres.Sql, to: postgres.Sql, table: string, da
 }
 
 /** The people file: every import column, `company_domain` from the person's company, first `rows` people by id. */
-async function exportPeople(sql: postgres.Sql, file: string, rows: number): Promise<{ columns: string[]; rows: number }> {
+async function exportPeople(url: string, sql: postgres.Sql, file: string, rows: number): Promise<{ columns: string[]; rows: number }> {
   const dataset = findDataset('people')!;
   const columns = dataset.columns.map((c) => c.name);
   const select = dataset.columns.map((c) =>
@@ -193,8 +205,7 @@ async function exportPeople(sql: postgres.Sql, file: string, rows: number): Prom
   const query = `select ${select.join(', ')} from person p
     left join ${quote(reference.reference!.table)} r on r.${quote(reference.reference!.id)} = p.${quote(reference.target)}
     order by p.id limit ${Math.floor(rows)}`;
-  const out = await sql.unsafe(`copy (${query}) to stdout with (format csv, header true)`).readable();
-  await pipeline(out, createWriteStream(file));
+  await copyOut(url, `copy (${query}) to stdout with (format csv, header true)`, createWriteStream(file));
   const [counted] = await sql.unsafe<{ n: number }[]>(`select count(*)::int as n from (select 1 from person limit ${Math.floor(rows)}) t`);
   return { columns, rows: counted!.n };
 }
@@ -302,6 +313,7 @@ async function benchImport(sql: postgres.Sql, file: string): Promise<ImportFigur
   };
   await settle(sql);
   const start = performance.now();
+  current = { phase: 'reading', at: start };
   const result = await importFile(sql, { dataset: 'people', file, onProgress: (p) => mark(p.phase) });
   const secs = seconds(start);
   mark(undefined);
@@ -345,7 +357,7 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
     const file = path.join(dir, 'people.csv');
     log(`exporting ${people.toLocaleString('en-US')} people to ${file}…`);
     start = performance.now();
-    const exported = await exportPeople(source, file, people);
+    const exported = await exportPeople(sourceUrl, source, file, people);
     const exportSeconds = seconds(start);
     const megabytes = round((await stat(file)).size / 1e6, 1);
 
@@ -356,7 +368,7 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
     let companies = 0;
     for (const url of [copyUrl, importUrl]) {
       await migrateDatabase(url);
-      companies = await copyTable(source, open(url, 1), 'company', 'companies');
+      companies = await copyTable(sourceUrl, source, open(url, 1), 'company', 'companies');
     }
     await source.end();
 

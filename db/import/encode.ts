@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
-import { Parser } from 'csv-parse';
+import { CsvReader, CsvSyntaxError } from './csv.ts';
 import type { Dataset } from './datasets.ts';
 import { COPY_NULL, escapeCopy, Invalid, type Codec } from './kinds.ts';
 import type { Rule } from './rules.ts';
@@ -39,6 +39,8 @@ export class RowEncoder {
 
   private readonly names: string[];
   private readonly codecs: Codec[];
+  /** Columns whose COPY text is the value itself unless it holds characters to escape. */
+  private readonly plainText: boolean[];
   private readonly required: boolean[];
   private readonly rules: Rule[][];
   private readonly index: Map<string, number>;
@@ -54,6 +56,7 @@ export class RowEncoder {
     const columns = dataset.columns;
     this.names = columns.map((c) => c.name);
     this.codecs = columns.map((c) => c.codec);
+    this.plainText = this.codecs.map((codec) => codec.toCopy === escapeCopy);
     this.required = columns.map((c) => c.required);
     this.rules = columns.map((c) => c.rules);
     this.index = new Map(this.names.map((name, i) => [name, i]));
@@ -82,8 +85,11 @@ export class RowEncoder {
     this.headerRead = true;
   }
 
-  /** One CSV record: the COPY line, or undefined when the row is bad. */
-  fromFields(fields: string[], line: number): string | undefined {
+  /**
+   * One CSV record: the COPY line, or undefined when the row is bad. `plain`: no field holds a
+   * character COPY escapes, so text values are written as they are.
+   */
+  fromFields(fields: string[], line: number, plain = false): string | undefined {
     this.rows += 1;
     if (fields.length !== this.width) {
       this.errors.push({ line, reason: `expected ${this.width} fields, found ${fields.length}` });
@@ -95,7 +101,7 @@ export class RowEncoder {
       const raw = position < 0 ? '' : fields[position]!;
       reasons = this.accept(i, raw === '' ? null : this.codecs[i]!.fromCsv(raw), reasons);
     }
-    return this.finish(line, reasons);
+    return this.finish(line, reasons, plain);
   }
 
   /** One NDJSON object: the COPY line, or undefined when the row is bad. */
@@ -138,7 +144,7 @@ export class RowEncoder {
     return reasons;
   }
 
-  private finish(line: number, reasons: string[] | undefined): string | undefined {
+  private finish(line: number, reasons: string[] | undefined, plain = false): string | undefined {
     const values = this.values;
     for (const group of this.anyOf) {
       if (group.columns.every((i) => values[i] === null)) (reasons ??= []).push(group.reason);
@@ -150,7 +156,7 @@ export class RowEncoder {
     let out = String(line);
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
-      out += value === null ? `\t${COPY_NULL}` : `\t${this.codecs[i]!.toCopy(value)}`;
+      out += value === null ? `\t${COPY_NULL}` : plain && this.plainText[i] ? `\t${value as string}` : `\t${this.codecs[i]!.toCopy(value)}`;
     }
     for (const c of this.computed) out += `\t${escapeCopy(c.compute(c.from.map((i) => values[i] as string)))}`;
     this.staged += 1;
@@ -158,73 +164,67 @@ export class RowEncoder {
   }
 }
 
-function occurrences(text: string, char: string): number {
-  let count = 0;
-  for (let at = text.indexOf(char); at !== -1; at = text.indexOf(char, at + 1)) count += 1;
-  return count;
-}
-
 /**
- * csv-parse reading a CSV file with a header row and writing staging COPY text. Records are taken
- * as csv-parse produces them (its `push`), so each is encoded synchronously and only batches of
- * COPY text travel down the stream. A record's physical line comes from the parser's line count,
- * which counts every CR inside a value as a line of its own; `skew` takes those back out.
+ * A CSV file with a header row to staging COPY text. Records come from CsvReader as it reads each
+ * chunk, so each is encoded synchronously and only batches of COPY text travel down the stream.
+ * Malformed CSV fails the stream with a FileError at the offending line.
  */
-export class CsvToCopy extends Parser {
-  /** Lines the parser has counted for CRs inside values, beyond the file's LF-delimited lines. */
-  skew = 0;
+export class CsvToCopy extends Transform {
   private header = true;
   private batch = '';
-  /** The parser's line count at the previous record. */
-  private counted = 0;
+  private readonly reader = new CsvReader((fields, line, plain) => this.record(fields, line, plain));
 
   constructor(
     private readonly encoder: RowEncoder,
     private readonly onBatch: () => void = () => {},
   ) {
-    super({ bom: true, relax_column_count: true, skip_empty_lines: true });
+    super();
   }
 
-  override push(record: unknown): boolean {
-    if (record === null) {
-      this.flush();
-      return super.push(null);
-    }
-    if (this.destroyed) return false;
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     try {
-      const fields = record as string[];
-      let breaks = 0;
-      if (this.info.lines - this.counted > 1) {
-        for (const field of fields) {
-          if (field.includes('\n')) breaks += occurrences(field, '\n');
-          if (field.includes('\r')) this.skew += occurrences(field, '\r');
-        }
-      }
-      this.counted = this.info.lines;
-      const line = this.info.lines - this.skew - breaks;
-      if (this.header) {
-        this.header = false;
-        this.encoder.bindHeader(fields);
-        return true;
-      }
-      const out = this.encoder.fromFields(fields, line);
-      if (out !== undefined) {
-        this.batch += out;
-        if (this.batch.length >= BATCH_CHARS) this.flush();
-      }
+      this.reader.write(chunk);
+      this.flush();
+      callback();
     } catch (err) {
-      this.destroy(err as Error);
+      callback(fileError(err));
     }
-    return true;
+  }
+
+  override _flush(callback: TransformCallback): void {
+    try {
+      this.reader.end();
+      this.flush();
+      callback();
+    } catch (err) {
+      callback(fileError(err));
+    }
+  }
+
+  private record(fields: string[], line: number, plain: boolean): void {
+    if (this.header) {
+      this.header = false;
+      this.encoder.bindHeader(fields);
+      return;
+    }
+    const out = this.encoder.fromFields(fields, line, plain);
+    if (out !== undefined) {
+      this.batch += out;
+      if (this.batch.length >= BATCH_CHARS) this.flush();
+    }
   }
 
   private flush(): void {
     if (this.batch.length > 0) {
-      super.push(this.batch);
+      this.push(this.batch);
       this.batch = '';
     }
     this.onBatch();
   }
+}
+
+function fileError(err: unknown): Error {
+  return err instanceof CsvSyntaxError ? new FileError(err.line, `malformed CSV: ${err.message}`) : (err as Error);
 }
 
 /** NDJSON (one JSON object per line; blank lines ignored) to staging COPY text. */

@@ -147,6 +147,14 @@ function statements(dataset: Dataset) {
       : `do update set ${updated.map((c) => `${c} = excluded.${c}`).join(', ')}
          where (${updated.map((c) => `t.${c}`).join(', ')}) is distinct from (${updated.map((c) => `excluded.${c}`).join(', ')})`;
   const key = dataset.naturalKey.sql;
+  // Staged rows whose target row already holds exactly their values: left out of the upsert, which
+  // would otherwise lock (and WAL-log) every such row only to find it unchanged.
+  const compared = targets.flatMap((name, i) => (name === dataset.naturalKey.column ? [] : [{ name, value: values[i]! }]));
+  const unchanged =
+    compared.length === 0
+      ? `exists (select 1 from ${table} u where u.${quote(dataset.naturalKey.column)} = ${key})`
+      : `exists (select 1 from ${table} u where u.${quote(dataset.naturalKey.column)} = ${key}
+           and (${compared.map((c) => `u.${quote(c.name)}`).join(', ')}) is not distinct from (${compared.map((c) => c.value).join(', ')}))`;
   return {
     createStaging: `create temporary table ${STAGING} (${staging.join(', ')}) on commit drop`,
     copy: `copy ${STAGING} (${['line', ...inputs.map((c) => c.name), ...dataset.computed.map((c) => c.name)].map(quote).join(', ')}) from stdin`,
@@ -164,16 +172,29 @@ function statements(dataset: Dataset) {
     dedupe: `delete from ${STAGING} s using (
         select key, max(line) as keep from (select ${key} as key, s.line from ${STAGING} s) k group by key having count(*) > 1
       ) d where ${key} = d.key and s.line <> d.keep`,
+    /** The first-load path: the table is empty and nobody else can write it, so nothing can conflict. */
+    insert: `insert into ${table} (${targets.map(quote).join(', ')})
+        select ${values.join(', ')} from ${STAGING} s ${joins.join(' ')}`,
     apply: `with applied as (
         insert into ${table} as t (${targets.map(quote).join(', ')})
         select ${values.join(', ')} from ${STAGING} s ${joins.join(' ')}
+        where not ${unchanged}
         on conflict (${quote(dataset.naturalKey.column)}) ${onConflict}
         returning (t.xmax = 0) as inserted
       ) select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated from applied`,
-    secondaryIndexes: `select pg_get_indexdef(i.indexrelid) as definition, quote_ident(n.nspname) || '.' || quote_ident(c.relname) as name
+    /**
+     * Indexes dropped while applying and built again after: the secondary ones, and with `$1` (an
+     * empty table) also the unique ones that back no constraint (the natural key); unique first.
+     */
+    droppedIndexes: `select pg_get_indexdef(i.indexrelid) as definition, quote_ident(n.nspname) || '.' || quote_ident(c.relname) as name
       from pg_index i join pg_class c on c.oid = i.indexrelid join pg_namespace n on n.oid = c.relnamespace
-      where i.indrelid = '${table}'::regclass and not i.indisunique and not i.indisprimary and not i.indisexclusion and i.indisvalid
-      order by c.relname`,
+      where i.indrelid = '${table}'::regclass and not i.indisprimary and not i.indisexclusion and i.indisvalid
+        and (not i.indisunique or ($1 and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)))
+      order by i.indisunique desc, c.relname`,
+    /** The table's foreign keys, dropped for a first load and added back (checked once, in one query) after it. */
+    foreignKeys: `select quote_ident(conname) as name, pg_get_constraintdef(oid) as definition
+      from pg_constraint where conrelid = '${table}'::regclass and contype = 'f' order by conname`,
+    isEmpty: `select not exists (select 1 from ${table}) as empty`,
     sampleCount: `select count(*)::int as n from (select 1 from ${table} limit $1) t`,
   };
 }
@@ -245,15 +266,7 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
       await tx.unsafe(q.createStaging);
       const copy = await copyIn(tx, q.copy);
       const reader = format === 'csv' ? new CsvToCopy(encoder, () => progress('reading')) : new NdjsonToCopy(encoder, () => progress('reading'));
-      try {
-        await pipeline(createReadStream(options.file, { highWaterMark: 1 << 20 }), reader, copy, { signal });
-      } catch (err) {
-        if (reader instanceof CsvToCopy && err instanceof Error && 'code' in err && String(err.code).startsWith('CSV_')) {
-          const line = ((err as Error & { lines?: number }).lines ?? 1) - reader.skew;
-          throw new FileError(line, `malformed CSV: ${err.message.replace(/ at line \d+/, '')}`);
-        }
-        throw err;
-      }
+      await pipeline(createReadStream(options.file, { highWaterMark: 1 << 20 }), reader, copy, { signal });
       if (format === 'csv' && !encoder.headerRead) throw new FileError(1, 'the file is empty: a header row is required');
 
       progress('checking references');
@@ -280,21 +293,46 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
       summary.duplicatesInFile = (await run(tx.unsafe(q.dedupe))).count;
       const distinct = encoder.staged - new Set(badReferences.map((e) => e.line)).size - summary.duplicatesInFile;
 
-      let rebuild: { name: string; definition: string }[] = [];
+      let rebuilding = false;
       const mode = options.rebuildIndexes ?? 'auto';
       if (mode === true || (mode === 'auto' && distinct >= REBUILD_MIN_ROWS)) {
         const [held] = await run(tx.unsafe<{ n: number }[]>(q.sampleCount, [Math.floor(distinct / REBUILD_RATIO) + 1]));
-        if (mode === true || held!.n * REBUILD_RATIO <= distinct) rebuild = [...(await run(tx.unsafe<{ name: string; definition: string }[]>(q.secondaryIndexes)))];
+        rebuilding = mode === true || held!.n * REBUILD_RATIO <= distinct;
       }
       progress('applying');
-      if (rebuild.length > 0) await run(tx.unsafe(`drop index ${rebuild.map((index) => index.name).join(', ')}`));
-      const [applied] = await run(tx.unsafe<{ inserted: number; updated: number }[]>(q.apply));
-      if (rebuild.length > 0) {
-        progress('rebuilding indexes');
-        for (const index of rebuild) await run(tx.unsafe(index.definition));
+      type Definition = { name: string; definition: string };
+      let indexes: Definition[] = [];
+      let foreignKeys: Definition[] = [];
+      let empty = false;
+      if (rebuilding) {
+        // From here until commit, nobody else reads or writes the table.
+        await run(tx.unsafe(`lock table ${quote(dataset.table)} in access exclusive mode`));
+        const [state] = await run(tx.unsafe<{ empty: boolean }[]>(q.isEmpty));
+        empty = state!.empty;
+        indexes = [...(await run(tx.unsafe<Definition[]>(q.droppedIndexes, [empty])))];
+        if (indexes.length > 0) await run(tx.unsafe(`drop index ${indexes.map((index) => index.name).join(', ')}`));
+        if (empty) {
+          // Added back with one check of every row instead of a trigger call per inserted row.
+          foreignKeys = [...(await run(tx.unsafe<Definition[]>(q.foreignKeys)))];
+          if (foreignKeys.length > 0) {
+            await run(tx.unsafe(`alter table ${quote(dataset.table)} ${foreignKeys.map((fk) => `drop constraint ${fk.name}`).join(', ')}`));
+          }
+        }
       }
-      summary.inserted = applied!.inserted;
-      summary.updated = applied!.updated;
+      if (empty) {
+        // A first load: the staged rows are distinct on the natural key, so a plain INSERT (no
+        // arbiter index, no per-row conflict check) inserts every one of them.
+        summary.inserted = (await run(tx.unsafe(q.insert))).count;
+      } else {
+        const [applied] = await run(tx.unsafe<{ inserted: number; updated: number }[]>(q.apply));
+        summary.inserted = applied!.inserted;
+        summary.updated = applied!.updated;
+      }
+      if (indexes.length > 0 || foreignKeys.length > 0) {
+        progress('rebuilding indexes');
+        for (const index of indexes) await run(tx.unsafe(index.definition));
+        for (const fk of foreignKeys) await run(tx.unsafe(`alter table ${quote(dataset.table)} add constraint ${fk.name} ${fk.definition}`));
+      }
       summary.unchanged = distinct - summary.inserted - summary.updated;
       await options.beforeCommit?.(tx);
       signal?.throwIfAborted();

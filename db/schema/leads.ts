@@ -33,6 +33,8 @@ export const companyTable = pgTable(
     index('company_domain_trgm').using('gin', sql`${t.domain} gin_trgm_ops`),
     index('company_industry_idx').on(sql`lower(${t.industry})`),
     index('company_keywords_idx').using('gin', t.keywords),
+    // Whole-word keyword search: a trigram index on the keywords as one text (function in migration 0006).
+    index('company_keywords_trgm').using('gin', sql`company_keywords_text(${t.keywords}) gin_trgm_ops`),
     index('company_technologies_idx').using('gin', t.technologies),
     index('company_employees_idx').on(t.employeesCount),
     index('company_revenue_idx').on(t.annualRevenue),

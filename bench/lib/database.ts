@@ -1,0 +1,814 @@
+/**
+ * The lead database at scale: `searchLeads` and `enrichLeads` on a catalog seeded at `large`
+ * (1,000,000 people, 100,000 companies), warm, each beside the same SQL sent directly.
+ *
+ *   1. Four typical filter combinations through `searchLeads` (a growth account's principal,
+ *      authenticated with core.auth), beside the page and count queries it issues, built with
+ *      leadConditions/where/selectLeadPage/countLeads and sent through the same postgres.js pool
+ *      without a transaction, deliveries or the allowance. The service is timed twice: with an
+ *      account that already received the page (the steady state of a repeated search: no delivery
+ *      insert), and with a new account for every call (every lead new: allowance taken, 100
+ *      delivered_lead rows inserted). Goal: service p95 ≤ 50 ms.
+ *   2. Paging deep on a broad filter: page 1 and page 1,000 (limit 100) by cursor (`after` = the id
+ *      999 pages in, computed with SQL) and by offset (page=1000). Goal: cursor page 1,000 ≤ 1.5×
+ *      page 1.
+ *   3. Enrichment of 1,000 catalog rows (emails, social URLs, mobiles, domains) through
+ *      `enrichLeads` (four queries in all) against one query per row in priority order, sent one
+ *      after another. Goals: ≤ 300 ms and ≥ 10× faster than per row.
+ *
+ * Calls of the variants being compared alternate within every iteration (rotating order), so the
+ * drift of a shared machine falls on all of them alike.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
+import path from 'node:path';
+import postgres from 'postgres';
+import type { Sql } from '../../db/client.ts';
+import { ensureDatabase, startEmbeddedPostgres, type EmbeddedHandle } from '../../db/embedded.ts';
+import { migrateDatabase } from '../../db/migrate.ts';
+import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
+import { loopbackConfig } from '../../src/config.ts';
+import { createCore, type Core } from '../../src/core.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createAccount, type Principal } from '../../src/services/accounts.ts';
+import { enrichLeads, type EnrichResult } from '../../src/services/leads/enrich.ts';
+import { filtersOf, parseLeadSearch } from '../../src/services/leads/params.ts';
+import { countLeads, leadConditions, normaliseSocialUrl, selectLeadPage, where, type LeadRow } from '../../src/services/leads/query.ts';
+import { leadRecord, searchLeads, type CompanyRecord } from '../../src/services/leads/search.ts';
+import { openBenchServer } from './env.ts';
+import { percentile, round } from './stats.ts';
+
+export interface DatabaseOptions {
+  /** Seed scale. Default `large`. */
+  scale?: Scale;
+  /** Timed calls per search variant (after the warm-ups). Default 50. */
+  iterations?: number;
+  warmups?: number;
+  /** Timed enrichLeads calls (and per-row baselines: `baselineIterations`). Defaults 30 and 5. */
+  enrichIterations?: number;
+  baselineIterations?: number;
+  /**
+   * Keep the seeded database for the next run instead of seeding a fresh one: with DATABASE_URL the
+   * database `bench_leads_<scale>` on its server, else an embedded Postgres kept in `dataDir`
+   * (default `.data/bench-database`). A kept database is seeded only while empty.
+   */
+  reuse?: boolean;
+  dataDir?: string;
+  /**
+   * shared_buffers of the embedded Postgres (it is restarted with it). Default 1GB, which holds the
+   * lead tables and their indexes (about 0.7 GB at large), so "warm" means in Postgres' own cache;
+   * null keeps the server's setting (128MB unless configured). DATABASE_URL's server is never changed.
+   */
+  sharedBuffers?: string | null;
+  /** Progress lines (stderr by default). */
+  log?: (line: string) => void;
+}
+
+/** Milliseconds. */
+export interface Timing {
+  p50: number;
+  p95: number;
+  mean: number;
+  max: number;
+  n: number;
+}
+
+export interface SearchFigures {
+  key: string;
+  label: string;
+  /** The request as a REST caller sends it. */
+  params: Record<string, unknown>;
+  /** pagination.total. */
+  total: number;
+  returned: number;
+  /** searchLeads, an account that already received these leads. */
+  service: Timing;
+  /** searchLeads, a new account every call (every lead new: allowance and delivery insert). */
+  serviceNewLeads: Timing;
+  /** The page query and the count query, sent directly. */
+  direct: Timing;
+  /** Service ÷ direct, of the p50s and of the p95s (repeat account). */
+  ratioP50: number;
+  ratioP95: number;
+  /** Worst service p95 (of the two accounts) ≤ goal. */
+  met: boolean;
+}
+
+export interface PageFigures {
+  label: string;
+  params: Record<string, unknown>;
+  service: Timing;
+  /** Page query and count query, sent directly. */
+  direct: Timing;
+  /** The page query alone, sent directly. */
+  pageQuery: Timing;
+}
+
+export interface PagingFigures {
+  params: Record<string, unknown>;
+  total: number;
+  /** 1,000 (less only on catalogs too small for it). */
+  deepPage: number;
+  /** The id of the 99,900th match: `after` for page 1,000. */
+  afterId: string;
+  first: PageFigures;
+  cursor: PageFigures;
+  offset: PageFigures;
+  /** Cursor page 1,000 ÷ page 1, service p50s; the same for the page query alone. */
+  cursorRatio: number;
+  cursorPageQueryRatio: number;
+  offsetRatio: number;
+  offsetPageQueryRatio: number;
+  met: boolean;
+}
+
+export interface EnrichFigures {
+  rows: number;
+  /** Rows by the key they carry (email rows may also carry a domain, which email outranks). */
+  mix: Record<'email' | 'social' | 'mobile' | 'domain', number>;
+  matched: number;
+  by: Record<string, number>;
+  /** The per-row baseline produced exactly enrichLeads' rows. */
+  sameMatches: boolean;
+  bulk: Timing;
+  perRow: Timing;
+  /** Per-row queries sent by one baseline pass. */
+  perRowQueries: number;
+  /** Per-row p50 ÷ bulk p50. */
+  speedup: number;
+  timeMet: boolean;
+  speedupMet: boolean;
+}
+
+export interface DatabaseResult {
+  date: string;
+  database: 'embedded' | 'DATABASE_URL';
+  postgres: string;
+  /** The server settings that shape these figures. */
+  settings: Record<string, string>;
+  node: string;
+  cpus: number;
+  scale: Scale;
+  people: number;
+  companies: number;
+  /** Seconds seedCatalog took, or null when a kept database was already seeded. */
+  seedSeconds: number | null;
+  options: { iterations: number; warmups: number; enrichIterations: number; baselineIterations: number };
+  goals: { searchP95Ms: number; cursorRatio: number; enrichMs: number; enrichSpeedup: number };
+  search: SearchFigures[];
+  paging: PagingFigures;
+  enrichment: EnrichFigures;
+  met: { search: boolean; paging: boolean; enrichTime: boolean; enrichSpeedup: boolean };
+}
+
+export const DATABASE_GOALS = { searchP95Ms: 50, cursorRatio: 1.5, enrichMs: 300, enrichSpeedup: 10 };
+
+const timing = (values: number[]): Timing => ({
+  p50: round(percentile(values, 50), 2),
+  p95: round(percentile(values, 95), 2),
+  mean: round(values.reduce((a, b) => a + b, 0) / values.length, 2),
+  max: round(Math.max(...values), 2),
+  n: values.length,
+});
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/**
+ * Runs every variant `warmups + iterations` times, alternating within each iteration (the order
+ * rotating), and returns each variant's timed milliseconds. `prepare` runs untimed before a call.
+ */
+async function alternate<K extends string>(
+  variants: Record<K, { prepare?: () => Promise<void>; run: () => Promise<unknown> }>,
+  iterations: number,
+  warmups: number,
+): Promise<Record<K, number[]>> {
+  const keys = Object.keys(variants) as K[];
+  const samples = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  for (let i = 0; i < warmups + iterations; i++) {
+    for (let j = 0; j < keys.length; j++) {
+      const key = keys[(i + j) % keys.length]!;
+      const variant = variants[key];
+      await variant.prepare?.();
+      const ms = await timed(variant.run);
+      if (i >= warmups) samples[key].push(ms);
+    }
+  }
+  return samples;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The database
+
+interface Seeded {
+  url: string;
+  kind: DatabaseResult['database'];
+  seedSeconds: number | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts (or joins) the embedded Postgres kept in `dir` and, when `sharedBuffers` differs from its
+ * setting, sets it and restarts it. A server another process started is joined as it is (the setting
+ * then waits for its next restart; the result reports what was in force).
+ */
+async function startEmbedded(dir: string, database: string, sharedBuffers: string | undefined): Promise<EmbeddedHandle> {
+  let handle = await startEmbeddedPostgres(dir, database);
+  if (!sharedBuffers) return handle;
+  const admin = postgres(handle.url, { max: 1, onnotice: () => {} });
+  let restart = false;
+  try {
+    const [row] = await admin<{ same: boolean }[]>`select pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(${sharedBuffers}) as same`;
+    if (!row!.same) {
+      await admin.unsafe(`alter system set shared_buffers = '${sharedBuffers}'`);
+      restart = true;
+    }
+  } finally {
+    await admin.end();
+  }
+  if (restart) {
+    await handle.stop();
+    handle = await startEmbeddedPostgres(dir, database);
+  }
+  return handle;
+}
+
+async function openDatabase(options: {
+  scale: Scale;
+  reuse: boolean;
+  dataDir: string;
+  sharedBuffers: string | undefined;
+}): Promise<{ url: string; kind: Seeded['kind']; close(): Promise<void> }> {
+  const external = process.env.DATABASE_URL;
+  if (external) {
+    if (options.reuse) {
+      const name = `bench_leads_${options.scale}`;
+      await ensureDatabase(external, name);
+      const url = new URL(external);
+      url.pathname = `/${name}`;
+      return { url: url.toString(), kind: 'DATABASE_URL', close: async () => {} };
+    }
+    const server = await openBenchServer();
+    try {
+      return { url: await server.createDatabase(), kind: server.kind, close: () => server.close() };
+    } catch (err) {
+      await server.close().catch(() => {});
+      throw err;
+    }
+  }
+  if (options.reuse) {
+    const handle = await startEmbedded(options.dataDir, `leadgate_bench_${options.scale}`, options.sharedBuffers);
+    return { url: handle.url, kind: 'embedded', close: () => handle.stop() };
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-bench-'));
+  const removeDir = () => rm(dir, { recursive: true, force: true });
+  try {
+    const handle = await startEmbedded(dir, 'leadgate_bench', options.sharedBuffers);
+    return { url: handle.url, kind: 'embedded', close: () => handle.stop().finally(removeDir) };
+  } catch (err) {
+    await removeDir();
+    throw err;
+  }
+}
+
+async function peopleAndCompanies(sql: Sql): Promise<{ people: number; companies: number }> {
+  const [row] = await sql<{ people: number; companies: number }[]>`
+    select (select count(*) from person)::int as people, (select count(*) from company)::int as companies`;
+  return row!;
+}
+
+async function seededDatabase(options: { scale: Scale; reuse: boolean; dataDir: string; sharedBuffers: string | undefined; log: (line: string) => void }): Promise<Seeded> {
+  const db = await openDatabase(options);
+  try {
+    await migrateDatabase(db.url);
+    const sql = postgres(db.url, { max: 4, onnotice: () => {} });
+    try {
+      const before = await peopleAndCompanies(sql);
+      let seedSeconds: number | null = null;
+      if (before.people === 0) {
+        options.log(`seeding ${options.scale} into ${options.reuse ? 'the kept' : 'a fresh'} ${db.kind} database (about 2 minutes at large)…`);
+        const start = performance.now();
+        await seedCatalog(sql, { scale: options.scale, onTable: (t) => options.log(`  ${t.dataset}: ${t.rows.toLocaleString('en-US')} rows in ${(t.ms / 1000).toFixed(1)} s`) });
+        seedSeconds = round((performance.now() - start) / 1000, 1);
+      } else {
+        options.log(`reusing the kept ${db.kind} database (${before.people.toLocaleString('en-US')} people)`);
+      }
+      const counts = await peopleAndCompanies(sql);
+      const want = SCALES[options.scale];
+      if (counts.people < want.people || counts.companies < want.companies) {
+        throw new Error(`the database holds ${counts.people} people and ${counts.companies} companies, fewer than scale ${options.scale} (${want.people}, ${want.companies}); drop it or run without --reuse`);
+      }
+      // What autovacuum would have done on a live catalog: statistics and the visibility map
+      // (index-only scans), so the first timed queries do not pay for hint bits either.
+      await sql`vacuum (analyze) company, person, delivered_lead`;
+      return { url: db.url, kind: db.kind, seedSeconds, close: db.close };
+    } finally {
+      await sql.end();
+    }
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Searches
+
+type Params = Record<string, unknown>;
+
+interface SearchCase {
+  key: string;
+  label: string;
+  params: Params;
+}
+
+/** Four typical combinations; (d)'s domains are taken from the catalog. */
+async function searchCases(sql: Sql): Promise<SearchCase[]> {
+  // Four companies spread over the id range (at large: ids 1,201, 23,407, 48,811 and 77,003).
+  const [{ max } = { max: 0 }] = await sql<{ max: number }[]>`select coalesce(max(id), 0)::int as max from company`;
+  const picks = [0.01201, 0.23407, 0.48811, 0.77003].map((f) => Math.max(1, Math.round(f * max)));
+  const domains = await sql<{ domain: string }[]>`select domain from company where id = any(${picks}::bigint[]) order by id`;
+  return [
+    {
+      key: 'a',
+      label: 'title partial + industry + country',
+      params: { title: 'sales', industry: ['Computer Software'], country: ['United States'], limit: 100 },
+    },
+    {
+      key: 'b',
+      label: 'keywords any-of + employee range',
+      params: { keywords: ['saas', 'fintech', 'logistics'], minEmployees: 51, maxEmployees: 500, limit: 100 },
+    },
+    {
+      key: 'c',
+      label: 'technologies ALL (3)',
+      params: { technologiesAll: ['Salesforce', 'Slack', 'Stripe'], limit: 100 },
+    },
+    {
+      key: 'd',
+      label: `company domains (${domains.length})`,
+      params: { companyDomain: domains.map((d) => d.domain), limit: 100 },
+    },
+  ];
+}
+
+/** The page and count queries searchLeads would send for `params`, sent directly on the pool. */
+function directSearch(sql: Sql, principal: Principal, params: Params) {
+  const p = parseLeadSearch(params);
+  const filters = filtersOf(p);
+  const limit = p.limit ?? 50;
+  const page = p.after === undefined ? (p.page ?? 1) : null;
+  const afterId = p.after === undefined ? undefined : BigInt(p.after);
+  const whereOf = () => where(sql, leadConditions(sql, filters, { accountId: principal.accountId, excludeDelivered: p.excludeDelivered }));
+  return {
+    async both() {
+      const whereClause = whereOf();
+      const rows = await selectLeadPage(sql, whereClause, { limit, offset: page ? (page - 1) * limit : 0, afterId });
+      const [count] = await countLeads(sql, whereClause);
+      return { rows, total: count!.total };
+    },
+    async page() {
+      return selectLeadPage(sql, whereOf(), { limit, offset: page ? (page - 1) * limit : 0, afterId });
+    },
+  };
+}
+
+interface Accounts {
+  /** A growth account's principal, authenticated through core.auth. */
+  fresh(): Promise<Principal>;
+}
+
+function accounts(core: Core): Accounts {
+  let n = 0;
+  return {
+    async fresh() {
+      const { apiKey } = await createAccount(core.db, { name: `bench database ${++n}`, plan: 'growth' });
+      return core.auth.authenticate(`Bearer ${apiKey}`);
+    },
+  };
+}
+
+async function benchSearch(core: Core, acc: Accounts, c: SearchCase, iterations: number, warmups: number): Promise<SearchFigures> {
+  const principal = await acc.fresh();
+  const direct = directSearch(core.sql, principal, c.params);
+  // The answers agree before anything is timed.
+  const first = await searchLeads(core, principal, c.params);
+  const plain = await direct.both();
+  const ids = first.rows.map((r) => r.id);
+  const directIds = plain.rows.slice(0, c.params.limit as number).map((r) => r.id);
+  if (first.pagination.total !== plain.total || ids.join() !== directIds.join()) {
+    throw new Error(`(${c.key}) searchLeads and the direct queries disagree: total ${first.pagination.total} vs ${plain.total}`);
+  }
+  let newcomer: Principal | undefined;
+  const samples = await alternate(
+    {
+      service: { run: () => searchLeads(core, principal, c.params) },
+      serviceNewLeads: {
+        prepare: async () => {
+          newcomer = await acc.fresh();
+        },
+        run: () => searchLeads(core, newcomer!, c.params),
+      },
+      direct: { run: () => direct.both() },
+    },
+    iterations,
+    warmups,
+  );
+  const service = timing(samples.service);
+  const serviceNewLeads = timing(samples.serviceNewLeads);
+  const directTiming = timing(samples.direct);
+  return {
+    key: c.key,
+    label: c.label,
+    params: c.params,
+    total: first.pagination.total,
+    returned: first.leads.length,
+    service,
+    serviceNewLeads,
+    direct: directTiming,
+    ratioP50: round(service.p50 / directTiming.p50, 2),
+    ratioP95: round(service.p95 / directTiming.p95, 2),
+    met: Math.max(service.p95, serviceNewLeads.p95) <= DATABASE_GOALS.searchP95Ms,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paging
+
+/** A broad filter: enough matches for 1,000 pages of 100. */
+const PAGING_PARAMS: Params = { country: ['United States'], seniority: ['manager', 'director'], limit: 100 };
+/** Page 1,000 of 100; smaller catalogs (quick checks) page as deep as their matches allow. */
+const DEEP_PAGE = 1000;
+
+async function benchPaging(core: Core, acc: Accounts, iterations: number, warmups: number): Promise<PagingFigures> {
+  const principal = await acc.fresh();
+  const sql = core.sql;
+  const limit = PAGING_PARAMS.limit as number;
+  // The id reached after deepPage − 1 pages: the last id of that page, by the same filters and order.
+  const filters = filtersOf(parseLeadSearch(PAGING_PARAMS));
+  const whereClause = where(sql, leadConditions(sql, filters));
+  const [counted] = await countLeads(sql, whereClause);
+  const deepPage = Math.min(DEEP_PAGE, Math.floor(counted!.total / limit));
+  if (deepPage < 2) throw new Error(`the paging filter matches only ${counted!.total} people`);
+  const [reached] = await sql<{ id: string }[]>`
+    select p.id from person p left join company c on c.id = p.company_id where ${where(sql, leadConditions(sql, filters))}
+    order by p.id offset ${(deepPage - 1) * limit - 1} limit 1`;
+  const afterId = reached!.id;
+
+  const variants = {
+    first: { label: 'page 1', params: { ...PAGING_PARAMS } },
+    cursor: { label: `page ${deepPage.toLocaleString('en-US')} by cursor (after)`, params: { ...PAGING_PARAMS, after: afterId } },
+    offset: { label: `page ${deepPage.toLocaleString('en-US')} by offset (page=${deepPage})`, params: { ...PAGING_PARAMS, page: deepPage } },
+  };
+  const directs = {
+    first: directSearch(sql, principal, variants.first.params),
+    cursor: directSearch(sql, principal, variants.cursor.params),
+    offset: directSearch(sql, principal, variants.offset.params),
+  };
+  // Cursor and offset land on the same page.
+  const byCursor = await searchLeads(core, principal, variants.cursor.params);
+  const byOffset = await searchLeads(core, principal, variants.offset.params);
+  if (byCursor.rows.map((r) => r.id).join() !== byOffset.rows.map((r) => r.id).join() || byCursor.rows.length !== limit) {
+    throw new Error('page 1,000 by cursor and by offset differ');
+  }
+  const total = byCursor.pagination.total;
+
+  const samples = await alternate(
+    {
+      firstService: { run: () => searchLeads(core, principal, variants.first.params) },
+      cursorService: { run: () => searchLeads(core, principal, variants.cursor.params) },
+      offsetService: { run: () => searchLeads(core, principal, variants.offset.params) },
+      firstDirect: { run: () => directs.first.both() },
+      cursorDirect: { run: () => directs.cursor.both() },
+      offsetDirect: { run: () => directs.offset.both() },
+      firstPage: { run: () => directs.first.page() },
+      cursorPage: { run: () => directs.cursor.page() },
+      offsetPage: { run: () => directs.offset.page() },
+    },
+    iterations,
+    warmups,
+  );
+  const figures = (key: 'first' | 'cursor' | 'offset'): PageFigures => ({
+    label: variants[key].label,
+    params: variants[key].params,
+    service: timing(samples[`${key}Service`]),
+    direct: timing(samples[`${key}Direct`]),
+    pageQuery: timing(samples[`${key}Page`]),
+  });
+  const first = figures('first');
+  const cursor = figures('cursor');
+  const offset = figures('offset');
+  const cursorRatio = round(cursor.service.p50 / first.service.p50, 2);
+  return {
+    params: PAGING_PARAMS,
+    total,
+    deepPage,
+    afterId,
+    first,
+    cursor,
+    offset,
+    cursorRatio,
+    cursorPageQueryRatio: round(cursor.pageQuery.p50 / first.pageQuery.p50, 2),
+    offsetRatio: round(offset.service.p50 / first.service.p50, 2),
+    offsetPageQueryRatio: round(offset.pageQuery.p50 / first.pageQuery.p50, 2),
+    met: cursorRatio <= DATABASE_GOALS.cursorRatio,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enrichment
+
+type Kind = 'email' | 'social' | 'mobile' | 'domain';
+const KINDS: Kind[] = ['email', 'social', 'mobile', 'domain'];
+
+/** 1,000 rows from the catalog, 250 per kind, interleaved; half the email rows also carry a (lower-priority) domain. */
+async function enrichRows(sql: Sql): Promise<Record<string, string>[]> {
+  const per = 250;
+  /** `per` rows evenly spread (by id) over what `inner` selects, `phase` rows into each stretch. */
+  const spread = <T extends postgres.Row>(inner: string, phase: number) =>
+    sql.unsafe<T[]>(`
+      select * from (select t.*, row_number() over (order by t.id) as rn, count(*) over () as cnt from (${inner}) t) s
+      where (rn - 1) % greatest(cnt / ${per}, 1) = ${phase} % greatest(cnt / ${per}, 1) order by rn limit ${per}`);
+  const emails = await spread<{ email: string; domain: string }>('select p.id, p.email, c.domain from person p join company c on c.id = p.company_id where p.email is not null', 17);
+  const socials = await spread<{ url: string }>('select id, linkedin_url as url from person where linkedin_url is not null', 1303);
+  const mobiles = await spread<{ mobile: string }>('select id, mobile from person where mobile is not null', 611);
+  const domains = await spread<{ domain: string }>('select id, domain from company', 101);
+  if ([emails, socials, mobiles, domains].some((list) => list.length < per)) throw new Error('the catalog is too small for 250 enrichment rows of each kind');
+  const rows: Record<string, string>[] = [];
+  for (let i = 0; i < per; i++) {
+    const e = emails[i]!;
+    rows.push(i % 2 === 0 ? { email: e.email, domain: e.domain, crm_id: `E${i}` } : { email: e.email.toUpperCase(), crm_id: `E${i}` });
+    // Social URLs as people paste them: sometimes without www, with a trailing slash.
+    const url = socials[i]!.url;
+    rows.push({ linkedin_url: i % 2 === 0 ? url : `${url.replace('https://www.', 'http://')}/`, crm_id: `S${i}` });
+    const digits = mobiles[i]!.mobile.replace(/\D/g, '').slice(-10);
+    rows.push({ mobile: i % 3 === 0 ? `+1 (${digits.slice(0, 3)}) ${digits.slice(3, 6)}-${digits.slice(6)}` : mobiles[i]!.mobile, crm_id: `M${i}` });
+    rows.push({ website: i % 2 === 0 ? domains[i]!.domain : `https://www.${domains[i]!.domain}/`, crm_id: `D${i}` });
+  }
+  return rows;
+}
+
+const PERSON = 'p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id';
+
+/**
+ * The naive baseline: each row on its own, its keys in priority order (email, social URL, mobile,
+ * domain), one query per key until one matches (so one query per row here), the person's company
+ * joined in the same query; then the same output row as enrichLeads (leadRecord). The same matching
+ * rules as enrichLeads: keys normalised alike, the first person by id for a mobile, the most senior
+ * for a domain. Only the allowance is left out.
+ */
+function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
+  const company = `c.id::int as c_id, c.name as c_name, c.domain as c_domain, c.industry as c_industry, c.size_band as c_size_band,
+    c.employees_count as c_employees, c.annual_revenue::float8 as c_revenue, c.city as c_city, c.state as c_state, c.country as c_country,
+    c.keywords as c_keywords, c.technologies as c_technologies, c.founded as c_founded, c.phone as c_phone,
+    c.linkedin_url as c_linkedin, c.twitter_url as c_twitter, c.facebook_url as c_facebook`;
+  const person = `select ${PERSON}, ${company} from person p left join company c on c.id = p.company_id`;
+  const keysOf = (row: Record<string, string>) => {
+    const email = row.email?.trim().toLowerCase();
+    const social = row.linkedin_url ?? row.social;
+    const mobile = (row.mobile ?? '').replace(/\D/g, '').slice(-10);
+    const domain = (row.domain ?? row.website)?.trim().toLowerCase().replace(/^[a-z]+:\/\//, '').replace(/^www\./, '').replace(/[/?#:].*$/, '');
+    return {
+      email: email && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) ? email : undefined,
+      social: social ? normaliseSocialUrl(social) : undefined,
+      mobile: mobile.length === 10 ? mobile : undefined,
+      domain: domain?.includes('.') ? domain : undefined,
+    };
+  };
+  type Found = LeadRow & Record<`c_${string}`, unknown>;
+  const one = (text: string, value: string) => sql.unsafe<Found[]>(text, [value], { prepare: true });
+  const lookups: Record<Kind, (value: string) => Promise<Found[]>> = {
+    email: (v) => one(`${person} where lower(p.email) = $1 order by p.id limit 1`, v),
+    social: (v) => one(`${person} where lower(p.linkedin_url) = $1 order by p.id limit 1`, v),
+    mobile: (v) => one(`${person} where right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = $1 order by p.id limit 1`, v),
+    domain: (v) =>
+      one(
+        `select ${PERSON}, ${company} from company c join person p on p.company_id = c.id
+         where c.domain = $1
+         order by case when p.title ~* '^(ceo|chief executive officer)$' then 0 when p.seniority = 'c_suite' then 1 when p.seniority = 'vp' then 2
+                       when p.seniority in ('director', 'head') then 3 else 4 end, p.id
+         limit 1`,
+        v,
+      ),
+  };
+  const companyOf = (f: Found): CompanyRecord | undefined =>
+    f.c_id === null
+      ? undefined
+      : {
+          id: f.c_id as number, name: f.c_name as string, domain: f.c_domain as string, industry: f.c_industry as string | null,
+          sizeBand: f.c_size_band as string | null, employeesCount: f.c_employees as number | null, annualRevenue: f.c_revenue as number | null,
+          city: f.c_city as string | null, state: f.c_state as string | null, country: f.c_country as string | null,
+          keywords: f.c_keywords as string[], technologies: f.c_technologies as string[], founded: f.c_founded as number | null,
+          phone: f.c_phone as string | null, linkedinUrl: f.c_linkedin as string | null, twitterUrl: f.c_twitter as string | null,
+          facebookUrl: f.c_facebook as string | null,
+        };
+  return async () => {
+    let queries = 0;
+    const out: Record<string, unknown>[] = [];
+    for (const row of rows) {
+      const keys = keysOf(row);
+      let enriched: Record<string, unknown> = { ...row, match_status: 'not_found', matched_by: null };
+      for (const kind of KINDS) {
+        const value = keys[kind];
+        if (!value) continue;
+        queries += 1;
+        const [found] = await lookups[kind](value);
+        if (found) {
+          const { id: _id, ...record } = leadRecord(found, companyOf(found));
+          enriched = { ...row, match_status: 'matched', matched_by: kind, ...record };
+          break;
+        }
+      }
+      out.push(enriched);
+    }
+    return { queries, rows: out };
+  };
+}
+
+async function benchEnrichment(core: Core, acc: Accounts, iterations: number, baselineIterations: number, warmups: number): Promise<EnrichFigures> {
+  const principal = await acc.fresh();
+  const rows = await enrichRows(core.sql);
+  const body = { rows };
+  const baseline = perRowBaseline(core.sql, rows);
+
+  const result = (await enrichLeads(core, principal, body)) as EnrichResult & { rows: Record<string, unknown>[] };
+  const reference = await baseline();
+  const sameMatches = isDeepStrictEqual(result.rows, reference.rows);
+  const mix = { email: 0, social: 0, mobile: 0, domain: 0 };
+  for (const r of rows) mix[r.email ? 'email' : r.linkedin_url ? 'social' : r.mobile ? 'mobile' : 'domain'] += 1;
+
+  // Bulk calls are short and many, the baseline long and few: each iteration runs one baseline
+  // pass beside bulk calls, alternating, until both have their counts.
+  const bulk: number[] = [];
+  const perRow: number[] = [];
+  for (let i = 0; i < warmups; i++) await enrichLeads(core, principal, body);
+  const perBaseline = Math.ceil(iterations / baselineIterations);
+  for (let i = 0; i < baselineIterations; i++) {
+    for (let j = 0; j < perBaseline && bulk.length < iterations; j++) bulk.push(await timed(() => enrichLeads(core, principal, body)));
+    perRow.push(await timed(baseline));
+  }
+  const bulkTiming = timing(bulk);
+  const perRowTiming = timing(perRow);
+  const speedup = round(perRowTiming.p50 / bulkTiming.p50, 1);
+  return {
+    rows: rows.length,
+    mix,
+    matched: result.summary.matched,
+    by: result.summary.by,
+    sameMatches,
+    bulk: bulkTiming,
+    perRow: perRowTiming,
+    perRowQueries: reference.queries,
+    speedup,
+    timeMet: bulkTiming.p95 <= DATABASE_GOALS.enrichMs,
+    speedupMet: speedup >= DATABASE_GOALS.enrichSpeedup,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function benchDatabase(options: DatabaseOptions = {}): Promise<DatabaseResult> {
+  const scale = options.scale ?? 'large';
+  const iterations = options.iterations ?? 50;
+  const warmups = options.warmups ?? 5;
+  const enrichIterations = options.enrichIterations ?? 30;
+  const baselineIterations = options.baselineIterations ?? 5;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const dataDir = path.resolve(options.dataDir ?? '.data/bench-database');
+  const sharedBuffers = options.sharedBuffers === undefined ? '1GB' : (options.sharedBuffers ?? undefined);
+  if (sharedBuffers !== undefined && !/^\d+(kB|MB|GB)$/.test(sharedBuffers)) throw new Error(`sharedBuffers: expected a size such as 1GB, got "${sharedBuffers}"`);
+  const seeded = await seededDatabase({ scale, reuse: options.reuse ?? false, dataDir, sharedBuffers, log });
+  let core: Core | undefined;
+  try {
+    // The allowances are raised so that no number of iterations runs them out; they are still taken.
+    const config = loopbackConfig(seeded.url, 0, { dailyDatabaseRecords: 2_000_000_000, dailyEnrichmentMatches: 2_000_000_000, authCacheSecs: 3600 });
+    core = await createCore(config, seeded.url, createLogger('silent'));
+    const acc = accounts(core);
+    const { people, companies } = await peopleAndCompanies(core.sql);
+    const [version] = await core.sql<{ v: string }[]>`select current_setting('server_version') as v`;
+    const settings = Object.fromEntries(
+      (
+        await core.sql<{ name: string; setting: string }[]>`
+          select name, current_setting(name) as setting from pg_settings
+          where name in ('shared_buffers', 'work_mem', 'effective_cache_size', 'max_parallel_workers_per_gather', 'jit')
+          union all
+          select 'ctype', datlocprovider::text || ':' || coalesce(datctype, datlocale) from pg_database where datname = current_database()`
+      ).map((r) => [r.name, r.setting]),
+    );
+
+    // Warm: every table and index the benchmark touches is read once before anything is timed.
+    log('warming the caches…');
+    await core.sql`select count(*) from person`;
+    await core.sql`select count(*) from company`;
+
+    const search: SearchFigures[] = [];
+    for (const c of await searchCases(core.sql)) {
+      log(`search (${c.key}) ${c.label}…`);
+      search.push(await benchSearch(core, acc, c, iterations, warmups));
+    }
+    log('paging…');
+    const paging = await benchPaging(core, acc, iterations, warmups);
+    log('enrichment…');
+    const enrichment = await benchEnrichment(core, acc, enrichIterations, baselineIterations, warmups);
+    return {
+      date: new Date().toISOString(),
+      database: seeded.kind,
+      postgres: version!.v,
+      settings,
+      node: process.version,
+      cpus: os.cpus().length,
+      scale,
+      people,
+      companies,
+      seedSeconds: seeded.seedSeconds,
+      options: { iterations, warmups, enrichIterations, baselineIterations },
+      goals: DATABASE_GOALS,
+      search,
+      paging,
+      enrichment,
+      met: {
+        search: search.every((s) => s.met),
+        paging: paging.met,
+        enrichTime: enrichment.timeMet,
+        enrichSpeedup: enrichment.speedupMet,
+      },
+    };
+  } finally {
+    await core?.close().catch(() => {});
+    await seeded.close().catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+const n = (value: number) => value.toLocaleString('en-US');
+const ms = (value: number) => value.toFixed(1);
+const pad = (cells: (string | number)[], widths: number[]) =>
+  cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ');
+const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+
+export function formatDatabase(result: DatabaseResult): string {
+  const o = result.options;
+  const g = result.goals;
+  const lines = [
+    `Lead database at ${result.scale}: ${n(result.people)} people, ${n(result.companies)} companies (${result.database} Postgres ${result.postgres}, node ${result.node}, ${result.cpus} CPUs${result.seedSeconds === null ? ', kept database' : `, seeded in ${result.seedSeconds} s`})`,
+    `   ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`,
+    '',
+    `1. Searches, limit 100: ${o.iterations} calls per variant after ${o.warmups} warm-ups, alternated; ms`,
+    `   service = searchLeads, account that already received the page; new leads = searchLeads, a new account per call;`,
+    `   direct = the page and count queries it sends, straight through postgres.js`,
+  ];
+  const sw = [42, 9, 13, 13, 13, 9, 8];
+  lines.push(pad(['search', 'matches', 'service', 'new leads', 'direct', 'svc/dir', 'goal'], sw));
+  lines.push(pad(['', '', 'p50 / p95', 'p50 / p95', 'p50 / p95', 'p50', `p95≤${g.searchP95Ms}`], sw));
+  for (const s of result.search) {
+    lines.push(
+      pad(
+        [
+          `(${s.key}) ${s.label}`,
+          n(s.total),
+          `${ms(s.service.p50)} / ${ms(s.service.p95)}`,
+          `${ms(s.serviceNewLeads.p50)} / ${ms(s.serviceNewLeads.p95)}`,
+          `${ms(s.direct.p50)} / ${ms(s.direct.p95)}`,
+          `${s.ratioP50.toFixed(2)}×`,
+          verdict(s.met),
+        ],
+        sw,
+      ),
+    );
+  }
+  for (const s of result.search) lines.push(`   (${s.key}) ${JSON.stringify(s.params)}`);
+
+  const p = result.paging;
+  lines.push('', `2. Paging, limit 100, ${JSON.stringify({ ...p.params, limit: undefined })}: ${n(p.total)} matches; after=${p.afterId} for page ${n(p.deepPage)}; ms`);
+  const pw = [38, 13, 13, 13, 10];
+  lines.push(pad(['page', 'service', 'direct', 'page query', '×page 1'], pw));
+  lines.push(pad(['', 'p50 / p95', 'p50 / p95', 'p50 / p95', 'service'], pw));
+  for (const [f, ratio] of [[p.first, 1], [p.cursor, p.cursorRatio], [p.offset, p.offsetRatio]] as const) {
+    lines.push(pad([f.label, `${ms(f.service.p50)} / ${ms(f.service.p95)}`, `${ms(f.direct.p50)} / ${ms(f.direct.p95)}`, `${ms(f.pageQuery.p50)} / ${ms(f.pageQuery.p95)}`, `${ratio.toFixed(2)}×`], pw));
+  }
+  lines.push(
+    `   cursor page ${n(p.deepPage)} = ${p.cursorRatio.toFixed(2)}× page 1 (page query alone ${p.cursorPageQueryRatio.toFixed(2)}×)   goal ≤ ${g.cursorRatio}×: ${verdict(p.met)}`,
+    `   offset page ${n(p.deepPage)} = ${p.offsetRatio.toFixed(2)}× page 1 (page query alone ${p.offsetPageQueryRatio.toFixed(2)}×)`,
+  );
+
+  const e = result.enrichment;
+  lines.push(
+    '',
+    `3. Enrichment of ${n(e.rows)} catalog rows (${KINDS.map((k) => `${e.mix[k]} ${k}`).join(', ')}): ${e.matched} matched (${KINDS.map((k) => `${k} ${e.by[k] ?? 0}`).join(', ')}); ms`,
+  );
+  const ew = [50, 9, 9, 9];
+  lines.push(pad(['', 'p50', 'p95', 'runs'], ew));
+  lines.push(pad(['enrichLeads (4 queries + allowance + companies)', ms(e.bulk.p50), ms(e.bulk.p95), e.bulk.n], ew));
+  lines.push(pad([`one query per row, in priority order (${n(e.perRowQueries)} queries)`, ms(e.perRow.p50), ms(e.perRow.p95), e.perRow.n], ew));
+  lines.push(
+    `   enrichLeads p95 ${ms(e.bulk.p95)} ms   goal ≤ ${g.enrichMs} ms: ${verdict(e.timeMet)}`,
+    `   per row ÷ enrichLeads = ${e.speedup.toFixed(1)}× (p50s)   goal ≥ ${g.enrichSpeedup}×: ${verdict(e.speedupMet)}${e.sameMatches ? '   (identical output rows)' : '   (WARNING: the baseline produced other rows)'}`,
+  );
+  return lines.join('\n');
+}

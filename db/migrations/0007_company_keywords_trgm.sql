@@ -1,0 +1,1 @@
+CREATE INDEX "company_keywords_trgm" ON "company" USING gin (company_keywords_text("keywords") gin_trgm_ops);
