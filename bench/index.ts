@@ -2,6 +2,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { BENCH_RATE_LIMIT_PER_MINUTE, startBenchEnv, type BenchEnv } from './lib/env.ts';
 import { benchLimits, type Comparison, type LimitsOptions, type LimitsResult } from './lib/limits.ts';
+import { benchCatalog, formatCatalog, type CatalogResult } from './lib/catalog.ts';
+import { benchDatabase, formatDatabase, type DatabaseResult } from './lib/database.ts';
 import { benchPolling, type PollingResult } from './lib/polling.ts';
 import { benchProgress, type ProgressResult } from './lib/progress.ts';
 
@@ -11,10 +13,10 @@ const LIMITS: LimitsOptions = { connections: 20, durationSecs: 8, warmupSecs: 2,
 const GOALS = { pollingRatio: 0.5, firstProgressP50Ms: 50, limitsMaxSlowerPct: LIMITS.maxSlowerPct };
 
 /** Suites in the order `npm run bench` runs them; `--only a,b` picks some. */
-const SUITES = ['polling', 'progress', 'limits'] as const;
+const SUITES = ['polling', 'progress', 'limits', 'catalog', 'database'] as const;
 type Suite = (typeof SUITES)[number];
 
-const USAGE = `usage: npm run bench [-- --only <suite>[,<suite>…]]   suites: ${SUITES.join(', ')} (default: all)`;
+const USAGE = `usage: npm run bench [-- --only <suite>[,<suite>…]]   suites: ${SUITES.join(', ')} (default: all; catalog and database seed the large catalog and take minutes)`;
 
 function parseArgs(argv: string[]): Set<Suite> {
   const picked: string[] = [];
@@ -107,6 +109,8 @@ interface Results {
   polling?: PollingResult;
   progress?: ProgressResult;
   limits?: LimitsResult;
+  catalog?: CatalogResult;
+  databaseApis?: DatabaseResult;
 }
 
 async function readPrevious(file: URL): Promise<Results> {
@@ -141,7 +145,15 @@ async function main() {
     database = fresh.limits.database;
     tables.push(limitsTable(fresh.limits));
   }
-  console.log([header(database ?? 'no'), ...tables].join('\n\n'));
+  if (suites.has('catalog')) {
+    fresh.catalog = await benchCatalog();
+    tables.push(formatCatalog(fresh.catalog));
+  }
+  if (suites.has('database')) {
+    fresh.databaseApis = await benchDatabase();
+    tables.push(formatDatabase(fresh.databaseApis));
+  }
+  console.log([header(database ?? 'embedded'), ...tables].join('\n\n'));
 
   // Suites not run this time keep their previous figures, dated in `measuredAt`.
   const dir = new URL('./results/', import.meta.url);
@@ -174,6 +186,8 @@ async function main() {
     polling: merged.polling,
     progress: merged.progress,
     limits: merged.limits,
+    catalog: merged.catalog,
+    databaseApis: merged.databaseApis,
   };
   await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
 }
