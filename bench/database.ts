@@ -1,24 +1,26 @@
 /**
  * Lead database benchmark on its own: searches, deep paging and enrichment on a catalog seeded at
- * `large` (see bench/lib/database.ts). Prints a table and stores the figures under `database` in
- * bench/results/latest.json (the other keys are kept).
+ * `large` (see bench/lib/database.ts). Prints a table and stores the figures under `databaseApis` in
+ * bench/results/latest.json, where `npm run bench -- --only database` puts them (the top-level
+ * `database` there names the Postgres of the other suites); the other keys are kept.
  *
  *   node --import tsx bench/database.ts [--scale small|medium|large] [--iterations N] [--reuse] [--data-dir DIR]
- *                                       [--shared-buffers SIZE|default] [--json FILE]
+ *                                       [--shared-buffers SIZE|default] [--json FILE] [--no-save]
  *
  * --reuse keeps the seeded database for the next run (DATABASE_URL: database bench_leads_<scale>;
  * embedded: a Postgres kept in --data-dir, default .data/bench-database), so only the first run seeds.
  * --shared-buffers sets the embedded server's shared_buffers (default 1GB, enough to hold the lead
- * tables warm; `default` keeps Postgres' 128MB).
+ * tables warm; `default` keeps Postgres' 128MB). --no-save leaves bench/results/latest.json alone (quick
+ * checks at a smaller scale).
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { SCALES, type Scale } from '../db/seed/index.ts';
 import { benchDatabase, formatDatabase, type DatabaseOptions } from './lib/database.ts';
 
-const USAGE = 'usage: node --import tsx bench/database.ts [--scale small|medium|large] [--iterations N] [--reuse] [--data-dir DIR] [--shared-buffers SIZE|default] [--json FILE]';
+const USAGE = 'usage: node --import tsx bench/database.ts [--scale small|medium|large] [--iterations N] [--reuse] [--data-dir DIR] [--shared-buffers SIZE|default] [--json FILE] [--no-save]';
 
-function parseArgs(argv: string[]): DatabaseOptions & { json?: string } {
-  const options: DatabaseOptions & { json?: string } = {};
+function parseArgs(argv: string[]): DatabaseOptions & { json?: string; save?: boolean } {
+  const options: DatabaseOptions & { json?: string; save?: boolean } = {};
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
     if (flag === '--help' || flag === '-h') {
@@ -29,6 +31,11 @@ function parseArgs(argv: string[]): DatabaseOptions & { json?: string } {
       options.reuse = true;
       continue;
     }
+    if (flag === '--no-save') {
+      options.save = false;
+      continue;
+    }
+    if (!['--scale', '--iterations', '--shared-buffers', '--data-dir', '--json'].includes(flag)) throw new Error(`unknown argument "${flag}"\n${USAGE}`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
     if (flag === '--scale') {
@@ -52,9 +59,11 @@ function parseArgs(argv: string[]): DatabaseOptions & { json?: string } {
 }
 
 async function main() {
-  const { json, ...options } = parseArgs(process.argv.slice(2));
+  const { json, save = true, ...options } = parseArgs(process.argv.slice(2));
   const result = await benchDatabase(options);
   console.log(formatDatabase(result));
+  if (json) await writeFile(json, `${JSON.stringify(result, null, 2)}\n`);
+  if (!save) return;
 
   // Read-modify-write: other suites' figures stay as they are.
   const dir = new URL('./results/', import.meta.url);
@@ -67,8 +76,7 @@ async function main() {
     previous = {};
   }
   const measuredAt = { ...(previous.measuredAt as Record<string, string> | undefined), database: result.date };
-  await writeFile(file, `${JSON.stringify({ ...previous, measuredAt, database: result }, null, 2)}\n`);
-  if (json) await writeFile(json, `${JSON.stringify(result, null, 2)}\n`);
+  await writeFile(file, `${JSON.stringify({ ...previous, measuredAt, databaseApis: result }, null, 2)}\n`);
 }
 
 main().catch((err: unknown) => {
