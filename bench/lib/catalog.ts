@@ -525,6 +525,12 @@ export function formatCatalog(result: CatalogResult): string {
     `   import ${n(result.import.rowsPerSec)} rows/s (goal ≥ ${n(g.rowsPerSec)}: ${verdict(g.rowsPerSecMet)})` +
       (c.available ? `; plain COPY itself: ${n(c.rowsPerSec)} rows/s with the indexes in place (${verdict(g.copyRowsPerSecMet)})` : ''),
   );
+  if (c.available && !g.rowsPerSecMet && g.copyRowsPerSecMet === false) {
+    lines.push(
+      `   the rate goal is beyond plain COPY on \`${result.table}\` with its ${c.indexes} secondary indexes (COPY then CREATE INDEX: ${n(c.rebuild.rowsPerSec)} rows/s)` +
+        (result.fewerIndexes ? '; see the table with fewer indexes below' : ''),
+    );
+  }
   const f = result.fewerIndexes;
   if (f) {
     lines.push('', ...comparisonLines(f, `Fewer indexes: import ${n(f.file.rows)} criminal records (seeded ones repeated with new keys; ${f.file.megabytes} MB CSV) into the empty \`${f.table}\``));
