@@ -117,4 +117,4 @@ function defineToolMutation(tool: ToolDefinition) {
   );
 }
 
-for (const tool of TOOLS) defineToolMutation(tool);
+for (const tool of TOOLS) if (!tool.linkedOnly) defineToolMutation(tool);

@@ -3,7 +3,7 @@ import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import { createAuthenticator, type Authenticator } from './services/accounts.ts';
 import { createEventBus, type EventBus } from './services/events.ts';
-import { createCatalogSources } from './sources/catalog.ts';
+import { createCatalogSources } from './sources/catalog/index.ts';
 import type { Sources } from './sources/types.ts';
 import { createRateLimiter, type RateLimiter } from './services/rate-limit.ts';
 

@@ -24,6 +24,7 @@ const INPUT = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 
 function failingSources(error: Error, afterPages = 0): Sources {
   let pages = 0;
   return {
+    ...t.app.core.sources,
     localBusinesses: {
       searchPlaces: async (query) => {
         if (pages++ >= afterPages) throw error;

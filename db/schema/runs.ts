@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, json, jsonb, pgEnum, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { type AnyPgColumn, bigint, index, integer, json, jsonb, pgEnum, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { accountTable } from './accounts.ts';
 
 export const RUN_STATUSES = ['READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ABORTING', 'ABORTED', 'TIMED-OUT'] as const;
@@ -43,11 +43,14 @@ export const runTable = pgTable(
     settledAt: timestamp('settled_at', { withTimezone: true }),
     /** When the result rows were deleted after `expiresAt`. */
     purgedAt: timestamp('purged_at', { withTimezone: true }),
+    /** The run this one was started with (property lookup's owner-contact run). */
+    parentRunId: text('parent_run_id').references((): AnyPgColumn => runTable.id, { onDelete: 'cascade' }),
   },
   (t) => [
     index('run_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
     index('run_account_status_idx').on(t.accountId, t.status, t.createdAt),
     index('run_expires_idx').on(t.expiresAt).where(sql`${t.purgedAt} is null`),
+    index('run_parent_idx').on(t.parentRunId).where(sql`${t.parentRunId} is not null`),
   ],
 );
 export type Run = typeof runTable.$inferSelect;
@@ -67,3 +70,35 @@ export const runItemTable = pgTable(
   (t) => [primaryKey({ columns: [t.runId, t.seq] })],
 );
 export type RunItem = typeof runItemTable.$inferSelect;
+
+/**
+ * Result keys of an account's named datasets (business-for-sale `datasetName`): a key belongs to the
+ * first run that produced it, so later runs sharing the name skip it.
+ */
+export const datasetItemTable = pgTable(
+  'dataset_item',
+  {
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accountTable.id, { onDelete: 'cascade' }),
+    dataset: text('dataset').notNull(),
+    key: text('key').notNull(),
+    runId: text('run_id').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.dataset, t.key] })],
+);
+
+/** Results shared by every account until the data they come from is refreshed (tech stack lookups). */
+export const toolCacheTable = pgTable(
+  'tool_cache',
+  {
+    tool: text('tool').notNull(),
+    key: text('key').notNull(),
+    /** The data period the value belongs to, e.g. "2026-11" (monthly) or "2026-W47" (weekly). */
+    period: text('period').notNull(),
+    value: jsonb('value').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tool, t.key, t.period] })],
+);

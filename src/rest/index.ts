@@ -66,12 +66,15 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   };
 
   for (const tool of TOOLS) {
-    app.post(tool.rest.path, (request, reply) =>
-      idempotent(request, reply, async (tx) => {
-        const { run, start } = await startRun(core, request.principal, tool.name, request.body, { tx });
-        return { runId: run.id, status: run.status, message: start.message, ...start.extra };
-      }),
-    );
+    if (tool.linkedOnly) continue;
+    for (const path of [tool.rest.path, ...(tool.rest.aliases ?? [])]) {
+      app.post(path, (request, reply) =>
+        idempotent(request, reply, async (tx) => {
+          const { run, start } = await startRun(core, request.principal, tool.name, request.body, { tx });
+          return { runId: run.id, status: run.status, message: start.message, ...start.extra };
+        }),
+      );
+    }
   }
 
   app.get<RunParams>('/api/v1/scrape/status/:runId', async (request) =>

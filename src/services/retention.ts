@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
 import { purgeIdempotencyKeys } from './idempotency.ts';
+import { purgeToolCache } from './run-store.ts';
 
 const BATCH = 200;
 
@@ -29,10 +30,11 @@ export async function purgeExpiredResults(db: Database, now: Date): Promise<{ ru
   return { runs, rows };
 }
 
-/** The hourly housekeeping: expired results, idempotency keys past 24 hours, old rate-limit counters. */
+/** The hourly housekeeping: expired results, idempotency keys past 24 hours, old rate-limit counters, cached tool values of past data periods. */
 export async function housekeeping(db: Database, now: Date) {
   const results = await purgeExpiredResults(db, now);
   const keys = await purgeIdempotencyKeys(db);
   await db.execute(sql`delete from rate_limit where expire < ${now.getTime() - 3_600_000}`);
-  return { ...results, idempotencyKeys: keys };
+  const cachedValues = await purgeToolCache(db, now);
+  return { ...results, idempotencyKeys: keys, cachedValues };
 }

@@ -8,6 +8,7 @@ import { AppError, coerceError } from './errors.ts';
 import { formatDollars } from './money.ts';
 import { isTerminal, snapshotOf } from './run-view.ts';
 import { enqueueRun, lockAccount } from './runs.ts';
+import { runStore } from './run-store.ts';
 import { settleHold } from './wallet.ts';
 
 type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'>;
@@ -114,7 +115,9 @@ export async function executeRun(deps: EngineDeps, runId: string, signal: AbortS
     };
     let seq = 0;
     let holdUsedUp = false;
-    for await (const batch of tool.run({ runId, accountId: run.accountId, input, sources: deps.sources, startAt, signal })) {
+    const store = runStore(deps.db, run.accountId, run.id);
+    const startedAt = run.startedAt ?? run.createdAt;
+    for await (const batch of tool.run({ runId, accountId: run.accountId, input, sources: deps.sources, store, startedAt, startAt, signal })) {
       const first = seq;
       seq += batch.rows.length;
       if (seq <= startAt && batch.rows.length > 0) continue; // stored and billed by an earlier attempt

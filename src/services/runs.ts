@@ -39,66 +39,93 @@ export async function lockAccount(tx: Executor, accountId: string) {
   await tx.execute(sql`select 1 from account where id = ${accountId} for update`);
 }
 
+interface PlannedRun {
+  tool: ToolDefinition;
+  input: unknown;
+  start: StartInfo;
+  requested: number;
+  estimated: bigint;
+}
+
+/** Validates and plans one run of `tool` for the caller; nothing is written. */
+function planRun(principal: Principal, tool: ToolDefinition, raw: unknown): PlannedRun {
+  assertPlan(principal, tool.plan, tool.title);
+  const parsed = parseToolInput(tool, raw);
+  const { input = parsed, ...start } = tool.describeStart(parsed, principal);
+  const requested = tool.requested(input);
+  return { tool, input, start, requested, estimated: tool.price.estimate(input, requested) };
+}
+
+/** Creates one planned run in the caller's transaction (the account is locked when limits are on). */
+async function createRun(core: StartDeps, tx: Transaction, accountId: string, plan: PlannedRun, parentRunId: string | null): Promise<RunSnapshot> {
+  const { tool, input, requested, estimated } = plan;
+  const id = newRunId();
+  let hold = { planMicros: 0n, purchasedMicros: 0n };
+  let queued = false;
+  if (core.config.enforceLimits) {
+    const held = await holdForRun(tx, accountId, id, tool.price.unitMicros > 0n ? estimated : 0n, tool.overdraftMicros ?? 0n);
+    if (tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
+      throw new AppError(
+        402,
+        'insufficient_funds',
+        `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
+      );
+    }
+    hold = held;
+    queued = held.activeRuns >= core.config.maxRunningRuns;
+  }
+  const [created] = await tx
+    .insert(runTable)
+    .values({
+      id,
+      accountId,
+      tool: tool.name,
+      status: queued ? 'READY' : 'RUNNING',
+      statusMessage: queued
+        ? `Waiting: ${core.config.maxRunningRuns} runs of this account are running; this one starts when one of them finishes`
+        : 'Starting',
+      input,
+      requested,
+      startedAt: queued ? null : new Date(),
+      fileName: typeof (input as { fileName?: unknown }).fileName === 'string' ? (input as { fileName: string }).fileName : null,
+      estimatedMicros: estimated,
+      holdPurchasedMicros: hold.purchasedMicros,
+      holdPlanMicros: hold.planMicros,
+      parentRunId,
+    })
+    .returning()
+    // Prepared: the statement is parsed once per connection, which keeps the account's lock short.
+    .prepare('insert_run')
+    .execute();
+  if (!queued) await enqueueRun(tx, id);
+  const snapshot = snapshotOf(created!);
+  await core.events.publishInTx(tx, 'runProgress', id, snapshot);
+  return snapshot;
+}
+
 /**
  * Starts a run: validates the input and the plan, then in one transaction holds its estimated cost
  * (402 when the wallet cannot pay for one unit), creates the run and, unless the account already
- * has its maximum of runs RUNNING (then it waits as READY), adds its worker job. A run never exists
- * without its hold and job, nor a job without its run.
+ * has its maximum of runs RUNNING (then it waits as READY), adds its worker job. A tool's linked runs
+ * (property lookup's owner contact) are created the same way in the same transaction. A run never
+ * exists without its hold and job, nor a job without its run.
  */
 export async function startRun(core: StartDeps, principal: Principal, toolName: string, raw: unknown, options: { tx?: Transaction } = {}): Promise<StartedRun> {
   const tool = getTool(toolName);
-  assertPlan(principal, tool.plan, tool.title);
-  const input = parseToolInput(tool, raw);
-  const start = tool.describeStart(input);
-  const requested = tool.requested(input);
-  const estimated = tool.price.estimate(input, requested);
-  const enforce = core.config.enforceLimits;
-  const id = newRunId();
+  const main = planRun(principal, tool, raw);
+  const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({ link, plan: planRun(principal, getTool(link.tool), link.input) }));
   const create = async (tx: Transaction) => {
-    let hold = { planMicros: 0n, purchasedMicros: 0n };
-    let queued = false;
-    if (enforce) {
-      await lockAccount(tx, principal.accountId);
-      const held = await holdForRun(tx, principal.accountId, id, tool.price.unitMicros > 0n ? estimated : 0n, tool.overdraftMicros ?? 0n);
-      if (tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
-        throw new AppError(
-          402,
-          'insufficient_funds',
-          `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
-        );
-      }
-      hold = held;
-      queued = held.activeRuns >= core.config.maxRunningRuns;
+    if (core.config.enforceLimits) await lockAccount(tx, principal.accountId);
+    const run = await createRun(core, tx, principal.accountId, main, null);
+    const extra: Record<string, unknown> = {};
+    for (const { link, plan } of linked) {
+      const linkedRun = await createRun(core, tx, principal.accountId, plan, run.id);
+      extra[link.field] = linkedRun.id;
     }
-    const [created] = await tx
-      .insert(runTable)
-      .values({
-        id,
-        accountId: principal.accountId,
-        tool: tool.name,
-        status: queued ? 'READY' : 'RUNNING',
-        statusMessage: queued
-          ? `Waiting: ${core.config.maxRunningRuns} runs of this account are running; this one starts when one of them finishes`
-          : 'Starting',
-        input,
-        requested,
-        startedAt: queued ? null : new Date(),
-        fileName: typeof (input as { fileName?: unknown }).fileName === 'string' ? (input as { fileName: string }).fileName : null,
-        estimatedMicros: estimated,
-        holdPurchasedMicros: hold.purchasedMicros,
-        holdPlanMicros: hold.planMicros,
-      })
-      .returning()
-      // Prepared: the statement is parsed once per connection, which keeps the account's lock short.
-      .prepare('insert_run')
-      .execute();
-    if (!queued) await enqueueRun(tx, id);
-    const snapshot = snapshotOf(created!);
-    await core.events.publishInTx(tx, 'runProgress', id, snapshot);
-    return snapshot;
+    return { run, extra };
   };
-  const run = options.tx ? await create(options.tx) : await core.db.transaction(create);
-  return { run, start: { ...start, extra: { estimatedCost: microsToNumber(estimated), ...start.extra } } };
+  const { run, extra } = options.tx ? await create(options.tx) : await core.db.transaction(create);
+  return { run, start: { message: main.start.message, extra: { estimatedCost: microsToNumber(main.estimated), ...main.start.extra, ...extra } } };
 }
 
 const prepareGetRun = (db: Executor) =>

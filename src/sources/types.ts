@@ -1,40 +1,29 @@
-import type { Area } from '../services/geo.ts';
+import type { LocalBusinessSource } from './local-businesses.ts';
+import type { LeadSource } from './leads.ts';
+import type { StoreSource } from './stores.ts';
+import type { HomeServiceSource } from './home-services.ts';
+import type { BusinessListingSource } from './business-listings.ts';
+import type { CommercialPropertySource } from './commercial-properties.ts';
+import type { AgentSource } from './agents.ts';
+import type { RentalSource } from './rentals.ts';
+import type { PropertySource } from './properties.ts';
+import type { CriminalRecordSource } from './criminal-records.ts';
 
-/** A business as the map-listing tools see it. */
-export interface Place {
-  id: number;
-  placeId: string;
-  name: string;
-  category: string;
-  street: string | null;
-  city: string;
-  state: string | null;
-  postalCode: string | null;
-  countryCode: string;
-  lat: number;
-  lng: number;
-  phone: string | null;
-  website: string | null;
-  emails: string[];
-  rating: number | null;
-  reviewCount: number;
-  openingHours: string[] | null;
-}
+export type * from './local-businesses.ts';
 
-export interface PlaceQuery {
-  /** Words matched against name and category, stemmed ("dentists" finds "Dentist"). */
-  keyword: string;
-  area: Area;
-  limit: number;
-  /** Keyset cursor: only places with a larger id, in id order. */
-  afterId?: number;
-}
-
-export interface LocalBusinessSource {
-  searchPlaces(query: PlaceQuery): Promise<Place[]>;
-}
-
-/** Where catalog-backed runners read; an operator may swap any of them for a live upstream. */
+/**
+ * Where catalog-backed runners read, one interface per domain; an operator may swap any of them for
+ * a live upstream (for example a hosted scraper) without touching the tools.
+ */
 export interface Sources {
   localBusinesses: LocalBusinessSource;
+  leads: LeadSource;
+  stores: StoreSource;
+  homeServices: HomeServiceSource;
+  businessListings: BusinessListingSource;
+  commercialProperties: CommercialPropertySource;
+  agents: AgentSource;
+  rentals: RentalSource;
+  properties: PropertySource;
+  criminalRecords: CriminalRecordSource;
 }

@@ -8,7 +8,7 @@
  * - hold: money reserved for a run at start and settled when it ends.
  */
 import type { z } from 'zod';
-import type { Plan } from '../../db/schema/accounts.ts';
+import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
 import type { Sources } from '../sources/types.ts';
 import type { PriceRule } from './pricing.ts';
 
@@ -30,11 +30,29 @@ export interface RunBatch {
   message?: string;
 }
 
+/** Account state a run may keep beyond itself. Every method is safe to repeat when an attempt is replayed. */
+export interface RunStore {
+  /**
+   * Claims result keys for a named dataset of the account (business-for-sale `datasetName`): returns
+   * the keys this run owns, i.e. those no earlier run of the account with that dataset name produced.
+   * A replayed attempt of the same run gets the same answer.
+   */
+  claimDatasetKeys(dataset: string, keys: string[]): Promise<Set<string>>;
+  /**
+   * A value shared by every account, computed once per `period` (e.g. "2026-11" for monthly data):
+   * returns the cached value of (`tool`, `key`, `period`) or computes, stores and returns it.
+   */
+  cached<T>(tool: string, key: string, period: string, compute: () => Promise<T>): Promise<{ value: T; hit: boolean }>;
+}
+
 export interface RunContext<I> {
   runId: string;
   accountId: string;
   input: I;
   sources: Sources;
+  store: RunStore;
+  /** When the run started (fixed across attempts, so replays are deterministic). */
+  startedAt: Date;
   /** Rows already stored by an earlier attempt; a runner replays its deterministic output and the engine skips these. */
   startAt: number;
   signal: AbortSignal;
@@ -47,14 +65,36 @@ export interface StartInfo {
   extra?: Record<string, unknown>;
 }
 
+/** Who starts a run, as far as a tool's start rules care (trial caps). */
+export interface Caller {
+  plan: Plan;
+  subscriptionStatus: SubscriptionStatus;
+}
+
+/** What `describeStart` decides: the caller's message, and optionally the input actually run (e.g. capped). */
+export interface StartPlan<I> extends StartInfo {
+  input?: I;
+}
+
+/** A second run started with this one, in the same transaction (property lookup's owner contact). */
+export interface LinkedRun {
+  tool: string;
+  input: unknown;
+  /** Field of the start response that carries the linked run's id. */
+  field: string;
+}
+
 export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Stable identifier, stored on runs. */
   name: string;
   title: string;
   description: string;
-  rest: { path: string };
+  /** Start route; `aliases` are accepted too (e.g. the spec's examples without `/v1`). */
+  rest: { path: string; aliases?: string[] };
   graphql: { mutation: string; inputType: string };
   mcp: { name: string };
+  /** Started only as another tool's linked run: no route, mutation or MCP tool of its own. */
+  linkedOnly?: boolean;
   input: S;
   price: PriceRule<z.output<S>>;
   /** Money a run may go below zero (the lead scraper's "wallet balance plus 1 USD"), micro-dollars. */
@@ -65,8 +105,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   columns: Column[];
   /** Items the run is expected to handle (spec: requested). */
   requested(input: z.output<S>): number;
-  /** Start-time work and refusals that need no database (e.g. link translation). */
-  describeStart(input: z.output<S>): StartInfo;
+  /**
+   * Start-time work and refusals that need no database (link translation, caps for the caller);
+   * throws AppError for the tool's named refusals.
+   */
+  describeStart(input: z.output<S>, caller: Caller): StartPlan<z.output<S>>;
+  /** Runs started with this one, each held and billed on its own, linked by `parentRunId`. */
+  linkedRuns?(input: z.output<S>): LinkedRun[];
   run(ctx: RunContext<z.output<S>>): AsyncIterable<RunBatch>;
 }
 

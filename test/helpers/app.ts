@@ -25,6 +25,11 @@ export interface TestApp {
   graphql(key: string, query: string, variables?: Record<string, unknown>): Promise<ApiResponse<any>>;
   /** Polls the status route until the run reaches a terminal status. */
   waitForRun(key: string, runId: string, timeoutMs?: number): Promise<{ status: RunStatus; [k: string]: unknown }>;
+  /**
+   * Starts a tool over REST, expects 200, waits for the run to end and downloads its rows as JSON:
+   * the happy path of every tool test.
+   */
+  runTool(key: string, path: string, body: unknown, timeoutMs?: number): Promise<{ start: any; status: any; rows: any[] }>;
   stop(): Promise<void>;
 }
 
@@ -58,7 +63,7 @@ export async function startTestApp(options: { worker?: boolean; config?: Partial
     return { status: res.status, headers: res.headers, body: parsed as never, text };
   };
 
-  return {
+  const testApp: TestApp = {
     app,
     url,
     database,
@@ -78,11 +83,20 @@ export async function startTestApp(options: { worker?: boolean; config?: Partial
         await new Promise((r) => setTimeout(r, 50));
       }
     },
+    async runTool(key, path, body, timeoutMs) {
+      const start = await request('POST', path, { key, body });
+      if (start.status !== 200) throw new Error(`POST ${path} answered ${start.status}: ${start.text}`);
+      const status = await testApp.waitForRun(key, start.body.runId, timeoutMs);
+      const results = await request('GET', `/api/downloads/${start.body.runId}?format=json`, { key });
+      if (results.status !== 200) throw new Error(`download answered ${results.status}: ${results.text}`);
+      return { start: start.body, status, rows: results.body as any[] };
+    },
     async stop() {
       await app.stop();
       await database.drop();
     },
   };
+  return testApp;
 }
 
 /** Maps input that finds places in the small seed catalog. */

@@ -1,8 +1,8 @@
 import { and, asc, eq, gt, gte, lte, sql, type SQL } from 'drizzle-orm';
-import type { Executor } from '../../db/client.ts';
-import { localBusinessTable as lb } from '../../db/schema/local-businesses.ts';
-import type { Area } from '../services/geo.ts';
-import type { LocalBusinessSource, Sources } from './types.ts';
+import type { Executor } from '../../../db/client.ts';
+import { localBusinessTable as lb } from '../../../db/schema/local-businesses.ts';
+import type { Area } from '../../services/geo.ts';
+import type { LocalBusinessSource } from '../local-businesses.ts';
 
 function areaCondition(area: Area): SQL | undefined {
   if (area.kind === 'anywhere') return undefined;
@@ -59,8 +59,4 @@ export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
       return rows;
     },
   };
-}
-
-export function createCatalogSources(db: Executor): Sources {
-  return { localBusinesses: catalogLocalBusinesses(db) };
 }

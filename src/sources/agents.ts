@@ -1,0 +1,2 @@
+/** Real estate agents (real estate agents scraper). */
+export interface AgentSource {}

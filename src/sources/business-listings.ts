@@ -1,0 +1,2 @@
+/** Business-for-sale listings (business-for-sale scraper). */
+export interface BusinessListingSource {}

@@ -1,0 +1,2 @@
+/** Commercial properties and their brokers (commercial property scraper). */
+export interface CommercialPropertySource {}

@@ -1,0 +1,2 @@
+/** Criminal records (criminal records search). */
+export interface CriminalRecordSource {}

@@ -1,0 +1,2 @@
+/** Home-service pros (home services scraper). */
+export interface HomeServiceSource {}

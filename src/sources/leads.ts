@@ -1,0 +1,2 @@
+/** People and companies of the lead database (lead scraper, mobile finder). */
+export interface LeadSource {}

@@ -1,0 +1,2 @@
+/** Rental listings and their hosts (rental host scraper). */
+export interface RentalSource {}

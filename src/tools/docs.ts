@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { TOOLS } from './index.ts';
+import type { ToolDefinition } from './types.ts';
+
+interface JsonSchema {
+  type?: string | string[];
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+  maxLength?: number;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function typeName(schema: JsonSchema): string {
+  if (schema.anyOf) return schema.anyOf.map(typeName).join(' or ');
+  if (schema.enum) return schema.enum.map((v) => `\`${String(v)}\``).join(', ');
+  const type = Array.isArray(schema.type) ? schema.type.filter((t) => t !== 'null').join(' or ') : (schema.type ?? 'any');
+  if (type === 'array' && schema.items) return `${typeName(schema.items)}[]`;
+  return type;
+}
+
+function bounds(schema: JsonSchema): string {
+  const parts: string[] = [];
+  if (schema.minimum !== undefined && schema.maximum !== undefined) parts.push(`${schema.minimum}–${schema.maximum}`);
+  else if (schema.minimum !== undefined) parts.push(`≥ ${schema.minimum}`);
+  else if (schema.maximum !== undefined) parts.push(`≤ ${schema.maximum}`);
+  if (schema.maxItems !== undefined) parts.push(`at most ${schema.maxItems} items`);
+  if (schema.maxLength !== undefined) parts.push(`at most ${schema.maxLength} characters`);
+  return parts.join('; ');
+}
+
+function parameterRows(schema: JsonSchema, prefix = ''): string[] {
+  const required = new Set(schema.required ?? []);
+  const rows: string[] = [];
+  for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+    const path = `${prefix}${name}`;
+    const dflt = prop.default === undefined ? '' : `\`${JSON.stringify(prop.default)}\``;
+    const limits = bounds(prop);
+    const notes = `${prop.description ?? ''}${limits ? ` (${limits})` : ''}`.trim();
+    rows.push(`| \`${path}\` | ${cell(typeName(prop))} | ${required.has(name) && prop.default === undefined ? 'yes' : ''} | ${cell(dflt)} | ${cell(notes)} |`);
+    if (prop.type === 'object' && prop.properties) rows.push(...parameterRows(prop, `${path}.`));
+    if (prop.type === 'array' && prop.items?.type === 'object') rows.push(...parameterRows(prop.items, `${path}[].`));
+  }
+  return rows;
+}
+
+function renderTool(tool: ToolDefinition): string {
+  const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const routes = tool.linkedOnly
+    ? '- Started only as a linked run of another tool (see its `linkedRuns`); no route of its own.'
+    : [
+        `- REST: \`POST ${tool.rest.path}\`${tool.rest.aliases?.length ? ` (also ${tool.rest.aliases.map((a) => `\`POST ${a}\``).join(', ')})` : ''}`,
+        `- GraphQL: \`${tool.graphql.mutation}(input: ${tool.graphql.inputType}!)\``,
+        `- MCP: \`${tool.mcp.name}\``,
+      ].join('\n');
+  return [
+    `## ${tool.title}`,
+    '',
+    tool.description,
+    '',
+    routes,
+    `- Price: ${tool.price.text}${tool.plan ? `; needs the ${tool.plan} plan or higher` : ''}`,
+    `- Cancellable: ${tool.cancellable ? 'yes; a cancelled run keeps, and bills, the rows delivered so far' : 'no'}`,
+    '',
+    '### Parameters',
+    '',
+    '| parameter | type | required | default | notes |',
+    '|---|---|---|---|---|',
+    ...parameterRows(schema),
+    '',
+    '### Result columns',
+    '',
+    '| column | description |',
+    '|---|---|',
+    ...tool.columns.map((c) => `| \`${c.header}\` | ${cell(c.description)} |`),
+    '',
+  ].join('\n');
+}
+
+/** docs/tools.md: every tool of the registry with its routes, price, parameters and result columns. */
+export function renderToolsDoc(): string {
+  return [
+    '# Tools',
+    '',
+    '<!-- Generated from the tool registry (src/tools) by `npm run docs:tools`; a test checks it is current. -->',
+    '',
+    'Every tool starts a run: `POST` its route (or call its GraphQL mutation or MCP tool), then poll',
+    '`GET /api/v1/scrape/status/{runId}` (or subscribe to `runProgress`) and download the rows from',
+    '`GET /api/downloads/{runId}?format=csv|json|ndjson`. Parameters are checked at start; a bad one answers',
+    '400 `validation_failed` naming the field.',
+    '',
+    '| tool | route | price | cancellable |',
+    '|---|---|---|---|',
+    ...TOOLS.filter((t) => !t.linkedOnly).map((t) => `| [${t.title}](#${anchor(t.title)}) | \`${t.rest.path}\` | ${cell(t.price.text)} | ${t.cancellable ? 'yes' : 'no'} |`),
+    '',
+    ...TOOLS.map(renderTool),
+  ].join('\n');
+}
+
+const anchor = (title: string) => title.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
