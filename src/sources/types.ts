@@ -8,6 +8,7 @@ import type { AgentSource } from './agents.ts';
 import type { RentalSource } from './rentals.ts';
 import type { PropertySource } from './properties.ts';
 import type { CriminalRecordSource } from './criminal-records.ts';
+import type { PersonSource } from './persons.ts';
 
 export type * from './local-businesses.ts';
 
@@ -26,4 +27,5 @@ export interface Sources {
   rentals: RentalSource;
   properties: PropertySource;
   criminalRecords: CriminalRecordSource;
+  persons: PersonSource;
 }

@@ -71,6 +71,7 @@ function renderTool(tool: ToolDefinition): string {
     `- Price: ${tool.price.text}${tool.plan ? `; needs the ${tool.plan} plan or higher` : ''}`,
     `- Cancellable: ${tool.cancellable ? 'yes; a cancelled run keeps, and bills, the rows delivered so far' : 'no'}`,
     '',
+    ...(tool.notes?.length ? ['### Rules', '', ...tool.notes.map((n) => `- ${n}`), ''] : []),
     '### Parameters',
     '',
     '| parameter | type | required | default | notes |',

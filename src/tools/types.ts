@@ -102,6 +102,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Lowest plan that may use the tool; absent means every plan. */
   plan?: Plan;
   cancellable: boolean;
+  /** The tool's rules and the decisions behind them, one sentence each; listed in docs/tools.md. */
+  notes?: string[];
   columns: Column[];
   /** Items the run is expected to handle (spec: requested). */
   requested(input: z.output<S>): number;

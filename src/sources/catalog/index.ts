@@ -10,6 +10,7 @@ import { catalogAgents } from './agents.ts';
 import { catalogRentals } from './rentals.ts';
 import { catalogProperties } from './properties.ts';
 import { catalogCriminalRecords } from './criminal-records.ts';
+import { catalogPersons } from './persons.ts';
 
 /** Every source read from the catalog tables. */
 export function createCatalogSources(db: Executor): Sources {
@@ -24,5 +25,6 @@ export function createCatalogSources(db: Executor): Sources {
     rentals: catalogRentals(db),
     properties: catalogProperties(db),
     criminalRecords: catalogCriminalRecords(db),
+    persons: catalogPersons(db),
   };
 }

@@ -1,0 +1,2 @@
+/** Consumer records built from the catalog's owners and contacts (people finder). */
+export interface PersonSource {}
