@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { RUN_STATUSES, type RunStatus } from '../db/schema/runs.ts';
 import { isTerminal, outputUrl, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/services/run-view.ts';
 import { encodeRunCursor, getRun, listRunItems, listRuns } from '../src/services/runs.ts';
+import { cancelRun, followAccountRuns, followRunItems, type RunItemsBatch } from '../src/services/run-control.ts';
+import type { RunEvent } from '../src/services/events.ts';
 import { builder } from './builder.ts';
 import type { GraphQLContext } from './context.ts';
 
@@ -108,3 +110,53 @@ builder.subscriptionField('runProgress', (t) =>
   }),
 );
 
+
+builder.mutationField('cancelRun', (t) =>
+  t.field({
+    type: RunRef,
+    description:
+      'Cancels a run: a waiting run ends ABORTED at once, a running one becomes ABORTING and ends ABORTED within seconds, keeping and billing the rows already stored. Error code `not_cancellable` for tools that cannot be cancelled, `run_finished` once it has ended.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_, args, ctx) => cancelRun(ctx.core, ctx.principal, String(args.id)),
+  }),
+);
+
+const RunEventKindEnum = builder.enumType('RunEventKind', {
+  values: { CREATED: { value: 'created' }, PROGRESS: { value: 'progress' }, FINISHED: { value: 'finished' } } as const,
+});
+
+const RunEventRef = builder.objectRef<RunEvent>('RunEvent').implement({
+  description: 'A change of one of the account’s runs.',
+  fields: (t) => ({
+    kind: t.field({ type: RunEventKindEnum, resolve: (e) => e.kind }),
+    run: t.field({ type: RunRef, resolve: (e) => e.run }),
+  }),
+});
+
+builder.subscriptionField('runEvents', (t) =>
+  t.field({
+    type: RunEventRef,
+    description: 'Every run of the account from now on: created, progress, finished; from any gateway or worker process.',
+    subscribe: (_, __, ctx) => followAccountRuns(ctx.core, ctx.principal),
+    resolve: (event) => event,
+  }),
+);
+
+const RunItemsBatchRef = builder.objectRef<RunItemsBatch>('RunItemsBatch').implement({
+  description: 'Result rows of a run in order: `items[i]` is row `offset + i`.',
+  fields: (t) => ({
+    offset: t.exposeInt('offset'),
+    items: t.field({ type: ['JSON'], resolve: (b) => b.items }),
+    run: t.field({ type: RunRef, resolve: (b) => b.run }),
+  }),
+});
+
+builder.subscriptionField('runItems', (t) =>
+  t.field({
+    type: RunItemsBatchRef,
+    description: 'The rows already stored from `fromOffset`, then each batch as it is stored; completes after the last row of a finished run.',
+    args: { id: t.arg.id({ required: true }), fromOffset: t.arg.int({ defaultValue: 0, validate: z.number().int().min(0) }) },
+    subscribe: (_, args, ctx) => followRunItems(ctx.core, ctx.principal, String(args.id), args.fromOffset ?? 0),
+    resolve: (batch) => batch,
+  }),
+);

@@ -26,6 +26,7 @@ function failingSources(error: Error, afterPages = 0): Sources {
   return {
     ...t.app.core.sources,
     localBusinesses: {
+      ...t.app.core.sources.localBusinesses,
       searchPlaces: async (query) => {
         if (pages++ >= afterPages) throw error;
         return t.app.core.sources.localBusinesses.searchPlaces(query);

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { Transaction } from '../../db/client.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../services/accounts.ts';
@@ -15,6 +16,8 @@ import { searchLocalBusinesses } from '../services/places/search.ts';
 import { searchStores } from '../services/stores-search.ts';
 import { restRunView, snapshotOf } from '../services/run-view.ts';
 import { getRun, startRun } from '../services/runs.ts';
+import { cancelRun, MAX_WAIT_FOR_FINISH_SECS, waitForRun } from '../services/run-control.ts';
+import { param, parseParams } from '../services/params.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
 import { overviewMapsRequest } from '../tools/maps.ts';
 
@@ -25,6 +28,19 @@ declare module 'fastify' {
 }
 
 type RunParams = { Params: { runId: string } };
+
+const statusParams = z
+  .object({
+    waitForFinish: param.num(0, MAX_WAIT_FOR_FINISH_SECS).describe('Seconds to hold the request until the run ends; at most 60.'),
+  })
+  .loose();
+
+/** Aborts when the response is done or the client goes away (a waiting request stops waiting). */
+function closedSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => controller.abort());
+  return controller.signal;
+}
 
 /** The spec's limit on query strings; longer ones must be sent as a POST body. */
 export const MAX_QUERY_STRING_BYTES = 16 * 1024;
@@ -77,8 +93,16 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     }
   }
 
-  app.get<RunParams>('/api/v1/scrape/status/:runId', async (request) =>
-    restRunView(publicUrl, snapshotOf(await getRun(core.db, request.principal.accountId, request.params.runId))),
+  app.get<RunParams>('/api/v1/scrape/status/:runId', async (request, reply) => {
+    const { waitForFinish } = parseParams(statusParams, request.query);
+    const run = waitForFinish
+      ? await waitForRun(core, request.principal, request.params.runId, waitForFinish, closedSignal(reply))
+      : snapshotOf(await getRun(core.db, request.principal.accountId, request.params.runId));
+    return restRunView(publicUrl, run);
+  });
+
+  app.post<RunParams>('/api/v1/scrape/cancel/:runId', async (request) =>
+    restRunView(publicUrl, await cancelRun(core, request.principal, request.params.runId)),
   );
 
   app.get<RunParams>('/api/downloads/:runId', async (request, reply) => {

@@ -11,11 +11,22 @@ import type { RunSnapshot } from './run-view.ts';
 export type Topics = {
   /** Every change of one run: status, counts, message. */
   runProgress: [runId: string, snapshot: RunSnapshot];
+  /** Every run of one account: created, progress, finished. */
+  runEvents: [accountId: string, event: RunEvent];
 };
+
+export type RunEventKind = 'created' | 'progress' | 'finished';
+
+export interface RunEvent {
+  kind: RunEventKind;
+  run: RunSnapshot;
+}
 
 export type EventBus = PubSub<Topics> & {
   /** Publishes as part of `tx`: delivered only if and when it commits, in commit order. */
   publishInTx<K extends keyof Topics & string>(tx: Executor, topic: K, ...args: Topics[K]): Promise<void>;
+  /** Publishes a change of a run to its own topic and its account's, in one notification, as part of `tx`. */
+  publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): Promise<void>;
   /** Resolves once this process is listening, so a subscriber cannot miss what follows. */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -26,6 +37,8 @@ const CHANNEL = 'leadgate_events';
 interface Envelope {
   type: string;
   detail: unknown;
+  /** A run change also goes to its account's topic. */
+  account?: { type: string; kind: RunEventKind };
 }
 
 function routingKey(topic: string, args: unknown[]): Envelope {
@@ -47,6 +60,10 @@ class PostgresEventTarget extends EventTarget {
   deliver(payload: string) {
     const envelope = JSON.parse(payload) as Envelope;
     super.dispatchEvent(new CustomEvent(envelope.type, { detail: envelope.detail }));
+    if (envelope.account) {
+      const event: RunEvent = { kind: envelope.account.kind, run: envelope.detail as RunSnapshot };
+      super.dispatchEvent(new CustomEvent(envelope.account.type, { detail: event }));
+    }
   }
 }
 
@@ -57,6 +74,10 @@ export function createEventBus(sql: Sql): EventBus {
   return Object.assign(pubsub, {
     async publishInTx<K extends keyof Topics & string>(tx: Executor, topic: K, ...args: Topics[K]) {
       const envelope = routingKey(topic, args as unknown[]);
+      await tx.execute(dsql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`);
+    },
+    async publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
+      const envelope: Envelope = { type: `runProgress:${snapshot.id}`, detail: snapshot, account: { type: `runEvents:${accountId}`, kind } };
       await tx.execute(dsql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`);
     },
     ready: listening.then(() => undefined),

@@ -99,7 +99,7 @@ async function createRun(core: StartDeps, tx: Transaction, accountId: string, pl
     .execute();
   if (!queued) await enqueueRun(tx, id);
   const snapshot = snapshotOf(created!);
-  await core.events.publishInTx(tx, 'runProgress', id, snapshot);
+  await core.events.publishRun(tx, accountId, 'created', snapshot);
   return snapshot;
 }
 

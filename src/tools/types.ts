@@ -102,6 +102,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Lowest plan that may use the tool; absent means every plan. */
   plan?: Plan;
   cancellable: boolean;
+  /** Longest a run of this tool may take, seconds; at most the configured `runTimeoutSecs`. */
+  maxRunSecs?: number;
   /** The tool's rules and the decisions behind them, one sentence each; listed in docs/tools.md. */
   notes?: string[];
   columns: Column[];

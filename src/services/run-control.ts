@@ -1,0 +1,129 @@
+import { and, eq } from 'drizzle-orm';
+import { runTable } from '../../db/schema/runs.ts';
+import type { Core } from '../core.ts';
+import { getTool } from '../tools/index.ts';
+import type { Principal } from './accounts.ts';
+import { AppError, notFound } from './errors.ts';
+import type { RunEvent } from './events.ts';
+import { finishRunInTx } from './run-engine.ts';
+import { isTerminal, snapshotOf, type RunSnapshot } from './run-view.ts';
+import { getRun, listRunItems, lockAccount } from './runs.ts';
+
+type ControlDeps = Pick<Core, 'db' | 'events' | 'config' | 'logger' | 'sources'>;
+
+/** The longest a status request may wait for a run to end (`waitForFinish`), seconds. */
+export const MAX_WAIT_FOR_FINISH_SECS = 60;
+
+/**
+ * Cancels a run of the caller's account. A waiting (READY) run ends ABORTED at once; a RUNNING run
+ * becomes ABORTING and its worker, wherever it runs, stops after the batch in hand and ends it
+ * ABORTED, keeping and billing the rows already stored. 409 `not_cancellable` for tools outside the
+ * spec's cancellable list, 409 `run_finished` once the run has ended; cancelling twice is harmless.
+ */
+export async function cancelRun(core: ControlDeps, principal: Principal, runId: string): Promise<RunSnapshot> {
+  return core.db.transaction(async (tx) => {
+    await lockAccount(tx, principal.accountId);
+    const [run] = await tx
+      .select()
+      .from(runTable)
+      .where(and(eq(runTable.id, runId), eq(runTable.accountId, principal.accountId)))
+      .for('update');
+    if (!run) throw notFound('Run');
+    const tool = getTool(run.tool);
+    if (!tool.cancellable) {
+      throw new AppError(409, 'not_cancellable', `${tool.title} runs cannot be cancelled; this one will finish on its own.`);
+    }
+    if (isTerminal(run.status)) throw new AppError(409, 'run_finished', `The run has already ended (${run.status}).`);
+    if (run.status === 'ABORTING') return snapshotOf(run);
+    if (run.status === 'READY') {
+      await finishRunInTx(core, tx, run, tool, 'ABORTED', 'Cancelled before it started: nothing was charged');
+    } else {
+      const [aborting] = await tx
+        .update(runTable)
+        .set({ status: 'ABORTING', statusMessage: 'Cancelling: results stored so far are kept' })
+        .where(eq(runTable.id, run.id))
+        .returning();
+      await core.events.publishRun(tx, run.accountId, 'progress', snapshotOf(aborting!));
+    }
+    const [now] = await tx.select().from(runTable).where(eq(runTable.id, run.id));
+    return snapshotOf(now!);
+  });
+}
+
+/**
+ * The run now or, when it is still going, once it ends or `waitSecs` pass, whichever is first
+ * (`waitForFinish` on the status route, `waitSecs` of MCP's check_run_status).
+ */
+export async function waitForRun(core: Pick<Core, 'db' | 'events'>, principal: Principal, runId: string, waitSecs: number, signal?: AbortSignal): Promise<RunSnapshot> {
+  const events = core.events.subscribe('runProgress', runId);
+  try {
+    // Listen first, then read: an end between the two cannot be missed.
+    const current = snapshotOf(await getRun(core.db, principal.accountId, runId));
+    if (isTerminal(current.status) || waitSecs <= 0) return current;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      const timer = setTimeout(() => resolve('timeout'), waitSecs * 1000);
+      signal?.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve('timeout');
+      });
+    });
+    const ended = (async () => {
+      for await (const snapshot of events) if (isTerminal(snapshot.status)) return 'ended' as const;
+      return 'ended' as const;
+    })();
+    await Promise.race([ended, timeout]);
+    return snapshotOf(await getRun(core.db, principal.accountId, runId));
+  } finally {
+    await events.return();
+  }
+}
+
+/** Rows a run has produced, from `fromSeq` on, as they are stored. */
+export interface RunItemsBatch {
+  /** seq of the first row of `items`. */
+  offset: number;
+  items: Record<string, unknown>[];
+  run: RunSnapshot;
+}
+
+const ITEMS_PAGE = 500;
+
+/**
+ * The rows of a run already stored, then each batch as the worker stores it, in order and without
+ * gaps; ends after the last row of a finished run. Rows never travel through notifications (they
+ * can be large): each progress event says how many exist, and the new ones are read from the table.
+ */
+export async function* followRunItems(core: Pick<Core, 'db' | 'events'>, principal: Principal, runId: string, fromSeq = 0): AsyncGenerator<RunItemsBatch> {
+  const events = core.events.subscribe('runProgress', runId);
+  try {
+    let run = snapshotOf(await getRun(core.db, principal.accountId, runId));
+    let next = fromSeq;
+    const drain = async function* () {
+      while (next < run.itemCount) {
+        const items = await listRunItems(core.db, runId, { offset: next, limit: Math.min(ITEMS_PAGE, run.itemCount - next) });
+        if (items.length === 0) return;
+        yield { offset: next, items, run };
+        next += items.length;
+      }
+    };
+    yield* drain();
+    if (isTerminal(run.status)) return;
+    for await (const snapshot of events) {
+      if (snapshot.itemCount > run.itemCount || snapshot.status !== run.status) run = snapshot;
+      yield* drain();
+      if (isTerminal(snapshot.status)) {
+        // The final event may report rows a late progress event did not: read once more.
+        run = snapshotOf(await getRun(core.db, principal.accountId, runId));
+        yield* drain();
+        return;
+      }
+    }
+  } finally {
+    await events.return();
+  }
+}
+
+/** Every run event of the caller's account, from now on. */
+export function followAccountRuns(core: Pick<Core, 'events'>, principal: Principal): AsyncIterable<RunEvent> {
+  return core.events.subscribe('runEvents', principal.accountId);
+}

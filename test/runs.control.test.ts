@@ -1,0 +1,332 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { executeRun } from '../src/services/run-engine.ts';
+import { startRun } from '../src/services/runs.ts';
+import type { Principal } from '../src/services/accounts.ts';
+import type { PlaceQuery, Sources } from '../src/sources/types.ts';
+import { TOOLS } from '../src/tools/index.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+
+let t: TestApp;
+let key: string;
+let principal: Principal;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  // No worker: each test drives the engine by hand, with sources it controls.
+  t = await startTestApp({ worker: false });
+  ({ apiKey: key } = await t.account());
+  principal = await t.app.core.auth.authenticate(`Bearer ${key}`);
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.dispose()));
+});
+afterAll(() => t?.stop());
+
+const INPUT = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 };
+const PRICE_MICROS = 9_900n;
+
+/** Sources whose place search pauses before page `n` (from 0) until `release(n)` is called. */
+function gatedSources() {
+  const gates = new Map<number, () => void>();
+  const waiting = new Map<number, Promise<void>>();
+  const reached: Array<(page: number) => void> = [];
+  let page = 0;
+  const sources: Sources = {
+    ...t.app.core.sources,
+    localBusinesses: {
+      ...t.app.core.sources.localBusinesses,
+      searchPlaces: async (query: PlaceQuery) => {
+        const n = page++;
+        for (const notify of reached.splice(0)) notify(n);
+        let gate = waiting.get(n);
+        if (!gate) waiting.set(n, (gate = new Promise<void>((resolve) => gates.set(n, resolve))));
+        await gate;
+        return t.app.core.sources.localBusinesses.searchPlaces(query);
+      },
+    },
+  };
+  return {
+    sources,
+    release(n: number) {
+      if (!waiting.has(n)) waiting.set(n, Promise.resolve());
+      gates.get(n)?.();
+    },
+    /** Resolves when the runner asks for page `n`. */
+    async reachedPage(n: number) {
+      while (page <= n) await new Promise<number>((resolve) => reached.push(resolve));
+    },
+  };
+}
+
+const runRow = async (id: string) =>
+  (await t.app.core.sql`select status, item_count, charged_micros, handled from run where id = ${id}`)[0] as {
+    status: string;
+    item_count: number;
+    charged_micros: string;
+    handled: number;
+  };
+
+describe('cancel', () => {
+  it('stops a running run within the batch in hand: ABORTED, earlier rows kept, downloadable and billed only for them', async () => {
+    const gate = gatedSources();
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    gate.release(0);
+    const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
+    await gate.reachedPage(1); // page 0 stored, page 1 pending
+
+    const cancel = await t.request('POST', `/api/v1/scrape/cancel/${run.id}`, { key });
+    expect(cancel.status).toBe(200);
+    expect(cancel.body).toMatchObject({ runId: run.id, status: 'ABORTING' });
+    await execution;
+
+    const status = await t.request('GET', `/api/v1/scrape/status/${run.id}`, { key });
+    expect(status.body).toMatchObject({ status: 'ABORTED', statusMessage: 'Cancelled: 50 businesses kept', outputUrl: `${t.url}/api/downloads/${run.id}` });
+    const row = await runRow(run.id);
+    expect(row.item_count).toBe(50);
+    expect(BigInt(row.charged_micros)).toBe(50n * PRICE_MICROS);
+    const csv = await t.request('GET', `/api/downloads/${run.id}`, { key });
+    expect(csv.text.trim().split('\n')).toHaveLength(51);
+    gate.release(1);
+  });
+
+  it('ends a waiting run at once and releases its hold', async () => {
+    const small = await startTestApp({ worker: false, config: { maxRunningRuns: 1 } });
+    try {
+      const { apiKey } = await small.account({ creditsMicros: 10_000_000n });
+      const who = await small.app.core.auth.authenticate(`Bearer ${apiKey}`);
+      await startRun(small.app.core, who, 'maps', INPUT);
+      const { run: waiting } = await startRun(small.app.core, who, 'maps', INPUT);
+      expect(waiting.status).toBe('READY');
+      const before = await small.request('GET', '/api/v1/wallet', { key: apiKey });
+
+      const cancel = await small.request('POST', `/api/v1/scrape/cancel/${waiting.id}`, { key: apiKey });
+      expect(cancel.body).toMatchObject({ status: 'ABORTED', statusMessage: 'Cancelled before it started: nothing was charged' });
+      const after = await small.request('GET', '/api/v1/wallet', { key: apiKey });
+      const held = Number(after.body.wallet.total_balance_dollars) - Number(before.body.wallet.total_balance_dollars);
+      expect(held).toBeCloseTo(120 * 0.0099, 6);
+      // The slot was never free: nothing else was promoted.
+      const [{ running }] = await small.app.core.sql`select count(*)::int as running from run where status = 'RUNNING'`;
+      expect(running).toBe(1);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('refuses finished runs with 409 run_finished, and other accounts’ runs with 404', async () => {
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    await executeRun(t.app.core, run.id);
+    const finished = await t.request('POST', `/api/v1/scrape/cancel/${run.id}`, { key });
+    expect(finished.status).toBe(409);
+    expect(finished.body.error.code).toBe('run_finished');
+
+    const other = await t.account();
+    const foreign = await t.request('POST', `/api/v1/scrape/cancel/${run.id}`, { key: other.apiKey });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('not_found');
+  });
+
+  it('refuses tools outside the spec’s cancellable list with 409 not_cancellable, and leaves the run alone', async () => {
+    const tool = TOOLS.find((candidate) => !candidate.cancellable && candidate.name === 'lead-scraper');
+    expect(tool, 'the lead scraper is registered and not cancellable').toBeDefined();
+    const url = 'https://app.example.com/#/people?personTitles[]=ceo&personLocations[]=United%20States';
+    const started = await t.request('POST', tool!.rest.path, { key, body: { url, count: 500 } });
+    expect(started.status).toBe(200);
+    const refused = await t.request('POST', `/api/v1/scrape/cancel/${started.body.runId}`, { key });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('not_cancellable');
+    expect((await runRow(started.body.runId)).status).toBe('RUNNING');
+  });
+
+  it('is a GraphQL mutation too, with the same codes', async () => {
+    const gate = gatedSources();
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
+    await gate.reachedPage(0);
+    const res = await t.graphql(key, 'mutation($id: ID!) { cancelRun(id: $id) { id status } }', { id: run.id });
+    expect(res.body.data.cancelRun).toEqual({ id: run.id, status: 'ABORTING' });
+    await execution; // the pending page is never released: the stop does not wait for it
+    expect((await runRow(run.id)).status).toBe('ABORTED');
+    const again = await t.graphql(key, 'mutation($id: ID!) { cancelRun(id: $id) { id } }', { id: run.id });
+    expect(again.body.errors[0].extensions.code).toBe('run_finished');
+  });
+});
+
+describe('time limits', () => {
+  it('ends a run past its time limit TIMED-OUT, keeping its rows, even when its source hangs', async () => {
+    const quick = await startTestApp({ worker: false, config: { runTimeoutSecs: 1 } });
+    try {
+      const { apiKey } = await quick.account();
+      const who = await quick.app.core.auth.authenticate(`Bearer ${apiKey}`);
+      const { run } = await startRun(quick.app.core, who, 'maps', INPUT);
+      let pages = 0;
+      const hanging: Sources = {
+        ...quick.app.core.sources,
+        localBusinesses: {
+          ...quick.app.core.sources.localBusinesses,
+          searchPlaces: (query) => (pages++ === 0 ? quick.app.core.sources.localBusinesses.searchPlaces(query) : new Promise(() => {})),
+        },
+      };
+      const began = Date.now();
+      await executeRun({ ...quick.app.core, sources: hanging }, run.id);
+      expect(Date.now() - began).toBeLessThan(5_000);
+      const status = await quick.request('GET', `/api/v1/scrape/status/${run.id}`, { key: apiKey });
+      expect(status.body.status).toBe('TIMED-OUT');
+      expect(status.body.statusMessage).toBe("Timed out after 1 s (this tool's limit): 50 businesses kept");
+      const [row] = await quick.app.core.sql`select item_count, charged_micros from run where id = ${run.id}`;
+      expect(row).toMatchObject({ item_count: 50, charged_micros: String(50n * PRICE_MICROS) });
+    } finally {
+      await quick.stop();
+    }
+  });
+});
+
+describe('worker shutdown', () => {
+  it('hands a run back: it stays RUNNING with its job queued again, and the next attempt completes it with no duplicate rows, billed once', async () => {
+    const gate = gatedSources();
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    gate.release(0);
+    const shutdown = new AbortController();
+    const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id, shutdown.signal);
+    await gate.reachedPage(1);
+    shutdown.abort();
+    await execution;
+
+    expect(await runRow(run.id)).toMatchObject({ status: 'RUNNING', item_count: 50 });
+    const jobs = await t.app.core.sql`select key from graphile_worker.jobs where key = ${run.id}`;
+    expect(jobs).toHaveLength(1);
+
+    await executeRun(t.app.core, run.id);
+    const expected = await t.app.core.sql`select count(*)::int as n from local_business where search_text @@ plainto_tsquery('english', 'dentist')`;
+    const total = Math.min(120, expected[0]!.n as number);
+    const row = await runRow(run.id);
+    expect(row).toMatchObject({ status: 'SUCCEEDED', item_count: total });
+    expect(BigInt(row.charged_micros)).toBe(BigInt(total) * PRICE_MICROS);
+    const seqs = await t.app.core.sql`select seq from run_item where run_id = ${run.id} order by seq`;
+    expect(seqs.map((r) => r.seq)).toEqual([...Array(total).keys()]);
+    const ids = await t.app.core.sql`select count(distinct data->>'place_id')::int as n from run_item where run_id = ${run.id}`;
+    expect(ids[0]!.n).toBe(total);
+  });
+});
+
+describe('waitForFinish', () => {
+  it('holds the status request until the run ends', async () => {
+    const gate = gatedSources();
+    const { run } = await startRun(t.app.core, principal, 'maps', { ...INPUT, maxCrawledPlacesPerSearch: 10 });
+    const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
+    await gate.reachedPage(0);
+    const waiting = t.request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=20`, { key });
+    await new Promise((r) => setTimeout(r, 300));
+    gate.release(0);
+    gate.release(1);
+    const res = await waiting;
+    await execution;
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('SUCCEEDED');
+  });
+
+  it('answers with the run as it is once the wait passes', async () => {
+    const gate = gatedSources();
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
+    await gate.reachedPage(0);
+    const began = Date.now();
+    const res = await t.request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=1`, { key });
+    expect(Date.now() - began).toBeGreaterThanOrEqual(900);
+    expect(res.body.status).toBe('RUNNING');
+    await t.request('POST', `/api/v1/scrape/cancel/${run.id}`, { key });
+    await execution;
+  });
+
+  it('refuses waits over 60 seconds', async () => {
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const res = await t.request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=61`, { key });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'waitForFinish', message: 'must be at most 60' }] });
+  });
+});
+
+function client(): Client {
+  const c = createClient({
+    url: `${t.url.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${key}` },
+    retryAttempts: 0,
+  });
+  clients.push(c);
+  return c;
+}
+
+/** Collects a subscription's data until it completes, or until `until` says enough. */
+function collect<T>(query: string, variables: Record<string, unknown>, field: string, until?: (items: T[]) => boolean) {
+  const items: T[] = [];
+  let subscribed!: () => void;
+  const ready = new Promise<void>((resolve) => (subscribed = resolve));
+  const done = new Promise<T[]>((resolve, reject) => {
+    const c = client();
+    c.on('connected', () => setTimeout(subscribed, 200));
+    const stop = c.subscribe<Record<string, T>>(
+      { query, variables },
+      {
+        next: (result) => {
+          if (result.errors) reject(new Error(JSON.stringify(result.errors)));
+          if (result.data) items.push(result.data[field]!);
+          if (until?.(items)) {
+            stop();
+            resolve(items);
+          }
+        },
+        error: reject,
+        complete: () => resolve(items),
+      },
+    );
+  });
+  return { ready, done };
+}
+
+describe('subscriptions', () => {
+  it('runItems streams every row in order, then completes after the run ends', async () => {
+    const gate = gatedSources();
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    gate.release(0);
+    const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
+    await gate.reachedPage(1);
+    const stream = collect<{ offset: number; items: { place_id: string }[]; run: { status: string } }>(
+      'subscription($id: ID!) { runItems(id: $id) { offset items run { status } } }',
+      { id: run.id },
+      'runItems',
+    );
+    await stream.ready;
+    gate.release(1);
+    gate.release(2);
+    gate.release(3);
+    await execution;
+    const batches = await stream.done;
+    const rows = batches.flatMap((b) => b.items);
+    const stored = await t.app.core.sql`select data->>'place_id' as id from run_item where run_id = ${run.id} order by seq`;
+    expect(rows.map((r) => r.place_id)).toEqual(stored.map((r) => r.id));
+    let offset = 0;
+    for (const batch of batches) {
+      expect(batch.offset).toBe(offset);
+      offset += batch.items.length;
+    }
+    expect(batches.length).toBeGreaterThan(1);
+  });
+
+  it('runEvents reports every run of the account: created, progress, finished', async () => {
+    const events = collect<{ kind: string; run: { id: string; status: string } }>(
+      'subscription { runEvents { kind run { id status } } }',
+      {},
+      'runEvents',
+      (items) => items.some((e) => e.kind === 'FINISHED'),
+    );
+    await events.ready;
+    const { run } = await startRun(t.app.core, principal, 'maps', { ...INPUT, maxCrawledPlacesPerSearch: 60 });
+    await executeRun(t.app.core, run.id);
+    const seen = (await events.done).filter((e) => e.run.id === run.id);
+    expect(seen[0]).toEqual({ kind: 'CREATED', run: { id: run.id, status: 'RUNNING' } });
+    expect(seen.some((e) => e.kind === 'PROGRESS')).toBe(true);
+    expect(seen.at(-1)).toEqual({ kind: 'FINISHED', run: { id: run.id, status: 'SUCCEEDED' } });
+  });
+});
