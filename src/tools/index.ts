@@ -1,9 +1,13 @@
 import { AppError } from '../services/errors.ts';
 import { mapsTool } from './maps.ts';
+import { leadScraperTool } from './lead-scraper.ts';
+import { mobileFinderTool } from './mobile-finder.ts';
+import { homeServicesTool } from './home-services.ts';
+import { realtyAgentsTool } from './realty-agents.ts';
 import type { ToolDefinition } from './types.ts';
 
 /** Every tool of the service; adding a tool is adding its file and one line here. */
-export const TOOLS: readonly ToolDefinition[] = [mapsTool as unknown as ToolDefinition];
+export const TOOLS: readonly ToolDefinition[] = [mapsTool as unknown as ToolDefinition, leadScraperTool as unknown as ToolDefinition, mobileFinderTool as unknown as ToolDefinition, homeServicesTool as unknown as ToolDefinition, realtyAgentsTool as unknown as ToolDefinition];
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 

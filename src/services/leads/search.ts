@@ -84,7 +84,8 @@ function mergeFilters(fromUrl: LeadFilters, explicit: LeadFilters): LeadFilters 
   return { ...fromUrl, ...explicit };
 }
 
-async function companiesReady(sql: Sql): Promise<boolean> {
+/** False while the companies dataset is being prepared (an import is loading it). */
+export async function companiesReady(sql: Sql): Promise<boolean> {
   const [row] = await sql<{ ready: boolean }[]>`select ready from dataset_state where dataset = 'companies'`;
   return row?.ready ?? true;
 }
