@@ -175,7 +175,7 @@ describe('the wallet cap', () => {
     // 2.00 USD held: 512 leads cost 1.9968 USD, a 513th would pass it.
     expect(status).toMatchObject({
       status: 'SUCCEEDED',
-      statusMessage: 'Stopped after 512 leads: the 2.00 USD held for this run is used up. Buy credits to get more.',
+      statusMessage: 'Stopped after 512 leads: the 2.00 USD held for this run (the wallet balance plus 1.00 USD) is used up. Buy credits to get more.',
       handled: 512,
     });
     expect(rows.map((r) => r.id)).toEqual(expected.slice(0, 512));

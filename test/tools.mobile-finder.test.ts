@@ -93,7 +93,7 @@ describe('a mobile lookup through the real worker', () => {
         'Looking up mobile numbers for 7 inputs (4 email addresses, 3 social profile URLs); 4 inputs were not recognised and are reported in their rows, free; 1 repeated input points at the first row with the same lookup, free.',
       estimatedCost: 3,
     });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Finished: 12 inputs', handled: 12, requested: 12 });
+    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Finished: 12 inputs; 4 mobile numbers found and billed', handled: 12, requested: 12 });
     expect(rows).toEqual([
       found(a, inputs[0]!, 'email'),
       found(b, inputs[1]!, 'social_url'),
@@ -117,7 +117,7 @@ describe('a mobile lookup through the real worker', () => {
     const [a, b, c] = withMobile as [Person, Person, Person];
     const inputs = ['??', a.email!, 'nobody@nowhere.example.org', b.email!, c.email!];
     const { start, status, rows } = await t.runTool(apiKey, PATH, { inputs });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Stopped after 4 inputs: the 0.50 USD held for this run is used up. Buy credits to get more.' });
+    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Stopped after 4 inputs; 2 mobile numbers found and billed: the 0.50 USD held for this run is used up. Buy credits to get more.' });
     expect(rows.map((r) => r.status)).toEqual(['unrecognised_input', 'found', 'not_found', 'found']);
     expect(await charge(start.runId)).toEqual({ charged: 500_000n, units: 2 });
   });

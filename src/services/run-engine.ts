@@ -114,7 +114,7 @@ type StopReason = 'cancelled' | 'timed-out' | 'shutdown';
 export const runTimeLimitSecs = (tool: ToolDefinition, config: Pick<Core['config'], 'runTimeoutSecs'>) =>
   Math.min(tool.maxRunSecs ?? config.runTimeoutSecs, config.runTimeoutSecs);
 
-const cancelledMessage = (items: number, tool: ToolDefinition) => `Cancelled: ${plural(items, tool.price.unit)} kept`;
+const cancelledMessage = (items: number, tool: ToolDefinition) => `Cancelled: ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`;
 
 /**
  * Watches the run's own topic for a cancel (from any process) and calls `onCancel` once; the
@@ -238,12 +238,15 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
     log.info('run cancelled');
   } else if (reason === 'timed-out') {
     const items = await storedItems(deps, run.id);
-    await finishRun(deps, run, tool, 'TIMED-OUT', `Timed out after ${limitSecs} s (this tool's limit): ${plural(items, tool.price.unit)} kept`);
+    await finishRun(deps, run, tool, 'TIMED-OUT', `Timed out after ${limitSecs} s (this tool's limit): ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`);
     log.warn({ limitSecs }, 'run timed out');
   } else {
+    const rows = plural(kept, tool.rowUnit ?? tool.price.unit);
+    const found = tool.price.billsFound ? `; ${plural(billing.billedUnits, tool.price.unit)} found and billed` : '';
+    const held = tool.overdraftMicros ? ` (the wallet balance plus ${formatDollars(tool.overdraftMicros)} USD)` : '';
     const message = holdUsedUp
-      ? `Stopped after ${plural(kept, tool.price.unit)}: the ${formatDollars(billing.holdMicros!)} USD held for this run is used up. Buy credits to get more.`
-      : `Finished: ${plural(kept, tool.price.unit)}`;
+      ? `Stopped after ${rows}${found}: the ${formatDollars(billing.holdMicros!)} USD held for this run${held} is used up. Buy credits to get more.`
+      : `Finished: ${rows}${found}`;
     await finishRun(deps, run, tool, 'SUCCEEDED', message);
     log.info({ items: kept, holdUsedUp }, 'run succeeded');
   }

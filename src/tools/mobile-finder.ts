@@ -124,7 +124,8 @@ export const mobileFinderTool = defineTool({
   graphql: { mutation: 'startMobileFinder', inputType: 'StartMobileFinderInput' },
   mcp: { name: 'find_mobiles' },
   input: mobileFinderInput,
-  price: perFound('input', '0.25', (row) => row.status === 'found', '0.25 USD per number found; free if not found'),
+  rowUnit: 'input',
+  price: perFound('mobile number', '0.25', (row) => row.status === 'found', '0.25 USD per number found; free if not found'),
   cancellable: false,
   notes: [
     'Each input is detected as an email address or a social profile URL; a profile URL is read by its path on any host (/in/<name>), with or without https:// and www, ignoring case, query and trailing slash.',

@@ -13,6 +13,8 @@ export interface PriceRule<I = any> {
   text: string;
   /** Micro-dollars of one unit; the least a run must be able to hold to start. */
   unitMicros: bigint;
+  /** True when only rows where something was found are billed (the final message then says how many). */
+  billsFound?: boolean;
   /** What a run is expected to cost, held at start. */
   estimate(input: I, requested: number): bigint;
   rowCost(row: Row, input: I): bigint;
@@ -31,7 +33,7 @@ export function perResult(unit: string, usd: string, text = `${usd} USD per ${un
 /** A price per row for which `found(row)` holds; free when nothing is found. */
 export function perFound(unit: string, usd: string, found: (row: Row) => boolean, text = `${usd} USD per ${unit} found; free if not found`): PriceRule {
   const each = micros(usd);
-  return { unit, text, unitMicros: each, estimate: (_, requested) => each * BigInt(requested), rowCost: (row) => (found(row) ? each : 0n) };
+  return { unit, text, unitMicros: each, billsFound: true, estimate: (_, requested) => each * BigInt(requested), rowCost: (row) => (found(row) ? each : 0n) };
 }
 
 /** A flat price per run, whatever it returns (tech stack: per technology). */
@@ -44,6 +46,19 @@ export function flat(unit: string, usd: string, text: string): PriceRule {
 export function perSearchWhenFound(unit: string, usd: string, text: string): PriceRule {
   const price = micros(usd);
   return { unit, text, unitMicros: price, estimate: () => price, rowCost: () => 0n, settle: (_, rows) => (rows > 0 ? price : 0n) };
+}
+
+/** A price per result row; a run that returns nothing bills as one result (people finder). */
+export function perResultAtLeastOne(unit: string, usd: string, text: string): PriceRule {
+  const each = micros(usd);
+  return {
+    unit,
+    text,
+    unitMicros: each,
+    estimate: (_, requested) => each * BigInt(Math.max(1, requested)),
+    rowCost: () => each,
+    settle: (rowsCost, rows) => (rows > 0 ? rowsCost : each),
+  };
 }
 
 /** Included with the plan: no charge per record. */

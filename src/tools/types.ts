@@ -102,6 +102,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Lowest plan that may use the tool; absent means every plan. */
   plan?: Plan;
   cancellable: boolean;
+  /** What one result row is, when it is not the price's unit (the mobile finder bills numbers found, one row per input). */
+  rowUnit?: string;
   /** Longest a run of this tool may take, seconds; at most the configured `runTimeoutSecs`. */
   maxRunSecs?: number;
   /** The tool's rules and the decisions behind them, one sentence each; listed in docs/tools.md. */
