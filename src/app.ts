@@ -1,8 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Runner } from 'graphile-worker';
 import { WebSocketServer } from 'ws';
-import { startWorker } from '../workers/index.ts';
+import { startWorker, type WorkerHandle } from '../workers/index.ts';
 import type { Config } from './config.ts';
 import { createCore, type Core } from './core.ts';
 import { attachGraphQLWebSocket, createGraphQL } from './graphql.ts';
@@ -78,14 +77,14 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const wss = new WebSocketServer({ server: http.server, path: yoga.graphqlEndpoint });
   const ws = attachGraphQLWebSocket(core, yoga, wss);
 
-  let runner: Runner | undefined;
+  let worker: WorkerHandle | undefined;
   const runWorker = options.worker ?? config.inlineWorker;
 
   return {
     core,
     http,
     async start(port = config.port, host = config.host) {
-      if (runWorker) runner = await startWorker(core, { pollInterval: options.workerPollInterval });
+      if (runWorker) worker = await startWorker(core, { pollInterval: options.workerPollInterval });
       await http.listen({ port, host });
       const { port: bound } = http.server.address() as AddressInfo;
       return `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${bound}`;
@@ -94,7 +93,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       await ws.dispose();
       wss.close();
       await http.close();
-      if (runner) await runner.stop();
+      if (worker) await worker.stop();
       await core.close();
     },
   };

@@ -28,6 +28,8 @@ export interface Config {
   maxRunningRuns: number;
   /** Longest a run may take, seconds, unless its tool sets a shorter limit; then it ends TIMED-OUT. Default 3600. */
   runTimeoutSecs: number;
+  /** Seconds without a heartbeat after which a worker counts as dead and its runs are resumed by another. Default 30. */
+  workerLivenessSecs: number;
   /** Database-API records per account per UTC day. Default 100,000. */
   dailyDatabaseRecords: number;
   /** Enrichment matches per account per UTC day. Default 100,000. */
@@ -77,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 100),
     maxRunningRuns: int(env.MAX_RUNNING_RUNS, 10),
     runTimeoutSecs: int(env.RUN_TIMEOUT_SECS, 3600),
+    workerLivenessSecs: int(env.WORKER_LIVENESS_SECS, 30),
     dailyDatabaseRecords: int(env.DAILY_DATABASE_RECORDS, 100_000),
     dailyEnrichmentMatches: int(env.DAILY_ENRICHMENT_MATCHES, 100_000),
     leadQueryTimeoutMs: int(env.LEAD_QUERY_TIMEOUT_MS, 10_000),

@@ -107,8 +107,8 @@ describe('cancel', () => {
       const held = Number(after.body.wallet.total_balance_dollars) - Number(before.body.wallet.total_balance_dollars);
       expect(held).toBeCloseTo(120 * 0.0099, 6);
       // The slot was never free: nothing else was promoted.
-      const [{ running }] = await small.app.core.sql`select count(*)::int as running from run where status = 'RUNNING'`;
-      expect(running).toBe(1);
+      const [counts] = await small.app.core.sql`select count(*)::int as running from run where status = 'RUNNING'`;
+      expect(counts!.running).toBe(1);
     } finally {
       await small.stop();
     }

@@ -18,12 +18,13 @@ function assertRunToolPayload(payload: unknown): asserts payload is GraphileWork
   }
 }
 
-/** Tasks stay thin: check the payload, call a service. */
-export function createTaskList(core: Core): TaskList {
+/** Tasks stay thin: check the payload, call a service. `shutdown` aborts when this process stops. */
+export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
   return {
     run_tool: async (payload, helpers) => {
       assertRunToolPayload(payload);
-      await executeRun(core, payload.runId, helpers.abortSignal);
+      const signal = helpers.abortSignal ? AbortSignal.any([shutdown, helpers.abortSignal]) : shutdown;
+      await executeRun(core, payload.runId, signal);
     },
     housekeeping: async (_payload, helpers) => {
       const done = await housekeeping(core.db, core.clock());

@@ -102,3 +102,12 @@ export const toolCacheTable = pgTable(
   },
   (t) => [primaryKey({ columns: [t.tool, t.key, t.period] })],
 );
+
+/**
+ * Worker liveness: each graphile-worker of every process beats here; jobs locked by a worker that
+ * has stopped beating (its process died) are unlocked so another worker resumes them.
+ */
+export const workerHeartbeatTable = pgTable('worker_heartbeat', {
+  workerId: text('worker_id').primaryKey(),
+  heartbeatAt: timestamp('heartbeat_at', { withTimezone: true }).notNull().defaultNow(),
+});

@@ -126,9 +126,9 @@ program
     const { startWorker } = await import('../../workers/index.ts');
     const database = await openDatabase(config, logger);
     const core = await createCore(config, database.url, createLogger(config.logLevel));
-    const runner = await startWorker(core);
+    const worker = await startWorker(core);
     const stop = async () => {
-      await runner.stop();
+      await worker.stop();
       await core.close();
       await database.stop();
       process.exit(0);

@@ -1,0 +1,70 @@
+import type { Sql } from '../../db/client.ts';
+import type { Logger } from '../logger.ts';
+
+export interface Liveness {
+  /** Registers a graphile-worker id of this process. */
+  add(workerId: string): void;
+  /** Stops beating and forgets this process's workers (their jobs are finished or handed back). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Heartbeats for this process's workers, and the sweep that hands back the jobs of workers that
+ * stopped beating (a process killed mid-run): their locks are cleared, so any live worker takes
+ * the job again and the run resumes where its stored rows end. Each process sweeps; the sweep is
+ * one statement, safe to run from many processes at once.
+ */
+export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number): Liveness {
+  const ids = new Set<string>();
+  const beatMs = Math.max(200, (livenessSecs * 1000) / 4);
+
+  const beat = async () => {
+    if (ids.size === 0) return;
+    await sql`
+      insert into worker_heartbeat (worker_id, heartbeat_at)
+      select unnest(${sql.array([...ids])}::text[]), now()
+      on conflict (worker_id) do update set heartbeat_at = excluded.heartbeat_at`;
+  };
+
+  const sweep = async () => {
+    const rows = await sql<{ dead: number }[]>`
+      with dead as (
+        select distinct j.locked_by as worker_id
+        from graphile_worker._private_jobs j
+        where j.locked_by is not null
+          and j.locked_at < now() - make_interval(secs => ${livenessSecs})
+          and not exists (
+            select 1 from worker_heartbeat h
+            where h.worker_id = j.locked_by and h.heartbeat_at > now() - make_interval(secs => ${livenessSecs})
+          )
+      ), unlocked as (
+        select graphile_worker.force_unlock_workers(array(select worker_id from dead))
+      )
+      select (select count(*)::int from dead) as dead, (select count(*) from unlocked) as done`;
+    const dead = rows[0]?.dead ?? 0;
+    if (dead > 0) logger.warn({ workers: dead }, 'handed back the jobs of workers that stopped responding');
+    await sql`delete from worker_heartbeat where heartbeat_at < now() - interval '1 day'`;
+  };
+
+  const tick = () => {
+    beat()
+      .then(sweep)
+      .catch((err: unknown) => logger.warn({ err }, 'worker heartbeat failed'));
+  };
+  const timer = setInterval(tick, beatMs);
+  timer.unref();
+  // The first sweep at once: a worker coming back resumes the runs of the process it replaces.
+  setImmediate(tick);
+
+  return {
+    add(workerId) {
+      ids.add(workerId);
+      void beat().catch(() => {});
+    },
+    async stop() {
+      clearInterval(timer);
+      if (ids.size > 0) await sql`delete from worker_heartbeat where worker_id = any(${sql.array([...ids])}::text[])`;
+      ids.clear();
+    },
+  };
+}

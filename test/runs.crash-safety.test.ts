@@ -1,0 +1,160 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+import { freePort } from '../db/embedded.ts';
+import { startTestApp, type TestApp } from './helpers/app.ts';
+import { exited, ROOT, waitForOutput } from './helpers/process.ts';
+
+/**
+ * Real processes: a worker killed with SIGKILL in the middle of a run, and a gateway stopped with
+ * SIGTERM. The run's second batch is held back by a row this test inserts and keeps uncommitted at
+ * seq 50, so each process is caught after storing 50 rows and before storing more.
+ */
+
+let t: TestApp;
+let key: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp({ worker: false });
+  ({ apiKey: key } = await t.account());
+});
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+afterAll(() => t?.stop());
+
+const INPUT = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 };
+const PRICE_MICROS = 9_900n;
+const baseEnv = () => ({ ...process.env, DATABASE_URL: t.database.url, WORKER_LIVENESS_SECS: '2', LOG_LEVEL: 'info', WORKER_CONCURRENCY: '1' });
+
+const output = new Map<ChildProcess, string>();
+
+function track(child: ChildProcess) {
+  children.push(child);
+  output.set(child, '');
+  const append = (d: Buffer) => output.set(child, (output.get(child) ?? '') + d.toString());
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  return child;
+}
+
+function spawnWorker() {
+  return track(spawn(process.execPath, ['src/cli/leadgate.mjs', 'worker'], { cwd: ROOT, env: baseEnv() }));
+}
+
+/** The exit code, with the process's output in the failure message. */
+async function exitCode(child: ChildProcess) {
+  const code = await exited(child);
+  return { code, output: (output.get(child) ?? '').slice(-3000) };
+}
+
+/** Holds back seq 50 of a run: the worker's second batch waits on this uncommitted row. */
+async function holdBackSecondBatch(runId: string) {
+  const tx = await t.app.core.sql.reserve();
+  await tx`begin`;
+  await tx`insert into run_item (run_id, seq, data) values (${runId}, 50, '{}')`;
+  return async () => {
+    await tx`rollback`;
+    tx.release();
+  };
+}
+
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const runRow = async (id: string) =>
+  (await t.app.core.sql`select status, item_count, charged_micros from run where id = ${id}`)[0] as { status: string; item_count: number; charged_micros: string };
+
+async function expectCompleteOnce(runId: string) {
+  const [expected] = await t.app.core.sql`select count(*)::int as n from local_business where search_text @@ plainto_tsquery('english', 'dentist')`;
+  const total = Math.min(120, expected!.n as number);
+  expect(total).toBeGreaterThan(100);
+  const row = await runRow(runId);
+  expect(row.status).toBe('SUCCEEDED');
+  expect(row.item_count).toBe(total);
+  expect(BigInt(row.charged_micros)).toBe(BigInt(total) * PRICE_MICROS);
+  const items = await t.app.core.sql`select seq, data->>'place_id' as place from run_item where run_id = ${runId} order by seq`;
+  expect(items.map((r) => r.seq)).toEqual([...Array(total).keys()]);
+  expect(new Set(items.map((r) => r.place)).size).toBe(total);
+  const charges = await t.app.core.sql`select kind, plan_micros + purchased_micros as micros from ledger_entry where run_id = ${runId} and kind = 'charge'`;
+  expect(charges).toHaveLength(1);
+  expect(BigInt(charges[0]!.micros)).toBe(-BigInt(total) * PRICE_MICROS);
+}
+
+describe('crash safety', { timeout: 120_000 }, () => {
+  it('a worker killed mid-run: after a worker comes back the run completes with no duplicate and no missing rows, billed once', async () => {
+    const started = await t.request('POST', '/api/v1/scrape/maps', { key, body: INPUT });
+    expect(started.status).toBe(200);
+    const runId = started.body.runId as string;
+    const release = await holdBackSecondBatch(runId);
+
+    const first = spawnWorker();
+    await until(() => runRow(runId), (r) => r.item_count === 50).catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output: ${output.get(first)}`);
+    });
+    first.kill('SIGKILL');
+    await exited(first);
+    await release();
+    expect(await runRow(runId)).toMatchObject({ status: 'RUNNING', item_count: 50 });
+
+    const second = spawnWorker();
+    await until(() => runRow(runId), (r) => r.status !== 'RUNNING');
+    await expectCompleteOnce(runId);
+    second.kill('SIGTERM');
+    expect(await exitCode(second)).toMatchObject({ code: 0 });
+  });
+
+  it('a gateway stopped with SIGTERM closes its sockets, hands its run back and exits; another worker completes the run', async () => {
+    // The run is queued before the gateway starts, so its inline worker takes it and is caught after the first batch.
+    const started = await t.request('POST', '/api/v1/scrape/maps', { key, body: INPUT });
+    const runId = started.body.runId as string;
+    const release = await holdBackSecondBatch(runId);
+
+    const port = await freePort();
+    const gateway = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { ...baseEnv(), PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, LEADGATE_INLINE_WORKER: 'true', AUTH_CACHE_SECS: '0' },
+    });
+    track(gateway);
+    await waitForOutput(gateway, /leadgate is listening/);
+    const closed = new Promise<number>((resolve) => {
+      const client = createClient({
+        url: `ws://127.0.0.1:${port}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: { authorization: `Bearer ${key}` },
+        retryAttempts: 0,
+        lazy: false,
+        onNonLazyError: () => {},
+        on: { closed: (event) => resolve((event as { code: number }).code) },
+      });
+      client.subscribe({ query: 'subscription { runEvents { kind } }' }, { next: () => {}, error: () => {}, complete: () => {} });
+    });
+    await until(() => runRow(runId), (r) => r.item_count === 50);
+
+    gateway.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    await release(); // the batch in hand is stored, then the run is handed back
+    expect(await exitCode(gateway)).toMatchObject({ code: 0 });
+    expect(await closed).toBe(1001);
+
+    expect(await runRow(runId)).toMatchObject({ status: 'RUNNING', item_count: 100 });
+    const [job] = await t.app.core.sql`select locked_at from graphile_worker.jobs where key = ${runId}`;
+    expect(job, 'the run is handed back: its job is queued again').toBeDefined();
+    expect(job!.locked_at).toBeNull();
+
+    const worker = spawnWorker();
+    await until(() => runRow(runId), (r) => r.status !== 'RUNNING');
+    worker.kill('SIGTERM');
+    await exited(worker);
+    await expectCompleteOnce(runId);
+  });
+});
