@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { addressCells, addressList, lookUpAddresses, MAX_ADDRESSES, uniqueAddresses, type LookupResult } from '../services/properties/lookup.ts';
+import type { PropertyDetails } from '../sources/properties.ts';
+import { perFound } from './pricing.ts';
+import { defineTool, type Row } from './types.ts';
+
+export const propertyLookupInput = z.object({
+  addresses: addressList,
+  includeOwnerContact: z
+    .boolean({ error: 'includeOwnerContact must be true or false' })
+    .default(false)
+    .describe('Also find the owner\'s phones and emails, in a second run billed 0.10 USD per property; default false.'),
+  fileName: z.string().trim().min(1).max(50, 'fileName must be at most 50 characters').optional().describe('Export name, at most 50 characters.'),
+});
+export type PropertyLookupInput = z.output<typeof propertyLookupInput>;
+
+function toRow(input: string, result: LookupResult<PropertyDetails>): Row {
+  const p = result.status === 'found' ? result.property : null;
+  return {
+    ...addressCells(input, result),
+    latitude: p?.lat ?? null,
+    longitude: p?.lng ?? null,
+    property_type: p?.propertyType ?? null,
+    beds: p?.beds ?? null,
+    baths: p?.baths ?? null,
+    sqft: p?.sqft ?? null,
+    lot_sqft: p?.lotSqft ?? null,
+    year_built: p?.yearBuilt ?? null,
+    estimated_value: p?.estimatedValue ?? null,
+    listing_status: p?.listingStatus ?? null,
+    list_price: p?.listPrice ?? null,
+    days_on_market: p?.daysOnMarket ?? null,
+    last_sold_date: p?.lastSoldDate ?? null,
+    last_sold_price: p?.lastSoldPrice ?? null,
+    price_history: p?.priceHistory ?? null,
+    tax_history: p?.taxHistory ?? null,
+    comparables: p?.comparables ?? null,
+    schools: p?.schools ?? null,
+    owner_name: p?.ownerName ?? null,
+    owner_mailing_address: p?.ownerMailingAddress ?? null,
+    message: result.status === 'found' ? null : result.message,
+  };
+}
+
+/** Result columns every lookup run starts with (shared with the owner-contact run). */
+export const ADDRESS_COLUMNS = [
+  { key: 'input_address', header: 'input_address', description: 'The address as sent' },
+  {
+    key: 'status',
+    header: 'status',
+    description: 'found; not_found (no property at the address); ambiguous (a partial address fits several properties); duplicate (same property as an earlier address)',
+  },
+  { key: 'match_type', header: 'match_type', description: 'How the property was found: exact (whole address), street_and_zip or street_and_city' },
+  { key: 'address', header: 'address', description: 'Full address of the property found' },
+  { key: 'street', header: 'street', description: 'Street and number' },
+  { key: 'city', header: 'city', description: 'City' },
+  { key: 'state', header: 'state', description: 'Two-letter state code' },
+  { key: 'zip', header: 'zip', description: 'Five-digit zip code' },
+];
+
+export const propertyLookupTool = defineTool({
+  name: 'property-lookup',
+  title: 'Property lookup',
+  description:
+    'US residential properties by address: estimated home value, price history, tax history, comparable sales, nearby schools, owner name and mailing address; with includeOwnerContact, the owner\'s phones and emails in a second run.',
+  rest: { path: '/api/v1/scrape/property-lookup', aliases: ['/api/scrape/property-lookup'] },
+  graphql: { mutation: 'startPropertyLookup', inputType: 'StartPropertyLookupInput' },
+  mcp: { name: 'property_lookup' },
+  input: propertyLookupInput,
+  price: perFound(
+    'property',
+    '0.15',
+    (row) => row.status === 'found',
+    '0.15 USD per property, plus 0.10 USD per property for owner contact; addresses not found are free',
+  ),
+  cancellable: true,
+  notes: [
+    'Addresses are normalised before matching: USPS street suffixes and directionals (Street → St, North → N), unit numbers (Apt, Suite, #), case and spacing, state names to two-letter codes, zip+4 to five digits.',
+    'Each address is matched by its whole normalised address first, then by house number and street within its zip code, then within its city and state, so partial addresses such as "1234 Main St, 80202" still match.',
+    'Every address gives one row, in the order sent, with status found, not_found, ambiguous (several properties fit a partial address; the message says whether to add the zip or the unit) or duplicate (the same property as an earlier address).',
+    'Only found properties are billed (0.15 USD each); not_found, ambiguous and duplicate rows are free, and the same address sent twice is looked up once.',
+    'Each address needs a house number and street plus a city or a zip code; otherwise the request is refused with 400 validation_failed naming the address.',
+    `At most ${MAX_ADDRESSES} addresses per request.`,
+    'With includeOwnerContact the start response also carries ownerContactRunId: a second run (Property owner contact) over the same addresses, held and billed on its own at 0.10 USD per property; both are created together, and if the wallet cannot cover either, neither is created (402).',
+    'Phones and emails are in the owner-contact run only; this run returns the owner name and mailing address.',
+    'Also accepted without the version segment, as POST /api/scrape/property-lookup.',
+  ],
+  columns: [
+    ...ADDRESS_COLUMNS,
+    { key: 'latitude', header: 'latitude', description: 'Latitude' },
+    { key: 'longitude', header: 'longitude', description: 'Longitude' },
+    { key: 'property_type', header: 'property_type', description: 'single_family, condo, townhouse, multi_family or mobile' },
+    { key: 'beds', header: 'beds', description: 'Bedrooms' },
+    { key: 'baths', header: 'baths', description: 'Bathrooms' },
+    { key: 'sqft', header: 'sqft', description: 'Living area, square feet' },
+    { key: 'lot_sqft', header: 'lot_sqft', description: 'Lot size, square feet' },
+    { key: 'year_built', header: 'year_built', description: 'Year built' },
+    { key: 'estimated_value', header: 'estimated_value', description: 'Estimated home value, USD' },
+    { key: 'listing_status', header: 'listing_status', description: 'off_market, for_sale, pending or sold' },
+    { key: 'list_price', header: 'list_price', description: 'Asking price when listed, USD' },
+    { key: 'days_on_market', header: 'days_on_market', description: 'Days listed, when for sale or pending' },
+    { key: 'last_sold_date', header: 'last_sold_date', description: 'Date of the last sale' },
+    { key: 'last_sold_price', header: 'last_sold_price', description: 'Price of the last sale, USD' },
+    { key: 'price_history', header: 'price_history', description: 'Price events: date, event, price' },
+    { key: 'tax_history', header: 'tax_history', description: 'Property tax by year: year, tax, assessment' },
+    { key: 'comparables', header: 'comparables', description: 'Comparable sales nearby: address, price, sqft, distance in miles' },
+    { key: 'schools', header: 'schools', description: 'Nearby schools: name, level, rating 1–10, distance in miles' },
+    { key: 'owner_name', header: 'owner_name', description: 'Owner of record' },
+    { key: 'owner_mailing_address', header: 'owner_mailing_address', description: "Owner's mailing address" },
+    { key: 'message', header: 'message', description: 'Why an address was not found, was ambiguous or was a duplicate' },
+  ],
+  requested: (input) => input.addresses.length,
+  describeStart(input) {
+    const { addresses, duplicates } = uniqueAddresses(input.addresses);
+    const parts = [`Looking up ${addresses.length} address${addresses.length === 1 ? '' : 'es'}`];
+    if (duplicates > 0) parts.push(` (${duplicates} repeated address${duplicates === 1 ? '' : 'es'} skipped)`);
+    if (input.includeOwnerContact) parts.push('; owner phones and emails come in a second run (ownerContactRunId)');
+    return { message: parts.join(''), input: { ...input, addresses } };
+  },
+  linkedRuns(input) {
+    if (!input.includeOwnerContact) return [];
+    return [
+      {
+        tool: 'property-owner-contact',
+        input: { addresses: input.addresses, ...(input.fileName ? { fileName: `${input.fileName.slice(0, 36)}-owner-contact` } : {}) },
+        field: 'ownerContactRunId',
+      },
+    ];
+  },
+  async *run(ctx) {
+    const source = ctx.sources.properties;
+    yield* lookUpAddresses({ addresses: ctx.input.addresses, source, load: (select) => source.details(select), toRow, signal: ctx.signal });
+  },
+});
