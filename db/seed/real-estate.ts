@@ -43,7 +43,10 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
         const soldDate = dateBetween(rng, '2005-01-01', '2025-12-31');
         const soldPrice = Math.round((value * rng.int(45, 95)) / 100 / 1000) * 1000;
         const history = [{ date: soldDate, event: 'Sold', price: soldPrice }];
-        if (status === 'for_sale' || status === 'pending') history.push({ date: dateBetween(rng, '2026-06-01', '2026-11-15'), event: 'Listed for sale', price: value });
+        const listed = status === 'for_sale' || status === 'pending';
+        // Asking prices scatter around the estimate: some listings are deals (the deal finder's subject).
+        const listPrice = listed ? Math.round((value * rng.int(70, 110)) / 100 / 1000) * 1000 : null;
+        if (listed) history.push({ date: dateBetween(rng, '2026-06-01', '2026-11-15'), event: 'Listed for sale', price: listPrice! });
         const thisYear = 2025;
         const ownerName = rng.chance(0.12) ? `${rng.pick(COMPANY_PREFIXES)} Holdings LLC` : person(rng);
         const ownerSlug = slugify(ownerName);
@@ -54,8 +57,8 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
         yield [
           id, key, address, city.city, city.state, zip, fixed(city.lat + (rng.next() - 0.5) * 0.3, 6), fixed(city.lng + (rng.next() - 0.5) * 0.3, 6),
           weighted(rng, PROPERTY_TYPES), rng.int(1, 6), rng.int(2, 9) / 2, sqft, rng.int(0, 20_000), rng.int(1900, 2024),
-          value, status, status === 'for_sale' || status === 'pending' ? value : null,
-          status === 'for_sale' || status === 'pending' ? rng.int(1, 180) : null, soldDate, soldPrice, json(history),
+          value, status, listPrice,
+          listed ? rng.int(1, 180) : null, soldDate, soldPrice, json(history),
           json(Array.from({ length: 3 }, (_, i) => ({ year: thisYear - i, tax: Math.round(value * 0.011 * (1 - i * 0.03)), assessment: Math.round(value * 0.9 * (1 - i * 0.04)) }))),
           json(Array.from({ length: 3 }, () => ({ address: `${street(rng)}, ${city.city}, ${city.state}`, price: Math.round((value * rng.int(85, 115)) / 100 / 1000) * 1000, sqft: sqft + rng.int(-300, 300), distanceMiles: rng.int(1, 15) / 10 }))),
           json(SCHOOL_SUFFIX.map(([suffix, level]) => ({ name: `${rng.pick(COMPANY_PREFIXES)} ${suffix}`, level, rating: rng.int(3, 10), distanceMiles: rng.int(2, 40) / 10 }))),
