@@ -8,11 +8,12 @@ describe('escapeFormula', () => {
     ['+SUM(A1:A2)', `'+SUM(A1:A2)`],
     ["-2+3+cmd|' /C calc'!A0", `'-2+3+cmd|' /C calc'!A0`],
     ['@SUM(1)', `'@SUM(1)`],
+    ['+1 303-555-0101; =cmd()', `'+1 303-555-0101; =cmd()`],
     ['\t=1', `'\t=1`],
     ['\r=1', `'\r=1`],
   ])('prefixes %j', (input, expected) => expect(escapeFormula(input)).toBe(expected));
 
-  it.each(['+1 303-555-0100', '-12.5', '+44 (20) 7946 0958', 'Acme = best', 'plain text', ''])('leaves %j alone', (input) =>
+  it.each(['+1 303-555-0100', '-12.5', '+44 (20) 7946 0958', '+1 303-555-0101; +1 512-555-0102', 'Acme = best', 'plain text', ''])('leaves %j alone', (input) =>
     expect(escapeFormula(input)).toBe(input),
   );
 });

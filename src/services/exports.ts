@@ -16,8 +16,8 @@ const CONTENT_TYPES: Record<ExportFormat, string> = {
 };
 
 const FORMULA_START = /^[=+\-@\t\r]/;
-/** "+1 303-555-0100", "-12.5": signs followed only by digits and separators cannot call anything. */
-const PLAIN_NUMBER = /^[+-][\d\s().-]*$/;
+/** "+1 303-555-0100", "-12.5", "+1 303-555-0100; +1 512-555-0199": signs, digits and separators without a letter cannot call anything. */
+const PLAIN_NUMBER = /^[+-][\d\s().;+-]*$/;
 
 /** Cells a spreadsheet would run as a formula are prefixed with an apostrophe. */
 export function escapeFormula(text: string): string {

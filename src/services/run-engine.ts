@@ -90,7 +90,7 @@ export async function finishRunInTx(deps: EngineDeps, tx: Transaction, run: Pick
   const hold = { planMicros: updated.holdPlanMicros, purchasedMicros: updated.holdPurchasedMicros };
   const holdTotal = hold.planMicros + hold.purchasedMicros;
   const input = tool.input.parse(updated.input);
-  let charge = tool.price.settle ? tool.price.settle(updated.chargedMicros, updated.itemCount, input) : updated.chargedMicros;
+  let charge = tool.price.settle ? tool.price.settle(updated.chargedMicros, updated.itemCount, input, status) : updated.chargedMicros;
   if (deps.config.enforceLimits && charge > holdTotal) charge = holdTotal;
   await settleHold(tx, updated.accountId, updated.id, hold, charge);
   const [settled] = await tx.update(runTable).set({ chargedMicros: charge, settledAt: sql`now()` }).where(eq(runTable.id, updated.id)).returning();

@@ -30,6 +30,30 @@ export interface PlaceQuery {
   afterId?: number;
 }
 
+/** One business named by a link: by its place id, by name (nearest to a point first), or by its website's host. */
+export type PlaceLookup =
+  | { placeId: string }
+  | { name: string; area: Area; near?: { lat: number; lng: number } }
+  | { websiteHost: string };
+
+/** A review of a business. */
+export interface PlaceReview {
+  /** Stable identifier of the review. */
+  reviewId: string;
+  /** Place id of the business reviewed. */
+  placeId: string;
+  author: string;
+  /** 1 to 5 stars. */
+  rating: number;
+  text: string | null;
+  /** YYYY-MM-DD. */
+  date: string;
+}
+
 export interface LocalBusinessSource {
   searchPlaces(query: PlaceQuery): Promise<Place[]>;
+  /** The business a lookup names, or null; several candidates resolve to the nearest, then the oldest catalog entry. */
+  findPlace(lookup: PlaceLookup): Promise<Place | null>;
+  /** Up to `perPlace` reviews of each business, newest first, grouped by business in the order of `placeIds`. */
+  latestReviews(placeIds: string[], perPlace: number): Promise<PlaceReview[]>;
 }

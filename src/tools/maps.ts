@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { boxAround, parsePlace, type Area, type BoundingBox } from '../services/geo.ts';
-import { parseMapLink, splitQuery, type MapLink } from '../services/map-links.ts';
-import type { Place } from '../sources/types.ts';
+import { parseMapLink, placeLink, splitQuery, type MapLink } from '../services/map-links.ts';
+import type { Place, PlaceLookup } from '../sources/types.ts';
 import { perResult } from './pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
@@ -20,6 +20,16 @@ const mapLink = z
     }
   });
 
+/** A search link without words (only a map view) has nothing to search for by itself. */
+const wordless = (link: string) => {
+  try {
+    const parsed = parseMapLink(link);
+    return parsed.kind === 'search' && parsed.keywords === '';
+  } catch {
+    return false;
+  }
+};
+
 export const mapsInput = z
   .object({
     searchStringsArray: z
@@ -27,12 +37,18 @@ export const mapsInput = z
       .min(1)
       .max(100)
       .optional()
-      .describe('Search terms, e.g. ["dentist", "orthodontist"].'),
-    locationQuery: z.string().trim().min(1).max(300).optional().describe('City, state or address, e.g. "Denver, CO". Use it or customGeolocation, not both.'),
+      .describe('Search terms, e.g. ["dentist", "orthodontist"]; with `url`, they replace the words of the link.'),
+    locationQuery: z
+      .string()
+      .trim()
+      .min(1)
+      .max(300)
+      .optional()
+      .describe('City, state or address, e.g. "Denver, CO". Use it or customGeolocation, not both; with `url`, it replaces the place or map area of the link.'),
     customGeolocation: z
       .object({ lat1: lat, lng1: lng, lat2: lat, lng2: lng })
       .optional()
-      .describe('Bounding box with numeric corners lat1, lng1, lat2, lng2.'),
+      .describe('Bounding box with numeric corners lat1, lng1, lat2, lng2; with `url`, it replaces the place or map area of the link.'),
     maxCrawledPlacesPerSearch: z
       .number()
       .int('must be a whole number')
@@ -40,8 +56,17 @@ export const mapsInput = z
       .max(10_000, 'must be at most 10000')
       .default(100)
       .describe('Places per search term; default 100.'),
-    url: mapLink.optional().describe('A map-search link used instead of searchStringsArray and locationQuery.'),
-    startUrls: z.array(mapLink).min(1).max(100).optional().describe('Map-search or place links.'),
+    url: mapLink
+      .optional()
+      .describe(
+        'A map-search link used instead of searchStringsArray and locationQuery, e.g. "https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z". Its words become keywords, a place in them the location, else the map area (@lat,lng,zoom) is searched; a place link finds that one place. The response reports what ran in search_translation.',
+      ),
+    startUrls: z
+      .array(mapLink)
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Map-search links (each searched like `url`) or place links (each finds that one place, e.g. the `url` column of an earlier run).'),
   })
   .superRefine((input, ctx) => {
     if (!input.searchStringsArray && !input.url && !input.startUrls) {
@@ -50,36 +75,65 @@ export const mapsInput = z
     if (input.locationQuery && input.customGeolocation) {
       ctx.addIssue({ code: 'custom', path: ['customGeolocation'], message: 'use locationQuery or customGeolocation, not both' });
     }
+    if (input.url && !input.searchStringsArray && wordless(input.url)) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'the link shows a map area but has no search words; send searchStringsArray with it' });
+    }
+    input.startUrls?.forEach((link, i) => {
+      if (wordless(link)) ctx.addIssue({ code: 'custom', path: ['startUrls', i], message: 'the link shows a map area but has no search words; use url with searchStringsArray instead' });
+    });
   });
 export type MapsInput = z.output<typeof mapsInput>;
 
-interface MapSearch {
-  term: string;
-  area: Area;
-  limit: number;
-}
+/** A keyword search in an area, or the one place a place link names. */
+export type MapSearch =
+  | { kind: 'search'; term: string; area: Area; limit: number }
+  | { kind: 'place'; term: string; lookup: PlaceLookup; limit: 1 };
+
+type LocationFrom = 'link' | 'locationQuery' | 'customGeolocation' | 'map area' | 'place id' | 'none';
 
 export interface SearchTranslation {
   url: string;
+  /** What the link is: a search, or one place. */
+  kind: 'search' | 'place';
   keywords: string[];
   keywordsFrom: 'link' | 'searchStringsArray';
   location: string | null;
   boundingBox: BoundingBox | null;
-  locationFrom: 'link' | 'locationQuery' | 'customGeolocation' | 'map area' | 'none';
+  locationFrom: LocationFrom;
+  /** The place id a place link carries; it finds that place wherever it is. */
+  placeId: string | null;
 }
+
+/** Zoom of the area searched around a place link's point when the link has no map view. */
+const PLACE_ZOOM = 17;
 
 const areaLabel = (area: Area) => (area.kind === 'place' ? area.text : null);
 
-function linkArea(link: MapLink): { area: Area; from: SearchTranslation['locationFrom'] } {
+function linkArea(link: MapLink): { area: Area; from: LocationFrom } {
   if (link.kind === 'search' && link.place) return { area: parsePlace(link.place), from: 'link' };
   if (link.center) return { area: { kind: 'box', box: boxAround(link.center.lat, link.center.lng, link.center.zoom) }, from: 'map area' };
+  if (link.kind === 'place' && link.point) return { area: { kind: 'box', box: boxAround(link.point.lat, link.point.lng, PLACE_ZOOM) }, from: 'map area' };
   return { area: { kind: 'anywhere' }, from: 'none' };
+}
+
+/**
+ * How to find the one place of a place link: by its id, else by name in `where` (the link's own map
+ * area unless replaced), nearest to the link's point first.
+ */
+export function placeLinkLookup(link: Extract<MapLink, { kind: 'place' }>, where: { area: Area; from: LocationFrom } = linkArea(link)): PlaceLookup {
+  if (link.placeId) return { placeId: link.placeId };
+  const near = where.from === 'map area' ? (link.point ?? link.center) : undefined;
+  return { name: link.name!, area: where.area, ...(near ? { near: { lat: near.lat, lng: near.lng } } : {}) };
+}
+
+function placeSearch(link: Extract<MapLink, { kind: 'place' }>, where: { area: Area; from: LocationFrom }): MapSearch {
+  return { kind: 'place', term: link.name ?? link.placeId!, lookup: placeLinkLookup(link, where), limit: 1 };
 }
 
 /** Turns the input into the searches to run, and reports how a `url` was read. */
 export function planSearches(input: MapsInput): { searches: MapSearch[]; translation?: SearchTranslation } {
   const limit = input.maxCrawledPlacesPerSearch;
-  const explicitArea: { area: Area; from: SearchTranslation['locationFrom'] } | undefined = input.locationQuery
+  const explicitArea: { area: Area; from: LocationFrom } | undefined = input.locationQuery
     ? { area: parsePlace(input.locationQuery), from: 'locationQuery' }
     : input.customGeolocation
       ? { area: { kind: 'box', box: input.customGeolocation }, from: 'customGeolocation' }
@@ -89,33 +143,46 @@ export function planSearches(input: MapsInput): { searches: MapSearch[]; transla
 
   if (input.url) {
     const link = parseMapLink(input.url);
-    const linkWords = link.kind === 'search' ? link.keywords : link.name;
-    const keywords = input.searchStringsArray ?? (linkWords ? [linkWords] : []);
     const where = explicitArea ?? linkArea(link);
-    for (const term of keywords) searches.push({ term, area: where.area, limit: link.kind === 'place' && !input.searchStringsArray ? 1 : limit });
+    let keywords: string[];
+    if (input.searchStringsArray) {
+      keywords = input.searchStringsArray;
+      for (const term of keywords) searches.push({ kind: 'search', term, area: where.area, limit });
+    } else if (link.kind === 'place') {
+      const search = placeSearch(link, where);
+      keywords = link.name ? [link.name] : [];
+      searches.push(search);
+    } else {
+      keywords = [link.keywords];
+      searches.push({ kind: 'search', term: link.keywords, area: where.area, limit });
+    }
+    const byId = link.kind === 'place' && link.placeId && !input.searchStringsArray;
     translation = {
       url: input.url,
+      kind: link.kind,
       keywords,
       keywordsFrom: input.searchStringsArray ? 'searchStringsArray' : 'link',
-      location: areaLabel(where.area),
-      boundingBox: where.area.kind === 'box' ? where.area.box : null,
-      locationFrom: where.from,
+      location: byId ? null : areaLabel(where.area),
+      boundingBox: !byId && where.area.kind === 'box' ? where.area.box : null,
+      locationFrom: byId ? 'place id' : where.from,
+      placeId: link.kind === 'place' ? (link.placeId ?? null) : null,
     };
   } else if (input.searchStringsArray) {
     const area = explicitArea?.area ?? { kind: 'anywhere' };
-    for (const term of input.searchStringsArray) searches.push({ term, area, limit });
+    for (const term of input.searchStringsArray) searches.push({ kind: 'search', term, area, limit });
   }
 
   for (const startUrl of input.startUrls ?? []) {
     const link = parseMapLink(startUrl);
     const where = explicitArea ?? linkArea(link);
-    if (link.kind === 'place') searches.push({ term: link.name, area: where.area, limit: 1 });
-    else searches.push({ term: link.keywords, area: where.area, limit });
+    if (link.kind === 'place') searches.push(placeSearch(link, where));
+    else searches.push({ kind: 'search', term: link.keywords, area: where.area, limit });
   }
   return { searches, translation };
 }
 
-function formatAddress(p: Place): string {
+/** "street, city, ST 80202". */
+export function formatAddress(p: Place): string {
   const stateZip = [p.state, p.postalCode].filter(Boolean).join(' ');
   return [p.street, p.city, stateZip].filter(Boolean).join(', ');
 }
@@ -135,13 +202,16 @@ function toRow(p: Place, searchTerm: string): Row {
     emails: p.emails,
     rating: p.rating,
     review_count: p.reviewCount,
-    opening_hours: p.openingHours,
+    hours: p.openingHours,
     latitude: p.lat,
     longitude: p.lng,
     place_id: p.placeId,
+    url: placeLink(p.placeId),
     search_term: searchTerm,
   };
 }
+
+const places = (n: number) => `${n} place${n === 1 ? '' : 's'}`;
 
 export const mapsTool = defineTool({
   name: 'maps',
@@ -154,6 +224,19 @@ export const mapsTool = defineTool({
   input: mapsInput,
   price: perResult('business', '0.0099'),
   cancellable: true,
+  notes: [
+    'At least one of searchStringsArray, url or startUrls is required; locationQuery and customGeolocation cannot be sent together.',
+    'Without a location, search terms are searched in the whole catalog.',
+    'Search terms match business names and categories, stemmed ("dentists" finds a Dentist); places come in catalog order, so the same request returns the same places.',
+    'locationQuery reads "City, ST", "City, State", a state alone, a 5-digit ZIP code, or "City, ST 80202"; customGeolocation is a box whose corners may be given in either order.',
+    'A `url` search link is read as "<words> in|near <place>": the words become the search term and the place the location; with no place, the map view of the link (@lat,lng,zoom, about 1000 × 700 pixels) is the area searched; a link with neither words nor searchStringsArray is refused.',
+    'searchStringsArray sent with `url` replaces the link\'s words; locationQuery or customGeolocation sent with it replaces the link\'s place or map area; `search_translation` in the start response reports the keywords, the location or box and where each came from.',
+    'A place link (/maps/place/<name>/@lat,lng,zoom, or one carrying a place id as `?q=place_id:<id>`, `query_place_id=<id>` or `!19s<id>`) finds that one place: by place id wherever it is, else by name in the link\'s map area, nearest to the link\'s point (`!3d<lat>!4d<lng>`, else the view\'s centre).',
+    'startUrls are read one by one like `url` (search links are searched, place links find one place each); locationQuery or customGeolocation, when sent, replace the area of every start URL too.',
+    'A place found by several searches is returned once, under the first search term that found it, and billed once; it does not count towards the later searches\' maxCrawledPlacesPerSearch.',
+    'The `url` column is the place\'s own link (by place id); it can be sent back as a start URL, or to the local reviews scraper as a directUrl.',
+    'The run holds the cost of every search\'s maxCrawledPlacesPerSearch (place links: 1) and is billed only for the places delivered.',
+  ],
   columns: [
     { key: 'name', header: 'name', description: 'Business name' },
     { key: 'category', header: 'category', description: 'Main category' },
@@ -168,24 +251,50 @@ export const mapsTool = defineTool({
     { key: 'emails', header: 'emails', description: 'Email addresses found for the business' },
     { key: 'rating', header: 'rating', description: 'Average rating, 1–5' },
     { key: 'review_count', header: 'review_count', description: 'Number of reviews' },
-    { key: 'opening_hours', header: 'opening_hours', description: 'Opening hours by weekday' },
+    { key: 'hours', header: 'hours', description: 'Opening hours by weekday, e.g. "Monday: 9 AM–5 PM"' },
     { key: 'latitude', header: 'latitude', description: 'Latitude' },
     { key: 'longitude', header: 'longitude', description: 'Longitude' },
     { key: 'place_id', header: 'place_id', description: 'Stable place identifier' },
-    { key: 'search_term', header: 'search_term', description: 'The search term that found the place' },
+    { key: 'url', header: 'url', description: 'Map link of the place (by place id)' },
+    { key: 'search_term', header: 'search_term', description: 'The search term that found the place (for a place link: its name, else its place id)' },
   ],
   requested: (input) => planSearches(input).searches.reduce((sum, s) => sum + s.limit, 0),
   describeStart(input) {
     const { searches, translation } = planSearches(input);
+    const lookups = searches.filter((s) => s.kind === 'place').length;
+    const terms = searches.length - lookups;
+    const parts = [
+      ...(terms ? [`${terms} term${terms === 1 ? '' : 's'}, up to ${input.maxCrawledPlacesPerSearch} places each`] : []),
+      ...(lookups ? [`${lookups} place link${lookups === 1 ? '' : 's'}`] : []),
+    ];
     return {
-      message: `Searching ${searches.length} term${searches.length === 1 ? '' : 's'}, up to ${input.maxCrawledPlacesPerSearch} places each`,
+      message: `Searching ${parts.join(' and ')}`,
       extra: translation ? { search_translation: translation } : undefined,
     };
   },
   async *run(ctx) {
     const { searches } = planSearches(ctx.input);
     const seen = new Set<string>();
+    let found: Row[] = [];
+    let lookedUp = 0;
+    const flush = () => {
+      const batch = { rows: found, message: `Place links: ${places(lookedUp)} looked up` };
+      found = [];
+      return batch;
+    };
     for (const search of searches) {
+      if (ctx.signal.aborted) break;
+      if (search.kind === 'place') {
+        const place = await ctx.sources.localBusinesses.findPlace(search.lookup);
+        lookedUp += 1;
+        if (place && !seen.has(place.placeId)) {
+          seen.add(place.placeId);
+          found.push(toRow(place, search.term));
+        }
+        if (found.length >= PAGE_SIZE) yield flush();
+        continue;
+      }
+      if (found.length > 0) yield flush();
       let taken = 0;
       let afterId: number | undefined;
       while (taken < search.limit && !ctx.signal.aborted) {
@@ -204,9 +313,10 @@ export const mapsTool = defineTool({
           rows.push(toRow(place, search.term));
           taken += 1;
         }
-        yield { rows, message: `"${search.term}": ${taken} place${taken === 1 ? '' : 's'} found` };
+        yield { rows, message: `"${search.term}": ${places(taken)} found` };
       }
     }
+    if (found.length > 0) yield flush();
   },
 });
 

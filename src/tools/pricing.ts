@@ -1,4 +1,5 @@
 import { usdToMicros } from '../services/money.ts';
+import type { RunStatus } from '../../db/schema/runs.ts';
 import type { Row } from './types.ts';
 
 /**
@@ -18,8 +19,8 @@ export interface PriceRule<I = any> {
   /** What a run is expected to cost, held at start. */
   estimate(input: I, requested: number): bigint;
   rowCost(row: Row, input: I): bigint;
-  /** Final charge from what the rows cost and how many there were; default: their cost. */
-  settle?(rowsCost: bigint, rowCount: number, input: I): bigint;
+  /** Final charge from what the rows cost, how many there were and how the run ended; default: their cost. */
+  settle?(rowsCost: bigint, rowCount: number, input: I, status: RunStatus): bigint;
 }
 
 const micros = (usd: string) => usdToMicros(usd);
@@ -36,10 +37,11 @@ export function perFound(unit: string, usd: string, found: (row: Row) => boolean
   return { unit, text, unitMicros: each, billsFound: true, estimate: (_, requested) => each * BigInt(requested), rowCost: (row) => (found(row) ? each : 0n) };
 }
 
-/** A flat price per run, whatever it returns (tech stack: per technology). */
+/** A flat price per run, whatever it returns (tech stack: per technology), when the run succeeds. */
 export function flat(unit: string, usd: string, text: string): PriceRule {
   const price = micros(usd);
-  return { unit, text, unitMicros: price, estimate: () => price, rowCost: () => 0n, settle: () => price };
+  // Charged for a run that delivered its answer; a failed or timed-out one is free.
+  return { unit, text, unitMicros: price, estimate: () => price, rowCost: () => 0n, settle: (_, __, ___, status) => (status === 'SUCCEEDED' ? price : 0n) };
 }
 
 /** A price per search, charged only when the search found something. */
@@ -57,7 +59,8 @@ export function perResultAtLeastOne(unit: string, usd: string, text: string): Pr
     unitMicros: each,
     estimate: (_, requested) => each * BigInt(Math.max(1, requested)),
     rowCost: () => each,
-    settle: (rowsCost, rows) => (rows > 0 ? rowsCost : each),
+    // A search that ran to its end and found nobody bills one result; a failed or cancelled one does not.
+    settle: (rowsCost, rows, _, status) => (rows > 0 || status !== 'SUCCEEDED' ? rowsCost : each),
   };
 }
 

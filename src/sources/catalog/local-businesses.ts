@@ -1,8 +1,8 @@
-import { and, asc, eq, gt, gte, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { localBusinessTable as lb } from '../../../db/schema/local-businesses.ts';
+import { localBusinessReviewTable as review, localBusinessTable as lb } from '../../../db/schema/local-businesses.ts';
 import type { Area } from '../../services/geo.ts';
-import type { LocalBusinessSource } from '../local-businesses.ts';
+import type { LocalBusinessSource, Place, PlaceLookup, PlaceReview } from '../local-businesses.ts';
 
 function areaCondition(area: Area): SQL | undefined {
   if (area.kind === 'anywhere') return undefined;
@@ -22,41 +22,84 @@ function areaCondition(area: Area): SQL | undefined {
   );
 }
 
+const PLACE_COLUMNS = {
+  id: lb.id,
+  placeId: lb.placeId,
+  name: lb.name,
+  category: lb.category,
+  street: lb.street,
+  city: lb.city,
+  state: lb.state,
+  postalCode: lb.postalCode,
+  countryCode: lb.countryCode,
+  lat: lb.lat,
+  lng: lb.lng,
+  phone: lb.phone,
+  website: lb.website,
+  emails: lb.emails,
+  rating: lb.rating,
+  reviewCount: lb.reviewCount,
+  openingHours: lb.openingHours,
+};
+
+const matches = (words: string) => sql`${lb.searchText} @@ plainto_tsquery('english', ${words})`;
+
+/** The ways a website of `host` is written in the catalog (scheme, "www.", trailing slash), so the lower(website) index answers. */
+function websiteSpellings(host: string): string[] {
+  const bare = host.toLowerCase().replace(/^www\./, '');
+  return ['https://www.', 'https://', 'http://www.', 'http://'].flatMap((prefix) => [`${prefix}${bare}`, `${prefix}${bare}/`]);
+}
+
 /** Local businesses from the catalog tables. */
 export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
   return {
     async searchPlaces({ keyword, area, limit, afterId }) {
-      const rows = await db
-        .select({
-          id: lb.id,
-          placeId: lb.placeId,
-          name: lb.name,
-          category: lb.category,
-          street: lb.street,
-          city: lb.city,
-          state: lb.state,
-          postalCode: lb.postalCode,
-          countryCode: lb.countryCode,
-          lat: lb.lat,
-          lng: lb.lng,
-          phone: lb.phone,
-          website: lb.website,
-          emails: lb.emails,
-          rating: lb.rating,
-          reviewCount: lb.reviewCount,
-          openingHours: lb.openingHours,
-        })
+      return db
+        .select(PLACE_COLUMNS)
         .from(lb)
-        .where(
-          and(
-            keyword.trim() ? sql`${lb.searchText} @@ plainto_tsquery('english', ${keyword})` : undefined,
-            areaCondition(area),
-            afterId === undefined ? undefined : gt(lb.id, afterId),
-          ),
-        )
+        .where(and(keyword.trim() ? matches(keyword) : undefined, areaCondition(area), afterId === undefined ? undefined : gt(lb.id, afterId)))
         .orderBy(asc(lb.id))
         .limit(limit);
-      return rows;
+    },
+
+    async findPlace(lookup: PlaceLookup): Promise<Place | null> {
+      const query = db.select(PLACE_COLUMNS).from(lb);
+      let rows: Place[];
+      if ('placeId' in lookup) {
+        rows = await query.where(eq(lb.placeId, lookup.placeId)).limit(1);
+      } else if ('websiteHost' in lookup) {
+        rows = await query
+          .where(inArray(sql`lower(${lb.website})`, websiteSpellings(lookup.websiteHost)))
+          .orderBy(asc(lb.id))
+          .limit(1);
+      } else {
+        const near = lookup.near;
+        rows = await query
+          .where(and(matches(lookup.name), areaCondition(lookup.area)))
+          .orderBy(
+            ...(near ? [sql`(${lb.lat} - ${near.lat}) ^ 2 + ((${lb.lng} - ${near.lng}) * cos(radians(${near.lat}))) ^ 2`] : []),
+            asc(lb.id),
+          )
+          .limit(1);
+      }
+      return rows[0] ?? null;
+    },
+
+    async latestReviews(placeIds: string[], perPlace: number): Promise<PlaceReview[]> {
+      if (placeIds.length === 0) return [];
+      const rows = await db.execute<{ review_id: string; place_id: string; author: string; rating: number; text: string | null; date: string }>(sql`
+        select r.review_key as review_id, p.place_id, r.author, r.rating, r.text, r.published_at::text as date
+        from unnest(${sql.param(placeIds)}::text[]) with ordinality as p(place_id, n)
+        join ${lb} b on b.place_id = p.place_id
+        cross join lateral (
+          select review_key, author, rating, text, published_at, id
+          from ${review} r
+          where r.business_id = b.id
+          order by r.published_at desc, r.id desc
+          limit ${perPlace}
+        ) r
+        order by p.n, r.published_at desc, r.id desc`);
+      return rows.map((r) => ({ reviewId: r.review_id, placeId: r.place_id, author: r.author, rating: r.rating, text: r.text, date: r.date }));
     },
   };
 }
