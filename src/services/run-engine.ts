@@ -174,6 +174,7 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
   let seq = 0;
   let holdUsedUp = false;
   let failure: Error | undefined;
+  let note: string | undefined;
   try {
     const input = tool.input.parse(run.input);
     const store = runStore(deps.db, run.accountId, run.id);
@@ -192,6 +193,7 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
         if (next.done) break;
         const batch = next.value;
         if (reason) break; // rows produced after a stop are not kept
+        if (batch.note) note = batch.note;
         const first = seq;
         seq += batch.rows.length;
         if (seq <= startAt && batch.rows.length > 0) continue; // stored and billed by an earlier attempt
@@ -246,7 +248,7 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
     const held = tool.overdraftMicros ? ` (the wallet balance plus ${formatDollars(tool.overdraftMicros)} USD)` : '';
     const message = holdUsedUp
       ? `Stopped after ${rows}${found}: the ${formatDollars(billing.holdMicros!)} USD held for this run${held} is used up. Buy credits to get more.`
-      : `Finished: ${rows}${found}`;
+      : `Finished: ${rows}${found}${note ? `. ${note}` : ''}`;
     await finishRun(deps, run, tool, 'SUCCEEDED', message);
     log.info({ items: kept, holdUsedUp }, 'run succeeded');
   }

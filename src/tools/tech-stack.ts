@@ -161,7 +161,8 @@ export const techStackTool = defineTool({
   graphql: { mutation: 'startTechStack', inputType: 'StartTechStackInput' },
   mcp: { name: 'scrape_tech_stack' },
   input: techStackInput,
-  price: flat('domain', '4.99', '4.99 USD per technology (flat, independent of result count)'),
+  rowUnit: 'domain',
+  price: flat('technology', '4.99', '4.99 USD per technology (flat, independent of result count)'),
   cancellable: false,
   notes: [
     'technology is matched ignoring case, spacing and punctuation ("Google Analytics", "googleanalytics" and "google-analytics" are one name), against whole names only.',
@@ -198,7 +199,7 @@ export const techStackTool = defineTool({
     if (value.rows.length === 0) {
       const similar = similarNames(ctx.input.technology, match.known);
       const hint = similar.length > 0 ? `; similar names: ${similar.join(', ')}` : '';
-      yield { rows: [], handled: 1, message: `No website runs ${named}: ${source}${hint}` };
+      yield { rows: [], handled: 1, message: `No website runs ${named}: ${source}${hint}`, note: `No website runs ${named}${hint}; ${source}` };
       return;
     }
     for (let i = 0; i < value.rows.length; i += BATCH_SIZE) {
@@ -208,6 +209,7 @@ export const techStackTool = defineTool({
         rows: value.rows.slice(i, end).map(rowOf),
         handled: last ? 1 : 0,
         message: `${domains(end)} of ${value.rows.length} running ${named}: ${source}`,
+        note: `${source[0]!.toUpperCase()}${source.slice(1)}`,
       };
     }
   },

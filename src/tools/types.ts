@@ -28,6 +28,8 @@ export interface RunBatch {
   handled?: number;
   /** New status message, if it changes. */
   message?: string;
+  /** A remark kept in the run's final status message (e.g. where the answer came from). */
+  note?: string;
 }
 
 /** Account state a run may keep beyond itself. Every method is safe to repeat when an attempt is replayed. */
