@@ -9,7 +9,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
-    testTimeout: 30_000,
+    // Several suites drive real child processes (gateways, workers, imports); a shared CI machine can be slow.
+    testTimeout: 60_000,
     hookTimeout: 90_000,
     teardownTimeout: 30_000,
   },
