@@ -4,16 +4,17 @@ import { BENCH_RATE_LIMIT_PER_MINUTE, startBenchEnv, type BenchEnv } from './lib
 import { benchLimits, type Comparison, type LimitsOptions, type LimitsResult } from './lib/limits.ts';
 import { benchCatalog, formatCatalog, type CatalogResult } from './lib/catalog.ts';
 import { benchDatabase, formatDatabase, type DatabaseResult } from './lib/database.ts';
+import { benchEmail, formatEmail, type EmailBenchResult } from './lib/email.ts';
 import { benchPolling, type PollingResult } from './lib/polling.ts';
 import { benchProgress, type ProgressResult } from './lib/progress.ts';
 
 const POLLING = { connections: 20, durationSecs: 8, warmupSecs: 2, rounds: 2 };
 const PROGRESS = { runs: 30, warmups: 3, rows: 100 };
 const LIMITS: LimitsOptions = { connections: 20, durationSecs: 8, warmupSecs: 2, rounds: 4, rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE, maxSlowerPct: 15 };
-const GOALS = { pollingRatio: 0.5, firstProgressP50Ms: 50, limitsMaxSlowerPct: LIMITS.maxSlowerPct };
+const GOALS = { pollingRatio: 0.5, firstProgressP50Ms: 50, limitsMaxSlowerPct: LIMITS.maxSlowerPct, emailChecksPerSec: 100 };
 
 /** Suites in the order `npm run bench` runs them; `--only a,b` picks some. */
-const SUITES = ['polling', 'progress', 'limits', 'catalog', 'database'] as const;
+const SUITES = ['polling', 'progress', 'limits', 'catalog', 'database', 'email'] as const;
 type Suite = (typeof SUITES)[number];
 
 const USAGE = `usage: npm run bench [-- --only <suite>[,<suite>…]]   suites: ${SUITES.join(', ')} (default: all; catalog and database seed the large catalog and take minutes)`;
@@ -111,6 +112,7 @@ interface Results {
   limits?: LimitsResult;
   catalog?: CatalogResult;
   databaseApis?: DatabaseResult;
+  email?: EmailBenchResult;
 }
 
 async function readPrevious(file: URL): Promise<Results> {
@@ -153,6 +155,10 @@ async function main() {
     fresh.databaseApis = await benchDatabase();
     tables.push(formatDatabase(fresh.databaseApis));
   }
+  if (suites.has('email')) {
+    fresh.email = await benchEmail();
+    tables.push(formatEmail(fresh.email, GOALS.emailChecksPerSec));
+  }
   console.log([header(database ?? 'embedded'), ...tables].join('\n\n'));
 
   // Suites not run this time keep their previous figures, dated in `measuredAt`.
@@ -168,6 +174,7 @@ async function main() {
     goals.limitsPollingMet = merged.limits.polling.met;
     goals.limitsStartsMet = merged.limits.starts.met;
   }
+  if (merged.email) goals.emailChecksPerSecMet = merged.email.smtp.validator.perSec >= GOALS.emailChecksPerSec;
   const now = new Date().toISOString();
   const measuredAt = { ...previous.measuredAt };
   if (!previous.measuredAt && previous.date) {
@@ -188,6 +195,7 @@ async function main() {
     limits: merged.limits,
     catalog: merged.catalog,
     databaseApis: merged.databaseApis,
+    email: merged.email,
   };
   await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
 }

@@ -5,6 +5,7 @@ import './tools.ts';
 import './wallet.ts';
 import './leads.ts';
 import './catalog.ts';
+import './webhooks.ts';
 import { builder } from './builder.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

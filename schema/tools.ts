@@ -104,9 +104,10 @@ function defineToolMutation(tool: ToolDefinition) {
       args: {
         input: t.arg({ type: inputRef as never, required: true }),
         idempotencyKey: t.arg.string({ description: 'Replays the first response for 24 hours; the same key with another input is refused.' }),
+        webhookUrl: t.arg.string({ description: "POSTed the run's end, signed with the `webhookSecret` returned in details (shown once)." }),
       },
       resolve: async (_, args, ctx) => {
-        const input = withoutNulls(args.input);
+        const input = { ...(withoutNulls(args.input) as object), ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}) };
         const result = await withIdempotency(ctx.core.db, ctx.principal.accountId, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, input, async (tx) => ({
           status: 200,
           body: await startRun(ctx.core, ctx.principal, tool.name, input, { tx }),

@@ -4,6 +4,8 @@ import type { Logger } from './logger.ts';
 import { createAuthenticator, type Authenticator } from './services/accounts.ts';
 import { createEventBus, type EventBus } from './services/events.ts';
 import { createCatalogSources } from './sources/catalog/index.ts';
+import { catalogContacts } from './sources/catalog/contacts.ts';
+import { createNetwork, type Network } from './net/index.ts';
 import type { Sources } from './sources/types.ts';
 import { createRateLimiter, type RateLimiter } from './services/rate-limit.ts';
 
@@ -17,6 +19,8 @@ export interface Core {
   events: EventBus;
   auth: Authenticator;
   sources: Sources;
+  /** DNS, SMTP and web clients behind the outbound guard (the contact tools, webhook deliveries). */
+  network: Network;
   rateLimiter: RateLimiter;
   /** Now; tests move it to check expiry and daily resets. */
   clock: () => Date;
@@ -26,6 +30,7 @@ export interface Core {
 export async function createCore(config: Config, databaseUrl: string, logger: Logger, options: { poolSize?: number } = {}): Promise<Core> {
   const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
   const events = createEventBus(sql);
+  const network = createNetwork(config.network);
   await events.ready;
   return {
     config,
@@ -35,7 +40,9 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
     db,
     events,
     auth: createAuthenticator(db, config.authCacheSecs),
-    sources: createCatalogSources(db),
+    // The contact tools reach DNS, mail servers and websites through the configured network and its outbound guard.
+    sources: { ...createCatalogSources(db), contacts: catalogContacts(db, network) },
+    network,
     rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
     clock: () => new Date(),
     async close() {

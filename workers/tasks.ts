@@ -2,19 +2,21 @@ import type { TaskList } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
 import { executeRun } from '../src/services/run-engine.ts';
 import { housekeeping } from '../src/services/retention.ts';
+import { deliverWebhook } from '../src/services/webhooks.ts';
 
 declare global {
   namespace GraphileWorker {
     interface Tasks {
       run_tool: { runId: string };
+      deliver_webhook: { deliveryId: string };
       housekeeping: Record<string, never>;
     }
   }
 }
 
-function assertRunToolPayload(payload: unknown): asserts payload is GraphileWorker.Tasks['run_tool'] {
-  if (typeof payload !== 'object' || payload === null || typeof (payload as { runId?: unknown }).runId !== 'string') {
-    throw new Error('run_tool payload must be {"runId": string}');
+function assertPayload<K extends 'runId' | 'deliveryId'>(payload: unknown, field: K): asserts payload is Record<K, string> {
+  if (typeof payload !== 'object' || payload === null || typeof (payload as Record<string, unknown>)[field] !== 'string') {
+    throw new Error(`payload must be {"${field}": string}`);
   }
 }
 
@@ -22,9 +24,13 @@ function assertRunToolPayload(payload: unknown): asserts payload is GraphileWork
 export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
   return {
     run_tool: async (payload, helpers) => {
-      assertRunToolPayload(payload);
+      assertPayload(payload, 'runId');
       const signal = helpers.abortSignal ? AbortSignal.any([shutdown, helpers.abortSignal]) : shutdown;
       await executeRun(core, payload.runId, signal);
+    },
+    deliver_webhook: async (payload, helpers) => {
+      assertPayload(payload, 'deliveryId');
+      await deliverWebhook({ ...core, post: core.network.post }, payload.deliveryId, helpers.job.attempts, helpers.job.max_attempts, helpers.abortSignal);
     },
     housekeeping: async (_payload, helpers) => {
       const done = await housekeeping(core.db, core.clock());

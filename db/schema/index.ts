@@ -12,3 +12,4 @@ export * from './commercial-properties.ts';
 export * from './rentals.ts';
 export * from './home-services.ts';
 export * from './criminal-records.ts';
+export * from './webhooks.ts';

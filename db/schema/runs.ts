@@ -43,6 +43,9 @@ export const runTable = pgTable(
     settledAt: timestamp('settled_at', { withTimezone: true }),
     /** When the result rows were deleted after `expiresAt`. */
     purgedAt: timestamp('purged_at', { withTimezone: true }),
+    /** The run's own webhook (`webhookUrl` at start) and the secret its deliveries are signed with. */
+    webhookUrl: text('webhook_url'),
+    webhookSecret: text('webhook_secret'),
     /** The run this one was started with (property lookup's owner-contact run). */
     parentRunId: text('parent_run_id').references((): AnyPgColumn => runTable.id, { onDelete: 'cascade' }),
   },

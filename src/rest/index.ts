@@ -9,6 +9,7 @@ import { withIdempotency } from '../services/idempotency.ts';
 import { leadScraperStatus } from '../services/lead-scraper-status.ts';
 import { buyCredits, getBalances, walletView } from '../services/wallet.ts';
 import { applyRateLimit } from './rate-limit.ts';
+import { webhookRoutes } from './webhooks.ts';
 import { searchLeads } from '../services/leads/search.ts';
 import { enrichLeads } from '../services/leads/enrich.ts';
 import { enrichLocalBusinesses } from '../services/places/enrich.ts';
@@ -100,6 +101,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
       : snapshotOf(await getRun(core.db, request.principal.accountId, request.params.runId));
     return restRunView(publicUrl, run);
   });
+
+  await app.register(webhookRoutes, { core });
 
   app.post<RunParams>('/api/v1/scrape/cancel/:runId', async (request) =>
     restRunView(publicUrl, await cancelRun(core, request.principal, request.params.runId)),

@@ -10,6 +10,7 @@ import { isTerminal, snapshotOf } from './run-view.ts';
 import { enqueueRun, lockAccount } from './runs.ts';
 import { runStore } from './run-store.ts';
 import { settleHold } from './wallet.ts';
+import { queueRunWebhooks } from './webhooks.ts';
 
 type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'>;
 
@@ -94,7 +95,9 @@ export async function finishRunInTx(deps: EngineDeps, tx: Transaction, run: Pick
   if (deps.config.enforceLimits && charge > holdTotal) charge = holdTotal;
   await settleHold(tx, updated.accountId, updated.id, hold, charge);
   const [settled] = await tx.update(runTable).set({ chargedMicros: charge, settledAt: sql`now()` }).where(eq(runTable.id, updated.id)).returning();
-  await deps.events.publishRun(tx, updated.accountId, 'finished', snapshotOf(settled!));
+  const snapshot = snapshotOf(settled!);
+  await deps.events.publishRun(tx, updated.accountId, 'finished', snapshot);
+  await queueRunWebhooks(tx, deps.config.publicUrl, { ...snapshot, accountId: updated.accountId, webhookUrl: updated.webhookUrl });
   await promoteNextRun(deps, tx, updated.accountId);
   return true;
 }

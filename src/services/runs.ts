@@ -9,6 +9,7 @@ import { AppError, fromZodError, notFound, ValidationError } from './errors.ts';
 import { formatDollars, microsToNumber } from './money.ts';
 import { assertPlan } from './plans.ts';
 import { holdForRun } from './wallet.ts';
+import { newSigningSecret, webhookUrl } from './webhooks.ts';
 import { newRunId } from './ids.ts';
 import { snapshotOf, type RunSnapshot } from './run-view.ts';
 
@@ -39,6 +40,19 @@ export async function lockAccount(tx: Executor, accountId: string) {
   await tx.execute(sql`select 1 from account where id = ${accountId} for update`);
 }
 
+/**
+ * Any tool start may carry `webhookUrl`: the run's end is POSTed there, signed with a secret of
+ * the run's own, returned once in the start response (`webhookSecret`).
+ */
+function takeWebhookUrl(raw: unknown): { body: unknown; webhook?: { url: string; secret: string } } {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !('webhookUrl' in raw)) return { body: raw };
+  const { webhookUrl: value, ...body } = raw as Record<string, unknown>;
+  if (value === undefined || value === null) return { body };
+  const parsed = webhookUrl.safeParse(value);
+  if (!parsed.success) throw new ValidationError(parsed.error.issues.map((issue) => ({ path: 'webhookUrl', message: issue.message })));
+  return { body, webhook: { url: parsed.data, secret: newSigningSecret() } };
+}
+
 interface PlannedRun {
   tool: ToolDefinition;
   input: unknown;
@@ -57,7 +71,14 @@ function planRun(principal: Principal, tool: ToolDefinition, raw: unknown): Plan
 }
 
 /** Creates one planned run in the caller's transaction (the account is locked when limits are on). */
-async function createRun(core: StartDeps, tx: Transaction, accountId: string, plan: PlannedRun, parentRunId: string | null): Promise<RunSnapshot> {
+async function createRun(
+  core: StartDeps,
+  tx: Transaction,
+  accountId: string,
+  plan: PlannedRun,
+  parentRunId: string | null,
+  webhook?: { url: string; secret: string },
+): Promise<RunSnapshot> {
   const { tool, input, requested, estimated } = plan;
   const id = newRunId();
   let hold = { planMicros: 0n, purchasedMicros: 0n };
@@ -92,6 +113,8 @@ async function createRun(core: StartDeps, tx: Transaction, accountId: string, pl
       holdPurchasedMicros: hold.purchasedMicros,
       holdPlanMicros: hold.planMicros,
       parentRunId,
+      webhookUrl: webhook?.url ?? null,
+      webhookSecret: webhook?.secret ?? null,
     })
     .returning()
     // Prepared: the statement is parsed once per connection, which keeps the account's lock short.
@@ -112,11 +135,12 @@ async function createRun(core: StartDeps, tx: Transaction, accountId: string, pl
  */
 export async function startRun(core: StartDeps, principal: Principal, toolName: string, raw: unknown, options: { tx?: Transaction } = {}): Promise<StartedRun> {
   const tool = getTool(toolName);
-  const main = planRun(principal, tool, raw);
+  const { body, webhook } = takeWebhookUrl(raw);
+  const main = planRun(principal, tool, body);
   const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({ link, plan: planRun(principal, getTool(link.tool), link.input) }));
   const create = async (tx: Transaction) => {
     if (core.config.enforceLimits) await lockAccount(tx, principal.accountId);
-    const run = await createRun(core, tx, principal.accountId, main, null);
+    const run = await createRun(core, tx, principal.accountId, main, null, webhook);
     const extra: Record<string, unknown> = {};
     for (const { link, plan } of linked) {
       const linkedRun = await createRun(core, tx, principal.accountId, plan, run.id);
@@ -125,7 +149,8 @@ export async function startRun(core: StartDeps, principal: Principal, toolName: 
     return { run, extra };
   };
   const { run, extra } = options.tx ? await create(options.tx) : await core.db.transaction(create);
-  return { run, start: { message: main.start.message, extra: { estimatedCost: microsToNumber(main.estimated), ...main.start.extra, ...extra } } };
+  const secret = webhook ? { webhookSecret: webhook.secret } : {};
+  return { run, start: { message: main.start.message, extra: { estimatedCost: microsToNumber(main.estimated), ...main.start.extra, ...extra, ...secret } } };
 }
 
 const prepareGetRun = (db: Executor) =>

@@ -28,4 +28,5 @@ export interface Sources {
   properties: PropertySource;
   criminalRecords: CriminalRecordSource;
   persons: PersonSource;
+  contacts: import('./contacts.ts').ContactSource;
 }

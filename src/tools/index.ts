@@ -15,6 +15,9 @@ import { criminalRecordsTool } from './criminal-records.ts';
 import { mobileFinderTool } from './mobile-finder.ts';
 import { peopleFinderTool } from './people-finder.ts';
 import { dealFinderTool } from './deal-finder.ts';
+import { emailValidatorTool } from './email-validator.ts';
+import { emailFinderTool } from './email-finder.ts';
+import { websiteFinderTool } from './website-finder.ts';
 import type { ToolDefinition } from './types.ts';
 
 /** Each tool keeps its own input type; the registry holds them all under the common one. */
@@ -38,6 +41,9 @@ export const TOOLS = registry(
   mobileFinderTool,
   peopleFinderTool,
   dealFinderTool,
+  emailValidatorTool,
+  emailFinderTool,
+  websiteFinderTool,
 );
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]));

@@ -11,6 +11,7 @@ import { catalogRentals } from './rentals.ts';
 import { catalogProperties } from './properties.ts';
 import { catalogCriminalRecords } from './criminal-records.ts';
 import { catalogPersons } from './persons.ts';
+import { catalogContacts } from './contacts.ts';
 
 /** Every source read from the catalog tables. */
 export function createCatalogSources(db: Executor): Sources {
@@ -26,5 +27,6 @@ export function createCatalogSources(db: Executor): Sources {
     properties: catalogProperties(db),
     criminalRecords: catalogCriminalRecords(db),
     persons: catalogPersons(db),
+    contacts: catalogContacts(db),
   };
 }
