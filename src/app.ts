@@ -7,6 +7,8 @@ import { createCore, type Core } from './core.ts';
 import { attachGraphQLWebSocket, createGraphQL } from './graphql.ts';
 import type { Logger } from './logger.ts';
 import { restRoutes } from './rest/index.ts';
+import { openApiRoute } from './rest/openapi.ts';
+import { mcpRoutes } from './mcp/http.ts';
 import { applyRateLimit } from './rest/rate-limit.ts';
 import { AppError } from './services/errors.ts';
 import { installErrorHandling } from './rest/errors.ts';
@@ -72,6 +74,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   });
   await http.register(restRoutes, { core });
+  await http.register(openApiRoute, { core });
+  await http.register(mcpRoutes, { core });
   http.get('/health', async () => ({ status: 'ok' }));
 
   const wss = new WebSocketServer({ server: http.server, path: yoga.graphqlEndpoint });

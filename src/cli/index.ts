@@ -137,6 +137,16 @@ program
     process.on('SIGTERM', () => void stop());
   });
 
+program
+  .command('mcp')
+  .description('serve the MCP tools over stdio to a local MCP client, through a leadgate server\'s REST API')
+  .option('--url <url>', 'base URL of the leadgate server (default: $LEADGATE_URL)')
+  .option('--key <key>', 'API key (default: $LEADGATE_API_KEY)')
+  .action(async (opts: { url?: string; key?: string }) => {
+    const { serveStdio } = await import('../mcp/stdio.ts');
+    await serveStdio(opts);
+  });
+
 registerImportCommand(program, withDatabase);
 
 try {

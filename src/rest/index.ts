@@ -16,8 +16,8 @@ import { enrichLocalBusinesses } from '../services/places/enrich.ts';
 import { searchLocalBusinesses } from '../services/places/search.ts';
 import { searchStores } from '../services/stores-search.ts';
 import { restRunView, snapshotOf } from '../services/run-view.ts';
-import { getRun, startRun } from '../services/runs.ts';
-import { cancelRun, MAX_WAIT_FOR_FINISH_SECS, waitForRun } from '../services/run-control.ts';
+import { getRun, startResponse, startRun } from '../services/runs.ts';
+import { cancelRun, MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../services/run-control.ts';
 import { param, parseParams } from '../services/params.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
 import { overviewMapsRequest } from '../tools/maps.ts';
@@ -30,7 +30,7 @@ declare module 'fastify' {
 
 type RunParams = { Params: { runId: string } };
 
-const statusParams = z
+export const statusParams = z
   .object({
     waitForFinish: param.num(0, MAX_WAIT_FOR_FINISH_SECS).describe('Seconds to hold the request until the run ends; at most 60.'),
   })
@@ -87,8 +87,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     for (const path of [tool.rest.path, ...(tool.rest.aliases ?? [])]) {
       app.post(path, (request, reply) =>
         idempotent(request, reply, async (tx) => {
-          const { run, start } = await startRun(core, request.principal, tool.name, request.body, { tx });
-          return { runId: run.id, status: run.status, message: start.message, ...start.extra };
+          return startResponse(await startRun(core, request.principal, tool.name, request.body, { tx }));
         }),
       );
     }
@@ -96,10 +95,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
 
   app.get<RunParams>('/api/v1/scrape/status/:runId', async (request, reply) => {
     const { waitForFinish } = parseParams(statusParams, request.query);
-    const run = waitForFinish
-      ? await waitForRun(core, request.principal, request.params.runId, waitForFinish, closedSignal(reply))
-      : snapshotOf(await getRun(core.db, request.principal.accountId, request.params.runId));
-    return restRunView(publicUrl, run);
+    return restRunView(publicUrl, await runStatus(core, request.principal, request.params.runId, waitForFinish, waitForFinish ? closedSignal(reply) : undefined));
   });
 
   await app.register(webhookRoutes, { core });

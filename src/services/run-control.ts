@@ -78,6 +78,12 @@ export async function waitForRun(core: Pick<Core, 'db' | 'events'>, principal: P
   }
 }
 
+/** The run now, or once it ends within `waitSecs` (status polling: no subscription unless it waits). */
+export async function runStatus(core: Pick<Core, 'db' | 'events'>, principal: Principal, runId: string, waitSecs = 0, signal?: AbortSignal): Promise<RunSnapshot> {
+  if (waitSecs > 0) return waitForRun(core, principal, runId, waitSecs, signal);
+  return snapshotOf(await getRun(core.db, principal.accountId, runId));
+}
+
 /** Rows a run has produced, from `fromSeq` on, as they are stored. */
 export interface RunItemsBatch {
   /** seq of the first row of `items`. */

@@ -153,6 +153,9 @@ export async function startRun(core: StartDeps, principal: Principal, toolName: 
   return { run, start: { message: main.start.message, extra: { estimatedCost: microsToNumber(main.estimated), ...main.start.extra, ...extra, ...secret } } };
 }
 
+/** The start answer of the faces that speak REST (REST itself, MCP): run id and status, message, the tool's own fields. */
+export const startResponse = ({ run, start }: StartedRun) => ({ runId: run.id, status: run.status, message: start.message, ...start.extra });
+
 const prepareGetRun = (db: Executor) =>
   db
     .select()

@@ -1,0 +1,37 @@
+import type { Core } from '../core.ts';
+import type { Principal } from '../services/accounts.ts';
+import { assertDownloadable } from '../services/exports.ts';
+import { enrichLeads } from '../services/leads/enrich.ts';
+import { searchLeads } from '../services/leads/search.ts';
+import { enrichLocalBusinesses } from '../services/places/enrich.ts';
+import { cancelRun, runStatus } from '../services/run-control.ts';
+import { restRunView } from '../services/run-view.ts';
+import { getRun, listRunItems, startResponse, startRun } from '../services/runs.ts';
+import { getBalances, walletView } from '../services/wallet.ts';
+import type { McpBackend } from './tools.ts';
+
+/** The services themselves, for the caller's account (the remote MCP server in the gateway). */
+export function inProcessBackend(core: Core, principal: Principal): McpBackend {
+  const publicUrl = core.config.publicUrl;
+  return {
+    async startRun(tool, args) {
+      return startResponse(await startRun(core, principal, tool.name, args));
+    },
+    async runStatus(runId, waitSecs, signal) {
+      return restRunView(publicUrl, await runStatus(core, principal, runId, waitSecs, signal));
+    },
+    async runRows(runId, offset, limit) {
+      const run = await getRun(core.db, principal.accountId, runId);
+      assertDownloadable(run, core.clock());
+      return listRunItems(core.db, run.id, { offset, limit });
+    },
+    cancelRun: async (runId) => restRunView(publicUrl, await cancelRun(core, principal, runId)),
+    async queryLeads(params) {
+      const { rows: _rows, ...result } = await searchLeads(core, principal, params);
+      return result;
+    },
+    wallet: async () => ({ wallet: walletView(await getBalances(core.db, principal.accountId)) }),
+    enrichLeads: async (body) => ({ ...(await enrichLeads(core, principal, body)) }),
+    enrichLocalBusinesses: async (body) => ({ ...(await enrichLocalBusinesses(core, principal, body)) }),
+  };
+}

@@ -1,0 +1,44 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import packageJson from '../../package.json' with { type: 'json' };
+import type { Logger } from '../logger.ts';
+import { AppError } from '../services/errors.ts';
+import { MCP_INSTRUCTIONS, MCP_TOOLS, type McpBackend } from './tools.ts';
+
+const byName = new Map(MCP_TOOLS.map((tool) => [tool.name, tool]));
+const listing = MCP_TOOLS.map(({ name, title, description, inputSchema, annotations }) => ({ name, title, description, inputSchema, annotations: { title, ...annotations } }));
+
+/** A REST error body as an MCP tool error: the same code, message and details. */
+function toolError(err: unknown, logger: Pick<Logger, 'error'>): CallToolResult {
+  let body: Record<string, unknown>;
+  if (err instanceof AppError) {
+    body = err.toBody();
+  } else {
+    logger.error({ err }, 'MCP tool call failed');
+    body = { error: { code: 'internal_error', message: 'Something went wrong on our side; the error was logged.' } };
+  }
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
+}
+
+/**
+ * The MCP server over `backend`. It is built on the SDK's low-level Server rather than McpServer:
+ * McpServer validates arguments with zod itself and answers its own messages, while every argument
+ * here must reach the service (or the REST route) that owns it, so refusals carry the REST codes.
+ */
+export function createMcpServer(backend: McpBackend, logger: Pick<Logger, 'error'>): Server {
+  const server = new Server({ name: 'leadgate', title: 'leadgate', version: packageJson.version }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const tool = byName.get(request.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool ${request.params.name}`);
+    try {
+      const result = await tool.call(backend, request.params.arguments ?? {}, extra.signal);
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+    } catch (err) {
+      // A cancelled call gets no answer at all.
+      if (extra.signal.aborted) throw err;
+      return toolError(err, logger);
+    }
+  });
+  return server;
+}

@@ -1,0 +1,33 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import pino from 'pino';
+import { restBackend } from './rest-client.ts';
+import { createMcpServer } from './server.ts';
+
+export interface StdioOptions {
+  /** Base URL of a leadgate server; default $LEADGATE_URL. */
+  url?: string;
+  /** API key; default $LEADGATE_API_KEY. */
+  key?: string;
+}
+
+/**
+ * `npx leadgate mcp`: the MCP tools over stdio, for a local MCP client, as a client of a leadgate
+ * server's REST API. Stdout carries protocol messages only; logs go to stderr. Resolves when the
+ * client closes stdin.
+ */
+export async function serveStdio(options: StdioOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const url = options.url ?? env.LEADGATE_URL;
+  const key = options.key ?? env.LEADGATE_API_KEY;
+  if (!url) throw new Error('give the leadgate server with --url or LEADGATE_URL, e.g. --url https://leadgate.example.com');
+  if (!/^https?:\/\//.test(url)) throw new Error(`--url must be an http or https URL, got "${url}"`);
+  if (!key) throw new Error('give an API key with --key or LEADGATE_API_KEY');
+
+  const logger = pino({ level: env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
+  const server = createMcpServer(restBackend(url, key), logger);
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = resolve;
+  });
+  await server.connect(new StdioServerTransport());
+  process.stdin.once('end', () => void server.close());
+  await closed;
+}

@@ -1,0 +1,619 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import packageJson from '../../package.json' with { type: 'json' };
+import type { Core } from '../core.ts';
+import { EXPORT_FORMATS } from '../services/exports.ts';
+import { leadSearchParams } from '../services/leads/params.ts';
+import { formatDollars } from '../services/money.ts';
+import { localBusinessSearchParams } from '../services/places/search.ts';
+import { PLAN_PRICE_USD } from '../services/plans.ts';
+import { storeSearchParams } from '../services/stores-search.ts';
+import { createWebhookInput, deliveriesParams, webhookUrl } from '../services/webhooks.ts';
+import { TOOLS } from '../tools/index.ts';
+import { mapsTool, overviewMapsRequest } from '../tools/maps.ts';
+import type { ToolDefinition } from '../tools/types.ts';
+import { TOOL_EXAMPLES } from './examples.ts';
+import { statusParams } from './index.ts';
+import * as s from './schemas.ts';
+
+export const OPENAPI_PATH = '/api/v1/openapi.json';
+
+type JsonSchema = Record<string, unknown>;
+type Status = 400 | 401 | 402 | 403 | 404 | 405 | 409 | 410 | 413 | 414 | 415 | 422 | 429 | 500 | 503;
+
+/** A schema by value (zod) or a reference to `components.schemas`. */
+type SchemaRef = z.ZodType | { $ref: string };
+
+/** One documented route; `path` is written the Fastify way (`/api/v1/runs/:runId`). */
+export interface RouteDoc {
+  method: 'get' | 'post' | 'delete';
+  path: string;
+  operationId: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** Served without an API key. */
+  public?: boolean;
+  query?: z.ZodType;
+  body?: { schema: SchemaRef; example?: unknown };
+  /** Honours `Idempotency-Key` (the POSTs that start runs or buy credits). */
+  idempotent?: boolean;
+  /** The success answer; absent for routes that only refuse. */
+  ok?: { status?: 200 | 201 | 204; description: string; content?: Record<string, SchemaRef>; headers?: Record<string, unknown> };
+  /** Error codes the route can answer, by status; authentication, rate limit and server errors are added. */
+  errors: Partial<Record<Status, string[]>>;
+  extensions?: Record<string, unknown>;
+}
+
+/** JSON Schema 2020-12 (the dialect of OpenAPI 3.1) of a zod schema. */
+export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  return rest;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const toolSchemaName = (tool: ToolDefinition) => tool.graphql.inputType;
+const planText = (plan: keyof typeof PLAN_PRICE_USD) => `the ${plan} plan (${PLAN_PRICE_USD[plan]} USD/month) or higher`;
+
+/** Error codes of several sources, merged status by status. */
+function errorsOf(...sources: RouteDoc['errors'][]): RouteDoc['errors'] {
+  const merged: RouteDoc['errors'] = {};
+  for (const source of sources) {
+    for (const [status, codes] of Object.entries(source) as [string, string[]][]) {
+      const key = Number(status) as Status;
+      merged[key] = [...new Set([...(merged[key] ?? []), ...codes])];
+    }
+  }
+  return merged;
+}
+
+const JSON_BODY: RouteDoc['errors'] = { 400: ['validation_failed', 'invalid_json'], 413: ['payload_too_large'], 415: ['unsupported_media_type'] };
+const IDEMPOTENT: RouteDoc['errors'] = { 400: ['validation_failed'], 422: ['idempotency_key_reused'] };
+const RUN_LOOKUP: RouteDoc['errors'] = { 404: ['not_found'] };
+const DOWNLOADABLE: RouteDoc['errors'] = { 404: ['not_found'], 409: ['run_not_finished'], 410: ['results_expired'] };
+
+const STATUS_TEXT: Record<Status, string> = {
+  400: 'Bad request',
+  401: 'Missing, malformed, unknown or revoked API key',
+  402: 'The wallet cannot pay for one billable unit',
+  403: 'Refused for this account',
+  404: 'Unknown id, or an id of another account',
+  405: 'Method not allowed',
+  409: 'Conflict with the current state',
+  410: 'Gone',
+  413: 'Request body over 1 MB',
+  414: 'Query string over 16 KB: send the same parameters as a JSON body with POST',
+  415: 'Send JSON with Content-Type: application/json',
+  422: 'Idempotency-Key reused with a different request',
+  429: 'Too many requests',
+  500: 'Unexpected error (logged; the message says nothing more)',
+  503: 'The search took too long: narrow it and retry',
+};
+
+// The tools of the registry: one start route each (plus the spec's aliases), priced in the description.
+
+function toolDescription(tool: ToolDefinition): string {
+  return [
+    tool.description,
+    '',
+    `**Price:** ${tool.price.text}.${tool.plan ? ` Needs ${planText(tool.plan)}.` : ''}`,
+    '',
+    `**Cancellable:** ${tool.cancellable ? 'yes (POST /api/v1/scrape/cancel/{runId}); rows stored so far are kept and billed' : 'no'}.`,
+    '',
+    ...(tool.notes?.length ? [...tool.notes.map((n) => `- ${n}`), ''] : []),
+    'The run starts at once: poll GET /api/v1/scrape/status/{runId} until it ends, then download GET /api/downloads/{runId}. ' +
+      'Send webhookUrl to be told when it ends instead.',
+  ].join('\n');
+}
+
+function toolRoutes(): RouteDoc[] {
+  return TOOLS.filter((t) => !t.linkedOnly).flatMap((tool) =>
+    [tool.rest.path, ...(tool.rest.aliases ?? [])].map((path, i): RouteDoc => ({
+      method: 'post',
+      path,
+      operationId: i === 0 ? tool.graphql.mutation : `${tool.graphql.mutation}Alias${i}`,
+      tag: 'Tools',
+      summary: i === 0 ? tool.title : `${tool.title} (alias of ${tool.rest.path})`,
+      description: toolDescription(tool),
+      body: { schema: ref(toolSchemaName(tool)), example: TOOL_EXAMPLES[tool.name] },
+      idempotent: true,
+      ok: { description: 'The run started.', content: { 'application/json': ref('RunStart') } },
+      errors: errorsOf(JSON_BODY, tool.price.unitMicros > 0n ? { 402: ['insufficient_funds'] } : {}, tool.plan ? { 403: ['plan_required'] } : {}),
+      extensions: { 'x-price': { text: tool.price.text, unit: tool.price.unit, usdPerUnit: formatDollars(tool.price.unitMicros), plan: tool.plan ?? null } },
+    })),
+  );
+}
+
+/** A tool's start body: its registry input plus `webhookUrl`, which every start accepts. */
+function toolInputSchema(tool: ToolDefinition): JsonSchema {
+  const schema = jsonSchemaOf(tool.input, 'input');
+  const properties = { ...(schema.properties as Record<string, unknown>), webhookUrl: jsonSchemaOf(webhookUrl, 'input') };
+  return { ...schema, title: tool.title, properties };
+}
+
+// Every other REST route (src/rest/index.ts), in the order it registers them.
+
+const runId = 'runId';
+
+function runRoutes(): RouteDoc[] {
+  return [
+    {
+      method: 'get',
+      path: `/api/v1/scrape/status/:${runId}`,
+      operationId: 'getRunStatus',
+      tag: 'Runs',
+      summary: 'Status of a run',
+      description: 'The spec\'s Run object. With waitForFinish the request is held until the run ends or that many seconds pass (at most 60).',
+      query: statusParams,
+      ok: { description: 'The run.', content: { 'application/json': ref('RunView') } },
+      errors: errorsOf({ 400: ['validation_failed'] }, RUN_LOOKUP),
+    },
+    {
+      method: 'post',
+      path: `/api/v1/scrape/cancel/:${runId}`,
+      operationId: 'cancelRun',
+      tag: 'Runs',
+      summary: 'Cancel a run',
+      description:
+        'A waiting (READY) run ends ABORTED at once; a RUNNING one becomes ABORTING and ends ABORTED after the batch in hand, keeping and billing the rows stored so far. Cancelling twice is harmless.',
+      ok: { description: 'The run after the request.', content: { 'application/json': ref('RunView') } },
+      errors: errorsOf(RUN_LOOKUP, { 409: ['not_cancellable', 'run_finished'] }),
+    },
+    {
+      method: 'get',
+      path: `/api/downloads/:${runId}`,
+      operationId: 'downloadResults',
+      tag: 'Runs',
+      summary: 'Download the results of a run',
+      description:
+        'The rows of a finished run (partial rows of ABORTED, FAILED and TIMED-OUT runs too), as a file: CSV with a header row of the tool\'s columns (default), a JSON array, or NDJSON. Results are kept 48 hours after the run ends.',
+      query: z.object({ format: z.enum(EXPORT_FORMATS).default('csv').describe('File format; default csv.') }),
+      ok: {
+        description: 'The file (Content-Disposition: attachment).',
+        content: { 'text/csv': z.string(), 'application/json': s.resultRows, 'application/x-ndjson': z.string().describe('One JSON row per line.') },
+        headers: { 'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename="<fileName or tool-runId>.<format>"' } },
+      },
+      errors: errorsOf({ 400: ['validation_failed'] }, DOWNLOADABLE),
+    },
+    {
+      method: 'post',
+      path: '/api/v1/maps/run',
+      operationId: 'startMapsRun',
+      tag: 'Runs',
+      summary: 'Start a map-listing scrape (overview route)',
+      description: `The overview's short form of POST ${mapsTool.rest.path}: "dentists in Denver, CO" searches dentists in Denver.\n\n**Price:** ${mapsTool.price.text}.`,
+      body: { schema: overviewMapsRequest, example: { query: 'dentists in Denver, CO', limit: 50 } },
+      idempotent: true,
+      ok: { description: 'The run started.', content: { 'application/json': s.overviewRunStart } },
+      errors: errorsOf(JSON_BODY, { 402: ['insufficient_funds'] }),
+    },
+    {
+      method: 'get',
+      path: `/api/v1/runs/:${runId}`,
+      operationId: 'getRun',
+      tag: 'Runs',
+      summary: 'Status of a run (overview route)',
+      ok: { description: 'Status and items handled.', content: { 'application/json': s.overviewRun } },
+      errors: RUN_LOOKUP,
+    },
+    {
+      method: 'get',
+      path: `/api/v1/runs/:${runId}/results`,
+      operationId: 'getRunResults',
+      tag: 'Runs',
+      summary: 'Results of a run as JSON (overview route)',
+      ok: { description: 'The rows.', content: { 'application/json': s.resultRows } },
+      errors: DOWNLOADABLE,
+    },
+  ];
+}
+
+function accountRoutes(): RouteDoc[] {
+  return [
+    {
+      method: 'get',
+      path: '/api/v1/wallet',
+      operationId: 'getWallet',
+      tag: 'Account',
+      summary: 'Wallet balances',
+      description: 'Plan credits and purchased credits, in decimal dollars; purchased credits are spent first.',
+      ok: { description: 'The wallet.', content: { 'application/json': s.walletResponse } },
+      errors: {},
+    },
+    {
+      method: 'post',
+      path: '/api/v1/buy-credits',
+      operationId: 'buyCredits',
+      tag: 'Account',
+      summary: 'Buy credits',
+      description:
+        'Pay-as-you-go credits, 10 to 10,000 USD; they never expire. Needs an ACTIVE subscription (not TRIAL or CANCELLED). 49, 50, 149 and 649 are adjusted down (they clash with subscription prices); the plan adds a bonus of 0, 10 or 30 %.',
+      body: { schema: s.buyCreditsRequest, example: { amount: 100 } },
+      idempotent: true,
+      ok: { description: 'The purchase.', content: { 'application/json': s.buyCreditsResponse } },
+      errors: errorsOf(JSON_BODY, { 403: ['subscription_inactive'] }),
+    },
+    {
+      method: 'get',
+      path: '/api/v1/apollo-status',
+      operationId: 'getLeadScraperStatus',
+      tag: 'Account',
+      summary: 'Lead scraper mode',
+      ok: { description: 'url-based or legacy.', content: { 'application/json': s.apolloStatus } },
+      errors: {},
+    },
+  ];
+}
+
+interface DatabaseApi {
+  path: string;
+  name: string;
+  title: string;
+  params: z.ZodType;
+  response: z.ZodType;
+  errors: RouteDoc['errors'];
+  description: string;
+}
+
+const DATABASE_APIS: DatabaseApi[] = [
+  {
+    path: '/api/v1/database/leads',
+    name: 'Leads',
+    title: 'Lead database',
+    params: leadSearchParams,
+    response: s.leadSearchResponse,
+    errors: { 400: ['validation_failed', 'no_usable_filters', 'unsupported_url_format'], 409: ['filters_not_applied_yet'] },
+    description:
+      'People with their company. A saved people-search url forms the search (other filters override its matching ones; search_translation reports what was applied, broadened or unsupported). Every lead returned is saved to the account; leads already delivered do not count against the daily allowance again, and excludeDelivered leaves them out.',
+  },
+  {
+    path: '/api/v1/database/local-businesses',
+    name: 'LocalBusinesses',
+    title: 'Local business database',
+    params: localBusinessSearchParams,
+    response: s.localBusinessSearchResponse,
+    errors: { 400: ['validation_failed'] },
+    description: 'The map-listing catalog.',
+  },
+  {
+    path: '/api/v1/database/stores',
+    name: 'Stores',
+    title: 'E-commerce store database',
+    params: storeSearchParams,
+    response: s.storeSearchResponse,
+    errors: { 400: ['validation_failed'] },
+    description: 'The e-commerce store catalog, with the store-leads filters.',
+  },
+];
+
+function databaseRoutes(): RouteDoc[] {
+  return DATABASE_APIS.flatMap((api): RouteDoc[] => {
+    const description = [
+      api.description,
+      '',
+      `**Price:** included with ${planText('growth')}. At most 100 records per request (limit, default 50) and 100,000 per UTC day.`,
+      '',
+      'Page with page (from 1) or with after (0 first, then pagination.next_after until it is null). List parameters may be repeated, sent with "[]", or comma-separated.',
+    ].join('\n');
+    const common = {
+      tag: 'Database',
+      description,
+      ok: { description: 'One page of records.', content: { 'application/json': api.response } },
+    };
+    const errors = errorsOf(api.errors, { 403: ['plan_required'], 429: ['daily_limit_reached'], 503: ['query_timeout'] });
+    return [
+      { ...common, method: 'get', path: api.path, operationId: `search${api.name}`, summary: api.title, query: api.params, errors: errorsOf(errors, { 414: ['query_string_too_long'] }) },
+      {
+        ...common,
+        method: 'post',
+        path: api.path,
+        operationId: `search${api.name}WithBody`,
+        summary: `${api.title} (parameters as a JSON body)`,
+        body: { schema: api.params, example: { limit: 10 } },
+        errors: errorsOf(JSON_BODY, errors),
+      },
+    ];
+  });
+}
+
+function enrichmentRoutes(): RouteDoc[] {
+  const apis = [
+    {
+      path: '/api/v1/enrich',
+      name: 'Leads',
+      title: 'Lead enrichment',
+      plan: 'growth' as const,
+      body: s.enrichLeadsRequest,
+      response: s.enrichLeadsResponse,
+      rules:
+        'Match priority: email, social profile URL, mobile (last 10 digits, country codes ignored), company domain (its most senior person: CEO, other C-suite, VP, Director, then others).',
+    },
+    {
+      path: '/api/v1/enrich/local-businesses',
+      name: 'LocalBusinesses',
+      title: 'Local business enrichment',
+      plan: 'scale' as const,
+      body: s.enrichLocalBusinessesRequest,
+      response: s.enrichLocalBusinessesResponse,
+      rules:
+        'Match priority: phone (a number without country is tried as US and as Canadian), then name with city or postal code, then website (one location of the business).',
+    },
+  ];
+  return apis.flatMap((api): RouteDoc[] => [
+    {
+      method: 'post',
+      path: api.path,
+      operationId: `enrich${api.name}`,
+      tag: 'Enrichment',
+      summary: api.title,
+      description: `${api.rules}\n\n**Price:** included with ${planText(api.plan)}. Up to 1,000 rows per request and 100,000 matches per UTC day; previews do not count.`,
+      body: { schema: api.body },
+      ok: { description: 'Every row with what was found, or a preview.', content: { 'application/json': api.response } },
+      errors: errorsOf(JSON_BODY, { 403: ['plan_required'], 429: ['daily_limit_reached'] }),
+    },
+    {
+      method: 'get',
+      path: api.path,
+      operationId: `enrich${api.name}WithGet`,
+      tag: 'Enrichment',
+      summary: `${api.title} with GET (refused)`,
+      description: 'The spec\'s route heading says GET; requests must POST a JSON body. Answers 405 with Allow: POST.',
+      errors: { 405: ['method_not_allowed'] },
+    },
+  ]);
+}
+
+/**
+ * Webhook routes (src/rest/webhooks.ts), kept apart: when a webhook route changes, this is the one
+ * place of the document to follow it.
+ */
+function addWebhookRoutes(routes: RouteDoc[]): void {
+  const hookId = 'id';
+  routes.push(
+    {
+      method: 'post',
+      path: '/api/v1/webhooks',
+      operationId: 'createWebhook',
+      tag: 'Webhooks',
+      summary: 'Register an account webhook',
+      description:
+        'Events are POSTed to url when a run of the account ends (run.succeeded, run.failed, run.aborted, run.timed_out), signed per the Standard Webhooks spec (webhook-id, webhook-timestamp, webhook-signature) and retried with exponential backoff for about a day. At most 20 webhooks per account.',
+      body: { schema: createWebhookInput, example: { url: 'https://example.com/hooks/leadgate', events: ['run.succeeded', 'run.failed'] } },
+      ok: { status: 201, description: 'The webhook, with its signing secret (shown once).', content: { 'application/json': s.createdWebhookResponse } },
+      errors: JSON_BODY,
+    },
+    {
+      method: 'get',
+      path: '/api/v1/webhooks',
+      operationId: 'listWebhooks',
+      tag: 'Webhooks',
+      summary: 'The account\'s webhooks',
+      ok: { description: 'Oldest first.', content: { 'application/json': s.webhookListResponse } },
+      errors: {},
+    },
+    {
+      method: 'delete',
+      path: `/api/v1/webhooks/:${hookId}`,
+      operationId: 'deleteWebhook',
+      tag: 'Webhooks',
+      summary: 'Delete a webhook',
+      description: 'Its delivery log goes with it.',
+      ok: { status: 204, description: 'Deleted.' },
+      errors: { 404: ['not_found'] },
+    },
+    {
+      method: 'get',
+      path: `/api/v1/webhooks/:${hookId}/deliveries`,
+      operationId: 'listWebhookDeliveries',
+      tag: 'Webhooks',
+      summary: 'Delivery log of a webhook',
+      description: 'Newest first; page with after = nextAfter until it is null.',
+      query: deliveriesParams,
+      ok: { description: 'One page of deliveries.', content: { 'application/json': s.deliveryListResponse } },
+      errors: { 400: ['validation_failed'], 404: ['not_found'] },
+    },
+  );
+}
+
+function metaRoutes(): RouteDoc[] {
+  return [
+    {
+      method: 'get',
+      path: OPENAPI_PATH,
+      operationId: 'getOpenApiDocument',
+      tag: 'Meta',
+      summary: 'This document',
+      description: 'Public: no API key needed.',
+      public: true,
+      ok: { description: 'OpenAPI 3.1 document.', content: { 'application/json': z.record(z.string(), z.unknown()) } },
+      errors: {},
+    },
+  ];
+}
+
+/** Every REST route, documented; test/openapi.test.ts compares it with the routes the server registers. */
+export function restRouteDocs(): RouteDoc[] {
+  const routes = [...toolRoutes(), ...runRoutes(), ...accountRoutes(), ...databaseRoutes(), ...enrichmentRoutes(), ...metaRoutes()];
+  addWebhookRoutes(routes);
+  return routes;
+}
+
+// Rendering.
+
+const schemaOf = (schema: SchemaRef, io: 'input' | 'output') => (schema instanceof z.ZodType ? jsonSchemaOf(schema, io) : schema);
+const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+function queryParameters(schema: z.ZodType) {
+  const json = jsonSchemaOf(schema, 'input') as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, prop]) => {
+    const { description, ...rest } = prop;
+    return {
+      name,
+      in: 'query',
+      required: json.required?.includes(name) ?? false,
+      ...(description ? { description } : {}),
+      schema: rest,
+      ...(prop.type === 'array' ? { style: 'form', explode: true } : {}),
+    };
+  });
+}
+
+function errorResponses(route: RouteDoc) {
+  const byStatus = new Map<Status, Set<string>>();
+  const add = (status: Status, codes: string[]) => {
+    const set = byStatus.get(status) ?? new Set<string>();
+    for (const code of codes) set.add(code);
+    byStatus.set(status, set);
+  };
+  if (route.idempotent) for (const [status, codes] of Object.entries(IDEMPOTENT)) add(Number(status) as Status, codes);
+  for (const [status, codes] of Object.entries(route.errors)) add(Number(status) as Status, codes);
+  if (!route.public) {
+    add(401, ['unauthenticated']);
+    add(429, ['rate_limited']);
+  }
+  add(500, ['internal_error']);
+  return Object.fromEntries(
+    [...byStatus.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([status, codes]) => [
+        String(status),
+        {
+          description: `${STATUS_TEXT[status]}: ${[...codes].map((c) => `\`${c}\``).join(', ')}.`,
+          ...(status === 429 ? { headers: RATE_LIMIT_HEADERS } : {}),
+          ...(status === 401 ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' } } } } : {}),
+          content: { 'application/json': { schema: ref('Error'), ...(codes.size === 1 ? { example: errorExample(status, [...codes][0]!) } : {}) } },
+        },
+      ]),
+  );
+}
+
+const REPLAYED_HEADER = { schema: { type: 'string', enum: ['true'] }, description: 'Present when the answer replays an earlier request with the same Idempotency-Key.' };
+
+const RATE_LIMIT_HEADERS = {
+  'Retry-After': { schema: { type: 'integer' }, description: 'Seconds until a request may succeed.' },
+  'RateLimit-Policy': { schema: { type: 'string' }, description: 'e.g. 100;w=60' },
+  RateLimit: { schema: { type: 'string' }, description: 'e.g. limit=100, remaining=0, reset=12' },
+};
+
+const ERROR_MESSAGES: Record<string, string> = {
+  unauthenticated: 'Send your API key as "Authorization: Bearer <API_KEY>"',
+  rate_limited: 'Too many requests: the limit is 100 per minute per API key. Retry in 12 s.',
+  internal_error: 'Something went wrong on our side; the error was logged.',
+  not_found: 'Run not found',
+  insufficient_funds: 'The wallet cannot pay for one business (0.0099 USD). Buy credits with POST /api/v1/buy-credits.',
+  query_timeout: 'The search took longer than 10 s. Narrow it and retry.',
+  daily_limit_reached: 'The daily allowance of 100,000 database records is used up; it resets at midnight UTC, in 3600 s.',
+};
+
+const errorExample = (status: Status, code: string) => ({ error: { code, message: ERROR_MESSAGES[code] ?? STATUS_TEXT[status] } });
+
+function operation(route: RouteDoc) {
+  const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
+  const parameters = [
+    ...pathParams,
+    ...(route.query ? queryParameters(route.query) : []),
+    ...(route.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+  ];
+  const ok = route.ok;
+  return {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    ...(route.public ? { security: [] } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: schemaOf(route.body.schema, 'input'), ...(route.body.example !== undefined ? { example: route.body.example } : {}) } },
+          },
+        }
+      : {}),
+    responses: {
+      ...(ok
+        ? {
+            [String(ok.status ?? 200)]: {
+              description: ok.description,
+              ...(route.idempotent || ok.headers ? { headers: { ...(route.idempotent ? { 'Idempotent-Replayed': REPLAYED_HEADER } : {}), ...ok.headers } } : {}),
+              ...(ok.content ? { content: Object.fromEntries(Object.entries(ok.content).map(([type, schema]) => [type, { schema: schemaOf(schema, 'output') }])) } : {}),
+            },
+          }
+        : {}),
+      ...errorResponses(route),
+    },
+    ...route.extensions,
+  };
+}
+
+const DESCRIPTION = `Lead data extraction and enrichment over REST.
+
+Send every request with \`Authorization: Bearer <API_KEY>\` (the same key works for GraphQL at /graphql and for the MCP server at /mcp).
+Tools start runs: POST a tool's route, poll GET /api/v1/scrape/status/{runId} until \`status\` is SUCCEEDED, then download GET /api/downloads/{runId}.
+
+Every 4xx/5xx answers \`{"error": {"code", "message", "details"?}}\` (components.schemas.Error); \`code\` is stable.
+Limits: 100 requests per minute per API key (RateLimit headers; 429 \`rate_limited\` with Retry-After), 10 running runs per account (more wait as READY), results kept 48 hours.
+POSTs that start runs or buy credits accept an \`Idempotency-Key\` header (kept 24 hours): a replay returns the first answer.`;
+
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  paths: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+}
+
+/** The OpenAPI 3.1 document of every REST route, from the tool registry and the zod schemas of the services. */
+export function buildOpenApiDocument(options: { serverUrl: string }): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of restRouteDocs()) {
+    const item = (paths[openApiPath(route.path)] ??= {});
+    if (item[route.method]) throw new Error(`${route.method.toUpperCase()} ${route.path} is documented twice`);
+    item[route.method] = operation(route);
+  }
+  const routed = TOOLS.filter((t) => !t.linkedOnly);
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: { title: 'leadgate', version: packageJson.version, description: DESCRIPTION },
+    servers: [{ url: options.serverUrl }],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: 'Tools', description: 'Start a run of a tool. Each route states its price.' },
+      { name: 'Runs', description: 'Status, cancellation and results of runs.' },
+      { name: 'Account', description: 'Wallet and credits.' },
+      { name: 'Database', description: 'Lead, local business and store database APIs.' },
+      { name: 'Enrichment', description: 'Match rows against the databases.' },
+      { name: 'Webhooks', description: 'Be told when runs end.' },
+      { name: 'Meta', description: 'This document.' },
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'lg_live_<32 characters>', description: 'An API key of the account, created with `leadgate keys create`.' },
+      },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Any 1 to 255 visible ASCII characters, kept 24 hours per account: a replay returns the first answer; the same key with another body answers 422.',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        },
+      },
+      schemas: {
+        Error: jsonSchemaOf(s.errorBody, 'output'),
+        RunView: jsonSchemaOf(s.runView, 'output'),
+        RunStart: jsonSchemaOf(s.runStart, 'output'),
+        ...Object.fromEntries(routed.map((tool) => [toolSchemaName(tool), toolInputSchema(tool)])),
+      },
+    },
+  };
+}
+
+/** GET /api/v1/openapi.json, public like any API contract; built once per process. */
+export async function openApiRoute(app: FastifyInstance, { core }: { core: Core }) {
+  let document: OpenApiDocument | undefined;
+  app.get(OPENAPI_PATH, async (_, reply) => {
+    document ??= buildOpenApiDocument({ serverUrl: core.config.publicUrl });
+    return reply.header('cache-control', 'public, max-age=300').send(document);
+  });
+}
