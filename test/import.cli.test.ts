@@ -47,7 +47,7 @@ async function importBlockedAtApply(args: string[]) {
   const pid = await waitFor(async () => {
     const [row] = await f.sql<{ pid: number }[]>`
       select pid from pg_stat_activity
-      where application_name = 'leadgate' and wait_event_type = 'Lock' and query like 'with applied as%'`;
+      where application_name = 'leadgate' and datname = current_database() and wait_event_type = 'Lock' and query like 'with applied as%'`;
     return row?.pid;
   }, 'the import to wait at its INSERT');
   const release = async () => {
@@ -128,7 +128,7 @@ describe('npx leadgate import', () => {
     expect(await exited(blocked.child)).toBe(null);
     await blocked.release();
     await waitFor(
-      async () => ((await f.sql`select 1 from pg_stat_activity where application_name = 'leadgate'`).length === 0 ? true : undefined),
+      async () => ((await f.sql`select 1 from pg_stat_activity where application_name = 'leadgate' and datname = current_database()`).length === 0 ? true : undefined),
       'the killed import\'s sessions to end',
     );
 

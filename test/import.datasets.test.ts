@@ -493,7 +493,7 @@ describe('importFile: failures leave the dataset as it was', () => {
       })
       .catch((e: Error) => e);
     expect((err as Error).message).toBe('the database refused the rows copied into the staging table');
-    expect(await f.sql`select count(*)::int as n from pg_stat_activity where state = 'idle in transaction (aborted)'`).toEqual([{ n: 0 }]);
+    expect(await f.sql`select count(*)::int as n from pg_stat_activity where state = 'idle in transaction (aborted)' and datname = current_database()`).toEqual([{ n: 0 }]);
   });
 
   it('refuses unknown datasets, missing files and unknown formats before touching the database', async () => {
