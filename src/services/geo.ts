@@ -1,3 +1,4 @@
+import { z } from 'zod';
 /** US states and territories by abbreviation. */
 export const US_STATES: Record<string, string> = {
   AL: 'Alabama', AK: 'Alaska', AZ: 'Arizona', AR: 'Arkansas', CA: 'California', CO: 'Colorado',
@@ -19,6 +20,32 @@ export function stateAbbreviation(text: string): string | undefined {
   const t = text.trim();
   if (US_STATES[t.toUpperCase()]) return t.toUpperCase();
   return BY_NAME.get(t.toLowerCase().replace(/\s+/g, ' '));
+}
+
+/** A US state parameter: a two-letter code or a full name, any case; normalised to the code. */
+export const usStateParam = () =>
+  z
+    .string()
+    .trim()
+    .transform((value, ctx) => {
+      const abbr = stateAbbreviation(value);
+      if (!abbr) {
+        ctx.addIssue({ code: 'custom', message: `"${value}" is not a US state; give a two-letter code or a full name, e.g. "TX" or "Texas"` });
+        return z.NEVER;
+      }
+      return abbr;
+    });
+
+/** An absolute http(s) link, or an Error whose message says what is wrong with it. */
+export function httpLink(link: string): URL {
+  let url: URL;
+  try {
+    url = new URL(link);
+  } catch {
+    throw new Error('is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('must be an http(s) link');
+  return url;
 }
 
 export interface BoundingBox {

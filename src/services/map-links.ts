@@ -6,6 +6,7 @@
  *   https://<any host>/maps/search/?api=1&query=Summit+Dental&query_place_id=ChIJ…
  * Only the path and query are read, so any host works.
  */
+import { httpLink } from './geo.ts';
 export interface MapCenter {
   lat: number;
   lng: number;
@@ -80,13 +81,7 @@ export function splitQuery(query: string): { keywords: string; place?: string } 
 
 /** Reads a map link; throws an Error whose message explains what is wrong. */
 export function parseMapLink(link: string): MapLink {
-  let url: URL;
-  try {
-    url = new URL(link);
-  } catch {
-    throw new Error('is not a URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('must be an http(s) link');
+  const url = httpLink(link);
   const segments = url.pathname.split('/').filter(Boolean);
   const center = readCenter(segments);
   const at = segments.indexOf('maps');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { stateAbbreviation } from '../services/geo.ts';
+import { usStateParam } from '../services/geo.ts';
 import { parseDateOfBirth } from '../services/people/dates.ts';
 import { parseFullName } from '../services/people/names.ts';
 import type { CriminalRecordHit } from '../sources/criminal-records.ts';
@@ -31,17 +31,7 @@ export const criminalRecordsInput = z.object({
       if (!parseFullName(value)) ctx.addIssue({ code: 'custom', message: 'give the full name: first and last name, e.g. "John Smith" or "Smith, John"' });
     })
     .describe('Full name, one per request: "First Last", "First Middle Last" or "Last, First" (for compound last names). Case is ignored.'),
-  state: z
-    .string()
-    .trim()
-    .transform((value, ctx) => {
-      const abbr = stateAbbreviation(value);
-      if (!abbr) {
-        ctx.addIssue({ code: 'custom', message: `"${value}" is not a US state; give a two-letter code or a full name, e.g. "TX" or "Texas"` });
-        return z.NEVER;
-      }
-      return abbr;
-    })
+  state: usStateParam()
     .optional()
     .describe('US state: two-letter code or full name, any case, e.g. "tx" or "Texas"; normalised to the code. Omitted means all states.'),
   dob: z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { stateAbbreviation } from '../services/geo.ts';
+import { usStateParam } from '../services/geo.ts';
 import { parseAddress } from '../services/people/address.ts';
 import { formatName, parseFullName } from '../services/people/names.ts';
 import type { PersonQuery, PersonRecord } from '../sources/persons.ts';
@@ -27,17 +27,7 @@ export const peopleFinderInput = z
       .optional()
       .describe('US street address, e.g. "123 Main St, Denver, CO 80202"; city, state and ZIP code in it are used unless given separately.'),
     city: optionalText(100).optional().describe('City; needs a state or ZIP code beside it.'),
-    state: z
-      .string()
-      .trim()
-      .transform((value, ctx) => {
-        const abbr = stateAbbreviation(value);
-        if (!abbr) {
-          ctx.addIssue({ code: 'custom', message: `"${value}" is not a US state; give a two-letter code or a full name, e.g. "TX" or "Texas"` });
-          return z.NEVER;
-        }
-        return abbr;
-      })
+    state: usStateParam()
       .optional()
       .describe('US state: two-letter code or full name, any case; normalised to the code.'),
     zip: z

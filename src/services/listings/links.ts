@@ -1,4 +1,4 @@
-import { stateAbbreviation } from '../geo.ts';
+import { httpLink, stateAbbreviation } from '../geo.ts';
 
 /**
  * Pieces shared by the listing-site link readers (business for sale, commercial property): any host
@@ -18,13 +18,7 @@ export interface ReadLink {
 export const paramKey = (name: string) => name.replace(/\[\]$/, '').replace(/[_\-\s]/g, '').toLowerCase();
 
 export function readLink(link: string): ReadLink {
-  let url: URL;
-  try {
-    url = new URL(link);
-  } catch {
-    throw new Error('is not a URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('must be an http(s) link');
+  const url = httpLink(link);
   const segments = url.pathname
     .split('/')
     .filter(Boolean)
