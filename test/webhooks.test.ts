@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { loopbackConfig } from '../src/config.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 
-/** A local receiver: answers each request with the next scripted status (then 200), and records it. */
+/** A local receiver: answers each request to a path with the next status scripted for it (then 200), and records it. */
 interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
@@ -15,14 +15,14 @@ interface Received {
 
 async function startReceiver() {
   const received: Received[] = [];
-  const script: number[] = [];
+  const script = new Map<string, number[]>();
   const waiters: Array<() => void> = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       received.push({ headers: req.headers, body, path: req.url ?? '' });
-      res.writeHead(script.shift() ?? 200).end();
+      res.writeHead(script.get(req.url ?? '')?.shift() ?? 200).end();
       for (const wake of waiters.splice(0)) wake();
     });
   });
@@ -32,8 +32,8 @@ async function startReceiver() {
     port,
     url: (path: string) => `http://127.0.0.1:${port}${path}`,
     received,
-    /** Statuses for the next requests, in order. */
-    answer: (...statuses: number[]) => script.push(...statuses),
+    /** Statuses for the next requests to `path`, in order. */
+    answer: (path: string, ...statuses: number[]) => script.set(path, [...(script.get(path) ?? []), ...statuses]),
     async until(count: (r: Received[]) => boolean, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while (!count(received)) {
@@ -105,7 +105,7 @@ describe('account webhooks', () => {
   it('retries a delivery the receiver answered with 500, and logs both attempts', async () => {
     const created = await t.request('POST', '/api/v1/webhooks', { key, body: { url: receiver.url('/hooks/flaky'), events: ['run.succeeded'] } });
     const hook = created.body.webhook;
-    receiver.answer(500);
+    receiver.answer('/hooks/flaky', 500);
     const run = await t.runTool(key, '/api/v1/scrape/maps', DENVER_DENTISTS);
     await receiver.until((r) => r.filter((x) => x.path === '/hooks/flaky' && x.body.includes(run.start.runId)).length >= 2, 30_000);
     const attempts = receiver.received.filter((x) => x.path === '/hooks/flaky' && x.body.includes(run.start.runId));
