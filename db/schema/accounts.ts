@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, index, pgEnum, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, integer, index, pgEnum, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 export const PLANS = ['starter', 'growth', 'scale'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -43,6 +43,11 @@ export const walletTable = pgTable('wallet', {
     .references(() => accountTable.id, { onDelete: 'cascade' }),
   planMicros: bigint('plan_micros', { mode: 'bigint' }).notNull().default(sql`0`),
   purchasedMicros: bigint('purchased_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+  /**
+   * RUNNING and ABORTING runs of the account. Kept on the row every start locks, so the start's
+   * READY/RUNNING decision reads it in the same statement that takes the hold.
+   */
+  activeRuns: integer('active_runs').notNull().default(0),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });
 export type Wallet = typeof walletTable.$inferSelect;

@@ -27,6 +27,8 @@ export type EventBus = PubSub<Topics> & {
   publishInTx<K extends keyof Topics & string>(tx: Executor, topic: K, ...args: Topics[K]): Promise<void>;
   /** Publishes a change of a run to its own topic and its account's, in one notification, as part of `tx`. */
   publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): Promise<void>;
+  /** What `publishRun` sends: its channel and payload, for a statement that notifies by itself. */
+  runNotification(accountId: string, kind: RunEventKind, snapshot: RunSnapshot): { channel: string; payload: string };
   /** Resolves once this process is listening, so a subscriber cannot miss what follows. */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -67,6 +69,11 @@ class PostgresEventTarget extends EventTarget {
   }
 }
 
+function runNotification(accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
+  const envelope: Envelope = { type: `runProgress:${snapshot.id}`, detail: snapshot, account: { type: `runEvents:${accountId}`, kind } };
+  return { channel: CHANNEL, payload: JSON.stringify(envelope) };
+}
+
 export function createEventBus(sql: Sql): EventBus {
   const target = new PostgresEventTarget(sql);
   const listening = sql.listen(CHANNEL, (payload) => target.deliver(payload));
@@ -77,9 +84,10 @@ export function createEventBus(sql: Sql): EventBus {
       await tx.execute(dsql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`);
     },
     async publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
-      const envelope: Envelope = { type: `runProgress:${snapshot.id}`, detail: snapshot, account: { type: `runEvents:${accountId}`, kind } };
-      await tx.execute(dsql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`);
+      const { channel, payload } = runNotification(accountId, kind, snapshot);
+      await tx.execute(dsql`select pg_notify(${channel}, ${payload})`);
     },
+    runNotification,
     ready: listening.then(() => undefined),
     async close() {
       const { unlisten } = await listening;

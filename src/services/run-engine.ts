@@ -9,7 +9,7 @@ import { formatDollars } from './money.ts';
 import { isTerminal, snapshotOf } from './run-view.ts';
 import { enqueueRun, lockAccount } from './runs.ts';
 import { runStore } from './run-store.ts';
-import { settleHold } from './wallet.ts';
+import { releaseRunSlot, settleHold } from './wallet.ts';
 import { queueRunWebhooks } from './webhooks.ts';
 
 type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'>;
@@ -56,12 +56,18 @@ async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: R
   });
 }
 
-/** The next READY run of the account takes a free slot, if there is one (the account is locked). */
+/** The next READY run of the account takes a free slot, if there is one (the account is locked; the slot count is on its wallet row). */
 async function promoteNextRun(deps: EngineDeps, tx: Transaction, accountId: string) {
   const [next] = (await tx.execute(sql`
+    with slot as (
+      update wallet set active_runs = active_runs + 1
+      where account_id = ${accountId} and active_runs < ${deps.config.maxRunningRuns}
+        and exists (select 1 from run where account_id = ${accountId} and status = 'READY')
+      returning 1
+    )
     update run set status = 'RUNNING', started_at = now(), status_message = 'Starting'
     where id = (select id from run where account_id = ${accountId} and status = 'READY' order by created_at, id limit 1)
-      and (select count(*) from run where account_id = ${accountId} and status in ('RUNNING', 'ABORTING')) < ${deps.config.maxRunningRuns}
+      and exists (select 1 from slot)
     returning id`)) as unknown as { id: string }[];
   if (!next) return;
   await enqueueRun(tx, next.id);
@@ -75,6 +81,7 @@ async function promoteNextRun(deps: EngineDeps, tx: Transaction, accountId: stri
  * account's next waiting run. Returns false when the run had already ended.
  */
 export async function finishRunInTx(deps: EngineDeps, tx: Transaction, run: Pick<Run, 'id' | 'accountId'>, tool: ToolDefinition, status: RunStatus, message: string, errorDetail?: string): Promise<boolean> {
+  const [before] = await tx.select({ status: runTable.status }).from(runTable).where(eq(runTable.id, run.id)).for('update');
   const [updated] = await tx
     .update(runTable)
     .set({
@@ -88,6 +95,7 @@ export async function finishRunInTx(deps: EngineDeps, tx: Transaction, run: Pick
     .where(and(eq(runTable.id, run.id), notInArray(runTable.status, [...TERMINAL_STATUSES])))
     .returning();
   if (!updated) return false;
+  if (before && (before.status === 'RUNNING' || before.status === 'ABORTING')) await releaseRunSlot(tx, updated.accountId);
   const hold = { planMicros: updated.holdPlanMicros, purchasedMicros: updated.holdPurchasedMicros };
   const holdTotal = hold.planMicros + hold.purchasedMicros;
   const input = tool.input.parse(updated.input);

@@ -8,7 +8,7 @@ import type { Principal } from './accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from './errors.ts';
 import { formatDollars, microsToNumber } from './money.ts';
 import { assertPlan } from './plans.ts';
-import { holdForRun } from './wallet.ts';
+import { holdAndPlace } from './wallet.ts';
 import { newSigningSecret, webhookUrl } from './webhooks.ts';
 import { newRunId } from './ids.ts';
 import { snapshotOf, type RunSnapshot } from './run-view.ts';
@@ -70,7 +70,15 @@ function planRun(principal: Principal, tool: ToolDefinition, raw: unknown): Plan
   return { tool, input, start, requested, estimated: tool.price.estimate(input, requested) };
 }
 
-/** Creates one planned run in the caller's transaction (the account is locked when limits are on). */
+const waitingMessage = (max: number) => `Waiting: ${max} runs of this account are running; this one starts when one of them finishes`;
+
+/**
+ * Creates one planned run in the caller's transaction: inserts it RUNNING with its worker job and,
+ * when limits are on, places it with `holdAndPlace` — the hold, the RUNNING/READY decision and the
+ * notification in the one statement that locks the account's wallet row, last before the commit, so
+ * concurrent starts of one account wait on each other for as short a time as possible. A run that
+ * must wait gives its job back; it gets a new one when a slot frees.
+ */
 async function createRun(
   core: StartDeps,
   tx: Transaction,
@@ -81,55 +89,62 @@ async function createRun(
 ): Promise<RunSnapshot> {
   const { tool, input, requested, estimated } = plan;
   const id = newRunId();
-  let hold = { planMicros: 0n, purchasedMicros: 0n };
-  let queued = false;
-  if (core.config.enforceLimits) {
-    const held = await holdForRun(tx, accountId, id, tool.price.unitMicros > 0n ? estimated : 0n, tool.overdraftMicros ?? 0n);
-    if (tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
-      throw new AppError(
-        402,
-        'insufficient_funds',
-        `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
-      );
-    }
-    hold = held;
-    queued = held.activeRuns >= core.config.maxRunningRuns;
-  }
   const [created] = await tx
     .insert(runTable)
     .values({
       id,
       accountId,
       tool: tool.name,
-      status: queued ? 'READY' : 'RUNNING',
-      statusMessage: queued
-        ? `Waiting: ${core.config.maxRunningRuns} runs of this account are running; this one starts when one of them finishes`
-        : 'Starting',
+      status: 'RUNNING',
+      statusMessage: 'Starting',
       input,
       requested,
-      startedAt: queued ? null : new Date(),
+      startedAt: new Date(),
       fileName: typeof (input as { fileName?: unknown }).fileName === 'string' ? (input as { fileName: string }).fileName : null,
       estimatedMicros: estimated,
-      holdPurchasedMicros: hold.purchasedMicros,
-      holdPlanMicros: hold.planMicros,
       parentRunId,
       webhookUrl: webhook?.url ?? null,
       webhookSecret: webhook?.secret ?? null,
     })
     .returning()
-    // Prepared: the statement is parsed once per connection, which keeps the account's lock short.
+    // Prepared: the statement is parsed once per connection.
     .prepare('insert_run')
     .execute();
-  if (!queued) await enqueueRun(tx, id);
-  const snapshot = snapshotOf(created!);
-  await core.events.publishRun(tx, accountId, 'created', snapshot);
-  return snapshot;
+  await enqueueRun(tx, id);
+  const running = snapshotOf(created!);
+  if (!core.config.enforceLimits) {
+    await core.events.publishRun(tx, accountId, 'created', running);
+    return running;
+  }
+  const max = core.config.maxRunningRuns;
+  const ready: RunSnapshot = { ...running, status: 'READY', statusMessage: waitingMessage(max), startedAt: null };
+  const note = (snapshot: RunSnapshot) => core.events.runNotification(accountId, 'created', snapshot);
+  const held = await holdAndPlace(tx, {
+    accountId,
+    runId: id,
+    wanted: tool.price.unitMicros > 0n ? estimated : 0n,
+    overdraftMicros: tool.overdraftMicros ?? 0n,
+    maxRunning: max,
+    waitingMessage: waitingMessage(max),
+    notify: { channel: note(running).channel, running: note(running).payload, ready: note(ready).payload },
+  });
+  if (tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
+    throw new AppError(
+      402,
+      'insufficient_funds',
+      `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
+    );
+  }
+  if (!held.queued) return running;
+  // A waiting run has no job; it gets one when a slot frees (promoteNextRun).
+  await tx.execute(sql`select graphile_worker.remove_job(${id}::text)`);
+  return ready;
 }
 
 /**
- * Starts a run: validates the input and the plan, then in one transaction holds its estimated cost
- * (402 when the wallet cannot pay for one unit), creates the run and, unless the account already
- * has its maximum of runs RUNNING (then it waits as READY), adds its worker job. A tool's linked runs
+ * Starts a run: validates the input and the plan, then in one transaction creates the run with its
+ * worker job and holds its estimated cost (402 when the wallet cannot pay for one unit); when the
+ * account already has its maximum of runs RUNNING, the run waits as READY. A tool's linked runs
  * (property lookup's owner contact) are created the same way in the same transaction. A run never
  * exists without its hold and job, nor a job without its run.
  */
@@ -139,7 +154,6 @@ export async function startRun(core: StartDeps, principal: Principal, toolName: 
   const main = planRun(principal, tool, body);
   const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({ link, plan: planRun(principal, getTool(link.tool), link.input) }));
   const create = async (tx: Transaction) => {
-    if (core.config.enforceLimits) await lockAccount(tx, principal.accountId);
     const run = await createRun(core, tx, principal.accountId, main, null, webhook);
     const extra: Record<string, unknown> = {};
     for (const { link, plan } of linked) {

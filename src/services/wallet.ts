@@ -45,49 +45,72 @@ export async function grantPlanCredits(tx: Executor, accountId: string, micros: 
   if (micros !== 0n) await tx.insert(ledgerTable).values({ accountId, kind: 'plan_grant', planMicros: micros, note });
 }
 
+export interface HoldRequest {
+  accountId: string;
+  runId: string;
+  /** Micro-dollars to reserve; less is taken when the wallet holds less. */
+  wanted: bigint;
+  /** How far the hold may go below zero (the lead scraper's "balance plus 1 USD"). */
+  overdraftMicros: bigint;
+  /** RUNNING runs an account may have; a start beyond waits as READY. */
+  maxRunning: number;
+  /** Status message of a run that waits. */
+  waitingMessage: string;
+  /** The run's progress notification for each outcome (channel and payloads). */
+  notify: { channel: string; running: string; ready: string };
+}
+
 /**
- * Reserves up to `wanted` micro-dollars for a run, purchased credits first, writes the ledger entry
- * and counts the account's active runs, in one statement. The caller must hold the account lock
- * (`lockAccount`) taken by an earlier statement: a statement's snapshot is taken before it waits for
- * a lock, so a count in the locking statement itself would miss runs started just before.
- * `overdraftMicros` lets a hold go that far below zero (the lead scraper's "balance plus 1 USD").
- * The guard is in the UPDATE, so concurrent holds can never overdraw.
+ * Places a new run, in one statement: locks the account's wallet row, reserves up to `wanted`
+ * (purchased credits first) with its ledger entry, decides RUNNING or READY from the active-run count
+ * kept on that same row (read after the lock is granted, so concurrent starts and ends are all
+ * seen), updates the run (inserted RUNNING by the caller, in the same transaction) and sends its
+ * notification. The wallet row is the only lock a start takes, and it is held from this statement
+ * to the commit, nothing longer. The guard is in the UPDATE, so concurrent holds never overdraw.
  */
-export async function holdForRun(
-  tx: Executor,
-  accountId: string,
-  runId: string,
-  wanted: bigint,
-  overdraftMicros = 0n,
-): Promise<Balances & { activeRuns: number }> {
+export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balances & { queued: boolean }> {
   const rows = (await tx.execute(sql`
     with current as (
-      select plan_micros, purchased_micros, least(${wanted}::bigint, plan_micros + purchased_micros + ${overdraftMicros}::bigint) as amount
-      from wallet where account_id = ${accountId} for update
-    ), taken as (
-      select amount, greatest(least(purchased_micros, amount), 0) as from_purchased from current
+      select plan_micros, purchased_micros, active_runs,
+        greatest(least(${h.wanted}::bigint, plan_micros + purchased_micros + ${h.overdraftMicros}::bigint), 0) as amount
+      from wallet where account_id = ${h.accountId} for update
+    ), decided as (
+      select amount, greatest(least(purchased_micros, amount), 0) as from_purchased, active_runs >= ${h.maxRunning} as queued from current
     ), updated as (
       update wallet w set
-        purchased_micros = w.purchased_micros - t.from_purchased,
-        plan_micros = w.plan_micros - (t.amount - t.from_purchased),
+        purchased_micros = w.purchased_micros - d.from_purchased,
+        plan_micros = w.plan_micros - (d.amount - d.from_purchased),
+        active_runs = w.active_runs + case when d.queued then 0 else 1 end,
         updated_at = now()
-      from taken t
-      where w.account_id = ${accountId} and t.amount > 0
-      returning t.from_purchased, t.amount - t.from_purchased as from_plan
+      from decided d
+      where w.account_id = ${h.accountId}
+      returning d.from_purchased, d.amount - d.from_purchased as from_plan, d.queued
     ), entry as (
       insert into ledger_entry (account_id, kind, run_id, plan_micros, purchased_micros, note)
-      select ${accountId}, 'hold', ${runId}, -from_plan, -from_purchased, 'reserved at start' from updated
+      select ${h.accountId}, 'hold', ${h.runId}, -from_plan, -from_purchased, 'reserved at start' from updated where from_plan + from_purchased > 0
+    ), placed as (
+      update run r set
+        status = case when u.queued then 'READY'::run_status else r.status end,
+        status_message = case when u.queued then ${h.waitingMessage} else r.status_message end,
+        started_at = case when u.queued then null else r.started_at end,
+        hold_purchased_micros = u.from_purchased,
+        hold_plan_micros = u.from_plan
+      from updated u
+      where r.id = ${h.runId}
+      returning r.id
     )
-    select
-      coalesce((select from_purchased from updated), 0)::text as purchased,
-      coalesce((select from_plan from updated), 0)::text as plan,
-      (select count(*)::int from run where account_id = ${accountId} and status in ('RUNNING', 'ABORTING')) as active`)) as unknown as {
-    purchased: string;
-    plan: string;
-    active: number;
-  }[];
-  const row = rows[0]!;
-  return { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan), activeRuns: row.active };
+    select u.from_purchased::text as purchased, u.from_plan::text as plan, u.queued,
+      pg_notify(${h.notify.channel}, case when u.queued then ${h.notify.ready} else ${h.notify.running} end) as notified,
+      (select count(*)::int from placed) as placed
+    from updated u`)) as unknown as { purchased: string; plan: string; queued: boolean; placed: number }[];
+  const row = rows[0];
+  if (!row || row.placed !== 1) throw new Error(`account ${h.accountId} has no wallet, or run ${h.runId} was not inserted first`);
+  return { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan), queued: row.queued };
+}
+
+/** One active run fewer (it ended), in the caller's transaction; never below zero. */
+export async function releaseRunSlot(tx: Executor, accountId: string) {
+  await tx.execute(sql`update wallet set active_runs = greatest(active_runs - 1, 0) where account_id = ${accountId}`);
 }
 
 /**
