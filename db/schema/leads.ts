@@ -86,6 +86,7 @@ export const personTable = pgTable(
     index('person_location_idx').on(sql`lower(${t.country})`, sql`lower(${t.state})`),
     index('person_city_trgm').using('gin', sql`${t.city} gin_trgm_ops`),
     index('person_email_idx').on(sql`lower(${t.email})`),
+    index('person_name_idx').on(sql`lower(${t.lastName})`, sql`lower(${t.firstName})`),
     index('person_linkedin_idx').on(sql`lower(${t.linkedinUrl})`),
     // Enrichment matches mobiles on their last 10 digits, ignoring country codes.
     index('person_mobile_idx').on(sql`right(regexp_replace(${t.mobile}, '\\D', '', 'g'), 10)`),

@@ -74,6 +74,10 @@ export const propertyTable = pgTable(
     index('property_city_idx').on(t.state, sql`lower(${t.city})`),
     index('property_zip_idx').on(t.zip),
     index('property_status_idx').on(t.listingStatus, t.state),
+    // The people finder: owners by name prefix, a person's properties by exact name, relatives by mailing address.
+    index('property_owner_name_prefix_idx').on(sql`lower(${t.ownerName}) text_pattern_ops`),
+    index('property_owner_name_idx').on(t.ownerName),
+    index('property_owner_mailing_idx').on(sql`lower(${t.ownerMailingAddress})`),
   ],
 );
 export type Property = typeof propertyTable.$inferSelect;

@@ -1,6 +1,6 @@
 import { and, eq, notInArray, sql } from 'drizzle-orm';
 import type { Transaction } from '../../db/client.ts';
-import { runItemTable, runTable, TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import { runTable, TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import type { Row, ToolDefinition } from '../tools/types.ts';
@@ -34,10 +34,12 @@ interface Billing {
 async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: Row[], handled: number, message: string | undefined, billing: Billing): Promise<RunStatus | undefined> {
   return deps.db.transaction(async (tx) => {
     if (rows.length > 0) {
-      await tx
-        .insert(runItemTable)
-        .values(rows.map((data, i) => ({ runId: run.id, seq: firstSeq + i, data })))
-        .onConflictDoNothing();
+      // The batch travels as one JSON parameter (not three per row); each element is stored as written.
+      await tx.execute(sql`
+        insert into run_item (run_id, seq, data)
+        select ${run.id}, ${firstSeq}::int + (t.ord - 1)::int, t.value
+        from json_array_elements(${JSON.stringify(rows)}::json) with ordinality as t(value, ord)
+        on conflict do nothing`);
     }
     const [updated] = await tx
       .update(runTable)

@@ -39,8 +39,9 @@ export function runStore(db: Database, accountId: string, runId: string): RunSto
       const [hit] = await db.select({ value: toolCacheTable.value }).from(toolCacheTable).where(where);
       if (hit) return { value: hit.value as T, hit: true };
       const value = await compute();
-      await db.insert(toolCacheTable).values({ tool, key, period, value }).onConflictDoNothing();
-      // Another run may have stored the period's value first: every reader sees the same one.
+      const inserted = await db.insert(toolCacheTable).values({ tool, key, period, value }).onConflictDoNothing().returning({ tool: toolCacheTable.tool });
+      if (inserted.length > 0) return { value, hit: false };
+      // Another run stored the period's value first: every reader sees the same one.
       const [stored] = await db.select({ value: toolCacheTable.value }).from(toolCacheTable).where(where);
       return { value: (stored?.value ?? value) as T, hit: false };
     },
