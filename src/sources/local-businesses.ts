@@ -54,6 +54,8 @@ export interface LocalBusinessSource {
   searchPlaces(query: PlaceQuery): Promise<Place[]>;
   /** The business a lookup names, or null; several candidates resolve to the nearest, then the oldest catalog entry. */
   findPlace(lookup: PlaceLookup): Promise<Place | null>;
+  /** `findPlace` for many lookups at once, answers in their order. */
+  findPlaces(lookups: PlaceLookup[]): Promise<(Place | null)[]>;
   /** Up to `perPlace` reviews of each business, newest first, grouped by business in the order of `placeIds`. */
   latestReviews(placeIds: string[], perPlace: number): Promise<PlaceReview[]>;
 }

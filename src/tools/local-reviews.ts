@@ -246,10 +246,11 @@ export const localReviewsTool = defineTool({
       for (let i = 0; i < input.directUrls.length && !ctx.signal.aborted; i += PAGE_SIZE) {
         const urls = input.directUrls.slice(i, i + PAGE_SIZE);
         const found: { place: Place; origin: Origin }[] = [];
-        for (const url of urls) {
-          const place = await source.findPlace(businessLookup(url));
+        const places = await source.findPlaces(urls.map(businessLookup));
+        urls.forEach((url, n) => {
+          const place = places[n];
           if (place) found.push({ place, origin: { search_term: null, location: null, direct_url: url } });
-        }
+        });
         yield* reviewsOf(found, urls.length);
       }
       return;

@@ -52,7 +52,7 @@ function websiteSpellings(host: string): string[] {
 
 /** Local businesses from the catalog tables. */
 export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
-  return {
+  const source: LocalBusinessSource = {
     async searchPlaces({ keyword, area, limit, afterId }) {
       return db
         .select(PLACE_COLUMNS)
@@ -85,6 +85,16 @@ export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
       return rows[0] ?? null;
     },
 
+    async findPlaces(lookups: PlaceLookup[]): Promise<(Place | null)[]> {
+      // Place ids in one query; other lookups (by website, by name near a point) one by one.
+      const ids = lookups.flatMap((l) => ('placeId' in l ? [l.placeId] : []));
+      const byId = new Map<string, Place>();
+      if (ids.length > 0) for (const place of await db.select(PLACE_COLUMNS).from(lb).where(inArray(lb.placeId, ids))) byId.set(place.placeId, place);
+      const found: (Place | null)[] = [];
+      for (const lookup of lookups) found.push('placeId' in lookup ? (byId.get(lookup.placeId) ?? null) : await source.findPlace(lookup));
+      return found;
+    },
+
     async latestReviews(placeIds: string[], perPlace: number): Promise<PlaceReview[]> {
       if (placeIds.length === 0) return [];
       const rows = await db.execute<{ review_id: string; place_id: string; author: string; rating: number; text: string | null; date: string }>(sql`
@@ -102,4 +112,5 @@ export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
       return rows.map((r) => ({ reviewId: r.review_id, placeId: r.place_id, author: r.author, rating: r.rating, text: r.text, date: r.date }));
     },
   };
+  return source;
 }
