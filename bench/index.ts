@@ -5,6 +5,7 @@ import { benchLimits, type Comparison, type LimitsOptions, type LimitsResult } f
 import { benchCatalog, formatCatalog, type CatalogResult } from './lib/catalog.ts';
 import { benchDatabase, formatDatabase, type DatabaseResult } from './lib/database.ts';
 import { benchEmail, formatEmail, type EmailBenchResult } from './lib/email.ts';
+import { benchTools, formatTools, type ToolsResult } from './lib/tools.ts';
 import { benchPolling, type PollingResult } from './lib/polling.ts';
 import { benchProgress, type ProgressResult } from './lib/progress.ts';
 
@@ -14,10 +15,10 @@ const LIMITS: LimitsOptions = { connections: 20, durationSecs: 8, warmupSecs: 2,
 const GOALS = { pollingRatio: 0.5, firstProgressP50Ms: 50, limitsMaxSlowerPct: LIMITS.maxSlowerPct, emailChecksPerSec: 100 };
 
 /** Suites in the order `npm run bench` runs them; `--only a,b` picks some. */
-const SUITES = ['polling', 'progress', 'limits', 'catalog', 'database', 'email'] as const;
+const SUITES = ['polling', 'progress', 'limits', 'catalog', 'database', 'email', 'tools'] as const;
 type Suite = (typeof SUITES)[number];
 
-const USAGE = `usage: npm run bench [-- --only <suite>[,<suite>…]]   suites: ${SUITES.join(', ')} (default: all; catalog and database seed the large catalog and take minutes)`;
+const USAGE = `usage: npm run bench [-- --only <suite>[,<suite>…]]   suites: ${SUITES.join(', ')} (default: all; catalog, database and tools seed the large catalog and take minutes)`;
 
 function parseArgs(argv: string[]): Set<Suite> {
   const picked: string[] = [];
@@ -113,6 +114,7 @@ interface Results {
   catalog?: CatalogResult;
   databaseApis?: DatabaseResult;
   email?: EmailBenchResult;
+  tools?: ToolsResult;
 }
 
 async function readPrevious(file: URL): Promise<Results> {
@@ -159,6 +161,10 @@ async function main() {
     fresh.email = await benchEmail();
     tables.push(formatEmail(fresh.email, GOALS.emailChecksPerSec));
   }
+  if (suites.has('tools')) {
+    fresh.tools = await benchTools();
+    tables.push(formatTools(fresh.tools));
+  }
   console.log([header(database ?? 'embedded'), ...tables].join('\n\n'));
 
   // Suites not run this time keep their previous figures, dated in `measuredAt`.
@@ -196,6 +202,7 @@ async function main() {
     catalog: merged.catalog,
     databaseApis: merged.databaseApis,
     email: merged.email,
+    tools: merged.tools,
   };
   await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
 }

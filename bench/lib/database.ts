@@ -206,7 +206,7 @@ async function alternate<K extends string>(
 // ---------------------------------------------------------------------------------------------
 // The database
 
-interface Seeded {
+export interface Seeded {
   url: string;
   kind: DatabaseResult['database'];
   seedSeconds: number | null;
@@ -283,7 +283,8 @@ async function peopleAndCompanies(sql: Sql): Promise<{ people: number; companies
   return row!;
 }
 
-async function seededDatabase(options: { scale: Scale; reuse: boolean; dataDir: string; sharedBuffers: string | undefined; log: (line: string) => void }): Promise<Seeded> {
+/** The seeded catalog at `scale` (seeding it when empty), migrated and vacuumed; shared with the `tools` suite. */
+export async function seededDatabase(options: { scale: Scale; reuse: boolean; dataDir: string; sharedBuffers: string | undefined; log: (line: string) => void }): Promise<Seeded> {
   const db = await openDatabase(options);
   try {
     await migrateDatabase(db.url);

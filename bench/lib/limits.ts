@@ -139,11 +139,13 @@ export async function resetRuns(v: Variant) {
 }
 
 async function roundState(v: Variant): Promise<StartRoundState> {
-  const sql = v.app.core.sql;
-  const runs = await sql<{ status: string; n: number }[]>`select status, count(*)::int as n from run group by status order by status`;
-  const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from graphile_worker._private_jobs`;
-  const [ledger] = await sql<{ n: number }[]>`select count(*)::int as n from ledger_entry where run_id is not null`;
-  return { runs: Object.fromEntries(runs.map((r) => [r.status, r.n])), jobs: jobs!.n, ledgerEntries: ledger!.n };
+  // One snapshot for all three counts: a start still committing when the round ends is seen whole or not at all.
+  return v.app.core.sql.begin('isolation level repeatable read read only', async (sql) => {
+    const runs = await sql<{ status: string; n: number }[]>`select status, count(*)::int as n from run group by status order by status`;
+    const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from graphile_worker._private_jobs`;
+    const [ledger] = await sql<{ n: number }[]>`select count(*)::int as n from ledger_entry where run_id is not null`;
+    return { runs: Object.fromEntries(runs.map((r) => [r.status, r.n])), jobs: jobs!.n, ledgerEntries: ledger!.n };
+  });
 }
 
 const figures = (rounds: VariantFigures['rounds']): VariantFigures => ({
