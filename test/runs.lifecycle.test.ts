@@ -76,6 +76,20 @@ describe('a maps run through the real worker', () => {
     expect((await t.request('GET', `/api/downloads/${runId}?format=xlsx`, { key })).body.error.code).toBe('validation_failed');
   });
 
+  it('downloads a page of rows with offset and limit, in every format', async () => {
+    const all = (await t.request('GET', `/api/downloads/${runId}?format=json`, { key })).body as { place_id: string }[];
+    expect(all.length).toBeGreaterThan(8);
+    const page = await t.request('GET', `/api/downloads/${runId}?format=json&offset=3&limit=4`, { key });
+    expect(page.body).toEqual(all.slice(3, 7));
+    const tail = await t.request('GET', `/api/downloads/${runId}?format=ndjson&offset=${all.length - 2}`, { key });
+    expect(tail.text.trim().split('\n').map((line) => JSON.parse(line))).toEqual(all.slice(-2));
+    const csv = parse((await t.request('GET', `/api/downloads/${runId}?format=CSV&offset=1&limit=2`, { key })).text, { columns: true }) as { place_id: string }[];
+    expect(csv.map((r) => r.place_id)).toEqual(all.slice(1, 3).map((r) => r.place_id));
+    const bad = await t.request('GET', `/api/downloads/${runId}?offset=-1&limit=0`, { key });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['limit', 'offset']);
+  });
+
   it('shows the same run through REST and GraphQL', async () => {
     const rest = await t.request('GET', `/api/v1/scrape/status/${runId}`, { key });
     const gql = await t.graphql(key, `query($id: ID!) { run(id: $id) { id status statusMessage handled requested runTimeSecs outputUrl expiresAt items(limit: 2) } }`, { id: runId });

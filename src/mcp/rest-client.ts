@@ -79,14 +79,9 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
       const abort = () => controller.abort();
       signal?.addEventListener('abort', abort, { once: true });
       try {
-        const response = await send('GET', `/api/downloads/${run(runId)}?format=ndjson`, undefined, controller.signal);
+        const response = await send('GET', `/api/downloads/${run(runId)}?format=ndjson&offset=${offset}&limit=${limit}`, undefined, controller.signal);
         const rows: Row[] = [];
-        let seq = 0;
-        for await (const line of lines(response.body!)) {
-          if (seq++ < offset) continue;
-          rows.push(JSON.parse(line) as Row);
-          if (rows.length >= limit) break;
-        }
+        for await (const line of lines(response.body!)) rows.push(JSON.parse(line) as Row);
         return rows;
       } finally {
         controller.abort();

@@ -4,7 +4,7 @@ import type { Transaction } from '../../db/client.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../services/accounts.ts';
 import { AppError, fromZodError, ValidationError } from '../services/errors.ts';
-import { assertDownloadable, EXPORT_FORMATS, exportRun, type ExportFormat } from '../services/exports.ts';
+import { assertDownloadable, downloadParams, exportRun } from '../services/exports.ts';
 import { withIdempotency } from '../services/idempotency.ts';
 import { leadScraperStatus } from '../services/lead-scraper-status.ts';
 import { buyCredits, getBalances, walletView } from '../services/wallet.ts';
@@ -45,14 +45,6 @@ function closedSignal(reply: FastifyReply): AbortSignal {
 
 /** The spec's limit on query strings; longer ones must be sent as a POST body. */
 export const MAX_QUERY_STRING_BYTES = 16 * 1024;
-
-function formatOf(request: FastifyRequest): ExportFormat {
-  const format = ((request.query as { format?: string }).format ?? 'csv').toLowerCase();
-  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
-    throw new ValidationError([{ path: 'format', message: `format must be one of ${EXPORT_FORMATS.join(', ')}` }]);
-  }
-  return format as ExportFormat;
-}
 
 /** The REST compatibility layer: decode, call a service, encode. */
 export async function restRoutes(app: FastifyInstance, { core }: { core: Core }) {
@@ -105,10 +97,10 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   );
 
   app.get<RunParams>('/api/downloads/:runId', async (request, reply) => {
-    const format = formatOf(request);
+    const { format, offset, limit } = parseParams(downloadParams, request.query);
     const run = await getRun(core.db, request.principal.accountId, request.params.runId);
     assertDownloadable(run, core.clock());
-    const file = exportRun(core.sql, run, getTool(run.tool).columns, format);
+    const file = exportRun(core.sql, run, getTool(run.tool).columns, format, { offset, limit });
     return reply
       .header('content-type', file.contentType)
       .header('content-disposition', `attachment; filename="${file.fileName}"`)

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { Core } from '../core.ts';
-import { EXPORT_FORMATS } from '../services/exports.ts';
+import { downloadParams } from '../services/exports.ts';
 import { leadSearchParams } from '../services/leads/params.ts';
 import { formatDollars } from '../services/money.ts';
 import { localBusinessSearchParams } from '../services/places/search.ts';
@@ -166,8 +166,8 @@ function runRoutes(): RouteDoc[] {
       tag: 'Runs',
       summary: 'Download the results of a run',
       description:
-        'The rows of a finished run (partial rows of ABORTED, FAILED and TIMED-OUT runs too), as a file: CSV with a header row of the tool\'s columns (default), a JSON array, or NDJSON. Results are kept 48 hours after the run ends.',
-      query: z.object({ format: z.enum(EXPORT_FORMATS).default('csv').describe('File format; default csv.') }),
+        'The rows of a finished run (partial rows of ABORTED, FAILED and TIMED-OUT runs too), as a file: CSV with a header row of the tool\'s columns (default), a JSON array, or NDJSON; `offset` and `limit` take a page of rows. Results are kept 48 hours after the run ends.',
+      query: downloadParams,
       ok: {
         description: 'The file (Content-Disposition: attachment).',
         content: { 'text/csv': z.string(), 'application/json': s.resultRows, 'application/x-ndjson': z.string().describe('One JSON row per line.') },

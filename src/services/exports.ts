@@ -1,5 +1,6 @@
 import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
+import { z } from 'zod';
 import type { Sql } from '../../db/client.ts';
 import type { Run } from '../../db/schema/runs.ts';
 import type { Column, Row } from '../tools/types.ts';
@@ -8,6 +9,19 @@ import { isTerminal } from './run-view.ts';
 
 export const EXPORT_FORMATS = ['csv', 'json', 'ndjson'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** Query of a download: the format, and optionally a range of rows (a page of a large run). */
+export const downloadParams = z
+  .object({
+    format: z
+      .preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(EXPORT_FORMATS, { message: `format must be one of ${EXPORT_FORMATS.join(', ')}` }))
+      .default('csv')
+      .describe('File format; default csv.'),
+    offset: z.coerce.number().int('must be a whole number').min(0, 'must be at least 0').default(0).describe('Rows to skip; default 0.'),
+    limit: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').optional().describe('Rows at most; default all.'),
+  })
+  .loose();
+export type DownloadParams = z.output<typeof downloadParams>;
 
 const CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
@@ -49,8 +63,9 @@ export function assertDownloadable(run: Run, now = new Date()) {
   }
 }
 
-async function* itemRows(sql: Sql, runId: string): AsyncGenerator<Row> {
-  const cursor = sql`select data from run_item where run_id = ${runId} order by seq`.cursor(500);
+async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit?: number }): AsyncGenerator<Row> {
+  const limit = range.limit === undefined ? sql`` : sql`limit ${range.limit}`;
+  const cursor = sql`select data from run_item where run_id = ${runId} and seq >= ${range.offset} order by seq ${limit}`.cursor(500);
   for await (const batch of cursor) for (const { data } of batch) yield data as Row;
 }
 
@@ -64,9 +79,9 @@ async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'):
   if (format === 'json') yield first ? ']\n' : '\n]\n';
 }
 
-/** Streams a run's rows from Postgres in `format`; CSV has a header row of the tool's columns. */
-export function exportRun(sql: Sql, run: Run, columns: Column[], format: ExportFormat) {
-  const rows = itemRows(sql, run.id);
+/** Streams a run's rows (all, or the range asked for) from Postgres in `format`; CSV has a header row of the tool's columns. */
+export function exportRun(sql: Sql, run: Run, columns: Column[], format: ExportFormat, range: { offset: number; limit?: number } = { offset: 0 }) {
+  const rows = itemRows(sql, run.id, range);
   let body: Readable;
   if (format === 'csv') {
     const csv = stringify({ header: true, columns: columns.map((c) => ({ key: c.key, header: c.header })), bom: false });
