@@ -4,7 +4,6 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { buildOpenApiDocument, OPENAPI_PATH, restRouteDocs, type OpenApiDocument } from '../src/rest/openapi.ts';
-import { TOOL_EXAMPLES } from '../src/rest/examples.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import { DENVER_DENTISTS, startTestApp, type ApiResponse, type TestApp } from './helpers/app.ts';
 
@@ -122,7 +121,8 @@ describe('the OpenAPI document', () => {
       expect(operation.description, tool.name).toContain(`**Price:** ${tool.price.text}`);
       expect(operation['x-price'].text).toBe(tool.price.text);
       const example = operation.requestBody.content['application/json'].example;
-      expect(example, `${tool.name} has an example in src/rest/examples.ts`).toEqual(TOOL_EXAMPLES[tool.name]);
+      expect(example, `${tool.name} declares an example`).toBeDefined();
+      expect(example).toEqual(tool.example);
       const parsed = tool.input.safeParse(example);
       expect(parsed.error, `${tool.name} example`).toBeUndefined();
       expect(() => tool.describeStart(parsed.data, { plan: 'scale', subscriptionStatus: 'ACTIVE' })).not.toThrow();
@@ -142,7 +142,7 @@ describe('real responses match the declared schemas', () => {
     await t.waitForRun(key, runId);
     for (const tool of TOOLS.filter((x) => !x.linkedOnly)) {
       for (const path of [tool.rest.path, ...(tool.rest.aliases ?? [])]) {
-        const res = await api('post', path, { key, body: TOOL_EXAMPLES[tool.name] });
+        const res = await api('post', path, { key, body: tool.example });
         expect(res.status, `${path}: ${res.text}`).toBe(200);
       }
       expect((await api('post', tool.rest.path, { key, body: { unknownParameter: 1, webhookUrl: 'ftp://x' } })).status).toBe(400);

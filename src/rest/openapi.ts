@@ -12,7 +12,6 @@ import { createWebhookInput, deliveriesParams, webhookUrl } from '../services/we
 import { TOOLS } from '../tools/index.ts';
 import { mapsTool, overviewMapsRequest } from '../tools/maps.ts';
 import type { ToolDefinition } from '../tools/types.ts';
-import { TOOL_EXAMPLES } from './examples.ts';
 import { statusParams } from './index.ts';
 import * as s from './schemas.ts';
 
@@ -115,7 +114,7 @@ function toolRoutes(): RouteDoc[] {
       tag: 'Tools',
       summary: i === 0 ? tool.title : `${tool.title} (alias of ${tool.rest.path})`,
       description: toolDescription(tool),
-      body: { schema: ref(toolSchemaName(tool)), example: TOOL_EXAMPLES[tool.name] },
+      body: { schema: ref(toolSchemaName(tool)), example: tool.example },
       idempotent: true,
       ok: { description: 'The run started.', content: { 'application/json': ref('RunStart') } },
       errors: errorsOf(JSON_BODY, tool.price.unitMicros > 0n ? { 402: ['insufficient_funds'] } : {}, tool.plan ? { 403: ['plan_required'] } : {}),

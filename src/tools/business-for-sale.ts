@@ -128,6 +128,7 @@ export const businessForSaleTool = defineTool({
   rest: { path: '/api/v1/scrape/bizforsale-scraper' },
   graphql: { mutation: 'startBusinessForSaleScrape', inputType: 'StartBusinessForSaleScrapeInput' },
   mcp: { name: 'scrape_businesses_for_sale' },
+  example: { startUrls: ['https://www.bizlistings.net/businesses-for-sale/colorado'], maxItems: 100 },
   input: businessForSaleInput,
   price: perResult('listing', '0.0099'),
   cancellable: true,

@@ -87,6 +87,7 @@ export const commercialPropertyTool = defineTool({
   rest: { path: '/api/v1/scrape/cre-scraper' },
   graphql: { mutation: 'startCommercialPropertyScrape', inputType: 'StartCommercialPropertyScrapeInput' },
   mcp: { name: 'scrape_commercial_properties' },
+  example: { startUrls: ['https://www.crelistings.net/search?location=Denver%2C%20CO'] },
   input: commercialPropertyInput,
   price: perResult('property', '0.029'),
   cancellable: true,

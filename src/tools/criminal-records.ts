@@ -77,6 +77,7 @@ export const criminalRecordsTool = defineTool({
   rest: { path: '/api/v1/scrape/criminal-records' },
   graphql: { mutation: 'startCriminalRecordsSearch', inputType: 'StartCriminalRecordsSearchInput' },
   mcp: { name: 'search_criminal_records' },
+  example: { name: 'John Smith', state: 'CO', dob: '1980-04-12' },
   input: criminalRecordsInput,
   price: perSearchWhenFound('search', '1.00', '1.00 USD per search, charged only if records are found'),
   rowUnit: 'record',

@@ -102,6 +102,7 @@ export const dealFinderTool = defineTool({
   rest: { path: '/api/v1/scrape/deal-finder' },
   graphql: { mutation: 'startDealFinder', inputType: 'StartDealFinderInput' },
   mcp: { name: 'find_deals' },
+  example: { location: 'Denver, CO', minDiscountPercent: 10, maxItems: 100 },
   input: dealFinderInput,
   price: perResult('property', '0.05'),
   cancellable: false,

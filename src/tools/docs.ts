@@ -72,6 +72,7 @@ function renderTool(tool: ToolDefinition): string {
     `- Cancellable: ${tool.cancellable ? 'yes; a cancelled run keeps, and bills, the rows delivered so far' : 'no'}`,
     '',
     ...(tool.notes?.length ? ['### Rules', '', ...tool.notes.map((n) => `- ${n}`), ''] : []),
+    ...(tool.example ? ['### Example', '', '```json', JSON.stringify(tool.example), '```', ''] : []),
     '### Parameters',
     '',
     '| parameter | type | required | default | notes |',

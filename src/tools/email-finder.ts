@@ -162,6 +162,7 @@ export const emailFinderTool = defineTool({
   rest: { path: '/api/v1/scrape/email-finder' },
   graphql: { mutation: 'startEmailFinder', inputType: 'StartEmailFinderInput' },
   mcp: { name: 'find_emails' },
+  example: { contacts: [{ first_name: 'Jane', last_name: 'Doe', domain: 'acme.com' }, { full_name: 'John Smith', company_name: 'Globex' }] },
   input: emailFinderInput,
   price: perFound('email', '0.05', (row) => typeof row.email === 'string' && row.email.length > 0),
   cancellable: false,

@@ -42,6 +42,7 @@ export const emailValidatorTool = defineTool({
   rest: { path: '/api/v1/scrape/email-validator' },
   graphql: { mutation: 'startEmailValidator', inputType: 'StartEmailValidatorInput' },
   mcp: { name: 'validate_emails' },
+  example: { emails: ['jane.doe@acme.com', 'sales@example.org'] },
   input: emailValidatorInput,
   price: perResult('email', '0.0072'),
   cancellable: false,

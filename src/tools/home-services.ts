@@ -81,6 +81,7 @@ export const homeServicesTool = defineTool({
   rest: { path: '/api/v1/scrape/homeservices-scraper' },
   graphql: { mutation: 'startHomeServicesScrape', inputType: 'StartHomeServicesScrapeInput' },
   mcp: { name: 'scrape_home_services' },
+  example: { keyword: 'plumbing', zipCodes: ['80202'], maxItems: 100 },
   input: homeServicesInput,
   price: perResult('listing', '0.0099'),
   cancellable: true,

@@ -104,6 +104,11 @@ export const leadScraperTool = defineTool({
   rest: { path: '/api/v1/scrape/leadplatform' },
   graphql: { mutation: 'startLeadScrape', inputType: 'StartLeadScrapeInput' },
   mcp: { name: 'scrape_leads_from_url' },
+  example: {
+    url: 'https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States&organizationNumEmployeesRanges[]=11,50',
+    count: 1000,
+    fileName: 'us-ceos',
+  },
   input: leadScraperInput,
   price: perResult('lead', '0.0039'),
   overdraftMicros: OVERDRAFT_MICROS,

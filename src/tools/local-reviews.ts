@@ -169,6 +169,7 @@ export const localReviewsTool = defineTool({
   rest: { path: '/api/v1/scrape/localreviews-scraper' },
   graphql: { mutation: 'startLocalReviewsScrape', inputType: 'StartLocalReviewsScrapeInput' },
   mcp: { name: 'scrape_local_reviews' },
+  example: { searchTerms: ['dentist'], locations: ['Denver, CO'], searchLimit: 10 },
   input: localReviewsInput,
   price,
   cancellable: true,

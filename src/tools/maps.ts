@@ -221,6 +221,7 @@ export const mapsTool = defineTool({
   rest: { path: '/api/v1/scrape/maps' },
   graphql: { mutation: 'startMapsScrape', inputType: 'StartMapsScrapeInput' },
   mcp: { name: 'scrape_maps' },
+  example: { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 100 },
   input: mapsInput,
   price: perResult('business', '0.0099'),
   cancellable: true,

@@ -123,6 +123,7 @@ export const mobileFinderTool = defineTool({
   rest: { path: '/api/v1/scrape/mobile-finder' },
   graphql: { mutation: 'startMobileFinder', inputType: 'StartMobileFinderInput' },
   mcp: { name: 'find_mobiles' },
+  example: { inputs: ['https://www.linkedin.com/in/jane-doe', 'jane.doe@acme.com'] },
   input: mobileFinderInput,
   rowUnit: 'input',
   price: perFound('mobile number', '0.25', (row) => row.status === 'found', '0.25 USD per number found; free if not found'),

@@ -154,6 +154,7 @@ export const peopleFinderTool = defineTool({
   rest: { path: '/api/v1/scrape/people-finder' },
   graphql: { mutation: 'startPeopleFinder', inputType: 'StartPeopleFinderInput' },
   mcp: { name: 'find_people' },
+  example: { name: 'Jane Doe', city: 'Denver', state: 'CO' },
   input: peopleFinderInput,
   price: perResultAtLeastOne('person', '0.0199', '0.0199 USD per result; a search with 0 matches bills as 1 result'),
   cancellable: false,

@@ -66,6 +66,7 @@ export const propertyLookupTool = defineTool({
   rest: { path: '/api/v1/scrape/property-lookup', aliases: ['/api/scrape/property-lookup'] },
   graphql: { mutation: 'startPropertyLookup', inputType: 'StartPropertyLookupInput' },
   mcp: { name: 'property_lookup' },
+  example: { addresses: ['1600 Pennsylvania Ave NW, Washington, DC 20500'], includeOwnerContact: true },
   input: propertyLookupInput,
   price: perFound(
     'property',

@@ -98,6 +98,7 @@ export const realtyAgentsTool = defineTool({
   rest: { path: '/api/v1/scrape/realty-agents' },
   graphql: { mutation: 'startRealtyAgentsScrape', inputType: 'StartRealtyAgentsScrapeInput' },
   mcp: { name: 'scrape_realty_agents' },
+  example: { location: 'Denver, CO', specialty: '1001', searchLimit: 10 },
   input: realtyAgentsInput,
   price: perResult('agent', '0.029'),
   cancellable: true,

@@ -189,6 +189,7 @@ export const rentalHostsTool = defineTool({
   rest: { path: '/api/v1/scrape/rental-host-email' },
   graphql: { mutation: 'startRentalHostsScrape', inputType: 'StartRentalHostsScrapeInput' },
   mcp: { name: 'scrape_rental_hosts' },
+  example: { mode: 'city', city: ['Lisbon, Portugal'], maxPages: 1 },
   input: rentalHostsInput,
   price: perResult('result', '0.019', '0.019 USD per result (19.00 USD per 1,000)'),
   cancellable: false,

@@ -188,6 +188,7 @@ export const storeLeadsTool = defineTool({
   rest: { path: '/api/v1/scrape/store-leads' },
   graphql: { mutation: 'startStoreLeads', inputType: 'StartStoreLeadsInput' },
   mcp: { name: 'scrape_store_leads' },
+  example: { platform: 'shopify', countryCode: 'US', totalLeads: 100, offset: 0 },
   input: storeLeadsInput,
   price: perResult('lead', '0.0039'),
   cancellable: true,

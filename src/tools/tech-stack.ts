@@ -160,6 +160,7 @@ export const techStackTool = defineTool({
   rest: { path: '/api/v1/scrape/techstack' },
   graphql: { mutation: 'startTechStack', inputType: 'StartTechStackInput' },
   mcp: { name: 'scrape_tech_stack' },
+  example: { technology: 'Klaviyo' },
   input: techStackInput,
   rowUnit: 'domain',
   price: flat('technology', '4.99', '4.99 USD per technology (flat, independent of result count)'),

@@ -95,6 +95,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   rest: { path: string; aliases?: string[] };
   graphql: { mutation: string; inputType: string };
   mcp: { name: string };
+  /** A start body that works, shown in the OpenAPI document (required for every tool with a route; a test runs each). */
+  example?: z.input<S>;
   /** Started only as another tool's linked run: no route, mutation or MCP tool of its own. */
   linkedOnly?: boolean;
   input: S;

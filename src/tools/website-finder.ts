@@ -238,6 +238,7 @@ export const websiteFinderTool = defineTool({
   rest: { path: '/api/v1/scrape/website-finder' },
   graphql: { mutation: 'startWebsiteFinder', inputType: 'StartWebsiteFinderInput' },
   mcp: { name: 'find_domain_emails' },
+  example: { domains: ['acme.com', 'globex.com'], jobTitle: 'CEO' },
   input: websiteFinderInput,
   // The hold covers the most a run can cost: five contacts per domain.
   price: { ...contactPrice, estimate: (_, requested) => contactPrice.unitMicros * BigInt(requested * MAX_CONTACTS_PER_DOMAIN) },
