@@ -6,6 +6,7 @@ import { perResult } from './pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 200;
+const READ_SIZE = 2_000;
 export const PROPERTY_TYPES = ['single_family', 'condo', 'townhouse', 'multi_family', 'mobile'] as const;
 
 /** "Denver, CO", "Colorado", "80202" or "Denver, CO 80202" → the area searched; null without a zip or a state. */
@@ -148,7 +149,8 @@ export const dealFinderTool = defineTool({
     let after: { discount: string; id: number } | undefined;
     let taken = 0;
     while (taken < input.maxItems && !ctx.signal.aborted) {
-      const limit = Math.min(PAGE_SIZE, input.maxItems - taken);
+      // Deals are ordered by a computed discount, which no index holds: read many per statement, store in batches.
+      const limit = Math.min(READ_SIZE, input.maxItems - taken);
       const page = await ctx.sources.properties.findDeals({
         area,
         minDiscountPercent: input.minDiscountPercent,
@@ -164,7 +166,8 @@ export const dealFinderTool = defineTool({
       taken += page.length;
       const last = page.at(-1)!;
       after = { discount: last.discount, id: last.id };
-      yield { rows: page.map(toRow), message: `${taken} deal${taken === 1 ? '' : 's'} found in ${input.location}` };
+      const message = `${taken} deal${taken === 1 ? '' : 's'} found in ${input.location}`;
+      for (let i = 0; i < page.length; i += PAGE_SIZE) yield { rows: page.slice(i, i + PAGE_SIZE).map(toRow), message };
       if (page.length < limit) break;
     }
   },
