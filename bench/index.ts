@@ -8,14 +8,16 @@ import { benchEmail, formatEmail, type EmailBenchResult } from './lib/email.ts';
 import { benchTools, formatTools, type ToolsResult } from './lib/tools.ts';
 import { benchPolling, type PollingResult } from './lib/polling.ts';
 import { benchProgress, type ProgressResult } from './lib/progress.ts';
+import { benchSubscribers, formatSubscribers, type SubscribersOptions, type SubscribersResult } from './lib/subscribers.ts';
 
 const POLLING = { connections: 20, durationSecs: 8, warmupSecs: 2, rounds: 2 };
 const PROGRESS = { runs: 30, warmups: 3, rows: 100 };
 const LIMITS: LimitsOptions = { connections: 20, durationSecs: 8, warmupSecs: 2, rounds: 4, rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE, maxSlowerPct: 15 };
+const SUBSCRIBERS: SubscribersOptions = { subscribers: 1000, paces: [{ paceMs: 100, events: 100 }, { paceMs: 500, events: 30 }], rounds: 2, warmupEvents: 10, concurrency: 50, goalP95Ms: 100 };
 const GOALS = { pollingRatio: 0.5, firstProgressP50Ms: 50, limitsMaxSlowerPct: LIMITS.maxSlowerPct, emailChecksPerSec: 100 };
 
 /** Suites in the order `npm run bench` runs them; `--only a,b` picks some. */
-const SUITES = ['polling', 'progress', 'limits', 'catalog', 'database', 'email', 'tools'] as const;
+const SUITES = ['polling', 'progress', 'limits', 'catalog', 'database', 'email', 'tools', 'subscribers'] as const;
 type Suite = (typeof SUITES)[number];
 
 const USAGE = `usage: npm run bench [-- --only <suite>[,<suite>…]]   suites: ${SUITES.join(', ')} (default: all; catalog, database and tools seed the large catalog and take minutes)`;
@@ -115,6 +117,7 @@ interface Results {
   databaseApis?: DatabaseResult;
   email?: EmailBenchResult;
   tools?: ToolsResult;
+  subscribers?: SubscribersResult;
 }
 
 async function readPrevious(file: URL): Promise<Results> {
@@ -165,6 +168,11 @@ async function main() {
     fresh.tools = await benchTools();
     tables.push(formatTools(fresh.tools));
   }
+  if (suites.has('subscribers')) {
+    fresh.subscribers = await benchSubscribers(SUBSCRIBERS);
+    database ??= fresh.subscribers.database;
+    tables.push(formatSubscribers(fresh.subscribers));
+  }
   console.log([header(database ?? 'embedded'), ...tables].join('\n\n'));
 
   // Suites not run this time keep their previous figures, dated in `measuredAt`.
@@ -181,6 +189,10 @@ async function main() {
     goals.limitsStartsMet = merged.limits.starts.met;
   }
   if (merged.email) goals.emailChecksPerSecMet = merged.email.smtp.validator.perSec >= GOALS.emailChecksPerSec;
+  if (merged.subscribers) {
+    goals.subscribersP95Ms = merged.subscribers.options.goalP95Ms;
+    goals.subscribersP95Met = Object.fromEntries(merged.subscribers.paces.map((p) => [`every ${p.paceMs} ms`, p.goalMet]));
+  }
   const now = new Date().toISOString();
   const measuredAt = { ...previous.measuredAt };
   if (!previous.measuredAt && previous.date) {
@@ -203,6 +215,7 @@ async function main() {
     databaseApis: merged.databaseApis,
     email: merged.email,
     tools: merged.tools,
+    subscribers: merged.subscribers,
   };
   await writeFile(file, `${JSON.stringify(results, null, 2)}\n`);
 }

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { GraphQLError } from 'graphql';
+import { getOperationAST, GraphQLError, Kind, print, type DocumentNode } from 'graphql';
 import { createYoga, maskError as defaultMaskError, type YogaServerInstance } from 'graphql-yoga';
 import { useServer } from 'graphql-ws/use/ws';
 import type { WebSocketServer } from 'ws';
@@ -8,6 +8,7 @@ import { schema } from '../schema/index.ts';
 import type { Core } from './core.ts';
 import type { Principal } from './services/accounts.ts';
 import { AppError } from './services/errors.ts';
+import { SharedSubscriptions } from './shared-subscriptions.ts';
 
 interface ServerContext {
   req?: FastifyRequest;
@@ -69,11 +70,29 @@ export function createGraphQL(core: Core): Yoga {
 }
 
 /** graphql-ws on the same path: key in connectionParams.authorization; operations go through yoga's envelop. */
+/** Subscriptions whose executions many clients can share: their result depends only on the run and the account. */
+const SHAREABLE = new Set(['runProgress']);
+
+/** The key under which identical subscriptions of one account share an execution, or undefined. */
+function shareKey(document: DocumentNode, operationName: string | null | undefined, variables: unknown, principal: Principal | undefined): string | undefined {
+  const operation = getOperationAST(document, operationName);
+  if (!principal || operation?.operation !== 'subscription') return undefined;
+  const fields = operation.selectionSet.selections;
+  if (fields.length !== 1 || fields[0]!.kind !== Kind.FIELD || !SHAREABLE.has(fields[0]!.name.value)) return undefined;
+  return JSON.stringify([principal.accountId, print(document), operationName ?? null, variables ?? null]);
+}
+
 export function attachGraphQLWebSocket(core: Core, yoga: Yoga, wss: WebSocketServer) {
+  const shared = new SharedSubscriptions();
+  type Root = { execute: typeof import('graphql').execute; subscribe: typeof import('graphql').subscribe; shareKey?: string };
   return useServer<Record<string, unknown>, { principal?: Principal }>(
     {
-      execute: (args) => (args.rootValue as { execute: typeof import('graphql').execute }).execute(args),
-      subscribe: (args) => (args.rootValue as { subscribe: typeof import('graphql').subscribe }).subscribe(args),
+      execute: (args) => (args.rootValue as Root).execute(args),
+      subscribe: (args) => {
+        const root = args.rootValue as Root;
+        if (!root.shareKey) return root.subscribe(args);
+        return shared.join(root.shareKey, () => root.subscribe(args) as never) as never;
+      },
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const header = (params.authorization ?? params.Authorization) as string | undefined;
@@ -99,7 +118,7 @@ export function attachGraphQLWebSocket(core: Core, yoga: Yoga, wss: WebSocketSer
           document,
           variableValues: payload.variables,
           contextValue: await contextFactory(),
-          rootValue: { execute, subscribe },
+          rootValue: { execute, subscribe, shareKey: shareKey(document, payload.operationName, payload.variables, ctx.extra.principal) },
         };
       },
     },

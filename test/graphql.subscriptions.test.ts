@@ -101,6 +101,26 @@ describe('runProgress over graphql-ws', () => {
     expect(sub.events.at(-1)!.status).toBe('SUCCEEDED');
   });
 
+  it('shares one execution among identical subscriptions, each subscriber still getting the whole stream', async () => {
+    const started = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: { searchStringsArray: ['dentist', 'plumber', 'bakery', 'florist'], maxCrawledPlacesPerSearch: 150 },
+    });
+    const runId = started.body.runId;
+    const subs = Array.from({ length: 5 }, () => collect(client(`Bearer ${key}`), PROGRESS, { id: runId }));
+    // One more that leaves at once must not end the others' stream.
+    const leaver = client(`Bearer ${key}`);
+    const stop = leaver.subscribe({ query: PROGRESS, variables: { id: runId } }, { next: () => {}, error: () => {}, complete: () => {} });
+    stop();
+    await Promise.all(subs.map((sub) => sub.done));
+    for (const sub of subs) {
+      expect(sub.errors).toEqual([]);
+      expect(sub.events.at(-1)).toMatchObject({ id: runId, status: 'SUCCEEDED' });
+      expect(sub.events.filter((e) => e.status === 'SUCCEEDED')).toHaveLength(1);
+      for (let i = 1; i < sub.events.length; i++) expect(sub.events[i]!.handled).toBeGreaterThanOrEqual(sub.events[i - 1]!.handled);
+    }
+  });
+
   it('emits the final state at once and completes for a finished run', async () => {
     const started = await t.request('POST', '/api/v1/scrape/maps', { key, body: DENVER_DENTISTS });
     const finished = await t.waitForRun(key, started.body.runId);

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createPubSub, type PubSub } from 'graphql-yoga';
 import { sql as dsql } from 'drizzle-orm';
 import type { Executor, Sql } from '../../db/client.ts';
@@ -76,6 +77,8 @@ function runNotification(accountId: string, kind: RunEventKind, snapshot: RunSna
 
 export function createEventBus(sql: Sql): EventBus {
   const target = new PostgresEventTarget(sql);
+  // Every subscriber of a run listens on its topic: many listeners are the normal case, not a leak.
+  setMaxListeners(0, target);
   const listening = sql.listen(CHANNEL, (payload) => target.deliver(payload));
   const pubsub = createPubSub<Topics>({ eventTarget: target as never });
   return Object.assign(pubsub, {

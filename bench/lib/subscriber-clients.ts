@@ -1,0 +1,255 @@
+/**
+ * The client side of the `subscribers` suite, in a child process of its own (forked by
+ * `subscribers.ts`): it opens N graphql-ws subscribers to one run's `runProgress`, or N bare `ws`
+ * clients, and stamps every message it receives with the system-wide monotonic clock
+ * (`process.hrtime`, CLOCK_MONOTONIC), which the parent reads too, so the two processes' stamps compare.
+ * Commands arrive over the IPC channel; every answer carries the command's `seq`. It exits when the
+ * channel closes.
+ */
+import { performance } from 'node:perf_hooks';
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+
+export type Mode = 'graphql' | 'bare';
+
+export type ClientCommand =
+  | { cmd: 'clock'; seq: number }
+  | {
+      cmd: 'open';
+      seq: number;
+      mode: Mode;
+      url: string;
+      count: number;
+      /** Connections being opened at once. */
+      concurrency: number;
+      /** graphql only. */
+      apiKey?: string;
+      query?: string;
+      runId?: string;
+    }
+  | { cmd: 'mark'; seq: number }
+  | { cmd: 'collect'; seq: number; timeoutMs: number }
+  | { cmd: 'close'; seq: number };
+
+/** Receipt times (ms, monotonic) of every client, by event key `${status}:${handled}`. */
+export interface Collected {
+  receipts: Record<string, number[]>;
+  /** Per client: events received after the first snapshot, and whether it saw the end. */
+  perClient: { events: number; ended: boolean; duplicates: number }[];
+  /** Size in bytes of one event message as sent on the wire (JSON). */
+  messageBytes: number;
+  errors: string[];
+  /** Event-loop utilisation of this process from `mark` to the end of collection. */
+  elu: number;
+  cpuMs: number;
+  wallMs: number;
+}
+
+export type ClientReply =
+  | { seq: number; ok: true; clock?: number; opened?: { ms: number }; collected?: Collected }
+  | { seq: number; ok: false; error: string };
+
+export const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
+
+interface ProgressView {
+  status: string;
+  handled: number;
+}
+
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT', 'TIMED-OUT']);
+
+class Subscriber {
+  readonly seen: [key: string, at: number][] = [];
+  private keys = new Set<string>();
+  duplicates = 0;
+  started = false;
+  ended = false;
+  error?: string;
+  onEnd?: () => void;
+
+  record(view: ProgressView, at: number) {
+    if (!this.started) {
+      // The current state sent on subscribing, before any event of the run.
+      this.started = true;
+      return;
+    }
+    const key = `${view.status}:${view.handled}`;
+    if (this.keys.has(key)) this.duplicates++;
+    this.keys.add(key);
+    this.seen.push([key, at]);
+    if (TERMINAL.has(view.status)) this.end();
+  }
+
+  end() {
+    if (this.ended) return;
+    this.ended = true;
+    this.onEnd?.();
+  }
+}
+
+interface Connection {
+  subscriber: Subscriber;
+  close(): Promise<void>;
+}
+
+let messageBytes = 0;
+
+function openGraphql(url: string, apiKey: string, query: string, runId: string): Promise<Connection> {
+  const subscriber = new Subscriber();
+  let nexts = 0;
+  const client: Client = createClient({
+    url,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${apiKey}` },
+    retryAttempts: 0,
+    lazy: false,
+    on: {
+      // The second `next` is the first event (the first is the current state); as sent, since the server stringifies it.
+      message: (message) => {
+        if (message.type === 'next' && ++nexts === 2 && messageBytes === 0) messageBytes = Buffer.byteLength(JSON.stringify(message));
+      },
+    },
+  });
+  return new Promise((resolve, reject) => {
+    let opened = false;
+    const fail = (err: unknown) => {
+      const text = err instanceof Error ? err.message : JSON.stringify(err);
+      subscriber.error ??= text;
+      if (!opened) {
+        opened = true;
+        void client.dispose();
+        reject(new Error(text));
+      }
+      subscriber.end();
+    };
+    client.subscribe<{ runProgress: ProgressView }>({ query, variables: { id: runId } }, {
+      next: ({ data, errors }) => {
+        const at = nowMs();
+        if (errors?.length || !data) return fail(errors ?? 'no data');
+        subscriber.record(data.runProgress, at);
+        if (!opened) {
+          opened = true;
+          resolve({ subscriber, close: async () => void (await client.dispose()) });
+        }
+      },
+      error: fail,
+      complete: () => subscriber.end(),
+    });
+  });
+}
+
+function openBare(url: string): Promise<Connection> {
+  const subscriber = new Subscriber();
+  subscriber.started = true; // the bare server sends no current state
+  const socket = new WebSocket(url);
+  socket.on('message', (data: Buffer) => {
+    const at = nowMs();
+    if (messageBytes === 0) messageBytes = data.length;
+    const message = JSON.parse(data.toString()) as { payload: { data: { runProgress: ProgressView } } };
+    subscriber.record(message.payload.data.runProgress, at);
+  });
+  return new Promise((resolve, reject) => {
+    socket.once('open', () =>
+      resolve({
+        subscriber,
+        close: () =>
+          new Promise<void>((done) => {
+            if (socket.readyState === WebSocket.CLOSED) return done();
+            socket.once('close', () => done());
+            socket.close();
+          }),
+      }),
+    );
+    socket.once('error', (err) => {
+      subscriber.error ??= err.message;
+      reject(err);
+    });
+  });
+}
+
+let connections: Connection[] = [];
+let mark = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), at: nowMs() };
+
+async function open(command: Extract<ClientCommand, { cmd: 'open' }>): Promise<{ ms: number }> {
+  const t0 = nowMs();
+  messageBytes = 0;
+  const opened: Connection[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < command.count) {
+      next++;
+      opened.push(
+        command.mode === 'graphql'
+          ? await openGraphql(command.url, command.apiKey!, command.query!, command.runId!)
+          : await openBare(command.url),
+      );
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(command.concurrency, command.count) }, worker));
+  } catch (err) {
+    await Promise.all(opened.map((c) => c.close().catch(() => {})));
+    throw err;
+  }
+  connections = opened;
+  return { ms: nowMs() - t0 };
+}
+
+async function collect(timeoutMs: number): Promise<Collected> {
+  const pending = connections.filter((c) => !c.subscriber.ended);
+  await new Promise<void>((resolve) => {
+    let left = pending.length;
+    if (left === 0) return resolve();
+    const timer = setTimeout(resolve, timeoutMs);
+    for (const c of pending) {
+      c.subscriber.onEnd = () => {
+        if (--left === 0) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+    }
+  });
+  const elu = performance.eventLoopUtilization(mark.elu).utilization;
+  const cpu = process.cpuUsage(mark.cpu);
+  const receipts: Record<string, number[]> = {};
+  const errors: string[] = [];
+  for (const { subscriber } of connections) {
+    for (const [key, at] of subscriber.seen) (receipts[key] ??= []).push(at);
+    if (subscriber.error && errors.length < 10) errors.push(subscriber.error);
+  }
+  return {
+    receipts,
+    perClient: connections.map(({ subscriber: s }) => ({ events: s.seen.length, ended: s.ended, duplicates: s.duplicates })),
+    messageBytes,
+    errors,
+    elu,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    wallMs: nowMs() - mark.at,
+  };
+}
+
+async function handle(command: ClientCommand): Promise<ClientReply> {
+  switch (command.cmd) {
+    case 'clock':
+      return { seq: command.seq, ok: true, clock: nowMs() };
+    case 'open':
+      return { seq: command.seq, ok: true, opened: await open(command) };
+    case 'mark':
+      mark = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), at: nowMs() };
+      return { seq: command.seq, ok: true };
+    case 'collect':
+      return { seq: command.seq, ok: true, collected: await collect(command.timeoutMs) };
+    case 'close':
+      await Promise.all(connections.map((c) => c.close().catch(() => {})));
+      connections = [];
+      return { seq: command.seq, ok: true };
+  }
+}
+
+process.on('message', (command: ClientCommand) => {
+  handle(command)
+    .then((reply) => process.send?.(reply))
+    .catch((err: unknown) => process.send?.({ seq: command.seq, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
+});
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,123 @@
+/**
+ * The run side of the `subscribers` suite, in a child process of its own (forked by
+ * `subscribers.ts`), as a worker process would run it: `executeRun` on its own `Core`, for a maps run
+ * whose source hands out a page of 50 made-up places every `paceMs`, so each batch is one progress
+ * event. Each event is stamped (`process.hrtime`, CLOCK_MONOTONIC, the clock the other processes
+ * read) as soon as the transaction that published it has committed: `executeRun` gets a `db` whose
+ * `transaction` and an event bus whose `publishRun` are wrapped to note that. This process does
+ * nothing else, so the stamp is not held back by the gateway's work, which is what is measured.
+ */
+import type { Database } from '../../db/client.ts';
+import { loopbackConfig } from '../../src/config.ts';
+import { createCore, type Core } from '../../src/core.ts';
+import { createLogger } from '../../src/logger.ts';
+import type { EventBus } from '../../src/services/events.ts';
+import { executeRun } from '../../src/services/run-engine.ts';
+import type { RunSnapshot } from '../../src/services/run-view.ts';
+import type { LocalBusinessSource, Place } from '../../src/sources/types.ts';
+
+export type EngineCommand =
+  | { cmd: 'clock'; seq: number }
+  | { cmd: 'connect'; seq: number; databaseUrl: string }
+  | { cmd: 'run'; seq: number; runId: string; paceMs: number };
+
+export interface Publication {
+  key: string;
+  /** When its transaction had committed, ms (monotonic). */
+  at: number;
+  snapshot: RunSnapshot;
+}
+
+export type EngineReply =
+  | { seq: number; ok: true; clock?: number; publications?: Publication[]; /** per batch, when the source handed it out */ yields?: number[] }
+  | { seq: number; ok: false; error: string };
+
+/** Identifies an event the way a client sees it: its status (as the GraphQL enum) and count. */
+export const eventKey = (snapshot: Pick<RunSnapshot, 'status' | 'handled'>) => `${snapshot.status.replace('-', '_')}:${snapshot.handled}`;
+
+const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+const place = (id: number): Place => ({
+  id,
+  placeId: `bench-place-${id}`,
+  name: `Bench Dental Care ${id}`,
+  category: 'Dentist',
+  street: `${id} Market Street`,
+  city: 'Denver',
+  state: 'CO',
+  postalCode: '80202',
+  countryCode: 'US',
+  lat: 39.7392,
+  lng: -104.9903,
+  phone: '+1 303-555-0142',
+  website: `https://bench-dental-${id}.example.com`,
+  emails: [`office@bench-dental-${id}.example.com`],
+  rating: 4.6,
+  reviewCount: 128,
+  openingHours: ['Monday: 8 AM–5 PM', 'Tuesday: 8 AM–5 PM', 'Wednesday: 8 AM–5 PM', 'Thursday: 8 AM–5 PM', 'Friday: 8 AM–2 PM'],
+});
+
+/** The catalog's map-listing source, except that its search hands out page i at `start + (i + 1) × paceMs`. */
+function pacedSource(catalog: LocalBusinessSource, paceMs: number, start: number, yields: number[]): LocalBusinessSource {
+  const source: LocalBusinessSource = Object.create(catalog);
+  source.searchPlaces = async (query) => {
+    const i = yields.length;
+    yields.push(NaN);
+    await sleep(start + (i + 1) * paceMs - nowMs());
+    yields[i] = nowMs();
+    const first = (query.afterId ?? 0) + 1;
+    return Array.from({ length: query.limit }, (_, k) => place(first + k));
+  };
+  return source;
+}
+
+let core: Core | undefined;
+
+async function run(runId: string, paceMs: number) {
+  if (!core) throw new Error('not connected');
+  const base = core;
+  const publications: Publication[] = [];
+  let inTx: RunSnapshot[] = [];
+  const events: EventBus = Object.create(base.events);
+  events.publishRun = async (tx, accountId, kind, snapshot) => {
+    await base.events.publishRun(tx, accountId, kind, snapshot);
+    if (snapshot.id === runId) inTx.push(snapshot);
+  };
+  const db: Database = Object.create(base.db);
+  db.transaction = (async (...args: Parameters<Database['transaction']>) => {
+    try {
+      const result = await base.db.transaction(...args);
+      const at = nowMs();
+      for (const snapshot of inTx) publications.push({ key: eventKey(snapshot), at, snapshot });
+      return result;
+    } finally {
+      inTx = [];
+    }
+  }) as Database['transaction'];
+  const yields: number[] = [];
+  const sources = { ...base.sources, localBusinesses: pacedSource(base.sources.localBusinesses, paceMs, nowMs(), yields) };
+  await executeRun({ config: base.config, logger: base.logger, sources, db, events }, runId);
+  return { publications, yields };
+}
+
+async function handle(command: EngineCommand): Promise<EngineReply> {
+  switch (command.cmd) {
+    case 'clock':
+      return { seq: command.seq, ok: true, clock: nowMs() };
+    case 'connect':
+      core = await createCore(loopbackConfig(command.databaseUrl, 0), command.databaseUrl, createLogger('silent'), { poolSize: 4 });
+      return { seq: command.seq, ok: true };
+    case 'run':
+      return { seq: command.seq, ok: true, ...(await run(command.runId, command.paceMs)) };
+  }
+}
+
+process.on('message', (command: EngineCommand) => {
+  handle(command)
+    .then((reply) => process.send?.(reply))
+    .catch((err: unknown) => process.send?.({ seq: command.seq, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
+});
+process.on('disconnect', () => {
+  void (core?.close() ?? Promise.resolve()).finally(() => process.exit(0));
+});

@@ -1,0 +1,142 @@
+import type { ExecutionResult } from 'graphql';
+
+type Result = ExecutionResult;
+type Source = AsyncIterator<Result> & Partial<AsyncIterable<Result>>;
+
+/** One subscriber's queue of a shared stream. */
+class Member implements AsyncIterableIterator<Result> {
+  private readonly buffer: Result[] = [];
+  private waiting: ((r: IteratorResult<Result>) => void) | undefined;
+  private failWaiting: ((e: unknown) => void) | undefined;
+  private done = false;
+  private error: unknown;
+
+  constructor(private readonly leave: (m: Member) => void) {}
+
+  push(result: Result) {
+    if (this.done) return;
+    if (this.waiting) {
+      const wake = this.waiting;
+      this.waiting = this.failWaiting = undefined;
+      wake({ value: result, done: false });
+    } else this.buffer.push(result);
+  }
+
+  end(error?: unknown) {
+    if (this.done) return;
+    this.done = true;
+    this.error = error;
+    if (this.waiting) {
+      const [wake, fail] = [this.waiting, this.failWaiting!];
+      this.waiting = this.failWaiting = undefined;
+      if (error !== undefined) fail(error);
+      else wake({ value: undefined, done: true });
+    }
+  }
+
+  next(): Promise<IteratorResult<Result>> {
+    if (this.buffer.length > 0) return Promise.resolve({ value: this.buffer.shift()!, done: false });
+    if (this.done) return this.error !== undefined ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.waiting = resolve;
+      this.failWaiting = reject;
+    });
+  }
+
+  return(): Promise<IteratorResult<Result>> {
+    this.leave(this);
+    this.end();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+}
+
+interface Group {
+  members: Set<Member>;
+  /** The shared stream has ended: a subscriber arriving now starts a new one. */
+  closed?: boolean;
+  /** Reading has begun: only once the first member is in, so whatever the stream does reaches someone. */
+  pumping?: boolean;
+  latest?: Result;
+  source?: Source;
+}
+
+const isIterable = (value: unknown): value is Source => typeof (value as Source | null)?.next === 'function';
+
+/**
+ * Subscriptions that many clients open with the same operation (1,000 dashboards following one run)
+ * share one execution in this process: the first subscriber starts it, each result is sent to every
+ * member, a later member starts from the latest result (the run's current state), and the last one
+ * to leave stops it. A subscription that fails to start is not shared.
+ */
+export class SharedSubscriptions {
+  private readonly groups = new Map<string, Promise<Group | Result>>();
+
+  async join(key: string, start: () => Promise<Source | Result> | Source | Result): Promise<Source | Result> {
+    let pending = this.groups.get(key);
+    if (!pending) {
+      pending = this.open(key, start);
+      this.groups.set(key, pending);
+    }
+    const group = await pending;
+    if (!('members' in group)) {
+      this.groups.delete(key);
+      return group;
+    }
+    if (group.closed) {
+      if (this.groups.get(key) === pending) this.groups.delete(key);
+      return this.join(key, start);
+    }
+    const member = new Member((m) => this.leave(key, group, m));
+    if (group.latest) member.push(group.latest);
+    group.members.add(member);
+    if (!group.pumping) {
+      group.pumping = true;
+      void this.pump(key, group, group.source!);
+    }
+    return member;
+  }
+
+  private async open(key: string, start: () => Promise<Source | Result> | Source | Result): Promise<Group | Result> {
+    let started: Source | Result;
+    try {
+      started = await start();
+    } catch (err) {
+      this.groups.delete(key);
+      throw err;
+    }
+    if (!isIterable(started)) return started;
+    return { members: new Set(), source: started };
+  }
+
+  private async pump(key: string, group: Group, source: Source) {
+    let failure: unknown;
+    try {
+      for (;;) {
+        const next = await source.next();
+        if (next.done) break;
+        group.latest = next.value;
+        for (const member of group.members) member.push(next.value);
+      }
+    } catch (err) {
+      failure = err ?? new Error('subscription failed');
+    }
+    group.closed = true;
+    if (this.groups.get(key) !== undefined && (await this.groups.get(key)) === group) this.groups.delete(key);
+    for (const member of group.members) member.end(failure);
+    group.members.clear();
+  }
+
+  private leave(key: string, group: Group, member: Member) {
+    group.members.delete(member);
+    if (group.members.size > 0) return;
+    group.closed = true;
+    void (async () => {
+      if ((await this.groups.get(key)) === group) this.groups.delete(key);
+      await group.source?.return?.();
+    })();
+  }
+}
