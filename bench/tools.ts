@@ -12,74 +12,33 @@
  * first run seeds. --only takes tool names or case keys (maps, local-reviews, property-lookup, …).
  * --no-save leaves bench/results/latest.json alone (quick checks at a smaller scale or of some tools).
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { SCALES, type Scale } from '../db/seed/index.ts';
+import { readFlags, runStandalone } from './lib/cli.ts';
 import { benchTools, formatTools, type ToolsOptions } from './lib/tools.ts';
 
 const USAGE =
   'usage: node --import tsx bench/tools.ts [--scale small|medium|large] [--repetitions N] [--only tool1,tool2] [--reuse] [--data-dir DIR] [--shared-buffers SIZE|default] [--json FILE] [--no-save]';
 
-function parseArgs(argv: string[]): ToolsOptions & { json?: string; save?: boolean } {
-  const options: ToolsOptions & { json?: string; save?: boolean } = {};
-  for (let i = 0; i < argv.length; i++) {
-    const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
-    if (flag === '--help' || flag === '-h') {
-      console.log(USAGE);
-      process.exit(0);
-    }
-    if (flag === '--reuse') {
-      options.reuse = true;
-      continue;
-    }
-    if (flag === '--no-save') {
-      options.save = false;
-      continue;
-    }
-    if (!['--scale', '--repetitions', '--only', '--shared-buffers', '--data-dir', '--json'].includes(flag)) throw new Error(`unknown argument "${flag}"\n${USAGE}`);
-    const value = inline ?? argv[++i];
-    if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
-    if (flag === '--scale') {
-      if (!(value in SCALES)) throw new Error(`unknown scale "${value}"\n${USAGE}`);
-      options.scale = value as Scale;
-    } else if (flag === '--repetitions') {
-      const count = Number(value);
-      if (!Number.isInteger(count) || count <= 0) throw new Error(`--repetitions needs a positive whole number\n${USAGE}`);
-      options.repetitions = count;
-    } else if (flag === '--only') {
-      options.only = [...(options.only ?? []), ...value.split(',').map((s) => s.trim()).filter(Boolean)];
-    } else if (flag === '--shared-buffers') {
-      options.sharedBuffers = value === 'default' ? null : value;
-    } else if (flag === '--data-dir') {
-      options.dataDir = value;
-    } else {
-      options.json = value;
-    }
-  }
-  return options;
-}
+const flags = readFlags(process.argv.slice(2), USAGE, {
+  scale: { type: 'string' },
+  repetitions: { type: 'string' },
+  only: { type: 'string', multiple: true },
+  reuse: { type: 'boolean' },
+  'data-dir': { type: 'string' },
+  'shared-buffers': { type: 'string' },
+  'no-save': { type: 'boolean' },
+});
+const sharedBuffers = flags.values['shared-buffers'] as string | undefined;
+const only = (flags.values.only as string[] | undefined)?.flatMap((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+const options: ToolsOptions = {
+  scale: flags.scale(),
+  repetitions: flags.count('repetitions'),
+  only,
+  reuse: flags.values.reuse === true || undefined,
+  dataDir: flags.values['data-dir'] as string | undefined,
+  ...(sharedBuffers === undefined ? {} : { sharedBuffers: sharedBuffers === 'default' ? null : sharedBuffers }),
+};
 
-async function main() {
-  const { json, save = true, ...options } = parseArgs(process.argv.slice(2));
-  const result = await benchTools(options);
-  console.log(formatTools(result));
-  if (json) await writeFile(json, `${JSON.stringify(result, null, 2)}\n`);
-  if (!save) return;
-
-  // Read-modify-write: other suites' figures stay as they are.
-  const dir = new URL('./results/', import.meta.url);
-  await mkdir(dir, { recursive: true });
-  const file = new URL('latest.json', dir);
-  let previous: Record<string, unknown> = {};
-  try {
-    previous = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
-  } catch {
-    previous = {};
-  }
-  const measuredAt = { ...(previous.measuredAt as Record<string, string> | undefined), tools: result.date };
-  await writeFile(file, `${JSON.stringify({ ...previous, measuredAt, tools: result }, null, 2)}\n`);
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
+await runStandalone(() => benchTools(options), formatTools, {
+  json: flags.json,
+  save: flags.values['no-save'] ? false : { suite: 'tools', key: 'tools' },
 });

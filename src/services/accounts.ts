@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../db/client.ts';
 import {
   accountTable,
@@ -136,4 +136,9 @@ export async function setPlan(db: Executor, accountId: string, plan: Plan, statu
     .returning();
   if (!account) throw notFound('Account');
   return account;
+}
+
+/** Serialises changes to one account's state (ends and cancels of its runs, its webhooks). */
+export async function lockAccount(tx: Executor, accountId: string) {
+  await tx.execute(sql`select 1 from account where id = ${accountId} for update`);
 }

@@ -2,12 +2,12 @@ import { and, eq } from 'drizzle-orm';
 import { runTable } from '../../db/schema/runs.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
-import type { Principal } from './accounts.ts';
+import { lockAccount, type Principal } from './accounts.ts';
 import { AppError, notFound } from './errors.ts';
 import type { RunEvent } from './events.ts';
 import { finishRunInTx } from './run-engine.ts';
 import { isTerminal, snapshotOf, type RunSnapshot } from './run-view.ts';
-import { getRun, listRunItems, lockAccount } from './runs.ts';
+import { getRun, listRunItems } from './runs.ts';
 
 type ControlDeps = Pick<Core, 'db' | 'events' | 'config' | 'logger' | 'sources'>;
 

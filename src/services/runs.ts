@@ -35,11 +35,6 @@ export async function enqueueRun(tx: Executor, runId: string) {
   await tx.execute(sql`select graphile_worker.add_job('run_tool', json_build_object('runId', ${runId}::text), max_attempts => 5, job_key => ${runId}::text)`);
 }
 
-/** Serialises starts and ends of one account's runs (the run queue and its wallet). */
-export async function lockAccount(tx: Executor, accountId: string) {
-  await tx.execute(sql`select 1 from account where id = ${accountId} for update`);
-}
-
 /**
  * Any tool start may carry `webhookUrl`: the run's end is POSTed there, signed with a secret of
  * the run's own, returned once in the start response (`webhookSecret`).

@@ -6,7 +6,7 @@ import type { Executor, Transaction } from '../../db/client.ts';
 import type { RunStatus } from '../../db/schema/runs.ts';
 import { WEBHOOK_EVENTS, webhookDeliveryTable, webhookTable, type Webhook, type WebhookDelivery, type WebhookEvent } from '../../db/schema/webhooks.ts';
 import type { Core } from '../core.ts';
-import type { Principal } from './accounts.ts';
+import { lockAccount, type Principal } from './accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from './errors.ts';
 import { randomBase62 } from './ids.ts';
 import { outputUrl, type RunSnapshot } from './run-view.ts';
@@ -82,7 +82,7 @@ export async function createWebhook(db: Executor, principal: Principal, raw: unk
   if (!parsed.success) throw fromZodError(parsed.error);
   const input = parsed.data;
   return db.transaction(async (tx) => {
-    await tx.execute(sql`select 1 from account where id = ${principal.accountId} for update`);
+    await lockAccount(tx, principal.accountId);
     const [count] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhookTable).where(eq(webhookTable.accountId, principal.accountId));
     if (count!.n >= MAX_WEBHOOKS_PER_ACCOUNT) {
       throw new ValidationError([{ path: 'url', message: `an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` }]);
