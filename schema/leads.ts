@@ -121,6 +121,8 @@ builder.queryField('leads', (t) =>
     resolve: async (_, args, ctx) => {
       const filter = Object.fromEntries(Object.entries(args.filter ?? {}).filter(([, v]) => v !== null && v !== undefined));
       const result = await searchLeads(ctx.core, ctx.principal, { ...filter, limit: args.first ?? 50, after: args.after ?? '0' });
+      // The page's companies are loaded already: the company field reads them, not the database again.
+      for (const [id, company] of result.companies) ctx.loaders.company.prime(id, company);
       const edges = result.rows.map((node) => ({ cursor: node.id, node }));
       return {
         edges,

@@ -2,7 +2,7 @@ import type { Core } from '../core.ts';
 import type { Principal } from '../services/accounts.ts';
 import { assertDownloadable } from '../services/exports.ts';
 import { enrichLeads } from '../services/leads/enrich.ts';
-import { searchLeads } from '../services/leads/search.ts';
+import { leadSearchBody, searchLeads } from '../services/leads/search.ts';
 import { enrichLocalBusinesses } from '../services/places/enrich.ts';
 import { cancelRun, runStatus } from '../services/run-control.ts';
 import { restRunView } from '../services/run-view.ts';
@@ -27,8 +27,7 @@ export function inProcessBackend(core: Core, principal: Principal): McpBackend {
     },
     cancelRun: async (runId) => restRunView(publicUrl, await cancelRun(core, principal, runId)),
     async queryLeads(params) {
-      const { rows: _rows, ...result } = await searchLeads(core, principal, params);
-      return result;
+      return leadSearchBody(await searchLeads(core, principal, params));
     },
     wallet: async () => ({ wallet: walletView(await getBalances(core.db, principal.accountId)) }),
     enrichLeads: async (body) => ({ ...(await enrichLeads(core, principal, body)) }),

@@ -10,7 +10,7 @@ import { leadScraperStatus } from '../services/lead-scraper-status.ts';
 import { buyCredits, getBalances, walletView } from '../services/wallet.ts';
 import { applyRateLimit } from './rate-limit.ts';
 import { webhookRoutes } from './webhooks.ts';
-import { searchLeads } from '../services/leads/search.ts';
+import { leadSearchBody, searchLeads } from '../services/leads/search.ts';
 import { enrichLeads } from '../services/leads/enrich.ts';
 import { enrichLocalBusinesses } from '../services/places/enrich.ts';
 import { searchLocalBusinesses } from '../services/places/search.ts';
@@ -145,8 +145,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   app.get('/api/v1/apollo-status', async () => leadScraperStatus(core.config, core.clock()));
 
   // Database APIs: GET with query parameters, or POST with the same parameters as JSON.
-  app.get('/api/v1/database/leads', async (request) => stripRows(await searchLeads(core, request.principal, request.query)));
-  app.post('/api/v1/database/leads', async (request) => stripRows(await searchLeads(core, request.principal, request.body ?? {})));
+  app.get('/api/v1/database/leads', async (request) => leadSearchBody(await searchLeads(core, request.principal, request.query)));
+  app.post('/api/v1/database/leads', async (request) => leadSearchBody(await searchLeads(core, request.principal, request.body ?? {})));
 
   app.get('/api/v1/database/local-businesses', async (request) => searchLocalBusinesses(core, request.principal, request.query));
   app.post('/api/v1/database/local-businesses', async (request) => searchLocalBusinesses(core, request.principal, request.body ?? {}));
@@ -163,8 +163,4 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   postOnly('/api/v1/enrich');
   app.post('/api/v1/enrich/local-businesses', async (request) => enrichLocalBusinesses(core, request.principal, request.body));
   postOnly('/api/v1/enrich/local-businesses');
-}
-
-function stripRows<T extends { rows: unknown }>({ rows: _rows, ...rest }: T) {
-  return rest;
 }

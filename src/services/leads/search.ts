@@ -97,6 +97,12 @@ export interface LeadSearchResult {
   search_translation?: SearchTranslation;
   /** People rows and their companies, for faces that shape records themselves. */
   rows: LeadRow[];
+  companies: Map<number, CompanyRecord>;
+}
+
+/** The lead search as REST and MCP answer it: the records, paging and translation, without the raw rows. */
+export function leadSearchBody({ rows: _rows, companies: _companies, ...body }: LeadSearchResult) {
+  return body;
 }
 
 /**
@@ -177,6 +183,7 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, 
       daily_allowance: { remaining: allowance.remaining },
       ...(translation ? { search_translation: translation } : {}),
       rows,
+      companies,
     };
   });
 }
