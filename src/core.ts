@@ -4,7 +4,6 @@ import type { Logger } from './logger.ts';
 import { createAuthenticator, type Authenticator } from './services/accounts.ts';
 import { createEventBus, type EventBus } from './services/events.ts';
 import { createCatalogSources } from './sources/catalog/index.ts';
-import { catalogContacts } from './sources/catalog/contacts.ts';
 import { createNetwork, type Network } from './net/index.ts';
 import type { Sources } from './sources/types.ts';
 import { createRateLimiter, type RateLimiter } from './services/rate-limit.ts';
@@ -41,7 +40,7 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
     events,
     auth: createAuthenticator(db, config.authCacheSecs),
     // The contact tools reach DNS, mail servers and websites through the configured network and its outbound guard.
-    sources: { ...createCatalogSources(db), contacts: catalogContacts(db, network) },
+    sources: createCatalogSources(db, network),
     network,
     rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
     clock: () => new Date(),

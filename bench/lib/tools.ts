@@ -745,7 +745,7 @@ async function countingDeps(url: string, core: Core): Promise<Counting> {
   const events = createEventBus(sql);
   await events.ready;
   return {
-    deps: { db, events, logger: core.logger, sources: { ...core.sources, ...createCatalogSources(db), contacts: core.sources.contacts }, config: core.config },
+    deps: { db, events, logger: core.logger, sources: createCatalogSources(db, core.network), config: core.config },
     sql,
     async count(fn) {
       const before = statements;

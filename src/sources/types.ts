@@ -9,6 +9,7 @@ import type { RentalSource } from './rentals.ts';
 import type { PropertySource } from './properties.ts';
 import type { CriminalRecordSource } from './criminal-records.ts';
 import type { PersonSource } from './persons.ts';
+import type { ContactSource } from './contacts.ts';
 
 export type * from './local-businesses.ts';
 
@@ -28,5 +29,5 @@ export interface Sources {
   properties: PropertySource;
   criminalRecords: CriminalRecordSource;
   persons: PersonSource;
-  contacts: import('./contacts.ts').ContactSource;
+  contacts: ContactSource;
 }

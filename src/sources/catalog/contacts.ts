@@ -1,8 +1,6 @@
 import { and, asc, desc, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { companyTable as c, personTable as p } from '../../../db/schema/leads.ts';
-import { loadConfig } from '../../config.ts';
-import { createNetwork } from '../../net/index.ts';
 import type { CompanyProfile, ContactCatalog, ContactNetwork, ContactSource, DomainPerson } from '../contacts.ts';
 
 const profileColumns = {
@@ -114,6 +112,6 @@ export function catalogContactCatalog(db: Executor): ContactCatalog {
  * The contact tools' source: the catalog, plus the network (DNS, SMTP, web behind the outbound guard);
  * without one, the default network settings are used (the core passes the configured one).
  */
-export function catalogContacts(db: Executor, network: ContactNetwork = createNetwork(loadConfig({}).network)): ContactSource {
+export function catalogContacts(db: Executor, network: ContactNetwork): ContactSource {
   return { ...network, catalog: catalogContactCatalog(db) };
 }

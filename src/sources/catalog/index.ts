@@ -1,4 +1,5 @@
 import type { Executor } from '../../../db/client.ts';
+import type { ContactNetwork } from '../contacts.ts';
 import type { Sources } from '../types.ts';
 import { catalogLocalBusinesses } from './local-businesses.ts';
 import { catalogLeads } from './leads.ts';
@@ -13,8 +14,8 @@ import { catalogCriminalRecords } from './criminal-records.ts';
 import { catalogPersons } from './persons.ts';
 import { catalogContacts } from './contacts.ts';
 
-/** Every source read from the catalog tables. */
-export function createCatalogSources(db: Executor): Sources {
+/** Every source read from the catalog tables; the contact tools also reach the network through `network`. */
+export function createCatalogSources(db: Executor, network: ContactNetwork): Sources {
   return {
     localBusinesses: catalogLocalBusinesses(db),
     leads: catalogLeads(db),
@@ -27,6 +28,6 @@ export function createCatalogSources(db: Executor): Sources {
     properties: catalogProperties(db),
     criminalRecords: catalogCriminalRecords(db),
     persons: catalogPersons(db),
-    contacts: catalogContacts(db),
+    contacts: catalogContacts(db, network),
   };
 }
