@@ -57,11 +57,6 @@ async function charged(runId: string): Promise<bigint> {
   return BigInt(run!.charged);
 }
 
-async function walletTotal(accountId: string): Promise<bigint> {
-  const [w] = await t.app.core.sql`select (plan_micros + purchased_micros)::text as total from wallet where account_id = ${accountId}`;
-  return BigInt(w!.total);
-}
-
 function expectInvalid(res: { status: number; body: any }, path: string, message?: RegExp) {
   expect(res.status).toBe(400);
   expect(res.body.error.code).toBe('validation_failed');
@@ -108,7 +103,7 @@ describe('business-for-sale links', () => {
 describe('business-for-sale: search pages', () => {
   it('answers with runId and estimated cost, finishes, returns every column from the catalog and bills 0.0099 per listing', async () => {
     const { accountId, apiKey } = await t.account();
-    const before = await walletTotal(accountId);
+    const before = await t.walletMicros(accountId);
     const url = `${HOST}/businesses-for-sale/colorado`;
     const expected = await listings((sql) => sql`state = 'CO'`, 100);
     expect(expected.length).toBeGreaterThan(1);
@@ -127,7 +122,7 @@ describe('business-for-sale: search pages', () => {
     expect(rows[0]).toMatchObject({ ebitda: expect.any(Number), cash_flow: expect.any(Number), broker_email: expect.stringContaining('@') });
 
     expect(await charged(start.runId)).toBe(BigInt(expected.length) * UNIT);
-    expect(await walletTotal(accountId)).toBe(before - BigInt(expected.length) * UNIT);
+    expect(await t.walletMicros(accountId)).toBe(before - BigInt(expected.length) * UNIT);
   });
 
   it('scopes a state and industry page, and a city page with price and cash-flow bounds from the query', async () => {
@@ -213,7 +208,7 @@ describe('business-for-sale: billing at the limit of the wallet', () => {
     expect(status.statusMessage).toMatch(new RegExp(`^Stopped after ${affordable} listings: the 1\\.00 USD held for this run is used up`));
     expect(rows.map((r) => r.listing_url)).toEqual((await listings((sql) => sql`true`, affordable)).map((l) => l.listing_url));
     expect(await charged(start.runId)).toBe(BigInt(affordable) * UNIT);
-    expect(await walletTotal(accountId)).toBe(1_000_000n - BigInt(affordable) * UNIT);
+    expect(await t.walletMicros(accountId)).toBe(1_000_000n - BigInt(affordable) * UNIT);
   });
 });
 

@@ -62,11 +62,6 @@ async function charged(runId: string): Promise<bigint> {
   return BigInt(run!.charged);
 }
 
-async function walletTotal(accountId: string): Promise<bigint> {
-  const [w] = await t.app.core.sql`select (plan_micros + purchased_micros)::text as total from wallet where account_id = ${accountId}`;
-  return BigInt(w!.total);
-}
-
 async function runCount(accountId: string): Promise<number> {
   const [r] = await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`;
   return r!.n;
@@ -124,7 +119,7 @@ describe('commercial property links', () => {
 describe('commercial property: city and market searches', () => {
   it('answers with runId and estimated cost, scopes /search to the city, returns every column and bills 0.029 per property', async () => {
     const { accountId, apiKey } = await t.account();
-    const before = await walletTotal(accountId);
+    const before = await t.walletMicros(accountId);
     const url = `${HOST}/search?location=Denver%2C%20CO`;
     const expected = await properties((sql) => sql`city = 'Denver' and state = 'CO'`);
     expect(expected.length).toBeGreaterThan(1);
@@ -143,7 +138,7 @@ describe('commercial property: city and market searches', () => {
     expect(rows[0]).toMatchObject({ latitude: expect.any(Number), longitude: expect.any(Number), broker_licence_state: 'CO' });
 
     expect(await charged(start.runId)).toBe(BigInt(expected.length) * UNIT);
-    expect(await walletTotal(accountId)).toBe(before - BigInt(expected.length) * UNIT);
+    expect(await t.walletMicros(accountId)).toBe(before - BigInt(expected.length) * UNIT);
   });
 
   it('scopes to a market, and reads type, city and sale or lease from the path', async () => {

@@ -3,6 +3,7 @@ import { parse } from 'csv-parse/sync';
 import { HOME_SERVICE_CATEGORIES } from '../db/schema/home-services.ts';
 import { homeServicesTool } from '../src/tools/home-services.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { expectValidationError } from './helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/homeservices-scraper';
 const PRICE_MICROS = 9_900n;
@@ -53,23 +54,10 @@ async function runRow(runId: string) {
   return { input: run!.input as Record<string, any>, requested: run!.requested as number, charged: BigInt(run!.charged) };
 }
 
-async function walletTotal(accountId: string) {
-  const [w] = await t.app.core.sql`select (plan_micros + purchased_micros)::bigint as total from wallet where account_id = ${accountId}`;
-  return BigInt(w!.total);
-}
-
-function expectValidationError(res: { status: number; body: any }, path: string, message?: RegExp) {
-  expect(res.status).toBe(400);
-  expect(res.body.error.code).toBe('validation_failed');
-  const detail = res.body.error.details.find((d: any) => d.path === path);
-  expect(detail, JSON.stringify(res.body.error.details)).toBeDefined();
-  if (message) expect(detail.message).toMatch(message);
-}
-
 describe('home services: a nationwide search', () => {
   it('answers with the spec start shape, finishes, returns every column from the catalog and bills 0.0099 per listing', async () => {
     const { accountId, apiKey } = await t.account();
-    const before = await walletTotal(accountId);
+    const before = await t.walletMicros(accountId);
     const expected = await expectedRows('plumbing');
     expect(expected.length).toBeGreaterThan(0);
 
@@ -93,7 +81,7 @@ describe('home services: a nationwide search', () => {
     const run = await runRow(start.runId);
     expect(run.input).toEqual({ keyword: 'plumbing', zipCodes: [], maxItems: 100 });
     expect(run.charged).toBe(BigInt(expected.length) * PRICE_MICROS);
-    expect(await walletTotal(accountId)).toBe(before - run.charged);
+    expect(await t.walletMicros(accountId)).toBe(before - run.charged);
   });
 
   it('downloads a CSV with a header of the tool columns and lists joined', async () => {
@@ -239,7 +227,7 @@ describe('home services: refusals', () => {
     expect(status.statusMessage).toMatch(/^Stopped after 2 listings: the 0\.02 USD held for this run is used up/);
     expect(rows).toEqual(await expectedRows('welding', [], 2));
     expect((await runRow(start.runId)).charged).toBe(2n * PRICE_MICROS);
-    expect(await walletTotal(small.accountId)).toBe(20_000n - 2n * PRICE_MICROS);
+    expect(await t.walletMicros(small.accountId)).toBe(20_000n - 2n * PRICE_MICROS);
   });
 });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { placeLink } from '../src/services/map-links.ts';
 import { localReviewsTool } from '../src/tools/local-reviews.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { expectOnlyValidationError } from './helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/localreviews-scraper';
 const PRICE_MICROS = 9_900n;
@@ -60,12 +61,6 @@ const search = (term: string, location: string) => (business: Business) => ({ bu
 const direct = (url: string) => (business: Business) => ({ business, origin: { search_term: null, location: null, direct_url: url } });
 
 const charged = async (runId: string) => BigInt((await t.app.core.sql`select charged_micros::text as c from run where id = ${runId}`)[0]!.c);
-
-function expectValidationError(res: { status: number; body: any }, path: string, message: RegExp) {
-  expect(res.status).toBe(400);
-  expect(res.body.error.code).toBe('validation_failed');
-  expect(res.body.error.details).toEqual([{ path, message: expect.stringMatching(message) }]);
-}
 
 describe('local reviews: searchTerms × locations', () => {
   it('reads the reviews of searchLimit businesses per combination, terms first, and bills 0.0099 per review row', async () => {
@@ -173,7 +168,7 @@ describe('local reviews: refusals', () => {
 
   it.each(cases)('%s → 400 validation_failed', async (_, body, path, message) => {
     const [before] = await t.app.core.sql`select count(*)::int as n from run`;
-    expectValidationError(await t.request('POST', PATH, { key, body }), path, message);
+    expectOnlyValidationError(await t.request('POST', PATH, { key, body }), path, message);
     const [after] = await t.app.core.sql`select count(*)::int as n from run`;
     expect(after!.n).toBe(before!.n);
   });

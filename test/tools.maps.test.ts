@@ -4,6 +4,7 @@ import { boxAround } from '../src/services/geo.ts';
 import { parseMapLink, placeLink } from '../src/services/map-links.ts';
 import { mapsTool } from '../src/tools/maps.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { expectOnlyValidationError } from './helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/maps';
 const PRICE_MICROS = 9_900n;
@@ -64,12 +65,6 @@ function rowOf(r: Record<string, any>, searchTerm: string) {
 }
 
 const charged = async (runId: string) => BigInt((await t.app.core.sql`select charged_micros::text as c from run where id = ${runId}`)[0]!.c);
-
-function expectValidationError(res: { status: number; body: any }, path: string, message: RegExp) {
-  expect(res.status).toBe(400);
-  expect(res.body.error.code).toBe('validation_failed');
-  expect(res.body.error.details).toEqual([{ path, message: expect.stringMatching(message) }]);
-}
 
 describe('maps: a map-search url', () => {
   it('runs the link\'s words in the link\'s place, reports it in search_translation, and bills 0.0099 per business', async () => {
@@ -144,7 +139,7 @@ describe('maps: a map-search url', () => {
 
   it('refuses a link with a map area but no words, unless searchStringsArray comes with it', async () => {
     const link = 'https://www.google.com/maps/search/@39.74,-104.99,12z';
-    expectValidationError(await t.request('POST', PATH, { key, body: { url: link } }), 'url', /no search words; send searchStringsArray/);
+    expectOnlyValidationError(await t.request('POST', PATH, { key, body: { url: link } }), 'url', /no search words; send searchStringsArray/);
     const { start, rows } = await t.runTool(key, PATH, { url: link, searchStringsArray: ['bakery'], maxCrawledPlacesPerSearch: 5 });
     expect(start.search_translation).toMatchObject({ keywords: ['bakery'], keywordsFrom: 'searchStringsArray', locationFrom: 'map area' });
     expect(rows).toEqual(await expectedRows({ words: 'bakery', box: boxAround(39.74, -104.99, 12), limit: 5 }));
@@ -152,7 +147,7 @@ describe('maps: a map-search url', () => {
 
   it('refuses a place link with a malformed place id', async () => {
     const res = await t.request('POST', PATH, { key, body: { url: 'https://www.google.com/maps/place/?q=place_id:no%20spaces' } });
-    expectValidationError(res, 'url', /malformed place id/);
+    expectOnlyValidationError(res, 'url', /malformed place id/);
   });
 });
 

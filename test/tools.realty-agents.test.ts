@@ -3,6 +3,7 @@ import { parse } from 'csv-parse/sync';
 import { AGENT_SPECIALTIES, LANGUAGES } from '../db/seed/reference.ts';
 import { realtyAgentsTool } from '../src/tools/realty-agents.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { expectValidationError } from './helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/realty-agents';
 const PRICE_MICROS = 29_000n;
@@ -64,23 +65,10 @@ async function runRow(runId: string) {
   return { input: run!.input as Record<string, any>, requested: run!.requested as number, charged: BigInt(run!.charged) };
 }
 
-async function walletTotal(accountId: string) {
-  const [w] = await t.app.core.sql`select (plan_micros + purchased_micros)::bigint as total from wallet where account_id = ${accountId}`;
-  return BigInt(w!.total);
-}
-
-function expectValidationError(res: { status: number; body: any }, path: string, message?: RegExp) {
-  expect(res.status).toBe(400);
-  expect(res.body.error.code).toBe('validation_failed');
-  const detail = res.body.error.details.find((d: any) => d.path === path);
-  expect(detail, JSON.stringify(res.body.error.details)).toBeDefined();
-  if (message) expect(detail.message).toMatch(message);
-}
-
 describe('real estate agents: a city search', () => {
   it('answers with the spec start shape, returns 10 agents by default with every column, and bills 0.029 per agent', async () => {
     const { accountId, apiKey } = await t.account();
-    const before = await walletTotal(accountId);
+    const before = await t.walletMicros(accountId);
     const expected = await expectedRows({ city: 'Denver', state: 'CO' }, 10);
     expect(expected).toHaveLength(10);
 
@@ -102,7 +90,7 @@ describe('real estate agents: a city search', () => {
     const run = await runRow(start.runId);
     expect(run.input).toEqual({ location: 'Denver, CO', searchLimit: 10 });
     expect(run.charged).toBe(10n * PRICE_MICROS);
-    expect(await walletTotal(accountId)).toBe(before - 10n * PRICE_MICROS);
+    expect(await t.walletMicros(accountId)).toBe(before - 10n * PRICE_MICROS);
   });
 
   it('reads "City, State", "City ST" and any case the same way', async () => {
@@ -223,7 +211,7 @@ describe('real estate agents: searchLimit', () => {
     expect(status.statusMessage).toMatch(/^Stopped after 3 agents: the 0\.10 USD held for this run is used up/);
     expect(rows).toEqual(await expectedRows({ zip: '83702' }, 3));
     expect((await runRow(start.runId)).charged).toBe(3n * PRICE_MICROS);
-    expect(await walletTotal(small.accountId)).toBe(100_000n - 3n * PRICE_MICROS);
+    expect(await t.walletMicros(small.accountId)).toBe(100_000n - 3n * PRICE_MICROS);
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rentalHostsTool } from '../src/tools/rental-hosts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { expectValidationError } from './helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/rental-host-email';
 const PRICE_MICROS = 19_000n;
@@ -62,14 +63,6 @@ function rowOf(l: Listing, dates: { checkin?: string; checkout?: string; nights?
 }
 
 const charged = async (runId: string) => BigInt((await t.app.core.sql`select charged_micros::text as c from run where id = ${runId}`)[0]!.c);
-
-function expectValidationError(res: { status: number; body: any }, path: string, message: RegExp) {
-  expect(res.status).toBe(400);
-  expect(res.body.error.code).toBe('validation_failed');
-  const detail = res.body.error.details.find((d: any) => d.path === path);
-  expect(detail, JSON.stringify(res.body.error.details)).toBeDefined();
-  expect(detail.message).toMatch(message);
-}
 
 describe('rental hosts: city mode', () => {
   it('reads one page of 20 listings per city by default, with every column, and bills 0.019 per result', async () => {

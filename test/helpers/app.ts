@@ -30,6 +30,8 @@ export interface TestApp {
    * the happy path of every tool test.
    */
   runTool(key: string, path: string, body: unknown, timeoutMs?: number): Promise<{ start: any; status: any; rows: any[] }>;
+  /** What an account's wallet holds, plan and purchased credits together, in micro-dollars. */
+  walletMicros(accountId: string): Promise<bigint>;
   stop(): Promise<void>;
 }
 
@@ -90,6 +92,10 @@ export async function startTestApp(options: { worker?: boolean; config?: Partial
       const results = await request('GET', `/api/downloads/${start.body.runId}?format=json`, { key });
       if (results.status !== 200) throw new Error(`download answered ${results.status}: ${results.text}`);
       return { start: start.body, status, rows: results.body as any[] };
+    },
+    async walletMicros(accountId) {
+      const [w] = await app.core.sql`select (plan_micros + purchased_micros)::text as total from wallet where account_id = ${accountId}`;
+      return BigInt(w!.total);
     },
     async stop() {
       await app.stop();
