@@ -108,7 +108,7 @@ function defineToolMutation(tool: ToolDefinition) {
       },
       resolve: async (_, args, ctx) => {
         const input = { ...(withoutNulls(args.input) as object), ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}) };
-        const result = await withIdempotency(ctx.core.db, ctx.principal.accountId, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, input, async (tx) => ({
+        const result = await withIdempotency(ctx.core.accountWrites, ctx.principal.accountId, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, input, async (tx) => ({
           status: 200,
           body: await startRun(ctx.core, ctx.principal, tool.name, input, { tx }),
         }));

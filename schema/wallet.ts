@@ -74,7 +74,7 @@ builder.mutationField('buyCredits', (t) =>
     description: 'Buys credits: 10 to 10,000 USD; 49, 50, 149 and 649 are adjusted down; 0/10/30 % bonus on starter/growth/scale; ACTIVE subscriptions only.',
     args: { amount: t.arg.float({ required: true }), idempotencyKey: t.arg.string() },
     resolve: async (_, args, ctx) => {
-      const result = await withIdempotency(ctx.core.db, ctx.principal.accountId, args.idempotencyKey, 'graphql:buyCredits', { amount: args.amount }, async (tx) => ({
+      const result = await withIdempotency(ctx.core.accountWrites, ctx.principal.accountId, args.idempotencyKey, 'graphql:buyCredits', { amount: args.amount }, async (tx) => ({
         status: 200,
         body: await buyCredits(tx, ctx.principal, args.amount),
       }));

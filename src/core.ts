@@ -7,6 +7,7 @@ import { createCatalogSources } from './sources/catalog/index.ts';
 import { createNetwork, type Network } from './net/index.ts';
 import type { Sources } from './sources/types.ts';
 import { createRateLimiter, type RateLimiter } from './services/rate-limit.ts';
+import { createAccountWrites, type AccountWrites } from './services/account-writes.ts';
 
 /** The shared parts every face and worker uses; built once per process. */
 export interface Core {
@@ -21,6 +22,8 @@ export interface Core {
   /** DNS, SMTP and web clients behind the outbound guard (the contact tools, webhook deliveries). */
   network: Network;
   rateLimiter: RateLimiter;
+  /** Transactions for an account's writes; with the limits on, one account's concurrent writes share a commit. */
+  accountWrites: AccountWrites;
   /** Now; tests move it to check expiry and daily resets. */
   clock: () => Date;
   close(): Promise<void>;
@@ -43,6 +46,8 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
     sources: createCatalogSources(db, network),
     network,
     rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
+    // Only the limits lock the wallet row per start; without them one account's starts never wait on each other.
+    accountWrites: createAccountWrites(db, { group: config.enforceLimits }),
     clock: () => new Date(),
     async close() {
       await events.close().catch(() => {});

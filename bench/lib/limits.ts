@@ -125,14 +125,15 @@ function assertChecks(v: Variant, what: string, rateLimited: boolean) {
 
 /**
  * Empties what start rounds create (runs and their items, hold entries, worker jobs) and puts the
- * wallet back, so every start round begins from the same state in both variants.
+ * wallet back (balances and its count of active runs), so every start round begins from the same state in both variants.
  */
 export async function resetRuns(v: Variant) {
   const sql = v.app.core.sql;
   await sql.begin(async (tx) => {
     await tx`truncate run, graphile_worker._private_jobs cascade`;
     await tx`delete from ledger_entry where run_id is not null`;
-    await tx`update wallet set plan_micros = ${v.wallet.planMicros.toString()}::bigint, purchased_micros = ${v.wallet.purchasedMicros.toString()}::bigint
+    // No run is left, so none is active: the next round starts with 10 free slots.
+    await tx`update wallet set plan_micros = ${v.wallet.planMicros.toString()}::bigint, purchased_micros = ${v.wallet.purchasedMicros.toString()}::bigint, active_runs = 0
              where account_id = ${v.accountId}`;
   });
   await sql`vacuum analyze run, ledger_entry, wallet, graphile_worker._private_jobs`;

@@ -41,6 +41,7 @@ import { loopbackConfig } from '../../src/config.ts';
 import { createCore, type Core } from '../../src/core.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createAccount, type Principal } from '../../src/services/accounts.ts';
+import { createAccountWrites } from '../../src/services/account-writes.ts';
 import { createEventBus } from '../../src/services/events.ts';
 import { parsePlace, US_STATES } from '../../src/services/geo.ts';
 import { classifyContactInput } from '../../src/services/leads/contact-inputs.ts';
@@ -732,7 +733,7 @@ async function buildCases(sql: Sql): Promise<Case[]> {
 
 /** The engine's dependencies on a client that counts the statements it sends (for the untimed counting pass). */
 interface Counting {
-  deps: Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'>;
+  deps: Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config' | 'accountWrites'>;
   sql: Sql;
   count<T>(fn: () => Promise<T>): Promise<{ value: T; statements: number }>;
   close(): Promise<void>;
@@ -745,7 +746,7 @@ async function countingDeps(url: string, core: Core): Promise<Counting> {
   const events = createEventBus(sql);
   await events.ready;
   return {
-    deps: { db, events, logger: core.logger, sources: createCatalogSources(db, core.network), config: core.config },
+    deps: { db, events, logger: core.logger, sources: createCatalogSources(db, core.network), config: core.config, accountWrites: createAccountWrites(db, { group: core.config.enforceLimits }) },
     sql,
     async count(fn) {
       const before = statements;
@@ -768,7 +769,7 @@ interface ToolRun {
 }
 
 async function startAndExecute(
-  deps: Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'>,
+  deps: Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config' | 'accountWrites'>,
   sql: Sql,
   principal: Principal,
   c: Case,

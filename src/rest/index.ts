@@ -63,7 +63,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   const idempotent = async (request: FastifyRequest, reply: FastifyReply, fn: (tx: Transaction) => Promise<unknown>) => {
     const key = request.headers['idempotency-key'];
     const result = await withIdempotency(
-      core.db,
+      core.accountWrites,
       request.principal.accountId,
       Array.isArray(key) ? key[0] : key,
       `POST ${request.routeOptions.url}`,

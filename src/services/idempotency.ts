@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Database, Transaction } from '../../db/client.ts';
+import type { AccountWrites } from './account-writes.ts';
 import { AppError, ValidationError } from './errors.ts';
 
 export interface StoredResponse {
@@ -28,17 +29,19 @@ function canonical(value: unknown): string {
  * and then replays its response. The same key with another request answers 422.
  */
 export async function withIdempotency(
-  db: Database,
+  writes: AccountWrites,
   accountId: string,
   key: string | undefined | null,
   scope: string,
   request: unknown,
   fn: (tx: Transaction) => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
-  if (key === undefined || key === null) return { ...(await db.transaction(fn)), replayed: false };
+  if (key === undefined || key === null) return { ...(await writes.run(accountId, fn)), replayed: false };
   if (!KEY_PATTERN.test(key)) throw new ValidationError([{ path: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
   const hash = createHash('sha256').update(`${scope}\n${canonical(request)}`).digest('hex');
-  return db.transaction(async (tx) => {
+  // Never grouped with other writes: two requests with one key in one group would see each other's
+  // claim before its response is stored.
+  return writes.run(accountId, async (tx) => {
     const claimed = (await tx.execute(sql`
       insert into idempotency_key as k (account_id, key, request_hash, response_status, response_body)
       values (${accountId}, ${key}, ${hash}, 0, 'null')
@@ -59,7 +62,7 @@ export async function withIdempotency(
     const response = await fn(tx);
     await tx.execute(sql`update idempotency_key set response_status = ${response.status}, response_body = ${JSON.stringify(response.body)}::jsonb where account_id = ${accountId} and key = ${key}`);
     return { ...response, replayed: false };
-  });
+  }, { alone: true });
 }
 
 /** Forgets keys older than 24 hours. */

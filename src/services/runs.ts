@@ -28,11 +28,14 @@ export interface StartedRun {
   start: StartInfo;
 }
 
-type StartDeps = Pick<Core, 'db' | 'events' | 'config'>;
+type StartDeps = Pick<Core, 'db' | 'events' | 'config' | 'accountWrites'>;
+
+/** The call that adds a run's worker job (keyed by the run, so it is added at most once). */
+const runJob = (runId: string) => sql`graphile_worker.add_job('run_tool', json_build_object('runId', ${runId}::text), max_attempts => 5, job_key => ${runId}::text)`;
 
 /** Adds the worker job of a run, in the caller's transaction. */
 export async function enqueueRun(tx: Executor, runId: string) {
-  await tx.execute(sql`select graphile_worker.add_job('run_tool', json_build_object('runId', ${runId}::text), max_attempts => 5, job_key => ${runId}::text)`);
+  await tx.execute(sql`select ${runJob(runId)}`);
 }
 
 /**
@@ -68,11 +71,11 @@ function planRun(principal: Principal, tool: ToolDefinition, raw: unknown): Plan
 const waitingMessage = (max: number) => `Waiting: ${max} runs of this account are running; this one starts when one of them finishes`;
 
 /**
- * Creates one planned run in the caller's transaction: inserts it RUNNING with its worker job and,
- * when limits are on, places it with `holdAndPlace` — the hold, the RUNNING/READY decision and the
- * notification in the one statement that locks the account's wallet row, last before the commit, so
- * concurrent starts of one account wait on each other for as short a time as possible. A run that
- * must wait gives its job back; it gets a new one when a slot frees.
+ * Creates one planned run in the caller's transaction: inserts it RUNNING and, when limits are off,
+ * adds its worker job. When limits are on, `holdAndPlace` places it: the hold, the RUNNING/READY
+ * decision, the job (only for a run that starts now) and the notification in the one statement that
+ * locks the account's wallet row, last before the commit, so concurrent starts of one account wait on
+ * each other for as short a time as possible. A waiting run gets its job when a slot frees.
  */
 async function createRun(
   core: StartDeps,
@@ -105,9 +108,9 @@ async function createRun(
     // Prepared: the statement is parsed once per connection.
     .prepare('insert_run')
     .execute();
-  await enqueueRun(tx, id);
   const running = snapshotOf(created!);
   if (!core.config.enforceLimits) {
+    await enqueueRun(tx, id);
     await core.events.publishRun(tx, accountId, 'created', running);
     return running;
   }
@@ -122,6 +125,7 @@ async function createRun(
     maxRunning: max,
     waitingMessage: waitingMessage(max),
     notify: { channel: note(running).channel, running: note(running).payload, ready: note(ready).payload },
+    enqueue: runJob(id),
   });
   if (tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
     throw new AppError(
@@ -130,10 +134,8 @@ async function createRun(
       `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
     );
   }
-  if (!held.queued) return running;
   // A waiting run has no job; it gets one when a slot frees (promoteNextRun).
-  await tx.execute(sql`select graphile_worker.remove_job(${id}::text)`);
-  return ready;
+  return held.queued ? ready : running;
 }
 
 /**
@@ -157,7 +159,7 @@ export async function startRun(core: StartDeps, principal: Principal, toolName: 
     }
     return { run, extra };
   };
-  const { run, extra } = options.tx ? await create(options.tx) : await core.db.transaction(create);
+  const { run, extra } = options.tx ? await create(options.tx) : await core.accountWrites.run(principal.accountId, create);
   const secret = webhook ? { webhookSecret: webhook.secret } : {};
   return { run, start: { message: main.start.message, extra: { estimatedCost: microsToNumber(main.estimated), ...main.start.extra, ...extra, ...secret } } };
 }

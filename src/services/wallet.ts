@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
 import { ledgerTable, walletTable, type LedgerEntry, type Plan } from '../../db/schema/accounts.ts';
 import type { Principal } from './accounts.ts';
@@ -58,14 +58,16 @@ export interface HoldRequest {
   waitingMessage: string;
   /** The run's progress notification for each outcome (channel and payloads). */
   notify: { channel: string; running: string; ready: string };
+  /** A call that adds the run's worker job; made only when the run is placed RUNNING. */
+  enqueue: SQL;
 }
 
 /**
  * Places a new run, in one statement: locks the account's wallet row, reserves up to `wanted`
  * (purchased credits first) with its ledger entry, decides RUNNING or READY from the active-run count
  * kept on that same row (read after the lock is granted, so concurrent starts and ends are all
- * seen), updates the run (inserted RUNNING by the caller, in the same transaction) and sends its
- * notification. The wallet row is the only lock a start takes, and it is held from this statement
+ * seen), updates the run (inserted RUNNING by the caller, in the same transaction), adds its worker
+ * job if it runs now (a waiting run gets one when a slot frees) and sends its notification. The wallet row is the only lock a start takes, and it is held from this statement
  * to the commit, nothing longer. The guard is in the UPDATE, so concurrent holds never overdraw.
  */
 export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balances & { queued: boolean }> {
@@ -98,13 +100,17 @@ export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balanc
       from updated u
       where r.id = ${h.runId}
       returning r.id
+    ), job as (
+      select ${h.enqueue} from updated where not queued
     )
     select u.from_purchased::text as purchased, u.from_plan::text as plan, u.queued,
       pg_notify(${h.notify.channel}, case when u.queued then ${h.notify.ready} else ${h.notify.running} end) as notified,
-      (select count(*)::int from placed) as placed
-    from updated u`)) as unknown as { purchased: string; plan: string; queued: boolean; placed: number }[];
+      (select count(*)::int from placed) as placed,
+      (select count(*)::int from job) as enqueued
+    from updated u`)) as unknown as { purchased: string; plan: string; queued: boolean; placed: number; enqueued: number }[];
   const row = rows[0];
   if (!row || row.placed !== 1) throw new Error(`account ${h.accountId} has no wallet, or run ${h.runId} was not inserted first`);
+  if (row.enqueued !== (row.queued ? 0 : 1)) throw new Error(`run ${h.runId}: its job was not added`);
   return { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan), queued: row.queued };
 }
 
