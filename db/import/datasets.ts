@@ -56,6 +56,16 @@ export interface ComputedColumn {
   compute(parts: string[]): string;
 }
 
+/** A column copied from the row a reference names (kept next to it for searching), not read from the file. */
+export interface CopiedColumn {
+  name: string;
+  /** The foreign-key column whose referenced row it is copied from. */
+  via: string;
+  /** SQL over the referenced row, written `ref.<column>`. */
+  sql: string;
+  doc: string;
+}
+
 export interface Dataset {
   /** CLI name, also the key of its `dataset_state` row. */
   name: string;
@@ -69,6 +79,7 @@ export interface Dataset {
   };
   columns: ImportColumn[];
   computed: ComputedColumn[];
+  copied: CopiedColumn[];
   /** Groups of columns of which each row needs at least one. */
   anyOf: string[][];
 }
@@ -120,6 +131,8 @@ interface Spec {
   references?: Record<string, string>;
   /** Columns computed from others instead of read. */
   computed?: Record<string, Omit<ComputedColumn, 'name'>>;
+  /** Columns copied from a referenced row instead of read. */
+  copied?: Record<string, Omit<CopiedColumn, 'name'>>;
   /** Rules per input column. */
   rules?: Record<string, Rule[]>;
   anyOf?: string[][];
@@ -146,6 +159,7 @@ function define(spec: Spec): Dataset {
       computed.push({ name: column.name, ...compute });
       continue;
     }
+    if (spec.copied?.[column.name]) continue;
     const fk = foreignKeys.get(column.name);
     const input = fk ? spec.references?.[column.name] : column.name;
     if (input === undefined) throw new Error(`${spec.name}: no input column named for reference ${column.name}`);
@@ -181,6 +195,10 @@ function define(spec: Spec): Dataset {
     naturalKey: { column: keyColumn.name, sql: keySql, doc: keyDoc },
     columns,
     computed,
+    copied: Object.entries(spec.copied ?? {}).map(([name, copy]) => {
+      if (!foreignKeys.has(copy.via)) throw new Error(`${spec.name}: ${name} is copied through ${copy.via}, which is not a reference`);
+      return { name, ...copy };
+    }),
     anyOf: spec.anyOf ?? [],
   };
 }
@@ -209,6 +227,9 @@ export const DATASETS: readonly Dataset[] = [
     table: personTable,
     description: 'People of the lead database; `company_domain` links a person to an imported company.',
     references: { company_id: 'company_domain' },
+    copied: {
+      company_industry: { via: 'company_id', sql: 'lower(ref.industry)', doc: "the company's `industry` in lower case (the lead search filters on this copy)" },
+    },
     anyOf: [['email', 'linkedin_url']],
     rules: {
       company_domain: [domain],

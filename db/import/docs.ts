@@ -33,6 +33,9 @@ function datasetSection(dataset: Dataset): string {
   for (const c of dataset.computed) {
     lines.push('', `\`${c.name}\` is not an import column: it is computed from ${c.from.map((n) => `\`${n}\``).join(', ')} as ${c.doc}.`);
   }
+  for (const c of dataset.copied) {
+    lines.push('', `\`${c.name}\` is not an import column: it is copied from the referenced row as ${c.doc}.`);
+  }
   for (const group of dataset.anyOf) {
     lines.push('', `Each row needs at least one of ${group.map((n) => `\`${n}\``).join(', ')}.`);
   }

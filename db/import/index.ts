@@ -126,7 +126,7 @@ function statements(dataset: Dataset) {
     ...inputs.map((c) => `${quote(c.name)} ${c.codec.sqlType}`),
     ...dataset.computed.map((c) => `${quote(c.name)} text`),
   ];
-  const targets = [...inputs.map((c) => c.target), ...dataset.computed.map((c) => c.name)];
+  const targets = [...inputs.map((c) => c.target), ...dataset.computed.map((c) => c.name), ...dataset.copied.map((c) => c.name)];
   const joins: string[] = [];
   const values = [
     ...inputs.map((c, i) => {
@@ -139,6 +139,8 @@ function statements(dataset: Dataset) {
       return c.defaultSql ? `coalesce(s.${quote(c.name)}, ${c.defaultSql})` : `s.${quote(c.name)}`;
     }),
     ...dataset.computed.map((c) => `s.${quote(c.name)}`),
+    // Copied from the row the reference joined above names.
+    ...dataset.copied.map((c) => c.sql.replaceAll('ref.', `r${inputs.findIndex((input) => input.target === c.via)}.`)),
   ];
   const updated = targets.filter((name) => name !== dataset.naturalKey.column).map(quote);
   const onConflict =

@@ -21,6 +21,13 @@ export const companyTable = pgTable(
     country: text('country'),
     keywords: textList('keywords'),
     technologies: textList('technologies'),
+    /**
+     * The words of the keywords, lower case, split where the regex engine's word characters end
+     * (function in migration 0014): a whole-word keyword search is then an array overlap on an index.
+     */
+    keywordWords: text('keyword_words')
+      .array()
+      .generatedAlwaysAs((): SQL => sql`company_keyword_words(${companyTable.keywords})`),
     founded: integer('founded'),
     phone: text('phone'),
     linkedinUrl: text('linkedin_url'),
@@ -35,6 +42,7 @@ export const companyTable = pgTable(
     index('company_keywords_idx').using('gin', t.keywords),
     // Whole-word keyword search: a trigram index on the keywords as one text (function in migration 0006).
     index('company_keywords_trgm').using('gin', sql`company_keywords_text(${t.keywords}) gin_trgm_ops`),
+    index('company_keyword_words_idx').using('gin', t.keywordWords),
     index('company_technologies_idx').using('gin', t.technologies),
     index('company_employees_idx').on(t.employeesCount),
     index('company_revenue_idx').on(t.annualRevenue),
@@ -73,13 +81,21 @@ export const personTable = pgTable(
     city: text('city'),
     state: text('state'),
     country: text('country'),
+    /**
+     * The company's industry, lower case: a copy kept on the person so that an industry filter
+     * combines with person filters in one bitmap scan (see migration 0013: triggers keep it equal
+     * to `lower(company.industry)`; the seeder and the importer write it directly).
+     */
+    companyIndustry: text('company_industry'),
     personKey: text('person_key')
       .notNull()
       .generatedAlwaysAs((): SQL => sql`coalesce(lower(${personTable.email}), lower(${personTable.linkedinUrl}))`),
   },
   (t) => [
     uniqueIndex('person_key').on(t.personKey),
-    index('person_company_idx').on(t.companyId),
+    // With the id, a company's people are counted and paged from the index alone.
+    index('person_company_idx').on(t.companyId, t.id),
+    index('person_company_industry_idx').on(t.companyIndustry),
     index('person_title_trgm').using('gin', sql`${t.title} gin_trgm_ops`),
     index('person_seniority_idx').on(t.seniority),
     index('person_department_idx').on(t.department),

@@ -20,6 +20,8 @@ interface GeneratedCompany {
   employees: number;
   phone: string;
   emailPattern: EmailPattern;
+  /** Lower case, as `person.company_industry` holds it. */
+  industry: string;
 }
 
 const asciiCache = new Map<string, string>();
@@ -81,7 +83,7 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
     const city = rng.chance(0.85) ? rng.pick(US_CITIES) : rng.pick(WORLD_CITIES);
     const revenue = Math.round((employees * industry.revenuePerEmployee * rng.int(60, 140)) / 100 / 1000) * 1000;
     const phone = phoneIn(rng, city);
-    companies.push({ id, domain, city, employees, phone, emailPattern: weighted(rng, EMAIL_PATTERNS) });
+    companies.push({ id, domain, city, employees, phone, emailPattern: weighted(rng, EMAIL_PATTERNS), industry: industry.name.toLowerCase() });
     companyRows.push([
       id, domain, name, industry.name, band, employees, revenue, city.city, city.state, city.country,
       sample(rng, industry.keywords, rng.int(2, 5)), sample(rng, TECHNOLOGIES, rng.int(3, 14)), rng.int(1950, 2023), phone,
@@ -109,7 +111,7 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
   const people = {
     dataset: 'people',
     table: 'person',
-    columns: ['id', 'company_id', 'first_name', 'last_name', 'title', 'seniority', 'department', 'email', 'email_status', 'phone', 'mobile', 'linkedin_url', 'city', 'state', 'country'],
+    columns: ['id', 'company_id', 'first_name', 'last_name', 'title', 'seniority', 'department', 'email', 'email_status', 'phone', 'mobile', 'linkedin_url', 'city', 'state', 'country', 'company_industry'],
     count: sizes.people,
     *rows() {
       const prng = new Random(seed * 1_000_003 + 23);
@@ -136,6 +138,8 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
             prng.chance(0.35) ? phoneIn(prng, city) : null,
             `https://www.linkedin.com/in/${ascii(first)}-${ascii(last)}-${id.toString(36)}`,
             city.city, city.state, city.country,
+            // The copy of the company's industry the search filters on (migration 0013).
+            company.industry,
           ];
         }
       }

@@ -6,7 +6,8 @@ import { stateVariants } from './vocabulary.ts';
 type Fragment = PendingQuery<Row[]>;
 
 const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-const wordsRegex = (words: string[]) => `\\m(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+')).join('|')})\\M`;
+/** Whole words: not preceded or followed by a word character (so "c++" and "e-commerce" match too). */
+const wordsRegex = (words: string[]) => `(?<!\\w)(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+')).join('|')})(?!\\w)`;
 const lower = (values: string[]) => values.map((v) => v.trim().toLowerCase());
 
 /** "https://www.linkedin.com/in/Jane-Doe/" → "https://www.linkedin.com/in/jane-doe" (the stored form, lower case). */
@@ -24,6 +25,14 @@ export function normaliseSocialUrl(url: string): string {
  */
 const keywordsJoinable = (words: string[]) => !words.some((w) => w.includes('|'));
 
+/**
+ * A keyword that is one plain word (ASCII letters and digits) matches whole-word exactly when it is
+ * one of the company's `keyword_words` (migration 0014: the keywords split at the same word
+ * boundaries the regex uses), so such searches need no regex at all. Other keywords ("supply chain",
+ * "e-commerce", "café") keep the regex, after their words as a necessary, indexed condition.
+ */
+const plainWord = (word: string) => /^[a-z0-9]+$/i.test(word.trim());
+
 function any(sql: Sql, parts: Fragment[]): Fragment {
   return parts.slice(1).reduce((acc, part) => sql`${acc} or ${part}`, parts[0]!);
 }
@@ -33,8 +42,10 @@ export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: 
   const c: Fragment[] = [];
   if (f.titles) c.push(sql`(${any(sql, f.titles.map((t) => sql`p.title ilike ${likePattern(t)}`))})`);
   if (f.notTitles) c.push(sql`not (${any(sql, f.notTitles.map((t) => sql`coalesce(p.title, '') ilike ${likePattern(t)}`))})`);
-  if (f.industries) c.push(sql`lower(c.industry) = any(${lower(f.industries)})`);
-  if (f.notIndustries) c.push(sql`(c.industry is null or lower(c.industry) <> all(${lower(f.notIndustries)}))`);
+  // The person's copy of its company's industry (lower case; null without a company), so industry
+  // and person filters meet in one bitmap scan of person.
+  if (f.industries) c.push(sql`p.company_industry = any(${lower(f.industries)})`);
+  if (f.notIndustries) c.push(sql`(p.company_industry is null or p.company_industry <> all(${lower(f.notIndustries)}))`);
   if (f.countries) c.push(sql`lower(p.country) = any(${lower(f.countries)})`);
   if (f.states) c.push(sql`lower(p.state) = any(${f.states.flatMap(stateVariants)})`);
   if (f.city) c.push(sql`p.city ilike ${likePattern(f.city)}`);
@@ -51,17 +62,28 @@ export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: 
   if (f.revenueMax !== undefined) c.push(sql`c.annual_revenue <= ${f.revenueMax}`);
   if (f.socialUrl) c.push(sql`lower(p.linkedin_url) = ${normaliseSocialUrl(f.socialUrl)}`);
   if (f.keywords) {
-    const regex = wordsRegex(f.keywords);
-    const joined = sql`company_keywords_text(c.keywords) ~* ${regex}`;
-    c.push(keywordsJoinable(f.keywords) ? joined : sql`${joined} and exists (select 1 from unnest(c.keywords) k where k ~* ${regex})`);
+    if (f.keywords.every(plainWord)) {
+      c.push(sql`c.keyword_words && ${lower(f.keywords)}::text[]`);
+    } else {
+      const regex = wordsRegex(f.keywords);
+      const joined = sql`company_keywords_text(c.keywords) ~* ${regex}`;
+      const words = f.keywords.every((w) => /[\p{L}\p{N}]/u.test(w))
+        ? [sql`(${any(sql, f.keywords.map((w) => sql`c.keyword_words @> company_keyword_words(array[${w}]::text[])`))})`]
+        : [];
+      c.push(...words, keywordsJoinable(f.keywords) ? joined : sql`${joined} and exists (select 1 from unnest(c.keywords) k where k ~* ${regex})`);
+    }
   }
   if (f.notKeywords) {
-    const regex = wordsRegex(f.notKeywords);
-    c.push(
-      keywordsJoinable(f.notKeywords)
-        ? sql`not (company_keywords_text(coalesce(c.keywords, '{}')) ~* ${regex})`
-        : sql`not exists (select 1 from unnest(coalesce(c.keywords, '{}')) k where k ~* ${regex})`,
-    );
+    if (f.notKeywords.every(plainWord)) {
+      c.push(sql`not coalesce(c.keyword_words && ${lower(f.notKeywords)}::text[], false)`);
+    } else {
+      const regex = wordsRegex(f.notKeywords);
+      c.push(
+        keywordsJoinable(f.notKeywords)
+          ? sql`not (company_keywords_text(coalesce(c.keywords, '{}')) ~* ${regex})`
+          : sql`not exists (select 1 from unnest(coalesce(c.keywords, '{}')) k where k ~* ${regex})`,
+      );
+    }
   }
   if (f.technologies) c.push(sql`c.technologies && ${f.technologies}::text[]`);
   if (f.technologiesAll) c.push(sql`c.technologies @> ${f.technologiesAll}::text[]`);
@@ -123,6 +145,29 @@ export function selectLeadPage(sql: Sql, whereClause: Fragment, paging: { limit:
     where ${whereClause} ${keyset}
     order by p.id
     limit ${paging.limit + 1} offset ${paging.offset ?? 0}`);
+}
+
+/**
+ * A search's page and the size of the whole search in one statement: the matching ids are found
+ * once (planned for all of them, as a count is), counted, and the page is cut from them in id order
+ * (after an id, or at an offset) and joined to its people. Apart, the page and the count each found
+ * the matches again, and the page was planned for its LIMIT, which walks the primary key through
+ * every non-match when the matches are few (title + industry + country: 150 ms instead of 15).
+ * Every row carries `total`; a page past the end is one row with `total` and a null id.
+ */
+export function selectLeadSearch(sql: Sql, whereClause: Fragment, paging: { limit: number; offset?: number; afterId?: bigint }) {
+  const keyset = paging.afterId !== undefined ? sql`where id > ${paging.afterId.toString()}::bigint` : sql``;
+  return plannedPerCall(sql<(Omit<LeadRow, 'id'> & { id: string | null; total: number })[]>`
+    with matches as materialized (
+      select p.id from person p left join company c on c.id = p.company_id where ${whereClause}
+    ), page as (
+      select id from matches ${keyset} order by id limit ${paging.limit + 1} offset ${paging.offset ?? 0}
+    )
+    select t.total, p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile,
+           p.linkedin_url, p.city, p.state, p.country, p.company_id
+    from (select count(*)::int as total from matches) t
+    left join (page join person p on p.id = page.id) on true
+    order by p.id`);
 }
 
 export function countLeads(sql: Sql, whereClause: Fragment) {

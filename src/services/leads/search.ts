@@ -8,7 +8,7 @@ import { assertPlan } from '../plans.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from './filters.ts';
 import { parseLeadSearch, filtersOf } from './params.ts';
 import { translatePeopleSearchUrl, type SearchTranslation } from './people-search-url.ts';
-import { countLeads, leadConditions, selectLeadPage, where, type LeadRow } from './query.ts';
+import { leadConditions, selectLeadSearch, where, type LeadRow } from './query.ts';
 
 export interface CompanyRecord {
   id: number;
@@ -141,13 +141,15 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, 
 
   return core.sql.begin(async (tx) => {
     const sql = tx as unknown as Sql;
-    await sql`select set_config('statement_timeout', ${String(core.config.leadQueryTimeoutMs)}, true)`;
+    // Statements that do not wait for each other's answers are sent together (pipelined).
+    const timeout = sql`select set_config('statement_timeout', ${String(core.config.leadQueryTimeoutMs)}, true)`;
     let rows: LeadRow[];
     let total: number;
     try {
       const whereClause = where(sql, leadConditions(sql, filters, { accountId: principal.accountId, excludeDelivered: params.excludeDelivered }));
-      rows = [...(await selectLeadPage(sql, whereClause, { limit, offset: page ? (page - 1) * limit : 0, afterId }))];
-      total = (await countLeads(sql, whereClause))[0]!.total;
+      const [, found] = await Promise.all([timeout, selectLeadSearch(sql, whereClause, { limit, offset: page ? (page - 1) * limit : 0, afterId })]);
+      total = found[0]!.total;
+      rows = found.flatMap(({ total: _total, id, ...row }) => (id === null ? [] : [{ id, ...row }]));
     } catch (err) {
       if ((err as { code?: string }).code === '57014') {
         throw new AppError(503, 'query_timeout', `The search took longer than ${core.config.leadQueryTimeoutMs / 1000} s. Narrow it and retry: fewer titles or keywords, or add a location or a company size (minEmployees/maxEmployees).`);
@@ -159,17 +161,20 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, 
 
     // Leads new to this account count against today's allowance; already-delivered ones are free.
     const ids = rows.map((r) => r.id);
-    const known = new Set((await sql<{ id: string }[]>`select person_id::text as id from delivered_lead where account_id = ${principal.accountId} and person_id = any(${ids}::bigint[])`).map((r) => r.id));
+    const [delivered, companies] = await Promise.all([
+      sql<{ id: string }[]>`select person_id::text as id from delivered_lead where account_id = ${principal.accountId} and person_id = any(${ids}::bigint[])`,
+      loadCompanies(sql, [...new Set(rows.map((r) => r.company_id).filter((id): id is string => id !== null).map(Number))]),
+    ]);
+    const known = new Set(delivered.map((r) => r.id));
     const fresh = ids.filter((id) => !known.has(id));
     const allowance = await takeAllowance(sql, principal.accountId, 'database', fresh.length, core.config.dailyDatabaseRecords, core.clock());
     const keep = new Set([...known, ...fresh.slice(0, allowance.granted)]);
     const cut = rows.length - keep.size;
     rows = rows.filter((r) => keep.has(r.id));
-    const delivered = fresh.slice(0, allowance.granted);
-    if (delivered.length > 0) {
-      await sql`insert into delivered_lead (account_id, person_id) select ${principal.accountId}, unnest(${delivered}::bigint[]) on conflict do nothing`;
+    const granted = fresh.slice(0, allowance.granted);
+    if (granted.length > 0) {
+      await sql`insert into delivered_lead (account_id, person_id) select ${principal.accountId}, unnest(${granted}::bigint[]) on conflict do nothing`;
     }
-    const companies = await loadCompanies(sql, [...new Set(rows.map((r) => r.company_id).filter((id): id is string => id !== null).map(Number))]);
     const last = rows.at(-1);
     return {
       leads: rows.map((r) => leadRecord(r, r.company_id ? companies.get(Number(r.company_id)) : undefined)),
