@@ -65,7 +65,14 @@ export function createAccountWrites(db: Database, options: { group: boolean; max
   async function drain(accountId: string, first: Pending[]) {
     let batch = first;
     for (;;) {
-      await runBatch(batch);
+      try {
+        await runBatch(batch);
+      } catch (error) {
+        // runBatch settles every write itself; should it ever throw, no write of the account may hang.
+        for (const write of [...batch, ...queues.get(accountId)!]) write.reject(error);
+        queues.delete(accountId);
+        return;
+      }
       const waiting = queues.get(accountId)!;
       if (waiting.length === 0) {
         queues.delete(accountId);
