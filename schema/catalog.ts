@@ -1,8 +1,10 @@
 import { enrichLeads } from '../src/services/leads/enrich.ts';
+import { pagingParams } from '../src/services/params.ts';
 import { enrichLocalBusinesses } from '../src/services/places/enrich.ts';
-import { searchLocalBusinesses } from '../src/services/places/search.ts';
-import { searchStores } from '../src/services/stores-search.ts';
+import { localBusinessSearchParams, searchLocalBusinesses } from '../src/services/places/search.ts';
+import { searchStores, storeSearchParams } from '../src/services/stores-search.ts';
 import { builder } from './builder.ts';
+import { inputTypeOf, withoutNulls } from './zod-input.ts';
 
 type Rec = Record<string, unknown>;
 const str = (k: string) => (r: Rec) => (r[k] ?? null) as string | null;
@@ -92,24 +94,40 @@ const pageOf = (nodes: Rec[], result: { pagination: { total: number; has_more: b
 
 type Search = (core: never, principal: never, raw: unknown) => Promise<Parameters<typeof pageOf>[1] & Record<string, unknown>>;
 
-/** A catalog database API as a connection: `filter` takes the REST parameters. */
-function catalogQuery(field: string, connection: typeof LocalBusinessConnection, search: Search, records: string, route: string, plan: string) {
+/** Paging is `first` and `after` in GraphQL, so the REST paging parameters are left out of the filters. */
+const PAGING = Object.keys(pagingParams);
+
+/**
+ * The filters of a catalog database API as a typed input, derived from the service's parameter
+ * schema; the service validates them with that schema, as for REST.
+ */
+const LocalBusinessFilterInput = inputTypeOf(localBusinessSearchParams, 'LocalBusinessFilter', {
+  description: 'The filters of GET /api/v1/database/local-businesses (see docs/api.md); lists are any-of, every filter is combined with AND.',
+  omit: PAGING,
+});
+const StoreFilterInput = inputTypeOf(storeSearchParams, 'StoreFilter', {
+  description: 'The filters of GET /api/v1/database/stores (see docs/api.md); lists are any-of, every filter is combined with AND.',
+  omit: PAGING,
+});
+
+/** A catalog database API as a connection: `filter` takes the REST parameters (paging aside). */
+function catalogQuery(field: string, connection: typeof LocalBusinessConnection, filter: typeof LocalBusinessFilterInput, search: Search, records: string, route: string, plan: string) {
   builder.queryField(field, (t) =>
     t.field({
       type: connection,
-      description: `${plan}; \`filter\` takes the parameters of GET ${route}.`,
-      args: { filter: t.arg({ type: 'JSON' }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
+      description: `${plan}; the filters of GET ${route}, in id order; the cursor is the last id.`,
+      args: { filter: t.arg({ type: filter }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
       complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
       resolve: async (_, args, ctx) => {
-        const result = await search(ctx.core as never, ctx.principal as never, { ...(args.filter as object), limit: args.first ?? 50, after: args.after ?? '0' });
+        const result = await search(ctx.core as never, ctx.principal as never, { ...(withoutNulls(args.filter ?? {}) as object), limit: args.first ?? 50, after: args.after ?? '0' });
         return pageOf(result[records] as Rec[], result);
       },
     }),
   );
 }
 
-catalogQuery('localBusinesses', LocalBusinessConnection, searchLocalBusinesses as Search, 'businesses', '/api/v1/database/local-businesses', 'The local-business database (growth plan and up)');
-catalogQuery('stores', StoreConnection, searchStores as Search, 'stores', '/api/v1/database/stores', 'The e-commerce store database (growth plan and up)');
+catalogQuery('localBusinesses', LocalBusinessConnection, LocalBusinessFilterInput, searchLocalBusinesses as Search, 'businesses', '/api/v1/database/local-businesses', 'The local-business database (growth plan and up)');
+catalogQuery('stores', StoreConnection, StoreFilterInput, searchStores as Search, 'stores', '/api/v1/database/stores', 'The e-commerce store database (growth plan and up)');
 
 builder.mutationField('enrichLeads', (t) =>
   t.field({

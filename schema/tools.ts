@@ -1,84 +1,10 @@
-import { z } from 'zod';
 import { withIdempotency } from '../src/services/idempotency.ts';
 import { startRun, type StartedRun } from '../src/services/runs.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { builder } from './builder.ts';
 import { RunRef } from './run.ts';
-
-/**
- * Every tool of the registry becomes a mutation `start<Tool>(input: Start<Tool>Input!)`. Input
- * types are derived from the tool's zod schema; the service validates with that same schema.
- */
-
-interface JsonSchema {
-  type?: string | string[];
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  anyOf?: JsonSchema[];
-}
-
-type InputFieldType = string | [string] | object | [object];
-
-const pascal = (s: string) => s.replace(/(^|[_-])(\w)/g, (_, __, c: string) => c.toUpperCase());
-
-function scalarFor(schema: JsonSchema): string {
-  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
-  switch (type) {
-    case 'string':
-      return 'String';
-    case 'integer':
-      return 'Int';
-    case 'number':
-      return 'Float';
-    case 'boolean':
-      return 'Boolean';
-    default:
-      return 'JSON';
-  }
-}
-
-function typeFor(schema: JsonSchema, name: string): InputFieldType {
-  if (schema.type === 'object' && schema.properties) return inputObject(schema, name);
-  if (schema.type === 'array' && schema.items) {
-    const inner = typeFor(schema.items, name);
-    return Array.isArray(inner) ? 'JSON' : [inner as string];
-  }
-  return scalarFor(schema);
-}
-
-function inputObject(schema: JsonSchema, name: string) {
-  const required = new Set(schema.required ?? []);
-  return builder.inputType(name, {
-    description: schema.description,
-    fields: (t) =>
-      Object.fromEntries(
-        Object.entries(schema.properties ?? {}).map(([field, prop]) => [
-          field,
-          t.field({
-            type: typeFor(prop, `${name.replace(/Input$/, '')}${pascal(field)}Input`) as never,
-            required: required.has(field),
-            description: prop.description,
-          }),
-        ]),
-      ),
-  });
-}
-
-/** GraphQL sends explicit nulls for "not given"; the tools' schemas read absent fields. */
-function withoutNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutNulls);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, v]) => v !== null)
-        .map(([k, v]) => [k, withoutNulls(v)]),
-    );
-  }
-  return value;
-}
+import { inputTypeOf, withoutNulls } from './zod-input.ts';
 
 export const StartRunPayloadRef = builder.objectRef<StartedRun>('StartRunPayload').implement({
     fields: (t) => ({
@@ -94,9 +20,12 @@ export const StartRunPayloadRef = builder.objectRef<StartedRun>('StartRunPayload
     }),
   });
 
+/**
+ * Every tool of the registry becomes a mutation `start<Tool>(input: Start<Tool>Input!)`. Input
+ * types are derived from the tool's zod schema; the service validates with that same schema.
+ */
 function defineToolMutation(tool: ToolDefinition) {
-  const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-  const inputRef = inputObject({ ...schema, description: `Input of ${tool.title}.` }, tool.graphql.inputType);
+  const inputRef = inputTypeOf(tool.input, tool.graphql.inputType, { description: `Input of ${tool.title}.` });
   builder.mutationField(tool.graphql.mutation, (t) =>
     t.field({
       type: StartRunPayloadRef,

@@ -83,7 +83,31 @@ describe('GraphQL catalog queries and enrichment mutations', () => {
     expect(enriched.body.data.enrichLeads.rows[0]).toMatchObject({ matched_by: 'email', email: p!.email });
     const refused = await t.graphql(key, 'mutation { enrichLocalBusinesses(rows: [{phone: "3035550100"}]) }');
     expect(refused.body.errors[0].extensions.code).toBe('plan_required');
-    const bad = await t.graphql(key, '{ stores(filter: {colour: "red"}) { totalCount } }');
-    expect(bad.body.errors[0].extensions.code).toBe('validation_failed');
+  });
+
+  it('takes typed filters checked by the same rules as REST', async () => {
+    const rest = await t.request('POST', '/api/v1/database/stores', { key, body: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000, limit: 5 } });
+    const query = 'query($f: StoreFilter, $after: String) { stores(filter: $f, first: 5, after: $after) { totalCount hasNextPage endCursor edges { node { id } } } }';
+    const typed = await t.graphql(key, query, { f: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000 } });
+    expect(typed.body.errors).toBeUndefined();
+    expect(typed.body.data.stores.totalCount).toBe(rest.body.pagination.total);
+    expect(typed.body.data.stores.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(ids(rest.body.stores));
+    const next = await t.graphql(key, query, { f: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000 }, after: typed.body.data.stores.endCursor });
+    const restNext = await t.request('POST', '/api/v1/database/stores', { key, body: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000, limit: 5, after: rest.body.pagination.next_after } });
+    expect(next.body.data.stores.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(ids(restNext.body.stores));
+
+    // Values the service refuses keep their REST code and path.
+    const range = await t.graphql(key, '{ localBusinesses(filter: {minRating: 7}) { totalCount } }');
+    expect(range.body.errors[0].extensions.code).toBe('validation_failed');
+    expect(range.body.errors[0].extensions.details).toEqual([{ path: 'minRating', message: 'must be at most 5' }]);
+    const alias = await t.graphql(key, '{ stores(filter: {visitsMin: 10, minEstimatedMonthlyVisits: 20}) { totalCount } }');
+    expect(alias.body.errors[0].extensions.code).toBe('validation_failed');
+    expect(alias.body.errors[0].extensions.details[0]).toMatchObject({ path: 'visitsMin', message: expect.stringMatching(/alias/) });
+    // Unknown filters and wrong types are refused by the schema before anything runs.
+    const unknown = await t.graphql(key, '{ stores(filter: {colour: "red"}) { totalCount } }');
+    expect(unknown.body.errors[0].message).toMatch(/colour/);
+    expect(unknown.body.data).toBeUndefined();
+    const paging = await t.graphql(key, '{ localBusinesses(filter: {page: 2}) { totalCount } }');
+    expect(paging.body.errors[0].message).toMatch(/page/);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enrichLeads } from '../src/services/leads/enrich.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -41,6 +42,41 @@ describe('POST /api/v1/enrich', () => {
     const a = await person(`p.email is not null and p.seniority = 'entry'`);
     const res = await enrich({ rows: [{ email: a.email, domain: a.domain }] });
     expect(res.body.rows[0]).toMatchObject({ matched_by: 'email', email: a.email });
+  });
+
+  it('falls back on the domain when the email, social URL or mobile finds nobody', async () => {
+    const a = await person(`p.email is not null`);
+    const b = await person(`p.company_id <> ${a.company_id}`);
+    const res = await enrich({
+      rows: [
+        { email: 'nobody@nowhere.example', domain: a.domain },
+        { social: 'https://www.linkedin.com/in/nobody-at-all', mobile: '+1 000 000 0000', domain: b.domain },
+        { domain: a.domain },
+        { email: a.email, domain: b.domain },
+      ],
+    });
+    expect(res.body.rows.map((r: { matched_by: string }) => r.matched_by)).toEqual(['domain', 'domain', 'domain', 'email']);
+    expect(res.body.rows[0].company_domain).toBe(a.domain);
+    expect(res.body.rows[1].company_domain).toBe(b.domain);
+    expect(res.body.rows[2]).toMatchObject({ company_domain: a.domain, linkedin_url: res.body.rows[0].linkedin_url });
+    expect(res.body.summary).toEqual({ total: 4, matched: 4, not_found: 0, by: { email: 1, social: 0, mobile: 0, domain: 3 } });
+  });
+
+  it('keeps the input fields first and in place; a lead field of the same name takes the found value, the input id stays', async () => {
+    const a = await person(`p.email is not null and p.title is not null`);
+    const res = await enrich({ rows: [{ id: 'crm-7', title: 'from the CRM', email: a.email, note: 'x' }] });
+    const row = res.body.rows[0];
+    expect(Object.keys(row).slice(0, 7)).toEqual(['id', 'title', 'email', 'note', 'match_status', 'matched_by', 'first_name']);
+    expect(row).toMatchObject({ id: 'crm-7', title: a.title, email: a.email, note: 'x', matched_by: 'email', company_domain: a.domain });
+    // The HTTP faces refuse bodies with a __proto__ key; the service itself keeps one as a plain field.
+    const body = JSON.parse(`{"rows": [{"__proto__": {"polluted": true}, "email": ${JSON.stringify(a.email)}}, {"__proto__": 1, "email": "nobody@nowhere.example"}]}`);
+    const result = await enrichLeads(t.app.core, await t.app.core.auth.authenticate(`Bearer ${key}`), body);
+    const [matched, missing] = result.rows as Record<string, unknown>[];
+    expect(Object.keys(matched!).slice(0, 4)).toEqual(['__proto__', 'email', 'match_status', 'matched_by']);
+    expect(Object.getPrototypeOf(matched)).toBe(Object.prototype);
+    expect(matched).toMatchObject({ matched_by: 'email', title: a.title });
+    expect(Object.keys(missing!)).toEqual(['__proto__', 'email', 'match_status', 'matched_by']);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('ignores country codes and keeps the last 10 digits of mobiles', async () => {

@@ -10,7 +10,7 @@ import { assertPlan } from './plans.ts';
 import { resolveStoreNames, storeConditions, storeFilter, type SqlTemplate } from './stores/filters.ts';
 import { storeNameLists } from './stores/names.ts';
 
-const socials = Object.fromEntries(STORE_SOCIALS.map((s) => [s, param.bool])) as Record<(typeof STORE_SOCIALS)[number], typeof param.bool>;
+const socials = Object.fromEntries(STORE_SOCIALS.map((s) => [s, param.bool.describe(`Only stores with a social profile on ${s}.`)])) as Record<(typeof STORE_SOCIALS)[number], typeof param.bool>;
 
 /** The shared store filter rendered with postgres.js (lists are sent as arrays). */
 const postgresTemplate = (sql: Sql): SqlTemplate<Fragment> =>
@@ -19,29 +19,29 @@ const postgresTemplate = (sql: Sql): SqlTemplate<Fragment> =>
 export const storeSearchParams = z
   .object({
     ...pagingParams,
-    platform: param.list(),
-    countryCode: param.list(),
-    category: param.list(),
-    city: param.list(),
-    state: param.list(),
-    technologies: param.list(),
-    apps: param.list(),
-    planExclude: param.list(),
-    emails: param.bool,
-    phones: param.bool,
+    platform: param.list().describe('Store platforms, any of, e.g. "shopify" (case-insensitive; spaces or hyphens for underscores).'),
+    countryCode: param.list().describe('Two-letter ISO country codes, any of (case-insensitive).'),
+    category: param.list().describe('Store categories, any of (case-insensitive), e.g. "Home & Garden".'),
+    city: param.list().describe('Cities, any of (case-insensitive).'),
+    state: param.list().describe('States or regions, any of (case-insensitive); a US state by name or abbreviation.'),
+    technologies: param.list().describe('Technologies used, any of, matched ignoring case and spacing ("google analytics").'),
+    apps: param.list().describe('Installed apps (shopify stores only), any of, matched ignoring case and spacing.'),
+    planExclude: param.list().describe('Plan tiers to leave out (case-insensitive); stores without a known tier are kept.'),
+    emails: param.bool.describe('Only stores with an email address.'),
+    phones: param.bool.describe('Only stores with a phone number.'),
     ...socials,
-    minEstimatedMonthlyVisits: param.num(0, 1e12),
-    maxEstimatedMonthlyVisits: param.num(0, 1e12),
-    minEstimatedMonthlySales: param.num(0, 1e15, false),
-    maxEstimatedMonthlySales: param.num(0, 1e15, false),
-    minEmployeeCount: param.num(0, 10_000_000),
-    maxEmployeeCount: param.num(0, 10_000_000),
-    visitsMin: param.num(0, 1e12),
-    visitsMax: param.num(0, 1e12),
-    salesMin: param.num(0, 1e15, false),
-    salesMax: param.num(0, 1e15, false),
-    employeesMin: param.num(0, 10_000_000),
-    employeesMax: param.num(0, 10_000_000),
+    minEstimatedMonthlyVisits: param.num(0, 1e12).describe('Least estimated monthly visits. Alias: visitsMin.'),
+    maxEstimatedMonthlyVisits: param.num(0, 1e12).describe('Most estimated monthly visits. Alias: visitsMax.'),
+    minEstimatedMonthlySales: param.num(0, 1e15, false).describe('Least estimated monthly sales, USD. Alias: salesMin.'),
+    maxEstimatedMonthlySales: param.num(0, 1e15, false).describe('Most estimated monthly sales, USD. Alias: salesMax.'),
+    minEmployeeCount: param.num(0, 10_000_000).describe('Fewest employees. Alias: employeesMin.'),
+    maxEmployeeCount: param.num(0, 10_000_000).describe('Most employees. Alias: employeesMax.'),
+    visitsMin: param.num(0, 1e12).describe('Alias of minEstimatedMonthlyVisits.'),
+    visitsMax: param.num(0, 1e12).describe('Alias of maxEstimatedMonthlyVisits.'),
+    salesMin: param.num(0, 1e15, false).describe('Alias of minEstimatedMonthlySales.'),
+    salesMax: param.num(0, 1e15, false).describe('Alias of maxEstimatedMonthlySales.'),
+    employeesMin: param.num(0, 10_000_000).describe('Alias of minEmployeeCount.'),
+    employeesMax: param.num(0, 10_000_000).describe('Alias of maxEmployeeCount.'),
   })
   .strict();
 

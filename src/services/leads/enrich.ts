@@ -1,15 +1,15 @@
-import type { Sql } from '../../../db/client.ts';
 import type { Core } from '../../core.ts';
 import type { Principal } from '../accounts.ts';
 import { takeAllowance } from '../allowances.ts';
 import { ValidationError } from '../errors.ts';
 import { assertPlan } from '../plans.ts';
-import { normaliseSocialUrl, type LeadRow } from './query.ts';
-import { leadRecord, loadCompanies } from './search.ts';
+import { companyOf, lookUpLeads, personOf, type Found } from './enrich-lookup.ts';
+import { normaliseSocialUrl } from './query.ts';
+import { assignLeadRecord, leadRecord } from './lead-record.ts';
 
 export const MAX_ENRICH_ROWS = 1000;
 const MATCH_KEYS = ['email', 'social', 'mobile', 'domain'] as const;
-type MatchKey = (typeof MATCH_KEYS)[number];
+export type MatchKey = (typeof MATCH_KEYS)[number];
 
 /** Input columns callers use for the same thing. */
 const ALIASES: Record<MatchKey, string[]> = {
@@ -19,7 +19,8 @@ const ALIASES: Record<MatchKey, string[]> = {
   domain: ['domain', 'company_domain', 'website', 'company_website'],
 };
 
-interface Keys {
+/** A row's normalised match keys. */
+export interface Keys {
   email?: string;
   social?: string;
   mobile?: string;
@@ -29,25 +30,34 @@ interface Keys {
 const lastTen = (phone: string) => phone.replace(/\D/g, '').slice(-10);
 export const normaliseDomain = (value: string) => value.trim().toLowerCase().replace(/^[a-z]+:\/\//, '').replace(/^www\./, '').replace(/[/?#:].*$/, '');
 
-function keysOf(row: Record<string, unknown>): Keys {
-  const pick = (names: string[]) => {
-    for (const name of names) {
-      const v = row[name];
-      if (typeof v === 'string' && v.trim()) return v.trim();
+/** The first of the columns `names` that holds text, trimmed. */
+function pick(row: Record<string, unknown>, names: string[]): string | undefined {
+  for (const name of names) {
+    const v = row[name];
+    if (typeof v === 'string') {
+      const text = v.trim();
+      if (text) return text;
     }
-    return undefined;
-  };
+  }
+  return undefined;
+}
+
+function keysOf(row: Record<string, unknown>): Keys {
   const keys: Keys = {};
-  const email = pick(ALIASES.email);
+  const email = pick(row, ALIASES.email);
   if (email && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) keys.email = email.toLowerCase();
-  const social = pick(ALIASES.social);
+  const social = pick(row, ALIASES.social);
   if (social) keys.social = normaliseSocialUrl(social);
-  const mobile = pick(ALIASES.mobile);
-  if (mobile && lastTen(mobile).length === 10) keys.mobile = lastTen(mobile);
-  const domain = pick(ALIASES.domain);
-  if (domain && normaliseDomain(domain).includes('.')) keys.domain = normaliseDomain(domain);
+  const mobile = pick(row, ALIASES.mobile);
+  const digits = mobile && lastTen(mobile);
+  if (digits && digits.length === 10) keys.mobile = digits;
+  const domain = pick(row, ALIASES.domain);
+  const host = domain && normaliseDomain(domain);
+  if (host && host.includes('.')) keys.domain = host;
   return keys;
 }
+
+const noKeys = (k: Keys) => k.email === undefined && k.social === undefined && k.mobile === undefined && k.domain === undefined;
 
 /** Validates `{rows, preview}`: 1 to 1,000 objects, each with something to match on; 400 lists the bad rows. */
 export function parseEnrichRequest<K>(body: unknown, keysOfRow: (row: Record<string, unknown>) => K, isEmpty: (keys: K) => boolean, need: string) {
@@ -71,41 +81,23 @@ export function parseEnrichRequest<K>(body: unknown, keysOfRow: (row: Record<str
   return { rows: rows as Record<string, unknown>[], keys: keys as K[], preview: preview === true };
 }
 
-const PERSON_COLUMNS = 'p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id';
-
-/** Every lookup of a request in four queries, one per match kind, whatever the number of rows. */
-async function lookUp(sql: Sql, keys: Keys[]) {
-  const distinct = (k: MatchKey) => [...new Set(keys.map((x) => x[k]).filter((v): v is string => v !== undefined))];
-  const [emails, socials, mobiles, domains] = MATCH_KEYS.map(distinct);
-  const [byEmail, bySocial, byMobile, byDomain] = await Promise.all([
-    emails!.length ? sql.unsafe<(LeadRow & { k: string })[]>(`select lower(p.email) as k, ${PERSON_COLUMNS} from person p where lower(p.email) = any($1)`, [emails] as never) : [],
-    socials!.length ? sql.unsafe<(LeadRow & { k: string })[]>(`select lower(p.linkedin_url) as k, ${PERSON_COLUMNS} from person p where lower(p.linkedin_url) = any($1)`, [socials] as never) : [],
-    mobiles!.length
-      ? sql.unsafe<(LeadRow & { k: string })[]>(
-          `select right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) as k, ${PERSON_COLUMNS} from person p where right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = any($1) order by p.id`,
-          [mobiles] as never,
-        )
-      : [],
-    // The most senior person at each domain: CEO, other C-suite, VP, Director, then others.
-    domains!.length
-      ? sql.unsafe<(LeadRow & { k: string })[]>(
-          `select distinct on (c.domain) c.domain as k, ${PERSON_COLUMNS}
-           from company c join person p on p.company_id = c.id
-           where c.domain = any($1)
-           order by c.domain,
-             case when p.title ~* '^(ceo|chief executive officer)$' then 0 when p.seniority = 'c_suite' then 1 when p.seniority = 'vp' then 2
-                  when p.seniority in ('director', 'head') then 3 else 4 end,
-             p.id`,
-          [domains] as never,
-        )
-      : [],
-  ]);
-  const index = (rows: (LeadRow & { k: string })[]) => {
-    const map = new Map<string, LeadRow>();
-    for (const r of rows) if (!map.has(r.k)) map.set(r.k, r);
-    return map;
-  };
-  return { email: index(byEmail), social: index(bySocial), mobile: index(byMobile), domain: index(byDomain) };
+/**
+ * An output row: the input's fields, then `match_status` and `matched_by`, then the lead record's
+ * fields without its id (a field of the input with the same name keeps its place and takes the new
+ * value): `{...input, match_status, matched_by, ...record}`, built without object spread (about
+ * 50 µs per row here) and without an intermediate record. Assignment would set the prototype for an
+ * input field named `__proto__`, so such rows take the spread.
+ */
+function outputRow(input: Record<string, unknown>, status: string, kind: MatchKey | null, person?: Found): Record<string, unknown> {
+  if (Object.hasOwn(input, '__proto__')) {
+    const { id: _id, ...fields } = person ? leadRecord(personOf(person), companyOf(person)) : {};
+    return { ...input, match_status: status, matched_by: kind, ...fields };
+  }
+  const row: Record<string, unknown> = Object.assign({}, input);
+  row.match_status = status;
+  row.matched_by = kind;
+  if (person) assignLeadRecord(row, personOf(person), companyOf(person));
+  return row;
 }
 
 export interface EnrichResult {
@@ -119,44 +111,42 @@ export interface EnrichResult {
 /**
  * POST /api/v1/enrich (growth plan and up). Match priority: email, social profile URL, mobile (last
  * 10 digits, country codes ignored), company domain (its most senior person). Matches count against
- * the daily allowance of 100,000; a preview (match count and a sample) does not.
+ * the daily allowance of 100,000; a preview (match count and a sample) does not. All rows are looked up
+ * together, in at most five queries (enrich-lookup.ts).
  */
 export async function enrichLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown): Promise<EnrichResult> {
   assertPlan(principal, 'growth', 'Lead enrichment');
-  const request = parseEnrichRequest(body, keysOf, (k) => Object.keys(k).length === 0, 'email, social, mobile, domain');
-  return core.sql.begin(async (tx) => {
-    const sql = tx as unknown as Sql;
-    const found = await lookUp(sql, request.keys);
-    const matches = request.keys.map((k) => {
-      for (const kind of MATCH_KEYS) {
-        const value = k[kind];
-        const person = value === undefined ? undefined : found[kind].get(value);
-        if (person) return { kind, person };
-      }
-      return undefined;
-    });
-    const matchedCount = matches.filter(Boolean).length;
-    let granted = matchedCount;
-    let remaining: number | undefined;
-    if (!request.preview && matchedCount > 0) {
-      const taken = await takeAllowance(sql, principal.accountId, 'enrichment', matchedCount, core.config.dailyEnrichmentMatches, core.clock());
-      granted = taken.granted;
-      remaining = taken.remaining;
+  const request = parseEnrichRequest(body, keysOf, noKeys, 'email, social, mobile, domain');
+  const found = await lookUpLeads(core.sql, request.keys);
+  const matches = request.keys.map((k) => {
+    for (const kind of MATCH_KEYS) {
+      const value = k[kind];
+      const person = value === undefined ? undefined : found[kind].get(value);
+      if (person) return { kind, person };
     }
-    const companies = await loadCompanies(sql, [...new Set(matches.map((m) => m?.person.company_id).filter((id): id is string => !!id).map(Number))]);
-    const by = Object.fromEntries(MATCH_KEYS.map((k) => [k, 0])) as Record<MatchKey, number>;
-    let used = 0;
-    const rows = request.rows.map((input, i) => {
-      const m = matches[i];
-      if (!m) return { ...input, match_status: 'not_found', matched_by: null };
-      if (used >= granted) return { ...input, match_status: 'daily_limit_reached', matched_by: null };
-      used += 1;
-      by[m.kind] += 1;
-      const { id: _id, ...record } = leadRecord(m.person, m.person.company_id ? companies.get(Number(m.person.company_id)) : undefined);
-      return { ...input, match_status: 'matched', matched_by: m.kind, ...record };
-    });
-    const summary = { total: rows.length, matched: used, not_found: rows.length - matchedCount, by };
-    if (request.preview) return { preview: true, summary, sample: rows.filter((r) => r.match_status === 'matched').slice(0, 5) };
-    return { rows, summary, daily_allowance: { remaining: remaining ?? (await takeAllowance(sql, principal.accountId, 'enrichment', 0, core.config.dailyEnrichmentMatches, core.clock())).remaining } };
+    return undefined;
   });
+  const matchedCount = matches.filter(Boolean).length;
+  let granted = matchedCount;
+  let remaining: number | undefined;
+  if (!request.preview) {
+    // Outside a transaction: each of its statements is atomic (the update reads the count locked), and
+    // nothing after it can fail, so there is no allowance to give back.
+    const taken = await takeAllowance(core.sql, principal.accountId, 'enrichment', matchedCount, core.config.dailyEnrichmentMatches, core.clock());
+    granted = taken.granted;
+    remaining = taken.remaining;
+  }
+  const by = Object.fromEntries(MATCH_KEYS.map((k) => [k, 0])) as Record<MatchKey, number>;
+  let used = 0;
+  const rows = request.rows.map((input, i) => {
+    const m = matches[i];
+    if (!m) return outputRow(input, 'not_found', null);
+    if (used >= granted) return outputRow(input, 'daily_limit_reached', null);
+    used += 1;
+    by[m.kind] += 1;
+    return outputRow(input, 'matched', m.kind, m.person);
+  });
+  const summary = { total: rows.length, matched: used, not_found: rows.length - matchedCount, by };
+  if (request.preview) return { preview: true, summary, sample: rows.filter((r) => r.match_status === 'matched').slice(0, 5) };
+  return { rows, summary, daily_allowance: { remaining: remaining! } };
 }

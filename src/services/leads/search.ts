@@ -8,7 +8,10 @@ import { assertPlan } from '../plans.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from './filters.ts';
 import { parseLeadSearch, filtersOf } from './params.ts';
 import { translatePeopleSearchUrl, type SearchTranslation } from './people-search-url.ts';
+import { leadRecord } from './lead-record.ts';
 import { leadConditions, selectLeadSearch, where, type LeadRow } from './query.ts';
+
+export { leadRecord };
 
 export interface CompanyRecord {
   id: number;
@@ -38,45 +41,6 @@ export async function loadCompanies(sql: Sql, ids: readonly number[]): Promise<M
            city, state, country, keywords, technologies, founded, phone, linkedin_url as "linkedinUrl", twitter_url as "twitterUrl", facebook_url as "facebookUrl"
     from company where id = any(${[...ids]}::bigint[])`;
   return new Map(rows.map((r) => [r.id, r]));
-}
-
-/** The spec's lead record: person fields, then company fields; absent data is left out. */
-export function leadRecord(p: LeadRow, c: CompanyRecord | undefined): Record<string, unknown> {
-  const record: Record<string, unknown> = {
-    id: Number(p.id),
-    first_name: p.first_name,
-    last_name: p.last_name,
-    full_name: `${p.first_name} ${p.last_name}`,
-    title: p.title,
-    seniority: p.seniority,
-    department: p.department,
-    email: p.email,
-    email_status: p.email_status,
-    phone: p.phone,
-    mobile: p.mobile,
-    linkedin_url: p.linkedin_url,
-    city: p.city,
-    state: p.state,
-    country: p.country,
-    company_name: c?.name,
-    company_domain: c?.domain,
-    company_website: c ? `https://${c.domain}` : undefined,
-    company_industry: c?.industry,
-    company_size: c?.sizeBand,
-    employees_count: c?.employeesCount,
-    company_annual_revenue: c?.annualRevenue,
-    company_city: c?.city,
-    company_state: c?.state,
-    company_country: c?.country,
-    keywords: c?.keywords.length ? c.keywords : undefined,
-    company_technologies: c?.technologies.length ? c.technologies : undefined,
-    company_founded: c?.founded,
-    company_phone: c?.phone,
-    company_linkedin_url: c?.linkedinUrl,
-    company_twitter_url: c?.twitterUrl,
-    company_facebook_url: c?.facebookUrl,
-  };
-  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== null && v !== undefined));
 }
 
 /** The URL's filters, with every filter sent explicitly replacing the matching one. */
