@@ -154,4 +154,44 @@ describe('npx leadgate import', () => {
     expect(await f.checksum('company')).toEqual(before);
     expect(await f.state('companies')).toEqual({ ready: true, row_count: before.rows });
   });
+  it('a first load killed with SIGKILL halfway through its copy, or Ctrl-C then, leaves the table empty with its indexes and constraints', async () => {
+    await f.sql`truncate person restart identity cascade`;
+    const [company] = await f.sql<{ domain: string }[]>`select domain from company order by id limit 1`;
+    const lines = ['company_domain,first_name,last_name,email,title,city'];
+    for (let i = 1; i <= 150_000; i++) lines.push(`${company!.domain},First${i},Last${i},first.${i}@cli-first-load.test,Head of Sales,Denver`);
+    const file = await f.write('cli-first-load.csv', `${lines.join('\n')}\n`);
+    const shape = () =>
+      f.sql`select (select json_agg(indexdef order by indexname) from pg_indexes where tablename = 'person') as indexes,
+        (select json_agg(pg_get_constraintdef(oid) order by conname) from pg_constraint where conrelid = 'person'::regclass) as constraints`;
+    const before = await shape();
+    /** Starts the import and resolves once its rows are being copied into the table. */
+    const copying = async () => {
+      const started = startImport(['people', file]);
+      await waitFor(async () => {
+        const [row] = await f.sql`
+          select 1 as copying from pg_stat_activity
+          where application_name = 'leadgate' and datname = current_database() and state = 'active' and query like 'copy "person"%'`;
+        return row;
+      }, 'the import to copy rows into person');
+      return started;
+    };
+
+    const killed = await copying();
+    killed.child.kill('SIGKILL');
+    expect(await exited(killed.child)).toBe(null);
+    await waitFor(
+      async () => ((await f.sql`select 1 from pg_stat_activity where application_name = 'leadgate' and datname = current_database()`).length === 0 ? true : undefined),
+      "the killed import's sessions to end",
+    );
+    expect(await f.checksum('person')).toEqual({ rows: 0, md5: '' });
+    expect(await shape()).toEqual(before);
+
+    const interrupted = await copying();
+    interrupted.child.kill('SIGINT');
+    expect(await exited(interrupted.child)).toBe(1);
+    expect(interrupted.output.stderr).toBe('\ninterrupted: rolling back (interrupt again to quit at once)\nerror: import interrupted; nothing was loaded\n');
+    expect(await f.checksum('person')).toEqual({ rows: 0, md5: '' });
+    expect(await shape()).toEqual(before);
+    expect(await f.state('people')).toEqual({ ready: true, row_count: 0 });
+  });
 });

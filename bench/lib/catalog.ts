@@ -20,7 +20,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -38,6 +38,8 @@ export interface CatalogOptions {
   people?: number;
   /** Also compare on criminal records (two secondary indexes), as many rows as people (the seeded records repeated with new keys). Default true. */
   fewerIndexes?: boolean;
+  /** Seed only companies and people, and skip the comparison on criminal records (for quicker runs). Default false. */
+  peopleOnly?: boolean;
   /** Goals: import/COPY ratio and import rows/s. */
   goalRatio?: number;
   goalRowsPerSec?: number;
@@ -72,6 +74,11 @@ export interface ImportFigures extends LoadFigures {
   summary: ImportSummary;
   /** Wall-clock seconds per importer phase, in order. */
   phases: { phase: ImportPhase; seconds: number }[];
+  /**
+   * CPU seconds the load used: the benchmark's Node process, and every process of the embedded
+   * Postgres server (read from /proc; absent elsewhere).
+   */
+  cpu: { node: number; postgres?: number };
 }
 
 export type CopyFigures =
@@ -113,7 +120,36 @@ const rate = (rows: number, secs: number) => Math.round(rows / secs);
 interface Server {
   kind: CatalogResult['database'];
   createDatabase(): Promise<string>;
+  /** CPU seconds used so far by the server's processes (exited ones included), when it can be read. */
+  cpuSeconds(): Promise<number | undefined>;
   close(): Promise<void>;
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS = 100;
+
+/** Fields of /proc/<pid>/stat after the command name: state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14]. */
+async function procStat(pid: string | number): Promise<string[] | undefined> {
+  try {
+    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds of a postmaster and its children: its own time, what its exited children used, and its running children's time. */
+async function serverCpuSeconds(dataDir: string): Promise<number | undefined> {
+  const postmaster = Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  const own = postmaster > 0 ? await procStat(postmaster) : undefined;
+  if (!own) return undefined;
+  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const child = await procStat(entry);
+    if (child && Number(child[1]) === postmaster) ticks += Number(child[11]) + Number(child[12]);
+  }
+  return ticks / CLOCK_TICKS;
 }
 
 async function adminExec(url: string, statement: string): Promise<void> {
@@ -144,6 +180,7 @@ async function openServer(): Promise<Server> {
         url.pathname = `/${name}`;
         return url.toString();
       },
+      cpuSeconds: async () => undefined,
       async close() {
         for (const name of names) await adminExec(external, `drop database if exists ${quote(name)} with (force)`);
       },
@@ -159,6 +196,7 @@ async function openServer(): Promise<Server> {
         await adminExec(`${handle.serverUrl}/postgres`, `create database ${quote(name)}`);
         return `${handle.serverUrl}/${name}`;
       },
+      cpuSeconds: () => serverCpuSeconds(path.join(dir, 'pg')),
       close: () => handle.stop().finally(() => rm(dir, { recursive: true, force: true })),
     };
   } catch (err) {
@@ -169,8 +207,19 @@ async function openServer(): Promise<Server> {
 
 const connect = (url: string, max = 4) => postgres(url, { max, onnotice: () => {}, connection: { application_name: 'leadgate-bench' } });
 
-/** A checkpoint before each timed load, so none pays for the previous one's dirty pages (needs superuser; skipped otherwise). */
+/**
+ * Before each timed load: autovacuum workers still busy with an earlier load's table (the seeded
+ * tables, the COPY targets) are waited for, up to two minutes, so that none competes for the CPUs;
+ * then a checkpoint, so no load pays for the previous one's dirty pages (needs superuser; skipped
+ * otherwise).
+ */
 async function settle(sql: postgres.Sql): Promise<void> {
+  const deadline = performance.now() + 120_000;
+  while (performance.now() < deadline) {
+    const [busy] = await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where backend_type = 'autovacuum worker'`;
+    if (busy!.n === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
   await sql`checkpoint`.catch(() => {});
 }
 
@@ -272,7 +321,8 @@ async function psql(url: string, commands: string[]): Promise<void> {
  * indexes' definitions.
  */
 async function copyTarget(sql: postgres.Sql, dataset: Dataset, name: string): Promise<string[]> {
-  await sql.unsafe(`create table ${quote(name)} (like ${quote(dataset.table)} including all)`);
+  // Scratch tables: autovacuum would only compete with the loads timed after them.
+  await sql.unsafe(`create table ${quote(name)} (like ${quote(dataset.table)} including all) with (autovacuum_enabled = false)`);
   for (const c of dataset.columns.filter((column) => column.reference)) {
     await sql.unsafe(`alter table ${quote(name)} alter column ${quote(c.target)} type text`);
     await sql.unsafe(`alter table ${quote(name)} rename column ${quote(c.target)} to ${quote(c.name)}`);
@@ -334,7 +384,7 @@ async function benchCopy(url: string, dataset: Dataset, file: string, columns: s
 /** What the importer sets for its index rebuild (kept in step with db/import by hand). */
 const IMPORTER_MAINTENANCE_WORK_MEM = '256MB';
 
-async function benchImport(sql: postgres.Sql, dataset: string, file: string): Promise<ImportFigures> {
+async function benchImport(sql: postgres.Sql, server: Server, dataset: string, file: string): Promise<ImportFigures> {
   const phases: { phase: ImportPhase; seconds: number }[] = [];
   let current: { phase: ImportPhase; at: number } | undefined;
   const mark = (phase: ImportPhase | undefined) => {
@@ -343,13 +393,27 @@ async function benchImport(sql: postgres.Sql, dataset: string, file: string): Pr
     if (phase && current?.phase !== phase) current = { phase, at: now };
   };
   await settle(sql);
+  const serverBefore = await server.cpuSeconds();
+  const nodeBefore = process.cpuUsage();
   const start = performance.now();
   current = { phase: 'reading', at: start };
   const result = await importFile(sql, { dataset, file, onProgress: (p) => mark(p.phase) });
   const secs = seconds(start);
+  const node = process.cpuUsage(nodeBefore);
+  const serverAfter = await server.cpuSeconds();
   mark(undefined);
   const rows = result.summary.rows;
-  return { rows, seconds: round(secs, 2), rowsPerSec: rate(rows, secs), summary: result.summary, phases };
+  return {
+    rows,
+    seconds: round(secs, 2),
+    rowsPerSec: rate(rows, secs),
+    summary: result.summary,
+    phases,
+    cpu: {
+      node: round((node.user + node.system) / 1e6, 1),
+      postgres: serverBefore === undefined || serverAfter === undefined ? undefined : round(serverAfter - serverBefore, 1),
+    },
+  };
 }
 
 /** Exports `name` from the seeded database, then loads the file with psql \copy and with the importer (twice). */
@@ -358,7 +422,7 @@ async function compare(
   rows: number,
   repeat: boolean,
   source: { url: string; sql: postgres.Sql },
-  targets: { copyUrl: string; importSql: postgres.Sql },
+  targets: { copyUrl: string; importSql: postgres.Sql; server: Server },
   dir: string,
   log: (line: string) => void,
 ): Promise<LoadComparison> {
@@ -375,10 +439,10 @@ async function compare(
   if (copy.available) log(`  ${copy.rowsPerSec.toLocaleString('en-US')} rows/s (indexes in place), ${copy.rebuild.rowsPerSec.toLocaleString('en-US')} rows/s (then CREATE INDEX)`);
   else log(`  ${copy.reason}`);
   log(`${name}: importing with importFile…`);
-  const imported = await benchImport(targets.importSql, name, file);
+  const imported = await benchImport(targets.importSql, targets.server, name, file);
   log(`  ${imported.rowsPerSec.toLocaleString('en-US')} rows/s`);
   log(`${name}: importing the same file again…`);
-  const reimported = await benchImport(targets.importSql, name, file);
+  const reimported = await benchImport(targets.importSql, targets.server, name, file);
   log(`  ${reimported.rowsPerSec.toLocaleString('en-US')} rows/s`);
   await rm(file, { force: true });
   return {
@@ -417,6 +481,7 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
     let start = performance.now();
     const report = await seedCatalog(source, {
       scale,
+      tables: options.peopleOnly ? ['person'] : undefined,
       onTable: (t) => {
         tables.push({ dataset: t.dataset, table: t.table, rows: t.rows, seconds: round(t.ms / 1000, 2), rowsPerSec: rate(t.rows, t.ms / 1000) });
         log(`  ${t.dataset}: ${t.rows.toLocaleString('en-US')} rows in ${(t.ms / 1000).toFixed(1)} s`);
@@ -424,6 +489,8 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
     });
     const seedSeconds = seconds(start);
     const seedRows = Object.values(report.inserted).reduce((a, b) => a + b, 0);
+    // Untimed: what autovacuum would otherwise do to the seeded tables during the loads timed next.
+    await source`vacuum`;
 
     // 2. Two targets holding only the companies.
     log('preparing two targets with the companies only…');
@@ -434,11 +501,11 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
       await migrateDatabase(url);
       companies = await copyTable(sourceUrl, source, open(url, 1), 'company', 'companies');
     }
-    const targets = { copyUrl, importSql: open(importUrl, 4) };
+    const targets = { copyUrl, importSql: open(importUrl, 4), server };
 
     // 3. The files, loaded both ways.
     const main = await compare('people', people, false, { url: sourceUrl, sql: source }, targets, dir, log);
-    const fewerIndexes = options.fewerIndexes === false ? undefined : await compare('criminal_records', people, true, { url: sourceUrl, sql: source }, targets, dir, log);
+    const fewerIndexes = options.fewerIndexes === false || options.peopleOnly ? undefined : await compare('criminal_records', people, true, { url: sourceUrl, sql: source }, targets, dir, log);
 
     const ratio = main.ratio;
     const copy = main.copy;
@@ -495,8 +562,10 @@ function comparisonLines(c: LoadComparison, title: string): string[] {
   lines.push(pad(['leadgate import (importFile), all new', c.import.seconds.toFixed(1), n(c.import.rowsPerSec), ratioOf(c.import.rowsPerSec)], w));
   lines.push(pad(['leadgate import again, all unchanged', c.reimport.seconds.toFixed(1), n(c.reimport.rowsPerSec), ratioOf(c.reimport.rowsPerSec)], w));
   const phases = (figures: ImportFigures) => figures.phases.map((p) => `${p.phase} ${p.seconds.toFixed(1)}`).join(', ');
-  lines.push(`   import phases (s): ${phases(c.import)}`);
-  lines.push(`   again (s): ${phases(c.reimport)}`);
+  const cpu = (figures: ImportFigures) =>
+    `; CPU (s): node ${figures.cpu.node.toFixed(1)}` + (figures.cpu.postgres === undefined ? '' : `, postgres ${figures.cpu.postgres.toFixed(1)}`);
+  lines.push(`   import phases (s): ${phases(c.import)}${cpu(c.import)}`);
+  lines.push(`   again (s): ${phases(c.reimport)}${cpu(c.reimport)}`);
   const summary = (sm: ImportSummary) =>
     `inserted ${n(sm.inserted)}, updated ${n(sm.updated)}, unchanged ${n(sm.unchanged)}, invalid ${n(sm.invalid)}, duplicates ${n(sm.duplicatesInFile)}`;
   lines.push(`   import: ${summary(c.import.summary)}`);

@@ -2,7 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 import { CsvReader, CsvSyntaxError } from './csv.ts';
 import type { Dataset } from './datasets.ts';
-import { COPY_NULL, escapeCopy, Invalid, type Codec } from './kinds.ts';
+import { COPY_NULL, escapeCopy, Invalid, show, type Codec } from './kinds.ts';
 import type { Rule } from './rules.ts';
 
 export interface RowError {
@@ -25,6 +25,23 @@ export class FileError extends Error {
 const BATCH_CHARS = 256 * 1024;
 
 /**
+ * How rows are written when they go straight into the dataset's table instead of the staging
+ * table (a first load): no `line` column, references replaced by the referenced row's id, columns
+ * copied from that row appended, and an empty cell of a column with a default written as that
+ * default. Every value is already in COPY's text format.
+ */
+export interface DirectRows {
+  /** Per input column: the referenced rows by natural key, each as [id, ...copied values]; undefined for a plain column. */
+  references: (Map<string, string[]> | undefined)[];
+  /** Per input column: the default written for an empty cell, if the column has one. */
+  defaults: (string | undefined)[];
+  /** Per copied column: the input column (a reference) it comes through, and its place among that reference's values (after the id). */
+  copied: { from: number; at: number }[];
+  /** Per copied column: its value when the reference is empty. */
+  copiedWithoutReference: string[];
+}
+
+/**
  * Turns parsed rows into lines for the staging table's COPY (`line`, the input columns, the computed
  * columns), validating every value on the way; bad rows are collected with their reasons.
  */
@@ -36,6 +53,8 @@ export class RowEncoder {
   rows = 0;
   /** Rows handed to COPY. */
   staged = 0;
+  /** Rows refused because a reference names no row (direct rows only; also counted in `errors`). */
+  badReferences = 0;
 
   private readonly names: string[];
   private readonly codecs: Codec[];
@@ -52,7 +71,11 @@ export class RowEncoder {
   /** Whether a CSV header has been read. */
   headerRead = false;
 
-  constructor(readonly dataset: Dataset) {
+  /** With `direct`, rows are written for the dataset's table itself (see DirectRows), else for the staging table. */
+  constructor(
+    readonly dataset: Dataset,
+    private readonly direct?: DirectRows,
+  ) {
     const columns = dataset.columns;
     this.names = columns.map((c) => c.name);
     this.codecs = columns.map((c) => c.codec);
@@ -153,12 +176,49 @@ export class RowEncoder {
       this.errors.push({ line, reason: reasons.join('; ') });
       return undefined;
     }
+    if (this.direct) return this.finishDirect(line, plain);
     let out = String(line);
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
       out += value === null ? `\t${COPY_NULL}` : plain && this.plainText[i] ? `\t${value as string}` : `\t${this.codecs[i]!.toCopy(value)}`;
     }
     for (const c of this.computed) out += `\t${escapeCopy(c.compute(c.from.map((i) => values[i] as string)))}`;
+    this.staged += 1;
+    return `${out}\n`;
+  }
+
+  /** A valid row as a line for the table itself, or undefined when a reference names no row. */
+  private finishDirect(line: number, plain: boolean): string | undefined {
+    const { references, defaults, copied, copiedWithoutReference } = this.direct!;
+    const values = this.values;
+    const referenced: (string[] | undefined)[] = [];
+    let out = '';
+    for (let i = 0; i < values.length; i++) {
+      const value = values[i];
+      if (i > 0) out += '\t';
+      const rows = references[i];
+      if (rows !== undefined && value !== null) {
+        const row = rows.get(value as string);
+        if (row === undefined) {
+          const ref = this.dataset.columns[i]!.reference!;
+          this.errors.push({ line, reason: `${this.names[i]}: no ${ref.table} has ${ref.column} ${show(value)}` });
+          this.badReferences += 1;
+          return undefined;
+        }
+        referenced[i] = row;
+        out += row[0]!;
+      } else if (value === null) {
+        out += defaults[i] ?? COPY_NULL;
+      } else {
+        out += plain && this.plainText[i] ? (value as string) : this.codecs[i]!.toCopy(value);
+      }
+    }
+    for (const c of this.computed) out += `\t${escapeCopy(c.compute(c.from.map((i) => values[i] as string)))}`;
+    for (let c = 0; c < copied.length; c++) {
+      const { from, at } = copied[c]!;
+      const row = referenced[from];
+      out += `\t${row === undefined ? copiedWithoutReference[c]! : row[at]!}`;
+    }
     this.staged += 1;
     return `${out}\n`;
   }

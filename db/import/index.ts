@@ -6,7 +6,9 @@ import { stringify } from 'csv-stringify/sync';
 import type postgres from 'postgres';
 import type { Sql } from '../client.ts';
 import { DATASET_NAMES, findDataset, type Dataset } from './datasets.ts';
-import { CsvToCopy, FileError, NdjsonToCopy, RowEncoder, type RowError } from './encode.ts';
+import { CsvToCopy, FileError, NdjsonToCopy, RowEncoder, type DirectRows, type RowError } from './encode.ts';
+import { finishFirstLoad, prepareFirstLoad, type FirstLoad } from './first-load.ts';
+import { dropIndexes, restoreIndexes, type Dropped, type Run } from './indexes.ts';
 import { show } from './kinds.ts';
 
 export { DATASET_NAMES, DATASETS, findDataset, type Dataset } from './datasets.ts';
@@ -57,9 +59,12 @@ export interface ImportOptions {
   signal?: AbortSignal;
   onProgress?: (progress: ImportProgress) => void;
   /**
-   * Drop the table's secondary indexes before applying and rebuild them after, in the same
-   * transaction. `auto` (default) does so when the file brings at least 10,000 rows and the table
-   * holds at most a tenth of that; readers of the table then wait for the import to commit.
+   * Whether the table's indexes may be dropped while loading and built again after, in the same
+   * transaction (readers of the table then wait for the import to commit). With `auto` (default)
+   * or `true`, an empty table is loaded that way straight from the file (a first load, see
+   * first-load.ts). Into a table holding rows, `auto` drops its secondary indexes when the file
+   * brings at least 10,000 rows and the table holds at most a tenth of that, `true` always.
+   * `false`: never; every import goes through the staging table and the upsert.
    */
   rebuildIndexes?: 'auto' | boolean;
   /** Runs inside the import transaction once the rows are applied, just before commit. */
@@ -184,18 +189,6 @@ function statements(dataset: Dataset) {
         on conflict (${quote(dataset.naturalKey.column)}) ${onConflict}
         returning (t.xmax = 0) as inserted
       ) select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated from applied`,
-    /**
-     * Indexes dropped while applying and built again after: the secondary ones, and with `$1` (an
-     * empty table) also the unique ones that back no constraint (the natural key); unique first.
-     */
-    droppedIndexes: `select pg_get_indexdef(i.indexrelid) as definition, quote_ident(n.nspname) || '.' || quote_ident(c.relname) as name
-      from pg_index i join pg_class c on c.oid = i.indexrelid join pg_namespace n on n.oid = c.relnamespace
-      where i.indrelid = '${table}'::regclass and not i.indisprimary and not i.indisexclusion and i.indisvalid
-        and (not i.indisunique or ($1 and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)))
-      order by i.indisunique desc, c.relname`,
-    /** The table's foreign keys, dropped for a first load and added back (checked once, in one query) after it. */
-    foreignKeys: `select quote_ident(conname) as name, pg_get_constraintdef(oid) as definition
-      from pg_constraint where conrelid = '${table}'::regclass and contype = 'f' order by conname`,
     isEmpty: `select not exists (select 1 from ${table}) as empty`,
     sampleCount: `select count(*)::int as n from (select 1 from ${table} limit $1) t`,
   };
@@ -216,7 +209,7 @@ class Refused extends Error {
  * writable when the server refuses the data after the last chunk (porsager/postgres#1173), so the
  * outcome is read from a query queued right behind the COPY: it fails when the COPY failed.
  */
-export async function copyIn(tx: postgres.TransactionSql, statement: string): Promise<Writable> {
+export async function copyIn(tx: postgres.TransactionSql, statement: string, into = 'the staging table'): Promise<Writable> {
   const copy = await tx.unsafe(statement).writable();
   const wrapper = new Writable({
     highWaterMark: 1 << 20,
@@ -227,7 +220,7 @@ export async function copyIn(tx: postgres.TransactionSql, statement: string): Pr
       copy.end();
       tx`select 1`.then(
         () => callback(),
-        () => callback(new Error('the database refused the rows copied into the staging table')),
+        () => callback(new Error(`the database refused the rows copied into ${into}`)),
       );
     },
     destroy(err, callback) {
@@ -246,99 +239,115 @@ interface Loaded {
 
 async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: ImportOptions): Promise<Loaded> {
   const q = statements(dataset);
-  const encoder = new RowEncoder(dataset);
   const signal = options.signal;
-  const progress = (phase: ImportPhase) => options.onProgress?.({ phase, rows: encoder.rows });
-  let running: postgres.PendingQuery<postgres.Row[]> | undefined;
+  let encoder: RowEncoder | undefined;
+  const progress = (phase: ImportPhase) => options.onProgress?.({ phase, rows: encoder?.rows ?? 0 });
+  let running: { cancel(): unknown } | undefined;
   const cancel = () => void running?.cancel();
   signal?.addEventListener('abort', cancel);
-  const run = async <T extends postgres.Row[]>(query: postgres.PendingQuery<T>) => {
+  const run: Run = async (query) => {
     signal?.throwIfAborted();
-    running = query as unknown as postgres.PendingQuery<postgres.Row[]>;
+    running = query;
     try {
       return await query;
     } finally {
       running = undefined;
     }
   };
+
+  /** Streams the file into `statement`'s COPY, every row validated and encoded on the way (overlapping with the COPY). */
+  const read = async (tx: postgres.TransactionSql, statement: string, direct?: DirectRows): Promise<RowEncoder> => {
+    const rows = (encoder = new RowEncoder(dataset, direct));
+    const copy = await copyIn(tx, statement, direct ? `the ${dataset.table} table` : undefined);
+    const reader = format === 'csv' ? new CsvToCopy(rows, () => progress('reading')) : new NdjsonToCopy(rows, () => progress('reading'));
+    await pipeline(createReadStream(options.file, { highWaterMark: 1 << 20 }), reader, copy, { signal });
+    if (format === 'csv' && !rows.headerRead) throw new FileError(1, 'the file is empty: a header row is required');
+    return rows;
+  };
+
+  /** Into an empty table: straight into it, then its indexes (see first-load.ts). */
+  const loadFirst = async (tx: postgres.TransactionSql, first: FirstLoad): Promise<Loaded> => {
+    const rows = await read(tx, first.copy, first.rows);
+    const errors = byLine(rows.errors);
+    const summary: ImportSummary = { ...emptySummary(dataset.name), rows: rows.rows, invalid: errors.length };
+    if (errors.length > 0 && !options.skipInvalid) throw new Refused(summary, errors);
+    progress('rebuilding indexes');
+    summary.duplicatesInFile = await finishFirstLoad(tx, run, dataset, first, (removing) => progress(removing ? 'removing duplicates' : 'rebuilding indexes'));
+    summary.inserted = rows.staged - summary.duplicatesInFile;
+    return { summary, errors };
+  };
+
+  /** Through the staging table: references resolved, duplicates removed, then one upsert. */
+  const loadStaged = async (tx: postgres.TransactionSql): Promise<Loaded> => {
+    await tx.unsafe(q.createStaging);
+    const rows = await read(tx, q.copy);
+
+    progress('checking references');
+    const badReferences: RowError[] = [];
+    for (const check of q.missingReferences) {
+      const name = quote(check.column.name);
+      const found = await run(
+        tx.unsafe<{ line: number; value: string }[]>(
+          options.skipInvalid
+            ? `delete from ${STAGING} s where ${check.where} returning s.line, s.${name} as value`
+            : `select s.line, s.${name} as value from ${STAGING} s where ${check.where}`,
+        ),
+      );
+      const ref = check.column.reference!;
+      for (const row of found) {
+        badReferences.push({ line: row.line, reason: `${check.column.name}: no ${ref.table} has ${ref.column} ${show(row.value)}` });
+      }
+    }
+    const errors = byLine([...rows.errors, ...badReferences]);
+    const summary: ImportSummary = { ...emptySummary(dataset.name), rows: rows.rows, invalid: errors.length };
+    if (errors.length > 0 && !options.skipInvalid) throw new Refused(summary, errors);
+
+    progress('removing duplicates');
+    summary.duplicatesInFile = (await run(tx.unsafe(q.dedupe))).count;
+    const distinct = rows.staged - new Set(badReferences.map((e) => e.line)).size - summary.duplicatesInFile;
+
+    let rebuilding = false;
+    const mode = options.rebuildIndexes ?? 'auto';
+    if (mode === true || (mode === 'auto' && distinct >= REBUILD_MIN_ROWS)) {
+      const [held] = await run(tx.unsafe<{ n: number }[]>(q.sampleCount, [Math.floor(distinct / REBUILD_RATIO) + 1]));
+      rebuilding = mode === true || held!.n * REBUILD_RATIO <= distinct;
+    }
+    progress('applying');
+    let dropped: Dropped = { indexes: [], foreignKeys: [] };
+    let empty = false;
+    if (rebuilding) {
+      // From here until commit, nobody else reads or writes the table.
+      await run(tx.unsafe(`lock table ${quote(dataset.table)} in access exclusive mode`));
+      const [state] = await run(tx.unsafe<{ empty: boolean }[]>(q.isEmpty));
+      empty = state!.empty;
+      dropped = await dropIndexes(tx, run, dataset, empty);
+    }
+    if (empty) {
+      // The table emptied after the first-load check: the staged rows are distinct on the natural
+      // key, so a plain INSERT (no arbiter index, no per-row conflict check) inserts every one.
+      summary.inserted = (await run(tx.unsafe(q.insert))).count;
+    } else {
+      const [applied] = await run(tx.unsafe<{ inserted: number; updated: number }[]>(q.apply));
+      summary.inserted = applied!.inserted;
+      summary.updated = applied!.updated;
+    }
+    if (dropped.indexes.length > 0 || dropped.foreignKeys.length > 0) {
+      progress('rebuilding indexes');
+      await restoreIndexes(tx, run, dataset, dropped);
+    }
+    summary.unchanged = distinct - summary.inserted - summary.updated;
+    return { summary, errors };
+  };
+
   try {
     return await sql.begin(async (tx) => {
       await tx.unsafe(`set local work_mem = '64MB'`);
       await tx.unsafe(`set local maintenance_work_mem = '256MB'`);
-      await tx.unsafe(q.createStaging);
-      const copy = await copyIn(tx, q.copy);
-      const reader = format === 'csv' ? new CsvToCopy(encoder, () => progress('reading')) : new NdjsonToCopy(encoder, () => progress('reading'));
-      await pipeline(createReadStream(options.file, { highWaterMark: 1 << 20 }), reader, copy, { signal });
-      if (format === 'csv' && !encoder.headerRead) throw new FileError(1, 'the file is empty: a header row is required');
-
-      progress('checking references');
-      const badReferences: RowError[] = [];
-      for (const check of q.missingReferences) {
-        const name = quote(check.column.name);
-        const found = await run(
-          tx.unsafe<{ line: number; value: string }[]>(
-            options.skipInvalid
-              ? `delete from ${STAGING} s where ${check.where} returning s.line, s.${name} as value`
-              : `select s.line, s.${name} as value from ${STAGING} s where ${check.where}`,
-          ),
-        );
-        const ref = check.column.reference!;
-        for (const row of found) {
-          badReferences.push({ line: row.line, reason: `${check.column.name}: no ${ref.table} has ${ref.column} ${show(row.value)}` });
-        }
-      }
-      const errors = byLine([...encoder.errors, ...badReferences]);
-      const summary: ImportSummary = { ...emptySummary(dataset.name), rows: encoder.rows, invalid: errors.length };
-      if (errors.length > 0 && !options.skipInvalid) throw new Refused(summary, errors);
-
-      progress('removing duplicates');
-      summary.duplicatesInFile = (await run(tx.unsafe(q.dedupe))).count;
-      const distinct = encoder.staged - new Set(badReferences.map((e) => e.line)).size - summary.duplicatesInFile;
-
-      let rebuilding = false;
-      const mode = options.rebuildIndexes ?? 'auto';
-      if (mode === true || (mode === 'auto' && distinct >= REBUILD_MIN_ROWS)) {
-        const [held] = await run(tx.unsafe<{ n: number }[]>(q.sampleCount, [Math.floor(distinct / REBUILD_RATIO) + 1]));
-        rebuilding = mode === true || held!.n * REBUILD_RATIO <= distinct;
-      }
-      progress('applying');
-      type Definition = { name: string; definition: string };
-      let indexes: Definition[] = [];
-      let foreignKeys: Definition[] = [];
-      let empty = false;
-      if (rebuilding) {
-        // From here until commit, nobody else reads or writes the table.
-        await run(tx.unsafe(`lock table ${quote(dataset.table)} in access exclusive mode`));
-        const [state] = await run(tx.unsafe<{ empty: boolean }[]>(q.isEmpty));
-        empty = state!.empty;
-        indexes = [...(await run(tx.unsafe<Definition[]>(q.droppedIndexes, [empty])))];
-        if (indexes.length > 0) await run(tx.unsafe(`drop index ${indexes.map((index) => index.name).join(', ')}`));
-        if (empty) {
-          // Added back with one check of every row instead of a trigger call per inserted row.
-          foreignKeys = [...(await run(tx.unsafe<Definition[]>(q.foreignKeys)))];
-          if (foreignKeys.length > 0) {
-            await run(tx.unsafe(`alter table ${quote(dataset.table)} ${foreignKeys.map((fk) => `drop constraint ${fk.name}`).join(', ')}`));
-          }
-        }
-      }
-      if (empty) {
-        // A first load: the staged rows are distinct on the natural key, so a plain INSERT (no
-        // arbiter index, no per-row conflict check) inserts every one of them.
-        summary.inserted = (await run(tx.unsafe(q.insert))).count;
-      } else {
-        const [applied] = await run(tx.unsafe<{ inserted: number; updated: number }[]>(q.apply));
-        summary.inserted = applied!.inserted;
-        summary.updated = applied!.updated;
-      }
-      if (indexes.length > 0 || foreignKeys.length > 0) {
-        progress('rebuilding indexes');
-        for (const index of indexes) await run(tx.unsafe(index.definition));
-        for (const fk of foreignKeys) await run(tx.unsafe(`alter table ${quote(dataset.table)} add constraint ${fk.name} ${fk.definition}`));
-      }
-      summary.unchanged = distinct - summary.inserted - summary.updated;
+      const first = options.rebuildIndexes === false ? undefined : await prepareFirstLoad(tx, run, dataset);
+      const loaded = first ? await loadFirst(tx, first) : await loadStaged(tx);
       await options.beforeCommit?.(tx);
       signal?.throwIfAborted();
-      return { summary, errors };
+      return loaded;
     });
   } catch (err) {
     if (signal?.aborted) throw new ImportAborted();
@@ -352,7 +361,8 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
  * Imports a CSV or NDJSON file into a catalog dataset, all or nothing: every row is validated and
  * streamed with COPY into a temporary staging table, references are resolved there, in-file
  * duplicates are reduced to their last row, and one upsert on the natural key applies the rest, in
- * a single transaction. The dataset is marked not ready (committed at once, so readers see it) for
+ * a single transaction. Into an empty table the rows are copied straight into it instead, with its
+ * indexes built after (first-load.ts), still in that one transaction. The dataset is marked not ready (committed at once, so readers see it) for
  * the duration, and ready again afterwards with its row count, whatever the outcome. `sql` needs
  * room for two connections: one holds the dataset's import lock and readiness, one the transaction.
  */

@@ -45,6 +45,8 @@ export interface SeedOptions {
   progress?: boolean;
   /** Called after each table is seeded, with its row count and the time its load took (for benchmarks). */
   onTable?: (timing: SeedTiming) => void;
+  /** Seed only the groups of tables that hold one of these tables (e.g. `['person']`: companies and people). Default: all. */
+  tables?: string[];
 }
 
 export interface SeedTiming {
@@ -90,6 +92,7 @@ export async function seedCatalog(sql: Sql, options: SeedOptions = {}): Promise<
     : undefined;
   try {
     for (const group of GROUPS) {
+      if (options.tables && !group.tables.some((table) => options.tables!.includes(table))) continue;
       const empty = await Promise.all(group.tables.map((t) => isEmpty(sql, t)));
       const tables = group.build(seed, SCALES[scale]);
       if (empty.includes(false)) {
