@@ -37,8 +37,9 @@ import { createAccount, type Principal } from '../../src/services/accounts.ts';
 import { enrichLeads, type EnrichResult } from '../../src/services/leads/enrich.ts';
 import { filtersOf, parseLeadSearch } from '../../src/services/leads/params.ts';
 import { countLeads, leadConditions, normaliseSocialUrl, selectLeadPage, selectLeadSearch, where, type LeadRow } from '../../src/services/leads/query.ts';
-import { leadRecord, searchLeads, type CompanyRecord } from '../../src/services/leads/search.ts';
-import { openBenchServer } from './env.ts';
+import { leadRecord } from '../../src/services/leads/lead-record.ts';
+import { searchLeads, type CompanyRecord } from '../../src/services/leads/search.ts';
+import { openBenchServer, serverSettings } from './env.ts';
 import { percentile, round } from './stats.ts';
 
 /** The three parts of the benchmark, in the order they run. */
@@ -701,16 +702,7 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
     core = await createCore(config, seeded.url, createLogger('silent'));
     const acc = accounts(core);
     const { people, companies } = await peopleAndCompanies(core.sql);
-    const [version] = await core.sql<{ v: string }[]>`select current_setting('server_version') as v`;
-    const settings = Object.fromEntries(
-      (
-        await core.sql<{ name: string; setting: string }[]>`
-          select name, current_setting(name) as setting from pg_settings
-          where name in ('shared_buffers', 'work_mem', 'effective_cache_size', 'max_parallel_workers_per_gather', 'jit')
-          union all
-          select 'ctype', datlocprovider::text || ':' || datctype from pg_database where datname = current_database()`
-      ).map((r) => [r.name, r.setting]),
-    );
+    const { version, settings } = await serverSettings(core.sql, ['shared_buffers', 'work_mem', 'effective_cache_size', 'max_parallel_workers_per_gather', 'jit']);
 
     // Warm: every table and index the benchmark touches is read once before anything is timed.
     log('warming the caches…');
@@ -737,7 +729,7 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
     return {
       date: new Date().toISOString(),
       database: seeded.kind,
-      postgres: version!.v,
+      postgres: version,
       settings,
       node: process.version,
       cpus: os.cpus().length,

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import type { Sql } from '../../db/client.ts';
 import { ensureDatabase, freePort, startEmbeddedPostgres } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog } from '../../db/seed/index.ts';
@@ -165,4 +166,14 @@ export async function startBenchEnv(): Promise<BenchEnv> {
     await database.close();
     throw err;
   }
+}
+
+/** The server's version and the settings a benchmark's figures depend on (`ctype`: the database's locale provider and ctype). */
+export async function serverSettings(sql: Sql, names: string[]): Promise<{ version: string; settings: Record<string, string> }> {
+  const [version] = await sql<{ v: string }[]>`select current_setting('server_version') as v`;
+  const rows = await sql<{ name: string; setting: string }[]>`
+    select name, current_setting(name) as setting from pg_settings where name = any(${names})
+    union all
+    select 'ctype', datlocprovider::text || ':' || datctype from pg_database where datname = current_database()`;
+  return { version: version!.v, settings: Object.fromEntries(rows.map((r) => [r.name, r.setting])) };
 }

@@ -30,6 +30,7 @@
  * in `.data/bench-database`, or `bench_leads_<scale>` on DATABASE_URL's server), shared_buffers 1GB.
  * Runs, their items and jobs are deleted after each timed run, and the bench account at the end.
  */
+import { serverSettings } from './env.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { drizzle } from 'drizzle-orm/postgres-js';
@@ -1004,14 +1005,7 @@ export async function benchTools(options: ToolsOptions = {}): Promise<ToolsResul
     // Statistics and the visibility map of every catalog table the tools read (seededDatabase did the lead tables).
     await sql`vacuum (analyze) local_business, local_business_review, store, home_service_pro, business_listing, commercial_property,
               real_estate_agent, rental_listing, rental_host, property, criminal_record, run, run_item, tool_cache`;
-    const [version] = await sql<{ v: string }[]>`select current_setting('server_version') as v`;
-    const settings = Object.fromEntries(
-      (
-        await sql<{ name: string; setting: string }[]>`
-          select name, current_setting(name) as setting from pg_settings
-          where name in ('shared_buffers', 'work_mem', 'synchronous_commit', 'max_parallel_workers_per_gather', 'jit')`
-      ).map((r) => [r.name, r.setting]),
-    );
+    const { version, settings } = await serverSettings(sql, ['shared_buffers', 'work_mem', 'synchronous_commit', 'max_parallel_workers_per_gather', 'jit']);
 
     const commits: number[] = [];
     for (let i = 0; i < 20; i++) commits.push((await timed(() => sql.begin((tx) => tx`select txid_current()`))).ms);
@@ -1035,7 +1029,7 @@ export async function benchTools(options: ToolsOptions = {}): Promise<ToolsResul
     return {
       date: new Date().toISOString(),
       database: seeded.kind,
-      postgres: version!.v,
+      postgres: version,
       settings,
       node: process.version,
       cpus: os.cpus().length,

@@ -11,8 +11,6 @@ import { translatePeopleSearchUrl, type SearchTranslation } from './people-searc
 import { leadRecord } from './lead-record.ts';
 import { leadConditions, selectLeadSearch, where, type LeadRow } from './query.ts';
 
-export { leadRecord };
-
 export interface CompanyRecord {
   id: number;
   name: string;
