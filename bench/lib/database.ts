@@ -29,6 +29,7 @@ import postgres from 'postgres';
 import type { Sql } from '../../db/client.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedHandle } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
+import { contactRankSql } from '../../db/schema/leads.ts';
 import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
 import { loopbackConfig } from '../../src/config.ts';
 import { createCore, type Core } from '../../src/core.ts';
@@ -600,8 +601,7 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
       one(
         `select ${PERSON}, ${company} from company c join person p on p.company_id = c.id
          where c.domain = $1
-         order by case when p.title ~* '^(ceo|chief executive officer)$' then 0 when p.seniority = 'c_suite' then 1 when p.seniority = 'vp' then 2
-                       when p.seniority in ('director', 'head') then 3 else 4 end, p.id
+         order by ${contactRankSql('p.')}, p.id
          limit 1`,
         v,
       ),

@@ -59,6 +59,15 @@ export const DEPARTMENTS = [
 ] as const;
 
 /**
+ * A person's rank as their company's contact, lowest first: CEO, other C-suite, VP, Director or head,
+ * then everyone else. Enrichment by company domain returns the lowest-ranked person (then the lowest
+ * id); `person_company_idx` carries this very expression, so that is one index probe per company.
+ * `p` is the table's alias in a query (empty in the index definition).
+ */
+export const contactRankSql = (p = '') =>
+  `case when ${p}title ~* '^(ceo|chief executive officer)$' then 0 when ${p}seniority = 'c_suite' then 1 when ${p}seniority = 'vp' then 2 when ${p}seniority in ('director', 'head') then 3 else 4 end`;
+
+/**
  * People of the lead database. The natural key is the lower-cased email, else the social profile
  * URL (`person_key`, generated), so re-importing a file updates rather than duplicates.
  */
@@ -93,8 +102,9 @@ export const personTable = pgTable(
   },
   (t) => [
     uniqueIndex('person_key').on(t.personKey),
-    // With the id, a company's people are counted and paged from the index alone.
-    index('person_company_idx').on(t.companyId, t.id),
+    // A company's people: counted from the index alone (it carries the id), and its first contact
+    // (contactRankSql) found with one probe.
+    index('person_company_idx').on(t.companyId, sql.raw(`(${contactRankSql()})`), t.id),
     index('person_company_industry_idx').on(t.companyIndustry),
     index('person_title_trgm').using('gin', sql`${t.title} gin_trgm_ops`),
     index('person_seniority_idx').on(t.seniority),

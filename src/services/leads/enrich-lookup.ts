@@ -1,4 +1,5 @@
 import type { Sql } from '../../../db/client.ts';
+import { contactRankSql } from '../../../db/schema/leads.ts';
 import type { Keys, MatchKey } from './enrich.ts';
 import type { LeadRow } from './query.ts';
 import type { CompanyRecord } from './search.ts';
@@ -115,16 +116,12 @@ const LOOKUPS: Record<MatchKey, string> = {
     from unnest($1::text[]) k join person p on lower(p.linkedin_url) = k.k left join company c on c.id = p.company_id`,
   mobile: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
     from unnest($1::text[]) k join person p on right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = k.k left join company c on c.id = p.company_id`,
-  // The most senior person at each domain: CEO, other C-suite, VP, Director, then others (lowest id
-  // first within a rank). Domains are unique, so each company is ranked on its own people only: its
-  // people are read and the first kept. An index on (company_id, this very expression, id) would make
-  // that one index probe per company (docs/benchmarks.md §4).
+  // The most senior person at each domain (contactRankSql; lowest id first within a rank): one probe
+  // of person_company_idx, which carries the rank, per company.
   domain: `select c.domain as k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
     from company c cross join lateral (
       select ${PERSON_COLUMNS} from person p where p.company_id = c.id
-      order by case when p.title ~* '^(ceo|chief executive officer)$' then 0 when p.seniority = 'c_suite' then 1 when p.seniority = 'vp' then 2
-                    when p.seniority in ('director', 'head') then 3 else 4 end,
-               p.id
+      order by ${contactRankSql('p.')}, p.id
       limit 1) p
     where c.domain = any($1::text[])`,
 };
