@@ -29,7 +29,7 @@ import postgres from 'postgres';
 import type { Sql } from '../../db/client.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedHandle } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
-import { contactRankSql } from '../../db/schema/leads.ts';
+import { contactRankSql, personByEmailSql } from '../../db/schema/leads.ts';
 import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
 import { loopbackConfig } from '../../src/config.ts';
 import { createCore, type Core } from '../../src/core.ts';
@@ -594,7 +594,7 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
   type Found = LeadRow & Record<`c_${string}`, unknown>;
   const one = (text: string, value: string) => sql.unsafe<Found[]>(text, [value], { prepare: true });
   const lookups: Record<Kind, (value: string) => Promise<Found[]>> = {
-    email: (v) => one(`${person} where lower(p.email) = $1 order by p.id limit 1`, v),
+    email: (v) => one(`${person} where ${personByEmailSql('p.', '$1')}`, v),
     social: (v) => one(`${person} where lower(p.linkedin_url) = $1 order by p.id limit 1`, v),
     mobile: (v) => one(`${person} where right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = $1 order by p.id limit 1`, v),
     domain: (v) =>

@@ -67,9 +67,14 @@ export const DEPARTMENTS = [
 export const contactRankSql = (p = '') =>
   `case when ${p}title ~* '^(ceo|chief executive officer)$' then 0 when ${p}seniority = 'c_suite' then 1 when ${p}seniority = 'vp' then 2 when ${p}seniority in ('director', 'head') then 3 else 4 end`;
 
+/** The condition "the person's email, lower case, is `value`" as a probe of the unique `person_key` index. */
+export const personByEmailSql = (p: string, value: string) => `${p}person_key = ${value} and ${p}email is not null`;
+
 /**
  * People of the lead database. The natural key is the lower-cased email, else the social profile
- * URL (`person_key`, generated), so re-importing a file updates rather than duplicates.
+ * URL (`person_key`, generated), so re-importing a file updates rather than duplicates. Its unique
+ * index also finds a person by email: `lower(p.email) = $1` is `p.person_key = $1 and p.email is not
+ * null` (personByEmailSql), so there is no index on the email itself.
  */
 export const personTable = pgTable(
   'person',
@@ -111,7 +116,6 @@ export const personTable = pgTable(
     index('person_department_idx').on(t.department),
     index('person_location_idx').on(sql`lower(${t.country})`, sql`lower(${t.state})`),
     index('person_city_trgm').using('gin', sql`${t.city} gin_trgm_ops`),
-    index('person_email_idx').on(sql`lower(${t.email})`),
     index('person_name_idx').on(sql`lower(${t.lastName})`, sql`lower(${t.firstName})`),
     index('person_linkedin_idx').on(sql`lower(${t.linkedinUrl})`),
     // Enrichment matches mobiles on their last 10 digits, ignoring country codes.

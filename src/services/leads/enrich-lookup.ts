@@ -1,5 +1,5 @@
 import type { Sql } from '../../../db/client.ts';
-import { contactRankSql } from '../../../db/schema/leads.ts';
+import { contactRankSql, personByEmailSql } from '../../../db/schema/leads.ts';
 import type { Keys, MatchKey } from './enrich.ts';
 import type { LeadRow } from './query.ts';
 import type { CompanyRecord } from './search.ts';
@@ -105,13 +105,14 @@ export const companyOf = (f: Found): CompanyRecord | undefined =>
 /**
  * One query per match kind, each given every distinct key of the request as one array, with the
  * person's company joined. Each key is looked up in the index on its expression and returned as sent
- * (the expression is not computed again per row). Several people may share an email, social URL or
- * mobile; the one with the lowest id is kept (in JavaScript: without an ORDER BY, rows are sent as
+ * (the expression is not computed again per row). An email is found through the person's unique key
+ * (personByEmailSql), so it names one person at most; several people may share a social URL or a
+ * mobile, and the one with the lowest id is kept (in JavaScript: without an ORDER BY, rows are sent as
  * they are found, and decoded while the other lookups still run).
  */
 const LOOKUPS: Record<MatchKey, string> = {
   email: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
-    from unnest($1::text[]) k join person p on lower(p.email) = k.k left join company c on c.id = p.company_id`,
+    from unnest($1::text[]) k join person p on ${personByEmailSql('p.', 'k.k')} left join company c on c.id = p.company_id`,
   social: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
     from unnest($1::text[]) k join person p on lower(p.linkedin_url) = k.k left join company c on c.id = p.company_id`,
   mobile: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}

@@ -205,9 +205,10 @@ export function catalogPersons(db: Executor): PersonSource {
     if (q.state || q.city) c.push(sql`lower(p.country) = any(${US_COUNTRY}::text[])`);
     if (q.state) c.push(sql`lower(p.state) = any(${stateVariants(US_STATES[q.state] ?? q.state)}::text[])`);
     if (q.city) c.push(sql`lower(p.city) = ${q.city.toLowerCase()}`);
-    // person_location_idx, person_mobile_idx and person_email_idx; office lines are shared by colleagues and are not matched.
+    // person_location_idx, person_mobile_idx and person_key (an email is its key: personByEmailSql); office
+    // lines are shared by colleagues and are not matched.
     if (q.phone) c.push(sql`right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = ${q.phone}`);
-    if (q.email) c.push(sql`lower(p.email) = ${q.email}`);
+    if (q.email) c.push(sql`p.person_key = ${q.email}`, sql`p.email is not null`);
     const rows = await sql<LeadRow[]>`
       select p.id::text as id, p.first_name, p.last_name, p.email, p.mobile, p.city, p.state, p.title, c.name as employer
       from person p left join company c on c.id = p.company_id
