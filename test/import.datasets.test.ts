@@ -256,6 +256,23 @@ describe('importFile: upserts', () => {
     expect(await f.sql`select industry from company where domain = 'globex-import.test'`).toEqual([{ industry: 'Utilities' }]);
   });
 
+  it('new rows of a later import get their ids in file order, whatever order the references join in', async () => {
+    const file = await f.write(
+      'people-order.csv',
+      [
+        'company_domain,first_name,last_name,email',
+        'initech-import.test,Ida,First,ida.first@order-import.test',
+        'globex-import.test,Gus,Second,gus.second@order-import.test',
+        'acme-import.test,Abe,Third,abe.third@order-import.test',
+        ',Nia,Fourth,nia.fourth@order-import.test',
+        'initech-import.test,Ivo,Fifth,ivo.fifth@order-import.test',
+      ].join('\n'),
+    );
+    expect((await run({ dataset: 'people', file })).summary).toEqual(summary('people', { rows: 5, inserted: 5 }));
+    const rows = await f.sql<{ first_name: string }[]>`select first_name from person where email like '%@order-import.test' order by id`;
+    expect(rows.map((r) => r.first_name)).toEqual(['Ida', 'Gus', 'Abe', 'Nia', 'Ivo']);
+  });
+
   it('several rows with one natural key: the last wins, the others count as duplicatesInFile', async () => {
     const companies = await f.write(
       'companies-dupes.csv',

@@ -114,6 +114,7 @@ export function renderDatasetsDoc(): string {
     '  that, the table\'s secondary indexes are dropped before the upsert and rebuilt after it, inside the',
     '  same transaction, which is much faster than maintaining them row by row; readers of that table',
     '  wait until the import commits.',
+    '- **Ids.** New rows get increasing ids in the order of the file, on a first load and on later imports.',
     '',
     '## File formats',
     '',

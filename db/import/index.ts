@@ -180,12 +180,14 @@ function statements(dataset: Dataset) {
         select key, max(line) as keep from (select ${key} as key, s.line from ${STAGING} s) k group by key having count(*) > 1
       ) d where ${key} = d.key and s.line <> d.keep`,
     /** The first-load path: the table is empty and nobody else can write it, so nothing can conflict. */
+    // In line order, so new rows get their ids in file order (a join may return them in another).
     insert: `insert into ${table} (${targets.map(quote).join(', ')})
-        select ${values.join(', ')} from ${STAGING} s ${joins.join(' ')}`,
+        select ${values.join(', ')} from ${STAGING} s ${joins.join(' ')} order by s.line`,
     apply: `with applied as (
         insert into ${table} as t (${targets.map(quote).join(', ')})
         select ${values.join(', ')} from ${STAGING} s ${joins.join(' ')}
         where not ${unchanged}
+        order by s.line
         on conflict (${quote(dataset.naturalKey.column)}) ${onConflict}
         returning (t.xmax = 0) as inserted
       ) select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated from applied`,
