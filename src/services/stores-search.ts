@@ -7,7 +7,7 @@ import { searchCatalogPage, type Fragment } from './catalog-search.ts';
 import { ValidationError } from './errors.ts';
 import { param, pagingParams, parseParams } from './params.ts';
 import { assertPlan } from './plans.ts';
-import { resolveStoreNames, storeConditions, storeFilter, type SqlTemplate } from './stores/filters.ts';
+import { resolveStoreNames, storeBoundFields, storeConditions, storeFilter, type SqlTemplate } from './stores/filters.ts';
 import { storeNameLists } from './stores/names.ts';
 
 const socials = Object.fromEntries(STORE_SOCIALS.map((s) => [s, param.bool.describe(`Only stores with a social profile on ${s}.`)])) as Record<(typeof STORE_SOCIALS)[number], typeof param.bool>;
@@ -30,18 +30,7 @@ export const storeSearchParams = z
     emails: param.bool.describe('Only stores with an email address.'),
     phones: param.bool.describe('Only stores with a phone number.'),
     ...socials,
-    minEstimatedMonthlyVisits: param.num(0, 1e12).describe('Least estimated monthly visits. Alias: visitsMin.'),
-    maxEstimatedMonthlyVisits: param.num(0, 1e12).describe('Most estimated monthly visits. Alias: visitsMax.'),
-    minEstimatedMonthlySales: param.num(0, 1e15, false).describe('Least estimated monthly sales, USD. Alias: salesMin.'),
-    maxEstimatedMonthlySales: param.num(0, 1e15, false).describe('Most estimated monthly sales, USD. Alias: salesMax.'),
-    minEmployeeCount: param.num(0, 10_000_000).describe('Fewest employees. Alias: employeesMin.'),
-    maxEmployeeCount: param.num(0, 10_000_000).describe('Most employees. Alias: employeesMax.'),
-    visitsMin: param.num(0, 1e12).describe('Alias of minEstimatedMonthlyVisits.'),
-    visitsMax: param.num(0, 1e12).describe('Alias of maxEstimatedMonthlyVisits.'),
-    salesMin: param.num(0, 1e15, false).describe('Alias of minEstimatedMonthlySales.'),
-    salesMax: param.num(0, 1e15, false).describe('Alias of maxEstimatedMonthlySales.'),
-    employeesMin: param.num(0, 10_000_000).describe('Alias of minEmployeeCount.'),
-    employeesMax: param.num(0, 10_000_000).describe('Alias of maxEmployeeCount.'),
+    ...storeBoundFields((max, whole) => param.num(0, max, whole)),
   })
   .strict();
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { STORE_PLATFORMS, STORE_SOCIALS } from '../../db/schema/stores.ts';
-import { isStorePlatform, resolveStoreNames, storeFilter, storeKey, type StoreFilter, type StoreSocial } from '../services/stores/filters.ts';
+import { isStorePlatform, resolveStoreNames, storeBoundFields, storeFilter, storeKey, type StoreFilter, type StoreSocial } from '../services/stores/filters.ts';
 import { storeNameLists } from '../services/stores/names.ts';
 import type { StoreLead } from '../sources/stores.ts';
 import { perResult } from './pricing.ts';
@@ -36,16 +36,11 @@ const count = (max: number) =>
     .min(0, 'must be 0 or more')
     .max(max, `must be at most ${max}`);
 
-const MAX_VISITS = 1e12;
-const MAX_SALES = 1e15;
-const MAX_EMPLOYEES = 10_000_000;
-
-const bound = (what: string, max: number, whole = true) =>
+const bound = (max: number, whole: boolean) =>
   (whole ? z.number({ error: 'must be a number' }).int('must be a whole number') : z.number({ error: 'must be a number' }))
     .min(0, 'must be 0 or more')
     .max(max, `must be at most ${max}`)
-    .optional()
-    .describe(what);
+    .optional();
 
 const flag = (description: string, dflt: boolean) => z.boolean({ error: 'must be true or false' }).default(dflt).describe(description);
 
@@ -104,18 +99,7 @@ export const storeLeadsInput = z
     offset: count(MAX_OFFSET)
       .optional()
       .describe('Matching stores to skip. Start at 0 and add totalLeads per call (the response returns nextOffset). Without it, identical calls return the same first page.'),
-    minEstimatedMonthlyVisits: bound('Least estimated monthly visits; stores below are neither returned nor billed. Alias: visitsMin.', MAX_VISITS),
-    maxEstimatedMonthlyVisits: bound('Most estimated monthly visits. Alias: visitsMax.', MAX_VISITS),
-    minEstimatedMonthlySales: bound('Least estimated monthly sales, USD. Alias: salesMin.', MAX_SALES, false),
-    maxEstimatedMonthlySales: bound('Most estimated monthly sales, USD. Alias: salesMax.', MAX_SALES, false),
-    minEmployeeCount: bound('Least employee count. Alias: employeesMin.', MAX_EMPLOYEES),
-    maxEmployeeCount: bound('Most employee count. Alias: employeesMax.', MAX_EMPLOYEES),
-    visitsMin: bound('Alias of minEstimatedMonthlyVisits.', MAX_VISITS),
-    visitsMax: bound('Alias of maxEstimatedMonthlyVisits.', MAX_VISITS),
-    salesMin: bound('Alias of minEstimatedMonthlySales.', MAX_SALES, false),
-    salesMax: bound('Alias of maxEstimatedMonthlySales.', MAX_SALES, false),
-    employeesMin: bound('Alias of minEmployeeCount.', MAX_EMPLOYEES),
-    employeesMax: bound('Alias of maxEmployeeCount.', MAX_EMPLOYEES),
+    ...storeBoundFields(bound),
     fileName: text(50, 'shopify-us').optional().describe('Export name.'),
   })
   .superRefine((input, ctx) => {

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { STORE_PLATFORMS, STORE_SOCIALS } from '../../../db/schema/stores.ts';
 import { ValidationError, type ErrorDetail } from '../errors.ts';
 import { stateVariants } from '../leads/vocabulary.ts';
@@ -20,7 +21,31 @@ export const STORE_RANGE_ALIASES = {
   minEmployeeCount: 'employeesMin',
   maxEmployeeCount: 'employeesMax',
 } as const;
-type RangeName = keyof typeof STORE_RANGE_ALIASES | (typeof STORE_RANGE_ALIASES)[keyof typeof STORE_RANGE_ALIASES];
+type BoundName = keyof typeof STORE_RANGE_ALIASES;
+type RangeName = BoundName | (typeof STORE_RANGE_ALIASES)[BoundName];
+
+/** What each bound limits, its largest value, and whether it takes whole numbers only. */
+const STORE_BOUNDS: Record<BoundName, { description: string; max: number; whole: boolean }> = {
+  minEstimatedMonthlyVisits: { description: 'Least estimated monthly visits.', max: 1e12, whole: true },
+  maxEstimatedMonthlyVisits: { description: 'Most estimated monthly visits.', max: 1e12, whole: true },
+  minEstimatedMonthlySales: { description: 'Least estimated monthly sales, USD.', max: 1e15, whole: false },
+  maxEstimatedMonthlySales: { description: 'Most estimated monthly sales, USD.', max: 1e15, whole: false },
+  minEmployeeCount: { description: 'Fewest employees.', max: 10_000_000, whole: true },
+  maxEmployeeCount: { description: 'Most employees.', max: 10_000_000, whole: true },
+};
+
+/**
+ * The bound parameters, long names first, then their aliases. `number` makes an optional parameter
+ * from 0 to `max`; the store database API and the store leads tool read numbers each in their own way.
+ */
+export function storeBoundFields<T extends z.ZodType>(number: (max: number, whole: boolean) => T): Record<RangeName, T> {
+  const names = Object.keys(STORE_RANGE_ALIASES) as BoundName[];
+  const field = (name: BoundName, description: string) => number(STORE_BOUNDS[name].max, STORE_BOUNDS[name].whole).describe(description);
+  return Object.fromEntries([
+    ...names.map((name) => [name, field(name, `${STORE_BOUNDS[name].description} Alias: ${STORE_RANGE_ALIASES[name]}.`)]),
+    ...names.map((name) => [STORE_RANGE_ALIASES[name], field(name, `Alias of ${name}.`)]),
+  ]) as Record<RangeName, T>;
+}
 
 /** The filters as a caller sends them; lists are any-of. */
 export type StoreFilterParams = {
@@ -74,8 +99,8 @@ export const isStorePlatform = (value: string): value is StorePlatform => (STORE
 const nonEmpty = <T>(list: T[] | undefined) => (list && list.length > 0 ? list : undefined);
 const unique = <T>(list: T[]) => [...new Set(list)];
 
-function range(params: StoreFilterParams, minName: keyof typeof STORE_RANGE_ALIASES, maxName: keyof typeof STORE_RANGE_ALIASES, issues: ErrorDetail[]): Range {
-  const pick = (name: keyof typeof STORE_RANGE_ALIASES) => {
+function range(params: StoreFilterParams, minName: BoundName, maxName: BoundName, issues: ErrorDetail[]): Range {
+  const pick = (name: BoundName) => {
     const alias = STORE_RANGE_ALIASES[name];
     const long = params[name];
     const short = params[alias];
