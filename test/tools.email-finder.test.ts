@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMAIL_FINDER_COLUMNS } from '../src/tools/email-finder.ts';
-import { localNetwork, startDns, startSmtp, type LocalDns, type LocalSmtp, type MailboxMode, type Zone } from './fixtures/net.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { LOOPBACK, mxTo, type MailboxMode, type Zone } from './fixtures/net.ts';
+import type { TestApp } from './helpers/app.ts';
+import { startNetworkedTestApp, type NetworkedTestApp } from './helpers/network.ts';
 
 const PATH = '/api/v1/scrape/email-finder';
 
-let t: TestApp;
+let t: NetworkedTestApp;
 let key: string;
-let dns: LocalDns;
-let smtp: LocalSmtp;
 const zone: Zone = {};
 const mailboxes: Record<string, MailboxMode> = {};
 
@@ -25,13 +24,8 @@ let flastCo: PatternCompany;
 let dottedCo: PatternCompany;
 let member: { first_name: string; last_name: string; email: string };
 
-const local = { A: ['127.0.0.1'] };
-const mx = (host: string) => ({ MX: [{ exchange: host, priority: 10 }] });
-
 beforeAll(async () => {
-  dns = await startDns(zone);
-  smtp = await startSmtp(mailboxes);
-  t = await startTestApp({ config: { network: localNetwork({ dns: dns.port, smtp: smtp.port }, { smtpTimeoutMs: 500 }) } });
+  t = await startNetworkedTestApp({ zone, mailboxes }, { smtpTimeoutMs: 500 });
   ({ apiKey: key } = await t.account());
 
   const companies = (await t.app.core.sql`
@@ -58,11 +52,11 @@ beforeAll(async () => {
   member = members[0]!;
 
   Object.assign(zone, {
-    [flastCo.domain]: mx('mx.shared.test'),
-    [dottedCo.domain]: mx('mx.shared.test'),
-    'fresh.test': mx('mx.shared.test'),
-    'grey.test': mx('mx.shared.test'),
-    'mx.shared.test': local,
+    [flastCo.domain]: mxTo('mx.shared.test'),
+    [dottedCo.domain]: mxTo('mx.shared.test'),
+    'fresh.test': mxTo('mx.shared.test'),
+    'grey.test': mxTo('mx.shared.test'),
+    'mx.shared.test': LOOPBACK,
   });
   const memberLocal = member.email.split('@')[0]!;
   Object.assign(mailboxes, {
@@ -75,8 +69,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.stop();
-  await smtp?.close();
-  await dns?.close();
 });
 
 describe('the email finder over REST', () => {

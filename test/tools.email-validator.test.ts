@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emailValidatorTool } from '../src/tools/email-validator.ts';
-import { localNetwork, startDns, startSmtp, type LocalDns, type LocalSmtp, type MailboxMode, type Zone } from './fixtures/net.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { LOOPBACK, mxTo, type LocalDns, type LocalSmtp, type MailboxMode, type Zone } from './fixtures/net.ts';
+import type { TestApp } from './helpers/app.ts';
+import { startNetworkedTestApp, type NetworkedTestApp } from './helpers/network.ts';
 
 const PATH = '/api/v1/scrape/email-validator';
 
-let t: TestApp;
+let t: NetworkedTestApp;
 let key: string;
 let dns: LocalDns;
 let smtp: LocalSmtp;
@@ -29,13 +30,9 @@ interface CompanyRow {
 let acme: CompanyRow;
 let globex: CompanyRow;
 
-const mx = (host: string) => ({ MX: [{ exchange: host, priority: 10 }] });
-const local = { A: ['127.0.0.1'] };
-
 beforeAll(async () => {
-  dns = await startDns(zone);
-  smtp = await startSmtp(mailboxes);
-  t = await startTestApp({ config: { network: localNetwork({ dns: dns.port, smtp: smtp.port }, { smtpTimeoutMs: 500 }) } });
+  t = await startNetworkedTestApp({ zone, mailboxes }, { smtpTimeoutMs: 500 });
+  ({ dns, smtp } = t);
   ({ apiKey: key } = await t.account());
 
   // Two companies of the seeded lead database, reachable through the local DNS and SMTP servers.
@@ -47,29 +44,29 @@ beforeAll(async () => {
   Object.assign(zone, {
     // acme: two MX records, the preferred one answers.
     [acme.domain]: { MX: [{ exchange: `mx1.${acme.domain}`, priority: 10 }, { exchange: `mx2.${acme.domain}`, priority: 20 }] },
-    [`mx1.${acme.domain}`]: local,
+    [`mx1.${acme.domain}`]: LOOPBACK,
     // globex: no MX, only an A record (the implicit MX of RFC 5321 §5.1).
-    [globex.domain]: local,
-    'greylist.test': mx('mx.shared.test'),
-    'greyforever.test': mx('mx.shared.test'),
-    'slow.test': mx('mx.shared.test'),
-    'policy.test': mx('mx.shared.test'),
-    'mx.shared.test': local,
+    [globex.domain]: LOOPBACK,
+    'greylist.test': mxTo('mx.shared.test'),
+    'greyforever.test': mxTo('mx.shared.test'),
+    'slow.test': mxTo('mx.shared.test'),
+    'policy.test': mxTo('mx.shared.test'),
+    'mx.shared.test': LOOPBACK,
     'nullmx.test': { MX: [{ exchange: '', priority: 0 }] },
     'nomail.test': {},
-    'private-mx.test': mx('mx.private-mx.test'),
+    'private-mx.test': mxTo('mx.private-mx.test'),
     'mx.private-mx.test': { A: ['10.0.0.25'] },
     // A public address: the test allow-list keeps the run from ever connecting to it.
-    'public-mx.test': mx('mx.public-mx.test'),
+    'public-mx.test': mxTo('mx.public-mx.test'),
     'mx.public-mx.test': { A: ['93.184.216.34'] },
-    'google-hosted.test': mx('aspmx.l.google.com'),
-    'aspmx.l.google.com': local,
-    'm365.test': mx('m365-test.mail.protection.outlook.com'),
-    'm365-test.mail.protection.outlook.com': local,
-    'gmail.com': mx('gmail-smtp-in.l.google.com'),
-    'gmail-smtp-in.l.google.com': local,
-    'mailinator.com': mx('mail.mailinator.com'),
-    'mail.mailinator.com': local,
+    'google-hosted.test': mxTo('aspmx.l.google.com'),
+    'aspmx.l.google.com': LOOPBACK,
+    'm365.test': mxTo('m365-test.mail.protection.outlook.com'),
+    'm365-test.mail.protection.outlook.com': LOOPBACK,
+    'gmail.com': mxTo('gmail-smtp-in.l.google.com'),
+    'gmail-smtp-in.l.google.com': LOOPBACK,
+    'mailinator.com': mxTo('mail.mailinator.com'),
+    'mail.mailinator.com': LOOPBACK,
   });
   Object.assign(mailboxes, {
     [acme.domain]: { mode: 'list', users: ['jane.doe'] },
@@ -86,8 +83,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.stop();
-  await smtp?.close();
-  await dns?.close();
 });
 
 const companyOf = (c: CompanyRow) => ({

@@ -3,16 +3,15 @@ import { linkScore } from '../src/services/email/crawl.ts';
 import { decodeCloudflareEmail, emailsInText, extractPage, looksLikePersonName } from '../src/services/email/extract.ts';
 import { matchTitle } from '../src/services/email/titles.ts';
 import { WEBSITE_FINDER_COLUMNS } from '../src/tools/website-finder.ts';
-import { localNetwork, startDns, startSmtp, startWeb, type LocalDns, type LocalSmtp, type LocalWeb, type MailboxMode, type Sites, type Zone } from './fixtures/net.ts';
+import { LOOPBACK, mxTo, type LocalWeb, type MailboxMode, type Sites, type Zone } from './fixtures/net.ts';
 import { cloudflareEncode, companySite, OTHER_SITES } from './fixtures/sites.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import type { TestApp } from './helpers/app.ts';
+import { startNetworkedTestApp, type NetworkedTestApp } from './helpers/network.ts';
 
 const PATH = '/api/v1/scrape/website-finder';
 
-let t: TestApp;
+let t: NetworkedTestApp<LocalWeb>;
 let key: string;
-let dns: LocalDns;
-let smtp: LocalSmtp;
 let web: LocalWeb;
 const zone: Zone = {};
 const sites: Sites = { ...OTHER_SITES };
@@ -29,13 +28,9 @@ interface Ceo {
 }
 let ceo: Ceo;
 
-const local = { A: ['127.0.0.1'] };
-
 beforeAll(async () => {
-  dns = await startDns(zone);
-  smtp = await startSmtp(mailboxes);
-  web = await startWeb(sites);
-  t = await startTestApp({ config: { network: localNetwork({ dns: dns.port, smtp: smtp.port, web: web.port }) } });
+  t = await startNetworkedTestApp({ zone, mailboxes, sites });
+  ({ web } = t);
   ({ apiKey: key } = await t.account());
 
   const ceos = (await t.app.core.sql`
@@ -46,22 +41,19 @@ beforeAll(async () => {
   ceo = ceos[0]!;
   Object.assign(sites, { [ceo.domain]: companySite({ domain: ceo.domain, ceo: { first: ceo.first_name, last: ceo.last_name } }) });
   Object.assign(zone, {
-    [ceo.domain]: { ...local, MX: [{ exchange: 'mx.shared.test', priority: 10 }] },
-    'mx.shared.test': local,
-    'robots-all.test': local,
-    'broken.test': local,
-    'nomatch.test': local,
+    [ceo.domain]: { ...LOOPBACK, ...mxTo('mx.shared.test') },
+    'mx.shared.test': LOOPBACK,
+    'robots-all.test': LOOPBACK,
+    'broken.test': LOOPBACK,
+    'nomatch.test': LOOPBACK,
     'intranet-site.test': { A: ['10.0.0.8'] },
-    'slow-site.test': local,
+    'slow-site.test': LOOPBACK,
   });
   sites['slow-site.test'] = { '/robots.txt': { status: 404 }, '/': { body: '<p>slow</p>', delayMs: 1_500 } };
   mailboxes[ceo.domain] = { mode: 'list', users: [ceo.email.split('@')[0]!.toLowerCase(), 'zora'] };
 });
 afterAll(async () => {
   await t?.stop();
-  await web?.close();
-  await smtp?.close();
-  await dns?.close();
 });
 
 describe('the domain email finder over REST', () => {
