@@ -43,6 +43,19 @@ describe('POST /api/v1/enrich/local-businesses', () => {
     expect(Object.keys(a)).toEqual(expect.arrayContaining(['website', 'emails', 'rating', 'contact_person']));
   });
 
+  it('finds a website however it is written, with the three latest reviews, newest first', async () => {
+    const web = await place(`website is not null and review_count > 3 and id in (select business_id from local_business_review group by 1 having count(*) > 3)`);
+    const host = web.website.toLowerCase().replace(/^https?:\/\/(www\.)?/, '').replace(/\/.*$/, '');
+    const res = await enrich({ rows: [{ website: host }, { website: ` WWW.${host.toUpperCase()}:443/about?x=1 ` }, { url: `https://${host}#top` }] });
+    expect(res.status, res.text).toBe(200);
+    const latest = await t.app.core.sql`select author, rating, text, published_at::text from local_business_review
+      where business_id = ${web.id} order by published_at desc, id desc limit 3`;
+    for (const row of res.body.rows) {
+      expect(row).toMatchObject({ matched_by: 'website', business_name: web.name, website: web.website });
+      expect(row.reviews).toEqual(latest);
+    }
+  });
+
   it('prefers the phone over the name when both are given', async () => {
     const a = await place(`phone is not null`);
     const other = await place(`id > ${a.id} and city <> '${a.city}'`);

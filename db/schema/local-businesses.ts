@@ -2,6 +2,18 @@ import { sql, type SQL } from 'drizzle-orm';
 import { bigint, date, doublePrecision, index, integer, pgTable, real, smallint, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { catalogId, textList, tsvector } from './columns.ts';
 
+/**
+ * A place's name as matched by enrichment: lower case, each run of characters other than a-z and 0-9
+ * as one space, trimmed (`placeNameKey` in JavaScript). `b` is the table's alias in a query.
+ */
+export const placeNameKeySql = (b = '') => `trim(regexp_replace(lower(${b}name), '[^a-z0-9]+', ' ', 'g'))`;
+
+/**
+ * A place's website as a bare host: lower case, without scheme, "www.", port or path
+ * (`normaliseDomain` in JavaScript). `b` is the table's alias in a query.
+ */
+export const placeHostSql = (b = '') => `regexp_replace(regexp_replace(lower(btrim(${b}website)), '^([a-z]+://)?(www\\.)?', ''), '[/?#:].*$', '')`;
+
 /** Local businesses of the map-listing catalog; `place_id` is the natural key. */
 export const localBusinessTable = pgTable(
   'local_business',
@@ -37,7 +49,10 @@ export const localBusinessTable = pgTable(
     index('local_business_geo_idx').on(t.lat, t.lng),
     index('local_business_phone_idx').on(sql`right(regexp_replace(${t.phone}, '\\D', '', 'g'), 10)`),
     index('local_business_name_trgm').using('gin', sql`${t.name} gin_trgm_ops`),
-    index('local_business_website_idx').on(sql`lower(${t.website})`),
+    // Enrichment by name with city, by name with postal code, and by website.
+    index('local_business_name_city_idx').on(sql.raw(`(${placeNameKeySql()})`), sql`lower(${t.city})`),
+    index('local_business_name_postal_idx').on(sql.raw(`(${placeNameKeySql()})`), t.postalCode),
+    index('local_business_host_idx').on(sql.raw(`(${placeHostSql()})`)),
   ],
 );
 export type LocalBusiness = typeof localBusinessTable.$inferSelect;

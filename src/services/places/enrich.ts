@@ -1,10 +1,11 @@
 import { getCountries, parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
 import type { Sql } from '../../../db/client.ts';
+import { placeHostSql, placeNameKeySql } from '../../../db/schema/local-businesses.ts';
 import type { Core } from '../../core.ts';
 import type { Principal } from '../accounts.ts';
 import { takeAllowance } from '../allowances.ts';
 import { stateAbbreviation } from '../geo.ts';
-import { normaliseDomain, parseEnrichRequest } from '../leads/enrich.ts';
+import { copyRow, normaliseDomain, parseEnrichRequest } from '../leads/enrich.ts';
 import { assertPlan } from '../plans.ts';
 
 const REGION_NAMES = new Intl.DisplayNames(['en'], { type: 'region' });
@@ -39,7 +40,8 @@ const text = (row: Record<string, unknown>, ...names: string[]) => {
   return undefined;
 };
 
-const simplify = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+/** A name as placeNameKeySql (db/schema/local-businesses.ts) has it in the index. */
+const placeNameKey = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
 
 function keysOf(row: Record<string, unknown>): PlaceKeys {
   const country = countryCode(text(row, 'country', 'country_code'));
@@ -59,7 +61,7 @@ function keysOf(row: Record<string, unknown>): PlaceKeys {
   const website = text(row, 'website', 'domain', 'url');
   return {
     phones: [...phones],
-    name: name && (city || postalCode) ? simplify(name) : undefined,
+    name: name && (city || postalCode) ? placeNameKey(name) : undefined,
     city: city?.toLowerCase(),
     postalCode,
     state: state ? (stateAbbreviation(state) ?? state).toLowerCase() : undefined,
@@ -87,123 +89,144 @@ interface Place {
 
 const PLACE_COLUMNS = `b.id::int, b.name, b.category, b.street, b.city, b.state, b.postal_code, b.country_code, b.phone, b.website, b.emails, b.rating, b.review_count, b.contact_name`;
 
+/**
+ * The places a request's keys find, in three queries whatever the number of rows, run at once on
+ * the pool (they only read; each is prepared, and each looks its keys up in the index on its very
+ * expression): by phone (last 10 digits), by name with city or postal code (one lookup per row, the
+ * row's number as key), and by website host (one location per host). For each key the place with
+ * the lowest id is kept.
+ */
 async function lookUp(sql: Sql, keys: PlaceKeys[]) {
   const phones = [...new Set(keys.flatMap((k) => k.phones))];
   const named = keys.filter((k) => k.name);
-  const domains = [...new Set(keys.map((k) => k.domain).filter((d): d is string => !!d))];
-  const [byPhone, byName, byDomain] = await Promise.all([
+  const hosts = [...new Set(keys.map((k) => k.domain).filter((d): d is string => !!d))];
+  const query = (text: string, params: unknown[]) => sql.unsafe<Place[]>(text, params as never, { prepare: true });
+  const [byPhone, byName, byHost] = await Promise.all([
     phones.length
-      ? sql.unsafe<Place[]>(`select right(regexp_replace(b.phone, '\\D', '', 'g'), 10) as k, ${PLACE_COLUMNS} from local_business b where right(regexp_replace(b.phone, '\\D', '', 'g'), 10) = any($1) order by b.id`, [phones] as never)
+      ? query(
+          `select k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b on right(regexp_replace(b.phone, '\\D', '', 'g'), 10) = k.k order by b.id`,
+          [phones],
+        )
       : [],
+    // A name with a city and a name with a postal code, each answered by its own index
+    // (local_business_name_city_idx, local_business_name_postal_idx); a row may match both ways.
     named.length
-      ? sql.unsafe<(Place & { k: string })[]>(
-          `select i.n::text as k, ${PLACE_COLUMNS}
-           from unnest($1::text[], $2::text[], $3::text[], $4::text[]) with ordinality as i(name, city, postal, state, n)
-           join local_business b on trim(regexp_replace(lower(b.name), '[^a-z0-9]+', ' ', 'g')) = i.name
-             and (lower(b.city) = i.city or b.postal_code = i.postal)
-             and (i.state is null or lower(b.state) = i.state)
-           order by i.n, b.id`,
-          [named.map((k) => k.name), named.map((k) => k.city ?? null), named.map((k) => k.postalCode ?? null), named.map((k) => k.state ?? null)] as never,
+      ? query(
+          `with i as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[]) with ordinality as i(name, city, postal, state, n))
+           select m.n::text as k, ${PLACE_COLUMNS.replaceAll('b.', 'm.')} from (
+             select i.n, ${PLACE_COLUMNS} from i join local_business b on ${placeNameKeySql('b.')} = i.name and lower(b.city) = i.city
+             where i.state is null or lower(b.state) = i.state
+             union all
+             select i.n, ${PLACE_COLUMNS} from i join local_business b on ${placeNameKeySql('b.')} = i.name and b.postal_code = i.postal
+             where i.state is null or lower(b.state) = i.state
+           ) m order by m.n, m.id`,
+          [named.map((k) => k.name), named.map((k) => k.city ?? null), named.map((k) => k.postalCode ?? null), named.map((k) => k.state ?? null)],
         )
       : [],
-    // A website-only row returns one location of the business.
-    domains.length
-      ? sql.unsafe<Place[]>(
-          `select distinct on (d) d as k, ${PLACE_COLUMNS}
-           from (select regexp_replace(regexp_replace(lower(website), '^[a-z]+://(www\\.)?', ''), '[/?#:].*$', '') as d, * from local_business where website is not null) b
-           where d = any($1) order by d, b.id`,
-          [domains] as never,
-        )
-      : [],
+    hosts.length ? query(`select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b on ${placeHostSql('b.')} = k.k order by k.k, b.id`, [hosts]) : [],
   ]);
   const first = (rows: Place[]) => {
     const map = new Map<string, Place>();
     for (const r of rows) if (!map.has(r.k)) map.set(r.k, r);
     return map;
   };
-  return { phone: first(byPhone), name: first(byName), domain: first(byDomain), namedIndex: new Map(named.map((k, i) => [k, String(i + 1)])) };
+  return { phone: first(byPhone), name: first(byName), domain: first(byHost), namedIndex: new Map(named.map((k, i) => [k, String(i + 1)])) };
 }
 
-async function latestReviews(sql: Sql, ids: number[]) {
-  if (ids.length === 0) return new Map<number, unknown[]>();
-  const rows = await sql<{ business_id: number; author: string; rating: number; text: string | null; published_at: string }[]>`
-    select business_id::int, author, rating, text, published_at::text from (
-      select r.*, row_number() over (partition by business_id order by published_at desc, id desc) as n
-      from local_business_review r where business_id = any(${ids}::bigint[])
-    ) x where n <= 3 order by business_id, n`;
-  const map = new Map<number, unknown[]>();
-  for (const r of rows) {
-    const { business_id, ...review } = r;
-    map.set(business_id, [...(map.get(business_id) ?? []), review]);
+interface Review {
+  author: string;
+  rating: number;
+  text: string | null;
+  published_at: string;
+}
+
+/** The three latest reviews of each place: one index probe per place. */
+async function latestReviews(sql: Sql, ids: number[]): Promise<Map<number, Review[]>> {
+  const map = new Map<number, Review[]>();
+  if (ids.length === 0) return map;
+  const rows = await sql.unsafe<(Review & { business_id: number })[]>(
+    `select b.id::int as business_id, r.author, r.rating, r.text, r.published_at::text
+     from unnest($1::bigint[]) b(id) cross join lateral (
+       select author, rating, text, published_at from local_business_review r
+       where r.business_id = b.id order by r.published_at desc, r.id desc limit 3) r`,
+    [ids] as never,
+    { prepare: true },
+  );
+  for (const { business_id, author, rating, text, published_at } of rows) {
+    const review: Review = { author, rating, text, published_at };
+    const list = map.get(business_id);
+    if (list) list.push(review);
+    else map.set(business_id, [review]);
   }
   return map;
+}
+
+type MatchKind = 'phone' | 'name' | 'website';
+
+/** An output row: the input's fields, then how it matched, then the place's (see copyRow). */
+function outputRow(input: Record<string, unknown>, status: string, kind: MatchKind | null, p?: Place, reviews?: Review[]): Record<string, unknown> {
+  const row = copyRow(input);
+  row.match_status = status;
+  row.matched_by = kind;
+  if (!p) return row;
+  row.business_name = p.name;
+  row.phone = p.phone;
+  row.website = p.website;
+  row.emails = p.emails;
+  const stateZip = p.state && p.postal_code ? `${p.state} ${p.postal_code}` : (p.state || p.postal_code);
+  row.address = [p.street, p.city, stateZip].filter(Boolean).join(', ');
+  row.city = p.city;
+  row.state = p.state;
+  row.postal_code = p.postal_code;
+  row.country_code = p.country_code;
+  row.category = p.category;
+  row.rating = p.rating;
+  row.review_count = p.review_count;
+  row.reviews = reviews ?? [];
+  row.contact_person = p.contact_name;
+  return row;
 }
 
 /**
  * POST /api/v1/enrich/local-businesses (scale plan). Match priority: phone (a number without a
  * country is tried as US and Canadian), then name with city or postal code (state separates
  * same-name places), then website (one location). Matches count against the enrichment allowance;
- * previews do not.
+ * previews do not. The allowance is taken last, after everything that can fail, and without a
+ * transaction (each of its statements is atomic), so a failed request takes nothing.
  */
 export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown) {
   assertPlan(principal, 'scale', 'Local business enrichment');
   const request = parseEnrichRequest(body, keysOf, (k) => k.phones.length === 0 && !k.name && !k.domain, 'phone; name with city or postal_code; website');
-  return core.sql.begin(async (tx) => {
-    const sql = tx as unknown as Sql;
-    const found = await lookUp(sql, request.keys);
-    const matches = request.keys.map((k) => {
-      for (const phone of k.phones) {
-        const place = found.phone.get(phone);
-        if (place) return { kind: 'phone', place };
-      }
-      const byName = k.name ? found.name.get(found.namedIndex.get(k)!) : undefined;
-      if (byName) return { kind: 'name', place: byName };
-      const byDomain = k.domain ? found.domain.get(k.domain) : undefined;
-      return byDomain ? { kind: 'website', place: byDomain } : undefined;
-    });
-    const matched = matches.filter(Boolean).length;
-    let granted = matched;
-    let remaining: number | undefined;
-    if (!request.preview && matched > 0) {
-      ({ granted, remaining } = await takeAllowance(sql, principal.accountId, 'enrichment', matched, core.config.dailyEnrichmentMatches, core.clock()));
+  const sql = core.sql;
+  const found = await lookUp(sql, request.keys);
+  const matches = request.keys.map((k): { kind: MatchKind; place: Place } | undefined => {
+    for (const phone of k.phones) {
+      const place = found.phone.get(phone);
+      if (place) return { kind: 'phone', place };
     }
-    const reviews = await latestReviews(sql, matches.filter((m) => m).map((m) => m!.place.id));
-    let used = 0;
-    const by: Record<string, number> = { phone: 0, name: 0, website: 0 };
-    const rows = request.rows.map((input, i) => {
-      const m = matches[i];
-      if (!m) return { ...input, match_status: 'not_found', matched_by: null };
-      if (used >= granted) return { ...input, match_status: 'daily_limit_reached', matched_by: null };
-      used += 1;
-      by[m.kind]! += 1;
-      const p = m.place;
-      const stateZip = [p.state, p.postal_code].filter(Boolean).join(' ');
-      return {
-        ...input,
-        match_status: 'matched',
-        matched_by: m.kind,
-        business_name: p.name,
-        phone: p.phone,
-        website: p.website,
-        emails: p.emails,
-        address: [p.street, p.city, stateZip].filter(Boolean).join(', '),
-        city: p.city,
-        state: p.state,
-        postal_code: p.postal_code,
-        country_code: p.country_code,
-        category: p.category,
-        rating: p.rating,
-        review_count: p.review_count,
-        reviews: reviews.get(p.id) ?? [],
-        contact_person: p.contact_name,
-      };
-    });
-    const summary = { total: rows.length, matched: used, not_found: rows.length - matched, by };
-    if (request.preview) return { preview: true as const, summary, sample: rows.filter((r) => r.match_status === 'matched').slice(0, 5) };
-    return {
-      rows,
-      summary,
-      daily_allowance: { remaining: remaining ?? (await takeAllowance(sql, principal.accountId, 'enrichment', 0, core.config.dailyEnrichmentMatches, core.clock())).remaining },
-    };
+    const byName = k.name ? found.name.get(found.namedIndex.get(k)!) : undefined;
+    if (byName) return { kind: 'name', place: byName };
+    const byDomain = k.domain ? found.domain.get(k.domain) : undefined;
+    return byDomain ? { kind: 'website', place: byDomain } : undefined;
   });
+  const matched = matches.filter(Boolean).length;
+  const reviews = await latestReviews(sql, [...new Set(matches.flatMap((m) => (m ? [m.place.id] : [])))]);
+  let granted = matched;
+  let remaining: number | undefined;
+  if (!request.preview) {
+    ({ granted, remaining } = await takeAllowance(sql, principal.accountId, 'enrichment', matched, core.config.dailyEnrichmentMatches, core.clock()));
+  }
+  let used = 0;
+  const by: Record<MatchKind, number> = { phone: 0, name: 0, website: 0 };
+  const rows = request.rows.map((input, i) => {
+    const m = matches[i];
+    if (!m) return outputRow(input, 'not_found', null);
+    if (used >= granted) return outputRow(input, 'daily_limit_reached', null);
+    used += 1;
+    by[m.kind] += 1;
+    return outputRow(input, 'matched', m.kind, m.place, reviews.get(m.place.id));
+  });
+  const summary = { total: rows.length, matched: used, not_found: rows.length - matched, by };
+  if (request.preview) return { preview: true as const, summary, sample: rows.filter((r) => r.match_status === 'matched').slice(0, 5) };
+  return { rows, summary, daily_allowance: { remaining: remaining! } };
 }

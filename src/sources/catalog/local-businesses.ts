@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { localBusinessReviewTable as review, localBusinessTable as lb } from '../../../db/schema/local-businesses.ts';
+import { localBusinessReviewTable as review, localBusinessTable as lb, placeHostSql } from '../../../db/schema/local-businesses.ts';
 import type { Area } from '../../services/geo.ts';
 import type { LocalBusinessSource, Place, PlaceLookup, PlaceReview } from '../local-businesses.ts';
 
@@ -44,12 +44,6 @@ const PLACE_COLUMNS = {
 
 const matches = (words: string) => sql`${lb.searchText} @@ plainto_tsquery('english', ${words})`;
 
-/** The ways a website of `host` is written in the catalog (scheme, "www.", trailing slash), so the lower(website) index answers. */
-function websiteSpellings(host: string): string[] {
-  const bare = host.toLowerCase().replace(/^www\./, '');
-  return ['https://www.', 'https://', 'http://www.', 'http://'].flatMap((prefix) => [`${prefix}${bare}`, `${prefix}${bare}/`]);
-}
-
 /** Local businesses from the catalog tables. */
 export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
   const source: LocalBusinessSource = {
@@ -69,7 +63,7 @@ export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
         rows = await query.where(eq(lb.placeId, lookup.placeId)).limit(1);
       } else if ('websiteHost' in lookup) {
         rows = await query
-          .where(inArray(sql`lower(${lb.website})`, websiteSpellings(lookup.websiteHost)))
+          .where(eq(sql.raw(placeHostSql('local_business.')), lookup.websiteHost))
           .orderBy(asc(lb.id))
           .limit(1);
       } else {
