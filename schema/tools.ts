@@ -1,5 +1,5 @@
 import { withIdempotency } from '../src/services/idempotency.ts';
-import { startRun, type StartedRun } from '../src/services/runs.ts';
+import { prepareStart, type StartedRun } from '../src/services/runs.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { builder } from './builder.ts';
@@ -37,10 +37,10 @@ function defineToolMutation(tool: ToolDefinition) {
       },
       resolve: async (_, args, ctx) => {
         const input = { ...(withoutNulls(args.input) as object), ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}) };
-        const result = await withIdempotency(ctx.core.accountWrites, ctx.principal.accountId, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, input, async (tx) => ({
-          status: 200,
-          body: await startRun(ctx.core, ctx.principal, tool.name, input, { tx }),
-        }));
+        const result = await withIdempotency(ctx.core.accountWrites, ctx.principal.accountId, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, input, () => {
+          const start = prepareStart(ctx.core, ctx.principal, tool.name, input);
+          return async (tx) => ({ status: 200, body: await start(tx) });
+        });
         return result.body as StartedRun;
       },
     }),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { LEDGER_KINDS, type LedgerEntry } from '../db/schema/accounts.ts';
 import { withIdempotency } from '../src/services/idempotency.ts';
 import { formatDollars } from '../src/services/money.ts';
-import { buyCredits, getBalances, listLedger, walletView, type PurchaseResult } from '../src/services/wallet.ts';
+import { getBalances, listLedger, prepareCreditPurchase, walletView, type PurchaseResult } from '../src/services/wallet.ts';
 import { AccountRef } from './account.ts';
 import { builder } from './builder.ts';
 
@@ -74,10 +74,10 @@ builder.mutationField('buyCredits', (t) =>
     description: 'Buys credits: 10 to 10,000 USD; 49, 50, 149 and 649 are adjusted down; 0/10/30 % bonus on starter/growth/scale; ACTIVE subscriptions only.',
     args: { amount: t.arg.float({ required: true }), idempotencyKey: t.arg.string() },
     resolve: async (_, args, ctx) => {
-      const result = await withIdempotency(ctx.core.accountWrites, ctx.principal.accountId, args.idempotencyKey, 'graphql:buyCredits', { amount: args.amount }, async (tx) => ({
-        status: 200,
-        body: await buyCredits(tx, ctx.principal, args.amount),
-      }));
+      const result = await withIdempotency(ctx.core.accountWrites, ctx.principal.accountId, args.idempotencyKey, 'graphql:buyCredits', { amount: args.amount }, () => {
+        const buy = prepareCreditPurchase(ctx.principal, args.amount);
+        return async (tx) => ({ status: 200, body: await buy(tx) });
+      });
       return result.body as PurchaseResult;
     },
   }),

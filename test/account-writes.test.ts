@@ -2,7 +2,12 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../db/client.ts';
 import { createAccountWrites } from '../src/services/account-writes.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import type { Principal } from '../src/services/accounts.ts';
+import { AppError } from '../src/services/errors.ts';
+import { withIdempotency } from '../src/services/idempotency.ts';
+import { prepareStart } from '../src/services/runs.ts';
+import { prepareCreditPurchase } from '../src/services/wallet.ts';
+import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
 
@@ -49,7 +54,7 @@ describe('account writes: one commit for one account’s concurrent writes', () 
         writes.run('isolated', async (tx) => {
           const txid = await probe('isolated', n)(tx);
           if (n === 2) throw new Error('refused after writing');
-          if (n === 4) await tx.execute(sql`select 1 / 0`); // an SQL error aborts only this write's savepoint
+          if (n === 4) await tx.execute(sql`select 1 / 0`); // an SQL error aborts the whole transaction
           return txid;
         }),
       ),
@@ -88,6 +93,60 @@ describe('account writes: one commit for one account’s concurrent writes', () 
     const writes = createAccountWrites(t.app.core.db, { group: true });
     const txids = await Promise.all(['a1', 'a2', 'a3'].map((account) => writes.run(account, probe(account, 0))));
     expect(new Set(txids).size).toBe(3);
+  });
+
+  /**
+   * Sends one account's requests at once, as the faces do without an Idempotency-Key: `prepare`
+   * checks a request and returns its write. Each answer is the id of the transaction it committed in.
+   */
+  async function burst(requests: unknown[], prepare: (principal: Principal, request: unknown) => (tx: Transaction) => Promise<unknown>) {
+    const { accountId, apiKey } = await t.account();
+    const principal = await t.app.core.auth.authenticate(`Bearer ${apiKey}`);
+    const results = await Promise.allSettled(
+      requests.map(async (request) => {
+        const response = await withIdempotency(t.app.core.accountWrites, accountId, undefined, 'test', request, () => {
+          const write = prepare(principal, request);
+          return async (tx) => {
+            await write(tx);
+            const [row] = (await tx.execute(sql`select txid_current()::text as txid`)) as unknown as { txid: string }[];
+            return { status: 200, body: row!.txid };
+          };
+        });
+        return response.body as string;
+      }),
+    );
+    return { accountId, results };
+  }
+
+  /** The bad requests were refused with 400; the good ones: the first went alone, the rest committed together. */
+  function expectGoodOnesGrouped(results: PromiseSettledResult<string>[], bad: number[]) {
+    results.forEach((result, n) => {
+      expect(result.status).toBe(bad.includes(n) ? 'rejected' : 'fulfilled');
+      if (result.status === 'rejected') {
+        expect(result.reason).toBeInstanceOf(AppError);
+        expect(result.reason).toMatchObject({ status: 400, code: 'validation_failed' });
+      }
+    });
+    const txids = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    expect(new Set(txids.slice(1)).size).toBe(1);
+    expect(txids[0]).not.toBe(txids[1]);
+  }
+
+  it('refuses the bad starts of a burst with 400 before they are queued, so the good ones stay one group', async () => {
+    const bad: Record<number, unknown> = { 0: {}, 3: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: -1 }, 6: { ...DENVER_DENTISTS, webhookUrl: 'not a url' } };
+    const bodies = Array.from({ length: 9 }, (_, n) => bad[n] ?? DENVER_DENTISTS);
+    const { accountId, results } = await burst(bodies, (principal, body) => prepareStart(t.app.core, principal, 'maps', body));
+    expectGoodOnesGrouped(results, [0, 3, 6]);
+    const [runs] = await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`;
+    expect(runs!.n).toBe(6);
+  });
+
+  it('refuses the bad credit purchases of a burst with 400 before they are queued, so the good ones stay one group', async () => {
+    const amounts = [20, 5, 20, 20, 'ten', 20, 20.001, 20];
+    const { accountId, results } = await burst(amounts, (principal, amount) => prepareCreditPurchase(principal, amount));
+    expectGoodOnesGrouped(results, [1, 4, 6]);
+    const [purchases] = await t.app.core.sql`select count(*)::int as n from ledger_entry where account_id = ${accountId} and kind = 'purchase'`;
+    expect(purchases!.n).toBe(5);
   });
 
   it('gives every write its own transaction when grouping is off (limits off: no lock to share)', async () => {

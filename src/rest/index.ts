@@ -7,7 +7,7 @@ import { AppError, fromZodError, ValidationError } from '../services/errors.ts';
 import { assertDownloadable, downloadParams, exportRun } from '../services/exports.ts';
 import { withIdempotency } from '../services/idempotency.ts';
 import { leadScraperStatus } from '../services/lead-scraper-status.ts';
-import { buyCredits, getBalances, walletView } from '../services/wallet.ts';
+import { getBalances, prepareCreditPurchase, walletView } from '../services/wallet.ts';
 import { applyRateLimit } from './rate-limit.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { leadSearchBody, searchLeads } from '../services/leads/search.ts';
@@ -16,7 +16,7 @@ import { enrichLocalBusinesses } from '../services/places/enrich.ts';
 import { searchLocalBusinesses } from '../services/places/search.ts';
 import { searchStores } from '../services/stores-search.ts';
 import { restRunView, snapshotOf } from '../services/run-view.ts';
-import { getRun, startResponse, startRun } from '../services/runs.ts';
+import { getRun, prepareStart, startResponse } from '../services/runs.ts';
 import { cancelRun, MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../services/run-control.ts';
 import { param, parseParams } from '../services/params.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
@@ -59,8 +59,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     await applyRateLimit(core, request.principal, reply);
   });
 
-  /** A POST that honours Idempotency-Key: `fn` runs once, in the transaction that records the key. */
-  const idempotent = async (request: FastifyRequest, reply: FastifyReply, fn: (tx: Transaction) => Promise<unknown>) => {
+  /** A POST that honours Idempotency-Key: `prepare` checks the request and returns its write (see withIdempotency). */
+  const idempotent = async (request: FastifyRequest, reply: FastifyReply, prepare: () => (tx: Transaction) => Promise<unknown>) => {
     const key = request.headers['idempotency-key'];
     const result = await withIdempotency(
       core.accountWrites,
@@ -68,7 +68,10 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
       Array.isArray(key) ? key[0] : key,
       `POST ${request.routeOptions.url}`,
       request.body ?? null,
-      async (tx) => ({ status: 200, body: await fn(tx) }),
+      () => {
+        const write = prepare();
+        return async (tx) => ({ status: 200, body: await write(tx) });
+      },
     );
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');
     return reply.status(result.status).send(result.body);
@@ -78,8 +81,9 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     if (tool.linkedOnly) continue;
     for (const path of [tool.rest.path, ...(tool.rest.aliases ?? [])]) {
       app.post(path, (request, reply) =>
-        idempotent(request, reply, async (tx) => {
-          return startResponse(await startRun(core, request.principal, tool.name, request.body, { tx }));
+        idempotent(request, reply, () => {
+          const start = prepareStart(core, request.principal, tool.name, request.body);
+          return async (tx) => startResponse(await start(tx));
         }),
       );
     }
@@ -109,11 +113,14 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
 
   // The overview's alternative routes.
   app.post('/api/v1/maps/run', (request, reply) =>
-    idempotent(request, reply, async (tx) => {
+    idempotent(request, reply, () => {
       const parsed = overviewMapsRequest.safeParse(request.body ?? {});
       if (!parsed.success) throw fromZodError(parsed.error);
-      const { run } = await startRun(core, request.principal, 'maps', parsed.data, { tx });
-      return { runId: run.id, status: run.status };
+      const start = prepareStart(core, request.principal, 'maps', parsed.data);
+      return async (tx) => {
+        const { run } = await start(tx);
+        return { runId: run.id, status: run.status };
+      };
     }),
   );
 
@@ -133,12 +140,12 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   app.get('/api/v1/wallet', async (request) => ({ wallet: walletView(await getBalances(core.db, request.principal.accountId)) }));
 
   app.post('/api/v1/buy-credits', (request, reply) =>
-    idempotent(request, reply, async (tx) => {
+    idempotent(request, reply, () => {
       const body = request.body;
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {
         throw new ValidationError([{ path: '', message: 'the request body must be a JSON object such as {"amount": 100}' }]);
       }
-      return buyCredits(tx, request.principal, (body as { amount?: unknown }).amount);
+      return prepareCreditPurchase(request.principal, (body as { amount?: unknown }).amount);
     }),
   );
 

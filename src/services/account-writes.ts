@@ -16,6 +16,13 @@ import type { Database, Transaction } from '../../db/client.ts';
  * and a failed write never leaves anything behind. A write must therefore be safe to run again
  * after a rollback (it has no effect outside the transaction). The group is per process; across
  * processes the row lock still orders everything.
+ *
+ * So that a caller's mistake costs its group nothing, what can be checked without the database is
+ * checked before a write is queued (`prepareStart`, `prepareCreditPurchase`, `withIdempotency`); only
+ * failures found in the transaction (402, an SQL error) roll a group back. A savepoint per write
+ * cannot take that rollback's place: the writes' statements interleave on the one connection, so a
+ * savepoint would bracket other writes' statements too, and an SQL error aborts the transaction for
+ * every write of the group until it is rolled back.
  */
 export interface AccountWrites {
   /** `alone`: never grouped (a write whose statements depend on another write of the same group). */

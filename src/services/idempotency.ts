@@ -24,9 +24,14 @@ function canonical(value: unknown): string {
 }
 
 /**
- * Runs `fn` once per (account, key) for 24 hours. The key row and everything `fn` writes commit
- * together, so a crash leaves neither; a concurrent request with the same key waits for the first
- * and then replays its response. The same key with another request answers 422.
+ * Runs a request's write once per (account, key) for 24 hours. `prepare` checks the request without
+ * the database, throwing its refusal, and returns the write. The key row and everything the write
+ * does commit together, so a crash leaves neither; a concurrent request with the same key waits for
+ * the first and then replays its response. The same key with another request answers 422.
+ *
+ * Without a key, `prepare` runs before the write is queued, so a refused request never joins a group
+ * of the account's writes (account-writes.ts). With a key, it runs after the key is claimed, so a
+ * replay answers what the first request got even if the account has changed since (its plan, say).
  */
 export async function withIdempotency(
   writes: AccountWrites,
@@ -34,9 +39,9 @@ export async function withIdempotency(
   key: string | undefined | null,
   scope: string,
   request: unknown,
-  fn: (tx: Transaction) => Promise<StoredResponse>,
+  prepare: () => (tx: Transaction) => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
-  if (key === undefined || key === null) return { ...(await writes.run(accountId, fn)), replayed: false };
+  if (key === undefined || key === null) return { ...(await writes.run(accountId, prepare())), replayed: false };
   if (!KEY_PATTERN.test(key)) throw new ValidationError([{ path: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
   const hash = createHash('sha256').update(`${scope}\n${canonical(request)}`).digest('hex');
   // Never grouped with other writes: two requests with one key in one group would see each other's
@@ -59,7 +64,7 @@ export async function withIdempotency(
       }
       return { status: stored!.response_status, body: stored!.response_body, replayed: true };
     }
-    const response = await fn(tx);
+    const response = await prepare()(tx);
     await tx.execute(sql`update idempotency_key set response_status = ${response.status}, response_body = ${JSON.stringify(response.body)}::jsonb where account_id = ${accountId} and key = ${key}`);
     return { ...response, replayed: false };
   }, { alone: true });

@@ -138,30 +138,37 @@ async function createRun(
   return held.queued ? ready : running;
 }
 
+/** A start that passed its checks: writing it creates the run in the caller's transaction. */
+export type PreparedStart = (tx: Transaction) => Promise<StartedRun>;
+
 /**
- * Starts a run: validates the input and the plan, then in one transaction creates the run with its
- * worker job and holds its estimated cost (402 when the wallet cannot pay for one unit); when the
- * account already has its maximum of runs RUNNING, the run waits as READY. A tool's linked runs
- * (property lookup's owner contact) are created the same way in the same transaction. A run never
- * exists without its hold and job, nor a job without its run.
+ * Checks a start without touching the database (400 for the input, 403 for the plan) and returns its
+ * write: in one transaction it creates the run with its worker job and holds its estimated cost (402
+ * when the wallet cannot pay for one unit); when the account already has its maximum of runs RUNNING,
+ * the run waits as READY. A tool's linked runs (property lookup's owner contact) are created the same
+ * way in the same transaction. A run never exists without its hold and job, nor a job without its run.
+ * Checking first keeps refused starts out of the account's write groups (account-writes.ts).
  */
-export async function startRun(core: StartDeps, principal: Principal, toolName: string, raw: unknown, options: { tx?: Transaction } = {}): Promise<StartedRun> {
+export function prepareStart(core: StartDeps, principal: Principal, toolName: string, raw: unknown): PreparedStart {
   const tool = getTool(toolName);
   const { body, webhook } = takeWebhookUrl(raw);
   const main = planRun(principal, tool, body);
   const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({ link, plan: planRun(principal, getTool(link.tool), link.input) }));
-  const create = async (tx: Transaction) => {
+  return async (tx) => {
     const run = await createRun(core, tx, principal.accountId, main, null, webhook);
     const extra: Record<string, unknown> = {};
     for (const { link, plan } of linked) {
       const linkedRun = await createRun(core, tx, principal.accountId, plan, run.id);
       extra[link.field] = linkedRun.id;
     }
-    return { run, extra };
+    const secret = webhook ? { webhookSecret: webhook.secret } : {};
+    return { run, start: { message: main.start.message, extra: { estimatedCost: microsToNumber(main.estimated), ...main.start.extra, ...extra, ...secret } } };
   };
-  const { run, extra } = options.tx ? await create(options.tx) : await core.accountWrites.run(principal.accountId, create);
-  const secret = webhook ? { webhookSecret: webhook.secret } : {};
-  return { run, start: { message: main.start.message, extra: { estimatedCost: microsToNumber(main.estimated), ...main.start.extra, ...extra, ...secret } } };
+}
+
+/** Starts a run (see `prepareStart`) as one of the account's writes. */
+export async function startRun(core: StartDeps, principal: Principal, toolName: string, raw: unknown): Promise<StartedRun> {
+  return core.accountWrites.run(principal.accountId, prepareStart(core, principal, toolName, raw));
 }
 
 /** The start answer of the faces that speak REST (REST itself, MCP): run id and status, message, the tool's own fields. */

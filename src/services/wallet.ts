@@ -171,15 +171,21 @@ export function parsePurchaseAmount(raw: unknown): number {
 }
 
 /**
- * Buys credits: ACTIVE subscriptions only; 49, 50, 149 and 649 are adjusted down (they clash with
- * subscription prices); the plan's bonus is added to purchased credits. No payment processor yet:
- * the purchase is recorded in the ledger.
+ * A credit purchase: ACTIVE subscriptions only; 49, 50, 149 and 649 are adjusted down (they clash
+ * with subscription prices); the plan's bonus is added to purchased credits. No payment processor
+ * yet: the purchase is recorded in the ledger. Checks the purchase without touching the database (400
+ * for the amount, 403 for the subscription) and returns its write, for the caller's transaction.
  */
-export async function buyCredits(tx: Executor, principal: Principal, rawAmount: unknown): Promise<PurchaseResult> {
+export function prepareCreditPurchase(principal: Principal, rawAmount: unknown): (tx: Executor) => Promise<PurchaseResult> {
   const original = parsePurchaseAmount(rawAmount);
   if (principal.subscriptionStatus !== 'ACTIVE') {
     throw new AppError(403, 'subscription_inactive', `Buying credits needs an active subscription; this account's subscription is ${principal.subscriptionStatus}.`);
   }
+  return (tx) => recordPurchase(tx, principal, original);
+}
+
+/** Writes a checked purchase of `original` USD: the balance, the ledger entry, the answer. */
+async function recordPurchase(tx: Executor, principal: Principal, original: number): Promise<PurchaseResult> {
   const amount = ADJUSTED_AMOUNTS[String(original)] ?? original;
   const wasAdjusted = amount !== original;
   const bonusPercent = PURCHASE_BONUS_PERCENT[principal.plan];
