@@ -1,6 +1,7 @@
 /**
- * The lead database at scale: `searchLeads` and `enrichLeads` on a catalog seeded at `large`
- * (1,000,000 people, 100,000 companies), warm, each beside the same SQL sent directly.
+ * The lead database at scale: `searchLeads`, `enrichLeads` and `enrichLocalBusinesses` on a catalog
+ * seeded at `large` (1,000,000 people, 100,000 companies, about 96,000 local businesses), warm, each
+ * beside the same SQL sent directly.
  *
  *   1. Four typical filter combinations through `searchLeads` (a growth account's principal,
  *      authenticated with core.auth), beside the search statement it issues (page and total in one),
@@ -16,6 +17,9 @@
  *      `enrichLeads` (four lookup queries in all) against one query per row in priority order, sent
  *      one after another and producing the very same output rows (checked). Goals: ≤ 300 ms and
  *      ≥ 10× faster than per row.
+ *   4. Local-business enrichment of 1,000 rows taken from the places (phones, names with a city or
+ *      postal code, websites) through `enrichLocalBusinesses` (a scale account's principal) against
+ *      one query per row, the same way and with the same goals (bench/lib/places-enrichment.ts).
  *
  * Calls of the variants being compared alternate within every iteration (rotating order), so the
  * drift of a shared machine falls on all of them alike. The embedded Postgres runs with
@@ -27,6 +31,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import postgres from 'postgres';
 import type { Sql } from '../../db/client.ts';
+import type { Plan } from '../../db/schema/accounts.ts';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedHandle } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { contactRankSql, personByEmailSql } from '../../db/schema/leads.ts';
@@ -41,10 +46,11 @@ import { countLeads, leadConditions, normaliseSocialUrl, selectLeadPage, selectL
 import { leadRecord } from '../../src/services/leads/lead-record.ts';
 import { searchLeads, type CompanyRecord } from '../../src/services/leads/search.ts';
 import { openBenchServer, serverSettings } from './env.ts';
-import { percentile, round } from './stats.ts';
+import { benchPlacesEnrichment, PLACE_ROW_KINDS, type PlaceRowKind, type PlacesEnrichFigures } from './places-enrichment.ts';
+import { round, timed, timing, type Timing } from './stats.ts';
 
-/** The three parts of the benchmark, in the order they run. */
-export const DATABASE_PARTS = ['searches', 'paging', 'enrichment'] as const;
+/** The four parts of the benchmark, in the order they run. */
+export const DATABASE_PARTS = ['searches', 'paging', 'enrichment', 'places'] as const;
 export type DatabasePart = (typeof DATABASE_PARTS)[number];
 
 export interface DatabaseOptions {
@@ -55,7 +61,7 @@ export interface DatabaseOptions {
   /** Timed calls per search variant (after the warm-ups). Default 50. */
   iterations?: number;
   warmups?: number;
-  /** Timed enrichLeads calls (and per-row baselines: `baselineIterations`). Defaults 30 and 5. */
+  /** Timed enrichLeads and enrichLocalBusinesses calls (and per-row baselines: `baselineIterations`). Defaults 30 and 5. */
   enrichIterations?: number;
   baselineIterations?: number;
   /**
@@ -73,15 +79,6 @@ export interface DatabaseOptions {
   sharedBuffers?: string | null;
   /** Progress lines (stderr by default). */
   log?: (line: string) => void;
-}
-
-/** Milliseconds. */
-export interface Timing {
-  p50: number;
-  p95: number;
-  mean: number;
-  max: number;
-  n: number;
 }
 
 export interface SearchFigures {
@@ -171,25 +168,12 @@ export interface DatabaseResult {
   search: SearchFigures[];
   paging?: PagingFigures;
   enrichment?: EnrichFigures;
-  /** Goals of the parts run. */
-  met: { search?: boolean; paging?: boolean; enrichTime?: boolean; enrichSpeedup?: boolean };
+  placesEnrichment?: PlacesEnrichFigures;
+  /** Goals of the parts run (the places part has the enrichment goals). */
+  met: { search?: boolean; paging?: boolean; enrichTime?: boolean; enrichSpeedup?: boolean; placesTime?: boolean; placesSpeedup?: boolean };
 }
 
 export const DATABASE_GOALS = { searchP95Ms: 50, cursorRatio: 1.5, enrichMs: 300, enrichSpeedup: 10 };
-
-const timing = (values: number[]): Timing => ({
-  p50: round(percentile(values, 50), 2),
-  p95: round(percentile(values, 95), 2),
-  mean: round(values.reduce((a, b) => a + b, 0) / values.length, 2),
-  max: round(Math.max(...values), 2),
-  n: values.length,
-});
-
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const start = performance.now();
-  await fn();
-  return performance.now() - start;
-}
 
 /**
  * Runs every variant `warmups + iterations` times, alternating within each iteration (the order
@@ -318,7 +302,7 @@ export async function seededDatabase(options: { scale: Scale; reuse: boolean; da
       }
       // What autovacuum would have done on a live catalog: statistics and the visibility map
       // (index-only scans), so the first timed queries do not pay for hint bits either.
-      await sql`vacuum (analyze) company, person, delivered_lead`;
+      await sql`vacuum (analyze) company, person, delivered_lead, local_business, local_business_review`;
       return { url: db.url, kind: db.kind, seedSeconds, close: db.close };
     } finally {
       await sql.end();
@@ -390,15 +374,15 @@ function directSearch(sql: Sql, principal: Principal, params: Params) {
 }
 
 interface Accounts {
-  /** A growth account's principal, authenticated through core.auth. */
-  fresh(): Promise<Principal>;
+  /** A new account's principal, authenticated through core.auth; plan `growth` unless given. */
+  fresh(plan?: Plan): Promise<Principal>;
 }
 
 function accounts(core: Core): Accounts {
   let n = 0;
   return {
-    async fresh() {
-      const { apiKey } = await createAccount(core.db, { name: `bench database ${++n}`, plan: 'growth' });
+    async fresh(plan = 'growth') {
+      const { apiKey } = await createAccount(core.db, { name: `bench database ${++n}`, plan });
       return core.auth.authenticate(`Bearer ${apiKey}`);
     },
   };
@@ -708,6 +692,10 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
     log('warming the caches…');
     await core.sql`select count(*) from person`;
     await core.sql`select count(*) from company`;
+    if (parts.includes('places')) {
+      await core.sql`select count(*) from local_business`;
+      await core.sql`select count(*) from local_business_review`;
+    }
 
     const search: SearchFigures[] = [];
     if (parts.includes('searches')) {
@@ -726,6 +714,16 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
       log('enrichment…');
       enrichment = await benchEnrichment(core, acc, enrichIterations, baselineIterations, warmups);
     }
+    let placesEnrichment: PlacesEnrichFigures | undefined;
+    if (parts.includes('places')) {
+      log('local-business enrichment…');
+      placesEnrichment = await benchPlacesEnrichment(core, await acc.fresh('scale'), {
+        iterations: enrichIterations,
+        baselineIterations,
+        warmups,
+        goals: DATABASE_GOALS,
+      });
+    }
     return {
       date: new Date().toISOString(),
       database: seeded.kind,
@@ -743,10 +741,12 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
       search,
       paging,
       enrichment,
+      placesEnrichment,
       met: {
         ...(parts.includes('searches') ? { search: search.every((s) => s.met) } : {}),
         ...(paging ? { paging: paging.met } : {}),
         ...(enrichment ? { enrichTime: enrichment.timeMet, enrichSpeedup: enrichment.speedupMet } : {}),
+        ...(placesEnrichment ? { placesTime: placesEnrichment.timeMet, placesSpeedup: placesEnrichment.speedupMet } : {}),
       },
     };
   } finally {
@@ -799,6 +799,7 @@ export function formatDatabase(result: DatabaseResult): string {
   if (!result.parts.includes('searches')) lines.splice(2);
   if (result.paging) formatPaging(lines, result.paging, g);
   if (result.enrichment) formatEnrichment(lines, result.enrichment, g);
+  if (result.placesEnrichment) formatPlacesEnrichment(lines, result.placesEnrichment, g);
   return lines.join('\n');
 }
 
@@ -828,5 +829,22 @@ function formatEnrichment(lines: string[], e: EnrichFigures, g: DatabaseResult['
   lines.push(
     `   enrichLeads p95 ${ms(e.bulk.p95)} ms   goal ≤ ${g.enrichMs} ms: ${verdict(e.timeMet)}`,
     `   per row ÷ enrichLeads = ${e.speedup.toFixed(1)}× (p50s)   goal ≥ ${g.enrichSpeedup}×: ${verdict(e.speedupMet)}${e.sameMatches ? '   (identical output rows)' : '   (WARNING: the baseline produced other rows)'}`,
+  );
+}
+
+const PLACE_ROW_LABELS: Record<PlaceRowKind, string> = { phone: 'phone', nameCity: 'name + city', namePostal: 'name + postal code', website: 'website' };
+
+function formatPlacesEnrichment(lines: string[], e: PlacesEnrichFigures, g: DatabaseResult['goals']) {
+  lines.push(
+    '',
+    `4. Local-business enrichment of ${n(e.rows)} rows from ${n(e.places)} places (${PLACE_ROW_KINDS.map((k) => `${e.mix[k]} ${PLACE_ROW_LABELS[k]}`).join(', ')}): ${e.matched} matched (${Object.entries(e.by).map(([k, v]) => `${k} ${v}`).join(', ')}); ms`,
+  );
+  const ew = [62, 9, 9, 9];
+  lines.push(pad(['', 'p50', 'p95', 'runs'], ew));
+  lines.push(pad(['enrichLocalBusinesses (3 lookups at once, reviews, allowance)', ms(e.bulk.p50), ms(e.bulk.p95), e.bulk.n], ew));
+  lines.push(pad([`per row, priority order (${n(e.perRowQueries)} queries, ${e.sameMatches ? 'same' : 'OTHER'} rows)`, ms(e.perRow.p50), ms(e.perRow.p95), e.perRow.n], ew));
+  lines.push(
+    `   enrichLocalBusinesses p95 ${ms(e.bulk.p95)} ms   goal ≤ ${g.enrichMs} ms: ${verdict(e.timeMet)}`,
+    `   per row ÷ enrichLocalBusinesses = ${e.speedup.toFixed(1)}× (p50s)   goal ≥ ${g.enrichSpeedup}×: ${verdict(e.speedupMet)}${e.sameMatches ? '   (identical output rows)' : '   (WARNING: the baseline produced other rows)'}`,
   );
 }

@@ -24,3 +24,27 @@ export const spread = (values: readonly number[]): Spread => ({
 });
 
 export const round = (value: number, digits = 1) => Number(value.toFixed(digits));
+
+/** Milliseconds. */
+export interface Timing {
+  p50: number;
+  p95: number;
+  mean: number;
+  max: number;
+  n: number;
+}
+
+export const timing = (values: number[]): Timing => ({
+  p50: round(percentile(values, 50), 2),
+  p95: round(percentile(values, 95), 2),
+  mean: round(values.reduce((a, b) => a + b, 0) / values.length, 2),
+  max: round(Math.max(...values), 2),
+  n: values.length,
+});
+
+/** Milliseconds `fn` took. */
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}

@@ -72,6 +72,10 @@ export const localBusinessReviewTable = pgTable(
     text: text('text'),
     publishedAt: date('published_at', { mode: 'string' }).notNull(),
   },
-  (t) => [uniqueIndex('local_business_review_key').on(t.reviewKey), index('local_business_review_business_idx').on(t.businessId, t.publishedAt)],
+  (t) => [
+    uniqueIndex('local_business_review_key').on(t.reviewKey),
+    // With the id: a place's latest reviews (newest first, then highest id) are read backwards, unsorted.
+    index('local_business_review_business_idx').on(t.businessId, t.publishedAt, t.id),
+  ],
 );
 export type LocalBusinessReview = typeof localBusinessReviewTable.$inferSelect;

@@ -1,0 +1,291 @@
+/**
+ * Local-business enrichment at scale (part `places` of bench/lib/database.ts): 1,000 rows taken
+ * from the seeded local_business table through `enrichLocalBusinesses` (three lookup queries at once,
+ * then one for the reviews), against one query per row in priority order, sent one after another and
+ * producing the very same output rows (checked). Goals: ≤ 300 ms and ≥ 10× faster than per row, as
+ * for lead enrichment.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import type { Sql } from '../../db/client.ts';
+import { placeHostSql, placeNameKeySql } from '../../db/schema/local-businesses.ts';
+import type { Core } from '../../src/core.ts';
+import type { Principal } from '../../src/services/accounts.ts';
+import { US_STATES, stateAbbreviation } from '../../src/services/geo.ts';
+import { normaliseDomain } from '../../src/services/leads/enrich.ts';
+import { countryCode, enrichLocalBusinesses } from '../../src/services/places/enrich.ts';
+import { round, timed, timing, type Timing } from './stats.ts';
+
+/** The rows by the key they carry, 250 of each, interleaved in this order. */
+export const PLACE_ROW_KINDS = ['phone', 'nameCity', 'namePostal', 'website'] as const;
+export type PlaceRowKind = (typeof PLACE_ROW_KINDS)[number];
+
+export interface PlacesEnrichFigures {
+  /** Places in local_business, the rows taken evenly from them by id. */
+  places: number;
+  rows: number;
+  mix: Record<PlaceRowKind, number>;
+  matched: number;
+  /** enrichLocalBusinesses' summary.by: phone, name, website. */
+  by: Record<string, number>;
+  /** The per-row baseline produced exactly enrichLocalBusinesses' rows, fields in the same order. */
+  sameMatches: boolean;
+  bulk: Timing;
+  perRow: Timing;
+  /** Per-row queries sent by one baseline pass. */
+  perRowQueries: number;
+  /** Per-row p50 ÷ bulk p50. */
+  speedup: number;
+  timeMet: boolean;
+  speedupMet: boolean;
+}
+
+export interface PlacesEnrichOptions {
+  /** Timed enrichLocalBusinesses calls, and per-row baseline passes beside them. */
+  iterations: number;
+  baselineIterations: number;
+  warmups: number;
+  goals: { enrichMs: number; enrichSpeedup: number };
+}
+
+const ROWS = 1000;
+
+interface Picked {
+  stretch: number;
+  name: string;
+  city: string;
+  state: string | null;
+  postal_code: string | null;
+  phone: string | null;
+  website: string | null;
+}
+
+/**
+ * 1,000 rows, one from each of 1,000 stretches of the table by id, the kinds taking turns: the first
+ * place of its stretch with what the row's kind needs, its keys written the various ways callers write
+ * them. Each row also carries a field of the caller's own (crm_id).
+ */
+async function placeRows(sql: Sql): Promise<{ places: number; rows: Record<string, string>[]; mix: Record<PlaceRowKind, number> }> {
+  const picked = await sql<(Picked & { places: number })[]>`
+    select distinct on (t.stretch) t.stretch, t.places, t.name, t.city, t.state, t.postal_code, t.phone, t.website
+    from (
+      select b.id, b.name, b.city, b.state, b.postal_code, b.phone, b.website,
+        ntile(${ROWS}) over (order by b.id)::int as stretch, (count(*) over ())::int as places
+      from local_business b
+    ) t
+    where case (t.stretch - 1) % 4 when 0 then t.phone is not null when 2 then t.postal_code is not null when 3 then t.website is not null else true end
+    order by t.stretch, t.id`;
+  if (picked.length < ROWS) throw new Error(`local_business holds too few places for ${ROWS} enrichment rows`);
+  const mix = { phone: 0, nameCity: 0, namePostal: 0, website: 0 };
+  const rows = picked.map((p): Record<string, string> => {
+    const kind = PLACE_ROW_KINDS[(p.stretch - 1) % 4]!;
+    mix[kind] += 1;
+    const i = Math.floor((p.stretch - 1) / 4);
+    const state = p.state ?? '';
+    switch (kind) {
+      case 'phone': {
+        const digits = p.phone!.replace(/\D/g, '').slice(-10);
+        const [area, exchange, line] = [digits.slice(0, 3), digits.slice(3, 6), digits.slice(6)];
+        const phone: Record<string, string> = [
+          { phone: p.phone! },
+          { phone: `(${area}) ${exchange}-${line}` },
+          { phone: `${area}.${exchange}.${line}`, country: 'US' },
+          { phone_number: `+1 ${area} ${exchange} ${line}`, country: 'United States' },
+        ][i % 4]!;
+        return { ...phone, crm_id: `P${i}` };
+      }
+      case 'nameCity': {
+        const named: Record<string, string> = [
+          { name: p.name, city: p.city },
+          { name: p.name.toUpperCase(), city: p.city.toLowerCase(), state },
+          { business_name: p.name, city: p.city, state: US_STATES[state] ?? state },
+        ][i % 3]!;
+        return { ...named, crm_id: `C${i}` };
+      }
+      case 'namePostal': {
+        const named: Record<string, string> = [
+          { name: p.name, postal_code: p.postal_code! },
+          { name: p.name.toLowerCase(), zip: p.postal_code!, state },
+          { business_name: p.name, postcode: p.postal_code! },
+        ][i % 3]!;
+        return { ...named, crm_id: `Z${i}` };
+      }
+      case 'website': {
+        const host = normaliseDomain(p.website!);
+        const site: Record<string, string> = [
+          { website: p.website! },
+          { domain: host },
+          { website: `www.${host}/contact` },
+          { url: `HTTP://${host.toUpperCase()}/about?ref=crm` },
+        ][i % 4]!;
+        return { ...site, crm_id: `W${i}` };
+      }
+    }
+  });
+  return { places: picked[0]!.places, rows, mix };
+}
+
+type MatchKind = 'phone' | 'name' | 'website';
+
+interface FoundPlace {
+  name: string;
+  category: string;
+  phone: string | null;
+  website: string | null;
+  emails: string[];
+  address: string;
+  city: string;
+  state: string | null;
+  postal_code: string | null;
+  country_code: string;
+  rating: number | null;
+  review_count: number;
+  contact_name: string | null;
+  reviews: { author: string; rating: number; text: string | null; published_at: string }[];
+}
+
+const PLACE = 'b.id, b.name, b.category, b.street, b.city, b.state, b.postal_code, b.country_code, b.phone, b.website, b.emails, b.rating, b.review_count, b.contact_name';
+
+/**
+ * The naive baseline: each row on its own, its keys in priority order (each reading of the phone,
+ * then the name with its city or postal code, then the website's host), one query per key until one
+ * matches, the place's three latest reviews joined in the same query; then the output row built field
+ * by field. The same matching rules as enrichLocalBusinesses: keys normalised alike, a phone without a
+ * country read as US and as Canadian, the state (when given) separating same-name places, the place
+ * with the lowest id for every key. Only the allowance is left out.
+ */
+function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
+  // The place a lookup finds (at most one), its address as the service writes it, and its three
+  // latest reviews, newest first, as JSON.
+  const withReviews = (place: string) => `
+    select b.name, b.category, b.phone, b.website, b.emails,
+      concat_ws(', ', nullif(b.street, ''), nullif(b.city, ''), nullif(concat_ws(' ', nullif(b.state, ''), nullif(b.postal_code, '')), '')) as address,
+      b.city, b.state, b.postal_code, b.country_code, b.rating, b.review_count, b.contact_name, r.reviews
+    from (${place}) b cross join lateral (
+      select coalesce(json_agg(json_build_object('author', r.author, 'rating', r.rating, 'text', r.text, 'published_at', r.published_at::text)
+                               order by r.published_at desc, r.id desc), '[]') as reviews
+      from (select r.id, r.author, r.rating, r.text, r.published_at from local_business_review r
+            where r.business_id = b.id order by r.published_at desc, r.id desc limit 3) r
+    ) r`;
+  const byPhone = withReviews(`select ${PLACE} from local_business b where right(regexp_replace(b.phone, '\\D', '', 'g'), 10) = $1 order by b.id limit 1`);
+  // Name with city, name with postal code (a row may give both); $4 the state when given.
+  const byName = withReviews(`
+    select * from (
+      select ${PLACE} from local_business b where ${placeNameKeySql('b.')} = $1 and lower(b.city) = $2
+      union all
+      select ${PLACE} from local_business b where ${placeNameKeySql('b.')} = $1 and b.postal_code = $3
+    ) b where $4::text is null or lower(b.state) = $4
+    order by b.id limit 1`);
+  const byHost = withReviews(`select ${PLACE} from local_business b where ${placeHostSql('b.')} = $1 order by b.id limit 1`);
+
+  interface Lookup {
+    kind: MatchKind;
+    text: string;
+    values: (string | null)[];
+  }
+  const field = (row: Record<string, string>, ...names: string[]) => names.map((n) => row[n]?.trim()).find((v) => v);
+  /** A row's lookups in priority order. */
+  const lookupsOf = (row: Record<string, string>): Lookup[] => {
+    const lookups: Lookup[] = [];
+    const country = countryCode(field(row, 'country', 'country_code'));
+    const phone = field(row, 'phone', 'phone_number');
+    const phones: string[] = [];
+    for (const region of phone ? (country ? [country] : (['US', 'CA'] as CountryCode[])) : []) {
+      const parsed = parsePhoneNumberFromString(phone!, region);
+      const digits = parsed?.isPossible() ? parsed.number.replace(/\D/g, '').slice(-10) : undefined;
+      if (digits && !phones.includes(digits)) phones.push(digits);
+    }
+    for (const digits of phones) lookups.push({ kind: 'phone', text: byPhone, values: [digits] });
+    const name = field(row, 'name', 'business_name');
+    const city = field(row, 'city');
+    const postal = field(row, 'postal_code', 'zip', 'postcode');
+    const state = field(row, 'state');
+    if (name && (city || postal)) {
+      const nameKey = name.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+      const stateKey = state ? (stateAbbreviation(state) ?? state).toLowerCase() : null;
+      lookups.push({ kind: 'name', text: byName, values: [nameKey, city?.toLowerCase() ?? null, postal ?? null, stateKey] });
+    }
+    const website = field(row, 'website', 'domain', 'url');
+    const host = website && normaliseDomain(website);
+    if (host?.includes('.')) lookups.push({ kind: 'website', text: byHost, values: [host] });
+    return lookups;
+  };
+
+  return async () => {
+    let queries = 0;
+    const out: Record<string, unknown>[] = [];
+    for (const row of rows) {
+      let enriched: Record<string, unknown> = { ...row, match_status: 'not_found', matched_by: null };
+      for (const { kind, text, values } of lookupsOf(row)) {
+        queries += 1;
+        const [p] = await sql.unsafe<FoundPlace[]>(text, values, { prepare: true });
+        if (p) {
+          enriched = {
+            ...row,
+            match_status: 'matched',
+            matched_by: kind,
+            business_name: p.name,
+            phone: p.phone,
+            website: p.website,
+            emails: p.emails,
+            address: p.address,
+            city: p.city,
+            state: p.state,
+            postal_code: p.postal_code,
+            country_code: p.country_code,
+            category: p.category,
+            rating: p.rating,
+            review_count: p.review_count,
+            reviews: p.reviews,
+            contact_person: p.contact_name,
+          };
+          break;
+        }
+      }
+      out.push(enriched);
+    }
+    return { queries, rows: out };
+  };
+}
+
+export async function benchPlacesEnrichment(core: Core, principal: Principal, options: PlacesEnrichOptions): Promise<PlacesEnrichFigures> {
+  const { iterations, baselineIterations, warmups, goals } = options;
+  const { places, rows, mix } = await placeRows(core.sql);
+  const body = { rows };
+  const baseline = perRowBaseline(core.sql, rows);
+  const bulkCall = () => enrichLocalBusinesses(core, principal, body);
+
+  const result = await bulkCall();
+  if (!('rows' in result)) throw new Error('enrichLocalBusinesses answered a preview');
+  const reference = await baseline();
+  // Same values, and the same fields in the same order (what a caller reads in the JSON).
+  const sameMatches = isDeepStrictEqual(result.rows, reference.rows) && JSON.stringify(result.rows) === JSON.stringify(reference.rows);
+
+  // Bulk calls are short and many, the baseline long and few: each iteration runs one baseline
+  // pass beside bulk calls, alternating, until both have their counts.
+  const bulk: number[] = [];
+  const perRow: number[] = [];
+  for (let i = 0; i < warmups; i++) await bulkCall();
+  const perBaseline = Math.ceil(iterations / baselineIterations);
+  for (let i = 0; i < baselineIterations; i++) {
+    for (let j = 0; j < perBaseline && bulk.length < iterations; j++) bulk.push(await timed(bulkCall));
+    perRow.push(await timed(baseline));
+  }
+  const bulkTiming = timing(bulk);
+  const perRowTiming = timing(perRow);
+  const speedup = round(perRowTiming.p50 / bulkTiming.p50, 1);
+  return {
+    places,
+    rows: rows.length,
+    mix,
+    matched: result.summary.matched,
+    by: result.summary.by,
+    sameMatches,
+    bulk: bulkTiming,
+    perRow: perRowTiming,
+    perRowQueries: reference.queries,
+    speedup,
+    timeMet: bulkTiming.p95 <= goals.enrichMs,
+    speedupMet: speedup >= goals.enrichSpeedup,
+  };
+}
