@@ -123,10 +123,10 @@ async function lookUp(sql: Sql, keys: PlaceKeys[]) {
             `with i as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[]) with ordinality as i(name, city, postal, state, n))
              select distinct on (m.n) m.n::text as k, ${PLACE_COLUMNS.replaceAll('b.', 'm.')} from (
                select i.n, ${PLACE_COLUMNS} from i join local_business b on ${placeNameKeySql('b.')} = i.name and lower(b.city) = i.city
-               where i.state is null or lower(b.state) = i.state
+               where i.city is not null and (i.state is null or lower(b.state) = i.state)
                union all
                select i.n, ${PLACE_COLUMNS} from i join local_business b on ${placeNameKeySql('b.')} = i.name and b.postal_code = i.postal
-               where i.state is null or lower(b.state) = i.state
+               where i.postal is not null and (i.state is null or lower(b.state) = i.state)
              ) m order by m.n, m.id`,
             [named.map((k) => k.name), named.map((k) => k.city ?? null), named.map((k) => k.postalCode ?? null), named.map((k) => k.state ?? null)],
           )
