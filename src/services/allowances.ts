@@ -32,13 +32,19 @@ export async function takeAllowance(sql: Sql, accountId: string, kind: Allowance
     const rows = await sql<{ used: number }[]>`select used from daily_usage where account_id = ${accountId} and day = ${day} and kind = ${kind}`;
     return { granted: 0, remaining: Math.max(0, limit - (rows[0]?.used ?? 0)) };
   }
-  await sql`insert into daily_usage (account_id, day, kind, used) values (${accountId}, ${day}, ${kind}, 0) on conflict do nothing`;
   // The locked read gives the latest committed count, so concurrent requests never over-grant.
-  const rows = await sql<{ used: number; granted: number }[]>`
+  const take = () => sql<{ used: number; granted: number }[]>`
     update daily_usage u set used = least(u.used + ${wanted}, ${limit})
     from (select used as before from daily_usage where account_id = ${accountId} and day = ${day} and kind = ${kind} for update) prev
     where u.account_id = ${accountId} and u.day = ${day} and u.kind = ${kind}
     returning u.used, u.used - prev.before as granted`;
+  let rows = await take();
+  if (rows.length === 0) {
+    // The first request of the day: the day's row is made (or found made by a concurrent first
+    // request, which a statement begun after its commit sees), then taken from.
+    await sql`insert into daily_usage (account_id, day, kind, used) values (${accountId}, ${day}, ${kind}, 0) on conflict do nothing`;
+    rows = await take();
+  }
   const { used, granted } = rows[0]!;
   if (granted <= 0) throw new DailyLimitError(kind, limit, secondsToReset);
   return { granted, remaining: limit - used };
