@@ -79,9 +79,15 @@ describe('POST /api/v1/enrich/local-businesses', () => {
   });
 
   it('needs a phone, a name with city or postal code, or a website; lists bad rows by index', async () => {
-    const res = await enrich({ rows: [{ name: 'Only a name' }, { city: 'Denver' }, { phone: '12' }, { website: 'https://ok.example.com' }] });
+    const used = async () =>
+      (await t.app.core.sql<{ used: number }[]>`select coalesce(sum(used), 0)::int as used from daily_usage where account_id = ${accountId} and kind = 'enrichment'`)[0]!.used;
+    const before = await used();
+    const res = await enrich({ rows: [{ name: 'Only a name' }, { city: 'Denver' }, { phone: '12' }, { website: 'https://ok.example.com' }, 'a string', { phone: '(303) 555-0100x', name: 'Cafe' }] });
     expect(res.status).toBe(400);
-    expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual(['rows.0', 'rows.1', 'rows.2']);
+    expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual(['rows.0', 'rows.1', 'rows.2', 'rows.4']);
+    expect(res.body.error.details[3].message).toBe('must be an object');
+    // Nothing was taken from the allowance.
+    expect(await used()).toBe(before);
   });
 
   it('does not count previews; counts matches', async () => {

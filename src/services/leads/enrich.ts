@@ -59,26 +59,37 @@ function keysOf(row: Record<string, unknown>): Keys {
 
 const noKeys = (k: Keys) => k.email === undefined && k.social === undefined && k.mobile === undefined && k.domain === undefined;
 
-/** Validates `{rows, preview}`: 1 to 1,000 objects, each with something to match on; 400 lists the bad rows. */
-export function parseEnrichRequest<K>(body: unknown, keysOfRow: (row: Record<string, unknown>) => K, isEmpty: (keys: K) => boolean, need: string) {
+/**
+ * Reads `{rows, preview}`: 1 to 1,000 rows (400 otherwise) and each object row's keys (`keysOfRow`);
+ * a row that is not an object has no keys. `assertMatchable` then checks every row.
+ */
+export function readEnrichRequest<K>(body: unknown, keysOfRow: (row: Record<string, unknown>) => K) {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'the body must be a JSON object with rows' }]);
   const { rows, preview } = body as { rows?: unknown; preview?: unknown };
   if (!Array.isArray(rows)) throw new ValidationError([{ path: 'rows', message: 'rows must be an array of objects' }]);
   if (rows.length === 0) throw new ValidationError([{ path: 'rows', message: 'rows must not be empty' }]);
   if (rows.length > MAX_ENRICH_ROWS) throw new ValidationError([{ path: 'rows', message: `at most ${MAX_ENRICH_ROWS} rows per request (got ${rows.length}); split the file` }]);
   if (preview !== undefined && typeof preview !== 'boolean') throw new ValidationError([{ path: 'preview', message: 'preview must be true or false' }]);
+  const keys = rows.map((row) => (row === null || typeof row !== 'object' || Array.isArray(row) ? undefined : keysOfRow(row as Record<string, unknown>)));
+  return { rows: rows as Record<string, unknown>[], keys, preview: preview === true };
+}
+
+/** 400 listing every row that is not an object or has nothing to match on (`isEmpty`). */
+export function assertMatchable<K>(keys: (K | undefined)[], isEmpty: (keys: K) => boolean, need: string): asserts keys is K[] {
   const errors: { path: string; message: string }[] = [];
-  const keys = rows.map((row, i) => {
-    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
-      errors.push({ path: `rows.${i}`, message: 'must be an object' });
-      return undefined;
-    }
-    const k = keysOfRow(row as Record<string, unknown>);
-    if (isEmpty(k)) errors.push({ path: `rows.${i}`, message: `needs at least one of ${need}` });
-    return k;
+  keys.forEach((k, i) => {
+    if (k === undefined) errors.push({ path: `rows.${i}`, message: 'must be an object' });
+    else if (isEmpty(k)) errors.push({ path: `rows.${i}`, message: `needs at least one of ${need}` });
   });
   if (errors.length > 0) throw new ValidationError(errors, `${errors.length} row${errors.length === 1 ? '' : 's'} cannot be matched: ${errors.slice(0, 5).map((e) => e.path).join(', ')}${errors.length > 5 ? ', …' : ''}`);
-  return { rows: rows as Record<string, unknown>[], keys: keys as K[], preview: preview === true };
+}
+
+/** Validates `{rows, preview}`: 1 to 1,000 objects, each with something to match on; 400 lists the bad rows. */
+export function parseEnrichRequest<K>(body: unknown, keysOfRow: (row: Record<string, unknown>) => K, isEmpty: (keys: K) => boolean, need: string) {
+  const request = readEnrichRequest(body, keysOfRow);
+  const keys = request.keys;
+  assertMatchable(keys, isEmpty, need);
+  return { rows: request.rows, keys, preview: request.preview };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Core } from '../../core.ts';
 import type { Principal } from '../accounts.ts';
 import { takeAllowance } from '../allowances.ts';
 import { stateAbbreviation } from '../geo.ts';
-import { copyRow, normaliseDomain, parseEnrichRequest } from '../leads/enrich.ts';
+import { assertMatchable, copyRow, normaliseDomain, readEnrichRequest } from '../leads/enrich.ts';
 import { assertPlan } from '../plans.ts';
 
 const COUNTRY_CODES = new Set<string>(getCountries());
@@ -24,7 +24,10 @@ export function countryCode(value: string | undefined): CountryCode | undefined 
 }
 
 interface PlaceKeys {
-  /** The phone's last 10 digits. */
+  /** The phone as written, and the country it is read in (US, which shares +1 with Canada, when none is given). */
+  phoneText?: string;
+  country?: CountryCode;
+  /** The phone's last 10 digits, once read (readPhone). */
   phone?: string;
   name?: string;
   city?: string;
@@ -41,32 +44,40 @@ const text = (row: Record<string, unknown>, ...names: string[]) => {
   return undefined;
 };
 
+/** The distinct values of `values`, leaving out the missing ones. */
+const distinct = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => v !== undefined))];
+
 /** A name as placeNameKeySql (db/schema/local-businesses.ts) has it in the index. */
 const placeNameKey = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
 
+/** A row's keys; its phone is only read later (readPhone), while the other lookups run. */
 function keysOf(row: Record<string, unknown>): PlaceKeys {
-  const country = countryCode(text(row, 'country', 'country_code'));
-  const rawPhone = text(row, 'phone', 'phone_number');
-  let phone: string | undefined;
-  if (rawPhone) {
-    // A number without a country is read as a US or Canadian one: the two share the +1 numbering
-    // plan, so reading it as either gives the same number.
-    const parsed = parsePhoneNumberFromString(rawPhone, country ?? 'US');
-    if (parsed?.isPossible()) phone = parsed.number.replace(/\D/g, '').slice(-10);
-  }
   const name = text(row, 'name', 'business_name');
   const city = text(row, 'city');
   const postalCode = text(row, 'postal_code', 'zip', 'postcode');
   const state = text(row, 'state');
   const website = text(row, 'website', 'domain', 'url');
+  const domain = website && normaliseDomain(website);
   return {
-    phone,
+    phoneText: text(row, 'phone', 'phone_number'),
+    country: countryCode(text(row, 'country', 'country_code')),
     name: name && (city || postalCode) ? placeNameKey(name) : undefined,
     city: city?.toLowerCase(),
     postalCode,
     state: state ? (stateAbbreviation(state) ?? state).toLowerCase() : undefined,
-    domain: website && normaliseDomain(website).includes('.') ? normaliseDomain(website) : undefined,
+    domain: domain && domain.includes('.') ? domain : undefined,
   };
+}
+
+/**
+ * Reads the phone's last 10 digits into `keys.phone` when it is a possible number. A number without a
+ * country is read as a US or Canadian one: the two share the +1 numbering plan, so reading it as
+ * either gives the same number.
+ */
+function readPhone(keys: PlaceKeys): void {
+  if (!keys.phoneText) return;
+  const parsed = parsePhoneNumberFromString(keys.phoneText, keys.country ?? 'US');
+  if (parsed?.isPossible()) keys.phone = parsed.number.replace(/\D/g, '').slice(-10);
 }
 
 interface Place {
@@ -90,34 +101,30 @@ interface Place {
 const PLACE_COLUMNS = `b.id::int, b.name, b.category, b.street, b.city, b.state, b.postal_code, b.country_code, b.phone, b.website, to_json(b.emails) as emails, b.rating, b.review_count, b.contact_name`;
 
 /**
- * The places a request's keys find, with their latest reviews, in six queries whatever the number of
- * rows. Three lookups run at once on the pool (they only read; each is prepared, and each looks its
- * keys up in the index on its very expression): by phone (last 10 digits), by name with city or
- * postal code (one lookup per row, the row's number as key), and by website host (one location per
- * host); for each key the place with the lowest id. Each lookup's reviews are asked for as soon as it
- * answers, rather than after all three, even those of a place a higher-priority key will outrank.
+ * The places a request's keys find, each with its latest reviews, in six queries whatever the number
+ * of rows: by phone (last 10 digits), by name with city or postal code (one lookup per row, the row's
+ * number as key), and by website host (one location per host), each key looked up in the index on its
+ * very expression, the place with the lowest id kept; then each lookup's places' reviews, asked for as
+ * soon as it answers (even those of a place a higher-priority key will outrank). The lookups only read:
+ * they run at once on the pool, prepared.
  */
-async function lookUp(sql: Sql, keys: PlaceKeys[]) {
-  const phones = [...new Set(keys.flatMap((k) => (k.phone ? [k.phone] : [])))];
-  const named = keys.filter((k) => k.name);
-  const hosts = [...new Set(keys.map((k) => k.domain).filter((d): d is string => !!d))];
-  const query = (text: string, params: unknown[]) => sql.unsafe<Place[]>(text, params as never, { prepare: true });
-  const withReviews = async (lookup: Place[] | Promise<Place[]>) => {
-    const places = await lookup;
+function lookUp(sql: Sql) {
+  const query = async (text: string, params: unknown[]) => {
+    const places = await sql.unsafe<Place[]>(text, params as never, { prepare: true });
     return { byKey: new Map(places.map((p) => [p.k, p])), reviews: await latestReviews(sql, places.map((p) => p.id)) };
   };
-  const [phone, name, host] = await Promise.all([
-    withReviews(
+  const none = { byKey: new Map<string, Place>(), reviews: new Map<number, Review[]>() };
+  return {
+    byPhone: (phones: string[]) =>
       phones.length
         ? query(
             `select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b on right(regexp_replace(b.phone, '\\D', '', 'g'), 10) = k.k order by k.k, b.id`,
             [phones],
           )
-        : [],
-    ),
+        : none,
     // A name with a city and a name with a postal code, each answered by its own index
     // (local_business_name_city_idx, local_business_name_postal_idx); a row may match both ways.
-    withReviews(
+    byName: (named: PlaceKeys[]) =>
       named.length
         ? query(
             `with i as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[]) with ordinality as i(name, city, postal, state, n))
@@ -130,18 +137,9 @@ async function lookUp(sql: Sql, keys: PlaceKeys[]) {
              ) m order by m.n, m.id`,
             [named.map((k) => k.name), named.map((k) => k.city ?? null), named.map((k) => k.postalCode ?? null), named.map((k) => k.state ?? null)],
           )
-        : [],
-    ),
-    withReviews(
-      hosts.length ? query(`select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b on ${placeHostSql('b.')} = k.k order by k.k, b.id`, [hosts]) : [],
-    ),
-  ]);
-  return {
-    phone: phone.byKey,
-    name: name.byKey,
-    domain: host.byKey,
-    reviews: new Map([...phone.reviews, ...name.reviews, ...host.reviews]),
-    namedIndex: new Map(named.map((k, i) => [k, String(i + 1)])),
+        : none,
+    byHost: (hosts: string[]) =>
+      hosts.length ? query(`select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b on ${placeHostSql('b.')} = k.k order by k.k, b.id`, [hosts]) : none,
   };
 }
 
@@ -211,16 +209,29 @@ function outputRow(input: Record<string, unknown>, status: string, kind: MatchKi
  */
 export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown) {
   assertPlan(principal, 'scale', 'Local business enrichment');
-  const request = parseEnrichRequest(body, keysOf, (k) => !k.phone && !k.name && !k.domain, 'phone; name with city or postal_code; website');
+  const request = readEnrichRequest(body, keysOf);
+  const keys = request.keys;
   const sql = core.sql;
-  const found = await lookUp(sql, request.keys);
-  const matches = request.keys.map((k): { kind: MatchKind; place: Place } | undefined => {
-    const byPhone = k.phone ? found.phone.get(k.phone) : undefined;
-    if (byPhone) return { kind: 'phone', place: byPhone };
-    const byName = k.name ? found.name.get(found.namedIndex.get(k)!) : undefined;
-    if (byName) return { kind: 'name', place: byName };
-    const byDomain = k.domain ? found.domain.get(k.domain) : undefined;
-    return byDomain ? { kind: 'website', place: byDomain } : undefined;
+  const lookups = lookUp(sql);
+  // The lookups by name and by website start while the phone numbers are read (the slowest keys to
+  // work out); a request refused meanwhile leaves them to finish unheard.
+  const named = keys.filter((k): k is PlaceKeys => k?.name !== undefined);
+  const byName = Promise.resolve(lookups.byName(named));
+  const byHost = Promise.resolve(lookups.byHost(distinct(keys.map((k) => k?.domain))));
+  byName.catch(() => {});
+  byHost.catch(() => {});
+  for (const k of keys) if (k) readPhone(k);
+  assertMatchable(keys, (k) => !k.phone && !k.name && !k.domain, 'phone; name with city or postal_code; website');
+  const [phone, name, host] = await Promise.all([lookups.byPhone(distinct(keys.map((k) => k.phone))), byName, byHost]);
+  const rowNumber = new Map(named.map((k, i) => [k, String(i + 1)]));
+  const reviews = new Map([...phone.reviews, ...name.reviews, ...host.reviews]);
+  const matches = keys.map((k): { kind: MatchKind; place: Place } | undefined => {
+    const viaPhone = k.phone ? phone.byKey.get(k.phone) : undefined;
+    if (viaPhone) return { kind: 'phone', place: viaPhone };
+    const viaName = k.name ? name.byKey.get(rowNumber.get(k)!) : undefined;
+    if (viaName) return { kind: 'name', place: viaName };
+    const viaHost = k.domain ? host.byKey.get(k.domain) : undefined;
+    return viaHost ? { kind: 'website', place: viaHost } : undefined;
   });
   const matched = matches.filter(Boolean).length;
   let granted = matched;
@@ -236,7 +247,7 @@ export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 
     if (used >= granted) return outputRow(input, 'daily_limit_reached', null);
     used += 1;
     by[m.kind] += 1;
-    return outputRow(input, 'matched', m.kind, m.place, found.reviews.get(m.place.id));
+    return outputRow(input, 'matched', m.kind, m.place, reviews.get(m.place.id));
   });
   const summary = { total: rows.length, matched: used, not_found: rows.length - matched, by };
   if (request.preview) return { preview: true as const, summary, sample: rows.filter((r) => r.match_status === 'matched').slice(0, 5) };
