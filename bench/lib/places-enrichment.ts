@@ -6,7 +6,7 @@
  * for lead enrichment.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Sql } from '../../db/client.ts';
 import { placeHostSql, placeNameKeySql } from '../../db/schema/local-businesses.ts';
 import type { Core } from '../../src/core.ts';
@@ -147,11 +147,10 @@ interface FoundPlace {
 const PLACE = 'b.id, b.name, b.category, b.street, b.city, b.state, b.postal_code, b.country_code, b.phone, b.website, b.emails, b.rating, b.review_count, b.contact_name';
 
 /**
- * The naive baseline: each row on its own, its keys in priority order (each reading of the phone,
- * then the name with its city or postal code, then the website's host), one query per key until one
- * matches, the place's three latest reviews joined in the same query; then the output row built field
- * by field. The same matching rules as enrichLocalBusinesses: keys normalised alike, a phone without a
- * country read as US and as Canadian, the state (when given) separating same-name places, the place
+ * The naive baseline: each row on its own, its keys in priority order (the phone, then the name with
+ * its city or postal code, then the website's host), one query per key until one matches, the place's
+ * three latest reviews joined in the same query; then the output row built field by field. The same matching rules as enrichLocalBusinesses: keys normalised alike, a phone without a
+ * country read as a US or Canadian one, the state (when given) separating same-name places, the place
  * with the lowest id for every key. Only the allowance is left out.
  */
 function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
@@ -189,13 +188,9 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
     const lookups: Lookup[] = [];
     const country = countryCode(field(row, 'country', 'country_code'));
     const phone = field(row, 'phone', 'phone_number');
-    const phones: string[] = [];
-    for (const region of phone ? (country ? [country] : (['US', 'CA'] as CountryCode[])) : []) {
-      const parsed = parsePhoneNumberFromString(phone!, region);
-      const digits = parsed?.isPossible() ? parsed.number.replace(/\D/g, '').slice(-10) : undefined;
-      if (digits && !phones.includes(digits)) phones.push(digits);
-    }
-    for (const digits of phones) lookups.push({ kind: 'phone', text: byPhone, values: [digits] });
+    // Without a country, a US or Canadian number (one +1 numbering plan).
+    const parsed = phone ? parsePhoneNumberFromString(phone, country ?? 'US') : undefined;
+    if (parsed?.isPossible()) lookups.push({ kind: 'phone', text: byPhone, values: [parsed.number.replace(/\D/g, '').slice(-10)] });
     const name = field(row, 'name', 'business_name');
     const city = field(row, 'city');
     const postal = field(row, 'postal_code', 'zip', 'postcode');
