@@ -202,7 +202,7 @@ function outputRow(input: Record<string, unknown>, status: string, kind: MatchKi
 
 /**
  * POST /api/v1/enrich/local-businesses (scale plan). Match priority: phone (a number without a
- * country is tried as US and Canadian), then name with city or postal code (state separates
+ * country is read as a US or Canadian one), then name with city or postal code (state separates
  * same-name places), then website (one location). Matches count against the enrichment allowance;
  * previews do not. The allowance is taken last, after everything that can fail, and without a
  * transaction (each of its statements is atomic), so a failed request takes nothing.
