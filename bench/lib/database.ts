@@ -28,7 +28,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import postgres from 'postgres';
 import type { Sql } from '../../db/client.ts';
 import type { Plan } from '../../db/schema/accounts.ts';
@@ -40,12 +39,13 @@ import { loopbackConfig } from '../../src/config.ts';
 import { createCore, type Core } from '../../src/core.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createAccount, type Principal } from '../../src/services/accounts.ts';
-import { enrichLeads, type EnrichResult } from '../../src/services/leads/enrich.ts';
+import { enrichLeads } from '../../src/services/leads/enrich.ts';
 import { filtersOf, parseLeadSearch } from '../../src/services/leads/params.ts';
 import { countLeads, leadConditions, normaliseSocialUrl, selectLeadPage, selectLeadSearch, where, type LeadRow } from '../../src/services/leads/query.ts';
 import { leadRecord } from '../../src/services/leads/lead-record.ts';
 import { searchLeads, type CompanyRecord } from '../../src/services/leads/search.ts';
 import { openBenchServer, serverSettings } from './env.ts';
+import { compareEnrichment, type EnrichComparison, type EnrichComparisonOptions } from './enrich-compare.ts';
 import { benchPlacesEnrichment, PLACE_ROW_KINDS, type PlaceRowKind, type PlacesEnrichFigures } from './places-enrichment.ts';
 import { round, timed, timing, type Timing } from './stats.ts';
 
@@ -130,22 +130,9 @@ export interface PagingFigures {
   met: boolean;
 }
 
-export interface EnrichFigures {
-  rows: number;
+export interface EnrichFigures extends EnrichComparison {
   /** Rows by the key they carry (email rows may also carry a domain, which email outranks). */
   mix: Record<'email' | 'social' | 'mobile' | 'domain', number>;
-  matched: number;
-  by: Record<string, number>;
-  /** The per-row baseline produced exactly enrichLeads' rows, fields in the same order. */
-  sameMatches: boolean;
-  bulk: Timing;
-  perRow: Timing;
-  /** Per-row queries sent by one baseline pass. */
-  perRowQueries: number;
-  /** Per-row p50 ÷ bulk p50. */
-  speedup: number;
-  timeMet: boolean;
-  speedupMet: boolean;
 }
 
 export interface DatabaseResult {
@@ -624,45 +611,12 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
   };
 }
 
-async function benchEnrichment(core: Core, acc: Accounts, iterations: number, baselineIterations: number, warmups: number): Promise<EnrichFigures> {
-  const principal = await acc.fresh();
+async function benchEnrichment(core: Core, principal: Principal, options: EnrichComparisonOptions): Promise<EnrichFigures> {
   const rows = await enrichRows(core.sql);
-  const body = { rows };
-  const baseline = perRowBaseline(core.sql, rows);
-
-  const result = (await enrichLeads(core, principal, body)) as EnrichResult & { rows: Record<string, unknown>[] };
-  const reference = await baseline();
-  // Same values, and the same fields in the same order (what a caller reads in the JSON).
-  const sameMatches = isDeepStrictEqual(result.rows, reference.rows) && JSON.stringify(result.rows) === JSON.stringify(reference.rows);
   const mix = { email: 0, social: 0, mobile: 0, domain: 0 };
   for (const r of rows) mix[r.email ? 'email' : r.linkedin_url ? 'social' : r.mobile ? 'mobile' : 'domain'] += 1;
-
-  // Bulk calls are short and many, the baseline long and few: each iteration runs one baseline
-  // pass beside bulk calls, alternating, until both have their counts.
-  const bulk: number[] = [];
-  const perRow: number[] = [];
-  for (let i = 0; i < warmups; i++) await enrichLeads(core, principal, body);
-  const perBaseline = Math.ceil(iterations / baselineIterations);
-  for (let i = 0; i < baselineIterations; i++) {
-    for (let j = 0; j < perBaseline && bulk.length < iterations; j++) bulk.push(await timed(() => enrichLeads(core, principal, body)));
-    perRow.push(await timed(baseline));
-  }
-  const bulkTiming = timing(bulk);
-  const perRowTiming = timing(perRow);
-  const speedup = round(perRowTiming.p50 / bulkTiming.p50, 1);
-  return {
-    rows: rows.length,
-    mix,
-    matched: result.summary.matched,
-    by: result.summary.by,
-    sameMatches,
-    bulk: bulkTiming,
-    perRow: perRowTiming,
-    perRowQueries: reference.queries,
-    speedup,
-    timeMet: bulkTiming.p95 <= DATABASE_GOALS.enrichMs,
-    speedupMet: speedup >= DATABASE_GOALS.enrichSpeedup,
-  };
+  const comparison = await compareEnrichment(() => enrichLeads(core, principal, { rows }), perRowBaseline(core.sql, rows), options);
+  return { ...comparison, mix };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -709,20 +663,16 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
       log('paging…');
       paging = await benchPaging(core, acc, iterations, warmups);
     }
+    const enrichOptions = { iterations: enrichIterations, baselineIterations, warmups, goals: DATABASE_GOALS };
     let enrichment: EnrichFigures | undefined;
     if (parts.includes('enrichment')) {
       log('enrichment…');
-      enrichment = await benchEnrichment(core, acc, enrichIterations, baselineIterations, warmups);
+      enrichment = await benchEnrichment(core, await acc.fresh(), enrichOptions);
     }
     let placesEnrichment: PlacesEnrichFigures | undefined;
     if (parts.includes('places')) {
       log('local-business enrichment…');
-      placesEnrichment = await benchPlacesEnrichment(core, await acc.fresh('scale'), {
-        iterations: enrichIterations,
-        baselineIterations,
-        warmups,
-        goals: DATABASE_GOALS,
-      });
+      placesEnrichment = await benchPlacesEnrichment(core, await acc.fresh('scale'), enrichOptions);
     }
     return {
       date: new Date().toISOString(),
@@ -798,8 +748,16 @@ export function formatDatabase(result: DatabaseResult): string {
   // A run without the searches (--parts) keeps only the two heading lines above them.
   if (!result.parts.includes('searches')) lines.splice(2);
   if (result.paging) formatPaging(lines, result.paging, g);
-  if (result.enrichment) formatEnrichment(lines, result.enrichment, g);
-  if (result.placesEnrichment) formatPlacesEnrichment(lines, result.placesEnrichment, g);
+  const e = result.enrichment;
+  if (e) {
+    const heading = `3. Enrichment of ${n(e.rows)} catalog rows (${KINDS.map((k) => `${e.mix[k]} ${k}`).join(', ')}): ${e.matched} matched (${KINDS.map((k) => `${k} ${e.by[k] ?? 0}`).join(', ')}); ms`;
+    formatEnrichment(lines, heading, 'enrichLeads (4 lookups at once + allowance)', e, g);
+  }
+  const p = result.placesEnrichment;
+  if (p) {
+    const heading = `4. Local-business enrichment of ${n(p.rows)} rows from ${n(p.places)} places (${PLACE_ROW_KINDS.map((k) => `${p.mix[k]} ${PLACE_ROW_LABELS[k]}`).join(', ')}): ${p.matched} matched (${Object.entries(p.by).map(([k, v]) => `${k} ${v}`).join(', ')}); ms`;
+    formatEnrichment(lines, heading, 'enrichLocalBusinesses (3 lookups at once, reviews, allowance)', p, g);
+  }
   return lines.join('\n');
 }
 
@@ -817,34 +775,18 @@ function formatPaging(lines: string[], p: PagingFigures, g: DatabaseResult['goal
   );
 }
 
-function formatEnrichment(lines: string[], e: EnrichFigures, g: DatabaseResult['goals']) {
-  lines.push(
-    '',
-    `3. Enrichment of ${n(e.rows)} catalog rows (${KINDS.map((k) => `${e.mix[k]} ${k}`).join(', ')}): ${e.matched} matched (${KINDS.map((k) => `${k} ${e.by[k] ?? 0}`).join(', ')}); ms`,
-  );
-  const ew = [50, 9, 9, 9];
+/** An enrichment section: `heading`, then the tool against its per-row baseline. */
+function formatEnrichment(lines: string[], heading: string, tool: string, e: EnrichComparison, g: DatabaseResult['goals']) {
+  lines.push('', heading);
+  const ew = [Math.max(50, tool.length + 2), 9, 9, 9];
   lines.push(pad(['', 'p50', 'p95', 'runs'], ew));
-  lines.push(pad(['enrichLeads (4 lookups at once + allowance)', ms(e.bulk.p50), ms(e.bulk.p95), e.bulk.n], ew));
+  lines.push(pad([tool, ms(e.bulk.p50), ms(e.bulk.p95), e.bulk.n], ew));
   lines.push(pad([`per row, priority order (${n(e.perRowQueries)} queries, same rows)`, ms(e.perRow.p50), ms(e.perRow.p95), e.perRow.n], ew));
+  const name = tool.split(' ')[0];
   lines.push(
-    `   enrichLeads p95 ${ms(e.bulk.p95)} ms   goal ≤ ${g.enrichMs} ms: ${verdict(e.timeMet)}`,
-    `   per row ÷ enrichLeads = ${e.speedup.toFixed(1)}× (p50s)   goal ≥ ${g.enrichSpeedup}×: ${verdict(e.speedupMet)}${e.sameMatches ? '   (identical output rows)' : '   (WARNING: the baseline produced other rows)'}`,
+    `   ${name} p95 ${ms(e.bulk.p95)} ms   goal ≤ ${g.enrichMs} ms: ${verdict(e.timeMet)}`,
+    `   per row ÷ ${name} = ${e.speedup.toFixed(1)}× (p50s)   goal ≥ ${g.enrichSpeedup}×: ${verdict(e.speedupMet)}${e.sameMatches ? '   (identical output rows)' : '   (WARNING: the baseline produced other rows)'}`,
   );
 }
 
 const PLACE_ROW_LABELS: Record<PlaceRowKind, string> = { phone: 'phone', nameCity: 'name + city', namePostal: 'name + postal code', website: 'website' };
-
-function formatPlacesEnrichment(lines: string[], e: PlacesEnrichFigures, g: DatabaseResult['goals']) {
-  lines.push(
-    '',
-    `4. Local-business enrichment of ${n(e.rows)} rows from ${n(e.places)} places (${PLACE_ROW_KINDS.map((k) => `${e.mix[k]} ${PLACE_ROW_LABELS[k]}`).join(', ')}): ${e.matched} matched (${Object.entries(e.by).map(([k, v]) => `${k} ${v}`).join(', ')}); ms`,
-  );
-  const ew = [62, 9, 9, 9];
-  lines.push(pad(['', 'p50', 'p95', 'runs'], ew));
-  lines.push(pad(['enrichLocalBusinesses (3 lookups at once, reviews, allowance)', ms(e.bulk.p50), ms(e.bulk.p95), e.bulk.n], ew));
-  lines.push(pad([`per row, priority order (${n(e.perRowQueries)} queries, ${e.sameMatches ? 'same' : 'OTHER'} rows)`, ms(e.perRow.p50), ms(e.perRow.p95), e.perRow.n], ew));
-  lines.push(
-    `   enrichLocalBusinesses p95 ${ms(e.bulk.p95)} ms   goal ≤ ${g.enrichMs} ms: ${verdict(e.timeMet)}`,
-    `   per row ÷ enrichLocalBusinesses = ${e.speedup.toFixed(1)}× (p50s)   goal ≥ ${g.enrichSpeedup}×: ${verdict(e.speedupMet)}${e.sameMatches ? '   (identical output rows)' : '   (WARNING: the baseline produced other rows)'}`,
-  );
-}

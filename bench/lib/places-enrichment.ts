@@ -5,7 +5,6 @@
  * producing the very same output rows (checked). Goals: ≤ 300 ms and ≥ 10× faster than per row, as
  * for lead enrichment.
  */
-import { isDeepStrictEqual } from 'node:util';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Sql } from '../../db/client.ts';
 import { placeHostSql, placeNameKeySql } from '../../db/schema/local-businesses.ts';
@@ -14,38 +13,16 @@ import type { Principal } from '../../src/services/accounts.ts';
 import { US_STATES, stateAbbreviation } from '../../src/services/geo.ts';
 import { normaliseDomain } from '../../src/services/leads/enrich.ts';
 import { countryCode, enrichLocalBusinesses } from '../../src/services/places/enrich.ts';
-import { round, timed, timing, type Timing } from './stats.ts';
+import { compareEnrichment, type EnrichComparison, type EnrichComparisonOptions } from './enrich-compare.ts';
 
 /** The rows by the key they carry, 250 of each, interleaved in this order. */
 export const PLACE_ROW_KINDS = ['phone', 'nameCity', 'namePostal', 'website'] as const;
 export type PlaceRowKind = (typeof PLACE_ROW_KINDS)[number];
 
-export interface PlacesEnrichFigures {
+export interface PlacesEnrichFigures extends EnrichComparison {
   /** Places in local_business, the rows taken evenly from them by id. */
   places: number;
-  rows: number;
   mix: Record<PlaceRowKind, number>;
-  matched: number;
-  /** enrichLocalBusinesses' summary.by: phone, name, website. */
-  by: Record<string, number>;
-  /** The per-row baseline produced exactly enrichLocalBusinesses' rows, fields in the same order. */
-  sameMatches: boolean;
-  bulk: Timing;
-  perRow: Timing;
-  /** Per-row queries sent by one baseline pass. */
-  perRowQueries: number;
-  /** Per-row p50 ÷ bulk p50. */
-  speedup: number;
-  timeMet: boolean;
-  speedupMet: boolean;
-}
-
-export interface PlacesEnrichOptions {
-  /** Timed enrichLocalBusinesses calls, and per-row baseline passes beside them. */
-  iterations: number;
-  baselineIterations: number;
-  warmups: number;
-  goals: { enrichMs: number; enrichSpeedup: number };
 }
 
 const ROWS = 1000;
@@ -243,44 +220,8 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
   };
 }
 
-export async function benchPlacesEnrichment(core: Core, principal: Principal, options: PlacesEnrichOptions): Promise<PlacesEnrichFigures> {
-  const { iterations, baselineIterations, warmups, goals } = options;
+export async function benchPlacesEnrichment(core: Core, principal: Principal, options: EnrichComparisonOptions): Promise<PlacesEnrichFigures> {
   const { places, rows, mix } = await placeRows(core.sql);
-  const body = { rows };
-  const baseline = perRowBaseline(core.sql, rows);
-  const bulkCall = () => enrichLocalBusinesses(core, principal, body);
-
-  const result = await bulkCall();
-  if (!('rows' in result)) throw new Error('enrichLocalBusinesses answered a preview');
-  const reference = await baseline();
-  // Same values, and the same fields in the same order (what a caller reads in the JSON).
-  const sameMatches = isDeepStrictEqual(result.rows, reference.rows) && JSON.stringify(result.rows) === JSON.stringify(reference.rows);
-
-  // Bulk calls are short and many, the baseline long and few: each iteration runs one baseline
-  // pass beside bulk calls, alternating, until both have their counts.
-  const bulk: number[] = [];
-  const perRow: number[] = [];
-  for (let i = 0; i < warmups; i++) await bulkCall();
-  const perBaseline = Math.ceil(iterations / baselineIterations);
-  for (let i = 0; i < baselineIterations; i++) {
-    for (let j = 0; j < perBaseline && bulk.length < iterations; j++) bulk.push(await timed(bulkCall));
-    perRow.push(await timed(baseline));
-  }
-  const bulkTiming = timing(bulk);
-  const perRowTiming = timing(perRow);
-  const speedup = round(perRowTiming.p50 / bulkTiming.p50, 1);
-  return {
-    places,
-    rows: rows.length,
-    mix,
-    matched: result.summary.matched,
-    by: result.summary.by,
-    sameMatches,
-    bulk: bulkTiming,
-    perRow: perRowTiming,
-    perRowQueries: reference.queries,
-    speedup,
-    timeMet: bulkTiming.p95 <= goals.enrichMs,
-    speedupMet: speedup >= goals.enrichSpeedup,
-  };
+  const comparison = await compareEnrichment(() => enrichLocalBusinesses(core, principal, { rows }), perRowBaseline(core.sql, rows), options);
+  return { ...comparison, places, mix };
 }
