@@ -11,7 +11,7 @@ import { placeHostSql, placeNameKeySql } from '../../db/schema/local-businesses.
 import type { Core } from '../../src/core.ts';
 import type { Principal } from '../../src/services/accounts.ts';
 import { US_STATES, stateAbbreviation } from '../../src/services/geo.ts';
-import { normaliseDomain } from '../../src/services/leads/enrich.ts';
+import { normaliseDomain } from '../../src/services/enrichment.ts';
 import { countryCode, enrichLocalBusinesses } from '../../src/services/places/enrich.ts';
 import { compareEnrichment, type EnrichComparison, type EnrichComparisonOptions } from './enrich-compare.ts';
 

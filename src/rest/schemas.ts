@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RUN_STATUSES } from '../../db/schema/runs.ts';
 import { DELIVERY_STATUSES, WEBHOOK_EVENTS } from '../../db/schema/webhooks.ts';
-import { MAX_ENRICH_ROWS } from '../services/leads/enrich.ts';
+import { MAX_ENRICH_ROWS } from '../services/enrichment.ts';
 import { MAX_PURCHASE_USD, MIN_PURCHASE_USD } from '../services/wallet.ts';
 
 /**

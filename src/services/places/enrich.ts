@@ -3,9 +3,8 @@ import type { Sql } from '../../../db/client.ts';
 import { placeHostSql, placeNameKeySql } from '../../../db/schema/local-businesses.ts';
 import type { Core } from '../../core.ts';
 import type { Principal } from '../accounts.ts';
-import { takeAllowance } from '../allowances.ts';
 import { stateAbbreviation } from '../geo.ts';
-import { assertMatchable, copyRow, normaliseDomain, readEnrichRequest } from '../leads/enrich.ts';
+import { assertMatchable, enrichmentAnswer, normaliseDomain, readEnrichRequest, textField } from '../enrichment.ts';
 import { assertPlan } from '../plans.ts';
 
 const COUNTRY_CODES = new Set<string>(getCountries());
@@ -36,14 +35,6 @@ interface PlaceKeys {
   domain?: string;
 }
 
-const text = (row: Record<string, unknown>, ...names: string[]) => {
-  for (const n of names) {
-    const v = row[n];
-    if (typeof v === 'string' && v.trim()) return v.trim();
-  }
-  return undefined;
-};
-
 /** The distinct values of `values`, leaving out the missing ones. */
 const distinct = (values: (string | undefined)[]) => [...new Set(values.filter((v): v is string => v !== undefined))];
 
@@ -52,15 +43,15 @@ const placeNameKey = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g,
 
 /** A row's keys; its phone is only read later (readPhone), while the other lookups run. */
 function keysOf(row: Record<string, unknown>): PlaceKeys {
-  const name = text(row, 'name', 'business_name');
-  const city = text(row, 'city');
-  const postalCode = text(row, 'postal_code', 'zip', 'postcode');
-  const state = text(row, 'state');
-  const website = text(row, 'website', 'domain', 'url');
+  const name = textField(row, 'name', 'business_name');
+  const city = textField(row, 'city');
+  const postalCode = textField(row, 'postal_code', 'zip', 'postcode');
+  const state = textField(row, 'state');
+  const website = textField(row, 'website', 'domain', 'url');
   const domain = website && normaliseDomain(website);
   return {
-    phoneText: text(row, 'phone', 'phone_number'),
-    country: countryCode(text(row, 'country', 'country_code')),
+    phoneText: textField(row, 'phone', 'phone_number'),
+    country: countryCode(textField(row, 'country', 'country_code')),
     name: name && (city || postalCode) ? placeNameKey(name) : undefined,
     city: city?.toLowerCase(),
     postalCode,
@@ -174,14 +165,11 @@ async function latestReviews(sql: Sql, ids: number[]): Promise<Map<number, Revie
   return map;
 }
 
-type MatchKind = 'phone' | 'name' | 'website';
+const MATCH_KINDS = ['phone', 'name', 'website'] as const;
+type MatchKind = (typeof MATCH_KINDS)[number];
 
-/** An output row: the input's fields, then how it matched, then the place's (see copyRow). */
-function outputRow(input: Record<string, unknown>, status: string, kind: MatchKind | null, p?: Place, reviews?: Review[]): Record<string, unknown> {
-  const row = copyRow(input);
-  row.match_status = status;
-  row.matched_by = kind;
-  if (!p) return row;
+/** A matched row's fields: the place's, then its latest reviews. */
+function assignPlace(row: Record<string, unknown>, p: Place, reviews: Review[] | undefined): void {
   row.business_name = p.name;
   row.phone = p.phone;
   row.website = p.website;
@@ -197,15 +185,13 @@ function outputRow(input: Record<string, unknown>, status: string, kind: MatchKi
   row.review_count = p.review_count;
   row.reviews = reviews ?? [];
   row.contact_person = p.contact_name;
-  return row;
 }
 
 /**
  * POST /api/v1/enrich/local-businesses (scale plan). Match priority: phone (a number without a
  * country is read as a US or Canadian one), then name with city or postal code (state separates
  * same-name places), then website (one location). Matches count against the enrichment allowance;
- * previews do not. The allowance is taken last, after everything that can fail, and without a
- * transaction (each of its statements is atomic), so a failed request takes nothing.
+ * previews do not (enrichmentAnswer).
  */
 export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown) {
   assertPlan(principal, 'scale', 'Local business enrichment');
@@ -233,23 +219,5 @@ export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 
     const viaHost = k.domain ? host.byKey.get(k.domain) : undefined;
     return viaHost ? { kind: 'website', place: viaHost } : undefined;
   });
-  const matched = matches.filter(Boolean).length;
-  let granted = matched;
-  let remaining: number | undefined;
-  if (!request.preview) {
-    ({ granted, remaining } = await takeAllowance(sql, principal.accountId, 'enrichment', matched, core.config.dailyEnrichmentMatches, core.clock()));
-  }
-  let used = 0;
-  const by: Record<MatchKind, number> = { phone: 0, name: 0, website: 0 };
-  const rows = request.rows.map((input, i) => {
-    const m = matches[i];
-    if (!m) return outputRow(input, 'not_found', null);
-    if (used >= granted) return outputRow(input, 'daily_limit_reached', null);
-    used += 1;
-    by[m.kind] += 1;
-    return outputRow(input, 'matched', m.kind, m.place, reviews.get(m.place.id));
-  });
-  const summary = { total: rows.length, matched: used, not_found: rows.length - matched, by };
-  if (request.preview) return { preview: true as const, summary, sample: rows.filter((r) => r.match_status === 'matched').slice(0, 5) };
-  return { rows, summary, daily_allowance: { remaining: remaining! } };
+  return enrichmentAnswer(core, principal.accountId, request, matches, MATCH_KINDS, (row, m) => assignPlace(row, m.place, reviews.get(m.place.id)));
 }
