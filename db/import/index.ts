@@ -222,7 +222,7 @@ export async function copyIn(tx: postgres.TransactionSql, statement: string, int
       copy.end();
       tx`select 1`.then(
         () => callback(),
-        () => callback(new Error(`the database refused the rows copied into ${into}`)),
+        (err: unknown) => callback(new Error(`the database refused the rows copied into ${into}`, { cause: err })),
       );
     },
     destroy(err, callback) {
@@ -230,7 +230,8 @@ export async function copyIn(tx: postgres.TransactionSql, statement: string, int
       callback(err);
     },
   });
-  copy.on('error', (err) => wrapper.destroy(err));
+  // A refusal that arrives while rows are still being written reads the same as one after the last.
+  copy.on('error', (err) => wrapper.destroy(new Error(`the database refused the rows copied into ${into}`, { cause: err })));
   return wrapper;
 }
 

@@ -7,7 +7,6 @@ import { openDatabase } from '../database.ts';
 import { createLogger } from '../logger.ts';
 import { createAccount, createApiKey, getAccount, revokeApiKey, setPlan } from '../services/accounts.ts';
 import { getBalances, grantPlanCredits, walletView } from '../services/wallet.ts';
-import { AppError } from '../services/errors.ts';
 import { usdToMicros } from '../services/money.ts';
 import { registerImportCommand } from './import-command.ts';
 
@@ -152,6 +151,8 @@ registerImportCommand(program, withDatabase);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  process.stderr.write(`error: ${err instanceof AppError ? err.message : (err as Error).message}\n`);
+  // What the database said, when that is the cause (an import's COPY refused by a constraint, say).
+  const cause = (err as Error).cause instanceof Error ? `: ${((err as Error).cause as Error).message}` : '';
+  process.stderr.write(`error: ${(err as Error).message}${cause}\n`);
   process.exit(1);
 }
