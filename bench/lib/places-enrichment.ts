@@ -1,9 +1,9 @@
 /**
  * Local-business enrichment at scale (part `places` of bench/lib/database.ts): 1,000 rows taken
  * from the seeded local_business table through `enrichLocalBusinesses` (three lookup queries at once,
- * then one for the reviews), against one query per row in priority order, sent one after another and
- * producing the very same output rows (checked). Goals: ≤ 300 ms and ≥ 10× faster than per row, as
- * for lead enrichment.
+ * each followed by its places' reviews), against one query per row in priority order, sent one after
+ * another and producing the very same output rows (checked, bench/lib/enrich-compare.ts). Goals: ≤ 300
+ * ms and ≥ 10× faster than per row, as for lead enrichment.
  */
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Sql } from '../../db/client.ts';
