@@ -91,7 +91,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
       if (runWorker) worker = await startWorker(core, { pollInterval: options.workerPollInterval });
       await http.listen({ port, host });
       const { port: bound } = http.server.address() as AddressInfo;
-      return `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${bound}`;
+      const url = `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${bound}`;
+      // On port 0 the public URL derived from the port is only known now.
+      if (new URL(config.publicUrl).port === '0') config.publicUrl = url;
+      return url;
     },
     async stop() {
       await ws.dispose();

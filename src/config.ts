@@ -4,7 +4,7 @@ import path from 'node:path';
 export interface Config {
   /** Postgres connection string; when absent an embedded Postgres under `dataDir` is used. */
   databaseUrl: string | undefined;
-  /** HTTP port. Default 4000. */
+  /** HTTP port; 0 binds a free one (and the default public URL follows it). Default 4000. */
   port: number;
   /** Interface to bind. Default 0.0.0.0. */
   host: string;
@@ -158,7 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** A gateway on loopback at `port` over `databaseUrl`, for tests and benchmarks. */
-export function loopbackConfig(databaseUrl: string, port: number, overrides: Partial<Config> = {}): Config {
+/** A gateway on loopback at `port` (0: a free one, picked when it starts) over `databaseUrl`, for tests and benchmarks. */
+export function loopbackConfig(databaseUrl: string, port = 0, overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({}), databaseUrl, host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}`, ...overrides };
 }

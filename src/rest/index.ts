@@ -48,7 +48,6 @@ export const MAX_QUERY_STRING_BYTES = 16 * 1024;
 
 /** The REST compatibility layer: decode, call a service, encode. */
 export async function restRoutes(app: FastifyInstance, { core }: { core: Core }) {
-  const publicUrl = core.config.publicUrl;
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (request, reply) => {
     const query = request.url.indexOf('?');
@@ -91,13 +90,13 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
 
   app.get<RunParams>('/api/v1/scrape/status/:runId', async (request, reply) => {
     const { waitForFinish } = parseParams(statusParams, request.query);
-    return restRunView(publicUrl, await runStatus(core, request.principal, request.params.runId, waitForFinish, waitForFinish ? closedSignal(reply) : undefined));
+    return restRunView(core.config.publicUrl, await runStatus(core, request.principal, request.params.runId, waitForFinish, waitForFinish ? closedSignal(reply) : undefined));
   });
 
   await app.register(webhookRoutes, { core });
 
   app.post<RunParams>('/api/v1/scrape/cancel/:runId', async (request) =>
-    restRunView(publicUrl, await cancelRun(core, request.principal, request.params.runId)),
+    restRunView(core.config.publicUrl, await cancelRun(core, request.principal, request.params.runId)),
   );
 
   app.get<RunParams>('/api/downloads/:runId', async (request, reply) => {

@@ -1,6 +1,5 @@
 import { buildApp, type App } from '../../src/app.ts';
 import { loopbackConfig, type Config } from '../../src/config.ts';
-import { freePort } from '../../db/embedded.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createAccount, type CreateAccountInput } from '../../src/services/accounts.ts';
 import { isTerminal } from '../../src/services/run-view.ts';
@@ -38,11 +37,10 @@ export interface TestApp {
 /** The whole gateway with an inline worker, on a real port, over a database of its own. */
 export async function startTestApp(options: { worker?: boolean; config?: Partial<Config> } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const port = await freePort();
   // Suites poll a lot; the rate-limit suite sets the real limit itself.
-  const config = loopbackConfig(database.url, port, { authCacheSecs: 0, workerConcurrency: 2, rateLimitPerMinute: 100_000, ...options.config });
+  const config = loopbackConfig(database.url, 0, { authCacheSecs: 0, workerConcurrency: 2, rateLimitPerMinute: 100_000, ...options.config });
   const app = await buildApp({ config, databaseUrl: database.url, logger: createLogger('silent'), worker: options.worker ?? true, workerPollInterval: 500 });
-  const url = await app.start(port, '127.0.0.1');
+  const url = await app.start(0, '127.0.0.1');
 
   const request: TestApp['request'] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };

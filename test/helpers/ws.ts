@@ -1,0 +1,70 @@
+import { createClient, type Client, type ClientOptions } from 'graphql-ws';
+import WebSocket from 'ws';
+
+const open = new Set<Client>();
+
+/**
+ * A graphql-ws client of the gateway at `baseUrl` (http or ws), with the key in the connection
+ * parameters (none without one), no retries, and tracked so `disposeClients()` closes it.
+ */
+export function wsClient(baseUrl: string, key?: string, options: Partial<ClientOptions> = {}): Client {
+  const client = createClient({
+    url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: key ? { authorization: `Bearer ${key}` } : {},
+    retryAttempts: 0,
+    ...options,
+  });
+  open.add(client);
+  return client;
+}
+
+/** Disposes every client `wsClient` made (in an afterEach or afterAll). */
+export async function disposeClients(): Promise<void> {
+  const clients = [...open];
+  open.clear();
+  await Promise.all(clients.map((c) => c.dispose()));
+}
+
+/** The code a client's socket closes with (e.g. 4401), resolved on its `closed` event. */
+export function closeCode(client: Client): Promise<number> {
+  return new Promise((resolve) => client.on('closed', (event) => resolve((event as { code: number }).code)));
+}
+
+export interface Collected<T> {
+  items: T[];
+  /** Resolves with every item once the subscription completes or `until` accepts the items so far. */
+  done: Promise<T[]>;
+  /** Resolves at the first item: the server's subscription is in place by then. */
+  first: Promise<T>;
+  stop(): void;
+}
+
+/** Subscribes and collects `field` of each result; a GraphQL error rejects `done`. */
+export function collect<T>(client: Client, query: string, variables: Record<string, unknown>, field: string, until?: (items: T[]) => boolean): Collected<T> {
+  const items: T[] = [];
+  let gotFirst!: (item: T) => void;
+  const first = new Promise<T>((resolve) => (gotFirst = resolve));
+  let stop = () => {};
+  const done = new Promise<T[]>((resolve, reject) => {
+    stop = client.subscribe<Record<string, T>>(
+      { query, variables },
+      {
+        next: (result) => {
+          if (result.errors) reject(new Error(JSON.stringify(result.errors)));
+          if (result.data) {
+            items.push(result.data[field]!);
+            if (items.length === 1) gotFirst(items[0]!);
+          }
+          if (until?.(items)) {
+            stop();
+            resolve(items);
+          }
+        },
+        error: (err) => reject(err instanceof Error ? err : new Error(JSON.stringify(err))),
+        complete: () => resolve(items),
+      },
+    );
+  });
+  return { items, done, first, stop: () => stop() };
+}
