@@ -1,29 +1,24 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../db/embedded.ts';
 import { takeAllowance, utcDay } from '../src/services/allowances.ts';
 import { housekeeping } from '../src/services/retention.ts';
 import { CRONTAB } from '../workers/tasks.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
-import { exited, ROOT, waitForOutput } from './helpers/process.ts';
+import { spawnGateway, type Service } from './helpers/process.ts';
 
 describe('rate limit: 100 requests per minute per key, shared by gateway processes', () => {
   let a: TestApp;
-  let b: ChildProcess;
+  let b: Service;
   let bUrl: string;
 
   beforeAll(async () => {
     a = await startTestApp({ worker: false, config: { rateLimitPerMinute: 100 } });
-    const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: a.database.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', LEADGATE_INLINE_WORKER: 'false' };
-    b = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env });
-    await waitForOutput(b, /listening on/);
-    bUrl = `http://127.0.0.1:${port}`;
+    b = await spawnGateway({ DATABASE_URL: a.database.url, LOG_LEVEL: 'warn', LEADGATE_INLINE_WORKER: 'false' });
+    bUrl = b.url;
   });
   afterAll(async () => {
     if (b) {
       b.kill('SIGTERM');
-      await exited(b);
+      await b.exited();
     }
     await a?.stop();
   });
@@ -169,10 +164,15 @@ describe('Idempotency-Key', () => {
     const b = await t.request('POST', '/api/v1/scrape/maps', { key: two.apiKey, body: DENVER_DENTISTS, headers });
     expect(a.body.runId).not.toBe(b.body.runId);
 
+    // A refusal is not kept: the corrected request with the same key is answered afresh.
     const bad = await t.request('POST', '/api/v1/scrape/maps', { key: one.apiKey, body: {}, headers: { 'idempotency-key': 'bad-first' } });
     expect(bad.status).toBe(400);
-    const fixed = await t.request('POST', '/api/v1/scrape/maps', { key: one.apiKey, body: {}, headers: { 'idempotency-key': 'bad-first' } });
-    expect(fixed.status).toBe(400);
+    const fixed = await t.request('POST', '/api/v1/scrape/maps', { key: one.apiKey, body: DENVER_DENTISTS, headers: { 'idempotency-key': 'bad-first' } });
+    expect(fixed.status).toBe(200);
+    expect(fixed.body.runId).toEqual(expect.any(String));
+    // …and that answer is the one kept from then on.
+    const replay = await t.request('POST', '/api/v1/scrape/maps', { key: one.apiKey, body: DENVER_DENTISTS, headers: { 'idempotency-key': 'bad-first' } });
+    expect(replay.body.runId).toBe(fixed.body.runId);
 
     const buy = () => t.request('POST', '/api/v1/buy-credits', { key: one.apiKey, body: { amount: 20 }, headers: { 'idempotency-key': 'buy-20' } });
     await buy();
