@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RUN_STATUSES, type RunStatus } from '../db/schema/runs.ts';
 import { isTerminal, outputUrl, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/services/run-view.ts';
-import { encodeRunCursor, getRun, listRunItems, listRuns } from '../src/services/runs.ts';
+import { encodeRunCursor, getRun, listRuns, readRunItems } from '../src/services/runs.ts';
 import { cancelRun, followAccountRuns, followRunItems, type RunItemsBatch } from '../src/services/run-control.ts';
 import type { RunEvent } from '../src/services/events.ts';
 import { builder } from './builder.ts';
@@ -41,7 +41,7 @@ RunRef.implement({
       },
       // Rows are leaves, so their cost is the field's own: one unit per row asked for.
       complexity: (args) => ({ field: args.limit ?? 50, multiplier: 1 }),
-      resolve: (run, args, ctx) => listRunItems(ctx.core.db, run.id, { offset: args.offset ?? 0, limit: args.limit ?? 50 }),
+      resolve: (run, args, ctx) => readRunItems(ctx.core, run, { offset: args.offset ?? 0, limit: args.limit ?? 50 }),
     }),
   }),
 });

@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../db/embedded.ts';
-import { exited, leadgate, ROOT, waitForOutput } from './helpers/process.ts';
+import { leadgate, spawnService, type Service } from './helpers/process.ts';
+import { waitFor } from './helpers/wait.ts';
 
 /**
  * The fresh-machine path: no DATABASE_URL, so `npm start` boots an embedded Postgres under the
@@ -12,19 +11,19 @@ import { exited, leadgate, ROOT, waitForOutput } from './helpers/process.ts';
  */
 describe('npm start with no DATABASE_URL', () => {
   let dataDir: string;
-  let server: ChildProcess | undefined;
+  let server: Service | undefined;
   let port: number;
 
+  /** Starts `npm start` on a port it picks itself; resolves with the banner once it is printed whole. */
   const start = async () => {
-    port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, LEADGATE_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
-    delete env.DATABASE_URL;
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env });
-    return waitForOutput(server, /(Try it:[\s\S]*-d '.*'\n|New key: .*\n)/);
+    server = spawnService(['--import', 'tsx', 'src/main.ts'], { LEADGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: undefined });
+    const banner = await server.waitFor(/leadgate is listening on [\s\S]*(Try it:[\s\S]*-d '.*'\n|New key: .*\n)/);
+    port = Number(/leadgate is listening on http:\/\/[^:]+:(\d+)/.exec(banner)![1]);
+    return banner;
   };
   const stop = async () => {
     server!.kill('SIGTERM');
-    const code = await exited(server!);
+    const code = await server!.exited();
     server = undefined;
     return code;
   };
@@ -45,12 +44,11 @@ describe('npm start with no DATABASE_URL', () => {
     const base = `http://127.0.0.1:${port}`;
     const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     const started = await (await fetch(`${base}/api/v1/scrape/maps`, { method: 'POST', headers: auth, body: JSON.stringify({ searchStringsArray: ['coffee shop'], locationQuery: 'Seattle, WA', maxCrawledPlacesPerSearch: 5 }) })).json();
-    let status: any;
-    for (let i = 0; i < 100; i++) {
-      status = await (await fetch(`${base}/api/v1/scrape/status/${started.runId}`, { headers: auth })).json();
-      if (status.status === 'SUCCEEDED') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const status = await waitFor(
+      async () => (await fetch(`${base}/api/v1/scrape/status/${started.runId}`, { headers: auth })).json() as Promise<{ status: string }>,
+      (s) => s.status === 'SUCCEEDED',
+      { intervalMs: 100, what: 'the run to succeed' },
+    );
     expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 5 });
     const csv = await (await fetch(`${base}/api/downloads/${started.runId}`, { headers: auth })).text();
     expect(csv.trim().split('\n')).toHaveLength(6);

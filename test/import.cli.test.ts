@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFixture, type ImportFixture } from './helpers/import.ts';
-import { exited, leadgate, ROOT } from './helpers/process.ts';
+import { leadgate, spawnService, type Service } from './helpers/process.ts';
+import { waitFor as waitUntil } from './helpers/wait.ts';
 
 let f: ImportFixture;
 let env: Record<string, string>;
@@ -16,23 +16,23 @@ const GOOD_CSV = ['domain,name,keywords,founded', 'cli-one-import.test,One,"a; b
 const BAD_CSV = ['domain,name,founded', 'cli-three-import.test,Three,1991', 'cli four,Four,', 'cli-five-import.test,,later'].join('\n');
 const BAD_LINES = ['line 3: domain: "cli four" is not a lower-case host name such as acme.com', 'line 4: name: required; founded: expected a whole number, got "later"'];
 
-/** Polls `check` until it returns a value; state-based, with a generous deadline only as a safety net. */
-async function waitFor<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Polls `check` until it returns a value (state-based; the deadline is only a safety net). */
+const waitFor = async <T>(check: () => Promise<T | undefined>, what: string): Promise<T> =>
+  (await waitUntil(check, (value) => value !== undefined, { timeoutMs: 60_000, intervalMs: 50, what }))!;
 
-function startImport(args: string[]): { child: ChildProcess; output: { stdout: string; stderr: string } } {
-  const child = spawn(process.execPath, ['src/cli/leadgate.mjs', 'import', ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-  const output = { stdout: '', stderr: '' };
-  child.stdout!.on('data', (d) => (output.stdout += d));
-  child.stderr!.on('data', (d) => (output.stderr += d));
-  return { child, output };
+function startImport(args: string[]): { child: Service; output: { readonly stdout: string; readonly stderr: string } } {
+  const child = spawnService(['src/cli/leadgate.mjs', 'import', ...args], env);
+  return {
+    child,
+    output: {
+      get stdout() {
+        return child.stdout();
+      },
+      get stderr() {
+        return child.stderr();
+      },
+    },
+  };
 }
 
 /**
@@ -125,7 +125,7 @@ describe('npx leadgate import', () => {
     const blocked = await importBlockedAtApply(['companies', file]);
     expect(await f.state('companies')).toMatchObject({ ready: false });
     blocked.child.kill('SIGKILL');
-    expect(await exited(blocked.child)).toBe(null);
+    expect(await blocked.child.exited()).toBe(null);
     await blocked.release();
     await waitFor(
       async () => ((await f.sql`select 1 from pg_stat_activity where application_name = 'leadgate' and datname = current_database()`).length === 0 ? true : undefined),
@@ -138,7 +138,7 @@ describe('npx leadgate import', () => {
 
     const out = await leadgate(['import', 'companies', await f.write('cli-good.csv', GOOD_CSV)], env);
     expect(out.code).toBe(0);
-    expect(await f.state('companies')).toEqual({ ready: true, row_count: before.rows });
+    expect(await f.state('companies')).toEqual({ ready: true, row_count: (await f.checksum('company')).rows });
   });
 
   it('Ctrl-C (SIGINT) mid-import rolls back, marks the dataset ready and exits 1', async () => {
@@ -146,7 +146,7 @@ describe('npx leadgate import', () => {
     const before = await f.checksum('company');
     const blocked = await importBlockedAtApply(['companies', file]);
     blocked.child.kill('SIGINT');
-    const code = await exited(blocked.child);
+    const code = await blocked.child.exited();
     await blocked.release();
     expect(code).toBe(1);
     expect(blocked.output.stdout).toBe('');
@@ -178,7 +178,7 @@ describe('npx leadgate import', () => {
 
     const killed = await copying();
     killed.child.kill('SIGKILL');
-    expect(await exited(killed.child)).toBe(null);
+    expect(await killed.child.exited()).toBe(null);
     await waitFor(
       async () => ((await f.sql`select 1 from pg_stat_activity where application_name = 'leadgate' and datname = current_database()`).length === 0 ? true : undefined),
       "the killed import's sessions to end",
@@ -188,7 +188,7 @@ describe('npx leadgate import', () => {
 
     const interrupted = await copying();
     interrupted.child.kill('SIGINT');
-    expect(await exited(interrupted.child)).toBe(1);
+    expect(await interrupted.child.exited()).toBe(1);
     expect(interrupted.output.stderr).toBe('\ninterrupted: rolling back (interrupt again to quit at once)\nerror: import interrupted; nothing was loaded\n');
     expect(await f.checksum('person')).toEqual({ rows: 0, md5: '' });
     expect(await shape()).toEqual(before);

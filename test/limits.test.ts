@@ -3,11 +3,11 @@ import { takeAllowance, utcDay } from '../src/services/allowances.ts';
 import { housekeeping } from '../src/services/retention.ts';
 import { CRONTAB } from '../workers/tasks.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
-import { spawnGateway, type Service } from './helpers/process.ts';
+import { spawnGateway, type Gateway } from './helpers/process.ts';
 
 describe('rate limit: 100 requests per minute per key, shared by gateway processes', () => {
   let a: TestApp;
-  let b: Service;
+  let b: Gateway;
   let bUrl: string;
 
   beforeAll(async () => {

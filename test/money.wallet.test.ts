@@ -3,6 +3,7 @@ import { startWorker } from '../workers/index.ts';
 import { AppError } from '../src/services/errors.ts';
 import { startRun } from '../src/services/runs.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let t: TestApp;
 
@@ -19,13 +20,9 @@ async function money(accountId: string) {
 }
 
 async function waitAllFinished(accountId: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const [row] = await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId} and status not in ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED-OUT')`;
-    if (row!.n === 0) return;
-    if (Date.now() > deadline) throw new Error(`${row!.n} runs still not finished`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const unfinished = async () =>
+    (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId} and status not in ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED-OUT')`)[0]!.n as number;
+  await waitFor(unfinished, (n) => n === 0, { timeoutMs, intervalMs: 100, what: 'every run to finish' });
 }
 
 describe('holds and charges', () => {

@@ -7,6 +7,7 @@ import { guardedGet, guardedPost, type WebLimits } from '../src/net/http.ts';
 import { createSmtpProber } from '../src/net/smtp.ts';
 import { NetError } from '../src/sources/contacts.ts';
 import { startDns, startSmtp, startWeb, type LocalDns, type LocalSmtp, type LocalWeb } from './fixtures/net.ts';
+import { gate } from './helpers/wait.ts';
 
 let dns: LocalDns;
 let web: LocalWeb;
@@ -18,6 +19,8 @@ let testGuard: OutboundGuard;
 const limits: WebLimits = { timeoutMs: 2_000, maxBytes: 1024 * 1024, maxRedirects: 5, userAgent: 'leadgate-test' };
 
 const redirect = (location: string) => ({ status: 302, headers: { location } });
+/** /slow answers only once the file is done. */
+const slow = gate();
 
 beforeAll(async () => {
   dns = await startDns({
@@ -37,7 +40,7 @@ beforeAll(async () => {
     'site.test': {
       '/': '<p>hello</p>',
       '/big': big,
-      '/slow': { body: 'late', delayMs: 5_000 },
+      '/slow': { body: 'late', until: slow.promise },
       '/gzip': { headers: { 'content-encoding': 'gzip' }, body: gzipSync('<p>compressed page</p>') },
       '/hop': redirect('/'),
       '/to-metadata': redirect('http://169.254.169.254/latest/meta-data/'),
@@ -57,6 +60,7 @@ beforeAll(async () => {
   testGuard = createGuard({ dns: lookup, webPorts: { http: web.port, https: web.port }, allow: [`127.0.0.1:${web.port}`, `127.0.0.1:${smtp.port}`] });
 });
 afterAll(async () => {
+  slow.open();
   await web?.close();
   await smtp?.close();
   await dns?.close();
@@ -209,11 +213,12 @@ describe('guarded fetch limits', () => {
   });
 
   it('gives up at the time limit, redirects included', async () => {
-    const started = Date.now();
     const err = await guardedGet(testGuard, `${base()}/slow`, { ...limits, timeoutMs: 300 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetError);
     expect((err as NetError).kind).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(1_500);
+    // The page is still held: the fetch gave up without its answer.
+    expect(web.requests).toContain('site.test /slow');
+    expect(web.held).toBe(1);
   });
 
   it('follows redirects up to the limit', async () => {

@@ -1,10 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from 'graphql-ws';
-import WebSocket from 'ws';
-import { freePort } from '../db/embedded.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
-import { exited, ROOT, waitForOutput } from './helpers/process.ts';
+import { killServices, spawnGateway, spawnWorker, type Service } from './helpers/process.ts';
+import { waitFor } from './helpers/wait.ts';
+import { closeCode, disposeClients, wsClient } from './helpers/ws.ts';
 
 /**
  * Real processes: a worker killed with SIGKILL in the middle of a run, and a gateway stopped with
@@ -14,40 +12,25 @@ import { exited, ROOT, waitForOutput } from './helpers/process.ts';
 
 let t: TestApp;
 let key: string;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   t = await startTestApp({ worker: false });
   ({ apiKey: key } = await t.account());
 });
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+afterEach(async () => {
+  await disposeClients();
+  await killServices();
 });
 afterAll(() => t?.stop());
 
 const INPUT = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 };
 const PRICE_MICROS = 9_900n;
-const baseEnv = () => ({ ...process.env, DATABASE_URL: t.database.url, WORKER_LIVENESS_SECS: '2', LOG_LEVEL: 'info', WORKER_CONCURRENCY: '1' });
-
-const output = new Map<ChildProcess, string>();
-
-function track(child: ChildProcess) {
-  children.push(child);
-  output.set(child, '');
-  const append = (d: Buffer) => output.set(child, (output.get(child) ?? '') + d.toString());
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
-  return child;
-}
-
-function spawnWorker() {
-  return track(spawn(process.execPath, ['src/cli/leadgate.mjs', 'worker'], { cwd: ROOT, env: baseEnv() }));
-}
+const baseEnv = () => ({ DATABASE_URL: t.database.url, WORKER_LIVENESS_SECS: '2', WORKER_CONCURRENCY: '1' });
 
 /** The exit code, with the process's output in the failure message. */
-async function exitCode(child: ChildProcess) {
-  const code = await exited(child);
-  return { code, output: (output.get(child) ?? '').slice(-3000) };
+async function exitCode(service: Service) {
+  const code = await service.exited();
+  return { code, output: service.output().slice(-3000) };
 }
 
 /** Holds back seq 50 of a run: the worker's second batch waits on this uncommitted row. */
@@ -61,15 +44,7 @@ async function holdBackSecondBatch(runId: string) {
   };
 }
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms; last value ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) => waitFor(read, ok, { timeoutMs: 60_000, intervalMs: 100, what });
 
 const runRow = async (id: string) =>
   (await t.app.core.sql`select status, item_count, charged_micros from run where id = ${id}`)[0] as { status: string; item_count: number; charged_micros: string };
@@ -97,17 +72,17 @@ describe('crash safety', { timeout: 120_000 }, () => {
     const runId = started.body.runId as string;
     const release = await holdBackSecondBatch(runId);
 
-    const first = spawnWorker();
-    await until(() => runRow(runId), (r) => r.item_count === 50).catch((err: Error) => {
-      throw new Error(`${err.message}\nworker output: ${output.get(first)}`);
+    const first = await spawnWorker(baseEnv());
+    await until(() => runRow(runId), (r) => r.item_count === 50, 'the first batch').catch((err: Error) => {
+      throw new Error(`${err.message}\nworker output: ${first.output()}`);
     });
     first.kill('SIGKILL');
-    await exited(first);
+    await first.exited();
     await release();
     expect(await runRow(runId)).toMatchObject({ status: 'RUNNING', item_count: 50 });
 
-    const second = spawnWorker();
-    await until(() => runRow(runId), (r) => r.status !== 'RUNNING');
+    const second = await spawnWorker(baseEnv());
+    await until(() => runRow(runId), (r) => r.status !== 'RUNNING', 'the run to end');
     await expectCompleteOnce(runId);
     second.kill('SIGTERM');
     expect(await exitCode(second)).toMatchObject({ code: 0 });
@@ -119,30 +94,16 @@ describe('crash safety', { timeout: 120_000 }, () => {
     const runId = started.body.runId as string;
     const release = await holdBackSecondBatch(runId);
 
-    const port = await freePort();
-    const gateway = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: ROOT,
-      env: { ...baseEnv(), PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}`, LEADGATE_INLINE_WORKER: 'true', AUTH_CACHE_SECS: '0' },
-    });
-    track(gateway);
-    await waitForOutput(gateway, /leadgate is listening/);
-    const closed = new Promise<number>((resolve) => {
-      const client = createClient({
-        url: `ws://127.0.0.1:${port}/graphql`,
-        webSocketImpl: WebSocket,
-        connectionParams: { authorization: `Bearer ${key}` },
-        retryAttempts: 0,
-        lazy: false,
-        onNonLazyError: () => {},
-        on: { closed: (event) => resolve((event as { code: number }).code) },
-      });
-      client.subscribe({ query: 'subscription { runEvents { kind } }' }, { next: () => {}, error: () => {}, complete: () => {} });
-    });
-    await until(() => runRow(runId), (r) => r.item_count === 50);
+    const gateway = await spawnGateway({ ...baseEnv(), LEADGATE_INLINE_WORKER: 'true', AUTH_CACHE_SECS: '0' });
+    const client = wsClient(gateway.url, key, { lazy: false, onNonLazyError: () => {} });
+    const closed = closeCode(client);
+    client.subscribe({ query: 'subscription { runEvents { kind } }' }, { next: () => {}, error: () => {}, complete: () => {} });
+    await until(() => runRow(runId), (r) => r.item_count === 50, 'the first batch');
 
     gateway.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
-    await release(); // the batch in hand is stored, then the run is handed back
+    // Logged as the stop reaches the run in hand: from then on the batch it holds is stored, then the run is handed back.
+    await gateway.waitFor(/"msg":"worker stopping: handing back runs in flight"/);
+    await release();
     expect(await exitCode(gateway)).toMatchObject({ code: 0 });
     expect(await closed).toBe(1001);
 
@@ -151,10 +112,10 @@ describe('crash safety', { timeout: 120_000 }, () => {
     expect(job, 'the run is handed back: its job is queued again').toBeDefined();
     expect(job!.locked_at).toBeNull();
 
-    const worker = spawnWorker();
-    await until(() => runRow(runId), (r) => r.status !== 'RUNNING');
+    const worker = await spawnWorker(baseEnv());
+    await until(() => runRow(runId), (r) => r.status !== 'RUNNING', 'the run to end');
     worker.kill('SIGTERM');
-    await exited(worker);
+    await worker.exited();
     await expectCompleteOnce(runId);
   });
 });

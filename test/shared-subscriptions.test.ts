@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecutionResult } from 'graphql';
 import { SharedSubscriptions } from '../src/shared-subscriptions.ts';
+import { waitFor } from './helpers/wait.ts';
 
 /** A controllable source of results, counting how often it was started and stopped. */
 function source() {
@@ -64,7 +65,7 @@ describe('SharedSubscriptions', () => {
     await a.return!();
     expect(s.stats.returns).toBe(0);
     await b.return!();
-    await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => s.stats.returns, (n) => n > 0, { what: 'the shared execution to stop' });
     expect(s.stats.returns).toBe(1);
     await shared.join('k', s.start);
     expect(s.stats.starts).toBe(2);

@@ -4,6 +4,7 @@ import { rootDomain } from '../src/services/stores/domains.ts';
 import { isoWeekPeriod, monthPeriod, technologyKey } from '../src/services/stores/technologies.ts';
 import { techStackTool } from '../src/tools/tech-stack.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const PATH = '/api/v1/scrape/techstack';
 const PRICE_MICROS = 4_990_000;
@@ -36,12 +37,7 @@ afterAll(async () => {
 });
 
 async function messagesOf(runId: string): Promise<string[]> {
-  const deadline = Date.now() + 5_000;
-  while (!progress.get(runId)?.finished) {
-    if (Date.now() > deadline) throw new Error(`no finished event for ${runId}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return progress.get(runId)!.messages;
+  return (await waitFor(() => progress.get(runId), (run) => !!run?.finished, { what: `the finished event of ${runId}` }))!.messages;
 }
 
 async function charged(runId: string) {

@@ -7,6 +7,7 @@ import { LOOPBACK, mxTo, type LocalWeb, type MailboxMode, type Sites, type Zone 
 import { cloudflareEncode, companySite, OTHER_SITES } from './fixtures/sites.ts';
 import type { TestApp } from './helpers/app.ts';
 import { startNetworkedTestApp, type NetworkedTestApp } from './helpers/network.ts';
+import { gate, waitFor } from './helpers/wait.ts';
 
 const PATH = '/api/v1/scrape/website-finder';
 
@@ -16,6 +17,8 @@ let web: LocalWeb;
 const zone: Zone = {};
 const sites: Sites = { ...OTHER_SITES };
 const mailboxes: Record<string, MailboxMode> = {};
+/** Holds slow-site.test's home page until the cancel test lets it go. */
+const slowHome = gate();
 
 /** The CEO of a seeded company, with an email and a mobile number, and ASCII names. */
 interface Ceo {
@@ -29,7 +32,8 @@ interface Ceo {
 let ceo: Ceo;
 
 beforeAll(async () => {
-  t = await startNetworkedTestApp({ zone, mailboxes, sites });
+  // A held page must outlast the cancel test however slow the machine: no web timeout can end it first.
+  t = await startNetworkedTestApp({ zone, mailboxes, sites }, { webTimeoutMs: 120_000 });
   ({ web } = t);
   ({ apiKey: key } = await t.account());
 
@@ -49,10 +53,11 @@ beforeAll(async () => {
     'intranet-site.test': { A: ['10.0.0.8'] },
     'slow-site.test': LOOPBACK,
   });
-  sites['slow-site.test'] = { '/robots.txt': { status: 404 }, '/': { body: '<p>slow</p>', delayMs: 1_500 } };
+  sites['slow-site.test'] = { '/robots.txt': { status: 404 }, '/': { body: '<p>slow</p>', until: slowHome.promise } };
   mailboxes[ceo.domain] = { mode: 'list', users: [ceo.email.split('@')[0]!.toLowerCase(), 'zora'] };
 });
 afterAll(async () => {
+  slowHome.open();
   await t?.stop();
 });
 
@@ -172,15 +177,15 @@ describe('refusals, cancel and GraphQL', () => {
     const start = await t.request('POST', PATH, { key, body: { domains: [ceo.domain, 'slow-site.test'], jobTitle: 'CEO' } });
     expect(start.status).toBe(200);
     const runId = start.body.runId as string;
-    // The first domain is done at once; the second one's home page takes 1.5 s.
-    for (let i = 0; i < 100; i++) {
-      const status = await t.request('GET', `/api/v1/scrape/status/${runId}`, { key });
-      if (status.body.handled >= 1) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    // The first domain is done at once; the second one's home page is held until after the cancel.
+    await waitFor(() => t.request('GET', `/api/v1/scrape/status/${runId}`, { key }), (s) => s.body.handled >= 1, { what: 'the first domain to be handled' });
+    await waitFor(() => web.held, (n) => n === 1, { what: "slow-site.test's home page to be asked for" });
     const cancel = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key });
     expect(cancel.status).toBe(200);
+    expect(cancel.body).toMatchObject({ runId, status: 'ABORTING' });
     const done = await t.waitForRun(key, runId);
+    expect(web.held).toBe(1); // the run ended while the page was still held
+    slowHome.open();
     expect(done).toMatchObject({ status: 'ABORTED', handled: 1 });
     const rows = (await t.request('GET', `/api/downloads/${runId}?format=json`, { key })).body as { domain: string; status: string }[];
     expect(rows.map((r) => [r.domain, r.status])).toEqual([

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { loopbackConfig } from '../src/config.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
+import { waitFor } from './helpers/wait.ts';
 
 /** A local receiver: answers each request to a path with the next status scripted for it (then 200), and records it. */
 interface Received {
@@ -16,14 +17,12 @@ interface Received {
 async function startReceiver() {
   const received: Received[] = [];
   const script = new Map<string, number[]>();
-  const waiters: Array<() => void> = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       received.push({ headers: req.headers, body, path: req.url ?? '' });
       res.writeHead(script.get(req.url ?? '')?.shift() ?? 200).end();
-      for (const wake of waiters.splice(0)) wake();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -35,14 +34,7 @@ async function startReceiver() {
     /** Statuses for the next requests to `path`, in order. */
     answer: (path: string, ...statuses: number[]) => script.set(path, [...(script.get(path) ?? []), ...statuses]),
     async until(count: (r: Received[]) => boolean, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!count(received)) {
-        if (Date.now() > deadline) throw new Error(`receiver got ${received.length} requests: ${received.map((r) => r.path).join(', ')}`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 200);
-        });
-      }
+      await waitFor(() => received.map((r) => r.path), () => count(received), { timeoutMs, what: 'the receiver to get the expected requests' });
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -74,6 +66,8 @@ const deliveries = async (id: string, k = key) => (await t.request('GET', `/api/
 
 describe('account webhooks', () => {
   it('registers a webhook (secret shown once), lists it without the secret, and delivers a signed run.succeeded', async () => {
+    // An account of its own: the listing below is the whole list.
+    const { apiKey: key } = await t.account();
     const created = await t.request('POST', '/api/v1/webhooks', { key, body: { url: receiver.url('/hooks/all'), description: 'CRM sync' } });
     expect(created.status).toBe(201);
     const hook = created.body.webhook;
@@ -97,7 +91,7 @@ describe('account webhooks', () => {
       type: 'run.succeeded',
       data: { runId: run.start.runId, tool: 'maps', status: 'SUCCEEDED', itemCount: run.rows.length, downloadUrl: `${t.url}/api/downloads/${run.start.runId}` },
     });
-    const log = await deliveries(hook.id);
+    const log = await deliveries(hook.id, key);
     expect(log.deliveries[0]).toMatchObject({ id: got.headers['webhook-id'], event: 'run.succeeded', runId: run.start.runId, status: 'succeeded', attempts: 1, responseStatus: 200, lastError: null });
     expect(log.nextAfter).toBeNull();
   });
@@ -110,14 +104,8 @@ describe('account webhooks', () => {
     await receiver.until((r) => r.filter((x) => x.path === '/hooks/flaky' && x.body.includes(run.start.runId)).length >= 2, 30_000);
     const attempts = receiver.received.filter((x) => x.path === '/hooks/flaky' && x.body.includes(run.start.runId));
     expect(attempts[0]!.headers['webhook-id']).toBe(attempts[1]!.headers['webhook-id']);
-    for (;;) {
-      const [latest] = (await deliveries(hook.id)).deliveries;
-      if (latest.status !== 'pending') {
-        expect(latest).toMatchObject({ status: 'succeeded', attempts: 2, responseStatus: 200, lastError: null });
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const latest = await waitFor(async () => (await deliveries(hook.id)).deliveries[0], (d) => d.status !== 'pending', { what: 'the delivery to settle' });
+    expect(latest).toMatchObject({ status: 'succeeded', attempts: 2, responseStatus: 200, lastError: null });
     await t.request('DELETE', `/api/v1/webhooks/${hook.id}`, { key });
   });
 
@@ -189,11 +177,11 @@ describe('the outbound guard', () => {
       const { apiKey } = await guarded.account();
       const hook = (await guarded.request('POST', '/api/v1/webhooks', { key: apiKey, body: { url: receiver.url('/hooks/never') } })).body.webhook;
       await guarded.runTool(apiKey, '/api/v1/scrape/maps', DENVER_DENTISTS);
-      let latest: { status: string; attempts: number; lastError: string } | undefined;
-      for (let i = 0; i < 100 && !latest?.attempts; i++) {
-        [latest] = (await guarded.request('GET', `/api/v1/webhooks/${hook.id}/deliveries`, { key: apiKey })).body.deliveries;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const latest = await waitFor(
+        async () => (await guarded.request('GET', `/api/v1/webhooks/${hook.id}/deliveries`, { key: apiKey })).body.deliveries[0] as { status: string; attempts: number; lastError: string } | undefined,
+        (d) => (d?.attempts ?? 0) > 0,
+        { what: 'the first delivery attempt' },
+      );
       expect(latest).toMatchObject({ status: 'pending', attempts: 1 });
       expect(latest!.lastError).toMatch(/loopback/i);
       expect(receiver.received.some((x) => x.path === '/hooks/never')).toBe(false);

@@ -41,6 +41,8 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
   return {
     runner,
     async stop() {
+      // Logged as the stop reaches the runs in hand (the abort below is synchronous): each stores its batch in hand, then is handed back.
+      log.info('worker stopping: handing back runs in flight');
       shutdown.abort();
       await runner.stop();
       await liveness.stop();

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { createPubSub, type PubSub } from 'graphql-yoga';
+import { createPubSub, Repeater, type PubSub } from 'graphql-yoga';
 import { sql as dsql } from 'drizzle-orm';
 import type { Executor, Sql } from '../../db/client.ts';
 import type { RunSnapshot } from './run-view.ts';
@@ -75,6 +75,34 @@ function runNotification(accountId: string, kind: RunEventKind, snapshot: RunSna
   return { channel: CHANNEL, payload: JSON.stringify(envelope) };
 }
 
+/**
+ * Listens on `type` from the call on, not from the first `next()` as graphql-yoga's pubsub does: a
+ * reader that subscribes, then reads the current state, misses no change made in between. Events
+ * that arrive before the first `next()` wait in order; `return()` stops listening, started or not.
+ */
+function subscribeNow(target: EventTarget, type: string): Repeater<unknown> {
+  const early: unknown[] = [];
+  let push: ((value: unknown) => unknown) | undefined;
+  const listener = (event: Event) => {
+    const detail = (event as CustomEvent).detail;
+    if (push) void push(detail);
+    else early.push(detail);
+  };
+  target.addEventListener(type, listener);
+  const repeater = new Repeater<unknown>(async (next, stop) => {
+    for (const value of early.splice(0)) void next(value);
+    push = next;
+    await stop;
+    target.removeEventListener(type, listener);
+  });
+  const stopRepeater = repeater.return.bind(repeater);
+  repeater.return = (value) => {
+    target.removeEventListener(type, listener);
+    return stopRepeater(value);
+  };
+  return repeater;
+}
+
 export function createEventBus(sql: Sql): EventBus {
   const target = new PostgresEventTarget(sql);
   // Every subscriber of a run listens on its topic: many listeners are the normal case, not a leak.
@@ -82,6 +110,7 @@ export function createEventBus(sql: Sql): EventBus {
   const listening = sql.listen(CHANNEL, (payload) => target.deliver(payload));
   const pubsub = createPubSub<Topics>({ eventTarget: target as never });
   return Object.assign(pubsub, {
+    subscribe: ((topic: string, id?: string) => subscribeNow(target, id === undefined ? topic : `${topic}:${id}`)) as PubSub<Topics>['subscribe'],
     async publishInTx<K extends keyof Topics & string>(tx: Executor, topic: K, ...args: Topics[K]) {
       const envelope = routingKey(topic, args as unknown[]);
       await tx.execute(dsql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`);

@@ -53,14 +53,21 @@ export function toCell(value: unknown): string {
   return escapeFormula(String(value));
 }
 
+/** 410 `results_expired` from a run's `expiresAt` on (48 hours after it ended): no face reads its rows after that. */
+export function assertNotExpired(run: { id: string; expiresAt: Date | string | null }, now = new Date()) {
+  if (run.expiresAt === null) return;
+  const expiresAt = new Date(run.expiresAt);
+  if (expiresAt <= now) {
+    throw new AppError(410, 'results_expired', `Results of run ${run.id} expired at ${expiresAt.toISOString()}; results are kept for 48 hours.`);
+  }
+}
+
 /** Checks a run may be downloaded now: finished, not expired. */
 export function assertDownloadable(run: Run, now = new Date()) {
   if (!isTerminal(run.status)) {
     throw new AppError(409, 'run_not_finished', `Run ${run.id} is ${run.status}; poll GET /api/v1/scrape/status/${run.id} until it is SUCCEEDED, then download.`);
   }
-  if (run.expiresAt && run.expiresAt <= now) {
-    throw new AppError(410, 'results_expired', `Results of run ${run.id} expired at ${run.expiresAt.toISOString()}; results are kept for 48 hours.`);
-  }
+  assertNotExpired(run, now);
 }
 
 async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit?: number }): AsyncGenerator<Row> {

@@ -1,9 +1,10 @@
-import { and, eq } from 'drizzle-orm';
-import { runTable } from '../../db/schema/runs.ts';
+import { and, desc, eq, inArray } from 'drizzle-orm';
+import { runTable, type RunStatus } from '../../db/schema/runs.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import { lockAccount, type Principal } from './accounts.ts';
 import { AppError, notFound } from './errors.ts';
+import { assertNotExpired } from './exports.ts';
 import type { RunEvent } from './events.ts';
 import { finishRunInTx } from './run-engine.ts';
 import { isTerminal, snapshotOf, type RunSnapshot } from './run-view.ts';
@@ -96,13 +97,15 @@ const ITEMS_PAGE = 500;
 
 /**
  * The rows of a run already stored, then each batch as the worker stores it, in order and without
- * gaps; ends after the last row of a finished run. Rows never travel through notifications (they
- * can be large): each progress event says how many exist, and the new ones are read from the table.
+ * gaps; ends after the last row of a finished run; 410 `results_expired` past the run's `expiresAt`.
+ * Rows never travel through notifications (they can be large): each progress event says how many
+ * exist, and the new ones are read from the table.
  */
-export async function* followRunItems(core: Pick<Core, 'db' | 'events'>, principal: Principal, runId: string, fromSeq = 0): AsyncGenerator<RunItemsBatch> {
+export async function* followRunItems(core: Pick<Core, 'db' | 'events' | 'clock'>, principal: Principal, runId: string, fromSeq = 0): AsyncGenerator<RunItemsBatch> {
   const events = core.events.subscribe('runProgress', runId);
   try {
     let run = snapshotOf(await getRun(core.db, principal.accountId, runId));
+    assertNotExpired(run, core.clock());
     let next = fromSeq;
     const drain = async function* () {
       while (next < run.itemCount) {
@@ -129,7 +132,44 @@ export async function* followRunItems(core: Pick<Core, 'db' | 'events'>, princip
   }
 }
 
-/** Every run event of the caller's account, from now on. */
-export function followAccountRuns(core: Pick<Core, 'events'>, principal: Principal): AsyncIterable<RunEvent> {
-  return core.events.subscribe('runEvents', principal.accountId);
+/** Most runs in flight `followAccountRuns` reports on subscribing (newest kept). */
+const IN_FLIGHT_LIMIT = 100;
+const IN_FLIGHT: RunStatus[] = ['READY', 'RUNNING', 'ABORTING'];
+const stage = (status: RunStatus) => (isTerminal(status) ? 3 : IN_FLIGHT.indexOf(status));
+
+/**
+ * Every run event of the caller's account from now on, starting with the account's runs still in
+ * flight (READY, RUNNING, ABORTING), oldest first, each as a `progress` event with its state now: a
+ * dashboard that connects mid-run shows it at once. Listens first, then reads, so nothing falls in
+ * between; an event no newer than the state already sent for its run (committed before the read) is
+ * skipped.
+ */
+export async function* followAccountRuns(core: Pick<Core, 'db' | 'events'>, principal: Principal): AsyncGenerator<RunEvent> {
+  const events = core.events.subscribe('runEvents', principal.accountId);
+  try {
+    const rows = await core.db
+      .select()
+      .from(runTable)
+      .where(and(eq(runTable.accountId, principal.accountId), inArray(runTable.status, IN_FLIGHT)))
+      .orderBy(desc(runTable.createdAt), desc(runTable.id))
+      .limit(IN_FLIGHT_LIMIT);
+    const sent = new Map<string, RunSnapshot>();
+    for (const run of rows.reverse().map(snapshotOf)) {
+      sent.set(run.id, run);
+      yield { kind: 'progress', run };
+    }
+    for await (const event of events) {
+      const before = sent.get(event.run.id);
+      if (before) {
+        const [was, now] = [stage(before.status), stage(event.run.status)];
+        const newer = now > was || (now === was && (event.run.handled > before.handled || event.run.itemCount > before.itemCount));
+        if (!newer) continue;
+        // Events arrive in commit order: from the first one newer than the read, none is older.
+        sent.delete(event.run.id);
+      }
+      yield event;
+    }
+  } finally {
+    await events.return();
+  }
 }

@@ -6,6 +6,7 @@ import { getTool } from '../tools/index.ts';
 import type { StartInfo, ToolDefinition } from '../tools/types.ts';
 import type { Principal } from './accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from './errors.ts';
+import { assertNotExpired } from './exports.ts';
 import { formatDollars, microsToNumber } from './money.ts';
 import { assertPlan } from './plans.ts';
 import { holdAndPlace } from './wallet.ts';
@@ -97,6 +98,9 @@ async function createRun(
       statusMessage: 'Starting',
       input,
       requested,
+      // The statement's own time, not the transaction's: starts written together in one transaction
+      // keep the order they arrived in, which is the order waiting runs start (promoteNextRun).
+      createdAt: sql`clock_timestamp()`,
       startedAt: new Date(),
       fileName: typeof (input as { fileName?: unknown }).fileName === 'string' ? (input as { fileName: string }).fileName : null,
       estimatedMicros: estimated,
@@ -256,4 +260,13 @@ export async function listRunItems(db: Executor, runId: string, options: { offse
     .orderBy(asc(runItemTable.seq))
     .limit(options.limit);
   return rows.map((r) => r.data as Record<string, unknown>);
+}
+
+/**
+ * A page of a run's result rows for a face that reads them while the run goes on (GraphQL `Run.items`);
+ * 410 `results_expired` past the run's `expiresAt`, as the downloads answer.
+ */
+export async function readRunItems(core: Pick<Core, 'db' | 'clock'>, run: Pick<RunSnapshot, 'id' | 'expiresAt'>, options: { offset: number; limit: number }) {
+  assertNotExpired(run, core.clock());
+  return listRunItems(core.db, run.id, options);
 }

@@ -5,6 +5,7 @@ import { createAccount, type CreateAccountInput } from '../../src/services/accou
 import { isTerminal } from '../../src/services/run-view.ts';
 import type { RunStatus } from '../../db/schema/runs.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
+import { waitFor } from './wait.ts';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -74,14 +75,12 @@ export async function startTestApp(options: { worker?: boolean; config?: Partial
     request,
     graphql: (key, query, variables) => request('POST', '/graphql', { key, body: { query, variables } }),
     async waitForRun(key, runId, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
+      const status = async () => {
         const res = await request('GET', `/api/v1/scrape/status/${runId}`, { key });
         if (res.status !== 200) throw new Error(`status route answered ${res.status}: ${res.text}`);
-        if (isTerminal(res.body.status)) return res.body;
-        if (Date.now() > deadline) throw new Error(`run ${runId} still ${res.body.status} after ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+        return res.body;
+      };
+      return waitFor(status, (run) => isTerminal(run.status), { timeoutMs, intervalMs: 50, what: `run ${runId} to end` });
     },
     async runTool(key, path, body, timeoutMs) {
       const start = await request('POST', path, { key, body });

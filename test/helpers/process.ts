@@ -9,16 +9,12 @@ export interface Completed {
   stderr: string;
 }
 
-/** Runs `npx leadgate …` (the package bin) and waits for it to exit. */
+/** Runs `npx leadgate …` (the package bin) and waits for it to exit, with all it printed. */
 export function leadgate(args: string[], env: Record<string, string | undefined>): Promise<Completed> {
+  const service = spawnService(['src/cli/leadgate.mjs', ...args], { LOG_LEVEL: process.env.LOG_LEVEL, ...env });
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['src/cli/leadgate.mjs', ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    service.child.on('error', reject);
+    void service.exited().then((code) => resolve({ code, stdout: service.stdout(), stderr: service.stderr() }));
   });
 }
 
@@ -26,12 +22,19 @@ export function leadgate(args: string[], env: Record<string, string | undefined>
 export interface Service {
   child: ChildProcess;
   output(): string;
+  /** What it printed on stdout only. */
+  stdout(): string;
+  /** What it printed on stderr only. */
+  stderr(): string;
   /** Resolves with the output so far once `pattern` appears in it (already there counts). */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
   kill(signal?: NodeJS.Signals): void;
-  /** Resolves with the exit code. */
+  /** Resolves with the exit code (null when a signal ended it), once all it printed has been read. */
   exited(): Promise<number | null>;
 }
+
+/** A gateway process and the base URL it listens on. */
+export type Gateway = Service & { url: string };
 
 const running = new Set<Service>();
 
@@ -39,16 +42,25 @@ const running = new Set<Service>();
 export function spawnService(args: string[], env: Record<string, string | undefined> = {}): Service {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...env } });
   let out = '';
+  let stdout = '';
+  let stderr = '';
   const waiters = new Set<() => void>();
-  const append = (d: Buffer) => {
-    out += d.toString();
+  const append = (stream: 'stdout' | 'stderr') => (d: Buffer) => {
+    const text = d.toString();
+    out += text;
+    if (stream === 'stdout') stdout += text;
+    else stderr += text;
     for (const w of waiters) w();
   };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
+  child.stdout?.on('data', append('stdout'));
+  child.stderr?.on('data', append('stderr'));
+  // 'close' follows the exit once the output streams have ended: nothing printed is left out.
+  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   const service: Service = {
     child,
     output: () => out,
+    stdout: () => stdout,
+    stderr: () => stderr,
     waitFor(pattern, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
@@ -72,13 +84,13 @@ export function spawnService(args: string[], env: Record<string, string | undefi
           child.off('exit', onExit);
         };
         if (check()) return;
-        if (child.exitCode !== null) return onExit(child.exitCode);
+        if (child.exitCode !== null || child.signalCode !== null) return onExit(child.exitCode);
         waiters.add(check);
         child.on('exit', onExit);
       });
     },
     kill: (signal = 'SIGTERM') => void child.kill(signal),
-    exited: () => exited(child),
+    exited: () => exit,
   };
   running.add(service);
   child.on('exit', () => running.delete(service));
@@ -86,15 +98,15 @@ export function spawnService(args: string[], env: Record<string, string | undefi
 }
 
 /** A gateway process (`src/main.ts`) on a port it picks itself; resolves once it listens, with its base URL. */
-export async function spawnGateway(env: Record<string, string | undefined>): Promise<Service & { url: string }> {
+export async function spawnGateway(env: Record<string, string | undefined>): Promise<Gateway> {
   const service = spawnService(['--import', 'tsx', 'src/main.ts'], { PORT: '0', HOST: '127.0.0.1', ...env });
   const out = await service.waitFor(/leadgate is listening on (\S+)/);
   return Object.assign(service, { url: /leadgate is listening on (\S+)/.exec(out)![1]! });
 }
 
-/** A standalone worker process (`leadgate worker`); resolves once it has started. */
+/** A standalone worker process (`leadgate worker`, logging at info: its start is a log line); resolves once it has started. */
 export async function spawnWorker(env: Record<string, string | undefined>): Promise<Service> {
-  const service = spawnService(['src/cli/leadgate.mjs', 'worker'], env);
+  const service = spawnService(['src/cli/leadgate.mjs', 'worker'], { ...env, LOG_LEVEL: 'info' });
   await service.waitFor(/worker started/);
   return service;
 }
@@ -104,32 +116,4 @@ export async function killServices(signal: NodeJS.Signals = 'SIGKILL'): Promise<
   const services = [...running];
   for (const s of services) s.kill(signal);
   await Promise.all(services.map((s) => s.exited()));
-}
-
-/** Resolves with the output so far once `pattern` appears on stdout. */
-export function waitForOutput(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; stdout: ${out}; stderr: ${err}`)), timeoutMs);
-    child.stderr?.on('data', (d) => (err += d));
-    child.stdout?.on('data', (d) => {
-      out += d;
-      if (pattern.test(out)) {
-        clearTimeout(timer);
-        resolve(out);
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before ${pattern}; stdout: ${out}; stderr: ${err}`));
-    });
-  });
-}
-
-export function exited(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
-    else child.on('exit', (code) => resolve(code));
-  });
 }

@@ -15,3 +15,16 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+export interface Gate {
+  /** Settles once `open()` is called: hand it to whatever must wait. */
+  promise: Promise<void>;
+  open(): void;
+}
+
+/** A promise the test settles when it chooses, e.g. a page or a mail server reply held back. */
+export function gate(): Gate {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}

@@ -35,7 +35,7 @@ export interface Collected<T> {
   items: T[];
   /** Resolves with every item once the subscription completes or `until` accepts the items so far. */
   done: Promise<T[]>;
-  /** Resolves at the first item: the server's subscription is in place by then. */
+  /** Resolves at the first item: the server's subscription is in place by then. Rejects if there is none. */
   first: Promise<T>;
   stop(): void;
 }
@@ -44,9 +44,22 @@ export interface Collected<T> {
 export function collect<T>(client: Client, query: string, variables: Record<string, unknown>, field: string, until?: (items: T[]) => boolean): Collected<T> {
   const items: T[] = [];
   let gotFirst!: (item: T) => void;
-  const first = new Promise<T>((resolve) => (gotFirst = resolve));
+  let noFirst!: (err: Error) => void;
+  const first = new Promise<T>((resolve, reject) => {
+    gotFirst = resolve;
+    noFirst = reject;
+  });
   let stop = () => {};
-  const done = new Promise<T[]>((resolve, reject) => {
+  const done = new Promise<T[]>((resolveDone, rejectDone) => {
+    // Failing or ending before the first item fails `first` too (a no-op once it has resolved).
+    const resolve = (all: T[]) => {
+      noFirst(new Error(`${field} completed without an item`));
+      resolveDone(all);
+    };
+    const reject = (err: Error) => {
+      noFirst(err);
+      rejectDone(err);
+    };
     stop = client.subscribe<Record<string, T>>(
       { query, variables },
       {
@@ -66,5 +79,7 @@ export function collect<T>(client: Client, query: string, variables: Record<stri
       },
     );
   });
+  // A test that never awaits `first` is not failed by it; one that does sees the subscription's error.
+  first.catch(() => {});
   return { items, done, first, stop: () => stop() };
 }
