@@ -16,7 +16,7 @@ import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import postgres from 'postgres';
 import type { Sql } from '../db/client.ts';
-import { createRateLimiter } from '../src/services/rate-limit.ts';
+import { createRateLimiter } from '../src/accounts/rate-limit.ts';
 import { openBenchServer } from './lib/env.ts';
 import { resetRuns, startVariant, START_BODY, START_ROUTE, type Variant, type VariantKey } from './lib/limits.ts';
 import { load, type LoadTarget } from './lib/load.ts';

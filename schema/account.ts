@@ -1,5 +1,5 @@
 import { PLANS, SUBSCRIPTION_STATUSES, type Account } from '../db/schema/accounts.ts';
-import { getAccount } from '../src/services/accounts.ts';
+import { getAccount } from '../src/accounts/accounts.ts';
 import { builder } from './builder.ts';
 
 const PlanEnum = builder.enumType('Plan', {

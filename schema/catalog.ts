@@ -1,8 +1,8 @@
-import { enrichLeads } from '../src/services/leads/enrich.ts';
-import { pagingParams } from '../src/services/params.ts';
-import { enrichLocalBusinesses } from '../src/services/places/enrich.ts';
-import { localBusinessSearchParams, searchLocalBusinesses } from '../src/services/places/search.ts';
-import { searchStores, storeSearchParams } from '../src/services/stores-search.ts';
+import { enrichLeads } from '../src/endpoints/enrich-leads.ts';
+import { pagingParams } from '../src/shared/params.ts';
+import { enrichLocalBusinesses } from '../src/endpoints/enrich-local-businesses.ts';
+import { localBusinessSearchParams, searchLocalBusinesses } from '../src/endpoints/local-business-search.ts';
+import { searchStores, storeSearchParams } from '../src/endpoints/store-search.ts';
 import { builder } from './builder.ts';
 import { inputTypeOf, withoutNulls } from './zod-input.ts';
 

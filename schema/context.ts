@@ -1,9 +1,9 @@
 import DataLoader from 'dataloader';
 import type { Core } from '../src/core.ts';
-import type { Principal } from '../src/services/accounts.ts';
-import type { RunSnapshot } from '../src/services/run-view.ts';
-import { loadRuns } from '../src/services/runs.ts';
-import { loadCompanies, type CompanyRecord } from '../src/services/leads/search.ts';
+import type { Principal } from '../src/accounts/accounts.ts';
+import type { RunSnapshot } from '../src/runs/view.ts';
+import { loadRuns } from '../src/runs/runs.ts';
+import { loadCompanies, type CompanyRecord } from '../src/endpoints/lead-search.ts';
 
 /** Per-request context: the caller and loaders that batch lookups within one operation. */
 export interface GraphQLContext {

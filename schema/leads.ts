@@ -1,5 +1,5 @@
-import { searchLeads, type CompanyRecord } from '../src/services/leads/search.ts';
-import type { LeadRow } from '../src/services/leads/query.ts';
+import { searchLeads, type CompanyRecord } from '../src/endpoints/lead-search.ts';
+import type { LeadRow } from '../src/catalog/leads/query.ts';
 import { builder } from './builder.ts';
 
 const CompanyRef = builder.objectRef<CompanyRecord>('Company').implement({

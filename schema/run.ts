@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { RUN_STATUSES, type RunStatus } from '../db/schema/runs.ts';
-import { isTerminal, outputUrl, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/services/run-view.ts';
-import { encodeRunCursor, getRun, listRuns, readRunItems } from '../src/services/runs.ts';
-import { cancelRun, followAccountRuns, followRunItems, type RunItemsBatch } from '../src/services/run-control.ts';
-import type { RunEvent } from '../src/services/events.ts';
+import { isTerminal, outputUrl, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/runs/view.ts';
+import { encodeRunCursor, getRun, listRuns, readRunItems } from '../src/runs/runs.ts';
+import { cancelRun, followAccountRuns, followRunItems, type RunItemsBatch } from '../src/runs/control.ts';
+import type { RunEvent } from '../src/runs/events.ts';
 import { builder } from './builder.ts';
 import type { GraphQLContext } from './context.ts';
 

@@ -1,5 +1,5 @@
-import { withIdempotency } from '../src/services/idempotency.ts';
-import { prepareStart, type StartedRun } from '../src/services/runs.ts';
+import { withIdempotency } from '../src/accounts/idempotency.ts';
+import { prepareStart, type StartedRun } from '../src/runs/runs.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { builder } from './builder.ts';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { LEDGER_KINDS, type LedgerEntry } from '../db/schema/accounts.ts';
-import { withIdempotency } from '../src/services/idempotency.ts';
-import { formatDollars } from '../src/services/money.ts';
-import { getBalances, listLedger, prepareCreditPurchase, walletView, type PurchaseResult } from '../src/services/wallet.ts';
+import { withIdempotency } from '../src/accounts/idempotency.ts';
+import { formatDollars } from '../src/billing/money.ts';
+import { getBalances, listLedger, prepareCreditPurchase, walletView, type PurchaseResult } from '../src/billing/wallet.ts';
 import { AccountRef } from './account.ts';
 import { builder } from './builder.ts';
 

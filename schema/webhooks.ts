@@ -1,5 +1,5 @@
 import { WEBHOOK_EVENTS } from '../db/schema/webhooks.ts';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, type DeliveryView, type WebhookView } from '../src/services/webhooks.ts';
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, type DeliveryView, type WebhookView } from '../src/runs/webhooks.ts';
 import { builder } from './builder.ts';
 
 const WebhookEventEnum = builder.enumType('WebhookEvent', {

@@ -4,14 +4,14 @@ import { WebSocketServer } from 'ws';
 import { startWorker, type WorkerHandle } from '../workers/index.ts';
 import type { Config } from './config.ts';
 import { createCore, type Core } from './core.ts';
-import { attachGraphQLWebSocket, createGraphQL } from './graphql.ts';
+import { attachGraphQLWebSocket, createGraphQL } from '../schema/server.ts';
 import type { Logger } from './logger.ts';
 import { restRoutes } from './rest/index.ts';
 import { openApiRoute } from './rest/openapi.ts';
 import { mcpRoutes } from './mcp/http.ts';
-import { applyRateLimit } from './rest/rate-limit.ts';
-import { AppError } from './services/errors.ts';
-import { installErrorHandling } from './rest/errors.ts';
+import { applyRateLimit } from './http/rate-limit.ts';
+import { AppError } from './shared/errors.ts';
+import { installErrorHandling } from './http/errors.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 

@@ -1,13 +1,13 @@
 import { connect, type Database, type Sql } from '../db/client.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
-import { createAuthenticator, type Authenticator } from './services/accounts.ts';
-import { createEventBus, type EventBus } from './services/events.ts';
+import { createAuthenticator, type Authenticator } from './accounts/accounts.ts';
+import { createEventBus, type EventBus } from './runs/events.ts';
 import { createCatalogSources } from './sources/catalog/index.ts';
 import { createNetwork, type Network } from './net/index.ts';
 import type { Sources } from './sources/types.ts';
-import { createRateLimiter, type RateLimiter } from './services/rate-limit.ts';
-import { createAccountWrites, type AccountWrites } from './services/account-writes.ts';
+import { createRateLimiter, type RateLimiter } from './accounts/rate-limit.ts';
+import { createAccountWrites, type AccountWrites } from './accounts/writes.ts';
 
 /** The shared parts every face and worker uses; built once per process. */
 export interface Core {

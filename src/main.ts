@@ -4,7 +4,7 @@ import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { openDatabase } from './database.ts';
 import { createLogger } from './logger.ts';
-import { ensureDemoAccount } from './services/demo.ts';
+import { ensureDemoAccount } from './accounts/demo.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);

@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../db/client.ts';
-import { createAccountWrites } from '../src/services/account-writes.ts';
-import type { Principal } from '../src/services/accounts.ts';
-import { AppError } from '../src/services/errors.ts';
-import { withIdempotency } from '../src/services/idempotency.ts';
-import { prepareStart } from '../src/services/runs.ts';
-import { prepareCreditPurchase } from '../src/services/wallet.ts';
+import { createAccountWrites } from '../src/accounts/writes.ts';
+import type { Principal } from '../src/accounts/accounts.ts';
+import { AppError } from '../src/shared/errors.ts';
+import { withIdempotency } from '../src/accounts/idempotency.ts';
+import { prepareStart } from '../src/runs/runs.ts';
+import { prepareCreditPurchase } from '../src/billing/wallet.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;

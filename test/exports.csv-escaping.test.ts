@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escapeFormula, toCell } from '../src/services/exports.ts';
-import { formatDollars, usdToMicros } from '../src/services/money.ts';
+import { escapeFormula, toCell } from '../src/runs/exports.ts';
+import { formatDollars, usdToMicros } from '../src/billing/money.ts';
 
 describe('escapeFormula', () => {
   it.each([

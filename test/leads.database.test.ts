@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INDUSTRY_TAG_IDS } from '../src/services/leads/vocabulary.ts';
+import { INDUSTRY_TAG_IDS } from '../src/catalog/leads/vocabulary.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;

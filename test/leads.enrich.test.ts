@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enrichLeads } from '../src/services/leads/enrich.ts';
+import { enrichLeads } from '../src/endpoints/enrich-leads.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;

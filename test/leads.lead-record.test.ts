@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { assignLeadRecord, leadRecord } from '../src/services/leads/lead-record.ts';
-import type { LeadRow } from '../src/services/leads/query.ts';
-import type { CompanyRecord } from '../src/services/leads/search.ts';
+import { assignLeadRecord, leadRecord } from '../src/catalog/leads/lead-record.ts';
+import type { LeadRow } from '../src/catalog/leads/query.ts';
+import type { CompanyRecord } from '../src/endpoints/lead-search.ts';
 
 /** The rules spelled out: every field of the spec's lead record in order, then the absent ones left out. */
 function expectedRecord(p: LeadRow, c: CompanyRecord | undefined): Record<string, unknown> {

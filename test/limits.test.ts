@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { takeAllowance, utcDay } from '../src/services/allowances.ts';
-import { housekeeping } from '../src/services/retention.ts';
+import { takeAllowance, utcDay } from '../src/billing/allowances.ts';
+import { housekeeping } from '../src/runs/retention.ts';
 import { CRONTAB } from '../workers/tasks.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { spawnGateway, type Gateway } from './helpers/process.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parsePlace, stateAbbreviation } from '../src/services/geo.ts';
-import { parseMapLink, placeLink } from '../src/services/map-links.ts';
+import { parsePlace, stateAbbreviation } from '../src/shared/geo.ts';
+import { parseMapLink, placeLink } from '../src/tools/lib/map-links.ts';
 import { mapsInput, overviewMapsRequest, planSearches } from '../src/tools/maps.ts';
 
 describe('parseMapLink', () => {

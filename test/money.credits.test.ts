@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Plan, SubscriptionStatus } from '../db/schema/accounts.ts';
-import { assertPlan } from '../src/services/plans.ts';
-import type { Principal } from '../src/services/accounts.ts';
+import { assertPlan } from '../src/billing/plans.ts';
+import type { Principal } from '../src/accounts/accounts.ts';
 import { leadgate } from './helpers/process.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Sql } from '../db/client.ts';
-import { createAccount } from '../src/services/accounts.ts';
+import { createAccount } from '../src/accounts/accounts.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { killServices, spawnGateway, spawnWorker, type Service } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';

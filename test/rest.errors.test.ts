@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../src/services/accounts.ts';
+import { revokeApiKey } from '../src/accounts/accounts.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../src/services/errors.ts';
-import { executeRun } from '../src/services/run-engine.ts';
-import { startRun } from '../src/services/runs.ts';
-import type { Principal } from '../src/services/accounts.ts';
+import { AppError } from '../src/shared/errors.ts';
+import { executeRun } from '../src/runs/engine.ts';
+import { startRun } from '../src/runs/runs.ts';
+import type { Principal } from '../src/accounts/accounts.ts';
 import type { Sources } from '../src/sources/types.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { executeRun } from '../src/services/run-engine.ts';
-import { startRun } from '../src/services/runs.ts';
-import type { Principal } from '../src/services/accounts.ts';
+import { executeRun } from '../src/runs/engine.ts';
+import { startRun } from '../src/runs/runs.ts';
+import type { Principal } from '../src/accounts/accounts.ts';
 import type { Sources } from '../src/sources/types.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../src/services/accounts.ts';
+import { createAccount } from '../src/accounts/accounts.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { connect } from '../db/client.ts';
 import { killServices, spawnGateway, spawnWorker, type Gateway, type Service } from './helpers/process.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecutionResult } from 'graphql';
-import { SharedSubscriptions } from '../src/shared-subscriptions.ts';
+import { SharedSubscriptions } from '../schema/shared-subscriptions.ts';
 import { waitFor } from './helpers/wait.ts';
 
 /** A controllable source of results, counting how often it was started and stopped. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { US_STATES } from '../src/services/geo.ts';
-import { matchIndustries, parseBusinessLink } from '../src/services/listings/business-links.ts';
+import { US_STATES } from '../src/shared/geo.ts';
+import { matchIndustries, parseBusinessLink } from '../src/tools/lib/listings/business-links.ts';
 import { businessForSaleTool } from '../src/tools/business-for-sale.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCommercialLink, mapViewRefusal } from '../src/services/listings/commercial-links.ts';
+import { parseCommercialLink, mapViewRefusal } from '../src/tools/lib/listings/commercial-links.ts';
 import { commercialPropertyTool, splitLicence } from '../src/tools/commercial-property.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 

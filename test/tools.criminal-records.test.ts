@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { criminalRecordsTool, SOURCE_NAMES } from '../src/tools/criminal-records.ts';
 import type { Sql } from '../db/client.ts';
-import { US_STATES } from '../src/services/geo.ts';
+import { US_STATES } from '../src/shared/geo.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 
 const PATH = '/api/v1/scrape/criminal-records';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { placeLink } from '../src/services/map-links.ts';
+import { placeLink } from '../src/tools/lib/map-links.ts';
 import { localReviewsTool } from '../src/tools/local-reviews.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { expectOnlyValidationError } from './helpers/assertions.ts';

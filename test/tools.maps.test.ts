@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { boxAround } from '../src/services/geo.ts';
-import { parseMapLink, placeLink } from '../src/services/map-links.ts';
+import { boxAround } from '../src/shared/geo.ts';
+import { parseMapLink, placeLink } from '../src/tools/lib/map-links.ts';
 import { mapsTool } from '../src/tools/maps.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { expectOnlyValidationError } from './helpers/assertions.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyContactInput } from '../src/services/leads/contact-inputs.ts';
+import { classifyContactInput } from '../src/catalog/leads/contact-inputs.ts';
 import { capForTrial, MOBILE_FINDER_COLUMNS } from '../src/tools/mobile-finder.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 

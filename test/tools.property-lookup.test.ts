@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { US_STATES } from '../src/services/geo.ts';
-import { canonicalAddress, exactKeys, parseAddress, type ParsedAddress } from '../src/services/properties/address.ts';
+import { US_STATES } from '../src/shared/geo.ts';
+import { canonicalAddress, exactKeys, parseAddress, type ParsedAddress } from '../src/tools/lib/properties/address.ts';
 import { propertyLookupTool } from '../src/tools/property-lookup.ts';
 import { propertyOwnerContactTool } from '../src/tools/property-owner-contact.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunEvent } from '../src/services/events.ts';
-import { rootDomain } from '../src/services/stores/domains.ts';
-import { isoWeekPeriod, monthPeriod, technologyKey } from '../src/services/stores/technologies.ts';
+import type { RunEvent } from '../src/runs/events.ts';
+import { rootDomain } from '../src/catalog/stores/domains.ts';
+import { isoWeekPeriod, monthPeriod, technologyKey } from '../src/catalog/stores/technologies.ts';
 import { techStackTool } from '../src/tools/tech-stack.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { waitFor } from './helpers/wait.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { linkScore } from '../src/services/email/crawl.ts';
-import { decodeCloudflareEmail, emailsInText, extractPage, looksLikePersonName } from '../src/services/email/extract.ts';
-import { matchTitle } from '../src/services/email/titles.ts';
+import { linkScore } from '../src/tools/lib/email/crawl.ts';
+import { decodeCloudflareEmail, emailsInText, extractPage, looksLikePersonName } from '../src/tools/lib/email/extract.ts';
+import { matchTitle } from '../src/tools/lib/email/titles.ts';
 import { WEBSITE_FINDER_COLUMNS } from '../src/tools/website-finder.ts';
 import { LOOPBACK, mxTo, type LocalWeb, type MailboxMode, type Sites, type Zone } from './fixtures/net.ts';
 import { cloudflareEncode, companySite, OTHER_SITES } from './fixtures/sites.ts';

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
-import { startLiveness } from '../src/services/worker-liveness.ts';
+import { startLiveness } from '../src/runs/liveness.ts';
 import { createTaskList, CRONTAB } from './tasks.ts';
 
 export interface WorkerOptions {

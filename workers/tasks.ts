@@ -1,8 +1,8 @@
 import type { TaskList } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
-import { executeRun } from '../src/services/run-engine.ts';
-import { housekeeping } from '../src/services/retention.ts';
-import { deliverWebhook } from '../src/services/webhooks.ts';
+import { executeRun } from '../src/runs/engine.ts';
+import { housekeeping } from '../src/runs/retention.ts';
+import { deliverWebhook } from '../src/runs/webhooks.ts';
 
 declare global {
   namespace GraphileWorker {

@@ -18,8 +18,8 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { loadConfig, type NetworkConfig } from '../../src/config.ts';
 import { createNetwork } from '../../src/net/index.ts';
 import { KeyedLimiter, mapConcurrent } from '../../src/net/limiter.ts';
-import { EmailChecker, randomMailbox } from '../../src/services/email/checker.ts';
-import { crawlSite } from '../../src/services/email/crawl.ts';
+import { EmailChecker, randomMailbox } from '../../src/tools/lib/email/checker.ts';
+import { crawlSite } from '../../src/tools/lib/email/crawl.ts';
 import { startDns, startSmtp, startWeb, type MailboxMode, type Sites, type Zone } from '../../test/fixtures/net.ts';
 import { median, round } from './stats.ts';
 

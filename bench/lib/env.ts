@@ -10,7 +10,7 @@ import { seedCatalog } from '../../db/seed/index.ts';
 import { buildApp, type App } from '../../src/app.ts';
 import { loopbackConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createAccount } from '../../src/services/accounts.ts';
+import { createAccount } from '../../src/accounts/accounts.ts';
 
 export interface BenchDatabase {
   url: string;

@@ -4,7 +4,7 @@ import { seedCatalog } from '../../db/seed/index.ts';
 import { buildApp, type App } from '../../src/app.ts';
 import { loopbackConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createAccount } from '../../src/services/accounts.ts';
+import { createAccount } from '../../src/accounts/accounts.ts';
 import { openBenchServer, type BenchDatabase, type BenchServer } from './env.ts';
 import { load, type LoadRound, type LoadTarget } from './load.ts';
 import { median, round } from './stats.ts';

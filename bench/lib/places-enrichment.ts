@@ -9,10 +9,10 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Sql } from '../../db/client.ts';
 import { placeHostSql, placeNameKeySql } from '../../db/schema/local-businesses.ts';
 import type { Core } from '../../src/core.ts';
-import type { Principal } from '../../src/services/accounts.ts';
-import { US_STATES, stateAbbreviation } from '../../src/services/geo.ts';
-import { normaliseDomain } from '../../src/services/enrichment.ts';
-import { countryCode, enrichLocalBusinesses } from '../../src/services/places/enrich.ts';
+import type { Principal } from '../../src/accounts/accounts.ts';
+import { US_STATES, stateAbbreviation } from '../../src/shared/geo.ts';
+import { normaliseDomain } from '../../src/endpoints/enrichment.ts';
+import { countryCode, enrichLocalBusinesses } from '../../src/endpoints/enrich-local-businesses.ts';
 import { compareEnrichment, type EnrichComparison, type EnrichComparisonOptions } from './enrich-compare.ts';
 
 /** The rows by the key they carry, 250 of each, interleaved in this order. */

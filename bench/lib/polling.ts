@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import postgres from 'postgres';
 import type { Run } from '../../db/schema/runs.ts';
-import { restRunView, snapshotOf } from '../../src/services/run-view.ts';
+import { restRunView, snapshotOf } from '../../src/runs/view.ts';
 import { getRunView, startMapsRun, waitForStatus } from './api.ts';
 import type { BenchEnv } from './env.ts';
 import { load, type LoadRound } from './load.ts';

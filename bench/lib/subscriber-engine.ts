@@ -11,9 +11,9 @@ import type { Database } from '../../db/client.ts';
 import { loopbackConfig } from '../../src/config.ts';
 import { createCore, type Core } from '../../src/core.ts';
 import { createLogger } from '../../src/logger.ts';
-import type { EventBus } from '../../src/services/events.ts';
-import { executeRun } from '../../src/services/run-engine.ts';
-import type { RunSnapshot } from '../../src/services/run-view.ts';
+import type { EventBus } from '../../src/runs/events.ts';
+import { executeRun } from '../../src/runs/engine.ts';
+import type { RunSnapshot } from '../../src/runs/view.ts';
 import type { LocalBusinessSource, Place } from '../../src/sources/types.ts';
 
 export type EngineCommand =

@@ -28,8 +28,8 @@ import { migrateDatabase } from '../../db/migrate.ts';
 import { buildApp, type App } from '../../src/app.ts';
 import { loopbackConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createAccount } from '../../src/services/accounts.ts';
-import { runTimeSecs, type RunSnapshot } from '../../src/services/run-view.ts';
+import { createAccount } from '../../src/accounts/accounts.ts';
+import { runTimeSecs, type RunSnapshot } from '../../src/runs/view.ts';
 import { BENCH_RATE_LIMIT_PER_MINUTE, openBenchDatabase, type BenchDatabase } from './env.ts';
 import type { ClientCommand, ClientReply, Collected, Mode } from './subscriber-clients.ts';
 import { eventKey, type EngineCommand, type EngineReply, type Publication } from './subscriber-engine.ts';
@@ -371,7 +371,7 @@ function serverMark() {
   };
 }
 
-/** `leadgate_events`, the channel of src/services/events.ts. */
+/** `leadgate_events`, the channel of src/runs/events.ts. */
 const EVENTS_CHANNEL = 'leadgate_events';
 
 /** One maps run executed by the engine process, its progress followed by `subscribers` graphql-ws clients. */

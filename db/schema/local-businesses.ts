@@ -10,7 +10,7 @@ export const placeNameKeySql = (b = '') => `trim(regexp_replace(lower(${b}name),
 
 /**
  * A place's website as a bare host: lower case, without scheme, "www.", port or path
- * (`normaliseDomain` in src/services/enrichment.ts). `b` is the table's alias in a query.
+ * (`normaliseDomain` in src/endpoints/enrichment.ts). `b` is the table's alias in a query.
  */
 export const placeHostSql = (b = '') => `regexp_replace(regexp_replace(lower(btrim(${b}website)), '^([a-z]+://)?(www\\.)?', ''), '[/?#:].*$', '')`;
 

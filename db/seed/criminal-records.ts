@@ -1,4 +1,4 @@
-import { US_STATES } from '../../src/services/geo.ts';
+import { US_STATES } from './reference.ts';
 import { CRIMINAL_SOURCES } from '../schema/criminal-records.ts';
 import { DISPOSITIONS, FIRST_NAMES, LAST_NAMES, OFFENSES } from './reference.ts';
 import { dateBetween, Random, weighted } from './random.ts';

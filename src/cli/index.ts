@@ -5,9 +5,9 @@ import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase } from '../database.ts';
 import { createLogger } from '../logger.ts';
-import { createAccount, createApiKey, getAccount, revokeApiKey, setPlan } from '../services/accounts.ts';
-import { getBalances, grantPlanCredits, walletView } from '../services/wallet.ts';
-import { usdToMicros } from '../services/money.ts';
+import { createAccount, createApiKey, getAccount, revokeApiKey, setPlan } from '../accounts/accounts.ts';
+import { getBalances, grantPlanCredits, walletView } from '../billing/wallet.ts';
+import { usdToMicros } from '../billing/money.ts';
 import { registerImportCommand } from './import-command.ts';
 
 const config = loadConfig();

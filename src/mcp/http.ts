@@ -1,9 +1,9 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Core } from '../core.ts';
-import { applyRateLimit } from '../rest/rate-limit.ts';
-import type { Principal } from '../services/accounts.ts';
-import { AppError } from '../services/errors.ts';
+import { applyRateLimit } from '../http/rate-limit.ts';
+import type { Principal } from '../accounts/accounts.ts';
+import { AppError } from '../shared/errors.ts';
 import { inProcessBackend } from './in-process.ts';
 import { createMcpServer } from './server.ts';
 

@@ -1,13 +1,13 @@
 import type { Core } from '../core.ts';
-import type { Principal } from '../services/accounts.ts';
-import { assertDownloadable } from '../services/exports.ts';
-import { enrichLeads } from '../services/leads/enrich.ts';
-import { leadSearchBody, searchLeads } from '../services/leads/search.ts';
-import { enrichLocalBusinesses } from '../services/places/enrich.ts';
-import { cancelRun, runStatus } from '../services/run-control.ts';
-import { restRunView } from '../services/run-view.ts';
-import { getRun, listRunItems, startResponse, startRun } from '../services/runs.ts';
-import { getBalances, walletView } from '../services/wallet.ts';
+import type { Principal } from '../accounts/accounts.ts';
+import { assertDownloadable } from '../runs/exports.ts';
+import { enrichLeads } from '../endpoints/enrich-leads.ts';
+import { leadSearchBody, searchLeads } from '../endpoints/lead-search.ts';
+import { enrichLocalBusinesses } from '../endpoints/enrich-local-businesses.ts';
+import { cancelRun, runStatus } from '../runs/control.ts';
+import { restRunView } from '../runs/view.ts';
+import { getRun, listRunItems, startResponse, startRun } from '../runs/runs.ts';
+import { getBalances, walletView } from '../billing/wallet.ts';
 import type { McpBackend } from './tools.ts';
 
 /** The services themselves, for the caller's account (the remote MCP server in the gateway). */

@@ -1,4 +1,4 @@
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import type { Row } from '../tools/types.ts';
 import type { McpBackend } from './tools.ts';
 

@@ -2,7 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { Logger } from '../logger.ts';
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import { MCP_INSTRUCTIONS, MCP_TOOLS, type McpBackend } from './tools.ts';
 
 const byName = new Map(MCP_TOOLS.map((tool) => [tool.name, tool]));

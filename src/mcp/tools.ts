@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { fromZodError } from '../services/errors.ts';
-import { leadSearchParams } from '../services/leads/params.ts';
+import { fromZodError } from '../shared/errors.ts';
+import { leadSearchParams } from '../catalog/leads/params.ts';
 import { TOOLS } from '../tools/index.ts';
 import type { Row, ToolDefinition } from '../tools/types.ts';
 import { enrichLeadsRequest, enrichLocalBusinessesRequest } from '../rest/schemas.ts';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { RUN_STATUSES } from '../../db/schema/runs.ts';
 import { DELIVERY_STATUSES, WEBHOOK_EVENTS } from '../../db/schema/webhooks.ts';
-import { MAX_ENRICH_ROWS } from '../services/enrichment.ts';
-import { MAX_PURCHASE_USD, MIN_PURCHASE_USD } from '../services/wallet.ts';
+import { MAX_ENRICH_ROWS } from '../endpoints/enrichment.ts';
+import { MAX_PURCHASE_USD, MIN_PURCHASE_USD } from '../billing/wallet.ts';
 
 /**
  * The REST bodies that have no zod schema of their own in the services: response shapes (what the

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../core.ts';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks } from '../services/webhooks.ts';
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks } from '../runs/webhooks.ts';
 
 type WebhookParams = { Params: { id: string } };
 

@@ -1,4 +1,4 @@
-import type { PersonName } from '../services/people/names.ts';
+import type { PersonName } from '../catalog/people/names.ts';
 
 /** One criminal record as the criminal records search sees it. */
 export interface CriminalRecordHit {

@@ -1,4 +1,4 @@
-import type { LeadFilters } from '../services/leads/filters.ts';
+import type { LeadFilters } from '../catalog/leads/filters.ts';
 
 /**
  * One lead as the spec's lead record: person fields (first_name, title, email, mobile, linkedin_url,

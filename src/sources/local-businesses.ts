@@ -1,4 +1,4 @@
-import type { Area } from '../services/geo.ts';
+import type { Area } from '../shared/geo.ts';
 
 /** A business as the map-listing tools see it. */
 export interface Place {

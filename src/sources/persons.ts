@@ -1,4 +1,4 @@
-import type { PersonName } from '../services/people/names.ts';
+import type { PersonName } from '../catalog/people/names.ts';
 
 /** One person as the people finder returns them. */
 export interface PersonRecord {

@@ -1,4 +1,4 @@
-import type { StoreFilter } from '../services/stores/filters.ts';
+import type { StoreFilter } from '../catalog/stores/filters.ts';
 
 /** An e-commerce store as the store leads tool sees it. */
 export interface StoreLead {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { BUSINESS_LINK_FORMS, matchIndustries, parseBusinessLink, type BusinessLink } from '../services/listings/business-links.ts';
-import { countOf } from '../services/listings/links.ts';
+import { BUSINESS_LINK_FORMS, matchIndustries, parseBusinessLink, type BusinessLink } from './lib/listings/business-links.ts';
+import { countOf } from './lib/listings/links.ts';
 import type { BusinessListing } from '../sources/business-listings.ts';
-import { perResult } from './pricing.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row, type RunBatch, type RunContext } from './types.ts';
 
 /** The spec's "extract all available" value of maxItems. */

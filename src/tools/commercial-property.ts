@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { AppError } from '../services/errors.ts';
-import { stateAbbreviation } from '../services/geo.ts';
-import { countOf } from '../services/listings/links.ts';
-import { COMMERCIAL_LINK_FORMS, mapViewRefusal, parseCommercialLink, type CommercialLink } from '../services/listings/commercial-links.ts';
+import { AppError } from '../shared/errors.ts';
+import { stateAbbreviation } from '../shared/geo.ts';
+import { countOf } from './lib/listings/links.ts';
+import { COMMERCIAL_LINK_FORMS, mapViewRefusal, parseCommercialLink, type CommercialLink } from './lib/listings/commercial-links.ts';
 import type { CommercialProperty } from '../sources/commercial-properties.ts';
-import { perResult } from './pricing.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 /** Properties one start URL yields at most (the spec: "typically 50 to 200"). */

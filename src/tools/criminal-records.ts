@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { usStateParam } from '../services/geo.ts';
-import { parseDateOfBirth } from '../services/people/dates.ts';
-import { parseFullName } from '../services/people/names.ts';
+import { usStateParam } from '../shared/geo.ts';
+import { parseDateOfBirth } from '../catalog/people/dates.ts';
+import { parseFullName } from '../catalog/people/names.ts';
 import type { CriminalRecordHit } from '../sources/criminal-records.ts';
-import { perSearchWhenFound } from './pricing.ts';
+import { perSearchWhenFound } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 200;

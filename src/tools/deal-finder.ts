@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { parsePlace } from '../services/geo.ts';
-import { formatAddress } from '../services/properties/lookup.ts';
+import { parsePlace } from '../shared/geo.ts';
+import { formatAddress } from './lib/properties/lookup.ts';
 import type { Deal, DealArea } from '../sources/properties.ts';
-import { perResult } from './pricing.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 200;

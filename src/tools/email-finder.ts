@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { EmailChecker, type EmailCheck } from '../services/email/checker.ts';
-import { normaliseDomain } from '../services/email/domains.ts';
-import { asciiLetters, contactName, splitFullName } from '../services/email/names.ts';
-import { candidates, learnPatterns } from '../services/email/patterns.ts';
-import { inOrder } from '../services/email/rows.ts';
+import { EmailChecker, type EmailCheck } from './lib/email/checker.ts';
+import { normaliseDomain } from './lib/email/domains.ts';
+import { asciiLetters, contactName, splitFullName } from './lib/email/names.ts';
+import { candidates, learnPatterns } from './lib/email/patterns.ts';
+import { inOrder } from './lib/email/rows.ts';
 import type { CompanyProfile, DomainPerson } from '../sources/contacts.ts';
-import { perFound } from './pricing.ts';
+import { perFound } from '../billing/pricing.ts';
 import { defineTool, type Column, type Row } from './types.ts';
 
 export const MAX_CONTACTS = 1_000;

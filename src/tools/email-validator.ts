@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { EmailChecker } from '../services/email/checker.ts';
-import { COMPANY_COLUMNS, companyFields, inOrder, VALIDATION_COLUMNS, validationFields } from '../services/email/rows.ts';
-import { dedupeKey, parseAddress } from '../services/email/syntax.ts';
-import { isFreeWebmailDomain } from '../services/email/flags.ts';
-import { perResult } from './pricing.ts';
+import { EmailChecker } from './lib/email/checker.ts';
+import { COMPANY_COLUMNS, companyFields, inOrder, VALIDATION_COLUMNS, validationFields } from './lib/email/rows.ts';
+import { dedupeKey, parseAddress } from './lib/email/syntax.ts';
+import { isFreeWebmailDomain } from './lib/email/flags.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 export const MAX_EMAILS = 10_000;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { HOME_SERVICE_CATEGORIES } from '../../db/schema/home-services.ts';
-import { categorySlug, isHomeServiceCategory, unknownCategoryMessage } from '../services/home-services/categories.ts';
+import { categorySlug, isHomeServiceCategory, unknownCategoryMessage } from './lib/home-services/categories.ts';
 import type { ServicePro } from '../sources/home-services.ts';
-import { perResult } from './pricing.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 200;

@@ -1,4 +1,4 @@
-import { AppError } from '../services/errors.ts';
+import { AppError } from '../shared/errors.ts';
 import { mapsTool } from './maps.ts';
 import { leadScraperTool } from './lead-scraper.ts';
 import { storeLeadsTool } from './store-leads.ts';

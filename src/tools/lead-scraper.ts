@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { AppError } from '../services/errors.ts';
-import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../services/leads/filters.ts';
-import { translatePeopleSearchUrl, type SearchTranslation } from '../services/leads/people-search-url.ts';
-import { formatDollars } from '../services/money.ts';
+import { AppError } from '../shared/errors.ts';
+import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../catalog/leads/filters.ts';
+import { translatePeopleSearchUrl, type SearchTranslation } from '../catalog/leads/people-search-url.ts';
+import { formatDollars } from '../billing/money.ts';
 import type { LeadRecord } from '../sources/leads.ts';
-import { perResult } from './pricing.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Column, type Row } from './types.ts';
 
 /** Leads read from the lead database per query (keyset on id); a run of 50,000 is 50 queries. */

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { parsePlace } from '../services/geo.ts';
-import { parseMapLink, placeLink } from '../services/map-links.ts';
-import { usdToMicros } from '../services/money.ts';
+import { parsePlace } from '../shared/geo.ts';
+import { parseMapLink, placeLink } from './lib/map-links.ts';
+import { usdToMicros } from '../billing/money.ts';
 import type { Place, PlaceLookup, PlaceReview } from '../sources/types.ts';
 import { formatAddress, placeLinkLookup } from './maps.ts';
-import { perResult, type PriceRule } from './pricing.ts';
+import { perResult, type PriceRule } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 /** Businesses looked up per source call. */

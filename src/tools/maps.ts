@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { boxAround, parsePlace, type Area, type BoundingBox } from '../services/geo.ts';
-import { parseMapLink, placeLink, splitQuery, type MapLink } from '../services/map-links.ts';
+import { boxAround, parsePlace, type Area, type BoundingBox } from '../shared/geo.ts';
+import { parseMapLink, placeLink, splitQuery, type MapLink } from './lib/map-links.ts';
 import type { Place, PlaceLookup } from '../sources/types.ts';
-import { perResult } from './pricing.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 50;

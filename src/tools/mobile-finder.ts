@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { classifyContactInput, type ContactInput } from '../services/leads/contact-inputs.ts';
+import { classifyContactInput, type ContactInput } from '../catalog/leads/contact-inputs.ts';
 import type { PersonContact } from '../sources/leads.ts';
-import { perFound } from './pricing.ts';
+import { perFound } from '../billing/pricing.ts';
 import { defineTool, type Caller, type Column, type Row } from './types.ts';
 
 /** Inputs looked up per source round (one query per input kind). */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { usStateParam } from '../services/geo.ts';
-import { parseAddress } from '../services/people/address.ts';
-import { formatName, parseFullName } from '../services/people/names.ts';
+import { usStateParam } from '../shared/geo.ts';
+import { parseAddress } from '../catalog/people/address.ts';
+import { formatName, parseFullName } from '../catalog/people/names.ts';
 import type { PersonQuery, PersonRecord } from '../sources/persons.ts';
-import { perResultAtLeastOne } from './pricing.ts';
+import { perResultAtLeastOne } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 50;

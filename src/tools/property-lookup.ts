@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { addressCells, addressList, lookUpAddresses, MAX_ADDRESSES, uniqueAddresses, type LookupResult } from '../services/properties/lookup.ts';
+import { addressCells, addressList, lookUpAddresses, MAX_ADDRESSES, uniqueAddresses, type LookupResult } from './lib/properties/lookup.ts';
 import type { PropertyDetails } from '../sources/properties.ts';
-import { perFound } from './pricing.ts';
+import { perFound } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 export const propertyLookupInput = z.object({

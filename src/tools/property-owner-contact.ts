@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { addressCells, addressList, lookUpAddresses, type LookupResult } from '../services/properties/lookup.ts';
+import { addressCells, addressList, lookUpAddresses, type LookupResult } from './lib/properties/lookup.ts';
 import type { OwnerContact } from '../sources/properties.ts';
 import { ADDRESS_COLUMNS } from './property-lookup.ts';
-import { perFound } from './pricing.ts';
+import { perFound } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 export const propertyOwnerContactInput = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describeAgentLocation, parseAgentLocation } from '../services/agents/location.ts';
+import { describeAgentLocation, parseAgentLocation } from './lib/agents/location.ts';
 import {
   AGENT_LANGUAGES,
   languageName,
@@ -7,9 +7,9 @@ import {
   specialtyCode,
   unknownLanguageMessage,
   unknownSpecialtyMessage,
-} from '../services/agents/vocabulary.ts';
+} from './lib/agents/vocabulary.ts';
 import type { AgentLocation, AgentProfile } from '../sources/agents.ts';
-import { perResult } from './pricing.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 200;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { ValidationError } from '../services/errors.ts';
-import { countryCode } from '../services/places/enrich.ts';
+import { ValidationError } from '../shared/errors.ts';
+import { countryCode } from '../endpoints/enrich-local-businesses.ts';
 import { roomIdOf, type RentalListing } from '../sources/rentals.ts';
-import { perResult } from './pricing.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 /** Listings on one page of a city's search results. */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { STORE_PLATFORMS, STORE_SOCIALS } from '../../db/schema/stores.ts';
-import { isStorePlatform, resolveStoreNames, storeBoundFields, storeFilter, storeKey, type StoreFilter, type StoreSocial } from '../services/stores/filters.ts';
-import { storeNameLists } from '../services/stores/names.ts';
+import { isStorePlatform, resolveStoreNames, storeBoundFields, storeFilter, storeKey, type StoreFilter, type StoreSocial } from '../catalog/stores/filters.ts';
+import { storeNameLists } from '../catalog/stores/names.ts';
 import type { StoreLead } from '../sources/stores.ts';
-import { perResult } from './pricing.ts';
+import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 500;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { rootDomain } from '../services/stores/domains.ts';
-import { isoWeekPeriod, monthPeriod, similarNames, technologyKey } from '../services/stores/technologies.ts';
+import { rootDomain } from '../catalog/stores/domains.ts';
+import { isoWeekPeriod, monthPeriod, similarNames, technologyKey } from '../catalog/stores/technologies.ts';
 import type { StoreSource, TechnologyDataset, TechnologyUser } from '../sources/stores.ts';
-import { flat } from './pricing.ts';
+import { flat } from '../billing/pricing.ts';
 import { defineTool } from './types.ts';
 
 const BATCH_SIZE = 500;

@@ -10,7 +10,7 @@
 import type { z } from 'zod';
 import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
 import type { Sources } from '../sources/types.ts';
-import type { PriceRule } from './pricing.ts';
+import type { PriceRule } from '../billing/pricing.ts';
 
 export type Row = Record<string, unknown>;
 

@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { KeyedLimiter } from '../net/limiter.ts';
 import { fanOutSignal } from '../net/signal.ts';
-import { EmailChecker, type EmailCheck } from '../services/email/checker.ts';
-import { crawlSite, MAX_PAGES_PER_DOMAIN, type SiteCrawl } from '../services/email/crawl.ts';
-import { normaliseDomain } from '../services/email/domains.ts';
-import { asciiLetters, splitFullName } from '../services/email/names.ts';
-import { patternOf } from '../services/email/patterns.ts';
-import { inOrder } from '../services/email/rows.ts';
-import { matchTitle, titleTokens } from '../services/email/titles.ts';
+import { EmailChecker, type EmailCheck } from './lib/email/checker.ts';
+import { crawlSite, MAX_PAGES_PER_DOMAIN, type SiteCrawl } from './lib/email/crawl.ts';
+import { normaliseDomain } from './lib/email/domains.ts';
+import { asciiLetters, splitFullName } from './lib/email/names.ts';
+import { patternOf } from './lib/email/patterns.ts';
+import { inOrder } from './lib/email/rows.ts';
+import { matchTitle, titleTokens } from './lib/email/titles.ts';
 import type { DomainPerson } from '../sources/contacts.ts';
-import { perFound } from './pricing.ts';
+import { perFound } from '../billing/pricing.ts';
 import { defineTool, type Column, type Row, type RunContext } from './types.ts';
 
 export const MAX_DOMAINS = 1_000;

@@ -1,8 +1,8 @@
 import { buildApp, type App } from '../../src/app.ts';
 import { loopbackConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createAccount, type CreateAccountInput } from '../../src/services/accounts.ts';
-import { isTerminal } from '../../src/services/run-view.ts';
+import { createAccount, type CreateAccountInput } from '../../src/accounts/accounts.ts';
+import { isTerminal } from '../../src/runs/view.ts';
 import type { RunStatus } from '../../db/schema/runs.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { waitFor } from './wait.ts';

@@ -1,6 +1,6 @@
 import { inject } from 'vitest';
 import postgres from 'postgres';
-import { randomBase62 } from '../../src/services/ids.ts';
+import { randomBase62 } from '../../src/shared/ids.ts';
 
 export interface TestDatabase {
   url: string;

@@ -1,4 +1,4 @@
-import type { EventBus, Topics } from '../../src/services/events.ts';
+import type { EventBus, Topics } from '../../src/runs/events.ts';
 
 /**
  * Resolves when code using `events` next subscribes to `topic` for `id` (a REST request holding for a

@@ -1,7 +1,7 @@
 import type { Database, Executor, Sql } from '../../../db/client.ts';
-import { leadConditions, selectLeadPage, where } from '../../services/leads/query.ts';
-import { leadRecord } from '../../services/leads/lead-record.ts';
-import { companiesReady, loadCompanies } from '../../services/leads/search.ts';
+import { leadConditions, selectLeadPage, where } from '../../catalog/leads/query.ts';
+import { leadRecord } from '../../catalog/leads/lead-record.ts';
+import { companiesReady, loadCompanies } from '../../endpoints/lead-search.ts';
 import type { ContactMatches, LeadRecord, LeadSource, PersonContact } from '../leads.ts';
 
 type Keyed = PersonContact & { k: string };

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { localBusinessReviewTable as review, localBusinessTable as lb, placeHostSql } from '../../../db/schema/local-businesses.ts';
-import type { Area } from '../../services/geo.ts';
+import type { Area } from '../../shared/geo.ts';
 import type { LocalBusinessSource, Place, PlaceLookup, PlaceReview } from '../local-businesses.ts';
 
 function areaCondition(area: Area): SQL | undefined {

@@ -1,8 +1,8 @@
 import type { Database, Executor, Sql } from '../../../db/client.ts';
-import { US_STATES } from '../../services/geo.ts';
-import { stateVariants } from '../../services/leads/vocabulary.ts';
-import { streetVariants } from '../../services/people/address.ts';
-import type { PersonName } from '../../services/people/names.ts';
+import { US_STATES } from '../../shared/geo.ts';
+import { stateVariants } from '../../catalog/leads/vocabulary.ts';
+import { streetVariants } from '../../catalog/people/address.ts';
+import type { PersonName } from '../../catalog/people/names.ts';
 import type { PersonPage, PersonPageQuery, PersonQuery, PersonRecord, PersonSource } from '../persons.ts';
 
 type Fragment = ReturnType<Sql>;

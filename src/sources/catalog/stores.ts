@@ -4,7 +4,7 @@ import type { Executor } from '../../../db/client.ts';
 import { datasetStateTable } from '../../../db/schema/datasets.ts';
 import { companyTable as company } from '../../../db/schema/leads.ts';
 import { storeTable as store } from '../../../db/schema/stores.ts';
-import { storeConditions, type SqlTemplate, type StoreFilter } from '../../services/stores/filters.ts';
+import { storeConditions, type SqlTemplate, type StoreFilter } from '../../catalog/stores/filters.ts';
 import type { NameKind, StoreSource, TechnologyUser } from '../stores.ts';
 
 /** The shared store filter rendered with drizzle: lists go as one array parameter. */

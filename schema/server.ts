@@ -1,0 +1,127 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { getOperationAST, GraphQLError, Kind, print, type DocumentNode } from 'graphql';
+import { createYoga, maskError as defaultMaskError, type YogaServerInstance } from 'graphql-yoga';
+import { useServer } from 'graphql-ws/use/ws';
+import type { WebSocketServer } from 'ws';
+import { createLoaders, type GraphQLContext } from './context.ts';
+import { schema } from './index.ts';
+import type { Core } from '../src/core.ts';
+import type { Principal } from '../src/accounts/accounts.ts';
+import { AppError } from '../src/shared/errors.ts';
+import { SharedSubscriptions } from './shared-subscriptions.ts';
+
+interface ServerContext {
+  req?: FastifyRequest;
+  reply?: FastifyReply;
+  /** Set for graphql-ws operations, authenticated once when the socket connected. */
+  principal?: Principal;
+}
+
+interface LocatedError {
+  originalError?: unknown;
+  nodes?: GraphQLError['nodes'];
+  path?: GraphQLError['path'];
+}
+
+/** Expected errors keep their code and message; anything else is masked (and logged by yoga). */
+function maskError(error: unknown, message: string, isDev?: boolean): Error {
+  // Duck-typed: graphql's CJS and ESM builds can both be loaded, so instanceof GraphQLError is unreliable.
+  const located = (typeof error === 'object' && error !== null ? error : {}) as LocatedError;
+  const original = located.originalError ?? error;
+  if (original instanceof AppError) {
+    return new GraphQLError(original.message, {
+      nodes: located.nodes,
+      path: located.path,
+      extensions: {
+        code: original.code,
+        ...(original.details === undefined ? {} : { details: original.details }),
+        ...(original.status === 401 ? { http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } } } : {}),
+      },
+    });
+  }
+  return defaultMaskError(error, message, isDev);
+}
+
+export type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
+
+export function createGraphQL(core: Core): Yoga {
+  const log = core.logger.child({ component: 'graphql' });
+  return createYoga<ServerContext, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    maskedErrors: { maskError },
+    logging: {
+      debug: (...args) => log.debug(args.map(String).join(' ')),
+      info: (...args) => log.info(args.map(String).join(' ')),
+      warn: (...args) => log.warn(args.map(String).join(' ')),
+      error: (...args) => log.error({ err: args.find((a) => a instanceof Error) }, args.map(String).join(' ')),
+    },
+    graphiql: {
+      title: 'leadgate GraphQL',
+      headers: JSON.stringify({ Authorization: 'Bearer <API_KEY>' }),
+      subscriptionsProtocol: 'WS',
+    },
+    context: async (initial) => {
+      const principal = initial.principal ?? (await core.auth.authenticate(initial.request.headers.get('authorization')));
+      return { core, principal, loaders: createLoaders(core, principal) };
+    },
+  });
+}
+
+/** graphql-ws on the same path: key in connectionParams.authorization; operations go through yoga's envelop. */
+/** Subscriptions whose executions many clients can share: their result depends only on the run and the account. */
+const SHAREABLE = new Set(['runProgress']);
+
+/** The key under which identical subscriptions of one account share an execution, or undefined. */
+function shareKey(document: DocumentNode, operationName: string | null | undefined, variables: unknown, principal: Principal | undefined): string | undefined {
+  const operation = getOperationAST(document, operationName);
+  if (!principal || operation?.operation !== 'subscription') return undefined;
+  const fields = operation.selectionSet.selections;
+  if (fields.length !== 1 || fields[0]!.kind !== Kind.FIELD || !SHAREABLE.has(fields[0]!.name.value)) return undefined;
+  return JSON.stringify([principal.accountId, print(document), operationName ?? null, variables ?? null]);
+}
+
+export function attachGraphQLWebSocket(core: Core, yoga: Yoga, wss: WebSocketServer) {
+  const shared = new SharedSubscriptions();
+  type Root = { execute: typeof import('graphql').execute; subscribe: typeof import('graphql').subscribe; shareKey?: string };
+  return useServer<Record<string, unknown>, { principal?: Principal }>(
+    {
+      execute: (args) => (args.rootValue as Root).execute(args),
+      subscribe: (args) => {
+        const root = args.rootValue as Root;
+        if (!root.shareKey) return root.subscribe(args);
+        return shared.join(root.shareKey, () => root.subscribe(args) as never) as never;
+      },
+      onConnect: async (ctx) => {
+        const params = ctx.connectionParams ?? {};
+        const header = (params.authorization ?? params.Authorization) as string | undefined;
+        try {
+          ctx.extra.principal = await core.auth.authenticate(header);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      onSubscribe: async (ctx, _id, payload) => {
+        const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          ...ctx,
+          principal: ctx.extra.principal,
+          params: payload,
+        } as never);
+        const document = parse(payload.query);
+        const errors = validate(envelopedSchema, document);
+        if (errors.length > 0) return errors;
+        return {
+          schema: envelopedSchema,
+          operationName: payload.operationName,
+          document,
+          variableValues: payload.variables,
+          contextValue: await contextFactory(),
+          rootValue: { execute, subscribe, shareKey: shareKey(document, payload.operationName, payload.variables, ctx.extra.principal) },
+        };
+      },
+    },
+    wss,
+  );
+}

@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { Database, Transaction } from '../../db/client.ts';
+import type { AccountWrites } from './writes.ts';
+import { AppError, ValidationError } from '../shared/errors.ts';
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+}
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** Stable JSON: object keys sorted, so the same request hashes the same. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * Runs a request's write once per (account, key) for 24 hours. `prepare` checks the request without
+ * the database, throwing its refusal, and returns the write. The key row and everything the write
+ * does commit together, so a crash leaves neither; a concurrent request with the same key waits for
+ * the first and then replays its response. The same key with another request answers 422.
+ *
+ * Without a key, `prepare` runs before the write is queued, so a refused request never joins a group
+ * of the account's writes (account-writes.ts). With a key, it runs after the key is claimed, so a
+ * replay answers what the first request got even if the account has changed since (its plan, say).
+ */
+export async function withIdempotency(
+  writes: AccountWrites,
+  accountId: string,
+  key: string | undefined | null,
+  scope: string,
+  request: unknown,
+  prepare: () => (tx: Transaction) => Promise<StoredResponse>,
+): Promise<StoredResponse & { replayed: boolean }> {
+  if (key === undefined || key === null) return { ...(await writes.run(accountId, prepare())), replayed: false };
+  if (!KEY_PATTERN.test(key)) throw new ValidationError([{ path: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
+  const hash = createHash('sha256').update(`${scope}\n${canonical(request)}`).digest('hex');
+  // Never grouped with other writes: two requests with one key in one group would see each other's
+  // claim before its response is stored.
+  return writes.run(accountId, async (tx) => {
+    const claimed = (await tx.execute(sql`
+      insert into idempotency_key as k (account_id, key, request_hash, response_status, response_body)
+      values (${accountId}, ${key}, ${hash}, 0, 'null')
+      on conflict (account_id, key) do update set request_hash = excluded.request_hash, response_status = 0, response_body = 'null', created_at = now()
+        where k.created_at < now() - interval '24 hours'
+      returning 1`)) as unknown as unknown[];
+    if (claimed.length === 0) {
+      const [stored] = (await tx.execute(sql`select request_hash, response_status, response_body from idempotency_key where account_id = ${accountId} and key = ${key}`)) as unknown as {
+        request_hash: string;
+        response_status: number;
+        response_body: unknown;
+      }[];
+      if (stored!.request_hash !== hash) {
+        throw new AppError(422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request; send a new key for a new request.');
+      }
+      return { status: stored!.response_status, body: stored!.response_body, replayed: true };
+    }
+    const response = await prepare()(tx);
+    await tx.execute(sql`update idempotency_key set response_status = ${response.status}, response_body = ${JSON.stringify(response.body)}::jsonb where account_id = ${accountId} and key = ${key}`);
+    return { ...response, replayed: false };
+  }, { alone: true });
+}
+
+/** Forgets keys older than 24 hours. */
+export async function purgeIdempotencyKeys(db: Database): Promise<number> {
+  const rows = (await db.execute(sql`delete from idempotency_key where created_at < now() - interval '24 hours' returning 1`)) as unknown as unknown[];
+  return rows.length;
+}

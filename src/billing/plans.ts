@@ -1,0 +1,16 @@
+import type { Plan } from '../../db/schema/accounts.ts';
+import type { Principal } from '../accounts/accounts.ts';
+import { AppError } from '../shared/errors.ts';
+
+export const PLAN_PRICE_USD: Record<Plan, number> = { starter: 49, growth: 149, scale: 649 };
+const RANK: Record<Plan, number> = { starter: 0, growth: 1, scale: 2 };
+
+/** A higher plan includes every gate of a lower one; otherwise 403 `plan_required` naming the plan needed. */
+export function assertPlan(principal: Principal, required: Plan | undefined, what: string): void {
+  if (!required || RANK[principal.plan] >= RANK[required]) return;
+  throw new AppError(
+    403,
+    'plan_required',
+    `${what} needs the ${required} plan (${PLAN_PRICE_USD[required]} USD/month) or higher; this account is on ${principal.plan} (${PLAN_PRICE_USD[principal.plan]} USD/month).`,
+  );
+}

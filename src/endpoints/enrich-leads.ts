@@ -1,0 +1,66 @@
+import type { Core } from '../core.ts';
+import type { Principal } from '../accounts/accounts.ts';
+import { enrichmentAnswer, normaliseDomain, parseEnrichRequest, textField, type EnrichResult } from './enrichment.ts';
+import { assertPlan } from '../billing/plans.ts';
+import { companyOf, lookUpLeads, personOf } from '../catalog/leads/enrich-lookup.ts';
+import { normaliseSocialUrl } from '../catalog/leads/query.ts';
+import { assignLeadRecord } from '../catalog/leads/lead-record.ts';
+
+const MATCH_KEYS = ['email', 'social', 'mobile', 'domain'] as const;
+export type MatchKey = (typeof MATCH_KEYS)[number];
+
+/** Input columns callers use for the same thing. */
+const ALIASES: Record<MatchKey, string[]> = {
+  email: ['email'],
+  social: ['social', 'social_url', 'linkedin_url', 'linkedin'],
+  mobile: ['mobile', 'mobile_phone', 'phone'],
+  domain: ['domain', 'company_domain', 'website', 'company_website'],
+};
+
+/** A row's normalised match keys. */
+export interface Keys {
+  email?: string;
+  social?: string;
+  mobile?: string;
+  domain?: string;
+}
+
+const lastTen = (phone: string) => phone.replace(/\D/g, '').slice(-10);
+
+function keysOf(row: Record<string, unknown>): Keys {
+  const keys: Keys = {};
+  const email = textField(row, ...ALIASES.email);
+  if (email && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) keys.email = email.toLowerCase();
+  const social = textField(row, ...ALIASES.social);
+  if (social) keys.social = normaliseSocialUrl(social);
+  const mobile = textField(row, ...ALIASES.mobile);
+  const digits = mobile && lastTen(mobile);
+  if (digits && digits.length === 10) keys.mobile = digits;
+  const domain = textField(row, ...ALIASES.domain);
+  const host = domain && normaliseDomain(domain);
+  if (host && host.includes('.')) keys.domain = host;
+  return keys;
+}
+
+const noKeys = (k: Keys) => k.email === undefined && k.social === undefined && k.mobile === undefined && k.domain === undefined;
+
+/**
+ * POST /api/v1/enrich (growth plan and up). Match priority: email, social profile URL, mobile (last
+ * 10 digits, country codes ignored), company domain (its most senior person). Matches count against
+ * the daily allowance of 100,000; a preview (match count and a sample) does not. All rows are looked up
+ * together, in at most five queries (enrich-lookup.ts).
+ */
+export async function enrichLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown): Promise<EnrichResult<MatchKey>> {
+  assertPlan(principal, 'growth', 'Lead enrichment');
+  const request = parseEnrichRequest(body, keysOf, noKeys, 'email, social, mobile, domain');
+  const found = await lookUpLeads(core.sql, request.keys);
+  const matches = request.keys.map((k) => {
+    for (const kind of MATCH_KEYS) {
+      const value = k[kind];
+      const person = value === undefined ? undefined : found[kind].get(value);
+      if (person) return { kind, person };
+    }
+    return undefined;
+  });
+  return enrichmentAnswer(core, principal.accountId, request, matches, MATCH_KEYS, (row, m) => assignLeadRecord(row, personOf(m.person), companyOf(m.person)));
+}

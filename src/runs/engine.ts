@@ -1,0 +1,280 @@
+import { and, eq, notInArray, sql } from 'drizzle-orm';
+import type { Transaction } from '../../db/client.ts';
+import { runTable, TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import type { Core } from '../core.ts';
+import { getTool } from '../tools/index.ts';
+import type { Row, ToolDefinition } from '../tools/types.ts';
+import { AppError, coerceError } from '../shared/errors.ts';
+import { formatDollars } from '../billing/money.ts';
+import { isTerminal, snapshotOf } from './view.ts';
+import { lockAccount } from '../accounts/accounts.ts';
+import { enqueueRun } from './runs.ts';
+import { runStore } from './store.ts';
+import { releaseRunSlot, settleHold } from '../billing/wallet.ts';
+import { queueRunWebhooks } from './webhooks.ts';
+
+type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'>;
+
+const INTERNAL_FAILURE = 'The run failed because of an internal error. Results produced so far were kept.';
+
+export function plural(count: number, unit: string): string {
+  if (count === 1) return `1 ${unit}`;
+  if (/(s|x|ch|sh)$/.test(unit)) return `${count} ${unit}es`;
+  if (/[^aeiou]y$/.test(unit)) return `${count} ${unit.slice(0, -1)}ies`;
+  return `${count} ${unit}s`;
+}
+
+interface Billing {
+  /** Null when money checks are off: nothing is capped. */
+  holdMicros: bigint | null;
+  chargedMicros: bigint;
+  billedUnits: number;
+}
+
+/** Stores a batch of rows, their cost and the new counts, and announces them, in one transaction; returns the run's status. */
+async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: Row[], handled: number, message: string | undefined, billing: Billing): Promise<RunStatus | undefined> {
+  return deps.db.transaction(async (tx) => {
+    if (rows.length > 0) {
+      // The batch travels as one JSON parameter (not three per row); each element is stored as written.
+      await tx.execute(sql`
+        insert into run_item (run_id, seq, data)
+        select ${run.id}, ${firstSeq}::int + (t.ord - 1)::int, t.value
+        from json_array_elements(${JSON.stringify(rows)}::json) with ordinality as t(value, ord)
+        on conflict do nothing`);
+    }
+    const [updated] = await tx
+      .update(runTable)
+      .set({
+        handled: sql`${runTable.handled} + ${handled}`,
+        itemCount: sql`greatest(${runTable.itemCount}, ${firstSeq + rows.length})`,
+        chargedMicros: billing.chargedMicros,
+        billedUnits: billing.billedUnits,
+        // A cancel in progress keeps its message.
+        ...(message === undefined ? {} : { statusMessage: sql`case when ${runTable.status} = 'ABORTING' then ${runTable.statusMessage} else ${message} end` }),
+      })
+      .where(eq(runTable.id, run.id))
+      .returning();
+    if (updated) await deps.events.publishRun(tx, run.accountId, 'progress', snapshotOf(updated));
+    return updated?.status;
+  });
+}
+
+/** The next READY run of the account takes a free slot, if there is one (the account is locked; the slot count is on its wallet row). */
+async function promoteNextRun(deps: EngineDeps, tx: Transaction, accountId: string) {
+  const [next] = (await tx.execute(sql`
+    with slot as (
+      update wallet set active_runs = active_runs + 1
+      where account_id = ${accountId} and active_runs < ${deps.config.maxRunningRuns}
+        and exists (select 1 from run where account_id = ${accountId} and status = 'READY')
+      returning 1
+    )
+    update run set status = 'RUNNING', started_at = now(), status_message = 'Starting'
+    where id = (select id from run where account_id = ${accountId} and status = 'READY' order by created_at, id limit 1)
+      and exists (select 1 from slot)
+    returning id`)) as unknown as { id: string }[];
+  if (!next) return;
+  await enqueueRun(tx, next.id);
+  const [promoted] = await tx.select().from(runTable).where(eq(runTable.id, next.id));
+  await deps.events.publishRun(tx, accountId, 'progress', snapshotOf(promoted!));
+}
+
+/**
+ * Moves a run to a terminal status once (later calls change nothing), in the caller's transaction
+ * with the account locked: settles the hold (release it, charge the final cost) and starts the
+ * account's next waiting run. Returns false when the run had already ended.
+ */
+export async function finishRunInTx(deps: EngineDeps, tx: Transaction, run: Pick<Run, 'id' | 'accountId'>, tool: ToolDefinition, status: RunStatus, message: string, errorDetail?: string): Promise<boolean> {
+  const [before] = await tx.select({ status: runTable.status }).from(runTable).where(eq(runTable.id, run.id)).for('update');
+  const [updated] = await tx
+    .update(runTable)
+    .set({
+      status,
+      statusMessage: message,
+      finishedAt: sql`now()`,
+      startedAt: sql`coalesce(${runTable.startedAt}, now())`,
+      expiresAt: sql`now() + make_interval(hours => ${deps.config.resultRetentionHours})`,
+      errorDetail: errorDetail ?? null,
+    })
+    .where(and(eq(runTable.id, run.id), notInArray(runTable.status, [...TERMINAL_STATUSES])))
+    .returning();
+  if (!updated) return false;
+  if (before && (before.status === 'RUNNING' || before.status === 'ABORTING')) await releaseRunSlot(tx, updated.accountId);
+  const hold = { planMicros: updated.holdPlanMicros, purchasedMicros: updated.holdPurchasedMicros };
+  const holdTotal = hold.planMicros + hold.purchasedMicros;
+  const input = tool.input.parse(updated.input);
+  let charge = tool.price.settle ? tool.price.settle(updated.chargedMicros, updated.itemCount, input, status) : updated.chargedMicros;
+  if (deps.config.enforceLimits && charge > holdTotal) charge = holdTotal;
+  await settleHold(tx, updated.accountId, updated.id, hold, charge);
+  const [settled] = await tx.update(runTable).set({ chargedMicros: charge, settledAt: sql`now()` }).where(eq(runTable.id, updated.id)).returning();
+  const snapshot = snapshotOf(settled!);
+  await deps.events.publishRun(tx, updated.accountId, 'finished', snapshot);
+  await queueRunWebhooks(tx, deps.config.publicUrl, { ...snapshot, accountId: updated.accountId, webhookUrl: updated.webhookUrl });
+  await promoteNextRun(deps, tx, updated.accountId);
+  return true;
+}
+
+/** `finishRunInTx` in a transaction of its own. */
+export async function finishRun(deps: EngineDeps, run: Pick<Run, 'id' | 'accountId'>, tool: ToolDefinition, status: RunStatus, message: string, errorDetail?: string) {
+  await deps.db.transaction(async (tx) => {
+    await lockAccount(tx, run.accountId);
+    await finishRunInTx(deps, tx, run, tool, status, message, errorDetail);
+  });
+}
+
+/** Why a run stopped before its runner was done. */
+type StopReason = 'cancelled' | 'timed-out' | 'shutdown';
+
+/** The longest a run of `tool` may take, seconds. */
+export const runTimeLimitSecs = (tool: ToolDefinition, config: Pick<Core['config'], 'runTimeoutSecs'>) =>
+  Math.min(tool.maxRunSecs ?? config.runTimeoutSecs, config.runTimeoutSecs);
+
+const cancelledMessage = (items: number, tool: ToolDefinition) => `Cancelled: ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`;
+
+/**
+ * Watches the run's own topic for a cancel (from any process) and calls `onCancel` once; the
+ * engine also sees the cancel in the status every batch returns.
+ */
+function watchForCancel(deps: EngineDeps, runId: string, onCancel: () => void): () => void {
+  const events = deps.events.subscribe('runProgress', runId);
+  void (async () => {
+    for await (const snapshot of events) {
+      if (snapshot.status === 'ABORTING') {
+        onCancel();
+        return;
+      }
+    }
+  })().catch(() => {});
+  return () => void events.return?.(undefined);
+}
+
+/**
+ * Executes a run to its end. Safe to call again for the same run (jobs run at least once): a
+ * finished run is left alone, and rows an earlier attempt stored are neither stored nor billed twice.
+ * The run ends ABORTED when cancelled, TIMED-OUT past its time limit, FAILED on an error; each keeps
+ * and bills the rows already stored. When the worker shuts down (`workerSignal`), the run is handed
+ * back: its job is queued again and the next worker resumes it where this one stopped.
+ */
+export async function executeRun(deps: EngineDeps, runId: string, workerSignal: AbortSignal = new AbortController().signal) {
+  const [run] = await deps.db.select().from(runTable).where(eq(runTable.id, runId));
+  if (!run || isTerminal(run.status) || run.status === 'READY') return;
+  const tool = getTool(run.tool);
+  const log = deps.logger.child({ runId, tool: tool.name });
+  if (run.status === 'ABORTING') {
+    await finishRun(deps, run, tool, 'ABORTED', cancelledMessage(run.itemCount, tool));
+    return;
+  }
+  const limitSecs = runTimeLimitSecs(tool, deps.config);
+  const deadline = (run.startedAt ?? run.createdAt).getTime() + limitSecs * 1000;
+
+  const control = new AbortController();
+  let reason: StopReason | undefined;
+  const stop = (why: StopReason) => {
+    if (reason) return;
+    reason = why;
+    control.abort(why);
+  };
+  const onShutdown = () => stop('shutdown');
+  if (workerSignal.aborted) onShutdown();
+  workerSignal.addEventListener('abort', onShutdown, { once: true });
+  const timer = setTimeout(() => stop('timed-out'), Math.max(0, deadline - Date.now()));
+  const stopWatching = watchForCancel(deps, runId, () => stop('cancelled'));
+
+  const startAt = run.itemCount;
+  const billing: Billing = {
+    holdMicros: deps.config.enforceLimits && tool.price.unitMicros > 0n ? run.holdPlanMicros + run.holdPurchasedMicros : null,
+    chargedMicros: run.chargedMicros,
+    billedUnits: run.billedUnits,
+  };
+  let seq = 0;
+  let holdUsedUp = false;
+  let failure: Error | undefined;
+  let note: string | undefined;
+  try {
+    const input = tool.input.parse(run.input);
+    const store = runStore(deps.db, run.accountId, run.id);
+    const startedAt = run.startedAt ?? run.createdAt;
+    if (Date.now() >= deadline) stop('timed-out');
+    if (!reason) {
+      const batches = tool.run({ runId, accountId: run.accountId, input, sources: deps.sources, store, startedAt, startAt, signal: control.signal })[Symbol.asyncIterator]();
+      // A stop does not wait for the runner: a source call that hangs cannot hold a run past a cancel or its time limit.
+      const stopped = new Promise<null>((resolve) => control.signal.addEventListener('abort', () => resolve(null), { once: true }));
+      for (;;) {
+        const next = await Promise.race([batches.next(), stopped]);
+        if (next === null) {
+          void batches.return?.(undefined)?.catch(() => {});
+          break;
+        }
+        if (next.done) break;
+        const batch = next.value;
+        if (reason) break; // rows produced after a stop are not kept
+        if (batch.note) note = batch.note;
+        const first = seq;
+        seq += batch.rows.length;
+        if (seq <= startAt && batch.rows.length > 0) continue; // stored and billed by an earlier attempt
+        const skip = Math.max(0, startAt - first);
+        const rows: Row[] = [];
+        for (const row of batch.rows.slice(skip)) {
+          const cost = tool.price.rowCost(row, input);
+          if (billing.holdMicros !== null && billing.chargedMicros + cost > billing.holdMicros) {
+            holdUsedUp = true;
+            break;
+          }
+          billing.chargedMicros += cost;
+          if (cost > 0n) billing.billedUnits += 1;
+          rows.push(row);
+        }
+        const handled = holdUsedUp ? rows.length : (batch.handled ?? rows.length);
+        const status = await appendBatch(deps, run, first + skip, rows, handled, batch.message, billing);
+        if (status === 'ABORTING') stop('cancelled');
+        if (holdUsedUp || reason) {
+          seq = first + skip + rows.length;
+          break;
+        }
+      }
+    }
+  } catch (err) {
+    // A runner interrupted by a stop may throw; the stop decides how the run ends.
+    if (!reason) failure = coerceError(err);
+  } finally {
+    clearTimeout(timer);
+    workerSignal.removeEventListener('abort', onShutdown);
+    stopWatching();
+  }
+
+  const kept = Math.max(seq, startAt);
+  if (failure) {
+    const safe = failure instanceof AppError ? failure.message : INTERNAL_FAILURE;
+    log.error({ err: failure }, 'run failed');
+    await finishRun(deps, run, tool, 'FAILED', safe, failure.stack ?? failure.message);
+  } else if (reason === 'shutdown') {
+    await handBack(deps, run.id);
+    log.info({ items: kept }, 'worker stopping: run handed back');
+  } else if (reason === 'cancelled') {
+    await finishRun(deps, run, tool, 'ABORTED', cancelledMessage(await storedItems(deps, run.id), tool));
+    log.info('run cancelled');
+  } else if (reason === 'timed-out') {
+    const items = await storedItems(deps, run.id);
+    await finishRun(deps, run, tool, 'TIMED-OUT', `Timed out after ${limitSecs} s (this tool's limit): ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`);
+    log.warn({ limitSecs }, 'run timed out');
+  } else {
+    const rows = plural(kept, tool.rowUnit ?? tool.price.unit);
+    const found = tool.price.billsFound ? `; ${plural(billing.billedUnits, tool.price.unit)} found and billed` : '';
+    const held = tool.overdraftMicros ? ` (the wallet balance plus ${formatDollars(tool.overdraftMicros)} USD)` : '';
+    const message = holdUsedUp
+      ? `Stopped after ${rows}${found}: the ${formatDollars(billing.holdMicros!)} USD held for this run${held} is used up. Buy credits to get more.`
+      : `Finished: ${rows}${found}${note ? `. ${note}` : ''}`;
+    await finishRun(deps, run, tool, 'SUCCEEDED', message);
+    log.info({ items: kept, holdUsedUp }, 'run succeeded');
+  }
+}
+
+const storedItems = async (deps: EngineDeps, runId: string) =>
+  (await deps.db.select({ n: runTable.itemCount }).from(runTable).where(eq(runTable.id, runId)))[0]?.n ?? 0;
+
+/** Queues the run's job again (a running job keeps its attempt; graphile-worker gives the key to the new one). */
+async function handBack(deps: EngineDeps, runId: string) {
+  await deps.db.transaction(async (tx) => {
+    const [run] = await tx.select({ status: runTable.status }).from(runTable).where(eq(runTable.id, runId));
+    if (run && !isTerminal(run.status)) await enqueueRun(tx, runId);
+  });
+}

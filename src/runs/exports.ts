@@ -1,0 +1,110 @@
+import { pipeline, Readable } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import { z } from 'zod';
+import type { Sql } from '../../db/client.ts';
+import type { Run } from '../../db/schema/runs.ts';
+import type { Column, Row } from '../tools/types.ts';
+import { AppError } from '../shared/errors.ts';
+import { isTerminal } from './view.ts';
+
+export const EXPORT_FORMATS = ['csv', 'json', 'ndjson'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** Query of a download: the format, and optionally a range of rows (a page of a large run). */
+export const downloadParams = z
+  .object({
+    format: z
+      .preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(EXPORT_FORMATS, { message: `format must be one of ${EXPORT_FORMATS.join(', ')}` }))
+      .default('csv')
+      .describe('File format; default csv.'),
+    offset: z.coerce.number().int('must be a whole number').min(0, 'must be at least 0').default(0).describe('Rows to skip; default 0.'),
+    limit: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').optional().describe('Rows at most; default all.'),
+  })
+  .loose();
+export type DownloadParams = z.output<typeof downloadParams>;
+
+const CONTENT_TYPES: Record<ExportFormat, string> = {
+  csv: 'text/csv; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+};
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** "+1 303-555-0100", "-12.5", "+1 303-555-0100; +1 512-555-0199": signs, digits and separators without a letter cannot call anything. */
+const PLAIN_NUMBER = /^[+-][\d\s().;+-]*$/;
+
+/** Cells a spreadsheet would run as a formula are prefixed with an apostrophe. */
+export function escapeFormula(text: string): string {
+  return FORMULA_START.test(text) && !PLAIN_NUMBER.test(text) ? `'${text}` : text;
+}
+
+/** One CSV cell: lists joined with "; ", objects as "key: value; …", text formula-escaped. */
+export function toCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (Array.isArray(value)) return escapeFormula(value.map((v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))).join('; '));
+  if (typeof value === 'object') {
+    return escapeFormula(
+      Object.entries(value as Record<string, unknown>)
+        .map(([k, v]) => `${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
+        .join('; '),
+    );
+  }
+  return escapeFormula(String(value));
+}
+
+/** 410 `results_expired` from a run's `expiresAt` on (48 hours after it ended): no face reads its rows after that. */
+export function assertNotExpired(run: { id: string; expiresAt: Date | string | null }, now = new Date()) {
+  if (run.expiresAt === null) return;
+  const expiresAt = new Date(run.expiresAt);
+  if (expiresAt <= now) {
+    throw new AppError(410, 'results_expired', `Results of run ${run.id} expired at ${expiresAt.toISOString()}; results are kept for 48 hours.`);
+  }
+}
+
+/** Checks a run may be downloaded now: finished, not expired. */
+export function assertDownloadable(run: Run, now = new Date()) {
+  if (!isTerminal(run.status)) {
+    throw new AppError(409, 'run_not_finished', `Run ${run.id} is ${run.status}; poll GET /api/v1/scrape/status/${run.id} until it is SUCCEEDED, then download.`);
+  }
+  assertNotExpired(run, now);
+}
+
+async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit?: number }): AsyncGenerator<Row> {
+  const limit = range.limit === undefined ? sql`` : sql`limit ${range.limit}`;
+  const cursor = sql`select data from run_item where run_id = ${runId} and seq >= ${range.offset} order by seq ${limit}`.cursor(500);
+  for await (const batch of cursor) for (const { data } of batch) yield data as Row;
+}
+
+async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'): AsyncGenerator<string> {
+  let first = true;
+  if (format === 'json') yield '[';
+  for await (const row of rows) {
+    yield format === 'json' ? `${first ? '' : ','}\n${JSON.stringify(row)}` : `${JSON.stringify(row)}\n`;
+    first = false;
+  }
+  if (format === 'json') yield first ? ']\n' : '\n]\n';
+}
+
+/** Streams a run's rows (all, or the range asked for) from Postgres in `format`; CSV has a header row of the tool's columns. */
+export function exportRun(sql: Sql, run: Run, columns: Column[], format: ExportFormat, range: { offset: number; limit?: number } = { offset: 0 }) {
+  const rows = itemRows(sql, run.id, range);
+  let body: Readable;
+  if (format === 'csv') {
+    const csv = stringify({ header: true, columns: columns.map((c) => ({ key: c.key, header: c.header })), bom: false });
+    const records = Readable.from(
+      (async function* () {
+        for await (const row of rows) yield Object.fromEntries(columns.map((c) => [c.key, toCell(row[c.key])]));
+      })(),
+    );
+    body = pipeline(records, csv, () => {});
+  } else {
+    body = Readable.from(jsonChunks(rows, format));
+  }
+  const base = (run.fileName ?? `${run.tool}-${run.id}`).replace(/[^A-Za-z0-9._-]+/g, '_');
+  return {
+    body,
+    contentType: CONTENT_TYPES[format],
+    fileName: `${base}.${format === 'ndjson' ? 'ndjson' : format}`,
+  };
+}

@@ -1,0 +1,272 @@
+import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import type { Executor, Transaction } from '../../db/client.ts';
+import { runItemTable, runTable, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import type { Core } from '../core.ts';
+import { getTool } from '../tools/index.ts';
+import type { StartInfo, ToolDefinition } from '../tools/types.ts';
+import type { Principal } from '../accounts/accounts.ts';
+import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
+import { assertNotExpired } from './exports.ts';
+import { formatDollars, microsToNumber } from '../billing/money.ts';
+import { assertPlan } from '../billing/plans.ts';
+import { holdAndPlace } from '../billing/wallet.ts';
+import { newSigningSecret, webhookUrl } from './webhooks.ts';
+import { newRunId } from '../shared/ids.ts';
+import { snapshotOf, type RunSnapshot } from './view.ts';
+
+/** Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field. */
+export function parseToolInput<T extends ToolDefinition>(tool: T, raw: unknown) {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ValidationError([{ path: '', message: 'the request body must be a JSON object' }]);
+  }
+  const parsed = tool.input.safeParse(raw);
+  if (!parsed.success) throw fromZodError(parsed.error);
+  return parsed.data;
+}
+
+export interface StartedRun {
+  run: RunSnapshot;
+  start: StartInfo;
+}
+
+type StartDeps = Pick<Core, 'db' | 'events' | 'config' | 'accountWrites'>;
+
+/** The call that adds a run's worker job (keyed by the run, so it is added at most once). */
+const runJob = (runId: string) => sql`graphile_worker.add_job('run_tool', json_build_object('runId', ${runId}::text), max_attempts => 5, job_key => ${runId}::text)`;
+
+/** Adds the worker job of a run, in the caller's transaction. */
+export async function enqueueRun(tx: Executor, runId: string) {
+  await tx.execute(sql`select ${runJob(runId)}`);
+}
+
+/**
+ * Any tool start may carry `webhookUrl`: the run's end is POSTed there, signed with a secret of
+ * the run's own, returned once in the start response (`webhookSecret`).
+ */
+function takeWebhookUrl(raw: unknown): { body: unknown; webhook?: { url: string; secret: string } } {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !('webhookUrl' in raw)) return { body: raw };
+  const { webhookUrl: value, ...body } = raw as Record<string, unknown>;
+  if (value === undefined || value === null) return { body };
+  const parsed = webhookUrl.safeParse(value);
+  if (!parsed.success) throw new ValidationError(parsed.error.issues.map((issue) => ({ path: 'webhookUrl', message: issue.message })));
+  return { body, webhook: { url: parsed.data, secret: newSigningSecret() } };
+}
+
+interface PlannedRun {
+  tool: ToolDefinition;
+  input: unknown;
+  start: StartInfo;
+  requested: number;
+  estimated: bigint;
+}
+
+/** Validates and plans one run of `tool` for the caller; nothing is written. */
+function planRun(principal: Principal, tool: ToolDefinition, raw: unknown): PlannedRun {
+  assertPlan(principal, tool.plan, tool.title);
+  const parsed = parseToolInput(tool, raw);
+  const { input = parsed, ...start } = tool.describeStart(parsed, principal);
+  const requested = tool.requested(input);
+  return { tool, input, start, requested, estimated: tool.price.estimate(input, requested) };
+}
+
+const waitingMessage = (max: number) => `Waiting: ${max} runs of this account are running; this one starts when one of them finishes`;
+
+/**
+ * Creates one planned run in the caller's transaction: inserts it RUNNING and, when limits are off,
+ * adds its worker job. When limits are on, `holdAndPlace` places it: the hold, the RUNNING/READY
+ * decision, the job (only for a run that starts now) and the notification in the one statement that
+ * locks the account's wallet row, last before the commit, so concurrent starts of one account wait on
+ * each other for as short a time as possible. A waiting run gets its job when a slot frees.
+ */
+async function createRun(
+  core: StartDeps,
+  tx: Transaction,
+  accountId: string,
+  plan: PlannedRun,
+  parentRunId: string | null,
+  webhook?: { url: string; secret: string },
+): Promise<RunSnapshot> {
+  const { tool, input, requested, estimated } = plan;
+  const id = newRunId();
+  const [created] = await tx
+    .insert(runTable)
+    .values({
+      id,
+      accountId,
+      tool: tool.name,
+      status: 'RUNNING',
+      statusMessage: 'Starting',
+      input,
+      requested,
+      // The statement's own time, not the transaction's: starts written together in one transaction
+      // keep the order they arrived in, which is the order waiting runs start (promoteNextRun).
+      createdAt: sql`clock_timestamp()`,
+      startedAt: new Date(),
+      fileName: typeof (input as { fileName?: unknown }).fileName === 'string' ? (input as { fileName: string }).fileName : null,
+      estimatedMicros: estimated,
+      parentRunId,
+      webhookUrl: webhook?.url ?? null,
+      webhookSecret: webhook?.secret ?? null,
+    })
+    .returning()
+    // Prepared: the statement is parsed once per connection.
+    .prepare('insert_run')
+    .execute();
+  const running = snapshotOf(created!);
+  if (!core.config.enforceLimits) {
+    await enqueueRun(tx, id);
+    await core.events.publishRun(tx, accountId, 'created', running);
+    return running;
+  }
+  const max = core.config.maxRunningRuns;
+  const ready: RunSnapshot = { ...running, status: 'READY', statusMessage: waitingMessage(max), startedAt: null };
+  const note = (snapshot: RunSnapshot) => core.events.runNotification(accountId, 'created', snapshot);
+  const held = await holdAndPlace(tx, {
+    accountId,
+    runId: id,
+    wanted: tool.price.unitMicros > 0n ? estimated : 0n,
+    overdraftMicros: tool.overdraftMicros ?? 0n,
+    maxRunning: max,
+    waitingMessage: waitingMessage(max),
+    notify: { channel: note(running).channel, running: note(running).payload, ready: note(ready).payload },
+    enqueue: runJob(id),
+  });
+  if (tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
+    throw new AppError(
+      402,
+      'insufficient_funds',
+      `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
+    );
+  }
+  // A waiting run has no job; it gets one when a slot frees (promoteNextRun).
+  return held.queued ? ready : running;
+}
+
+/** A start that passed its checks: writing it creates the run in the caller's transaction. */
+export type PreparedStart = (tx: Transaction) => Promise<StartedRun>;
+
+/**
+ * Checks a start without touching the database (400 for the input, 403 for the plan) and returns its
+ * write: in one transaction it creates the run with its worker job and holds its estimated cost (402
+ * when the wallet cannot pay for one unit); when the account already has its maximum of runs RUNNING,
+ * the run waits as READY. A tool's linked runs (property lookup's owner contact) are created the same
+ * way in the same transaction. A run never exists without its hold and job, nor a job without its run.
+ * Checking first keeps refused starts out of the account's write groups (account-writes.ts).
+ */
+export function prepareStart(core: StartDeps, principal: Principal, toolName: string, raw: unknown): PreparedStart {
+  const tool = getTool(toolName);
+  const { body, webhook } = takeWebhookUrl(raw);
+  const main = planRun(principal, tool, body);
+  const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({ link, plan: planRun(principal, getTool(link.tool), link.input) }));
+  return async (tx) => {
+    const run = await createRun(core, tx, principal.accountId, main, null, webhook);
+    const extra: Record<string, unknown> = {};
+    for (const { link, plan } of linked) {
+      const linkedRun = await createRun(core, tx, principal.accountId, plan, run.id);
+      extra[link.field] = linkedRun.id;
+    }
+    const secret = webhook ? { webhookSecret: webhook.secret } : {};
+    return { run, start: { message: main.start.message, extra: { estimatedCost: microsToNumber(main.estimated), ...main.start.extra, ...extra, ...secret } } };
+  };
+}
+
+/** Starts a run (see `prepareStart`) as one of the account's writes. */
+export async function startRun(core: StartDeps, principal: Principal, toolName: string, raw: unknown): Promise<StartedRun> {
+  return core.accountWrites.run(principal.accountId, prepareStart(core, principal, toolName, raw));
+}
+
+/** The start answer of the faces that speak REST (REST itself, MCP): run id and status, message, the tool's own fields. */
+export const startResponse = ({ run, start }: StartedRun) => ({ runId: run.id, status: run.status, message: start.message, ...start.extra });
+
+const prepareGetRun = (db: Executor) =>
+  db
+    .select()
+    .from(runTable)
+    .where(and(eq(runTable.id, sql.placeholder('id')), eq(runTable.accountId, sql.placeholder('accountId'))))
+    .prepare('get_run');
+/** Status polling is the hottest path: the query is built once per connection pool, not per call. */
+const getRunStatements = new WeakMap<Executor, ReturnType<typeof prepareGetRun>>();
+
+/** A run of the caller's account; another account's run is indistinguishable from a missing one. */
+export async function getRun(db: Executor, accountId: string, runId: string): Promise<Run> {
+  let statement = getRunStatements.get(db);
+  if (!statement) getRunStatements.set(db, (statement = prepareGetRun(db)));
+  const [run] = await statement.execute({ id: runId, accountId });
+  if (!run) throw notFound('Run');
+  return run;
+}
+
+/** Batch loader for per-request DataLoaders: results in the order of `ids`, null where not found. */
+export async function loadRuns(db: Executor, accountId: string, ids: readonly string[]): Promise<(RunSnapshot | null)[]> {
+  const rows = await db
+    .select()
+    .from(runTable)
+    .where(and(eq(runTable.accountId, accountId), inArray(runTable.id, [...ids])));
+  const byId = new Map(rows.map((r) => [r.id, snapshotOf(r)]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
+export interface RunCursor {
+  createdAt: string;
+  id: string;
+}
+
+export const encodeRunCursor = (run: RunSnapshot) =>
+  Buffer.from(JSON.stringify({ createdAt: run.createdAt, id: run.id } satisfies RunCursor)).toString('base64url');
+
+export function decodeRunCursor(cursor: string): RunCursor {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as RunCursor;
+    if (typeof value.id === 'string' && !Number.isNaN(Date.parse(value.createdAt))) return value;
+  } catch {
+    // fall through
+  }
+  throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
+}
+
+/** The account's runs, newest first, by keyset; returns one extra row to tell if more follow. */
+export async function listRuns(
+  db: Executor,
+  accountId: string,
+  options: { first: number; after?: string | null; status?: RunStatus | null },
+): Promise<{ runs: RunSnapshot[]; hasNextPage: boolean }> {
+  const cursor = options.after ? decodeRunCursor(options.after) : undefined;
+  const rows = await db
+    .select()
+    .from(runTable)
+    .where(
+      and(
+        eq(runTable.accountId, accountId),
+        options.status ? eq(runTable.status, options.status) : undefined,
+        cursor
+          ? or(
+              lt(runTable.createdAt, new Date(cursor.createdAt)),
+              and(eq(runTable.createdAt, new Date(cursor.createdAt)), lt(runTable.id, cursor.id)),
+            )
+          : undefined,
+      ),
+    )
+    .orderBy(desc(runTable.createdAt), desc(runTable.id))
+    .limit(options.first + 1);
+  return { runs: rows.slice(0, options.first).map(snapshotOf), hasNextPage: rows.length > options.first };
+}
+
+/** A page of a run's result rows in order. */
+export async function listRunItems(db: Executor, runId: string, options: { offset: number; limit: number }) {
+  const rows = await db
+    .select({ data: runItemTable.data })
+    .from(runItemTable)
+    .where(and(eq(runItemTable.runId, runId), sql`${runItemTable.seq} >= ${options.offset}`))
+    .orderBy(asc(runItemTable.seq))
+    .limit(options.limit);
+  return rows.map((r) => r.data as Record<string, unknown>);
+}
+
+/**
+ * A page of a run's result rows for a face that reads them while the run goes on (GraphQL `Run.items`);
+ * 410 `results_expired` past the run's `expiresAt`, as the downloads answer.
+ */
+export async function readRunItems(core: Pick<Core, 'db' | 'clock'>, run: Pick<RunSnapshot, 'id' | 'expiresAt'>, options: { offset: number; limit: number }) {
+  assertNotExpired(run, core.clock());
+  return listRunItems(core.db, run.id, options);
+}

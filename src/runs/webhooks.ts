@@ -1,0 +1,297 @@
+import { randomBytes } from 'node:crypto';
+import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { Webhook as Signer } from 'standardwebhooks';
+import { z } from 'zod';
+import type { Executor, Transaction } from '../../db/client.ts';
+import type { RunStatus } from '../../db/schema/runs.ts';
+import { WEBHOOK_EVENTS, webhookDeliveryTable, webhookTable, type Webhook, type WebhookDelivery, type WebhookEvent } from '../../db/schema/webhooks.ts';
+import type { Core } from '../core.ts';
+import { lockAccount, type Principal } from '../accounts/accounts.ts';
+import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
+import { randomBase62 } from '../shared/ids.ts';
+import { outputUrl, type RunSnapshot } from './view.ts';
+
+/** The most webhooks one account may register. */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
+/**
+ * Attempts per delivery: graphile-worker retries after exp(attempt) seconds (capped at about six
+ * hours between tries), so 13 attempts span about a day.
+ */
+export const DELIVERY_MAX_ATTEMPTS = 13;
+
+const EVENT_OF: Partial<Record<RunStatus, WebhookEvent>> = {
+  SUCCEEDED: 'run.succeeded',
+  FAILED: 'run.failed',
+  ABORTED: 'run.aborted',
+  'TIMED-OUT': 'run.timed_out',
+};
+
+/** A webhook URL: http or https, no credentials; where it may connect is decided by the outbound guard at delivery. */
+export const webhookUrl = z
+  .string()
+  .trim()
+  .max(2_000, 'must be at most 2000 characters')
+  .superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute http or https URL' });
+      return;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'must be an http or https URL' });
+    if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not carry a user name or password' });
+  })
+  .describe('Where events are POSTed, signed per the Standard Webhooks spec.');
+
+export const createWebhookInput = z
+  .object({
+    url: webhookUrl,
+    events: z
+      .array(z.enum(WEBHOOK_EVENTS, { message: `must be one of ${WEBHOOK_EVENTS.join(', ')}` }))
+      .min(1, 'give at least one event, or leave events out for all of them')
+      .optional()
+      .describe(`Events to receive; default all: ${WEBHOOK_EVENTS.join(', ')}.`),
+    description: z.string().trim().max(200, 'must be at most 200 characters').optional(),
+  })
+  .strict();
+
+/** What every face shows of a webhook; the secret only at creation. */
+export interface WebhookView {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  description: string | null;
+  createdAt: string;
+}
+
+const viewOf = (w: Webhook): WebhookView => ({
+  id: w.id,
+  url: w.url,
+  events: w.events as WebhookEvent[],
+  description: w.description,
+  createdAt: w.createdAt.toISOString(),
+});
+
+export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+/** Registers an account webhook; the answer carries its signing secret, shown this once. */
+export async function createWebhook(db: Executor, principal: Principal, raw: unknown): Promise<WebhookView & { secret: string }> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ValidationError([{ path: '', message: 'the request body must be a JSON object' }]);
+  const parsed = createWebhookInput.safeParse(raw);
+  if (!parsed.success) throw fromZodError(parsed.error);
+  const input = parsed.data;
+  return db.transaction(async (tx) => {
+    await lockAccount(tx, principal.accountId);
+    const [count] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhookTable).where(eq(webhookTable.accountId, principal.accountId));
+    if (count!.n >= MAX_WEBHOOKS_PER_ACCOUNT) {
+      throw new ValidationError([{ path: 'url', message: `an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` }]);
+    }
+    const secret = newSigningSecret();
+    const [created] = await tx
+      .insert(webhookTable)
+      .values({
+        id: `wh_${randomBase62(16)}`,
+        accountId: principal.accountId,
+        url: input.url,
+        events: [...new Set(input.events ?? WEBHOOK_EVENTS)],
+        description: input.description ?? null,
+        secret,
+      })
+      .returning();
+    return { ...viewOf(created!), secret };
+  });
+}
+
+export async function listWebhooks(db: Executor, principal: Principal): Promise<WebhookView[]> {
+  const rows = await db.select().from(webhookTable).where(eq(webhookTable.accountId, principal.accountId)).orderBy(webhookTable.createdAt, webhookTable.id);
+  return rows.map(viewOf);
+}
+
+async function ownWebhook(db: Executor, principal: Principal, id: string): Promise<Webhook> {
+  const [hook] = await db.select().from(webhookTable).where(and(eq(webhookTable.id, id), eq(webhookTable.accountId, principal.accountId)));
+  if (!hook) throw notFound('Webhook');
+  return hook;
+}
+
+/** Deletes a webhook of the caller's account (its delivery log goes with it); another account's is a 404. */
+export async function deleteWebhook(db: Executor, principal: Principal, id: string): Promise<void> {
+  const deleted = await db
+    .delete(webhookTable)
+    .where(and(eq(webhookTable.id, id), eq(webhookTable.accountId, principal.accountId)))
+    .returning({ id: webhookTable.id });
+  if (deleted.length === 0) throw notFound('Webhook');
+}
+
+export interface DeliveryView {
+  id: string;
+  event: string;
+  runId: string | null;
+  url: string;
+  status: WebhookDelivery['status'];
+  attempts: number;
+  responseStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  lastAttemptAt: string | null;
+  deliveredAt: string | null;
+}
+
+const deliveryView = (d: WebhookDelivery): DeliveryView => ({
+  id: d.id,
+  event: d.event,
+  runId: d.runId,
+  url: d.url,
+  status: d.status,
+  attempts: d.attempts,
+  responseStatus: d.responseStatus,
+  lastError: d.lastError,
+  createdAt: d.createdAt.toISOString(),
+  lastAttemptAt: d.lastAttemptAt?.toISOString() ?? null,
+  deliveredAt: d.deliveredAt?.toISOString() ?? null,
+});
+
+export const deliveriesParams = z
+  .object({
+    limit: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').default(20),
+    after: z.string().max(200).optional().describe('The `nextAfter` of the previous page.'),
+  })
+  .strict();
+
+/** A webhook's delivery log, newest first, by keyset (`nextAfter` is null at the end). */
+export async function listDeliveries(db: Executor, principal: Principal, webhookId: string, raw: unknown) {
+  const parsed = deliveriesParams.safeParse(raw ?? {});
+  if (!parsed.success) throw fromZodError(parsed.error);
+  const { limit, after } = parsed.data;
+  await ownWebhook(db, principal, webhookId);
+  let cursor: { createdAt: Date; id: string } | undefined;
+  if (after) {
+    const [at, id] = Buffer.from(after, 'base64url').toString('utf8').split('|');
+    if (!at || !id || Number.isNaN(Date.parse(at))) throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
+    cursor = { createdAt: new Date(at), id };
+  }
+  const d = webhookDeliveryTable;
+  const rows = await db
+    .select()
+    .from(d)
+    .where(
+      and(
+        eq(d.webhookId, webhookId),
+        cursor ? or(lt(d.createdAt, cursor.createdAt), and(eq(d.createdAt, cursor.createdAt), lt(d.id, cursor.id))) : undefined,
+      ),
+    )
+    .orderBy(desc(d.createdAt), desc(d.id))
+    .limit(limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    deliveries: page.map(deliveryView),
+    nextAfter: rows.length > limit && last ? Buffer.from(`${last.createdAt.toISOString()}|${last.id}`).toString('base64url') : null,
+  };
+}
+
+/** The body of a run event. */
+export function runEventPayload(publicUrl: string, event: WebhookEvent, run: RunSnapshot) {
+  return {
+    type: event,
+    timestamp: run.finishedAt ?? new Date().toISOString(),
+    data: {
+      runId: run.id,
+      tool: run.tool,
+      status: run.status,
+      statusMessage: run.statusMessage,
+      handled: run.handled,
+      requested: run.requested,
+      itemCount: run.itemCount,
+      cost: run.cost,
+      downloadUrl: outputUrl(publicUrl, run),
+      finishedAt: run.finishedAt,
+    },
+  };
+}
+
+/**
+ * Queues the deliveries of a run's end, in the transaction that ends it: one per account webhook
+ * subscribed to the event, and one to the run's own `webhookUrl`. Each is a worker job.
+ */
+export async function queueRunWebhooks(tx: Transaction, publicUrl: string, run: RunSnapshot & { accountId: string; webhookUrl: string | null }) {
+  const event = EVENT_OF[run.status];
+  if (!event) return;
+  const hooks = await tx
+    .select({ id: webhookTable.id, url: webhookTable.url })
+    .from(webhookTable)
+    .where(and(eq(webhookTable.accountId, run.accountId), sql`${event} = any(${webhookTable.events})`));
+  const targets: { webhookId: string | null; url: string }[] = hooks.map((h) => ({ webhookId: h.id, url: h.url }));
+  if (run.webhookUrl) targets.push({ webhookId: null, url: run.webhookUrl });
+  if (targets.length === 0) return;
+  const payload = runEventPayload(publicUrl, event, run);
+  const rows = targets.map((target) => ({ id: `msg_${randomBase62(24)}`, accountId: run.accountId, webhookId: target.webhookId, runId: run.id, event, url: target.url, payload }));
+  await tx.insert(webhookDeliveryTable).values(rows);
+  for (const row of rows) {
+    await tx.execute(
+      sql`select graphile_worker.add_job('deliver_webhook', json_build_object('deliveryId', ${row.id}::text), max_attempts => ${DELIVERY_MAX_ATTEMPTS}, job_key => ${row.id}::text)`,
+    );
+  }
+}
+
+/** Sends one signed POST; how is the caller's (through the outbound guard). */
+export type WebhookPost = (url: string, body: string, headers: Record<string, string>, signal?: AbortSignal) => Promise<{ status: number }>;
+
+type DeliverDeps = Pick<Core, 'db' | 'logger'> & { post: WebhookPost };
+
+/**
+ * One attempt of a delivery: signs the payload (Standard Webhooks: `webhook-id`, `webhook-timestamp`,
+ * `webhook-signature`) and POSTs it. A 2xx answer delivers it; anything else is recorded in the log
+ * and thrown, so the job is tried again later, until the last attempt marks it failed.
+ */
+export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, attempt: number, maxAttempts: number, signal?: AbortSignal) {
+  const [delivery] = await deps.db.select().from(webhookDeliveryTable).where(eq(webhookDeliveryTable.id, deliveryId));
+  if (!delivery || delivery.status !== 'pending') return;
+  const secret = await signingSecret(deps.db, delivery);
+  if (!secret) {
+    await deps.db.update(webhookDeliveryTable).set({ status: 'failed', lastError: 'the webhook no longer exists' }).where(eq(webhookDeliveryTable.id, deliveryId));
+    return;
+  }
+  const body = JSON.stringify(delivery.payload);
+  const sentAt = new Date();
+  const signature = new Signer(secret).sign(delivery.id, sentAt, body);
+  const headers = {
+    'content-type': 'application/json',
+    'webhook-id': delivery.id,
+    'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+    'webhook-signature': signature,
+  };
+  let status: number | null = null;
+  let error: string | null = null;
+  try {
+    status = (await deps.post(delivery.url, body, headers, signal)).status;
+    if (status < 200 || status > 299) error = `the receiver answered ${status}`;
+  } catch (err) {
+    error = (err as Error).message;
+  }
+  const done = error === null;
+  const last = !done && attempt >= maxAttempts;
+  await deps.db
+    .update(webhookDeliveryTable)
+    .set({
+      attempts: attempt,
+      responseStatus: status,
+      lastError: error,
+      lastAttemptAt: sentAt,
+      status: done ? 'succeeded' : last ? 'failed' : 'pending',
+      deliveredAt: done ? sentAt : null,
+    })
+    .where(eq(webhookDeliveryTable.id, deliveryId));
+  if (!done && !last) throw new AppError(502, 'webhook_delivery_failed', `Delivery ${deliveryId} attempt ${attempt} failed: ${error}`);
+  if (last) deps.logger.warn({ deliveryId, url: delivery.url, error }, 'webhook delivery failed for good');
+}
+
+async function signingSecret(db: Executor, delivery: WebhookDelivery): Promise<string | null> {
+  if (delivery.webhookId) {
+    const [hook] = await db.select({ secret: webhookTable.secret }).from(webhookTable).where(eq(webhookTable.id, delivery.webhookId));
+    return hook?.secret ?? null;
+  }
+  if (!delivery.runId) return null;
+  const [run] = await db.execute(sql`select webhook_secret from run where id = ${delivery.runId}`) as unknown as { webhook_secret: string | null }[];
+  return run?.webhook_secret ?? null;
+}
