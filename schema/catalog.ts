@@ -1,8 +1,10 @@
-import { enrichLeads } from '../src/endpoints/enrich-leads.ts';
 import { pagingParams } from '../src/shared/params.ts';
-import { enrichLocalBusinesses } from '../src/endpoints/enrich-local-businesses.ts';
-import { localBusinessSearchParams, searchLocalBusinesses } from '../src/endpoints/local-business-search.ts';
-import { searchStores, storeSearchParams } from '../src/endpoints/store-search.ts';
+import { localBusinessSearchParams } from '../src/endpoints/local-business-search.ts';
+import { storeSearchParams } from '../src/endpoints/store-search.ts';
+import { localBusinessDatabase, storeDatabase } from '../src/endpoints/api/database.ts';
+import { leadEnrichment, localBusinessEnrichment } from '../src/endpoints/api/enrichment.ts';
+import type { EndpointDefinition } from '../src/endpoints/define.ts';
+import { callEndpoint } from '../src/http/pipeline.ts';
 import { builder } from './builder.ts';
 import { inputTypeOf, withoutNulls } from './zod-input.ts';
 
@@ -92,7 +94,7 @@ const pageOf = (nodes: Rec[], result: { pagination: { total: number; has_more: b
   dailyAllowanceRemaining: result.daily_allowance.remaining,
 });
 
-type Search = (core: never, principal: never, raw: unknown) => Promise<Parameters<typeof pageOf>[1] & Record<string, unknown>>;
+type Search = EndpointDefinition<unknown, Parameters<typeof pageOf>[1] & Record<string, unknown>>;
 
 /** Paging is `first` and `after` in GraphQL, so the REST paging parameters are left out of the filters. */
 const PAGING = Object.keys(pagingParams);
@@ -111,38 +113,39 @@ const StoreFilterInput = inputTypeOf(storeSearchParams, 'StoreFilter', {
 });
 
 /** A catalog database API as a connection: `filter` takes the REST parameters (paging aside). */
-function catalogQuery(field: string, connection: typeof LocalBusinessConnection, filter: typeof LocalBusinessFilterInput, search: Search, records: string, route: string, plan: string) {
-  builder.queryField(field, (t) =>
+function catalogQuery(connection: typeof LocalBusinessConnection, filter: typeof LocalBusinessFilterInput, search: Search, records: string, plan: string) {
+  builder.queryField(search.graphql!.field, (t) =>
     t.field({
       type: connection,
-      description: `${plan}; the filters of GET ${route}, in id order; the cursor is the last id.`,
+      description: `${plan}; the filters of GET ${search.rest.path}, in id order; the cursor is the last id.`,
       args: { filter: t.arg({ type: filter }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
       complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
       resolve: async (_, args, ctx) => {
-        const result = await search(ctx.core as never, ctx.principal as never, { ...(withoutNulls(args.filter ?? {}) as object), limit: args.first ?? 50, after: args.after ?? '0' });
+        const input = { ...(withoutNulls(args.filter ?? {}) as object), limit: args.first ?? 50, after: args.after ?? '0' };
+        const { body: result } = await callEndpoint(ctx.core, ctx.principal, search, input, { shape: (r) => r });
         return pageOf(result[records] as Rec[], result);
       },
     }),
   );
 }
 
-catalogQuery('localBusinesses', LocalBusinessConnection, LocalBusinessFilterInput, searchLocalBusinesses as Search, 'businesses', '/api/v1/database/local-businesses', 'The local-business database (growth plan and up)');
-catalogQuery('stores', StoreConnection, StoreFilterInput, searchStores as Search, 'stores', '/api/v1/database/stores', 'The e-commerce store database (growth plan and up)');
+catalogQuery(LocalBusinessConnection, LocalBusinessFilterInput, localBusinessDatabase as unknown as Search, 'businesses', `The local-business database (${localBusinessDatabase.plan} plan and up)`);
+catalogQuery(StoreConnection, StoreFilterInput, storeDatabase as unknown as Search, 'stores', `The e-commerce store database (${storeDatabase.plan} plan and up)`);
 
-builder.mutationField('enrichLeads', (t) =>
+builder.mutationField(leadEnrichment.graphql!.field, (t) =>
   t.field({
     type: 'JSON',
     description: 'Lead enrichment (growth plan): rows of {email | social | mobile | domain}, up to 1,000; the same result as POST /api/v1/enrich.',
     args: { rows: t.arg({ type: ['JSON'], required: true }), preview: t.arg.boolean() },
-    resolve: (_, args, ctx) => enrichLeads(ctx.core, ctx.principal, { rows: args.rows, preview: args.preview ?? undefined }),
+    resolve: async (_, args, ctx) => (await callEndpoint(ctx.core, ctx.principal, leadEnrichment, { rows: args.rows, preview: args.preview ?? undefined }, { shape: (r) => r })).body,
   }),
 );
 
-builder.mutationField('enrichLocalBusinesses', (t) =>
+builder.mutationField(localBusinessEnrichment.graphql!.field, (t) =>
   t.field({
     type: 'JSON',
     description: 'Local-business enrichment (scale plan): rows of {phone | name + city/postal_code | website}, up to 1,000; the same result as POST /api/v1/enrich/local-businesses.',
     args: { rows: t.arg({ type: ['JSON'], required: true }), preview: t.arg.boolean() },
-    resolve: (_, args, ctx) => enrichLocalBusinesses(ctx.core, ctx.principal, { rows: args.rows, preview: args.preview ?? undefined }),
+    resolve: async (_, args, ctx) => (await callEndpoint(ctx.core, ctx.principal, localBusinessEnrichment, { rows: args.rows, preview: args.preview ?? undefined }, { shape: (r) => r })).body,
   }),
 );

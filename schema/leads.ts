@@ -1,4 +1,6 @@
-import { searchLeads, type CompanyRecord } from '../src/endpoints/lead-search.ts';
+import type { CompanyRecord } from '../src/endpoints/lead-search.ts';
+import { leadDatabase } from '../src/endpoints/api/database.ts';
+import { callEndpoint } from '../src/http/pipeline.ts';
 import type { LeadRow } from '../src/catalog/leads/query.ts';
 import { builder } from './builder.ts';
 
@@ -112,7 +114,7 @@ const LeadConnectionRef = builder.objectRef<LeadPage>('LeadConnection').implemen
   }),
 });
 
-builder.queryField('leads', (t) =>
+builder.queryField(leadDatabase.graphql!.field, (t) =>
   t.field({
     type: LeadConnectionRef,
     description: 'The lead database (growth plan and up), in id order; the cursor is the last id. Counts against the daily allowance like REST.',
@@ -120,7 +122,7 @@ builder.queryField('leads', (t) =>
     complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
     resolve: async (_, args, ctx) => {
       const filter = Object.fromEntries(Object.entries(args.filter ?? {}).filter(([, v]) => v !== null && v !== undefined));
-      const result = await searchLeads(ctx.core, ctx.principal, { ...filter, limit: args.first ?? 50, after: args.after ?? '0' });
+      const { body: result } = await callEndpoint(ctx.core, ctx.principal, leadDatabase, { ...filter, limit: args.first ?? 50, after: args.after ?? '0' }, { shape: (r) => r });
       // The page's companies are loaded already: the company field reads them, not the database again.
       for (const [id, company] of result.companies) ctx.loaders.company.prime(id, company);
       const edges = result.rows.map((node) => ({ cursor: node.id, node }));

@@ -8,12 +8,14 @@ import { schema } from './index.ts';
 import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
 import { AppError } from '../src/shared/errors.ts';
+import { graphQLErrorOf } from '../src/http/errors.ts';
+import { admit, authenticate } from '../src/http/pipeline.ts';
 import { SharedSubscriptions } from './shared-subscriptions.ts';
 
 interface ServerContext {
   req?: FastifyRequest;
   reply?: FastifyReply;
-  /** Set for graphql-ws operations, authenticated once when the socket connected. */
+  /** The caller, when the request pipeline admitted it already (graphql-ws operations, keyed HTTP requests). */
   principal?: Principal;
 }
 
@@ -29,15 +31,8 @@ function maskError(error: unknown, message: string, isDev?: boolean): Error {
   const located = (typeof error === 'object' && error !== null ? error : {}) as LocatedError;
   const original = located.originalError ?? error;
   if (original instanceof AppError) {
-    return new GraphQLError(original.message, {
-      nodes: located.nodes,
-      path: located.path,
-      extensions: {
-        code: original.code,
-        ...(original.details === undefined ? {} : { details: original.details }),
-        ...(original.status === 401 ? { http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } } } : {}),
-      },
-    });
+    const { message, extensions } = graphQLErrorOf(original);
+    return new GraphQLError(message, { nodes: located.nodes, path: located.path, extensions });
   }
   return defaultMaskError(error, message, isDev);
 }
@@ -63,13 +58,12 @@ export function createGraphQL(core: Core): Yoga {
       subscriptionsProtocol: 'WS',
     },
     context: async (initial) => {
-      const principal = initial.principal ?? (await core.auth.authenticate(initial.request.headers.get('authorization')));
+      const principal = initial.principal ?? (await authenticate(core, initial.request.headers.get('authorization')));
       return { core, principal, loaders: createLoaders(core, principal) };
     },
   });
 }
 
-/** graphql-ws on the same path: key in connectionParams.authorization; operations go through yoga's envelop. */
 /** Subscriptions whose executions many clients can share: their result depends only on the run and the account. */
 const SHAREABLE = new Set(['runProgress']);
 
@@ -82,6 +76,14 @@ function shareKey(document: DocumentNode, operationName: string | null | undefin
   return JSON.stringify([principal.accountId, print(document), operationName ?? null, variables ?? null]);
 }
 
+const authorizationOf = (params: Record<string, unknown> | undefined) => (params?.authorization ?? params?.Authorization) as string | undefined;
+
+/**
+ * graphql-ws on the same path, through the request pipeline: the key (connectionParams.authorization)
+ * is authenticated when the socket connects (refused: closed 4403), and every `subscribe` message is
+ * authenticated again and counted against the key's per-minute budget like an HTTP request (refused:
+ * a GraphQL error with the REST code). Operations then go through yoga's envelop, as over HTTP.
+ */
 export function attachGraphQLWebSocket(core: Core, yoga: Yoga, wss: WebSocketServer) {
   const shared = new SharedSubscriptions();
   type Root = { execute: typeof import('graphql').execute; subscribe: typeof import('graphql').subscribe; shareKey?: string };
@@ -94,16 +96,21 @@ export function attachGraphQLWebSocket(core: Core, yoga: Yoga, wss: WebSocketSer
         return shared.join(root.shareKey, () => root.subscribe(args) as never) as never;
       },
       onConnect: async (ctx) => {
-        const params = ctx.connectionParams ?? {};
-        const header = (params.authorization ?? params.Authorization) as string | undefined;
         try {
-          ctx.extra.principal = await core.auth.authenticate(header);
+          ctx.extra.principal = await authenticate(core, authorizationOf(ctx.connectionParams));
           return true;
         } catch {
           return false;
         }
       },
       onSubscribe: async (ctx, _id, payload) => {
+        try {
+          ctx.extra.principal = await admit(core, authorizationOf(ctx.connectionParams));
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          const { message, extensions } = graphQLErrorOf(err);
+          return [new GraphQLError(message, { extensions })];
+        }
         const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           principal: ctx.extra.principal,

@@ -1,4 +1,4 @@
-import { withIdempotency } from '../src/accounts/idempotency.ts';
+import { idempotent } from '../src/http/pipeline.ts';
 import { prepareStart, type StartedRun } from '../src/runs/runs.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
@@ -37,10 +37,7 @@ function defineToolMutation(tool: ToolDefinition) {
       },
       resolve: async (_, args, ctx) => {
         const input = { ...(withoutNulls(args.input) as object), ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}) };
-        const result = await withIdempotency(ctx.core.accountWrites, ctx.principal.accountId, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, input, () => {
-          const start = prepareStart(ctx.core, ctx.principal, tool.name, input);
-          return async (tx) => ({ status: 200, body: await start(tx) });
-        });
+        const result = await idempotent(ctx.core, ctx.principal, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, input, () => prepareStart(ctx.core, ctx.principal, tool.name, input));
         return result.body as StartedRun;
       },
     }),

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { LEDGER_KINDS, type LedgerEntry } from '../db/schema/accounts.ts';
-import { withIdempotency } from '../src/accounts/idempotency.ts';
 import { formatDollars } from '../src/billing/money.ts';
-import { getBalances, listLedger, prepareCreditPurchase, walletView, type PurchaseResult } from '../src/billing/wallet.ts';
+import { listLedger, walletView, type PurchaseResult } from '../src/billing/wallet.ts';
+import { buyCredits, wallet } from '../src/endpoints/api/account.ts';
+import { callEndpoint } from '../src/http/pipeline.ts';
 import { AccountRef } from './account.ts';
 import { builder } from './builder.ts';
 
-type WalletShape = ReturnType<typeof walletView>;
-
-const WalletRef = builder.objectRef<WalletShape>('Wallet').implement({
+/** The wallet as a purchase reports it too: decimal-dollar strings. */
+const WalletRef = builder.objectRef<PurchaseResult['wallet']>('Wallet').implement({
   description: 'Balances as decimal-dollar strings. Purchased credits are spent first and never expire.',
   fields: (t) => ({
     balanceDollars: t.exposeString('balance_dollars', { description: 'Plan credits.' }),
@@ -33,8 +33,12 @@ const LedgerEntryRef = builder.objectRef<LedgerEntry>('LedgerEntry').implement({
   }),
 });
 
-builder.objectField(AccountRef, 'wallet', (t) =>
-  t.field({ type: WalletRef, resolve: async (account, _, ctx) => walletView(await getBalances(ctx.core.db, account.id)) }),
+builder.objectField(AccountRef, wallet.graphql!.field, (t) =>
+  t.field({
+    type: WalletRef,
+    // The viewer's account: the caller's own wallet.
+    resolve: async (_account, _, ctx) => (await callEndpoint(ctx.core, ctx.principal, wallet, undefined, { shape: walletView })).body,
+  }),
 );
 
 builder.objectField(AccountRef, 'ledger', (t) =>
@@ -68,17 +72,18 @@ const BuyCreditsPayloadRef = builder.objectRef<PurchaseResult>('BuyCreditsPayloa
   }),
 });
 
-builder.mutationField('buyCredits', (t) =>
+builder.mutationField(buyCredits.graphql!.field, (t) =>
   t.field({
     type: BuyCreditsPayloadRef,
     description: 'Buys credits: 10 to 10,000 USD; 49, 50, 149 and 649 are adjusted down; 0/10/30 % bonus on starter/growth/scale; ACTIVE subscriptions only.',
     args: { amount: t.arg.float({ required: true }), idempotencyKey: t.arg.string() },
     resolve: async (_, args, ctx) => {
-      const result = await withIdempotency(ctx.core.accountWrites, ctx.principal.accountId, args.idempotencyKey, 'graphql:buyCredits', { amount: args.amount }, () => {
-        const buy = prepareCreditPurchase(ctx.principal, args.amount);
-        return async (tx) => ({ status: 200, body: await buy(tx) });
+      const request = { amount: args.amount };
+      const { body } = await callEndpoint(ctx.core, ctx.principal, buyCredits, request, {
+        idempotency: { key: args.idempotencyKey, scope: 'graphql:buyCredits', request },
+        shape: (purchase) => purchase,
       });
-      return result.body as PurchaseResult;
+      return body;
     },
   }),
 );

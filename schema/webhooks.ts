@@ -1,5 +1,7 @@
 import { WEBHOOK_EVENTS } from '../db/schema/webhooks.ts';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, type DeliveryView, type WebhookView } from '../src/runs/webhooks.ts';
+import { listDeliveries, type DeliveryView, type WebhookView } from '../src/runs/webhooks.ts';
+import { createAccountWebhook, deleteAccountWebhook, listAccountWebhooks } from '../src/endpoints/api/webhooks.ts';
+import { callEndpoint } from '../src/http/pipeline.ts';
 import { builder } from './builder.ts';
 
 const WebhookEventEnum = builder.enumType('WebhookEvent', {
@@ -42,8 +44,12 @@ const WebhookRef = builder.objectRef<WebhookView>('Webhook').implement({
   }),
 });
 
-builder.queryField('webhooks', (t) =>
-  t.field({ type: [WebhookRef], description: "The account's webhooks.", resolve: (_, __, ctx) => listWebhooks(ctx.core.db, ctx.principal) }),
+builder.queryField(listAccountWebhooks.graphql!.field, (t) =>
+  t.field({
+    type: [WebhookRef],
+    description: "The account's webhooks.",
+    resolve: async (_, __, ctx) => (await callEndpoint(ctx.core, ctx.principal, listAccountWebhooks, undefined, { shape: (r) => r })).body,
+  }),
 );
 
 const CreateWebhookInput = builder.inputType('CreateWebhookInput', {
@@ -61,24 +67,22 @@ const CreatedWebhookRef = builder.objectRef<WebhookView & { secret: string }>('C
   }),
 });
 
-builder.mutationField('createWebhook', (t) =>
+builder.mutationField(createAccountWebhook.graphql!.field, (t) =>
   t.field({
     type: CreatedWebhookRef,
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
-    resolve: (_, { input }, ctx) =>
-      createWebhook(ctx.core.db, ctx.principal, {
-        url: input.url,
-        ...(input.events ? { events: input.events } : {}),
-        ...(input.description ? { description: input.description } : {}),
-      }),
+    resolve: async (_, { input }, ctx) => {
+      const body = { url: input.url, ...(input.events ? { events: input.events } : {}), ...(input.description ? { description: input.description } : {}) };
+      return (await callEndpoint(ctx.core, ctx.principal, createAccountWebhook, body, { shape: (r) => r })).body;
+    },
   }),
 );
 
-builder.mutationField('deleteWebhook', (t) =>
+builder.mutationField(deleteAccountWebhook.graphql!.field, (t) =>
   t.boolean({
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_, args, ctx) => {
-      await deleteWebhook(ctx.core.db, ctx.principal, String(args.id));
+      await callEndpoint(ctx.core, ctx.principal, deleteAccountWebhook, String(args.id), { shape: () => undefined });
       return true;
     },
   }),

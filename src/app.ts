@@ -3,15 +3,17 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { WebSocketServer } from 'ws';
 import { startWorker, type WorkerHandle } from '../workers/index.ts';
 import type { Config } from './config.ts';
-import { createCore, type Core } from './core.ts';
+import type { Core } from './core.ts';
+import { createCore } from './create-core.ts';
 import { attachGraphQLWebSocket, createGraphQL } from '../schema/server.ts';
 import type { Logger } from './logger.ts';
 import { restRoutes } from './rest/index.ts';
 import { openApiRoute } from './rest/openapi.ts';
 import { mcpRoutes } from './mcp/http.ts';
-import { applyRateLimit } from './http/rate-limit.ts';
+import { authenticate, rateLimit } from './http/pipeline.ts';
 import { AppError } from './shared/errors.ts';
-import { installErrorHandling } from './http/errors.ts';
+import type { Principal } from './accounts/accounts.ts';
+import { graphQLErrorOf, installErrorHandling } from './http/errors.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -53,20 +55,22 @@ export async function buildApp(options: AppOptions): Promise<App> {
     url: yoga.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (req, reply) => {
-      // Keyed requests count against the same per-minute budget as REST; bad keys are left to
-      // GraphQL's own 401, and GraphiQL pages (no key) are not counted.
+      // Keyed requests go through the request pipeline like REST; bad keys are left to GraphQL's own
+      // 401 (from the context), and GraphiQL pages (no key) are not counted.
+      let principal: Principal | undefined;
       if (req.headers.authorization) {
-        const principal = await core.auth.authenticate(req.headers.authorization).catch(() => undefined);
+        principal = await authenticate(core, req.headers.authorization).catch(() => undefined);
         if (principal) {
           try {
-            await applyRateLimit(core, principal, reply);
+            await rateLimit(core, principal, (headers) => reply.headers(headers));
           } catch (err) {
             if (!(err instanceof AppError)) throw err;
-            return reply.status(err.status).send({ errors: [{ message: err.message, extensions: { code: err.code } }] });
+            const { message, extensions } = graphQLErrorOf(err);
+            return reply.status(err.status).send({ errors: [{ message, extensions }] });
           }
         }
       }
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply, principal });
       response.headers.forEach((value, key) => void reply.header(key, value));
       reply.status(response.status);
       reply.send(response.body);

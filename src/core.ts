@@ -1,15 +1,18 @@
-import { connect, type Database, type Sql } from '../db/client.ts';
+import type { Database, Sql } from '../db/client.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
-import { createAuthenticator, type Authenticator } from './accounts/accounts.ts';
-import { createEventBus, type EventBus } from './runs/events.ts';
-import { createCatalogSources } from './sources/catalog/index.ts';
-import { createNetwork, type Network } from './net/index.ts';
+import type { Authenticator } from './accounts/accounts.ts';
+import type { EventBus } from './runs/events.ts';
+import type { Network } from './net/index.ts';
 import type { Sources } from './sources/types.ts';
-import { createRateLimiter, type RateLimiter } from './accounts/rate-limit.ts';
-import { createAccountWrites, type AccountWrites } from './accounts/writes.ts';
+import type { RateLimiter } from './accounts/rate-limit.ts';
+import type { AccountWrites } from './accounts/writes.ts';
 
-/** The shared parts every face and worker uses; built once per process. */
+/**
+ * The shared parts every face and worker uses; built once per process by `createCore`
+ * (create-core.ts). This file holds the type alone, importing types only, so the domains that take a
+ * `Core` never depend on what builds one (the catalog sources among them).
+ */
 export interface Core {
   config: Config;
   logger: Logger;
@@ -27,31 +30,4 @@ export interface Core {
   /** Now; tests move it to check expiry and daily resets. */
   clock: () => Date;
   close(): Promise<void>;
-}
-
-export async function createCore(config: Config, databaseUrl: string, logger: Logger, options: { poolSize?: number } = {}): Promise<Core> {
-  const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
-  const events = createEventBus(sql);
-  const network = createNetwork(config.network);
-  await events.ready;
-  return {
-    config,
-    logger,
-    databaseUrl,
-    sql,
-    db,
-    events,
-    auth: createAuthenticator(db, config.authCacheSecs),
-    // The contact tools reach DNS, mail servers and websites through the configured network and its outbound guard.
-    sources: createCatalogSources(db, network),
-    network,
-    rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
-    // Only the limits lock the wallet row per start; without them one account's starts never wait on each other.
-    accountWrites: createAccountWrites(db, { group: config.enforceLimits }),
-    clock: () => new Date(),
-    async close() {
-      await events.close().catch(() => {});
-      await sql.end({ timeout: 5 });
-    },
-  };
 }

@@ -3,14 +3,12 @@ import type { Core } from '../src/core.ts';
 import { executeRun } from '../src/runs/engine.ts';
 import { housekeeping } from '../src/runs/retention.ts';
 import { deliverWebhook } from '../src/runs/webhooks.ts';
+import { JOBS, type JobPayloads } from '../src/runs/jobs.ts';
 
 declare global {
   namespace GraphileWorker {
-    interface Tasks {
-      run_tool: { runId: string };
-      deliver_webhook: { deliveryId: string };
-      housekeeping: Record<string, never>;
-    }
+    /** The typed task list: the job names and payloads the domains add (src/runs/jobs.ts). */
+    interface Tasks extends JobPayloads {}
   }
 }
 
@@ -23,16 +21,16 @@ function assertPayload<K extends 'runId' | 'deliveryId'>(payload: unknown, field
 /** Tasks stay thin: check the payload, call a service. `shutdown` aborts when this process stops. */
 export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
   return {
-    run_tool: async (payload, helpers) => {
+    [JOBS.runTool]: async (payload, helpers) => {
       assertPayload(payload, 'runId');
       const signal = helpers.abortSignal ? AbortSignal.any([shutdown, helpers.abortSignal]) : shutdown;
       await executeRun(core, payload.runId, signal);
     },
-    deliver_webhook: async (payload, helpers) => {
+    [JOBS.deliverWebhook]: async (payload, helpers) => {
       assertPayload(payload, 'deliveryId');
       await deliverWebhook({ ...core, post: core.network.post }, payload.deliveryId, helpers.job.attempts, helpers.job.max_attempts, helpers.abortSignal);
     },
-    housekeeping: async (_payload, helpers) => {
+    [JOBS.housekeeping]: async (_payload, helpers) => {
       const done = await housekeeping(core.db, core.clock());
       if (done.runs > 0 || done.idempotencyKeys > 0) helpers.logger.info(`housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ${done.idempotencyKeys} idempotency keys`);
     },
@@ -40,4 +38,4 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
 }
 
 /** Cron schedule (graphile-worker crontab): housekeeping every hour, at minute 7. */
-export const CRONTAB = '7 * * * * housekeeping\n';
+export const CRONTAB = `7 * * * * ${JOBS.housekeeping}\n`;

@@ -18,18 +18,16 @@
  *   4. The same file imported again into the import target: every row unchanged.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
-import { startEmbeddedPostgres } from '../../db/embedded.ts';
 import { findDataset, importFile, type Dataset, type ImportPhase, type ImportSummary } from '../../db/import/index.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog, type Scale } from '../../db/seed/index.ts';
-import { round } from './stats.ts';
+import { n, openBenchServer, pad, progress, round, verdict, type BenchServer, type DatabaseKind, type Suite } from './harness.ts';
 
 export interface CatalogOptions {
   /** Seed scale of the source database. Default `large`. */
@@ -102,7 +100,7 @@ export interface LoadComparison {
 
 export interface CatalogResult extends LoadComparison {
   date: string;
-  database: 'embedded' | 'DATABASE_URL';
+  database: DatabaseKind;
   node: string;
   cpus: number;
   seed: SeedFigures;
@@ -116,94 +114,6 @@ export interface CatalogResult extends LoadComparison {
 const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 const seconds = (start: number) => (performance.now() - start) / 1000;
 const rate = (rows: number, secs: number) => Math.round(rows / secs);
-
-interface Server {
-  kind: CatalogResult['database'];
-  createDatabase(): Promise<string>;
-  /** CPU seconds used so far by the server's processes (exited ones included), when it can be read. */
-  cpuSeconds(): Promise<number | undefined>;
-  close(): Promise<void>;
-}
-
-/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
-const CLOCK_TICKS = 100;
-
-/** Fields of /proc/<pid>/stat after the command name: state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14]. */
-async function procStat(pid: string | number): Promise<string[] | undefined> {
-  try {
-    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU seconds of a postmaster and its children: its own time, what its exited children used, and its running children's time. */
-async function serverCpuSeconds(dataDir: string): Promise<number | undefined> {
-  const postmaster = Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
-  const own = postmaster > 0 ? await procStat(postmaster) : undefined;
-  if (!own) return undefined;
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const child = await procStat(entry);
-    if (child && Number(child[1]) === postmaster) ticks += Number(child[11]) + Number(child[12]);
-  }
-  return ticks / CLOCK_TICKS;
-}
-
-async function adminExec(url: string, statement: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await sql.unsafe(statement);
-  } finally {
-    await sql.end();
-  }
-}
-
-/** DATABASE_URL's server (creating and dropping `bench_<random>` databases), else an embedded Postgres in a temp directory. */
-async function openServer(): Promise<Server> {
-  const names: string[] = [];
-  const newName = () => {
-    const name = `bench_${randomBytes(6).toString('hex')}`;
-    names.push(name);
-    return name;
-  };
-  const external = process.env.DATABASE_URL;
-  if (external) {
-    return {
-      kind: 'DATABASE_URL',
-      async createDatabase() {
-        const name = newName();
-        await adminExec(external, `create database ${quote(name)}`);
-        const url = new URL(external);
-        url.pathname = `/${name}`;
-        return url.toString();
-      },
-      cpuSeconds: async () => undefined,
-      async close() {
-        for (const name of names) await adminExec(external, `drop database if exists ${quote(name)} with (force)`);
-      },
-    };
-  }
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-bench-'));
-  try {
-    const handle = await startEmbeddedPostgres(dir, 'postgres');
-    return {
-      kind: 'embedded',
-      async createDatabase() {
-        const name = newName();
-        await adminExec(`${handle.serverUrl}/postgres`, `create database ${quote(name)}`);
-        return `${handle.serverUrl}/${name}`;
-      },
-      cpuSeconds: () => serverCpuSeconds(path.join(dir, 'pg')),
-      close: () => handle.stop().finally(() => rm(dir, { recursive: true, force: true })),
-    };
-  } catch (err) {
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
-}
 
 const connect = (url: string, max = 4) => postgres(url, { max, onnotice: () => {}, connection: { application_name: 'leadgate-bench' } });
 
@@ -384,7 +294,7 @@ async function benchCopy(url: string, dataset: Dataset, file: string, columns: s
 /** What the importer sets for its index rebuild (kept in step with db/import by hand). */
 const IMPORTER_MAINTENANCE_WORK_MEM = '256MB';
 
-async function benchImport(sql: postgres.Sql, server: Server, dataset: string, file: string): Promise<ImportFigures> {
+async function benchImport(sql: postgres.Sql, server: BenchServer, dataset: string, file: string): Promise<ImportFigures> {
   const phases: { phase: ImportPhase; seconds: number }[] = [];
   let current: { phase: ImportPhase; at: number } | undefined;
   const mark = (phase: ImportPhase | undefined) => {
@@ -422,7 +332,7 @@ async function compare(
   rows: number,
   repeat: boolean,
   source: { url: string; sql: postgres.Sql },
-  targets: { copyUrl: string; importSql: postgres.Sql; server: Server },
+  targets: { copyUrl: string; importSql: postgres.Sql; server: BenchServer },
   dir: string,
   log: (line: string) => void,
 ): Promise<LoadComparison> {
@@ -462,9 +372,9 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
   const people = options.people ?? 1_000_000;
   const goalRatio = options.goalRatio ?? 0.5;
   const goalRowsPerSec = options.goalRowsPerSec ?? 50_000;
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = options.log ?? progress;
   const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-catalog-'));
-  const server = await openServer();
+  const server = await openBenchServer();
   const pools: postgres.Sql[] = [];
   const open = (url: string, max?: number) => {
     const sql = connect(url, max);
@@ -533,10 +443,6 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
   }
 }
 
-const n = (value: number) => value.toLocaleString('en-US');
-const pad = (cells: (string | number)[], widths: number[]) =>
-  cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ');
-const verdict = (ok: boolean | null) => (ok === null ? 'n/a' : ok ? 'met' : 'MISSED');
 
 function comparisonLines(c: LoadComparison, title: string): string[] {
   const w = [54, 8, 9, 7];
@@ -573,7 +479,7 @@ function comparisonLines(c: LoadComparison, title: string): string[] {
   return lines;
 }
 
-export function formatCatalog(result: CatalogResult): string {
+function formatCatalog(result: CatalogResult): string {
   const s = result.seed;
   const sw = [24, 11, 9, 10];
   const lines = [
@@ -611,3 +517,11 @@ export function formatCatalog(result: CatalogResult): string {
   }
   return lines.join('\n');
 }
+
+export const catalog: Suite<CatalogResult> = {
+  name: 'catalog',
+  key: 'catalog',
+  run: () => benchCatalog(),
+  format: formatCatalog,
+  goals: (r) => r.goals,
+};

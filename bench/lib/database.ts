@@ -25,18 +25,15 @@
  * drift of a shared machine falls on all of them alike. The embedded Postgres runs with
  * shared_buffers = 1GB (see `sharedBuffers`), so the warmed lead tables stay in its cache.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import type { Sql } from '../../db/client.ts';
 import type { Plan } from '../../db/schema/accounts.ts';
-import { ensureDatabase, startEmbeddedPostgres, type EmbeddedHandle } from '../../db/embedded.ts';
-import { migrateDatabase } from '../../db/migrate.ts';
 import { contactRankSql, personByEmailSql } from '../../db/schema/leads.ts';
-import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
+import type { Scale } from '../../db/seed/index.ts';
 import { loopbackConfig } from '../../src/config.ts';
-import { createCore, type Core } from '../../src/core.ts';
+import type { Core } from '../../src/core.ts';
+import { createCore } from '../../src/create-core.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createAccount, type Principal } from '../../src/accounts/accounts.ts';
 import { enrichLeads } from '../../src/endpoints/enrich-leads.ts';
@@ -44,18 +41,15 @@ import { filtersOf, parseLeadSearch } from '../../src/catalog/leads/params.ts';
 import { countLeads, leadConditions, normaliseSocialUrl, selectLeadPage, selectLeadSearch, where, type LeadRow } from '../../src/catalog/leads/query.ts';
 import { leadRecord } from '../../src/catalog/leads/lead-record.ts';
 import { searchLeads, type CompanyRecord } from '../../src/endpoints/lead-search.ts';
-import { openBenchServer, serverSettings } from './env.ts';
 import { compareEnrichment, type EnrichComparison, type EnrichComparisonOptions } from './enrich-compare.ts';
 import { benchPlacesEnrichment, PLACE_ROW_KINDS, type PlaceRowKind, type PlacesEnrichFigures } from './places-enrichment.ts';
-import { round, timed, timing, type Timing } from './stats.ts';
+import { catalogHeading, n, pad, peopleAndCompanies, progress, round, seededCatalog, serverSettings, timeAlternately, timing, verdict, type CatalogOptions, type DatabaseKind, type Suite, type Timing } from './harness.ts';
 
 /** The four parts of the benchmark, in the order they run. */
 export const DATABASE_PARTS = ['searches', 'paging', 'enrichment', 'places'] as const;
 export type DatabasePart = (typeof DATABASE_PARTS)[number];
 
-export interface DatabaseOptions {
-  /** Seed scale. Default `large`. */
-  scale?: Scale;
+export interface DatabaseOptions extends CatalogOptions {
   /** The parts to run. Default all of them. */
   parts?: readonly DatabasePart[];
   /** Timed calls per search variant (after the warm-ups). Default 50. */
@@ -64,19 +58,6 @@ export interface DatabaseOptions {
   /** Timed enrichLeads and enrichLocalBusinesses calls (and per-row baselines: `baselineIterations`). Defaults 30 and 5. */
   enrichIterations?: number;
   baselineIterations?: number;
-  /**
-   * Keep the seeded database for the next run instead of seeding a fresh one: with DATABASE_URL the
-   * database `bench_leads_<scale>` on its server, else an embedded Postgres kept in `dataDir`
-   * (default `.data/bench-database`). A kept database is seeded only while empty.
-   */
-  reuse?: boolean;
-  dataDir?: string;
-  /**
-   * shared_buffers of the embedded Postgres (it is restarted with it). Default 1GB, which holds the
-   * lead tables and their indexes (about 0.7 GB at large), so "warm" means in Postgres' own cache;
-   * null keeps the server's setting (128MB unless configured). DATABASE_URL's server is never changed.
-   */
-  sharedBuffers?: string | null;
   /** Progress lines (stderr by default). */
   log?: (line: string) => void;
 }
@@ -137,7 +118,7 @@ export interface EnrichFigures extends EnrichComparison {
 
 export interface DatabaseResult {
   date: string;
-  database: 'embedded' | 'DATABASE_URL';
+  database: DatabaseKind;
   postgres: string;
   /** The server settings that shape these figures. */
   settings: Record<string, string>;
@@ -160,145 +141,7 @@ export interface DatabaseResult {
   met: { search?: boolean; paging?: boolean; enrichTime?: boolean; enrichSpeedup?: boolean; placesTime?: boolean; placesSpeedup?: boolean };
 }
 
-export const DATABASE_GOALS = { searchP95Ms: 50, cursorRatio: 1.5, enrichMs: 300, enrichSpeedup: 10 };
-
-/**
- * Runs every variant `warmups + iterations` times, alternating within each iteration (the order
- * rotating), and returns each variant's timed milliseconds. `prepare` runs untimed before a call.
- */
-async function alternate<K extends string>(
-  variants: Record<K, { prepare?: () => Promise<void>; run: () => Promise<unknown> }>,
-  iterations: number,
-  warmups: number,
-): Promise<Record<K, number[]>> {
-  const keys = Object.keys(variants) as K[];
-  const samples = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
-  for (let i = 0; i < warmups + iterations; i++) {
-    for (let j = 0; j < keys.length; j++) {
-      const key = keys[(i + j) % keys.length]!;
-      const variant = variants[key];
-      await variant.prepare?.();
-      const ms = await timed(variant.run);
-      if (i >= warmups) samples[key].push(ms);
-    }
-  }
-  return samples;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The database
-
-export interface Seeded {
-  url: string;
-  kind: DatabaseResult['database'];
-  seedSeconds: number | null;
-  close(): Promise<void>;
-}
-
-/**
- * Starts (or joins) the embedded Postgres kept in `dir` and, when `sharedBuffers` differs from its
- * setting, sets it and restarts it. A server another process started is joined as it is (the setting
- * then waits for its next restart; the result reports what was in force).
- */
-async function startEmbedded(dir: string, database: string, sharedBuffers: string | undefined): Promise<EmbeddedHandle> {
-  let handle = await startEmbeddedPostgres(dir, database);
-  if (!sharedBuffers) return handle;
-  const admin = postgres(handle.url, { max: 1, onnotice: () => {} });
-  let restart = false;
-  try {
-    const [row] = await admin<{ same: boolean }[]>`select pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(${sharedBuffers}) as same`;
-    if (!row!.same) {
-      await admin.unsafe(`alter system set shared_buffers = '${sharedBuffers}'`);
-      restart = true;
-    }
-  } finally {
-    await admin.end();
-  }
-  if (restart) {
-    await handle.stop();
-    handle = await startEmbeddedPostgres(dir, database);
-  }
-  return handle;
-}
-
-async function openDatabase(options: {
-  scale: Scale;
-  reuse: boolean;
-  dataDir: string;
-  sharedBuffers: string | undefined;
-}): Promise<{ url: string; kind: Seeded['kind']; close(): Promise<void> }> {
-  const external = process.env.DATABASE_URL;
-  if (external) {
-    if (options.reuse) {
-      const name = `bench_leads_${options.scale}`;
-      await ensureDatabase(external, name);
-      const url = new URL(external);
-      url.pathname = `/${name}`;
-      return { url: url.toString(), kind: 'DATABASE_URL', close: async () => {} };
-    }
-    const server = await openBenchServer();
-    try {
-      return { url: await server.createDatabase(), kind: server.kind, close: () => server.close() };
-    } catch (err) {
-      await server.close().catch(() => {});
-      throw err;
-    }
-  }
-  if (options.reuse) {
-    const handle = await startEmbedded(options.dataDir, `leadgate_bench_${options.scale}`, options.sharedBuffers);
-    return { url: handle.url, kind: 'embedded', close: () => handle.stop() };
-  }
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-bench-'));
-  const removeDir = () => rm(dir, { recursive: true, force: true });
-  try {
-    const handle = await startEmbedded(dir, 'leadgate_bench', options.sharedBuffers);
-    return { url: handle.url, kind: 'embedded', close: () => handle.stop().finally(removeDir) };
-  } catch (err) {
-    await removeDir();
-    throw err;
-  }
-}
-
-async function peopleAndCompanies(sql: Sql): Promise<{ people: number; companies: number }> {
-  const [row] = await sql<{ people: number; companies: number }[]>`
-    select (select count(*) from person)::int as people, (select count(*) from company)::int as companies`;
-  return row!;
-}
-
-/** The seeded catalog at `scale` (seeding it when empty), migrated and vacuumed; shared with the `tools` suite. */
-export async function seededDatabase(options: { scale: Scale; reuse: boolean; dataDir: string; sharedBuffers: string | undefined; log: (line: string) => void }): Promise<Seeded> {
-  const db = await openDatabase(options);
-  try {
-    await migrateDatabase(db.url);
-    const sql = postgres(db.url, { max: 4, onnotice: () => {} });
-    try {
-      const before = await peopleAndCompanies(sql);
-      let seedSeconds: number | null = null;
-      if (before.people === 0) {
-        options.log(`seeding ${options.scale} into ${options.reuse ? 'the kept' : 'a fresh'} ${db.kind} database (about 2 minutes at large)…`);
-        const start = performance.now();
-        await seedCatalog(sql, { scale: options.scale, onTable: (t) => options.log(`  ${t.dataset}: ${t.rows.toLocaleString('en-US')} rows in ${(t.ms / 1000).toFixed(1)} s`) });
-        seedSeconds = round((performance.now() - start) / 1000, 1);
-      } else {
-        options.log(`reusing the kept ${db.kind} database (${before.people.toLocaleString('en-US')} people)`);
-      }
-      const counts = await peopleAndCompanies(sql);
-      const want = SCALES[options.scale];
-      if (counts.people < want.people || counts.companies < want.companies) {
-        throw new Error(`the database holds ${counts.people} people and ${counts.companies} companies, fewer than scale ${options.scale} (${want.people}, ${want.companies}); drop it or run without --reuse`);
-      }
-      // What autovacuum would have done on a live catalog: statistics and the visibility map
-      // (index-only scans), so the first timed queries do not pay for hint bits either.
-      await sql`vacuum (analyze) company, person, delivered_lead, local_business, local_business_review`;
-      return { url: db.url, kind: db.kind, seedSeconds, close: db.close };
-    } finally {
-      await sql.end();
-    }
-  } catch (err) {
-    await db.close().catch(() => {});
-    throw err;
-  }
-}
+const DATABASE_GOALS = { searchP95Ms: 50, cursorRatio: 1.5, enrichMs: 300, enrichSpeedup: 10 };
 
 // ---------------------------------------------------------------------------------------------
 // Searches
@@ -366,10 +209,10 @@ interface Accounts {
 }
 
 function accounts(core: Core): Accounts {
-  let n = 0;
+  let count = 0;
   return {
     async fresh(plan = 'growth') {
-      const { apiKey } = await createAccount(core.db, { name: `bench database ${++n}`, plan });
+      const { apiKey } = await createAccount(core.db, { name: `bench database ${++count}`, plan });
       return core.auth.authenticate(`Bearer ${apiKey}`);
     },
   };
@@ -387,7 +230,7 @@ async function benchSearch(core: Core, acc: Accounts, c: SearchCase, iterations:
     throw new Error(`(${c.key}) searchLeads and the direct queries disagree: total ${first.pagination.total} vs ${plain.total}`);
   }
   let newcomer: Principal | undefined;
-  const samples = await alternate(
+  const samples = await timeAlternately(
     {
       service: { run: () => searchLeads(core, principal, c.params) },
       serviceNewLeads: {
@@ -460,7 +303,7 @@ async function benchPaging(core: Core, acc: Accounts, iterations: number, warmup
   }
   const total = byCursor.pagination.total;
 
-  const samples = await alternate(
+  const samples = await timeAlternately(
     {
       firstService: { run: () => searchLeads(core, principal, variants.first.params) },
       cursorService: { run: () => searchLeads(core, principal, variants.cursor.params) },
@@ -628,11 +471,8 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
   const warmups = options.warmups ?? 5;
   const enrichIterations = options.enrichIterations ?? 30;
   const baselineIterations = options.baselineIterations ?? 5;
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const dataDir = path.resolve(options.dataDir ?? '.data/bench-database');
-  const sharedBuffers = options.sharedBuffers === undefined ? '1GB' : (options.sharedBuffers ?? undefined);
-  if (sharedBuffers !== undefined && !/^\d+(kB|MB|GB)$/.test(sharedBuffers)) throw new Error(`sharedBuffers: expected a size such as 1GB, got "${sharedBuffers}"`);
-  const seeded = await seededDatabase({ scale, reuse: options.reuse ?? false, dataDir, sharedBuffers, log });
+  const log = options.log ?? progress;
+  const seeded = await seededCatalog({ ...options, scale }, log);
   let core: Core | undefined;
   try {
     // The allowances are raised so that no number of iterations runs them out; they are still taken.
@@ -708,17 +548,13 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
 // ---------------------------------------------------------------------------------------------
 // The table
 
-const n = (value: number) => value.toLocaleString('en-US');
 const ms = (value: number) => value.toFixed(1);
-const pad = (cells: (string | number)[], widths: number[]) =>
-  cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ');
-const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
-export function formatDatabase(result: DatabaseResult): string {
+function formatDatabase(result: DatabaseResult): string {
   const o = result.options;
   const g = result.goals;
   const lines = [
-    `Lead database at ${result.scale}: ${n(result.people)} people, ${n(result.companies)} companies (${result.database} Postgres ${result.postgres}, node ${result.node}, ${result.cpus} CPUs${result.seedSeconds === null ? ', kept database' : `, seeded in ${result.seedSeconds} s`})`,
+    `Lead database at ${result.scale}: ${n(result.people)} people, ${n(result.companies)} companies (${catalogHeading(result)})`,
     `   ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`,
     '',
     `1. Searches, limit 100: ${o.iterations} calls per variant after ${o.warmups} warm-ups, alternated; ms`,
@@ -790,3 +626,11 @@ function formatEnrichment(lines: string[], heading: string, tool: string, e: Enr
 }
 
 const PLACE_ROW_LABELS: Record<PlaceRowKind, string> = { phone: 'phone', nameCity: 'name + city', namePostal: 'name + postal code', website: 'website' };
+
+export const database: Suite<DatabaseResult> = {
+  name: 'database',
+  key: 'databaseApis',
+  run: () => benchDatabase(),
+  format: formatDatabase,
+  goals: (r) => ({ ...r.goals, met: r.met }),
+};

@@ -21,7 +21,7 @@ import { KeyedLimiter, mapConcurrent } from '../../src/net/limiter.ts';
 import { EmailChecker, randomMailbox } from '../../src/tools/lib/email/checker.ts';
 import { crawlSite } from '../../src/tools/lib/email/crawl.ts';
 import { startDns, startSmtp, startWeb, type MailboxMode, type Sites, type Zone } from '../../test/fixtures/net.ts';
-import { median, round } from './stats.ts';
+import { alternate, median, pad, round, timed, verdict, type Suite } from './harness.ts';
 
 export interface EmailBenchOptions {
   addresses: number;
@@ -156,12 +156,6 @@ function benchNetwork(ports: ServerPorts): NetworkConfig {
   };
 }
 
-async function timed(fn: () => Promise<unknown>): Promise<number> {
-  const started = performance.now();
-  await fn();
-  return performance.now() - started;
-}
-
 const throughput = (label: string, items: number, ms: number[]): Throughput => ({
   label,
   perSec: round(items / (median(ms) / 1000), 0),
@@ -208,11 +202,8 @@ export async function benchEmail(options: EmailBenchOptions = EMAIL_BENCH_DEFAUL
     for (const check of await validator()) statuses[check.status] = (statuses[check.status] ?? 0) + 1;
     await sameDialogue();
     await perAddress();
-    const ms = { validator: [] as number[], same: [] as number[], per: [] as number[] };
-    for (let r = 0; r < options.rounds; r++) {
-      const order = r % 2 === 0 ? (['validator', 'same', 'per'] as const) : (['per', 'same', 'validator'] as const);
-      for (const which of order) ms[which].push(await timed(which === 'validator' ? validator : which === 'same' ? sameDialogue : perAddress));
-    }
+    const smtpVariants = { validator, same: sameDialogue, per: perAddress };
+    const ms = await alternate(['validator', 'same', 'per'] as const, options.rounds, (which) => timed(smtpVariants[which]));
     const a = throughput('A validator (DNS + guard + SMTP + rules)', options.addresses, ms.validator);
     const b = throughput('B bare loop, same dialogue', options.addresses, ms.same);
     const c = throughput('C bare loop, one session per address', options.addresses, ms.per);
@@ -240,11 +231,7 @@ export async function benchEmail(options: EmailBenchOptions = EMAIL_BENCH_DEFAUL
     const pages = await crawler();
     const pagesPerSite = pages / options.sites;
     await bare();
-    const crawlMs = { crawler: [] as number[], bare: [] as number[] };
-    for (let r = 0; r < options.rounds; r++) {
-      const order = r % 2 === 0 ? (['crawler', 'bare'] as const) : (['bare', 'crawler'] as const);
-      for (const which of order) crawlMs[which].push(await timed(which === 'crawler' ? crawler : bare));
-    }
+    const crawlMs = await alternate(['crawler', 'bare'] as const, options.rounds, (which) => timed(which === 'crawler' ? crawler : bare));
     const crawled = throughput('crawler (robots, guard, extraction)', pages, crawlMs.crawler);
     const fetched = throughput('bare GET loop, same pages + robots.txt', pages, crawlMs.bare);
     return {
@@ -258,21 +245,27 @@ export async function benchEmail(options: EmailBenchOptions = EMAIL_BENCH_DEFAUL
   }
 }
 
-const pad = (cells: (string | number)[], widths: number[]) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ');
+const GOAL_CHECKS_PER_SEC = 100;
 
-export function formatEmail(result: EmailBenchResult, goalPerSec = 100): string {
-  const { options: o, smtp, crawl, concurrency } = result;
-  const w = [46, 10, 9];
-  return [
-    `6. Network tools: ${o.addresses} addresses over ${o.domains} local domains, ${o.sites} local sites; medians of ${o.rounds} alternated rounds`,
-    `   SMTP at the default concurrency (${concurrency.sessions} sessions, ${concurrency.perDomain} per domain); statuses: ${Object.entries(smtp.statuses).map(([k, v]) => `${v} ${k}`).join(', ')}`,
-    pad(['variant', 'checks/s', 'ms'], w),
-    ...[smtp.validator, smtp.sameDialogue, smtp.perAddress].map((t) => pad([t.label, t.perSec, t.ms], w)),
-    `   A/B = ${smtp.vsSameDialogue}×   A/C = ${smtp.vsPerAddress}×   (goal A ≥ ${goalPerSec}/s: ${smtp.validator.perSec >= goalPerSec ? 'met' : 'MISSED'})`,
-    `   rounds A: ${smtp.validator.rounds.join(', ')}   B: ${smtp.sameDialogue.rounds.join(', ')}   C: ${smtp.perAddress.rounds.join(', ')} checks/s`,
-    `   Crawl at ${concurrency.crawl} sites at once, ${crawl.pagesPerSite} pages per site (+ robots.txt)`,
-    pad(['variant', 'pages/s', 'ms'], w),
-    ...[crawl.crawler, crawl.bare].map((t) => pad([t.label, t.perSec, t.ms], w)),
-    `   crawler/bare = ${crawl.ratio}×   rounds crawler: ${crawl.crawler.rounds.join(', ')}   bare: ${crawl.bare.rounds.join(', ')} pages/s`,
-  ].join('\n');
-}
+export const email: Suite<EmailBenchResult> = {
+  name: 'email',
+  key: 'email',
+  run: () => benchEmail(),
+  format(result) {
+    const { options: o, smtp, crawl, concurrency } = result;
+    const w = [46, 10, 9];
+    return [
+      `6. Network tools: ${o.addresses} addresses over ${o.domains} local domains, ${o.sites} local sites; medians of ${o.rounds} alternated rounds`,
+      `   SMTP at the default concurrency (${concurrency.sessions} sessions, ${concurrency.perDomain} per domain); statuses: ${Object.entries(smtp.statuses).map(([k, v]) => `${v} ${k}`).join(', ')}`,
+      pad(['variant', 'checks/s', 'ms'], w),
+      ...[smtp.validator, smtp.sameDialogue, smtp.perAddress].map((t) => pad([t.label, t.perSec, t.ms], w)),
+      `   A/B = ${smtp.vsSameDialogue}×   A/C = ${smtp.vsPerAddress}×   (goal A ≥ ${GOAL_CHECKS_PER_SEC}/s: ${verdict(smtp.validator.perSec >= GOAL_CHECKS_PER_SEC)})`,
+      `   rounds A: ${smtp.validator.rounds.join(', ')}   B: ${smtp.sameDialogue.rounds.join(', ')}   C: ${smtp.perAddress.rounds.join(', ')} checks/s`,
+      `   Crawl at ${concurrency.crawl} sites at once, ${crawl.pagesPerSite} pages per site (+ robots.txt)`,
+      pad(['variant', 'pages/s', 'ms'], w),
+      ...[crawl.crawler, crawl.bare].map((t) => pad([t.label, t.perSec, t.ms], w)),
+      `   crawler/bare = ${crawl.ratio}×   rounds crawler: ${crawl.crawler.rounds.join(', ')}   bare: ${crawl.bare.rounds.join(', ')} pages/s`,
+    ].join('\n');
+  },
+  goals: (r) => ({ checksPerSec: GOAL_CHECKS_PER_SEC, met: r.smtp.validator.perSec >= GOAL_CHECKS_PER_SEC }),
+};

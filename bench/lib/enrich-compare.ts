@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { round, timed, timing, type Timing } from './stats.ts';
+import { round, timed, timing, type Timing } from './harness.ts';
 
 /**
  * An enrichment tool against its naive baseline, one query per row (parts 3 and 4 of

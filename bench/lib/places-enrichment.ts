@@ -11,7 +11,7 @@ import { placeHostSql, placeNameKeySql } from '../../db/schema/local-businesses.
 import type { Core } from '../../src/core.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { US_STATES, stateAbbreviation } from '../../src/shared/geo.ts';
-import { normaliseDomain } from '../../src/endpoints/enrichment.ts';
+import { bareHost as normaliseDomain } from '../../src/shared/hosts.ts';
 import { countryCode, enrichLocalBusinesses } from '../../src/endpoints/enrich-local-businesses.ts';
 import { compareEnrichment, type EnrichComparison, type EnrichComparisonOptions } from './enrich-compare.ts';
 

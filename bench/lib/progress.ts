@@ -1,14 +1,14 @@
+/**
+ * `progress`: how soon a graphql-ws subscriber sees a 100-row maps run progress and succeed, timed
+ * from just before the start POST (the gateway with its inline worker). No baseline: the goal is absolute.
+ */
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { startMapsRun } from './api.ts';
-import type { BenchEnv } from './env.ts';
-import { round, spread, type Spread } from './stats.ts';
+import { pad, request, round, spread, verdict, type Gateway, type Spread, type Suite } from './harness.ts';
 
-export interface ProgressOptions {
-  runs: number;
-  warmups: number;
-  rows: number;
-}
+const OPTIONS = { runs: 30, warmups: 3, rows: 100 };
+const GOAL_FIRST_PROGRESS_P50_MS = 50;
+const QUERY = 'subscription($id: ID!) { runProgress(id: $id) { status handled } }';
 
 export interface ProgressSample {
   startMs: number;
@@ -18,7 +18,7 @@ export interface ProgressSample {
 }
 
 export interface ProgressResult {
-  options: ProgressOptions;
+  options: typeof OPTIONS;
   input: Record<string, unknown>;
   startResponse: Spread;
   firstProgress: Spread;
@@ -26,17 +26,11 @@ export interface ProgressResult {
   samples: ProgressSample[];
 }
 
-interface RunProgress {
-  runProgress: { status: string; handled: number };
-}
-
-const QUERY = 'subscription($id: ID!) { runProgress(id: $id) { status handled } }';
-
-function connect(env: BenchEnv): Promise<Client> {
+function connect(gw: Gateway): Promise<Client> {
   const client = createClient({
-    url: `${env.baseUrl.replace(/^http/, 'ws')}/graphql`,
+    url: `${gw.baseUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
-    connectionParams: { authorization: `Bearer ${env.apiKey}` },
+    connectionParams: { authorization: `Bearer ${gw.apiKey}` },
     retryAttempts: 0,
     lazy: false,
   });
@@ -59,14 +53,15 @@ function connect(env: BenchEnv): Promise<Client> {
 }
 
 /** One run, timed from just before the start request to its first progress event and to SUCCEEDED. */
-async function timeRun(env: BenchEnv, client: Client, input: Record<string, unknown>, rows: number): Promise<ProgressSample> {
+async function timeRun(gw: Gateway, client: Client, input: Record<string, unknown>, rows: number): Promise<ProgressSample> {
   const t0 = performance.now();
-  const { runId } = await startMapsRun(env, input);
+  const { json } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', input);
+  const runId = json.runId;
   const startMs = performance.now() - t0;
   return new Promise((resolve, reject) => {
     let firstProgressMs: number | undefined;
     let succeededMs: number | undefined;
-    let last: RunProgress['runProgress'] | undefined;
+    let last: { status: string; handled: number } | undefined;
     let events = 0;
     const fail = (err: unknown) => {
       clearTimeout(timer);
@@ -74,7 +69,7 @@ async function timeRun(env: BenchEnv, client: Client, input: Record<string, unkn
       reject(err instanceof Error ? err : new Error(JSON.stringify(err)));
     };
     const timer = setTimeout(() => fail(new Error(`run ${runId}: no SUCCEEDED event within 30 s`)), 30_000);
-    const unsubscribe = client.subscribe<RunProgress>({ query: QUERY, variables: { id: runId } }, {
+    const unsubscribe = client.subscribe<{ runProgress: { status: string; handled: number } }>({ query: QUERY, variables: { id: runId } }, {
       next: ({ data, errors }) => {
         if (errors?.length || !data) return fail(new Error(`run ${runId}: ${JSON.stringify(errors)}`));
         const now = performance.now() - t0;
@@ -96,20 +91,34 @@ async function timeRun(env: BenchEnv, client: Client, input: Record<string, unkn
   });
 }
 
-/** Latency of a `rows`-row maps run as seen by a graphql-ws subscriber. */
-export async function benchProgress(env: BenchEnv, options: ProgressOptions): Promise<ProgressResult> {
-  const input = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: options.rows };
-  const client = await connect(env);
-  try {
-    for (let i = 0; i < options.warmups; i++) await timeRun(env, client, input, options.rows);
-    const samples: ProgressSample[] = [];
-    for (let i = 0; i < options.runs; i++) samples.push(await timeRun(env, client, input, options.rows));
-    const pick = (key: keyof ProgressSample) => {
-      const s = spread(samples.map((x) => x[key]));
-      return { p50: round(s.p50), p90: round(s.p90), max: round(s.max) };
-    };
-    return { options, input, startResponse: pick('startMs'), firstProgress: pick('firstProgressMs'), succeeded: pick('succeededMs'), samples };
-  } finally {
-    await client.dispose();
-  }
-}
+export const progress: Suite<ProgressResult> = {
+  name: 'progress',
+  key: 'progress',
+  async run(context) {
+    const gw = await context.gateway();
+    const input = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: OPTIONS.rows };
+    const client = await connect(gw);
+    try {
+      for (let i = 0; i < OPTIONS.warmups; i++) await timeRun(gw, client, input, OPTIONS.rows);
+      const samples: ProgressSample[] = [];
+      for (let i = 0; i < OPTIONS.runs; i++) samples.push(await timeRun(gw, client, input, OPTIONS.rows));
+      const pick = (key: keyof ProgressSample) => spread(samples.map((x) => x[key]));
+      return { options: OPTIONS, input, startResponse: pick('startMs'), firstProgress: pick('firstProgressMs'), succeeded: pick('succeededMs'), samples };
+    } finally {
+      await client.dispose();
+    }
+  },
+  format(r) {
+    const w = [28, 8, 8, 8];
+    const row = (label: string, s: Spread) => pad([label, s.p50, s.p90, s.max], w);
+    return [
+      `2. ${r.options.rows}-row maps run over graphql-ws: ${r.options.runs} runs after ${r.options.warmups} warm-ups, from just before POST`,
+      pad(['event', 'p50 ms', 'p90 ms', 'max ms'], w),
+      row('start response (POST)', r.startResponse),
+      row('first progress (handled>0)', r.firstProgress),
+      row('SUCCEEDED', r.succeeded),
+      `   goal p50 first progress < ${GOAL_FIRST_PROGRESS_P50_MS} ms: ${verdict(r.firstProgress.p50 < GOAL_FIRST_PROGRESS_P50_MS)}`,
+    ].join('\n');
+  },
+  goals: (r) => ({ firstProgressP50Ms: GOAL_FIRST_PROGRESS_P50_MS, met: r.firstProgress.p50 < GOAL_FIRST_PROGRESS_P50_MS }),
+};

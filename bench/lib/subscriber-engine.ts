@@ -9,7 +9,8 @@
  */
 import type { Database } from '../../db/client.ts';
 import { loopbackConfig } from '../../src/config.ts';
-import { createCore, type Core } from '../../src/core.ts';
+import type { Core } from '../../src/core.ts';
+import { createCore } from '../../src/create-core.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { EventBus } from '../../src/runs/events.ts';
 import { executeRun } from '../../src/runs/engine.ts';

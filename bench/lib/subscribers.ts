@@ -23,17 +23,10 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { WebSocketServer } from 'ws';
-import { freePort } from '../../db/embedded.ts';
-import { migrateDatabase } from '../../db/migrate.ts';
-import { buildApp, type App } from '../../src/app.ts';
-import { loopbackConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
-import { createAccount } from '../../src/accounts/accounts.ts';
 import { runTimeSecs, type RunSnapshot } from '../../src/runs/view.ts';
-import { BENCH_RATE_LIMIT_PER_MINUTE, openBenchDatabase, type BenchDatabase } from './env.ts';
+import { alternate, databaseKind, median, n, pad, quantiles, request, round, sleep, startGateway, verdict, type DatabaseKind, type Gateway, type Quantiles, type Suite } from './harness.ts';
 import type { ClientCommand, ClientReply, Collected, Mode } from './subscriber-clients.ts';
 import { eventKey, type EngineCommand, type EngineReply, type Publication } from './subscriber-engine.ts';
-import { median, round } from './stats.ts';
 
 export interface Pace {
   /** One batch (one progress event) every paceMs. */
@@ -52,14 +45,6 @@ export interface SubscribersOptions {
   /** Connections the clients open at once. */
   concurrency: number;
   goalP95Ms: number;
-}
-
-export interface Quantiles {
-  n: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  max: number;
 }
 
 export interface PerConnection {
@@ -113,7 +98,7 @@ export interface PaceResult extends Pace {
 
 export interface SubscribersResult {
   options: SubscribersOptions;
-  database: BenchDatabase['kind'];
+  database: DatabaseKind;
   openFilesLimit: number | null;
   query: string;
   paces: PaceResult[];
@@ -129,14 +114,6 @@ const QUERY = 'subscription($id: ID!) { runProgress(id: $id) { id status statusM
 const PAGE = 50; // the maps runner's page: one batch, one event
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
-
-function quantiles(values: number[]): Quantiles {
-  if (values.length === 0) return { n: 0, p50: NaN, p95: NaN, p99: NaN, max: NaN };
-  const sorted = Float64Array.from(values).sort();
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-  return { n: sorted.length, p50: round(at(50), 2), p95: round(at(95), 2), p99: round(at(99), 2), max: round(sorted[sorted.length - 1]!, 2) };
-}
 
 /** `global.gc`, exposed at run time when node was started without `--expose-gc`. */
 function gcFunction(): () => void {
@@ -233,33 +210,7 @@ class Child<C extends { cmd: string; seq: number }, R extends { seq: number; ok:
 type Clients = Child<ClientCommand, ClientReply>;
 type Engine = Child<EngineCommand, EngineReply>;
 
-interface Env {
-  app: App;
-  database: BenchDatabase;
-  baseUrl: string;
-  apiKey: string;
-  close(): Promise<void>;
-}
-
-/** The gateway without a worker (this bench executes the run), a fresh migrated database, one account. */
-async function startEnv(): Promise<Env> {
-  const database = await openBenchDatabase();
-  let app: App | undefined;
-  try {
-    await migrateDatabase(database.url);
-    const port = await freePort();
-    const config = loopbackConfig(database.url, port, { rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE });
-    app = await buildApp({ config, databaseUrl: database.url, logger: createLogger('silent'), worker: false });
-    const { apiKey } = await createAccount(app.core.db, { name: 'bench', plan: 'scale', creditsMicros: 100_000_000_000n });
-    const baseUrl = await app.start(port, config.host);
-    const started = app;
-    return { app: started, database, baseUrl, apiKey, close: () => started.stop().finally(() => database.close()) };
-  } catch (err) {
-    if (app) await app.stop().catch(() => {});
-    await database.close();
-    throw err;
-  }
-}
+type Env = Gateway;
 
 /** What a client selects with QUERY, in its order. */
 const view = (s: RunSnapshot) => ({
@@ -274,14 +225,9 @@ const view = (s: RunSnapshot) => ({
 });
 
 async function startRun(env: Env, events: number): Promise<string> {
-  const response = await fetch(`${env.baseUrl}/api/v1/scrape/maps`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${env.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: events * PAGE }),
-  });
-  const body = (await response.json()) as { runId?: string; status?: string };
-  if (!response.ok || !body.runId || body.status !== 'RUNNING') throw new Error(`start → ${response.status}: ${JSON.stringify(body)}`);
-  return body.runId;
+  const { json } = await request<{ runId?: string; status?: string }>(env, 'POST', '/api/v1/scrape/maps', { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: events * PAGE });
+  if (!json.runId || json.status !== 'RUNNING') throw new Error(`start: ${JSON.stringify(json)}`);
+  return json.runId;
 }
 
 interface Measured {
@@ -462,7 +408,7 @@ function variant(label: string, rounds: RoundResult[], pooled: number[]): Varian
 }
 
 /** 1,000 graphql-ws subscribers to one run's progress against a bare ws broadcast, rounds alternated. */
-export async function benchSubscribers(options: SubscribersOptions): Promise<SubscribersResult> {
+async function benchSubscribers(options: SubscribersOptions): Promise<SubscribersResult> {
   const limit = await openFilesLimit();
   // This process holds the server side of every connection (plus Postgres and the app's own); the
   // client process the other side.
@@ -470,13 +416,14 @@ export async function benchSubscribers(options: SubscribersOptions): Promise<Sub
     throw new Error(`open-file limit ${limit} is too low for ${options.subscribers} connections per process: raise it (ulimit -n ${options.subscribers + 1000}) or lower the count`);
   }
   const gc = gcFunction();
-  const env = await startEnv();
+  // The gateway without a worker: the engine process executes the run.
+  const env = await startGateway({ account: { name: 'bench', creditsMicros: 100_000_000_000n } });
   const clients: Clients = new Child('./subscriber-clients.ts', 'subscriber clients');
   const engine: Engine = new Child('./subscriber-engine.ts', 'run engine');
   try {
     const log = (line: string) => console.error(`[subscribers] ${line}`);
     const rtt = [await clients.checkClock(), await engine.checkClock()];
-    await engine.send({ cmd: 'connect', databaseUrl: env.database.url });
+    await engine.send({ cmd: 'connect', databaseUrl: env.databaseUrl });
     log(`clocks agree (IPC round trip ≤ ${Math.max(...rtt).toFixed(2)} ms); open-file limit ${limit ?? 'unlimited'}`);
 
     // Warm-up of both paths (JIT, connection setup), not reported but checked.
@@ -493,22 +440,19 @@ export async function benchSubscribers(options: SubscribersOptions): Promise<Sub
       const rounds = { graphql: [] as RoundResult[], bare: [] as RoundResult[] };
       const pooled = { graphql: [] as number[], bare: [] as number[] };
       let snapshots: RunSnapshot[] = [];
-      for (let r = 0; r < options.rounds; r++) {
-        const order: Mode[] = r % 2 === 0 ? ['graphql', 'bare'] : ['bare', 'graphql'];
-        for (const mode of order) {
-          // The bare server sends the snapshots of the latest graphql round (the first round starts with graphql).
-          const m = mode === 'graphql' ? await graphqlRound(env, clients, engine, gc, options, pace) : await bareRound(clients, gc, options, pace.paceMs, snapshots);
-          if (mode === 'graphql') snapshots = m.publications.map((p) => p.snapshot);
-          const result = summarise(mode, m, options.subscribers);
-          rounds[mode].push(result);
-          pooled[mode].push(...pairLatencies(m));
-          log(
-            `${pace.paceMs} ms, round ${r + 1} ${mode}: ${result.delivered}/${result.expected} delivered, ` +
-              `p50 ${result.latency.p50} p95 ${result.latency.p95} p99 ${result.latency.p99} max ${result.latency.max} ms; ` +
-              `heap ${result.memory.heapKB} KB/conn; server ${result.server.cpuMsPerEvent} ms CPU/event, ELU ${result.server.elu}; clients ELU ${result.clients.elu}`,
-          );
-        }
-      }
+      await alternate(['graphql', 'bare'] as Mode[], options.rounds, async (mode, r) => {
+        // The bare server sends the snapshots of the latest graphql round (the first round starts with graphql).
+        const m = mode === 'graphql' ? await graphqlRound(env, clients, engine, gc, options, pace) : await bareRound(clients, gc, options, pace.paceMs, snapshots);
+        if (mode === 'graphql') snapshots = m.publications.map((p) => p.snapshot);
+        const result = summarise(mode, m, options.subscribers);
+        rounds[mode].push(result);
+        pooled[mode].push(...pairLatencies(m));
+        log(
+          `${pace.paceMs} ms, round ${r + 1} ${mode}: ${result.delivered}/${result.expected} delivered, ` +
+            `p50 ${result.latency.p50} p95 ${result.latency.p95} p99 ${result.latency.p99} max ${result.latency.max} ms; ` +
+            `heap ${result.memory.heapKB} KB/conn; server ${result.server.cpuMsPerEvent} ms CPU/event, ELU ${result.server.elu}; clients ELU ${result.clients.elu}`,
+        );
+      });
       const g = variant(`graphql-ws runProgress, ${options.subscribers} subscribers`, rounds.graphql, pooled.graphql);
       const b = variant(`bare ws broadcast, ${options.subscribers} clients`, rounds.bare, pooled.bare);
       paces.push({
@@ -522,7 +466,7 @@ export async function benchSubscribers(options: SubscribersOptions): Promise<Sub
     const all = (mode: 'graphql' | 'bare') => paces.flatMap((p) => p[mode].rounds);
     return {
       options,
-      database: env.database.kind,
+      database: databaseKind(),
       openFilesLimit: limit,
       query: QUERY,
       paces,
@@ -535,30 +479,29 @@ export async function benchSubscribers(options: SubscribersOptions): Promise<Sub
   }
 }
 
-const fmt = (n: number) => n.toLocaleString('en-US');
+const OPTIONS: SubscribersOptions = { subscribers: 1000, paces: [{ paceMs: 100, events: 100 }, { paceMs: 500, events: 30 }], rounds: 2, warmupEvents: 10, concurrency: 50, goalP95Ms: 100 };
 
-export function formatSubscribers(result: SubscribersResult): string {
+function formatSubscribers(result: SubscribersResult): string {
   const o = result.options;
   const w = [28, 9, 9, 9, 9, 15, 11, 9];
-  const pad = (cells: (string | number)[]) =>
-    cells.map((c, i) => (i === 0 ? String(c).padEnd(w[i]!) : String(c).padStart(w[i]!))).join('  ');
+  const tableRow = (cells: (string | number)[]) => pad(cells, w);
   const row = (label: string, v: VariantResult) => {
     const cpu = median(v.rounds.map((r) => r.server.cpuMsPerEvent));
     const elu = round(median(v.rounds.map((r) => r.server.elu)), 2);
-    return pad([label, v.latency.p50, v.latency.p95, v.latency.p99, v.latency.max, `${fmt(v.delivered)}/${fmt(v.expected)}`, round(cpu, 1), elu]);
+    return tableRow([label, v.latency.p50, v.latency.p95, v.latency.p99, v.latency.max, `${n(v.delivered)}/${n(v.expected)}`, round(cpu, 1), elu]);
   };
   const lines = [
-    `8. Run progress fan-out to ${fmt(o.subscribers)} subscribers of one run: publication → receipt over every (event, client) pair,`,
+    `8. Run progress fan-out to ${n(o.subscribers)} subscribers of one run: publication → receipt over every (event, client) pair,`,
     `   ${o.rounds} rounds per target and pace alternated, pooled (ms); gateway CPU per event and event-loop utilisation: medians of rounds`,
   ];
   for (const p of result.paces) {
     const g = p.graphql;
     lines.push(
       `   one event every ${p.paceMs} ms, ${p.events} batches + the end per run`,
-      pad(['target', 'p50', 'p95', 'p99', 'max', 'delivered', 'CPU ms/ev', 'ELU']),
+      tableRow(['target', 'p50', 'p95', 'p99', 'max', 'delivered', 'CPU ms/ev', 'ELU']),
       row('A graphql-ws runProgress', g),
       row('B bare ws broadcast', p.bare),
-      `   A/B p95 = ${p.ratio.p95.toFixed(2)}×, p50 = ${p.ratio.p50.toFixed(2)}×   (goal A p95 ≤ ${o.goalP95Ms} ms, nothing lost: ${p.goalMet ? 'met' : 'MISSED'})`,
+      `   A/B p95 = ${p.ratio.p95.toFixed(2)}×, p50 = ${p.ratio.p50.toFixed(2)}×   (goal A p95 ≤ ${o.goalP95Ms} ms, nothing lost: ${verdict(p.goalMet)})`,
       `   A per round: p95 ${g.rounds.map((r) => r.latency.p95).join(', ')}; last client per event p50 ${g.rounds.map((r) => r.lastReceipt.p50).join(', ')}; ` +
         `commit → NOTIFY dispatched p50 ${g.rounds.map((r) => r.dispatched?.p50).join(', ')}; engine batch transaction p50 ${g.rounds.map((r) => r.engineTx?.p50).join(', ')}`,
       `   B per round: p95 ${p.bare.rounds.map((r) => r.latency.p95).join(', ')}; last client per event p50 ${p.bare.rounds.map((r) => r.lastReceipt.p50).join(', ')}; clients ELU A ${g.rounds.map((r) => r.clients.elu).join(', ')}, B ${p.bare.rounds.map((r) => r.clients.elu).join(', ')}`,
@@ -574,3 +517,11 @@ export function formatSubscribers(result: SubscribersResult): string {
   );
   return lines.join('\n');
 }
+
+export const subscribers: Suite<SubscribersResult> = {
+  name: 'subscribers',
+  key: 'subscribers',
+  run: () => benchSubscribers(OPTIONS),
+  format: formatSubscribers,
+  goals: (r) => ({ p95Ms: r.options.goalP95Ms, met: Object.fromEntries(r.paces.map((p) => [`every ${p.paceMs} ms`, p.goalMet])) }),
+};

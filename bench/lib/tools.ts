@@ -26,20 +26,18 @@
  * rows. A second untimed pass runs the tool, the runner and the baseline on a client that counts the
  * statements each sends.
  *
- * The catalog is the one of bench/lib/database.ts: seeded once (`reuse`: an embedded Postgres kept
+ * The catalog is the `database` suite's (`seededCatalog` in bench/lib/harness.ts): seeded once (`reuse`: an embedded Postgres kept
  * in `.data/bench-database`, or `bench_leads_<scale>` on DATABASE_URL's server), shared_buffers 1GB.
  * Runs, their items and jobs are deleted after each timed run, and the bench account at the end.
  */
-import { serverSettings } from './env.ts';
 import os from 'node:os';
-import path from 'node:path';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Database, Sql } from '../../db/client.ts';
 import * as schema from '../../db/schema/index.ts';
-import type { Scale } from '../../db/seed/index.ts';
 import { loopbackConfig } from '../../src/config.ts';
-import { createCore, type Core } from '../../src/core.ts';
+import type { Core } from '../../src/core.ts';
+import { createCore } from '../../src/create-core.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createAccount, type Principal } from '../../src/accounts/accounts.ts';
 import { createAccountWrites } from '../../src/accounts/writes.ts';
@@ -65,21 +63,14 @@ import { planLeadSearch } from '../../src/tools/lead-scraper.ts';
 import { parseCity } from '../../src/tools/rental-hosts.ts';
 import { storeLeadsFilter, storeLeadsInput } from '../../src/tools/store-leads.ts';
 import type { Row } from '../../src/tools/types.ts';
-import { seededDatabase } from './database.ts';
-import { median, round } from './stats.ts';
+import { alternate, catalogHeading, measure, median, n, pad, progress, round, seededCatalog, serverSettings, type CatalogOptions, type DatabaseKind, type Suite } from './harness.ts';
+import type { Scale } from '../../db/seed/index.ts';
 
-export interface ToolsOptions {
-  /** Seed scale. Default `large`. */
-  scale?: Scale;
+export interface ToolsOptions extends CatalogOptions {
   /** Timed runs per variant (tool, runner, SQL), alternated. Default 5. */
   repetitions?: number;
   /** Case keys or tool names to run (default: all). */
   only?: string[];
-  /** Keep the seeded database (see bench/lib/database.ts); only the first run seeds. */
-  reuse?: boolean;
-  dataDir?: string;
-  /** shared_buffers of the embedded Postgres. Default 1GB; null keeps the server's setting. */
-  sharedBuffers?: string | null;
   /** Progress lines (stderr by default). */
   log?: (line: string) => void;
 }
@@ -120,7 +111,7 @@ export interface ToolFigures {
 
 export interface ToolsResult {
   date: string;
-  database: 'embedded' | 'DATABASE_URL';
+  database: DatabaseKind;
   postgres: string;
   settings: Record<string, string>;
   node: string;
@@ -841,12 +832,6 @@ const timing = (samples: number[]): Timing => ({
   samples: samples.map((s) => round(s, 1)),
 });
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const start = performance.now();
-  const value = await fn();
-  return { ms: performance.now() - start, value };
-}
-
 async function benchCase(core: Core, counting: Counting, principal: Principal, c: Case, repetitions: number, log: (line: string) => void): Promise<ToolFigures[]> {
   const sql = core.sql;
   // Verification (and warm-up): the run's rows and the baseline's are the same rows.
@@ -882,8 +867,8 @@ async function benchCase(core: Core, counting: Counting, principal: Principal, c
 
   // Timed: tool, runner, SQL (and the linked run's runner and SQL), alternating in rotating order.
   const samples: Record<'tool' | 'runner' | 'sql' | 'linked' | 'linkedRunner' | 'linkedSql', number[]> = { tool: [], runner: [], sql: [], linked: [], linkedRunner: [], linkedSql: [] };
-  const variants: (() => Promise<void>)[] = [
-    async () => {
+  const variants: Record<string, () => Promise<void>> = {
+    tool: async () => {
       await c.prepare?.(sql);
       const run = await startAndExecute(core, sql, principal, c);
       await removeRuns(sql, run.runs.map((r) => r.id));
@@ -891,109 +876,72 @@ async function benchCase(core: Core, counting: Counting, principal: Principal, c
       samples.tool.push(run.ms);
       if (run.linkedMs !== undefined) samples.linked.push(run.linkedMs);
     },
-    async () => {
+    runner: async () => {
       await c.prepare?.(sql);
-      const { ms, value } = await timed(() => runRunner(core.sources, core.db, principal.accountId, c.tool, main!.input));
+      const { ms, value } = await measure(() => runRunner(core.sources, core.db, principal.accountId, c.tool, main!.input));
       if (value.rows !== main!.item_count) throw new Error(`${c.key}: the runner produced ${value.rows} rows`);
       samples.runner.push(ms);
     },
-    async () => {
-      const { ms, value } = await timed(() => c.baseline(sql));
+    sql: async () => {
+      const { ms, value } = await measure(() => c.baseline(sql));
       if (value.length !== baseline.length) throw new Error(`${c.key}: the baseline returned ${value.length} rows, first ${baseline.length}`);
       samples.sql.push(ms);
     },
-  ];
-  if (c.linked) {
-    variants.push(
-      async () => {
-        const { ms, value } = await timed(() => runRunner(core.sources, core.db, principal.accountId, c.linked!.tool, linked!.input));
-        if (value.rows !== linked!.item_count) throw new Error(`${c.linked!.key}: the runner produced ${value.rows} rows`);
-        samples.linkedRunner.push(ms);
-      },
-      async () => {
-        const { ms, value } = await timed(() => c.linked!.baseline(sql));
-        if (value.length !== linkedBaseline.length) throw new Error(`${c.linked!.key}: the baseline returned ${value.length} rows`);
-        samples.linkedSql.push(ms);
-      },
-    );
-  }
-  for (let i = 0; i < repetitions; i++) {
-    for (let j = 0; j < variants.length; j++) await variants[(i + j) % variants.length]!();
-  }
-
-  const figures = (
-    key: string,
-    tool: string,
-    label: string,
-    rows: number,
-    comparedRows: number,
-    batches: number,
-    statements: ToolFigures['statements'],
-    t: number[],
-    r: number[],
-    s: number[],
-  ): ToolFigures => {
-    const toolTiming = timing(t);
-    const runnerTiming = timing(r);
-    const sqlTiming = timing(s);
-    return {
-      key,
-      tool,
-      label,
-      input: summarise(key === c.key ? c.input : {}),
-      rows,
-      compared: comparedRows,
-      batches,
-      statements,
-      service: toolTiming,
-      runner: runnerTiming,
-      sql: sqlTiming,
-      rowsPerSec: Math.round(rows / (median(t) / 1000)),
-      ratio: round(median(t) / median(s), 1),
-      runnerRatio: round(median(r) / median(s), 1),
-    };
   };
+  if (c.linked) {
+    variants.linkedRunner = async () => {
+      const { ms, value } = await measure(() => runRunner(core.sources, core.db, principal.accountId, c.linked!.tool, linked!.input));
+      if (value.rows !== linked!.item_count) throw new Error(`${c.linked!.key}: the runner produced ${value.rows} rows`);
+      samples.linkedRunner.push(ms);
+    };
+    variants.linkedSql = async () => {
+      const { ms, value } = await measure(() => c.linked!.baseline(sql));
+      if (value.length !== linkedBaseline.length) throw new Error(`${c.linked!.key}: the baseline returned ${value.length} rows`);
+      samples.linkedSql.push(ms);
+    };
+  }
+  await alternate(Object.keys(variants), repetitions, (key) => variants[key]!());
+
   const out = [
-    figures(
-      c.key,
-      c.tool,
-      c.label,
-      main!.item_count,
-      compared,
-      runner.batches,
-      { tool: countedRun.statements, runner: countedRunner.statements, sql: countedSql.statements },
-      samples.tool,
-      samples.runner,
-      samples.sql,
-    ),
+    figures({ ...c, rows: main!.item_count, compared, batches: runner.batches }, { tool: countedRun.statements, runner: countedRunner.statements, sql: countedSql.statements }, [samples.tool, samples.runner, samples.sql]),
   ];
   if (c.linked) {
-    out.push(
-      figures(
-        c.linked.key,
-        c.linked.tool,
-        c.linked.label,
-        linked!.item_count,
-        linkedCompared,
-        linkedRunner!.batches,
-        // The linked run is started with its parent: its statements are counted in the parent's.
-        { tool: 0, runner: countedLinkedRunner!.statements, sql: countedLinkedSql!.statements },
-        samples.linked,
-        samples.linkedRunner,
-        samples.linkedSql,
-      ),
-    );
+    // The linked run is started with its parent: its statements are counted in the parent's.
+    const statements = { tool: 0, runner: countedLinkedRunner!.statements, sql: countedLinkedSql!.statements };
+    out.push(figures({ ...c.linked, input: {}, rows: linked!.item_count, compared: linkedCompared, batches: linkedRunner!.batches }, statements, [samples.linked, samples.linkedRunner, samples.linkedSql]));
   }
   return out;
+}
+
+/** A case's (or its linked run's) figures from its samples: tool run, runner alone, SQL. */
+function figures(
+  part: Pick<ToolFigures, 'key' | 'tool' | 'label' | 'input' | 'rows' | 'compared' | 'batches'>,
+  statements: ToolFigures['statements'],
+  [t, r, s]: number[][],
+): ToolFigures {
+  return {
+    key: part.key,
+    tool: part.tool,
+    label: part.label,
+    input: summarise(part.input),
+    rows: part.rows,
+    compared: part.compared,
+    batches: part.batches,
+    statements,
+    service: timing(t!),
+    runner: timing(r!),
+    sql: timing(s!),
+    rowsPerSec: Math.round(part.rows / (median(t!) / 1000)),
+    ratio: round(median(t!) / median(s!), 1),
+    runnerRatio: round(median(r!) / median(s!), 1),
+  };
 }
 
 export async function benchTools(options: ToolsOptions = {}): Promise<ToolsResult> {
   const scale = options.scale ?? 'large';
   const repetitions = options.repetitions ?? 5;
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const dataDir = path.resolve(options.dataDir ?? '.data/bench-database');
-  const sharedBuffers = options.sharedBuffers === undefined ? '1GB' : (options.sharedBuffers ?? undefined);
-  const seeded = await seededDatabase({ scale, reuse: options.reuse ?? false, dataDir, sharedBuffers, log });
+  const log = options.log ?? progress;
+  const seeded = await seededCatalog({ ...options, scale }, log);
   let core: Core | undefined;
   let counting: Counting | undefined;
   let accountId: string | undefined;
@@ -1002,13 +950,13 @@ export async function benchTools(options: ToolsOptions = {}): Promise<ToolsResul
     core = await createCore(loopbackConfig(seeded.url, 0, { authCacheSecs: 3600 }), seeded.url, createLogger('silent'));
     if (!core.config.enforceLimits) throw new Error('the tools benchmark runs with enforceLimits on, as in production');
     const sql = core.sql;
-    // Statistics and the visibility map of every catalog table the tools read (seededDatabase did the lead tables).
+    // Statistics and the visibility map of every catalog table the tools read (seededCatalog did the lead tables).
     await sql`vacuum (analyze) local_business, local_business_review, store, home_service_pro, business_listing, commercial_property,
               real_estate_agent, rental_listing, rental_host, property, criminal_record, run, run_item, tool_cache`;
     const { version, settings } = await serverSettings(sql, ['shared_buffers', 'work_mem', 'synchronous_commit', 'max_parallel_workers_per_gather', 'jit']);
 
     const commits: number[] = [];
-    for (let i = 0; i < 20; i++) commits.push((await timed(() => sql.begin((tx) => tx`select txid_current()`))).ms);
+    for (let i = 0; i < 20; i++) commits.push((await measure(() => sql.begin((tx) => tx`select txid_current()`))).ms);
     const commitMs = round(median(commits), 1);
     const loadStart = round(os.loadavg()[0]!, 1);
 
@@ -1058,15 +1006,12 @@ export async function benchTools(options: ToolsOptions = {}): Promise<ToolsResul
 // ---------------------------------------------------------------------------------------------
 // The table
 
-const n = (value: number) => value.toLocaleString('en-US');
 const ms = (value: number) => (value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(1));
-const pad = (cells: (string | number)[], widths: number[]) =>
-  cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join('  ');
 
-export function formatTools(result: ToolsResult): string {
+function formatTools(result: ToolsResult): string {
   const w = [24, 7, 8, 8, 8, 8, 8, 7, 7, 14];
   const lines = [
-    `7. Catalog tools at ${result.scale} (${result.database} Postgres ${result.postgres}, node ${result.node}, ${result.cpus} CPUs${result.seedSeconds === null ? ', kept database' : `, seeded in ${result.seedSeconds} s`}; ${result.seconds} s)`,
+    `7. Catalog tools at ${result.scale} (${catalogHeading(result)}; ${result.seconds} s)`,
     `   ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}; one commit ${result.commitMs} ms; load average ${result.load.start} → ${result.load.end}`,
     `   tool = startRun → SUCCEEDED (${result.engine}); runner = the tool's runner alone; sql = the same rows selected directly;`,
     `   medians of ${result.options.repetitions} alternated runs after a verified warm-up; ms`,
@@ -1096,3 +1041,10 @@ export function formatTools(result: ToolsResult): string {
   for (const t of result.tools) lines.push(`   ${t.key}: ${t.label}${t.compared !== t.rows ? ` (${n(t.compared)} found rows compared)` : ''}`);
   return lines.join('\n');
 }
+
+export const tools: Suite<ToolsResult> = {
+  name: 'tools',
+  key: 'tools',
+  run: () => benchTools(),
+  format: formatTools,
+};

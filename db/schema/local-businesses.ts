@@ -4,13 +4,15 @@ import { catalogId, textList, tsvector } from './columns.ts';
 
 /**
  * A place's name as matched by enrichment: lower case, each run of characters other than a-z and 0-9
- * as one space, trimmed (`placeNameKey` in JavaScript). `b` is the table's alias in a query.
+ * as one space, trimmed (`placeNameKey`, src/catalog/local-businesses/enrich-lookup.ts). `b` is the
+ * table's alias in a query.
  */
 export const placeNameKeySql = (b = '') => `trim(regexp_replace(lower(${b}name), '[^a-z0-9]+', ' ', 'g'))`;
 
 /**
- * A place's website as a bare host: lower case, without scheme, "www.", port or path
- * (`normaliseDomain` in src/endpoints/enrichment.ts). `b` is the table's alias in a query.
+ * A place's website as a bare host: lower case, without scheme, "www.", port or path. The SQL twin of
+ * `bareHost` (src/shared/hosts.ts): the two keep the same rules, and an index (migration 0017) holds
+ * this expression. `b` is the table's alias in a query.
  */
 export const placeHostSql = (b = '') => `regexp_replace(regexp_replace(lower(btrim(${b}website)), '^([a-z]+://)?(www\\.)?', ''), '[/?#:].*$', '')`;
 

@@ -1,12 +1,18 @@
-import type { Plan } from '../../db/schema/accounts.ts';
-import type { Principal } from '../accounts/accounts.ts';
+import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
 import { AppError } from '../shared/errors.ts';
+
+/** An account as billing sees it: its plan and subscription (an authenticated principal is one). */
+export interface Subscriber {
+  accountId: string;
+  plan: Plan;
+  subscriptionStatus: SubscriptionStatus;
+}
 
 export const PLAN_PRICE_USD: Record<Plan, number> = { starter: 49, growth: 149, scale: 649 };
 const RANK: Record<Plan, number> = { starter: 0, growth: 1, scale: 2 };
 
 /** A higher plan includes every gate of a lower one; otherwise 403 `plan_required` naming the plan needed. */
-export function assertPlan(principal: Principal, required: Plan | undefined, what: string): void {
+export function assertPlan(principal: Pick<Subscriber, 'plan'>, required: Plan | undefined, what: string): void {
   if (!required || RANK[principal.plan] >= RANK[required]) return;
   throw new AppError(
     403,

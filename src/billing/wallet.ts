@@ -1,15 +1,16 @@
-import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
 import { ledgerTable, walletTable, type LedgerEntry, type Plan } from '../../db/schema/accounts.ts';
-import type { Principal } from '../accounts/accounts.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
 import { formatDollars, microsToNumber, usdToMicros } from './money.ts';
+import type { Subscriber } from './plans.ts';
 
 /**
  * Glossary: plan credits come with the subscription (`plan_grant`); purchased credits are bought
  * (`purchase`) and never expire. Spending takes purchased credits first. A run *holds* its estimated
  * cost at start (balances go down), and at the end the hold is *released* and the actual cost
- * *charged*, so the ledger always sums to the balances.
+ * *charged*, so the ledger always sums to the balances. The hold is taken by the statement that
+ * places the run (runs/queue.ts `holdAndPlace`), the same that decides whether it runs now.
  */
 export interface Balances {
   planMicros: bigint;
@@ -43,80 +44,6 @@ export async function grantPlanCredits(tx: Executor, accountId: string, micros: 
       set: { planMicros: sql`${walletTable.planMicros} + ${micros}`, updatedAt: new Date() },
     });
   if (micros !== 0n) await tx.insert(ledgerTable).values({ accountId, kind: 'plan_grant', planMicros: micros, note });
-}
-
-export interface HoldRequest {
-  accountId: string;
-  runId: string;
-  /** Micro-dollars to reserve; less is taken when the wallet holds less. */
-  wanted: bigint;
-  /** How far the hold may go below zero (the lead scraper's "balance plus 1 USD"). */
-  overdraftMicros: bigint;
-  /** RUNNING runs an account may have; a start beyond waits as READY. */
-  maxRunning: number;
-  /** Status message of a run that waits. */
-  waitingMessage: string;
-  /** The run's progress notification for each outcome (channel and payloads). */
-  notify: { channel: string; running: string; ready: string };
-  /** A call that adds the run's worker job; made only when the run is placed RUNNING. */
-  enqueue: SQL;
-}
-
-/**
- * Places a new run, in one statement: locks the account's wallet row, reserves up to `wanted`
- * (purchased credits first) with its ledger entry, decides RUNNING or READY from the active-run count
- * kept on that same row (read after the lock is granted, so concurrent starts and ends are all
- * seen), updates the run (inserted RUNNING by the caller, in the same transaction), adds its worker
- * job if it runs now (a waiting run gets one when a slot frees) and sends its notification. The wallet row is the only lock a start takes, and it is held from this statement
- * to the commit, nothing longer. The guard is in the UPDATE, so concurrent holds never overdraw.
- */
-export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balances & { queued: boolean }> {
-  const rows = (await tx.execute(sql`
-    with current as (
-      select plan_micros, purchased_micros, active_runs,
-        greatest(least(${h.wanted}::bigint, plan_micros + purchased_micros + ${h.overdraftMicros}::bigint), 0) as amount
-      from wallet where account_id = ${h.accountId} for update
-    ), decided as (
-      select amount, greatest(least(purchased_micros, amount), 0) as from_purchased, active_runs >= ${h.maxRunning} as queued from current
-    ), updated as (
-      update wallet w set
-        purchased_micros = w.purchased_micros - d.from_purchased,
-        plan_micros = w.plan_micros - (d.amount - d.from_purchased),
-        active_runs = w.active_runs + case when d.queued then 0 else 1 end,
-        updated_at = now()
-      from decided d
-      where w.account_id = ${h.accountId}
-      returning d.from_purchased, d.amount - d.from_purchased as from_plan, d.queued
-    ), entry as (
-      insert into ledger_entry (account_id, kind, run_id, plan_micros, purchased_micros, note)
-      select ${h.accountId}, 'hold', ${h.runId}, -from_plan, -from_purchased, 'reserved at start' from updated where from_plan + from_purchased > 0
-    ), placed as (
-      update run r set
-        status = case when u.queued then 'READY'::run_status else r.status end,
-        status_message = case when u.queued then ${h.waitingMessage} else r.status_message end,
-        started_at = case when u.queued then null else r.started_at end,
-        hold_purchased_micros = u.from_purchased,
-        hold_plan_micros = u.from_plan
-      from updated u
-      where r.id = ${h.runId}
-      returning r.id
-    ), job as (
-      select ${h.enqueue} from updated where not queued
-    )
-    select u.from_purchased::text as purchased, u.from_plan::text as plan, u.queued,
-      pg_notify(${h.notify.channel}, case when u.queued then ${h.notify.ready} else ${h.notify.running} end) as notified,
-      (select count(*)::int from placed) as placed,
-      (select count(*)::int from job) as enqueued
-    from updated u`)) as unknown as { purchased: string; plan: string; queued: boolean; placed: number; enqueued: number }[];
-  const row = rows[0];
-  if (!row || row.placed !== 1) throw new Error(`account ${h.accountId} has no wallet, or run ${h.runId} was not inserted first`);
-  if (row.enqueued !== (row.queued ? 0 : 1)) throw new Error(`run ${h.runId}: its job was not added`);
-  return { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan), queued: row.queued };
-}
-
-/** One active run fewer (it ended), in the caller's transaction; never below zero. */
-export async function releaseRunSlot(tx: Executor, accountId: string) {
-  await tx.execute(sql`update wallet set active_runs = greatest(active_runs - 1, 0) where account_id = ${accountId}`);
 }
 
 /**
@@ -176,7 +103,7 @@ export function parsePurchaseAmount(raw: unknown): number {
  * yet: the purchase is recorded in the ledger. Checks the purchase without touching the database (400
  * for the amount, 403 for the subscription) and returns its write, for the caller's transaction.
  */
-export function prepareCreditPurchase(principal: Principal, rawAmount: unknown): (tx: Executor) => Promise<PurchaseResult> {
+export function prepareCreditPurchase(principal: Subscriber, rawAmount: unknown): (tx: Executor) => Promise<PurchaseResult> {
   const original = parsePurchaseAmount(rawAmount);
   if (principal.subscriptionStatus !== 'ACTIVE') {
     throw new AppError(403, 'subscription_inactive', `Buying credits needs an active subscription; this account's subscription is ${principal.subscriptionStatus}.`);
@@ -185,7 +112,7 @@ export function prepareCreditPurchase(principal: Principal, rawAmount: unknown):
 }
 
 /** Writes a checked purchase of `original` USD: the balance, the ledger entry, the answer. */
-async function recordPurchase(tx: Executor, principal: Principal, original: number): Promise<PurchaseResult> {
+async function recordPurchase(tx: Executor, principal: Subscriber, original: number): Promise<PurchaseResult> {
   const amount = ADJUSTED_AMOUNTS[String(original)] ?? original;
   const wasAdjusted = amount !== original;
   const bonusPercent = PURCHASE_BONUS_PERCENT[principal.plan];

@@ -121,7 +121,7 @@ program
   .command('worker')
   .description('run a standalone worker process (the gateway also runs one unless LEADGATE_INLINE_WORKER=false)')
   .action(async () => {
-    const { createCore } = await import('../core.ts');
+    const { createCore } = await import('../create-core.ts');
     const { startWorker } = await import('../../workers/index.ts');
     const database = await openDatabase(config, logger);
     const core = await createCore(config, database.url, createLogger(config.logLevel));

@@ -1,13 +1,13 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
-import { enrichmentAnswer, normaliseDomain, parseEnrichRequest, textField, type EnrichResult } from './enrichment.ts';
+import { enrichmentAnswer, parseEnrichRequest, textField, type EnrichResult } from './enrichment.ts';
 import { assertPlan } from '../billing/plans.ts';
-import { companyOf, lookUpLeads, personOf } from '../catalog/leads/enrich-lookup.ts';
+import { companyOf, lookUpLeads, MATCH_KEYS, personOf, type Keys, type MatchKey } from '../catalog/leads/enrich-lookup.ts';
 import { normaliseSocialUrl } from '../catalog/leads/query.ts';
 import { assignLeadRecord } from '../catalog/leads/lead-record.ts';
+import { bareHost } from '../shared/hosts.ts';
 
-const MATCH_KEYS = ['email', 'social', 'mobile', 'domain'] as const;
-export type MatchKey = (typeof MATCH_KEYS)[number];
+export type { Keys, MatchKey };
 
 /** Input columns callers use for the same thing. */
 const ALIASES: Record<MatchKey, string[]> = {
@@ -16,14 +16,6 @@ const ALIASES: Record<MatchKey, string[]> = {
   mobile: ['mobile', 'mobile_phone', 'phone'],
   domain: ['domain', 'company_domain', 'website', 'company_website'],
 };
-
-/** A row's normalised match keys. */
-export interface Keys {
-  email?: string;
-  social?: string;
-  mobile?: string;
-  domain?: string;
-}
 
 const lastTen = (phone: string) => phone.replace(/\D/g, '').slice(-10);
 
@@ -37,7 +29,7 @@ function keysOf(row: Record<string, unknown>): Keys {
   const digits = mobile && lastTen(mobile);
   if (digits && digits.length === 10) keys.mobile = digits;
   const domain = textField(row, ...ALIASES.domain);
-  const host = domain && normaliseDomain(domain);
+  const host = domain && bareHost(domain);
   if (host && host.includes('.')) keys.domain = host;
   return keys;
 }
@@ -48,7 +40,7 @@ const noKeys = (k: Keys) => k.email === undefined && k.social === undefined && k
  * POST /api/v1/enrich (growth plan and up). Match priority: email, social profile URL, mobile (last
  * 10 digits, country codes ignored), company domain (its most senior person). Matches count against
  * the daily allowance of 100,000; a preview (match count and a sample) does not. All rows are looked up
- * together, in at most five queries (enrich-lookup.ts).
+ * together, in at most five queries (catalog/leads/enrich-lookup.ts).
  */
 export async function enrichLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown): Promise<EnrichResult<MatchKey>> {
   assertPlan(principal, 'growth', 'Lead enrichment');

@@ -3,8 +3,8 @@ import { takeAllowance } from '../billing/allowances.ts';
 import { ValidationError } from '../shared/errors.ts';
 
 /**
- * What the two enrichment tools (lead enrichment, leads/enrich.ts; local-business enrichment,
- * places/enrich.ts) share: reading and checking the request, the caller's rows copied into the answer,
+ * What the two enrichment endpoints (lead enrichment, enrich-leads.ts; local-business enrichment,
+ * enrich-local-businesses.ts) share: reading and checking the request, the caller's rows copied into the answer,
  * and the answer itself with the daily allowance taken.
  */
 
@@ -21,9 +21,6 @@ export function textField(row: Record<string, unknown>, ...names: string[]): str
   }
   return undefined;
 }
-
-/** A website or domain as a bare host: lower case, without scheme, "www.", port or path (placeHostSql in SQL). */
-export const normaliseDomain = (value: string) => value.trim().toLowerCase().replace(/^[a-z]+:\/\//, '').replace(/^www\./, '').replace(/[/?#:].*$/, '');
 
 /**
  * Reads `{rows, preview}`: 1 to 1,000 rows (400 otherwise) and each object row's keys (`keysOfRow`);

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
-import { likePattern, searchCatalogPage } from './search.ts';
-import { ValidationError } from '../shared/errors.ts';
-import { stateAbbreviation } from '../shared/geo.ts';
+import { catalogRecord, databaseSearch, NARROW_CATALOG_SEARCH, pageRequest } from './search.ts';
 import { param, pagingParams, parseParams } from '../shared/params.ts';
 import { assertPlan } from '../billing/plans.ts';
+import { findLocalBusinesses } from '../catalog/local-businesses/search.ts';
 
 export const localBusinessSearchParams = z
   .object({
@@ -34,33 +33,7 @@ export const localBusinessSearchParams = z
 export async function searchLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, raw: unknown) {
   assertPlan(principal, 'growth', 'The local business database API');
   const p = parseParams(localBusinessSearchParams, raw);
-  if (p.page !== undefined && p.after !== undefined) throw new ValidationError([{ path: 'after', message: 'use page or after, not both' }]);
-  const lower = (v: string[]) => v.map((x) => x.toLowerCase());
-  const { records, ...rest } = await searchCatalogPage<Record<string, unknown> & { id: string }>(
-    core,
-    principal,
-    p,
-    {
-      select: (sql) => sql`select x.id::text as id, x.place_id, x.name, x.category, x.street, x.city, x.state, x.postal_code, x.country_code, x.lat, x.lng, x.phone, x.website, x.emails, x.rating, x.review_count, x.opening_hours, x.contact_name`,
-      from: (sql) => sql`from local_business x`,
-      where: (sql) => [
-        ...(p.keyword ? [sql`x.search_text @@ plainto_tsquery('english', ${p.keyword})`] : []),
-        ...(p.category ? [sql`lower(x.category) = any(${lower(p.category)})`] : []),
-        ...(p.name ? [sql`x.name ilike ${likePattern(p.name)}`] : []),
-        ...(p.city ? [sql`lower(x.city) = any(${lower(p.city)})`] : []),
-        ...(p.state ? [sql`lower(x.state) = any(${lower(p.state.map((s) => stateAbbreviation(s) ?? s))})`] : []),
-        ...(p.postalCode ? [sql`x.postal_code = any(${p.postalCode})`] : []),
-        ...(p.countryCode ? [sql`upper(x.country_code) = any(${p.countryCode.map((c) => c.toUpperCase())})`] : []),
-        ...(p.minRating !== undefined ? [sql`x.rating >= ${p.minRating}`] : []),
-        ...(p.maxRating !== undefined ? [sql`x.rating <= ${p.maxRating}`] : []),
-        ...(p.minReviews !== undefined ? [sql`x.review_count >= ${p.minReviews}`] : []),
-        ...(p.maxReviews !== undefined ? [sql`x.review_count <= ${p.maxReviews}`] : []),
-        ...(p.hasPhone ? [sql`x.phone is not null`] : []),
-        ...(p.hasWebsite ? [sql`x.website is not null`] : []),
-        ...(p.hasEmail ? [sql`cardinality(x.emails) > 0`] : []),
-      ],
-    },
-    (row) => Object.fromEntries(Object.entries({ ...row, id: Number(row.id) }).filter(([, v]) => v !== null)),
-  );
-  return { businesses: records, ...rest };
+  const request = pageRequest(p);
+  const { rows, ...rest } = await databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql) => findLocalBusinesses(sql, p, request));
+  return { businesses: rows.map(catalogRecord), ...rest };
 }

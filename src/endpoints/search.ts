@@ -1,71 +1,108 @@
-import type { PendingQuery, Row } from 'postgres';
 import type { Sql } from '../../db/client.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { takeAllowance } from '../billing/allowances.ts';
-import { AppError } from '../shared/errors.ts';
+import { AppError, ValidationError } from '../shared/errors.ts';
+import type { FoundPage, PageWindow } from '../catalog/sql.ts';
 
-export type Fragment = PendingQuery<Row[]>;
+/*
+ * What the three database APIs (lead-search.ts, local-business-search.ts, store-search.ts) share:
+ * paging by page/limit or by cursor, the statement timeout (503 query_timeout), the daily database
+ * allowance and the pagination of the answer. The queries themselves live in src/catalog.
+ */
 
-export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-export function and(sql: Sql, conditions: Fragment[]): Fragment {
-  return conditions.length === 0 ? sql`true` : conditions.slice(1).reduce((acc, part) => sql`${acc} and ${part}`, conditions[0]!);
-}
-
+/** The paging parameters of a database API request (pagingParams in shared/params.ts). */
 export interface Paging {
   page?: number;
   limit?: number;
   after?: string;
 }
 
-export interface CatalogQuery {
-  /** `select … from <table> x` with the columns to return; rows are ordered by x.id. */
-  select: (sql: Sql) => Fragment;
-  from: (sql: Sql) => Fragment;
-  where: (sql: Sql) => Fragment[];
+/** Which page a request asks for; `page` is null when it pages by cursor. */
+export interface PageRequest extends PageWindow {
+  page: number | null;
 }
 
 /**
- * One page of a catalog table in id order, by page/limit or by cursor (`after`: 0 first, then
- * `next_after`), with the size of the whole search. Every record returned counts against today's
- * database allowance (the last page of a day may be cut short).
+ * The page a request asks for: `page` (from 1) of `limit` records (50 unless given), or the records
+ * after a cursor (`after`: 0 first, then the answer's `next_after`). 400 `validation_failed` when a
+ * request sends both page and after.
  */
-export async function searchCatalogPage<R extends { id: string | number }>(
-  core: Pick<Core, 'sql' | 'config' | 'clock'>,
-  principal: Principal,
-  paging: Paging,
-  query: CatalogQuery,
-  record: (row: R) => Record<string, unknown>,
-) {
+export function pageRequest(paging: Paging): PageRequest {
+  if (paging.page !== undefined && paging.after !== undefined) throw new ValidationError([{ path: 'after', message: 'use page or after, not both' }]);
   const limit = paging.limit ?? 50;
   const page = paging.after === undefined ? (paging.page ?? 1) : null;
+  return { page, limit, offset: page ? (page - 1) * limit : 0, afterId: paging.after === undefined ? undefined : BigInt(paging.after) };
+}
+
+export interface Pagination {
+  page: number | null;
+  limit: number;
+  total: number;
+  next_after: string | null;
+  has_more: boolean;
+}
+
+/** How to narrow a local-business or store search that took too long (503 query_timeout). */
+export const NARROW_CATALOG_SEARCH = 'Narrow it (add a location, a category or bounds) and retry.';
+
+/** A catalog row as the local-business and store APIs answer it: the id as a number, missing fields left out. */
+export const catalogRecord = (row: { id: string | number } & Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries({ ...row, id: Number(row.id) }).filter(([, v]) => v !== null));
+
+/** What the account is granted of a page: the records it keeps, and the allowance left today. */
+export interface Delivery<R> {
+  rows: R[];
+  remaining: number;
+}
+
+/** Takes `count` records from the account's database allowance for today. */
+export type TakeAllowance = (count: number) => Promise<{ granted: number; remaining: number }>;
+
+/** Every record of the page counts against the allowance; the last page of a day may be cut short. */
+export async function deliverAll<R>(_sql: Sql, rows: R[], take: TakeAllowance): Promise<Delivery<R>> {
+  const allowance = await take(rows.length);
+  return { rows: rows.slice(0, allowance.granted), remaining: allowance.remaining };
+}
+
+/**
+ * A database API search in one transaction: `find` runs under the statement timeout (a search that
+ * takes longer answers 503 `query_timeout`, its message ending with `narrow`: how to narrow it) and
+ * returns one row more than the limit when more follow; `deliver` then decides what the daily database
+ * allowance grants of the page (deliverAll unless given). `next_after` is the last record's id when
+ * more follow or the allowance cut the page.
+ */
+export async function databaseSearch<R extends { id: string | number }>(
+  core: Pick<Core, 'sql' | 'config' | 'clock'>,
+  principal: Principal,
+  request: PageRequest,
+  narrow: string,
+  find: (sql: Sql) => PromiseLike<FoundPage<R>>,
+  deliver: (sql: Sql, rows: R[], take: TakeAllowance) => Promise<Delivery<R>> = deliverAll,
+): Promise<{ rows: R[]; pagination: Pagination; daily_allowance: { remaining: number } }> {
+  const { limit, page } = request;
   return core.sql.begin(async (tx) => {
     const sql = tx as unknown as Sql;
-    await sql`select set_config('statement_timeout', ${String(core.config.leadQueryTimeoutMs)}, true)`;
-    const where = and(sql, query.where(sql));
-    const keyset = paging.after !== undefined ? sql`and x.id > ${paging.after}::bigint` : sql``;
-    let rows: R[];
-    let total: number;
+    // The timeout is sent first and the search right behind it, without waiting for its answer (pipelined).
+    const timeout = sql`select set_config('statement_timeout', ${String(core.config.leadQueryTimeoutMs)}, true)`.execute();
+    let found: FoundPage<R>;
     try {
-      rows = (await sql`${query.select(sql)} ${query.from(sql)} where ${where} ${keyset} order by x.id limit ${limit + 1} offset ${page ? (page - 1) * limit : 0}`) as unknown as R[];
-      total = ((await sql`select count(*)::int as n ${query.from(sql)} where ${where}`) as unknown as { n: number }[])[0]!.n;
+      [, found] = await Promise.all([timeout, find(sql)]);
     } catch (err) {
       if ((err as { code?: string }).code === '57014') {
-        throw new AppError(503, 'query_timeout', `The search took longer than ${core.config.leadQueryTimeoutMs / 1000} s. Narrow it (add a location, a category or bounds) and retry.`);
+        throw new AppError(503, 'query_timeout', `The search took longer than ${core.config.leadQueryTimeoutMs / 1000} s. ${narrow}`);
       }
       throw err;
     }
-    const hasMore = rows.length > limit;
-    rows = rows.slice(0, limit);
-    const allowance = await takeAllowance(sql, principal.accountId, 'database', rows.length, core.config.dailyDatabaseRecords, core.clock());
-    const cut = rows.length - allowance.granted;
-    rows = rows.slice(0, allowance.granted);
-    const last = rows.at(-1);
+    const hasMore = found.rows.length > limit;
+    const candidates = found.rows.slice(0, limit);
+    const take: TakeAllowance = (count) => takeAllowance(sql, principal.accountId, 'database', count, core.config.dailyDatabaseRecords, core.clock());
+    const delivered = await deliver(sql, candidates, take);
+    const more = hasMore || delivered.rows.length < candidates.length;
+    const last = delivered.rows.at(-1);
     return {
-      records: rows.map(record),
-      pagination: { page, limit, total, next_after: (hasMore || cut > 0) && last ? String(last.id) : null, has_more: hasMore || cut > 0 },
-      daily_allowance: { remaining: allowance.remaining },
+      rows: delivered.rows,
+      pagination: { page, limit, total: found.total, next_after: more && last ? String(last.id) : null, has_more: more },
+      daily_allowance: { remaining: delivered.remaining },
     };
   });
 }

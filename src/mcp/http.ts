@@ -1,7 +1,7 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Core } from '../core.ts';
-import { applyRateLimit } from '../http/rate-limit.ts';
+import { admit } from '../http/pipeline.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { AppError } from '../shared/errors.ts';
 import { inProcessBackend } from './in-process.ts';
@@ -20,15 +20,12 @@ export const MCP_PATH = '/mcp';
  */
 export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) {
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<Principal> => {
-    let principal: Principal;
     try {
-      principal = await core.auth.authenticate(request.headers.authorization);
+      return await admit(core, request.headers.authorization, (headers) => reply.headers(headers));
     } catch (err) {
       if (err instanceof AppError && err.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="leadgate"');
       throw err;
     }
-    await applyRateLimit(core, principal, reply);
-    return principal;
   };
 
   app.post(MCP_PATH, async (request, reply) => {

@@ -1,13 +1,11 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { assertDownloadable } from '../runs/exports.ts';
-import { enrichLeads } from '../endpoints/enrich-leads.ts';
-import { leadSearchBody, searchLeads } from '../endpoints/lead-search.ts';
-import { enrichLocalBusinesses } from '../endpoints/enrich-local-businesses.ts';
 import { cancelRun, runStatus } from '../runs/control.ts';
-import { restRunView } from '../runs/view.ts';
 import { getRun, listRunItems, startResponse, startRun } from '../runs/runs.ts';
-import { getBalances, walletView } from '../billing/wallet.ts';
+import { respondOf } from '../endpoints/define.ts';
+import { callEndpoint } from '../http/pipeline.ts';
+import { restRunView } from '../http/views.ts';
 import type { McpBackend } from './tools.ts';
 
 /** The services themselves, for the caller's account (the remote MCP server in the gateway). */
@@ -26,11 +24,9 @@ export function inProcessBackend(core: Core, principal: Principal): McpBackend {
       return listRunItems(core.db, run.id, { offset, limit });
     },
     cancelRun: async (runId) => restRunView(publicUrl, await cancelRun(core, principal, runId)),
-    async queryLeads(params) {
-      return leadSearchBody(await searchLeads(core, principal, params));
+    async call(endpoint, args) {
+      const { body } = await callEndpoint(core, principal, endpoint, args, { shape: (result) => respondOf(endpoint, result) });
+      return { ...(body as Record<string, unknown>) };
     },
-    wallet: async () => ({ wallet: walletView(await getBalances(core.db, principal.accountId)) }),
-    enrichLeads: async (body) => ({ ...(await enrichLeads(core, principal, body)) }),
-    enrichLocalBusinesses: async (body) => ({ ...(await enrichLocalBusinesses(core, principal, body)) }),
   };
 }

@@ -89,9 +89,7 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
       }
     },
     cancelRun: (runId) => json('POST', `/api/v1/scrape/cancel/${run(runId)}`),
-    queryLeads: (params) => json('POST', '/api/v1/database/leads', params),
-    wallet: () => json('GET', '/api/v1/wallet'),
-    enrichLeads: (body) => json('POST', '/api/v1/enrich', body),
-    enrichLocalBusinesses: (body) => json('POST', '/api/v1/enrich/local-businesses', body),
+    // A declared endpoint's REST route: its POST with the arguments as the body, or its GET.
+    call: (endpoint, args) => (endpoint.rest.methods.includes('post') ? json('POST', endpoint.rest.path, args) : json('GET', endpoint.rest.path)),
   };
 }

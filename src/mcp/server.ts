@@ -3,6 +3,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import packageJson from '../../package.json' with { type: 'json' };
 import type { Logger } from '../logger.ts';
 import { AppError } from '../shared/errors.ts';
+import { errorBody } from '../http/errors.ts';
 import { MCP_INSTRUCTIONS, MCP_TOOLS, type McpBackend } from './tools.ts';
 
 const byName = new Map(MCP_TOOLS.map((tool) => [tool.name, tool]));
@@ -10,13 +11,8 @@ const listing = MCP_TOOLS.map(({ name, title, description, inputSchema, annotati
 
 /** A REST error body as an MCP tool error: the same code, message and details. */
 function toolError(err: unknown, logger: Pick<Logger, 'error'>): CallToolResult {
-  let body: Record<string, unknown>;
-  if (err instanceof AppError) {
-    body = err.toBody();
-  } else {
-    logger.error({ err }, 'MCP tool call failed');
-    body = { error: { code: 'internal_error', message: 'Something went wrong on our side; the error was logged.' } };
-  }
+  if (!(err instanceof AppError)) logger.error({ err }, 'MCP tool call failed');
+  const body = errorBody(err);
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body };
 }
 

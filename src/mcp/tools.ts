@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { fromZodError } from '../shared/errors.ts';
-import { leadSearchParams } from '../catalog/leads/params.ts';
+import { loadConfig } from '../config.ts';
+import { PLAN_PRICE_USD } from '../billing/plans.ts';
+import type { EndpointDefinition } from '../endpoints/define.ts';
+import { ENDPOINTS } from '../endpoints/index.ts';
 import { TOOLS } from '../tools/index.ts';
 import type { Row, ToolDefinition } from '../tools/types.ts';
-import { enrichLeadsRequest, enrichLocalBusinessesRequest } from '../rest/schemas.ts';
 
 /**
  * What the MCP tools need from leadgate. The remote server (/mcp) calls the services in-process for
@@ -18,10 +20,8 @@ export interface McpBackend {
   /** Up to `limit` result rows from `offset`, refused like the download route (unfinished, expired, unknown). */
   runRows(runId: string, offset: number, limit: number, signal?: AbortSignal): Promise<Row[]>;
   cancelRun(runId: string): Promise<Record<string, unknown>>;
-  queryLeads(params: Record<string, unknown>): Promise<Record<string, unknown>>;
-  wallet(): Promise<Record<string, unknown>>;
-  enrichLeads(body: Record<string, unknown>): Promise<Record<string, unknown>>;
-  enrichLocalBusinesses(body: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Calls a declared endpoint with the tool's arguments: its REST answer. */
+  call(endpoint: EndpointDefinition, args: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
 type JsonSchema = { type: 'object'; properties?: Record<string, Record<string, unknown>>; required?: string[]; [key: string]: unknown };
@@ -127,6 +127,35 @@ const downloadResultsInput = z
 const cancelRunInput = z.object({ runId: runIdArg }).strict();
 const noInput = z.object({}).strict();
 
+/** "included with the growth plan (149 USD/month) or higher": the top plan has nothing higher. */
+const planText = (plan: keyof typeof PLAN_PRICE_USD) => `the ${plan} plan (${PLAN_PRICE_USD[plan]} USD/month)${plan === 'scale' ? '' : ' or higher'}`;
+const ALLOWANCE_UNIT = { database: 'records', enrichment: 'matches' } as const;
+
+/**
+ * The MCP tool of a declared endpoint: its description, price (the plan gate) and limits (the daily
+ * allowance as configured by default) are generated from the declaration; it answers what REST does.
+ */
+function endpointTool(endpoint: EndpointDefinition, allowances = loadConfig({})): McpTool {
+  const mcp = endpoint.mcp!;
+  const daily = endpoint.allowance
+    ? `${(endpoint.allowance === 'database' ? allowances.dailyDatabaseRecords : allowances.dailyEnrichmentMatches).toLocaleString('en-US')} ${ALLOWANCE_UNIT[endpoint.allowance]} per UTC day`
+    : undefined;
+  const limits = mcp.limits ? [mcp.limits.perCall, daily, mcp.limits.besides].filter(Boolean).join('; ') : undefined;
+  const price = endpoint.plan ? `Price: included with ${planText(endpoint.plan)}.` : undefined;
+  const args = mcp.args ?? (endpoint.request ? undefined : noInput);
+  return {
+    name: mcp.tool,
+    title: mcp.title,
+    description: [...mcp.description, ...(price || limits ? [[price, limits ? `Limits: ${limits}.` : undefined].filter(Boolean).join(' ')] : []), ...(mcp.notes ?? [])].join('\n'),
+    inputSchema: inputSchemaOf(args ?? endpoint.request!),
+    annotations: mcp.annotations,
+    call: (backend, raw) => {
+      if (args) parseArgs(args, raw);
+      return backend.call(endpoint, raw);
+    },
+  };
+}
+
 /** Rows from `offset` that fit in one answer, and where the next answer starts (null after the last row). */
 async function pageOfRows(backend: McpBackend, args: z.output<typeof downloadResultsInput>, signal: AbortSignal) {
   const { runId, offset, limit } = args;
@@ -184,20 +213,6 @@ const EXTRA_TOOLS: McpTool[] = [
     call: (backend, args, signal) => pageOfRows(backend, parseArgs(downloadResultsInput, args), signal),
   },
   {
-    name: 'query_lead_database',
-    title: 'Query the lead database',
-    description: [
-      'Search the lead database: people with their company (title, seniority, department, email, phone, company industry, size, revenue, location, keywords, technologies).',
-      'Price: included with the growth plan (149 USD/month) or higher. Limits: limit at most 100 records per call (default 50); 100,000 records per UTC day; leads the account already received do not count again.',
-      'Filters combine with AND; list parameters take arrays. Page with page (from 1), or with after: 0 first, then pagination.next_after until it is null.',
-      'A saved people-search url (older format, array parameters ending in []) may form the search; other filters override its matching ones, and search_translation reports what was applied.',
-      'Every lead returned is saved to the account; excludeDelivered leaves out leads already received.',
-    ].join('\n'),
-    inputSchema: inputSchemaOf(leadSearchParams),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    call: (backend, args) => backend.queryLeads(args),
-  },
-  {
     name: 'cancel_run',
     title: 'Cancel a run',
     description:
@@ -206,46 +221,14 @@ const EXTRA_TOOLS: McpTool[] = [
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     call: (backend, args) => backend.cancelRun(parseArgs(cancelRunInput, args).runId),
   },
-  {
-    name: 'get_wallet',
-    title: 'Wallet',
-    description:
-      'Balances in USD (decimal strings): plan credits (balance_dollars), purchased credits (purchased_credits_dollars, spent first, never expire) and their total. Runs hold their estimated cost at start and are billed on actual results.',
-    inputSchema: inputSchemaOf(noInput),
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    call: (backend, args) => {
-      parseArgs(noInput, args);
-      return backend.wallet();
-    },
-  },
-  {
-    name: 'enrich_leads',
-    title: 'Enrich leads',
-    description: [
-      'Match rows against the lead database and append the person and company found (email, phone, title, company data).',
-      'Match priority: email, social profile URL, mobile (last 10 digits), company domain (its most senior person).',
-      'Price: included with the growth plan (149 USD/month) or higher. Limits: rows up to 1,000 per call; 100,000 matches per UTC day; preview: true answers the match count and a sample without counting.',
-    ].join('\n'),
-    inputSchema: inputSchemaOf(enrichLeadsRequest),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    call: (backend, args) => backend.enrichLeads(args),
-  },
-  {
-    name: 'enrich_local_businesses',
-    title: 'Enrich local businesses',
-    description: [
-      'Match rows against the local business database and append phone, website, emails, address, category, rating, reviews and contact person.',
-      'Match priority: phone (tried as US and Canadian without country), then name with city or postal code, then website.',
-      'Price: included with the scale plan (649 USD/month). Limits: rows up to 1,000 per call; 100,000 matches per UTC day; preview: true answers the match count and a sample without counting.',
-    ].join('\n'),
-    inputSchema: inputSchemaOf(enrichLocalBusinessesRequest),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    call: (backend, args) => backend.enrichLocalBusinesses(args),
-  },
 ];
 
-/** Every MCP tool: the registry's tools, then the run, database, account and enrichment tools. */
-export const MCP_TOOLS: readonly McpTool[] = [...TOOLS.filter((t) => !t.linkedOnly).map(registryTool), ...EXTRA_TOOLS];
+/** Every MCP tool: the registry's tools, the run tools, then the declared endpoints that have one (database, account, enrichment). */
+export const MCP_TOOLS: readonly McpTool[] = [
+  ...TOOLS.filter((t) => !t.linkedOnly).map(registryTool),
+  ...EXTRA_TOOLS,
+  ...(ENDPOINTS as readonly EndpointDefinition[]).filter((e) => e.mcp).map((e) => endpointTool(e)),
+];
 
 /** How an agent uses the tools, sent at initialisation. */
 export const MCP_INSTRUCTIONS = [

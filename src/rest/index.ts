@@ -3,19 +3,11 @@ import { z } from 'zod';
 import type { Transaction } from '../../db/client.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
-import { AppError, fromZodError, ValidationError } from '../shared/errors.ts';
+import { AppError, fromZodError } from '../shared/errors.ts';
 import { assertDownloadable, downloadParams, exportRun } from '../runs/exports.ts';
-import { withIdempotency } from '../accounts/idempotency.ts';
-import { leadScraperStatus } from '../endpoints/apollo-status.ts';
-import { getBalances, prepareCreditPurchase, walletView } from '../billing/wallet.ts';
-import { applyRateLimit } from '../http/rate-limit.ts';
-import { webhookRoutes } from './webhooks.ts';
-import { leadSearchBody, searchLeads } from '../endpoints/lead-search.ts';
-import { enrichLeads } from '../endpoints/enrich-leads.ts';
-import { enrichLocalBusinesses } from '../endpoints/enrich-local-businesses.ts';
-import { searchLocalBusinesses } from '../endpoints/local-business-search.ts';
-import { searchStores } from '../endpoints/store-search.ts';
-import { restRunView, snapshotOf } from '../runs/view.ts';
+import { admit, idempotent as idempotentWrite } from '../http/pipeline.ts';
+import { endpointRoutes } from './endpoints.ts';
+import { restRunView } from '../http/views.ts';
 import { getRun, prepareStart, startResponse } from '../runs/runs.ts';
 import { cancelRun, MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../runs/control.ts';
 import { param, parseParams } from '../shared/params.ts';
@@ -54,24 +46,13 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     if (query >= 0 && Buffer.byteLength(request.url) - query - 1 > MAX_QUERY_STRING_BYTES) {
       throw new AppError(414, 'query_string_too_long', 'The query string is over 16 KB. Send the same parameters as a JSON body with POST to the same path.');
     }
-    request.principal = await core.auth.authenticate(request.headers.authorization);
-    await applyRateLimit(core, request.principal, reply);
+    request.principal = await admit(core, request.headers.authorization, (headers) => reply.headers(headers));
   });
 
   /** A POST that honours Idempotency-Key: `prepare` checks the request and returns its write (see withIdempotency). */
   const idempotent = async (request: FastifyRequest, reply: FastifyReply, prepare: () => (tx: Transaction) => Promise<unknown>) => {
     const key = request.headers['idempotency-key'];
-    const result = await withIdempotency(
-      core.accountWrites,
-      request.principal.accountId,
-      Array.isArray(key) ? key[0] : key,
-      `POST ${request.routeOptions.url}`,
-      request.body ?? null,
-      () => {
-        const write = prepare();
-        return async (tx) => ({ status: 200, body: await write(tx) });
-      },
-    );
+    const result = await idempotentWrite(core, request.principal, Array.isArray(key) ? key[0] : key, `POST ${request.routeOptions.url}`, request.body ?? null, prepare);
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');
     return reply.status(result.status).send(result.body);
   };
@@ -92,8 +73,6 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     const { waitForFinish } = parseParams(statusParams, request.query);
     return restRunView(core.config.publicUrl, await runStatus(core, request.principal, request.params.runId, waitForFinish, waitForFinish ? closedSignal(reply) : undefined));
   });
-
-  await app.register(webhookRoutes, { core });
 
   app.post<RunParams>('/api/v1/scrape/cancel/:runId', async (request) =>
     restRunView(core.config.publicUrl, await cancelRun(core, request.principal, request.params.runId)),
@@ -135,38 +114,6 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     return reply.header('content-type', file.contentType).send(file.body);
   });
 
-  // Account routes.
-  app.get('/api/v1/wallet', async (request) => ({ wallet: walletView(await getBalances(core.db, request.principal.accountId)) }));
-
-  app.post('/api/v1/buy-credits', (request, reply) =>
-    idempotent(request, reply, () => {
-      const body = request.body;
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-        throw new ValidationError([{ path: '', message: 'the request body must be a JSON object such as {"amount": 100}' }]);
-      }
-      return prepareCreditPurchase(request.principal, (body as { amount?: unknown }).amount);
-    }),
-  );
-
-  app.get('/api/v1/apollo-status', async () => leadScraperStatus(core.config, core.clock()));
-
-  // Database APIs: GET with query parameters, or POST with the same parameters as JSON.
-  app.get('/api/v1/database/leads', async (request) => leadSearchBody(await searchLeads(core, request.principal, request.query)));
-  app.post('/api/v1/database/leads', async (request) => leadSearchBody(await searchLeads(core, request.principal, request.body ?? {})));
-
-  app.get('/api/v1/database/local-businesses', async (request) => searchLocalBusinesses(core, request.principal, request.query));
-  app.post('/api/v1/database/local-businesses', async (request) => searchLocalBusinesses(core, request.principal, request.body ?? {}));
-  app.get('/api/v1/database/stores', async (request) => searchStores(core, request.principal, request.query));
-  app.post('/api/v1/database/stores', async (request) => searchStores(core, request.principal, request.body ?? {}));
-
-  // Enrichment: the spec's route heading says GET, every example POSTs a JSON body.
-  const postOnly = (path: string) =>
-    app.get(path, async (_, reply) => {
-      reply.header('Allow', 'POST');
-      throw new AppError(405, 'method_not_allowed', 'Send enrichment requests with POST and a JSON body: {"rows": [...], "preview": false}.');
-    });
-  app.post('/api/v1/enrich', async (request) => enrichLeads(core, request.principal, request.body));
-  postOnly('/api/v1/enrich');
-  app.post('/api/v1/enrich/local-businesses', async (request) => enrichLocalBusinesses(core, request.principal, request.body));
-  postOnly('/api/v1/enrich/local-businesses');
+  // The declared endpoints: database APIs, enrichment, wallet, credits, webhooks, lead scraper mode.
+  await app.register(endpointRoutes, { core });
 }

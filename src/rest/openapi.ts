@@ -3,12 +3,12 @@ import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { Core } from '../core.ts';
 import { downloadParams } from '../runs/exports.ts';
-import { leadSearchParams } from '../catalog/leads/params.ts';
 import { formatDollars } from '../billing/money.ts';
-import { localBusinessSearchParams } from '../endpoints/local-business-search.ts';
 import { PLAN_PRICE_USD } from '../billing/plans.ts';
-import { storeSearchParams } from '../endpoints/store-search.ts';
-import { createWebhookInput, deliveriesParams, webhookUrl } from '../runs/webhooks.ts';
+import { webhookUrl } from '../runs/webhooks.ts';
+import { loadConfig, type Config } from '../config.ts';
+import type { EndpointDefinition } from '../endpoints/define.ts';
+import { ENDPOINTS } from '../endpoints/index.ts';
 import { TOOLS } from '../tools/index.ts';
 import { mapsTool, overviewMapsRequest } from '../tools/maps.ts';
 import type { ToolDefinition } from '../tools/types.ts';
@@ -40,7 +40,7 @@ export interface RouteDoc {
   /** The success answer; absent for routes that only refuse. */
   ok?: { status?: 200 | 201 | 204; description: string; content?: Record<string, SchemaRef>; headers?: Record<string, unknown> };
   /** Error codes the route can answer, by status; authentication, rate limit and server errors are added. */
-  errors: Partial<Record<Status, string[]>>;
+  errors: Partial<Record<Status, readonly string[]>>;
   extensions?: Record<string, unknown>;
 }
 
@@ -58,7 +58,7 @@ const planText = (plan: keyof typeof PLAN_PRICE_USD) => `the ${plan} plan (${PLA
 function errorsOf(...sources: RouteDoc['errors'][]): RouteDoc['errors'] {
   const merged: RouteDoc['errors'] = {};
   for (const source of sources) {
-    for (const [status, codes] of Object.entries(source) as [string, string[]][]) {
+    for (const [status, codes] of Object.entries(source) as [string, readonly string[]][]) {
       const key = Number(status) as Status;
       merged[key] = [...new Set([...(merged[key] ?? []), ...codes])];
     }
@@ -207,211 +207,74 @@ function runRoutes(): RouteDoc[] {
   ];
 }
 
-function accountRoutes(): RouteDoc[] {
-  return [
-    {
-      method: 'get',
-      path: '/api/v1/wallet',
-      operationId: 'getWallet',
-      tag: 'Account',
-      summary: 'Wallet balances',
-      description: 'Plan credits and purchased credits, in decimal dollars; purchased credits are spent first.',
-      ok: { description: 'The wallet.', content: { 'application/json': s.walletResponse } },
-      errors: {},
-    },
-    {
-      method: 'post',
-      path: '/api/v1/buy-credits',
-      operationId: 'buyCredits',
-      tag: 'Account',
-      summary: 'Buy credits',
-      description:
-        'Pay-as-you-go credits, 10 to 10,000 USD; they never expire. Needs an ACTIVE subscription (not TRIAL or CANCELLED). 49, 50, 149 and 649 are adjusted down (they clash with subscription prices); the plan adds a bonus of 0, 10 or 30 %.',
-      body: { schema: s.buyCreditsRequest, example: { amount: 100 } },
-      idempotent: true,
-      ok: { description: 'The purchase.', content: { 'application/json': s.buyCreditsResponse } },
-      errors: errorsOf(JSON_BODY, { 403: ['subscription_inactive'] }),
-    },
-    {
-      method: 'get',
-      path: '/api/v1/apollo-status',
-      operationId: 'getLeadScraperStatus',
-      tag: 'Account',
-      summary: 'Lead scraper mode',
-      ok: { description: 'url-based or legacy.', content: { 'application/json': s.apolloStatus } },
-      errors: {},
-    },
-  ];
-}
+/** The daily allowances the OpenAPI texts state (the configured ones). */
+export type Allowances = Pick<Config, 'dailyDatabaseRecords' | 'dailyEnrichmentMatches'>;
 
-interface DatabaseApi {
-  path: string;
-  name: string;
-  title: string;
-  params: z.ZodType;
-  response: z.ZodType;
-  errors: RouteDoc['errors'];
-  description: string;
-}
+const dailyOf = (endpoint: EndpointDefinition, allowances: Allowances) =>
+  (endpoint.allowance === 'enrichment' ? allowances.dailyEnrichmentMatches : allowances.dailyDatabaseRecords).toLocaleString('en-US');
 
-const DATABASE_APIS: DatabaseApi[] = [
-  {
-    path: '/api/v1/database/leads',
-    name: 'Leads',
-    title: 'Lead database',
-    params: leadSearchParams,
-    response: s.leadSearchResponse,
-    errors: { 400: ['validation_failed', 'no_usable_filters', 'unsupported_url_format'], 409: ['filters_not_applied_yet'] },
-    description:
-      'People with their company. A saved people-search url forms the search (other filters override its matching ones; search_translation reports what was applied, broadened or unsupported). Every lead returned is saved to the account; leads already delivered do not count against the daily allowance again, and excludeDelivered leaves them out.',
-  },
-  {
-    path: '/api/v1/database/local-businesses',
-    name: 'LocalBusinesses',
-    title: 'Local business database',
-    params: localBusinessSearchParams,
-    response: s.localBusinessSearchResponse,
-    errors: { 400: ['validation_failed'] },
-    description: 'The map-listing catalog.',
-  },
-  {
-    path: '/api/v1/database/stores',
-    name: 'Stores',
-    title: 'E-commerce store database',
-    params: storeSearchParams,
-    response: s.storeSearchResponse,
-    errors: { 400: ['validation_failed'] },
-    description: 'The e-commerce store catalog, with the store-leads filters.',
-  },
-];
-
-function databaseRoutes(): RouteDoc[] {
-  return DATABASE_APIS.flatMap((api): RouteDoc[] => {
-    const description = [
-      api.description,
+/** An endpoint's description: its own text, then the price (its plan gate) and limits (its daily allowance) by family. */
+function endpointDescription(endpoint: EndpointDefinition, allowances: Allowances): string | undefined {
+  const price = endpoint.plan ? `**Price:** included with ${planText(endpoint.plan)}.` : undefined;
+  if (endpoint.tag === 'Database') {
+    return [
+      endpoint.description,
       '',
-      `**Price:** included with ${planText('growth')}. At most 100 records per request (limit, default 50) and 100,000 per UTC day.`,
+      `${price} At most 100 records per request (limit, default 50) and ${dailyOf(endpoint, allowances)} per UTC day.`,
       '',
       'Page with page (from 1) or with after (0 first, then pagination.next_after until it is null). List parameters may be repeated, sent with "[]", or comma-separated.',
     ].join('\n');
-    const common = {
-      tag: 'Database',
-      description,
-      ok: { description: 'One page of records.', content: { 'application/json': api.response } },
-    };
-    const errors = errorsOf(api.errors, { 403: ['plan_required'], 429: ['daily_limit_reached'], 503: ['query_timeout'] });
-    return [
-      { ...common, method: 'get', path: api.path, operationId: `search${api.name}`, summary: api.title, query: api.params, errors: errorsOf(errors, { 414: ['query_string_too_long'] }) },
-      {
-        ...common,
-        method: 'post',
-        path: api.path,
-        operationId: `search${api.name}WithBody`,
-        summary: `${api.title} (parameters as a JSON body)`,
-        body: { schema: api.params, example: { limit: 10 } },
-        errors: errorsOf(JSON_BODY, errors),
-      },
-    ];
+  }
+  if (endpoint.tag === 'Enrichment') {
+    return `${endpoint.description}\n\n${price} Up to 1,000 rows per request and ${dailyOf(endpoint, allowances)} matches per UTC day; previews do not count.`;
+  }
+  return endpoint.description;
+}
+
+/** The routes of the declared endpoints (src/endpoints), in their order. */
+function endpointRoutes(allowances: Allowances): RouteDoc[] {
+  return (ENDPOINTS as readonly EndpointDefinition[]).flatMap((endpoint): RouteDoc[] => {
+    const { rest } = endpoint;
+    const gates = errorsOf(
+      endpoint.errors,
+      endpoint.plan ? { 403: ['plan_required'] } : {},
+      endpoint.allowance ? { 429: ['daily_limit_reached'] } : {},
+    );
+    const description = endpointDescription(endpoint, allowances);
+    const both = rest.methods.includes('get') && rest.methods.includes('post');
+    const routes = rest.methods.map((method): RouteDoc => {
+      const withBody = method === 'post';
+      return {
+        method,
+        path: rest.path,
+        operationId: both && withBody ? `${endpoint.name}WithBody` : endpoint.name,
+        tag: endpoint.tag,
+        summary: both && withBody ? `${endpoint.title} (parameters as a JSON body)` : endpoint.title,
+        ...(description ? { description } : {}),
+        ...(method === 'get' && endpoint.request ? { query: endpoint.request } : {}),
+        ...(withBody && endpoint.request ? { body: { schema: endpoint.request, ...(rest.example !== undefined ? { example: rest.example } : {}) } } : {}),
+        ...(rest.idempotent ? { idempotent: true } : {}),
+        ok: {
+          ...(rest.status && rest.status !== 200 ? { status: rest.status } : {}),
+          description: rest.ok,
+          ...(endpoint.response ? { content: { 'application/json': endpoint.response } } : {}),
+        },
+        errors: withBody ? errorsOf(JSON_BODY, gates) : both ? errorsOf(gates, { 414: ['query_string_too_long'] }) : gates,
+      };
+    });
+    if (rest.refuseGet) {
+      routes.push({
+        method: 'get',
+        path: rest.path,
+        operationId: `${endpoint.name}WithGet`,
+        tag: endpoint.tag,
+        summary: `${endpoint.title} with GET (refused)`,
+        description: "The spec's route heading says GET; requests must POST a JSON body. Answers 405 with Allow: POST.",
+        errors: { 405: ['method_not_allowed'] },
+      });
+    }
+    return routes;
   });
-}
-
-function enrichmentRoutes(): RouteDoc[] {
-  const apis = [
-    {
-      path: '/api/v1/enrich',
-      name: 'Leads',
-      title: 'Lead enrichment',
-      plan: 'growth' as const,
-      body: s.enrichLeadsRequest,
-      response: s.enrichLeadsResponse,
-      rules:
-        'Match priority: email, social profile URL, mobile (last 10 digits, country codes ignored), company domain (its most senior person: CEO, other C-suite, VP, Director, then others).',
-    },
-    {
-      path: '/api/v1/enrich/local-businesses',
-      name: 'LocalBusinesses',
-      title: 'Local business enrichment',
-      plan: 'scale' as const,
-      body: s.enrichLocalBusinessesRequest,
-      response: s.enrichLocalBusinessesResponse,
-      rules:
-        'Match priority: phone (a number without country is tried as US and as Canadian), then name with city or postal code, then website (one location of the business).',
-    },
-  ];
-  return apis.flatMap((api): RouteDoc[] => [
-    {
-      method: 'post',
-      path: api.path,
-      operationId: `enrich${api.name}`,
-      tag: 'Enrichment',
-      summary: api.title,
-      description: `${api.rules}\n\n**Price:** included with ${planText(api.plan)}. Up to 1,000 rows per request and 100,000 matches per UTC day; previews do not count.`,
-      body: { schema: api.body },
-      ok: { description: 'Every row with what was found, or a preview.', content: { 'application/json': api.response } },
-      errors: errorsOf(JSON_BODY, { 403: ['plan_required'], 429: ['daily_limit_reached'] }),
-    },
-    {
-      method: 'get',
-      path: api.path,
-      operationId: `enrich${api.name}WithGet`,
-      tag: 'Enrichment',
-      summary: `${api.title} with GET (refused)`,
-      description: 'The spec\'s route heading says GET; requests must POST a JSON body. Answers 405 with Allow: POST.',
-      errors: { 405: ['method_not_allowed'] },
-    },
-  ]);
-}
-
-/**
- * Webhook routes (src/rest/webhooks.ts), kept apart: when a webhook route changes, this is the one
- * place of the document to follow it.
- */
-function addWebhookRoutes(routes: RouteDoc[]): void {
-  const hookId = 'id';
-  routes.push(
-    {
-      method: 'post',
-      path: '/api/v1/webhooks',
-      operationId: 'createWebhook',
-      tag: 'Webhooks',
-      summary: 'Register an account webhook',
-      description:
-        'Events are POSTed to url when a run of the account ends (run.succeeded, run.failed, run.aborted, run.timed_out), signed per the Standard Webhooks spec (webhook-id, webhook-timestamp, webhook-signature) and retried with exponential backoff for about a day. At most 20 webhooks per account.',
-      body: { schema: createWebhookInput, example: { url: 'https://example.com/hooks/leadgate', events: ['run.succeeded', 'run.failed'] } },
-      ok: { status: 201, description: 'The webhook, with its signing secret (shown once).', content: { 'application/json': s.createdWebhookResponse } },
-      errors: JSON_BODY,
-    },
-    {
-      method: 'get',
-      path: '/api/v1/webhooks',
-      operationId: 'listWebhooks',
-      tag: 'Webhooks',
-      summary: 'The account\'s webhooks',
-      ok: { description: 'Oldest first.', content: { 'application/json': s.webhookListResponse } },
-      errors: {},
-    },
-    {
-      method: 'delete',
-      path: `/api/v1/webhooks/:${hookId}`,
-      operationId: 'deleteWebhook',
-      tag: 'Webhooks',
-      summary: 'Delete a webhook',
-      description: 'Its delivery log goes with it.',
-      ok: { status: 204, description: 'Deleted.' },
-      errors: { 404: ['not_found'] },
-    },
-    {
-      method: 'get',
-      path: `/api/v1/webhooks/:${hookId}/deliveries`,
-      operationId: 'listWebhookDeliveries',
-      tag: 'Webhooks',
-      summary: 'Delivery log of a webhook',
-      description: 'Newest first; page with after = nextAfter until it is null.',
-      query: deliveriesParams,
-      ok: { description: 'One page of deliveries.', content: { 'application/json': s.deliveryListResponse } },
-      errors: { 400: ['validation_failed'], 404: ['not_found'] },
-    },
-  );
 }
 
 function metaRoutes(): RouteDoc[] {
@@ -431,10 +294,8 @@ function metaRoutes(): RouteDoc[] {
 }
 
 /** Every REST route, documented; test/openapi.test.ts compares it with the routes the server registers. */
-export function restRouteDocs(): RouteDoc[] {
-  const routes = [...toolRoutes(), ...runRoutes(), ...accountRoutes(), ...databaseRoutes(), ...enrichmentRoutes(), ...metaRoutes()];
-  addWebhookRoutes(routes);
-  return routes;
+export function restRouteDocs(allowances: Allowances = loadConfig({})): RouteDoc[] {
+  return [...toolRoutes(), ...runRoutes(), ...endpointRoutes(allowances), ...metaRoutes()];
 }
 
 // Rendering.
@@ -459,7 +320,7 @@ function queryParameters(schema: z.ZodType) {
 
 function errorResponses(route: RouteDoc) {
   const byStatus = new Map<Status, Set<string>>();
-  const add = (status: Status, codes: string[]) => {
+  const add = (status: Status, codes: readonly string[]) => {
     const set = byStatus.get(status) ?? new Set<string>();
     for (const code of codes) set.add(code);
     byStatus.set(status, set);
@@ -561,9 +422,9 @@ export interface OpenApiDocument {
 }
 
 /** The OpenAPI 3.1 document of every REST route, from the tool registry and the zod schemas of the services. */
-export function buildOpenApiDocument(options: { serverUrl: string }): OpenApiDocument {
+export function buildOpenApiDocument(options: { serverUrl: string; allowances?: Allowances }): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
-  for (const route of restRouteDocs()) {
+  for (const route of restRouteDocs(options.allowances)) {
     const item = (paths[openApiPath(route.path)] ??= {});
     if (item[route.method]) throw new Error(`${route.method.toUpperCase()} ${route.path} is documented twice`);
     item[route.method] = operation(route);
@@ -612,7 +473,7 @@ export function buildOpenApiDocument(options: { serverUrl: string }): OpenApiDoc
 export async function openApiRoute(app: FastifyInstance, { core }: { core: Core }) {
   let document: OpenApiDocument | undefined;
   app.get(OPENAPI_PATH, async (_, reply) => {
-    document ??= buildOpenApiDocument({ serverUrl: core.config.publicUrl });
+    document ??= buildOpenApiDocument({ serverUrl: core.config.publicUrl, allowances: core.config });
     return reply.header('cache-control', 'public, max-age=300').send(document);
   });
 }

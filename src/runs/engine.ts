@@ -8,9 +8,9 @@ import { AppError, coerceError } from '../shared/errors.ts';
 import { formatDollars } from '../billing/money.ts';
 import { isTerminal, snapshotOf } from './view.ts';
 import { lockAccount } from '../accounts/accounts.ts';
-import { enqueueRun } from './runs.ts';
+import { enqueueRun, promoteNextRun, releaseRunSlot } from './queue.ts';
 import { runStore } from './store.ts';
-import { releaseRunSlot, settleHold } from '../billing/wallet.ts';
+import { settleHold } from '../billing/wallet.ts';
 import { queueRunWebhooks } from './webhooks.ts';
 
 type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'>;
@@ -57,25 +57,6 @@ async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: R
     if (updated) await deps.events.publishRun(tx, run.accountId, 'progress', snapshotOf(updated));
     return updated?.status;
   });
-}
-
-/** The next READY run of the account takes a free slot, if there is one (the account is locked; the slot count is on its wallet row). */
-async function promoteNextRun(deps: EngineDeps, tx: Transaction, accountId: string) {
-  const [next] = (await tx.execute(sql`
-    with slot as (
-      update wallet set active_runs = active_runs + 1
-      where account_id = ${accountId} and active_runs < ${deps.config.maxRunningRuns}
-        and exists (select 1 from run where account_id = ${accountId} and status = 'READY')
-      returning 1
-    )
-    update run set status = 'RUNNING', started_at = now(), status_message = 'Starting'
-    where id = (select id from run where account_id = ${accountId} and status = 'READY' order by created_at, id limit 1)
-      and exists (select 1 from slot)
-    returning id`)) as unknown as { id: string }[];
-  if (!next) return;
-  await enqueueRun(tx, next.id);
-  const [promoted] = await tx.select().from(runTable).where(eq(runTable.id, next.id));
-  await deps.events.publishRun(tx, accountId, 'progress', snapshotOf(promoted!));
 }
 
 /**

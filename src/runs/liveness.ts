@@ -12,7 +12,8 @@ export interface Liveness {
  * Heartbeats for this process's workers, and the sweep that hands back the jobs of workers that
  * stopped beating (a process killed mid-run): their locks are cleared, so any live worker takes
  * the job again and the run resumes where its stored rows end. Each process sweeps; the sweep is
- * one statement, safe to run from many processes at once.
+ * one statement, safe to run from many processes at once. It reads and changes graphile-worker's
+ * state only through its public API: the `graphile_worker.jobs` view and `force_unlock_workers`.
  */
 export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number): Liveness {
   const ids = new Set<string>();
@@ -30,7 +31,7 @@ export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number): L
     const rows = await sql<{ dead: number }[]>`
       with dead as (
         select distinct j.locked_by as worker_id
-        from graphile_worker._private_jobs j
+        from graphile_worker.jobs j
         where j.locked_by is not null
           and j.locked_at < now() - make_interval(secs => ${livenessSecs})
           and not exists (

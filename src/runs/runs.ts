@@ -9,10 +9,10 @@ import { AppError, fromZodError, notFound, ValidationError } from '../shared/err
 import { assertNotExpired } from './exports.ts';
 import { formatDollars, microsToNumber } from '../billing/money.ts';
 import { assertPlan } from '../billing/plans.ts';
-import { holdAndPlace } from '../billing/wallet.ts';
 import { newSigningSecret, webhookUrl } from './webhooks.ts';
 import { newRunId } from '../shared/ids.ts';
 import { snapshotOf, type RunSnapshot } from './view.ts';
+import { placeRun } from './queue.ts';
 
 /** Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field. */
 export function parseToolInput<T extends ToolDefinition>(tool: T, raw: unknown) {
@@ -30,14 +30,6 @@ export interface StartedRun {
 }
 
 type StartDeps = Pick<Core, 'db' | 'events' | 'config' | 'accountWrites'>;
-
-/** The call that adds a run's worker job (keyed by the run, so it is added at most once). */
-const runJob = (runId: string) => sql`graphile_worker.add_job('run_tool', json_build_object('runId', ${runId}::text), max_attempts => 5, job_key => ${runId}::text)`;
-
-/** Adds the worker job of a run, in the caller's transaction. */
-export async function enqueueRun(tx: Executor, runId: string) {
-  await tx.execute(sql`select ${runJob(runId)}`);
-}
 
 /**
  * Any tool start may carry `webhookUrl`: the run's end is POSTed there, signed with a secret of
@@ -69,14 +61,10 @@ function planRun(principal: Principal, tool: ToolDefinition, raw: unknown): Plan
   return { tool, input, start, requested, estimated: tool.price.estimate(input, requested) };
 }
 
-const waitingMessage = (max: number) => `Waiting: ${max} runs of this account are running; this one starts when one of them finishes`;
-
 /**
- * Creates one planned run in the caller's transaction: inserts it RUNNING and, when limits are off,
- * adds its worker job. When limits are on, `holdAndPlace` places it: the hold, the RUNNING/READY
- * decision, the job (only for a run that starts now) and the notification in the one statement that
- * locks the account's wallet row, last before the commit, so concurrent starts of one account wait on
- * each other for as short a time as possible. A waiting run gets its job when a slot frees.
+ * Creates one planned run in the caller's transaction: inserts it RUNNING, then the queue places it
+ * (runs/queue.ts): its hold, RUNNING or READY, its job and its notification. 402 when the hold cannot
+ * pay for one unit.
  */
 async function createRun(
   core: StartDeps,
@@ -112,34 +100,19 @@ async function createRun(
     // Prepared: the statement is parsed once per connection.
     .prepare('insert_run')
     .execute();
-  const running = snapshotOf(created!);
-  if (!core.config.enforceLimits) {
-    await enqueueRun(tx, id);
-    await core.events.publishRun(tx, accountId, 'created', running);
-    return running;
-  }
-  const max = core.config.maxRunningRuns;
-  const ready: RunSnapshot = { ...running, status: 'READY', statusMessage: waitingMessage(max), startedAt: null };
-  const note = (snapshot: RunSnapshot) => core.events.runNotification(accountId, 'created', snapshot);
-  const held = await holdAndPlace(tx, {
-    accountId,
-    runId: id,
+  const placed = await placeRun(core, tx, accountId, snapshotOf(created!), {
     wanted: tool.price.unitMicros > 0n ? estimated : 0n,
     overdraftMicros: tool.overdraftMicros ?? 0n,
-    maxRunning: max,
-    waitingMessage: waitingMessage(max),
-    notify: { channel: note(running).channel, running: note(running).payload, ready: note(ready).payload },
-    enqueue: runJob(id),
   });
-  if (tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
+  const { held } = placed;
+  if (held && tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
     throw new AppError(
       402,
       'insufficient_funds',
       `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
     );
   }
-  // A waiting run has no job; it gets one when a slot frees (promoteNextRun).
-  return held.queued ? ready : running;
+  return placed.run;
 }
 
 /** A start that passed its checks: writing it creates the run in the caller's transaction. */

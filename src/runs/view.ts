@@ -50,17 +50,3 @@ export function runTimeSecs(run: RunSnapshot): number | null {
 export function outputUrl(publicUrl: string, run: RunSnapshot): string | null {
   return isTerminal(run.status) ? `${publicUrl}/api/downloads/${run.id}` : null;
 }
-
-/** The spec's Run object, plus when its results expire. */
-export function restRunView(publicUrl: string, run: RunSnapshot) {
-  return {
-    runId: run.id,
-    status: run.status,
-    statusMessage: run.statusMessage,
-    handled: run.handled,
-    requested: run.requested,
-    runTimeSecs: runTimeSecs(run),
-    outputUrl: outputUrl(publicUrl, run),
-    expiresAt: run.expiresAt,
-  };
-}

@@ -9,6 +9,7 @@ import type { Core } from '../core.ts';
 import { lockAccount, type Principal } from '../accounts/accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
+import { JOBS } from './jobs.ts';
 import { outputUrl, type RunSnapshot } from './view.ts';
 
 /** The most webhooks one account may register. */
@@ -229,7 +230,7 @@ export async function queueRunWebhooks(tx: Transaction, publicUrl: string, run: 
   await tx.insert(webhookDeliveryTable).values(rows);
   for (const row of rows) {
     await tx.execute(
-      sql`select graphile_worker.add_job('deliver_webhook', json_build_object('deliveryId', ${row.id}::text), max_attempts => ${DELIVERY_MAX_ATTEMPTS}, job_key => ${row.id}::text)`,
+      sql`select graphile_worker.add_job(${JOBS.deliverWebhook}::text, json_build_object('deliveryId', ${row.id}::text), max_attempts => ${DELIVERY_MAX_ATTEMPTS}, job_key => ${row.id}::text)`,
     );
   }
 }

@@ -1,3 +1,4 @@
+import { getCountries, type CountryCode } from 'libphonenumber-js';
 import { z } from 'zod';
 import { US_STATES } from '../../db/seed/reference.ts';
 
@@ -77,4 +78,19 @@ export function boxAround(lat: number, lng: number, zoom: number): BoundingBox {
   const lngSpan = (1000 / 256) * (360 / 2 ** zoom);
   const latSpan = (700 / 256) * (360 / 2 ** zoom) * Math.cos((lat * Math.PI) / 180);
   return { lat1: lat - latSpan / 2, lng1: lng - lngSpan / 2, lat2: lat + latSpan / 2, lng2: lng + lngSpan / 2 };
+}
+
+const COUNTRY_CODES = new Set<string>(getCountries());
+const REGION_NAMES = new Intl.DisplayNames(['en'], { type: 'region' });
+const COUNTRY_BY_NAME = new Map(getCountries().map((code) => [REGION_NAMES.of(code)!.toLowerCase(), code]));
+for (const [alias, code] of Object.entries({ usa: 'US', us: 'US', 'united states of america': 'US', uk: 'GB', 'great britain': 'GB', uae: 'AE' })) {
+  COUNTRY_BY_NAME.set(alias, code as CountryCode);
+}
+
+/** "CA", "Canada", "ca" → "CA"; undefined when unknown. */
+export function countryCode(value: string | undefined): CountryCode | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (COUNTRY_CODES.has(v.toUpperCase())) return v.toUpperCase() as CountryCode;
+  return COUNTRY_BY_NAME.get(v.toLowerCase());
 }

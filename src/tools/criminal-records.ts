@@ -69,6 +69,8 @@ function toRow(r: CriminalRecordHit): Row {
   };
 }
 
+const price = perSearchWhenFound('search', '1.00', (each) => `${each} per search, charged only if records are found`);
+
 export const criminalRecordsTool = defineTool({
   name: 'criminal-records',
   title: 'Criminal records search',
@@ -79,7 +81,7 @@ export const criminalRecordsTool = defineTool({
   mcp: { name: 'search_criminal_records' },
   example: { name: 'John Smith', state: 'CO', dob: '1980-04-12' },
   input: criminalRecordsInput,
-  price: perSearchWhenFound('search', '1.00', '1.00 USD per search, charged only if records are found'),
+  price,
   rowUnit: 'record',
   cancellable: false,
   notes: [
@@ -90,7 +92,7 @@ export const criminalRecordsTool = defineTool({
     '`state` takes a two-letter code or a full name in any case and is normalised to the code (the start response shows it; null means all states); anything else is refused with 400 naming `state`.',
     '`dob` accepts ISO (1980-03-05), slashes in US order (3/5/1980; day first only when the first number is over 12) and long forms (March 5, 1980 or 5 March 1980); two-digit years, impossible dates and future dates are refused with 400 naming `dob`.',
     'With `dob`, only records with exactly that date of birth are returned; records without a date of birth are left out.',
-    'The search costs 1.00 USD only when at least one record is returned (after the state and date-of-birth filters); a search that finds nothing is free, and the wallet must hold 1.00 USD to start one.',
+    `The search costs ${price.each} only when at least one record is returned (after the state and date-of-birth filters); a search that finds nothing is free, and the wallet must hold ${price.each} to start one.`,
     'Sources covered: sex offender registry, department of corrections, arrest records and court records (`source` holds the code, `source_name` the label); rows come in catalog order.',
   ],
   columns: [
@@ -114,7 +116,7 @@ export const criminalRecordsTool = defineTool({
     const where = input.state ? `in ${input.state}` : 'in all states';
     const born = input.dob ? `, born ${input.dob}` : '';
     return {
-      message: `Searching criminal records for "${input.name}"${born} ${where}; 1.00 USD is charged only if records are found`,
+      message: `Searching criminal records for "${input.name}"${born} ${where}; ${price.each} is charged only if records are found`,
       extra: { name: input.name, state: input.state ?? null, note: PERMITTED_USE_NOTE },
     };
   },

@@ -95,6 +95,8 @@ function toRow(d: Deal): Row {
   };
 }
 
+const price = perResult('property', '0.05');
+
 export const dealFinderTool = defineTool({
   name: 'deal-finder',
   title: 'Deal finder',
@@ -105,15 +107,15 @@ export const dealFinderTool = defineTool({
   mcp: { name: 'find_deals' },
   example: { location: 'Denver, CO', minDiscountPercent: 10, maxItems: 100 },
   input: dealFinderInput,
-  price: perResult('property', '0.05'),
+  price,
   cancellable: false,
   notes: [
-    'The spec prices the deal finder (0.05 USD per property) without describing a route; this route and its parameters are this service\'s design.',
+    `The spec prices the deal finder (${price.text}) without describing a route; this route and its parameters are this service's design.`,
     'A deal is a property currently for sale whose list price is at least minDiscountPercent below its estimated value: list price ≤ estimated value × (1 − minDiscountPercent / 100), the boundary included.',
     'location is a city with its state, a whole state or a zip code; a city without its state is refused (400 validation_failed), since many cities share a name.',
     'Results come largest discount first (then in catalog order), up to maxItems; pending, sold and off-market properties, and listings without an estimated value, are never returned.',
     'Price bounds apply to the list price and include their ends; bedroom bounds include their ends.',
-    'Billed 0.05 USD per property returned.',
+    `Billed ${price.text} returned.`,
   ],
   columns: [
     { key: 'address', header: 'address', description: 'Full address' },

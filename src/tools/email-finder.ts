@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EmailChecker, type EmailCheck } from './lib/email/checker.ts';
-import { normaliseDomain } from './lib/email/domains.ts';
+import { companyDomain } from './lib/email/domains.ts';
 import { asciiLetters, contactName, splitFullName } from './lib/email/names.ts';
 import { candidates, learnPatterns } from './lib/email/patterns.ts';
 import { inOrder } from './lib/email/rows.ts';
@@ -35,7 +35,7 @@ export const emailFinderInput = z
       if (!c.first_name && !c.full_name) ctx.addIssue({ code: 'custom', path: ['contacts', i], message: 'needs a name: first_name or full_name' });
       else if (!contactName(c)) ctx.addIssue({ code: 'custom', path: ['contacts', i], message: 'the name has no letters to build an address from' });
       if (!c.domain && !c.company_name) ctx.addIssue({ code: 'custom', path: ['contacts', i], message: 'needs a company: domain or company_name' });
-      if (c.domain && !normaliseDomain(c.domain)) ctx.addIssue({ code: 'custom', path: ['contacts', i, 'domain'], message: `"${c.domain}" is not a domain` });
+      if (c.domain && !companyDomain(c.domain)) ctx.addIssue({ code: 'custom', path: ['contacts', i, 'domain'], message: `"${c.domain}" is not a domain` });
     }
   });
 export type EmailFinderInput = z.output<typeof emailFinderInput>;
@@ -99,7 +99,7 @@ interface Lookup {
 /** Finds one contact's address: candidates from the catalog and the usual patterns, asked of the mail server in one session. */
 async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
   const base = { ...empty, ...nameFields(c) };
-  const domain = c.domain ? normaliseDomain(c.domain) : (lookup.byName.get(c.company_name!)?.domain ?? null);
+  const domain = c.domain ? companyDomain(c.domain) : (lookup.byName.get(c.company_name!)?.domain ?? null);
   if (!domain) {
     return { ...base, company_name: c.company_name ?? null, status: 'company_not_found', reason: `no company named "${c.company_name}" in the lead database; send its domain instead` };
   }
@@ -154,6 +154,8 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
   return { ...located, ...facts, status: 'unknown', reason: unknown.reason, best_guess: list[0]!.email };
 }
 
+const price = perFound('email', '0.05', (row) => typeof row.email === 'string' && row.email.length > 0);
+
 export const emailFinderTool = defineTool({
   name: 'email-finder',
   title: 'Email finder',
@@ -164,7 +166,7 @@ export const emailFinderTool = defineTool({
   mcp: { name: 'find_emails' },
   example: { contacts: [{ first_name: 'Jane', last_name: 'Doe', domain: 'acme.com' }, { full_name: 'John Smith', company_name: 'Globex' }] },
   input: emailFinderInput,
-  price: perFound('email', '0.05', (row) => typeof row.email === 'string' && row.email.length > 0),
+  price,
   cancellable: false,
   notes: [
     'Each contact needs a name (first_name, or full_name) and a company (domain, preferred, or company_name); a request with a contact missing either is refused with 400 naming `contacts.<index>`.',
@@ -172,7 +174,7 @@ export const emailFinderTool = defineTool({
     'Candidates, best first: the person’s own address if the lead database has it at that domain, then the patterns the domain’s known addresses follow (most addresses explained first), then the usual patterns (first.last, flast, first, firstlast, firstl, f.last, first_last, last.first, lastf, last, first-last, lastfirst, fl).',
     'All candidates of a contact are asked of the mail server in one SMTP session with a random address to detect catch-all domains; the first candidate the server accepts is found (confidence 95).',
     'On a catch-all domain the best candidate is returned with status catch-all and a confidence from the evidence: 90 for the person’s own catalog address, 40–95 for a learned pattern by the share of known addresses it explains (full weight from 3 addresses), the usual share of the pattern otherwise.',
-    'Found and catch-all addresses are validated automatically (the same checks as the email validator) and billed 0.05 USD; not_found, unknown (the server could not be asked; best_guess given), company_not_found and no_mail_server rows are free.',
+    `Found and catch-all addresses are validated automatically (the same checks as the email validator) and billed ${price.each}; not_found, unknown (the server could not be asked; best_guess given), company_not_found and no_mail_server rows are free.`,
     `At most ${MAX_CONTACTS} contacts per request; one row per contact, in the order sent.`,
   ],
   columns: EMAIL_FINDER_COLUMNS,
@@ -180,7 +182,7 @@ export const emailFinderTool = defineTool({
   describeStart(input) {
     const named = input.contacts.filter((c) => !c.domain).length;
     return {
-      message: `Finding emails for ${plural(input.contacts.length, 'contact')}${named > 0 ? ` (${named} by company name)` : ''}; 0.05 USD per email found, free if not found`,
+      message: `Finding emails for ${plural(input.contacts.length, 'contact')}${named > 0 ? ` (${named} by company name)` : ''}; ${price.each} per email found, free if not found`,
     };
   },
   async *run(ctx) {
@@ -194,7 +196,7 @@ export const emailFinderTool = defineTool({
     const byName = await catalog.companiesByName(todo.filter((c) => !c.domain && c.company_name).map((c) => c.company_name!));
     const domains = new Set<string>();
     for (const c of todo) {
-      const domain = c.domain ? normaliseDomain(c.domain) : byName.get(c.company_name!)?.domain;
+      const domain = c.domain ? companyDomain(c.domain) : byName.get(c.company_name!)?.domain;
       if (domain) domains.add(domain);
     }
     const [byDomain, known] = await Promise.all([catalog.companiesByDomain([...domains]), catalog.peopleWithEmails([...domains], KNOWN_PER_DOMAIN)]);

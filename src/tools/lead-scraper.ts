@@ -96,6 +96,8 @@ const toRow = (lead: LeadRecord): Row => Object.fromEntries(LEAD_COLUMNS.map((c)
 const summary = (t: SearchTranslation) =>
   [`${t.applied.length} applied`, `${t.broadened.length} broadened`, `${t.unsupported.length} unsupported`].join(', ');
 
+const price = perResult('lead', '0.0039');
+
 export const leadScraperTool = defineTool({
   name: 'lead-scraper',
   title: 'Lead scraper (people-search URL)',
@@ -110,7 +112,7 @@ export const leadScraperTool = defineTool({
     fileName: 'us-ceos',
   },
   input: leadScraperInput,
-  price: perResult('lead', '0.0039'),
+  price,
   overdraftMicros: OVERDRAFT_MICROS,
   cancellable: false,
   notes: [
@@ -119,7 +121,7 @@ export const leadScraperTool = defineTool({
     'uniqueUrlId is stripped from the url; page, sorting and view parameters are ignored, since the scrape reads every match in id order.',
     'A url with no filter the lead database can use is refused with 400 no_usable_filters, rather than scraping arbitrary leads.',
     'count (500 to 50,000, default 1,000) is read in chunks of 1,000 leads with a keyset on the lead id, so a replayed attempt returns the same leads in the same order.',
-    `The run holds count × 0.0039 USD, capped at the wallet balance plus ${formatDollars(OVERDRAFT_MICROS)} USD; when the cap is reached first the run stops there, keeps and bills the leads it has, and its statusMessage says the held amount is used up.`,
+    `The run holds count × ${price.each}, capped at the wallet balance plus ${formatDollars(OVERDRAFT_MICROS)} USD; when the cap is reached first the run stops there, keeps and bills the leads it has, and its statusMessage says the held amount is used up.`,
     'A search with company filters (keywords, revenue, company location, technologies) while company data is being prepared fails at once with filters_not_applied_yet, and nothing is billed.',
     'Fewer matching leads than count is not an error: the run ends with all the matches and bills only those.',
     'Rows carry the lead database’s record fields; a field without data is empty.',

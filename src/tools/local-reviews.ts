@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parsePlace } from '../shared/geo.ts';
+import { bareHost } from '../shared/hosts.ts';
 import { parseMapLink, placeLink } from './lib/map-links.ts';
-import { usdToMicros } from '../billing/money.ts';
 import type { Place, PlaceLookup, PlaceReview } from '../sources/types.ts';
 import { formatAddress, placeLinkLookup } from './maps.ts';
 import { perResult, type PriceRule } from '../billing/pricing.ts';
@@ -31,7 +31,7 @@ export function businessLookup(url: string): PlaceLookup {
   }
   if (link?.kind === 'search') throw new Error('is a map search link, not a business; send its words as searchTerms and its place as locations');
   if (link) return placeLinkLookup(link);
-  const host = parsed.hostname.toLowerCase().replace(/^www\./, '');
+  const host = bareHost(parsed.hostname);
   if (!host.includes('.')) throw new Error('has no website host; send a map place link or the business website');
   return { websiteHost: host };
 }
@@ -125,12 +125,12 @@ export function combinations(input: LocalReviewsInput): Combination[] {
 /** Businesses the run may read: one per direct URL, or searchLimit per combination. */
 const businessesRequested = (input: LocalReviewsInput) => input.directUrls?.length ?? combinations(input).length * input.searchLimit;
 
-const UNIT_MICROS = usdToMicros('0.0099');
+const perReview = perResult('review', '0.0099', (each) => `${each} per result (one review row)`);
 
 /** Per result, a result being one review; the hold covers maxReviewsPerBusiness reviews of every business requested. */
 const price: PriceRule<LocalReviewsInput> = {
-  ...perResult('review', '0.0099', '0.0099 USD per result (one review row)'),
-  estimate: (input, businesses) => UNIT_MICROS * BigInt(businesses) * BigInt(input.maxReviewsPerBusiness),
+  ...perReview,
+  estimate: (input, businesses) => perReview.unitMicros * BigInt(businesses) * BigInt(input.maxReviewsPerBusiness),
 };
 
 interface Origin {
@@ -175,7 +175,7 @@ export const localReviewsTool = defineTool({
   cancellable: true,
   notes: [
     'Send either directUrls, or searchTerms with locations; both, neither, or one of searchTerms and locations without the other is refused with 400 validation_failed.',
-    'Each result row is one review with its business; a result is one review, so the price is 0.0099 USD per review row, and a business without reviews produces no row and costs nothing.',
+    `Each result row is one review with its business; a result is one review, so the price is ${price.each} per review row, and a business without reviews produces no row and costs nothing.`,
     'searchLimit counts businesses: each distinct search term is searched in each distinct location (terms first, in the order sent), and each combination reads up to searchLimit businesses (default 10, at most 50); searchLimit is ignored with directUrls, where each URL names one business.',
     'maxReviewsPerBusiness (default 20) caps the reviews read per business, newest first; the run holds the cost of that many reviews for every business requested and is billed only for the reviews delivered.',
     'Search terms match business names and categories, stemmed ("dentists" finds a Dentist); locations read like the map-listing scraper\'s locationQuery ("Denver, CO", "Colorado", "80202"); businesses come in catalog order.',

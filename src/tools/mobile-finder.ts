@@ -116,6 +116,8 @@ function describeInputs(inputs: readonly string[]): string {
   return `${parts.join('; ')}.`;
 }
 
+const price = perFound('mobile number', '0.25', (row) => row.status === 'found', (each) => `${each} per number found; free if not found`);
+
 export const mobileFinderTool = defineTool({
   name: 'mobile-finder',
   title: 'Mobile finder',
@@ -126,15 +128,15 @@ export const mobileFinderTool = defineTool({
   example: { inputs: ['https://www.linkedin.com/in/jane-doe', 'jane.doe@acme.com'] },
   input: mobileFinderInput,
   rowUnit: 'input',
-  price: perFound('mobile number', '0.25', (row) => row.status === 'found', '0.25 USD per number found; free if not found'),
+  price,
   cancellable: false,
   notes: [
     'Each input is detected as an email address or a social profile URL; a profile URL is read by its path on any host (/in/<name>), with or without https:// and www, ignoring case, query and trailing slash.',
-    'Every input gets one row, in the order sent: found (billed 0.25 USD), not_found, unrecognised_input with the reason, or duplicate (a repeat of an earlier input, pointing at its row); only found rows are billed.',
+    `Every input gets one row, in the order sent: found (billed ${price.each}), not_found, unrecognised_input with the reason, or duplicate (a repeat of an earlier input, pointing at its row); only found rows are billed.`,
     'A person known to the lead database without a mobile number is not_found, and nothing about them is returned.',
     `At most ${MAX_INPUTS} inputs per request.`,
     `Trial accounts look up at most ${TRIAL_LOOKUP_CAP} inputs per search: a longer list is cut after the ${TRIAL_LOOKUP_CAP}th lookup, the start message says how many inputs were left out, and the run looks up only the inputs before the cut (unrecognised and repeated inputs are not lookups).`,
-    'The run holds 0.25 USD per input, capped at the wallet balance, and settles on the numbers found.',
+    `The run holds ${price.each} per input, capped at the wallet balance, and settles on the numbers found.`,
   ],
   columns: MOBILE_FINDER_COLUMNS,
   requested: (input) => input.inputs.length,

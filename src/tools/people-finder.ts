@@ -146,6 +146,8 @@ function samePerson(a: PersonRecord, b: PersonRecord): boolean {
   return b.phones.some((p) => phones.has(lastTen(p))) || b.emails.some((e) => emails.has(e.toLowerCase()));
 }
 
+const price = perResultAtLeastOne('person', '0.0199', (each) => `${each} per result; a search with 0 matches bills as 1 result`);
+
 export const peopleFinderTool = defineTool({
   name: 'people-finder',
   title: 'People finder (skiptrace)',
@@ -156,7 +158,7 @@ export const peopleFinderTool = defineTool({
   mcp: { name: 'find_people' },
   example: { name: 'Jane Doe', city: 'Denver', state: 'CO' },
   input: peopleFinderInput,
-  price: perResultAtLeastOne('person', '0.0199', '0.0199 USD per result; a search with 0 matches bills as 1 result'),
+  price,
   cancellable: false,
   notes: [
     'One search per request; searchable combinations: a phone; an email; a full name with a state or ZIP code (from `state`, `zip` or `address`); or a street address with its state or ZIP code (who owns or lives there).',
@@ -168,7 +170,7 @@ export const peopleFinderTool = defineTool({
     'Lead database people have no street or ZIP code, so they are searched only by name with a city or state, by mobile number or by email; their office lines are shared by colleagues and are not matched.',
     'Relatives are other owners sharing the person\'s last name at the same mailing address; lead database people have none.',
     'Property owners come first (oldest record first), then lead database people (by id); a lead database person with the same name and a phone or email in common with a person already returned is not repeated.',
-    'Each person returned costs 0.0199 USD, up to `maxResults` (default 10, at most 100); a search that finds nobody bills as 1 result (0.0199 USD).',
+    `Each person returned costs ${price.each}, up to \`maxResults\` (default 10, at most 100); a search that finds nobody bills as 1 result (${price.each}).`,
   ],
   columns: [
     { key: 'person_id', header: 'person_id', description: 'Stable identifier: owner-<n> (property records) or lead-<n> (lead database)' },
@@ -194,7 +196,7 @@ export const peopleFinderTool = defineTool({
   describeStart(input) {
     const query = personQuery(input);
     return {
-      message: `Searching for persons by ${describeQuery(query)}; up to ${input.maxResults} result${input.maxResults === 1 ? '' : 's'} at 0.0199 USD each (a search with no match bills as 1 result)`,
+      message: `Searching for persons by ${describeQuery(query)}; up to ${input.maxResults} result${input.maxResults === 1 ? '' : 's'} at ${price.each} each (a search with no match bills as 1 result)`,
       extra: { search: { ...query, name: query.name ? formatName(query.name) : undefined } },
     };
   },

@@ -58,6 +58,19 @@ export const ADDRESS_COLUMNS = [
   { key: 'zip', header: 'zip', description: 'Five-digit zip code' },
 ];
 
+/**
+ * The owner-contact run's price (property-owner-contact.ts), declared here beside the lookup's own
+ * because the lookup's price text quotes it and the owner-contact tool already imports this file.
+ */
+export const ownerContactPrice = perFound(
+  'property',
+  '0.10',
+  (row) => row.status === 'found' && ((row.owner_phones as string[]).length > 0 || (row.owner_emails as string[]).length > 0),
+  (each) => `${each} per property for owner contact (with property lookup's includeOwnerContact); free when no phone or email is known`,
+);
+
+const price = perFound('property', '0.15', (row) => row.status === 'found', (each) => `${each} per property, plus ${ownerContactPrice.each} per property for owner contact; addresses not found are free`);
+
 export const propertyLookupTool = defineTool({
   name: 'property-lookup',
   title: 'Property lookup',
@@ -68,21 +81,16 @@ export const propertyLookupTool = defineTool({
   mcp: { name: 'property_lookup' },
   example: { addresses: ['1600 Pennsylvania Ave NW, Washington, DC 20500'], includeOwnerContact: true },
   input: propertyLookupInput,
-  price: perFound(
-    'property',
-    '0.15',
-    (row) => row.status === 'found',
-    '0.15 USD per property, plus 0.10 USD per property for owner contact; addresses not found are free',
-  ),
+  price,
   cancellable: true,
   notes: [
     'Addresses are normalised before matching: USPS street suffixes and directionals (Street → St, North → N), unit numbers (Apt, Suite, #), case and spacing, state names to two-letter codes, zip+4 to five digits.',
     'Each address is matched by its whole normalised address first, then by house number and street within its zip code, then within its city and state, so partial addresses such as "1234 Main St, 80202" still match.',
     'Every address gives one row, in the order sent, with status found, not_found, ambiguous (several properties fit a partial address; the message says whether to add the zip or the unit) or duplicate (the same property as an earlier address).',
-    'Only found properties are billed (0.15 USD each); not_found, ambiguous and duplicate rows are free, and the same address sent twice is looked up once.',
+    `Only found properties are billed (${price.each} each); not_found, ambiguous and duplicate rows are free, and the same address sent twice is looked up once.`,
     'Each address needs a house number and street plus a city or a zip code; otherwise the request is refused with 400 validation_failed naming the address.',
     `At most ${MAX_ADDRESSES} addresses per request.`,
-    'With includeOwnerContact the start response also carries ownerContactRunId: a second run (Property owner contact) over the same addresses, held and billed on its own at 0.10 USD per property; both are created together, and if the wallet cannot cover either, neither is created (402).',
+    `With includeOwnerContact the start response also carries ownerContactRunId: a second run (Property owner contact) over the same addresses, held and billed on its own at ${ownerContactPrice.each} per property; both are created together, and if the wallet cannot cover either, neither is created (402).`,
     'Phones and emails are in the owner-contact run only; this run returns the owner name and mailing address.',
     'Also accepted without the version segment, as POST /api/scrape/property-lookup.',
   ],

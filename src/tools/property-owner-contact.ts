@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { addressCells, addressList, lookUpAddresses, type LookupResult } from './lib/properties/lookup.ts';
 import type { OwnerContact } from '../sources/properties.ts';
-import { ADDRESS_COLUMNS } from './property-lookup.ts';
-import { perFound } from '../billing/pricing.ts';
+import { ADDRESS_COLUMNS, ownerContactPrice } from './property-lookup.ts';
 import { defineTool, type Row } from './types.ts';
 
 export const propertyOwnerContactInput = z.object({
@@ -33,17 +32,12 @@ export const propertyOwnerContactTool = defineTool({
   mcp: { name: 'property_owner_contact' },
   linkedOnly: true,
   input: propertyOwnerContactInput,
-  price: perFound(
-    'property',
-    '0.10',
-    (row) => row.status === 'found' && ((row.owner_phones as string[]).length > 0 || (row.owner_emails as string[]).length > 0),
-    '0.10 USD per property for owner contact (with property lookup\'s includeOwnerContact); free when no phone or email is known',
-  ),
+  price: ownerContactPrice,
   cancellable: true,
   notes: [
     'Created by property lookup with includeOwnerContact: true, in the same transaction, over the same (de-duplicated) addresses; its id is ownerContactRunId in the start response, and parentRunId links it to the lookup run.',
     'Addresses are matched exactly as property lookup matches them, so row N of both runs is the same address.',
-    'Billed 0.10 USD per property found whose owner has at least one phone or email; rows without any, and not_found, ambiguous and duplicate rows, are free.',
+    `Billed ${ownerContactPrice.each} per property found whose owner has at least one phone or email; rows without any, and not_found, ambiguous and duplicate rows, are free.`,
     'Cancellable like the property lookup it belongs to.',
   ],
   columns: [

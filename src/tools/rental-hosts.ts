@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { formatDollars } from '../billing/money.ts';
 import { ValidationError } from '../shared/errors.ts';
-import { countryCode } from '../endpoints/enrich-local-businesses.ts';
+import { countryCode } from '../shared/geo.ts';
 import { roomIdOf, type RentalListing } from '../sources/rentals.ts';
 import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
@@ -181,6 +182,8 @@ function toRow(listing: RentalListing, input: RentalHostsInput): Row {
 
 const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 
+const perRow = perResult('result', '0.019', (each, unitMicros) => `${each} per result (${formatDollars(unitMicros * 1000n)} USD per 1,000)`);
+
 export const rentalHostsTool = defineTool({
   name: 'rental-hosts',
   title: 'Rental host scraper',
@@ -191,7 +194,7 @@ export const rentalHostsTool = defineTool({
   mcp: { name: 'scrape_rental_hosts' },
   example: { mode: 'city', city: ['Lisbon, Portugal'], maxPages: 1 },
   input: rentalHostsInput,
-  price: perResult('result', '0.019', '0.019 USD per result (19.00 USD per 1,000)'),
+  price: perRow,
   cancellable: false,
   notes: [
     'mode "city" (the default) needs `city`, "single" needs `listingUrl`, "bulk" needs `bulkListings`; a field of another mode is refused with 400 validation_failed rather than ignored.',
@@ -203,7 +206,7 @@ export const rentalHostsTool = defineTool({
     "minPrice and maxPrice are nightly prices in each listing's own currency (EUR in the euro area, GBP in the UK, CZK, HUF, DKK …); a listing without a price fails any price filter.",
     'onlyProHosts applies in every mode (in city mode before paging); onlyUniqueEmails applies in every mode after paging: each host email (ignoring case) appears once, under its first listing, and rows without an email are left out.',
     'checkin and checkout (YYYY-MM-DD) go together and checkout must be after checkin; a checkin before yesterday (UTC) is refused; the catalog has no availability calendar, so the dates do not filter listings: they are recorded on each row with `stay_price` (nightly price × nights).',
-    `The run holds the cost of every listing it may return (cities × maxPages × ${LISTINGS_PER_PAGE}, or one per distinct link) and is billed 0.019 USD per row delivered.`,
+    `The run holds the cost of every listing it may return (cities × maxPages × ${LISTINGS_PER_PAGE}, or one per distinct link) and is billed ${perRow.each} per row delivered.`,
   ],
   columns: [
     { key: 'host_name', header: 'host_name', description: 'Host name as shown on the listing' },

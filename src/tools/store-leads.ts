@@ -164,6 +164,8 @@ function toRow(s: StoreLead): Row {
 
 const quoted = (names: string[]) => names.map((n) => `"${n}"`).join(', ');
 
+const price = perResult('lead', '0.0039');
+
 export const storeLeadsTool = defineTool({
   name: 'store-leads',
   title: 'Store leads',
@@ -174,7 +176,7 @@ export const storeLeadsTool = defineTool({
   mcp: { name: 'scrape_store_leads' },
   example: { platform: 'shopify', countryCode: 'US', totalLeads: 100, offset: 0 },
   input: storeLeadsInput,
-  price: perResult('lead', '0.0039'),
+  price,
   cancellable: true,
   notes: [
     'Leads come in a fixed order (catalog id), so identical calls return the same leads; without offset a call always returns the first page.',
@@ -189,7 +191,7 @@ export const storeLeadsTool = defineTool({
     'planExclude leaves out stores on those plan tiers (case-insensitive); stores without a known tier are kept.',
     'state matches case-insensitively, and a US state by name also matches its abbreviation ("Texas" finds "TX").',
     'Each bound may be sent under its long name or its alias (visitsMin, salesMax, ...); both together must agree, and a minimum above its maximum is refused with 400.',
-    'Billing: 0.0039 USD per lead delivered; the run holds the cost of the leads it may deliver.',
+    `Billing: ${price.each} per lead delivered; the run holds the cost of the leads it may deliver.`,
   ],
   columns: [
     { key: 'domain', header: 'domain', description: 'Store domain' },

@@ -152,6 +152,8 @@ async function lookUp(stores: StoreSource, match: Match, signal: AbortSignal): P
 
 const domains = (n: number) => `${n} domain${n === 1 ? '' : 's'}`;
 
+const price = flat('technology', '4.99', (each) => `${each} per technology (flat, independent of result count)`);
+
 export const techStackTool = defineTool({
   name: 'tech-stack',
   title: 'Tech stack scraper',
@@ -163,7 +165,7 @@ export const techStackTool = defineTool({
   example: { technology: 'Klaviyo' },
   input: techStackInput,
   rowUnit: 'domain',
-  price: flat('technology', '4.99', '4.99 USD per technology (flat, independent of result count)'),
+  price,
   cancellable: false,
   notes: [
     'technology is matched ignoring case, spacing and punctuation ("Google Analytics", "googleanalytics" and "google-analytics" are one name), against whole names only.',
@@ -171,7 +173,7 @@ export const techStackTool = defineTool({
     'Each domain is reduced to its registrable root ("www.shop.example.co.uk" → "example.co.uk") and listed once, in alphabetical order, with found_in naming the datasets it came from.',
     'A lookup is computed once per data period and shared by every account: technologies refresh monthly (calendar month, UTC) and store apps weekly (ISO week, UTC); a name that is a store app follows the weekly period.',
     'Repeated requests in the same period are answered from that cache at once; the run\'s progress message says whether it was looked up or answered from the cache, and for which period.',
-    'The price is flat: 4.99 USD per run, whatever the number of domains, also when no website runs the technology (the progress message then suggests similar names).',
+    `The price is flat: ${price.each} per run, whatever the number of domains, also when no website runs the technology (the progress message then suggests similar names).`,
   ],
   columns: [
     { key: 'domain', header: 'domain', description: 'Registrable root domain' },

@@ -3,7 +3,7 @@ import { KeyedLimiter } from '../net/limiter.ts';
 import { fanOutSignal } from '../net/signal.ts';
 import { EmailChecker, type EmailCheck } from './lib/email/checker.ts';
 import { crawlSite, MAX_PAGES_PER_DOMAIN, type SiteCrawl } from './lib/email/crawl.ts';
-import { normaliseDomain } from './lib/email/domains.ts';
+import { companyDomain } from './lib/email/domains.ts';
 import { asciiLetters, splitFullName } from './lib/email/names.ts';
 import { patternOf } from './lib/email/patterns.ts';
 import { inOrder } from './lib/email/rows.ts';
@@ -38,7 +38,7 @@ export const websiteFinderInput = z
   })
   .superRefine((input, ctx) => {
     for (const [i, d] of input.domains.entries()) {
-      if (!normaliseDomain(d)) ctx.addIssue({ code: 'custom', path: ['domains', i], message: `"${d}" is not a domain` });
+      if (!companyDomain(d)) ctx.addIssue({ code: 'custom', path: ['domains', i], message: `"${d}" is not a domain` });
     }
     if (input.jobTitle && titleTokens(input.jobTitle).length === 0) ctx.addIssue({ code: 'custom', path: ['jobTitle'], message: 'must contain a word to match' });
   });
@@ -228,7 +228,7 @@ async function searchDomain(ctx: RunContext<WebsiteFinderInput>, domain: string,
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const contactPrice = perFound('contact', '0.0499', (row) => row.status === 'found', '0.0499 USD per contact found');
+const contactPrice = perFound('contact', '0.0499', (row) => row.status === 'found', (each) => `${each} per contact found`);
 
 export const websiteFinderTool = defineTool({
   name: 'website-finder',
@@ -250,14 +250,14 @@ export const websiteFinderTool = defineTool({
     'The title matches loosely: every word of the requested title must appear in the person’s title once abbreviations are expanded (CEO, CTO, VP, SVP, MD, HR, …) and plurals folded; a site person without an address gets the site’s address that follows a pattern of their name.',
     'Site people and lead-database people at the domain are merged by name (website+catalog); at most 5 contacts per domain, the closest titles first.',
     'Every domain gets rows: found contacts, or one row no_match (site read, nobody matching), unreachable, blocked_by_robots or refused (outbound guard) with the reason; a domain that fails never fails the run.',
-    'Billed 0.0499 USD per found contact; domain rows without a contact are free. The run holds the price of five contacts per domain and settles on what it finds.',
+    `Billed ${contactPrice.each} per found contact; domain rows without a contact are free. The run holds the price of five contacts per domain and settles on what it finds.`,
     'autoValidateEmails runs the email validator’s checks on each address (email_status); autoFindMobiles looks each contact up in the lead database by email or profile (the mobile finder’s lookup), at no extra charge.',
     'Cancellable: the contacts of domains finished so far are kept and billed. A resumed run searches its domains again and skips the rows it already stored.',
   ],
   columns: WEBSITE_FINDER_COLUMNS,
   requested: (input) => input.domains.length,
   describeStart(input) {
-    const domains = [...new Set(input.domains.map((d) => normaliseDomain(d)!))];
+    const domains = [...new Set(input.domains.map((d) => companyDomain(d)!))];
     const removed = input.domains.length - domains.length;
     return {
       input: { ...input, domains },

@@ -1,3 +1,4 @@
+import { bareHost } from '../../shared/hosts.ts';
 import { normaliseSocialUrl } from './query.ts';
 
 /**
@@ -47,6 +48,6 @@ export function classifyContactInput(raw: string): ContactInput {
   if (!profile) {
     return { kind: 'unrecognised', reason: 'a URL, but not a social profile link (expected a profile path such as linkedin.com/in/<name>)' };
   }
-  const host = NETWORK_HOST.test(url.hostname) ? 'linkedin.com' : url.hostname.replace(/^www\./i, '');
+  const host = NETWORK_HOST.test(url.hostname) ? 'linkedin.com' : bareHost(url.hostname);
   return { kind: 'social_url', key: normaliseSocialUrl(`${host}/${profile[1]!.toLowerCase()}/${decodeSegment(profile[2]!)}`) };
 }

@@ -1,14 +1,28 @@
 import type { Sql } from '../../../db/client.ts';
 import { contactRankSql, personByEmailSql } from '../../../db/schema/leads.ts';
-import type { Keys, MatchKey } from '../../endpoints/enrich-leads.ts';
 import type { LeadRow } from './query.ts';
-import type { CompanyRecord } from '../../endpoints/lead-search.ts';
+import type { CompanyRecord } from './companies.ts';
 
 /*
- * The lookups of lead enrichment (enrich.ts): every person a request's keys find, with their company,
- * in at most five queries whatever the number of rows. The matching rules (which key wins, the output
- * row) stay in enrich.ts.
+ * The lookups of lead enrichment (endpoints/enrich-leads.ts): every person a request's keys find, with
+ * their company, in at most five queries whatever the number of rows. The matching rules (which key
+ * wins, the output row) stay in enrich-leads.ts.
  */
+
+/** What a row of lead enrichment is matched on, in order of priority. */
+export const MATCH_KEYS = ['email', 'social', 'mobile', 'domain'] as const;
+export type MatchKey = (typeof MATCH_KEYS)[number];
+
+/**
+ * A row's normalised match keys: a lower-cased email, a social URL in the stored form
+ * (normaliseSocialUrl), a mobile's last 10 digits, a bare company domain (bareHost).
+ */
+export interface Keys {
+  email?: string;
+  social?: string;
+  mobile?: string;
+  domain?: string;
+}
 
 const PERSON_COLUMNS = 'p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id';
 

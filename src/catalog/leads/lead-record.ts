@@ -1,5 +1,5 @@
 import type { LeadRow } from './query.ts';
-import type { CompanyRecord } from '../../endpoints/lead-search.ts';
+import type { CompanyRecord } from './companies.ts';
 
 /** The spec's lead record: the id, then person fields, then company fields; absent data is left out. */
 export function leadRecord(p: LeadRow, c: CompanyRecord | undefined): Record<string, unknown> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ValidationError } from '../../shared/errors.ts';
+import { bareHost } from '../../shared/hosts.ts';
 import { param, pagingParams, parseParams } from '../../shared/params.ts';
 import { isSet, type LeadFilters } from './filters.ts';
 import { canonicalTechnology, normaliseCountry, normaliseDepartment, normaliseSeniority } from './vocabulary.ts';
@@ -43,13 +44,15 @@ export const leadSearchParams = z
   .strict();
 export type LeadSearchParams = z.output<typeof leadSearchParams>;
 
-/** Reads GET query parameters (repeated, comma separated, or with "[]") or a POST body. */
+/**
+ * Reads GET query parameters (repeated, comma separated, or with "[]") or a POST body. Paging (page
+ * or after, not both) is read by the database API (pageRequest, endpoints/search.ts).
+ */
 export function parseLeadSearch(raw: unknown): LeadSearchParams {
   const p = parseParams(leadSearchParams, raw);
   const errors: { path: string; message: string }[] = [];
   if (p.minEmployees !== undefined && p.maxEmployees !== undefined && p.minEmployees > p.maxEmployees) errors.push({ path: 'maxEmployees', message: 'must not be below minEmployees' });
   if (p.revenueMin !== undefined && p.revenueMax !== undefined && p.revenueMin > p.revenueMax) errors.push({ path: 'revenueMax', message: 'must not be below revenueMin' });
-  if (p.page !== undefined && p.after !== undefined) errors.push({ path: 'after', message: 'use page or after, not both' });
   for (const [i, s] of (p.seniority ?? []).entries()) if (!normaliseSeniority(s)) errors.push({ path: `seniority.${i}`, message: `unknown seniority "${s}"` });
   for (const [i, d] of (p.department ?? []).entries()) if (!normaliseDepartment(d)) errors.push({ path: `department.${i}`, message: `unknown department "${d}"` });
   if (errors.length > 0) throw new ValidationError(errors);
@@ -67,7 +70,7 @@ export function filtersOf(p: LeadSearchParams): LeadFilters {
     states: p.state,
     city: p.city,
     companyName: p.companyName,
-    companyDomains: p.companyDomain?.map((d) => d.toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/\/.*$/, '')),
+    companyDomains: p.companyDomain?.map(bareHost),
     seniorities: p.seniority?.map((s) => normaliseSeniority(s)!),
     departments: p.department?.map((d) => normaliseDepartment(d)!.department),
     emailStatuses: p.emailStatus?.map((s) => s.toLowerCase()),

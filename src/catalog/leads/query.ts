@@ -1,11 +1,9 @@
-import type { MaybeRow, PendingQuery, Row } from 'postgres';
+import type { MaybeRow, PendingQuery } from 'postgres';
 import type { Sql } from '../../../db/client.ts';
+import { and, likePattern, type Fragment } from '../sql.ts';
 import type { LeadFilters } from './filters.ts';
 import { stateVariants } from './vocabulary.ts';
 
-type Fragment = PendingQuery<Row[]>;
-
-const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 /** Whole words: not preceded or followed by a word character (so "c++" and "e-commerce" match too). */
 const wordsRegex = (words: string[]) => `(?<!\\w)(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+')).join('|')})(?!\\w)`;
 const lower = (values: string[]) => values.map((v) => v.trim().toLowerCase());
@@ -97,9 +95,8 @@ export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: 
   return c;
 }
 
-export function where(sql: Sql, conditions: Fragment[]): Fragment {
-  return conditions.length === 0 ? sql`true` : conditions.slice(1).reduce((acc, part) => sql`${acc} and ${part}`, conditions[0]!);
-}
+/** The lead conditions joined with AND. */
+export const where = and;
 
 export interface LeadRow {
   id: string;

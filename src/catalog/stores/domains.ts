@@ -1,3 +1,5 @@
+import { bareHost } from '../../shared/hosts.ts';
+
 /**
  * Second-level labels under which country domains register names ("example.co.uk",
  * "example.com.au", "example.ne.jp"): under a two-letter top-level domain, these make the last
@@ -5,16 +7,9 @@
  */
 const COUNTRY_SECOND_LEVELS = new Set(['co', 'com', 'net', 'org', 'ac', 'edu', 'gov', 'govt', 'mil', 'ne', 'or', 'go', 'ltd', 'plc', 'me', 'id', 'asn', 'web', 'nom', 'gen', 'firm', 'ind', 'sch', 'nhs', 'gob']);
 
-/** "https://www.Shop.Example.co.uk:443/path" → "shop.example.co.uk"; null when nothing host-like is left. */
+/** "https://www.Shop.Example.co.uk:443/path" → "shop.example.co.uk" (bareHost, trailing dots dropped); null when it is not host-like. */
 export function hostOf(value: string): string | null {
-  const host = value
-    .trim()
-    .toLowerCase()
-    .replace(/^[a-z][a-z0-9+.-]*:\/\//, '')
-    .replace(/^[^/@]*@/, '')
-    .replace(/[/?#].*$/, '')
-    .replace(/:\d+$/, '')
-    .replace(/\.+$/, '');
+  const host = bareHost(value).replace(/\.+$/, '');
   return /^[\p{L}\p{N}-]+(\.[\p{L}\p{N}-]+)+$/u.test(host) ? host : null;
 }
 

@@ -1,7 +1,6 @@
 import type { Database, Executor, Sql } from '../../../db/client.ts';
-import { leadConditions, selectLeadPage, where } from '../../catalog/leads/query.ts';
-import { leadRecord } from '../../catalog/leads/lead-record.ts';
-import { companiesReady, loadCompanies } from '../../endpoints/lead-search.ts';
+import { companiesReady } from '../../catalog/leads/companies.ts';
+import { leadRecordPage } from '../../catalog/leads/search.ts';
 import type { ContactMatches, LeadRecord, LeadSource, PersonContact } from '../leads.ts';
 
 type Keyed = PersonContact & { k: string };
@@ -12,7 +11,7 @@ function byKey(rows: readonly Keyed[]): Map<string, PersonContact> {
 
 /** People and companies of the lead database from the catalog tables. */
 export function catalogLeads(db: Executor): LeadSource {
-  // The lead search is built with postgres.js fragments (services/leads/query.ts), so it runs on the pool itself.
+  // The lead search is built with postgres.js fragments (catalog/leads/query.ts), so it runs on the pool itself.
   const sql: Sql = (db as Database).$client;
 
   const contactsBy = (column: 'email' | 'linkedin_url', keys: string[]) =>
@@ -30,14 +29,7 @@ export function catalogLeads(db: Executor): LeadSource {
     companyDataReady: () => companiesReady(sql),
 
     async searchLeads({ filters, limit, afterId }) {
-      const rows = await selectLeadPage(sql, where(sql, leadConditions(sql, filters)), {
-        limit,
-        afterId: afterId === undefined ? undefined : BigInt(afterId),
-      });
-      const page = rows.slice(0, limit);
-      const companyIds = [...new Set(page.map((r) => r.company_id).filter((id): id is string => id !== null).map(Number))];
-      const companies = await loadCompanies(sql, companyIds);
-      return page.map((r) => leadRecord(r, r.company_id ? companies.get(Number(r.company_id)) : undefined) as LeadRecord);
+      return (await leadRecordPage(sql, filters, { limit, afterId: afterId === undefined ? undefined : BigInt(afterId) })) as LeadRecord[];
     },
 
     async findContacts({ emails, socialUrls }): Promise<ContactMatches> {

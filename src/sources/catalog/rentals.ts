@@ -1,5 +1,6 @@
 import { and, asc, eq, exists, gt, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
+import { bareHost } from '../../shared/hosts.ts';
 import { rentalHostTable as host, rentalListingTable as listing } from '../../../db/schema/rentals.ts';
 import { roomIdOf, type RentalListing, type RentalSource } from '../rentals.ts';
 
@@ -34,7 +35,7 @@ const LAST_SEGMENT = sql`reverse(split_part(reverse(rtrim(${listing.listingUrl},
 
 /** The spellings of a listing link the catalog may store (scheme, "www."), so the unique listing_url index answers. */
 function spellings(url: string, roomId: string): string[] {
-  const bare = new URL(url).hostname.toLowerCase().replace(/^www\./, '');
+  const bare = bareHost(new URL(url).hostname);
   return ['https://www.', 'https://', 'http://www.', 'http://'].map((prefix) => `${prefix}${bare}/rooms/${roomId}`);
 }
 

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { NetError, type WebClient, type WebResponse } from '../../../sources/contacts.ts';
+import { bareHost } from '../../../shared/hosts.ts';
 import { extractPage, type PagePerson } from './extract.ts';
 
 // robots-parser is CommonJS whose typings declare an ES default export; load it as what it is.
@@ -52,7 +53,7 @@ export function linkScore(url: URL, text: string): number {
 }
 
 const sameSite = (host: string, domains: Set<string>) => {
-  const h = host.toLowerCase().replace(/^www\./, '');
+  const h = bareHost(host);
   for (const d of domains) if (h === d || h.endsWith(`.${d}`)) return true;
   return false;
 };
@@ -143,7 +144,7 @@ export async function crawlSite(web: WebClient, domain: string, options: { userA
       if (url === home) {
         if (res.status >= 400) return fail('unreachable', `the home page answered HTTP ${res.status}`);
         // A home page that redirects to another domain makes that domain part of the site.
-        site.add(new URL(res.url).hostname.replace(/^www\./, ''));
+        site.add(bareHost(new URL(res.url).hostname));
       }
       if (res.status < 400 && isHtml(res.contentType)) {
         const facts = extractPage(res.body, res.url);

@@ -1,0 +1,38 @@
+import { connect } from '../db/client.ts';
+import type { Config } from './config.ts';
+import type { Logger } from './logger.ts';
+import type { Core } from './core.ts';
+import { createAuthenticator } from './accounts/accounts.ts';
+import { createEventBus } from './runs/events.ts';
+import { createCatalogSources } from './sources/catalog/index.ts';
+import { createNetwork } from './net/index.ts';
+import { createRateLimiter } from './accounts/rate-limit.ts';
+import { createAccountWrites } from './accounts/writes.ts';
+
+/** Builds the process's `Core` (core.ts): the database pool, the event bus, the catalog sources, the network and the limits. */
+export async function createCore(config: Config, databaseUrl: string, logger: Logger, options: { poolSize?: number } = {}): Promise<Core> {
+  const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
+  const events = createEventBus(sql);
+  const network = createNetwork(config.network);
+  await events.ready;
+  return {
+    config,
+    logger,
+    databaseUrl,
+    sql,
+    db,
+    events,
+    auth: createAuthenticator(db, config.authCacheSecs),
+    // The contact tools reach DNS, mail servers and websites through the configured network and its outbound guard.
+    sources: createCatalogSources(db, network),
+    network,
+    rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
+    // Only the limits lock the wallet row per start; without them one account's starts never wait on each other.
+    accountWrites: createAccountWrites(db, { group: config.enforceLimits }),
+    clock: () => new Date(),
+    async close() {
+      await events.close().catch(() => {});
+      await sql.end({ timeout: 5 });
+    },
+  };
+}

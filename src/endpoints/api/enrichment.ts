@@ -1,0 +1,64 @@
+import { defineEndpoint, type RestRequest } from '../define.ts';
+import { enrichLeads } from '../enrich-leads.ts';
+import { enrichLocalBusinesses } from '../enrich-local-businesses.ts';
+import { enrichLeadsRequest, enrichLeadsResponse, enrichLocalBusinessesRequest, enrichLocalBusinessesResponse } from '../schemas.ts';
+
+// The spec's route heading says GET, every example POSTs a JSON body.
+const REFUSE_GET = 'Send enrichment requests with POST and a JSON body: {"rows": [...], "preview": false}.';
+const body = (request: RestRequest) => request.body;
+const MCP_ANNOTATIONS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+const MCP_LIMITS = { perCall: 'rows up to 1,000 per call', besides: 'preview: true answers the match count and a sample without counting' };
+
+export const leadEnrichment = defineEndpoint({
+  name: 'enrichLeads',
+  title: 'Lead enrichment',
+  tag: 'Enrichment',
+  description:
+    'Match priority: email, social profile URL, mobile (last 10 digits, country codes ignored), company domain (its most senior person: CEO, other C-suite, VP, Director, then others).',
+  rest: { path: '/api/v1/enrich', methods: ['post'], refuseGet: REFUSE_GET, input: body, ok: 'Every row with what was found, or a preview.' },
+  graphql: { field: 'enrichLeads' },
+  mcp: {
+    tool: 'enrich_leads',
+    title: 'Enrich leads',
+    description: [
+      'Match rows against the lead database and append the person and company found (email, phone, title, company data).',
+      'Match priority: email, social profile URL, mobile (last 10 digits), company domain (its most senior person).',
+    ],
+    limits: MCP_LIMITS,
+    annotations: MCP_ANNOTATIONS,
+  },
+  plan: 'growth',
+  planSubject: 'Lead enrichment',
+  allowance: 'enrichment',
+  request: enrichLeadsRequest,
+  response: enrichLeadsResponse,
+  errors: {},
+  handler: ({ core, principal }, input: unknown) => enrichLeads(core, principal, input),
+});
+
+export const localBusinessEnrichment = defineEndpoint({
+  name: 'enrichLocalBusinesses',
+  title: 'Local business enrichment',
+  tag: 'Enrichment',
+  description:
+    'Match priority: phone (a number without country is tried as US and as Canadian), then name with city or postal code, then website (one location of the business).',
+  rest: { path: '/api/v1/enrich/local-businesses', methods: ['post'], refuseGet: REFUSE_GET, input: body, ok: 'Every row with what was found, or a preview.' },
+  graphql: { field: 'enrichLocalBusinesses' },
+  mcp: {
+    tool: 'enrich_local_businesses',
+    title: 'Enrich local businesses',
+    description: [
+      'Match rows against the local business database and append phone, website, emails, address, category, rating, reviews and contact person.',
+      'Match priority: phone (tried as US and Canadian without country), then name with city or postal code, then website.',
+    ],
+    limits: MCP_LIMITS,
+    annotations: MCP_ANNOTATIONS,
+  },
+  plan: 'scale',
+  planSubject: 'Local business enrichment',
+  allowance: 'enrichment',
+  request: enrichLocalBusinessesRequest,
+  response: enrichLocalBusinessesResponse,
+  errors: {},
+  handler: ({ core, principal }, input: unknown) => enrichLocalBusinesses(core, principal, input),
+});

@@ -1,0 +1,97 @@
+import type { z } from 'zod';
+import type { Transaction } from '../../db/client.ts';
+import type { Plan } from '../../db/schema/accounts.ts';
+import type { AllowanceKind } from '../../db/schema/limits.ts';
+import type { Core } from '../core.ts';
+import type { Principal } from '../accounts/accounts.ts';
+
+/**
+ * Glossary: an *endpoint* is one synchronous operation (a database search, an enrichment, the wallet,
+ * a credit purchase, a webhook operation, the lead scraper's mode), declared once here like a tool;
+ * REST routes, the OpenAPI document, GraphQL field names and plan gates, and MCP tools derive from it.
+ * Its *handler* returns a domain result; `respond` shapes the answer REST and MCP send, which
+ * `response` describes.
+ */
+
+export interface EndpointContext {
+  core: Core;
+  principal: Principal;
+  signal?: AbortSignal;
+}
+
+/** What a REST route received, for `rest.input`. */
+export interface RestRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  params: Record<string, string>;
+  query: unknown;
+  body: unknown;
+}
+
+export type RestMethod = 'get' | 'post' | 'delete';
+export type ErrorCodes = Partial<Record<400 | 402 | 403 | 404 | 405 | 409 | 410 | 413 | 414 | 415 | 422 | 429 | 503, readonly string[]>>;
+
+export interface EndpointDefinition<I = unknown, R = unknown> {
+  /** The OpenAPI operationId of the first REST method (`searchLeads`). */
+  name: string;
+  title: string;
+  /** What the request is about in OpenAPI, before the generated plan and limit text. */
+  description?: string;
+  /** The OpenAPI tag. */
+  tag: 'Database' | 'Enrichment' | 'Account' | 'Webhooks';
+  rest: {
+    path: string;
+    /** Served methods; a GET of a database API takes query parameters, its POST the same as a JSON body. */
+    methods: readonly RestMethod[];
+    /** Success status (default 200). */
+    status?: 200 | 201 | 204;
+    /** Honours Idempotency-Key (then `prepare` is the handler). */
+    idempotent?: boolean;
+    /** A GET refused with 405 and this message (Allow: POST). */
+    refuseGet?: string;
+    /** The handler's input from the request (default: the query of a GET, the body of a POST or {}). */
+    input?: (request: RestRequest) => I;
+    /** OpenAPI example body. */
+    example?: unknown;
+    /** OpenAPI text of the success answer. */
+    ok: string;
+  };
+  /** The GraphQL field (query, mutation or a field of Account) that serves the same operation. */
+  graphql?: { field: string };
+  /** The MCP tool that serves it; its answer is `respond`'s, like REST. */
+  mcp?: {
+    tool: string;
+    title: string;
+    /** What the tool does and how to use it; the price and limit lines are generated. */
+    description: readonly string[];
+    /** Further description lines after the generated ones. */
+    notes?: readonly string[];
+    /** Arguments checked before the call (400 `validation_failed`); otherwise the handler validates `request`. */
+    args?: z.ZodType;
+    /** The "Limits:" line: what one call may take, then (after the generated daily allowance) anything else. */
+    limits?: { perCall: string; besides?: string };
+    annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  };
+  /** Plan gate: 403 `plan_required` below it; `planSubject` names the request in the refusal. */
+  plan?: Plan;
+  planSubject?: string;
+  /** The daily allowance the endpoint counts against (its size is configured). */
+  allowance?: AllowanceKind;
+  /** Query parameters or body (zod), as documented and as the handler validates them. */
+  request?: z.ZodType;
+  /** The REST and MCP answer. */
+  response?: z.ZodType;
+  /** Error codes the operation can answer, by status (authentication, rate limit and server errors are added). */
+  errors: ErrorCodes;
+  handler(ctx: EndpointContext, input: I): Promise<R>;
+  /** For idempotent writes: checks the request and returns its write. */
+  prepare?(ctx: EndpointContext, input: I): (tx: Transaction) => Promise<R>;
+  /** The REST and MCP answer of a result (default: the result itself). */
+  respond?(result: R): unknown;
+}
+
+export function defineEndpoint<I, R>(endpoint: EndpointDefinition<I, R>): EndpointDefinition<I, R> {
+  return endpoint;
+}
+
+/** The answer REST and MCP send for `result`. */
+export const respondOf = <I, R>(endpoint: EndpointDefinition<I, R>, result: R): unknown => (endpoint.respond ? endpoint.respond(result) : result);

@@ -1,0 +1,25 @@
+import type { EndpointDefinition } from './define.ts';
+import { buyCredits, leadScraperMode, wallet } from './api/account.ts';
+import { leadDatabase, localBusinessDatabase, storeDatabase } from './api/database.ts';
+import { leadEnrichment, localBusinessEnrichment } from './api/enrichment.ts';
+import { createAccountWebhook, deleteAccountWebhook, listAccountWebhooks, listWebhookDeliveries } from './api/webhooks.ts';
+
+/**
+ * Every synchronous endpoint, in the order REST registers and OpenAPI lists them. The REST routes,
+ * their OpenAPI entries (with plan and daily-allowance texts), the MCP tools of those with `mcp`, and
+ * the GraphQL fields' names and plan gates derive from these declarations.
+ */
+export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
+  wallet,
+  buyCredits,
+  leadScraperMode,
+  leadDatabase,
+  localBusinessDatabase,
+  storeDatabase,
+  leadEnrichment,
+  localBusinessEnrichment,
+  createAccountWebhook,
+  listAccountWebhooks,
+  deleteAccountWebhook,
+  listWebhookDeliveries,
+] as never;

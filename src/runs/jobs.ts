@@ -1,0 +1,19 @@
+/**
+ * The worker jobs the domains add, by their graphile-worker task identifier, with their payloads.
+ * Declared once here: the statements that add them (`graphile_worker.add_job`) and the worker's typed
+ * task list (workers/tasks.ts) both read these names.
+ */
+export const JOBS = {
+  /** Executes one run (runs/engine.ts); added when the run is placed RUNNING (runs/queue.ts). */
+  runTool: 'run_tool',
+  /** Delivers one webhook (runs/webhooks.ts). */
+  deliverWebhook: 'deliver_webhook',
+  /** Purges expired results and idempotency keys (runs/retention.ts), from the crontab. */
+  housekeeping: 'housekeeping',
+} as const;
+
+export interface JobPayloads {
+  [JOBS.runTool]: { runId: string };
+  [JOBS.deliverWebhook]: { deliveryId: string };
+  [JOBS.housekeeping]: Record<string, never>;
+}
