@@ -1,0 +1,79 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { revokeApiKey } from '../src/accounts/accounts.ts';
+import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
+import { collect, disposeClients, wsClient } from './helpers/ws.ts';
+
+/**
+ * graphql-ws operations take the same request pipeline as HTTP: each `subscribe` message is counted
+ * against the key's per-minute budget (shared with REST), and the key is checked again for each one,
+ * so a key revoked while its socket is open starts nothing more on it.
+ */
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp({ config: { rateLimitPerMinute: 5 } });
+});
+afterEach(() => disposeClients());
+afterAll(() => t?.stop());
+
+/** One operation over the socket: its data, or the errors it was refused with. */
+function once(client: ReturnType<typeof wsClient>, query: string): Promise<{ data?: any; errors?: readonly { message: string; extensions?: Record<string, unknown> }[] }> {
+  return new Promise((resolve, reject) => {
+    let result: { data?: any; errors?: any } = {};
+    client.subscribe({ query }, { next: (r) => (result = r as never), error: (e) => (Array.isArray(e) ? resolve({ errors: e }) : reject(e)), complete: () => resolve(result) });
+  });
+}
+
+describe('graphql-ws under the HTTP limits', () => {
+  it('counts each subscribe message against the key, together with REST, and refuses the one over with rate_limited', async () => {
+    const { apiKey } = await t.account();
+    const client = wsClient(t.url, apiKey);
+    // Two over REST, three over the socket: the budget of five is spent.
+    for (let i = 0; i < 2; i++) expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).status).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      const res = await once(client, '{ viewer { id } }');
+      expect(res.errors).toBeUndefined();
+      expect(res.data.viewer.id).toEqual(expect.any(String));
+    }
+    const refused = await once(client, '{ viewer { id } }');
+    expect(refused.data).toBeUndefined();
+    expect(refused.errors?.[0]?.extensions?.code).toBe('rate_limited');
+    // …and the socket's spending shows on REST too.
+    const rest = await t.request('GET', '/api/v1/wallet', { key: apiKey });
+    expect(rest.status).toBe(429);
+    expect(rest.body.error.code).toBe('rate_limited');
+  });
+
+  it('a key revoked while its socket is open starts no further operation on it', async () => {
+    const { apiKey } = await t.account();
+    // Not lazy: the socket stays open between operations, as a dashboard's does.
+    let reconnected = 0;
+    const client = wsClient(t.url, apiKey, { lazy: false, onNonLazyError: () => {}, on: { connected: () => void reconnected++ } });
+    expect((await once(client, '{ viewer { id } }')).errors).toBeUndefined();
+    await revokeApiKey(t.app.core.db, apiKey.slice(0, 14));
+
+    const start = `mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } } }`;
+    const refused = await new Promise<readonly { extensions?: Record<string, unknown> }[]>((resolve, reject) => {
+      client.subscribe(
+        { query: start, variables: { input: DENVER_DENTISTS } },
+        { next: (r) => (r.errors ? resolve(r.errors) : reject(new Error(`a revoked key started a run: ${JSON.stringify(r.data)}`))), error: (e) => (Array.isArray(e) ? resolve(e) : reject(e)), complete: () => {} },
+      );
+    });
+    expect(refused[0]?.extensions?.code).toBe('unauthenticated');
+    expect(reconnected, 'refused on the socket it was opened with').toBe(1);
+    const [runs] = await t.app.core.sql`select count(*)::int as n from run r join api_key k on k.account_id = r.account_id where k.prefix = ${apiKey.slice(0, 14)}`;
+    expect(runs!.n).toBe(0);
+  });
+
+  it('a subscription counts once when it starts, not per event', async () => {
+    const { apiKey } = await t.account();
+    const client = wsClient(t.url, apiKey);
+    const { runId } = (await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 30 } })).body;
+    const events = await collect<{ status: string }>(client, 'subscription($id: ID!) { runProgress(id: $id) { status } }', { id: runId }, 'runProgress').done;
+    expect(events.at(-1)!.status).toBe('SUCCEEDED');
+    // One POST and one subscribe: three of the five left, whatever the number of events.
+    const res = await t.request('GET', '/api/v1/wallet', { key: apiKey });
+    expect(res.headers.get('ratelimit')).toMatch(/remaining=2\b/);
+  });
+});
