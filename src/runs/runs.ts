@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor, Transaction } from '../../db/client.ts';
 import { runItemTable, runTable, type Run, type RunStatus } from '../../db/schema/runs.ts';
 import type { Core } from '../core.ts';
@@ -211,11 +211,10 @@ export async function listRuns(
       and(
         eq(runTable.accountId, accountId),
         options.status ? eq(runTable.status, options.status) : undefined,
+        // After the cursor's run in (created_at, id) order, read at the stored precision (microseconds;
+        // the cursor's copy has milliseconds, and runs written together differ below that).
         cursor
-          ? or(
-              lt(runTable.createdAt, new Date(cursor.createdAt)),
-              and(eq(runTable.createdAt, new Date(cursor.createdAt)), lt(runTable.id, cursor.id)),
-            )
+          ? sql`(${runTable.createdAt}, ${runTable.id}) < (select c.created_at, c.id from run c where c.id = ${cursor.id} and c.account_id = ${accountId})`
           : undefined,
       ),
     )

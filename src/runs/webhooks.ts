@@ -178,7 +178,8 @@ export async function listDeliveries(db: Executor, principal: Principal, webhook
     .where(
       and(
         eq(d.webhookId, webhookId),
-        cursor ? or(lt(d.createdAt, cursor.createdAt), and(eq(d.createdAt, cursor.createdAt), lt(d.id, cursor.id))) : undefined,
+        // After the cursor's delivery in (created_at, id) order, at the stored precision (see listRuns).
+        cursor ? sql`(${d.createdAt}, ${d.id}) < (select c.created_at, c.id from webhook_delivery c where c.id = ${cursor.id} and c.webhook_id = ${webhookId})` : undefined,
       ),
     )
     .orderBy(desc(d.createdAt), desc(d.id))
