@@ -20,6 +20,7 @@ export const MUTATION_TESTS = [
   'test/runs.start.test.ts',
   'test/runs.lifecycle.test.ts',
   'test/runs.control.test.ts',
+  'test/runs.control-rules.test.ts',
   'test/run-engine.execute.test.ts',
   // rate limit, allowances, idempotency
   'test/limits.rate-limit.test.ts',
