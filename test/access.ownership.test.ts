@@ -6,6 +6,7 @@ import { executeRun } from '../src/runs/engine.ts';
 import { decodeRunCursor, encodeRunCursor, getRun, listRunItems, listRuns, loadRuns, startRun } from '../src/runs/runs.ts';
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, MAX_WEBHOOKS_PER_ACCOUNT } from '../src/runs/webhooks.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
+import { failure } from './helpers/assertions.ts';
 
 /**
  * Every lookup by id checks the id against the caller's account: another account's run or webhook
@@ -34,15 +35,6 @@ async function notFound(promise: Promise<unknown>, what: string) {
   );
   expect(err).toBeInstanceOf(AppError);
   expect(err).toMatchObject({ status: 404, code: 'not_found', message: `${what} not found` });
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
 }
 
 describe('runs: looked up by id within the caller’s account', () => {

@@ -5,6 +5,7 @@ import { createAccountWrites, type AccountWrites } from '../src/accounts/writes.
 import { AppError, ValidationError } from '../src/shared/errors.ts';
 import { purgeIdempotencyKeys, withIdempotency, type StoredResponse } from '../src/accounts/idempotency.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
+import { failure } from './helpers/assertions.ts';
 
 let d: DirectDb;
 let writes: AccountWrites;
@@ -28,15 +29,6 @@ function probe(account: string, label: string, calls: { n: number }, answer: unk
 }
 
 const writesOf = async (account: string) => (await d.sql`select label from idempotency_probe where account = ${account} order by label`).map((r) => r.label as string);
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
-}
 
 describe('withIdempotency', () => {
   it('runs a request without a key every time, storing nothing', async () => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../src/accounts/accounts.ts';
-import { AppError, ValidationError } from '../src/shared/errors.ts';
+import { ValidationError } from '../src/shared/errors.ts';
 import { parseToolInput, prepareStart, startResponse, startRun } from '../src/runs/runs.ts';
 import { getTool } from '../src/tools/index.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
+import { failure } from './helpers/assertions.ts';
 
 /** Starting a run: validation, the hold, the job, linked runs and the start answer. */
 
@@ -19,15 +20,6 @@ const SMALL = { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 3 };
 async function someone(creditsMicros = 100_000_000n): Promise<Principal> {
   const { apiKey } = await t.account({ creditsMicros });
   return t.app.core.auth.authenticate(`Bearer ${apiKey}`);
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AppError);
-  return err as AppError;
 }
 
 const runsOf = async (accountId: string) => t.app.core.sql`select id, tool, status, file_name, parent_run_id, webhook_url, webhook_secret, estimated_micros::text as estimated, hold_plan_micros::text as hold from run where account_id = ${accountId} order by created_at, id`;

@@ -65,19 +65,21 @@ interface Variant extends Gateway {
 async function resetRuns(v: Variant) {
   const sql = v.app.core.sql;
   await sql.begin(async (tx) => {
-    await tx`truncate run, graphile_worker._private_jobs cascade`;
+    // Through graphile-worker's public API (every job of a run carries the run id as its key; no worker runs here).
+    await tx`select graphile_worker.remove_job(key) from graphile_worker.jobs where key is not null`;
+    await tx`truncate run cascade`;
     await tx`delete from ledger_entry where run_id is not null`;
     await tx`update wallet set plan_micros = ${v.wallet.plan}::bigint, purchased_micros = ${v.wallet.purchased}::bigint, active_runs = 0
              where account_id = ${v.accountId}`;
   });
-  await sql`vacuum analyze run, ledger_entry, wallet, graphile_worker._private_jobs`;
+  await sql`vacuum analyze run, ledger_entry, wallet`;
 }
 
 /** One snapshot for all three counts: a start still committing when the round ends is seen whole or not at all. */
 function roundState(v: Variant): Promise<StartRoundState> {
   return v.app.core.sql.begin('isolation level repeatable read read only', async (sql) => {
     const runs = await sql<{ status: string; n: number }[]>`select status, count(*)::int as n from run group by status order by status`;
-    const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from graphile_worker._private_jobs`;
+    const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs`;
     const [ledger] = await sql<{ n: number }[]>`select count(*)::int as n from ledger_entry where run_id is not null`;
     return { runs: Object.fromEntries(runs.map((r) => [r.status, r.n])), jobs: jobs!.n, ledgerEntries: ledger!.n };
   });

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { AppError } from '../../src/shared/errors.ts';
 
 interface Answer {
   status: number;
@@ -19,4 +20,14 @@ export function expectOnlyValidationError(res: Answer, path: string, message: Re
   expect(res.status).toBe(400);
   expect(res.body.error.code).toBe('validation_failed');
   expect(res.body.error.details).toEqual([{ path, message: expect.stringMatching(message) }]);
+}
+
+/** The AppError a promise is refused with; fails the test if it resolves or throws anything else. */
+export async function failure(promise: Promise<unknown>): Promise<AppError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(AppError);
+  return err as AppError;
 }
