@@ -1,9 +1,10 @@
 import { PLANS, SUBSCRIPTION_STATUSES, type Account } from '../db/schema/accounts.ts';
 import { getAccount } from '../src/accounts/accounts.ts';
+import { PLAN_PRICE_USD } from '../src/billing/plans.ts';
 import { builder } from './builder.ts';
 
 const PlanEnum = builder.enumType('Plan', {
-  description: 'starter (49 USD/month), growth (149), scale (649); a higher plan includes every gate of a lower one.',
+  description: `${PLANS.map((plan) => `${plan} (${PLAN_PRICE_USD[plan]} USD/month)`).join(', ')}; a higher plan includes every gate of a lower one.`,
   values: PLANS,
 });
 const SubscriptionStatusEnum = builder.enumType('SubscriptionStatus', { values: SUBSCRIPTION_STATUSES });

@@ -4,6 +4,7 @@ import { storeSearchParams } from '../src/endpoints/store-search.ts';
 import { localBusinessDatabase, storeDatabase } from '../src/endpoints/api/database.ts';
 import { leadEnrichment, localBusinessEnrichment } from '../src/endpoints/api/enrichment.ts';
 import type { EndpointDefinition } from '../src/endpoints/define.ts';
+import type { SearchPage } from '../src/endpoints/search.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import { builder } from './builder.ts';
 import { inputTypeOf, withoutNulls } from './zod-input.ts';
@@ -53,7 +54,7 @@ const StoreRef = builder.objectRef<Rec>('Store').implement({
     apps: t.stringList({ resolve: list('apps') }),
     emails: t.stringList({ resolve: list('emails') }),
     phones: t.stringList({ resolve: list('phones') }),
-    socialProfiles: t.field({ type: 'JSON', description: 'instagram, facebook, tiktok, youtube, linkedin, twitter, pinterest URLs.', resolve: (r) => Object.fromEntries(Object.entries(r).filter(([k]) => k.endsWith('_url')).map(([k, v]) => [k.replace(/_url$/, ''), v])) }),
+    socialProfiles: t.field({ type: 'JSON', description: 'instagram, facebook, tiktok, youtube, linkedin, twitter, pinterest URLs.', resolve: (r) => Object.fromEntries(Object.entries(r).filter(([k, v]) => k.endsWith('_url') && v !== null).map(([k, v]) => [k.replace(/_url$/, ''), v])) }),
     estimatedMonthlyVisits: t.int({ nullable: true, resolve: num('estimated_monthly_visits') }),
     estimatedMonthlySales: t.float({ nullable: true, description: 'USD per month.', resolve: num('estimated_monthly_sales') }),
     employeeCount: t.int({ nullable: true, resolve: num('employee_count') }),
@@ -86,15 +87,16 @@ function pageType(name: string, node: typeof LocalBusinessRef) {
 const LocalBusinessConnection = pageType('LocalBusiness', LocalBusinessRef);
 const StoreConnection = pageType('Store', StoreRef);
 
-const pageOf = (nodes: Rec[], result: { pagination: { total: number; has_more: boolean; next_after: string | null }; daily_allowance: { remaining: number } }): Page => ({
-  nodes,
-  totalCount: result.pagination.total,
-  hasNextPage: result.pagination.has_more,
-  endCursor: result.pagination.next_after,
-  dailyAllowanceRemaining: result.daily_allowance.remaining,
+/** A database search's page as a connection. */
+const pageOf = (result: SearchPage<Rec>): Page => ({
+  nodes: result.rows,
+  totalCount: result.total,
+  hasNextPage: result.hasMore,
+  endCursor: result.nextAfter,
+  dailyAllowanceRemaining: result.allowanceRemaining,
 });
 
-type Search = EndpointDefinition<unknown, Parameters<typeof pageOf>[1] & Record<string, unknown>>;
+type Search = EndpointDefinition<unknown, SearchPage<Rec>>;
 
 /** Paging is `first` and `after` in GraphQL, so the REST paging parameters are left out of the filters. */
 const PAGING = Object.keys(pagingParams);
@@ -113,7 +115,7 @@ const StoreFilterInput = inputTypeOf(storeSearchParams, 'StoreFilter', {
 });
 
 /** A catalog database API as a connection: `filter` takes the REST parameters (paging aside). */
-function catalogQuery(connection: typeof LocalBusinessConnection, filter: typeof LocalBusinessFilterInput, search: Search, records: string, plan: string) {
+function catalogQuery(connection: typeof LocalBusinessConnection, filter: typeof LocalBusinessFilterInput, search: Search, plan: string) {
   builder.queryField(search.graphql!.field, (t) =>
     t.field({
       type: connection,
@@ -122,15 +124,14 @@ function catalogQuery(connection: typeof LocalBusinessConnection, filter: typeof
       complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
       resolve: async (_, args, ctx) => {
         const input = { ...(withoutNulls(args.filter ?? {}) as object), limit: args.first ?? 50, after: args.after ?? '0' };
-        const { body: result } = await callEndpoint(ctx.core, ctx.principal, search, input, { shape: (r) => r });
-        return pageOf(result[records] as Rec[], result);
+        return (await callEndpoint(ctx.core, ctx.principal, search, input, { shape: pageOf })).body;
       },
     }),
   );
 }
 
-catalogQuery(LocalBusinessConnection, LocalBusinessFilterInput, localBusinessDatabase as unknown as Search, 'businesses', `The local-business database (${localBusinessDatabase.plan} plan and up)`);
-catalogQuery(StoreConnection, StoreFilterInput, storeDatabase as unknown as Search, 'stores', `The e-commerce store database (${storeDatabase.plan} plan and up)`);
+catalogQuery(LocalBusinessConnection, LocalBusinessFilterInput, localBusinessDatabase as unknown as Search, `The local-business database (${localBusinessDatabase.plan} plan and up)`);
+catalogQuery(StoreConnection, StoreFilterInput, storeDatabase as unknown as Search, `The e-commerce store database (${storeDatabase.plan} plan and up)`);
 
 builder.mutationField(leadEnrichment.graphql!.field, (t) =>
   t.field({

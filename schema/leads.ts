@@ -128,10 +128,10 @@ builder.queryField(leadDatabase.graphql!.field, (t) =>
       const edges = result.rows.map((node) => ({ cursor: node.id, node }));
       return {
         edges,
-        pageInfo: { hasNextPage: result.pagination.has_more, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
-        totalCount: result.pagination.total,
-        searchTranslation: result.search_translation,
-        dailyAllowanceRemaining: result.daily_allowance.remaining,
+        pageInfo: { hasNextPage: result.hasMore, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+        totalCount: result.total,
+        searchTranslation: result.translation,
+        dailyAllowanceRemaining: result.allowanceRemaining,
       };
     },
   }),

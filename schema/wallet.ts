@@ -1,19 +1,30 @@
 import { z } from 'zod';
 import { LEDGER_KINDS, type LedgerEntry } from '../db/schema/accounts.ts';
-import { formatDollars } from '../src/billing/money.ts';
-import { listLedger, walletView, type PurchaseResult } from '../src/billing/wallet.ts';
+import { formatDollars as dollars, microsToNumber } from '../src/billing/money.ts';
+import { describePurchase, listLedger, PURCHASE_RULES_TEXT, type Balances, type Purchase } from '../src/billing/wallet.ts';
 import { buyCredits, wallet } from '../src/endpoints/api/account.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import { AccountRef } from './account.ts';
 import { builder } from './builder.ts';
 
-/** The wallet as a purchase reports it too: decimal-dollar strings. */
-const WalletRef = builder.objectRef<PurchaseResult['wallet']>('Wallet').implement({
+/** Balances as the Wallet type answers them (a purchase's answer is stored for replays, so plain JSON). */
+interface WalletShape {
+  balanceDollars: string;
+  purchasedCreditsDollars: string;
+  totalBalanceDollars: string;
+}
+const walletShape = (b: Balances): WalletShape => ({
+  balanceDollars: dollars(b.planMicros),
+  purchasedCreditsDollars: dollars(b.purchasedMicros),
+  totalBalanceDollars: dollars(b.planMicros + b.purchasedMicros),
+});
+
+const WalletRef = builder.objectRef<WalletShape>('Wallet').implement({
   description: 'Balances as decimal-dollar strings. Purchased credits are spent first and never expire.',
   fields: (t) => ({
-    balanceDollars: t.exposeString('balance_dollars', { description: 'Plan credits.' }),
-    purchasedCreditsDollars: t.exposeString('purchased_credits_dollars'),
-    totalBalanceDollars: t.exposeString('total_balance_dollars'),
+    balanceDollars: t.exposeString('balanceDollars', { description: 'Plan credits.' }),
+    purchasedCreditsDollars: t.exposeString('purchasedCreditsDollars'),
+    totalBalanceDollars: t.exposeString('totalBalanceDollars'),
   }),
 });
 
@@ -24,9 +35,9 @@ const LedgerEntryRef = builder.objectRef<LedgerEntry>('LedgerEntry').implement({
   fields: (t) => ({
     id: t.id({ resolve: (e) => e.id.toString() }),
     kind: t.field({ type: LedgerKindEnum, resolve: (e) => e.kind }),
-    amountDollars: t.string({ description: 'Change of the total balance.', resolve: (e) => formatDollars(e.planMicros + e.purchasedMicros) }),
-    planDollars: t.string({ resolve: (e) => formatDollars(e.planMicros) }),
-    purchasedDollars: t.string({ resolve: (e) => formatDollars(e.purchasedMicros) }),
+    amountDollars: t.string({ description: 'Change of the total balance.', resolve: (e) => dollars(e.planMicros + e.purchasedMicros) }),
+    planDollars: t.string({ resolve: (e) => dollars(e.planMicros) }),
+    purchasedDollars: t.string({ resolve: (e) => dollars(e.purchasedMicros) }),
     runId: t.exposeString('runId', { nullable: true }),
     note: t.exposeString('note', { nullable: true }),
     createdAt: t.field({ type: 'DateTime', resolve: (e) => e.createdAt }),
@@ -37,7 +48,7 @@ builder.objectField(AccountRef, wallet.graphql!.field, (t) =>
   t.field({
     type: WalletRef,
     // The viewer's account: the caller's own wallet.
-    resolve: async (_account, _, ctx) => (await callEndpoint(ctx.core, ctx.principal, wallet, undefined, { shape: walletView })).body,
+    resolve: async (_account, _, ctx) => (await callEndpoint(ctx.core, ctx.principal, wallet, undefined, { shape: walletShape })).body,
   }),
 );
 
@@ -60,12 +71,31 @@ builder.objectField(AccountRef, 'ledger', (t) =>
   }),
 );
 
-const BuyCreditsPayloadRef = builder.objectRef<PurchaseResult>('BuyCreditsPayload').implement({
+interface PurchaseShape {
+  success: true;
+  amount: number;
+  originalAmount: number;
+  wasAdjusted: boolean;
+  message: string;
+  bonus: number;
+  wallet: WalletShape;
+}
+const purchaseShape = (p: Purchase): PurchaseShape => ({
+  success: true,
+  amount: p.amountUsd,
+  originalAmount: p.originalUsd,
+  wasAdjusted: p.wasAdjusted,
+  message: describePurchase(p),
+  bonus: microsToNumber(p.bonusMicros),
+  wallet: walletShape(p.balances),
+});
+
+const BuyCreditsPayloadRef = builder.objectRef<PurchaseShape>('BuyCreditsPayload').implement({
   fields: (t) => ({
     success: t.exposeBoolean('success'),
     amount: t.exposeFloat('amount', { description: 'USD charged (after any adjustment), without the bonus.' }),
-    originalAmount: t.exposeFloat('original_amount'),
-    wasAdjusted: t.exposeBoolean('was_adjusted'),
+    originalAmount: t.exposeFloat('originalAmount'),
+    wasAdjusted: t.exposeBoolean('wasAdjusted'),
     message: t.exposeString('message'),
     bonus: t.exposeFloat('bonus', { description: 'USD of bonus credits added by the plan.' }),
     wallet: t.field({ type: WalletRef, resolve: (p) => p.wallet }),
@@ -75,13 +105,13 @@ const BuyCreditsPayloadRef = builder.objectRef<PurchaseResult>('BuyCreditsPayloa
 builder.mutationField(buyCredits.graphql!.field, (t) =>
   t.field({
     type: BuyCreditsPayloadRef,
-    description: 'Buys credits: 10 to 10,000 USD; 49, 50, 149 and 649 are adjusted down; 0/10/30 % bonus on starter/growth/scale; ACTIVE subscriptions only.',
+    description: `Buys credits: ${PURCHASE_RULES_TEXT}`,
     args: { amount: t.arg.float({ required: true }), idempotencyKey: t.arg.string() },
     resolve: async (_, args, ctx) => {
       const request = { amount: args.amount };
       const { body } = await callEndpoint(ctx.core, ctx.principal, buyCredits, request, {
         idempotency: { key: args.idempotencyKey, scope: 'graphql:buyCredits', request },
-        shape: (purchase) => purchase,
+        shape: purchaseShape,
       });
       return body;
     },

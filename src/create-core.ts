@@ -4,7 +4,7 @@ import type { Logger } from './logger.ts';
 import type { Core } from './core.ts';
 import { createAuthenticator } from './accounts/accounts.ts';
 import { createEventBus } from './runs/events.ts';
-import { createCatalogSources } from './sources/catalog/index.ts';
+import { createCatalogSources } from './catalog/sources/index.ts';
 import { createNetwork } from './net/index.ts';
 import { createRateLimiter } from './accounts/rate-limit.ts';
 import { createAccountWrites } from './accounts/writes.ts';

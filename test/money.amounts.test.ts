@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, ValidationError } from '../src/shared/errors.ts';
 import { formatDollars, MICROS_PER_USD, microsToNumber, usdToMicros } from '../src/billing/money.ts';
-import { MAX_PURCHASE_USD, MIN_PURCHASE_USD, parsePurchaseAmount, PURCHASE_BONUS_PERCENT, walletView } from '../src/billing/wallet.ts';
+import { MAX_PURCHASE_USD, MIN_PURCHASE_USD, parsePurchaseAmount, PURCHASE_BONUS_PERCENT } from '../src/billing/wallet.ts';
+import { walletView } from '../src/endpoints/api/account.ts';
 
 describe('usdToMicros: dollars to integer micro-dollars, never through a float sum', () => {
   it.each([

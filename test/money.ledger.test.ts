@@ -6,6 +6,7 @@ import type { Principal } from '../src/accounts/accounts.ts';
 import { AppError } from '../src/shared/errors.ts';
 import { newAccountId } from '../src/shared/ids.ts';
 import { getBalances, grantPlanCredits, listLedger, prepareCreditPurchase, settleHold } from '../src/billing/wallet.ts';
+import { purchaseView } from '../src/endpoints/api/account.ts';
 import { holdAndPlace, releaseRunSlot, type HoldRequest } from '../src/runs/queue.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
 
@@ -343,7 +344,7 @@ describe('credit purchases', () => {
 
   it('buys credits without a bonus on starter', async () => {
     const id = await accountWith(2_000_000n);
-    const result = await d.db.transaction((tx) => prepareCreditPurchase(principal(id, 'starter'), 20.5)(tx));
+    const result = await d.db.transaction(async (tx) => purchaseView(await prepareCreditPurchase(principal(id, 'starter'), 20.5)(tx)));
     expect(result).toEqual({
       success: true,
       amount: 20.5,
@@ -359,13 +360,13 @@ describe('credit purchases', () => {
 
   it('adds the plan’s bonus to purchased credits; the amount is what was charged', async () => {
     const growth = await accountWith(0n, 1_000_000n);
-    const g = await prepareCreditPurchase(principal(growth, 'growth'), 100)(d.db);
+    const g = purchaseView(await prepareCreditPurchase(principal(growth, 'growth'), 100)(d.db));
     expect(g).toMatchObject({ amount: 100, was_adjusted: false, bonus: 10, message: 'Purchased 100.00 USD of credits. Your growth plan adds a 10% bonus: 10.00 USD. Purchased credits never expire.' });
     expect(g.wallet.purchased_credits_dollars).toBe('111.00');
     expect((await entries(growth)).at(-1)).toMatchObject({ kind: 'purchase', purchased: 110_000_000n, note: 'bought 100.00 USD + 10% growth bonus 10.00 USD' });
 
     const scale = await accountWith(0n);
-    const s = await prepareCreditPurchase(principal(scale, 'scale'), 33.33)(d.db);
+    const s = purchaseView(await prepareCreditPurchase(principal(scale, 'scale'), 33.33)(d.db));
     expect(s).toMatchObject({ amount: 33.33, bonus: 9.999, message: 'Purchased 33.33 USD of credits. Your scale plan adds a 30% bonus: 9.999 USD. Purchased credits never expire.' });
     expect(await wallet(scale)).toMatchObject({ purchased: 43_329_000n });
   });
@@ -377,7 +378,7 @@ describe('credit purchases', () => {
     [649, 648],
   ])('adjusts %d USD to %d USD, which clash with subscription prices', async (original, adjusted) => {
     const id = await accountWith(0n);
-    const result = await prepareCreditPurchase(principal(id, 'starter'), original)(d.db);
+    const result = purchaseView(await prepareCreditPurchase(principal(id, 'starter'), original)(d.db));
     expect(result).toMatchObject({
       amount: adjusted,
       original_amount: original,
@@ -390,13 +391,13 @@ describe('credit purchases', () => {
   it('does not adjust neighbours of those amounts', async () => {
     const id = await accountWith(0n);
     for (const amount of [48, 49.5, 51, 150, 650]) {
-      expect(await prepareCreditPurchase(principal(id, 'starter'), amount)(d.db)).toMatchObject({ amount, original_amount: amount, was_adjusted: false });
+      expect(purchaseView(await prepareCreditPurchase(principal(id, 'starter'), amount)(d.db))).toMatchObject({ amount, original_amount: amount, was_adjusted: false });
     }
   });
 
   it('creates the wallet of an account that has none', async () => {
     const id = await bareAccount();
-    const result = await prepareCreditPurchase(principal(id, 'growth'), 10)(d.db);
+    const result = purchaseView(await prepareCreditPurchase(principal(id, 'growth'), 10)(d.db));
     expect(result.wallet).toEqual({ balance_dollars: '0.00', purchased_credits_dollars: '11.00', total_balance_dollars: '11.00' });
   });
 });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../src/accounts/accounts.ts';
 import { ValidationError } from '../src/shared/errors.ts';
-import { parseToolInput, prepareStart, startResponse, startRun } from '../src/runs/runs.ts';
+import { parseToolInput, prepareStart, startRun } from '../src/runs/runs.ts';
+import { restStartView } from '../src/http/views.ts';
 import { getTool } from '../src/tools/index.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { failure } from './helpers/assertions.ts';
@@ -55,7 +56,7 @@ describe('startRun', () => {
     const [row] = await runsOf(p.accountId);
     expect(row).toMatchObject({ id: started.run.id, status: 'RUNNING', file_name: null, parent_run_id: null, webhook_url: null, webhook_secret: null, estimated: '29700', hold: '29700' });
     expect(await hasJob(started.run.id)).toBe(true);
-    expect(startResponse(started)).toEqual({ runId: started.run.id, status: 'RUNNING', message: started.start.message, ...started.start.extra });
+    expect(restStartView(started)).toEqual({ runId: started.run.id, status: 'RUNNING', message: started.start.message, ...started.start.extra });
   });
 
   it('refuses a start the wallet cannot pay one unit of, writing nothing', async () => {

@@ -226,8 +226,8 @@ async function benchSearch(core: Core, acc: Accounts, c: SearchCase, iterations:
   const plain = await direct.both();
   const ids = first.rows.map((r) => r.id);
   const directIds = plain.rows.slice(0, c.params.limit as number).map((r) => r.id);
-  if (first.pagination.total !== plain.total || ids.join() !== directIds.join()) {
-    throw new Error(`(${c.key}) searchLeads and the direct queries disagree: total ${first.pagination.total} vs ${plain.total}`);
+  if (first.total !== plain.total || ids.join() !== directIds.join()) {
+    throw new Error(`(${c.key}) searchLeads and the direct queries disagree: total ${first.total} vs ${plain.total}`);
   }
   let newcomer: Principal | undefined;
   const samples = await timeAlternately(
@@ -251,8 +251,8 @@ async function benchSearch(core: Core, acc: Accounts, c: SearchCase, iterations:
     key: c.key,
     label: c.label,
     params: c.params,
-    total: first.pagination.total,
-    returned: first.leads.length,
+    total: first.total,
+    returned: first.rows.length,
     service,
     serviceNewLeads,
     direct: directTiming,
@@ -301,7 +301,7 @@ async function benchPaging(core: Core, acc: Accounts, iterations: number, warmup
   if (byCursor.rows.map((r) => r.id).join() !== byOffset.rows.map((r) => r.id).join() || byCursor.rows.length !== limit) {
     throw new Error('page 1,000 by cursor and by offset differ');
   }
-  const total = byCursor.pagination.total;
+  const total = byCursor.total;
 
   const samples = await timeAlternately(
     {

@@ -54,9 +54,10 @@ import { executeRun } from '../../src/runs/engine.ts';
 import { runStore } from '../../src/runs/store.ts';
 import { startRun } from '../../src/runs/runs.ts';
 import { rootDomain } from '../../src/catalog/stores/domains.ts';
-import { storeConditions, type SqlTemplate } from '../../src/catalog/stores/filters.ts';
+import { storeConditions } from '../../src/catalog/stores/filters.ts';
+import { postgresTemplate } from '../../src/catalog/sql.ts';
 import { technologyKey } from '../../src/catalog/stores/technologies.ts';
-import { createCatalogSources } from '../../src/sources/catalog/index.ts';
+import { createCatalogSources } from '../../src/catalog/sources/index.ts';
 import type { Sources } from '../../src/sources/types.ts';
 import { getTool } from '../../src/tools/index.ts';
 import { planLeadSearch } from '../../src/tools/lead-scraper.ts';
@@ -247,11 +248,7 @@ async function buildCases(sql: Sql): Promise<Case[]> {
       input,
       toolKey: (r) => r.domain as string,
       baseline: (s) => {
-        const template: SqlTemplate<postgres.PendingQuery<postgres.Row[]>> = Object.assign(
-          (strings: TemplateStringsArray, ...values: unknown[]) => s(strings, ...(values as never[])),
-          { array: (values: readonly string[]) => values },
-        );
-        const conditions = storeConditions(template, filter);
+        const conditions = storeConditions(postgresTemplate(s), filter);
         const whereClause = conditions.slice(1).reduce((acc, c) => s`${acc} and ${c}`, conditions[0]!);
         return plannedPerCall(s`
           select domain, id, name, platform, plan_tier, country_code, city, state, category, technologies, apps, instagram_url, facebook_url,

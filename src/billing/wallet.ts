@@ -2,7 +2,7 @@ import { and, desc, eq, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
 import { ledgerTable, walletTable, type LedgerEntry, type Plan } from '../../db/schema/accounts.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
-import { formatDollars, microsToNumber, usdToMicros } from './money.ts';
+import { formatDollars, usdToMicros } from './money.ts';
 import type { Subscriber } from './plans.ts';
 
 /**
@@ -23,15 +23,6 @@ export async function getBalances(db: Executor, accountId: string): Promise<Bala
     .from(walletTable)
     .where(eq(walletTable.accountId, accountId));
   return wallet ?? { planMicros: 0n, purchasedMicros: 0n };
-}
-
-/** The spec's wallet object: decimal-dollar strings. */
-export function walletView(b: Balances) {
-  return {
-    balance_dollars: formatDollars(b.planMicros),
-    purchased_credits_dollars: formatDollars(b.purchasedMicros),
-    total_balance_dollars: formatDollars(b.planMicros + b.purchasedMicros),
-  };
 }
 
 /** Adds plan credits: a ledger entry and the cached balance, in the caller's transaction. */
@@ -77,14 +68,44 @@ export const PURCHASE_BONUS_PERCENT: Record<Plan, number> = { starter: 0, growth
 export const MIN_PURCHASE_USD = 10;
 export const MAX_PURCHASE_USD = 10_000;
 
-export interface PurchaseResult {
-  success: true;
-  amount: number;
-  original_amount: number;
-  was_adjusted: boolean;
-  message: string;
-  bonus: number;
-  wallet: ReturnType<typeof walletView>;
+const usd = (n: number) => n.toLocaleString('en-US');
+const list = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+
+/** The purchase rules in words, for the faces' descriptions: generated from the rules themselves. */
+export const PURCHASE_RULES_TEXT = [
+  `${usd(MIN_PURCHASE_USD)} to ${usd(MAX_PURCHASE_USD)} USD; purchased credits never expire.`,
+  'Needs an ACTIVE subscription (not TRIAL or CANCELLED).',
+  `${list(Object.keys(ADJUSTED_AMOUNTS))} are adjusted down (they clash with subscription prices);`,
+  `the plan adds a bonus of ${Object.entries(PURCHASE_BONUS_PERCENT)
+    .map(([plan, percent]) => `${percent} % (${plan})`)
+    .join(', ')}.`,
+].join(' ');
+
+/** A recorded credit purchase and the balances after it. */
+export interface Purchase {
+  /** USD asked for. */
+  originalUsd: number;
+  /** USD charged: the amount asked for after the adjustments. */
+  amountUsd: number;
+  wasAdjusted: boolean;
+  plan: Plan;
+  bonusPercent: number;
+  bonusMicros: bigint;
+  balances: Balances;
+}
+
+/** What a purchase did, in words: the adjustment, the bonus, and that purchased credits never expire. */
+export function describePurchase(p: Purchase): string {
+  const paid = usdToMicros(p.amountUsd.toFixed(2));
+  return [
+    p.wasAdjusted
+      ? `${formatDollars(usdToMicros(p.originalUsd.toFixed(2)))} USD was adjusted to ${formatDollars(paid)} USD to avoid a conflict with subscription prices.`
+      : `Purchased ${formatDollars(paid)} USD of credits.`,
+    p.bonusMicros > 0n ? `Your ${p.plan} plan adds a ${p.bonusPercent}% bonus: ${formatDollars(p.bonusMicros)} USD.` : '',
+    'Purchased credits never expire.',
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 /** Validates the `amount` of a purchase: a number of dollars with at most 2 decimals, 10–10,000. */
@@ -103,7 +124,7 @@ export function parsePurchaseAmount(raw: unknown): number {
  * yet: the purchase is recorded in the ledger. Checks the purchase without touching the database (400
  * for the amount, 403 for the subscription) and returns its write, for the caller's transaction.
  */
-export function prepareCreditPurchase(principal: Subscriber, rawAmount: unknown): (tx: Executor) => Promise<PurchaseResult> {
+export function prepareCreditPurchase(principal: Subscriber, rawAmount: unknown): (tx: Executor) => Promise<Purchase> {
   const original = parsePurchaseAmount(rawAmount);
   if (principal.subscriptionStatus !== 'ACTIVE') {
     throw new AppError(403, 'subscription_inactive', `Buying credits needs an active subscription; this account's subscription is ${principal.subscriptionStatus}.`);
@@ -111,8 +132,8 @@ export function prepareCreditPurchase(principal: Subscriber, rawAmount: unknown)
   return (tx) => recordPurchase(tx, principal, original);
 }
 
-/** Writes a checked purchase of `original` USD: the balance, the ledger entry, the answer. */
-async function recordPurchase(tx: Executor, principal: Subscriber, original: number): Promise<PurchaseResult> {
+/** Writes a checked purchase of `original` USD: the balance and the ledger entry. */
+async function recordPurchase(tx: Executor, principal: Subscriber, original: number): Promise<Purchase> {
   const amount = ADJUSTED_AMOUNTS[String(original)] ?? original;
   const wasAdjusted = amount !== original;
   const bonusPercent = PURCHASE_BONUS_PERCENT[principal.plan];
@@ -131,21 +152,14 @@ async function recordPurchase(tx: Executor, principal: Subscriber, original: num
     purchasedMicros: paid + bonus,
     note: `bought ${formatDollars(paid)} USD${bonus > 0n ? ` + ${bonusPercent}% ${principal.plan} bonus ${formatDollars(bonus)} USD` : ''}`,
   });
-  const parts = [
-    wasAdjusted
-      ? `${formatDollars(usdToMicros(original.toFixed(2)))} USD was adjusted to ${formatDollars(paid)} USD to avoid a conflict with subscription prices.`
-      : `Purchased ${formatDollars(paid)} USD of credits.`,
-    bonus > 0n ? `Your ${principal.plan} plan adds a ${bonusPercent}% bonus: ${formatDollars(bonus)} USD.` : '',
-    'Purchased credits never expire.',
-  ];
   return {
-    success: true,
-    amount,
-    original_amount: original,
-    was_adjusted: wasAdjusted,
-    message: parts.filter(Boolean).join(' '),
-    bonus: microsToNumber(bonus),
-    wallet: walletView(await getBalances(tx, principal.accountId)),
+    originalUsd: original,
+    amountUsd: amount,
+    wasAdjusted,
+    plan: principal.plan,
+    bonusPercent,
+    bonusMicros: bonus,
+    balances: await getBalances(tx, principal.accountId),
   };
 }
 

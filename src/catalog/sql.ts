@@ -1,8 +1,28 @@
+import { sql as drizzleSql, type SQL } from 'drizzle-orm';
 import type { PendingQuery, Row } from 'postgres';
 import type { Sql } from '../../db/client.ts';
 
 /** A piece of a postgres.js query (a condition, a column list). */
 export type Fragment = PendingQuery<Row[]>;
+
+/**
+ * A tagged template that builds SQL (postgres.js `sql` or drizzle's `sql`), and how it passes a list
+ * as one array parameter. Conditions written once against it serve the database APIs (postgres.js)
+ * and the catalog sources (drizzle) alike.
+ */
+export interface SqlTemplate<F> {
+  (strings: TemplateStringsArray, ...values: any[]): F;
+  array(values: readonly string[]): unknown;
+}
+
+/** postgres.js's `sql` as a SqlTemplate (lists are sent as arrays). */
+export const postgresTemplate = (sql: Sql): SqlTemplate<Fragment> =>
+  Object.assign((strings: TemplateStringsArray, ...values: unknown[]) => sql(strings, ...(values as never[])) as Fragment, { array: (values: readonly string[]) => values });
+
+/** drizzle's `sql` as a SqlTemplate: lists go as one array parameter. */
+export const drizzleTemplate: SqlTemplate<SQL> = Object.assign((strings: TemplateStringsArray, ...values: unknown[]) => drizzleSql(strings, ...values), {
+  array: (values: readonly string[]) => drizzleSql.param([...values]),
+});
 
 /** `%text%` for ILIKE, with the pattern characters of `text` escaped. */
 export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

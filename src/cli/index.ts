@@ -6,7 +6,8 @@ import { loadConfig } from '../config.ts';
 import { openDatabase } from '../database.ts';
 import { createLogger } from '../logger.ts';
 import { createAccount, createApiKey, getAccount, revokeApiKey, setPlan } from '../accounts/accounts.ts';
-import { getBalances, grantPlanCredits, walletView } from '../billing/wallet.ts';
+import { getBalances, grantPlanCredits } from '../billing/wallet.ts';
+import { walletView } from '../endpoints/api/account.ts';
 import { usdToMicros } from '../billing/money.ts';
 import { registerImportCommand } from './import-command.ts';
 

@@ -1,7 +1,6 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { enrichmentAnswer, parseEnrichRequest, textField, type EnrichResult } from './enrichment.ts';
-import { assertPlan } from '../billing/plans.ts';
 import { companyOf, lookUpLeads, MATCH_KEYS, personOf, type Keys, type MatchKey } from '../catalog/leads/enrich-lookup.ts';
 import { normaliseSocialUrl } from '../catalog/leads/query.ts';
 import { assignLeadRecord } from '../catalog/leads/lead-record.ts';
@@ -37,13 +36,12 @@ function keysOf(row: Record<string, unknown>): Keys {
 const noKeys = (k: Keys) => k.email === undefined && k.social === undefined && k.mobile === undefined && k.domain === undefined;
 
 /**
- * POST /api/v1/enrich (growth plan and up). Match priority: email, social profile URL, mobile (last
+ * Lead enrichment (its declaration holds the plan gate). Match priority: email, social profile URL, mobile (last
  * 10 digits, country codes ignored), company domain (its most senior person). Matches count against
  * the daily allowance of 100,000; a preview (match count and a sample) does not. All rows are looked up
  * together, in at most five queries (catalog/leads/enrich-lookup.ts).
  */
 export async function enrichLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown): Promise<EnrichResult<MatchKey>> {
-  assertPlan(principal, 'growth', 'Lead enrichment');
   const request = parseEnrichRequest(body, keysOf, noKeys, 'email, social, mobile, domain');
   const found = await lookUpLeads(core.sql, request.keys);
   const matches = request.keys.map((k) => {

@@ -4,7 +4,6 @@ import type { Principal } from '../accounts/accounts.ts';
 import { countryCode, stateAbbreviation } from '../shared/geo.ts';
 import { bareHost } from '../shared/hosts.ts';
 import { assertMatchable, enrichmentAnswer, readEnrichRequest, textField } from './enrichment.ts';
-import { assertPlan } from '../billing/plans.ts';
 import { lookUpPlaces, placeNameKey, type Place, type Review } from '../catalog/local-businesses/enrich-lookup.ts';
 
 export { countryCode };
@@ -78,13 +77,12 @@ function assignPlace(row: Record<string, unknown>, p: Place, reviews: Review[] |
 }
 
 /**
- * POST /api/v1/enrich/local-businesses (scale plan). Match priority: phone (a number without a
+ * Local business enrichment (its declaration holds the plan gate). Match priority: phone (a number without a
  * country is read as a US or Canadian one), then name with city or postal code (state separates
  * same-name places), then website (one location). Matches count against the enrichment allowance;
  * previews do not (enrichmentAnswer).
  */
 export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown) {
-  assertPlan(principal, 'scale', 'Local business enrichment');
   const request = readEnrichRequest(body, keysOf);
   const keys = request.keys;
   const sql = core.sql;

@@ -1,15 +1,14 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { AppError } from '../shared/errors.ts';
-import { assertPlan } from '../billing/plans.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../catalog/leads/filters.ts';
 import { parseLeadSearch, filtersOf } from '../catalog/leads/params.ts';
 import { translatePeopleSearchUrl, type SearchTranslation } from '../catalog/leads/people-search-url.ts';
 import { companiesReady, companyIdsOf, loadCompanies, type CompanyRecord } from '../catalog/leads/companies.ts';
 import { deliveredAmong, recordDelivered } from '../catalog/leads/delivered.ts';
-import { findLeads, leadRecordsOf } from '../catalog/leads/search.ts';
+import { findLeads } from '../catalog/leads/search.ts';
 import type { LeadRow } from '../catalog/leads/query.ts';
-import { databaseSearch, pageRequest, type Pagination } from './search.ts';
+import { databaseSearch, pageRequest, type SearchPage } from './search.ts';
 
 export { companiesReady, loadCompanies, type CompanyRecord };
 
@@ -18,30 +17,20 @@ function mergeFilters(fromUrl: LeadFilters, explicit: LeadFilters): LeadFilters 
   return { ...fromUrl, ...explicit };
 }
 
-export interface LeadSearchResult {
-  leads: Record<string, unknown>[];
-  pagination: Pagination;
-  daily_allowance: { remaining: number };
-  search_translation?: SearchTranslation;
-  /** People rows and their companies, for faces that shape records themselves. */
-  rows: LeadRow[];
+/** A page of people, the companies they work at, and what a saved search url was turned into. */
+export interface LeadSearchResult extends SearchPage<LeadRow> {
   companies: Map<number, CompanyRecord>;
-}
-
-/** The lead search as REST and MCP answer it: the records, paging and translation, without the raw rows. */
-export function leadSearchBody({ rows: _rows, companies: _companies, ...body }: LeadSearchResult) {
-  return body;
+  translation?: SearchTranslation;
 }
 
 const NARROW = 'Narrow it and retry: fewer titles or keywords, or add a location or a company size (minEmployees/maxEmployees).';
 
 /**
- * GET/POST /api/v1/database/leads. Growth plan and up. Every lead returned is saved to the account;
+ * A page of the lead database (its declaration holds the plan gate). Every lead returned is saved to the account;
  * leads it already received do not count against the daily allowance again, and `excludeDelivered`
  * leaves them out.
  */
 export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, raw: unknown): Promise<LeadSearchResult> {
-  assertPlan(principal, 'growth', 'The lead database API');
   const params = parseLeadSearch(raw);
   const request = pageRequest(params);
   let filters = filtersOf(params);
@@ -67,7 +56,7 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, 
   }
 
   let companies = new Map<number, CompanyRecord>();
-  const { rows, pagination, daily_allowance } = await databaseSearch<LeadRow>(
+  const page = await databaseSearch<LeadRow>(
     core,
     principal,
     request,
@@ -86,12 +75,5 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, 
       return { rows: page.filter((r) => keep.has(r.id)), remaining: allowance.remaining };
     },
   );
-  return {
-    leads: leadRecordsOf(rows, companies),
-    pagination,
-    daily_allowance,
-    ...(translation ? { search_translation: translation } : {}),
-    rows,
-    companies,
-  };
+  return { ...page, companies, ...(translation ? { translation } : {}) };
 }

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
-import { catalogRecord, databaseSearch, NARROW_CATALOG_SEARCH, pageRequest } from './search.ts';
+import { databaseSearch, NARROW_CATALOG_SEARCH, pageRequest } from './search.ts';
 import { param, pagingParams, parseParams } from '../shared/params.ts';
-import { assertPlan } from '../billing/plans.ts';
 import { findLocalBusinesses } from '../catalog/local-businesses/search.ts';
 
 export const localBusinessSearchParams = z
@@ -27,13 +26,11 @@ export const localBusinessSearchParams = z
   .strict();
 
 /**
- * GET/POST /api/v1/database/local-businesses (growth plan and up): the map-listing catalog with
- * filters that fit it; paged and counted like the lead database.
+ * A page of the map-listing catalog (the local business database API; its declaration holds the plan
+ * gate) with filters that fit it; paged and counted like the lead database.
  */
 export async function searchLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, raw: unknown) {
-  assertPlan(principal, 'growth', 'The local business database API');
   const p = parseParams(localBusinessSearchParams, raw);
   const request = pageRequest(p);
-  const { rows, ...rest } = await databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql) => findLocalBusinesses(sql, p, request));
-  return { businesses: rows.map(catalogRecord), ...rest };
+  return databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql) => findLocalBusinesses(sql, p, request));
 }

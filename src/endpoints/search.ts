@@ -35,19 +35,23 @@ export function pageRequest(paging: Paging): PageRequest {
   return { page, limit, offset: page ? (page - 1) * limit : 0, afterId: paging.after === undefined ? undefined : BigInt(paging.after) };
 }
 
-export interface Pagination {
+/** One page of a database search: the rows the account keeps, where the page is, and the allowance left. */
+export interface SearchPage<R> {
+  rows: R[];
+  /** The page asked for (from 1), or null when paging by cursor. */
   page: number | null;
   limit: number;
+  /** Size of the whole search. */
   total: number;
-  next_after: string | null;
-  has_more: boolean;
+  /** The last row's id when more follow or the allowance cut the page: the next cursor. */
+  nextAfter: string | null;
+  hasMore: boolean;
+  /** Database records the account may still take today. */
+  allowanceRemaining: number;
 }
 
 /** How to narrow a local-business or store search that took too long (503 query_timeout). */
 export const NARROW_CATALOG_SEARCH = 'Narrow it (add a location, a category or bounds) and retry.';
-
-/** A catalog row as the local-business and store APIs answer it: the id as a number, missing fields left out. */
-export const catalogRecord = (row: { id: string | number } & Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries({ ...row, id: Number(row.id) }).filter(([, v]) => v !== null));
 
 /** What the account is granted of a page: the records it keeps, and the allowance left today. */
 export interface Delivery<R> {
@@ -78,7 +82,7 @@ export async function databaseSearch<R extends { id: string | number }>(
   narrow: string,
   find: (sql: Sql) => PromiseLike<FoundPage<R>>,
   deliver: (sql: Sql, rows: R[], take: TakeAllowance) => Promise<Delivery<R>> = deliverAll,
-): Promise<{ rows: R[]; pagination: Pagination; daily_allowance: { remaining: number } }> {
+): Promise<SearchPage<R>> {
   const { limit, page } = request;
   return core.sql.begin(async (tx) => {
     const sql = tx as unknown as Sql;
@@ -99,10 +103,6 @@ export async function databaseSearch<R extends { id: string | number }>(
     const delivered = await deliver(sql, candidates, take);
     const more = hasMore || delivered.rows.length < candidates.length;
     const last = delivered.rows.at(-1);
-    return {
-      rows: delivered.rows,
-      pagination: { page, limit, total: found.total, next_after: more && last ? String(last.id) : null, has_more: more },
-      daily_allowance: { remaining: delivered.remaining },
-    };
+    return { rows: delivered.rows, page, limit, total: found.total, nextAfter: more && last ? String(last.id) : null, hasMore: more, allowanceRemaining: delivered.remaining };
   });
 }

@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { STORE_SOCIALS } from '../../db/schema/stores.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
-import { catalogRecord, databaseSearch, NARROW_CATALOG_SEARCH, pageRequest } from './search.ts';
+import { databaseSearch, NARROW_CATALOG_SEARCH, pageRequest } from './search.ts';
 import { param, pagingParams, parseParams } from '../shared/params.ts';
-import { assertPlan } from '../billing/plans.ts';
 import { resolveStoreNames, storeBoundFields, storeFilter } from '../catalog/stores/filters.ts';
 import { storeNameLists } from '../catalog/stores/names.ts';
 import { findStores } from '../catalog/stores/search.ts';
@@ -30,15 +29,13 @@ export const storeSearchParams = z
   .strict();
 
 /**
- * GET/POST /api/v1/database/stores (growth plan and up): the e-commerce store catalog with the
+ * A page of the e-commerce store catalog (the store database API; its declaration holds the plan gate) with the
  * store-leads filters (platform, location, category, technologies, apps, social profiles, plan tiers
  * excluded, traffic, sales and employee bounds with their aliases); paged and counted like the lead database.
  */
 export async function searchStores(core: Pick<Core, 'sql' | 'config' | 'clock' | 'sources'>, principal: Principal, raw: unknown) {
-  assertPlan(principal, 'growth', 'The e-commerce store database API');
   const p = parseParams(storeSearchParams, raw);
   const request = pageRequest(p);
   const { filter } = await resolveStoreNames(storeFilter(p), storeNameLists(core.sources.stores));
-  const { rows, ...rest } = await databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql) => findStores(sql, filter, request));
-  return { stores: rows.map(catalogRecord), ...rest };
+  return databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql) => findStores(sql, filter, request));
 }

@@ -1,3 +1,4 @@
+import type { StartedRun } from '../runs/runs.ts';
 import { outputUrl, runTimeSecs, type RunSnapshot } from '../runs/view.ts';
 
 /**
@@ -18,3 +19,6 @@ export function restRunView(publicUrl: string, run: RunSnapshot) {
     expiresAt: run.expiresAt,
   };
 }
+
+/** The start answer of the faces that speak REST (REST itself, MCP): run id and status, message, the tool's own fields. */
+export const restStartView = ({ run, start }: StartedRun) => ({ runId: run.id, status: run.status, message: start.message, ...start.extra });

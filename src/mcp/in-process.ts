@@ -2,10 +2,10 @@ import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { assertDownloadable } from '../runs/exports.ts';
 import { cancelRun, runStatus } from '../runs/control.ts';
-import { getRun, listRunItems, startResponse, startRun } from '../runs/runs.ts';
+import { getRun, listRunItems, startRun } from '../runs/runs.ts';
 import { respondOf } from '../endpoints/define.ts';
 import { callEndpoint } from '../http/pipeline.ts';
-import { restRunView } from '../http/views.ts';
+import { restRunView, restStartView } from '../http/views.ts';
 import type { McpBackend } from './tools.ts';
 
 /** The services themselves, for the caller's account (the remote MCP server in the gateway). */
@@ -13,7 +13,7 @@ export function inProcessBackend(core: Core, principal: Principal): McpBackend {
   const publicUrl = core.config.publicUrl;
   return {
     async startRun(tool, args) {
-      return startResponse(await startRun(core, principal, tool.name, args));
+      return restStartView(await startRun(core, principal, tool.name, args));
     },
     async runStatus(runId, waitSecs, signal) {
       return restRunView(publicUrl, await runStatus(core, principal, runId, waitSecs, signal));

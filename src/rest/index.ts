@@ -7,8 +7,8 @@ import { AppError, fromZodError } from '../shared/errors.ts';
 import { assertDownloadable, downloadParams, exportRun } from '../runs/exports.ts';
 import { admit, idempotent as idempotentWrite } from '../http/pipeline.ts';
 import { endpointRoutes } from './endpoints.ts';
-import { restRunView } from '../http/views.ts';
-import { getRun, prepareStart, startResponse } from '../runs/runs.ts';
+import { restRunView, restStartView } from '../http/views.ts';
+import { getRun, prepareStart } from '../runs/runs.ts';
 import { cancelRun, MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../runs/control.ts';
 import { param, parseParams } from '../shared/params.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
@@ -63,7 +63,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
       app.post(path, (request, reply) =>
         idempotent(request, reply, () => {
           const start = prepareStart(core, request.principal, tool.name, request.body);
-          return async (tx) => startResponse(await start(tx));
+          return async (tx) => restStartView(await start(tx));
         }),
       );
     }

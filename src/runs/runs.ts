@@ -148,9 +148,6 @@ export async function startRun(core: StartDeps, principal: Principal, toolName: 
   return core.accountWrites.run(principal.accountId, prepareStart(core, principal, toolName, raw));
 }
 
-/** The start answer of the faces that speak REST (REST itself, MCP): run id and status, message, the tool's own fields. */
-export const startResponse = ({ run, start }: StartedRun) => ({ runId: run.id, status: run.status, message: start.message, ...start.extra });
-
 const prepareGetRun = (db: Executor) =>
   db
     .select()

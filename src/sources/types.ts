@@ -8,7 +8,7 @@ import type { AgentSource } from './agents.ts';
 import type { RentalSource } from './rentals.ts';
 import type { PropertySource } from './properties.ts';
 import type { CriminalRecordSource } from './criminal-records.ts';
-import type { PersonSource } from './persons.ts';
+import type { PersonSource } from './people.ts';
 import type { ContactSource } from './contacts.ts';
 
 export type * from './local-businesses.ts';
@@ -28,6 +28,6 @@ export interface Sources {
   rentals: RentalSource;
   properties: PropertySource;
   criminalRecords: CriminalRecordSource;
-  persons: PersonSource;
+  people: PersonSource;
   contacts: ContactSource;
 }

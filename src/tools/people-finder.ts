@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { usStateParam } from '../shared/geo.ts';
 import { parseAddress } from '../catalog/people/address.ts';
 import { formatName, parseFullName } from '../catalog/people/names.ts';
-import type { PersonQuery, PersonRecord } from '../sources/persons.ts';
+import type { PersonQuery, PersonRecord } from '../sources/people.ts';
 import { perResultAtLeastOne } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
@@ -205,9 +205,9 @@ export const peopleFinderTool = defineTool({
     const returned: PersonRecord[] = [];
     let after: string | undefined;
     while (returned.length < ctx.input.maxResults && !ctx.signal.aborted) {
-      const page = await ctx.sources.persons.searchPersons({ ...query, limit: Math.min(PAGE_SIZE, ctx.input.maxResults - returned.length), after });
+      const page = await ctx.sources.people.searchPeople({ ...query, limit: Math.min(PAGE_SIZE, ctx.input.maxResults - returned.length), after });
       const rows: Row[] = [];
-      for (const person of page.persons) {
+      for (const person of page.people) {
         if (returned.length >= ctx.input.maxResults) break;
         if (returned.some((r) => samePerson(r, person))) continue;
         returned.push(person);

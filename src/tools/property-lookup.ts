@@ -4,12 +4,23 @@ import type { PropertyDetails } from '../sources/properties.ts';
 import { perFound } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 
+/**
+ * The owner-contact run's price (property-owner-contact.ts), declared here beside the lookup's own
+ * because the lookup's price text quotes it and the owner-contact tool already imports this file.
+ */
+export const ownerContactPrice = perFound(
+  'property',
+  '0.10',
+  (row) => row.status === 'found' && ((row.owner_phones as string[]).length > 0 || (row.owner_emails as string[]).length > 0),
+  (each) => `${each} per property for owner contact (with property lookup's includeOwnerContact); free when no phone or email is known`,
+);
+
 export const propertyLookupInput = z.object({
   addresses: addressList,
   includeOwnerContact: z
     .boolean({ error: 'includeOwnerContact must be true or false' })
     .default(false)
-    .describe('Also find the owner\'s phones and emails, in a second run billed 0.10 USD per property; default false.'),
+    .describe(`Also find the owner's phones and emails, in a second run billed ${ownerContactPrice.each} per property; default false.`),
   fileName: z.string().trim().min(1).max(50, 'fileName must be at most 50 characters').optional().describe('Export name, at most 50 characters.'),
 });
 export type PropertyLookupInput = z.output<typeof propertyLookupInput>;
@@ -57,17 +68,6 @@ export const ADDRESS_COLUMNS = [
   { key: 'state', header: 'state', description: 'Two-letter state code' },
   { key: 'zip', header: 'zip', description: 'Five-digit zip code' },
 ];
-
-/**
- * The owner-contact run's price (property-owner-contact.ts), declared here beside the lookup's own
- * because the lookup's price text quotes it and the owner-contact tool already imports this file.
- */
-export const ownerContactPrice = perFound(
-  'property',
-  '0.10',
-  (row) => row.status === 'found' && ((row.owner_phones as string[]).length > 0 || (row.owner_emails as string[]).length > 0),
-  (each) => `${each} per property for owner contact (with property lookup's includeOwnerContact); free when no phone or email is known`,
-);
 
 const price = perFound('property', '0.15', (row) => row.status === 'found', (each) => `${each} per property, plus ${ownerContactPrice.each} per property for owner contact; addresses not found are free`);
 

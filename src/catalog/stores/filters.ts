@@ -1,3 +1,4 @@
+import type { SqlTemplate } from '../sql.ts';
 import type { z } from 'zod';
 import { STORE_PLATFORMS, STORE_SOCIALS } from '../../../db/schema/stores.ts';
 import { ValidationError, type ErrorDetail } from '../../shared/errors.ts';
@@ -193,14 +194,6 @@ export async function resolveStoreNames(filter: StoreFilter, lists: StoreNameLis
   return { filter: resolved, unknown };
 }
 
-/**
- * A tagged template that builds SQL (postgres.js `sql` or drizzle's `sql`), and how it passes a list
- * as one array parameter.
- */
-export interface SqlTemplate<F> {
-  (strings: TemplateStringsArray, ...values: any[]): F;
-  array(values: readonly string[]): unknown;
-}
 
 const SOCIAL_PRESENT: Record<StoreSocial, <F>(q: SqlTemplate<F>) => F> = {
   instagram: (q) => q`instagram_url is not null`,

@@ -1,10 +1,6 @@
 import type { Sql } from '../../../db/client.ts';
-import { selectCatalogPage, type Fragment, type PageWindow } from '../sql.ts';
-import { storeConditions, type SqlTemplate, type StoreFilter } from './filters.ts';
-
-/** The shared store filter rendered with postgres.js (lists are sent as arrays). */
-const postgresTemplate = (sql: Sql): SqlTemplate<Fragment> =>
-  Object.assign((strings: TemplateStringsArray, ...values: unknown[]) => sql(strings, ...(values as never[])) as Fragment, { array: (values: readonly string[]) => values });
+import { postgresTemplate, selectCatalogPage, type PageWindow } from '../sql.ts';
+import { storeConditions, type StoreFilter } from './filters.ts';
 
 /** A store as the database API lists it (snake_case columns, `id` as text). */
 export type StoreRow = Record<string, unknown> & { id: string };

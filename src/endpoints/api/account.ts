@@ -1,9 +1,32 @@
 import type { Principal } from '../../accounts/accounts.ts';
-import { getBalances, prepareCreditPurchase, walletView, type PurchaseResult } from '../../billing/wallet.ts';
+import { formatDollars, microsToNumber } from '../../billing/money.ts';
+import { describePurchase, getBalances, PURCHASE_RULES_TEXT, prepareCreditPurchase, type Balances, type Purchase } from '../../billing/wallet.ts';
 import { ValidationError } from '../../shared/errors.ts';
 import { leadScraperStatus } from '../apollo-status.ts';
 import { defineEndpoint } from '../define.ts';
 import { apolloStatus, buyCreditsRequest, buyCreditsResponse, walletResponse } from '../schemas.ts';
+
+/** The spec's wallet object: decimal-dollar strings. */
+export function walletView(b: Balances) {
+  return {
+    balance_dollars: formatDollars(b.planMicros),
+    purchased_credits_dollars: formatDollars(b.purchasedMicros),
+    total_balance_dollars: formatDollars(b.planMicros + b.purchasedMicros),
+  };
+}
+
+/** The spec's answer to a credit purchase. */
+export function purchaseView(p: Purchase) {
+  return {
+    success: true as const,
+    amount: p.amountUsd,
+    original_amount: p.originalUsd,
+    was_adjusted: p.wasAdjusted,
+    message: describePurchase(p),
+    bonus: microsToNumber(p.bonusMicros),
+    wallet: walletView(p.balances),
+  };
+}
 
 export const wallet = defineEndpoint({
   name: 'getWallet',
@@ -30,15 +53,15 @@ export const buyCredits = defineEndpoint({
   name: 'buyCredits',
   title: 'Buy credits',
   tag: 'Account',
-  description:
-    'Pay-as-you-go credits, 10 to 10,000 USD; they never expire. Needs an ACTIVE subscription (not TRIAL or CANCELLED). 49, 50, 149 and 649 are adjusted down (they clash with subscription prices); the plan adds a bonus of 0, 10 or 30 %.',
+  description: `Pay-as-you-go credits: ${PURCHASE_RULES_TEXT}`,
   rest: { path: '/api/v1/buy-credits', methods: ['post'], idempotent: true, input: (request) => request.body, example: { amount: 100 }, ok: 'The purchase.' },
   graphql: { field: 'buyCredits' },
   request: buyCreditsRequest,
   response: buyCreditsResponse,
   errors: { 403: ['subscription_inactive'] },
-  handler: ({ core, principal }, body: unknown): Promise<PurchaseResult> => core.accountWrites.run(principal.accountId, preparePurchase(principal, body)),
+  handler: ({ core, principal }, body: unknown): Promise<Purchase> => core.accountWrites.run(principal.accountId, preparePurchase(principal, body)),
   prepare: ({ principal }, body: unknown) => preparePurchase(principal, body),
+  respond: purchaseView,
 });
 
 /** A purchase's request checked (400, 403) and its write. */

@@ -1,14 +1,28 @@
 import { leadSearchParams } from '../../catalog/leads/params.ts';
+import { leadRecordsOf } from '../../catalog/leads/search.ts';
 import { defineEndpoint } from '../define.ts';
 import { searchLeads, type LeadSearchResult } from '../lead-search.ts';
 import { localBusinessSearchParams, searchLocalBusinesses } from '../local-business-search.ts';
 import { searchStores, storeSearchParams } from '../store-search.ts';
+import type { SearchPage } from '../search.ts';
 import { leadSearchResponse, localBusinessSearchResponse, storeSearchResponse } from '../schemas.ts';
 
-/** The lead search as REST and MCP answer it: the records, paging and translation, without the raw rows. */
-export function leadSearchBody({ rows: _rows, companies: _companies, ...body }: LeadSearchResult) {
-  return body;
+/** The spec's `pagination` and `daily_allowance` of a database API answer. */
+function pagingOf(p: SearchPage<unknown>) {
+  return {
+    pagination: { page: p.page, limit: p.limit, total: p.total, next_after: p.nextAfter, has_more: p.hasMore },
+    daily_allowance: { remaining: p.allowanceRemaining },
+  };
 }
+
+/** The lead search as REST and MCP answer it: the records with their company, paging and the url's translation. */
+function leadSearchBody(result: LeadSearchResult) {
+  return { leads: leadRecordsOf(result.rows, result.companies), ...pagingOf(result), ...(result.translation ? { search_translation: result.translation } : {}) };
+}
+
+/** A catalog row as the local-business and store APIs answer it: the id as a number, missing fields left out. */
+const catalogRecord = (row: { id: string | number } & Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries({ ...row, id: Number(row.id) }).filter(([, v]) => v !== null));
 
 const PAGED = { errors: { 400: ['validation_failed'], 503: ['query_timeout'] } } as const;
 
@@ -56,6 +70,7 @@ export const localBusinessDatabase = defineEndpoint({
   response: localBusinessSearchResponse,
   ...PAGED,
   handler: ({ core, principal }, input: unknown) => searchLocalBusinesses(core, principal, input),
+  respond: (result) => ({ businesses: result.rows.map(catalogRecord), ...pagingOf(result) }),
 });
 
 export const storeDatabase = defineEndpoint({
@@ -72,4 +87,5 @@ export const storeDatabase = defineEndpoint({
   response: storeSearchResponse,
   ...PAGED,
   handler: ({ core, principal }, input: unknown) => searchStores(core, principal, input),
+  respond: (result) => ({ stores: result.rows.map(catalogRecord), ...pagingOf(result) }),
 });

@@ -1,6 +1,6 @@
 import type { Executor } from '../../../db/client.ts';
-import type { ContactNetwork } from '../contacts.ts';
-import type { Sources } from '../types.ts';
+import type { ContactNetwork } from '../../sources/contacts.ts';
+import type { Sources } from '../../sources/types.ts';
 import { catalogLocalBusinesses } from './local-businesses.ts';
 import { catalogLeads } from './leads.ts';
 import { catalogStores } from './stores.ts';
@@ -11,7 +11,7 @@ import { catalogAgents } from './agents.ts';
 import { catalogRentals } from './rentals.ts';
 import { catalogProperties } from './properties.ts';
 import { catalogCriminalRecords } from './criminal-records.ts';
-import { catalogPersons } from './persons.ts';
+import { catalogPeople } from './people.ts';
 import { catalogContacts } from './contacts.ts';
 
 /** Every source read from the catalog tables; the contact tools also reach the network through `network`. */
@@ -27,7 +27,7 @@ export function createCatalogSources(db: Executor, network: ContactNetwork): Sou
     rentals: catalogRentals(db),
     properties: catalogProperties(db),
     criminalRecords: catalogCriminalRecords(db),
-    persons: catalogPersons(db),
+    people: catalogPeople(db),
     contacts: catalogContacts(db, network),
   };
 }

@@ -1,9 +1,9 @@
 import type { Database, Executor, Sql } from '../../../db/client.ts';
 import { US_STATES } from '../../shared/geo.ts';
-import { stateVariants } from '../../catalog/leads/vocabulary.ts';
-import { streetVariants } from '../../catalog/people/address.ts';
-import type { PersonName } from '../../catalog/people/names.ts';
-import type { PersonPage, PersonPageQuery, PersonQuery, PersonRecord, PersonSource } from '../persons.ts';
+import { stateVariants } from '../leads/vocabulary.ts';
+import { streetVariants } from '../people/address.ts';
+import type { PersonName } from '../people/names.ts';
+import type { PersonPage, PersonPageQuery, PersonQuery, PersonRecord, PersonSource } from '../../sources/people.ts';
 
 type Fragment = ReturnType<Sql>;
 
@@ -159,7 +159,7 @@ function leadRecord(row: LeadRow): PersonRecord {
  * mailing address, with every property they own), then people of the lead database. Cursors are
  * "owner:<id>" and "lead:<id>" (keyset on the smallest property id, then on the person id).
  */
-export function catalogPersons(db: Executor): PersonSource {
+export function catalogPeople(db: Executor): PersonSource {
   const sql: Sql = (db as Database).$client;
 
   async function owners(q: PersonQuery, afterId: number, limit: number): Promise<PersonRecord[]> {
@@ -219,7 +219,7 @@ export function catalogPersons(db: Executor): PersonSource {
   }
 
   return {
-    async searchPersons(query: PersonPageQuery): Promise<PersonPage> {
+    async searchPeople(query: PersonPageQuery): Promise<PersonPage> {
       const { limit, after, ...q } = query;
       const cursor = /^(owner|lead):(\d+)$/.exec(after ?? '') ?? ['', 'owner', '0'];
       const phase = cursor[1] as 'owner' | 'lead';
@@ -227,12 +227,12 @@ export function catalogPersons(db: Executor): PersonSource {
       // The lead database has no street or ZIP code: such searches read property owners only.
       const leadsApply = !q.street && !q.zip;
       if (phase === 'owner') {
-        const persons = await owners(q, afterId, limit);
-        if (persons.length === limit) return { persons, next: `owner:${persons.at(-1)!.personId.slice('owner-'.length)}` };
-        return { persons, next: leadsApply ? 'lead:0' : null };
+        const people = await owners(q, afterId, limit);
+        if (people.length === limit) return { people, next: `owner:${people.at(-1)!.personId.slice('owner-'.length)}` };
+        return { people, next: leadsApply ? 'lead:0' : null };
       }
-      const persons = await leads(q, afterId, limit);
-      return { persons, next: persons.length === limit ? `lead:${persons.at(-1)!.personId.slice('lead-'.length)}` : null };
+      const people = await leads(q, afterId, limit);
+      return { people, next: people.length === limit ? `lead:${people.at(-1)!.personId.slice('lead-'.length)}` : null };
     },
   };
 }

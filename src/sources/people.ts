@@ -51,13 +51,13 @@ export interface PersonPageQuery extends PersonQuery {
 }
 
 export interface PersonPage {
-  persons: PersonRecord[];
-  /** Cursor of the next page; null when there are no more persons. */
+  people: PersonRecord[];
+  /** Cursor of the next page; null when there are no more people. */
   next: string | null;
 }
 
 /** Consumer records built from the catalog's owners and contacts (people finder). */
 export interface PersonSource {
   /** Persons matching the query, in a stable order, at most `limit` per page. */
-  searchPersons(query: PersonPageQuery): Promise<PersonPage>;
+  searchPeople(query: PersonPageQuery): Promise<PersonPage>;
 }

@@ -2,7 +2,7 @@ import { and, asc, eq, exists, gt, gte, inArray, lte, sql, type SQL } from 'driz
 import type { Executor } from '../../../db/client.ts';
 import { bareHost } from '../../shared/hosts.ts';
 import { rentalHostTable as host, rentalListingTable as listing } from '../../../db/schema/rentals.ts';
-import { roomIdOf, type RentalListing, type RentalSource } from '../rentals.ts';
+import { roomIdOf, type RentalListing, type RentalSource } from '../../sources/rentals.ts';
 
 const LISTING_COLUMNS = {
   id: listing.id,

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { companyTable as c, personTable as p } from '../../../db/schema/leads.ts';
-import type { CompanyProfile, ContactCatalog, ContactNetwork, ContactSource, DomainPerson } from '../contacts.ts';
+import type { CompanyProfile, ContactCatalog, ContactNetwork, ContactSource, DomainPerson } from '../../sources/contacts.ts';
 
 const profileColumns = {
   domain: c.domain,

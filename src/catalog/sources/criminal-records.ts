@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { criminalRecordTable as cr } from '../../../db/schema/criminal-records.ts';
-import type { CriminalRecordSource } from '../criminal-records.ts';
+import type { CriminalRecordSource } from '../../sources/criminal-records.ts';
 
 /** A record's middle name agrees with the searched one (see CriminalRecordQuery.name). */
 function middleName(searched: string): SQL {

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { propertyTable as p } from '../../../db/schema/properties.ts';
-import type { AddressCandidateQuery, DealArea, PropertyAddress, PropertySelector, PropertySource } from '../properties.ts';
+import type { AddressCandidateQuery, DealArea, PropertyAddress, PropertySelector, PropertySource } from '../../sources/properties.ts';
 
 const addressColumns = { id: p.id, addressKey: p.addressKey, street: p.street, city: p.city, state: p.state, zip: p.zip };
 

@@ -4,13 +4,9 @@ import type { Executor } from '../../../db/client.ts';
 import { datasetStateTable } from '../../../db/schema/datasets.ts';
 import { companyTable as company } from '../../../db/schema/leads.ts';
 import { storeTable as store } from '../../../db/schema/stores.ts';
-import { storeConditions, type SqlTemplate, type StoreFilter } from '../../catalog/stores/filters.ts';
-import type { NameKind, StoreSource, TechnologyUser } from '../stores.ts';
-
-/** The shared store filter rendered with drizzle: lists go as one array parameter. */
-const template: SqlTemplate<SQL> = Object.assign((strings: TemplateStringsArray, ...values: unknown[]) => sql(strings, ...values), {
-  array: (values: readonly string[]) => sql.param([...values]),
-});
+import { storeConditions, type StoreFilter } from '../stores/filters.ts';
+import { drizzleTemplate as template } from '../sql.ts';
+import type { NameKind, StoreSource, TechnologyUser } from '../../sources/stores.ts';
 
 const where = (filter: StoreFilter, afterId?: number) =>
   and(...storeConditions(template, filter), afterId === undefined ? undefined : gt(store.id, afterId));

@@ -1,7 +1,7 @@
 import type { Database, Executor, Sql } from '../../../db/client.ts';
-import { companiesReady } from '../../catalog/leads/companies.ts';
-import { leadRecordPage } from '../../catalog/leads/search.ts';
-import type { ContactMatches, LeadRecord, LeadSource, PersonContact } from '../leads.ts';
+import { companiesReady } from '../leads/companies.ts';
+import { leadRecordPage } from '../leads/search.ts';
+import type { ContactMatches, LeadRecord, LeadSource, PersonContact } from '../../sources/leads.ts';
 
 type Keyed = PersonContact & { k: string };
 

@@ -1,26 +1,9 @@
-import { and, asc, eq, gt, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { localBusinessReviewTable as review, localBusinessTable as lb, placeHostSql } from '../../../db/schema/local-businesses.ts';
-import type { Area } from '../../shared/geo.ts';
-import type { LocalBusinessSource, Place, PlaceLookup, PlaceReview } from '../local-businesses.ts';
-
-function areaCondition(area: Area): SQL | undefined {
-  if (area.kind === 'anywhere') return undefined;
-  if (area.kind === 'box') {
-    const { lat1, lat2, lng1, lng2 } = area.box;
-    return and(
-      gte(lb.lat, Math.min(lat1, lat2)),
-      lte(lb.lat, Math.max(lat1, lat2)),
-      gte(lb.lng, Math.min(lng1, lng2)),
-      lte(lb.lng, Math.max(lng1, lng2)),
-    );
-  }
-  return and(
-    area.city ? sql`lower(${lb.city}) = lower(${area.city})` : undefined,
-    area.state ? eq(lb.state, area.state) : undefined,
-    area.postalCode ? eq(lb.postalCode, area.postalCode) : undefined,
-  );
-}
+import { areaFilter, localBusinessConditions, type LocalBusinessFilter } from '../local-businesses/search.ts';
+import { drizzleTemplate } from '../sql.ts';
+import type { LocalBusinessSource, Place, PlaceLookup, PlaceReview } from '../../sources/local-businesses.ts';
 
 const PLACE_COLUMNS = {
   id: lb.id,
@@ -42,7 +25,9 @@ const PLACE_COLUMNS = {
   openingHours: lb.openingHours,
 };
 
-const matches = (words: string) => sql`${lb.searchText} @@ plainto_tsquery('english', ${words})`;
+/** The catalog's local-business conditions (shared with the database API) for a tool's words and area. */
+const where = (filter: LocalBusinessFilter, afterId?: number) =>
+  and(...localBusinessConditions(drizzleTemplate, filter), afterId === undefined ? undefined : gt(lb.id, afterId));
 
 /** Local businesses from the catalog tables. */
 export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
@@ -51,7 +36,7 @@ export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
       return db
         .select(PLACE_COLUMNS)
         .from(lb)
-        .where(and(keyword.trim() ? matches(keyword) : undefined, areaCondition(area), afterId === undefined ? undefined : gt(lb.id, afterId)))
+        .where(where({ keyword, ...areaFilter(area) }, afterId))
         .orderBy(asc(lb.id))
         .limit(limit);
     },
@@ -67,9 +52,11 @@ export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
           .orderBy(asc(lb.id))
           .limit(1);
       } else {
+        // Words that hold no searchable term name no place.
+        if (!lookup.name.trim()) return null;
         const near = lookup.near;
         rows = await query
-          .where(and(matches(lookup.name), areaCondition(lookup.area)))
+          .where(where({ keyword: lookup.name, ...areaFilter(lookup.area) }))
           .orderBy(
             ...(near ? [sql`(${lb.lat} - ${near.lat}) ^ 2 + ((${lb.lng} - ${near.lng}) * cos(radians(${near.lat}))) ^ 2`] : []),
             asc(lb.id),
