@@ -6,6 +6,7 @@ import { leadEnrichment, localBusinessEnrichment } from '../src/endpoints/api/en
 import type { EndpointDefinition } from '../src/endpoints/define.ts';
 import type { SearchPage } from '../src/endpoints/search.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
+import { MAX_ENRICH_ROWS } from '../src/endpoints/enrichment.ts';
 import { builder } from './builder.ts';
 import { inputTypeOf, withoutNulls } from './zod-input.ts';
 
@@ -136,7 +137,7 @@ catalogQuery(StoreConnection, StoreFilterInput, storeDatabase as unknown as Sear
 builder.mutationField(leadEnrichment.graphql!.field, (t) =>
   t.field({
     type: 'JSON',
-    description: 'Lead enrichment (growth plan): rows of {email | social | mobile | domain}, up to 1,000; the same result as POST /api/v1/enrich.',
+    description: `Lead enrichment (${leadEnrichment.plan} plan and up): rows of {email | social | mobile | domain}, up to ${MAX_ENRICH_ROWS.toLocaleString('en-US')}; the same result as POST ${leadEnrichment.rest.path}.`,
     args: { rows: t.arg({ type: ['JSON'], required: true }), preview: t.arg.boolean() },
     resolve: async (_, args, ctx) => (await callEndpoint(ctx.core, ctx.principal, leadEnrichment, { rows: args.rows, preview: args.preview ?? undefined }, { shape: (r) => r })).body,
   }),
@@ -145,7 +146,7 @@ builder.mutationField(leadEnrichment.graphql!.field, (t) =>
 builder.mutationField(localBusinessEnrichment.graphql!.field, (t) =>
   t.field({
     type: 'JSON',
-    description: 'Local-business enrichment (scale plan): rows of {phone | name + city/postal_code | website}, up to 1,000; the same result as POST /api/v1/enrich/local-businesses.',
+    description: `Local-business enrichment (${localBusinessEnrichment.plan} plan): rows of {phone | name + city/postal_code | website}, up to ${MAX_ENRICH_ROWS.toLocaleString('en-US')}; the same result as POST ${localBusinessEnrichment.rest.path}.`,
     args: { rows: t.arg({ type: ['JSON'], required: true }), preview: t.arg.boolean() },
     resolve: async (_, args, ctx) => (await callEndpoint(ctx.core, ctx.principal, localBusinessEnrichment, { rows: args.rows, preview: args.preview ?? undefined }, { shape: (r) => r })).body,
   }),

@@ -117,7 +117,7 @@ const LeadConnectionRef = builder.objectRef<LeadPage>('LeadConnection').implemen
 builder.queryField(leadDatabase.graphql!.field, (t) =>
   t.field({
     type: LeadConnectionRef,
-    description: 'The lead database (growth plan and up), in id order; the cursor is the last id. Counts against the daily allowance like REST.',
+    description: `The lead database (${leadDatabase.plan} plan and up), in id order; the cursor is the last id. Counts against the daily allowance like REST.`,
     args: { filter: t.arg({ type: LeadFilterInput }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
     complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
     resolve: async (_, args, ctx) => {
