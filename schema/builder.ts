@@ -1,38 +1,50 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
-import RelayPlugin from '@pothos/plugin-relay';
-import ValidationPlugin from '@pothos/plugin-validation';
-import { AppError, ValidationError } from '../src/shared/errors.ts';
+import { AppError } from '../src/shared/errors.ts';
 import type { GraphQLContext } from './context.ts';
+
+export type Measure = 'tokens' | 'depth' | 'breadth' | 'complexity';
+
+/**
+ * 400 `query_too_complex`, naming the measure, its value (unknown for tokens: parsing stops at the
+ * limit) and the limit.
+ */
+export function tooComplex(measure: Measure, value: number | undefined, limit: number): AppError {
+  const message =
+    value === undefined
+      ? `Query has more than ${limit} ${measure === 'tokens' ? 'tokens' : 'levels'}, the limit; send large inputs as variables and ask for fewer fields`
+      : `Query ${measure} ${value} exceeds the limit of ${limit}; ask for fewer fields or smaller pages`;
+  return new AppError(400, 'query_too_complex', message, { measure, ...(value === undefined ? {} : { value }), limit });
+}
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
   DefaultFieldNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
+    /** USD as a decimal string; read as a string, written from micro-dollars, decimal strings or dollar numbers. */
+    Money: { Input: string; Output: bigint | string | number };
+    /** A decimal string in a currency named beside it. */
+    Decimal: { Input: string; Output: string | number };
     JSON: { Input: unknown; Output: unknown };
   };
 }>({
-  plugins: [ComplexityPlugin, RelayPlugin, ValidationPlugin],
+  plugins: [ComplexityPlugin],
   defaultFieldNullability: false,
-  relay: { clientMutationId: 'omit', cursorType: 'String' },
   complexity: {
     defaultComplexity: 1,
     // Every list in the schema takes an explicit page size that sets its own multiplier.
     defaultListMultiplier: 1,
     limit: { complexity: 5000, depth: 10, breadth: 200 },
     complexityError: (kind, result) => {
+      // The plugin names the measure capitalised ("Depth"); its result holds `depth` and `maxDepth`.
       const values = result as unknown as Record<string, number>;
-      const max = values[`max${kind[0]!.toUpperCase()}${kind.slice(1)}`];
-      return new AppError(400, 'query_too_complex', `Query ${kind} ${values[kind]} exceeds the limit of ${max}; ask for fewer fields or smaller pages`);
+      const measure = kind.toLowerCase() as Measure;
+      return tooComplex(measure, values[measure], values[`max${kind[0]!.toUpperCase()}${kind.slice(1).toLowerCase()}`]!);
     },
-  },
-  validation: {
-    validationError: (result) =>
-      new ValidationError(result.issues.map((i) => ({ path: (i.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.'), message: i.message }))),
   },
 });
 
-builder.queryType({});
-builder.mutationType({});
-builder.subscriptionType({});
+builder.queryType({ description: 'Reads: the caller’s account, runs, money and webhooks, and the lead, local-business and store databases.' });
+builder.mutationType({ description: 'Writes: run starts and cancels, credit purchases, enrichment and webhooks. Each answers a payload whose `userErrors` lists the caller’s mistakes.' });
+builder.subscriptionType({ description: 'Live run tracking over graphql-ws: a run’s progress and rows, and every run of the account.' });

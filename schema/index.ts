@@ -1,4 +1,6 @@
 import './scalars.ts';
+import './errors.ts';
+import './node.ts';
 import './account.ts';
 import './run.ts';
 import './tools.ts';

@@ -1,138 +1,157 @@
 import type { CompanyRecord } from '../src/endpoints/lead-search.ts';
 import { leadDatabase } from '../src/endpoints/api/database.ts';
+import { peopleSearchTranslation } from '../src/endpoints/schemas.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import type { LeadRow } from '../src/catalog/leads/query.ts';
 import { builder } from './builder.ts';
+import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
+import { globalId, NodeRef, registerNode } from './node.ts';
+import { withoutNulls } from './zod-input.ts';
+import { outputTypeOf } from './zod-output.ts';
 
-const CompanyRef = builder.objectRef<CompanyRecord>('Company').implement({
+const COMPANY_PREFIX = 'company';
+const LEAD_PREFIX = 'lead';
+
+export const CompanyRef = builder.objectRef<CompanyRecord>('Company').implement({
   description: 'A company of the lead database.',
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.id({ resolve: (c) => String(c.id) }),
-    name: t.exposeString('name'),
-    domain: t.exposeString('domain'),
-    website: t.string({ resolve: (c) => `https://${c.domain}` }),
-    industry: t.exposeString('industry', { nullable: true }),
+    id: t.id({ description: 'The company’s global id; `node(id:)` finds it once the account has received a lead of it.', resolve: (c) => globalId(COMPANY_PREFIX, c.id) }),
+    databaseId: t.id({ description: 'The company’s id in the lead database.', resolve: (c) => String(c.id) }),
+    name: t.exposeString('name', { description: 'The company’s name.' }),
+    domain: t.exposeString('domain', { description: 'The company’s web domain.' }),
+    website: t.string({ description: 'The company’s website (https://domain).', resolve: (c) => `https://${c.domain}` }),
+    industry: t.exposeString('industry', { nullable: true, description: 'The company’s industry.' }),
     size: t.exposeString('sizeBand', { nullable: true, description: 'Employee band, e.g. "51-200".' }),
-    employeesCount: t.exposeInt('employeesCount', { nullable: true }),
-    annualRevenue: t.exposeFloat('annualRevenue', { nullable: true, description: 'USD.' }),
-    city: t.exposeString('city', { nullable: true }),
-    state: t.exposeString('state', { nullable: true }),
-    country: t.exposeString('country', { nullable: true }),
-    keywords: t.exposeStringList('keywords'),
-    technologies: t.exposeStringList('technologies'),
-    founded: t.exposeInt('founded', { nullable: true }),
-    phone: t.exposeString('phone', { nullable: true }),
-    linkedinUrl: t.exposeString('linkedinUrl', { nullable: true }),
+    employeesCount: t.exposeInt('employeesCount', { nullable: true, description: 'Employees.' }),
+    annualRevenue: t.field({ type: 'Money', nullable: true, description: 'Annual revenue.', resolve: (c) => c.annualRevenue }),
+    city: t.exposeString('city', { nullable: true, description: 'City of the headquarters.' }),
+    state: t.exposeString('state', { nullable: true, description: 'State of the headquarters.' }),
+    country: t.exposeString('country', { nullable: true, description: 'Country of the headquarters.' }),
+    keywords: t.exposeStringList('keywords', { description: 'The company’s keywords.' }),
+    technologies: t.exposeStringList('technologies', { description: 'Technologies the company uses.' }),
+    founded: t.exposeInt('founded', { nullable: true, description: 'Year founded.' }),
+    phone: t.exposeString('phone', { nullable: true, description: 'The company’s phone.' }),
+    linkedinUrl: t.exposeString('linkedinUrl', { nullable: true, description: 'The company’s LinkedIn page.' }),
   }),
 });
 
-const LeadRef = builder.objectRef<LeadRow>('Lead').implement({
+registerNode(COMPANY_PREFIX, 'Company', {
+  load: async (ids, ctx) => {
+    const numbers = ids.map(Number);
+    const received = await ctx.loaders.deliveredCompany.loadMany(numbers);
+    return Promise.all(numbers.map((id, i) => (received[i] === true ? ctx.loaders.company.load(id) : null)));
+  },
+});
+
+export const LeadRef = builder.objectRef<LeadRow>('Lead').implement({
   description: 'A person of the lead database. Every lead returned is saved to the account.',
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.id({ resolve: (p) => p.id }),
-    firstName: t.exposeString('first_name'),
-    lastName: t.exposeString('last_name'),
-    fullName: t.string({ resolve: (p) => `${p.first_name} ${p.last_name}` }),
-    title: t.exposeString('title', { nullable: true }),
-    seniority: t.exposeString('seniority', { nullable: true }),
-    department: t.exposeString('department', { nullable: true }),
-    email: t.exposeString('email', { nullable: true }),
-    emailStatus: t.exposeString('email_status', { nullable: true }),
-    phone: t.exposeString('phone', { nullable: true }),
-    mobile: t.exposeString('mobile', { nullable: true }),
-    linkedinUrl: t.exposeString('linkedin_url', { nullable: true }),
-    city: t.exposeString('city', { nullable: true }),
-    state: t.exposeString('state', { nullable: true }),
-    country: t.exposeString('country', { nullable: true }),
-    company: t.field({ type: CompanyRef, nullable: true, resolve: (p, _, ctx) => (p.company_id ? ctx.loaders.company.load(Number(p.company_id)) : null) }),
+    id: t.id({ description: 'The lead’s global id; `node(id:)` finds the leads the account has received.', resolve: (p) => globalId(LEAD_PREFIX, p.id) }),
+    databaseId: t.id({ description: 'The lead’s id in the lead database (the `id` of REST’s lead records).', resolve: (p) => p.id }),
+    firstName: t.exposeString('first_name', { description: 'First name.' }),
+    lastName: t.exposeString('last_name', { description: 'Last name.' }),
+    fullName: t.string({ description: 'First and last name.', resolve: (p) => `${p.first_name} ${p.last_name}` }),
+    title: t.exposeString('title', { nullable: true, description: 'Job title.' }),
+    seniority: t.exposeString('seniority', { nullable: true, description: 'Seniority, e.g. c_suite, vp, director.' }),
+    department: t.exposeString('department', { nullable: true, description: 'Department, e.g. sales, engineering.' }),
+    email: t.exposeString('email', { nullable: true, description: 'Work email.' }),
+    emailStatus: t.exposeString('email_status', { nullable: true, description: 'How sure the email is, e.g. verified.' }),
+    phone: t.exposeString('phone', { nullable: true, description: 'Phone.' }),
+    mobile: t.exposeString('mobile', { nullable: true, description: 'Mobile phone.' }),
+    linkedinUrl: t.exposeString('linkedin_url', { nullable: true, description: 'LinkedIn profile.' }),
+    city: t.exposeString('city', { nullable: true, description: 'The person’s city.' }),
+    state: t.exposeString('state', { nullable: true, description: 'The person’s state.' }),
+    country: t.exposeString('country', { nullable: true, description: 'The person’s country.' }),
+    company: t.field({
+      type: CompanyRef,
+      nullable: true,
+      description: 'Where the person works.',
+      resolve: (p, _, ctx) => (p.company_id ? ctx.loaders.company.load(Number(p.company_id)) : null),
+    }),
   }),
 });
+
+registerNode(LEAD_PREFIX, 'Lead', { load: (ids, ctx) => ctx.loaders.deliveredLead.loadMany(ids).then((all) => all.map((l) => (l instanceof Error ? null : l))) });
 
 const LeadFilterInput = builder.inputType('LeadFilter', {
-  description: 'The lead database filters of GET /api/v1/database/leads (see docs/api.md for their exact semantics).',
+  description: 'The filters of the lead database (REST GET /api/v1/database/leads; docs/api.md has their exact semantics). Lists are any-of; filters combine with AND.',
   fields: (t) => ({
-    title: t.string({ description: 'Partial match.' }),
-    industry: t.stringList(),
-    country: t.stringList({ description: 'Country names; US, USA, UK and UAE also work.' }),
-    state: t.stringList(),
-    city: t.string({ description: 'Partial match.' }),
-    companyName: t.string({ description: 'Partial match.' }),
-    companyDomain: t.string({ description: 'Partial match; several domains comma or space separated.' }),
-    seniority: t.stringList(),
-    department: t.stringList(),
-    emailStatus: t.stringList(),
-    hasEmail: t.boolean(),
-    hasPhone: t.boolean(),
-    minEmployees: t.int(),
-    maxEmployees: t.int(),
-    socialUrl: t.string(),
+    title: t.string({ description: 'Partial match on the person’s title.' }),
+    industry: t.stringList({ description: 'Company industry, any of (case-insensitive).' }),
+    country: t.stringList({ description: 'The person’s country; US, USA, UK and UAE also work.' }),
+    state: t.stringList({ description: 'The person’s state, name or abbreviation.' }),
+    city: t.string({ description: 'Partial match on the person’s city.' }),
+    companyName: t.string({ description: 'Partial match on the company name.' }),
+    companyDomain: t.string({ description: 'Partial match on the company domain; several domains comma or space separated.' }),
+    seniority: t.stringList({ description: 'e.g. c_suite, vp, director ("C-Suite" and "VP" are read too).' }),
+    department: t.stringList({ description: 'e.g. sales, engineering.' }),
+    emailStatus: t.stringList({ description: 'Email status, any of (e.g. verified).' }),
+    hasEmail: t.boolean({ description: 'Only people with an email.' }),
+    hasPhone: t.boolean({ description: 'Only people with a phone or mobile.' }),
+    minEmployees: t.int({ description: 'Least company employees.' }),
+    maxEmployees: t.int({ description: 'Most company employees.' }),
+    socialUrl: t.string({ description: 'The person’s social profile URL, however it is written.' }),
     keywords: t.stringList({ description: 'Company keywords, whole words, any of.' }),
-    revenueMin: t.float(),
-    revenueMax: t.float(),
-    companyCountry: t.stringList(),
-    companyState: t.stringList(),
-    companyCity: t.string(),
-    notTitle: t.stringList(),
-    notKeywords: t.stringList(),
-    notIndustry: t.stringList(),
-    technologies: t.stringList({ description: 'Any of these.' }),
-    technologiesAll: t.stringList({ description: 'All of these (keep to 1 to 3).' }),
-    notTechnologies: t.stringList(),
+    revenueMin: t.field({ type: 'Money', description: 'Least company annual revenue.' }),
+    revenueMax: t.field({ type: 'Money', description: 'Most company annual revenue.' }),
+    companyCountry: t.stringList({ description: 'Country of the company’s headquarters.' }),
+    companyState: t.stringList({ description: 'State of the company’s headquarters.' }),
+    companyCity: t.string({ description: 'City of the company’s headquarters.' }),
+    notTitle: t.stringList({ description: 'Leave out titles containing any of these.' }),
+    notKeywords: t.stringList({ description: 'Company keywords, none of.' }),
+    notIndustry: t.stringList({ description: 'Company industry, none of.' }),
+    technologies: t.stringList({ description: 'Technologies the company uses, any of.' }),
+    technologiesAll: t.stringList({ description: 'Technologies the company uses, all of (keep to 1 to 3).' }),
+    notTechnologies: t.stringList({ description: 'Technologies the company uses, none of.' }),
     url: t.string({ description: 'A saved people-search URL in the bracket format; explicit filters replace its matching ones.' }),
-    excludeDelivered: t.boolean(),
+    excludeDelivered: t.boolean({ description: 'Leave out leads this account already received.' }),
   }),
 });
 
-interface LeadPage {
-  edges: { cursor: string; node: LeadRow }[];
-  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
-  totalCount: number;
-  searchTranslation: unknown;
-  dailyAllowanceRemaining: number;
-}
+const SearchTranslationRef = outputTypeOf(peopleSearchTranslation, 'PeopleSearchTranslation');
 
-const LeadConnectionRef = builder.objectRef<LeadPage>('LeadConnection').implement({
+type LeadPage = ReturnType<typeof connectionOf<LeadRow, { searchTranslation: unknown; dailyAllowanceRemaining: number }>>;
+
+const LeadConnectionRef = connectionType<LeadRow, { searchTranslation: unknown; dailyAllowanceRemaining: number }>('Lead', LeadRef, {
+  description: 'A page of a lead search, in id order.',
+  totalCount: 'Size of the whole search.',
   fields: (t) => ({
-    edges: t.field({
-      type: [builder.objectRef<{ cursor: string; node: LeadRow }>('LeadEdge').implement({ fields: (e) => ({ cursor: e.exposeString('cursor'), node: e.field({ type: LeadRef, resolve: (x) => x.node }) }) })],
-      resolve: (p) => p.edges,
+    searchTranslation: t.field({
+      type: SearchTranslationRef as never,
+      nullable: true,
+      description: 'How the filter’s `url` was read (applied, broadened, unsupported, ignored); null without a url.',
+      resolve: (p: LeadPage) => (p.searchTranslation ?? null) as never,
     }),
-    pageInfo: t.field({
-      type: builder.objectRef<LeadPage['pageInfo']>('LeadPageInfo').implement({
-        fields: (f) => ({
-          hasNextPage: f.exposeBoolean('hasNextPage'),
-          hasPreviousPage: f.exposeBoolean('hasPreviousPage'),
-          startCursor: f.exposeString('startCursor', { nullable: true }),
-          endCursor: f.exposeString('endCursor', { nullable: true }),
-        }),
-      }),
-      resolve: (p) => p.pageInfo,
-    }),
-    totalCount: t.exposeInt('totalCount', { description: 'Size of the whole search.' }),
-    searchTranslation: t.field({ type: 'JSON', nullable: true, resolve: (p) => p.searchTranslation ?? null }),
-    dailyAllowanceRemaining: t.exposeInt('dailyAllowanceRemaining'),
+    dailyAllowanceRemaining: t.int({ description: 'Records left in today’s allowance (resets at midnight UTC).', resolve: (p: LeadPage) => p.dailyAllowanceRemaining }),
   }),
 });
+
+const MAX_LEADS = 100;
 
 builder.queryField(leadDatabase.graphql!.field, (t) =>
   t.field({
     type: LeadConnectionRef,
-    description: `The lead database (${leadDatabase.plan} plan and up), in id order; the cursor is the last id. Counts against the daily allowance like REST.`,
-    args: { filter: t.arg({ type: LeadFilterInput }), first: t.arg.int({ defaultValue: 50 }), after: t.arg.string() },
-    complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, 100) }),
+    nullable: true,
+    description: `The lead database (${leadDatabase.plan} plan and up; null with error PLAN_REQUIRED below it), in id order. Counts against the daily allowance like REST.`,
+    args: {
+      filter: t.arg({ type: LeadFilterInput, description: 'What to search for; no filter searches everyone.' }),
+      first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_LEADS, 50) }),
+      after: t.arg.string({ description: AFTER_DESCRIPTION }),
+    },
+    complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, MAX_LEADS) }),
     resolve: async (_, args, ctx) => {
-      const filter = Object.fromEntries(Object.entries(args.filter ?? {}).filter(([, v]) => v !== null && v !== undefined));
-      const { body: result } = await callEndpoint(ctx.core, ctx.principal, leadDatabase, { ...filter, limit: args.first ?? 50, after: args.after ?? '0' }, { shape: (r) => r });
+      const first = pageSize(args.first, { max: MAX_LEADS, byDefault: 50 });
+      const filter = withoutNulls(args.filter ?? {}) as Record<string, unknown>;
+      for (const bound of ['revenueMin', 'revenueMax']) if (typeof filter[bound] === 'string') filter[bound] = Number(filter[bound]);
+      const { body: result } = await callEndpoint(ctx.core, ctx.principal, leadDatabase, { ...filter, limit: first, after: args.after ?? '0' }, { shape: (r) => r });
       // The page's companies are loaded already: the company field reads them, not the database again.
       for (const [id, company] of result.companies) ctx.loaders.company.prime(id, company);
-      const edges = result.rows.map((node) => ({ cursor: node.id, node }));
-      return {
-        edges,
-        pageInfo: { hasNextPage: result.hasMore, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
-        totalCount: result.total,
-        searchTranslation: result.translation,
+      return connectionOf(result.rows, { cursorOf: (node) => node.id, hasNextPage: result.hasMore, totalCount: result.total }, {
+        searchTranslation: result.translation ?? null,
         dailyAllowanceRemaining: result.allowanceRemaining,
-      };
+      });
     },
   }),
 );

@@ -1,82 +1,146 @@
-import { z } from 'zod';
 import { RUN_STATUSES, type RunStatus } from '../db/schema/runs.ts';
 import { isTerminal, outputUrl, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/runs/view.ts';
-import { encodeRunCursor, getRun, listRuns, readRunItems } from '../src/runs/runs.ts';
+import { countRuns, encodeRunCursor, getRun, listRuns } from '../src/runs/runs.ts';
+import { assertNotExpired } from '../src/runs/exports.ts';
 import { cancelRun, followAccountRuns, followRunItems, type RunItemsBatch } from '../src/runs/control.ts';
 import type { RunEvent } from '../src/runs/events.ts';
+import { TOOLS } from '../src/tools/index.ts';
+import { ValidationError } from '../src/shared/errors.ts';
 import { builder } from './builder.ts';
 import type { GraphQLContext } from './context.ts';
+import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
+import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
+import { NodeRef, registerNode } from './node.ts';
+import { resultRows, RunResultRef, type ResultRow } from './results.ts';
+
+const STATUS_TEXT: Record<RunStatus, string> = {
+  READY: 'Waiting for a slot: the account has its maximum of runs RUNNING; it starts first come, first served.',
+  RUNNING: 'Working: rows are stored as they come.',
+  SUCCEEDED: 'Ended normally; its rows are kept 48 hours.',
+  FAILED: 'Ended on an error; `statusMessage` says which. Rows already stored are kept and billed.',
+  ABORTING: 'Cancelled while running; ends ABORTED within seconds.',
+  ABORTED: 'Cancelled; rows already stored are kept and billed.',
+  'TIMED-OUT': 'Stopped at the tool’s longest run time; rows already stored are kept and billed.',
+};
 
 export const RunStatusEnum = builder.enumType('RunStatus', {
-  description: 'READY (queued) → RUNNING → SUCCEEDED | FAILED | ABORTED | TIMED-OUT; ABORTING while a cancel takes effect.',
-  values: Object.fromEntries(RUN_STATUSES.map((s) => [s.replace('-', '_'), { value: s }])) as Record<string, { value: RunStatus }>,
+  description: 'READY (queued) → RUNNING → SUCCEEDED | FAILED | ABORTED | TIMED_OUT; ABORTING while a cancel takes effect.',
+  values: Object.fromEntries(RUN_STATUSES.map((s) => [s.replace('-', '_'), { value: s, description: STATUS_TEXT[s] }])) as Record<string, { value: RunStatus; description: string }>,
+});
+
+/** A tool name as an enum value: `lead-scraper` → LEAD_SCRAPER. */
+const toolValue = (name: string) => name.replace(/-/g, '_').toUpperCase();
+
+export const ToolEnum = builder.enumType('Tool', {
+  description: 'The tools of the registry (docs/tools.md); a run is one execution of one of them.',
+  values: Object.fromEntries(TOOLS.map((tool) => [toolValue(tool.name), { value: tool.name, description: `${tool.title}: ${tool.description}` }])) as Record<
+    string,
+    { value: string; description: string }
+  >,
 });
 
 export const RunRef = builder.objectRef<RunSnapshot>('Run');
 
+/** A run's rows are paged by their position: the cursor of row n stands for n. */
+const rowCursor = (seq: number) => Buffer.from(`row:${seq}`).toString('base64url');
+function rowAfter(after: string | null | undefined): number {
+  if (!after) return 0;
+  const match = /^row:(\d{1,9})$/.exec(Buffer.from(after, 'base64url').toString('utf8'));
+  if (!match) throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
+  return Number(match[1]) + 1;
+}
+
+const RunResultConnectionRef = connectionType<ResultRow>('RunResult', RunResultRef as never, {
+  description: 'A page of a run’s result rows, in the order they were stored.',
+  totalCount: 'Rows the run has stored so far (its `itemCount`).',
+});
+
+const MAX_ROWS = 100;
+
 RunRef.implement({
-  description: 'One execution of a tool. Its id is the same runId the REST routes use.',
+  description: 'One execution of a tool. Its id is the runId the REST routes use.',
+  interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'The runId.' }),
-    tool: t.exposeString('tool'),
-    status: t.field({ type: RunStatusEnum, resolve: (run) => run.status }),
-    statusMessage: t.exposeString('statusMessage'),
+    id: t.exposeID('id', { description: 'The runId: the run’s global id, the same in REST, MCP and the CLI.' }),
+    tool: t.field({ type: ToolEnum, description: 'The tool the run executes.', resolve: (run) => run.tool }),
+    input: t.field({
+      type: 'JSON',
+      description: 'The input the run was started with, as the tool’s REST start body has it (after defaults and caps).',
+      resolve: async (run, _, ctx) => ctx.loaders.runInput.load(run.id),
+    }),
+    status: t.field({ type: RunStatusEnum, description: 'Where the run stands.', resolve: (run) => run.status }),
+    statusMessage: t.exposeString('statusMessage', { description: 'What the run is doing or how it ended, for people.' }),
     handled: t.exposeInt('handled', { description: 'Items processed so far.' }),
     requested: t.exposeInt('requested', { description: 'Items requested.' }),
     itemCount: t.exposeInt('itemCount', { description: 'Result rows stored so far.' }),
-    runTimeSecs: t.float({ nullable: true, resolve: (run) => runTimeSecs(run) }),
-    estimatedCost: t.exposeFloat('estimatedCost', { description: 'USD estimated and held at start.' }),
-    cost: t.exposeFloat('cost', { description: 'USD charged for the results so far; final once the run has ended.' }),
-    outputUrl: t.string({ nullable: true, resolve: (run, _, ctx) => outputUrl(ctx.core.config.publicUrl, run) }),
-    createdAt: t.field({ type: 'DateTime', resolve: (run) => run.createdAt }),
-    startedAt: t.field({ type: 'DateTime', nullable: true, resolve: (run) => run.startedAt }),
-    finishedAt: t.field({ type: 'DateTime', nullable: true, resolve: (run) => run.finishedAt }),
-    expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (run) => run.expiresAt }),
-    items: t.field({
-      type: ['JSON'],
-      description: 'Result rows in order, as JSON objects.',
+    runTimeSecs: t.float({ nullable: true, description: 'Seconds from start to end, to the millisecond; null until the run ends.', resolve: (run) => runTimeSecs(run) }),
+    estimatedCost: t.field({ type: 'Money', description: 'Estimated and held when the run started.', resolve: (run) => run.estimatedCost }),
+    cost: t.field({ type: 'Money', description: 'Charged for the rows so far; final once the run has ended.', resolve: (run) => run.cost }),
+    outputUrl: t.string({ nullable: true, description: 'Where the rows download (CSV, JSON, XLSX) once the run has ended; null before.', resolve: (run, _, ctx) => outputUrl(ctx.core.config.publicUrl, run) }),
+    createdAt: t.field({ type: 'DateTime', description: 'When the run was started.', resolve: (run) => run.createdAt }),
+    startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it began working.', resolve: (run) => run.startedAt }),
+    finishedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it ended; null while in flight.', resolve: (run) => run.finishedAt }),
+    expiresAt: t.field({ type: 'DateTime', nullable: true, description: 'When its rows are deleted (48 hours after the end); null while in flight.', resolve: (run) => run.expiresAt }),
+    results: t.field({
+      type: RunResultConnectionRef,
+      nullable: true,
+      description: `The rows stored so far, in order, typed by the run’s tool. Null with error RESULTS_EXPIRED once past \`expiresAt\`.`,
       args: {
-        offset: t.arg.int({ defaultValue: 0, validate: z.number().int().min(0) }),
-        limit: t.arg.int({ defaultValue: 50, validate: z.number().int().min(1).max(100) }),
+        first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_ROWS, 50) }),
+        after: t.arg.string({ description: AFTER_DESCRIPTION }),
       },
-      // Rows are leaves, so their cost is the field's own: one unit per row asked for.
-      complexity: (args) => ({ field: args.limit ?? 50, multiplier: 1 }),
-      resolve: (run, args, ctx) => readRunItems(ctx.core, run, { offset: args.offset ?? 0, limit: args.limit ?? 50 }),
+      // Each row costs what its selection costs, once per row asked for.
+      complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 50, MAX_ROWS) }),
+      resolve: async (run, args, ctx) => {
+        const limit = pageSize(args.first, { max: MAX_ROWS, byDefault: 50 });
+        const offset = rowAfter(args.after);
+        assertNotExpired(run, ctx.core.clock());
+        // Batched across the runs of a list: one statement for every run's page.
+        const rows = await ctx.loaders.runItems.load({ runId: run.id, offset, limit: limit + 1 });
+        return connectionOf(resultRows(run.tool, rows.slice(0, limit)), { cursorOf: (_, i) => rowCursor(offset + i), hasNextPage: rows.length > limit, totalCount: run.itemCount });
+      },
     }),
   }),
 });
+
+registerNode('run', 'Run', { localId: /^[A-Za-z0-9]{17}$/, load: (ids, ctx) => ctx.loaders.run.loadMany(ids).then((runs) => runs.map((r) => (r instanceof Error ? null : r))) });
 
 builder.queryField('run', (t) =>
   t.field({
     type: RunRef,
     nullable: true,
-    description: "One of the caller's runs; null when there is no such run in this account.",
-    args: { id: t.arg.id({ required: true }) },
+    description: "One of the caller's runs by its runId; null when there is no such run in this account.",
+    args: { id: t.arg.id({ required: true, description: 'The runId (the run’s `id`).' }) },
     resolve: (_, args, ctx) => ctx.loaders.run.load(String(args.id)),
   }),
 );
 
+const RunConnectionRef = connectionType<RunSnapshot>('Run', RunRef, {
+  description: 'A page of the caller’s runs, newest first.',
+  totalCount: 'How many runs the account has (of the status asked for).',
+});
+
+const MAX_RUNS = 100;
+
 builder.queryField('runs', (t) =>
-  t.connection({
-    type: RunRef,
+  t.field({
+    type: RunConnectionRef,
     description: "The caller's runs, newest first.",
-    args: { status: t.arg({ type: RunStatusEnum, required: false }) },
-    complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, 100) }),
-    validate: z
-      .object({ first: z.number().int().min(1).max(100).nullish(), last: z.null().optional(), before: z.null().optional() })
-      .loose()
-      .refine((a) => a.last == null && a.before == null, 'runs pages forward only: use first and after'),
+    args: {
+      first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_RUNS, 20) }),
+      after: t.arg.string({ description: AFTER_DESCRIPTION }),
+      status: t.arg({ type: RunStatusEnum, required: false, description: 'Only runs with this status.' }),
+    },
+    complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_RUNS) }),
     resolve: async (_, args, ctx) => {
-      const { runs, hasNextPage } = await listRuns(ctx.core.db, ctx.principal.accountId, {
-        first: args.first ?? 20,
-        after: args.after,
-        status: args.status,
+      const first = pageSize(args.first, { max: MAX_RUNS, byDefault: 20 });
+      const { runs, hasNextPage } = await listRuns(ctx.core.db, ctx.principal.accountId, { first, after: args.after, status: args.status });
+      for (const run of runs) ctx.loaders.run.prime(run.id, run);
+      return connectionOf(runs, {
+        cursorOf: encodeRunCursor,
+        hasNextPage,
+        totalCount: () => countRuns(ctx.core.db, ctx.principal.accountId, args.status),
       });
-      const edges = runs.map((run) => ({ cursor: encodeRunCursor(run), node: run }));
-      return {
-        edges,
-        pageInfo: { hasNextPage, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
-      };
     },
   }),
 );
@@ -103,51 +167,68 @@ async function* followRun(ctx: GraphQLContext, id: string): AsyncGenerator<RunSn
 builder.subscriptionField('runProgress', (t) =>
   t.field({
     type: RunRef,
-    description: 'The run now, then every progress change; completes after SUCCEEDED, FAILED, ABORTED or TIMED-OUT.',
-    args: { id: t.arg.id({ required: true }) },
+    description: 'The run now, then every progress change; completes after SUCCEEDED, FAILED, ABORTED or TIMED_OUT.',
+    args: { id: t.arg.id({ required: true, description: 'The runId.' }) },
     subscribe: (_, args, ctx) => followRun(ctx, String(args.id)),
     resolve: (run) => run,
   }),
 );
 
+interface CancelRunPayload {
+  run?: RunSnapshot;
+  userErrors: UserError[];
+}
+
+const CancelRunPayloadRef = builder.objectRef<CancelRunPayload>('CancelRunPayload').implement({
+  description: 'What `cancelRun` answers.',
+  fields: (t) => ({
+    run: t.field({ type: RunRef, nullable: true, description: 'The run after the cancel: ABORTED, or ABORTING while it stops; null when refused.', resolve: (p) => p.run ?? null }),
+    userErrors: t.field({ type: [UserErrorRef], description: USER_ERRORS_DESCRIPTION, resolve: (p) => p.userErrors }),
+  }),
+});
 
 builder.mutationField('cancelRun', (t) =>
   t.field({
-    type: RunRef,
+    type: CancelRunPayloadRef,
     description:
-      'Cancels a run: a waiting run ends ABORTED at once, a running one becomes ABORTING and ends ABORTED within seconds, keeping and billing the rows already stored. Error code `not_cancellable` for tools that cannot be cancelled, `run_finished` once it has ended.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_, args, ctx) => cancelRun(ctx.core, ctx.principal, String(args.id)),
+      'Cancels a run: a waiting run ends ABORTED at once, a running one becomes ABORTING and ends ABORTED within seconds, keeping and billing the rows already stored. User errors NOT_CANCELLABLE for tools that cannot be cancelled, RUN_FINISHED once it has ended, NOT_FOUND for no such run in this account.',
+    args: { id: t.arg.id({ required: true, description: 'The runId.' }) },
+    resolve: (_, args, ctx) => mutationPayload(async () => ({ run: await cancelRun(ctx.core, ctx.principal, String(args.id)) }), ['id']),
   }),
 );
 
 const RunEventKindEnum = builder.enumType('RunEventKind', {
-  values: { CREATED: { value: 'created' }, PROGRESS: { value: 'progress' }, FINISHED: { value: 'finished' } } as const,
+  description: 'What happened to a run.',
+  values: {
+    CREATED: { value: 'created', description: 'The run was started.' },
+    PROGRESS: { value: 'progress', description: 'The run changed: rows, counts, status or message.' },
+    FINISHED: { value: 'finished', description: 'The run ended.' },
+  } as const,
 });
 
 const RunEventRef = builder.objectRef<RunEvent>('RunEvent').implement({
   description: 'A change of one of the account’s runs.',
   fields: (t) => ({
-    kind: t.field({ type: RunEventKindEnum, resolve: (e) => e.kind }),
-    run: t.field({ type: RunRef, resolve: (e) => e.run }),
+    kind: t.field({ type: RunEventKindEnum, description: 'What happened.', resolve: (e) => e.kind }),
+    run: t.field({ type: RunRef, description: 'The run as it is now.', resolve: (e) => e.run }),
   }),
 });
 
 builder.subscriptionField('runEvents', (t) =>
   t.field({
     type: RunEventRef,
-    description: 'Every run of the account from now on: created, progress, finished; from any gateway or worker process.',
+    description: 'Every run of the account from now on: created, progress, finished; from any gateway or worker process. Runs in flight come first.',
     subscribe: (_, __, ctx) => followAccountRuns(ctx.core, ctx.principal),
     resolve: (event) => event,
   }),
 );
 
 const RunItemsBatchRef = builder.objectRef<RunItemsBatch>('RunItemsBatch').implement({
-  description: 'Result rows of a run in order: `items[i]` is row `offset + i`.',
+  description: 'Result rows of a run in order: `results[i]` is row `offset + i`.',
   fields: (t) => ({
-    offset: t.exposeInt('offset'),
-    items: t.field({ type: ['JSON'], resolve: (b) => b.items }),
-    run: t.field({ type: RunRef, resolve: (b) => b.run }),
+    offset: t.exposeInt('offset', { description: 'The position of the first row of `results` (from 0).' }),
+    results: t.field({ type: [RunResultRef], description: 'The rows, typed by the run’s tool as in `Run.results`.', resolve: (b) => resultRows(b.run.tool, b.items) as never }),
+    run: t.field({ type: RunRef, description: 'The run as it was when these rows were read.', resolve: (b) => b.run }),
   }),
 });
 
@@ -155,8 +236,15 @@ builder.subscriptionField('runItems', (t) =>
   t.field({
     type: RunItemsBatchRef,
     description: 'The rows already stored from `fromOffset`, then each batch as it is stored; completes after the last row of a finished run.',
-    args: { id: t.arg.id({ required: true }), fromOffset: t.arg.int({ defaultValue: 0, validate: z.number().int().min(0) }) },
-    subscribe: (_, args, ctx) => followRunItems(ctx.core, ctx.principal, String(args.id), args.fromOffset ?? 0),
+    args: {
+      id: t.arg.id({ required: true, description: 'The runId.' }),
+      fromOffset: t.arg.int({ defaultValue: 0, description: 'The position of the first row to send (from 0); default 0.' }),
+    },
+    subscribe: (_, args, ctx) => {
+      const from = args.fromOffset ?? 0;
+      if (!Number.isInteger(from) || from < 0) throw new ValidationError([{ path: 'fromOffset', message: 'must be 0 or more' }]);
+      return followRunItems(ctx.core, ctx.principal, String(args.id), from);
+    },
     resolve: (batch) => batch,
   }),
 );

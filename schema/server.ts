@@ -1,16 +1,55 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { getOperationAST, GraphQLError, Kind, print, type DocumentNode } from 'graphql';
-import { createYoga, maskError as defaultMaskError, type YogaServerInstance } from 'graphql-yoga';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  getOperationAST,
+  GraphQLError,
+  getVariableValues,
+  Kind,
+  parse as parseDocument,
+  print,
+  validate as validateDocument,
+  type DocumentNode,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+} from 'graphql';
+import {
+  createLRUCache,
+  createYoga,
+  maskError as defaultMaskError,
+  shouldRenderGraphiQL,
+  type GraphiQLOptions,
+  type OnParamsEventPayload,
+  type Plugin,
+  type YogaServerInstance,
+} from 'graphql-yoga';
+import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { createComplexityRule } from '@pothos/plugin-complexity';
+import { CloseCode, MessageType, stringifyMessage, type ExecutionResult } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { createLoaders, type GraphQLContext } from './context.ts';
+import { builder, tooComplex, type Measure } from './builder.ts';
 import { schema } from './index.ts';
 import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
 import { AppError } from '../src/shared/errors.ts';
-import { graphQLErrorOf } from '../src/http/errors.ts';
+import { errorHeaders, graphQLErrorOf } from '../src/http/errors.ts';
 import { admit, authenticate } from '../src/http/pipeline.ts';
 import { SharedSubscriptions } from './shared-subscriptions.ts';
+
+/**
+ * The GraphQL face's transport: yoga over HTTP, graphql-ws on the same path, and the limits both
+ * share. Every rule below holds for an HTTP request and for each graphql-ws `subscribe` message alike:
+ * - the key is admitted (authenticated and counted against its per-minute budget) before the document
+ *   is looked at; a bad key is 401 over HTTP and closes the socket with 4401;
+ * - a document is parsed with a token limit (MAX_TOKENS), so no document can nest deep enough to
+ *   exhaust the stack, and its depth, breadth and complexity (the Pothos complexity plugin's limits in
+ *   schema/builder.ts) are checked when the operation starts, subscriptions included;
+ * - automatic persisted queries (Apollo's protocol), or with GRAPHQL_PERSISTED_ONLY only the operations
+ *   of the GRAPHQL_PERSISTED_OPERATIONS file.
+ */
 
 interface ServerContext {
   req?: FastifyRequest;
@@ -19,33 +58,254 @@ interface ServerContext {
   principal?: Principal;
 }
 
+interface RequestParams {
+  query?: string;
+  operationName?: string | null;
+  variables?: Record<string, unknown> | null;
+  extensions?: Record<string, unknown> | null;
+}
+
 interface LocatedError {
   originalError?: unknown;
   nodes?: GraphQLError['nodes'];
   path?: GraphQLError['path'];
 }
 
-/** Expected errors keep their code and message; anything else is masked (and logged by yoga). */
+/**
+ * Lexical tokens a document may have: ten for each selection of the broadest query the complexity
+ * limits allow (breadth 200). Parsing stops at the limit, so a document costs at most this many
+ * tokens of work and nests at most a few hundred levels, whatever its size; large inputs belong in
+ * variables, which are not tokens.
+ */
+export const MAX_TOKENS = 2000;
+
+/** Documents longer than this (UTF-16 units) are neither cached parsed nor registered as APQ. */
+const MAX_CACHED_DOCUMENT = 32 * 1024;
+
+/** The extensions of an AppError: its code and details, plus `retryAfter` (seconds) when it comes with Retry-After. */
+function extensionsOf(err: AppError): { message: string; extensions: Record<string, unknown> } {
+  const { message, extensions } = graphQLErrorOf(err);
+  const retryAfter = errorHeaders(err)['Retry-After'];
+  return { message, extensions: retryAfter ? { ...extensions, retryAfter: Number(retryAfter) } : extensions };
+}
+
+/**
+ * An AppError outside execution (the request pipeline's 401 unauthenticated and 429 rate_limited, a
+ * document over the limits) as a GraphQL error: the REST code in `extensions.code`, `retryAfter` for a
+ * 429, without yoga's internal `http` extension.
+ */
+export function graphQLRefusal(err: AppError): { message: string; extensions: Record<string, unknown> } {
+  const { message, extensions } = extensionsOf(err);
+  const { http: _http, ...shown } = extensions;
+  return { message, extensions: shown };
+}
+
+/**
+ * Expected errors keep their code and message; anything else is masked (and logged by yoga). An
+ * AppError raised before execution (no path: parsing, the context) answers its own HTTP status.
+ */
 function maskError(error: unknown, message: string, isDev?: boolean): Error {
   // Duck-typed: graphql's CJS and ESM builds can both be loaded, so instanceof GraphQLError is unreliable.
   const located = (typeof error === 'object' && error !== null ? error : {}) as LocatedError;
   const original = located.originalError ?? error;
   if (original instanceof AppError) {
-    const { message, extensions } = graphQLErrorOf(original);
-    return new GraphQLError(message, { nodes: located.nodes, path: located.path, extensions });
+    const { message, extensions } = extensionsOf(original);
+    const status = located.path === undefined && extensions.http === undefined ? { http: { status: original.status } } : {};
+    return new GraphQLError(message, { nodes: located.nodes, path: located.path, extensions: { ...extensions, ...status } });
   }
-  return defaultMaskError(error, message, isDev);
+  // Unexpected failures: yoga's masked message, with the service's code for them.
+  const masked = defaultMaskError(error, message, isDev) as GraphQLError;
+  // Errors raised as GraphQL errors with their own code (persisted operations, for one) keep it.
+  if (typeof masked.extensions?.code === 'string' && masked.extensions.code !== 'INTERNAL_SERVER_ERROR') return masked;
+  // GraphQL's own errors pass unmasked (a variable that does not coerce: BAD_USER_INPUT); the rest are internal.
+  const code = masked === error ? graphQLErrorOf(error).extensions.code : graphQLErrorOf(undefined).extensions.code;
+  return new GraphQLError(masked.message, { nodes: masked.nodes, source: masked.source, positions: masked.positions, path: masked.path, extensions: { ...masked.extensions, code } });
+}
+
+/** Errors GraphQL itself raises (a variable that does not coerce, a document that does not validate) get their code too. */
+function withCode(error: GraphQLFormattedError | GraphQLError): GraphQLFormattedError | GraphQLError {
+  if (typeof error.extensions?.code === 'string') return error;
+  const { extensions } = graphQLErrorOf(error);
+  return error instanceof GraphQLError
+    ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError, extensions: { ...error.extensions, ...extensions } })
+    : { ...error, extensions: { ...error.extensions, ...extensions } };
+}
+
+/** Every error of a result names its code in `extensions.code`, whatever raised it. */
+function useErrorCodes(): Plugin {
+  const coded = <R extends { errors?: readonly (GraphQLFormattedError | GraphQLError)[] }>(result: R): R =>
+    result.errors?.some((e) => typeof e.extensions?.code !== 'string') ? { ...result, errors: result.errors.map(withCode) } : result;
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result)) setResult(result.map(coded));
+      else if (result && typeof result === 'object' && !(Symbol.asyncIterator in result)) setResult(coded(result as { errors?: GraphQLError[] }) as never);
+    },
+  };
+}
+
+
+/**
+ * 400 `query_too_complex`, naming the measure, its value (unknown for tokens: parsing stops at the
+ * limit) and the limit, in the message and in `details`.
+ */
+/** The same as a validation error: a 400 whatever the Accept header (yoga answers spec errors 200 to application/json). */
+function limitError(measure: Measure, value: number, limit: number): GraphQLError {
+  const { message, extensions } = graphQLErrorOf(tooComplex(measure, value, limit));
+  return new GraphQLError(message, { extensions: { ...extensions, http: { status: 400, spec: false } } });
+}
+
+/**
+ * graphql-js parses with MAX_TOKENS; past it, or nested past what the stack holds, a document is a 400
+ * `query_too_complex` (thrown as an AppError, which maskError answers with its status), never a 500.
+ */
+function useTokenLimit(): Plugin {
+  return {
+    onParse({ setParseFn }) {
+      setParseFn((source, options) => {
+        try {
+          return parseDocument(source, { ...options, maxLexicalTokens: MAX_TOKENS });
+        } catch (err) {
+          if (err instanceof GraphQLError && /contains more th[ae]t? \d+ tokens/.test(err.message)) throw tooComplex('tokens', undefined, MAX_TOKENS);
+          // The token limit keeps nesting far below this; kept as the last guard.
+          if (err instanceof RangeError) throw tooComplex('depth', undefined, MAX_TOKENS);
+          throw err;
+        }
+      });
+    },
+  };
+}
+
+/** The complexity plugin's limits (schema/builder.ts), for the caller of `context`. */
+function complexityLimits(context: unknown): { depth?: number; breadth?: number; complexity?: number } {
+  const limit = builder.options.complexity?.limit;
+  return (typeof limit === 'function' ? limit(context as GraphQLContext) : limit) ?? {};
+}
+
+/**
+ * Depth, breadth and complexity checked when an operation starts: after the document validates, with
+ * the request's variables (the Pothos rule `createComplexityRule`), so a subscription is refused before
+ * it subscribes, not at its first event. The plugin's own check on root resolvers stays as a backstop.
+ */
+function useComplexityAtStart(): Plugin<{ params?: RequestParams }> {
+  return {
+    onValidate({ context, params: { schema: validated, documentAST } }) {
+      return ({ valid, setResult }) => {
+        if (!valid) return;
+        // Variables that do not coerce are the execution's to refuse (BAD_USER_INPUT), not a complexity matter.
+        const operation = getOperationAST(documentAST, context.params?.operationName ?? undefined);
+        if (operation && getVariableValues(validated, operation.variableDefinitions ?? [], context.params?.variables ?? {}).errors) return;
+        const limits = complexityLimits(context);
+        const rule = createComplexityRule({
+          context,
+          variableValues: context.params?.variables ?? {},
+          operationName: context.params?.operationName ?? undefined,
+          validate: (state, report) => {
+            for (const measure of ['depth', 'breadth', 'complexity'] as const) {
+              const limit = limits[measure];
+              if (typeof limit === 'number' && state[measure] > limit) report(limitError(measure, state[measure], limit));
+            }
+          },
+        });
+        const result = validateDocument(validated, documentAST, [rule]);
+        if (result.length > 0) setResult([...result]);
+      };
+    },
+  };
+}
+
+/** An LRU that leaves out documents too long to be worth keeping (a 1 MB string literal is one token). */
+function boundedCache<T extends {}>(max: number) {
+  const lru = createLRUCache<T>({ max, ttl: 24 * 3600_000 });
+  return {
+    get: (key: string) => lru.get(key),
+    set: (key: string, value: T) => void (key.length <= MAX_CACHED_DOCUMENT && lru.set(key, value)),
+  };
+}
+
+/**
+ * The operations of a GRAPHQL_PERSISTED_OPERATIONS file: a JSON object mapping each operation's id (the
+ * SHA-256 hex of its document, as Apollo's persisted-query link and GraphQL Code Generator's client
+ * preset compute it) to the document. Each must parse within the token limit and validate against the
+ * schema: a stale file stops the gateway at start rather than failing its frontend later.
+ */
+export function loadPersistedOperations(file: string, against: GraphQLSchema = schema): Map<string, string> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`GRAPHQL_PERSISTED_OPERATIONS: cannot read ${file} as JSON: ${(err as Error).message}`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new Error(`GRAPHQL_PERSISTED_OPERATIONS: ${file} must hold a JSON object mapping hashes to documents`);
+  }
+  const operations = new Map<string, string>();
+  for (const [id, document] of Object.entries(raw)) {
+    if (typeof document !== 'string') throw new Error(`GRAPHQL_PERSISTED_OPERATIONS: the operation ${id} is not a string`);
+    let errors: readonly GraphQLError[];
+    try {
+      errors = validateDocument(against, parseDocument(document, { maxLexicalTokens: MAX_TOKENS }));
+    } catch (err) {
+      errors = [err as GraphQLError];
+    }
+    if (errors.length > 0) throw new Error(`GRAPHQL_PERSISTED_OPERATIONS: the operation ${id} is not valid: ${errors.map((e) => e.message).join('; ')}`);
+    operations.set(id, document);
+  }
+  return operations;
+}
+
+/**
+ * Automatic persisted queries (Apollo's protocol: `extensions.persistedQuery = {version: 1, sha256Hash}`;
+ * a hash alone runs the document registered under it or answers `PersistedQueryNotFound`, a document
+ * with its hash registers it), over the operations of the file and those registered in this process.
+ */
+function apqStore(listed: Map<string, string>): APQStore {
+  const registered = boundedCache<string>(1000);
+  return {
+    get: (hash) => listed.get(hash) ?? registered.get(hash),
+    set: (hash, document) => (listed.has(hash) ? undefined : registered.set(hash, document)),
+  };
+}
+
+/** Only the listed operations (GRAPHQL_PERSISTED_ONLY): a document sent by the client is refused. */
+function persistedOnly(listed: Map<string, string>): Plugin {
+  const idRequired = {
+    message: 'This gateway runs only persisted operations: send extensions.persistedQuery.sha256Hash, without a query',
+    extensions: { code: 'PERSISTED_QUERY_ID_REQUIRED', http: { status: 400 } },
+  };
+  return usePersistedOperations({
+    getPersistedOperation: (id) => listed.get(id) ?? null,
+    allowArbitraryOperations: false,
+    customErrors: {
+      notFound: { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 200 } } },
+      persistedQueryOnly: idRequired,
+      keyNotFound: idRequired,
+    },
+  });
 }
 
 export type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
 
-export function createGraphQL(core: Core): Yoga {
+export interface GraphQLServer {
+  yoga: Yoga;
+  /** The request's parameters after the persisted-operation plugins (what yoga's `onParams` does over HTTP), for graphql-ws. */
+  resolveParams(params: RequestParams): Promise<RequestParams>;
+}
+
+export function createGraphQL(core: Core): GraphQLServer {
   const log = core.logger.child({ component: 'graphql' });
-  return createYoga<ServerContext, GraphQLContext>({
+  const { graphqlPersistedOperations: file, graphqlPersistedOnly: only } = core.config;
+  const listed = file ? loadPersistedOperations(file) : new Map<string, string>();
+  const paramsPlugins: Plugin[] = only ? [persistedOnly(listed)] : [useAPQ({ store: apqStore(listed), responseConfig: { forceStatusCodeOk: true } })];
+  const yoga: Yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // CORS is the HTTP server's (src/app.ts), for every route alike.
+    cors: false,
     maskedErrors: { maskError },
+    // Validation results depend on the variables (the complexity check), so only parsing is cached.
+    parserAndValidationCache: { documentCache: boundedCache<DocumentNode>(1000), errorCache: { get: () => undefined, set: () => {} }, validationCache: false },
+    plugins: [...paramsPlugins, useTokenLimit(), useComplexityAtStart(), useErrorCodes()],
     logging: {
       debug: (...args) => log.debug(args.map(String).join(' ')),
       info: (...args) => log.info(args.map(String).join(' ')),
@@ -57,12 +317,129 @@ export function createGraphQL(core: Core): Yoga {
       headers: JSON.stringify({ Authorization: 'Bearer <API_KEY>' }),
       subscriptionsProtocol: 'WS',
     },
+    renderGraphiQL: graphiqlPage,
     context: async (initial) => {
       const principal = initial.principal ?? (await authenticate(core, initial.request.headers.get('authorization')));
       return { core, principal, loaders: createLoaders(core, principal) };
     },
   });
+
+  async function resolveParams(params: RequestParams): Promise<RequestParams> {
+    let current = params;
+    for (const plugin of paramsPlugins) {
+      const payload = {
+        params: current,
+        request: undefined,
+        context: {},
+        fetchAPI: yoga.fetchAPI,
+        setParams: (next: RequestParams) => void (current = next),
+        setResult: () => {},
+      };
+      await plugin.onParams?.(payload as unknown as OnParamsEventPayload<Record<string, unknown>>);
+    }
+    return current;
+  }
+  return { yoga, resolveParams };
 }
+
+// ---------------------------------------------------------------------------------------------
+// GraphiQL, served by the gateway itself: no CDN, no inline script, under GRAPHIQL_CSP.
+
+const GRAPHIQL_VERSION = (createRequire(import.meta.url)('@graphql-yoga/render-graphiql/package.json') as { version: string }).version;
+
+/** Where the GraphiQL page's scripts, styles and workers are served (versioned, so they can be cached). */
+export const GRAPHIQL_ASSETS = `/graphiql/${GRAPHIQL_VERSION}`;
+
+/**
+ * The Content-Security-Policy of the GraphiQL page: everything from the gateway itself, no inline or
+ * evaluated script; inline styles only because the editor (Monaco) adds its style elements at run time;
+ * fonts and images of the bundled stylesheet are data URLs.
+ */
+export const GRAPHIQL_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const GRAPHIQL_WORKERS = {
+  editorWorkerService: `${GRAPHIQL_ASSETS}/editor.worker.js`,
+  json: `${GRAPHIQL_ASSETS}/json.worker.js`,
+  graphql: `${GRAPHIQL_ASSETS}/graphql.worker.js`,
+};
+
+/** Starts GraphiQL with the options and worker URLs the page carries in data attributes (no inline script). */
+const GRAPHIQL_START = `(function () {
+  var root = document.getElementById('root');
+  var workers = JSON.parse(root.getAttribute('data-workers'));
+  self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: function (moduleId, label) { return workers[label]; } };
+  YogaGraphiQL.renderYogaGraphiQL(root, JSON.parse(root.getAttribute('data-options')));
+})();
+`;
+
+const attribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function graphiqlPage(options: GraphiQLOptions): string {
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <title>${attribute(options.title ?? 'GraphiQL')}</title>
+    <link rel="icon" href="${GRAPHIQL_ASSETS}/favicon.ico" />
+    <link rel="stylesheet" href="${GRAPHIQL_ASSETS}/graphiql.css" />
+  </head>
+  <body id="body" class="no-focus-outline">
+    <noscript>GraphiQL needs JavaScript.</noscript>
+    <div id="root" data-options="${attribute(JSON.stringify(options))}" data-workers="${attribute(JSON.stringify(GRAPHIQL_WORKERS))}"></div>
+    <script src="${GRAPHIQL_ASSETS}/graphiql.js"></script>
+    <script src="${GRAPHIQL_ASSETS}/start.js"></script>
+  </body>
+</html>
+`;
+}
+
+type Asset = { type: string; body: string | Buffer };
+let assets: Promise<Map<string, Asset>> | undefined;
+
+/** The bundled GraphiQL (about 9 MB of text), loaded on the first request for it. */
+function graphiqlAssets(): Promise<Map<string, Asset>> {
+  assets ??= import('@graphql-yoga/render-graphiql/graphiql').then((g) => {
+    const js = 'text/javascript; charset=utf-8';
+    return new Map<string, Asset>([
+      ['graphiql.js', { type: js, body: g.js }],
+      ['graphiql.css', { type: 'text/css; charset=utf-8', body: g.css }],
+      ['start.js', { type: js, body: GRAPHIQL_START }],
+      ['editor.worker.js', { type: js, body: g.editorWorkerService }],
+      ['json.worker.js', { type: js, body: g.jsonWorker }],
+      ['graphql.worker.js', { type: js, body: g.graphqlWorker }],
+      ['favicon.ico', { type: 'image/x-icon', body: Buffer.from(g.favicon.slice(g.favicon.indexOf(',') + 1), 'base64') }],
+    ]);
+  });
+  return assets;
+}
+
+/** Whether a request to /graphql asks for the GraphiQL page (a browser's GET), which needs no key. */
+export function isGraphiQLRequest(req: FastifyRequest): boolean {
+  return shouldRenderGraphiQL({ method: req.method, headers: new Headers({ accept: String(req.headers.accept ?? '') }) } as Request);
+}
+
+/** The GraphiQL page's files, public like the page. */
+export async function graphiqlRoutes(app: FastifyInstance) {
+  app.get<{ Params: { file: string } }>(`${GRAPHIQL_ASSETS}/:file`, async (request, reply) => {
+    const asset = (await graphiqlAssets()).get(request.params.file);
+    if (!asset) throw new AppError(404, 'not_found', `No GraphiQL file ${request.params.file}`);
+    return reply.type(asset.type).header('Cache-Control', 'public, max-age=86400').header('X-Content-Type-Options', 'nosniff').send(asset.body);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// graphql-ws
 
 /** Subscriptions whose executions many clients can share: their result depends only on the run and the account. */
 const SHAREABLE = new Set(['runProgress']);
@@ -78,15 +455,41 @@ function shareKey(document: DocumentNode, operationName: string | null | undefin
 
 const authorizationOf = (params: Record<string, unknown> | undefined) => (params?.authorization ?? params?.Authorization) as string | undefined;
 
+/** WebSocket close reasons are at most 123 bytes. */
+const closeReason = (message: string) => `Unauthorized: ${message}`.slice(0, 120);
+
+/** An error as a graphql-ws message shows it: without yoga's internal extensions (`http`, `unexpected`). */
+function formatted(error: GraphQLError): GraphQLFormattedError {
+  const json = error.toJSON();
+  if (!json.extensions) return json;
+  const { http: _http, unexpected: _unexpected, ...extensions } = json.extensions;
+  return { ...json, extensions };
+}
+
+const asGraphQLError = (err: unknown) =>
+  err instanceof GraphQLError ? err : new GraphQLError((err as Error)?.message ?? String(err), { originalError: err instanceof Error ? err : undefined });
+
 /**
  * graphql-ws on the same path, through the request pipeline: the key (connectionParams.authorization)
- * is authenticated when the socket connects (refused: closed 4403), and every `subscribe` message is
- * authenticated again and counted against the key's per-minute budget like an HTTP request (refused:
- * a GraphQL error with the REST code). Operations then go through yoga's envelop, as over HTTP.
+ * is authenticated when the socket connects, and every `subscribe` message is admitted again (counted
+ * against the key's per-minute budget like an HTTP request; the key checked again, so a revoked key
+ * stops working within the key cache time). A missing, unknown or revoked key closes the socket with
+ * 4401, which graphql-ws clients do not retry (4403 they retry forever); a rate-limited operation is
+ * a GraphQL error with `retryAfter`. Each operation then takes the HTTP path's steps: persisted
+ * operations, the token limit, validation and the complexity limits, yoga's envelop.
  */
-export function attachGraphQLWebSocket(core: Core, yoga: Yoga, wss: WebSocketServer) {
+export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: WebSocketServer) {
+  const { yoga } = graphql;
+  const log = core.logger.child({ component: 'graphql-ws' });
   const shared = new SharedSubscriptions();
   type Root = { execute: typeof import('graphql').execute; subscribe: typeof import('graphql').subscribe; shareKey?: string };
+
+  /** Refuses the operation with `errors`, then closes the socket with 4401 (the error message goes first). */
+  const unauthorized = (socket: WebSocket, id: string, error: GraphQLError) => {
+    socket.send(stringifyMessage({ id, type: MessageType.Error, payload: [formatted(error)] }));
+    socket.close(CloseCode.Unauthorized, closeReason(error.message));
+  };
+
   return useServer<Record<string, unknown>, { principal?: Principal }>(
     {
       execute: (args) => (args.rootValue as Root).execute(args),
@@ -99,34 +502,60 @@ export function attachGraphQLWebSocket(core: Core, yoga: Yoga, wss: WebSocketSer
         try {
           ctx.extra.principal = await authenticate(core, authorizationOf(ctx.connectionParams));
           return true;
-        } catch {
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status !== 401) throw err;
+          // graphql-ws would close with 4403 on `false`; the socket is closing already, so that is a no-op.
+          ctx.extra.socket.close(CloseCode.Unauthorized, closeReason(err.message));
           return false;
         }
       },
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
         try {
           ctx.extra.principal = await admit(core, authorizationOf(ctx.connectionParams));
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
+          const { message, extensions } = graphQLRefusal(err);
+          const error = new GraphQLError(message, { extensions });
+          if (err.status === 401) unauthorized(ctx.extra.socket, id, error);
+          return [error];
+        }
+        try {
+          // The protocol requires a `query` string: an empty one beside a persisted-query hash asks by hash alone.
+          const hashOnly = payload.query === '' && payload.extensions?.persistedQuery !== undefined;
+          const params = await graphql.resolveParams(hashOnly ? { ...payload, query: undefined } : payload);
+          const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+            ...ctx,
+            principal: ctx.extra.principal,
+            params,
+          } as never);
+          const document = parse(params.query ?? '');
+          const errors = validate(envelopedSchema, document);
+          if (errors.length > 0) return errors;
+          return {
+            schema: envelopedSchema,
+            operationName: params.operationName,
+            document,
+            variableValues: params.variables,
+            contextValue: await contextFactory(),
+            rootValue: { execute, subscribe, shareKey: shareKey(document, params.operationName, params.variables, ctx.extra.principal) },
+          };
+        } catch (err) {
+          if (err instanceof AppError) {
+            const { message, extensions } = graphQLRefusal(err);
+            return [new GraphQLError(message, { extensions })];
+          }
+          if (err instanceof GraphQLError || (err as Error)?.name === 'GraphQLError') return [asGraphQLError(err)];
+          // Never a 4500 close for one operation's failure: the socket and its other operations go on.
+          log.error({ err }, 'graphql-ws operation failed before it started');
           const { message, extensions } = graphQLErrorOf(err);
           return [new GraphQLError(message, { extensions })];
         }
-        const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
-          principal: ctx.extra.principal,
-          params: payload,
-        } as never);
-        const document = parse(payload.query);
-        const errors = validate(envelopedSchema, document);
-        if (errors.length > 0) return errors;
-        return {
-          schema: envelopedSchema,
-          operationName: payload.operationName,
-          document,
-          variableValues: payload.variables,
-          contextValue: await contextFactory(),
-          rootValue: { execute, subscribe, shareKey: shareKey(document, payload.operationName, payload.variables, ctx.extra.principal) },
-        };
+      },
+      onError: (_ctx, _id, _payload, errors) => errors.map(formatted),
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        const { errors } = result as ExecutionResult<unknown, unknown>;
+        if (!errors?.length) return undefined;
+        return { ...result, errors: (errors as GraphQLError[]).map((e) => (e instanceof GraphQLError ? formatted(e) : e)) } as never;
       },
     },
     wss,

@@ -1,21 +1,50 @@
 import type { AddressInfo } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { WebSocketServer } from 'ws';
 import { startWorker, type WorkerHandle } from '../workers/index.ts';
 import type { Config } from './config.ts';
 import type { Core } from './core.ts';
 import { createCore } from './create-core.ts';
-import { attachGraphQLWebSocket, createGraphQL } from '../schema/server.ts';
+import { attachGraphQLWebSocket, createGraphQL, GRAPHIQL_CSP, graphiqlRoutes, graphQLRefusal, isGraphiQLRequest } from '../schema/server.ts';
 import type { Logger } from './logger.ts';
 import { restRoutes } from './rest/index.ts';
 import { openApiRoute } from './rest/openapi.ts';
 import { mcpRoutes } from './mcp/http.ts';
-import { authenticate, rateLimit } from './http/pipeline.ts';
+import { admit } from './http/pipeline.ts';
 import { AppError } from './shared/errors.ts';
 import type { Principal } from './accounts/accounts.ts';
-import { graphQLErrorOf, installErrorHandling } from './http/errors.ts';
+import { installErrorHandling } from './http/errors.ts';
 
+/** The largest request body, and the largest graphql-ws message. */
 export const BODY_LIMIT = 1024 * 1024;
+
+/** Response headers a cross-origin browser app may read. */
+export const CORS_EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Idempotent-Replayed', 'Content-Disposition', 'WWW-Authenticate'];
+
+/**
+ * Whether a browser page at `origin` may use the API: the gateway's own origin (PUBLIC_URL, or the
+ * Host the request came to) or one of CORS_ORIGINS. A request without Origin is not a browser's
+ * cross-origin request and is left alone.
+ */
+export function originAllowed(config: Config, origin: string | undefined, host: string | undefined): boolean {
+  if (!origin) return true;
+  if (config.corsOrigins.includes(origin) || origin === new URL(config.publicUrl).origin) return true;
+  try {
+    return host !== undefined && new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
+/** A refusal of the request pipeline in GraphQL's shape (401 with WWW-Authenticate, 429 with Retry-After), in the media type asked for. */
+function sendGraphQLRefusal(request: FastifyRequest, reply: FastifyReply, err: AppError) {
+  const { message, extensions } = graphQLRefusal(err);
+  if (err.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+  const accept = String(request.headers.accept ?? '');
+  const type = accept.includes('application/graphql-response+json') && !accept.includes('application/json') ? 'application/graphql-response+json' : 'application/json';
+  return reply.status(err.status).type(`${type}; charset=utf-8`).send(JSON.stringify({ errors: [{ message, extensions }] }));
+}
 
 export interface App {
   core: Core;
@@ -49,28 +78,37 @@ export async function buildApp(options: AppOptions): Promise<App> {
     return503OnClosing: true,
   });
   installErrorHandling(http);
+  // CORS for browser apps on every route (REST, /graphql, /mcp, errors and 404 included): the origins of
+  // CORS_ORIGINS, never with credentials (keys go in Authorization); preflights are answered here,
+  // before any route authenticates.
+  await http.register(cors, {
+    origin: config.corsOrigins,
+    credentials: false,
+    methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: 600,
+  });
 
-  const yoga = createGraphQL(core);
+  const graphql = createGraphQL(core);
+  const { yoga } = graphql;
+  const admitted = new WeakMap<FastifyRequest, Principal>();
   http.route({
     url: yoga.graphqlEndpoint,
-    method: ['GET', 'POST', 'OPTIONS'],
-    handler: async (req, reply) => {
-      // Keyed requests go through the request pipeline like REST; bad keys are left to GraphQL's own
-      // 401 (from the context), and GraphiQL pages (no key) are not counted.
-      let principal: Principal | undefined;
-      if (req.headers.authorization) {
-        principal = await authenticate(core, req.headers.authorization).catch(() => undefined);
-        if (principal) {
-          try {
-            await rateLimit(core, principal, (headers) => reply.headers(headers));
-          } catch (err) {
-            if (!(err instanceof AppError)) throw err;
-            const { message, extensions } = graphQLErrorOf(err);
-            return reply.status(err.status).send({ errors: [{ message, extensions }] });
-          }
-        }
+    method: ['GET', 'POST'],
+    // Admitted before the body is even read: a request without a valid key, or over its budget, is
+    // answered before its document is parsed or validated. The GraphiQL page needs no key and is not counted.
+    onRequest: async (req, reply) => {
+      if (isGraphiQLRequest(req)) return;
+      try {
+        admitted.set(req, await admit(core, req.headers.authorization, (headers) => reply.headers(headers)));
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        return sendGraphQLRefusal(req, reply, err);
       }
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply, principal });
+    },
+    handler: async (req, reply) => {
+      if (isGraphiQLRequest(req)) reply.header('Content-Security-Policy', GRAPHIQL_CSP);
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply, principal: admitted.get(req) });
       response.headers.forEach((value, key) => void reply.header(key, value));
       reply.status(response.status);
       reply.send(response.body);
@@ -80,10 +118,18 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await http.register(restRoutes, { core });
   await http.register(openApiRoute, { core });
   await http.register(mcpRoutes, { core });
+  await http.register(graphiqlRoutes);
   http.get('/health', async () => ({ status: 'ok' }));
 
-  const wss = new WebSocketServer({ server: http.server, path: yoga.graphqlEndpoint });
-  const ws = attachGraphQLWebSocket(core, yoga, wss);
+  // Messages are capped like HTTP bodies (ws closes the socket with 1009 past it); browsers may open
+  // sockets from the origins CORS admits only.
+  const wss = new WebSocketServer({
+    server: http.server,
+    path: yoga.graphqlEndpoint,
+    maxPayload: BODY_LIMIT,
+    verifyClient: ({ origin, req }, done) => (originAllowed(config, origin, req.headers.host) ? done(true) : done(false, 403, 'Origin not allowed')),
+  });
+  const ws = attachGraphQLWebSocket(core, graphql, wss);
 
   let worker: WorkerHandle | undefined;
   const runWorker = options.worker ?? config.inlineWorker;

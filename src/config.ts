@@ -45,6 +45,15 @@ export interface Config {
   enforceLimits: boolean;
   /** Outbound network of the email and website tools (DNS, SMTP, web); every connection goes through the outbound guard. */
   network: NetworkConfig;
+  /**
+   * Browser origins (`scheme://host[:port]`) allowed to call the HTTP API cross-origin and to open
+   * graphql-ws sockets; never with credentials. Default none: same origin only.
+   */
+  corsOrigins: string[];
+  /** A JSON file mapping SHA-256 hashes to GraphQL documents: the persisted operations of first-party frontends. Default none. */
+  graphqlPersistedOperations: string | undefined;
+  /** Run only the operations of `graphqlPersistedOperations`: documents sent by clients are refused, APQ registration is off. Default false. */
+  graphqlPersistedOnly: boolean;
 }
 
 export interface NetworkConfig {
@@ -103,6 +112,22 @@ function list(value: string | undefined): string[] {
   return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
+/** CORS_ORIGINS: comma-separated origins, each exactly `scheme://host[:port]` as browsers send it in `Origin`. */
+function origins(value: string | undefined): string[] {
+  return list(value).map((entry) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== entry) {
+      throw new Error(`CORS_ORIGINS takes origins such as https://app.example.com (scheme, host and port only, no path or "*"), got "${entry}"`);
+    }
+    return entry;
+  });
+}
+
 function networkConfig(env: NodeJS.ProcessEnv, publicUrl: string): NetworkConfig {
   const helo = env.SMTP_HELO_NAME || new URL(publicUrl).hostname;
   return {
@@ -155,7 +180,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leadScraperMode: leadScraperMode(env.LEAD_SCRAPER_MODE),
     enforceLimits: true,
     network: networkConfig(env, (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, '')),
+    corsOrigins: origins(env.CORS_ORIGINS),
+    ...persistedOperations(env),
   };
+}
+
+function persistedOperations(env: NodeJS.ProcessEnv): Pick<Config, 'graphqlPersistedOperations' | 'graphqlPersistedOnly'> {
+  const file = env.GRAPHQL_PERSISTED_OPERATIONS || undefined;
+  const only = bool(env.GRAPHQL_PERSISTED_ONLY, false);
+  if (only && !file) throw new Error('GRAPHQL_PERSISTED_ONLY=true needs GRAPHQL_PERSISTED_OPERATIONS, the JSON file of the operations to allow');
+  return { graphqlPersistedOperations: file ? path.resolve(file) : undefined, graphqlPersistedOnly: only };
 }
 
 /** A gateway on loopback at `port` (0: a free one, picked when it starts) over `databaseUrl`, for tests and benchmarks. */

@@ -70,43 +70,62 @@ describe('GET/POST /api/v1/database/stores', () => {
 describe('GraphQL catalog queries and enrichment mutations', () => {
   it('answers like REST', async () => {
     const rest = await t.request('GET', '/api/v1/database/local-businesses?category=Bakery&city=Boston&limit=3', { key });
-    const gql = await t.graphql(key, '{ localBusinesses(filter: {category: ["Bakery"], city: ["Boston"]}, first: 3) { totalCount hasNextPage edges { node { id name category city } } } }');
+    const gql = await t.graphql(key, '{ localBusinesses(filter: {category: ["Bakery"], city: ["Boston"]}, first: 3) { totalCount pageInfo { hasNextPage } edges { node { id databaseId name category city } } } }');
     expect(gql.body.errors).toBeUndefined();
     expect(gql.body.data.localBusinesses.totalCount).toBe(rest.body.pagination.total);
-    expect(gql.body.data.localBusinesses.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(ids(rest.body.businesses));
+    expect(gql.body.data.localBusinesses.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(ids(rest.body.businesses));
 
-    const stores = await t.graphql(key, '{ stores(filter: {platform: "woocommerce"}, first: 2) { totalCount edges { node { platform domain socialProfiles } } } }');
+    const stores = await t.graphql(key, '{ stores(filter: {platform: "woocommerce"}, first: 2) { totalCount edges { node { platform domain socialProfiles { instagram facebook } } } } }');
     expect(stores.body.data.stores.edges.every((e: { node: { platform: string } }) => e.node.platform === 'woocommerce')).toBe(true);
 
     const [p] = await t.app.core.sql`select email from person where email is not null limit 1`;
-    const enriched = await t.graphql(key, 'mutation($rows: [JSON!]!) { enrichLeads(rows: $rows) }', { rows: [{ email: p!.email }] });
-    expect(enriched.body.data.enrichLeads.rows[0]).toMatchObject({ matched_by: 'email', email: p!.email });
-    const refused = await t.graphql(key, 'mutation { enrichLocalBusinesses(rows: [{phone: "3035550100"}]) }');
-    expect(refused.body.errors[0].extensions.code).toBe('plan_required');
+    const enriched = await t.graphql(key, 'mutation($rows: [LeadEnrichmentInput!]!) { enrichLeads(rows: $rows) { rows { matchStatus matchedBy lead { email } } userErrors { code } } }', {
+      rows: [{ email: p!.email }],
+    });
+    expect(enriched.body.data.enrichLeads).toEqual({ rows: [{ matchStatus: 'MATCHED', matchedBy: 'EMAIL', lead: { email: p!.email } }], userErrors: [] });
+    const refused = await t.graphql(key, 'mutation { enrichLocalBusinesses(rows: [{phone: "3035550100"}]) { rows { matchStatus } userErrors { code field } } }');
+    expect(refused.body.data.enrichLocalBusinesses).toEqual({ rows: null, userErrors: [{ code: 'PLAN_REQUIRED', field: null }] });
+    const scale = await t.account({ plan: 'scale' });
+    const [place] = await t.app.core.sql`select name, phone, city from local_business where phone is not null order by id limit 1`;
+    const places = await t.graphql(
+      scale.apiKey,
+      'mutation($rows: [LocalBusinessEnrichmentInput!]!) { enrichLocalBusinesses(rows: $rows) { rows { matchStatus matchedBy business { name phone city reviews { rating } } } summary { total matched notFound } userErrors { code } } }',
+      { rows: [{ phone: place!.phone }, { name: 'No Such Place Anywhere', city: 'Nowhere' }] },
+    );
+    expect(places.body.errors).toBeUndefined();
+    expect(places.body.data.enrichLocalBusinesses).toMatchObject({
+      rows: [
+        { matchStatus: 'MATCHED', matchedBy: 'PHONE', business: { name: place!.name, phone: place!.phone, city: place!.city, reviews: expect.any(Array) } },
+        { matchStatus: 'NOT_FOUND', matchedBy: null, business: null },
+      ],
+      summary: { total: 2, matched: 1, notFound: 1 },
+      userErrors: [],
+    });
   });
 
   it('takes typed filters checked by the same rules as REST', async () => {
     const rest = await t.request('POST', '/api/v1/database/stores', { key, body: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000, limit: 5 } });
-    const query = 'query($f: StoreFilter, $after: String) { stores(filter: $f, first: 5, after: $after) { totalCount hasNextPage endCursor edges { node { id } } } }';
+    const query = 'query($f: StoreFilter, $after: String) { stores(filter: $f, first: 5, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { databaseId } } } }';
     const typed = await t.graphql(key, query, { f: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000 } });
     expect(typed.body.errors).toBeUndefined();
     expect(typed.body.data.stores.totalCount).toBe(rest.body.pagination.total);
-    expect(typed.body.data.stores.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(ids(rest.body.stores));
-    const next = await t.graphql(key, query, { f: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000 }, after: typed.body.data.stores.endCursor });
+    expect(typed.body.data.stores.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(ids(rest.body.stores));
+    const next = await t.graphql(key, query, { f: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000 }, after: typed.body.data.stores.pageInfo.endCursor });
     const restNext = await t.request('POST', '/api/v1/database/stores', { key, body: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000, limit: 5, after: rest.body.pagination.next_after } });
-    expect(next.body.data.stores.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(ids(restNext.body.stores));
+    expect(next.body.data.stores.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(ids(restNext.body.stores));
 
     // Values the service refuses keep their REST code and path.
     const range = await t.graphql(key, '{ localBusinesses(filter: {minRating: 7}) { totalCount } }');
-    expect(range.body.errors[0].extensions.code).toBe('validation_failed');
+    expect(range.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
     expect(range.body.errors[0].extensions.details).toEqual([{ path: 'minRating', message: 'must be at most 5' }]);
     const alias = await t.graphql(key, '{ stores(filter: {visitsMin: 10, minEstimatedMonthlyVisits: 20}) { totalCount } }');
-    expect(alias.body.errors[0].extensions.code).toBe('validation_failed');
+    expect(alias.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
     expect(alias.body.errors[0].extensions.details[0]).toMatchObject({ path: 'visitsMin', message: expect.stringMatching(/alias/) });
     // Unknown filters and wrong types are refused by the schema before anything runs.
     const unknown = await t.graphql(key, '{ stores(filter: {colour: "red"}) { totalCount } }');
     expect(unknown.body.errors[0].message).toMatch(/colour/);
     expect(unknown.body.data).toBeUndefined();
+    expect(unknown.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     const paging = await t.graphql(key, '{ localBusinesses(filter: {page: 2}) { totalCount } }');
     expect(paging.body.errors[0].message).toMatch(/page/);
   });

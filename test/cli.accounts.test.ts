@@ -28,7 +28,7 @@ describe('npx leadgate', () => {
     const [wallet] = await t.app.core.sql`select plan_micros::text from wallet where account_id = ${accountId}`;
     expect(wallet!.plan_micros).toBe('25500000');
     const res = await t.graphql(apiKey, '{ viewer { id plan subscriptionStatus } }');
-    expect(res.body.data.viewer).toEqual({ id: accountId, plan: 'growth', subscriptionStatus: 'TRIAL' });
+    expect(res.body.data.viewer).toEqual({ id: accountId, plan: 'GROWTH', subscriptionStatus: 'TRIAL' });
   });
 
   it('stores only a SHA-256 hash and a display prefix of the key', async () => {

@@ -38,7 +38,7 @@ describe('graphql-ws under the HTTP limits', () => {
     }
     const refused = await once(client, '{ viewer { id } }');
     expect(refused.data).toBeUndefined();
-    expect(refused.errors?.[0]?.extensions?.code).toBe('rate_limited');
+    expect(refused.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
     // …and the socket's spending shows on REST too.
     const rest = await t.request('GET', '/api/v1/wallet', { key: apiKey });
     expect(rest.status).toBe(429);
@@ -60,7 +60,7 @@ describe('graphql-ws under the HTTP limits', () => {
         { next: (r) => (r.errors ? resolve(r.errors) : reject(new Error(`a revoked key started a run: ${JSON.stringify(r.data)}`))), error: (e) => (Array.isArray(e) ? resolve(e) : reject(e)), complete: () => {} },
       );
     });
-    expect(refused[0]?.extensions?.code).toBe('unauthenticated');
+    expect(refused[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     expect(reconnected, 'refused on the socket it was opened with').toBe(1);
     const [runs] = await t.app.core.sql`select count(*)::int as n from run r join api_key k on k.account_id = r.account_id where k.prefix = ${apiKey.slice(0, 14)}`;
     expect(runs!.n).toBe(0);

@@ -112,12 +112,12 @@ describe('runProgress over graphql-ws', () => {
     expect(events[0]).toMatchObject({ status: 'SUCCEEDED', handled: finished.handled });
   });
 
-  it('answers not_found for another account’s run and for an unknown one', async () => {
+  it('answers NOT_FOUND for another account’s run and for an unknown one', async () => {
     const other = await t.account();
     const started = await t.request('POST', '/api/v1/scrape/maps', { key: other.apiKey, body: DENVER_DENTISTS });
     for (const id of [started.body.runId, 'doesNotExist12345']) {
       const sub = follow(id);
-      await expect(sub.done).rejects.toThrow(/not_found/);
+      await expect(sub.done).rejects.toThrow(/"code":"NOT_FOUND"/);
       expect(sub.items).toEqual([]);
     }
   });
@@ -129,7 +129,7 @@ describe('runProgress over graphql-ws', () => {
       const sub = follow('x', c);
       await expect(sub.done).rejects.toBeDefined();
       expect(sub.items).toEqual([]);
-      expect(await closed).toBe(4403);
+      expect(await closed).toBe(4401);
     }
   });
 
@@ -138,6 +138,6 @@ describe('runProgress over graphql-ws', () => {
     const result = await new Promise<any>((resolve, reject) =>
       c.subscribe({ query: '{ viewer { id plan } }' }, { next: resolve, error: reject, complete: () => {} }),
     );
-    expect(result.data.viewer.plan).toBe('scale');
+    expect(result.data.viewer.plan).toBe('SCALE');
   });
 });

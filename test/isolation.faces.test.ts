@@ -135,8 +135,8 @@ async function expectUntouchedAndFinishes(run: { runId: string; release: () => v
   expect(rows.body.length).toBe((await runRow(run.runId)).item_count);
 }
 
-/** The `extensions.code` of every GraphQL error of a response. */
-const codes = (body: { errors?: { extensions?: { code?: string } }[] }) => (body.errors ?? []).map((e) => e.extensions?.code);
+/** The codes of a mutation payload's userErrors. */
+const codes = (payload: { userErrors: { code: string }[] }) => payload.userErrors.map((e) => e.code);
 
 async function connectMcp(key: string): Promise<McpClient> {
   const client = new McpClient({ name: 'isolation-test', version: '1.0.0' });
@@ -191,57 +191,63 @@ async function expectMcpNotFound(client: McpClient, held: string) {
 }
 
 describe('GraphQL: another account’s run or webhook', () => {
-  it('run(id) is null and runs never lists it, as for an unknown id', async () => {
-    const query = 'query($id: ID!) { run(id: $id) { id status items(limit: 5) } runs(first: 100) { edges { node { id } } } }';
+  it('run(id) and node(id) are null and runs never lists it, as for an unknown id', async () => {
+    const query =
+      'query($id: ID!) { run(id: $id) { id status results(first: 5) { nodes { __typename } } } node(id: $id) { id } nodes(ids: [$id]) { id } runs(first: 100) { edges { node { id } } } }';
     const mine = await t.graphql(a.apiKey, query, { id: aFinished.runId });
     expect(mine.body.data.run).toMatchObject({ id: aFinished.runId, status: 'SUCCEEDED' });
-    expect(mine.body.data.run.items.length).toBeGreaterThan(0);
+    expect(mine.body.data.run.results.nodes.length).toBeGreaterThan(0);
+    expect(mine.body.data.node).toEqual({ id: aFinished.runId });
 
     for (const id of [aFinished.runId, 'run_that_does_not_exist']) {
       const theirs = await t.graphql(b.apiKey, query, { id });
       expect(theirs.status).toBe(200);
       expect(theirs.body.errors).toBeUndefined();
       expect(theirs.body.data.run).toBeNull();
+      expect(theirs.body.data.node).toBeNull();
+      expect(theirs.body.data.nodes).toEqual([null]);
       expect(theirs.body.data.runs.edges.map((e: { node: { id: string } }) => e.node.id)).not.toContain(aFinished.runId);
     }
   });
 
-  it('cancelRun of A’s running run by B is not_found, and A’s run goes on to SUCCEEDED, never ABORTING', async () => {
+  it('cancelRun of A’s running run by B is NOT_FOUND, and A’s run goes on to SUCCEEDED, never ABORTING', async () => {
     const held = await heldRun(a.apiKey);
-    const cancel = 'mutation($id: ID!) { cancelRun(id: $id) { id status statusMessage } }';
+    const cancel = 'mutation($id: ID!) { cancelRun(id: $id) { run { id status statusMessage } userErrors { code field message } } }';
     const unknown = await t.graphql(b.apiKey, cancel, { id: 'run_that_does_not_exist' });
-    expect(codes(unknown.body)).toEqual(['not_found']);
+    expect(codes(unknown.body.data.cancelRun)).toEqual(['NOT_FOUND']);
     for (const id of [held.runId, aFinished.runId]) {
       const res = await t.graphql(b.apiKey, cancel, { id });
       expect(res.status).toBe(200);
-      expect(res.body.data).toBeNull();
-      expect(codes(res.body)).toEqual(['not_found']);
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.cancelRun.run).toBeNull();
       // The same answer as for an id that exists nowhere: nothing tells B the run exists.
-      expect(res.body.errors[0].message).toBe(unknown.body.errors[0].message);
+      expect(res.body.data.cancelRun).toEqual(unknown.body.data.cancelRun);
     }
     await expectUntouchedAndFinishes(held);
     expect((await runRow(aFinished.runId)).status).toBe('SUCCEEDED');
   });
 
-  it('deleteWebhook of A’s webhook by B is not_found; A still has it', async () => {
+  it('deleteWebhook of A’s webhook by B is NOT_FOUND, and node(id) is null for B; A still has it', async () => {
     const created = await t.graphql(a.apiKey, 'mutation($url: String!) { createWebhook(input: {url: $url}) { webhook { id } } }', { url: receiver.url('/hooks/a-kept') });
     expect(created.body.errors).toBeUndefined();
     const hookId = created.body.data.createWebhook.webhook.id as string;
 
-    const del = 'mutation($id: ID!) { deleteWebhook(id: $id) }';
+    const del = 'mutation($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId userErrors { code field message } } }';
     const unknown = await t.graphql(b.apiKey, del, { id: 'wh_that_does_not_exist' });
-    expect(codes(unknown.body)).toEqual(['not_found']);
+    expect(codes(unknown.body.data.deleteWebhook)).toEqual(['NOT_FOUND']);
     const res = await t.graphql(b.apiKey, del, { id: hookId });
     expect(res.status).toBe(200);
-    expect(res.body.data).toBeNull();
-    expect(codes(res.body)).toEqual(['not_found']);
-    expect(res.body.errors[0].message).toBe(unknown.body.errors[0].message);
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.deleteWebhook).toEqual(unknown.body.data.deleteWebhook);
+    const refetch = 'query($id: ID!) { node(id: $id) { id ... on Webhook { url } } }';
+    expect((await t.graphql(b.apiKey, refetch, { id: hookId })).body).toEqual({ data: { node: null } });
+    expect((await t.graphql(a.apiKey, refetch, { id: hookId })).body).toEqual({ data: { node: { id: hookId, url: receiver.url('/hooks/a-kept') } } });
 
-    const listed = await t.graphql(a.apiKey, '{ webhooks { id url } }');
-    expect(listed.body.data.webhooks).toContainEqual({ id: hookId, url: receiver.url('/hooks/a-kept') });
+    const listed = await t.graphql(a.apiKey, '{ webhooks { nodes { id url } } }');
+    expect(listed.body.data.webhooks.nodes).toContainEqual({ id: hookId, url: receiver.url('/hooks/a-kept') });
     expect((await t.request('GET', '/api/v1/webhooks', { key: a.apiKey })).body.webhooks.map((w: { id: string }) => w.id)).toContain(hookId);
 
-    expect((await t.graphql(a.apiKey, del, { id: hookId })).body.data.deleteWebhook).toBe(true);
+    expect((await t.graphql(a.apiKey, del, { id: hookId })).body.data.deleteWebhook).toEqual({ deletedWebhookId: hookId, userErrors: [] });
   });
 
   it('webhook deliveries: A sees its real delivery, B never sees A’s webhook nor its deliveries', async () => {
@@ -251,31 +257,37 @@ describe('GraphQL: another account’s run or webhook', () => {
     try {
       const run = await t.runTool(a.apiKey, '/api/v1/scrape/maps', DENVER_DENTISTS);
       const runId = run.start.runId as string;
-      const query = '{ webhooks { id deliveries { id runId event status responseStatus } } }';
+      const query = '{ webhooks { nodes { id deliveries { nodes { id runId event status responseStatus } } } } }';
+      type Hook = { id: string; deliveries: { nodes: { id: string; runId: string; status: string }[] } };
 
       // A: the delivery reached the receiver and is logged as succeeded.
       const aHooks = await waitFor(
-        async () => (await t.graphql(a.apiKey, query)).body.data.webhooks as { id: string; deliveries: { runId: string; status: string }[] }[],
-        (hooks) => hooks.find((h) => h.id === aHook)?.deliveries.some((d) => d.runId === runId && d.status === 'succeeded') ?? false,
+        async () => (await t.graphql(a.apiKey, query)).body.data.webhooks.nodes as Hook[],
+        (hooks) => hooks.find((h) => h.id === aHook)?.deliveries.nodes.some((d) => d.runId === runId && d.status === 'SUCCEEDED') ?? false,
         { what: 'A’s delivery to succeed' },
       );
-      expect(aHooks.find((h) => h.id === aHook)!.deliveries).toContainEqual({ id: expect.any(String), runId, event: 'run.succeeded', status: 'succeeded', responseStatus: 200 });
+      const delivered = aHooks.find((h) => h.id === aHook)!.deliveries.nodes;
+      expect(delivered).toContainEqual({ id: expect.any(String), runId, event: 'RUN_SUCCEEDED', status: 'SUCCEEDED', responseStatus: 200 });
+      const deliveryId = delivered.find((d) => d.runId === runId)!.id;
+      const refetch = 'query($id: ID!) { node(id: $id) { id } }';
+      expect((await t.graphql(a.apiKey, refetch, { id: deliveryId })).body.data.node).toEqual({ id: deliveryId });
+      expect((await t.graphql(b.apiKey, refetch, { id: deliveryId })).body.data.node).toBeNull();
       expect(receiver.received.some((r) => r.path === '/hooks/a-deliveries' && r.body.includes(runId))).toBe(true);
 
       // B: only its own webhook, with nothing of A's.
       const bView = await t.graphql(b.apiKey, query);
       expect(bView.body.errors).toBeUndefined();
-      const bHooks = bView.body.data.webhooks as { id: string; deliveries: { runId: string }[] }[];
+      const bHooks = bView.body.data.webhooks.nodes as Hook[];
       expect(bHooks.map((h) => h.id)).toEqual([bHook]);
-      expect(bHooks[0]!.deliveries).toEqual([]);
+      expect(bHooks[0]!.deliveries.nodes).toEqual([]);
       expect(JSON.stringify(bView.body)).not.toContain(runId);
       expect(JSON.stringify(bView.body)).not.toContain(aHook);
       expect(receiver.received.some((r) => r.path === '/hooks/b-deliveries')).toBe(false);
       // The REST face of the same log.
       expect((await t.request('GET', `/api/v1/webhooks/${aHook}/deliveries`, { key: b.apiKey })).body).toEqual({ error: { code: 'not_found', message: 'Webhook not found' } });
     } finally {
-      await t.graphql(a.apiKey, 'mutation($id: ID!) { deleteWebhook(id: $id) }', { id: aHook });
-      await t.graphql(b.apiKey, 'mutation($id: ID!) { deleteWebhook(id: $id) }', { id: bHook });
+      await t.graphql(a.apiKey, 'mutation($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId } }', { id: aHook });
+      await t.graphql(b.apiKey, 'mutation($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId } }', { id: bHook });
     }
   });
 });
@@ -309,11 +321,11 @@ async function untilListening(sub: Collected<RunEvent>, key: string): Promise<st
 }
 
 describe('graphql-ws: another account’s runs', () => {
-  it('runItems of A’s run by B is a not_found error with none of A’s rows', async () => {
-    const query = 'subscription($id: ID!) { runItems(id: $id) { offset items run { id } } }';
+  it('runItems of A’s run by B is a NOT_FOUND error with none of A’s rows', async () => {
+    const query = 'subscription($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } run { id } } }';
     // A itself gets the rows: the subscription works for the owner.
-    const own = collect<{ items: unknown[] }>(wsClient(t.url, a.apiKey), query, { id: aFinished.runId }, 'runItems');
-    expect((await own.done).flatMap((batch) => batch.items)).toEqual(aFinished.rows);
+    const own = collect<{ results: { placeId: string }[] }>(wsClient(t.url, a.apiKey), query, { id: aFinished.runId }, 'runItems');
+    expect((await own.done).flatMap((batch) => batch.results)).toEqual(aFinished.rows.map((row) => ({ placeId: row.place_id })));
 
     for (const id of [aFinished.runId, 'run_that_does_not_exist']) {
       const sub = collect<unknown>(wsClient(t.url, b.apiKey), query, { id }, 'runItems');
@@ -322,7 +334,7 @@ describe('graphql-ws: another account’s runs', () => {
         (err: Error) => err,
       );
       expect(error, `runItems(${id}) ended without an error`).toBeInstanceOf(Error);
-      expect(error!.message).toContain('not_found');
+      expect(error!.message).toContain('"code":"NOT_FOUND"');
       expect(error!.message).not.toContain(aFinished.rows[0].place_id);
       expect(sub.items).toEqual([]);
     }

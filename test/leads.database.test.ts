@@ -319,31 +319,37 @@ describe('GraphQL leads', () => {
     const rest = await get('title=engineer&country=US&limit=5');
     const gql = await t.graphql(
       key,
-      `query($f: LeadFilter) { leads(filter: $f, first: 5) { totalCount edges { cursor node { id fullName company { domain industry employeesCount } } } pageInfo { hasNextPage endCursor } } }`,
+      `query($f: LeadFilter) { leads(filter: $f, first: 5) { totalCount edges { cursor node { id databaseId fullName company { domain industry employeesCount } } } pageInfo { hasNextPage endCursor } } }`,
       { f: { title: 'engineer', country: ['US'] } },
     );
     expect(gql.body.errors).toBeUndefined();
     const leads = gql.body.data.leads;
     expect(leads.totalCount).toBe(rest.body.pagination.total);
-    expect(leads.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(rest.body.leads.map((l: { id: number }) => l.id));
+    expect(leads.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(rest.body.leads.map((l: { id: number }) => l.id));
+    // Global ids: unique across types, and node(id:) refetches a lead the account has received.
+    expect(leads.edges[0].node.id).toBe(`lead_${rest.body.leads[0].id}`);
+    const refetched = await t.graphql(key, 'query($id: ID!) { node(id: $id) { id ... on Lead { fullName } } }', { id: leads.edges[0].node.id });
+    expect(refetched.body.data.node).toEqual({ id: leads.edges[0].node.id, fullName: leads.edges[0].node.fullName });
     expect(leads.edges[0].node.company).toEqual({
       domain: rest.body.leads[0].company_domain,
       industry: rest.body.leads[0].company_industry,
       employeesCount: rest.body.leads[0].employees_count,
     });
-    const next = await t.graphql(key, `query($f: LeadFilter, $a: String) { leads(filter: $f, first: 5, after: $a) { edges { node { id } } } }`, {
+    const next = await t.graphql(key, `query($f: LeadFilter, $a: String) { leads(filter: $f, first: 5, after: $a) { edges { node { databaseId } } } }`, {
       f: { title: 'engineer', country: ['US'] },
       a: leads.pageInfo.endCursor,
     });
     const page2 = await get('title=engineer&country=US&limit=5&page=2');
-    expect(next.body.data.leads.edges.map((e: { node: { id: string } }) => Number(e.node.id))).toEqual(page2.body.leads.map((l: { id: number }) => l.id));
+    expect(next.body.data.leads.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(page2.body.leads.map((l: { id: number }) => l.id));
   });
 
   it('uses the same error codes', async () => {
     const { apiKey } = await t.account({ plan: 'starter' });
-    const res = await t.graphql(apiKey, '{ leads(first: 1) { totalCount } }');
-    expect(res.body.errors[0].extensions.code).toBe('plan_required');
+    // Only the field a plan refuses is null: the rest of the document is answered.
+    const res = await t.graphql(apiKey, '{ viewer { plan } leads(first: 1) { totalCount } }');
+    expect(res.body.data).toEqual({ viewer: { plan: 'STARTER' }, leads: null });
+    expect(res.body.errors).toEqual([expect.objectContaining({ path: ['leads'], extensions: expect.objectContaining({ code: 'PLAN_REQUIRED' }) })]);
     const bad = await t.graphql(key, '{ leads(first: 500) { totalCount } }');
-    expect(bad.body.errors[0].extensions.code).toMatch(/validation_failed|query_too_complex/);
+    expect(bad.body.errors[0].extensions.code).toMatch(/VALIDATION_FAILED|QUERY_TOO_COMPLEX/);
   });
 });

@@ -52,7 +52,7 @@ describe('rate limit: 100 requests per minute per key, shared by gateway process
     // GraphQL shares the budget and answers in GraphQL's shape.
     const gql = await fetch(`${a.url}/graphql`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewer { id } }' }) });
     expect(gql.status).toBe(429);
-    expect((await gql.json()).errors[0].extensions.code).toBe('rate_limited');
+    expect((await gql.json()).errors[0].extensions.code).toBe('RATE_LIMITED');
     // Another key has its own budget.
     const other = await a.account();
     expect((await fetch(`${bUrl}/api/v1/wallet`, { headers: { authorization: `Bearer ${other.apiKey}` } })).status).toBe(200);
@@ -190,12 +190,12 @@ describe('Idempotency-Key', () => {
 
   it('works the same in GraphQL through idempotencyKey', async () => {
     const { accountId, apiKey } = await t.account();
-    const q = 'mutation($input: StartMapsScrapeInput!, $key: String) { startMapsScrape(input: $input, idempotencyKey: $key) { run { id } } }';
+    const q = 'mutation($input: StartMapsScrapeInput!, $key: String) { startMapsScrape(input: $input, idempotencyKey: $key) { run { id } userErrors { code field } } }';
     const first = await t.graphql(apiKey, q, { input: DENVER_DENTISTS, key: 'g-1' });
     const again = await t.graphql(apiKey, q, { input: DENVER_DENTISTS, key: 'g-1' });
     expect(again.body.data.startMapsScrape.run.id).toBe(first.body.data.startMapsScrape.run.id);
     const other = await t.graphql(apiKey, q, { input: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 2 }, key: 'g-1' });
-    expect(other.body.errors[0].extensions.code).toBe('idempotency_key_reused');
+    expect(other.body.data.startMapsScrape).toEqual({ run: null, userErrors: [{ code: 'IDEMPOTENCY_KEY_REUSED', field: null }] });
     expect(await runCount(accountId)).toBe(1);
   });
 });

@@ -86,10 +86,18 @@ describe('POST /api/v1/buy-credits', () => {
 
   it('follows the same rules in GraphQL', async () => {
     const { apiKey } = await t.account({ plan: 'growth', creditsMicros: 0n });
-    const ok = await t.graphql(apiKey, 'mutation { buyCredits(amount: 50) { success amount originalAmount wasAdjusted bonus wallet { purchasedCreditsDollars } } }');
-    expect(ok.body.data.buyCredits).toEqual({ success: true, amount: 48, originalAmount: 50, wasAdjusted: true, bonus: 4.8, wallet: { purchasedCreditsDollars: '52.80' } });
-    const bad = await t.graphql(apiKey, 'mutation { buyCredits(amount: 5) { success } }');
-    expect(bad.body.errors[0].extensions).toMatchObject({ code: 'validation_failed' });
+    const ok = await t.graphql(apiKey, 'mutation { buyCredits(amount: "50") { purchase { amount originalAmount wasAdjusted bonus } wallet { purchasedCredits } userErrors { code } } }');
+    expect(ok.body.data.buyCredits).toEqual({
+      purchase: { amount: '48.00', originalAmount: '50.00', wasAdjusted: true, bonus: '4.80' },
+      wallet: { purchasedCredits: '52.80' },
+      userErrors: [],
+    });
+    const bad = await t.graphql(apiKey, 'mutation { buyCredits(amount: "5") { purchase { amount } userErrors { code field message } } }');
+    expect(bad.body.errors).toBeUndefined();
+    expect(bad.body.data.buyCredits).toEqual({ purchase: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['amount'], message: expect.stringMatching(/between 10 and 10000/) }] });
+    // Money is a decimal string: a float literal is not Money.
+    const float = await t.graphql(apiKey, 'mutation { buyCredits(amount: 50.5) { userErrors { code } } }');
+    expect(float.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 });
 
@@ -138,8 +146,8 @@ describe('npx leadgate accounts grant / set-plan', () => {
     expect(JSON.parse(granted.stdout).wallet.balance_dollars).toBe('25.00');
     const plan = await leadgate(['accounts', 'set-plan', '--account', accountId, '--plan', 'growth', '--status', 'TRIAL'], env);
     expect(JSON.parse(plan.stdout)).toEqual({ accountId, plan: 'growth', subscriptionStatus: 'TRIAL' });
-    const viewer = await t.graphql(apiKey, '{ viewer { plan subscriptionStatus wallet { balanceDollars } } }');
-    expect(viewer.body.data.viewer).toEqual({ plan: 'growth', subscriptionStatus: 'TRIAL', wallet: { balanceDollars: '25.00' } });
+    const viewer = await t.graphql(apiKey, '{ viewer { plan subscriptionStatus wallet { balance } } }');
+    expect(viewer.body.data.viewer).toEqual({ plan: 'GROWTH', subscriptionStatus: 'TRIAL', wallet: { balance: '25.00' } });
     const unknown = await leadgate(['accounts', 'grant', '--account', 'acc_nope', '--credits', '5'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/Account not found/);

@@ -109,15 +109,21 @@ describe('holds and charges', () => {
 
   it('shows the wallet and the ledger in GraphQL', async () => {
     const { apiKey } = await t.account({ creditsMicros: 2_000_000n });
-    await t.graphql(apiKey, 'mutation { buyCredits(amount: 20) { success } }');
-    const res = await t.graphql(apiKey, '{ viewer { wallet { balanceDollars purchasedCreditsDollars totalBalanceDollars } ledger(first: 1) { edges { node { kind amountDollars } } pageInfo { hasNextPage endCursor } } } }');
+    await t.graphql(apiKey, 'mutation { buyCredits(amount: "20") { userErrors { code } } }');
+    const res = await t.graphql(apiKey, '{ viewer { wallet { balance purchasedCredits totalBalance } ledger(first: 1) { totalCount edges { node { id kind amount } } pageInfo { hasNextPage endCursor } } } }');
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.viewer.wallet).toEqual({ balanceDollars: '2.00', purchasedCreditsDollars: '26.00', totalBalanceDollars: '28.00' });
+    expect(res.body.data.viewer.wallet).toEqual({ balance: '2.00', purchasedCredits: '26.00', totalBalance: '28.00' });
     const ledger = res.body.data.viewer.ledger;
-    expect(ledger.edges).toEqual([{ node: { kind: 'purchase', amountDollars: '26.00' } }]);
+    expect(ledger.edges).toEqual([{ node: { id: expect.stringMatching(/^ledger_\d+$/), kind: 'PURCHASE', amount: '26.00' } }]);
+    expect(ledger.totalCount).toBe(2);
     expect(ledger.pageInfo.hasNextPage).toBe(true);
-    const next = await t.graphql(apiKey, `{ viewer { ledger(first: 5, after: "${ledger.pageInfo.endCursor}") { edges { node { kind amountDollars } } pageInfo { hasNextPage } } } }`);
-    expect(next.body.data.viewer.ledger).toEqual({ edges: [{ node: { kind: 'plan_grant', amountDollars: '2.00' } }], pageInfo: { hasNextPage: false } });
+    const next = await t.graphql(apiKey, `{ viewer { ledger(first: 5, after: "${ledger.pageInfo.endCursor}") { nodes { kind amount } pageInfo { hasNextPage } } } }`);
+    expect(next.body.data.viewer.ledger).toEqual({ nodes: [{ kind: 'PLAN_GRANT', amount: '2.00' }], pageInfo: { hasNextPage: false } });
+    // An entry refetches by its global id, for its own account only.
+    const id = ledger.edges[0].node.id;
+    const refetch = 'query($id: ID!) { node(id: $id) { ... on LedgerEntry { kind amount } } }';
+    expect((await t.graphql(apiKey, refetch, { id })).body.data.node).toEqual({ kind: 'PURCHASE', amount: '26.00' });
+    expect((await t.graphql((await t.account()).apiKey, refetch, { id })).body.data.node).toBeNull();
   });
 });
 

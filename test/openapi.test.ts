@@ -6,14 +6,15 @@ import { loadConfig } from '../src/config.ts';
 import { buildOpenApiDocument, OPENAPI_PATH, restRouteDocs, type OpenApiDocument } from '../src/rest/openapi.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import { DENVER_DENTISTS, startTestApp, type ApiResponse, type TestApp } from './helpers/app.ts';
+import { GRAPHIQL_ASSETS } from '../schema/server.ts';
 
 let t: TestApp;
 let key: string;
 let doc: OpenApiDocument;
 let ajv: Ajv2020;
 
-/** Routes of the server that are not REST: GraphQL, MCP and the health check have contracts of their own. */
-const NOT_REST = new Set(['/graphql', '/mcp', '/health']);
+/** Routes of the server that are not REST: GraphQL (and its GraphiQL page's files), MCP and the health check have contracts of their own. */
+const NOT_REST = new Set(['/graphql', `${GRAPHIQL_ASSETS}/:file`, '/mcp', '/health']);
 
 /** Every METHOD path the server registered, read from Fastify's route tree. */
 function registeredRoutes(): Set<string> {

@@ -124,7 +124,7 @@ describe('401 unauthenticated', () => {
     const res = await t.request('POST', '/graphql', { body: { query: '{ viewer { id } }' } });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
-    expect(res.body.errors[0].extensions.code).toBe('unauthenticated');
+    expect(res.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
   });
 });
 
@@ -165,21 +165,27 @@ describe('404 for unknown runs and for other accounts’ runs', () => {
 });
 
 describe('GraphQL validation', () => {
-  it('a bad mutation input answers validation_failed with details and starts nothing', async () => {
+  it('a bad mutation input answers VALIDATION_FAILED userErrors with their fields and starts nothing', async () => {
     const before = await runCount();
-    const res = await t.graphql(key, 'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } } }', {
+    const res = await t.graphql(key, 'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } userErrors { code field } } }', {
       input: { locationQuery: 'Denver', customGeolocation: { lat1: 1, lng1: 1, lat2: 2, lng2: 2 } },
     });
     expect(res.status).toBe(200);
-    expect(res.body.errors[0].extensions.code).toBe('validation_failed');
-    expect(res.body.errors[0].extensions.details.map((d: any) => d.path)).toEqual(['', 'customGeolocation']);
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.startMapsScrape).toEqual({
+      run: null,
+      userErrors: [
+        { code: 'VALIDATION_FAILED', field: ['input'] },
+        { code: 'VALIDATION_FAILED', field: ['input', 'customGeolocation'] },
+      ],
+    });
     expect(await runCount()).toBe(before);
   });
 
   it('limits page size and query depth', async () => {
     const big = await t.graphql(key, '{ runs(first: 500) { edges { node { id } } } }');
-    expect(big.body.errors[0].extensions.code).toBe('validation_failed');
-    const deep = await t.graphql(key, `{ runs(first: 100) { edges { node { items(limit: 100) } } } }`);
-    expect(deep.body.errors[0].extensions.code).toBe('query_too_complex');
+    expect(big.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'first', message: 'must be between 1 and 100' }] });
+    const deep = await t.graphql(key, `{ runs(first: 100) { edges { node { results(first: 100) { nodes { __typename } } } } } }`);
+    expect(deep.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
   });
 });

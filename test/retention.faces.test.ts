@@ -49,19 +49,20 @@ async function at<T>(when: Date, body: () => Promise<T>): Promise<T> {
   }
 }
 
-const ITEMS = 'query($id: ID!) { run(id: $id) { id expiresAt items(limit: 5) } }';
+const ITEMS = 'query($id: ID!) { run(id: $id) { id expiresAt results(first: 5) { nodes { ... on MapsResult { placeId } } } } }';
+const placeIds = (rows: { place_id: string }[]) => rows.map((row) => ({ placeId: row.place_id }));
 
 describe('results past expiresAt', () => {
-  it('GraphQL: Run.items answers results_expired in extensions.code once the results expired, like REST’s 410', async () => {
+  it('GraphQL: Run.results answers RESULTS_EXPIRED in extensions.code once the results expired, like REST’s 410', async () => {
     const run = await finishedRun();
     const before = await t.graphql(key, ITEMS, { id: run.runId });
     expect(before.body.errors).toBeUndefined();
-    expect(before.body.data.run.items).toEqual(run.rows.slice(0, 5));
+    expect(before.body.data.run.results.nodes).toEqual(placeIds(run.rows.slice(0, 5)));
     expect(Date.parse(before.body.data.run.expiresAt)).toBe(run.expiresAt.getTime());
 
     // A minute before the end of retention the rows are still served; from expiresAt on they are not.
     const stillKept = await at(new Date(run.expiresAt.getTime() - 60_000), () => t.graphql(key, ITEMS, { id: run.runId }));
-    expect(stillKept.body.data.run.items).toEqual(run.rows.slice(0, 5));
+    expect(stillKept.body.data.run.results.nodes).toEqual(placeIds(run.rows.slice(0, 5)));
 
     await at(new Date(run.expiresAt.getTime() + HOUR), async () => {
       const rest = await t.request('GET', `/api/downloads/${run.runId}?format=json`, { key });
@@ -71,7 +72,8 @@ describe('results past expiresAt', () => {
       const expired = await t.graphql(key, ITEMS, { id: run.runId });
       expect(expired.status).toBe(200);
       expect(expired.body.errors).toHaveLength(1);
-      expect(expired.body.errors[0]).toMatchObject({ message: rest.body.error.message, path: ['run', 'items'], extensions: { code: 'results_expired' } });
+      expect(expired.body.errors[0]).toMatchObject({ message: rest.body.error.message, path: ['run', 'results'], extensions: { code: 'RESULTS_EXPIRED' } });
+      expect(expired.body.data.run).toMatchObject({ id: run.runId, results: null });
       expect(JSON.stringify(expired.body)).not.toContain(run.rows[0].place_id);
       // The run itself stays readable.
       const status = await t.graphql(key, 'query($id: ID!) { run(id: $id) { id status } }', { id: run.runId });
@@ -79,11 +81,11 @@ describe('results past expiresAt', () => {
     });
   });
 
-  it('graphql-ws: runItems of an expired run is a results_expired error without rows', async () => {
+  it('graphql-ws: runItems of an expired run is a RESULTS_EXPIRED error without rows', async () => {
     const run = await finishedRun();
-    const query = 'subscription($id: ID!) { runItems(id: $id) { offset items } }';
-    const fresh = collect<{ items: unknown[] }>(wsClient(t.url, key), query, { id: run.runId }, 'runItems');
-    expect((await fresh.done).flatMap((batch) => batch.items)).toEqual(run.rows);
+    const query = 'subscription($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } } }';
+    const fresh = collect<{ results: unknown[] }>(wsClient(t.url, key), query, { id: run.runId }, 'runItems');
+    expect((await fresh.done).flatMap((batch) => batch.results)).toEqual(placeIds(run.rows));
 
     await at(new Date(run.expiresAt.getTime() + HOUR), async () => {
       const sub = collect<unknown>(wsClient(t.url, key), query, { id: run.runId }, 'runItems');
@@ -92,7 +94,7 @@ describe('results past expiresAt', () => {
         (err: Error) => err,
       );
       expect(error, 'runItems of an expired run ended without an error').toBeInstanceOf(Error);
-      expect(error!.message).toContain('results_expired');
+      expect(error!.message).toContain('"code":"RESULTS_EXPIRED"');
       expect(sub.items).toEqual([]);
     });
   });

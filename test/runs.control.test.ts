@@ -112,12 +112,12 @@ describe('cancel', () => {
     const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
     const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
     await gate.reachedPage(0);
-    const res = await t.graphql(key, 'mutation($id: ID!) { cancelRun(id: $id) { id status } }', { id: run.id });
-    expect(res.body.data.cancelRun).toEqual({ id: run.id, status: 'ABORTING' });
+    const res = await t.graphql(key, 'mutation($id: ID!) { cancelRun(id: $id) { run { id status } userErrors { code } } }', { id: run.id });
+    expect(res.body.data.cancelRun).toEqual({ run: { id: run.id, status: 'ABORTING' }, userErrors: [] });
     await execution; // the pending page is never released: the stop does not wait for it
     expect((await runRow(run.id)).status).toBe('ABORTED');
-    const again = await t.graphql(key, 'mutation($id: ID!) { cancelRun(id: $id) { id } }', { id: run.id });
-    expect(again.body.errors[0].extensions.code).toBe('run_finished');
+    const again = await t.graphql(key, 'mutation($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code field message } } }', { id: run.id });
+    expect(again.body.data.cancelRun).toEqual({ run: null, userErrors: [{ code: 'RUN_FINISHED', field: null, message: expect.stringMatching(/ended/) }] });
   });
 });
 
@@ -228,24 +228,26 @@ describe('subscriptions', () => {
     gate.release(0);
     const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
     await gate.reachedPage(1);
-    const stream = subscribe<{ offset: number; items: { place_id: string }[]; run: { status: string } }>(
-      'subscription($id: ID!) { runItems(id: $id) { offset items run { status } } }',
+    const stream = subscribe<{ offset: number; results: { __typename: string; placeId: string }[]; run: { status: string } }>(
+      'subscription($id: ID!) { runItems(id: $id) { offset results { __typename ... on MapsResult { placeId } } run { status } } }',
       { id: run.id },
       'runItems',
     );
     // The rows stored so far come first: the subscription is in place before the rest are released.
     const first = await stream.first;
-    expect([first.offset, first.items.length, first.run.status]).toEqual([0, 50, 'RUNNING']);
+    expect([first.offset, first.results.length, first.run.status]).toEqual([0, 50, 'RUNNING']);
+    // The same typed rows as Run.results.
+    expect(new Set(first.results.map((r) => r.__typename))).toEqual(new Set(['MapsResult']));
     gate.releaseAll();
     await execution;
     const batches = await stream.done;
-    const rows = batches.flatMap((b) => b.items);
+    const rows = batches.flatMap((b) => b.results);
     const stored = await t.app.core.sql`select data->>'place_id' as id from run_item where run_id = ${run.id} order by seq`;
-    expect(rows.map((r) => r.place_id)).toEqual(stored.map((r) => r.id));
+    expect(rows.map((r) => r.placeId)).toEqual(stored.map((r) => r.id));
     let offset = 0;
     for (const batch of batches) {
       expect(batch.offset).toBe(offset);
-      offset += batch.items.length;
+      offset += batch.results.length;
     }
     expect(batches.length).toBeGreaterThan(1);
   });

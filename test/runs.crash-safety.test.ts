@@ -44,6 +44,10 @@ async function holdBackSecondBatch(runId: string) {
   };
 }
 
+/** Statements of other sessions waiting on a lock to write a run's rows. */
+const secondBatchWaiting = async () =>
+  ((await t.app.core.sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%insert into%run_item%'`)[0] as { n: number }).n;
+
 const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) => waitFor(read, ok, { timeoutMs: 60_000, intervalMs: 100, what });
 
 const runRow = async (id: string) =>
@@ -99,6 +103,8 @@ describe('crash safety', { timeout: 120_000 }, () => {
     const closed = closeCode(client);
     client.subscribe({ query: 'subscription { runEvents { kind } }' }, { next: () => {}, error: () => {}, complete: () => {} });
     await until(() => runRow(runId), (r) => r.item_count === 50, 'the first batch');
+    // The second batch is in hand once its insert waits on the held row: stop the gateway only then.
+    await until(secondBatchWaiting, (n) => n > 0, 'the second batch to wait on the held row');
 
     gateway.kill('SIGTERM');
     // Logged as the stop reaches the run in hand: from then on the batch it holds is stored, then the run is handed back.

@@ -92,17 +92,25 @@ describe('a maps run through the real worker', () => {
 
   it('shows the same run through REST and GraphQL', async () => {
     const rest = await t.request('GET', `/api/v1/scrape/status/${runId}`, { key });
-    const gql = await t.graphql(key, `query($id: ID!) { run(id: $id) { id status statusMessage handled requested runTimeSecs outputUrl expiresAt items(limit: 2) } }`, { id: runId });
+    const gql = await t.graphql(
+      key,
+      `query($id: ID!) { run(id: $id) { id status statusMessage handled requested runTimeSecs outputUrl expiresAt results(first: 2) { totalCount nodes { ... on MapsResult { name placeId reviewCount latitude emails } } } } }`,
+      { id: runId },
+    );
     expect(gql.body.errors).toBeUndefined();
-    const { id, items, ...fields } = gql.body.data.run;
+    const { id, results, ...fields } = gql.body.data.run;
     expect({ runId: id, ...fields }).toEqual(rest.body);
     const json = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
-    expect(items).toEqual(json.body.slice(0, 2));
+    expect(results.totalCount).toBe(json.body.length);
+    expect(results.nodes).toEqual(
+      json.body.slice(0, 2).map((r: any) => ({ name: r.name, placeId: r.place_id, reviewCount: r.review_count, latitude: r.latitude, emails: r.emails })),
+    );
   });
 
   it('lists the run in the runs connection, filtered by status', async () => {
-    const res = await t.graphql(key, `{ runs(first: 10, status: SUCCEEDED) { edges { cursor node { id status } } pageInfo { hasNextPage } } }`);
+    const res = await t.graphql(key, `{ runs(first: 10, status: SUCCEEDED) { totalCount edges { cursor node { id status } } pageInfo { hasNextPage } } }`);
     expect(res.body.data.runs.edges.map((e: any) => e.node.id)).toContain(runId);
+    expect(res.body.data.runs.totalCount).toBe(res.body.data.runs.edges.length);
     const none = await t.graphql(key, `{ runs(first: 10, status: FAILED) { edges { node { id } } } }`);
     expect(none.body.data.runs.edges).toEqual([]);
   });

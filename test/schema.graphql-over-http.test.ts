@@ -53,7 +53,7 @@ describe('GraphQL over HTTP', () => {
     const res = await post({ query: '{ viewer { plan } }' });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/(graphql-response\+)?json/);
-    expect(res.body).toEqual({ data: { viewer: { plan: 'scale' } } });
+    expect(res.body).toEqual({ data: { viewer: { plan: 'SCALE' } } });
   });
 
   it('answers application/graphql-response+json when asked, with 400 for an invalid document', async () => {
@@ -70,7 +70,7 @@ describe('GraphQL over HTTP', () => {
     const q = encodeURIComponent('{ viewer { plan } }');
     const get = await t.request('GET', `/graphql?query=${q}`, { key, headers: { accept: 'application/json' } });
     expect(get.status).toBe(200);
-    expect(get.body.data.viewer.plan).toBe('scale');
+    expect(get.body.data.viewer.plan).toBe('SCALE');
     const m = encodeURIComponent('mutation { startMapsScrape(input: {searchStringsArray: ["x"]}) { run { id } } }');
     const mutation = await t.request('GET', `/graphql?query=${m}`, { key, headers: { accept: 'application/json' } });
     expect(mutation.status).toBe(405);
@@ -89,13 +89,13 @@ describe('GraphQL over HTTP', () => {
 
   it('starts a run through a mutation, returning the same runId REST uses', async () => {
     const res = await post({
-      query: 'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { message details run { id status requested } } }',
+      query: 'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { message searchTranslation { keywords location locationFrom } run { id status requested } } }',
       variables: { input: { url: 'https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z', maxCrawledPlacesPerSearch: 7 } },
     });
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data.startMapsScrape;
     expect(started.run).toMatchObject({ status: 'RUNNING', requested: 7 });
-    expect(started.details.search_translation).toMatchObject({ keywords: ['dentists'], location: 'Denver, CO', locationFrom: 'link' });
+    expect(started.searchTranslation).toMatchObject({ keywords: ['dentists'], location: 'Denver, CO', locationFrom: 'link' });
     const rest = await t.request('GET', `/api/v1/scrape/status/${started.run.id}`, { key });
     expect(rest.body.runId).toBe(started.run.id);
   });

@@ -265,12 +265,12 @@ describe('business-for-sale: GraphQL', () => {
     const url = `${HOST}/businesses-for-sale/denver-co`;
     const res = await t.graphql(
       key,
-      `mutation($input: StartBusinessForSaleScrapeInput!) { startBusinessForSaleScrape(input: $input) { run { id status } message details } }`,
+      `mutation($input: StartBusinessForSaleScrapeInput!) { startBusinessForSaleScrape(input: $input) { run { id status } message urlTranslation { url kind } userErrors { code } } }`,
       { input: { startUrls: [url], maxItems: 3 } },
     );
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data.startBusinessForSaleScrape;
-    expect(started).toMatchObject({ run: { status: 'RUNNING' }, message: 'Extracting up to 3 listings from 1 URL', details: { url_translation: [{ url, kind: 'search' }] } });
+    expect(started).toMatchObject({ run: { status: 'RUNNING' }, message: 'Extracting up to 3 listings from 1 URL', urlTranslation: [{ url, kind: 'search' }], userErrors: [] });
     await t.waitForRun(key, started.run.id);
     const rows = await t.request('GET', `/api/downloads/${started.run.id}?format=json`, { key });
     expect(rows.body).toEqual((await listings((sql) => sql`city = 'Denver' and state = 'CO'`, 3)).map((l) => rowOf(l, url)));

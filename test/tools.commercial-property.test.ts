@@ -252,14 +252,14 @@ describe('commercial property: refusals', () => {
 });
 
 describe('commercial property: GraphQL', () => {
-  const mutation = `mutation($input: StartCommercialPropertyScrapeInput!) { startCommercialPropertyScrape(input: $input) { run { id status } message details } }`;
+  const mutation = `mutation($input: StartCommercialPropertyScrapeInput!) { startCommercialPropertyScrape(input: $input) { run { id status } message urlTranslation { url form } userErrors { code field message } } }`;
 
   it('startCommercialPropertyScrape starts the same run', async () => {
     const url = `${HOST}/search?market=Denver`;
     const res = await t.graphql(key, mutation, { input: { startUrls: [url] } });
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data.startCommercialPropertyScrape;
-    expect(started).toMatchObject({ run: { status: 'RUNNING' }, message: 'Scraping 1 URL, up to 200 properties each', details: { url_translation: [{ url, form: 'search' }] } });
+    expect(started).toMatchObject({ run: { status: 'RUNNING' }, message: 'Scraping 1 URL, up to 200 properties each', urlTranslation: [{ url, form: 'search' }], userErrors: [] });
     await t.waitForRun(key, started.run.id);
     const rows = await t.request('GET', `/api/downloads/${started.run.id}?format=json`, { key });
     expect(rows.body).toEqual((await properties((sql) => sql`lower(market) = 'denver'`)).map((p) => rowOf(p, url, 'search')));
@@ -267,7 +267,8 @@ describe('commercial property: GraphQL', () => {
 
   it('answers a map view with the same code', async () => {
     const res = await t.graphql(key, mutation, { input: { startUrls: [`${HOST}/search?bbox=-105,39,-104,40`] } });
-    expect(res.body.errors[0].extensions.code).toBe('map_view_not_allowed');
-    expect(res.body.errors[0].message).toMatch(/choose a specific city or market/);
+    const [refusal] = res.body.data.startCommercialPropertyScrape.userErrors;
+    expect(refusal).toMatchObject({ code: 'MAP_VIEW_NOT_ALLOWED', field: ['input', 'startUrls', '0'] });
+    expect(refusal.message).toMatch(/choose a specific city or market/);
   });
 });

@@ -121,14 +121,14 @@ describe('criminal records search: happy path', () => {
   it('starts through GraphQL with the same start fields in details', async () => {
     const res = await t.graphql(
       key,
-      `mutation($input: StartCriminalRecordsSearchInput!) { startCriminalRecordsSearch(input: $input) { run { id status } message estimatedCost details } }`,
+      `mutation($input: StartCriminalRecordsSearchInput!) { startCriminalRecordsSearch(input: $input) { run { id status } message estimatedCost name state note } }`,
       { input: { name: 'Zelda Farnsworth', state: 'colorado' } },
     );
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data.startCriminalRecordsSearch;
     expect(payload.run.status).toBe('RUNNING');
-    expect(payload.estimatedCost).toBe(1);
-    expect(payload.details).toMatchObject({ name: 'Zelda Farnsworth', state: 'CO', note: expect.stringContaining('tenant screening') });
+    expect(payload.estimatedCost).toBe('1.00');
+    expect(payload).toMatchObject({ name: 'Zelda Farnsworth', state: 'CO', note: expect.stringContaining('tenant screening') });
     expect((await t.waitForRun(key, payload.run.id)).status).toBe('SUCCEEDED');
     const rows = (await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key })).body;
     expect(rows.map((r: any) => r.record_id)).toEqual(['court:CO:T-1', 'arrest:CO:T-2']);

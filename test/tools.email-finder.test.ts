@@ -223,12 +223,12 @@ describe('refusals and the other faces', () => {
   });
 
   it('starts through GraphQL', async () => {
-    const res = await t.graphql(key, 'mutation($input: StartEmailFinderInput!) { startEmailFinder(input: $input) { run { id status } message details } }', {
-      input: { contacts: [{ first_name: 'Ivo', last_name: 'Marsh', domain: 'fresh.test' }] },
+    const res = await t.graphql(key, 'mutation($input: StartEmailFinderInput!) { startEmailFinder(input: $input) { run { id status } message estimatedCost } }', {
+      input: { contacts: [{ firstName: 'Ivo', lastName: 'Marsh', domain: 'fresh.test' }] },
     });
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data.startEmailFinder;
-    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: expect.stringMatching(/^Finding emails for 1 contact;/), details: { estimatedCost: 0.05 } });
+    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: expect.stringMatching(/^Finding emails for 1 contact;/), estimatedCost: '0.05' });
     expect((await t.waitForRun(key, payload.run.id)).status).toBe('SUCCEEDED');
     const rows = (await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key })).body;
     expect(rows[0]).toMatchObject({ email: 'ivo.marsh@fresh.test', status: 'found' });

@@ -249,17 +249,17 @@ describe('status and GraphQL', () => {
   it('startLeadScrape starts the same scrape', async () => {
     const res = await t.graphql(
       key,
-      `mutation($input: StartLeadScrapeInput!) { startLeadScrape(input: $input) { run { id status } message estimatedCost details } }`,
+      `mutation($input: StartLeadScrapeInput!) { startLeadScrape(input: $input) { run { id status } message estimatedCost searchTranslation { applied { parameter value filter } } } }`,
       { input: { url: US_ENGINEERS, count: 500 } },
     );
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data.startLeadScrape;
-    expect(payload).toMatchObject({ run: { id: expect.any(String), status: 'RUNNING' }, message: expect.stringMatching(/^Scraping up to 500 leads/), estimatedCost: 1.95 });
-    expect(payload.details.search_translation.applied).toHaveLength(2);
+    expect(payload).toMatchObject({ run: { id: expect.any(String), status: 'RUNNING' }, message: expect.stringMatching(/^Scraping up to 500 leads/), estimatedCost: '1.95' });
+    expect(payload.searchTranslation.applied).toHaveLength(2);
     const done = await t.waitForRun(key, payload.run.id);
     expect(done).toMatchObject({ status: 'SUCCEEDED', handled: 500 });
 
-    const refused = await t.graphql(key, `mutation { startLeadScrape(input: { url: "${BASE}?personTitles=ceo" }) { run { id } } }`);
-    expect(refused.body.errors[0].extensions.code).toBe('unsupported_url_format');
+    const refused = await t.graphql(key, `mutation { startLeadScrape(input: { url: "${BASE}?personTitles=ceo" }) { run { id } userErrors { code } } }`);
+    expect(refused.body.data.startLeadScrape).toEqual({ run: null, userErrors: [{ code: 'UNSUPPORTED_URL_FORMAT' }] });
   });
 });

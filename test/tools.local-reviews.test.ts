@@ -185,7 +185,7 @@ describe('local reviews: GraphQL', () => {
   it('startLocalReviewsScrape starts the same run', async () => {
     const res = await t.graphql(
       key,
-      `mutation($input: StartLocalReviewsScrapeInput!) { startLocalReviewsScrape(input: $input) { run { id status } message details } }`,
+      `mutation($input: StartLocalReviewsScrapeInput!) { startLocalReviewsScrape(input: $input) { run { id status } message } }`,
       { input: { searchTerms: ['yoga'], locations: ['Austin, TX'], searchLimit: 2 } },
     );
     expect(res.body.errors).toBeUndefined();
@@ -197,9 +197,9 @@ describe('local reviews: GraphQL', () => {
   });
 
   it('refuses both inputs with the same validation code', async () => {
-    const res = await t.graphql(key, `mutation($input: StartLocalReviewsScrapeInput!) { startLocalReviewsScrape(input: $input) { run { id } } }`, {
+    const res = await t.graphql(key, `mutation($input: StartLocalReviewsScrapeInput!) { startLocalReviewsScrape(input: $input) { run { id } userErrors { code } } }`, {
       input: { directUrls: ['https://www.example.com'], searchTerms: ['yoga'], locations: ['Austin, TX'] },
     });
-    expect(res.body.errors[0].extensions.code).toBe('validation_failed');
+    expect(res.body.data.startLocalReviewsScrape.userErrors[0].code).toBe('VALIDATION_FAILED');
   });
 });

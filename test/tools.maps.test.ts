@@ -211,14 +211,14 @@ describe('maps: GraphQL', () => {
   it('startMapsScrape reports the search_translation in details', async () => {
     const res = await t.graphql(
       key,
-      `mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id status } message details } }`,
+      `mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id status } message searchTranslation { keywords location locationFrom } } }`,
       { input: { url: DENVER_LINK, locationQuery: 'Boston, MA', maxCrawledPlacesPerSearch: 2 } },
     );
     expect(res.body.errors).toBeUndefined();
     const out = res.body.data.startMapsScrape;
     expect(out.run.status).toBe('RUNNING');
     expect(out.message).toBe('Searching 1 term, up to 2 places each');
-    expect(out.details.search_translation).toMatchObject({ keywords: ['dentists'], location: 'Boston, MA', locationFrom: 'locationQuery' });
+    expect(out.searchTranslation).toMatchObject({ keywords: ['dentists'], location: 'Boston, MA', locationFrom: 'locationQuery' });
     await t.waitForRun(key, out.run.id);
     const rows = await t.request('GET', `/api/downloads/${out.run.id}?format=json`, { key });
     expect(rows.body).toEqual(await expectedRows({ words: 'dentists', city: 'Boston', state: 'MA', limit: 2 }));

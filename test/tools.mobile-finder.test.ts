@@ -198,12 +198,12 @@ describe('GraphQL', () => {
     const p = withMobile[0]!;
     const res = await t.graphql(
       key,
-      `mutation($input: StartMobileFinderInput!) { startMobileFinder(input: $input) { run { id status } message estimatedCost details } }`,
+      `mutation($input: StartMobileFinderInput!) { startMobileFinder(input: $input) { run { id status } message estimatedCost trialCap { lookups } } }`,
       { input: { inputs: [p.linkedin_url, 'junk'] } },
     );
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data.startMobileFinder;
-    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, estimatedCost: 0.5, message: expect.stringMatching(/^Looking up mobile numbers for 1 input \(0 email addresses, 1 social profile URL\)/) });
+    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, estimatedCost: '0.50', trialCap: null, message: expect.stringMatching(/^Looking up mobile numbers for 1 input \(0 email addresses, 1 social profile URL\)/) });
     await t.waitForRun(key, payload.run.id);
     const items = await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key });
     expect(items.body).toEqual([found(p, p.linkedin_url, 'social_url'), notFound('junk', null, 'unrecognised_input', 'neither an email address nor a social profile URL')]);

@@ -119,13 +119,13 @@ describe('people finder: happy path', () => {
   it('starts through GraphQL', async () => {
     const res = await t.graphql(
       key,
-      `mutation($input: StartPeopleFinderInput!) { startPeopleFinder(input: $input) { run { id status } message estimatedCost details } }`,
+      `mutation($input: StartPeopleFinderInput!) { startPeopleFinder(input: $input) { run { id status } message estimatedCost search { name phone email } } }`,
       { input: { phone: '(303) 555-0101' } },
     );
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data.startPeopleFinder;
     expect(payload.run.status).toBe('RUNNING');
-    expect(payload.details).toEqual({ estimatedCost: 0.199, search: { phone: '3035550101' } });
+    expect(payload).toMatchObject({ estimatedCost: '0.199', search: { name: null, phone: '3035550101', email: null } });
     expect((await t.waitForRun(key, payload.run.id)).status).toBe('SUCCEEDED');
     const rows = (await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key })).body;
     expect(rows).toEqual([QUENTIN]);

@@ -327,15 +327,15 @@ describe('includeOwnerContact', () => {
     const a = await property(`true`);
     const res = await t.graphql(
       key,
-      `mutation($input: StartPropertyLookupInput!) { startPropertyLookup(input: $input) { run { id status } message estimatedCost details } }`,
+      `mutation($input: StartPropertyLookupInput!) { startPropertyLookup(input: $input) { run { id status } message estimatedCost ownerContactRunId } }`,
       { input: { addresses: [full(a)], includeOwnerContact: true } },
     );
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data.startPropertyLookup;
-    expect(started).toMatchObject({ run: { id: expect.any(String), status: 'RUNNING' }, estimatedCost: 0.15, details: { ownerContactRunId: expect.any(String) } });
-    expect(await run(started.details.ownerContactRunId)).toMatchObject({ tool: 'property-owner-contact', parent_run_id: started.run.id });
+    expect(started).toMatchObject({ run: { id: expect.any(String), status: 'RUNNING' }, estimatedCost: '0.15', ownerContactRunId: expect.any(String) });
+    expect(await run(started.ownerContactRunId)).toMatchObject({ tool: 'property-owner-contact', parent_run_id: started.run.id });
     await t.waitForRun(key, started.run.id);
-    await t.waitForRun(key, started.details.ownerContactRunId);
+    await t.waitForRun(key, started.ownerContactRunId);
     expect((await run(started.run.id)).charged).toBe(LOOKUP_MICROS);
   });
 

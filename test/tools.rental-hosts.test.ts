@@ -221,7 +221,7 @@ describe('rental hosts: GraphQL', () => {
   it('startRentalHostsScrape starts a city-mode run', async () => {
     const res = await t.graphql(
       key,
-      `mutation($input: StartRentalHostsScrapeInput!) { startRentalHostsScrape(input: $input) { run { id status } message details } }`,
+      `mutation($input: StartRentalHostsScrapeInput!) { startRentalHostsScrape(input: $input) { run { id status } message } }`,
       { input: { mode: 'city', city: ['Vienna, Austria'], onlyUniqueEmails: false } },
     );
     expect(res.body.errors).toBeUndefined();

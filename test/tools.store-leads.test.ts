@@ -97,12 +97,12 @@ describe('store leads: happy path', () => {
   it('answers a GraphQL startStoreLeads mutation with the same start fields', async () => {
     const res = await t.graphql(
       key,
-      'mutation { startStoreLeads(input: {platform: "BigCommerce", totalLeads: 7, offset: 3, visitsMin: 2000}) { run { id status } message estimatedCost details } }',
+      'mutation { startStoreLeads(input: {platform: "BigCommerce", totalLeads: 7, offset: 3, visitsMin: 2000}) { run { id status } message estimatedCost totalLeads resumeFromLead nextOffset } }',
     );
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data.startStoreLeads;
-    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: 'Fetching up to 7 store leads, after the first 3 matching stores', estimatedCost: 0.0273 });
-    expect(payload.details).toEqual({ estimatedCost: 0.0273, totalLeads: 7, nextOffset: 10 });
+    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: 'Fetching up to 7 store leads, after the first 3 matching stores', estimatedCost: '0.0273' });
+    expect(payload).toMatchObject({ totalLeads: 7, resumeFromLead: null, nextOffset: 10 });
     await t.waitForRun(key, payload.run.id);
     const download = await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key });
     const expected = stores.filter((s) => s.platform === 'bigcommerce' && s.emails.length > 0 && (s.estimated_monthly_visits ?? 0) >= 2000).slice(3, 10);

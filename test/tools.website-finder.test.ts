@@ -198,12 +198,12 @@ describe('refusals, cancel and GraphQL', () => {
   });
 
   it('starts through GraphQL', async () => {
-    const res = await t.graphql(key, 'mutation($input: StartWebsiteFinderInput!) { startWebsiteFinder(input: $input) { run { id status } message details } }', {
+    const res = await t.graphql(key, 'mutation($input: StartWebsiteFinderInput!) { startWebsiteFinder(input: $input) { run { id status } message estimatedCost } }', {
       input: { domains: ['nomatch.test'], jobTitle: 'VP of Sales' },
     });
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data.startWebsiteFinder;
-    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: 'Searching 1 domain for "VP of Sales", up to 5 pages each', details: { estimatedCost: 5 * 0.0499 } });
+    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: 'Searching 1 domain for "VP of Sales", up to 5 pages each', estimatedCost: '0.2495' });
     expect((await t.waitForRun(key, payload.run.id)).status).toBe('SUCCEEDED');
     const rows = (await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key })).body;
     expect(rows).toEqual([expect.objectContaining({ domain: 'nomatch.test', status: 'found', full_name: 'Ada Byrne', title: 'VP of Sales', source: 'website' })]);

@@ -142,10 +142,12 @@ describe('account webhooks', () => {
     const { secret, webhook } = created.body.data.createWebhook;
     expect(secret).toMatch(/^whsec_/);
     expect(webhook).toMatchObject({ url: receiver.url('/hooks/gql'), events: ['RUN_ABORTED'] });
-    const listed = await t.graphql(key, '{ webhooks { id deliveries { id } } }');
-    expect(listed.body.data.webhooks).toContainEqual({ id: webhook.id, deliveries: [] });
-    const deleted = await t.graphql(key, 'mutation($id: ID!) { deleteWebhook(id: $id) }', { id: webhook.id });
-    expect(deleted.body.data.deleteWebhook).toBe(true);
+    const listed = await t.graphql(key, '{ webhooks { nodes { id deliveries { totalCount nodes { id } } } } }');
+    expect(listed.body.data.webhooks.nodes).toContainEqual({ id: webhook.id, deliveries: { totalCount: 0, nodes: [] } });
+    const deleted = await t.graphql(key, 'mutation($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId userErrors { code } } }', { id: webhook.id });
+    expect(deleted.body.data.deleteWebhook).toEqual({ deletedWebhookId: webhook.id, userErrors: [] });
+    const invalid = await t.graphql(key, 'mutation { createWebhook(input: {url: "ftp://example.com/x"}) { webhook { id } userErrors { code field } } }');
+    expect(invalid.body.data.createWebhook).toEqual({ webhook: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'url'] }] });
   });
 });
 

@@ -9,6 +9,8 @@ declare module 'autocannon' {
       method?: string;
       headers?: Record<string, string>;
       body?: string;
+      /** Each response's body must be exactly this; others count as `mismatches`. */
+      expectBody?: string;
     }
     interface Stats {
       average: number;
@@ -25,6 +27,7 @@ declare module 'autocannon' {
       errors: number;
       timeouts: number;
       non2xx: number;
+      mismatches: number;
       '2xx': number;
       statusCodeStats: Record<string, { count: number }>;
       requests: Stats & { sent: number };

@@ -152,6 +152,8 @@ export interface LoadTarget {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** The exact body every answer must have (checked on every response; any other fails the load). */
+  expectBody?: string;
 }
 
 export interface LoadRound {
@@ -163,14 +165,15 @@ export interface LoadRound {
   requests: number;
 }
 
-/** autocannon in one worker thread; throws on any error, timeout or non-2xx answer. */
+/** autocannon in one worker thread; throws on any error, timeout, non-2xx answer or (with `expectBody`) other body. */
 export async function load(target: LoadTarget, connections: number, duration: number): Promise<LoadRound> {
-  const { url, method = 'GET', headers = {}, body } = target;
-  const result = await autocannon({ url, method, headers, body, connections, duration, pipelining: 1, workers: 1 });
-  const failures = result.errors + result.timeouts + result.non2xx;
+  const { url, method = 'GET', headers = {}, body, expectBody } = target;
+  const result = await autocannon({ url, method, headers, body, connections, duration, pipelining: 1, workers: 1, ...(expectBody === undefined ? {} : { expectBody }) });
+  const mismatches = result.mismatches ?? 0;
+  const failures = result.errors + result.timeouts + result.non2xx + mismatches;
   if (failures > 0 || result['2xx'] === 0) {
     throw new Error(
-      `load on ${method} ${url} failed: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx ` +
+      `load on ${method} ${url} failed: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx, ${mismatches} other bodies ` +
         `(${JSON.stringify(result.statusCodeStats)}), ${result['2xx']} 2xx`,
     );
   }
@@ -562,6 +565,10 @@ export const progress = (line: string) => process.stderr.write(`${line}\n`);
 export interface SuiteContext {
   /** The gateway with its inline worker over the seeded small catalog, shared by the suites of one run. */
   gateway(): Promise<Gateway>;
+  /** `--quick`: the suites that honour it run short rounds, to check that they work; nothing is saved. */
+  quick: boolean;
+  /** The whole number given to one of the suite's own `flags` (`--subscribers 1000`), if any. */
+  count(flag: string): number | undefined;
 }
 
 export interface Suite<R = unknown> {
@@ -573,6 +580,10 @@ export interface Suite<R = unknown> {
   format(result: R): string;
   /** The goals and whether the figures meet them, saved beside the figures. */
   goals?(result: R): Record<string, unknown>;
+  /** Whole-number flags of its own that `npm run bench` takes (`--subscribers N`), read with `context.count`. */
+  flags?: string[];
+  /** `--quick` shortens it. */
+  quick?: boolean;
 }
 
 /** A suite of any result type, as the list of suites holds them. */
@@ -605,20 +616,35 @@ async function saveResults(fresh: { suite: AnySuite; result: unknown }[], all: r
 /** `npm run bench [-- --only a,b]`: runs the suites picked, in order, prints their tables and saves the figures. */
 export async function runSuites(suites: readonly AnySuite[], argv: string[], note: string) {
   const names = suites.map((s) => s.name);
-  const usage = `usage: npm run bench [-- --only <suite>[,<suite>…]]   suites: ${names.join(', ')} (default: all; ${note})`;
+  const flagNames = [...new Set(suites.flatMap((s) => s.flags ?? []))];
+  const quickOnes = suites.filter((s) => s.quick).map((s) => s.name);
+  const usage =
+    `usage: npm run bench [-- --only <suite>[,<suite>…]] [--quick]${flagNames.map((f) => ` [--${f} N]`).join('')}\n` +
+    `  suites: ${names.join(', ')} (default: all; ${note})\n` +
+    `  --quick: short rounds to check that ${quickOnes.join(', ')} work (other suites run as usual); nothing is saved`;
   const picked: string[] = [];
+  const counts = new Map<string, number>();
+  let quick = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') {
       console.log(usage);
       return;
     }
-    let value: string | undefined;
-    if (arg === '--only') value = argv[++i];
-    else if (arg.startsWith('--only=')) value = arg.slice('--only='.length);
-    else throw new Error(`unknown argument "${arg}"\n${usage}`);
-    if (!value) throw new Error(`--only needs a suite name\n${usage}`);
-    picked.push(...value.split(',').map((s) => s.trim()).filter(Boolean));
+    if (arg === '--quick') {
+      quick = true;
+      continue;
+    }
+    const [name, inline] = arg.startsWith('--') ? arg.slice(2).split(/=(.*)/s, 2) : [undefined, undefined];
+    const value = inline ?? argv[++i];
+    if (name === 'only') {
+      if (!value) throw new Error(`--only needs a suite name\n${usage}`);
+      picked.push(...value.split(',').map((s) => s.trim()).filter(Boolean));
+    } else if (name !== undefined && flagNames.includes(name)) {
+      const number = Number((value ?? '').replaceAll('_', ''));
+      if (!Number.isInteger(number) || number <= 0) throw new Error(`--${name} needs a positive whole number\n${usage}`);
+      counts.set(name, number);
+    } else throw new Error(`unknown argument "${arg}"\n${usage}`);
   }
   for (const name of picked) if (!names.includes(name)) throw new Error(`unknown suite "${name}"\n${usage}`);
   const chosen = suites.filter((s) => picked.length === 0 || picked.includes(s.name));
@@ -626,6 +652,8 @@ export async function runSuites(suites: readonly AnySuite[], argv: string[], not
   let shared: Promise<Gateway> | undefined;
   const context: SuiteContext = {
     gateway: () => (shared ??= startGateway({ worker: true, seed: true, account: { name: 'bench', creditsMicros: 1_000_000_000n } })),
+    quick,
+    count: (flag) => counts.get(flag),
   };
   const fresh: { suite: AnySuite; result: unknown }[] = [];
   try {
@@ -635,7 +663,8 @@ export async function runSuites(suites: readonly AnySuite[], argv: string[], not
   }
   const header = `leadgate bench: ${databaseKind()} Postgres, node ${process.version}, ${os.cpus().length} CPUs`;
   console.log([header, ...fresh.map(({ suite, result }) => suite.format(result))].join('\n\n'));
-  await saveResults(fresh, suites, { database: databaseKind(), suites: chosen.map((s) => s.name) });
+  if (quick) console.log('\n--quick: figures not saved');
+  else await saveResults(fresh, suites, { database: databaseKind(), suites: chosen.map((s) => s.name) });
 }
 
 type FlagOptions = NonNullable<ParseArgsConfig['options']>;

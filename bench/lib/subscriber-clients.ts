@@ -1,7 +1,8 @@
 /**
- * The client side of the `subscribers` suite, in a child process of its own (forked by
- * `subscribers.ts`): it opens N graphql-ws subscribers to one run's `runProgress`, or N bare `ws`
- * clients, and stamps every message it receives with the system-wide monotonic clock
+ * The client side of the `subscribers` suite, in one or several child processes of their own (forked
+ * by `subscribers.ts`, each holding its share of the clients): it opens graphql-ws subscribers to
+ * runs' `runProgress` (one run per client, as told), or bare `ws` clients of the baseline's run
+ * channels, and stamps every message it receives with the system-wide monotonic clock
  * (`process.hrtime`, CLOCK_MONOTONIC), which the parent reads too, so the two processes' stamps compare.
  * Commands arrive over the IPC channel; every answer carries the command's `seq`. It exits when the
  * channel closes.
@@ -19,23 +20,35 @@ export type ClientCommand =
       seq: number;
       mode: Mode;
       url: string;
-      count: number;
+      /** The run of each client to open: graphql subscribes to it, bare connects to `url?run=<id>`. */
+      runIds: string[];
       /** Connections being opened at once. */
       concurrency: number;
       /** graphql only. */
       apiKey?: string;
       query?: string;
-      runId?: string;
     }
   | { cmd: 'mark'; seq: number }
-  | { cmd: 'collect'; seq: number; timeoutMs: number }
+  /** Waits until every client has seen its run end (or `timeoutMs`); `expected`: each run's event keys in order. */
+  | { cmd: 'collect'; seq: number; timeoutMs: number; expected: Record<string, string[]> }
   | { cmd: 'close'; seq: number };
 
-/** Receipt times (ms, monotonic) of every client, by event key `${status}:${handled}`. */
+/** Receipt times (ms, monotonic) of every client, by event key `${runId}:${status}:${handled}`. */
 export interface Collected {
   receipts: Record<string, number[]>;
-  /** Per client: events received after the first snapshot, and whether it saw the end. */
-  perClient: { events: number; ended: boolean; duplicates: number }[];
+  /** Clients of this process. */
+  clients: number;
+  /** Clients that received exactly their run's events, each once, in order. */
+  complete: number;
+  /** Clients that saw their run end. */
+  ended: number;
+  /** Clients that received an event after a later one of their run. */
+  outOfOrder: number;
+  /** Events of their run that clients did not receive; events received twice. */
+  missing: number;
+  duplicates: number;
+  /** graphql: the first payload received of each event, as sent (the bare baseline sends the same). */
+  payloads: Record<string, unknown>;
   /** Size in bytes of one event message as sent on the wire (JSON). */
   messageBytes: number;
   errors: string[];
@@ -52,6 +65,7 @@ export type ClientReply =
 export const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
 interface ProgressView {
+  id: string;
   status: string;
   handled: number;
 }
@@ -59,6 +73,7 @@ interface ProgressView {
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT', 'TIMED-OUT']);
 
 class Subscriber {
+  constructor(readonly runId: string) {}
   readonly seen: [key: string, at: number][] = [];
   private keys = new Set<string>();
   duplicates = 0;
@@ -73,7 +88,7 @@ class Subscriber {
       this.started = true;
       return;
     }
-    const key = `${view.status}:${view.handled}`;
+    const key = `${view.id}:${view.status}:${view.handled}`;
     if (this.keys.has(key)) this.duplicates++;
     this.keys.add(key);
     this.seen.push([key, at]);
@@ -93,9 +108,10 @@ interface Connection {
 }
 
 let messageBytes = 0;
+let payloads = new Map<string, unknown>();
 
 function openGraphql(url: string, apiKey: string, query: string, runId: string): Promise<Connection> {
-  const subscriber = new Subscriber();
+  const subscriber = new Subscriber(runId);
   let nexts = 0;
   const client: Client = createClient({
     url,
@@ -127,6 +143,8 @@ function openGraphql(url: string, apiKey: string, query: string, runId: string):
         const at = nowMs();
         if (errors?.length || !data) return fail(errors ?? 'no data');
         subscriber.record(data.runProgress, at);
+        const key = `${data.runProgress.id}:${data.runProgress.status}:${data.runProgress.handled}`;
+        if (!payloads.has(key)) payloads.set(key, { data });
         if (!opened) {
           opened = true;
           resolve({ subscriber, close: async () => void (await client.dispose()) });
@@ -138,10 +156,10 @@ function openGraphql(url: string, apiKey: string, query: string, runId: string):
   });
 }
 
-function openBare(url: string): Promise<Connection> {
-  const subscriber = new Subscriber();
+function openBare(url: string, runId: string): Promise<Connection> {
+  const subscriber = new Subscriber(runId);
   subscriber.started = true; // the bare server sends no current state
-  const socket = new WebSocket(url);
+  const socket = new WebSocket(`${url}/?run=${encodeURIComponent(runId)}`);
   socket.on('message', (data: Buffer) => {
     const at = nowMs();
     if (messageBytes === 0) messageBytes = data.length;
@@ -173,20 +191,17 @@ let mark = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), a
 async function open(command: Extract<ClientCommand, { cmd: 'open' }>): Promise<{ ms: number }> {
   const t0 = nowMs();
   messageBytes = 0;
+  payloads = new Map();
   const opened: Connection[] = [];
   let next = 0;
   const worker = async () => {
-    while (next < command.count) {
-      next++;
-      opened.push(
-        command.mode === 'graphql'
-          ? await openGraphql(command.url, command.apiKey!, command.query!, command.runId!)
-          : await openBare(command.url),
-      );
+    while (next < command.runIds.length) {
+      const runId = command.runIds[next++]!;
+      opened.push(command.mode === 'graphql' ? await openGraphql(command.url, command.apiKey!, command.query!, runId) : await openBare(command.url, runId));
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(command.concurrency, command.count) }, worker));
+    await Promise.all(Array.from({ length: Math.min(command.concurrency, command.runIds.length) }, worker));
   } catch (err) {
     await Promise.all(opened.map((c) => c.close().catch(() => {})));
     throw err;
@@ -195,7 +210,7 @@ async function open(command: Extract<ClientCommand, { cmd: 'open' }>): Promise<{
   return { ms: nowMs() - t0 };
 }
 
-async function collect(timeoutMs: number): Promise<Collected> {
+async function collect(timeoutMs: number, expected: Record<string, string[]>): Promise<Collected> {
   const pending = connections.filter((c) => !c.subscriber.ended);
   await new Promise<void>((resolve) => {
     let left = pending.length;
@@ -214,13 +229,41 @@ async function collect(timeoutMs: number): Promise<Collected> {
   const cpu = process.cpuUsage(mark.cpu);
   const receipts: Record<string, number[]> = {};
   const errors: string[] = [];
+  const order = new Map(Object.entries(expected).map(([runId, keys]) => [runId, new Map(keys.map((key, i) => [key, i]))]));
+  let complete = 0;
+  let ended = 0;
+  let outOfOrder = 0;
+  let missing = 0;
+  let duplicates = 0;
   for (const { subscriber } of connections) {
     for (const [key, at] of subscriber.seen) (receipts[key] ??= []).push(at);
     if (subscriber.error && errors.length < 10) errors.push(subscriber.error);
+    const want = expected[subscriber.runId] ?? [];
+    const rank = order.get(subscriber.runId) ?? new Map<string, number>();
+    let last = -1;
+    let ordered = true;
+    for (const [key] of subscriber.seen) {
+      const i = rank.get(key);
+      if (i === undefined) continue; // not of its run: counted as unexpected
+      if (i < last) ordered = false; // i === last: a duplicate, counted as such
+      last = Math.max(last, i);
+    }
+    const got = new Set(subscriber.seen.map(([key]) => key));
+    missing += want.filter((key) => !got.has(key)).length;
+    duplicates += subscriber.duplicates;
+    if (!ordered) outOfOrder++;
+    if (subscriber.ended) ended++;
+    if (subscriber.seen.length === want.length && subscriber.seen.every(([key], i) => key === want[i])) complete++;
   }
   return {
     receipts,
-    perClient: connections.map(({ subscriber: s }) => ({ events: s.seen.length, ended: s.ended, duplicates: s.duplicates })),
+    clients: connections.length,
+    complete,
+    ended,
+    outOfOrder,
+    missing,
+    duplicates,
+    payloads: Object.fromEntries(payloads),
     messageBytes,
     errors,
     elu,
@@ -239,7 +282,7 @@ async function handle(command: ClientCommand): Promise<ClientReply> {
       mark = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), at: nowMs() };
       return { seq: command.seq, ok: true };
     case 'collect':
-      return { seq: command.seq, ok: true, collected: await collect(command.timeoutMs) };
+      return { seq: command.seq, ok: true, collected: await collect(command.timeoutMs, command.expected) };
     case 'close':
       await Promise.all(connections.map((c) => c.close().catch(() => {})));
       connections = [];

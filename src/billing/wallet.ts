@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
 import { ledgerTable, walletTable, type LedgerEntry, type Plan } from '../../db/schema/accounts.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
@@ -172,4 +172,20 @@ export async function listLedger(db: Executor, accountId: string, options: { fir
     .orderBy(desc(ledgerTable.id))
     .limit(options.first + 1);
   return { entries: rows.slice(0, options.first), hasNextPage: rows.length > options.first };
+}
+
+/** How many ledger entries the account has (a connection's `totalCount`). */
+export async function countLedger(db: Executor, accountId: string): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(ledgerTable).where(eq(ledgerTable.accountId, accountId));
+  return row!.n;
+}
+
+/** The account's ledger entries among `ids`, in the order of `ids` (null where another account's or none). */
+export async function loadLedgerEntries(db: Executor, accountId: string, ids: readonly bigint[]): Promise<(LedgerEntry | null)[]> {
+  const rows = await db
+    .select()
+    .from(ledgerTable)
+    .where(and(eq(ledgerTable.accountId, accountId), inArray(ledgerTable.id, [...ids])));
+  const byId = new Map(rows.map((e) => [e.id, e]));
+  return ids.map((id) => byId.get(id) ?? null);
 }

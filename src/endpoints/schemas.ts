@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, WEBHOOK_EVENTS } from '../../db/schema/webhooks.ts';
 import { MAX_ENRICH_ROWS } from './enrichment.ts';
+import { usdAmount } from '../shared/amounts.ts';
+import { peopleSearchTranslation } from '../catalog/leads/people-search-url.ts';
 import { MAX_PURCHASE_USD, MIN_PURCHASE_USD } from '../billing/wallet.ts';
 
 /**
@@ -80,7 +82,7 @@ export const leadRecord = z
     company_industry: str.optional(),
     company_size: str.optional(),
     employees_count: int.optional(),
-    company_annual_revenue: num.optional(),
+    company_annual_revenue: usdAmount(num.optional()),
     company_city: str.optional(),
     company_state: str.optional(),
     company_country: str.optional(),
@@ -94,11 +96,7 @@ export const leadRecord = z
   })
   .strict();
 
-const translationEntry = z.object({ parameter: str, value: str, filter: str.optional(), note: str.optional() }).strict();
-export const peopleSearchTranslation = z
-  .object({ applied: z.array(translationEntry), broadened: z.array(translationEntry), unsupported: z.array(translationEntry), ignored: strList })
-  .strict()
-  .describe('How the url parameter was read: each parameter applied, broadened or unsupported.');
+export { peopleSearchTranslation };
 
 export const leadSearchResponse = z
   .object({ leads: z.array(leadRecord), pagination, daily_allowance: dailyAllowance, search_translation: peopleSearchTranslation.optional() })

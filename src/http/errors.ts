@@ -2,10 +2,12 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { RateLimitedError, rateLimitHeaders } from '../accounts/rate-limit.ts';
 import { DailyLimitError } from '../billing/allowances.ts';
 import { AppError } from '../shared/errors.ts';
+import { ENDPOINTS } from '../endpoints/index.ts';
+import { TOOLS } from '../tools/index.ts';
 
 /**
  * Error mapping of every face: an AppError keeps its status, code, message and details (the REST
- * error body, GraphQL's `extensions.code`, an MCP tool error); anything else is an internal error,
+ * error body, an MCP tool error; GraphQL's `extensions.code` is the code in SCREAMING_SNAKE_CASE); anything else is an internal error,
  * logged and never shown.
  */
 
@@ -23,16 +25,81 @@ export function errorBody(err: unknown): Record<string, unknown> {
   return err instanceof AppError ? err.toBody() : INTERNAL_ERROR_BODY;
 }
 
-/** What GraphQL shows of an AppError: its message and `extensions` (code, details, the 401's HTTP status). */
-export function graphQLErrorOf(err: AppError): { message: string; extensions: Record<string, unknown> } {
-  return {
-    message: err.message,
-    extensions: {
-      code: err.code,
-      ...(err.details === undefined ? {} : { details: err.details }),
-      ...(err.status === 401 ? { http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } } } : {}),
-    },
-  };
+/** A REST error code as GraphQL spells it (`extensions.code`, the `ErrorCode` enum): `validation_failed` → `VALIDATION_FAILED`. */
+export const graphQLCode = (code: string) => code.replace(/[^A-Za-z0-9]+/g, '_').toUpperCase();
+
+/** Codes of the GraphQL errors that are not AppErrors: documents that do not parse or validate, variables that do not coerce. */
+export const GRAPHQL_ERROR_CODES = {
+  GRAPHQL_PARSE_FAILED: 'The document is not valid GraphQL syntax.',
+  GRAPHQL_VALIDATION_FAILED: 'The document does not validate against the schema (unknown field, wrong argument type, …).',
+  BAD_USER_INPUT: 'A variable does not fit its declared type (missing, null for a non-null type, or a value the type cannot represent).',
+} as const;
+
+/** The REST routes (endpoint declarations and tool starts) by method and path, as the GraphQL fields that do the same. */
+const GRAPHQL_FIELD_OF_ROUTE = new Map<string, string>([
+  ...ENDPOINTS.flatMap((e) => (e.graphql ? e.rest.methods.map((m) => [`${m.toUpperCase()} ${e.rest.path}`, `the ${e.graphql!.field} ${m === 'get' ? 'query' : 'mutation'}`] as const) : [])),
+  ...TOOLS.filter((t) => !t.linkedOnly).map((t) => [`POST ${t.rest.path}`, `the ${t.graphql.mutation} mutation`] as const),
+]);
+
+/** REST answer fields a message may name, as GraphQL names them. */
+const camel = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * The GraphQL wording of a REST message, derived here only: a REST route becomes the GraphQL field
+ * that does the same ("Buy credits with the buyCredits mutation."), a REST answer field its GraphQL
+ * name (`search_translation` → `searchTranslation`). REST keeps its own wording.
+ */
+export function graphQLMessage(message: string): string {
+  return message
+    .replace(/\b(GET|POST|DELETE) (\/api\/[\w\-/{}:.]+[\w}])/g, (route: string) => GRAPHQL_FIELD_OF_ROUTE.get(route) ?? route)
+    .replace(/\b(search|url)_translation\b/g, camel);
+}
+
+/** A path of a REST error detail (`contacts.0.first_name`) as GraphQL input names it (`contacts`, `0`, `firstName`). */
+export const graphQLPath = (path: string): string[] => (path === '' ? [] : path.split('.').map(camel));
+
+interface GraphQLErrorLike {
+  message: string;
+  path?: readonly (string | number)[];
+  locations?: readonly unknown[];
+  extensions?: Record<string, unknown>;
+  originalError?: unknown;
+}
+
+/** Duck-typed: graphql's CJS and ESM builds can both be loaded, so instanceof GraphQLError is unreliable. */
+const isGraphQLError = (err: unknown): err is GraphQLErrorLike =>
+  typeof err === 'object' && err !== null && (err as Error).name === 'GraphQLError' && typeof (err as Error).message === 'string';
+
+/**
+ * What GraphQL shows of an error: `extensions.code` always, in SCREAMING_SNAKE_CASE. An AppError keeps
+ * its REST code (`VALIDATION_FAILED`), `details` and the 401's HTTP status, with its message in
+ * GraphQL's words; a document that does not parse or validate is `GRAPHQL_PARSE_FAILED` or
+ * `GRAPHQL_VALIDATION_FAILED`, a variable that does not coerce `BAD_USER_INPUT`; anything else is
+ * `INTERNAL_ERROR` with the REST body's message, never its own.
+ */
+export function graphQLErrorOf(err: unknown): { message: string; extensions: Record<string, unknown> } {
+  const cause = isGraphQLError(err) && err.originalError !== undefined ? err.originalError : err;
+  if (cause instanceof AppError) {
+    return {
+      message: graphQLMessage(cause.message),
+      extensions: {
+        code: graphQLCode(cause.code),
+        ...(cause.details === undefined ? {} : { details: cause.details }),
+        ...(cause.status === 401 ? { http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } } } : {}),
+      },
+    };
+  }
+  if (isGraphQLError(cause)) {
+    const extensions = cause.extensions ?? {};
+    if (typeof extensions.code === 'string') return { message: cause.message, extensions };
+    if (cause.originalError === undefined && cause.path === undefined) {
+      // A variable's coercion error wraps the scalar's own error ("Int cannot represent …"): read the outer message.
+      const text = isGraphQLError(err) ? err.message : cause.message;
+      const code = /^Variable "\$/.test(text) ? 'BAD_USER_INPUT' : /^Syntax Error/.test(text) ? 'GRAPHQL_PARSE_FAILED' : 'GRAPHQL_VALIDATION_FAILED';
+      return { message: text, extensions: { ...extensions, code } };
+    }
+  }
+  return { message: INTERNAL_ERROR_BODY.error.message, extensions: { code: graphQLCode(INTERNAL_ERROR_BODY.error.code) } };
 }
 
 /** Fastify's own refusals, mapped to the service's error codes. */

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
-import type { Executor, Transaction } from '../../db/client.ts';
+import type { Executor, Sql, Transaction } from '../../db/client.ts';
 import { runItemTable, runTable, type Run, type RunStatus } from '../../db/schema/runs.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
@@ -238,4 +238,49 @@ export async function listRunItems(db: Executor, runId: string, options: { offse
 export async function readRunItems(core: Pick<Core, 'db' | 'clock'>, run: Pick<RunSnapshot, 'id' | 'expiresAt'>, options: { offset: number; limit: number }) {
   assertNotExpired(run, core.clock());
   return listRunItems(core.db, run.id, options);
+}
+
+/** How many runs the account has, of one status when given (a connection's `totalCount`). */
+export async function countRuns(db: Executor, accountId: string, status?: RunStatus | null): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(runTable)
+    .where(and(eq(runTable.accountId, accountId), status ? eq(runTable.status, status) : undefined));
+  return row!.n;
+}
+
+export interface ItemsRequest {
+  runId: string;
+  offset: number;
+  limit: number;
+}
+
+/**
+ * Pages of the rows of several runs in one statement (a list of runs, each with its first rows): for
+ * each request, up to `limit` rows from seq `offset`, in order. Callers check the runs belong to the
+ * account and have not expired (`assertNotExpired`).
+ */
+export async function listItemsOfRuns(sqlClient: Sql, requests: readonly ItemsRequest[]): Promise<Record<string, unknown>[][]> {
+  if (requests.length === 0) return [];
+  const rows = await sqlClient<{ i: string; data: Record<string, unknown> }[]>`
+    select r.i::text as i, item.data
+    from unnest(${requests.map((r) => r.runId)}::text[], ${requests.map((r) => r.offset)}::int[], ${requests.map((r) => r.limit)}::int[])
+      with ordinality as r(run_id, off, lim, i)
+    cross join lateral (
+      select seq, data from run_item where run_id = r.run_id and seq >= r.off order by seq limit r.lim
+    ) item
+    order by r.i, item.seq`;
+  const pages = requests.map((): Record<string, unknown>[] => []);
+  for (const row of rows) pages[Number(row.i) - 1]!.push(row.data);
+  return pages;
+}
+
+/** The inputs the caller's runs among `ids` were started with, in the order of `ids` (null where another account's or none). */
+export async function loadRunInputs(db: Executor, accountId: string, ids: readonly string[]): Promise<(unknown | null)[]> {
+  const rows = await db
+    .select({ id: runTable.id, input: runTable.input })
+    .from(runTable)
+    .where(and(eq(runTable.accountId, accountId), inArray(runTable.id, [...ids])));
+  const byId = new Map(rows.map((r) => [r.id, r.input]));
+  return ids.map((id) => byId.get(id) ?? null);
 }

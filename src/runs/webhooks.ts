@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import { Webhook as Signer } from 'standardwebhooks';
 import { z } from 'zod';
 import type { Executor, Transaction } from '../../db/client.ts';
@@ -159,18 +159,22 @@ export const deliveriesParams = z
   })
   .strict();
 
+/** A delivery's place in its webhook's log (newest first), as `after` takes it. */
+export const deliveryCursor = (d: Pick<WebhookDelivery, 'createdAt' | 'id'>) => Buffer.from(`${d.createdAt.toISOString()}|${d.id}`).toString('base64url');
+
+function parseDeliveryCursor(after: string): { createdAt: Date; id: string } {
+  const [at, id] = Buffer.from(after, 'base64url').toString('utf8').split('|');
+  if (!at || !id || Number.isNaN(Date.parse(at))) throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
+  return { createdAt: new Date(at), id };
+}
+
 /** A webhook's delivery log, newest first, by keyset (`nextAfter` is null at the end). */
 export async function listDeliveries(db: Executor, principal: Principal, webhookId: string, raw: unknown) {
   const parsed = deliveriesParams.safeParse(raw ?? {});
   if (!parsed.success) throw fromZodError(parsed.error);
   const { limit, after } = parsed.data;
   await ownWebhook(db, principal, webhookId);
-  let cursor: { createdAt: Date; id: string } | undefined;
-  if (after) {
-    const [at, id] = Buffer.from(after, 'base64url').toString('utf8').split('|');
-    if (!at || !id || Number.isNaN(Date.parse(at))) throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
-    cursor = { createdAt: new Date(at), id };
-  }
+  const cursor = after ? parseDeliveryCursor(after) : undefined;
   const d = webhookDeliveryTable;
   const rows = await db
     .select()
@@ -188,8 +192,96 @@ export async function listDeliveries(db: Executor, principal: Principal, webhook
   const last = page.at(-1);
   return {
     deliveries: page.map(deliveryView),
-    nextAfter: rows.length > limit && last ? Buffer.from(`${last.createdAt.toISOString()}|${last.id}`).toString('base64url') : null,
+    nextAfter: rows.length > limit && last ? deliveryCursor(last) : null,
   };
+}
+
+/** The caller's webhooks among `ids`, in the order of `ids` (null where another account's or none). */
+export async function loadWebhooks(db: Executor, principal: Principal, ids: readonly string[]): Promise<(WebhookView | null)[]> {
+  const rows = await db
+    .select()
+    .from(webhookTable)
+    .where(and(eq(webhookTable.accountId, principal.accountId), inArray(webhookTable.id, [...ids])));
+  const byId = new Map(rows.map((w) => [w.id, viewOf(w)]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
+export interface DeliveryPage {
+  deliveries: (DeliveryView & { cursor: string })[];
+  hasMore: boolean;
+}
+
+/**
+ * The delivery logs of several of the caller's webhooks in one statement (a list of webhooks, each
+ * with its latest deliveries): per webhook, up to `limit` deliveries newest first, after `after`
+ * when given. Another account's webhook has an empty log.
+ */
+export async function listDeliveriesOfWebhooks(
+  db: Executor,
+  principal: Principal,
+  requests: readonly { webhookId: string; limit: number; after?: string | null }[],
+): Promise<DeliveryPage[]> {
+  if (requests.length === 0) return [];
+  const d = webhookDeliveryTable;
+  // One statement for every request: the requests differ only in webhook, size and cursor.
+  const parts = requests.map((r, i) => {
+    const cursor = r.after ? parseDeliveryCursor(r.after) : undefined;
+    return sql`(select ${i}::int as i, d.* from ${d} d
+      where d.webhook_id = ${r.webhookId} and d.account_id = ${principal.accountId}
+      ${cursor ? sql`and (d.created_at, d.id) < (select c.created_at, c.id from webhook_delivery c where c.id = ${cursor.id} and c.webhook_id = ${r.webhookId})` : sql``}
+      order by d.created_at desc, d.id desc limit ${r.limit + 1})`;
+  });
+  const rows = (await db.execute(sql.join(parts, sql` union all `))) as unknown as Record<string, unknown>[];
+  const byRequest = requests.map((): WebhookDelivery[] => []);
+  for (const row of rows) byRequest[row.i as number]!.push(deliveryOfRow(row));
+  return byRequest.map((rows, i) => {
+    const limit = requests[i]!.limit;
+    return { deliveries: rows.slice(0, limit).map((x) => ({ ...deliveryView(x), cursor: deliveryCursor(x) })), hasMore: rows.length > limit };
+  });
+}
+
+/** A row of `select d.*` as the table's type. */
+function deliveryOfRow(row: Record<string, unknown>): WebhookDelivery {
+  const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
+  return {
+    id: row.id as string,
+    accountId: row.account_id as string,
+    webhookId: row.webhook_id as string | null,
+    runId: row.run_id as string | null,
+    event: row.event as string,
+    url: row.url as string,
+    payload: row.payload,
+    status: row.status as WebhookDelivery['status'],
+    attempts: row.attempts as number,
+    responseStatus: row.response_status as number | null,
+    lastError: row.last_error as string | null,
+    createdAt: date(row.created_at)!,
+    lastAttemptAt: date(row.last_attempt_at),
+    deliveredAt: date(row.delivered_at),
+  };
+}
+
+/** How many deliveries each of the caller's webhooks has logged, in the order of `webhookIds`. */
+export async function countDeliveries(db: Executor, principal: Principal, webhookIds: readonly string[]): Promise<number[]> {
+  const d = webhookDeliveryTable;
+  const rows = await db
+    .select({ webhookId: d.webhookId, n: sql<number>`count(*)::int` })
+    .from(d)
+    .where(and(eq(d.accountId, principal.accountId), inArray(d.webhookId, [...webhookIds])))
+    .groupBy(d.webhookId);
+  const byId = new Map(rows.map((r) => [r.webhookId, r.n]));
+  return webhookIds.map((id) => byId.get(id) ?? 0);
+}
+
+/** The caller's deliveries among `ids`, in the order of `ids` (null where another account's or none). */
+export async function loadDeliveries(db: Executor, principal: Principal, ids: readonly string[]): Promise<(DeliveryView | null)[]> {
+  const d = webhookDeliveryTable;
+  const rows = await db
+    .select()
+    .from(d)
+    .where(and(eq(d.accountId, principal.accountId), inArray(d.id, [...ids])));
+  const byId = new Map(rows.map((x) => [x.id, deliveryView(x)]));
+  return ids.map((id) => byId.get(id) ?? null);
 }
 
 /** The body of a run event. */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { BUSINESS_LINK_FORMS, matchIndustries, parseBusinessLink, type BusinessLink } from './lib/listings/business-links.ts';
-import { countOf } from './lib/listings/links.ts';
+import { countOf, dollarRange } from './lib/listings/links.ts';
 import type { BusinessListing } from '../sources/business-listings.ts';
 import { perResult } from '../billing/pricing.ts';
-import { defineTool, type Row, type RunBatch, type RunContext } from './types.ts';
+import { cell, defineTool, type Row, type RunBatch, type RunContext } from './types.ts';
 
 /** The spec's "extract all available" value of maxItems. */
 export const ALL_ITEMS = 99_999;
@@ -150,12 +150,12 @@ export const businessForSaleTool = defineTool({
     { key: 'city', header: 'city', description: 'City' },
     { key: 'state', header: 'state', description: 'State code' },
     { key: 'country', header: 'country', description: 'ISO country code' },
-    { key: 'asking_price', header: 'asking_price', description: 'Asking price, USD' },
-    { key: 'revenue', header: 'revenue', description: 'Yearly gross revenue, USD' },
-    { key: 'ebitda', header: 'ebitda', description: 'Yearly EBITDA, USD' },
-    { key: 'cash_flow', header: 'cash_flow', description: "Yearly cash flow (seller's discretionary earnings), USD" },
-    { key: 'established', header: 'established', description: 'Year the business was established' },
-    { key: 'employees', header: 'employees', description: 'Number of employees' },
+    { key: 'asking_price', header: 'asking_price', description: 'Asking price, USD', type: cell.usd },
+    { key: 'revenue', header: 'revenue', description: 'Yearly gross revenue, USD', type: cell.usd },
+    { key: 'ebitda', header: 'ebitda', description: 'Yearly EBITDA, USD', type: cell.usd },
+    { key: 'cash_flow', header: 'cash_flow', description: "Yearly cash flow (seller's discretionary earnings), USD", type: cell.usd },
+    { key: 'established', header: 'established', description: 'Year the business was established', type: cell.int },
+    { key: 'employees', header: 'employees', description: 'Number of employees', type: cell.int },
     { key: 'description', header: 'description', description: 'Listing description' },
     { key: 'broker_name', header: 'broker_name', description: 'Listing broker' },
     { key: 'broker_firm', header: 'broker_firm', description: "Broker's firm" },
@@ -170,6 +170,32 @@ export const businessForSaleTool = defineTool({
     if (parsed.some((l) => l.kind === 'search')) return input.maxItems;
     return Math.min(input.maxItems, new Set(parsed.map((l) => (l.kind === 'listing' ? l.listingId : ''))).size);
   },
+  startDetails: z.object({
+    url_translation: z
+      .array(
+        z
+          .object({
+            url: z.string().describe('The URL sent.'),
+            kind: z.enum(['listing', 'search']).describe('listing (one listing) or search (a search page).'),
+            listingId: z.string().optional().describe('The listing id of a listing URL.'),
+            filters: z
+              .object({
+                state: z.string().optional().describe('Two-letter state code.'),
+                city: z.string().optional().describe('City, in slug words ("salt lake city").'),
+                industry: z.string().optional().describe('Industry as written in the link.'),
+                askingPrice: dollarRange.optional().describe('Asking price.'),
+                cashFlow: dollarRange.optional().describe('Cash flow.'),
+                revenue: dollarRange.optional().describe('Revenue.'),
+                ebitda: dollarRange.optional().describe('EBITDA.'),
+              })
+              .optional()
+              .describe('The filters a search URL was read as.'),
+            ignored: z.array(z.string()).optional().describe('Query parameters of a search URL that were ignored.'),
+          })
+          .describe('How one URL was read.'),
+      )
+      .describe('How each URL was read, in order.'),
+  }),
   describeStart(input) {
     const parsed = links(input);
     const amount = input.maxItems === ALL_ITEMS ? 'all available listings' : `up to ${countOf(input.maxItems, 'listing')}`;

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { AppError } from '../shared/errors.ts';
 import { stateAbbreviation } from '../shared/geo.ts';
-import { countOf } from './lib/listings/links.ts';
+import { countOf, dollarRange } from './lib/listings/links.ts';
 import { COMMERCIAL_LINK_FORMS, mapViewRefusal, parseCommercialLink, type CommercialLink } from './lib/listings/commercial-links.ts';
 import type { CommercialProperty } from '../sources/commercial-properties.ts';
 import { perResult } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 /** Properties one start URL yields at most (the spec: "typically 50 to 200"). */
 export const PROPERTIES_PER_URL = 200;
@@ -111,11 +111,11 @@ export const commercialPropertyTool = defineTool({
     { key: 'state', header: 'state', description: 'State code' },
     { key: 'zip', header: 'zip', description: 'ZIP code' },
     { key: 'market', header: 'market', description: 'Metro market' },
-    { key: 'latitude', header: 'latitude', description: 'Latitude' },
-    { key: 'longitude', header: 'longitude', description: 'Longitude' },
-    { key: 'price', header: 'price', description: 'Asking price (sale) or yearly rent (lease), USD' },
-    { key: 'size_sqft', header: 'size_sqft', description: 'Building or lot size, square feet' },
-    { key: 'price_per_sqft', header: 'price_per_sqft', description: 'price divided by size_sqft, USD' },
+    { key: 'latitude', header: 'latitude', description: 'Latitude', type: cell.number },
+    { key: 'longitude', header: 'longitude', description: 'Longitude', type: cell.number },
+    { key: 'price', header: 'price', description: 'Asking price (sale) or yearly rent (lease), USD', type: cell.usd },
+    { key: 'size_sqft', header: 'size_sqft', description: 'Building or lot size, square feet', type: cell.int },
+    { key: 'price_per_sqft', header: 'price_per_sqft', description: 'price divided by size_sqft, USD', type: cell.usd },
     { key: 'broker_name', header: 'broker_name', description: 'Listing broker' },
     { key: 'broker_company', header: 'broker_company', description: "Broker's firm" },
     { key: 'broker_phone', header: 'broker_phone', description: "Broker's phone" },
@@ -128,6 +128,39 @@ export const commercialPropertyTool = defineTool({
     { key: 'start_url_form', header: 'start_url_form', description: 'Form of that URL: properties, search or broker-directory' },
   ],
   requested: (input) => input.startUrls.length * PROPERTIES_PER_URL,
+  startDetails: z.object({
+    url_translation: z
+      .array(
+        z
+          .object({
+            url: z.string().describe('The URL sent.'),
+            form: z.enum(['properties', 'search', 'broker-directory']).describe('What the URL is: properties, search or broker-directory.'),
+            filters: z
+              .object({
+                state: z.string().optional().describe('Two-letter state code.'),
+                city: z.string().optional().describe('City, in slug words ("salt lake city").'),
+                market: z.string().optional().describe('Metro market, lower case ("denver").'),
+                place: z.string().optional().describe('A place named without a state: its market or a city of that name.'),
+                zip: z.string().optional().describe('ZIP code.'),
+                propertyTypes: z.array(z.string()).optional().describe('Property types.'),
+                listingType: z.enum(['sale', 'lease']).optional().describe('sale or lease.'),
+                price: dollarRange.optional().describe('Price.'),
+                sizeSqft: z
+                  .object({ min: z.number().optional().describe('At least this.'), max: z.number().optional().describe('At most this.') })
+                  .optional()
+                  .describe('Size, square feet.'),
+                brokerName: z.string().optional().describe('Broker directory: part of the broker’s name.'),
+                brokerCompany: z.string().optional().describe('Broker directory: part of the broker’s firm.'),
+                brokerLicence: z.string().optional().describe('Broker directory: part of the broker’s licence.'),
+              })
+              .describe('The filters the URL was read as.'),
+            ignored: z.array(z.string()).describe('Query parameters that do not change what is searched.'),
+            maxProperties: z.int().describe('Most properties taken from this URL.'),
+          })
+          .describe('How one URL was read.'),
+      )
+      .describe('How each URL was read, in order.'),
+  }),
   describeStart(input) {
     const parsed = links(input);
     const refused = parsed.flatMap((link, i) => {

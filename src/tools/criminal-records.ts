@@ -112,6 +112,11 @@ export const criminalRecordsTool = defineTool({
     { key: 'record_id', header: 'record_id', description: 'Stable identifier of the record (source, state and case number)' },
   ],
   requested: () => 1,
+  startDetails: z.object({
+    name: z.string().describe('The name searched.'),
+    state: z.string().nullable().describe('The state searched; null for every state.'),
+    note: z.string().describe('The permitted uses of the records.'),
+  }),
   describeStart(input) {
     const where = input.state ? `in ${input.state}` : 'in all states';
     const born = input.dob ? `, born ${input.dob}` : '';

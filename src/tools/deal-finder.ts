@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { parsePlace } from '../shared/geo.ts';
+import { usdAmount } from '../shared/amounts.ts';
 import { formatAddress } from './lib/properties/lookup.ts';
 import type { Deal, DealArea } from '../sources/properties.ts';
 import { perResult } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 200;
 const READ_SIZE = 2_000;
@@ -42,8 +43,8 @@ export const dealFinderInput = z
       .max(95, 'must be at most 95')
       .default(10)
       .describe('List price at least this many percent below the estimated value; default 10.'),
-    minPrice: usd('minPrice').describe('Lowest list price, USD.'),
-    maxPrice: usd('maxPrice').describe('Highest list price, USD.'),
+    minPrice: usdAmount(usd('minPrice').describe('Lowest list price, USD.')),
+    maxPrice: usdAmount(usd('maxPrice').describe('Highest list price, USD.')),
     propertyTypes: z
       .array(z.enum(PROPERTY_TYPES, { error: `must be one of ${PROPERTY_TYPES.join(', ')}` }))
       .min(1, 'give at least one property type, or leave propertyTypes out')
@@ -124,20 +125,20 @@ export const dealFinderTool = defineTool({
     { key: 'state', header: 'state', description: 'Two-letter state code' },
     { key: 'zip', header: 'zip', description: 'Five-digit zip code' },
     { key: 'property_type', header: 'property_type', description: 'single_family, condo, townhouse, multi_family or mobile' },
-    { key: 'beds', header: 'beds', description: 'Bedrooms' },
-    { key: 'baths', header: 'baths', description: 'Bathrooms' },
-    { key: 'sqft', header: 'sqft', description: 'Living area, square feet' },
-    { key: 'year_built', header: 'year_built', description: 'Year built' },
-    { key: 'list_price', header: 'list_price', description: 'Asking price, USD' },
-    { key: 'estimated_value', header: 'estimated_value', description: 'Estimated home value, USD' },
-    { key: 'discount_amount', header: 'discount_amount', description: 'Estimated value minus list price, USD' },
-    { key: 'discount_percent', header: 'discount_percent', description: 'Discount as a percentage of the estimated value, one decimal' },
-    { key: 'price_per_sqft', header: 'price_per_sqft', description: 'List price per square foot, USD' },
-    { key: 'days_on_market', header: 'days_on_market', description: 'Days since listed' },
+    { key: 'beds', header: 'beds', description: 'Bedrooms', type: cell.int },
+    { key: 'baths', header: 'baths', description: 'Bathrooms', type: cell.number },
+    { key: 'sqft', header: 'sqft', description: 'Living area, square feet', type: cell.int },
+    { key: 'year_built', header: 'year_built', description: 'Year built', type: cell.int },
+    { key: 'list_price', header: 'list_price', description: 'Asking price, USD', type: cell.usd },
+    { key: 'estimated_value', header: 'estimated_value', description: 'Estimated home value, USD', type: cell.usd },
+    { key: 'discount_amount', header: 'discount_amount', description: 'Estimated value minus list price, USD', type: cell.usd },
+    { key: 'discount_percent', header: 'discount_percent', description: 'Discount as a percentage of the estimated value, one decimal', type: cell.number },
+    { key: 'price_per_sqft', header: 'price_per_sqft', description: 'List price per square foot, USD', type: cell.usd },
+    { key: 'days_on_market', header: 'days_on_market', description: 'Days since listed', type: cell.int },
     { key: 'last_sold_date', header: 'last_sold_date', description: 'Date of the last sale' },
-    { key: 'last_sold_price', header: 'last_sold_price', description: 'Price of the last sale, USD' },
-    { key: 'latitude', header: 'latitude', description: 'Latitude' },
-    { key: 'longitude', header: 'longitude', description: 'Longitude' },
+    { key: 'last_sold_price', header: 'last_sold_price', description: 'Price of the last sale, USD', type: cell.usd },
+    { key: 'latitude', header: 'latitude', description: 'Latitude', type: cell.number },
+    { key: 'longitude', header: 'longitude', description: 'Longitude', type: cell.number },
   ],
   requested: (input) => input.maxItems,
   describeStart(input) {

@@ -6,7 +6,7 @@ import { candidates, learnPatterns } from './lib/email/patterns.ts';
 import { inOrder } from './lib/email/rows.ts';
 import type { CompanyProfile, DomainPerson } from '../sources/contacts.ts';
 import { perFound } from '../billing/pricing.ts';
-import { defineTool, type Column, type Row } from './types.ts';
+import { cell, defineTool, type Column, type Row } from './types.ts';
 
 export const MAX_CONTACTS = 1_000;
 /** Known addresses read per domain to learn its pattern. */
@@ -20,7 +20,7 @@ const contactSchema = z.object({
   full_name: text(200, 'Full name, an alternative to first_name plus last_name ("Jane Doe", "Doe, Jane").'),
   domain: text(253, 'Company domain (acme.com, or a URL of the site); preferred over company_name.'),
   company_name: text(200, 'Company name, resolved to a domain through the lead database; used when no domain is given.'),
-});
+}).describe('A person to find the address of: a name and a company.');
 
 export const emailFinderInput = z
   .object({
@@ -43,7 +43,7 @@ type Contact = EmailFinderInput['contacts'][number];
 
 export type FinderStatus = 'found' | 'catch-all' | 'not_found' | 'unknown' | 'company_not_found' | 'no_mail_server';
 
-const column = (key: string, description: string): Column => ({ key, header: key, description });
+const column = (key: string, description: string, type?: Column['type']): Column => ({ key, header: key, description, ...(type ? { type } : {}) });
 
 export const EMAIL_FINDER_COLUMNS: Column[] = [
   column('first_name', 'First name as sent (or read from full_name)'),
@@ -53,19 +53,19 @@ export const EMAIL_FINDER_COLUMNS: Column[] = [
   column('company_name', 'Company name (from the lead database when known)'),
   column('email', 'The address found: confirmed by the mail server, or the best pattern on a catch-all domain (billed when present)'),
   column('status', 'found, catch-all, not_found, unknown, company_not_found or no_mail_server'),
-  column('confidence', '0–100: 95 when the mail server confirms the address; on a catch-all domain, how strongly the catalog supports the pattern'),
+  column('confidence', '0–100: 95 when the mail server confirms the address; on a catch-all domain, how strongly the catalog supports the pattern', cell.int),
   column('pattern', 'Address pattern of the email, e.g. first.last or flast'),
   column('pattern_source', 'catalog_person (this person’s own address in the lead database), catalog_pattern (learned from other addresses at the domain) or default (the usual order)'),
-  column('known_emails', 'Addresses at the domain in the lead database the pattern was learned from'),
-  column('candidates_checked', 'Addresses asked of the mail server'),
+  column('known_emails', 'Addresses at the domain in the lead database the pattern was learned from', cell.texts),
+  column('candidates_checked', 'Addresses asked of the mail server', cell.int),
   column('reason', 'Why this status'),
   column('best_guess', 'Most likely address when the mail server could not be asked (not billed)'),
   column('email_status', 'Validation of the email: valid or catch-all'),
   column('mx_host', 'Mail server asked'),
   column('provider', 'Mail provider recognised from MX'),
-  column('is_role_account', 'The address names a function rather than a person'),
-  column('is_disposable', 'The domain is a disposable-address service'),
-  column('is_free_webmail', 'The domain is a free webmail provider'),
+  column('is_role_account', 'The address names a function rather than a person', cell.bool),
+  column('is_disposable', 'The domain is a disposable-address service', cell.bool),
+  column('is_free_webmail', 'The domain is a free webmail provider', cell.bool),
 ];
 
 const empty = Object.fromEntries(EMAIL_FINDER_COLUMNS.map((c) => [c.key, null])) as Row;

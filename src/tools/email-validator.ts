@@ -58,6 +58,7 @@ export const emailValidatorTool = defineTool({
   ],
   columns: [{ key: 'email', header: 'email', description: 'The address (domain in lower case)' }, ...VALIDATION_COLUMNS, ...COMPANY_COLUMNS],
   requested: (input) => input.emails.length,
+  startDetails: z.object({ emailCount: z.int().describe('Addresses to validate after removing repeats (each billed once).') }),
   describeStart(input) {
     const emails = dedupeEmails(input.emails);
     const removed = input.emails.length - emails.length;

@@ -3,7 +3,7 @@ import { HOME_SERVICE_CATEGORIES } from '../../db/schema/home-services.ts';
 import { categorySlug, isHomeServiceCategory, unknownCategoryMessage } from './lib/home-services/categories.ts';
 import type { ServicePro } from '../sources/home-services.ts';
 import { perResult } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 200;
 /** The largest explicit `maxItems`; also what a run with `maxItems: 0` (unlimited) holds money for. */
@@ -97,8 +97,8 @@ export const homeServicesTool = defineTool({
     { key: 'name', header: 'name', description: 'Business name' },
     { key: 'category', header: 'category', description: 'Category slug searched' },
     { key: 'grade', header: 'grade', description: 'Customer grade, A to F (empty when not graded)' },
-    { key: 'rating', header: 'rating', description: 'Average review rating, 1–5' },
-    { key: 'review_count', header: 'review_count', description: 'Number of reviews' },
+    { key: 'rating', header: 'rating', description: 'Average review rating, 1–5', type: cell.number },
+    { key: 'review_count', header: 'review_count', description: 'Number of reviews', type: cell.int },
     { key: 'phone', header: 'phone', description: 'Phone number' },
     { key: 'email', header: 'email', description: 'Email address' },
     { key: 'website', header: 'website', description: 'Website URL' },
@@ -107,12 +107,12 @@ export const homeServicesTool = defineTool({
     { key: 'city', header: 'city', description: 'City' },
     { key: 'state', header: 'state', description: 'State abbreviation' },
     { key: 'zip', header: 'zip', description: 'ZIP code of the business address' },
-    { key: 'hours', header: 'hours', description: 'Opening hours by weekday' },
-    { key: 'licensed', header: 'licensed', description: 'Holds a contractor licence' },
-    { key: 'insured', header: 'insured', description: 'Carries liability insurance' },
-    { key: 'years_in_business', header: 'years_in_business', description: 'Years in business' },
-    { key: 'service_areas', header: 'service_areas', description: 'ZIP codes the pro serves' },
-    { key: 'matched_zip_codes', header: 'matched_zip_codes', description: 'Requested ZIP codes the pro serves (empty for nationwide searches)' },
+    { key: 'hours', header: 'hours', description: 'Opening hours by weekday', type: cell.texts },
+    { key: 'licensed', header: 'licensed', description: 'Holds a contractor licence', type: cell.bool },
+    { key: 'insured', header: 'insured', description: 'Carries liability insurance', type: cell.bool },
+    { key: 'years_in_business', header: 'years_in_business', description: 'Years in business', type: cell.int },
+    { key: 'service_areas', header: 'service_areas', description: 'ZIP codes the pro serves', type: cell.texts },
+    { key: 'matched_zip_codes', header: 'matched_zip_codes', description: 'Requested ZIP codes the pro serves (empty for nationwide searches)', type: cell.texts },
     { key: 'profile_url', header: 'profile_url', description: 'Directory profile link' },
   ],
   requested: (input) => input.maxItems || MAX_HOME_SERVICE_ITEMS,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { AppError } from '../shared/errors.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../catalog/leads/filters.ts';
-import { translatePeopleSearchUrl, type SearchTranslation } from '../catalog/leads/people-search-url.ts';
+import { peopleSearchTranslation, translatePeopleSearchUrl, type SearchTranslation } from '../catalog/leads/people-search-url.ts';
 import { formatDollars } from '../billing/money.ts';
 import type { LeadRecord } from '../sources/leads.ts';
 import { perResult } from '../billing/pricing.ts';
-import { defineTool, type Column, type Row } from './types.ts';
+import { cell, defineTool, type Column, type Row } from './types.ts';
 
 /** Leads read from the lead database per query (keyset on id); a run of 50,000 is 50 queries. */
 const CHUNK = 1_000;
@@ -52,11 +52,11 @@ export function planLeadSearch(url: string): { filters: LeadFilters; translation
   return planned;
 }
 
-const column = (key: string, description: string): Column => ({ key, header: key, description });
+const column = (key: string, description: string, type?: Column['type']): Column => ({ key, header: key, description, ...(type ? { type } : {}) });
 
 /** The lead record fields, in the lead database's order. */
 export const LEAD_COLUMNS: Column[] = [
-  column('id', 'Lead id in the lead database (stable; use it to deduplicate across runs)'),
+  column('id', 'Lead id in the lead database (stable; use it to deduplicate across runs)', cell.int),
   column('first_name', 'First name'),
   column('last_name', 'Last name'),
   column('full_name', 'First and last name'),
@@ -76,14 +76,14 @@ export const LEAD_COLUMNS: Column[] = [
   column('company_website', 'Company website'),
   column('company_industry', 'Company industry'),
   column('company_size', 'Company employee band, e.g. 51-200'),
-  column('employees_count', 'Company employee count'),
-  column('company_annual_revenue', 'Company annual revenue, USD'),
+  column('employees_count', 'Company employee count', cell.int),
+  column('company_annual_revenue', 'Company annual revenue, USD', cell.usd),
   column('company_city', 'Company headquarters city'),
   column('company_state', 'Company headquarters state or region'),
   column('company_country', 'Company headquarters country'),
-  column('keywords', 'Company keywords'),
-  column('company_technologies', 'Technologies the company website runs'),
-  column('company_founded', 'Year the company was founded'),
+  column('keywords', 'Company keywords', cell.texts),
+  column('company_technologies', 'Technologies the company website runs', cell.texts),
+  column('company_founded', 'Year the company was founded', cell.int),
   column('company_phone', 'Company phone'),
   column('company_linkedin_url', 'Company social (professional network) page'),
   column('company_twitter_url', 'Company microblog page'),
@@ -129,6 +129,7 @@ export const leadScraperTool = defineTool({
   ],
   columns: LEAD_COLUMNS,
   requested: (input) => input.count,
+  startDetails: z.object({ search_translation: peopleSearchTranslation }),
   describeStart(input) {
     const { translation } = planLeadSearch(input.url);
     return {

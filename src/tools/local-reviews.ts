@@ -5,7 +5,7 @@ import { parseMapLink, placeLink } from './lib/map-links.ts';
 import type { Place, PlaceLookup, PlaceReview } from '../sources/types.ts';
 import { formatAddress, placeLinkLookup } from './maps.ts';
 import { perResult, type PriceRule } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 /** Businesses looked up per source call. */
 const PAGE_SIZE = 50;
@@ -187,7 +187,7 @@ export const localReviewsTool = defineTool({
   columns: [
     { key: 'review_id', header: 'review_id', description: 'Stable review identifier' },
     { key: 'author', header: 'author', description: 'Reviewer name as shown' },
-    { key: 'rating', header: 'rating', description: 'Stars given, 1–5' },
+    { key: 'rating', header: 'rating', description: 'Stars given, 1–5', type: cell.int },
     { key: 'text', header: 'text', description: 'Review text' },
     { key: 'date', header: 'date', description: 'Date published, YYYY-MM-DD' },
     { key: 'business_name', header: 'business_name', description: 'Business reviewed' },
@@ -195,8 +195,8 @@ export const localReviewsTool = defineTool({
     { key: 'business_address', header: 'business_address', description: 'Full street address of the business' },
     { key: 'business_phone', header: 'business_phone', description: 'Phone number of the business' },
     { key: 'business_website', header: 'business_website', description: 'Website of the business' },
-    { key: 'business_rating', header: 'business_rating', description: 'Average rating of the business, 1–5' },
-    { key: 'business_review_count', header: 'business_review_count', description: 'Number of reviews of the business' },
+    { key: 'business_rating', header: 'business_rating', description: 'Average rating of the business, 1–5', type: cell.number },
+    { key: 'business_review_count', header: 'business_review_count', description: 'Number of reviews of the business', type: cell.int },
     { key: 'place_id', header: 'place_id', description: 'Stable place identifier of the business' },
     { key: 'business_url', header: 'business_url', description: 'Map link of the business (by place id)' },
     { key: 'search_term', header: 'search_term', description: 'Search term that found the business (searches only)' },

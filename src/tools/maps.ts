@@ -3,7 +3,7 @@ import { boxAround, parsePlace, type Area, type BoundingBox } from '../shared/ge
 import { parseMapLink, placeLink, splitQuery, type MapLink } from './lib/map-links.ts';
 import type { Place, PlaceLookup } from '../sources/types.ts';
 import { perResult } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 50;
 
@@ -46,7 +46,12 @@ export const mapsInput = z
       .optional()
       .describe('City, state or address, e.g. "Denver, CO". Use it or customGeolocation, not both; with `url`, it replaces the place or map area of the link.'),
     customGeolocation: z
-      .object({ lat1: lat, lng1: lng, lat2: lat, lng2: lng })
+      .object({
+        lat1: lat.describe('Latitude of one corner.'),
+        lng1: lng.describe('Longitude of that corner.'),
+        lat2: lat.describe('Latitude of the opposite corner.'),
+        lng2: lng.describe('Longitude of the opposite corner.'),
+      })
       .optional()
       .describe('Bounding box with numeric corners lat1, lng1, lat2, lng2; with `url`, it replaces the place or map area of the link.'),
     maxCrawledPlacesPerSearch: z
@@ -249,17 +254,42 @@ export const mapsTool = defineTool({
     { key: 'country_code', header: 'country_code', description: 'ISO country code' },
     { key: 'phone', header: 'phone', description: 'Phone number' },
     { key: 'website', header: 'website', description: 'Website URL' },
-    { key: 'emails', header: 'emails', description: 'Email addresses found for the business' },
-    { key: 'rating', header: 'rating', description: 'Average rating, 1–5' },
-    { key: 'review_count', header: 'review_count', description: 'Number of reviews' },
-    { key: 'hours', header: 'hours', description: 'Opening hours by weekday, e.g. "Monday: 9 AM–5 PM"' },
-    { key: 'latitude', header: 'latitude', description: 'Latitude' },
-    { key: 'longitude', header: 'longitude', description: 'Longitude' },
+    { key: 'emails', header: 'emails', description: 'Email addresses found for the business', type: cell.texts },
+    { key: 'rating', header: 'rating', description: 'Average rating, 1–5', type: cell.number },
+    { key: 'review_count', header: 'review_count', description: 'Number of reviews', type: cell.int },
+    { key: 'hours', header: 'hours', description: 'Opening hours by weekday, e.g. "Monday: 9 AM–5 PM"', type: cell.texts },
+    { key: 'latitude', header: 'latitude', description: 'Latitude', type: cell.number },
+    { key: 'longitude', header: 'longitude', description: 'Longitude', type: cell.number },
     { key: 'place_id', header: 'place_id', description: 'Stable place identifier' },
     { key: 'url', header: 'url', description: 'Map link of the place (by place id)' },
     { key: 'search_term', header: 'search_term', description: 'The search term that found the place (for a place link: its name, else its place id)' },
   ],
   requested: (input) => planSearches(input).searches.reduce((sum, s) => sum + s.limit, 0),
+  startDetails: z.object({
+    search_translation: z
+      .object({
+        url: z.string().describe('The link sent.'),
+        kind: z.enum(['search', 'place']).describe('What the link is: search (a search) or place (one place).'),
+        keywords: z.array(z.string()).describe('The words searched.'),
+        keywordsFrom: z.enum(['link', 'searchStringsArray']).describe('Where the words came from: link or searchStringsArray.'),
+        location: z.string().nullable().describe('The place searched, when one was named.'),
+        boundingBox: z
+          .object({
+            lat1: z.number().describe('Latitude of one corner.'),
+            lng1: z.number().describe('Longitude of that corner.'),
+            lat2: z.number().describe('Latitude of the opposite corner.'),
+            lng2: z.number().describe('Longitude of the opposite corner.'),
+          })
+          .nullable()
+          .describe('The map area searched, when there is one.'),
+        locationFrom: z
+          .enum(['link', 'locationQuery', 'customGeolocation', 'map area', 'place id', 'none'])
+          .describe('Where the location came from: link, locationQuery, customGeolocation, map area, place id or none.'),
+        placeId: z.string().nullable().describe('The place id a place link carries; it finds that place wherever it is.'),
+      })
+      .optional()
+      .describe('What the `url` was read as: keywords, location or map area, and where each came from; absent without a url.'),
+  }),
   describeStart(input) {
     const { searches, translation } = planSearches(input);
     const lookups = searches.filter((s) => s.kind === 'place').length;

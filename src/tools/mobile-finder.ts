@@ -140,6 +140,16 @@ export const mobileFinderTool = defineTool({
   ],
   columns: MOBILE_FINDER_COLUMNS,
   requested: (input) => input.inputs.length,
+  startDetails: z.object({
+    trialCap: z
+      .object({
+        lookups: z.int().describe('Most lookups of a trial search.'),
+        inputsAccepted: z.int().describe('Inputs searched.'),
+        inputsDropped: z.int().describe('Inputs left out after the cap.'),
+      })
+      .optional()
+      .describe('How a trial account’s cap cut the list; absent otherwise.'),
+  }),
   describeStart(input, caller: Caller) {
     if (caller.subscriptionStatus !== 'TRIAL') return { message: describeInputs(input.inputs) };
     const capped = capForTrial(input.inputs);

@@ -4,7 +4,7 @@ import { parseAddress } from '../catalog/people/address.ts';
 import { formatName, parseFullName } from '../catalog/people/names.ts';
 import type { PersonQuery, PersonRecord } from '../sources/people.ts';
 import { perResultAtLeastOne } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 50;
 
@@ -183,16 +183,29 @@ export const peopleFinderTool = defineTool({
     { key: 'city', header: 'city', description: 'City of the current address' },
     { key: 'state', header: 'state', description: 'State of the current address' },
     { key: 'zip', header: 'zip', description: 'ZIP code of the current address' },
-    { key: 'phones', header: 'phones', description: 'Phone numbers' },
-    { key: 'emails', header: 'emails', description: 'Email addresses' },
-    { key: 'addresses', header: 'addresses', description: 'Every known address, the current one first' },
-    { key: 'owned_properties', header: 'owned_properties', description: 'Addresses of the properties the person owns' },
-    { key: 'relatives', header: 'relatives', description: 'Likely relatives: same last name at the same mailing address' },
+    { key: 'phones', header: 'phones', description: 'Phone numbers', type: cell.texts },
+    { key: 'emails', header: 'emails', description: 'Email addresses', type: cell.texts },
+    { key: 'addresses', header: 'addresses', description: 'Every known address, the current one first', type: cell.texts },
+    { key: 'owned_properties', header: 'owned_properties', description: 'Addresses of the properties the person owns', type: cell.texts },
+    { key: 'relatives', header: 'relatives', description: 'Likely relatives: same last name at the same mailing address', type: cell.texts },
     { key: 'employer', header: 'employer', description: 'Employer (lead database)' },
     { key: 'job_title', header: 'job_title', description: 'Job title (lead database)' },
     { key: 'source', header: 'source', description: 'property_records or lead_database' },
   ],
   requested: (input) => input.maxResults,
+  startDetails: z.object({
+    search: z
+      .object({
+        name: z.string().optional().describe('The name searched, formatted.'),
+        street: z.string().optional().describe('The street line, normalised ("123 main st").'),
+        city: z.string().optional().describe('The city.'),
+        state: z.string().optional().describe('Two-letter state code.'),
+        zip: z.string().optional().describe('Five-digit ZIP code.'),
+        phone: z.string().optional().describe('The last ten digits of the phone.'),
+        email: z.string().optional().describe('The email, lower case.'),
+      })
+      .describe('What is searched, as read from the input.'),
+  }),
   describeStart(input) {
     const query = personQuery(input);
     return {

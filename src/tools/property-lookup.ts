@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { addressCells, addressList, lookUpAddresses, MAX_ADDRESSES, uniqueAddresses, type LookupResult } from './lib/properties/lookup.ts';
 import type { PropertyDetails } from '../sources/properties.ts';
 import { perFound } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
+import { usdAmount } from '../shared/amounts.ts';
 
 /**
  * The owner-contact run's price (property-owner-contact.ts), declared here beside the lookup's own
@@ -54,6 +55,20 @@ function toRow(input: string, result: LookupResult<PropertyDetails>): Row {
 }
 
 /** Result columns every lookup run starts with (shared with the owner-contact run). */
+/** The nested columns' values (db/schema/properties.ts: PriceEvent, TaxYear, Comparable, School). */
+const PRICE_HISTORY = cell.list(z.object({ date: z.string().describe('When, YYYY-MM-DD.'), event: z.string().describe('What happened, e.g. "Sold" or "Listed for sale".'), price: usdAmount(z.number()).describe('The price.') }).describe('A price event.'));
+const TAX_HISTORY = cell.list(z.object({ year: z.int().describe('The tax year.'), tax: usdAmount(z.number()).describe('Property tax paid.'), assessment: usdAmount(z.number()).describe('Assessed value.') }).describe('Property tax of one year.'));
+const COMPARABLES = cell.list(
+  z
+    .object({ address: z.string().describe('Its address.'), price: usdAmount(z.number()).describe('Its sale price.'), sqft: z.int().describe('Its living area, square feet.'), distanceMiles: z.number().describe('How far, in miles.') })
+    .describe('A comparable sale nearby.'),
+);
+const SCHOOLS = cell.list(
+  z
+    .object({ name: z.string().describe('The school’s name.'), level: z.string().describe('elementary, middle or high.'), rating: z.int().describe('Rating, 1 to 10.'), distanceMiles: z.number().describe('How far, in miles.') })
+    .describe('A school nearby.'),
+);
+
 export const ADDRESS_COLUMNS = [
   { key: 'input_address', header: 'input_address', description: 'The address as sent' },
   {
@@ -96,29 +111,30 @@ export const propertyLookupTool = defineTool({
   ],
   columns: [
     ...ADDRESS_COLUMNS,
-    { key: 'latitude', header: 'latitude', description: 'Latitude' },
-    { key: 'longitude', header: 'longitude', description: 'Longitude' },
+    { key: 'latitude', header: 'latitude', description: 'Latitude', type: cell.number },
+    { key: 'longitude', header: 'longitude', description: 'Longitude', type: cell.number },
     { key: 'property_type', header: 'property_type', description: 'single_family, condo, townhouse, multi_family or mobile' },
-    { key: 'beds', header: 'beds', description: 'Bedrooms' },
-    { key: 'baths', header: 'baths', description: 'Bathrooms' },
-    { key: 'sqft', header: 'sqft', description: 'Living area, square feet' },
-    { key: 'lot_sqft', header: 'lot_sqft', description: 'Lot size, square feet' },
-    { key: 'year_built', header: 'year_built', description: 'Year built' },
-    { key: 'estimated_value', header: 'estimated_value', description: 'Estimated home value, USD' },
+    { key: 'beds', header: 'beds', description: 'Bedrooms', type: cell.int },
+    { key: 'baths', header: 'baths', description: 'Bathrooms', type: cell.number },
+    { key: 'sqft', header: 'sqft', description: 'Living area, square feet', type: cell.int },
+    { key: 'lot_sqft', header: 'lot_sqft', description: 'Lot size, square feet', type: cell.int },
+    { key: 'year_built', header: 'year_built', description: 'Year built', type: cell.int },
+    { key: 'estimated_value', header: 'estimated_value', description: 'Estimated home value, USD', type: cell.usd },
     { key: 'listing_status', header: 'listing_status', description: 'off_market, for_sale, pending or sold' },
-    { key: 'list_price', header: 'list_price', description: 'Asking price when listed, USD' },
-    { key: 'days_on_market', header: 'days_on_market', description: 'Days listed, when for sale or pending' },
+    { key: 'list_price', header: 'list_price', description: 'Asking price when listed, USD', type: cell.usd },
+    { key: 'days_on_market', header: 'days_on_market', description: 'Days listed, when for sale or pending', type: cell.int },
     { key: 'last_sold_date', header: 'last_sold_date', description: 'Date of the last sale' },
-    { key: 'last_sold_price', header: 'last_sold_price', description: 'Price of the last sale, USD' },
-    { key: 'price_history', header: 'price_history', description: 'Price events: date, event, price' },
-    { key: 'tax_history', header: 'tax_history', description: 'Property tax by year: year, tax, assessment' },
-    { key: 'comparables', header: 'comparables', description: 'Comparable sales nearby: address, price, sqft, distance in miles' },
-    { key: 'schools', header: 'schools', description: 'Nearby schools: name, level, rating 1–10, distance in miles' },
+    { key: 'last_sold_price', header: 'last_sold_price', description: 'Price of the last sale, USD', type: cell.usd },
+    { key: 'price_history', header: 'price_history', description: 'Price events: date, event, price', type: PRICE_HISTORY },
+    { key: 'tax_history', header: 'tax_history', description: 'Property tax by year: year, tax, assessment', type: TAX_HISTORY },
+    { key: 'comparables', header: 'comparables', description: 'Comparable sales nearby: address, price, sqft, distance in miles', type: COMPARABLES },
+    { key: 'schools', header: 'schools', description: 'Nearby schools: name, level, rating 1–10, distance in miles', type: SCHOOLS },
     { key: 'owner_name', header: 'owner_name', description: 'Owner of record' },
     { key: 'owner_mailing_address', header: 'owner_mailing_address', description: "Owner's mailing address" },
     { key: 'message', header: 'message', description: 'Why an address was not found, was ambiguous or was a duplicate' },
   ],
   requested: (input) => input.addresses.length,
+  startDetails: z.object({ ownerContactRunId: z.string().optional().describe('The runId of the owner-contact run started with this one (includeOwnerContact); absent otherwise.') }),
   describeStart(input) {
     const { addresses, duplicates } = uniqueAddresses(input.addresses);
     const parts = [`Looking up ${addresses.length} address${addresses.length === 1 ? '' : 'es'}`];

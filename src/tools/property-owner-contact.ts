@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { addressCells, addressList, lookUpAddresses, type LookupResult } from './lib/properties/lookup.ts';
 import type { OwnerContact } from '../sources/properties.ts';
 import { ADDRESS_COLUMNS, ownerContactPrice } from './property-lookup.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 export const propertyOwnerContactInput = z.object({
   addresses: addressList,
@@ -44,8 +44,8 @@ export const propertyOwnerContactTool = defineTool({
     ...ADDRESS_COLUMNS,
     { key: 'owner_name', header: 'owner_name', description: 'Owner of record' },
     { key: 'owner_mailing_address', header: 'owner_mailing_address', description: "Owner's mailing address" },
-    { key: 'owner_phones', header: 'owner_phones', description: "Owner's phone numbers" },
-    { key: 'owner_emails', header: 'owner_emails', description: "Owner's email addresses" },
+    { key: 'owner_phones', header: 'owner_phones', description: "Owner's phone numbers", type: cell.texts },
+    { key: 'owner_emails', header: 'owner_emails', description: "Owner's email addresses", type: cell.texts },
     { key: 'message', header: 'message', description: 'Why an address was not found, was ambiguous or a duplicate, or why a found owner was not billed' },
   ],
   requested: (input) => input.addresses.length,

@@ -10,7 +10,7 @@ import {
 } from './lib/agents/vocabulary.ts';
 import type { AgentLocation, AgentProfile } from '../sources/agents.ts';
 import { perResult } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 200;
 
@@ -119,15 +119,15 @@ export const realtyAgentsTool = defineTool({
     { key: 'city', header: 'city', description: 'City of the office' },
     { key: 'state', header: 'state', description: 'State abbreviation' },
     { key: 'zip', header: 'zip', description: 'ZIP code of the office' },
-    { key: 'specialties', header: 'specialties', description: "Specialties by name (Buyer's agent, Listing agent, …)" },
-    { key: 'specialty_codes', header: 'specialty_codes', description: 'Specialty codes (1001, 1002, …)' },
-    { key: 'languages', header: 'languages', description: 'Languages spoken' },
-    { key: 'years_experience', header: 'years_experience', description: 'Years of experience' },
-    { key: 'rating', header: 'rating', description: 'Average client rating, 1–5' },
-    { key: 'review_count', header: 'review_count', description: 'Number of client reviews' },
-    { key: 'sales_last_12_months', header: 'sales_last_12_months', description: 'Sales closed in the last 12 months' },
-    { key: 'price_range_min', header: 'price_range_min', description: 'Lowest price of homes sold, USD' },
-    { key: 'price_range_max', header: 'price_range_max', description: 'Highest price of homes sold, USD' },
+    { key: 'specialties', header: 'specialties', description: "Specialties by name (Buyer's agent, Listing agent, …)", type: cell.texts },
+    { key: 'specialty_codes', header: 'specialty_codes', description: 'Specialty codes (1001, 1002, …)', type: cell.texts },
+    { key: 'languages', header: 'languages', description: 'Languages spoken', type: cell.texts },
+    { key: 'years_experience', header: 'years_experience', description: 'Years of experience', type: cell.int },
+    { key: 'rating', header: 'rating', description: 'Average client rating, 1–5', type: cell.number },
+    { key: 'review_count', header: 'review_count', description: 'Number of client reviews', type: cell.int },
+    { key: 'sales_last_12_months', header: 'sales_last_12_months', description: 'Sales closed in the last 12 months', type: cell.int },
+    { key: 'price_range_min', header: 'price_range_min', description: 'Lowest price of homes sold, USD', type: cell.usd },
+    { key: 'price_range_max', header: 'price_range_max', description: 'Highest price of homes sold, USD', type: cell.usd },
     { key: 'profile_url', header: 'profile_url', description: 'Directory profile link' },
   ],
   requested: (input) => input.searchLimit,

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { localAmount } from '../shared/amounts.ts';
 import { formatDollars } from '../billing/money.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { countryCode } from '../shared/geo.ts';
 import { roomIdOf, type RentalListing } from '../sources/rentals.ts';
 import { perResult } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 /** Listings on one page of a city's search results. */
 export const LISTINGS_PER_PAGE = 20;
@@ -109,8 +110,8 @@ export const rentalHostsInput = z
       .optional()
       .describe('City mode: only listings having every one of these amenities (ignoring case), e.g. ["Wifi", "Kitchen"].'),
     onlySuperhosts: z.boolean().optional().describe('City mode: only listings of superhosts.'),
-    minPrice: price.optional().describe("City mode: lowest nightly price, in the listing's own currency (EUR in the euro area, GBP in the UK, …)."),
-    maxPrice: price.optional().describe("City mode: highest nightly price, in the listing's own currency."),
+    minPrice: localAmount(price.optional().describe("City mode: lowest nightly price, in the listing's own currency (EUR in the euro area, GBP in the UK, …).")),
+    maxPrice: localAmount(price.optional().describe("City mode: highest nightly price, in the listing's own currency.")),
   })
   .superRefine((input, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
@@ -213,24 +214,24 @@ export const rentalHostsTool = defineTool({
     { key: 'host_email', header: 'host_email', description: 'Host email address' },
     { key: 'host_phone', header: 'host_phone', description: 'Host phone number' },
     { key: 'host_url', header: 'host_url', description: "Link of the host's profile" },
-    { key: 'pro_host', header: 'pro_host', description: 'Professional host (property manager)' },
-    { key: 'superhost', header: 'superhost', description: 'Superhost' },
-    { key: 'host_listings', header: 'host_listings', description: 'Listings the host has' },
+    { key: 'pro_host', header: 'pro_host', description: 'Professional host (property manager)', type: cell.bool },
+    { key: 'superhost', header: 'superhost', description: 'Superhost', type: cell.bool },
+    { key: 'host_listings', header: 'host_listings', description: 'Listings the host has', type: cell.int },
     { key: 'listing_url', header: 'listing_url', description: 'Listing link' },
     { key: 'title', header: 'title', description: 'Listing title' },
     { key: 'city', header: 'city', description: 'City of the listing' },
     { key: 'country', header: 'country', description: 'Country of the listing' },
     { key: 'country_code', header: 'country_code', description: 'ISO country code' },
-    { key: 'price', header: 'price', description: 'Nightly price, in `currency`' },
+    { key: 'price', header: 'price', description: 'Nightly price, in `currency`', type: cell.localAmount },
     { key: 'currency', header: 'currency', description: 'Currency of the prices (ISO 4217)' },
     { key: 'checkin', header: 'checkin', description: 'Check-in date sent, YYYY-MM-DD' },
     { key: 'checkout', header: 'checkout', description: 'Check-out date sent, YYYY-MM-DD' },
-    { key: 'stay_price', header: 'stay_price', description: 'Nightly price × nights between checkin and checkout (empty without dates)' },
-    { key: 'amenities', header: 'amenities', description: 'Amenities of the listing' },
-    { key: 'bedrooms', header: 'bedrooms', description: 'Bedrooms' },
-    { key: 'guests', header: 'guests', description: 'Guests the listing sleeps' },
-    { key: 'rating', header: 'rating', description: 'Average guest rating, 1–5 (empty without reviews)' },
-    { key: 'review_count', header: 'review_count', description: 'Number of guest reviews' },
+    { key: 'stay_price', header: 'stay_price', description: 'Nightly price × nights between checkin and checkout (empty without dates)', type: cell.localAmount },
+    { key: 'amenities', header: 'amenities', description: 'Amenities of the listing', type: cell.texts },
+    { key: 'bedrooms', header: 'bedrooms', description: 'Bedrooms', type: cell.int },
+    { key: 'guests', header: 'guests', description: 'Guests the listing sleeps', type: cell.int },
+    { key: 'rating', header: 'rating', description: 'Average guest rating, 1–5 (empty without reviews)', type: cell.number },
+    { key: 'review_count', header: 'review_count', description: 'Number of guest reviews', type: cell.int },
   ],
   requested: (input) => (input.mode === 'city' ? citiesOf(input).length * input.maxPages * LISTINGS_PER_PAGE : linksOf(input).length),
   describeStart(input) {

@@ -4,7 +4,7 @@ import { isStorePlatform, resolveStoreNames, storeBoundFields, storeFilter, stor
 import { storeNameLists } from '../catalog/stores/names.ts';
 import type { StoreLead } from '../sources/stores.ts';
 import { perResult } from '../billing/pricing.ts';
-import { defineTool, type Row } from './types.ts';
+import { cell, defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 500;
 export const DEFAULT_TOTAL_LEADS = 100;
@@ -202,8 +202,8 @@ export const storeLeadsTool = defineTool({
     { key: 'country_code', header: 'country_code', description: 'ISO country code' },
     { key: 'state', header: 'state', description: 'State or region' },
     { key: 'city', header: 'city', description: 'City' },
-    { key: 'emails', header: 'emails', description: 'Email addresses' },
-    { key: 'phones', header: 'phones', description: 'Phone numbers' },
+    { key: 'emails', header: 'emails', description: 'Email addresses', type: cell.texts },
+    { key: 'phones', header: 'phones', description: 'Phone numbers', type: cell.texts },
     { key: 'instagram_url', header: 'instagram_url', description: 'Instagram (photo-sharing) profile' },
     { key: 'facebook_url', header: 'facebook_url', description: 'Facebook (social network) page' },
     { key: 'tiktok_url', header: 'tiktok_url', description: 'TikTok (short video) profile' },
@@ -211,13 +211,18 @@ export const storeLeadsTool = defineTool({
     { key: 'linkedin_url', header: 'linkedin_url', description: 'LinkedIn (professional network) page' },
     { key: 'twitter_url', header: 'twitter_url', description: 'Twitter (microblog) profile' },
     { key: 'pinterest_url', header: 'pinterest_url', description: 'Pinterest (pinboard) profile' },
-    { key: 'technologies', header: 'technologies', description: 'Technologies the store uses' },
-    { key: 'apps', header: 'apps', description: 'Installed apps (shopify stores)' },
-    { key: 'estimated_monthly_visits', header: 'estimated_monthly_visits', description: 'Estimated visits per month' },
-    { key: 'estimated_monthly_sales', header: 'estimated_monthly_sales', description: 'Estimated sales per month, USD' },
-    { key: 'employee_count', header: 'employee_count', description: 'Estimated employees' },
+    { key: 'technologies', header: 'technologies', description: 'Technologies the store uses', type: cell.texts },
+    { key: 'apps', header: 'apps', description: 'Installed apps (shopify stores)', type: cell.texts },
+    { key: 'estimated_monthly_visits', header: 'estimated_monthly_visits', description: 'Estimated visits per month', type: cell.int },
+    { key: 'estimated_monthly_sales', header: 'estimated_monthly_sales', description: 'Estimated sales per month, USD', type: cell.usd },
+    { key: 'employee_count', header: 'employee_count', description: 'Estimated employees', type: cell.int },
   ],
   requested: leadsWanted,
+  startDetails: z.object({
+    totalLeads: z.int().describe('Leads this job delivers in all.'),
+    resumeFromLead: z.int().optional().describe('Leads the cancelled job delivered already (as sent); absent unless resuming.'),
+    nextOffset: z.int().optional().describe('The offset of the next page of stores (offset plus totalLeads); absent without an offset.'),
+  }),
   describeStart(input) {
     storeLeadsFilter(input);
     const wanted = leadsWanted(input);

@@ -3,7 +3,7 @@ import { rootDomain } from '../catalog/stores/domains.ts';
 import { isoWeekPeriod, monthPeriod, similarNames, technologyKey } from '../catalog/stores/technologies.ts';
 import type { StoreSource, TechnologyDataset, TechnologyUser } from '../sources/stores.ts';
 import { flat } from '../billing/pricing.ts';
-import { defineTool } from './types.ts';
+import { cell, defineTool } from './types.ts';
 
 const BATCH_SIZE = 500;
 const LOOKUP_PAGE = 5_000;
@@ -183,8 +183,8 @@ export const techStackTool = defineTool({
     { key: 'country', header: 'country', description: 'Country' },
     { key: 'state', header: 'state', description: 'State or region' },
     { key: 'city', header: 'city', description: 'City' },
-    { key: 'matched', header: 'matched', description: 'The technology or app names found on the domain, as recorded' },
-    { key: 'found_in', header: 'found_in', description: 'Datasets the domain was found in: stores, companies' },
+    { key: 'matched', header: 'matched', description: 'The technology or app names found on the domain, as recorded', type: cell.texts },
+    { key: 'found_in', header: 'found_in', description: 'Datasets the domain was found in: stores, companies', type: cell.texts },
   ],
   requested: () => 1,
   describeStart(input) {

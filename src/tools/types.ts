@@ -7,10 +7,11 @@
  * - source: where a catalog-backed runner reads (the catalog tables, or a live upstream).
  * - hold: money reserved for a run at start and settled when it ends.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
 import type { Sources } from '../sources/types.ts';
 import type { PriceRule } from '../billing/pricing.ts';
+import { localAmount, usdAmount } from '../shared/amounts.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -20,6 +21,8 @@ export interface Column {
   /** Header in CSV downloads. */
   header: string;
   description: string;
+  /** The value's type (GraphQL's row types derive from it); default text or null. Amounts of money are marked `usd(…)`. */
+  type?: z.ZodType;
 }
 
 export interface RunBatch {
@@ -113,6 +116,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** The tool's rules and the decisions behind them, one sentence each; listed in docs/tools.md. */
   notes?: string[];
   columns: Column[];
+  /**
+   * The tool's own fields of the start answer (`extra` of describeStart, and the fields of its linked
+   * runs), declared for the faces that type them (GraphQL's start payloads).
+   */
+  startDetails?: z.ZodObject;
   /** Items the run is expected to handle (spec: requested). */
   requested(input: z.output<S>): number;
   /**
@@ -124,6 +132,23 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   linkedRuns?(input: z.output<S>): LinkedRun[];
   run(ctx: RunContext<z.output<S>>): AsyncIterable<RunBatch>;
 }
+
+/** The type of a column declared without one: text, or null when there is none. */
+export const DEFAULT_COLUMN_TYPE = z.string().nullable();
+
+/** Column types (`Column.type`); a row holds null where it has no value. */
+export const cell = {
+  text: DEFAULT_COLUMN_TYPE,
+  int: z.int().nullable(),
+  number: z.number().nullable(),
+  bool: z.boolean().nullable(),
+  texts: z.array(z.string()).nullable(),
+  /** US dollars. */
+  usd: usdAmount(z.number().nullable()),
+  /** An amount in a currency named in another column. */
+  localAmount: localAmount(z.number().nullable()),
+  list: <T extends z.ZodType>(item: T) => z.array(item).nullable(),
+};
 
 /** Declares a tool with its input type inferred from the schema. */
 export const defineTool = <S extends z.ZodType>(tool: ToolDefinition<S>): ToolDefinition<S> => tool;

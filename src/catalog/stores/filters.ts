@@ -1,6 +1,7 @@
 import type { SqlTemplate } from '../sql.ts';
 import type { z } from 'zod';
 import { STORE_PLATFORMS, STORE_SOCIALS } from '../../../db/schema/stores.ts';
+import { usdAmount } from '../../shared/amounts.ts';
 import { ValidationError, type ErrorDetail } from '../../shared/errors.ts';
 import { stateVariants } from '../leads/vocabulary.ts';
 import { technologyKey } from './technologies.ts';
@@ -26,11 +27,11 @@ type BoundName = keyof typeof STORE_RANGE_ALIASES;
 type RangeName = BoundName | (typeof STORE_RANGE_ALIASES)[BoundName];
 
 /** What each bound limits, its largest value, and whether it takes whole numbers only. */
-const STORE_BOUNDS: Record<BoundName, { description: string; max: number; whole: boolean }> = {
+const STORE_BOUNDS: Record<BoundName, { description: string; max: number; whole: boolean; usd?: true }> = {
   minEstimatedMonthlyVisits: { description: 'Least estimated monthly visits.', max: 1e12, whole: true },
   maxEstimatedMonthlyVisits: { description: 'Most estimated monthly visits.', max: 1e12, whole: true },
-  minEstimatedMonthlySales: { description: 'Least estimated monthly sales, USD.', max: 1e15, whole: false },
-  maxEstimatedMonthlySales: { description: 'Most estimated monthly sales, USD.', max: 1e15, whole: false },
+  minEstimatedMonthlySales: { description: 'Least estimated monthly sales, USD.', max: 1e15, whole: false, usd: true },
+  maxEstimatedMonthlySales: { description: 'Most estimated monthly sales, USD.', max: 1e15, whole: false, usd: true },
   minEmployeeCount: { description: 'Fewest employees.', max: 10_000_000, whole: true },
   maxEmployeeCount: { description: 'Most employees.', max: 10_000_000, whole: true },
 };
@@ -41,7 +42,10 @@ const STORE_BOUNDS: Record<BoundName, { description: string; max: number; whole:
  */
 export function storeBoundFields<T extends z.ZodType>(number: (max: number, whole: boolean) => T): Record<RangeName, T> {
   const names = Object.keys(STORE_RANGE_ALIASES) as BoundName[];
-  const field = (name: BoundName, description: string) => number(STORE_BOUNDS[name].max, STORE_BOUNDS[name].whole).describe(description);
+  const field = (name: BoundName, description: string) => {
+    const schema = number(STORE_BOUNDS[name].max, STORE_BOUNDS[name].whole).describe(description);
+    return STORE_BOUNDS[name].usd ? usdAmount(schema) : schema;
+  };
   return Object.fromEntries([
     ...names.map((name) => [name, field(name, `${STORE_BOUNDS[name].description} Alias: ${STORE_RANGE_ALIASES[name]}.`)]),
     ...names.map((name) => [STORE_RANGE_ALIASES[name], field(name, `Alias of ${name}.`)]),

@@ -1,31 +1,31 @@
-import type { Column, Row } from '../../types.ts';
+import { cell, type Column, type Row } from '../../types.ts';
 import type { CompanyProfile } from '../../../sources/contacts.ts';
 import type { EmailCheck } from './checker.ts';
 
-const column = (key: string, description: string): Column => ({ key, header: key, description });
+const column = (key: string, description: string, type?: Column['type']): Column => ({ key, header: key, description, ...(type ? { type } : {}) });
 
 /** The validation columns, shared by the validator and the finders' automatic validation. */
 export const VALIDATION_COLUMNS: Column[] = [
   column('status', 'valid, invalid, catch-all or unknown'),
   column('reason', 'Why: the syntax problem, the DNS answer or the mail server reply'),
   column('domain', 'Domain of the address (lower case, IDN as punycode)'),
-  column('syntax_valid', 'The address is an RFC 5321 mailbox'),
-  column('mx_found', 'The domain publishes MX records'),
-  column('mx_fallback', 'No MX records: the domain’s own A/AAAA address receives its mail'),
+  column('syntax_valid', 'The address is an RFC 5321 mailbox', cell.bool),
+  column('mx_found', 'The domain publishes MX records', cell.bool),
+  column('mx_fallback', 'No MX records: the domain’s own A/AAAA address receives its mail', cell.bool),
   column('mx_host', 'Mail server asked (highest-preference MX, or the domain itself)'),
   column('provider', 'Mail provider recognised from the MX hosts (Google Workspace, Microsoft 365, …)'),
-  column('smtp_code', 'Reply code of the mail server to RCPT TO for this address'),
-  column('is_disposable', 'The domain is a disposable-address service'),
-  column('is_role_account', 'The local part names a function (info, sales, support…) rather than a person'),
-  column('is_free_webmail', 'The domain is a free webmail provider'),
+  column('smtp_code', 'Reply code of the mail server to RCPT TO for this address', cell.int),
+  column('is_disposable', 'The domain is a disposable-address service', cell.bool),
+  column('is_role_account', 'The local part names a function (info, sales, support…) rather than a person', cell.bool),
+  column('is_free_webmail', 'The domain is a free webmail provider', cell.bool),
 ];
 
 export const COMPANY_COLUMNS: Column[] = [
   column('company_name', 'Company at the domain, from the lead database'),
   column('company_industry', 'Industry'),
   column('company_size', 'Employee band, e.g. 51-200'),
-  column('company_employees', 'Employee count'),
-  column('company_founded', 'Year founded'),
+  column('company_employees', 'Employee count', cell.int),
+  column('company_founded', 'Year founded', cell.int),
   column('company_location', 'Headquarters: city, state, country'),
   column('company_linkedin_url', 'Company page on the professional network'),
   column('company_twitter_url', 'Company microblog profile'),

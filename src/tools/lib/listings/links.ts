@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { usdAmount } from '../../../shared/amounts.ts';
 import { httpLink, stateAbbreviation } from '../../../shared/geo.ts';
 
 /**
@@ -78,6 +80,11 @@ export function readWholeNumber(value: string, name: string): number {
   if (!Number.isSafeInteger(n)) throw new Error(`${name} is too large`);
   return n;
 }
+
+/** A Range of US dollars as declared for the faces (a start's url_translation). */
+export const dollarRange = z
+  .object({ min: usdAmount(z.number()).optional().describe('At least this.'), max: usdAmount(z.number()).optional().describe('At most this.') })
+  .describe('A range of US dollars; either end may be open.');
 
 export interface Range {
   min?: number;
