@@ -303,8 +303,13 @@ export function createGraphQL(core: Core): GraphQLServer {
     // CORS is the HTTP server's (src/app.ts), for every route alike.
     cors: false,
     maskedErrors: { maskError },
-    // Validation results depend on the variables (the complexity check), so only parsing is cached.
-    parserAndValidationCache: { documentCache: boundedCache<DocumentNode>(1000), errorCache: { get: () => undefined, set: () => {} }, validationCache: false },
+    // The document's validation is cached per document; the complexity check, which depends on the
+    // variables, runs after it on every request (useComplexityAtStart), never from the cache.
+    parserAndValidationCache: {
+      documentCache: boundedCache<DocumentNode>(1000),
+      errorCache: { get: () => undefined, set: () => {} },
+      validationCache: true,
+    },
     plugins: [...paramsPlugins, useTokenLimit(), useComplexityAtStart(), useErrorCodes()],
     logging: {
       debug: (...args) => log.debug(args.map(String).join(' ')),

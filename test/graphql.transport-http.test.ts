@@ -153,6 +153,18 @@ describe('document limits', () => {
     expect(fine.body.errors).toBeUndefined();
   });
 
+  it('checks complexity with each request’s variables, though the document’s validation is cached', async () => {
+    const query = 'query ($runs: Int, $rows: Int) { runs(first: $runs) { nodes { id results(first: $rows) { nodes { __typename } } } } }';
+    const small = await post({ query, variables: { runs: 2, rows: 2 } }, { key });
+    expect(small.status).toBe(200);
+    expect(small.body.errors).toBeUndefined();
+    const large = await post({ query, variables: { runs: 100, rows: 100 } }, { key });
+    expect(large.status).toBe(400);
+    expect(large.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', details: { measure: 'complexity', limit: 5000 } });
+    // And the small one again: the refusal was not cached for the document either.
+    expect((await post({ query, variables: { runs: 2, rows: 2 } }, { key })).status).toBe(200);
+  });
+
   it('refuses a too broad subscription over HTTP (server-sent events) before it subscribes', async () => {
     const res = await post({ query: `subscription { runEvents ${aliased(201)} }` }, { key, accept: 'text/event-stream' });
     expect(res.status).toBe(400);

@@ -4,6 +4,7 @@
  * counted) against OFF, each over its own database with the small catalog on one Postgres server, no
  * worker: status polling of a run, and run starts (ON holds money and queues runs after the 10th).
  */
+import { JOBS } from '../../src/runs/jobs.ts';
 import { BENCH_RATE_LIMIT_PER_MINUTE, compareLoad, gatewayTarget, median, openBenchServer, pad, request, round, startGateway, verdict, type Gateway, type LoadFigures, type LoadOptions, type LoadRound, type Suite } from './harness.ts';
 
 export interface LimitsOptions extends LoadOptions {
@@ -79,7 +80,8 @@ async function resetRuns(v: Variant) {
 function roundState(v: Variant): Promise<StartRoundState> {
   return v.app.core.sql.begin('isolation level repeatable read read only', async (sql) => {
     const runs = await sql<{ status: string; n: number }[]>`select status, count(*)::int as n from run group by status order by status`;
-    const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs`;
+    // Runs' jobs only: one per RUNNING run is the promise; other tasks (housekeeping) may sit in the queue too.
+    const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs where task_identifier = ${JOBS.runTool}`;
     const [ledger] = await sql<{ n: number }[]>`select count(*)::int as n from ledger_entry where run_id is not null`;
     return { runs: Object.fromEntries(runs.map((r) => [r.status, r.n])), jobs: jobs!.n, ledgerEntries: ledger!.n };
   });
