@@ -22,6 +22,7 @@ export const MUTATION_TESTS = [
   'test/runs.control.test.ts',
   'test/runs.control-rules.test.ts',
   'test/run-engine.execute.test.ts',
+  'test/run-engine.stops.test.ts',
   // rate limit, allowances, idempotency
   'test/limits.rate-limit.test.ts',
   'test/limits.allowances.test.ts',
