@@ -66,9 +66,11 @@ interface Variant extends Gateway {
 async function resetRuns(v: Variant) {
   const sql = v.app.core.sql;
   await sql.begin(async (tx) => {
-    // Through graphile-worker's public API (every job of a run carries the run id as its key; no worker runs here).
-    await tx`select graphile_worker.remove_job(key) from graphile_worker.jobs where key is not null`;
+    // The truncate first: it waits for starts still committing from the last round, whose jobs the
+    // next statement then sees. Jobs go through graphile-worker's public API (every job of a run carries
+    // the run id as its key; no worker runs here).
     await tx`truncate run cascade`;
+    await tx`select graphile_worker.remove_job(key) from graphile_worker.jobs where key is not null`;
     await tx`delete from ledger_entry where run_id is not null`;
     await tx`update wallet set plan_micros = ${v.wallet.plan}::bigint, purchased_micros = ${v.wallet.purchased}::bigint, active_runs = 0
              where account_id = ${v.accountId}`;
