@@ -90,8 +90,11 @@ describe('runs: looked up by id within the caller’s account', () => {
     const mine = await someone();
     const { run } = await startRun(t.app.core, mine, 'maps', SMALL);
     const began = Date.now();
-    const waiting = waitForRun(t.app.core, mine, run.id, 30);
-    await new Promise((r) => setTimeout(r, 200));
+    let answered = false;
+    const waiting = waitForRun(t.app.core, mine, run.id, 30).finally(() => (answered = true));
+    // A status read after the wait began: the wait has read the run too, found it RUNNING, and waits.
+    expect((await runStatus(t.app.core, mine, run.id)).status).toBe('RUNNING');
+    expect(answered).toBe(false);
     await executeRun(t.app.core, run.id);
     expect((await waiting).status).toBe('SUCCEEDED');
     expect(Date.now() - began).toBeLessThan(20_000);

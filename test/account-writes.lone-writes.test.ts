@@ -44,7 +44,7 @@ describe('account writes: a write that goes alone', () => {
         return txid(tx);
       }),
     );
-    await new Promise((r) => setTimeout(r, 20));
+    // `run` queues a write behind the one in flight as it is called: both are waiting now.
     release();
     const [a, b, c] = await Promise.all([first, ...later]);
     expect(calls).toEqual([1, 2, 2]);

@@ -140,7 +140,7 @@ describe('withIdempotency', () => {
     const busy = writes.run(account, async () => gate);
     const body = { first: true };
     const same = [0, 1].map(() => withIdempotency(writes, account, 'queued', 's', { a: 1 }, probe(account, 'queued', calls, body)));
-    await new Promise((r) => setTimeout(r, 50));
+    // Both requests queued behind the write in flight as they were made (no await comes before the queue).
     release();
     await busy;
     const results = await Promise.all(same);

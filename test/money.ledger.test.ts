@@ -9,6 +9,7 @@ import { getBalances, grantPlanCredits, listLedger, prepareCreditPurchase, settl
 import { purchaseView } from '../src/endpoints/api/account.ts';
 import { holdAndPlace, releaseRunSlot, type HoldRequest } from '../src/runs/queue.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let d: DirectDb;
 
@@ -105,10 +106,8 @@ describe('holdAndPlace: the hold, the RUNNING/READY decision and the job, in one
     return { run, result, after: { status: after!.status, message: after!.status_message, startedAt: after!.started_at, holdPlan: BigInt(after!.hp), holdPurchased: BigInt(after!.hpu) } };
   }
 
-  const notified = async (payload: string) => {
-    for (let i = 0; i < 100 && !notifications.some((n) => n.payload === payload); i++) await new Promise((r) => setTimeout(r, 20));
-    return notifications.some((n) => n.payload === payload);
-  };
+  /** True once `payload` has been notified (NOTIFY is delivered after its commit, so it may come a little later). */
+  const notified = (payload: string) => waitFor(() => notifications.some((n) => n.payload === payload), Boolean, { timeoutMs: 10_000, what: `notification ${payload}` });
 
   it('takes purchased credits first, then plan credits, and records the hold on the run and in the ledger', async () => {
     const id = await accountWith(10_000_000n, 300_000n);
