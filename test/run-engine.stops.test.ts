@@ -349,3 +349,77 @@ describe('what a finished run says', () => {
     expect(ended.status_message).toMatch(new RegExp(`^Finished: ${ended.item_count} domains\\. Looked up in the \\d{4}-\\d{2} data$`));
   });
 });
+
+describe('an attempt that resumes part-way through a page', () => {
+  it('skips the stored part of the page and stores the rest at the right place', async () => {
+    const { principal } = await account();
+    const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const real = t.app.core.sources.localBusinesses;
+    // The first attempt got a short first page (30 listings) and then its worker stopped.
+    const stopping = new AbortController();
+    let pages = 0;
+    const sources: Sources = {
+      ...t.app.core.sources,
+      localBusinesses: {
+        ...real,
+        searchPlaces: async (query) => {
+          if (pages++ === 0) return (await real.searchPlaces(query)).slice(0, 30);
+          stopping.abort();
+          return new Promise<Place[]>(() => {});
+        },
+      },
+    };
+    await executeRun({ ...t.app.core, sources }, r.id, stopping.signal);
+    expect(await run(r.id)).toMatchObject({ status: 'RUNNING', item_count: 30, charged: 30n * PRICE });
+    // The next attempt reads whole pages of 50: the first 30 rows of its first page are stored already.
+    await executeRun(t.app.core, r.id);
+    expect(await run(r.id)).toMatchObject({ status: 'SUCCEEDED', item_count: expectedRows, charged: BigInt(expectedRows) * PRICE, billed_units: expectedRows });
+    expect(await seqs(r.id)).toEqual(Array.from({ length: expectedRows }, (_, i) => i));
+    const { run: whole } = await startRun(t.app.core, principal, 'maps', INPUT);
+    await executeRun(t.app.core, whole.id);
+    expect(await placeIds(r.id)).toEqual(await placeIds(whole.id));
+  });
+});
+
+describe('settling against a hold of both kinds of credit', () => {
+  it('charges the whole hold when the run uses it all, plan and purchased credits together', async () => {
+    const { accountId, principal } = await account();
+    // 0.05 USD of the wallet is purchased credit, spent first: the hold takes it and the rest from plan credits.
+    await t.app.core.sql`update wallet set plan_micros = plan_micros - 50000, purchased_micros = purchased_micros + 50000 where account_id = ${accountId}`;
+    const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const [hold] = await t.app.core.sql`select hold_plan_micros::text as plan, hold_purchased_micros::text as purchased from run where id = ${r.id}`;
+    expect(BigInt(hold!.purchased as string)).toBe(50_000n);
+    expect(BigInt(hold!.plan as string) + 50_000n).toBe(120n * PRICE);
+    await executeRun(t.app.core, r.id);
+    expect(await run(r.id)).toMatchObject({ status: 'SUCCEEDED', item_count: expectedRows, charged: BigInt(expectedRows) * PRICE });
+  });
+});
+
+describe('with money checks off', () => {
+  it('runs to the end whatever the wallet holds: nothing is capped', async () => {
+    const { principal } = await account(0n);
+    const deps = { ...t.app.core, config: { ...t.app.core.config, enforceLimits: false } };
+    const { run: r } = await startRun(deps, principal, 'maps', INPUT);
+    await executeRun(deps, r.id);
+    expect(await run(r.id)).toMatchObject({ status: 'SUCCEEDED', status_message: `Finished: ${expectedRows} businesses`, item_count: expectedRows });
+  });
+});
+
+describe('what the account’s event stream hears', () => {
+  it('a progress event for each stored page, then one finished event', async () => {
+    const { accountId, principal } = await account();
+    const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const kinds: string[] = [];
+    const events = t.app.core.events.subscribe('runEvents', accountId);
+    const following = (async () => {
+      for await (const event of events) {
+        if (event.run.id !== r.id || event.run.itemCount === 0) continue;
+        kinds.push(`${event.kind} ${event.run.itemCount} ${event.run.status}`);
+        if (event.kind === 'finished') return;
+      }
+    })();
+    await executeRun(t.app.core, r.id);
+    await following;
+    expect(kinds).toEqual([`progress 50 RUNNING`, `progress 100 RUNNING`, `progress ${expectedRows} RUNNING`, `finished ${expectedRows} SUCCEEDED`]);
+  });
+});

@@ -265,6 +265,9 @@ describe('words and limits', () => {
     expect(plural(3, 'day')).toBe('3 days');
     expect(plural(5, 'record')).toBe('5 records');
     expect(plural(1, 'company')).toBe('1 company');
+    // The endings count at the end of the word only.
+    expect(plural(2, 'list')).toBe('2 lists');
+    expect(plural(2, 'style')).toBe('2 styles');
   });
 
   it('takes the shorter of the tool’s limit and the service’s', () => {
