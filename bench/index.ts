@@ -5,13 +5,14 @@ import { database } from './lib/database.ts';
 import { email } from './lib/email.ts';
 import { graphqlResults } from './lib/graphql-results.ts';
 import { graphqlRun } from './lib/graphql-run.ts';
+import { download } from './lib/download.ts';
 import { limits } from './lib/limits.ts';
 import { polling } from './lib/polling.ts';
 import { progress } from './lib/progress.ts';
 import { subscribers } from './lib/subscribers.ts';
 import { tools } from './lib/tools.ts';
 
-const SUITES: AnySuite[] = [polling, progress, graphqlRun, graphqlResults, limits, catalog, database, email, tools, subscribers];
+const SUITES: AnySuite[] = [polling, progress, graphqlRun, graphqlResults, limits, catalog, database, email, tools, download, subscribers];
 
 runSuites(SUITES, process.argv.slice(2), 'catalog, database and tools seed the large catalog and take minutes').catch((err: unknown) => {
   console.error(err);

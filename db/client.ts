@@ -7,6 +7,9 @@ export function connect(url: string, options: { max?: number } = {}) {
     max: options.max ?? 10,
     onnotice: () => {},
     connection: { application_name: 'leadgate' },
+    // Seconds before a closed connection tries again: postgres.js's default grows to 20 s after a few
+    // refusals, which would hold every request (and the recovery) long after a database restart ends.
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
   });
   const db = drizzle(sql, { schema });
   return { sql, db };

@@ -8,7 +8,7 @@ import type { SearchPage } from '../src/endpoints/search.ts';
 import { leadRecord } from '../src/endpoints/schemas.ts';
 import type { EnrichResult } from '../src/endpoints/enrichment.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
-import { MAX_ENRICH_ROWS } from '../src/endpoints/enrichment.ts';
+import { MAX_ENRICH_ROWS, PREVIEW_DESCRIPTION, PREVIEW_SAMPLE_SIZE } from '../src/endpoints/enrichment.ts';
 import { STORE_SOCIALS } from '../db/schema/stores.ts';
 import { builder } from './builder.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
@@ -303,7 +303,7 @@ function enrichPayloadType(name: string, rowRef: typeof LeadEnrichmentRowRef, wh
       sample: t.field({
         type: [rowRef],
         nullable: true,
-        description: 'A preview’s first 5 matched rows; null unless a preview.',
+        description: `A preview’s first ${PREVIEW_SAMPLE_SIZE} matched rows, their emails, phone numbers and profile URLs masked (j***@acme.com, +1 ***-***-0142); null unless a preview.`,
         resolve: (p) => rowsOf(p, p.result?.sample),
       }),
       preview: t.boolean({ nullable: true, description: 'True for a preview, which counts nothing; null when refused.', resolve: (p) => (p.result ? p.result.preview === true : null) }),
@@ -332,7 +332,7 @@ function enrichMutation(endpoint: EndpointDefinition<unknown, EnrichResult<strin
       description: `${what} (${endpoint.plan} plan and up; user error PLAN_REQUIRED below it): up to ${MAX_ENRICH_ROWS.toLocaleString('en-US')} rows; matches count against the daily allowance (DAILY_LIMIT_REACHED once used up), a preview counts nothing. The same as REST POST ${endpoint.rest.path}.`,
       args: {
         rows: t.arg({ type: [rowInput], required: true, description: `Rows to match, 1 to ${MAX_ENRICH_ROWS.toLocaleString('en-US')}.` }),
-        preview: t.arg.boolean({ description: 'When true, answers the match count and a sample of 5, counting nothing. Default false.' }),
+        preview: t.arg.boolean({ description: PREVIEW_DESCRIPTION }),
       },
       resolve: (_, args, ctx) =>
         mutationPayload(async () => {

@@ -1,5 +1,6 @@
 import type { OutputRef } from '@pothos/core';
 import { ValidationError } from '../src/shared/errors.ts';
+import { isBigintText } from '../src/shared/params.ts';
 import { builder } from './builder.ts';
 
 /**
@@ -91,4 +92,17 @@ export function pageSize(first: number | null | undefined, options: { max: numbe
   const size = first ?? options.byDefault;
   if (!Number.isInteger(size) || size < 1 || size > options.max) throw new ValidationError([{ path: 'first', message: `must be between 1 and ${options.max}` }]);
   return size;
+}
+
+/** 400 `validation_failed` on `after`: the cursor is not one this API returned. */
+export const notACursor = () => new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
+
+/**
+ * The id an id cursor stands for (`after` of a connection keyed by a bigint id, such as the ledger's),
+ * or undefined when none was sent; 400 for anything but a decimal that fits a Postgres `bigint`.
+ */
+export function bigintCursor(after: string | null | undefined): bigint | undefined {
+  if (!after) return undefined;
+  if (!isBigintText(after)) throw notACursor();
+  return BigInt(after);
 }

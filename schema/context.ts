@@ -3,7 +3,9 @@ import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
 import type { LedgerEntry } from '../db/schema/accounts.ts';
 import type { RunSnapshot } from '../src/runs/view.ts';
-import { listItemsOfRuns, loadRunInputs, loadRuns, type ItemsRequest } from '../src/runs/runs.ts';
+import { getRun, listItemsOfRuns, loadRunInputs, loadRuns, type ItemsRequest } from '../src/runs/runs.ts';
+import { snapshotOf } from '../src/runs/view.ts';
+import { AppError } from '../src/shared/errors.ts';
 import { countDeliveries, listDeliveriesOfWebhooks, loadDeliveries, loadWebhooks, type DeliveryPage, type DeliveryView, type WebhookView } from '../src/runs/webhooks.ts';
 import { loadLedgerEntries } from '../src/billing/wallet.ts';
 import { loadCompanies, type CompanyRecord } from '../src/endpoints/lead-search.ts';
@@ -24,48 +26,67 @@ const byKey = { cacheKeyFn: (key: object) => JSON.stringify(key) };
  * rows, webhooks with their deliveries) into one statement each. Every lookup is the caller's own:
  * another account's id loads as null.
  */
-export function createLoaders(core: Core, principal: Principal) {
-  return lazily(loaderFactories(core, principal));
+export function createLoaders(core: Core, principal: Principal): Loaders {
+  return new LazyLoaders(core, principal) as unknown as Loaders;
 }
 
-/**
- * The loaders built on first use: a graphql-ws subscription keeps its context for its whole life, and
- * most operations use one or two loaders, so idle ones cost no memory.
- */
-function lazily<T extends Record<string, () => unknown>>(factories: T): { [K in keyof T]: ReturnType<T[K]> } {
-  const built: Partial<Record<keyof T, unknown>> = {};
-  const loaders = {} as { [K in keyof T]: ReturnType<T[K]> };
-  for (const name of Object.keys(factories) as (keyof T)[]) {
-    Object.defineProperty(loaders, name, { enumerable: true, get: () => (built[name] ??= factories[name]!()) });
+/** A run of the account, or null when there is none (another account's included). */
+async function loadRun(core: Core, accountId: string, id: string): Promise<RunSnapshot | null> {
+  try {
+    return snapshotOf(await getRun(core.db, accountId, id));
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'not_found') return null;
+    throw err;
   }
-  return loaders;
 }
 
-function loaderFactories(core: Core, principal: Principal) {
-  const { accountId } = principal;
-  return {
-    run: () => new DataLoader<string, RunSnapshot | null>((ids) => loadRuns(core.db, accountId, ids)),
-    runInput: () => new DataLoader<string, unknown>((ids) => loadRunInputs(core.db, accountId, ids)),
-    /** A run's rows, from an offset; the loader keys carry the run's id after its ownership was checked. */
-    runItems: () => new DataLoader<ItemsRequest, Record<string, unknown>[], string>((requests) => listItemsOfRuns(core.sql, requests), byKey),
-    ledgerEntry: () => new DataLoader<bigint, LedgerEntry | null>((ids) => loadLedgerEntries(core.db, accountId, ids)),
-    webhook: () => new DataLoader<string, WebhookView | null>((ids) => loadWebhooks(core.db, principal, ids)),
-    delivery: () => new DataLoader<string, DeliveryView | null>((ids) => loadDeliveries(core.db, principal, ids)),
-    deliveryPage: () => new DataLoader<{ webhookId: string; limit: number; after?: string | null }, DeliveryPage, string>(
-      (requests) => listDeliveriesOfWebhooks(core.db, principal, requests),
-      byKey,
-    ),
-    deliveryCount: () => new DataLoader<string, number>((ids) => countDeliveries(core.db, principal, ids)),
-    /** Leads the account has received (refetching by id). */
-    deliveredLead: () => new DataLoader<string, LeadRow | null>((ids) => loadDeliveredLeads(core.sql, accountId, ids)),
-    /** Companies of leads the account has received (refetching by id). */
-    deliveredCompany: () => new DataLoader<number, boolean>(async (ids) => {
+const LOADERS = {
+  // One run alone (`run(id)`, the status poll) through the statement REST's status prepares once.
+  run: (core: Core, { accountId }: Principal) =>
+    new DataLoader<string, RunSnapshot | null>((ids) => (ids.length === 1 ? loadRun(core, accountId, ids[0]!).then((run) => [run]) : loadRuns(core.db, accountId, ids))),
+  runInput: (core: Core, { accountId }: Principal) => new DataLoader<string, unknown>((ids) => loadRunInputs(core.db, accountId, ids)),
+  /** A run's rows, from an offset; the loader keys carry the run's id after its ownership was checked. */
+  runItems: (core: Core) => new DataLoader<ItemsRequest, Record<string, unknown>[], string>((requests) => listItemsOfRuns(core.sql, requests), byKey),
+  ledgerEntry: (core: Core, { accountId }: Principal) => new DataLoader<bigint, LedgerEntry | null>((ids) => loadLedgerEntries(core.db, accountId, ids)),
+  webhook: (core: Core, principal: Principal) => new DataLoader<string, WebhookView | null>((ids) => loadWebhooks(core.db, principal, ids)),
+  delivery: (core: Core, principal: Principal) => new DataLoader<string, DeliveryView | null>((ids) => loadDeliveries(core.db, principal, ids)),
+  deliveryPage: (core: Core, principal: Principal) =>
+    new DataLoader<{ webhookId: string; limit: number; after?: string | null }, DeliveryPage, string>((requests) => listDeliveriesOfWebhooks(core.db, principal, requests), byKey),
+  deliveryCount: (core: Core, principal: Principal) => new DataLoader<string, number>((ids) => countDeliveries(core.db, principal, ids)),
+  /** Leads the account has received (refetching by id). */
+  deliveredLead: (core: Core, { accountId }: Principal) => new DataLoader<string, LeadRow | null>((ids) => loadDeliveredLeads(core.sql, accountId, ids)),
+  /** Companies of leads the account has received (refetching by id). */
+  deliveredCompany: (core: Core, { accountId }: Principal) =>
+    new DataLoader<number, boolean>(async (ids) => {
       const found = await companiesOfDeliveredLeads(core.sql, accountId, ids);
       return ids.map((id) => found.has(id));
     }),
-    company: () => new DataLoader<number, CompanyRecord | null>(async (ids) => {
+  company: (core: Core) =>
+    new DataLoader<number, CompanyRecord | null>(async (ids) => {
       const found = await loadCompanies(core.sql, ids);
       return ids.map((id) => found.get(id) ?? null);
     }),
-  };
+};
+
+type Loaders = { readonly [K in keyof typeof LOADERS]: ReturnType<(typeof LOADERS)[K]> };
+
+/**
+ * The loaders, each built on first use: a graphql-ws subscription keeps its context for its whole
+ * life, and most operations use one or two loaders, so idle ones cost no memory. The getters live on
+ * the prototype: a context costs one small object, not a closure per loader.
+ */
+class LazyLoaders {
+  constructor(
+    readonly core: Core,
+    readonly principal: Principal,
+  ) {}
+}
+for (const name of Object.keys(LOADERS) as (keyof typeof LOADERS)[]) {
+  const slot = Symbol(name);
+  Object.defineProperty(LazyLoaders.prototype, name, {
+    enumerable: true,
+    get(this: LazyLoaders & Record<symbol, unknown>) {
+      return (this[slot] ??= LOADERS[name](this.core, this.principal));
+    },
+  });
 }

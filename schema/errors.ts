@@ -34,6 +34,7 @@ export const REST_ERROR_CODES: Record<string, string> = {
   filters_not_applied_yet: 'Company data is still being prepared, so company filters cannot apply yet.',
   map_view_not_allowed: 'A commercial-property link is a map view, which cannot be scraped.',
   query_timeout: 'The database search took too long; narrow it.',
+  database_unavailable: 'The database is restarting or out of reach for a moment; retry after `retryAfter` seconds (REST: the Retry-After header).',
   query_too_complex: 'The GraphQL document asks for too much at once (complexity, depth or breadth); ask for fewer fields or smaller pages.',
   webhook_delivery_failed: 'A webhook delivery was not accepted by its URL.',
   bad_gateway: 'The leadgate server behind the MCP stdio bridge answered something unexpected.',

@@ -33,5 +33,11 @@ export const RunResultRef = builder.unionType('RunResult', {
   resolveType: (value: ResultRow) => typeOfTool.get(value[TOOL]),
 });
 
-/** A run's rows as the union's values. */
-export const resultRows = (tool: string, rows: readonly Row[]): ResultRow[] => rows.map((row) => ({ ...row, [TOOL]: tool }));
+/**
+ * A run's rows as the union's values: each row tagged in place with its tool (a symbol, never
+ * serialised), not copied: the rows are this operation's own, read for it.
+ */
+export function resultRows(tool: string, rows: readonly Row[]): ResultRow[] {
+  for (const row of rows) (row as ResultRow)[TOOL] = tool;
+  return rows as ResultRow[];
+}

@@ -17,15 +17,18 @@ import {
   createLRUCache,
   createYoga,
   maskError as defaultMaskError,
+  processRegularResult,
   shouldRenderGraphiQL,
   type GraphiQLOptions,
   type OnParamsEventPayload,
   type Plugin,
   type YogaServerInstance,
 } from 'graphql-yoga';
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { createComplexityRule } from '@pothos/plugin-complexity';
+import { PothosValidationError } from '@pothos/core';
+import { complexityFromQuery, createComplexityRule } from '@pothos/plugin-complexity';
 import { CloseCode, MessageType, stringifyMessage, type ExecutionResult } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
@@ -34,10 +37,11 @@ import { builder, tooComplex, type Measure } from './builder.ts';
 import { schema } from './index.ts';
 import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
-import { AppError } from '../src/shared/errors.ts';
+import { AppError, coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { errorHeaders, graphQLErrorOf } from '../src/http/errors.ts';
-import { admit, authenticate } from '../src/http/pipeline.ts';
-import { SharedSubscriptions } from './shared-subscriptions.ts';
+import { observeGraphQLWs, useOperationRoutes } from '../src/http/metrics.ts';
+import { admit, authenticate, clientAddress } from '../src/http/pipeline.ts';
+import { SharedSubscriptions, type DirectSend } from './shared-subscriptions.ts';
 
 /**
  * The GraphQL face's transport: yoga over HTTP, graphql-ws on the same path, and the limits both
@@ -107,7 +111,8 @@ export function graphQLRefusal(err: AppError): { message: string; extensions: Re
 function maskError(error: unknown, message: string, isDev?: boolean): Error {
   // Duck-typed: graphql's CJS and ESM builds can both be loaded, so instanceof GraphQLError is unreliable.
   const located = (typeof error === 'object' && error !== null ? error : {}) as LocatedError;
-  const original = located.originalError ?? error;
+  // A lost database is the one 503 DATABASE_UNAVAILABLE, whatever query met it.
+  const original = coerceError(located.originalError ?? error);
   if (original instanceof AppError) {
     const { message, extensions } = extensionsOf(original);
     const status = located.path === undefined && extensions.http === undefined ? { http: { status: original.status } } : {};
@@ -132,9 +137,14 @@ function withCode(error: GraphQLFormattedError | GraphQLError): GraphQLFormatted
 }
 
 /** Every error of a result names its code in `extensions.code`, whatever raised it. */
+/** The result with a code on every error, and its errors first (as graphql-js writes them; graphql-jit puts `data` first). */
+function coded<R extends { errors?: readonly (GraphQLFormattedError | GraphQLError)[] }>(result: R): R {
+  if (!result.errors?.length) return result;
+  const { errors, ...rest } = result;
+  return { errors: errors.some((e) => typeof e.extensions?.code !== 'string') ? errors.map(withCode) : errors, ...rest } as unknown as R;
+}
+
 function useErrorCodes(): Plugin {
-  const coded = <R extends { errors?: readonly (GraphQLFormattedError | GraphQLError)[] }>(result: R): R =>
-    result.errors?.some((e) => typeof e.extensions?.code !== 'string') ? { ...result, errors: result.errors.map(withCode) } : result;
   return {
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result)) setResult(result.map(coded));
@@ -181,36 +191,70 @@ function complexityLimits(context: unknown): { depth?: number; breadth?: number;
   return (typeof limit === 'function' ? limit(context as GraphQLContext) : limit) ?? {};
 }
 
+/** Operations (by their context) whose variables do not coerce: graphql-js runs them, to refuse them in its words. */
+const uncoerced = new WeakSet<object>();
+
 /**
  * Depth, breadth and complexity checked when an operation starts: after the document validates, with
- * the request's variables (the Pothos rule `createComplexityRule`), so a subscription is refused before
- * it subscribes, not at its first event. The plugin's own check on root resolvers stays as a backstop.
+ * the request's variables, so a subscription is refused before it subscribes, not at its first event.
+ * The operation to run is measured directly (the Pothos plugin's `complexityFromQuery`, the sum its
+ * rule takes, without a second walk of the whole document); a document whose operation cannot be told
+ * goes through the plugin's rule (`createComplexityRule`). The plugin's own check on root resolvers
+ * stays as a backstop.
  */
 function useComplexityAtStart(): Plugin<{ params?: RequestParams }> {
   return {
     onValidate({ context, params: { schema: validated, documentAST } }) {
       return ({ valid, setResult }) => {
         if (!valid) return;
+        const operationName = context.params?.operationName ?? undefined;
+        const variableValues = context.params?.variables ?? {};
         // Variables that do not coerce are the execution's to refuse (BAD_USER_INPUT), not a complexity matter.
-        const operation = getOperationAST(documentAST, context.params?.operationName ?? undefined);
-        if (operation && getVariableValues(validated, operation.variableDefinitions ?? [], context.params?.variables ?? {}).errors) return;
+        const operation = getOperationAST(documentAST, operationName);
+        if (operation && getVariableValues(validated, operation.variableDefinitions ?? [], variableValues).errors) {
+          uncoerced.add(context);
+          return;
+        }
         const limits = complexityLimits(context);
-        const rule = createComplexityRule({
-          context,
-          variableValues: context.params?.variables ?? {},
-          operationName: context.params?.operationName ?? undefined,
-          validate: (state, report) => {
-            for (const measure of ['depth', 'breadth', 'complexity'] as const) {
-              const limit = limits[measure];
-              if (typeof limit === 'number' && state[measure] > limit) report(limitError(measure, state[measure], limit));
-            }
-          },
-        });
-        const result = validateDocument(validated, documentAST, [rule]);
-        if (result.length > 0) setResult([...result]);
+        const check = (state: { depth: number; breadth: number; complexity: number }, report: (error: GraphQLError) => void) => {
+          for (const measure of ['depth', 'breadth', 'complexity'] as const) {
+            const limit = limits[measure];
+            if (typeof limit === 'number' && state[measure] > limit) report(limitError(measure, state[measure], limit));
+          }
+        };
+        const errors: GraphQLError[] = [];
+        if (operation) {
+          const fragments = (documentAST as DocumentNode).definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
+          try {
+            check(complexityFromQuery({ kind: Kind.DOCUMENT, definitions: [operation, ...fragments] }, { schema: validated, ctx: context, variables: variableValues }), (e) => errors.push(e));
+          } catch (err) {
+            if (!(err instanceof PothosValidationError)) throw err;
+            errors.push(err);
+          }
+        } else {
+          const rule = createComplexityRule({ context, variableValues, operationName, validate: check });
+          errors.push(...validateDocument(validated, documentAST, [rule]));
+        }
+        if (errors.length > 0) setResult(errors);
       };
     },
   };
+}
+
+/**
+ * Queries and mutations run compiled (graphql-jit, through @envelop/graphql-jit): each document is
+ * compiled once, on its first run, and kept with the parsed document (the compiled form goes when the
+ * parse cache drops the document). Subscriptions keep graphql-js, whose executions are shared anyway
+ * (schema/shared-subscriptions.ts).
+ */
+function useCompiledQueries(): Plugin {
+  return useGraphQlJit(
+    {},
+    {
+      // Variables that do not coerce are refused by graphql-js, in its words (graphql-jit words them otherwise).
+      enableIf: (args) => !uncoerced.has(args.contextValue as object) && getOperationAST(args.document, args.operationName)?.operation !== 'subscription',
+    },
+  ) as Plugin;
 }
 
 /** An LRU that leaves out documents too long to be worth keeping (a 1 MB string literal is one token). */
@@ -289,6 +333,11 @@ export interface GraphQLServer {
   yoga: Yoga;
   /** The request's parameters after the persisted-operation plugins (what yoga's `onParams` does over HTTP), for graphql-ws. */
   resolveParams(params: RequestParams): Promise<RequestParams>;
+  /**
+   * Answers an admitted POST of a query or mutation in JSON directly (see `answerDirectly`); false when
+   * the request is of another kind, for yoga to answer.
+   */
+  answer(req: FastifyRequest, reply: FastifyReply, principal: Principal): Promise<boolean>;
 }
 
 export function createGraphQL(core: Core): GraphQLServer {
@@ -310,7 +359,7 @@ export function createGraphQL(core: Core): GraphQLServer {
       errorCache: { get: () => undefined, set: () => {} },
       validationCache: true,
     },
-    plugins: [...paramsPlugins, useTokenLimit(), useComplexityAtStart(), useErrorCodes()],
+    plugins: [...paramsPlugins, useTokenLimit(), useComplexityAtStart(), useErrorCodes(), useOperationRoutes(), useCompiledQueries()],
     logging: {
       debug: (...args) => log.debug(args.map(String).join(' ')),
       info: (...args) => log.info(args.map(String).join(' ')),
@@ -344,7 +393,113 @@ export function createGraphQL(core: Core): GraphQLServer {
     }
     return current;
   }
-  return { yoga, resolveParams };
+  const answer = (req: FastifyRequest, reply: FastifyReply, principal: Principal) => answerDirectly(yoga, resolveParams, log, req, reply, principal);
+  return { yoga, resolveParams, answer };
+}
+
+/** POST body keys yoga takes (useCheckGraphQLQueryParams); any other key is yoga's to refuse. */
+const PARAM_KEYS = new Set(['query', 'variables', 'operationName', 'extensions']);
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The body as GraphQL parameters yoga would take without a word, or undefined for yoga to judge. */
+function plainParams(body: unknown): RequestParams | undefined {
+  if (!isObject(body)) return undefined;
+  for (const key in body) if (body[key] != null && !PARAM_KEYS.has(key)) return undefined;
+  const { query, variables, operationName, extensions } = body;
+  if (query != null && typeof query !== 'string') return undefined;
+  if (variables != null && !isObject(variables)) return undefined;
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  if (extensions != null && !isObject(extensions)) return undefined;
+  return body as RequestParams;
+}
+
+const REGULAR_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
+
+/**
+ * The media type yoga answers a single result in for this Accept header (its useResultProcessors: the
+ * last match wins, and the regular processor comes last), or undefined when another processor (server-
+ * sent events, multipart) or none would take it.
+ */
+function regularMediaType(accept: string | undefined): (typeof REGULAR_MEDIA_TYPES)[number] | undefined {
+  let chosen: (typeof REGULAR_MEDIA_TYPES)[number] | undefined;
+  const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',').reverse();
+  for (const entry of asked) {
+    const [mediaType, ...params] = entry.split(';');
+    if ((params.find((p) => p.includes('charset=')) ?? 'charset=utf-8') !== 'charset=utf-8') continue;
+    const [pre, suf] = mediaType!.split('/');
+    for (const type of REGULAR_MEDIA_TYPES) {
+      const [typePre, typeSuf] = type.split('/');
+      if ((pre === '*' || pre === typePre) && (suf === '*' || suf === typeSuf)) chosen = type;
+    }
+  }
+  return chosen;
+}
+
+/**
+ * The common request, answered without yoga's Fetch-API round trip (a Request built from the Node
+ * request, its plugins' request hooks, a Response read back): an admitted POST of a JSON body with a
+ * query or a mutation, answered as JSON. It takes the steps yoga takes, through the same envelop
+ * (`getEnveloped`: the token limit, the cached parse and validation, the complexity limits with the
+ * request's variables, the context, masked errors), and the same persisted-operation plugins as
+ * graphql-ws (`resolveParams`). Anything that is not a plain run of an operation (a request yoga would
+ * refuse, a document that does not parse or validate, a subscription, another Accept) is left to yoga
+ * before anything has run, so its answers stay exactly yoga's; a result with errors is shaped by
+ * yoga's own result processor.
+ */
+async function answerDirectly(
+  yoga: Yoga,
+  resolveParams: (params: RequestParams) => Promise<RequestParams>,
+  log: Core['logger'],
+  req: FastifyRequest,
+  reply: FastifyReply,
+  principal: Principal,
+): Promise<boolean> {
+  if (req.method !== 'POST') return false;
+  const body = plainParams(req.body);
+  const mediaType = regularMediaType(req.headers.accept);
+  if (!body || !mediaType) return false;
+  let params: RequestParams;
+  try {
+    params = await resolveParams(body);
+  } catch {
+    return false;
+  }
+  if (typeof params.query !== 'string') return false;
+  const enveloped = yoga.getEnveloped({ req, reply, principal, params } as never);
+  let document: DocumentNode;
+  try {
+    document = enveloped.parse(params.query);
+    if (enveloped.validate(enveloped.schema, document).length > 0) return false;
+  } catch {
+    return false;
+  }
+  const operation = getOperationAST(document, params.operationName);
+  if (!operation || operation.operation === 'subscription') return false;
+  let contextValue: unknown;
+  try {
+    contextValue = await enveloped.contextFactory();
+  } catch {
+    return false;
+  }
+  // From here the operation runs, once: every outcome is answered here.
+  let result: ExecutionResult;
+  try {
+    result = (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: params.variables, operationName: params.operationName })) as ExecutionResult;
+  } catch (err) {
+    log.error({ err }, 'GraphQL execution failed');
+    result = { errors: [maskError(err, 'Unexpected error.') as GraphQLError] };
+  }
+  result = coded(result as { errors?: GraphQLError[] }) as ExecutionResult;
+  if (!result.errors?.length && !(result.extensions as { http?: unknown } | undefined)?.http) {
+    const stringify = (result as { stringify?: (r: unknown) => string }).stringify ?? JSON.stringify;
+    reply.status(200).header('content-type', `${mediaType}; charset=utf-8`).send(stringify(result));
+    return true;
+  }
+  const response = processRegularResult(result as never, yoga.fetchAPI, mediaType);
+  response.headers.forEach((value, key) => void reply.header(key, value));
+  reply.status(response.status).send(await response.text());
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,19 +604,40 @@ export async function graphiqlRoutes(app: FastifyInstance) {
 /** Subscriptions whose executions many clients can share: their result depends only on the run and the account. */
 const SHAREABLE = new Set(['runProgress']);
 
+/** Documents printed for share keys (parsed documents are cached, so a document is usually printed once). */
+const printed = new WeakMap<DocumentNode, string>();
+
 /** The key under which identical subscriptions of one account share an execution, or undefined. */
 function shareKey(document: DocumentNode, operationName: string | null | undefined, variables: unknown, principal: Principal | undefined): string | undefined {
   const operation = getOperationAST(document, operationName);
   if (!principal || operation?.operation !== 'subscription') return undefined;
   const fields = operation.selectionSet.selections;
   if (fields.length !== 1 || fields[0]!.kind !== Kind.FIELD || !SHAREABLE.has(fields[0]!.name.value)) return undefined;
-  return JSON.stringify([principal.accountId, print(document), operationName ?? null, variables ?? null]);
+  let text = printed.get(document);
+  if (text === undefined) printed.set(document, (text = print(document)));
+  return JSON.stringify([principal.accountId, text, operationName ?? null, variables ?? null]);
+}
+
+/**
+ * Sends a shared subscription's result to one subscriber as graphql-ws's own `next` message
+ * (`{"id":…,"type":"next","payload":…}`, byte for byte what its `stringifyMessage` writes), the payload
+ * serialised once for every subscriber; false once the socket is no longer open.
+ */
+function directSend(socket: WebSocket, id: string): DirectSend {
+  const head = `{"id":${JSON.stringify(id)},"type":"${MessageType.Next}","payload":`;
+  return {
+    send(resultJson) {
+      if (socket.readyState !== socket.OPEN) return false;
+      socket.send(head + resultJson + '}');
+      return true;
+    },
+  };
 }
 
 const authorizationOf = (params: Record<string, unknown> | undefined) => (params?.authorization ?? params?.Authorization) as string | undefined;
 
-/** WebSocket close reasons are at most 123 bytes. */
-const closeReason = (message: string) => `Unauthorized: ${message}`.slice(0, 120);
+/** A close reason: what the code means, then why (WebSocket close reasons are at most 123 bytes). */
+const closeReason = (meaning: string, message: string) => `${meaning}: ${message}`.slice(0, 120);
 
 /** An error as a graphql-ws message shows it: without yoga's internal extensions (`http`, `unexpected`). */
 function formatted(error: GraphQLError): GraphQLFormattedError {
@@ -475,11 +651,22 @@ const asGraphQLError = (err: unknown) =>
   err instanceof GraphQLError ? err : new GraphQLError((err as Error)?.message ?? String(err), { originalError: err instanceof Error ? err : undefined });
 
 /**
+ * The close code of a connection whose address is past its budget of failed authentications
+ * (AUTH_FAILURES_PER_MINUTE): graphql-ws's 4429, which its clients take as final like 4401, so they do
+ * not hammer the limit; the close reason says when to retry.
+ */
+export const TOO_MANY_FAILED_AUTHENTICATIONS = 4429;
+
+/** The close code of a socket opened while the database is out of reach (RFC 6455 "Try Again Later"). */
+export const TRY_AGAIN_LATER = 1013;
+
+/**
  * graphql-ws on the same path, through the request pipeline: the key (connectionParams.authorization)
  * is authenticated when the socket connects, and every `subscribe` message is admitted again (counted
  * against the key's per-minute budget like an HTTP request; the key checked again, so a revoked key
  * stops working within the key cache time). A missing, unknown or revoked key closes the socket with
- * 4401, which graphql-ws clients do not retry (4403 they retry forever); a rate-limited operation is
+ * 4401, which graphql-ws clients do not retry (4403 they retry forever), and counts against the
+ * address's failed authentications (past them: 4429, before the key is looked at); a rate-limited operation is
  * a GraphQL error with `retryAfter`. Each operation then takes the HTTP path's steps: persisted
  * operations, the token limit, validation and the complexity limits, yoga's envelop.
  */
@@ -487,38 +674,53 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
   const { yoga } = graphql;
   const log = core.logger.child({ component: 'graphql-ws' });
   const shared = new SharedSubscriptions();
-  type Root = { execute: typeof import('graphql').execute; subscribe: typeof import('graphql').subscribe; shareKey?: string };
+  type Root = { execute: typeof import('graphql').execute; subscribe: typeof import('graphql').subscribe; shareKey?: string; direct?: DirectSend };
 
   /** Refuses the operation with `errors`, then closes the socket with 4401 (the error message goes first). */
   const unauthorized = (socket: WebSocket, id: string, error: GraphQLError) => {
     socket.send(stringifyMessage({ id, type: MessageType.Error, payload: [formatted(error)] }));
-    socket.close(CloseCode.Unauthorized, closeReason(error.message));
+    socket.close(CloseCode.Unauthorized, closeReason('Unauthorized', error.message));
   };
 
-  return useServer<Record<string, unknown>, { principal?: Principal }>(
-    {
+  const heartbeat = keepAlive(wss);
+  const server = useServer<Record<string, unknown>, { principal?: Principal }>(
+    observeGraphQLWs({
       execute: (args) => (args.rootValue as Root).execute(args),
-      subscribe: (args) => {
+      subscribe: async (args) => {
         const root = args.rootValue as Root;
         if (!root.shareKey) return root.subscribe(args);
-        return shared.join(root.shareKey, () => root.subscribe(args) as never) as never;
+        const joined = await shared.join(root.shareKey, () => root.subscribe(args) as never, root.direct);
+        // A member of a shared execution needs nothing more of its operation (graphql-ws keeps these
+        // arguments for the subscription's life, but only passes them to hooks that do not read them):
+        // its context, envelop and key go, so an idle subscriber costs little more than its socket.
+        Object.assign(args, { contextValue: undefined, rootValue: undefined });
+        return joined as never;
       },
       onConnect: async (ctx) => {
         try {
-          ctx.extra.principal = await authenticate(core, authorizationOf(ctx.connectionParams));
+          ctx.extra.principal = await authenticate(core, authorizationOf(ctx.connectionParams), clientAddress(core.config, ctx.extra.request));
+          delete (ctx.extra as { request?: unknown }).request;
           return true;
-        } catch (err) {
-          if (!(err instanceof AppError) || err.status !== 401) throw err;
+        } catch (raised) {
+          const err = coerceError(raised);
+          // The database out of reach: 1013 (try again later), which graphql-ws clients retry.
+          if (err instanceof DatabaseUnavailableError) {
+            ctx.extra.socket.close(TRY_AGAIN_LATER, closeReason('Try again later', err.message));
+            return false;
+          }
+          if (!(err instanceof AppError) || (err.status !== 401 && err.status !== 429)) throw raised;
           // graphql-ws would close with 4403 on `false`; the socket is closing already, so that is a no-op.
-          ctx.extra.socket.close(CloseCode.Unauthorized, closeReason(err.message));
+          if (err.status === 429) ctx.extra.socket.close(TOO_MANY_FAILED_AUTHENTICATIONS, closeReason('Too many requests', err.message));
+          else ctx.extra.socket.close(CloseCode.Unauthorized, closeReason('Unauthorized', err.message));
           return false;
         }
       },
       onSubscribe: async (ctx, id, payload) => {
         try {
           ctx.extra.principal = await admit(core, authorizationOf(ctx.connectionParams));
-        } catch (err) {
-          if (!(err instanceof AppError)) throw err;
+        } catch (raised) {
+          const err = coerceError(raised);
+          if (!(err instanceof AppError)) throw raised;
           const { message, extensions } = graphQLRefusal(err);
           const error = new GraphQLError(message, { extensions });
           if (err.status === 401) unauthorized(ctx.extra.socket, id, error);
@@ -542,7 +744,7 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
             document,
             variableValues: params.variables,
             contextValue: await contextFactory(),
-            rootValue: { execute, subscribe, shareKey: shareKey(document, params.operationName, params.variables, ctx.extra.principal) },
+            rootValue: { execute, subscribe, shareKey: shareKey(document, params.operationName, params.variables, ctx.extra.principal), direct: directSend(ctx.extra.socket, id) },
           };
         } catch (err) {
           if (err instanceof AppError) {
@@ -562,7 +764,54 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
         if (!errors?.length) return undefined;
         return { ...result, errors: (errors as GraphQLError[]).map((e) => (e instanceof GraphQLError ? formatted(e) : e)) } as never;
       },
-    },
+    }),
     wss,
+    // No timers per socket: `keepAlive` pings them all from one.
+    0,
   );
+  return {
+    async dispose() {
+      heartbeat.stop();
+      await server.dispose();
+    },
+  };
+}
+
+/** How often each socket is pinged; one that has not answered the previous ping by then is dropped (graphql-ws's default). */
+const KEEP_ALIVE_MS = 12_000;
+const KEEP_ALIVE_SLICES = 12;
+
+/**
+ * graphql-ws's keep-alive (a ping every 12 s, a socket that has not answered by the next one is
+ * terminated) from one timer for every socket, instead of an interval per socket and a timeout and
+ * listener per ping: the sockets are spread over 12 slices pinged one per second, so pings do not come
+ * in one burst.
+ */
+function keepAlive(wss: WebSocketServer) {
+  const slices = Array.from({ length: KEEP_ALIVE_SLICES }, () => new Set<WebSocket>());
+  const waiting = new WeakSet<WebSocket>();
+  let next = 0;
+  let turn = 0;
+  function answered(this: WebSocket) {
+    waiting.delete(this);
+  }
+  wss.on('connection', (socket) => {
+    const slice = slices[next++ % KEEP_ALIVE_SLICES]!;
+    slice.add(socket);
+    socket.on('pong', answered);
+    socket.once('close', () => slice.delete(socket));
+  });
+  const timer = setInterval(() => {
+    for (const socket of slices[turn++ % KEEP_ALIVE_SLICES]!) {
+      if (socket.readyState !== socket.OPEN) continue;
+      if (waiting.has(socket)) {
+        socket.terminate();
+        continue;
+      }
+      waiting.add(socket);
+      socket.ping();
+    }
+  }, KEEP_ALIVE_MS / KEEP_ALIVE_SLICES);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

@@ -3,6 +3,16 @@ import type { ExecutionResult } from 'graphql';
 type Result = ExecutionResult;
 type Source = AsyncIterator<Result> & Partial<AsyncIterable<Result>>;
 
+/**
+ * Where a member's results can be sent without its transport's per-message work: `send` takes the
+ * result already serialised once for every member (`JSON.stringify(result)`) and sends the whole
+ * message itself; it answers false when it cannot (the socket is closing), and the result takes the
+ * transport's way.
+ */
+export interface DirectSend {
+  send(resultJson: string): boolean;
+}
+
 /** One subscriber's queue of a shared stream. */
 class Member implements AsyncIterableIterator<Result> {
   private readonly buffer: Result[] = [];
@@ -11,7 +21,20 @@ class Member implements AsyncIterableIterator<Result> {
   private done = false;
   private error: unknown;
 
-  constructor(private readonly leave: (m: Member) => void) {}
+  constructor(
+    private readonly leave: (m: Member) => void,
+    private readonly direct?: DirectSend,
+  ) {}
+
+  /**
+   * Sends `json` (the serialised `result`) directly when nothing of this member is in flight: its
+   * reader waits for the next result, so everything before was sent already, and the order holds.
+   * Otherwise the result is queued for the reader.
+   */
+  offer(result: Result, json: string | undefined) {
+    if (json !== undefined && this.direct && this.waiting && !this.done && this.direct.send(json)) return;
+    this.push(result);
+  }
 
   push(result: Result) {
     if (this.done) return;
@@ -70,12 +93,14 @@ const isIterable = (value: unknown): value is Source => typeof (value as Source 
  * Subscriptions that many clients open with the same operation (1,000 dashboards following one run)
  * share one execution in this process: the first subscriber starts it, each result is sent to every
  * member, a later member starts from the latest result (the run's current state), and the last one
- * to leave stops it. A subscription that fails to start is not shared.
+ * to leave stops it. A subscription that fails to start is not shared. Each result is serialised
+ * once, and sent straight to the members that can take it (`DirectSend`), so an event costs one
+ * execution, one serialisation and a write per subscriber.
  */
 export class SharedSubscriptions {
   private readonly groups = new Map<string, Promise<Group | Result>>();
 
-  async join(key: string, start: () => Promise<Source | Result> | Source | Result): Promise<Source | Result> {
+  async join(key: string, start: () => Promise<Source | Result> | Source | Result, direct?: DirectSend): Promise<Source | Result> {
     let pending = this.groups.get(key);
     if (!pending) {
       pending = this.open(key, start);
@@ -88,9 +113,9 @@ export class SharedSubscriptions {
     }
     if (group.closed) {
       if (this.groups.get(key) === pending) this.groups.delete(key);
-      return this.join(key, start);
+      return this.join(key, start, direct);
     }
-    const member = new Member((m) => this.leave(key, group, m));
+    const member = new Member((m) => this.leave(key, group, m), direct);
     if (group.latest) member.push(group.latest);
     group.members.add(member);
     if (!group.pumping) {
@@ -119,7 +144,9 @@ export class SharedSubscriptions {
         const next = await source.next();
         if (next.done) break;
         group.latest = next.value;
-        for (const member of group.members) member.push(next.value);
+        // Serialised once for every member; a result with errors takes each transport's way (its errors are formatted there).
+        const json = next.value.errors?.length ? undefined : JSON.stringify(next.value);
+        for (const member of group.members) member.offer(next.value, json);
       }
     } catch (err) {
       failure = err ?? new Error('subscription failed');

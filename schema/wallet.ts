@@ -3,10 +3,9 @@ import { formatDollars as dollars, microsToNumber } from '../src/billing/money.t
 import { countLedger, describePurchase, listLedger, PURCHASE_RULES_TEXT, type Balances, type Purchase } from '../src/billing/wallet.ts';
 import { buyCredits, wallet } from '../src/endpoints/api/account.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
-import { ValidationError } from '../src/shared/errors.ts';
 import { AccountRef } from './account.ts';
 import { builder } from './builder.ts';
-import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
+import { AFTER_DESCRIPTION, bigintCursor, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
 import { globalId, NodeRef, registerNode } from './node.ts';
 import { RunRef } from './run.ts';
@@ -98,8 +97,7 @@ builder.objectField(AccountRef, 'ledger', (t) =>
     complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_ENTRIES) }),
     resolve: async (account, args, ctx) => {
       const first = pageSize(args.first, { max: MAX_ENTRIES, byDefault: 20 });
-      if (args.after && !/^\d{1,19}$/.test(args.after)) throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
-      const { entries, hasNextPage } = await listLedger(ctx.core.db, account.id, { first, after: args.after ? BigInt(args.after) : undefined });
+      const { entries, hasNextPage } = await listLedger(ctx.core.db, account.id, { first, after: bigintCursor(args.after) });
       return connectionOf(entries, { cursorOf: (e) => e.id.toString(), hasNextPage, totalCount: () => countLedger(ctx.core.db, account.id) });
     },
   }),

@@ -6,21 +6,24 @@ import { startWorker, type WorkerHandle } from '../workers/index.ts';
 import type { Config } from './config.ts';
 import type { Core } from './core.ts';
 import { createCore } from './create-core.ts';
-import { attachGraphQLWebSocket, createGraphQL, GRAPHIQL_CSP, graphiqlRoutes, graphQLRefusal, isGraphiQLRequest } from '../schema/server.ts';
-import type { Logger } from './logger.ts';
+import { attachGraphQLWebSocket, createGraphQL, GRAPHIQL_ASSETS, GRAPHIQL_CSP, graphiqlRoutes, graphQLRefusal, isGraphiQLRequest } from '../schema/server.ts';
+import { RequestLogger, type Logger } from './logger.ts';
 import { restRoutes } from './rest/index.ts';
 import { openApiRoute } from './rest/openapi.ts';
 import { mcpRoutes } from './mcp/http.ts';
-import { admit } from './http/pipeline.ts';
-import { AppError } from './shared/errors.ts';
+import { admit, clientAddress } from './http/pipeline.ts';
+import { AppError, coerceError, DatabaseUnavailableError } from './shared/errors.ts';
 import type { Principal } from './accounts/accounts.ts';
-import { installErrorHandling } from './http/errors.ts';
+import { clientError, errorHeaders, frameworkError, installErrorHandling } from './http/errors.ts';
+import { installHeaders, requestId } from './http/headers.ts';
+import { countRefusal, installMetrics } from './http/metrics.ts';
+import { installReadiness } from './http/readiness.ts';
 
 /** The largest request body, and the largest graphql-ws message. */
 export const BODY_LIMIT = 1024 * 1024;
 
 /** Response headers a cross-origin browser app may read. */
-export const CORS_EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Idempotent-Replayed', 'Content-Disposition', 'WWW-Authenticate'];
+export const CORS_EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Idempotent-Replayed', 'Content-Disposition', 'WWW-Authenticate', 'X-Request-Id'];
 
 /**
  * Whether a browser page at `origin` may use the API: the gateway's own origin (PUBLIC_URL, or the
@@ -40,7 +43,9 @@ export function originAllowed(config: Config, origin: string | undefined, host: 
 /** A refusal of the request pipeline in GraphQL's shape (401 with WWW-Authenticate, 429 with Retry-After), in the media type asked for. */
 function sendGraphQLRefusal(request: FastifyRequest, reply: FastifyReply, err: AppError) {
   const { message, extensions } = graphQLRefusal(err);
+  countRefusal('graphql', err.status, err.code);
   if (err.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+  if (err instanceof DatabaseUnavailableError) reply.headers(errorHeaders(err));
   const accept = String(request.headers.accept ?? '');
   const type = accept.includes('application/graphql-response+json') && !accept.includes('application/json') ? 'application/graphql-response+json' : 'application/json';
   return reply.status(err.status).type(`${type}; charset=utf-8`).send(JSON.stringify({ errors: [{ message, extensions }] }));
@@ -70,13 +75,22 @@ export async function buildApp(options: AppOptions): Promise<App> {
   const http = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    // No child logger per request (a measurable cost on status polling); errors log the request id.
-    childLoggerFactory: (parent) => parent,
+    // Each request logs with its id (reqId), the X-Request-Id it answers (src/http/headers.ts); the
+    // child logger is made only when the request logs (a child per request is a measurable cost on status polling).
+    genReqId: requestId,
+    requestIdHeader: false,
+    childLoggerFactory: (parent, bindings) => new RequestLogger(parent as Logger, bindings) as unknown as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     // Room for query strings past the 16 KB limit, so callers get 414 and a hint rather than 431.
     http: { maxHeaderSize: 64 * 1024 },
     return503OnClosing: true,
+    // Refusals before routing (undecodable paths, oversized headers) answer the error body too.
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
   });
+  // Security headers and X-Request-Id on every answer; every answer measured (GET /metrics).
+  await installHeaders(http, { publicUrl: config.publicUrl, pages: [{ prefix: GRAPHIQL_ASSETS, csp: GRAPHIQL_CSP }] });
+  installMetrics(http, { token: config.metricsToken, sql: core.sql });
   installErrorHandling(http);
   // CORS for browser apps on every route (REST, /graphql, /mcp, errors and 404 included): the origins of
   // CORS_ORIGINS, never with credentials (keys go in Authorization); preflights are answered here,
@@ -100,18 +114,24 @@ export async function buildApp(options: AppOptions): Promise<App> {
     onRequest: async (req, reply) => {
       if (isGraphiQLRequest(req)) return;
       try {
-        admitted.set(req, await admit(core, req.headers.authorization, (headers) => reply.headers(headers)));
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
+        admitted.set(req, await admit(core, req.headers.authorization, (headers) => reply.headers(headers), clientAddress(config, req.raw)));
+      } catch (raised) {
+        const err = coerceError(raised);
+        if (!(err instanceof AppError)) throw raised;
         return sendGraphQLRefusal(req, reply, err);
       }
     },
     handler: async (req, reply) => {
       if (isGraphiQLRequest(req)) reply.header('Content-Security-Policy', GRAPHIQL_CSP);
-      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply, principal: admitted.get(req) });
+      // The common request (a POST of a query or mutation in JSON) is answered directly; yoga answers the rest.
+      const principal = admitted.get(req);
+      if (principal && (await graphql.answer(req, reply, principal))) return reply;
+      const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply, principal });
       response.headers.forEach((value, key) => void reply.header(key, value));
       reply.status(response.status);
-      reply.send(response.body);
+      // A whole answer goes out in one write; only event streams (subscriptions over SSE) are piped.
+      const streamed = response.headers.get('content-type')?.startsWith('text/event-stream') || response.headers.get('content-type')?.startsWith('multipart/mixed');
+      reply.send(streamed ? response.body : await response.text());
       return reply;
     },
   });
@@ -120,6 +140,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await http.register(mcpRoutes, { core });
   await http.register(graphiqlRoutes);
   http.get('/health', async () => ({ status: 'ok' }));
+  installReadiness(http, { sql: core.sql, livenessSecs: config.workerLivenessSecs, worker: () => worker });
 
   // Messages are capped like HTTP bodies (ws closes the socket with 1009 past it); browsers may open
   // sockets from the origins CORS admits only.

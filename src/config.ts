@@ -1,4 +1,5 @@
 import path from 'node:path';
+import proxyaddr from '@fastify/proxy-addr';
 
 /** Runtime configuration, read once from the environment. */
 export interface Config {
@@ -18,12 +19,29 @@ export interface Config {
   workerConcurrency: number;
   /** pino log level. Default info. */
   logLevel: string;
+  /** Bearer token GET /metrics asks for; when unset, /metrics is open (docs/operations.md). Default none. */
+  metricsToken: string | undefined;
+  /** Port on which a standalone worker (`leadgate worker`) serves /metrics, /ready and /health; unset: none. Default none. */
+  metricsPort: number | undefined;
   /** Seconds an authenticated key stays cached in a gateway process. Default 5; 0 disables. */
   authCacheSecs: number;
   /** Hours a finished run's results stay downloadable. Default 48. */
   resultRetentionHours: number;
   /** Requests per minute per API key, over REST, GraphQL and MCP. Default 100. */
   rateLimitPerMinute: number;
+  /**
+   * Failed authentications (no, malformed, unknown or revoked key) per minute per client address, over
+   * every face; past it the address is refused 429 `rate_limited` until its window ends, whatever key it
+   * sends. Default 60; 0 turns the limit off.
+   */
+  authFailuresPerMinute: number;
+  /**
+   * The proxies in front of the gateway whose X-Forwarded-For is believed when telling client addresses
+   * apart (the limit on failed authentications): undefined (default) takes the connection's peer; a
+   * number trusts that many hops; a list trusts those addresses or CIDR ranges (also `loopback`,
+   * `linklocal`, `uniquelocal`).
+   */
+  trustProxy: number | string[] | undefined;
   /** RUNNING runs per account; more wait as READY. Default 10. */
   maxRunningRuns: number;
   /** Longest a run may take, seconds, unless its tool sets a shorter limit; then it ends TIMED-OUT. Default 3600. */
@@ -151,6 +169,22 @@ function networkConfig(env: NodeJS.ProcessEnv, publicUrl: string): NetworkConfig
   };
 }
 
+/** TRUST_PROXY: a number of hops, or comma-separated addresses and CIDR ranges of the proxies (see Config.trustProxy). */
+function trustProxy(value: string | undefined): Config['trustProxy'] {
+  if (value === undefined || value.trim() === '' || value.trim().toLowerCase() === 'false') return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) === 0 ? undefined : Number(value.trim());
+  if (value.trim().toLowerCase() === 'true') {
+    throw new Error('TRUST_PROXY takes the number of proxies in front of the gateway or their addresses (e.g. 10.0.0.0/8), not true: trusting every X-Forwarded-For lets a client pick its own address');
+  }
+  const proxies = list(value);
+  try {
+    proxyaddr.compile(proxies);
+  } catch (err) {
+    throw new Error(`TRUST_PROXY: ${(err as Error).message} (give a number of hops, or addresses and CIDR ranges such as 10.0.0.0/8, loopback)`);
+  }
+  return proxies;
+}
+
 function leadScraperMode(value: string | undefined): Config['leadScraperMode'] {
   if (value === undefined || value === '' || value === 'url-based') return 'url-based';
   if (value === 'legacy') return 'legacy';
@@ -168,9 +202,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     inlineWorker: bool(env.LEADGATE_INLINE_WORKER, true),
     workerConcurrency: int(env.WORKER_CONCURRENCY, 4),
     logLevel: env.LOG_LEVEL ?? 'info',
+    metricsToken: env.METRICS_TOKEN || undefined,
+    metricsPort: env.METRICS_PORT ? int(env.METRICS_PORT, 0) : undefined,
     authCacheSecs: int(env.AUTH_CACHE_SECS, 5),
     resultRetentionHours: int(env.RESULT_RETENTION_HOURS, 48),
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 100),
+    authFailuresPerMinute: int(env.AUTH_FAILURES_PER_MINUTE, 60),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     maxRunningRuns: int(env.MAX_RUNNING_RUNS, 10),
     runTimeoutSecs: int(env.RUN_TIMEOUT_SECS, 3600),
     workerLivenessSecs: int(env.WORKER_LIVENESS_SECS, 30),

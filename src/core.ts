@@ -25,9 +25,15 @@ export interface Core {
   /** DNS, SMTP and web clients behind the outbound guard (the contact tools, webhook deliveries). */
   network: Network;
   rateLimiter: RateLimiter;
+  /** Failed authentications per minute per client address (`auth:<address>`), from `authFailuresPerMinute`. */
+  authFailureLimiter: RateLimiter;
   /** Transactions for an account's writes; with the limits on, one account's concurrent writes share a commit. */
   accountWrites: AccountWrites;
   /** Now; tests move it to check expiry and daily resets. */
   clock: () => Date;
+  /** Aborts when the process begins to stop (`beginShutdown`): long waits (a status poll with waitForFinish) answer at once. */
+  shutdown: AbortSignal;
+  /** The first step of a graceful stop, before the HTTP server drains: see `shutdown`. */
+  beginShutdown(): void;
   close(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { connect } from '../db/client.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
@@ -15,6 +16,9 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
   const events = createEventBus(sql);
   const network = createNetwork(config.network);
   await events.ready;
+  const shutdown = new AbortController();
+  // Every long poll in flight listens for it.
+  setMaxListeners(0, shutdown.signal);
   return {
     config,
     logger,
@@ -27,10 +31,14 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
     sources: createCatalogSources(db, network),
     network,
     rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
+    authFailureLimiter: createRateLimiter(sql, config.authFailuresPerMinute),
     // Only the limits lock the wallet row per start; without them one account's starts never wait on each other.
     accountWrites: createAccountWrites(db, { group: config.enforceLimits }),
     clock: () => new Date(),
+    shutdown: shutdown.signal,
+    beginShutdown: () => shutdown.abort(),
     async close() {
+      shutdown.abort();
       await events.close().catch(() => {});
       await sql.end({ timeout: 5 });
     },

@@ -49,8 +49,15 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, 'shutting down');
+  // Long polls answer now; then graphql-ws sockets close with 1001, requests in flight finish, the
+  // runs in hand are handed back (app.stop), and the database closes last.
+  app.core.beginShutdown();
+  // A keep-alive connection whose last request finishes during the stop would hold the HTTP server
+  // open until its idle timeout (72 s in Fastify): it is closed as soon as it is idle.
+  const closeIdle = setInterval(() => app.http.server.closeIdleConnections(), 100);
   try {
     await app.stop();
+    clearInterval(closeIdle);
     await database.stop();
     process.exit(0);
   } catch (err) {

@@ -217,11 +217,11 @@ describe('cancelRun: only the caller’s runs, with the spec’s refusals', () =
 describe('webhooks: managed within the caller’s account', () => {
   it('registers a webhook with all events by default, listing it for its account only', async () => {
     const p = await someone();
-    const created = await createWebhook(t.app.core.db, p, { url: ' https://hooks.example.com/a ', description: '  main  ' });
+    const created = await createWebhook(t.app.core, p, { url: ' https://hooks.example.com/a ', description: '  main  ' });
     expect(created).toMatchObject({ url: 'https://hooks.example.com/a', events: ['run.succeeded', 'run.failed', 'run.aborted', 'run.timed_out'], description: 'main' });
     expect(created.id).toMatch(/^wh_[A-Za-z0-9]{16}$/);
     expect(created.secret).toMatch(/^whsec_/);
-    const picked = await createWebhook(t.app.core.db, p, { url: 'http://hooks.example.com/b', events: ['run.failed', 'run.failed'] });
+    const picked = await createWebhook(t.app.core, p, { url: 'http://hooks.example.com/b', events: ['run.failed', 'run.failed'] });
     expect(picked).toMatchObject({ events: ['run.failed'], description: null });
     const listed = await listWebhooks(t.app.core.db, p);
     expect(listed.map((w) => w.id)).toEqual([created.id, picked.id]);
@@ -231,7 +231,7 @@ describe('webhooks: managed within the caller’s account', () => {
 
   it('refuses bad input naming the field', async () => {
     const details = async (raw: unknown) => {
-      const err = await failure(createWebhook(t.app.core.db, mine, raw));
+      const err = await failure(createWebhook(t.app.core, mine, raw));
       expect(err).toBeInstanceOf(ValidationError);
       return (err as ValidationError).details;
     };
@@ -246,15 +246,15 @@ describe('webhooks: managed within the caller’s account', () => {
 
   it(`allows ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks per account`, async () => {
     const p = await someone();
-    for (let i = 0; i < MAX_WEBHOOKS_PER_ACCOUNT; i++) await createWebhook(t.app.core.db, p, { url: `https://hooks.example.com/${i}` });
-    const err = await failure(createWebhook(t.app.core.db, p, { url: 'https://hooks.example.com/one-too-many' }));
+    for (let i = 0; i < MAX_WEBHOOKS_PER_ACCOUNT; i++) await createWebhook(t.app.core, p, { url: `https://hooks.example.com/${i}` });
+    const err = await failure(createWebhook(t.app.core, p, { url: 'https://hooks.example.com/one-too-many' }));
     expect((err as ValidationError).details).toEqual([{ path: 'url', message: `an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` }]);
     // Another account is not affected.
-    await expect(createWebhook(t.app.core.db, theirs, { url: 'https://hooks.example.com/theirs' })).resolves.toMatchObject({ url: 'https://hooks.example.com/theirs' });
+    await expect(createWebhook(t.app.core, theirs, { url: 'https://hooks.example.com/theirs' })).resolves.toMatchObject({ url: 'https://hooks.example.com/theirs' });
   });
 
   it('deletes only the caller’s webhook; another account’s is not found and stays', async () => {
-    const hook = await createWebhook(t.app.core.db, mine, { url: 'https://hooks.example.com/keep' });
+    const hook = await createWebhook(t.app.core, mine, { url: 'https://hooks.example.com/keep' });
     await notFound(deleteWebhook(t.app.core.db, theirs, hook.id), 'Webhook');
     expect((await listWebhooks(t.app.core.db, mine)).some((w) => w.id === hook.id)).toBe(true);
     await deleteWebhook(t.app.core.db, mine, hook.id);
@@ -263,11 +263,11 @@ describe('webhooks: managed within the caller’s account', () => {
   });
 
   it('shows a webhook’s deliveries to its account only, newest first, by cursor', async () => {
-    const hook = await createWebhook(t.app.core.db, mine, { url: 'https://hooks.example.com/log' });
+    const hook = await createWebhook(t.app.core, mine, { url: 'https://hooks.example.com/log' });
     await notFound(listDeliveries(t.app.core.db, theirs, hook.id, {}), 'Webhook');
     await notFound(listDeliveries(t.app.core.db, mine, 'wh_missing', {}), 'Webhook');
     expect(await listDeliveries(t.app.core.db, mine, hook.id, undefined)).toEqual({ deliveries: [], nextAfter: null });
-    const other = await createWebhook(t.app.core.db, mine, { url: 'https://hooks.example.com/other' });
+    const other = await createWebhook(t.app.core, mine, { url: 'https://hooks.example.com/other' });
     const insert = (id: string, webhookId: string, at: string) =>
       t.app.core.sql`insert into webhook_delivery (id, account_id, webhook_id, event, url, payload, created_at)
         values (${id}, ${mine.accountId}, ${webhookId}, 'run.succeeded', 'https://hooks.example.com/log', '{}'::jsonb, ${at}::timestamptz)`;

@@ -13,8 +13,8 @@ let key: string;
 let doc: OpenApiDocument;
 let ajv: Ajv2020;
 
-/** Routes of the server that are not REST: GraphQL (and its GraphiQL page's files), MCP and the health check have contracts of their own. */
-const NOT_REST = new Set(['/graphql', `${GRAPHIQL_ASSETS}/:file`, '/mcp', '/health']);
+/** Routes of the server that are not REST: GraphQL (and its GraphiQL page's files), MCP and the operators' routes (docs/operations.md) have contracts of their own. */
+const NOT_REST = new Set(['/graphql', `${GRAPHIQL_ASSETS}/:file`, '/mcp', '/health', '/ready', '/metrics']);
 
 /** Every METHOD path the server registered, read from Fastify's route tree. */
 function registeredRoutes(): Set<string> {

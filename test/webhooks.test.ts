@@ -172,20 +172,20 @@ describe('per-run webhooks', () => {
 });
 
 describe('the outbound guard', () => {
-  it('never sends to a private address outside tests: the attempt is refused and logged, the receiver gets nothing', async () => {
+  it('never sends to a private address outside tests: such a URL is refused when it is registered or given to a start, and the receiver gets nothing', async () => {
     // The same local receiver, but with the production guard (no allow-list): loopback is refused.
+    // (A URL that passes then but is refused at delivery fails for good at once: test/abuse.webhook-urls.test.ts.)
     const guarded = await startTestApp({ config: { network: networkTo(receiver.port, []) } });
     try {
       const { apiKey } = await guarded.account();
-      const hook = (await guarded.request('POST', '/api/v1/webhooks', { key: apiKey, body: { url: receiver.url('/hooks/never') } })).body.webhook;
-      await guarded.runTool(apiKey, '/api/v1/scrape/maps', DENVER_DENTISTS);
-      const latest = await waitFor(
-        async () => (await guarded.request('GET', `/api/v1/webhooks/${hook.id}/deliveries`, { key: apiKey })).body.deliveries[0] as { status: string; attempts: number; lastError: string } | undefined,
-        (d) => (d?.attempts ?? 0) > 0,
-        { what: 'the first delivery attempt' },
-      );
-      expect(latest).toMatchObject({ status: 'pending', attempts: 1 });
-      expect(latest!.lastError).toMatch(/loopback/i);
+      const hook = await guarded.request('POST', '/api/v1/webhooks', { key: apiKey, body: { url: receiver.url('/hooks/never') } });
+      expect(hook.status).toBe(400);
+      expect(hook.body.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'url', message: expect.stringMatching(/^refused by the outbound guard: loopback address/) }] });
+      expect((await guarded.request('GET', '/api/v1/webhooks', { key: apiKey })).body.webhooks).toEqual([]);
+      const start = await guarded.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: { ...DENVER_DENTISTS, webhookUrl: receiver.url('/hooks/never') } });
+      expect(start.status).toBe(400);
+      expect(start.body.error.details).toEqual([{ path: 'webhookUrl', message: expect.stringMatching(/^refused by the outbound guard: loopback address/) }]);
+      expect(await guarded.app.core.sql`select count(*)::int as n from run`).toEqual([{ n: 0 }]);
       expect(receiver.received.some((x) => x.path === '/hooks/never')).toBe(false);
     } finally {
       await guarded.stop();

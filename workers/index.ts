@@ -1,8 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
-import { startLiveness } from '../src/runs/liveness.ts';
+import { startLiveness, type Liveness } from '../src/runs/liveness.ts';
+import { observeJobs } from '../src/shared/metrics.ts';
 import { createTaskList, CRONTAB } from './tasks.ts';
+import { isDatabaseUnavailable } from '../src/shared/errors.ts';
 
 export interface WorkerOptions {
   concurrency?: number;
@@ -12,20 +14,48 @@ export interface WorkerOptions {
 
 export interface WorkerHandle {
   runner: Runner;
+  /** This process's heartbeats (readiness reads when the last one reached the database). */
+  liveness: Liveness;
   /** Hands running runs back (their jobs are queued again for the next worker), then stops. */
   stop(): Promise<void>;
+}
+
+let guarded = false;
+
+/**
+ * graphile-worker completes and fails jobs without awaiting the promise, and retries only some
+ * connection errors: a database lost at that moment would end the process through an unhandled
+ * rejection. Such a rejection (a lost database, nothing else) is logged instead; the job keeps its lock
+ * until graphile-worker's stale-lock reset hands it out again, and a finished run is left alone then.
+ * Every other unhandled rejection still ends the process, as Node's default does.
+ */
+function survivePoolRejections(log: Core['logger']) {
+  if (guarded) return;
+  guarded = true;
+  process.on('unhandledRejection', (reason) => {
+    if (!isDatabaseUnavailable(reason)) throw reason;
+    log.warn({ err: { message: (reason as Error).message, code: (reason as { code?: unknown }).code } }, 'database unavailable: a job could not be marked done or failed; it is handed out again when its lock times out');
+  });
 }
 
 /** Starts a graphile-worker runner executing this service's tasks, with liveness heartbeats. */
 export async function startWorker(core: Core, options: WorkerOptions = {}): Promise<WorkerHandle> {
   const log = core.logger.child({ component: 'worker' });
   const logger = new WorkerLogger((scope) => (level, message, meta) => {
-    const target = level === 'error' ? log.error.bind(log) : level === 'warning' ? log.warn.bind(log) : log.debug.bind(log);
-    target({ ...scope, ...meta }, message);
+    // A lost database is an outage to wait out, not an error of the worker: a warning, without the
+    // connection object graphile-worker attaches to it.
+    const lost = isDatabaseUnavailable(meta?.error);
+    const target = level === 'error' && !lost ? log.error.bind(log) : level === 'warning' || lost ? log.warn.bind(log) : log.debug.bind(log);
+    const error = meta?.error as { message?: unknown; code?: unknown } | undefined;
+    target({ ...scope, ...meta, ...(lost ? { error: { message: error?.message, code: error?.code } } : {}) }, message);
   });
+  survivePoolRejections(log);
   const liveness = startLiveness(core.sql, log, core.config.workerLivenessSecs);
   const events: WorkerEvents = new EventEmitter();
-  events.on('worker:create', ({ worker }) => liveness.add(worker.workerId));
+  // Jobs are locked by the pool's id (graphile-worker 0.18), not by its workers' ids: the pool is what
+  // beats, or the sweep would take every running job for one of a dead worker.
+  events.on('pool:create', ({ workerPool }) => liveness.add(workerPool.id));
+  observeJobs(events);
   const shutdown = new AbortController();
   const runner = await run({
     connectionString: core.databaseUrl,
@@ -40,6 +70,7 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
   log.info({ concurrency: options.concurrency ?? core.config.workerConcurrency }, 'worker started');
   return {
     runner,
+    liveness,
     async stop() {
       // Logged as the stop reaches the runs in hand (the abort below is synchronous): each stores its batch in hand, then is handed back.
       log.info('worker stopping: handing back runs in flight');

@@ -4,6 +4,8 @@ import { executeRun } from '../src/runs/engine.ts';
 import { housekeeping } from '../src/runs/retention.ts';
 import { deliverWebhook } from '../src/runs/webhooks.ts';
 import { JOBS, type JobPayloads } from '../src/runs/jobs.ts';
+import { coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
+import { waitForDatabase } from '../src/database.ts';
 
 declare global {
   namespace GraphileWorker {
@@ -18,21 +20,45 @@ function assertPayload<K extends 'runId' | 'deliveryId'>(payload: unknown, field
   }
 }
 
+/**
+ * Runs a task through a database outage. With `resume`, a task the database was lost under waits for
+ * it and runs again (`executeRun` resumes after the rows it stored); without, it fails once the
+ * database is back, so graphile-worker can record the failure and retry the job later. Either way
+ * graphile-worker never meets the outage: its own writes (completing or failing the job) would be
+ * lost and the job left locked. When this process stops during the wait the error goes on as it is.
+ */
+async function throughOutages(core: Core, signal: AbortSignal, what: string, task: () => Promise<void>, resume: boolean): Promise<void> {
+  for (;;) {
+    try {
+      return await task();
+    } catch (err) {
+      if (!(coerceError(err) instanceof DatabaseUnavailableError)) throw err;
+      core.logger.warn({ task: what }, `database unavailable: ${what} waits for it to come back`);
+      if (!(await waitForDatabase(core.sql, signal))) throw err;
+      core.logger.info({ task: what }, `database back: ${what} ${resume ? 'resumes' : 'fails, to be retried'}`);
+      if (!resume) throw err;
+    }
+  }
+}
+
 /** Tasks stay thin: check the payload, call a service. `shutdown` aborts when this process stops. */
 export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
   return {
     [JOBS.runTool]: async (payload, helpers) => {
       assertPayload(payload, 'runId');
       const signal = helpers.abortSignal ? AbortSignal.any([shutdown, helpers.abortSignal]) : shutdown;
-      await executeRun(core, payload.runId, signal);
+      await throughOutages(core, signal, `run ${payload.runId}`, () => executeRun(core, payload.runId, signal), true);
     },
     [JOBS.deliverWebhook]: async (payload, helpers) => {
       assertPayload(payload, 'deliveryId');
-      await deliverWebhook({ ...core, post: core.network.post }, payload.deliveryId, helpers.job.attempts, helpers.job.max_attempts, helpers.abortSignal);
+      const deliver = () => deliverWebhook({ ...core, post: core.network.post }, payload.deliveryId, helpers.job.attempts, helpers.job.max_attempts, helpers.abortSignal);
+      await throughOutages(core, shutdown, `webhook delivery ${payload.deliveryId}`, deliver, false);
     },
     [JOBS.housekeeping]: async (_payload, helpers) => {
-      const done = await housekeeping(core.db, core.clock());
-      if (done.runs > 0 || done.idempotencyKeys > 0) helpers.logger.info(`housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ${done.idempotencyKeys} idempotency keys`);
+      await throughOutages(core, shutdown, 'housekeeping', async () => {
+        const done = await housekeeping(core.db, core.clock());
+        if (done.runs > 0 || done.idempotencyKeys > 0) helpers.logger.info(`housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ${done.idempotencyKeys} idempotency keys`);
+      }, false);
     },
   };
 }

@@ -3,6 +3,9 @@
  * a GraphQL request with the gateway's key, the exact bodies both variants answer (checked on every
  * response under load), and the side-by-side table.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector';
+import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { compareLoad, gatewayTarget, pad, request, round, sleep, verdict, type Gateway, type LoadFigures, type LoadOptions, type LoadTarget } from './harness.ts';
 
@@ -77,6 +80,35 @@ export interface GraphQLVersusRest {
   goalRatio: number;
 }
 
+/**
+ * With GRAPHQL_PROFILE=<dir>, a CPU profile of the gateway's thread (autocannon runs in a worker
+ * thread of its own, outside it) over each kept GraphQL round, written as <dir>/graphql-<run>-<n>.cpuprofile.
+ */
+function profiler(dir: string | undefined, runId: string) {
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+  let running = false;
+  let kept = 0;
+  return {
+    async start() {
+      // A profile left running by the warm-up (which keeps no figures) is dropped.
+      if (running) await post('Profiler.stop');
+      await post('Profiler.enable');
+      await post('Profiler.start');
+      running = true;
+    },
+    async stop() {
+      const { profile } = (await post('Profiler.stop')) as { profile: object };
+      running = false;
+      await mkdir(dir, { recursive: true });
+      await writeFile(path.join(dir, `graphql-${runId}-${++kept}.cpuprofile`), JSON.stringify(profile));
+    },
+  };
+}
+
 /** The same load on both, alternated; the figures and the ratio. */
 export async function graphqlVersusRest(
   runId: string,
@@ -86,7 +118,11 @@ export async function graphqlVersusRest(
   options: LoadOptions,
   goalRatio: number,
 ): Promise<GraphQLVersusRest> {
-  const figures = await compareLoad(targets, options);
+  const profile = profiler(process.env.GRAPHQL_PROFILE, runId);
+  const figures = await compareLoad(targets, options, {
+    before: async (key) => (key === 'graphql' ? profile?.start() : undefined),
+    after: async (key) => (key === 'graphql' ? profile?.stop() : undefined),
+  });
   const side = (key: 'graphql' | 'rest'): SideResult => ({ label: labels[key][0], request: labels[key][1], bytes: bytes[key], ...figures[key] });
   return {
     runId,

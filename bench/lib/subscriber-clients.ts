@@ -7,7 +7,7 @@
  * Commands arrive over the IPC channel; every answer carries the command's `seq`. It exits when the
  * channel closes.
  */
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 
@@ -54,6 +54,8 @@ export interface Collected {
   errors: string[];
   /** Event-loop utilisation of this process from `mark` to the end of collection. */
   elu: number;
+  /** This process's longest event-loop stall from `mark` to the end of collection, ms (10 ms resolution). */
+  loopDelayMaxMs: number;
   cpuMs: number;
   wallMs: number;
 }
@@ -186,6 +188,7 @@ function openBare(url: string, runId: string): Promise<Connection> {
 }
 
 let connections: Connection[] = [];
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
 let mark = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), at: nowMs() };
 
 async function open(command: Extract<ClientCommand, { cmd: 'open' }>): Promise<{ ms: number }> {
@@ -227,6 +230,8 @@ async function collect(timeoutMs: number, expected: Record<string, string[]>): P
   });
   const elu = performance.eventLoopUtilization(mark.elu).utilization;
   const cpu = process.cpuUsage(mark.cpu);
+  loopDelay.disable();
+  const loopDelayMaxMs = loopDelay.max / 1e6;
   const receipts: Record<string, number[]> = {};
   const errors: string[] = [];
   const order = new Map(Object.entries(expected).map(([runId, keys]) => [runId, new Map(keys.map((key, i) => [key, i]))]));
@@ -267,6 +272,7 @@ async function collect(timeoutMs: number, expected: Record<string, string[]>): P
     messageBytes,
     errors,
     elu,
+    loopDelayMaxMs,
     cpuMs: (cpu.user + cpu.system) / 1000,
     wallMs: nowMs() - mark.at,
   };
@@ -280,6 +286,8 @@ async function handle(command: ClientCommand): Promise<ClientReply> {
       return { seq: command.seq, ok: true, opened: await open(command) };
     case 'mark':
       mark = { elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), at: nowMs() };
+      loopDelay.reset();
+      loopDelay.enable();
       return { seq: command.seq, ok: true };
     case 'collect':
       return { seq: command.seq, ok: true, collected: await collect(command.timeoutMs, command.expected) };

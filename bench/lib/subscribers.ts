@@ -20,7 +20,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import v8 from 'node:v8';
@@ -88,8 +88,9 @@ export interface RoundResult {
   memory: PerConnection;
   messageBytes: number;
   /** From the first event to the last receipt: event-loop utilisation and CPU per event, both processes. */
-  server: { elu: number; cpuMsPerEvent: number };
-  clients: { elu: number; cpuMsPerEvent: number };
+  /** The gateway's event-loop delay (perf_hooks, 10 ms resolution) over the round: its longest stall and its p99. */
+  server: { elu: number; cpuMsPerEvent: number; loopDelayMaxMs: number; loopDelayP99Ms: number };
+  clients: { elu: number; cpuMsPerEvent: number; loopDelayMaxMs: number };
   errors: string[];
 }
 
@@ -305,6 +306,7 @@ class Clients {
       errors: parts.flatMap((part) => part.errors).slice(0, 10),
       // The processes' mean: the share of a core each was busy.
       elu: parts.reduce((total, part) => total + part.elu, 0) / parts.length,
+      loopDelayMaxMs: Math.max(...parts.map((part) => part.loopDelayMaxMs)),
       cpuMs: sum('cpuMs'),
       wallMs: Math.max(...parts.map((part) => part.wallMs)),
     };
@@ -345,7 +347,7 @@ interface Measured {
   collected: Collected;
   openSecs: number;
   memory: PerConnection;
-  server: { elu: number; cpuMs: number };
+  server: { elu: number; cpuMs: number; loopDelayMaxMs: number; loopDelayP99Ms: number };
   dispatched?: Map<string, number>;
   engineTx?: number[];
 }
@@ -398,8 +400,8 @@ function summarise(mode: Mode, m: Measured): RoundResult {
     openSecs: round(m.openSecs, 1),
     memory: m.memory,
     messageBytes: m.collected.messageBytes,
-    server: { elu: round(m.server.elu, 2), cpuMsPerEvent: round(m.server.cpuMs / events, 2) },
-    clients: { elu: round(m.collected.elu, 2), cpuMsPerEvent: round(m.collected.cpuMs / events, 2) },
+    server: { elu: round(m.server.elu, 2), cpuMsPerEvent: round(m.server.cpuMs / events, 2), loopDelayMaxMs: round(m.server.loopDelayMaxMs), loopDelayP99Ms: round(m.server.loopDelayP99Ms) },
+    clients: { elu: round(m.collected.elu, 2), cpuMsPerEvent: round(m.collected.cpuMs / events, 2), loopDelayMaxMs: round(m.collected.loopDelayMaxMs) },
     errors: m.collected.errors,
   };
 }
@@ -430,9 +432,12 @@ async function startProfile() {
 function serverMark() {
   const elu = performance.eventLoopUtilization();
   const cpu = process.cpuUsage();
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
   return () => {
     const used = process.cpuUsage(cpu);
-    return { elu: performance.eventLoopUtilization(elu).utilization, cpuMs: (used.user + used.system) / 1000 };
+    delay.disable();
+    return { elu: performance.eventLoopUtilization(elu).utilization, cpuMs: (used.user + used.system) / 1000, loopDelayMaxMs: delay.max / 1e6, loopDelayP99Ms: delay.percentile(99) / 1e6 };
   };
 }
 
@@ -601,7 +606,7 @@ export async function benchSubscribers(options: SubscribersOptions): Promise<Sub
           `${pace.paceMs} ms, round ${r + 1} ${mode}: opened in ${result.openSecs} s; ${result.delivered}/${result.expected} delivered, ` +
             `${result.complete} clients complete, ${result.outOfOrder} out of order; ` +
             `p50 ${result.latency.p50} p95 ${result.latency.p95} p99 ${result.latency.p99} max ${result.latency.max} ms; ` +
-            `heap ${result.memory.heapKB} KB/conn; server ${result.server.cpuMsPerEvent} ms CPU/event, ELU ${result.server.elu}; clients ELU ${result.clients.elu}`,
+            `heap ${result.memory.heapKB} KB/conn; server ${result.server.cpuMsPerEvent} ms CPU/event, ELU ${result.server.elu}, loop delay p99 ${result.server.loopDelayP99Ms} max ${result.server.loopDelayMaxMs} ms; clients ELU ${result.clients.elu}, loop delay max ${result.clients.loopDelayMaxMs} ms`,
         );
       });
       const g = variant(`graphql-ws runProgress, ${options.subscribers} subscribers`, rounds.graphql, pooled.graphql, options.subscribers);

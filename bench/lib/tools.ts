@@ -722,7 +722,7 @@ async function buildCases(sql: Sql): Promise<Case[]> {
 
 /** The engine's dependencies on a client that counts the statements it sends (for the untimed counting pass). */
 interface Counting {
-  deps: Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config' | 'accountWrites'>;
+  deps: Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config' | 'accountWrites' | 'network'>;
   sql: Sql;
   count<T>(fn: () => Promise<T>): Promise<{ value: T; statements: number }>;
   close(): Promise<void>;
@@ -735,7 +735,7 @@ async function countingDeps(url: string, core: Core): Promise<Counting> {
   const events = createEventBus(sql);
   await events.ready;
   return {
-    deps: { db, events, logger: core.logger, sources: createCatalogSources(db, core.network), config: core.config, accountWrites: createAccountWrites(db, { group: core.config.enforceLimits }) },
+    deps: { db, events, logger: core.logger, sources: createCatalogSources(db, core.network), config: core.config, accountWrites: createAccountWrites(db, { group: core.config.enforceLimits }), network: core.network },
     sql,
     async count(fn) {
       const before = statements;
@@ -758,7 +758,7 @@ interface ToolRun {
 }
 
 async function startAndExecute(
-  deps: Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config' | 'accountWrites'>,
+  deps: Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config' | 'accountWrites' | 'network'>,
   sql: Sql,
   principal: Principal,
   c: Case,

@@ -11,16 +11,36 @@ export interface StoredResponse {
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-/** Stable JSON: object keys sorted, so the same request hashes the same. */
+/** Text of `canonical`'s output waiting on its stack. */
+class Written {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * Stable JSON: object keys sorted, so the same request hashes the same. Walks with a stack of its
+ * own, not by recursion: a body nested thousands of levels deep must not overflow the call stack.
+ */
 function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
+  let out = '';
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (next instanceof Written) {
+      out += next.text;
+    } else if (Array.isArray(next)) {
+      stack.push(new Written(']'));
+      for (let i = next.length - 1; i >= 0; i--) stack.push(next[i], new Written(i > 0 ? ',' : ''));
+      stack.push(new Written('['));
+    } else if (next && typeof next === 'object') {
+      const keys = Object.keys(next).sort();
+      stack.push(new Written('}'));
+      for (let i = keys.length - 1; i >= 0; i--) stack.push((next as Record<string, unknown>)[keys[i]!], new Written(`${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:`));
+      stack.push(new Written('{'));
+    } else {
+      out += JSON.stringify(next ?? null);
+    }
   }
-  return JSON.stringify(value ?? null);
+  return out;
 }
 
 /**

@@ -18,11 +18,20 @@ export interface RateLimitState {
 export interface RateLimiter {
   /** Counts one request of `keyId`; throws 429 `rate_limited` (with the state) when over the limit. */
   consume(keyId: string): Promise<RateLimitState>;
+  /**
+   * The state of `keyId` when this process knows it has nothing left in its window (it was refused
+   * here, or its last reservation took the rest), else undefined. Reads memory only: another process's
+   * use shows at this process's next `consume`.
+   */
+  exhausted(keyId: string): RateLimitState | undefined;
 }
 
 export class RateLimitedError extends AppError {
-  constructor(readonly state: RateLimitState) {
-    super(429, 'rate_limited', `Too many requests: the limit is ${state.limit} per minute per API key. Retry in ${state.resetSecs} s.`);
+  constructor(
+    readonly state: RateLimitState,
+    message = `Too many requests: the limit is ${state.limit} per minute per API key. Retry in ${state.resetSecs} s.`,
+  ) {
+    super(429, 'rate_limited', message);
   }
 }
 
@@ -65,6 +74,8 @@ export function createRateLimiter(sql: Sql, perMinute: number, now: () => number
   async function reserve(keyId: string, at: number): Promise<Lease> {
     if (!knownRows.has(keyId)) {
       await sql`insert into rate_limit (key, points, expire) values (${keyId}, 0, ${at}::bigint) on conflict do nothing`;
+      // Bounded like the leases: keys may be client addresses (failed authentications), which are many.
+      if (knownRows.size >= 50_000) knownRows.clear();
       knownRows.add(keyId);
     }
     const first = Math.max(1, Math.min(MAX_LEASE, Math.floor(perMinute / LEASE_SHARE)));
@@ -114,6 +125,11 @@ export function createRateLimiter(sql: Sql, perMinute: number, now: () => number
         }
         await refill(keyId, at);
       }
+    },
+    exhausted(keyId) {
+      const at = now();
+      const lease = leases.get(keyId);
+      return lease && lease.expire > at && lease.left === 0 && lease.unreserved === 0 ? state(lease, at) : undefined;
     },
   };
 }

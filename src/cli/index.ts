@@ -127,7 +127,10 @@ program
     const database = await openDatabase(config, logger);
     const core = await createCore(config, database.url, createLogger(config.logLevel));
     const worker = await startWorker(core);
+    // METRICS_PORT: this process's /metrics, /ready and /health (src/http/ops-server.ts).
+    const ops = config.metricsPort === undefined ? undefined : await (await import('../http/ops-server.ts')).startOpsServer(core, worker, config.metricsPort);
     const stop = async () => {
+      await ops?.close();
       await worker.stop();
       await core.close();
       await database.stop();

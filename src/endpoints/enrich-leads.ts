@@ -33,13 +33,19 @@ function keysOf(row: Record<string, unknown>): Keys {
   return keys;
 }
 
+/**
+ * The lead record's contact values, masked in a preview: the person's email, phone, mobile and
+ * profile URL, and the company's phone. The company's own pages (website, social profiles) are public.
+ */
+export const LEAD_CONTACTS = { emails: ['email'], phones: ['phone', 'mobile', 'company_phone'], profiles: ['linkedin_url'] } as const;
+
 const noKeys = (k: Keys) => k.email === undefined && k.social === undefined && k.mobile === undefined && k.domain === undefined;
 
 /**
  * Lead enrichment (its declaration holds the plan gate). Match priority: email, social profile URL, mobile (last
  * 10 digits, country codes ignored), company domain (its most senior person). Matches count against
- * the daily allowance of 100,000; a preview (match count and a sample) does not. All rows are looked up
- * together, in at most five queries (catalog/leads/enrich-lookup.ts).
+ * the daily allowance of 100,000; a preview (match count and a sample with LEAD_CONTACTS masked) does
+ * not. All rows are looked up together, in at most five queries (catalog/leads/enrich-lookup.ts).
  */
 export async function enrichLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown): Promise<EnrichResult<MatchKey>> {
   const request = parseEnrichRequest(body, keysOf, noKeys, 'email, social, mobile, domain');
@@ -52,5 +58,5 @@ export async function enrichLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, 
     }
     return undefined;
   });
-  return enrichmentAnswer(core, principal.accountId, request, matches, MATCH_KEYS, (row, m) => assignLeadRecord(row, personOf(m.person), companyOf(m.person)));
+  return enrichmentAnswer(core, principal.accountId, request, matches, MATCH_KEYS, (row, m) => assignLeadRecord(row, personOf(m.person), companyOf(m.person)), LEAD_CONTACTS);
 }

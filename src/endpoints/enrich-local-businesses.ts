@@ -57,6 +57,12 @@ function readPhone(keys: PlaceKeys): void {
 const MATCH_KINDS = ['phone', 'name', 'website'] as const;
 type MatchKind = (typeof MATCH_KINDS)[number];
 
+/**
+ * A local business's contact values, masked in a preview: its phone and emails (its phone read in its
+ * country). Its website, address and contact person's name are what the listing shows anyway.
+ */
+export const PLACE_CONTACTS = { phones: ['phone'], emails: ['emails'], country: 'country_code' } as const;
+
 /** A matched row's fields: the place's, then its latest reviews. */
 function assignPlace(row: Record<string, unknown>, p: Place, reviews: Review[] | undefined): void {
   row.business_name = p.name;
@@ -80,7 +86,7 @@ function assignPlace(row: Record<string, unknown>, p: Place, reviews: Review[] |
  * Local business enrichment (its declaration holds the plan gate). Match priority: phone (a number without a
  * country is read as a US or Canadian one), then name with city or postal code (state separates
  * same-name places), then website (one location). Matches count against the enrichment allowance;
- * previews do not (enrichmentAnswer).
+ * previews do not, and show PLACE_CONTACTS masked (enrichmentAnswer).
  */
 export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown) {
   const request = readEnrichRequest(body, keysOf);
@@ -107,5 +113,5 @@ export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 
     const viaHost = k.domain ? host.byKey.get(k.domain) : undefined;
     return viaHost ? { kind: 'website', place: viaHost } : undefined;
   });
-  return enrichmentAnswer(core, principal.accountId, request, matches, MATCH_KINDS, (row, m) => assignPlace(row, m.place, reviews.get(m.place.id)));
+  return enrichmentAnswer(core, principal.accountId, request, matches, MATCH_KINDS, (row, m) => assignPlace(row, m.place, reviews.get(m.place.id)), PLACE_CONTACTS);
 }

@@ -1,6 +1,7 @@
 import type { Core } from '../core.ts';
 import { takeAllowance } from '../billing/allowances.ts';
 import { ValidationError } from '../shared/errors.ts';
+import { maskContacts, type ContactFields } from './masking.ts';
 
 /**
  * What the two enrichment endpoints (lead enrichment, enrich-leads.ts; local-business enrichment,
@@ -9,6 +10,11 @@ import { ValidationError } from '../shared/errors.ts';
  */
 
 export const MAX_ENRICH_ROWS = 1000;
+/** Matched rows a preview shows. */
+export const PREVIEW_SAMPLE_SIZE = 5;
+/** What `preview` does, as every face describes it. */
+export const PREVIEW_DESCRIPTION =
+  `Default false. When true, answers how many rows match (summary) and the first ${PREVIEW_SAMPLE_SIZE} matched rows as a sample with their emails, phone numbers and profile URLs masked (j***@acme.com, +1 ***-***-0142), and counts nothing against the daily allowance.`;
 
 /** The first of the fields `names` of a caller's row that holds text, trimmed. */
 export function textField(row: Record<string, unknown>, ...names: string[]): string | undefined {
@@ -73,13 +79,22 @@ export interface EnrichResult<K extends string> {
   sample?: Record<string, unknown>[];
 }
 
+/** Which found fields hold contact values, masked in a preview, and which holds the ISO country its phone numbers are read in. */
+export interface PreviewContacts extends ContactFields {
+  country?: string;
+}
+
 /**
  * An enrichment tool's answer once each row's match (or none) is known. Matches are taken from the
- * account's daily enrichment allowance (a preview takes nothing and answers the match count and a
- * sample). Each output row is the caller's row (copyRow), then `match_status` (matched, not_found,
- * or daily_limit_reached for matches beyond what the allowance granted) and `matched_by`, then, when
- * matched, the fields `fill` writes. Outside a transaction: each statement of the allowance is
- * atomic, and nothing after it can fail, so there is no allowance to give back.
+ * account's daily enrichment allowance. Each output row is the caller's row (copyRow), then
+ * `match_status` (matched, not_found, or daily_limit_reached for matches beyond what the allowance
+ * granted) and `matched_by`, then, when matched, the fields `fill` writes. Outside a transaction:
+ * each statement of the allowance is atomic, and nothing after it can fail, so there is no allowance
+ * to give back.
+ *
+ * A preview takes nothing from the allowance and hands nothing out: it answers how many rows match
+ * (the summary) and a sample of the first matched rows whose found contact values (`contacts`) are
+ * masked (masking.ts); the caller's own fields stay as sent.
  */
 export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
   core: Pick<Core, 'sql' | 'config' | 'clock'>,
@@ -88,14 +103,20 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
   matches: (M | undefined)[],
   kinds: readonly K[],
   fill: (row: Record<string, unknown>, match: M) => void,
+  contacts: PreviewContacts,
 ): Promise<EnrichResult<K>> {
   const matched = matches.filter(Boolean).length;
-  let granted = matched;
-  let remaining = 0;
-  if (!request.preview) {
-    ({ granted, remaining } = await takeAllowance(core.sql, accountId, 'enrichment', matched, core.config.dailyEnrichmentMatches, core.clock()));
-  }
   const by = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<K, number>;
+  if (request.preview) {
+    const sample: Record<string, unknown>[] = [];
+    matches.forEach((m, i) => {
+      if (!m) return;
+      by[m.kind] += 1;
+      if (sample.length < PREVIEW_SAMPLE_SIZE) sample.push(previewRow(request.rows[i]!, m, fill, contacts));
+    });
+    return { preview: true, summary: { total: request.rows.length, matched, not_found: request.rows.length - matched, by }, sample };
+  }
+  const { granted, remaining } = await takeAllowance(core.sql, accountId, 'enrichment', matched, core.config.dailyEnrichmentMatches, core.clock());
   let used = 0;
   const rows = request.rows.map((input, i) => {
     const m = matches[i];
@@ -111,6 +132,18 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
     return row;
   });
   const summary = { total: rows.length, matched: used, not_found: rows.length - matched, by };
-  if (request.preview) return { preview: true, summary, sample: rows.filter((r) => r.match_status === 'matched').slice(0, 5) };
   return { rows, summary, daily_allowance: { remaining } };
+}
+
+/** A matched row as a preview shows it: the caller's row, then what was found with its contact values masked. */
+function previewRow<M extends { kind: string }>(input: Record<string, unknown>, m: M, fill: (row: Record<string, unknown>, match: M) => void, contacts: PreviewContacts) {
+  const row = copyRow(input);
+  row.match_status = 'matched';
+  row.matched_by = m.kind;
+  // Found apart, so only found values are masked; assigned like `fill` writes (a field the row has keeps its place).
+  const found: Record<string, unknown> = {};
+  fill(found, m);
+  const country = contacts.country !== undefined && typeof found[contacts.country] === 'string' ? (found[contacts.country] as string) : undefined;
+  maskContacts(found, contacts, country);
+  return Object.assign(row, found);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, WEBHOOK_EVENTS } from '../../db/schema/webhooks.ts';
-import { MAX_ENRICH_ROWS } from './enrichment.ts';
+import { MAX_ENRICH_ROWS, PREVIEW_DESCRIPTION, PREVIEW_SAMPLE_SIZE } from './enrichment.ts';
 import { usdAmount } from '../shared/amounts.ts';
 import { peopleSearchTranslation } from '../catalog/leads/people-search-url.ts';
 import { MAX_PURCHASE_USD, MIN_PURCHASE_USD } from '../billing/wallet.ts';
@@ -161,7 +161,7 @@ const enrichRows = (need: string) =>
     .min(1)
     .max(MAX_ENRICH_ROWS)
     .describe(`Rows to match, up to ${MAX_ENRICH_ROWS.toLocaleString('en-US')} per request; each needs at least one of ${need}. Other fields are passed through to the answer.`);
-const preview = z.boolean().optional().describe('Default false. When true, answers the match count and a sample of 5, and counts nothing against the daily allowance.');
+const preview = z.boolean().optional().describe(PREVIEW_DESCRIPTION);
 
 export const enrichLeadsRequest = z
   .object({ rows: enrichRows('email, social (also social_url, linkedin_url), mobile (also phone), domain (also company_domain, website)'), preview })
@@ -195,7 +195,7 @@ const enrichResponse = (row: z.ZodType, by: readonly string[]) => {
     .strict();
   return z.union([
     z.object({ rows: z.array(row), summary, daily_allowance: dailyAllowance }).strict(),
-    z.object({ preview: z.literal(true), summary, sample: z.array(row).max(5) }).strict(),
+    z.object({ preview: z.literal(true), summary, sample: z.array(row).max(PREVIEW_SAMPLE_SIZE).describe('The first matched rows, their found emails, phone numbers and profile URLs masked.') }).strict(),
   ]);
 };
 export const enrichLeadsResponse = enrichResponse(enrichedLead, ['email', 'social', 'mobile', 'domain']);

@@ -1,9 +1,13 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimitedError, rateLimitHeaders } from '../accounts/rate-limit.ts';
 import { DailyLimitError } from '../billing/allowances.ts';
-import { AppError } from '../shared/errors.ts';
+import { AppError, coerceError, DatabaseUnavailableError, ValidationError } from '../shared/errors.ts';
 import { ENDPOINTS } from '../endpoints/index.ts';
 import { TOOLS } from '../tools/index.ts';
+import { countRefusal, faceOf } from './metrics.ts';
+import { setAnswerHeaders } from './headers.ts';
 
 /**
  * Error mapping of every face: an AppError keeps its status, code, message and details (the REST
@@ -17,12 +21,14 @@ export const INTERNAL_ERROR_BODY = { error: { code: 'internal_error', message: '
 export function errorHeaders(err: AppError): Record<string, string> {
   if (err instanceof DailyLimitError) return { 'Retry-After': String(err.retryAfterSecs) };
   if (err instanceof RateLimitedError) return rateLimitHeaders(err.state, true);
+  if (err instanceof DatabaseUnavailableError) return { 'Retry-After': String(err.retryAfterSecs) };
   return {};
 }
 
 /** The REST error body of anything thrown (also the body of an MCP tool error). */
 export function errorBody(err: unknown): Record<string, unknown> {
-  return err instanceof AppError ? err.toBody() : INTERNAL_ERROR_BODY;
+  const known = coerceError(err);
+  return known instanceof AppError ? known.toBody() : INTERNAL_ERROR_BODY;
 }
 
 /** A REST error code as GraphQL spells it (`extensions.code`, the `ErrorCode` enum): `validation_failed` → `VALIDATION_FAILED`. */
@@ -78,7 +84,8 @@ const isGraphQLError = (err: unknown): err is GraphQLErrorLike =>
  * `INTERNAL_ERROR` with the REST body's message, never its own.
  */
 export function graphQLErrorOf(err: unknown): { message: string; extensions: Record<string, unknown> } {
-  const cause = isGraphQLError(err) && err.originalError !== undefined ? err.originalError : err;
+  const raised = isGraphQLError(err) && err.originalError !== undefined ? err.originalError : err;
+  const cause = isGraphQLError(raised) ? raised : coerceError(raised);
   if (cause instanceof AppError) {
     return {
       message: graphQLMessage(cause.message),
@@ -86,6 +93,7 @@ export function graphQLErrorOf(err: unknown): { message: string; extensions: Rec
         code: graphQLCode(cause.code),
         ...(cause.details === undefined ? {} : { details: cause.details }),
         ...(cause.status === 401 ? { http: { status: 401, headers: { 'WWW-Authenticate': 'Bearer' } } } : {}),
+        ...(cause instanceof DatabaseUnavailableError ? { http: { status: 503, headers: errorHeaders(cause) } } : {}),
       },
     };
   }
@@ -124,16 +132,61 @@ function fromFastify(err: FastifyError): AppError | undefined {
   }
 }
 
+/**
+ * Fastify's refusals before a route is found (its `frameworkErrors` option), as the error body: a path
+ * whose percent-escapes do not decode to UTF-8 (`/api/downloads/%ED%A0%80`), or a path parameter over
+ * Fastify's length limit, is a bad parameter: 400 `validation_failed`.
+ */
+export function frameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // No hook has run: the headers of every answer are set here.
+  setAnswerHeaders(request, reply);
+  if (err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    const message = err.code === 'FST_ERR_BAD_URL' ? 'the path does not decode: a percent-escape is not UTF-8 text' : 'a path parameter is too long';
+    return reply.status(400).send(new ValidationError([{ path: '', message }]).toBody());
+  }
+  request.log.error({ url: request.url.split('?')[0], err }, 'unhandled error');
+  return reply.status(500).send(INTERNAL_ERROR_BODY);
+}
+
+/**
+ * What Node's HTTP parser refuses (Fastify's `clientErrorHandler` option), answered with the error
+ * body: request line and headers over the 64 KB limit (431), a request that took too long (408),
+ * anything that is not HTTP (400). The connection is closed after it.
+ */
+export function clientError(err: NodeJS.ErrnoException, socket: Duplex) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const refusal =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new AppError(431, 'invalid_request', 'The request line and headers are over 64 KB. Send long parameters as a JSON body with POST.')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new AppError(408, 'invalid_request', 'The request took too long to arrive.')
+        : new AppError(400, 'invalid_request', 'The request is not valid HTTP.');
+  const body = JSON.stringify(refusal.toBody());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
 /** Every 4xx/5xx answers {"error": {"code", "message", "details"?}}; unexpected errors are logged, not shown. */
 export function installErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const known = err instanceof AppError ? err : fromFastify(err);
+    // A lost database is the one 503 database_unavailable (coerceError), whatever query met it.
+    const coerced = coerceError(err);
+    const known = coerced instanceof AppError ? coerced : fromFastify(err);
     if (known) {
-      if (known.status === 429 || known.status === 503) request.log.warn({ reqId: request.id, code: known.code }, known.message);
+      countRefusal(faceOf(request), known.status, known.code);
+      // The request's logger carries its id (reqId); an error is logged without the query values it carries (src/logger.ts).
+      if (known.status === 429 || known.status === 503) request.log.warn({ code: known.code }, known.message);
       reply.headers(errorHeaders(known));
+      // The GraphQL face answers its own error body, also for what Fastify refuses before yoga sees
+      // the request (a body that is not JSON or is too large, another media type).
+      if (faceOf(request) === 'graphql') return reply.status(known.status).type('application/json; charset=utf-8').send({ errors: [graphQLErrorOf(known)] });
       return reply.status(known.status).send(known.toBody());
     }
-    request.log.error({ reqId: request.id, method: request.method, url: request.url.split('?')[0], err }, 'unhandled error');
+    request.log.error({ method: request.method, url: request.url.split('?')[0], err }, 'unhandled error');
     return reply.status(500).send(INTERNAL_ERROR_BODY);
   });
   app.setNotFoundHandler((request, reply) =>

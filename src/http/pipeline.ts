@@ -1,24 +1,86 @@
+import type { IncomingMessage } from 'node:http';
+import proxyaddr from '@fastify/proxy-addr';
+import ipaddr from 'ipaddr.js';
 import type { Transaction } from '../../db/client.ts';
+import type { Config } from '../config.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { withIdempotency, type StoredResponse } from '../accounts/idempotency.ts';
-import { RateLimitedError, rateLimitHeaders } from '../accounts/rate-limit.ts';
+import { RateLimitedError, rateLimitHeaders, type RateLimitState } from '../accounts/rate-limit.ts';
 import { assertPlan } from '../billing/plans.ts';
 import type { EndpointDefinition } from '../endpoints/define.ts';
+import { AppError } from '../shared/errors.ts';
+import { assertStorable } from '../shared/params.ts';
 
 /**
  * The request pipeline every face takes: REST routes, GraphQL over HTTP, each graphql-ws `subscribe`
- * message, and the MCP server at /mcp. Authenticate the key, count the request against the key's
- * per-minute budget (with the RateLimit headers), then run the handler, once per Idempotency-Key for
- * the writes that honour one. Refusals are AppErrors; each face renders them (errors.ts).
+ * message, and the MCP server at /mcp. Authenticate the key (before any body is read; failures
+ * counted per client address), count the request against the key's per-minute budget (with the
+ * RateLimit headers), then run the handler, once per Idempotency-Key for the writes that honour one.
+ * Refusals are AppErrors; each face renders them (errors.ts).
  */
 
 /** Headers a face sends with its answer (the RateLimit headers). */
 export type PipelineHeaders = Record<string, string>;
 
-/** The caller of `authorization` (a Bearer API key); 401 `unauthenticated` for a missing, unknown or revoked key. */
-export function authenticate(core: Pick<Core, 'auth'>, authorization: string | undefined | null): Promise<Principal> {
-  return core.auth.authenticate(authorization);
+/**
+ * Where a request comes from, as the limit on failed authentications tells callers apart: the
+ * connection's peer, or with `trustProxy` the address the trusted proxies report in X-Forwarded-For.
+ * An IPv6 address stands for its /64 (one subscriber's network), an IPv4-mapped one for its IPv4.
+ */
+export function clientAddress(config: Pick<Config, 'trustProxy'>, request: IncomingMessage): string {
+  const trust = config.trustProxy;
+  const peer = trust === undefined ? request.socket.remoteAddress ?? '' : proxyaddr(request, typeof trust === 'number' ? (_address, hop) => hop < trust : trustedProxies(trust));
+  if (!ipaddr.isValid(peer)) return peer;
+  const ip = ipaddr.process(peer);
+  if (ip.kind() === 'ipv4') return ip.toString();
+  const parts = (ip as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
+  return `${parts.join(':')}::/64`;
+}
+
+const compiledProxies = new WeakMap<string[], ReturnType<typeof proxyaddr.compile>>();
+function trustedProxies(list: string[]) {
+  let trust = compiledProxies.get(list);
+  if (!trust) compiledProxies.set(list, (trust = proxyaddr.compile(list)));
+  return trust;
+}
+
+type AuthDeps = Pick<Core, 'auth' | 'config' | 'authFailureLimiter'>;
+
+/** The refusal of an address past its budget of failed authentications. */
+function tooManyFailures(state: RateLimitState): RateLimitedError {
+  return new RateLimitedError(
+    state,
+    `Too many failed authentications from your address: the limit is ${state.limit} per minute. Retry in ${state.resetSecs} s with a valid API key.`,
+  );
+}
+
+/**
+ * The caller of `authorization` (a Bearer API key); 401 `unauthenticated` for a missing, malformed,
+ * unknown or revoked key. With the client's `address` (clientAddress), failures are counted per
+ * address (AUTH_FAILURES_PER_MINUTE): past the budget the address is refused 429 `rate_limited`
+ * before any key it sends is looked at, until the window ends, so guessing keys stops there too.
+ * Without an address (an operation on a socket whose key was checked when it connected) nothing is
+ * counted.
+ */
+export async function authenticate(core: AuthDeps, authorization: string | undefined | null, address?: string): Promise<Principal> {
+  const limited = address !== undefined && core.config.enforceLimits && core.config.authFailuresPerMinute > 0;
+  if (!limited) return core.auth.authenticate(authorization);
+  const bucket = `auth:${address}`;
+  const blocked = core.authFailureLimiter.exhausted(bucket);
+  if (blocked) throw tooManyFailures(blocked);
+  try {
+    return await core.auth.authenticate(authorization);
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 401) throw err;
+    try {
+      await core.authFailureLimiter.consume(bucket);
+    } catch (over) {
+      if (over instanceof RateLimitedError) throw tooManyFailures(over.state);
+      // Counting is bookkeeping: with the database out of reach the answer is still the 401.
+    }
+    throw err;
+  }
 }
 
 /**
@@ -35,11 +97,48 @@ export async function rateLimit(core: Pick<Core, 'config' | 'rateLimiter'>, prin
   }
 }
 
-/** Authenticates and rate-limits one request: the caller, or the AppError that refuses it. */
-export async function admit(core: Pick<Core, 'auth' | 'config' | 'rateLimiter'>, authorization: string | undefined | null, setHeaders?: (headers: PipelineHeaders) => void): Promise<Principal> {
-  const principal = await authenticate(core, authorization);
+/**
+ * Authenticates and rate-limits one request: the caller, or the AppError that refuses it. `address`
+ * (clientAddress) counts failed authentications per client; every face passes it for each request
+ * or connection, before the body is read.
+ */
+export async function admit(
+  core: AuthDeps & Pick<Core, 'rateLimiter'>,
+  authorization: string | undefined | null,
+  setHeaders: (headers: PipelineHeaders) => void = () => {},
+  address?: string,
+): Promise<Principal> {
+  let principal: Principal;
+  try {
+    principal = await authenticate(core, authorization, address);
+  } catch (err) {
+    if (err instanceof RateLimitedError) setHeaders(rateLimitHeaders(err.state, true));
+    throw err;
+  }
   await rateLimit(core, principal, setHeaders);
   return principal;
+}
+
+/**
+ * Counts `count` more requests of an admitted caller (the further messages of an MCP JSON-RPC batch,
+ * whose first one its admission paid for): how many of them the key's budget takes, in order, and
+ * the refusal of the rest. `setHeaders` receives the RateLimit headers as they stand after them.
+ */
+export async function rateLimitMore(
+  core: Pick<Core, 'config' | 'rateLimiter'>,
+  principal: Principal,
+  count: number,
+  setHeaders: (headers: PipelineHeaders) => void = () => {},
+): Promise<{ admitted: number; refusal?: RateLimitedError }> {
+  for (let admitted = 0; admitted < count; admitted++) {
+    try {
+      await rateLimit(core, principal, setHeaders);
+    } catch (err) {
+      if (err instanceof RateLimitedError) return { admitted, refusal: err };
+      throw err;
+    }
+  }
+  return { admitted: count };
 }
 
 /**
@@ -76,6 +175,8 @@ export interface CallOptions<R, S> {
  */
 export async function callEndpoint<I, R, S>(core: Core, principal: Principal, endpoint: EndpointDefinition<I, R>, input: I, options: CallOptions<R, S>): Promise<{ body: S; replayed: boolean }> {
   assertPlan(principal, endpoint.plan, endpoint.planSubject ?? endpoint.title);
+  // Text Postgres cannot hold (NUL, unpaired surrogates) is refused before any handler reads it.
+  assertStorable(input);
   const ctx = { core, principal, signal: options.signal };
   const { prepare } = endpoint;
   if (prepare) {

@@ -1,13 +1,37 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Core } from '../core.ts';
-import { admit } from '../http/pipeline.ts';
+import { admit, clientAddress, rateLimitMore } from '../http/pipeline.ts';
+import { countRefusal } from '../http/metrics.ts';
 import type { Principal } from '../accounts/accounts.ts';
+import type { RateLimitedError } from '../accounts/rate-limit.ts';
 import { AppError } from '../shared/errors.ts';
 import { inProcessBackend } from './in-process.ts';
 import { createMcpServer } from './server.ts';
 
 export const MCP_PATH = '/mcp';
+
+/**
+ * The JSON-RPC error code of a message refused by the key's rate limit (in the range JSON-RPC leaves
+ * to implementations); its `data` is the REST error body with `retryAfter` in seconds, as GraphQL's
+ * `RATE_LIMITED` refusals carry it.
+ */
+export const RATE_LIMITED_RPC_CODE = -32004;
+
+/** Request headers the transport reads (content negotiation, protocol version, session). */
+const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
+type RpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown };
+
+/** A message that expects an answer (a request: it has a method and an id); notifications get none. */
+const expectsAnswer = (message: unknown): message is RpcMessage & { id: string | number } =>
+  typeof message === 'object' && message !== null && typeof (message as RpcMessage).method === 'string' && ['string', 'number'].includes(typeof (message as RpcMessage).id);
+
+/** The JSON-RPC answer of a message over the key's budget: not run, refused like the other faces refuse. */
+function rateLimitedAnswer(id: string | number, refusal: RateLimitedError) {
+  return { jsonrpc: '2.0', id, error: { code: RATE_LIMITED_RPC_CODE, message: refusal.message, data: { ...refusal.toBody(), retryAfter: refusal.state.resetSecs } } };
+}
 
 /**
  * The remote MCP server: Streamable HTTP at /mcp, with the REST API key and rate limit.
@@ -17,42 +41,72 @@ export const MCP_PATH = '/mcp';
  * (no session affinity behind a load balancer); the state that matters (runs, rows) is in Postgres,
  * and long runs are followed with check_run_status rather than server-sent notifications. GET and
  * DELETE (an SSE stream, ending a session) have nothing to serve: 405.
+ *
+ * Every request is admitted before its body is read (a request without a valid key costs no parsing,
+ * and its failure counts against the client's address). A JSON-RPC batch costs one request per
+ * message: its admission pays for the first, each further message takes one more from the key's
+ * budget, and the messages past it are answered with a `rate_limited` JSON-RPC error without being run.
  */
 export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) {
-  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<Principal> => {
+  const admitted = new WeakMap<FastifyRequest, Principal>();
+
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     try {
-      return await admit(core, request.headers.authorization, (headers) => reply.headers(headers));
+      admitted.set(request, await admit(core, request.headers.authorization, (headers) => reply.headers(headers), clientAddress(core.config, request.raw)));
     } catch (err) {
       if (err instanceof AppError && err.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="leadgate"');
       throw err;
     }
   };
 
-  app.post(MCP_PATH, async (request, reply) => {
-    const principal = await authenticate(request, reply);
-    const server = createMcpServer(inProcessBackend(core, principal), core.logger);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    // The transport writes the answer itself; the headers set so far (rate limit) go with it.
-    reply.hijack();
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
-    reply.raw.once('close', () => void server.close().catch(() => {}));
-    try {
-      await server.connect(transport);
-      await transport.handleRequest(request.raw, reply.raw, request.body);
-    } catch (err) {
-      core.logger.error({ err, reqId: request.id }, 'MCP request failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null }));
+  app.post(MCP_PATH, { onRequest }, async (request, reply) => {
+    const principal = admitted.get(request)!;
+    const body = request.body;
+    let run = body;
+    let refused: ReturnType<typeof rateLimitedAnswer>[] = [];
+    if (Array.isArray(body) && body.length > 1 && body.length <= MAX_BATCH_SIZE) {
+      const { admitted: further, refusal } = await rateLimitMore(core, principal, body.length - 1, (headers) => reply.headers(headers));
+      if (refusal) {
+        run = body.slice(0, 1 + further);
+        refused = body.slice(1 + further).filter(expectsAnswer).map((message) => rateLimitedAnswer(message.id, refusal));
+        countRefusal('mcp', 429, 'rate_limited', body.length - 1 - further);
       }
     }
+
+    const server = createMcpServer(inProcessBackend(core, principal), core.logger);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // A client that goes away ends the server, which aborts the calls in flight (a status call waiting).
+    const gone = new Promise<undefined>((resolve) => reply.raw.once('close', () => resolve(undefined)));
+    reply.raw.once('close', () => void server.close().catch(() => {}));
+    const headers = new Headers();
+    for (const name of FORWARDED_HEADERS) {
+      const value = request.headers[name];
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    let response: Response | undefined;
+    try {
+      await server.connect(transport);
+      response = await Promise.race([transport.handleRequest(new Request(new URL(request.url, core.config.publicUrl), { method: 'POST', headers }), { parsedBody: run }), gone]);
+    } catch (err) {
+      core.logger.error({ err, reqId: request.id }, 'MCP request failed');
+      return reply.status(500).type('application/json').send({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+    }
+    if (!response) return reply.hijack();
+
+    reply.status(response.status);
+    response.headers.forEach((value, name) => void reply.header(name, value));
+    const text = await response.text();
+    if (refused.length === 0) return reply.send(text === '' ? undefined : text);
+    // The messages that ran answered (one answer alone is not in an array; notifications alone answer 202 and nothing); the refused ones follow.
+    const answered = response.status === 200 && text !== '' ? [JSON.parse(text)].flat() : response.status === 202 ? [] : undefined;
+    if (!answered) return reply.send(text === '' ? undefined : text);
+    return reply.status(200).type('application/json').send(JSON.stringify([...answered, ...refused]));
   });
 
-  const notAllowed = async (request: FastifyRequest, reply: FastifyReply) => {
-    await authenticate(request, reply);
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Allow', 'POST');
     throw new AppError(405, 'method_not_allowed', 'This MCP server is stateless: send every JSON-RPC message with POST.');
   };
-  app.get(MCP_PATH, notAllowed);
-  app.delete(MCP_PATH, notAllowed);
+  app.get(MCP_PATH, { onRequest }, notAllowed);
+  app.delete(MCP_PATH, { onRequest }, notAllowed);
 }

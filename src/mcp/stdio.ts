@@ -1,5 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import pino from 'pino';
+import { createLogger } from '../logger.ts';
 import { restBackend } from './rest-client.ts';
 import { createMcpServer } from './server.ts';
 
@@ -22,7 +23,7 @@ export async function serveStdio(options: StdioOptions, env: NodeJS.ProcessEnv =
   if (!/^https?:\/\//.test(url)) throw new Error(`--url must be an http or https URL, got "${url}"`);
   if (!key) throw new Error('give an API key with --key or LEADGATE_API_KEY');
 
-  const logger = pino({ level: env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
+  const logger = createLogger(env.LOG_LEVEL ?? 'warn', pino.destination(2));
   const server = createMcpServer(restBackend(url, key), logger);
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fromZodError } from '../shared/errors.ts';
+import { rowOffset } from '../shared/params.ts';
 import { loadConfig } from '../config.ts';
 import { PLAN_PRICE_USD } from '../billing/plans.ts';
 import type { EndpointDefinition } from '../endpoints/define.ts';
@@ -113,7 +114,7 @@ const checkRunStatusInput = z
 const downloadResultsInput = z
   .object({
     runId: runIdArg,
-    offset: z.number().int('must be a whole number').min(0, 'must be at least 0').default(0).describe('First row to return (0-based): 0, then the nextOffset of the previous answer.'),
+    offset: rowOffset().default(0).describe('First row to return (0-based): 0, then the nextOffset of the previous answer.'),
     limit: z
       .number()
       .int('must be a whole number')

@@ -4,8 +4,8 @@ import type { Transaction } from '../../db/client.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { AppError, fromZodError } from '../shared/errors.ts';
-import { assertDownloadable, downloadParams, exportRun } from '../runs/exports.ts';
-import { admit, idempotent as idempotentWrite } from '../http/pipeline.ts';
+import { assertDownloadable, downloadParams, openExport } from '../runs/exports.ts';
+import { admit, clientAddress, idempotent as idempotentWrite } from '../http/pipeline.ts';
 import { endpointRoutes } from './endpoints.ts';
 import { restRunView, restStartView } from '../http/views.ts';
 import { getRun, prepareStart } from '../runs/runs.ts';
@@ -35,6 +35,20 @@ function closedSignal(reply: FastifyReply): AbortSignal {
   return controller.signal;
 }
 
+/**
+ * Arms `reply` to stream a run's file. The status and headers go out with the first bytes, so a
+ * failure after them (the database lost part-way) cannot become an error status: the connection is
+ * broken instead, so the client sees an incomplete transfer rather than a cleanly ended file, and the
+ * failure is logged.
+ */
+function abortOnFailure(request: FastifyRequest, reply: FastifyReply, runId: string, body: NodeJS.ReadableStream): FastifyReply {
+  body.once('error', (err) => {
+    request.log.error({ err, reqId: request.id, runId, url: request.url.split('?')[0] }, 'download failed part-way; connection aborted');
+    reply.raw.destroy();
+  });
+  return reply;
+}
+
 /** The spec's limit on query strings; longer ones must be sent as a POST body. */
 export const MAX_QUERY_STRING_BYTES = 16 * 1024;
 
@@ -46,7 +60,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     if (query >= 0 && Buffer.byteLength(request.url) - query - 1 > MAX_QUERY_STRING_BYTES) {
       throw new AppError(414, 'query_string_too_long', 'The query string is over 16 KB. Send the same parameters as a JSON body with POST to the same path.');
     }
-    request.principal = await admit(core, request.headers.authorization, (headers) => reply.headers(headers));
+    // Before the body is read: a request without a valid key costs no parsing, and its failure counts against its address.
+    request.principal = await admit(core, request.headers.authorization, (headers) => reply.headers(headers), clientAddress(core.config, request.raw));
   });
 
   /** A POST that honours Idempotency-Key: `prepare` checks the request and returns its write (see withIdempotency). */
@@ -82,8 +97,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     const { format, offset, limit } = parseParams(downloadParams, request.query);
     const run = await getRun(core.db, request.principal.accountId, request.params.runId);
     assertDownloadable(run, core.clock());
-    const file = exportRun(core.sql, run, getTool(run.tool).columns, format, { offset, limit });
-    return reply
+    const file = await openExport(core.sql, run, getTool(run.tool).columns, format, { offset, limit });
+    return abortOnFailure(request, reply, run.id, file.body)
       .header('content-type', file.contentType)
       .header('content-disposition', `attachment; filename="${file.fileName}"`)
       .send(file.body);
@@ -110,8 +125,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   app.get<RunParams>('/api/v1/runs/:runId/results', async (request, reply) => {
     const run = await getRun(core.db, request.principal.accountId, request.params.runId);
     assertDownloadable(run, core.clock());
-    const file = exportRun(core.sql, run, getTool(run.tool).columns, 'json');
-    return reply.header('content-type', file.contentType).send(file.body);
+    const file = await openExport(core.sql, run, getTool(run.tool).columns, 'json');
+    return abortOnFailure(request, reply, run.id, file.body).header('content-type', file.contentType).send(file.body);
   });
 
   // The declared endpoints: database APIs, enrichment, wallet, credits, webhooks, lead scraper mode.

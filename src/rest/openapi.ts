@@ -86,7 +86,7 @@ const STATUS_TEXT: Record<Status, string> = {
   422: 'Idempotency-Key reused with a different request',
   429: 'Too many requests',
   500: 'Unexpected error (logged; the message says nothing more)',
-  503: 'The search took too long: narrow it and retry',
+  503: 'Not answered for now: retry',
 };
 
 // The tools of the registry: one start route each (plus the spec's aliases), priced in the description.
@@ -332,6 +332,8 @@ function errorResponses(route: RouteDoc) {
     add(429, ['rate_limited']);
   }
   add(500, ['internal_error']);
+  // Any route that reads the database, while it restarts or is out of reach.
+  add(503, ['database_unavailable']);
   return Object.fromEntries(
     [...byStatus.entries()]
       .sort(([a], [b]) => a - b)
@@ -340,6 +342,7 @@ function errorResponses(route: RouteDoc) {
         {
           description: `${STATUS_TEXT[status]}: ${[...codes].map((c) => `\`${c}\``).join(', ')}.`,
           ...(status === 429 ? { headers: RATE_LIMIT_HEADERS } : {}),
+          ...(status === 503 ? { headers: { 'Retry-After': RATE_LIMIT_HEADERS['Retry-After'] } } : {}),
           ...(status === 401 ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' } } } } : {}),
           content: { 'application/json': { schema: ref('Error'), ...(codes.size === 1 ? { example: errorExample(status, [...codes][0]!) } : {}) } },
         },
@@ -362,6 +365,7 @@ const ERROR_MESSAGES: Record<string, string> = {
   not_found: 'Run not found',
   insufficient_funds: 'The wallet cannot pay for one business (0.0099 USD). Buy credits with POST /api/v1/buy-credits.',
   query_timeout: 'The search took longer than 10 s. Narrow it and retry.',
+  database_unavailable: 'The database is unavailable for a moment (a restart or a failover). Retry in 5 s.',
   daily_limit_reached: 'The daily allowance of 100,000 database records is used up; it resets at midnight UTC, in 3600 s.',
 };
 

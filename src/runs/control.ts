@@ -5,6 +5,7 @@ import { getTool } from '../tools/index.ts';
 import { lockAccount, type Principal } from '../accounts/accounts.ts';
 import { AppError, notFound } from '../shared/errors.ts';
 import { assertNotExpired } from './exports.ts';
+import { assertStorable } from '../shared/params.ts';
 import type { RunEvent } from './events.ts';
 import { finishRunInTx } from './engine.ts';
 import { isTerminal, snapshotOf, type RunSnapshot } from './view.ts';
@@ -22,6 +23,7 @@ export const MAX_WAIT_FOR_FINISH_SECS = 60;
  * spec's cancellable list, 409 `run_finished` once the run has ended; cancelling twice is harmless.
  */
 export async function cancelRun(core: ControlDeps, principal: Principal, runId: string): Promise<RunSnapshot> {
+  assertStorable(runId, 'runId');
   return core.db.transaction(async (tx) => {
     await lockAccount(tx, principal.accountId);
     const [run] = await tx
@@ -55,18 +57,23 @@ export async function cancelRun(core: ControlDeps, principal: Principal, runId: 
  * The run now or, when it is still going, once it ends or `waitSecs` pass, whichever is first
  * (`waitForFinish` on the status route, `waitSecs` of MCP's check_run_status).
  */
-export async function waitForRun(core: Pick<Core, 'db' | 'events'>, principal: Principal, runId: string, waitSecs: number, signal?: AbortSignal): Promise<RunSnapshot> {
+export async function waitForRun(core: Pick<Core, 'db' | 'events'> & Partial<Pick<Core, 'shutdown'>>, principal: Principal, runId: string, waitSecs: number, signal?: AbortSignal): Promise<RunSnapshot> {
   const events = core.events.subscribe('runProgress', runId);
+  // This process stopping ends the wait too: the run is answered as it is rather than hold the stop.
+  let stopWaiting = () => {};
+  const onShutdown = () => stopWaiting();
+  core.shutdown?.addEventListener('abort', onShutdown);
   try {
     // Listen first, then read: an end between the two cannot be missed.
     const current = snapshotOf(await getRun(core.db, principal.accountId, runId));
-    if (isTerminal(current.status) || waitSecs <= 0) return current;
+    if (isTerminal(current.status) || waitSecs <= 0 || core.shutdown?.aborted) return current;
     const timeout = new Promise<'timeout'>((resolve) => {
       const timer = setTimeout(() => resolve('timeout'), waitSecs * 1000);
-      signal?.addEventListener('abort', () => {
+      stopWaiting = () => {
         clearTimeout(timer);
         resolve('timeout');
-      });
+      };
+      signal?.addEventListener('abort', stopWaiting);
     });
     const ended = (async () => {
       for await (const snapshot of events) if (isTerminal(snapshot.status)) return 'ended' as const;
@@ -75,12 +82,13 @@ export async function waitForRun(core: Pick<Core, 'db' | 'events'>, principal: P
     await Promise.race([ended, timeout]);
     return snapshotOf(await getRun(core.db, principal.accountId, runId));
   } finally {
+    core.shutdown?.removeEventListener('abort', onShutdown);
     await events.return();
   }
 }
 
 /** The run now, or once it ends within `waitSecs` (status polling: no subscription unless it waits). */
-export async function runStatus(core: Pick<Core, 'db' | 'events'>, principal: Principal, runId: string, waitSecs = 0, signal?: AbortSignal): Promise<RunSnapshot> {
+export async function runStatus(core: Pick<Core, 'db' | 'events'> & Partial<Pick<Core, 'shutdown'>>, principal: Principal, runId: string, waitSecs = 0, signal?: AbortSignal): Promise<RunSnapshot> {
   if (waitSecs > 0) return waitForRun(core, principal, runId, waitSecs, signal);
   return snapshotOf(await getRun(core.db, principal.accountId, runId));
 }

@@ -4,7 +4,7 @@ import { runTable, TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import type { Row, ToolDefinition } from '../tools/types.ts';
-import { AppError, coerceError } from '../shared/errors.ts';
+import { AppError, coerceError, DatabaseUnavailableError } from '../shared/errors.ts';
 import { formatDollars } from '../billing/money.ts';
 import { isTerminal, snapshotOf } from './view.ts';
 import { lockAccount } from '../accounts/accounts.ts';
@@ -12,6 +12,7 @@ import { enqueueRun, promoteNextRun, releaseRunSlot } from './queue.ts';
 import { runStore } from './store.ts';
 import { settleHold } from '../billing/wallet.ts';
 import { queueRunWebhooks } from './webhooks.ts';
+import { observeFirstRow } from '../shared/metrics.ts';
 
 type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'>;
 
@@ -206,6 +207,7 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
         }
         const handled = holdUsedUp ? rows.length : (batch.handled ?? rows.length);
         const status = await appendBatch(deps, run, first + skip, rows, handled, batch.message, billing);
+        if (first + skip === 0 && rows.length > 0) observeFirstRow(tool.name, startedAt);
         if (status === 'ABORTING') stop('cancelled');
         if (holdUsedUp || reason) {
           seq = first + skip + rows.length;
@@ -216,6 +218,9 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
   } catch (err) {
     // A runner interrupted by a stop may throw; the stop decides how the run ends.
     if (!reason) failure = coerceError(err);
+    // A lost database does not end the run: the error goes to the worker, which runs it again once the
+    // database is back (resuming after the rows stored), or hands it back.
+    if (failure instanceof DatabaseUnavailableError) throw failure;
   } finally {
     clearTimeout(timer);
     workerSignal.removeEventListener('abort', onShutdown);

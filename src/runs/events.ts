@@ -1,8 +1,13 @@
 import { setMaxListeners } from 'node:events';
 import { createPubSub, Repeater, type PubSub } from 'graphql-yoga';
-import { sql as dsql } from 'drizzle-orm';
+import { and, gte, inArray, notInArray, or, sql as dsql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import postgres from 'postgres';
 import type { Executor, Sql } from '../../db/client.ts';
-import type { RunSnapshot } from './view.ts';
+import { runTable, TERMINAL_STATUSES } from '../../db/schema/runs.ts';
+import { randomBase62 } from '../shared/ids.ts';
+import { observeEvent } from '../shared/metrics.ts';
+import { isTerminal, snapshotOf, type RunSnapshot } from './view.ts';
 
 /**
  * Topics of the one typed pubsub. A topic with an id is routed as `${topic}:${id}`.
@@ -42,26 +47,53 @@ interface Envelope {
   detail: unknown;
   /** A run change also goes to its account's topic. */
   account?: { type: string; kind: RunEventKind };
+  /** The bus that published it and when (ms since the epoch): metrics count a change once, where it was made, and time the fan-out. */
+  origin?: string;
+  at?: number;
 }
 
-function routingKey(topic: string, args: unknown[]): Envelope {
-  return args.length === 2 ? { type: `${topic}:${String(args[0])}`, detail: args[1] } : { type: topic, detail: args[0] };
+function routingKey(topic: string, args: unknown[], origin: string): Envelope {
+  const stamp = { origin, at: Date.now() };
+  return args.length === 2 ? { type: `${topic}:${String(args[0])}`, detail: args[1], ...stamp } : { type: topic, detail: args[0], ...stamp };
 }
 
 /** An EventTarget whose dispatches go through NOTIFY and whose listeners are fed by LISTEN. */
 class PostgresEventTarget extends EventTarget {
+  readonly origin = randomBase62(12);
+
   constructor(private readonly sql: Sql) {
     super();
   }
 
   override dispatchEvent(event: Event): boolean {
-    const envelope: Envelope = { type: event.type, detail: (event as CustomEvent).detail };
+    const envelope: Envelope = { type: event.type, detail: (event as CustomEvent).detail, origin: this.origin, at: Date.now() };
     this.sql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`.catch(() => {});
     return true;
   }
 
+  /** The topics this process listens to, with their listeners: what a resync reads again after LISTEN was lost. */
+  readonly topics = new Map<string, Set<unknown>>();
+
+  override addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: AddEventListenerOptions | boolean) {
+    super.addEventListener(type, listener, options);
+    if (listener) (this.topics.get(type) ?? this.topics.set(type, new Set()).get(type)!).add(listener);
+  }
+
+  override removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: EventListenerOptions | boolean) {
+    super.removeEventListener(type, listener, options);
+    const listeners = this.topics.get(type);
+    if (listeners && listener && listeners.delete(listener) && listeners.size === 0) this.topics.delete(type);
+  }
+
+  /** A run as it is now, to this process's listeners only (a resync): its own topic and its account's. */
+  redeliver(accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
+    super.dispatchEvent(new CustomEvent(`runProgress:${snapshot.id}`, { detail: snapshot }));
+    super.dispatchEvent(new CustomEvent(`runEvents:${accountId}`, { detail: { kind, run: snapshot } satisfies RunEvent }));
+  }
+
   deliver(payload: string) {
     const envelope = JSON.parse(payload) as Envelope;
+    observeEvent(envelope.at, envelope.origin === this.origin, envelope.account && { kind: envelope.account.kind, run: envelope.detail as RunSnapshot });
     super.dispatchEvent(new CustomEvent(envelope.type, { detail: envelope.detail }));
     if (envelope.account) {
       const event: RunEvent = { kind: envelope.account.kind, run: envelope.detail as RunSnapshot };
@@ -70,8 +102,8 @@ class PostgresEventTarget extends EventTarget {
   }
 }
 
-function runNotification(accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
-  const envelope: Envelope = { type: `runProgress:${snapshot.id}`, detail: snapshot, account: { type: `runEvents:${accountId}`, kind } };
+function runNotification(origin: string, accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
+  const envelope: Envelope = { type: `runProgress:${snapshot.id}`, detail: snapshot, account: { type: `runEvents:${accountId}`, kind }, origin, at: Date.now() };
   return { channel: CHANNEL, payload: JSON.stringify(envelope) };
 }
 
@@ -103,27 +135,121 @@ function subscribeNow(target: EventTarget, type: string): Repeater<unknown> {
   return repeater;
 }
 
+/** How long before the loss of LISTEN a run may have ended unannounced, against clocks that differ a little. */
+const RESYNC_MARGIN_MS = 60_000;
+
+/**
+ * After LISTEN was lost and holds again, what was published in between never arrives. Each run topic
+ * this process listens to gets its run as it is now; each account topic gets the account's runs in
+ * flight and those ended since the loss (as `finished`). Subscribers skip what they have seen, so a
+ * subscriber waiting for a run's end is not left waiting.
+ */
+async function resync(sql: Sql, target: PostgresEventTarget, lostAt: Date) {
+  const runIds: string[] = [];
+  const accountIds: string[] = [];
+  for (const type of target.topics.keys()) {
+    const at = type.indexOf(':');
+    if (type.slice(0, at) === 'runProgress') runIds.push(type.slice(at + 1));
+    else if (type.slice(0, at) === 'runEvents') accountIds.push(type.slice(at + 1));
+  }
+  if (runIds.length === 0 && accountIds.length === 0) return;
+  const runs = await drizzle(sql)
+    .select()
+    .from(runTable)
+    .where(
+      or(
+        runIds.length > 0 ? inArray(runTable.id, runIds) : undefined,
+        accountIds.length > 0
+          ? and(inArray(runTable.accountId, accountIds), or(notInArray(runTable.status, [...TERMINAL_STATUSES]), gte(runTable.finishedAt, new Date(lostAt.getTime() - RESYNC_MARGIN_MS))))
+          : undefined,
+      ),
+    )
+    .orderBy(runTable.createdAt);
+  for (const run of runs) target.redeliver(run.accountId, isTerminal(run.status) ? 'finished' : 'progress', snapshotOf(run));
+}
+
+/**
+ * LISTEN on a connection of its own that outlives database restarts. postgres.js's `listen` listens
+ * again once when its connection drops, and gives up for good when the database is still down at that
+ * moment; here LISTEN is issued again, backing off, until it holds, and `onListening` runs each time it
+ * does (with when it was lost, after a loss). `ready` settles with the first attempt: a database out
+ * of reach at start fails the start.
+ */
+function listenAcrossRestarts(sql: Sql, channel: string, onPayload: (payload: string) => void, onListening: (lostAt: Date | undefined) => Promise<void>) {
+  let stopped = false;
+  let dropped: (() => void) | undefined;
+  let wake: (() => void) | undefined;
+  // A copy of the pool's options, as postgres.js's own listen makes: one connection, never recycled.
+  const connection = postgres({
+    ...(sql.options as object),
+    max: 1,
+    idle_timeout: null,
+    max_lifetime: null,
+    fetch_types: false,
+    onnotify: (from: string, payload: string) => {
+      if (from === channel) onPayload(payload);
+    },
+    onclose: () => dropped?.(),
+  } as unknown as postgres.Options<Record<string, never>>);
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      setTimeout(resolve, ms).unref();
+    });
+
+  let settle!: (err?: unknown) => void;
+  const ready = new Promise<void>((resolve, reject) => (settle = (err) => (err === undefined ? resolve() : reject(err))));
+  void (async () => {
+    let first = true;
+    let lostAt: Date | undefined;
+    for (let attempt = 0; !stopped; ) {
+      const lost = new Promise<void>((resolve) => (dropped = resolve));
+      try {
+        await connection.unsafe(`listen "${channel}"`);
+        await onListening(lostAt);
+      } catch (err) {
+        if (first) return settle(err);
+        lostAt ??= new Date();
+        await pause(Math.min(100 * 2 ** attempt++, 2_000));
+        continue;
+      }
+      if (first) settle();
+      first = false;
+      attempt = 0;
+      await lost;
+      lostAt = new Date();
+    }
+  })();
+
+  return {
+    ready,
+    async close() {
+      stopped = true;
+      wake?.();
+      await connection.end({ timeout: 1 });
+    },
+  };
+}
+
 export function createEventBus(sql: Sql): EventBus {
   const target = new PostgresEventTarget(sql);
   // Every subscriber of a run listens on its topic: many listeners are the normal case, not a leak.
   setMaxListeners(0, target);
-  const listening = sql.listen(CHANNEL, (payload) => target.deliver(payload));
+  // Re-listens after a database restart and resyncs this process's subscribers (see listenAcrossRestarts, resync).
+  const listening = listenAcrossRestarts(sql, CHANNEL, (payload) => target.deliver(payload), (lostAt) => (lostAt ? resync(sql, target, lostAt) : Promise.resolve()));
   const pubsub = createPubSub<Topics>({ eventTarget: target as never });
   return Object.assign(pubsub, {
     subscribe: ((topic: string, id?: string) => subscribeNow(target, id === undefined ? topic : `${topic}:${id}`)) as PubSub<Topics>['subscribe'],
     async publishInTx<K extends keyof Topics & string>(tx: Executor, topic: K, ...args: Topics[K]) {
-      const envelope = routingKey(topic, args as unknown[]);
+      const envelope = routingKey(topic, args as unknown[], target.origin);
       await tx.execute(dsql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`);
     },
     async publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
-      const { channel, payload } = runNotification(accountId, kind, snapshot);
+      const { channel, payload } = runNotification(target.origin, accountId, kind, snapshot);
       await tx.execute(dsql`select pg_notify(${channel}, ${payload})`);
     },
-    runNotification,
-    ready: listening.then(() => undefined),
-    async close() {
-      const { unlisten } = await listening;
-      await unlisten();
-    },
+    runNotification: (accountId: string, kind: RunEventKind, snapshot: RunSnapshot) => runNotification(target.origin, accountId, kind, snapshot),
+    ready: listening.ready,
+    close: listening.close,
   });
 }

@@ -5,6 +5,7 @@ import type { Sql } from '../../db/client.ts';
 import type { Run } from '../../db/schema/runs.ts';
 import type { Column, Row } from '../tools/types.ts';
 import { AppError } from '../shared/errors.ts';
+import { MAX_INT4, rowOffset } from '../shared/params.ts';
 import { isTerminal } from './view.ts';
 
 export const EXPORT_FORMATS = ['csv', 'json', 'ndjson'] as const;
@@ -17,8 +18,15 @@ export const downloadParams = z
       .preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(EXPORT_FORMATS, { message: `format must be one of ${EXPORT_FORMATS.join(', ')}` }))
       .default('csv')
       .describe('File format; default csv.'),
-    offset: z.coerce.number().int('must be a whole number').min(0, 'must be at least 0').default(0).describe('Rows to skip; default 0.'),
-    limit: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').optional().describe('Rows at most; default all.'),
+    // A row's position is a Postgres integer: offsets and limits past 2^31 − 1 are refused, not sent to a query.
+    offset: rowOffset(z.coerce.number()).default(0).describe('Rows to skip; default 0.'),
+    limit: z.coerce
+      .number()
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(MAX_INT4, `must be at most ${MAX_INT4}`)
+      .optional()
+      .describe('Rows at most; default all.'),
   })
   .loose();
 export type DownloadParams = z.output<typeof downloadParams>;
@@ -77,13 +85,13 @@ async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit
 }
 
 async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'): AsyncGenerator<string> {
+  // The first row is read before the first byte (`[` too), so a query that fails at once fails the request, not the file.
   let first = true;
-  if (format === 'json') yield '[';
   for await (const row of rows) {
-    yield format === 'json' ? `${first ? '' : ','}\n${JSON.stringify(row)}` : `${JSON.stringify(row)}\n`;
+    yield format === 'json' ? `${first ? '[' : ','}\n${JSON.stringify(row)}` : `${JSON.stringify(row)}\n`;
     first = false;
   }
-  if (format === 'json') yield first ? ']\n' : '\n]\n';
+  if (format === 'json') yield first ? '[]\n' : '\n]\n';
 }
 
 /** Streams a run's rows (all, or the range asked for) from Postgres in `format`; CSV has a header row of the tool's columns. */
@@ -107,4 +115,24 @@ export function exportRun(sql: Sql, run: Run, columns: Column[], format: ExportF
     contentType: CONTENT_TYPES[format],
     fileName: `${base}.${format === 'ndjson' ? 'ndjson' : format}`,
   };
+}
+
+/**
+ * `exportRun`, once the file's first bytes are ready (or it has ended): a failure before them (the
+ * first read of the rows) rejects, so the caller can still answer an error status; a failure after
+ * them is an error of the stream, after the status was sent (the caller must then break the transfer).
+ */
+export async function openExport(...args: Parameters<typeof exportRun>): Promise<ReturnType<typeof exportRun>> {
+  const file = exportRun(...args);
+  const { body } = file;
+  await new Promise<void>((resolve, reject) => {
+    const settle = (err?: Error) => {
+      body.off('readable', ready).off('end', ready).off('error', settle);
+      if (err) reject(err);
+      else resolve();
+    };
+    const ready = () => settle();
+    body.once('readable', ready).once('end', ready).once('error', settle);
+  });
+  return file;
 }

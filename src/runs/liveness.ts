@@ -1,11 +1,14 @@
 import type { Sql } from '../../db/client.ts';
 import type { Logger } from '../logger.ts';
+import { isDatabaseUnavailable } from '../shared/errors.ts';
 
 export interface Liveness {
   /** Registers a graphile-worker id of this process. */
   add(workerId: string): void;
   /** Stops beating and forgets this process's workers (their jobs are finished or handed back). */
   stop(): Promise<void>;
+  /** When a heartbeat of this process last reached the database (ms since the epoch), if one has. */
+  lastBeatAt(): number | undefined;
 }
 
 /**
@@ -18,13 +21,16 @@ export interface Liveness {
 export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number): Liveness {
   const ids = new Set<string>();
   const beatMs = Math.max(200, (livenessSecs * 1000) / 4);
+  let lastBeatAt: number | undefined;
 
   const beat = async () => {
     if (ids.size === 0) return;
+    const at = Date.now();
     await sql`
       insert into worker_heartbeat (worker_id, heartbeat_at)
       select unnest(${sql.array([...ids])}::text[]), now()
       on conflict (worker_id) do update set heartbeat_at = excluded.heartbeat_at`;
+    lastBeatAt = Math.max(lastBeatAt ?? 0, at);
   };
 
   const sweep = async () => {
@@ -47,10 +53,33 @@ export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number): L
     await sql`delete from worker_heartbeat where heartbeat_at < now() - interval '1 day'`;
   };
 
+  // After the database was away every worker's last beat is old, live or not: sweep again only once
+  // each live worker has had a whole liveness period to beat, or the jobs of live workers would be
+  // handed out a second time.
+  let away = false;
+  let sweepFrom = 0;
+  const sweepWhenDue = () => {
+    if (away) {
+      away = false;
+      sweepFrom = Date.now() + livenessSecs * 1000;
+      logger.info('database back: heartbeats resumed');
+    }
+    return Date.now() >= sweepFrom ? sweep() : undefined;
+  };
+
+  // One tick at a time: while the database is slow or away, ticks do not pile up on the pool.
+  let ticking = false;
   const tick = () => {
+    if (ticking) return;
+    ticking = true;
     beat()
-      .then(sweep)
-      .catch((err: unknown) => logger.warn({ err }, 'worker heartbeat failed'));
+      .then(sweepWhenDue)
+      .catch((err: unknown) => {
+        // An outage is logged once, not at every beat.
+        if (!away || !isDatabaseUnavailable(err)) logger.warn({ err }, 'worker heartbeat failed');
+        away = true;
+      })
+      .finally(() => (ticking = false));
   };
   const timer = setInterval(tick, beatMs);
   timer.unref();
@@ -67,5 +96,6 @@ export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number): L
       if (ids.size > 0) await sql`delete from worker_heartbeat where worker_id = any(${sql.array([...ids])}::text[])`;
       ids.clear();
     },
+    lastBeatAt: () => lastBeatAt,
   };
 }

@@ -7,9 +7,11 @@ import type { StartInfo, ToolDefinition } from '../tools/types.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { assertNotExpired } from './exports.ts';
+import { assertStorable, cursorTime, unstorable } from '../shared/params.ts';
 import { formatDollars, microsToNumber } from '../billing/money.ts';
 import { assertPlan } from '../billing/plans.ts';
-import { newSigningSecret, webhookUrl } from './webhooks.ts';
+import { checkWebhookUrl, newSigningSecret, webhookUrl } from './webhooks.ts';
+import type { OutboundGuard } from '../net/guard.ts';
 import { newRunId } from '../shared/ids.ts';
 import { snapshotOf, type RunSnapshot } from './view.ts';
 import { placeRun } from './queue.ts';
@@ -29,19 +31,33 @@ export interface StartedRun {
   start: StartInfo;
 }
 
-type StartDeps = Pick<Core, 'db' | 'events' | 'config' | 'accountWrites'>;
+type StartDeps = Pick<Core, 'db' | 'events' | 'config' | 'accountWrites' | 'network'>;
 
 /**
  * Any tool start may carry `webhookUrl`: the run's end is POSTed there, signed with a secret of
- * the run's own, returned once in the start response (`webhookSecret`).
+ * the run's own, returned once in the start response (`webhookSecret`). Its form is checked here;
+ * `guarded` then asks the outbound guard (a DNS lookup, so it is awaited by the write): a URL the
+ * guard refuses is a 400 at `webhookUrl` and the start writes nothing.
  */
-function takeWebhookUrl(raw: unknown): { body: unknown; webhook?: { url: string; secret: string } } {
+function takeWebhookUrl(raw: unknown): { body: unknown; webhook?: { url: string; secret: string; guarded(guard: OutboundGuard): Promise<void> } } {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !('webhookUrl' in raw)) return { body: raw };
   const { webhookUrl: value, ...body } = raw as Record<string, unknown>;
   if (value === undefined || value === null) return { body };
   const parsed = webhookUrl.safeParse(value);
   if (!parsed.success) throw new ValidationError(parsed.error.issues.map((issue) => ({ path: 'webhookUrl', message: issue.message })));
-  return { body, webhook: { url: parsed.data, secret: newSigningSecret() } };
+  const url = parsed.data;
+  return {
+    body,
+    webhook: {
+      url,
+      secret: newSigningSecret(),
+      guarded(guard) {
+        const checked = checkWebhookUrl(guard, url, 'webhookUrl');
+        checked.catch(() => {}); // the write awaits it; until then a refusal is not unhandled
+        return checked;
+      },
+    },
+  };
 }
 
 interface PlannedRun {
@@ -128,10 +144,15 @@ export type PreparedStart = (tx: Transaction) => Promise<StartedRun>;
  */
 export function prepareStart(core: StartDeps, principal: Principal, toolName: string, raw: unknown): PreparedStart {
   const tool = getTool(toolName);
+  // Text Postgres cannot hold (NUL, unpaired surrogates), anywhere in the input, is refused first.
+  assertStorable(raw);
   const { body, webhook } = takeWebhookUrl(raw);
   const main = planRun(principal, tool, body);
   const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({ link, plan: planRun(principal, getTool(link.tool), link.input) }));
+  // The guard's verdict on the webhook URL is looked up while the write waits its turn.
+  const webhookGuarded = webhook?.guarded(core.network.guard);
   return async (tx) => {
+    await webhookGuarded;
     const run = await createRun(core, tx, principal.accountId, main, null, webhook);
     const extra: Record<string, unknown> = {};
     for (const { link, plan } of linked) {
@@ -159,6 +180,7 @@ const getRunStatements = new WeakMap<Executor, ReturnType<typeof prepareGetRun>>
 
 /** A run of the caller's account; another account's run is indistinguishable from a missing one. */
 export async function getRun(db: Executor, accountId: string, runId: string): Promise<Run> {
+  assertStorable(runId, 'runId');
   let statement = getRunStatements.get(db);
   if (!statement) getRunStatements.set(db, (statement = prepareGetRun(db)));
   const [run] = await statement.execute({ id: runId, accountId });
@@ -168,10 +190,12 @@ export async function getRun(db: Executor, accountId: string, runId: string): Pr
 
 /** Batch loader for per-request DataLoaders: results in the order of `ids`, null where not found. */
 export async function loadRuns(db: Executor, accountId: string, ids: readonly string[]): Promise<(RunSnapshot | null)[]> {
-  const rows = await db
+  // An id Postgres could not store names no run.
+  const storable = ids.filter((id) => unstorable(id) === undefined);
+  const rows = storable.length === 0 ? [] : await db
     .select()
     .from(runTable)
-    .where(and(eq(runTable.accountId, accountId), inArray(runTable.id, [...ids])));
+    .where(and(eq(runTable.accountId, accountId), inArray(runTable.id, storable)));
   const byId = new Map(rows.map((r) => [r.id, snapshotOf(r)]));
   return ids.map((id) => byId.get(id) ?? null);
 }
@@ -187,7 +211,7 @@ export const encodeRunCursor = (run: RunSnapshot) =>
 export function decodeRunCursor(cursor: string): RunCursor {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as RunCursor;
-    if (typeof value.id === 'string' && !Number.isNaN(Date.parse(value.createdAt))) return value;
+    if (typeof value.id === 'string' && unstorable(value.id) === undefined && cursorTime(value.createdAt)) return value;
   } catch {
     // fall through
   }

@@ -9,7 +9,11 @@ import type { Core } from '../core.ts';
 import { lockAccount, type Principal } from '../accounts/accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
+import { cursorTime, unstorable } from '../shared/params.ts';
+import type { OutboundGuard } from '../net/guard.ts';
+import { NetError } from '../sources/contacts.ts';
 import { JOBS } from './jobs.ts';
+import { observeWebhookDelivery } from '../shared/metrics.ts';
 import { outputUrl, type RunSnapshot } from './view.ts';
 
 /** The most webhooks one account may register. */
@@ -27,7 +31,10 @@ const EVENT_OF: Partial<Record<RunStatus, WebhookEvent>> = {
   'TIMED-OUT': 'run.timed_out',
 };
 
-/** A webhook URL: http or https, no credentials; where it may connect is decided by the outbound guard at delivery. */
+/**
+ * A webhook URL: http or https, no credentials. Where it may connect is the outbound guard's to say,
+ * when it is registered (checkWebhookUrl) and again at every delivery.
+ */
 export const webhookUrl = z
   .string()
   .trim()
@@ -57,6 +64,22 @@ export const createWebhookInput = z
   })
   .strict();
 
+/**
+ * 400 `validation_failed` at `path` when the outbound guard refuses `url` (a private, loopback,
+ * link-local or metadata address, a name resolving to one, a port other than the web's): such a webhook
+ * could never be delivered. A name that does not resolve (yet) passes: DNS may be set up later, and a
+ * delivery to it is retried.
+ */
+export async function checkWebhookUrl(guard: OutboundGuard, url: string, path: string): Promise<void> {
+  try {
+    await guard.checkUrl(new URL(url));
+  } catch (err) {
+    if (err instanceof NetError && err.kind === 'refused') throw new ValidationError([{ path, message: `refused by the outbound guard: ${err.message}` }]);
+    if (err instanceof NetError) return;
+    throw err;
+  }
+}
+
 /** What every face shows of a webhook; the secret only at creation. */
 export interface WebhookView {
   id: string;
@@ -76,13 +99,17 @@ const viewOf = (w: Webhook): WebhookView => ({
 
 export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-/** Registers an account webhook; the answer carries its signing secret, shown this once. */
-export async function createWebhook(db: Executor, principal: Principal, raw: unknown): Promise<WebhookView & { secret: string }> {
+/**
+ * Registers an account webhook; the answer carries its signing secret, shown this once. A URL the
+ * outbound guard refuses is refused here (checkWebhookUrl).
+ */
+export async function createWebhook(core: Pick<Core, 'db' | 'network'>, principal: Principal, raw: unknown): Promise<WebhookView & { secret: string }> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ValidationError([{ path: '', message: 'the request body must be a JSON object' }]);
   const parsed = createWebhookInput.safeParse(raw);
   if (!parsed.success) throw fromZodError(parsed.error);
   const input = parsed.data;
-  return db.transaction(async (tx) => {
+  await checkWebhookUrl(core.network.guard, input.url, 'url');
+  return core.db.transaction(async (tx) => {
     await lockAccount(tx, principal.accountId);
     const [count] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhookTable).where(eq(webhookTable.accountId, principal.accountId));
     if (count!.n >= MAX_WEBHOOKS_PER_ACCOUNT) {
@@ -163,9 +190,10 @@ export const deliveriesParams = z
 export const deliveryCursor = (d: Pick<WebhookDelivery, 'createdAt' | 'id'>) => Buffer.from(`${d.createdAt.toISOString()}|${d.id}`).toString('base64url');
 
 function parseDeliveryCursor(after: string): { createdAt: Date; id: string } {
-  const [at, id] = Buffer.from(after, 'base64url').toString('utf8').split('|');
-  if (!at || !id || Number.isNaN(Date.parse(at))) throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
-  return { createdAt: new Date(at), id };
+  const [at, id, ...rest] = Buffer.from(after, 'base64url').toString('utf8').split('|');
+  const createdAt = cursorTime(at);
+  if (!createdAt || !id || rest.length > 0 || unstorable(id)) throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
+  return { createdAt, id };
 }
 
 /** A webhook's delivery log, newest first, by keyset (`nextAfter` is null at the end). */
@@ -336,7 +364,9 @@ type DeliverDeps = Pick<Core, 'db' | 'logger'> & { post: WebhookPost };
 /**
  * One attempt of a delivery: signs the payload (Standard Webhooks: `webhook-id`, `webhook-timestamp`,
  * `webhook-signature`) and POSTs it. A 2xx answer delivers it; anything else is recorded in the log
- * and thrown, so the job is tried again later, until the last attempt marks it failed.
+ * and thrown, so the job is tried again later, until the last attempt marks it failed. A URL the
+ * outbound guard refuses (its name now resolves to a private address, say) fails at once, for good:
+ * the refusal is the delivery's `lastError`, and the job ends without a retry or an error stack.
  */
 export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, attempt: number, maxAttempts: number, signal?: AbortSignal) {
   const [delivery] = await deps.db.select().from(webhookDeliveryTable).where(eq(webhookDeliveryTable.id, deliveryId));
@@ -344,6 +374,7 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, atte
   const secret = await signingSecret(deps.db, delivery);
   if (!secret) {
     await deps.db.update(webhookDeliveryTable).set({ status: 'failed', lastError: 'the webhook no longer exists' }).where(eq(webhookDeliveryTable.id, deliveryId));
+    observeWebhookDelivery('dropped');
     return;
   }
   const body = JSON.stringify(delivery.payload);
@@ -357,14 +388,16 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, atte
   };
   let status: number | null = null;
   let error: string | null = null;
+  let refused = false;
   try {
     status = (await deps.post(delivery.url, body, headers, signal)).status;
     if (status < 200 || status > 299) error = `the receiver answered ${status}`;
   } catch (err) {
-    error = (err as Error).message;
+    refused = err instanceof NetError && err.kind === 'refused';
+    error = refused ? `refused by the outbound guard: ${(err as Error).message}` : (err as Error).message;
   }
   const done = error === null;
-  const last = !done && attempt >= maxAttempts;
+  const last = !done && (refused || attempt >= maxAttempts);
   await deps.db
     .update(webhookDeliveryTable)
     .set({
@@ -376,8 +409,10 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, atte
       deliveredAt: done ? sentAt : null,
     })
     .where(eq(webhookDeliveryTable.id, deliveryId));
+  observeWebhookDelivery(done ? 'delivered' : refused ? 'refused' : last ? 'failed' : 'retrying');
   if (!done && !last) throw new AppError(502, 'webhook_delivery_failed', `Delivery ${deliveryId} attempt ${attempt} failed: ${error}`);
-  if (last) deps.logger.warn({ deliveryId, url: delivery.url, error }, 'webhook delivery failed for good');
+  // The host only: a webhook URL's path or query may be a credential of its own (a chat app's incoming webhook).
+  if (last) deps.logger.warn({ deliveryId, runId: delivery.runId, host: URL.canParse(delivery.url) ? new URL(delivery.url).host : undefined, error }, refused ? 'webhook delivery refused by the outbound guard; not retried' : 'webhook delivery failed for good');
 }
 
 async function signingSecret(db: Executor, delivery: WebhookDelivery): Promise<string | null> {

@@ -47,8 +47,58 @@ export function fromZodError(error: z.ZodError): ValidationError {
   return new ValidationError(details);
 }
 
-/** Normalises anything thrown into an Error. */
+/** Normalises anything thrown into an Error; a lost or restarting database becomes the one `DatabaseUnavailableError`. */
 export function coerceError(err: unknown): Error {
+  if (err instanceof Error && !(err instanceof AppError) && isDatabaseUnavailable(err)) return new DatabaseUnavailableError(undefined, err);
   if (err instanceof Error) return err;
   return new Error(typeof err === 'string' ? err : JSON.stringify(err));
+}
+
+/**
+ * How a database that cannot be reached, or that ends or refuses sessions, shows in an error: the
+ * socket's codes, postgres.js's connection codes, and SQLSTATE 57P01–57P03 (admin shutdown, crash
+ * shutdown, cannot connect now) and class 08 (connection exception).
+ */
+const DATABASE_UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+
+/** Whether `err` (or an error it wraps, as drizzle's query errors do) says the database is unreachable or restarting. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && DATABASE_UNAVAILABLE_CODES.has(code)) return true;
+    // node-postgres (graphile-worker's pool) says a lost connection in words only.
+    if (typeof message === 'string' && /^(Connection terminated|Client has encountered a connection error)/.test(message)) return true;
+  }
+  return false;
+}
+
+/** 503 `database_unavailable`: the database is restarting or out of reach; the caller retries after `retryAfterSecs`. */
+export class DatabaseUnavailableError extends AppError {
+  constructor(
+    readonly retryAfterSecs = 5,
+    cause?: unknown,
+  ) {
+    super(503, 'database_unavailable', `The database is unavailable for a moment (a restart or a failover). Retry in ${retryAfterSecs} s.`);
+    if (cause !== undefined) this.cause = cause;
+  }
 }

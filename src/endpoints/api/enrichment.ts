@@ -1,13 +1,18 @@
 import { defineEndpoint, type RestRequest } from '../define.ts';
 import { enrichLeads } from '../enrich-leads.ts';
+import { PREVIEW_SAMPLE_SIZE } from '../enrichment.ts';
 import { enrichLocalBusinesses } from '../enrich-local-businesses.ts';
 import { enrichLeadsRequest, enrichLeadsResponse, enrichLocalBusinessesRequest, enrichLocalBusinessesResponse } from '../schemas.ts';
 
 // The spec's route heading says GET, every example POSTs a JSON body.
 const REFUSE_GET = 'Send enrichment requests with POST and a JSON body: {"rows": [...], "preview": false}.';
 const body = (request: RestRequest) => request.body;
+const PREVIEW_OK = 'Every row with what was found; or, for a preview, the counts and a sample with contact values masked.';
 const MCP_ANNOTATIONS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
-const MCP_LIMITS = { perCall: 'rows up to 1,000 per call', besides: 'preview: true answers the match count and a sample without counting' };
+const MCP_LIMITS = {
+  perCall: 'rows up to 1,000 per call',
+  besides: `preview: true answers the match count and ${PREVIEW_SAMPLE_SIZE} matched rows with emails, phone numbers and profile URLs masked, without counting`,
+};
 
 export const leadEnrichment = defineEndpoint({
   name: 'enrichLeads',
@@ -15,7 +20,7 @@ export const leadEnrichment = defineEndpoint({
   tag: 'Enrichment',
   description:
     'Match priority: email, social profile URL, mobile (last 10 digits, country codes ignored), company domain (its most senior person: CEO, other C-suite, VP, Director, then others).',
-  rest: { path: '/api/v1/enrich', methods: ['post'], refuseGet: REFUSE_GET, input: body, ok: 'Every row with what was found, or a preview.' },
+  rest: { path: '/api/v1/enrich', methods: ['post'], refuseGet: REFUSE_GET, input: body, ok: PREVIEW_OK },
   graphql: { field: 'enrichLeads' },
   mcp: {
     tool: 'enrich_leads',
@@ -42,7 +47,7 @@ export const localBusinessEnrichment = defineEndpoint({
   tag: 'Enrichment',
   description:
     'Match priority: phone (a number without country is tried as US and as Canadian), then name with city or postal code, then website (one location of the business).',
-  rest: { path: '/api/v1/enrich/local-businesses', methods: ['post'], refuseGet: REFUSE_GET, input: body, ok: 'Every row with what was found, or a preview.' },
+  rest: { path: '/api/v1/enrich/local-businesses', methods: ['post'], refuseGet: REFUSE_GET, input: body, ok: PREVIEW_OK },
   graphql: { field: 'enrichLocalBusinesses' },
   mcp: {
     tool: 'enrich_local_businesses',

@@ -11,7 +11,7 @@ export const createAccountWebhook = defineEndpoint({
   title: 'Register an account webhook',
   tag: 'Webhooks',
   description:
-    'Events are POSTed to url when a run of the account ends (run.succeeded, run.failed, run.aborted, run.timed_out), signed per the Standard Webhooks spec (webhook-id, webhook-timestamp, webhook-signature) and retried with exponential backoff for about a day. At most 20 webhooks per account.',
+    'Events are POSTed to url when a run of the account ends (run.succeeded, run.failed, run.aborted, run.timed_out), signed per the Standard Webhooks spec (webhook-id, webhook-timestamp, webhook-signature) and retried with exponential backoff for about a day. At most 20 webhooks per account. A url the outbound guard refuses (a private, loopback, link-local or metadata address, a host name resolving to one, a port other than 80 for http and 443 for https) answers 400 validation_failed saying why; at delivery such a refusal fails the delivery at once, without retries.',
   rest: {
     path: PATH,
     methods: ['post'],
@@ -24,7 +24,7 @@ export const createAccountWebhook = defineEndpoint({
   request: createWebhookInput,
   response: createdWebhookResponse,
   errors: {},
-  handler: ({ core, principal }, body: unknown) => createWebhook(core.db, principal, body),
+  handler: ({ core, principal }, body: unknown) => createWebhook(core, principal, body),
   respond: (webhook) => ({ webhook }),
 });
 

@@ -44,9 +44,20 @@ const LINK_SCORES: [RegExp, number][] = [
 ];
 const FILE = /\.(pdf|jpe?g|png|gif|webp|svg|zip|docx?|xlsx?|pptx?|mp4|mp3|css|js|xml|json|ics)$/i;
 
+/** The path of `url` as text, or undefined when its percent-escapes are not UTF-8 (`/team%E0%A4`). */
+function decodedPath(url: URL): string | undefined {
+  try {
+    return decodeURIComponent(url.pathname);
+  } catch {
+    return undefined;
+  }
+}
+
+/** 0 for a link the crawler skips: a file, or a path whose escapes do not decode (one bad link never costs the site). */
 export function linkScore(url: URL, text: string): number {
-  if (FILE.test(url.pathname)) return 0;
-  const subject = `${decodeURIComponent(url.pathname).toLowerCase().replace(/[_/.]+/g, ' ')} ${text.toLowerCase()}`;
+  const path = decodedPath(url);
+  if (path === undefined || FILE.test(url.pathname)) return 0;
+  const subject = `${path.toLowerCase().replace(/[_/.]+/g, ' ')} ${text.toLowerCase()}`;
   let best = 0;
   for (const [pattern, score] of LINK_SCORES) if (pattern.test(subject)) best = Math.max(best, score);
   return best;
