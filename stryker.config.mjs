@@ -35,9 +35,9 @@ export default {
     'src/accounts/idempotency.ts',
     // access checks: cancel, status, waits and item streams of a run (not the account event stream below them),
     // and a webhook's registration, deletion and delivery log (not the delivery worker)
-    'src/runs/control.ts:1-133',
-    'src/runs/webhooks.ts:79-124',
-    'src/runs/webhooks.ts:162-191',
+    'src/runs/control.ts:1-141',
+    'src/runs/webhooks.ts:73-152',
+    'src/runs/webhooks.ts:190-225',
     // CSV export
     'src/runs/exports.ts',
     // the outbound guard

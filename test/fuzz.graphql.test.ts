@@ -1,21 +1,16 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { schema } from '../schema/index.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { fuzzSuite } from './helpers/fuzz-suite.ts';
 import {
   assertHealthy,
   checkWrites,
-  createLane,
   describeCase,
   FUZZ_CASES,
-  FUZZ_LANES,
-  FUZZ_SEED,
   fuzzParameters,
   graphqlCase,
   graphqlVerdict,
-  LanePool,
   routeTimeout,
-  Statuses,
   type GraphQLCase,
   type Lane,
 } from './helpers/fuzz.ts';
@@ -33,21 +28,7 @@ const FIELDS = [
 ];
 const ACCEPT = ['application/graphql-response+json', 'application/json', 'application/graphql-response+json, application/json;q=0.9', '*/*'];
 
-let t: TestApp;
-let pool: LanePool;
-const statuses = new Statuses();
-
-beforeAll(async () => {
-  t = await startTestApp({ worker: false });
-  const lanes = await Promise.all(Array.from({ length: FUZZ_LANES }, () => createLane(t)));
-  pool = new LanePool(lanes);
-  console.log(`GraphQL fuzz: seed ${FUZZ_SEED} (replay with FUZZ_SEED=${FUZZ_SEED}), ${FUZZ_CASES} cases per field`);
-});
-afterAll(async () => {
-  const summary = statuses.summary('GraphQL answers');
-  if (summary) console.log(summary);
-  await t?.stop();
-});
+const suite = fuzzSuite('GraphQL', 'field');
 
 /** Sends an operation with the lane's key: POST, or GET for some queries (short ones). */
 async function send(lane: Lane, c: GraphQLCase, accept: string): Promise<{ status: number; text: string }> {
@@ -55,8 +36,8 @@ async function send(lane: Lane, c: GraphQLCase, accept: string): Promise<{ statu
   const query = new URLSearchParams({ query: c.query, variables: JSON.stringify(c.variables) }).toString();
   const res =
     c.get && query.length < 8_000
-      ? await fetch(`${t.url}/graphql?${query}`, { headers })
-      : await fetch(`${t.url}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query: c.query, variables: c.variables }) });
+      ? await fetch(`${suite.t.url}/graphql?${query}`, { headers })
+      : await fetch(`${suite.t.url}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query: c.query, variables: c.variables }) });
   return { status: res.status, text: await res.text() };
 }
 
@@ -71,7 +52,7 @@ describe.concurrent(`every GraphQL query and mutation, ${FUZZ_CASES} generated o
       `${operation} ${field}`,
       async () => {
         let cases = 0;
-        await pool.use(async (lane) => {
+        await suite.pool.use(async (lane) => {
           const operations = fc.tuple(graphqlCase(schema, operation, field, { ids: lane.ids }), fc.constantFrom(...ACCEPT));
           await fc.assert(
             fc.asyncProperty(operations, async ([c, accept]) => {
@@ -84,15 +65,15 @@ describe.concurrent(`every GraphQL query and mutation, ${FUZZ_CASES} generated o
                 throw new Error(`the transfer broke (${(err as Error).message})\n${what()}`);
               }
               const verdict = graphqlVerdict(answer.status, answer.text, field, operation === 'mutation');
-              statuses.count(`${operation} ${field}`, verdict.refused ? `${answer.status} refused` : `${answer.status}`);
+              suite.statuses.count(`${operation} ${field}`, verdict.refused ? `${answer.status} refused` : `${answer.status}`);
               if (verdict.violation) throw new Error(`${verdict.violation}\n${what()}`);
-              await checkWrites(t, lane, verdict.refused, what);
+              await checkWrites(suite.t, lane, verdict.refused, what);
             }),
             fuzzParameters(),
           );
         });
         expect(cases).toBeGreaterThanOrEqual(FUZZ_CASES);
-        await assertHealthy(t);
+        await assertHealthy(suite.t);
       },
       routeTimeout(),
     );

@@ -1,24 +1,19 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EndpointDefinition } from '../src/endpoints/define.ts';
 import { ENDPOINTS } from '../src/endpoints/index.ts';
 import { MCP_TOOLS } from '../src/mcp/tools.ts';
 import { TOOLS } from '../src/tools/index.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { fuzzSuite } from './helpers/fuzz-suite.ts';
 import {
   assertHealthy,
   checkWrites,
-  createLane,
   describeCase,
   FUZZ_CASES,
-  FUZZ_LANES,
-  FUZZ_SEED,
   fuzzParameters,
-  LanePool,
   mcpCase,
   mcpVerdict,
   routeTimeout,
-  Statuses,
   type Lane,
   type McpToolInfo,
 } from './helpers/fuzz.ts';
@@ -36,31 +31,17 @@ const EXAMPLES = new Map<string, unknown>([
   ...(ENDPOINTS as readonly EndpointDefinition[]).filter((e) => e.mcp && e.rest.example !== undefined).map((e) => [e.mcp!.tool, e.rest.example] as const),
 ]);
 
-let t: TestApp;
-let pool: LanePool;
-const statuses = new Statuses();
-
-beforeAll(async () => {
-  t = await startTestApp({ worker: false });
-  const lanes = await Promise.all(Array.from({ length: FUZZ_LANES }, () => createLane(t)));
-  pool = new LanePool(lanes);
-  console.log(`MCP fuzz: seed ${FUZZ_SEED} (replay with FUZZ_SEED=${FUZZ_SEED}), ${FUZZ_CASES} cases per tool`);
-});
-afterAll(async () => {
-  const summary = statuses.summary('MCP answers');
-  if (summary) console.log(summary);
-  await t?.stop();
-});
+const suite = fuzzSuite('MCP', 'tool');
 
 const post = (key: string, body: unknown) =>
-  fetch(`${t.url}/mcp`, {
+  fetch(`${suite.t.url}/mcp`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: JSON.stringify(body),
   });
 
 it('fuzzes every tool the server lists', async () => {
-  const { apiKey } = await t.account();
+  const { apiKey } = await suite.t.account();
   const res = await post(apiKey, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
   const listed = ((await res.json()) as { result: { tools: { name: string }[] } }).result.tools.map((tool) => tool.name);
   expect(listed.sort()).toEqual(MCP_TOOLS.map((tool) => tool.name).sort());
@@ -73,7 +54,7 @@ describe.concurrent(`every MCP tool, ${FUZZ_CASES} generated calls each`, () => 
       tool.name,
       async () => {
         let cases = 0;
-        await pool.use(async (lane: Lane) => {
+        await suite.pool.use(async (lane: Lane) => {
           const calls = mcpCase(info, { ids: lane.ids });
           await fc.assert(
             fc.asyncProperty(calls, async (message) => {
@@ -87,15 +68,15 @@ describe.concurrent(`every MCP tool, ${FUZZ_CASES} generated calls each`, () => 
                 throw new Error(`the transfer broke (${(err as Error).message})\n${what()}`);
               }
               const verdict = mcpVerdict(answer.status, answer.text);
-              statuses.count(tool.name, verdict.refused ? `${answer.status} refused` : `${answer.status}`);
+              suite.statuses.count(tool.name, verdict.refused ? `${answer.status} refused` : `${answer.status}`);
               if (verdict.violation) throw new Error(`${verdict.violation}\n${what()}`);
-              await checkWrites(t, lane, verdict.refused, what);
+              await checkWrites(suite.t, lane, verdict.refused, what);
             }),
             fuzzParameters(),
           );
         });
         expect(cases).toBeGreaterThanOrEqual(FUZZ_CASES);
-        await assertHealthy(t);
+        await assertHealthy(suite.t);
       },
       routeTimeout(),
     );

@@ -1,22 +1,17 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, OPENAPI_PATH } from '../src/rest/openapi.ts';
-import { startTestApp, type TestApp } from './helpers/app.ts';
+import { fuzzSuite } from './helpers/fuzz-suite.ts';
 import {
   assertHealthy,
   checkWrites,
-  createLane,
   describeCase,
   FUZZ_CASES,
-  FUZZ_LANES,
-  FUZZ_SEED,
   fuzzParameters,
-  LanePool,
   restCase,
   restRoutesOf,
   restViolation,
   routeTimeout,
-  Statuses,
   type Lane,
   type RestCase,
 } from './helpers/fuzz.ts';
@@ -34,31 +29,16 @@ const operations = (doc: { paths: Record<string, Record<string, unknown>> }) =>
     .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`))
     .sort();
 
-let t: TestApp;
-let lanes: Lane[];
-let pool: LanePool;
-const statuses = new Statuses();
-
-beforeAll(async () => {
-  t = await startTestApp({ worker: false });
-  lanes = await Promise.all(Array.from({ length: FUZZ_LANES }, () => createLane(t)));
-  pool = new LanePool(lanes);
-  console.log(`REST fuzz: seed ${FUZZ_SEED} (replay with FUZZ_SEED=${FUZZ_SEED}), ${FUZZ_CASES} cases per route`);
-});
-afterAll(async () => {
-  const summary = statuses.summary('REST answers');
-  if (summary) console.log(summary);
-  await t?.stop();
-});
+const suite = fuzzSuite('REST', 'route');
 
 /** Sends a case with the lane's key; a broken transfer is a failure like a 5xx. */
 async function send(lane: Lane, c: RestCase): Promise<{ status: number; contentType: string; text: string }> {
-  const res = await fetch(`${t.url}${c.url}`, { method: c.method, headers: { authorization: `Bearer ${lane.key}`, ...c.headers }, body: c.body });
+  const res = await fetch(`${suite.t.url}${c.url}`, { method: c.method, headers: { authorization: `Bearer ${lane.key}`, ...c.headers }, body: c.body });
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
 }
 
 it('fuzzes every operation of the document the service serves', async () => {
-  const served = await t.request('GET', OPENAPI_PATH);
+  const served = await suite.t.request('GET', OPENAPI_PATH);
   expect(served.status).toBe(200);
   expect(operations(served.body)).toEqual(operations(DOC));
   expect(ROUTES.length).toBe(operations(DOC).length);
@@ -70,7 +50,7 @@ describe.concurrent(`every REST route, ${FUZZ_CASES} generated requests each`, (
       `${route.method} ${route.path}`,
       async () => {
         let cases = 0;
-        await pool.use(async (lane) => {
+        await suite.pool.use(async (lane) => {
           const requests = restCase(route, { root: DOC, ids: lane.ids, idsByParam: { runId: [lane.runId], id: [lane.webhookId] } });
           await fc.assert(
             fc.asyncProperty(requests, async (c) => {
@@ -82,16 +62,16 @@ describe.concurrent(`every REST route, ${FUZZ_CASES} generated requests each`, (
               } catch (err) {
                 throw new Error(`the transfer broke (${(err as Error).message}; ${String((err as Error).cause ?? '')})\n${what()}`);
               }
-              statuses.count(`${route.method} ${route.path}`, String(answer.status));
+              suite.statuses.count(`${route.method} ${route.path}`, String(answer.status));
               const violation = restViolation(answer.status, answer.contentType, answer.text);
               if (violation) throw new Error(`${violation}\n${what()}`);
-              await checkWrites(t, lane, answer.status >= 400, what);
+              await checkWrites(suite.t, lane, answer.status >= 400, what);
             }),
             fuzzParameters(),
           );
         });
         expect(cases).toBeGreaterThanOrEqual(FUZZ_CASES);
-        await assertHealthy(t);
+        await assertHealthy(suite.t);
       },
       routeTimeout(),
     );
