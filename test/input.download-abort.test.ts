@@ -17,9 +17,13 @@ import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
  * an error status.
  */
 
-const ROWS = 20_000;
-/** About 20 MB of rows: far more than the socket buffers hold, so the database is still being read when the client pauses. */
-const ROW_TEXT = 'x'.repeat(1_000);
+const ROWS = 25_000;
+/**
+ * About 50 MB of rows: more than the socket buffers can hold (Linux grows a loopback receive buffer up
+ * to net.ipv4.tcp_rmem's maximum, 32 MB here, plus 4 MB of send buffer), so the export is still reading
+ * rows, held back by the paused client, when the database session is ended.
+ */
+const ROW_TEXT = 'x'.repeat(2_000);
 
 let database: TestDatabase;
 let app: App;
