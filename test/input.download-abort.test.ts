@@ -102,11 +102,35 @@ describe('a download that loses its database part-way', () => {
     const before = logLines.length;
     const transfer = await downloadLosingTheDatabase(format);
     expect(transfer.status).toBe(200);
-    expect(transfer.broken).toBe(true);
+    expect({ broken: transfer.broken, bytes: transfer.bytes, complete: transfer.complete }).toMatchObject({ broken: true });
     expect(transfer.complete).toBe(false);
     expect(transfer.bytes).toBeLessThan(ROWS * ROW_TEXT.length);
     const logged = logLines.slice(before).filter((line) => line.msg === 'download failed part-way; connection aborted');
     expect(logged).toEqual([expect.objectContaining({ level: 50, runId, url: `/api/downloads/${runId}` })]);
+  });
+
+  it('breaks a transfer whose rows end before the run’s count, whatever the driver reports', async () => {
+    // A run that says it has 3 rows and has 2 (as a read cut short by a lost session looks to the export).
+    const [{ account_id: accountId }] = await app.core.sql<{ account_id: string }[]>`select account_id from run where id = ${runId}`;
+    const short = newRunId();
+    await app.core.sql`insert into run (id, account_id, tool, status, status_message, input, requested, handled, item_count, started_at, finished_at, expires_at)
+      values (${short}, ${accountId}, 'maps', 'SUCCEEDED', 'Done', '{}'::jsonb, 3, 3, 3, now(), now(), now() + interval '2 days')`;
+    await app.core.sql`insert into run_item (run_id, seq, data) values (${short}, 0, '{"name":"a"}'), (${short}, 1, '{"name":"b"}')`;
+    for (const format of ['csv', 'ndjson']) {
+      const before = logLines.length;
+      const broken = await new Promise<boolean>((resolve, reject) => {
+        http
+          .get(`${url}/api/downloads/${short}?format=${format}`, { headers: { authorization: `Bearer ${key}` } }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(false));
+            res.on('error', () => resolve(true));
+            res.on('aborted', () => resolve(true));
+          })
+          .on('error', reject);
+      });
+      expect(broken).toBe(true);
+      expect(logLines.slice(before).filter((line) => line.msg === 'download failed part-way; connection aborted')).toHaveLength(1);
+    }
   });
 
   it('still answers the next download in full', async () => {

@@ -78,10 +78,23 @@ export function assertDownloadable(run: Run, now = new Date()) {
   assertNotExpired(run, now);
 }
 
-async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit?: number }): AsyncGenerator<Row> {
+/**
+ * The run's rows from `range.offset`, read in batches. A finished run's rows are numbered 0 to
+ * itemCount − 1 and never change, so the read must yield at least `expected` rows: fewer means it was
+ * cut short (a database session ended under it, which a driver may report as a plain end), and that is
+ * an error of the file, never a shorter file that looks whole.
+ */
+async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit?: number }, expected: number): AsyncGenerator<Row> {
   const limit = range.limit === undefined ? sql`` : sql`limit ${range.limit}`;
   const cursor = sql`select data from run_item where run_id = ${runId} and seq >= ${range.offset} order by seq ${limit}`.cursor(500);
-  for await (const batch of cursor) for (const { data } of batch) yield data as Row;
+  let read = 0;
+  for await (const batch of cursor) {
+    for (const { data } of batch) {
+      read += 1;
+      yield data as Row;
+    }
+  }
+  if (read < expected) throw new Error(`the rows of run ${runId} ended after ${read} of ${expected}`);
 }
 
 async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'): AsyncGenerator<string> {
@@ -96,7 +109,8 @@ async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'):
 
 /** Streams a run's rows (all, or the range asked for) from Postgres in `format`; CSV has a header row of the tool's columns. */
 export function exportRun(sql: Sql, run: Run, columns: Column[], format: ExportFormat, range: { offset: number; limit?: number } = { offset: 0 }) {
-  const rows = itemRows(sql, run.id, range);
+  const expected = Math.min(range.limit ?? Infinity, Math.max(0, run.itemCount - range.offset));
+  const rows = itemRows(sql, run.id, range, expected);
   let body: Readable;
   if (format === 'csv') {
     const csv = stringify({ header: true, columns: columns.map((c) => ({ key: c.key, header: c.header })), bom: false });
