@@ -111,7 +111,8 @@ describe('a download that loses its database part-way', () => {
 
   it('breaks a transfer whose rows end before the run’s count, whatever the driver reports', async () => {
     // A run that says it has 3 rows and has 2 (as a read cut short by a lost session looks to the export).
-    const [{ account_id: accountId }] = await app.core.sql<{ account_id: string }[]>`select account_id from run where id = ${runId}`;
+    const [owner] = await app.core.sql<{ account_id: string }[]>`select account_id from run where id = ${runId}`;
+    const accountId = owner!.account_id;
     const short = newRunId();
     await app.core.sql`insert into run (id, account_id, tool, status, status_message, input, requested, handled, item_count, started_at, finished_at, expires_at)
       values (${short}, ${accountId}, 'maps', 'SUCCEEDED', 'Done', '{}'::jsonb, 3, 3, 3, now(), now(), now() + interval '2 days')`;
