@@ -423,3 +423,26 @@ describe('what the account’s event stream hears', () => {
     expect(kinds).toEqual([`progress 50 RUNNING`, `progress 100 RUNNING`, `progress ${expectedRows} RUNNING`, `finished ${expectedRows} SUCCEEDED`]);
   });
 });
+
+describe('a cancel accepted after the last batch', () => {
+  it('ends the run ABORTED, not SUCCEEDED, with every row it stored', async () => {
+    const { principal } = await account();
+    const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const real = t.app.core.sources.localBusinesses;
+    let pages = 0;
+    const sources: Sources = {
+      ...t.app.core.sources,
+      localBusinesses: {
+        ...real,
+        searchPlaces: async (query) => {
+          if (pages++ < 2) return real.searchPlaces(query);
+          // The cancel lands while the runner reads its last (empty) page; nothing announces it in time.
+          await t.app.core.sql`update run set status = 'ABORTING', status_message = 'Cancelling: results stored so far are kept' where id = ${r.id}`;
+          return [];
+        },
+      },
+    };
+    await executeRun({ ...t.app.core, sources }, r.id);
+    expect(await run(r.id)).toMatchObject({ status: 'ABORTED', status_message: 'Cancelled: 100 businesses kept', item_count: 100, charged: 100n * PRICE, settled: true });
+  });
+});

@@ -60,13 +60,21 @@ async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: R
   });
 }
 
+const cancelledMessage = (items: number, tool: ToolDefinition) => `Cancelled: ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`;
+
 /**
  * Moves a run to a terminal status once (later calls change nothing), in the caller's transaction
  * with the account locked: settles the hold (release it, charge the final cost) and starts the
  * account's next waiting run. Returns false when the run had already ended.
  */
 export async function finishRunInTx(deps: EngineDeps, tx: Transaction, run: Pick<Run, 'id' | 'accountId'>, tool: ToolDefinition, status: RunStatus, message: string, errorDetail?: string): Promise<boolean> {
-  const [before] = await tx.select({ status: runTable.status }).from(runTable).where(eq(runTable.id, run.id)).for('update');
+  const [before] = await tx.select({ status: runTable.status, itemCount: runTable.itemCount }).from(runTable).where(eq(runTable.id, run.id)).for('update');
+  // A cancel accepted after the runner's last batch: the caller was told ABORTING, so the run ends
+  // ABORTED, with every row it stored.
+  if (before?.status === 'ABORTING' && status === 'SUCCEEDED') {
+    status = 'ABORTED';
+    message = cancelledMessage(before.itemCount, tool);
+  }
   const [updated] = await tx
     .update(runTable)
     .set({
@@ -110,7 +118,6 @@ type StopReason = 'cancelled' | 'timed-out' | 'shutdown';
 export const runTimeLimitSecs = (tool: ToolDefinition, config: Pick<Core['config'], 'runTimeoutSecs'>) =>
   Math.min(tool.maxRunSecs ?? config.runTimeoutSecs, config.runTimeoutSecs);
 
-const cancelledMessage = (items: number, tool: ToolDefinition) => `Cancelled: ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`;
 
 /**
  * Watches the run's own topic for a cancel (from any process) and calls `onCancel` once; the
