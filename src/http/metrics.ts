@@ -5,6 +5,7 @@ import type { ConnectionInitMessage, ServerOptions } from 'graphql-ws';
 import type { Plugin } from 'graphql-yoga';
 import type { Sql } from '../../db/client.ts';
 import { JOBS } from '../runs/jobs.ts';
+import { withDeadline } from './deadline.ts';
 import { AppError } from '../shared/errors.ts';
 import {
   collectProcessMetrics,
@@ -207,15 +208,8 @@ export async function collectQueueDepth(sql: Sql): Promise<void> {
                else 'waiting' end as state,
           count(*)::int as n
         from graphile_worker.jobs group by 1, 2) j) as jobs`;
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        void query.cancel();
-        reject(new Error('timed out'));
-      }, QUEUE_QUERY_MS);
-    });
-    const [row] = await Promise.race([query, timeout]);
+    const [row] = await withDeadline(query, QUEUE_QUERY_MS, 'timed out');
     runsActive.set(row!.active);
     runsWaiting.set(row!.waiting);
     jobsQueued.reset();
@@ -227,8 +221,6 @@ export async function collectQueueDepth(sql: Sql): Promise<void> {
     runsActive.set(Number.NaN);
     runsWaiting.set(Number.NaN);
     jobsQueued.reset();
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../db/client.ts';
+import { withDeadline } from './deadline.ts';
 
 /**
  * `GET /ready`: whether this process should be sent traffic, apart from `GET /health` (the process is
@@ -66,15 +67,8 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
   const query = options.sql<{ migrated: string | null; worker_schema: boolean }[]>`
     select (select max(created_at) from drizzle.__drizzle_migrations)::text as migrated,
       to_regclass('graphile_worker.jobs') is not null as worker_schema`;
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        void query.cancel();
-        reject(new Error('no answer within 2 s'));
-      }, CHECK_TIMEOUT_MS);
-    });
-    const [row] = await Promise.race([query, timeout]);
+    const [row] = await withDeadline(query, CHECK_TIMEOUT_MS, 'no answer within 2 s');
     checks.database = 'ok';
     const newest = newestMigration();
     const applied = row?.migrated ? Number(row.migrated) : 0;
@@ -88,8 +82,6 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
       checks.database = `unreachable: ${(err as { code?: string }).code ?? (err as Error).message}`;
       checks.migrations = 'unknown (the database is unreachable)';
     }
-  } finally {
-    clearTimeout(timer);
   }
   const worker = options.worker();
   if (worker) {
