@@ -4,7 +4,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   getOperationAST,
   GraphQLError,
-  getVariableValues,
   Kind,
   parse as parseDocument,
   print,
@@ -27,13 +26,12 @@ import {
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { PothosValidationError } from '@pothos/core';
-import { complexityFromQuery, createComplexityRule } from '@pothos/plugin-complexity';
 import { CloseCode, MessageType, stringifyMessage, type ExecutionResult } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { createLoaders, type GraphQLContext } from './context.ts';
-import { builder, tooComplex, type Measure } from './builder.ts';
+import { tooComplex } from './builder.ts';
+import { hasUncoercedVariables, useComplexityAtStart } from './complexity.ts';
 import { schema } from './index.ts';
 import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
@@ -155,16 +153,6 @@ function useErrorCodes(): Plugin {
 
 
 /**
- * 400 `query_too_complex`, naming the measure, its value (unknown for tokens: parsing stops at the
- * limit) and the limit, in the message and in `details`.
- */
-/** The same as a validation error: a 400 whatever the Accept header (yoga answers spec errors 200 to application/json). */
-function limitError(measure: Measure, value: number, limit: number): GraphQLError {
-  const { message, extensions } = graphQLErrorOf(tooComplex(measure, value, limit));
-  return new GraphQLError(message, { extensions: { ...extensions, http: { status: 400, spec: false } } });
-}
-
-/**
  * graphql-js parses with MAX_TOKENS; past it, or nested past what the stack holds, a document is a 400
  * `query_too_complex` (thrown as an AppError, which maskError answers with its status), never a 500.
  */
@@ -185,62 +173,6 @@ function useTokenLimit(): Plugin {
   };
 }
 
-/** The complexity plugin's limits (schema/builder.ts), for the caller of `context`. */
-function complexityLimits(context: unknown): { depth?: number; breadth?: number; complexity?: number } {
-  const limit = builder.options.complexity?.limit;
-  return (typeof limit === 'function' ? limit(context as GraphQLContext) : limit) ?? {};
-}
-
-/** Operations (by their context) whose variables do not coerce: graphql-js runs them, to refuse them in its words. */
-const uncoerced = new WeakSet<object>();
-
-/**
- * Depth, breadth and complexity checked when an operation starts: after the document validates, with
- * the request's variables, so a subscription is refused before it subscribes, not at its first event.
- * The operation to run is measured directly (the Pothos plugin's `complexityFromQuery`, the sum its
- * rule takes, without a second walk of the whole document); a document whose operation cannot be told
- * goes through the plugin's rule (`createComplexityRule`). The plugin's own check on root resolvers
- * stays as a backstop.
- */
-function useComplexityAtStart(): Plugin<{ params?: RequestParams }> {
-  return {
-    onValidate({ context, params: { schema: validated, documentAST } }) {
-      return ({ valid, setResult }) => {
-        if (!valid) return;
-        const operationName = context.params?.operationName ?? undefined;
-        const variableValues = context.params?.variables ?? {};
-        // Variables that do not coerce are the execution's to refuse (BAD_USER_INPUT), not a complexity matter.
-        const operation = getOperationAST(documentAST, operationName);
-        if (operation && getVariableValues(validated, operation.variableDefinitions ?? [], variableValues).errors) {
-          uncoerced.add(context);
-          return;
-        }
-        const limits = complexityLimits(context);
-        const check = (state: { depth: number; breadth: number; complexity: number }, report: (error: GraphQLError) => void) => {
-          for (const measure of ['depth', 'breadth', 'complexity'] as const) {
-            const limit = limits[measure];
-            if (typeof limit === 'number' && state[measure] > limit) report(limitError(measure, state[measure], limit));
-          }
-        };
-        const errors: GraphQLError[] = [];
-        if (operation) {
-          const fragments = (documentAST as DocumentNode).definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
-          try {
-            check(complexityFromQuery({ kind: Kind.DOCUMENT, definitions: [operation, ...fragments] }, { schema: validated, ctx: context, variables: variableValues }), (e) => errors.push(e));
-          } catch (err) {
-            if (!(err instanceof PothosValidationError)) throw err;
-            errors.push(err);
-          }
-        } else {
-          const rule = createComplexityRule({ context, variableValues, operationName, validate: check });
-          errors.push(...validateDocument(validated, documentAST, [rule]));
-        }
-        if (errors.length > 0) setResult(errors);
-      };
-    },
-  };
-}
-
 /**
  * Queries and mutations run compiled (graphql-jit, through @envelop/graphql-jit): each document is
  * compiled once, on its first run, and kept with the parsed document (the compiled form goes when the
@@ -252,7 +184,7 @@ function useCompiledQueries(): Plugin {
     {},
     {
       // Variables that do not coerce are refused by graphql-js, in its words (graphql-jit words them otherwise).
-      enableIf: (args) => !uncoerced.has(args.contextValue as object) && getOperationAST(args.document, args.operationName)?.operation !== 'subscription',
+      enableIf: (args) => !hasUncoercedVariables(args.contextValue as object) && getOperationAST(args.document, args.operationName)?.operation !== 'subscription',
     },
   ) as Plugin;
 }
@@ -352,8 +284,9 @@ export function createGraphQL(core: Core): GraphQLServer {
     // CORS is the HTTP server's (src/app.ts), for every route alike.
     cors: false,
     maskedErrors: { maskError },
-    // The document's validation is cached per document; the complexity check, which depends on the
-    // variables, runs after it on every request (useComplexityAtStart), never from the cache.
+    // The document's validation is cached per document; the complexity check runs after it on every
+    // request (useComplexityAtStart), with the request's variables: only a measure that cannot depend
+    // on them is remembered, per document, never a verdict.
     parserAndValidationCache: {
       documentCache: boundedCache<DocumentNode>(1000),
       errorCache: { get: () => undefined, set: () => {} },
