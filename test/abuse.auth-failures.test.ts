@@ -3,6 +3,8 @@ import WebSocket from 'ws';
 import { loadConfig } from '../src/config.ts';
 import { closeCode, disposeClients, wsClient } from './helpers/ws.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { sourceOf } from './helpers/documents.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * Requests without a valid key cost nothing: every face authenticates before reading a body, and
@@ -29,8 +31,10 @@ afterAll(() => t?.stop());
 const from = (address: string, authorization?: string) => ({ 'x-forwarded-for': address, ...(authorization ? { authorization } : {}) });
 const rest = (address: string, authorization?: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}) =>
   fetch(`${t.url}/api/v1/wallet`, { method: init.method ?? 'GET', headers: { ...from(address, authorization), ...init.headers }, body: init.body });
-const graphql = (address: string, authorization?: string) =>
-  fetch(`${t.url}/graphql`, { method: 'POST', headers: { ...from(address, authorization), 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewer { id } }' }) });
+const Viewer = graphql(`query AuthFailuresViewer { viewer { id } }`);
+// Sent with fetch, not t.graphql: the test sets X-Forwarded-For and reads the HTTP status and headers.
+const graphqlPost = (address: string, authorization?: string) =>
+  fetch(`${t.url}/graphql`, { method: 'POST', headers: { ...from(address, authorization), 'content-type': 'application/json' }, body: JSON.stringify({ query: sourceOf(Viewer) }) });
 const mcp = (address: string, authorization?: string) =>
   fetch(`${t.url}/mcp`, {
     method: 'POST',
@@ -89,8 +93,8 @@ describe('failed authentications are limited per client address', () => {
     const address = '198.51.100.4';
     expect((await rest(address)).status).toBe(401);
     expect((await mcp(address, BAD_KEY)).status).toBe(401);
-    for (let i = 2; i < LIMIT; i++) expect((await graphql(address, BAD_KEY)).status).toBe(401);
-    const { body, retryAfter } = await expectTooMany(await graphql(address, `Bearer ${key}`));
+    for (let i = 2; i < LIMIT; i++) expect((await graphqlPost(address, BAD_KEY)).status).toBe(401);
+    const { body, retryAfter } = await expectTooMany(await graphqlPost(address, `Bearer ${key}`));
     expect(body.errors).toEqual([{ message: expect.stringMatching(/^Too many failed authentications/), extensions: { code: 'RATE_LIMITED', retryAfter } }]);
     const { body: mcpBody } = await expectTooMany(await mcp(address, `Bearer ${key}`));
     expect(mcpBody.error.code).toBe('rate_limited');

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maskEmail, maskPhone, maskProfileUrl } from '../src/endpoints/masking.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * An enrichment preview hands no contact data out: it says how many rows match and shows the first
@@ -17,6 +18,22 @@ beforeAll(async () => {
   ({ apiKey: key, accountId } = await t.account({ plan: 'scale' }));
 });
 afterAll(() => t?.stop());
+
+const EnrichLeadsPreview = graphql(`
+  mutation EnrichmentPreviewLeads($rows: [LeadEnrichmentInput!]!) {
+    enrichLeads(rows: $rows, preview: true) {
+      preview
+      rows { matchStatus }
+      summary { matched }
+      sample { matchStatus lead { email mobile phone companyPhone linkedinUrl firstName } }
+    }
+  }
+`);
+const EnrichLocalBusinessesPreview = graphql(`
+  mutation EnrichmentPreviewLocalBusinesses($rows: [LocalBusinessEnrichmentInput!]!) {
+    enrichLocalBusinesses(rows: $rows, preview: true) { sample { business { phone emails website } } }
+  }
+`);
 
 const used = async () => (await t.app.core.sql`select coalesce(sum(used), 0)::int as n from daily_usage where account_id = ${accountId} and kind = 'enrichment'`)[0]!.n as number;
 const digits = (text: string) => text.replace(/\D/g, '');
@@ -105,15 +122,15 @@ describe('lead enrichment preview', () => {
     const rest = await t.request('POST', '/api/v1/enrich', { key, body: { rows, preview: true } });
     expect(await mcpCall('enrich_leads', { rows, preview: true })).toMatchObject({ structuredContent: rest.body });
 
-    const gql = await t.graphql(key, 'mutation($rows: [LeadEnrichmentInput!]!) { enrichLeads(rows: $rows, preview: true) { preview rows { matchStatus } summary { matched } sample { matchStatus lead { email mobile phone companyPhone linkedinUrl firstName } } } }', { rows });
+    const gql = await t.graphql(key, EnrichLeadsPreview, { rows });
     expect(gql.body.errors).toBeUndefined();
-    const answer = gql.body.data.enrichLeads;
+    const answer = gql.body.data!.enrichLeads;
     expect(answer).toMatchObject({ preview: true, rows: null, summary: { matched: 1 } });
     const [sample] = rest.body.sample;
     expect(answer.sample).toEqual([
       { matchStatus: 'MATCHED', lead: { email: sample.email, mobile: sample.mobile, phone: sample.phone, companyPhone: sample.company_phone, linkedinUrl: sample.linkedin_url, firstName: full.first_name } },
     ]);
-    expect(answer.sample[0].lead.email).not.toBe(full.email);
+    expect(answer.sample![0]!.lead!.email).not.toBe(full.email);
   });
 });
 
@@ -135,9 +152,9 @@ describe('local-business enrichment preview', () => {
     expect(await used()).toBe(before);
 
     expect(await mcpCall('enrich_local_businesses', { rows, preview: true })).toMatchObject({ structuredContent: res.body });
-    const gql = await t.graphql(key, 'mutation($rows: [LocalBusinessEnrichmentInput!]!) { enrichLocalBusinesses(rows: $rows, preview: true) { sample { business { phone emails website } } } }', {
+    const gql = await t.graphql(key, EnrichLocalBusinessesPreview, {
       rows: [{ name: place!.name, city: place!.city, state: place!.state }],
     });
-    expect(gql.body.data.enrichLocalBusinesses.sample).toEqual([{ business: { phone: row.phone, emails: row.emails, website: place!.website } }]);
+    expect(gql.body.data!.enrichLocalBusinesses.sample).toEqual([{ business: { phone: row.phone, emails: row.emails, website: place!.website } }]);
   });
 });

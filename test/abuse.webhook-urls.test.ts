@@ -8,6 +8,7 @@ import { startWorker } from '../workers/index.ts';
 import { startDns, type LocalDns } from './fixtures/net.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { waitFor } from './helpers/wait.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * Webhook URLs the outbound guard refuses are refused when they are given (a webhook registered, a
@@ -41,6 +42,18 @@ afterAll(async () => {
   await t?.stop();
   await dns?.close();
 });
+
+const CreateWebhook = graphql(`
+  mutation WebhookUrlsCreateWebhook($url: String!) { createWebhook(input: { url: $url }) { webhook { id } userErrors { code field message } } }
+`);
+const StartWithWebhook = graphql(`
+  mutation WebhookUrlsStartWithWebhook($url: String!) {
+    startMapsScrape(input: { searchStringsArray: ["dentist"], locationQuery: "Denver, CO", maxCrawledPlacesPerSearch: 5 }, webhookUrl: $url) {
+      run { id }
+      userErrors { code field message }
+    }
+  }
+`);
 
 /** URLs the guard refuses, each with the reason the refusal must give. */
 const REFUSED: [string, RegExp][] = [
@@ -80,8 +93,8 @@ describe('a webhook URL the outbound guard refuses is refused when it is given',
   });
 
   it('refuses it over GraphQL as a VALIDATION_FAILED user error on input.url', async () => {
-    const res = await t.graphql(key, 'mutation($url: String!) { createWebhook(input: {url: $url}) { webhook { id } userErrors { code field message } } }', { url: 'http://private.test/hook' });
-    expect(res.body.data.createWebhook).toEqual({
+    const res = await t.graphql(key, CreateWebhook, { url: 'http://private.test/hook' });
+    expect(res.body.data!.createWebhook).toEqual({
       webhook: null,
       userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'url'], message: expect.stringMatching(/private\.test resolves to private address/) }],
     });
@@ -99,12 +112,8 @@ describe('a webhook URL the outbound guard refuses is refused when it is given',
     const keyed = { key: apiKey, headers: { 'idempotency-key': 'abuse-webhook-1' } };
     expect((await t.request('POST', '/api/v1/scrape/maps', { ...keyed, body: { ...DENVER_DENTISTS, webhookUrl: 'http://private.test/x' } })).status).toBe(400);
 
-    const gql = await t.graphql(
-      apiKey,
-      'mutation($url: String!) { startMapsScrape(input: {searchStringsArray: ["dentist"], locationQuery: "Denver, CO", maxCrawledPlacesPerSearch: 5}, webhookUrl: $url) { run { id } userErrors { code field message } } }',
-      { url: 'http://[::1]/hook' },
-    );
-    expect(gql.body.data.startMapsScrape).toEqual({ run: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['webhookUrl'], message: expect.stringMatching(/loopback address \(::1\)/) }] });
+    const gql = await t.graphql(apiKey, StartWithWebhook, { url: 'http://[::1]/hook' });
+    expect(gql.body.data!.startMapsScrape).toEqual({ run: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['webhookUrl'], message: expect.stringMatching(/loopback address \(::1\)/) }] });
 
     const mcp = await t.request('POST', '/mcp', {
       key: apiKey,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 let t: TestApp;
 let key: string;
@@ -11,6 +12,44 @@ beforeAll(async () => {
 afterAll(() => t?.stop());
 
 const ids = (list: { id: number }[]) => list.map((x) => x.id);
+
+const BostonBakeries = graphql(`
+  query CatalogBostonBakeries {
+    localBusinesses(filter: { category: ["Bakery"], city: ["Boston"] }, first: 3) {
+      totalCount
+      pageInfo { hasNextPage }
+      edges { node { id databaseId name category city } }
+    }
+  }
+`);
+const WooCommerceStores = graphql(`
+  query CatalogWooCommerceStores {
+    stores(filter: { platform: "woocommerce" }, first: 2) { totalCount edges { node { platform domain socialProfiles { instagram facebook } } } }
+  }
+`);
+const EnrichLeads = graphql(`
+  mutation CatalogEnrichLeads($rows: [LeadEnrichmentInput!]!) { enrichLeads(rows: $rows) { rows { matchStatus matchedBy lead { email } } userErrors { code } } }
+`);
+const EnrichOnePhone = graphql(`
+  mutation CatalogEnrichOnePhone { enrichLocalBusinesses(rows: [{ phone: "3035550100" }]) { rows { matchStatus } userErrors { code field } } }
+`);
+const EnrichLocalBusinesses = graphql(`
+  mutation CatalogEnrichLocalBusinesses($rows: [LocalBusinessEnrichmentInput!]!) {
+    enrichLocalBusinesses(rows: $rows) {
+      rows { matchStatus matchedBy business { name phone city reviews { rating } } }
+      summary { total matched notFound }
+      userErrors { code }
+    }
+  }
+`);
+const Stores = graphql(`
+  query CatalogStores($f: StoreFilter, $after: String) {
+    stores(filter: $f, first: 5, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { databaseId } } }
+  }
+`);
+// Valid documents whose filter values the service refuses.
+const RatingAboveFive = graphql(`query CatalogRatingAboveFive { localBusinesses(filter: { minRating: 7 }) { totalCount } }`);
+const VisitsAndAlias = graphql(`query CatalogVisitsAndAlias { stores(filter: { visitsMin: 10, minEstimatedMonthlyVisits: 20 }) { totalCount } }`);
 
 describe('GET/POST /api/v1/database/local-businesses', () => {
   it('filters by category, city, rating and presence of contact data, with the total', async () => {
@@ -70,30 +109,24 @@ describe('GET/POST /api/v1/database/stores', () => {
 describe('GraphQL catalog queries and enrichment mutations', () => {
   it('answers like REST', async () => {
     const rest = await t.request('GET', '/api/v1/database/local-businesses?category=Bakery&city=Boston&limit=3', { key });
-    const gql = await t.graphql(key, '{ localBusinesses(filter: {category: ["Bakery"], city: ["Boston"]}, first: 3) { totalCount pageInfo { hasNextPage } edges { node { id databaseId name category city } } } }');
+    const gql = await t.graphql(key, BostonBakeries);
     expect(gql.body.errors).toBeUndefined();
-    expect(gql.body.data.localBusinesses.totalCount).toBe(rest.body.pagination.total);
-    expect(gql.body.data.localBusinesses.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(ids(rest.body.businesses));
+    expect(gql.body.data!.localBusinesses!.totalCount).toBe(rest.body.pagination.total);
+    expect(gql.body.data!.localBusinesses!.edges.map((e) => Number(e.node.databaseId))).toEqual(ids(rest.body.businesses));
 
-    const stores = await t.graphql(key, '{ stores(filter: {platform: "woocommerce"}, first: 2) { totalCount edges { node { platform domain socialProfiles { instagram facebook } } } } }');
-    expect(stores.body.data.stores.edges.every((e: { node: { platform: string } }) => e.node.platform === 'woocommerce')).toBe(true);
+    const stores = await t.graphql(key, WooCommerceStores);
+    expect(stores.body.data!.stores!.edges.every((e) => e.node.platform === 'woocommerce')).toBe(true);
 
     const [p] = await t.app.core.sql`select email from person where email is not null limit 1`;
-    const enriched = await t.graphql(key, 'mutation($rows: [LeadEnrichmentInput!]!) { enrichLeads(rows: $rows) { rows { matchStatus matchedBy lead { email } } userErrors { code } } }', {
-      rows: [{ email: p!.email }],
-    });
-    expect(enriched.body.data.enrichLeads).toEqual({ rows: [{ matchStatus: 'MATCHED', matchedBy: 'EMAIL', lead: { email: p!.email } }], userErrors: [] });
-    const refused = await t.graphql(key, 'mutation { enrichLocalBusinesses(rows: [{phone: "3035550100"}]) { rows { matchStatus } userErrors { code field } } }');
-    expect(refused.body.data.enrichLocalBusinesses).toEqual({ rows: null, userErrors: [{ code: 'PLAN_REQUIRED', field: null }] });
+    const enriched = await t.graphql(key, EnrichLeads, { rows: [{ email: p!.email }] });
+    expect(enriched.body.data!.enrichLeads).toEqual({ rows: [{ matchStatus: 'MATCHED', matchedBy: 'EMAIL', lead: { email: p!.email } }], userErrors: [] });
+    const refused = await t.graphql(key, EnrichOnePhone);
+    expect(refused.body.data!.enrichLocalBusinesses).toEqual({ rows: null, userErrors: [{ code: 'PLAN_REQUIRED', field: null }] });
     const scale = await t.account({ plan: 'scale' });
     const [place] = await t.app.core.sql`select name, phone, city from local_business where phone is not null order by id limit 1`;
-    const places = await t.graphql(
-      scale.apiKey,
-      'mutation($rows: [LocalBusinessEnrichmentInput!]!) { enrichLocalBusinesses(rows: $rows) { rows { matchStatus matchedBy business { name phone city reviews { rating } } } summary { total matched notFound } userErrors { code } } }',
-      { rows: [{ phone: place!.phone }, { name: 'No Such Place Anywhere', city: 'Nowhere' }] },
-    );
+    const places = await t.graphql(scale.apiKey, EnrichLocalBusinesses, { rows: [{ phone: place!.phone }, { name: 'No Such Place Anywhere', city: 'Nowhere' }] });
     expect(places.body.errors).toBeUndefined();
-    expect(places.body.data.enrichLocalBusinesses).toMatchObject({
+    expect(places.body.data!.enrichLocalBusinesses).toMatchObject({
       rows: [
         { matchStatus: 'MATCHED', matchedBy: 'PHONE', business: { name: place!.name, phone: place!.phone, city: place!.city, reviews: expect.any(Array) } },
         { matchStatus: 'NOT_FOUND', matchedBy: null, business: null },
@@ -105,23 +138,22 @@ describe('GraphQL catalog queries and enrichment mutations', () => {
 
   it('takes typed filters checked by the same rules as REST', async () => {
     const rest = await t.request('POST', '/api/v1/database/stores', { key, body: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000, limit: 5 } });
-    const query = 'query($f: StoreFilter, $after: String) { stores(filter: $f, first: 5, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { databaseId } } } }';
-    const typed = await t.graphql(key, query, { f: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000 } });
+    const typed = await t.graphql(key, Stores, { f: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000 } });
     expect(typed.body.errors).toBeUndefined();
-    expect(typed.body.data.stores.totalCount).toBe(rest.body.pagination.total);
-    expect(typed.body.data.stores.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(ids(rest.body.stores));
-    const next = await t.graphql(key, query, { f: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000 }, after: typed.body.data.stores.pageInfo.endCursor });
+    expect(typed.body.data!.stores!.totalCount).toBe(rest.body.pagination.total);
+    expect(typed.body.data!.stores!.edges.map((e) => Number(e.node.databaseId))).toEqual(ids(rest.body.stores));
+    const next = await t.graphql(key, Stores, { f: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000 }, after: typed.body.data!.stores!.pageInfo.endCursor });
     const restNext = await t.request('POST', '/api/v1/database/stores', { key, body: { platform: ['shopify'], countryCode: ['US'], emails: true, visitsMin: 1000, limit: 5, after: rest.body.pagination.next_after } });
-    expect(next.body.data.stores.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(ids(restNext.body.stores));
+    expect(next.body.data!.stores!.edges.map((e) => Number(e.node.databaseId))).toEqual(ids(restNext.body.stores));
 
     // Values the service refuses keep their REST code and path.
-    const range = await t.graphql(key, '{ localBusinesses(filter: {minRating: 7}) { totalCount } }');
-    expect(range.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
-    expect(range.body.errors[0].extensions.details).toEqual([{ path: 'minRating', message: 'must be at most 5' }]);
-    const alias = await t.graphql(key, '{ stores(filter: {visitsMin: 10, minEstimatedMonthlyVisits: 20}) { totalCount } }');
-    expect(alias.body.errors[0].extensions.code).toBe('VALIDATION_FAILED');
-    expect(alias.body.errors[0].extensions.details[0]).toMatchObject({ path: 'visitsMin', message: expect.stringMatching(/alias/) });
-    // Unknown filters and wrong types are refused by the schema before anything runs.
+    const range = await t.graphql(key, RatingAboveFive);
+    expect(range.body.errors![0]!.extensions!.code).toBe('VALIDATION_FAILED');
+    expect(range.body.errors![0]!.extensions!.details).toEqual([{ path: 'minRating', message: 'must be at most 5' }]);
+    const alias = await t.graphql(key, VisitsAndAlias);
+    expect(alias.body.errors![0]!.extensions!.code).toBe('VALIDATION_FAILED');
+    expect(alias.body.errors![0]!.extensions!.details).toMatchObject([{ path: 'visitsMin', message: expect.stringMatching(/alias/) }]);
+    // Unknown filters and wrong types are refused by the schema before anything runs (strings: they do not validate).
     const unknown = await t.graphql(key, '{ stores(filter: {colour: "red"}) { totalCount } }');
     expect(unknown.body.errors[0].message).toMatch(/colour/);
     expect(unknown.body.data).toBeUndefined();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { leadgate } from './helpers/process.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 let t: TestApp;
 let env: Record<string, string>;
@@ -10,6 +11,8 @@ beforeAll(async () => {
   env = { DATABASE_URL: t.database.url, LOG_LEVEL: 'warn' };
 });
 afterAll(() => t?.stop());
+
+const Viewer = graphql(`query CliAccountsViewer { viewer { id plan subscriptionStatus } }`);
 
 describe('npx leadgate', () => {
   let accountId: string;
@@ -27,8 +30,8 @@ describe('npx leadgate', () => {
     expect(account).toEqual({ name: 'Acme Growth', plan: 'growth', subscription_status: 'TRIAL' });
     const [wallet] = await t.app.core.sql`select plan_micros::text from wallet where account_id = ${accountId}`;
     expect(wallet!.plan_micros).toBe('25500000');
-    const res = await t.graphql(apiKey, '{ viewer { id plan subscriptionStatus } }');
-    expect(res.body.data.viewer).toEqual({ id: accountId, plan: 'GROWTH', subscriptionStatus: 'TRIAL' });
+    const res = await t.graphql(apiKey, Viewer);
+    expect(res.body.data!.viewer).toEqual({ id: accountId, plan: 'GROWTH', subscriptionStatus: 'TRIAL' });
   });
 
   it('stores only a SHA-256 hash and a display prefix of the key', async () => {

@@ -1,7 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { print, type GraphQLFormattedError } from 'graphql';
+import type { TypedDocumentNode, VariablesOf } from '@graphql-typed-document-node/core';
 import { revokeApiKey } from '../src/accounts/accounts.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
+import type { Answer } from './helpers/documents.ts';
 import { collect, disposeClients, wsClient } from './helpers/ws.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * graphql-ws operations take the same request pipeline as HTTP: each `subscribe` message is counted
@@ -17,11 +21,18 @@ beforeAll(async () => {
 afterEach(() => disposeClients());
 afterAll(() => t?.stop());
 
+const ViewerId = graphql(`query PipelineViewerId { viewer { id } }`);
+const StartMaps = graphql(`mutation PipelineStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } } }`);
+const Progress = graphql(`subscription PipelineProgress($id: ID!) { runProgress(id: $id) { status } }`);
+
 /** One operation over the socket: its data, or the errors it was refused with. */
-function once(client: ReturnType<typeof wsClient>, query: string): Promise<{ data?: any; errors?: readonly { message: string; extensions?: Record<string, unknown> }[] }> {
+function once<TData>(client: ReturnType<typeof wsClient>, document: TypedDocumentNode<TData, Record<string, never>>): Promise<Answer<TData>> {
   return new Promise((resolve, reject) => {
-    let result: { data?: any; errors?: any } = {};
-    client.subscribe({ query }, { next: (r) => (result = r as never), error: (e) => (Array.isArray(e) ? resolve({ errors: e }) : reject(e)), complete: () => resolve(result) });
+    let result: Answer<TData> = {};
+    client.subscribe<TData>(
+      { query: print(document) },
+      { next: (r) => (result = r), error: (e) => (Array.isArray(e) ? resolve({ errors: e }) : reject(e)), complete: () => resolve(result) },
+    );
   });
 }
 
@@ -32,11 +43,11 @@ describe('graphql-ws under the HTTP limits', () => {
     // Two over REST, three over the socket: the budget of five is spent.
     for (let i = 0; i < 2; i++) expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).status).toBe(200);
     for (let i = 0; i < 3; i++) {
-      const res = await once(client, '{ viewer { id } }');
+      const res = await once(client, ViewerId);
       expect(res.errors).toBeUndefined();
-      expect(res.data.viewer.id).toEqual(expect.any(String));
+      expect(res.data!.viewer.id).toEqual(expect.any(String));
     }
-    const refused = await once(client, '{ viewer { id } }');
+    const refused = await once(client, ViewerId);
     expect(refused.data).toBeUndefined();
     expect(refused.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
     // …and the socket's spending shows on REST too.
@@ -50,13 +61,12 @@ describe('graphql-ws under the HTTP limits', () => {
     // Not lazy: the socket stays open between operations, as a dashboard's does.
     let reconnected = 0;
     const client = wsClient(t.url, apiKey, { lazy: false, onNonLazyError: () => {}, on: { connected: () => void reconnected++ } });
-    expect((await once(client, '{ viewer { id } }')).errors).toBeUndefined();
+    expect((await once(client, ViewerId)).errors).toBeUndefined();
     await revokeApiKey(t.app.core.db, apiKey.slice(0, 14));
 
-    const start = `mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } } }`;
-    const refused = await new Promise<readonly { extensions?: Record<string, unknown> }[]>((resolve, reject) => {
+    const refused = await new Promise<readonly GraphQLFormattedError[]>((resolve, reject) => {
       client.subscribe(
-        { query: start, variables: { input: DENVER_DENTISTS } },
+        { query: print(StartMaps), variables: { input: DENVER_DENTISTS } satisfies VariablesOf<typeof StartMaps> },
         { next: (r) => (r.errors ? resolve(r.errors) : reject(new Error(`a revoked key started a run: ${JSON.stringify(r.data)}`))), error: (e) => (Array.isArray(e) ? resolve(e) : reject(e)), complete: () => {} },
       );
     });
@@ -70,7 +80,7 @@ describe('graphql-ws under the HTTP limits', () => {
     const { apiKey } = await t.account();
     const client = wsClient(t.url, apiKey);
     const { runId } = (await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 30 } })).body;
-    const events = await collect<{ status: string }>(client, 'subscription($id: ID!) { runProgress(id: $id) { status } }', { id: runId }, 'runProgress').done;
+    const events = await collect(client, Progress, { id: runId }, 'runProgress').done;
     expect(events.at(-1)!.status).toBe('SUCCEEDED');
     // One POST and one subscribe: three of the five left, whatever the number of events.
     const res = await t.request('GET', '/api/v1/wallet', { key: apiKey });

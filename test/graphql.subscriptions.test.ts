@@ -1,8 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { print } from 'graphql';
+import type { FormattedExecutionResult } from 'graphql-ws';
+import type { ResultOf } from '@graphql-typed-document-node/core';
 import type { Sources } from '../src/sources/types.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { gatedSources, type GatedSources } from './helpers/sources.ts';
 import { closeCode, collect, disposeClients, wsClient } from './helpers/ws.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 let t: TestApp;
 let key: string;
@@ -29,18 +33,12 @@ function holdRuns(): GatedSources {
   return gate;
 }
 
-const PROGRESS = 'subscription($id: ID!) { runProgress(id: $id) { id status handled requested statusMessage outputUrl } }';
+const Progress = graphql(`
+  subscription SubscriptionsProgress($id: ID!) { runProgress(id: $id) { id status handled requested statusMessage outputUrl } }
+`);
+const Viewer = graphql(`query SubscriptionsViewer { viewer { id plan } }`);
 
-interface Progress {
-  id: string;
-  status: string;
-  handled: number;
-  requested: number;
-  statusMessage: string;
-  outputUrl: string | null;
-}
-
-const follow = (id: string, client = wsClient(t.url, key)) => collect<Progress>(client, PROGRESS, { id }, 'runProgress');
+const follow = (id: string, client = wsClient(t.url, key)) => collect(client, Progress, { id }, 'runProgress');
 
 describe('runProgress over graphql-ws', () => {
   it('streams progress and the final SUCCEEDED, then completes', async () => {
@@ -91,7 +89,7 @@ describe('runProgress over graphql-ws', () => {
     const subs = Array.from({ length: 5 }, () => follow(runId));
     // One more that leaves at once must not end the others' stream.
     const leaver = wsClient(t.url, key);
-    const stop = leaver.subscribe({ query: PROGRESS, variables: { id: runId } }, { next: () => {}, error: () => {}, complete: () => {} });
+    const stop = leaver.subscribe({ query: print(Progress), variables: { id: runId } }, { next: () => {}, error: () => {}, complete: () => {} });
     stop();
     for (const sub of subs) expect(await sub.first).toMatchObject({ id: runId, status: 'RUNNING', handled: 0 });
     runs.releaseAll();
@@ -135,9 +133,9 @@ describe('runProgress over graphql-ws', () => {
 
   it('serves queries over the socket with the same context', async () => {
     const c = wsClient(t.url, key);
-    const result = await new Promise<any>((resolve, reject) =>
-      c.subscribe({ query: '{ viewer { id plan } }' }, { next: resolve, error: reject, complete: () => {} }),
+    const result = await new Promise<FormattedExecutionResult<ResultOf<typeof Viewer>, unknown>>((resolve, reject) =>
+      c.subscribe<ResultOf<typeof Viewer>>({ query: print(Viewer) }, { next: resolve, error: reject, complete: () => {} }),
     );
-    expect(result.data.viewer.plan).toBe('SCALE');
+    expect(result.data!.viewer.plan).toBe('SCALE');
   });
 });

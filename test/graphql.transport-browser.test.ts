@@ -2,9 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDocument } from 'htmlparser2';
 import { findAll, getAttributeValue, textContent } from 'domutils';
 import WebSocket from 'ws';
+import { print } from 'graphql';
 import { loadConfig } from '../src/config.ts';
 import { GRAPHIQL_CSP } from '../schema/server.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * Browser apps: CORS for the origins of CORS_ORIGINS on every answer of the HTTP server (REST,
@@ -15,6 +17,7 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 const APP = 'https://app.example.com';
 const OTHER = 'https://evil.example.net';
 const EXPOSED = ['RateLimit', 'RateLimit-Policy', 'Retry-After'];
+const TYPENAME = print(graphql(`query BrowserTypename { __typename }`));
 
 let t: TestApp;
 let key: string;
@@ -74,7 +77,7 @@ describe('CORS', () => {
       fetchFrom(APP, '/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(k ? { authorization: `Bearer ${k}` } : {}) },
-        body: JSON.stringify({ query: '{ __typename }' }),
+        body: JSON.stringify({ query: TYPENAME }),
       });
     const ok = await gql(key);
     expect(ok.status).toBe(200);
@@ -100,7 +103,7 @@ describe('CORS', () => {
     const auth = { authorization: `Bearer ${apiKey}` };
     for (let i = 0; i < 5; i++) expect((await fetchFrom(APP, '/api/v1/wallet', { headers: auth })).status).toBe(200);
     const rest = await fetchFrom(APP, '/api/v1/wallet', { headers: auth });
-    const gql = await fetchFrom(APP, '/graphql', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ __typename }' }) });
+    const gql = await fetchFrom(APP, '/graphql', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: TYPENAME }) });
     for (const res of [rest, gql]) {
       expect(res.status).toBe(429);
       expectCors(res);
@@ -113,7 +116,7 @@ describe('CORS', () => {
     const gql = await fetchFrom(OTHER, '/graphql', {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ __typename }' }),
+      body: JSON.stringify({ query: TYPENAME }),
     });
     expect(gql.status).toBe(200);
     expect(gql.headers.get('access-control-allow-origin')).toBeNull();

@@ -14,7 +14,8 @@ import { disposeClients, wsClient } from './helpers/ws.ts';
  * with a token limit and their depth, breadth and complexity checked when the operation starts;
  * automatic persisted queries and the persisted-only mode. The same rules over graphql-ws where the
  * transport matters (APQ, persisted-only) are here too; the socket's own rules are in
- * graphql.transport-ws.test.ts.
+ * graphql.transport-ws.test.ts. Documents stay strings here: they are documents the gateway refuses,
+ * built to a size, or texts hashed as written.
  */
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

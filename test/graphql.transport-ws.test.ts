@@ -1,12 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { print, type GraphQLFormattedError } from 'graphql';
 import type { Client } from 'graphql-ws';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import WebSocket from 'ws';
 import { revokeApiKey } from '../src/accounts/accounts.ts';
 import { BODY_LIMIT } from '../src/app.ts';
 import { MAX_TOKENS } from '../schema/server.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { waitFor } from './helpers/wait.ts';
+import { sourceOf } from './helpers/documents.ts';
 import { closeCode, disposeClients, wsClient } from './helpers/ws.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * graphql-ws under the HTTP rules: each `subscribe` message pays the key's per-minute toll and checks
@@ -26,20 +30,23 @@ beforeAll(async () => {
 afterEach(() => disposeClients());
 afterAll(() => t?.stop());
 
-interface WsResult {
+interface WsResult<TData> {
   via: 'next' | 'error';
-  data?: any;
-  errors?: readonly { message: string; extensions?: Record<string, any> }[];
+  data?: TData | null;
+  errors?: readonly GraphQLFormattedError[];
 }
 
-/** One operation over the socket: its first result (`next`), or the errors it was refused with (`error`). */
-function operation(client: Client, query: string, variables?: Record<string, unknown>): Promise<WsResult> {
+/**
+ * One operation over the socket: its first result (`next`), or the errors it was refused with (`error`).
+ * A string is a document the socket must refuse (too large, too deep, too broad, not parsing).
+ */
+function operation<TData, TVariables>(client: Client, document: TypedDocumentNode<TData, TVariables> | string, variables?: NoInfer<TVariables>): Promise<WsResult<TData>> {
   return new Promise((resolve, reject) => {
-    let first: WsResult | undefined;
-    client.subscribe(
-      { query, variables },
+    let first: WsResult<TData> | undefined;
+    client.subscribe<TData>(
+      { query: sourceOf(document), variables: variables as Record<string, unknown> | undefined },
       {
-        next: (r) => void (first ??= { via: 'next', ...(r as object) }),
+        next: (r) => void (first ??= { via: 'next', ...r }),
         error: (e) => (Array.isArray(e) ? resolve({ via: 'error', errors: e }) : reject(Object.assign(new Error('socket closed'), { code: (e as { code?: number }).code }))),
         complete: () => resolve(first ?? { via: 'next' }),
       },
@@ -59,7 +66,9 @@ function openClient(key: string | undefined, extra: Record<string, unknown> = {}
   return { client, seen };
 }
 
-const START = 'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { __typename } }';
+const Typename = graphql(`query WsTypename { __typename }`);
+const ViewerId = graphql(`query WsViewerId { viewer { id } }`);
+const StartMaps = graphql(`mutation WsStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { __typename } }`);
 const runsOf = async (accountId: string) => (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
 
 describe('each operation pays the HTTP toll', () => {
@@ -67,15 +76,15 @@ describe('each operation pays the HTTP toll', () => {
     const { apiKey } = await t.account();
     const { client, seen } = openClient(apiKey);
     for (let i = 0; i < RATE_LIMIT / 2; i++) {
-      const res = await t.request('POST', '/graphql', { key: apiKey, body: { query: '{ __typename }' } });
+      const res = await t.graphql(apiKey, Typename);
       expect(res.status).toBe(200);
     }
     for (let i = 0; i < RATE_LIMIT / 2; i++) {
-      const res = await operation(client, '{ __typename }');
+      const res = await operation(client, Typename);
       expect(res.errors).toBeUndefined();
       expect(res.data).toEqual({ __typename: 'Query' });
     }
-    const refused = await operation(client, '{ __typename }');
+    const refused = await operation(client, Typename);
     expect(refused.via).toBe('error');
     expect(refused.data).toBeUndefined();
     const [error] = refused.errors!;
@@ -85,10 +94,10 @@ describe('each operation pays the HTTP toll', () => {
     expect(error!.extensions).not.toHaveProperty('http');
     // The socket stays open for later; HTTP is over the budget too, with the same retryAfter shape.
     expect(seen.closed).toEqual([]);
-    const http = await t.request('POST', '/graphql', { key: apiKey, body: { query: '{ __typename }' } });
+    const http = await t.graphql(apiKey, Typename);
     expect(http.status).toBe(429);
-    expect(http.body.errors[0].extensions.code).toBe('RATE_LIMITED');
-    expect(http.body.errors[0].extensions.retryAfter).toBe(Number(http.headers.get('retry-after')));
+    expect(http.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    expect(http.body.errors?.[0]?.extensions?.retryAfter).toBe(Number(http.headers.get('retry-after')));
     expect(http.headers.get('ratelimit')).toMatch(/remaining=0/);
   });
 
@@ -97,13 +106,13 @@ describe('each operation pays the HTTP toll', () => {
     const a = openClient(apiKey);
     const b = openClient(apiKey);
     // Both sockets work (and the key is cached) before the revocation.
-    for (const { client } of [a, b]) expect((await operation(client, '{ viewer { id } }')).data.viewer.id).toBe(accountId);
+    for (const { client } of [a, b]) expect((await operation(client, ViewerId)).data!.viewer.id).toBe(accountId);
     const wallet = await t.walletMicros(accountId);
 
     await revokeApiKey(t.app.core.db, apiKey.slice(0, 14));
     const revokedAt = Date.now();
     // Socket a is refused once the cached key expires: UNAUTHENTICATED, then closed with 4401.
-    const refused = await waitFor(() => operation(a.client, '{ __typename }'), (r) => r.via === 'error', {
+    const refused = await waitFor(() => operation(a.client, Typename), (r) => r.via === 'error', {
       timeoutMs: (AUTH_CACHE_SECS + 5) * 1000,
       intervalMs: 50,
       what: 'the revoked key to be refused',
@@ -115,7 +124,7 @@ describe('each operation pays the HTTP toll', () => {
 
     // Socket b, still open, cannot start a paid run.
     expect(b.seen.closed).toEqual([]);
-    const start = await operation(b.client, START, { input: DENVER_DENTISTS });
+    const start = await operation(b.client, StartMaps, { input: DENVER_DENTISTS });
     expect(start.via).toBe('error');
     expect(start.data).toBeUndefined();
     expect(start.errors![0]!.extensions!.code).toBe('UNAUTHENTICATED');
@@ -129,7 +138,7 @@ describe('each operation pays the HTTP toll', () => {
   it('a live key starts the same paid run over the socket (the refusal above is the key’s, not the mutation’s)', async () => {
     const { apiKey, accountId } = await t.account();
     const { client } = openClient(apiKey);
-    const started = await operation(client, START, { input: DENVER_DENTISTS });
+    const started = await operation(client, StartMaps, { input: DENVER_DENTISTS });
     expect(started.errors).toBeUndefined();
     expect(await runsOf(accountId)).toBe(1);
   });
@@ -144,7 +153,7 @@ describe('a bad key closes the socket with 4401', () => {
       // Retries allowed and immediate: a 4403 would be tried again, 4401 is final.
       const { client, seen } = openClient(undefined, { connectionParams, retryAttempts: 3, retryWait: async () => {} });
       const closed = closeCode(client);
-      const refused = operation(client, '{ __typename }');
+      const refused = operation(client, Typename);
       await expect(refused).rejects.toMatchObject({ code: 4401 });
       expect(await closed).toBe(4401);
       expect(seen.opened, JSON.stringify(connectionParams)).toBe(1);
@@ -177,7 +186,7 @@ describe('messages are capped at 1 MB like HTTP bodies', () => {
 
     expect((await t.request('GET', '/health')).status).toBe(200);
     const next = openClient(apiKey);
-    expect((await operation(next.client, '{ __typename }')).data).toEqual({ __typename: 'Query' });
+    expect((await operation(next.client, Typename)).data).toEqual({ __typename: 'Query' });
   });
 
   it('answers a message under 1 MB (a document over the token limit is refused, the socket stays open)', async () => {
@@ -189,7 +198,7 @@ describe('messages are capped at 1 MB like HTTP bodies', () => {
     expect(message.length).toBeLessThan(BODY_LIMIT);
     expect(message.length).toBeGreaterThan(BODY_LIMIT * 0.8);
     socket.send(message);
-    socket.send(subscribe('after', '{ __typename }'));
+    socket.send(subscribe('after', print(Typename)));
     await waitFor(() => answers, (a) => a.some((m) => m.id === 'after' && m.type === 'complete'), { what: 'both answers' });
     expect(answers.find((m) => m.id === 'under')).toMatchObject({ type: 'error', payload: [{ extensions: { code: 'QUERY_TOO_COMPLEX', details: { measure: 'tokens' } } }] });
     expect(answers.find((m) => m.id === 'after' && m.type === 'next').payload).toEqual({ data: { __typename: 'Query' } });
@@ -209,7 +218,7 @@ describe('document limits over the socket', () => {
     expect(refused.errors![0]!.extensions).toEqual({ code: 'QUERY_TOO_COMPLEX', details: { measure: 'tokens', limit: MAX_TOKENS } });
     const subscription = await operation(client, `subscription ${deep}`);
     expect(subscription.errors![0]!.extensions!.code).toBe('QUERY_TOO_COMPLEX');
-    expect((await operation(client, '{ __typename }')).data).toEqual({ __typename: 'Query' });
+    expect((await operation(client, Typename)).data).toEqual({ __typename: 'Query' });
     expect(seen.closed).toEqual([]);
     expect(seen.opened).toBe(1);
   });

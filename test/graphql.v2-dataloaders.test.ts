@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { graphql } from 'graphql';
+import { graphql as execute, print, type ExecutionResult } from 'graphql';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import * as tables from '../db/schema/index.ts';
 import { schema } from '../schema/index.ts';
 import { createLoaders } from '../schema/context.ts';
 import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * No N+1: a list with a nested list per item (`runs { results }`, `webhooks { deliveries }`) costs
@@ -54,45 +56,64 @@ afterAll(async () => {
   await d?.close();
 });
 
-/** Runs a document in-process with a fresh request context and answers the statements it sent. */
-async function statementsOf(source: string): Promise<string[]> {
+/** Runs a document in-process (parsed, validated, executed) with a fresh request context. */
+async function run<TData, TVariables>(document: TypedDocumentNode<TData, TVariables>, variables: NoInfer<TVariables>): Promise<ExecutionResult<TData>> {
+  const variableValues = variables as Record<string, unknown>;
+  return (await execute({ schema, source: print(document), variableValues, contextValue: { core, principal, loaders: createLoaders(core, principal) } })) as ExecutionResult<TData>;
+}
+
+/** Runs a document and answers the statements it sent. */
+async function statementsOf<TVariables>(document: TypedDocumentNode<unknown, TVariables>, variables: NoInfer<TVariables>): Promise<string[]> {
   statements = [];
-  const result = await graphql({ schema, source, contextValue: { core, principal, loaders: createLoaders(core, principal) } });
+  const result = await run(document, variables);
   expect(result.errors).toBeUndefined();
   return [...statements];
 }
 
+const RunsWithResults = graphql(`
+  query LoadersRunsWithResults($first: Int) {
+    runs(first: $first) {
+      totalCount
+      nodes { id tool input cost results(first: 5) { totalCount pageInfo { hasNextPage } nodes { ... on MapsResult { name placeId } } } }
+    }
+  }
+`);
+const WebhooksWithDeliveries = graphql(`
+  query LoadersWebhooksWithDeliveries($first: Int) {
+    webhooks(first: $first) { totalCount nodes { id deliveries(first: 3) { totalCount nodes { id status run { id status } } } } }
+  }
+`);
+const NestedLists = graphql(`
+  query LoadersNestedLists($runs: Int) {
+    runs(first: $runs) { nodes { results(first: 5) { totalCount nodes { ... on MapsResult { placeId } } } } }
+    webhooks { nodes { deliveries(first: 3) { totalCount nodes { id } pageInfo { hasNextPage } } } }
+  }
+`);
+
 describe('statements per request', () => {
   it('runs(first: n) { results(first: 5) } costs the same for 2 runs and for 20', async () => {
-    const query = (n: number) =>
-      `{ runs(first: ${n}) { totalCount nodes { id tool input cost results(first: 5) { totalCount pageInfo { hasNextPage } nodes { ... on MapsResult { name placeId } } } } } }`;
-    const small = await statementsOf(query(2));
-    const large = await statementsOf(query(RUNS));
+    const small = await statementsOf(RunsWithResults, { first: 2 });
+    const large = await statementsOf(RunsWithResults, { first: RUNS });
     expect(large.length).toBe(small.length);
     // The page, its count, the inputs and every run's rows: one statement each.
     expect(large.length).toBeLessThanOrEqual(4);
   });
 
   it('webhooks { deliveries { run } } costs the same for 1 webhook and for 10', async () => {
-    const query = (n: number) => `{ webhooks(first: ${n}) { totalCount nodes { id deliveries(first: 3) { totalCount nodes { id status run { id status } } } } } }`;
-    const small = await statementsOf(query(1));
-    const large = await statementsOf(query(WEBHOOKS));
+    const small = await statementsOf(WebhooksWithDeliveries, { first: 1 });
+    const large = await statementsOf(WebhooksWithDeliveries, { first: WEBHOOKS });
     expect(large.length).toBe(small.length);
     // The webhooks, every webhook's page of deliveries, their counts and the runs they name.
     expect(large.length).toBeLessThanOrEqual(4);
   });
 
   it('answers what the nested lists hold', async () => {
-    const result = await graphql({
-      schema,
-      source: `{ runs(first: ${RUNS}) { nodes { results(first: 5) { totalCount nodes { ... on MapsResult { placeId } } } } } webhooks { nodes { deliveries(first: 3) { totalCount nodes { id } pageInfo { hasNextPage } } } } }`,
-      contextValue: { core, principal, loaders: createLoaders(core, principal) },
-    });
+    const result = await run(NestedLists, { runs: RUNS });
     expect(result.errors).toBeUndefined();
-    const data = result.data as { runs: { nodes: { results: { totalCount: number; nodes: { placeId: string }[] } }[] }; webhooks: { nodes: { deliveries: { totalCount: number; nodes: unknown[]; pageInfo: { hasNextPage: boolean } } }[] } };
+    const data = result.data!;
     for (const run of data.runs.nodes) {
-      expect(run.results.totalCount).toBe(8);
-      expect(run.results.nodes.map((n) => n.placeId.replace(/^p\d+-/, ''))).toEqual(['0', '1', '2', '3', '4']);
+      expect(run.results!.totalCount).toBe(8);
+      expect(run.results!.nodes.map((n) => n.placeId!.replace(/^p\d+-/, ''))).toEqual(['0', '1', '2', '3', '4']);
     }
     expect(data.webhooks.nodes).toHaveLength(WEBHOOKS);
     for (const hook of data.webhooks.nodes) expect(hook.deliveries).toMatchObject({ totalCount: 4, pageInfo: { hasNextPage: true } });

@@ -2,12 +2,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GraphQLError, type GraphQLEnumType } from 'graphql';
+import { GraphQLError, print, type GraphQLEnumType, type GraphQLFormattedError } from 'graphql';
 import { schema } from '../schema/index.ts';
 import { ENDPOINTS } from '../src/endpoints/index.ts';
 import { graphQLCode, graphQLErrorOf, graphQLMessage } from '../src/http/errors.ts';
 import { AppError, ValidationError } from '../src/shared/errors.ts';
 import { startTestApp, DENVER_DENTISTS, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * v2 errors a frontend can branch on: `extensions.code` is the REST code in SCREAMING_SNAKE_CASE on
@@ -17,6 +18,23 @@ import { startTestApp, DENVER_DENTISTS, type TestApp } from './helpers/app.ts';
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+const ZeroRuns = graphql(`query ErrorsZeroRuns { runs(first: 0) { totalCount } }`);
+const ViewerId = graphql(`query ErrorsViewerId { viewer { id } }`);
+const PlanGated = graphql(`query ErrorsPlanGated { viewer { plan } leads(first: 1) { totalCount } stores(first: 1) { totalCount } }`);
+const StartMaps = graphql(`
+  mutation ErrorsStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } userErrors { code field message } } }
+`);
+const StartEmailFinder = graphql(`
+  mutation ErrorsStartEmailFinder($input: StartEmailFinderInput!) { startEmailFinder(input: $input) { run { id } userErrors { code field } } }
+`);
+const EnrichOne = graphql(`mutation ErrorsEnrichOne { enrichLeads(rows: [{ email: "a@b.co" }]) { rows { matchStatus } userErrors { code } } }`);
+const BuyTwenty = graphql(`mutation ErrorsBuyTwenty { buyCredits(amount: "20") { purchase { amount } userErrors { code } } }`);
+const Enrich = graphql(`
+  mutation ErrorsEnrich($rows: [LeadEnrichmentInput!]!) { enrichLeads(rows: $rows) { summary { matched } userErrors { code } } }
+`);
+const StartEmailValidator = graphql(`mutation ErrorsStartEmailValidator { startEmailValidator(input: { emails: ["a@example.com"] }) { run { id } } }`);
+const Cancel = graphql(`mutation ErrorsCancel($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code field } } }`);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -93,75 +111,72 @@ describe('over HTTP', () => {
   afterAll(() => t?.stop());
 
   it('every top-level error of a document, a validation and a refusal carries a code', async () => {
+    // Strings: documents that do not parse or validate, and variables that do not coerce.
     const answers = [
       await t.graphql(key, '{ viewer { nope } }'),
       await t.graphql(key, '{ viewer '),
       await t.graphql(key, 'mutation { buyCredits(amount: 20.5) { userErrors { code } } }'),
-      await t.graphql(key, '{ runs(first: 0) { totalCount } }'),
-      await t.request('POST', '/graphql', { body: { query: '{ viewer { id } }' } }),
+      await t.graphql(key, ZeroRuns),
+      await t.request('POST', '/graphql', { body: { query: print(ViewerId) } }),
       await t.graphql(key, 'query ($id: ID!) { run(id: $id) { id } }'),
       await t.graphql(key, 'query ($first: Int) { runs(first: $first) { totalCount } }', { first: 'ten' }),
     ];
-    const codes = answers.map((res) => (res.body.errors as { extensions?: { code?: string } }[]).map((e) => e.extensions?.code));
+    const codes = answers.map((res) => res.body.errors!.map((e: GraphQLFormattedError) => e.extensions?.code));
     expect(codes).toEqual([['GRAPHQL_VALIDATION_FAILED'], ['GRAPHQL_PARSE_FAILED'], ['GRAPHQL_VALIDATION_FAILED'], ['VALIDATION_FAILED'], ['UNAUTHENTICATED'], ['BAD_USER_INPUT'], ['BAD_USER_INPUT']]);
   });
 
   it('a starter key keeps `viewer` and gets PLAN_REQUIRED for the plan-gated fields alone', async () => {
     const { apiKey } = await t.account({ plan: 'starter' });
-    const res = await t.graphql(apiKey, '{ viewer { plan } leads(first: 1) { totalCount } stores(first: 1) { totalCount } }');
+    const res = await t.graphql(apiKey, PlanGated);
     expect(res.body.data).toEqual({ viewer: { plan: 'STARTER' }, leads: null, stores: null });
-    expect(res.body.errors.map((e: { path: string[]; extensions: { code: string } }) => [e.path, e.extensions.code])).toEqual([
+    expect(res.body.errors!.map((e) => [e.path, e.extensions!.code])).toEqual([
       [['leads'], 'PLAN_REQUIRED'],
       [['stores'], 'PLAN_REQUIRED'],
     ]);
   });
 
   describe('mutations answer the caller’s mistakes as userErrors', () => {
-    const START = 'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } userErrors { code field message } } }';
-
     it('INSUFFICIENT_FUNDS, in GraphQL’s words (REST keeps its own)', async () => {
       const { apiKey } = await t.account({ creditsMicros: 0n });
-      const res = await t.graphql(apiKey, START, { input: DENVER_DENTISTS });
+      const res = await t.graphql(apiKey, StartMaps, { input: DENVER_DENTISTS });
       expect(res.body.errors).toBeUndefined();
-      const { run, userErrors } = res.body.data.startMapsScrape;
+      const { run, userErrors } = res.body.data!.startMapsScrape;
       expect(run).toBeNull();
       expect(userErrors).toEqual([{ code: 'INSUFFICIENT_FUNDS', field: null, message: expect.stringContaining('Buy credits with the buyCredits mutation.') }]);
-      expect(userErrors[0].message).not.toContain('/api/v1');
+      expect(userErrors[0]!.message).not.toContain('/api/v1');
       const rest = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: DENVER_DENTISTS });
       expect(rest.body.error.message).toContain('Buy credits with POST /api/v1/buy-credits.');
     });
 
     it('VALIDATION_FAILED with the input field’s path, in camelCase', async () => {
-      const res = await t.graphql(key, 'mutation($input: StartEmailFinderInput!) { startEmailFinder(input: $input) { run { id } userErrors { code field } } }', {
+      const res = await t.graphql(key, StartEmailFinder, {
         input: { contacts: [{ firstName: 'J'.repeat(101), lastName: 'Doe', domain: 'acme.com' }] },
       });
-      expect(res.body.data.startEmailFinder).toEqual({ run: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'contacts', '0', 'firstName'] }] });
+      expect(res.body.data!.startEmailFinder).toEqual({ run: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'contacts', '0', 'firstName'] }] });
     });
 
     it('PLAN_REQUIRED, SUBSCRIPTION_INACTIVE and DAILY_LIMIT_REACHED', async () => {
       const starter = await t.account({ plan: 'starter' });
-      const gated = await t.graphql(starter.apiKey, 'mutation { enrichLeads(rows: [{email: "a@b.co"}]) { rows { matchStatus } userErrors { code } } }');
-      expect(gated.body.data.enrichLeads).toEqual({ rows: null, userErrors: [{ code: 'PLAN_REQUIRED' }] });
+      const gated = await t.graphql(starter.apiKey, EnrichOne);
+      expect(gated.body.data!.enrichLeads).toEqual({ rows: null, userErrors: [{ code: 'PLAN_REQUIRED' }] });
 
       const trial = await t.account({ subscriptionStatus: 'TRIAL' });
-      const inactive = await t.graphql(trial.apiKey, 'mutation { buyCredits(amount: "20") { purchase { amount } userErrors { code } } }');
-      expect(inactive.body.data.buyCredits).toEqual({ purchase: null, userErrors: [{ code: 'SUBSCRIPTION_INACTIVE' }] });
+      const inactive = await t.graphql(trial.apiKey, BuyTwenty);
+      expect(inactive.body.data!.buyCredits).toEqual({ purchase: null, userErrors: [{ code: 'SUBSCRIPTION_INACTIVE' }] });
 
       const [person] = await t.app.core.sql`select email from person where email is not null limit 1`;
-      const enrich = 'mutation($rows: [LeadEnrichmentInput!]!) { enrichLeads(rows: $rows) { summary { matched } userErrors { code } } }';
-      const first = await t.graphql(key, enrich, { rows: [{ email: person!.email }] });
-      expect(first.body.data.enrichLeads).toEqual({ summary: { matched: 1 }, userErrors: [] });
-      const over = await t.graphql(key, enrich, { rows: [{ email: person!.email }] });
+      const first = await t.graphql(key, Enrich, { rows: [{ email: person!.email }] });
+      expect(first.body.data!.enrichLeads).toEqual({ summary: { matched: 1 }, userErrors: [] });
+      const over = await t.graphql(key, Enrich, { rows: [{ email: person!.email }] });
       expect(over.body.errors).toBeUndefined();
-      expect(over.body.data.enrichLeads).toEqual({ summary: null, userErrors: [{ code: 'DAILY_LIMIT_REACHED' }] });
+      expect(over.body.data!.enrichLeads).toEqual({ summary: null, userErrors: [{ code: 'DAILY_LIMIT_REACHED' }] });
     });
 
     it('NOT_CANCELLABLE and NOT_FOUND', async () => {
-      const started = await t.graphql(key, 'mutation { startEmailValidator(input: {emails: ["a@example.com"]}) { run { id } } }');
-      const id = started.body.data.startEmailValidator.run.id;
-      const cancel = 'mutation($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code field } } }';
-      expect((await t.graphql(key, cancel, { id })).body.data.cancelRun).toEqual({ run: null, userErrors: [{ code: 'NOT_CANCELLABLE', field: null }] });
-      expect((await t.graphql(key, cancel, { id: 'nope' })).body.data.cancelRun).toEqual({ run: null, userErrors: [{ code: 'NOT_FOUND', field: null }] });
+      const started = await t.graphql(key, StartEmailValidator);
+      const id = started.body.data!.startEmailValidator.run!.id;
+      expect((await t.graphql(key, Cancel, { id })).body.data!.cancelRun).toEqual({ run: null, userErrors: [{ code: 'NOT_CANCELLABLE', field: null }] });
+      expect((await t.graphql(key, Cancel, { id: 'nope' })).body.data!.cancelRun).toEqual({ run: null, userErrors: [{ code: 'NOT_FOUND', field: null }] });
     });
   });
 });

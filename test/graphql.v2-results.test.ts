@@ -3,6 +3,7 @@ import { getNamedType, isListType, isNonNullType, isObjectType, type GraphQLObje
 import { schema } from '../schema/index.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * Typed results: every tool's example run, read through `Run.results`, answers every column of the
@@ -17,6 +18,18 @@ beforeAll(async () => {
   ({ apiKey: key } = await t.account({ creditsMicros: 10_000_000_000n }));
 });
 afterAll(() => t?.stop());
+
+const ResultsPage = graphql(`
+  query ResultsPage($id: ID!, $after: String) {
+    run(id: $id) {
+      results(first: 2, after: $after) {
+        edges { cursor node { ... on MapsResult { placeId } } }
+        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+      }
+    }
+  }
+`);
+const ForgedCursor = graphql(`query ResultsForgedCursor($id: ID!) { run(id: $id) { results(after: "nope") { totalCount } } }`);
 
 const camel = (name: string) => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -68,6 +81,7 @@ describe('Run.results', () => {
       if (tool.name === 'property-lookup') expect(rows[0]).toMatchObject({ status: 'found', price_history: expect.any(Array), schools: expect.any(Array) });
       const typeName = `${tool.name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase())}Result`;
       const type = schema.getType(typeName) as GraphQLObjectType;
+      // A string: the selection is built from the schema for each tool.
       const res = await t.graphql(key, `query($id: ID!) { run(id: $id) { results(first: 100) { totalCount nodes { __typename ... on ${typeName} { ${selection(type)} } } } } }`, { id: start.runId });
       expect(res.body.errors).toBeUndefined();
       const { totalCount, nodes } = res.body.data.run.results;
@@ -87,16 +101,12 @@ describe('Run.results', () => {
     const maps = TOOLS.find((x) => x.name === 'maps')!;
     const { start, rows } = await t.runTool(key, maps.rest.path, maps.example);
     expect(rows.length).toBeGreaterThan(3);
-    const page = (after: string | null) =>
-      t.graphql(key, 'query($id: ID!, $after: String) { run(id: $id) { results(first: 2, after: $after) { edges { cursor node { ... on MapsResult { placeId } } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } } }', {
-        id: start.runId,
-        after,
-      });
-    const first = (await page(null)).body.data.run.results;
-    const second = (await page(first.pageInfo.endCursor)).body.data.run.results;
-    expect([...first.edges, ...second.edges].map((e: { node: { placeId: string } }) => e.node.placeId)).toEqual(rows.slice(0, 4).map((r) => r.place_id));
-    expect(first.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false, startCursor: first.edges[0].cursor, endCursor: first.edges[1].cursor });
-    const bad = await t.graphql(key, 'query($id: ID!) { run(id: $id) { results(after: "nope") { totalCount } } }', { id: start.runId });
-    expect(bad.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'after', message: 'not a cursor returned by this API' }] });
+    const page = async (after: string | null) => (await t.graphql(key, ResultsPage, { id: start.runId, after })).body.data!.run!.results!;
+    const first = await page(null);
+    const second = await page(first.pageInfo.endCursor);
+    expect([...first.edges, ...second.edges].map((e) => e.node.placeId)).toEqual(rows.slice(0, 4).map((r) => r.place_id));
+    expect(first.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false, startCursor: first.edges[0]!.cursor, endCursor: first.edges[1]!.cursor });
+    const bad = await t.graphql(key, ForgedCursor, { id: start.runId });
+    expect(bad.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'after', message: 'not a cursor returned by this API' }] });
   });
 });

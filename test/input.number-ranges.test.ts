@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunId } from '../src/shared/ids.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import type { Answer } from './helpers/documents.ts';
 import { writesOf } from './helpers/fuzz.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /*
  * Numbers, cursors and dates past what Postgres holds (integer, bigint, timestamptz) are refused at
@@ -28,6 +30,12 @@ beforeAll(async () => {
   webhookId = created.body.webhook.id;
 });
 afterAll(() => t?.stop());
+
+const DeliveriesAfter = graphql(`query NumberRangesDeliveriesAfter($a: String) { webhooks { nodes { deliveries(after: $a) { totalCount } } } }`);
+const RunsAfter = graphql(`query NumberRangesRunsAfter($a: String) { runs(after: $a) { totalCount } }`);
+const FirstRun = graphql(`query NumberRangesFirstRun { runs(first: 1) { nodes { id } pageInfo { endCursor hasNextPage } } }`);
+const NextRun = graphql(`query NumberRangesNextRun($a: String) { runs(first: 1, after: $a) { nodes { id } } }`);
+const LedgerAfter = graphql(`query NumberRangesLedgerAfter($a: String) { viewer { ledger(after: $a) { totalCount } } }`);
 
 /** A 400 validation_failed naming `path`, with the account's writes unchanged. */
 async function expectRefused(path: string, detail: string) {
@@ -105,39 +113,39 @@ describe('delivery log cursors', () => {
   });
 
   it('refuses it on GraphQL too', async () => {
-    const res = await t.graphql(key, 'query($a: String) { webhooks { nodes { deliveries(after: $a) { totalCount } } } }', { a: b64('-271821-04-20T00:00:00.000Z|msg_x') });
-    expect(res.body.errors?.map((e: any) => e.extensions.code)).toEqual(['VALIDATION_FAILED']);
+    const res = await t.graphql(key, DeliveriesAfter, { a: b64('-271821-04-20T00:00:00.000Z|msg_x') });
+    expect(res.body.errors?.map((e) => e.extensions?.code)).toEqual(['VALIDATION_FAILED']);
   });
 });
 
 describe('GraphQL runs and ledger cursors', () => {
-  const codes = (res: { body: any }) => (res.body.errors ?? []).map((e: any) => e.extensions.code);
+  const codes = (res: { body: Answer<unknown> }) => (res.body.errors ?? []).map((e) => e.extensions?.code);
 
   it.each([
     ['a run cursor dated year +275760', b64(JSON.stringify({ createdAt: '+275760-09-13T00:00:00.000Z', id: 'x' }))],
     ['a run cursor with a NUL id', b64(JSON.stringify({ createdAt: '2024-01-01T00:00:00.000Z', id: '\u0000' }))],
     ['a run cursor that is not JSON', b64('99999999999999999999999')],
   ])('runs refuses %s', async (_, after) => {
-    const res = await t.graphql(key, 'query($a: String) { runs(after: $a) { totalCount } }', { a: after });
+    const res = await t.graphql(key, RunsAfter, { a: after });
     expect(codes(res)).toEqual(['VALIDATION_FAILED']);
   });
 
   it('runs still pages with its own cursors', async () => {
-    const first = await t.graphql(key, '{ runs(first: 1) { nodes { id } pageInfo { endCursor hasNextPage } } }');
-    expect(first.body.data.runs.nodes).toEqual([{ id: runId }]);
-    const next = await t.graphql(key, 'query($a: String) { runs(first: 1, after: $a) { nodes { id } } }', { a: first.body.data.runs.pageInfo.endCursor });
+    const first = await t.graphql(key, FirstRun);
+    expect(first.body.data!.runs.nodes).toEqual([{ id: runId }]);
+    const next = await t.graphql(key, NextRun, { a: first.body.data!.runs.pageInfo.endCursor });
     expect(next.body).toEqual({ data: { runs: { nodes: [] } } });
   });
 
   it.each(['99999999999999999999999', '9223372036854775808', '-1', '1e3'])('ledger refuses after=%s', async (after) => {
-    const res = await t.graphql(key, 'query($a: String) { viewer { ledger(after: $a) { totalCount } } }', { a: after });
+    const res = await t.graphql(key, LedgerAfter, { a: after });
     expect(codes(res)).toEqual(['VALIDATION_FAILED']);
   });
 
   it('ledger takes the largest bigint', async () => {
-    const res = await t.graphql(key, 'query($a: String) { viewer { ledger(after: $a) { totalCount } } }', { a: '9223372036854775807' });
+    const res = await t.graphql(key, LedgerAfter, { a: '9223372036854775807' });
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.viewer.ledger.totalCount).toEqual(expect.any(Number));
+    expect(res.body.data!.viewer.ledger.totalCount).toEqual(expect.any(Number));
   });
 });
 

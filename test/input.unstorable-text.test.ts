@@ -3,6 +3,7 @@ import { assertStorable, unstorable, unstorableDetails } from '../src/shared/par
 import { ValidationError } from '../src/shared/errors.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { writesOf } from './helpers/fuzz.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /*
  * Text Postgres cannot hold (a NUL character, an unpaired UTF-16 surrogate) anywhere in a request is a
@@ -22,6 +23,13 @@ beforeAll(async () => {
   webhookId = created.body.webhook.id;
 });
 afterAll(() => t?.stop());
+
+const StartEmailValidator = graphql(`
+  mutation UnstorableStartEmailValidator($input: StartEmailValidatorInput!) { startEmailValidator(input: $input) { run { id } userErrors { code field message } } }
+`);
+const LocalBusinessCount = graphql(`query UnstorableLocalBusinessCount($f: LocalBusinessFilter) { localBusinesses(filter: $f) { totalCount } }`);
+const CancelRun = graphql(`mutation UnstorableCancelRun($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code } } }`);
+const RunById = graphql(`query UnstorableRunById($id: ID!) { run(id: $id) { id } }`);
 
 /** Expects the REST error body of validation_failed naming `path`, and that the account wrote nothing. */
 async function refusedRest(method: string, path: string, body: unknown, detailPath: string, message = /NUL/) {
@@ -77,24 +85,22 @@ describe('REST: 400 validation_failed, nothing written', () => {
 describe('GraphQL: VALIDATION_FAILED, nothing written', () => {
   it('startEmailValidator answers a userError naming the address', async () => {
     const before = await writesOf(t, accountId);
-    const res = await t.graphql(key, 'mutation($input: StartEmailValidatorInput!) { startEmailValidator(input: $input) { run { id } userErrors { code field message } } }', {
-      input: { emails: ['a\u0000@example.com'] },
-    });
+    const res = await t.graphql(key, StartEmailValidator, { input: { emails: ['a\u0000@example.com'] } });
     expect(res.status).toBe(200);
-    const { run, userErrors } = res.body.data.startEmailValidator;
+    const { run, userErrors } = res.body.data!.startEmailValidator;
     expect(run).toBeNull();
     expect(userErrors).toEqual([expect.objectContaining({ code: 'VALIDATION_FAILED', field: expect.arrayContaining(['emails', '0']) })]);
     expect(await writesOf(t, accountId)).toBe(before);
   });
 
   it('the local-business search and a run lookup are errors with code VALIDATION_FAILED', async () => {
-    const search = await t.graphql(key, 'query($f: LocalBusinessFilter) { localBusinesses(filter: $f) { totalCount } }', { f: { keyword: 'x\u0000' } });
+    const search = await t.graphql(key, LocalBusinessCount, { f: { keyword: 'x\u0000' } });
     expect(search.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) })]);
-    const cancel = await t.graphql(key, 'mutation($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code } } }', { id: '\u0000' });
-    expect(cancel.body.data.cancelRun.userErrors).toEqual([{ code: 'VALIDATION_FAILED' }]);
+    const cancel = await t.graphql(key, CancelRun, { id: '\u0000' });
+    expect(cancel.body.data!.cancelRun.userErrors).toEqual([{ code: 'VALIDATION_FAILED' }]);
     // No such run, or a refusal of the id: never an internal error.
-    const run = await t.graphql(key, 'query($id: ID!) { run(id: $id) { id } }', { id: '\u0000' });
-    if (run.body.errors) expect(run.body.errors.map((e: any) => e.extensions.code)).toEqual(['VALIDATION_FAILED']);
+    const run = await t.graphql(key, RunById, { id: '\u0000' });
+    if (run.body.errors) expect(run.body.errors.map((e) => e.extensions?.code)).toEqual(['VALIDATION_FAILED']);
     else expect(run.body).toEqual({ data: { run: null } });
   });
 });

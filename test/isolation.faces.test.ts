@@ -4,12 +4,14 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ResultOf } from '@graphql-typed-document-node/core';
 import { loopbackConfig } from '../src/config.ts';
 import type { PlaceQuery } from '../src/sources/types.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { ROOT } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 import { collect, disposeClients, wsClient, type Collected } from './helpers/ws.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * Another account's id is answered like an unknown one on every face: GraphQL (queries, mutations,
@@ -21,6 +23,33 @@ interface Account {
   accountId: string;
   apiKey: string;
 }
+
+const RunLookups = graphql(`
+  query IsolationRunLookups($id: ID!) {
+    run(id: $id) { id status results(first: 5) { nodes { __typename } } }
+    node(id: $id) { id }
+    nodes(ids: [$id]) { id }
+    runs(first: 100) { edges { node { id } } }
+  }
+`);
+const CancelRun = graphql(`
+  mutation IsolationCancelRun($id: ID!) { cancelRun(id: $id) { run { id status statusMessage } userErrors { code field message } } }
+`);
+const CreateWebhook = graphql(`mutation IsolationCreateWebhook($url: String!) { createWebhook(input: { url: $url }) { webhook { id } } }`);
+const CreateSucceededWebhook = graphql(`
+  mutation IsolationCreateSucceededWebhook($url: String!) { createWebhook(input: { url: $url, events: [RUN_SUCCEEDED] }) { webhook { id } } }
+`);
+const DeleteWebhook = graphql(`
+  mutation IsolationDeleteWebhook($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId userErrors { code field message } } }
+`);
+const WebhookNode = graphql(`query IsolationWebhookNode($id: ID!) { node(id: $id) { id ... on Webhook { url } } }`);
+const NodeId = graphql(`query IsolationNodeId($id: ID!) { node(id: $id) { id } }`);
+const Webhooks = graphql(`query IsolationWebhooks { webhooks { nodes { id url } } }`);
+const Deliveries = graphql(`query IsolationDeliveries { webhooks { nodes { id deliveries { nodes { id runId event status responseStatus } } } } }`);
+const RunItems = graphql(`
+  subscription IsolationRunItems($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } run { id } } }
+`);
+const RunEvents = graphql(`subscription IsolationRunEvents { runEvents { kind run { id status } } }`);
 
 /** A local webhook receiver: records every POST and answers 200. */
 async function startReceiver() {
@@ -192,92 +221,82 @@ async function expectMcpNotFound(client: McpClient, held: string) {
 
 describe('GraphQL: another account’s run or webhook', () => {
   it('run(id) and node(id) are null and runs never lists it, as for an unknown id', async () => {
-    const query =
-      'query($id: ID!) { run(id: $id) { id status results(first: 5) { nodes { __typename } } } node(id: $id) { id } nodes(ids: [$id]) { id } runs(first: 100) { edges { node { id } } } }';
-    const mine = await t.graphql(a.apiKey, query, { id: aFinished.runId });
-    expect(mine.body.data.run).toMatchObject({ id: aFinished.runId, status: 'SUCCEEDED' });
-    expect(mine.body.data.run.results.nodes.length).toBeGreaterThan(0);
-    expect(mine.body.data.node).toEqual({ id: aFinished.runId });
+    const mine = await t.graphql(a.apiKey, RunLookups, { id: aFinished.runId });
+    expect(mine.body.data!.run).toMatchObject({ id: aFinished.runId, status: 'SUCCEEDED' });
+    expect(mine.body.data!.run!.results!.nodes.length).toBeGreaterThan(0);
+    expect(mine.body.data!.node).toEqual({ id: aFinished.runId });
 
     for (const id of [aFinished.runId, 'run_that_does_not_exist']) {
-      const theirs = await t.graphql(b.apiKey, query, { id });
+      const theirs = await t.graphql(b.apiKey, RunLookups, { id });
       expect(theirs.status).toBe(200);
       expect(theirs.body.errors).toBeUndefined();
-      expect(theirs.body.data.run).toBeNull();
-      expect(theirs.body.data.node).toBeNull();
-      expect(theirs.body.data.nodes).toEqual([null]);
-      expect(theirs.body.data.runs.edges.map((e: { node: { id: string } }) => e.node.id)).not.toContain(aFinished.runId);
+      expect(theirs.body.data!.run).toBeNull();
+      expect(theirs.body.data!.node).toBeNull();
+      expect(theirs.body.data!.nodes).toEqual([null]);
+      expect(theirs.body.data!.runs.edges.map((e) => e.node.id)).not.toContain(aFinished.runId);
     }
   });
 
   it('cancelRun of A’s running run by B is NOT_FOUND, and A’s run goes on to SUCCEEDED, never ABORTING', async () => {
     const held = await heldRun(a.apiKey);
-    const cancel = 'mutation($id: ID!) { cancelRun(id: $id) { run { id status statusMessage } userErrors { code field message } } }';
-    const unknown = await t.graphql(b.apiKey, cancel, { id: 'run_that_does_not_exist' });
-    expect(codes(unknown.body.data.cancelRun)).toEqual(['NOT_FOUND']);
+    const unknown = await t.graphql(b.apiKey, CancelRun, { id: 'run_that_does_not_exist' });
+    expect(codes(unknown.body.data!.cancelRun)).toEqual(['NOT_FOUND']);
     for (const id of [held.runId, aFinished.runId]) {
-      const res = await t.graphql(b.apiKey, cancel, { id });
+      const res = await t.graphql(b.apiKey, CancelRun, { id });
       expect(res.status).toBe(200);
       expect(res.body.errors).toBeUndefined();
-      expect(res.body.data.cancelRun.run).toBeNull();
+      expect(res.body.data!.cancelRun.run).toBeNull();
       // The same answer as for an id that exists nowhere: nothing tells B the run exists.
-      expect(res.body.data.cancelRun).toEqual(unknown.body.data.cancelRun);
+      expect(res.body.data!.cancelRun).toEqual(unknown.body.data!.cancelRun);
     }
     await expectUntouchedAndFinishes(held);
     expect((await runRow(aFinished.runId)).status).toBe('SUCCEEDED');
   });
 
   it('deleteWebhook of A’s webhook by B is NOT_FOUND, and node(id) is null for B; A still has it', async () => {
-    const created = await t.graphql(a.apiKey, 'mutation($url: String!) { createWebhook(input: {url: $url}) { webhook { id } } }', { url: receiver.url('/hooks/a-kept') });
+    const created = await t.graphql(a.apiKey, CreateWebhook, { url: receiver.url('/hooks/a-kept') });
     expect(created.body.errors).toBeUndefined();
-    const hookId = created.body.data.createWebhook.webhook.id as string;
+    const hookId = created.body.data!.createWebhook.webhook!.id;
 
-    const del = 'mutation($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId userErrors { code field message } } }';
-    const unknown = await t.graphql(b.apiKey, del, { id: 'wh_that_does_not_exist' });
-    expect(codes(unknown.body.data.deleteWebhook)).toEqual(['NOT_FOUND']);
-    const res = await t.graphql(b.apiKey, del, { id: hookId });
+    const unknown = await t.graphql(b.apiKey, DeleteWebhook, { id: 'wh_that_does_not_exist' });
+    expect(codes(unknown.body.data!.deleteWebhook)).toEqual(['NOT_FOUND']);
+    const res = await t.graphql(b.apiKey, DeleteWebhook, { id: hookId });
     expect(res.status).toBe(200);
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.deleteWebhook).toEqual(unknown.body.data.deleteWebhook);
-    const refetch = 'query($id: ID!) { node(id: $id) { id ... on Webhook { url } } }';
-    expect((await t.graphql(b.apiKey, refetch, { id: hookId })).body).toEqual({ data: { node: null } });
-    expect((await t.graphql(a.apiKey, refetch, { id: hookId })).body).toEqual({ data: { node: { id: hookId, url: receiver.url('/hooks/a-kept') } } });
+    expect(res.body.data!.deleteWebhook).toEqual(unknown.body.data!.deleteWebhook);
+    expect((await t.graphql(b.apiKey, WebhookNode, { id: hookId })).body).toEqual({ data: { node: null } });
+    expect((await t.graphql(a.apiKey, WebhookNode, { id: hookId })).body).toEqual({ data: { node: { id: hookId, url: receiver.url('/hooks/a-kept') } } });
 
-    const listed = await t.graphql(a.apiKey, '{ webhooks { nodes { id url } } }');
-    expect(listed.body.data.webhooks.nodes).toContainEqual({ id: hookId, url: receiver.url('/hooks/a-kept') });
+    const listed = await t.graphql(a.apiKey, Webhooks);
+    expect(listed.body.data!.webhooks.nodes).toContainEqual({ id: hookId, url: receiver.url('/hooks/a-kept') });
     expect((await t.request('GET', '/api/v1/webhooks', { key: a.apiKey })).body.webhooks.map((w: { id: string }) => w.id)).toContain(hookId);
 
-    expect((await t.graphql(a.apiKey, del, { id: hookId })).body.data.deleteWebhook).toEqual({ deletedWebhookId: hookId, userErrors: [] });
+    expect((await t.graphql(a.apiKey, DeleteWebhook, { id: hookId })).body.data!.deleteWebhook).toEqual({ deletedWebhookId: hookId, userErrors: [] });
   });
 
   it('webhook deliveries: A sees its real delivery, B never sees A’s webhook nor its deliveries', async () => {
-    const create = 'mutation($url: String!) { createWebhook(input: {url: $url, events: [RUN_SUCCEEDED]}) { webhook { id } } }';
-    const aHook = (await t.graphql(a.apiKey, create, { url: receiver.url('/hooks/a-deliveries') })).body.data.createWebhook.webhook.id as string;
-    const bHook = (await t.graphql(b.apiKey, create, { url: receiver.url('/hooks/b-deliveries') })).body.data.createWebhook.webhook.id as string;
+    const aHook = (await t.graphql(a.apiKey, CreateSucceededWebhook, { url: receiver.url('/hooks/a-deliveries') })).body.data!.createWebhook.webhook!.id;
+    const bHook = (await t.graphql(b.apiKey, CreateSucceededWebhook, { url: receiver.url('/hooks/b-deliveries') })).body.data!.createWebhook.webhook!.id;
     try {
       const run = await t.runTool(a.apiKey, '/api/v1/scrape/maps', DENVER_DENTISTS);
       const runId = run.start.runId as string;
-      const query = '{ webhooks { nodes { id deliveries { nodes { id runId event status responseStatus } } } } }';
-      type Hook = { id: string; deliveries: { nodes: { id: string; runId: string; status: string }[] } };
-
       // A: the delivery reached the receiver and is logged as succeeded.
       const aHooks = await waitFor(
-        async () => (await t.graphql(a.apiKey, query)).body.data.webhooks.nodes as Hook[],
+        async () => (await t.graphql(a.apiKey, Deliveries)).body.data!.webhooks.nodes,
         (hooks) => hooks.find((h) => h.id === aHook)?.deliveries.nodes.some((d) => d.runId === runId && d.status === 'SUCCEEDED') ?? false,
         { what: 'A’s delivery to succeed' },
       );
       const delivered = aHooks.find((h) => h.id === aHook)!.deliveries.nodes;
       expect(delivered).toContainEqual({ id: expect.any(String), runId, event: 'RUN_SUCCEEDED', status: 'SUCCEEDED', responseStatus: 200 });
       const deliveryId = delivered.find((d) => d.runId === runId)!.id;
-      const refetch = 'query($id: ID!) { node(id: $id) { id } }';
-      expect((await t.graphql(a.apiKey, refetch, { id: deliveryId })).body.data.node).toEqual({ id: deliveryId });
-      expect((await t.graphql(b.apiKey, refetch, { id: deliveryId })).body.data.node).toBeNull();
+      expect((await t.graphql(a.apiKey, NodeId, { id: deliveryId })).body.data!.node).toEqual({ id: deliveryId });
+      expect((await t.graphql(b.apiKey, NodeId, { id: deliveryId })).body.data!.node).toBeNull();
       expect(receiver.received.some((r) => r.path === '/hooks/a-deliveries' && r.body.includes(runId))).toBe(true);
 
       // B: only its own webhook, with nothing of A's.
-      const bView = await t.graphql(b.apiKey, query);
+      const bView = await t.graphql(b.apiKey, Deliveries);
       expect(bView.body.errors).toBeUndefined();
-      const bHooks = bView.body.data.webhooks.nodes as Hook[];
+      const bHooks = bView.body.data!.webhooks.nodes;
       expect(bHooks.map((h) => h.id)).toEqual([bHook]);
       expect(bHooks[0]!.deliveries.nodes).toEqual([]);
       expect(JSON.stringify(bView.body)).not.toContain(runId);
@@ -286,14 +305,13 @@ describe('GraphQL: another account’s run or webhook', () => {
       // The REST face of the same log.
       expect((await t.request('GET', `/api/v1/webhooks/${aHook}/deliveries`, { key: b.apiKey })).body).toEqual({ error: { code: 'not_found', message: 'Webhook not found' } });
     } finally {
-      await t.graphql(a.apiKey, 'mutation($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId } }', { id: aHook });
-      await t.graphql(b.apiKey, 'mutation($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId } }', { id: bHook });
+      await t.graphql(a.apiKey, DeleteWebhook, { id: aHook });
+      await t.graphql(b.apiKey, DeleteWebhook, { id: bHook });
     }
   });
 });
 
-type RunEvent = { kind: string; run: { id: string; status: string } };
-const RUN_EVENTS = 'subscription { runEvents { kind run { id status } } }';
+type RunEvent = ResultOf<typeof RunEvents>['runEvents'];
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED-OUT'];
 
 /**
@@ -322,13 +340,12 @@ async function untilListening(sub: Collected<RunEvent>, key: string): Promise<st
 
 describe('graphql-ws: another account’s runs', () => {
   it('runItems of A’s run by B is a NOT_FOUND error with none of A’s rows', async () => {
-    const query = 'subscription($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } run { id } } }';
     // A itself gets the rows: the subscription works for the owner.
-    const own = collect<{ results: { placeId: string }[] }>(wsClient(t.url, a.apiKey), query, { id: aFinished.runId }, 'runItems');
+    const own = collect(wsClient(t.url, a.apiKey), RunItems, { id: aFinished.runId }, 'runItems');
     expect((await own.done).flatMap((batch) => batch.results)).toEqual(aFinished.rows.map((row) => ({ placeId: row.place_id })));
 
     for (const id of [aFinished.runId, 'run_that_does_not_exist']) {
-      const sub = collect<unknown>(wsClient(t.url, b.apiKey), query, { id }, 'runItems');
+      const sub = collect(wsClient(t.url, b.apiKey), RunItems, { id }, 'runItems');
       const error = await sub.done.then(
         () => undefined,
         (err: Error) => err,
@@ -341,8 +358,8 @@ describe('graphql-ws: another account’s runs', () => {
   });
 
   it('runEvents of B carries B’s runs only, never A’s', async () => {
-    const bEvents = collect<RunEvent>(wsClient(t.url, b.apiKey), RUN_EVENTS, {}, 'runEvents');
-    const aEvents = collect<RunEvent>(wsClient(t.url, a.apiKey), RUN_EVENTS, {}, 'runEvents');
+    const bEvents = collect(wsClient(t.url, b.apiKey), RunEvents, {}, 'runEvents');
+    const aEvents = collect(wsClient(t.url, a.apiKey), RunEvents, {}, 'runEvents');
     // Neither stream may fail; a rejection would fail the assertions below.
     const failures: unknown[] = [];
     bEvents.done.catch((err) => failures.push(err));

@@ -3,7 +3,16 @@ import { takeAllowance, utcDay } from '../src/billing/allowances.ts';
 import { housekeeping } from '../src/runs/retention.ts';
 import { CRONTAB } from '../workers/tasks.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
+import { sourceOf } from './helpers/documents.ts';
 import { spawnGateway, type Gateway } from './helpers/process.ts';
+import { graphql } from './graphql/gql/index.ts';
+
+const Viewer = graphql(`query LimitsViewer { viewer { id } }`);
+const StartIdempotent = graphql(`
+  mutation LimitsStartIdempotent($input: StartMapsScrapeInput!, $key: String) {
+    startMapsScrape(input: $input, idempotencyKey: $key) { run { id } userErrors { code field } }
+  }
+`);
 
 describe('rate limit: 100 requests per minute per key, shared by gateway processes', () => {
   let a: TestApp;
@@ -50,7 +59,7 @@ describe('rate limit: 100 requests per minute per key, shared by gateway process
       expect((await refused.json()).error.code).toBe('rate_limited');
     }
     // GraphQL shares the budget and answers in GraphQL's shape.
-    const gql = await fetch(`${a.url}/graphql`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewer { id } }' }) });
+    const gql = await fetch(`${a.url}/graphql`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: sourceOf(Viewer) }) });
     expect(gql.status).toBe(429);
     expect((await gql.json()).errors[0].extensions.code).toBe('RATE_LIMITED');
     // Another key has its own budget.
@@ -60,7 +69,7 @@ describe('rate limit: 100 requests per minute per key, shared by gateway process
 
   it('shows the budget on GraphQL responses too', async () => {
     const { apiKey } = await a.account();
-    const res = await a.request('POST', '/graphql', { key: apiKey, body: { query: '{ viewer { id } }' } });
+    const res = await a.graphql(apiKey, Viewer);
     expect(res.status).toBe(200);
     expect(res.headers.get('ratelimit')).toMatch(/^limit=100, remaining=99, reset=(60|59)$/);
   });
@@ -190,12 +199,11 @@ describe('Idempotency-Key', () => {
 
   it('works the same in GraphQL through idempotencyKey', async () => {
     const { accountId, apiKey } = await t.account();
-    const q = 'mutation($input: StartMapsScrapeInput!, $key: String) { startMapsScrape(input: $input, idempotencyKey: $key) { run { id } userErrors { code field } } }';
-    const first = await t.graphql(apiKey, q, { input: DENVER_DENTISTS, key: 'g-1' });
-    const again = await t.graphql(apiKey, q, { input: DENVER_DENTISTS, key: 'g-1' });
-    expect(again.body.data.startMapsScrape.run.id).toBe(first.body.data.startMapsScrape.run.id);
-    const other = await t.graphql(apiKey, q, { input: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 2 }, key: 'g-1' });
-    expect(other.body.data.startMapsScrape).toEqual({ run: null, userErrors: [{ code: 'IDEMPOTENCY_KEY_REUSED', field: null }] });
+    const first = await t.graphql(apiKey, StartIdempotent, { input: DENVER_DENTISTS, key: 'g-1' });
+    const again = await t.graphql(apiKey, StartIdempotent, { input: DENVER_DENTISTS, key: 'g-1' });
+    expect(again.body.data!.startMapsScrape.run!.id).toBe(first.body.data!.startMapsScrape.run!.id);
+    const other = await t.graphql(apiKey, StartIdempotent, { input: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 2 }, key: 'g-1' });
+    expect(other.body.data!.startMapsScrape).toEqual({ run: null, userErrors: [{ code: 'IDEMPOTENCY_KEY_REUSED', field: null }] });
     expect(await runCount(accountId)).toBe(1);
   });
 });

@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { connect, type Database, type Sql } from '../db/client.ts';
 import { migrateDatabase } from '../db/migrate.ts';
 import { seedCatalog } from '../db/seed/index.ts';
 import { createAccount, createApiKey } from '../src/accounts/accounts.ts';
+import { sourceOf, type Answer } from './helpers/documents.ts';
 import { createCluster, type Cluster } from './helpers/postgres-cluster.ts';
 import { killServices, spawnGateway, spawnWorker, type Gateway, type Service } from './helpers/process.ts';
 import { waitFor } from './helpers/wait.ts';
 import { closeCode, collect, disposeClients, wsClient } from './helpers/ws.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * A database restart under real processes: a gateway and a worker process on a Postgres cluster of
@@ -59,9 +62,19 @@ const api = async (path: string, apiKey: string, init: { method?: string; body?:
   const text = await res.text();
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: text ? JSON.parse(text) : undefined };
 };
-const graphql = (apiKey: string, query: string, variables: Record<string, unknown> = {}) => api('/graphql', apiKey, { body: { query, variables } });
+/** A document posted to the spawned gateway, answered with the Retry-After header an outage sets. */
+const graphqlPost = <TData, TVariables>(
+  apiKey: string,
+  document: TypedDocumentNode<TData, TVariables>,
+  variables?: NoInfer<TVariables>,
+): Promise<{ status: number; retryAfter: string | null; body: Answer<TData> }> => api('/graphql', apiKey, { body: { query: sourceOf(document), variables: variables ?? {} } });
 const mcpCall = (apiKey: string, name: string, args: Record<string, unknown>) =>
   api('/mcp', apiKey, { body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }, headers: { accept: 'application/json, text/event-stream' } });
+
+const RunStatus = graphql(`query OutageRunStatus($id: ID!) { run(id: $id) { status } }`);
+const WalletBalance = graphql(`query OutageWalletBalance { viewer { wallet { totalBalance } } }`);
+const RunProgress = graphql(`subscription OutageRunProgress($id: ID!) { runProgress(id: $id) { status itemCount } }`);
+const RunEvents = graphql(`subscription OutageRunEvents { runEvents { kind run { id status } } }`);
 
 const runRow = async (id: string) => (await sql`select status, item_count from run where id = ${id}`)[0] as { status: string; item_count: number };
 
@@ -91,8 +104,8 @@ describe('a database restart', { timeout: 180_000 }, () => {
 
     // Subscriptions through the gateway, open across the outage: one run's progress, the account's events.
     const client = wsClient(gateway.url, key, { lazy: false });
-    const progress = collect<{ status: string; itemCount: number }>(client, 'subscription($id: ID!) { runProgress(id: $id) { status itemCount } }', { id: runIds[0] }, 'runProgress');
-    const events = collect<{ kind: string; run: { id: string; status: string } }>(client, 'subscription { runEvents { kind run { id status } } }', {}, 'runEvents');
+    const progress = collect(client, RunProgress, { id: runIds[0]! }, 'runProgress');
+    const events = collect(client, RunEvents, {}, 'runEvents');
     await Promise.all([progress.first, events.first]);
 
     // A second key, first used now: its authentication is cached and its rate-limit lease taken, so
@@ -109,10 +122,10 @@ describe('a database restart', { timeout: 180_000 }, () => {
     // Admitted, then the database is missing: each face in its own shape.
     const rest = await api(`/api/v1/scrape/status/${runIds[0]}`, second.apiKey);
     expect(rest).toMatchObject({ status: 503, retryAfter: expect.stringMatching(/^\d+$/), body: { error: { code: 'database_unavailable', message: expect.any(String) } } });
-    const gql = await graphql(second.apiKey, 'query($id: ID!) { run(id: $id) { status } }', { id: runIds[0] });
+    const gql = await graphqlPost(second.apiKey, RunStatus, { id: runIds[0]! });
     expect(gql.status).toBe(503);
     expect(gql.retryAfter).toMatch(/^\d+$/);
-    expect(gql.body.errors[0].extensions).toMatchObject({ code: 'DATABASE_UNAVAILABLE', retryAfter: expect.any(Number) });
+    expect(gql.body.errors![0]!.extensions).toMatchObject({ code: 'DATABASE_UNAVAILABLE', retryAfter: expect.any(Number) });
     const mcp = await mcpCall(second.apiKey, 'check_run_status', { runId: runIds[0] });
     expect(mcp.status).toBe(200);
     expect(mcp.body.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'database_unavailable' } } });
@@ -120,7 +133,7 @@ describe('a database restart', { timeout: 180_000 }, () => {
     // Refused at admission: the key cannot be looked up.
     for (const refused of [
       await api(`/api/v1/scrape/status/${runIds[0]}`, fresh.apiKey),
-      await graphql(fresh.apiKey, '{ viewer { wallet { totalBalance } } }'),
+      await graphqlPost(fresh.apiKey, WalletBalance),
       await mcpCall(fresh.apiKey, 'check_run_status', { runId: runIds[0] }),
     ]) {
       expect(refused.status).toBe(503);
@@ -131,7 +144,7 @@ describe('a database restart', { timeout: 180_000 }, () => {
     // graphql-ws: an operation on the open socket that needs the database gets the same error code,
     // and a socket opened now with a key that cannot be looked up is closed 1013 (try again later).
     const onSocket = await new Promise<{ errors?: { extensions?: Record<string, unknown> }[] }>((resolve, reject) => {
-      client.subscribe({ query: '{ viewer { wallet { totalBalance } } }' }, { next: (result) => resolve(result as never), error: (err) => resolve({ errors: err as never }), complete: () => reject(new Error('completed without an answer')) });
+      client.subscribe({ query: sourceOf(WalletBalance) }, { next: (result) => resolve(result as never), error: (err) => resolve({ errors: err as never }), complete: () => reject(new Error('completed without an answer')) });
     });
     expect(onSocket.errors?.[0]?.extensions).toMatchObject({ code: 'DATABASE_UNAVAILABLE' });
     const late = wsClient(gateway.url, fresh.apiKey, { lazy: false, onNonLazyError: () => {} });
@@ -180,7 +193,7 @@ describe('a database restart', { timeout: 180_000 }, () => {
 
     // Every face answers again, through the same processes.
     expect((await api(`/api/v1/scrape/status/${runIds[0]}`, fresh.apiKey)).body).toMatchObject({ status: 'SUCCEEDED' });
-    expect((await graphql(second.apiKey, 'query($id: ID!) { run(id: $id) { status } }', { id: runIds[0] })).body).toEqual({ data: { run: { status: 'SUCCEEDED' } } });
+    expect((await graphqlPost(second.apiKey, RunStatus, { id: runIds[0]! })).body).toEqual({ data: { run: { status: 'SUCCEEDED' } } });
     expect((await mcpCall(key, 'check_run_status', { runId: runIds[0] })).body.result.structuredContent).toMatchObject({ status: 'SUCCEEDED' });
     expect(gateway.child.exitCode).toBeNull();
     expect(worker.child.exitCode).toBeNull();

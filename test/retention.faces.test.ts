@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { waitFor } from './helpers/wait.ts';
 import { collect, disposeClients, wsClient } from './helpers/ws.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * Results are kept 48 hours after a run ends: past `expiresAt` every face refuses them with
@@ -49,46 +50,47 @@ async function at<T>(when: Date, body: () => Promise<T>): Promise<T> {
   }
 }
 
-const ITEMS = 'query($id: ID!) { run(id: $id) { id expiresAt results(first: 5) { nodes { ... on MapsResult { placeId } } } } }';
+const Items = graphql(`query RetentionItems($id: ID!) { run(id: $id) { id expiresAt results(first: 5) { nodes { ... on MapsResult { placeId } } } } }`);
+const RunStatus = graphql(`query RetentionRunStatus($id: ID!) { run(id: $id) { id status } }`);
+const RunItems = graphql(`subscription RetentionRunItems($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } } }`);
 const placeIds = (rows: { place_id: string }[]) => rows.map((row) => ({ placeId: row.place_id }));
 
 describe('results past expiresAt', () => {
   it('GraphQL: Run.results answers RESULTS_EXPIRED in extensions.code once the results expired, like REST’s 410', async () => {
     const run = await finishedRun();
-    const before = await t.graphql(key, ITEMS, { id: run.runId });
+    const before = await t.graphql(key, Items, { id: run.runId });
     expect(before.body.errors).toBeUndefined();
-    expect(before.body.data.run.results.nodes).toEqual(placeIds(run.rows.slice(0, 5)));
-    expect(Date.parse(before.body.data.run.expiresAt)).toBe(run.expiresAt.getTime());
+    expect(before.body.data!.run!.results!.nodes).toEqual(placeIds(run.rows.slice(0, 5)));
+    expect(Date.parse(before.body.data!.run!.expiresAt!)).toBe(run.expiresAt.getTime());
 
     // A minute before the end of retention the rows are still served; from expiresAt on they are not.
-    const stillKept = await at(new Date(run.expiresAt.getTime() - 60_000), () => t.graphql(key, ITEMS, { id: run.runId }));
-    expect(stillKept.body.data.run.results.nodes).toEqual(placeIds(run.rows.slice(0, 5)));
+    const stillKept = await at(new Date(run.expiresAt.getTime() - 60_000), () => t.graphql(key, Items, { id: run.runId }));
+    expect(stillKept.body.data!.run!.results!.nodes).toEqual(placeIds(run.rows.slice(0, 5)));
 
     await at(new Date(run.expiresAt.getTime() + HOUR), async () => {
       const rest = await t.request('GET', `/api/downloads/${run.runId}?format=json`, { key });
       expect(rest.status).toBe(410);
       expect(rest.body.error.code).toBe('results_expired');
 
-      const expired = await t.graphql(key, ITEMS, { id: run.runId });
+      const expired = await t.graphql(key, Items, { id: run.runId });
       expect(expired.status).toBe(200);
       expect(expired.body.errors).toHaveLength(1);
-      expect(expired.body.errors[0]).toMatchObject({ message: rest.body.error.message, path: ['run', 'results'], extensions: { code: 'RESULTS_EXPIRED' } });
-      expect(expired.body.data.run).toMatchObject({ id: run.runId, results: null });
+      expect(expired.body.errors![0]).toMatchObject({ message: rest.body.error.message, path: ['run', 'results'], extensions: { code: 'RESULTS_EXPIRED' } });
+      expect(expired.body.data!.run).toMatchObject({ id: run.runId, results: null });
       expect(JSON.stringify(expired.body)).not.toContain(run.rows[0].place_id);
       // The run itself stays readable.
-      const status = await t.graphql(key, 'query($id: ID!) { run(id: $id) { id status } }', { id: run.runId });
-      expect(status.body.data.run).toEqual({ id: run.runId, status: 'SUCCEEDED' });
+      const status = await t.graphql(key, RunStatus, { id: run.runId });
+      expect(status.body.data!.run).toEqual({ id: run.runId, status: 'SUCCEEDED' });
     });
   });
 
   it('graphql-ws: runItems of an expired run is a RESULTS_EXPIRED error without rows', async () => {
     const run = await finishedRun();
-    const query = 'subscription($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } } }';
-    const fresh = collect<{ results: unknown[] }>(wsClient(t.url, key), query, { id: run.runId }, 'runItems');
+    const fresh = collect(wsClient(t.url, key), RunItems, { id: run.runId }, 'runItems');
     expect((await fresh.done).flatMap((batch) => batch.results)).toEqual(placeIds(run.rows));
 
     await at(new Date(run.expiresAt.getTime() + HOUR), async () => {
-      const sub = collect<unknown>(wsClient(t.url, key), query, { id: run.runId }, 'runItems');
+      const sub = collect(wsClient(t.url, key), RunItems, { id: run.runId }, 'runItems');
       const error = await sub.done.then(
         () => undefined,
         (err: Error) => err,

@@ -8,6 +8,14 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 import { nextSubscription } from './helpers/events.ts';
 import { gatedSources as gatedOver } from './helpers/sources.ts';
 import { collect, disposeClients, wsClient } from './helpers/ws.ts';
+import { graphql } from './graphql/gql/index.ts';
+
+const CancelRun = graphql(`mutation RunsControlCancelRun($id: ID!) { cancelRun(id: $id) { run { id status } userErrors { code } } }`);
+const CancelRunAgain = graphql(`mutation RunsControlCancelRunAgain($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code field message } } }`);
+const RunItems = graphql(`
+  subscription RunsControlRunItems($id: ID!) { runItems(id: $id) { offset results { __typename ... on MapsResult { placeId } } run { status } } }
+`);
+const RunEvents = graphql(`subscription RunsControlRunEvents { runEvents { kind run { id status } } }`);
 
 let t: TestApp;
 let key: string;
@@ -112,12 +120,12 @@ describe('cancel', () => {
     const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
     const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
     await gate.reachedPage(0);
-    const res = await t.graphql(key, 'mutation($id: ID!) { cancelRun(id: $id) { run { id status } userErrors { code } } }', { id: run.id });
-    expect(res.body.data.cancelRun).toEqual({ run: { id: run.id, status: 'ABORTING' }, userErrors: [] });
+    const res = await t.graphql(key, CancelRun, { id: run.id });
+    expect(res.body.data!.cancelRun).toEqual({ run: { id: run.id, status: 'ABORTING' }, userErrors: [] });
     await execution; // the pending page is never released: the stop does not wait for it
     expect((await runRow(run.id)).status).toBe('ABORTED');
-    const again = await t.graphql(key, 'mutation($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code field message } } }', { id: run.id });
-    expect(again.body.data.cancelRun).toEqual({ run: null, userErrors: [{ code: 'RUN_FINISHED', field: null, message: expect.stringMatching(/ended/) }] });
+    const again = await t.graphql(key, CancelRunAgain, { id: run.id });
+    expect(again.body.data!.cancelRun).toEqual({ run: null, userErrors: [{ code: 'RUN_FINISHED', field: null, message: expect.stringMatching(/ended/) }] });
   });
 });
 
@@ -218,9 +226,6 @@ describe('waitForFinish', () => {
   });
 });
 
-const subscribe = <T>(query: string, variables: Record<string, unknown>, field: string, until?: (items: T[]) => boolean, apiKey = key) =>
-  collect<T>(wsClient(t.url, apiKey), query, variables, field, until);
-
 describe('subscriptions', () => {
   it('runItems streams every row in order, then completes after the run ends', async () => {
     const gate = gatedSources();
@@ -228,11 +233,7 @@ describe('subscriptions', () => {
     gate.release(0);
     const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
     await gate.reachedPage(1);
-    const stream = subscribe<{ offset: number; results: { __typename: string; placeId: string }[]; run: { status: string } }>(
-      'subscription($id: ID!) { runItems(id: $id) { offset results { __typename ... on MapsResult { placeId } } run { status } } }',
-      { id: run.id },
-      'runItems',
-    );
+    const stream = collect(wsClient(t.url, key), RunItems, { id: run.id }, 'runItems');
     // The rows stored so far come first: the subscription is in place before the rest are released.
     const first = await stream.first;
     expect([first.offset, first.results.length, first.run.status]).toEqual([0, 50, 'RUNNING']);
@@ -243,7 +244,7 @@ describe('subscriptions', () => {
     const batches = await stream.done;
     const rows = batches.flatMap((b) => b.results);
     const stored = await t.app.core.sql`select data->>'place_id' as id from run_item where run_id = ${run.id} order by seq`;
-    expect(rows.map((r) => r.placeId)).toEqual(stored.map((r) => r.id));
+    expect(rows.map((r) => (r.__typename === 'MapsResult' ? r.placeId : undefined))).toEqual(stored.map((r) => r.id));
     let offset = 0;
     for (const batch of batches) {
       expect(batch.offset).toBe(offset);
@@ -260,13 +261,7 @@ describe('subscriptions', () => {
     const held = executeRun({ ...t.app.core, sources: gate.sources }, inFlight.id);
     await gate.reachedPage(0);
 
-    const events = subscribe<{ kind: string; run: { id: string; status: string } }>(
-      'subscription { runEvents { kind run { id status } } }',
-      {},
-      'runEvents',
-      (items) => items.some((e) => e.kind === 'FINISHED' && e.run.id !== inFlight.id),
-      apiKey,
-    );
+    const events = collect(wsClient(t.url, apiKey), RunEvents, {}, 'runEvents', (items) => items.some((e) => e.kind === 'FINISHED' && e.run.id !== inFlight.id));
     expect(await events.first).toEqual({ kind: 'PROGRESS', run: { id: inFlight.id, status: 'RUNNING' } });
     const { run } = await startRun(t.app.core, who, 'maps', { ...INPUT, maxCrawledPlacesPerSearch: 60 });
     await executeRun(t.app.core, run.id);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { mapsTool } from '../src/tools/maps.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 let t: TestApp;
 let key: string;
@@ -14,6 +15,21 @@ beforeAll(async () => {
   denverDentists = row!.n;
 });
 afterAll(() => t?.stop());
+
+const RunWithResults = graphql(`
+  query LifecycleRunWithResults($id: ID!) {
+    run(id: $id) {
+      id status statusMessage handled requested runTimeSecs outputUrl expiresAt cost billedUnits priceRule { text unit unitPrice }
+      results(first: 2) { totalCount nodes { ... on MapsResult { name placeId reviewCount latitude emails } } }
+    }
+  }
+`);
+const SucceededRuns = graphql(`
+  query LifecycleSucceededRuns { runs(first: 10, status: SUCCEEDED) { totalCount edges { cursor node { id status } } pageInfo { hasNextPage } } }
+`);
+const FailedRuns = graphql(`query LifecycleFailedRuns { runs(first: 10, status: FAILED) { edges { node { id } } } }`);
+const FirstRuns = graphql(`query LifecycleFirstRuns { runs(first: 2) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`);
+const NextRuns = graphql(`query LifecycleNextRuns($after: String) { runs(first: 2, after: $after) { edges { node { id } } pageInfo { hasNextPage } } }`);
 
 describe('a maps run through the real worker', () => {
   let runId: string;
@@ -41,6 +57,10 @@ describe('a maps run through the real worker', () => {
       runTimeSecs: expect.any(Number),
       outputUrl: `${t.url}/api/downloads/${runId}`,
       expiresAt: expect.any(String),
+      // A finished run's charge, to check against the price table: cost = billed_units × unit_price.
+      cost: Number((denverDentists * 0.0099).toFixed(6)),
+      billed_units: denverDentists,
+      price_rule: { text: '0.0099 USD per business', unit: 'business', unit_price: 0.0099 },
     });
     // Results are kept 48 hours after the end.
     const [row] = await t.app.core.sql`select extract(epoch from expires_at - finished_at)::int as secs from run where id = ${runId}`;
@@ -92,27 +112,25 @@ describe('a maps run through the real worker', () => {
 
   it('shows the same run through REST and GraphQL', async () => {
     const rest = await t.request('GET', `/api/v1/scrape/status/${runId}`, { key });
-    const gql = await t.graphql(
-      key,
-      `query($id: ID!) { run(id: $id) { id status statusMessage handled requested runTimeSecs outputUrl expiresAt results(first: 2) { totalCount nodes { ... on MapsResult { name placeId reviewCount latitude emails } } } } }`,
-      { id: runId },
-    );
+    const gql = await t.graphql(key, RunWithResults, { id: runId });
     expect(gql.body.errors).toBeUndefined();
-    const { id, results, ...fields } = gql.body.data.run;
-    expect({ runId: id, ...fields }).toEqual(rest.body);
+    const { id, results, billedUnits, priceRule, ...fields } = gql.body.data!.run!;
+    const { unitPrice, ...rule } = priceRule;
+    // Money is a decimal string in GraphQL, a number in the REST status answer.
+    expect({ runId: id, ...fields, cost: Number(fields.cost), billed_units: billedUnits, price_rule: { ...rule, unit_price: Number(unitPrice) } }).toEqual(rest.body);
     const json = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
-    expect(results.totalCount).toBe(json.body.length);
-    expect(results.nodes).toEqual(
+    expect(results!.totalCount).toBe(json.body.length);
+    expect(results!.nodes).toEqual(
       json.body.slice(0, 2).map((r: any) => ({ name: r.name, placeId: r.place_id, reviewCount: r.review_count, latitude: r.latitude, emails: r.emails })),
     );
   });
 
   it('lists the run in the runs connection, filtered by status', async () => {
-    const res = await t.graphql(key, `{ runs(first: 10, status: SUCCEEDED) { totalCount edges { cursor node { id status } } pageInfo { hasNextPage } } }`);
-    expect(res.body.data.runs.edges.map((e: any) => e.node.id)).toContain(runId);
-    expect(res.body.data.runs.totalCount).toBe(res.body.data.runs.edges.length);
-    const none = await t.graphql(key, `{ runs(first: 10, status: FAILED) { edges { node { id } } } }`);
-    expect(none.body.data.runs.edges).toEqual([]);
+    const res = await t.graphql(key, SucceededRuns);
+    expect(res.body.data!.runs.edges.map((e) => e.node.id)).toContain(runId);
+    expect(res.body.data!.runs.totalCount).toBe(res.body.data!.runs.edges.length);
+    const none = await t.graphql(key, FailedRuns);
+    expect(none.body.data!.runs.edges).toEqual([]);
   });
 });
 
@@ -146,12 +164,12 @@ describe('paging runs', () => {
       const res = await t.request('POST', '/api/v1/scrape/maps', { key: other.apiKey, body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 1 } });
       ids.push(res.body.runId);
     }
-    const first = await t.graphql(other.apiKey, `{ runs(first: 2) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`);
-    const page1 = first.body.data.runs;
+    const first = await t.graphql(other.apiKey, FirstRuns);
+    const page1 = first.body.data!.runs;
     expect(page1.pageInfo.hasNextPage).toBe(true);
-    const second = await t.graphql(other.apiKey, `query($after: String) { runs(first: 2, after: $after) { edges { node { id } } pageInfo { hasNextPage } } }`, { after: page1.pageInfo.endCursor });
-    const seen = [...page1.edges, ...second.body.data.runs.edges].map((e: any) => e.node.id);
+    const second = await t.graphql(other.apiKey, NextRuns, { after: page1.pageInfo.endCursor });
+    const seen = [...page1.edges, ...second.body.data!.runs.edges].map((e) => e.node.id);
     expect(seen).toEqual([...ids].reverse());
-    expect(second.body.data.runs.pageInfo.hasNextPage).toBe(false);
+    expect(second.body.data!.runs.pageInfo.hasNextPage).toBe(false);
   });
 });

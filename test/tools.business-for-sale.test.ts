@@ -3,6 +3,7 @@ import { US_STATES } from '../src/shared/geo.ts';
 import { matchIndustries, parseBusinessLink } from '../src/tools/lib/listings/business-links.ts';
 import { businessForSaleTool } from '../src/tools/business-for-sale.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 const PATH = '/api/v1/scrape/bizforsale-scraper';
 const UNIT = 9_900n;
@@ -263,16 +264,17 @@ describe('business-for-sale: refusals', () => {
 describe('business-for-sale: GraphQL', () => {
   it('startBusinessForSaleScrape starts the same run', async () => {
     const url = `${HOST}/businesses-for-sale/denver-co`;
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartBusinessForSaleScrapeInput!) { startBusinessForSaleScrape(input: $input) { run { id status } message urlTranslation { url kind } userErrors { code } } }`,
-      { input: { startUrls: [url], maxItems: 3 } },
-    );
+    const Start = graphql(`
+      mutation BusinessForSaleStart($input: StartBusinessForSaleScrapeInput!) {
+        startBusinessForSaleScrape(input: $input) { run { id status } message urlTranslation { url kind } userErrors { code } }
+      }
+    `);
+    const res = await t.graphql(key, Start, { input: { startUrls: [url], maxItems: 3 } });
     expect(res.body.errors).toBeUndefined();
-    const started = res.body.data.startBusinessForSaleScrape;
+    const started = res.body.data!.startBusinessForSaleScrape;
     expect(started).toMatchObject({ run: { status: 'RUNNING' }, message: 'Extracting up to 3 listings from 1 URL', urlTranslation: [{ url, kind: 'search' }], userErrors: [] });
-    await t.waitForRun(key, started.run.id);
-    const rows = await t.request('GET', `/api/downloads/${started.run.id}?format=json`, { key });
+    await t.waitForRun(key, started.run!.id);
+    const rows = await t.request('GET', `/api/downloads/${started.run!.id}?format=json`, { key });
     expect(rows.body).toEqual((await listings((sql) => sql`city = 'Denver' and state = 'CO'`, 3)).map((l) => rowOf(l, url)));
   });
 });

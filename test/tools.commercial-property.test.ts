@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommercialLink, mapViewRefusal } from '../src/tools/lib/listings/commercial-links.ts';
 import { commercialPropertyTool, splitLicence } from '../src/tools/commercial-property.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 const PATH = '/api/v1/scrape/cre-scraper';
 const UNIT = 29_000n;
@@ -252,23 +253,27 @@ describe('commercial property: refusals', () => {
 });
 
 describe('commercial property: GraphQL', () => {
-  const mutation = `mutation($input: StartCommercialPropertyScrapeInput!) { startCommercialPropertyScrape(input: $input) { run { id status } message urlTranslation { url form } userErrors { code field message } } }`;
+  const Start = graphql(`
+    mutation CommercialPropertyStart($input: StartCommercialPropertyScrapeInput!) {
+      startCommercialPropertyScrape(input: $input) { run { id status } message urlTranslation { url form } userErrors { code field message } }
+    }
+  `);
 
   it('startCommercialPropertyScrape starts the same run', async () => {
     const url = `${HOST}/search?market=Denver`;
-    const res = await t.graphql(key, mutation, { input: { startUrls: [url] } });
+    const res = await t.graphql(key, Start, { input: { startUrls: [url] } });
     expect(res.body.errors).toBeUndefined();
-    const started = res.body.data.startCommercialPropertyScrape;
+    const started = res.body.data!.startCommercialPropertyScrape;
     expect(started).toMatchObject({ run: { status: 'RUNNING' }, message: 'Scraping 1 URL, up to 200 properties each', urlTranslation: [{ url, form: 'search' }], userErrors: [] });
-    await t.waitForRun(key, started.run.id);
-    const rows = await t.request('GET', `/api/downloads/${started.run.id}?format=json`, { key });
+    await t.waitForRun(key, started.run!.id);
+    const rows = await t.request('GET', `/api/downloads/${started.run!.id}?format=json`, { key });
     expect(rows.body).toEqual((await properties((sql) => sql`lower(market) = 'denver'`)).map((p) => rowOf(p, url, 'search')));
   });
 
   it('answers a map view with the same code', async () => {
-    const res = await t.graphql(key, mutation, { input: { startUrls: [`${HOST}/search?bbox=-105,39,-104,40`] } });
-    const [refusal] = res.body.data.startCommercialPropertyScrape.userErrors;
+    const res = await t.graphql(key, Start, { input: { startUrls: [`${HOST}/search?bbox=-105,39,-104,40`] } });
+    const [refusal] = res.body.data!.startCommercialPropertyScrape.userErrors;
     expect(refusal).toMatchObject({ code: 'MAP_VIEW_NOT_ALLOWED', field: ['input', 'startUrls', '0'] });
-    expect(refusal.message).toMatch(/choose a specific city or market/);
+    expect(refusal!.message).toMatch(/choose a specific city or market/);
   });
 });

@@ -4,6 +4,7 @@ import { criminalRecordsTool, SOURCE_NAMES } from '../src/tools/criminal-records
 import type { Sql } from '../db/client.ts';
 import { US_STATES } from '../src/shared/geo.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 const PATH = '/api/v1/scrape/criminal-records';
 const COLUMNS = criminalRecordsTool.columns.map((c) => c.key);
@@ -119,18 +120,19 @@ describe('criminal records search: happy path', () => {
   });
 
   it('starts through GraphQL with the same start fields in details', async () => {
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartCriminalRecordsSearchInput!) { startCriminalRecordsSearch(input: $input) { run { id status } message estimatedCost name state note } }`,
-      { input: { name: 'Zelda Farnsworth', state: 'colorado' } },
-    );
+    const Start = graphql(`
+      mutation CriminalRecordsStart($input: StartCriminalRecordsSearchInput!) {
+        startCriminalRecordsSearch(input: $input) { run { id status } message estimatedCost name state note }
+      }
+    `);
+    const res = await t.graphql(key, Start, { input: { name: 'Zelda Farnsworth', state: 'colorado' } });
     expect(res.body.errors).toBeUndefined();
-    const payload = res.body.data.startCriminalRecordsSearch;
-    expect(payload.run.status).toBe('RUNNING');
+    const payload = res.body.data!.startCriminalRecordsSearch;
+    expect(payload.run!.status).toBe('RUNNING');
     expect(payload.estimatedCost).toBe('1.00');
     expect(payload).toMatchObject({ name: 'Zelda Farnsworth', state: 'CO', note: expect.stringContaining('tenant screening') });
-    expect((await t.waitForRun(key, payload.run.id)).status).toBe('SUCCEEDED');
-    const rows = (await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key })).body;
+    expect((await t.waitForRun(key, payload.run!.id)).status).toBe('SUCCEEDED');
+    const rows = (await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })).body;
     expect(rows.map((r: any) => r.record_id)).toEqual(['court:CO:T-1', 'arrest:CO:T-2']);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { dealFinderTool } from '../src/tools/deal-finder.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 const PATH = '/api/v1/scrape/deal-finder';
 const PRICE_MICROS = 50_000n;
@@ -181,18 +182,17 @@ describe('a deal finder run', () => {
   });
 
   it('is started through GraphQL too', async () => {
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartDealFinderInput!) { startDealFinder(input: $input) { run { id status } message estimatedCost } }`,
-      { input: { location: '89999', minDiscountPercent: 20, propertyTypes: ['condo'], maxItems: 7 } },
-    );
+    const Start = graphql(`
+      mutation DealFinderStart($input: StartDealFinderInput!) { startDealFinder(input: $input) { run { id status } message estimatedCost } }
+    `);
+    const res = await t.graphql(key, Start, { input: { location: '89999', minDiscountPercent: 20, propertyTypes: ['condo'], maxItems: 7 } });
     expect(res.body.errors).toBeUndefined();
-    const started = res.body.data.startDealFinder;
+    const started = res.body.data!.startDealFinder;
     expect(started).toMatchObject({ run: { status: 'RUNNING' }, estimatedCost: '0.35', message: expect.stringContaining('at least 20% below') });
-    await t.waitForRun(key, started.run.id);
-    const rows = (await t.request('GET', `/api/downloads/${started.run.id}?format=json`, { key })).body;
+    await t.waitForRun(key, started.run!.id);
+    const rows = (await t.request('GET', `/api/downloads/${started.run!.id}?format=json`, { key })).body;
     expect(rows).toEqual(await expectedRows({ zip: '89999' }, { minDiscountPercent: 20, propertyTypes: ['condo'] }, 7));
-    expect(await charged(started.run.id)).toEqual({ charged: 7n * PRICE_MICROS, units: 7 });
+    expect(await charged(started.run!.id)).toEqual({ charged: 7n * PRICE_MICROS, units: 7 });
   });
 });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMAIL_FINDER_COLUMNS } from '../src/tools/email-finder.ts';
 import { LOOPBACK, mxTo, type MailboxMode, type Zone } from './fixtures/net.ts';
 import type { TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 import { startNetworkedTestApp, type NetworkedTestApp } from './helpers/network.ts';
 
 const PATH = '/api/v1/scrape/email-finder';
@@ -223,14 +224,15 @@ describe('refusals and the other faces', () => {
   });
 
   it('starts through GraphQL', async () => {
-    const res = await t.graphql(key, 'mutation($input: StartEmailFinderInput!) { startEmailFinder(input: $input) { run { id status } message estimatedCost } }', {
-      input: { contacts: [{ firstName: 'Ivo', lastName: 'Marsh', domain: 'fresh.test' }] },
-    });
+    const Start = graphql(`
+      mutation EmailFinderStart($input: StartEmailFinderInput!) { startEmailFinder(input: $input) { run { id status } message estimatedCost } }
+    `);
+    const res = await t.graphql(key, Start, { input: { contacts: [{ firstName: 'Ivo', lastName: 'Marsh', domain: 'fresh.test' }] } });
     expect(res.body.errors).toBeUndefined();
-    const payload = res.body.data.startEmailFinder;
+    const payload = res.body.data!.startEmailFinder;
     expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: expect.stringMatching(/^Finding emails for 1 contact;/), estimatedCost: '0.05' });
-    expect((await t.waitForRun(key, payload.run.id)).status).toBe('SUCCEEDED');
-    const rows = (await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key })).body;
+    expect((await t.waitForRun(key, payload.run!.id)).status).toBe('SUCCEEDED');
+    const rows = (await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })).body;
     expect(rows[0]).toMatchObject({ email: 'ivo.marsh@fresh.test', status: 'found' });
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { LEAD_COLUMNS, leadScraperTool } from '../src/tools/lead-scraper.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 let t: TestApp;
 let key: string;
@@ -55,6 +56,7 @@ describe('a lead scrape through the real worker', () => {
         broadened: [],
         unsupported: [],
         ignored: ['page'],
+        overridden: [],
       },
     });
     expect(JSON.stringify(result.start)).not.toContain('uniqueUrlId');
@@ -206,7 +208,13 @@ describe('refusals', () => {
     const res = await post({ url: `${BASE}?sortByField=name&page=2&uniqueUrlId=x&somethingElse[]=1` });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('no_usable_filters');
-    expect(res.body.error.details.unsupported).toEqual([{ parameter: 'somethingElse[]', value: '1', note: expect.any(String) }]);
+    // details name each parameter found, in the one {path, message} shape; the translation is beside the error.
+    expect(res.body.error.details).toEqual([
+      { path: 'url', message: expect.stringMatching(/^somethingElse\[\]=1: /) },
+      { path: 'url', message: 'sortByField: ignored (paging, sorting or view)' },
+      { path: 'url', message: 'page: ignored (paging, sorting or view)' },
+    ]);
+    expect(res.body.search_translation.unsupported).toEqual([{ parameter: 'somethingElse[]', value: '1', note: expect.any(String) }]);
   });
 
   it.each([
@@ -247,19 +255,21 @@ describe('status and GraphQL', () => {
   });
 
   it('startLeadScrape starts the same scrape', async () => {
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartLeadScrapeInput!) { startLeadScrape(input: $input) { run { id status } message estimatedCost searchTranslation { applied { parameter value filter } } } }`,
-      { input: { url: US_ENGINEERS, count: 500 } },
-    );
+    const Start = graphql(`
+      mutation LeadScrapeStart($input: StartLeadScrapeInput!) {
+        startLeadScrape(input: $input) { run { id status } message estimatedCost searchTranslation { applied { parameter value filter } } }
+      }
+    `);
+    const res = await t.graphql(key, Start, { input: { url: US_ENGINEERS, count: 500 } });
     expect(res.body.errors).toBeUndefined();
-    const payload = res.body.data.startLeadScrape;
+    const payload = res.body.data!.startLeadScrape;
     expect(payload).toMatchObject({ run: { id: expect.any(String), status: 'RUNNING' }, message: expect.stringMatching(/^Scraping up to 500 leads/), estimatedCost: '1.95' });
-    expect(payload.searchTranslation.applied).toHaveLength(2);
-    const done = await t.waitForRun(key, payload.run.id);
+    expect(payload.searchTranslation!.applied).toHaveLength(2);
+    const done = await t.waitForRun(key, payload.run!.id);
     expect(done).toMatchObject({ status: 'SUCCEEDED', handled: 500 });
 
-    const refused = await t.graphql(key, `mutation { startLeadScrape(input: { url: "${BASE}?personTitles=ceo" }) { run { id } userErrors { code } } }`);
-    expect(refused.body.data.startLeadScrape).toEqual({ run: null, userErrors: [{ code: 'UNSUPPORTED_URL_FORMAT' }] });
+    const Refused = graphql(`mutation LeadScrapeRefused($input: StartLeadScrapeInput!) { startLeadScrape(input: $input) { run { id } userErrors { code } } }`);
+    const refused = await t.graphql(key, Refused, { input: { url: `${BASE}?personTitles=ceo` } });
+    expect(refused.body.data!.startLeadScrape).toEqual({ run: null, userErrors: [{ code: 'UNSUPPORTED_URL_FORMAT' }] });
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { placeLink } from '../src/tools/lib/map-links.ts';
 import { localReviewsTool } from '../src/tools/local-reviews.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 import { expectOnlyValidationError } from './helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/localreviews-scraper';
@@ -183,23 +184,23 @@ describe('local reviews: refusals', () => {
 
 describe('local reviews: GraphQL', () => {
   it('startLocalReviewsScrape starts the same run', async () => {
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartLocalReviewsScrapeInput!) { startLocalReviewsScrape(input: $input) { run { id status } message } }`,
-      { input: { searchTerms: ['yoga'], locations: ['Austin, TX'], searchLimit: 2 } },
-    );
+    const Start = graphql(`
+      mutation LocalReviewsStart($input: StartLocalReviewsScrapeInput!) { startLocalReviewsScrape(input: $input) { run { id status } message } }
+    `);
+    const res = await t.graphql(key, Start, { input: { searchTerms: ['yoga'], locations: ['Austin, TX'], searchLimit: 2 } });
     expect(res.body.errors).toBeUndefined();
-    const out = res.body.data.startLocalReviewsScrape;
+    const out = res.body.data!.startLocalReviewsScrape;
     expect(out).toMatchObject({ run: { status: 'RUNNING' }, message: 'Reading up to 20 reviews of up to 2 businesses for each of 1 search combination' });
-    await t.waitForRun(key, out.run.id);
-    const rows = await t.request('GET', `/api/downloads/${out.run.id}?format=json`, { key });
+    await t.waitForRun(key, out.run!.id);
+    const rows = await t.request('GET', `/api/downloads/${out.run!.id}?format=json`, { key });
     expect(rows.body).toEqual(await reviewRows((await businessesOf('yoga', 'Austin', 'TX', 2)).map(search('yoga', 'Austin, TX'))));
   });
 
   it('refuses both inputs with the same validation code', async () => {
-    const res = await t.graphql(key, `mutation($input: StartLocalReviewsScrapeInput!) { startLocalReviewsScrape(input: $input) { run { id } userErrors { code } } }`, {
-      input: { directUrls: ['https://www.example.com'], searchTerms: ['yoga'], locations: ['Austin, TX'] },
-    });
-    expect(res.body.data.startLocalReviewsScrape.userErrors[0].code).toBe('VALIDATION_FAILED');
+    const Start = graphql(`
+      mutation LocalReviewsBothInputs($input: StartLocalReviewsScrapeInput!) { startLocalReviewsScrape(input: $input) { run { id } userErrors { code } } }
+    `);
+    const res = await t.graphql(key, Start, { input: { directUrls: ['https://www.example.com'], searchTerms: ['yoga'], locations: ['Austin, TX'] } });
+    expect(res.body.data!.startLocalReviewsScrape.userErrors[0]!.code).toBe('VALIDATION_FAILED');
   });
 });

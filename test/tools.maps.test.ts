@@ -4,6 +4,7 @@ import { boxAround } from '../src/shared/geo.ts';
 import { parseMapLink, placeLink } from '../src/tools/lib/map-links.ts';
 import { mapsTool } from '../src/tools/maps.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 import { expectOnlyValidationError } from './helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/maps';
@@ -209,18 +210,19 @@ describe('maps: result columns', () => {
 
 describe('maps: GraphQL', () => {
   it('startMapsScrape reports the search_translation in details', async () => {
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id status } message searchTranslation { keywords location locationFrom } } }`,
-      { input: { url: DENVER_LINK, locationQuery: 'Boston, MA', maxCrawledPlacesPerSearch: 2 } },
-    );
+    const Start = graphql(`
+      mutation MapsStartFromLink($input: StartMapsScrapeInput!) {
+        startMapsScrape(input: $input) { run { id status } message searchTranslation { keywords location locationFrom } }
+      }
+    `);
+    const res = await t.graphql(key, Start, { input: { url: DENVER_LINK, locationQuery: 'Boston, MA', maxCrawledPlacesPerSearch: 2 } });
     expect(res.body.errors).toBeUndefined();
-    const out = res.body.data.startMapsScrape;
-    expect(out.run.status).toBe('RUNNING');
+    const out = res.body.data!.startMapsScrape;
+    expect(out.run!.status).toBe('RUNNING');
     expect(out.message).toBe('Searching 1 term, up to 2 places each');
     expect(out.searchTranslation).toMatchObject({ keywords: ['dentists'], location: 'Boston, MA', locationFrom: 'locationQuery' });
-    await t.waitForRun(key, out.run.id);
-    const rows = await t.request('GET', `/api/downloads/${out.run.id}?format=json`, { key });
+    await t.waitForRun(key, out.run!.id);
+    const rows = await t.request('GET', `/api/downloads/${out.run!.id}?format=json`, { key });
     expect(rows.body).toEqual(await expectedRows({ words: 'dentists', city: 'Boston', state: 'MA', limit: 2 }));
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyContactInput } from '../src/catalog/leads/contact-inputs.ts';
 import { capForTrial, MOBILE_FINDER_COLUMNS } from '../src/tools/mobile-finder.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 let t: TestApp;
 let key: string;
@@ -196,17 +197,18 @@ describe('bad requests', () => {
 describe('GraphQL', () => {
   it('startMobileFinder starts the same lookup', async () => {
     const p = withMobile[0]!;
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartMobileFinderInput!) { startMobileFinder(input: $input) { run { id status } message estimatedCost trialCap { lookups } } }`,
-      { input: { inputs: [p.linkedin_url, 'junk'] } },
-    );
+    const Start = graphql(`
+      mutation MobileFinderStart($input: StartMobileFinderInput!) {
+        startMobileFinder(input: $input) { run { id status } message estimatedCost trialCap { lookups } }
+      }
+    `);
+    const res = await t.graphql(key, Start, { input: { inputs: [p.linkedin_url, 'junk'] } });
     expect(res.body.errors).toBeUndefined();
-    const payload = res.body.data.startMobileFinder;
+    const payload = res.body.data!.startMobileFinder;
     expect(payload).toMatchObject({ run: { status: 'RUNNING' }, estimatedCost: '0.50', trialCap: null, message: expect.stringMatching(/^Looking up mobile numbers for 1 input \(0 email addresses, 1 social profile URL\)/) });
-    await t.waitForRun(key, payload.run.id);
-    const items = await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key });
+    await t.waitForRun(key, payload.run!.id);
+    const items = await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key });
     expect(items.body).toEqual([found(p, p.linkedin_url, 'social_url'), notFound('junk', null, 'unrecognised_input', 'neither an email address nor a social profile URL')]);
-    expect((await charge(payload.run.id)).charged).toBe(250_000n);
+    expect((await charge(payload.run!.id)).charged).toBe(250_000n);
   });
 });

@@ -3,6 +3,7 @@ import { parse } from 'csv-parse/sync';
 import { addressKey } from '../db/schema/properties.ts';
 import { peopleFinderTool } from '../src/tools/people-finder.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 const PATH = '/api/v1/scrape/people-finder';
 const PRICE = 19_900n;
@@ -117,17 +118,18 @@ describe('people finder: happy path', () => {
   });
 
   it('starts through GraphQL', async () => {
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartPeopleFinderInput!) { startPeopleFinder(input: $input) { run { id status } message estimatedCost search { name phone email } } }`,
-      { input: { phone: '(303) 555-0101' } },
-    );
+    const Start = graphql(`
+      mutation PeopleFinderStart($input: StartPeopleFinderInput!) {
+        startPeopleFinder(input: $input) { run { id status } message estimatedCost search { name phone email } }
+      }
+    `);
+    const res = await t.graphql(key, Start, { input: { phone: '(303) 555-0101' } });
     expect(res.body.errors).toBeUndefined();
-    const payload = res.body.data.startPeopleFinder;
-    expect(payload.run.status).toBe('RUNNING');
+    const payload = res.body.data!.startPeopleFinder;
+    expect(payload.run!.status).toBe('RUNNING');
     expect(payload).toMatchObject({ estimatedCost: '0.199', search: { name: null, phone: '3035550101', email: null } });
-    expect((await t.waitForRun(key, payload.run.id)).status).toBe('SUCCEEDED');
-    const rows = (await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key })).body;
+    expect((await t.waitForRun(key, payload.run!.id)).status).toBe('SUCCEEDED');
+    const rows = (await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })).body;
     expect(rows).toEqual([QUENTIN]);
   });
 });

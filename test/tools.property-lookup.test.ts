@@ -5,6 +5,7 @@ import { canonicalAddress, exactKeys, parseAddress, type ParsedAddress } from '.
 import { propertyLookupTool } from '../src/tools/property-lookup.ts';
 import { propertyOwnerContactTool } from '../src/tools/property-owner-contact.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 const PATH = '/api/v1/scrape/property-lookup';
 const LOOKUP_MICROS = 150_000n;
@@ -325,18 +326,19 @@ describe('includeOwnerContact', () => {
 
   it('is started through GraphQL too, the linked run in details', async () => {
     const a = await property(`true`);
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartPropertyLookupInput!) { startPropertyLookup(input: $input) { run { id status } message estimatedCost ownerContactRunId } }`,
-      { input: { addresses: [full(a)], includeOwnerContact: true } },
-    );
+    const Start = graphql(`
+      mutation PropertyLookupStart($input: StartPropertyLookupInput!) {
+        startPropertyLookup(input: $input) { run { id status } message estimatedCost ownerContactRunId }
+      }
+    `);
+    const res = await t.graphql(key, Start, { input: { addresses: [full(a)], includeOwnerContact: true } });
     expect(res.body.errors).toBeUndefined();
-    const started = res.body.data.startPropertyLookup;
+    const started = res.body.data!.startPropertyLookup;
     expect(started).toMatchObject({ run: { id: expect.any(String), status: 'RUNNING' }, estimatedCost: '0.15', ownerContactRunId: expect.any(String) });
-    expect(await run(started.ownerContactRunId)).toMatchObject({ tool: 'property-owner-contact', parent_run_id: started.run.id });
-    await t.waitForRun(key, started.run.id);
-    await t.waitForRun(key, started.ownerContactRunId);
-    expect((await run(started.run.id)).charged).toBe(LOOKUP_MICROS);
+    expect(await run(started.ownerContactRunId!)).toMatchObject({ tool: 'property-owner-contact', parent_run_id: started.run!.id });
+    await t.waitForRun(key, started.run!.id);
+    await t.waitForRun(key, started.ownerContactRunId!);
+    expect((await run(started.run!.id)).charged).toBe(LOOKUP_MICROS);
   });
 
   it('can be cancelled, both runs, keeping and billing what was stored', async () => {
@@ -363,6 +365,7 @@ describe('includeOwnerContact', () => {
 
   it('has no route or mutation of its own', async () => {
     expect((await t.request('POST', '/api/v1/scrape/property-owner-contact', { key, body: { addresses: ['1 Main St, 80202'] } })).status).toBe(404);
+    // A string: the schema has no such mutation.
     const res = await t.graphql(key, `mutation { startPropertyOwnerContact(input: { addresses: ["1 Main St, 80202"] }) { message } }`);
     expect(res.body.errors?.[0]?.message).toMatch(/startPropertyOwnerContact/);
   });

@@ -3,6 +3,7 @@ import { parse } from 'csv-parse/sync';
 import { AGENT_SPECIALTIES, LANGUAGES } from '../db/seed/reference.ts';
 import { realtyAgentsTool } from '../src/tools/realty-agents.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 import { expectValidationError } from './helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/realty-agents';
@@ -250,24 +251,27 @@ describe('real estate agents: refusals', () => {
 
 describe('real estate agents over GraphQL', () => {
   it('startRealtyAgentsScrape starts the same run', async () => {
-    const res = await t.graphql(
-      key,
-      'mutation { startRealtyAgentsScrape(input: {location: "Seattle, WA", specialty: "1002", language: "english", searchLimit: 4}) { run { id status } message estimatedCost } }',
-    );
+    const Start = graphql(`
+      mutation RealtyAgentsStart {
+        startRealtyAgentsScrape(input: { location: "Seattle, WA", specialty: "1002", language: "english", searchLimit: 4 }) { run { id status } message estimatedCost }
+      }
+    `);
+    const res = await t.graphql(key, Start);
     expect(res.body.errors).toBeUndefined();
-    const started = res.body.data.startRealtyAgentsScrape;
+    const started = res.body.data!.startRealtyAgentsScrape;
     expect(started).toMatchObject({
       run: { status: 'RUNNING' },
       message: 'Searching agents in Seattle, WA, listing agent (1002), speaking English, up to 4 agents',
       estimatedCost: '0.116',
     });
-    await t.waitForRun(key, started.run.id);
-    const rows = await t.request('GET', `/api/downloads/${started.run.id}?format=json`, { key });
+    await t.waitForRun(key, started.run!.id);
+    const rows = await t.request('GET', `/api/downloads/${started.run!.id}?format=json`, { key });
     expect(rows.body).toEqual(await expectedRows({ city: 'Seattle', state: 'WA', specialty: '1002', language: 'English' }, 4));
   });
 
   it('refuses a bad location with validation_failed naming the field', async () => {
-    const res = await t.graphql(key, 'mutation { startRealtyAgentsScrape(input: {location: "Seattle"}) { run { id } userErrors { code field message } } }');
-    expect(res.body.data.startRealtyAgentsScrape.userErrors).toEqual([{ code: 'VALIDATION_FAILED', field: ['input', 'location'], message: expect.stringContaining('has no state') }]);
+    const Start = graphql(`mutation RealtyAgentsNoState { startRealtyAgentsScrape(input: { location: "Seattle" }) { run { id } userErrors { code field message } } }`);
+    const res = await t.graphql(key, Start);
+    expect(res.body.data!.startRealtyAgentsScrape.userErrors).toEqual([{ code: 'VALIDATION_FAILED', field: ['input', 'location'], message: expect.stringContaining('has no state') }]);
   });
 });

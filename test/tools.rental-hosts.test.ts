@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rentalHostsTool } from '../src/tools/rental-hosts.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 import { expectValidationError } from './helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/rental-host-email';
@@ -219,16 +220,15 @@ describe('rental hosts: refusals', () => {
 
 describe('rental hosts: GraphQL', () => {
   it('startRentalHostsScrape starts a city-mode run', async () => {
-    const res = await t.graphql(
-      key,
-      `mutation($input: StartRentalHostsScrapeInput!) { startRentalHostsScrape(input: $input) { run { id status } message } }`,
-      { input: { mode: 'city', city: ['Vienna, Austria'], onlyUniqueEmails: false } },
-    );
+    const Start = graphql(`
+      mutation RentalHostsStart($input: StartRentalHostsScrapeInput!) { startRentalHostsScrape(input: $input) { run { id status } message } }
+    `);
+    const res = await t.graphql(key, Start, { input: { mode: 'city', city: ['Vienna, Austria'], onlyUniqueEmails: false } });
     expect(res.body.errors).toBeUndefined();
-    const out = res.body.data.startRentalHostsScrape;
+    const out = res.body.data!.startRentalHostsScrape;
     expect(out).toMatchObject({ run: { status: 'RUNNING' }, message: 'Searching 1 city (Vienna, Austria), up to 1 page of 20 listings each' });
-    await t.waitForRun(key, out.run.id);
-    const rows = await t.request('GET', `/api/downloads/${out.run.id}?format=json`, { key });
+    await t.waitForRun(key, out.run!.id);
+    const rows = await t.request('GET', `/api/downloads/${out.run!.id}?format=json`, { key });
     expect(rows.body).toEqual((await cityListings('Vienna', 'AT')).map((l) => rowOf(l)));
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeLeadsTool } from '../src/tools/store-leads.ts';
 import type { StoreQuery } from '../src/sources/stores.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 const PATH = '/api/v1/scrape/store-leads';
 const PRICE_MICROS = 3_900;
@@ -95,16 +96,20 @@ describe('store leads: happy path', () => {
   });
 
   it('answers a GraphQL startStoreLeads mutation with the same start fields', async () => {
-    const res = await t.graphql(
-      key,
-      'mutation { startStoreLeads(input: {platform: "BigCommerce", totalLeads: 7, offset: 3, visitsMin: 2000}) { run { id status } message estimatedCost totalLeads resumeFromLead nextOffset } }',
-    );
+    const Start = graphql(`
+      mutation StoreLeadsStart {
+        startStoreLeads(input: { platform: "BigCommerce", totalLeads: 7, offset: 3, visitsMin: 2000 }) {
+          run { id status } message estimatedCost totalLeads resumeFromLead nextOffset
+        }
+      }
+    `);
+    const res = await t.graphql(key, Start);
     expect(res.body.errors).toBeUndefined();
-    const payload = res.body.data.startStoreLeads;
+    const payload = res.body.data!.startStoreLeads;
     expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: 'Fetching up to 7 store leads, after the first 3 matching stores', estimatedCost: '0.0273' });
     expect(payload).toMatchObject({ totalLeads: 7, resumeFromLead: null, nextOffset: 10 });
-    await t.waitForRun(key, payload.run.id);
-    const download = await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key });
+    await t.waitForRun(key, payload.run!.id);
+    const download = await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key });
     const expected = stores.filter((s) => s.platform === 'bigcommerce' && s.emails.length > 0 && (s.estimated_monthly_visits ?? 0) >= 2000).slice(3, 10);
     expect(domains(download.body)).toEqual(domains(expected));
   });

@@ -4,6 +4,7 @@ import { rootDomain } from '../src/catalog/stores/domains.ts';
 import { isoWeekPeriod, monthPeriod, technologyKey } from '../src/catalog/stores/technologies.ts';
 import { techStackTool } from '../src/tools/tech-stack.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const PATH = '/api/v1/scrape/techstack';
@@ -156,14 +157,15 @@ describe('tech stack: happy path', () => {
   });
 
   it('answers a GraphQL startTechStack mutation', async () => {
-    const res = await t.graphql(key, 'mutation { startTechStack(input: {technology: "Hotjar", fileName: "hotjar-sites"}) { run { id status } message estimatedCost } }');
+    const Start = graphql(`mutation TechStackStart { startTechStack(input: { technology: "Hotjar", fileName: "hotjar-sites" }) { run { id status } message estimatedCost } }`);
+    const res = await t.graphql(key, Start);
     expect(res.body.errors).toBeUndefined();
-    expect(res.body.data.startTechStack).toMatchObject({
+    expect(res.body.data!.startTechStack).toMatchObject({
       run: { status: 'RUNNING' },
       message: 'Looking up the websites running "Hotjar"',
       estimatedCost: '4.99',
     });
-    const runId = res.body.data.startTechStack.run.id;
+    const runId = res.body.data!.startTechStack.run!.id;
     expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
     const csv = await t.request('GET', `/api/downloads/${runId}`, { key });
     expect(csv.headers.get('content-disposition')).toBe('attachment; filename="hotjar-sites.csv"');

@@ -6,6 +6,7 @@ import { WEBSITE_FINDER_COLUMNS } from '../src/tools/website-finder.ts';
 import { LOOPBACK, mxTo, type LocalWeb, type MailboxMode, type Sites, type Zone } from './fixtures/net.ts';
 import { cloudflareEncode, companySite, OTHER_SITES } from './fixtures/sites.ts';
 import type { TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
 import { startNetworkedTestApp, type NetworkedTestApp } from './helpers/network.ts';
 import { gate, waitFor } from './helpers/wait.ts';
 
@@ -198,14 +199,15 @@ describe('refusals, cancel and GraphQL', () => {
   });
 
   it('starts through GraphQL', async () => {
-    const res = await t.graphql(key, 'mutation($input: StartWebsiteFinderInput!) { startWebsiteFinder(input: $input) { run { id status } message estimatedCost } }', {
-      input: { domains: ['nomatch.test'], jobTitle: 'VP of Sales' },
-    });
+    const Start = graphql(`
+      mutation WebsiteFinderStart($input: StartWebsiteFinderInput!) { startWebsiteFinder(input: $input) { run { id status } message estimatedCost } }
+    `);
+    const res = await t.graphql(key, Start, { input: { domains: ['nomatch.test'], jobTitle: 'VP of Sales' } });
     expect(res.body.errors).toBeUndefined();
-    const payload = res.body.data.startWebsiteFinder;
+    const payload = res.body.data!.startWebsiteFinder;
     expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: 'Searching 1 domain for "VP of Sales", up to 5 pages each', estimatedCost: '0.2495' });
-    expect((await t.waitForRun(key, payload.run.id)).status).toBe('SUCCEEDED');
-    const rows = (await t.request('GET', `/api/downloads/${payload.run.id}?format=json`, { key })).body;
+    expect((await t.waitForRun(key, payload.run!.id)).status).toBe('SUCCEEDED');
+    const rows = (await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })).body;
     expect(rows).toEqual([expect.objectContaining({ domain: 'nomatch.test', status: 'found', full_name: 'Ada Byrne', title: 'VP of Sales', source: 'website' })]);
   });
 });

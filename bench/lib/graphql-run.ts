@@ -12,7 +12,8 @@ const QUICK: LoadOptions = { connections: 20, durationSecs: 2, warmupSecs: 1, ro
 const GOAL_RATIO = 0.7;
 
 /** The REST status answer's fields (runId → id). */
-export const STATUS_QUERY = 'query RunStatus($id: ID!) { run(id: $id) { id status statusMessage handled requested runTimeSecs outputUrl expiresAt } }';
+export const STATUS_QUERY =
+  'query RunStatus($id: ID!) { run(id: $id) { id status statusMessage handled requested runTimeSecs outputUrl expiresAt cost billedUnits priceRule { text unit unitPrice } } }';
 
 interface StatusView {
   runId: string;
@@ -23,14 +24,25 @@ interface StatusView {
   runTimeSecs: number | null;
   outputUrl: string | null;
   expiresAt: string | null;
+  cost: number;
+  billed_units: number;
+  price_rule: { text: string; unit: string; unit_price: number };
 }
 
-/** The GraphQL answer in the REST shape: `id` is the runId, the enum's TIMED_OUT is TIMED-OUT. */
+interface GraphQLRun extends Omit<StatusView, 'runId' | 'cost' | 'billed_units' | 'price_rule'> {
+  id: string;
+  cost: string;
+  billedUnits: number;
+  priceRule: { text: string; unit: string; unitPrice: string };
+}
+
+/** The GraphQL answer in the REST shape: `id` is the runId, the enum's TIMED_OUT is TIMED-OUT, Money strings are numbers, names snake_cased. */
 function fromGraphql(json: unknown): StatusView {
-  const run = (json as { data: { run: (Omit<StatusView, 'runId'> & { id: string }) | null } }).data.run;
+  const run = (json as { data: { run: GraphQLRun | null } }).data.run;
   if (!run) throw new Error('GraphQL: run(id) is null');
-  const { id, ...rest } = run;
-  return { runId: id, ...rest, status: rest.status.replace('_', '-') };
+  const { id, cost, billedUnits, priceRule, ...rest } = run;
+  const { unitPrice, ...rule } = priceRule;
+  return { runId: id, ...rest, status: rest.status.replace('_', '-'), cost: Number(cost), billed_units: billedUnits, price_rule: { ...rule, unit_price: Number(unitPrice) } };
 }
 
 export const graphqlRun: Suite<GraphQLVersusRest> = {

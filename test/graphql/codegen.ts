@@ -2,14 +2,17 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 
 /**
  * Typed documents for the GraphQL tests: graphql-codegen's client preset reads the committed
- * schema (schema/schema.graphql) and every `graphql(...)` document under test/, and writes
- * test/graphql/gql/. `npm test` runs it and the type check first, so a schema that codegen cannot
- * type, or a test document that no longer fits the schema, fails the build.
+ * schema (schema/schema.graphql) and every `graphql(...)` document of the suites and their helpers,
+ * and writes test/graphql/gql/. `npm test` runs it and the type check first, so a schema that codegen
+ * cannot type, or a test document that no longer fits the schema, fails the build. Documents sent as
+ * plain strings (those the gateway must refuse) are not read.
  */
 const config: CodegenConfig = {
   schema: 'schema/schema.graphql',
-  documents: ['test/*.client.test.ts', 'test/helpers/client-documents.ts'],
+  documents: ['test/*.test.ts', 'test/helpers/*.ts'],
   ignoreNoDocuments: false,
+  // Only `graphql(...)` calls are documents: a suite's own `gql(...)` helper taking a template is not read.
+  pluckConfig: { globalGqlIdentifierName: 'graphql' },
   generates: {
     'test/graphql/gql/': {
       preset: 'client',

@@ -1,5 +1,7 @@
 import { createClient, type Client, type ClientOptions } from 'graphql-ws';
 import WebSocket from 'ws';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { sourceOf } from './documents.ts';
 
 const open = new Set<Client>();
 
@@ -40,8 +42,16 @@ export interface Collected<T> {
   stop(): void;
 }
 
-/** Subscribes and collects `field` of each result; a GraphQL error rejects `done`. */
-export function collect<T>(client: Client, query: string, variables: Record<string, unknown>, field: string, until?: (items: T[]) => boolean): Collected<T> {
+/** Subscribes and collects `field` of each result; a GraphQL error rejects `done`. A typed document types the items. */
+export function collect<TData, TVariables, K extends keyof TData & string>(
+  client: Client,
+  document: TypedDocumentNode<TData, TVariables>,
+  variables: NoInfer<TVariables>,
+  field: K,
+  until?: (items: TData[K][]) => boolean,
+): Collected<TData[K]>;
+export function collect<T>(client: Client, query: string, variables: Record<string, unknown>, field: string, until?: (items: T[]) => boolean): Collected<T>;
+export function collect<T>(client: Client, document: TypedDocumentNode | string, variables: unknown, field: string, until?: (items: T[]) => boolean): Collected<T> {
   const items: T[] = [];
   let gotFirst!: (item: T) => void;
   let noFirst!: (err: Error) => void;
@@ -61,7 +71,7 @@ export function collect<T>(client: Client, query: string, variables: Record<stri
       rejectDone(err);
     };
     stop = client.subscribe<Record<string, T>>(
-      { query, variables },
+      { query: sourceOf(document), variables: variables as Record<string, unknown> },
       {
         next: (result) => {
           if (result.errors) reject(new Error(JSON.stringify(result.errors)));
