@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrichLeads } from '../src/endpoints/enrich-leads.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { getWithBody } from './helpers/get-with-body.ts';
 
 let t: TestApp;
 let key: string;
@@ -136,11 +137,10 @@ describe('POST /api/v1/enrich', () => {
     for (const body of [{}, { rows: [] }, { rows: {} }, { rows: [{ email: 'a@b.co' }], preview: 'yes' }]) expect((await enrich(body)).status).toBe(400);
   });
 
-  it('answers GET with 405 naming POST, and needs the growth plan', async () => {
-    const get = await t.request('GET', '/api/v1/enrich', { key });
-    expect(get.status).toBe(405);
-    expect(get.headers.get('allow')).toBe('POST');
-    expect(get.body.error.message).toMatch(/POST/);
+  it('answers GET with the same body as POST (the spec heading says GET), and needs the growth plan', async () => {
+    const get = await getWithBody(t.url, '/api/v1/enrich', { key, body: { rows: [{ email: 'nobody@nowhere.test' }] } });
+    expect(get.status, get.text).toBe(200);
+    expect(get.body.summary).toMatchObject({ total: 1, not_found: 1 });
     const starter = await t.account({ plan: 'starter' });
     expect((await enrich({ rows: [{ email: 'a@b.co' }] }, starter.apiKey)).body.error.code).toBe('plan_required');
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { getWithBody } from './helpers/get-with-body.ts';
 
 let t: TestApp;
 let key: string;
@@ -101,11 +102,13 @@ describe('POST /api/v1/enrich/local-businesses', () => {
     expect(await used()).toBe(before + 1);
   });
 
-  it('needs the scale plan; GET answers 405', async () => {
+  it('needs the scale plan; GET answers as POST does', async () => {
     const growth = await t.account({ plan: 'growth' });
     const res = await enrich({ rows: [{ phone: '3035550100' }] }, growth.apiKey);
     expect(res.status).toBe(403);
     expect(res.body.error.message).toContain('scale plan');
-    expect((await t.request('GET', '/api/v1/enrich/local-businesses', { key })).status).toBe(405);
+    const byGet = await getWithBody(t.url, '/api/v1/enrich/local-businesses', { key, body: { rows: [{ phone: '3035550100' }], preview: true } });
+    expect(byGet.status, byGet.text).toBe(200);
+    expect(byGet.body).toEqual((await enrich({ rows: [{ phone: '3035550100' }], preview: true })).body);
   });
 });

@@ -4,6 +4,7 @@ import type { Plan } from '../../db/schema/accounts.ts';
 import type { AllowanceKind } from '../../db/schema/limits.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
+import type { Deprecation } from '../shared/deprecation.ts';
 
 /**
  * Glossary: an *endpoint* is one synchronous operation (a database search, an enrichment, the wallet,
@@ -17,6 +18,8 @@ export interface EndpointContext {
   core: Core;
   principal: Principal;
   signal?: AbortSignal;
+  /** The caller's idempotency key of an idempotent write, when sent (a payment derives its own from it). */
+  idempotencyKey?: string;
 }
 
 /** What a REST route received, for `rest.input`. */
@@ -46,8 +49,10 @@ export interface EndpointDefinition<I = unknown, R = unknown> {
     status?: 200 | 201 | 204;
     /** Honours Idempotency-Key (then `prepare` is the handler). */
     idempotent?: boolean;
-    /** A GET refused with 405 and this message (Allow: POST). */
-    refuseGet?: string;
+    /** A GET carries the same JSON body as the POST (read by the REST face; Fastify reads bodies of POSTs only). */
+    bodyOnGet?: boolean;
+    /** The route is on its way out: Deprecation, Sunset and Link headers on every answer (docs/versioning.md). */
+    deprecated?: Deprecation;
     /** The handler's input from the request (default: the query of a GET, the body of a POST or {}). */
     input?: (request: RestRequest) => I;
     /** OpenAPI example body. */
@@ -76,7 +81,7 @@ export interface EndpointDefinition<I = unknown, R = unknown> {
   planSubject?: string;
   /** The daily allowance the endpoint counts against (its size is configured). */
   allowance?: AllowanceKind;
-  /** Query parameters or body (zod), as documented and as the handler validates them. */
+  /** Query parameters or body (zod), as documented and as the handler validates them; a field it does not declare is refused (shared/fields.ts). */
   request?: z.ZodType;
   /** The REST and MCP answer. */
   response?: z.ZodType;

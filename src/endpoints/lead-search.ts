@@ -3,7 +3,7 @@ import type { Principal } from '../accounts/accounts.ts';
 import { AppError } from '../shared/errors.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../catalog/leads/filters.ts';
 import { parseLeadSearch, filtersOf } from '../catalog/leads/params.ts';
-import { translatePeopleSearchUrl, type SearchTranslation } from '../catalog/leads/people-search-url.ts';
+import { NoUsableFiltersError, translatePeopleSearchUrl, type SearchTranslation, type TranslationEntry } from '../catalog/leads/people-search-url.ts';
 import { companiesReady, companyIdsOf, loadCompanies, type CompanyRecord } from '../catalog/leads/companies.ts';
 import { deliveredAmong, recordDelivered } from '../catalog/leads/delivered.ts';
 import { findLeads } from '../catalog/leads/search.ts';
@@ -12,8 +12,24 @@ import { databaseSearch, pageRequest, type SearchPage } from './search.ts';
 
 export { companiesReady, loadCompanies, type CompanyRecord };
 
-/** The URL's filters, with every filter sent explicitly replacing the matching one. */
-function mergeFilters(fromUrl: LeadFilters, explicit: LeadFilters): LeadFilters {
+/** The parameters a translation entry's filter sets ("city=Denver, state=CO" sets city and state). */
+const parametersSet = (entry: TranslationEntry) => (entry.filter ?? '').split(', ').map((part) => part.split('=')[0]!);
+
+/**
+ * The URL's filters, with every filter sent explicitly replacing the matching one. The link's
+ * parameters so replaced leave `applied` and `broadened` for `overridden`, naming the explicit
+ * parameters that replaced them: the translation says what the search ran with.
+ */
+function mergeFilters(fromUrl: LeadFilters, explicit: LeadFilters, translation: SearchTranslation): LeadFilters {
+  const sent = new Set((Object.keys(explicit) as (keyof LeadFilters)[]).filter((k) => isSet(explicit[k])).map((k) => PARAMETER_OF[k]));
+  const keep = (entries: TranslationEntry[]) =>
+    entries.filter((entry) => {
+      const overriddenBy = parametersSet(entry).filter((p) => sent.has(p));
+      if (overriddenBy.length > 0) translation.overridden.push({ ...entry, overriddenBy });
+      return overriddenBy.length === 0;
+    });
+  translation.applied = keep(translation.applied);
+  translation.broadened = keep(translation.broadened);
   return { ...fromUrl, ...explicit };
 }
 
@@ -38,10 +54,8 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, 
   if (params.url) {
     const fromUrl = translatePeopleSearchUrl(params.url);
     translation = fromUrl.translation;
-    if (translation.applied.length + translation.broadened.length === 0) {
-      throw new AppError(400, 'no_usable_filters', 'The url has no filters the lead database can use; see search_translation for what was found.', translation);
-    }
-    filters = mergeFilters(fromUrl.filters, filters);
+    if (translation.applied.length + translation.broadened.length === 0) throw new NoUsableFiltersError(translation);
+    filters = mergeFilters(fromUrl.filters, filters, translation);
   }
   const companyFilters = COMPANY_FILTERS.filter((k) => isSet(filters[k]));
   if (companyFilters.length > 0 && !(await companiesReady(core.sql))) {
@@ -50,7 +64,7 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, 
       409,
       'filters_not_applied_yet',
       `Company data is still being prepared, so these filters cannot be applied yet: ${names.join(', ')}. Nothing was counted; retry later or search without them.`,
-      names,
+      names.map((name) => ({ path: name, message: 'cannot be applied while company data is being prepared' })),
       { filters_not_applied_yet: names },
     );
   }

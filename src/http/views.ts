@@ -1,12 +1,16 @@
 import type { StartedRun } from '../runs/runs.ts';
-import { outputUrl, runTimeSecs, type RunSnapshot } from '../runs/view.ts';
+import { isTerminal, outputUrl, priceRuleOf, runTimeSecs, type RunSnapshot } from '../runs/view.ts';
 
 /**
  * The wire shapes of runs that REST answers and MCP answers too (MCP answers exactly what REST does).
  * GraphQL has its own types; the declared endpoints' answers are in their declarations (`respond`).
  */
 
-/** The spec's Run object, plus when its results expire. */
+/**
+ * The spec's Run object, plus when its results expire; once the run has ended, what it was charged
+ * (`cost`, USD), the units charged (`billed_units`) and the price rule it was billed by, so each
+ * charge can be checked against the price table (cost = billed_units × price_rule.unit_price).
+ */
 export function restRunView(publicUrl: string, run: RunSnapshot) {
   return {
     runId: run.id,
@@ -17,6 +21,7 @@ export function restRunView(publicUrl: string, run: RunSnapshot) {
     runTimeSecs: runTimeSecs(run),
     outputUrl: outputUrl(publicUrl, run),
     expiresAt: run.expiresAt,
+    ...(isTerminal(run.status) ? { cost: run.cost, billed_units: run.billedUnits, price_rule: priceRuleOf(run.tool) } : {}),
   };
 }
 

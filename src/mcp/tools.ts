@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fromZodError } from '../shared/errors.ts';
+import { assertKnownFields, NO_FIELDS } from '../shared/fields.ts';
 import { rowOffset } from '../shared/params.ts';
 import { loadConfig } from '../config.ts';
 import { PLAN_PRICE_USD } from '../billing/plans.ts';
@@ -47,8 +48,9 @@ function inputSchemaOf(schema: z.ZodType): JsonSchema {
   return json;
 }
 
-/** Arguments of the tools defined here are checked like REST parameters: 400 `validation_failed` naming each field. */
+/** Arguments of the tools defined here are checked like REST parameters: 400 `validation_failed` naming each bad or unknown field. */
 function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
+  assertKnownFields(schema, args);
   const parsed = schema.safeParse(args);
   if (!parsed.success) throw fromZodError(parsed.error);
   return parsed.data;
@@ -126,7 +128,6 @@ const downloadResultsInput = z
   .strict();
 
 const cancelRunInput = z.object({ runId: runIdArg }).strict();
-const noInput = z.object({}).strict();
 
 /** "included with the growth plan (149 USD/month) or higher": the top plan has nothing higher. */
 const planText = (plan: keyof typeof PLAN_PRICE_USD) => `the ${plan} plan (${PLAN_PRICE_USD[plan]} USD/month)${plan === 'scale' ? '' : ' or higher'}`;
@@ -143,7 +144,7 @@ function endpointTool(endpoint: EndpointDefinition, allowances = loadConfig({}))
     : undefined;
   const limits = mcp.limits ? [mcp.limits.perCall, daily, mcp.limits.besides].filter(Boolean).join('; ') : undefined;
   const price = endpoint.plan ? `Price: included with ${planText(endpoint.plan)}.` : undefined;
-  const args = mcp.args ?? (endpoint.request ? undefined : noInput);
+  const args = mcp.args ?? (endpoint.request ? undefined : NO_FIELDS);
   return {
     name: mcp.tool,
     title: mcp.title,
@@ -151,7 +152,9 @@ function endpointTool(endpoint: EndpointDefinition, allowances = loadConfig({}))
     inputSchema: inputSchemaOf(args ?? endpoint.request!),
     annotations: mcp.annotations,
     call: (backend, raw) => {
+      // The unknown-field rule of every face, from the declaration; the service validates the rest.
       if (args) parseArgs(args, raw);
+      else assertKnownFields(endpoint.request!, raw);
       return backend.call(endpoint, raw);
     },
   };
@@ -190,7 +193,7 @@ const EXTRA_TOOLS: McpTool[] = [
     name: 'check_run_status',
     title: 'Check run status',
     description: [
-      'Status of a run: status (READY, RUNNING, SUCCEEDED, FAILED, ABORTING, ABORTED, TIMED-OUT), statusMessage, handled, requested, runTimeSecs, outputUrl, expiresAt.',
+      'Status of a run: status (READY, RUNNING, SUCCEEDED, FAILED, ABORTING, ABORTED, TIMED-OUT), statusMessage, handled, requested, runTimeSecs, outputUrl, expiresAt; once it has ended, cost (USD charged), billed_units and price_rule.',
       `With waitSecs (at most ${MAX_WAIT_SECS}) the call first waits for the run to end, so poll with waitSecs 30–${MAX_WAIT_SECS} rather than often.`,
       'SUCCEEDED means the rows are ready for download_results; ABORTED, FAILED and TIMED-OUT runs keep their partial rows. Free.',
     ].join('\n'),
@@ -236,5 +239,5 @@ export const MCP_INSTRUCTIONS = [
   'leadgate collects and enriches lead data. Scrapers and finders run asynchronously and are billed per result from the account wallet (each tool states its price):',
   `1. Call the tool: it answers a runId at once. 2. Call check_run_status with the runId and waitSecs (up to ${MAX_WAIT_SECS}) until status is SUCCEEDED.`,
   `3. Call download_results from offset 0, then from each nextOffset until it is null (at most ${MAX_PAGE_ROWS} rows or ${MAX_PAGE_BYTES / 1024} KB per call).`,
-  'query_lead_database, enrich_leads and enrich_local_businesses answer at once. Errors come back as {"error": {"code", "message", "details"}}, the same as the REST API.',
+  'query_lead_database, enrich_leads and enrich_local_businesses answer at once. Errors come back as {"error": {"code", "message", "details"}}, the same as the REST API; an argument a tool does not declare is refused, naming the closest one it does.',
 ].join('\n');

@@ -1,4 +1,5 @@
 import { TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import { getTool } from '../tools/index.ts';
 
 /** What every face shows of a run; also the payload of progress events. */
 export interface RunSnapshot {
@@ -17,6 +18,8 @@ export interface RunSnapshot {
   estimatedCost: number;
   /** USD charged for the results so far; final once the run has ended. */
   cost: number;
+  /** Units of the tool's price rule in `cost`: cost = billedUnits × the unit price. */
+  billedUnits: number;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -36,7 +39,25 @@ export function snapshotOf(run: Run): RunSnapshot {
     expiresAt: iso(run.expiresAt),
     estimatedCost: Number(run.estimatedMicros) / 1_000_000,
     cost: Number(run.chargedMicros) / 1_000_000,
+    billedUnits: billedUnitsOf(run),
   };
+}
+
+/**
+ * The units a run's charge stands for. The engine counts rows billed as it stores them, but a rule
+ * that settles at the end (a flat price, a search billed when it finds something, a search that bills
+ * one result when it finds nobody) charges units no row carries; the charge divided by the unit price
+ * is the count for every rule, so a client checks cost = billed units × unit price.
+ */
+function billedUnitsOf(run: Run): number {
+  const { unitMicros } = getTool(run.tool).price;
+  return unitMicros > 0n ? Number(run.chargedMicros / unitMicros) : run.billedUnits;
+}
+
+/** The price rule a run is billed by, as the run views show it. */
+export function priceRuleOf(tool: string) {
+  const { text, unit, unitMicros } = getTool(tool).price;
+  return { text, unit, unit_price: Number(unitMicros) / 1_000_000 };
 }
 
 export const isTerminal = (status: RunStatus) => TERMINAL_STATUSES.includes(status);

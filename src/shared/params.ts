@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { fromZodError, ValidationError, type ErrorDetail } from './errors.ts';
+import { assertKnownFields } from './fields.ts';
 
 /*
  * Bad input is refused here, at the boundary, before any of it reaches a query: Postgres `text` and
@@ -133,20 +134,15 @@ export const pagingParams = {
   ),
 };
 
-/** Parses GET query parameters (names may end in "[]") or a POST body with a strict schema; unknown names are refused. */
+/** Parses GET query parameters (names may end in "[]") or a POST body; names the schema does not declare are refused first (fields.ts). */
 export function parseParams<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ValidationError([{ path: '', message: 'parameters must be a query string or a JSON object' }]);
   }
   assertStorable(raw);
   const cleaned = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k.replace(/\[\]$/, ''), v]));
+  assertKnownFields(schema, cleaned);
   const parsed = schema.safeParse(cleaned);
   if (parsed.success) return parsed.data;
-  throw fromZodError(
-    new z.ZodError(
-      parsed.error.issues.map((issue) =>
-        issue.code === 'unrecognized_keys' ? { ...issue, message: `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}` } : issue,
-      ),
-    ),
-  );
+  throw fromZodError(parsed.error);
 }

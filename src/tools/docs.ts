@@ -58,7 +58,7 @@ function renderTool(tool: ToolDefinition): string {
   const routes = tool.linkedOnly
     ? '- Started only as a linked run of another tool (see its `linkedRuns`); no route of its own.'
     : [
-        `- REST: \`POST ${tool.rest.path}\`${tool.rest.aliases?.length ? ` (also ${tool.rest.aliases.map((a) => `\`POST ${a}\``).join(', ')})` : ''}`,
+        `- REST: \`POST ${tool.rest.path}\`${tool.rest.aliases?.length ? ` (also ${tool.rest.aliases.map((a) => `\`POST ${a.path}\`${a.deprecated ? `, deprecated, sunset ${a.deprecated.sunset}` : ''}`).join(', ')})` : ''}`,
         `- GraphQL: \`${tool.graphql.mutation}(input: ${tool.graphql.inputType}!)\``,
         `- MCP: \`${tool.mcp.name}\``,
       ].join('\n');

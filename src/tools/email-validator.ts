@@ -15,7 +15,7 @@ export const emailValidatorInput = z.object({
     })
     .min(1, 'send at least one email address')
     .max(MAX_EMAILS, `at most ${MAX_EMAILS} emails per request; split the list`)
-    .describe('Email addresses to validate; repeated addresses (same local part, domain in any case) are checked and billed once.'),
+    .describe('Email addresses to validate; repeated addresses (the same address in any case) are checked and billed once.'),
 });
 export type EmailValidatorInput = z.output<typeof emailValidatorInput>;
 
@@ -47,7 +47,7 @@ export const emailValidatorTool = defineTool({
   price: perResult('email', '0.0072'),
   cancellable: false,
   notes: [
-    'Addresses are deduplicated before anything runs: the local part as written, the domain in any case (Jane@Acme.com and Jane@acme.COM are one address); the start response gives `emailCount` after deduplication, and each address is billed once.',
+    'Addresses are deduplicated before anything runs, in any case (jane.doe@acme.com and Jane.Doe@ACME.com are one address, answered as first written); the start response gives `emailCount` after deduplication, and each address is billed once.',
     'Status valid: the mail server accepts the mailbox and refuses a random address at the same domain. catch-all: it accepts any address, so this one cannot be confirmed. invalid: bad RFC 5321 syntax, a domain that does not exist or has no mail server (no MX and no A/AAAA, or a null MX), or a mailbox the server says does not exist (550/551/553, 5.1.x). unknown: the server could not be asked or would not say (timeouts, policy refusals, temporary refusals twice, outbound refusals).',
     'No MX records means the domain itself receives mail (RFC 5321 §5.1): its A/AAAA address is probed and `mx_fallback` is true.',
     'The SMTP probe says EHLO, upgrades with STARTTLS where offered, MAIL FROM, RCPT TO each address of a domain (up to 20 per session) and once a random address, then RSET and QUIT; it never sends DATA.',

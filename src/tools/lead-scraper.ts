@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../shared/errors.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../catalog/leads/filters.ts';
-import { peopleSearchTranslation, translatePeopleSearchUrl, type SearchTranslation } from '../catalog/leads/people-search-url.ts';
+import { NoUsableFiltersError, peopleSearchTranslation, translatePeopleSearchUrl, type SearchTranslation } from '../catalog/leads/people-search-url.ts';
 import { formatDollars } from '../billing/money.ts';
 import type { LeadRecord } from '../sources/leads.ts';
 import { perResult } from '../billing/pricing.ts';
@@ -47,7 +47,7 @@ export function planLeadSearch(url: string): { filters: LeadFilters; translation
   const planned = translatePeopleSearchUrl(url);
   const { translation } = planned;
   if (translation.applied.length + translation.broadened.length === 0) {
-    throw new AppError(400, 'no_usable_filters', 'The url has no filters the lead database can use; see details for what was found.', translation);
+    throw new NoUsableFiltersError(translation);
   }
   return planned;
 }

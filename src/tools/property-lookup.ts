@@ -91,7 +91,11 @@ export const propertyLookupTool = defineTool({
   title: 'Property lookup',
   description:
     'US residential properties by address: estimated home value, price history, tax history, comparable sales, nearby schools, owner name and mailing address; with includeOwnerContact, the owner\'s phones and emails in a second run.',
-  rest: { path: '/api/v1/scrape/property-lookup', aliases: ['/api/scrape/property-lookup'] },
+  rest: {
+    path: '/api/v1/scrape/property-lookup',
+    // The spec's example path, outside the versioned prefix (docs/versioning.md): served, announced as going.
+    aliases: [{ path: '/api/scrape/property-lookup', deprecated: { since: '2026-11-26', sunset: '2027-11-30', link: '/api/v1/openapi.json' } }],
+  },
   graphql: { mutation: 'startPropertyLookup', inputType: 'StartPropertyLookupInput' },
   mcp: { name: 'property_lookup' },
   example: { addresses: ['1600 Pennsylvania Ave NW, Washington, DC 20500'], includeOwnerContact: true },

@@ -12,6 +12,7 @@ import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
 import type { Sources } from '../sources/types.ts';
 import type { PriceRule } from '../billing/pricing.ts';
 import { localAmount, usdAmount } from '../shared/amounts.ts';
+import type { Deprecation } from '../shared/deprecation.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -94,8 +95,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
   title: string;
   description: string;
-  /** Start route; `aliases` are accepted too (e.g. the spec's examples without `/v1`). */
-  rest: { path: string; aliases?: string[] };
+  /** Start route; `aliases` are accepted too (e.g. the spec's examples without `/v1`), each possibly on its way out. */
+  rest: { path: string; aliases?: { path: string; deprecated?: Deprecation }[] };
   graphql: { mutation: string; inputType: string };
   mcp: { name: string };
   /** A start body that works, shown in the OpenAPI document (required for every tool with a route; a test runs each). */

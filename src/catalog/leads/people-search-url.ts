@@ -33,6 +33,9 @@ export const peopleSearchTranslation = z
     broadened: z.array(translationEntry).describe('Parameters applied more broadly (an industry tag as its industry, several employee ranges as one span).'),
     unsupported: z.array(translationEntry).describe('Parameters the lead database cannot apply.'),
     ignored: z.array(z.string()).describe('Parameters dropped on purpose (paging, sorting, uniqueUrlId).'),
+    overridden: z
+      .array(translationEntry.extend({ overriddenBy: z.array(z.string()).describe('The explicit parameters that replaced what it became.') }).strict())
+      .describe('Parameters read from the link but replaced by a parameter sent explicitly (a link’s personTitles[] by title).'),
   })
   .strict()
   .describe('How the url parameter was read: each parameter applied, broadened or unsupported.');
@@ -43,6 +46,8 @@ export interface SearchTranslation {
   unsupported: TranslationEntry[];
   /** Parameters dropped on purpose (uniqueUrlId, paging, sorting). */
   ignored: string[];
+  /** Parameters whose filter an explicit parameter of the same search replaced (filled by the search that merges them). */
+  overridden: (TranslationEntry & { overriddenBy: string[] })[];
 }
 
 const ARRAY_PARAMETERS = new Set([
@@ -60,6 +65,26 @@ export class UnsupportedUrlFormatError extends AppError {
       'unsupported_url_format',
       `This people-search URL uses the newer format: array parameters without brackets (${parameters.slice(0, 3).map((p) => `${p}=`).join(', ')}). ` +
         `Open the search in the older format, where array parameters end in [] (e.g. personTitles[]=ceo), and send that URL.`,
+    );
+  }
+}
+
+/**
+ * 400 `no_usable_filters`: the link has nothing the lead database can apply. `details` names each
+ * parameter found and why it is not used; the REST body carries the whole `search_translation`.
+ */
+export class NoUsableFiltersError extends AppError {
+  constructor(translation: SearchTranslation) {
+    const details = [
+      ...translation.unsupported.map((e) => ({ path: 'url', message: `${e.parameter}=${e.value}: ${e.note ?? 'the lead database cannot apply it'}` })),
+      ...translation.ignored.map((parameter) => ({ path: 'url', message: `${parameter}: ignored (paging, sorting or view)` })),
+    ];
+    super(
+      400,
+      'no_usable_filters',
+      'The url has no filters the lead database can use; details name each parameter found and why it is not used.',
+      details.length > 0 ? details : [{ path: 'url', message: 'the link has no search parameters' }],
+      { search_translation: translation },
     );
   }
 }
@@ -113,7 +138,7 @@ function addLocation(target: 'person' | 'organization', raw: string, filters: Le
 export function translatePeopleSearchUrl(link: string): { filters: LeadFilters; translation: SearchTranslation } {
   const params = readPeopleSearchUrl(link);
   const filters: LeadFilters = {};
-  const t: SearchTranslation = { applied: [], broadened: [], unsupported: [], ignored: [] };
+  const t: SearchTranslation = { applied: [], broadened: [], unsupported: [], ignored: [], overridden: [] };
   const ranges: [number, number][] = [];
   const list = (key: keyof LeadFilters) => ((filters[key] as string[] | undefined) ?? ((filters[key] as string[]) = [] as never)) as string[];
 

@@ -4,8 +4,7 @@ import { PREVIEW_SAMPLE_SIZE } from '../enrichment.ts';
 import { enrichLocalBusinesses } from '../enrich-local-businesses.ts';
 import { enrichLeadsRequest, enrichLeadsResponse, enrichLocalBusinessesRequest, enrichLocalBusinessesResponse } from '../schemas.ts';
 
-// The spec's route heading says GET, every example POSTs a JSON body.
-const REFUSE_GET = 'Send enrichment requests with POST and a JSON body: {"rows": [...], "preview": false}.';
+// The spec's route heading says GET, every example POSTs a JSON body: both are served, with the same body.
 const body = (request: RestRequest) => request.body;
 const PREVIEW_OK = 'Every row with what was found; or, for a preview, the counts and a sample with contact values masked.';
 const MCP_ANNOTATIONS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
@@ -20,7 +19,7 @@ export const leadEnrichment = defineEndpoint({
   tag: 'Enrichment',
   description:
     'Match priority: email, social profile URL, mobile (last 10 digits, country codes ignored), company domain (its most senior person: CEO, other C-suite, VP, Director, then others).',
-  rest: { path: '/api/v1/enrich', methods: ['post'], refuseGet: REFUSE_GET, input: body, ok: PREVIEW_OK },
+  rest: { path: '/api/v1/enrich', methods: ['post', 'get'], bodyOnGet: true, input: body, ok: PREVIEW_OK },
   graphql: { field: 'enrichLeads' },
   mcp: {
     tool: 'enrich_leads',
@@ -47,7 +46,7 @@ export const localBusinessEnrichment = defineEndpoint({
   tag: 'Enrichment',
   description:
     'Match priority: phone (a number without country is tried as US and as Canadian), then name with city or postal code, then website (one location of the business).',
-  rest: { path: '/api/v1/enrich/local-businesses', methods: ['post'], refuseGet: REFUSE_GET, input: body, ok: PREVIEW_OK },
+  rest: { path: '/api/v1/enrich/local-businesses', methods: ['post', 'get'], bodyOnGet: true, input: body, ok: PREVIEW_OK },
   graphql: { field: 'enrichLocalBusinesses' },
   mcp: {
     tool: 'enrich_local_businesses',

@@ -56,8 +56,12 @@ export function parseAddress(input: string): ParsedAddress {
   return { ok: true, local, domain: domain.domain, address: `${local}@${domain.domain}` };
 }
 
-/** The key two spellings of one address share: the local part as written, the domain in any case. */
+/**
+ * The key two spellings of one address share: the whole address in any case. RFC 5321 lets a server
+ * treat local parts as case-sensitive, but mail systems do not, and a list that writes Jane.Doe and
+ * jane.doe means one person: it is checked, counted and billed once.
+ */
 export function dedupeKey(input: string): string {
   const parsed = parseAddress(input);
-  return parsed.ok ? parsed.address : input.trim();
+  return (parsed.ok ? parsed.address : input.trim()).toLowerCase();
 }
