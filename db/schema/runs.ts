@@ -48,6 +48,14 @@ export const runTable = pgTable(
     webhookSecret: text('webhook_secret'),
     /** The run this one was started with (property lookup's owner-contact run). */
     parentRunId: text('parent_run_id').references((): AnyPgColumn => runTable.id, { onDelete: 'cascade' }),
+    /** The upstream engine's run behind this one (TOOL_SOURCES): its id, the actor and dataset it reads. */
+    upstreamRunId: text('upstream_run_id'),
+    upstreamActorId: text('upstream_actor_id'),
+    upstreamDatasetId: text('upstream_dataset_id'),
+    /** Upstream dataset items read and stored (mapped or skipped): where a resumed worker reads on. */
+    upstreamOffset: integer('upstream_offset').notNull().default(0),
+    /** What the upstream run cost the operator so far (the engine's usageTotalUsd), micro-dollars. */
+    upstreamCostMicros: bigint('upstream_cost_micros', { mode: 'bigint' }).notNull().default(sql`0`),
   },
   (t) => [
     index('run_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),

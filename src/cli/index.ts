@@ -10,6 +10,7 @@ import { getBalances, grantPlanCredits } from '../billing/wallet.ts';
 import { walletView } from '../endpoints/api/account.ts';
 import { usdToMicros } from '../billing/money.ts';
 import { registerImportCommand } from './import-command.ts';
+import { registerReportCommand } from './report-command.ts';
 
 const config = loadConfig();
 // The CLI prints results on stdout; logs go to stderr.
@@ -151,6 +152,7 @@ program
   });
 
 registerImportCommand(program, withDatabase);
+registerReportCommand(program, withDatabase);
 
 try {
   await program.parseAsync(process.argv);

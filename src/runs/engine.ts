@@ -3,7 +3,7 @@ import type { Transaction } from '../../db/client.ts';
 import { runTable, TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
-import type { Row, ToolDefinition } from '../tools/types.ts';
+import type { Row, RunBatch, ToolDefinition } from '../tools/types.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from '../shared/errors.ts';
 import { formatDollars } from '../billing/money.ts';
 import { isTerminal, snapshotOf } from './view.ts';
@@ -12,9 +12,11 @@ import { enqueueRun, promoteNextRun, releaseRunSlot } from './queue.ts';
 import { runStore } from './store.ts';
 import { settleHold } from '../billing/wallet.ts';
 import { queueRunWebhooks } from './webhooks.ts';
-import { observeFirstRow } from '../shared/metrics.ts';
+import { observeFirstRow, upstreamErrors } from '../shared/metrics.ts';
+import { UpstreamUnavailableError } from '../sources/upstream.ts';
+import { openUpstream, UpstreamEndedError, UpstreamRunner, upstreamEnding } from './upstream.ts';
 
-type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'>;
+type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'> & Partial<Pick<Core, 'upstream'>>;
 
 const INTERNAL_FAILURE = 'The run failed because of an internal error. Results produced so far were kept.';
 
@@ -32,8 +34,12 @@ interface Billing {
   billedUnits: number;
 }
 
-/** Stores a batch of rows, their cost and the new counts, and announces them, in one transaction; returns the run's status. */
-async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: Row[], handled: number, message: string | undefined, billing: Billing): Promise<RunStatus | undefined> {
+/**
+ * Stores a batch of rows, their cost and the new counts, and announces them, in one transaction;
+ * returns the run's status. An upstream batch also stores the dataset offset it read up to, so a
+ * worker that takes the run over reads on from the rows stored.
+ */
+async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: Row[], handled: number, message: string | undefined, billing: Billing, upstreamOffset?: number): Promise<RunStatus | undefined> {
   return deps.db.transaction(async (tx) => {
     if (rows.length > 0) {
       // The batch travels as one JSON parameter (not three per row); each element is stored as written.
@@ -50,6 +56,7 @@ async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: R
         itemCount: sql`greatest(${runTable.itemCount}, ${firstSeq + rows.length})`,
         chargedMicros: billing.chargedMicros,
         billedUnits: billing.billedUnits,
+        ...(upstreamOffset === undefined ? {} : { upstreamOffset }),
         // A cancel in progress keeps its message.
         ...(message === undefined ? {} : { statusMessage: sql`case when ${runTable.status} = 'ABORTING' then ${runTable.statusMessage} else ${message} end` }),
       })
@@ -148,7 +155,9 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
   if (!run || isTerminal(run.status) || run.status === 'READY') return;
   const tool = getTool(run.tool);
   const log = deps.logger.child({ runId, tool: tool.name });
+  const upstream = openUpstream({ ...deps, engine: deps.upstream }, run, tool, runTimeLimitSecs(tool, deps.config));
   if (run.status === 'ABORTING') {
+    if (upstream instanceof UpstreamRunner) await upstream.abort();
     await finishRun(deps, run, tool, 'ABORTED', cancelledMessage(run.itemCount, tool));
     return;
   }
@@ -174,7 +183,8 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
     chargedMicros: run.chargedMicros,
     billedUnits: run.billedUnits,
   };
-  let seq = 0;
+  // A runner replays its output from the first row; an upstream run is read on from the rows stored.
+  let seq = upstream ? startAt : 0;
   let holdUsedUp = false;
   let failure: Error | undefined;
   let note: string | undefined;
@@ -184,7 +194,12 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
     const startedAt = run.startedAt ?? run.createdAt;
     if (Date.now() >= deadline) stop('timed-out');
     if (!reason) {
-      const batches = tool.run({ runId, accountId: run.accountId, input, sources: deps.sources, store, startedAt, startAt, signal: control.signal })[Symbol.asyncIterator]();
+      if (upstream instanceof UpstreamUnavailableError) throw upstream;
+      const batches: AsyncIterator<RunBatch & { offset?: number }> = (
+        upstream
+          ? upstream.batches(input, control.signal)
+          : tool.run({ runId, accountId: run.accountId, input, sources: deps.sources, store, startedAt, startAt, signal: control.signal })
+      )[Symbol.asyncIterator]();
       // A stop does not wait for the runner: a source call that hangs cannot hold a run past a cancel or its time limit.
       const stopped = new Promise<null>((resolve) => control.signal.addEventListener('abort', () => resolve(null), { once: true }));
       for (;;) {
@@ -213,7 +228,7 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
           rows.push(row);
         }
         const handled = holdUsedUp ? rows.length : (batch.handled ?? rows.length);
-        const status = await appendBatch(deps, run, first + skip, rows, handled, batch.message, billing);
+        const status = await appendBatch(deps, run, first + skip, rows, handled, batch.message, billing, batch.offset);
         if (first + skip === 0 && rows.length > 0) observeFirstRow(tool.name, startedAt);
         if (status === 'ABORTING') stop('cancelled');
         if (holdUsedUp || reason) {
@@ -235,7 +250,23 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
   }
 
   const kept = Math.max(seq, startAt);
-  if (failure) {
+  const active = upstream instanceof UpstreamRunner ? upstream : undefined;
+  // The upstream run stops with ours (not on a hand-back: the next worker re-attaches), before the end is announced.
+  if (active && reason !== 'shutdown') {
+    if (!(failure instanceof UpstreamEndedError || failure instanceof UpstreamUnavailableError)) await active.abort();
+    await active.recordCost();
+  }
+  if (failure instanceof UpstreamEndedError) {
+    const ending = upstreamEnding(failure, plural(await storedItems(deps, run.id), tool.rowUnit ?? tool.price.unit));
+    await finishRun(deps, run, tool, ending.status, ending.message, failure.message);
+    log.warn({ upstreamRunId: active?.upstreamRunId, upstreamStatus: failure.status }, 'upstream run ended without success');
+  } else if (failure instanceof UpstreamUnavailableError) {
+    upstreamErrors.inc({ tool: tool.name, reason: failure.reason });
+    log.error({ upstreamRunId: active?.upstreamRunId, reason: failure.reason, detail: failure.detail }, 'upstream source unavailable');
+    await finishRun(deps, run, tool, 'FAILED', failure.message, failure.detail);
+    // Best effort, after the caller has the answer: the engine may be the thing that is down.
+    void active?.abort();
+  } else if (failure) {
     const safe = failure instanceof AppError ? failure.message : INTERNAL_FAILURE;
     log.error({ err: failure }, 'run failed');
     await finishRun(deps, run, tool, 'FAILED', safe, failure.stack ?? failure.message);

@@ -112,6 +112,20 @@ export const webhookDeliveries = new Counter({
   registers,
 });
 
+export const upstreamErrors = new Counter({
+  name: 'leadgate_upstream_errors_total',
+  help: 'Runs failed because the upstream engine (TOOL_SOURCES) refused or could not be reached, by tool and reason: the API status (401 bad token, 402 no money on the operator account, 404 unknown actor or run, 429 or 5xx after retries), network, or config (no token).',
+  labelNames: ['tool', 'reason'] as const,
+  registers,
+});
+
+export const upstreamItemsRead = new Counter({
+  name: 'leadgate_upstream_items_read_total',
+  help: 'Dataset items read from upstream runs, by tool.',
+  labelNames: ['tool'] as const,
+  registers,
+});
+
 export const eventFanout = new Histogram({
   name: 'leadgate_event_fanout_seconds',
   help: 'Delay from publishing an event (in the transaction that makes the change) to handing it to this process\'s subscribers, after the commit and Postgres NOTIFY.',

@@ -1,0 +1,213 @@
+import { eq } from 'drizzle-orm';
+import type { Database } from '../../db/client.ts';
+import { runTable, type Run } from '../../db/schema/runs.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { TOOLS } from '../tools/index.ts';
+import type { Row, ToolDefinition } from '../tools/types.ts';
+import { upstreamDeclaration } from '../tools/upstream/index.ts';
+import type { UpstreamDeclaration } from '../tools/upstream/types.ts';
+import { UPSTREAM_ENDED, UpstreamUnavailableError, type UpstreamEngine, type UpstreamRun, type UpstreamStatus } from '../sources/upstream.ts';
+import { createApifyEngine } from '../sources/apify/index.ts';
+import { upstreamItemsRead } from '../shared/metrics.ts';
+
+/** Dataset items read per request. */
+const PAGE_SIZE = 1_000;
+/** Seconds a status request waits for the upstream run to end when no new item was there: the poll interval. */
+const WAIT_SECS = 1;
+
+/**
+ * Checks TOOL_SOURCES against the tools and their upstream declarations and builds the engine the
+ * runs of those tools use; throws (stopping start-up) on a tool that does not exist or cannot run
+ * upstream. Undefined when no tool runs upstream and no token is set.
+ */
+export function createUpstreamEngine(config: Pick<Config, 'apify' | 'toolSources'>): UpstreamEngine | undefined {
+  const names = new Set(TOOLS.map((t) => t.name));
+  for (const tool of Object.keys(config.toolSources)) {
+    if (!names.has(tool)) throw new Error(`TOOL_SOURCES names ${tool}, which is not a tool (tools: ${[...names].join(', ')})`);
+    if (!upstreamDeclaration(tool)) {
+      const able = TOOLS.filter((t) => upstreamDeclaration(t.name)).map((t) => t.name);
+      throw new Error(`TOOL_SOURCES names ${tool}, which cannot run upstream (tools that can: ${able.join(', ')})`);
+    }
+  }
+  // Without a token nothing can run upstream; a run that was attached to an upstream run fails with the caller's message.
+  return config.apify.token ? createApifyEngine({ token: config.apify.token, baseUrl: config.apify.baseUrl }) : undefined;
+}
+
+/** The actor a run of `tool` starts under this configuration, or undefined: the catalog. */
+export function upstreamActor(config: Pick<Config, 'toolSources'>, tool: string): { declaration: UpstreamDeclaration; actorId: string } | undefined {
+  const source = config.toolSources[tool];
+  const declaration = upstreamDeclaration(tool);
+  if (!source || !declaration) return undefined;
+  return { declaration, actorId: source.actorId ?? declaration.defaultActor };
+}
+
+/** A batch read from the upstream dataset, with the dataset offset after it (stored with the rows). */
+export interface UpstreamBatch {
+  rows: Row[];
+  handled: number;
+  message: string;
+  offset: number;
+}
+
+/** The upstream run ended without succeeding; the run ends the same way, keeping the rows delivered. */
+export class UpstreamEndedError extends Error {
+  constructor(
+    readonly status: Exclude<UpstreamStatus, 'SUCCEEDED'>,
+    readonly upstreamMessage: string | null,
+  ) {
+    super(`upstream run ended ${status}${upstreamMessage ? `: ${upstreamMessage}` : ''}`);
+    this.name = 'UpstreamEndedError';
+  }
+}
+
+/** The caller's words for how an upstream run ended, and the status our run takes. */
+export function upstreamEnding(err: UpstreamEndedError, kept: string): { status: 'FAILED' | 'TIMED-OUT' | 'ABORTED'; message: string } {
+  const why = err.upstreamMessage ? ` (${err.upstreamMessage})` : '';
+  if (err.status === 'TIMED-OUT' || err.status === 'TIMING-OUT') return { status: 'TIMED-OUT', message: `The upstream run timed out${why}: ${kept} kept` };
+  if (err.status === 'ABORTED' || err.status === 'ABORTING') return { status: 'ABORTED', message: `The upstream run was aborted${why}: ${kept} kept` };
+  return { status: 'FAILED', message: `The upstream run failed${why}: ${kept} kept` };
+}
+
+export interface UpstreamDeps {
+  db: Database;
+  logger: Logger;
+  engine: UpstreamEngine | undefined;
+}
+
+/**
+ * The upstream side of a run whose tool runs upstream (TOOL_SOURCES), or that is attached to an
+ * upstream run already: undefined for a catalog run; the error when it cannot run (no token).
+ * A run that started on the catalog (rows stored, no upstream run) stays there.
+ */
+export function openUpstream(
+  deps: UpstreamDeps & { config: Pick<Config, 'toolSources' | 'enforceLimits'> },
+  run: Run,
+  tool: ToolDefinition,
+  limitSecs: number,
+): UpstreamRunner | UpstreamUnavailableError | undefined {
+  const declaration = upstreamDeclaration(tool.name);
+  const planned = run.upstreamRunId
+    ? declaration && { declaration, actorId: run.upstreamActorId ?? declaration.defaultActor }
+    : run.itemCount === 0 && run.handled === 0
+      ? upstreamActor(deps.config, tool.name)
+      : undefined;
+  if (!planned) return undefined;
+  const input = tool.input.parse(run.input);
+  const holdMicros = deps.config.enforceLimits ? run.holdPlanMicros + run.holdPurchasedMicros : tool.price.estimate(input, run.requested);
+  // Rows the hold pays for (the hold is the estimate of what the run asked for, or less when the wallet
+  // held less): the upstream run may deliver and be charged no more.
+  const maxItems = Math.max(1, tool.price.unitMicros > 0n ? Number(holdMicros / tool.price.unitMicros) : run.requested);
+  const limitMs = (run.startedAt ?? run.createdAt).getTime() + limitSecs * 1000 - Date.now();
+  try {
+    return new UpstreamRunner(deps, run, tool, planned.declaration, planned.actorId, {
+      maxItems,
+      maxTotalChargeUsd: Number(holdMicros) / 1_000_000,
+      timeoutSecs: Math.max(1, Math.ceil(limitMs / 1000)),
+    });
+  } catch (err) {
+    if (err instanceof UpstreamUnavailableError) return err;
+    throw err;
+  }
+}
+
+/**
+ * One run's upstream side: starts the actor run (or re-attaches to the one stored on the run), reads
+ * its dataset from the offset stored with the rows, and aborts it when our run stops early. The
+ * bound caps what the upstream run may deliver and cost: what the caller's hold pays for.
+ */
+export class UpstreamRunner<I = unknown> {
+  private current: UpstreamRun | undefined;
+  private readonly engine: UpstreamEngine;
+
+  constructor(
+    private readonly deps: UpstreamDeps,
+    private readonly run: Run,
+    private readonly tool: ToolDefinition,
+    private readonly declaration: UpstreamDeclaration<I>,
+    private readonly actorId: string,
+    private readonly bound: { maxItems: number; maxTotalChargeUsd: number; timeoutSecs: number },
+  ) {
+    if (!deps.engine) throw new UpstreamUnavailableError('config', `${tool.name} runs upstream but APIFY_TOKEN is not set`);
+    this.engine = deps.engine;
+  }
+
+  /** The upstream run's id once started or re-attached. */
+  get upstreamRunId() {
+    return this.current?.id ?? this.run.upstreamRunId ?? undefined;
+  }
+
+  async *batches(input: I, signal: AbortSignal): AsyncGenerator<UpstreamBatch> {
+    let current = this.run.upstreamRunId ? await this.engine.get(this.run.upstreamRunId, 0) : await this.start(input);
+    this.current = current;
+    let offset = this.run.upstreamOffset;
+    for (;;) {
+      if (signal.aborted) return;
+      // Read the status before the items: once an ended run's dataset reads empty, nothing is left.
+      const ended = UPSTREAM_ENDED.includes(current.status);
+      const page = await this.engine.items(current.datasetId, offset, PAGE_SIZE);
+      if (page.items.length > 0) {
+        offset += page.items.length;
+        upstreamItemsRead.inc({ tool: this.tool.name }, page.items.length);
+        const rows = page.items.map((item) => this.declaration.row(item, input)).filter((row): row is Row => row !== null);
+        yield { rows, handled: page.items.length, message: this.message(current, offset), offset };
+        if (page.items.length === PAGE_SIZE || ended) continue;
+      } else if (ended) {
+        break;
+      }
+      const before = current.statusMessage;
+      current = await this.engine.get(current.id, page.items.length > 0 ? 0 : WAIT_SECS);
+      this.current = current;
+      if (current.statusMessage !== before) yield { rows: [], handled: 0, message: this.message(current, offset), offset };
+    }
+    if (current.status !== 'SUCCEEDED') throw new UpstreamEndedError(current.status as Exclude<UpstreamStatus, 'SUCCEEDED'>, current.statusMessage);
+  }
+
+  /** Aborts the upstream run if it is still going (a cancel, the time limit, the hold used up, a failure); never throws. */
+  async abort() {
+    const id = this.upstreamRunId;
+    if (!id || (this.current && UPSTREAM_ENDED.includes(this.current.status))) return;
+    try {
+      this.current = await this.engine.abort(id);
+    } catch (err) {
+      this.deps.logger.warn({ err, runId: this.run.id, upstreamRunId: id }, 'upstream run could not be aborted');
+    }
+  }
+
+  /** Stores what the upstream run has cost (its usage now); never throws. */
+  async recordCost() {
+    const id = this.upstreamRunId;
+    if (!id) return;
+    try {
+      const run = await this.engine.get(id, 0);
+      await this.deps.db
+        .update(runTable)
+        .set({ upstreamCostMicros: BigInt(Math.round(run.costUsd * 1_000_000)) })
+        .where(eq(runTable.id, this.run.id));
+    } catch (err) {
+      this.deps.logger.warn({ err, runId: this.run.id, upstreamRunId: id }, 'upstream run cost not recorded');
+    }
+  }
+
+  private async start(input: I): Promise<UpstreamRun> {
+    const started = await this.engine.start({
+      actorId: this.actorId,
+      input: this.declaration.input(input, this.bound.maxItems),
+      maxItems: this.bound.maxItems,
+      maxTotalChargeUsd: this.bound.maxTotalChargeUsd,
+      timeoutSecs: this.bound.timeoutSecs,
+      ...(this.declaration.memoryMbytes ? { memoryMbytes: this.declaration.memoryMbytes } : {}),
+    });
+    // Stored at once: a worker that takes the run over after this one dies re-attaches instead of starting another.
+    await this.deps.db
+      .update(runTable)
+      .set({ upstreamRunId: started.id, upstreamActorId: this.actorId, upstreamDatasetId: started.datasetId })
+      .where(eq(runTable.id, this.run.id));
+    this.deps.logger.info({ runId: this.run.id, upstreamRunId: started.id, actorId: this.actorId, maxItems: this.bound.maxItems }, 'upstream run started');
+    return started;
+  }
+
+  private message(run: UpstreamRun, offset: number) {
+    return run.statusMessage ?? `Upstream run ${run.status.toLowerCase()}: ${offset} item${offset === 1 ? '' : 's'} read`;
+  }
+}

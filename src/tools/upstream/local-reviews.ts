@@ -1,0 +1,49 @@
+import type { LocalReviewsInput } from '../local-reviews.ts';
+import { defineUpstream, int, num, text } from './types.ts';
+
+/** A Google Maps search link for a term in a location, the start URL form the actor reads for searches. */
+const searchLink = (term: string, location: string) => `https://www.google.com/maps/search/${encodeURIComponent(`${term} in ${location}`).replace(/%20/g, '+')}`;
+
+/**
+ * Local reviews on Apify's Google Maps Reviews Scraper (compass/Google-Maps-Reviews-Scraper): one
+ * start URL per business URL (or per search term and location), `maxReviews` per place, newest first.
+ * Each item is one review with its place's fields beside it.
+ */
+export const localReviewsUpstream = defineUpstream<LocalReviewsInput>({
+  tool: 'local-reviews',
+  defaultActor: 'compass~Google-Maps-Reviews-Scraper',
+  actorUrl: 'https://apify.com/compass/Google-Maps-Reviews-Scraper',
+  input(input, maxItems) {
+    const urls = input.directUrls ?? (input.searchTerms ?? []).flatMap((term) => (input.locations ?? []).map((location) => searchLink(term, location)));
+    return {
+      startUrls: urls.map((url) => ({ url })),
+      maxReviews: Math.min(input.maxReviewsPerBusiness, maxItems),
+      reviewsSort: 'newest',
+      language: 'en',
+    };
+  },
+  row(item, input) {
+    const reviewId = text(item.reviewId);
+    if (!reviewId) return null;
+    const published = text(item.publishedAtDate);
+    return {
+      review_id: reviewId,
+      author: text(item.name),
+      rating: int(item.stars),
+      text: text(item.text),
+      date: published ? published.slice(0, 10) : null,
+      business_name: text(item.title),
+      business_category: text(item.categoryName),
+      business_address: text(item.address),
+      business_phone: text(item.phone),
+      business_website: text(item.website),
+      business_rating: num(item.totalScore),
+      business_review_count: int(item.reviewsCount),
+      place_id: text(item.placeId),
+      business_url: text(item.url),
+      search_term: input.directUrls ? null : text(item.searchString),
+      location: null,
+      direct_url: null,
+    };
+  },
+});
