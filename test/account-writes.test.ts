@@ -6,7 +6,8 @@ import type { Principal } from '../src/accounts/accounts.ts';
 import { AppError } from '../src/shared/errors.ts';
 import { withIdempotency } from '../src/accounts/idempotency.ts';
 import { prepareStart } from '../src/runs/runs.ts';
-import { prepareCreditPurchase } from '../src/billing/wallet.ts';
+import { prepareCreditPurchase } from '../src/billing/payments/index.ts';
+import { demoPayments } from '../src/billing/payments/demo.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -143,7 +144,7 @@ describe('account writes: one commit for one account’s concurrent writes', () 
 
   it('refuses the bad credit purchases of a burst with 400 before they are queued, so the good ones stay one group', async () => {
     const amounts = [20, 5, 20, 20, 'ten', 20, 20.001, 20];
-    const { accountId, results } = await burst(amounts, (principal, amount) => prepareCreditPurchase(principal, amount));
+    const { accountId, results } = await burst(amounts, (principal, amount) => prepareCreditPurchase(demoPayments, principal, amount, undefined));
     expectGoodOnesGrouped(results, [1, 4, 6]);
     const [purchases] = await t.app.core.sql`select count(*)::int as n from ledger_entry where account_id = ${accountId} and kind = 'purchase'`;
     expect(purchases!.n).toBe(5);

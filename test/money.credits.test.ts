@@ -41,7 +41,7 @@ describe('POST /api/v1/buy-credits', () => {
     expect(res.body.amount).toBe(amount === 149 ? 148 : amount);
     expect(res.body.was_adjusted).toBe(amount === 149);
     const wallet = await t.request('GET', '/api/v1/wallet', { key: apiKey });
-    expect(wallet.body.wallet).toEqual({ balance_dollars: '0.00', purchased_credits_dollars: credited, total_balance_dollars: credited });
+    expect(wallet.body.wallet).toEqual({ balance_dollars: '0.00', purchased_credits_dollars: credited, total_balance_dollars: credited, held_dollars: '0.00' });
     if (bonus > 0) expect(res.body.message).toMatch(new RegExp(`${plan} plan adds a \\d+% bonus`));
   });
 

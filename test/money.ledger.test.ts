@@ -5,7 +5,13 @@ import type { Plan } from '../db/schema/accounts.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
 import { AppError } from '../src/shared/errors.ts';
 import { newAccountId } from '../src/shared/ids.ts';
-import { getBalances, grantPlanCredits, listLedger, prepareCreditPurchase, settleHold } from '../src/billing/wallet.ts';
+import { getBalances, grantPlanCredits, listLedger, settleHold } from '../src/billing/wallet.ts';
+import { prepareCreditPurchase as preparePurchase } from '../src/billing/payments/index.ts';
+import { demoPayments } from '../src/billing/payments/demo.ts';
+import type { Subscriber } from '../src/billing/plans.ts';
+
+/** Purchases in demo mode (recorded without payment), as the rules below are checked. */
+const prepareCreditPurchase = (principal: Subscriber, amount: unknown) => preparePurchase(demoPayments, principal, amount, undefined);
 import { purchaseView } from '../src/endpoints/api/account.ts';
 import { holdAndPlace, releaseRunSlot, type HoldRequest } from '../src/runs/queue.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
@@ -349,24 +355,25 @@ describe('credit purchases', () => {
       amount: 20.5,
       original_amount: 20.5,
       was_adjusted: false,
-      message: 'Purchased 20.50 USD of credits. Purchased credits never expire.',
+      message: 'Purchased 20.50 USD of credits. Purchased credits never expire. Demo mode: recorded without payment.',
       bonus: 0,
       wallet: { balance_dollars: '2.00', purchased_credits_dollars: '20.50', total_balance_dollars: '22.50' },
+      payment: { mode: 'demo', payment_intent: null },
     });
-    expect((await entries(id)).at(-1)).toEqual({ kind: 'purchase', plan: 0n, purchased: 20_500_000n, runId: null, note: 'bought 20.50 USD' });
+    expect((await entries(id)).at(-1)).toEqual({ kind: 'purchase', plan: 0n, purchased: 20_500_000n, runId: null, note: 'demo purchase, no payment taken: bought 20.50 USD' });
     await expectBalanced(id);
   });
 
   it('adds the plan’s bonus to purchased credits; the amount is what was charged', async () => {
     const growth = await accountWith(0n, 1_000_000n);
     const g = purchaseView(await prepareCreditPurchase(principal(growth, 'growth'), 100)(d.db));
-    expect(g).toMatchObject({ amount: 100, was_adjusted: false, bonus: 10, message: 'Purchased 100.00 USD of credits. Your growth plan adds a 10% bonus: 10.00 USD. Purchased credits never expire.' });
+    expect(g).toMatchObject({ amount: 100, was_adjusted: false, bonus: 10, message: 'Purchased 100.00 USD of credits. Your growth plan adds a 10% bonus: 10.00 USD. Purchased credits never expire. Demo mode: recorded without payment.' });
     expect(g.wallet.purchased_credits_dollars).toBe('111.00');
-    expect((await entries(growth)).at(-1)).toMatchObject({ kind: 'purchase', purchased: 110_000_000n, note: 'bought 100.00 USD + 10% growth bonus 10.00 USD' });
+    expect((await entries(growth)).at(-1)).toMatchObject({ kind: 'purchase', purchased: 110_000_000n, note: 'demo purchase, no payment taken: bought 100.00 USD + 10% growth bonus 10.00 USD' });
 
     const scale = await accountWith(0n);
     const s = purchaseView(await prepareCreditPurchase(principal(scale, 'scale'), 33.33)(d.db));
-    expect(s).toMatchObject({ amount: 33.33, bonus: 9.999, message: 'Purchased 33.33 USD of credits. Your scale plan adds a 30% bonus: 9.999 USD. Purchased credits never expire.' });
+    expect(s).toMatchObject({ amount: 33.33, bonus: 9.999, message: 'Purchased 33.33 USD of credits. Your scale plan adds a 30% bonus: 9.999 USD. Purchased credits never expire. Demo mode: recorded without payment.' });
     expect(await wallet(scale)).toMatchObject({ purchased: 43_329_000n });
   });
 
@@ -382,7 +389,7 @@ describe('credit purchases', () => {
       amount: adjusted,
       original_amount: original,
       was_adjusted: true,
-      message: `${original}.00 USD was adjusted to ${adjusted}.00 USD to avoid a conflict with subscription prices. Purchased credits never expire.`,
+      message: `${original}.00 USD was adjusted to ${adjusted}.00 USD to avoid a conflict with subscription prices. Purchased credits never expire. Demo mode: recorded without payment.`,
     });
     expect(await wallet(id)).toMatchObject({ purchased: BigInt(adjusted) * 1_000_000n });
   });

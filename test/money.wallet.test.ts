@@ -67,7 +67,7 @@ describe('holds and charges', () => {
     ]);
     const wallet = await t.request('GET', '/api/v1/wallet', { key: apiKey });
     const expected = ((5_000_000 - (done.handled as number) * 9_900) / 1e6).toFixed(4).replace(/0+$/, '').replace(/\.(\d)$/, '.$10');
-    expect(wallet.body).toEqual({ wallet: { balance_dollars: expected, purchased_credits_dollars: '0.00', total_balance_dollars: expected } });
+    expect(wallet.body).toEqual({ wallet: { balance_dollars: expected, purchased_credits_dollars: '0.00', total_balance_dollars: expected, held_dollars: '0.00' }, payments: { mode: 'demo' } });
     const m = await money(accountId);
     expect(m.ledger).toEqual(m.wallet);
   });

@@ -3,6 +3,7 @@ import type { Core } from '../src/core.ts';
 import { executeRun } from '../src/runs/engine.ts';
 import { housekeeping } from '../src/runs/retention.ts';
 import { deliverWebhook } from '../src/runs/webhooks.ts';
+import { applyStripeEvent } from '../src/billing/payments/events.ts';
 import { JOBS, type JobPayloads } from '../src/runs/jobs.ts';
 import { coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { waitForDatabase } from '../src/database.ts';
@@ -14,7 +15,7 @@ declare global {
   }
 }
 
-function assertPayload<K extends 'runId' | 'deliveryId'>(payload: unknown, field: K): asserts payload is Record<K, string> {
+function assertPayload<K extends 'runId' | 'deliveryId' | 'eventId'>(payload: unknown, field: K): asserts payload is Record<K, string> {
   if (typeof payload !== 'object' || payload === null || typeof (payload as Record<string, unknown>)[field] !== 'string') {
     throw new Error(`payload must be {"${field}": string}`);
   }
@@ -53,6 +54,13 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
       assertPayload(payload, 'deliveryId');
       const deliver = () => deliverWebhook({ ...core, post: core.network.post }, payload.deliveryId, helpers.job.attempts, helpers.job.max_attempts, helpers.abortSignal);
       await throughOutages(core, shutdown, `webhook delivery ${payload.deliveryId}`, deliver, false);
+    },
+    [JOBS.applyStripeEvent]: async (payload) => {
+      assertPayload(payload, 'eventId');
+      // Events are received only with Stripe configured; a process without it leaves them to be retried by one that has it.
+      const payments = core.config.payments;
+      if (payments.mode !== 'stripe') throw new Error(`stripe event ${payload.eventId}: this process has no STRIPE_SECRET_KEY`);
+      await throughOutages(core, shutdown, `stripe event ${payload.eventId}`, () => applyStripeEvent({ db: core.db, config: payments, logger: core.logger }, payload.eventId), false);
     },
     [JOBS.housekeeping]: async (_payload, helpers) => {
       await throughOutages(core, shutdown, 'housekeeping', async () => {

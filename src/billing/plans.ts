@@ -20,3 +20,9 @@ export function assertPlan(principal: Pick<Subscriber, 'plan'>, required: Plan |
     `${what} needs the ${required} plan (${PLAN_PRICE_USD[required]} USD/month) or higher; this account is on ${principal.plan} (${PLAN_PRICE_USD[principal.plan]} USD/month).`,
   );
 }
+
+/**
+ * Plan credits a paid month brings (`invoice.paid`): the plan's price, spent like the anchors'
+ * prepaid platform usage. Purchased credits come on top and are spent first.
+ */
+export const PLAN_MONTHLY_CREDITS_USD: Record<Plan, number> = { ...PLAN_PRICE_USD };

@@ -1,6 +1,7 @@
-import { and, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
 import { ledgerTable, walletTable, type LedgerEntry, type Plan } from '../../db/schema/accounts.ts';
+import { runTable } from '../../db/schema/runs.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
 import { formatDollars, usdToMicros } from './money.ts';
 import type { Subscriber } from './plans.ts';
@@ -23,6 +24,19 @@ export async function getBalances(db: Executor, accountId: string): Promise<Bala
     .from(walletTable)
     .where(eq(walletTable.accountId, accountId));
   return wallet ?? { planMicros: 0n, purchasedMicros: 0n };
+}
+
+/**
+ * What the account's runs hold now: the holds of runs not yet settled (running or waiting). The
+ * balances are net of them, so a balance that dips while runs go is explained by this amount coming
+ * back, less what the runs are charged, when they end.
+ */
+export async function getHeldMicros(db: Executor, accountId: string): Promise<bigint> {
+  const [row] = await db
+    .select({ held: sql<string>`coalesce(sum(${runTable.holdPlanMicros} + ${runTable.holdPurchasedMicros}), 0)::text` })
+    .from(runTable)
+    .where(and(eq(runTable.accountId, accountId), isNull(runTable.settledAt)));
+  return BigInt(row?.held ?? '0');
 }
 
 /** Adds plan credits: a ledger entry and the cached balance, in the caller's transaction. */
@@ -91,6 +105,7 @@ export interface Purchase {
   plan: Plan;
   bonusPercent: number;
   bonusMicros: bigint;
+  payment: PurchasePayment;
   balances: Balances;
 }
 
@@ -103,6 +118,7 @@ export function describePurchase(p: Purchase): string {
       : `Purchased ${formatDollars(paid)} USD of credits.`,
     p.bonusMicros > 0n ? `Your ${p.plan} plan adds a ${p.bonusPercent}% bonus: ${formatDollars(p.bonusMicros)} USD.` : '',
     'Purchased credits never expire.',
+    p.payment.mode === 'demo' ? 'Demo mode: recorded without payment.' : '',
   ]
     .filter(Boolean)
     .join(' ');
@@ -118,48 +134,79 @@ export function parsePurchaseAmount(raw: unknown): number {
   return raw;
 }
 
+/** A purchase checked against the spec's rules: what is charged and the bonus it brings. */
+export interface PurchaseTerms {
+  accountId: string;
+  plan: Plan;
+  /** USD asked for. */
+  originalUsd: number;
+  /** USD charged: the amount asked for after the adjustments. */
+  amountUsd: number;
+  bonusPercent: number;
+  paidMicros: bigint;
+  bonusMicros: bigint;
+}
+
 /**
- * A credit purchase: ACTIVE subscriptions only; 49, 50, 149 and 649 are adjusted down (they clash
- * with subscription prices); the plan's bonus is added to purchased credits. No payment processor
- * yet: the purchase is recorded in the ledger. Checks the purchase without touching the database (400
- * for the amount, 403 for the subscription) and returns its write, for the caller's transaction.
+ * A credit purchase's rules: 10–10,000 USD (400), ACTIVE subscriptions only (403); 49, 50, 149 and 649
+ * are adjusted down (they clash with subscription prices); the plan's bonus is added to purchased
+ * credits. Checks without touching the database; how it is paid is the payments' (payments/).
  */
-export function prepareCreditPurchase(principal: Subscriber, rawAmount: unknown): (tx: Executor) => Promise<Purchase> {
+export function purchaseTerms(principal: Subscriber, rawAmount: unknown): PurchaseTerms {
   const original = parsePurchaseAmount(rawAmount);
   if (principal.subscriptionStatus !== 'ACTIVE') {
     throw new AppError(403, 'subscription_inactive', `Buying credits needs an active subscription; this account's subscription is ${principal.subscriptionStatus}.`);
   }
-  return (tx) => recordPurchase(tx, principal, original);
-}
-
-/** Writes a checked purchase of `original` USD: the balance and the ledger entry. */
-async function recordPurchase(tx: Executor, principal: Subscriber, original: number): Promise<Purchase> {
   const amount = ADJUSTED_AMOUNTS[String(original)] ?? original;
-  const wasAdjusted = amount !== original;
   const bonusPercent = PURCHASE_BONUS_PERCENT[principal.plan];
   const paid = usdToMicros(amount.toFixed(2));
-  const bonus = (paid * BigInt(bonusPercent)) / 100n;
+  return { accountId: principal.accountId, plan: principal.plan, originalUsd: original, amountUsd: amount, bonusPercent, paidMicros: paid, bonusMicros: (paid * BigInt(bonusPercent)) / 100n };
+}
+
+/** How a purchase was paid: by card at Stripe (the PaymentIntent), or not at all (PAYMENTS=demo). */
+export type PurchasePayment = { mode: 'stripe'; reference: string } | { mode: 'demo'; reference: null };
+
+/**
+ * Credits a paid purchase and its bonus: the ledger entry (referencing the payment) and the balance,
+ * in the caller's transaction. A payment already credited is not credited again (the ledger's unique
+ * payment reference): false then.
+ */
+export async function creditPurchase(tx: Executor, terms: PurchaseTerms, payment: PurchasePayment): Promise<boolean> {
+  const credit = terms.paidMicros + terms.bonusMicros;
+  const bought = `bought ${formatDollars(terms.paidMicros)} USD${terms.bonusMicros > 0n ? ` + ${terms.bonusPercent}% ${terms.plan} bonus ${formatDollars(terms.bonusMicros)} USD` : ''}`;
+  const inserted = await tx
+    .insert(ledgerTable)
+    .values({
+      accountId: terms.accountId,
+      kind: 'purchase',
+      purchasedMicros: credit,
+      paymentRef: payment.reference,
+      note: payment.mode === 'demo' ? `demo purchase, no payment taken: ${bought}` : `${bought}, paid by card (${payment.reference})`,
+    })
+    .onConflictDoNothing()
+    .returning({ id: ledgerTable.id });
+  if (inserted.length === 0) return false;
   await tx
     .insert(walletTable)
-    .values({ accountId: principal.accountId, purchasedMicros: paid + bonus })
+    .values({ accountId: terms.accountId, purchasedMicros: credit })
     .onConflictDoUpdate({
       target: walletTable.accountId,
-      set: { purchasedMicros: sql`${walletTable.purchasedMicros} + ${paid + bonus}`, updatedAt: new Date() },
+      set: { purchasedMicros: sql`${walletTable.purchasedMicros} + ${credit}`, updatedAt: new Date() },
     });
-  await tx.insert(ledgerTable).values({
-    accountId: principal.accountId,
-    kind: 'purchase',
-    purchasedMicros: paid + bonus,
-    note: `bought ${formatDollars(paid)} USD${bonus > 0n ? ` + ${bonusPercent}% ${principal.plan} bonus ${formatDollars(bonus)} USD` : ''}`,
-  });
+  return true;
+}
+
+/** The purchase's answer: its terms, how it was paid and the balances now. */
+export async function purchaseOf(db: Executor, terms: PurchaseTerms, payment: PurchasePayment): Promise<Purchase> {
   return {
-    originalUsd: original,
-    amountUsd: amount,
-    wasAdjusted,
-    plan: principal.plan,
-    bonusPercent,
-    bonusMicros: bonus,
-    balances: await getBalances(tx, principal.accountId),
+    originalUsd: terms.originalUsd,
+    amountUsd: terms.amountUsd,
+    wasAdjusted: terms.amountUsd !== terms.originalUsd,
+    plan: terms.plan,
+    bonusPercent: terms.bonusPercent,
+    bonusMicros: terms.bonusMicros,
+    payment,
+    balances: await getBalances(db, terms.accountId),
   };
 }
 

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RateLimitedError, rateLimitHeaders } from '../accounts/rate-limit.ts';
 import { DailyLimitError } from '../billing/allowances.ts';
-import { AppError, coerceError, DatabaseUnavailableError, ValidationError } from '../shared/errors.ts';
+import { AppError, coerceError, DatabaseUnavailableError, RetryLaterError, ValidationError } from '../shared/errors.ts';
 import { ENDPOINTS } from '../endpoints/index.ts';
 import { TOOLS } from '../tools/index.ts';
 import { countRefusal, faceOf } from './metrics.ts';
@@ -21,7 +21,7 @@ export const INTERNAL_ERROR_BODY = { error: { code: 'internal_error', message: '
 export function errorHeaders(err: AppError): Record<string, string> {
   if (err instanceof DailyLimitError) return { 'Retry-After': String(err.retryAfterSecs) };
   if (err instanceof RateLimitedError) return rateLimitHeaders(err.state, true);
-  if (err instanceof DatabaseUnavailableError) return { 'Retry-After': String(err.retryAfterSecs) };
+  if (err instanceof RetryLaterError) return { 'Retry-After': String(err.retryAfterSecs) };
   return {};
 }
 

@@ -10,10 +10,13 @@ export const JOBS = {
   deliverWebhook: 'deliver_webhook',
   /** Purges expired results and idempotency keys (runs/retention.ts), from the crontab. */
   housekeeping: 'housekeeping',
+  /** Applies one verified Stripe event (billing/payments/events.ts); added by POST /hooks/stripe. */
+  applyStripeEvent: 'apply_stripe_event',
 } as const;
 
 export interface JobPayloads {
   [JOBS.runTool]: { runId: string };
   [JOBS.deliverWebhook]: { deliveryId: string };
   [JOBS.housekeeping]: Record<string, never>;
+  [JOBS.applyStripeEvent]: { eventId: string };
 }

@@ -62,7 +62,10 @@ export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balanc
   const rows = (await tx.execute(sql`
     with current as (
       select plan_micros, purchased_micros, active_runs,
-        greatest(least(${h.wanted}::bigint, plan_micros + purchased_micros + ${h.overdraftMicros}::bigint), 0) as amount
+        -- A wallet below zero (a purchase refunded or disputed after its credits were spent) holds
+        -- nothing, overdraft or not, so no paid run starts until it is settled.
+        case when plan_micros + purchased_micros < 0 then 0
+          else greatest(least(${h.wanted}::bigint, plan_micros + purchased_micros + ${h.overdraftMicros}::bigint), 0) end as amount
       from wallet where account_id = ${h.accountId} for update
     ), decided as (
       select amount, greatest(least(purchased_micros, amount), 0) as from_purchased, active_runs >= ${h.maxRunning} as queued from current

@@ -92,13 +92,22 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
-/** 503 `database_unavailable`: the database is restarting or out of reach; the caller retries after `retryAfterSecs`. */
-export class DatabaseUnavailableError extends AppError {
+/** A 503 the caller retries after `retryAfterSecs` (answered with Retry-After): something the service needs is out of reach for a moment. */
+export class RetryLaterError extends AppError {
   constructor(
-    readonly retryAfterSecs = 5,
+    code: string,
+    message: string,
+    readonly retryAfterSecs: number,
     cause?: unknown,
   ) {
-    super(503, 'database_unavailable', `The database is unavailable for a moment (a restart or a failover). Retry in ${retryAfterSecs} s.`);
+    super(503, code, message);
     if (cause !== undefined) this.cause = cause;
+  }
+}
+
+/** 503 `database_unavailable`: the database is restarting or out of reach; the caller retries after `retryAfterSecs`. */
+export class DatabaseUnavailableError extends RetryLaterError {
+  constructor(retryAfterSecs = 5, cause?: unknown) {
+    super('database_unavailable', `The database is unavailable for a moment (a restart or a failover). Retry in ${retryAfterSecs} s.`, retryAfterSecs, cause);
   }
 }

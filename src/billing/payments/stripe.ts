@@ -1,0 +1,236 @@
+import { createHash } from 'node:crypto';
+import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { Database, Executor } from '../../../db/client.ts';
+import { accountTable, type Plan } from '../../../db/schema/accounts.ts';
+import { cardPaymentTable } from '../../../db/schema/payments.ts';
+import type { StripeConfig } from '../../config.ts';
+import { AppError, RetryLaterError } from '../../shared/errors.ts';
+import { formatDollars, usdToMicros } from '../money.ts';
+import { creditPurchase, purchaseOf, type PurchaseTerms } from '../wallet.ts';
+import type { StripePayments } from './port.ts';
+import { Stripe, stripeClient } from './stripe-client.ts';
+
+/** PaymentIntent statuses that wait for the customer (after an off-session `authentication_required`, `requires_payment_method`). */
+const WAITING = ['requires_action', 'requires_confirmation', 'requires_payment_method'];
+
+/** Stripe charges in cents; money here is micro-dollars. */
+const MICROS_PER_CENT = 10_000n;
+
+/**
+ * What a credit purchase's PaymentIntent carries in its metadata: enough to credit it from the
+ * `payment_intent.succeeded` event alone, when the request that charged it did not (3-D Secure), or
+ * did not live to (a crash after the charge).
+ */
+function purchaseMetadata(terms: PurchaseTerms): Record<string, string> {
+  return {
+    leadgate_purpose: 'credits',
+    account_id: terms.accountId,
+    plan: terms.plan,
+    original_usd: String(terms.originalUsd),
+    amount_usd: String(terms.amountUsd),
+    bonus_percent: String(terms.bonusPercent),
+    paid_micros: terms.paidMicros.toString(),
+    bonus_micros: terms.bonusMicros.toString(),
+  };
+}
+
+/** Records (or brings up to date) the card payment of a purchase: its row in card_payment. */
+async function recordCardPayment(db: Executor, intentId: string, terms: PurchaseTerms, status: string): Promise<void> {
+  await db
+    .insert(cardPaymentTable)
+    .values({
+      id: intentId,
+      accountId: terms.accountId,
+      originalMicros: usdToMicros(terms.originalUsd.toFixed(2)),
+      paidMicros: terms.paidMicros,
+      plan: terms.plan,
+      bonusMicros: terms.bonusMicros,
+      status,
+    })
+    .onConflictDoUpdate({ target: cardPaymentTable.id, set: { status } });
+}
+
+/** Credits a succeeded PaymentIntent's purchase once (whichever of the request and the event comes first). */
+export async function creditCardPayment(tx: Executor, intentId: string, terms: PurchaseTerms): Promise<boolean> {
+  await recordCardPayment(tx, intentId, terms, 'succeeded');
+  const credited = await creditPurchase(tx, terms, { mode: 'stripe', reference: intentId });
+  if (credited) await tx.update(cardPaymentTable).set({ creditedAt: sql`now()` }).where(eq(cardPaymentTable.id, intentId));
+  return credited;
+}
+
+/** The account's Stripe customer, if it has one yet. */
+async function customerOf(db: Executor, accountId: string): Promise<string | null> {
+  const [row] = await db.select({ customer: accountTable.stripeCustomerId }).from(accountTable).where(eq(accountTable.id, accountId));
+  return row?.customer ?? null;
+}
+
+const paymentMethodRequired = () =>
+  new AppError(402, 'payment_method_required', 'This account has no card on file to charge. Add one in the billing portal (the console’s billing page, or the openBillingPortal mutation), then buy again.');
+
+/** 402 payment_requires_action: what the console needs to let the customer authenticate (Stripe.js `confirmCardPayment`). */
+function requiresAction(intent: Stripe.PaymentIntent): AppError {
+  return new AppError(
+    402,
+    'payment_requires_action',
+    `The bank asks the card holder to authenticate this payment (3-D Secure). Complete it in the console; the credits are added as soon as the payment succeeds. Payment ${intent.id}.`,
+    undefined,
+    { payment: { payment_intent: intent.id, status: intent.status, client_secret: intent.client_secret, next_action: intent.next_action ?? null } },
+  );
+}
+
+/** 402 payment_failed: the card was declined, with the reason Stripe gives (`decline_code`, else `code`). */
+function paymentFailed(err: Stripe.errors.StripeCardError): AppError {
+  const reason = err.decline_code ?? err.code ?? 'declined';
+  return new AppError(402, 'payment_failed', `The card was declined (${reason}): ${err.message} Nothing was charged or credited.`, undefined, {
+    payment: { payment_intent: err.payment_intent?.id ?? null, decline_code: err.decline_code ?? null, code: err.code ?? null },
+  });
+}
+
+/**
+ * Stripe's idempotency key of a purchase: from the caller's key, the account and the amount, so a
+ * retried request (or a concurrent one with the same key) is one charge at Stripe too. Hashed: the
+ * caller's key is theirs to choose, Stripe's is at most 255 characters.
+ */
+function stripeIdempotencyKey(terms: PurchaseTerms, key: string): string {
+  return `leadgate-credits-${createHash('sha256').update(`${terms.accountId}\n${key}\n${terms.paidMicros}`).digest('hex')}`;
+}
+
+/**
+ * Stripe out of reach (the network, its 5xx, its rate limit), once the SDK's own retries are spent:
+ * 503 payment_provider_unavailable with Retry-After, never a 500. Nothing is credited without
+ * Stripe's answer; a payment that did go through is credited by its event, and a retry with the same
+ * Idempotency-Key is the same PaymentIntent, so it never charges twice.
+ */
+async function atStripe<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof Stripe.errors.StripeConnectionError || err instanceof Stripe.errors.StripeAPIError || err instanceof Stripe.errors.StripeRateLimitError) {
+      throw new RetryLaterError(
+        'payment_provider_unavailable',
+        'The payment provider did not answer. Nothing was credited; retry in a minute with the same Idempotency-Key (a payment is never taken twice).',
+        60,
+        err,
+      );
+    }
+    throw err;
+  }
+}
+
+export function createStripePayments(config: StripeConfig, db: Database): StripePayments {
+  const stripe = stripeClient(config);
+
+  /** The account's customer, made the first time it needs one (one customer per account, by an idempotency key). */
+  async function ensureCustomer(accountId: string): Promise<string> {
+    const existing = await customerOf(db, accountId);
+    if (existing) return existing;
+    const [account] = await db.select({ name: accountTable.name }).from(accountTable).where(eq(accountTable.id, accountId));
+    if (!account) throw new AppError(404, 'not_found', 'Account not found');
+    const customer = await stripe.customers.create({ name: account.name, metadata: { account_id: accountId } }, { idempotencyKey: `leadgate-customer-${accountId}` });
+    // Two first requests at once make the same customer (the idempotency key); the first write wins.
+    await db.update(accountTable).set({ stripeCustomerId: customer.id }).where(sql`${accountTable.id} = ${accountId} and ${accountTable.stripeCustomerId} is null`);
+    return (await customerOf(db, accountId)) ?? customer.id;
+  }
+
+  return {
+    mode: 'stripe',
+
+    async buyCredits(tx, { terms, idempotencyKey }) {
+      return atStripe(async () => {
+        const customerId = await customerOf(tx, terms.accountId);
+        if (!customerId) throw paymentMethodRequired();
+        const customer = await stripe.customers.retrieve(customerId).catch((err: unknown) => {
+          // Deleted in Stripe's dashboard: as good as no card.
+          if (err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'resource_missing') return null;
+          throw err;
+        });
+        const method = !customer || customer.deleted ? null : customer.invoice_settings?.default_payment_method;
+        if (!method) throw paymentMethodRequired();
+        let intent: Stripe.PaymentIntent;
+        try {
+          intent = await stripe.paymentIntents.create(
+            {
+              amount: Number(terms.paidMicros / MICROS_PER_CENT),
+              currency: 'usd',
+              customer: customerId,
+              payment_method: typeof method === 'string' ? method : method.id,
+              off_session: true,
+              confirm: true,
+              description: `leadgate credits: ${formatDollars(terms.paidMicros)} USD`,
+              metadata: purchaseMetadata(terms),
+            },
+            idempotencyKey === undefined ? undefined : { idempotencyKey: stripeIdempotencyKey(terms, idempotencyKey) },
+          );
+        } catch (err) {
+          if (!(err instanceof Stripe.errors.StripeCardError)) throw err;
+          // Off-session, a card that needs 3-D Secure is refused with `authentication_required`; the
+          // customer completes it on-session with the PaymentIntent's client secret.
+          if (err.code === 'authentication_required' && err.payment_intent) {
+            await recordCardPayment(db, err.payment_intent.id, terms, err.payment_intent.status);
+            throw requiresAction(err.payment_intent);
+          }
+          throw paymentFailed(err);
+        }
+        if (intent.status === 'succeeded') {
+          await creditCardPayment(tx, intent.id, terms);
+          return purchaseOf(tx, terms, { mode: 'stripe', reference: intent.id });
+        }
+        // Recorded outside the request's transaction, which this refusal rolls back: the event that
+        // completes the payment finds the purchase it pays for.
+        await recordCardPayment(db, intent.id, terms, intent.status);
+        if (intent.status === 'requires_action' || intent.status === 'requires_confirmation') throw requiresAction(intent);
+        throw new AppError(402, 'payment_failed', `The payment was not completed (${intent.status}); if it completes later, the credits are added then. Payment ${intent.id}.`, undefined, {
+          payment: { payment_intent: intent.id, status: intent.status },
+        });
+      });
+    },
+
+    async checkout(accountId: string, plan: Plan, returnUrl: string) {
+      return atStripe(async () => {
+        const price = config.prices[plan];
+        if (!price) throw new AppError(400, 'validation_failed', `The ${plan} plan has no Stripe price on this server (STRIPE_PRICE_${plan.toUpperCase()}).`, [{ path: 'plan', message: `no Stripe price for ${plan}` }]);
+        const customer = await ensureCustomer(accountId);
+        const session = await stripe.checkout.sessions.create({
+          mode: 'subscription',
+          customer,
+          client_reference_id: accountId,
+          line_items: [{ price, quantity: 1 }],
+          subscription_data: { metadata: { account_id: accountId } },
+          success_url: returnUrl,
+          cancel_url: returnUrl,
+        });
+        if (!session.url) throw new Error(`checkout session ${session.id} has no url`);
+        return { url: session.url };
+      });
+    },
+
+    async portal(accountId: string, returnUrl: string) {
+      return atStripe(async () => {
+        const customer = await ensureCustomer(accountId);
+        const session = await stripe.billingPortal.sessions.create({ customer, return_url: returnUrl });
+        return { url: session.url };
+      });
+    },
+
+    async awaitingAction(accountId: string) {
+      const [waiting] = await db
+        .select({ id: cardPaymentTable.id })
+        .from(cardPaymentTable)
+        .where(
+          and(
+            eq(cardPaymentTable.accountId, accountId),
+            isNull(cardPaymentTable.creditedAt),
+            inArray(cardPaymentTable.status, WAITING),
+            sql`${cardPaymentTable.createdAt} > now() - interval '1 day'`,
+          ),
+        )
+        .orderBy(desc(cardPaymentTable.createdAt))
+        .limit(1);
+      if (!waiting) return null;
+      // Stripe's state, not the row's: the customer may have completed or abandoned it since.
+      const intent = await stripe.paymentIntents.retrieve(waiting.id);
+      if (!WAITING.includes(intent.status) || !intent.client_secret) return null;
+      return { paymentIntentId: intent.id, amountMicros: BigInt(intent.amount) * MICROS_PER_CENT, status: intent.status, clientSecret: intent.client_secret, nextActionType: intent.next_action?.type ?? null };
+    },
+  };
+}

@@ -1,0 +1,418 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local Stripe: the subset of the API the gateway uses, written from Stripe's API reference, for
+ * the official SDK to talk to (STRIPE_API_BASE). Requests are form-encoded with bracketed keys
+ * (`metadata[account_id]=…`), answers are the API's objects, errors the API's error body
+ * (`{error: {type, code, decline_code, message, payment_intent}}` with its status), and a POST or
+ * DELETE with an `Idempotency-Key` is answered once and replayed after (the same key with other parameters: 400
+ * `idempotency_error`). Events are sent to the gateway's /hooks/stripe signed as Stripe signs them:
+ * `Stripe-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<payload>" with the endpoint secret>`.
+ *
+ * Test cards (payment method ids, as Stripe's test mode names them):
+ * - `pm_card_visa`: succeeds;
+ * - `pm_card_chargeDeclinedInsufficientFunds`: 402 card_error `card_declined` / `insufficient_funds`;
+ * - `pm_card_authenticationRequired`: off-session, 402 card_error `authentication_required` with the
+ *   PaymentIntent (status `requires_payment_method`) to confirm on-session;
+ * - `pm_card_threeDSecureRequired`: the PaymentIntent answers `requires_action` with `next_action`.
+ */
+export interface FakeStripe {
+  /** The base URL for STRIPE_API_BASE. */
+  url: string;
+  secretKey: string;
+  webhookSecret: string;
+  /** Where events go (the gateway's /hooks/stripe); set once the gateway listens. */
+  hookUrl: string;
+  customers: Map<string, any>;
+  paymentIntents: Map<string, any>;
+  charges: Map<string, any>;
+  subscriptions: Map<string, any>;
+  /** Every event made, by id, with the exact payload sent. */
+  events: Map<string, { event: any; payload: string }>;
+  /** Requests received, for assertions (`POST /v1/payment_intents`, …). */
+  requests: { method: string; path: string; idempotencyKey: string | undefined }[];
+  /** Gives a customer a card as its default payment method (what the portal or Checkout does). */
+  attachCard(customerId: string, paymentMethod: string): void;
+  /** The customer completes 3-D Secure on-session: the PaymentIntent succeeds (and its event is made). */
+  completeAuthentication(intentId: string): Promise<{ event: any; status: number }>;
+  /** Checkout completed: the subscription is created (and `customer.subscription.created` sent), its first invoice paid. */
+  completeCheckout(sessionId: string, status?: string): Promise<{ subscription: any; events: { event: any; status: number }[] }>;
+  /** The subscription moves to `status` (`customer.subscription.updated`, or `.deleted` for canceled). */
+  setSubscriptionStatus(subscriptionId: string, status: string): Promise<{ event: any; status: number }>;
+  /** A paid invoice of the subscription (`invoice.paid`). */
+  payInvoice(subscriptionId: string): Promise<{ event: any; status: number }>;
+  /** Refunds `cents` more of a charge (`charge.refunded`, with the total refunded). */
+  refund(chargeId: string, cents: number): Promise<{ event: any; status: number }>;
+  /** A dispute of `cents` of a charge (`charge.dispute.created`). */
+  dispute(chargeId: string, cents: number): Promise<{ event: any; status: number }>;
+  /** While true, events are made and kept but not sent (send them with `redeliver`, in any order). */
+  paused: boolean;
+  /** While true, every API request is answered 500 `api_error`, as during an outage of Stripe's API. */
+  outage: boolean;
+  /** Resolves when the events sent on their own (after a PaymentIntent succeeds at once) have been answered. */
+  idle(): Promise<void>;
+  /** Sends an event again, exactly as first sent (signed anew, as Stripe's retries are). */
+  redeliver(eventId: string): Promise<{ status: number; body: any }>;
+  /** Sends a payload with a given Stripe-Signature header, for the refusals. */
+  post(payload: string, signature: string | undefined): Promise<{ status: number; body: any }>;
+  /** Signs a payload as Stripe does, at `timestamp` (unix seconds) with `secret`. */
+  sign(payload: string, timestamp?: number, secret?: string): string;
+  close(): Promise<void>;
+}
+
+const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+const now = () => Math.floor(Date.now() / 1000);
+
+/** `a[b][0][c]=v` form fields as nested objects and arrays, as Stripe reads them. */
+function parseForm(body: string): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const [key, value] of new URLSearchParams(body)) {
+    const path = key.split(/\[|\]\[|\]/).filter((part) => part !== '');
+    let node: any = out;
+    path.forEach((part, i) => {
+      if (i === path.length - 1) {
+        node[part] = value;
+        return;
+      }
+      node[part] ??= /^\d+$/.test(path[i + 1]!) ? [] : {};
+      node = node[part];
+    });
+  }
+  return out;
+}
+
+class ApiError {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+  ) {}
+}
+
+const invalidRequest = (message: string, code?: string, param?: string) => new ApiError(code === 'resource_missing' ? 404 : 400, { type: 'invalid_request_error', message, ...(code ? { code } : {}), ...(param ? { param } : {}) });
+const missing = (what: string, value: string) => invalidRequest(`No such ${what}: '${value}'`, 'resource_missing', 'id');
+
+export async function startFakeStripe(): Promise<FakeStripe> {
+  const secretKey = `sk_test_${randomBytes(16).toString('hex')}`;
+  const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
+  const customers = new Map<string, any>();
+  const paymentIntents = new Map<string, any>();
+  const charges = new Map<string, any>();
+  const subscriptions = new Map<string, any>();
+  const sessions = new Map<string, any>();
+  const events = new Map<string, { event: any; payload: string }>();
+  const idempotent = new Map<string, { hash: string; status: number; body: unknown }>();
+  const requests: FakeStripe['requests'] = [];
+  const inFlight = new Set<Promise<unknown>>();
+
+  const sign = (payload: string, timestamp = now(), secret = webhookSecret) => `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${payload}`, 'utf8').digest('hex')}`;
+
+  async function post(payload: string, signature: string | undefined) {
+    const res = await fetch(fake.hookUrl, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', ...(signature === undefined ? {} : { 'stripe-signature': signature }) }, body: payload });
+    const text = await res.text();
+    let body: any = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, body };
+  }
+
+  /** Makes an event of `object` and sends it; resolves with the gateway's answer. */
+  async function emit(type: string, object: any): Promise<{ event: any; status: number }> {
+    const event = { id: id('evt'), object: 'event', api_version: '2026-10-28.endive', created: now(), data: { object: structuredClone(object) }, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type };
+    const payload = JSON.stringify(event, null, 2);
+    events.set(event.id, { event, payload });
+    if (fake.paused) return { event, status: 0 };
+    const answer = await post(payload, sign(payload));
+    return { event, status: answer.status };
+  }
+
+  function newCharge(intent: any) {
+    const charge = { id: id('ch'), object: 'charge', amount: intent.amount, amount_captured: intent.amount, amount_refunded: 0, currency: intent.currency, customer: intent.customer, payment_intent: intent.id, paid: true, refunded: false, disputed: false, status: 'succeeded', created: now() };
+    charges.set(charge.id, charge);
+    intent.latest_charge = charge.id;
+    intent.amount_received = intent.amount;
+    return charge;
+  }
+
+  function createPaymentIntent(params: Record<string, any>): any {
+    const amount = Number(params.amount);
+    if (!Number.isInteger(amount) || amount < 50) throw invalidRequest('Amount must be at least $0.50 usd', 'amount_too_small', 'amount');
+    if (!params.currency) throw invalidRequest('Missing required param: currency.', 'parameter_missing', 'currency');
+    if (params.customer && !customers.has(params.customer)) throw missing('customer', params.customer);
+    const intentId = id('pi');
+    const intent: any = {
+      id: intentId,
+      object: 'payment_intent',
+      amount,
+      amount_received: 0,
+      currency: params.currency,
+      customer: params.customer ?? null,
+      description: params.description ?? null,
+      metadata: params.metadata ?? {},
+      payment_method: params.payment_method ?? null,
+      client_secret: `${intentId}_secret_${randomBytes(12).toString('hex')}`,
+      confirmation_method: 'automatic',
+      latest_charge: null,
+      last_payment_error: null,
+      next_action: null,
+      status: 'requires_payment_method',
+      created: now(),
+      livemode: false,
+    };
+    paymentIntents.set(intentId, intent);
+    if (params.confirm !== 'true') return intent;
+    if (!intent.payment_method) throw invalidRequest('You must provide a payment method to confirm this PaymentIntent.', 'payment_intent_unexpected_state');
+    const offSession = params.off_session === 'true';
+    switch (intent.payment_method) {
+      case 'pm_card_chargeDeclinedInsufficientFunds': {
+        intent.last_payment_error = { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' };
+        throw new ApiError(402, { ...intent.last_payment_error, payment_intent: intent, request_log_url: null });
+      }
+      case 'pm_card_authenticationRequired':
+        if (offSession) {
+          intent.last_payment_error = { type: 'card_error', code: 'authentication_required', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
+          throw new ApiError(402, { ...intent.last_payment_error, payment_intent: intent });
+        }
+        intent.status = 'requires_action';
+        intent.next_action = { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=${intentId}` } };
+        return intent;
+      case 'pm_card_threeDSecureRequired':
+        intent.status = 'requires_action';
+        intent.next_action = { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=${intentId}` } };
+        return intent;
+      default: {
+        intent.status = 'succeeded';
+        newCharge(intent);
+        // Stripe sends the event of a PaymentIntent that succeeded at once too, possibly before the
+        // caller has read the answer.
+        const sent = emit('payment_intent.succeeded', intent).catch(() => undefined);
+        inFlight.add(sent);
+        void sent.finally(() => inFlight.delete(sent));
+        return intent;
+      }
+    }
+  }
+
+  /** Answers one API request: the object, or throws an ApiError. */
+  function route(method: string, path: string, params: Record<string, any>): { object: any; after?: () => void } {
+    let match: RegExpMatchArray | null;
+    if (method === 'POST' && path === '/v1/customers') {
+      const customer = { id: id('cus'), object: 'customer', name: params.name ?? null, email: params.email ?? null, metadata: params.metadata ?? {}, invoice_settings: { default_payment_method: null, custom_fields: null, footer: null, rendering_options: null }, created: now(), livemode: false };
+      customers.set(customer.id, customer);
+      return { object: customer };
+    }
+    if ((match = path.match(/^\/v1\/customers\/([^/]+)$/))) {
+      const customer = customers.get(match[1]!);
+      if (!customer) throw missing('customer', match[1]!);
+      if (method === 'POST') {
+        if (params.invoice_settings?.default_payment_method !== undefined) customer.invoice_settings.default_payment_method = params.invoice_settings.default_payment_method || null;
+        if (params.metadata) Object.assign(customer.metadata, params.metadata);
+      }
+      return { object: customer };
+    }
+    if (method === 'POST' && path === '/v1/payment_intents') return { object: createPaymentIntent(params) };
+    if (method === 'GET' && (match = path.match(/^\/v1\/payment_intents\/([^/]+)$/))) {
+      const intent = paymentIntents.get(match[1]!);
+      if (!intent) throw missing('payment_intent', match[1]!);
+      return { object: intent };
+    }
+    if ((method === 'GET' || method === 'DELETE') && (match = path.match(/^\/v1\/subscriptions\/([^/]+)$/))) {
+      const subscription = subscriptions.get(match[1]!);
+      if (!subscription) throw missing('subscription', match[1]!);
+      if (method === 'DELETE') {
+        if (subscription.status === 'canceled') throw invalidRequest(`A canceled subscription can only update its cancellation_details and metadata.`);
+        subscription.status = 'canceled';
+        subscription.canceled_at = now();
+        const sent = emit('customer.subscription.deleted', subscription).catch(() => undefined);
+        inFlight.add(sent);
+        void sent.finally(() => inFlight.delete(sent));
+      }
+      return { object: subscription };
+    }
+    if (method === 'POST' && path === '/v1/checkout/sessions') {
+      if (params.mode !== 'subscription') throw invalidRequest('This fake supports subscription mode only.', undefined, 'mode');
+      if (!params.line_items?.[0]?.price) throw invalidRequest('Missing required param: line_items[0][price].', 'parameter_missing', 'line_items');
+      if (!params.success_url) throw invalidRequest('Missing required param: success_url.', 'parameter_missing', 'success_url');
+      if (params.customer && !customers.has(params.customer)) throw missing('customer', params.customer);
+      const sessionId = id('cs_test');
+      const session = {
+        id: sessionId,
+        object: 'checkout.session',
+        mode: 'subscription',
+        status: 'open',
+        customer: params.customer ?? null,
+        client_reference_id: params.client_reference_id ?? null,
+        line_items_price: params.line_items[0].price,
+        subscription_metadata: params.subscription_data?.metadata ?? {},
+        subscription: null,
+        success_url: params.success_url,
+        cancel_url: params.cancel_url ?? null,
+        url: `https://checkout.stripe.com/c/pay/${sessionId}`,
+        created: now(),
+      };
+      sessions.set(sessionId, session);
+      return { object: session };
+    }
+    if (method === 'POST' && path === '/v1/billing_portal/sessions') {
+      if (!params.customer) throw invalidRequest('Missing required param: customer.', 'parameter_missing', 'customer');
+      if (!customers.has(params.customer)) throw missing('customer', params.customer);
+      const sessionId = id('bps');
+      return { object: { id: sessionId, object: 'billing_portal.session', customer: params.customer, return_url: params.return_url ?? null, url: `https://billing.stripe.com/p/session/test_${sessionId}`, created: now(), livemode: false } };
+    }
+    throw new ApiError(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` });
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://stripe.local');
+    const method = req.method ?? 'GET';
+    const idempotencyKey = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
+    requests.push({ method, path: url.pathname, idempotencyKey });
+    const send = (status: number, body: unknown, replayed = false) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req'), ...(replayed ? { 'idempotent-replayed': 'true' } : {}), ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) });
+      res.end(JSON.stringify(body));
+    };
+    if (fake.outage) return send(500, { error: { type: 'api_error', message: 'An unexpected error occurred on our side.' } });
+    if (req.headers.authorization !== `Bearer ${secretKey}`) {
+      return send(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided.' } });
+    }
+    const params = { ...parseForm(url.searchParams.toString()), ...parseForm(raw) };
+    const hash = createHash('sha256').update(`${method} ${url.pathname}\n${raw}`).digest('hex');
+    if ((method === 'POST' || method === 'DELETE') && idempotencyKey) {
+      const stored = idempotent.get(idempotencyKey);
+      if (stored && stored.hash !== hash) {
+        return send(400, { error: { type: 'idempotency_error', message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.` } });
+      }
+      if (stored) return send(stored.status, stored.body, true);
+    }
+    let status = 200;
+    let body: unknown;
+    try {
+      body = route(method, url.pathname, params).object;
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      status = err.status;
+      body = { error: err.body };
+    }
+    // Stored as sent: a replay answers the first answer, whatever happened since.
+    const snapshot = JSON.parse(JSON.stringify(body));
+    if ((method === 'POST' || method === 'DELETE') && idempotencyKey) idempotent.set(idempotencyKey, { hash, status, body: snapshot });
+    send(status, snapshot);
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { type: 'api_error', message: String(err) } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  const fake: FakeStripe = {
+    url: `http://127.0.0.1:${port}`,
+    secretKey,
+    webhookSecret,
+    hookUrl: '',
+    customers,
+    paymentIntents,
+    charges,
+    subscriptions,
+    events,
+    requests,
+    paused: false,
+    outage: false,
+    async idle() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+    },
+    attachCard(customerId, paymentMethod) {
+      const customer = customers.get(customerId);
+      if (!customer) throw new Error(`no customer ${customerId}`);
+      customer.invoice_settings.default_payment_method = paymentMethod;
+    },
+    async completeAuthentication(intentId) {
+      const intent = paymentIntents.get(intentId);
+      if (!intent) throw new Error(`no payment intent ${intentId}`);
+      intent.status = 'succeeded';
+      intent.next_action = null;
+      intent.last_payment_error = null;
+      newCharge(intent);
+      return emit('payment_intent.succeeded', intent);
+    },
+    async completeCheckout(sessionId, status = 'active') {
+      const session = sessions.get(sessionId);
+      if (!session) throw new Error(`no checkout session ${sessionId}`);
+      const subscriptionId = id('sub');
+      const subscription = {
+        id: subscriptionId,
+        object: 'subscription',
+        customer: session.customer,
+        status,
+        metadata: session.subscription_metadata,
+        items: { object: 'list', data: [{ id: id('si'), object: 'subscription_item', price: { id: session.line_items_price, object: 'price', currency: 'usd', recurring: { interval: 'month', interval_count: 1 } }, quantity: 1 }], has_more: false, url: `/v1/subscription_items?subscription=${subscriptionId}` },
+        cancel_at_period_end: false,
+        created: now(),
+        livemode: false,
+      };
+      subscriptions.set(subscriptionId, subscription);
+      session.status = 'complete';
+      session.subscription = subscriptionId;
+      const sent = [await emit('customer.subscription.created', subscription)];
+      if (status === 'active') sent.push(await fake.payInvoice(subscriptionId));
+      return { subscription, events: sent };
+    },
+    async setSubscriptionStatus(subscriptionId, status) {
+      const subscription = subscriptions.get(subscriptionId);
+      if (!subscription) throw new Error(`no subscription ${subscriptionId}`);
+      subscription.status = status;
+      return emit(status === 'canceled' ? 'customer.subscription.deleted' : 'customer.subscription.updated', subscription);
+    },
+    async payInvoice(subscriptionId) {
+      const subscription = subscriptions.get(subscriptionId);
+      if (!subscription) throw new Error(`no subscription ${subscriptionId}`);
+      const price = subscription.items.data[0].price.id;
+      const invoiceId = id('in');
+      const invoice = {
+        id: invoiceId,
+        object: 'invoice',
+        customer: subscription.customer,
+        status: 'paid',
+        billing_reason: 'subscription_cycle',
+        amount_paid: 4900,
+        currency: 'usd',
+        parent: { type: 'subscription_details', quote_details: null, subscription_details: { metadata: subscription.metadata, subscription: subscriptionId } },
+        lines: { object: 'list', data: [{ id: id('il'), object: 'line_item', amount: 4900, pricing: { type: 'price_details', price_details: { price, product: 'prod_plan' }, unit_amount_decimal: '4900' }, quantity: 1 }], has_more: false },
+        created: now(),
+      };
+      return emit('invoice.paid', invoice);
+    },
+    async refund(chargeId, cents) {
+      const charge = charges.get(chargeId);
+      if (!charge) throw new Error(`no charge ${chargeId}`);
+      charge.amount_refunded = Math.min(charge.amount, charge.amount_refunded + cents);
+      charge.refunded = charge.amount_refunded === charge.amount;
+      return emit('charge.refunded', charge);
+    },
+    async dispute(chargeId, cents) {
+      const charge = charges.get(chargeId);
+      if (!charge) throw new Error(`no charge ${chargeId}`);
+      charge.disputed = true;
+      return emit('charge.dispute.created', { id: id('dp'), object: 'dispute', amount: cents, currency: charge.currency, charge: charge.id, payment_intent: charge.payment_intent, reason: 'fraudulent', status: 'needs_response', created: now() });
+    },
+    async redeliver(eventId) {
+      const sent = events.get(eventId);
+      if (!sent) throw new Error(`no event ${eventId}`);
+      return post(sent.payload, sign(sent.payload));
+    },
+    post,
+    sign,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  return fake;
+}
