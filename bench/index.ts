@@ -11,8 +11,10 @@ import { polling } from './lib/polling.ts';
 import { progress } from './lib/progress.ts';
 import { subscribers } from './lib/subscribers.ts';
 import { tools } from './lib/tools.ts';
+import { upstream } from './lib/upstream.ts';
+import { consoleFirstRow } from './console-first-row.ts';
 
-const SUITES: AnySuite[] = [polling, progress, graphqlRun, graphqlResults, limits, catalog, database, email, tools, download, subscribers];
+const SUITES: AnySuite[] = [polling, progress, graphqlRun, graphqlResults, limits, catalog, database, email, tools, download, subscribers, upstream, consoleFirstRow];
 
 runSuites(SUITES, process.argv.slice(2), 'catalog, database and tools seed the large catalog and take minutes').catch((err: unknown) => {
   console.error(err);

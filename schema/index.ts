@@ -5,9 +5,12 @@ import './account.ts';
 import './run.ts';
 import './tools.ts';
 import './wallet.ts';
+import './payments.ts';
 import './leads.ts';
 import './catalog.ts';
 import './webhooks.ts';
+import './identity.ts';
+import './console.ts';
 import { builder } from './builder.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -1,5 +1,5 @@
 import { RUN_STATUSES, type RunStatus } from '../db/schema/runs.ts';
-import { isTerminal, outputUrl, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/runs/view.ts';
+import { isTerminal, outputUrl, priceRuleOf, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/runs/view.ts';
 import { countRuns, encodeRunCursor, getRun, listRuns } from '../src/runs/runs.ts';
 import { assertNotExpired } from '../src/runs/exports.ts';
 import { cancelRun, followAccountRuns, followRunItems, type RunItemsBatch } from '../src/runs/control.ts';
@@ -41,6 +41,15 @@ export const ToolEnum = builder.enumType('Tool', {
 
 export const RunRef = builder.objectRef<RunSnapshot>('Run');
 
+const PriceRuleRef = builder.objectRef<ReturnType<typeof priceRuleOf>>('PriceRule').implement({
+  description: 'How a tool bills: what one unit is and its price.',
+  fields: (t) => ({
+    text: t.exposeString('text', { description: 'The price as the tool states it, e.g. "0.0039 USD per lead".' }),
+    unit: t.exposeString('unit', { description: 'What one billed unit is, e.g. "lead".' }),
+    unitPrice: t.field({ type: 'Money', description: 'The price of one unit.', resolve: (rule) => rule.unit_price }),
+  }),
+});
+
 /** A run's rows are paged by their position: the cursor of row n stands for n. */
 const rowCursor = (seq: number) => Buffer.from(`row:${seq}`).toString('base64url');
 function rowAfter(after: string | null | undefined): number {
@@ -76,6 +85,8 @@ RunRef.implement({
     runTimeSecs: t.float({ nullable: true, description: 'Seconds from start to end, to the millisecond; null until the run ends.', resolve: (run) => runTimeSecs(run) }),
     estimatedCost: t.field({ type: 'Money', description: 'Estimated and held when the run started.', resolve: (run) => run.estimatedCost }),
     cost: t.field({ type: 'Money', description: 'Charged for the rows so far; final once the run has ended.', resolve: (run) => run.cost }),
+    billedUnits: t.exposeInt('billedUnits', { description: 'Units of the price rule in `cost`: cost = billedUnits × priceRule.unitPrice; final once the run has ended.' }),
+    priceRule: t.field({ type: PriceRuleRef, description: 'The price rule the run is billed by.', resolve: (run) => priceRuleOf(run.tool) }),
     outputUrl: t.string({ nullable: true, description: 'Where the rows download (CSV, JSON, XLSX) once the run has ended; null before.', resolve: (run, _, ctx) => outputUrl(ctx.core.config.publicUrl, run) }),
     createdAt: t.field({ type: 'DateTime', description: 'When the run was started.', resolve: (run) => run.createdAt }),
     startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it began working.', resolve: (run) => run.startedAt }),
@@ -130,16 +141,17 @@ builder.queryField('runs', (t) =>
       first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_RUNS, 20) }),
       after: t.arg.string({ description: AFTER_DESCRIPTION }),
       status: t.arg({ type: RunStatusEnum, required: false, description: 'Only runs with this status.' }),
+      tool: t.arg({ type: ToolEnum, required: false, description: 'Only runs of this tool.' }),
     },
     complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_RUNS) }),
     resolve: async (_, args, ctx) => {
       const first = pageSize(args.first, { max: MAX_RUNS, byDefault: 20 });
-      const { runs, hasNextPage } = await listRuns(ctx.core.db, ctx.principal.accountId, { first, after: args.after, status: args.status });
+      const { runs, hasNextPage } = await listRuns(ctx.core.db, ctx.principal.accountId, { first, after: args.after, status: args.status, tool: args.tool });
       for (const run of runs) ctx.loaders.run.prime(run.id, run);
       return connectionOf(runs, {
         cursorOf: encodeRunCursor,
         hasNextPage,
-        totalCount: () => countRuns(ctx.core.db, ctx.principal.accountId, args.status),
+        totalCount: () => countRuns(ctx.core.db, ctx.principal.accountId, args.status, args.tool),
       });
     },
   }),

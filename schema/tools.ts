@@ -1,5 +1,6 @@
 import { idempotent } from '../src/http/pipeline.ts';
-import { prepareStart, type StartedRun } from '../src/runs/runs.ts';
+import type { Core } from '../src/core.ts';
+import { prepareStart, type PreparedStart, type StartedRun } from '../src/runs/runs.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { builder } from './builder.ts';
@@ -8,7 +9,29 @@ import { RunRef } from './run.ts';
 import { startDetailsFields } from './start-details.ts';
 import { inputTypeOf, pascal } from './zod-input.ts';
 
-type StartPayload = Partial<StartedRun> & { userErrors: UserError[] };
+type StartPayload = Partial<StartedRun> & { userErrors: UserError[]; dryRun?: boolean };
+
+/** Thrown to roll a dry run's transaction back with the start it made. */
+class DryRunRollback {
+  constructor(readonly started: StartedRun) {}
+}
+
+/**
+ * Everything a start does, in a transaction rolled back at the end: the input's checks, the plan
+ * gate, the estimate and the wallet's hold (402 when it cannot pay for one unit); nothing is kept
+ * (notifications and jobs are part of the transaction, so none goes out).
+ */
+async function dryRunStart(core: Core, start: PreparedStart): Promise<StartedRun> {
+  try {
+    await core.db.transaction(async (tx) => {
+      throw new DryRunRollback(await start(tx));
+    });
+  } catch (err) {
+    if (err instanceof DryRunRollback) return err.started;
+    throw err;
+  }
+  throw new Error('unreachable: a dry run always rolls back');
+}
 
 const extraOf = (p: StartPayload) => (p.start?.extra ?? {}) as Record<string, unknown>;
 
@@ -22,13 +45,25 @@ function defineToolMutation(tool: ToolDefinition) {
   const payload = builder.objectRef<StartPayload>(`${pascal(tool.graphql.mutation)}Payload`).implement({
     description: `What \`${tool.graphql.mutation}\` answers: the run started, or \`userErrors\`.`,
     fields: (t) => ({
-      run: t.field({ type: RunRef, nullable: true, description: 'The run started (RUNNING, or READY while the account has its maximum running).', resolve: (p) => p.run ?? null }),
+      run: t.field({ type: RunRef, nullable: true, description: 'The run started (RUNNING, or READY while the account has its maximum running); null for a dry run.', resolve: (p) => (p.dryRun ? null : (p.run ?? null)) }),
       message: t.string({ nullable: true, description: 'What the run will do, for people.', resolve: (p) => p.start?.message ?? null }),
-      estimatedCost: t.field({ type: 'Money', nullable: true, description: 'Estimated and held at start; the run is billed on its actual rows.', resolve: (p) => (p.run ? p.run.estimatedCost : null) }),
+      estimatedCost: t.field({
+        type: 'Money',
+        nullable: true,
+        description: 'Held at start (or what would be, for a dry run): the most the run can be charged; it is billed on its actual rows and the rest released.',
+        resolve: (p) => (p.run ? ((extraOf(p).estimatedCost as number | undefined) ?? p.run.estimatedCost) : null),
+      }),
+      uncappedCost: t.field({
+        type: 'Money',
+        nullable: true,
+        description:
+          'Everything requested at the price, when the wallet (plus 1 USD for the lead scraper) caps the hold below it: the run stops when `estimatedCost` is used up. Null when nothing caps the hold.',
+        resolve: (p) => (p.run ? ((extraOf(p).uncappedCost as number | undefined) ?? null) : null),
+      }),
       webhookSecret: t.string({
         nullable: true,
         description: 'The signing secret of the run’s `webhookUrl` (whsec_…), shown only in this answer; null without a webhookUrl.',
-        resolve: (p) => (extraOf(p).webhookSecret as string | undefined) ?? null,
+        resolve: (p) => (p.dryRun ? null : ((extraOf(p).webhookSecret as string | undefined) ?? null)),
       }),
       ...startDetailsFields(t, tool, extraOf),
       userErrors: t.field({ type: [UserErrorRef], description: USER_ERRORS_DESCRIPTION, resolve: (p) => p.userErrors }),
@@ -42,10 +77,12 @@ function defineToolMutation(tool: ToolDefinition) {
         input: t.arg({ type: input.ref as never, required: true, description: 'What to run.' }),
         idempotencyKey: t.arg.string({ description: 'Replays the first answer for 24 hours; the same key with another input is refused (IDEMPOTENCY_KEY_REUSED).' }),
         webhookUrl: t.arg.string({ description: "POSTed the run's end, signed with the `webhookSecret` of this answer (shown once)." }),
+        dryRun: t.arg.boolean({ description: 'Checks the start and answers its estimate and `userErrors` without starting anything (no run, no hold, no charge); default false.' }),
       },
       resolve: (_, args, ctx) =>
         mutationPayload(async () => {
           const body = { ...(input.decode(args.input) as object), ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}) };
+          if (args.dryRun) return { ...(await dryRunStart(ctx.core, prepareStart(ctx.core, ctx.principal, tool.name, body))), dryRun: true };
           const result = await idempotent(ctx.core, ctx.principal, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, body, () =>
             prepareStart(ctx.core, ctx.principal, tool.name, body),
           );

@@ -3,6 +3,7 @@ import { formatDollars as dollars, microsToNumber } from '../src/billing/money.t
 import { countLedger, describePurchase, listLedger, PURCHASE_RULES_TEXT, type Balances, type Purchase } from '../src/billing/wallet.ts';
 import { buyCredits, wallet } from '../src/endpoints/api/account.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
+import { may, requireRole } from '../src/accounts/roles.ts';
 import { AccountRef } from './account.ts';
 import { builder } from './builder.ts';
 import { AFTER_DESCRIPTION, bigintCursor, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
@@ -18,11 +19,14 @@ interface WalletShape {
   balanceDollars: string;
   purchasedCreditsDollars: string;
   totalBalanceDollars: string;
+  /** What running runs hold now; the wallet query only (a purchase's answer does not read it). */
+  heldDollars?: string;
 }
-const walletShape = (b: Balances): WalletShape => ({
+const walletShape = (b: Balances & { heldMicros?: bigint }): WalletShape => ({
   balanceDollars: dollars(b.planMicros),
   purchasedCreditsDollars: dollars(b.purchasedMicros),
   totalBalanceDollars: dollars(b.planMicros + b.purchasedMicros),
+  ...(b.heldMicros === undefined ? {} : { heldDollars: dollars(b.heldMicros) }),
 });
 
 const WalletRef = builder.objectRef<WalletShape>('Wallet').implement({
@@ -31,6 +35,12 @@ const WalletRef = builder.objectRef<WalletShape>('Wallet').implement({
     balance: t.field({ type: 'Money', description: 'Plan credits.', resolve: (w) => w.balanceDollars }),
     purchasedCredits: t.field({ type: 'Money', description: 'Purchased credits (spent first, never expire).', resolve: (w) => w.purchasedCreditsDollars }),
     totalBalance: t.field({ type: 'Money', description: 'Plan and purchased credits together.', resolve: (w) => w.totalBalanceDollars }),
+    held: t.field({
+      type: 'Money',
+      nullable: true,
+      description: 'What running and waiting runs hold now, already taken from the balances (each run gives it back at its end and is charged for its results; `ledger` lists both with the run); null in a credit purchase’s answer.',
+      resolve: (w) => w.heldDollars ?? null,
+    }),
   }),
 });
 
@@ -50,7 +60,7 @@ const LedgerKindEnum = builder.enumType('LedgerKind', {
 
 const LEDGER_PREFIX = 'ledger';
 
-const LedgerEntryRef = builder.objectRef<LedgerEntry>('LedgerEntry').implement({
+export const LedgerEntryRef = builder.objectRef<LedgerEntry>('LedgerEntry').implement({
   description: 'One money movement. A run holds its estimate at start; at the end the hold is released and the actual cost charged.',
   interfaces: [NodeRef],
   fields: (t) => ({
@@ -71,7 +81,10 @@ const LedgerEntryRef = builder.objectRef<LedgerEntry>('LedgerEntry').implement({
   }),
 });
 
-registerNode(LEDGER_PREFIX, 'LedgerEntry', { load: (ids, ctx) => ctx.loaders.ledgerEntry.loadMany(ids.map(BigInt)).then((all) => all.map((e) => (e instanceof Error ? null : e))) });
+// Ledger entries are billing: a console member or admin refetches none (null, as for another account's).
+registerNode(LEDGER_PREFIX, 'LedgerEntry', {
+  load: async (ids, ctx) => (may(ctx.principal, 'billing') ? ctx.loaders.ledgerEntry.loadMany(ids.map(BigInt)).then((all) => all.map((e) => (e instanceof Error ? null : e))) : ids.map(() => null)),
+});
 
 builder.objectField(AccountRef, wallet.graphql!.field, (t) =>
   t.field({
@@ -92,10 +105,12 @@ const MAX_ENTRIES = 100;
 builder.objectField(AccountRef, 'ledger', (t) =>
   t.field({
     type: LedgerEntryConnectionRef,
-    description: 'Money movements, newest first.',
+    description: 'Money movements, newest first (owners only, for a console session: ROLE_REQUIRED otherwise).',
     args: { first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_ENTRIES, 20) }), after: t.arg.string({ description: AFTER_DESCRIPTION }) },
     complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_ENTRIES) }),
     resolve: async (account, args, ctx) => {
+      // Billing is the owners' (src/accounts/roles.ts); keys keep reading it.
+      requireRole(ctx.principal, 'billing');
       const first = pageSize(args.first, { max: MAX_ENTRIES, byDefault: 20 });
       const { entries, hasNextPage } = await listLedger(ctx.core.db, account.id, { first, after: bigintCursor(args.after) });
       return connectionOf(entries, { cursorOf: (e) => e.id.toString(), hasNextPage, totalCount: () => countLedger(ctx.core.db, account.id) });
@@ -148,7 +163,7 @@ const BuyCreditsPayloadRef = builder.objectRef<BuyCreditsPayload>('BuyCreditsPay
 builder.mutationField(buyCredits.graphql!.field, (t) =>
   t.field({
     type: BuyCreditsPayloadRef,
-    description: `Buys credits: ${PURCHASE_RULES_TEXT} User errors VALIDATION_FAILED (the amount) and SUBSCRIPTION_INACTIVE.`,
+    description: `Buys credits: ${PURCHASE_RULES_TEXT} User errors VALIDATION_FAILED (the amount), SUBSCRIPTION_INACTIVE, and with Stripe PAYMENT_METHOD_REQUIRED (no card on file: openBillingPortal), PAYMENT_FAILED (declined, with the reason) and PAYMENT_REQUIRES_ACTION (3-D Secure: credited once the payment succeeds). Without payments on the server, the top-level error PAYMENTS_NOT_CONFIGURED.`,
     args: {
       amount: t.arg({ type: 'Money', required: true, description: 'US dollars to buy, e.g. "100".' }),
       idempotencyKey: t.arg.string({ description: 'Replays the first answer for 24 hours; the same key with another amount is refused (IDEMPOTENCY_KEY_REUSED).' }),

@@ -1,7 +1,8 @@
-import { DELIVERY_STATUSES, WEBHOOK_EVENTS, type DeliveryStatus, type WebhookEvent } from '../db/schema/webhooks.ts';
-import { MAX_WEBHOOKS_PER_ACCOUNT, type DeliveryView, type WebhookView } from '../src/runs/webhooks.ts';
-import { createAccountWebhook, deleteAccountWebhook, listAccountWebhooks } from '../src/endpoints/api/webhooks.ts';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../db/schema/webhooks.ts';
+import { DELIVERY_EVENTS, MAX_WEBHOOKS_PER_ACCOUNT, type DeliveryEvent, type DeliveryView, type WebhookView } from '../src/runs/webhooks.ts';
+import { createAccountWebhook, deleteAccountWebhook, listAccountWebhooks, sendTestWebhookEvent } from '../src/endpoints/api/webhooks.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
+import { may } from '../src/accounts/roles.ts';
 import { ValidationError } from '../src/shared/errors.ts';
 import { builder } from './builder.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
@@ -9,16 +10,17 @@ import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError 
 import { NodeRef, registerNode } from './node.ts';
 import { RunRef } from './run.ts';
 
-const EVENT_TEXT: Record<WebhookEvent, string> = {
+const EVENT_TEXT: Record<DeliveryEvent, string> = {
   'run.succeeded': 'A run ended SUCCEEDED.',
   'run.failed': 'A run ended FAILED.',
   'run.aborted': 'A run ended ABORTED.',
   'run.timed_out': 'A run ended TIMED_OUT.',
+  'webhook.test': 'A test event, sent by `sendTestWebhook` only; not one to subscribe to (`createWebhook` refuses it).',
 };
 
 const WebhookEventEnum = builder.enumType('WebhookEvent', {
-  description: 'How a run ended; the `type` of the event POSTed (`run.succeeded` is RUN_SUCCEEDED).',
-  values: Object.fromEntries(WEBHOOK_EVENTS.map((e) => [e.replace('.', '_').toUpperCase(), { value: e, description: EVENT_TEXT[e] }])) as Record<string, { value: WebhookEvent; description: string }>,
+  description: 'How a run ended, or the test event; the `type` of the event POSTed (`run.succeeded` is RUN_SUCCEEDED).',
+  values: Object.fromEntries(DELIVERY_EVENTS.map((e) => [e.replace('.', '_').toUpperCase(), { value: e, description: EVENT_TEXT[e] }])) as Record<string, { value: DeliveryEvent; description: string }>,
 });
 
 const DELIVERY_TEXT: Record<DeliveryStatus, string> = {
@@ -37,7 +39,7 @@ const DeliveryRef = builder.objectRef<DeliveryView>('WebhookDelivery').implement
   interfaces: [NodeRef],
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The delivery’s global id (`msg_…`), also the `webhook-id` header of every attempt.' }),
-    event: t.field({ type: WebhookEventEnum, description: 'The event sent.', resolve: (d) => d.event as WebhookEvent }),
+    event: t.field({ type: WebhookEventEnum, description: 'The event sent.', resolve: (d) => d.event as DeliveryEvent }),
     runId: t.exposeID('runId', { nullable: true, description: 'The run the event is about (its runId, also its global id).' }),
     run: t.field({ type: RunRef, nullable: true, description: 'The run the event is about; null once deleted.', resolve: (d, _, ctx) => (d.runId ? ctx.loaders.run.load(d.runId) : null) }),
     url: t.exposeString('url', { description: 'Where it was POSTed.' }),
@@ -54,7 +56,7 @@ const DeliveryRef = builder.objectRef<DeliveryView>('WebhookDelivery').implement
 registerNode('msg', 'WebhookDelivery', {
   keepsPrefix: true,
   localId: /^msg_[A-Za-z0-9]{1,64}$/,
-  load: (ids, ctx) => ctx.loaders.delivery.loadMany(ids).then((all) => all.map((d) => (d instanceof Error ? null : d))),
+  load: async (ids, ctx) => (may(ctx.principal, 'webhooks') ? ctx.loaders.delivery.loadMany(ids).then((all) => all.map((d) => (d instanceof Error ? null : d))) : ids.map(() => null)),
 });
 
 const DeliveryConnectionRef = connectionType<DeliveryView>('WebhookDelivery', DeliveryRef, {
@@ -91,7 +93,8 @@ const WebhookRef = builder.objectRef<WebhookView>('Webhook').implement({
 registerNode('wh', 'Webhook', {
   keepsPrefix: true,
   localId: /^wh_[A-Za-z0-9]{1,64}$/,
-  load: (ids, ctx) => ctx.loaders.webhook.loadMany(ids).then((all) => all.map((w) => (w instanceof Error ? null : w))),
+  // Webhooks are the owners' and admins' (src/accounts/roles.ts): a console member refetches none.
+  load: async (ids, ctx) => (may(ctx.principal, 'webhooks') ? ctx.loaders.webhook.loadMany(ids).then((all) => all.map((w) => (w instanceof Error ? null : w))) : ids.map(() => null)),
 });
 
 const WebhookConnectionRef = connectionType<WebhookView>('Webhook', WebhookRef, {
@@ -174,5 +177,26 @@ builder.mutationField(deleteAccountWebhook.graphql!.field, (t) =>
         await callEndpoint(ctx.core, ctx.principal, deleteAccountWebhook, String(args.id), { shape: () => undefined });
         return { deletedWebhookId: String(args.id) };
       }, ['id']),
+  }),
+);
+
+type SendTestWebhookPayload = { delivery?: DeliveryView; userErrors: UserError[] };
+
+const SendTestWebhookPayloadRef = builder.objectRef<SendTestWebhookPayload>('SendTestWebhookPayload').implement({
+  description: 'What `sendTestWebhook` answers: the test delivery queued, or `userErrors`.',
+  fields: (t) => ({
+    delivery: t.field({ type: DeliveryRef, nullable: true, description: 'The `webhook.test` delivery, queued (PENDING); its outcome shows in the delivery log. Null when refused.', resolve: (p) => p.delivery ?? null }),
+    userErrors: t.field({ type: [UserErrorRef], description: USER_ERRORS_DESCRIPTION, resolve: (p) => p.userErrors }),
+  }),
+});
+
+builder.mutationField(sendTestWebhookEvent.graphql!.field, (t) =>
+  t.field({
+    type: SendTestWebhookPayloadRef,
+    description:
+      'Queues one `webhook.test` event to a webhook of the account, whatever events it subscribes to: `{type: "webhook.test", timestamp, data: {webhookId, sentAt}}`, signed, retried and guarded like a run event, and logged among its deliveries. User error NOT_FOUND for no such webhook in this account.',
+    args: { id: t.arg.id({ required: true, description: 'The webhook’s id.' }) },
+    resolve: (_, args, ctx) =>
+      mutationPayload(async () => ({ delivery: (await callEndpoint(ctx.core, ctx.principal, sendTestWebhookEvent, String(args.id), { shape: (r) => r })).body }), ['id']),
   }),
 );

@@ -9,9 +9,12 @@ import { createCore } from './create-core.ts';
 import { attachGraphQLWebSocket, createGraphQL, GRAPHIQL_ASSETS, GRAPHIQL_CSP, graphiqlRoutes, graphQLRefusal, isGraphiQLRequest } from '../schema/server.ts';
 import { RequestLogger, type Logger } from './logger.ts';
 import { restRoutes } from './rest/index.ts';
+import { stripeHookRoute } from './rest/stripe-hook.ts';
 import { openApiRoute } from './rest/openapi.ts';
 import { mcpRoutes } from './mcp/http.ts';
-import { admit, clientAddress } from './http/pipeline.ts';
+import { CONSOLE_ASSETS, CONSOLE_CSP, consoleRoutes } from './console/index.ts';
+import { admit, clientAddress, sessionCredentials } from './http/pipeline.ts';
+import { authRoutes } from './auth/routes.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from './shared/errors.ts';
 import type { Principal } from './accounts/accounts.ts';
 import { clientError, errorHeaders, frameworkError, installErrorHandling } from './http/errors.ts';
@@ -89,7 +92,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
     clientErrorHandler: clientError,
   });
   // Security headers and X-Request-Id on every answer; every answer measured (GET /metrics).
-  await installHeaders(http, { publicUrl: config.publicUrl, pages: [{ prefix: GRAPHIQL_ASSETS, csp: GRAPHIQL_CSP }] });
+  await installHeaders(http, { publicUrl: config.publicUrl, pages: [{ prefix: GRAPHIQL_ASSETS, csp: GRAPHIQL_CSP }, { prefix: CONSOLE_ASSETS, csp: CONSOLE_CSP }] });
   installMetrics(http, { token: config.metricsToken, sql: core.sql });
   installErrorHandling(http);
   // CORS for browser apps on every route (REST, /graphql, /mcp, errors and 404 included): the origins of
@@ -114,7 +117,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     onRequest: async (req, reply) => {
       if (isGraphiQLRequest(req)) return;
       try {
-        admitted.set(req, await admit(core, req.headers.authorization, (headers) => reply.headers(headers), clientAddress(config, req.raw)));
+        // An API key, or the console's session cookie with its X-CSRF-Token (the key wins when both come).
+        admitted.set(req, await admit(core, req.headers.authorization, (headers) => reply.headers(headers), clientAddress(config, req.raw), sessionCredentials(req.headers)));
       } catch (raised) {
         const err = coerceError(raised);
         if (!(err instanceof AppError)) throw raised;
@@ -136,9 +140,15 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   });
   await http.register(restRoutes, { core });
+  // Stripe's signed events: no API key, the raw body verified (billing/payments/events.ts).
+  await http.register(stripeHookRoute, { core });
   await http.register(openApiRoute, { core });
   await http.register(mcpRoutes, { core });
+  // The console's sign-in routes (/auth): sessions, invitations, password resets.
+  await http.register(authRoutes, { core });
   await http.register(graphiqlRoutes);
+  // The console's pages and files; the API routes above keep their paths.
+  await http.register(consoleRoutes);
   http.get('/health', async () => ({ status: 'ok' }));
   installReadiness(http, { sql: core.sql, livenessSecs: config.workerLivenessSecs, worker: () => worker });
 

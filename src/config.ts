@@ -1,5 +1,6 @@
 import path from 'node:path';
 import proxyaddr from '@fastify/proxy-addr';
+import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../db/schema/accounts.ts';
 
 /** Runtime configuration, read once from the environment. */
 export interface Config {
@@ -72,6 +73,65 @@ export interface Config {
   graphqlPersistedOperations: string | undefined;
   /** Run only the operations of `graphqlPersistedOperations`: documents sent by clients are refused, APQ registration is off. Default false. */
   graphqlPersistedOnly: boolean;
+  /** Who may open an account in the console: `open` (anyone, by signing up) or `invite` (invited people only). Default open. */
+  signup: 'open' | 'invite';
+  /** The trial a sign-up starts on: plan (default growth), subscription status (default TRIAL) and plan credits in USD (default 5). */
+  signupTrial: { plan: Plan; status: SubscriptionStatus; creditsUsd: number };
+  /** Failed console sign-ins per minute per email address; past it the address is refused 429 until its window ends. Default 10. */
+  loginFailuresPerMinute: number;
+  /** Outgoing mail (invitations, password resets). */
+  mail: MailConfig;
+  /** The Apify API the tools of `toolSources` run on (docs/upstream.md). */
+  apify: ApifyConfig;
+  /**
+   * TOOL_SOURCES: the tools that run on an upstream actor instead of the catalog, by tool name, e.g.
+   * `maps=apify:compass~crawler-google-places` (`maps=apify` takes the tool's default actor). Default
+   * none: every tool reads the catalog.
+   */
+  toolSources: Record<string, ToolSource>;
+  /** argon2id cost of new password hashes. Default OWASP's 19 MiB and 2 passes; not read from the environment (tests lower it). */
+  passwordCost: { memoryKib: number; passes: number };
+  /** How credit purchases and subscriptions are paid (docs/payments.md). */
+  payments: PaymentsConfig;
+}
+
+/**
+ * `stripe` when STRIPE_SECRET_KEY is set; `demo` (purchases recorded without payment, marked as such)
+ * when PAYMENTS=demo, and by default only with the embedded database; otherwise `none`: buy-credits
+ * answers 503 payments_not_configured and operators grant credits with the CLI.
+ */
+export type PaymentsConfig = { mode: 'none' } | { mode: 'demo' } | StripeConfig;
+
+export interface StripeConfig {
+  mode: 'stripe';
+  /** STRIPE_SECRET_KEY (`sk_live_…`, `sk_test_…`). */
+  secretKey: string;
+  /** STRIPE_WEBHOOK_SECRET (`whsec_…`): the signing secret of the /hooks/stripe endpoint. */
+  webhookSecret: string;
+  /** STRIPE_PRICE_STARTER, _GROWTH, _SCALE: the monthly price of each plan (`price_…`); a plan without one cannot be chosen by Checkout. */
+  prices: Partial<Record<Plan, string>>;
+  /** STRIPE_API_BASE, tests only: the API at this base URL (a local fake) instead of api.stripe.com. */
+  apiBase: URL | undefined;
+}
+
+export interface ApifyConfig {
+  /** APIFY_TOKEN; required when TOOL_SOURCES names a tool. Default none. */
+  token: string | undefined;
+  /** APIFY_BASE_URL: the API's origin, fixed at start (callers never choose where the gateway connects). Default https://api.apify.com. */
+  baseUrl: string;
+}
+
+/** Where one tool runs upstream: the engine and the actor (`undefined`: the tool's declared default actor). */
+export interface ToolSource {
+  engine: 'apify';
+  actorId: string | undefined;
+}
+
+export interface MailConfig {
+  /** SMTP server, `smtp://user:pass@host:587` or `smtps://…`; unset: mails are written to the log. Default none. */
+  smtpUrl: string | undefined;
+  /** Sender of the mails. Default `leadgate <no-reply@localhost>`. */
+  from: string;
 }
 
 export interface NetworkConfig {
@@ -220,6 +280,88 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network: networkConfig(env, (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, '')),
     corsOrigins: origins(env.CORS_ORIGINS),
     ...persistedOperations(env),
+    ...signup(env),
+    loginFailuresPerMinute: int(env.LOGIN_FAILURES_PER_MINUTE, 10),
+    mail: { smtpUrl: env.SMTP_URL || undefined, from: env.MAIL_FROM || 'leadgate <no-reply@localhost>' },
+    passwordCost: { memoryKib: 19 * 1024, passes: 2 },
+    payments: payments(env),
+    ...upstream(env),
+  };
+}
+
+/** An Apify actor id as the API takes it in a path: `username~actor-name` (or `username/actor-name`), or the actor's own id. */
+const ACTOR_ID = /^(?:[A-Za-z0-9._-]{1,100}[~/][A-Za-z0-9._-]{1,100}|[A-Za-z0-9]{17})$/;
+
+/**
+ * APIFY_TOKEN, APIFY_BASE_URL and TOOL_SOURCES. The syntax is checked here; which tools may run
+ * upstream is checked when the process builds its core (src/runs/upstream.ts), against the tools'
+ * declarations.
+ */
+function upstream(env: NodeJS.ProcessEnv): Pick<Config, 'apify' | 'toolSources'> {
+  const baseUrl = (env.APIFY_BASE_URL || 'https://api.apify.com').replace(/\/+$/, '');
+  let url: URL | undefined;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== baseUrl) {
+    throw new Error(`APIFY_BASE_URL takes an origin such as https://api.apify.com (scheme, host and port only), got "${env.APIFY_BASE_URL}"`);
+  }
+  const toolSources: Record<string, ToolSource> = {};
+  for (const entry of list(env.TOOL_SOURCES)) {
+    const match = /^([a-z0-9-]+)=apify(?::(.+))?$/.exec(entry);
+    if (!match) throw new Error(`TOOL_SOURCES takes tool=apify:<actorId> entries separated by commas (e.g. maps=apify:compass~crawler-google-places), got "${entry}"`);
+    const [, tool, actor] = match;
+    if (actor !== undefined && !ACTOR_ID.test(actor)) throw new Error(`TOOL_SOURCES: "${actor}" is not an Apify actor id (username~actor-name or the actor's 17-character id)`);
+    if (toolSources[tool!]) throw new Error(`TOOL_SOURCES names ${tool} twice`);
+    toolSources[tool!] = { engine: 'apify', actorId: actor?.replace('/', '~') };
+  }
+  const token = env.APIFY_TOKEN || undefined;
+  if (Object.keys(toolSources).length > 0 && !token) throw new Error('TOOL_SOURCES runs tools on Apify: set APIFY_TOKEN (the API token of the Apify account that pays for the runs)');
+  return { apify: { token, baseUrl }, toolSources };
+}
+
+/** PAYMENTS, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, STRIPE_PRICE_<PLAN> and STRIPE_API_BASE (see PaymentsConfig). */
+function payments(env: NodeJS.ProcessEnv): PaymentsConfig {
+  const secretKey = env.STRIPE_SECRET_KEY || undefined;
+  const chosen = oneOf('PAYMENTS', env.PAYMENTS, ['stripe', 'demo', 'none'] as const, secretKey ? 'stripe' : env.DATABASE_URL ? 'none' : 'demo');
+  if (chosen !== 'stripe') {
+    if (secretKey) throw new Error(`PAYMENTS=${chosen} with STRIPE_SECRET_KEY set: unset one of them, so it is clear whether purchases are paid`);
+    return { mode: chosen };
+  }
+  if (!secretKey) throw new Error('PAYMENTS=stripe needs STRIPE_SECRET_KEY');
+  if (!env.STRIPE_WEBHOOK_SECRET) throw new Error('STRIPE_SECRET_KEY needs STRIPE_WEBHOOK_SECRET: purchases that need 3-D Secure and subscriptions are applied from signed events');
+  const prices: Partial<Record<Plan, string>> = {};
+  for (const plan of PLANS) {
+    const price = env[`STRIPE_PRICE_${plan.toUpperCase()}`];
+    if (price) prices[plan] = price;
+  }
+  let apiBase: URL | undefined;
+  if (env.STRIPE_API_BASE) {
+    apiBase = new URL(env.STRIPE_API_BASE);
+    if (!['http:', 'https:'].includes(apiBase.protocol)) throw new Error(`STRIPE_API_BASE must be an http(s) URL, got "${env.STRIPE_API_BASE}"`);
+  }
+  return { mode: 'stripe', secretKey, webhookSecret: env.STRIPE_WEBHOOK_SECRET, prices, apiBase };
+}
+
+function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (value === undefined || value === '') return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+}
+
+/** SIGNUP, SIGNUP_PLAN, SIGNUP_STATUS and SIGNUP_CREDITS (USD, decimals allowed). */
+function signup(env: NodeJS.ProcessEnv): Pick<Config, 'signup' | 'signupTrial'> {
+  const credits = env.SIGNUP_CREDITS === undefined || env.SIGNUP_CREDITS === '' ? 5 : Number(env.SIGNUP_CREDITS);
+  if (!Number.isFinite(credits) || credits < 0 || credits > 1_000_000) throw new Error(`SIGNUP_CREDITS must be an amount of USD from 0 to 1000000, got "${env.SIGNUP_CREDITS}"`);
+  return {
+    signup: oneOf('SIGNUP', env.SIGNUP, ['open', 'invite'] as const, 'open'),
+    signupTrial: {
+      plan: oneOf('SIGNUP_PLAN', env.SIGNUP_PLAN, PLANS, 'growth'),
+      status: oneOf('SIGNUP_STATUS', env.SIGNUP_STATUS, SUBSCRIPTION_STATUSES, 'TRIAL'),
+      creditsUsd: credits,
+    },
   };
 }
 
@@ -232,5 +374,6 @@ function persistedOperations(env: NodeJS.ProcessEnv): Pick<Config, 'graphqlPersi
 
 /** A gateway on loopback at `port` (0: a free one, picked when it starts) over `databaseUrl`, for tests and benchmarks. */
 export function loopbackConfig(databaseUrl: string, port = 0, overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({}), databaseUrl, host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}`, ...overrides };
+  // Read as a deployment on `databaseUrl` would be: no payments unless the overrides choose them.
+  return { ...loadConfig({ DATABASE_URL: databaseUrl }), databaseUrl, host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}`, ...overrides };
 }

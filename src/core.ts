@@ -5,8 +5,11 @@ import type { Authenticator } from './accounts/accounts.ts';
 import type { EventBus } from './runs/events.ts';
 import type { Network } from './net/index.ts';
 import type { Sources } from './sources/types.ts';
+import type { UpstreamEngine } from './sources/upstream.ts';
 import type { RateLimiter } from './accounts/rate-limit.ts';
 import type { AccountWrites } from './accounts/writes.ts';
+import type { Payments } from './billing/payments/port.ts';
+import type { Mailer } from './net/mail.ts';
 
 /**
  * The shared parts every face and worker uses; built once per process by `createCore`
@@ -22,9 +25,15 @@ export interface Core {
   events: EventBus;
   auth: Authenticator;
   sources: Sources;
+  /** The upstream engine the tools of TOOL_SOURCES run on (docs/upstream.md); undefined without APIFY_TOKEN. */
+  upstream: UpstreamEngine | undefined;
   /** DNS, SMTP and web clients behind the outbound guard (the contact tools, webhook deliveries). */
   network: Network;
   rateLimiter: RateLimiter;
+  /** The service's own mail (invitations, password resets): SMTP_URL, or the log without it. */
+  mailer: Mailer;
+  /** How credit purchases and subscriptions are paid: Stripe, demo, or none (config.payments; billing/payments). */
+  payments: Payments;
   /** Failed authentications per minute per client address (`auth:<address>`), from `authFailuresPerMinute`. */
   authFailureLimiter: RateLimiter;
   /** Transactions for an account's writes; with the limits on, one account's concurrent writes share a commit. */

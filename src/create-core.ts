@@ -6,15 +6,21 @@ import type { Core } from './core.ts';
 import { createAuthenticator } from './accounts/accounts.ts';
 import { createEventBus } from './runs/events.ts';
 import { createCatalogSources } from './catalog/sources/index.ts';
+import { createUpstreamEngine } from './runs/upstream.ts';
 import { createNetwork } from './net/index.ts';
 import { createRateLimiter } from './accounts/rate-limit.ts';
 import { createAccountWrites } from './accounts/writes.ts';
+import { createPayments } from './billing/payments/index.ts';
+import { createMailer } from './net/mail.ts';
 
 /** Builds the process's `Core` (core.ts): the database pool, the event bus, the catalog sources, the network and the limits. */
 export async function createCore(config: Config, databaseUrl: string, logger: Logger, options: { poolSize?: number } = {}): Promise<Core> {
+  // A TOOL_SOURCES naming a tool that cannot run upstream stops start-up here, before anything opens.
+  const upstream = createUpstreamEngine(config);
   const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
   const events = createEventBus(sql);
   const network = createNetwork(config.network);
+  const mailer = createMailer(config.mail, logger);
   await events.ready;
   const shutdown = new AbortController();
   // Every long poll in flight listens for it.
@@ -26,11 +32,14 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
     sql,
     db,
     events,
-    auth: createAuthenticator(db, config.authCacheSecs),
+    auth: createAuthenticator(db, config.authCacheSecs, logger),
     // The contact tools reach DNS, mail servers and websites through the configured network and its outbound guard.
     sources: createCatalogSources(db, network),
+    upstream,
     network,
     rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
+    mailer,
+    payments: createPayments(config.payments, db),
     authFailureLimiter: createRateLimiter(sql, config.authFailuresPerMinute),
     // Only the limits lock the wallet row per start; without them one account's starts never wait on each other.
     accountWrites: createAccountWrites(db, { group: config.enforceLimits }),
@@ -39,6 +48,7 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
     beginShutdown: () => shutdown.abort(),
     async close() {
       shutdown.abort();
+      mailer.close();
       await events.close().catch(() => {});
       await sql.end({ timeout: 5 });
     },

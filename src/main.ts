@@ -5,12 +5,13 @@ import { loadConfig } from './config.ts';
 import { openDatabase } from './database.ts';
 import { createLogger } from './logger.ts';
 import { ensureDemoAccount } from './accounts/demo.ts';
+import { passwordResetUrl } from './accounts/password-reset.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 const database = await openDatabase(config, logger);
 
-let demo: { accountId: string; apiKey?: string } | undefined;
+let demo: Awaited<ReturnType<typeof ensureDemoAccount>> | undefined;
 if (database.embedded) {
   const { db, sql } = connect(database.url, { max: 2 });
   await seedCatalog(sql, { scale: 'small', progress: true });
@@ -41,6 +42,16 @@ if (demo?.apiKey) {
   );
 } else if (demo) {
   lines.push('', `Demo account: ${demo.accountId}. New key: npx leadgate keys create --account ${demo.accountId}`);
+}
+if (demo?.passwordToken) {
+  lines.push(
+    '',
+    `Console: ${base}/ — sign in as the demo account's owner, ${demo.ownerEmail}.`,
+    'Set its password first with this one-time link (valid 7 days, shown only this once):',
+    `  ${passwordResetUrl(base, demo.passwordToken)}`,
+  );
+} else if (demo) {
+  lines.push('', `Console: ${base}/ — the demo account's owner is ${demo.ownerEmail} (forgot the password? "Reset password" on the sign-in page).`);
 }
 process.stdout.write(`${lines.join('\n')}\n\n`);
 

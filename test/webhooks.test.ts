@@ -6,6 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { loopbackConfig } from '../src/config.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { waitFor } from './helpers/wait.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /** A local receiver: answers each request to a path with the next status scripted for it (then 200), and records it. */
 interface Received {
@@ -61,6 +62,16 @@ afterAll(async () => {
   await t?.stop();
   await receiver?.close();
 });
+
+const CreateAbortedWebhook = graphql(`
+  mutation WebhooksCreateAborted($url: String!) { createWebhook(input: { url: $url, events: [RUN_ABORTED] }) { secret webhook { id url events } } }
+`);
+const WebhookDeliveries = graphql(`query WebhooksDeliveries { webhooks { nodes { id deliveries { totalCount nodes { id } } } } }`);
+const DeleteWebhook = graphql(`mutation WebhooksDelete($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId userErrors { code } } }`);
+// Valid GraphQL: the service refuses the URL as a user error.
+const CreateFtpWebhook = graphql(`
+  mutation WebhooksCreateFtp { createWebhook(input: { url: "ftp://example.com/x" }) { webhook { id } userErrors { code field } } }
+`);
 
 const deliveries = async (id: string, k = key) => (await t.request('GET', `/api/v1/webhooks/${id}/deliveries`, { key: k })).body;
 
@@ -137,17 +148,17 @@ describe('account webhooks', () => {
   });
 
   it('is managed over GraphQL too', async () => {
-    const created = await t.graphql(key, 'mutation($url: String!) { createWebhook(input: {url: $url, events: [RUN_ABORTED]}) { secret webhook { id url events } } }', { url: receiver.url('/hooks/gql') });
+    const created = await t.graphql(key, CreateAbortedWebhook, { url: receiver.url('/hooks/gql') });
     expect(created.body.errors).toBeUndefined();
-    const { secret, webhook } = created.body.data.createWebhook;
+    const { secret, webhook } = created.body.data!.createWebhook;
     expect(secret).toMatch(/^whsec_/);
     expect(webhook).toMatchObject({ url: receiver.url('/hooks/gql'), events: ['RUN_ABORTED'] });
-    const listed = await t.graphql(key, '{ webhooks { nodes { id deliveries { totalCount nodes { id } } } } }');
-    expect(listed.body.data.webhooks.nodes).toContainEqual({ id: webhook.id, deliveries: { totalCount: 0, nodes: [] } });
-    const deleted = await t.graphql(key, 'mutation($id: ID!) { deleteWebhook(id: $id) { deletedWebhookId userErrors { code } } }', { id: webhook.id });
-    expect(deleted.body.data.deleteWebhook).toEqual({ deletedWebhookId: webhook.id, userErrors: [] });
-    const invalid = await t.graphql(key, 'mutation { createWebhook(input: {url: "ftp://example.com/x"}) { webhook { id } userErrors { code field } } }');
-    expect(invalid.body.data.createWebhook).toEqual({ webhook: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'url'] }] });
+    const listed = await t.graphql(key, WebhookDeliveries);
+    expect(listed.body.data!.webhooks.nodes).toContainEqual({ id: webhook!.id, deliveries: { totalCount: 0, nodes: [] } });
+    const deleted = await t.graphql(key, DeleteWebhook, { id: webhook!.id });
+    expect(deleted.body.data!.deleteWebhook).toEqual({ deletedWebhookId: webhook!.id, userErrors: [] });
+    const invalid = await t.graphql(key, CreateFtpWebhook);
+    expect(invalid.body.data!.createWebhook).toEqual({ webhook: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'url'] }] });
   });
 });
 

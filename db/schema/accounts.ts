@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, integer, index, pgEnum, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, integer, index, pgEnum, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 export const PLANS = ['starter', 'growth', 'scale'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -15,9 +15,29 @@ export const accountTable = pgTable('account', {
   plan: planEnum('plan').notNull().default('starter'),
   subscriptionStatus: subscriptionStatusEnum('subscription_status').notNull().default('ACTIVE'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  /** The account as a Stripe customer (`cus_…`), made the first time it needs one; null without Stripe. */
+  stripeCustomerId: text('stripe_customer_id').unique(),
+  /** Its Stripe subscription (`sub_…`) and that subscription's own status (`past_due` shows as a warning); null without one. */
+  stripeSubscriptionId: text('stripe_subscription_id'),
+  stripeSubscriptionStatus: text('stripe_subscription_status'),
 });
 export type Account = typeof accountTable.$inferSelect;
 export type NewAccount = typeof accountTable.$inferInsert;
+
+/**
+ * A person who signs in to the console; a member of accounts (identity.ts). The email is stored
+ * case-folded, so it is unique whatever case it is typed in. No password hash until one is set (the
+ * demo account's owner, before the link printed at first start is followed).
+ */
+export const appUserTable = pgTable('app_user', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull().unique(),
+  name: text('name'),
+  /** argon2id, in the PHC string format (algorithm, parameters, salt and hash together). */
+  passwordHash: text('password_hash'),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+export type AppUser = typeof appUserTable.$inferSelect;
 
 /** API keys are stored only as a SHA-256 hash plus a display prefix; the full key is shown once. */
 export const apiKeyTable = pgTable(
@@ -29,7 +49,15 @@ export const apiKeyTable = pgTable(
       .references(() => accountTable.id, { onDelete: 'cascade' }),
     prefix: text('prefix').notNull().unique(),
     hash: text('hash').notNull().unique(),
+    /** What the account calls the key (its console list); keys made before names had one are "API key". */
+    name: text('name').notNull().default('API key'),
+    /** The user who created it in the console; null for keys of the CLI and the first key of an account. */
+    createdBy: text('created_by').references(() => appUserTable.id, { onDelete: 'set null' }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** After this the key is refused like a revoked one; null: never. */
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    /** Last authenticated use, at most a minute stale (written at most once a minute per key and process). */
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },
   (t) => [index('api_key_account_idx').on(t.accountId)],
@@ -67,9 +95,18 @@ export const ledgerTable = pgTable(
     planMicros: bigint('plan_micros', { mode: 'bigint' }).notNull().default(sql`0`),
     purchasedMicros: bigint('purchased_micros', { mode: 'bigint' }).notNull().default(sql`0`),
     runId: text('run_id'),
+    /**
+     * What paid or took back the money at the payment provider: the PaymentIntent (`pi_…`) of a card
+     * purchase and of its refund or dispute, the invoice (`in_…`) of a plan grant; null otherwise.
+     * Unique per kind where set, so one payment is credited once and one invoice granted once.
+     */
+    paymentRef: text('payment_ref'),
     note: text('note'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('ledger_account_idx').on(t.accountId, t.id)],
+  (t) => [
+    index('ledger_account_idx').on(t.accountId, t.id),
+    uniqueIndex('ledger_payment_once_idx').on(t.kind, t.paymentRef).where(sql`${t.paymentRef} is not null and ${t.kind} in ('purchase', 'plan_grant')`),
+  ],
 );
 export type LedgerEntry = typeof ledgerTable.$inferSelect;

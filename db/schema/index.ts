@@ -13,3 +13,5 @@ export * from './rentals.ts';
 export * from './home-services.ts';
 export * from './criminal-records.ts';
 export * from './webhooks.ts';
+export * from './identity.ts';
+export * from './payments.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../db/client.ts';
 import {
   accountTable,
@@ -11,15 +11,12 @@ import {
 import { AppError, notFound, unauthenticated } from '../shared/errors.ts';
 import { newAccountId, newKeyId, randomBase62 } from '../shared/ids.ts';
 import { grantPlanCredits } from '../billing/wallet.ts';
+import type { Logger } from '../logger.ts';
+import type { Principal } from './principal.ts';
+import { findActiveSession, SESSION_TOUCH_MS, touchSession } from './sessions.ts';
+import { hashToken, sameSecret, TOKEN_PATTERN } from './tokens.ts';
 
-/** Who is calling: resolved from the Bearer key on every request and socket. */
-export interface Principal {
-  accountId: string;
-  keyId: string;
-  keyPrefix: string;
-  plan: Plan;
-  subscriptionStatus: SubscriptionStatus;
-}
+export type { Principal } from './principal.ts';
 
 const KEY_PATTERN = /^lg_live_[A-Za-z0-9]{32}$/;
 const PREFIX_LENGTH = 14;
@@ -31,13 +28,25 @@ export function generateKey() {
   return { key, prefix: key.slice(0, PREFIX_LENGTH), hash: hashKey(key) };
 }
 
-export async function createApiKey(db: Executor, accountId: string) {
+export interface NewKeyOptions {
+  /** What the account calls the key. Default "API key". */
+  name?: string;
+  /** After this the key is refused like a revoked one. Default never. */
+  expiresAt?: Date | null;
+  /** The console user creating it. */
+  createdBy?: string | null;
+}
+
+export async function createApiKey(db: Executor, accountId: string, options: NewKeyOptions = {}) {
   const [account] = await db.select({ id: accountTable.id }).from(accountTable).where(eq(accountTable.id, accountId));
   if (!account) throw notFound('Account');
   const { key, prefix, hash } = generateKey();
   const id = newKeyId();
-  await db.insert(apiKeyTable).values({ id, accountId, prefix, hash });
-  return { keyId: id, apiKey: key, prefix };
+  const [row] = await db
+    .insert(apiKeyTable)
+    .values({ id, accountId, prefix, hash, name: options.name, expiresAt: options.expiresAt ?? null, createdBy: options.createdBy ?? null })
+    .returning();
+  return { keyId: id, apiKey: key, prefix, key: row! };
 }
 
 export async function revokeApiKey(db: Executor, prefix: string): Promise<void> {
@@ -57,17 +66,23 @@ export interface CreateAccountInput {
   creditsMicros?: bigint;
 }
 
+/** Inserts an account and its wallet (with its first plan credits) in the caller's transaction. */
+export async function openAccount(tx: Executor, input: CreateAccountInput): Promise<Account> {
+  const id = newAccountId();
+  const [account] = await tx
+    .insert(accountTable)
+    .values({ id, name: input.name, plan: input.plan, subscriptionStatus: input.subscriptionStatus })
+    .returning();
+  await grantPlanCredits(tx, id, input.creditsMicros ?? 0n, 'initial plan credits');
+  return account!;
+}
+
 /** Creates an account, its wallet and a first API key, in one transaction. */
 export async function createAccount(db: Database, input: CreateAccountInput) {
   return db.transaction(async (tx) => {
-    const id = newAccountId();
-    const [account] = await tx
-      .insert(accountTable)
-      .values({ id, name: input.name, plan: input.plan, subscriptionStatus: input.subscriptionStatus })
-      .returning();
-    await grantPlanCredits(tx, id, input.creditsMicros ?? 0n, 'initial plan credits');
-    const key = await createApiKey(tx, id);
-    return { account: account!, apiKey: key.apiKey, keyPrefix: key.prefix };
+    const account = await openAccount(tx, input);
+    const key = await createApiKey(tx, account.id);
+    return { account, apiKey: key.apiKey, keyPrefix: key.prefix };
   });
 }
 
@@ -87,21 +102,48 @@ export function parseBearer(header: string | undefined | null): string {
 
 export interface Authenticator {
   authenticate(header: string | undefined | null): Promise<Principal>;
-  /** Forget cached keys (after a revocation in this process). */
+  /**
+   * The caller of a console session cookie's token, whose requests must carry the session's CSRF
+   * token (`csrfToken`): 401 `unauthenticated` for an unknown, expired or revoked session, 403
+   * `csrf_failed` for a missing or wrong CSRF token.
+   */
+  authenticateSession(token: string, csrfToken: string | undefined | null): Promise<Principal>;
+  /** Forget cached keys and sessions (after a revocation in this process). */
   clear(): void;
 }
 
+export const csrfFailed = () =>
+  new AppError(403, 'csrf_failed', 'Requests signed in with the console session cookie must send its CSRF token in the X-CSRF-Token header (csrfToken of /auth/session)');
+
 /**
- * Resolves keys by hash. A resolved key is cached for `cacheSecs` in this process, so a key revoked
- * elsewhere stops working within that many seconds; unknown keys are never cached.
+ * Resolves keys by hash, and console sessions by their token's hash. A resolved key or session is
+ * cached for `cacheSecs` in this process (never past its expiry), so one revoked elsewhere stops
+ * working within that many seconds; unknown ones are never cached. On a cache miss the key's
+ * last_used_at, or the session's last use, is written in the background, at most once a minute.
  */
-export function createAuthenticator(db: Executor, cacheSecs: number): Authenticator {
-  const cache = new Map<string, { principal: Principal; expires: number }>();
+export function createAuthenticator(db: Executor, cacheSecs: number, logger?: Logger, clock: () => Date = () => new Date()): Authenticator {
+  type Entry = { principal: Principal; expires: number; csrfToken?: string };
+  const cache = new Map<string, Entry>();
+  const touched = new Map<string, number>();
+  const remember = (hash: string, entry: Entry) => {
+    if (cacheSecs <= 0) return;
+    if (cache.size > 10_000) cache.clear();
+    cache.set(hash, entry);
+  };
+  /** Runs a bookkeeping write at most once a minute (SESSION_TOUCH_MS) per key or session, without waiting for it; a failure is logged only. */
+  const touch = (id: string, at: number, write: () => Promise<unknown>) => {
+    if ((touched.get(id) ?? 0) > at - SESSION_TOUCH_MS) return;
+    if (touched.size > 50_000) touched.clear();
+    touched.set(id, at);
+    write().catch((err) => logger?.warn({ err, id }, 'could not record the last use of a key or session'));
+  };
   return {
     async authenticate(header) {
       const hash = hashKey(parseBearer(header));
       const hit = cache.get(hash);
-      if (hit && hit.expires > Date.now()) return hit.principal;
+      const at = Date.now();
+      if (hit && hit.expires > at) return hit.principal;
+      const now = clock();
       const [row] = await db
         .select({
           keyId: apiKeyTable.id,
@@ -109,19 +151,55 @@ export function createAuthenticator(db: Executor, cacheSecs: number): Authentica
           accountId: accountTable.id,
           plan: accountTable.plan,
           subscriptionStatus: accountTable.subscriptionStatus,
+          expiresAt: apiKeyTable.expiresAt,
         })
         .from(apiKeyTable)
         .innerJoin(accountTable, eq(accountTable.id, apiKeyTable.accountId))
-        .where(and(eq(apiKeyTable.hash, hash), isNull(apiKeyTable.revokedAt)));
+        .where(and(eq(apiKeyTable.hash, hash), isNull(apiKeyTable.revokedAt), or(isNull(apiKeyTable.expiresAt), gt(apiKeyTable.expiresAt, now))));
       if (!row) {
         cache.delete(hash);
-        throw unauthenticated('Unknown or revoked API key');
+        throw unauthenticated('Unknown or revoked API key'); // an expired key is refused as a revoked one
       }
-      if (cacheSecs > 0) {
-        if (cache.size > 10_000) cache.clear();
-        cache.set(hash, { principal: row, expires: Date.now() + cacheSecs * 1000 });
+      const { expiresAt, ...principal } = row;
+      remember(hash, { principal, expires: Math.min(at + cacheSecs * 1000, expiresAt?.getTime() ?? Infinity) });
+      touch(row.keyId, at, () =>
+        db
+          .update(apiKeyTable)
+          .set({ lastUsedAt: sql`now()` })
+          .where(and(eq(apiKeyTable.id, row.keyId), or(isNull(apiKeyTable.lastUsedAt), sql`${apiKeyTable.lastUsedAt} < now() - interval '1 minute'`))),
+      );
+      return principal;
+    },
+    async authenticateSession(token, csrfToken) {
+      if (!TOKEN_PATTERN.test(token)) throw unauthenticated('Your console session has ended: sign in again');
+      const hash = hashToken(token);
+      const at = Date.now();
+      let entry = cache.get(hash);
+      if (!entry || entry.expires <= at) {
+        const session = await findActiveSession(db, hash, clock());
+        if (!session) {
+          cache.delete(hash);
+          throw unauthenticated('Your console session has ended: sign in again');
+        }
+        entry = {
+          principal: {
+            accountId: session.accountId,
+            keyId: session.id,
+            keyPrefix: '',
+            plan: session.plan,
+            subscriptionStatus: session.subscriptionStatus,
+            userId: session.userId,
+            role: session.role,
+            sessionId: session.id,
+          },
+          csrfToken: session.csrfToken,
+          expires: Math.min(at + cacheSecs * 1000, session.expiresAt.getTime()),
+        };
+        remember(hash, entry);
+        if (session.lastSeenAt.getTime() < at - SESSION_TOUCH_MS) touch(session.id, at, () => touchSession(db, session.id, clock()));
       }
-      return row;
+      if (!sameSecret(csrfToken, entry.csrfToken!)) throw csrfFailed();
+      return entry.principal;
     },
     clear: () => cache.clear(),
   };

@@ -2,7 +2,8 @@ import type { EndpointDefinition } from './define.ts';
 import { buyCredits, leadScraperMode, wallet } from './api/account.ts';
 import { leadDatabase, localBusinessDatabase, storeDatabase } from './api/database.ts';
 import { leadEnrichment, localBusinessEnrichment } from './api/enrichment.ts';
-import { createAccountWebhook, deleteAccountWebhook, listAccountWebhooks, listWebhookDeliveries } from './api/webhooks.ts';
+import { ledger } from './api/ledger.ts';
+import { createAccountWebhook, deleteAccountWebhook, listAccountWebhooks, listWebhookDeliveries, sendTestWebhookEvent } from './api/webhooks.ts';
 
 /**
  * Every synchronous endpoint, in the order REST registers and OpenAPI lists them. The REST routes,
@@ -11,6 +12,7 @@ import { createAccountWebhook, deleteAccountWebhook, listAccountWebhooks, listWe
  */
 export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   wallet,
+  ledger,
   buyCredits,
   leadScraperMode,
   leadDatabase,
@@ -22,4 +24,5 @@ export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   listAccountWebhooks,
   deleteAccountWebhook,
   listWebhookDeliveries,
+  sendTestWebhookEvent,
 ] as never;

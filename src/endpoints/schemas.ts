@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { DELIVERY_STATUSES, WEBHOOK_EVENTS } from '../../db/schema/webhooks.ts';
+import { LEDGER_KINDS } from '../../db/schema/accounts.ts';
 import { MAX_ENRICH_ROWS, PREVIEW_DESCRIPTION, PREVIEW_SAMPLE_SIZE } from './enrichment.ts';
 import { usdAmount } from '../shared/amounts.ts';
 import { peopleSearchTranslation } from '../catalog/leads/people-search-url.ts';
 import { MAX_PURCHASE_USD, MIN_PURCHASE_USD } from '../billing/wallet.ts';
+import { DELIVERY_EVENTS } from '../runs/webhooks.ts';
 
 /**
  * The request and response bodies of the declared endpoints that have no zod schema in their
@@ -21,7 +23,18 @@ export const walletObject = z
     total_balance_dollars: dollars,
   })
   .strict();
-export const walletResponse = z.object({ wallet: walletObject }).strict();
+const paymentsMode = z
+  .enum(['stripe', 'demo', 'none'])
+  .describe('How credits are paid on this server: stripe (by card), demo (recorded without payment) or none (buy-credits answers 503; the operator grants credits).');
+/** The wallet answer: the spec's three balances and what running runs hold now. */
+const walletWithHolds = walletObject
+  .extend({
+    held_dollars: dollars.describe(
+      'What running and waiting runs hold now, already taken from the balances above: each run gives its hold back when it ends and is charged for its results (the ledger lists both, with the run id).',
+    ),
+  })
+  .strict();
+export const walletResponse = z.object({ wallet: walletWithHolds, payments: z.object({ mode: paymentsMode }).strict() }).strict();
 
 export const buyCreditsRequest = z
   .object({ amount: z.number().min(MIN_PURCHASE_USD).max(MAX_PURCHASE_USD).multipleOf(0.01).describe(`USD, ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}, at most 2 decimals; 49, 50, 149 and 649 are adjusted down to 48, 48, 148 and 648.`) })
@@ -35,6 +48,12 @@ export const buyCreditsResponse = z
     message: z.string(),
     bonus: z.number().describe('USD of bonus credits the plan adds (0, 10 or 30 %).'),
     wallet: walletObject,
+    payment: z
+      .object({
+        mode: z.enum(['stripe', 'demo']).describe('stripe: charged to the card on file; demo: recorded without payment.'),
+        payment_intent: z.string().nullable().describe('The Stripe PaymentIntent that paid it; null in demo mode.'),
+      })
+      .strict(),
   })
   .strict();
 
@@ -211,25 +230,47 @@ export const createdWebhookResponse = z
   .object({ webhook: webhookView.extend({ secret: str.describe('Signing secret (Standard Webhooks, whsec_…); shown this once.') }).strict() })
   .strict();
 export const webhookListResponse = z.object({ webhooks: z.array(webhookView) }).strict();
+const deliveryView = z
+  .object({
+    id: str.describe('Also the webhook-id header of the delivery.'),
+    event: z.enum(DELIVERY_EVENTS),
+    runId: str.nullable(),
+    url: str,
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: int,
+    responseStatus: int.nullable(),
+    lastError: str.nullable(),
+    createdAt: timestamp,
+    lastAttemptAt: timestamp.nullable(),
+    deliveredAt: timestamp.nullable(),
+  })
+  .strict();
+export const testDeliveryResponse = z.object({ delivery: deliveryView.describe('The webhook.test delivery, queued (status pending).') }).strict();
 export const deliveryListResponse = z
   .object({
-    deliveries: z.array(
+    deliveries: z.array(deliveryView),
+    nextAfter: str.nullable().describe('Cursor of the next page (send it as after); null at the end.'),
+  })
+  .strict();
+
+// The ledger (GET /api/v1/wallet/ledger).
+
+export const ledgerResponse = z
+  .object({
+    entries: z.array(
       z
         .object({
-          id: str.describe('Also the webhook-id header of the delivery.'),
-          event: str,
-          runId: str.nullable(),
-          url: str,
-          status: z.enum(DELIVERY_STATUSES),
-          attempts: int,
-          responseStatus: int.nullable(),
-          lastError: str.nullable(),
-          createdAt: timestamp,
-          lastAttemptAt: timestamp.nullable(),
-          deliveredAt: timestamp.nullable(),
+          id: str.describe('The entry id; entries come newest first, so a larger id is later.'),
+          kind: z.enum(LEDGER_KINDS).describe('purchase, plan_grant, hold (a run reserved its estimate at start), release (the hold given back at its end), charge (its results, at its end) or refund.'),
+          amount_dollars: dollars.describe('Change of the total balance: negative for a hold and a charge, positive for a release, a purchase or a grant.'),
+          plan_dollars: dollars.describe('Change of the plan credits.'),
+          purchased_credits_dollars: dollars.describe('Change of the purchased credits.'),
+          run_id: str.nullable().describe('The run of a hold, release or charge; null otherwise.'),
+          note: str.nullable(),
+          created_at: timestamp,
         })
         .strict(),
     ),
-    nextAfter: str.nullable().describe('Cursor of the next page (send it as after); null at the end.'),
+    next_after: str.nullable().describe('Cursor of the next (older) page: send it as after; null at the end.'),
   })
   .strict();

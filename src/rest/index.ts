@@ -3,20 +3,30 @@ import { z } from 'zod';
 import type { Transaction } from '../../db/client.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
+import type { Deprecation } from '../shared/deprecation.ts';
 import { AppError, fromZodError } from '../shared/errors.ts';
-import { assertDownloadable, downloadParams, openExport } from '../runs/exports.ts';
-import { admit, clientAddress, idempotent as idempotentWrite } from '../http/pipeline.ts';
+import { assertDownloadable, downloadParams, openExport, type ExportFormat } from '../runs/exports.ts';
+import { verifyDownload } from '../runs/download-links.ts';
+import { getInstallationSecret } from '../accounts/installation.ts';
+import { admit, clientAddress, deprecationHeaders, idempotent as idempotentWrite } from '../http/pipeline.ts';
 import { endpointRoutes } from './endpoints.ts';
 import { restRunView, restStartView } from '../http/views.ts';
 import { getRun, prepareStart } from '../runs/runs.ts';
 import { cancelRun, MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../runs/control.ts';
 import { param, parseParams } from '../shared/params.ts';
+import { assertKnownFields, NO_FIELDS } from '../shared/fields.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
 import { overviewMapsRequest } from '../tools/maps.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** The route is on its way out (its declaration's `deprecated`). */
+    deprecated?: Deprecation;
+    /** The query parameters the route takes (none when absent): any other is refused. */
+    query?: z.ZodType;
   }
 }
 
@@ -26,7 +36,10 @@ export const statusParams = z
   .object({
     waitForFinish: param.num(0, MAX_WAIT_FOR_FINISH_SECS).describe('Seconds to hold the request until the run ends; at most 60.'),
   })
-  .loose();
+  .strict();
+
+/** The download route's query as the unknown-field rule reads it: the download's parameters and a signed link's. */
+const downloadQuery = downloadParams.extend({ account: z.string(), expires: z.string(), signature: z.string() }).partial().strict();
 
 /** Aborts when the response is done or the client goes away (a waiting request stops waiting). */
 function closedSignal(reply: FastifyReply): AbortSignal {
@@ -49,6 +62,20 @@ function abortOnFailure(request: FastifyRequest, reply: FastifyReply, runId: str
   return reply;
 }
 
+/** A request to the download route carrying a signed link's `signature` instead of a key. */
+const isSignedDownload = (request: FastifyRequest) =>
+  request.url.startsWith('/api/downloads/') && !request.headers.authorization && typeof (request.query as Record<string, unknown> | undefined)?.signature === 'string';
+
+/** The account a signed download link was made for; 401 when it is not one this installation signed or has expired. */
+async function signedDownloadAccount(core: Core, runId: string, format: ExportFormat, query: unknown): Promise<string> {
+  const { account, expires, signature } = query as Record<string, unknown>;
+  const link = { accountId: String(account ?? ''), runId, format, expires: Number(expires) };
+  if (!verifyDownload(await getInstallationSecret(core.db), link, String(signature), core.clock())) {
+    throw new AppError(401, 'unauthenticated', 'This download link is invalid or has expired; ask for a new one (Run.downloadUrl).');
+  }
+  return link.accountId;
+}
+
 /** The spec's limit on query strings; longer ones must be sent as a POST body. */
 export const MAX_QUERY_STRING_BYTES = 16 * 1024;
 
@@ -56,12 +83,19 @@ export const MAX_QUERY_STRING_BYTES = 16 * 1024;
 export async function restRoutes(app: FastifyInstance, { core }: { core: Core }) {
   app.decorateRequest('principal', null as unknown as Principal);
   app.addHook('onRequest', async (request, reply) => {
+    // First, so every answer of a deprecated route says so, refusals included.
+    const { deprecated } = request.routeOptions.config;
+    if (deprecated) reply.headers(deprecationHeaders(deprecated));
     const query = request.url.indexOf('?');
     if (query >= 0 && Buffer.byteLength(request.url) - query - 1 > MAX_QUERY_STRING_BYTES) {
       throw new AppError(414, 'query_string_too_long', 'The query string is over 16 KB. Send the same parameters as a JSON body with POST to the same path.');
     }
+    // A signed download link (Run.downloadUrl) stands in for a key on the download route only.
+    if (request.method === 'GET' && isSignedDownload(request)) return;
     // Before the body is read: a request without a valid key costs no parsing, and its failure counts against its address.
     request.principal = await admit(core, request.headers.authorization, (headers) => reply.headers(headers), clientAddress(core.config, request.raw));
+    // The unknown-field rule for query strings (bodies are checked by what reads them); list names may end in "[]".
+    if (request.routeOptions.url !== undefined) assertKnownFields(request.routeOptions.config.query ?? NO_FIELDS, request.query, /\[\]$/);
   });
 
   /** A POST that honours Idempotency-Key: `prepare` checks the request and returns its write (see withIdempotency). */
@@ -74,8 +108,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
 
   for (const tool of TOOLS) {
     if (tool.linkedOnly) continue;
-    for (const path of [tool.rest.path, ...(tool.rest.aliases ?? [])]) {
-      app.post(path, (request, reply) =>
+    for (const { path, deprecated } of [{ path: tool.rest.path, deprecated: undefined }, ...(tool.rest.aliases ?? [])]) {
+      app.post(path, { config: { deprecated } }, (request, reply) =>
         idempotent(request, reply, () => {
           const start = prepareStart(core, request.principal, tool.name, request.body);
           return async (tx) => restStartView(await start(tx));
@@ -84,7 +118,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     }
   }
 
-  app.get<RunParams>('/api/v1/scrape/status/:runId', async (request, reply) => {
+  app.get<RunParams>('/api/v1/scrape/status/:runId', { config: { query: statusParams } }, async (request, reply) => {
     const { waitForFinish } = parseParams(statusParams, request.query);
     return restRunView(core.config.publicUrl, await runStatus(core, request.principal, request.params.runId, waitForFinish, waitForFinish ? closedSignal(reply) : undefined));
   });
@@ -93,9 +127,10 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     restRunView(core.config.publicUrl, await cancelRun(core, request.principal, request.params.runId)),
   );
 
-  app.get<RunParams>('/api/downloads/:runId', async (request, reply) => {
+  app.get<RunParams>('/api/downloads/:runId', { config: { query: downloadQuery } }, async (request, reply) => {
     const { format, offset, limit } = parseParams(downloadParams, request.query);
-    const run = await getRun(core.db, request.principal.accountId, request.params.runId);
+    const accountId = isSignedDownload(request) ? await signedDownloadAccount(core, request.params.runId, format, request.query) : request.principal.accountId;
+    const run = await getRun(core.db, accountId, request.params.runId);
     assertDownloadable(run, core.clock());
     const file = await openExport(core.sql, run, getTool(run.tool).columns, format, { offset, limit });
     return abortOnFailure(request, reply, run.id, file.body)
@@ -107,6 +142,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   // The overview's alternative routes.
   app.post('/api/v1/maps/run', (request, reply) =>
     idempotent(request, reply, () => {
+      assertKnownFields(overviewMapsRequest, request.body);
       const parsed = overviewMapsRequest.safeParse(request.body ?? {});
       if (!parsed.success) throw fromZodError(parsed.error);
       const start = prepareStart(core, request.principal, 'maps', parsed.data);

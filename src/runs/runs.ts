@@ -8,19 +8,22 @@ import type { Principal } from '../accounts/accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { assertNotExpired } from './exports.ts';
 import { assertStorable, cursorTime, unstorable } from '../shared/params.ts';
+import { assertKnownFields } from '../shared/fields.ts';
 import { formatDollars, microsToNumber } from '../billing/money.ts';
 import { assertPlan } from '../billing/plans.ts';
+import { getBalances } from '../billing/wallet.ts';
 import { checkWebhookUrl, newSigningSecret, webhookUrl } from './webhooks.ts';
 import type { OutboundGuard } from '../net/guard.ts';
 import { newRunId } from '../shared/ids.ts';
 import { snapshotOf, type RunSnapshot } from './view.ts';
 import { placeRun } from './queue.ts';
 
-/** Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field. */
+/** Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field, or every field the tool does not know. */
 export function parseToolInput<T extends ToolDefinition>(tool: T, raw: unknown) {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ValidationError([{ path: '', message: 'the request body must be a JSON object' }]);
   }
+  assertKnownFields(tool.input, raw);
   const parsed = tool.input.safeParse(raw);
   if (!parsed.success) throw fromZodError(parsed.error);
   return parsed.data;
@@ -89,7 +92,7 @@ async function createRun(
   plan: PlannedRun,
   parentRunId: string | null,
   webhook?: { url: string; secret: string },
-): Promise<RunSnapshot> {
+): Promise<{ run: RunSnapshot; heldMicros: bigint }> {
   const { tool, input, requested, estimated } = plan;
   const id = newRunId();
   const [created] = await tx
@@ -122,13 +125,27 @@ async function createRun(
   });
   const { held } = placed;
   if (held && tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
+    const wallet = await getBalances(tx, accountId);
+    const total = wallet.planMicros + wallet.purchasedMicros;
     throw new AppError(
       402,
       'insufficient_funds',
-      `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
+      total < 0n
+        ? `The wallet is ${formatDollars(total)} USD, below zero: credits of a refunded or disputed purchase were taken back after they were spent. No run starts until it is settled; buy credits with POST /api/v1/buy-credits.`
+        : `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
     );
   }
-  return placed.run;
+  // With the limits off nothing is held: the estimate stands.
+  return { run: placed.run, heldMicros: held ? held.planMicros + held.purchasedMicros : estimated };
+}
+
+/**
+ * What a start answers about money: `estimatedCost` is what is held, the most the run can be charged;
+ * when the wallet (plus the lead scraper's 1 USD) caps the hold below the estimate of everything
+ * requested, `uncappedCost` states that estimate too.
+ */
+function costOf(estimated: bigint, held: bigint): { estimatedCost: number; uncappedCost?: number } {
+  return held < estimated ? { estimatedCost: microsToNumber(held), uncappedCost: microsToNumber(estimated) } : { estimatedCost: microsToNumber(estimated) };
 }
 
 /** A start that passed its checks: writing it creates the run in the caller's transaction. */
@@ -153,14 +170,14 @@ export function prepareStart(core: StartDeps, principal: Principal, toolName: st
   const webhookGuarded = webhook?.guarded(core.network.guard);
   return async (tx) => {
     await webhookGuarded;
-    const run = await createRun(core, tx, principal.accountId, main, null, webhook);
+    const { run, heldMicros } = await createRun(core, tx, principal.accountId, main, null, webhook);
     const extra: Record<string, unknown> = {};
     for (const { link, plan } of linked) {
       const linkedRun = await createRun(core, tx, principal.accountId, plan, run.id);
-      extra[link.field] = linkedRun.id;
+      extra[link.field] = linkedRun.run.id;
     }
     const secret = webhook ? { webhookSecret: webhook.secret } : {};
-    return { run, start: { message: main.start.message, extra: { estimatedCost: microsToNumber(main.estimated), ...main.start.extra, ...extra, ...secret } } };
+    return { run, start: { message: main.start.message, extra: { ...costOf(main.estimated, heldMicros), ...main.start.extra, ...extra, ...secret } } };
   };
 }
 
@@ -222,7 +239,7 @@ export function decodeRunCursor(cursor: string): RunCursor {
 export async function listRuns(
   db: Executor,
   accountId: string,
-  options: { first: number; after?: string | null; status?: RunStatus | null },
+  options: { first: number; after?: string | null; status?: RunStatus | null; tool?: string | null },
 ): Promise<{ runs: RunSnapshot[]; hasNextPage: boolean }> {
   const cursor = options.after ? decodeRunCursor(options.after) : undefined;
   const rows = await db
@@ -232,6 +249,7 @@ export async function listRuns(
       and(
         eq(runTable.accountId, accountId),
         options.status ? eq(runTable.status, options.status) : undefined,
+        options.tool ? eq(runTable.tool, options.tool) : undefined,
         // After the cursor's run in (created_at, id) order, read at the stored precision (microseconds;
         // the cursor's copy has milliseconds, and runs written together differ below that).
         cursor
@@ -265,11 +283,11 @@ export async function readRunItems(core: Pick<Core, 'db' | 'clock'>, run: Pick<R
 }
 
 /** How many runs the account has, of one status when given (a connection's `totalCount`). */
-export async function countRuns(db: Executor, accountId: string, status?: RunStatus | null): Promise<number> {
+export async function countRuns(db: Executor, accountId: string, status?: RunStatus | null, tool?: string | null): Promise<number> {
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(runTable)
-    .where(and(eq(runTable.accountId, accountId), status ? eq(runTable.status, status) : undefined));
+    .where(and(eq(runTable.accountId, accountId), status ? eq(runTable.status, status) : undefined, tool ? eq(runTable.tool, tool) : undefined));
   return row!.n;
 }
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import { Webhook as Signer } from 'standardwebhooks';
 import { z } from 'zod';
-import type { Executor, Transaction } from '../../db/client.ts';
+import { runInTransaction, type Executor, type Transaction } from '../../db/client.ts';
 import type { RunStatus } from '../../db/schema/runs.ts';
 import { WEBHOOK_EVENTS, webhookDeliveryTable, webhookTable, type Webhook, type WebhookDelivery, type WebhookEvent } from '../../db/schema/webhooks.ts';
 import type { Core } from '../core.ts';
@@ -23,6 +23,15 @@ export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
  * hours between tries), so 13 attempts span about a day.
  */
 export const DELIVERY_MAX_ATTEMPTS = 13;
+
+/**
+ * The event a caller sends on demand to check a receiver (sendTestWebhook). It is not subscribed to:
+ * every webhook takes it, and only when asked.
+ */
+const TEST_EVENT = 'webhook.test';
+/** What a delivery may carry: a run's end or the test event. */
+export const DELIVERY_EVENTS = [...WEBHOOK_EVENTS, TEST_EVENT] as const;
+export type DeliveryEvent = (typeof DELIVERY_EVENTS)[number];
 
 const EVENT_OF: Partial<Record<RunStatus, WebhookEvent>> = {
   SUCCEEDED: 'run.succeeded',
@@ -347,13 +356,42 @@ export async function queueRunWebhooks(tx: Transaction, publicUrl: string, run: 
   if (run.webhookUrl) targets.push({ webhookId: null, url: run.webhookUrl });
   if (targets.length === 0) return;
   const payload = runEventPayload(publicUrl, event, run);
-  const rows = targets.map((target) => ({ id: `msg_${randomBase62(24)}`, accountId: run.accountId, webhookId: target.webhookId, runId: run.id, event, url: target.url, payload }));
-  await tx.insert(webhookDeliveryTable).values(rows);
-  for (const row of rows) {
+  await queueDeliveries(
+    tx,
+    targets.map((target) => ({ id: newDeliveryId(), accountId: run.accountId, webhookId: target.webhookId, runId: run.id, event, url: target.url, payload })),
+  );
+}
+
+const newDeliveryId = () => `msg_${randomBase62(24)}`;
+
+/** Logs deliveries and adds a `deliver_webhook` job for each, in the caller's transaction. */
+async function queueDeliveries(tx: Transaction, rows: (typeof webhookDeliveryTable.$inferInsert)[]): Promise<WebhookDelivery[]> {
+  const queued = await tx.insert(webhookDeliveryTable).values(rows).returning();
+  for (const row of queued) {
     await tx.execute(
       sql`select graphile_worker.add_job(${JOBS.deliverWebhook}::text, json_build_object('deliveryId', ${row.id}::text), max_attempts => ${DELIVERY_MAX_ATTEMPTS}, job_key => ${row.id}::text)`,
     );
   }
+  return queued;
+}
+
+/** The body of the test event: which webhook, and when it was asked for. */
+const testEventPayload = (webhookId: string, sentAt: Date) => ({ type: TEST_EVENT, timestamp: sentAt.toISOString(), data: { webhookId, sentAt: sentAt.toISOString() } });
+
+/**
+ * Queues one `webhook.test` delivery to a webhook of the caller's account, whatever events it
+ * subscribes to. It goes the way of a run's events (the same job, signature, retries and outbound
+ * guard) and into the same log, so a receiver that verifies it will verify them. Another account's
+ * webhook is a 404.
+ */
+export async function sendTestWebhook(db: Executor, principal: Principal, id: string): Promise<DeliveryView> {
+  return runInTransaction(db, async (tx) => {
+    const hook = await ownWebhook(tx, principal, id);
+    const [queued] = await queueDeliveries(tx, [
+      { id: newDeliveryId(), accountId: hook.accountId, webhookId: hook.id, runId: null, event: TEST_EVENT, url: hook.url, payload: testEventPayload(hook.id, new Date()) },
+    ]);
+    return deliveryView(queued!);
+  });
 }
 
 /** Sends one signed POST; how is the caller's (through the outbound guard). */

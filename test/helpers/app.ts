@@ -4,7 +4,9 @@ import { createLogger } from '../../src/logger.ts';
 import { createAccount, type CreateAccountInput } from '../../src/accounts/accounts.ts';
 import { isTerminal } from '../../src/runs/view.ts';
 import type { RunStatus } from '../../db/schema/runs.ts';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { createTestDatabase, type TestDatabase } from './db.ts';
+import { sourceOf, type Answer } from './documents.ts';
 import { waitFor } from './wait.ts';
 
 export interface ApiResponse<T = any> {
@@ -22,6 +24,8 @@ export interface TestApp {
   account(input?: Partial<CreateAccountInput>): Promise<{ accountId: string; apiKey: string }>;
   /** Calls the API over a real socket; JSON bodies are sent and parsed. */
   request<T = any>(method: string, path: string, options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  /** Posts a document to /graphql; a typed document's answer has its `data` typed (see documents.ts). */
+  graphql<TData, TVariables>(key: string, document: TypedDocumentNode<TData, TVariables>, variables?: NoInfer<TVariables>): Promise<ApiResponse<Answer<TData>>>;
   graphql(key: string, query: string, variables?: Record<string, unknown>): Promise<ApiResponse<any>>;
   /** Polls the status route until the run reaches a terminal status. */
   waitForRun(key: string, runId: string, timeoutMs?: number): Promise<{ status: RunStatus; [k: string]: unknown }>;
@@ -38,8 +42,10 @@ export interface TestApp {
 /** The whole gateway with an inline worker, on a real port, over a database of its own. */
 export async function startTestApp(options: { worker?: boolean; config?: Partial<Config> } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  // Suites poll a lot; the rate-limit suite sets the real limit itself.
-  const config = loopbackConfig(database.url, 0, { authCacheSecs: 0, workerConcurrency: 2, rateLimitPerMinute: 100_000, ...options.config });
+  // Suites poll a lot; the rate-limit suite sets the real limit itself. Credit purchases are recorded
+  // without payment (PAYMENTS=demo), as the suites written before payments expect; test/payments.*
+  // choose Stripe or none.
+  const config = loopbackConfig(database.url, 0, { authCacheSecs: 0, workerConcurrency: 2, rateLimitPerMinute: 100_000, payments: { mode: 'demo' }, ...options.config });
   const app = await buildApp({ config, databaseUrl: database.url, logger: createLogger('silent'), worker: options.worker ?? true, workerPollInterval: 500 });
   const url = await app.start(0, '127.0.0.1');
 
@@ -73,7 +79,7 @@ export async function startTestApp(options: { worker?: boolean; config?: Partial
       return { accountId: created.account.id, apiKey: created.apiKey };
     },
     request,
-    graphql: (key, query, variables) => request('POST', '/graphql', { key, body: { query, variables } }),
+    graphql: (key: string, document: TypedDocumentNode | string, variables?: unknown) => request('POST', '/graphql', { key, body: { query: sourceOf(document), variables } }),
     async waitForRun(key, runId, timeoutMs = 15_000) {
       const status = async () => {
         const res = await request('GET', `/api/v1/scrape/status/${runId}`, { key });

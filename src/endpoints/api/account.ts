@@ -1,9 +1,9 @@
-import type { Principal } from '../../accounts/accounts.ts';
 import { formatDollars, microsToNumber } from '../../billing/money.ts';
-import { describePurchase, getBalances, PURCHASE_RULES_TEXT, prepareCreditPurchase, type Balances, type Purchase } from '../../billing/wallet.ts';
+import { describePurchase, getBalances, getHeldMicros, PURCHASE_RULES_TEXT, type Balances, type Purchase } from '../../billing/wallet.ts';
+import { prepareCreditPurchase } from '../../billing/payments/index.ts';
 import { ValidationError } from '../../shared/errors.ts';
 import { leadScraperStatus } from '../apollo-status.ts';
-import { defineEndpoint } from '../define.ts';
+import { defineEndpoint, type EndpointContext } from '../define.ts';
 import { apolloStatus, buyCreditsRequest, buyCreditsResponse, walletResponse } from '../schemas.ts';
 
 /** The spec's wallet object: decimal-dollar strings. */
@@ -25,6 +25,7 @@ export function purchaseView(p: Purchase) {
     message: describePurchase(p),
     bonus: microsToNumber(p.bonusMicros),
     wallet: walletView(p.balances),
+    payment: { mode: p.payment.mode, payment_intent: p.payment.reference },
   };
 }
 
@@ -32,21 +33,25 @@ export const wallet = defineEndpoint({
   name: 'getWallet',
   title: 'Wallet balances',
   tag: 'Account',
-  description: 'Plan credits and purchased credits, in decimal dollars; purchased credits are spent first.',
+  description:
+    'Plan credits and purchased credits, in decimal dollars; purchased credits are spent first. held_dollars is what running and waiting runs hold now, already taken from the balances; the ledger (GET /api/v1/wallet/ledger) lists each hold, release and charge with its run id.',
   rest: { path: '/api/v1/wallet', methods: ['get'], ok: 'The wallet.' },
   graphql: { field: 'wallet' },
   mcp: {
     tool: 'get_wallet',
     title: 'Wallet',
     description: [
-      'Balances in USD (decimal strings): plan credits (balance_dollars), purchased credits (purchased_credits_dollars, spent first, never expire) and their total. Runs hold their estimated cost at start and are billed on actual results.',
+      'Balances in USD (decimal strings): plan credits (balance_dollars), purchased credits (purchased_credits_dollars, spent first, never expire) and their total. Runs hold their estimated cost at start and are billed on actual results; held_dollars is what running runs hold now, already taken from the balances.',
     ],
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   response: walletResponse,
   errors: {},
-  handler: ({ core, principal }) => getBalances(core.db, principal.accountId),
-  respond: (balances) => ({ wallet: walletView(balances) }),
+  handler: async ({ core, principal }) => {
+    const [balances, heldMicros] = await Promise.all([getBalances(core.db, principal.accountId), getHeldMicros(core.db, principal.accountId)]);
+    return { ...balances, heldMicros, paymentsMode: core.payments.mode };
+  },
+  respond: (balances) => ({ wallet: { ...walletView(balances), held_dollars: formatDollars(balances.heldMicros) }, payments: { mode: balances.paymentsMode } }),
 });
 
 export const buyCredits = defineEndpoint({
@@ -58,18 +63,18 @@ export const buyCredits = defineEndpoint({
   graphql: { field: 'buyCredits' },
   request: buyCreditsRequest,
   response: buyCreditsResponse,
-  errors: { 403: ['subscription_inactive'] },
-  handler: ({ core, principal }, body: unknown): Promise<Purchase> => core.accountWrites.run(principal.accountId, preparePurchase(principal, body)),
-  prepare: ({ principal }, body: unknown) => preparePurchase(principal, body),
+  errors: { 402: ['payment_failed', 'payment_requires_action', 'payment_method_required'], 403: ['subscription_inactive'], 503: ['payments_not_configured', 'payment_provider_unavailable'] },
+  handler: (ctx, body: unknown): Promise<Purchase> => ctx.core.accountWrites.run(ctx.principal.accountId, preparePurchase(ctx, body)),
+  prepare: (ctx, body: unknown) => preparePurchase(ctx, body),
   respond: purchaseView,
 });
 
-/** A purchase's request checked (400, 403) and its write. */
-function preparePurchase(principal: Principal, body: unknown) {
+/** A purchase's request checked (400, then 503 without payments, 400 for the amount, 403) and its write, which pays for it. */
+function preparePurchase({ core, principal, idempotencyKey }: EndpointContext, body: unknown) {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ValidationError([{ path: '', message: 'the request body must be a JSON object such as {"amount": 100}' }]);
   }
-  return prepareCreditPurchase(principal, (body as { amount?: unknown }).amount);
+  return prepareCreditPurchase(core.payments, principal, (body as { amount?: unknown }).amount, idempotencyKey);
 }
 
 export const leadScraperMode = defineEndpoint({

@@ -1,6 +1,6 @@
-import { createWebhook, createWebhookInput, deleteWebhook, deliveriesParams, listDeliveries, listWebhooks } from '../../runs/webhooks.ts';
+import { createWebhook, createWebhookInput, deleteWebhook, deliveriesParams, listDeliveries, listWebhooks, sendTestWebhook } from '../../runs/webhooks.ts';
 import { defineEndpoint, type RestRequest } from '../define.ts';
-import { createdWebhookResponse, deliveryListResponse, webhookListResponse } from '../schemas.ts';
+import { createdWebhookResponse, deliveryListResponse, testDeliveryResponse, webhookListResponse } from '../schemas.ts';
 
 const PATH = '/api/v1/webhooks';
 const ONE = `${PATH}/:id`;
@@ -61,4 +61,18 @@ export const listWebhookDeliveries = defineEndpoint({
   response: deliveryListResponse,
   errors: { 400: ['validation_failed'], 404: ['not_found'] },
   handler: ({ core, principal }, input: { id: string; query: unknown }) => listDeliveries(core.db, principal, input.id, input.query),
+});
+
+export const sendTestWebhookEvent = defineEndpoint({
+  name: 'sendTestWebhook',
+  title: 'Send a test event to a webhook',
+  tag: 'Webhooks',
+  description:
+    'Queues one webhook.test event to the webhook, whatever events it subscribes to: {"type": "webhook.test", "timestamp", "data": {"webhookId", "sentAt"}}, signed, retried and guarded like a run event, and logged among its deliveries. The answer is the delivery, pending; its outcome is in the delivery log.',
+  rest: { path: `${ONE}/test`, methods: ['post'], status: 201, input: idOf, ok: 'The delivery queued.' },
+  graphql: { field: 'sendTestWebhook' },
+  response: testDeliveryResponse,
+  errors: { 404: ['not_found'] },
+  handler: ({ core, principal }, id: string) => sendTestWebhook(core.db, principal, id),
+  respond: (delivery) => ({ delivery }),
 });

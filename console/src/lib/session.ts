@@ -1,0 +1,59 @@
+/** The session of the signed-in user, as GET /auth/session and the sign-in routes answer it (docs/console.md). */
+export interface SessionView {
+  user: { id: string; email: string; name: string | null };
+  account: { id: string; name: string };
+  role: 'owner' | 'admin' | 'member';
+  csrfToken: string;
+  expiresAt: string;
+}
+
+/** A refusal of an /auth route: DESIGN.md's error body. */
+export class AuthError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: { path: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+
+  /** The message of the field at `path`, if the refusal names it. */
+  fieldMessage(path: string): string | undefined {
+    return this.details.find((d) => d.path === path)?.message;
+  }
+}
+
+async function call<T>(method: string, path: string, body?: unknown, csrfToken?: string): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (csrfToken) headers['x-csrf-token'] = csrfToken;
+  const res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  if (res.status === 204 || res.status === 202) return undefined as T;
+  const answer = (await res.json().catch(() => null)) as { error?: { code: string; message: string; details?: { path: string; message: string }[] } } | null;
+  if (!res.ok) {
+    const error = answer?.error;
+    throw new AuthError(res.status, error?.code ?? 'error', error?.message ?? `The server answered ${res.status}.`, error?.details ?? []);
+  }
+  return answer as T;
+}
+
+export const auth = {
+  /** The current session; null when signed out. */
+  async current(): Promise<SessionView | null> {
+    try {
+      return await call<SessionView>('GET', '/auth/session');
+    } catch (err) {
+      if (err instanceof AuthError && err.status === 401) return null;
+      throw err;
+    }
+  },
+  signUp: (input: { email: string; password: string; name?: string; accountName?: string }) => call<SessionView>('POST', '/auth/sign-up', input),
+  signIn: (input: { email: string; password: string }) => call<SessionView>('POST', '/auth/sign-in', input),
+  signOut: (csrfToken: string) => call<void>('POST', '/auth/sign-out', undefined, csrfToken),
+  requestReset: (email: string) => call<void>('POST', '/auth/password-reset', { email }),
+  confirmReset: (input: { token: string; password: string }) => call<SessionView>('POST', '/auth/password-reset/confirm', input),
+  invitation: (token: string) =>
+    call<{ email: string; accountName: string; role: string; expiresAt: string; userExists: boolean }>('GET', `/auth/invitations/${encodeURIComponent(token)}`),
+  acceptInvitation: (input: { token: string; password: string; name?: string }) => call<SessionView>('POST', '/auth/invitations/accept', input),
+};

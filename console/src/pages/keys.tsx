@@ -1,0 +1,188 @@
+import { useState, type FormEvent } from 'react';
+import { Alert, Button, Code, CopyButton, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useMutation, useQuery } from 'urql';
+import { graphql } from '../gql/index.ts';
+import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { PageTitle } from '../Shell.tsx';
+import { when } from '../lib/format.ts';
+
+const KeysQuery = graphql(`
+  query ConsoleKeys {
+    viewer {
+      id
+      apiKeys(first: 100, includeRevoked: true) {
+        nodes {
+          id
+          name
+          prefix
+          createdBy {
+            id
+            email
+          }
+          createdAt
+          lastUsedAt
+          expiresAt
+          revokedAt
+        }
+      }
+    }
+  }
+`);
+
+const CreateKey = graphql(`
+  mutation ConsoleCreateKey($input: CreateApiKeyInput!) {
+    createApiKey(input: $input) {
+      apiKey {
+        id
+        name
+        prefix
+      }
+      secret
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+const RevokeKey = graphql(`
+  mutation ConsoleRevokeKey($id: ID!) {
+    revokeApiKey(id: $id) {
+      apiKey {
+        id
+        revokedAt
+      }
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+function CreateKeyForm({ onCreated }: { onCreated(): void }) {
+  const [name, setName] = useState('');
+  const [expires, setExpires] = useState('');
+  const [created, create] = useMutation(CreateKey);
+  const [secret, setSecret] = useState<{ name: string; value: string } | null>(null);
+  const answer = created.data?.createApiKey;
+  const fieldError = (field: string) => answer?.userErrors.find((e) => e.field?.at(-1) === field)?.message;
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setSecret(null);
+    const result = await create({ input: { name, ...(expires ? { expiresAt: new Date(`${expires}T23:59:59Z`).toISOString() } : {}) } });
+    const made = result.data?.createApiKey;
+    if (made?.secret && made.apiKey) {
+      setSecret({ name: made.apiKey.name, value: made.secret });
+      setName('');
+      setExpires('');
+      onCreated();
+    }
+  };
+  return (
+    <Stack>
+      <form onSubmit={submit} aria-label="Create an API key">
+        <Group align="flex-end">
+          <TextInput label="Key name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={fieldError('name')} />
+          <TextInput label="Expires on (optional)" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} error={fieldError('expiresAt')} />
+          <Button type="submit" loading={created.fetching}>
+            Create key
+          </Button>
+        </Group>
+      </form>
+      {answer && <UserErrors errors={answer.userErrors.filter((e) => !['name', 'expiresAt'].includes(e.field?.at(-1) ?? ''))} />}
+      {created.error && <Alert color="red" role="alert">{created.error.message}</Alert>}
+      {secret && (
+        <Alert color="green" title={`Key “${secret.name}” created`} role="status">
+          <Text size="sm" mb="xs">
+            Copy it now: the secret is shown only this once.
+          </Text>
+          <Group>
+            <Text size="sm" fw={600}>
+              Secret
+            </Text>
+            <Code data-testid="new-key-secret">
+              {secret.value}
+            </Code>
+            <CopyButton value={secret.value}>
+              {({ copied, copy }) => (
+                <Button size="xs" variant="light" onClick={copy}>
+                  {copied ? 'Copied' : 'Copy key'}
+                </Button>
+              )}
+            </CopyButton>
+          </Group>
+        </Alert>
+      )}
+    </Stack>
+  );
+}
+
+export default function Keys() {
+  const [{ data, error }, refetch] = useQuery({ query: KeysQuery, requestPolicy: 'cache-and-network' });
+  const [revoking, revoke] = useMutation(RevokeKey);
+  const reload = () => refetch({ requestPolicy: 'network-only' });
+  return (
+    <Stack>
+      <PageTitle title="API keys">Keys belong to the account: REST, GraphQL, MCP and the CLI accept them. Revoking one works at once on every face.</PageTitle>
+      <CreateKeyForm onCreated={reload} />
+      <Title order={3}>Keys</Title>
+      {error ? (
+        <QueryError error={error} />
+      ) : !data ? (
+        <Loading />
+      ) : (
+        <Table aria-label="API keys">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Name</Table.Th>
+              <Table.Th>Prefix</Table.Th>
+              <Table.Th>Created by</Table.Th>
+              <Table.Th>Created</Table.Th>
+              <Table.Th>Last used</Table.Th>
+              <Table.Th>Expires</Table.Th>
+              <Table.Th>State</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {data.viewer.apiKeys.nodes.map((key) => (
+              <Table.Tr key={key.id}>
+                <Table.Td>{key.name}</Table.Td>
+                <Table.Td>
+                  <Code>{key.prefix}…</Code>
+                </Table.Td>
+                <Table.Td>{key.createdBy?.email ?? '—'}</Table.Td>
+                <Table.Td>{when(key.createdAt)}</Table.Td>
+                <Table.Td>{when(key.lastUsedAt)}</Table.Td>
+                <Table.Td>{when(key.expiresAt)}</Table.Td>
+                <Table.Td>
+                  {key.revokedAt ? (
+                    `Revoked ${when(key.revokedAt)}`
+                  ) : (
+                    <Button
+                      size="xs"
+                      color="red"
+                      variant="outline"
+                      loading={revoking.fetching && revoking.operation?.variables.id === key.id}
+                      aria-label={`Revoke ${key.name}`}
+                      onClick={async () => {
+                        if (!confirm(`Revoke the key “${key.name}”? Every request with it is refused from now on.`)) return;
+                        await revoke({ id: key.id });
+                        reload();
+                      }}
+                    >
+                      Revoke
+                    </Button>
+                  )}
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,235 @@
+import { useState, type FormEvent } from 'react';
+import { Alert, Button, Group, NativeSelect, Stack, Table, TextInput, Title } from '@mantine/core';
+import { useMutation, useQuery } from 'urql';
+import { graphql } from '../gql/index.ts';
+import type { Role } from '../gql/graphql.ts';
+import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { PageTitle } from '../Shell.tsx';
+import { useSession } from '../lib/session-context.tsx';
+import { when } from '../lib/format.ts';
+
+const MembersQuery = graphql(`
+  query ConsoleMembers {
+    viewer {
+      id
+      members(first: 100) {
+        nodes {
+          id
+          role
+          createdAt
+          user {
+            id
+            email
+            name
+          }
+        }
+      }
+      invitations(first: 100) {
+        nodes {
+          id
+          email
+          role
+          createdAt
+          expiresAt
+        }
+      }
+    }
+  }
+`);
+
+const Invite = graphql(`
+  mutation ConsoleInvite($input: InviteMemberInput!) {
+    inviteMember(input: $input) {
+      invitation {
+        id
+        email
+      }
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+const ChangeRole = graphql(`
+  mutation ConsoleChangeRole($input: ChangeMemberRoleInput!) {
+    changeMemberRole(input: $input) {
+      membership {
+        id
+        role
+      }
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+const Remove = graphql(`
+  mutation ConsoleRemoveMember($id: ID!) {
+    removeMember(id: $id) {
+      removedMembershipId
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+const RevokeInvitation = graphql(`
+  mutation ConsoleRevokeInvitation($id: ID!) {
+    revokeInvitation(id: $id) {
+      revokedInvitationId
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+const ROLES: Role[] = ['MEMBER', 'ADMIN', 'OWNER'];
+const roleLabel = (role: string) => role.charAt(0) + role.slice(1).toLowerCase();
+
+export default function Members() {
+  const { session } = useSession();
+  const [{ data, error }, refetch] = useQuery({ query: MembersQuery, requestPolicy: 'cache-and-network' });
+  const [invited, invite] = useMutation(Invite);
+  const [changed, change] = useMutation(ChangeRole);
+  const [removed, remove] = useMutation(Remove);
+  const [revoked, revoke] = useMutation(RevokeInvitation);
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('MEMBER');
+  const reload = () => refetch({ requestPolicy: 'network-only' });
+  // Admins may not grant or take the owner role.
+  const grantable = session.role === 'owner' ? ROLES : ROLES.filter((r) => r !== 'OWNER');
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const result = await invite({ input: { email, role } });
+    if (result.data?.inviteMember.invitation) {
+      setEmail('');
+      reload();
+    }
+  };
+  const errors = [...(invited.data?.inviteMember.userErrors ?? []), ...(changed.data?.changeMemberRole.userErrors ?? []), ...(removed.data?.removeMember.userErrors ?? []), ...(revoked.data?.revokeInvitation.userErrors ?? [])];
+  return (
+    <Stack>
+      <PageTitle title="Members">Owners manage everything, billing included; admins manage keys, webhooks and members; members use tools, runs and data.</PageTitle>
+      <form onSubmit={submit} aria-label="Invite a member">
+        <Group align="flex-end">
+          <TextInput label="Email to invite" type="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
+          <NativeSelect label="Role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)} data={grantable.map((r) => ({ value: r, label: roleLabel(r) }))} />
+          <Button type="submit" loading={invited.fetching}>
+            Send invitation
+          </Button>
+        </Group>
+      </form>
+      {invited.data?.inviteMember.invitation && (
+        <Alert color="green" role="status">
+          Invitation sent to {invited.data.inviteMember.invitation.email}.
+        </Alert>
+      )}
+      <UserErrors errors={errors} />
+      {error ? (
+        <QueryError error={error} />
+      ) : !data ? (
+        <Loading />
+      ) : (
+        <>
+          <Title order={3}>Members</Title>
+          <Table aria-label="Members">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Email</Table.Th>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Role</Table.Th>
+                <Table.Th>Since</Table.Th>
+                <Table.Th>Remove</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {data.viewer.members.nodes.map((m) => (
+                <Table.Tr key={m.id}>
+                  <Table.Td>{m.user.email}</Table.Td>
+                  <Table.Td>{m.user.name ?? '—'}</Table.Td>
+                  <Table.Td>
+                    <NativeSelect
+                      aria-label={`Role of ${m.user.email}`}
+                      value={m.role}
+                      disabled={m.role === 'OWNER' && session.role !== 'owner'}
+                      onChange={async (e) => {
+                        await change({ input: { membershipId: m.id, role: e.currentTarget.value as Role } });
+                        reload();
+                      }}
+                      data={(m.role === 'OWNER' ? ROLES : grantable).map((r) => ({ value: r, label: roleLabel(r) }))}
+                    />
+                  </Table.Td>
+                  <Table.Td>{when(m.createdAt)}</Table.Td>
+                  <Table.Td>
+                    <Button
+                      size="xs"
+                      color="red"
+                      variant="outline"
+                      aria-label={`Remove ${m.user.email}`}
+                      onClick={async () => {
+                        if (!confirm(`Remove ${m.user.email} from the account?`)) return;
+                        await remove({ id: m.id });
+                        reload();
+                      }}
+                    >
+                      Remove
+                    </Button>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+          <Title order={3}>Pending invitations</Title>
+          <Table aria-label="Pending invitations">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Email</Table.Th>
+                <Table.Th>Role</Table.Th>
+                <Table.Th>Sent</Table.Th>
+                <Table.Th>Expires</Table.Th>
+                <Table.Th>Revoke</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {data.viewer.invitations.nodes.map((i) => (
+                <Table.Tr key={i.id}>
+                  <Table.Td>{i.email}</Table.Td>
+                  <Table.Td>{roleLabel(i.role)}</Table.Td>
+                  <Table.Td>{when(i.createdAt)}</Table.Td>
+                  <Table.Td>{when(i.expiresAt)}</Table.Td>
+                  <Table.Td>
+                    <Button
+                      size="xs"
+                      color="red"
+                      variant="outline"
+                      aria-label={`Revoke the invitation of ${i.email}`}
+                      onClick={async () => {
+                        if (!confirm(`Revoke the invitation of ${i.email}? Its link will stop working.`)) return;
+                        await revoke({ id: i.id });
+                        reload();
+                      }}
+                    >
+                      Revoke
+                    </Button>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </>
+      )}
+    </Stack>
+  );
+}

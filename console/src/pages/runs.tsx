@@ -1,0 +1,122 @@
+import { useState, type FormEvent } from 'react';
+import { Button, Group, NativeSelect, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Link, useNavigate } from 'react-router';
+import { useQuery } from 'urql';
+import { graphql } from '../gql/index.ts';
+import type { RunStatus, Tool } from '../gql/graphql.ts';
+import { Loading, QueryError, StatusBadge } from '../components.tsx';
+import { PageTitle } from '../Shell.tsx';
+import { count, usd, when } from '../lib/format.ts';
+
+const RunsQuery = graphql(`
+  query ConsoleRuns($first: Int, $after: String, $status: RunStatus, $tool: Tool) {
+    runs(first: $first, after: $after, status: $status, tool: $tool) {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      nodes {
+        id
+        tool
+        status
+        itemCount
+        cost
+        createdAt
+      }
+    }
+    tools {
+      name
+      title
+    }
+  }
+`);
+
+const STATUSES: RunStatus[] = ['READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ABORTING', 'ABORTED', 'TIMED_OUT'];
+const PAGE = 20;
+
+export default function Runs() {
+  const navigate = useNavigate();
+  const [status, setStatus] = useState('');
+  const [tool, setTool] = useState('');
+  // The cursors of the pages before this one, to go back (connections page forward only).
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const [search, setSearch] = useState('');
+  const after = cursors.at(-1) ?? null;
+  const [{ data, error }] = useQuery({
+    query: RunsQuery,
+    variables: { first: PAGE, after, status: (status || null) as RunStatus | null, tool: (tool || null) as Tool | null },
+    requestPolicy: 'cache-and-network',
+  });
+  const filter = (set: (v: string) => void) => (e: { currentTarget: { value: string } }) => {
+    set(e.currentTarget.value);
+    setCursors([null]);
+  };
+  const find = (event: FormEvent) => {
+    event.preventDefault();
+    if (search.trim()) navigate(`/runs/${encodeURIComponent(search.trim())}`);
+  };
+  const titles = new Map(data?.tools.map((t) => [t.name, t.title]));
+  return (
+    <Stack>
+      <PageTitle title="Runs" />
+      <Group align="flex-end">
+        <NativeSelect label="Status" value={status} onChange={filter(setStatus)} data={[{ value: '', label: 'Any status' }, ...STATUSES]} />
+        <NativeSelect label="Tool" value={tool} onChange={filter(setTool)} data={[{ value: '', label: 'Any tool' }, ...(data?.tools.map((t) => ({ value: t.name, label: t.title })) ?? [])]} />
+        <form onSubmit={find} aria-label="Find a run by id">
+          <Group align="flex-end">
+            <TextInput label="Run id" value={search} onChange={(e) => setSearch(e.currentTarget.value)} />
+            <Button type="submit" variant="default">
+              Open run
+            </Button>
+          </Group>
+        </form>
+      </Group>
+      {error ? (
+        <QueryError error={error} />
+      ) : !data ? (
+        <Loading />
+      ) : (
+        <>
+          <Text size="sm">{count(data.runs.totalCount)} runs</Text>
+          <Table aria-label="Runs">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Run</Table.Th>
+                <Table.Th>Tool</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Rows</Table.Th>
+                <Table.Th>Cost</Table.Th>
+                <Table.Th>Started</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {data.runs.nodes.map((run) => (
+                <Table.Tr key={run.id}>
+                  <Table.Td>
+                    <Link to={`/runs/${run.id}`}>{run.id}</Link>
+                  </Table.Td>
+                  <Table.Td>{titles.get(run.tool) ?? run.tool}</Table.Td>
+                  <Table.Td>
+                    <StatusBadge status={run.status} />
+                  </Table.Td>
+                  <Table.Td>{count(run.itemCount)}</Table.Td>
+                  <Table.Td>{usd(run.cost)}</Table.Td>
+                  <Table.Td>{when(run.createdAt)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+          <Group>
+            <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
+              Previous page
+            </Button>
+            <Button variant="default" disabled={!data.runs.pageInfo.hasNextPage} onClick={() => setCursors((c) => [...c, data.runs.pageInfo.endCursor ?? null])}>
+              Next page
+            </Button>
+          </Group>
+        </>
+      )}
+    </Stack>
+  );
+}

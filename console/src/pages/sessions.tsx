@@ -1,0 +1,121 @@
+import { Alert, Button, Stack, Table } from '@mantine/core';
+import { useMutation, useQuery } from 'urql';
+import { graphql } from '../gql/index.ts';
+import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { PageTitle } from '../Shell.tsx';
+import { when } from '../lib/format.ts';
+
+const SessionsQuery = graphql(`
+  query ConsoleSessions {
+    currentUser {
+      id
+      email
+    }
+    sessions(first: 100) {
+      nodes {
+        id
+        createdAt
+        lastSeenAt
+        expiresAt
+        userAgent
+        ipAddress
+        current
+      }
+    }
+  }
+`);
+
+const RevokeSession = graphql(`
+  mutation ConsoleRevokeSession($id: ID!) {
+    revokeSession(id: $id) {
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+const SignOutEverywhere = graphql(`
+  mutation ConsoleSignOutEverywhere {
+    signOutEverywhere {
+      revokedSessionCount
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+export default function Sessions({ onSignedOut }: { onSignedOut(): void }) {
+  const [{ data, error }, refetch] = useQuery({ query: SessionsQuery, requestPolicy: 'cache-and-network' });
+  const [revoked, revoke] = useMutation(RevokeSession);
+  const [everywhere, signOutEverywhere] = useMutation(SignOutEverywhere);
+  return (
+    <Stack>
+      <PageTitle title="Sessions">Where you are signed in. Signing out everywhere ends every session of yours, this one included.</PageTitle>
+      <div>
+        <Button
+          color="red"
+          loading={everywhere.fetching}
+          onClick={async () => {
+            const result = await signOutEverywhere({});
+            if (result.data?.signOutEverywhere.userErrors.length === 0) onSignedOut();
+          }}
+        >
+          Sign out everywhere
+        </Button>
+      </div>
+      <UserErrors errors={[...(revoked.data?.revokeSession.userErrors ?? []), ...(everywhere.data?.signOutEverywhere.userErrors ?? [])]} />
+      {everywhere.error && <Alert color="red">{everywhere.error.message}</Alert>}
+      {error ? (
+        <QueryError error={error} />
+      ) : !data ? (
+        <Loading />
+      ) : (
+        <Table aria-label="Sessions">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Browser</Table.Th>
+              <Table.Th>Address</Table.Th>
+              <Table.Th>Signed in</Table.Th>
+              <Table.Th>Last seen</Table.Th>
+              <Table.Th>End</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {data.sessions.nodes.map((s) => (
+              <Table.Tr key={s.id}>
+                <Table.Td>{s.userAgent ?? '—'}</Table.Td>
+                <Table.Td>{s.ipAddress ?? '—'}</Table.Td>
+                <Table.Td>{when(s.createdAt)}</Table.Td>
+                <Table.Td>{when(s.lastSeenAt)}</Table.Td>
+                <Table.Td>
+                  {s.current ? (
+                    'This session'
+                  ) : (
+                    <Button
+                      size="xs"
+                      variant="outline"
+                      color="red"
+                      aria-label={`End the session signed in ${when(s.createdAt)}`}
+                      onClick={async () => {
+                        await revoke({ id: s.id });
+                        refetch({ requestPolicy: 'network-only' });
+                      }}
+                    >
+                      End
+                    </Button>
+                  )}
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </Table.Tbody>
+        </Table>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,235 @@
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { Alert, Button, Group, NativeSelect, NumberInput, Stack, Text, Textarea, TextInput } from '@mantine/core';
+import { useNavigate, useParams } from 'react-router';
+import { useClient, useQuery } from 'urql';
+import { graphql } from '../gql/index.ts';
+import type { ConsoleToolQuery } from '../gql/graphql.ts';
+import { Loading, QueryError } from '../components.tsx';
+import { PageTitle } from '../Shell.tsx';
+import { toolValue, usd } from '../lib/format.ts';
+
+const ToolQuery = graphql(`
+  query ConsoleTool($name: Tool!) {
+    tool(name: $name) {
+      name
+      title
+      description
+      priceText
+      available
+      plan
+      mutation
+      inputType
+      inputFields {
+        name
+        description
+        type
+        kind
+        required
+        options
+      }
+    }
+  }
+`);
+
+type Tool = NonNullable<ConsoleToolQuery['tool']>;
+type Field = Tool['inputFields'][number];
+type Values = Record<string, string>;
+
+interface StartAnswer {
+  run: { id: string } | null;
+  message: string | null;
+  estimatedCost: string | null;
+  userErrors: { code: string; field: string[] | null; message: string }[];
+}
+
+/**
+ * The start mutation of a tool, built from what the `tool` query names: every start mutation takes
+ * the same arguments and answers the same fields, so one document shape serves them all.
+ */
+const startDocument = (tool: Tool) => `mutation ConsoleStart($input: ${tool.inputType}!, $dryRun: Boolean) {
+  start: ${tool.mutation}(input: $input, dryRun: $dryRun) { run { id } message estimatedCost userErrors { code field message } }
+}`;
+
+const isList = (kind: string) => kind.endsWith('_LIST');
+
+class FormError extends Error {
+  constructor(readonly field: string, message: string) {
+    super(message);
+  }
+}
+
+/** The form's values as the input object (empty fields left out, so the tool's defaults apply). */
+function inputOf(fields: readonly Field[], values: Values): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const field of fields) {
+    const raw = (values[field.name] ?? '').trim();
+    if (raw === '') continue;
+    switch (field.kind) {
+      case 'INT':
+      case 'FLOAT': {
+        const n = Number(raw);
+        if (!Number.isFinite(n) || (field.kind === 'INT' && !Number.isInteger(n))) throw new FormError(field.name, field.kind === 'INT' ? 'Enter a whole number.' : 'Enter a number.');
+        input[field.name] = n;
+        break;
+      }
+      case 'BOOLEAN':
+        input[field.name] = raw === 'true';
+        break;
+      case 'TEXT_LIST':
+      case 'ENUM_LIST':
+        input[field.name] = raw.split('\n').map((s) => s.trim()).filter(Boolean);
+        break;
+      case 'OBJECT':
+      case 'OBJECT_LIST':
+        try {
+          input[field.name] = JSON.parse(raw);
+        } catch {
+          throw new FormError(field.name, 'Enter JSON.');
+        }
+        break;
+      default:
+        input[field.name] = raw;
+    }
+  }
+  return input;
+}
+
+/** userErrors by the input field they name (`["input", "maxItems"]` → maxItems); the rest apart. */
+function byField(errors: StartAnswer['userErrors']) {
+  const fields: Record<string, string> = {};
+  const other: string[] = [];
+  for (const e of errors) {
+    const name = e.field?.[0] === 'input' ? e.field[1] : undefined;
+    if (name) fields[name] = fields[name] ? `${fields[name]} ${e.message}` : e.message;
+    else other.push(e.message);
+  }
+  return { fields, other };
+}
+
+function FieldInput({ field, value, error, onChange }: { field: Field; value: string; error?: string; onChange(value: string): void }) {
+  const common = { label: field.name, description: field.description ?? undefined, required: field.required, error, name: field.name };
+  switch (field.kind) {
+    case 'INT':
+    case 'FLOAT':
+      return <NumberInput {...common} value={value} allowDecimal={field.kind === 'FLOAT'} onChange={(v) => onChange(String(v))} />;
+    case 'BOOLEAN':
+      return <NativeSelect {...common} value={value} onChange={(e) => onChange(e.currentTarget.value)} data={[{ value: '', label: 'Default' }, { value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }]} />;
+    case 'ENUM':
+      return <NativeSelect {...common} value={value} onChange={(e) => onChange(e.currentTarget.value)} data={[{ value: '', label: 'Default' }, ...field.options]} />;
+    case 'TEXT_LIST':
+    case 'ENUM_LIST':
+    case 'OBJECT':
+    case 'OBJECT_LIST':
+      return (
+        <Textarea
+          {...common}
+          description={`${field.description ?? ''} ${isList(field.kind) && !field.kind.startsWith('OBJECT') ? '(one per line)' : '(JSON)'}`.trim()}
+          autosize
+          minRows={2}
+          value={value}
+          onChange={(e) => onChange(e.currentTarget.value)}
+        />
+      );
+    default:
+      return <TextInput {...common} value={value} onChange={(e) => onChange(e.currentTarget.value)} />;
+  }
+}
+
+function StartForm({ tool }: { tool: Tool }) {
+  const client = useClient();
+  const navigate = useNavigate();
+  const [values, setValues] = useState<Values>(() => Object.fromEntries(tool.inputFields.map((f) => [f.name, ''])));
+  const [estimate, setEstimate] = useState<{ cost: string | null; message: string | null } | null>(null);
+  const [errors, setErrors] = useState<{ fields: Record<string, string>; other: string[] }>({ fields: {}, other: [] });
+  const [busy, setBusy] = useState(false);
+  const document = useMemo(() => startDocument(tool), [tool]);
+  const latest = useRef(0);
+
+  const send = async (dryRun: boolean): Promise<StartAnswer | undefined> => {
+    let input: Record<string, unknown>;
+    try {
+      input = inputOf(tool.inputFields, values);
+    } catch (err) {
+      if (err instanceof FormError) setErrors({ fields: { [err.field]: err.message }, other: [] });
+      return undefined;
+    }
+    const result = await client.mutation<{ start: StartAnswer }>(document, { input, dryRun }, { requestPolicy: 'network-only' }).toPromise();
+    if (result.error) {
+      setErrors({ fields: {}, other: [result.error.graphQLErrors[0]?.message ?? result.error.message] });
+      return undefined;
+    }
+    const answer = result.data!.start;
+    setErrors(byField(answer.userErrors));
+    return answer;
+  };
+
+  // The estimate follows the form: a dry run of the start a moment after the last change.
+  useEffect(() => {
+    const call = ++latest.current;
+    const timer = setTimeout(async () => {
+      const answer = await send(true);
+      if (call !== latest.current || !answer) return;
+      setEstimate(answer.userErrors.length === 0 ? { cost: answer.estimatedCost, message: answer.message } : null);
+    }, 300);
+    return () => clearTimeout(timer);
+    // The values are what changes; `send` is remade with them.
+  }, [values]);
+
+  const start = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    latest.current++;
+    try {
+      const answer = await send(false);
+      if (answer?.run) navigate(`/runs/${answer.run.id}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form onSubmit={start} noValidate aria-label={`Start ${tool.title}`}>
+      <Stack maw={720}>
+        {tool.inputFields.map((field) => (
+          <FieldInput key={field.name} field={field} value={values[field.name] ?? ''} error={errors.fields[field.name]} onChange={(value) => setValues((v) => ({ ...v, [field.name]: value }))} />
+        ))}
+        {errors.other.length > 0 && (
+          <Alert color="red" role="alert" title="Not started">
+            {errors.other.map((m, i) => (
+              <div key={i}>{m}</div>
+            ))}
+          </Alert>
+        )}
+        <div role="status" aria-live="polite" aria-label="Estimate">
+          {estimate && (
+            <Text>
+              Estimated cost: <strong>{usd(estimate.cost)}</strong>
+              {estimate.message ? ` — ${estimate.message}` : ''}
+            </Text>
+          )}
+        </div>
+        <Group>
+          <Button type="submit" loading={busy}>
+            Start
+          </Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}
+
+export default function ToolForm() {
+  const { tool: slug = '' } = useParams();
+  const [{ data, error }] = useQuery({ query: ToolQuery, variables: { name: toolValue(slug) as never } });
+  if (error) return <QueryError error={error} />;
+  if (!data) return <Loading />;
+  const tool = data.tool;
+  if (!tool) return <Alert color="red">No such tool.</Alert>;
+  return (
+    <Stack>
+      <PageTitle title={tool.title}>{tool.description}</PageTitle>
+      <Text fw={600}>Price: {tool.priceText}</Text>
+      {tool.available ? <StartForm key={tool.name} tool={tool} /> : <Alert color="yellow">This tool needs the {tool.plan?.toLowerCase()} plan or higher.</Alert>}
+    </Stack>
+  );
+}

@@ -1,0 +1,256 @@
+import { getNamedType, getNullableType, isEnumType, isInputObjectType, isLeafType, isListType, isNonNullType, isObjectType, type GraphQLInputType, type GraphQLSchema } from 'graphql';
+import { ALLOWANCE_KINDS, type AllowanceKind } from '../db/schema/limits.ts';
+import type { Account } from '../db/schema/accounts.ts';
+import { takeAllowance, utcDay } from '../src/billing/allowances.ts';
+import { assertPlan } from '../src/billing/plans.ts';
+import { PURCHASE_RULES_TEXT, purchaseTerms, type PurchaseTerms } from '../src/billing/wallet.ts';
+import { getInstallationSecret } from '../src/accounts/installation.ts';
+import { DOWNLOAD_LINK_SECS, signDownload } from '../src/runs/download-links.ts';
+import { assertDownloadable, type ExportFormat } from '../src/runs/exports.ts';
+import { getRun } from '../src/runs/runs.ts';
+import { isTerminal } from '../src/runs/view.ts';
+import { TOOLS } from '../src/tools/index.ts';
+import type { Column, ToolDefinition } from '../src/tools/types.ts';
+import { AccountRef, PlanEnum } from './account.ts';
+import { builder } from './builder.ts';
+import { resultTypeName } from './results.ts';
+import { RunRef, ToolEnum } from './run.ts';
+import { camel } from './zod-input.ts';
+
+/**
+ * What a frontend needs to draw the tools without knowing them: each tool of the registry with its
+ * price, plan gate, start mutation and the fields of its input type (read from the built schema, so a
+ * form follows the same declaration REST, GraphQL and MCP validate with), and its result columns.
+ * Also today’s use of the daily allowances on Account, signed download links on Run, and a credit purchase's quote.
+ */
+
+const INPUT_KINDS = ['TEXT', 'TEXT_LIST', 'INT', 'FLOAT', 'BOOLEAN', 'ENUM', 'ENUM_LIST', 'OBJECT', 'OBJECT_LIST'] as const;
+type InputKind = (typeof INPUT_KINDS)[number];
+
+const InputKindEnum = builder.enumType('ToolInputKind', {
+  description: 'How a form edits an input field: the shape of its GraphQL type.',
+  values: {
+    TEXT: { description: 'A string.' },
+    TEXT_LIST: { description: 'A list of strings.' },
+    INT: { description: 'A whole number.' },
+    FLOAT: { description: 'A number.' },
+    BOOLEAN: { description: 'True or false.' },
+    ENUM: { description: 'One of `options`.' },
+    ENUM_LIST: { description: 'Several of `options`.' },
+    OBJECT: { description: 'An input object (see `type`), edited as JSON.' },
+    OBJECT_LIST: { description: 'A list of input objects (see `type`), edited as JSON.' },
+  },
+});
+
+interface InputFieldView {
+  name: string;
+  description: string | null;
+  type: string;
+  kind: InputKind;
+  required: boolean;
+  options: string[];
+}
+
+function kindOf(type: GraphQLInputType): { kind: InputKind; options: string[] } {
+  const bare = getNullableType(type);
+  const list = isListType(bare);
+  const named = getNamedType(type);
+  if (isEnumType(named)) return { kind: list ? 'ENUM_LIST' : 'ENUM', options: named.getValues().map((v) => v.name) };
+  if (isInputObjectType(named)) return { kind: list ? 'OBJECT_LIST' : 'OBJECT', options: [] };
+  if (list) return { kind: 'TEXT_LIST', options: [] };
+  const scalar: Record<string, InputKind> = { Int: 'INT', Float: 'FLOAT', Boolean: 'BOOLEAN' };
+  return { kind: scalar[named.name] ?? 'TEXT', options: [] };
+}
+
+function inputFieldsOf(schema: GraphQLSchema, typeName: string): InputFieldView[] {
+  const type = schema.getType(typeName);
+  if (!isInputObjectType(type)) return [];
+  return Object.values(type.getFields()).map((field) => ({
+    name: field.name,
+    description: field.description ?? null,
+    type: String(field.type),
+    required: isNonNullType(field.type),
+    ...kindOf(field.type),
+  }));
+}
+
+const ToolInputFieldRef = builder.objectRef<InputFieldView>('ToolInputField').implement({
+  description: 'A field of a tool’s start input type.',
+  fields: (t) => ({
+    name: t.exposeString('name', { description: 'The field’s name in the input type (and the REST start body).' }),
+    description: t.exposeString('description', { nullable: true, description: 'What the field means, its default and limits.' }),
+    type: t.exposeString('type', { description: 'Its GraphQL type, e.g. `[String!]` or `Int`.' }),
+    kind: t.field({ type: InputKindEnum, description: 'How a form edits it.', resolve: (f) => f.kind }),
+    required: t.exposeBoolean('required', { description: 'The start is refused without it.' }),
+    options: t.exposeStringList('options', { description: 'The values of an enum field; empty otherwise.' }),
+  }),
+});
+
+interface ColumnView {
+  column: Column;
+  field: string;
+  leaf: boolean;
+}
+
+const ToolColumnRef = builder.objectRef<ColumnView>('ToolColumn').implement({
+  description: 'A result column of a tool: a field of its row type, a column of its CSV download.',
+  fields: (t) => ({
+    key: t.string({ description: 'The key in JSON downloads.', resolve: (c) => c.column.key }),
+    field: t.exposeString('field', { description: 'The field of the tool’s row type in `RunResult`.' }),
+    header: t.string({ description: 'The header in CSV downloads.', resolve: (c) => c.column.header }),
+    description: t.string({ description: 'What the column holds.', resolve: (c) => c.column.description }),
+    leaf: t.exposeBoolean('leaf', { description: 'The field is a scalar or a list of scalars (selected without sub-fields).' }),
+  }),
+});
+
+function columnsOf(schema: GraphQLSchema, tool: ToolDefinition): ColumnView[] {
+  const type = schema.getType(resultTypeName(tool));
+  const fields = isObjectType(type) ? type.getFields() : {};
+  return tool.columns.map((column) => {
+    const field = camel(column.key);
+    const graphqlField = fields[field];
+    return { column, field, leaf: graphqlField !== undefined && isLeafType(getNamedType(graphqlField.type)) };
+  });
+}
+
+const ToolInfoRef = builder.objectRef<ToolDefinition>('ToolInfo').implement({
+  description: 'A tool of the registry, as a frontend shows and starts it.',
+  fields: (t) => ({
+    name: t.field({ type: ToolEnum, description: 'The tool (a run’s `tool`).', resolve: (tool) => tool.name }),
+    title: t.exposeString('title', { description: 'Its name for people.' }),
+    description: t.exposeString('description', { description: 'What it finds.' }),
+    priceText: t.string({ description: 'What it costs, as docs/tools.md writes it.', resolve: (tool) => tool.price.text }),
+    plan: t.field({ type: PlanEnum, nullable: true, description: 'The lowest plan that may use it; null for every plan.', resolve: (tool) => tool.plan ?? null }),
+    available: t.boolean({
+      description: 'The caller’s plan may start it.',
+      resolve: (tool, _, ctx) => {
+        try {
+          assertPlan(ctx.principal, tool.plan, tool.title);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+    }),
+    cancellable: t.exposeBoolean('cancellable', { description: 'A run of it can be cancelled.' }),
+    mutation: t.string({ description: 'The mutation that starts it (it takes `input`, `dryRun`, `idempotencyKey`, `webhookUrl`).', resolve: (tool) => tool.graphql.mutation }),
+    inputType: t.string({ description: 'The name of its input type.', resolve: (tool) => tool.graphql.inputType }),
+    inputFields: t.field({
+      type: [ToolInputFieldRef],
+      description: 'The fields of its input type, in order.',
+      resolve: (tool, _, __, info) => inputFieldsOf(info.schema, tool.graphql.inputType),
+    }),
+    columns: t.field({ type: [ToolColumnRef], description: 'Its result columns, in CSV order.', resolve: (tool, _, __, info) => columnsOf(info.schema, tool) }),
+  }),
+});
+
+builder.queryField('tools', (t) =>
+  t.field({
+    type: [ToolInfoRef],
+    description: 'Every tool that can be started, in the registry’s order.',
+    resolve: () => TOOLS.filter((tool) => !tool.linkedOnly),
+  }),
+);
+
+builder.queryField('tool', (t) =>
+  t.field({
+    type: ToolInfoRef,
+    nullable: true,
+    description: 'One tool; null when it cannot be started on its own.',
+    args: { name: t.arg({ type: ToolEnum, required: true, description: 'The tool.' }) },
+    resolve: (_, { name }) => TOOLS.find((tool) => tool.name === name && !tool.linkedOnly) ?? null,
+  }),
+);
+
+const AllowanceKindEnum = builder.enumType('AllowanceKind', {
+  description: 'A daily allowance of an account.',
+  values: {
+    DATABASE: { value: 'database', description: 'Records read from the lead and local-business databases.' },
+    ENRICHMENT: { value: 'enrichment', description: 'Rows matched by enrichment.' },
+  } as Record<string, { value: AllowanceKind; description: string }>,
+});
+
+interface AllowanceView {
+  kind: AllowanceKind;
+  limit: number;
+  remaining: number;
+  resetsAt: Date;
+}
+
+const DailyAllowanceRef = builder.objectRef<AllowanceView>('DailyAllowance').implement({
+  description: 'Today’s use of one daily allowance (UTC day).',
+  fields: (t) => ({
+    kind: t.field({ type: AllowanceKindEnum, description: 'Which allowance.', resolve: (a) => a.kind }),
+    limit: t.exposeInt('limit', { description: 'How much a day holds.' }),
+    used: t.int({ description: 'Used today.', resolve: (a) => a.limit - a.remaining }),
+    remaining: t.exposeInt('remaining', { description: 'Left today.' }),
+    resetsAt: t.field({ type: 'DateTime', description: 'Midnight UTC, when it starts again.', resolve: (a) => a.resetsAt }),
+  }),
+});
+
+builder.objectField(AccountRef, 'allowancesToday', (t) =>
+  t.field({
+    type: [DailyAllowanceRef],
+    description: 'Today’s use of the daily allowances (database records, enrichment matches).',
+    resolve: (account: Account, _, ctx) => {
+      const now = ctx.core.clock();
+      const resetsAt = new Date(now.getTime() + utcDay(now).secondsToReset * 1000);
+      const limits: Record<AllowanceKind, number> = { database: ctx.core.config.dailyDatabaseRecords, enrichment: ctx.core.config.dailyEnrichmentMatches };
+      return Promise.all(
+        ALLOWANCE_KINDS.map(async (kind) => {
+          // Taking nothing reads what is left without writing.
+          const { remaining } = await takeAllowance(ctx.core.sql, account.id, kind, 0, limits[kind], now);
+          return { kind, limit: limits[kind], remaining, resetsAt };
+        }),
+      );
+    },
+  }),
+);
+
+const DownloadFormatEnum = builder.enumType('DownloadFormat', {
+  description: 'A file format of a run’s rows.',
+  values: {
+    CSV: { value: 'csv', description: 'Comma-separated, a header line first; cells a spreadsheet would run as formulas are escaped.' },
+    JSON: { value: 'json', description: 'One JSON array of row objects.' },
+    NDJSON: { value: 'ndjson', description: 'One JSON object a line.' },
+  } as Record<string, { value: ExportFormat; description: string }>,
+});
+
+builder.objectField(RunRef, 'downloadUrl', (t) =>
+  t.string({
+    nullable: true,
+    description: `A link to the run’s rows in \`format\` that works without a key for ${DOWNLOAD_LINK_SECS / 60} minutes (signed, for browsers); null before the run ends, error RESULTS_EXPIRED after its rows are deleted.`,
+    args: { format: t.arg({ type: DownloadFormatEnum, required: true, description: 'The file format.' }) },
+    resolve: async (run, { format }, ctx) => {
+      if (!isTerminal(run.status)) return null;
+      assertDownloadable(await getRun(ctx.core.db, ctx.principal.accountId, run.id), ctx.core.clock());
+      const query = signDownload(await getInstallationSecret(ctx.core.db), { accountId: ctx.principal.accountId, runId: run.id, format }, ctx.core.clock());
+      return `${ctx.core.config.publicUrl}/api/downloads/${encodeURIComponent(run.id)}?${query}`;
+    },
+  }),
+);
+
+interface QuoteView {
+  terms: PurchaseTerms;
+}
+
+const CreditQuoteRef = builder.objectRef<QuoteView>('CreditQuote').implement({
+  description: 'What a purchase of credits would charge and add, before paying (the rules of `buyCredits`).',
+  fields: (t) => ({
+    originalAmount: t.field({ type: 'Money', description: 'The amount asked for.', resolve: (q) => q.terms.originalUsd }),
+    amount: t.field({ type: 'Money', description: 'What would be charged, after any adjustment.', resolve: (q) => q.terms.paidMicros }),
+    wasAdjusted: t.boolean({ description: 'The amount asked for would be adjusted down (49, 50, 149 and 649 become 48, 48, 148 and 648).', resolve: (q) => q.terms.amountUsd !== q.terms.originalUsd }),
+    bonusPercent: t.int({ description: 'The plan’s bonus, in percent of the amount charged.', resolve: (q) => q.terms.bonusPercent }),
+    bonus: t.field({ type: 'Money', description: 'The bonus credits the plan adds.', resolve: (q) => q.terms.bonusMicros }),
+    credited: t.field({ type: 'Money', description: 'Purchased credits added: the amount charged and the bonus.', resolve: (q) => q.terms.paidMicros + q.terms.bonusMicros }),
+  }),
+});
+
+builder.queryField('creditQuote', (t) =>
+  t.field({
+    type: CreditQuoteRef,
+    description: `What \`buyCredits\` with \`amount\` would charge and credit, nothing bought: ${PURCHASE_RULES_TEXT} Errors VALIDATION_FAILED (the amount) and SUBSCRIPTION_INACTIVE.`,
+    args: { amount: t.arg({ type: 'Money', required: true, description: 'US dollars to buy, e.g. "100".' }) },
+    resolve: (_, { amount }, ctx) => ({ terms: purchaseTerms(ctx.principal, Number(amount)) }),
+  }),
+);

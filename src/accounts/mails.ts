@@ -1,0 +1,31 @@
+import type { Mail } from '../net/mail.ts';
+
+/** The texts of the service's mails: plain text, and the same in simple HTML. */
+
+const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+function mail(to: string, subject: string, lines: string[], link: { text: string; url: string }, footer: string): Mail {
+  const text = [...lines, '', `${link.text}: ${link.url}`, '', footer].join('\n');
+  const html = `<!doctype html><html><body style="font-family: sans-serif">${lines.map((l) => `<p>${escape(l)}</p>`).join('')}<p><a href="${escape(link.url)}">${escape(link.text)}</a></p><p style="color: #666">${escape(footer)}</p></body></html>`;
+  return { to, subject, text, html };
+}
+
+export function invitationMail(input: { to: string; accountName: string; role: string; inviter: string | null; url: string; expiresAt: Date }): Mail {
+  return mail(
+    input.to,
+    `You are invited to ${input.accountName} on leadgate`,
+    [`${input.inviter ?? 'An owner'} invited you to join the account “${input.accountName}” on leadgate as ${input.role}.`],
+    { text: 'Accept the invitation', url: input.url },
+    `The link works once, until ${input.expiresAt.toISOString()}. If you did not expect it, ignore this mail.`,
+  );
+}
+
+export function passwordResetMail(input: { to: string; url: string; expiresAt: Date }): Mail {
+  return mail(
+    input.to,
+    'Set your leadgate password',
+    ['Someone (hopefully you) asked to set a new password for your leadgate account.'],
+    { text: 'Set a new password', url: input.url },
+    `The link works once, until ${input.expiresAt.toISOString()}; using it signs you out everywhere else. If you did not ask, ignore this mail: your password stays as it is.`,
+  );
+}

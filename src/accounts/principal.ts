@@ -1,0 +1,22 @@
+import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
+import type { Role } from '../../db/schema/identity.ts';
+
+/**
+ * Who is calling: resolved on every request and socket from a Bearer API key, or (GraphQL only) from
+ * a console session cookie with its CSRF token.
+ */
+export interface Principal {
+  accountId: string;
+  /** The credential the per-minute budget is counted on: the key's id, or the session's for a session. */
+  keyId: string;
+  /** The key's display prefix; empty for a session. */
+  keyPrefix: string;
+  plan: Plan;
+  subscriptionStatus: SubscriptionStatus;
+  /** The signed-in user (sessions only). */
+  userId?: string;
+  /** The user's role in the account (sessions only; a key has none: see roles.ts). */
+  role?: Role;
+  /** The console session (sessions only). */
+  sessionId?: string;
+}

@@ -1,0 +1,39 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { ExportFormat } from './exports.ts';
+
+/**
+ * Short-lived signed links to a run's file, for callers without a key (the console's session): the
+ * download route accepts `account`, `expires` and `signature` in place of a key. The signature is an
+ * HMAC-SHA256, under the installation's secret, of the account, run, format and expiry, so a link
+ * opens one file of one run until it expires and cannot be changed into another.
+ */
+
+/** How long a link works: enough to click it, too short to share usefully. */
+export const DOWNLOAD_LINK_SECS = 300;
+
+export interface DownloadLink {
+  accountId: string;
+  runId: string;
+  format: ExportFormat;
+  /** Unix seconds. */
+  expires: number;
+}
+
+const signatureOf = (secret: Buffer | string, link: DownloadLink) =>
+  createHmac('sha256', secret).update(`download\n${link.accountId}\n${link.runId}\n${link.format}\n${link.expires}`).digest('base64url');
+
+/** The query string of a link to `runId`'s file in `format`, valid DOWNLOAD_LINK_SECS from `now`. */
+export function signDownload(secret: Buffer | string, link: Omit<DownloadLink, 'expires'>, now: Date): string {
+  const expires = Math.floor(now.getTime() / 1000) + DOWNLOAD_LINK_SECS;
+  const params = new URLSearchParams({ format: link.format, account: link.accountId, expires: String(expires) });
+  params.set('signature', signatureOf(secret, { ...link, expires }));
+  return params.toString();
+}
+
+/** Whether `signature` signs `link` and the link has not expired. */
+export function verifyDownload(secret: Buffer | string, link: DownloadLink, signature: string, now: Date): boolean {
+  if (!Number.isSafeInteger(link.expires) || link.expires * 1000 <= now.getTime()) return false;
+  const expected = Buffer.from(signatureOf(secret, link));
+  const given = Buffer.from(signature);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
