@@ -39,7 +39,7 @@ import type { Principal } from '../src/accounts/accounts.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { errorHeaders, graphQLErrorOf } from '../src/http/errors.ts';
 import { observeGraphQLWs, useOperationRoutes } from '../src/http/metrics.ts';
-import { admit, authenticate, clientAddress } from '../src/http/pipeline.ts';
+import { admit, authenticate, clientAddress, socketSession, type SessionCredentials } from '../src/http/pipeline.ts';
 import { SharedSubscriptions, type DirectSend } from './shared-subscriptions.ts';
 
 /**
@@ -468,12 +468,30 @@ const GRAPHIQL_WORKERS = {
   graphql: `${GRAPHIQL_ASSETS}/graphql.worker.js`,
 };
 
-/** Starts GraphiQL with the options and worker URLs the page carries in data attributes (no inline script). */
+/**
+ * Starts GraphiQL with the options and worker URLs the page carries in data attributes (no inline
+ * script). Signed in to the console, the browser's session cookie goes with every request and socket;
+ * the session's CSRF token (GET /auth/session) is added to each request and to the socket's connection
+ * parameters (GraphiQL's graphql-ws client sends `connectionParams`, not the headers), so GraphiQL
+ * works signed in as the console, subscriptions included.
+ */
 const GRAPHIQL_START = `(function () {
   var root = document.getElementById('root');
   var workers = JSON.parse(root.getAttribute('data-workers'));
+  var options = JSON.parse(root.getAttribute('data-options'));
   self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: function (moduleId, label) { return workers[label]; } };
-  YogaGraphiQL.renderYogaGraphiQL(root, JSON.parse(root.getAttribute('data-options')));
+  fetch('/auth/session', { credentials: 'same-origin' })
+    .then(function (res) { return res.ok ? res.json() : null; })
+    .catch(function () { return null; })
+    .then(function (session) {
+      if (session) {
+        // The editor's key placeholder would take precedence over the session: signed in, it starts empty.
+        options.headers = '{}';
+        options.additionalHeaders = Object.assign({}, options.additionalHeaders, { 'X-CSRF-Token': session.csrfToken });
+        options.connectionParams = { 'X-CSRF-Token': session.csrfToken };
+      }
+      YogaGraphiQL.renderYogaGraphiQL(root, options);
+    });
 })();
 `;
 
@@ -639,7 +657,7 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
   };
 
   const heartbeat = keepAlive(wss);
-  const server = useServer<Record<string, unknown>, { principal?: Principal }>(
+  const server = useServer<Record<string, unknown>, { principal?: Principal; session?: SessionCredentials }>(
     observeGraphQLWs({
       execute: (args) => (args.rootValue as Root).execute(args),
       subscribe: async (args) => {
@@ -654,7 +672,9 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
       },
       onConnect: async (ctx) => {
         try {
-          ctx.extra.principal = await authenticate(core, authorizationOf(ctx.connectionParams), clientAddress(core.config, ctx.extra.request));
+          // Without a key, the console's session: the upgrade's cookie, from the gateway's own origin, with connectionParams.csrfToken.
+          ctx.extra.session = socketSession(core.config, ctx.extra.request, ctx.connectionParams);
+          ctx.extra.principal = await authenticate(core, authorizationOf(ctx.connectionParams), clientAddress(core.config, ctx.extra.request), ctx.extra.session);
           delete (ctx.extra as { request?: unknown }).request;
           return true;
         } catch (raised) {
@@ -664,7 +684,8 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
             ctx.extra.socket.close(TRY_AGAIN_LATER, closeReason('Try again later', err.message));
             return false;
           }
-          if (!(err instanceof AppError) || (err.status !== 401 && err.status !== 429)) throw raised;
+          // A session's wrong CSRF token (403 csrf_failed) is an unauthorized socket too: 4401.
+          if (!(err instanceof AppError) || (err.status !== 401 && err.status !== 403 && err.status !== 429)) throw raised;
           // graphql-ws would close with 4403 on `false`; the socket is closing already, so that is a no-op.
           if (err.status === 429) ctx.extra.socket.close(TOO_MANY_FAILED_AUTHENTICATIONS, closeReason('Too many requests', err.message));
           else ctx.extra.socket.close(CloseCode.Unauthorized, closeReason('Unauthorized', err.message));
@@ -673,7 +694,7 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
       },
       onSubscribe: async (ctx, id, payload) => {
         try {
-          ctx.extra.principal = await admit(core, authorizationOf(ctx.connectionParams));
+          ctx.extra.principal = await admit(core, authorizationOf(ctx.connectionParams), undefined, undefined, ctx.extra.session);
         } catch (raised) {
           const err = coerceError(raised);
           if (!(err instanceof AppError)) throw raised;

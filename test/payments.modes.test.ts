@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { graphql } from './graphql/gql/index.ts';
+
+const BuyCredits = graphql(`mutation PaymentsModesBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code } } }`);
+const ChoosePlan = graphql(`mutation PaymentsModesChoosePlan { choosePlan(plan: SCALE) { url } }`);
+const PaymentsMode = graphql(`query PaymentsModesPaymentsMode { viewer { payments { mode } } }`);
+const DemoPurchase = graphql(`query PaymentsModesDemoPurchase { viewer { payments { mode } ledger(first: 1) { nodes { note paymentReference } } } }`);
+const OpenBillingPortal = graphql(`mutation PaymentsModesOpenBillingPortal { openBillingPortal { url } }`);
 
 /**
  * The payments modes: demo (recorded without payment, and saying so) and none (buying credits is
@@ -41,13 +48,13 @@ describe('PAYMENTS=none', () => {
     expect(rest.status).toBe(503);
     expect(rest.body).toEqual({ error: { code: 'payments_not_configured', message: expect.stringContaining('npx leadgate accounts grant') } });
 
-    const gql = await t.graphql(apiKey, 'mutation { buyCredits(amount: "100") { purchase { amount } userErrors { code } } }');
+    const gql = await t.graphql(apiKey, BuyCredits);
     expect(gql.body.data?.buyCredits ?? null).toBeNull();
-    expect(gql.body.errors[0].extensions.code).toBe('PAYMENTS_NOT_CONFIGURED');
-    expect(gql.body.errors[0].message).toContain('no payment provider is configured');
+    expect(gql.body.errors![0]!.extensions!.code).toBe('PAYMENTS_NOT_CONFIGURED');
+    expect(gql.body.errors![0]!.message).toContain('no payment provider is configured');
 
-    const plan = await t.graphql(apiKey, 'mutation { choosePlan(plan: SCALE) { url } }');
-    expect(plan.body.errors[0].extensions.code).toBe('PAYMENTS_NOT_CONFIGURED');
+    const plan = await t.graphql(apiKey, ChoosePlan);
+    expect(plan.body.errors![0]!.extensions!.code).toBe('PAYMENTS_NOT_CONFIGURED');
     const hook = await t.request('POST', '/hooks/stripe', { rawBody: '{"id":"evt_1"}', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' } });
     expect(hook.status).toBe(503);
     expect(hook.body.error.code).toBe('payments_not_configured');
@@ -66,7 +73,7 @@ describe('PAYMENTS=none', () => {
     expect(tool.body.result.structuredContent.payments).toEqual({ mode: 'none' });
     const tools = await t.request('POST', '/mcp', { key: apiKey, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(tools.body.result.tools.map((x: { name: string }) => x.name)).not.toContain('buy_credits');
-    expect((await t.graphql(apiKey, '{ viewer { payments { mode } } }')).body.data.viewer.payments).toEqual({ mode: 'NONE' });
+    expect((await t.graphql(apiKey, PaymentsMode)).body.data!.viewer.payments).toEqual({ mode: 'NONE' });
   });
 });
 
@@ -86,9 +93,9 @@ describe('PAYMENTS=demo', () => {
     expect(entry).toEqual({ note: 'demo purchase, no payment taken: bought 100.00 USD + 10% growth bonus 10.00 USD', payment_ref: null });
     expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.payments).toEqual({ mode: 'demo' });
     expect((await mcp(t, apiKey, 'get_wallet')).body.result.structuredContent.payments).toEqual({ mode: 'demo' });
-    const viewer = await t.graphql(apiKey, '{ viewer { payments { mode } ledger(first: 1) { nodes { note paymentReference } } } }');
-    expect(viewer.body.data.viewer).toEqual({ payments: { mode: 'DEMO' }, ledger: { nodes: [{ note: expect.stringMatching(/^demo purchase, no payment taken/), paymentReference: null }] } });
-    const portal = await t.graphql(apiKey, 'mutation { openBillingPortal { url } }');
-    expect(portal.body.errors[0].extensions.code).toBe('PAYMENTS_NOT_CONFIGURED');
+    const viewer = await t.graphql(apiKey, DemoPurchase);
+    expect(viewer.body.data!.viewer).toEqual({ payments: { mode: 'DEMO' }, ledger: { nodes: [{ note: expect.stringMatching(/^demo purchase, no payment taken/), paymentReference: null }] } });
+    const portal = await t.graphql(apiKey, OpenBillingPortal);
+    expect(portal.body.errors![0]!.extensions!.code).toBe('PAYMENTS_NOT_CONFIGURED');
   });
 });

@@ -3,6 +3,19 @@ import { errorBody } from '../src/rest/schemas.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { startFakeStripe, type FakeStripe } from './helpers/fake-stripe.ts';
 import { waitFor } from './helpers/wait.ts';
+import { graphql } from './graphql/gql/index.ts';
+import type { Plan } from './graphql/gql/graphql.ts';
+
+const OpenBillingPortal = graphql(`mutation PaymentsStripeOpenBillingPortal { openBillingPortal { url userErrors { code message } } }`);
+const PaymentsLedger = graphql(`query PaymentsStripePaymentsLedger { viewer { payments { mode warning } ledger(first: 5) { nodes { kind paymentReference } } } }`);
+const BuyCredits = graphql(`mutation PaymentsStripeBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code message } } }`);
+const AwaitingAction = graphql(`
+  query PaymentsStripeAwaitingAction { viewer { payments { awaitingAction { paymentIntentId amount status clientSecret nextActionType } } } }
+`);
+const ChooseGrowth = graphql(`mutation PaymentsStripeChooseGrowth { choosePlan(plan: GROWTH) { url userErrors { code message } } }`);
+const ChoosePlan = graphql(`mutation PaymentsStripeChoosePlan($plan: Plan!) { choosePlan(plan: $plan) { url } }`);
+const SubscriptionWarning = graphql(`query PaymentsStripeSubscriptionWarning { viewer { subscriptionStatus payments { subscriptionStatus warning } } }`);
+const SubscriptionStatus = graphql(`query PaymentsStripeSubscriptionStatus { viewer { subscriptionStatus } }`);
 
 /**
  * Payments through Stripe: the gateway's official SDK against a local Stripe (helpers/fake-stripe.ts),
@@ -62,8 +75,8 @@ async function customerOf(accountId: string): Promise<string | null> {
 /** An account that is a Stripe customer (made through the portal mutation, as the console does), with `card` as its default payment method. */
 async function customer(card: string | null, input: Parameters<TestApp['account']>[0] = {}) {
   const account = await t.account({ plan: 'growth', subscriptionStatus: 'ACTIVE', creditsMicros: 0n, ...input });
-  const portal = await t.graphql(account.apiKey, 'mutation { openBillingPortal { url userErrors { code message } } }');
-  expect(portal.body.data.openBillingPortal).toEqual({ url: expect.stringMatching(/^https:\/\/billing\.stripe\.com\/p\/session\//), userErrors: [] });
+  const portal = await t.graphql(account.apiKey, OpenBillingPortal);
+  expect(portal.body.data!.openBillingPortal).toEqual({ url: expect.stringMatching(/^https:\/\/billing\.stripe\.com\/p\/session\//), userErrors: [] });
   const customerId = (await customerOf(account.accountId))!;
   expect(stripe.customers.get(customerId)?.metadata).toEqual({ account_id: account.accountId });
   if (card) stripe.attachCard(customerId, card);
@@ -99,9 +112,9 @@ describe('buy-credits through Stripe', () => {
     await expectBalanced(accountId);
 
     // GraphQL shows the payment reference and the mode.
-    const viewer = await t.graphql(apiKey, '{ viewer { payments { mode warning } ledger(first: 5) { nodes { kind paymentReference } } } }');
-    expect(viewer.body.data.viewer.payments).toEqual({ mode: 'STRIPE', warning: null });
-    expect(viewer.body.data.viewer.ledger.nodes).toContainEqual({ kind: 'PURCHASE', paymentReference: intent.id });
+    const viewer = await t.graphql(apiKey, PaymentsLedger);
+    expect(viewer.body.data!.viewer.payments).toEqual({ mode: 'STRIPE', warning: null });
+    expect(viewer.body.data!.viewer.ledger.nodes).toContainEqual({ kind: 'PURCHASE', paymentReference: intent.id });
   });
 
   it('credits nothing for a declined card and says why', async () => {
@@ -119,8 +132,8 @@ describe('buy-credits through Stripe', () => {
     expect((await buy(apiKey, 100, 'declined')).body.error.code).toBe('payment_failed');
     expect(stripe.paymentIntents.size).toBe(before);
 
-    const gql = await t.graphql(apiKey, 'mutation { buyCredits(amount: "100") { purchase { amount } userErrors { code message } } }');
-    expect(gql.body.data.buyCredits).toEqual({ purchase: null, userErrors: [{ code: 'PAYMENT_FAILED', message: expect.stringContaining('insufficient_funds') }] });
+    const gql = await t.graphql(apiKey, BuyCredits);
+    expect(gql.body.data!.buyCredits).toEqual({ purchase: null, userErrors: [{ code: 'PAYMENT_FAILED', message: expect.stringContaining('insufficient_funds') }] });
   });
 
   it('answers 402 payment_method_required without a customer or without a card', async () => {
@@ -149,8 +162,7 @@ describe('buy-credits through Stripe', () => {
     expect(res.body.payment).toMatchObject({ payment_intent: expect.stringMatching(/^pi_/), client_secret: stripe.paymentIntents.get(intentId)!.client_secret });
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 0n });
     // What the console reads to let the customer authenticate.
-    const awaiting = '{ viewer { payments { awaitingAction { paymentIntentId amount status clientSecret nextActionType } } } }';
-    expect((await t.graphql(apiKey, awaiting)).body.data.viewer.payments.awaitingAction).toEqual({
+    expect((await t.graphql(apiKey, AwaitingAction)).body.data!.viewer.payments.awaitingAction).toEqual({
       paymentIntentId: intentId,
       amount: '100.00',
       status: 'requires_payment_method',
@@ -168,7 +180,7 @@ describe('buy-credits through Stripe', () => {
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 130_000_000n });
     expect((await ledger(accountId)).filter((e) => e.kind === 'purchase').map((e) => e.payment_ref)).toEqual([intentId]);
     await expectBalanced(accountId);
-    expect((await t.graphql(apiKey, awaiting)).body.data.viewer.payments.awaitingAction).toBeNull();
+    expect((await t.graphql(apiKey, AwaitingAction)).body.data!.viewer.payments.awaitingAction).toBeNull();
 
     // A PaymentIntent that answers requires_action (rather than an authentication_required decline) gives the console its next_action.
     const other = await customer('pm_card_threeDSecureRequired');
@@ -218,8 +230,8 @@ describe('buy-credits through Stripe', () => {
 describe('subscriptions', () => {
   it('chooses a plan by Checkout; subscription events set plan and status; invoice.paid grants once per invoice', async () => {
     const { accountId, apiKey } = await t.account({ plan: 'starter', subscriptionStatus: 'TRIAL', creditsMicros: 0n });
-    const chosen = await t.graphql(apiKey, 'mutation { choosePlan(plan: GROWTH) { url userErrors { code message } } }');
-    const url = chosen.body.data.choosePlan.url as string;
+    const chosen = await t.graphql(apiKey, ChooseGrowth);
+    const url = chosen.body.data!.choosePlan.url!;
     expect(url).toMatch(/^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/);
     const { subscription, events } = await stripe.completeCheckout(url.split('/').at(-1)!);
     expect(subscription.items.data[0].price.id).toBe(PRICES.growth);
@@ -247,21 +259,21 @@ describe('subscriptions', () => {
 
     // past_due: still ACTIVE, with a warning.
     await applied((await stripe.setSubscriptionStatus(subscription.id, 'past_due')).event.id);
-    const warned = await t.graphql(apiKey, '{ viewer { subscriptionStatus payments { subscriptionStatus warning } } }');
-    expect(warned.body.data.viewer).toEqual({ subscriptionStatus: 'ACTIVE', payments: { subscriptionStatus: 'past_due', warning: expect.stringContaining('renewal payment failed') } });
+    const warned = await t.graphql(apiKey, SubscriptionWarning);
+    expect(warned.body.data!.viewer).toEqual({ subscriptionStatus: 'ACTIVE', payments: { subscriptionStatus: 'past_due', warning: expect.stringContaining('renewal payment failed') } });
 
     // Cancelled: CANCELLED, and buying credits is refused.
     await applied((await stripe.setSubscriptionStatus(subscription.id, 'canceled')).event.id);
     const refused = await buy(apiKey, 100);
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('subscription_inactive');
-    expect((await t.graphql(apiKey, '{ viewer { subscriptionStatus } }')).body.data.viewer.subscriptionStatus).toBe('CANCELLED');
+    expect((await t.graphql(apiKey, SubscriptionStatus)).body.data!.viewer.subscriptionStatus).toBe('CANCELLED');
   });
 
   it('changes the plan by a new Checkout and cancels the subscription it replaces', async () => {
     const { accountId, apiKey } = await t.account({ plan: 'starter', subscriptionStatus: 'TRIAL', creditsMicros: 0n });
-    const checkout = async (plan: string) => {
-      const url = (await t.graphql(apiKey, `mutation { choosePlan(plan: ${plan}) { url } }`)).body.data.choosePlan.url as string;
+    const checkout = async (plan: Plan) => {
+      const url = (await t.graphql(apiKey, ChoosePlan, { plan })).body.data!.choosePlan.url!;
       const done = await stripe.completeCheckout(url.split('/').at(-1)!);
       for (const e of done.events) await applied(e.event.id);
       return done.subscription;
@@ -279,7 +291,7 @@ describe('subscriptions', () => {
 
   it('starts a trial as TRIAL, and events applied out of order leave the latest state', async () => {
     const { accountId, apiKey } = await t.account({ plan: 'starter', subscriptionStatus: 'CANCELLED', creditsMicros: 0n });
-    const url = (await t.graphql(apiKey, 'mutation { choosePlan(plan: SCALE) { url } }')).body.data.choosePlan.url as string;
+    const url = (await t.graphql(apiKey, ChoosePlan, { plan: 'SCALE' })).body.data!.choosePlan.url!;
     const { subscription, events } = await stripe.completeCheckout(url.split('/').at(-1)!, 'trialing');
     await applied(events[0]!.event.id);
     const state = async () => (await t.app.core.sql`select plan, subscription_status from account where id = ${accountId}`)[0];

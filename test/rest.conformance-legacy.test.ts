@@ -26,6 +26,8 @@ const CappedLeadScrape = graphql(`
     startLeadScrape(input: { url: $url, count: $count }, dryRun: $dryRun) { estimatedCost uncappedCost userErrors { code } }
   }
 `);
+const RunCharges = graphql(`query ConformanceRunCharges($id: ID!) { run(id: $id) { cost billedUnits priceRule { text unit unitPrice } } }`);
+const WalletHeld = graphql(`query ConformanceWalletHeld { viewer { wallet { held } } }`);
 
 beforeAll(async () => {
   // The email tools reach nothing but a closed local port: every check ends quickly, unknown.
@@ -197,10 +199,10 @@ describe('money a client can reconcile', () => {
       ['hold', '-0.0495'],
     ]);
 
-    const gql = await t.graphql(key, `query($id: ID!) { run(id: $id) { cost billedUnits priceRule { text unit unitPrice } } }`, { id: start.runId });
+    const gql = await t.graphql(key, RunCharges, { id: start.runId });
     expect(gql.body.errors).toBeUndefined();
-    expect(gql.body.data.run).toEqual({ cost: '0.0495', billedUnits: 5, priceRule: { text: '0.0099 USD per business', unit: 'business', unitPrice: '0.0099' } });
-    const viewer = await t.graphql(key, '{ viewer { wallet { held } } }');
+    expect(gql.body.data!.run).toEqual({ cost: '0.0495', billedUnits: 5, priceRule: { text: '0.0099 USD per business', unit: 'business', unitPrice: '0.0099' } });
+    const viewer = await t.graphql(key, WalletHeld);
     expect(viewer.body.data?.viewer?.wallet?.held ?? viewer.body.errors).toBe('0.00');
 
     const answer = (await mcp.callTool({ name: 'check_run_status', arguments: { runId: start.runId } })) as { content: { text: string }[] };
@@ -268,6 +270,7 @@ describe('unknown fields: one rule on every route and face', () => {
   });
 
   it('GraphQL refuses unknown input fields by its types', async () => {
+    // A misspelt input field: the document fails validation, so it stays a string.
     const res = await t.graphql(key, 'mutation { startMapsScrape(input: {searchStringsArray: ["dentist"], maxCrawledPlacesPerSerch: 5}) { run { id } } }');
     expect(res.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(res.body.errors[0].message).toMatch(/maxCrawledPlacesPerSerch/);

@@ -5,6 +5,11 @@ import { waitFor } from './helpers/wait.ts';
 import { collect, disposeClients, wsClient } from './helpers/ws.ts';
 import { parseMetrics, sum } from './helpers/metrics.ts';
 import { leadgate } from './helpers/process.ts';
+import { graphql } from './graphql/gql/index.ts';
+
+const RunItems = graphql(`
+  subscription UpstreamApifyRunItems($id: ID!) { runItems(id: $id) { offset results { __typename ... on MapsResult { placeId } } run { status } } }
+`);
 
 /**
  * The map-listing scraper on an Apify actor: the official client (apify-client) against a local fake
@@ -151,16 +156,10 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
   it('rows reach a runItems subscriber while the upstream run is still RUNNING', async () => {
     const { runId, upstream } = await startMaps();
     const client = wsClient(t.url, key);
-    const stream = collect<{ offset: number; results: { placeId: string }[]; run: { status: string } }>(
-      client,
-      'subscription($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } run { status } } }',
-      { id: runId },
-      'runItems',
-      (batches) => batches.flatMap((b) => b.results).length >= 2,
-    );
+    const stream = collect(client, RunItems, { id: runId }, 'runItems', (batches) => batches.flatMap((b) => b.results).length >= 2);
     upstream.push(place(11), place(12));
     const batches = await stream.done;
-    expect(batches.flatMap((b) => b.results.map((r) => r.placeId))).toEqual(['ChIJplace11', 'ChIJplace12']);
+    expect(batches.flatMap((b) => b.results.map((r) => (r.__typename === 'MapsResult' ? r.placeId : undefined)))).toEqual(['ChIJplace11', 'ChIJplace12']);
     // Delivered while the actor still runs.
     expect(upstream.status).toBe('RUNNING');
     expect(batches.at(-1)!.run.status).toBe('RUNNING');

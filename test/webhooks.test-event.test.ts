@@ -5,12 +5,28 @@ import { Webhook } from 'standardwebhooks';
 import { loopbackConfig } from '../src/config.ts';
 import { startIdentityApp, type Browser, type IdentityApp } from './helpers/identity.ts';
 import { waitFor } from './helpers/wait.ts';
+import { graphql } from './graphql/gql/index.ts';
 
 /**
  * The test event (`sendTestWebhook`, `POST /api/v1/webhooks/{id}/test`): one signed `webhook.test`
  * delivery to a local receiver, through the worker like a run's events, logged with the receiver's
  * answer; refused for another account's webhook and for a console member.
  */
+
+const CreateKey = graphql(`mutation WebhooksTestEventCreateKey { createApiKey(input: {name: "webhooks"}) { secret userErrors { code } } }`);
+const SendTest = graphql(`
+  mutation WebhooksTestEventSend($id: ID!) { sendTestWebhook(id: $id) { delivery { id event status runId } userErrors { code } } }
+`);
+const SendTestRefused = graphql(`mutation WebhooksTestEventSendRefused($id: ID!) { sendTestWebhook(id: $id) { delivery { id } userErrors { code } } }`);
+const Deliveries = graphql(`
+  query WebhooksTestEventDeliveries($id: ID!) {
+    node(id: $id) { ... on Webhook { deliveries { totalCount nodes { id event attempts responseStatus lastError } } } }
+  }
+`);
+const InviteMember = graphql(`mutation WebhooksTestEventInvite { inviteMember(input: {email: "member@example.com", role: MEMBER}) { userErrors { code } } }`);
+const CreateTestHook = graphql(`
+  mutation WebhooksTestEventCreateTestHook($url: String!) { createWebhook(input: {url: $url, events: [WEBHOOK_TEST]}) { webhook { id } userErrors { code } } }
+`);
 
 interface Received {
   headers: Record<string, string>;
@@ -42,9 +58,9 @@ async function rest(method: string, path: string, apiKey: string, body?: unknown
 
 /** A new signed-up owner's API key, made in the console. */
 async function ownerKey(browser: Browser): Promise<string> {
-  const made = await browser.graphql('mutation { createApiKey(input: {name: "webhooks"}) { secret userErrors { code } } }');
-  expect(made.body.data.createApiKey.userErrors).toEqual([]);
-  return made.body.data.createApiKey.secret;
+  const made = await browser.graphql(CreateKey);
+  expect(made.body.data!.createApiKey.userErrors).toEqual([]);
+  return made.body.data!.createApiKey.secret!;
 }
 
 async function createHook(apiKey: string, path: string, events?: string[]) {
@@ -107,14 +123,17 @@ describe('the webhook test event', () => {
   it('answers the test delivery in GraphQL and shows it in the delivery log with the receiver’s status', async () => {
     const hook = await createHook(key, '/hooks/graphql');
     statusOf.set('/hooks/graphql', 500);
-    const sent = await owner.graphql('mutation($id: ID!) { sendTestWebhook(id: $id) { delivery { id event status runId } userErrors { code } } }', { id: hook.id });
-    expect(sent.body.data.sendTestWebhook).toEqual({ delivery: { id: expect.stringMatching(/^msg_/), event: 'WEBHOOK_TEST', status: 'PENDING', runId: null }, userErrors: [] });
-    const id = sent.body.data.sendTestWebhook.delivery.id;
+    const sent = await owner.graphql(SendTest, { id: hook.id });
+    expect(sent.body.data!.sendTestWebhook).toEqual({ delivery: { id: expect.stringMatching(/^msg_/), event: 'WEBHOOK_TEST', status: 'PENDING', runId: null }, userErrors: [] });
+    const id = sent.body.data!.sendTestWebhook.delivery!.id;
     // A 500 is retried: the log shows the attempt and the receiver's status while the delivery is pending.
-    const query = 'query($id: ID!) { node(id: $id) { ... on Webhook { deliveries { totalCount nodes { id event attempts responseStatus lastError } } } } }';
     const log = await waitFor(
-      async () => (await owner.graphql(query, { id: hook.id })).body.data.node.deliveries,
-      (d: { nodes: { attempts: number }[] }) => d.nodes[0]!.attempts >= 1,
+      async () => {
+        const node = (await owner.graphql(Deliveries, { id: hook.id })).body.data!.node!;
+        if (!('deliveries' in node)) throw new Error(`not a webhook: ${JSON.stringify(node)}`);
+        return node.deliveries;
+      },
+      (d) => d.nodes[0]!.attempts >= 1,
       { what: 'the first attempt' },
     );
     expect(log).toEqual({ totalCount: 1, nodes: [{ id, event: 'WEBHOOK_TEST', attempts: expect.any(Number), responseStatus: 500, lastError: 'the receiver answered 500' }] });
@@ -125,19 +144,19 @@ describe('the webhook test event', () => {
     const stranger = await t.signUp('stranger@example.com');
     const theirs = await createHook(await ownerKey(stranger), '/hooks/theirs');
     const before = received.length;
-    const viaGraphql = await owner.graphql('mutation($id: ID!) { sendTestWebhook(id: $id) { delivery { id } userErrors { code } } }', { id: theirs.id });
-    expect(viaGraphql.body.data.sendTestWebhook).toEqual({ delivery: null, userErrors: [{ code: 'NOT_FOUND' }] });
+    const viaGraphql = await owner.graphql(SendTestRefused, { id: theirs.id });
+    expect(viaGraphql.body.data!.sendTestWebhook).toEqual({ delivery: null, userErrors: [{ code: 'NOT_FOUND' }] });
     expect((await rest('POST', `/api/v1/webhooks/${theirs.id}/test`, key)).body).toMatchObject({ error: { code: 'not_found' } });
     expect((await rest('POST', '/api/v1/webhooks/wh_nosuchwebhook/test', key)).status).toBe(404);
     // A member of the account may not send one (webhooks are the owners' and admins').
     const from = t.mail.mails.length;
-    await owner.graphql('mutation { inviteMember(input: {email: "member@example.com", role: MEMBER}) { userErrors { code } } }');
+    await owner.graphql(InviteMember);
     const token = (await t.mail.linkTo('member@example.com', '/invitations/', from)).split('/invitations/')[1];
     const member = t.browser();
     expect((await member.request('POST', '/auth/invitations/accept', { body: { token, password: 'correct horse battery', name: 'member' } })).status).toBe(200);
     const mine = await createHook(key, '/hooks/mine');
-    const refused = await member.graphql('mutation($id: ID!) { sendTestWebhook(id: $id) { delivery { id } userErrors { code } } }', { id: mine.id });
-    expect(refused.body.data.sendTestWebhook).toEqual({ delivery: null, userErrors: [{ code: 'ROLE_REQUIRED' }] });
+    const refused = await member.graphql(SendTestRefused, { id: mine.id });
+    expect(refused.body.data!.sendTestWebhook).toEqual({ delivery: null, userErrors: [{ code: 'ROLE_REQUIRED' }] });
 
     expect((await rest('GET', `/api/v1/webhooks/${theirs.id}/deliveries`, await ownerKey(stranger))).body.deliveries).toEqual([]);
     expect((await rest('GET', `/api/v1/webhooks/${mine.id}/deliveries`, key)).body.deliveries).toEqual([]);
@@ -148,7 +167,7 @@ describe('the webhook test event', () => {
     const created = await rest('POST', '/api/v1/webhooks', key, { url: hookUrl('/hooks/x'), events: ['webhook.test'] });
     expect(created.status).toBe(400);
     expect(created.body.error.details[0].path).toBe('events.0');
-    const viaGraphql = await owner.graphql(`mutation($url: String!) { createWebhook(input: {url: $url, events: [WEBHOOK_TEST]}) { webhook { id } userErrors { code } } }`, { url: hookUrl('/hooks/x') });
-    expect(viaGraphql.body.data.createWebhook).toEqual({ webhook: null, userErrors: [{ code: 'VALIDATION_FAILED' }] });
+    const viaGraphql = await owner.graphql(CreateTestHook, { url: hookUrl('/hooks/x') });
+    expect(viaGraphql.body.data!.createWebhook).toEqual({ webhook: null, userErrors: [{ code: 'VALIDATION_FAILED' }] });
   });
 });

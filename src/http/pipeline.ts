@@ -7,9 +7,11 @@ import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { withIdempotency, type StoredResponse } from '../accounts/idempotency.ts';
 import { RateLimitedError, rateLimitHeaders, type RateLimitState } from '../accounts/rate-limit.ts';
+import { requireEndpointRole } from '../accounts/roles.ts';
 import { assertPlan } from '../billing/plans.ts';
 import type { EndpointDefinition } from '../endpoints/define.ts';
-import { AppError } from '../shared/errors.ts';
+import type { Deprecation } from '../shared/deprecation.ts';
+import { AppError, unauthenticated } from '../shared/errors.ts';
 import { assertStorable } from '../shared/params.ts';
 
 /**
@@ -45,7 +47,72 @@ function trustedProxies(list: string[]) {
   return trust;
 }
 
+/**
+ * The headers of every answer of a deprecated route (its declaration's `deprecated`, docs/versioning.md):
+ * `Deprecation` as an RFC 9745 structured date (`@` and Unix seconds), `Sunset` as an RFC 8594
+ * HTTP-date, and a `Link` to the notice with the `deprecation` relation. Refusals carry them too.
+ */
+export function deprecationHeaders(deprecated: Deprecation): PipelineHeaders {
+  return {
+    Deprecation: `@${Math.floor(Date.parse(deprecated.since) / 1000)}`,
+    Sunset: new Date(deprecated.sunset).toUTCString(),
+    Link: `<${deprecated.link}>; rel="deprecation"`,
+  };
+}
+
 type AuthDeps = Pick<Core, 'auth' | 'config' | 'authFailureLimiter'>;
+
+/** The name of the console session cookie. */
+export const SESSION_COOKIE = 'lg_session';
+
+/** A console session's credentials: the cookie's token and the CSRF token sent beside it (GraphQL only). */
+export interface SessionCredentials {
+  token: string | undefined;
+  csrfToken: string | undefined;
+}
+
+/** The value of the session cookie in a Cookie header, or undefined. */
+export function sessionCookie(cookieHeader: string | undefined): string | undefined {
+  if (!cookieHeader) return undefined;
+  for (const part of cookieHeader.split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === SESSION_COOKIE) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+/** Whether `origin` is the gateway's own: PUBLIC_URL's origin, or that of the host the request came to. */
+export function ownOrigin(config: Pick<Config, 'publicUrl'>, origin: string, host: string | undefined): boolean {
+  if (origin === new URL(config.publicUrl).origin) return true;
+  try {
+    return host !== undefined && new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The console session of a graphql-ws connection without a key: the upgrade request's cookie and
+ * `connectionParams.csrfToken`, or the header's name `X-CSRF-Token` in any case (as GraphiQL passes
+ * it). The socket must come from the gateway's own origin (CORS_ORIGINS admit
+ * keyed sockets only), else 401 `unauthenticated` (close 4401).
+ */
+export function socketSession(config: Pick<Config, 'publicUrl'>, request: IncomingMessage, params: Record<string, unknown> | undefined): SessionCredentials | undefined {
+  const token = sessionCookie(request.headers.cookie);
+  if (!token || params?.authorization || params?.Authorization) return undefined;
+  const origin = request.headers.origin;
+  if (!origin || !ownOrigin(config, origin, request.headers.host)) throw unauthenticated('A console session opens sockets from the console’s own origin only; other clients send an API key');
+  const csrfToken = params?.csrfToken ?? Object.entries(params ?? {}).find(([name]) => name.toLowerCase() === 'x-csrf-token')?.[1];
+  return { token, csrfToken: typeof csrfToken === 'string' ? csrfToken : undefined };
+}
+
+/** The session credentials of an HTTP request: the cookie, and the X-CSRF-Token header. */
+export function sessionCredentials(headers: IncomingMessage['headers']): SessionCredentials | undefined {
+  const token = sessionCookie(headers.cookie);
+  if (!token) return undefined;
+  const csrf = headers['x-csrf-token'];
+  return { token, csrfToken: Array.isArray(csrf) ? csrf[0] : csrf };
+}
 
 /** The refusal of an address past its budget of failed authentications. */
 function tooManyFailures(state: RateLimitState): RateLimitedError {
@@ -56,21 +123,25 @@ function tooManyFailures(state: RateLimitState): RateLimitedError {
 }
 
 /**
- * The caller of `authorization` (a Bearer API key); 401 `unauthenticated` for a missing, malformed,
- * unknown or revoked key. With the client's `address` (clientAddress), failures are counted per
- * address (AUTH_FAILURES_PER_MINUTE): past the budget the address is refused 429 `rate_limited`
- * before any key it sends is looked at, until the window ends, so guessing keys stops there too.
- * Without an address (an operation on a socket whose key was checked when it connected) nothing is
- * counted.
+ * The caller of `authorization` (a Bearer API key), or without one of `session` (a console session
+ * cookie and its CSRF token; GraphQL only: REST and MCP pass none, so a cookie there is ignored). 401
+ * `unauthenticated` for a missing, malformed, unknown, expired or revoked key or session; 403
+ * `csrf_failed` for a session without its CSRF token. A key takes precedence over a cookie (keys are
+ * not ambient credentials, so they need no CSRF token). With the client's `address` (clientAddress),
+ * failures are counted per address (AUTH_FAILURES_PER_MINUTE): past the budget the address is refused
+ * 429 `rate_limited` before any key it sends is looked at, until the window ends, so guessing keys
+ * stops there too. Without an address (an operation on a socket whose key was checked when it
+ * connected) nothing is counted.
  */
-export async function authenticate(core: AuthDeps, authorization: string | undefined | null, address?: string): Promise<Principal> {
+export async function authenticate(core: AuthDeps, authorization: string | undefined | null, address?: string, session?: SessionCredentials): Promise<Principal> {
+  const resolve = () => (authorization || !session?.token ? core.auth.authenticate(authorization) : core.auth.authenticateSession(session.token, session.csrfToken));
   const limited = address !== undefined && core.config.enforceLimits && core.config.authFailuresPerMinute > 0;
-  if (!limited) return core.auth.authenticate(authorization);
+  if (!limited) return resolve();
   const bucket = `auth:${address}`;
   const blocked = core.authFailureLimiter.exhausted(bucket);
   if (blocked) throw tooManyFailures(blocked);
   try {
-    return await core.auth.authenticate(authorization);
+    return await resolve();
   } catch (err) {
     if (!(err instanceof AppError) || err.status !== 401) throw err;
     try {
@@ -84,7 +155,8 @@ export async function authenticate(core: AuthDeps, authorization: string | undef
 }
 
 /**
- * Counts one request of the caller's key; `setHeaders` receives the RateLimit headers, also when it
+ * Counts one request of the caller's key (or console session: a session has a key's budget);
+ * `setHeaders` receives the RateLimit headers, also when it
  * throws 429 `rate_limited` (then with Retry-After).
  */
 export async function rateLimit(core: Pick<Core, 'config' | 'rateLimiter'>, principal: Principal, setHeaders: (headers: PipelineHeaders) => void = () => {}): Promise<void> {
@@ -100,17 +172,18 @@ export async function rateLimit(core: Pick<Core, 'config' | 'rateLimiter'>, prin
 /**
  * Authenticates and rate-limits one request: the caller, or the AppError that refuses it. `address`
  * (clientAddress) counts failed authentications per client; every face passes it for each request
- * or connection, before the body is read.
+ * or connection, before the body is read. `session`: GraphQL's console session (see authenticate).
  */
 export async function admit(
   core: AuthDeps & Pick<Core, 'rateLimiter'>,
   authorization: string | undefined | null,
   setHeaders: (headers: PipelineHeaders) => void = () => {},
   address?: string,
+  session?: SessionCredentials,
 ): Promise<Principal> {
   let principal: Principal;
   try {
-    principal = await authenticate(core, authorization, address);
+    principal = await authenticate(core, authorization, address, session);
   } catch (err) {
     if (err instanceof RateLimitedError) setHeaders(rateLimitHeaders(err.state, true));
     throw err;
@@ -174,10 +247,12 @@ export interface CallOptions<R, S> {
  * write its prepared write once per key. Answers the face's shape of the result.
  */
 export async function callEndpoint<I, R, S>(core: Core, principal: Principal, endpoint: EndpointDefinition<I, R>, input: I, options: CallOptions<R, S>): Promise<{ body: S; replayed: boolean }> {
+  // A console session's role may limit the endpoint (billing, webhooks); keys keep every right.
+  requireEndpointRole(principal, endpoint.name);
   assertPlan(principal, endpoint.plan, endpoint.planSubject ?? endpoint.title);
   // Text Postgres cannot hold (NUL, unpaired surrogates) is refused before any handler reads it.
   assertStorable(input);
-  const ctx = { core, principal, signal: options.signal };
+  const ctx = { core, principal, signal: options.signal, idempotencyKey: options.idempotency?.key ?? undefined };
   const { prepare } = endpoint;
   if (prepare) {
     const { key, scope, request } = options.idempotency ?? { key: undefined, scope: endpoint.name, request: null };

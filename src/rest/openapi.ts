@@ -3,6 +3,7 @@ import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { Core } from '../core.ts';
 import { downloadParams } from '../runs/exports.ts';
+import { DOWNLOAD_LINK_SECS } from '../runs/download-links.ts';
 import { formatDollars } from '../billing/money.ts';
 import { PLAN_PRICE_USD } from '../billing/plans.ts';
 import { webhookUrl } from '../runs/webhooks.ts';
@@ -12,6 +13,7 @@ import { ENDPOINTS } from '../endpoints/index.ts';
 import { TOOLS } from '../tools/index.ts';
 import { mapsTool, overviewMapsRequest } from '../tools/maps.ts';
 import type { ToolDefinition } from '../tools/types.ts';
+import type { Deprecation } from '../shared/deprecation.ts';
 import { statusParams } from './index.ts';
 import * as s from './schemas.ts';
 
@@ -33,6 +35,8 @@ export interface RouteDoc {
   description?: string;
   /** Served without an API key. */
   public?: boolean;
+  /** The ways in other than the document's default (an API key), each one alternative. */
+  security?: Record<string, string[]>[];
   query?: z.ZodType;
   body?: { schema: SchemaRef; example?: unknown };
   /** Honours `Idempotency-Key` (the POSTs that start runs or buy credits). */
@@ -42,6 +46,8 @@ export interface RouteDoc {
   /** Error codes the route can answer, by status; authentication, rate limit and server errors are added. */
   errors: Partial<Record<Status, readonly string[]>>;
   extensions?: Record<string, unknown>;
+  /** On its way out: marked `deprecated` (its answers carry the Deprecation, Sunset and Link headers). */
+  deprecated?: Deprecation;
 }
 
 /** JSON Schema 2020-12 (the dialect of OpenAPI 3.1) of a zod schema. */
@@ -51,6 +57,12 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSch
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** The query parameters a signed download link's `signature` (the `downloadLink` scheme) signs with the run and format. */
+const signedLinkParams = {
+  account: z.string().optional().describe('Signed link (with `signature`): the account the link was made for.'),
+  expires: z.coerce.number().int().min(0).optional().describe('Signed link (with `signature`): when it stops working, in Unix seconds.'),
+};
 const toolSchemaName = (tool: ToolDefinition) => tool.graphql.inputType;
 const planText = (plan: keyof typeof PLAN_PRICE_USD) => `the ${plan} plan (${PLAN_PRICE_USD[plan]} USD/month) or higher`;
 
@@ -107,13 +119,14 @@ function toolDescription(tool: ToolDefinition): string {
 
 function toolRoutes(): RouteDoc[] {
   return TOOLS.filter((t) => !t.linkedOnly).flatMap((tool) =>
-    [tool.rest.path, ...(tool.rest.aliases ?? [])].map((path, i): RouteDoc => ({
+    [{ path: tool.rest.path, deprecated: undefined }, ...(tool.rest.aliases ?? [])].map(({ path, deprecated }, i): RouteDoc => ({
       method: 'post',
       path,
       operationId: i === 0 ? tool.graphql.mutation : `${tool.graphql.mutation}Alias${i}`,
       tag: 'Tools',
       summary: i === 0 ? tool.title : `${tool.title} (alias of ${tool.rest.path})`,
-      description: toolDescription(tool),
+      description: deprecated ? `${deprecationNotice(deprecated, tool.rest.path)}\n\n${toolDescription(tool)}` : toolDescription(tool),
+      ...(deprecated ? { deprecated } : {}),
       body: { schema: ref(toolSchemaName(tool)), example: tool.example },
       idempotent: true,
       ok: { description: 'The run started.', content: { 'application/json': ref('RunStart') } },
@@ -122,6 +135,10 @@ function toolRoutes(): RouteDoc[] {
     })),
   );
 }
+
+/** What a deprecated route's description says first: since when, until when, and what replaces it. */
+const deprecationNotice = (d: Deprecation, replacement: string) =>
+  `**Deprecated** since ${d.since}: served until at least ${d.sunset} (the Sunset header), with Deprecation, Sunset and Link headers on every answer. Use ${replacement}.`;
 
 /** A tool's start body: its registry input plus `webhookUrl`, which every start accepts. */
 function toolInputSchema(tool: ToolDefinition): JsonSchema {
@@ -165,8 +182,10 @@ function runRoutes(): RouteDoc[] {
       tag: 'Runs',
       summary: 'Download the results of a run',
       description:
-        'The rows of a finished run (partial rows of ABORTED, FAILED and TIMED-OUT runs too), as a file: CSV with a header row of the tool\'s columns (default), a JSON array, or NDJSON; `offset` and `limit` take a page of rows. Results are kept 48 hours after the run ends.',
-      query: downloadParams,
+        'The rows of a finished run (partial rows of ABORTED, FAILED and TIMED-OUT runs too), as a file: CSV with a header row of the tool\'s columns (default), a JSON array, or NDJSON; `offset` and `limit` take a page of rows. Results are kept 48 hours after the run ends.\n\n' +
+        `Without a key, a signed link opens the file: \`account\`, \`expires\` and \`signature\` as GraphQL's \`Run.downloadUrl\` gives them (for the console's session), valid ${DOWNLOAD_LINK_SECS / 60} minutes for that run and format; an altered or expired link answers 401.`,
+      query: downloadParams.extend(signedLinkParams),
+      security: [{ bearerAuth: [] }, { downloadLink: [] }],
       ok: {
         description: 'The file (Content-Disposition: attachment).',
         content: { 'text/csv': z.string(), 'application/json': s.resultRows, 'application/x-ndjson': z.string().describe('One JSON row per line.') },
@@ -242,16 +261,19 @@ function endpointRoutes(allowances: Allowances): RouteDoc[] {
     );
     const description = endpointDescription(endpoint, allowances);
     const both = rest.methods.includes('get') && rest.methods.includes('post');
-    const routes = rest.methods.map((method): RouteDoc => {
-      const withBody = method === 'post';
+    return rest.methods.map((method): RouteDoc => {
+      const withBody = method === 'post' || (method === 'get' && rest.bodyOnGet === true);
+      // A GET that takes the POST's body is the second form; a GET of query parameters is the first.
+      const second = both && (rest.bodyOnGet ? method === 'get' : method === 'post');
       return {
         method,
         path: rest.path,
-        operationId: both && withBody ? `${endpoint.name}WithBody` : endpoint.name,
+        operationId: second ? `${endpoint.name}${rest.bodyOnGet ? 'WithGet' : 'WithBody'}` : endpoint.name,
         tag: endpoint.tag,
-        summary: both && withBody ? `${endpoint.title} (parameters as a JSON body)` : endpoint.title,
+        summary: second ? `${endpoint.title} (${rest.bodyOnGet ? 'GET with the same JSON body' : 'parameters as a JSON body'})` : endpoint.title,
         ...(description ? { description } : {}),
-        ...(method === 'get' && endpoint.request ? { query: endpoint.request } : {}),
+        ...(rest.deprecated ? { deprecated: rest.deprecated } : {}),
+        ...(method === 'get' && !withBody && endpoint.request ? { query: endpoint.request } : {}),
         ...(withBody && endpoint.request ? { body: { schema: endpoint.request, ...(rest.example !== undefined ? { example: rest.example } : {}) } } : {}),
         ...(rest.idempotent ? { idempotent: true } : {}),
         ok: {
@@ -262,18 +284,6 @@ function endpointRoutes(allowances: Allowances): RouteDoc[] {
         errors: withBody ? errorsOf(JSON_BODY, gates) : both ? errorsOf(gates, { 414: ['query_string_too_long'] }) : gates,
       };
     });
-    if (rest.refuseGet) {
-      routes.push({
-        method: 'get',
-        path: rest.path,
-        operationId: `${endpoint.name}WithGet`,
-        tag: endpoint.tag,
-        summary: `${endpoint.title} with GET (refused)`,
-        description: "The spec's route heading says GET; requests must POST a JSON body. Answers 405 with Allow: POST.",
-        errors: { 405: ['method_not_allowed'] },
-      });
-    }
-    return routes;
   });
 }
 
@@ -384,7 +394,8 @@ function operation(route: RouteDoc) {
     tags: [route.tag],
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
-    ...(route.public ? { security: [] } : {}),
+    ...(route.public ? { security: [] } : route.security ? { security: route.security } : {}),
+    ...(route.deprecated ? { deprecated: true } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(route.body
       ? {
@@ -415,7 +426,9 @@ const DESCRIPTION = `Lead data extraction and enrichment over REST.
 Send every request with \`Authorization: Bearer <API_KEY>\` (the same key works for GraphQL at /graphql and for the MCP server at /mcp).
 Tools start runs: POST a tool's route, poll GET /api/v1/scrape/status/{runId} until \`status\` is SUCCEEDED, then download GET /api/downloads/{runId}.
 
-Every 4xx/5xx answers \`{"error": {"code", "message", "details"?}}\` (components.schemas.Error); \`code\` is stable.
+Every 4xx/5xx answers \`{"error": {"code", "message", "details"?}}\` (components.schemas.Error); \`code\` is stable and \`details\` is an array of \`{path, message}\`.
+A field a route does not declare, in its body or query string, is refused with 400 \`validation_failed\` naming the closest known field; nothing runs.
+A deprecated operation (\`deprecated: true\`) answers Deprecation, Sunset and Link headers until its sunset (docs/versioning.md).
 Limits: 100 requests per minute per API key (RateLimit headers; 429 \`rate_limited\` with Retry-After), 10 running runs per account (more wait as READY), results kept 48 hours.
 POSTs that start runs or buy credits accept an \`Idempotency-Key\` header (kept 24 hours): a replay returns the first answer.`;
 
@@ -453,6 +466,12 @@ export function buildOpenApiDocument(options: { serverUrl: string; allowances?: 
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'lg_live_<32 characters>', description: 'An API key of the account, created with `leadgate keys create`.' },
+        downloadLink: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'signature',
+          description: 'A signed link to one run\'s file (GET /api/downloads/{runId} only): `signature` with the `account` and `expires` it signs, as `Run.downloadUrl` gives them.',
+        },
       },
       parameters: {
         IdempotencyKey: {

@@ -33,6 +33,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     name,
     async drop() {
       const sql = postgres(`${server}/postgres`, { max: 1, onnotice: () => {} });
+      // Connections their owners are still closing (a stopped worker's pool) go on their own first:
+      // forced, a closing client can meet the server's 57P01 with no one listening, an uncaught error.
+      // Up to 3 s; stragglers are then cut off.
+      for (let waited = 0; waited < 3000; waited += 50) {
+        const [{ n }] = (await sql`select count(*)::int as n from pg_stat_activity where datname = ${name}`) as unknown as [{ n: number }];
+        if (n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await sql.unsafe(`drop database if exists ${name} with (force)`);
       await sql.end();
     },

@@ -2,10 +2,12 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import WebSocket from 'ws';
 import type { Client } from 'graphql-ws';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { buildApp, type App } from '../../src/app.ts';
 import { loopbackConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
+import { sourceOf, type Answer as GraphqlAnswer } from './documents.ts';
 import { waitFor } from './wait.ts';
 import { wsClient } from './ws.ts';
 
@@ -48,10 +50,15 @@ export async function startMailServer() {
   };
 }
 
-export interface Answer {
+export interface Answer<T = any> {
   status: number;
   headers: Headers;
-  body: any;
+  body: T;
+}
+
+interface GraphqlOptions {
+  csrf?: boolean;
+  headers?: Record<string, string>;
 }
 
 /** A browser of the console: keeps the session cookie, sends the CSRF token it was given, from the gateway's own origin. */
@@ -74,8 +81,11 @@ export class Browser {
     return { status: res.status, headers: res.headers, body };
   }
 
-  graphql(query: string, variables?: Record<string, unknown>, options: { csrf?: boolean; headers?: Record<string, string> } = {}) {
-    return this.request('POST', '/graphql', { body: { query, variables }, ...options });
+  /** Posts a document to /graphql; a typed document's answer has its `data` typed (see documents.ts). */
+  graphql<TData, TVariables>(document: TypedDocumentNode<TData, TVariables>, variables?: NoInfer<TVariables>, options?: GraphqlOptions): Promise<Answer<GraphqlAnswer<TData>>>;
+  graphql(query: string, variables?: Record<string, unknown>, options?: GraphqlOptions): Promise<Answer>;
+  graphql(document: TypedDocumentNode | string, variables?: unknown, options: GraphqlOptions = {}): Promise<Answer> {
+    return this.request('POST', '/graphql', { body: { query: sourceOf(document), variables }, ...options });
   }
 
   /** A graphql-ws client on this browser's cookie, from `origin` (default the gateway's own), with the CSRF token unless told. */
