@@ -6,6 +6,10 @@ import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from
 export interface Config {
   /** Postgres connection string; when absent an embedded Postgres under `dataDir` is used. */
   databaseUrl: string | undefined;
+  /** A streaming replica of it for read-only catalog work (docs/operations.md#read-replicas); unset: everything reads the primary. Default none. */
+  databaseReadUrl: string | undefined;
+  /** How far behind the primary, ms, the replica may be and still serve reads; past it they go to the primary. Default 5,000. */
+  databaseReadMaxLagMs: number;
   /** HTTP port; 0 binds a free one (and the default public URL follows it). Default 4000. */
   port: number;
   /** Interface to bind. Default 0.0.0.0. */
@@ -255,6 +259,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env.PORT, 4000);
   return {
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseReadUrl: env.DATABASE_READ_URL || undefined,
+    databaseReadMaxLagMs: int(env.DATABASE_READ_MAX_LAG_MS, 5_000),
     port,
     host: env.HOST ?? '0.0.0.0',
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, ''),

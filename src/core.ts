@@ -10,6 +10,7 @@ import type { RateLimiter } from './accounts/rate-limit.ts';
 import type { AccountWrites } from './accounts/writes.ts';
 import type { Payments } from './billing/payments/port.ts';
 import type { Mailer } from './net/mail.ts';
+import type { CatalogReader } from './catalog/reader.ts';
 
 /**
  * The shared parts every face and worker uses; built once per process by `createCore`
@@ -22,6 +23,8 @@ export interface Core {
   databaseUrl: string;
   sql: Sql;
   db: Database;
+  /** Where read-only catalog work runs: the read replica (DATABASE_READ_URL) while it is healthy, else `sql`. */
+  catalogReader: CatalogReader;
   events: EventBus;
   auth: Authenticator;
   sources: Sources;

@@ -12,12 +12,14 @@ import { createRateLimiter } from './accounts/rate-limit.ts';
 import { createAccountWrites } from './accounts/writes.ts';
 import { createPayments } from './billing/payments/index.ts';
 import { createMailer } from './net/mail.ts';
+import { createCatalogReader } from './catalog/reader.ts';
 
 /** Builds the process's `Core` (core.ts): the database pool, the event bus, the catalog sources, the network and the limits. */
 export async function createCore(config: Config, databaseUrl: string, logger: Logger, options: { poolSize?: number } = {}): Promise<Core> {
   // A TOOL_SOURCES naming a tool that cannot run upstream stops start-up here, before anything opens.
   const upstream = createUpstreamEngine(config);
   const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
+  const catalogReader = createCatalogReader({ sql, db }, { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs, logger });
   const events = createEventBus(sql);
   const network = createNetwork(config.network);
   const mailer = createMailer(config.mail, logger);
@@ -31,10 +33,12 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
     databaseUrl,
     sql,
     db,
+    catalogReader,
     events,
     auth: createAuthenticator(db, config.authCacheSecs, logger),
-    // The contact tools reach DNS, mail servers and websites through the configured network and its outbound guard.
-    sources: createCatalogSources(db, network),
+    // The contact tools reach DNS, mail servers and websites through the configured network and its
+    // outbound guard; the catalog is read on the read replica when there is a healthy one.
+    sources: createCatalogSources(catalogReader.db, network),
     upstream,
     network,
     rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
@@ -50,6 +54,7 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
       shutdown.abort();
       mailer.close();
       await events.close().catch(() => {});
+      await catalogReader.close();
       await sql.end({ timeout: 5 });
     },
   };

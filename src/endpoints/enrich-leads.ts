@@ -47,9 +47,9 @@ const noKeys = (k: Keys) => k.email === undefined && k.social === undefined && k
  * the daily allowance of 100,000; a preview (match count and a sample with LEAD_CONTACTS masked) does
  * not. All rows are looked up together, in at most five queries (catalog/leads/enrich-lookup.ts).
  */
-export async function enrichLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown): Promise<EnrichResult<MatchKey>> {
+export async function enrichLeads(core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>, principal: Principal, body: unknown): Promise<EnrichResult<MatchKey>> {
   const request = parseEnrichRequest(body, keysOf, noKeys, 'email, social, mobile, domain');
-  const found = await lookUpLeads(core.sql, request.keys);
+  const found = await core.catalogReader.read((sql) => lookUpLeads(sql, request.keys));
   const matches = request.keys.map((k) => {
     for (const kind of MATCH_KEYS) {
       const value = k[kind];

@@ -88,24 +88,26 @@ function assignPlace(row: Record<string, unknown>, p: Place, reviews: Review[] |
  * same-name places), then website (one location). Matches count against the enrichment allowance;
  * previews do not, and show PLACE_CONTACTS masked (enrichmentAnswer).
  */
-export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, body: unknown) {
+export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>, principal: Principal, body: unknown) {
   const request = readEnrichRequest(body, keysOf);
   const keys = request.keys;
-  const sql = core.sql;
-  const lookups = lookUpPlaces(sql);
-  // The lookups by name and by website start while the phone numbers are read (the slowest keys to
-  // work out); a request refused meanwhile leaves them to finish unheard.
   const named = keys.filter((k): k is PlaceKeys => k?.name !== undefined);
-  const byName = Promise.resolve(lookups.byName(named));
-  const byHost = Promise.resolve(lookups.byHost(distinct(keys.map((k) => k?.domain))));
-  byName.catch(() => {});
-  byHost.catch(() => {});
-  for (const k of keys) if (k) readPhone(k);
-  assertMatchable(keys, (k) => !k.phone && !k.name && !k.domain, 'phone; name with city or postal_code; website');
-  const [phone, name, host] = await Promise.all([lookups.byPhone(distinct(keys.map((k) => k.phone))), byName, byHost]);
+  // `matchable`: the keys, every one now known to be matchable (assertMatchable).
+  const [phone, name, host, matchable] = await core.catalogReader.read((sql) => {
+    const lookups = lookUpPlaces(sql);
+    // The lookups by name and by website start while the phone numbers are read (the slowest keys to
+    // work out); a request refused meanwhile leaves them to finish unheard.
+    const byName = Promise.resolve(lookups.byName(named));
+    const byHost = Promise.resolve(lookups.byHost(distinct(keys.map((k) => k?.domain))));
+    byName.catch(() => {});
+    byHost.catch(() => {});
+    for (const k of keys) if (k) readPhone(k);
+    assertMatchable(keys, (k) => !k.phone && !k.name && !k.domain, 'phone; name with city or postal_code; website');
+    return Promise.all([lookups.byPhone(distinct(keys.map((k) => k.phone))), byName, byHost, keys]);
+  });
   const rowNumber = new Map(named.map((k, i) => [k, String(i + 1)]));
   const reviews = new Map([...phone.reviews, ...name.reviews, ...host.reviews]);
-  const matches = keys.map((k): { kind: MatchKind; place: Place } | undefined => {
+  const matches = matchable.map((k): { kind: MatchKind; place: Place } | undefined => {
     const viaPhone = k.phone ? phone.byKey.get(k.phone) : undefined;
     if (viaPhone) return { kind: 'phone', place: viaPhone };
     const viaName = k.name ? name.byKey.get(rowNumber.get(k)!) : undefined;

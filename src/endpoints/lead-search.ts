@@ -46,7 +46,7 @@ const NARROW = 'Narrow it and retry: fewer titles or keywords, or add a location
  * leads it already received do not count against the daily allowance again, and `excludeDelivered`
  * leaves them out.
  */
-export async function searchLeads(core: Pick<Core, 'sql' | 'config' | 'clock'>, principal: Principal, raw: unknown): Promise<LeadSearchResult> {
+export async function searchLeads(core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>, principal: Principal, raw: unknown): Promise<LeadSearchResult> {
   const params = parseLeadSearch(raw);
   const request = pageRequest(params);
   let filters = filtersOf(params);

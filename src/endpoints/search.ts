@@ -76,7 +76,7 @@ export async function deliverAll<R>(_sql: Sql, rows: R[], take: TakeAllowance): 
  * more follow or the allowance cut the page.
  */
 export async function databaseSearch<R extends { id: string | number }>(
-  core: Pick<Core, 'sql' | 'config' | 'clock'>,
+  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
   principal: Principal,
   request: PageRequest,
   narrow: string,
@@ -84,19 +84,20 @@ export async function databaseSearch<R extends { id: string | number }>(
   deliver: (sql: Sql, rows: R[], take: TakeAllowance) => Promise<Delivery<R>> = deliverAll,
 ): Promise<SearchPage<R>> {
   const { limit, page } = request;
-  return core.sql.begin(async (tx) => {
-    const sql = tx as unknown as Sql;
+  const timedFind = async (sql: Sql): Promise<FoundPage<R>> => {
     // The timeout is sent first and the search right behind it, without waiting for its answer (pipelined).
     const timeout = sql`select set_config('statement_timeout', ${String(core.config.leadQueryTimeoutMs)}, true)`.execute();
-    let found: FoundPage<R>;
     try {
-      [, found] = await Promise.all([timeout, find(sql)]);
+      const [, found] = await Promise.all([timeout, find(sql)]);
+      return found;
     } catch (err) {
       if ((err as { code?: string }).code === '57014') {
         throw new AppError(503, 'query_timeout', `The search took longer than ${core.config.leadQueryTimeoutMs / 1000} s. ${narrow}`);
       }
       throw err;
     }
+  };
+  const deliverPage = async (sql: Sql, found: FoundPage<R>): Promise<SearchPage<R>> => {
     const hasMore = found.rows.length > limit;
     const candidates = found.rows.slice(0, limit);
     const take: TakeAllowance = (count) => takeAllowance(sql, principal.accountId, 'database', count, core.config.dailyDatabaseRecords, core.clock());
@@ -104,5 +105,10 @@ export async function databaseSearch<R extends { id: string | number }>(
     const more = hasMore || delivered.rows.length < candidates.length;
     const last = delivered.rows.at(-1);
     return { rows: delivered.rows, page, limit, total: found.total, nextAfter: more && last ? String(last.id) : null, hasMore: more, allowanceRemaining: delivered.remaining };
-  });
+  };
+  if (!core.config.databaseReadUrl) return core.sql.begin(async (tx) => deliverPage(tx as unknown as Sql, await timedFind(tx as unknown as Sql))) as Promise<SearchPage<R>>;
+  // With a read replica the search runs there (or on the primary when it is not healthy) and the
+  // allowance, which writes, on the primary afterwards.
+  const found = (await core.catalogReader.read((sql) => sql.begin((tx) => timedFind(tx as unknown as Sql)))) as FoundPage<R>;
+  return core.sql.begin((tx) => deliverPage(tx as unknown as Sql, found)) as Promise<SearchPage<R>>;
 }

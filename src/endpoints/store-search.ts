@@ -33,7 +33,7 @@ export const storeSearchParams = z
  * store-leads filters (platform, location, category, technologies, apps, social profiles, plan tiers
  * excluded, traffic, sales and employee bounds with their aliases); paged and counted like the lead database.
  */
-export async function searchStores(core: Pick<Core, 'sql' | 'config' | 'clock' | 'sources'>, principal: Principal, raw: unknown) {
+export async function searchStores(core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock' | 'sources'>, principal: Principal, raw: unknown) {
   const p = parseParams(storeSearchParams, raw);
   const request = pageRequest(p);
   const { filter } = await resolveStoreNames(storeFilter(p), storeNameLists(core.sources.stores));

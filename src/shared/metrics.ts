@@ -152,6 +152,12 @@ export const jobsQueued = new Gauge({
   registers,
 });
 
+export const catalogReadsOnReplica = new Gauge({
+  name: 'leadgate_catalog_reads_on_replica',
+  help: '1 while read-only catalog work goes to the read replica (DATABASE_READ_URL), 0 while it falls back to the primary or none is configured.',
+  registers,
+});
+
 export const databaseUp = new Gauge({
   name: 'leadgate_database_up',
   help: '1 when the queue figures could be read from the database at the last scrape, 0 when not.',

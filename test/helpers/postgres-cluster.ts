@@ -1,5 +1,5 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, writeFile, appendFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../db/embedded.ts';
@@ -19,6 +19,13 @@ export interface Cluster {
   start(): Promise<void>;
   /** Stops it if running and deletes its files. */
   destroy(): Promise<void>;
+  /**
+   * A streaming replica of this cluster, a cluster of its own (hot standby): a base backup taken with
+   * `pg_backup_start`/`pg_backup_stop` and a copy of the data directory (the package has no
+   * pg_basebackup), `standby.signal`, and `primary_conninfo` over a physical replication slot, so the
+   * primary keeps every WAL segment the replica has not received.
+   */
+  replica(): Promise<Cluster>;
 }
 
 async function binaries(): Promise<{ postgres: string; initdb: string }> {
@@ -46,6 +53,23 @@ export async function createCluster(): Promise<Cluster> {
     init.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`initdb exited ${code}: ${err}`))));
   });
   const port = await freePort();
+  const { start, stop } = serve(postgres, pgDir, port, ids);
+  await start();
+  const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  return {
+    url,
+    stop,
+    start,
+    async destroy() {
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+    replica: () => createReplica(postgres, url('postgres'), port, pgDir, ids),
+  };
+}
+
+/** The postmaster of `pgDir` on `port`: started (resolving once it accepts connections, read-only ones for a standby) and stopped. */
+function serve(postgres: string, pgDir: string, port: number, ids: ReturnType<typeof runAs>) {
   let server: ChildProcess | undefined;
 
   const start = () =>
@@ -58,7 +82,7 @@ export async function createCluster(): Promise<Cluster> {
       let log = '';
       const onData = (d: Buffer) => {
         log += d.toString();
-        if (log.includes('database system is ready to accept connections')) {
+        if (/database system is ready to accept (read-only )?connections/.test(log)) {
           child.stderr!.off('data', onData);
           child.stderr!.resume();
           resolve();
@@ -78,6 +102,39 @@ export async function createCluster(): Promise<Cluster> {
     await exited;
   };
 
+  return { start, stop };
+}
+
+async function createReplica(postgres: string, primaryUrl: string, primaryPort: number, primaryDir: string, ids: ReturnType<typeof runAs>): Promise<Cluster> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-replica-'));
+  await chmod(dir, 0o755);
+  const pgDir = path.join(dir, 'pg');
+  const { default: postgresJs } = await import('postgres');
+  const sql = postgresJs(primaryUrl, { max: 1, onnotice: () => {} });
+  const slot = `replica_${path.basename(dir).replace(/\W/g, '_').toLowerCase()}`;
+  try {
+    await sql`select pg_create_physical_replication_slot(${slot}, true)`;
+    // One session holds the backup from start to stop (a non-exclusive backup); max: 1 keeps it on one connection.
+    await sql`select pg_backup_start('replica', true)`;
+    // cp -a keeps the owner (the postgres user when running as root) and the 0700 modes Postgres asks for.
+    execFileSync('cp', ['-a', primaryDir, pgDir]);
+    const [stopped] = await sql<[{ labelfile: string }]>`select labelfile from pg_backup_stop(false)`;
+    await rm(path.join(pgDir, 'postmaster.pid'), { force: true });
+    await rm(path.join(pgDir, 'postmaster.opts'), { force: true });
+    // The WAL comes from the primary over the slot; the copied segments may be torn mid-write.
+    for (const name of await readdir(path.join(pgDir, 'pg_wal'))) if (name !== 'archive_status') await rm(path.join(pgDir, 'pg_wal', name), { recursive: true, force: true });
+    await rm(path.join(pgDir, 'pg_replslot', slot), { recursive: true, force: true });
+    await writeFile(path.join(pgDir, 'backup_label'), stopped.labelfile);
+    await writeFile(path.join(pgDir, 'standby.signal'), '');
+    await appendFile(path.join(pgDir, 'postgresql.auto.conf'), `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres'\nprimary_slot_name = '${slot}'\nhot_standby_feedback = on\n`);
+    if ('uid' in ids) {
+      for (const file of ['backup_label', 'standby.signal', 'postgresql.auto.conf']) await chown(path.join(pgDir, file), ids.uid, ids.gid);
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+  const port = await freePort();
+  const { start, stop } = serve(postgres, pgDir, port, ids);
   await start();
   return {
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
@@ -87,5 +144,6 @@ export async function createCluster(): Promise<Cluster> {
       await stop();
       await rm(dir, { recursive: true, force: true });
     },
+    replica: () => Promise.reject(new Error('a replica of a replica is not supported')),
   };
 }

@@ -1,0 +1,128 @@
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { connect, type Database, type Sql } from '../../db/client.ts';
+import * as schema from '../../db/schema/index.ts';
+import type { Logger } from '../logger.ts';
+import { catalogReadsOnReplica } from '../shared/metrics.ts';
+import { isDatabaseUnavailable } from '../shared/errors.ts';
+
+/**
+ * Where read-only catalog work runs (DATABASE_READ_URL, docs/operations.md#read-replicas): a streaming
+ * replica while it answers and has replayed the primary's WAL of at most `maxLagMs` ago, else the
+ * primary. Only reads that need not see the caller's own writes belong here; allowances, delivered
+ * leads and everything else that writes stay on the primary.
+ */
+export interface CatalogReader {
+  /**
+   * Runs `work` on the replica when it is healthy, else on the primary. A replica that drops the
+   * connection, refuses it, or cancels the query for a conflict with recovery is left for the primary,
+   * which runs `work` again; any other error is the work's own.
+   */
+  read<T>(work: (sql: Sql) => PromiseLike<T>): Promise<T>;
+  /** drizzle over `read`: each query it sends runs as one `read` (the catalog sources of tool runs read through it). */
+  db: Database;
+  close(): Promise<void>;
+}
+
+export interface ReaderOptions {
+  /** DATABASE_READ_URL; undefined: every read goes to the primary. */
+  url: string | undefined;
+  /** DATABASE_READ_MAX_LAG_MS: the replica is used only while it is at most this far behind. */
+  maxLagMs: number;
+  logger: Pick<Logger, 'warn' | 'info'>;
+}
+
+/** A standby cancels a query whose rows recovery must remove (conflict with recovery); the primary has no such conflict. */
+const RECOVERY_CONFLICT = '40001';
+
+const lsnOf = (text: string) => {
+  const [high, low] = text.split('/');
+  return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
+};
+
+export function createCatalogReader(primary: { sql: Sql; db: Database }, options: ReaderOptions): CatalogReader {
+  const { url, maxLagMs, logger } = options;
+  catalogReadsOnReplica.set(0);
+  if (!url) return { read: async (work) => work(primary.sql), db: primary.db, close: async () => {} };
+
+  const { sql: replica } = connect(url, { max: 10 });
+  // The replica is trusted only after a check has found it current.
+  let healthy = false;
+  const setHealth = (ok: boolean, why: string) => {
+    if (ok === healthy) return;
+    healthy = ok;
+    catalogReadsOnReplica.set(ok ? 1 : 0);
+    if (ok) logger.info('catalog reads go to the read replica');
+    else logger.warn({ reason: why }, 'catalog reads fall back to the primary');
+  };
+
+  // The primary's WAL positions the replica had not replayed when seen, oldest first: the lag is how
+  // long ago the oldest of them was written. An idle primary writes nothing, so its replica is current.
+  const unreplayed: { at: number; lsn: bigint }[] = [];
+  // A replica that does not answer (an address that drops packets) is as good as down.
+  const answerMs = Math.max(1000, maxLagMs);
+  const answered = <T>(query: PromiseLike<T>) =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer in ${answerMs} ms`)), answerMs);
+      const settle = () => clearTimeout(timer);
+      query.then(
+        (value) => (settle(), resolve(value)),
+        (err: unknown) => (settle(), reject(err)),
+      );
+    });
+  const check = async () => {
+    try {
+      const [{ position }] = await answered(primary.sql<[{ position: string }]>`select pg_current_wal_lsn()::text as position`);
+      const at = Date.now();
+      const [state] = await answered(replica<[{ replayed: string | null }]>`select pg_last_wal_replay_lsn()::text as replayed`);
+      if (state.replayed === null) return setHealth(false, 'DATABASE_READ_URL is not a standby in recovery');
+      const replayed = lsnOf(state.replayed);
+      while (unreplayed[0] && unreplayed[0].lsn <= replayed) unreplayed.shift();
+      const current = lsnOf(position);
+      if (current > replayed && (unreplayed.at(-1)?.lsn ?? 0n) < current) unreplayed.push({ at, lsn: current });
+      // A replica stuck for long: pairs merge into their older time and newer position, so the lag read is never less than the true one.
+      if (unreplayed.length > 64) unreplayed.splice(0, unreplayed.length, ...unreplayed.flatMap((s, i, all) => (i % 2 === 0 ? [{ at: s.at, lsn: (all[i + 1] ?? s).lsn }] : [])));
+      const lag = unreplayed[0] ? Date.now() - unreplayed[0].at : 0;
+      setHealth(lag <= maxLagMs, lag <= maxLagMs ? 'current' : `replay is ${lag} ms behind the primary`);
+    } catch (err) {
+      setHealth(false, `unreachable: ${(err as Error).message}`);
+    }
+  };
+  // Checked a few times within the lag bound, so a lagging replica is left before it is much past it.
+  const interval = Math.max(50, Math.min(1000, Math.floor(maxLagMs / 4)));
+  let running = check();
+  const timer = setInterval(() => {
+    running = running.then(check);
+  }, interval);
+  timer.unref();
+
+  const read = async <T>(work: (sql: Sql) => PromiseLike<T>): Promise<T> => {
+    if (!healthy) return work(primary.sql);
+    try {
+      return await work(replica);
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) setHealth(false, `unreachable: ${(err as Error).message}`);
+      else if ((err as { code?: string }).code !== RECOVERY_CONFLICT) throw err;
+      return work(primary.sql);
+    }
+  };
+  // drizzle sends every query through `unsafe` (a plain result or `.values()`): each becomes one `read`.
+  // Its parsers were set on both clients when `connect` made their own drizzle.
+  const routed = new Proxy(primary.sql, {
+    get(target, property, receiver) {
+      if (property !== 'unsafe') return Reflect.get(target, property, receiver);
+      return (query: string, params?: never[], queryOptions?: never) => {
+        const run = (values: boolean) => read((sql) => (values ? sql.unsafe(query, params, queryOptions).values() : sql.unsafe(query, params, queryOptions)));
+        return { values: () => run(true), then: (resolve: never, reject: never) => run(false).then(resolve, reject) };
+      };
+    },
+  });
+  return {
+    read,
+    db: drizzle(routed, { schema }),
+    async close() {
+      clearInterval(timer);
+      await running;
+      await replica.end({ timeout: 5 });
+    },
+  };
+}
