@@ -2,6 +2,7 @@ import { LEDGER_KINDS, type LedgerEntry } from '../db/schema/accounts.ts';
 import { formatDollars as dollars, microsToNumber } from '../src/billing/money.ts';
 import { countLedger, describePurchase, listLedger, PURCHASE_RULES_TEXT, type Balances, type Purchase } from '../src/billing/wallet.ts';
 import { buyCredits, wallet } from '../src/endpoints/api/account.ts';
+import { ledger as ledgerEndpoint } from '../src/endpoints/api/ledger.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import { may, requireRole } from '../src/accounts/roles.ts';
 import { AccountRef } from './account.ts';
@@ -83,7 +84,7 @@ export const LedgerEntryRef = builder.objectRef<LedgerEntry>('LedgerEntry').impl
 
 // Ledger entries are billing: a console member or admin refetches none (null, as for another account's).
 registerNode(LEDGER_PREFIX, 'LedgerEntry', {
-  load: async (ids, ctx) => (may(ctx.principal, 'billing') ? ctx.loaders.ledgerEntry.loadMany(ids.map(BigInt)).then((all) => all.map((e) => (e instanceof Error ? null : e))) : ids.map(() => null)),
+  load: async (ids, ctx) => (may(ctx.principal, ledgerEndpoint.permission!) ? ctx.loaders.ledgerEntry.loadMany(ids.map(BigInt)).then((all) => all.map((e) => (e instanceof Error ? null : e))) : ids.map(() => null)),
 });
 
 builder.objectField(AccountRef, wallet.graphql!.field, (t) =>
@@ -109,8 +110,8 @@ builder.objectField(AccountRef, 'ledger', (t) =>
     args: { first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_ENTRIES, 20) }), after: t.arg.string({ description: AFTER_DESCRIPTION }) },
     complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_ENTRIES) }),
     resolve: async (account, args, ctx) => {
-      // Billing is the owners' (src/accounts/roles.ts); keys keep reading it.
-      requireRole(ctx.principal, 'billing');
+      // The rule of the ledger's declaration (REST's GET /api/v1/wallet/ledger): billing is the owners'; keys keep reading it.
+      requireRole(ctx.principal, ledgerEndpoint.permission!);
       const first = pageSize(args.first, { max: MAX_ENTRIES, byDefault: 20 });
       const { entries, hasNextPage } = await listLedger(ctx.core.db, account.id, { first, after: bigintCursor(args.after) });
       return connectionOf(entries, { cursorOf: (e) => e.id.toString(), hasNextPage, totalCount: () => countLedger(ctx.core.db, account.id) });

@@ -118,7 +118,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
       if (isGraphiQLRequest(req)) return;
       try {
         // An API key, or the console's session cookie with its X-CSRF-Token (the key wins when both come).
-        admitted.set(req, await admit(core, req.headers.authorization, (headers) => reply.headers(headers), clientAddress(config, req.raw), sessionCredentials(req.headers)));
+        admitted.set(req, await admit(core, req.headers.authorization, (headers) => reply.headers(headers), clientAddress(config, req.raw), req.headers.authorization ? undefined : sessionCredentials(req.headers)));
       } catch (raised) {
         const err = coerceError(raised);
         if (!(err instanceof AppError)) throw raised;

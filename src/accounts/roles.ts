@@ -27,17 +27,6 @@ const WHAT: Record<Permission, string> = {
   members: 'Members are managed by the account’s owners and admins, signed in to the console',
 };
 
-/** The declared endpoints (src/endpoints) a role limits, by name. */
-const ENDPOINT_PERMISSIONS: Record<string, Permission> = {
-  buyCredits: 'billing',
-  listLedger: 'billing',
-  createWebhook: 'webhooks',
-  listWebhooks: 'webhooks',
-  deleteWebhook: 'webhooks',
-  listWebhookDeliveries: 'webhooks',
-  sendTestWebhook: 'webhooks',
-};
-
 export const roleRequired = (message: string) => new AppError(403, 'role_required', message);
 
 export function may(principal: Principal, permission: Permission): boolean {
@@ -47,12 +36,6 @@ export function may(principal: Principal, permission: Permission): boolean {
 /** 403 `role_required` unless the caller may do `permission`. */
 export function requireRole(principal: Principal, permission: Permission): void {
   if (!may(principal, permission)) throw roleRequired(`${WHAT[permission]}; ${principal.role ? `your role is ${principal.role}` : 'an API key cannot'}.`);
-}
-
-/** The role check of a declared endpoint, if a role limits it. */
-export function requireEndpointRole(principal: Principal, endpointName: string): void {
-  const permission = ENDPOINT_PERMISSIONS[endpointName];
-  if (permission) requireRole(principal, permission);
 }
 
 /** The signed-in user of a console session; 403 `role_required` for an API key. */

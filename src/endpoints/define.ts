@@ -4,6 +4,7 @@ import type { Plan } from '../../db/schema/accounts.ts';
 import type { AllowanceKind } from '../../db/schema/limits.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
+import type { Permission } from '../accounts/roles.ts';
 import type { Deprecation } from '../shared/deprecation.ts';
 
 /**
@@ -79,6 +80,8 @@ export interface EndpointDefinition<I = unknown, R = unknown> {
   /** Plan gate: 403 `plan_required` below it; `planSubject` names the request in the refusal. */
   plan?: Plan;
   planSubject?: string;
+  /** What a console session's role must allow (src/accounts/roles.ts); keys keep their rights. */
+  permission?: Permission;
   /** The daily allowance the endpoint counts against (its size is configured). */
   allowance?: AllowanceKind;
   /** Query parameters or body (zod), as documented and as the handler validates them; a field it does not declare is refused (shared/fields.ts). */

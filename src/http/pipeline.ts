@@ -7,7 +7,7 @@ import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { withIdempotency, type StoredResponse } from '../accounts/idempotency.ts';
 import { RateLimitedError, rateLimitHeaders, type RateLimitState } from '../accounts/rate-limit.ts';
-import { requireEndpointRole } from '../accounts/roles.ts';
+import { requireRole } from '../accounts/roles.ts';
 import { assertPlan } from '../billing/plans.ts';
 import type { EndpointDefinition } from '../endpoints/define.ts';
 import type { Deprecation } from '../shared/deprecation.ts';
@@ -248,7 +248,7 @@ export interface CallOptions<R, S> {
  */
 export async function callEndpoint<I, R, S>(core: Core, principal: Principal, endpoint: EndpointDefinition<I, R>, input: I, options: CallOptions<R, S>): Promise<{ body: S; replayed: boolean }> {
   // A console session's role may limit the endpoint (billing, webhooks); keys keep every right.
-  requireEndpointRole(principal, endpoint.name);
+  if (endpoint.permission) requireRole(principal, endpoint.permission);
   assertPlan(principal, endpoint.plan, endpoint.planSubject ?? endpoint.title);
   // Text Postgres cannot hold (NUL, unpaired surrogates) is refused before any handler reads it.
   assertStorable(input);

@@ -56,6 +56,7 @@ export const wallet = defineEndpoint({
 
 export const buyCredits = defineEndpoint({
   name: 'buyCredits',
+  permission: 'billing',
   title: 'Buy credits',
   tag: 'Account',
   description: `Pay-as-you-go credits: ${PURCHASE_RULES_TEXT}`,

@@ -32,6 +32,7 @@ const entryView = (e: LedgerEntry) => ({
 
 export const ledger = defineEndpoint({
   name: 'listLedger',
+  permission: 'billing',
   title: 'Wallet ledger',
   tag: 'Account',
   description:

@@ -8,6 +8,7 @@ const idOf = (request: RestRequest) => request.params.id!;
 
 export const createAccountWebhook = defineEndpoint({
   name: 'createWebhook',
+  permission: 'webhooks',
   title: 'Register an account webhook',
   tag: 'Webhooks',
   description:
@@ -30,6 +31,7 @@ export const createAccountWebhook = defineEndpoint({
 
 export const listAccountWebhooks = defineEndpoint({
   name: 'listWebhooks',
+  permission: 'webhooks',
   title: "The account's webhooks",
   tag: 'Webhooks',
   rest: { path: PATH, methods: ['get'], input: () => undefined, ok: 'Oldest first.' },
@@ -42,6 +44,7 @@ export const listAccountWebhooks = defineEndpoint({
 
 export const deleteAccountWebhook = defineEndpoint({
   name: 'deleteWebhook',
+  permission: 'webhooks',
   title: 'Delete a webhook',
   tag: 'Webhooks',
   description: 'Its delivery log goes with it.',
@@ -53,6 +56,7 @@ export const deleteAccountWebhook = defineEndpoint({
 
 export const listWebhookDeliveries = defineEndpoint({
   name: 'listWebhookDeliveries',
+  permission: 'webhooks',
   title: 'Delivery log of a webhook',
   tag: 'Webhooks',
   description: 'Newest first; page with after = nextAfter until it is null.',
@@ -65,6 +69,7 @@ export const listWebhookDeliveries = defineEndpoint({
 
 export const sendTestWebhookEvent = defineEndpoint({
   name: 'sendTestWebhook',
+  permission: 'webhooks',
   title: 'Send a test event to a webhook',
   tag: 'Webhooks',
   description:
