@@ -85,12 +85,13 @@ const StoreRef = builder.objectRef<Rec>('Store').implement({
 });
 
 type Page = SearchPage<Rec>;
-type CatalogConnection = ReturnType<typeof connectionOf<Rec, { dailyAllowanceRemaining: number }>>;
+type CatalogConnection = ReturnType<typeof connectionOf<Rec, { totalCountIsEstimate: boolean; dailyAllowanceRemaining: number }>>;
 
 function catalogConnection(name: string, node: typeof LocalBusinessRef, what: string) {
-  return connectionType<Rec, { dailyAllowanceRemaining: number }>(name, node, {
+  return connectionType<Rec, { totalCountIsEstimate: boolean; dailyAllowanceRemaining: number }>(name, node, {
+    totalCountMayBeEstimate: true,
     description: `A page of a search of the ${what} database, in id order.`,
-    totalCount: 'Size of the whole search.',
+    totalCount: 'Size of the whole search: exact, or an estimate when `totalCountIsEstimate`.',
     fields: (t) => ({
       dailyAllowanceRemaining: t.int({ description: 'Records left in today’s allowance (resets at midnight UTC).', resolve: (p: CatalogConnection) => p.dailyAllowanceRemaining }),
     }),
@@ -102,7 +103,7 @@ const StoreConnection = catalogConnection('Store', StoreRef, 'e-commerce store')
 
 /** A database search's page as a connection; a row's cursor is its id, as REST's `next_after` is. */
 const connectionOfPage = (result: Page) =>
-  connectionOf(result.rows, { cursorOf: (r) => String(r.id), hasNextPage: result.hasMore, totalCount: result.total }, { dailyAllowanceRemaining: result.allowanceRemaining });
+  connectionOf(result.rows, { cursorOf: (r) => String(r.id), hasNextPage: result.hasMore, totalCount: result.total }, { totalCountIsEstimate: result.totalIsEstimate, dailyAllowanceRemaining: result.allowanceRemaining });
 
 type Search = EndpointDefinition<unknown, Page>;
 

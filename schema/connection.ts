@@ -1,4 +1,5 @@
 import type { OutputRef } from '@pothos/core';
+import { EXACT_TOTAL_LIMIT } from '../src/catalog/sql.ts';
 import { ValidationError } from '../src/shared/errors.ts';
 import { isBigintText } from '../src/shared/params.ts';
 import { builder } from './builder.ts';
@@ -58,6 +59,8 @@ export function connectionType<T, X extends object = object>(
   options: {
     description: string;
     totalCount: string;
+    /** The list is a database search, whose size past the exact-count limit is estimated: adds `totalCountIsEstimate`. */
+    totalCountMayBeEstimate?: boolean;
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the builder of the connection type, whose shape is generic here
     fields?: (t: any) => Record<string, unknown>;
   },
@@ -79,6 +82,14 @@ export function connectionType<T, X extends object = object>(
         description: options.totalCount,
         resolve: (c) => (typeof c.totalCount === 'function' ? c.totalCount() : c.totalCount),
       }),
+      ...(options.totalCountMayBeEstimate
+        ? {
+            totalCountIsEstimate: t.boolean({
+              description: `True when more matched than the exact-count limit (${EXACT_TOTAL_LIMIT.toLocaleString('en-US')} by default): \`totalCount\` is then an estimate from a sample, to two significant digits.`,
+              resolve: (c) => (c as { totalCountIsEstimate?: boolean }).totalCountIsEstimate === true,
+            }),
+          }
+        : {}),
       ...(options.fields?.(t) as object),
     }),
   });

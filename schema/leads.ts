@@ -112,11 +112,12 @@ const LeadFilterInput = builder.inputType('LeadFilter', {
 
 const SearchTranslationRef = outputTypeOf(peopleSearchTranslation, 'PeopleSearchTranslation');
 
-type LeadPage = ReturnType<typeof connectionOf<LeadRow, { searchTranslation: unknown; dailyAllowanceRemaining: number }>>;
+type LeadPage = ReturnType<typeof connectionOf<LeadRow, { totalCountIsEstimate: boolean; searchTranslation: unknown; dailyAllowanceRemaining: number }>>;
 
-const LeadConnectionRef = connectionType<LeadRow, { searchTranslation: unknown; dailyAllowanceRemaining: number }>('Lead', LeadRef, {
+const LeadConnectionRef = connectionType<LeadRow, { totalCountIsEstimate: boolean; searchTranslation: unknown; dailyAllowanceRemaining: number }>('Lead', LeadRef, {
+  totalCountMayBeEstimate: true,
   description: 'A page of a lead search, in id order.',
-  totalCount: 'Size of the whole search.',
+  totalCount: 'Size of the whole search: exact, or an estimate when `totalCountIsEstimate`.',
   fields: (t) => ({
     searchTranslation: t.field({
       type: SearchTranslationRef as never,
@@ -149,6 +150,7 @@ builder.queryField(leadDatabase.graphql!.field, (t) =>
       // The page's companies are loaded already: the company field reads them, not the database again.
       for (const [id, company] of result.companies) ctx.loaders.company.prime(id, company);
       return connectionOf(result.rows, { cursorOf: (node) => node.id, hasNextPage: result.hasMore, totalCount: result.total }, {
+        totalCountIsEstimate: result.totalIsEstimate,
         searchTranslation: result.translation ?? null,
         dailyAllowanceRemaining: result.allowanceRemaining,
       });

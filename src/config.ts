@@ -1,6 +1,7 @@
 import path from 'node:path';
 import proxyaddr from '@fastify/proxy-addr';
 import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../db/schema/accounts.ts';
+import { EXACT_TOTAL_LIMIT } from './catalog/sql.ts';
 
 /** Runtime configuration, read once from the environment. */
 export interface Config {
@@ -59,6 +60,8 @@ export interface Config {
   dailyEnrichmentMatches: number;
   /** Statement timeout of a lead database search, ms; past it the search answers 503 query_timeout. Default 10,000. */
   leadQueryTimeoutMs: number;
+  /** Database searches count their matches exactly up to this many and estimate past it (`total_is_estimate`). */
+  searchExactTotalLimit: number;
   /** The lead scraper's mode shown by /api/v1/apollo-status. Default url-based. */
   leadScraperMode: 'url-based' | 'legacy';
   /**
@@ -281,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dailyDatabaseRecords: int(env.DAILY_DATABASE_RECORDS, 100_000),
     dailyEnrichmentMatches: int(env.DAILY_ENRICHMENT_MATCHES, 100_000),
     leadQueryTimeoutMs: int(env.LEAD_QUERY_TIMEOUT_MS, 10_000),
+    searchExactTotalLimit: int(env.SEARCH_EXACT_TOTAL_LIMIT, EXACT_TOTAL_LIMIT),
     leadScraperMode: leadScraperMode(env.LEAD_SCRAPER_MODE),
     enforceLimits: true,
     network: networkConfig(env, (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, '')),

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { bigint, index, integer, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
 import { accountTable } from './accounts.ts';
 import { catalogId, textList } from './columns.ts';
 
@@ -124,6 +124,33 @@ export const personTable = pgTable(
 );
 export type Person = typeof personTable.$inferSelect;
 export type NewPerson = typeof personTable.$inferInsert;
+
+/**
+ * How many people share each combination of the lead search's coarse filters (country, seniority,
+ * department, the company's industry, email status, has an email, has a phone): a search on these
+ * filters alone (the broad ones, with hundreds of thousands of matches) gets its exact total by
+ * summing a few thousand rows here instead of counting its matches. Values are stored as the search
+ * compares them (country in lower case). Statement triggers on `person` (migration 0022) apply every
+ * insert, update, delete and truncate in the same transaction, so the sums are never stale.
+ */
+export const personFacetCountTable = pgTable(
+  'person_facet_count',
+  {
+    country: text('country'),
+    seniority: text('seniority'),
+    department: text('department'),
+    companyIndustry: text('company_industry'),
+    emailStatus: text('email_status'),
+    hasEmail: boolean('has_email').notNull(),
+    hasPhone: boolean('has_phone').notNull(),
+    people: integer('people').notNull(),
+  },
+  (t) => [
+    unique('person_facet_count_key')
+      .on(t.country, t.seniority, t.department, t.companyIndustry, t.emailStatus, t.hasEmail, t.hasPhone)
+      .nullsNotDistinct(),
+  ],
+);
 
 /** Leads an account has received (from the database API or unlocked): they never count against its allowance again. */
 export const deliveredLeadTable = pgTable(

@@ -75,7 +75,7 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'catalogReader' | 'co
     principal,
     request,
     NARROW,
-    (sql) => findLeads(sql, filters, request, { accountId: principal.accountId, excludeDelivered: params.excludeDelivered }),
+    (sql, window) => findLeads(sql, filters, window, { accountId: principal.accountId, excludeDelivered: params.excludeDelivered }),
     // Leads new to this account count against today's allowance; already-delivered ones are free.
     async (sql, page, take) => {
       const ids = page.map((r) => r.id);

@@ -32,5 +32,5 @@ export const localBusinessSearchParams = z
 export async function searchLocalBusinesses(core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>, principal: Principal, raw: unknown) {
   const p = parseParams(localBusinessSearchParams, raw);
   const request = pageRequest(p);
-  return databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql) => findLocalBusinesses(sql, p, request));
+  return databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql, window) => findLocalBusinesses(sql, p, window));
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EXACT_TOTAL_LIMIT } from '../catalog/sql.ts';
 import { DELIVERY_STATUSES, WEBHOOK_EVENTS } from '../../db/schema/webhooks.ts';
 import { LEDGER_KINDS } from '../../db/schema/accounts.ts';
 import { MAX_ENRICH_ROWS, PREVIEW_DESCRIPTION, PREVIEW_SAMPLE_SIZE } from './enrichment.ts';
@@ -65,7 +66,10 @@ const pagination = z
   .object({
     page: z.int().nullable().describe('Null when paging by cursor (after).'),
     limit: z.int(),
-    total: z.int().describe('Size of the whole search.'),
+    total: z.int().describe('Size of the whole search: exact, or an estimate when total_is_estimate is true.'),
+    total_is_estimate: z
+      .boolean()
+      .describe(`True when more matched than the exact-count limit (${EXACT_TOTAL_LIMIT.toLocaleString('en-US')} by default): total is then an estimate from a sample, to two significant digits.`),
     next_after: z.string().nullable().describe('Cursor of the next page (send it as after); null at the end.'),
     has_more: z.boolean(),
   })

@@ -37,5 +37,5 @@ export async function searchStores(core: Pick<Core, 'sql' | 'catalogReader' | 'c
   const p = parseParams(storeSearchParams, raw);
   const request = pageRequest(p);
   const { filter } = await resolveStoreNames(storeFilter(p), storeNameLists(core.sources.stores));
-  return databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql) => findStores(sql, filter, request));
+  return databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql, window) => findStores(sql, filter, window));
 }

@@ -1,7 +1,6 @@
-import type { MaybeRow, PendingQuery } from 'postgres';
 import type { Sql } from '../../../db/client.ts';
-import { and, likePattern, type Fragment } from '../sql.ts';
-import type { LeadFilters } from './filters.ts';
+import { and, estimateMatches, EXACT_TOTAL_LIMIT, likePattern, plannedPerCall, type Fragment } from '../sql.ts';
+import { isSet, type LeadFilters } from './filters.ts';
 import { stateVariants } from './vocabulary.ts';
 
 /** Whole words: not preceded or followed by a word character (so "c++" and "e-commerce" match too). */
@@ -35,25 +34,77 @@ function any(sql: Sql, parts: Fragment[]): Fragment {
   return parts.slice(1).reduce((acc, part) => sql`${acc} or ${part}`, parts[0]!);
 }
 
-/** One WHERE fragment per filter; every filter is combined with AND. */
-export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: string; excludeDelivered?: boolean } = {}): Fragment[] {
-  const c: Fragment[] = [];
-  if (f.titles) c.push(sql`(${any(sql, f.titles.map((t) => sql`p.title ilike ${likePattern(t)}`))})`);
-  if (f.notTitles) c.push(sql`not (${any(sql, f.notTitles.map((t) => sql`coalesce(p.title, '') ilike ${likePattern(t)}`))})`);
+/**
+ * The filters on the person's coarse facets, which `person_facet_count` counts (migration 0022):
+ * a search on these alone is counted there.
+ */
+export const FACET_FILTERS = ['countries', 'seniorities', 'departments', 'industries', 'notIndustries', 'emailStatuses', 'hasEmail', 'hasPhone'] as const satisfies readonly (keyof LeadFilters)[];
+
+/** Where each facet is: on a person (`p`), or a row of `person_facet_count` (`f`), which stores them as the search compares them. */
+interface FacetColumns {
+  country: Fragment;
+  seniority: Fragment;
+  department: Fragment;
+  industry: Fragment;
+  emailStatus: Fragment;
+  hasEmail: Fragment;
+  hasPhone: Fragment;
+}
+
+const personFacets = (sql: Sql): FacetColumns => ({
+  country: sql`lower(p.country)`,
+  seniority: sql`p.seniority`,
+  department: sql`p.department`,
   // The person's copy of its company's industry (lower case; null without a company), so industry
   // and person filters meet in one bitmap scan of person.
-  if (f.industries) c.push(sql`p.company_industry = any(${lower(f.industries)})`);
-  if (f.notIndustries) c.push(sql`(p.company_industry is null or p.company_industry <> all(${lower(f.notIndustries)}))`);
-  if (f.countries) c.push(sql`lower(p.country) = any(${lower(f.countries)})`);
+  industry: sql`p.company_industry`,
+  emailStatus: sql`p.email_status`,
+  hasEmail: sql`p.email is not null`,
+  hasPhone: sql`(p.phone is not null or p.mobile is not null)`,
+});
+
+const countedFacets = (sql: Sql): FacetColumns => ({
+  country: sql`f.country`,
+  seniority: sql`f.seniority`,
+  department: sql`f.department`,
+  industry: sql`f.company_industry`,
+  emailStatus: sql`f.email_status`,
+  hasEmail: sql`f.has_email`,
+  hasPhone: sql`f.has_phone`,
+});
+
+/** The conditions of the facet filters (FACET_FILTERS), on a person or on the facet counts. */
+function facetConditions(sql: Sql, f: LeadFilters, col: FacetColumns): Fragment[] {
+  const c: Fragment[] = [];
+  if (f.industries) c.push(sql`${col.industry} = any(${lower(f.industries)})`);
+  if (f.notIndustries) c.push(sql`(${col.industry} is null or ${col.industry} <> all(${lower(f.notIndustries)}))`);
+  if (f.countries) c.push(sql`${col.country} = any(${lower(f.countries)})`);
+  if (f.seniorities) c.push(sql`${col.seniority} = any(${f.seniorities})`);
+  if (f.departments) c.push(sql`${col.department} = any(${f.departments})`);
+  if (f.emailStatuses) c.push(sql`${col.emailStatus} = any(${f.emailStatuses})`);
+  if (f.hasEmail) c.push(col.hasEmail);
+  if (f.hasPhone) c.push(col.hasPhone);
+  return c;
+}
+
+/** The search is on facets alone (and leaves nobody out per account), so person_facet_count counts it. */
+export const countedByFacets = (f: LeadFilters, options: { excludeDelivered?: boolean } = {}) =>
+  !options.excludeDelivered && (Object.keys(f) as (keyof LeadFilters)[]).every((k) => !isSet(f[k]) || (FACET_FILTERS as readonly string[]).includes(k));
+
+/** The size of a search on facets alone (countedByFacets): a sum over person_facet_count, exact. */
+export function countByFacets(sql: Sql, f: LeadFilters) {
+  return sql<{ total: number }[]>`select coalesce(sum(f.people), 0)::int as total from person_facet_count f where ${and(sql, facetConditions(sql, f, countedFacets(sql)))}`;
+}
+
+/** One WHERE fragment per filter; every filter is combined with AND. */
+export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: string; excludeDelivered?: boolean } = {}): Fragment[] {
+  const c: Fragment[] = facetConditions(sql, f, personFacets(sql));
+  if (f.titles) c.push(sql`(${any(sql, f.titles.map((t) => sql`p.title ilike ${likePattern(t)}`))})`);
+  if (f.notTitles) c.push(sql`not (${any(sql, f.notTitles.map((t) => sql`coalesce(p.title, '') ilike ${likePattern(t)}`))})`);
   if (f.states) c.push(sql`lower(p.state) = any(${f.states.flatMap(stateVariants)})`);
   if (f.city) c.push(sql`p.city ilike ${likePattern(f.city)}`);
   if (f.companyName) c.push(sql`c.name ilike ${likePattern(f.companyName)}`);
   if (f.companyDomains) c.push(sql`(${any(sql, f.companyDomains.map((d) => sql`c.domain ilike ${likePattern(d)}`))})`);
-  if (f.seniorities) c.push(sql`p.seniority = any(${f.seniorities})`);
-  if (f.departments) c.push(sql`p.department = any(${f.departments})`);
-  if (f.emailStatuses) c.push(sql`p.email_status = any(${f.emailStatuses})`);
-  if (f.hasEmail) c.push(sql`p.email is not null`);
-  if (f.hasPhone) c.push(sql`(p.phone is not null or p.mobile is not null)`);
   if (f.minEmployees !== undefined) c.push(sql`c.employees_count >= ${f.minEmployees}`);
   if (f.maxEmployees !== undefined) c.push(sql`c.employees_count <= ${f.maxEmployees}`);
   if (f.revenueMin !== undefined) c.push(sql`c.annual_revenue >= ${f.revenueMin}`);
@@ -116,22 +167,6 @@ export interface LeadRow {
   company_id: string | null;
 }
 
-/**
- * Sends a search as an unnamed statement, so Postgres plans it for its own values every time.
- * postgres.js makes every tagged query a named prepared statement, and after five runs Postgres
- * switches such a statement to a generic plan whenever that plan looks cheaper. For the lead search
- * it nearly always does: with the values unknown every filter looks selective, so the generic page
- * plan gathers and sorts all matches where the right plan walks the primary key (a keywords search
- * with 24,787 matches: 100 ms instead of 5), and the generic count may start from the wrong index.
- * Replanning costs about a millisecond and one more round trip. postgres.js has no per-query switch
- * for tagged templates; `options.prepare` is the flag sql.unsafe sets, read when the query is sent
- * (if a later version ignores it, the query is simply prepared again).
- */
-function plannedPerCall<T extends readonly MaybeRow[]>(query: PendingQuery<T>): PendingQuery<T> {
-  (query as unknown as { options: { prepare?: boolean } }).options.prepare = false;
-  return query;
-}
-
 /** A page of people in id order: by offset, or after an id (keyset). One extra row tells if more follow. */
 export function selectLeadPage(sql: Sql, whereClause: Fragment, paging: { limit: number; offset?: number; afterId?: bigint }) {
   const keyset = paging.afterId !== undefined ? sql`and p.id > ${paging.afterId.toString()}::bigint` : sql``;
@@ -150,13 +185,15 @@ export function selectLeadPage(sql: Sql, whereClause: Fragment, paging: { limit:
  * (after an id, or at an offset) and joined to its people. Apart, the page and the count each found
  * the matches again, and the page was planned for its LIMIT, which walks the primary key through
  * every non-match when the matches are few (title + industry + country: 150 ms instead of 15).
+ * At most `exactTotalLimit` + 1 matches are gathered: a `total` past the limit means "more than the
+ * limit", and its page is not the search's (the matches gathered are not the first ones in id order).
  * Every row carries `total`; a page past the end is one row with `total` and a null id.
  */
-export function selectLeadSearch(sql: Sql, whereClause: Fragment, paging: { limit: number; offset?: number; afterId?: bigint }) {
+export function selectLeadSearch(sql: Sql, whereClause: Fragment, paging: { limit: number; offset?: number; afterId?: bigint }, exactTotalLimit = EXACT_TOTAL_LIMIT) {
   const keyset = paging.afterId !== undefined ? sql`where id > ${paging.afterId.toString()}::bigint` : sql``;
   return plannedPerCall(sql<(Omit<LeadRow, 'id'> & { id: string | null; total: number })[]>`
     with matches as materialized (
-      select p.id from person p left join company c on c.id = p.company_id where ${whereClause}
+      select p.id from person p left join company c on c.id = p.company_id where ${whereClause} limit ${exactTotalLimit + 1}
     ), page as (
       select id from matches ${keyset} order by id limit ${paging.limit + 1} offset ${paging.offset ?? 0}
     )
@@ -169,4 +206,13 @@ export function selectLeadSearch(sql: Sql, whereClause: Fragment, paging: { limi
 
 export function countLeads(sql: Sql, whereClause: Fragment) {
   return plannedPerCall(sql<{ total: number }[]>`select count(*)::int as total from person p left join company c on c.id = p.company_id where ${whereClause}`);
+}
+
+/**
+ * An estimate of how many people match (estimateMatches). The company is joined per sampled person
+ * (the lateral subquery is fenced with OFFSET 0 so it stays one): planned for the whole table, a
+ * join to all companies would cost more than the sample.
+ */
+export function estimateLeads(sql: Sql, whereClause: Fragment) {
+  return estimateMatches(sql, 'person', (sample) => sql`from person p ${sample} left join lateral (select * from company c where c.id = p.company_id offset 0) c on true`, whereClause);
 }

@@ -1,18 +1,32 @@
 import type { Sql } from '../../../db/client.ts';
-import type { FoundPage, PageWindow } from '../sql.ts';
+import { EXACT_TOTAL_LIMIT, estimatedTotal, type FoundPage, type PageWindow } from '../sql.ts';
 import { companyIdsOf, loadCompanies, type CompanyRecord } from './companies.ts';
 import type { LeadFilters } from './filters.ts';
 import { leadRecord } from './lead-record.ts';
-import { leadConditions, selectLeadPage, selectLeadSearch, where, type LeadRow } from './query.ts';
+import { countByFacets, countedByFacets, estimateLeads, leadConditions, selectLeadPage, selectLeadSearch, where, type LeadRow } from './query.ts';
 
 /**
  * The lead database's search: the people matching `filters` in id order, one page (one row more than
- * the limit when more follow) and the size of the whole search, in one statement (selectLeadSearch).
- * `excludeDelivered` leaves out the people the account has received already.
+ * the limit when more follow) and the size of the whole search. A search on the broad facets alone is
+ * counted from person_facet_count, exactly, beside its page; any other gathers and counts its matches
+ * with its page in one statement (selectLeadSearch), up to the exact-count limit; past it the page is
+ * read on its own and the total estimated (`totalIsEstimate`). `excludeDelivered` leaves out the
+ * people the account has received already.
  */
 export async function findLeads(sql: Sql, filters: LeadFilters, window: PageWindow, options: { accountId?: string; excludeDelivered?: boolean } = {}): Promise<FoundPage<LeadRow>> {
-  const found = await selectLeadSearch(sql, where(sql, leadConditions(sql, filters, options)), window);
-  return { total: found[0]!.total, rows: found.flatMap(({ total: _total, id, ...row }) => (id === null ? [] : [{ id, ...row }])) };
+  const conditions = () => where(sql, leadConditions(sql, filters, options));
+  if (countedByFacets(filters, options)) {
+    const [rows, [counted]] = await Promise.all([selectLeadPage(sql, conditions(), window), countByFacets(sql, filters)]);
+    return { rows, total: counted!.total, totalIsEstimate: false };
+  }
+  const exactTotalLimit = window.exactTotalLimit ?? EXACT_TOTAL_LIMIT;
+  const found = await selectLeadSearch(sql, conditions(), window, exactTotalLimit);
+  const total = found[0]!.total;
+  if (total <= exactTotalLimit) {
+    return { total, totalIsEstimate: false, rows: found.flatMap(({ total: _total, id, ...row }) => (id === null ? [] : [{ id, ...row }])) };
+  }
+  const [rows, [estimated]] = await Promise.all([selectLeadPage(sql, conditions(), window), estimateLeads(sql, conditions())]);
+  return { rows, total: estimatedTotal(estimated!.estimate, exactTotalLimit), totalIsEstimate: true };
 }
 
 /** People with their companies (loadCompanies) as lead records. */

@@ -77,7 +77,7 @@ export function findLocalBusinesses(sql: Sql, filter: LocalBusinessFilter, windo
     sql,
     {
       select: (sql) => sql`select x.id::text as id, x.place_id, x.name, x.category, x.street, x.city, x.state, x.postal_code, x.country_code, x.lat, x.lng, x.phone, x.website, x.emails, x.rating, x.review_count, x.opening_hours, x.contact_name`,
-      from: (sql) => sql`from local_business x`,
+      table: 'local_business',
       where: (sql) => localBusinessConditions(postgresTemplate(sql), filter),
     },
     window,

@@ -10,7 +10,7 @@ import { leadSearchResponse, localBusinessSearchResponse, storeSearchResponse } 
 /** The spec's `pagination` and `daily_allowance` of a database API answer. */
 function pagingOf(p: SearchPage<unknown>) {
   return {
-    pagination: { page: p.page, limit: p.limit, total: p.total, next_after: p.nextAfter, has_more: p.hasMore },
+    pagination: { page: p.page, limit: p.limit, total: p.total, total_is_estimate: p.totalIsEstimate, next_after: p.nextAfter, has_more: p.hasMore },
     daily_allowance: { remaining: p.allowanceRemaining },
   };
 }
