@@ -18,6 +18,14 @@ export interface CatalogReader {
    * which runs `work` again; any other error is the work's own.
    */
   read<T>(work: (sql: Sql) => PromiseLike<T>): Promise<T>;
+  /**
+   * What `work` yields (rows read through a cursor), on the replica when it is healthy, else on the
+   * primary. `work(sql, from, onReplica)` yields the items from the `from`-th on, the same items in
+   * the same order on both servers (rows that no longer change). When the replica fails part-way (the
+   * errors `read` leaves for the primary) or `work` throws `NotReplayed` there, the primary yields the
+   * rest, so the stream ends whole either way.
+   */
+  stream<T>(work: (sql: Sql, from: number, onReplica: boolean) => AsyncIterable<T>): AsyncIterable<T>;
   /** drizzle over `read`: each query it sends runs as one `read` (the catalog sources of tool runs read through it). */
   db: Database;
   close(): Promise<void>;
@@ -31,6 +39,9 @@ export interface ReaderOptions {
   logger: Pick<Logger, 'warn' | 'info'>;
 }
 
+/** Thrown by work on the replica that has not replayed what the work needs yet: the primary answers it, and the replica stays in use. */
+export class NotReplayed extends Error {}
+
 /** A standby cancels a query whose rows recovery must remove (conflict with recovery); the primary has no such conflict. */
 const RECOVERY_CONFLICT = '40001';
 
@@ -42,7 +53,7 @@ const lsnOf = (text: string) => {
 export function createCatalogReader(primary: { sql: Sql; db: Database }, options: ReaderOptions): CatalogReader {
   const { url, maxLagMs, logger } = options;
   catalogReadsOnReplica.set(0);
-  if (!url) return { read: async (work) => work(primary.sql), db: primary.db, close: async () => {} };
+  if (!url) return { read: async (work) => work(primary.sql), stream: (work) => work(primary.sql, 0, false), db: primary.db, close: async () => {} };
 
   const { sql: replica } = connect(url, { max: 10 });
   // The replica is trusted only after a check has found it current.
@@ -95,16 +106,45 @@ export function createCatalogReader(primary: { sql: Sql; db: Database }, options
   }, interval);
   timer.unref();
 
+  /** Whether `err`, thrown by work on the replica, leaves the work to the primary; a replica out of reach is marked so. */
+  const leftForPrimary = (err: unknown) => {
+    if (isDatabaseUnavailable(err)) setHealth(false, `unreachable: ${(err as Error).message}`);
+    else return (err as { code?: string }).code === RECOVERY_CONFLICT || err instanceof NotReplayed;
+    return true;
+  };
   const read = async <T>(work: (sql: Sql) => PromiseLike<T>): Promise<T> => {
     if (!healthy) return work(primary.sql);
     try {
       return await work(replica);
     } catch (err) {
-      if (isDatabaseUnavailable(err)) setHealth(false, `unreachable: ${(err as Error).message}`);
-      else if ((err as { code?: string }).code !== RECOVERY_CONFLICT) throw err;
+      if (!leftForPrimary(err)) throw err;
       return work(primary.sql);
     }
   };
+  async function* stream<T>(work: (sql: Sql, from: number, onReplica: boolean) => AsyncIterable<T>): AsyncGenerator<T> {
+    let from = 0;
+    if (healthy) {
+      const items = work(replica, 0, true)[Symbol.asyncIterator]();
+      try {
+        for (;;) {
+          // Only the replica's own failures are caught: whatever the consumer throws in at `yield` passes.
+          let next: IteratorResult<T>;
+          try {
+            next = await items.next();
+          } catch (err) {
+            if (!leftForPrimary(err)) throw err;
+            break;
+          }
+          if (next.done) return;
+          from += 1;
+          yield next.value;
+        }
+      } finally {
+        await items.return?.();
+      }
+    }
+    yield* work(primary.sql, from, false);
+  }
   // drizzle sends every query through `unsafe` (a plain result or `.values()`): each becomes one `read`.
   // Its parsers were set on both clients when `connect` made their own drizzle.
   const routed = new Proxy(primary.sql, {
@@ -118,6 +158,7 @@ export function createCatalogReader(primary: { sql: Sql; db: Database }, options
   });
   return {
     read,
+    stream,
     db: drizzle(routed, { schema }),
     async close() {
       clearInterval(timer);

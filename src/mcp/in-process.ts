@@ -1,8 +1,8 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
-import { assertDownloadable } from '../runs/exports.ts';
+import { assertDownloadable, readRunRows } from '../runs/exports.ts';
 import { cancelRun, runStatus } from '../runs/control.ts';
-import { getRun, listRunItems, startRun } from '../runs/runs.ts';
+import { getRun, startRun } from '../runs/runs.ts';
 import { respondOf } from '../endpoints/define.ts';
 import { callEndpoint } from '../http/pipeline.ts';
 import { restRunView, restStartView } from '../http/views.ts';
@@ -21,7 +21,7 @@ export function inProcessBackend(core: Core, principal: Principal): McpBackend {
     async runRows(runId, offset, limit) {
       const run = await getRun(core.db, principal.accountId, runId);
       assertDownloadable(run, core.clock());
-      return listRunItems(core.db, run.id, { offset, limit });
+      return readRunRows(core, run, { offset, limit });
     },
     cancelRun: async (runId) => restRunView(publicUrl, await cancelRun(core, principal, runId)),
     async call(endpoint, args) {

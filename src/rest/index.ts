@@ -132,7 +132,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     const accountId = isSignedDownload(request) ? await signedDownloadAccount(core, request.params.runId, format, request.query) : request.principal.accountId;
     const run = await getRun(core.db, accountId, request.params.runId);
     assertDownloadable(run, core.clock());
-    const file = await openExport(core.sql, run, getTool(run.tool).columns, format, { offset, limit });
+    const file = await openExport(core, run, getTool(run.tool).columns, format, { offset, limit });
     return abortOnFailure(request, reply, run.id, file.body)
       .header('content-type', file.contentType)
       .header('content-disposition', `attachment; filename="${file.fileName}"`)
@@ -161,7 +161,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   app.get<RunParams>('/api/v1/runs/:runId/results', async (request, reply) => {
     const run = await getRun(core.db, request.principal.accountId, request.params.runId);
     assertDownloadable(run, core.clock());
-    const file = await openExport(core.sql, run, getTool(run.tool).columns, 'json');
+    const file = await openExport(core, run, getTool(run.tool).columns, 'json');
     return abortOnFailure(request, reply, run.id, file.body).header('content-type', file.contentType).send(file.body);
   });
 

@@ -2,7 +2,9 @@ import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import { z } from 'zod';
 import type { Sql } from '../../db/client.ts';
-import type { Run } from '../../db/schema/runs.ts';
+import { TERMINAL_STATUSES, type Run } from '../../db/schema/runs.ts';
+import type { Core } from '../core.ts';
+import { NotReplayed } from '../catalog/reader.ts';
 import type { Column, Row } from '../tools/types.ts';
 import { AppError } from '../shared/errors.ts';
 import { MAX_INT4, rowOffset } from '../shared/params.ts';
@@ -82,19 +84,48 @@ export function assertDownloadable(run: Run, now = new Date()) {
  * The run's rows from `range.offset`, read in batches. A finished run's rows are numbered 0 to
  * itemCount − 1 and never change, so the read must yield at least `expected` rows: fewer means it was
  * cut short (a database session ended under it, which a driver may report as a plain end), and that is
- * an error of the file, never a shorter file that looks whole.
+ * an error of the file, never a shorter file that looks whole. On the read replica, rows come only from
+ * a copy of the run that has ended there too, checked in the same statement (one snapshot): the worker
+ * commits a run's end with or after its last rows and a standby replays commits in order, so that copy
+ * is whole. A replica that has not replayed the end yields no rows and says so (`NotReplayed`).
  */
-async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit?: number }, expected: number): AsyncGenerator<Row> {
+async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit?: number }, expected: number, onReplica: boolean): AsyncGenerator<Row> {
   const limit = range.limit === undefined ? sql`` : sql`limit ${range.limit}`;
-  const cursor = sql`select data from run_item where run_id = ${runId} and seq >= ${range.offset} order by seq ${limit}`.cursor(500);
+  const ended = onReplica ? sql`and exists (select 1 from run where id = ${runId} and status in ${sql([...TERMINAL_STATUSES])})` : sql``;
+  const cursor = sql`select seq, data from run_item where run_id = ${runId} and seq >= ${range.offset} ${ended} order by seq ${limit}`.cursor(500);
   let read = 0;
   for await (const batch of cursor) {
-    for (const { data } of batch) {
+    for (const { seq, data } of batch) {
+      // The primary goes on from the rows yielded so far: the replica's must have no gap.
+      if (onReplica && seq !== range.offset + read) throw new NotReplayed(`the replica has row ${seq} of run ${runId} before row ${range.offset + read}`);
       read += 1;
       yield data as Row;
     }
   }
-  if (read < expected) throw new Error(`the rows of run ${runId} ended after ${read} of ${expected}`);
+  if (read >= expected) return;
+  if (onReplica) throw new NotReplayed(`the replica has ${read} of ${expected} rows of run ${runId}`);
+  throw new Error(`the rows of run ${runId} ended after ${read} of ${expected}`);
+}
+
+/**
+ * Where a run's rows are read: the primary's client, or the core, whose catalog reader reads a finished
+ * run's rows on the read replica when the replica has them all (a run in flight is read on the primary).
+ */
+export type RowSource = Sql | Pick<Core, 'sql' | 'catalogReader'>;
+
+function rowsOf(from: RowSource, run: Run, range: { offset: number; limit?: number }, expected: number): AsyncIterable<Row> {
+  if (typeof from === 'function') return itemRows(from, run.id, range, expected, false);
+  if (!isTerminal(run.status)) return itemRows(from.sql, run.id, range, expected, false);
+  return from.catalogReader.stream((sql, skipped, onReplica) =>
+    itemRows(sql, run.id, { offset: range.offset + skipped, limit: range.limit === undefined ? undefined : range.limit - skipped }, expected - skipped, onReplica),
+  );
+}
+
+/** Up to `range.limit` of a finished run's rows from `range.offset`, read as its downloads read them (MCP's download_results). */
+export async function readRunRows(core: Pick<Core, 'sql' | 'catalogReader'>, run: Run, range: { offset: number; limit: number }): Promise<Row[]> {
+  const rows: Row[] = [];
+  for await (const row of rowsOf(core, run, range, Math.min(range.limit, Math.max(0, run.itemCount - range.offset)))) rows.push(row);
+  return rows;
 }
 
 async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'): AsyncGenerator<string> {
@@ -108,9 +139,9 @@ async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'):
 }
 
 /** Streams a run's rows (all, or the range asked for) from Postgres in `format`; CSV has a header row of the tool's columns. */
-export function exportRun(sql: Sql, run: Run, columns: Column[], format: ExportFormat, range: { offset: number; limit?: number } = { offset: 0 }) {
+export function exportRun(from: RowSource, run: Run, columns: Column[], format: ExportFormat, range: { offset: number; limit?: number } = { offset: 0 }) {
   const expected = Math.min(range.limit ?? Infinity, Math.max(0, run.itemCount - range.offset));
-  const rows = itemRows(sql, run.id, range, expected);
+  const rows = rowsOf(from, run, range, expected);
   let body: Readable;
   if (format === 'csv') {
     const csv = stringify({ header: true, columns: columns.map((c) => ({ key: c.key, header: c.header })), bom: false });
