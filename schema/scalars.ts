@@ -21,9 +21,24 @@ builder.scalarType('DateTime', {
 
 const DECIMAL = /^-?\d+(\.\d+)?$/;
 
+/**
+ * A dollar number as Money's decimal string: rounded to the micro-dollar as usdToMicros rounds it
+ * (toFixed(6)), then trailing zeros dropped down to two decimals, without the round trip through
+ * bigint micro-dollars (every run's cost and price are numbers: this runs for most Money fields).
+ */
+export function dollarsOfNumber(value: number): string {
+  const fixed = value.toFixed(6);
+  const point = fixed.length - 7;
+  let end = fixed.length;
+  while (end > point + 3 && fixed.charCodeAt(end - 1) === 48) end--;
+  const text = fixed.slice(0, end);
+  return text === '-0.00' ? '0.00' : text;
+}
+
 /** Micro-dollars, a decimal string or a dollar number (a run's costs) as Money's decimal string. */
-function moneyString(value: unknown): string {
+export function moneyString(value: unknown): string {
   if (typeof value === 'bigint') return formatDollars(value);
+  if (typeof value === 'number' && Math.abs(value) < 1e15) return dollarsOfNumber(value);
   if (typeof value === 'number' && Number.isFinite(value)) return formatDollars(usdToMicros(value));
   if (typeof value === 'string' && DECIMAL.test(value)) return formatDollars(usdToMicros(value));
   throw new GraphQLError(`Money cannot represent ${String(value)}`);

@@ -356,6 +356,18 @@ const REGULAR_MEDIA_TYPES = ['application/graphql-response+json', 'application/j
  * sent events, multipart) or none would take it.
  */
 function regularMediaType(accept: string | undefined): (typeof REGULAR_MEDIA_TYPES)[number] | undefined {
+  // A client sends the same Accept header on every request: its answer is remembered (a few kinds).
+  const key = accept ?? '';
+  if (mediaTypes.has(key)) return mediaTypes.get(key);
+  const chosen = chooseMediaType(accept);
+  if (mediaTypes.size >= 64) mediaTypes.clear();
+  mediaTypes.set(key, chosen);
+  return chosen;
+}
+
+const mediaTypes = new Map<string, (typeof REGULAR_MEDIA_TYPES)[number] | undefined>();
+
+function chooseMediaType(accept: string | undefined): (typeof REGULAR_MEDIA_TYPES)[number] | undefined {
   let chosen: (typeof REGULAR_MEDIA_TYPES)[number] | undefined;
   const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',').reverse();
   for (const entry of asked) {
@@ -538,7 +550,8 @@ function graphiqlAssets(): Promise<Map<string, Asset>> {
 
 /** Whether a request to /graphql asks for the GraphiQL page (a browser's GET), which needs no key. */
 export function isGraphiQLRequest(req: FastifyRequest): boolean {
-  return shouldRenderGraphiQL({ method: req.method, headers: new Headers({ accept: String(req.headers.accept ?? '') }) } as Request);
+  // Only a GET renders it: the POSTs of every query skip building the Headers yoga's test reads.
+  return req.method === 'GET' && shouldRenderGraphiQL({ method: req.method, headers: new Headers({ accept: String(req.headers.accept ?? '') }) } as Request);
 }
 
 /** The GraphiQL page's files, public like the page. */

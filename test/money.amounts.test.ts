@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { dollarsOfNumber, moneyString } from '../schema/scalars.ts';
 import { AppError, ValidationError } from '../src/shared/errors.ts';
 import { formatDollars, MICROS_PER_USD, microsToNumber, usdToMicros } from '../src/billing/money.ts';
 import { MAX_PURCHASE_USD, MIN_PURCHASE_USD, parsePurchaseAmount, PURCHASE_BONUS_PERCENT } from '../src/billing/wallet.ts';
@@ -62,6 +64,30 @@ describe('formatDollars: at least 2 decimals, no trailing zeros past them', () =
 
   it('round-trips with usdToMicros', () => {
     for (const micros of [0n, 1n, 99n, 9_900n, 990_000n, 5_000_000n, 47_996_100n, -3n, -7_250_000n]) expect(usdToMicros(formatDollars(micros))).toBe(micros);
+  });
+});
+
+describe('GraphQL Money from a dollar number: the same string as through micro-dollars', () => {
+  it('for any number, formats as formatDollars(usdToMicros(n)) does', () => {
+    const numbers = fc.oneof(
+      fc.double({ min: -1e12, max: 1e12, noNaN: true }),
+      fc.integer({ min: -1e9, max: 1e9 }).map((n) => n / 1e6),
+      fc.integer({ min: -1e6, max: 1e6 }).map((n) => n / 100),
+      fc.constantFrom(0, -0, 0.0000005, -0.0000005, 1.0000005, 48, 47.9961, -0.000001, 1e14 + 0.5),
+    );
+    fc.assert(
+      fc.property(numbers, (n) => {
+        expect(dollarsOfNumber(n)).toBe(formatDollars(usdToMicros(n)));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('answers the numbers past its range through micro-dollars, and refuses what is not money', () => {
+    expect(moneyString(1e15)).toBe('1000000000000000.00');
+    expect(moneyString(2_500_000n)).toBe('2.50');
+    expect(moneyString('47.99610')).toBe('47.9961');
+    expect(() => moneyString(Number.NaN)).toThrow('Money cannot represent NaN');
   });
 });
 
