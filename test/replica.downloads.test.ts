@@ -126,7 +126,7 @@ describe('downloads with DATABASE_READ_URL', () => {
     await readsGoTo(onReplica, sql, 5, async () => {
       const mcp = new Client({ name: 'replica-test', version: '1.0.0' });
       await mcp.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-      const page = (await mcp.callTool({ name: 'download_results', arguments: { runId, offset: 600, limit: 3 } })) as { structuredContent: { rows: unknown[] } };
+      const page = (await mcp.callTool({ name: 'download_results', arguments: { runId, offset: 600, limit: 3 } })) as unknown as { structuredContent: { rows: unknown[] } };
       expect(page.structuredContent.rows).toEqual(expected.slice(600, 603));
       await mcp.close();
       const csv = await download(runId);
