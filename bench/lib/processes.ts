@@ -1,0 +1,480 @@
+/**
+ * `processes`: a run's CPU end to end (start → SUCCEEDED → download), split by gateway, worker and
+ * Postgres, and whether the same load spread over more gateway and worker processes on one Postgres
+ * keeps the same throughput for the same CPU (nothing but Postgres shared between them).
+ *
+ *   - One Postgres (the bench's embedded server, or DATABASE_URL's, which must run on this machine for
+ *     its CPU to be read) and one database: migrated, the small catalog, one scale-plan account per client.
+ *   - G gateway processes (`src/main.ts`, LEADGATE_INLINE_WORKER=false) and W worker processes
+ *     (`src/cli/index.ts worker`, METRICS_PORT for its readiness), started afresh for every round of
+ *     a configuration and stopped after it.
+ *   - The load, in this process: K clients each doing runs back to back, POST /api/v1/scrape/maps (20
+ *     places), GET /api/v1/scrape/status/{runId}?waitForFinish=30 until SUCCEEDED, GET
+ *     /api/downloads/{runId} (its CSV rows counted); each request to the next gateway in turn, so a run
+ *     is started, awaited and downloaded on different gateways. Any non-2xx answer, other status or
+ *     row count, or a process exiting, fails the suite.
+ *   - CPU: utime + stime + cutime + cstime (/proc/<pid>/stat) of each gateway's and worker's process
+ *     tree and of the postmaster's (every backend, background process and autovacuum worker, exited
+ *     ones included), read before and after the measured window; ms per run = the difference ÷ runs
+ *     completed in the window. This process's own CPU (the clients) is reported apart. Then the idle
+ *     rate of each kind with no run going, and the machine's idle time in the window (/proc/stat): near
+ *     0, the runs had all the CPU there was, so nothing held them waiting.
+ *
+ * Configurations alternate in rotating order every round, so the drift of a shared machine falls on all.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readdir, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import { connect } from '../../db/client.ts';
+import { freePort } from '../../db/embedded.ts';
+import { migrateDatabase } from '../../db/migrate.ts';
+import { seedCatalog } from '../../db/seed/index.ts';
+import { createAccount } from '../../src/accounts/accounts.ts';
+import { alternate, databaseKind, median, openBenchServer, pad, progress, round, sleep, verdict, type DatabaseKind, type Suite } from './harness.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ProcessesOptions {
+  /** Gateways × workers, as "GxW". */
+  configs: string[];
+  clients: number;
+  places: number;
+  warmupSecs: number;
+  measureSecs: number;
+  /** After the load: the processes' own CPU with no run going (timers, heartbeats, polling). */
+  idleSecs: number;
+  rounds: number;
+}
+
+const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1'], clients: 8, places: 20, warmupSecs: 5, measureSecs: 15, idleSecs: 4, rounds: 2 };
+const QUICK: ProcessesOptions = { configs: ['1x1', '2x2'], clients: 8, places: 20, warmupSecs: 2, measureSecs: 4, idleSecs: 2, rounds: 1 };
+/** The goal: every configuration's runs/s and total CPU per run within this fraction of the other configurations'. */
+const GOAL_FLAT = 0.85;
+/** Postgres cores of the capacity table. */
+const CORES = [4, 8, 16, 32];
+/** How long a process may take to start: 8 at once on 2 loaded CPUs take a minute or more. */
+const START_SECS = 180;
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED-OUT']);
+
+/** CPU milliseconds per run, by process kind; `client` is this process (the load), apart from `total`. */
+export interface CpuPerRun {
+  gateway: number;
+  worker: number;
+  postgres: number;
+  total: number;
+  client: number;
+}
+
+export interface ConfigRound {
+  runs: number;
+  secs: number;
+  runsPerSec: number;
+  cpuMsPerRun: CpuPerRun;
+  /** CPU ms per second of the gateways, the workers and Postgres with no run going. */
+  idleMsPerSec: { gateway: number; worker: number; postgres: number };
+  /** cpuMsPerRun's total less what the idle rate would have used in the window. */
+  netMsPerRun: number;
+  /** CPU of every measured process (clients included) ÷ (window × the machine's CPUs). */
+  busyPct: number;
+  /** The machine's idle time in the window (/proc/stat idle + iowait): near 0, the runs had all the CPU there was. */
+  machineIdlePct: number;
+}
+
+export interface ConfigFigures {
+  config: string;
+  gateways: number;
+  workers: number;
+  /** Medians of the rounds. */
+  runsPerSec: number;
+  cpuMsPerRun: CpuPerRun;
+  idleMsPerSec: ConfigRound['idleMsPerSec'];
+  netMsPerRun: number;
+  busyPct: number;
+  machineIdlePct: number;
+  rounds: ConfigRound[];
+}
+
+export interface ProcessesResult {
+  date: string;
+  database: DatabaseKind;
+  cpus: number;
+  clockTicks: number;
+  loadAverage: { before: number[]; after: number[] };
+  options: ProcessesOptions;
+  configs: ConfigFigures[];
+  /** Lowest ÷ highest median over the configurations. */
+  flatness: { runsPerSec: number; totalCpu: number; netCpu: number };
+  /** The highest Postgres CPU per run of any configuration, and which. */
+  postgresMsPerRun: { ms: number; config: string };
+  /** N · 1000 ÷ postgresMsPerRun: an upper bound, CPU only. */
+  capacity: { cores: number; runsPerSec: number }[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU from /proc
+
+const clockTicks = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** Every process's parent and CPU ticks, its reaped children's included. */
+async function processTable(): Promise<Map<number, { ppid: number; ticks: number }>> {
+  const table = new Map<number, { ppid: number; ticks: number }>();
+  await Promise.all(
+    (await readdir('/proc')).filter((e) => /^\d+$/.test(e)).map(async (entry) => {
+      const text = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
+      if (!text) return;
+      // After the command name: ppid [1], utime [11], stime [12], cutime [13], cstime [14].
+      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      table.set(Number(entry), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+    }),
+  );
+  return table;
+}
+
+/** CPU milliseconds of each root's process tree. */
+async function treeCpuMs(roots: number[]): Promise<number[]> {
+  const table = await processTable();
+  const children = new Map<number, number[]>();
+  for (const [pid, { ppid }] of table) (children.get(ppid) ?? children.set(ppid, []).get(ppid)!).push(pid);
+  const tree = (pid: number): number => (table.get(pid)?.ticks ?? 0) + (children.get(pid) ?? []).reduce((sum, c) => sum + tree(c), 0);
+  return roots.map((pid) => (tree(pid) * 1000) / clockTicks);
+}
+
+/** The machine's idle (idle + iowait) and total ticks since boot, all CPUs. */
+async function machineTicks(): Promise<{ idle: number; total: number }> {
+  const f = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  return { idle: f[3]! + f[4]!, total: f.reduce((a, b) => a + b, 0) };
+}
+
+const clientCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Gateway and worker processes
+
+interface Child {
+  child: ChildProcess;
+  /** The gateway's base URL; the worker's ops server. */
+  url: string;
+}
+
+/**
+ * The processes this suite started, killed when it ends however it ends: here on failure, on exit,
+ * and on SIGINT/SIGTERM (then the signal is raised again when nothing else handles it).
+ */
+class Fleet {
+  private readonly live = new Set<ChildProcess>();
+  private readonly stopping = new Set<ChildProcess>();
+  private fail: (err: Error) => void = () => {};
+  /** Rejects when a process exits unasked or a client fails; armed afresh every round. */
+  failed: Promise<never> = this.arm();
+  private readonly killAll = () => {
+    for (const child of this.live) child.kill('SIGKILL');
+  };
+  private readonly onSignal = (signal: NodeJS.Signals) => {
+    this.killAll();
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  };
+
+  constructor() {
+    process.on('exit', this.killAll);
+    process.once('SIGINT', this.onSignal);
+    process.once('SIGTERM', this.onSignal);
+  }
+
+  /** A fresh `failed` for the next round. */
+  arm(): Promise<never> {
+    this.failed = new Promise<never>((_, reject) => (this.fail = reject));
+    this.failed.catch(() => {});
+    return this.failed;
+  }
+
+  reject(err: Error) {
+    this.fail(err);
+  }
+
+  private spawn(name: string, args: string[], env: Record<string, string>): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    this.live.add(child);
+    child.once('exit', (code, signal) => {
+      this.live.delete(child);
+      if (!this.stopping.has(child)) this.fail(new Error(`${name} exited (${code ?? signal})`));
+    });
+    return child;
+  }
+
+  /** A gateway without worker over `databaseUrl`, ready when it prints its URL. */
+  async gateway(name: string, databaseUrl: string): Promise<Child> {
+    const child = this.spawn(name, ['src/main.ts'], { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LEADGATE_INLINE_WORKER: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000' });
+    let out = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name} did not listen within ${START_SECS} s`)), START_SECS * 1000);
+      child.once('exit', (code, signal) => reject(new Error(`${name} exited before listening (${code ?? signal}): ${out}`)));
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const found = /leadgate is listening on (\S+)/.exec(out)?.[1];
+        if (found) {
+          clearTimeout(timer);
+          resolve(found);
+        }
+      });
+    });
+    // Its later output (warnings) is read and dropped, so a full pipe never blocks it.
+    child.stdout!.removeAllListeners('data').resume();
+    return { child, url };
+  }
+
+  /** A standalone worker running `concurrency` jobs at once, ready when its /ready answers 200. */
+  async worker(name: string, databaseUrl: string, concurrency: number): Promise<Child> {
+    const port = await freePort();
+    const child = this.spawn(name, ['src/cli/index.ts', 'worker'], { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', METRICS_PORT: String(port), WORKER_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn' });
+    child.stdout!.resume();
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + START_SECS * 1000;
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited before it was ready (${child.exitCode ?? child.signalCode})`);
+      if (Date.now() > deadline) throw new Error(`${name}: ${url}/ready did not answer 200 within ${START_SECS} s`);
+      const ok = await fetch(`${url}/ready`).then((r) => r.ok, () => false);
+      if (ok) return { child, url };
+      await sleep(100);
+    }
+  }
+
+  /** SIGTERM (each shuts down cleanly), SIGKILL after 10 s. */
+  async stop(children: Child[]) {
+    await Promise.all(
+      children.map(async ({ child }) => {
+        this.stopping.add(child);
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+
+  close() {
+    this.killAll();
+    process.off('exit', this.killAll);
+    process.off('SIGINT', this.onSignal);
+    process.off('SIGTERM', this.onSignal);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The load
+
+async function call(url: string, init: RequestInit, what: string): Promise<string> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${what} → ${response.status}: ${text}`);
+  return text;
+}
+
+/** One run end to end, each request to the next gateway. */
+async function oneRun(next: () => string, apiKey: string, places: number) {
+  const auth = { authorization: `Bearer ${apiKey}` };
+  const body = JSON.stringify({ searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: places });
+  const started = JSON.parse(await call(`${next()}/api/v1/scrape/maps`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body }, 'POST /api/v1/scrape/maps')) as { runId: string; status: string };
+  let status = started.status;
+  while (status !== 'SUCCEEDED') {
+    if (TERMINAL.has(status)) throw new Error(`run ${started.runId} ended ${status}`);
+    status = (JSON.parse(await call(`${next()}/api/v1/scrape/status/${started.runId}?waitForFinish=30`, { headers: auth }, `GET status of ${started.runId}`)) as { status: string }).status;
+  }
+  const csv = await call(`${next()}/api/downloads/${started.runId}?format=csv`, { headers: auth }, `GET /api/downloads/${started.runId}`);
+  const rows = (parse(csv, { columns: true }) as unknown[]).length;
+  if (rows !== places) throw new Error(`run ${started.runId}: ${rows} rows downloaded, expected ${places}`);
+}
+
+interface Sample {
+  at: number;
+  machine: { idle: number; total: number };
+  runs: number;
+  gateway: number;
+  worker: number;
+  postgres: number;
+  client: number;
+}
+
+/** One round of one configuration: its processes started, warmed up, measured, stopped. */
+async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: number, apiKeys: string[], options: ProcessesOptions, config: string): Promise<ConfigRound> {
+  const [g, w] = config.split('x').map(Number) as [number, number];
+  fleet.arm();
+  const started: Child[] = [];
+  const start = <T extends Child>(p: Promise<T>) => p.then((c) => (started.push(c), c));
+  try {
+    // Every worker can take every client's run at once: job slots never limit a configuration.
+    const t0 = performance.now();
+    const [gateways, workers] = await Promise.all([
+      Promise.all(Array.from({ length: g }, (_, i) => start(fleet.gateway(`gateway ${i + 1}`, databaseUrl)))),
+      Promise.all(Array.from({ length: w }, (_, i) => start(fleet.worker(`worker ${i + 1}`, databaseUrl, options.clients)))),
+    ]);
+    progress(`  processes: ${config}: ${g + w} processes ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    let turn = 0;
+    const next = () => gateways[turn++ % gateways.length]!.url;
+    let runs = 0;
+    let stop = false;
+    const clients = apiKeys.map(async (key) => {
+      try {
+        while (!stop) {
+          await oneRun(next, key, options.places);
+          runs++;
+        }
+      } catch (err) {
+        fleet.reject(err as Error);
+      }
+    });
+    const sample = async (): Promise<Sample> => {
+      const at = performance.now();
+      const done = runs;
+      const client = clientCpuMs();
+      const machine = await machineTicks();
+      const [pg, ...rest] = await treeCpuMs([postmaster, ...gateways.map((c) => c.child.pid!), ...workers.map((c) => c.child.pid!)]);
+      const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+      return { at, machine, runs: done, postgres: pg!, gateway: sum(rest.slice(0, g)), worker: sum(rest.slice(g)), client };
+    };
+    try {
+      await Promise.race([sleep(options.warmupSecs * 1000), fleet.failed]);
+      const before = await sample();
+      await Promise.race([sleep(options.measureSecs * 1000), fleet.failed]);
+      const after = await sample();
+      stop = true;
+      await Promise.race([Promise.all(clients), fleet.failed]);
+      await Promise.race([sleep(1000), fleet.failed]);
+      const idleFrom = await sample();
+      await Promise.race([sleep(options.idleSecs * 1000), fleet.failed]);
+      const idleTo = await sample();
+      const count = after.runs - before.runs;
+      if (count === 0) throw new Error(`${config}: no run completed in ${options.measureSecs} s`);
+      const per = (k: 'gateway' | 'worker' | 'postgres' | 'client') => round((after[k] - before[k]) / count, 2);
+      const secs = (after.at - before.at) / 1000;
+      const cpu = { gateway: per('gateway'), worker: per('worker'), postgres: per('postgres'), total: 0, client: per('client') };
+      cpu.total = round(cpu.gateway + cpu.worker + cpu.postgres, 2);
+      const idleSecs = (idleTo.at - idleFrom.at) / 1000;
+      const rate = (k: 'gateway' | 'worker' | 'postgres') => round((idleTo[k] - idleFrom[k]) / idleSecs, 2);
+      const idle = { gateway: rate('gateway'), worker: rate('worker'), postgres: rate('postgres') };
+      const netMsPerRun = round(cpu.total - ((idle.gateway + idle.worker + idle.postgres) * secs) / count, 2);
+      const busyPct = round((((cpu.total + cpu.client) * count) / (secs * 1000 * os.cpus().length)) * 100);
+      const machineIdlePct = round(((after.machine.idle - before.machine.idle) / (after.machine.total - before.machine.total)) * 100);
+      return { runs: count, secs: round(secs, 2), runsPerSec: round(count / secs), cpuMsPerRun: cpu, idleMsPerSec: idle, netMsPerRun, busyPct, machineIdlePct };
+    } finally {
+      stop = true;
+    }
+  } finally {
+    await fleet.stop(started);
+  }
+}
+
+const figures = (config: string, rounds: ConfigRound[]): ConfigFigures => {
+  const [gateways, workers] = config.split('x').map(Number) as [number, number];
+  const med = (k: keyof CpuPerRun) => round(median(rounds.map((r) => r.cpuMsPerRun[k])), 2);
+  return {
+    config,
+    gateways,
+    workers,
+    runsPerSec: round(median(rounds.map((r) => r.runsPerSec))),
+    cpuMsPerRun: { gateway: med('gateway'), worker: med('worker'), postgres: med('postgres'), total: med('total'), client: med('client') },
+    idleMsPerSec: {
+      gateway: round(median(rounds.map((r) => r.idleMsPerSec.gateway)), 2),
+      worker: round(median(rounds.map((r) => r.idleMsPerSec.worker)), 2),
+      postgres: round(median(rounds.map((r) => r.idleMsPerSec.postgres)), 2),
+    },
+    netMsPerRun: round(median(rounds.map((r) => r.netMsPerRun)), 2),
+    busyPct: round(median(rounds.map((r) => r.busyPct))),
+    machineIdlePct: round(median(rounds.map((r) => r.machineIdlePct))),
+    rounds,
+  };
+};
+
+const label = (c: { gateways: number; workers: number }) => `${c.gateways} × ${c.workers}`;
+
+export const processes: Suite<ProcessesResult> = {
+  name: 'processes',
+  key: 'processes',
+  quick: true,
+  async run(context) {
+    const options = context.quick ? QUICK : FULL;
+    const loadBefore = os.loadavg().map((x) => round(x, 2));
+    const server = await openBenchServer();
+    const fleet = new Fleet();
+    try {
+      const databaseUrl = await server.createDatabase();
+      await migrateDatabase(databaseUrl);
+      const { db, sql } = connect(databaseUrl, { max: 2 });
+      let postmaster: number;
+      const apiKeys: string[] = [];
+      try {
+        progress('processes: seeding the small catalog, one account per client');
+        await seedCatalog(sql, { scale: 'small' });
+        for (let i = 0; i < options.clients; i++) apiKeys.push((await createAccount(db, { name: `bench-processes-${i + 1}`, plan: 'scale', creditsMicros: 10n ** 13n })).apiKey);
+        await sql`vacuum analyze`;
+        await sql`checkpoint`.catch(() => {});
+        const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+        const stat = await readFile(`/proc/${row!.pid}/stat`, 'utf8').catch(() => undefined);
+        if (!stat) throw new Error('processes: the Postgres server must run on this machine (its CPU is read from /proc)');
+        postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      } finally {
+        await sql.end();
+      }
+      const kept = await alternate(options.configs, options.rounds, async (config, i) => {
+        const r = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, config);
+        const c = r.cpuMsPerRun;
+        progress(
+          `  processes: round ${i + 1} ${config}: ${r.runsPerSec} runs/s, CPU ms per run gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} (net of idle ${r.netMsPerRun}; clients ${c.client}), idle ms/s ${r.idleMsPerSec.gateway} + ${r.idleMsPerSec.worker} + ${r.idleMsPerSec.postgres}, busy ${r.busyPct} %, machine idle ${r.machineIdlePct} %, load ${os.loadavg()[0]!.toFixed(2)}`,
+        );
+        return r;
+      });
+      const configs = options.configs.map((c) => figures(c, kept[c]!));
+      const ratio = (xs: number[]) => round(Math.min(...xs) / Math.max(...xs), 3);
+      const worst = configs.reduce((a, b) => (b.cpuMsPerRun.postgres > a.cpuMsPerRun.postgres ? b : a));
+      return {
+        date: new Date().toISOString(),
+        database: databaseKind(),
+        cpus: os.cpus().length,
+        clockTicks,
+        loadAverage: { before: loadBefore, after: os.loadavg().map((x) => round(x, 2)) },
+        options,
+        configs,
+        flatness: { runsPerSec: ratio(configs.map((c) => c.runsPerSec)), totalCpu: ratio(configs.map((c) => c.cpuMsPerRun.total)), netCpu: ratio(configs.map((c) => c.netMsPerRun)) },
+        postgresMsPerRun: { ms: worst.cpuMsPerRun.postgres, config: worst.config },
+        capacity: CORES.map((cores) => ({ cores, runsPerSec: Math.floor((cores * 1000) / worst.cpuMsPerRun.postgres) })),
+      };
+    } finally {
+      fleet.close();
+      await server.close();
+    }
+  },
+  format(r) {
+    const o = r.options;
+    const w = [14, 8, 9, 8, 10, 8, 8, 9, 7, 16];
+    const rounds = (c: ConfigFigures) => c.rounds.map((x) => `${x.runsPerSec} runs/s ${x.cpuMsPerRun.total} ms (net ${x.netMsPerRun}, machine idle ${x.machineIdlePct} %)`).join(', ');
+    const worst = r.configs.find((c) => c.config === r.postgresMsPerRun.config)!;
+    return [
+      `14. Runs end to end over gateway and worker processes on one ${r.database} Postgres: ${o.clients} clients doing ${o.places}-place maps runs back to back`,
+      `   (start, status with waitForFinish, CSV download; each request to the next gateway), ${o.rounds} × ${o.measureSecs} s per configuration after ${o.warmupSecs} s`,
+      `   of warm-up, fresh processes each round, rotating order; CPU from /proc (CLK_TCK ${r.clockTicks}), ms per completed run; load ${r.loadAverage.before[0]} → ${r.loadAverage.after[0]}`,
+      `   CPU ms per run: gateways, workers, Postgres, their total, the total less the idle rate (net), the clients; idle: CPU ms/s with no run going`,
+      pad(['gw × workers', 'runs/s', 'gateway', 'worker', 'Postgres', 'total', 'net', 'clients', 'busy %', 'idle gw/wk/pg'], w),
+      ...r.configs.map((c) =>
+        pad([label(c), c.runsPerSec, c.cpuMsPerRun.gateway, c.cpuMsPerRun.worker, c.cpuMsPerRun.postgres, c.cpuMsPerRun.total, c.netMsPerRun, c.cpuMsPerRun.client, c.busyPct, `${c.idleMsPerSec.gateway}/${c.idleMsPerSec.worker}/${c.idleMsPerSec.postgres}`], w),
+      ),
+      ...r.configs.map((c) => `   rounds ${label(c)}: ${rounds(c)}`),
+      `   lowest ÷ highest: runs/s ${r.flatness.runsPerSec.toFixed(3)}, total CPU per run ${r.flatness.totalCpu.toFixed(3)}, net ${r.flatness.netCpu.toFixed(3)}   (goal ≥ ${GOAL_FLAT} each: ${verdict(r.flatness.runsPerSec >= GOAL_FLAT && r.flatness.totalCpu >= GOAL_FLAT)})`,
+      `   runs/s one Postgres of N cores would carry at ${r.postgresMsPerRun.ms} ms of Postgres CPU a run (${label(worst)}, the highest), CPU only (an upper bound: no I/O or lock waits):`,
+      `   ${r.capacity.map((c) => `${c.cores} cores ${c.runsPerSec.toLocaleString('en-US')}`).join(', ')}`,
+    ].join('\n');
+  },
+  goals: (r) => ({ minRatio: GOAL_FLAT, runsPerSec: r.flatness.runsPerSec, totalCpu: r.flatness.totalCpu, met: r.flatness.runsPerSec >= GOAL_FLAT && r.flatness.totalCpu >= GOAL_FLAT }),
+};
