@@ -77,7 +77,7 @@ function downloadLosingTheDatabase(format: string): Promise<Transfer> {
         res.pause();
         void app.core.sql`
           select pg_terminate_backend(pid) as ended from pg_stat_activity
-          where datname = current_database() and pid <> pg_backend_pid() and query like 'select data from run_item%'`.then((rows) => {
+          where datname = current_database() and pid <> pg_backend_pid() and query like 'select seq, data from run_item%'`.then((rows) => {
           if (!rows.some((r) => r.ended === true)) reject(new Error('no database session was streaming the rows'));
           res.resume();
         }, reject);
