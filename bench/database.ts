@@ -3,7 +3,7 @@
  * stores the figures under `databaseApis` in bench/results/latest.json, as `npm run bench -- --only
  * database` does, unless --no-save or only some --parts ran.
  *
- *   node --import tsx bench/database.ts [--scale small|medium|large] [--iterations N] [--reuse] [--data-dir DIR]
+ *   node --import tsx bench/database.ts [--scale small|medium|large|xlarge] [--iterations N] [--reuse] [--data-dir DIR]
  *                                       [--shared-buffers SIZE|default] [--parts searches,paging,enrichment,places]
  *                                       [--json FILE] [--no-save]
  *
@@ -15,7 +15,7 @@ import { CATALOG_FLAGS, readFlags, runStandalone } from './lib/harness.ts';
 import { benchDatabase, database, DATABASE_PARTS, type DatabasePart } from './lib/database.ts';
 
 const flags = readFlags(
-  'usage: node --import tsx bench/database.ts [--scale small|medium|large] [--iterations N] [--reuse] [--data-dir DIR] [--shared-buffers SIZE|default] [--parts searches,paging,enrichment,places] [--json FILE] [--no-save]',
+  'usage: node --import tsx bench/database.ts [--scale small|medium|large|xlarge] [--iterations N] [--reuse] [--data-dir DIR] [--shared-buffers SIZE|default] [--parts searches,paging,enrichment,places] [--json FILE] [--no-save]',
   { ...CATALOG_FLAGS, iterations: { type: 'string' }, 'no-save': { type: 'boolean' }, parts: { type: 'string' } },
 );
 const parts = flags.list('parts');

@@ -1,15 +1,16 @@
 /**
  * The lead database at scale: `searchLeads`, `enrichLeads` and `enrichLocalBusinesses` on a catalog
- * seeded at `large` (1,000,000 people, 100,000 companies, about 96,000 local businesses), warm, each
- * beside the same SQL sent directly.
+ * seeded at `large` (1,000,000 people, 100,000 companies, about 96,000 local businesses; `xlarge`
+ * ten times that), warm, each beside the same SQL sent directly.
  *
- *   1. Four typical filter combinations through `searchLeads` (a growth account's principal,
- *      authenticated with core.auth), beside the search statement it issues (page and total in one),
- *      built with leadConditions/where/selectLeadSearch and sent through the same postgres.js pool
- *      without a transaction, deliveries or the allowance. The service is timed twice: with an
+ *   1. Four typical filter combinations and two broad ones (hundreds of thousands of matches at
+ *      large, millions at xlarge) through `searchLeads` (a growth account's principal,
+ *      authenticated with core.auth), beside the catalog queries it issues (findLeads: the page and
+ *      the total, in one statement or side by side as the search needs) sent through the same
+ *      postgres.js pool without a transaction, deliveries or the allowance. The service is timed twice: with an
  *      account that already received the page (the steady state of a repeated search: no delivery
  *      insert), and with a new account for every call (every lead new: allowance taken, 100
- *      delivered_lead rows inserted). Goal: service p95 ≤ 50 ms.
+ *      delivered_lead rows inserted). Goals: service p95 ≤ 50 ms; at xlarge ≤ 100 ms, broad ≤ 300 ms.
  *   2. Paging deep on a broad filter: page 1 and page 1,000 (limit 100) by cursor (`after` = the id
  *      999 pages in, computed with SQL) and by offset (page=1000). Goal: cursor page 1,000 ≤ 1.5×
  *      page 1.
@@ -20,6 +21,8 @@
  *   4. Local-business enrichment of 1,000 rows taken from the places (phones, names with a city or
  *      postal code, websites) through `enrichLocalBusinesses` (a scale account's principal) against
  *      one query per row, the same way and with the same goals (bench/lib/places-enrichment.ts).
+ *   5. Disk and memory after the parts: the database, each catalog table with its indexes, the
+ *      Postgres server's processes (when it runs on this machine) and this process.
  *
  * Calls of the variants being compared alternate within every iteration (rotating order), so the
  * drift of a shared machine falls on all of them alike. The embedded Postgres runs with
@@ -38,12 +41,16 @@ import { createLogger } from '../../src/logger.ts';
 import { createAccount, type Principal } from '../../src/accounts/accounts.ts';
 import { enrichLeads } from '../../src/endpoints/enrich-leads.ts';
 import { filtersOf, parseLeadSearch } from '../../src/catalog/leads/params.ts';
-import { countLeads, leadConditions, normaliseSocialUrl, selectLeadPage, selectLeadSearch, where, type LeadRow } from '../../src/catalog/leads/query.ts';
+import { countLeads, leadConditions, normaliseSocialUrl, selectLeadPage, where, type LeadRow } from '../../src/catalog/leads/query.ts';
+import { findLeads } from '../../src/catalog/leads/search.ts';
 import { leadRecord } from '../../src/catalog/leads/lead-record.ts';
 import { searchLeads, type CompanyRecord } from '../../src/endpoints/lead-search.ts';
 import { compareEnrichment, type EnrichComparison, type EnrichComparisonOptions } from './enrich-compare.ts';
 import { benchPlacesEnrichment, PLACE_ROW_KINDS, type PlaceRowKind, type PlacesEnrichFigures } from './places-enrichment.ts';
-import { catalogHeading, n, pad, peopleAndCompanies, progress, round, seededCatalog, serverSettings, timeAlternately, timing, verdict, type CatalogOptions, type DatabaseKind, type Suite, type Timing } from './harness.ts';
+import {
+  catalogHeading, footprint, footprintLines, n, pad, peopleAndCompanies, progress, round, seededCatalog, serverSettings, timeAlternately, timing, verdict,
+  type CatalogOptions, type DatabaseKind, type Footprint, type Suite, type Timing,
+} from './harness.ts';
 
 /** The four parts of the benchmark, in the order they run. */
 export const DATABASE_PARTS = ['searches', 'paging', 'enrichment', 'places'] as const;
@@ -65,21 +72,25 @@ export interface DatabaseOptions extends CatalogOptions {
 export interface SearchFigures {
   key: string;
   label: string;
+  /** Hundreds of thousands of matches or more: its own goal. */
+  broad: boolean;
   /** The request as a REST caller sends it. */
   params: Record<string, unknown>;
   /** pagination.total. */
   total: number;
+  /** The service's word that `total` is an estimate, when it gives one. */
+  totalIsEstimate?: boolean;
   returned: number;
   /** searchLeads, an account that already received these leads. */
   service: Timing;
   /** searchLeads, a new account every call (every lead new: allowance and delivery insert). */
   serviceNewLeads: Timing;
-  /** The page query and the count query, sent directly. */
+  /** findLeads (the page and the total), sent directly. */
   direct: Timing;
   /** Service ÷ direct, of the p50s and of the p95s (repeat account). */
   ratioP50: number;
   ratioP95: number;
-  /** Worst service p95 (of the two accounts) ≤ goal. */
+  /** Worst service p95 (of the two accounts) ≤ the goal of its kind (typical or broad). */
   met: boolean;
 }
 
@@ -124,24 +135,47 @@ export interface DatabaseResult {
   settings: Record<string, string>;
   node: string;
   cpus: number;
+  /** 1-, 5- and 15-minute load averages before and after the run (the machine may be shared). */
+  loadAverage: { before: number[]; after: number[] };
   scale: Scale;
   people: number;
   companies: number;
   /** Seconds seedCatalog took, or null when a kept database was already seeded. */
   seedSeconds: number | null;
   options: { iterations: number; warmups: number; enrichIterations: number; baselineIterations: number };
-  goals: { searchP95Ms: number; cursorRatio: number; enrichMs: number; enrichSpeedup: number };
+  goals: DatabaseGoals;
   /** The parts this run measured; the figures of the others are absent (`search` empty). */
   parts: DatabasePart[];
   search: SearchFigures[];
   paging?: PagingFigures;
   enrichment?: EnrichFigures;
   placesEnrichment?: PlacesEnrichFigures;
+  /** Disk and memory once the parts have run. */
+  footprint: Footprint;
   /** Goals of the parts run (the places part has the enrichment goals). */
-  met: { search?: boolean; paging?: boolean; enrichTime?: boolean; enrichSpeedup?: boolean; placesTime?: boolean; placesSpeedup?: boolean };
+  met: {
+    search?: boolean;
+    broadSearch?: boolean;
+    paging?: boolean;
+    enrichTime?: boolean;
+    enrichSpeedup?: boolean;
+    placesTime?: boolean;
+    placesSpeedup?: boolean;
+  };
 }
 
-const DATABASE_GOALS = { searchP95Ms: 50, cursorRatio: 1.5, enrichMs: 300, enrichSpeedup: 10 };
+export interface DatabaseGoals {
+  searchP95Ms: number;
+  broadSearchP95Ms: number;
+  cursorRatio: number;
+  enrichMs: number;
+  enrichSpeedup: number;
+}
+
+const DATABASE_GOALS: DatabaseGoals = { searchP95Ms: 50, broadSearchP95Ms: 50, cursorRatio: 1.5, enrichMs: 300, enrichSpeedup: 10 };
+
+/** At 10 million people a search reads ten times the index entries: the goals of the issue that asked for that scale. */
+const goalsAt = (scale: Scale): DatabaseGoals => (scale === 'xlarge' ? { ...DATABASE_GOALS, searchP95Ms: 100, broadSearchP95Ms: 300 } : DATABASE_GOALS);
 
 // ---------------------------------------------------------------------------------------------
 // Searches
@@ -151,10 +185,11 @@ type Params = Record<string, unknown>;
 interface SearchCase {
   key: string;
   label: string;
+  broad: boolean;
   params: Params;
 }
 
-/** Four typical combinations; (d)'s domains are taken from the catalog. */
+/** Four typical combinations, (d)'s domains taken from the catalog; then two broad ones. */
 async function searchCases(sql: Sql): Promise<SearchCase[]> {
   // Four companies spread over the id range (at large: ids 1,201, 23,407, 48,811 and 77,003).
   const [{ max } = { max: 0 }] = await sql<{ max: number }[]>`select coalesce(max(id), 0)::int as max from company`;
@@ -163,28 +198,36 @@ async function searchCases(sql: Sql): Promise<SearchCase[]> {
   return [
     {
       key: 'a',
+      broad: false,
       label: 'title partial + industry + country',
       params: { title: 'sales', industry: ['Computer Software'], country: ['United States'], limit: 100 },
     },
     {
       key: 'b',
+      broad: false,
       label: 'keywords any-of + employee range',
       params: { keywords: ['saas', 'fintech', 'logistics'], minEmployees: 51, maxEmployees: 500, limit: 100 },
     },
     {
       key: 'c',
+      broad: false,
       label: 'technologies ALL (3)',
       params: { technologiesAll: ['Salesforce', 'Slack', 'Stripe'], limit: 100 },
     },
     {
       key: 'd',
+      broad: false,
       label: `company domains (${domains.length})`,
       params: { companyDomain: domains.map((d) => d.domain), limit: 100 },
     },
+    // 222,662 matches at large: the whole count is the cost, not the page.
+    { key: 'e', broad: true, label: 'broad: country + seniority (paging filter)', params: { ...PAGING_PARAMS } },
+    // A sales team's territory: about 74,000 matches at large.
+    { key: 'f', broad: true, label: 'broad: department + country + has email', params: { department: ['sales'], country: ['United States'], hasEmail: true, limit: 100 } },
   ];
 }
 
-/** The search statement searchLeads would send for `params` (page and total in one), sent directly on the pool. */
+/** The catalog queries searchLeads sends for `params` (findLeads: the page and the total), sent directly on the pool. */
 function directSearch(sql: Sql, principal: Principal, params: Params) {
   const p = parseLeadSearch(params);
   const filters = filtersOf(p);
@@ -193,10 +236,7 @@ function directSearch(sql: Sql, principal: Principal, params: Params) {
   const afterId = p.after === undefined ? undefined : BigInt(p.after);
   const whereOf = () => where(sql, leadConditions(sql, filters, { accountId: principal.accountId, excludeDelivered: p.excludeDelivered }));
   return {
-    async both() {
-      const found = await selectLeadSearch(sql, whereOf(), { limit, offset: page ? (page - 1) * limit : 0, afterId });
-      return { rows: found.filter((r) => r.id !== null), total: found[0]!.total };
-    },
+    both: () => findLeads(sql, filters, { limit, offset: page ? (page - 1) * limit : 0, afterId }, { accountId: principal.accountId, excludeDelivered: p.excludeDelivered }),
     async page() {
       return selectLeadPage(sql, whereOf(), { limit, offset: page ? (page - 1) * limit : 0, afterId });
     },
@@ -218,15 +258,19 @@ function accounts(core: Core): Accounts {
   };
 }
 
-async function benchSearch(core: Core, acc: Accounts, c: SearchCase, iterations: number, warmups: number): Promise<SearchFigures> {
+/** `totalIsEstimate` of a search answer, when the service gives it. */
+const estimateOf = (answer: object): boolean | undefined => ('totalIsEstimate' in answer ? Boolean(answer.totalIsEstimate) : undefined);
+
+async function benchSearch(core: Core, acc: Accounts, c: SearchCase, goals: DatabaseGoals, iterations: number, warmups: number): Promise<SearchFigures> {
   const principal = await acc.fresh();
   const direct = directSearch(core.sql, principal, c.params);
-  // The answers agree before anything is timed.
+  // The answers agree before anything is timed (an estimated total need not equal the statement's).
   const first = await searchLeads(core, principal, c.params);
+  const totalIsEstimate = estimateOf(first);
   const plain = await direct.both();
   const ids = first.rows.map((r) => r.id);
   const directIds = plain.rows.slice(0, c.params.limit as number).map((r) => r.id);
-  if (first.total !== plain.total || ids.join() !== directIds.join()) {
+  if ((!totalIsEstimate && first.total !== plain.total) || ids.join() !== directIds.join()) {
     throw new Error(`(${c.key}) searchLeads and the direct queries disagree: total ${first.total} vs ${plain.total}`);
   }
   let newcomer: Principal | undefined;
@@ -250,15 +294,17 @@ async function benchSearch(core: Core, acc: Accounts, c: SearchCase, iterations:
   return {
     key: c.key,
     label: c.label,
+    broad: c.broad,
     params: c.params,
     total: first.total,
+    ...(totalIsEstimate === undefined ? {} : { totalIsEstimate }),
     returned: first.rows.length,
     service,
     serviceNewLeads,
     direct: directTiming,
     ratioP50: round(service.p50 / directTiming.p50, 2),
     ratioP95: round(service.p95 / directTiming.p95, 2),
-    met: Math.max(service.p95, serviceNewLeads.p95) <= DATABASE_GOALS.searchP95Ms,
+    met: Math.max(service.p95, serviceNewLeads.p95) <= (c.broad ? goals.broadSearchP95Ms : goals.searchP95Ms),
   };
 }
 
@@ -270,7 +316,7 @@ const PAGING_PARAMS: Params = { country: ['United States'], seniority: ['manager
 /** Page 1,000 of 100; smaller catalogs (quick checks) page as deep as their matches allow. */
 const DEEP_PAGE = 1000;
 
-async function benchPaging(core: Core, acc: Accounts, iterations: number, warmups: number): Promise<PagingFigures> {
+async function benchPaging(core: Core, acc: Accounts, goals: DatabaseGoals, iterations: number, warmups: number): Promise<PagingFigures> {
   const principal = await acc.fresh();
   const sql = core.sql;
   const limit = PAGING_PARAMS.limit as number;
@@ -341,7 +387,7 @@ async function benchPaging(core: Core, acc: Accounts, iterations: number, warmup
     cursorPageQueryRatio: round(cursor.pageQuery.p50 / first.pageQuery.p50, 2),
     offsetRatio: round(offset.service.p50 / first.service.p50, 2),
     offsetPageQueryRatio: round(offset.pageQuery.p50 / first.pageQuery.p50, 2),
-    met: cursorRatio <= DATABASE_GOALS.cursorRatio,
+    met: cursorRatio <= goals.cursorRatio,
   };
 }
 
@@ -472,6 +518,8 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
   const enrichIterations = options.enrichIterations ?? 30;
   const baselineIterations = options.baselineIterations ?? 5;
   const log = options.log ?? progress;
+  const goals = goalsAt(scale);
+  const loadBefore = os.loadavg().map((x) => round(x, 2));
   const seeded = await seededCatalog({ ...options, scale }, log);
   let core: Core | undefined;
   try {
@@ -495,15 +543,15 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
     if (parts.includes('searches')) {
       for (const c of await searchCases(core.sql)) {
         log(`search (${c.key}) ${c.label}…`);
-        search.push(await benchSearch(core, acc, c, iterations, warmups));
+        search.push(await benchSearch(core, acc, c, goals, iterations, warmups));
       }
     }
     let paging: PagingFigures | undefined;
     if (parts.includes('paging')) {
       log('paging…');
-      paging = await benchPaging(core, acc, iterations, warmups);
+      paging = await benchPaging(core, acc, goals, iterations, warmups);
     }
-    const enrichOptions = { iterations: enrichIterations, baselineIterations, warmups, goals: DATABASE_GOALS };
+    const enrichOptions = { iterations: enrichIterations, baselineIterations, warmups, goals };
     let enrichment: EnrichFigures | undefined;
     if (parts.includes('enrichment')) {
       log('enrichment…');
@@ -514,6 +562,10 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
       log('local-business enrichment…');
       placesEnrichment = await benchPlacesEnrichment(core, await acc.fresh('scale'), enrichOptions);
     }
+    log('disk and memory…');
+    const used = await footprint(core.sql);
+    const typical = search.filter((s) => !s.broad);
+    const broad = search.filter((s) => s.broad);
     return {
       date: new Date().toISOString(),
       database: seeded.kind,
@@ -521,19 +573,21 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
       settings,
       node: process.version,
       cpus: os.cpus().length,
+      loadAverage: { before: loadBefore, after: os.loadavg().map((x) => round(x, 2)) },
       scale,
       people,
       companies,
       seedSeconds: seeded.seedSeconds,
       options: { iterations, warmups, enrichIterations, baselineIterations },
-      goals: DATABASE_GOALS,
+      goals,
       parts,
       search,
       paging,
       enrichment,
       placesEnrichment,
+      footprint: used,
       met: {
-        ...(parts.includes('searches') ? { search: search.every((s) => s.met) } : {}),
+        ...(parts.includes('searches') ? { search: typical.every((s) => s.met), broadSearch: broad.every((s) => s.met) } : {}),
         ...(paging ? { paging: paging.met } : {}),
         ...(enrichment ? { enrichTime: enrichment.timeMet, enrichSpeedup: enrichment.speedupMet } : {}),
         ...(placesEnrichment ? { placesTime: placesEnrichment.timeMet, placesSpeedup: placesEnrichment.speedupMet } : {}),
@@ -555,26 +609,27 @@ function formatDatabase(result: DatabaseResult): string {
   const g = result.goals;
   const lines = [
     `Lead database at ${result.scale}: ${n(result.people)} people, ${n(result.companies)} companies (${catalogHeading(result)})`,
-    `   ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`,
+    `   ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}; load ${result.loadAverage.before.join(' ')} → ${result.loadAverage.after.join(' ')}`,
     '',
     `1. Searches, limit 100: ${o.iterations} calls per variant after ${o.warmups} warm-ups, alternated; ms`,
     `   service = searchLeads, account that already received the page; new leads = searchLeads, a new account per call;`,
-    `   direct = the search statement it sends (page and total in one), straight through postgres.js`,
+    `   direct = the catalog queries it sends (findLeads: page and total), straight through postgres.js;`,
+    `   goals: service p95 ≤ ${g.searchP95Ms} ms, broad searches ≤ ${g.broadSearchP95Ms} ms; "est." marks a total the service gives as an estimate`,
   ];
-  const sw = [42, 9, 15, 15, 15, 9, 8];
+  const sw = [46, 16, 15, 15, 15, 9, 11];
   lines.push(pad(['search', 'matches', 'service', 'new leads', 'direct', 'svc/dir', 'goal'], sw));
-  lines.push(pad(['', '', 'p50 / p95', 'p50 / p95', 'p50 / p95', 'p50', `p95≤${g.searchP95Ms}`], sw));
+  lines.push(pad(['', '', 'p50 / p95', 'p50 / p95', 'p50 / p95', 'p50', 'p95'], sw));
   for (const s of result.search) {
     lines.push(
       pad(
         [
           `(${s.key}) ${s.label}`,
-          n(s.total),
+          `${n(s.total)}${s.totalIsEstimate ? ' est.' : ''}`,
           `${ms(s.service.p50)} / ${ms(s.service.p95)}`,
           `${ms(s.serviceNewLeads.p50)} / ${ms(s.serviceNewLeads.p95)}`,
           `${ms(s.direct.p50)} / ${ms(s.direct.p95)}`,
           `${s.ratioP50.toFixed(2)}×`,
-          verdict(s.met),
+          `≤${s.broad ? g.broadSearchP95Ms : g.searchP95Ms} ${verdict(s.met)}`,
         ],
         sw,
       ),
@@ -594,6 +649,8 @@ function formatDatabase(result: DatabaseResult): string {
     const heading = `4. Local-business enrichment of ${n(p.rows)} rows from ${n(p.places)} places (${PLACE_ROW_KINDS.map((k) => `${p.mix[k]} ${PLACE_ROW_LABELS[k]}`).join(', ')}): ${p.matched} matched (${Object.entries(p.by).map(([k, v]) => `${k} ${v}`).join(', ')}); ms`;
     formatEnrichment(lines, heading, 'enrichLocalBusinesses (3 lookups at once, reviews, allowance)', p, g);
   }
+  // Results saved before the footprint was measured have none.
+  if (result.footprint) lines.push('', '5. Disk and memory after the run', ...footprintLines(result.footprint));
   return lines.join('\n');
 }
 

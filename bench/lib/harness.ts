@@ -21,7 +21,7 @@ import postgres from 'postgres';
 import type { Sql } from '../../db/client.ts';
 import { ensureDatabase, freePort, startEmbeddedPostgres, type EmbeddedHandle } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
-import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
+import { CATALOG_TABLES, SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
 import { buildApp, type App } from '../../src/app.ts';
 import { loopbackConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -314,7 +314,23 @@ async function procStat(pid: string | number): Promise<string[] | undefined> {
 
 /** CPU seconds of a postmaster and its children (its own, its exited children's, its running children's); USER_HZ = 100. */
 async function serverCpuSeconds(dataDir: string): Promise<number | undefined> {
-  const postmaster = Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  return postmasterCpuSeconds(Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]));
+}
+
+/** The postmaster of the server `sql` reaches, when it runs on this machine: the parent of its backend. */
+async function postmasterOf(sql: Sql): Promise<number | undefined> {
+  const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const backend = await procStat(row!.pid);
+  return backend ? Number(backend[1]) : undefined;
+}
+
+/** CPU seconds of the server `sql` reaches so far (as serverCpuSeconds), when it runs on this machine. */
+export async function serverCpuSecondsOf(sql: Sql): Promise<number | undefined> {
+  const postmaster = await postmasterOf(sql);
+  return postmaster === undefined ? undefined : postmasterCpuSeconds(postmaster);
+}
+
+async function postmasterCpuSeconds(postmaster: number): Promise<number | undefined> {
   const own = postmaster > 0 ? await procStat(postmaster) : undefined;
   if (!own) return undefined;
   let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
@@ -324,6 +340,95 @@ async function serverCpuSeconds(dataDir: string): Promise<number | undefined> {
     if (child && Number(child[1]) === postmaster) ticks += Number(child[11]) + Number(child[12]);
   }
   return ticks / 100;
+}
+
+/** A "Name:  123 kB" line of a /proc file, in kB (0 when absent). */
+const kbField = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+
+/** A process's resident and proportional set sizes in kB (/proc); PSS shares each shared page among the processes mapping it. */
+async function memoryKb(pid: string | number): Promise<{ rss: number; pss: number } | undefined> {
+  try {
+    const [status, rollup] = await Promise.all([readFile(`/proc/${pid}/status`, 'utf8'), readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '')]);
+    return { rss: kbField(status, 'VmRSS'), pss: kbField(rollup, 'Pss') };
+  } catch {
+    return undefined;
+  }
+}
+
+export interface ServerMemory {
+  /** The postmaster and its children (backends, background processes). */
+  processes: number;
+  /** Sum of their RSS: shared_buffers pages count once per process that touched them. */
+  rssMB: number;
+  /** Sum of their PSS (0 where /proc has no smaps_rollup): memory the server really holds. */
+  pssMB: number;
+}
+
+/** Memory of the Postgres server `sql` reaches, when it runs on this machine (its processes read from /proc). */
+export async function serverMemory(sql: Sql): Promise<ServerMemory | undefined> {
+  const postmaster = await postmasterOf(sql);
+  if (postmaster === undefined) return undefined;
+  const pids = [postmaster];
+  for (const entry of await readdir('/proc')) {
+    if (/^\d+$/.test(entry) && Number((await procStat(entry))?.[1]) === postmaster) pids.push(Number(entry));
+  }
+  const sizes = (await Promise.all(pids.map(memoryKb))).filter((m) => m !== undefined);
+  const mb = (kb: number) => round(kb / 1024, 1);
+  return { processes: sizes.length, rssMB: mb(sizes.reduce((a, m) => a + m.rss, 0)), pssMB: mb(sizes.reduce((a, m) => a + m.pss, 0)) };
+}
+
+export interface TableFootprint {
+  table: string;
+  /** pg_class.reltuples: the planner's count, exact after VACUUM ANALYZE. */
+  rows: number;
+  /** Heap (with TOAST) and indexes; total = pg_total_relation_size. */
+  tableMB: number;
+  indexMB: number;
+  totalMB: number;
+}
+
+/** Disk of the database and its catalog tables, memory of the server and of this process. */
+export interface Footprint {
+  databaseMB: number;
+  tables: TableFootprint[];
+  server?: ServerMemory;
+  bench: { rssMB: number; peakRssMB: number };
+}
+
+export async function footprint(sql: Sql): Promise<Footprint> {
+  const mb = (bytes: number) => round(bytes / 2 ** 20, 1);
+  const [db] = await sql<{ bytes: string }[]>`select pg_database_size(current_database()) as bytes`;
+  const tables = await sql<{ table: string; rows: string; total: string; indexes: string }[]>`
+    select t as table, c.reltuples::bigint as rows, pg_total_relation_size(c.oid) as total, pg_indexes_size(c.oid) as indexes
+    from unnest(${[...CATALOG_TABLES, 'delivered_lead']}::text[]) with ordinality as u(t, i) join pg_class c on c.oid = to_regclass(t)
+    order by u.i`;
+  const own = await readFile('/proc/self/status', 'utf8').catch(() => '');
+  return {
+    databaseMB: mb(Number(db!.bytes)),
+    tables: tables.map((t) => ({
+      table: t.table,
+      rows: Math.max(0, Number(t.rows)),
+      tableMB: mb(Number(t.total) - Number(t.indexes)),
+      indexMB: mb(Number(t.indexes)),
+      totalMB: mb(Number(t.total)),
+    })),
+    server: await serverMemory(sql),
+    bench: { rssMB: round(process.memoryUsage().rss / 2 ** 20, 1), peakRssMB: round(kbField(own, 'VmHWM') / 1024, 1) },
+  };
+}
+
+/** The footprint as table lines. */
+export function footprintLines(f: Footprint): string[] {
+  const gb = (megabytes: number) => (megabytes >= 1024 ? `${(megabytes / 1024).toFixed(2)} GB` : `${megabytes.toFixed(1)} MB`);
+  const w = [24, 12, 11, 11, 11];
+  const server = f.server
+    ? `Postgres ${f.server.processes} processes: RSS sum ${gb(f.server.rssMB)}, PSS sum ${gb(f.server.pssMB)}`
+    : 'Postgres memory: not on this machine';
+  return [
+    `   database ${gb(f.databaseMB)}; ${server}; bench process RSS ${gb(f.bench.rssMB)} (peak ${gb(f.bench.peakRssMB)})`,
+    pad(['table', 'rows', 'heap', 'indexes', 'total'], w),
+    ...f.tables.map((t) => pad([t.table, n(t.rows), gb(t.tableMB), gb(t.indexMB), gb(t.totalMB)], w)),
+  ];
 }
 
 /** The server's version and the settings a benchmark's figures depend on (`ctype`: the database's locale provider and ctype). */

@@ -23,6 +23,10 @@ export const SCALES = {
     companies: 100_000, people: 1_000_000, businessesPerCityCategory: 250, reviewsPerBusiness: 3, stores: 150_000, properties: 150_000,
     agents: 40_000, businessListings: 40_000, commercialProperties: 40_000, rentalHosts: 20_000, rentalListings: 50_000, prosPerCategory: 300, criminalRecords: 150_000,
   },
+  xlarge: {
+    companies: 1_000_000, people: 10_000_000, businessesPerCityCategory: 2_500, reviewsPerBusiness: 3, stores: 1_500_000, properties: 1_500_000,
+    agents: 400_000, businessListings: 400_000, commercialProperties: 400_000, rentalHosts: 200_000, rentalListings: 500_000, prosPerCategory: 3_000, criminalRecords: 1_500_000,
+  },
 } as const satisfies Record<string, Sizes>;
 export type Scale = keyof typeof SCALES;
 
@@ -36,6 +40,9 @@ const GROUPS: { tables: string[]; build: (seed: number, sizes: Sizes) => TableRo
   { tables: ['home_service_pro'], build: homeServiceTables },
   { tables: ['criminal_record'], build: criminalRecordTables },
 ];
+
+/** Every table the seed fills, in seeding order. */
+export const CATALOG_TABLES = GROUPS.flatMap((group) => group.tables);
 
 export interface SeedOptions {
   scale?: Scale;
@@ -79,8 +86,8 @@ async function isEmpty(sql: Sql, table: string) {
 
 /**
  * Fills the catalog deterministically with COPY. Each table loads in one transaction (its
- * secondary indexes dropped and rebuilt inside it), so an interrupted seed leaves it empty, never
- * half-loaded; datasets that already hold rows are left alone.
+ * secondary indexes and foreign keys dropped and restored inside it), so an interrupted seed leaves
+ * it empty, never half-loaded; datasets that already hold rows are left alone.
  */
 export async function seedCatalog(sql: Sql, options: SeedOptions = {}): Promise<SeedReport> {
   const scale = options.scale ?? 'small';
@@ -107,9 +114,11 @@ export async function seedCatalog(sql: Sql, options: SeedOptions = {}): Promise<
         await setReady(sql, t.dataset, t.table, false);
         const started = performance.now();
         try {
-          report.inserted[t.dataset] = await sql.begin((tx) =>
-            withIndexesRebuilt(tx as unknown as Sql, t.table, () => copyRows(tx as unknown as Sql, t.table, t.columns, t.rows(), (n) => bar?.increment(n))),
-          );
+          report.inserted[t.dataset] = await sql.begin(async (tx) => {
+            // Index builds over millions of rows (the trigram GIN ones above all) work in memory, not in many passes on disk.
+            await tx`select set_config('maintenance_work_mem', '512MB', true) where pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes('512MB')`;
+            return withIndexesRebuilt(tx as unknown as Sql, t.table, () => copyRows(tx as unknown as Sql, t.table, t.columns, t.rows(), (n) => bar?.increment(n)));
+          });
           await sql`select setval(pg_get_serial_sequence(${t.table}, 'id'), greatest((select max(id) from ${sql(t.table)}), 1))`;
           options.onTable?.({ dataset: t.dataset, table: t.table, rows: report.inserted[t.dataset]!, ms: performance.now() - started });
         } finally {
