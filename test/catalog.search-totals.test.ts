@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { graphql } from './graphql/gql/index.ts';
-import { countLeads, countedByFacets, leadConditions, where } from '../src/catalog/leads/query.ts';
+import { countLeads, countedByFacets, leadConditions, plannedMatches, readsCompany, where } from '../src/catalog/leads/query.ts';
+import { findLeads } from '../src/catalog/leads/search.ts';
 import { estimatedTotal } from '../src/catalog/sql.ts';
 import type { LeadFilters } from '../src/catalog/leads/filters.ts';
 import { importFile } from '../db/import/index.ts';
@@ -131,6 +132,13 @@ describe('broad lead searches: exact totals from person_facet_count', () => {
     expect(countedByFacets({ countries: ['United States'], states: ['CO'] })).toBe(false);
     expect(countedByFacets({})).toBe(true);
   });
+
+  it('an estimate joins the company only for a search that reads it', () => {
+    expect(readsCompany({ titles: ['Manager'], countries: ['United States'], states: ['CO'], hasEmail: true })).toBe(false);
+    for (const company of [{ minEmployees: 5 }, { keywords: ['saas'] }, { companyDomains: ['acme.com'] }, { companyName: 'Acme' }] satisfies LeadFilters[]) {
+      expect(readsCompany({ titles: ['Manager'], ...company })).toBe(true);
+    }
+  });
 });
 
 const LeadTotals = graphql(`
@@ -177,6 +185,23 @@ describe('past the exact-count limit the total is an estimate, and every face sa
       body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'query_lead_database', arguments: { title: 'Manager', limit: 2 } } },
     });
     expect(mcp.body.result.structuredContent.pagination).toMatchObject({ total: rest.body.pagination.total, total_is_estimate: true });
+  });
+
+  it('counts first when the planner expects the search near the limit, and estimates once the count passes it', async () => {
+    const sql = t.app.core.sql;
+    const filters = { titles: ['Manager'] };
+    const exact = await counted(filters);
+    const planned = await plannedMatches(sql, where(sql, leadConditions(sql, filters)));
+    // Not four times past this limit by the plan, but past it in fact: gathered, counted to the cap, then estimated.
+    const limit = Math.ceil(planned / 3);
+    expect(exact).toBeGreaterThan(limit);
+    const found = await sql.begin((tx) => findLeads(tx as unknown as typeof sql, filters, { limit: 5, offset: 0, exactTotalLimit: limit }));
+    expect(found).toMatchObject({ total: estimatedTotal(exact, limit), totalIsEstimate: true });
+    expect(found.rows.map((r) => Number(r.id))).toEqual(
+      (await sql`select id::int from person where title ilike '%Manager%' order by id limit 6`).map((r) => r.id),
+    );
+    // With a limit above the matches, the same search is counted exactly.
+    expect(await findLeads(sql, filters, { limit: 5, offset: 0, exactTotalLimit: exact })).toMatchObject({ total: exact, totalIsEstimate: false });
   });
 
   it('estimates local-business and store searches past the limit too', async () => {

@@ -3,7 +3,7 @@
  * seeded at `large` (1,000,000 people, 100,000 companies, about 96,000 local businesses; `xlarge`
  * ten times that), warm, each beside the same SQL sent directly.
  *
- *   1. Four typical filter combinations and two broad ones (hundreds of thousands of matches at
+ *   1. Four typical filter combinations and three broad ones (hundreds of thousands of matches at
  *      large, millions at xlarge) through `searchLeads` (a growth account's principal,
  *      authenticated with core.auth), beside the catalog queries it issues (findLeads: the page and
  *      the total, in one statement or side by side as the search needs) sent through the same
@@ -189,7 +189,7 @@ interface SearchCase {
   params: Params;
 }
 
-/** Four typical combinations, (d)'s domains taken from the catalog; then two broad ones. */
+/** Four typical combinations, (d)'s domains taken from the catalog; then three broad ones. */
 async function searchCases(sql: Sql): Promise<SearchCase[]> {
   // Four companies spread over the id range (at large: ids 1,201, 23,407, 48,811 and 77,003).
   const [{ max } = { max: 0 }] = await sql<{ max: number }[]>`select coalesce(max(id), 0)::int as max from company`;
@@ -224,6 +224,8 @@ async function searchCases(sql: Sql): Promise<SearchCase[]> {
     { key: 'e', broad: true, label: 'broad: country + seniority (paging filter)', params: { ...PAGING_PARAMS } },
     // A sales team's territory: about 74,000 matches at large.
     { key: 'f', broad: true, label: 'broad: department + country + has email', params: { department: ['sales'], country: ['United States'], hasEmail: true, limit: 100 } },
+    // Not on the facets alone (a title is free text): counted up to the exact-count limit, then estimated.
+    { key: 'g', broad: true, label: 'broad: title partial (estimated total)', params: { title: 'manager', limit: 100 } },
   ];
 }
 

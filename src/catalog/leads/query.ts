@@ -208,11 +208,29 @@ export function countLeads(sql: Sql, whereClause: Fragment) {
   return plannedPerCall(sql<{ total: number }[]>`select count(*)::int as total from person p left join company c on c.id = p.company_id where ${whereClause}`);
 }
 
+/** Filters on the person alone; any other reads the company (`c`). */
+const PERSON_FILTERS: readonly (keyof LeadFilters)[] = [...FACET_FILTERS, 'titles', 'notTitles', 'states', 'city', 'socialUrl'];
+
+/** Whether a search's conditions read the company. */
+export const readsCompany = (f: LeadFilters) => (Object.keys(f) as (keyof LeadFilters)[]).some((k) => isSet(f[k]) && !PERSON_FILTERS.includes(k));
+
+/** The planner's estimate of how many people match: EXPLAIN, nothing executed (about a millisecond). */
+export async function plannedMatches(sql: Sql, whereClause: Fragment): Promise<number> {
+  const [plan] = await plannedPerCall(sql<{ 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[]>`
+    explain (format json) select p.id from person p left join company c on c.id = p.company_id where ${whereClause}`);
+  return plan!['QUERY PLAN'][0]!.Plan['Plan Rows'];
+}
+
 /**
- * An estimate of how many people match (estimateMatches). The company is joined per sampled person
- * (the lateral subquery is fenced with OFFSET 0 so it stays one): planned for the whole table, a
- * join to all companies would cost more than the sample.
+ * An estimate of how many people match (estimateMatches). A search that reads the company joins it
+ * per sampled person (the lateral subquery is fenced with OFFSET 0 so it stays one): planned for the
+ * whole table, a join to all companies would cost more than the sample.
  */
-export function estimateLeads(sql: Sql, whereClause: Fragment) {
-  return estimateMatches(sql, 'person', (sample) => sql`from person p ${sample} left join lateral (select * from company c where c.id = p.company_id offset 0) c on true`, whereClause);
+export function estimateLeads(sql: Sql, whereClause: Fragment, joinCompany: boolean) {
+  return estimateMatches(
+    sql,
+    'person',
+    (sample) => (joinCompany ? sql`from person p ${sample} left join lateral (select * from company c where c.id = p.company_id offset 0) c on true` : sql`from person p ${sample}`),
+    whereClause,
+  );
 }
