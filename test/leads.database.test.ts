@@ -84,6 +84,11 @@ describe('GET /api/v1/database/leads filters', () => {
     expect(expected.length).toBeGreaterThanOrEqual(2);
     const spaced = await get(`companyDomain=${encodeURIComponent(`${d1} ${d2}`)}&limit=100`);
     expect(spaced.body.pagination.total).toBe(expected.length);
+    // Partial across the dot; and the whole value must match, not only its longest word (which the index is asked for).
+    const tail = (d1 as string).slice(2);
+    await expectSearch(`companyDomain=${encodeURIComponent(tail)}`, (p) => has(p.domain, tail));
+    const otherSuffix = `${(d1 as string).split('.')[0]}.zzz`;
+    expect((await get(`companyDomain=${encodeURIComponent(otherSuffix)}`)).body.pagination.total).toBe(0);
   });
 
   it('seniority and department, repeated or comma separated', async () => {

@@ -96,6 +96,21 @@ export function countByFacets(sql: Sql, f: LeadFilters) {
   return sql<{ total: number }[]>`select coalesce(sum(f.people), 0)::int as total from person_facet_count f where ${and(sql, facetConditions(sql, f, countedFacets(sql)))}`;
 }
 
+/**
+ * A company domain, partial and case-insensitive, through the trigram index: the index is asked for
+ * the value's longest word only ("summitoutfitters" of "summitoutfitters.com"), and the whole value
+ * is checked on the companies found (`|| ''` keeps that test out of the index). The trigrams of a
+ * public suffix ("com", "net") are in nearly every domain, and reading their lists was most of the
+ * scan: 23–67 ms a domain at 1M companies, a quarter of that without them. A match of the value is a
+ * match of its word, so the answer is the same.
+ */
+function domainMatch(sql: Sql, domain: string): Fragment {
+  const words = domain.match(/[\p{L}\p{N}]+/gu) ?? [];
+  const longest = words.reduce((a, w) => (w.length > a.length ? w : a), '');
+  if (words.length < 2 || longest.length < 3) return sql`c.domain ilike ${likePattern(domain)}`;
+  return sql`(c.domain ilike ${likePattern(longest)} and (c.domain || '') ilike ${likePattern(domain)})`;
+}
+
 /** One WHERE fragment per filter; every filter is combined with AND. */
 export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: string; excludeDelivered?: boolean } = {}): Fragment[] {
   const c: Fragment[] = facetConditions(sql, f, personFacets(sql));
@@ -104,7 +119,7 @@ export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: 
   if (f.states) c.push(sql`lower(p.state) = any(${f.states.flatMap(stateVariants)})`);
   if (f.city) c.push(sql`p.city ilike ${likePattern(f.city)}`);
   if (f.companyName) c.push(sql`c.name ilike ${likePattern(f.companyName)}`);
-  if (f.companyDomains) c.push(sql`(${any(sql, f.companyDomains.map((d) => sql`c.domain ilike ${likePattern(d)}`))})`);
+  if (f.companyDomains) c.push(sql`(${any(sql, f.companyDomains.map((d) => domainMatch(sql, d)))})`);
   if (f.minEmployees !== undefined) c.push(sql`c.employees_count >= ${f.minEmployees}`);
   if (f.maxEmployees !== undefined) c.push(sql`c.employees_count <= ${f.maxEmployees}`);
   if (f.revenueMin !== undefined) c.push(sql`c.annual_revenue >= ${f.revenueMin}`);
