@@ -111,7 +111,11 @@ export const personTable = pgTable(
     // (contactRankSql) found with one probe.
     index('person_company_idx').on(t.companyId, sql.raw(`(${contactRankSql()})`), t.id),
     index('person_company_industry_idx').on(t.companyIndustry),
-    index('person_title_trgm').using('gin', sql`${t.title} gin_trgm_ops`),
+    // The title's trigrams with the company's industry (btree_gin, migration 0024): "title + industry" is one
+    // scan of this index, where a BitmapAnd of the title's trigrams and the industry's btree read every
+    // person of either (at 10M people: 326,374 "sales" titles, 505,726 in the industry). A title alone
+    // uses it too (any subset of a GIN index's columns does).
+    index('person_industry_title_trgm').using('gin', t.companyIndustry, sql`${t.title} gin_trgm_ops`),
     index('person_seniority_idx').on(t.seniority),
     index('person_department_idx').on(t.department),
     index('person_location_idx').on(sql`lower(${t.country})`, sql`lower(${t.state})`),
