@@ -4,7 +4,7 @@ import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Core } from './core.ts';
 import { createAuthenticator } from './accounts/accounts.ts';
-import { createEventBus } from './runs/events.ts';
+import { createEventBus, type EventScope } from './runs/events.ts';
 import { createCatalogSources } from './catalog/sources/index.ts';
 import { createUpstreamEngine } from './runs/upstream.ts';
 import { createNetwork } from './net/index.ts';
@@ -15,12 +15,13 @@ import { createMailer } from './net/mail.ts';
 import { createCatalogReader } from './catalog/reader.ts';
 
 /** Builds the process's `Core` (core.ts): the database pool, the event bus, the catalog sources, the network and the limits. */
-export async function createCore(config: Config, databaseUrl: string, logger: Logger, options: { poolSize?: number } = {}): Promise<Core> {
+export async function createCore(config: Config, databaseUrl: string, logger: Logger, options: { poolSize?: number; events?: EventScope } = {}): Promise<Core> {
   // A TOOL_SOURCES naming a tool that cannot run upstream stops start-up here, before anything opens.
   const upstream = createUpstreamEngine(config);
   const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
   const catalogReader = createCatalogReader({ sql, db }, { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs, logger });
-  const events = createEventBus(sql);
+  // A standalone worker hears the cancels only (events.ts, EventScope); a gateway every change.
+  const events = createEventBus(sql, { scope: options.events });
   const network = createNetwork(config.network);
   const mailer = createMailer(config.mail, logger);
   await events.ready;

@@ -126,7 +126,7 @@ program
     const { createCore } = await import('../create-core.ts');
     const { startWorker } = await import('../../workers/index.ts');
     const database = await openDatabase(config, logger);
-    const core = await createCore(config, database.url, createLogger(config.logLevel));
+    const core = await createCore(config, database.url, createLogger(config.logLevel), { events: 'control' });
     const worker = await startWorker(core);
     // METRICS_PORT: this process's /metrics, /ready and /health (src/http/ops-server.ts).
     const ops = config.metricsPort === undefined ? undefined : await (await import('../http/ops-server.ts')).startOpsServer(core, worker, config.metricsPort);

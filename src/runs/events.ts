@@ -29,11 +29,16 @@ export interface RunEvent {
 }
 
 export type EventBus = PubSub<Topics> & {
-  /** Publishes as part of `tx`: delivered only if and when it commits, in commit order. */
-  publishInTx<K extends keyof Topics & string>(tx: Executor, topic: K, ...args: Topics[K]): Promise<void>;
-  /** Publishes a change of a run to its own topic and its account's, in one notification, as part of `tx`. */
+  /**
+   * Publishes a change of a run to its own topic and its account's, in one notification, as part of
+   * `tx`: delivered only if and when it commits, in commit order.
+   */
   publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): Promise<void>;
-  /** What `publishRun` sends: its channel and payload, for a statement that notifies by itself. */
+  /**
+   * What `publishRun` sends for a run being created, on a gateway's bus: its channel and payload, for a
+   * statement that notifies by itself (only on the main channel: the start of a run is never a cancel,
+   * and a gateway hears that channel).
+   */
   runNotification(accountId: string, kind: RunEventKind, snapshot: RunSnapshot): { channel: string; payload: string };
   /** Resolves once this process is listening, so a subscriber cannot miss what follows. */
   ready: Promise<void>;
@@ -41,6 +46,21 @@ export type EventBus = PubSub<Topics> & {
 };
 
 const CHANNEL = 'leadgate_events';
+/**
+ * Runs entering ABORTING, sent on this channel as well: all a process that only executes runs (a
+ * standalone worker) acts on, so it listens here and is not woken by every change of every run. Each
+ * listening process pays for each notification it gets (a wake-up, a read, a parse).
+ */
+const CONTROL_CHANNEL = 'leadgate_run_control';
+/** A bus's own channel: what it published comes back to it after commit (metrics count a change where it was made). */
+const ownChannel = (origin: string) => `leadgate_events_${origin}`;
+
+/**
+ * What a process's bus hears. `all` (a gateway): every change of every run, for its long polls,
+ * subscriptions and streams. `control` (a standalone worker): the cancels of runs, for the run in
+ * hand, and the changes it published itself. Every change is published to all the others alike.
+ */
+export type EventScope = 'all' | 'control';
 
 interface Envelope {
   type: string;
@@ -52,11 +72,6 @@ interface Envelope {
   at?: number;
 }
 
-function routingKey(topic: string, args: unknown[], origin: string): Envelope {
-  const stamp = { origin, at: Date.now() };
-  return args.length === 2 ? { type: `${topic}:${String(args[0])}`, detail: args[1], ...stamp } : { type: topic, detail: args[0], ...stamp };
-}
-
 /** An EventTarget whose dispatches go through NOTIFY and whose listeners are fed by LISTEN. */
 class PostgresEventTarget extends EventTarget {
   readonly origin = randomBase62(12);
@@ -65,6 +80,7 @@ class PostgresEventTarget extends EventTarget {
     super();
   }
 
+  /** graphql-yoga's `publish` (the service publishes through publishRun, in its transactions). */
   override dispatchEvent(event: Event): boolean {
     const envelope: Envelope = { type: event.type, detail: (event as CustomEvent).detail, origin: this.origin, at: Date.now() };
     this.sql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`.catch(() => {});
@@ -175,7 +191,7 @@ async function resync(sql: Sql, target: PostgresEventTarget, lostAt: Date) {
  * does (with when it was lost, after a loss). `ready` settles with the first attempt: a database out
  * of reach at start fails the start.
  */
-function listenAcrossRestarts(sql: Sql, channel: string, onPayload: (payload: string) => void, onListening: (lostAt: Date | undefined) => Promise<void>) {
+function listenAcrossRestarts(sql: Sql, channels: readonly string[], onPayload: (payload: string) => void, onListening: (lostAt: Date | undefined) => Promise<void>) {
   let stopped = false;
   let dropped: (() => void) | undefined;
   let wake: (() => void) | undefined;
@@ -187,7 +203,7 @@ function listenAcrossRestarts(sql: Sql, channel: string, onPayload: (payload: st
     max_lifetime: null,
     fetch_types: false,
     onnotify: (from: string, payload: string) => {
-      if (from === channel) onPayload(payload);
+      if (channels.includes(from)) onPayload(payload);
     },
     onclose: () => dropped?.(),
   } as unknown as postgres.Options<Record<string, never>>);
@@ -205,7 +221,7 @@ function listenAcrossRestarts(sql: Sql, channel: string, onPayload: (payload: st
     for (let attempt = 0; !stopped; ) {
       const lost = new Promise<void>((resolve) => (dropped = resolve));
       try {
-        await connection.unsafe(`listen "${channel}"`);
+        for (const channel of channels) await connection.unsafe(`listen "${channel}"`);
         await onListening(lostAt);
       } catch (err) {
         if (first) return settle(err);
@@ -231,22 +247,31 @@ function listenAcrossRestarts(sql: Sql, channel: string, onPayload: (payload: st
   };
 }
 
-export function createEventBus(sql: Sql): EventBus {
+export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): EventBus {
   const target = new PostgresEventTarget(sql);
   // Every subscriber of a run listens on its topic: many listeners are the normal case, not a leak.
   setMaxListeners(0, target);
+  const control = options.scope === 'control';
+  const own = ownChannel(target.origin);
+  // Every change goes to CHANNEL; a cancel to the workers' channel too; and a control bus's own change
+  // back to it (it does not hear CHANNEL). Each process listens on channels no notification shares, so it
+  // hears each change at most once.
+  const notify = (payload: string, status: RunSnapshot['status']) => {
+    const channels = [CHANNEL, ...(status === 'ABORTING' ? [CONTROL_CHANNEL] : control ? [own] : [])];
+    return dsql`select ${dsql.join(
+      channels.map((channel) => dsql`pg_notify(${channel}, ${payload})`),
+      dsql`, `,
+    )}`;
+  };
   // Re-listens after a database restart and resyncs this process's subscribers (see listenAcrossRestarts, resync).
-  const listening = listenAcrossRestarts(sql, CHANNEL, (payload) => target.deliver(payload), (lostAt) => (lostAt ? resync(sql, target, lostAt) : Promise.resolve()));
+  const listening = listenAcrossRestarts(sql, control ? [CONTROL_CHANNEL, own] : [CHANNEL], (payload) => target.deliver(payload), (lostAt) =>
+    lostAt ? resync(sql, target, lostAt) : Promise.resolve(),
+  );
   const pubsub = createPubSub<Topics>({ eventTarget: target as never });
   return Object.assign(pubsub, {
     subscribe: ((topic: string, id?: string) => subscribeNow(target, id === undefined ? topic : `${topic}:${id}`)) as PubSub<Topics>['subscribe'],
-    async publishInTx<K extends keyof Topics & string>(tx: Executor, topic: K, ...args: Topics[K]) {
-      const envelope = routingKey(topic, args as unknown[], target.origin);
-      await tx.execute(dsql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`);
-    },
     async publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
-      const { channel, payload } = runNotification(target.origin, accountId, kind, snapshot);
-      await tx.execute(dsql`select pg_notify(${channel}, ${payload})`);
+      await tx.execute(notify(runNotification(target.origin, accountId, kind, snapshot).payload, snapshot.status));
     },
     runNotification: (accountId: string, kind: RunEventKind, snapshot: RunSnapshot) => runNotification(target.origin, accountId, kind, snapshot),
     ready: listening.ready,
