@@ -1,21 +1,18 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import postgres from 'postgres';
 import { connect, type Database, type Sql } from '../db/client.ts';
-import { migrateDatabase } from '../db/migrate.ts';
 import { createAccount } from '../src/accounts/accounts.ts';
 import { getInstallationSecret } from '../src/accounts/installation.ts';
-import { buildApp, type App } from '../src/app.ts';
 import { createCatalogReader } from '../src/catalog/reader.ts';
-import { loopbackConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { signDownload } from '../src/runs/download-links.ts';
 import { exportRun } from '../src/runs/exports.ts';
 import { getRun } from '../src/runs/runs.ts';
 import { newRunId } from '../src/shared/ids.ts';
 import { getTool } from '../src/tools/index.ts';
-import { createCluster, type Cluster } from './helpers/postgres-cluster.ts';
+import type { Cluster } from './helpers/postgres-cluster.ts';
+import { startReplicatedApp, type LogLine, type ReplicatedApp } from './helpers/replicated-app.ts';
 import { waitFor } from './helpers/wait.ts';
 
 /**
@@ -28,39 +25,35 @@ import { waitFor } from './helpers/wait.ts';
 
 const ROWS = 1_200;
 
-let primary: Cluster;
+let r: ReplicatedApp;
 let replica: Cluster;
 let sql: Sql;
 let db: Database;
 let onReplica: Sql;
-let app: App;
 let url: string;
 let key: string;
 let accountId: string;
-const lines: { level: number; msg: string; reason?: string }[] = [];
+let lines: LogLine[];
 
 beforeAll(async () => {
-  primary = await createCluster();
-  const primaryUrl = primary.url('postgres');
-  await migrateDatabase(primaryUrl);
-  ({ sql, db } = connect(primaryUrl, { max: 4 }));
-  const created = await createAccount(db, { name: 'replica', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 0n });
-  ({ apiKey: key } = created);
-  accountId = created.account.id;
-  replica = await primary.replica();
-  onReplica = postgres(replica.url('postgres'), { max: 1, onnotice: () => {} });
-  const config = loopbackConfig(primaryUrl, 0, { authCacheSecs: 0, rateLimitPerMinute: 100_000, databaseReadUrl: replica.url('postgres'), databaseReadMaxLagMs: 30_000 });
-  app = await buildApp({ config, databaseUrl: primaryUrl, logger: createLogger('info', { write: (line: string) => lines.push(JSON.parse(line)) }), worker: false });
-  url = await app.start(0, '127.0.0.1');
+  r = await startReplicatedApp({
+    maxLagMs: 30_000,
+    worker: false,
+    async prepare(primaryUrl) {
+      const { sql: preparing, db: accounts } = connect(primaryUrl, { max: 1 });
+      try {
+        const created = await createAccount(accounts, { name: 'replica', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 0n });
+        ({ apiKey: key } = created);
+        accountId = created.account.id;
+      } finally {
+        await preparing.end();
+      }
+    },
+  });
+  ({ replica, sql, db, onReplica, url, lines } = r);
 }, 120_000);
 
-afterAll(async () => {
-  await app?.stop();
-  await onReplica?.end({ timeout: 1 }).catch(() => {});
-  await sql?.end({ timeout: 1 }).catch(() => {});
-  await replica?.destroy();
-  await primary?.destroy();
-});
+afterAll(() => r?.stop());
 
 const row = (seq: number) => ({ name: `Dentist ${seq}`, city: 'Denver' });
 const expected = Array.from({ length: ROWS }, (_, seq) => row(seq));

@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import postgres from 'postgres';
-import { connect, type Database, type Sql } from '../db/client.ts';
-import { migrateDatabase } from '../db/migrate.ts';
+import { connect, type Sql } from '../db/client.ts';
 import { seedCatalog } from '../db/seed/index.ts';
 import { createAccount } from '../src/accounts/accounts.ts';
-import { buildApp, type App } from '../src/app.ts';
-import { loopbackConfig } from '../src/config.ts';
-import { createLogger } from '../src/logger.ts';
-import { createCluster, type Cluster } from './helpers/postgres-cluster.ts';
+import type { Cluster } from './helpers/postgres-cluster.ts';
+import { startReplicatedApp, type LogLine, type ReplicatedApp } from './helpers/replicated-app.ts';
 import { waitFor } from './helpers/wait.ts';
 
 /**
@@ -20,43 +16,41 @@ import { waitFor } from './helpers/wait.ts';
 
 const MAX_LAG_MS = 300;
 
-let primary: Cluster;
+let r: ReplicatedApp;
 let replica: Cluster;
 let sql: Sql;
-let db: Database;
 let onReplica: Sql;
-let app: App;
 let url: string;
 let key: string;
-const lines: { level: number; msg: string; reason?: string }[] = [];
+let lines: LogLine[];
 
 beforeAll(async () => {
-  primary = await createCluster();
-  const primaryUrl = primary.url('postgres');
-  await migrateDatabase(primaryUrl);
-  ({ sql, db } = connect(primaryUrl, { max: 4 }));
-  await seedCatalog(sql, { scale: 'small' });
-  ({ apiKey: key } = await createAccount(db, { name: 'replica', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 10_000_000n }));
-  // Sessions flush their statistics when they end, or in time when idle: the seed's scans of `person`
-  // are all counted before any test compares the counters.
-  await sql.end();
-  ({ sql } = connect(primaryUrl, { max: 4 }));
-  let seen = -1;
-  await waitFor(async () => seen === (seen = await scans(sql, 'local_business')), Boolean, { intervalMs: 1_100, timeoutMs: 15_000 });
-  replica = await primary.replica();
-  onReplica = postgres(replica.url('postgres'), { max: 1, onnotice: () => {} });
-  const config = loopbackConfig(primaryUrl, 0, { authCacheSecs: 0, rateLimitPerMinute: 100_000, databaseReadUrl: replica.url('postgres'), databaseReadMaxLagMs: MAX_LAG_MS });
-  app = await buildApp({ config, databaseUrl: primaryUrl, logger: createLogger('info', { write: (line: string) => lines.push(JSON.parse(line)) }), worker: true, workerPollInterval: 200 });
-  url = await app.start(0, '127.0.0.1');
+  r = await startReplicatedApp({
+    maxLagMs: MAX_LAG_MS,
+    worker: true,
+    async prepare(primaryUrl) {
+      const seeding = connect(primaryUrl, { max: 4 });
+      try {
+        await seedCatalog(seeding.sql, { scale: 'small' });
+        ({ apiKey: key } = await createAccount(seeding.db, { name: 'replica', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 10_000_000n }));
+      } finally {
+        // Sessions flush their statistics when they end, or in time when idle: the seed's scans of `person`
+        // are all counted before any test compares the counters.
+        await seeding.sql.end();
+      }
+      const { sql: counting } = connect(primaryUrl, { max: 1 });
+      try {
+        let seen = -1;
+        await waitFor(async () => seen === (seen = await scans(counting, 'local_business')), Boolean, { intervalMs: 1_100, timeoutMs: 15_000 });
+      } finally {
+        await counting.end();
+      }
+    },
+  });
+  ({ replica, sql, onReplica, url, lines } = r);
 }, 120_000);
 
-afterAll(async () => {
-  await app?.stop();
-  await onReplica?.end({ timeout: 1 }).catch(() => {});
-  await sql?.end({ timeout: 1 }).catch(() => {});
-  await replica?.destroy();
-  await primary?.destroy();
-});
+afterAll(() => r?.stop());
 
 const get = async <B>(path: string) => {
   const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${key}` } });
