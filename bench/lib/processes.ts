@@ -49,7 +49,7 @@ export interface ProcessesOptions {
   rounds: number;
 }
 
-const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1'], clients: 8, places: 20, warmupSecs: 5, measureSecs: 15, idleSecs: 4, rounds: 2 };
+const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1'], clients: 8, places: 20, warmupSecs: 20, measureSecs: 20, idleSecs: 4, rounds: 2 };
 const QUICK: ProcessesOptions = { configs: ['1x1', '2x2'], clients: 8, places: 20, warmupSecs: 2, measureSecs: 4, idleSecs: 2, rounds: 1 };
 /** The goal: every configuration's runs/s and total CPU per run within this fraction of the other configurations'. */
 const GOAL_FLAT = 0.85;
@@ -81,6 +81,12 @@ export interface ConfigRound {
   busyPct: number;
   /** The machine's idle time in the window (/proc/stat idle + iowait): near 0, the runs had all the CPU there was. */
   machineIdlePct: number;
+  /**
+   * Total CPU ms per run in the window's first half and in its second: equal once every process is
+   * warm (V8 compiles a process's hot code after enough calls of it, so more processes, each doing a
+   * share of the runs, take longer to get there).
+   */
+  halves: [number, number];
 }
 
 export interface ConfigFigures {
@@ -348,7 +354,9 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
     try {
       await Promise.race([sleep(options.warmupSecs * 1000), fleet.failed]);
       const before = await sample();
-      await Promise.race([sleep(options.measureSecs * 1000), fleet.failed]);
+      await Promise.race([sleep((options.measureSecs * 1000) / 2), fleet.failed]);
+      const mid = await sample();
+      await Promise.race([sleep((options.measureSecs * 1000) / 2), fleet.failed]);
       const after = await sample();
       stop = true;
       await Promise.race([Promise.all(clients), fleet.failed]);
@@ -368,7 +376,9 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
       const netMsPerRun = round(cpu.total - ((idle.gateway + idle.worker + idle.postgres) * secs) / count, 2);
       const busyPct = round((((cpu.total + cpu.client) * count) / (secs * 1000 * os.cpus().length)) * 100);
       const machineIdlePct = round(((after.machine.idle - before.machine.idle) / (after.machine.total - before.machine.total)) * 100);
-      return { runs: count, secs: round(secs, 2), runsPerSec: round(count / secs), cpuMsPerRun: cpu, idleMsPerSec: idle, netMsPerRun, busyPct, machineIdlePct };
+      const totalPerRun = (from: Sample, to: Sample) => round((to.gateway + to.worker + to.postgres - from.gateway - from.worker - from.postgres) / Math.max(1, to.runs - from.runs), 2);
+      const halves: [number, number] = [totalPerRun(before, mid), totalPerRun(mid, after)];
+      return { runs: count, secs: round(secs, 2), runsPerSec: round(count / secs), cpuMsPerRun: cpu, idleMsPerSec: idle, netMsPerRun, busyPct, machineIdlePct, halves };
     } finally {
       stop = true;
     }
@@ -404,8 +414,10 @@ export const processes: Suite<ProcessesResult> = {
   name: 'processes',
   key: 'processes',
   quick: true,
+  flags: ['warmup-secs', 'measure-secs'],
   async run(context) {
-    const options = context.quick ? QUICK : FULL;
+    const base = context.quick ? QUICK : FULL;
+    const options = { ...base, warmupSecs: context.count('warmup-secs') ?? base.warmupSecs, measureSecs: context.count('measure-secs') ?? base.measureSecs };
     const loadBefore = os.loadavg().map((x) => round(x, 2));
     const server = await openBenchServer();
     const fleet = new Fleet();
@@ -428,11 +440,16 @@ export const processes: Suite<ProcessesResult> = {
       } finally {
         await sql.end();
       }
+      // A priming round, not kept: the database's first minute under load (autovacuum and statistics of the
+      // freshly seeded tables, cold caches) fell on whichever configuration came first (its Postgres CPU
+      // a run 13 ms where the same configuration's later round took 8).
+      progress(`processes: priming round (${options.configs[0]}, not kept)`);
+      await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, options.configs[0]!);
       const kept = await alternate(options.configs, options.rounds, async (config, i) => {
         const r = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, config);
         const c = r.cpuMsPerRun;
         progress(
-          `  processes: round ${i + 1} ${config}: ${r.runsPerSec} runs/s, CPU ms per run gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} (net of idle ${r.netMsPerRun}; clients ${c.client}), idle ms/s ${r.idleMsPerSec.gateway} + ${r.idleMsPerSec.worker} + ${r.idleMsPerSec.postgres}, busy ${r.busyPct} %, machine idle ${r.machineIdlePct} %, load ${os.loadavg()[0]!.toFixed(2)}`,
+          `  processes: round ${i + 1} ${config}: ${r.runsPerSec} runs/s, CPU ms per run gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} (halves ${r.halves.join(' / ')}; net of idle ${r.netMsPerRun}; clients ${c.client}), idle ms/s ${r.idleMsPerSec.gateway} + ${r.idleMsPerSec.worker} + ${r.idleMsPerSec.postgres}, busy ${r.busyPct} %, machine idle ${r.machineIdlePct} %, load ${os.loadavg()[0]!.toFixed(2)}`,
         );
         return r;
       });
@@ -459,7 +476,7 @@ export const processes: Suite<ProcessesResult> = {
   format(r) {
     const o = r.options;
     const w = [14, 8, 9, 8, 10, 8, 8, 9, 7, 16];
-    const rounds = (c: ConfigFigures) => c.rounds.map((x) => `${x.runsPerSec} runs/s ${x.cpuMsPerRun.total} ms (net ${x.netMsPerRun}, machine idle ${x.machineIdlePct} %)`).join(', ');
+    const rounds = (c: ConfigFigures) => c.rounds.map((x) => `${x.runsPerSec} runs/s ${x.cpuMsPerRun.total} ms (halves ${x.halves?.join(' / ') ?? '–'}; net ${x.netMsPerRun}, machine idle ${x.machineIdlePct} %)`).join(', ');
     const worst = r.configs.find((c) => c.config === r.postgresMsPerRun.config)!;
     return [
       `14. Runs end to end over gateway and worker processes on one ${r.database} Postgres: ${o.clients} clients doing ${o.places}-place maps runs back to back`,
