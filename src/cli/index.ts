@@ -101,7 +101,7 @@ keys
 program
   .command('seed')
   .description('fill the catalog deterministically with generated data (datasets that already hold rows are left alone)')
-  .addOption(new Option('--scale <scale>', 'size: small (seconds), medium, large (1,000,000 people), xlarge (10,000,000 people; about 35 minutes)').choices(Object.keys(SCALES)).default('small'))
+  .addOption(new Option('--scale <scale>', 'size: small (seconds), medium, large (1,000,000 people), xlarge (10,000,000 people; about 10 minutes on 2 idle CPUs)').choices(Object.keys(SCALES)).default('small'))
   .option('--seed <n>', 'generator seed; the same seed gives the same rows', (v) => {
     if (!/^\d+$/.test(v)) throw new InvalidArgumentError('expected a non-negative integer');
     return Number(v);
