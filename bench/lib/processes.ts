@@ -16,11 +16,13 @@
  *   - CPU: utime + stime + cutime + cstime (/proc/<pid>/stat) of each gateway's and worker's process
  *     tree and of the postmaster's (every backend, background process and autovacuum worker, exited
  *     ones included), read before and after the measured window; ms per run = the difference ÷ runs
- *     completed in the window. This process's own CPU (the clients) is reported apart. Then the idle
+ *     completed in the window, and for each half of it (equal once the processes are warm). This
+ *     process's own CPU (the clients) is reported apart. Then the idle
  *     rate of each kind with no run going, and the machine's idle time in the window (/proc/stat): near
  *     0, the runs had all the CPU there was, so nothing held them waiting.
  *
- * Configurations alternate in rotating order every round, so the drift of a shared machine falls on all.
+ * Configurations alternate in rotating order every round, so the drift of a shared machine falls on all,
+ * after a priming round that is not kept (the freshly seeded database's first minute under load).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -47,10 +49,12 @@ export interface ProcessesOptions {
   /** After the load: the processes' own CPU with no run going (timers, heartbeats, polling). */
   idleSecs: number;
   rounds: number;
+  /** A round of the first configuration before the kept ones, not kept. */
+  primed: boolean;
 }
 
-const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1'], clients: 8, places: 20, warmupSecs: 20, measureSecs: 20, idleSecs: 4, rounds: 2 };
-const QUICK: ProcessesOptions = { configs: ['1x1', '2x2'], clients: 8, places: 20, warmupSecs: 2, measureSecs: 4, idleSecs: 2, rounds: 1 };
+const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1'], clients: 8, places: 20, warmupSecs: 20, measureSecs: 20, idleSecs: 4, rounds: 2, primed: true };
+const QUICK: ProcessesOptions = { configs: ['1x1', '2x2'], clients: 8, places: 20, warmupSecs: 2, measureSecs: 4, idleSecs: 2, rounds: 1, primed: false };
 /** The goal: every configuration's runs/s and total CPU per run within this fraction of the other configurations'. */
 const GOAL_FLAT = 0.85;
 /** Postgres cores of the capacity table. */
@@ -443,8 +447,10 @@ export const processes: Suite<ProcessesResult> = {
       // A priming round, not kept: the database's first minute under load (autovacuum and statistics of the
       // freshly seeded tables, cold caches) fell on whichever configuration came first (its Postgres CPU
       // a run 13 ms where the same configuration's later round took 8).
-      progress(`processes: priming round (${options.configs[0]}, not kept)`);
-      await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, options.configs[0]!);
+      if (options.primed) {
+        progress(`processes: priming round (${options.configs[0]}, not kept)`);
+        await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, options.configs[0]!);
+      }
       const kept = await alternate(options.configs, options.rounds, async (config, i) => {
         const r = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, config);
         const c = r.cpuMsPerRun;
@@ -476,11 +482,11 @@ export const processes: Suite<ProcessesResult> = {
   format(r) {
     const o = r.options;
     const w = [14, 8, 9, 8, 10, 8, 8, 9, 7, 16];
-    const rounds = (c: ConfigFigures) => c.rounds.map((x) => `${x.runsPerSec} runs/s ${x.cpuMsPerRun.total} ms (halves ${x.halves?.join(' / ') ?? '–'}; net ${x.netMsPerRun}, machine idle ${x.machineIdlePct} %)`).join(', ');
+    const rounds = (c: ConfigFigures) => c.rounds.map((x) => `${x.runsPerSec} runs/s ${x.cpuMsPerRun.total} ms (halves ${x.halves.join(' / ')}; net ${x.netMsPerRun}, machine idle ${x.machineIdlePct} %)`).join(', ');
     const worst = r.configs.find((c) => c.config === r.postgresMsPerRun.config)!;
     return [
       `14. Runs end to end over gateway and worker processes on one ${r.database} Postgres: ${o.clients} clients doing ${o.places}-place maps runs back to back`,
-      `   (start, status with waitForFinish, CSV download; each request to the next gateway), ${o.rounds} × ${o.measureSecs} s per configuration after ${o.warmupSecs} s`,
+      `   (start, status with waitForFinish, CSV download; each request to the next gateway), ${o.rounds} × ${o.measureSecs} s per configuration${o.primed ? ' (after a priming round)' : ''} after ${o.warmupSecs} s`,
       `   of warm-up, fresh processes each round, rotating order; CPU from /proc (CLK_TCK ${r.clockTicks}), ms per completed run; load ${r.loadAverage.before[0]} → ${r.loadAverage.after[0]}`,
       `   CPU ms per run: gateways, workers, Postgres, their total, the total less the idle rate (net), the clients; idle: CPU ms/s with no run going`,
       pad(['gw × workers', 'runs/s', 'gateway', 'worker', 'Postgres', 'total', 'net', 'clients', 'busy %', 'idle gw/wk/pg'], w),

@@ -30,8 +30,8 @@ export interface RunEvent {
 
 export type EventBus = PubSub<Topics> & {
   /**
-   * Publishes a change of a run to its own topic and its account's, in one notification, as part of
-   * `tx`: delivered only if and when it commits, in commit order.
+   * Publishes a change of a run to its own topic and its account's, in one notification per channel
+   * (see EventScope), as part of `tx`: delivered only if and when it commits, in commit order.
    */
   publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): Promise<void>;
   /**
