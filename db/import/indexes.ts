@@ -43,17 +43,7 @@ export async function dropIndexes(tx: postgres.TransactionSql, run: Run, dataset
   const table = quote(dataset.table);
   const indexes = [...(await run(tx.unsafe<(Definition & { key: boolean })[]>(droppableIndexes(table, dataset.naturalKey.column), [empty])))];
   if (indexes.length > 0) await run(tx.unsafe(`drop index ${indexes.map((index) => index.name).join(', ')}`));
-  let foreignKeys: Definition[] = [];
-  if (empty) {
-    foreignKeys = [
-      ...(await run(
-        tx.unsafe<Definition[]>(
-          `select quote_ident(conname) as name, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = '${table}'::regclass and contype = 'f' order by conname`,
-        ),
-      )),
-    ];
-    if (foreignKeys.length > 0) await run(tx.unsafe(`alter table ${table} ${foreignKeys.map((fk) => `drop constraint ${fk.name}`).join(', ')}`));
-  }
+  const foreignKeys = empty ? await dropForeignKeys(tx, dataset.table, run) : [];
   const key = indexes.find((index) => index.key);
   return {
     key: key && { name: key.name, definition: key.definition },
@@ -65,5 +55,31 @@ export async function dropIndexes(tx: postgres.TransactionSql, run: Run, dataset
 /** Builds the dropped indexes again and adds the foreign keys back (each checked once over all rows). */
 export async function restoreIndexes(tx: postgres.TransactionSql, run: Run, dataset: Dataset, dropped: Dropped): Promise<void> {
   for (const index of dropped.indexes) await run(tx.unsafe(index.definition));
-  for (const fk of dropped.foreignKeys) await run(tx.unsafe(`alter table ${quote(dataset.table)} add constraint ${fk.name} ${fk.definition}`));
+  await addForeignKeys(tx, dataset.table, dropped.foreignKeys, run);
+}
+
+const direct: Run = (query) => query;
+
+/** What the foreign-key statements need of a connection or a transaction. */
+type Statements = Pick<postgres.Sql, 'unsafe'>;
+
+/**
+ * Drops `table`'s foreign keys for a load into it (the importer's first load, the seeder); returns
+ * what adds them back (addForeignKeys), each then checked once over all rows instead of per row.
+ */
+export async function dropForeignKeys(tx: Statements, table: string, run: Run = direct): Promise<Definition[]> {
+  const foreignKeys = [
+    ...(await run(
+      tx.unsafe<Definition[]>(
+        `select quote_ident(conname) as name, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = '${quote(table)}'::regclass and contype = 'f' order by conname`,
+      ),
+    )),
+  ];
+  if (foreignKeys.length > 0) await run(tx.unsafe(`alter table ${quote(table)} ${foreignKeys.map((fk) => `drop constraint ${fk.name}`).join(', ')}`));
+  return foreignKeys;
+}
+
+/** Adds back the foreign keys dropForeignKeys dropped. */
+export async function addForeignKeys(tx: Statements, table: string, foreignKeys: readonly Definition[], run: Run = direct): Promise<void> {
+  for (const fk of foreignKeys) await run(tx.unsafe(`alter table ${quote(table)} add constraint ${fk.name} ${fk.definition}`));
 }

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { Sql } from '../client.ts';
+import { addForeignKeys, dropForeignKeys } from '../import/indexes.ts';
 
 /** A jsonb value (arrays of strings are otherwise written as text[]). */
 export class Json {
@@ -25,8 +26,6 @@ export function encodeCell(value: Cell): string {
 }
 
 const CHUNK_ROWS = 2000;
-
-const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 /** Streams rows into `table` with COPY; returns the number of rows written. */
 export async function copyRows(sql: Sql, table: string, columns: readonly string[], rows: Iterable<Cell[]>, onRows?: (count: number) => void): Promise<number> {
@@ -73,15 +72,12 @@ export async function withIndexesRebuilt<T>(sql: Sql, table: string, load: () =>
     select i.indexname as name, i.indexdef as definition
     from pg_indexes i join pg_class c on c.relname = i.indexname join pg_index x on x.indexrelid = c.oid
     where i.schemaname = current_schema() and i.tablename = ${table} and not x.indisunique`;
-  const foreignKeys = await sql<{ name: string; definition: string }[]>`
-    select conname as name, pg_get_constraintdef(oid) as definition from pg_constraint
-    where conrelid = to_regclass(${table}) and contype = 'f' order by conname`;
   for (const index of indexes) await sql`drop index ${sql(index.name)}`;
-  for (const fk of foreignKeys) await sql`alter table ${sql(table)} drop constraint ${sql(fk.name)}`;
+  const foreignKeys = await dropForeignKeys(sql, table);
   try {
     return await load();
   } finally {
     for (const index of indexes) await sql.unsafe(index.definition);
-    for (const fk of foreignKeys) await sql.unsafe(`alter table ${quote(table)} add constraint ${quote(fk.name)} ${fk.definition}`);
+    await addForeignKeys(sql, table, foreignKeys);
   }
 }
