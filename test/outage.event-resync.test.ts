@@ -4,6 +4,7 @@ import { connect, type Sql } from '../db/client.ts';
 import { createEventBus, type EventBus, type RunEvent } from '../src/runs/events.ts';
 import type { RunSnapshot } from '../src/runs/view.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
+import { takeEvents } from './helpers/events.ts';
 
 /**
  * The event bus across a lost LISTEN. Its listening session is ended while the database refuses new
@@ -32,20 +33,9 @@ afterAll(async () => {
   await d?.close();
 });
 
-/** The next value of `events` that `accept` takes; rejects past `what`'s deadline, naming it. */
-async function next<T>(events: AsyncIterator<unknown>, accept: (value: T) => boolean, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no event: ${what}`)), 60_000)));
-  try {
-    for (;;) {
-      const { value, done } = await Promise.race([events.next(), deadline]);
-      if (done) throw new Error(`subscription ended before ${what}`);
-      if (accept(value as T)) return value as T;
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** The next value of `events` that `accept` takes; rejects past a minute, naming `what`. */
+const next = async <T>(events: AsyncIterator<unknown>, accept: (value: T) => boolean, what: string): Promise<T> =>
+  (await takeEvents<T>(events, 1, what, { accept, timeoutMs: 60_000 }))[0]!;
 
 describe('event bus after LISTEN was lost', { timeout: 120_000 }, () => {
   it('listens again once it can, and gives its subscribers the runs that changed unannounced: a run’s end, and an account’s runs', async () => {

@@ -3,6 +3,7 @@ import { connect, type Sql } from '../db/client.ts';
 import { createEventBus, type EventBus, type RunEvent } from '../src/runs/events.ts';
 import { snapshotOf, type RunSnapshot } from '../src/runs/view.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
+import { takeEvents } from './helpers/events.ts';
 
 /**
  * The two scopes of the event bus on one database: a gateway's bus (`all`) gets every change of every
@@ -30,23 +31,6 @@ afterAll(async () => {
   await d?.close();
 });
 
-/** The next `count` values of `events`; rejects after 20 s, naming what was missing. */
-async function take<T>(events: AsyncIterator<unknown>, count: number, what: string): Promise<T[]> {
-  const values: T[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: got ${values.length} of ${count} events`)), 20_000)));
-  try {
-    while (values.length < count) {
-      const { value, done } = await Promise.race([events.next(), deadline]);
-      if (done) throw new Error(`${what}: the subscription ended`);
-      values.push(value as T);
-    }
-    return values;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 describe('event bus scopes', { timeout: 60_000 }, () => {
   it('gives a worker’s bus the cancels only, and a gateway’s bus every change, each once', async () => {
     const accountId = await d.account();
@@ -68,8 +52,8 @@ describe('event bus scopes', { timeout: 60_000 }, () => {
     await publish('finished', snapshot('ABORTED', other.id));
 
     // The gateway's bus: every change, the cancel once (the run's topic: RUNNING, ABORTING, ABORTED).
-    expect((await take<RunSnapshot>(progressAll, 3, 'gateway, run topic')).map((s) => s.status)).toEqual(['RUNNING', 'ABORTING', 'ABORTED']);
-    expect((await take<RunEvent>(accountAll, 5, 'gateway, account topic')).map((e) => `${e.run.id === run.id ? 'run' : 'other'} ${e.kind} ${e.run.status}`)).toEqual([
+    expect((await takeEvents<RunSnapshot>(progressAll, 3, 'gateway, run topic')).map((s) => s.status)).toEqual(['RUNNING', 'ABORTING', 'ABORTED']);
+    expect((await takeEvents<RunEvent>(accountAll, 5, 'gateway, account topic')).map((e) => `${e.run.id === run.id ? 'run' : 'other'} ${e.kind} ${e.run.status}`)).toEqual([
       'run progress RUNNING',
       'other progress RUNNING',
       'run progress ABORTING',
@@ -79,25 +63,25 @@ describe('event bus scopes', { timeout: 60_000 }, () => {
 
     // The worker's bus: the cancel, and nothing before or after it. A later cancel of the other run is
     // the next thing it gets, on the account topic too, so nothing else was queued in between.
-    expect((await take<RunSnapshot>(progressControl, 1, 'worker, run topic')).map((s) => s.status)).toEqual(['ABORTING']);
-    expect((await take<RunEvent>(accountControl, 1, 'worker, account topic')).map((e) => `${e.kind} ${e.run.status}`)).toEqual(['progress ABORTING']);
+    expect((await takeEvents<RunSnapshot>(progressControl, 1, 'worker, run topic')).map((s) => s.status)).toEqual(['ABORTING']);
+    expect((await takeEvents<RunEvent>(accountControl, 1, 'worker, account topic')).map((e) => `${e.kind} ${e.run.status}`)).toEqual(['progress ABORTING']);
     await publish('progress', snapshot('ABORTING', other.id));
-    expect((await take<RunEvent>(accountControl, 1, 'worker, account topic, second cancel')).map((e) => `${e.run.id === other.id ? 'other' : 'run'} ${e.kind} ${e.run.status}`)).toEqual([
+    expect((await takeEvents<RunEvent>(accountControl, 1, 'worker, account topic, second cancel')).map((e) => `${e.run.id === other.id ? 'other' : 'run'} ${e.kind} ${e.run.status}`)).toEqual([
       'other progress ABORTING',
     ]);
     // And the gateway's bus got that second cancel once, right after the rest.
-    expect((await take<RunEvent>(accountAll, 1, 'gateway, second cancel')).map((e) => `${e.run.id === other.id ? 'other' : 'run'} ${e.run.status}`)).toEqual(['other ABORTING']);
+    expect((await takeEvents<RunEvent>(accountAll, 1, 'gateway, second cancel')).map((e) => `${e.run.id === other.id ? 'other' : 'run'} ${e.run.status}`)).toEqual(['other ABORTING']);
 
     // What the worker's bus publishes itself (a run it executes ends) comes back to it, once, and reaches the
     // gateway's bus once: a process counts its own changes in its metrics.
     const third = await d.insertRun({ accountId, status: 'RUNNING' });
     await d.db.transaction((tx) => control.publishRun(tx, accountId, 'finished', { ...snapshotOf(third), status: 'SUCCEEDED' }));
     await publish('progress', snapshot('ABORTING'));
-    expect((await take<RunEvent>(accountControl, 2, 'worker, its own change')).map((e) => `${e.run.id === third.id ? 'third' : 'run'} ${e.kind} ${e.run.status}`)).toEqual([
+    expect((await takeEvents<RunEvent>(accountControl, 2, 'worker, its own change')).map((e) => `${e.run.id === third.id ? 'third' : 'run'} ${e.kind} ${e.run.status}`)).toEqual([
       'third finished SUCCEEDED',
       'run progress ABORTING',
     ]);
-    expect((await take<RunEvent>(accountAll, 2, 'gateway, the worker’s change')).map((e) => `${e.run.id === third.id ? 'third' : 'run'} ${e.kind} ${e.run.status}`)).toEqual([
+    expect((await takeEvents<RunEvent>(accountAll, 2, 'gateway, the worker’s change')).map((e) => `${e.run.id === third.id ? 'third' : 'run'} ${e.kind} ${e.run.status}`)).toEqual([
       'third finished SUCCEEDED',
       'run progress ABORTING',
     ]);

@@ -18,3 +18,23 @@ export function nextSubscription<K extends keyof Topics & string>(events: EventB
     }) as typeof original;
   });
 }
+
+/**
+ * The next `count` values of a subscription that `accept` takes (every value unless given), skipping
+ * the others; rejects after `timeoutMs` (default 20 s), naming `what` and how many had come.
+ */
+export async function takeEvents<T>(events: AsyncIterator<unknown>, count: number, what: string, options: { accept?: (value: T) => boolean; timeoutMs?: number } = {}): Promise<T[]> {
+  const taken: T[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no event: ${what} (${taken.length} of ${count})`)), options.timeoutMs ?? 20_000)));
+  try {
+    while (taken.length < count) {
+      const { value, done } = await Promise.race([events.next(), deadline]);
+      if (done) throw new Error(`the subscription ended before ${what}`);
+      if (!options.accept || options.accept(value as T)) taken.push(value as T);
+    }
+    return taken;
+  } finally {
+    clearTimeout(timer);
+  }
+}
