@@ -35,8 +35,8 @@ import { findDataset, importFile, type Dataset, type ImportPhase, type ImportSum
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog, type Scale } from '../../db/seed/index.ts';
 import {
-  footprint, footprintLines, n, openBenchServer, pad, peopleAndCompanies, progress, round, seededCatalog, serverCpuSecondsOf, verdict,
-  type BenchServer, type CatalogOptions as KeptCatalogOptions, type DatabaseKind, type Footprint, type Suite,
+  catalogHeading, footprint, footprintLines, n, openBenchServer, pad, peopleAndCompanies, progress, round, seededCatalog, serverCpuSecondsOf, verdict,
+  type BenchServer, type CatalogRunHeader, type CatalogOptions as KeptCatalogOptions, type DatabaseKind, type Footprint, type Suite,
 } from './harness.ts';
 
 export interface CatalogOptions {
@@ -462,20 +462,8 @@ export interface CatalogImportOptions extends KeptCatalogOptions {
   log?: (line: string) => void;
 }
 
-export interface CatalogImportResult {
-  date: string;
-  database: DatabaseKind;
-  postgres: string;
-  node: string;
-  cpus: number;
-  /** 1-, 5- and 15-minute load averages before and after. */
-  loadAverage: { before: number[]; after: number[] };
-  scale: Scale;
-  /** People and companies the catalog held before the import. */
-  people: number;
-  companies: number;
-  /** Seconds seedCatalog took, or null when the kept catalog was already seeded. */
-  seedSeconds: number | null;
+/** `people` and `companies`: what the catalog held before the import. */
+export interface CatalogImportResult extends CatalogRunHeader {
   file: { rows: number; megabytes: number; exportSeconds: number };
   import: ImportFigures;
   reimport: ImportFigures;
@@ -654,7 +642,7 @@ function formatCatalogImport(r: CatalogImportResult): string {
   const summary = (sm: ImportSummary) => `inserted ${n(sm.inserted)}, updated ${n(sm.updated)}, unchanged ${n(sm.unchanged)}, invalid ${n(sm.invalid)}`;
   return [
     `Catalog import at ${r.scale}: ${n(r.file.rows)} new people (${r.file.megabytes} MB CSV, exported in ${r.file.exportSeconds} s) into ${n(r.people)} people and ${n(r.companies)} companies`,
-    `   (${r.database} Postgres ${r.postgres}, node ${r.node}, ${r.cpus} CPUs${r.seedSeconds === null ? ', kept catalog' : `, seeded in ${r.seedSeconds} s`}; load ${r.loadAverage.before.join(' ')} → ${r.loadAverage.after.join(' ')})`,
+    `   (${catalogHeading(r)}; load ${r.loadAverage.before.join(' ')} → ${r.loadAverage.after.join(' ')})`,
     pad(['load', 's', 'rows/s'], w),
     row('leadgate import (importFile), all new', r.import),
     row('leadgate import again, all unchanged', r.reimport),

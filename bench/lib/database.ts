@@ -49,7 +49,7 @@ import { compareEnrichment, type EnrichComparison, type EnrichComparisonOptions 
 import { benchPlacesEnrichment, PLACE_ROW_KINDS, type PlaceRowKind, type PlacesEnrichFigures } from './places-enrichment.ts';
 import {
   catalogHeading, footprint, footprintLines, n, pad, peopleAndCompanies, progress, round, seededCatalog, serverSettings, timeAlternately, timing, verdict,
-  type CatalogOptions, type DatabaseKind, type Footprint, type Suite, type Timing,
+  type CatalogOptions, type CatalogRunHeader, type DatabaseKind, type Footprint, type Suite, type Timing,
 } from './harness.ts';
 
 /** The four parts of the benchmark, in the order they run. */
@@ -127,21 +127,9 @@ export interface EnrichFigures extends EnrichComparison {
   mix: Record<'email' | 'social' | 'mobile' | 'domain', number>;
 }
 
-export interface DatabaseResult {
-  date: string;
-  database: DatabaseKind;
-  postgres: string;
+export interface DatabaseResult extends CatalogRunHeader {
   /** The server settings that shape these figures. */
   settings: Record<string, string>;
-  node: string;
-  cpus: number;
-  /** 1-, 5- and 15-minute load averages before and after the run (the machine may be shared). */
-  loadAverage: { before: number[]; after: number[] };
-  scale: Scale;
-  people: number;
-  companies: number;
-  /** Seconds seedCatalog took, or null when a kept database was already seeded. */
-  seedSeconds: number | null;
   options: { iterations: number; warmups: number; enrichIterations: number; baselineIterations: number };
   goals: DatabaseGoals;
   /** The parts this run measured; the figures of the others are absent (`search` empty). */

@@ -457,6 +457,23 @@ export interface CatalogOptions {
   sharedBuffers?: string | null;
 }
 
+/** What a catalog suite's result says first: where and on what it ran, and the catalog it ran on. */
+export interface CatalogRunHeader {
+  date: string;
+  database: DatabaseKind;
+  postgres: string;
+  node: string;
+  cpus: number;
+  /** 1-, 5- and 15-minute load averages before and after the run (the machine may be shared). */
+  loadAverage: { before: number[]; after: number[] };
+  scale: Scale;
+  /** People and companies the catalog held. */
+  people: number;
+  companies: number;
+  /** Seconds seedCatalog took, or null when a kept database was already seeded. */
+  seedSeconds: number | null;
+}
+
 export interface SeededCatalog {
   url: string;
   kind: DatabaseKind;
