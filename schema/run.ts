@@ -159,7 +159,7 @@ builder.queryField('runs', (t) =>
 
 /** Current state first, then every change; completes after the terminal status. */
 async function* followRun(ctx: GraphQLContext, id: string): AsyncGenerator<RunSnapshot> {
-  const events = ctx.core.events.subscribe('runProgress', id);
+  const events = await ctx.core.events.subscribe('runProgress', id);
   try {
     let current = snapshotOf(await getRun(ctx.core.db, ctx.principal.accountId, id));
     yield current;

@@ -20,7 +20,7 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
   const upstream = createUpstreamEngine(config);
   const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
   const catalogReader = createCatalogReader({ sql, db }, { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs, logger });
-  // A standalone worker hears the cancels and its own changes only (events.ts, EventScope); a gateway every change.
+  // A standalone worker hears the cancels and its own changes only (events.ts, EventScope); a gateway the runs it serves.
   const events = createEventBus(sql, { scope: options.events });
   const network = createNetwork(config.network);
   const mailer = createMailer(config.mail, logger);

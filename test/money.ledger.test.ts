@@ -103,7 +103,7 @@ describe('holdAndPlace: the hold, the RUNNING/READY decision and the job, in one
         overdraftMicros: 0n,
         maxRunning: 10,
         waitingMessage: 'Waiting for a slot',
-        notify: { channel: 'ledger_test', running: `running ${run.id}`, ready: `ready ${run.id}` },
+        notify: { channels: ['ledger_test'], running: `running ${run.id}`, ready: `ready ${run.id}` },
         enqueue: sql`pg_notify('ledger_test', ${`job ${run.id}`})`,
         ...h,
       }),
@@ -196,7 +196,7 @@ describe('holdAndPlace: the hold, the RUNNING/READY decision and the job, in one
     const id = await accountWith(1_000_000n);
     await expect(
       d.db.transaction((tx) =>
-        holdAndPlace(tx, { accountId: id, runId: 'no_such_run', wanted: 1n, overdraftMicros: 0n, maxRunning: 10, waitingMessage: 'w', notify: { channel: 'ledger_test', running: 'r', ready: 'q' }, enqueue: sql`1` }),
+        holdAndPlace(tx, { accountId: id, runId: 'no_such_run', wanted: 1n, overdraftMicros: 0n, maxRunning: 10, waitingMessage: 'w', notify: { channels: ['ledger_test'], running: 'r', ready: 'q' }, enqueue: sql`1` }),
       ),
     ).rejects.toThrow(`account ${id} has no wallet, or run no_such_run was not inserted first`);
     // Rolled back: nothing was held.
@@ -245,7 +245,7 @@ describe('settleHold: release the hold, charge the cost, purchased credits first
         overdraftMicros: 0n,
         maxRunning: 10,
         waitingMessage: '',
-        notify: { channel: 'ledger_test', running: '', ready: '' },
+        notify: { channels: ['ledger_test'], running: '', ready: '' },
         enqueue: sql`1`,
       }),
     );

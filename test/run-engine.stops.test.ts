@@ -146,7 +146,7 @@ describe('a cancel part-way', () => {
     const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
     const source = stallingSources(1);
     const progress: { itemCount: number; statusMessage: string }[] = [];
-    const events = t.app.core.events.subscribe('runProgress', r.id);
+    const events = await t.app.core.events.subscribe('runProgress', r.id);
     const following = (async () => {
       for await (const snapshot of events) {
         progress.push({ itemCount: snapshot.itemCount, statusMessage: snapshot.statusMessage });
@@ -410,7 +410,7 @@ describe('what the account’s event stream hears', () => {
     const { accountId, principal } = await account();
     const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
     const kinds: string[] = [];
-    const events = t.app.core.events.subscribe('runEvents', accountId);
+    const events = await t.app.core.events.subscribe('runEvents', accountId);
     const following = (async () => {
       for await (const event of events) {
         if (event.run.id !== r.id || event.run.itemCount === 0) continue;

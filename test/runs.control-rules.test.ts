@@ -47,7 +47,7 @@ async function store(runId: string, from: number, to: number, count: number, cha
 
 describe('cancel', () => {
   it('announces ABORTING once as a progress event; a second cancel answers the same and announces nothing', async () => {
-    const events = t.app.core.events.subscribe('runEvents', accountId)[Symbol.asyncIterator]() as AsyncIterator<RunEvent>;
+    const events = (await t.app.core.events.subscribe('runEvents', accountId))[Symbol.asyncIterator]() as AsyncIterator<RunEvent>;
     try {
       const { run } = await startRun(t.app.core, principal, 'maps', DENVER_DENTISTS);
       expect(await next(events)).toMatchObject({ kind: 'created', run: { id: run.id, status: 'RUNNING' } });

@@ -1,91 +1,140 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Sql } from '../db/client.ts';
-import { createEventBus, type EventBus, type RunEvent } from '../src/runs/events.ts';
+import { createEventBus, type EventBus, type RunEvent, type RunEventKind } from '../src/runs/events.ts';
+import { eventFanout, runsFinished, runsStarted } from '../src/shared/metrics.ts';
 import { snapshotOf, type RunSnapshot } from '../src/runs/view.ts';
+import type { Run } from '../db/schema/runs.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
 import { takeEvents } from './helpers/events.ts';
+import { waitFor } from './helpers/wait.ts';
 
 /**
- * The two scopes of the event bus on one database: a gateway's bus (`all`) gets every change of every
- * run; a standalone worker's (`control`) only runs entering ABORTING, the one change a worker acts on
- * (it stops the run in hand), and the changes it published itself, so progress elsewhere does not wake
- * it. A cancel reaches both, and every change each bus hears, once.
+ * The two scopes of the event bus on one database. A gateway's bus (`topics`) hears the runs and
+ * accounts something in its process follows, each on its own channel, listened on while followed; a
+ * standalone worker's (`control`) only runs entering ABORTING, the one change a worker acts on (it
+ * stops the run in hand), and the changes it published itself. What a process hears is read from the
+ * fan-out histogram (one observation per notification received) and its LISTEN statements from the
+ * pool's `debug` hook, which the listening connection shares.
  */
 
 let d: DirectDb;
 let sql: Sql;
-let all: EventBus;
-let control: EventBus;
+let gateway: EventBus;
+let worker: EventBus;
+const statements: string[] = [];
 
 beforeAll(async () => {
   d = await openDirectDb();
-  ({ sql } = connect(d.database.url, { max: 4 }));
-  all = createEventBus(sql);
-  control = createEventBus(sql, { scope: 'control' });
-  await Promise.all([all.ready, control.ready]);
+  sql = connect(d.database.url, { max: 4 }).sql;
+  (sql.options as { debug?: unknown }).debug = (_connection: number, query: string) => void statements.push(query);
+  gateway = createEventBus(sql);
+  worker = createEventBus(sql, { scope: 'control' });
+  await Promise.all([gateway.ready, worker.ready]);
 });
 afterAll(async () => {
-  await all?.close();
-  await control?.close();
+  await gateway?.close();
+  await worker?.close();
   await sql?.end();
   await d?.close();
 });
 
+/** Notifications received by this process's buses so far. */
+const received = async () => (await eventFanout.get()).values.find((v) => v.metricName === 'leadgate_event_fanout_seconds_count')?.value ?? 0;
+const counted = async (counter: typeof runsStarted, tool: string) => (await counter.get()).values.filter((v) => v.labels.tool === tool).reduce((sum, v) => sum + v.value, 0);
+const listens = (verb: 'listen' | 'unlisten') => statements.filter((s) => s.startsWith(`${verb} `));
+
+/**
+ * A change as `publisher` sends it, but sent on the run's and account's channels (and the control
+ * channel for a cancel) only, not back to the publisher: what each bus then hears is only what it
+ * listens on.
+ */
+async function announce(publisher: EventBus, run: Run, status: RunSnapshot['status'], kind: RunEventKind = 'progress') {
+  const { channels, payload } = publisher.runNotification(run.accountId, kind, { ...snapshotOf(run), status });
+  const shared = channels.filter((channel) => !channel.startsWith('leadgate_events_'));
+  expect(shared).toHaveLength(status === 'ABORTING' ? 3 : 2);
+  await d.sql.begin(async (tx) => {
+    for (const channel of shared) await tx`select pg_notify(${channel}, ${payload})`;
+  });
+}
+
+const describeEvent = (runs: Record<string, Run>) => (e: RunEvent) => `${Object.keys(runs).find((name) => runs[name]!.id === e.run.id)} ${e.kind} ${e.run.status}`;
+
 describe('event bus scopes', { timeout: 60_000 }, () => {
-  it('gives a worker’s bus the cancels only, and a gateway’s bus every change, each once', async () => {
+  it('gives a gateway’s bus the runs and accounts it follows and nothing else, and a worker’s bus the cancels', async () => {
+    const [a, b] = [await d.account(), await d.account()];
+    const runs = { x: await d.insertRun({ accountId: a, status: 'RUNNING' }), y: await d.insertRun({ accountId: a, status: 'RUNNING' }), z: await d.insertRun({ accountId: b, status: 'RUNNING' }) };
+    const before = listens('listen').length;
+    // Two subscriptions made together: one LISTEN statement for both channels.
+    const [progressG, accountG] = await Promise.all([gateway.subscribe('runProgress', runs.x.id), gateway.subscribe('runEvents', a)]);
+    expect(listens('listen').slice(before)).toEqual([`listen "leadgate_run_${runs.x.id}"; listen "leadgate_account_${a}"`]);
+    const progressW = await worker.subscribe('runProgress', runs.x.id);
+    const accountW = await worker.subscribe('runEvents', a);
+    const otherW = await worker.subscribe('runEvents', b);
+    expect(listens('listen').length, 'a worker’s bus listens on its channels from the start').toBe(before + 1);
+    const heard = await received();
+
+    await announce(gateway, runs.x, 'RUNNING');
+    await announce(gateway, runs.y, 'RUNNING');
+    await announce(gateway, runs.z, 'RUNNING');
+    await announce(gateway, runs.x, 'ABORTING');
+    await announce(gateway, runs.z, 'ABORTING');
+    await announce(gateway, runs.x, 'ABORTED', 'finished');
+
+    // The gateway: x on its run's topic; x and y on the account's; nothing of account b.
+    expect((await takeEvents<RunSnapshot>(progressG, 3, 'gateway, run topic')).map((s) => s.status)).toEqual(['RUNNING', 'ABORTING', 'ABORTED']);
+    expect((await takeEvents<RunEvent>(accountG, 4, 'gateway, account topic')).map(describeEvent(runs))).toEqual(['x progress RUNNING', 'y progress RUNNING', 'x progress ABORTING', 'x finished ABORTED']);
+    // The worker: the cancels, each once, on the topics of its run and of the runs' accounts.
+    expect((await takeEvents<RunSnapshot>(progressW, 1, 'worker, run topic')).map((s) => s.status)).toEqual(['ABORTING']);
+    expect((await takeEvents<RunEvent>(accountW, 1, 'worker, account a')).map(describeEvent(runs))).toEqual(['x progress ABORTING']);
+    expect((await takeEvents<RunEvent>(otherW, 1, 'worker, account b')).map(describeEvent(runs))).toEqual(['z progress ABORTING']);
+    // Received: the gateway x's three changes on two channels and y's on one (7), the worker two cancels.
+    expect((await received()) - heard).toBe(9);
+
+    // Followed no more: a little later, one UNLISTEN for both channels, and x's changes reach the gateway no more.
+    await Promise.all([progressG.return(), accountG.return()]);
+    await waitFor(() => listens('unlisten'), (u) => u.includes(`unlisten "leadgate_run_${runs.x.id}"; unlisten "leadgate_account_${a}"`), { what: 'the UNLISTEN' });
+    const w = await d.insertRun({ accountId: b, status: 'RUNNING' });
+    const progressWG = await gateway.subscribe('runProgress', w.id);
+    const quiet = await received();
+    await announce(gateway, runs.x, 'ABORTED', 'finished');
+    await announce(gateway, w, 'SUCCEEDED', 'finished');
+    expect((await takeEvents<RunSnapshot>(progressWG, 1, 'gateway, a run followed after')).map((s) => s.status)).toEqual(['SUCCEEDED']);
+    expect((await received()) - quiet, 'the gateway heard w, not x').toBe(1);
+
+    // Followed again before the sweep: no new LISTEN, and it hears on.
+    await progressWG.return();
+    const listened = listens('listen').length;
+    const again = await gateway.subscribe('runProgress', w.id);
+    await announce(gateway, w, 'SUCCEEDED', 'finished');
+    expect(await takeEvents<RunSnapshot>(again, 1, 'gateway, the run followed again')).toHaveLength(1);
+    expect(listens('listen').length).toBe(listened);
+    for (const it of [again, progressW, accountW, otherW]) await it.return();
+  });
+
+  it('brings each bus its own changes once, for its count, whatever else it follows', async () => {
     const accountId = await d.account();
-    const run = await d.insertRun({ accountId, status: 'RUNNING' });
-    const other = await d.insertRun({ accountId, status: 'RUNNING' });
-    const snapshot = (status: RunSnapshot['status'], id = run.id): RunSnapshot => ({ ...snapshotOf(id === run.id ? run : other), status });
-    const progressAll = all.subscribe('runProgress', run.id)[Symbol.asyncIterator]();
-    const accountAll = all.subscribe('runEvents', accountId)[Symbol.asyncIterator]();
-    const progressControl = control.subscribe('runProgress', run.id)[Symbol.asyncIterator]();
-    const accountControl = control.subscribe('runEvents', accountId)[Symbol.asyncIterator]();
+    const run = await d.insertRun({ accountId, status: 'RUNNING', tool: 'tech-stack' });
+    // The gateway follows the run and its account: its own start still counts once.
+    const progress = await gateway.subscribe('runProgress', run.id);
+    const account = await gateway.subscribe('runEvents', accountId);
+    const started = await counted(runsStarted, 'tech-stack');
+    await d.db.transaction((tx) => gateway.publishRun(tx, accountId, 'created', snapshotOf(run)));
+    expect(await takeEvents(progress, 1, 'gateway, its own start')).toHaveLength(1);
+    expect(await takeEvents(account, 1, 'gateway, its own start, account')).toHaveLength(1);
+    await waitFor(() => counted(runsStarted, 'tech-stack'), (n) => n === started + 1, { what: 'the start counted' });
 
-    // Progress of both runs, then the cancel of one, then its end: each in a transaction of its own, so
-    // notifications arrive in this order to every listener.
-    const publish = (kind: RunEvent['kind'], s: RunSnapshot) => d.db.transaction((tx) => all.publishRun(tx, accountId, kind, s));
-    await publish('progress', snapshot('RUNNING'));
-    await publish('progress', snapshot('RUNNING', other.id));
-    await publish('progress', snapshot('ABORTING'));
-    await publish('finished', snapshot('ABORTED'));
-    await publish('finished', snapshot('ABORTED', other.id));
-
-    // The gateway's bus: every change, the cancel once (the run's topic: RUNNING, ABORTING, ABORTED).
-    expect((await takeEvents<RunSnapshot>(progressAll, 3, 'gateway, run topic')).map((s) => s.status)).toEqual(['RUNNING', 'ABORTING', 'ABORTED']);
-    expect((await takeEvents<RunEvent>(accountAll, 5, 'gateway, account topic')).map((e) => `${e.run.id === run.id ? 'run' : 'other'} ${e.kind} ${e.run.status}`)).toEqual([
-      'run progress RUNNING',
-      'other progress RUNNING',
-      'run progress ABORTING',
-      'run finished ABORTED',
-      'other finished ABORTED',
-    ]);
-
-    // The worker's bus: the cancel, and nothing before or after it. A later cancel of the other run is
-    // the next thing it gets, on the account topic too, so nothing else was queued in between.
-    expect((await takeEvents<RunSnapshot>(progressControl, 1, 'worker, run topic')).map((s) => s.status)).toEqual(['ABORTING']);
-    expect((await takeEvents<RunEvent>(accountControl, 1, 'worker, account topic')).map((e) => `${e.kind} ${e.run.status}`)).toEqual(['progress ABORTING']);
-    await publish('progress', snapshot('ABORTING', other.id));
-    expect((await takeEvents<RunEvent>(accountControl, 1, 'worker, account topic, second cancel')).map((e) => `${e.run.id === other.id ? 'other' : 'run'} ${e.kind} ${e.run.status}`)).toEqual([
-      'other progress ABORTING',
-    ]);
-    // And the gateway's bus got that second cancel once, right after the rest.
-    expect((await takeEvents<RunEvent>(accountAll, 1, 'gateway, second cancel')).map((e) => `${e.run.id === other.id ? 'other' : 'run'} ${e.run.status}`)).toEqual(['other ABORTING']);
-
-    // What the worker's bus publishes itself (a run it executes ends) comes back to it, once, and reaches the
-    // gateway's bus once: a process counts its own changes in its metrics.
-    const third = await d.insertRun({ accountId, status: 'RUNNING' });
-    await d.db.transaction((tx) => control.publishRun(tx, accountId, 'finished', { ...snapshotOf(third), status: 'SUCCEEDED' }));
-    await publish('progress', snapshot('ABORTING'));
-    expect((await takeEvents<RunEvent>(accountControl, 2, 'worker, its own change')).map((e) => `${e.run.id === third.id ? 'third' : 'run'} ${e.kind} ${e.run.status}`)).toEqual([
-      'third finished SUCCEEDED',
-      'run progress ABORTING',
-    ]);
-    expect((await takeEvents<RunEvent>(accountAll, 2, 'gateway, the worker’s change')).map((e) => `${e.run.id === third.id ? 'third' : 'run'} ${e.kind} ${e.run.status}`)).toEqual([
-      'third finished SUCCEEDED',
-      'run progress ABORTING',
-    ]);
-
-    for (const it of [progressAll, accountAll, progressControl, accountControl]) await it.return?.(undefined);
+    // The worker's cancel (on the control channel, which it hears) and end (on its own): each once.
+    const finished = await counted(runsFinished, 'tech-stack');
+    const workerAccount = await worker.subscribe('runEvents', accountId);
+    await d.db.transaction((tx) => worker.publishRun(tx, accountId, 'progress', { ...snapshotOf(run), status: 'ABORTING' }));
+    await d.db.transaction((tx) => worker.publishRun(tx, accountId, 'finished', { ...snapshotOf(run), status: 'ABORTED', finishedAt: new Date().toISOString() }));
+    expect((await takeEvents<RunEvent>(workerAccount, 2, 'worker, its own changes')).map((e) => `${e.kind} ${e.run.status}`)).toEqual(['progress ABORTING', 'finished ABORTED']);
+    expect((await takeEvents<RunEvent>(account, 2, 'gateway, the worker’s changes')).map((e) => `${e.kind} ${e.run.status}`)).toEqual(['progress ABORTING', 'finished ABORTED']);
+    await waitFor(() => counted(runsFinished, 'tech-stack'), (n) => n === finished + 1, { what: 'the end counted' });
+    // Nothing more comes: a later change is the next thing each subscriber gets.
+    await d.db.transaction((tx) => gateway.publishRun(tx, accountId, 'progress', { ...snapshotOf(run), status: 'ABORTED', itemCount: 99 }));
+    expect((await takeEvents<RunEvent>(account, 1, 'gateway, the next change')).map((e) => e.run.itemCount)).toEqual([99]);
+    expect(await counted(runsFinished, 'tech-stack')).toBe(finished + 1);
+    for (const it of [progress, account, workerAccount]) await it.return();
   });
 });

@@ -22,7 +22,7 @@ beforeAll(async () => {
   t = await startTestApp();
   ({ apiKey: key, accountId } = await t.account());
   await t.app.core.events.ready;
-  events = t.app.core.events.subscribe('runEvents', accountId) as typeof events;
+  events = (await t.app.core.events.subscribe('runEvents', accountId)) as typeof events;
   void (async () => {
     for await (const event of events) {
       const run = progress.get(event.run.id) ?? { messages: [], finished: false };

@@ -58,7 +58,7 @@ export async function cancelRun(core: ControlDeps, principal: Principal, runId: 
  * (`waitForFinish` on the status route, `waitSecs` of MCP's check_run_status).
  */
 export async function waitForRun(core: Pick<Core, 'db' | 'events'> & Partial<Pick<Core, 'shutdown'>>, principal: Principal, runId: string, waitSecs: number, signal?: AbortSignal): Promise<RunSnapshot> {
-  const events = core.events.subscribe('runProgress', runId);
+  const events = await core.events.subscribe('runProgress', runId);
   // This process stopping ends the wait too: the run is answered as it is rather than hold the stop.
   let stopWaiting = () => {};
   const onShutdown = () => stopWaiting();
@@ -110,7 +110,7 @@ const ITEMS_PAGE = 500;
  * exist, and the new ones are read from the table.
  */
 export async function* followRunItems(core: Pick<Core, 'db' | 'events' | 'clock'>, principal: Principal, runId: string, fromSeq = 0): AsyncGenerator<RunItemsBatch> {
-  const events = core.events.subscribe('runProgress', runId);
+  const events = await core.events.subscribe('runProgress', runId);
   try {
     let run = snapshotOf(await getRun(core.db, principal.accountId, runId));
     assertNotExpired(run, core.clock());
@@ -153,7 +153,7 @@ const stage = (status: RunStatus) => (isTerminal(status) ? 3 : IN_FLIGHT.indexOf
  * skipped.
  */
 export async function* followAccountRuns(core: Pick<Core, 'db' | 'events'>, principal: Principal): AsyncGenerator<RunEvent> {
-  const events = core.events.subscribe('runEvents', principal.accountId);
+  const events = await core.events.subscribe('runEvents', principal.accountId);
   try {
     const rows = await core.db
       .select()

@@ -6,7 +6,8 @@ import { getTool } from '../tools/index.ts';
 import type { Row, RunBatch, ToolDefinition } from '../tools/types.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from '../shared/errors.ts';
 import { formatDollars } from '../billing/money.ts';
-import { isTerminal, snapshotOf } from './view.ts';
+import { isTerminal, snapshotOf, type RunSnapshot } from './view.ts';
+import type { Subscription } from './events.ts';
 import { lockAccount } from '../accounts/accounts.ts';
 import { enqueueRun, promoteNextRun, releaseRunSlot } from './queue.ts';
 import { runStore } from './store.ts';
@@ -128,11 +129,14 @@ export const runTimeLimitSecs = (tool: ToolDefinition, config: Pick<Core['config
 
 /**
  * Watches the run's own topic for a cancel (from any process) and calls `onCancel` once; the
- * engine also sees the cancel in the status every batch returns.
+ * engine also sees the cancel in the status every batch returns (also when the bus cannot listen).
  */
 function watchForCancel(deps: EngineDeps, runId: string, onCancel: () => void): () => void {
-  const events = deps.events.subscribe('runProgress', runId);
+  let events: Subscription<RunSnapshot> | undefined;
+  let stopped = false;
   void (async () => {
+    events = await deps.events.subscribe('runProgress', runId);
+    if (stopped) return void events.return();
     for await (const snapshot of events) {
       if (snapshot.status === 'ABORTING') {
         onCancel();
@@ -140,7 +144,10 @@ function watchForCancel(deps: EngineDeps, runId: string, onCancel: () => void): 
       }
     }
   })().catch(() => {});
-  return () => void events.return?.(undefined);
+  return () => {
+    stopped = true;
+    void events?.return();
+  };
 }
 
 /**

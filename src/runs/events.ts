@@ -1,18 +1,19 @@
+import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { createPubSub, Repeater, type PubSub } from 'graphql-yoga';
+import { Repeater } from 'graphql-yoga';
 import { and, gte, inArray, notInArray, or, sql as dsql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Executor, Sql } from '../../db/client.ts';
 import { runTable, TERMINAL_STATUSES } from '../../db/schema/runs.ts';
+import { DatabaseUnavailableError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
 import { observeEvent } from '../shared/metrics.ts';
 import { isTerminal, snapshotOf, type RunSnapshot } from './view.ts';
 
 /**
- * Topics of the one typed pubsub. A topic with an id is routed as `${topic}:${id}`.
- * Every event crosses processes through Postgres LISTEN/NOTIFY, so a gateway sees runs that a
- * worker in another process executes.
+ * Topics of the event bus, each followed for one id. Every event crosses processes through Postgres
+ * LISTEN/NOTIFY, so a gateway sees runs that a worker in another process executes.
  */
 export type Topics = {
   /** Every change of one run: status, counts, message. */
@@ -28,24 +29,34 @@ export interface RunEvent {
   run: RunSnapshot;
 }
 
-export type EventBus = PubSub<Topics> & {
+/** A topic's events in order, from the moment its `subscribe` resolved; `return()` stops listening. */
+export type Subscription<T> = Repeater<T>;
+
+export interface EventBus {
   /**
-   * Publishes a change of a run to its own topic and its account's, in one notification per channel
-   * (see EventScope), as part of `tx`: delivered only if and when it commits, in commit order.
+   * Follows one topic for one id. Resolves once this process hears it (its channel is listened on):
+   * a reader that subscribes, then reads the current state, misses no change committed in between.
+   * Rejects with `database_unavailable` while the bus has lost its connection.
+   */
+  subscribe<K extends keyof Topics>(topic: K, id: Topics[K][0]): Promise<Subscription<Topics[K][1]>>;
+  /**
+   * Publishes a change of a run to its topic and its account's (see EventScope for the channels), as
+   * part of `tx`: delivered only if and when it commits, in commit order.
    */
   publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): Promise<void>;
-  /**
-   * What `publishRun` sends for a run being created, on a gateway's bus: its channel and payload, for a
-   * statement that notifies by itself (only on the main channel: the start of a run is never a cancel,
-   * and a gateway hears that channel).
-   */
-  runNotification(accountId: string, kind: RunEventKind, snapshot: RunSnapshot): { channel: string; payload: string };
+  /** What `publishRun` sends: the channels and the one payload, for a statement that notifies by itself (a run's start). */
+  runNotification(accountId: string, kind: RunEventKind, snapshot: RunSnapshot): { channels: string[]; payload: string };
   /** Resolves once this process is listening, so a subscriber cannot miss what follows. */
   ready: Promise<void>;
   close(): Promise<void>;
-};
+}
 
-const CHANNEL = 'leadgate_events';
+/** Postgres truncates a channel name past 63 bytes: an id too long for one is replaced by its digest. */
+const channelId = (id: string) => (id.length <= 40 ? id : createHash('sha256').update(id).digest('base64url').slice(0, 40));
+/** A run's changes: what a long poll, a run subscription or a stream of its rows waits on. */
+const runChannel = (runId: string) => `leadgate_run_${channelId(runId)}`;
+/** An account's run changes: what its dashboards follow. */
+const accountChannel = (accountId: string) => `leadgate_account_${channelId(accountId)}`;
 /**
  * Runs entering ABORTING, sent on this channel as well: all a process that only executes runs (a
  * standalone worker) acts on, so it listens here and is not woken by every change of every run. Each
@@ -56,37 +67,26 @@ const CONTROL_CHANNEL = 'leadgate_run_control';
 const ownChannel = (origin: string) => `leadgate_events_${origin}`;
 
 /**
- * What a process's bus hears. `all` (a gateway): every change of every run, for its long polls,
- * subscriptions and streams. `control` (a standalone worker): the cancels of runs, for the run in
- * hand, and the changes it published itself. Every change is published to all the others alike.
+ * What a process's bus hears besides its own changes. `topics` (a gateway, or a gateway with its inline
+ * worker): the topics it follows, each on its channel, listened on while something in the process
+ * waits on it (a long poll, a subscription, a stream, a run in hand), so a gateway hears the runs it
+ * serves and not every run of the fleet. `control` (a standalone worker): the cancels of all runs, on
+ * one channel listened on from the start, for the run in hand. Every change goes to its run's
+ * channel and its account's, a cancel to the control channel too, and to the publisher's own channel.
  */
-export type EventScope = 'all' | 'control';
+export type EventScope = 'topics' | 'control';
 
 interface Envelope {
-  type: string;
-  detail: unknown;
-  /** A run change also goes to its account's topic. */
-  account?: { type: string; kind: RunEventKind };
+  kind: RunEventKind;
+  accountId: string;
+  run: RunSnapshot;
   /** The bus that published it and when (ms since the epoch): metrics count a change once, where it was made, and time the fan-out. */
-  origin?: string;
-  at?: number;
+  origin: string;
+  at: number;
 }
 
-/** An EventTarget whose dispatches go through NOTIFY and whose listeners are fed by LISTEN. */
-class PostgresEventTarget extends EventTarget {
-  readonly origin = randomBase62(12);
-
-  constructor(private readonly sql: Sql) {
-    super();
-  }
-
-  /** graphql-yoga's `publish` (the service publishes through publishRun, in its transactions). */
-  override dispatchEvent(event: Event): boolean {
-    const envelope: Envelope = { type: event.type, detail: (event as CustomEvent).detail, origin: this.origin, at: Date.now() };
-    this.sql`select pg_notify(${CHANNEL}, ${JSON.stringify(envelope)})`.catch(() => {});
-    return true;
-  }
-
+/** Delivers events to this process's subscribers, each topic under `${topic}:${id}`. */
+class LocalTopics extends EventTarget {
   /** The topics this process listens to, with their listeners: what a resync reads again after LISTEN was lost. */
   readonly topics = new Map<string, Set<unknown>>();
 
@@ -101,43 +101,31 @@ class PostgresEventTarget extends EventTarget {
     if (listeners && listener && listeners.delete(listener) && listeners.size === 0) this.topics.delete(type);
   }
 
-  /** A run as it is now, to this process's listeners only (a resync): its own topic and its account's. */
-  redeliver(accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
-    super.dispatchEvent(new CustomEvent(`runProgress:${snapshot.id}`, { detail: snapshot }));
-    super.dispatchEvent(new CustomEvent(`runEvents:${accountId}`, { detail: { kind, run: snapshot } satisfies RunEvent }));
+  /** A run's change to the subscribers of its run's topic. */
+  runProgress(snapshot: RunSnapshot) {
+    this.dispatchEvent(new CustomEvent(`runProgress:${snapshot.id}`, { detail: snapshot }));
   }
 
-  deliver(payload: string) {
-    const envelope = JSON.parse(payload) as Envelope;
-    observeEvent(envelope.at, envelope.origin === this.origin, envelope.account && { kind: envelope.account.kind, run: envelope.detail as RunSnapshot });
-    super.dispatchEvent(new CustomEvent(envelope.type, { detail: envelope.detail }));
-    if (envelope.account) {
-      const event: RunEvent = { kind: envelope.account.kind, run: envelope.detail as RunSnapshot };
-      super.dispatchEvent(new CustomEvent(envelope.account.type, { detail: event }));
-    }
+  /** A run's change to the subscribers of its account's topic. */
+  runEvents(accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
+    this.dispatchEvent(new CustomEvent(`runEvents:${accountId}`, { detail: { kind, run: snapshot } satisfies RunEvent }));
   }
-}
-
-function runNotification(origin: string, accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
-  const envelope: Envelope = { type: `runProgress:${snapshot.id}`, detail: snapshot, account: { type: `runEvents:${accountId}`, kind }, origin, at: Date.now() };
-  return { channel: CHANNEL, payload: JSON.stringify(envelope) };
 }
 
 /**
- * Listens on `type` from the call on, not from the first `next()` as graphql-yoga's pubsub does: a
- * reader that subscribes, then reads the current state, misses no change made in between. Events
- * that arrive before the first `next()` wait in order; `return()` stops listening, started or not.
+ * Listens on `type` from the call on: events that arrive before the first `next()` wait in order;
+ * `return()` stops listening, started or not.
  */
-function subscribeNow(target: EventTarget, type: string): Repeater<unknown> {
-  const early: unknown[] = [];
-  let push: ((value: unknown) => unknown) | undefined;
+function listenLocally<T>(target: EventTarget, type: string): Repeater<T> {
+  const early: T[] = [];
+  let push: ((value: T) => unknown) | undefined;
   const listener = (event: Event) => {
-    const detail = (event as CustomEvent).detail;
+    const detail = (event as CustomEvent<T>).detail;
     if (push) void push(detail);
     else early.push(detail);
   };
   target.addEventListener(type, listener);
-  const repeater = new Repeater<unknown>(async (next, stop) => {
+  const repeater = new Repeater<T>(async (next, stop) => {
     for (const value of early.splice(0)) void next(value);
     push = next;
     await stop;
@@ -160,7 +148,7 @@ const RESYNC_MARGIN_MS = 60_000;
  * flight and those ended since the loss (as `finished`). Subscribers skip what they have seen, so a
  * subscriber waiting for a run's end is not left waiting.
  */
-async function resync(sql: Sql, target: PostgresEventTarget, lostAt: Date) {
+async function resync(sql: Sql, target: LocalTopics, lostAt: Date) {
   const runIds: string[] = [];
   const accountIds: string[] = [];
   for (const type of target.topics.keys()) {
@@ -181,20 +169,43 @@ async function resync(sql: Sql, target: PostgresEventTarget, lostAt: Date) {
       ),
     )
     .orderBy(runTable.createdAt);
-  for (const run of runs) target.redeliver(run.accountId, isTerminal(run.status) ? 'finished' : 'progress', snapshotOf(run));
+  for (const run of runs) {
+    const kind = isTerminal(run.status) ? 'finished' : 'progress';
+    const snapshot = snapshotOf(run);
+    if (target.topics.has(`runProgress:${run.id}`)) target.runProgress(snapshot);
+    if (target.topics.has(`runEvents:${run.accountId}`)) target.runEvents(run.accountId, kind, snapshot);
+  }
 }
 
+/** How long a channel nothing follows any more stays listened on, in case it is followed again (an account's dashboard reloading), before one UNLISTEN drops all such channels. */
+const UNLISTEN_AFTER_MS = 2_000;
+
+const quoted = (channel: string) => `"${channel}"`;
+
 /**
- * LISTEN on a connection of its own that outlives database restarts. postgres.js's `listen` listens
- * again once when its connection drops, and gives up for good when the database is still down at that
- * moment; here LISTEN is issued again, backing off, until it holds, and `onListening` runs each time it
- * does (with when it was lost, after a loss). `ready` settles with the first attempt: a database out
- * of reach at start fails the start.
+ * LISTEN on a connection of its own that outlives database restarts, on fixed channels and on
+ * channels added and dropped while it runs (counted: a channel is listened on while anything follows
+ * it). LISTENs asked for in one turn of the event loop go as one statement; channels nothing follows
+ * are dropped together, a little later.
+ *
+ * postgres.js's own `listen` listens again once when its connection drops, and gives up for good when
+ * the database is still down at that moment; here LISTEN is issued again, for every channel followed,
+ * backing off, until it holds, and `onListening` runs each time it does (with when it was lost, after a
+ * loss). `ready` settles with the first attempt: a database out of reach at start fails the start.
  */
-function listenAcrossRestarts(sql: Sql, channels: readonly string[], onPayload: (payload: string) => void, onListening: (lostAt: Date | undefined) => Promise<void>) {
+function listenAcrossRestarts(sql: Sql, fixed: readonly string[], onNotify: (channel: string, payload: string) => void, onListening: (lostAt: Date | undefined) => Promise<void>) {
   let stopped = false;
   let dropped: (() => void) | undefined;
   let wake: (() => void) | undefined;
+  /** Channels followed, with how many follow each (fixed ones forever). */
+  const followed = new Map<string, number>(fixed.map((channel) => [channel, 1]));
+  /** Channels listened on in the current session, or being: the LISTEN that covers each. */
+  const listened = new Map<string, Promise<void>>();
+  /** Whether the current session listens on every channel followed (false while it is being restored). */
+  let listening = false;
+  let batch: { channels: string[]; done: Promise<void> } | undefined;
+  let sweep: NodeJS.Timeout | undefined;
+
   // A copy of the pool's options, as postgres.js's own listen makes: one connection, never recycled.
   const connection = postgres({
     ...(sql.options as object),
@@ -202,16 +213,47 @@ function listenAcrossRestarts(sql: Sql, channels: readonly string[], onPayload: 
     idle_timeout: null,
     max_lifetime: null,
     fetch_types: false,
-    onnotify: (from: string, payload: string) => {
-      if (channels.includes(from)) onPayload(payload);
+    onnotify: (channel: string, payload: string) => {
+      if (listened.has(channel)) onNotify(channel, payload);
     },
     onclose: () => dropped?.(),
   } as unknown as postgres.Options<Record<string, never>>);
+  const statement = (verb: 'listen' | 'unlisten', channels: readonly string[]) => connection.unsafe(channels.map((c) => `${verb} ${quoted(c)}`).join('; ')).simple();
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
       wake = resolve;
       setTimeout(resolve, ms).unref();
     });
+
+  /** LISTEN on `channel` with the others asked for in this turn, in one statement. */
+  function listenOn(channel: string): Promise<void> {
+    if (!batch) {
+      const channels: string[] = [];
+      const done = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        batch = undefined;
+        await statement('listen', channels);
+      });
+      batch = { channels, done };
+    }
+    batch.channels.push(channel);
+    const done = batch.done;
+    listened.set(channel, done);
+    // A failed LISTEN (the session was lost) is for the session's restore to redo; the follower gets the error.
+    done.catch(() => {
+      if (listened.get(channel) === done) listened.delete(channel);
+    });
+    return done;
+  }
+
+  /** One UNLISTEN for every channel nothing has followed since the last sweep. */
+  function sweepUnfollowed() {
+    sweep = undefined;
+    const idle = [...listened.keys()].filter((channel) => !followed.has(channel));
+    if (idle.length === 0 || !listening) return;
+    for (const channel of idle) listened.delete(channel);
+    // Lost with the session, the channels are not listened on anyway.
+    statement('unlisten', idle).catch(() => {});
+  }
 
   let settle!: (err?: unknown) => void;
   const ready = new Promise<void>((resolve, reject) => (settle = (err) => (err === undefined ? resolve() : reject(err))));
@@ -221,9 +263,14 @@ function listenAcrossRestarts(sql: Sql, channels: readonly string[], onPayload: 
     for (let attempt = 0; !stopped; ) {
       const lost = new Promise<void>((resolve) => (dropped = resolve));
       try {
-        for (const channel of channels) await connection.unsafe(`listen "${channel}"`);
+        const channels = [...followed.keys()];
+        await statement('listen', channels);
+        for (const channel of channels) listened.set(channel, Promise.resolve());
+        listening = true;
         await onListening(lostAt);
       } catch (err) {
+        listening = false;
+        listened.clear();
         if (first) return settle(err);
         lostAt ??= new Date();
         await pause(Math.min(100 * 2 ** attempt++, 2_000));
@@ -233,14 +280,38 @@ function listenAcrossRestarts(sql: Sql, channels: readonly string[], onPayload: 
       first = false;
       attempt = 0;
       await lost;
+      listening = false;
+      listened.clear();
       lostAt = new Date();
     }
   })();
 
   return {
     ready,
+    /** Follows `channel`: resolves once it is listened on; the returned function stops following it. */
+    async follow(channel: string): Promise<() => void> {
+      if (!listening) throw new DatabaseUnavailableError(2);
+      followed.set(channel, (followed.get(channel) ?? 0) + 1);
+      let followedNow = true;
+      const unfollow = () => {
+        if (!followedNow) return;
+        followedNow = false;
+        const count = (followed.get(channel) ?? 1) - 1;
+        if (count > 0) return void followed.set(channel, count);
+        followed.delete(channel);
+        sweep ??= setTimeout(sweepUnfollowed, UNLISTEN_AFTER_MS).unref();
+      };
+      try {
+        await (listened.get(channel) ?? listenOn(channel));
+      } catch (err) {
+        unfollow();
+        throw err;
+      }
+      return unfollow;
+    },
     async close() {
       stopped = true;
+      if (sweep) clearTimeout(sweep);
       wake?.();
       await connection.end({ timeout: 1 });
     },
@@ -248,33 +319,67 @@ function listenAcrossRestarts(sql: Sql, channels: readonly string[], onPayload: 
 }
 
 export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): EventBus {
-  const target = new PostgresEventTarget(sql);
+  const target = new LocalTopics();
   // Every subscriber of a run listens on its topic: many listeners are the normal case, not a leak.
   setMaxListeners(0, target);
+  const origin = randomBase62(12);
   const control = options.scope === 'control';
-  const own = ownChannel(target.origin);
-  // Every change goes to CHANNEL; a cancel to the workers' channel too; and a control bus's own change
-  // back to it (it does not hear CHANNEL). Each process listens on channels no notification shares, so it
-  // hears each change at most once.
-  const notify = (payload: string, status: RunSnapshot['status']) => {
-    const channels = [CHANNEL, ...(status === 'ABORTING' ? [CONTROL_CHANNEL] : control ? [own] : [])];
-    return dsql`select ${dsql.join(
-      channels.map((channel) => dsql`pg_notify(${channel}, ${payload})`),
-      dsql`, `,
-    )}`;
+  const own = ownChannel(origin);
+
+  const notification = (accountId: string, kind: RunEventKind, snapshot: RunSnapshot) => {
+    const envelope: Envelope = { kind, accountId, run: snapshot, origin, at: Date.now() };
+    // A control bus hears its own cancel on the control channel: no second copy on its own.
+    const aborting = snapshot.status === 'ABORTING';
+    const channels = [runChannel(snapshot.id), accountChannel(accountId), ...(aborting ? [CONTROL_CHANNEL] : []), ...(aborting && control ? [] : [own])];
+    return { channels, payload: JSON.stringify(envelope) };
   };
+
+  const deliver = (channel: string, payload: string) => {
+    const e = JSON.parse(payload) as Envelope;
+    const mine = e.origin === origin;
+    const where = channel === own || channel === CONTROL_CHANNEL ? 'all' : channel.startsWith('leadgate_run_') ? 'run' : 'account';
+    // A change is counted once, where it was made: on the channel that brings each bus its own change once.
+    observeEvent(e.at, mine && where === 'all', { kind: e.kind, run: e.run });
+    // A control bus hears its topics on its two channels; a topics bus on each topic's own (its own channel is for the count only).
+    if (where === 'all' ? control : !control) {
+      if (where !== 'account') target.runProgress(e.run);
+      if (where !== 'run') target.runEvents(e.accountId, e.kind, e.run);
+    }
+  };
+
   // Re-listens after a database restart and resyncs this process's subscribers (see listenAcrossRestarts, resync).
-  const listening = listenAcrossRestarts(sql, control ? [CONTROL_CHANNEL, own] : [CHANNEL], (payload) => target.deliver(payload), (lostAt) =>
-    lostAt ? resync(sql, target, lostAt) : Promise.resolve(),
-  );
-  const pubsub = createPubSub<Topics>({ eventTarget: target as never });
-  return Object.assign(pubsub, {
-    subscribe: ((topic: string, id?: string) => subscribeNow(target, id === undefined ? topic : `${topic}:${id}`)) as PubSub<Topics>['subscribe'],
-    async publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
-      await tx.execute(notify(runNotification(target.origin, accountId, kind, snapshot).payload, snapshot.status));
+  const listening = listenAcrossRestarts(sql, control ? [CONTROL_CHANNEL, own] : [own], deliver, (lostAt) => (lostAt ? resync(sql, target, lostAt) : Promise.resolve()));
+
+  return {
+    async subscribe<K extends keyof Topics>(topic: K, id: Topics[K][0]): Promise<Subscription<Topics[K][1]>> {
+      // Listen here first, then on the channel: what arrives once it holds reaches this subscriber.
+      const events = listenLocally<Topics[K][1]>(target, `${topic}:${id}`);
+      if (control) return events;
+      let unfollow: () => void;
+      try {
+        unfollow = await listening.follow(topic === 'runProgress' ? runChannel(id) : accountChannel(id));
+      } catch (err) {
+        await events.return();
+        throw err;
+      }
+      const stop = events.return.bind(events);
+      events.return = (value) => {
+        unfollow();
+        return stop(value);
+      };
+      return events;
     },
-    runNotification: (accountId: string, kind: RunEventKind, snapshot: RunSnapshot) => runNotification(target.origin, accountId, kind, snapshot),
+    async publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
+      const { channels, payload } = notification(accountId, kind, snapshot);
+      await tx.execute(
+        dsql`select ${dsql.join(
+          channels.map((channel) => dsql`pg_notify(${channel}, ${payload})`),
+          dsql`, `,
+        )}`,
+      );
+    },
+    runNotification: notification,
     ready: listening.ready,
     close: listening.close,
-  });
+  };
 }

@@ -38,8 +38,8 @@ export interface HoldRequest {
   maxRunning: number;
   /** Status message of a run that waits. */
   waitingMessage: string;
-  /** The run's progress notification for each outcome (channel and payloads). */
-  notify: { channel: string; running: string; ready: string };
+  /** The run's notification for each outcome (its channels and payloads). */
+  notify: { channels: string[]; running: string; ready: string };
   /** A call that adds the run's worker job; made only when the run is placed RUNNING. */
   enqueue: SQL;
 }
@@ -95,7 +95,10 @@ export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balanc
       select ${h.enqueue} from updated where not queued
     )
     select u.from_purchased::text as purchased, u.from_plan::text as plan, u.queued,
-      pg_notify(${h.notify.channel}, case when u.queued then ${h.notify.ready} else ${h.notify.running} end) as notified,
+      ${sql.join(
+        h.notify.channels.map((channel) => sql`pg_notify(${channel}, case when u.queued then ${h.notify.ready} else ${h.notify.running} end)`),
+        sql`, `,
+      )},
       (select count(*)::int from placed) as placed,
       (select count(*)::int from job) as enqueued
     from updated u`)) as unknown as { purchased: string; plan: string; queued: boolean; placed: number; enqueued: number }[];
@@ -134,7 +137,7 @@ export async function placeRun(
     overdraftMicros: hold.overdraftMicros,
     maxRunning: max,
     waitingMessage: waitingMessage(max),
-    notify: { channel: note(running).channel, running: note(running).payload, ready: note(ready).payload },
+    notify: { channels: note(running).channels, running: note(running).payload, ready: note(ready).payload },
     enqueue: runJob(running.id),
   });
   // A waiting run has no job; it gets one when a slot frees (promoteNextRun).
