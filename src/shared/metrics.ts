@@ -128,7 +128,7 @@ export const upstreamItemsRead = new Counter({
 
 export const eventFanout = new Histogram({
   name: 'leadgate_event_fanout_seconds',
-  help: 'Delay from publishing an event (in the transaction that makes the change) to handing it to this process\'s subscribers, after the commit and Postgres NOTIFY.',
+  help: 'Delay from publishing a run change (in the transaction that makes it) to this process receiving its notification, after the commit and Postgres NOTIFY: one observation per notification received, on each channel the process listens on.',
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   registers,
 });
