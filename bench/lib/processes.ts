@@ -13,9 +13,15 @@
  *     /api/downloads/{runId} (its CSV rows counted); each request to the next gateway in turn, so a run
  *     is started, awaited and downloaded on different gateways. Any non-2xx answer, other status or
  *     row count, or a process exiting, fails the suite.
+ *   - Then, on the same processes (warm), the same load at a fixed pace: runs started at R a second
+ *     whatever the others do (an open loop, keys in turn), R the same for every configuration (half
+ *     the priming round's rate unless given): whether each configuration keeps the pace, and its CPU
+ *     per run at that load. Saturated, two CPUs shared by up to ten processes measure how the
+ *     processes contend for them as much as what a run costs; at a pace every configuration carries,
+ *     the CPU a run costs is compared at the same throughput.
  *   - CPU: utime + stime + cutime + cstime (/proc/<pid>/stat) of each gateway's and worker's process
  *     tree and of the postmaster's (every backend, background process and autovacuum worker, exited
- *     ones included), read before and after the measured window; ms per run = the difference ÷ runs
+ *     ones included), read before and after each measured window; ms per run = the difference ÷ runs
  *     completed in the window, and for each half of it (equal once the processes are warm). This
  *     process's own CPU (the clients) is reported apart. Then the idle
  *     rate of each kind with no run going, and the machine's idle time in the window (/proc/stat): near
@@ -35,7 +41,7 @@ import { freePort } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog } from '../../db/seed/index.ts';
 import { createAccount } from '../../src/accounts/accounts.ts';
-import { alternate, databaseKind, median, openBenchServer, pad, progress, round, sleep, verdict, type DatabaseKind, type Suite } from './harness.ts';
+import { alternate, databaseKind, median, openBenchServer, pad, progress, quantiles, round, sleep, verdict, type DatabaseKind, type Suite } from './harness.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -51,12 +57,22 @@ export interface ProcessesOptions {
   rounds: number;
   /** A round of the first configuration before the kept ones, not kept. */
   primed: boolean;
+  /** Runs started a second in the paced window; unset: half the priming round's runs/s. */
+  pacedRate?: number;
+  /** The paced load before its window, so the runs in flight match the pace. */
+  pacedSettleSecs: number;
 }
 
-const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1'], clients: 8, places: 20, warmupSecs: 20, measureSecs: 20, idleSecs: 4, rounds: 2, primed: true };
-const QUICK: ProcessesOptions = { configs: ['1x1', '2x2'], clients: 8, places: 20, warmupSecs: 2, measureSecs: 4, idleSecs: 2, rounds: 1, primed: false };
-/** The goal: every configuration's runs/s and total CPU per run within this fraction of the other configurations'. */
+const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1'], clients: 8, places: 20, warmupSecs: 20, measureSecs: 20, idleSecs: 4, rounds: 2, primed: true, pacedSettleSecs: 5 };
+const QUICK: ProcessesOptions = { configs: ['1x1', '2x2'], clients: 8, places: 20, warmupSecs: 2, measureSecs: 4, idleSecs: 2, rounds: 1, primed: false, pacedRate: 10, pacedSettleSecs: 1 };
+/** The paced rate when not given: this share of the priming round's (1 × 1, saturated) runs/s. */
+const PACED_SHARE = 0.5;
+/**
+ * The goal: at the same pace, every configuration's total CPU per run within this fraction of the
+ * others', each keeping the pace (KEPT_PACE of it). The saturated figures are reported against it too.
+ */
 const GOAL_FLAT = 0.85;
+const KEPT_PACE = 0.97;
 /** Postgres cores of the capacity table. */
 const CORES = [4, 8, 16, 32];
 /** How long a process may take to start: 8 at once on 2 loaded CPUs take a minute or more. */
@@ -72,7 +88,24 @@ export interface CpuPerRun {
   client: number;
 }
 
+/** The paced window of a round: the same processes at R runs started a second. */
+export interface PacedRound {
+  rate: number;
+  runs: number;
+  secs: number;
+  /** Runs completed a second in the window: R when the configuration keeps the pace. */
+  runsPerSec: number;
+  cpuMsPerRun: CpuPerRun;
+  netMsPerRun: number;
+  machineIdlePct: number;
+  /** A run end to end (start, status until SUCCEEDED, download), ms. */
+  latencyMs: { p50: number; p95: number };
+  halves: [number, number];
+}
+
 export interface ConfigRound {
+  /** The paced window (absent in the priming round, which sets its rate). */
+  paced?: PacedRound;
   runs: number;
   secs: number;
   runsPerSec: number;
@@ -104,6 +137,8 @@ export interface ConfigFigures {
   netMsPerRun: number;
   busyPct: number;
   machineIdlePct: number;
+  /** Medians of the rounds' paced windows. */
+  paced: { runsPerSec: number; cpuMsPerRun: CpuPerRun; netMsPerRun: number; machineIdlePct: number; latencyMs: { p50: number; p95: number } };
   rounds: ConfigRound[];
 }
 
@@ -115,8 +150,10 @@ export interface ProcessesResult {
   loadAverage: { before: number[]; after: number[] };
   options: ProcessesOptions;
   configs: ConfigFigures[];
-  /** Lowest ÷ highest median over the configurations. */
+  /** Lowest ÷ highest median over the configurations, saturated. */
   flatness: { runsPerSec: number; totalCpu: number; netCpu: number };
+  /** The same at the pace `rate`: CPU per run, and the lowest runs/s completed ÷ the rate. */
+  paced: { rate: number; totalCpu: number; netCpu: number; keptPace: number };
   /** The highest Postgres CPU per run of any configuration, and which. */
   postgresMsPerRun: { ms: number; config: string };
   /** N · 1000 ÷ postgresMsPerRun: an upper bound, CPU only. */
@@ -318,8 +355,70 @@ interface Sample {
   client: number;
 }
 
-/** One round of one configuration: its processes started, warmed up, measured, stopped. */
-async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: number, apiKeys: string[], options: ProcessesOptions, config: string): Promise<ConfigRound> {
+/** CPU ms per run between two samples, by kind, with the total of the three and the clients apart. */
+function perRun(from: Sample, to: Sample): CpuPerRun {
+  const count = Math.max(1, to.runs - from.runs);
+  const per = (k: 'gateway' | 'worker' | 'postgres' | 'client') => round((to[k] - from[k]) / count, 2);
+  const cpu = { gateway: per('gateway'), worker: per('worker'), postgres: per('postgres'), total: 0, client: per('client') };
+  cpu.total = round(cpu.gateway + cpu.worker + cpu.postgres, 2);
+  return cpu;
+}
+
+/** A window's figures: runs, CPU per run, its halves, the machine's idle share. */
+function windowFigures(before: Sample, mid: Sample, after: Sample, what: string) {
+  const runs = after.runs - before.runs;
+  if (runs === 0) throw new Error(`${what}: no run completed in the window`);
+  const secs = (after.at - before.at) / 1000;
+  const machineIdlePct = round(((after.machine.idle - before.machine.idle) / (after.machine.total - before.machine.total)) * 100);
+  const halves: [number, number] = [perRun(before, mid).total, perRun(mid, after).total];
+  return { runs, secs, runsPerSec: round(runs / secs), cpuMsPerRun: perRun(before, after), machineIdlePct, halves };
+}
+
+/**
+ * Runs started at `rate` a second on a fixed schedule, keys in turn, each end to end on its own
+ * (an open loop: a slow run does not hold the next one back); `onDone` gets each run's duration.
+ */
+function pacedLoad(rate: number, keys: string[], run: (key: string) => Promise<void>, onDone: (ms: number) => void, onError: (err: Error) => void) {
+  const t0 = performance.now();
+  let started = 0;
+  let inFlight = 0;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let drained: (() => void) | undefined;
+  const tick = () => {
+    while (!stopped && t0 + (started * 1000) / rate <= performance.now()) {
+      const key = keys[started++ % keys.length]!;
+      const at = performance.now();
+      inFlight++;
+      // Ten seconds of runs behind: the configuration does not keep this pace.
+      if (inFlight > rate * 10) return onError(new Error(`${inFlight} runs in flight at ${rate} runs/s: the pace is not kept`));
+      run(key).then(
+        () => {
+          inFlight--;
+          onDone(performance.now() - at);
+          if (inFlight === 0) drained?.();
+        },
+        (err: Error) => onError(err),
+      );
+    }
+    if (!stopped) timer = setTimeout(tick, Math.max(0, t0 + (started * 1000) / rate - performance.now()));
+  };
+  tick();
+  return {
+    /** Starts no more runs; resolves when those in flight have ended. */
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
+    },
+  };
+}
+
+/**
+ * One round of one configuration: its processes started, warmed up, measured saturated, then at the
+ * pace `rate` (when given), then idle, and stopped.
+ */
+async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: number, apiKeys: string[], options: ProcessesOptions, config: string, rate?: number): Promise<ConfigRound> {
   const [g, w] = config.split('x').map(Number) as [number, number];
   fleet.arm();
   const started: Child[] = [];
@@ -355,34 +454,62 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
       const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
       return { at, machine, runs: done, postgres: pg!, gateway: sum(rest.slice(0, g)), worker: sum(rest.slice(g)), client };
     };
-    try {
-      await Promise.race([sleep(options.warmupSecs * 1000), fleet.failed]);
+    const wait = (secs: number) => Promise.race([sleep(secs * 1000), fleet.failed]);
+    /** Samples at the start, the middle and the end of a window of `measureSecs`. */
+    const measure = async () => {
       const before = await sample();
-      await Promise.race([sleep((options.measureSecs * 1000) / 2), fleet.failed]);
+      await wait(options.measureSecs / 2);
       const mid = await sample();
-      await Promise.race([sleep((options.measureSecs * 1000) / 2), fleet.failed]);
-      const after = await sample();
+      await wait(options.measureSecs / 2);
+      return [before, mid, await sample()] as const;
+    };
+    try {
+      await wait(options.warmupSecs);
+      const [before, mid, after] = await measure();
       stop = true;
       await Promise.race([Promise.all(clients), fleet.failed]);
-      await Promise.race([sleep(1000), fleet.failed]);
+
+      let paced: PacedRound | undefined;
+      if (rate !== undefined) {
+        const ended: { at: number; ms: number }[] = [];
+        const load = pacedLoad(rate, apiKeys, (key) => oneRun(next, key, options.places), (ms) => (runs++, ended.push({ at: performance.now(), ms })), (err) => fleet.reject(err));
+        try {
+          await wait(options.pacedSettleSecs);
+          const [pBefore, pMid, pAfter] = await measure();
+          const f = windowFigures(pBefore, pMid, pAfter, `${config} at ${rate} runs/s`);
+          const q = quantiles(ended.filter((e) => e.at > pBefore.at && e.at <= pAfter.at).map((e) => e.ms));
+          paced = { rate, ...f, netMsPerRun: 0, latencyMs: { p50: round(q.p50), p95: round(q.p95) } };
+        } finally {
+          await Promise.race([load.stop(), fleet.failed]);
+        }
+      }
+
+      await wait(1);
       const idleFrom = await sample();
-      await Promise.race([sleep(options.idleSecs * 1000), fleet.failed]);
+      await wait(options.idleSecs);
       const idleTo = await sample();
-      const count = after.runs - before.runs;
-      if (count === 0) throw new Error(`${config}: no run completed in ${options.measureSecs} s`);
-      const per = (k: 'gateway' | 'worker' | 'postgres' | 'client') => round((after[k] - before[k]) / count, 2);
-      const secs = (after.at - before.at) / 1000;
-      const cpu = { gateway: per('gateway'), worker: per('worker'), postgres: per('postgres'), total: 0, client: per('client') };
-      cpu.total = round(cpu.gateway + cpu.worker + cpu.postgres, 2);
       const idleSecs = (idleTo.at - idleFrom.at) / 1000;
-      const rate = (k: 'gateway' | 'worker' | 'postgres') => round((idleTo[k] - idleFrom[k]) / idleSecs, 2);
-      const idle = { gateway: rate('gateway'), worker: rate('worker'), postgres: rate('postgres') };
-      const netMsPerRun = round(cpu.total - ((idle.gateway + idle.worker + idle.postgres) * secs) / count, 2);
-      const busyPct = round((((cpu.total + cpu.client) * count) / (secs * 1000 * os.cpus().length)) * 100);
-      const machineIdlePct = round(((after.machine.idle - before.machine.idle) / (after.machine.total - before.machine.total)) * 100);
-      const totalPerRun = (from: Sample, to: Sample) => round((to.gateway + to.worker + to.postgres - from.gateway - from.worker - from.postgres) / Math.max(1, to.runs - from.runs), 2);
-      const halves: [number, number] = [totalPerRun(before, mid), totalPerRun(mid, after)];
-      return { runs: count, secs: round(secs, 2), runsPerSec: round(count / secs), cpuMsPerRun: cpu, idleMsPerSec: idle, netMsPerRun, busyPct, machineIdlePct, halves };
+      const rate_ = (k: 'gateway' | 'worker' | 'postgres') => round((idleTo[k] - idleFrom[k]) / idleSecs, 2);
+      const idle = { gateway: rate_('gateway'), worker: rate_('worker'), postgres: rate_('postgres') };
+      const idlePerSec = idle.gateway + idle.worker + idle.postgres;
+      /** The total less what the idle rate would have used in the window. */
+      const net = (w: { cpuMsPerRun: CpuPerRun; secs: number; runs: number }) => round(w.cpuMsPerRun.total - (idlePerSec * w.secs) / w.runs, 2);
+
+      const saturated = windowFigures(before, mid, after, config);
+      const busyPct = round((((saturated.cpuMsPerRun.total + saturated.cpuMsPerRun.client) * saturated.runs) / (saturated.secs * 1000 * os.cpus().length)) * 100);
+      if (paced) paced = { ...paced, netMsPerRun: net(paced), secs: round(paced.secs, 2) };
+      return {
+        runs: saturated.runs,
+        secs: round(saturated.secs, 2),
+        runsPerSec: saturated.runsPerSec,
+        cpuMsPerRun: saturated.cpuMsPerRun,
+        idleMsPerSec: idle,
+        netMsPerRun: net(saturated),
+        busyPct,
+        machineIdlePct: saturated.machineIdlePct,
+        halves: saturated.halves,
+        ...(paced ? { paced } : {}),
+      };
     } finally {
       stop = true;
     }
@@ -408,20 +535,39 @@ const figures = (config: string, rounds: ConfigRound[]): ConfigFigures => {
     netMsPerRun: round(median(rounds.map((r) => r.netMsPerRun)), 2),
     busyPct: round(median(rounds.map((r) => r.busyPct))),
     machineIdlePct: round(median(rounds.map((r) => r.machineIdlePct))),
+    paced: pacedFigures(rounds.map((r) => r.paced!)),
     rounds,
   };
 };
 
+const pacedFigures = (rounds: PacedRound[]): ConfigFigures['paced'] => {
+  const med = (f: (r: PacedRound) => number, digits = 2) => round(median(rounds.map(f)), digits);
+  return {
+    runsPerSec: med((r) => r.runsPerSec),
+    cpuMsPerRun: { gateway: med((r) => r.cpuMsPerRun.gateway), worker: med((r) => r.cpuMsPerRun.worker), postgres: med((r) => r.cpuMsPerRun.postgres), total: med((r) => r.cpuMsPerRun.total), client: med((r) => r.cpuMsPerRun.client) },
+    netMsPerRun: med((r) => r.netMsPerRun),
+    machineIdlePct: med((r) => r.machineIdlePct, 1),
+    latencyMs: { p50: med((r) => r.latencyMs.p50, 1), p95: med((r) => r.latencyMs.p95, 1) },
+  };
+};
+
 const label = (c: { gateways: number; workers: number }) => `${c.gateways} × ${c.workers}`;
+/** Figures saved before the paced window existed have no `paced`: they meet nothing. */
+const pacedMet = (r: ProcessesResult) => r.paced !== undefined && r.paced.totalCpu >= GOAL_FLAT && r.paced.keptPace >= KEPT_PACE;
 
 export const processes: Suite<ProcessesResult> = {
   name: 'processes',
   key: 'processes',
   quick: true,
-  flags: ['warmup-secs', 'measure-secs'],
+  flags: ['warmup-secs', 'measure-secs', 'paced-rate'],
   async run(context) {
     const base = context.quick ? QUICK : FULL;
-    const options = { ...base, warmupSecs: context.count('warmup-secs') ?? base.warmupSecs, measureSecs: context.count('measure-secs') ?? base.measureSecs };
+    const options: ProcessesOptions = {
+      ...base,
+      warmupSecs: context.count('warmup-secs') ?? base.warmupSecs,
+      measureSecs: context.count('measure-secs') ?? base.measureSecs,
+      pacedRate: context.count('paced-rate') ?? base.pacedRate,
+    };
     const loadBefore = os.loadavg().map((x) => round(x, 2));
     const server = await openBenchServer();
     const fleet = new Fleet();
@@ -447,15 +593,20 @@ export const processes: Suite<ProcessesResult> = {
       // A priming round, not kept: the database's first minute under load (autovacuum and statistics of the
       // freshly seeded tables, cold caches) fell on whichever configuration came first (its Postgres CPU
       // a run 13 ms where the same configuration's later round took 8).
+      // Its saturated rate sets the pace, unless given: half of it, which every configuration carries.
       if (options.primed) {
         progress(`processes: priming round (${options.configs[0]}, not kept)`);
-        await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, options.configs[0]!);
+        const priming = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, options.configs[0]!);
+        options.pacedRate ??= Math.max(1, Math.floor(priming.runsPerSec * PACED_SHARE));
       }
+      const rate = options.pacedRate ?? 10;
       const kept = await alternate(options.configs, options.rounds, async (config, i) => {
-        const r = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, config);
+        const r = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, config, rate);
         const c = r.cpuMsPerRun;
+        const p = r.paced!;
         progress(
-          `  processes: round ${i + 1} ${config}: ${r.runsPerSec} runs/s, CPU ms per run gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} (halves ${r.halves.join(' / ')}; net of idle ${r.netMsPerRun}; clients ${c.client}), idle ms/s ${r.idleMsPerSec.gateway} + ${r.idleMsPerSec.worker} + ${r.idleMsPerSec.postgres}, busy ${r.busyPct} %, machine idle ${r.machineIdlePct} %, load ${os.loadavg()[0]!.toFixed(2)}`,
+          `  processes: round ${i + 1} ${config}: ${r.runsPerSec} runs/s, CPU ms per run gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} (halves ${r.halves.join(' / ')}; net of idle ${r.netMsPerRun}; clients ${c.client}), idle ms/s ${r.idleMsPerSec.gateway} + ${r.idleMsPerSec.worker} + ${r.idleMsPerSec.postgres}, busy ${r.busyPct} %, machine idle ${r.machineIdlePct} %; ` +
+            `at ${rate} runs/s: ${p.runsPerSec} runs/s, ${p.cpuMsPerRun.gateway} + ${p.cpuMsPerRun.worker} + ${p.cpuMsPerRun.postgres} = ${p.cpuMsPerRun.total} ms (halves ${p.halves.join(' / ')}; net ${p.netMsPerRun}), run p50 ${p.latencyMs.p50} ms p95 ${p.latencyMs.p95} ms, machine idle ${p.machineIdlePct} %; load ${os.loadavg()[0]!.toFixed(2)}`,
         );
         return r;
       });
@@ -471,6 +622,12 @@ export const processes: Suite<ProcessesResult> = {
         options,
         configs,
         flatness: { runsPerSec: ratio(configs.map((c) => c.runsPerSec)), totalCpu: ratio(configs.map((c) => c.cpuMsPerRun.total)), netCpu: ratio(configs.map((c) => c.netMsPerRun)) },
+        paced: {
+          rate,
+          totalCpu: ratio(configs.map((c) => c.paced.cpuMsPerRun.total)),
+          netCpu: ratio(configs.map((c) => c.paced.netMsPerRun)),
+          keptPace: round(Math.min(...configs.map((c) => c.paced.runsPerSec)) / rate, 3),
+        },
         postgresMsPerRun: { ms: worst.cpuMsPerRun.postgres, config: worst.config },
         capacity: CORES.map((cores) => ({ cores, runsPerSec: Math.floor((cores * 1000) / worst.cpuMsPerRun.postgres) })),
       };
@@ -494,10 +651,18 @@ export const processes: Suite<ProcessesResult> = {
         pad([label(c), c.runsPerSec, c.cpuMsPerRun.gateway, c.cpuMsPerRun.worker, c.cpuMsPerRun.postgres, c.cpuMsPerRun.total, c.netMsPerRun, c.cpuMsPerRun.client, c.busyPct, `${c.idleMsPerSec.gateway}/${c.idleMsPerSec.worker}/${c.idleMsPerSec.postgres}`], w),
       ),
       ...r.configs.map((c) => `   rounds ${label(c)}: ${rounds(c)}`),
-      `   lowest ÷ highest: runs/s ${r.flatness.runsPerSec.toFixed(3)}, total CPU per run ${r.flatness.totalCpu.toFixed(3)}, net ${r.flatness.netCpu.toFixed(3)}   (goal ≥ ${GOAL_FLAT} each: ${verdict(r.flatness.runsPerSec >= GOAL_FLAT && r.flatness.totalCpu >= GOAL_FLAT)})`,
+      `   saturated, lowest ÷ highest: runs/s ${r.flatness.runsPerSec.toFixed(3)}, total CPU per run ${r.flatness.totalCpu.toFixed(3)}, net ${r.flatness.netCpu.toFixed(3)}   (${r.cpus} CPUs shared by up to ${Math.max(...r.configs.map((c) => c.gateways + c.workers)) + 2} processes: see the pace below)`,
+      `   The same processes at a pace of ${r.paced.rate} runs started a second (an open loop, ${o.pacedSettleSecs} s to settle, ${o.measureSecs} s measured); run: start to download, ms`,
+      pad(['gw × workers', 'runs/s', 'gateway', 'worker', 'Postgres', 'total', 'net', 'run p50', 'run p95', 'machine idle %'], [14, 8, 9, 8, 10, 8, 8, 9, 9, 16]),
+      ...r.configs.map((c) => {
+        const p = c.paced;
+        return pad([label(c), p.runsPerSec, p.cpuMsPerRun.gateway, p.cpuMsPerRun.worker, p.cpuMsPerRun.postgres, p.cpuMsPerRun.total, p.netMsPerRun, p.latencyMs.p50, p.latencyMs.p95, p.machineIdlePct], [14, 8, 9, 8, 10, 8, 8, 9, 9, 16]);
+      }),
+      ...r.configs.map((c) => `   rounds ${label(c)} at the pace: ${c.rounds.map((x) => `${x.paced!.runsPerSec} runs/s ${x.paced!.cpuMsPerRun.total} ms (halves ${x.paced!.halves.join(' / ')}; net ${x.paced!.netMsPerRun})`).join(', ')}`),
+      `   at the pace, lowest ÷ highest: total CPU per run ${r.paced.totalCpu.toFixed(3)}, net ${r.paced.netCpu.toFixed(3)}; lowest runs/s ÷ the pace ${r.paced.keptPace.toFixed(3)}   (goal: CPU ≥ ${GOAL_FLAT}, pace ≥ ${KEPT_PACE}: ${verdict(pacedMet(r))})`,
       `   runs/s one Postgres of N cores would carry at ${r.postgresMsPerRun.ms} ms of Postgres CPU a run (${label(worst)}, the highest), CPU only (an upper bound: no I/O or lock waits):`,
       `   ${r.capacity.map((c) => `${c.cores} cores ${c.runsPerSec.toLocaleString('en-US')}`).join(', ')}`,
     ].join('\n');
   },
-  goals: (r) => ({ minRatio: GOAL_FLAT, runsPerSec: r.flatness.runsPerSec, totalCpu: r.flatness.totalCpu, met: r.flatness.runsPerSec >= GOAL_FLAT && r.flatness.totalCpu >= GOAL_FLAT }),
+  goals: (r) => ({ minRatio: GOAL_FLAT, pacedTotalCpu: r.paced?.totalCpu, keptPace: r.paced?.keptPace, met: pacedMet(r) }),
 };
