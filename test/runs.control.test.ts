@@ -218,6 +218,22 @@ describe('waitForFinish', () => {
     await execution;
   });
 
+  it('answers an id that is no run as not found, also while waiting, whatever its characters', async () => {
+    // Each would be a run's channel to listen on: none reaches a statement as written.
+    for (const id of ['"; create table injected (); --', 'x'.repeat(64), 'ünïcødé run', "run'quote"]) {
+      const res = await t.request('GET', `/api/v1/scrape/status/${encodeURIComponent(id)}?waitForFinish=2`, { key });
+      expect(res.status, id).toBe(404);
+      expect(res.body.error).toMatchObject({ code: 'not_found' });
+    }
+    const [{ injected }] = await t.app.core.sql<{ injected: string | null }[]>`select to_regclass('injected')::text as injected`;
+    expect(injected).toBeNull();
+    // And the bus listens on: a wait for a real run still ends with the run.
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const waiting = t.request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=30`, { key });
+    await executeRun(t.app.core, run.id);
+    expect((await waiting).body).toMatchObject({ runId: run.id, status: 'SUCCEEDED' });
+  });
+
   it('refuses waits over 60 seconds', async () => {
     const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
     const res = await t.request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=61`, { key });

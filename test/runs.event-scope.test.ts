@@ -111,6 +111,19 @@ describe('event bus scopes', { timeout: 60_000 }, () => {
     for (const it of [again, progressW, accountW, otherW]) await it.return();
   });
 
+  it('names a channel for an id of any characters by its digest, and delivers on it', async () => {
+    const accountId = await d.account();
+    const run = await d.insertRun({ accountId, status: 'RUNNING' });
+    const hostile = { ...snapshotOf(run), id: '"; select pg_sleep(2); --' };
+    const before = statements.length;
+    const events = await gateway.subscribe('runProgress', hostile.id);
+    const listened = statements.slice(before).filter((q) => q.startsWith('listen '));
+    expect(listened).toEqual([expect.stringMatching(/^listen "leadgate_run_[0-9a-f]{40}"$/)]);
+    await d.db.transaction((tx) => gateway.publishRun(tx, accountId, 'progress', { ...hostile, status: 'SUCCEEDED' }));
+    expect((await takeEvents<RunSnapshot>(events, 1, 'the hostile id’s run')).map((s) => `${s.id} ${s.status}`)).toEqual([`${hostile.id} SUCCEEDED`]);
+    await events.return();
+  });
+
   it('brings each bus its own changes once, for its count, whatever else it follows', async () => {
     const accountId = await d.account();
     const run = await d.insertRun({ accountId, status: 'RUNNING', tool: 'tech-stack' });

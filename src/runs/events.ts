@@ -51,8 +51,12 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
-/** Postgres truncates a channel name past 63 bytes: an id too long for one is replaced by its digest. */
-const channelId = (id: string) => (id.length <= 40 ? id : createHash('sha256').update(id).digest('base64url').slice(0, 40));
+/**
+ * An id in a channel name: as it is when short and of letters, digits and `_` only (this service's ids
+ * are), else its digest. A caller's id (a run id in a URL) never reaches a LISTEN statement as written,
+ * and no name passes Postgres's 63 bytes.
+ */
+const channelId = (id: string) => (/^[A-Za-z0-9_]{1,40}$/.test(id) ? id : createHash('sha256').update(id).digest('hex').slice(0, 40));
 /** A run's changes: what a long poll, a run subscription or a stream of its rows waits on. */
 const runChannel = (runId: string) => `leadgate_run_${channelId(runId)}`;
 /** An account's run changes: what its dashboards follow. */
@@ -180,7 +184,7 @@ async function resync(sql: Sql, target: LocalTopics, lostAt: Date) {
 /** How long a channel nothing follows any more stays listened on, in case it is followed again (an account's dashboard reloading), before one UNLISTEN drops all such channels. */
 const UNLISTEN_AFTER_MS = 2_000;
 
-const quoted = (channel: string) => `"${channel}"`;
+const quoted = (channel: string) => `"${channel.replaceAll('"', '""')}"`;
 
 /**
  * LISTEN on a connection of its own that outlives database restarts, on fixed channels and on
