@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import { quoteIdentifier } from './identifiers.ts';
 
 export interface EmbeddedHandle {
   /** Connection string of the `database` on the embedded instance. */
@@ -159,7 +160,7 @@ export async function ensureDatabase(adminUrl: string, database: string): Promis
   const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
     const rows = await sql`select 1 from pg_database where datname = ${database}`;
-    if (rows.length === 0) await sql.unsafe(`create database "${database.replaceAll('"', '""')}"`);
+    if (rows.length === 0) await sql.unsafe(`create database ${quoteIdentifier(database)}`);
   } finally {
     await sql.end();
   }

@@ -225,8 +225,8 @@ describe('waitForFinish', () => {
       expect(res.status, id).toBe(404);
       expect(res.body.error).toMatchObject({ code: 'not_found' });
     }
-    const [{ injected }] = await t.app.core.sql<{ injected: string | null }[]>`select to_regclass('injected')::text as injected`;
-    expect(injected).toBeNull();
+    const [row] = await t.app.core.sql<{ injected: string | null }[]>`select to_regclass('injected')::text as injected`;
+    expect(row?.injected).toBeNull();
     // And the bus listens on: a wait for a real run still ends with the run.
     const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
     const waiting = t.request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=30`, { key });

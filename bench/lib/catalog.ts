@@ -38,6 +38,7 @@ import {
   catalogHeading, footprint, footprintLines, n, openBenchServer, pad, peopleAndCompanies, progress, round, seededCatalog, serverCpuSecondsOf, verdict,
   type BenchServer, type CatalogRunHeader, type CatalogOptions as KeptCatalogOptions, type DatabaseKind, type Footprint, type Suite,
 } from './harness.ts';
+import { quoteIdentifier as quote } from '../../db/identifiers.ts';
 
 export interface CatalogOptions {
   /** Seed scale of the source database. Default `large`. */
@@ -121,7 +122,6 @@ export interface CatalogResult extends LoadComparison {
   goals: { ratio: number; rowsPerSec: number; ratioMet: boolean | null; rowsPerSecMet: boolean; copyRowsPerSecMet: boolean | null };
 }
 
-const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 const seconds = (start: number) => (performance.now() - start) / 1000;
 const rate = (rows: number, secs: number) => Math.round(rows / secs);
 

@@ -30,6 +30,7 @@ import {
   year,
   type Rule,
 } from './rules.ts';
+import { quoteIdentifier as quote } from '../identifiers.ts';
 
 /** One column of an import file. */
 export interface ImportColumn {
@@ -86,7 +87,6 @@ export interface Dataset {
 
 const dialect = new PgDialect();
 const renderSql = (fragment: SQL) => dialect.sqlToQuery(fragment).sql;
-const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 function literal(value: unknown, sqlType: string): string {
   if (typeof value === 'string') return `'${value.replaceAll("'", "''")}'::${sqlType}`;

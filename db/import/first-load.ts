@@ -3,6 +3,7 @@ import type { Dataset } from './datasets.ts';
 import type { DirectRows } from './encode.ts';
 import { dropIndexes, droppableIndexes, restoreIndexes, type Definition, type Dropped, type Run } from './indexes.ts';
 import { COPY_NULL, escapeCopy } from './kinds.ts';
+import { quoteIdentifier as quote } from '../identifiers.ts';
 
 /**
  * A first load: the dataset's table is empty, so the rows are copied straight into it while the
@@ -16,7 +17,6 @@ import { COPY_NULL, escapeCopy } from './kinds.ts';
  * built again).
  */
 
-const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 /** Defaults the reader can write itself: a literal, cast or not (the datasets' defaults are all such). */
 const CONSTANT = /^(?:'(?:[^']|'')*'|[+-]?\d+(?:\.\d+)?|true|false)(?:::[a-z_][\w ]*(?:\[\])*)?$/i;

@@ -10,6 +10,7 @@ import { CsvToCopy, FileError, NdjsonToCopy, RowEncoder, type DirectRows, type R
 import { finishFirstLoad, prepareFirstLoad, type FirstLoad } from './first-load.ts';
 import { dropIndexes, restoreIndexes, type Dropped, type Run } from './indexes.ts';
 import { show } from './kinds.ts';
+import { quoteIdentifier as quote } from '../identifiers.ts';
 
 export { DATASET_NAMES, DATASETS, findDataset, type Dataset } from './datasets.ts';
 export type { RowError } from './encode.ts';
@@ -95,7 +96,6 @@ const STAGING = 'leadgate_import_staging';
 const REBUILD_MIN_ROWS = 10_000;
 /** Indexes are rebuilt when the table holds at most 1/REBUILD_RATIO of the rows the file brings. */
 const REBUILD_RATIO = 10;
-const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 export function formatOf(file: string): ImportFormat {
   const lower = file.toLowerCase();

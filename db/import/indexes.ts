@@ -1,9 +1,9 @@
 import type postgres from 'postgres';
 import type { Dataset } from './datasets.ts';
+import { quoteIdentifier as quote } from '../identifiers.ts';
 
 /** A table's indexes and foreign keys dropped for a large load and made again after it, in the load's transaction. */
 
-const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
 
 /** A dropped index or foreign key: its name and what re-creates it. */
 export interface Definition {

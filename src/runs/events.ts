@@ -5,6 +5,7 @@ import { and, gte, inArray, notInArray, or, sql as dsql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import type { Executor, Sql } from '../../db/client.ts';
+import { quoteIdentifier } from '../../db/identifiers.ts';
 import { runTable, TERMINAL_STATUSES } from '../../db/schema/runs.ts';
 import { DatabaseUnavailableError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
@@ -184,8 +185,6 @@ async function resync(sql: Sql, target: LocalTopics, lostAt: Date) {
 /** How long a channel nothing follows any more stays listened on, in case it is followed again (an account's dashboard reloading), before one UNLISTEN drops all such channels. */
 const UNLISTEN_AFTER_MS = 2_000;
 
-const quoted = (channel: string) => `"${channel.replaceAll('"', '""')}"`;
-
 /**
  * LISTEN on a connection of its own that outlives database restarts, on fixed channels and on
  * channels added and dropped while it runs (counted: a channel is listened on while anything follows
@@ -222,7 +221,7 @@ function listenAcrossRestarts(sql: Sql, fixed: readonly string[], onNotify: (cha
     },
     onclose: () => dropped?.(),
   } as unknown as postgres.Options<Record<string, never>>);
-  const statement = (verb: 'listen' | 'unlisten', channels: readonly string[]) => connection.unsafe(channels.map((c) => `${verb} ${quoted(c)}`).join('; ')).simple();
+  const statement = (verb: 'listen' | 'unlisten', channels: readonly string[]) => connection.unsafe(channels.map((c) => `${verb} ${quoteIdentifier(c)}`).join('; ')).simple();
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
       wake = resolve;
