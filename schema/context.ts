@@ -45,8 +45,8 @@ const LOADERS = {
   run: (core: Core, { accountId }: Principal) =>
     new DataLoader<string, RunSnapshot | null>((ids) => (ids.length === 1 ? loadRun(core, accountId, ids[0]!).then((run) => [run]) : loadRuns(core.db, accountId, ids))),
   runInput: (core: Core, { accountId }: Principal) => new DataLoader<string, unknown>((ids) => loadRunInputs(core.db, accountId, ids)),
-  /** A run's rows, from an offset; the loader keys carry the run's id after its ownership was checked. */
-  runItems: (core: Core) => new DataLoader<ItemsRequest, Record<string, unknown>[], string>((requests) => listItemsOfRuns(core.sql, requests), byKey),
+  /** A run's rows, from an offset; the loader keys carry the run's id after its ownership was checked (an ended run's on the read replica when it has them). */
+  runItems: (core: Core) => new DataLoader<ItemsRequest, Record<string, unknown>[], string>((requests) => listItemsOfRuns(core, requests), byKey),
   ledgerEntry: (core: Core, { accountId }: Principal) => new DataLoader<bigint, LedgerEntry | null>((ids) => loadLedgerEntries(core.db, accountId, ids)),
   webhook: (core: Core, principal: Principal) => new DataLoader<string, WebhookView | null>((ids) => loadWebhooks(core.db, principal, ids)),
   delivery: (core: Core, principal: Principal) => new DataLoader<string, DeliveryView | null>((ids) => loadDeliveries(core.db, principal, ids)),

@@ -107,7 +107,8 @@ RunRef.implement({
         const offset = rowAfter(args.after);
         assertNotExpired(run, ctx.core.clock());
         // Batched across the runs of a list: one statement for every run's page.
-        const rows = await ctx.loaders.runItems.load({ runId: run.id, offset, limit: limit + 1 });
+        const ended = isTerminal(run.status) ? { expected: Math.max(0, Math.min(limit + 1, run.itemCount - offset)) } : {};
+        const rows = await ctx.loaders.runItems.load({ runId: run.id, offset, limit: limit + 1, ...ended });
         return connectionOf(resultRows(run.tool, rows.slice(0, limit)), { cursorOf: (_, i) => rowCursor(offset + i), hasNextPage: rows.length > limit, totalCount: run.itemCount });
       },
     }),

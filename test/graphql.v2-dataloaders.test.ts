@@ -10,6 +10,8 @@ import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
 import { graphql } from './graphql/gql/index.ts';
+import { createCatalogReader } from '../src/catalog/reader.ts';
+import { createLogger } from '../src/logger.ts';
 
 /**
  * No N+1: a list with a nested list per item (`runs { results }`, `webhooks { deliveries }`) costs
@@ -47,7 +49,10 @@ beforeAll(async () => {
   }
   // One connection, warmed up: postgres.js reads the array types once per connection, which is not the request's cost.
   client = postgres(d.database.url, { max: 1, onnotice: () => {}, debug: (_connection, query) => void statements.push(query) });
-  core = { sql: client, db: drizzle(client, { schema: tables }), clock: () => new Date(), config: { publicUrl: 'http://localhost' } } as unknown as Core;
+  const db = drizzle(client, { schema: tables });
+  // No read replica: the catalog reader reads on this one connection too.
+  const catalogReader = createCatalogReader({ sql: client, db }, { url: undefined, maxLagMs: 0, logger: createLogger('silent') });
+  core = { sql: client, db, catalogReader, clock: () => new Date(), config: { publicUrl: 'http://localhost' } } as unknown as Core;
   await client`select ${[1]}::int[] as warm`;
 });
 

@@ -106,17 +106,34 @@ const results = async (runId: string) => {
   return (await res.json()) as unknown[];
 };
 const csvLines = (text: string) => text.trimEnd().split('\n');
+/** GraphQL `Run.results`: `first` rows from `offset`, with hasNextPage. */
+const graphqlRows = async (runId: string, offset: number, first: number) => {
+  const after = offset === 0 ? null : Buffer.from(`row:${offset - 1}`).toString('base64url');
+  const res = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query: 'query ($id: ID!, $first: Int, $after: String) { run(id: $id) { results(first: $first, after: $after) { pageInfo { hasNextPage } nodes { ... on MapsResult { name city } } } } }',
+      variables: { id: runId, first, after },
+    }),
+  });
+  const body = (await res.json()) as { data?: { run: { results: { pageInfo: { hasNextPage: boolean }; nodes: unknown[] } } }; errors?: unknown };
+  expect(body.errors).toBeUndefined();
+  return body.data!.run.results;
+};
 
 const transitions = (msg: string) => lines.filter((l) => l.msg === msg);
 const fallBack = 'catalog reads fall back to the primary';
 const toReplica = 'catalog reads go to the read replica';
 
 describe('downloads with DATABASE_READ_URL', () => {
-  it('serves a finished run from the replica once the replica shows it finished: CSV, JSON, a range, a signed link', async () => {
+  it('serves a finished run from the replica once the replica shows it finished: CSV, JSON, a range, a signed link, GraphQL', async () => {
     const runId = await insertRun('SUCCEEDED');
     await waitFor(() => transitions(toReplica).length === 1, Boolean, { timeoutMs: 10_000 });
     await replayed(runId, 'SUCCEEDED');
-    await readsGoTo(onReplica, sql, 5, async () => {
+    await readsGoTo(onReplica, sql, 7, async () => {
+      expect(await graphqlRows(runId, 600, 3)).toEqual({ pageInfo: { hasNextPage: true }, nodes: expected.slice(600, 603) });
+      expect(await graphqlRows(runId, ROWS - 2, 5)).toEqual({ pageInfo: { hasNextPage: false }, nodes: expected.slice(ROWS - 2) });
       const mcp = new Client({ name: 'replica-test', version: '1.0.0' });
       await mcp.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
       const page = (await mcp.callTool({ name: 'download_results', arguments: { runId, offset: 600, limit: 3 } })) as unknown as { structuredContent: { rows: unknown[] } };
@@ -149,9 +166,10 @@ describe('downloads with DATABASE_READ_URL', () => {
       await tx`update run set status = 'SUCCEEDED', item_count = ${ROWS}, finished_at = now(), expires_at = now() + interval '48 hours' where id = ${runId}`;
     });
     try {
-      await readsGoTo(sql, onReplica, 2, async () => {
+      await readsGoTo(sql, onReplica, 3, async () => {
         expect(await results(runId)).toEqual(expected);
         expect(csvLines((await download(runId)).text)).toHaveLength(ROWS + 1);
+        expect((await graphqlRows(runId, 1_000, 3)).nodes).toEqual(expected.slice(1_000, 1_003));
       });
       // The replica was still in use: the run's own check sent the reads to the primary.
       expect(transitions(fallBack)).toHaveLength(0);
@@ -159,8 +177,9 @@ describe('downloads with DATABASE_READ_URL', () => {
       await onReplica`select pg_wal_replay_resume()`;
     }
     await replayed(runId, 'SUCCEEDED');
-    await readsGoTo(onReplica, sql, 1, async () => {
+    await readsGoTo(onReplica, sql, 2, async () => {
       expect(await results(runId)).toEqual(expected);
+      expect((await graphqlRows(runId, 1_000, 3)).nodes).toEqual(expected.slice(1_000, 1_003));
     });
   });
 

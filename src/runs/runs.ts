@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor, Sql, Transaction } from '../../db/client.ts';
-import { runItemTable, runTable, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import { runItemTable, runTable, TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import { NotReplayed } from '../catalog/reader.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import type { StartInfo, ToolDefinition } from '../tools/types.ts';
@@ -295,25 +296,63 @@ export interface ItemsRequest {
   runId: string;
   offset: number;
   limit: number;
+  /**
+   * For a run that has ended (its rows are final): how many rows the page holds, min(limit, itemCount −
+   * offset). Such pages are read on the read replica when it has them all; absent while the run goes on.
+   */
+  expected?: number;
 }
 
 /**
  * Pages of the rows of several runs in one statement (a list of runs, each with its first rows): for
  * each request, up to `limit` rows from seq `offset`, in order. Callers check the runs belong to the
- * account and have not expired (`assertNotExpired`).
+ * account and have not expired (`assertNotExpired`). `endedOnly`: rows only of runs that have ended
+ * on this server (a replica's copy of a run is whole once it shows the run's end, see exports.ts
+ * `itemRows`); the others' pages are empty, without reading their rows.
  */
-export async function listItemsOfRuns(sqlClient: Sql, requests: readonly ItemsRequest[]): Promise<Record<string, unknown>[][]> {
+async function itemsOfRuns(sqlClient: Sql, requests: readonly ItemsRequest[], endedOnly: boolean): Promise<Record<string, unknown>[][]> {
   if (requests.length === 0) return [];
+  const ended = endedOnly ? sqlClient`exists (select 1 from run where id = r.run_id and status in ${sqlClient([...TERMINAL_STATUSES])})` : sqlClient`true`;
+  // The requests are filtered first (materialized), so the rows of a run left out are never read.
   const rows = await sqlClient<{ i: string; data: Record<string, unknown> }[]>`
+    with r as materialized (
+      select * from unnest(${requests.map((r) => r.runId)}::text[], ${requests.map((r) => r.offset)}::int[], ${requests.map((r) => r.limit)}::int[])
+        with ordinality as r(run_id, off, lim, i)
+      where ${ended}
+    )
     select r.i::text as i, item.data
-    from unnest(${requests.map((r) => r.runId)}::text[], ${requests.map((r) => r.offset)}::int[], ${requests.map((r) => r.limit)}::int[])
-      with ordinality as r(run_id, off, lim, i)
-    cross join lateral (
+    from r cross join lateral (
       select seq, data from run_item where run_id = r.run_id and seq >= r.off order by seq limit r.lim
     ) item
     order by r.i, item.seq`;
   const pages = requests.map((): Record<string, unknown>[] => []);
   for (const row of rows) pages[Number(row.i) - 1]!.push(row.data);
+  return pages;
+}
+
+/**
+ * `itemsOfRuns` for GraphQL's `Run.results`, batched: pages of runs in flight on the primary; pages of
+ * ended runs on the read replica when it is healthy and holds each of them whole (`expected` rows),
+ * else on the primary, as the downloads read them.
+ */
+export async function listItemsOfRuns(core: Pick<Core, 'sql' | 'catalogReader'>, requests: readonly ItemsRequest[]): Promise<Record<string, unknown>[][]> {
+  const ended = requests.flatMap((r, i) => (r.expected === undefined ? [] : [i]));
+  const live = requests.flatMap((r, i) => (r.expected === undefined ? [i] : []));
+  const [livePages, endedPages] = await Promise.all([
+    itemsOfRuns(core.sql, live.map((i) => requests[i]!), false),
+    ended.length === 0
+      ? []
+      : core.catalogReader.read(async (sql) => {
+          const onReplica = sql !== core.sql;
+          const pages = await itemsOfRuns(sql, ended.map((i) => requests[i]!), onReplica);
+          const short = pages.findIndex((page, k) => page.length < requests[ended[k]!]!.expected!);
+          if (onReplica && short >= 0) throw new NotReplayed(`the replica has ${pages[short]!.length} of ${requests[ended[short]!]!.expected} rows of run ${requests[ended[short]!]!.runId}`);
+          return pages;
+        }),
+  ]);
+  const pages: Record<string, unknown>[][] = [];
+  live.forEach((i, k) => (pages[i] = livePages[k]!));
+  ended.forEach((i, k) => (pages[i] = endedPages[k]!));
   return pages;
 }
 
