@@ -67,7 +67,7 @@ const accountChannel = (accountId: string) => `leadgate_account_${channelId(acco
  * standalone worker) acts on, so it listens here and is not woken by every change of every run. Each
  * listening process pays for each notification it gets (a wake-up, a read, a parse).
  */
-const CONTROL_CHANNEL = 'leadgate_run_control';
+const CONTROL_CHANNEL = 'leadgate_control';
 /** A bus's own channel: what it published comes back to it after commit (metrics count a change where it was made). */
 const ownChannel = (origin: string) => `leadgate_events_${origin}`;
 
@@ -340,6 +340,7 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
   const deliver = (channel: string, payload: string) => {
     const e = JSON.parse(payload) as Envelope;
     const mine = e.origin === origin;
+    // No run or account channel can be named as these two: their prefixes differ.
     const where = channel === own || channel === CONTROL_CHANNEL ? 'all' : channel.startsWith('leadgate_run_') ? 'run' : 'account';
     // A change is counted once, where it was made: on the channel that brings each bus its own change once.
     observeEvent(e.at, mine && where === 'all', { kind: e.kind, run: e.run });
