@@ -58,8 +58,9 @@ export interface EventBus {
  * and no name passes Postgres's 63 bytes.
  */
 const channelId = (id: string) => (/^[A-Za-z0-9_]{1,40}$/.test(id) ? id : createHash('sha256').update(id).digest('hex').slice(0, 40));
+const RUN_PREFIX = 'leadgate_run_';
 /** A run's changes: what a long poll, a run subscription or a stream of its rows waits on. */
-const runChannel = (runId: string) => `leadgate_run_${channelId(runId)}`;
+const runChannel = (runId: string) => `${RUN_PREFIX}${channelId(runId)}`;
 /** An account's run changes: what its dashboards follow. */
 const accountChannel = (accountId: string) => `leadgate_account_${channelId(accountId)}`;
 /**
@@ -341,7 +342,7 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
     const e = JSON.parse(payload) as Envelope;
     const mine = e.origin === origin;
     // No run or account channel can be named as these two: their prefixes differ.
-    const where = channel === own || channel === CONTROL_CHANNEL ? 'all' : channel.startsWith('leadgate_run_') ? 'run' : 'account';
+    const where = channel === own || channel === CONTROL_CHANNEL ? 'all' : channel.startsWith(RUN_PREFIX) ? 'run' : 'account';
     // A change is counted once, where it was made: on the channel that brings each bus its own change once.
     observeEvent(e.at, mine && where === 'all', { kind: e.kind, run: e.run });
     // A control bus hears its topics on its two channels; a topics bus on each topic's own (its own channel is for the count only).

@@ -96,12 +96,12 @@ export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balanc
     )
     select u.from_purchased::text as purchased, u.from_plan::text as plan, u.queued,
       ${sql.join(
-        h.notify.channels.map((channel) => sql`pg_notify(${channel}, case when u.queued then ${h.notify.ready} else ${h.notify.running} end)`),
+        h.notify.channels.map((channel) => sql`pg_notify(${channel}, n.payload)`),
         sql`, `,
       )},
       (select count(*)::int from placed) as placed,
       (select count(*)::int from job) as enqueued
-    from updated u`)) as unknown as { purchased: string; plan: string; queued: boolean; placed: number; enqueued: number }[];
+    from updated u cross join lateral (select case when u.queued then ${h.notify.ready} else ${h.notify.running} end as payload) n`)) as unknown as { purchased: string; plan: string; queued: boolean; placed: number; enqueued: number }[];
   const row = rows[0];
   if (!row || row.placed !== 1) throw new Error(`account ${h.accountId} has no wallet, or run ${h.runId} was not inserted first`);
   if (row.enqueued !== (row.queued ? 0 : 1)) throw new Error(`run ${h.runId}: its job was not added`);
