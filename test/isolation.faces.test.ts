@@ -197,6 +197,16 @@ async function callTool(client: McpClient, name: string, args: Record<string, un
   return { isError: answer.isError === true, body, text: answer.content[0]!.text };
 }
 
+/**
+ * A run id that would be SQL if it reached a statement as written (a run's event channel is named
+ * after its id): answered as an unknown id on every face, and the table it names never appears.
+ */
+const HOSTILE_RUN_ID = '"; create table injected (); --';
+async function expectNothingInjected() {
+  const [row] = await t.app.core.sql<{ injected: string | null }[]>`select to_regclass('injected')::text as injected`;
+  expect(row?.injected).toBeNull();
+}
+
 /** B's MCP calls on A's runs: each a tool error `not_found`, exactly as for an id that exists nowhere, and none carries A's data. */
 async function expectMcpNotFound(client: McpClient, held: string) {
   const unknown = await callTool(client, 'check_run_status', { runId: 'run_that_does_not_exist' });
@@ -205,6 +215,7 @@ async function expectMcpNotFound(client: McpClient, held: string) {
     ['check_run_status', { runId: aFinished.runId }],
     ['check_run_status', { runId: held }],
     ['check_run_status', { runId: held, waitSecs: 1 }],
+    ['check_run_status', { runId: HOSTILE_RUN_ID, waitSecs: 1 }],
     ['download_results', { runId: aFinished.runId }],
     ['download_results', { runId: aFinished.runId, offset: 0, limit: 5 }],
     ['download_results', { runId: held }],
@@ -217,6 +228,7 @@ async function expectMcpNotFound(client: McpClient, held: string) {
     expect(answer.body, `${name} ${JSON.stringify(args)}`).toEqual(unknown.body);
     expect(answer.text).not.toContain(aFinished.rows[0].place_id);
   }
+  await expectNothingInjected();
 }
 
 describe('GraphQL: another account’s run or webhook', () => {
@@ -344,7 +356,7 @@ describe('graphql-ws: another account’s runs', () => {
     const own = collect(wsClient(t.url, a.apiKey), RunItems, { id: aFinished.runId }, 'runItems');
     expect((await own.done).flatMap((batch) => batch.results)).toEqual(aFinished.rows.map((row) => ({ placeId: row.place_id })));
 
-    for (const id of [aFinished.runId, 'run_that_does_not_exist']) {
+    for (const id of [aFinished.runId, 'run_that_does_not_exist', HOSTILE_RUN_ID]) {
       const sub = collect(wsClient(t.url, b.apiKey), RunItems, { id }, 'runItems');
       const error = await sub.done.then(
         () => undefined,
@@ -355,6 +367,7 @@ describe('graphql-ws: another account’s runs', () => {
       expect(error!.message).not.toContain(aFinished.rows[0].place_id);
       expect(sub.items).toEqual([]);
     }
+    await expectNothingInjected();
   });
 
   it('runEvents of B carries B’s runs only, never A’s', async () => {
