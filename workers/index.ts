@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
+import { createJobRouter, type JobRouter } from '../src/runs/job-routing.ts';
 import { startLiveness, type Liveness } from '../src/runs/liveness.ts';
 import { observeJobs } from '../src/shared/metrics.ts';
 import { createTaskList, CRONTAB } from './tasks.ts';
@@ -14,10 +15,21 @@ export interface WorkerOptions {
 
 export interface WorkerHandle {
   runner: Runner;
+  /** Which worker process looks for each new job (src/runs/job-routing.ts). */
+  router: JobRouter;
   /** This process's heartbeats (readiness reads when the last one reached the database). */
   liveness: Liveness;
   /** Hands running runs back (their jobs are queued again for the next worker), then stops. */
   stop(): Promise<void>;
+}
+
+declare global {
+  namespace GraphileConfig {
+    interface WorkerOptions {
+      /** How many of a pool's workers a `jobs:insert` notification wakes (patches/graphile-worker+0.18.0.patch). */
+      nudgesForNewJobs?: (payload: unknown, pool: { id: string }) => number;
+    }
+  }
 }
 
 let guarded = false;
@@ -50,11 +62,15 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
     target({ ...scope, ...meta, ...(lost ? { error: { message: error?.message, code: error?.code } } : {}) }, message);
   });
   survivePoolRejections(log);
-  const liveness = startLiveness(core.sql, log, core.config.workerLivenessSecs);
   const events: WorkerEvents = new EventEmitter();
+  const router = createJobRouter(core.sql, log, events);
+  const liveness = startLiveness(core.sql, log, core.config.workerLivenessSecs, (ids) => router.setPeers(ids));
   // Jobs are locked by the pool's id (graphile-worker 0.18), not by its workers' ids: the pool is what
-  // beats, or the sweep would take every running job for one of a dead worker.
-  events.on('pool:create', ({ workerPool }) => liveness.add(workerPool.id));
+  // beats, or the sweep would take every running job for one of a dead worker. Once its first beat is
+  // stored, the other worker processes are told that this pool takes new jobs.
+  events.on('pool:create', ({ workerPool }) => {
+    void liveness.add(workerPool.id).then(() => router.announce('join').catch((err: unknown) => log.warn({ err }, 'could not announce this worker to the others')));
+  });
   observeJobs(events);
   const shutdown = new AbortController();
   const runner = await run({
@@ -66,15 +82,19 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
     crontab: CRONTAB,
     logger,
     events,
+    // One worker process looks for each new job, not all (src/runs/job-routing.ts).
+    preset: { worker: { nudgesForNewJobs: router.nudgesForNewJobs } },
   });
   log.info({ concurrency: options.concurrency ?? core.config.workerConcurrency }, 'worker started');
   return {
     runner,
+    router,
     liveness,
     async stop() {
       // Logged as the stop reaches the runs in hand (the abort below is synchronous): each stores its batch in hand, then is handed back.
       log.info('worker stopping: handing back runs in flight');
       shutdown.abort();
+      await router.announce('leave').catch(() => {});
       await runner.stop();
       await liveness.stop();
     },

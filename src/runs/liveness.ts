@@ -3,8 +3,8 @@ import type { Logger } from '../logger.ts';
 import { isDatabaseUnavailable } from '../shared/errors.ts';
 
 export interface Liveness {
-  /** Registers a graphile-worker id of this process. */
-  add(workerId: string): void;
+  /** Registers a graphile-worker id of this process; resolves once its first beat is stored. */
+  add(workerId: string): Promise<void>;
   /** Stops beating and forgets this process's workers (their jobs are finished or handed back). */
   stop(): Promise<void>;
   /** When a heartbeat of this process last reached the database (ms since the epoch), if one has. */
@@ -18,7 +18,7 @@ export interface Liveness {
  * one statement, safe to run from many processes at once. It reads and changes graphile-worker's
  * state only through its public API: the `graphile_worker.jobs` view and `force_unlock_workers`.
  */
-export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number): Liveness {
+export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number, onPeers?: (ids: string[]) => void): Liveness {
   const ids = new Set<string>();
   const beatMs = Math.max(200, (livenessSecs * 1000) / 4);
   let lastBeatAt: number | undefined;
@@ -26,11 +26,19 @@ export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number): L
   const beat = async () => {
     if (ids.size === 0) return;
     const at = Date.now();
-    await sql`
-      insert into worker_heartbeat (worker_id, heartbeat_at)
-      select unnest(${sql.array([...ids])}::text[]), now()
-      on conflict (worker_id) do update set heartbeat_at = excluded.heartbeat_at`;
+    // The beat reads the live workers of every process too (job-routing.ts ranks them).
+    const live = await sql<{ worker_id: string }[]>`
+      with beat as (
+        insert into worker_heartbeat (worker_id, heartbeat_at)
+        select unnest(${sql.array([...ids])}::text[]), now()
+        on conflict (worker_id) do update set heartbeat_at = excluded.heartbeat_at
+        returning worker_id
+      )
+      select worker_id from worker_heartbeat where heartbeat_at > now() - make_interval(secs => ${livenessSecs})
+      union
+      select worker_id from beat`;
     lastBeatAt = Math.max(lastBeatAt ?? 0, at);
+    onPeers?.(live.map((row) => row.worker_id));
   };
 
   const sweep = async () => {
@@ -87,9 +95,9 @@ export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number): L
   setImmediate(tick);
 
   return {
-    add(workerId) {
+    async add(workerId) {
       ids.add(workerId);
-      void beat().catch(() => {});
+      await beat().catch(() => {});
     },
     async stop() {
       clearInterval(timer);
