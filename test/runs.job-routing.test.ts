@@ -134,6 +134,33 @@ describe('worker pools on one Postgres', () => {
     }
   });
 
+  it('has one idle worker of a pool look for due jobs every poll interval, not each of its workers', { timeout: 60_000 }, async () => {
+    // 50 workers: each one's own timer (a backstop) runs every 50 × 200 ms = 10 s.
+    const w = await startWorker(t.app.core, { concurrency: 50, pollInterval: 200 });
+    try {
+      await knowEachOther(w);
+      const c = count(w);
+      let housekeeping = 0;
+      w.runner.events.on('job:start', ({ job }) => job.task_identifier === JOBS.housekeeping && housekeeping++);
+      // Each worker's first fetch, at its start, is behind us once the idle count stops growing.
+      await waitFor(async () => {
+        const from = c.empty;
+        await new Promise((r) => setTimeout(r, 500));
+        return c.empty - from;
+      }, (n) => n <= 5, { what: 'the workers to have made their first fetch' });
+      const before = c.empty;
+      await new Promise((r) => setTimeout(r, 2_000));
+      // Were each worker polling every 200 ms, 2 s would bring 500 empty fetches: about 10 + 10 here.
+      expect(c.empty - before).toBeLessThan(60);
+      // A job that comes due later is announced when added, too early: only a poll finds it, well
+      // before any worker's own timer would.
+      await t.app.core.sql`select graphile_worker.add_job(${JOBS.housekeeping}, '{}'::json, run_at => now() + interval '500 milliseconds')`;
+      await waitFor(() => housekeeping, (n) => n === 1, { timeoutMs: 5_000, what: 'the due job to be found by the pool poll' });
+    } finally {
+      await w.stop();
+    }
+  });
+
   it('has a pool whose only worker is busy pass each job ranked to it on to the pool that is idle', { timeout: 120_000 }, async () => {
     const gate = gatedSources(t.app.core.sources);
     const busy = await startWorker({ ...t.app.core, sources: gate.sources }, { concurrency: 1, pollInterval: NO_POLL });

@@ -9,7 +9,10 @@ import { isDatabaseUnavailable } from '../src/shared/errors.ts';
 
 export interface WorkerOptions {
   concurrency?: number;
-  /** Fallback poll interval; new jobs are normally picked up at once through LISTEN. */
+  /**
+   * How often the pool looks for jobs nobody announced (due retries), ms; new jobs are picked up at
+   * once through LISTEN (src/runs/job-routing.ts).
+   */
   pollInterval?: number;
 }
 
@@ -63,7 +66,9 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
   });
   survivePoolRejections(log);
   const events: WorkerEvents = new EventEmitter();
-  const router = createJobRouter(core.sql, log, events);
+  const concurrency = options.concurrency ?? core.config.workerConcurrency;
+  const pollMs = options.pollInterval ?? 2000;
+  const router = createJobRouter(core.sql, log, events, pollMs);
   const liveness = startLiveness(core.sql, log, core.config.workerLivenessSecs, (ids) => router.setPeers(ids));
   // Jobs are locked by the pool's id (graphile-worker 0.18), not by its workers' ids: the pool is what
   // beats, or the sweep would take every running job for one of a dead worker. Once its first beat is
@@ -73,19 +78,27 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
   });
   observeJobs(events);
   const shutdown = new AbortController();
-  const runner = await run({
-    connectionString: core.databaseUrl,
-    concurrency: options.concurrency ?? core.config.workerConcurrency,
-    pollInterval: options.pollInterval ?? 2000,
-    noHandleSignals: true,
-    taskList: createTaskList(core, shutdown.signal),
-    crontab: CRONTAB,
-    logger,
-    events,
-    // One worker process looks for each new job, not all (src/runs/job-routing.ts).
-    preset: { worker: { nudgesForNewJobs: router.nudgesForNewJobs } },
-  });
-  log.info({ concurrency: options.concurrency ?? core.config.workerConcurrency }, 'worker started');
+  let runner: Runner;
+  try {
+    runner = await run({
+      connectionString: core.databaseUrl,
+      concurrency,
+      // Each worker's own poll is a backstop; the router wakes one idle worker every pollMs.
+      pollInterval: pollMs * concurrency,
+      noHandleSignals: true,
+      taskList: createTaskList(core, shutdown.signal),
+      crontab: CRONTAB,
+      logger,
+      events,
+      // One worker process looks for each new job, not all (src/runs/job-routing.ts).
+      preset: { worker: { nudgesForNewJobs: router.nudgesForNewJobs } },
+    });
+  } catch (err) {
+    router.stop();
+    await liveness.stop();
+    throw err;
+  }
+  log.info({ concurrency }, 'worker started');
   return {
     runner,
     router,
@@ -94,6 +107,7 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
       // Logged as the stop reaches the runs in hand (the abort below is synchronous): each stores its batch in hand, then is handed back.
       log.info('worker stopping: handing back runs in flight');
       shutdown.abort();
+      router.stop();
       await router.announce('leave').catch(() => {});
       await runner.stop();
       await liveness.stop();

@@ -1,4 +1,4 @@
-import type { WorkerEvents } from 'graphile-worker';
+import type { WorkerEvents, WorkerPool } from 'graphile-worker';
 import type { Sql } from '../../db/client.ts';
 import type { Logger } from '../logger.ts';
 
@@ -18,10 +18,15 @@ import type { Logger } from '../logger.ts';
  * - A pool that joined is ranked by itself before the others know of it: the job may be looked for
  *   twice, never not at all.
  * - A pool that died without its leave note keeps its rank until its heartbeat is older than the
- *   liveness period; a job ranked to it waits for another pool's poll (`pollInterval`, 2 s, each idle
- *   worker on its own timer).
+ *   liveness period; a job ranked to it waits for another pool's poll (below, every 2 s).
  * Announcements this router cannot read (a batch of several jobs, no r, membership not yet known)
  * wake workers in every pool, as graphile-worker does.
+ *
+ * Jobs nobody announces as they come due (a retry after its back-off, a job ranked to a pool that
+ * died) are found by polling. graphile-worker has each idle worker of a pool poll on its own timer, so
+ * a pool of 8 idle workers asked Postgres 4 times a second; here one idle worker of the pool is woken
+ * every `pollMs`, and the workers' own timers run at `pollMs` × concurrency, a backstop: about two
+ * polls per `pollMs` a pool, whatever its concurrency.
  */
 
 /** The `jobs:insert` channel of graphile-worker, on which new jobs, passes and membership notes go. */
@@ -70,21 +75,38 @@ export interface JobRouter {
   peers(): string[];
   /** Tells the other processes that this pool takes jobs now, or no longer. */
   announce(change: 'join' | 'leave'): Promise<void>;
+  /** Stops the pool's poll timer. */
+  stop(): void;
 }
 
-/** Routes the new-job announcements of one graphile-worker pool (one `run()`), whose events it reads. */
-export function createJobRouter(sql: Sql, logger: Logger, events: WorkerEvents): JobRouter {
+/**
+ * Routes the new-job announcements of one graphile-worker pool (one `run()`), whose events it reads,
+ * and wakes one of its idle workers every `pollMs`.
+ */
+export function createJobRouter(sql: Sql, logger: Logger, events: WorkerEvents, pollMs: number): JobRouter {
   let self: string | undefined;
+  let pool: WorkerPool | undefined;
+  let stopping = false;
   let peers: Set<string> | undefined;
   // Pools that said they leave: a heartbeat read may still list them while they finish their runs.
   const left = new Set<string>();
   // Workers waiting for a job (their last fetch came back empty, or failed); a fetch makes one busy.
   const idle = new Set<string>();
-  events.on('pool:create', ({ workerPool }) => (self = workerPool.id));
+  events.on('pool:create', ({ workerPool }) => {
+    self = workerPool.id;
+    pool = workerPool;
+  });
+  for (const ending of ['pool:gracefulShutdown', 'pool:forcefulShutdown', 'pool:release'] as const) events.on(ending, () => (stopping = true));
   events.on('worker:getJob:start', ({ worker }) => idle.delete(worker.workerId));
   events.on('worker:getJob:empty', ({ worker }) => idle.add(worker.workerId));
   events.on('worker:getJob:error', ({ worker }) => idle.add(worker.workerId));
   events.on('worker:release', ({ worker }) => idle.delete(worker.workerId));
+
+  // A worker that is stopping must not be woken (graphile-worker asserts it), hence the checks.
+  const poll = setInterval(() => {
+    if (!stopping && idle.size > 0) pool?.nudge(1);
+  }, pollMs);
+  poll.unref();
 
   const send = (note: Note) => sql`select pg_notify(${CHANNEL}, ${JSON.stringify(note)})`.then(() => undefined);
 
@@ -111,6 +133,10 @@ export function createJobRouter(sql: Sql, logger: Logger, events: WorkerEvents):
       if (!self) return;
       // count 0: graphile-worker wakes nobody for it (a pool of an older release ignores it).
       await send(change === 'join' ? { count: 0, join: self } : { count: 0, leave: self });
+    },
+    stop() {
+      stopping = true;
+      clearInterval(poll);
     },
   };
 }
