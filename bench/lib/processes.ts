@@ -72,6 +72,11 @@ const PACED_SHARE = 0.5;
  * others', each keeping the pace (KEPT_PACE of it). The saturated figures are reported against it too.
  */
 const GOAL_FLAT = 0.85;
+/**
+ * 1 × 1 is measured at the pace ÷ this too: the load each process of 4 × 4 carries at the pace, so
+ * what more processes cost can be told apart from what a process costs at a smaller load.
+ */
+const SHARE = 4;
 const KEPT_PACE = 0.97;
 /** Postgres cores of the capacity table. */
 const CORES = [4, 8, 16, 32];
@@ -106,6 +111,8 @@ export interface PacedRound {
 export interface ConfigRound {
   /** The paced window (absent in the priming round, which sets its rate). */
   paced?: PacedRound;
+  /** 1 × 1 only: a second paced window at the pace ÷ SHARE. */
+  shared?: PacedRound;
   runs: number;
   secs: number;
   runsPerSec: number;
@@ -139,6 +146,8 @@ export interface ConfigFigures {
   machineIdlePct: number;
   /** Medians of the rounds' paced windows. */
   paced: { runsPerSec: number; cpuMsPerRun: CpuPerRun; netMsPerRun: number; machineIdlePct: number; latencyMs: { p50: number; p95: number } };
+  /** Medians of the windows at the pace ÷ SHARE (1 × 1 only). */
+  shared?: ConfigFigures['paced'] & { rate: number };
   rounds: ConfigRound[];
 }
 
@@ -418,7 +427,7 @@ function pacedLoad(rate: number, keys: string[], run: (key: string) => Promise<v
  * One round of one configuration: its processes started, warmed up, measured saturated, then at the
  * pace `rate` (when given), then idle, and stopped.
  */
-async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: number, apiKeys: string[], options: ProcessesOptions, config: string, rate?: number): Promise<ConfigRound> {
+async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: number, apiKeys: string[], options: ProcessesOptions, config: string, rate?: number, sharedRate?: number): Promise<ConfigRound> {
   const [g, w] = config.split('x').map(Number) as [number, number];
   fleet.arm();
   const started: Child[] = [];
@@ -469,20 +478,21 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
       stop = true;
       await Promise.race([Promise.all(clients), fleet.failed]);
 
-      let paced: PacedRound | undefined;
-      if (rate !== undefined) {
+      const pacedWindow = async (at: number): Promise<PacedRound> => {
         const ended: { at: number; ms: number }[] = [];
-        const load = pacedLoad(rate, apiKeys, (key) => oneRun(next, key, options.places), (ms) => (runs++, ended.push({ at: performance.now(), ms })), (err) => fleet.reject(err));
+        const load = pacedLoad(at, apiKeys, (key) => oneRun(next, key, options.places), (ms) => (runs++, ended.push({ at: performance.now(), ms })), (err) => fleet.reject(err));
         try {
           await wait(options.pacedSettleSecs);
           const [pBefore, pMid, pAfter] = await measure();
-          const f = windowFigures(pBefore, pMid, pAfter, `${config} at ${rate} runs/s`);
+          const f = windowFigures(pBefore, pMid, pAfter, `${config} at ${at} runs/s`);
           const q = quantiles(ended.filter((e) => e.at > pBefore.at && e.at <= pAfter.at).map((e) => e.ms));
-          paced = { rate, ...f, netMsPerRun: 0, latencyMs: { p50: round(q.p50), p95: round(q.p95) } };
+          return { rate: at, ...f, netMsPerRun: 0, latencyMs: { p50: round(q.p50), p95: round(q.p95) } };
         } finally {
           await Promise.race([load.stop(), fleet.failed]);
         }
-      }
+      };
+      let paced = rate === undefined ? undefined : await pacedWindow(rate);
+      let shared = sharedRate === undefined ? undefined : await pacedWindow(sharedRate);
 
       await wait(1);
       const idleFrom = await sample();
@@ -498,6 +508,7 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
       const saturated = windowFigures(before, mid, after, config);
       const busyPct = round((((saturated.cpuMsPerRun.total + saturated.cpuMsPerRun.client) * saturated.runs) / (saturated.secs * 1000 * os.cpus().length)) * 100);
       if (paced) paced = { ...paced, netMsPerRun: net(paced), secs: round(paced.secs, 2) };
+      if (shared) shared = { ...shared, netMsPerRun: net(shared), secs: round(shared.secs, 2) };
       return {
         runs: saturated.runs,
         secs: round(saturated.secs, 2),
@@ -509,6 +520,7 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
         machineIdlePct: saturated.machineIdlePct,
         halves: saturated.halves,
         ...(paced ? { paced } : {}),
+        ...(shared ? { shared } : {}),
       };
     } finally {
       stop = true;
@@ -536,6 +548,7 @@ const figures = (config: string, rounds: ConfigRound[]): ConfigFigures => {
     busyPct: round(median(rounds.map((r) => r.busyPct))),
     machineIdlePct: round(median(rounds.map((r) => r.machineIdlePct))),
     paced: pacedFigures(rounds.map((r) => r.paced!)),
+    ...(rounds[0]?.shared ? { shared: { rate: rounds[0].shared.rate, ...pacedFigures(rounds.map((r) => r.shared!)) } } : {}),
     rounds,
   };
 };
@@ -552,6 +565,18 @@ const pacedFigures = (rounds: PacedRound[]): ConfigFigures['paced'] => {
 };
 
 const label = (c: { gateways: number; workers: number }) => `${c.gateways} × ${c.workers}`;
+
+/** 1 × 1 at the pace ÷ SHARE beside the configuration whose processes each carry that load at the pace. */
+function perProcessLoad(r: ProcessesResult): string[] {
+  const one = r.configs.find((c) => c.config === '1x1')?.shared;
+  const many = r.configs.find((c) => c.config === `${SHARE}x${SHARE}`) ?? r.configs.find((c) => c.gateways === SHARE || c.workers === SHARE);
+  if (!one) return [];
+  const cpu = (c: CpuPerRun) => `gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} ms`;
+  return [
+    `   1 × 1 at ${one.rate} runs/s (the pace ÷ ${SHARE}, what each process of ${SHARE} × ${SHARE} carries at the pace): ${one.runsPerSec} runs/s, ${cpu(one.cpuMsPerRun)} a run (net ${one.netMsPerRun})`,
+    ...(many ? [`   ${label(many)} at the pace: ${cpu(many.paced.cpuMsPerRun)}; ÷ 1 × 1 at ${one.rate} runs/s: gateway ${round(many.paced.cpuMsPerRun.gateway / one.cpuMsPerRun.gateway, 2)}, worker ${round(many.paced.cpuMsPerRun.worker / one.cpuMsPerRun.worker, 2)}, Postgres ${round(many.paced.cpuMsPerRun.postgres / one.cpuMsPerRun.postgres, 2)}, total ${round(many.paced.cpuMsPerRun.total / one.cpuMsPerRun.total, 2)}`] : []),
+  ];
+}
 /** Figures saved before the paced window existed have no `paced`: they meet nothing. */
 const pacedMet = (r: ProcessesResult) => r.paced !== undefined && r.paced.totalCpu >= GOAL_FLAT && r.paced.keptPace >= KEPT_PACE;
 
@@ -601,12 +626,13 @@ export const processes: Suite<ProcessesResult> = {
       }
       const rate = options.pacedRate ?? 10;
       const kept = await alternate(options.configs, options.rounds, async (config, i) => {
-        const r = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, config, rate);
+        const r = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, config, rate, config === '1x1' ? round(rate / SHARE, 2) : undefined);
         const c = r.cpuMsPerRun;
         const p = r.paced!;
         progress(
           `  processes: round ${i + 1} ${config}: ${r.runsPerSec} runs/s, CPU ms per run gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} (halves ${r.halves.join(' / ')}; net of idle ${r.netMsPerRun}; clients ${c.client}), idle ms/s ${r.idleMsPerSec.gateway} + ${r.idleMsPerSec.worker} + ${r.idleMsPerSec.postgres}, busy ${r.busyPct} %, machine idle ${r.machineIdlePct} %; ` +
-            `at ${rate} runs/s: ${p.runsPerSec} runs/s, ${p.cpuMsPerRun.gateway} + ${p.cpuMsPerRun.worker} + ${p.cpuMsPerRun.postgres} = ${p.cpuMsPerRun.total} ms (halves ${p.halves.join(' / ')}; net ${p.netMsPerRun}), run p50 ${p.latencyMs.p50} ms p95 ${p.latencyMs.p95} ms, machine idle ${p.machineIdlePct} %; load ${os.loadavg()[0]!.toFixed(2)}`,
+            [p, ...(r.shared ? [r.shared] : [])].map((x) => `at ${x.rate} runs/s: ${x.runsPerSec} runs/s, ${x.cpuMsPerRun.gateway} + ${x.cpuMsPerRun.worker} + ${x.cpuMsPerRun.postgres} = ${x.cpuMsPerRun.total} ms (halves ${x.halves.join(' / ')}; net ${x.netMsPerRun}), run p50 ${x.latencyMs.p50} ms p95 ${x.latencyMs.p95} ms, machine idle ${x.machineIdlePct} %; `).join('') +
+            `load ${os.loadavg()[0]!.toFixed(2)}`,
         );
         return r;
       });
@@ -659,6 +685,7 @@ export const processes: Suite<ProcessesResult> = {
         return pad([label(c), p.runsPerSec, p.cpuMsPerRun.gateway, p.cpuMsPerRun.worker, p.cpuMsPerRun.postgres, p.cpuMsPerRun.total, p.netMsPerRun, p.latencyMs.p50, p.latencyMs.p95, p.machineIdlePct], [14, 8, 9, 8, 10, 8, 8, 9, 9, 16]);
       }),
       ...r.configs.map((c) => `   rounds ${label(c)} at the pace: ${c.rounds.map((x) => `${x.paced!.runsPerSec} runs/s ${x.paced!.cpuMsPerRun.total} ms (halves ${x.paced!.halves.join(' / ')}; net ${x.paced!.netMsPerRun})`).join(', ')}`),
+      ...perProcessLoad(r),
       `   at the pace, lowest ÷ highest: total CPU per run ${r.paced.totalCpu.toFixed(3)}, net ${r.paced.netCpu.toFixed(3)}; lowest runs/s ÷ the pace ${r.paced.keptPace.toFixed(3)}   (goal: CPU ≥ ${GOAL_FLAT}, pace ≥ ${KEPT_PACE}: ${verdict(pacedMet(r))})`,
       `   runs/s one Postgres of N cores would carry at ${r.postgresMsPerRun.ms} ms of Postgres CPU a run (${label(worst)}, the highest), CPU only (an upper bound: no I/O or lock waits):`,
       `   ${r.capacity.map((c) => `${c.cores} cores ${c.runsPerSec.toLocaleString('en-US')}`).join(', ')}`,
