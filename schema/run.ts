@@ -1,6 +1,6 @@
 import { RUN_STATUSES, type RunStatus } from '../db/schema/runs.ts';
 import { isTerminal, outputUrl, priceRuleOf, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/runs/view.ts';
-import { countRuns, encodeRunCursor, getRun, listRuns } from '../src/runs/runs.ts';
+import { countRuns, encodeRunCursor, getRun, itemsRequest, listRuns } from '../src/runs/runs.ts';
 import { assertNotExpired } from '../src/runs/exports.ts';
 import { cancelRun, followAccountRuns, followRunItems, type RunItemsBatch } from '../src/runs/control.ts';
 import type { RunEvent } from '../src/runs/events.ts';
@@ -107,8 +107,7 @@ RunRef.implement({
         const offset = rowAfter(args.after);
         assertNotExpired(run, ctx.core.clock());
         // Batched across the runs of a list: one statement for every run's page.
-        const ended = isTerminal(run.status) ? { expected: Math.max(0, Math.min(limit + 1, run.itemCount - offset)) } : {};
-        const rows = await ctx.loaders.runItems.load({ runId: run.id, offset, limit: limit + 1, ...ended });
+        const rows = await ctx.loaders.runItems.load(itemsRequest(run, offset, limit + 1));
         return connectionOf(resultRows(run.tool, rows.slice(0, limit)), { cursorOf: (_, i) => rowCursor(offset + i), hasNextPage: rows.length > limit, totalCount: run.itemCount });
       },
     }),

@@ -17,7 +17,6 @@ import { quoteIdentifier as quote } from '../identifiers.ts';
  * built again).
  */
 
-
 /** Defaults the reader can write itself: a literal, cast or not (the datasets' defaults are all such). */
 const CONSTANT = /^(?:'(?:[^']|'')*'|[+-]?\d+(?:\.\d+)?|true|false)(?:::[a-z_][\w ]*(?:\[\])*)?$/i;
 

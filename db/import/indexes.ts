@@ -4,7 +4,6 @@ import { quoteIdentifier as quote } from '../identifiers.ts';
 
 /** A table's indexes and foreign keys dropped for a large load and made again after it, in the load's transaction. */
 
-
 /** A dropped index or foreign key: its name and what re-creates it. */
 export interface Definition {
   name: string;

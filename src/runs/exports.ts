@@ -89,9 +89,18 @@ export function assertDownloadable(run: Run, now = new Date()) {
  * commits a run's end with or after its last rows and a standby replays commits in order, so that copy
  * is whole. A replica that has not replayed the end yields no rows and says so (`NotReplayed`).
  */
+/** The rows a range of an ended run holds: its `limit`, or fewer where the run's rows end. */
+export const rowsInRange = (itemCount: number, range: { offset: number; limit?: number }) => Math.min(range.limit ?? Infinity, Math.max(0, itemCount - range.offset));
+
+/**
+ * A condition true when the run whose id `runId` gives has ended on the server `sql` reads: a replica's
+ * copy of a run's rows is whole once it shows the run's end.
+ */
+export const endedOnServer = (sql: Sql, runId: ReturnType<Sql>) => sql`exists (select 1 from run where id = ${runId} and status in ${sql([...TERMINAL_STATUSES])})`;
+
 async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit?: number }, expected: number, onReplica: boolean): AsyncGenerator<Row> {
   const limit = range.limit === undefined ? sql`` : sql`limit ${range.limit}`;
-  const ended = onReplica ? sql`and exists (select 1 from run where id = ${runId} and status in ${sql([...TERMINAL_STATUSES])})` : sql``;
+  const ended = onReplica ? sql`and ${endedOnServer(sql, sql`${runId}`)}` : sql``;
   const cursor = sql`select seq, data from run_item where run_id = ${runId} and seq >= ${range.offset} ${ended} order by seq ${limit}`.cursor(500);
   let read = 0;
   for await (const batch of cursor) {
@@ -124,7 +133,7 @@ function rowsOf(from: RowSource, run: Run, range: { offset: number; limit?: numb
 /** Up to `range.limit` of a finished run's rows from `range.offset`, read as its downloads read them (MCP's download_results). */
 export async function readRunRows(core: Pick<Core, 'sql' | 'catalogReader'>, run: Run, range: { offset: number; limit: number }): Promise<Row[]> {
   const rows: Row[] = [];
-  for await (const row of rowsOf(core, run, range, Math.min(range.limit, Math.max(0, run.itemCount - range.offset)))) rows.push(row);
+  for await (const row of rowsOf(core, run, range, rowsInRange(run.itemCount, range))) rows.push(row);
   return rows;
 }
 
@@ -140,8 +149,7 @@ async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'):
 
 /** Streams a run's rows (all, or the range asked for) from Postgres in `format`; CSV has a header row of the tool's columns. */
 export function exportRun(from: RowSource, run: Run, columns: Column[], format: ExportFormat, range: { offset: number; limit?: number } = { offset: 0 }) {
-  const expected = Math.min(range.limit ?? Infinity, Math.max(0, run.itemCount - range.offset));
-  const rows = rowsOf(from, run, range, expected);
+  const rows = rowsOf(from, run, range, rowsInRange(run.itemCount, range));
   let body: Readable;
   if (format === 'csv') {
     const csv = stringify({ header: true, columns: columns.map((c) => ({ key: c.key, header: c.header })), bom: false });

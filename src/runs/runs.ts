@@ -1,13 +1,13 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor, Sql, Transaction } from '../../db/client.ts';
-import { runItemTable, runTable, TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import { runItemTable, runTable, type Run, type RunStatus } from '../../db/schema/runs.ts';
 import { NotReplayed } from '../catalog/reader.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import type { StartInfo, ToolDefinition } from '../tools/types.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
-import { assertNotExpired } from './exports.ts';
+import { assertNotExpired, endedOnServer, rowsInRange } from './exports.ts';
 import { assertStorable, cursorTime, unstorable } from '../shared/params.ts';
 import { assertKnownFields } from '../shared/fields.ts';
 import { formatDollars, microsToNumber } from '../billing/money.ts';
@@ -16,7 +16,7 @@ import { getBalances } from '../billing/wallet.ts';
 import { checkWebhookUrl, newSigningSecret, webhookUrl } from './webhooks.ts';
 import type { OutboundGuard } from '../net/guard.ts';
 import { newRunId } from '../shared/ids.ts';
-import { snapshotOf, type RunSnapshot } from './view.ts';
+import { isTerminal, snapshotOf, type RunSnapshot } from './view.ts';
 import { placeRun } from './queue.ts';
 
 /** Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field, or every field the tool does not know. */
@@ -312,7 +312,7 @@ export interface ItemsRequest {
  */
 async function itemsOfRuns(sqlClient: Sql, requests: readonly ItemsRequest[], endedOnly: boolean): Promise<Record<string, unknown>[][]> {
   if (requests.length === 0) return [];
-  const ended = endedOnly ? sqlClient`exists (select 1 from run where id = r.run_id and status in ${sqlClient([...TERMINAL_STATUSES])})` : sqlClient`true`;
+  const ended = endedOnly ? endedOnServer(sqlClient, sqlClient`r.run_id`) : sqlClient`true`;
   // The requests are filtered first (materialized), so the rows of a run left out are never read.
   const rows = await sqlClient<{ i: string; data: Record<string, unknown> }[]>`
     with r as materialized (
@@ -329,6 +329,14 @@ async function itemsOfRuns(sqlClient: Sql, requests: readonly ItemsRequest[], en
   for (const row of rows) pages[Number(row.i) - 1]!.push(row.data);
   return pages;
 }
+
+/** The request for up to `limit` rows of `run` from `offset`; an ended run's says how many it holds. */
+export const itemsRequest = (run: { id: string; status: RunStatus; itemCount: number }, offset: number, limit: number): ItemsRequest => ({
+  runId: run.id,
+  offset,
+  limit,
+  ...(isTerminal(run.status) ? { expected: rowsInRange(run.itemCount, { offset, limit }) } : {}),
+});
 
 /**
  * `itemsOfRuns` for GraphQL's `Run.results`, batched: pages of runs in flight on the primary; pages of
