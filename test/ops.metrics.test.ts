@@ -89,6 +89,16 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
   });
 
+  it('samples the event loop every 100 ms, not 100 times a second', async () => {
+    const scrape = async () => (await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text());
+    // Each scrape restarts the delay histogram; the next one shows the intervals between samples since.
+    await scrape();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const min = Number(/^nodejs_eventloop_lag_min_seconds (\S+)$/m.exec(await scrape())?.[1]);
+    expect(min).toBeGreaterThanOrEqual(0.09);
+    expect(min).toBeLessThan(1);
+  });
+
   it('is open when METRICS_TOKEN is not set', async () => {
     const open = await startTestApp({ worker: false });
     try {
