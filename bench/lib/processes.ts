@@ -26,6 +26,8 @@
  *     process's own CPU (the clients) is reported apart. Then the idle
  *     rate of each kind with no run going, and the machine's idle time in the window (/proc/stat): near
  *     0, the runs had all the CPU there was, so nothing held them waiting.
+ *   - Wake-ups: the times each kind's threads were put on a CPU (/proc/<pid>/task/<tid>/schedstat),
+ *     per run at the pace. A process does a run's work in fewer, fuller turns when it carries more runs.
  *
  * Configurations alternate in rotating order every round, so the drift of a shared machine falls on all,
  * after a priming round that is not kept (the freshly seeded database's first minute under load).
@@ -106,6 +108,15 @@ export interface PacedRound {
   /** A run end to end (start, status until SUCCEEDED, download), ms. */
   latencyMs: { p50: number; p95: number };
   halves: [number, number];
+  /** Times the threads of each kind were put on a CPU, per run. */
+  wakeupsPerRun: Wakeups;
+}
+
+/** Per run, by process kind: how often its threads were put on a CPU (they woke, or were preempted and resumed). */
+export interface Wakeups {
+  gateway: number;
+  worker: number;
+  postgres: number;
 }
 
 export interface ConfigRound {
@@ -145,7 +156,7 @@ export interface ConfigFigures {
   busyPct: number;
   machineIdlePct: number;
   /** Medians of the rounds' paced windows. */
-  paced: { runsPerSec: number; cpuMsPerRun: CpuPerRun; netMsPerRun: number; machineIdlePct: number; latencyMs: { p50: number; p95: number } };
+  paced: { runsPerSec: number; cpuMsPerRun: CpuPerRun; netMsPerRun: number; machineIdlePct: number; latencyMs: { p50: number; p95: number }; wakeupsPerRun: Wakeups };
   /** Medians of the windows at the pace ÷ SHARE (1 × 1 only). */
   shared?: ConfigFigures['paced'] & { rate: number };
   rounds: ConfigRound[];
@@ -195,13 +206,29 @@ async function processTable(): Promise<Map<number, { ppid: number; ticks: number
   return table;
 }
 
-/** CPU milliseconds of each root's process tree. */
-async function treeCpuMs(roots: number[]): Promise<number[]> {
+/** Times the threads of a live process were put on a CPU: the third figure of each `/proc/<pid>/task/<tid>/schedstat`. */
+async function timeslices(pid: number): Promise<number> {
+  const tids = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  const counts = await Promise.all(tids.map((tid) => readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').then((text) => Number(text.trim().split(' ')[2]) || 0, () => 0)));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * CPU milliseconds of each root's process tree, and its live threads' timeslices (those of processes
+ * that exited are not counted: here, a few autovacuum workers).
+ */
+async function treeUsage(roots: number[]): Promise<{ cpuMs: number; slices: number }[]> {
   const table = await processTable();
   const children = new Map<number, number[]>();
   for (const [pid, { ppid }] of table) (children.get(ppid) ?? children.set(ppid, []).get(ppid)!).push(pid);
-  const tree = (pid: number): number => (table.get(pid)?.ticks ?? 0) + (children.get(pid) ?? []).reduce((sum, c) => sum + tree(c), 0);
-  return roots.map((pid) => (tree(pid) * 1000) / clockTicks);
+  const members = (pid: number): number[] => [pid, ...(children.get(pid) ?? []).flatMap(members)];
+  return Promise.all(
+    roots.map(async (root) => {
+      const pids = members(root);
+      const slices = await Promise.all(pids.map(timeslices));
+      return { cpuMs: (pids.reduce((sum, pid) => sum + (table.get(pid)?.ticks ?? 0), 0) * 1000) / clockTicks, slices: slices.reduce((a, b) => a + b, 0) };
+    }),
+  );
 }
 
 /** The machine's idle (idle + iowait) and total ticks since boot, all CPUs. */
@@ -362,6 +389,8 @@ interface Sample {
   worker: number;
   postgres: number;
   client: number;
+  /** Timeslices so far, by kind. */
+  slices: Wakeups;
 }
 
 /** CPU ms per run between two samples, by kind, with the total of the three and the clients apart. */
@@ -380,7 +409,8 @@ function windowFigures(before: Sample, mid: Sample, after: Sample, what: string)
   const secs = (after.at - before.at) / 1000;
   const machineIdlePct = round(((after.machine.idle - before.machine.idle) / (after.machine.total - before.machine.total)) * 100);
   const halves: [number, number] = [perRun(before, mid).total, perRun(mid, after).total];
-  return { runs, secs, runsPerSec: round(runs / secs), cpuMsPerRun: perRun(before, after), machineIdlePct, halves };
+  const slicesPerRun = (k: keyof Wakeups) => round((after.slices[k] - before.slices[k]) / runs, 1);
+  return { runs, secs, runsPerSec: round(runs / secs), cpuMsPerRun: perRun(before, after), machineIdlePct, halves, wakeupsPerRun: { gateway: slicesPerRun('gateway'), worker: slicesPerRun('worker'), postgres: slicesPerRun('postgres') } };
 }
 
 /**
@@ -459,9 +489,10 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
       const done = runs;
       const client = clientCpuMs();
       const machine = await machineTicks();
-      const [pg, ...rest] = await treeCpuMs([postmaster, ...gateways.map((c) => c.child.pid!), ...workers.map((c) => c.child.pid!)]);
-      const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-      return { at, machine, runs: done, postgres: pg!, gateway: sum(rest.slice(0, g)), worker: sum(rest.slice(g)), client };
+      const [pg, ...rest] = await treeUsage([postmaster, ...gateways.map((c) => c.child.pid!), ...workers.map((c) => c.child.pid!)]);
+      const sum = (xs: { cpuMs: number; slices: number }[], k: 'cpuMs' | 'slices') => xs.reduce((a, b) => a + b[k], 0);
+      const [gs, ws] = [rest.slice(0, g), rest.slice(g)];
+      return { at, machine, runs: done, postgres: pg!.cpuMs, gateway: sum(gs, 'cpuMs'), worker: sum(ws, 'cpuMs'), client, slices: { gateway: sum(gs, 'slices'), worker: sum(ws, 'slices'), postgres: pg!.slices } };
     };
     const wait = (secs: number) => Promise.race([sleep(secs * 1000), fleet.failed]);
     /** Samples at the start, the middle and the end of a window of `measureSecs`. */
@@ -561,10 +592,12 @@ const pacedFigures = (rounds: PacedRound[]): ConfigFigures['paced'] => {
     netMsPerRun: med((r) => r.netMsPerRun),
     machineIdlePct: med((r) => r.machineIdlePct, 1),
     latencyMs: { p50: med((r) => r.latencyMs.p50, 1), p95: med((r) => r.latencyMs.p95, 1) },
+    wakeupsPerRun: { gateway: med((r) => r.wakeupsPerRun.gateway, 1), worker: med((r) => r.wakeupsPerRun.worker, 1), postgres: med((r) => r.wakeupsPerRun.postgres, 1) },
   };
 };
 
 const label = (c: { gateways: number; workers: number }) => `${c.gateways} × ${c.workers}`;
+const wakeups = (w: Wakeups | undefined) => (w ? `${w.gateway}/${w.worker}/${w.postgres}` : '');
 
 /** 1 × 1 at the pace ÷ SHARE beside the configuration whose processes each carry that load at the pace. */
 function perProcessLoad(r: ProcessesResult): string[] {
@@ -573,7 +606,7 @@ function perProcessLoad(r: ProcessesResult): string[] {
   if (!one) return [];
   const cpu = (c: CpuPerRun) => `gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} ms`;
   return [
-    `   1 × 1 at ${one.rate} runs/s (the pace ÷ ${SHARE}, what each process of ${SHARE} × ${SHARE} carries at the pace): ${one.runsPerSec} runs/s, ${cpu(one.cpuMsPerRun)} a run (net ${one.netMsPerRun})`,
+    `   1 × 1 at ${one.rate} runs/s (the pace ÷ ${SHARE}, what each process of ${SHARE} × ${SHARE} carries at the pace): ${one.runsPerSec} runs/s, ${cpu(one.cpuMsPerRun)} a run (net ${one.netMsPerRun}), wake-ups a run ${wakeups(one.wakeupsPerRun)}`,
     ...(many ? [`   ${label(many)} at the pace: ${cpu(many.paced.cpuMsPerRun)}; ÷ 1 × 1 at ${one.rate} runs/s: gateway ${round(many.paced.cpuMsPerRun.gateway / one.cpuMsPerRun.gateway, 2)}, worker ${round(many.paced.cpuMsPerRun.worker / one.cpuMsPerRun.worker, 2)}, Postgres ${round(many.paced.cpuMsPerRun.postgres / one.cpuMsPerRun.postgres, 2)}, total ${round(many.paced.cpuMsPerRun.total / one.cpuMsPerRun.total, 2)}`] : []),
   ];
 }
@@ -631,7 +664,7 @@ export const processes: Suite<ProcessesResult> = {
         const p = r.paced!;
         progress(
           `  processes: round ${i + 1} ${config}: ${r.runsPerSec} runs/s, CPU ms per run gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} (halves ${r.halves.join(' / ')}; net of idle ${r.netMsPerRun}; clients ${c.client}), idle ms/s ${r.idleMsPerSec.gateway} + ${r.idleMsPerSec.worker} + ${r.idleMsPerSec.postgres}, busy ${r.busyPct} %, machine idle ${r.machineIdlePct} %; ` +
-            [p, ...(r.shared ? [r.shared] : [])].map((x) => `at ${x.rate} runs/s: ${x.runsPerSec} runs/s, ${x.cpuMsPerRun.gateway} + ${x.cpuMsPerRun.worker} + ${x.cpuMsPerRun.postgres} = ${x.cpuMsPerRun.total} ms (halves ${x.halves.join(' / ')}; net ${x.netMsPerRun}), run p50 ${x.latencyMs.p50} ms p95 ${x.latencyMs.p95} ms, machine idle ${x.machineIdlePct} %; `).join('') +
+            [p, ...(r.shared ? [r.shared] : [])].map((x) => `at ${x.rate} runs/s: ${x.runsPerSec} runs/s, ${x.cpuMsPerRun.gateway} + ${x.cpuMsPerRun.worker} + ${x.cpuMsPerRun.postgres} = ${x.cpuMsPerRun.total} ms (halves ${x.halves.join(' / ')}; net ${x.netMsPerRun}), wake-ups a run ${wakeups(x.wakeupsPerRun)}, run p50 ${x.latencyMs.p50} ms p95 ${x.latencyMs.p95} ms, machine idle ${x.machineIdlePct} %; `).join('') +
             `load ${os.loadavg()[0]!.toFixed(2)}`,
         );
         return r;
@@ -678,11 +711,12 @@ export const processes: Suite<ProcessesResult> = {
       ),
       ...r.configs.map((c) => `   rounds ${label(c)}: ${rounds(c)}`),
       `   saturated, lowest ÷ highest: runs/s ${r.flatness.runsPerSec.toFixed(3)}, total CPU per run ${r.flatness.totalCpu.toFixed(3)}, net ${r.flatness.netCpu.toFixed(3)}   (${r.cpus} CPUs shared by up to ${Math.max(...r.configs.map((c) => c.gateways + c.workers)) + 2} processes: see the pace below)`,
-      `   The same processes at a pace of ${r.paced.rate} runs started a second (an open loop, ${o.pacedSettleSecs} s to settle, ${o.measureSecs} s measured); run: start to download, ms`,
-      pad(['gw × workers', 'runs/s', 'gateway', 'worker', 'Postgres', 'total', 'net', 'run p50', 'run p95', 'machine idle %'], [14, 8, 9, 8, 10, 8, 8, 9, 9, 16]),
+      `   The same processes at a pace of ${r.paced.rate} runs started a second (an open loop, ${o.pacedSettleSecs} s to settle, ${o.measureSecs} s measured); run: start to download, ms;`,
+      `   wake-ups: the times the gateways', workers' and Postgres' threads were put on a CPU, per run`,
+      pad(['gw × workers', 'runs/s', 'gateway', 'worker', 'Postgres', 'total', 'net', 'run p50', 'run p95', 'machine idle %', 'wake-ups gw/wk/pg'], [14, 8, 9, 8, 10, 8, 8, 9, 9, 16, 18]),
       ...r.configs.map((c) => {
         const p = c.paced;
-        return pad([label(c), p.runsPerSec, p.cpuMsPerRun.gateway, p.cpuMsPerRun.worker, p.cpuMsPerRun.postgres, p.cpuMsPerRun.total, p.netMsPerRun, p.latencyMs.p50, p.latencyMs.p95, p.machineIdlePct], [14, 8, 9, 8, 10, 8, 8, 9, 9, 16]);
+        return pad([label(c), p.runsPerSec, p.cpuMsPerRun.gateway, p.cpuMsPerRun.worker, p.cpuMsPerRun.postgres, p.cpuMsPerRun.total, p.netMsPerRun, p.latencyMs.p50, p.latencyMs.p95, p.machineIdlePct, wakeups(p.wakeupsPerRun)], [14, 8, 9, 8, 10, 8, 8, 9, 9, 16, 18]);
       }),
       ...r.configs.map((c) => `   rounds ${label(c)} at the pace: ${c.rounds.map((x) => `${x.paced!.runsPerSec} runs/s ${x.paced!.cpuMsPerRun.total} ms (halves ${x.paced!.halves.join(' / ')}; net ${x.paced!.netMsPerRun})`).join(', ')}`),
       ...perProcessLoad(r),
