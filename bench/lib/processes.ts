@@ -28,6 +28,9 @@
  *     0, the runs had all the CPU there was, so nothing held them waiting.
  *   - Wake-ups: the times each kind's threads were put on a CPU (/proc/<pid>/task/<tid>/schedstat),
  *     per run at the pace. A process does a run's work in fewer, fuller turns when it carries more runs.
+ *   - The machine, first: what a fixed unit of work costs a fresh process back to back and after sleeps
+ *     of 1 to 100 ms (probeMachine). Where a unit after a sleep costs more, so does every turn of a
+ *     process that sleeps longer between runs, whatever its code.
  *
  * Configurations alternate in rotating order every round, so the drift of a shared machine falls on all,
  * after a priming round that is not kept (the freshly seeded database's first minute under load).
@@ -178,6 +181,14 @@ export interface ProcessesResult {
   postgresMsPerRun: { ms: number; config: string };
   /** N · 1000 ÷ postgresMsPerRun: an upper bound, CPU only. */
   capacity: { cores: number; runsPerSec: number }[];
+  /** What a fixed unit of work costs after each sleep, before the configurations (absent in figures saved before it). */
+  machine?: MachineProbe[];
+}
+
+export interface MachineProbe {
+  /** The sleep before each unit, ms; 0: back to back. */
+  gapMs: number;
+  cpuUsPerUnit: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,6 +246,45 @@ async function treeUsage(roots: number[]): Promise<{ cpuMs: number; slices: numb
 async function machineTicks(): Promise<{ idle: number; total: number }> {
   const f = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
   return { idle: f[3]! + f[4]!, total: f.reduce((a, b) => a + b, 0) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The machine: what the same work costs after a process sleeps
+
+/** The sleeps between units of work the probe tries, ms (0: back to back). */
+const PROBE_GAPS_MS = [0, 1, 5, 20, 100];
+
+/**
+ * CPU µs a fixed unit of JavaScript (about 0.2 ms of arithmetic, no allocation) costs in a fresh
+ * process, done back to back and after each sleep of PROBE_GAPS_MS. On CPUs that keep a sleeping
+ * process's caches warm and its clock up, every figure is the same; where they differ, a process that
+ * carries a smaller load, and so sleeps longer between turns, pays more for the same work, whatever the
+ * code.
+ */
+async function probeMachine(): Promise<MachineProbe[]> {
+  const code = `
+    const unit = () => { let s = 0; for (let i = 0; i < 200000; i++) s += i % 7; return s; };
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    let sink = 0;
+    for (let i = 0; i < 1000; i++) sink += unit();
+    const out = [];
+    for (const gapMs of ${JSON.stringify(PROBE_GAPS_MS)}) {
+      const n = gapMs === 0 ? 2000 : Math.max(20, Math.round(1500 / gapMs));
+      const t0 = process.cpuUsage();
+      for (let i = 0; i < n; i++) {
+        if (gapMs > 0) Atomics.wait(cell, 0, 0, gapMs);
+        sink += unit();
+      }
+      const used = process.cpuUsage(t0);
+      out.push({ gapMs, cpuUsPerUnit: Math.round(((used.user + used.system) / n) * 10) / 10 });
+    }
+    process.stdout.write(JSON.stringify(sink > 0 ? out : []));`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let text = '';
+  child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const [status] = (await once(child, 'exit')) as [number | null];
+  if (status !== 0) throw new Error(`processes: the machine probe exited with ${status}`);
+  return JSON.parse(text) as MachineProbe[];
 }
 
 const clientCpuMs = () => {
@@ -610,6 +660,14 @@ function perProcessLoad(r: ProcessesResult): string[] {
     ...(many ? [`   ${label(many)} at the pace: ${cpu(many.paced.cpuMsPerRun)}; ÷ 1 × 1 at ${one.rate} runs/s: gateway ${round(many.paced.cpuMsPerRun.gateway / one.cpuMsPerRun.gateway, 2)}, worker ${round(many.paced.cpuMsPerRun.worker / one.cpuMsPerRun.worker, 2)}, Postgres ${round(many.paced.cpuMsPerRun.postgres / one.cpuMsPerRun.postgres, 2)}, total ${round(many.paced.cpuMsPerRun.total / one.cpuMsPerRun.total, 2)}`] : []),
   ];
 }
+/** What the probe found: the same work's CPU back to back and after each sleep, with its ratio to back to back. */
+function machineLine(probe: MachineProbe[] | undefined): string[] {
+  const first = probe?.[0];
+  if (!probe || !first) return [];
+  const after = probe.slice(1).map((m) => `after ${m.gapMs} ms asleep ${m.cpuUsPerUnit} µs (× ${round(m.cpuUsPerUnit / first.cpuUsPerUnit, 2)})`);
+  return [`   this machine: a fixed unit of JavaScript costs ${first.cpuUsPerUnit} µs of CPU back to back; ${after.join(', ')}`];
+}
+
 /** Figures saved before the paced window existed have no `paced`: they meet nothing. */
 const pacedMet = (r: ProcessesResult) => r.paced !== undefined && r.paced.totalCpu >= GOAL_FLAT && r.paced.keptPace >= KEPT_PACE;
 
@@ -627,6 +685,8 @@ export const processes: Suite<ProcessesResult> = {
       pacedRate: context.count('paced-rate') ?? base.pacedRate,
     };
     const loadBefore = os.loadavg().map((x) => round(x, 2));
+    progress('processes: what the same work costs after a sleep, on this machine');
+    const machine = await probeMachine();
     const server = await openBenchServer();
     const fleet = new Fleet();
     try {
@@ -689,6 +749,7 @@ export const processes: Suite<ProcessesResult> = {
         },
         postgresMsPerRun: { ms: worst.cpuMsPerRun.postgres, config: worst.config },
         capacity: CORES.map((cores) => ({ cores, runsPerSec: Math.floor((cores * 1000) / worst.cpuMsPerRun.postgres) })),
+        machine,
       };
     } finally {
       fleet.close();
@@ -721,6 +782,7 @@ export const processes: Suite<ProcessesResult> = {
       ...r.configs.map((c) => `   rounds ${label(c)} at the pace: ${c.rounds.map((x) => `${x.paced!.runsPerSec} runs/s ${x.paced!.cpuMsPerRun.total} ms (halves ${x.paced!.halves.join(' / ')}; net ${x.paced!.netMsPerRun})`).join(', ')}`),
       ...perProcessLoad(r),
       `   at the pace, lowest ÷ highest: total CPU per run ${r.paced.totalCpu.toFixed(3)}, net ${r.paced.netCpu.toFixed(3)}; lowest runs/s ÷ the pace ${r.paced.keptPace.toFixed(3)}   (goal: CPU ≥ ${GOAL_FLAT}, pace ≥ ${KEPT_PACE}: ${verdict(pacedMet(r))})`,
+      ...machineLine(r.machine),
       `   runs/s one Postgres of N cores would carry at ${r.postgresMsPerRun.ms} ms of Postgres CPU a run (${label(worst)}, the highest), CPU only (an upper bound: no I/O or lock waits):`,
       `   ${r.capacity.map((c) => `${c.cores} cores ${c.runsPerSec.toLocaleString('en-US')}`).join(', ')}`,
     ].join('\n');
