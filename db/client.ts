@@ -11,8 +11,40 @@ export function connect(url: string, options: { max?: number } = {}) {
     // refusals, which would hold every request (and the recovery) long after a database restart ends.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
   });
-  const db = drizzle(sql, { schema });
+  const db = drizzle(preparing(sql), { schema });
   return { sql, db };
+}
+
+/**
+ * `sql` with every statement drizzle sends prepared. drizzle asks postgres.js for unnamed statements,
+ * and postgres.js sends an unnamed statement with parameters in two round trips (it asks Postgres for
+ * the parameter types, then sends the values), which Postgres parses and plans every time. A
+ * prepared one is named once per connection and then sent in one round trip: a run's statements
+ * cost the worker and Postgres about a third fewer wake-ups (docs/benchmarks.md, `processes`).
+ * Postgres may give a prepared statement a generic plan after five runs, which suits the lookups by
+ * key this client serves. The catalog's searches need a plan for their own values and do not come
+ * through here: the catalog sources have their own drizzle (src/catalog/reader.ts) and the searches
+ * are sent unnamed (`plannedPerCall`). A connection's statements go with it (postgres.js replaces
+ * each connection after 30 to 60 minutes). Transactions and savepoints hand out clients that prepare
+ * too.
+ */
+function preparing<S extends postgres.Sql | postgres.TransactionSql>(sql: S): S {
+  return new Proxy(sql, {
+    get(target, property, receiver) {
+      if (property === 'unsafe') {
+        return (query: string, parameters?: never[], options?: postgres.UnsafeQueryOptions) => target.unsafe(query, parameters, { ...options, prepare: true });
+      }
+      if (property === 'begin' || property === 'savepoint') {
+        const open = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
+        // (options or name)?, then the callback, which gets a client that prepares as well.
+        return (...args: unknown[]) => {
+          const work = args.pop() as (tx: postgres.TransactionSql) => unknown;
+          return open(...args, (tx: postgres.TransactionSql) => work(preparing(tx)));
+        };
+      }
+      return Reflect.get(target, property, receiver);
+    },
+  });
 }
 
 export type Sql = postgres.Sql;

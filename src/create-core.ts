@@ -19,7 +19,7 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
   // A TOOL_SOURCES naming a tool that cannot run upstream stops start-up here, before anything opens.
   const upstream = createUpstreamEngine(config);
   const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
-  const catalogReader = createCatalogReader({ sql, db }, { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs, logger });
+  const catalogReader = createCatalogReader(sql, { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs, logger });
   // A standalone worker hears the cancels and its own changes only (events.ts, EventScope); a gateway the runs it serves.
   const events = createEventBus(sql, { scope: options.events });
   const network = createNetwork(config.network);

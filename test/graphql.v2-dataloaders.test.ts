@@ -51,7 +51,7 @@ beforeAll(async () => {
   client = postgres(d.database.url, { max: 1, onnotice: () => {}, debug: (_connection, query) => void statements.push(query) });
   const db = drizzle(client, { schema: tables });
   // No read replica: the catalog reader reads on this one connection too.
-  const catalogReader = createCatalogReader({ sql: client, db }, { url: undefined, maxLagMs: 0, logger: createLogger('silent') });
+  const catalogReader = createCatalogReader(client, { url: undefined, maxLagMs: 0, logger: createLogger('silent') });
   core = { sql: client, db, catalogReader, clock: () => new Date(), config: { publicUrl: 'http://localhost' } } as unknown as Core;
   await client`select ${[1]}::int[] as warm`;
 });

@@ -187,7 +187,7 @@ describe('downloads with DATABASE_READ_URL', () => {
     const runId = await insertRun('SUCCEEDED');
     await replayed(runId, 'SUCCEEDED');
     const own: typeof lines = [];
-    const reader = createCatalogReader({ sql, db }, { url: replica.url('postgres'), maxLagMs: 30_000, logger: createLogger('info', { write: (line: string) => own.push(JSON.parse(line)) }) });
+    const reader = createCatalogReader(sql, { url: replica.url('postgres'), maxLagMs: 30_000, logger: createLogger('info', { write: (line: string) => own.push(JSON.parse(line)) }) });
     try {
       await waitFor(() => own.some((l) => l.msg === toReplica), Boolean, { timeoutMs: 10_000 });
       const before = await counters(sql);

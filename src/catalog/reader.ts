@@ -50,10 +50,12 @@ const lsnOf = (text: string) => {
   return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
 };
 
-export function createCatalogReader(primary: { sql: Sql; db: Database }, options: ReaderOptions): CatalogReader {
+export function createCatalogReader(primarySql: Sql, options: ReaderOptions): CatalogReader {
   const { url, maxLagMs, logger } = options;
   catalogReadsOnReplica.set(0);
-  if (!url) return { read: async (work) => work(primary.sql), stream: (work) => work(primary.sql, 0, false), db: primary.db, close: async () => {} };
+  // The catalog's own drizzle, on the primary's pool: its statements go unnamed, unlike those of the
+  // pool's own drizzle (db/client.ts), so a search is planned for its own values every time.
+  if (!url) return { read: async (work) => work(primarySql), stream: (work) => work(primarySql, 0, false), db: drizzle(primarySql, { schema }), close: async () => {} };
 
   const { sql: replica } = connect(url, { max: 10 });
   // The replica is trusted only after a check has found it current.
@@ -82,7 +84,7 @@ export function createCatalogReader(primary: { sql: Sql; db: Database }, options
     });
   const check = async () => {
     try {
-      const [{ position }] = await answered(primary.sql<[{ position: string }]>`select pg_current_wal_lsn()::text as position`);
+      const [{ position }] = await answered(primarySql<[{ position: string }]>`select pg_current_wal_lsn()::text as position`);
       const at = Date.now();
       const [state] = await answered(replica<[{ replayed: string | null }]>`select pg_last_wal_replay_lsn()::text as replayed`);
       if (state.replayed === null) return setHealth(false, 'DATABASE_READ_URL is not a standby in recovery');
@@ -113,12 +115,12 @@ export function createCatalogReader(primary: { sql: Sql; db: Database }, options
     return true;
   };
   const read = async <T>(work: (sql: Sql) => PromiseLike<T>): Promise<T> => {
-    if (!healthy) return work(primary.sql);
+    if (!healthy) return work(primarySql);
     try {
       return await work(replica);
     } catch (err) {
       if (!leftForPrimary(err)) throw err;
-      return work(primary.sql);
+      return work(primarySql);
     }
   };
   async function* stream<T>(work: (sql: Sql, from: number, onReplica: boolean) => AsyncIterable<T>): AsyncGenerator<T> {
@@ -143,11 +145,11 @@ export function createCatalogReader(primary: { sql: Sql; db: Database }, options
         await items.return?.();
       }
     }
-    yield* work(primary.sql, from, false);
+    yield* work(primarySql, from, false);
   }
   // drizzle sends every query through `unsafe` (a plain result or `.values()`): each becomes one `read`.
   // Its parsers were set on both clients when `connect` made their own drizzle.
-  const routed = new Proxy(primary.sql, {
+  const routed = new Proxy(primarySql, {
     get(target, property, receiver) {
       if (property !== 'unsafe') return Reflect.get(target, property, receiver);
       return (query: string, params?: never[], queryOptions?: never) => {
