@@ -1,8 +1,8 @@
 import { Argument, Option, type Command } from 'commander';
-import type { Database } from '../../db/client.ts';
+import type { Database, Sql } from '../../db/client.ts';
 import { DATASET_NAMES, ImportRejected, importFile, type ImportFormat, type ImportProgress, type RowError } from '../../db/import/index.ts';
 
-type WithDatabase = <T>(fn: (db: Database) => Promise<T>) => Promise<T>;
+type WithDatabase = <T>(fn: (db: Database, sql: Sql) => Promise<T>) => Promise<T>;
 
 interface ImportCommandOptions {
   errors?: string;
@@ -60,8 +60,8 @@ export function registerImportCommand(program: Command, withDatabase: WithDataba
       process.on('SIGTERM', interrupt);
       const progress = process.stderr.isTTY ? progressLine(dataset) : undefined;
       try {
-        const result = await withDatabase((db) =>
-          importFile(db.$client, {
+        const result = await withDatabase((_db, sql) =>
+          importFile(sql, {
             dataset,
             file,
             format: opts.format,

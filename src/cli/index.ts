@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { connect, type Database } from '../../db/client.ts';
+import { connect, type Database, type Sql } from '../../db/client.ts';
 import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../../db/schema/accounts.ts';
 import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
 import { loadConfig } from '../config.ts';
@@ -17,11 +17,12 @@ const config = loadConfig();
 const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
 
 /** Opens the configured database (applying pending migrations), runs `fn`, closes everything. */
-async function withDatabase<T>(fn: (db: Database) => Promise<T>): Promise<T> {
+/** Runs `fn` with the database open: drizzle for the domains, and the pool itself for the catalog's loaders, whose statements are not prepared (db/client.ts). */
+async function withDatabase<T>(fn: (db: Database, sql: Sql) => Promise<T>): Promise<T> {
   const database = await openDatabase(config, logger);
   const { db, sql } = connect(database.url, { max: 2 });
   try {
-    return await fn(db);
+    return await fn(db, sql);
   } finally {
     await sql.end();
     await database.stop();
@@ -107,7 +108,7 @@ program
     return Number(v);
   }, 1)
   .action(async (opts: { scale: Scale; seed: number }) => {
-    const report = await withDatabase((db) => seedCatalog(db.$client, { scale: opts.scale, seed: opts.seed, progress: true }));
+    const report = await withDatabase((_db, sql) => seedCatalog(sql, { scale: opts.scale, seed: opts.seed, progress: true }));
     console.log(JSON.stringify(report));
   });
 
