@@ -282,7 +282,8 @@ async function probeMachine(): Promise<MachineProbe[]> {
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
   let text = '';
   child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  const [status] = (await once(child, 'exit')) as [number | null];
+  // 'close', not 'exit': the output has been read to its end.
+  const [status] = (await once(child, 'close')) as [number | null];
   if (status !== 0) throw new Error(`processes: the machine probe exited with ${status}`);
   return JSON.parse(text) as MachineProbe[];
 }
