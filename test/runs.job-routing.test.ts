@@ -117,10 +117,11 @@ describe('worker pools on one Postgres', () => {
       for (let i = 0; i < RUNS; i++) expect((await t.waitForRun(apiKey, await start())).status).toBe('SUCCEEDED');
       // Each job is fetched once, and its worker fetches once more when done and finds nothing. Were
       // every pool woken, the other pool's empty fetch would double that. (A start that arrives while a
-      // worker is in that last fetch may cost one more: graphile-worker has it look again.)
+      // worker is in that last fetch may cost one more: graphile-worker has it look again. On a slow
+      // machine that happened for a quarter of the starts: 20 empty fetches. Every pool woken: 32.)
       await waitFor(() => ca.empty + cb.empty, (n) => n >= RUNS, { what: 'the fetch after each job' });
       expect(ca.started + cb.started).toBe(RUNS);
-      expect(ca.empty + cb.empty).toBeLessThan(RUNS * 1.25);
+      expect(ca.empty + cb.empty).toBeLessThan(RUNS * 1.6);
       expect(ca.started).toBeGreaterThan(0);
       expect(cb.started).toBeGreaterThan(0);
 
