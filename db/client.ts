@@ -2,7 +2,13 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import * as schema from './schema/index.ts';
 
-export function connect(url: string, options: { max?: number } = {}) {
+/**
+ * A pool of connections. drizzle sets its type parsers (dates and times kept as text) on the client
+ * its constructor is given, and a proxy over the client passes them through to it. Every pool gets
+ * them here, whatever later runs on it: the catalog reader's drizzle runs on a proxy over the
+ * primary's pool, so it would never set them on the replica's (src/catalog/reader.ts).
+ */
+export function openPool(url: string, options: { max?: number } = {}): Sql {
   const sql = postgres(url, {
     max: options.max ?? 10,
     onnotice: () => {},
@@ -11,8 +17,20 @@ export function connect(url: string, options: { max?: number } = {}) {
     // refusals, which would hold every request (and the recovery) long after a database restart ends.
     backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
   });
+  drizzle(sql);
+  return sql;
+}
+
+/** A pool and the service's drizzle over it, which prepares every statement it sends. */
+export function connect(url: string, options: { max?: number } = {}) {
+  const sql = openPool(url, options);
   const db = drizzle(preparing(sql), { schema });
   return { sql, db };
+}
+
+/** A drizzle over `sql` that sends its statements unnamed, each planned for its own values: the catalog's. */
+export function planningDatabase(sql: Sql) {
+  return drizzle(sql, { schema });
 }
 
 /**

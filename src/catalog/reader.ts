@@ -1,6 +1,4 @@
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { connect, type Database, type Sql } from '../../db/client.ts';
-import * as schema from '../../db/schema/index.ts';
+import { openPool, planningDatabase, type Database, type Sql } from '../../db/client.ts';
 import type { Logger } from '../logger.ts';
 import { catalogReadsOnReplica } from '../shared/metrics.ts';
 import { isDatabaseUnavailable } from '../shared/errors.ts';
@@ -55,9 +53,9 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
   catalogReadsOnReplica.set(0);
   // The catalog's own drizzle, on the primary's pool: its statements go unnamed, unlike those of the
   // pool's own drizzle (db/client.ts), so a search is planned for its own values every time.
-  if (!url) return { read: async (work) => work(primarySql), stream: (work) => work(primarySql, 0, false), db: drizzle(primarySql, { schema }), close: async () => {} };
+  if (!url) return { read: async (work) => work(primarySql), stream: (work) => work(primarySql, 0, false), db: planningDatabase(primarySql), close: async () => {} };
 
-  const { sql: replica } = connect(url, { max: 10 });
+  const replica = openPool(url, { max: 10 });
   // The replica is trusted only after a check has found it current.
   let healthy = false;
   const setHealth = (ok: boolean, why: string) => {
@@ -148,7 +146,7 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
     yield* work(primarySql, from, false);
   }
   // drizzle sends every query through `unsafe` (a plain result or `.values()`): each becomes one `read`.
-  // Its parsers were set on both clients when `connect` made their own drizzle.
+  // drizzle's parsers are set on both pools (`openPool`): this drizzle sets them on the primary's only.
   const routed = new Proxy(primarySql, {
     get(target, property, receiver) {
       if (property !== 'unsafe') return Reflect.get(target, property, receiver);
@@ -161,7 +159,7 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
   return {
     read,
     stream,
-    db: drizzle(routed, { schema }),
+    db: planningDatabase(routed),
     async close() {
       clearInterval(timer);
       await running;
