@@ -106,6 +106,39 @@ describe('worker pools on one Postgres', () => {
     return passes;
   };
 
+  /** The sessions of this database listening for notifications (their last statement a LISTEN or UNLISTEN), with what each last sent. */
+  const listeningSessions = () =>
+    t.app.core.sql<{ pid: number; query: string }[]>`select pid, query from pg_stat_activity where datname = current_database() and query ~* '^\\s*(un)?listen' order by pid`;
+
+  it('hears new jobs on the event bus\'s listening session: a pool opens no session of its own to listen', async () => {
+    const before = await listeningSessions();
+    expect(before).toHaveLength(1);
+    const w = await startWorker(t.app.core, { concurrency: 1, pollInterval: NO_POLL });
+    try {
+      const during = await listeningSessions();
+      expect(during.map((s) => s.pid)).toEqual(before.map((s) => s.pid));
+      expect(during[0]!.query).toMatch(/listen "jobs:insert"/i);
+      // Nothing polls: only the announcement heard on that session starts the run.
+      expect((await t.waitForRun(apiKey, await start())).status).toBe('SUCCEEDED');
+    } finally {
+      await w.stop();
+    }
+    // A stopped pool no longer hears them: the channels are dropped a little later.
+    await waitFor(listeningSessions, (sessions) => sessions.length === 1 && /^\s*unlisten .*"jobs:insert"/i.test(sessions[0]!.query), { what: 'the UNLISTEN of the stopped pool\'s channels' });
+  });
+
+  it('hears new jobs again once the listening session, lost, is restored', { timeout: 60_000 }, async () => {
+    const w = await startWorker(t.app.core, { concurrency: 1, pollInterval: NO_POLL });
+    try {
+      const [lost] = await listeningSessions();
+      await t.app.core.sql`select pg_terminate_backend(${lost!.pid})`;
+      await waitFor(listeningSessions, (sessions) => sessions.length === 1 && sessions[0]!.pid !== lost!.pid && /listen "jobs:insert"/i.test(sessions[0]!.query), { what: 'the bus to listen again' });
+      expect((await t.waitForRun(apiKey, await start())).status).toBe('SUCCEEDED');
+    } finally {
+      await w.stop();
+    }
+  });
+
   it('has one pool look for each new job, both pools taking jobs, and a pool that leaves gets none after it says so', { timeout: 120_000 }, async () => {
     const a = await startWorker(t.app.core, { concurrency: 2, pollInterval: NO_POLL });
     const b = await startWorker(t.app.core, { concurrency: 2, pollInterval: NO_POLL });

@@ -31,9 +31,18 @@ declare global {
     interface WorkerOptions {
       /** How many of a pool's workers a `jobs:insert` notification wakes (patches/graphile-worker+0.18.0.patch). */
       nudgesForNewJobs?: (payload: unknown, pool: { id: string }) => number;
+      /**
+       * Brings the pool its `jobs:insert` and `worker:migrate` notifications from the host's listening
+       * session, instead of a session of its own (patches/graphile-worker+0.18.0.patch); returns what
+       * stops them.
+       */
+      subscribeToChanges?: (onChange: (message: { channel: string; payload: string }) => void) => () => void;
     }
   }
 }
+
+/** The channels graphile-worker listens on: new jobs, and migrations of its schema. */
+const GRAPHILE_CHANNELS = ['jobs:insert', 'worker:migrate'];
 
 let guarded = false;
 
@@ -78,6 +87,24 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
   });
   observeJobs(events);
   const shutdown = new AbortController();
+  // graphile-worker's notifications come through the event bus's listening session: one session a
+  // process, not two, for Postgres wakes every listening session for every notification
+  // (docs/architecture.md, Events). Heard before the pool starts, so none of its new jobs is missed.
+  const changeHandlers = new Set<(message: { channel: string; payload: string }) => void>();
+  let stopHearing: () => void;
+  try {
+    stopHearing = await core.events.hear(GRAPHILE_CHANNELS, (channel, payload) => {
+      for (const onChange of changeHandlers) onChange({ channel, payload });
+    });
+  } catch (err) {
+    router.stop();
+    await liveness.stop();
+    throw err;
+  }
+  const subscribeToChanges = (onChange: (message: { channel: string; payload: string }) => void) => {
+    changeHandlers.add(onChange);
+    return () => void changeHandlers.delete(onChange);
+  };
   let runner: Runner;
   try {
     runner = await run({
@@ -91,9 +118,10 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
       logger,
       events,
       // One worker process looks for each new job, not all (src/runs/job-routing.ts).
-      preset: { worker: { nudgesForNewJobs: router.nudgesForNewJobs } },
+      preset: { worker: { nudgesForNewJobs: router.nudgesForNewJobs, subscribeToChanges } },
     });
   } catch (err) {
+    stopHearing();
     router.stop();
     await liveness.stop();
     throw err;
@@ -110,6 +138,7 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
       router.stop();
       await router.announce('leave').catch(() => {});
       await runner.stop();
+      stopHearing();
       await liveness.stop();
     },
   };

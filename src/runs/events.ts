@@ -47,6 +47,14 @@ export interface EventBus {
   publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): Promise<void>;
   /** What `publishRun` sends: the channels and the one payload, for a statement that notifies by itself (a run's start). */
   runNotification(accountId: string, kind: RunEventKind, snapshot: RunSnapshot): { channels: string[]; payload: string };
+  /**
+   * Hears channels of another component of this process (graphile-worker's `jobs:insert`) on the bus's
+   * listening session, so the process has one: Postgres wakes every listening session of the database
+   * for every notification. Resolves once they are listened on; they are listened on again after the
+   * session is lost (what was sent meanwhile is not heard). The returned function stops hearing them.
+   * Not for run topics: their payloads are the bus's own.
+   */
+  hear(channels: readonly string[], onNotify: (channel: string, payload: string) => void): Promise<() => void>;
   /** Resolves once this process is listening, so a subscriber cannot miss what follows. */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -338,7 +346,15 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
     return { channels, payload: JSON.stringify(envelope) };
   };
 
+  /** Other components' channels (`hear`), with who hears each. */
+  const heard = new Map<string, Set<(channel: string, payload: string) => void>>();
+
   const deliver = (channel: string, payload: string) => {
+    const hearers = heard.get(channel);
+    if (hearers) {
+      for (const onNotify of hearers) onNotify(channel, payload);
+      return;
+    }
     const e = JSON.parse(payload) as Envelope;
     const mine = e.origin === origin;
     // No run or account channel can be named as these two: their prefixes differ.
@@ -384,6 +400,25 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
       );
     },
     runNotification: notification,
+    async hear(channels, onNotify) {
+      const unfollows: (() => void)[] = [];
+      const stop = () => {
+        for (const channel of channels) {
+          const hearers = heard.get(channel);
+          if (hearers?.delete(onNotify) && hearers.size === 0) heard.delete(channel);
+        }
+        for (const unfollow of unfollows.splice(0)) unfollow();
+      };
+      for (const channel of channels) (heard.get(channel) ?? heard.set(channel, new Set()).get(channel)!).add(onNotify);
+      const followed = await Promise.allSettled(channels.map((channel) => listening.follow(channel)));
+      for (const result of followed) if (result.status === 'fulfilled') unfollows.push(result.value);
+      const failed = followed.find((result) => result.status === 'rejected');
+      if (failed) {
+        stop();
+        throw failed.reason;
+      }
+      return stop;
+    },
     ready: listening.ready,
     close: listening.close,
   };
