@@ -1,17 +1,39 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that count or time what live processes do in the background (fetches, wake-ups, samples),
+ * or stop and restart processes and databases under a deadline: they run after the others, one at a
+ * time, so no other file's load is in their figures. Every other file runs two at a time.
+ */
+const ALONE = [
+  'test/runs.job-routing.test.ts',
+  'test/ops.metrics.test.ts',
+  'test/runs.multi-process.test.ts',
+  'test/money.multi-process.test.ts',
+  'test/runs.crash-safety.test.ts',
+  'test/shutdown.graceful.test.ts',
+  'test/outage.database-restart.test.ts',
+  'test/outage.event-resync.test.ts',
+  'test/upstream.reattach.test.ts',
+  'test/replica.reads.test.ts',
+  'test/replica.downloads.test.ts',
+];
+
 export default defineConfig({
   resolve: {
     // graphql 16 has no "exports" map: Node loads index.js, Vite would pick index.mjs. One copy only.
     alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }],
   },
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
     // Several suites drive real child processes (gateways, workers, imports); a shared CI machine can be slow.
     testTimeout: 60_000,
     hookTimeout: 90_000,
     teardownTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 2, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

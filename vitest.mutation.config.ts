@@ -39,11 +39,14 @@ export const MUTATION_TESTS = [
   'test/net.guard.test.ts',
 ];
 
-// Not mergeConfig: it would append this include list to the base one instead of replacing it.
+// Not mergeConfig: it would append this include list to the base one instead of replacing it. Nor the
+// base's projects: these suites run as one project, with the runner's own settings.
+const { projects: _projects, ...test } = base.test ?? {};
+
 export default defineConfig({
   ...base,
   test: {
-    ...base.test,
+    ...test,
     // MUTATION_TESTS=test/a.test.ts,test/b.test.ts narrows a run to one module's suites (docs/testing.md).
     include: process.env.MUTATION_TESTS ? process.env.MUTATION_TESTS.split(',') : MUTATION_TESTS,
   },

@@ -30,11 +30,34 @@ process.on('exit', () => {
   if (exitCodeOfRun !== undefined && exitCodeOfRun !== 0) process.exitCode = exitCodeOfRun;
 });
 
+interface TestDatabase {
+  serverUrl: string;
+  template: string;
+  stop: () => Promise<void>;
+}
+
+/**
+ * vitest calls this setup once for each project of the config (vitest.config.ts), in one process: the
+ * first call starts the database, the others share it, and the last teardown stops it.
+ */
+const shared = globalThis as { leadgateTestDatabase?: Promise<TestDatabase>; leadgateTestDatabaseUsers?: number };
+
+export default async function setup(project: TestProject) {
+  shared.leadgateTestDatabaseUsers = (shared.leadgateTestDatabaseUsers ?? 0) + 1;
+  const database = await (shared.leadgateTestDatabase ??= startTestDatabase());
+  project.provide('pgServerUrl', database.serverUrl);
+  project.provide('templateDatabase', database.template);
+  return async () => {
+    shared.leadgateTestDatabaseUsers! -= 1;
+    if (shared.leadgateTestDatabaseUsers === 0) await database.stop();
+  };
+}
+
 /**
  * Starts one Postgres for the whole run (embedded in a temp directory unless TEST_DATABASE_URL
  * names a server), migrates and seeds a template database once; each test file clones it.
  */
-export default async function setup(project: TestProject) {
+async function startTestDatabase(): Promise<TestDatabase> {
   const template = `leadgate_template_${process.pid}`;
   let serverUrl: string;
   let stop: () => Promise<void>;
@@ -60,8 +83,5 @@ export default async function setup(project: TestProject) {
   const { sql } = connect(templateUrl, { max: 1 });
   await seedCatalog(sql, { scale: 'small' });
   await sql.end();
-
-  project.provide('pgServerUrl', serverUrl);
-  project.provide('templateDatabase', template);
-  return stop;
+  return { serverUrl, template, stop };
 }
