@@ -89,7 +89,8 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
   const shutdown = new AbortController();
   // graphile-worker's notifications come through the event bus's listening session: one session a
   // process, not two, for Postgres wakes every listening session for every notification
-  // (docs/architecture.md, Events). Heard before the pool starts, so none of its new jobs is missed.
+  // (docs/architecture.md, Events). Listened on before the pool starts: its workers' first fetches find
+  // the jobs added before, and the session hears those added after.
   const changeHandlers = new Set<(message: { channel: string; payload: string }) => void>();
   let stopHearing: () => void;
   try {
