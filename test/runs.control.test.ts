@@ -67,6 +67,29 @@ describe('cancel', () => {
     gate.release(1);
   });
 
+  it('listens for a cancel before it asks for the first page, so a cancel while it waits on a page is heard', async () => {
+    const gate = gatedSources();
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    gate.release(0);
+    // The run's topic is listened on only when the test lets it: a database slow to answer the LISTEN.
+    let listen!: () => void;
+    const listening = new Promise<void>((resolve) => (listen = resolve));
+    const bus = t.app.core.events;
+    const events: typeof bus = { ...bus, subscribe: async (topic, id) => (await listening, bus.subscribe(topic, id)) };
+    let pageAsked = false;
+    void gate.reachedPage(0).then(() => (pageAsked = true));
+    const execution = executeRun({ ...t.app.core, events, sources: gate.sources }, run.id);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(pageAsked, 'a page asked for before the cancel is listened for').toBe(false);
+    listen();
+    await gate.reachedPage(1); // page 0 stored, page 1 pending
+    const cancel = await t.request('POST', `/api/v1/scrape/cancel/${run.id}`, { key });
+    expect(cancel.body).toMatchObject({ runId: run.id, status: 'ABORTING' });
+    await execution;
+    expect(await runRow(run.id)).toMatchObject({ status: 'ABORTED', item_count: 50 });
+    gate.releaseAll();
+  });
+
   it('ends a waiting run at once and releases its hold', async () => {
     const small = await startTestApp({ worker: false, config: { maxRunningRuns: 1 } });
     try {

@@ -128,15 +128,18 @@ export const runTimeLimitSecs = (tool: ToolDefinition, config: Pick<Core['config
 
 
 /**
- * Watches the run's own topic for a cancel (from any process) and calls `onCancel` once; the
- * engine also sees the cancel in the status every batch returns (also when the bus cannot listen).
+ * Watches the run's own topic for a cancel (from any process) and calls `onCancel` once. Resolves once
+ * the topic is listened on, so a cancel committed after that is heard even while the runner waits on
+ * a page; one committed before is in the status every batch returns (as when the bus cannot listen).
  */
-function watchForCancel(deps: EngineDeps, runId: string, onCancel: () => void): () => void {
-  let events: Subscription<RunSnapshot> | undefined;
-  let stopped = false;
-  void (async () => {
+async function watchForCancel(deps: EngineDeps, runId: string, onCancel: () => void): Promise<() => void> {
+  let events: Subscription<RunSnapshot>;
+  try {
     events = await deps.events.subscribe('runProgress', runId);
-    if (stopped) return void events.return();
+  } catch {
+    return () => {};
+  }
+  void (async () => {
     for await (const snapshot of events) {
       if (snapshot.status === 'ABORTING') {
         onCancel();
@@ -144,10 +147,7 @@ function watchForCancel(deps: EngineDeps, runId: string, onCancel: () => void): 
       }
     }
   })().catch(() => {});
-  return () => {
-    stopped = true;
-    void events?.return();
-  };
+  return () => void events.return();
 }
 
 /**
@@ -182,7 +182,7 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
   if (workerSignal.aborted) onShutdown();
   workerSignal.addEventListener('abort', onShutdown, { once: true });
   const timer = setTimeout(() => stop('timed-out'), Math.max(0, deadline - Date.now()));
-  const stopWatching = watchForCancel(deps, runId, () => stop('cancelled'));
+  const stopWatching = await watchForCancel(deps, runId, () => stop('cancelled'));
 
   const startAt = run.itemCount;
   const billing: Billing = {
