@@ -91,23 +91,16 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
   // process, not two, for Postgres wakes every listening session for every notification
   // (docs/architecture.md, Events). Listened on before the pool starts: its workers' first fetches find
   // the jobs added before, and the session hears those added after.
-  const changeHandlers = new Set<(message: { channel: string; payload: string }) => void>();
-  let stopHearing: () => void;
-  try {
-    stopHearing = await core.events.hear(GRAPHILE_CHANNELS, (channel, payload) => {
-      for (const onChange of changeHandlers) onChange({ channel, payload });
-    });
-  } catch (err) {
-    router.stop();
-    await liveness.stop();
-    throw err;
-  }
+  // One pool a call, so one handler to hand them to.
+  let toPool: ((message: { channel: string; payload: string }) => void) | undefined;
   const subscribeToChanges = (onChange: (message: { channel: string; payload: string }) => void) => {
-    changeHandlers.add(onChange);
-    return () => void changeHandlers.delete(onChange);
+    toPool = onChange;
+    return () => void (toPool = undefined);
   };
+  let stopHearing: (() => void) | undefined;
   let runner: Runner;
   try {
+    stopHearing = await core.events.hear(GRAPHILE_CHANNELS, (channel, payload) => toPool?.({ channel, payload }));
     runner = await run({
       connectionString: core.databaseUrl,
       concurrency,
@@ -122,7 +115,7 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
       preset: { worker: { nudgesForNewJobs: router.nudgesForNewJobs, subscribeToChanges } },
     });
   } catch (err) {
-    stopHearing();
+    stopHearing?.();
     router.stop();
     await liveness.stop();
     throw err;
@@ -139,7 +132,7 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
       router.stop();
       await router.announce('leave').catch(() => {});
       await runner.stop();
-      stopHearing();
+      stopHearing?.();
       await liveness.stop();
     },
   };

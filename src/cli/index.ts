@@ -16,8 +16,11 @@ const config = loadConfig();
 // The CLI prints results on stdout; logs go to stderr.
 const logger = createLogger(process.env.LOG_LEVEL ?? 'warn');
 
-/** Opens the configured database (applying pending migrations), runs `fn`, closes everything. */
-/** Runs `fn` with the database open: drizzle for the domains, and the pool itself for the catalog's loaders, whose statements are not prepared (db/client.ts). */
+/**
+ * Opens the configured database (applying pending migrations), runs `fn`, closes everything. `fn` gets
+ * drizzle for the domains, and the pool itself for the catalog's loaders, whose statements are not
+ * prepared (db/client.ts).
+ */
 async function withDatabase<T>(fn: (db: Database, sql: Sql) => Promise<T>): Promise<T> {
   const database = await openDatabase(config, logger);
   const { db, sql } = connect(database.url, { max: 2 });
