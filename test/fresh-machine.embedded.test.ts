@@ -59,7 +59,8 @@ describe('npm start with no DATABASE_URL', () => {
     const second = JSON.parse(cli.stdout).apiKey;
     expect((await fetch(`${base}/api/v1/runs/none`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(404);
 
-    expect(await stop()).toBe(0);
+    const first = server!;
+    expect(await stop(), `the server's output: ${first.output().slice(-3000)}`).toBe(0);
 
     const again = await start();
     expect(again).toMatch(/Demo account: acc_\w+\. New key: npx leadgate keys create --account acc_\w+/);
