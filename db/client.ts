@@ -1,3 +1,5 @@
+import { is } from 'drizzle-orm';
+import { PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import * as schema from './schema/index.ts';
@@ -44,7 +46,7 @@ export function planningDatabase(sql: Sql) {
  * through here: the catalog sources have their own drizzle (src/catalog/reader.ts) and the searches
  * are sent unnamed (`plannedPerCall`). A connection's statements go with it (postgres.js replaces
  * each connection after 30 to 60 minutes). Transactions and savepoints hand out clients that prepare
- * too.
+ * too, and keep the work to do once they commit (`afterCommit`).
  */
 function preparing<S extends postgres.Sql | postgres.TransactionSql>(sql: S): S {
   return new Proxy(sql, {
@@ -55,14 +57,39 @@ function preparing<S extends postgres.Sql | postgres.TransactionSql>(sql: S): S 
       if (property === 'begin' || property === 'savepoint') {
         const open = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
         // (options or name)?, then the callback, which gets a client that prepares as well.
-        return (...args: unknown[]) => {
+        return async (...args: unknown[]) => {
           const work = args.pop() as (tx: postgres.TransactionSql) => unknown;
-          return open(...args, (tx: postgres.TransactionSql) => work(preparing(tx)));
+          const committed: (() => void)[] = [];
+          const result = await open(...args, (tx: postgres.TransactionSql) => {
+            const client = preparing(tx);
+            onCommit.set(client, committed);
+            return work(client);
+          });
+          // A savepoint released hands its work on to its transaction, which may still roll back.
+          const outer = property === 'savepoint' ? onCommit.get(receiver as object) : undefined;
+          if (outer) outer.push(...committed);
+          else for (const fn of committed) fn();
+          return result;
         };
       }
       return Reflect.get(target, property, receiver);
     },
   });
+}
+
+/** The work to do once a transaction commits, by the client drizzle's transaction runs on. */
+const onCommit = new WeakMap<object, (() => void)[]>();
+
+/**
+ * Runs `fn` once the transaction `executor` belongs to has committed, and never if it rolls back;
+ * with the pool itself (no transaction), at once. `fn` runs before the transaction's caller gets its
+ * result, and must not throw.
+ */
+export function afterCommit(executor: Executor, fn: () => void) {
+  if (!is(executor, PgTransaction)) return fn();
+  const committed = onCommit.get((executor as unknown as { session: { client: object } }).session.client);
+  if (!committed) throw new Error('afterCommit: the transaction was not opened on a pool of connect()');
+  committed.push(fn);
 }
 
 export type Sql = postgres.Sql;

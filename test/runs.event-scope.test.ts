@@ -12,7 +12,8 @@ import { waitFor } from './helpers/wait.ts';
  * The two scopes of the event bus on one database. A gateway's bus (`topics`) hears the runs and
  * accounts something in its process follows, each on its own channel, listened on while followed; a
  * standalone worker's (`control`) only runs entering ABORTING, the one change a worker acts on (it
- * stops the run in hand), and the changes it published itself. What a process hears is read from the
+ * stops the run in hand); its own changes reach its subscribers once committed, with no notification.
+ * No bus is sent its own changes to count them: they are counted once committed. What a process hears is read from the
  * fan-out histogram (one observation per notification received) and its LISTEN statements from the
  * pool's `debug` hook, which the listening connection shares.
  */
@@ -44,16 +45,14 @@ const counted = async (counter: typeof runsStarted, tool: string) => (await coun
 const listens = (verb: 'listen' | 'unlisten') => statements.filter((s) => s.startsWith(`${verb} `));
 
 /**
- * A change as `publisher` sends it, but sent on the run's and account's channels (and the control
- * channel for a cancel) only, not back to the publisher: what each bus then hears is only what it
- * listens on.
+ * A change as `publisher` sends it (on the run's and account's channels, and the control channel for
+ * a cancel), from another connection: what each bus then hears is only what it listens on.
  */
 async function announce(publisher: EventBus, run: Run, status: RunSnapshot['status'], kind: RunEventKind = 'progress') {
   const { channels, payload } = publisher.runNotification(run.accountId, kind, { ...snapshotOf(run), status });
-  const shared = channels.filter((channel) => !channel.startsWith('leadgate_events_'));
-  expect(shared).toHaveLength(status === 'ABORTING' ? 3 : 2);
+  expect(channels).toHaveLength(status === 'ABORTING' ? 3 : 2);
   await d.sql.begin(async (tx) => {
-    for (const channel of shared) await tx`select pg_notify(${channel}, ${payload})`;
+    for (const channel of channels) await tx`select pg_notify(${channel}, ${payload})`;
   });
 }
 
@@ -124,29 +123,52 @@ describe('event bus scopes', { timeout: 60_000 }, () => {
     await events.return();
   });
 
-  it('brings each bus its own changes once, for its count, whatever else it follows', async () => {
+  it('counts each change once where it was made, once committed, and never a change rolled back; a worker’s bus hands its own changes over', async () => {
     const accountId = await d.account();
     const run = await d.insertRun({ accountId, status: 'RUNNING', tool: 'tech-stack' });
-    // The gateway follows the run and its account: its own start still counts once.
     const progress = await gateway.subscribe('runProgress', run.id);
     const account = await gateway.subscribe('runEvents', accountId);
     const started = await counted(runsStarted, 'tech-stack');
-    await d.db.transaction((tx) => gateway.publishRun(tx, accountId, 'created', snapshotOf(run)));
+    const heard = await received();
+
+    // Rolled back: neither counted nor delivered.
+    await expect(
+      d.db.transaction(async (tx) => {
+        await gateway.publishRun(tx, accountId, 'created', snapshotOf(run));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    // In a savepoint released, then its transaction committed: counted once, at the commit.
+    let countedBeforeCommit = -1;
+    await d.db.transaction(async (tx) => {
+      await tx.transaction((savepoint) => gateway.publishRun(savepoint, accountId, 'created', snapshotOf(run)));
+      countedBeforeCommit = await counted(runsStarted, 'tech-stack');
+    });
+    expect(countedBeforeCommit, 'not counted before the commit').toBe(started);
+    expect(await counted(runsStarted, 'tech-stack'), 'counted by the time the transaction’s caller goes on').toBe(started + 1);
     expect(await takeEvents(progress, 1, 'gateway, its own start')).toHaveLength(1);
     expect(await takeEvents(account, 1, 'gateway, its own start, account')).toHaveLength(1);
-    await waitFor(() => counted(runsStarted, 'tech-stack'), (n) => n === started + 1, { what: 'the start counted' });
+    // The gateway heard its start on the two channels it follows, and nothing to count it by.
+    expect((await received()) - heard).toBe(2);
 
-    // The worker's cancel (on the control channel, which it hears) and end (on its own): each once.
+    // The worker's cancel and end: counted once; its subscribers get both, in order, and its bus is
+    // notified only of the cancel (on the control channel, which it listens on for every run).
     const finished = await counted(runsFinished, 'tech-stack');
     const workerAccount = await worker.subscribe('runEvents', accountId);
+    const beforeWorker = await received();
     await d.db.transaction((tx) => worker.publishRun(tx, accountId, 'progress', { ...snapshotOf(run), status: 'ABORTING' }));
     await d.db.transaction((tx) => worker.publishRun(tx, accountId, 'finished', { ...snapshotOf(run), status: 'ABORTED', finishedAt: new Date().toISOString() }));
     expect((await takeEvents<RunEvent>(workerAccount, 2, 'worker, its own changes')).map((e) => `${e.kind} ${e.run.status}`)).toEqual(['progress ABORTING', 'finished ABORTED']);
     expect((await takeEvents<RunEvent>(account, 2, 'gateway, the worker’s changes')).map((e) => `${e.kind} ${e.run.status}`)).toEqual(['progress ABORTING', 'finished ABORTED']);
-    await waitFor(() => counted(runsFinished, 'tech-stack'), (n) => n === finished + 1, { what: 'the end counted' });
-    // Nothing more comes: a later change is the next thing each subscriber gets.
-    await d.db.transaction((tx) => gateway.publishRun(tx, accountId, 'progress', { ...snapshotOf(run), status: 'ABORTED', itemCount: 99 }));
+    expect(await counted(runsFinished, 'tech-stack')).toBe(finished + 1);
+    // Received: the gateway both changes on two channels (4); the worker its cancel on the control channel (1).
+    await waitFor(received, (n) => n - beforeWorker >= 5, { what: 'the notifications' });
+    // Nothing more comes: a later cancel (which both hear) is the next thing each subscriber gets.
+    await d.db.transaction((tx) => gateway.publishRun(tx, accountId, 'progress', { ...snapshotOf(run), status: 'ABORTING', itemCount: 99 }));
     expect((await takeEvents<RunEvent>(account, 1, 'gateway, the next change')).map((e) => e.run.itemCount)).toEqual([99]);
+    expect((await takeEvents<RunEvent>(workerAccount, 1, 'worker, the next change')).map((e) => e.run.itemCount), 'the worker’s own cancel came once').toEqual([99]);
+    await waitFor(received, (n) => n - beforeWorker >= 8, { what: 'the notifications of the later cancel' });
+    expect((await received()) - beforeWorker).toBe(8);
     expect(await counted(runsFinished, 'tech-stack')).toBe(finished + 1);
     for (const it of [progress, account, workerAccount]) await it.return();
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { routeNewJob } from '../src/runs/job-routing.ts';
+import { LISTENER_NAME } from '../src/runs/events.ts';
 import { JOBS } from '../src/runs/jobs.ts';
 import { startRun } from '../src/runs/runs.ts';
 import type { Principal } from '../src/accounts/principal.ts';
@@ -109,14 +110,18 @@ describe('worker pools on one Postgres', () => {
   /** The sessions of this database listening for notifications (their last statement a LISTEN or UNLISTEN), with what each last sent. */
   const listeningSessions = () =>
     t.app.core.sql<{ pid: number; query: string }[]>`select pid, query from pg_stat_activity where datname = current_database() and query ~* '^\\s*(un)?listen' order by pid`;
+  /** The event bus's session. */
+  const busSessions = () => t.app.core.sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and application_name = ${LISTENER_NAME}`;
 
   it('hears new jobs on the event bus\'s listening session: a pool opens no session of its own to listen', async () => {
-    const before = await listeningSessions();
-    expect(before).toHaveLength(1);
+    // A gateway that follows nothing listens on nothing: Postgres has no session to wake.
+    expect(await listeningSessions()).toEqual([]);
+    const bus = await busSessions();
+    expect(bus).toHaveLength(1);
     const w = await startWorker(t.app.core, { concurrency: 1, pollInterval: NO_POLL });
     try {
       const during = await listeningSessions();
-      expect(during.map((s) => s.pid)).toEqual(before.map((s) => s.pid));
+      expect(during.map((s) => s.pid)).toEqual(bus.map((s) => s.pid));
       expect(during[0]!.query).toMatch(/listen "jobs:insert"/i);
       // Nothing polls: only the announcement heard on that session starts the run.
       expect((await t.waitForRun(apiKey, await start())).status).toBe('SUCCEEDED');

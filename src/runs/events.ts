@@ -4,12 +4,12 @@ import { Repeater } from 'graphql-yoga';
 import { and, gte, inArray, notInArray, or, sql as dsql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import type { Executor, Sql } from '../../db/client.ts';
+import { afterCommit, type Executor, type Sql } from '../../db/client.ts';
 import { quoteIdentifier } from '../../db/identifiers.ts';
 import { runTable, TERMINAL_STATUSES } from '../../db/schema/runs.ts';
 import { DatabaseUnavailableError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
-import { observeEvent } from '../shared/metrics.ts';
+import { observeEventFanout, observeRunChange } from '../shared/metrics.ts';
 import { isTerminal, snapshotOf, type RunSnapshot } from './view.ts';
 
 /**
@@ -47,6 +47,8 @@ export interface EventBus {
   publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): Promise<void>;
   /** What `publishRun` sends: the channels and the one payload, for a statement that notifies by itself (a run's start). */
   runNotification(accountId: string, kind: RunEventKind, snapshot: RunSnapshot): { channels: string[]; payload: string };
+  /** What `publishRun` does besides notifying, for a statement that notified by itself in `tx`: the change as published. */
+  published(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): void;
   /**
    * Hears channels of another component of this process (graphile-worker's `jobs:insert`) on the bus's
    * listening session, so the process has one: Postgres wakes every listening session of the database
@@ -77,16 +79,16 @@ const accountChannel = (accountId: string) => `leadgate_account_${channelId(acco
  * listening process pays for each notification it gets (a wake-up, a read, a parse).
  */
 const CONTROL_CHANNEL = 'leadgate_control';
-/** A bus's own channel: what it published comes back to it after commit (metrics count a change where it was made). */
-const ownChannel = (origin: string) => `leadgate_events_${origin}`;
 
 /**
  * What a process's bus hears besides its own changes. `topics` (a gateway, or a gateway with its inline
  * worker): the topics it follows, each on its channel, listened on while something in the process
  * waits on it (a long poll, a subscription, a stream, a run in hand), so a gateway hears the runs it
  * serves and not every run of the fleet. `control` (a standalone worker): the cancels of all runs, on
- * one channel listened on from the start, for the run in hand. Every change goes to its run's
- * channel and its account's, a cancel to the control channel too, and to the publisher's own channel.
+ * one channel listened on from the start, for the run in hand, and its own changes, handed to its
+ * subscribers once committed, without a notification. Every change goes to its run's channel and its
+ * account's, a cancel to the control channel too. No change comes back to the process that made it
+ * for that reason alone: it is counted there once committed (`afterCommit`), not woken for.
  */
 export type EventScope = 'topics' | 'control';
 
@@ -94,7 +96,7 @@ interface Envelope {
   kind: RunEventKind;
   accountId: string;
   run: RunSnapshot;
-  /** The bus that published it and when (ms since the epoch): metrics count a change once, where it was made, and time the fan-out. */
+  /** The bus that published it (a control bus has handed its own changes over already) and when (ms since the epoch, for the fan-out delay). */
   origin: string;
   at: number;
 }
@@ -191,6 +193,9 @@ async function resync(sql: Sql, target: LocalTopics, lostAt: Date) {
   }
 }
 
+/** The listening session's `application_name`. */
+export const LISTENER_NAME = 'leadgate-events';
+
 /** How long a channel nothing follows any more stays listened on, in case it is followed again (an account's dashboard reloading), before one UNLISTEN drops all such channels. */
 const UNLISTEN_AFTER_MS = 2_000;
 
@@ -218,9 +223,12 @@ function listenAcrossRestarts(sql: Sql, fixed: readonly string[], onNotify: (cha
   let batch: { channels: string[]; done: Promise<void> } | undefined;
   let sweep: NodeJS.Timeout | undefined;
 
-  // A copy of the pool's options, as postgres.js's own listen makes: one connection, never recycled.
+  // A copy of the pool's options, as postgres.js's own listen makes: one connection, never recycled,
+  // named so that an operator tells it apart in pg_stat_activity.
+  const options = sql.options as unknown as { connection?: Record<string, unknown> };
   const connection = postgres({
-    ...(sql.options as object),
+    ...options,
+    connection: { ...options.connection, application_name: LISTENER_NAME },
     max: 1,
     idle_timeout: null,
     max_lifetime: null,
@@ -276,7 +284,8 @@ function listenAcrossRestarts(sql: Sql, fixed: readonly string[], onNotify: (cha
       const lost = new Promise<void>((resolve) => (dropped = resolve));
       try {
         const channels = [...followed.keys()];
-        await statement('listen', channels);
+        // With nothing followed yet, the session is still opened: a database out of reach fails the start.
+        await (channels.length > 0 ? statement('listen', channels) : connection.unsafe('select 1').simple());
         for (const channel of channels) listened.set(channel, Promise.resolve());
         listening = true;
         await onListening(lostAt);
@@ -336,15 +345,22 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
   setMaxListeners(0, target);
   const origin = randomBase62(12);
   const control = options.scope === 'control';
-  const own = ownChannel(origin);
 
   const notification = (accountId: string, kind: RunEventKind, snapshot: RunSnapshot) => {
     const envelope: Envelope = { kind, accountId, run: snapshot, origin, at: Date.now() };
-    // A control bus hears its own cancel on the control channel: no second copy on its own.
-    const aborting = snapshot.status === 'ABORTING';
-    const channels = [runChannel(snapshot.id), accountChannel(accountId), ...(aborting ? [CONTROL_CHANNEL] : []), ...(aborting && control ? [] : [own])];
+    const channels = [runChannel(snapshot.id), accountChannel(accountId), ...(snapshot.status === 'ABORTING' ? [CONTROL_CHANNEL] : [])];
     return { channels, payload: JSON.stringify(envelope) };
   };
+
+  /** Once `tx` commits: the change counted where it was made; a control bus's subscribers get it here (no channel brings it back). */
+  const published = (tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot) =>
+    afterCommit(tx, () => {
+      observeRunChange({ kind, run: snapshot });
+      if (control) {
+        target.runProgress(snapshot);
+        target.runEvents(accountId, kind, snapshot);
+      }
+    });
 
   /** Other components' channels (`hear`), with who hears each. */
   const heard = new Map<string, Set<(channel: string, payload: string) => void>>();
@@ -356,20 +372,18 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
       return;
     }
     const e = JSON.parse(payload) as Envelope;
-    const mine = e.origin === origin;
-    // No run or account channel can be named as these two: their prefixes differ.
-    const where = channel === own || channel === CONTROL_CHANNEL ? 'all' : channel.startsWith(RUN_PREFIX) ? 'run' : 'account';
-    // A change is counted once, where it was made: on the channel that brings each bus its own change once.
-    observeEvent(e.at, mine && where === 'all', { kind: e.kind, run: e.run });
-    // A control bus hears its topics on its two channels; a topics bus on each topic's own (its own channel is for the count only).
-    if (where === 'all' ? control : !control) {
-      if (where !== 'account') target.runProgress(e.run);
-      if (where !== 'run') target.runEvents(e.accountId, e.kind, e.run);
-    }
+    observeEventFanout(e.at);
+    if (channel === CONTROL_CHANNEL) {
+      // A control bus hears a cancel's topics on this one channel; its own cancel it has handed over.
+      if (e.origin === origin) return;
+      target.runProgress(e.run);
+      target.runEvents(e.accountId, e.kind, e.run);
+    } else if (channel.startsWith(RUN_PREFIX)) target.runProgress(e.run);
+    else target.runEvents(e.accountId, e.kind, e.run);
   };
 
   // Re-listens after a database restart and resyncs this process's subscribers (see listenAcrossRestarts, resync).
-  const listening = listenAcrossRestarts(sql, control ? [CONTROL_CHANNEL, own] : [own], deliver, (lostAt) => (lostAt ? resync(sql, target, lostAt) : Promise.resolve()));
+  const listening = listenAcrossRestarts(sql, control ? [CONTROL_CHANNEL] : [], deliver, (lostAt) => (lostAt ? resync(sql, target, lostAt) : Promise.resolve()));
 
   return {
     async subscribe<K extends keyof Topics>(topic: K, id: Topics[K][0]): Promise<Subscription<Topics[K][1]>> {
@@ -398,8 +412,10 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
           dsql`, `,
         )}`,
       );
+      published(tx, accountId, kind, snapshot);
     },
     runNotification: notification,
+    published,
     async hear(channels, onNotify) {
       const unfollows: (() => void)[] = [];
       const stop = () => {

@@ -141,7 +141,9 @@ export async function placeRun(
     enqueue: runJob(running.id),
   });
   // A waiting run has no job; it gets one when a slot frees (promoteNextRun).
-  return { run: held.queued ? ready : running, held };
+  const placed = held.queued ? ready : running;
+  deps.events.published(tx, accountId, 'created', placed);
+  return { run: placed, held };
 }
 
 /** One active run fewer (it ended), in the caller's transaction; never below zero. */

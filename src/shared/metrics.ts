@@ -185,14 +185,16 @@ interface RunChange {
   run: { tool: string; status: string; startedAt: string | null; finishedAt: string | null };
 }
 
+/** A notification the bus received (after its commit): the fan-out delay from `publishedAt`. */
+export function observeEventFanout(publishedAt: number) {
+  eventFanout.observe(Math.max(0, (Date.now() - publishedAt) / 1000));
+}
+
 /**
- * An event delivered by the bus (after its commit): the fan-out delay from `publishedAt`, and, for a
- * run change this process published (`own`), the run counters. Counting only one's own changes counts
- * each change once across processes, and never a change whose transaction was rolled back.
+ * A run change this process published, once its transaction committed: the run counters. Counting
+ * where a change was made counts it once across processes, and never a change rolled back.
  */
-export function observeEvent(publishedAt: number | undefined, own: boolean, change: RunChange | undefined) {
-  if (publishedAt !== undefined) eventFanout.observe(Math.max(0, (Date.now() - publishedAt) / 1000));
-  if (!own || !change) return;
+export function observeRunChange(change: RunChange) {
   const { tool, status } = change.run;
   if (change.kind === 'created') runsStarted.inc({ tool, status });
   else if (change.kind === 'finished') {
