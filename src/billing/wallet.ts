@@ -53,27 +53,30 @@ export async function grantPlanCredits(tx: Executor, accountId: string, micros: 
 
 /**
  * Ends a run's hold: releases all of it and charges `charged` (at most the hold), purchased credits
- * first. Both entries and the balance change happen in the caller's transaction.
+ * first. The entries and the balance change happen in the caller's transaction, sent together (neither
+ * needs the other's result): one round trip.
  */
 export async function settleHold(tx: Executor, accountId: string, runId: string, hold: Balances, charged: bigint): Promise<void> {
   const total = hold.planMicros + hold.purchasedMicros;
   const cost = charged > total ? total : charged;
   const fromPurchased = cost < hold.purchasedMicros ? cost : hold.purchasedMicros;
   const fromPlan = cost - fromPurchased;
-  if (total > 0n) {
-    await tx.insert(ledgerTable).values({ accountId, kind: 'release', runId, planMicros: hold.planMicros, purchasedMicros: hold.purchasedMicros, note: 'hold released' });
-  }
-  if (cost > 0n) {
-    await tx.insert(ledgerTable).values({ accountId, kind: 'charge', runId, planMicros: -fromPlan, purchasedMicros: -fromPurchased, note: 'results delivered' });
-  }
-  await tx
-    .update(walletTable)
-    .set({
-      planMicros: sql`${walletTable.planMicros} + ${hold.planMicros - fromPlan}`,
-      purchasedMicros: sql`${walletTable.purchasedMicros} + ${hold.purchasedMicros - fromPurchased}`,
-      updatedAt: new Date(),
-    })
-    .where(eq(walletTable.accountId, accountId));
+  const entries: (typeof ledgerTable.$inferInsert)[] = [
+    ...(total > 0n ? [{ accountId, kind: 'release' as const, runId, planMicros: hold.planMicros, purchasedMicros: hold.purchasedMicros, note: 'hold released' }] : []),
+    ...(cost > 0n ? [{ accountId, kind: 'charge' as const, runId, planMicros: -fromPlan, purchasedMicros: -fromPurchased, note: 'results delivered' }] : []),
+  ];
+  await Promise.all([
+    // One statement, so the release comes before the charge in the ledger.
+    entries.length > 0 ? tx.insert(ledgerTable).values(entries) : undefined,
+    tx
+      .update(walletTable)
+      .set({
+        planMicros: sql`${walletTable.planMicros} + ${hold.planMicros - fromPlan}`,
+        purchasedMicros: sql`${walletTable.purchasedMicros} + ${hold.purchasedMicros - fromPurchased}`,
+        updatedAt: new Date(),
+      })
+      .where(eq(walletTable.accountId, accountId)),
+  ]);
 }
 
 /** Credit purchases: the subscription prices cannot be bought as credits. */

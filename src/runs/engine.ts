@@ -42,15 +42,16 @@ interface Billing {
  */
 async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: Row[], handled: number, message: string | undefined, billing: Billing, upstreamOffset?: number): Promise<RunStatus | undefined> {
   return deps.db.transaction(async (tx) => {
-    if (rows.length > 0) {
-      // The batch travels as one JSON parameter (not three per row); each element is stored as written.
-      await tx.execute(sql`
+    // The batch travels as one JSON parameter (not three per row); each element is stored as written.
+    const insert =
+      rows.length > 0
+        ? tx.execute(sql`
         insert into run_item (run_id, seq, data)
         select ${run.id}, ${firstSeq}::int + (t.ord - 1)::int, t.value
         from json_array_elements(${JSON.stringify(rows)}::json) with ordinality as t(value, ord)
-        on conflict do nothing`);
-    }
-    const [updated] = await tx
+        on conflict do nothing`)
+        : undefined;
+    const update = tx
       .update(runTable)
       .set({
         handled: sql`${runTable.handled} + ${handled}`,
@@ -63,6 +64,8 @@ async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: R
       })
       .where(eq(runTable.id, run.id))
       .returning();
+    // Sent together, in one round trip: the update needs nothing the insert returns.
+    const [, [updated]] = await Promise.all([insert, update]);
     if (updated) await deps.events.publishRun(tx, run.accountId, 'progress', snapshotOf(updated));
     return updated?.status;
   });
@@ -96,17 +99,21 @@ export async function finishRunInTx(deps: EngineDeps, tx: Transaction, run: Pick
     .where(and(eq(runTable.id, run.id), notInArray(runTable.status, [...TERMINAL_STATUSES])))
     .returning();
   if (!updated) return false;
-  if (before && (before.status === 'RUNNING' || before.status === 'ABORTING')) await releaseRunSlot(tx, updated.accountId);
   const hold = { planMicros: updated.holdPlanMicros, purchasedMicros: updated.holdPurchasedMicros };
   const holdTotal = hold.planMicros + hold.purchasedMicros;
   const input = tool.input.parse(updated.input);
   let charge = tool.price.settle ? tool.price.settle(updated.chargedMicros, updated.itemCount, input, status) : updated.chargedMicros;
   if (deps.config.enforceLimits && charge > holdTotal) charge = holdTotal;
-  await settleHold(tx, updated.accountId, updated.id, hold, charge);
-  const [settled] = await tx.update(runTable).set({ chargedMicros: charge, settledAt: sql`now()` }).where(eq(runTable.id, updated.id)).returning();
+  // Sent together, in one round trip: none needs another's result (the wallet's changes add up in any order).
+  const [, , [settled]] = await Promise.all([
+    before && (before.status === 'RUNNING' || before.status === 'ABORTING') ? releaseRunSlot(tx, updated.accountId) : undefined,
+    settleHold(tx, updated.accountId, updated.id, hold, charge),
+    tx.update(runTable).set({ chargedMicros: charge, settledAt: sql`now()` }).where(eq(runTable.id, updated.id)).returning(),
+  ]);
   const snapshot = snapshotOf(settled!);
-  await deps.events.publishRun(tx, updated.accountId, 'finished', snapshot);
-  await queueRunWebhooks(tx, deps.config.publicUrl, { ...snapshot, accountId: updated.accountId, webhookUrl: updated.webhookUrl });
+  const ended = { ...snapshot, accountId: updated.accountId, webhookUrl: updated.webhookUrl };
+  await Promise.all([deps.events.publishRun(tx, updated.accountId, 'finished', snapshot), queueRunWebhooks(tx, deps.config.publicUrl, ended)]);
+  // After the slot's release, which it counts on.
   await promoteNextRun(deps, tx, updated.accountId);
   return true;
 }
