@@ -224,11 +224,21 @@ async function timeslices(pid: number): Promise<number> {
   return counts.reduce((a, b) => a + b, 0);
 }
 
+/** Timeslices of live processes, by pid. */
+type Slices = Map<number, number>;
+
+/** Timeslices between two readings: each process's own growth, so one that exited in between (an autovacuum worker) takes nothing away. */
+function slicesBetween(from: Slices, to: Slices): number {
+  let total = 0;
+  for (const [pid, count] of to) total += Math.max(0, count - (from.get(pid) ?? 0));
+  return total;
+}
+
 /**
- * CPU milliseconds of each root's process tree, and its live threads' timeslices (those of processes
- * that exited are not counted: here, a few autovacuum workers).
+ * CPU milliseconds of each root's process tree, and its live processes' timeslices (those of a
+ * process that exits are lost with it: here, a few autovacuum workers).
  */
-async function treeUsage(roots: number[]): Promise<{ cpuMs: number; slices: number }[]> {
+async function treeUsage(roots: number[]): Promise<{ cpuMs: number; slices: Slices }[]> {
   const table = await processTable();
   const children = new Map<number, number[]>();
   for (const [pid, { ppid }] of table) (children.get(ppid) ?? children.set(ppid, []).get(ppid)!).push(pid);
@@ -237,7 +247,7 @@ async function treeUsage(roots: number[]): Promise<{ cpuMs: number; slices: numb
     roots.map(async (root) => {
       const pids = members(root);
       const slices = await Promise.all(pids.map(timeslices));
-      return { cpuMs: (pids.reduce((sum, pid) => sum + (table.get(pid)?.ticks ?? 0), 0) * 1000) / clockTicks, slices: slices.reduce((a, b) => a + b, 0) };
+      return { cpuMs: (pids.reduce((sum, pid) => sum + (table.get(pid)?.ticks ?? 0), 0) * 1000) / clockTicks, slices: new Map(pids.map((pid, i) => [pid, slices[i]!])) };
     }),
   );
 }
@@ -440,8 +450,8 @@ interface Sample {
   worker: number;
   postgres: number;
   client: number;
-  /** Timeslices so far, by kind. */
-  slices: Wakeups;
+  /** Timeslices so far, by kind and process. */
+  slices: Record<keyof Wakeups, Slices>;
 }
 
 /** CPU ms per run between two samples, by kind, with the total of the three and the clients apart. */
@@ -460,7 +470,7 @@ function windowFigures(before: Sample, mid: Sample, after: Sample, what: string)
   const secs = (after.at - before.at) / 1000;
   const machineIdlePct = round(((after.machine.idle - before.machine.idle) / (after.machine.total - before.machine.total)) * 100);
   const halves: [number, number] = [perRun(before, mid).total, perRun(mid, after).total];
-  const slicesPerRun = (k: keyof Wakeups) => round((after.slices[k] - before.slices[k]) / runs, 1);
+  const slicesPerRun = (k: keyof Wakeups) => round(slicesBetween(before.slices[k], after.slices[k]) / runs, 1);
   return { runs, secs, runsPerSec: round(runs / secs), cpuMsPerRun: perRun(before, after), machineIdlePct, halves, wakeupsPerRun: { gateway: slicesPerRun('gateway'), worker: slicesPerRun('worker'), postgres: slicesPerRun('postgres') } };
 }
 
@@ -541,9 +551,10 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
       const client = clientCpuMs();
       const machine = await machineTicks();
       const [pg, ...rest] = await treeUsage([postmaster, ...gateways.map((c) => c.child.pid!), ...workers.map((c) => c.child.pid!)]);
-      const sum = (xs: { cpuMs: number; slices: number }[], k: 'cpuMs' | 'slices') => xs.reduce((a, b) => a + b[k], 0);
+      const cpu = (xs: { cpuMs: number }[]) => xs.reduce((a, b) => a + b.cpuMs, 0);
+      const slices = (xs: { slices: Slices }[]) => new Map(xs.flatMap((x) => [...x.slices]));
       const [gs, ws] = [rest.slice(0, g), rest.slice(g)];
-      return { at, machine, runs: done, postgres: pg!.cpuMs, gateway: sum(gs, 'cpuMs'), worker: sum(ws, 'cpuMs'), client, slices: { gateway: sum(gs, 'slices'), worker: sum(ws, 'slices'), postgres: pg!.slices } };
+      return { at, machine, runs: done, postgres: pg!.cpuMs, gateway: cpu(gs), worker: cpu(ws), client, slices: { gateway: slices(gs), worker: slices(ws), postgres: pg!.slices } };
     };
     const wait = (secs: number) => Promise.race([sleep(secs * 1000), fleet.failed]);
     /** Samples at the start, the middle and the end of a window of `measureSecs`. */
