@@ -184,6 +184,8 @@ describe('an owner', { timeout: 120_000 }, () => {
     await field(owner, 'Email to invite').fill('grace@console.test');
     await owner.getByRole('button', { name: 'Send invitation' }).click();
     await visible(owner.getByText('Invitation sent to grace@console.test.'));
+    // The owner's own row.
+    await visible(owner.getByRole('table', { name: 'Members' }).getByRole('cell', { name: OWNER, exact: true }));
     await audit(owner);
     await shot(owner, 'members');
     // An invitation sent by mistake is revoked from its row; the other stays pending.
@@ -221,12 +223,16 @@ describe('an owner', { timeout: 120_000 }, () => {
     await open(owner, 'Runs');
     await owner.getByLabel('Tool', { exact: true }).selectOption({ label: 'Map-listing scraper' });
     await visible(owner.getByText(/^1 runs$/));
+    const runs = owner.getByRole('table', { name: 'Runs' });
+    expect(await runs.locator('thead th').allTextContents()).toEqual(['Run', 'Tool', 'Status', 'Rows', 'Cost', 'Started']);
+    await visible(runs.getByRole('cell', { name: 'Map-listing scraper', exact: true }));
     await owner.getByLabel('Tool', { exact: true }).selectOption({ label: 'Email validator' });
     await visible(owner.getByText(/^0 runs$/));
     await audit(owner);
 
     await open(owner, 'Lead database');
     await visible(owner.getByText(/leads match/));
+    expect(await owner.getByRole('table', { name: 'Leads' }).locator('tbody tr').first().locator('td').count()).toBe(5);
     await audit(owner);
     await shot(owner, 'leads');
 
@@ -265,7 +271,10 @@ describe('an owner', { timeout: 120_000 }, () => {
     await explorer.close();
 
     await open(owner, 'Billing');
-    await visible(owner.getByRole('table', { name: 'Ledger' }));
+    // The map-listing run's hold, release and charge, each a row.
+    const ledger = owner.getByRole('table', { name: 'Ledger' });
+    await visible(ledger.getByRole('cell', { name: /^hold$/i }).first());
+    await visible(ledger.getByRole('cell', { name: /^charge$/i }).first());
     await field(owner, 'Amount to buy (USD)').fill('149');
     // A trial cannot buy credits: the quote says why before anything is paid.
     await visible(owner.getByText(/active subscription/));

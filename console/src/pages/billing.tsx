@@ -144,28 +144,13 @@ export default function Billing() {
       <Title order={3}>Buy credits</Title>
       <BuyForm onBought={() => refetch({ requestPolicy: 'network-only' })} />
       <Title order={3}>Ledger ({viewer.ledger.totalCount} entries)</Title>
-      <Table aria-label="Ledger">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>When</Table.Th>
-            <Table.Th>Kind</Table.Th>
-            <Table.Th>Amount</Table.Th>
-            <Table.Th>Run</Table.Th>
-            <Table.Th>Note</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {viewer.ledger.nodes.map((entry) => (
-            <Table.Tr key={entry.id}>
-              <Table.Td>{when(entry.createdAt)}</Table.Td>
-              <Table.Td>{entry.kind}</Table.Td>
-              <Table.Td>{usd(entry.amount)}</Table.Td>
-              <Table.Td>{entry.runId ?? '—'}</Table.Td>
-              <Table.Td>{entry.note ?? ''}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+      <Table
+        aria-label="Ledger"
+        data={{
+          head: ['When', 'Kind', 'Amount', 'Run', 'Note'],
+          body: viewer.ledger.nodes.map((entry) => [when(entry.createdAt), entry.kind, usd(entry.amount), entry.runId ?? '—', entry.note ?? '']),
+        }}
+      />
       <Group>
         <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
           Previous page

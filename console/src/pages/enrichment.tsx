@@ -192,26 +192,13 @@ function download(kind: Kind, rows: Enriched[], source: Record<string, string>[]
 
 function ResultTable({ kind, rows, label }: { kind: Kind; rows: Enriched[]; label: string }) {
   return (
-    <Table aria-label={label}>
-      <Table.Thead>
-        <Table.Tr>
-          <Table.Th>Match</Table.Th>
-          {kind.columns.map((c) => (
-            <Table.Th key={c.field}>{c.header}</Table.Th>
-          ))}
-        </Table.Tr>
-      </Table.Thead>
-      <Table.Tbody>
-        {rows.slice(0, 50).map((row, i) => (
-          <Table.Tr key={i}>
-            <Table.Td>{row.matchStatus}</Table.Td>
-            {kind.columns.map((c) => (
-              <Table.Td key={c.field}>{text(row.found?.[c.field])}</Table.Td>
-            ))}
-          </Table.Tr>
-        ))}
-      </Table.Tbody>
-    </Table>
+    <Table
+      aria-label={label}
+      data={{
+        head: ['Match', ...kind.columns.map((c) => c.header)],
+        body: rows.slice(0, 50).map((row) => [row.matchStatus, ...kind.columns.map((c) => text(row.found?.[c.field]))]),
+      }}
+    />
   );
 }
 

@@ -135,53 +135,38 @@ export default function Keys() {
       ) : !data ? (
         <Loading />
       ) : (
-        <Table aria-label="API keys">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Name</Table.Th>
-              <Table.Th>Prefix</Table.Th>
-              <Table.Th>Created by</Table.Th>
-              <Table.Th>Created</Table.Th>
-              <Table.Th>Last used</Table.Th>
-              <Table.Th>Expires</Table.Th>
-              <Table.Th>State</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {data.viewer.apiKeys.nodes.map((key) => (
-              <Table.Tr key={key.id}>
-                <Table.Td>{key.name}</Table.Td>
-                <Table.Td>
-                  <Code>{key.prefix}…</Code>
-                </Table.Td>
-                <Table.Td>{key.createdBy?.email ?? '—'}</Table.Td>
-                <Table.Td>{when(key.createdAt)}</Table.Td>
-                <Table.Td>{when(key.lastUsedAt)}</Table.Td>
-                <Table.Td>{when(key.expiresAt)}</Table.Td>
-                <Table.Td>
-                  {key.revokedAt ? (
-                    `Revoked ${when(key.revokedAt)}`
-                  ) : (
-                    <Button
-                      size="xs"
-                      color="red"
-                      variant="outline"
-                      loading={revoking.fetching && revoking.operation?.variables.id === key.id}
-                      aria-label={`Revoke ${key.name}`}
-                      onClick={async () => {
-                        if (!confirm(`Revoke the key “${key.name}”? Every request with it is refused from now on.`)) return;
-                        await revoke({ id: key.id });
-                        reload();
-                      }}
-                    >
-                      Revoke
-                    </Button>
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
+        <Table
+          aria-label="API keys"
+          data={{
+            head: ['Name', 'Prefix', 'Created by', 'Created', 'Last used', 'Expires', 'State'],
+            body: data.viewer.apiKeys.nodes.map((key) => [
+              key.name,
+              <Code>{key.prefix}…</Code>,
+              key.createdBy?.email ?? '—',
+              when(key.createdAt),
+              when(key.lastUsedAt),
+              when(key.expiresAt),
+              key.revokedAt ? (
+                `Revoked ${when(key.revokedAt)}`
+              ) : (
+                <Button
+                  size="xs"
+                  color="red"
+                  variant="outline"
+                  loading={revoking.fetching && revoking.operation?.variables.id === key.id}
+                  aria-label={`Revoke ${key.name}`}
+                  onClick={async () => {
+                    if (!confirm(`Revoke the key “${key.name}”? Every request with it is refused from now on.`)) return;
+                    await revoke({ id: key.id });
+                    reload();
+                  }}
+                >
+                  Revoke
+                </Button>
+              ),
+            ]),
+          }}
+        />
       )}
     </Stack>
   );

@@ -144,28 +144,14 @@ export default function Leads() {
               Export to CSV (first {count(EXPORT_MAX)})
             </Button>
           </Group>
-          <Table aria-label="Leads" aria-busy={fetching}>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Title</Table.Th>
-                <Table.Th>Company</Table.Th>
-                <Table.Th>Email</Table.Th>
-                <Table.Th>Location</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {data.leads.nodes.map((lead) => (
-                <Table.Tr key={lead.id}>
-                  <Table.Td>{lead.fullName}</Table.Td>
-                  <Table.Td>{lead.title}</Table.Td>
-                  <Table.Td>{lead.company?.name}</Table.Td>
-                  <Table.Td>{lead.email}</Table.Td>
-                  <Table.Td>{[lead.city, lead.state, lead.country].filter(Boolean).join(', ')}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <Table
+            aria-label="Leads"
+            aria-busy={fetching}
+            data={{
+              head: ['Name', 'Title', 'Company', 'Email', 'Location'],
+              body: data.leads.nodes.map((lead) => [lead.fullName, lead.title, lead.company?.name, lead.email, [lead.city, lead.state, lead.country].filter(Boolean).join(', ')]),
+            }}
+          />
           <Group>
             <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
               Previous page

@@ -144,90 +144,66 @@ export default function Members() {
       ) : (
         <>
           <Title order={3}>Members</Title>
-          <Table aria-label="Members">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Email</Table.Th>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Role</Table.Th>
-                <Table.Th>Since</Table.Th>
-                <Table.Th>Remove</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {data.viewer.members.nodes.map((m) => (
-                <Table.Tr key={m.id}>
-                  <Table.Td>{m.user.email}</Table.Td>
-                  <Table.Td>{m.user.name ?? '—'}</Table.Td>
-                  <Table.Td>
-                    <NativeSelect
-                      aria-label={`Role of ${m.user.email}`}
-                      value={m.role}
-                      disabled={m.role === 'OWNER' && session.role !== 'owner'}
-                      onChange={async (e) => {
-                        await change({ input: { membershipId: m.id, role: e.currentTarget.value as Role } });
-                        reload();
-                      }}
-                      data={(m.role === 'OWNER' ? ROLES : grantable).map((r) => ({ value: r, label: roleLabel(r) }))}
-                    />
-                  </Table.Td>
-                  <Table.Td>{when(m.createdAt)}</Table.Td>
-                  <Table.Td>
-                    <Button
-                      size="xs"
-                      color="red"
-                      variant="outline"
-                      aria-label={`Remove ${m.user.email}`}
-                      onClick={async () => {
-                        if (!confirm(`Remove ${m.user.email} from the account?`)) return;
-                        await remove({ id: m.id });
-                        reload();
-                      }}
-                    >
-                      Remove
-                    </Button>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <Table
+            aria-label="Members"
+            data={{
+              head: ['Email', 'Name', 'Role', 'Since', 'Remove'],
+              body: data.viewer.members.nodes.map((m) => [
+                m.user.email,
+                m.user.name ?? '—',
+                <NativeSelect
+                  aria-label={`Role of ${m.user.email}`}
+                  value={m.role}
+                  disabled={m.role === 'OWNER' && session.role !== 'owner'}
+                  onChange={async (e) => {
+                    await change({ input: { membershipId: m.id, role: e.currentTarget.value as Role } });
+                    reload();
+                  }}
+                  data={(m.role === 'OWNER' ? ROLES : grantable).map((r) => ({ value: r, label: roleLabel(r) }))}
+                />,
+                when(m.createdAt),
+                <Button
+                  size="xs"
+                  color="red"
+                  variant="outline"
+                  aria-label={`Remove ${m.user.email}`}
+                  onClick={async () => {
+                    if (!confirm(`Remove ${m.user.email} from the account?`)) return;
+                    await remove({ id: m.id });
+                    reload();
+                  }}
+                >
+                  Remove
+                </Button>,
+              ]),
+            }}
+          />
           <Title order={3}>Pending invitations</Title>
-          <Table aria-label="Pending invitations">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Email</Table.Th>
-                <Table.Th>Role</Table.Th>
-                <Table.Th>Sent</Table.Th>
-                <Table.Th>Expires</Table.Th>
-                <Table.Th>Revoke</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {data.viewer.invitations.nodes.map((i) => (
-                <Table.Tr key={i.id}>
-                  <Table.Td>{i.email}</Table.Td>
-                  <Table.Td>{roleLabel(i.role)}</Table.Td>
-                  <Table.Td>{when(i.createdAt)}</Table.Td>
-                  <Table.Td>{when(i.expiresAt)}</Table.Td>
-                  <Table.Td>
-                    <Button
-                      size="xs"
-                      color="red"
-                      variant="outline"
-                      aria-label={`Revoke the invitation of ${i.email}`}
-                      onClick={async () => {
-                        if (!confirm(`Revoke the invitation of ${i.email}? Its link will stop working.`)) return;
-                        await revoke({ id: i.id });
-                        reload();
-                      }}
-                    >
-                      Revoke
-                    </Button>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <Table
+            aria-label="Pending invitations"
+            data={{
+              head: ['Email', 'Role', 'Sent', 'Expires', 'Revoke'],
+              body: data.viewer.invitations.nodes.map((i) => [
+                i.email,
+                roleLabel(i.role),
+                when(i.createdAt),
+                when(i.expiresAt),
+                <Button
+                  size="xs"
+                  color="red"
+                  variant="outline"
+                  aria-label={`Revoke the invitation of ${i.email}`}
+                  onClick={async () => {
+                    if (!confirm(`Revoke the invitation of ${i.email}? Its link will stop working.`)) return;
+                    await revoke({ id: i.id });
+                    reload();
+                  }}
+                >
+                  Revoke
+                </Button>,
+              ]),
+            }}
+          />
         </>
       )}
     </Stack>

@@ -102,35 +102,21 @@ export default function Overview() {
           No run is running or waiting. <Link to="/tools">Start one from a tool.</Link>
         </Text>
       ) : (
-        <Table>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Run</Table.Th>
-              <Table.Th>Tool</Table.Th>
-              <Table.Th>Status</Table.Th>
-              <Table.Th>Rows</Table.Th>
-              <Table.Th>Started</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {runs.map((run) => (
-              <Table.Tr key={run.id}>
-                <Table.Td>
-                  <Link to={`/runs/${run.id}`}>{run.id}</Link>
-                </Table.Td>
-                <Table.Td>{run.tool}</Table.Td>
-                <Table.Td>
-                  <Group gap="xs">
-                    <StatusBadge status={run.status} />
-                    <Text size="sm">{run.statusMessage}</Text>
-                  </Group>
-                </Table.Td>
-                <Table.Td>{count(run.itemCount)}</Table.Td>
-                <Table.Td>{when(run.createdAt)}</Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
+        <Table
+          data={{
+            head: ['Run', 'Tool', 'Status', 'Rows', 'Started'],
+            body: runs.map((run) => [
+              <Link to={`/runs/${run.id}`}>{run.id}</Link>,
+              run.tool,
+              <Group gap="xs">
+                <StatusBadge status={run.status} />
+                <Text size="sm">{run.statusMessage}</Text>
+              </Group>,
+              count(run.itemCount),
+              when(run.createdAt),
+            ]),
+          }}
+        />
       )}
     </Stack>
   );

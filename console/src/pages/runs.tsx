@@ -79,34 +79,20 @@ export default function Runs() {
       ) : (
         <>
           <Text size="sm">{count(data.runs.totalCount)} runs</Text>
-          <Table aria-label="Runs">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Run</Table.Th>
-                <Table.Th>Tool</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>Rows</Table.Th>
-                <Table.Th>Cost</Table.Th>
-                <Table.Th>Started</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {data.runs.nodes.map((run) => (
-                <Table.Tr key={run.id}>
-                  <Table.Td>
-                    <Link to={`/runs/${run.id}`}>{run.id}</Link>
-                  </Table.Td>
-                  <Table.Td>{titles.get(run.tool) ?? run.tool}</Table.Td>
-                  <Table.Td>
-                    <StatusBadge status={run.status} />
-                  </Table.Td>
-                  <Table.Td>{count(run.itemCount)}</Table.Td>
-                  <Table.Td>{usd(run.cost)}</Table.Td>
-                  <Table.Td>{when(run.createdAt)}</Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <Table
+            aria-label="Runs"
+            data={{
+              head: ['Run', 'Tool', 'Status', 'Rows', 'Cost', 'Started'],
+              body: data.runs.nodes.map((run) => [
+                <Link to={`/runs/${run.id}`}>{run.id}</Link>,
+                titles.get(run.tool) ?? run.tool,
+                <StatusBadge status={run.status} />,
+                count(run.itemCount),
+                usd(run.cost),
+                when(run.createdAt),
+              ]),
+            }}
+          />
           <Group>
             <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
               Previous page

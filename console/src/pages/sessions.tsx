@@ -76,45 +76,34 @@ export default function Sessions({ onSignedOut }: { onSignedOut(): void }) {
       ) : !data ? (
         <Loading />
       ) : (
-        <Table aria-label="Sessions">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Browser</Table.Th>
-              <Table.Th>Address</Table.Th>
-              <Table.Th>Signed in</Table.Th>
-              <Table.Th>Last seen</Table.Th>
-              <Table.Th>End</Table.Th>
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {data.sessions.nodes.map((s) => (
-              <Table.Tr key={s.id}>
-                <Table.Td>{s.userAgent ?? '—'}</Table.Td>
-                <Table.Td>{s.ipAddress ?? '—'}</Table.Td>
-                <Table.Td>{when(s.createdAt)}</Table.Td>
-                <Table.Td>{when(s.lastSeenAt)}</Table.Td>
-                <Table.Td>
-                  {s.current ? (
-                    'This session'
-                  ) : (
-                    <Button
-                      size="xs"
-                      variant="outline"
-                      color="red"
-                      aria-label={`End the session signed in ${when(s.createdAt)}`}
-                      onClick={async () => {
-                        await revoke({ id: s.id });
-                        refetch({ requestPolicy: 'network-only' });
-                      }}
-                    >
-                      End
-                    </Button>
-                  )}
-                </Table.Td>
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
+        <Table
+          aria-label="Sessions"
+          data={{
+            head: ['Browser', 'Address', 'Signed in', 'Last seen', 'End'],
+            body: data.sessions.nodes.map((s) => [
+              s.userAgent ?? '—',
+              s.ipAddress ?? '—',
+              when(s.createdAt),
+              when(s.lastSeenAt),
+              s.current ? (
+                'This session'
+              ) : (
+                <Button
+                  size="xs"
+                  variant="outline"
+                  color="red"
+                  aria-label={`End the session signed in ${when(s.createdAt)}`}
+                  onClick={async () => {
+                    await revoke({ id: s.id });
+                    refetch({ requestPolicy: 'network-only' });
+                  }}
+                >
+                  End
+                </Button>
+              ),
+            ]),
+          }}
+        />
       )}
     </Stack>
   );

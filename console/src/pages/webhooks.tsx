@@ -194,30 +194,14 @@ export default function Webhooks() {
                 Test event {testId} queued; the receiver’s answer shows in the log below.
               </Alert>
             )}
-            <Table mt="sm" aria-label={`Deliveries to ${hook.url}`}>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>When</Table.Th>
-                  <Table.Th>Event</Table.Th>
-                  <Table.Th>Run</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Attempts</Table.Th>
-                  <Table.Th>Answer</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {hook.deliveries.nodes.map((d) => (
-                  <Table.Tr key={d.id}>
-                    <Table.Td>{when(d.createdAt)}</Table.Td>
-                    <Table.Td>{d.event}</Table.Td>
-                    <Table.Td>{d.runId ?? '—'}</Table.Td>
-                    <Table.Td>{d.status}</Table.Td>
-                    <Table.Td>{d.attempts}</Table.Td>
-                    <Table.Td>{d.responseStatus ?? d.lastError ?? '—'}</Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <Table
+              mt="sm"
+              aria-label={`Deliveries to ${hook.url}`}
+              data={{
+                head: ['When', 'Event', 'Run', 'Status', 'Attempts', 'Answer'],
+                body: hook.deliveries.nodes.map((d) => [when(d.createdAt), d.event, d.runId ?? '—', d.status, d.attempts, d.responseStatus ?? d.lastError ?? '—']),
+              }}
+            />
           </Card>
         ))
       )}
