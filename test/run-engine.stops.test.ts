@@ -172,6 +172,43 @@ describe('a cancel part-way', () => {
     ]);
   });
 
+  it('a last page stored with the run’s end after a cancel landed ends the run ABORTED with every row, in one transaction', async () => {
+    const { accountId, principal } = await account();
+    const before = await t.walletMicros(accountId);
+    const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
+    // Two pages stored, then the runner waits for the page that fills the search, its last.
+    const source = stallingSources(2);
+    const kinds: string[] = [];
+    const events = await t.app.core.events.subscribe('runProgress', r.id);
+    const following = (async () => {
+      for await (const snapshot of events) {
+        if (snapshot.itemCount > 0) kinds.push(`${snapshot.itemCount} ${snapshot.status}`);
+        if (snapshot.status === 'ABORTED') return;
+      }
+    })();
+    const executing = executeRun({ ...t.app.core, sources: source.sources }, r.id);
+    await source.stalled;
+    // The cancel lands in the table unannounced, before the engine has seen it.
+    await t.app.core.sql`update run set status = 'ABORTING', status_message = 'Cancelling: results stored so far are kept' where id = ${r.id}`;
+    source.release();
+    await executing;
+    expect(await run(r.id)).toEqual({
+      status: 'ABORTED',
+      status_message: `Cancelled: ${expectedRows} businesses kept`,
+      item_count: expectedRows,
+      handled: expectedRows,
+      charged: BigInt(expectedRows) * PRICE,
+      billed_units: expectedRows,
+      settled: true,
+    });
+    expect(await seqs(r.id)).toEqual(Array.from({ length: expectedRows }, (_, i) => i));
+    expect(await t.walletMicros(accountId)).toBe(before - BigInt(expectedRows) * PRICE);
+    expect(await activeRuns(accountId)).toBe(0);
+    await following;
+    // The last page arrives with the end: no progress event of its own.
+    expect(kinds).toEqual(['50 RUNNING', '100 RUNNING', `${expectedRows} ABORTED`]);
+  });
+
   it('a run found ABORTING when its job starts ends ABORTED without running', async () => {
     const { accountId, principal } = await account();
     const before = await t.walletMicros(accountId);
@@ -406,7 +443,7 @@ describe('with money checks off', () => {
 });
 
 describe('what the account’s event stream hears', () => {
-  it('a progress event for each stored page, then one finished event', async () => {
+  it('a progress event for each page stored before the last, then one finished event, which brings the last', async () => {
     const { accountId, principal } = await account();
     const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
     const kinds: string[] = [];
@@ -420,7 +457,8 @@ describe('what the account’s event stream hears', () => {
     })();
     await executeRun(t.app.core, r.id);
     await following;
-    expect(kinds).toEqual([`progress 50 RUNNING`, `progress 100 RUNNING`, `progress ${expectedRows} RUNNING`, `finished ${expectedRows} SUCCEEDED`]);
+    // The runner marks the page that fills the search as its last: it is stored with the run's end.
+    expect(kinds).toEqual([`progress 50 RUNNING`, `progress 100 RUNNING`, `finished ${expectedRows} SUCCEEDED`]);
   });
 });
 

@@ -35,39 +35,68 @@ interface Billing {
   billedUnits: number;
 }
 
+/** A batch as the engine stores it: its rows from `firstSeq` on, what it handled, its message, the billing so far. */
+interface StoredBatch {
+  firstSeq: number;
+  rows: Row[];
+  handled: number;
+  message: string | undefined;
+  billing: Billing;
+  upstreamOffset?: number;
+}
+
 /**
- * Stores a batch of rows, their cost and the new counts, and announces them, in one transaction;
- * returns the run's status. An upstream batch also stores the dataset offset it read up to, so a
- * worker that takes the run over reads on from the rows stored.
+ * Stores a batch's rows, their cost and the new counts, in `tx`; returns the run as updated. The
+ * rows' insert and the run's update are sent together, one round trip: the update needs nothing the
+ * insert returns. An upstream batch also stores the dataset offset it read up to, so a worker that
+ * takes the run over reads on from the rows stored.
  */
-async function appendBatch(deps: EngineDeps, run: Run, firstSeq: number, rows: Row[], handled: number, message: string | undefined, billing: Billing, upstreamOffset?: number): Promise<RunStatus | undefined> {
-  return deps.db.transaction(async (tx) => {
-    // The batch travels as one JSON parameter (not three per row); each element is stored as written.
-    const insert =
-      rows.length > 0
-        ? tx.execute(sql`
+async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promise<Run | undefined> {
+  const { firstSeq, rows, handled, message, billing, upstreamOffset } = batch;
+  // The batch travels as one JSON parameter (not three per row); each element is stored as written.
+  const insert =
+    rows.length > 0
+      ? tx.execute(sql`
         insert into run_item (run_id, seq, data)
         select ${run.id}, ${firstSeq}::int + (t.ord - 1)::int, t.value
         from json_array_elements(${JSON.stringify(rows)}::json) with ordinality as t(value, ord)
         on conflict do nothing`)
-        : undefined;
-    const update = tx
-      .update(runTable)
-      .set({
-        handled: sql`${runTable.handled} + ${handled}`,
-        itemCount: sql`greatest(${runTable.itemCount}, ${firstSeq + rows.length})`,
-        chargedMicros: billing.chargedMicros,
-        billedUnits: billing.billedUnits,
-        ...(upstreamOffset === undefined ? {} : { upstreamOffset }),
-        // A cancel in progress keeps its message.
-        ...(message === undefined ? {} : { statusMessage: sql`case when ${runTable.status} = 'ABORTING' then ${runTable.statusMessage} else ${message} end` }),
-      })
-      .where(eq(runTable.id, run.id))
-      .returning();
-    // Sent together, in one round trip: the update needs nothing the insert returns.
-    const [, [updated]] = await Promise.all([insert, update]);
+      : undefined;
+  const update = tx
+    .update(runTable)
+    .set({
+      handled: sql`${runTable.handled} + ${handled}`,
+      itemCount: sql`greatest(${runTable.itemCount}, ${firstSeq + rows.length})`,
+      chargedMicros: billing.chargedMicros,
+      billedUnits: billing.billedUnits,
+      ...(upstreamOffset === undefined ? {} : { upstreamOffset }),
+      // A cancel in progress keeps its message.
+      ...(message === undefined ? {} : { statusMessage: sql`case when ${runTable.status} = 'ABORTING' then ${runTable.statusMessage} else ${message} end` }),
+    })
+    .where(eq(runTable.id, run.id))
+    .returning();
+  const [, [updated]] = await Promise.all([insert, update]);
+  return updated;
+}
+
+/** Stores a batch and announces it, in one transaction; returns the run's status. */
+function appendBatch(deps: EngineDeps, run: Run, batch: StoredBatch): Promise<RunStatus | undefined> {
+  return deps.db.transaction(async (tx) => {
+    const updated = await storeBatch(tx, run, batch);
     if (updated) await deps.events.publishRun(tx, run.accountId, 'progress', snapshotOf(updated));
     return updated?.status;
+  });
+}
+
+/**
+ * Stores a runner's last batch and ends the run SUCCEEDED (ABORTED if a cancel came first), in one
+ * transaction: one commit, and one announcement (the end's), where a batch and then the end would be
+ * two.
+ */
+function appendLastBatch(deps: EngineDeps, run: Run, tool: ToolDefinition, batch: StoredBatch, message: string) {
+  return deps.db.transaction(async (tx) => {
+    await lockAccount(tx, run.accountId);
+    if (await storeBatch(tx, run, batch)) await finishRunInTx(deps, tx, run, tool, 'SUCCEEDED', message);
   });
 }
 
@@ -202,6 +231,17 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
   let holdUsedUp = false;
   let failure: Error | undefined;
   let note: string | undefined;
+  /** Set once the run's last batch was stored with its end. */
+  let endedWithBatch = false;
+  /** The end's message of a run its runner saw through, with `kept` rows. */
+  const finishedMessage = (kept: number) => {
+    const rows = plural(kept, tool.rowUnit ?? tool.price.unit);
+    const found = tool.price.billsFound ? `; ${plural(billing.billedUnits, tool.price.unit)} found and billed` : '';
+    const held = tool.overdraftMicros ? ` (the wallet balance plus ${formatDollars(tool.overdraftMicros)} USD)` : '';
+    return holdUsedUp
+      ? `Stopped after ${rows}${found}: the ${formatDollars(billing.holdMicros!)} USD held for this run${held} is used up. Buy credits to get more.`
+      : `Finished: ${rows}${found}${note ? `. ${note}` : ''}`;
+  };
   try {
     const input = tool.input.parse(run.input);
     const store = runStore(deps.db, run.accountId, run.id);
@@ -242,7 +282,15 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
           rows.push(row);
         }
         const handled = holdUsedUp ? rows.length : (batch.handled ?? rows.length);
-        const status = await appendBatch(deps, run, first + skip, rows, handled, batch.message, billing, batch.offset);
+        const stored: StoredBatch = { firstSeq: first + skip, rows, handled, message: batch.message, billing, upstreamOffset: batch.offset };
+        if (batch.last && !holdUsedUp && !upstream) {
+          await appendLastBatch(deps, run, tool, stored, finishedMessage(Math.max(seq, startAt)));
+          if (first + skip === 0 && rows.length > 0) observeFirstRow(tool.name, startedAt);
+          endedWithBatch = true;
+          void batches.return?.(undefined)?.catch(() => {});
+          break;
+        }
+        const status = await appendBatch(deps, run, stored);
         if (first + skip === 0 && rows.length > 0) observeFirstRow(tool.name, startedAt);
         if (status === 'ABORTING') stop('cancelled');
         if (holdUsedUp || reason) {
@@ -264,6 +312,11 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
   }
 
   const kept = Math.max(seq, startAt);
+  if (endedWithBatch) {
+    // Ended with its last batch (ABORTED if a cancel was committed first): a stop noticed since comes too late.
+    log.info({ items: kept, holdUsedUp }, 'run succeeded');
+    return;
+  }
   const active = upstream instanceof UpstreamRunner ? upstream : undefined;
   // The upstream run stops with ours (not on a hand-back: the next worker re-attaches), before the end is announced.
   if (active && reason !== 'shutdown') {
@@ -295,13 +348,7 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
     await finishRun(deps, run, tool, 'TIMED-OUT', `Timed out after ${limitSecs} s (this tool's limit): ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`);
     log.warn({ limitSecs }, 'run timed out');
   } else {
-    const rows = plural(kept, tool.rowUnit ?? tool.price.unit);
-    const found = tool.price.billsFound ? `; ${plural(billing.billedUnits, tool.price.unit)} found and billed` : '';
-    const held = tool.overdraftMicros ? ` (the wallet balance plus ${formatDollars(tool.overdraftMicros)} USD)` : '';
-    const message = holdUsedUp
-      ? `Stopped after ${rows}${found}: the ${formatDollars(billing.holdMicros!)} USD held for this run${held} is used up. Buy credits to get more.`
-      : `Finished: ${rows}${found}${note ? `. ${note}` : ''}`;
-    await finishRun(deps, run, tool, 'SUCCEEDED', message);
+    await finishRun(deps, run, tool, 'SUCCEEDED', finishedMessage(kept));
     log.info({ items: kept, holdUsedUp }, 'run succeeded');
   }
 }

@@ -313,7 +313,7 @@ export const mapsTool = defineTool({
       found = [];
       return batch;
     };
-    for (const search of searches) {
+    for (const [index, search] of searches.entries()) {
       if (ctx.signal.aborted) break;
       if (search.kind === 'place') {
         const place = await ctx.sources.localBusinesses.findPlace(search.lookup);
@@ -329,12 +329,8 @@ export const mapsTool = defineTool({
       let taken = 0;
       let afterId: number | undefined;
       while (taken < search.limit && !ctx.signal.aborted) {
-        const page = await ctx.sources.localBusinesses.searchPlaces({
-          keyword: search.term,
-          area: search.area,
-          limit: Math.min(PAGE_SIZE, search.limit - taken),
-          afterId,
-        });
+        const limit = Math.min(PAGE_SIZE, search.limit - taken);
+        const page = await ctx.sources.localBusinesses.searchPlaces({ keyword: search.term, area: search.area, limit, afterId });
         if (page.length === 0) break;
         afterId = page.at(-1)!.id;
         const rows: Row[] = [];
@@ -344,10 +340,11 @@ export const mapsTool = defineTool({
           rows.push(toRow(place, search.term));
           taken += 1;
         }
-        yield { rows, message: `"${search.term}": ${places(taken)} found` };
+        // The page that fills the last search is the run's last. (A short page is not: only the next, empty, says the source has no more.)
+        yield { rows, message: `"${search.term}": ${places(taken)} found`, last: taken >= search.limit && index === searches.length - 1 };
       }
     }
-    if (found.length > 0) yield flush();
+    if (found.length > 0) yield { ...flush(), last: true };
   },
 });
 

@@ -34,6 +34,12 @@ export interface RunBatch {
   message?: string;
   /** A remark kept in the run's final status message (e.g. where the answer came from). */
   note?: string;
+  /**
+   * Nothing follows this batch: the engine stores it with the run's end, in one transaction (one
+   * commit and one announcement fewer), and does not ask the runner for more. Only for a runner that
+   * knows without asking its source again.
+   */
+  last?: boolean;
 }
 
 /** Account state a run may keep beyond itself. Every method is safe to repeat when an attempt is replayed. */
