@@ -4,6 +4,7 @@ import type { Principal } from '../src/accounts/accounts.ts';
 import { cancelRun } from '../src/runs/control.ts';
 import { executeRun } from '../src/runs/engine.ts';
 import { startRun } from '../src/runs/runs.ts';
+import type { RunSnapshot } from '../src/runs/view.ts';
 import type { Place } from '../src/sources/local-businesses.ts';
 import type { Sources } from '../src/sources/types.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -56,6 +57,30 @@ function stallingSources(pages: number) {
     },
   };
   return { sources, stalled, release, calls: () => served };
+}
+
+/**
+ * Executes `runId` with its source stalled after `pages` pages, and while it waits, has a cancel land
+ * in the table unannounced, before the engine has seen it. Returns the run's progress events with
+ * rows (the start's own may arrive after the subscription began; it holds none) up to its end.
+ */
+async function cancelledUnannounced(runId: string, pages: number) {
+  const source = stallingSources(pages);
+  const progress: RunSnapshot[] = [];
+  const events = await t.app.core.events.subscribe('runProgress', runId);
+  const following = (async () => {
+    for await (const snapshot of events) {
+      if (snapshot.itemCount > 0) progress.push(snapshot);
+      if (snapshot.status === 'ABORTED') return;
+    }
+  })();
+  const executing = executeRun({ ...t.app.core, sources: source.sources }, runId);
+  await source.stalled;
+  await t.app.core.sql`update run set status = 'ABORTING', status_message = 'Cancelling: results stored so far are kept' where id = ${runId}`;
+  source.release();
+  await executing;
+  await following;
+  return progress;
 }
 
 /** A logger that keeps what the engine writes, as the JSON objects pino emits. */
@@ -144,28 +169,13 @@ describe('a cancel part-way', () => {
   it('a batch stored while the cancel is under way keeps the cancel’s message', async () => {
     const { principal } = await account();
     const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
-    const source = stallingSources(1);
-    const progress: { itemCount: number; statusMessage: string }[] = [];
-    const events = await t.app.core.events.subscribe('runProgress', r.id);
-    const following = (async () => {
-      for await (const snapshot of events) {
-        progress.push({ itemCount: snapshot.itemCount, statusMessage: snapshot.statusMessage });
-        if (snapshot.status === 'ABORTED') return;
-      }
-    })();
-    const executing = executeRun({ ...t.app.core, sources: source.sources }, r.id);
-    await source.stalled;
-    // The cancel lands in the table while the runner is between pages and before the engine has seen it.
-    await t.app.core.sql`update run set status = 'ABORTING', status_message = 'Cancelling: results stored so far are kept' where id = ${r.id}`;
-    source.release();
-    await executing;
+    // The cancel lands while the runner is between its first and second pages.
+    const progress = await cancelledUnannounced(r.id, 1);
     const ended = await run(r.id);
     // The page in hand was stored with the cancel's message untouched, then the run ended ABORTED.
     expect(ended).toMatchObject({ status: 'ABORTED', status_message: 'Cancelled: 100 businesses kept', item_count: 100, charged: 100n * PRICE });
     expect(await seqs(r.id)).toHaveLength(100);
-    await following;
-    // (The start's own event may arrive after the subscription began; it holds no rows.)
-    expect(progress.filter((p) => p.itemCount > 0)).toEqual([
+    expect(progress.map(({ itemCount, statusMessage }) => ({ itemCount, statusMessage }))).toEqual([
       { itemCount: 50, statusMessage: '"dentist": 50 places found' },
       { itemCount: 100, statusMessage: 'Cancelling: results stored so far are kept' },
       { itemCount: 100, statusMessage: 'Cancelled: 100 businesses kept' },
@@ -176,22 +186,8 @@ describe('a cancel part-way', () => {
     const { accountId, principal } = await account();
     const before = await t.walletMicros(accountId);
     const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
-    // Two pages stored, then the runner waits for the page that fills the search, its last.
-    const source = stallingSources(2);
-    const kinds: string[] = [];
-    const events = await t.app.core.events.subscribe('runProgress', r.id);
-    const following = (async () => {
-      for await (const snapshot of events) {
-        if (snapshot.itemCount > 0) kinds.push(`${snapshot.itemCount} ${snapshot.status}`);
-        if (snapshot.status === 'ABORTED') return;
-      }
-    })();
-    const executing = executeRun({ ...t.app.core, sources: source.sources }, r.id);
-    await source.stalled;
-    // The cancel lands in the table unannounced, before the engine has seen it.
-    await t.app.core.sql`update run set status = 'ABORTING', status_message = 'Cancelling: results stored so far are kept' where id = ${r.id}`;
-    source.release();
-    await executing;
+    // Two pages stored, then the cancel lands while the runner waits for the page that fills the search, its last.
+    const progress = await cancelledUnannounced(r.id, 2);
     expect(await run(r.id)).toEqual({
       status: 'ABORTED',
       status_message: `Cancelled: ${expectedRows} businesses kept`,
@@ -204,9 +200,8 @@ describe('a cancel part-way', () => {
     expect(await seqs(r.id)).toEqual(Array.from({ length: expectedRows }, (_, i) => i));
     expect(await t.walletMicros(accountId)).toBe(before - BigInt(expectedRows) * PRICE);
     expect(await activeRuns(accountId)).toBe(0);
-    await following;
     // The last page arrives with the end: no progress event of its own.
-    expect(kinds).toEqual(['50 RUNNING', '100 RUNNING', `${expectedRows} ABORTED`]);
+    expect(progress.map((p) => `${p.itemCount} ${p.status}`)).toEqual(['50 RUNNING', '100 RUNNING', `${expectedRows} ABORTED`]);
   });
 
   it('a run found ABORTING when its job starts ends ABORTED without running', async () => {
