@@ -100,6 +100,17 @@ interface RunRow {
   settled: boolean;
 }
 
+/** A run that stored, and was billed for, every row of the search, and was settled. */
+const everyRow = (status: string, statusMessage: string): RunRow => ({
+  status,
+  status_message: statusMessage,
+  item_count: expectedRows,
+  handled: expectedRows,
+  charged: BigInt(expectedRows) * PRICE,
+  billed_units: expectedRows,
+  settled: true,
+});
+
 async function run(id: string): Promise<RunRow> {
   const [r] = await t.app.core.sql`
     select status, status_message, item_count, handled, charged_micros::text as charged, billed_units, settled_at is not null as settled
@@ -188,15 +199,7 @@ describe('a cancel part-way', () => {
     const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
     // Two pages stored, then the cancel lands while the runner waits for the page that fills the search, its last.
     const progress = await cancelledUnannounced(r.id, 2);
-    expect(await run(r.id)).toEqual({
-      status: 'ABORTED',
-      status_message: `Cancelled: ${expectedRows} businesses kept`,
-      item_count: expectedRows,
-      handled: expectedRows,
-      charged: BigInt(expectedRows) * PRICE,
-      billed_units: expectedRows,
-      settled: true,
-    });
+    expect(await run(r.id)).toEqual(everyRow('ABORTED', `Cancelled: ${expectedRows} businesses kept`));
     expect(await seqs(r.id)).toEqual(Array.from({ length: expectedRows }, (_, i) => i));
     expect(await t.walletMicros(accountId)).toBe(before - BigInt(expectedRows) * PRICE);
     expect(await activeRuns(accountId)).toBe(0);
@@ -271,15 +274,7 @@ describe('a worker that stops part-way', () => {
     // The next worker's attempt reads the whole search again and skips what is stored.
     const resumed = recordingLogger();
     await executeRun({ ...t.app.core, logger: resumed.logger }, r.id);
-    expect(await run(r.id)).toEqual({
-      status: 'SUCCEEDED',
-      status_message: `Finished: ${expectedRows} businesses`,
-      item_count: expectedRows,
-      handled: expectedRows,
-      charged: BigInt(expectedRows) * PRICE,
-      billed_units: expectedRows,
-      settled: true,
-    });
+    expect(await run(r.id)).toEqual(everyRow('SUCCEEDED', `Finished: ${expectedRows} businesses`));
     expect(await seqs(r.id)).toEqual(Array.from({ length: expectedRows }, (_, i) => i));
     expect(resumed.lines.find((l) => l.msg === 'run succeeded')).toMatchObject({ items: expectedRows, holdUsedUp: false });
     expect(await t.walletMicros(accountId)).toBe(before - BigInt(expectedRows) * PRICE);
