@@ -329,8 +329,12 @@ export const mapsTool = defineTool({
       let taken = 0;
       let afterId: number | undefined;
       while (taken < search.limit && !ctx.signal.aborted) {
-        const limit = Math.min(PAGE_SIZE, search.limit - taken);
-        const page = await ctx.sources.localBusinesses.searchPlaces({ keyword: search.term, area: search.area, limit, afterId });
+        const page = await ctx.sources.localBusinesses.searchPlaces({
+          keyword: search.term,
+          area: search.area,
+          limit: Math.min(PAGE_SIZE, search.limit - taken),
+          afterId,
+        });
         if (page.length === 0) break;
         afterId = page.at(-1)!.id;
         const rows: Row[] = [];
