@@ -87,6 +87,7 @@ const onCommit = new WeakMap<object, (() => void)[]>();
  */
 export function afterCommit(executor: Executor, fn: () => void) {
   if (!is(executor, PgTransaction)) return fn();
+  // drizzle's transaction runs on the client `begin` or `savepoint` handed it (its session's `client`).
   const committed = onCommit.get((executor as unknown as { session: { client: object } }).session.client);
   if (!committed) throw new Error('afterCommit: the transaction was not opened on a pool of connect()');
   committed.push(fn);

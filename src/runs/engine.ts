@@ -283,6 +283,7 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
         }
         const handled = holdUsedUp ? rows.length : (batch.handled ?? rows.length);
         const stored: StoredBatch = { firstSeq: first + skip, rows, handled, message: batch.message, billing, upstreamOffset: batch.offset };
+        // Not an upstream run's: its end waits on the upstream run's stop and cost, after the loop.
         if (batch.last && !holdUsedUp && !upstream) {
           await appendLastBatch(deps, run, tool, stored, finishedMessage(Math.max(seq, startAt)));
           if (first + skip === 0 && rows.length > 0) observeFirstRow(tool.name, startedAt);
