@@ -347,10 +347,12 @@ describe('includeOwnerContact', () => {
     const addresses = all.map((p) => `${p.street}, ${p.city}, ${p.state} ${p.zip}`);
     const started = await t.request('POST', PATH, { key: apiKey, body: { addresses, includeOwnerContact: true } });
     expect(started.status).toBe(200);
-    for (const runId of [started.body.runId, started.body.ownerContactRunId]) {
-      const cancelled = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key: apiKey });
-      expect(cancelled.status).toBe(200);
-      expect(['ABORTING', 'ABORTED']).toContain(cancelled.body.status);
+    const runIds = [started.body.runId, started.body.ownerContactRunId];
+    // Both cancels at once, before waiting on either: the second run would otherwise go on while the first is awaited, and may end first.
+    const cancels = await Promise.all(runIds.map((runId) => t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key: apiKey })));
+    for (const [i, runId] of runIds.entries()) {
+      expect(cancels[i]!.status).toBe(200);
+      expect(['ABORTING', 'ABORTED']).toContain(cancels[i]!.body.status);
       expect(await t.waitForRun(apiKey, runId)).toMatchObject({ status: 'ABORTED' });
     }
     const main = await run(started.body.runId);
