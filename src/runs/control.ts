@@ -25,12 +25,15 @@ export const MAX_WAIT_FOR_FINISH_SECS = 60;
 export async function cancelRun(core: ControlDeps, principal: Principal, runId: string): Promise<RunSnapshot> {
   assertStorable(runId, 'runId');
   return core.db.transaction(async (tx) => {
-    await lockAccount(tx, principal.accountId);
-    const [run] = await tx
-      .select()
-      .from(runTable)
-      .where(and(eq(runTable.id, runId), eq(runTable.accountId, principal.accountId)))
-      .for('update');
+    // The account's lock, then the run's: sent together, run by Postgres in that order.
+    const [, [run]] = await Promise.all([
+      lockAccount(tx, principal.accountId),
+      tx
+        .select()
+        .from(runTable)
+        .where(and(eq(runTable.id, runId), eq(runTable.accountId, principal.accountId)))
+        .for('update'),
+    ]);
     if (!run) throw notFound('Run');
     const tool = getTool(run.tool);
     if (!tool.cancellable) {

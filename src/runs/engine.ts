@@ -1,6 +1,6 @@
-import { and, eq, notInArray, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Transaction } from '../../db/client.ts';
-import { runTable, TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import { runTable, type Run, type RunStatus } from '../../db/schema/runs.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import type { Row, RunBatch, ToolDefinition } from '../tools/types.ts';
@@ -91,67 +91,73 @@ function appendBatch(deps: EngineDeps, run: Run, batch: StoredBatch): Promise<Ru
 /**
  * Stores a runner's last batch and ends the run SUCCEEDED (ABORTED if a cancel came first), in one
  * transaction: one commit, and one announcement (the end's), where a batch and then the end would be
- * two.
+ * two. The account's lock and the batch go in one round trip (Postgres runs them in the order sent),
+ * and the run as the batch's update returned it, its row locked by that update, is what the end
+ * starts from.
  */
 function appendLastBatch(deps: EngineDeps, run: Run, tool: ToolDefinition, batch: StoredBatch, message: string) {
   return deps.db.transaction(async (tx) => {
-    await lockAccount(tx, run.accountId);
-    if (await storeBatch(tx, run, batch)) await finishRunInTx(deps, tx, run, tool, 'SUCCEEDED', message);
+    const [, stored] = await Promise.all([lockAccount(tx, run.accountId), storeBatch(tx, run, batch)]);
+    if (stored) await finishRunInTx(deps, tx, stored, tool, 'SUCCEEDED', message);
   });
 }
 
 const cancelledMessage = (items: number, tool: ToolDefinition) => `Cancelled: ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`;
 
 /**
- * Moves a run to a terminal status once (later calls change nothing), in the caller's transaction
- * with the account locked: settles the hold (release it, charge the final cost) and starts the
- * account's next waiting run. Returns false when the run had already ended.
+ * Moves a run to a terminal status once (a run that had already ended is left alone: false), in the
+ * caller's transaction with the account locked: settles the hold (release it, charge the final cost)
+ * and starts the account's next waiting run. `locked` is the run as read or updated in this
+ * transaction, its row locked since, so it is the run as it is: everything the end needs is known
+ * without asking again, and its statements go in two round trips, each a group sent together.
  */
-export async function finishRunInTx(deps: EngineDeps, tx: Transaction, run: Pick<Run, 'id' | 'accountId'>, tool: ToolDefinition, status: RunStatus, message: string, errorDetail?: string): Promise<boolean> {
-  const [before] = await tx.select({ status: runTable.status, itemCount: runTable.itemCount }).from(runTable).where(eq(runTable.id, run.id)).for('update');
+export async function finishRunInTx(deps: EngineDeps, tx: Transaction, locked: Run, tool: ToolDefinition, status: RunStatus, message: string, errorDetail?: string): Promise<boolean> {
+  if (isTerminal(locked.status)) return false;
   // A cancel accepted after the runner's last batch: the caller was told ABORTING, so the run ends
   // ABORTED, with every row it stored.
-  if (before?.status === 'ABORTING' && status === 'SUCCEEDED') {
+  if (locked.status === 'ABORTING' && status === 'SUCCEEDED') {
     status = 'ABORTED';
-    message = cancelledMessage(before.itemCount, tool);
+    message = cancelledMessage(locked.itemCount, tool);
   }
-  const [updated] = await tx
-    .update(runTable)
-    .set({
-      status,
-      statusMessage: message,
-      finishedAt: sql`now()`,
-      startedAt: sql`coalesce(${runTable.startedAt}, now())`,
-      expiresAt: sql`now() + make_interval(hours => ${deps.config.resultRetentionHours})`,
-      errorDetail: errorDetail ?? null,
-    })
-    .where(and(eq(runTable.id, run.id), notInArray(runTable.status, [...TERMINAL_STATUSES])))
-    .returning();
-  if (!updated) return false;
-  const hold = { planMicros: updated.holdPlanMicros, purchasedMicros: updated.holdPurchasedMicros };
+  const hold = { planMicros: locked.holdPlanMicros, purchasedMicros: locked.holdPurchasedMicros };
   const holdTotal = hold.planMicros + hold.purchasedMicros;
-  const input = tool.input.parse(updated.input);
-  let charge = tool.price.settle ? tool.price.settle(updated.chargedMicros, updated.itemCount, input, status) : updated.chargedMicros;
+  const input = tool.input.parse(locked.input);
+  let charge = tool.price.settle ? tool.price.settle(locked.chargedMicros, locked.itemCount, input, status) : locked.chargedMicros;
   if (deps.config.enforceLimits && charge > holdTotal) charge = holdTotal;
-  // Sent together, in one round trip: none needs another's result (the wallet's changes add up in any order).
-  const [, , [settled]] = await Promise.all([
-    before && (before.status === 'RUNNING' || before.status === 'ABORTING') ? releaseRunSlot(tx, updated.accountId) : undefined,
-    settleHold(tx, updated.accountId, updated.id, hold, charge),
-    tx.update(runTable).set({ chargedMicros: charge, settledAt: sql`now()` }).where(eq(runTable.id, updated.id)).returning(),
+  // Sent together: none needs another's result (the wallet's changes add up in any order).
+  const [, , [ended]] = await Promise.all([
+    locked.status === 'RUNNING' || locked.status === 'ABORTING' ? releaseRunSlot(tx, locked.accountId) : undefined,
+    settleHold(tx, locked.accountId, locked.id, hold, charge),
+    tx
+      .update(runTable)
+      .set({
+        status,
+        statusMessage: message,
+        finishedAt: sql`now()`,
+        startedAt: sql`coalesce(${runTable.startedAt}, now())`,
+        expiresAt: sql`now() + make_interval(hours => ${deps.config.resultRetentionHours})`,
+        errorDetail: errorDetail ?? null,
+        chargedMicros: charge,
+        settledAt: sql`now()`,
+      })
+      .where(eq(runTable.id, locked.id))
+      .returning(),
   ]);
-  const snapshot = snapshotOf(settled!);
-  const ended = { ...snapshot, accountId: updated.accountId, webhookUrl: updated.webhookUrl };
-  await Promise.all([deps.events.publishRun(tx, updated.accountId, 'finished', snapshot), queueRunWebhooks(tx, deps.config.publicUrl, ended)]);
-  // After the slot's release, which it counts on.
-  await promoteNextRun(deps, tx, updated.accountId);
+  const snapshot = snapshotOf(ended!);
+  // Sent together as well; the next run's start counts on the slot released above.
+  await Promise.all([
+    deps.events.publishRun(tx, locked.accountId, 'finished', snapshot),
+    queueRunWebhooks(tx, deps.config.publicUrl, { ...snapshot, accountId: locked.accountId, webhookUrl: ended!.webhookUrl }),
+    promoteNextRun(deps, tx, locked.accountId),
+  ]);
   return true;
 }
 
-/** `finishRunInTx` in a transaction of its own. */
+/** `finishRunInTx` in a transaction of its own: the account's lock and the run's go in one round trip. */
 export async function finishRun(deps: EngineDeps, run: Pick<Run, 'id' | 'accountId'>, tool: ToolDefinition, status: RunStatus, message: string, errorDetail?: string) {
   await deps.db.transaction(async (tx) => {
-    await lockAccount(tx, run.accountId);
-    await finishRunInTx(deps, tx, run, tool, status, message, errorDetail);
+    const [, [locked]] = await Promise.all([lockAccount(tx, run.accountId), tx.select().from(runTable).where(eq(runTable.id, run.id)).for('update')]);
+    if (locked) await finishRunInTx(deps, tx, locked, tool, status, message, errorDetail);
   });
 }
 
