@@ -129,6 +129,7 @@ export const criminalRecordsTool = defineTool({
     const name = parseFullName(ctx.input.name)!;
     let afterId: number | undefined;
     let found = 0;
+    const records = (n: number) => `${n} record${n === 1 ? '' : 's'}`;
     while (!ctx.signal.aborted) {
       const page = await ctx.sources.criminalRecords.searchRecords({
         name,
@@ -137,12 +138,14 @@ export const criminalRecordsTool = defineTool({
         limit: PAGE_SIZE,
         afterId,
       });
-      if (page.length === 0) break;
-      afterId = page.at(-1)!.id;
+      afterId = page.at(-1)?.id;
       found += page.length;
-      yield { rows: page.map(toRow), handled: 0, message: `${found} record${found === 1 ? '' : 's'} found so far` };
-      if (page.length < PAGE_SIZE) break;
+      // A short page is the search's end: it comes with the search handled, the run's last batch.
+      if (page.length < PAGE_SIZE) {
+        yield { rows: page.map(toRow), handled: 1, message: found ? `${records(found)} found` : 'No records found', last: true };
+        return;
+      }
+      yield { rows: page.map(toRow), handled: 0, message: `${records(found)} found so far` };
     }
-    if (!ctx.signal.aborted) yield { rows: [], handled: 1, message: found ? `${found} record${found === 1 ? '' : 's'} found` : 'No records found' };
   },
 });

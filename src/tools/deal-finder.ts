@@ -170,7 +170,9 @@ export const dealFinderTool = defineTool({
       const last = page.at(-1)!;
       after = { discount: last.discount, id: last.id };
       const message = `${taken} deal${taken === 1 ? '' : 's'} found in ${input.location}`;
-      for (let i = 0; i < page.length; i += PAGE_SIZE) yield { rows: page.slice(i, i + PAGE_SIZE).map(toRow), message };
+      // A short read is the search's end, as is the limit reached: its last slice is the run's last batch.
+      const ends = page.length < limit || taken >= input.maxItems;
+      for (let i = 0; i < page.length; i += PAGE_SIZE) yield { rows: page.slice(i, i + PAGE_SIZE).map(toRow), message, last: ends && i + PAGE_SIZE >= page.length };
       if (page.length < limit) break;
     }
   },

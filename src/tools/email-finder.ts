@@ -209,7 +209,7 @@ export const emailFinderTool = defineTool({
       if (ctx.signal.aborted) return;
       done += rows.length;
       found += rows.filter((r) => r.email).length;
-      yield { rows, message: `${done} of ${contacts.length} contacts looked up: ${plural(found, 'email')} found` };
+      yield { rows, message: `${done} of ${contacts.length} contacts looked up: ${plural(found, 'email')} found`, last: done >= contacts.length };
     }
   },
 });

@@ -97,6 +97,7 @@ export const emailValidatorTool = defineTool({
       yield {
         rows,
         message: `${done} of ${emails.length} emails checked: ${counts.valid} valid, ${counts.invalid} invalid, ${counts['catch-all']} catch-all, ${counts.unknown} unknown`,
+        last: done >= emails.length,
       };
     }
   },

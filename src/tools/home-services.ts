@@ -135,7 +135,7 @@ export const homeServicesTool = defineTool({
       if (page.length === 0) break;
       afterId = page.at(-1)!.id;
       taken += page.length;
-      yield { rows: page.map((pro) => toRow(pro, zipCodes)), message: `"${keyword}": ${taken} listing${taken === 1 ? '' : 's'} found` };
+      yield { rows: page.map((pro) => toRow(pro, zipCodes)), message: `"${keyword}": ${taken} listing${taken === 1 ? '' : 's'} found`, last: taken >= limit };
     }
   },
 });

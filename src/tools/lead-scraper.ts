@@ -154,10 +154,12 @@ export const leadScraperTool = defineTool({
       const chunk = await ctx.sources.leads.searchLeads({ filters, limit, afterId });
       if (chunk.length === 0) break;
       afterId = chunk.at(-1)!.id;
+      // A short chunk is the search's end, as is the count reached: its last slice is the run's last batch.
+      const ends = chunk.length < limit || taken + chunk.length >= count;
       for (let i = 0; i < chunk.length && !ctx.signal.aborted; i += BATCH) {
         const rows = chunk.slice(i, i + BATCH).map(toRow);
         taken += rows.length;
-        yield { rows, message: `${taken} of up to ${count} leads scraped` };
+        yield { rows, message: `${taken} of up to ${count} leads scraped`, last: ends && i + BATCH >= chunk.length };
       }
       if (chunk.length < limit) break;
     }

@@ -176,7 +176,7 @@ export const mobileFinderTool = defineTool({
         return rowFor(p, p.kind !== 'unrecognised' && p.duplicateOf === undefined ? person : undefined);
       });
       found += rows.filter((r) => r.status === 'found').length;
-      yield { rows, message: `${start + batch.length} of ${planned.length} inputs looked up: ${count(found, 'number')} found` };
+      yield { rows, message: `${start + batch.length} of ${planned.length} inputs looked up: ${count(found, 'number')} found`, last: start + batch.length >= planned.length };
     }
   },
 });

@@ -227,7 +227,7 @@ export const peopleFinderTool = defineTool({
         rows.push(toRow(person));
       }
       if (rows.length > 0 || page.next === null) {
-        yield { rows, message: `${returned.length} person${returned.length === 1 ? '' : 's'} found` };
+        yield { rows, message: `${returned.length} person${returned.length === 1 ? '' : 's'} found`, last: page.next === null || returned.length >= ctx.input.maxResults };
       }
       if (page.next === null) break;
       after = page.next;

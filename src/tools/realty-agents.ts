@@ -144,7 +144,7 @@ export const realtyAgentsTool = defineTool({
       if (page.length === 0) break;
       afterId = page.at(-1)!.id;
       taken += page.length;
-      yield { rows: page.map(toRow), message: `${taken} agent${taken === 1 ? '' : 's'} found in ${describeAgentLocation(location)}` };
+      yield { rows: page.map(toRow), message: `${taken} agent${taken === 1 ? '' : 's'} found in ${describeAgentLocation(location)}`, last: taken >= searchLimit };
     }
   },
 });

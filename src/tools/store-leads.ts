@@ -246,7 +246,7 @@ export const storeLeadsTool = defineTool({
     if (skipped > 0) {
       const at = await stores.storeIdAt(filter, skipped);
       if (at === null) {
-        yield { rows: [], message: `Fewer than ${skipped + 1} stores match: none left after skipping ${skipped}${unknownNote}` };
+        yield { rows: [], message: `Fewer than ${skipped + 1} stores match: none left after skipping ${skipped}${unknownNote}`, last: true };
         return;
       }
       afterId = at;
@@ -256,7 +256,8 @@ export const storeLeadsTool = defineTool({
       const limit = Math.min(PAGE_SIZE, wanted - delivered);
       const page = await stores.searchStores({ filter, limit, afterId });
       delivered += page.length;
-      yield { rows: page.map(toRow), message: `${delivered} of ${wanted} leads${unknownNote}` };
+      // A short page is the search's end (as before), as is the count reached.
+      yield { rows: page.map(toRow), message: `${delivered} of ${wanted} leads${unknownNote}`, last: page.length < limit || delivered >= wanted };
       if (page.length < limit) break;
       afterId = page.at(-1)!.id;
     }

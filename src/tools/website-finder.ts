@@ -281,7 +281,7 @@ export const websiteFinderTool = defineTool({
       const rows = results[0]!;
       done += 1;
       found += rows.filter((r) => r.status === 'found').length;
-      yield { rows, handled: 1, message: `${done} of ${domains.length} domains searched: ${plural(found, 'contact')} found` };
+      yield { rows, handled: 1, message: `${done} of ${domains.length} domains searched: ${plural(found, 'contact')} found`, last: done >= domains.length };
     }
   },
 });

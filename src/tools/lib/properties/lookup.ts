@@ -93,6 +93,6 @@ export async function* lookUpAddresses<T extends PropertyAddress>(options: {
       return toRow(input, match);
     });
     const done = start + chunk.length;
-    yield { rows, message: `${done} of ${addresses.length} address${addresses.length === 1 ? '' : 'es'} looked up, ${found} found` };
+    yield { rows, message: `${done} of ${addresses.length} address${addresses.length === 1 ? '' : 'es'} looked up, ${found} found`, last: done >= addresses.length };
   }
 }
