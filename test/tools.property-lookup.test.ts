@@ -43,6 +43,41 @@ async function property(where: string): Promise<CatalogProperty> {
 
 const full = (p: CatalogProperty) => `${p.street}, ${p.city}, ${p.state} ${p.zip}`;
 
+/**
+ * Holds the property source's reads for `accountId`'s lookup and owner-contact runs, each once its
+ * run has stored rows, until `release`: `holding` resolves once both wait. The worker runs on this
+ * process's sources, so it reads through the hold; `restore` takes it away.
+ */
+function holdLookups(accountId: string) {
+  const source = t.app.core.sources.properties as unknown as Record<string, unknown>;
+  const readers = { details: 'property-lookup', ownerContacts: 'property-owner-contact' } as const;
+  const own = Object.fromEntries(Object.keys(readers).map((name) => [name, Object.getOwnPropertyDescriptor(source, name)]));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const waiting = new Set<string>();
+  let bothWaiting!: () => void;
+  const holding = new Promise<void>((resolve) => (bothWaiting = resolve));
+  for (const [name, tool] of Object.entries(readers)) {
+    const read = (source[name] as (select: unknown) => Promise<unknown>).bind(source);
+    source[name] = async (select: unknown) => {
+      const [stored] = await t.app.core.sql`select item_count from run where account_id = ${accountId} and tool = ${tool}`;
+      if ((stored?.item_count ?? 0) > 0) {
+        waiting.add(tool);
+        if (waiting.size === 2) bothWaiting();
+        await released;
+      }
+      return read(select);
+    };
+  }
+  const restore = () => {
+    for (const [name, descriptor] of Object.entries(own)) {
+      if (descriptor) Object.defineProperty(source, name, descriptor);
+      else delete source[name];
+    }
+  };
+  return { holding, release, restore };
+}
+
 /** The row property lookup should give for a found property. */
 function lookupRow(input: string, p: CatalogProperty, matchType: string) {
   return {
@@ -342,27 +377,38 @@ describe('includeOwnerContact', () => {
   });
 
   it('can be cancelled, both runs, keeping and billing what was stored', async () => {
-    const { apiKey } = await t.account({ creditsMicros: 1_000_000_000n });
+    const { apiKey, accountId } = await t.account({ creditsMicros: 1_000_000_000n });
     const all = await t.app.core.sql`select street, city, state, zip from property order by id limit 1000`;
     const addresses = all.map((p) => `${p.street}, ${p.city}, ${p.state} ${p.zip}`);
-    const started = await t.request('POST', PATH, { key: apiKey, body: { addresses, includeOwnerContact: true } });
-    expect(started.status).toBe(200);
-    const runIds = [started.body.runId, started.body.ownerContactRunId];
-    // Both cancels at once, before waiting on either: the second run would otherwise go on while the first is awaited, and may end first.
-    const cancels = await Promise.all(runIds.map((runId) => t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key: apiKey })));
-    for (const [i, runId] of runIds.entries()) {
-      expect(cancels[i]!.status).toBe(200);
-      expect(['ABORTING', 'ABORTED']).toContain(cancels[i]!.body.status);
-      expect(await t.waitForRun(apiKey, runId)).toMatchObject({ status: 'ABORTED' });
+    const held = holdLookups(accountId);
+    try {
+      const started = await t.request('POST', PATH, { key: apiKey, body: { addresses, includeOwnerContact: true } });
+      expect(started.status).toBe(200);
+      const runIds = [started.body.runId, started.body.ownerContactRunId];
+      // Both runs have stored a batch and wait on their next read: each is cancelled mid-run.
+      await held.holding;
+      for (const runId of runIds) {
+        const cancel = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key: apiKey });
+        expect(cancel.status).toBe(200);
+        expect(cancel.body.status).toBe('ABORTING');
+      }
+      held.release();
+      for (const runId of runIds) expect(await t.waitForRun(apiKey, runId)).toMatchObject({ status: 'ABORTED' });
+      const main = await run(started.body.runId);
+      expect(main.item_count).toBeGreaterThan(0);
+      expect(main.item_count).toBeLessThan(1000);
+      expect(main.charged).toBe(BigInt(main.item_count) * LOOKUP_MICROS);
+      const owner = await run(started.body.ownerContactRunId);
+      expect(owner.item_count).toBeGreaterThan(0);
+      expect(owner.item_count).toBeLessThan(1000);
+      const [contacts] = await t.app.core.sql`
+        select count(*)::int as n from run_item where run_id = ${started.body.ownerContactRunId}
+          and (json_array_length(data->'owner_phones') > 0 or json_array_length(data->'owner_emails') > 0)`;
+      expect(owner.charged).toBe(BigInt(contacts!.n) * OWNER_MICROS);
+    } finally {
+      held.release();
+      held.restore();
     }
-    const main = await run(started.body.runId);
-    expect(main.item_count).toBeLessThan(1000);
-    expect(main.charged).toBe(BigInt(main.item_count) * LOOKUP_MICROS);
-    const owner = await run(started.body.ownerContactRunId);
-    const [contacts] = await t.app.core.sql`
-      select count(*)::int as n from run_item where run_id = ${started.body.ownerContactRunId}
-        and (json_array_length(data->'owner_phones') > 0 or json_array_length(data->'owner_emails') > 0)`;
-    expect(owner.charged).toBe(BigInt(contacts!.n) * OWNER_MICROS);
   });
 
   it('has no route or mutation of its own', async () => {
