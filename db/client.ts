@@ -30,9 +30,25 @@ export function connect(url: string, options: { max?: number } = {}) {
   return { sql, db };
 }
 
-/** A drizzle over `sql` that sends its statements unnamed, each planned for its own values: the catalog's. */
+/**
+ * Query options of an unnamed statement sent in one round trip. For an unnamed statement with
+ * parameters, postgres.js asks the server for the parameter types, waits, then sends the values: two
+ * round trips. With `askTypes: false` (this project's patch of postgres.js, patches/), values that
+ * are text, numbers or nulls are sent at once as text, which is what their types would have made of
+ * them on the pools of `openPool` (drizzle's serializers pass json and dates through as given);
+ * arrays and objects still ask first.
+ */
+export const UNNAMED_IN_ONE_TRIP = { prepare: false, askTypes: false } as postgres.UnsafeQueryOptions;
+
+/** A drizzle over `sql` that sends its statements unnamed, each planned for its own values and sent in one round trip where its values allow: the catalog's. */
 export function planningDatabase(sql: Sql) {
-  return drizzle(sql, { schema });
+  const oneTrip = new Proxy(sql, {
+    get(target, property, receiver) {
+      if (property !== 'unsafe') return Reflect.get(target, property, receiver);
+      return (query: string, parameters?: never[], options?: postgres.UnsafeQueryOptions) => target.unsafe(query, parameters, { ...options, ...UNNAMED_IN_ONE_TRIP });
+    },
+  });
+  return drizzle(oneTrip, { schema });
 }
 
 /**

@@ -1,11 +1,14 @@
-import { eq } from 'drizzle-orm';
+import { createServer, connect as connectTcp, type AddressInfo } from 'node:net';
+import { arrayOverlaps, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Database, type Sql } from '../db/client.ts';
+import { connect, openPool, planningDatabase, UNNAMED_IN_ONE_TRIP, type Database, type Sql } from '../db/client.ts';
 import { ledgerTable, walletTable } from '../db/schema/accounts.ts';
+import { homeServiceProTable } from '../db/schema/home-services.ts';
 import { localBusinessTable } from '../db/schema/local-businesses.ts';
 import { runTable } from '../db/schema/runs.ts';
 import { createCatalogReader } from '../src/catalog/reader.ts';
 import { createLogger } from '../src/logger.ts';
+import { plannedPerCall } from '../src/catalog/sql.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 // One connection, so what it prepared is what pg_prepared_statements shows to the next statement.
@@ -59,5 +62,74 @@ describe("the catalog's drizzle on the same pool", () => {
     expect(places).toEqual([]);
     expect(await preparedStatements()).not.toContainEqual(expect.stringMatching(/from "local_business"/));
     await reader.close();
+  });
+});
+
+/**
+ * A TCP relay to `url`'s server that reads what the client sends: the type of each message after the
+ * startup message, in order. A statement that asks its parameter types sends Parse, Describe and
+ * Flush, and waits for the answer before it sends Bind, Execute and Sync.
+ */
+async function relay(url: string) {
+  const target = new URL(url);
+  const sent: string[] = [];
+  const server = createServer((client) => {
+    const upstream = connectTcp(Number(target.port), target.hostname);
+    let pending = Buffer.alloc(0);
+    let started = false;
+    client.on('data', (chunk) => {
+      upstream.write(chunk);
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        const at = started ? 1 : 0;
+        if (pending.length < at + 4) break;
+        const end = at + pending.readInt32BE(at);
+        if (pending.length < end) break;
+        if (started) sent.push(String.fromCharCode(pending[0]!));
+        pending = pending.subarray(end);
+        started = true;
+      }
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('error', () => {});
+    upstream.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const relayed = new URL(url);
+  relayed.hostname = '127.0.0.1';
+  relayed.port = String((server.address() as AddressInfo).port);
+  return { url: relayed.toString(), sent, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe("the catalog's statements", () => {
+  it('go in one round trip when their values are text and numbers, and ask the types first for an array', async () => {
+    const wire = await relay(database.url);
+    const pool = openPool(wire.url, { max: 1 });
+    try {
+      const catalog = planningDatabase(pool);
+      await pool`select 1`;
+      const sent = async (work: () => Promise<unknown>) => {
+        wire.sent.length = 0;
+        await work();
+        return wire.sent.join(' ');
+      };
+      // Parse, Describe, Bind, Execute, Sync at once: no Flush, so nothing waited for the types.
+      expect(await sent(() => catalog.select({ id: localBusinessTable.id }).from(localBusinessTable).where(eq(localBusinessTable.city, 'Nowhere Springs')).limit(3))).toBe('P D B E S');
+      expect(await sent(() => plannedPerCall(pool`select ${'Nowhere Springs'}::text as city, ${3}::int as n`))).toBe('P D B E S');
+      // drizzle writes an array as its text.
+      expect(await sent(() => catalog.select({ id: homeServiceProTable.id }).from(homeServiceProTable).where(arrayOverlaps(homeServiceProTable.serviceZips, ['80202'])))).toBe('P D B E S');
+      // A JavaScript array's text depends on its type: asked first, and answered right.
+      let answer: unknown;
+      expect(await sent(async () => (answer = await pool.unsafe('select $1::text[] as list', [['a', 'b']] as never[], UNNAMED_IN_ONE_TRIP)))).toBe('P D H B E S');
+      expect(answer).toEqual([{ list: ['a', 'b'] }]);
+      // And the answers are as they were.
+      const [row] = await plannedPerCall(pool`select ${'a'}::text as t, ${41}::int + 1 as n, ${'{"k":1}'}::jsonb as j, ${null}::text as z`);
+      expect(row).toEqual({ t: 'a', n: 42, j: { k: 1 }, z: null });
+    } finally {
+      await pool.end();
+      await wire.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { sql as drizzleSql, type SQL } from 'drizzle-orm';
 import type { MaybeRow, PendingQuery, Row } from 'postgres';
-import type { Sql } from '../../db/client.ts';
+import { UNNAMED_IN_ONE_TRIP, type Sql } from '../../db/client.ts';
 
 /** A piece of a postgres.js query (a condition, a column list). */
 export type Fragment = PendingQuery<Row[]>;
@@ -39,14 +39,16 @@ export function and(sql: Sql, conditions: Fragment[]): Fragment {
  * it nearly always does: with the values unknown every filter looks selective, so the generic page
  * plan gathers and sorts all matches where the right plan walks the primary key (a keywords search
  * with 24,787 matches: 100 ms instead of 5), and the generic count may start from the wrong index.
- * Replanning costs about a millisecond and one more round trip. postgres.js has no per-query switch
- * for tagged templates; `options.prepare` is the flag sql.unsafe sets, read when the query is sent
- * (if a later version ignores it, the query is simply prepared again).
+ * Replanning costs about a millisecond. postgres.js has no per-query switch for tagged templates;
+ * `options.prepare` is the flag sql.unsafe sets, read when the query is sent (if a later version
+ * ignores it, the query is simply prepared again). The statement goes in one round trip where its
+ * values allow (`UNNAMED_IN_ONE_TRIP`, db/client.ts).
  */
 export function plannedPerCall<T extends readonly MaybeRow[]>(query: PendingQuery<T>): PendingQuery<T> {
-  (query as unknown as { options: { prepare?: boolean } }).options.prepare = false;
+  Object.assign((query as unknown as { options: object }).options, UNNAMED_IN_ONE_TRIP);
   return query;
 }
+
 
 /**
  * Searches count their matches exactly up to this many (SEARCH_EXACT_TOTAL_LIMIT); past it, counting
