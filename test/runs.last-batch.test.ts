@@ -59,14 +59,18 @@ describe('a runner’s last batch', () => {
 
   it.each(Object.keys(CASES))('%s: comes with the run’s end, in its finished event, with no progress event of its own', async (name) => {
     const events = await t.app.core.events.subscribe('runEvents', accountId);
-    const started = await t.request('POST', getTool(name).rest.path, { key, body: await CASES[name]!() });
-    expect(started.status, started.text).toBe(200);
-    const runId = started.body.runId as string;
     const heard: RunEvent[] = [];
-    for await (const event of events) {
-      if (event.run.id !== runId) continue;
-      heard.push(event);
-      if (event.kind === 'finished') break;
+    try {
+      const started = await t.request('POST', getTool(name).rest.path, { key, body: await CASES[name]!() });
+      expect(started.status, started.text).toBe(200);
+      const runId = started.body.runId as string;
+      for await (const event of events) {
+        if (event.run.id !== runId) continue;
+        heard.push(event);
+        if (event.kind === 'finished') break;
+      }
+    } finally {
+      await events.return();
     }
     const end = heard.at(-1)!;
     expect(end.run.status, end.run.statusMessage).toBe('SUCCEEDED');

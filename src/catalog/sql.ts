@@ -49,7 +49,6 @@ export function plannedPerCall<T extends readonly MaybeRow[]>(query: PendingQuer
   return query;
 }
 
-
 /**
  * Searches count their matches exactly up to this many (SEARCH_EXACT_TOTAL_LIMIT); past it, counting
  * would cost more than the rest of the search (about a microsecond a match), so the total is
