@@ -44,12 +44,17 @@ export const UNNAMED_IN_ONE_TRIP = { prepare: false, askTypes: false } as postgr
 export function planningDatabase(sql: Sql) {
   const oneTrip = new Proxy(sql, {
     get(target, property, receiver) {
-      if (property !== 'unsafe') return Reflect.get(target, property, receiver);
-      return (query: string, parameters?: never[], options?: postgres.UnsafeQueryOptions) => target.unsafe(query, parameters, { ...options, ...UNNAMED_IN_ONE_TRIP });
+      return property === 'unsafe' ? unsafeWith(target, UNNAMED_IN_ONE_TRIP) : Reflect.get(target, property, receiver);
     },
   });
   return drizzle(oneTrip, { schema });
 }
+
+/** `sql.unsafe` with `forced` over the caller's query options: how the pools' proxies choose how drizzle's statements are sent. */
+const unsafeWith =
+  (sql: postgres.Sql | postgres.TransactionSql, forced: postgres.UnsafeQueryOptions) =>
+  (query: string, parameters?: never[], options?: postgres.UnsafeQueryOptions) =>
+    sql.unsafe(query, parameters, { ...options, ...forced });
 
 /**
  * `sql` with every statement drizzle sends prepared. drizzle asks postgres.js for unnamed statements,
@@ -67,9 +72,7 @@ export function planningDatabase(sql: Sql) {
 function preparing<S extends postgres.Sql | postgres.TransactionSql>(sql: S): S {
   return new Proxy(sql, {
     get(target, property, receiver) {
-      if (property === 'unsafe') {
-        return (query: string, parameters?: never[], options?: postgres.UnsafeQueryOptions) => target.unsafe(query, parameters, { ...options, prepare: true });
-      }
+      if (property === 'unsafe') return unsafeWith(target, { prepare: true });
       if (property === 'begin' || property === 'savepoint') {
         const open = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
         // (options or name)?, then the callback, which gets a client that prepares as well.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeRun } from '../src/runs/engine.ts';
-import type { Sources } from '../src/sources/types.ts';
 import { getTool, TOOLS } from '../src/tools/index.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { holdingSources } from './helpers/sources.ts';
 
 /**
  * Every tool of the spec's cancellable list, cancelled mid-run: ABORTED within the batch in hand,
@@ -23,29 +23,7 @@ afterAll(() => t?.stop());
 const itemCount = async (runId: string) => ((await t.app.core.sql`select item_count from run where id = ${runId}`)[0]!.item_count as number);
 
 /** The catalog sources, each read held back (until `release`) once the run has stored a row. */
-function holdingSources(runId: string) {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let held!: () => void;
-  const holding = new Promise<void>((resolve) => (held = resolve));
-  const wrap = <T extends object>(source: T): T =>
-    new Proxy(source, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver);
-        if (typeof value !== 'function') return value;
-        return async (...args: unknown[]) => {
-          if ((await itemCount(runId)) > 0) {
-            held();
-            await released;
-          }
-          return value.apply(target, args);
-        };
-      },
-    });
-  const base = t.app.core.sources;
-  const sources = Object.fromEntries(Object.entries(base).map(([name, source]) => [name, wrap(source as object)])) as unknown as Sources;
-  return { sources, holding, release };
-}
+const holdingRun = (runId: string) => holdingSources(t.app.core.sources, async () => ((await itemCount(runId)) > 0 ? runId : undefined));
 
 const addresses = async (n: number) =>
   (await t.app.core.sql`select street || ', ' || city || ', ' || state || ' ' || zip as a from property order by id limit ${n}`).map((r) => r.a as string);
@@ -74,9 +52,9 @@ describe('cancel, on each cancellable tool', () => {
     const started = await t.request('POST', tool.rest.path, { key, body: await CASES[name]!() });
     expect(started.status, started.text).toBe(200);
     const runId = started.body.runId as string;
-    const gate = holdingSources(runId);
+    const gate = holdingRun(runId);
     const execution = executeRun({ ...t.app.core, sources: gate.sources }, runId);
-    const outcome = await Promise.race([gate.holding.then(() => 'held' as const), execution.then(() => 'finished' as const)]);
+    const outcome = await Promise.race([gate.held().then(() => 'held' as const), execution.then(() => 'finished' as const)]);
     expect(outcome, 'the run reads again after storing rows (input too small to cancel mid-run)').toBe('held');
 
     const cancel = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key });

@@ -4,7 +4,9 @@ import { US_STATES } from '../src/shared/geo.ts';
 import { canonicalAddress, exactKeys, parseAddress, type ParsedAddress } from '../src/tools/lib/properties/address.ts';
 import { propertyLookupTool } from '../src/tools/property-lookup.ts';
 import { propertyOwnerContactTool } from '../src/tools/property-owner-contact.ts';
+import type { Sources } from '../src/sources/types.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
+import { holdingSources } from './helpers/sources.ts';
 import { graphql } from './graphql/gql/index.ts';
 
 const PATH = '/api/v1/scrape/property-lookup';
@@ -45,37 +47,21 @@ const full = (p: CatalogProperty) => `${p.street}, ${p.city}, ${p.state} ${p.zip
 
 /**
  * Holds the property source's reads for `accountId`'s lookup and owner-contact runs, each once its
- * run has stored rows, until `release`: `holding` resolves once both wait. The worker runs on this
- * process's sources, so it reads through the hold; `restore` takes it away.
+ * run has stored rows (`holdingSources`), until `release`; `held(2)` resolves once both wait. The
+ * worker runs on this process's core, so the held sources stand in for its own until `restore`.
  */
 function holdLookups(accountId: string) {
-  const source = t.app.core.sources.properties as unknown as Record<string, unknown>;
-  const readers = { details: 'property-lookup', ownerContacts: 'property-owner-contact' } as const;
-  const own = Object.fromEntries(Object.keys(readers).map((name) => [name, Object.getOwnPropertyDescriptor(source, name)]));
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const waiting = new Set<string>();
-  let bothWaiting!: () => void;
-  const holding = new Promise<void>((resolve) => (bothWaiting = resolve));
-  for (const [name, tool] of Object.entries(readers)) {
-    const read = (source[name] as (select: unknown) => Promise<unknown>).bind(source);
-    source[name] = async (select: unknown) => {
-      const [stored] = await t.app.core.sql`select item_count from run where account_id = ${accountId} and tool = ${tool}`;
-      if ((stored?.item_count ?? 0) > 0) {
-        waiting.add(tool);
-        if (waiting.size === 2) bothWaiting();
-        await released;
-      }
-      return read(select);
-    };
-  }
-  const restore = () => {
-    for (const [name, descriptor] of Object.entries(own)) {
-      if (descriptor) Object.defineProperty(source, name, descriptor);
-      else delete source[name];
-    }
-  };
-  return { holding, release, restore };
+  const readers: Record<string, string> = { details: 'property-lookup', ownerContacts: 'property-owner-contact' };
+  const core = t.app.core as { sources: Sources };
+  const own = core.sources;
+  const held = holdingSources(own, async (source, method) => {
+    const tool = source === 'properties' ? readers[method] : undefined;
+    if (!tool) return undefined;
+    const [stored] = await t.app.core.sql`select item_count from run where account_id = ${accountId} and tool = ${tool}`;
+    return (stored?.item_count ?? 0) > 0 ? tool : undefined;
+  });
+  core.sources = held.sources;
+  return { ...held, restore: () => void (core.sources = own) };
 }
 
 /** The row property lookup should give for a found property. */
@@ -386,7 +372,7 @@ describe('includeOwnerContact', () => {
       expect(started.status).toBe(200);
       const runIds = [started.body.runId, started.body.ownerContactRunId];
       // Both runs have stored a batch and wait on their next read: each is cancelled mid-run.
-      await held.holding;
+      await held.held(2);
       for (const runId of runIds) {
         const cancel = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key: apiKey });
         expect(cancel.status).toBe(200);

@@ -290,15 +290,13 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
         const handled = holdUsedUp ? rows.length : (batch.handled ?? rows.length);
         const stored: StoredBatch = { firstSeq: first + skip, rows, handled, message: batch.message, billing, upstreamOffset: batch.offset };
         // Not an upstream run's: its end waits on the upstream run's stop and cost, after the loop.
-        if (batch.last && !holdUsedUp && !upstream) {
-          await appendLastBatch(deps, run, tool, stored, finishedMessage(Math.max(seq, startAt)));
-          if (first + skip === 0 && rows.length > 0) observeFirstRow(tool.name, startedAt);
-          endedWithBatch = true;
+        endedWithBatch = batch.last === true && !holdUsedUp && !upstream;
+        const status = endedWithBatch ? await appendLastBatch(deps, run, tool, stored, finishedMessage(Math.max(seq, startAt))) : await appendBatch(deps, run, stored);
+        if (first + skip === 0 && rows.length > 0) observeFirstRow(tool.name, startedAt);
+        if (endedWithBatch) {
           void batches.return?.(undefined)?.catch(() => {});
           break;
         }
-        const status = await appendBatch(deps, run, stored);
-        if (first + skip === 0 && rows.length > 0) observeFirstRow(tool.name, startedAt);
         if (status === 'ABORTING') stop('cancelled');
         if (holdUsedUp || reason) {
           seq = first + skip + rows.length;

@@ -47,3 +47,48 @@ export function gatedSources(base: Sources): GatedSources {
     },
   };
 }
+
+export interface HoldingSources {
+  sources: Sources;
+  /** Resolves once reads for `n` different keys wait (the keys `hold` returned). */
+  held(n?: number): Promise<void>;
+  /** Lets every held read through, and every later one. */
+  release(): void;
+}
+
+/**
+ * `base` with each read of every source held until `release` when `hold` says so at its start:
+ * `hold(source, method)` returns a key for what waits (a run, a tool), or undefined to let the read
+ * through. Used to hold a run once it has stored rows, so a cancel lands between two of its batches.
+ */
+export function holdingSources(base: Sources, hold: (source: string, method: string) => Promise<string | undefined>): HoldingSources {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let isReleased = false;
+  const waiting = new Set<string>();
+  const watchers: { n: number; resolve: () => void }[] = [];
+  const wrap = (name: string, source: object) =>
+    new Proxy(source, {
+      get(target, method, receiver) {
+        const value = Reflect.get(target, method, receiver);
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          const key = isReleased ? undefined : await hold(name, String(method));
+          if (key !== undefined) {
+            waiting.add(key);
+            for (const w of watchers.filter((w) => waiting.size >= w.n)) w.resolve();
+            await released;
+          }
+          return value.apply(target, args);
+        };
+      },
+    });
+  return {
+    sources: Object.fromEntries(Object.entries(base).map(([name, source]) => [name, wrap(name, source as object)])) as unknown as Sources,
+    held: (n = 1) => new Promise<void>((resolve) => (waiting.size >= n ? resolve() : watchers.push({ n, resolve }))),
+    release() {
+      isReleased = true;
+      release();
+    },
+  };
+}
