@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { drizzle } from 'drizzle-orm/postgres-js';
 import { executeRun } from '../src/runs/engine.ts';
+import { runStatus, waitForRun } from '../src/runs/control.ts';
 import { startRun } from '../src/runs/runs.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
 import type { Sources } from '../src/sources/types.ts';
@@ -7,6 +9,7 @@ import { TOOLS } from '../src/tools/index.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { nextSubscription } from './helpers/events.ts';
 import { gatedSources as gatedOver } from './helpers/sources.ts';
+import { waitFor } from './helpers/wait.ts';
 import { collect, disposeClients, wsClient } from './helpers/ws.ts';
 import { graphql } from './graphql/gql/index.ts';
 
@@ -225,6 +228,32 @@ describe('waitForFinish', () => {
     await execution;
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'SUCCEEDED', handled: 10 });
+  });
+
+  it('answers with the run as its end announced it, reading it once: the same run a read after the end gives', async () => {
+    const { run } = await startRun(t.app.core, principal, 'maps', { ...INPUT, maxCrawledPlacesPerSearch: 10 });
+    // A drizzle over the app's pool that counts the statements reading the run table it sends.
+    let reads = 0;
+    const sql = t.app.core.sql;
+    const counting = new Proxy(sql, {
+      get: (target, prop, receiver) =>
+        prop === 'unsafe'
+          ? (query: string, ...rest: unknown[]) => {
+              if (/\bfrom "run"/.test(query)) reads++;
+              return (target.unsafe as (...a: unknown[]) => unknown)(query, ...rest);
+            }
+          : Reflect.get(target, prop, receiver),
+    });
+    const db = drizzle(counting) as unknown as typeof t.app.core.db;
+    const waiting = waitForRun({ ...t.app.core, db }, principal, run.id, 30);
+    // The run ends only once the wait has read it (RUNNING) and waits for its end.
+    await waitFor(() => reads, (n) => n === 1, { what: 'the wait read the run' });
+    await executeRun(t.app.core, run.id);
+    const answer = await waiting;
+    expect(answer).toEqual(await runStatus(t.app.core, principal, run.id));
+    expect(answer).toMatchObject({ status: 'SUCCEEDED', itemCount: 10, finishedAt: expect.any(String), expiresAt: expect.any(String) });
+    expect(answer.cost).toBeGreaterThan(0);
+    expect(reads).toBe(1);
   });
 
   it('answers with the run as it is once the wait passes', async () => {

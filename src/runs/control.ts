@@ -78,12 +78,14 @@ export async function waitForRun(core: Pick<Core, 'db' | 'events'> & Partial<Pic
       };
       signal?.addEventListener('abort', stopWaiting);
     });
+    // The end's event carries the run as its end committed it (a run does not change once ended): it
+    // is the answer, with no second read. A wait that passes, or a stream that stops, reads it again.
     const ended = (async () => {
-      for await (const snapshot of events) if (isTerminal(snapshot.status)) return 'ended' as const;
-      return 'ended' as const;
+      for await (const snapshot of events) if (isTerminal(snapshot.status)) return snapshot;
+      return undefined;
     })();
-    await Promise.race([ended, timeout]);
-    return snapshotOf(await getRun(core.db, principal.accountId, runId));
+    const end = await Promise.race([ended, timeout]);
+    return end !== 'timeout' && end ? end : snapshotOf(await getRun(core.db, principal.accountId, runId));
   } finally {
     core.shutdown?.removeEventListener('abort', onShutdown);
     await events.return();
