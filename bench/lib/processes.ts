@@ -32,6 +32,12 @@
  *     of 1 to 100 ms (probeMachine). Where a unit after a sleep costs more, so does every turn of a
  *     process that sleeps longer between runs, whatever its code.
  *
+ *   - The baseline apart: S(1x1), S stacks of one gateway and one worker, each on a database of its
+ *     own on the same server, with its own clients and 1/S of the load: the same processes as S × S,
+ *     each carrying the same load, on the same machine, sharing nothing but the server. S × S ÷ S(1x1)
+ *     is what working together costs (a run's requests on different gateways, one job queue, one
+ *     database's listening sessions); what more processes cost on two CPUs falls on both alike.
+ *
  * Configurations alternate in rotating order every round, so the drift of a shared machine falls on all,
  * after a priming round that is not kept (the freshly seeded database's first minute under load).
  */
@@ -68,13 +74,17 @@ export interface ProcessesOptions {
   pacedSettleSecs: number;
 }
 
-const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1'], clients: 8, places: 20, warmupSecs: 20, measureSecs: 20, idleSecs: 4, rounds: 2, primed: true, pacedSettleSecs: 5 };
-const QUICK: ProcessesOptions = { configs: ['1x1', '2x2'], clients: 8, places: 20, warmupSecs: 2, measureSecs: 4, idleSecs: 2, rounds: 1, primed: false, pacedRate: 10, pacedSettleSecs: 1 };
+const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1', '2(1x1)', '4(1x1)'], clients: 8, places: 20, warmupSecs: 20, measureSecs: 20, idleSecs: 4, rounds: 2, primed: true, pacedSettleSecs: 5 };
+const QUICK: ProcessesOptions = { configs: ['1x1', '2x2', '2(1x1)'], clients: 8, places: 20, warmupSecs: 2, measureSecs: 4, idleSecs: 2, rounds: 1, primed: false, pacedRate: 10, pacedSettleSecs: 1 };
 /** The paced rate when not given: this share of the priming round's (1 × 1, saturated) runs/s. */
 const PACED_SHARE = 0.5;
 /**
- * The goal: at the same pace, every configuration's total CPU per run within this fraction of the
- * others', each keeping the pace (KEPT_PACE of it). The saturated figures are reported against it too.
+ * The goal: at the same pace, every configuration keeps it (KEPT_PACE of it), and the processes of
+ * G × G working together on one database cost, per run, within this fraction of the same processes
+ * apart (G stacks of 1 × 1, each on a database of its own with a G-th of the load): what working
+ * together costs, measured against a baseline run side by side that pays what the machine charges
+ * for more processes. Lowest ÷ highest over all configurations is reported beside it (and was the
+ * goal until the baseline existed: on two CPUs it measures the machine as much as the service).
  */
 const GOAL_FLAT = 0.85;
 /**
@@ -83,6 +93,22 @@ const GOAL_FLAT = 0.85;
  */
 const SHARE = 4;
 const KEPT_PACE = 0.97;
+/**
+ * A configuration: G gateways × W workers on one database (`GxW`), or S such stacks apart (`S(GxW)`),
+ * each on a database of its own on the same server, with its own clients and a share of the load:
+ * the same processes on the same machine, sharing nothing but the server. What more processes cost
+ * the machine (two CPUs taken in turn, caches lost between them) shows there too; what comes of the
+ * processes working together (a run's requests on different gateways, one job queue, every listening
+ * session woken by every commit that notifies) does not.
+ */
+export function parseConfig(config: string): { stacks: number; gateways: number; workers: number } {
+  const together = /^(\d+)x(\d+)$/.exec(config);
+  const apart = /^(\d+)\((\d+)x(\d+)\)$/.exec(config);
+  const [stacks, gateways, workers] = together ? [1, Number(together[1]), Number(together[2])] : apart ? apart.slice(1).map(Number) : [];
+  if (!stacks || !gateways || !workers) throw new Error(`processes: configuration ${config}: expected GxW or S(GxW)`);
+  return { stacks, gateways, workers };
+}
+
 /** Postgres cores of the capacity table. */
 const CORES = [4, 8, 16, 32];
 /** How long a process may take to start: 8 at once on 2 loaded CPUs take a minute or more. */
@@ -149,6 +175,8 @@ export interface ConfigRound {
 
 export interface ConfigFigures {
   config: string;
+  /** Stacks apart, each of `gateways` × `workers` on a database of its own (1: together; absent in figures saved before). */
+  stacks?: number;
   gateways: number;
   workers: number;
   /** Medians of the rounds. */
@@ -177,6 +205,11 @@ export interface ProcessesResult {
   flatness: { runsPerSec: number; totalCpu: number; netCpu: number };
   /** The same at the pace `rate`: CPU per run, and the lowest runs/s completed ÷ the rate. */
   paced: { rate: number; totalCpu: number; netCpu: number; keptPace: number };
+  /**
+   * At the pace, each configuration of G × G beside its G stacks of 1 × 1 apart: together ÷ apart, by
+   * kind, and lowest ÷ highest of the two totals (the goal's figure). Absent when no configuration apart ran.
+   */
+  together?: { config: string; apart: string; ratio: CpuPerRun; flat: number; wakeups: { together: Wakeups; apart: Wakeups } }[];
   /** The highest Postgres CPU per run of any configuration, and which. */
   postgresMsPerRun: { ms: number; config: string };
   /** N · 1000 ÷ postgresMsPerRun: an upper bound, CPU only. */
@@ -305,6 +338,12 @@ const clientCpuMs = () => {
 
 // ---------------------------------------------------------------------------------------------
 // Gateway and worker processes
+
+/** A database of the suite, migrated and seeded, with its clients' keys. */
+interface Stack {
+  databaseUrl: string;
+  apiKeys: string[];
+}
 
 interface Child {
   child: ChildProcess;
@@ -518,33 +557,47 @@ function pacedLoad(rate: number, keys: string[], run: (key: string) => Promise<v
  * One round of one configuration: its processes started, warmed up, measured saturated, then at the
  * pace `rate` (when given), then idle, and stopped.
  */
-async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: number, apiKeys: string[], options: ProcessesOptions, config: string, rate?: number, sharedRate?: number): Promise<ConfigRound> {
-  const [g, w] = config.split('x').map(Number) as [number, number];
+async function measureConfig(fleet: Fleet, databases: Stack[], postmaster: number, options: ProcessesOptions, config: string, rate?: number, sharedRate?: number): Promise<ConfigRound> {
+  const { stacks: s, gateways: g, workers: w } = parseConfig(config);
+  // Together: one database, every client. Apart: a database a stack, each with its own clients.
+  // The clients shared out between the stacks (8 over 4: 2 each).
+  const stacks = s === 1 ? [databases[0]!] : databases.slice(1, 1 + s).map((d, k) => ({ ...d, apiKeys: d.apiKeys.filter((_, i) => i % s === k) }));
+  if (stacks.length < s) throw new Error(`processes: ${config}: ${s} databases apart were not made`);
   fleet.arm();
   const started: Child[] = [];
   const start = <T extends Child>(p: Promise<T>) => p.then((c) => (started.push(c), c));
   try {
     // Every worker can take every client's run at once: job slots never limit a configuration.
     const t0 = performance.now();
-    const [gateways, workers] = await Promise.all([
-      Promise.all(Array.from({ length: g }, (_, i) => start(fleet.gateway(`gateway ${i + 1}`, databaseUrl)))),
-      Promise.all(Array.from({ length: w }, (_, i) => start(fleet.worker(`worker ${i + 1}`, databaseUrl, options.clients)))),
-    ]);
-    progress(`  processes: ${config}: ${g + w} processes ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    let turn = 0;
-    const next = () => gateways[turn++ % gateways.length]!.url;
+    const fleets = await Promise.all(
+      stacks.map(async ({ databaseUrl, apiKeys }, k) => {
+        const name = (kind: string, i: number) => `${kind} ${i + 1}${s > 1 ? ` of stack ${k + 1}` : ''}`;
+        const [gateways, workers] = await Promise.all([
+          Promise.all(Array.from({ length: g }, (_, i) => start(fleet.gateway(name('gateway', i), databaseUrl)))),
+          Promise.all(Array.from({ length: w }, (_, i) => start(fleet.worker(name('worker', i), databaseUrl, options.clients)))),
+        ]);
+        let turn = 0;
+        // Each request to the next gateway of the client's stack.
+        return { gateways, workers, apiKeys, next: () => gateways[turn++ % gateways.length]!.url };
+      }),
+    );
+    const gateways = fleets.flatMap((f) => f.gateways);
+    const workers = fleets.flatMap((f) => f.workers);
+    progress(`  processes: ${config}: ${gateways.length + workers.length} processes ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     let runs = 0;
     let stop = false;
-    const clients = apiKeys.map(async (key) => {
-      try {
-        while (!stop) {
-          await oneRun(next, key, options.places);
-          runs++;
+    const clients = fleets.flatMap(({ apiKeys, next }) =>
+      apiKeys.map(async (key) => {
+        try {
+          while (!stop) {
+            await oneRun(next, key, options.places);
+            runs++;
+          }
+        } catch (err) {
+          fleet.reject(err as Error);
         }
-      } catch (err) {
-        fleet.reject(err as Error);
-      }
-    });
+      }),
+    );
     const sample = async (): Promise<Sample> => {
       const at = performance.now();
       const done = runs;
@@ -553,7 +606,7 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
       const [pg, ...rest] = await treeUsage([postmaster, ...gateways.map((c) => c.child.pid!), ...workers.map((c) => c.child.pid!)]);
       const cpu = (xs: { cpuMs: number }[]) => xs.reduce((a, b) => a + b.cpuMs, 0);
       const slices = (xs: { slices: Slices }[]) => new Map(xs.flatMap((x) => [...x.slices]));
-      const [gs, ws] = [rest.slice(0, g), rest.slice(g)];
+      const [gs, ws] = [rest.slice(0, gateways.length), rest.slice(gateways.length)];
       return { at, machine, runs: done, postgres: pg!.cpuMs, gateway: cpu(gs), worker: cpu(ws), client, slices: { gateway: slices(gs), worker: slices(ws), postgres: pg!.slices } };
     };
     const wait = (secs: number) => Promise.race([sleep(secs * 1000), fleet.failed]);
@@ -573,7 +626,10 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
 
       const pacedWindow = async (at: number): Promise<PacedRound> => {
         const ended: { at: number; ms: number }[] = [];
-        const load = pacedLoad(at, apiKeys, (key) => oneRun(next, key, options.places), (ms) => (runs++, ended.push({ at: performance.now(), ms })), (err) => fleet.reject(err));
+        // Apart, each stack carries its share of the pace with its own clients.
+        const loads = fleets.map(({ apiKeys, next }) =>
+          pacedLoad(at / fleets.length, apiKeys, (key) => oneRun(next, key, options.places), (ms) => (runs++, ended.push({ at: performance.now(), ms })), (err) => fleet.reject(err)),
+        );
         try {
           await wait(options.pacedSettleSecs);
           const [pBefore, pMid, pAfter] = await measure();
@@ -581,7 +637,7 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
           const q = quantiles(ended.filter((e) => e.at > pBefore.at && e.at <= pAfter.at).map((e) => e.ms));
           return { rate: at, ...f, netMsPerRun: 0, latencyMs: { p50: round(q.p50), p95: round(q.p95) } };
         } finally {
-          await Promise.race([load.stop(), fleet.failed]);
+          await Promise.race([Promise.all(loads.map((load) => load.stop())), fleet.failed]);
         }
       };
       let paced = rate === undefined ? undefined : await pacedWindow(rate);
@@ -624,10 +680,11 @@ async function measureConfig(fleet: Fleet, databaseUrl: string, postmaster: numb
 }
 
 const figures = (config: string, rounds: ConfigRound[]): ConfigFigures => {
-  const [gateways, workers] = config.split('x').map(Number) as [number, number];
+  const { stacks, gateways, workers } = parseConfig(config);
   const med = (k: keyof CpuPerRun) => round(median(rounds.map((r) => r.cpuMsPerRun[k])), 2);
   return {
     config,
+    stacks,
     gateways,
     workers,
     runsPerSec: round(median(rounds.map((r) => r.runsPerSec))),
@@ -658,20 +715,40 @@ const pacedFigures = (rounds: PacedRound[]): ConfigFigures['paced'] => {
   };
 };
 
-const label = (c: { gateways: number; workers: number }) => `${c.gateways} × ${c.workers}`;
+const label = (c: { stacks?: number; gateways: number; workers: number }) => ((c.stacks ?? 1) > 1 ? `${c.stacks} × (${c.gateways} × ${c.workers})` : `${c.gateways} × ${c.workers}`);
+/** The configurations of one database: those the goal and the capacity are read from (not the baselines apart). */
+const together = (configs: ConfigFigures[]) => configs.filter((c) => (c.stacks ?? 1) === 1);
 const wakeups = (w: Wakeups | undefined) => (w ? `${w.gateway}/${w.worker}/${w.postgres}` : '');
+
+const cpuLine = (c: CpuPerRun) => `gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} ms`;
+const ratioLine = (c: CpuPerRun) => `gateway ${c.gateway}, worker ${c.worker}, Postgres ${c.postgres}, total ${c.total}`;
+const divided = (a: CpuPerRun, b: CpuPerRun): CpuPerRun => ({
+  gateway: round(a.gateway / b.gateway, 2),
+  worker: round(a.worker / b.worker, 2),
+  postgres: round(a.postgres / b.postgres, 2),
+  total: round(a.total / b.total, 2),
+  client: round(a.client / b.client, 2),
+});
 
 /** 1 × 1 at the pace ÷ SHARE beside the configuration whose processes each carry that load at the pace. */
 function perProcessLoad(r: ProcessesResult): string[] {
   const one = r.configs.find((c) => c.config === '1x1')?.shared;
-  const many = r.configs.find((c) => c.config === `${SHARE}x${SHARE}`) ?? r.configs.find((c) => c.gateways === SHARE || c.workers === SHARE);
+  const many = r.configs.find((c) => c.config === `${SHARE}x${SHARE}`) ?? together(r.configs).find((c) => c.gateways === SHARE || c.workers === SHARE);
   if (!one) return [];
-  const cpu = (c: CpuPerRun) => `gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} ms`;
   return [
-    `   1 × 1 at ${one.rate} runs/s (the pace ÷ ${SHARE}, what each process of ${SHARE} × ${SHARE} carries at the pace): ${one.runsPerSec} runs/s, ${cpu(one.cpuMsPerRun)} a run (net ${one.netMsPerRun}), wake-ups a run ${wakeups(one.wakeupsPerRun)}`,
-    ...(many ? [`   ${label(many)} at the pace: ${cpu(many.paced.cpuMsPerRun)}; ÷ 1 × 1 at ${one.rate} runs/s: gateway ${round(many.paced.cpuMsPerRun.gateway / one.cpuMsPerRun.gateway, 2)}, worker ${round(many.paced.cpuMsPerRun.worker / one.cpuMsPerRun.worker, 2)}, Postgres ${round(many.paced.cpuMsPerRun.postgres / one.cpuMsPerRun.postgres, 2)}, total ${round(many.paced.cpuMsPerRun.total / one.cpuMsPerRun.total, 2)}`] : []),
+    `   1 × 1 at ${one.rate} runs/s (the pace ÷ ${SHARE}, what each process of ${SHARE} × ${SHARE} carries at the pace): ${one.runsPerSec} runs/s, ${cpuLine(one.cpuMsPerRun)} a run (net ${one.netMsPerRun}), wake-ups a run ${wakeups(one.wakeupsPerRun)}`,
+    ...(many ? [`   ${label(many)} at the pace: ${cpuLine(many.paced.cpuMsPerRun)}; ÷ 1 × 1 at ${one.rate} runs/s: ${ratioLine(divided(many.paced.cpuMsPerRun, one.cpuMsPerRun))}`] : []),
   ];
 }
+
+/** Each configuration of G × G beside the same processes apart, at the pace. */
+function togetherLines(r: ProcessesResult): string[] {
+  return (r.together ?? []).map((t) => {
+    const [c, a] = [r.configs.find((x) => x.config === t.config)!, r.configs.find((x) => x.config === t.apart)!];
+    return `   ${label(c)} together ÷ ${label(a)} apart (the same processes, each with the same load, sharing only the server): ${ratioLine(t.ratio)}; lowest ÷ highest ${t.flat.toFixed(3)}; wake-ups a run ${wakeups(t.wakeups.together)} against ${wakeups(t.wakeups.apart)}`;
+  });
+}
+
 /** What the probe found: the same work's CPU back to back and after each sleep, with its ratio to back to back. */
 function machineLine(probe: MachineProbe[] | undefined): string[] {
   const first = probe?.[0];
@@ -681,7 +758,8 @@ function machineLine(probe: MachineProbe[] | undefined): string[] {
 }
 
 /** Figures saved before the paced window existed have no `paced`: they meet nothing. */
-const pacedMet = (r: ProcessesResult) => r.paced !== undefined && r.paced.totalCpu >= GOAL_FLAT && r.paced.keptPace >= KEPT_PACE;
+const pacedMet = (r: ProcessesResult) =>
+  r.paced !== undefined && r.paced.keptPace >= KEPT_PACE && (r.together?.length ? Math.min(...r.together.map((t) => t.flat)) : r.paced.totalCpu) >= GOAL_FLAT;
 
 export const processes: Suite<ProcessesResult> = {
   name: 'processes',
@@ -702,23 +780,30 @@ export const processes: Suite<ProcessesResult> = {
     const server = await openBenchServer();
     const fleet = new Fleet();
     try {
-      const databaseUrl = await server.createDatabase();
-      await migrateDatabase(databaseUrl);
-      const { db, sql } = connect(databaseUrl, { max: 2 });
-      let postmaster: number;
-      const apiKeys: string[] = [];
-      try {
-        progress('processes: seeding the small catalog, one account per client');
-        await seedCatalog(sql, { scale: 'small' });
-        for (let i = 0; i < options.clients; i++) apiKeys.push((await createAccount(db, { name: `bench-processes-${i + 1}`, plan: 'scale', creditsMicros: 10n ** 13n })).apiKey);
-        await sql`vacuum analyze`;
-        await sql`checkpoint`.catch(() => {});
-        const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
-        const stat = await readFile(`/proc/${row!.pid}/stat`, 'utf8').catch(() => undefined);
-        if (!stat) throw new Error('processes: the Postgres server must run on this machine (its CPU is read from /proc)');
-        postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      } finally {
-        await sql.end();
+      // The database every configuration together uses, with a key a client; then, for the configurations
+      // apart, a database a stack, the clients shared out between them.
+      const apart = Math.max(1, ...options.configs.map((c) => parseConfig(c).stacks));
+      const databases: Stack[] = [];
+      let postmaster = 0;
+      for (let d = 0; d < (apart > 1 ? 1 + apart : 1); d++) {
+        const databaseUrl = await server.createDatabase();
+        await migrateDatabase(databaseUrl);
+        const { db, sql } = connect(databaseUrl, { max: 2 });
+        try {
+          progress(`processes: seeding the small catalog, one account per client${d === 0 ? '' : ` (a database apart, ${d} of ${apart})`}`);
+          await seedCatalog(sql, { scale: 'small' });
+          const apiKeys: string[] = [];
+          for (let i = 0; i < options.clients; i++) apiKeys.push((await createAccount(db, { name: `bench-processes-${d}-${i + 1}`, plan: 'scale', creditsMicros: 10n ** 13n })).apiKey);
+          databases.push({ databaseUrl, apiKeys });
+          await sql`vacuum analyze`;
+          await sql`checkpoint`.catch(() => {});
+          const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+          const stat = await readFile(`/proc/${row!.pid}/stat`, 'utf8').catch(() => undefined);
+          if (!stat) throw new Error('processes: the Postgres server must run on this machine (its CPU is read from /proc)');
+          postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        } finally {
+          await sql.end();
+        }
       }
       // A priming round, not kept: the database's first minute under load (autovacuum and statistics of the
       // freshly seeded tables, cold caches) fell on whichever configuration came first (its Postgres CPU
@@ -726,12 +811,12 @@ export const processes: Suite<ProcessesResult> = {
       // Its saturated rate sets the pace, unless given: half of it, which every configuration carries.
       if (options.primed) {
         progress(`processes: priming round (${options.configs[0]}, not kept)`);
-        const priming = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, options.configs[0]!);
+        const priming = await measureConfig(fleet, databases, postmaster, options, options.configs[0]!);
         options.pacedRate ??= Math.max(1, Math.floor(priming.runsPerSec * PACED_SHARE));
       }
       const rate = options.pacedRate ?? 10;
       const kept = await alternate(options.configs, options.rounds, async (config, i) => {
-        const r = await measureConfig(fleet, databaseUrl, postmaster, apiKeys, options, config, rate, config === '1x1' ? round(rate / SHARE, 2) : undefined);
+        const r = await measureConfig(fleet, databases, postmaster, options, config, rate, config === '1x1' ? round(rate / SHARE, 2) : undefined);
         const c = r.cpuMsPerRun;
         const p = r.paced!;
         progress(
@@ -743,7 +828,15 @@ export const processes: Suite<ProcessesResult> = {
       });
       const configs = options.configs.map((c) => figures(c, kept[c]!));
       const ratio = (xs: number[]) => round(Math.min(...xs) / Math.max(...xs), 3);
-      const worst = configs.reduce((a, b) => (b.cpuMsPerRun.postgres > a.cpuMsPerRun.postgres ? b : a));
+      // The goal and the capacity are read from the configurations on one database; those apart are their baseline.
+      const one = together(configs);
+      const worst = one.reduce((a, b) => (b.cpuMsPerRun.postgres > a.cpuMsPerRun.postgres ? b : a));
+      const pairs = one.flatMap((c) => {
+        const apart = c.gateways === c.workers ? configs.find((a) => a.stacks === c.gateways && a.gateways === 1 && a.workers === 1) : undefined;
+        if (!apart) return [];
+        const [t, a] = [c.paced.cpuMsPerRun, apart.paced.cpuMsPerRun];
+        return [{ config: c.config, apart: apart.config, ratio: divided(t, a), flat: ratio([t.total, a.total]), wakeups: { together: c.paced.wakeupsPerRun, apart: apart.paced.wakeupsPerRun } }];
+      });
       return {
         date: new Date().toISOString(),
         database: databaseKind(),
@@ -752,13 +845,14 @@ export const processes: Suite<ProcessesResult> = {
         loadAverage: { before: loadBefore, after: os.loadavg().map((x) => round(x, 2)) },
         options,
         configs,
-        flatness: { runsPerSec: ratio(configs.map((c) => c.runsPerSec)), totalCpu: ratio(configs.map((c) => c.cpuMsPerRun.total)), netCpu: ratio(configs.map((c) => c.netMsPerRun)) },
+        flatness: { runsPerSec: ratio(one.map((c) => c.runsPerSec)), totalCpu: ratio(one.map((c) => c.cpuMsPerRun.total)), netCpu: ratio(one.map((c) => c.netMsPerRun)) },
         paced: {
           rate,
-          totalCpu: ratio(configs.map((c) => c.paced.cpuMsPerRun.total)),
-          netCpu: ratio(configs.map((c) => c.paced.netMsPerRun)),
+          totalCpu: ratio(one.map((c) => c.paced.cpuMsPerRun.total)),
+          netCpu: ratio(one.map((c) => c.paced.netMsPerRun)),
           keptPace: round(Math.min(...configs.map((c) => c.paced.runsPerSec)) / rate, 3),
         },
+        ...(pairs.length > 0 ? { together: pairs } : {}),
         postgresMsPerRun: { ms: worst.cpuMsPerRun.postgres, config: worst.config },
         capacity: CORES.map((cores) => ({ cores, runsPerSec: Math.floor((cores * 1000) / worst.cpuMsPerRun.postgres) })),
         machine,
@@ -793,11 +887,13 @@ export const processes: Suite<ProcessesResult> = {
       }),
       ...r.configs.map((c) => `   rounds ${label(c)} at the pace: ${c.rounds.map((x) => `${x.paced!.runsPerSec} runs/s ${x.paced!.cpuMsPerRun.total} ms (halves ${x.paced!.halves.join(' / ')}; net ${x.paced!.netMsPerRun})`).join(', ')}`),
       ...perProcessLoad(r),
-      `   at the pace, lowest ÷ highest: total CPU per run ${r.paced.totalCpu.toFixed(3)}, net ${r.paced.netCpu.toFixed(3)}; lowest runs/s ÷ the pace ${r.paced.keptPace.toFixed(3)}   (goal: CPU ≥ ${GOAL_FLAT}, pace ≥ ${KEPT_PACE}: ${verdict(pacedMet(r))})`,
+      ...togetherLines(r),
+      `   at the pace, lowest ÷ highest of the configurations on one database: total CPU per run ${r.paced.totalCpu.toFixed(3)}, net ${r.paced.netCpu.toFixed(3)}; lowest runs/s ÷ the pace ${r.paced.keptPace.toFixed(3)}`,
+      `   goal: every configuration keeps the pace (≥ ${KEPT_PACE}) and ${r.together?.length ? `each G × G together costs within ${GOAL_FLAT} of the same processes apart (lowest ÷ highest ${Math.min(...r.together.map((t) => t.flat)).toFixed(3)})` : `lowest ÷ highest ≥ ${GOAL_FLAT} (no configuration apart ran)`}: ${verdict(pacedMet(r))}`,
       ...machineLine(r.machine),
       `   runs/s one Postgres of N cores would carry at ${r.postgresMsPerRun.ms} ms of Postgres CPU a run (${label(worst)}, the highest), CPU only (an upper bound: no I/O or lock waits):`,
       `   ${r.capacity.map((c) => `${c.cores} cores ${c.runsPerSec.toLocaleString('en-US')}`).join(', ')}`,
     ].join('\n');
   },
-  goals: (r) => ({ minRatio: GOAL_FLAT, pacedTotalCpu: r.paced?.totalCpu, keptPace: r.paced?.keptPace, met: pacedMet(r) }),
+  goals: (r) => ({ minRatio: GOAL_FLAT, together: r.together?.length ? Math.min(...r.together.map((t) => t.flat)) : undefined, pacedTotalCpu: r.paced?.totalCpu, keptPace: r.paced?.keptPace, met: pacedMet(r) }),
 };
