@@ -832,7 +832,7 @@ export const processes: Suite<ProcessesResult> = {
       const one = together(configs);
       const worst = one.reduce((a, b) => (b.cpuMsPerRun.postgres > a.cpuMsPerRun.postgres ? b : a));
       const pairs = one.flatMap((c) => {
-        const apart = c.gateways === c.workers ? configs.find((a) => a.stacks === c.gateways && a.gateways === 1 && a.workers === 1) : undefined;
+        const apart = c.gateways > 1 && c.gateways === c.workers ? configs.find((a) => a.stacks === c.gateways && a.gateways === 1 && a.workers === 1) : undefined;
         if (!apart) return [];
         const [t, a] = [c.paced.cpuMsPerRun, apart.paced.cpuMsPerRun];
         return [{ config: c.config, apart: apart.config, ratio: divided(t, a), flat: ratio([t.total, a.total]), wakeups: { together: c.paced.wakeupsPerRun, apart: apart.paced.wakeupsPerRun } }];
