@@ -246,7 +246,7 @@ describe('waitForFinish', () => {
     });
     const db = drizzle(counting) as unknown as typeof t.app.core.db;
     const waiting = waitForRun({ ...t.app.core, db }, principal, run.id, 30);
-    // The run ends only once the wait has read it (RUNNING) and waits for its end.
+    // The run ends only once the wait has read it (not ended yet) and waits for its end.
     await waitFor(() => reads, (n) => n === 1, { what: 'the wait read the run' });
     await executeRun(t.app.core, run.id);
     const answer = await waiting;

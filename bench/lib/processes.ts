@@ -102,9 +102,9 @@ const KEPT_PACE = 0.97;
  * session woken by every commit that notifies) does not.
  */
 export function parseConfig(config: string): { stacks: number; gateways: number; workers: number } {
-  const together = /^(\d+)x(\d+)$/.exec(config);
+  const one = /^(\d+)x(\d+)$/.exec(config);
   const apart = /^(\d+)\((\d+)x(\d+)\)$/.exec(config);
-  const [stacks, gateways, workers] = together ? [1, Number(together[1]), Number(together[2])] : apart ? apart.slice(1).map(Number) : [];
+  const [stacks, gateways, workers] = one ? [1, Number(one[1]), Number(one[2])] : apart ? apart.slice(1).map(Number) : [];
   if (!stacks || !gateways || !workers) throw new Error(`processes: configuration ${config}: expected GxW or S(GxW)`);
   return { stacks, gateways, workers };
 }
@@ -559,8 +559,7 @@ function pacedLoad(rate: number, keys: string[], run: (key: string) => Promise<v
  */
 async function measureConfig(fleet: Fleet, databases: Stack[], postmaster: number, options: ProcessesOptions, config: string, rate?: number, sharedRate?: number): Promise<ConfigRound> {
   const { stacks: s, gateways: g, workers: w } = parseConfig(config);
-  // Together: one database, every client. Apart: a database a stack, each with its own clients.
-  // The clients shared out between the stacks (8 over 4: 2 each).
+  // Together: one database, every client. Apart: a database a stack, each with its share of the clients (8 over 4: 2 each).
   const stacks = s === 1 ? [databases[0]!] : databases.slice(1, 1 + s).map((d, k) => ({ ...d, apiKeys: d.apiKeys.filter((_, i) => i % s === k) }));
   if (stacks.length < s) throw new Error(`processes: ${config}: ${s} databases apart were not made`);
   fleet.arm();
@@ -717,7 +716,7 @@ const pacedFigures = (rounds: PacedRound[]): ConfigFigures['paced'] => {
 
 const label = (c: { stacks?: number; gateways: number; workers: number }) => ((c.stacks ?? 1) > 1 ? `${c.stacks} × (${c.gateways} × ${c.workers})` : `${c.gateways} × ${c.workers}`);
 /** The configurations of one database: those the goal and the capacity are read from (not the baselines apart). */
-const together = (configs: ConfigFigures[]) => configs.filter((c) => (c.stacks ?? 1) === 1);
+const onOneDatabase = (configs: ConfigFigures[]) => configs.filter((c) => (c.stacks ?? 1) === 1);
 const wakeups = (w: Wakeups | undefined) => (w ? `${w.gateway}/${w.worker}/${w.postgres}` : '');
 
 const cpuLine = (c: CpuPerRun) => `gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} ms`;
@@ -733,7 +732,7 @@ const divided = (a: CpuPerRun, b: CpuPerRun): CpuPerRun => ({
 /** 1 × 1 at the pace ÷ SHARE beside the configuration whose processes each carry that load at the pace. */
 function perProcessLoad(r: ProcessesResult): string[] {
   const one = r.configs.find((c) => c.config === '1x1')?.shared;
-  const many = r.configs.find((c) => c.config === `${SHARE}x${SHARE}`) ?? together(r.configs).find((c) => c.gateways === SHARE || c.workers === SHARE);
+  const many = r.configs.find((c) => c.config === `${SHARE}x${SHARE}`) ?? onOneDatabase(r.configs).find((c) => c.gateways === SHARE || c.workers === SHARE);
   if (!one) return [];
   return [
     `   1 × 1 at ${one.rate} runs/s (the pace ÷ ${SHARE}, what each process of ${SHARE} × ${SHARE} carries at the pace): ${one.runsPerSec} runs/s, ${cpuLine(one.cpuMsPerRun)} a run (net ${one.netMsPerRun}), wake-ups a run ${wakeups(one.wakeupsPerRun)}`,
@@ -829,7 +828,7 @@ export const processes: Suite<ProcessesResult> = {
       const configs = options.configs.map((c) => figures(c, kept[c]!));
       const ratio = (xs: number[]) => round(Math.min(...xs) / Math.max(...xs), 3);
       // The goal and the capacity are read from the configurations on one database; those apart are their baseline.
-      const one = together(configs);
+      const one = onOneDatabase(configs);
       const worst = one.reduce((a, b) => (b.cpuMsPerRun.postgres > a.cpuMsPerRun.postgres ? b : a));
       const pairs = one.flatMap((c) => {
         const apart = c.gateways > 1 && c.gateways === c.workers ? configs.find((a) => a.stacks === c.gateways && a.gateways === 1 && a.workers === 1) : undefined;
