@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../src/accounts/accounts.ts';
-import { executeRun, finishRun, plural, runTimeLimitSecs } from '../src/runs/engine.ts';
+import { executeRun, finishRun, runTimeLimitSecs } from '../src/runs/engine.ts';
+import { plural } from '../src/shared/text.ts';
 import { startRun } from '../src/runs/runs.ts';
 import { getTool } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';

@@ -757,8 +757,9 @@ function machineLine(probe: MachineProbe[] | undefined): string[] {
 }
 
 /** Figures saved before the paced window existed have no `paced`: they meet nothing. */
-const pacedMet = (r: ProcessesResult) =>
-  r.paced !== undefined && r.paced.keptPace >= KEPT_PACE && (r.together?.length ? Math.min(...r.together.map((t) => t.flat)) : r.paced.totalCpu) >= GOAL_FLAT;
+/** The goal's CPU figure: the lowest together ÷ apart, undefined when no configuration apart ran. */
+const togetherFlat = (r: ProcessesResult) => (r.together?.length ? Math.min(...r.together.map((t) => t.flat)) : undefined);
+const pacedMet = (r: ProcessesResult) => r.paced !== undefined && r.paced.keptPace >= KEPT_PACE && (togetherFlat(r) ?? r.paced.totalCpu) >= GOAL_FLAT;
 
 export const processes: Suite<ProcessesResult> = {
   name: 'processes',
@@ -888,11 +889,11 @@ export const processes: Suite<ProcessesResult> = {
       ...perProcessLoad(r),
       ...togetherLines(r),
       `   at the pace, lowest ÷ highest of the configurations on one database: total CPU per run ${r.paced.totalCpu.toFixed(3)}, net ${r.paced.netCpu.toFixed(3)}; lowest runs/s ÷ the pace ${r.paced.keptPace.toFixed(3)}`,
-      `   goal: every configuration keeps the pace (≥ ${KEPT_PACE}) and ${r.together?.length ? `each G × G together costs within ${GOAL_FLAT} of the same processes apart (lowest ÷ highest ${Math.min(...r.together.map((t) => t.flat)).toFixed(3)})` : `lowest ÷ highest ≥ ${GOAL_FLAT} (no configuration apart ran)`}: ${verdict(pacedMet(r))}`,
+      `   goal: every configuration keeps the pace (≥ ${KEPT_PACE}) and ${togetherFlat(r) !== undefined ? `each G × G together costs within ${GOAL_FLAT} of the same processes apart (lowest ÷ highest ${togetherFlat(r)!.toFixed(3)})` : `lowest ÷ highest ≥ ${GOAL_FLAT} (no configuration apart ran)`}: ${verdict(pacedMet(r))}`,
       ...machineLine(r.machine),
       `   runs/s one Postgres of N cores would carry at ${r.postgresMsPerRun.ms} ms of Postgres CPU a run (${label(worst)}, the highest), CPU only (an upper bound: no I/O or lock waits):`,
       `   ${r.capacity.map((c) => `${c.cores} cores ${c.runsPerSec.toLocaleString('en-US')}`).join(', ')}`,
     ].join('\n');
   },
-  goals: (r) => ({ minRatio: GOAL_FLAT, together: r.together?.length ? Math.min(...r.together.map((t) => t.flat)) : undefined, pacedTotalCpu: r.paced?.totalCpu, keptPace: r.paced?.keptPace, met: pacedMet(r) }),
+  goals: (r) => ({ minRatio: GOAL_FLAT, together: togetherFlat(r), pacedTotalCpu: r.paced?.totalCpu, keptPace: r.paced?.keptPace, met: pacedMet(r) }),
 };

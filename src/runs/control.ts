@@ -70,11 +70,12 @@ export async function waitForRun(core: Pick<Core, 'db' | 'events'> & Partial<Pic
     // Listen first, then read: an end between the two cannot be missed.
     const current = snapshotOf(await getRun(core.db, principal.accountId, runId));
     if (isTerminal(current.status) || waitSecs <= 0 || core.shutdown?.aborted) return current;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      const timer = setTimeout(() => resolve('timeout'), waitSecs * 1000);
+    // Settles with no run: the wait passed, was cancelled or the process stops.
+    const timeout = new Promise<undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), waitSecs * 1000);
       stopWaiting = () => {
         clearTimeout(timer);
-        resolve('timeout');
+        resolve(undefined);
       };
       signal?.addEventListener('abort', stopWaiting);
     });
@@ -84,8 +85,7 @@ export async function waitForRun(core: Pick<Core, 'db' | 'events'> & Partial<Pic
       for await (const snapshot of events) if (isTerminal(snapshot.status)) return snapshot;
       return undefined;
     })();
-    const end = await Promise.race([ended, timeout]);
-    return end !== 'timeout' && end ? end : snapshotOf(await getRun(core.db, principal.accountId, runId));
+    return (await Promise.race([ended, timeout])) ?? snapshotOf(await getRun(core.db, principal.accountId, runId));
   } finally {
     core.shutdown?.removeEventListener('abort', onShutdown);
     await events.return();

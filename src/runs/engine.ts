@@ -16,17 +16,12 @@ import { queueRunWebhooks } from './webhooks.ts';
 import { observeFirstRow, upstreamErrors } from '../shared/metrics.ts';
 import { UpstreamUnavailableError } from '../sources/upstream.ts';
 import { openUpstream, UpstreamEndedError, UpstreamRunner, upstreamEnding } from './upstream.ts';
+import { plural } from '../shared/text.ts';
 
 type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'> & Partial<Pick<Core, 'upstream'>>;
 
 const INTERNAL_FAILURE = 'The run failed because of an internal error. Results produced so far were kept.';
 
-export function plural(count: number, unit: string): string {
-  if (count === 1) return `1 ${unit}`;
-  if (/(s|x|ch|sh)$/.test(unit)) return `${count} ${unit}es`;
-  if (/[^aeiou]y$/.test(unit)) return `${count} ${unit.slice(0, -1)}ies`;
-  return `${count} ${unit}s`;
-}
 
 interface Billing {
   /** Null when money checks are off: nothing is capped. */

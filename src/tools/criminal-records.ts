@@ -5,6 +5,7 @@ import { parseFullName } from '../catalog/people/names.ts';
 import type { CriminalRecordHit } from '../sources/criminal-records.ts';
 import { perSearchWhenFound } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
+import { plural } from '../shared/text.ts';
 
 const PAGE_SIZE = 200;
 
@@ -129,7 +130,6 @@ export const criminalRecordsTool = defineTool({
     const name = parseFullName(ctx.input.name)!;
     let afterId: number | undefined;
     let found = 0;
-    const records = (n: number) => `${n} record${n === 1 ? '' : 's'}`;
     while (!ctx.signal.aborted) {
       const page = await ctx.sources.criminalRecords.searchRecords({
         name,
@@ -142,10 +142,10 @@ export const criminalRecordsTool = defineTool({
       found += page.length;
       // A short page is the search's end: it comes with the search handled, the run's last batch.
       if (page.length < PAGE_SIZE) {
-        yield { rows: page.map(toRow), handled: 1, message: found ? `${records(found)} found` : 'No records found', last: true };
+        yield { rows: page.map(toRow), handled: 1, message: found ? `${plural(found, 'record')} found` : 'No records found', last: true };
         return;
       }
-      yield { rows: page.map(toRow), handled: 0, message: `${records(found)} found so far` };
+      yield { rows: page.map(toRow), handled: 0, message: `${plural(found, 'record')} found so far` };
     }
   },
 });

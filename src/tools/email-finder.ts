@@ -7,6 +7,7 @@ import { inOrder } from './lib/email/rows.ts';
 import type { CompanyProfile, DomainPerson } from '../sources/contacts.ts';
 import { perFound } from '../billing/pricing.ts';
 import { cell, defineTool, type Column, type Row } from './types.ts';
+import { plural } from '../shared/text.ts';
 
 export const MAX_CONTACTS = 1_000;
 /** Known addresses read per domain to learn its pattern. */
@@ -87,7 +88,6 @@ function checkFields(check: EmailCheck): Row {
   };
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 interface Lookup {
   byName: Map<string, CompanyProfile>;

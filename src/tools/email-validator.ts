@@ -5,6 +5,7 @@ import { dedupeKey, parseAddress } from './lib/email/syntax.ts';
 import { isFreeWebmailDomain } from './lib/email/flags.ts';
 import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
+import { plural } from '../shared/text.ts';
 
 export const MAX_EMAILS = 10_000;
 
@@ -32,7 +33,6 @@ export function dedupeEmails(emails: readonly string[]): string[] {
   return unique;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export const emailValidatorTool = defineTool({
   name: 'email-validator',

@@ -6,6 +6,7 @@ import type { Place, PlaceLookup, PlaceReview } from '../sources/types.ts';
 import { formatAddress, placeLinkLookup } from './maps.ts';
 import { perResult, type PriceRule } from '../billing/pricing.ts';
 import { cell, defineTool, type Row } from './types.ts';
+import { plural } from '../shared/text.ts';
 
 /** Businesses looked up per source call. */
 const PAGE_SIZE = 50;
@@ -159,7 +160,6 @@ function toRow(review: PlaceReview, place: Place, origin: Origin): Row {
   };
 }
 
-const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : unit.endsWith('s') ? 'es' : 's'}`;
 
 export const localReviewsTool = defineTool({
   name: 'local-reviews',

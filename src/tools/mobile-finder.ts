@@ -3,6 +3,7 @@ import { classifyContactInput, type ContactInput } from '../catalog/leads/contac
 import type { PersonContact } from '../sources/leads.ts';
 import { perFound } from '../billing/pricing.ts';
 import { defineTool, type Caller, type Column, type Row } from './types.ts';
+import { plural } from '../shared/text.ts';
 
 /** Inputs looked up per source round (one query per input kind). */
 const BATCH = 500;
@@ -103,16 +104,15 @@ function rowFor(p: PlannedInput, person: PersonContact | undefined): Row {
   };
 }
 
-const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 function describeInputs(inputs: readonly string[]): string {
   const { planned, lookups } = planLookups(inputs);
   const emails = planned.filter((p) => p.kind === 'email' && p.duplicateOf === undefined).length;
   const unrecognised = planned.filter((p) => p.kind === 'unrecognised').length;
   const duplicates = planned.filter((p) => p.kind !== 'unrecognised' && p.duplicateOf !== undefined).length;
-  const parts = [`Looking up mobile numbers for ${count(lookups, 'input')} (${count(emails, 'email address', 'email addresses')}, ${count(lookups - emails, 'social profile URL')})`];
-  if (unrecognised > 0) parts.push(`${count(unrecognised, 'input was', 'inputs were')} not recognised and ${unrecognised === 1 ? 'is' : 'are'} reported in ${unrecognised === 1 ? 'its row' : 'their rows'}, free`);
-  if (duplicates > 0) parts.push(`${count(duplicates, 'repeated input')} ${duplicates === 1 ? 'points' : 'point'} at the first row with the same lookup, free`);
+  const parts = [`Looking up mobile numbers for ${plural(lookups, 'input')} (${plural(emails, 'email address', 'email addresses')}, ${plural(lookups - emails, 'social profile URL')})`];
+  if (unrecognised > 0) parts.push(`${plural(unrecognised, 'input was', 'inputs were')} not recognised and ${unrecognised === 1 ? 'is' : 'are'} reported in ${unrecognised === 1 ? 'its row' : 'their rows'}, free`);
+  if (duplicates > 0) parts.push(`${plural(duplicates, 'repeated input')} ${duplicates === 1 ? 'points' : 'point'} at the first row with the same lookup, free`);
   return `${parts.join('; ')}.`;
 }
 
@@ -158,7 +158,7 @@ export const mobileFinderTool = defineTool({
       input: { ...input, inputs: capped.inputs },
       message:
         `Trial accounts can look up ${TRIAL_LOOKUP_CAP} inputs per search: the first ${capped.inputs.length} inputs (${TRIAL_LOOKUP_CAP} lookups) are searched, ` +
-        `the last ${count(capped.dropped, 'input was', 'inputs were')} left out and will not be billed. ${describeInputs(capped.inputs)}`,
+        `the last ${plural(capped.dropped, 'input was', 'inputs were')} left out and will not be billed. ${describeInputs(capped.inputs)}`,
       extra: { trialCap: { lookups: TRIAL_LOOKUP_CAP, inputsAccepted: capped.inputs.length, inputsDropped: capped.dropped } },
     };
   },
@@ -176,7 +176,7 @@ export const mobileFinderTool = defineTool({
         return rowFor(p, p.kind !== 'unrecognised' && p.duplicateOf === undefined ? person : undefined);
       });
       found += rows.filter((r) => r.status === 'found').length;
-      yield { rows, message: `${start + batch.length} of ${planned.length} inputs looked up: ${count(found, 'number')} found`, last: start + batch.length >= planned.length };
+      yield { rows, message: `${start + batch.length} of ${planned.length} inputs looked up: ${plural(found, 'number')} found`, last: start + batch.length >= planned.length };
     }
   },
 });

@@ -6,6 +6,7 @@ import { countryCode } from '../shared/geo.ts';
 import { roomIdOf, type RentalListing } from '../sources/rentals.ts';
 import { perResult } from '../billing/pricing.ts';
 import { cell, defineTool, type Row } from './types.ts';
+import { plural } from '../shared/text.ts';
 
 /** Listings on one page of a city's search results. */
 export const LISTINGS_PER_PAGE = 20;
@@ -181,7 +182,6 @@ function toRow(listing: RentalListing, input: RentalHostsInput): Row {
   };
 }
 
-const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? '' : 's'}`;
 
 const perRow = perResult('result', '0.019', (each, unitMicros) => `${each} per result (${formatDollars(unitMicros * 1000n)} USD per 1,000)`);
 

@@ -256,7 +256,7 @@ export const storeLeadsTool = defineTool({
       const limit = Math.min(PAGE_SIZE, wanted - delivered);
       const page = await stores.searchStores({ filter, limit, afterId });
       delivered += page.length;
-      // A short page is the search's end (as before), as is the count reached.
+      // A short page is the search's end, as is the count reached.
       yield { rows: page.map(toRow), message: `${delivered} of ${wanted} leads${unknownNote}`, last: page.length < limit || delivered >= wanted };
       if (page.length < limit) break;
       afterId = page.at(-1)!.id;

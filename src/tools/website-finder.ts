@@ -11,6 +11,7 @@ import { matchTitle, titleTokens } from './lib/email/titles.ts';
 import type { DomainPerson } from '../sources/contacts.ts';
 import { perFound } from '../billing/pricing.ts';
 import { cell, defineTool, type Column, type Row, type RunContext } from './types.ts';
+import { plural } from '../shared/text.ts';
 
 export const MAX_DOMAINS = 1_000;
 /** Contacts returned per domain at most: the closest title matches. */
@@ -227,7 +228,6 @@ async function searchDomain(ctx: RunContext<WebsiteFinderInput>, domain: string,
   });
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const contactPrice = perFound('contact', '0.0499', (row) => row.status === 'found', (each) => `${each} per contact found`);
 
 export const websiteFinderTool = defineTool({
