@@ -3,7 +3,24 @@ import ComplexityPlugin from '@pothos/plugin-complexity';
 import { AppError } from '../src/shared/errors.ts';
 import type { GraphQLContext } from './context.ts';
 
-export type Measure = 'tokens' | 'depth' | 'breadth' | 'complexity';
+/**
+ * What a document limit measures: its tokens; the depth, breadth and complexity of the operation; the
+ * same of its introspection (`__schema`, `__type` and what they select); its `__schema` selections.
+ */
+export type Measure = 'tokens' | 'depth' | 'breadth' | 'complexity' | 'introspectionDepth' | 'introspectionBreadth' | 'introspectionComplexity' | 'schemaSelections';
+
+function limitMessage(measure: Measure, value: number, limit: number): string {
+  switch (measure) {
+    case 'schemaSelections':
+      return `The operation selects __schema ${value} times; the limit is once per operation: ask for the schema once`;
+    case 'introspectionDepth':
+    case 'introspectionBreadth':
+    case 'introspectionComplexity':
+      return `Introspection ${measure.slice('introspection'.length).toLowerCase()} ${value} exceeds the limit of ${limit}, the standard introspection query's; ask for fewer introspection fields`;
+    default:
+      return `Query ${measure} ${value} exceeds the limit of ${limit}; ask for fewer fields or smaller pages`;
+  }
+}
 
 /**
  * 400 `query_too_complex`, naming the measure, its value (unknown for tokens: parsing stops at the
@@ -13,7 +30,7 @@ export function tooComplex(measure: Measure, value: number | undefined, limit: n
   const message =
     value === undefined
       ? `Query has more than ${limit} ${measure === 'tokens' ? 'tokens' : 'levels'}, the limit; send large inputs as variables and ask for fewer fields`
-      : `Query ${measure} ${value} exceeds the limit of ${limit}; ask for fewer fields or smaller pages`;
+      : limitMessage(measure, value, limit);
   return new AppError(400, 'query_too_complex', message, { measure, ...(value === undefined ? {} : { value }), limit });
 }
 

@@ -1,16 +1,26 @@
 import {
+  getIntrospectionQuery,
+  getNamedType,
   getOperationAST,
   GraphQLError,
   getVariableValues,
+  isListType,
+  isNonNullType,
+  isObjectType,
   Kind,
+  parse,
   TypeInfo,
   validate as validateDocument,
   visit,
   visitWithTypeInfo,
   BREAK,
   type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
   type GraphQLSchema,
   type OperationDefinitionNode,
+  type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { PothosValidationError } from '@pothos/core';
@@ -23,6 +33,101 @@ interface Measured {
   depth: number;
   breadth: number;
   complexity: number;
+}
+
+/** An operation's measure: the Pothos plugin's, and that of its introspection. */
+interface OperationMeasure extends Measured {
+  introspection: IntrospectionMeasure;
+}
+
+/** The depth, breadth and complexity of an operation's introspection, and how many times it selects `__schema`. */
+interface IntrospectionMeasure extends Measured {
+  schemas: number;
+}
+
+/** The root fields that open introspection: the whole schema, and one type by name. */
+const INTROSPECTION_TYPES: Record<string, string> = { __schema: '__Schema', __type: '__Type' };
+
+/**
+ * The measure of the introspection an operation selects: `__schema` and `__type` with everything under
+ * them, each field of the introspection types counted as the complexity plugin counts a field (one
+ * level of depth, one of breadth, its default complexity, its default list multiplier), so each
+ * `ofType` of a type reference is a level. The plugin itself stops at `__schema` and `__type`: it
+ * counts them as one field each and never looks under them. The other fields of the operation count
+ * nothing here. Each selection set is measured once per type, however often fragments repeat it.
+ */
+function measureIntrospection(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): IntrospectionMeasure {
+  const fieldComplexity = builder.options.complexity?.defaultComplexity ?? 1;
+  const listMultiplier = builder.options.complexity?.defaultListMultiplier ?? 1;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const known = new Map<SelectionSetNode, Map<string, IntrospectionMeasure>>();
+
+  // `root`: the selections of the root type, where only the introspection fields count.
+  const ofSet = (set: SelectionSetNode, type: GraphQLObjectType, root: boolean): IntrospectionMeasure => {
+    const cached = known.get(set)?.get(type.name);
+    if (cached) return cached;
+    const sum: IntrospectionMeasure = { depth: 0, breadth: 0, complexity: 0, schemas: 0 };
+    for (const selection of set.selections) {
+      let part: IntrospectionMeasure;
+      if (selection.kind === Kind.FIELD) {
+        const name = selection.name.value;
+        if (root && !(name in INTROSPECTION_TYPES)) continue;
+        const fieldType: GraphQLOutputType | undefined = root ? (schema.getType(INTROSPECTION_TYPES[name]!) as GraphQLObjectType) : type.getFields()[name]?.type;
+        const named = fieldType && getNamedType(fieldType);
+        const below = selection.selectionSet && isObjectType(named) ? ofSet(selection.selectionSet, named, false) : undefined;
+        const multiplier = fieldType && isListType(isNonNullType(fieldType) ? fieldType.ofType : fieldType) ? listMultiplier : 1;
+        part = {
+          depth: 1 + (below?.depth ?? 0),
+          breadth: 1 + (below?.breadth ?? 0),
+          complexity: fieldComplexity + (below?.complexity ?? 0) * multiplier,
+          schemas: name === '__schema' && root ? 1 : 0,
+        };
+      } else {
+        const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value) : selection;
+        if (!fragment) continue;
+        const condition = fragment.typeCondition ? schema.getType(fragment.typeCondition.name.value) : type;
+        if (!isObjectType(condition)) continue;
+        part = ofSet(fragment.selectionSet, condition, root);
+      }
+      sum.depth = Math.max(sum.depth, part.depth);
+      sum.breadth += part.breadth;
+      sum.complexity += part.complexity;
+      sum.schemas += part.schemas;
+    }
+    if (!known.has(set)) known.set(set, new Map());
+    known.get(set)!.set(type.name, sum);
+    return sum;
+  };
+
+  const rootType = schema.getRootType(operation.operation);
+  return rootType ? ofSet(operation.selectionSet, rootType, true) : { depth: 0, breadth: 0, complexity: 0, schemas: 0 };
+}
+
+/**
+ * The introspection an operation may select: as much as the standard introspection query, which
+ * GraphiQL, graphql-codegen and the console send (graphql-js's `getIntrospectionQuery` with every
+ * option: its type references nine `ofType` deep), and `__schema` once.
+ */
+const introspectionAllowances = new WeakMap<GraphQLSchema, Measured>();
+
+function introspectionAllowance(schema: GraphQLSchema): Measured {
+  let allowance = introspectionAllowances.get(schema);
+  if (!allowance) {
+    const standard = parse(
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        schemaDescription: true,
+        inputValueDeprecation: true,
+        experimentalDirectiveDeprecation: true,
+        oneOf: true,
+      }),
+    );
+    introspectionAllowances.set(schema, (allowance = measureIntrospection(schema, standard, getOperationAST(standard)!)));
+  }
+  return allowance;
 }
 
 /** The complexity plugin's limits (schema/builder.ts), for the caller of `context`. */
@@ -82,7 +187,7 @@ function measureReadsVariables(schema: GraphQLSchema, document: DocumentNode): b
  */
 interface DocumentMeasures {
   readsVariables: boolean;
-  byOperation: Map<string, Measured>;
+  byOperation: Map<string, OperationMeasure>;
 }
 
 /** Keyed by the parsed document: yoga's parse cache hands out the same object for the same text. */
@@ -94,16 +199,34 @@ function measuresOf(schema: GraphQLSchema, document: DocumentNode): DocumentMeas
   return known;
 }
 
-/** The operation's depth, breadth and complexity with these (coerced-checked) variables. */
-function measure(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, context: unknown, variables: Record<string, unknown>): Measured {
+/** The operation's depth, breadth and complexity with these (coerced-checked) variables, and those of its introspection. */
+function measure(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, context: unknown, variables: Record<string, unknown>): OperationMeasure {
   const known = measuresOf(schema, document);
   const name = operation.name?.value ?? '';
   const cached = known.readsVariables ? undefined : known.byOperation.get(name);
   if (cached) return cached;
   const fragments = document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
-  const measured = complexityFromQuery({ kind: Kind.DOCUMENT, definitions: [operation, ...fragments] }, { schema, ctx: context as object, variables });
+  const measured = {
+    ...complexityFromQuery({ kind: Kind.DOCUMENT, definitions: [operation, ...fragments] }, { schema, ctx: context as object, variables }),
+    introspection: measureIntrospection(schema, document, operation),
+  };
   if (!known.readsVariables) known.byOperation.set(name, measured);
   return measured;
+}
+
+/**
+ * The refusals of an operation's introspection: `__schema` more than once, or more depth, breadth or
+ * complexity than the standard introspection query.
+ */
+function introspectionRefusals(schema: GraphQLSchema, measured: IntrospectionMeasure): GraphQLError[] {
+  const errors: GraphQLError[] = [];
+  if (measured.schemas > 1) errors.push(limitError('schemaSelections', measured.schemas, 1));
+  if (measured.breadth === 0) return errors;
+  const allowance = introspectionAllowance(schema);
+  if (measured.depth > allowance.depth) errors.push(limitError('introspectionDepth', measured.depth, allowance.depth));
+  if (measured.breadth > allowance.breadth) errors.push(limitError('introspectionBreadth', measured.breadth, allowance.breadth));
+  if (measured.complexity > allowance.complexity) errors.push(limitError('introspectionComplexity', measured.complexity, allowance.complexity));
+  return errors;
 }
 
 /**
@@ -112,7 +235,9 @@ function measure(schema: GraphQLSchema, document: DocumentNode, operation: Opera
  * The operation to run is measured directly (the Pothos plugin's `complexityFromQuery`, the sum its
  * rule takes, without a second walk of the whole document), once per document when its measure does
  * not read variables; a document whose operation cannot be told goes through the plugin's rule
- * (`createComplexityRule`). The plugin's own check on root resolvers stays as a backstop.
+ * (`createComplexityRule`), and is refused by the execution anyway. Its introspection is measured with
+ * it and held to the standard introspection query's measure, `__schema` once (introspectionRefusals).
+ * The plugin's own check on root resolvers stays as a backstop.
  */
 export function useComplexityAtStart(): Plugin<{ params?: { operationName?: string | null; variables?: Record<string, unknown> | null } }> {
   return {
@@ -137,7 +262,9 @@ export function useComplexityAtStart(): Plugin<{ params?: { operationName?: stri
         };
         if (operation) {
           try {
-            check(measure(validated, documentAST, operation, context, variableValues), (e) => errors.push(e));
+            const measured = measure(validated, documentAST, operation, context, variableValues);
+            check(measured, (e) => errors.push(e));
+            errors.push(...introspectionRefusals(validated, measured.introspection));
           } catch (err) {
             if (!(err instanceof PothosValidationError)) throw err;
             errors.push(err);

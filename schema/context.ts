@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
+import type { Credential, LiveAccess } from '../src/http/access.ts';
 import type { LedgerEntry } from '../db/schema/accounts.ts';
 import type { RunSnapshot } from '../src/runs/view.ts';
 import { getRun, listItemsOfRuns, loadRunInputs, loadRuns, type ItemsRequest } from '../src/runs/runs.ts';
@@ -17,6 +18,14 @@ export interface GraphQLContext {
   core: Core;
   principal: Principal;
   loaders: ReturnType<typeof createLoaders>;
+  /**
+   * A subscription's lasting access (schema/subscription-access.ts): a graphql-ws socket's, or one made
+   * from `credential` for a subscription over HTTP. Absent from a shared execution, whose members are
+   * each checked by their socket.
+   */
+  access?: LiveAccess;
+  /** What an HTTP request presented (its key, or its session cookie and CSRF token). */
+  credential?: Credential;
 }
 
 const byKey = { cacheKeyFn: (key: object) => JSON.stringify(key) };

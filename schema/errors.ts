@@ -44,7 +44,7 @@ export const REST_ERROR_CODES: Record<string, string> = {
   database_unavailable: 'The database is restarting or out of reach for a moment; retry after `retryAfter` seconds (REST: the Retry-After header).',
   query_too_complex: 'The GraphQL document asks for too much at once (complexity, depth or breadth); ask for fewer fields or smaller pages.',
   webhook_delivery_failed: 'A webhook delivery was not accepted by its URL.',
-  role_required: 'The caller’s role in the account does not allow this (members cannot manage keys, members or billing; admins cannot touch owners), or it needs a signed-in console user and an API key was sent.',
+  role_required: 'The caller’s role in the account does not allow this (members cannot manage keys, members or billing; admins cannot touch owners), a key created in the console asks for more than its creator’s current role allows, or it needs a signed-in console user and an API key was sent.',
   csrf_failed: 'A request signed in with the console session cookie came without its CSRF token (X-CSRF-Token), or from another origin.',
   signup_closed: 'Sign-up is by invitation only on this server (SIGNUP=invite).',
   email_taken: 'A user with this email exists already.',
@@ -64,7 +64,7 @@ for (const endpoint of ENDPOINTS) {
 
 export const ErrorCodeEnum = builder.enumType('ErrorCode', {
   description:
-    'Every error code of the API: the REST codes in SCREAMING_SNAKE_CASE (`validation_failed` is VALIDATION_FAILED), then the codes of GraphQL documents and variables. `UserError.code` and every top-level error’s `extensions.code` take one of them.',
+    'Every error code of the API: the REST codes in SCREAMING_SNAKE_CASE (`validation_failed` is VALIDATION_FAILED), then the codes of GraphQL documents, variables and results. `UserError.code` and every top-level error’s `extensions.code` take one of them.',
   values: Object.fromEntries([
     ...Object.entries(REST_ERROR_CODES).map(([code, description]) => [graphQLCode(code), { value: graphQLCode(code), description: `${description} REST: \`${code}\`.` }]),
     ...Object.entries(GRAPHQL_ERROR_CODES).map(([code, description]) => [code, { value: code, description: `${description} Top-level errors only.` }]),

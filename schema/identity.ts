@@ -1,8 +1,8 @@
 import DataLoader from 'dataloader';
-import type { ApiKey, AppUser } from '../db/schema/accounts.ts';
+import { KEY_REVOKED_REASONS, type AppUser, type KeyRevokedReason } from '../db/schema/accounts.ts';
 import { ROLES, type ConsoleSession, type Invitation, type Membership, type Role } from '../db/schema/identity.ts';
 import { inviteMember, listInvitations, loadInvitations, revokeInvitation } from '../src/accounts/invitations.ts';
-import { createNamedKey, listKeys, loadKeys, revokeKey } from '../src/accounts/keys.ts';
+import { createNamedKey, listKeys, loadKeys, revokeKey, type ListedKey } from '../src/accounts/keys.ts';
 import { changeMemberRole, listMembers, loadMemberships, loadUsers, removeMember } from '../src/accounts/members.ts';
 import { may, requireUser } from '../src/accounts/roles.ts';
 import { listUserSessions, revokeSession, revokeUserSessions } from '../src/accounts/sessions.ts';
@@ -101,18 +101,45 @@ registerNode('inv', 'Invitation', {
   load: (ids, ctx) => (may(ctx.principal, 'members') ? loadInvitations(ctx.core.db, ctx.principal, ids, ctx.core.clock()) : Promise.resolve(ids.map(() => null))),
 });
 
-const ApiKeyRef = builder.objectRef<ApiKey>('ApiKey').implement({
-  description: 'An API key of the account (`lg_live_…`). Only its prefix is kept readable; the whole key is shown once, by createApiKey.',
+const REVOKED_REASON_TEXT: Record<KeyRevokedReason, string> = {
+  revoked: 'Revoked by an owner or admin (revokeApiKey) or by the operator.',
+  creator_removed: 'Its creator left the account or was removed from it: a key ends with its creator’s membership.',
+};
+
+const ApiKeyRevokedReasonEnum = builder.enumType('ApiKeyRevokedReason', {
+  description: 'Why an API key was revoked.',
+  values: Object.fromEntries(KEY_REVOKED_REASONS.map((reason) => [reason.toUpperCase(), { value: reason, description: REVOKED_REASON_TEXT[reason] }])) as Record<
+    Uppercase<KeyRevokedReason>,
+    { value: KeyRevokedReason; description: string }
+  >,
+});
+
+const ApiKeyRef = builder.objectRef<ListedKey>('ApiKey').implement({
+  description:
+    'An API key of the account (`lg_live_…`). Only its prefix is kept readable; the whole key is shown once, by createApiKey. A key created in the console acts with at most its creator’s current role (`actsAs`) and is revoked when its creator leaves the account; keys the operator made (CLI, demo) have no creator and keep every key right. No key manages keys or members.',
   interfaces: [NodeRef],
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The key’s global id (`key_…`): what revokeApiKey takes.' }),
     name: t.exposeString('name', { description: 'What the account calls the key.' }),
     prefix: t.exposeString('prefix', { description: 'The key’s first characters (`lg_live_` and 6 more), to recognise it.' }),
-    createdBy: t.field({ type: UserRef, nullable: true, description: 'Who created it in the console; null for keys of the CLI or the account’s first key.', resolve: (k, _, ctx) => (k.createdBy ? users(ctx).load(k.createdBy) : null) }),
+    createdBy: t.field({ type: UserRef, nullable: true, description: 'Who created it in the console, whose current role bounds its rights; null for the operator’s keys (CLI, demo, an account’s first key).', resolve: (k, _, ctx) => (k.createdBy ? users(ctx).load(k.createdBy) : null) }),
+    actsAs: t.field({
+      type: RoleEnum,
+      nullable: true,
+      description:
+        'The role whose rights the key has: its creator’s current role in the account, so it narrows when they are demoted (an ADMIN key manages webhooks but cannot read the ledger or buy credits). Null for an operator key (no creator: every key right, billing and webhooks included) and for a revoked key.',
+      resolve: (k) => (k.revokedAt || !k.createdBy ? null : k.creatorRole),
+    }),
     createdAt: t.field({ type: 'DateTime', description: 'When it was created.', resolve: (k) => k.createdAt }),
     lastUsedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it last authenticated a request, at most a minute stale; null when never.', resolve: (k) => k.lastUsedAt }),
     expiresAt: t.field({ type: 'DateTime', nullable: true, description: 'When it stops working; null when never.', resolve: (k) => k.expiresAt }),
     revokedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it was revoked; null while it works.', resolve: (k) => k.revokedAt }),
+    revokedReason: t.field({
+      type: ApiKeyRevokedReasonEnum,
+      nullable: true,
+      description: 'Why it was revoked; null while it works.',
+      resolve: (k) => (k.revokedAt ? (k.revokedReason ?? 'revoked') : null),
+    }),
   }),
 });
 
@@ -160,7 +187,7 @@ const pageComplexity = (args: { first?: number | null }) => ({ field: 1, multipl
 
 const MembershipConnectionRef = connectionType<Membership>('Membership', MembershipRef, { description: 'A page of the account’s members, oldest first.', totalCount: 'How many members the account has.' });
 const InvitationConnectionRef = connectionType<Invitation>('Invitation', InvitationRef, { description: 'A page of the account’s pending invitations, oldest first.', totalCount: 'How many invitations are pending.' });
-const ApiKeyConnectionRef = connectionType<ApiKey>('ApiKey', ApiKeyRef, { description: 'A page of the account’s API keys, newest first.', totalCount: 'How many keys the list holds.' });
+const ApiKeyConnectionRef = connectionType<ListedKey>('ApiKey', ApiKeyRef, { description: 'A page of the account’s API keys, newest first.', totalCount: 'How many keys the list holds.' });
 const ConsoleSessionConnectionRef = connectionType<ConsoleSession>('ConsoleSession', ConsoleSessionRef, { description: 'A page of the user’s live console sessions, newest first.', totalCount: 'How many live sessions the user has.' });
 
 builder.queryFields((t) => ({
@@ -233,12 +260,12 @@ const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
   }),
 });
 
-const CreateApiKeyPayloadRef = payloadType<{ apiKey: ApiKey; secret: string }>('CreateApiKeyPayload', 'What `createApiKey` answers: the key and its secret, or `userErrors`.', (t) => ({
+const CreateApiKeyPayloadRef = payloadType<{ apiKey: ListedKey; secret: string }>('CreateApiKeyPayload', 'What `createApiKey` answers: the key and its secret, or `userErrors`.', (t) => ({
   apiKey: t.field({ type: ApiKeyRef, nullable: true, description: 'The key created; null when refused.', resolve: (p) => p.apiKey ?? null }),
   secret: t.string({ nullable: true, description: 'The whole key (`lg_live_…`), shown only in this answer: store it now. Null when refused.', resolve: (p) => p.secret ?? null }),
 }));
 
-const RevokeApiKeyPayloadRef = payloadType<{ apiKey: ApiKey }>('RevokeApiKeyPayload', 'What `revokeApiKey` answers.', (t) => ({
+const RevokeApiKeyPayloadRef = payloadType<{ apiKey: ListedKey }>('RevokeApiKeyPayload', 'What `revokeApiKey` answers.', (t) => ({
   apiKey: t.field({ type: ApiKeyRef, nullable: true, description: 'The key, revoked; null when refused.', resolve: (p) => p.apiKey ?? null }),
 }));
 
@@ -270,8 +297,13 @@ const ChangeMemberRolePayloadRef = payloadType<{ membership: Membership }>('Chan
   membership: t.field({ type: MembershipRef, nullable: true, description: 'The membership with its new role; null when refused.', resolve: (p) => p.membership ?? null }),
 }));
 
-const RemoveMemberPayloadRef = payloadType<{ removedMembershipId: string }>('RemoveMemberPayload', 'What `removeMember` answers.', (t) => ({
+const RemoveMemberPayloadRef = payloadType<{ removedMembershipId: string; revokedKeyCount: number }>('RemoveMemberPayload', 'What `removeMember` answers.', (t) => ({
   removedMembershipId: t.id({ nullable: true, description: 'The id of the membership removed; null when refused.', resolve: (p) => p.removedMembershipId ?? null }),
+  revokedKeyCount: t.int({
+    nullable: true,
+    description: 'How many API keys the member had created in the account, revoked with the removal (`ApiKey.revokedReason` CREATOR_REMOVED); null when refused.',
+    resolve: (p) => p.revokedKeyCount ?? null,
+  }),
 }));
 
 const RevokeSessionPayloadRef = payloadType<{ revokedSessionId: string }>('RevokeSessionPayload', 'What `revokeSession` answers.', (t) => ({
@@ -323,7 +355,8 @@ builder.mutationFields((t) => ({
   }),
   changeMemberRole: t.field({
     type: ChangeMemberRolePayloadRef,
-    description: 'Gives a member another role. Owners and admins; only owners grant or take the owner role. User error LAST_OWNER when it would leave the account without an owner.',
+    description:
+      'Gives a member another role; the API keys they created act with the new role (`ApiKey.actsAs`). Owners and admins; only owners grant or take the owner role. User error LAST_OWNER when it would leave the account without an owner.',
     args: { input: t.arg({ type: ChangeMemberRoleInput, required: true, description: 'The member and the role.' }) },
     resolve: (_, { input }, ctx) =>
       mutationPayload(async () => {
@@ -334,13 +367,14 @@ builder.mutationFields((t) => ({
   }),
   removeMember: t.field({
     type: RemoveMemberPayloadRef,
-    description: 'Removes a member from the account and ends their sessions on it. Owners and admins; only owners remove owners. User error LAST_OWNER for the last owner.',
+    description:
+      'Removes a member from the account (removing oneself is leaving it), ends their sessions on it and revokes the API keys they created in it (CREATOR_REMOVED). Owners and admins; only owners remove owners. User error LAST_OWNER for the last owner.',
     args: { id: t.arg.id({ required: true, description: 'The membership’s id (`Membership.id`).' }) },
     resolve: (_, args, ctx) =>
       mutationPayload(async () => {
         const removed = await ctx.core.db.transaction((tx) => removeMember(tx, ctx.principal, String(args.id), ctx.core.clock()));
         forget(ctx);
-        return { removedMembershipId: removed.id };
+        return { removedMembershipId: removed.membership.id, revokedKeyCount: removed.revokedKeyCount };
       }, ['id']),
   }),
   revokeSession: t.field({

@@ -12,5 +12,6 @@ import './webhooks.ts';
 import './identity.ts';
 import './console.ts';
 import { builder } from './builder.ts';
+import { guardSubscriptions } from './subscription-access.ts';
 
-export const schema = builder.toSchema({ sortSchema: false });
+export const schema = guardSubscriptions(builder.toSchema({ sortSchema: false }));

@@ -94,7 +94,7 @@ const HostedPagePayloadRef = builder.objectRef<HostedPagePayload>('HostedPagePay
 });
 
 /** Where Stripe's pages send the customer back: the console's billing page. */
-const returnUrl = (publicUrl: string) => `${publicUrl}/console/billing`;
+const returnUrl = (publicUrl: string) => `${publicUrl}/billing`;
 
 builder.mutationField('choosePlan', (t) =>
   t.field({

@@ -33,13 +33,16 @@ import type { WebSocket, WebSocketServer } from 'ws';
 import { createLoaders, type GraphQLContext } from './context.ts';
 import { tooComplex } from './builder.ts';
 import { hasUncoercedVariables, useComplexityAtStart } from './complexity.ts';
+import { useResponseSizeLimit } from './response-size.ts';
 import { schema } from './index.ts';
 import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { errorHeaders, graphQLErrorOf } from '../src/http/errors.ts';
 import { observeGraphQLWs, useOperationRoutes } from '../src/http/metrics.ts';
-import { admit, authenticate, clientAddress, socketSession, type SessionCredentials } from '../src/http/pipeline.ts';
+import { admit, authenticate, clientAddress, sessionCredentials, socketSession } from '../src/http/pipeline.ts';
+import { guardEvents, LiveAccess } from '../src/http/access.ts';
+import { closeReason, guardedSend, socketAccess } from './socket-access.ts';
 import { SharedSubscriptions, type DirectSend } from './shared-subscriptions.ts';
 
 /**
@@ -49,7 +52,9 @@ import { SharedSubscriptions, type DirectSend } from './shared-subscriptions.ts'
  *   is looked at; a bad key is 401 over HTTP and closes the socket with 4401;
  * - a document is parsed with a token limit (MAX_TOKENS), so no document can nest deep enough to
  *   exhaust the stack, and its depth, breadth and complexity (the Pothos complexity plugin's limits in
- *   schema/builder.ts) are checked when the operation starts, subscriptions included;
+ *   schema/builder.ts), introspection included, are checked when the operation starts, subscriptions
+ *   included;
+ * - each result, and each event of a subscription, is at most GRAPHQL_MAX_RESPONSE_BYTES of JSON;
  * - automatic persisted queries (Apollo's protocol), or with GRAPHQL_PERSISTED_ONLY only the operations
  *   of the GRAPHQL_PERSISTED_OPERATIONS file.
  */
@@ -59,6 +64,8 @@ interface ServerContext {
   reply?: FastifyReply;
   /** The caller, when the request pipeline admitted it already (graphql-ws operations, keyed HTTP requests). */
   principal?: Principal;
+  /** A graphql-ws operation's lasting access (its socket's), which its subscription's events are checked against. */
+  access?: LiveAccess;
 }
 
 interface RequestParams {
@@ -293,7 +300,15 @@ export function createGraphQL(core: Core): GraphQLServer {
       errorCache: { get: () => undefined, set: () => {} },
       validationCache: true,
     },
-    plugins: [...paramsPlugins, useTokenLimit(), useComplexityAtStart(), useErrorCodes(), useOperationRoutes(), useCompiledQueries()],
+    plugins: [
+      ...paramsPlugins,
+      useTokenLimit(),
+      useComplexityAtStart(),
+      useErrorCodes(),
+      useOperationRoutes(),
+      useCompiledQueries(),
+      useResponseSizeLimit(core.config.graphqlMaxResponseBytes),
+    ],
     logging: {
       debug: (...args) => log.debug(args.map(String).join(' ')),
       info: (...args) => log.info(args.map(String).join(' ')),
@@ -307,8 +322,10 @@ export function createGraphQL(core: Core): GraphQLServer {
     },
     renderGraphiQL: graphiqlPage,
     context: async (initial) => {
-      const principal = initial.principal ?? (await authenticate(core, initial.request.headers.get('authorization')));
-      return { core, principal, loaders: createLoaders(core, principal) };
+      const principal = initial.access?.principal ?? initial.principal ?? (await authenticate(core, initial.request.headers.get('authorization')));
+      // Over HTTP, what the request presented: a subscription over SSE checks it again before each event.
+      const credential = initial.req && { authorization: initial.req.headers.authorization, session: initial.req.headers.authorization ? undefined : sessionCredentials(initial.req.headers) };
+      return { core, principal, loaders: createLoaders(core, principal), access: initial.access, credential };
     },
   });
 
@@ -580,7 +597,8 @@ function shareKey(document: DocumentNode, operationName: string | null | undefin
   if (fields.length !== 1 || fields[0]!.kind !== Kind.FIELD || !SHAREABLE.has(fields[0]!.name.value)) return undefined;
   let text = printed.get(document);
   if (text === undefined) printed.set(document, (text = print(document)));
-  return JSON.stringify([principal.accountId, text, operationName ?? null, variables ?? null]);
+  // Members share an execution only with callers of the same rights, so no field resolves for one with another's.
+  return JSON.stringify([principal.accountId, principal.role ?? null, principal.keyRole ?? null, text, operationName ?? null, variables ?? null]);
 }
 
 /** Connections corked during this turn's fan-out, uncorked together when the turn is over (see directSend). */
@@ -623,8 +641,6 @@ function directSend(socket: WebSocket, id: string): DirectSend {
 
 const authorizationOf = (params: Record<string, unknown> | undefined) => (params?.authorization ?? params?.Authorization) as string | undefined;
 
-/** A close reason: what the code means, then why (WebSocket close reasons are at most 123 bytes). */
-const closeReason = (meaning: string, message: string) => `${meaning}: ${message}`.slice(0, 120);
 
 /** An error as a graphql-ws message shows it: without yoga's internal extensions (`http`, `unexpected`). */
 function formatted(error: GraphQLError): GraphQLFormattedError {
@@ -638,11 +654,13 @@ const asGraphQLError = (err: unknown) =>
   err instanceof GraphQLError ? err : new GraphQLError((err as Error)?.message ?? String(err), { originalError: err instanceof Error ? err : undefined });
 
 /**
- * The close code of a connection whose address is past its budget of failed authentications
- * (AUTH_FAILURES_PER_MINUTE): graphql-ws's 4429, which its clients take as final like 4401, so they do
- * not hammer the limit; the close reason says when to retry.
+ * The close code of a connection refused for a limit: its address past its budget of failed
+ * authentications (AUTH_FAILURES_PER_MINUTE), its key past its requests a minute (opening a socket is
+ * one), or its key or address holding the most open sockets allowed (WS_MAX_SOCKETS_PER_KEY,
+ * WS_MAX_SOCKETS_PER_ADDRESS). graphql-ws's 4429, which its clients take as final like 4401, so they do
+ * not hammer the limit; the close reason says when to retry or what to close.
  */
-export const TOO_MANY_FAILED_AUTHENTICATIONS = 4429;
+export const TOO_MANY_REQUESTS = 4429;
 
 /** The close code of a socket opened while the database is out of reach (RFC 6455 "Try Again Later"). */
 export const TRY_AGAIN_LATER = 1013;
@@ -661,7 +679,7 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
   const { yoga } = graphql;
   const log = core.logger.child({ component: 'graphql-ws' });
   const shared = new SharedSubscriptions();
-  type Root = { execute: typeof import('graphql').execute; subscribe: typeof import('graphql').subscribe; shareKey?: string; direct?: DirectSend };
+  type Root = { execute: typeof import('graphql').execute; subscribe: typeof import('graphql').subscribe; shareKey?: string; access?: LiveAccess; direct?: DirectSend };
 
   /** Refuses the operation with `errors`, then closes the socket with 4401 (the error message goes first). */
   const unauthorized = (socket: WebSocket, id: string, error: GraphQLError) => {
@@ -670,71 +688,81 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
   };
 
   const heartbeat = keepAlive(wss);
-  const server = useServer<Record<string, unknown>, { principal?: Principal; session?: SessionCredentials }>(
+  const guard = socketAccess(core, log);
+  const server = useServer<Record<string, unknown>, { access?: LiveAccess }>(
     observeGraphQLWs({
       execute: (args) => (args.rootValue as Root).execute(args),
       subscribe: async (args) => {
         const root = args.rootValue as Root;
         if (!root.shareKey) return root.subscribe(args);
+        const access = root.access!;
         const joined = await shared.join(root.shareKey, () => root.subscribe(args) as never, root.direct);
         // A member of a shared execution needs nothing more of its operation (graphql-ws keeps these
         // arguments for the subscription's life, but only passes them to hooks that do not read them):
         // its context, envelop and key go, so an idle subscriber costs little more than its socket.
         Object.assign(args, { contextValue: undefined, rootValue: undefined });
-        return joined as never;
+        // The execution is shared; access is each member's: every result it takes is checked against it.
+        return ('next' in joined ? guardEvents(joined, access) : joined) as never;
       },
       onConnect: async (ctx) => {
+        const { request, socket } = ctx.extra;
         try {
+          const address = clientAddress(core.config, request);
           // Without a key, the console's session: the upgrade's cookie, from the gateway's own origin, with connectionParams.csrfToken.
-          ctx.extra.session = socketSession(core.config, ctx.extra.request, ctx.connectionParams);
-          ctx.extra.principal = await authenticate(core, authorizationOf(ctx.connectionParams), clientAddress(core.config, ctx.extra.request), ctx.extra.session);
+          const credential = { authorization: authorizationOf(ctx.connectionParams), session: socketSession(core.config, request, ctx.connectionParams) };
+          // Opening a socket is a request of the key's budget; its address's failed authentications are counted.
+          const principal = await admit(core, credential.authorization, undefined, address, credential.session);
+          ctx.extra.access = guard.open(socket, new LiveAccess(core, credential, principal), address);
           delete (ctx.extra as { request?: unknown }).request;
           return true;
         } catch (raised) {
           const err = coerceError(raised);
           // The database out of reach: 1013 (try again later), which graphql-ws clients retry.
           if (err instanceof DatabaseUnavailableError) {
-            ctx.extra.socket.close(TRY_AGAIN_LATER, closeReason('Try again later', err.message));
+            socket.close(TRY_AGAIN_LATER, closeReason('Try again later', err.message));
             return false;
           }
           // A session's wrong CSRF token (403 csrf_failed) is an unauthorized socket too: 4401.
           if (!(err instanceof AppError) || (err.status !== 401 && err.status !== 403 && err.status !== 429)) throw raised;
           // graphql-ws would close with 4403 on `false`; the socket is closing already, so that is a no-op.
-          if (err.status === 429) ctx.extra.socket.close(TOO_MANY_FAILED_AUTHENTICATIONS, closeReason('Too many requests', err.message));
-          else ctx.extra.socket.close(CloseCode.Unauthorized, closeReason('Unauthorized', err.message));
+          if (err.status === 429) socket.close(TOO_MANY_REQUESTS, closeReason('Too many requests', err.message));
+          else socket.close(CloseCode.Unauthorized, closeReason('Unauthorized', err.message));
           return false;
         }
       },
       onSubscribe: async (ctx, id, payload) => {
+        const access = ctx.extra.access!;
         try {
-          ctx.extra.principal = await admit(core, authorizationOf(ctx.connectionParams), undefined, undefined, ctx.extra.session);
+          // Each operation is a request: the credential checked again and counted against its budget.
+          access.accept(await admit(core, access.credential.authorization, undefined, undefined, access.credential.session));
         } catch (raised) {
           const err = coerceError(raised);
           if (!(err instanceof AppError)) throw raised;
           const { message, extensions } = graphQLRefusal(err);
           const error = new GraphQLError(message, { extensions });
-          if (err.status === 401) unauthorized(ctx.extra.socket, id, error);
+          if (err.status === 401 || err.status === 403) {
+            unauthorized(ctx.extra.socket, id, error);
+            access.end(err);
+          }
           return [error];
         }
         try {
           // The protocol requires a `query` string: an empty one beside a persisted-query hash asks by hash alone.
           const hashOnly = payload.query === '' && payload.extensions?.persistedQuery !== undefined;
           const params = await graphql.resolveParams(hashOnly ? { ...payload, query: undefined } : payload);
-          const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-            ...ctx,
-            principal: ctx.extra.principal,
-            params,
-          } as never);
+          const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({ ...ctx, params } as never);
           const document = parse(params.query ?? '');
           const errors = validate(envelopedSchema, document);
           if (errors.length > 0) return errors;
+          const share = shareKey(document, params.operationName, params.variables, access.principal);
           return {
             schema: envelopedSchema,
             operationName: params.operationName,
             document,
             variableValues: params.variables,
-            contextValue: await contextFactory(),
-            rootValue: { execute, subscribe, shareKey: shareKey(document, params.operationName, params.variables, ctx.extra.principal), direct: directSend(ctx.extra.socket, id) },
+            // A shared execution resolves alike for every member, with the caller as it is now; each member's access is checked on its own.
+            contextValue: await contextFactory(share ? { principal: { ...access.principal } } : { access }),
+            rootValue: { execute, subscribe, shareKey: share, access, direct: guardedSend(directSend(ctx.extra.socket, id), access) },
           };
         } catch (err) {
           if (err instanceof AppError) {
@@ -762,6 +790,7 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
   return {
     async dispose() {
       heartbeat.stop();
+      guard.stop();
       await server.dispose();
     },
   };

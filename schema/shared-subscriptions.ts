@@ -5,7 +5,7 @@ type Source = AsyncIterator<Result> & Partial<AsyncIterable<Result>>;
 
 /**
  * Where a member's results can be sent without its transport's per-message work: `send` takes the
- * result already serialised once for every member (`JSON.stringify(result)`) and sends the whole
+ * result already serialised once for every member (its JSON) and sends the whole
  * message itself; it answers false when it cannot (the socket is closing), and the result takes the
  * transport's way.
  */
@@ -144,8 +144,9 @@ export class SharedSubscriptions {
         const next = await source.next();
         if (next.done) break;
         group.latest = next.value;
-        // Serialised once for every member; a result with errors takes each transport's way (its errors are formatted there).
-        const json = next.value.errors?.length ? undefined : JSON.stringify(next.value);
+        // Serialised once for every member (the response size limit has serialised it already: its
+        // `stringify` hands that text back); a result with errors takes each transport's way (its errors are formatted there).
+        const json = next.value.errors?.length ? undefined : (next.value as Result & { stringify?: (r: Result) => string }).stringify?.(next.value) ?? JSON.stringify(next.value);
         for (const member of group.members) member.offer(next.value, json);
       }
     } catch (err) {

@@ -106,11 +106,11 @@ const MAX_ENTRIES = 100;
 builder.objectField(AccountRef, 'ledger', (t) =>
   t.field({
     type: LedgerEntryConnectionRef,
-    description: 'Money movements, newest first (owners only, for a console session: ROLE_REQUIRED otherwise).',
+    description: 'Money movements, newest first (owners, the keys they created and the operator’s keys: ROLE_REQUIRED otherwise).',
     args: { first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_ENTRIES, 20) }), after: t.arg.string({ description: AFTER_DESCRIPTION }) },
     complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_ENTRIES) }),
     resolve: async (account, args, ctx) => {
-      // The rule of the ledger's declaration (REST's GET /api/v1/wallet/ledger): billing is the owners'; keys keep reading it.
+      // The rule of the ledger's declaration (REST's GET /api/v1/wallet/ledger): billing is the owners' (and their keys').
       requireRole(ctx.principal, ledgerEndpoint.permission!);
       const first = pageSize(args.first, { max: MAX_ENTRIES, byDefault: 20 });
       const { entries, hasNextPage } = await listLedger(ctx.core.db, account.id, { first, after: bigintCursor(args.after) });

@@ -13,7 +13,7 @@ import { stripeHookRoute } from './rest/stripe-hook.ts';
 import { openApiRoute } from './rest/openapi.ts';
 import { mcpRoutes } from './mcp/http.ts';
 import { CONSOLE_ASSETS, CONSOLE_CSP, consoleRoutes } from './console/index.ts';
-import { admit, clientAddress, sessionCredentials } from './http/pipeline.ts';
+import { admit, clientAddress, originAllowed, sessionCredentials } from './http/pipeline.ts';
 import { authRoutes } from './auth/routes.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from './shared/errors.ts';
 import type { Principal } from './accounts/accounts.ts';
@@ -27,21 +27,6 @@ export const BODY_LIMIT = 1024 * 1024;
 
 /** Response headers a cross-origin browser app may read. */
 export const CORS_EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Idempotent-Replayed', 'Content-Disposition', 'WWW-Authenticate', 'X-Request-Id'];
-
-/**
- * Whether a browser page at `origin` may use the API: the gateway's own origin (PUBLIC_URL, or the
- * Host the request came to) or one of CORS_ORIGINS. A request without Origin is not a browser's
- * cross-origin request and is left alone.
- */
-export function originAllowed(config: Config, origin: string | undefined, host: string | undefined): boolean {
-  if (!origin) return true;
-  if (config.corsOrigins.includes(origin) || origin === new URL(config.publicUrl).origin) return true;
-  try {
-    return host !== undefined && new URL(origin).host === host;
-  } catch {
-    return false;
-  }
-}
 
 /** A refusal of the request pipeline in GraphQL's shape (401 with WWW-Authenticate, 429 with Retry-After), in the media type asked for. */
 function sendGraphQLRefusal(request: FastifyRequest, reply: FastifyReply, err: AppError) {

@@ -41,6 +41,10 @@ export interface Config {
    * sends. Default 60; 0 turns the limit off.
    */
   authFailuresPerMinute: number;
+  /** Open graphql-ws sockets an API key (or console session) may hold in one gateway process; one more is closed with 4429. Default 300. */
+  wsMaxSocketsPerKey: number;
+  /** Open graphql-ws sockets one client address (an IPv6 /64) may hold in one gateway process; one more is closed with 4429. Default 1000. */
+  wsMaxSocketsPerAddress: number;
   /**
    * The proxies in front of the gateway whose X-Forwarded-For is believed when telling client addresses
    * apart (the limit on failed authentications): undefined (default) takes the connection's peer; a
@@ -80,10 +84,22 @@ export interface Config {
   graphqlPersistedOperations: string | undefined;
   /** Run only the operations of `graphqlPersistedOperations`: documents sent by clients are refused, APQ registration is off. Default false. */
   graphqlPersistedOnly: boolean;
+  /**
+   * The largest GraphQL result, in bytes of JSON: a query's or mutation's result, or a subscription
+   * event, over HTTP and graphql-ws; a larger one is replaced by a `RESPONSE_TOO_LARGE` error. Default
+   * 8 MiB (8,388,608), about five times 1,000 rows of the widest tool; 0 turns the limit off.
+   */
+  graphqlMaxResponseBytes: number;
   /** Who may open an account in the console: `open` (anyone, by signing up) or `invite` (invited people only). Default open. */
   signup: 'open' | 'invite';
-  /** The trial a sign-up starts on: plan (default growth), subscription status (default TRIAL) and plan credits in USD (default 5). */
+  /**
+   * The trial a sign-up starts on: plan (default growth), subscription status (default TRIAL) and plan
+   * credits in USD (default 5), granted when the user verifies their email, once per mailbox; 0 grants
+   * none (docs/console.md#sign-up-and-the-trial).
+   */
   signupTrial: { plan: Plan; status: SubscriptionStatus; creditsUsd: number };
+  /** Sign-ups per hour per client address (an IPv6 /64, see TRUST_PROXY); past it 429 until the hour ends. Default 5; 0 turns the limit off. */
+  signupsPerHour: number;
   /** Failed console sign-ins per minute per email address; past it the address is refused 429 until its window ends. Default 10. */
   loginFailuresPerMinute: number;
   /** Outgoing mail (invitations, password resets). */
@@ -277,6 +293,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     resultRetentionHours: int(env.RESULT_RETENTION_HOURS, 48),
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 100),
     authFailuresPerMinute: int(env.AUTH_FAILURES_PER_MINUTE, 60),
+    wsMaxSocketsPerKey: int(env.WS_MAX_SOCKETS_PER_KEY, 300),
+    wsMaxSocketsPerAddress: int(env.WS_MAX_SOCKETS_PER_ADDRESS, 1000),
     trustProxy: trustProxy(env.TRUST_PROXY),
     maxRunningRuns: int(env.MAX_RUNNING_RUNS, 10),
     runTimeoutSecs: int(env.RUN_TIMEOUT_SECS, 3600),
@@ -290,6 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     network: networkConfig(env, (env.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/$/, '')),
     corsOrigins: origins(env.CORS_ORIGINS),
     ...persistedOperations(env),
+    graphqlMaxResponseBytes: int(env.GRAPHQL_MAX_RESPONSE_BYTES, 8 * 1024 * 1024),
     ...signup(env),
     loginFailuresPerMinute: int(env.LOGIN_FAILURES_PER_MINUTE, 10),
     mail: { smtpUrl: env.SMTP_URL || undefined, from: env.MAIL_FROM || 'leadgate <no-reply@localhost>' },
@@ -361,8 +380,8 @@ function oneOf<T extends string>(name: string, value: string | undefined, allowe
   throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
 }
 
-/** SIGNUP, SIGNUP_PLAN, SIGNUP_STATUS and SIGNUP_CREDITS (USD, decimals allowed). */
-function signup(env: NodeJS.ProcessEnv): Pick<Config, 'signup' | 'signupTrial'> {
+/** SIGNUP, SIGNUP_PLAN, SIGNUP_STATUS, SIGNUP_CREDITS (USD, decimals allowed) and SIGNUPS_PER_HOUR. */
+function signup(env: NodeJS.ProcessEnv): Pick<Config, 'signup' | 'signupTrial' | 'signupsPerHour'> {
   const credits = env.SIGNUP_CREDITS === undefined || env.SIGNUP_CREDITS === '' ? 5 : Number(env.SIGNUP_CREDITS);
   if (!Number.isFinite(credits) || credits < 0 || credits > 1_000_000) throw new Error(`SIGNUP_CREDITS must be an amount of USD from 0 to 1000000, got "${env.SIGNUP_CREDITS}"`);
   return {
@@ -372,6 +391,7 @@ function signup(env: NodeJS.ProcessEnv): Pick<Config, 'signup' | 'signupTrial'> 
       status: oneOf('SIGNUP_STATUS', env.SIGNUP_STATUS, SUBSCRIPTION_STATUSES, 'TRIAL'),
       creditsUsd: credits,
     },
+    signupsPerHour: int(env.SIGNUPS_PER_HOUR, 5),
   };
 }
 

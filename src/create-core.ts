@@ -19,6 +19,10 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
   // A TOOL_SOURCES naming a tool that cannot run upstream stops start-up here, before anything opens.
   const upstream = createUpstreamEngine(config);
   const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
+  // Card purchases are recorded before the charge while the request's transaction holds a connection
+  // of the pool above: on a pool of their own, so requests waiting for Stripe never starve them
+  // (billing/payments/stripe.ts). postgres.js connects at the first query.
+  const records = connect(databaseUrl, { max: 2 });
   const catalogReader = createCatalogReader(sql, { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs, logger });
   // A standalone worker hears the cancels and its own changes only (events.ts, EventScope); a gateway the runs it serves.
   const events = createEventBus(sql, { scope: options.events });
@@ -44,7 +48,7 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
     network,
     rateLimiter: createRateLimiter(sql, config.rateLimitPerMinute),
     mailer,
-    payments: createPayments(config.payments, db),
+    payments: createPayments(config.payments, db, records.db),
     authFailureLimiter: createRateLimiter(sql, config.authFailuresPerMinute),
     // Only the limits lock the wallet row per start; without them one account's starts never wait on each other.
     accountWrites: createAccountWrites(db, { group: config.enforceLimits }),
@@ -56,6 +60,7 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
       mailer.close();
       await events.close().catch(() => {});
       await catalogReader.close();
+      await records.sql.end({ timeout: 5 });
       await sql.end({ timeout: 5 });
     },
   };

@@ -9,7 +9,8 @@ import { attributeBecomes, audit, launchConsoleBrowser, visible, type ConsoleBro
 import { waitFor } from './helpers/wait.ts';
 
 /**
- * The console in a real browser, as its users go through it: sign up, create a key and use it on
+ * The console in a real browser, as its users go through it: sign up, verify the email from the
+ * banner's mailed link (the trial credits come with it), create a key and use it on
  * REST, start a map-listing run from its form and watch it live, download its CSV (the same bytes as
  * REST's); a refusal shown at its field; the lead database locked on the starter plan; a member
  * invited by mail who sees neither keys nor billing; a revoked key refused by REST; signing out
@@ -83,7 +84,17 @@ async function open(page: Page, link: string, heading = link) {
 /** A form control by its label (a required field's label ends in an asterisk). */
 const field = (page: Page, label: string) => page.getByLabel(new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\*?$`));
 
+/** The path and query of the newest link to `path` mailed to `email`, once it has come. */
+async function mailedLink(email: string, path: string, after = 0): Promise<string> {
+  const mail = await waitFor(() => inbox.mails.slice(after).reverse().find((m) => m.includes(`To: ${email}`) && m.includes(path)) ?? '', Boolean, { what: `a mail to ${email}` });
+  const link = new URL(new RegExp(`https?://[^\\s"<>]+${path.replace(/[?]/g, '\\?')}[A-Za-z0-9_-]+`).exec(mail)![0]);
+  expect(link.origin).toBe(new URL(t.url).origin);
+  return `${link.pathname}${link.search}`;
+}
+
+/** Signs up in the console; the banner asks to verify the email, and the mailed link does (the trial credits with it). */
 async function signUp(page: Page, email: string, team: string) {
+  const before = inbox.mails.length;
   await page.goto('/sign-up');
   await visible(page.getByRole('heading', { name: 'Create your account' }));
   await audit(page);
@@ -93,7 +104,20 @@ async function signUp(page: Page, email: string, team: string) {
   await field(page, 'Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign up' }).click();
   await visible(page.getByRole('heading', { name: 'Overview', level: 2 }));
+  const banner = page.getByRole('region', { name: 'Verify your email to receive your trial credits' });
+  await visible(banner.getByText(`We mailed a link to ${email}.`, { exact: false }));
   await audit(page);
+  // Sent again from the banner: the newest link works like the first.
+  const first = await mailedLink(email, '/verify-email?token=', before);
+  await banner.getByRole('button', { name: 'Send the link again' }).click();
+  await visible(banner.getByRole('status').getByText(`A new link is on its way to ${email}.`));
+  const newest = await waitFor(() => mailedLink(email, '/verify-email?token=', before), (link) => link !== first, { what: 'the second link' });
+  await page.goto(newest);
+  await visible(page.getByRole('status').getByText(/^Your email is verified: 5\.00 USD of trial credits are in your account's wallet\.$/));
+  await audit(page);
+  await page.getByRole('link', { name: 'Go to the console' }).click();
+  await visible(page.getByRole('heading', { name: 'Overview', level: 2 }));
+  expect(await page.getByRole('region', { name: /^Verify your email/ }).count()).toBe(0);
 }
 
 // A page waits for what it shows; on a loaded machine (the whole suite on two cores) that can take long.
@@ -195,12 +219,10 @@ describe('an owner', { timeout: 120_000 }, () => {
     await pending.getByRole('button', { name: 'Revoke the invitation of typo@console.test' }).click();
     await pending.getByRole('cell', { name: 'typo@console.test', exact: true }).waitFor({ state: 'detached' });
     await visible(pending.getByRole('cell', { name: 'grace@console.test', exact: true }));
-    const mail = await waitFor(() => inbox.mails.find((m) => m.includes('grace@console.test')) ?? '', Boolean, { what: 'the invitation mail' });
-    const link = new URL(/https?:\/\/[^\s"<>]+\/invitations\/[A-Za-z0-9_-]+/.exec(mail)![0]);
-    expect(link.origin).toBe(new URL(t.url).origin);
+    const link = await mailedLink('grace@console.test', '/invitations/');
 
     const member = await ui.newPage();
-    await member.goto(link.pathname);
+    await member.goto(link);
     await visible(member.getByRole('heading', { name: 'Join Ada Co' }));
     await audit(member);
     await field(member, 'Your name').fill('Grace Hopper');

@@ -249,7 +249,7 @@ describe('a frontend app on urql and graphql-ws', () => {
   it('refuses socket operations beyond the key’s budget, and ends the socket once the key is revoked', async () => {
     const limited = await startTestApp({ worker: false, config: { rateLimitPerMinute: 3 } });
     try {
-      // One budget for the key: the start over HTTP, then subscribe messages over the socket.
+      // One budget for the key: the start over HTTP, opening the socket, then subscribe messages over it.
       const { apiKey } = await limited.account();
       const { urql } = frontendClient(limited.url, apiKey);
       const runId = (await urql.mutation(StartMaps, { input: INPUT }).toPromise()).data!.startMapsScrape.run!.id;
@@ -258,7 +258,7 @@ describe('a frontend app on urql and graphql-ws', () => {
         const result = await pipe(urql.subscription(FollowRun, { id: runId }), take(1), toPromise);
         outcomes.push(result.error ? result.error.graphQLErrors[0]?.extensions.code : result.data!.runProgress.status);
       }
-      expect(outcomes).toEqual(['RUNNING', 'RUNNING', 'RATE_LIMITED']);
+      expect(outcomes).toEqual(['RUNNING', 'RATE_LIMITED', 'RATE_LIMITED']);
 
       const other = await limited.account();
       const second = frontendClient(limited.url, other.apiKey);

@@ -26,9 +26,10 @@ const VIEWER = '{ viewer { id name plan subscriptionStatus viewerRole } currentU
 describe('sign-up', () => {
   it('opens an account on the configured trial, owned by the new user, and signs them in with an HttpOnly SameSite=Lax cookie', async () => {
     const browser = t.browser();
+    const from = t.mail.mails.length;
     const res = await browser.request('POST', '/auth/sign-up', { body: { email: 'Ada@Example.COM', password: PASSWORD, name: 'Ada' } });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ user: { email: 'ada@example.com', name: 'Ada' }, account: { name: "Ada's team" }, role: 'owner' });
+    expect(res.body).toMatchObject({ user: { email: 'ada@example.com', name: 'Ada', emailVerified: false }, account: { name: "Ada's team" }, role: 'owner', trialCredits: '5.00' });
     expect(res.body.csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(Date.parse(res.body.expiresAt) - Date.now()).toBeGreaterThan(29 * 24 * 3600_000);
     const cookie = res.headers.getSetCookie().find((c) => c.startsWith('lg_session='))!;
@@ -38,8 +39,11 @@ describe('sign-up', () => {
     expect(cookie).not.toMatch(/Secure/); // served over http
     expect(JSON.stringify(res.body)).not.toContain(browser.cookie);
 
-    const [account] = await t.app.core.sql`select a.plan, a.subscription_status, (w.plan_micros + w.purchased_micros)::text as micros from account a join wallet w on w.account_id = a.id where a.id = ${res.body.account.id}`;
-    expect(account).toEqual({ plan: 'growth', subscription_status: 'TRIAL', micros: '5000000' });
+    const account = () => t.app.core.sql`select a.plan, a.subscription_status, (w.plan_micros + w.purchased_micros)::text as micros from account a join wallet w on w.account_id = a.id where a.id = ${res.body.account.id}`;
+    // The trial credits come with the verified email (identity.signup-trial.test.ts).
+    expect(await account()).toEqual([{ plan: 'growth', subscription_status: 'TRIAL', micros: '0' }]);
+    expect((await t.verifyEmail('ada@example.com', from)).status).toBe(200);
+    expect(await account()).toEqual([{ plan: 'growth', subscription_status: 'TRIAL', micros: '5000000' }]);
     const gql = await browser.graphql(VIEWER);
     expect(gql.body).toEqual({ data: { viewer: { id: res.body.account.id, name: "Ada's team", plan: 'GROWTH', subscriptionStatus: 'TRIAL', viewerRole: 'OWNER' }, currentUser: { email: 'ada@example.com', name: 'Ada' } } });
   });

@@ -40,6 +40,10 @@ describe('rateLimitHeaders', () => {
     expect(rateLimitHeaders({ ...state, remaining: 0 }, true)).toEqual({ 'RateLimit-Policy': '100;w=60', RateLimit: 'limit=100, remaining=0, reset=17', 'Retry-After': '17' });
   });
 
+  it('names a window other than a minute in the policy', () => {
+    expect(rateLimitHeaders({ limit: 5, remaining: 0, resetSecs: 3000, windowSecs: 3600 }, true)).toEqual({ 'RateLimit-Policy': '5;w=3600', RateLimit: 'limit=5, remaining=0, reset=3000', 'Retry-After': '3000' });
+  });
+
   it('says the limit and when to retry in the refusal', () => {
     const err = new RateLimitedError({ limit: 100, remaining: 0, resetSecs: 9 });
     expect(err.message).toBe('Too many requests: the limit is 100 per minute per API key. Retry in 9 s.');
@@ -163,6 +167,42 @@ describe('createRateLimiter: requests per minute per key, counted in Postgres', 
     const states = await Promise.all(Array.from({ length: 10 }, () => limiter.consume(key)));
     expect(states.map((s) => s.remaining).sort((x, y) => y - x)).toEqual([79, 78, 77, 76, 75, 74, 73, 72, 71, 70]);
     expect((await row(key))!.points).toBe(10);
+  });
+
+  it('counts over the window it is given: an hour', async () => {
+    const c = clock();
+    const limiter = createRateLimiter(d.sql, 2, c.now, 3600_000);
+    const key = newKey();
+    expect(await limiter.consume(key)).toEqual({ limit: 2, remaining: 1, resetSecs: 3600, windowSecs: 3600 });
+    await limiter.consume(key);
+    c.at += 59 * 60_000;
+    expect(await refusal(limiter.consume(key))).toEqual({ limit: 2, remaining: 0, resetSecs: 60, windowSecs: 3600 });
+    expect(await row(key)).toEqual({ points: 2, expire: c.at - 59 * 60_000 + 3600_000 });
+    c.at += 60_000;
+    expect((await limiter.consume(key)).remaining).toBe(1);
+  });
+
+  it('takes back a unit it counted, in this process and the same window only, once', async () => {
+    const c = clock();
+    const limiter = createRateLimiter(d.sql, 3, c.now);
+    const key = newKey();
+    const units = [await limiter.consume(key), await limiter.consume(key), await limiter.consume(key)];
+    expect(limiter.exhausted(key)).toEqual({ limit: 3, remaining: 0, resetSecs: 60 });
+    await refusal(limiter.consume(key));
+    limiter.refund(key, units[0]!);
+    limiter.refund(key, units[0]!); // given back already: nothing more
+    expect(limiter.exhausted(key)).toBeUndefined();
+    expect((await limiter.consume(key)).remaining).toBe(0);
+    await refusal(limiter.consume(key));
+    // The shared counter was not written: another process sees the window full.
+    expect((await row(key))!.points).toBe(3);
+    await refusal(createRateLimiter(d.sql, 3, c.now).consume(key));
+    // A unit of a window that has ended is dropped.
+    c.at += 60_000;
+    const fresh = await limiter.consume(key);
+    limiter.refund(key, units[1]!);
+    expect(fresh.remaining).toBe(2);
+    expect((await limiter.consume(key)).remaining).toBe(1);
   });
 
   it('makes the counter row again when housekeeping removed it', async () => {

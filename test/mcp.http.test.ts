@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,10 +15,10 @@ let key: string;
 let client: Client;
 const clients: Client[] = [];
 
-async function connect(apiKey?: string): Promise<Client> {
+async function connect(apiKey?: string, headers: Record<string, string> = {}): Promise<Client> {
   const c = new Client({ name: 'leadgate-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
-    requestInit: { headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} },
+    requestInit: { headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers } },
   });
   await c.connect(transport);
   clients.push(c);
@@ -39,8 +40,11 @@ async function call(name: string, args: Record<string, unknown> = {}, c = client
   return { isError: answer.isError === true, body, text: answer.content[0]!.text };
 }
 
+/** A browser app the operator lets call the gateway (CORS_ORIGINS). */
+const APP_ORIGIN = 'https://app.example.com';
+
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ config: { corsOrigins: [APP_ORIGIN] } });
   ({ apiKey: key } = await t.account());
   client = await connect(key);
 });
@@ -188,5 +192,44 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     const get = await t.request('GET', '/mcp', { key });
     expect(get.status).toBe(405);
     expect(get.body.error.code).toBe('method_not_allowed');
+  });
+
+  it('validates Origin (DNS rebinding): a foreign one is 403 with a JSON-RPC error before the key is looked at; no Origin, the gateway’s own and CORS_ORIGINS work', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const accept = 'application/json, text/event-stream';
+    const foreign = 'https://evil.example';
+    for (const request of [
+      { method: 'POST', key, body: init },
+      { method: 'POST', key: undefined, body: init },
+      { method: 'GET', key, body: undefined },
+      { method: 'DELETE', key, body: undefined },
+    ]) {
+      const refused = await t.request(request.method, '/mcp', { key: request.key, body: request.body, headers: { accept, origin: foreign } });
+      expect(refused.status, `${request.method} ${request.key ? 'with' : 'without'} a key`).toBe(403);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(refused.body).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining(foreign) }, id: null });
+      expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    }
+    // A page whose name was rebound to the gateway's address sends that name as Host too: not believed.
+    // (fetch sends its own Host, so this one goes through node:http.)
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const { hostname, port } = new URL(t.url);
+      const headers = { host: 'rebound.example:4000', origin: 'http://rebound.example:4000', authorization: `Bearer ${key}`, 'content-type': 'application/json', accept };
+      const req = httpRequest({ hostname, port, path: '/mcp', method: 'POST', headers }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify(init));
+    });
+    expect(rebound).toBe(403);
+
+    for (const origin of [undefined, new URL(t.app.core.config.publicUrl).origin, APP_ORIGIN]) {
+      const answered = await t.request('POST', '/mcp', { key, body: init, headers: { accept, ...(origin ? { origin } : {}) } });
+      expect(answered.status, String(origin)).toBe(200);
+      expect(answered.body.result.serverInfo.name).toBe('leadgate');
+      const c = await connect(key, origin ? { origin } : {});
+      expect((await c.listTools()).tools.length).toBeGreaterThan(5);
+    }
   });
 });

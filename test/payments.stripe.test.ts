@@ -1,4 +1,6 @@
+import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.ts';
 import { errorBody } from '../src/rest/schemas.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { startFakeStripe, type FakeStripe } from './helpers/fake-stripe.ts';
@@ -23,6 +25,8 @@ const SubscriptionStatus = graphql(`query PaymentsStripeSubscriptionStatus { vie
  */
 let t: TestApp;
 let stripe: FakeStripe;
+/** The gateway's log lines. */
+const logs: string[] = [];
 
 const PRICES = { starter: 'price_starter_monthly', growth: 'price_growth_monthly', scale: 'price_scale_monthly' };
 
@@ -30,6 +34,7 @@ beforeAll(async () => {
   stripe = await startFakeStripe();
   t = await startTestApp({
     config: { payments: { mode: 'stripe', secretKey: stripe.secretKey, webhookSecret: stripe.webhookSecret, prices: PRICES, apiBase: new URL(stripe.url) } },
+    logger: createLogger('info', { write: (line: string) => void logs.push(line) }),
   });
   stripe.hookUrl = `${t.url}/hooks/stripe`;
 }, 60_000);
@@ -92,11 +97,12 @@ describe('buy-credits through Stripe', () => {
     expect(res.body.wallet.purchased_credits_dollars).toBe('162.80');
     expect(res.body.message).not.toMatch(/demo/i);
     const intent = stripe.paymentIntents.get(res.body.payment.payment_intent)!;
-    // What Stripe was asked: the adjusted amount, on the default card, off-session, confirmed at once.
+    // What Stripe was asked: the adjusted amount, on the default card, then confirmed off-session once.
     expect(intent).toMatchObject({ amount: 14_800, currency: 'usd', customer: customerId, payment_method: 'pm_card_visa', status: 'succeeded' });
     expect(intent.metadata).toMatchObject({ account_id: accountId, plan: 'growth', paid_micros: '148000000', bonus_micros: '14800000' });
     const create = stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/payment_intents').at(-1)!;
     expect(create.idempotencyKey).toMatch(/^leadgate-credits-[0-9a-f]{64}$/);
+    expect(stripe.requests.filter((r) => r.path === `/v1/payment_intents/${intent.id}/confirm`)).toEqual([{ method: 'POST', path: `/v1/payment_intents/${intent.id}/confirm`, idempotencyKey: `leadgate-confirm-${intent.id}` }]);
 
     // Stripe's own payment_intent.succeeded for it changes nothing more.
     await stripe.idle();
@@ -127,6 +133,10 @@ describe('buy-credits through Stripe', () => {
     expect(errorBody.safeParse(res.body).success).toBe(true);
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 0n });
     expect((await ledger(accountId)).filter((e) => e.kind === 'purchase')).toEqual([]);
+    // Its record says so, and the console is not asked to complete it.
+    const [record] = await t.app.core.sql`select status, credited_at from card_payment where id = ${res.body.payment.payment_intent}`;
+    expect(record).toEqual({ status: 'declined', credited_at: null });
+    expect((await t.graphql(apiKey, AwaitingAction)).body.data!.viewer.payments.awaitingAction).toBeNull();
     // A retry with the same key is Stripe's replay of the same decline: no second charge attempt.
     const before = stripe.paymentIntents.size;
     expect((await buy(apiKey, 100, 'declined')).body.error.code).toBe('payment_failed');
@@ -203,6 +213,16 @@ describe('buy-credits through Stripe', () => {
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 275_000_000n });
     await expectBalanced(accountId);
   });
+  it('completes more purchases at once than the pool has connections, each recorded before its charge', async () => {
+    // Each request holds a connection of the main pool (20) while Stripe answers, and writes its
+    // record before the charge: on the same pool, 60 at once would wait for each other for ever.
+    const buyers = await Promise.all(Array.from({ length: 30 }, () => customer('pm_card_visa')));
+    const answers = await Promise.all(buyers.flatMap((b) => [buy(b.apiKey, 100, 'crowd'), buy(b.apiKey, 100, 'crowd')]));
+    expect(answers.map((a) => a.status)).toEqual(Array(60).fill(200));
+    await stripe.idle();
+    for (const b of buyers) expect(await wallet(b.accountId)).toEqual({ plan: 0n, purchased: 110_000_000n });
+  });
+
   it('answers 503 payment_provider_unavailable with Retry-After while Stripe is down, credits nothing, and charges once when retried', async () => {
     const account = await customer('pm_card_visa');
     stripe.outage = true;
@@ -224,6 +244,86 @@ describe('buy-credits through Stripe', () => {
     const intents = [...stripe.paymentIntents.values()].filter((i) => i.customer === account.customerId);
     expect(intents).toHaveLength(1);
     await expectBalanced(account.accountId);
+  });
+});
+
+describe('what credits a purchase', () => {
+  /** Someone else at the same Stripe account (another integration, a dashboard user), through the same official SDK. */
+  const outsider = () => {
+    const base = new URL(stripe.url);
+    return new Stripe(stripe.secretKey, { host: base.hostname, port: base.port, protocol: 'http', maxNetworkRetries: 0 });
+  };
+  const succeeded = (intentId: string) => [...stripe.events.values()].find((e) => e.event.type === 'payment_intent.succeeded' && e.event.data.object.id === intentId)!.event;
+
+  it('credits nothing for a PaymentIntent this gateway did not make, whatever its metadata names; acknowledges it and warns', async () => {
+    const { accountId } = await customer('pm_card_visa', { plan: 'scale' });
+    // Ten dollars paid elsewhere, its metadata written to look like a purchase of this gateway with a bonus of 990.
+    const forged = await outsider().paymentIntents.create({
+      amount: 1_000,
+      currency: 'usd',
+      payment_method: 'pm_card_visa',
+      confirm: true,
+      metadata: { leadgate_purpose: 'credits', account_id: accountId, plan: 'scale', original_usd: '10', amount_usd: '10', bonus_percent: '30', paid_micros: '10000000', bonus_micros: '990000000' },
+    });
+    expect(forged.status).toBe('succeeded');
+    await stripe.idle();
+    const event = succeeded(forged.id);
+    expect(await applied(event.id)).toBe(`ignored: ${forged.id} is no purchase made by this gateway`);
+    // Acknowledged, so Stripe does not retry it for days; still nothing credited.
+    expect(await stripe.redeliver(event.id)).toEqual({ status: 200, body: { received: true, id: event.id, duplicate: true } });
+    expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 0n });
+    expect(await ledger(accountId)).toEqual([]);
+    expect((await t.app.core.sql`select count(*)::int as n from card_payment where id = ${forged.id}`)[0]!.n).toBe(0);
+
+    const warnings = logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => (line.level as number) >= 40 && JSON.stringify(line).includes(forged.id));
+    expect(warnings).toEqual([expect.objectContaining({ level: 40, stripeEvent: event.id, paymentIntent: forged.id, amountReceived: 1_000, currency: 'usd', claimedAccount: accountId })]);
+    for (const secret of [forged.client_secret!, stripe.secretKey, stripe.webhookSecret]) expect(logs.join('\n')).not.toContain(secret);
+  });
+
+  it('credits a purchase from its own record: the account, amount and bonus of its row, whatever the metadata says by then', async () => {
+    const buyer = await customer('pm_card_authenticationRequired');
+    const other = await customer(null, { plan: 'scale' });
+    const res = await buy(buyer.apiKey, 100, 'metadata-altered');
+    expect(res.body.error.code).toBe('payment_requires_action');
+    const intentId = res.body.payment.payment_intent as string;
+    // Changed at Stripe before the customer authenticates: another account, another plan, a bigger bonus.
+    await outsider().paymentIntents.update(intentId, { metadata: { account_id: other.accountId, plan: 'scale', original_usd: '1000', amount_usd: '1000', bonus_percent: '30', bonus_micros: '900000000' } });
+
+    const { event } = await stripe.completeAuthentication(intentId);
+    expect(event.data.object.metadata).toMatchObject({ account_id: other.accountId, bonus_micros: '900000000' });
+    expect(await applied(event.id)).toBe('credited 110.00 USD');
+    expect(await wallet(buyer.accountId)).toEqual({ plan: 0n, purchased: 110_000_000n });
+    expect(await wallet(other.accountId)).toEqual({ plan: 0n, purchased: 0n });
+    expect((await ledger(buyer.accountId)).filter((e) => e.kind === 'purchase')).toEqual([
+      { kind: 'purchase', plan: '0', purchased: '110000000', payment_ref: intentId, note: `bought 100.00 USD + 10% growth bonus 10.00 USD, paid by card (${intentId})` },
+    ]);
+    await expectBalanced(buyer.accountId);
+  });
+
+  it('credits a charge whose answer never came back from the record made before it; a retry is the same payment', async () => {
+    const { accountId, apiKey, customerId } = await customer('pm_card_visa');
+    stripe.loseAnswers = (method, path) => method === 'POST' && path.endsWith('/confirm');
+    let lost;
+    try {
+      lost = await buy(apiKey, 100, 'answer-lost');
+    } finally {
+      stripe.loseAnswers = null;
+    }
+    expect(lost.status, JSON.stringify(lost.body)).toBe(503);
+    expect(lost.body.error.code).toBe('payment_provider_unavailable');
+    await stripe.idle();
+    const [intent, ...more] = [...stripe.paymentIntents.values()].filter((i) => i.customer === customerId);
+    expect(more).toEqual([]);
+    expect(intent.status).toBe('succeeded');
+    expect(await applied(succeeded(intent.id).id)).toBe('credited 110.00 USD');
+    expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 110_000_000n });
+
+    const again = await buy(apiKey, 100, 'answer-lost');
+    expect(again.status).toBe(200);
+    expect(again.body.payment.payment_intent).toBe(intent.id);
+    expect(again.body.wallet.purchased_credits_dollars).toBe('110.00');
+    expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 110_000_000n });
+    await expectBalanced(accountId);
   });
 });
 

@@ -4,6 +4,7 @@ import { executeRun } from '../src/runs/engine.ts';
 import { housekeeping } from '../src/runs/retention.ts';
 import { deliverWebhook } from '../src/runs/webhooks.ts';
 import { applyStripeEvent } from '../src/billing/payments/events.ts';
+import { mailPasswordReset } from '../src/accounts/password-reset.ts';
 import { JOBS, type JobPayloads } from '../src/runs/jobs.ts';
 import { coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { waitForDatabase } from '../src/database.ts';
@@ -15,7 +16,7 @@ declare global {
   }
 }
 
-function assertPayload<K extends 'runId' | 'deliveryId' | 'eventId'>(payload: unknown, field: K): asserts payload is Record<K, string> {
+function assertPayload<K extends 'runId' | 'deliveryId' | 'eventId' | 'email'>(payload: unknown, field: K): asserts payload is Record<K, string> {
   if (typeof payload !== 'object' || payload === null || typeof (payload as Record<string, unknown>)[field] !== 'string') {
     throw new Error(`payload must be {"${field}": string}`);
   }
@@ -61,6 +62,11 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
       const payments = core.config.payments;
       if (payments.mode !== 'stripe') throw new Error(`stripe event ${payload.eventId}: this process has no STRIPE_SECRET_KEY`);
       await throughOutages(core, shutdown, `stripe event ${payload.eventId}`, () => applyStripeEvent({ db: core.db, config: payments, logger: core.logger }, payload.eventId), false);
+    },
+    [JOBS.sendPasswordReset]: async (payload) => {
+      assertPayload(payload, 'email');
+      // Named without the address: the log hides mailboxes.
+      await throughOutages(core, shutdown, 'password-reset mail', () => mailPasswordReset(core, payload.email), false);
     },
     [JOBS.housekeeping]: async (_payload, helpers) => {
       await throughOutages(core, shutdown, 'housekeeping', async () => {

@@ -637,7 +637,7 @@ export interface GatewayOptions {
   worker?: boolean;
   /** Seed the small catalog. */
   seed?: boolean;
-  /** Config overrides; the rate limit defaults to BENCH_RATE_LIMIT_PER_MINUTE. */
+  /** Config overrides; the rate limit defaults to BENCH_RATE_LIMIT_PER_MINUTE, and the socket caps to the same (a benchmark's clients share one key and one address). */
   config?: Partial<Config>;
   account: { name: string; creditsMicros: bigint };
 }
@@ -650,7 +650,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     const url = await server.createDatabase();
     await migrateDatabase(url);
     const port = await freePort();
-    const config = loopbackConfig(url, port, { rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE, ...options.config });
+    const config = loopbackConfig(url, port, {
+      rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE,
+      wsMaxSocketsPerKey: BENCH_RATE_LIMIT_PER_MINUTE,
+      wsMaxSocketsPerAddress: BENCH_RATE_LIMIT_PER_MINUTE,
+      ...options.config,
+    });
     app = await buildApp({ config, databaseUrl: url, logger: createLogger('silent'), worker: options.worker ?? false, workerPollInterval: 1000 });
     if (options.seed) await seedCatalog(app.core.sql, { scale: 'small' });
     const { apiKey, account } = await createAccount(app.core.db, { name: options.account.name, plan: 'scale', creditsMicros: options.account.creditsMicros });

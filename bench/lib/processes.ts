@@ -398,7 +398,7 @@ class Fleet {
 
   /** A gateway without worker over `databaseUrl`, ready when it prints its URL. */
   async gateway(name: string, databaseUrl: string): Promise<Child> {
-    const child = this.spawn(name, ['src/main.ts'], { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LEADGATE_INLINE_WORKER: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000' });
+    const child = this.spawn(name, ['src/main.ts'], { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LEADGATE_INLINE_WORKER: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000', WS_MAX_SOCKETS_PER_KEY: '1000000000', WS_MAX_SOCKETS_PER_ADDRESS: '1000000000' });
     let out = '';
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${name} did not listen within ${START_SECS} s`)), START_SECS * 1000);

@@ -22,7 +22,7 @@ const Billing = lazy(() => import('./pages/billing.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks.tsx'));
 const Enrichment = lazy(() => import('./pages/enrichment.tsx'));
 
-const AUTH_PATHS = ['/sign-in', '/sign-up', '/forgot-password', '/reset-password', '/invitations/'];
+const AUTH_PATHS = ['/sign-in', '/sign-up', '/forgot-password', '/reset-password', '/verify-email', '/invitations/'];
 
 const loading = (
   <Center h="50vh">

@@ -1,6 +1,7 @@
-import type { ReactNode } from 'react';
-import { AppShell, Button, Group, NavLink, Text, Title } from '@mantine/core';
+import { useState, type ReactNode } from 'react';
+import { Alert, AppShell, Button, Group, NavLink, Text, Title } from '@mantine/core';
 import { Link, useLocation } from 'react-router';
+import { auth } from './lib/session.ts';
 import { useSession } from './lib/session-context.tsx';
 
 interface Page {
@@ -56,8 +57,49 @@ export function Shell({ children }: { children: ReactNode }) {
         ))}
         <NavLink component="a" href="/graphql" label="GraphQL explorer" target="_blank" rel="noopener" />
       </AppShell.Navbar>
-      <AppShell.Main>{children}</AppShell.Main>
+      <AppShell.Main>
+        {!session.user.emailVerified && <VerifyEmailBanner />}
+        {children}
+      </AppShell.Main>
     </AppShell>
+  );
+}
+
+/** Above every page until the user's email is verified: what the link is for, and sending it again. */
+function VerifyEmailBanner() {
+  const { session } = useSession();
+  const [busy, setBusy] = useState(false);
+  const [answer, setAnswer] = useState<{ ok: boolean; text: string } | null>(null);
+  const title = session.trialCredits ? 'Verify your email to receive your trial credits' : 'Verify your email';
+  const resend = async () => {
+    setBusy(true);
+    try {
+      setAnswer({ ok: true, text: (await auth.resendVerification(session.csrfToken)).message });
+    } catch (err) {
+      setAnswer({ ok: false, text: (err as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Alert color="yellow" role="region" title={title} mb="md">
+      <Text size="sm">
+        We mailed a link to {session.user.email}.{' '}
+        {session.trialCredits
+          ? `Follow it to confirm the address: ${session.trialCredits} USD of trial credits for paid tools then come to your wallet.`
+          : 'Follow it to confirm the address is yours.'}
+      </Text>
+      <Group gap="sm" mt="xs">
+        <Button size="xs" variant="default" loading={busy} onClick={() => void resend()}>
+          Send the link again
+        </Button>
+        {answer && (
+          <Text size="sm" role="status" c={answer.ok ? undefined : 'red.9'}>
+            {answer.text}
+          </Text>
+        )}
+      </Group>
+    </Alert>
   );
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, integer, index, pgEnum, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, check, integer, index, pgEnum, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 export const PLANS = ['starter', 'growth', 'scale'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -36,10 +36,27 @@ export const appUserTable = pgTable('app_user', {
   /** argon2id, in the PHC string format (algorithm, parameters, salt and hash together). */
   passwordHash: text('password_hash'),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  /**
+   * When the user showed the mailbox is theirs by following a link mailed to it (the verification link
+   * of a sign-up, or an invitation); null until then. Users made before verification existed count as verified.
+   */
+  emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
+  /** The account this user's sign-up opened, whose trial credits verifying the email grants (once per mailbox); null for users who joined otherwise. */
+  signupAccountId: text('signup_account_id').references(() => accountTable.id, { onDelete: 'set null' }),
 });
 export type AppUser = typeof appUserTable.$inferSelect;
 
-/** API keys are stored only as a SHA-256 hash plus a display prefix; the full key is shown once. */
+/**
+ * Why a key was revoked: `revoked` by an owner or admin (a key the CLI revoked has no reason and reads
+ * the same); `creator_removed` because the user who created it left the account or was removed from it.
+ */
+export const KEY_REVOKED_REASONS = ['revoked', 'creator_removed'] as const;
+export type KeyRevokedReason = (typeof KEY_REVOKED_REASONS)[number];
+
+/**
+ * API keys are stored only as a SHA-256 hash plus a display prefix; the full key is shown once. A key
+ * created in the console acts with at most its creator's current role (src/accounts/roles.ts).
+ */
 export const apiKeyTable = pgTable(
   'api_key',
   {
@@ -51,7 +68,10 @@ export const apiKeyTable = pgTable(
     hash: text('hash').notNull().unique(),
     /** What the account calls the key (its console list); keys made before names had one are "API key". */
     name: text('name').notNull().default('API key'),
-    /** The user who created it in the console; null for keys of the CLI and the first key of an account. */
+    /**
+     * The user who created it in the console, whose current role bounds its rights; null for the
+     * operator's keys (the CLI's, an account's first key, the demo's), which keep every key right.
+     */
     createdBy: text('created_by').references(() => appUserTable.id, { onDelete: 'set null' }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     /** After this the key is refused like a revoked one; null: never. */
@@ -59,8 +79,13 @@ export const apiKeyTable = pgTable(
     /** Last authenticated use, at most a minute stale (written at most once a minute per key and process). */
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    /** Why it was revoked (KEY_REVOKED_REASONS); null while it works. */
+    revokedReason: text('revoked_reason', { enum: KEY_REVOKED_REASONS }),
   },
-  (t) => [index('api_key_account_idx').on(t.accountId)],
+  (t) => [
+    index('api_key_account_idx').on(t.accountId),
+    check('api_key_revoked_reason_known', sql`${t.revokedReason} in (${sql.raw(KEY_REVOKED_REASONS.map((r) => `'${r}'`).join(', '))})`),
+  ],
 );
 export type ApiKey = typeof apiKeyTable.$inferSelect;
 

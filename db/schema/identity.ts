@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
-import { check, customType, index, pgEnum, pgTable, smallint, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { bigint, check, customType, index, pgEnum, pgTable, smallint, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { accountTable, appUserTable } from './accounts.ts';
 
 /**
  * Who signs in to the console and how: users (accounts.ts) are members of accounts with a role;
- * console sessions, invitations and password resets are stored by the SHA-256 of their token only, so
- * a copy of the database signs no one in.
+ * console sessions, invitations, password resets and email verifications are stored by the SHA-256 of
+ * their token only, so a copy of the database signs no one in.
  */
 
 export const ROLES = ['owner', 'admin', 'member'] as const;
@@ -89,6 +89,35 @@ export const passwordResetTable = pgTable(
   },
   (t) => [index('password_reset_user_idx').on(t.userId)],
 );
+
+/** A link mailed at sign-up (or sent again) that verifies the user's email; it works until it expires. */
+export const emailVerificationTable = pgTable(
+  'email_verification',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => appUserTable.id, { onDelete: 'cascade' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('email_verification_user_idx').on(t.userId)],
+);
+
+/**
+ * One sign-up trial per mailbox: the SHA-256 of the canonical mailbox (src/accounts/mailbox.ts) of each
+ * verified email whose account received the trial credits. Kept when the account or user is deleted,
+ * so deleting them does not free the mailbox for another trial.
+ */
+export const trialClaimTable = pgTable('trial_claim', {
+  mailboxHash: text('mailbox_hash').primaryKey(),
+  accountId: text('account_id').references(() => accountTable.id, { onDelete: 'set null' }),
+  userId: text('user_id').references(() => appUserTable.id, { onDelete: 'set null' }),
+  /** The plan credits granted, micro-dollars. */
+  creditsMicros: bigint('credits_micros', { mode: 'bigint' }).notNull(),
+  claimedAt: timestamp('claimed_at', { withTimezone: true }).notNull().defaultNow(),
+});
+export type TrialClaim = typeof trialClaimTable.$inferSelect;
 
 const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });
 

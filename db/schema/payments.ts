@@ -3,8 +3,9 @@ import { bigint, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-c
 import { accountTable, planEnum } from './accounts.ts';
 
 /**
- * A credit purchase paid by card: one Stripe PaymentIntent. Written when the PaymentIntent succeeds
- * (with its ledger entry) or waits for the customer's authentication; `credited_at` is set by the one
+ * A credit purchase paid by card: one Stripe PaymentIntent made by this gateway. Written when the
+ * PaymentIntent is made, before it is confirmed, and committed on its own: only a PaymentIntent with
+ * a row is ever credited, with the row's account and amounts. `credited_at` is set by the one
  * statement that credits it, so the answer of buy-credits and the `payment_intent.succeeded` event
  * credit it once between them. `reversed_micros` is what refunds and disputes took back so far.
  */
@@ -22,7 +23,7 @@ export const cardPaymentTable = pgTable(
     /** The plan's bonus at the time of the purchase. */
     plan: planEnum('plan').notNull(),
     bonusMicros: bigint('bonus_micros', { mode: 'bigint' }).notNull(),
-    /** The PaymentIntent's last known status (`succeeded`, `requires_action`, …). */
+    /** The PaymentIntent's last known status (`requires_confirmation`, `succeeded`, `requires_action`, …), or `declined` once the card was refused. */
     status: text('status').notNull(),
     creditedAt: timestamp('credited_at', { withTimezone: true }),
     reversedMicros: bigint('reversed_micros', { mode: 'bigint' }).notNull().default(sql`0`),
@@ -48,7 +49,7 @@ export const stripeEventTable = pgTable(
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
     event: jsonb('event').notNull(),
     processedAt: timestamp('processed_at', { withTimezone: true }),
-    /** What applying it did, for people (`granted 49.00 USD`, `ignored: not a credit purchase`). */
+    /** What applying it did, for people (`granted 49.00 USD`, `ignored: pi_… is no purchase made by this gateway`). */
     outcome: text('outcome'),
   },
   (t) => [index('stripe_event_unprocessed_idx').on(t.receivedAt).where(sql`${t.processedAt} is null`)],

@@ -128,7 +128,8 @@ export async function acceptInvitation(core: IdentityDeps, input: { token: strin
   const { user, membership } = await core.db.transaction(async (tx) => {
     const row = await pendingByToken(tx, input.token, now, true);
     if (!row) throw notFound('Invitation');
-    let user = existing ?? (await createUser(tx, { email: row.invitation.email, name: input.name, passwordHash: newHash! }));
+    // The invitation's link was mailed to the address: following it shows the mailbox is the invitee's.
+    let user = existing ?? (await createUser(tx, { email: row.invitation.email, name: input.name, passwordHash: newHash!, emailVerifiedAt: now }));
     // A user made without a password (an account's owner seeded by the operator) sets it here.
     if (existing && !existing.passwordHash) {
       await setPasswordHash(tx, existing.id, newHash!);

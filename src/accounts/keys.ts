@@ -1,57 +1,84 @@
-import { and, desc, eq, inArray, isNull } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, inArray, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor } from '../../db/client.ts';
 import { apiKeyTable, type ApiKey } from '../../db/schema/accounts.ts';
+import { membershipTable, type Role } from '../../db/schema/identity.ts';
 import { fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { assertStorable } from '../shared/params.ts';
 import { createApiKey } from './accounts.ts';
 import type { Principal } from './principal.ts';
 import { requireRole, requireUser } from './roles.ts';
 
-/** The console's management of an account's API keys: owners and admins, signed in (roles.ts). */
+/**
+ * The console's management of an account's API keys: owners and admins, signed in (roles.ts). A key
+ * created here acts with at most its creator's current role and is revoked when its creator leaves
+ * the account (`revokeCreatorKeys`).
+ */
+
+/** A key with its creator's current role in the account: null for an operator key (no creator) or a creator who left. */
+export type ListedKey = ApiKey & { creatorRole: Role | null };
 
 const keyInput = z.object({
   name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
   expiresAt: z.date().nullish(),
 });
 
-/** A key of the caller's account, named, optionally expiring; its secret is in the answer only. */
+/** A key of the caller's account, named, optionally expiring, acting with at most the caller's role; its secret is in the answer only. */
 export async function createNamedKey(db: Executor, principal: Principal, input: { name: string; expiresAt?: Date | null }, now: Date) {
   requireRole(principal, 'keys');
-  const { userId } = requireUser(principal);
+  const { userId, role } = requireUser(principal);
   const parsed = keyInput.safeParse(input);
   if (!parsed.success) throw fromZodError(parsed.error);
   assertStorable(parsed.data.name, 'name');
   const expiresAt = parsed.data.expiresAt ?? null;
   if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt <= now)) throw new ValidationError([{ path: 'expiresAt', message: 'must be in the future' }]);
-  return createApiKey(db, principal.accountId, { name: parsed.data.name, expiresAt, createdBy: userId });
+  const created = await createApiKey(db, principal.accountId, { name: parsed.data.name, expiresAt, createdBy: userId });
+  return { ...created, key: { ...created.key, creatorRole: role } satisfies ListedKey };
 }
 
-/** The account's keys, newest first; revoked ones only when asked for. */
-export async function listKeys(db: Executor, principal: Principal, includeRevoked: boolean): Promise<ApiKey[]> {
-  requireRole(principal, 'keys');
-  return db
-    .select()
+/** Keys with their creator's membership in the key's account. */
+const selectKeys = (db: Executor) =>
+  db
+    .select({ ...getTableColumns(apiKeyTable), creatorRole: membershipTable.role })
     .from(apiKeyTable)
+    .leftJoin(membershipTable, and(eq(membershipTable.accountId, apiKeyTable.accountId), eq(membershipTable.userId, apiKeyTable.createdBy)));
+
+/** The account's keys, newest first; revoked ones only when asked for. */
+export async function listKeys(db: Executor, principal: Principal, includeRevoked: boolean): Promise<ListedKey[]> {
+  requireRole(principal, 'keys');
+  return selectKeys(db)
     .where(and(eq(apiKeyTable.accountId, principal.accountId), includeRevoked ? undefined : isNull(apiKeyTable.revokedAt)))
     .orderBy(desc(apiKeyTable.createdAt), desc(apiKeyTable.id));
 }
 
 /** Keys of the caller's account by id, in order; null for another account's or none. */
-export async function loadKeys(db: Executor, principal: Principal, ids: readonly string[]): Promise<(ApiKey | null)[]> {
+export async function loadKeys(db: Executor, principal: Principal, ids: readonly string[]): Promise<(ListedKey | null)[]> {
   requireRole(principal, 'keys');
-  const rows = ids.length ? await db.select().from(apiKeyTable).where(and(eq(apiKeyTable.accountId, principal.accountId), inArray(apiKeyTable.id, [...ids]))) : [];
+  const rows = ids.length ? await selectKeys(db).where(and(eq(apiKeyTable.accountId, principal.accountId), inArray(apiKeyTable.id, [...ids]))) : [];
   return ids.map((id) => rows.find((r) => r.id === id) ?? null);
 }
 
 /** Revokes a key of the caller's account by id: it stops working on every face. 404 for none (or revoked already). */
-export async function revokeKey(db: Executor, principal: Principal, id: string, now: Date): Promise<ApiKey> {
+export async function revokeKey(db: Executor, principal: Principal, id: string, now: Date): Promise<ListedKey> {
   requireRole(principal, 'keys');
   const [revoked] = await db
     .update(apiKeyTable)
-    .set({ revokedAt: now })
+    .set({ revokedAt: now, revokedReason: 'revoked' })
     .where(and(eq(apiKeyTable.id, id), eq(apiKeyTable.accountId, principal.accountId), isNull(apiKeyTable.revokedAt)))
-    .returning();
+    .returning({ id: apiKeyTable.id });
   if (!revoked) throw notFound('API key');
-  return revoked;
+  return (await loadKeys(db, principal, [revoked.id]))[0]!;
+}
+
+/**
+ * Revokes the live keys `userId` created in the account, as `creator_removed`: called in the
+ * transaction that ends their membership, so their keys never outlive it. How many it revoked.
+ */
+export async function revokeCreatorKeys(tx: Executor, accountId: string, userId: string, now: Date): Promise<number> {
+  const revoked = await tx
+    .update(apiKeyTable)
+    .set({ revokedAt: now, revokedReason: 'creator_removed' })
+    .where(and(eq(apiKeyTable.accountId, accountId), eq(apiKeyTable.createdBy, userId), isNull(apiKeyTable.revokedAt)))
+    .returning({ id: apiKeyTable.id });
+  return revoked.length;
 }

@@ -29,3 +29,16 @@ export function passwordResetMail(input: { to: string; url: string; expiresAt: D
     `The link works once, until ${input.expiresAt.toISOString()}; using it signs you out everywhere else. If you did not ask, ignore this mail: your password stays as it is.`,
   );
 }
+
+export function emailVerificationMail(input: { to: string; url: string; expiresAt: Date; trialCreditsUsd: string | null }): Mail {
+  return mail(
+    input.to,
+    'Verify your email for leadgate',
+    [
+      'Someone (hopefully you) signed up to leadgate with this address.',
+      input.trialCreditsUsd ? `Verify it to receive your trial credits (${input.trialCreditsUsd} USD) in your account's wallet.` : 'Verify it to confirm the address is yours.',
+    ],
+    { text: 'Verify your email', url: input.url },
+    `The link works until ${input.expiresAt.toISOString()}. If you did not sign up, ignore this mail: nothing happens without it.`,
+  );
+}

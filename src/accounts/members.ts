@@ -3,6 +3,7 @@ import type { Executor } from '../../db/client.ts';
 import { appUserTable, type AppUser } from '../../db/schema/accounts.ts';
 import { membershipTable, type Membership, type Role } from '../../db/schema/identity.ts';
 import { AppError, notFound } from '../shared/errors.ts';
+import { revokeCreatorKeys } from './keys.ts';
 import type { Principal } from './principal.ts';
 import { mayAssign, requireRole, requireUser, roleRequired } from './roles.ts';
 import { revokeUserSessions } from './sessions.ts';
@@ -68,7 +69,8 @@ async function ownerCount(tx: Executor, accountId: string): Promise<number> {
 
 /**
  * Gives a member another role. Admins cannot grant owner or change an owner; the last owner cannot be
- * demoted (409 `last_owner`). Runs in the caller's transaction.
+ * demoted (409 `last_owner`). The keys the member created act with the new role from their next
+ * authentication (roles.ts). Runs in the caller's transaction.
  */
 export async function changeMemberRole(tx: Executor, principal: Principal, membershipId: string, role: Role): Promise<Membership> {
   requireRole(principal, 'members');
@@ -82,10 +84,12 @@ export async function changeMemberRole(tx: Executor, principal: Principal, membe
 }
 
 /**
- * Removes a member from the account and ends their sessions on it. Admins cannot remove an owner;
- * the last owner cannot be removed (409 `last_owner`). Runs in the caller's transaction.
+ * Removes a member from the account (a member leaving is the same removal), ends their sessions on it
+ * and revokes the keys they created there (`creator_removed`): the membership and its keys end
+ * together. Admins cannot remove an owner; the last owner cannot be removed (409 `last_owner`). Runs in
+ * the caller's transaction; answers the membership removed and how many keys it revoked.
  */
-export async function removeMember(tx: Executor, principal: Principal, membershipId: string, now: Date): Promise<Membership> {
+export async function removeMember(tx: Executor, principal: Principal, membershipId: string, now: Date): Promise<{ membership: Membership; revokedKeyCount: number }> {
   requireRole(principal, 'members');
   const actor = requireUser(principal);
   await ownerCount(tx, principal.accountId);
@@ -94,6 +98,7 @@ export async function removeMember(tx: Executor, principal: Principal, membershi
   if (membership.role === 'owner' && (await ownerCount(tx, principal.accountId)) <= 1) throw lastOwner();
   await tx.delete(membershipTable).where(eq(membershipTable.id, membershipId));
   await revokeUserSessions(tx, membership.userId, now, { accountId: principal.accountId });
-  return membership;
+  const revokedKeyCount = await revokeCreatorKeys(tx, principal.accountId, membership.userId, now);
+  return { membership, revokedKeyCount };
 }
 

@@ -1,13 +1,15 @@
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
 import { passwordResetTable } from '../../db/schema/identity.ts';
+import type { Core } from '../core.ts';
+import { JOBS } from '../runs/jobs.ts';
 import { AppError, unauthenticated } from '../shared/errors.ts';
 import { firstMembership } from './members.ts';
 import { passwordResetMail } from './mails.ts';
 import { revokeUserSessions, type SessionClient } from './sessions.ts';
 import { startSession, type IdentityDeps, type SignedIn } from './sign-in.ts';
 import { hashToken, newToken, TOKEN_PATTERN } from './tokens.ts';
-import { findUserByEmail, getUser, hashPassword, setPasswordHash } from './users.ts';
+import { findUserByEmail, getUser, hashPassword, normalizeEmail, setPasswordHash } from './users.ts';
 
 /** A reset link works once, for an hour. */
 export const PASSWORD_RESET_MS = 3600_000;
@@ -23,11 +25,21 @@ export async function createPasswordReset(db: Executor, userId: string, now: Dat
   return { token, expiresAt };
 }
 
+/** Attempts of the job that mails a reset link (a mail server out of reach is retried, with graphile-worker's backoff). */
+const RESET_MAIL_ATTEMPTS = 5;
+
 /**
- * Mails a reset link to the user of `email`, if there is one; the caller answers the same either way,
- * so the answer does not tell who has an account.
+ * Asks for a reset link for `email`: adds the job that mails it (`mailPasswordReset`), whether or not
+ * the email has a user. The request does the same work for every address, one insert, and answers
+ * before anything is looked up or sent, so neither its answer nor its time tells who has an account.
+ * The job carries the address only: it makes the link itself, so no token waits in the job table.
  */
-export async function requestPasswordReset(core: IdentityDeps, email: string): Promise<void> {
+export async function requestPasswordReset(core: Pick<Core, 'sql'>, email: string): Promise<void> {
+  await core.sql`select graphile_worker.add_job(${JOBS.sendPasswordReset}::text, json_build_object('email', ${normalizeEmail(email)}::text), max_attempts => ${RESET_MAIL_ATTEMPTS})`;
+}
+
+/** The job of `requestPasswordReset`: mails a new reset link to the user of `email`, if there is one. */
+export async function mailPasswordReset(core: IdentityDeps, email: string): Promise<void> {
   const user = await findUserByEmail(core.db, email);
   if (!user) return;
   const { token, expiresAt } = await createPasswordReset(core.db, user.id, core.clock());
@@ -38,7 +50,7 @@ export const invalidToken = () => new AppError(400, 'invalid_token', 'This link 
 
 /**
  * Sets the password of a reset token's user (the token works once, within its hour), ends every
- * other session of the user and signs them in on their first account. 400 `invalid_token`.
+ * other link and session of the user and signs them in on their first account. 400 `invalid_token`.
  */
 export async function confirmPasswordReset(core: IdentityDeps, token: string, password: string, client: SessionClient): Promise<SignedIn> {
   if (!TOKEN_PATTERN.test(token)) throw invalidToken();
@@ -51,6 +63,8 @@ export async function confirmPasswordReset(core: IdentityDeps, token: string, pa
       .where(and(eq(passwordResetTable.tokenHash, hashToken(token)), isNull(passwordResetTable.usedAt), gt(passwordResetTable.expiresAt, now)))
       .returning();
     if (!reset) throw invalidToken();
+    // Every other link of the user, older or newer, stops working: one mailed link, once.
+    await tx.delete(passwordResetTable).where(and(eq(passwordResetTable.userId, reset.userId), isNull(passwordResetTable.usedAt)));
     await setPasswordHash(tx, reset.userId, passwordHash);
     await revokeUserSessions(tx, reset.userId, now);
     return reset.userId;

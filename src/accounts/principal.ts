@@ -17,6 +17,12 @@ export interface Principal {
   userId?: string;
   /** The user's role in the account (sessions only; a key has none: see roles.ts). */
   role?: Role;
+  /**
+   * Keys created in the console only: their creator's role in the account, read when the key is
+   * authenticated. The key acts with at most that role's rights (roles.ts). Undefined for sessions and
+   * for the operator's keys (CLI, demo), which keep every key right.
+   */
+  keyRole?: Role;
   /** The console session (sessions only). */
   sessionId?: string;
 }

@@ -5,9 +5,14 @@ import type { Principal } from './principal.ts';
 /**
  * Who may do what, in one place. Owners may do everything; admins manage keys, webhooks and members
  * (but never grant, change or remove an owner); members use the tools, runs, data and see the wallet
- * balance. Billing (buying credits, the ledger, the plan) is the owners'. An API key keeps every right
- * keys have always had (billing and webhooks included) but cannot manage keys, members or sessions:
- * that needs a signed-in owner or admin.
+ * balance. Billing (buying credits, the ledger, the plan) is the owners'.
+ *
+ * An API key never manages keys, members or sessions (that needs a signed-in owner or admin). Within
+ * that, a key created in the console is bounded by its creator, as a fine-grained token is by its
+ * owner: it has the key rights its creator's current role also has (`Principal.keyRole`, read at
+ * authentication), so an admin's key manages webhooks but cannot read the ledger or buy credits, and
+ * it narrows when its creator is demoted; a creator leaving the account revokes it (members.ts). The
+ * operator's keys (CLI, demo: no creator) keep every key right, billing and webhooks included.
  */
 export type Permission = 'billing' | 'webhooks' | 'keys' | 'members';
 
@@ -29,13 +34,24 @@ const WHAT: Record<Permission, string> = {
 
 export const roleRequired = (message: string) => new AppError(403, 'role_required', message);
 
+const A_ROLE: Record<Role, string> = { owner: 'an owner', admin: 'an admin', member: 'a member' };
+
 export function may(principal: Principal, permission: Permission): boolean {
-  return principal.role === undefined ? KEYS_ALLOWED[permission] : ROLES_ALLOWED[permission].includes(principal.role);
+  if (principal.role !== undefined) return ROLES_ALLOWED[permission].includes(principal.role);
+  return KEYS_ALLOWED[permission] && (principal.keyRole === undefined || ROLES_ALLOWED[permission].includes(principal.keyRole));
+}
+
+/** Why the caller may not do `permission`, in plain words. */
+function refusal(principal: Principal, permission: Permission): string {
+  if (principal.role) return `${WHAT[permission]}; your role is ${principal.role}.`;
+  if (!KEYS_ALLOWED[permission] || !principal.keyRole) return `${WHAT[permission]}; an API key cannot.`;
+  const what = WHAT[permission];
+  return `This key acts with the rights of its creator, ${A_ROLE[principal.keyRole]}; ${what.charAt(0).toLowerCase()}${what.slice(1)}.`;
 }
 
 /** 403 `role_required` unless the caller may do `permission`. */
 export function requireRole(principal: Principal, permission: Permission): void {
-  if (!may(principal, permission)) throw roleRequired(`${WHAT[permission]}; ${principal.role ? `your role is ${principal.role}` : 'an API key cannot'}.`);
+  if (!may(principal, permission)) throw roleRequired(refusal(principal, permission));
 }
 
 /** The signed-in user of a console session; 403 `role_required` for an API key. */

@@ -59,11 +59,24 @@ export async function getUser(db: Executor, id: string): Promise<AppUser | undef
   return user;
 }
 
-/** A new user; 409 `email_taken` when the address has one already. */
-export async function createUser(db: Executor, input: { email: string; name?: string | null; passwordHash: string | null }): Promise<AppUser> {
+/**
+ * A new user; 409 `email_taken` when the address has one already. `emailVerifiedAt`: when the user
+ * showed the mailbox is theirs (default not yet); `signupAccountId`: the account their sign-up opened.
+ */
+export async function createUser(
+  db: Executor,
+  input: { email: string; name?: string | null; passwordHash: string | null; emailVerifiedAt?: Date | null; signupAccountId?: string | null },
+): Promise<AppUser> {
   const [user] = await db
     .insert(appUserTable)
-    .values({ id: newUserId(), email: normalizeEmail(input.email), name: input.name ?? null, passwordHash: input.passwordHash })
+    .values({
+      id: newUserId(),
+      email: normalizeEmail(input.email),
+      name: input.name ?? null,
+      passwordHash: input.passwordHash,
+      emailVerifiedAt: input.emailVerifiedAt ?? null,
+      signupAccountId: input.signupAccountId ?? null,
+    })
     .onConflictDoNothing({ target: appUserTable.email })
     .returning();
   if (!user) throw emailTaken();

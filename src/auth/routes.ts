@@ -3,9 +3,11 @@ import cookie from '@fastify/cookie';
 import { z } from 'zod';
 import type { Core } from '../core.ts';
 import { acceptInvitation, previewInvitation } from '../accounts/invitations.ts';
+import { pendingTrialCredits, resendEmailVerification, verifyEmail } from '../accounts/email-verification.ts';
 import { confirmPasswordReset, requestPasswordReset } from '../accounts/password-reset.ts';
 import { revokeSession, SESSION_MAX_MS } from '../accounts/sessions.ts';
-import { createLoginThrottle, currentSession, emailThrottleKey, signIn, signUp, type SessionState } from '../accounts/sign-in.ts';
+import { createIdentityThrottles, currentSession, emailThrottleKey, signIn, signUp, type SessionState } from '../accounts/sign-in.ts';
+import { formatDollars } from '../billing/money.ts';
 import { emailSchema, nameSchema, passwordSchema } from '../accounts/users.ts';
 import { clientAddress, SESSION_COOKIE } from '../http/pipeline.ts';
 import { AppError, unauthenticated } from '../shared/errors.ts';
@@ -20,14 +22,18 @@ import { parseParams } from '../shared/params.ts';
  * docs/console.md describes the routes and their decisions.
  */
 
-/** What every route that signs in answers, and GET /auth/session. */
-function sessionView(state: SessionState) {
+/**
+ * What every route that signs in answers, and GET /auth/session. `trialCredits`: the USD verifying the
+ * email would add to the account's wallet ("5.00"), null when none await.
+ */
+function sessionView(state: SessionState, config: Core['config']) {
   return {
-    user: { id: state.user.id, email: state.user.email, name: state.user.name },
+    user: { id: state.user.id, email: state.user.email, name: state.user.name, emailVerified: state.user.emailVerifiedAt !== null },
     account: { id: state.account.id, name: state.account.name },
     role: state.role,
     csrfToken: state.session.csrfToken,
     expiresAt: state.session.expiresAt.toISOString(),
+    trialCredits: pendingTrialCredits(config, state.user),
   };
 }
 
@@ -45,13 +51,14 @@ const bodies = {
   signIn: z.object({ email: z.string().max(254), password: z.string().max(256) }).strict(),
   reset: z.object({ email: z.string().max(254) }).strict(),
   confirm: z.object({ token, password: passwordSchema }).strict(),
+  verify: z.object({ token }).strict(),
   accept: z.object({ token, password: passwordSchema, name: optionalName }).strict(),
 };
 
 export async function authRoutes(app: FastifyInstance, { core }: { core: Core }) {
   await app.register(cookie);
   const { config } = core;
-  const throttle = createLoginThrottle(core);
+  const throttles = createIdentityThrottles(core);
   const publicOrigin = new URL(config.publicUrl).origin;
   const secure = new URL(config.publicUrl).protocol === 'https:';
 
@@ -78,30 +85,35 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
     }
   };
 
+  /** The caller of a route that acts on the signed-in user: the session cookie and its X-CSRF-Token. */
+  const signedInCaller = async (request: FastifyRequest) => {
+    const value = request.cookies[SESSION_COOKIE];
+    if (!value) throw unauthenticated('Not signed in');
+    const csrf = request.headers['x-csrf-token'];
+    return core.auth.authenticateSession(value, Array.isArray(csrf) ? csrf[0] : csrf);
+  };
+
   app.post('/auth/sign-up', { onRequest: preSession }, async (request, reply) => {
-    const signedIn = await signUp(core, parse(bodies.signUp, request.body), client(request));
+    const signedIn = await signUp(core, throttles, parse(bodies.signUp, request.body), client(request));
     setSession(reply, signedIn.token);
-    return reply.status(201).send(sessionView(signedIn));
+    return reply.status(201).send(sessionView(signedIn, config));
   });
 
   app.post('/auth/sign-in', { onRequest: preSession }, async (request, reply) => {
-    const signedIn = await signIn(core, throttle, parse(bodies.signIn, request.body), client(request));
+    const signedIn = await signIn(core, throttles, parse(bodies.signIn, request.body), client(request));
     setSession(reply, signedIn.token);
-    return reply.send(sessionView(signedIn));
+    return reply.send(sessionView(signedIn, config));
   });
 
   app.get('/auth/session', async (request, reply) => {
     const value = request.cookies[SESSION_COOKIE];
     const state = value ? await currentSession(core, value) : undefined;
     if (!state) throw unauthenticated('Not signed in: sign in at POST /auth/sign-in');
-    return reply.header('Cache-Control', 'no-store').send(sessionView(state));
+    return reply.header('Cache-Control', 'no-store').send(sessionView(state, config));
   });
 
   app.post('/auth/sign-out', async (request, reply) => {
-    const value = request.cookies[SESSION_COOKIE];
-    if (!value) throw unauthenticated('Not signed in');
-    const csrf = request.headers['x-csrf-token'];
-    const principal = await core.auth.authenticateSession(value, Array.isArray(csrf) ? csrf[0] : csrf);
+    const principal = await signedInCaller(request);
     await revokeSession(core.db, principal.userId!, principal.sessionId!, core.clock());
     // Sockets and requests of this process stop at once; other processes within the cache time.
     core.auth.clear();
@@ -111,8 +123,9 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
 
   app.post('/auth/password-reset', { onRequest: preSession }, async (request, reply) => {
     const { email } = parse(bodies.reset, request.body);
-    // At most LOGIN_FAILURES_PER_MINUTE mails per address and minute; the answer is 202 either way.
-    const allowed = await throttle.byEmail.consume(emailThrottleKey('reset', email)).then(
+    // At most LOGIN_FAILURES_PER_MINUTE mails per address and minute; the answer is 202 either way,
+    // given before anything is looked up: a worker job finds the user and mails the link.
+    const allowed = await throttles.byEmail.consume(emailThrottleKey('reset', email)).then(
       () => true,
       () => false,
     );
@@ -125,7 +138,24 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
     const signedIn = await confirmPasswordReset(core, resetToken, password, client(request));
     core.auth.clear();
     setSession(reply, signedIn.token);
-    return reply.send(sessionView(signedIn));
+    return reply.send(sessionView(signedIn, config));
+  });
+
+  app.post('/auth/verify-email', { onRequest: preSession }, async (request, reply) => {
+    const verified = await verifyEmail(core, parse(bodies.verify, request.body).token);
+    return reply.send({
+      email: verified.email,
+      alreadyVerified: verified.alreadyVerified,
+      trial: verified.trial,
+      trialCredits: verified.trial === 'granted' ? formatDollars(verified.trialCreditsMicros) : null,
+      message: verified.message,
+    });
+  });
+
+  app.post('/auth/verify-email/resend', async (request, reply) => {
+    const principal = await signedInCaller(request);
+    const resent = await resendEmailVerification(core, throttles.verificationMails, principal.userId!);
+    return reply.status(resent.sent ? 202 : 200).send({ message: resent.message });
   });
 
   app.get<{ Params: { token: string } }>('/auth/invitations/:token', async (request, reply) => {
@@ -136,7 +166,7 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
   app.post('/auth/invitations/accept', { onRequest: preSession }, async (request, reply) => {
     const signedIn = await acceptInvitation(core, parse(bodies.accept, request.body), client(request));
     setSession(reply, signedIn.token);
-    return reply.send(sessionView(signedIn));
+    return reply.send(sessionView(signedIn, config));
   });
 }
 

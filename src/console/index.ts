@@ -23,6 +23,7 @@ export const CONSOLE_ROUTES = [
   '/sign-up',
   '/forgot-password',
   '/reset-password',
+  '/verify-email',
   '/invitations/:token',
   '/tools',
   '/tools/:tool',

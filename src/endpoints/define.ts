@@ -80,7 +80,7 @@ export interface EndpointDefinition<I = unknown, R = unknown> {
   /** Plan gate: 403 `plan_required` below it; `planSubject` names the request in the refusal. */
   plan?: Plan;
   planSubject?: string;
-  /** What a console session's role must allow (src/accounts/roles.ts); keys keep their rights. */
+  /** What the caller's role must allow (src/accounts/roles.ts): a session's, or a console key's creator's; the operator's keys keep every key right. */
   permission?: Permission;
   /** The daily allowance the endpoint counts against (its size is configured). */
   allowance?: AllowanceKind;

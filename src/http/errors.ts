@@ -34,11 +34,13 @@ export function errorBody(err: unknown): Record<string, unknown> {
 /** A REST error code as GraphQL spells it (`extensions.code`, the `ErrorCode` enum): `validation_failed` → `VALIDATION_FAILED`. */
 export const graphQLCode = (code: string) => code.replace(/[^A-Za-z0-9]+/g, '_').toUpperCase();
 
-/** Codes of the GraphQL errors that are not AppErrors: documents that do not parse or validate, variables that do not coerce. */
+/** Codes of the GraphQL errors that are not AppErrors: documents that do not parse or validate, variables that do not coerce, results too large to send. */
 export const GRAPHQL_ERROR_CODES = {
   GRAPHQL_PARSE_FAILED: 'The document is not valid GraphQL syntax.',
   GRAPHQL_VALIDATION_FAILED: 'The document does not validate against the schema (unknown field, wrong argument type, …).',
   BAD_USER_INPUT: 'A variable does not fit its declared type (missing, null for a non-null type, or a value the type cannot represent).',
+  RESPONSE_TOO_LARGE:
+    'The result, or a subscription event, is larger than the server’s response size limit, so `data` is null; ask for fewer fields or page with a smaller `first`.',
 } as const;
 
 /** The REST routes (endpoint declarations and tool starts) by method and path, as the GraphQL fields that do the same. */

@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { withIdempotency, type StoredResponse } from '../accounts/idempotency.ts';
-import { RateLimitedError, rateLimitHeaders, type RateLimitState } from '../accounts/rate-limit.ts';
+import { RateLimitedError, rateLimitHeaders, type RateLimiter, type RateLimitState } from '../accounts/rate-limit.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { assertPlan } from '../billing/plans.ts';
 import type { EndpointDefinition } from '../endpoints/define.ts';
@@ -81,6 +81,21 @@ export function sessionCookie(cookieHeader: string | undefined): string | undefi
   return undefined;
 }
 
+/**
+ * Whether a browser page at `origin` may use the API: the gateway's own origin (PUBLIC_URL, or the
+ * Host the request came to; without `host`, PUBLIC_URL only) or one of CORS_ORIGINS. A request without
+ * Origin is not a browser's cross-origin request and is left alone.
+ */
+export function originAllowed(config: Config, origin: string | undefined, host: string | undefined): boolean {
+  if (!origin) return true;
+  if (config.corsOrigins.includes(origin) || origin === new URL(config.publicUrl).origin) return true;
+  try {
+    return host !== undefined && new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether `origin` is the gateway's own: PUBLIC_URL's origin, or that of the host the request came to. */
 export function ownOrigin(config: Pick<Config, 'publicUrl'>, origin: string, host: string | undefined): boolean {
   if (origin === new URL(config.publicUrl).origin) return true;
@@ -127,29 +142,60 @@ function tooManyFailures(state: RateLimitState): RateLimitedError {
  * cookie and its CSRF token; GraphQL only: REST and MCP pass none, so a cookie there is ignored). 401
  * `unauthenticated` for a missing, malformed, unknown, expired or revoked key or session; 403
  * `csrf_failed` for a session without its CSRF token. A key takes precedence over a cookie (keys are
- * not ambient credentials, so they need no CSRF token). With the client's `address` (clientAddress),
- * failures are counted per address (AUTH_FAILURES_PER_MINUTE): past the budget the address is refused
- * 429 `rate_limited` before any key it sends is looked at, until the window ends, so guessing keys
- * stops there too. Without an address (an operation on a socket whose key was checked when it
- * connected) nothing is counted.
+ * not ambient credentials, so they need no CSRF token).
+ *
+ * With the client's `address` (clientAddress), failed authentications are limited per address
+ * (AUTH_FAILURES_PER_MINUTE): each key or session this process does not hold in its cache is counted
+ * before it is looked up, and gives its unit back when it turns out valid, so requests that arrive
+ * together cannot try more keys than the budget, however many there are. Past the budget the address
+ * is refused 429 `rate_limited` before any key it sends is looked at, until the window ends. A key
+ * or session answered from the cache is no guess and costs nothing; lookups of one credential from
+ * one address that overlap share one lookup and one unit, so a burst of requests with a valid key
+ * never drains the address. Without an address (an operation on a socket whose key was checked when
+ * it connected) nothing is counted.
  */
 export async function authenticate(core: AuthDeps, authorization: string | undefined | null, address?: string, session?: SessionCredentials): Promise<Principal> {
-  const resolve = () => (authorization || !session?.token ? core.auth.authenticate(authorization) : core.auth.authenticateSession(session.token, session.csrfToken));
+  const byKey = Boolean(authorization) || !session?.token;
+  const resolve = () => (byKey ? core.auth.authenticate(authorization) : core.auth.authenticateSession(session!.token!, session!.csrfToken));
   const limited = address !== undefined && core.config.enforceLimits && core.config.authFailuresPerMinute > 0;
   if (!limited) return resolve();
   const bucket = `auth:${address}`;
   const blocked = core.authFailureLimiter.exhausted(bucket);
   if (blocked) throw tooManyFailures(blocked);
+  if (core.auth.isCached(authorization, byKey ? undefined : session!.token)) return resolve();
+  const lookups = lookupsOf(core.authFailureLimiter);
+  const credential = `${bucket}\n${byKey ? `k:${authorization ?? ''}` : `s:${session!.token}:${session!.csrfToken ?? ''}`}`;
+  let lookup = lookups.get(credential);
+  if (!lookup) {
+    lookup = countedLookup(core, bucket, resolve).finally(() => lookups.delete(credential));
+    lookups.set(credential, lookup);
+  }
+  return lookup;
+}
+
+/** The lookups in flight, by address and credential, of each failed-authentication limiter (one per core). */
+const inflightLookups = new WeakMap<RateLimiter, Map<string, Promise<Principal>>>();
+function lookupsOf(limiter: RateLimiter): Map<string, Promise<Principal>> {
+  let lookups = inflightLookups.get(limiter);
+  if (!lookups) inflightLookups.set(limiter, (lookups = new Map()));
+  return lookups;
+}
+
+/** One lookup, counted against the address before it runs; the unit goes back unless it ends in a 401. */
+async function countedLookup(core: AuthDeps, bucket: string, resolve: () => Promise<Principal>): Promise<Principal> {
+  let unit: RateLimitState;
   try {
-    return await resolve();
+    unit = await core.authFailureLimiter.consume(bucket);
+  } catch (over) {
+    throw over instanceof RateLimitedError ? tooManyFailures(over.state) : over;
+  }
+  try {
+    const principal = await resolve();
+    core.authFailureLimiter.refund(bucket, unit);
+    return principal;
   } catch (err) {
-    if (!(err instanceof AppError) || err.status !== 401) throw err;
-    try {
-      await core.authFailureLimiter.consume(bucket);
-    } catch (over) {
-      if (over instanceof RateLimitedError) throw tooManyFailures(over.state);
-      // Counting is bookkeeping: with the database out of reach the answer is still the 401.
-    }
+    // Only a credential refused as unknown is a failed guess; a missing CSRF token or an outage is not.
+    if (!(err instanceof AppError) || err.status !== 401) core.authFailureLimiter.refund(bucket, unit);
     throw err;
   }
 }
@@ -247,7 +293,7 @@ export interface CallOptions<R, S> {
  * write its prepared write once per key. Answers the face's shape of the result.
  */
 export async function callEndpoint<I, R, S>(core: Core, principal: Principal, endpoint: EndpointDefinition<I, R>, input: I, options: CallOptions<R, S>): Promise<{ body: S; replayed: boolean }> {
-  // A console session's role may limit the endpoint (billing, webhooks); keys keep every right.
+  // The caller's role may limit the endpoint (billing, webhooks): a session's, or a console key's creator's.
   if (endpoint.permission) requireRole(principal, endpoint.permission);
   assertPlan(principal, endpoint.plan, endpoint.planSubject ?? endpoint.title);
   // Text Postgres cannot hold (NUL, unpaired surrogates) is refused before any handler reads it.

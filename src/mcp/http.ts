@@ -2,7 +2,7 @@ import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Core } from '../core.ts';
-import { admit, clientAddress, rateLimitMore } from '../http/pipeline.ts';
+import { admit, clientAddress, originAllowed, rateLimitMore } from '../http/pipeline.ts';
 import { countRefusal } from '../http/metrics.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import type { RateLimitedError } from '../accounts/rate-limit.ts';
@@ -34,6 +34,15 @@ function rateLimitedAnswer(id: string | number, refusal: RateLimitedError) {
 }
 
 /**
+ * The answer to a browser page of another origin, before its key is looked at: 403 with the JSON-RPC
+ * error the MCP SDK's transports answer an invalid Origin with (code -32000, id null).
+ */
+function foreignOrigin(reply: FastifyReply, origin: string) {
+  const message = `Invalid Origin header: ${origin}. Browser pages may call this MCP server from the gateway’s own origin (PUBLIC_URL) or one its operator allows (CORS_ORIGINS).`;
+  return reply.status(403).type('application/json').send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+}
+
+/**
  * The remote MCP server: Streamable HTTP at /mcp, with the REST API key and rate limit.
  *
  * Stateless: every POST gets its own server and transport, bound to the caller's account, and the
@@ -41,6 +50,11 @@ function rateLimitedAnswer(id: string | number, refusal: RateLimitedError) {
  * (no session affinity behind a load balancer); the state that matters (runs, rows) is in Postgres,
  * and long runs are followed with check_run_status rather than server-sent notifications. GET and
  * DELETE (an SSE stream, ending a session) have nothing to serve: 405.
+ *
+ * `Origin` is validated on every request first, as the MCP transport specification asks against DNS
+ * rebinding: no Origin (not a browser), PUBLIC_URL's origin or one of CORS_ORIGINS; any other is 403.
+ * The Host the request came to vouches for nothing here (unlike for graphql-ws sockets): a page whose
+ * name was rebound to the gateway's address sends that name as Host and as Origin alike.
  *
  * Every request is admitted before its body is read (a request without a valid key costs no parsing,
  * and its failure counts against the client's address). A JSON-RPC batch costs one request per
@@ -51,6 +65,8 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
   const admitted = new WeakMap<FastifyRequest, Principal>();
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { origin } = request.headers;
+    if (!originAllowed(core.config, origin, undefined)) return foreignOrigin(reply, origin!);
     try {
       admitted.set(request, await admit(core, request.headers.authorization, (headers) => reply.headers(headers), clientAddress(core.config, request.raw)));
     } catch (err) {

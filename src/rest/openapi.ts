@@ -257,6 +257,8 @@ function endpointRoutes(allowances: Allowances): RouteDoc[] {
     const gates = errorsOf(
       endpoint.errors,
       endpoint.plan ? { 403: ['plan_required'] } : {},
+      // A key created in the console acts with its creator's role (src/accounts/roles.ts).
+      endpoint.permission ? { 403: ['role_required'] } : {},
       endpoint.allowance ? { 429: ['daily_limit_reached'] } : {},
     );
     const description = endpointDescription(endpoint, allowances);

@@ -12,6 +12,8 @@ export const JOBS = {
   housekeeping: 'housekeeping',
   /** Applies one verified Stripe event (billing/payments/events.ts); added by POST /hooks/stripe. */
   applyStripeEvent: 'apply_stripe_event',
+  /** Mails a password-reset link to the user of an email, if any (accounts/password-reset.ts); added by POST /auth/password-reset. */
+  sendPasswordReset: 'send_password_reset',
 } as const;
 
 export interface JobPayloads {
@@ -19,4 +21,5 @@ export interface JobPayloads {
   [JOBS.deliverWebhook]: { deliveryId: string };
   [JOBS.housekeeping]: Record<string, never>;
   [JOBS.applyStripeEvent]: { eventId: string };
+  [JOBS.sendPasswordReset]: { email: string };
 }

@@ -1,6 +1,6 @@
 import { buildApp, type App } from '../../src/app.ts';
 import { loopbackConfig, type Config } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
 import { createAccount, type CreateAccountInput } from '../../src/accounts/accounts.ts';
 import { isTerminal } from '../../src/runs/view.ts';
 import type { RunStatus } from '../../db/schema/runs.ts';
@@ -40,13 +40,13 @@ export interface TestApp {
 }
 
 /** The whole gateway with an inline worker, on a real port, over a database of its own. */
-export async function startTestApp(options: { worker?: boolean; config?: Partial<Config> } = {}): Promise<TestApp> {
+export async function startTestApp(options: { worker?: boolean; config?: Partial<Config>; logger?: Logger } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   // Suites poll a lot; the rate-limit suite sets the real limit itself. Credit purchases are recorded
   // without payment (PAYMENTS=demo), as the suites written before payments expect; test/payments.*
   // choose Stripe or none.
   const config = loopbackConfig(database.url, 0, { authCacheSecs: 0, workerConcurrency: 2, rateLimitPerMinute: 100_000, payments: { mode: 'demo' }, ...options.config });
-  const app = await buildApp({ config, databaseUrl: database.url, logger: createLogger('silent'), worker: options.worker ?? true, workerPollInterval: 500 });
+  const app = await buildApp({ config, databaseUrl: database.url, logger: options.logger ?? createLogger('silent'), worker: options.worker ?? true, workerPollInterval: 500 });
   const url = await app.start(0, '127.0.0.1');
 
   const request: TestApp['request'] = async (method, path, opts = {}) => {

@@ -17,6 +17,8 @@ import type { AddressInfo } from 'node:net';
  * - `pm_card_authenticationRequired`: off-session, 402 card_error `authentication_required` with the
  *   PaymentIntent (status `requires_payment_method`) to confirm on-session;
  * - `pm_card_threeDSecureRequired`: the PaymentIntent answers `requires_action` with `next_action`.
+ * A PaymentIntent is confirmed when made (`confirm=true`) or later (`POST /v1/payment_intents/:id/confirm`),
+ * with the same outcomes; `POST /v1/payment_intents/:id` changes its metadata and description.
  */
 export interface FakeStripe {
   /** The base URL for STRIPE_API_BASE. */
@@ -51,6 +53,11 @@ export interface FakeStripe {
   paused: boolean;
   /** While true, every API request is answered 500 `api_error`, as during an outage of Stripe's API. */
   outage: boolean;
+  /**
+   * Requests it matches are carried out, then the connection is closed before the answer (and so are
+   * their retries), as when the network fails after Stripe has acted.
+   */
+  loseAnswers: ((method: string, path: string) => boolean) | null;
   /** Resolves when the events sent on their own (after a PaymentIntent succeeds at once) have been answered. */
   idle(): Promise<void>;
   /** Sends an event again, exactly as first sent (signed anew, as Stripe's retries are). */
@@ -159,21 +166,33 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       latest_charge: null,
       last_payment_error: null,
       next_action: null,
-      status: 'requires_payment_method',
+      status: params.payment_method ? 'requires_confirmation' : 'requires_payment_method',
       created: now(),
       livemode: false,
     };
+    if (params.off_session !== undefined && params.confirm !== 'true') throw invalidRequest('You passed off_session without confirm=true; off_session is a parameter of the confirmation.', undefined, 'off_session');
     paymentIntents.set(intentId, intent);
-    if (params.confirm !== 'true') return intent;
+    return params.confirm === 'true' ? confirmPaymentIntent(intent, params) : intent;
+  }
+
+  /** Confirms a PaymentIntent with its payment method: the test card decides the outcome. */
+  function confirmPaymentIntent(intent: any, params: Record<string, any>): any {
+    if (params.payment_method) intent.payment_method = params.payment_method;
+    if (!['requires_confirmation', 'requires_payment_method', 'requires_action'].includes(intent.status)) {
+      throw invalidRequest(`This PaymentIntent's status is ${intent.status}, so it cannot be confirmed.`, 'payment_intent_unexpected_state');
+    }
     if (!intent.payment_method) throw invalidRequest('You must provide a payment method to confirm this PaymentIntent.', 'payment_intent_unexpected_state');
+    const intentId = intent.id;
     const offSession = params.off_session === 'true';
     switch (intent.payment_method) {
       case 'pm_card_chargeDeclinedInsufficientFunds': {
+        intent.status = 'requires_payment_method';
         intent.last_payment_error = { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' };
         throw new ApiError(402, { ...intent.last_payment_error, payment_intent: intent, request_log_url: null });
       }
       case 'pm_card_authenticationRequired':
         if (offSession) {
+          intent.status = 'requires_payment_method';
           intent.last_payment_error = { type: 'card_error', code: 'authentication_required', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
           throw new ApiError(402, { ...intent.last_payment_error, payment_intent: intent });
         }
@@ -215,9 +234,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       return { object: customer };
     }
     if (method === 'POST' && path === '/v1/payment_intents') return { object: createPaymentIntent(params) };
-    if (method === 'GET' && (match = path.match(/^\/v1\/payment_intents\/([^/]+)$/))) {
+    if ((match = path.match(/^\/v1\/payment_intents\/([^/]+)(\/confirm)?$/))) {
       const intent = paymentIntents.get(match[1]!);
       if (!intent) throw missing('payment_intent', match[1]!);
+      if (method === 'POST' && match[2]) return { object: confirmPaymentIntent(intent, params) };
+      if (method === 'POST') {
+        if (params.metadata) Object.assign(intent.metadata, params.metadata);
+        if (params.description !== undefined) intent.description = params.description;
+      }
       return { object: intent };
     }
     if ((method === 'GET' || method === 'DELETE') && (match = path.match(/^\/v1\/subscriptions\/([^/]+)$/))) {
@@ -278,6 +302,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req'), ...(replayed ? { 'idempotent-replayed': 'true' } : {}), ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) });
       res.end(JSON.stringify(body));
     };
+    const lost = fake.loseAnswers?.(method, url.pathname) ?? false;
     if (fake.outage) return send(500, { error: { type: 'api_error', message: 'An unexpected error occurred on our side.' } });
     if (req.headers.authorization !== `Bearer ${secretKey}`) {
       return send(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided.' } });
@@ -289,7 +314,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       if (stored && stored.hash !== hash) {
         return send(400, { error: { type: 'idempotency_error', message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.` } });
       }
-      if (stored) return send(stored.status, stored.body, true);
+      if (stored) return lost ? void res.destroy() : send(stored.status, stored.body, true);
     }
     let status = 200;
     let body: unknown;
@@ -303,6 +328,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     // Stored as sent: a replay answers the first answer, whatever happened since.
     const snapshot = JSON.parse(JSON.stringify(body));
     if ((method === 'POST' || method === 'DELETE') && idempotencyKey) idempotent.set(idempotencyKey, { hash, status, body: snapshot });
+    if (lost) return void res.destroy();
     send(status, snapshot);
   }
 
@@ -328,6 +354,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     requests,
     paused: false,
     outage: false,
+    loseAnswers: null,
     async idle() {
       while (inFlight.size > 0) await Promise.all([...inFlight]);
     },

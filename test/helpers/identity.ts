@@ -109,12 +109,19 @@ export interface IdentityApp {
   /** Every log line written so far. */
   logs: string[];
   browser(): Browser;
-  /** Signs a new user up (open sign-up) and returns their browser. */
+  /** Signs a new user up (open sign-up) and returns their browser; the email stays unverified, the trial credits not granted. */
   signUp(email: string, password?: string): Promise<Browser>;
+  /** Signs a new user up and follows the verification link mailed to them, as they would: the account has its trial credits. */
+  signUpVerified(email: string, password?: string): Promise<Browser>;
+  /** Follows the verification link in the next mail to `email` after mail number `from`: the answer of POST /auth/verify-email. */
+  verifyEmail(email: string, from?: number): Promise<Answer>;
   stop(): Promise<void>;
 }
 
-/** The gateway with mail through a local SMTP server, cheap password hashing and its log captured. */
+/**
+ * The gateway with mail through a local SMTP server, cheap password hashing and its log captured.
+ * Every test's browser comes from 127.0.0.1, so sign-ups per address are not limited unless a test says so.
+ */
 export async function startIdentityApp(config: Partial<Config> = {}, options: { worker?: boolean } = {}): Promise<IdentityApp> {
   const mail = await startMailServer();
   const database = await createTestDatabase();
@@ -126,6 +133,7 @@ export async function startIdentityApp(config: Partial<Config> = {}, options: { 
       rateLimitPerMinute: 100_000,
       mail: { smtpUrl: mail.url, from: 'leadgate <no-reply@leadgate.test>' },
       passwordCost: { memoryKib: 1024, passes: 1 },
+      signupsPerHour: 0,
       ...config,
     }),
     databaseUrl: database.url,
@@ -134,6 +142,16 @@ export async function startIdentityApp(config: Partial<Config> = {}, options: { 
     workerPollInterval: 200,
   });
   const url = await app.start(0, '127.0.0.1');
+  const signUp = async (email: string, password = 'correct horse battery') => {
+    const browser = new Browser(url);
+    const res = await browser.request('POST', '/auth/sign-up', { body: { email, password, name: email.split('@')[0] } });
+    if (res.status !== 201) throw new Error(`sign-up answered ${res.status}: ${JSON.stringify(res.body)}`);
+    return browser;
+  };
+  const verifyEmail = async (email: string, from = 0) => {
+    const link = await mail.linkTo(email.toLowerCase(), '/verify-email?token=', from);
+    return new Browser(url).request('POST', '/auth/verify-email', { body: { token: new URL(link).searchParams.get('token') } });
+  };
   return {
     app,
     url,
@@ -141,10 +159,13 @@ export async function startIdentityApp(config: Partial<Config> = {}, options: { 
     database,
     logs,
     browser: () => new Browser(url),
-    async signUp(email, password = 'correct horse battery') {
-      const browser = new Browser(url);
-      const res = await browser.request('POST', '/auth/sign-up', { body: { email, password, name: email.split('@')[0] } });
-      if (res.status !== 201) throw new Error(`sign-up answered ${res.status}: ${JSON.stringify(res.body)}`);
+    signUp,
+    verifyEmail,
+    async signUpVerified(email, password) {
+      const from = mail.mails.length;
+      const browser = await signUp(email, password);
+      const verified = await verifyEmail(email, from);
+      if (verified.status !== 200) throw new Error(`verification answered ${verified.status}: ${JSON.stringify(verified.body)}`);
       return browser;
     },
     async stop() {

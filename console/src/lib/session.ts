@@ -1,10 +1,21 @@
 /** The session of the signed-in user, as GET /auth/session and the sign-in routes answer it (docs/console.md). */
 export interface SessionView {
-  user: { id: string; email: string; name: string | null };
+  user: { id: string; email: string; name: string | null; emailVerified: boolean };
   account: { id: string; name: string };
   role: 'owner' | 'admin' | 'member';
   csrfToken: string;
   expiresAt: string;
+  /** USD of trial credits verifying the email adds to the wallet ("5.00"); null when none await. */
+  trialCredits: string | null;
+}
+
+/** What following an email verification link answers. */
+export interface EmailVerified {
+  email: string;
+  alreadyVerified: boolean;
+  trial: 'granted' | 'claimed' | 'throwaway' | 'none';
+  trialCredits: string | null;
+  message: string;
 }
 
 /** A refusal of an /auth route: DESIGN.md's error body. */
@@ -29,7 +40,7 @@ async function call<T>(method: string, path: string, body?: unknown, csrfToken?:
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (csrfToken) headers['x-csrf-token'] = csrfToken;
   const res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
-  if (res.status === 204 || res.status === 202) return undefined as T;
+  if (res.status === 204) return undefined as T;
   const answer = (await res.json().catch(() => null)) as { error?: { code: string; message: string; details?: { path: string; message: string }[] } } | null;
   if (!res.ok) {
     const error = answer?.error;
@@ -53,6 +64,8 @@ export const auth = {
   signOut: (csrfToken: string) => call<void>('POST', '/auth/sign-out', undefined, csrfToken),
   requestReset: (email: string) => call<void>('POST', '/auth/password-reset', { email }),
   confirmReset: (input: { token: string; password: string }) => call<SessionView>('POST', '/auth/password-reset/confirm', input),
+  verifyEmail: (token: string) => call<EmailVerified>('POST', '/auth/verify-email', { token }),
+  resendVerification: (csrfToken: string) => call<{ message: string }>('POST', '/auth/verify-email/resend', undefined, csrfToken),
   invitation: (token: string) =>
     call<{ email: string; accountName: string; role: string; expiresAt: string; userExists: boolean }>('GET', `/auth/invitations/${encodeURIComponent(token)}`),
   acceptInvitation: (input: { token: string; password: string; name?: string }) => call<SessionView>('POST', '/auth/invitations/accept', input),

@@ -1,11 +1,11 @@
-import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Alert, Anchor, Button, Center, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { Link, Route, Routes, useParams, useSearchParams } from 'react-router';
-import { auth, AuthError, type SessionView } from '../lib/session.ts';
+import { auth, AuthError, type EmailVerified, type SessionView } from '../lib/session.ts';
 
 type SignedIn = (session: SessionView) => void;
 
-/** The pages before a session: sign up, sign in, password reset, invitation. */
+/** The pages before a session: sign up, sign in, password reset, invitation; and the email verification link's page, with or without one. */
 export default function AuthPages({ onSignedIn }: { onSignedIn: SignedIn }) {
   return (
     <Routes>
@@ -13,6 +13,7 @@ export default function AuthPages({ onSignedIn }: { onSignedIn: SignedIn }) {
       <Route path="/sign-up" element={<SignUp onSignedIn={onSignedIn} />} />
       <Route path="/forgot-password" element={<ForgotPassword />} />
       <Route path="/reset-password" element={<ResetPassword onSignedIn={onSignedIn} />} />
+      <Route path="/verify-email" element={<VerifyEmail />} />
       <Route path="/invitations/:token" element={<AcceptInvitation onSignedIn={onSignedIn} />} />
     </Routes>
   );
@@ -170,6 +171,39 @@ function ResetPassword({ onSignedIn }: { onSignedIn: SignedIn }) {
           </Button>
         </Stack>
       </form>
+    </Frame>
+  );
+}
+
+/** The page a verification link opens: it verifies at once and says what became of the trial credits. */
+function VerifyEmail() {
+  const [params] = useSearchParams();
+  const token = params.get('token') ?? '';
+  const [result, setResult] = useState<EmailVerified | Error | undefined>(undefined);
+  // One request per token, even when React runs the effect twice (StrictMode).
+  const asked = useRef('');
+  useEffect(() => {
+    if (asked.current === token) return;
+    asked.current = token;
+    auth.verifyEmail(token).then(setResult, (err: Error) => setResult(err));
+  }, [token]);
+  return (
+    <Frame title="Verify your email">
+      {result === undefined ? (
+        <Text role="status">Verifying…</Text>
+      ) : result instanceof Error ? (
+        <Alert color="red" role="alert" title="Not verified">
+          {result.message}
+        </Alert>
+      ) : (
+        <Alert color={result.trial === 'claimed' || result.trial === 'throwaway' ? 'yellow' : 'green'} role="status" title={result.trial === 'granted' ? 'Email verified, trial credits added' : 'Email verified'}>
+          {result.message}
+        </Alert>
+      )}
+      <Text size="sm" mt="md">
+        {/* A full load, so the console reads the session again (the banner goes, the wallet shows the credits). */}
+        <Anchor href="/">Go to the console</Anchor>
+      </Text>
     </Frame>
   );
 }

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Alert, Button, Code, CopyButton, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
+import type { ConsoleKeysQuery } from '../gql/graphql.ts';
 import { Loading, QueryError, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
@@ -18,11 +19,14 @@ const KeysQuery = graphql(`
           createdBy {
             id
             email
+            name
           }
+          actsAs
           createdAt
           lastUsedAt
           expiresAt
           revokedAt
+          revokedReason
         }
       }
     }
@@ -121,13 +125,29 @@ function CreateKeyForm({ onCreated }: { onCreated(): void }) {
   );
 }
 
+type ListedKey = ConsoleKeysQuery['viewer']['apiKeys']['nodes'][number];
+
+/** With which rights a key acts: its creator's current role, or every key right for the operator's keys. */
+function actsAs(key: ListedKey): string {
+  if (key.revokedAt) return '—';
+  if (!key.createdBy) return 'Operator key: every key right';
+  return key.actsAs ? `${key.actsAs.toLowerCase()} (${key.createdBy.name ?? key.createdBy.email})` : '—';
+}
+
+/** When a key was revoked, and why when it was not by hand. */
+const revokedState = (revokedAt: string, reason: ListedKey['revokedReason']) =>
+  reason === 'CREATOR_REMOVED' ? `Revoked: its creator left the account (${when(revokedAt)})` : `Revoked ${when(revokedAt)}`;
+
 export default function Keys() {
   const [{ data, error }, refetch] = useQuery({ query: KeysQuery, requestPolicy: 'cache-and-network' });
   const [revoking, revoke] = useMutation(RevokeKey);
   const reload = () => refetch({ requestPolicy: 'network-only' });
   return (
     <Stack>
-      <PageTitle title="API keys">Keys belong to the account: REST, GraphQL, MCP and the CLI accept them. Revoking one works at once on every face.</PageTitle>
+      <PageTitle title="API keys">
+        Keys belong to the account: REST, GraphQL, MCP and the CLI accept them. A key acts with its creator’s current role, never more (an admin’s key cannot
+        reach billing), and stops working when its creator leaves the account. Revoking one works at once on every face.
+      </PageTitle>
       <CreateKeyForm onCreated={reload} />
       <Title order={3}>Keys</Title>
       {error ? (
@@ -138,16 +158,17 @@ export default function Keys() {
         <Table
           aria-label="API keys"
           data={{
-            head: ['Name', 'Prefix', 'Created by', 'Created', 'Last used', 'Expires', 'State'],
+            head: ['Name', 'Prefix', 'Created by', 'Acts as', 'Created', 'Last used', 'Expires', 'State'],
             body: data.viewer.apiKeys.nodes.map((key) => [
               key.name,
               <Code>{key.prefix}…</Code>,
-              key.createdBy?.email ?? '—',
+              key.createdBy?.email ?? 'Operator',
+              actsAs(key),
               when(key.createdAt),
               when(key.lastUsedAt),
               when(key.expiresAt),
               key.revokedAt ? (
-                `Revoked ${when(key.revokedAt)}`
+                revokedState(key.revokedAt, key.revokedReason)
               ) : (
                 <Button
                   size="xs"

@@ -73,6 +73,7 @@ const Remove = graphql(`
   mutation ConsoleRemoveMember($id: ID!) {
     removeMember(id: $id) {
       removedMembershipId
+      revokedKeyCount
       userErrors {
         code
         field
@@ -96,6 +97,8 @@ const RevokeInvitation = graphql(`
 `);
 
 const ROLES: Role[] = ['MEMBER', 'ADMIN', 'OWNER'];
+/** What a removal did to the member's API keys. */
+const keysRevoked = (n: number | null) => (!n ? '' : n === 1 ? '; the API key they created was revoked' : `; the ${n} API keys they created were revoked`);
 const roleLabel = (role: string) => role.charAt(0) + role.slice(1).toLowerCase();
 
 export default function Members() {
@@ -121,7 +124,10 @@ export default function Members() {
   const errors = [...(invited.data?.inviteMember.userErrors ?? []), ...(changed.data?.changeMemberRole.userErrors ?? []), ...(removed.data?.removeMember.userErrors ?? []), ...(revoked.data?.revokeInvitation.userErrors ?? [])];
   return (
     <Stack>
-      <PageTitle title="Members">Owners manage everything, billing included; admins manage keys, webhooks and members; members use tools, runs and data.</PageTitle>
+      <PageTitle title="Members">
+        Owners manage everything, billing included; admins manage keys, webhooks and members; members use tools, runs and data. The API keys a member
+        created act with their current role, and stop working when they leave the account.
+      </PageTitle>
       <form onSubmit={submit} aria-label="Invite a member">
         <Group align="flex-end">
           <TextInput label="Email to invite" type="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
@@ -131,6 +137,11 @@ export default function Members() {
           </Button>
         </Group>
       </form>
+      {removed.data?.removeMember.removedMembershipId && (
+        <Alert color="green" role="status">
+          Member removed{keysRevoked(removed.data.removeMember.revokedKeyCount)}.
+        </Alert>
+      )}
       {invited.data?.inviteMember.invitation && (
         <Alert color="green" role="status">
           Invitation sent to {invited.data.inviteMember.invitation.email}.
@@ -168,7 +179,7 @@ export default function Members() {
                   variant="outline"
                   aria-label={`Remove ${m.user.email}`}
                   onClick={async () => {
-                    if (!confirm(`Remove ${m.user.email} from the account?`)) return;
+                    if (!confirm(`Remove ${m.user.email} from the account? Their sessions end and the API keys they created stop working.`)) return;
                     await remove({ id: m.id });
                     reload();
                   }}

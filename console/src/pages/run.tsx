@@ -74,10 +74,10 @@ const CancelMutation = graphql(`
 `);
 
 const DownloadQuery = graphql(`
-  query ConsoleDownloadUrl($id: ID!, $format: DownloadFormat!) {
+  query ConsoleDownloadPath($id: ID!, $format: DownloadFormat!) {
     run(id: $id) {
       id
-      downloadUrl(format: $format)
+      downloadPath(format: $format)
     }
   }
 `);
@@ -168,14 +168,15 @@ function RowsTable({ runId, tool, columns }: { runId: string; tool: string; colu
 function Downloads({ runId }: { runId: string }) {
   const client = useClient();
   const [error, setError] = useState<string | null>(null);
-  // A signed link made on click (it lives minutes); the browser downloads it like any file.
+  // A signed link made on click (it lives minutes); the browser downloads it like any file. A path: it
+  // resolves against the address this page was opened at, whatever PUBLIC_URL says.
   const download = async (format: (typeof FORMATS)[number]) => {
     setError(null);
     const result = await client.query(DownloadQuery, { id: runId, format }, { requestPolicy: 'network-only' }).toPromise();
-    const url = result.data?.run?.downloadUrl;
-    if (!url) return setError(result.error?.graphQLErrors[0]?.message ?? 'The file is not available.');
+    const path = result.data?.run?.downloadPath;
+    if (!path) return setError(result.error?.graphQLErrors[0]?.message ?? 'The file is not available.');
     const link = document.createElement('a');
-    link.href = url;
+    link.href = path;
     link.download = '';
     document.body.append(link);
     link.click();

@@ -8,7 +8,6 @@ import { JOBS } from '../../runs/jobs.ts';
 import { AppError } from '../../shared/errors.ts';
 import { formatDollars, usdToMicros } from '../money.ts';
 import { PLAN_MONTHLY_CREDITS_USD } from '../plans.ts';
-import type { PurchaseTerms } from '../wallet.ts';
 import { paymentsNotConfigured } from './port.ts';
 import { creditCardPayment } from './stripe.ts';
 import { Stripe, stripeClient } from './stripe-client.ts';
@@ -84,7 +83,7 @@ export async function applyStripeEvent(deps: { db: Database; config: StripeConfi
       .where(and(eq(stripeEventTable.id, eventId), sql`${stripeEventTable.processedAt} is null`))
       .for('update');
     if (!claimed) return;
-    const outcome = await apply(tx, deps.config, event, subscription);
+    const outcome = await apply(tx, deps.config, event, subscription, deps.logger.child({ stripeEvent: eventId }));
     await tx.update(stripeEventTable).set({ processedAt: sql`now()`, outcome }).where(eq(stripeEventTable.id, eventId));
     deps.logger.info({ stripeEvent: eventId, type: event.type, outcome }, 'stripe event applied');
   });
@@ -114,7 +113,7 @@ async function endReplacedSubscription(db: Database, stripe: Stripe, sub: Stripe
   await stripe.subscriptions.cancel(previous, { prorate: true }, { idempotencyKey: `leadgate-replaced-${previous}` });
 }
 
-async function apply(tx: Executor, config: StripeConfig, event: Stripe.Event, subscription: Stripe.Subscription | null): Promise<string> {
+async function apply(tx: Executor, config: StripeConfig, event: Stripe.Event, subscription: Stripe.Subscription | null, logger: Logger): Promise<string> {
   switch (event.type) {
     case 'customer.subscription.created':
     case 'customer.subscription.updated':
@@ -123,7 +122,7 @@ async function apply(tx: Executor, config: StripeConfig, event: Stripe.Event, su
     case 'invoice.paid':
       return grantInvoice(tx, config, event.data.object);
     case 'payment_intent.succeeded':
-      return creditIntent(tx, event.data.object);
+      return creditIntent(tx, event.data.object, logger);
     case 'charge.refunded': {
       const charge = event.data.object;
       return takeBack(tx, idOf(charge.payment_intent), charge.amount, charge.amount_refunded, 'refund', `refunded (${charge.id})`);
@@ -187,29 +186,27 @@ async function grantInvoice(tx: Executor, config: StripeConfig, invoice: Stripe.
   return `granted ${formatDollars(credits)} USD of ${plan} plan credits`;
 }
 
-/** A purchase's terms from its PaymentIntent's metadata (stripe.ts `purchaseMetadata`); null for any other payment. */
-function termsOf(intent: Stripe.PaymentIntent): PurchaseTerms | null {
-  const m = intent.metadata ?? {};
-  if (m.leadgate_purpose !== 'credits' || !m.account_id || !PLANS.includes(m.plan as Plan)) return null;
-  return {
-    accountId: m.account_id,
-    plan: m.plan as Plan,
-    originalUsd: Number(m.original_usd),
-    amountUsd: Number(m.amount_usd),
-    bonusPercent: Number(m.bonus_percent),
-    paidMicros: BigInt(m.paid_micros ?? '0'),
-    bonusMicros: BigInt(m.bonus_micros ?? '0'),
-  };
-}
-
-async function creditIntent(tx: Executor, intent: Stripe.PaymentIntent): Promise<string> {
-  const terms = termsOf(intent);
-  if (!terms) return 'ignored: not a credit purchase';
-  // What was charged is what is credited: the amount Stripe received, not only what the metadata says.
-  if (BigInt(intent.amount_received ?? intent.amount) * 10_000n !== terms.paidMicros) return `ignored: ${intent.id} received ${intent.amount_received} cents, not the purchase's amount`;
-  const [account] = await tx.select({ id: accountTable.id }).from(accountTable).where(eq(accountTable.id, terms.accountId));
-  if (!account) return `ignored: account ${terms.accountId} is gone`;
-  return (await creditCardPayment(tx, intent.id, terms)) ? `credited ${formatDollars(terms.paidMicros + terms.bonusMicros)} USD` : `ignored: ${intent.id} was credited already`;
+/**
+ * Credits a succeeded PaymentIntent's purchase, unless the request did: only one this gateway made and
+ * recorded, from its row (stripe.ts creditCardPayment). Any other is acknowledged and left: one made
+ * at the Stripe account by someone else, whatever its metadata names, credits nothing, and one whose
+ * metadata claims to be a purchase of this gateway is logged at warn.
+ */
+async function creditIntent(tx: Executor, intent: Stripe.PaymentIntent, logger: Logger): Promise<string> {
+  const credit = await creditCardPayment(tx, intent.id, intent.amount_received);
+  const seen = { paymentIntent: intent.id, amountReceived: intent.amount_received, currency: intent.currency, customer: idOf(intent.customer), claimedAccount: intent.metadata?.account_id ?? null };
+  switch (credit.kind) {
+    case 'unknown':
+      if (intent.metadata?.leadgate_purpose || intent.metadata?.account_id) logger.warn(seen, 'stripe: a PaymentIntent this gateway did not make claims to be a credit purchase; nothing credited');
+      return `ignored: ${intent.id} is no purchase made by this gateway`;
+    case 'other_amount':
+      logger.warn({ ...seen, purchaseMicros: credit.paidMicros.toString() }, 'stripe: a purchase received another amount than it was made for; nothing credited');
+      return `ignored: ${intent.id} received ${intent.amount_received} cents, not the purchase's ${formatDollars(credit.paidMicros)} USD`;
+    case 'credited':
+      return `credited ${formatDollars(credit.terms.paidMicros + credit.terms.bonusMicros)} USD`;
+    case 'credited_already':
+      return `ignored: ${intent.id} was credited already`;
+  }
 }
 
 /**

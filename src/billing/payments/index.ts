@@ -6,9 +6,9 @@ import { demoPayments } from './demo.ts';
 import { paymentsNotConfigured, type Payments } from './port.ts';
 import { createStripePayments } from './stripe.ts';
 
-/** The configured payments (config.payments). */
-export function createPayments(config: PaymentsConfig, db: Database): Payments {
-  if (config.mode === 'stripe') return createStripePayments(config, db);
+/** The configured payments (config.payments); `records` is the pool Stripe's purchase records commit on (stripe.ts). */
+export function createPayments(config: PaymentsConfig, db: Database, records: Database): Payments {
+  if (config.mode === 'stripe') return createStripePayments(config, db, records);
   return config.mode === 'demo' ? demoPayments : { mode: 'none' };
 }
 

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../../db/client.ts';
 import { accountTable, type Plan } from '../../../db/schema/accounts.ts';
-import { cardPaymentTable } from '../../../db/schema/payments.ts';
+import { cardPaymentTable, type CardPayment } from '../../../db/schema/payments.ts';
 import type { StripeConfig } from '../../config.ts';
 import { AppError, RetryLaterError } from '../../shared/errors.ts';
-import { formatDollars, usdToMicros } from '../money.ts';
+import { formatDollars, microsToNumber, usdToMicros } from '../money.ts';
 import { creditPurchase, purchaseOf, type PurchaseTerms } from '../wallet.ts';
 import type { StripePayments } from './port.ts';
 import { Stripe, stripeClient } from './stripe-client.ts';
@@ -13,13 +13,16 @@ import { Stripe, stripeClient } from './stripe-client.ts';
 /** PaymentIntent statuses that wait for the customer (after an off-session `authentication_required`, `requires_payment_method`). */
 const WAITING = ['requires_action', 'requires_confirmation', 'requires_payment_method'];
 
+/** A purchase's status once its card was declined: Stripe leaves the PaymentIntent `requires_payment_method`, but nothing waits for the customer. */
+const DECLINED = 'declined';
+
 /** Stripe charges in cents; money here is micro-dollars. */
 const MICROS_PER_CENT = 10_000n;
 
 /**
- * What a credit purchase's PaymentIntent carries in its metadata: enough to credit it from the
- * `payment_intent.succeeded` event alone, when the request that charged it did not (3-D Secure), or
- * did not live to (a crash after the charge).
+ * What a credit purchase's PaymentIntent carries in its metadata, for people reading Stripe's
+ * dashboard. Never read back: anyone with access to the Stripe account can write the same, so a
+ * purchase is credited from its card_payment row alone (creditCardPayment).
  */
 function purchaseMetadata(terms: PurchaseTerms): Record<string, string> {
   return {
@@ -34,28 +37,70 @@ function purchaseMetadata(terms: PurchaseTerms): Record<string, string> {
   };
 }
 
-/** Records (or brings up to date) the card payment of a purchase: its row in card_payment. */
-async function recordCardPayment(db: Executor, intentId: string, terms: PurchaseTerms, status: string): Promise<void> {
-  await db
+/**
+ * Records a purchase's PaymentIntent, made but not confirmed yet (nothing charged): its row in
+ * card_payment, committed on its own before the charge, so it outlives a request that dies after
+ * the charge and the `payment_intent.succeeded` event finds it. A PaymentIntent replayed by Stripe
+ * (the same Idempotency-Key) keeps its first row.
+ */
+async function recordPurchase(records: Executor, intent: Stripe.PaymentIntent, terms: PurchaseTerms): Promise<void> {
+  await records
     .insert(cardPaymentTable)
     .values({
-      id: intentId,
+      id: intent.id,
       accountId: terms.accountId,
       originalMicros: usdToMicros(terms.originalUsd.toFixed(2)),
       paidMicros: terms.paidMicros,
       plan: terms.plan,
       bonusMicros: terms.bonusMicros,
-      status,
+      status: intent.status,
     })
-    .onConflictDoUpdate({ target: cardPaymentTable.id, set: { status } });
+    .onConflictDoNothing({ target: cardPaymentTable.id });
 }
 
-/** Credits a succeeded PaymentIntent's purchase once (whichever of the request and the event comes first). */
-export async function creditCardPayment(tx: Executor, intentId: string, terms: PurchaseTerms): Promise<boolean> {
-  await recordCardPayment(tx, intentId, terms, 'succeeded');
+/** Stripe's answer to a confirmation that did not succeed, kept on the purchase's row (outside the request's transaction, which the refusal rolls back). */
+async function setPurchaseStatus(records: Executor, intentId: string, status: string): Promise<void> {
+  await records.update(cardPaymentTable).set({ status }).where(and(eq(cardPaymentTable.id, intentId), isNull(cardPaymentTable.creditedAt)));
+}
+
+/** A recorded purchase's terms, as its row has them. */
+function termsOf(row: CardPayment): PurchaseTerms {
+  return {
+    accountId: row.accountId,
+    plan: row.plan,
+    originalUsd: microsToNumber(row.originalMicros),
+    amountUsd: microsToNumber(row.paidMicros),
+    bonusPercent: Number((row.bonusMicros * 100n) / row.paidMicros),
+    paidMicros: row.paidMicros,
+    bonusMicros: row.bonusMicros,
+  };
+}
+
+/** What crediting a succeeded PaymentIntent did. */
+export type CardCredit =
+  /** This gateway made no purchase of that PaymentIntent: nothing credited. */
+  | { kind: 'unknown' }
+  /** Stripe received another amount than the purchase's: nothing credited. */
+  | { kind: 'other_amount'; paidMicros: bigint }
+  | { kind: 'credited' | 'credited_already'; terms: PurchaseTerms };
+
+/**
+ * Credits a succeeded PaymentIntent's purchase once, whichever of the request and the
+ * `payment_intent.succeeded` event comes first: only a PaymentIntent recorded by this gateway
+ * (recordPurchase), with the account, amount and bonus of its row, and only when Stripe received
+ * the row's amount. Nothing about it is taken from the PaymentIntent but its id and amount received.
+ */
+export async function creditCardPayment(tx: Executor, intentId: string, receivedCents: number): Promise<CardCredit> {
+  const [row] = await tx.select().from(cardPaymentTable).where(eq(cardPaymentTable.id, intentId)).for('update');
+  if (!row) return { kind: 'unknown' };
+  if (BigInt(receivedCents) * MICROS_PER_CENT !== row.paidMicros) return { kind: 'other_amount', paidMicros: row.paidMicros };
+  const terms = termsOf(row);
   const credited = await creditPurchase(tx, terms, { mode: 'stripe', reference: intentId });
-  if (credited) await tx.update(cardPaymentTable).set({ creditedAt: sql`now()` }).where(eq(cardPaymentTable.id, intentId));
-  return credited;
+  await tx
+    .update(cardPaymentTable)
+    .set({ status: 'succeeded', ...(credited ? { creditedAt: sql`now()` } : {}) })
+    .where(eq(cardPaymentTable.id, intentId));
+  return { kind: credited ? 'credited' : 'credited_already', terms };
 }
 
 /** The account's Stripe customer, if it has one yet. */
@@ -117,7 +162,12 @@ async function atStripe<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createStripePayments(config: StripeConfig, db: Database): StripePayments {
+/**
+ * `records` commits the purchase rows written outside the request's transaction (before the charge,
+ * and the refusals that roll it back) on connections of its own: the request holds one of the main
+ * pool's while Stripe answers, and requests waiting on the same Idempotency-Key hold others.
+ */
+export function createStripePayments(config: StripeConfig, db: Database, records: Database): StripePayments {
   const stripe = stripeClient(config);
 
   /** The account's customer, made the first time it needs one (one customer per account, by an idempotency key). */
@@ -146,38 +196,40 @@ export function createStripePayments(config: StripeConfig, db: Database): Stripe
         });
         const method = !customer || customer.deleted ? null : customer.invoice_settings?.default_payment_method;
         if (!method) throw paymentMethodRequired();
+        // Made, then recorded, then confirmed: the charge comes after the row that lets it be credited.
+        const created = await stripe.paymentIntents.create(
+          {
+            amount: Number(terms.paidMicros / MICROS_PER_CENT),
+            currency: 'usd',
+            customer: customerId,
+            payment_method: typeof method === 'string' ? method : method.id,
+            description: `leadgate credits: ${formatDollars(terms.paidMicros)} USD`,
+            metadata: purchaseMetadata(terms),
+          },
+          idempotencyKey === undefined ? undefined : { idempotencyKey: stripeIdempotencyKey(terms, idempotencyKey) },
+        );
+        await recordPurchase(records, created, terms);
         let intent: Stripe.PaymentIntent;
         try {
-          intent = await stripe.paymentIntents.create(
-            {
-              amount: Number(terms.paidMicros / MICROS_PER_CENT),
-              currency: 'usd',
-              customer: customerId,
-              payment_method: typeof method === 'string' ? method : method.id,
-              off_session: true,
-              confirm: true,
-              description: `leadgate credits: ${formatDollars(terms.paidMicros)} USD`,
-              metadata: purchaseMetadata(terms),
-            },
-            idempotencyKey === undefined ? undefined : { idempotencyKey: stripeIdempotencyKey(terms, idempotencyKey) },
-          );
+          // One confirmation per PaymentIntent: a retried request (the same PaymentIntent) gets Stripe's first answer.
+          intent = await stripe.paymentIntents.confirm(created.id, { off_session: true }, { idempotencyKey: `leadgate-confirm-${created.id}` });
         } catch (err) {
           if (!(err instanceof Stripe.errors.StripeCardError)) throw err;
           // Off-session, a card that needs 3-D Secure is refused with `authentication_required`; the
           // customer completes it on-session with the PaymentIntent's client secret.
           if (err.code === 'authentication_required' && err.payment_intent) {
-            await recordCardPayment(db, err.payment_intent.id, terms, err.payment_intent.status);
+            await setPurchaseStatus(records, created.id, err.payment_intent.status);
             throw requiresAction(err.payment_intent);
           }
+          await setPurchaseStatus(records, created.id, DECLINED);
           throw paymentFailed(err);
         }
         if (intent.status === 'succeeded') {
-          await creditCardPayment(tx, intent.id, terms);
-          return purchaseOf(tx, terms, { mode: 'stripe', reference: intent.id });
+          const credit = await creditCardPayment(tx, intent.id, intent.amount_received);
+          if (credit.kind === 'unknown' || credit.kind === 'other_amount') throw new Error(`PaymentIntent ${intent.id} succeeded but does not match its purchase (${credit.kind})`);
+          return purchaseOf(tx, credit.terms, { mode: 'stripe', reference: intent.id });
         }
-        // Recorded outside the request's transaction, which this refusal rolls back: the event that
-        // completes the payment finds the purchase it pays for.
-        await recordCardPayment(db, intent.id, terms, intent.status);
+        await setPurchaseStatus(records, intent.id, intent.status);
         if (intent.status === 'requires_action' || intent.status === 'requires_confirmation') throw requiresAction(intent);
         throw new AppError(402, 'payment_failed', `The payment was not completed (${intent.status}); if it completes later, the credits are added then. Payment ${intent.id}.`, undefined, {
           payment: { payment_intent: intent.id, status: intent.status },

@@ -1,0 +1,189 @@
+import type { Core } from '../core.ts';
+import type { Principal } from '../accounts/accounts.ts';
+import { AppError, coerceError, DatabaseUnavailableError } from '../shared/errors.ts';
+import { authenticate, type SessionCredentials } from './pipeline.ts';
+
+/**
+ * Access that lasts: what a graphql-ws socket or a subscription over SSE was opened with, checked
+ * again before every event it delivers and, while it is idle, on a timer. A key revoked or expired, a
+ * session signed out (or all of its user's), a member removed or demoted: the next check sees it
+ * through the authenticator, whose cache keeps a verdict at most AUTH_CACHE_SECS, so access ends within
+ * that time whether or not the client sends anything. Fields resolved for an event (a signed download
+ * link) read the principal as the last check found it, never as it was at connect.
+ */
+
+/** What the caller presented: a Bearer API key, or a console session's cookie token and CSRF token. */
+export interface Credential {
+  authorization?: string | null;
+  session?: SessionCredentials;
+}
+
+type AccessDeps = Pick<Core, 'auth' | 'config' | 'authFailureLimiter'>;
+
+/** The key one check serves for every connection that presented the same credential. */
+export const credentialKey = (credential: Credential) =>
+  credential.authorization ? `k:${credential.authorization}` : `s:${credential.session?.token ?? ''}:${credential.session?.csrfToken ?? ''}`;
+
+/** How often idle connections are checked: the key cache time, at least once a second. */
+export const recheckMs = (config: Pick<Core['config'], 'authCacheSecs'>) => Math.max(1000, config.authCacheSecs * 1000);
+
+export class LiveAccess {
+  /** The caller as the last check found it: one object, updated in place, so every context holding it reads the current role. */
+  readonly principal: Principal;
+  private confirmedAt: number;
+  private refusal: AppError | undefined;
+  private pending: Promise<Principal> | undefined;
+  private readonly ended = new Set<(refusal: AppError) => void>();
+  private holds = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  /**
+   * `selfCheck`: while a stream holds this access (`hold`), check it every `recheckMs` on its own
+   * timer (an SSE stream). Sockets leave it off: their server checks every open socket from one timer.
+   */
+  constructor(
+    private readonly core: AccessDeps,
+    readonly credential: Credential,
+    principal: Principal,
+    private readonly options: { selfCheck?: boolean } = {},
+    now = Date.now(),
+  ) {
+    this.principal = { ...principal };
+    this.confirmedAt = now;
+  }
+
+  /** A stream starts following this access; the returned function stops it. */
+  hold(): () => void {
+    if (this.options.selfCheck && this.holds++ === 0) {
+      this.timer = setInterval(() => void this.confirm().catch(() => {}), recheckMs(this.core.config));
+      this.timer.unref();
+    }
+    let released = false;
+    return () => {
+      if (released || !this.options.selfCheck) return;
+      released = true;
+      if (--this.holds === 0) clearInterval(this.timer);
+    };
+  }
+
+  /** Takes `principal` as confirmed now (the pipeline admitted the same credential again). */
+  accept(principal: Principal, now = Date.now()): Principal {
+    this.replace(principal);
+    this.confirmedAt = now;
+    return this.principal;
+  }
+
+  /** The refusal that ended this access, or undefined while it lasts. */
+  get endedBy(): AppError | undefined {
+    return this.refusal;
+  }
+
+  /**
+   * Whether an event may go out without a new check: access was confirmed within the key cache time
+   * and has not ended. With no cache (AUTH_CACHE_SECS=0) every event is checked.
+   */
+  fresh(now = Date.now()): boolean {
+    return this.refusal === undefined && now - this.confirmedAt < this.core.config.authCacheSecs * 1000;
+  }
+
+  /** Runs `listener` once when access ends (at once if it has). Returns the function that removes it. */
+  onEnd(listener: (refusal: AppError) => void): () => void {
+    if (this.refusal) {
+      listener(this.refusal);
+      return () => {};
+    }
+    this.ended.add(listener);
+    return () => this.ended.delete(listener);
+  }
+
+  /**
+   * Checks the credential again (through the authenticator's cache): the principal as it is now, or
+   * the refusal (401 `unauthenticated`, 403 `csrf_failed`), after which access has ended for good.
+   * While the database is out of reach nothing can be checked, and nothing changes: the last
+   * confirmation stands, so an outage does not end every socket with a code clients do not retry.
+   */
+  confirm(now = Date.now()): Promise<Principal> {
+    if (this.refusal) return Promise.reject(this.refusal);
+    this.pending ??= this.check(now).finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  /** Ends access with `refusal` (a check's, or the transport's), running the listeners once. */
+  end(refusal: AppError): void {
+    if (this.refusal) return;
+    this.refusal = refusal;
+    clearInterval(this.timer);
+    const listeners = [...this.ended];
+    this.ended.clear();
+    for (const listener of listeners) listener(refusal);
+  }
+
+  private async check(now: number): Promise<Principal> {
+    let current: Principal;
+    try {
+      current = await authenticate(this.core, this.credential.authorization, undefined, this.credential.session);
+    } catch (raised) {
+      const err = coerceError(raised);
+      if (err instanceof DatabaseUnavailableError) return this.principal;
+      if (err instanceof AppError && (err.status === 401 || err.status === 403)) {
+        this.end(err);
+        throw err;
+      }
+      throw raised;
+    }
+    return this.accept(current, now);
+  }
+
+  private replace(current: Principal) {
+    if (current === this.principal) return;
+    // A field the new principal no longer has goes too.
+    for (const field of Object.keys(this.principal) as (keyof Principal)[]) if (!(field in current)) delete this.principal[field];
+    Object.assign(this.principal, current);
+  }
+}
+
+/**
+ * The events of `source` while `access` lasts: each is let through only after a check (or within the
+ * key cache time of the last one), and the stream stops when access ends, whether it is waiting for
+ * an event or not; then it throws the refusal. Without `access` (a shared execution, whose members are
+ * each checked on their own) the source is passed through.
+ */
+export function guardEvents<T>(source: AsyncIterable<T> | AsyncIterator<T>, access: LiveAccess | undefined): AsyncGenerator<T> {
+  const iterator = Symbol.asyncIterator in source ? (source as AsyncIterable<T>)[Symbol.asyncIterator]() : (source as AsyncIterator<T>);
+  if (!access) return passThrough(iterator);
+  return (async function* guarded() {
+    const release = access.hold();
+    let stop: () => void = () => {};
+    const stopped = new Promise<IteratorResult<T>>((resolve) => {
+      stop = access.onEnd(() => resolve({ done: true, value: undefined }));
+    });
+    try {
+      for (;;) {
+        const next = await Promise.race([iterator.next(), stopped]);
+        if (next.done) break;
+        if (!access.fresh()) await access.confirm();
+        yield next.value;
+      }
+      if (access.endedBy) throw access.endedBy;
+    } finally {
+      stop();
+      release();
+      // A source waiting for its next event finishes its return only after that event: not awaited when access ended.
+      const closing = iterator.return?.();
+      if (!access.endedBy) await closing;
+      else closing?.catch(() => {});
+    }
+  })();
+}
+
+async function* passThrough<T>(iterator: AsyncIterator<T>): AsyncGenerator<T> {
+  try {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await iterator.return?.();
+  }
+}
