@@ -13,7 +13,7 @@ export const closeReason = (meaning: string, message: string) => `${meaning}: ${
 /**
  * The lasting access of every open graphql-ws socket of this process:
  * - each socket's access is checked again every `recheckMs` (the key cache time, at least a second),
- *   one check per credential however many sockets share it; when it has ended (key revoked or expired,
+ *   past the cache, one check per credential however many sockets share it; when it has ended (key revoked or expired,
  *   session signed out, member removed) the socket is closed with 4401 at once, though the client sends
  *   nothing;
  * - a key, and a client address, hold at most WS_MAX_SOCKETS_PER_KEY and WS_MAX_SOCKETS_PER_ADDRESS
@@ -37,7 +37,8 @@ export function socketAccess(core: Pick<Core, 'config'>, log: Logger) {
         const key = credentialKey(access.credential);
         let outcome = outcomes.get(key);
         if (!outcome) {
-          outcome = access.confirm().then(
+          // Past the authenticator's cache: the socket closes within the cache time of the change.
+          outcome = access.confirm(Date.now(), { fresh: true }).then(
             (principal) => principal,
             (err: unknown) => (err instanceof AppError ? err : (log.warn({ err }, 'could not check the access of open sockets'), undefined)),
           );

@@ -267,11 +267,11 @@ describe('a frontend app on urql and graphql-ws', () => {
       expect(first).toEqual(['RUNNING']);
       const secondClosed = new Promise<number>((resolve) => second.ws.on('closed', (e) => resolve((e as { code: number }).code)));
       await revokeApiKey(limited.app.core.db, other.apiKey.slice(0, 14));
+      // The open socket closes with 4401 (final for graphql-ws clients) without being asked anything.
+      expect(await secondClosed).toBe(4401);
       const refused = await pipe(second.urql.subscription(FollowRun, { id: otherRunId }), take(1), toPromise);
       expect(refused.data).toBeUndefined();
-      // The open socket answers the operation UNAUTHENTICATED, then closes with 4401 (final for graphql-ws clients).
-      expect(refused.error!.graphQLErrors.map((e) => e.extensions.code)).toEqual(['UNAUTHENTICATED']);
-      expect(await secondClosed).toBe(4401);
+      expect(refused.error).toBeDefined();
     } finally {
       await limited.stop();
     }

@@ -102,13 +102,14 @@ export function parseBearer(header: string | undefined | null): string {
 }
 
 export interface Authenticator {
-  authenticate(header: string | undefined | null): Promise<Principal>;
+  /** The caller of a Bearer API key. `fresh`: looked up now, whatever the cache holds (the cache takes the answer). */
+  authenticate(header: string | undefined | null, options?: { fresh?: boolean }): Promise<Principal>;
   /**
    * The caller of a console session cookie's token, whose requests must carry the session's CSRF
    * token (`csrfToken`): 401 `unauthenticated` for an unknown, expired or revoked session, 403
    * `csrf_failed` for a missing or wrong CSRF token.
    */
-  authenticateSession(token: string, csrfToken: string | undefined | null): Promise<Principal>;
+  authenticateSession(token: string, csrfToken: string | undefined | null, options?: { fresh?: boolean }): Promise<Principal>;
   /** Forget cached keys and sessions (after a revocation in this process). */
   clear(): void;
   /**
@@ -144,11 +145,11 @@ export function createAuthenticator(db: Executor, cacheSecs: number, logger?: Lo
     write().catch((err) => logger?.warn({ err, id }, 'could not record the last use of a key or session'));
   };
   return {
-    async authenticate(header) {
+    async authenticate(header, options) {
       const hash = hashKey(parseBearer(header));
       const hit = cache.get(hash);
       const at = Date.now();
-      if (hit && hit.expires > at) return hit.principal;
+      if (hit && hit.expires > at && !options?.fresh) return hit.principal;
       const now = clock();
       const [row] = await db
         .select({
@@ -187,12 +188,12 @@ export function createAuthenticator(db: Executor, cacheSecs: number, logger?: Lo
       );
       return principal;
     },
-    async authenticateSession(token, csrfToken) {
+    async authenticateSession(token, csrfToken, options) {
       if (!TOKEN_PATTERN.test(token)) throw unauthenticated('Your console session has ended: sign in again');
       const hash = hashToken(token);
       const at = Date.now();
       let entry = cache.get(hash);
-      if (!entry || entry.expires <= at) {
+      if (!entry || entry.expires <= at || options?.fresh) {
         const session = await findActiveSession(db, hash, clock());
         if (!session) {
           cache.delete(hash);

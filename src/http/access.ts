@@ -24,7 +24,10 @@ type AccessDeps = Pick<Core, 'auth' | 'config' | 'authFailureLimiter'>;
 export const credentialKey = (credential: Credential) =>
   credential.authorization ? `k:${credential.authorization}` : `s:${credential.session?.token ?? ''}:${credential.session?.csrfToken ?? ''}`;
 
-/** How often idle connections are checked: the key cache time, at least once a second. */
+/**
+ * How often idle connections are checked (past the cache, so a change is seen within this time): the
+ * key cache time, at least once a second.
+ */
 export const recheckMs = (config: Pick<Core['config'], 'authCacheSecs'>) => Math.max(1000, config.authCacheSecs * 1000);
 
 export class LiveAccess {
@@ -55,7 +58,7 @@ export class LiveAccess {
   /** A stream starts following this access; the returned function stops it. */
   hold(): () => void {
     if (this.options.selfCheck && this.holds++ === 0) {
-      this.timer = setInterval(() => void this.confirm().catch(() => {}), recheckMs(this.core.config));
+      this.timer = setInterval(() => void this.confirm(Date.now(), { fresh: true }).catch(() => {}), recheckMs(this.core.config));
       this.timer.unref();
     }
     let released = false;
@@ -102,9 +105,9 @@ export class LiveAccess {
    * While the database is out of reach nothing can be checked, and nothing changes: the last
    * confirmation stands, so an outage does not end every socket with a code clients do not retry.
    */
-  confirm(now = Date.now()): Promise<Principal> {
+  confirm(now = Date.now(), options: { fresh?: boolean } = {}): Promise<Principal> {
     if (this.refusal) return Promise.reject(this.refusal);
-    this.pending ??= this.check(now).finally(() => (this.pending = undefined));
+    this.pending ??= this.check(now, options).finally(() => (this.pending = undefined));
     return this.pending;
   }
 
@@ -118,10 +121,10 @@ export class LiveAccess {
     for (const listener of listeners) listener(refusal);
   }
 
-  private async check(now: number): Promise<Principal> {
+  private async check(now: number, options: { fresh?: boolean }): Promise<Principal> {
     let current: Principal;
     try {
-      current = await authenticate(this.core, this.credential.authorization, undefined, this.credential.session);
+      current = await authenticate(this.core, this.credential.authorization, undefined, this.credential.session, options);
     } catch (raised) {
       const err = coerceError(raised);
       if (err instanceof DatabaseUnavailableError) return this.principal;

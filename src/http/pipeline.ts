@@ -154,9 +154,15 @@ function tooManyFailures(state: RateLimitState): RateLimitedError {
  * never drains the address. Without an address (an operation on a socket whose key was checked when
  * it connected) nothing is counted.
  */
-export async function authenticate(core: AuthDeps, authorization: string | undefined | null, address?: string, session?: SessionCredentials): Promise<Principal> {
+export async function authenticate(
+  core: AuthDeps,
+  authorization: string | undefined | null,
+  address?: string,
+  session?: SessionCredentials,
+  options?: { fresh?: boolean },
+): Promise<Principal> {
   const byKey = Boolean(authorization) || !session?.token;
-  const resolve = () => (byKey ? core.auth.authenticate(authorization) : core.auth.authenticateSession(session!.token!, session!.csrfToken));
+  const resolve = () => (byKey ? core.auth.authenticate(authorization, options) : core.auth.authenticateSession(session!.token!, session!.csrfToken, options));
   const limited = address !== undefined && core.config.enforceLimits && core.config.authFailuresPerMinute > 0;
   if (!limited) return resolve();
   const bucket = `auth:${address}`;
