@@ -61,7 +61,7 @@ const unsafeWith =
  * and postgres.js sends an unnamed statement with parameters in two round trips (it asks Postgres for
  * the parameter types, then sends the values), which Postgres parses and plans every time. A
  * prepared one is named once per connection and then sent in one round trip: a run's statements
- * cost the worker and Postgres about a third fewer wake-ups (docs/benchmarks.md, `processes`).
+ * cost the worker and Postgres about a third fewer wake-ups (docs/benchmarks-history.md, `processes`).
  * Postgres may give a prepared statement a generic plan after five runs, which suits the lookups by
  * key this client serves. The catalog's searches need a plan for their own values and do not come
  * through here: the catalog sources have their own drizzle (src/catalog/reader.ts) and the searches

@@ -6,7 +6,7 @@ import type { Logger } from '../logger.ts';
  * Which worker process looks for a new job. graphile-worker announces every new job on its
  * `jobs:insert` channel, and each worker process that hears it would ask Postgres for the job: with
  * N processes, N queries of which N − 1 come back empty, a cost per run that grows with the number of
- * processes (docs/benchmarks.md, `processes`). Here exactly one process asks.
+ * processes (docs/benchmarks-history.md, `processes`). Here exactly one process asks.
  *
  * The announcement carries a random number r (graphile-worker's `add_job` puts one in), and every
  * listener receives the same r. Each process knows the live worker pools (the heartbeat table, read

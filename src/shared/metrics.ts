@@ -20,7 +20,7 @@ let defaultsOn = false;
  * How often the event-loop delay histogram (`nodejs_eventloop_lag_*`) samples the loop, in ms.
  * prom-client's default, 10 ms, wakes every process 100 times a second, busy or idle: on a machine
  * shared by several processes that costs more CPU than the sampling is worth, most of all in a process
- * carrying a small load (docs/benchmarks.md, `processes`). At 100 ms every stall of 100 ms or more is
+ * carrying a small load (docs/benchmarks-history.md, `processes`). At 100 ms every stall of 100 ms or more is
  * recorded, shorter ones in proportion to their length; `nodejs_eventloop_lag_seconds`, measured at
  * each scrape, is unaffected.
  */
