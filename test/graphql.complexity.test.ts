@@ -8,7 +8,7 @@ import { disposeClients, wsClient } from './helpers/ws.ts';
  * (schema/complexity.ts): what is remembered is the measure of each operation, never a verdict, and a
  * document whose page sizes come from variables is measured on every request. Introspection counts
  * too, held to the standard introspection query's measure and one `__schema`; and no result larger
- * than GRAPHQL_MAX_RESPONSE_BYTES is sent (schema/response-size.ts).
+ * than GRAPHQL_MAX_RESPONSE_BYTES is sent (schema/server/response-size.ts).
  */
 
 let t: TestApp;

@@ -4,7 +4,7 @@ import { findAll, getAttributeValue, textContent } from 'domutils';
 import WebSocket from 'ws';
 import { print } from 'graphql';
 import { loadConfig } from '../src/config.ts';
-import { GRAPHIQL_CSP } from '../schema/server.ts';
+import { GRAPHIQL_CSP } from '../schema/server/graphiql.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { graphql } from './graphql/gql/index.ts';
 

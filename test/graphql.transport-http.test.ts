@@ -5,7 +5,8 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
 import { loadConfig } from '../src/config.ts';
-import { loadPersistedOperations, MAX_TOKENS } from '../schema/server.ts';
+import { loadPersistedOperations } from '../schema/server/persisted-operations.ts';
+import { MAX_TOKENS } from '../schema/server/token-limit.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { disposeClients, wsClient } from './helpers/ws.ts';
 

@@ -5,7 +5,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import WebSocket from 'ws';
 import { revokeApiKey } from '../src/accounts/accounts.ts';
 import { BODY_LIMIT } from '../src/app.ts';
-import { MAX_TOKENS } from '../schema/server.ts';
+import { MAX_TOKENS } from '../schema/server/token-limit.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { waitFor } from './helpers/wait.ts';
 import { sourceOf } from './helpers/documents.ts';

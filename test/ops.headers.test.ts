@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GRAPHIQL_ASSETS, GRAPHIQL_CSP } from '../schema/server.ts';
+import { GRAPHIQL_ASSETS, GRAPHIQL_CSP } from '../schema/server/graphiql.ts';
 import { API_CSP } from '../src/http/headers.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 

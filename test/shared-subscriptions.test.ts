@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecutionResult } from 'graphql';
-import { SharedSubscriptions } from '../schema/shared-subscriptions.ts';
+import { SharedSubscriptions } from '../schema/server/shared-subscriptions.ts';
 import { waitFor } from './helpers/wait.ts';
 
 /** A controllable source of results, counting how often it was started and stopped. */
@@ -94,5 +94,44 @@ describe('SharedSubscriptions', () => {
     const broken: AsyncIterator<ExecutionResult> = { next: () => Promise.reject(new Error('gone')) };
     const a = (await shared.join('k', () => broken)) as AsyncIterator<ExecutionResult>;
     await expect(a.next()).rejects.toThrow('gone');
+  });
+
+  it('hands a member its results only while its gate is fresh or after a check, in order; a refusal ends that member only', async () => {
+    const shared = new SharedSubscriptions();
+    const s = source();
+    let fresh = true;
+    let checks = 0;
+    let refuse: Error | undefined;
+    const gate = {
+      fresh: () => fresh,
+      confirm: async () => {
+        checks += 1;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (refuse) throw refuse;
+      },
+    };
+    const sent: string[] = [];
+    const a = (await shared.join('g', s.start, { send: (json) => (sent.push(json), true) }, gate)) as AsyncIterator<ExecutionResult>;
+    const b = (await shared.join('g', s.start)) as AsyncIterator<ExecutionResult>;
+    // Fresh: the result goes straight out, without a check.
+    const waiting = a.next();
+    s.send(1);
+    await waitFor(() => sent.length, (n) => n === 1, { what: 'the direct send' });
+    expect(JSON.parse(sent[0]!)).toEqual({ data: { n: 1 } });
+    expect(checks).toBe(0);
+    // Not fresh: results wait for a check, then come in order through the queue.
+    fresh = false;
+    s.send(2);
+    s.send(3);
+    expect((await waiting).value).toEqual({ data: { n: 2 } });
+    expect((await a.next()).value).toEqual({ data: { n: 3 } });
+    expect(checks).toBeGreaterThanOrEqual(1);
+    expect(sent).toHaveLength(1);
+    // A refusal ends this member with it; the other goes on.
+    refuse = new Error('access ended');
+    const refused = a.next();
+    s.send(4);
+    await expect(refused).rejects.toThrow('access ended');
+    expect(await take(b, 4)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
   });
 });

@@ -25,10 +25,26 @@ export const credentialKey = (credential: Credential) =>
   credential.authorization ? `k:${credential.authorization}` : `s:${credential.session?.token ?? ''}:${credential.session?.csrfToken ?? ''}`;
 
 /**
- * How often idle connections are checked (past the cache, so a change is seen within this time): the
- * key cache time, at least once a second.
+ * The time within which a change of access reaches open connections: the key cache time, at least a
+ * second. They are checked past the cache every half of it (`sweepMs`), so a connection whose access
+ * lasts stays confirmed, and its events go out without waiting for a check.
  */
 export const recheckMs = (config: Pick<Core['config'], 'authCacheSecs'>) => Math.max(1000, config.authCacheSecs * 1000);
+export const sweepMs = (config: Pick<Core['config'], 'authCacheSecs'>) => recheckMs(config) / 2;
+
+/** Checks under way, by authenticator and credential: connections that present one credential share its check. */
+const checking = new WeakMap<object, Map<string, Promise<Principal>>>();
+function sharedCheck(core: AccessDeps, credential: Credential, options: { fresh?: boolean }): Promise<Principal> {
+  let inflight = checking.get(core.auth);
+  if (!inflight) checking.set(core.auth, (inflight = new Map()));
+  const key = `${options.fresh ? 'f' : 'c'}${credentialKey(credential)}`;
+  let check = inflight.get(key);
+  if (!check) {
+    check = authenticate(core, credential.authorization, undefined, credential.session, options).finally(() => inflight.delete(key));
+    inflight.set(key, check);
+  }
+  return check;
+}
 
 export class LiveAccess {
   /** The caller as the last check found it: one object, updated in place, so every context holding it reads the current role. */
@@ -36,7 +52,7 @@ export class LiveAccess {
   private confirmedAt: number;
   private refusal: AppError | undefined;
   private pending: Promise<Principal> | undefined;
-  private readonly ended = new Set<(refusal: AppError) => void>();
+  private listeners: ((refusal: AppError) => void)[] | undefined;
   private holds = 0;
   private timer: NodeJS.Timeout | undefined;
 
@@ -58,7 +74,7 @@ export class LiveAccess {
   /** A stream starts following this access; the returned function stops it. */
   hold(): () => void {
     if (this.options.selfCheck && this.holds++ === 0) {
-      this.timer = setInterval(() => void this.confirm(Date.now(), { fresh: true }).catch(() => {}), recheckMs(this.core.config));
+      this.timer = setInterval(() => void this.confirm(Date.now(), { fresh: true }).catch(() => {}), sweepMs(this.core.config));
       this.timer.unref();
     }
     let released = false;
@@ -95,8 +111,11 @@ export class LiveAccess {
       listener(this.refusal);
       return () => {};
     }
-    this.ended.add(listener);
-    return () => this.ended.delete(listener);
+    (this.listeners ??= []).push(listener);
+    return () => {
+      const at = this.listeners?.indexOf(listener) ?? -1;
+      if (at >= 0) this.listeners!.splice(at, 1);
+    };
   }
 
   /**
@@ -116,15 +135,15 @@ export class LiveAccess {
     if (this.refusal) return;
     this.refusal = refusal;
     clearInterval(this.timer);
-    const listeners = [...this.ended];
-    this.ended.clear();
+    const listeners = this.listeners ?? [];
+    this.listeners = undefined;
     for (const listener of listeners) listener(refusal);
   }
 
   private async check(now: number, options: { fresh?: boolean }): Promise<Principal> {
     let current: Principal;
     try {
-      current = await authenticate(this.core, this.credential.authorization, undefined, this.credential.session, options);
+      current = await sharedCheck(this.core, this.credential, options);
     } catch (raised) {
       const err = coerceError(raised);
       if (err instanceof DatabaseUnavailableError) return this.principal;

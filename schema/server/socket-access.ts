@@ -1,19 +1,18 @@
 import type { WebSocket } from 'ws';
 import { CloseCode } from 'graphql-ws';
-import type { Core } from '../src/core.ts';
-import type { Logger } from '../src/logger.ts';
-import { AppError } from '../src/shared/errors.ts';
-import { credentialKey, recheckMs, type LiveAccess } from '../src/http/access.ts';
-import type { Principal } from '../src/accounts/accounts.ts';
-import type { DirectSend } from './shared-subscriptions.ts';
+import type { Core } from '../../src/core.ts';
+import type { Logger } from '../../src/logger.ts';
+import { AppError } from '../../src/shared/errors.ts';
+import { credentialKey, sweepMs, type LiveAccess } from '../../src/http/access.ts';
+import type { Principal } from '../../src/accounts/accounts.ts';
 
 /** A close reason: what the code means, then why (WebSocket close reasons are at most 123 bytes). */
 export const closeReason = (meaning: string, message: string) => `${meaning}: ${message}`.slice(0, 120);
 
 /**
  * The lasting access of every open graphql-ws socket of this process:
- * - each socket's access is checked again every `recheckMs` (the key cache time, at least a second),
- *   past the cache, one check per credential however many sockets share it; when it has ended (key revoked or expired,
+ * - each socket's access is checked again every `sweepMs` (half the key cache time, at least half a
+ *   second), past the cache, one check per credential however many sockets share it; when it has ended (key revoked or expired,
  *   session signed out, member removed) the socket is closed with 4401 at once, though the client sends
  *   nothing;
  * - a key, and a client address, hold at most WS_MAX_SOCKETS_PER_KEY and WS_MAX_SOCKETS_PER_ADDRESS
@@ -30,23 +29,28 @@ export function socketAccess(core: Pick<Core, 'config'>, log: Logger) {
   };
 
   async function sweep() {
-    const outcomes = new Map<string, Promise<Principal | AppError | undefined>>();
+    const byCredential = new Map<string, LiveAccess[]>();
+    for (const access of open.values()) {
+      if (access.endedBy) continue;
+      const key = credentialKey(access.credential);
+      const group = byCredential.get(key);
+      if (group) group.push(access);
+      else byCredential.set(key, [access]);
+    }
     await Promise.all(
-      [...open.values()].map(async (access) => {
-        if (access.endedBy) return;
-        const key = credentialKey(access.credential);
-        let outcome = outcomes.get(key);
-        if (!outcome) {
+      [...byCredential.values()].map(async ([first, ...others]) => {
+        let result: Principal | AppError | undefined;
+        try {
           // Past the authenticator's cache: the socket closes within the cache time of the change.
-          outcome = access.confirm(Date.now(), { fresh: true }).then(
-            (principal) => principal,
-            (err: unknown) => (err instanceof AppError ? err : (log.warn({ err }, 'could not check the access of open sockets'), undefined)),
-          );
-          outcomes.set(key, outcome);
+          result = await first!.confirm(Date.now(), { fresh: true });
+        } catch (err) {
+          if (err instanceof AppError) result = err;
+          else log.warn({ err }, 'could not check the access of open sockets');
         }
-        const result = await outcome;
-        if (result instanceof AppError) access.end(result);
-        else if (result && result !== access.principal) access.accept(result);
+        for (const access of others) {
+          if (result instanceof AppError) access.end(result);
+          else if (result) access.accept(result);
+        }
       }),
     );
   }
@@ -55,7 +59,7 @@ export function socketAccess(core: Pick<Core, 'config'>, log: Logger) {
     if (sweeping || open.size === 0) return;
     sweeping = true;
     void sweep().finally(() => (sweeping = false));
-  }, recheckMs(core.config));
+  }, sweepMs(core.config));
   timer.unref();
 
   return {
@@ -84,9 +88,4 @@ export function socketAccess(core: Pick<Core, 'config'>, log: Logger) {
     },
     stop: () => clearInterval(timer),
   };
-}
-
-/** Sends a shared result straight to a member only while its access is fresh; otherwise it takes the member's queue, which checks it first. */
-export function guardedSend(direct: DirectSend, access: LiveAccess): DirectSend {
-  return { send: (resultJson) => access.fresh() && direct.send(resultJson) };
 }

@@ -1,6 +1,6 @@
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { GRAPHQL_ERROR_CODES } from '../src/http/errors.ts';
+import type { GRAPHQL_ERROR_CODES } from '../../src/http/errors.ts';
 
 /** A result as graphql-jit hands it out: with the serialiser compiled for its document. */
 type Result = ExecutionResult & { stringify?: (result: unknown) => string };

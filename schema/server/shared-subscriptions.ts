@@ -13,6 +13,15 @@ export interface DirectSend {
   send(resultJson: string): boolean;
 }
 
+/**
+ * A member's access (src/http/access.ts's LiveAccess): a result reaches the member only while it is
+ * `fresh`, or after `confirm` has resolved; a refusal ends the member with it.
+ */
+export interface MemberGate {
+  fresh(): boolean;
+  confirm(): Promise<unknown>;
+}
+
 /** One subscriber's queue of a shared stream. */
 class Member implements AsyncIterableIterator<Result> {
   private readonly buffer: Result[] = [];
@@ -20,36 +29,64 @@ class Member implements AsyncIterableIterator<Result> {
   private failWaiting: ((e: unknown) => void) | undefined;
   private done = false;
   private error: unknown;
+  /** A check of the gate is under way: results wait in the buffer until it answers. */
+  private checking = false;
 
   constructor(
     private readonly leave: (m: Member) => void,
     private readonly direct?: DirectSend,
+    private readonly gate?: MemberGate,
   ) {}
 
   /**
-   * Sends `json` (the serialised `result`) directly when nothing of this member is in flight: its
-   * reader waits for the next result, so everything before was sent already, and the order holds.
-   * Otherwise the result is queued for the reader.
+   * Sends `json` (the serialised `result`) directly when nothing of this member is in flight and its
+   * access is fresh: its reader waits for the next result, so everything before was sent already, and
+   * the order holds. Otherwise the result is queued for the reader.
    */
   offer(result: Result, json: string | undefined) {
-    if (json !== undefined && this.direct && this.waiting && !this.done && this.direct.send(json)) return;
+    if (json !== undefined && this.direct && this.waiting && !this.done && (!this.gate || this.gate.fresh()) && this.direct.send(json)) return;
     this.push(result);
   }
 
   push(result: Result) {
     if (this.done) return;
-    if (this.waiting) {
+    if (this.waiting && !this.checking && (!this.gate || this.gate.fresh())) {
       const wake = this.waiting;
       this.waiting = this.failWaiting = undefined;
       wake({ value: result, done: false });
-    } else this.buffer.push(result);
+      return;
+    }
+    this.buffer.push(result);
+    if (this.waiting) this.check();
+  }
+
+  /** Checks the gate, then hands the reader the oldest result waiting; a refusal ends the member. */
+  private check() {
+    if (this.checking || !this.gate) return;
+    this.checking = true;
+    this.gate.confirm().then(
+      () => {
+        this.checking = false;
+        if (this.waiting && this.buffer.length > 0) {
+          const wake = this.waiting;
+          this.waiting = this.failWaiting = undefined;
+          wake({ value: this.buffer.shift()!, done: false });
+        }
+      },
+      (refusal: unknown) => {
+        this.checking = false;
+        this.buffer.length = 0;
+        this.end(refusal ?? new Error('access ended'));
+      },
+    );
   }
 
   end(error?: unknown) {
     if (this.done) return;
     this.done = true;
     this.error = error;
-    if (this.waiting) {
+    // Results still waiting for a check of the gate go first: the check hands them over, then next() ends.
+    if (this.waiting && this.buffer.length === 0) {
       const [wake, fail] = [this.waiting, this.failWaiting!];
       this.waiting = this.failWaiting = undefined;
       if (error !== undefined) fail(error);
@@ -58,12 +95,14 @@ class Member implements AsyncIterableIterator<Result> {
   }
 
   next(): Promise<IteratorResult<Result>> {
-    if (this.buffer.length > 0) return Promise.resolve({ value: this.buffer.shift()!, done: false });
-    if (this.done) return this.error !== undefined ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve, reject) => {
+    if (this.buffer.length > 0 && !this.checking && (!this.gate || this.gate.fresh())) return Promise.resolve({ value: this.buffer.shift()!, done: false });
+    if (this.done && this.buffer.length === 0) return this.error !== undefined ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
+    const waiting = new Promise<IteratorResult<Result>>((resolve, reject) => {
       this.waiting = resolve;
       this.failWaiting = reject;
     });
+    if (this.buffer.length > 0) this.check();
+    return waiting;
   }
 
   return(): Promise<IteratorResult<Result>> {
@@ -100,7 +139,7 @@ const isIterable = (value: unknown): value is Source => typeof (value as Source 
 export class SharedSubscriptions {
   private readonly groups = new Map<string, Promise<Group | Result>>();
 
-  async join(key: string, start: () => Promise<Source | Result> | Source | Result, direct?: DirectSend): Promise<Source | Result> {
+  async join(key: string, start: () => Promise<Source | Result> | Source | Result, direct?: DirectSend, gate?: MemberGate): Promise<Source | Result> {
     let pending = this.groups.get(key);
     if (!pending) {
       pending = this.open(key, start);
@@ -113,9 +152,9 @@ export class SharedSubscriptions {
     }
     if (group.closed) {
       if (this.groups.get(key) === pending) this.groups.delete(key);
-      return this.join(key, start, direct);
+      return this.join(key, start, direct, gate);
     }
-    const member = new Member((m) => this.leave(key, group, m), direct);
+    const member = new Member((m) => this.leave(key, group, m), direct, gate);
     if (group.latest) member.push(group.latest);
     group.members.add(member);
     if (!group.pumping) {
