@@ -109,7 +109,10 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
         const access = ctx.extra.access!;
         try {
           // Each operation is a request: the credential checked again and counted against its budget.
-          access.accept(await admit(core, access.credential.authorization, undefined, undefined, access.credential.session));
+          const principal = await admit(core, access.credential.authorization, undefined, undefined, access.credential.session);
+          // Access ended meanwhile (the socket is closing): a cached answer does not bring it back.
+          if (access.endedBy) throw access.endedBy;
+          access.accept(principal);
         } catch (raised) {
           const err = coerceError(raised);
           if (!(err instanceof AppError)) throw raised;
