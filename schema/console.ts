@@ -2,7 +2,7 @@ import { getNamedType, getNullableType, isEnumType, isInputObjectType, isLeafTyp
 import { ALLOWANCE_KINDS, type AllowanceKind } from '../db/schema/limits.ts';
 import type { Account } from '../db/schema/accounts.ts';
 import { takeAllowance, utcDay } from '../src/billing/allowances.ts';
-import { assertPlan } from '../src/billing/plans.ts';
+import { planIncludes } from '../src/billing/plans.ts';
 import { PURCHASE_RULES_TEXT, purchaseTerms, type PurchaseTerms } from '../src/billing/wallet.ts';
 import { getInstallationSecret } from '../src/accounts/installation.ts';
 import { DOWNLOAD_LINK_SECS, signDownload } from '../src/runs/download-links.ts';
@@ -124,14 +124,7 @@ const ToolInfoRef = builder.objectRef<ToolDefinition>('ToolInfo').implement({
     plan: t.field({ type: PlanEnum, nullable: true, description: 'The lowest plan that may use it; null for every plan.', resolve: (tool) => tool.plan ?? null }),
     available: t.boolean({
       description: 'The caller’s plan may start it.',
-      resolve: (tool, _, ctx) => {
-        try {
-          assertPlan(ctx.principal, tool.plan, tool.title);
-          return true;
-        } catch {
-          return false;
-        }
-      },
+      resolve: (tool, _, ctx) => planIncludes(ctx.principal.plan, tool.plan),
     }),
     cancellable: t.exposeBoolean('cancellable', { description: 'A run of it can be cancelled.' }),
     mutation: t.string({ description: 'The mutation that starts it (it takes `input`, `dryRun`, `idempotencyKey`, `webhookUrl`).', resolve: (tool) => tool.graphql.mutation }),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { escapeFormula, toCell } from '../src/runs/exports.ts';
 import { formatDollars, usdToMicros } from '../src/billing/money.ts';
+import { csvOf } from '../console/src/lib/csv.ts';
 
 describe('escapeFormula', () => {
   it.each([
@@ -37,5 +38,12 @@ describe('money', () => {
     expect(formatDollars(47_996_100n)).toBe('47.9961');
     expect(formatDollars(-1_500_000n)).toBe('-1.50');
     expect(() => usdToMicros('1e3')).toThrow();
+  });
+});
+
+describe('the console’s CSV exports', () => {
+  it('escape formula cells by the downloads’ rule, and leave phone numbers and other values as they are', () => {
+    const text = csvOf([{ name: '=HYPERLINK("http://evil","x")', phone: '+1 303-555-0101', employees: 12, note: '@SUM(1)' }]);
+    expect(text.split('\r\n')).toEqual(['name,phone,employees,note', `"'=HYPERLINK(""http://evil"",""x"")",+1 303-555-0101,12,'@SUM(1)`]);
   });
 });

@@ -118,13 +118,28 @@ describe('the OpenAPI document', () => {
   it('is served without a key and is a valid OpenAPI 3.1 document', async () => {
     const res = await api('get', OPENAPI_PATH);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual(buildOpenApiDocument({ serverUrl: t.app.core.config.publicUrl }));
+    expect(res.body).toEqual(buildOpenApiDocument({ serverUrl: t.app.core.config.publicUrl, limits: t.app.core.config }));
     expect(res.body.openapi).toBe('3.1.0');
     const result = await new Validator().validate(res.body);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(res.body.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(res.body.components.schemas.Error.properties.error.required).toEqual(['code', 'message']);
+  });
+
+  it('states the limits its gateway is configured with', async () => {
+    const other = await startTestApp({ worker: false, config: { rateLimitPerMinute: 7, maxRunningRuns: 3 } });
+    try {
+      const served: OpenApiDocument = (await other.request('GET', OPENAPI_PATH)).body;
+      const info = served.info as { description: string };
+      expect(info.description).toContain('Limits: 7 requests per minute per API key');
+      expect(info.description).toContain('3 running runs per account');
+      expect(info.description).not.toContain('100 requests per minute');
+      const limited = (served.paths['/api/v1/wallet']!.get as any).responses['429'];
+      expect(limited.content['application/json'].example.error.message).toBe('Too many requests: the limit is 7 per minute per API key. Retry in 12 s.');
+    } finally {
+      await other.stop();
+    }
   });
 
   it('gives schemas that refuse what the routes do not answer', () => {

@@ -10,6 +10,7 @@ import { CsvToCopy, FileError, NdjsonToCopy, RowEncoder, type DirectRows, type R
 import { finishFirstLoad, prepareFirstLoad, type FirstLoad } from './first-load.ts';
 import { dropIndexes, restoreIndexes, type Dropped, type Run } from './indexes.ts';
 import { show } from './kinds.ts';
+import { escapeFormula } from '../csv-cells.ts';
 import { quoteIdentifier as quote } from '../identifiers.ts';
 
 export { DATASET_NAMES, DATASETS, findDataset, type Dataset } from './datasets.ts';
@@ -119,7 +120,8 @@ function byLine(errors: RowError[]): RowError[] {
 }
 
 async function writeErrors(path: string, errors: RowError[]): Promise<void> {
-  await writeFile(path, stringify(errors, { header: true, columns: ['line', 'reason'] }));
+  // Reasons quote the file's values: escaped like every CSV the house writes.
+  await writeFile(path, stringify(errors.map((e) => ({ line: e.line, reason: escapeFormula(e.reason) })), { header: true, columns: ['line', 'reason'] }));
 }
 
 /** SQL of one dataset's import, built once from its descriptor. */

@@ -11,9 +11,14 @@ export interface Subscriber {
 export const PLAN_PRICE_USD: Record<Plan, number> = { starter: 49, growth: 149, scale: 649 };
 const RANK: Record<Plan, number> = { starter: 0, growth: 1, scale: 2 };
 
-/** A higher plan includes every gate of a lower one; otherwise 403 `plan_required` naming the plan needed. */
+/** A higher plan includes every gate of a lower one; no gate (`undefined`) is included in every plan. */
+export function planIncludes(plan: Plan, required: Plan | undefined): boolean {
+  return !required || RANK[plan] >= RANK[required];
+}
+
+/** 403 `plan_required` naming the plan needed, unless the principal's plan includes the gate (`planIncludes`). */
 export function assertPlan(principal: Pick<Subscriber, 'plan'>, required: Plan | undefined, what: string): void {
-  if (!required || RANK[principal.plan] >= RANK[required]) return;
+  if (!required || planIncludes(principal.plan, required)) return;
   throw new AppError(
     403,
     'plan_required',

@@ -151,7 +151,7 @@ function toolInputSchema(tool: ToolDefinition): JsonSchema {
 
 const runId = 'runId';
 
-function runRoutes(): RouteDoc[] {
+function runRoutes(limits: DocumentedLimits): RouteDoc[] {
   return [
     {
       method: 'get',
@@ -182,7 +182,7 @@ function runRoutes(): RouteDoc[] {
       tag: 'Runs',
       summary: 'Download the results of a run',
       description:
-        'The rows of a finished run (partial rows of ABORTED, FAILED and TIMED-OUT runs too), as a file: CSV with a header row of the tool\'s columns (default), a JSON array, or NDJSON; `offset` and `limit` take a page of rows. Results are kept 48 hours after the run ends.\n\n' +
+        `The rows of a finished run (partial rows of ABORTED, FAILED and TIMED-OUT runs too), as a file: CSV with a header row of the tool's columns (default), a JSON array, or NDJSON; \`offset\` and \`limit\` take a page of rows. Results are kept ${limits.resultRetentionHours} hours after the run ends.\n\n` +
         `Without a key, a signed link opens the file: \`account\`, \`expires\` and \`signature\` as GraphQL's \`Run.downloadUrl\` gives them (for the console's session), valid ${DOWNLOAD_LINK_SECS / 60} minutes for that run and format; an altered or expired link answers 401.`,
       query: downloadParams.extend(signedLinkParams),
       security: [{ bearerAuth: [] }, { downloadLink: [] }],
@@ -228,6 +228,9 @@ function runRoutes(): RouteDoc[] {
 
 /** The daily allowances the OpenAPI texts state (the configured ones). */
 export type Allowances = Pick<Config, 'dailyDatabaseRecords' | 'dailyEnrichmentMatches'>;
+
+/** Every configured limit the OpenAPI texts state: the daily allowances, the rate limit, the run queue and result retention. */
+export type DocumentedLimits = Allowances & Pick<Config, 'rateLimitPerMinute' | 'maxRunningRuns' | 'resultRetentionHours'>;
 
 const dailyOf = (endpoint: EndpointDefinition, allowances: Allowances) =>
   (endpoint.allowance === 'enrichment' ? allowances.dailyEnrichmentMatches : allowances.dailyDatabaseRecords).toLocaleString('en-US');
@@ -306,8 +309,8 @@ function metaRoutes(): RouteDoc[] {
 }
 
 /** Every REST route, documented; test/openapi.test.ts compares it with the routes the server registers. */
-export function restRouteDocs(allowances: Allowances = loadConfig({})): RouteDoc[] {
-  return [...toolRoutes(), ...runRoutes(), ...endpointRoutes(allowances), ...metaRoutes()];
+export function restRouteDocs(limits: DocumentedLimits = loadConfig({})): RouteDoc[] {
+  return [...toolRoutes(), ...runRoutes(limits), ...endpointRoutes(limits), ...metaRoutes()];
 }
 
 // Rendering.
@@ -330,7 +333,7 @@ function queryParameters(schema: z.ZodType) {
   });
 }
 
-function errorResponses(route: RouteDoc) {
+function errorResponses(route: RouteDoc, limits: DocumentedLimits) {
   const byStatus = new Map<Status, Set<string>>();
   const add = (status: Status, codes: readonly string[]) => {
     const set = byStatus.get(status) ?? new Set<string>();
@@ -353,10 +356,10 @@ function errorResponses(route: RouteDoc) {
         String(status),
         {
           description: `${STATUS_TEXT[status]}: ${[...codes].map((c) => `\`${c}\``).join(', ')}.`,
-          ...(status === 429 ? { headers: RATE_LIMIT_HEADERS } : {}),
-          ...(status === 503 ? { headers: { 'Retry-After': RATE_LIMIT_HEADERS['Retry-After'] } } : {}),
+          ...(status === 429 ? { headers: rateLimitHeaders(limits) } : {}),
+          ...(status === 503 ? { headers: { 'Retry-After': RETRY_AFTER_HEADER } } : {}),
           ...(status === 401 ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' } } } } : {}),
-          content: { 'application/json': { schema: ref('Error'), ...(codes.size === 1 ? { example: errorExample(status, [...codes][0]!) } : {}) } },
+          content: { 'application/json': { schema: ref('Error'), ...(codes.size === 1 ? { example: errorExample(status, [...codes][0]!, limits) } : {}) } },
         },
       ]),
   );
@@ -364,26 +367,29 @@ function errorResponses(route: RouteDoc) {
 
 const REPLAYED_HEADER = { schema: { type: 'string', enum: ['true'] }, description: 'Present when the answer replays an earlier request with the same Idempotency-Key.' };
 
-const RATE_LIMIT_HEADERS = {
-  'Retry-After': { schema: { type: 'integer' }, description: 'Seconds until a request may succeed.' },
-  'RateLimit-Policy': { schema: { type: 'string' }, description: 'e.g. 100;w=60' },
-  RateLimit: { schema: { type: 'string' }, description: 'e.g. limit=100, remaining=0, reset=12' },
-};
+const RETRY_AFTER_HEADER = { schema: { type: 'integer' }, description: 'Seconds until a request may succeed.' };
 
-const ERROR_MESSAGES: Record<string, string> = {
+const rateLimitHeaders = (limits: DocumentedLimits) => ({
+  'Retry-After': RETRY_AFTER_HEADER,
+  'RateLimit-Policy': { schema: { type: 'string' }, description: `e.g. ${limits.rateLimitPerMinute};w=60` },
+  RateLimit: { schema: { type: 'string' }, description: `e.g. limit=${limits.rateLimitPerMinute}, remaining=0, reset=12` },
+});
+
+/** The example messages of the error codes, stating the configured limits and the maps tool's price rule. */
+const errorMessages = (limits: DocumentedLimits): Record<string, string> => ({
   unauthenticated: 'Send your API key as "Authorization: Bearer <API_KEY>"',
-  rate_limited: 'Too many requests: the limit is 100 per minute per API key. Retry in 12 s.',
+  rate_limited: `Too many requests: the limit is ${limits.rateLimitPerMinute} per minute per API key. Retry in 12 s.`,
   internal_error: 'Something went wrong on our side; the error was logged.',
   not_found: 'Run not found',
-  insufficient_funds: 'The wallet cannot pay for one business (0.0099 USD). Buy credits with POST /api/v1/buy-credits.',
+  insufficient_funds: `The wallet cannot pay for one ${mapsTool.price.unit} (${formatDollars(mapsTool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
   query_timeout: 'The search took longer than 10 s. Narrow it and retry.',
   database_unavailable: 'The database is unavailable for a moment (a restart or a failover). Retry in 5 s.',
-  daily_limit_reached: 'The daily allowance of 100,000 database records is used up; it resets at midnight UTC, in 3600 s.',
-};
+  daily_limit_reached: `The daily allowance of ${limits.dailyDatabaseRecords.toLocaleString('en-US')} database records is used up; it resets at midnight UTC, in 3600 s.`,
+});
 
-const errorExample = (status: Status, code: string) => ({ error: { code, message: ERROR_MESSAGES[code] ?? STATUS_TEXT[status] } });
+const errorExample = (status: Status, code: string, limits: DocumentedLimits) => ({ error: { code, message: errorMessages(limits)[code] ?? STATUS_TEXT[status] } });
 
-function operation(route: RouteDoc) {
+function operation(route: RouteDoc, limits: DocumentedLimits) {
   const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
   const parameters = [
     ...pathParams,
@@ -417,13 +423,13 @@ function operation(route: RouteDoc) {
             },
           }
         : {}),
-      ...errorResponses(route),
+      ...errorResponses(route, limits),
     },
     ...route.extensions,
   };
 }
 
-const DESCRIPTION = `Lead data extraction and enrichment over REST.
+const description = (limits: DocumentedLimits) => `Lead data extraction and enrichment over REST.
 
 Send every request with \`Authorization: Bearer <API_KEY>\` (the same key works for GraphQL at /graphql and for the MCP server at /mcp).
 Tools start runs: POST a tool's route, poll GET /api/v1/scrape/status/{runId} until \`status\` is SUCCEEDED, then download GET /api/downloads/{runId}.
@@ -431,7 +437,7 @@ Tools start runs: POST a tool's route, poll GET /api/v1/scrape/status/{runId} un
 Every 4xx/5xx answers \`{"error": {"code", "message", "details"?}}\` (components.schemas.Error); \`code\` is stable and \`details\` is an array of \`{path, message}\`.
 A field a route does not declare, in its body or query string, is refused with 400 \`validation_failed\` naming the closest known field; nothing runs.
 A deprecated operation (\`deprecated: true\`) answers Deprecation, Sunset and Link headers until its sunset (docs/versioning.md).
-Limits: 100 requests per minute per API key (RateLimit headers; 429 \`rate_limited\` with Retry-After), 10 running runs per account (more wait as READY), results kept 48 hours.
+Limits: ${limits.rateLimitPerMinute} requests per minute per API key (RateLimit headers; 429 \`rate_limited\` with Retry-After), ${limits.maxRunningRuns} running runs per account (more wait as READY), results kept ${limits.resultRetentionHours} hours.
 POSTs that start runs or buy credits accept an \`Idempotency-Key\` header (kept 24 hours): a replay returns the first answer.`;
 
 export interface OpenApiDocument {
@@ -441,18 +447,19 @@ export interface OpenApiDocument {
 }
 
 /** The OpenAPI 3.1 document of every REST route, from the tool registry and the zod schemas of the services. */
-export function buildOpenApiDocument(options: { serverUrl: string; allowances?: Allowances }): OpenApiDocument {
+export function buildOpenApiDocument(options: { serverUrl: string; limits?: DocumentedLimits }): OpenApiDocument {
+  const limits = options.limits ?? loadConfig({});
   const paths: OpenApiDocument['paths'] = {};
-  for (const route of restRouteDocs(options.allowances)) {
+  for (const route of restRouteDocs(limits)) {
     const item = (paths[openApiPath(route.path)] ??= {});
     if (item[route.method]) throw new Error(`${route.method.toUpperCase()} ${route.path} is documented twice`);
-    item[route.method] = operation(route);
+    item[route.method] = operation(route, limits);
   }
   const routed = TOOLS.filter((t) => !t.linkedOnly);
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    info: { title: 'leadgate', version: packageJson.version, description: DESCRIPTION },
+    info: { title: 'leadgate', version: packageJson.version, description: description(limits) },
     servers: [{ url: options.serverUrl }],
     security: [{ bearerAuth: [] }],
     tags: [
@@ -494,11 +501,11 @@ export function buildOpenApiDocument(options: { serverUrl: string; allowances?: 
   };
 }
 
-/** GET /api/v1/openapi.json, public like any API contract; built once per process. */
+/** GET /api/v1/openapi.json, public like any API contract; built once per process, stating its core's configured limits. */
 export async function openApiRoute(app: FastifyInstance, { core }: { core: Core }) {
   let document: OpenApiDocument | undefined;
   app.get(OPENAPI_PATH, async (_, reply) => {
-    document ??= buildOpenApiDocument({ serverUrl: core.config.publicUrl, allowances: core.config });
+    document ??= buildOpenApiDocument({ serverUrl: core.config.publicUrl, limits: core.config });
     return reply.header('cache-control', 'public, max-age=300').send(document);
   });
 }

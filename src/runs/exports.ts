@@ -2,6 +2,7 @@ import { pipeline, Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import { z } from 'zod';
 import type { Sql } from '../../db/client.ts';
+import { escapeFormula } from '../../db/csv-cells.ts';
 import { TERMINAL_STATUSES, type Run } from '../../db/schema/runs.ts';
 import type { Core } from '../core.ts';
 import { NotReplayed } from '../catalog/reader.ts';
@@ -39,14 +40,7 @@ const CONTENT_TYPES: Record<ExportFormat, string> = {
   ndjson: 'application/x-ndjson; charset=utf-8',
 };
 
-const FORMULA_START = /^[=+\-@\t\r]/;
-/** "+1 303-555-0100", "-12.5", "+1 303-555-0100; +1 512-555-0199": signs, digits and separators without a letter cannot call anything. */
-const PLAIN_NUMBER = /^[+-][\d\s().;+-]*$/;
-
-/** Cells a spreadsheet would run as a formula are prefixed with an apostrophe. */
-export function escapeFormula(text: string): string {
-  return FORMULA_START.test(text) && !PLAIN_NUMBER.test(text) ? `'${text}` : text;
-}
+export { escapeFormula };
 
 /** One CSV cell: lists joined with "; ", objects as "key: value; …", text formula-escaped. */
 export function toCell(value: unknown): string {

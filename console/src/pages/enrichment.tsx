@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import Papa from 'papaparse';
+import { csvOf } from '../lib/csv.ts';
 import { Alert, Button, FileInput, Group, NativeSelect, Stack, Table, Text } from '@mantine/core';
 import { useMutation } from 'urql';
 import { graphql } from '../gql/index.ts';
@@ -184,7 +185,7 @@ function download(kind: Kind, rows: Enriched[], source: Record<string, string>[]
     ...Object.fromEntries(Object.entries(row.found ?? {}).filter(([k]) => k !== '__typename').map(([k, v]) => [`${kind.prefix}_${k}`, text(v)])),
   }));
   const link = document.createElement('a');
-  link.href = URL.createObjectURL(new Blob([Papa.unparse(out)], { type: 'text/csv' }));
+  link.href = URL.createObjectURL(new Blob([csvOf(out)], { type: 'text/csv' }));
   link.download = 'enriched.csv';
   link.click();
   URL.revokeObjectURL(link.href);

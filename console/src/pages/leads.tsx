@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import Papa from 'papaparse';
+import { csvOf } from '../lib/csv.ts';
 import { Alert, Button, Checkbox, Group, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
@@ -97,7 +97,7 @@ export default function Leads() {
         if (!leads.pageInfo.hasNextPage) break;
         after = leads.pageInfo.endCursor ?? null;
       }
-      const blob = new Blob([Papa.unparse(rows.slice(0, EXPORT_MAX).map(csvRow))], { type: 'text/csv' });
+      const blob = new Blob([csvOf(rows.slice(0, EXPORT_MAX).map(csvRow))], { type: 'text/csv' });
       const link = document.createElement('a');
       link.href = URL.createObjectURL(blob);
       link.download = 'leads.csv';
