@@ -81,6 +81,22 @@ async function join(owner: Browser, email: string, role: Role, password = PASSWO
   return browser;
 }
 
+describe('what the console is told a role may do', () => {
+  it('answers each role’s permissions with the session, the rule the gateway enforces', async () => {
+    const owner = await t.signUp('perm-owner@example.com');
+    const admin = await join(owner, 'perm-admin@example.com', 'ADMIN');
+    const member = await join(owner, 'perm-member@example.com', 'MEMBER');
+    const permissionsOf = async (browser: Browser) => (await browser.request('GET', '/auth/session')).body.permissions;
+    expect(await permissionsOf(owner)).toEqual(['billing', 'webhooks', 'keys', 'members']);
+    expect(await permissionsOf(admin)).toEqual(['webhooks', 'keys', 'members']);
+    expect(await permissionsOf(member)).toEqual([]);
+    // What the session says a member may not do, the gateway refuses.
+    expect((await member.graphql(LedgerCount)).body.errors?.[0]?.extensions?.code).toBe('ROLE_REQUIRED');
+    expect((await admin.graphql(LedgerCount)).body.errors?.[0]?.extensions?.code).toBe('ROLE_REQUIRED');
+    expect((await owner.graphql(LedgerCount)).body.data?.viewer.ledger.totalCount).toEqual(expect.any(Number));
+  });
+});
+
 describe('invitations', () => {
   it('mails a link whose page shows the invitation; accepting signs the new user in on the inviting account, once', async () => {
     const owner = await t.signUp('owner1@example.com');

@@ -1,14 +1,14 @@
 import { useState, type ReactNode } from 'react';
 import { Alert, AppShell, Button, Group, NavLink, Text, Title } from '@mantine/core';
 import { Link, useLocation } from 'react-router';
-import { auth } from './lib/session.ts';
+import { auth, type SessionView } from './lib/session.ts';
 import { useSession } from './lib/session-context.tsx';
 
 interface Page {
   to: string;
   label: string;
-  /** Roles that see the page; every role when absent. */
-  roles?: readonly string[];
+  /** What the signed-in user must be allowed to do (the session's `permissions`) to see the page; every user when absent. */
+  permission?: SessionView['permissions'][number];
 }
 
 const PAGES: Page[] = [
@@ -17,10 +17,10 @@ const PAGES: Page[] = [
   { to: '/runs', label: 'Runs' },
   { to: '/leads', label: 'Lead database' },
   { to: '/enrichment', label: 'Enrichment' },
-  { to: '/keys', label: 'API keys', roles: ['owner', 'admin'] },
-  { to: '/webhooks', label: 'Webhooks', roles: ['owner', 'admin'] },
-  { to: '/members', label: 'Members', roles: ['owner', 'admin'] },
-  { to: '/billing', label: 'Billing', roles: ['owner'] },
+  { to: '/keys', label: 'API keys', permission: 'keys' },
+  { to: '/webhooks', label: 'Webhooks', permission: 'webhooks' },
+  { to: '/members', label: 'Members', permission: 'members' },
+  { to: '/billing', label: 'Billing', permission: 'billing' },
   { to: '/sessions', label: 'Sessions' },
 ];
 
@@ -52,7 +52,7 @@ export function Shell({ children }: { children: ReactNode }) {
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" component="nav" aria-label="Console pages">
-        {PAGES.filter((p) => !p.roles || p.roles.includes(session.role)).map((p) => (
+        {PAGES.filter((p) => !p.permission || session.permissions.includes(p.permission)).map((p) => (
           <NavLink key={p.to} component={Link} to={p.to} label={p.label} active={active(p.to)} variant="filled" aria-current={active(p.to) ? 'page' : undefined} />
         ))}
         <NavLink component="a" href="/graphql" label="GraphQL explorer" target="_blank" rel="noopener" />

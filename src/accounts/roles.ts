@@ -14,7 +14,11 @@ import type { Principal } from './principal.ts';
  * it narrows when its creator is demoted; a creator leaving the account revokes it (members.ts). The
  * operator's keys (CLI, demo: no creator) keep every key right, billing and webhooks included.
  */
-export type Permission = 'billing' | 'webhooks' | 'keys' | 'members';
+export const PERMISSIONS = ['billing', 'webhooks', 'keys', 'members'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** What a role may do, in PERMISSIONS' order: what the console shows a signed-in user. */
+export const permissionsOfRole = (role: Role): Permission[] => PERMISSIONS.filter((permission) => ROLES_ALLOWED[permission].includes(role));
 
 const ROLES_ALLOWED: Record<Permission, readonly Role[]> = {
   billing: ['owner'],

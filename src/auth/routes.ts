@@ -6,6 +6,7 @@ import { acceptInvitation, previewInvitation } from '../accounts/invitations.ts'
 import { pendingTrialCredits, resendEmailVerification, verifyEmail } from '../accounts/email-verification.ts';
 import { confirmPasswordReset, requestPasswordReset } from '../accounts/password-reset.ts';
 import { revokeSession, SESSION_MAX_MS } from '../accounts/sessions.ts';
+import { permissionsOfRole } from '../accounts/roles.ts';
 import { createIdentityThrottles, currentSession, emailThrottleKey, signIn, signUp, type SessionState } from '../accounts/sign-in.ts';
 import { formatDollars } from '../billing/money.ts';
 import { emailSchema, nameSchema, passwordSchema } from '../accounts/users.ts';
@@ -23,14 +24,17 @@ import { parseParams } from '../shared/params.ts';
  */
 
 /**
- * What every route that signs in answers, and GET /auth/session. `trialCredits`: the USD verifying the
- * email would add to the account's wallet ("5.00"), null when none await.
+ * What every route that signs in answers, and GET /auth/session. `permissions`: what the user's role
+ * may do (billing, webhooks, keys, members). `trialCredits`: the USD verifying the email would add to
+ * the account's wallet ("5.00"), null when none await.
  */
 function sessionView(state: SessionState, config: Core['config']) {
   return {
     user: { id: state.user.id, email: state.user.email, name: state.user.name, emailVerified: state.user.emailVerifiedAt !== null },
     account: { id: state.account.id, name: state.account.name },
     role: state.role,
+    // The console shows the pages of these, so which role sees what is said here only (roles.ts).
+    permissions: permissionsOfRole(state.role),
     csrfToken: state.session.csrfToken,
     expiresAt: state.session.expiresAt.toISOString(),
     trialCredits: pendingTrialCredits(config, state.user),

@@ -3,6 +3,8 @@ export interface SessionView {
   user: { id: string; email: string; name: string | null; emailVerified: boolean };
   account: { id: string; name: string };
   role: 'owner' | 'admin' | 'member';
+  /** What the role may do; the pages shown follow it. */
+  permissions: ('billing' | 'webhooks' | 'keys' | 'members')[];
   csrfToken: string;
   expiresAt: string;
   /** USD of trial credits verifying the email adds to the wallet ("5.00"); null when none await. */
