@@ -16,7 +16,9 @@ export function guardSubscriptions(schema: GraphQLSchema): GraphQLSchema {
     field.subscribe = async (source, args, context: GraphQLContext, info) => {
       const access = accessOf(context);
       if (access?.endedBy) throw access.endedBy;
-      return guardEvents((await subscribe(source, args, context, info)) as AsyncIterable<unknown>, access);
+      const events = (await subscribe(source, args, context, info)) as AsyncIterable<unknown>;
+      // A shared execution has no access of its own: its members are each checked by their socket.
+      return access ? guardEvents(events, access) : events;
     };
   }
   return schema;

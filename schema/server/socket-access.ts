@@ -3,7 +3,8 @@ import { CloseCode } from 'graphql-ws';
 import type { Core } from '../../src/core.ts';
 import type { Logger } from '../../src/logger.ts';
 import { AppError } from '../../src/shared/errors.ts';
-import { credentialKey, sweepMs, type LiveAccess } from '../../src/http/access.ts';
+import { sweepMs, type LiveAccess } from '../../src/http/access.ts';
+import { credentialKey } from '../../src/http/pipeline.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 
 /** A close reason: what the code means, then why (WebSocket close reasons are at most 123 bytes). */

@@ -1,7 +1,7 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from '../shared/errors.ts';
-import { authenticate, type SessionCredentials } from './pipeline.ts';
+import { authenticate, credentialKey, type Credential } from './pipeline.ts';
 
 /**
  * Access that lasts: what a graphql-ws socket or a subscription over SSE was opened with, checked
@@ -12,17 +12,7 @@ import { authenticate, type SessionCredentials } from './pipeline.ts';
  * link) read the principal as the last check found it, never as it was at connect.
  */
 
-/** What the caller presented: a Bearer API key, or a console session's cookie token and CSRF token. */
-export interface Credential {
-  authorization?: string | null;
-  session?: SessionCredentials;
-}
-
 type AccessDeps = Pick<Core, 'auth' | 'config' | 'authFailureLimiter'>;
-
-/** The key one check serves for every connection that presented the same credential. */
-export const credentialKey = (credential: Credential) =>
-  credential.authorization ? `k:${credential.authorization}` : `s:${credential.session?.token ?? ''}:${credential.session?.csrfToken ?? ''}`;
 
 /**
  * The time within which a change of access reaches open connections: the key cache time, at least a
@@ -51,7 +41,8 @@ export class LiveAccess {
   readonly principal: Principal;
   private confirmedAt: number;
   private refusal: AppError | undefined;
-  private pending: Promise<Principal> | undefined;
+  /** The check under way, by kind (through the cache, or past it): a sweep past the cache never takes a cached answer. */
+  private readonly pending: { cached?: Promise<Principal>; fresh?: Promise<Principal> } = {};
   private listeners: ((refusal: AppError) => void)[] | undefined;
   private holds = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -126,8 +117,8 @@ export class LiveAccess {
    */
   confirm(now = Date.now(), options: { fresh?: boolean } = {}): Promise<Principal> {
     if (this.refusal) return Promise.reject(this.refusal);
-    this.pending ??= this.check(now, options).finally(() => (this.pending = undefined));
-    return this.pending;
+    const kind = options.fresh ? 'fresh' : 'cached';
+    return (this.pending[kind] ??= this.check(now, options).finally(() => (this.pending[kind] = undefined)));
   }
 
   /** Ends access with `refusal` (a check's, or the transport's), running the listeners once. */
@@ -167,12 +158,10 @@ export class LiveAccess {
 /**
  * The events of `source` while `access` lasts: each is let through only after a check (or within the
  * key cache time of the last one), and the stream stops when access ends, whether it is waiting for
- * an event or not; then it throws the refusal. Without `access` (a shared execution, whose members are
- * each checked on their own) the source is passed through.
+ * an event or not; then it throws the refusal.
  */
-export function guardEvents<T>(source: AsyncIterable<T> | AsyncIterator<T>, access: LiveAccess | undefined): AsyncGenerator<T> {
+export function guardEvents<T>(source: AsyncIterable<T> | AsyncIterator<T>, access: LiveAccess): AsyncGenerator<T> {
   const iterator = Symbol.asyncIterator in source ? (source as AsyncIterable<T>)[Symbol.asyncIterator]() : (source as AsyncIterator<T>);
-  if (!access) return passThrough(iterator);
   return (async function* guarded() {
     const release = access.hold();
     let stop: () => void = () => {};
@@ -196,16 +185,4 @@ export function guardEvents<T>(source: AsyncIterable<T> | AsyncIterator<T>, acce
       else closing?.catch(() => {});
     }
   })();
-}
-
-async function* passThrough<T>(iterator: AsyncIterator<T>): AsyncGenerator<T> {
-  try {
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
-    await iterator.return?.();
-  }
 }

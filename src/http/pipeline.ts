@@ -121,6 +121,16 @@ export function socketSession(config: Pick<Config, 'publicUrl'>, request: Incomi
   return { token, csrfToken: typeof csrfToken === 'string' ? csrfToken : undefined };
 }
 
+/** What a caller presented: a Bearer API key, or a console session's cookie token and CSRF token. */
+export interface Credential {
+  authorization?: string | null;
+  session?: SessionCredentials;
+}
+
+/** One string per credential: what lookups of the same key or session in flight share. */
+export const credentialKey = (credential: Credential) =>
+  credential.authorization ? `k:${credential.authorization}` : `s:${credential.session?.token ?? ''}:${credential.session?.csrfToken ?? ''}`;
+
 /** The session credentials of an HTTP request: the cookie, and the X-CSRF-Token header. */
 export function sessionCredentials(headers: IncomingMessage['headers']): SessionCredentials | undefined {
   const token = sessionCookie(headers.cookie);
@@ -170,7 +180,7 @@ export async function authenticate(
   if (blocked) throw tooManyFailures(blocked);
   if (core.auth.isCached(authorization, byKey ? undefined : session!.token)) return resolve();
   const lookups = lookupsOf(core.authFailureLimiter);
-  const credential = `${bucket}\n${byKey ? `k:${authorization ?? ''}` : `s:${session!.token}:${session!.csrfToken ?? ''}`}`;
+  const credential = `${bucket}\n${credentialKey({ authorization, session })}`;
   let lookup = lookups.get(credential);
   if (!lookup) {
     lookup = countedLookup(core, bucket, resolve).finally(() => lookups.delete(credential));
