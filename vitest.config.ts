@@ -34,7 +34,16 @@ export default defineConfig({
     hookTimeout: 90_000,
     teardownTimeout: 30_000,
     projects: [
-      { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: ALONE, maxWorkers: 1, sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: ALONE,
+          maxWorkers: 1,
+          sequence: { groupOrder: 0 },
+        },
+      },
       { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
   },

@@ -19,8 +19,16 @@ const flags = readFlags(
 const kept = flags.catalog();
 
 if (kept.scale === 'xlarge' || kept.reuse) {
-  await runStandalone(catalogImport, () => benchCatalogImport({ ...kept, people: flags.count('people') }), { json: flags.json, save: false });
+  await runStandalone(catalogImport, () => benchCatalogImport({ ...kept, people: flags.count('people') }), {
+    json: flags.json,
+    save: false,
+  });
 } else {
-  if (kept.dataDir !== undefined || kept.sharedBuffers !== undefined) flags.fail('--data-dir and --shared-buffers go with --reuse (an import into the kept catalog)');
-  await runStandalone(catalog, () => benchCatalog({ scale: kept.scale, people: flags.count('people'), peopleOnly: flags.flag('people-only') }), { json: flags.json, save: false });
+  if (kept.dataDir !== undefined || kept.sharedBuffers !== undefined)
+    flags.fail('--data-dir and --shared-buffers go with --reuse (an import into the kept catalog)');
+  await runStandalone(
+    catalog,
+    () => benchCatalog({ scale: kept.scale, people: flags.count('people'), peopleOnly: flags.flag('people-only') }),
+    { json: flags.json, save: false },
+  );
 }

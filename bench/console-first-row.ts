@@ -48,13 +48,18 @@ export const consoleFirstRow: Suite<FirstRowResult> = {
         await page.getByLabel('locationQuery', { exact: true }).fill('Denver, CO');
         await page.getByLabel('maxCrawledPlacesPerSearch', { exact: true }).fill('20');
         // The estimate has come: the form is settled before the clock starts.
-        await page.getByRole('status', { name: 'Estimate' }).getByText(/Estimated cost/).waitFor();
+        await page
+          .getByRole('status', { name: 'Estimate' })
+          .getByText(/Estimated cost/)
+          .waitFor();
         const start = performance.now();
         await page.getByRole('button', { name: 'Start' }).click();
         await page.getByRole('table', { name: 'Result rows' }).locator('tbody tr').first().waitFor();
         const ms = performance.now() - start;
         if (i >= 0) samples.push(ms);
-        progress(`console-first-row: ${i < 0 ? `warm-up ${i + WARMUPS + 1}/${WARMUPS}` : `run ${i + 1}/${runs}`}: ${ms.toFixed(0)} ms`);
+        progress(
+          `console-first-row: ${i < 0 ? `warm-up ${i + WARMUPS + 1}/${WARMUPS}` : `run ${i + 1}/${runs}`}: ${ms.toFixed(0)} ms`,
+        );
       }
       return { runs, timing: timing(samples), goalP50Ms: GOAL_P50_MS };
     } finally {
@@ -68,4 +73,3 @@ export const consoleFirstRow: Suite<FirstRowResult> = {
     ].join('\n'),
   goals: (r) => ({ p50Ms: r.goalP50Ms, met: r.timing.p50 <= r.goalP50Ms }),
 };
-

@@ -20,11 +20,21 @@ const flags = readFlags(
 );
 const parts = flags.list('parts');
 const unknownPart = parts?.find((part) => !(DATABASE_PARTS as readonly string[]).includes(part));
-if (unknownPart !== undefined) flags.fail(`--parts: unknown part "${unknownPart}"; the parts are ${DATABASE_PARTS.join(', ')}`);
+if (unknownPart !== undefined)
+  flags.fail(`--parts: unknown part "${unknownPart}"; the parts are ${DATABASE_PARTS.join(', ')}`);
 // Figures of some parts only would replace all of them in latest.json.
 const partial = parts !== undefined && DATABASE_PARTS.some((part) => !parts.includes(part));
 
-await runStandalone(database, () => benchDatabase({ ...flags.catalog(), iterations: flags.count('iterations'), parts: parts as DatabasePart[] | undefined }), {
-  json: flags.json,
-  save: !flags.flag('no-save') && !partial,
-});
+await runStandalone(
+  database,
+  () =>
+    benchDatabase({
+      ...flags.catalog(),
+      iterations: flags.count('iterations'),
+      parts: parts as DatabasePart[] | undefined,
+    }),
+  {
+    json: flags.json,
+    save: !flags.flag('no-save') && !partial,
+  },
+);

@@ -15,9 +15,26 @@ import { upstream } from './lib/upstream.ts';
 import { consoleFirstRow } from './console-first-row.ts';
 import { processes } from './lib/processes.ts';
 
-const SUITES: AnySuite[] = [polling, progress, graphqlRun, graphqlResults, limits, catalog, database, email, tools, download, subscribers, upstream, consoleFirstRow, processes];
+const SUITES: AnySuite[] = [
+  polling,
+  progress,
+  graphqlRun,
+  graphqlResults,
+  limits,
+  catalog,
+  database,
+  email,
+  tools,
+  download,
+  subscribers,
+  upstream,
+  consoleFirstRow,
+  processes,
+];
 
-runSuites(SUITES, process.argv.slice(2), 'catalog, database and tools seed the large catalog and take minutes').catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runSuites(SUITES, process.argv.slice(2), 'catalog, database and tools seed the large catalog and take minutes').catch(
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

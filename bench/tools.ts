@@ -14,10 +14,19 @@ import { benchTools, tools } from './lib/tools.ts';
 
 const flags = readFlags(
   'usage: node --import tsx bench/tools.ts [--scale small|medium|large] [--repetitions N] [--only tool1,tool2] [--reuse] [--data-dir DIR] [--shared-buffers SIZE|default] [--json FILE] [--no-save]',
-  { ...CATALOG_FLAGS, repetitions: { type: 'string' }, only: { type: 'string', multiple: true }, 'no-save': { type: 'boolean' } },
+  {
+    ...CATALOG_FLAGS,
+    repetitions: { type: 'string' },
+    only: { type: 'string', multiple: true },
+    'no-save': { type: 'boolean' },
+  },
 );
 
-await runStandalone(tools, () => benchTools({ ...flags.catalog(), repetitions: flags.count('repetitions'), only: flags.list('only') }), {
-  json: flags.json,
-  save: !flags.flag('no-save'),
-});
+await runStandalone(
+  tools,
+  () => benchTools({ ...flags.catalog(), repetitions: flags.count('repetitions'), only: flags.list('only') }),
+  {
+    json: flags.json,
+    save: !flags.flag('no-save'),
+  },
+);

@@ -31,6 +31,10 @@ export default defineConfig({
   },
   server: {
     // `npx vite console` while `npm start` runs: API calls go to the gateway.
-    proxy: { '/graphql': { target: 'http://localhost:3000', ws: true }, '/auth': 'http://localhost:3000', '/api': 'http://localhost:3000' },
+    proxy: {
+      '/graphql': { target: 'http://localhost:3000', ws: true },
+      '/auth': 'http://localhost:3000',
+      '/api': 'http://localhost:3000',
+    },
   },
 });

@@ -133,7 +133,14 @@ export async function startEmbeddedPostgres(
       password: creds.password,
       persistent: true,
       createPostgresUser: os.userInfo().uid === 0,
-      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      postgresFlags: [
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+        '-c',
+        'max_connections=200',
+      ],
       onLog: (message) => log(String(message).trim()),
       onError: (err) => log(String(err)),
     });

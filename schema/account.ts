@@ -7,7 +7,10 @@ import { NodeRef, registerNode } from './node.ts';
 export const PlanEnum = builder.enumType('Plan', {
   description: 'A subscription plan; a higher plan includes every gate of a lower one.',
   values: Object.fromEntries(
-    PLANS.map((plan) => [plan.toUpperCase(), { value: plan, description: `The ${plan} plan, ${PLAN_PRICE_USD[plan]} USD/month.` }]),
+    PLANS.map((plan) => [
+      plan.toUpperCase(),
+      { value: plan, description: `The ${plan} plan, ${PLAN_PRICE_USD[plan]} USD/month.` },
+    ]),
   ) as Record<Uppercase<(typeof PLANS)[number]>, { value: (typeof PLANS)[number]; description: string }>,
 });
 
@@ -19,7 +22,9 @@ const SUBSCRIPTION_TEXT: Record<(typeof SUBSCRIPTION_STATUSES)[number], string> 
 
 const SubscriptionStatusEnum = builder.enumType('SubscriptionStatus', {
   description: 'Where the account’s subscription stands.',
-  values: Object.fromEntries(SUBSCRIPTION_STATUSES.map((s) => [s, { value: s, description: SUBSCRIPTION_TEXT[s] }])) as Record<
+  values: Object.fromEntries(
+    SUBSCRIPTION_STATUSES.map((s) => [s, { value: s, description: SUBSCRIPTION_TEXT[s] }]),
+  ) as Record<
     (typeof SUBSCRIPTION_STATUSES)[number],
     { value: (typeof SUBSCRIPTION_STATUSES)[number]; description: string }
   >,
@@ -33,8 +38,16 @@ AccountRef.implement({
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The account’s global id (`acc_…`), also its id in the console and CLI.' }),
     name: t.exposeString('name', { description: 'The account’s name.' }),
-    plan: t.field({ type: PlanEnum, description: 'The account’s plan: which tools and databases it may use.', resolve: (a) => a.plan }),
-    subscriptionStatus: t.field({ type: SubscriptionStatusEnum, description: 'Where the subscription stands.', resolve: (a) => a.subscriptionStatus }),
+    plan: t.field({
+      type: PlanEnum,
+      description: 'The account’s plan: which tools and databases it may use.',
+      resolve: (a) => a.plan,
+    }),
+    subscriptionStatus: t.field({
+      type: SubscriptionStatusEnum,
+      description: 'Where the subscription stands.',
+      resolve: (a) => a.subscriptionStatus,
+    }),
     createdAt: t.field({ type: 'DateTime', description: 'When the account was opened.', resolve: (a) => a.createdAt }),
   }),
 });

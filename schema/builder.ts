@@ -7,7 +7,15 @@ import type { GraphQLContext } from './context.ts';
  * What a document limit measures: its tokens; the depth, breadth and complexity of the operation; the
  * same of its introspection (`__schema`, `__type` and what they select); its `__schema` selections.
  */
-export type Measure = 'tokens' | 'depth' | 'breadth' | 'complexity' | 'introspectionDepth' | 'introspectionBreadth' | 'introspectionComplexity' | 'schemaSelections';
+export type Measure =
+  | 'tokens'
+  | 'depth'
+  | 'breadth'
+  | 'complexity'
+  | 'introspectionDepth'
+  | 'introspectionBreadth'
+  | 'introspectionComplexity'
+  | 'schemaSelections';
 
 function limitMessage(measure: Measure, value: number, limit: number): string {
   switch (measure) {
@@ -61,11 +69,23 @@ export const builder = new SchemaBuilder<{
       // The plugin names the measure capitalised ("Depth"); its result holds `depth` and `maxDepth`.
       const values = result as unknown as Record<string, number>;
       const measure = kind.toLowerCase() as Measure;
-      return tooComplex(measure, values[measure], values[`max${kind[0]!.toUpperCase()}${kind.slice(1).toLowerCase()}`]!);
+      return tooComplex(
+        measure,
+        values[measure],
+        values[`max${kind[0]!.toUpperCase()}${kind.slice(1).toLowerCase()}`]!,
+      );
     },
   },
 });
 
-builder.queryType({ description: 'Reads: the caller’s account, runs, money and webhooks, and the lead, local-business and store databases.' });
-builder.mutationType({ description: 'Writes: run starts and cancels, credit purchases, enrichment and webhooks. Each answers a payload whose `userErrors` lists the caller’s mistakes.' });
-builder.subscriptionType({ description: 'Live run tracking over graphql-ws: a run’s progress and rows, and every run of the account.' });
+builder.queryType({
+  description:
+    'Reads: the caller’s account, runs, money and webhooks, and the lead, local-business and store databases.',
+});
+builder.mutationType({
+  description:
+    'Writes: run starts and cancels, credit purchases, enrichment and webhooks. Each answers a payload whose `userErrors` lists the caller’s mistakes.',
+});
+builder.subscriptionType({
+  description: 'Live run tracking over graphql-ws: a run’s progress and rows, and every run of the account.',
+});

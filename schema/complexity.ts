@@ -56,7 +56,11 @@ const INTROSPECTION_TYPES: Record<string, string> = { __schema: '__Schema', __ty
  * counts them as one field each and never looks under them. The other fields of the operation count
  * nothing here. Each selection set is measured once per type, however often fragments repeat it.
  */
-function measureIntrospection(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode): IntrospectionMeasure {
+function measureIntrospection(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+): IntrospectionMeasure {
   const fieldComplexity = builder.options.complexity?.defaultComplexity ?? 1;
   const listMultiplier = builder.options.complexity?.defaultListMultiplier ?? 1;
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -73,10 +77,14 @@ function measureIntrospection(schema: GraphQLSchema, document: DocumentNode, ope
       if (selection.kind === Kind.FIELD) {
         const name = selection.name.value;
         if (root && !(name in INTROSPECTION_TYPES)) continue;
-        const fieldType: GraphQLOutputType | undefined = root ? (schema.getType(INTROSPECTION_TYPES[name]!) as GraphQLObjectType) : type.getFields()[name]?.type;
+        const fieldType: GraphQLOutputType | undefined = root
+          ? (schema.getType(INTROSPECTION_TYPES[name]!) as GraphQLObjectType)
+          : type.getFields()[name]?.type;
         const named = fieldType && getNamedType(fieldType);
-        const below = selection.selectionSet && isObjectType(named) ? ofSet(selection.selectionSet, named, false) : undefined;
-        const multiplier = fieldType && isListType(isNonNullType(fieldType) ? fieldType.ofType : fieldType) ? listMultiplier : 1;
+        const below =
+          selection.selectionSet && isObjectType(named) ? ofSet(selection.selectionSet, named, false) : undefined;
+        const multiplier =
+          fieldType && isListType(isNonNullType(fieldType) ? fieldType.ofType : fieldType) ? listMultiplier : 1;
         part = {
           depth: 1 + (below?.depth ?? 0),
           breadth: 1 + (below?.breadth ?? 0),
@@ -125,7 +133,10 @@ function introspectionAllowance(schema: GraphQLSchema): Measured {
         oneOf: true,
       }),
     );
-    introspectionAllowances.set(schema, (allowance = measureIntrospection(schema, standard, getOperationAST(standard)!)));
+    introspectionAllowances.set(
+      schema,
+      (allowance = measureIntrospection(schema, standard, getOperationAST(standard)!)),
+    );
   }
   return allowance;
 }
@@ -195,19 +206,32 @@ const measures = new WeakMap<DocumentNode, DocumentMeasures>();
 
 function measuresOf(schema: GraphQLSchema, document: DocumentNode): DocumentMeasures {
   let known = measures.get(document);
-  if (!known) measures.set(document, (known = { readsVariables: measureReadsVariables(schema, document), byOperation: new Map() }));
+  if (!known)
+    measures.set(
+      document,
+      (known = { readsVariables: measureReadsVariables(schema, document), byOperation: new Map() }),
+    );
   return known;
 }
 
 /** The operation's depth, breadth and complexity with these (coerced-checked) variables, and those of its introspection. */
-function measure(schema: GraphQLSchema, document: DocumentNode, operation: OperationDefinitionNode, context: unknown, variables: Record<string, unknown>): OperationMeasure {
+function measure(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  context: unknown,
+  variables: Record<string, unknown>,
+): OperationMeasure {
   const known = measuresOf(schema, document);
   const name = operation.name?.value ?? '';
   const cached = known.readsVariables ? undefined : known.byOperation.get(name);
   if (cached) return cached;
   const fragments = document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION);
   const measured = {
-    ...complexityFromQuery({ kind: Kind.DOCUMENT, definitions: [operation, ...fragments] }, { schema, ctx: context as object, variables }),
+    ...complexityFromQuery(
+      { kind: Kind.DOCUMENT, definitions: [operation, ...fragments] },
+      { schema, ctx: context as object, variables },
+    ),
     introspection: measureIntrospection(schema, document, operation),
   };
   if (!known.readsVariables) known.byOperation.set(name, measured);
@@ -224,8 +248,10 @@ function introspectionRefusals(schema: GraphQLSchema, measured: IntrospectionMea
   if (measured.breadth === 0) return errors;
   const allowance = introspectionAllowance(schema);
   if (measured.depth > allowance.depth) errors.push(limitError('introspectionDepth', measured.depth, allowance.depth));
-  if (measured.breadth > allowance.breadth) errors.push(limitError('introspectionBreadth', measured.breadth, allowance.breadth));
-  if (measured.complexity > allowance.complexity) errors.push(limitError('introspectionComplexity', measured.complexity, allowance.complexity));
+  if (measured.breadth > allowance.breadth)
+    errors.push(limitError('introspectionBreadth', measured.breadth, allowance.breadth));
+  if (measured.complexity > allowance.complexity)
+    errors.push(limitError('introspectionComplexity', measured.complexity, allowance.complexity));
   return errors;
 }
 
@@ -239,7 +265,9 @@ function introspectionRefusals(schema: GraphQLSchema, measured: IntrospectionMea
  * it and held to the standard introspection query's measure, `__schema` once (introspectionRefusals).
  * The plugin's own check on root resolvers stays as a backstop.
  */
-export function useComplexityAtStart(): Plugin<{ params?: { operationName?: string | null; variables?: Record<string, unknown> | null } }> {
+export function useComplexityAtStart(): Plugin<{
+  params?: { operationName?: string | null; variables?: Record<string, unknown> | null };
+}> {
   return {
     onValidate({ context, params: { schema: validated, documentAST } }) {
       return ({ valid, setResult }) => {
@@ -248,7 +276,10 @@ export function useComplexityAtStart(): Plugin<{ params?: { operationName?: stri
         const variableValues = context.params?.variables ?? {};
         const operation = getOperationAST(documentAST, operationName);
         // Variables that do not coerce are the execution's to refuse (BAD_USER_INPUT), not a complexity matter.
-        if (operation?.variableDefinitions?.length && getVariableValues(validated, operation.variableDefinitions, variableValues).errors) {
+        if (
+          operation?.variableDefinitions?.length &&
+          getVariableValues(validated, operation.variableDefinitions, variableValues).errors
+        ) {
           uncoerced.add(context);
           return;
         }

@@ -18,12 +18,21 @@ export interface PageInfoShape {
 }
 
 export const PageInfoRef = builder.objectRef<PageInfoShape>('PageInfo').implement({
-  description: 'Where a page of a connection stands. Pages go forward only: ask for the next one with `after: endCursor` while `hasNextPage`.',
+  description:
+    'Where a page of a connection stands. Pages go forward only: ask for the next one with `after: endCursor` while `hasNextPage`.',
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage', { description: 'More items follow this page.' }),
-    hasPreviousPage: t.exposeBoolean('hasPreviousPage', { description: 'Always false: connections page forward only (there is no `last`/`before`).' }),
-    startCursor: t.exposeString('startCursor', { nullable: true, description: 'The cursor of the first edge; null when the page is empty.' }),
-    endCursor: t.exposeString('endCursor', { nullable: true, description: 'The cursor of the last edge (pass it as `after`); null when the page is empty.' }),
+    hasPreviousPage: t.exposeBoolean('hasPreviousPage', {
+      description: 'Always false: connections page forward only (there is no `last`/`before`).',
+    }),
+    startCursor: t.exposeString('startCursor', {
+      nullable: true,
+      description: 'The cursor of the first edge; null when the page is empty.',
+    }),
+    endCursor: t.exposeString('endCursor', {
+      nullable: true,
+      description: 'The cursor of the last edge (pass it as `after`); null when the page is empty.',
+    }),
   }),
 });
 
@@ -43,7 +52,12 @@ export function connectionOf<T, X extends object = object>(
   const edges = items.map((node, i) => ({ cursor: page.cursorOf(node, i), node }));
   return {
     edges,
-    pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: false, startCursor: edges[0]?.cursor ?? null, endCursor: edges.at(-1)?.cursor ?? null },
+    pageInfo: {
+      hasNextPage: page.hasNextPage,
+      hasPreviousPage: false,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
     totalCount: page.totalCount,
     ...(extra as X),
   };
@@ -68,16 +82,30 @@ export function connectionType<T, X extends object = object>(
   const edge = builder.objectRef<{ cursor: string; node: T }>(`${name}Edge`).implement({
     description: `An item of a ${name}Connection with its cursor.`,
     fields: (t) => ({
-      cursor: t.exposeString('cursor', { description: 'Where this item stands; pass it as `after` for the items after it. Opaque.' }),
+      cursor: t.exposeString('cursor', {
+        description: 'Where this item stands; pass it as `after` for the items after it. Opaque.',
+      }),
       node: t.field({ type: node as never, description: 'The item.', resolve: (e) => e.node as never }),
     }),
   });
   return builder.objectRef<Connection<T> & X>(`${name}Connection`).implement({
     description: options.description,
     fields: (t) => ({
-      edges: t.field({ type: [edge], description: 'The items of this page with their cursors.', resolve: (c) => c.edges }),
-      nodes: t.field({ type: [node as never], description: 'The items of this page, without cursors.', resolve: (c) => c.edges.map((e) => e.node) as never }),
-      pageInfo: t.field({ type: PageInfoRef, description: 'Where this page stands, to ask for the next one.', resolve: (c) => c.pageInfo }),
+      edges: t.field({
+        type: [edge],
+        description: 'The items of this page with their cursors.',
+        resolve: (c) => c.edges,
+      }),
+      nodes: t.field({
+        type: [node as never],
+        description: 'The items of this page, without cursors.',
+        resolve: (c) => c.edges.map((e) => e.node) as never,
+      }),
+      pageInfo: t.field({
+        type: PageInfoRef,
+        description: 'Where this page stands, to ask for the next one.',
+        resolve: (c) => c.pageInfo,
+      }),
       totalCount: t.int({
         description: options.totalCount,
         resolve: (c) => (typeof c.totalCount === 'function' ? c.totalCount() : c.totalCount),
@@ -95,13 +123,16 @@ export function connectionType<T, X extends object = object>(
   });
 }
 
-export const FIRST_DESCRIPTION = (max: number, byDefault: number) => `How many items to return, 1 to ${max}; default ${byDefault}.`;
-export const AFTER_DESCRIPTION = 'Return the items after this cursor (an `endCursor` or edge `cursor` of an earlier page).';
+export const FIRST_DESCRIPTION = (max: number, byDefault: number) =>
+  `How many items to return, 1 to ${max}; default ${byDefault}.`;
+export const AFTER_DESCRIPTION =
+  'Return the items after this cursor (an `endCursor` or edge `cursor` of an earlier page).';
 
 /** The page size asked for: `first`, or the default; 400 `validation_failed` outside 1..max. */
 export function pageSize(first: number | null | undefined, options: { max: number; byDefault: number }): number {
   const size = first ?? options.byDefault;
-  if (!Number.isInteger(size) || size < 1 || size > options.max) throw new ValidationError([{ path: 'first', message: `must be between 1 and ${options.max}` }]);
+  if (!Number.isInteger(size) || size < 1 || size > options.max)
+    throw new ValidationError([{ path: 'first', message: `must be between 1 and ${options.max}` }]);
   return size;
 }
 

@@ -1,4 +1,15 @@
-import { getNamedType, getNullableType, isEnumType, isInputObjectType, isLeafType, isListType, isNonNullType, isObjectType, type GraphQLInputType, type GraphQLSchema } from 'graphql';
+import {
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isInputObjectType,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  type GraphQLInputType,
+  type GraphQLSchema,
+} from 'graphql';
 import { ALLOWANCE_KINDS, type AllowanceKind } from '../db/schema/limits.ts';
 import type { Account } from '../db/schema/accounts.ts';
 import { takeAllowance, utcDay } from '../src/billing/allowances.ts';
@@ -25,7 +36,17 @@ import { camel } from './zod-input.ts';
  * Also today’s use of the daily allowances on Account, signed download links on Run, and a credit purchase's quote.
  */
 
-const INPUT_KINDS = ['TEXT', 'TEXT_LIST', 'INT', 'FLOAT', 'BOOLEAN', 'ENUM', 'ENUM_LIST', 'OBJECT', 'OBJECT_LIST'] as const;
+const INPUT_KINDS = [
+  'TEXT',
+  'TEXT_LIST',
+  'INT',
+  'FLOAT',
+  'BOOLEAN',
+  'ENUM',
+  'ENUM_LIST',
+  'OBJECT',
+  'OBJECT_LIST',
+] as const;
 type InputKind = (typeof INPUT_KINDS)[number];
 
 const InputKindEnum = builder.enumType('ToolInputKind', {
@@ -79,7 +100,10 @@ const ToolInputFieldRef = builder.objectRef<InputFieldView>('ToolInputField').im
   description: 'A field of a tool’s start input type.',
   fields: (t) => ({
     name: t.exposeString('name', { description: 'The field’s name in the input type (and the REST start body).' }),
-    description: t.exposeString('description', { nullable: true, description: 'What the field means, its default and limits.' }),
+    description: t.exposeString('description', {
+      nullable: true,
+      description: 'What the field means, its default and limits.',
+    }),
     type: t.exposeString('type', { description: 'Its GraphQL type, e.g. `[String!]` or `Int`.' }),
     kind: t.field({ type: InputKindEnum, description: 'How a form edits it.', resolve: (f) => f.kind }),
     required: t.exposeBoolean('required', { description: 'The start is refused without it.' }),
@@ -100,7 +124,9 @@ const ToolColumnRef = builder.objectRef<ColumnView>('ToolColumn').implement({
     field: t.exposeString('field', { description: 'The field of the tool’s row type in `RunResult`.' }),
     header: t.string({ description: 'The header in CSV downloads.', resolve: (c) => c.column.header }),
     description: t.string({ description: 'What the column holds.', resolve: (c) => c.column.description }),
-    leaf: t.exposeBoolean('leaf', { description: 'The field is a scalar or a list of scalars (selected without sub-fields).' }),
+    leaf: t.exposeBoolean('leaf', {
+      description: 'The field is a scalar or a list of scalars (selected without sub-fields).',
+    }),
   }),
 });
 
@@ -120,21 +146,36 @@ const ToolInfoRef = builder.objectRef<ToolDefinition>('ToolInfo').implement({
     name: t.field({ type: ToolEnum, description: 'The tool (a run’s `tool`).', resolve: (tool) => tool.name }),
     title: t.exposeString('title', { description: 'Its name for people.' }),
     description: t.exposeString('description', { description: 'What it finds.' }),
-    priceText: t.string({ description: 'What it costs, as docs/tools.md writes it.', resolve: (tool) => tool.price.text }),
-    plan: t.field({ type: PlanEnum, nullable: true, description: 'The lowest plan that may use it; null for every plan.', resolve: (tool) => tool.plan ?? null }),
+    priceText: t.string({
+      description: 'What it costs, as docs/tools.md writes it.',
+      resolve: (tool) => tool.price.text,
+    }),
+    plan: t.field({
+      type: PlanEnum,
+      nullable: true,
+      description: 'The lowest plan that may use it; null for every plan.',
+      resolve: (tool) => tool.plan ?? null,
+    }),
     available: t.boolean({
       description: 'The caller’s plan may start it.',
       resolve: (tool, _, ctx) => planIncludes(ctx.principal.plan, tool.plan),
     }),
     cancellable: t.exposeBoolean('cancellable', { description: 'A run of it can be cancelled.' }),
-    mutation: t.string({ description: 'The mutation that starts it (it takes `input`, `dryRun`, `idempotencyKey`, `webhookUrl`).', resolve: (tool) => tool.graphql.mutation }),
+    mutation: t.string({
+      description: 'The mutation that starts it (it takes `input`, `dryRun`, `idempotencyKey`, `webhookUrl`).',
+      resolve: (tool) => tool.graphql.mutation,
+    }),
     inputType: t.string({ description: 'The name of its input type.', resolve: (tool) => tool.graphql.inputType }),
     inputFields: t.field({
       type: [ToolInputFieldRef],
       description: 'The fields of its input type, in order.',
       resolve: (tool, _, __, info) => inputFieldsOf(info.schema, tool.graphql.inputType),
     }),
-    columns: t.field({ type: [ToolColumnRef], description: 'Its result columns, in CSV order.', resolve: (tool, _, __, info) => columnsOf(info.schema, tool) }),
+    columns: t.field({
+      type: [ToolColumnRef],
+      description: 'Its result columns, in CSV order.',
+      resolve: (tool, _, __, info) => columnsOf(info.schema, tool),
+    }),
   }),
 });
 
@@ -178,7 +219,11 @@ const DailyAllowanceRef = builder.objectRef<AllowanceView>('DailyAllowance').imp
     limit: t.exposeInt('limit', { description: 'How much a day holds.' }),
     used: t.int({ description: 'Used today.', resolve: (a) => a.limit - a.remaining }),
     remaining: t.exposeInt('remaining', { description: 'Left today.' }),
-    resetsAt: t.field({ type: 'DateTime', description: 'Midnight UTC, when it starts again.', resolve: (a) => a.resetsAt }),
+    resetsAt: t.field({
+      type: 'DateTime',
+      description: 'Midnight UTC, when it starts again.',
+      resolve: (a) => a.resetsAt,
+    }),
   }),
 });
 
@@ -189,7 +234,10 @@ builder.objectField(AccountRef, 'allowancesToday', (t) =>
     resolve: (account: Account, _, ctx) => {
       const now = ctx.core.clock();
       const resetsAt = new Date(now.getTime() + utcDay(now).secondsToReset * 1000);
-      const limits: Record<AllowanceKind, number> = { database: ctx.core.config.dailyDatabaseRecords, enrichment: ctx.core.config.dailyEnrichmentMatches };
+      const limits: Record<AllowanceKind, number> = {
+        database: ctx.core.config.dailyDatabaseRecords,
+        enrichment: ctx.core.config.dailyEnrichmentMatches,
+      };
       return Promise.all(
         ALLOWANCE_KINDS.map(async (kind) => {
           // Taking nothing reads what is left without writing.
@@ -204,7 +252,10 @@ builder.objectField(AccountRef, 'allowancesToday', (t) =>
 const DownloadFormatEnum = builder.enumType('DownloadFormat', {
   description: 'A file format of a run’s rows.',
   values: {
-    CSV: { value: 'csv', description: 'Comma-separated, a header line first; cells a spreadsheet would run as formulas are escaped.' },
+    CSV: {
+      value: 'csv',
+      description: 'Comma-separated, a header line first; cells a spreadsheet would run as formulas are escaped.',
+    },
     JSON: { value: 'json', description: 'One JSON array of row objects.' },
     NDJSON: { value: 'ndjson', description: 'One JSON object a line.' },
   } as Record<string, { value: ExportFormat; description: string }>,
@@ -217,7 +268,11 @@ const DownloadFormatEnum = builder.enumType('DownloadFormat', {
 async function signedDownloadPath(run: RunSnapshot, format: ExportFormat, ctx: GraphQLContext): Promise<string | null> {
   if (!isTerminal(run.status)) return null;
   assertDownloadable(await getRun(ctx.core.db, ctx.principal.accountId, run.id), ctx.core.clock());
-  const query = signDownload(await getInstallationSecret(ctx.core.db), { accountId: ctx.principal.accountId, runId: run.id, format }, ctx.core.clock());
+  const query = signDownload(
+    await getInstallationSecret(ctx.core.db),
+    { accountId: ctx.principal.accountId, runId: run.id, format },
+    ctx.core.clock(),
+  );
   return `/api/downloads/${encodeURIComponent(run.id)}?${query}`;
 }
 
@@ -251,12 +306,34 @@ interface QuoteView {
 const CreditQuoteRef = builder.objectRef<QuoteView>('CreditQuote').implement({
   description: 'What a purchase of credits would charge and add, before paying (the rules of `buyCredits`).',
   fields: (t) => ({
-    originalAmount: t.field({ type: 'Money', description: 'The amount asked for.', resolve: (q) => q.terms.originalUsd }),
-    amount: t.field({ type: 'Money', description: 'What would be charged, after any adjustment.', resolve: (q) => q.terms.paidMicros }),
-    wasAdjusted: t.boolean({ description: 'The amount asked for would be adjusted down (49, 50, 149 and 649 become 48, 48, 148 and 648).', resolve: (q) => q.terms.amountUsd !== q.terms.originalUsd }),
-    bonusPercent: t.int({ description: 'The plan’s bonus, in percent of the amount charged.', resolve: (q) => q.terms.bonusPercent }),
-    bonus: t.field({ type: 'Money', description: 'The bonus credits the plan adds.', resolve: (q) => q.terms.bonusMicros }),
-    credited: t.field({ type: 'Money', description: 'Purchased credits added: the amount charged and the bonus.', resolve: (q) => q.terms.paidMicros + q.terms.bonusMicros }),
+    originalAmount: t.field({
+      type: 'Money',
+      description: 'The amount asked for.',
+      resolve: (q) => q.terms.originalUsd,
+    }),
+    amount: t.field({
+      type: 'Money',
+      description: 'What would be charged, after any adjustment.',
+      resolve: (q) => q.terms.paidMicros,
+    }),
+    wasAdjusted: t.boolean({
+      description: 'The amount asked for would be adjusted down (49, 50, 149 and 649 become 48, 48, 148 and 648).',
+      resolve: (q) => q.terms.amountUsd !== q.terms.originalUsd,
+    }),
+    bonusPercent: t.int({
+      description: 'The plan’s bonus, in percent of the amount charged.',
+      resolve: (q) => q.terms.bonusPercent,
+    }),
+    bonus: t.field({
+      type: 'Money',
+      description: 'The bonus credits the plan adds.',
+      resolve: (q) => q.terms.bonusMicros,
+    }),
+    credited: t.field({
+      type: 'Money',
+      description: 'Purchased credits added: the amount charged and the bonus.',
+      resolve: (q) => q.terms.paidMicros + q.terms.bonusMicros,
+    }),
   }),
 });
 

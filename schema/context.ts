@@ -8,7 +8,15 @@ import type { RunSnapshot } from '../src/runs/view.ts';
 import { getRun, listItemsOfRuns, loadRunInputs, loadRuns, type ItemsRequest } from '../src/runs/runs.ts';
 import { snapshotOf } from '../src/runs/view.ts';
 import { AppError } from '../src/shared/errors.ts';
-import { countDeliveries, listDeliveriesOfWebhooks, loadDeliveries, loadWebhooks, type DeliveryPage, type DeliveryView, type WebhookView } from '../src/runs/webhooks.ts';
+import {
+  countDeliveries,
+  listDeliveriesOfWebhooks,
+  loadDeliveries,
+  loadWebhooks,
+  type DeliveryPage,
+  type DeliveryView,
+  type WebhookView,
+} from '../src/runs/webhooks.ts';
 import { loadLedgerEntries } from '../src/billing/wallet.ts';
 import { loadCompanies, type CompanyRecord } from '../src/endpoints/lead-search.ts';
 import { companiesOfDeliveredLeads, loadDeliveredLeads } from '../src/catalog/leads/delivered.ts';
@@ -53,18 +61,33 @@ async function loadRun(core: Core, accountId: string, id: string): Promise<RunSn
 const LOADERS = {
   // One run alone (`run(id)`, the status poll) through the statement REST's status prepares once.
   run: (core: Core, { accountId }: Principal) =>
-    new DataLoader<string, RunSnapshot | null>((ids) => (ids.length === 1 ? loadRun(core, accountId, ids[0]!).then((run) => [run]) : loadRuns(core.db, accountId, ids))),
-  runInput: (core: Core, { accountId }: Principal) => new DataLoader<string, unknown>((ids) => loadRunInputs(core.db, accountId, ids)),
+    new DataLoader<string, RunSnapshot | null>((ids) =>
+      ids.length === 1 ? loadRun(core, accountId, ids[0]!).then((run) => [run]) : loadRuns(core.db, accountId, ids),
+    ),
+  runInput: (core: Core, { accountId }: Principal) =>
+    new DataLoader<string, unknown>((ids) => loadRunInputs(core.db, accountId, ids)),
   /** A run's rows, from an offset; the loader keys carry the run's id after its ownership was checked (an ended run's on the read replica when it has them). */
-  runItems: (core: Core) => new DataLoader<ItemsRequest, Record<string, unknown>[], string>((requests) => listItemsOfRuns(core, requests), byKey),
-  ledgerEntry: (core: Core, { accountId }: Principal) => new DataLoader<bigint, LedgerEntry | null>((ids) => loadLedgerEntries(core.db, accountId, ids)),
-  webhook: (core: Core, principal: Principal) => new DataLoader<string, WebhookView | null>((ids) => loadWebhooks(core.db, principal, ids)),
-  delivery: (core: Core, principal: Principal) => new DataLoader<string, DeliveryView | null>((ids) => loadDeliveries(core.db, principal, ids)),
+  runItems: (core: Core) =>
+    new DataLoader<ItemsRequest, Record<string, unknown>[], string>(
+      (requests) => listItemsOfRuns(core, requests),
+      byKey,
+    ),
+  ledgerEntry: (core: Core, { accountId }: Principal) =>
+    new DataLoader<bigint, LedgerEntry | null>((ids) => loadLedgerEntries(core.db, accountId, ids)),
+  webhook: (core: Core, principal: Principal) =>
+    new DataLoader<string, WebhookView | null>((ids) => loadWebhooks(core.db, principal, ids)),
+  delivery: (core: Core, principal: Principal) =>
+    new DataLoader<string, DeliveryView | null>((ids) => loadDeliveries(core.db, principal, ids)),
   deliveryPage: (core: Core, principal: Principal) =>
-    new DataLoader<{ webhookId: string; limit: number; after?: string | null }, DeliveryPage, string>((requests) => listDeliveriesOfWebhooks(core.db, principal, requests), byKey),
-  deliveryCount: (core: Core, principal: Principal) => new DataLoader<string, number>((ids) => countDeliveries(core.db, principal, ids)),
+    new DataLoader<{ webhookId: string; limit: number; after?: string | null }, DeliveryPage, string>(
+      (requests) => listDeliveriesOfWebhooks(core.db, principal, requests),
+      byKey,
+    ),
+  deliveryCount: (core: Core, principal: Principal) =>
+    new DataLoader<string, number>((ids) => countDeliveries(core.db, principal, ids)),
   /** Leads the account has received (refetching by id). */
-  deliveredLead: (core: Core, { accountId }: Principal) => new DataLoader<string, LeadRow | null>((ids) => loadDeliveredLeads(core.sql, accountId, ids)),
+  deliveredLead: (core: Core, { accountId }: Principal) =>
+    new DataLoader<string, LeadRow | null>((ids) => loadDeliveredLeads(core.sql, accountId, ids)),
   /** Companies of leads the account has received (refetching by id). */
   deliveredCompany: (core: Core, { accountId }: Principal) =>
     new DataLoader<number, boolean>(async (ids) => {

@@ -23,11 +23,14 @@ export const REST_ERROR_CODES: Record<string, string> = {
   plan_required: 'The account’s plan does not include this tool or database.',
   subscription_inactive: 'Buying credits needs an active subscription.',
   payment_failed: 'The card was declined (the message gives the reason); nothing was charged or credited.',
-  payment_requires_action: 'The bank asks the card holder to authenticate the payment (3-D Secure); the credits are added once it succeeds.',
+  payment_requires_action:
+    'The bank asks the card holder to authenticate the payment (3-D Secure); the credits are added once it succeeds.',
   payment_method_required: 'The account has no card on file; add one in the billing portal.',
   payments_not_configured: 'This server takes no payments: credits are granted by its operator.',
-  payment_provider_unavailable: 'The payment provider did not answer; nothing was credited. Retry later with the same idempotency key.',
-  upstream_unavailable: 'The scraping engine a tool runs on refused or could not be reached (a run’s failure message; the detail is in the operator’s logs).',
+  payment_provider_unavailable:
+    'The payment provider did not answer; nothing was credited. Retry later with the same idempotency key.',
+  upstream_unavailable:
+    'The scraping engine a tool runs on refused or could not be reached (a run’s failure message; the detail is in the operator’s logs).',
   invalid_signature: 'A Stripe event whose Stripe-Signature does not verify (POST /hooks/stripe only).',
   insufficient_funds: 'The wallet cannot pay for one unit of the tool; buy credits with `buyCredits`.',
   daily_limit_reached: 'The daily allowance of database records or enrichment matches is used up until midnight UTC.',
@@ -41,11 +44,15 @@ export const REST_ERROR_CODES: Record<string, string> = {
   filters_not_applied_yet: 'Company data is still being prepared, so company filters cannot apply yet.',
   map_view_not_allowed: 'A commercial-property link is a map view, which cannot be scraped.',
   query_timeout: 'The database search took too long; narrow it.',
-  database_unavailable: 'The database is restarting or out of reach for a moment; retry after `retryAfter` seconds (REST: the Retry-After header).',
-  query_too_complex: 'The GraphQL document asks for too much at once (complexity, depth or breadth); ask for fewer fields or smaller pages.',
+  database_unavailable:
+    'The database is restarting or out of reach for a moment; retry after `retryAfter` seconds (REST: the Retry-After header).',
+  query_too_complex:
+    'The GraphQL document asks for too much at once (complexity, depth or breadth); ask for fewer fields or smaller pages.',
   webhook_delivery_failed: 'A webhook delivery was not accepted by its URL.',
-  role_required: 'The caller’s role in the account does not allow this (members cannot manage keys, members or billing; admins cannot touch owners), a key created in the console asks for more than its creator’s current role allows, or it needs a signed-in console user and an API key was sent.',
-  csrf_failed: 'A request signed in with the console session cookie came without its CSRF token (X-CSRF-Token), or from another origin.',
+  role_required:
+    'The caller’s role in the account does not allow this (members cannot manage keys, members or billing; admins cannot touch owners), a key created in the console asks for more than its creator’s current role allows, or it needs a signed-in console user and an API key was sent.',
+  csrf_failed:
+    'A request signed in with the console session cookie came without its CSRF token (X-CSRF-Token), or from another origin.',
   signup_closed: 'Sign-up is by invitation only on this server (SIGNUP=invite).',
   email_taken: 'A user with this email exists already.',
   invalid_credentials: 'Wrong email or password (the same answer for an unknown email).',
@@ -58,7 +65,8 @@ export const REST_ERROR_CODES: Record<string, string> = {
 
 for (const endpoint of ENDPOINTS) {
   for (const code of Object.values(endpoint.errors).flat()) {
-    if (!(code in REST_ERROR_CODES)) throw new Error(`error code ${code} of ${endpoint.name} has no description in schema/errors.ts`);
+    if (!(code in REST_ERROR_CODES))
+      throw new Error(`error code ${code} of ${endpoint.name} has no description in schema/errors.ts`);
   }
 }
 
@@ -66,8 +74,14 @@ export const ErrorCodeEnum = builder.enumType('ErrorCode', {
   description:
     'Every error code of the API: the REST codes in SCREAMING_SNAKE_CASE (`validation_failed` is VALIDATION_FAILED), then the codes of GraphQL documents, variables and results. `UserError.code` and every top-level error’s `extensions.code` take one of them.',
   values: Object.fromEntries([
-    ...Object.entries(REST_ERROR_CODES).map(([code, description]) => [graphQLCode(code), { value: graphQLCode(code), description: `${description} REST: \`${code}\`.` }]),
-    ...Object.entries(GRAPHQL_ERROR_CODES).map(([code, description]) => [code, { value: code, description: `${description} Top-level errors only.` }]),
+    ...Object.entries(REST_ERROR_CODES).map(([code, description]) => [
+      graphQLCode(code),
+      { value: graphQLCode(code), description: `${description} REST: \`${code}\`.` },
+    ]),
+    ...Object.entries(GRAPHQL_ERROR_CODES).map(([code, description]) => [
+      code,
+      { value: code, description: `${description} Top-level errors only.` },
+    ]),
   ]) as Record<string, { value: string; description: string }>,
 });
 
@@ -80,10 +94,15 @@ export interface UserError {
 export const UserErrorRef = builder.objectRef<UserError>('UserError').implement({
   description: 'A mistake of the caller that a mutation refused: nothing was done. Branch on `code`; show `message`.',
   fields: (t) => ({
-    code: t.field({ type: ErrorCodeEnum, description: 'What went wrong, stable for programs.', resolve: (e) => e.code }),
+    code: t.field({
+      type: ErrorCodeEnum,
+      description: 'What went wrong, stable for programs.',
+      resolve: (e) => e.code,
+    }),
     field: t.stringList({
       nullable: true,
-      description: 'The path to the argument or input field at fault (`["input", "contacts", "0", "firstName"]`); null when no one field is.',
+      description:
+        'The path to the argument or input field at fault (`["input", "contacts", "0", "firstName"]`); null when no one field is.',
       resolve: (e) => e.field,
     }),
     message: t.string({ description: 'What went wrong and how to fix it, for people.', resolve: (e) => e.message }),
@@ -104,7 +123,10 @@ export function userErrorsOf(err: AppError, root: FieldRoot = []): UserError[] {
   const place = typeof root === 'function' ? root : (path: string[]) => [...root, ...path];
   const code = graphQLCode(err.code);
   const details = Array.isArray(err.details) ? (err.details as unknown[]) : [];
-  const located = details.filter((d): d is ErrorDetail => typeof (d as ErrorDetail)?.path === 'string' && typeof (d as ErrorDetail).message === 'string');
+  const located = details.filter(
+    (d): d is ErrorDetail =>
+      typeof (d as ErrorDetail)?.path === 'string' && typeof (d as ErrorDetail).message === 'string',
+  );
   if (located.length > 0 && located.length === details.length) {
     return located.map((d) => ({ code, field: place(graphQLPath(d.path)), message: graphQLMessage(d.message) }));
   }
@@ -116,14 +138,19 @@ export function userErrorsOf(err: AppError, root: FieldRoot = []): UserError[] {
  * `userErrors` (every other field null). Authentication, rate limiting and internal failures stay
  * top-level errors. `root` is the argument that refusal paths are relative to (`input`).
  */
-export async function mutationPayload<T extends object>(run: () => Promise<T>, root: FieldRoot = []): Promise<Partial<T> & { userErrors: UserError[] }> {
+export async function mutationPayload<T extends object>(
+  run: () => Promise<T>,
+  root: FieldRoot = [],
+): Promise<Partial<T> & { userErrors: UserError[] }> {
   try {
     return { ...(await run()), userErrors: [] };
   } catch (err) {
-    if (err instanceof AppError && isUserError(err)) return { userErrors: userErrorsOf(err, root) } as Partial<T> & { userErrors: UserError[] };
+    if (err instanceof AppError && isUserError(err))
+      return { userErrors: userErrorsOf(err, root) } as Partial<T> & { userErrors: UserError[] };
     throw err;
   }
 }
 
 /** What every payload's `userErrors` field says. */
-export const USER_ERRORS_DESCRIPTION = 'The caller’s mistakes that refused the mutation (then the other fields are null); empty when it succeeded.';
+export const USER_ERRORS_DESCRIPTION =
+  'The caller’s mistakes that refused the mutation (then the other fields are null); empty when it succeeded.';

@@ -16,15 +16,26 @@ export const CompanyRef = builder.objectRef<CompanyRecord>('Company').implement(
   description: 'A company of the lead database.',
   interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.id({ description: 'The company’s global id; `node(id:)` finds it once the account has received a lead of it.', resolve: (c) => globalId(COMPANY_PREFIX, c.id) }),
+    id: t.id({
+      description: 'The company’s global id; `node(id:)` finds it once the account has received a lead of it.',
+      resolve: (c) => globalId(COMPANY_PREFIX, c.id),
+    }),
     databaseId: t.id({ description: 'The company’s id in the lead database.', resolve: (c) => String(c.id) }),
     name: t.exposeString('name', { description: 'The company’s name.' }),
     domain: t.exposeString('domain', { description: 'The company’s web domain.' }),
-    website: t.string({ description: 'The company’s website (https://domain).', resolve: (c) => `https://${c.domain}` }),
+    website: t.string({
+      description: 'The company’s website (https://domain).',
+      resolve: (c) => `https://${c.domain}`,
+    }),
     industry: t.exposeString('industry', { nullable: true, description: 'The company’s industry.' }),
     size: t.exposeString('sizeBand', { nullable: true, description: 'Employee band, e.g. "51-200".' }),
     employeesCount: t.exposeInt('employeesCount', { nullable: true, description: 'Employees.' }),
-    annualRevenue: t.field({ type: 'Money', nullable: true, description: 'Annual revenue.', resolve: (c) => c.annualRevenue }),
+    annualRevenue: t.field({
+      type: 'Money',
+      nullable: true,
+      description: 'Annual revenue.',
+      resolve: (c) => c.annualRevenue,
+    }),
     city: t.exposeString('city', { nullable: true, description: 'City of the headquarters.' }),
     state: t.exposeString('state', { nullable: true, description: 'State of the headquarters.' }),
     country: t.exposeString('country', { nullable: true, description: 'Country of the headquarters.' }),
@@ -48,8 +59,14 @@ export const LeadRef = builder.objectRef<LeadRow>('Lead').implement({
   description: 'A person of the lead database. Every lead returned is saved to the account.',
   interfaces: [NodeRef],
   fields: (t) => ({
-    id: t.id({ description: 'The lead’s global id; `node(id:)` finds the leads the account has received.', resolve: (p) => globalId(LEAD_PREFIX, p.id) }),
-    databaseId: t.id({ description: 'The lead’s id in the lead database (the `id` of REST’s lead records).', resolve: (p) => p.id }),
+    id: t.id({
+      description: 'The lead’s global id; `node(id:)` finds the leads the account has received.',
+      resolve: (p) => globalId(LEAD_PREFIX, p.id),
+    }),
+    databaseId: t.id({
+      description: 'The lead’s id in the lead database (the `id` of REST’s lead records).',
+      resolve: (p) => p.id,
+    }),
     firstName: t.exposeString('first_name', { description: 'First name.' }),
     lastName: t.exposeString('last_name', { description: 'Last name.' }),
     fullName: t.string({ description: 'First and last name.', resolve: (p) => `${p.first_name} ${p.last_name}` }),
@@ -57,7 +74,10 @@ export const LeadRef = builder.objectRef<LeadRow>('Lead').implement({
     seniority: t.exposeString('seniority', { nullable: true, description: 'Seniority, e.g. c_suite, vp, director.' }),
     department: t.exposeString('department', { nullable: true, description: 'Department, e.g. sales, engineering.' }),
     email: t.exposeString('email', { nullable: true, description: 'Work email.' }),
-    emailStatus: t.exposeString('email_status', { nullable: true, description: 'How sure the email is, e.g. verified.' }),
+    emailStatus: t.exposeString('email_status', {
+      nullable: true,
+      description: 'How sure the email is, e.g. verified.',
+    }),
     phone: t.exposeString('phone', { nullable: true, description: 'Phone.' }),
     mobile: t.exposeString('mobile', { nullable: true, description: 'Mobile phone.' }),
     linkedinUrl: t.exposeString('linkedin_url', { nullable: true, description: 'LinkedIn profile.' }),
@@ -73,10 +93,14 @@ export const LeadRef = builder.objectRef<LeadRow>('Lead').implement({
   }),
 });
 
-registerNode(LEAD_PREFIX, 'Lead', { load: (ids, ctx) => ctx.loaders.deliveredLead.loadMany(ids).then((all) => all.map((l) => (l instanceof Error ? null : l))) });
+registerNode(LEAD_PREFIX, 'Lead', {
+  load: (ids, ctx) =>
+    ctx.loaders.deliveredLead.loadMany(ids).then((all) => all.map((l) => (l instanceof Error ? null : l))),
+});
 
 const LeadFilterInput = builder.inputType('LeadFilter', {
-  description: 'The filters of the lead database (REST GET /api/v1/database/leads; docs/api.md has their exact semantics). Lists are any-of; filters combine with AND.',
+  description:
+    'The filters of the lead database (REST GET /api/v1/database/leads; docs/api.md has their exact semantics). Lists are any-of; filters combine with AND.',
   fields: (t) => ({
     title: t.string({ description: 'Partial match on the person’s title.' }),
     industry: t.stringList({ description: 'Company industry, any of (case-insensitive).' }),
@@ -84,7 +108,9 @@ const LeadFilterInput = builder.inputType('LeadFilter', {
     state: t.stringList({ description: 'The person’s state, name or abbreviation.' }),
     city: t.string({ description: 'Partial match on the person’s city.' }),
     companyName: t.string({ description: 'Partial match on the company name.' }),
-    companyDomain: t.string({ description: 'Partial match on the company domain; several domains comma or space separated.' }),
+    companyDomain: t.string({
+      description: 'Partial match on the company domain; several domains comma or space separated.',
+    }),
     seniority: t.stringList({ description: 'e.g. c_suite, vp, director ("C-Suite" and "VP" are read too).' }),
     department: t.stringList({ description: 'e.g. sales, engineering.' }),
     emailStatus: t.stringList({ description: 'Email status, any of (e.g. verified).' }),
@@ -105,16 +131,26 @@ const LeadFilterInput = builder.inputType('LeadFilter', {
     technologies: t.stringList({ description: 'Technologies the company uses, any of.' }),
     technologiesAll: t.stringList({ description: 'Technologies the company uses, all of (keep to 1 to 3).' }),
     notTechnologies: t.stringList({ description: 'Technologies the company uses, none of.' }),
-    url: t.string({ description: 'A saved people-search URL in the bracket format; explicit filters replace its matching ones.' }),
+    url: t.string({
+      description: 'A saved people-search URL in the bracket format; explicit filters replace its matching ones.',
+    }),
     excludeDelivered: t.boolean({ description: 'Leave out leads this account already received.' }),
   }),
 });
 
 const SearchTranslationRef = outputTypeOf(peopleSearchTranslation, 'PeopleSearchTranslation');
 
-type LeadPage = ReturnType<typeof connectionOf<LeadRow, { totalCountIsEstimate: boolean; searchTranslation: unknown; dailyAllowanceRemaining: number }>>;
+type LeadPage = ReturnType<
+  typeof connectionOf<
+    LeadRow,
+    { totalCountIsEstimate: boolean; searchTranslation: unknown; dailyAllowanceRemaining: number }
+  >
+>;
 
-const LeadConnectionRef = connectionType<LeadRow, { totalCountIsEstimate: boolean; searchTranslation: unknown; dailyAllowanceRemaining: number }>('Lead', LeadRef, {
+const LeadConnectionRef = connectionType<
+  LeadRow,
+  { totalCountIsEstimate: boolean; searchTranslation: unknown; dailyAllowanceRemaining: number }
+>('Lead', LeadRef, {
   totalCountMayBeEstimate: true,
   description: 'A page of a lead search, in id order.',
   totalCount: 'Size of the whole search: exact, or an estimate when `totalCountIsEstimate`.',
@@ -125,7 +161,10 @@ const LeadConnectionRef = connectionType<LeadRow, { totalCountIsEstimate: boolea
       description: 'How the filter’s `url` was read (applied, broadened, unsupported, ignored); null without a url.',
       resolve: (p: LeadPage) => (p.searchTranslation ?? null) as never,
     }),
-    dailyAllowanceRemaining: t.int({ description: 'Records left in today’s allowance (resets at midnight UTC).', resolve: (p: LeadPage) => p.dailyAllowanceRemaining }),
+    dailyAllowanceRemaining: t.int({
+      description: 'Records left in today’s allowance (resets at midnight UTC).',
+      resolve: (p: LeadPage) => p.dailyAllowanceRemaining,
+    }),
   }),
 });
 
@@ -145,15 +184,26 @@ builder.queryField(leadDatabase.graphql!.field, (t) =>
     resolve: async (_, args, ctx) => {
       const first = pageSize(args.first, { max: MAX_LEADS, byDefault: 50 });
       const filter = withoutNulls(args.filter ?? {}) as Record<string, unknown>;
-      for (const bound of ['revenueMin', 'revenueMax']) if (typeof filter[bound] === 'string') filter[bound] = Number(filter[bound]);
-      const { body: result } = await callEndpoint(ctx.core, ctx.principal, leadDatabase, { ...filter, limit: first, after: args.after ?? '0' }, { shape: (r) => r });
+      for (const bound of ['revenueMin', 'revenueMax'])
+        if (typeof filter[bound] === 'string') filter[bound] = Number(filter[bound]);
+      const { body: result } = await callEndpoint(
+        ctx.core,
+        ctx.principal,
+        leadDatabase,
+        { ...filter, limit: first, after: args.after ?? '0' },
+        { shape: (r) => r },
+      );
       // The page's companies are loaded already: the company field reads them, not the database again.
       for (const [id, company] of result.companies) ctx.loaders.company.prime(id, company);
-      return connectionOf(result.rows, { cursorOf: (node) => node.id, hasNextPage: result.hasMore, totalCount: result.total }, {
-        totalCountIsEstimate: result.totalIsEstimate,
-        searchTranslation: result.translation ?? null,
-        dailyAllowanceRemaining: result.allowanceRemaining,
-      });
+      return connectionOf(
+        result.rows,
+        { cursorOf: (node) => node.id, hasNextPage: result.hasMore, totalCount: result.total },
+        {
+          totalCountIsEstimate: result.totalIsEstimate,
+          searchTranslation: result.translation ?? null,
+          dailyAllowanceRemaining: result.allowanceRemaining,
+        },
+      );
     },
   }),
 );

@@ -87,7 +87,8 @@ async function loadNodes(ids: readonly string[], ctx: GraphQLContext): Promise<(
 }
 
 export const NodeRef = builder.interfaceRef<object>('Node').implement({
-  description: 'An object with an id unique across every type, which `node(id:)` refetches. Treat ids as opaque strings.',
+  description:
+    'An object with an id unique across every type, which `node(id:)` refetches. Treat ids as opaque strings.',
   resolveType: (value) => (value as Tagged)[NODE_TYPE],
   fields: (t) => ({
     id: t.id({ description: 'The object’s global id: unique across types, stable, opaque.', resolve: () => '' }),
@@ -100,7 +101,8 @@ builder.queryField('node', (t) =>
   t.field({
     type: NodeRef,
     nullable: true,
-    description: 'The object of a global id: null when there is none in the caller’s account (another account’s id is answered like an unknown one).',
+    description:
+      'The object of a global id: null when there is none in the caller’s account (another account’s id is answered like an unknown one).',
     args: { id: t.arg.id({ required: true, description: 'A global id, as an object’s `id` field answers it.' }) },
     resolve: async (_, args, ctx) => (await loadNodes([String(args.id)], ctx))[0] ?? null,
   }),
@@ -114,7 +116,8 @@ builder.queryField('nodes', (t) =>
     args: { ids: t.arg.idList({ required: true, description: `Global ids, at most ${MAX_NODES}.` }) },
     complexity: (args) => ({ field: Math.max(1, args.ids.length), multiplier: 1 }),
     resolve: (_, args, ctx) => {
-      if (args.ids.length > MAX_NODES) throw new ValidationError([{ path: 'ids', message: `at most ${MAX_NODES} ids` }]);
+      if (args.ids.length > MAX_NODES)
+        throw new ValidationError([{ path: 'ids', message: `at most ${MAX_NODES} ids` }]);
       return loadNodes(args.ids.map(String), ctx);
     },
   }),

@@ -17,7 +17,9 @@ const MODE_TEXT = {
 
 const PaymentsModeEnum = builder.enumType('PaymentsMode', {
   description: 'How this server takes payments.',
-  values: Object.fromEntries(Object.entries(MODE_TEXT).map(([mode, description]) => [mode, { value: mode, description }])) as Record<keyof typeof MODE_TEXT, { value: keyof typeof MODE_TEXT; description: string }>,
+  values: Object.fromEntries(
+    Object.entries(MODE_TEXT).map(([mode, description]) => [mode, { value: mode, description }]),
+  ) as Record<keyof typeof MODE_TEXT, { value: keyof typeof MODE_TEXT; description: string }>,
 });
 
 interface PaymentStateShape {
@@ -27,13 +29,25 @@ interface PaymentStateShape {
 }
 
 const PaymentAwaitingActionRef = builder.objectRef<PaymentAwaitingAction>('PaymentAwaitingAction').implement({
-  description: 'A credit purchase the bank asked the card holder to authenticate (3-D Secure): complete it with Stripe.js `confirmCardPayment(clientSecret)`; the credits are added once it succeeds.',
+  description:
+    'A credit purchase the bank asked the card holder to authenticate (3-D Secure): complete it with Stripe.js `confirmCardPayment(clientSecret)`; the credits are added once it succeeds.',
   fields: (t) => ({
     paymentIntentId: t.exposeString('paymentIntentId', { description: 'The Stripe PaymentIntent (`pi_…`).' }),
-    amount: t.field({ type: 'Money', description: 'What will be charged (without the bonus).', resolve: (p) => p.amountMicros }),
-    status: t.exposeString('status', { description: 'The PaymentIntent’s status at Stripe (`requires_action`, `requires_payment_method`, …).' }),
-    clientSecret: t.exposeString('clientSecret', { description: 'The PaymentIntent’s client secret, for Stripe.js in the customer’s browser only.' }),
-    nextActionType: t.exposeString('nextActionType', { nullable: true, description: 'Stripe’s `next_action.type`; null when the payment is to be confirmed with the card first.' }),
+    amount: t.field({
+      type: 'Money',
+      description: 'What will be charged (without the bonus).',
+      resolve: (p) => p.amountMicros,
+    }),
+    status: t.exposeString('status', {
+      description: 'The PaymentIntent’s status at Stripe (`requires_action`, `requires_payment_method`, …).',
+    }),
+    clientSecret: t.exposeString('clientSecret', {
+      description: 'The PaymentIntent’s client secret, for Stripe.js in the customer’s browser only.',
+    }),
+    nextActionType: t.exposeString('nextActionType', {
+      nullable: true,
+      description: 'Stripe’s `next_action.type`; null when the payment is to be confirmed with the card first.',
+    }),
   }),
 });
 
@@ -43,12 +57,14 @@ const PaymentStateRef = builder.objectRef<PaymentStateShape>('PaymentState').imp
     mode: t.field({ type: PaymentsModeEnum, description: 'How this server takes payments.', resolve: (p) => p.mode }),
     subscriptionStatus: t.string({
       nullable: true,
-      description: 'The Stripe subscription’s status (`active`, `trialing`, `past_due`, `canceled`, `unpaid`, …); null without one.',
+      description:
+        'The Stripe subscription’s status (`active`, `trialing`, `past_due`, `canceled`, `unpaid`, …); null without one.',
       resolve: (p) => p.stripeSubscriptionStatus,
     }),
     warning: t.string({
       nullable: true,
-      description: 'Something to act on, for people: a failed renewal (`past_due`) keeps the account ACTIVE until Stripe gives up; null when all is well.',
+      description:
+        'Something to act on, for people: a failed renewal (`past_due`) keeps the account ACTIVE until Stripe gives up; null when all is well.',
       resolve: (p) =>
         p.stripeSubscriptionStatus === 'past_due'
           ? 'The last renewal payment failed. The account stays active while Stripe retries; update the card in the billing portal before it gives up and the subscription is cancelled.'
@@ -57,7 +73,8 @@ const PaymentStateRef = builder.objectRef<PaymentStateShape>('PaymentState').imp
     awaitingAction: t.field({
       type: PaymentAwaitingActionRef,
       nullable: true,
-      description: 'The latest credit purchase of the last day still waiting for 3-D Secure (after `buyCredits` answered PAYMENT_REQUIRES_ACTION); null when none. Owners only.',
+      description:
+        'The latest credit purchase of the last day still waiting for 3-D Secure (after `buyCredits` answered PAYMENT_REQUIRES_ACTION); null when none. Owners only.',
       resolve: (p, _, ctx) => {
         if (ctx.core.payments.mode !== 'stripe') return null;
         requireRole(ctx.principal, 'billing');
@@ -71,14 +88,19 @@ builder.objectField(AccountRef, 'payments', (t) =>
   t.field({
     type: PaymentStateRef,
     description: 'How the account pays (Stripe, demo or none) and its subscription’s payment status.',
-    resolve: (account, _, ctx) => ({ accountId: account.id, mode: ctx.core.payments.mode.toUpperCase() as keyof typeof MODE_TEXT, stripeSubscriptionStatus: account.stripeSubscriptionStatus }),
+    resolve: (account, _, ctx) => ({
+      accountId: account.id,
+      mode: ctx.core.payments.mode.toUpperCase() as keyof typeof MODE_TEXT,
+      stripeSubscriptionStatus: account.stripeSubscriptionStatus,
+    }),
   }),
 );
 
 builder.objectField(LedgerEntryRef, 'paymentReference', (t) =>
   t.string({
     nullable: true,
-    description: 'What paid or took back the money at Stripe: the PaymentIntent (`pi_…`) of a card purchase and of its refund or dispute, the invoice (`in_…`) of a plan grant; null otherwise (demo purchases included).',
+    description:
+      'What paid or took back the money at Stripe: the PaymentIntent (`pi_…`) of a card purchase and of its refund or dispute, the invoice (`in_…`) of a plan grant; null otherwise (demo purchases included).',
     resolve: (e) => e.paymentRef,
   }),
 );
@@ -88,7 +110,11 @@ type HostedPagePayload = { url?: string; userErrors: UserError[] };
 const HostedPagePayloadRef = builder.objectRef<HostedPagePayload>('HostedPagePayload').implement({
   description: 'A Stripe page to send the customer to, or `userErrors`.',
   fields: (t) => ({
-    url: t.string({ nullable: true, description: 'The page (single use, expires within a day); null when refused.', resolve: (p) => p.url ?? null }),
+    url: t.string({
+      nullable: true,
+      description: 'The page (single use, expires within a day); null when refused.',
+      resolve: (p) => p.url ?? null,
+    }),
     userErrors: t.field({ type: [UserErrorRef], description: USER_ERRORS_DESCRIPTION, resolve: (p) => p.userErrors }),
   }),
 });
@@ -104,7 +130,11 @@ builder.mutationField('choosePlan', (t) =>
     resolve: (_, args, ctx) =>
       mutationPayload(async () => {
         requireRole(ctx.principal, 'billing');
-        return stripeOnly(ctx.core.payments, 'Choosing a plan').checkout(ctx.principal.accountId, args.plan, returnUrl(ctx.core.config.publicUrl));
+        return stripeOnly(ctx.core.payments, 'Choosing a plan').checkout(
+          ctx.principal.accountId,
+          args.plan,
+          returnUrl(ctx.core.config.publicUrl),
+        );
       }, ['plan']),
   }),
 );
@@ -112,11 +142,15 @@ builder.mutationField('choosePlan', (t) =>
 builder.mutationField('openBillingPortal', (t) =>
   t.field({
     type: HostedPagePayloadRef,
-    description: 'A Stripe customer portal page: the card on file (needed to buy credits), invoices, and cancelling the subscription. Owners only. Refused with PAYMENTS_NOT_CONFIGURED without Stripe.',
+    description:
+      'A Stripe customer portal page: the card on file (needed to buy credits), invoices, and cancelling the subscription. Owners only. Refused with PAYMENTS_NOT_CONFIGURED without Stripe.',
     resolve: (_, __, ctx) =>
       mutationPayload(async () => {
         requireRole(ctx.principal, 'billing');
-        return stripeOnly(ctx.core.payments, 'The billing portal').portal(ctx.principal.accountId, returnUrl(ctx.core.config.publicUrl));
+        return stripeOnly(ctx.core.payments, 'The billing portal').portal(
+          ctx.principal.accountId,
+          returnUrl(ctx.core.config.publicUrl),
+        );
       }),
   }),
 );

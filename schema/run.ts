@@ -24,8 +24,11 @@ const STATUS_TEXT: Record<RunStatus, string> = {
 };
 
 export const RunStatusEnum = builder.enumType('RunStatus', {
-  description: 'READY (queued) → RUNNING → SUCCEEDED | FAILED | ABORTED | TIMED_OUT; ABORTING while a cancel takes effect.',
-  values: Object.fromEntries(RUN_STATUSES.map((s) => [s.replace('-', '_'), { value: s, description: STATUS_TEXT[s] }])) as Record<string, { value: RunStatus; description: string }>,
+  description:
+    'READY (queued) → RUNNING → SUCCEEDED | FAILED | ABORTED | TIMED_OUT; ABORTING while a cancel takes effect.',
+  values: Object.fromEntries(
+    RUN_STATUSES.map((s) => [s.replace('-', '_'), { value: s, description: STATUS_TEXT[s] }]),
+  ) as Record<string, { value: RunStatus; description: string }>,
 });
 
 /** A tool name as an enum value: `lead-scraper` → LEAD_SCRAPER. */
@@ -33,10 +36,12 @@ const toolValue = (name: string) => name.replace(/-/g, '_').toUpperCase();
 
 export const ToolEnum = builder.enumType('Tool', {
   description: 'The tools of the registry (docs/tools.md); a run is one execution of one of them.',
-  values: Object.fromEntries(TOOLS.map((tool) => [toolValue(tool.name), { value: tool.name, description: `${tool.title}: ${tool.description}` }])) as Record<
-    string,
-    { value: string; description: string }
-  >,
+  values: Object.fromEntries(
+    TOOLS.map((tool) => [
+      toolValue(tool.name),
+      { value: tool.name, description: `${tool.title}: ${tool.description}` },
+    ]),
+  ) as Record<string, { value: string; description: string }>,
 });
 
 export const RunRef = builder.objectRef<RunSnapshot>('Run');
@@ -74,24 +79,65 @@ RunRef.implement({
     tool: t.field({ type: ToolEnum, description: 'The tool the run executes.', resolve: (run) => run.tool }),
     input: t.field({
       type: 'JSON',
-      description: 'The input the run was started with, as the tool’s REST start body has it (after defaults and caps).',
+      description:
+        'The input the run was started with, as the tool’s REST start body has it (after defaults and caps).',
       resolve: async (run, _, ctx) => ctx.loaders.runInput.load(run.id),
     }),
     status: t.field({ type: RunStatusEnum, description: 'Where the run stands.', resolve: (run) => run.status }),
-    statusMessage: t.exposeString('statusMessage', { description: 'What the run is doing or how it ended, for people.' }),
+    statusMessage: t.exposeString('statusMessage', {
+      description: 'What the run is doing or how it ended, for people.',
+    }),
     handled: t.exposeInt('handled', { description: 'Items processed so far.' }),
     requested: t.exposeInt('requested', { description: 'Items requested.' }),
     itemCount: t.exposeInt('itemCount', { description: 'Result rows stored so far.' }),
-    runTimeSecs: t.float({ nullable: true, description: 'Seconds from start to end, to the millisecond; null until the run ends.', resolve: (run) => runTimeSecs(run) }),
-    estimatedCost: t.field({ type: 'Money', description: 'Estimated and held when the run started.', resolve: (run) => run.estimatedCost }),
-    cost: t.field({ type: 'Money', description: 'Charged for the rows so far; final once the run has ended.', resolve: (run) => run.cost }),
-    billedUnits: t.exposeInt('billedUnits', { description: 'Units of the price rule in `cost`: cost = billedUnits × priceRule.unitPrice; final once the run has ended.' }),
-    priceRule: t.field({ type: PriceRuleRef, description: 'The price rule the run is billed by.', resolve: (run) => priceRuleOf(run.tool) }),
-    outputUrl: t.string({ nullable: true, description: 'Where the rows download (CSV, JSON, XLSX) once the run has ended; null before.', resolve: (run, _, ctx) => outputUrl(ctx.core.config.publicUrl, run) }),
+    runTimeSecs: t.float({
+      nullable: true,
+      description: 'Seconds from start to end, to the millisecond; null until the run ends.',
+      resolve: (run) => runTimeSecs(run),
+    }),
+    estimatedCost: t.field({
+      type: 'Money',
+      description: 'Estimated and held when the run started.',
+      resolve: (run) => run.estimatedCost,
+    }),
+    cost: t.field({
+      type: 'Money',
+      description: 'Charged for the rows so far; final once the run has ended.',
+      resolve: (run) => run.cost,
+    }),
+    billedUnits: t.exposeInt('billedUnits', {
+      description:
+        'Units of the price rule in `cost`: cost = billedUnits × priceRule.unitPrice; final once the run has ended.',
+    }),
+    priceRule: t.field({
+      type: PriceRuleRef,
+      description: 'The price rule the run is billed by.',
+      resolve: (run) => priceRuleOf(run.tool),
+    }),
+    outputUrl: t.string({
+      nullable: true,
+      description: 'Where the rows download (CSV, JSON, XLSX) once the run has ended; null before.',
+      resolve: (run, _, ctx) => outputUrl(ctx.core.config.publicUrl, run),
+    }),
     createdAt: t.field({ type: 'DateTime', description: 'When the run was started.', resolve: (run) => run.createdAt }),
-    startedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it began working.', resolve: (run) => run.startedAt }),
-    finishedAt: t.field({ type: 'DateTime', nullable: true, description: 'When it ended; null while in flight.', resolve: (run) => run.finishedAt }),
-    expiresAt: t.field({ type: 'DateTime', nullable: true, description: 'When its rows are deleted (48 hours after the end); null while in flight.', resolve: (run) => run.expiresAt }),
+    startedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it began working.',
+      resolve: (run) => run.startedAt,
+    }),
+    finishedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When it ended; null while in flight.',
+      resolve: (run) => run.finishedAt,
+    }),
+    expiresAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When its rows are deleted (48 hours after the end); null while in flight.',
+      resolve: (run) => run.expiresAt,
+    }),
     results: t.field({
       type: RunResultConnectionRef,
       nullable: true,
@@ -108,13 +154,20 @@ RunRef.implement({
         assertNotExpired(run, ctx.core.clock());
         // Batched across the runs of a list: one statement for every run's page.
         const rows = await ctx.loaders.runItems.load(itemsRequest(run, offset, limit + 1));
-        return connectionOf(resultRows(run.tool, rows.slice(0, limit)), { cursorOf: (_, i) => rowCursor(offset + i), hasNextPage: rows.length > limit, totalCount: run.itemCount });
+        return connectionOf(resultRows(run.tool, rows.slice(0, limit)), {
+          cursorOf: (_, i) => rowCursor(offset + i),
+          hasNextPage: rows.length > limit,
+          totalCount: run.itemCount,
+        });
       },
     }),
   }),
 });
 
-registerNode('run', 'Run', { localId: /^[A-Za-z0-9]{17}$/, load: (ids, ctx) => ctx.loaders.run.loadMany(ids).then((runs) => runs.map((r) => (r instanceof Error ? null : r))) });
+registerNode('run', 'Run', {
+  localId: /^[A-Za-z0-9]{17}$/,
+  load: (ids, ctx) => ctx.loaders.run.loadMany(ids).then((runs) => runs.map((r) => (r instanceof Error ? null : r))),
+});
 
 builder.queryField('run', (t) =>
   t.field({
@@ -146,7 +199,12 @@ builder.queryField('runs', (t) =>
     complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_RUNS) }),
     resolve: async (_, args, ctx) => {
       const first = pageSize(args.first, { max: MAX_RUNS, byDefault: 20 });
-      const { runs, hasNextPage } = await listRuns(ctx.core.db, ctx.principal.accountId, { first, after: args.after, status: args.status, tool: args.tool });
+      const { runs, hasNextPage } = await listRuns(ctx.core.db, ctx.principal.accountId, {
+        first,
+        after: args.after,
+        status: args.status,
+        tool: args.tool,
+      });
       for (const run of runs) ctx.loaders.run.prime(run.id, run);
       return connectionOf(runs, {
         cursorOf: encodeRunCursor,
@@ -194,7 +252,12 @@ interface CancelRunPayload {
 const CancelRunPayloadRef = builder.objectRef<CancelRunPayload>('CancelRunPayload').implement({
   description: 'What `cancelRun` answers.',
   fields: (t) => ({
-    run: t.field({ type: RunRef, nullable: true, description: 'The run after the cancel: ABORTED, or ABORTING while it stops; null when refused.', resolve: (p) => p.run ?? null }),
+    run: t.field({
+      type: RunRef,
+      nullable: true,
+      description: 'The run after the cancel: ABORTED, or ABORTING while it stops; null when refused.',
+      resolve: (p) => p.run ?? null,
+    }),
     userErrors: t.field({ type: [UserErrorRef], description: USER_ERRORS_DESCRIPTION, resolve: (p) => p.userErrors }),
   }),
 });
@@ -205,7 +268,8 @@ builder.mutationField('cancelRun', (t) =>
     description:
       'Cancels a run: a waiting run ends ABORTED at once, a running one becomes ABORTING and ends ABORTED within seconds, keeping and billing the rows already stored. User errors NOT_CANCELLABLE for tools that cannot be cancelled, RUN_FINISHED once it has ended, NOT_FOUND for no such run in this account.',
     args: { id: t.arg.id({ required: true, description: 'The runId.' }) },
-    resolve: (_, args, ctx) => mutationPayload(async () => ({ run: await cancelRun(ctx.core, ctx.principal, String(args.id)) }), ['id']),
+    resolve: (_, args, ctx) =>
+      mutationPayload(async () => ({ run: await cancelRun(ctx.core, ctx.principal, String(args.id)) }), ['id']),
   }),
 );
 
@@ -229,7 +293,8 @@ const RunEventRef = builder.objectRef<RunEvent>('RunEvent').implement({
 builder.subscriptionField('runEvents', (t) =>
   t.field({
     type: RunEventRef,
-    description: 'Every run of the account from now on: created, progress, finished; from any gateway or worker process. Runs in flight come first.',
+    description:
+      'Every run of the account from now on: created, progress, finished; from any gateway or worker process. Runs in flight come first.',
     subscribe: (_, __, ctx) => followAccountRuns(ctx.core, ctx.principal),
     resolve: (event) => event,
   }),
@@ -239,7 +304,11 @@ const RunItemsBatchRef = builder.objectRef<RunItemsBatch>('RunItemsBatch').imple
   description: 'Result rows of a run in order: `results[i]` is row `offset + i`.',
   fields: (t) => ({
     offset: t.exposeInt('offset', { description: 'The position of the first row of `results` (from 0).' }),
-    results: t.field({ type: [RunResultRef], description: 'The rows, typed by the run’s tool as in `Run.results`.', resolve: (b) => resultRows(b.run.tool, b.items) as never }),
+    results: t.field({
+      type: [RunResultRef],
+      description: 'The rows, typed by the run’s tool as in `Run.results`.',
+      resolve: (b) => resultRows(b.run.tool, b.items) as never,
+    }),
     run: t.field({ type: RunRef, description: 'The run as it was when these rows were read.', resolve: (b) => b.run }),
   }),
 });
@@ -247,14 +316,19 @@ const RunItemsBatchRef = builder.objectRef<RunItemsBatch>('RunItemsBatch').imple
 builder.subscriptionField('runItems', (t) =>
   t.field({
     type: RunItemsBatchRef,
-    description: 'The rows already stored from `fromOffset`, then each batch as it is stored; completes after the last row of a finished run.',
+    description:
+      'The rows already stored from `fromOffset`, then each batch as it is stored; completes after the last row of a finished run.',
     args: {
       id: t.arg.id({ required: true, description: 'The runId.' }),
-      fromOffset: t.arg.int({ defaultValue: 0, description: 'The position of the first row to send (from 0); default 0.' }),
+      fromOffset: t.arg.int({
+        defaultValue: 0,
+        description: 'The position of the first row to send (from 0); default 0.',
+      }),
     },
     subscribe: (_, args, ctx) => {
       const from = args.fromOffset ?? 0;
-      if (!Number.isInteger(from) || from < 0) throw new ValidationError([{ path: 'fromOffset', message: 'must be 0 or more' }]);
+      if (!Number.isInteger(from) || from < 0)
+        throw new ValidationError([{ path: 'fromOffset', message: 'must be 0 or more' }]);
       return followRunItems(ctx.core, ctx.principal, String(args.id), from);
     },
     resolve: (batch) => batch,

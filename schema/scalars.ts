@@ -9,12 +9,15 @@ import { builder } from './builder.ts';
 const SCALARS_SPEC = 'docs/graphql.md#scalars';
 
 builder.scalarType('DateTime', {
-  description: 'A point in time: an RFC 3339 timestamp in UTC with milliseconds, e.g. "2026-01-31T17:05:09.123Z". Input accepts any RFC 3339 timestamp with an offset.',
+  description:
+    'A point in time: an RFC 3339 timestamp in UTC with milliseconds, e.g. "2026-01-31T17:05:09.123Z". Input accepts any RFC 3339 timestamp with an offset.',
   specifiedByURL: 'https://scalars.graphql.org/andimarek/date-time',
   serialize: (value) => (value instanceof Date ? value.toISOString() : new Date(value).toISOString()),
   parseValue: (value) => {
-    const date = typeof value === 'string' && /T.*(Z|[+-]\d\d:\d\d)$/i.test(value) ? new Date(value) : new Date(Number.NaN);
-    if (Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an RFC 3339 timestamp with an offset, e.g. "2026-01-31T17:05:09Z"');
+    const date =
+      typeof value === 'string' && /T.*(Z|[+-]\d\d:\d\d)$/i.test(value) ? new Date(value) : new Date(Number.NaN);
+    if (Number.isNaN(date.getTime()))
+      throw new GraphQLError('DateTime must be an RFC 3339 timestamp with an offset, e.g. "2026-01-31T17:05:09Z"');
     return date;
   },
 });
@@ -46,7 +49,9 @@ export function moneyString(value: unknown): string {
 
 function parseMoney(value: unknown): string {
   if (typeof value !== 'string' || !/^-?\d+(\.\d{1,6})?$/.test(value)) {
-    throw new GraphQLError('Money must be a decimal string of US dollars with at most 6 decimals, e.g. "100" or "47.9961"');
+    throw new GraphQLError(
+      'Money must be a decimal string of US dollars with at most 6 decimals, e.g. "100" or "47.9961"',
+    );
   }
   return value;
 }
@@ -64,16 +69,19 @@ builder.scalarType('Money', {
 });
 
 function parseDecimal(value: unknown): string {
-  if (typeof value !== 'string' || !DECIMAL.test(value)) throw new GraphQLError('Decimal must be a decimal string, e.g. "120" or "89.5"');
+  if (typeof value !== 'string' || !DECIMAL.test(value))
+    throw new GraphQLError('Decimal must be a decimal string, e.g. "120" or "89.5"');
   return value;
 }
 
 builder.scalarType('Decimal', {
-  description: 'A decimal number as a string ("89.50"), for amounts in a currency other than US dollars; the currency is named beside it.',
+  description:
+    'A decimal number as a string ("89.50"), for amounts in a currency other than US dollars; the currency is named beside it.',
   specifiedByURL: SCALARS_SPEC,
   serialize: (value) => {
     const text = typeof value === 'number' ? String(value) : value;
-    if (typeof text !== 'string' || !/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(text)) throw new GraphQLError(`Decimal cannot represent ${String(value)}`);
+    if (typeof text !== 'string' || !/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(text))
+      throw new GraphQLError(`Decimal cannot represent ${String(value)}`);
     return text;
   },
   parseValue: parseDecimal,

@@ -28,6 +28,10 @@ export function guardSubscriptions(schema: GraphQLSchema): GraphQLSchema {
 function accessOf(context: GraphQLContext): LiveAccess | undefined {
   if (context.access || !context.credential) return context.access;
   const access = new LiveAccess(context.core, context.credential, context.principal, { selfCheck: true });
-  Object.assign(context, { access, principal: access.principal, loaders: createLoaders(context.core, access.principal) });
+  Object.assign(context, {
+    access,
+    principal: access.principal,
+    loaders: createLoaders(context.core, access.principal),
+  });
   return access;
 }

@@ -41,16 +41,29 @@ const extraOf = (p: StartPayload) => (p.start?.extra ?? {}) as Record<string, un
  * with that same schema, and its refusals become `userErrors` (paths under `input`).
  */
 function defineToolMutation(tool: ToolDefinition) {
-  const input = inputTypeOf(tool.input, tool.graphql.inputType, { description: `Input of ${tool.title}, as its REST start body (docs/tools.md).` });
+  const input = inputTypeOf(tool.input, tool.graphql.inputType, {
+    description: `Input of ${tool.title}, as its REST start body (docs/tools.md).`,
+  });
   const payload = builder.objectRef<StartPayload>(`${pascal(tool.graphql.mutation)}Payload`).implement({
     description: `What \`${tool.graphql.mutation}\` answers: the run started, or \`userErrors\`.`,
     fields: (t) => ({
-      run: t.field({ type: RunRef, nullable: true, description: 'The run started (RUNNING, or READY while the account has its maximum running); null for a dry run.', resolve: (p) => (p.dryRun ? null : (p.run ?? null)) }),
-      message: t.string({ nullable: true, description: 'What the run will do, for people.', resolve: (p) => p.start?.message ?? null }),
+      run: t.field({
+        type: RunRef,
+        nullable: true,
+        description:
+          'The run started (RUNNING, or READY while the account has its maximum running); null for a dry run.',
+        resolve: (p) => (p.dryRun ? null : (p.run ?? null)),
+      }),
+      message: t.string({
+        nullable: true,
+        description: 'What the run will do, for people.',
+        resolve: (p) => p.start?.message ?? null,
+      }),
       estimatedCost: t.field({
         type: 'Money',
         nullable: true,
-        description: 'Held at start (or what would be, for a dry run): the most the run can be charged; it is billed on its actual rows and the rest released.',
+        description:
+          'Held at start (or what would be, for a dry run): the most the run can be charged; it is billed on its actual rows and the rest released.',
         resolve: (p) => (p.run ? ((extraOf(p).estimatedCost as number | undefined) ?? p.run.estimatedCost) : null),
       }),
       uncappedCost: t.field({
@@ -62,7 +75,8 @@ function defineToolMutation(tool: ToolDefinition) {
       }),
       webhookSecret: t.string({
         nullable: true,
-        description: 'The signing secret of the run’s `webhookUrl` (whsec_…), shown only in this answer; null without a webhookUrl.',
+        description:
+          'The signing secret of the run’s `webhookUrl` (whsec_…), shown only in this answer; null without a webhookUrl.',
         resolve: (p) => (p.dryRun ? null : ((extraOf(p).webhookSecret as string | undefined) ?? null)),
       }),
       ...startDetailsFields(t, tool, extraOf),
@@ -75,19 +89,42 @@ function defineToolMutation(tool: ToolDefinition) {
       description: `${tool.title}. ${tool.description} Price: ${tool.price.text}.${tool.plan ? ` Needs the ${tool.plan} plan or higher (user error PLAN_REQUIRED).` : ''}`,
       args: {
         input: t.arg({ type: input.ref as never, required: true, description: 'What to run.' }),
-        idempotencyKey: t.arg.string({ description: 'Replays the first answer for 24 hours; the same key with another input is refused (IDEMPOTENCY_KEY_REUSED).' }),
-        webhookUrl: t.arg.string({ description: "POSTed the run's end, signed with the `webhookSecret` of this answer (shown once)." }),
-        dryRun: t.arg.boolean({ description: 'Checks the start and answers its estimate and `userErrors` without starting anything (no run, no hold, no charge); default false.' }),
+        idempotencyKey: t.arg.string({
+          description:
+            'Replays the first answer for 24 hours; the same key with another input is refused (IDEMPOTENCY_KEY_REUSED).',
+        }),
+        webhookUrl: t.arg.string({
+          description: "POSTed the run's end, signed with the `webhookSecret` of this answer (shown once).",
+        }),
+        dryRun: t.arg.boolean({
+          description:
+            'Checks the start and answers its estimate and `userErrors` without starting anything (no run, no hold, no charge); default false.',
+        }),
       },
       resolve: (_, args, ctx) =>
-        mutationPayload(async () => {
-          const body = { ...(input.decode(args.input) as object), ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}) };
-          if (args.dryRun) return { ...(await dryRunStart(ctx.core, prepareStart(ctx.core, ctx.principal, tool.name, body))), dryRun: true };
-          const result = await idempotent(ctx.core, ctx.principal, args.idempotencyKey, `graphql:${tool.graphql.mutation}`, body, () =>
-            prepareStart(ctx.core, ctx.principal, tool.name, body),
-          );
-          return result.body as StartedRun;
-        }, (path) => (path[0] === 'webhookUrl' ? path : ['input', ...path])),
+        mutationPayload(
+          async () => {
+            const body = {
+              ...(input.decode(args.input) as object),
+              ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}),
+            };
+            if (args.dryRun)
+              return {
+                ...(await dryRunStart(ctx.core, prepareStart(ctx.core, ctx.principal, tool.name, body))),
+                dryRun: true,
+              };
+            const result = await idempotent(
+              ctx.core,
+              ctx.principal,
+              args.idempotencyKey,
+              `graphql:${tool.graphql.mutation}`,
+              body,
+              () => prepareStart(ctx.core, ctx.principal, tool.name, body),
+            );
+            return result.body as StartedRun;
+          },
+          (path) => (path[0] === 'webhookUrl' ? path : ['input', ...path]),
+        ),
     }),
   );
 }

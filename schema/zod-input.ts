@@ -34,7 +34,8 @@ export function unwrapNull(schema: JsonSchema): { schema: JsonSchema; nullable: 
   const options = schema.anyOf ?? schema.oneOf;
   if (options) {
     const rest = options.filter((o) => o.type !== 'null');
-    if (rest.length === 1 && rest.length < options.length) return { schema: { ...rest[0]!, description: schema.description ?? rest[0]!.description }, nullable: true };
+    if (rest.length === 1 && rest.length < options.length)
+      return { schema: { ...rest[0]!, description: schema.description ?? rest[0]!.description }, nullable: true };
   }
   if (Array.isArray(schema.type) && schema.type.includes('null')) {
     const type = schema.type.filter((t) => t !== 'null');
@@ -44,7 +45,10 @@ export function unwrapNull(schema: JsonSchema): { schema: JsonSchema; nullable: 
 }
 
 /** The GraphQL scalar of a JSON-schema leaf; money is Money (USD) or Decimal (another currency), never Float. */
-export function scalarOf(schema: JsonSchema, where: string): 'String' | 'Int' | 'Float' | 'Boolean' | 'Money' | 'Decimal' {
+export function scalarOf(
+  schema: JsonSchema,
+  where: string,
+): 'String' | 'Int' | 'Float' | 'Boolean' | 'Money' | 'Decimal' {
   if (schema['x-currency']) return schema['x-currency'] === 'USD' ? 'Money' : 'Decimal';
   const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
   if (type === undefined && schema.enum?.every((v) => typeof v === 'string')) return 'String';
@@ -87,7 +91,10 @@ function buildType(schema: JsonSchema, name: string): Built {
   return { type: scalar, decode: scalar === 'Money' || scalar === 'Decimal' ? toNumber : keep };
 }
 
-function inputObject(schema: JsonSchema, name: string): { type: ReturnType<typeof builder.inputType>; decode: Decoder } {
+function inputObject(
+  schema: JsonSchema,
+  name: string,
+): { type: ReturnType<typeof builder.inputType>; decode: Decoder } {
   const required = new Set(schema.required ?? []);
   const fields = Object.entries(schema.properties ?? {}).map(([field, prop]) => ({
     field,
@@ -101,14 +108,20 @@ function inputObject(schema: JsonSchema, name: string): { type: ReturnType<typeo
       Object.fromEntries(
         fields.map(({ graphql, field, prop, built }) => [
           graphql,
-          t.field({ type: built.type as never, required: required.has(field), description: prop.description ?? unwrapNull(prop).schema.description }),
+          t.field({
+            type: built.type as never,
+            required: required.has(field),
+            description: prop.description ?? unwrapNull(prop).schema.description,
+          }),
         ]),
       ),
   });
   const decode: Decoder = (value) => {
     if (value === null || typeof value !== 'object') return value;
     const input = value as Record<string, unknown>;
-    return Object.fromEntries(fields.filter((f) => f.graphql in input).map((f) => [f.field, f.built.decode(input[f.graphql])]));
+    return Object.fromEntries(
+      fields.filter((f) => f.graphql in input).map((f) => [f.field, f.built.decode(input[f.graphql])]),
+    );
   };
   return { type, decode };
 }
@@ -117,11 +130,18 @@ function inputObject(schema: JsonSchema, name: string): { type: ReturnType<typeo
  * The input type `name` for the object schema `schema` (its input side: what callers send), without
  * the fields named in `omit`, and its decoder. Nested objects become input types named after their field.
  */
-export function inputTypeOf(schema: z.ZodType, name: string, options: { description: string; omit?: readonly string[] }) {
+export function inputTypeOf(
+  schema: z.ZodType,
+  name: string,
+  options: { description: string; omit?: readonly string[] },
+) {
   const json = jsonSchemaOf(schema, 'input');
   const omit = new Set(options.omit ?? []);
   const properties = Object.fromEntries(Object.entries(json.properties ?? {}).filter(([field]) => !omit.has(field)));
-  const built = inputObject({ ...json, properties, required: json.required?.filter((f) => !omit.has(f)), description: options.description }, name);
+  const built = inputObject(
+    { ...json, properties, required: json.required?.filter((f) => !omit.has(f)), description: options.description },
+    name,
+  );
   return { ref: built.type, decode: (value: unknown) => built.decode(withoutNulls(value)) };
 }
 

@@ -38,7 +38,11 @@ function objectOf(schema: JsonSchema, name: string): object {
   const existing = built.get(name);
   if (existing) return existing;
   const required = new Set(schema.required ?? []);
-  const fields = Object.entries(schema.properties ?? {}).map(([key, prop]) => ({ key, prop, type: outputType(prop, `${name}${pascal(key)}`) }));
+  const fields = Object.entries(schema.properties ?? {}).map(([key, prop]) => ({
+    key,
+    prop,
+    type: outputType(prop, `${name}${pascal(key)}`),
+  }));
   const ref = builder.objectRef<Record<string, unknown>>(name).implement({
     description: schema.description ?? `${name.replace(/([a-z])([A-Z])/g, '$1 $2')}.`,
     fields: (t) =>
@@ -61,7 +65,9 @@ function objectOf(schema: JsonSchema, name: string): object {
 /** The object type `name` of an object schema (its output side). */
 export function outputTypeOf(schema: z.ZodType, name: string, description?: string) {
   const json = jsonSchemaOf(schema, 'output');
-  return objectOf({ ...json, description: description ?? json.description }, name) as ReturnType<typeof builder.objectRef<Record<string, unknown>>>;
+  return objectOf({ ...json, description: description ?? json.description }, name) as ReturnType<
+    typeof builder.objectRef<Record<string, unknown>>
+  >;
 }
 
 /** The object type `name` with one field per declared field (a tool's result columns). */
@@ -73,7 +79,9 @@ export function outputTypeOfFields(name: string, description: string, fields: re
     properties[field.key] = { ...json, description: field.description ?? json.description };
     if (!unwrapNull(json).nullable) required.push(field.key);
   }
-  return objectOf({ type: 'object', properties, required, description }, name) as ReturnType<typeof builder.objectRef<Record<string, unknown>>>;
+  return objectOf({ type: 'object', properties, required, description }, name) as ReturnType<
+    typeof builder.objectRef<Record<string, unknown>>
+  >;
 }
 
 /** The GraphQL type of one value schema (a start's detail field): nested objects become types named from `name`. */

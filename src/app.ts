@@ -1,6 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import { WebSocketServer } from 'ws';
 import { startWorker, type WorkerHandle } from '../workers/index.ts';
 import type { Config } from './config.ts';
@@ -29,7 +35,15 @@ import { installReadiness } from './http/readiness.ts';
 export const BODY_LIMIT = 1024 * 1024;
 
 /** Response headers a cross-origin browser app may read. */
-export const CORS_EXPOSED_HEADERS = ['RateLimit', 'RateLimit-Policy', 'Retry-After', 'Idempotent-Replayed', 'Content-Disposition', 'WWW-Authenticate', 'X-Request-Id'];
+export const CORS_EXPOSED_HEADERS = [
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'Idempotent-Replayed',
+  'Content-Disposition',
+  'WWW-Authenticate',
+  'X-Request-Id',
+];
 
 /** A refusal of the request pipeline in GraphQL's shape (401 with WWW-Authenticate, 429 with Retry-After), in the media type asked for. */
 function sendGraphQLRefusal(request: FastifyRequest, reply: FastifyReply, err: AppError) {
@@ -38,8 +52,14 @@ function sendGraphQLRefusal(request: FastifyRequest, reply: FastifyReply, err: A
   if (err.status === 401) reply.header('WWW-Authenticate', 'Bearer');
   if (err instanceof DatabaseUnavailableError) reply.headers(errorHeaders(err));
   const accept = String(request.headers.accept ?? '');
-  const type = accept.includes('application/graphql-response+json') && !accept.includes('application/json') ? 'application/graphql-response+json' : 'application/json';
-  return reply.status(err.status).type(`${type}; charset=utf-8`).send(JSON.stringify({ errors: [{ message, extensions }] }));
+  const type =
+    accept.includes('application/graphql-response+json') && !accept.includes('application/json')
+      ? 'application/graphql-response+json'
+      : 'application/json';
+  return reply
+    .status(err.status)
+    .type(`${type}; charset=utf-8`)
+    .send(JSON.stringify({ errors: [{ message, extensions }] }));
 }
 
 export interface App {
@@ -70,7 +90,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     // child logger is made only when the request logs (a child per request is a measurable cost on status polling).
     genReqId: requestId,
     requestIdHeader: false,
-    childLoggerFactory: (parent, bindings) => new RequestLogger(parent as Logger, bindings) as unknown as FastifyBaseLogger,
+    childLoggerFactory: (parent, bindings) =>
+      new RequestLogger(parent as Logger, bindings) as unknown as FastifyBaseLogger,
     bodyLimit: BODY_LIMIT,
     // Room for query strings past the 16 KB limit, so callers get 414 and a hint rather than 431.
     http: { maxHeaderSize: 64 * 1024 },
@@ -80,7 +101,13 @@ export async function buildApp(options: AppOptions): Promise<App> {
     clientErrorHandler: clientError,
   });
   // Security headers and X-Request-Id on every answer; every answer measured (GET /metrics).
-  await installHeaders(http, { publicUrl: config.publicUrl, pages: [{ prefix: GRAPHIQL_ASSETS, csp: GRAPHIQL_CSP }, { prefix: CONSOLE_ASSETS, csp: CONSOLE_CSP }] });
+  await installHeaders(http, {
+    publicUrl: config.publicUrl,
+    pages: [
+      { prefix: GRAPHIQL_ASSETS, csp: GRAPHIQL_CSP },
+      { prefix: CONSOLE_ASSETS, csp: CONSOLE_CSP },
+    ],
+  });
   installMetrics(http, { token: config.metricsToken, sql: core.sql });
   installErrorHandling(http);
   // CORS for browser apps on every route (REST, /graphql, /mcp, errors and 404 included): the origins of
@@ -106,7 +133,16 @@ export async function buildApp(options: AppOptions): Promise<App> {
       if (isGraphiQLRequest(req)) return;
       try {
         // An API key, or the console's session cookie with its X-CSRF-Token (the key wins when both come).
-        admitted.set(req, await admit(core, req.headers.authorization, (headers) => reply.headers(headers), clientAddress(config, req.raw), req.headers.authorization ? undefined : sessionCredentials(req.headers)));
+        admitted.set(
+          req,
+          await admit(
+            core,
+            req.headers.authorization,
+            (headers) => reply.headers(headers),
+            clientAddress(config, req.raw),
+            req.headers.authorization ? undefined : sessionCredentials(req.headers),
+          ),
+        );
       } catch (raised) {
         const err = coerceError(raised);
         if (!(err instanceof AppError)) throw raised;
@@ -122,7 +158,9 @@ export async function buildApp(options: AppOptions): Promise<App> {
       response.headers.forEach((value, key) => void reply.header(key, value));
       reply.status(response.status);
       // A whole answer goes out in one write; only event streams (subscriptions over SSE) are piped.
-      const streamed = response.headers.get('content-type')?.startsWith('text/event-stream') || response.headers.get('content-type')?.startsWith('multipart/mixed');
+      const streamed =
+        response.headers.get('content-type')?.startsWith('text/event-stream') ||
+        response.headers.get('content-type')?.startsWith('multipart/mixed');
       reply.send(streamed ? response.body : await response.text());
       return reply;
     },
@@ -146,7 +184,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     server: http.server,
     path: yoga.graphqlEndpoint,
     maxPayload: BODY_LIMIT,
-    verifyClient: ({ origin, req }, done) => (originAllowed(config, origin, req.headers.host) ? done(true) : done(false, 403, 'Origin not allowed')),
+    verifyClient: ({ origin, req }, done) =>
+      originAllowed(config, origin, req.headers.host) ? done(true) : done(false, 403, 'Origin not allowed'),
   });
   const ws = attachGraphQLWebSocket(core, graphql, wss);
 

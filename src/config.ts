@@ -210,7 +210,10 @@ function bool(value: string | undefined, fallback: boolean): boolean {
 }
 
 function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** CORS_ORIGINS: comma-separated origins, each exactly `scheme://host[:port]` as browsers send it in `Origin`. */
@@ -223,7 +226,9 @@ function origins(value: string | undefined): string[] {
       url = undefined;
     }
     if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== entry) {
-      throw new Error(`CORS_ORIGINS takes origins such as https://app.example.com (scheme, host and port only, no path or "*"), got "${entry}"`);
+      throw new Error(
+        `CORS_ORIGINS takes origins such as https://app.example.com (scheme, host and port only, no path or "*"), got "${entry}"`,
+      );
     }
     return entry;
   });
@@ -257,13 +262,17 @@ function trustProxy(value: string | undefined): Config['trustProxy'] {
   if (value === undefined || value.trim() === '' || value.trim().toLowerCase() === 'false') return undefined;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) === 0 ? undefined : Number(value.trim());
   if (value.trim().toLowerCase() === 'true') {
-    throw new Error('TRUST_PROXY takes the number of proxies in front of the gateway or their addresses (e.g. 10.0.0.0/8), not true: trusting every X-Forwarded-For lets a client pick its own address');
+    throw new Error(
+      'TRUST_PROXY takes the number of proxies in front of the gateway or their addresses (e.g. 10.0.0.0/8), not true: trusting every X-Forwarded-For lets a client pick its own address',
+    );
   }
   const proxies = list(value);
   try {
     proxyaddr.compile(proxies);
   } catch (err) {
-    throw new Error(`TRUST_PROXY: ${(err as Error).message} (give a number of hops, or addresses and CIDR ranges such as 10.0.0.0/8, loopback)`);
+    throw new Error(
+      `TRUST_PROXY: ${(err as Error).message} (give a number of hops, or addresses and CIDR ranges such as 10.0.0.0/8, loopback)`,
+    );
   }
   return proxies;
 }
@@ -335,32 +344,54 @@ function upstream(env: NodeJS.ProcessEnv): Pick<Config, 'apify' | 'toolSources'>
     url = undefined;
   }
   if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== baseUrl) {
-    throw new Error(`APIFY_BASE_URL takes an origin such as https://api.apify.com (scheme, host and port only), got "${env.APIFY_BASE_URL}"`);
+    throw new Error(
+      `APIFY_BASE_URL takes an origin such as https://api.apify.com (scheme, host and port only), got "${env.APIFY_BASE_URL}"`,
+    );
   }
   const toolSources: Record<string, ToolSource> = {};
   for (const entry of list(env.TOOL_SOURCES)) {
     const match = /^([a-z0-9-]+)=apify(?::(.+))?$/.exec(entry);
-    if (!match) throw new Error(`TOOL_SOURCES takes tool=apify:<actorId> entries separated by commas (e.g. maps=apify:compass~crawler-google-places), got "${entry}"`);
+    if (!match)
+      throw new Error(
+        `TOOL_SOURCES takes tool=apify:<actorId> entries separated by commas (e.g. maps=apify:compass~crawler-google-places), got "${entry}"`,
+      );
     const [, tool, actor] = match;
-    if (actor !== undefined && !ACTOR_ID.test(actor)) throw new Error(`TOOL_SOURCES: "${actor}" is not an Apify actor id (username~actor-name or the actor's 17-character id)`);
+    if (actor !== undefined && !ACTOR_ID.test(actor))
+      throw new Error(
+        `TOOL_SOURCES: "${actor}" is not an Apify actor id (username~actor-name or the actor's 17-character id)`,
+      );
     if (toolSources[tool!]) throw new Error(`TOOL_SOURCES names ${tool} twice`);
     toolSources[tool!] = { engine: 'apify', actorId: actor?.replace('/', '~') };
   }
   const token = env.APIFY_TOKEN || undefined;
-  if (Object.keys(toolSources).length > 0 && !token) throw new Error('TOOL_SOURCES runs tools on Apify: set APIFY_TOKEN (the API token of the Apify account that pays for the runs)');
+  if (Object.keys(toolSources).length > 0 && !token)
+    throw new Error(
+      'TOOL_SOURCES runs tools on Apify: set APIFY_TOKEN (the API token of the Apify account that pays for the runs)',
+    );
   return { apify: { token, baseUrl }, toolSources };
 }
 
 /** PAYMENTS, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, STRIPE_PRICE_<PLAN> and STRIPE_API_BASE (see PaymentsConfig). */
 function payments(env: NodeJS.ProcessEnv): PaymentsConfig {
   const secretKey = env.STRIPE_SECRET_KEY || undefined;
-  const chosen = oneOf('PAYMENTS', env.PAYMENTS, ['stripe', 'demo', 'none'] as const, secretKey ? 'stripe' : env.DATABASE_URL ? 'none' : 'demo');
+  const chosen = oneOf(
+    'PAYMENTS',
+    env.PAYMENTS,
+    ['stripe', 'demo', 'none'] as const,
+    secretKey ? 'stripe' : env.DATABASE_URL ? 'none' : 'demo',
+  );
   if (chosen !== 'stripe') {
-    if (secretKey) throw new Error(`PAYMENTS=${chosen} with STRIPE_SECRET_KEY set: unset one of them, so it is clear whether purchases are paid`);
+    if (secretKey)
+      throw new Error(
+        `PAYMENTS=${chosen} with STRIPE_SECRET_KEY set: unset one of them, so it is clear whether purchases are paid`,
+      );
     return { mode: chosen };
   }
   if (!secretKey) throw new Error('PAYMENTS=stripe needs STRIPE_SECRET_KEY');
-  if (!env.STRIPE_WEBHOOK_SECRET) throw new Error('STRIPE_SECRET_KEY needs STRIPE_WEBHOOK_SECRET: purchases that need 3-D Secure and subscriptions are applied from signed events');
+  if (!env.STRIPE_WEBHOOK_SECRET)
+    throw new Error(
+      'STRIPE_SECRET_KEY needs STRIPE_WEBHOOK_SECRET: purchases that need 3-D Secure and subscriptions are applied from signed events',
+    );
   const prices: Partial<Record<Plan, string>> = {};
   for (const plan of PLANS) {
     const price = env[`STRIPE_PRICE_${plan.toUpperCase()}`];
@@ -369,7 +400,8 @@ function payments(env: NodeJS.ProcessEnv): PaymentsConfig {
   let apiBase: URL | undefined;
   if (env.STRIPE_API_BASE) {
     apiBase = new URL(env.STRIPE_API_BASE);
-    if (!['http:', 'https:'].includes(apiBase.protocol)) throw new Error(`STRIPE_API_BASE must be an http(s) URL, got "${env.STRIPE_API_BASE}"`);
+    if (!['http:', 'https:'].includes(apiBase.protocol))
+      throw new Error(`STRIPE_API_BASE must be an http(s) URL, got "${env.STRIPE_API_BASE}"`);
   }
   return { mode: 'stripe', secretKey, webhookSecret: env.STRIPE_WEBHOOK_SECRET, prices, apiBase };
 }
@@ -383,7 +415,8 @@ function oneOf<T extends string>(name: string, value: string | undefined, allowe
 /** SIGNUP, SIGNUP_PLAN, SIGNUP_STATUS, SIGNUP_CREDITS (USD, decimals allowed) and SIGNUPS_PER_HOUR. */
 function signup(env: NodeJS.ProcessEnv): Pick<Config, 'signup' | 'signupTrial' | 'signupsPerHour'> {
   const credits = env.SIGNUP_CREDITS === undefined || env.SIGNUP_CREDITS === '' ? 5 : Number(env.SIGNUP_CREDITS);
-  if (!Number.isFinite(credits) || credits < 0 || credits > 1_000_000) throw new Error(`SIGNUP_CREDITS must be an amount of USD from 0 to 1000000, got "${env.SIGNUP_CREDITS}"`);
+  if (!Number.isFinite(credits) || credits < 0 || credits > 1_000_000)
+    throw new Error(`SIGNUP_CREDITS must be an amount of USD from 0 to 1000000, got "${env.SIGNUP_CREDITS}"`);
   return {
     signup: oneOf('SIGNUP', env.SIGNUP, ['open', 'invite'] as const, 'open'),
     signupTrial: {
@@ -395,15 +428,27 @@ function signup(env: NodeJS.ProcessEnv): Pick<Config, 'signup' | 'signupTrial' |
   };
 }
 
-function persistedOperations(env: NodeJS.ProcessEnv): Pick<Config, 'graphqlPersistedOperations' | 'graphqlPersistedOnly'> {
+function persistedOperations(
+  env: NodeJS.ProcessEnv,
+): Pick<Config, 'graphqlPersistedOperations' | 'graphqlPersistedOnly'> {
   const file = env.GRAPHQL_PERSISTED_OPERATIONS || undefined;
   const only = bool(env.GRAPHQL_PERSISTED_ONLY, false);
-  if (only && !file) throw new Error('GRAPHQL_PERSISTED_ONLY=true needs GRAPHQL_PERSISTED_OPERATIONS, the JSON file of the operations to allow');
+  if (only && !file)
+    throw new Error(
+      'GRAPHQL_PERSISTED_ONLY=true needs GRAPHQL_PERSISTED_OPERATIONS, the JSON file of the operations to allow',
+    );
   return { graphqlPersistedOperations: file ? path.resolve(file) : undefined, graphqlPersistedOnly: only };
 }
 
 /** A gateway on loopback at `port` (0: a free one, picked when it starts) over `databaseUrl`, for tests and benchmarks. */
 export function loopbackConfig(databaseUrl: string, port = 0, overrides: Partial<Config> = {}): Config {
   // Read as a deployment on `databaseUrl` would be: no payments unless the overrides choose them.
-  return { ...loadConfig({ DATABASE_URL: databaseUrl }), databaseUrl, host: '127.0.0.1', port, publicUrl: `http://127.0.0.1:${port}`, ...overrides };
+  return {
+    ...loadConfig({ DATABASE_URL: databaseUrl }),
+    databaseUrl,
+    host: '127.0.0.1',
+    port,
+    publicUrl: `http://127.0.0.1:${port}`,
+    ...overrides,
+  };
 }

@@ -15,7 +15,12 @@ import { createMailer } from './net/mail.ts';
 import { createCatalogReader } from './catalog/reader.ts';
 
 /** Builds the process's `Core` (core.ts): the database pool, the event bus, the catalog sources, the network and the limits. */
-export async function createCore(config: Config, databaseUrl: string, logger: Logger, options: { poolSize?: number; events?: EventScope } = {}): Promise<Core> {
+export async function createCore(
+  config: Config,
+  databaseUrl: string,
+  logger: Logger,
+  options: { poolSize?: number; events?: EventScope } = {},
+): Promise<Core> {
   // A TOOL_SOURCES naming a tool that cannot run upstream stops start-up here, before anything opens.
   const upstream = createUpstreamEngine(config);
   const { sql, db } = connect(databaseUrl, { max: options.poolSize ?? 20 });
@@ -23,7 +28,11 @@ export async function createCore(config: Config, databaseUrl: string, logger: Lo
   // of the pool above: on a pool of their own, so requests waiting for Stripe never starve them
   // (billing/payments/stripe.ts). postgres.js connects at the first query.
   const records = connect(databaseUrl, { max: 2 });
-  const catalogReader = createCatalogReader(sql, { url: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs, logger });
+  const catalogReader = createCatalogReader(sql, {
+    url: config.databaseReadUrl,
+    maxLagMs: config.databaseReadMaxLagMs,
+    logger,
+  });
   // A standalone worker hears the cancels and its own changes only (events.ts, EventScope); a gateway the runs it serves.
   const events = createEventBus(sql, { scope: options.events });
   const network = createNetwork(config.network);

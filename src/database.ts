@@ -19,7 +19,12 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Open
     return { url: config.databaseUrl, embedded: false, stop: async () => {} };
   }
   const log = logger.child({ component: 'embedded-postgres' });
-  const handle = await startEmbeddedPostgres(config.dataDir, 'leadgate', (line) => log.debug(line), (line) => log.warn(line));
+  const handle = await startEmbeddedPostgres(
+    config.dataDir,
+    'leadgate',
+    (line) => log.debug(line),
+    (line) => log.warn(line),
+  );
   await migrateDatabase(handle.url);
   return { url: handle.url, embedded: true, stop: handle.stop };
 }

@@ -19,7 +19,10 @@ export interface LogDestination {
  *   are replaced wherever they appear, in messages, nested objects or stacks.
  * docs/operations.md describes it.
  */
-export function createLogger(level: string, destination: LogDestination = pino.destination({ dest: 1, sync: false })): Logger {
+export function createLogger(
+  level: string,
+  destination: LogDestination = pino.destination({ dest: 1, sync: false }),
+): Logger {
   return pino(
     {
       level,
@@ -102,7 +105,11 @@ export function scrubSecrets(text: string): string {
 }
 
 function scrubbing(destination: LogDestination): LogDestination {
-  const inner = destination as LogDestination & { flush?(cb?: (err?: Error) => void): void; flushSync?(): void; end?(): void };
+  const inner = destination as LogDestination & {
+    flush?(cb?: (err?: Error) => void): void;
+    flushSync?(): void;
+    end?(): void;
+  };
   return {
     write: (line: string) => inner.write(scrubSecrets(line)),
     ...(inner.flush ? { flush: (cb?: (err?: Error) => void) => inner.flush!(cb) } : {}),
@@ -117,7 +124,10 @@ function scrubbing(destination: LogDestination): LogDestination {
 type ErrorLike = Error & Record<string, unknown>;
 
 const isErrorLike = (value: unknown): value is ErrorLike =>
-  typeof value === 'object' && value !== null && typeof (value as Error).message === 'string' && (value instanceof Error || typeof (value as Error).stack === 'string');
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as Error).message === 'string' &&
+  (value instanceof Error || typeof (value as Error).stack === 'string');
 
 /** The error and the errors it wraps (cause, GraphQL's originalError, an AggregateError's errors), nearest first. */
 function errorChain(err: ErrorLike): ErrorLike[] {
@@ -143,7 +153,8 @@ function detailWithoutValues(detail: string): string {
     .replace(/"[^"]*"/g, '"[redacted]"');
 }
 
-const isPostgresError = (e: ErrorLike) => e.name === 'PostgresError' || (typeof e.severity === 'string' && typeof e.code === 'string' && 'routine' in e);
+const isPostgresError = (e: ErrorLike) =>
+  e.name === 'PostgresError' || (typeof e.severity === 'string' && typeof e.code === 'string' && 'routine' in e);
 
 /**
  * `text` (a message, a stack, or a line a library formatted from the error) without the bind values
@@ -161,7 +172,9 @@ export function withoutQueryValues(text: string, err: unknown): string {
     if (isPostgresError(e)) {
       if (typeof e.detail === 'string' && e.detail) out = out.split(e.detail).join(detailWithoutValues(e.detail));
       if (typeof e.code === 'string' && VALUE_IN_MESSAGE.test(e.code) && e.message) {
-        out = out.split(e.message).join(e.message.replace(/"[^"]*"/g, '"[redacted]"').replace(/: [^"].*$/s, ': [redacted]'));
+        out = out
+          .split(e.message)
+          .join(e.message.replace(/"[^"]*"/g, '"[redacted]"').replace(/: [^"].*$/s, ': [redacted]'));
       }
     }
   }

@@ -51,7 +51,10 @@ if (demo?.passwordToken) {
     `  ${passwordResetUrl(base, demo.passwordToken)}`,
   );
 } else if (demo) {
-  lines.push('', `Console: ${base}/ — the demo account's owner is ${demo.ownerEmail} (forgot the password? "Reset password" on the sign-in page).`);
+  lines.push(
+    '',
+    `Console: ${base}/ — the demo account's owner is ${demo.ownerEmail} (forgot the password? "Reset password" on the sign-in page).`,
+  );
 }
 process.stdout.write(`${lines.join('\n')}\n\n`);
 

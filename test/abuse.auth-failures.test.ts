@@ -28,17 +28,36 @@ beforeAll(async () => {
 afterEach(() => disposeClients());
 afterAll(() => t?.stop());
 
-const from = (address: string, authorization?: string) => ({ 'x-forwarded-for': address, ...(authorization ? { authorization } : {}) });
-const rest = (address: string, authorization?: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}) =>
-  fetch(`${t.url}/api/v1/wallet`, { method: init.method ?? 'GET', headers: { ...from(address, authorization), ...init.headers }, body: init.body });
+const from = (address: string, authorization?: string) => ({
+  'x-forwarded-for': address,
+  ...(authorization ? { authorization } : {}),
+});
+const rest = (
+  address: string,
+  authorization?: string,
+  init: { method?: string; body?: string; headers?: Record<string, string> } = {},
+) =>
+  fetch(`${t.url}/api/v1/wallet`, {
+    method: init.method ?? 'GET',
+    headers: { ...from(address, authorization), ...init.headers },
+    body: init.body,
+  });
 const Viewer = graphql(`query AuthFailuresViewer { viewer { id } }`);
 // Sent with fetch, not t.graphql: the test sets X-Forwarded-For and reads the HTTP status and headers.
 const graphqlPost = (address: string, authorization?: string) =>
-  fetch(`${t.url}/graphql`, { method: 'POST', headers: { ...from(address, authorization), 'content-type': 'application/json' }, body: JSON.stringify({ query: sourceOf(Viewer) }) });
+  fetch(`${t.url}/graphql`, {
+    method: 'POST',
+    headers: { ...from(address, authorization), 'content-type': 'application/json' },
+    body: JSON.stringify({ query: sourceOf(Viewer) }),
+  });
 const mcp = (address: string, authorization?: string) =>
   fetch(`${t.url}/mcp`, {
     method: 'POST',
-    headers: { ...from(address, authorization), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      ...from(address, authorization),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
 
@@ -49,7 +68,12 @@ function socketFrom(address: string, authorization?: string) {
       super(url, protocols, { headers: { 'x-forwarded-for': address } });
     }
   }
-  return wsClient(t.url, undefined, { webSocketImpl: ForwardedWebSocket, connectionParams: authorization ? { authorization } : {}, lazy: false, onNonLazyError: () => {} });
+  return wsClient(t.url, undefined, {
+    webSocketImpl: ForwardedWebSocket,
+    connectionParams: authorization ? { authorization } : {},
+    lazy: false,
+    onNonLazyError: () => {},
+  });
 }
 
 async function expectTooMany(res: Response) {
@@ -66,7 +90,14 @@ describe('failed authentications are limited per client address', () => {
     const address = '198.51.100.1';
     for (let i = 0; i < LIMIT; i++) expect((await rest(address, i % 2 ? BAD_KEY : undefined)).status).toBe(401);
     const { body } = await expectTooMany(await rest(address, BAD_KEY));
-    expect(body).toEqual({ error: { code: 'rate_limited', message: expect.stringMatching(/^Too many failed authentications from your address: the limit is 4 per minute\. Retry in \d+ s/) } });
+    expect(body).toEqual({
+      error: {
+        code: 'rate_limited',
+        message: expect.stringMatching(
+          /^Too many failed authentications from your address: the limit is 4 per minute\. Retry in \d+ s/,
+        ),
+      },
+    });
     // A blocked address is not let try keys: a valid one is refused too, until the window ends.
     await expectTooMany(await rest(address, `Bearer ${key}`));
     // Another address is not affected, and a valid key costs nothing of an address's budget.
@@ -76,7 +107,12 @@ describe('failed authentications are limited per client address', () => {
 
   it('authenticates before the body is read: a bad JSON or an oversized body without a valid key is a 401, not a 400 or 413', async () => {
     const address = '198.51.100.3';
-    const post = (body: string) => fetch(`${t.url}/api/v1/enrich`, { method: 'POST', headers: { ...from(address, BAD_KEY), 'content-type': 'application/json' }, body });
+    const post = (body: string) =>
+      fetch(`${t.url}/api/v1/enrich`, {
+        method: 'POST',
+        headers: { ...from(address, BAD_KEY), 'content-type': 'application/json' },
+        body,
+      });
     const broken = await post('{"rows": [');
     expect(broken.status).toBe(401);
     expect(((await broken.json()) as any).error.code).toBe('unauthenticated');
@@ -84,7 +120,12 @@ describe('failed authentications are limited per client address', () => {
     expect(huge.status).toBe(401);
     await huge.text();
     // The same bodies with a valid key are read, and refused for what they are.
-    const keyed = (body: string) => fetch(`${t.url}/api/v1/enrich`, { method: 'POST', headers: { ...from(address, `Bearer ${key}`), 'content-type': 'application/json' }, body });
+    const keyed = (body: string) =>
+      fetch(`${t.url}/api/v1/enrich`, {
+        method: 'POST',
+        headers: { ...from(address, `Bearer ${key}`), 'content-type': 'application/json' },
+        body,
+      });
     expect((await keyed('{"rows": [')).status).toBe(400);
     expect((await keyed(JSON.stringify({ rows: [{ email: 'x'.repeat(1_100_000) }] }))).status).toBe(413);
   });
@@ -95,7 +136,12 @@ describe('failed authentications are limited per client address', () => {
     expect((await mcp(address, BAD_KEY)).status).toBe(401);
     for (let i = 2; i < LIMIT; i++) expect((await graphqlPost(address, BAD_KEY)).status).toBe(401);
     const { body, retryAfter } = await expectTooMany(await graphqlPost(address, `Bearer ${key}`));
-    expect(body.errors).toEqual([{ message: expect.stringMatching(/^Too many failed authentications/), extensions: { code: 'RATE_LIMITED', retryAfter } }]);
+    expect(body.errors).toEqual([
+      {
+        message: expect.stringMatching(/^Too many failed authentications/),
+        extensions: { code: 'RATE_LIMITED', retryAfter },
+      },
+    ]);
     const { body: mcpBody } = await expectTooMany(await mcp(address, `Bearer ${key}`));
     expect(mcpBody.error.code).toBe('rate_limited');
   });
@@ -103,7 +149,15 @@ describe('failed authentications are limited per client address', () => {
   it('MCP: a POST without a valid key is refused 401 before its JSON-RPC body is read; past the limit 429', async () => {
     const address = '198.51.100.5';
     for (let i = 0; i < LIMIT; i++) {
-      const res = await fetch(`${t.url}/mcp`, { method: 'POST', headers: { ...from(address, BAD_KEY), 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '[{"jsonrpc": ' });
+      const res = await fetch(`${t.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          ...from(address, BAD_KEY),
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: '[{"jsonrpc": ',
+      });
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
     }
@@ -136,7 +190,8 @@ describe('without TRUST_PROXY', () => {
     const direct = await startTestApp({ worker: false, config: { authFailuresPerMinute: 2 } });
     try {
       const { apiKey } = await direct.account();
-      const get = (address: string, authorization: string) => fetch(`${direct.url}/api/v1/wallet`, { headers: from(address, authorization) });
+      const get = (address: string, authorization: string) =>
+        fetch(`${direct.url}/api/v1/wallet`, { headers: from(address, authorization) });
       expect((await get('203.0.113.1', BAD_KEY)).status).toBe(401);
       expect((await get('203.0.113.2', BAD_KEY)).status).toBe(401);
       const refused = await get('203.0.113.3', `Bearer ${apiKey}`);
@@ -151,7 +206,10 @@ describe('without TRUST_PROXY', () => {
 describe('configuration', () => {
   it('reads AUTH_FAILURES_PER_MINUTE (default 60, 0 turns it off) and TRUST_PROXY (hops or addresses)', () => {
     expect(loadConfig({})).toMatchObject({ authFailuresPerMinute: 60, trustProxy: undefined });
-    expect(loadConfig({ AUTH_FAILURES_PER_MINUTE: '7', TRUST_PROXY: '2' })).toMatchObject({ authFailuresPerMinute: 7, trustProxy: 2 });
+    expect(loadConfig({ AUTH_FAILURES_PER_MINUTE: '7', TRUST_PROXY: '2' })).toMatchObject({
+      authFailuresPerMinute: 7,
+      trustProxy: 2,
+    });
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback' }).trustProxy).toEqual(['10.0.0.0/8', 'loopback']);
     expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBeUndefined();
     expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/TRUST_PROXY takes the number of proxies/);
@@ -162,7 +220,8 @@ describe('configuration', () => {
   it('counts nothing with AUTH_FAILURES_PER_MINUTE=0', async () => {
     const open = await startTestApp({ worker: false, config: { authFailuresPerMinute: 0 } });
     try {
-      for (let i = 0; i < 5; i++) expect((await fetch(`${open.url}/api/v1/wallet`, { headers: { authorization: BAD_KEY } })).status).toBe(401);
+      for (let i = 0; i < 5; i++)
+        expect((await fetch(`${open.url}/api/v1/wallet`, { headers: { authorization: BAD_KEY } })).status).toBe(401);
     } finally {
       await open.stop();
     }

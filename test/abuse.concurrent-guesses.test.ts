@@ -25,15 +25,25 @@ let key: string;
 
 beforeAll(async () => {
   // No key cache (the helper's AUTH_CACHE_SECS=0): every request with a key looks it up.
-  t = await startIdentityApp({ loginFailuresPerMinute: PER_EMAIL, authFailuresPerMinute: PER_ADDRESS, trustProxy: ['loopback'] });
+  t = await startIdentityApp({
+    loginFailuresPerMinute: PER_EMAIL,
+    authFailuresPerMinute: PER_ADDRESS,
+    trustProxy: ['loopback'],
+  });
   const owner = await t.signUp('owner@example.com');
-  key = (await owner.graphql('mutation { createApiKey(input: {name: "ci"}) { secret } }')).body.data.createApiKey.secret;
+  key = (await owner.graphql('mutation { createApiKey(input: {name: "ci"}) { secret } }')).body.data.createApiKey
+    .secret;
 });
 afterAll(() => t?.stop());
 
 const signIn = (email: string, password: string, address: string) =>
-  fetch(`${t.url}/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': address }, body: JSON.stringify({ email, password }) });
-const wallet = (authorization: string, address: string) => fetch(`${t.url}/api/v1/wallet`, { headers: { authorization, 'x-forwarded-for': address } });
+  fetch(`${t.url}/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+    body: JSON.stringify({ email, password }),
+  });
+const wallet = (authorization: string, address: string) =>
+  fetch(`${t.url}/api/v1/wallet`, { headers: { authorization, 'x-forwarded-for': address } });
 const unknownKey = () => `Bearer lg_live_${randomBytes(24).toString('base64url').replace(/[-_]/g, 'x').slice(0, 32)}`;
 const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
 
@@ -43,7 +53,10 @@ const count = (statuses: number[], status: number) => statuses.filter((s) => s =
  * answered, or been counted as a failure, before the others came. Their statuses, in order, and how
  * many lookups were waiting for the lock then (counted by the server, over a connection of its own).
  */
-async function whileLocked(table: 'app_user' | 'api_key', requests: () => Promise<Response>[]): Promise<{ statuses: number[]; lookups: number }> {
+async function whileLocked(
+  table: 'app_user' | 'api_key',
+  requests: () => Promise<Response>[],
+): Promise<{ statuses: number[]; lookups: number }> {
   let unlock!: () => void;
   const unlocked = new Promise<void>((resolve) => (unlock = resolve));
   let locked!: () => void;
@@ -69,7 +82,11 @@ async function whileLocked(table: 'app_user' | 'api_key', requests: () => Promis
           where not granted and locktype = 'relation' and database = (select oid from pg_database where datname = current_database())
             and relation = ${table}::regclass`) as unknown as [{ n: number }]
       )[0].n;
-    await waitFor(() => received, (n) => n === sent.length, { what: 'the gateway to receive every request' });
+    await waitFor(
+      () => received,
+      (n) => n === sent.length,
+      { what: 'the gateway to receive every request' },
+    );
     lookups = await waitFor(waiting, (n) => n > 0, { what: 'a lookup to wait for the lock' });
     unlock();
     await holder;
@@ -88,7 +105,9 @@ describe('sign-ins sent at once', () => {
     await t.signUp('victim@example.com');
     // 39 wrong passwords and the right one last, each from an address of its own.
     const { statuses, lookups } = await whileLocked('app_user', () =>
-      Array.from({ length: 40 }, (_, i) => signIn('victim@example.com', i === 39 ? PASSWORD : `guess number ${i}`, `198.51.100.${i + 1}`)),
+      Array.from({ length: 40 }, (_, i) =>
+        signIn('victim@example.com', i === 39 ? PASSWORD : `guess number ${i}`, `198.51.100.${i + 1}`),
+      ),
     );
     expect(lookups).toBeGreaterThan(0);
     expect(lookups).toBeLessThanOrEqual(PER_EMAIL);
@@ -97,11 +116,18 @@ describe('sign-ins sent at once', () => {
     expect(statuses[39]).toBe(429);
     const refused = await signIn('victim@example.com', PASSWORD, '198.51.100.99');
     expect(refused.status).toBe(429);
-    expect(((await refused.json()) as any).error).toEqual({ code: 'rate_limited', message: expect.stringMatching(/^Too many failed sign-ins: the limit is 3 per minute\. Retry in \d+ s, or reset the password\.$/) });
+    expect(((await refused.json()) as any).error).toEqual({
+      code: 'rate_limited',
+      message: expect.stringMatching(
+        /^Too many failed sign-ins: the limit is 3 per minute\. Retry in \d+ s, or reset the password\.$/,
+      ),
+    });
   });
 
   it('check at most AUTH_FAILURES_PER_MINUTE passwords from one address, whatever emails they name', async () => {
-    const { statuses, lookups } = await whileLocked('app_user', () => Array.from({ length: 40 }, (_, i) => signIn(`someone${i}@example.com`, 'a guessed password', '198.51.100.200')));
+    const { statuses, lookups } = await whileLocked('app_user', () =>
+      Array.from({ length: 40 }, (_, i) => signIn(`someone${i}@example.com`, 'a guessed password', '198.51.100.200')),
+    );
     expect(lookups).toBeGreaterThan(0);
     expect(lookups).toBeLessThanOrEqual(PER_ADDRESS);
     expect(count(statuses, 401)).toBeLessThanOrEqual(PER_ADDRESS);
@@ -112,7 +138,17 @@ describe('sign-ins sent at once', () => {
     await t.signUp('regular@example.com');
     const address = '198.51.100.201';
     const statuses = [];
-    for (const password of ['wrong one', PASSWORD, PASSWORD, PASSWORD, PASSWORD, 'wrong two', PASSWORD, 'wrong three', PASSWORD]) {
+    for (const password of [
+      'wrong one',
+      PASSWORD,
+      PASSWORD,
+      PASSWORD,
+      PASSWORD,
+      'wrong two',
+      PASSWORD,
+      'wrong three',
+      PASSWORD,
+    ]) {
       statuses.push((await signIn('regular@example.com', password, address)).status);
     }
     // Three failures use the budget up: then even the right password waits for the window's end.
@@ -122,7 +158,9 @@ describe('sign-ins sent at once', () => {
 
 describe('API keys sent at once', () => {
   it('look up at most AUTH_FAILURES_PER_MINUTE unknown keys from one address; the rest are refused 429 unlooked-at', async () => {
-    const { statuses, lookups } = await whileLocked('api_key', () => Array.from({ length: 40 }, () => wallet(unknownKey(), '203.0.113.50')));
+    const { statuses, lookups } = await whileLocked('api_key', () =>
+      Array.from({ length: 40 }, () => wallet(unknownKey(), '203.0.113.50')),
+    );
     expect(lookups).toBeGreaterThan(0);
     expect(lookups).toBeLessThanOrEqual(PER_ADDRESS);
     expect(count(statuses, 401)).toBeLessThanOrEqual(PER_ADDRESS);
@@ -135,7 +173,9 @@ describe('API keys sent at once', () => {
     const address = '203.0.113.51';
     for (let round = 0; round < 3; round++) {
       // One lookup for the 40: the others wait for its answer instead of counting a unit each.
-      expect(await whileLocked('api_key', () => Array.from({ length: 40 }, () => wallet(`Bearer ${key}`, address)))).toEqual({ statuses: Array(40).fill(200), lookups: 1 });
+      expect(
+        await whileLocked('api_key', () => Array.from({ length: 40 }, () => wallet(`Bearer ${key}`, address))),
+      ).toEqual({ statuses: Array(40).fill(200), lookups: 1 });
     }
     // The whole budget is left for mistakes.
     const mistakes = [];
@@ -146,7 +186,10 @@ describe('API keys sent at once', () => {
   it('share one lookup and one unit between requests that send the same unknown key at once', async () => {
     const address = '203.0.113.52';
     const same = unknownKey();
-    expect(await whileLocked('api_key', () => Array.from({ length: 20 }, () => wallet(same, address)))).toEqual({ statuses: Array(20).fill(401), lookups: 1 });
+    expect(await whileLocked('api_key', () => Array.from({ length: 20 }, () => wallet(same, address)))).toEqual({
+      statuses: Array(20).fill(401),
+      lookups: 1,
+    });
     // They were one guess: the rest of the budget is left.
     const more = [];
     for (let i = 0; i < PER_ADDRESS; i++) more.push((await wallet(unknownKey(), address)).status);

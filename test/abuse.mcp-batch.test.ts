@@ -17,17 +17,30 @@ beforeAll(async () => {
 afterAll(() => t?.stop());
 
 const HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-const call = (id: number, name: string, args: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const call = (id: number, name: string, args: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
 const post = (key: string, body: unknown) => t.request('POST', '/mcp', { key, headers: HEADERS, body });
-const runsOf = async (accountId: string) => (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
+const runsOf = async (accountId: string) =>
+  (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
 
 describe('an MCP JSON-RPC batch', () => {
   it('counts each message against the key’s rate limit', async () => {
     const { apiKey } = await t.account();
-    const res = await post(apiKey, [call(1, 'get_wallet'), call(2, 'get_wallet'), call(3, 'get_wallet'), { jsonrpc: '2.0', method: 'notifications/initialized' }]);
+    const res = await post(apiKey, [
+      call(1, 'get_wallet'),
+      call(2, 'get_wallet'),
+      call(3, 'get_wallet'),
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+    ]);
     expect(res.status).toBe(200);
     expect(res.body.map((m: { id: number }) => m.id).sort()).toEqual([1, 2, 3]);
-    expect(res.headers.get('ratelimit')).toBe(`limit=${LIMIT}, remaining=${LIMIT - 4}, reset=${res.headers.get('ratelimit')!.split('reset=')[1]}`);
+    expect(res.headers.get('ratelimit')).toBe(
+      `limit=${LIMIT}, remaining=${LIMIT - 4}, reset=${res.headers.get('ratelimit')!.split('reset=')[1]}`,
+    );
     expect(res.headers.get('retry-after')).toBeNull();
   });
 
@@ -38,7 +51,10 @@ describe('an MCP JSON-RPC batch', () => {
     expect(res.status).toBe(200);
     expect(res.body).toHaveLength(LIMIT + 3);
     const byId = new Map(res.body.map((m: { id: number }) => [m.id, m]));
-    for (let id = 1; id <= LIMIT; id++) expect(byId.get(id), `message ${id}`).toMatchObject({ result: { structuredContent: { status: expect.any(String) } } });
+    for (let id = 1; id <= LIMIT; id++)
+      expect(byId.get(id), `message ${id}`).toMatchObject({
+        result: { structuredContent: { status: expect.any(String) } },
+      });
     const retryAfter = Number(res.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     for (let id = LIMIT + 1; id <= LIMIT + 3; id++) {
@@ -67,12 +83,28 @@ describe('an MCP JSON-RPC batch', () => {
 
   it('answers a refused request alone, and leaves the notifications past the budget unanswered', async () => {
     const { apiKey, accountId } = await t.account();
-    const first = await post(apiKey, Array.from({ length: LIMIT - 1 }, (_, i) => call(i + 1, 'get_wallet')));
+    const first = await post(
+      apiKey,
+      Array.from({ length: LIMIT - 1 }, (_, i) => call(i + 1, 'get_wallet')),
+    );
     expect(first.body).toHaveLength(LIMIT - 1);
     // One message left in the budget: the notification takes it, the start and the other notification are refused.
-    const res = await post(apiKey, [{ jsonrpc: '2.0', method: 'notifications/initialized' }, call(50, 'scrape_maps', DENVER_DENTISTS), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }]);
+    const res = await post(apiKey, [
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      call(50, 'scrape_maps', DENVER_DENTISTS),
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+    ]);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual([{ jsonrpc: '2.0', id: 50, error: expect.objectContaining({ code: RATE_LIMITED_RPC_CODE, data: expect.objectContaining({ error: expect.objectContaining({ code: 'rate_limited' }) }) }) }]);
+    expect(res.body).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 50,
+        error: expect.objectContaining({
+          code: RATE_LIMITED_RPC_CODE,
+          data: expect.objectContaining({ error: expect.objectContaining({ code: 'rate_limited' }) }),
+        }),
+      },
+    ]);
     expect(await runsOf(accountId)).toBe(0);
   });
 
@@ -80,7 +112,11 @@ describe('an MCP JSON-RPC batch', () => {
     const { apiKey } = await t.account();
     const res = await post(apiKey, call(1, 'get_wallet'));
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { wallet: expect.any(Object) } } });
+    expect(res.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { structuredContent: { wallet: expect.any(Object) } },
+    });
     expect(res.headers.get('ratelimit')).toMatch(new RegExp(`remaining=${LIMIT - 1},`));
   });
 });

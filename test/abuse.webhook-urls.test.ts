@@ -34,7 +34,13 @@ beforeAll(async () => {
     'mixed.test': { A: [PUBLIC, '192.168.0.9'] },
     'metadata.test': { A: ['169.254.169.254'] },
   });
-  const network = { ...loadConfig({}).network, dnsServers: [`127.0.0.1:${dns.port}`], dnsTimeoutMs: 1_000, webTimeoutMs: 2_000, outboundAllow: [] };
+  const network = {
+    ...loadConfig({}).network,
+    dnsServers: [`127.0.0.1:${dns.port}`],
+    dnsTimeoutMs: 1_000,
+    webTimeoutMs: 2_000,
+    outboundAllow: [],
+  };
   t = await startTestApp({ worker: false, config: { network } });
   ({ apiKey: key } = await t.account());
 });
@@ -77,7 +83,9 @@ describe('a webhook URL the outbound guard refuses is refused when it is given',
       const res = await t.request('POST', '/api/v1/webhooks', { key: apiKey, body: { url } });
       expect(res.status, url).toBe(400);
       expect(res.body.error.code, url).toBe('validation_failed');
-      expect(res.body.error.details, url).toEqual([{ path: 'url', message: expect.stringMatching(/^refused by the outbound guard: /) }]);
+      expect(res.body.error.details, url).toEqual([
+        { path: 'url', message: expect.stringMatching(/^refused by the outbound guard: /) },
+      ]);
       expect(res.body.error.details[0].message, url).toMatch(reason);
     }
     expect((await t.request('GET', '/api/v1/webhooks', { key: apiKey })).body.webhooks).toEqual([]);
@@ -96,35 +104,80 @@ describe('a webhook URL the outbound guard refuses is refused when it is given',
     const res = await t.graphql(key, CreateWebhook, { url: 'http://private.test/hook' });
     expect(res.body.data!.createWebhook).toEqual({
       webhook: null,
-      userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'url'], message: expect.stringMatching(/private\.test resolves to private address/) }],
+      userErrors: [
+        {
+          code: 'VALIDATION_FAILED',
+          field: ['input', 'url'],
+          message: expect.stringMatching(/private\.test resolves to private address/),
+        },
+      ],
     });
   });
 
   it('refuses a run started with such a webhookUrl (REST, GraphQL, MCP), writing nothing', async () => {
     const { apiKey, accountId } = await t.account();
-    const runs = async () => (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
+    const runs = async () =>
+      (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
 
-    const rest = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: { ...DENVER_DENTISTS, webhookUrl: 'http://169.254.169.254/latest' } });
+    const rest = await t.request('POST', '/api/v1/scrape/maps', {
+      key: apiKey,
+      body: { ...DENVER_DENTISTS, webhookUrl: 'http://169.254.169.254/latest' },
+    });
     expect(rest.status).toBe(400);
-    expect(rest.body.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'webhookUrl', message: expect.stringMatching(/^refused by the outbound guard: cloud metadata address/) }] });
+    expect(rest.body.error).toMatchObject({
+      code: 'validation_failed',
+      details: [
+        {
+          path: 'webhookUrl',
+          message: expect.stringMatching(/^refused by the outbound guard: cloud metadata address/),
+        },
+      ],
+    });
 
     // With an Idempotency-Key the refusal is not stored: the corrected request goes through with the same key.
     const keyed = { key: apiKey, headers: { 'idempotency-key': 'abuse-webhook-1' } };
-    expect((await t.request('POST', '/api/v1/scrape/maps', { ...keyed, body: { ...DENVER_DENTISTS, webhookUrl: 'http://private.test/x' } })).status).toBe(400);
+    expect(
+      (
+        await t.request('POST', '/api/v1/scrape/maps', {
+          ...keyed,
+          body: { ...DENVER_DENTISTS, webhookUrl: 'http://private.test/x' },
+        })
+      ).status,
+    ).toBe(400);
 
     const gql = await t.graphql(apiKey, StartWithWebhook, { url: 'http://[::1]/hook' });
-    expect(gql.body.data!.startMapsScrape).toEqual({ run: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['webhookUrl'], message: expect.stringMatching(/loopback address \(::1\)/) }] });
+    expect(gql.body.data!.startMapsScrape).toEqual({
+      run: null,
+      userErrors: [
+        {
+          code: 'VALIDATION_FAILED',
+          field: ['webhookUrl'],
+          message: expect.stringMatching(/loopback address \(::1\)/),
+        },
+      ],
+    });
 
     const mcp = await t.request('POST', '/mcp', {
       key: apiKey,
       headers: { accept: 'application/json, text/event-stream' },
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'scrape_maps', arguments: { ...DENVER_DENTISTS, webhookUrl: 'http://10.9.9.9/hook' } } },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'scrape_maps', arguments: { ...DENVER_DENTISTS, webhookUrl: 'http://10.9.9.9/hook' } },
+      },
     });
     expect(mcp.body.result.isError).toBe(true);
-    expect(mcp.body.result.structuredContent.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'webhookUrl', message: expect.stringMatching(/private address/) }] });
+    expect(mcp.body.result.structuredContent.error).toMatchObject({
+      code: 'validation_failed',
+      details: [{ path: 'webhookUrl', message: expect.stringMatching(/private address/) }],
+    });
 
     expect(await runs()).toBe(0);
-    const fixed = await t.request('POST', '/api/v1/scrape/maps', { ...keyed, body: { ...DENVER_DENTISTS, webhookUrl: 'https://not-yet.test/hook' } });
+    const fixed = await t.request('POST', '/api/v1/scrape/maps', {
+      ...keyed,
+      body: { ...DENVER_DENTISTS, webhookUrl: 'https://not-yet.test/hook' },
+    });
     expect(fixed.status).toBe(200);
     expect(await runs()).toBe(1);
   });
@@ -132,8 +185,11 @@ describe('a webhook URL the outbound guard refuses is refused when it is given',
 
 /** Both deliveries of a run's end (its account webhook, its webhookUrl) failed for good at their first attempt, and their jobs finished. */
 async function expectRefusedForGood(runId: string, webhookId: string, apiKey: string) {
-  const deliveries = () => t.app.core.db.select().from(webhookDeliveryTable).where(eq(webhookDeliveryTable.runId, runId));
-  const settled = await waitFor(deliveries, (rows) => rows.length === 2 && rows.every((d) => d.status !== 'pending'), { what: 'both deliveries to settle' });
+  const deliveries = () =>
+    t.app.core.db.select().from(webhookDeliveryTable).where(eq(webhookDeliveryTable.runId, runId));
+  const settled = await waitFor(deliveries, (rows) => rows.length === 2 && rows.every((d) => d.status !== 'pending'), {
+    what: 'both deliveries to settle',
+  });
   for (const d of settled) {
     expect(d).toMatchObject({ status: 'failed', attempts: 1, responseStatus: null, deliveredAt: null });
     expect(d.lastError).toMatch(/^refused by the outbound guard: hooks\.rebind\.test resolves to loopback address/);
@@ -141,22 +197,36 @@ async function expectRefusedForGood(runId: string, webhookId: string, apiKey: st
   // graphile-worker finished both jobs (a thrown task would stay queued for its next attempt, with its error).
   const ids = settled.map((d) => d.id);
   const jobs = await waitFor(
-    async () => (await t.app.core.sql`select key, attempts, last_error from graphile_worker.jobs where key = any(${ids})`) as unknown as unknown[],
+    async () =>
+      (await t.app.core
+        .sql`select key, attempts, last_error from graphile_worker.jobs where key = any(${ids})`) as unknown as unknown[],
     (rows) => rows.length === 0,
     { what: 'the delivery jobs to finish' },
   );
   expect(jobs).toEqual([]);
   // The account's log shows it like any delivery.
   const log = await t.request('GET', `/api/v1/webhooks/${webhookId}/deliveries`, { key: apiKey });
-  expect(log.body.deliveries).toEqual([expect.objectContaining({ status: 'failed', attempts: 1, lastError: expect.stringMatching(/resolves to loopback address/) })]);
+  expect(log.body.deliveries).toEqual([
+    expect.objectContaining({
+      status: 'failed',
+      attempts: 1,
+      lastError: expect.stringMatching(/resolves to loopback address/),
+    }),
+  ]);
 }
 
 describe('a guard refusal at delivery is permanent', () => {
   it('fails the delivery at its first attempt with the reason, and the job ends instead of being retried', async () => {
     const { apiKey } = await t.account();
-    const hook = await t.request('POST', '/api/v1/webhooks', { key: apiKey, body: { url: 'https://hooks.rebind.test/hooks/account' } });
+    const hook = await t.request('POST', '/api/v1/webhooks', {
+      key: apiKey,
+      body: { url: 'https://hooks.rebind.test/hooks/account' },
+    });
     expect(hook.status).toBe(201);
-    const start = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: { ...DENVER_DENTISTS, webhookUrl: 'https://hooks.rebind.test/hooks/run' } });
+    const start = await t.request('POST', '/api/v1/scrape/maps', {
+      key: apiKey,
+      body: { ...DENVER_DENTISTS, webhookUrl: 'https://hooks.rebind.test/hooks/run' },
+    });
     expect(start.status).toBe(200);
     // The name now points at the gateway's own machine (DNS rebinding): every delivery to it is refused.
     dns.zone['hooks.rebind.test'] = { A: ['127.0.0.1'], ttl: 0 };
@@ -172,19 +242,51 @@ describe('a guard refusal at delivery is permanent', () => {
   it('logs the refusal as one warning without an error stack, and throws nothing for the worker to retry', async () => {
     const { apiKey, accountId } = await t.account();
     dns.zone['hooks.rebind.test'] = { A: [PUBLIC], ttl: 0 };
-    const hook = (await t.request('POST', '/api/v1/webhooks', { key: apiKey, body: { url: 'https://hooks.rebind.test/hooks/direct' } })).body.webhook;
+    const hook = (
+      await t.request('POST', '/api/v1/webhooks', {
+        key: apiKey,
+        body: { url: 'https://hooks.rebind.test/hooks/direct' },
+      })
+    ).body.webhook;
     dns.zone['hooks.rebind.test'] = { A: ['127.0.0.1'], ttl: 0 };
     const deliveryId = `msg_abuse_${Date.now()}`;
-    await t.app.core.db.insert(webhookDeliveryTable).values({ id: deliveryId, accountId, webhookId: hook.id, runId: null, event: 'run.succeeded', url: hook.url, payload: { type: 'run.succeeded' } });
+    await t.app.core.db
+      .insert(webhookDeliveryTable)
+      .values({
+        id: deliveryId,
+        accountId,
+        webhookId: hook.id,
+        runId: null,
+        event: 'run.succeeded',
+        url: hook.url,
+        payload: { type: 'run.succeeded' },
+      });
     const lines: string[] = [];
     const logger = createLogger('debug', { write: (line: string) => lines.push(line) });
 
-    await expect(deliverWebhook({ db: t.app.core.db, logger, post: t.app.core.network.post }, deliveryId, 1, 13)).resolves.toBeUndefined();
+    await expect(
+      deliverWebhook({ db: t.app.core.db, logger, post: t.app.core.network.post }, deliveryId, 1, 13),
+    ).resolves.toBeUndefined();
 
-    const [row] = await t.app.core.db.select().from(webhookDeliveryTable).where(eq(webhookDeliveryTable.id, deliveryId));
-    expect(row).toMatchObject({ status: 'failed', attempts: 1, lastError: expect.stringMatching(/^refused by the outbound guard: hooks\.rebind\.test resolves to loopback address/) });
+    const [row] = await t.app.core.db
+      .select()
+      .from(webhookDeliveryTable)
+      .where(eq(webhookDeliveryTable.id, deliveryId));
+    expect(row).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: expect.stringMatching(
+        /^refused by the outbound guard: hooks\.rebind\.test resolves to loopback address/,
+      ),
+    });
     const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(logged).toEqual([expect.objectContaining({ level: 40, msg: 'webhook delivery refused by the outbound guard; not retried', deliveryId })]);
+    expect(logged).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'webhook delivery refused by the outbound guard; not retried',
+        deliveryId,
+      }),
+    ]);
     expect(JSON.stringify(logged[0])).not.toMatch(/stack|"err"/);
   });
 });

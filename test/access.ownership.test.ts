@@ -3,8 +3,22 @@ import type { Principal } from '../src/accounts/accounts.ts';
 import { AppError, ValidationError } from '../src/shared/errors.ts';
 import { cancelRun, followRunItems, runStatus, waitForRun } from '../src/runs/control.ts';
 import { executeRun } from '../src/runs/engine.ts';
-import { decodeRunCursor, encodeRunCursor, getRun, listRunItems, listRuns, loadRuns, startRun } from '../src/runs/runs.ts';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, MAX_WEBHOOKS_PER_ACCOUNT } from '../src/runs/webhooks.ts';
+import {
+  decodeRunCursor,
+  encodeRunCursor,
+  getRun,
+  listRunItems,
+  listRuns,
+  loadRuns,
+  startRun,
+} from '../src/runs/runs.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  MAX_WEBHOOKS_PER_ACCOUNT,
+} from '../src/runs/webhooks.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 import { failure } from './helpers/assertions.ts';
 
@@ -136,17 +150,23 @@ describe('runs: looked up by id within the caller’s account', () => {
     expect(page2.runs.map((r) => r.id)).toEqual([ids[0]]);
     expect(page2.hasNextPage).toBe(false);
     expect((await listRuns(t.app.core.db, p.accountId, { first: 3 })).hasNextPage).toBe(false);
-    expect((await listRuns(t.app.core.db, p.accountId, { first: 10, status: 'READY' })).runs.map((r) => r.id)).toEqual([ids[2]]);
-    expect((await listRuns(t.app.core.db, p.accountId, { first: 10, status: 'RUNNING' })).runs.map((r) => r.id)).toEqual([ids[1], ids[0]]);
+    expect((await listRuns(t.app.core.db, p.accountId, { first: 10, status: 'READY' })).runs.map((r) => r.id)).toEqual([
+      ids[2],
+    ]);
+    expect(
+      (await listRuns(t.app.core.db, p.accountId, { first: 10, status: 'RUNNING' })).runs.map((r) => r.id),
+    ).toEqual([ids[1], ids[0]]);
     // Runs created in the same millisecond are ordered by id, and the cursor splits them.
-    await t.app.core.sql`update run set created_at = (select date_trunc('milliseconds', created_at) from run where id = ${ids[0]!}) where id in ${t.app.core.sql(ids)}`;
+    await t.app.core
+      .sql`update run set created_at = (select date_trunc('milliseconds', created_at) from run where id = ${ids[0]!}) where id in ${t.app.core.sql(ids)}`;
     const tied = [...ids].sort().reverse();
     const first = await listRuns(t.app.core.db, p.accountId, { first: 1 });
     expect(first.runs.map((r) => r.id)).toEqual([tied[0]]);
     const rest = await listRuns(t.app.core.db, p.accountId, { first: 5, after: encodeRunCursor(first.runs[0]!) });
     expect(rest.runs.map((r) => r.id)).toEqual(tied.slice(1));
     // Runs written together differ below the millisecond (the cursor's precision): paging one by one still meets each once.
-    await t.app.core.sql`update run set created_at = date_trunc('milliseconds', created_at) + array_position(${ids}::text[], id) * interval '100 microseconds' where id in ${t.app.core.sql(ids)}`;
+    await t.app.core
+      .sql`update run set created_at = date_trunc('milliseconds', created_at) + array_position(${ids}::text[], id) * interval '100 microseconds' where id in ${t.app.core.sql(ids)}`;
     const seen: string[] = [];
     let after: string | undefined;
     for (let i = 0; i < 5; i++) {
@@ -160,7 +180,13 @@ describe('runs: looked up by id within the caller’s account', () => {
 
   it('refuses a cursor it did not make', () => {
     const cursor = (value: string) => Buffer.from(value).toString('base64url');
-    for (const bad of ['not base64 json', cursor('{"id":1,"createdAt":"2030-01-01T00:00:00Z"}'), cursor('{"id":"x","createdAt":"yesterday"}'), cursor('{"id":"x"}'), cursor('null')]) {
+    for (const bad of [
+      'not base64 json',
+      cursor('{"id":1,"createdAt":"2030-01-01T00:00:00Z"}'),
+      cursor('{"id":"x","createdAt":"yesterday"}'),
+      cursor('{"id":"x"}'),
+      cursor('null'),
+    ]) {
       let err: unknown;
       try {
         decodeRunCursor(bad);
@@ -168,9 +194,14 @@ describe('runs: looked up by id within the caller’s account', () => {
         err = e;
       }
       expect(err, bad).toBeInstanceOf(ValidationError);
-      expect((err as ValidationError).details).toEqual([{ path: 'after', message: 'not a cursor returned by this API' }]);
+      expect((err as ValidationError).details).toEqual([
+        { path: 'after', message: 'not a cursor returned by this API' },
+      ]);
     }
-    expect(decodeRunCursor(cursor('{"id":"x","createdAt":"2030-01-01T00:00:00.000Z"}'))).toEqual({ id: 'x', createdAt: '2030-01-01T00:00:00.000Z' });
+    expect(decodeRunCursor(cursor('{"id":"x","createdAt":"2030-01-01T00:00:00.000Z"}'))).toEqual({
+      id: 'x',
+      createdAt: '2030-01-01T00:00:00.000Z',
+    });
   });
 });
 
@@ -186,8 +217,15 @@ describe('cancelRun: only the caller’s runs, with the spec’s refusals', () =
     const p = await someone();
     const { run } = await startRun(t.app.core, p, 'maps', SMALL);
     const cancelled = await cancelRun(t.app.core, p, run.id);
-    expect(cancelled).toMatchObject({ id: run.id, status: 'ABORTING', statusMessage: 'Cancelling: results stored so far are kept' });
-    expect(await cancelRun(t.app.core, p, run.id)).toMatchObject({ status: 'ABORTING', statusMessage: 'Cancelling: results stored so far are kept' });
+    expect(cancelled).toMatchObject({
+      id: run.id,
+      status: 'ABORTING',
+      statusMessage: 'Cancelling: results stored so far are kept',
+    });
+    expect(await cancelRun(t.app.core, p, run.id)).toMatchObject({
+      status: 'ABORTING',
+      statusMessage: 'Cancelling: results stored so far are kept',
+    });
     await executeRun(t.app.core, run.id);
     expect((await getRun(t.app.core.db, p.accountId, run.id)).status).toBe('ABORTED');
     const err = await failure(cancelRun(t.app.core, p, run.id));
@@ -200,12 +238,18 @@ describe('cancelRun: only the caller’s runs, with the spec’s refusals', () =
     const { run } = await startRun(t.app.core, p, 'maps', SMALL);
     expect(run.status).toBe('READY');
     const cancelled = await cancelRun(t.app.core, p, run.id);
-    expect(cancelled).toMatchObject({ status: 'ABORTED', statusMessage: 'Cancelled before it started: nothing was charged', cost: 0 });
+    expect(cancelled).toMatchObject({
+      status: 'ABORTED',
+      statusMessage: 'Cancelled before it started: nothing was charged',
+      cost: 0,
+    });
   });
 
   it('refuses tools that cannot be cancelled, leaving the run alone', async () => {
     const mine = await someone();
-    const { run } = await startRun(t.app.core, mine, 'tech-stack', { domains: ['example.com'] }).catch(async () => startRun(t.app.core, mine, 'criminal-records', { name: 'John Smith' }));
+    const { run } = await startRun(t.app.core, mine, 'tech-stack', { domains: ['example.com'] }).catch(async () =>
+      startRun(t.app.core, mine, 'criminal-records', { name: 'John Smith' }),
+    );
     const err = await failure(cancelRun(t.app.core, mine, run.id));
     expect(err.status).toBe(409);
     expect(err.code).toBe('not_cancellable');
@@ -217,16 +261,28 @@ describe('cancelRun: only the caller’s runs, with the spec’s refusals', () =
 describe('webhooks: managed within the caller’s account', () => {
   it('registers a webhook with all events by default, listing it for its account only', async () => {
     const p = await someone();
-    const created = await createWebhook(t.app.core, p, { url: ' https://hooks.example.com/a ', description: '  main  ' });
-    expect(created).toMatchObject({ url: 'https://hooks.example.com/a', events: ['run.succeeded', 'run.failed', 'run.aborted', 'run.timed_out'], description: 'main' });
+    const created = await createWebhook(t.app.core, p, {
+      url: ' https://hooks.example.com/a ',
+      description: '  main  ',
+    });
+    expect(created).toMatchObject({
+      url: 'https://hooks.example.com/a',
+      events: ['run.succeeded', 'run.failed', 'run.aborted', 'run.timed_out'],
+      description: 'main',
+    });
     expect(created.id).toMatch(/^wh_[A-Za-z0-9]{16}$/);
     expect(created.secret).toMatch(/^whsec_/);
-    const picked = await createWebhook(t.app.core, p, { url: 'http://hooks.example.com/b', events: ['run.failed', 'run.failed'] });
+    const picked = await createWebhook(t.app.core, p, {
+      url: 'http://hooks.example.com/b',
+      events: ['run.failed', 'run.failed'],
+    });
     expect(picked).toMatchObject({ events: ['run.failed'], description: null });
     const listed = await listWebhooks(t.app.core.db, p);
     expect(listed.map((w) => w.id)).toEqual([created.id, picked.id]);
     expect(listed[0]).not.toHaveProperty('secret');
-    expect(await listWebhooks(t.app.core.db, theirs)).not.toEqual(expect.arrayContaining([expect.objectContaining({ id: created.id })]));
+    expect(await listWebhooks(t.app.core.db, theirs)).not.toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: created.id })]),
+    );
   });
 
   it('refuses bad input naming the field', async () => {
@@ -235,22 +291,36 @@ describe('webhooks: managed within the caller’s account', () => {
       expect(err).toBeInstanceOf(ValidationError);
       return (err as ValidationError).details;
     };
-    for (const raw of [null, 'x', [{ url: 'https://a.example' }]]) expect(await details(raw)).toEqual([{ path: '', message: 'the request body must be a JSON object' }]);
+    for (const raw of [null, 'x', [{ url: 'https://a.example' }]])
+      expect(await details(raw)).toEqual([{ path: '', message: 'the request body must be a JSON object' }]);
     expect(await details({})).toEqual([expect.objectContaining({ path: 'url' })]);
-    expect(await details({ url: 'ftp://a.example/x' })).toEqual([{ path: 'url', message: 'must be an http or https URL' }]);
-    expect(await details({ url: 'https://u:p@a.example/x' })).toEqual([{ path: 'url', message: 'must not carry a user name or password' }]);
-    expect(await details({ url: 'not a url' })).toEqual([{ path: 'url', message: 'must be an absolute http or https URL' }]);
-    expect(await details({ url: 'https://a.example', events: [] })).toEqual([{ path: 'events', message: 'give at least one event, or leave events out for all of them' }]);
+    expect(await details({ url: 'ftp://a.example/x' })).toEqual([
+      { path: 'url', message: 'must be an http or https URL' },
+    ]);
+    expect(await details({ url: 'https://u:p@a.example/x' })).toEqual([
+      { path: 'url', message: 'must not carry a user name or password' },
+    ]);
+    expect(await details({ url: 'not a url' })).toEqual([
+      { path: 'url', message: 'must be an absolute http or https URL' },
+    ]);
+    expect(await details({ url: 'https://a.example', events: [] })).toEqual([
+      { path: 'events', message: 'give at least one event, or leave events out for all of them' },
+    ]);
     expect(await details({ url: 'https://a.example', extra: 1 })).toHaveLength(1);
   });
 
   it(`allows ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks per account`, async () => {
     const p = await someone();
-    for (let i = 0; i < MAX_WEBHOOKS_PER_ACCOUNT; i++) await createWebhook(t.app.core, p, { url: `https://hooks.example.com/${i}` });
+    for (let i = 0; i < MAX_WEBHOOKS_PER_ACCOUNT; i++)
+      await createWebhook(t.app.core, p, { url: `https://hooks.example.com/${i}` });
     const err = await failure(createWebhook(t.app.core, p, { url: 'https://hooks.example.com/one-too-many' }));
-    expect((err as ValidationError).details).toEqual([{ path: 'url', message: `an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` }]);
+    expect((err as ValidationError).details).toEqual([
+      { path: 'url', message: `an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` },
+    ]);
     // Another account is not affected.
-    await expect(createWebhook(t.app.core, theirs, { url: 'https://hooks.example.com/theirs' })).resolves.toMatchObject({ url: 'https://hooks.example.com/theirs' });
+    await expect(createWebhook(t.app.core, theirs, { url: 'https://hooks.example.com/theirs' })).resolves.toMatchObject(
+      { url: 'https://hooks.example.com/theirs' },
+    );
   });
 
   it('deletes only the caller’s webhook; another account’s is not found and stays', async () => {
@@ -278,7 +348,14 @@ describe('webhooks: managed within the caller’s account', () => {
     await insert('msg_other', other.id, '2030-01-01T00:00:04Z');
     const page1 = await listDeliveries(t.app.core.db, mine, hook.id, { limit: '2' });
     expect(page1.deliveries.map((x) => x.id)).toEqual(['msg_d', 'msg_c']);
-    expect(page1.deliveries[0]).toMatchObject({ event: 'run.succeeded', status: 'pending', attempts: 0, createdAt: '2030-01-01T00:00:03.000Z', lastAttemptAt: null, deliveredAt: null });
+    expect(page1.deliveries[0]).toMatchObject({
+      event: 'run.succeeded',
+      status: 'pending',
+      attempts: 0,
+      createdAt: '2030-01-01T00:00:03.000Z',
+      lastAttemptAt: null,
+      deliveredAt: null,
+    });
     expect(page1.nextAfter).not.toBeNull();
     const page2 = await listDeliveries(t.app.core.db, mine, hook.id, { limit: 2, after: page1.nextAfter });
     expect(page2.deliveries.map((x) => x.id)).toEqual(['msg_b', 'msg_a']);
@@ -287,18 +364,33 @@ describe('webhooks: managed within the caller’s account', () => {
     // The cursor is the last row of the page, whatever the page size.
     const three = await listDeliveries(t.app.core.db, mine, hook.id, { limit: 3 });
     expect(three.deliveries.map((x) => x.id)).toEqual(['msg_d', 'msg_c', 'msg_b']);
-    expect((await listDeliveries(t.app.core.db, mine, hook.id, { limit: 3, after: three.nextAfter })).deliveries.map((x) => x.id)).toEqual(['msg_a']);
+    expect(
+      (await listDeliveries(t.app.core.db, mine, hook.id, { limit: 3, after: three.nextAfter })).deliveries.map(
+        (x) => x.id,
+      ),
+    ).toEqual(['msg_a']);
     expect((await listDeliveries(t.app.core.db, mine, hook.id, {})).deliveries).toHaveLength(4);
     // Deliveries logged within one millisecond (the cursor's precision) are each met once.
     await insert('msg_e', hook.id, '2030-01-01T00:00:05.000100Z');
     await insert('msg_f', hook.id, '2030-01-01T00:00:05.000200Z');
     const newest = await listDeliveries(t.app.core.db, mine, hook.id, { limit: 1 });
     expect(newest.deliveries.map((x) => x.id)).toEqual(['msg_f']);
-    expect((await listDeliveries(t.app.core.db, mine, hook.id, { limit: 1, after: newest.nextAfter })).deliveries.map((x) => x.id)).toEqual(['msg_e']);
+    expect(
+      (await listDeliveries(t.app.core.db, mine, hook.id, { limit: 1, after: newest.nextAfter })).deliveries.map(
+        (x) => x.id,
+      ),
+    ).toEqual(['msg_e']);
     await t.app.core.sql`delete from webhook_delivery where id in ('msg_e', 'msg_f')`;
-    for (const after of ['garbage', Buffer.from('2030-01-01T00:00:00Z').toString('base64url'), Buffer.from('not a date|msg_a').toString('base64url'), Buffer.from('|msg_a').toString('base64url')]) {
+    for (const after of [
+      'garbage',
+      Buffer.from('2030-01-01T00:00:00Z').toString('base64url'),
+      Buffer.from('not a date|msg_a').toString('base64url'),
+      Buffer.from('|msg_a').toString('base64url'),
+    ]) {
       const err = await failure(listDeliveries(t.app.core.db, mine, hook.id, { after }));
-      expect((err as ValidationError).details, after).toEqual([{ path: 'after', message: 'not a cursor returned by this API' }]);
+      expect((err as ValidationError).details, after).toEqual([
+        { path: 'after', message: 'not a cursor returned by this API' },
+      ]);
     }
     const bad = await failure(listDeliveries(t.app.core.db, mine, hook.id, { limit: 0 }));
     expect((bad as ValidationError).details).toEqual([{ path: 'limit', message: 'must be at least 1' }]);

@@ -14,18 +14,23 @@ let t: TestApp;
 
 beforeAll(async () => {
   t = await startTestApp({ worker: false });
-  await t.app.core.sql`create table if not exists account_writes_probe (account text not null, n int not null, txid bigint not null)`;
+  await t.app.core
+    .sql`create table if not exists account_writes_probe (account text not null, n int not null, txid bigint not null)`;
 });
 afterAll(() => t?.stop());
 
 /** A write that records itself with the id of the transaction it ran in. */
 const probe = (account: string, n: number) => async (tx: Transaction) => {
-  const rows = (await tx.execute(sql`insert into account_writes_probe values (${account}, ${n}, txid_current()) returning txid::text as txid`)) as unknown as { txid: string }[];
+  const rows = (await tx.execute(
+    sql`insert into account_writes_probe values (${account}, ${n}, txid_current()) returning txid::text as txid`,
+  )) as unknown as { txid: string }[];
   return rows[0]!.txid;
 };
 
 async function written(account: string) {
-  return t.app.core.sql<{ n: number; txid: string }[]>`select n, txid::text as txid from account_writes_probe where account = ${account} order by n`;
+  return t.app.core.sql<
+    { n: number; txid: string }[]
+  >`select n, txid::text as txid from account_writes_probe where account = ${account} order by n`;
 }
 
 describe('account writes: one commit for one account’s concurrent writes', () => {
@@ -60,14 +65,23 @@ describe('account writes: one commit for one account’s concurrent writes', () 
         }),
       ),
     );
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
     expect(((results[2] as PromiseRejectedResult).reason as Error).message).toBe('refused after writing');
     expect(String(((results[4] as PromiseRejectedResult).reason as Error).cause)).toMatch(/division by zero/);
     const rows = await written('isolated');
     expect(rows.map((r) => r.n)).toEqual([0, 1, 3, 5]);
     // The first went alone; the group of the other five failed and each of its writes ran again alone.
     expect(new Set(rows.map((r) => r.txid)).size).toBe(4);
-    expect(rows.map((r) => r.txid)).toEqual([0, 1, 3, 5].map((n) => (results[n] as PromiseFulfilledResult<string>).value));
+    expect(rows.map((r) => r.txid)).toEqual(
+      [0, 1, 3, 5].map((n) => (results[n] as PromiseFulfilledResult<string>).value),
+    );
   });
 
   it('fails a lone write with nothing written', async () => {
@@ -100,7 +114,10 @@ describe('account writes: one commit for one account’s concurrent writes', () 
    * Sends one account's requests at once, as the faces do without an Idempotency-Key: `prepare`
    * checks a request and returns its write. Each answer is the id of the transaction it committed in.
    */
-  async function burst(requests: unknown[], prepare: (principal: Principal, request: unknown) => (tx: Transaction) => Promise<unknown>) {
+  async function burst(
+    requests: unknown[],
+    prepare: (principal: Principal, request: unknown) => (tx: Transaction) => Promise<unknown>,
+  ) {
     const { accountId, apiKey } = await t.account();
     const principal = await t.app.core.auth.authenticate(`Bearer ${apiKey}`);
     const results = await Promise.allSettled(
@@ -134,9 +151,15 @@ describe('account writes: one commit for one account’s concurrent writes', () 
   }
 
   it('refuses the bad starts of a burst with 400 before they are queued, so the good ones stay one group', async () => {
-    const bad: Record<number, unknown> = { 0: {}, 3: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: -1 }, 6: { ...DENVER_DENTISTS, webhookUrl: 'not a url' } };
+    const bad: Record<number, unknown> = {
+      0: {},
+      3: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: -1 },
+      6: { ...DENVER_DENTISTS, webhookUrl: 'not a url' },
+    };
     const bodies = Array.from({ length: 9 }, (_, n) => bad[n] ?? DENVER_DENTISTS);
-    const { accountId, results } = await burst(bodies, (principal, body) => prepareStart(t.app.core, principal, 'maps', body));
+    const { accountId, results } = await burst(bodies, (principal, body) =>
+      prepareStart(t.app.core, principal, 'maps', body),
+    );
     expectGoodOnesGrouped(results, [0, 3, 6]);
     const [runs] = await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`;
     expect(runs!.n).toBe(6);
@@ -144,9 +167,12 @@ describe('account writes: one commit for one account’s concurrent writes', () 
 
   it('refuses the bad credit purchases of a burst with 400 before they are queued, so the good ones stay one group', async () => {
     const amounts = [20, 5, 20, 20, 'ten', 20, 20.001, 20];
-    const { accountId, results } = await burst(amounts, (principal, amount) => prepareCreditPurchase(demoPayments, principal, amount, undefined));
+    const { accountId, results } = await burst(amounts, (principal, amount) =>
+      prepareCreditPurchase(demoPayments, principal, amount, undefined),
+    );
     expectGoodOnesGrouped(results, [1, 4, 6]);
-    const [purchases] = await t.app.core.sql`select count(*)::int as n from ledger_entry where account_id = ${accountId} and kind = 'purchase'`;
+    const [purchases] = await t.app.core
+      .sql`select count(*)::int as n from ledger_entry where account_id = ${accountId} and kind = 'purchase'`;
     expect(purchases!.n).toBe(5);
   });
 

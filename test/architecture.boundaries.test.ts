@@ -23,7 +23,8 @@ async function cruiseTree(baseDir: string, withTsConfig: boolean): Promise<ICrui
   return output as ICruiseResult;
 }
 
-const describeViolation = (v: IViolation) => `${v.rule.name}: ${[v.from, ...(v.cycle?.map((c) => c.name) ?? [v.to])].join(' -> ')}`;
+const describeViolation = (v: IViolation) =>
+  `${v.rule.name}: ${[v.from, ...(v.cycle?.map((c) => c.name) ?? [v.to])].join(' -> ')}`;
 
 let rules: string[];
 let house: ICruiseResult;
@@ -39,7 +40,16 @@ beforeAll(async () => {
 describe('dependency direction (dependency-cruiser, .dependency-cruiser.cjs)', () => {
   it('cruises the whole house', () => {
     expect(house.summary.totalCruised).toBeGreaterThan(150);
-    expect(rules).toEqual(expect.arrayContaining(['no-circular', 'db-imports-no-src', 'data-layer-imports-no-application', 'data-layer-imports-no-face', 'domains-import-no-face', 'shared-imports-no-domain']));
+    expect(rules).toEqual(
+      expect.arrayContaining([
+        'no-circular',
+        'db-imports-no-src',
+        'data-layer-imports-no-application',
+        'data-layer-imports-no-face',
+        'domains-import-no-face',
+        'shared-imports-no-domain',
+      ]),
+    );
   });
 
   it('each rule reports the import that breaks it', () => {

@@ -5,7 +5,14 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { graphql } from './graphql/gql/index.ts';
-import { countLeads, countedByFacets, leadConditions, plannedMatches, readsCompany, where } from '../src/catalog/leads/query.ts';
+import {
+  countLeads,
+  countedByFacets,
+  leadConditions,
+  plannedMatches,
+  readsCompany,
+  where,
+} from '../src/catalog/leads/query.ts';
 import { findLeads } from '../src/catalog/leads/search.ts';
 import { estimatedTotal } from '../src/catalog/sql.ts';
 import type { LeadFilters } from '../src/catalog/leads/filters.ts';
@@ -22,12 +29,16 @@ let t: TestApp;
 let key: string;
 
 beforeAll(async () => {
-  t = await startTestApp({ worker: false, config: { searchExactTotalLimit: EXACT_LIMIT, dailyDatabaseRecords: 1_000_000 } });
+  t = await startTestApp({
+    worker: false,
+    config: { searchExactTotalLimit: EXACT_LIMIT, dailyDatabaseRecords: 1_000_000 },
+  });
   ({ apiKey: key } = await t.account({ plan: 'growth' }));
 });
 afterAll(() => t?.stop());
 
-const counted = async (filters: LeadFilters) => (await countLeads(t.app.core.sql, where(t.app.core.sql, leadConditions(t.app.core.sql, filters))))[0]!.total;
+const counted = async (filters: LeadFilters) =>
+  (await countLeads(t.app.core.sql, where(t.app.core.sql, leadConditions(t.app.core.sql, filters))))[0]!.total;
 
 /** person_facet_count against a count of the people themselves, combination by combination. */
 async function facetsDisagreeing() {
@@ -43,16 +54,26 @@ async function facetsDisagreeing() {
 }
 
 const values = async (column: string) =>
-  (await t.app.core.sql`select distinct ${t.app.core.sql(column)} as v from person where ${t.app.core.sql(column)} is not null order by 1`).map((r) => r.v as string);
+  (
+    await t.app.core
+      .sql`select distinct ${t.app.core.sql(column)} as v from person where ${t.app.core.sql(column)} is not null order by 1`
+  ).map((r) => r.v as string);
 
 describe('broad lead searches: exact totals from person_facet_count', () => {
   it('the facet counts equal the people after the seed', async () => {
-    expect(await t.app.core.sql`select sum(people)::int as n from person_facet_count`).toEqual([{ n: (await t.app.core.sql`select count(*)::int as n from person`)[0]!.n }]);
+    expect(await t.app.core.sql`select sum(people)::int as n from person_facet_count`).toEqual([
+      { n: (await t.app.core.sql`select count(*)::int as n from person`)[0]!.n },
+    ]);
     expect(await facetsDisagreeing()).toBe(0);
   });
 
   it('any combination of the broad filters has its exact total on REST, with total_is_estimate false', async () => {
-    const [countries, seniorities, departments, industries] = await Promise.all([values('country'), values('seniority'), values('department'), values('company_industry')]);
+    const [countries, seniorities, departments, industries] = await Promise.all([
+      values('country'),
+      values('seniority'),
+      values('department'),
+      values('company_industry'),
+    ]);
     const some = (list: string[]) => fc.option(fc.subarray(list, { minLength: 1, maxLength: 3 }), { nil: undefined });
     await fc.assert(
       fc.asyncProperty(
@@ -103,33 +124,54 @@ describe('broad lead searches: exact totals from person_facet_count', () => {
     });
     expect(await facetsDisagreeing()).toBe(0);
     // A failed statement leaves the counts as they were.
-    await expect(sql.begin(async (tx) => {
-      await tx`update person set country = 'France' where country = 'Germany'`;
-      throw new Error('rolled back');
-    })).rejects.toThrow('rolled back');
+    await expect(
+      sql.begin(async (tx) => {
+        await tx`update person set country = 'France' where country = 'Germany'`;
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
     expect(await facetsDisagreeing()).toBe(0);
-    const res = await t.request('GET', '/api/v1/database/leads?country=Germany&seniority=manager&department=sales&emailStatus=verified&limit=1', { key });
-    expect(res.body.pagination).toMatchObject({ total: await counted({ countries: ['Germany'], seniorities: ['manager'], departments: ['sales'], emailStatuses: ['verified'] }), total_is_estimate: false });
+    const res = await t.request(
+      'GET',
+      '/api/v1/database/leads?country=Germany&seniority=manager&department=sales&emailStatus=verified&limit=1',
+      { key },
+    );
+    expect(res.body.pagination).toMatchObject({
+      total: await counted({
+        countries: ['Germany'],
+        seniorities: ['manager'],
+        departments: ['sales'],
+        emailStatuses: ['verified'],
+      }),
+      total_is_estimate: false,
+    });
     expect(res.body.pagination.total).toBeGreaterThanOrEqual(25);
   });
 
   it('stays exact through an import that updates people and adds new ones', async () => {
-    const existing = await t.app.core.sql`select email from person where email is not null and country is not null order by id limit 3`;
+    const existing = await t.app.core
+      .sql`select email from person where email is not null and country is not null order by id limit 3`;
     const dir = await mkdtemp(path.join(os.tmpdir(), 'facets-'));
     const file = path.join(dir, 'people.csv');
-    await writeFile(file, [
-      'first_name,last_name,title,seniority,department,email,email_status,country',
-      // Existing people (by email) move to another country and seniority; then two new people.
-      ...existing.map((p, i) => `Moved,Person${i},Head of Legal,head,legal,${p.email as string},verified,Japan`),
-      'Nora,New,Director of Sales,director,sales,nora.new@facets-import.test,guessed,Japan',
-      'Omar,New,,,,omar.new@facets-import.test,,',
-    ].join('\n'));
+    await writeFile(
+      file,
+      [
+        'first_name,last_name,title,seniority,department,email,email_status,country',
+        // Existing people (by email) move to another country and seniority; then two new people.
+        ...existing.map((p, i) => `Moved,Person${i},Head of Legal,head,legal,${p.email as string},verified,Japan`),
+        'Nora,New,Director of Sales,director,sales,nora.new@facets-import.test,guessed,Japan',
+        'Omar,New,,,,omar.new@facets-import.test,,',
+      ].join('\n'),
+    );
     const result = await importFile(t.app.core.sql, { dataset: 'people', file, rebuildIndexes: false });
     expect(result.summary).toMatchObject({ inserted: 2, updated: 3 });
     await rm(dir, { recursive: true });
     expect(await facetsDisagreeing()).toBe(0);
     const res = await t.request('GET', '/api/v1/database/leads?country=Japan&limit=1', { key });
-    expect(res.body.pagination).toMatchObject({ total: await counted({ countries: ['Japan'] }), total_is_estimate: false });
+    expect(res.body.pagination).toMatchObject({
+      total: await counted({ countries: ['Japan'] }),
+      total_is_estimate: false,
+    });
   });
 
   it('a search with excludeDelivered or another filter is not counted from the facets', () => {
@@ -140,8 +182,15 @@ describe('broad lead searches: exact totals from person_facet_count', () => {
   });
 
   it('an estimate joins the company only for a search that reads it', () => {
-    expect(readsCompany({ titles: ['Manager'], countries: ['United States'], states: ['CO'], hasEmail: true })).toBe(false);
-    for (const company of [{ minEmployees: 5 }, { keywords: ['saas'] }, { companyDomains: ['acme.com'] }, { companyName: 'Acme' }] satisfies LeadFilters[]) {
+    expect(readsCompany({ titles: ['Manager'], countries: ['United States'], states: ['CO'], hasEmail: true })).toBe(
+      false,
+    );
+    for (const company of [
+      { minEmployees: 5 },
+      { keywords: ['saas'] },
+      { companyDomains: ['acme.com'] },
+      { companyName: 'Acme' },
+    ] satisfies LeadFilters[]) {
       expect(readsCompany({ titles: ['Manager'], ...company })).toBe(true);
     }
   });
@@ -157,9 +206,16 @@ const StoreTotals = graphql(`
 describe('past the exact-count limit the total is an estimate, and every face says so', () => {
   it('counts exactly up to the limit', async () => {
     const [person] = await t.app.core.sql`select email from person where email is not null order by id limit 1`;
-    const res = await t.request('GET', `/api/v1/database/leads?title=${encodeURIComponent('Chief Executive')}&companyName=zzz-no-such-company`, { key });
+    const res = await t.request(
+      'GET',
+      `/api/v1/database/leads?title=${encodeURIComponent('Chief Executive')}&companyName=zzz-no-such-company`,
+      { key },
+    );
     expect(res.body.pagination).toMatchObject({ total: 0, total_is_estimate: false });
-    const one = await t.request('POST', '/api/v1/database/leads', { key, body: { socialUrl: 'https://www.linkedin.com/in/nobody-here', limit: 1 } });
+    const one = await t.request('POST', '/api/v1/database/leads', {
+      key,
+      body: { socialUrl: 'https://www.linkedin.com/in/nobody-here', limit: 1 },
+    });
     expect(one.body.pagination).toMatchObject({ total: 0, total_is_estimate: false });
     expect(person).toBeDefined();
   });
@@ -178,19 +234,35 @@ describe('past the exact-count limit the total is an estimate, and every face sa
     expect(rest.body.leads).toHaveLength(3);
     expect(rest.body.pagination.has_more).toBe(true);
 
-    const again = await t.request('GET', `/api/v1/database/leads?title=Manager&limit=3&after=${rest.body.pagination.next_after}`, { key });
+    const again = await t.request(
+      'GET',
+      `/api/v1/database/leads?title=Manager&limit=3&after=${rest.body.pagination.next_after}`,
+      { key },
+    );
     expect(again.body.pagination).toMatchObject({ total: rest.body.pagination.total, total_is_estimate: true });
     expect(again.body.leads[0].id).toBeGreaterThan(rest.body.leads[2].id);
 
     const gql = await t.graphql(key, LeadTotals, { filter: { title: 'Manager' } });
-    expect(gql.body.data?.leads).toMatchObject({ totalCount: rest.body.pagination.total, totalCountIsEstimate: true, pageInfo: { hasNextPage: true } });
+    expect(gql.body.data?.leads).toMatchObject({
+      totalCount: rest.body.pagination.total,
+      totalCountIsEstimate: true,
+      pageInfo: { hasNextPage: true },
+    });
 
     const mcp = await t.request('POST', '/mcp', {
       key,
       headers: { accept: 'application/json, text/event-stream' },
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'query_lead_database', arguments: { title: 'Manager', limit: 2 } } },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'query_lead_database', arguments: { title: 'Manager', limit: 2 } },
+      },
     });
-    expect(mcp.body.result.structuredContent.pagination).toMatchObject({ total: rest.body.pagination.total, total_is_estimate: true });
+    expect(mcp.body.result.structuredContent.pagination).toMatchObject({
+      total: rest.body.pagination.total,
+      total_is_estimate: true,
+    });
   });
 
   it('counts first when the planner expects the search near the limit, and estimates once the count passes it', async () => {
@@ -201,13 +273,18 @@ describe('past the exact-count limit the total is an estimate, and every face sa
     // Not four times past this limit by the plan, but past it in fact: gathered, counted to the cap, then estimated.
     const limit = Math.ceil(planned / 3);
     expect(exact).toBeGreaterThan(limit);
-    const found = await sql.begin((tx) => findLeads(tx as unknown as typeof sql, filters, { limit: 5, offset: 0, exactTotalLimit: limit }));
+    const found = await sql.begin((tx) =>
+      findLeads(tx as unknown as typeof sql, filters, { limit: 5, offset: 0, exactTotalLimit: limit }),
+    );
     expect(found).toMatchObject({ total: estimatedTotal(exact, limit), totalIsEstimate: true });
     expect(found.rows.map((r) => Number(r.id))).toEqual(
       (await sql`select id::int from person where title ilike '%Manager%' order by id limit 6`).map((r) => r.id),
     );
     // With a limit above the matches, the same search is counted exactly.
-    expect(await findLeads(sql, filters, { limit: 5, offset: 0, exactTotalLimit: exact })).toMatchObject({ total: exact, totalIsEstimate: false });
+    expect(await findLeads(sql, filters, { limit: 5, offset: 0, exactTotalLimit: exact })).toMatchObject({
+      total: exact,
+      totalIsEstimate: false,
+    });
   });
 
   it('estimates local-business and store searches past the limit too', async () => {
@@ -216,7 +293,9 @@ describe('past the exact-count limit the total is an estimate, and every face sa
     expect(rest.body.pagination).toMatchObject({ total: estimatedTotal(stores, EXACT_LIMIT), total_is_estimate: true });
     const gql = await t.graphql(key, StoreTotals);
     expect(gql.body.data?.stores).toMatchObject({ totalCount: rest.body.pagination.total, totalCountIsEstimate: true });
-    const few = await t.request('GET', '/api/v1/database/local-businesses?category=dentist&city=Denver&limit=2', { key });
+    const few = await t.request('GET', '/api/v1/database/local-businesses?category=dentist&city=Denver&limit=2', {
+      key,
+    });
     expect(few.body.pagination.total_is_estimate).toBe(few.body.pagination.total > EXACT_LIMIT);
   });
 

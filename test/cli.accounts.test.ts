@@ -19,7 +19,22 @@ describe('npx leadgate', () => {
   let apiKey: string;
 
   it('accounts create --json prints the account id and a key that works', async () => {
-    const out = await leadgate(['accounts', 'create', '--name', 'Acme Growth', '--plan', 'growth', '--status', 'TRIAL', '--credits', '25.50', '--json'], env);
+    const out = await leadgate(
+      [
+        'accounts',
+        'create',
+        '--name',
+        'Acme Growth',
+        '--plan',
+        'growth',
+        '--status',
+        'TRIAL',
+        '--credits',
+        '25.50',
+        '--json',
+      ],
+      env,
+    );
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
     ({ accountId, apiKey } = JSON.parse(out.stdout));

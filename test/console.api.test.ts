@@ -30,7 +30,9 @@ const AccountAndRuns = graphql(`
   }
 `);
 const SmallQuote = graphql(`query ConsoleApiSmallQuote { creditQuote(amount: "5") { amount } }`);
-const DownloadUrls = graphql(`query ConsoleApiDownloadUrls($id: ID!) { run(id: $id) { csv: downloadUrl(format: CSV) json: downloadUrl(format: JSON) } }`);
+const DownloadUrls = graphql(
+  `query ConsoleApiDownloadUrls($id: ID!) { run(id: $id) { csv: downloadUrl(format: CSV) json: downloadUrl(format: JSON) } }`,
+);
 const StartRunning = graphql(`
   mutation ConsoleApiStartRunning { startMapsScrape(input: { searchStringsArray: ["dentist"], locationQuery: "Denver, CO" }) { run { downloadUrl(format: CSV) } } }
 `);
@@ -45,7 +47,11 @@ beforeAll(async () => {
 });
 afterAll(() => t?.stop());
 
-const gql = async <TData, TVariables>(document: TypedDocumentNode<TData, TVariables>, variables?: NoInfer<TVariables>, as = key) => {
+const gql = async <TData, TVariables>(
+  document: TypedDocumentNode<TData, TVariables>,
+  variables?: NoInfer<TVariables>,
+  as = key,
+) => {
   const res = await t.graphql(as, document, variables);
   expect(res.status).toBe(200);
   return res.body;
@@ -63,10 +69,27 @@ describe('tools', () => {
     const startable = TOOLS.filter((tool) => !tool.linkedOnly);
     expect(data.tools.map((tool) => tool.title)).toEqual(startable.map((tool) => tool.title));
     const maps = data.tools.find((tool) => tool.name === 'MAPS')!;
-    expect(maps).toMatchObject({ mutation: 'startMapsScrape', inputType: 'StartMapsScrapeInput', available: true, plan: null });
+    expect(maps).toMatchObject({
+      mutation: 'startMapsScrape',
+      inputType: 'StartMapsScrapeInput',
+      available: true,
+      plan: null,
+    });
     expect(maps.priceText).toBe(TOOLS.find((tool) => tool.name === 'maps')!.price.text);
-    expect(maps.inputFields).toContainEqual({ name: 'searchStringsArray', type: '[String!]', kind: 'TEXT_LIST', required: false, options: [] });
-    expect(maps.inputFields).toContainEqual({ name: 'maxCrawledPlacesPerSearch', type: 'Int', kind: 'INT', required: false, options: [] });
+    expect(maps.inputFields).toContainEqual({
+      name: 'searchStringsArray',
+      type: '[String!]',
+      kind: 'TEXT_LIST',
+      required: false,
+      options: [],
+    });
+    expect(maps.inputFields).toContainEqual({
+      name: 'maxCrawledPlacesPerSearch',
+      type: 'Int',
+      kind: 'INT',
+      required: false,
+      options: [],
+    });
     expect(maps.inputFields).toContainEqual(expect.objectContaining({ name: 'customGeolocation', kind: 'OBJECT' }));
     expect(maps.columns.length).toBe(TOOLS.find((tool) => tool.name === 'maps')!.columns.length);
     expect(maps.columns.filter((c) => c.leaf).length).toBeGreaterThan(5);
@@ -95,13 +118,18 @@ describe('dry runs', () => {
 
   it('answers a start’s refusals at their fields, and writes nothing', async () => {
     const before = await counts();
-    const data = (await gql(StartMaps, { input: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: -1 }, dryRun: true })).data!;
+    const data = (await gql(StartMaps, { input: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: -1 }, dryRun: true }))
+      .data!;
     expect(data.startMapsScrape.run).toBeNull();
-    expect(data.startMapsScrape.userErrors).toContainEqual(expect.objectContaining({ code: 'VALIDATION_FAILED', field: ['input', 'maxCrawledPlacesPerSearch'] }));
+    expect(data.startMapsScrape.userErrors).toContainEqual(
+      expect.objectContaining({ code: 'VALIDATION_FAILED', field: ['input', 'maxCrawledPlacesPerSearch'] }),
+    );
     // A wallet that cannot pay refuses the dry run as it would the start.
     const { apiKey: poor } = await t.account({ plan: 'growth', creditsMicros: 0n });
     const broke = await gql(StartMaps, { input: DENVER_DENTISTS, dryRun: true }, poor);
-    expect(broke.data!.startMapsScrape.userErrors).toContainEqual(expect.objectContaining({ code: 'INSUFFICIENT_FUNDS' }));
+    expect(broke.data!.startMapsScrape.userErrors).toContainEqual(
+      expect.objectContaining({ code: 'INSUFFICIENT_FUNDS' }),
+    );
     expect(await counts()).toEqual(before);
   });
 });
@@ -119,8 +147,17 @@ describe('account and runs', () => {
     expect(data.maps.nodes.every((run) => run.tool === 'MAPS')).toBe(true);
     expect(data.email.totalCount).toBe(0);
     // 149 clashes with a subscription price: 148 is charged; growth adds 10 %.
-    const quote = Object.fromEntries(Object.entries(data.quote).map(([k, v]) => [k, typeof v === 'string' ? Number(v) : v]));
-    expect(quote).toEqual({ originalAmount: 149, amount: 148, wasAdjusted: true, bonusPercent: 10, bonus: 14.8, credited: 162.8 });
+    const quote = Object.fromEntries(
+      Object.entries(data.quote).map(([k, v]) => [k, typeof v === 'string' ? Number(v) : v]),
+    );
+    expect(quote).toEqual({
+      originalAmount: 149,
+      amount: 148,
+      wasAdjusted: true,
+      bonusPercent: 10,
+      bonus: 14.8,
+      credited: 162.8,
+    });
     const bad = await gql(SmallQuote);
     expect(bad.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
   });

@@ -6,7 +6,9 @@ import { waitFor } from './helpers/wait.ts';
 import { graphql } from './graphql/gql/index.ts';
 
 const Viewer = graphql(`query DownloadLinksViewer { viewer { id } }`);
-const StartMaps = graphql(`mutation DownloadLinksStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } userErrors { code message } } }`);
+const StartMaps = graphql(
+  `mutation DownloadLinksStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } userErrors { code message } } }`,
+);
 const RunStatus = graphql(`query DownloadLinksRunStatus($id: ID!) { run(id: $id) { status } }`);
 const Links = graphql(`
   query DownloadLinks($id: ID!) {
@@ -44,10 +46,16 @@ describe('download links of the console', () => {
     const started = await browser.graphql(StartMaps, { input: DENVER_DENTISTS });
     expect(started.body.data!.startMapsScrape.userErrors).toEqual([]);
     const runId = started.body.data!.startMapsScrape.run!.id;
-    await waitFor(async () => (await browser.graphql(RunStatus, { id: runId })).body.data!.run!.status, (status) => status === 'SUCCEEDED', { timeoutMs: 15_000, intervalMs: 100, what: `run ${runId} to succeed` });
+    await waitFor(
+      async () => (await browser.graphql(RunStatus, { id: runId })).body.data!.run!.status,
+      (status) => status === 'SUCCEEDED',
+      { timeoutMs: 15_000, intervalMs: 100, what: `run ${runId} to succeed` },
+    );
 
     const links = (await browser.graphql(Links, { id: runId })).body.data!.run!;
-    expect(links.csvPath).toMatch(new RegExp(`^/api/downloads/${runId}\\?format=csv&account=${accountId}&expires=\\d+&signature=[\\w-]+$`));
+    expect(links.csvPath).toMatch(
+      new RegExp(`^/api/downloads/${runId}\\?format=csv&account=${accountId}&expires=\\d+&signature=[\\w-]+$`),
+    );
     // The page's own origin completes the path: the file comes without a key or a cookie.
     const csv = await fetch(new URL(links.csvPath!, t.url));
     expect(csv.status).toBe(200);

@@ -39,13 +39,22 @@ async function startInbox(): Promise<Inbox> {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        mails.push(Buffer.concat(chunks).toString('utf8').replace(/=\r?\n/g, '').replace(/=3D/g, '='));
+        mails.push(
+          Buffer.concat(chunks)
+            .toString('utf8')
+            .replace(/=\r?\n/g, '')
+            .replace(/=3D/g, '='),
+        );
         done();
       });
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { port: (server.server.address() as AddressInfo).port, mails, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    port: (server.server.address() as AddressInfo).port,
+    mails,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 let t: TestApp;
@@ -58,7 +67,10 @@ let key: string;
 beforeAll(async () => {
   inbox = await startInbox();
   // No worker at first: the run page is seen waiting, then the worker starts and the page follows it live.
-  t = await startTestApp({ worker: false, config: { mail: { smtpUrl: `smtp://127.0.0.1:${inbox.port}`, from: 'leadgate <no-reply@console.test>' } } });
+  t = await startTestApp({
+    worker: false,
+    config: { mail: { smtpUrl: `smtp://127.0.0.1:${inbox.port}`, from: 'leadgate <no-reply@console.test>' } },
+  });
   ui = await launchConsoleBrowser(t.url);
   owner = await ui.newPage();
   owner.on('dialog', (dialog) => void dialog.accept());
@@ -82,11 +94,20 @@ async function open(page: Page, link: string, heading = link) {
 }
 
 /** A form control by its label (a required field's label ends in an asterisk). */
-const field = (page: Page, label: string) => page.getByLabel(new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\*?$`));
+const field = (page: Page, label: string) =>
+  page.getByLabel(new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\*?$`));
 
 /** The path and query of the newest link to `path` mailed to `email`, once it has come. */
 async function mailedLink(email: string, path: string, after = 0): Promise<string> {
-  const mail = await waitFor(() => inbox.mails.slice(after).reverse().find((m) => m.includes(`To: ${email}`) && m.includes(path)) ?? '', Boolean, { what: `a mail to ${email}` });
+  const mail = await waitFor(
+    () =>
+      inbox.mails
+        .slice(after)
+        .reverse()
+        .find((m) => m.includes(`To: ${email}`) && m.includes(path)) ?? '',
+    Boolean,
+    { what: `a mail to ${email}` },
+  );
   const link = new URL(new RegExp(`https?://[^\\s"<>]+${path.replace(/[?]/g, '\\?')}[A-Za-z0-9_-]+`).exec(mail)![0]);
   expect(link.origin).toBe(new URL(t.url).origin);
   return `${link.pathname}${link.search}`;
@@ -111,9 +132,17 @@ async function signUp(page: Page, email: string, team: string) {
   const first = await mailedLink(email, '/verify-email?token=', before);
   await banner.getByRole('button', { name: 'Send the link again' }).click();
   await visible(banner.getByRole('status').getByText(`A new link is on its way to ${email}.`));
-  const newest = await waitFor(() => mailedLink(email, '/verify-email?token=', before), (link) => link !== first, { what: 'the second link' });
+  const newest = await waitFor(
+    () => mailedLink(email, '/verify-email?token=', before),
+    (link) => link !== first,
+    { what: 'the second link' },
+  );
   await page.goto(newest);
-  await visible(page.getByRole('status').getByText(/^Your email is verified: 5\.00 USD of trial credits are in your account's wallet\.$/));
+  await visible(
+    page
+      .getByRole('status')
+      .getByText(/^Your email is verified: 5\.00 USD of trial credits are in your account's wallet\.$/),
+  );
   await audit(page);
   await page.getByRole('link', { name: 'Go to the console' }).click();
   await visible(page.getByRole('heading', { name: 'Overview', level: 2 }));
@@ -169,15 +198,24 @@ describe('an owner', { timeout: 120_000 }, () => {
     const stored = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
     expect(stored.status).toBe(200);
     expect(stored.body.length).toBeGreaterThan(0);
-    await waitFor(() => rows.count(), (n) => n === Math.min(25, stored.body.length), { what: 'the rows in the table' });
+    await waitFor(
+      () => rows.count(),
+      (n) => n === Math.min(25, stored.body.length),
+      { what: 'the rows in the table' },
+    );
     await visible(owner.getByText(`${stored.body.length} rows · page 1`));
     // The table shows the rows in their stored order, with the tool's columns (the first is the name).
-    expect(await owner.getByRole('table', { name: 'Result rows' }).locator('thead th').first().textContent()).toBe('name');
+    expect(await owner.getByRole('table', { name: 'Result rows' }).locator('thead th').first().textContent()).toBe(
+      'name',
+    );
     expect(await rows.first().locator('td').first().textContent()).toBe(stored.body[0].name);
     await audit(owner);
     await shot(owner, 'run');
 
-    const [download] = await Promise.all([owner.waitForEvent('download'), owner.getByRole('button', { name: 'Download CSV' }).click()]);
+    const [download] = await Promise.all([
+      owner.waitForEvent('download'),
+      owner.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
     const csv = readFileSync((await download.path())!, 'utf8');
     const rest = await t.request('GET', `/api/downloads/${runId}?format=csv`, { key });
     expect(rest.status).toBe(200);
@@ -232,7 +270,8 @@ describe('an owner', { timeout: 120_000 }, () => {
     await audit(member);
     const nav = member.getByRole('navigation', { name: 'Console pages' });
     await visible(nav.getByRole('link', { name: 'Tools', exact: true }));
-    for (const hidden of ['API keys', 'Billing', 'Members', 'Webhooks']) expect(await nav.getByRole('link', { name: hidden, exact: true }).count(), hidden).toBe(0);
+    for (const hidden of ['API keys', 'Billing', 'Members', 'Webhooks'])
+      expect(await nav.getByRole('link', { name: hidden, exact: true }).count(), hidden).toBe(0);
     // Asked for directly, the API refuses: the page says why.
     for (const path of ['/keys', '/billing']) {
       await member.goto(path);
@@ -246,7 +285,14 @@ describe('an owner', { timeout: 120_000 }, () => {
     await owner.getByLabel('Tool', { exact: true }).selectOption({ label: 'Map-listing scraper' });
     await visible(owner.getByText(/^1 runs$/));
     const runs = owner.getByRole('table', { name: 'Runs' });
-    expect(await runs.locator('thead th').allTextContents()).toEqual(['Run', 'Tool', 'Status', 'Rows', 'Cost', 'Started']);
+    expect(await runs.locator('thead th').allTextContents()).toEqual([
+      'Run',
+      'Tool',
+      'Status',
+      'Rows',
+      'Cost',
+      'Started',
+    ]);
     await visible(runs.getByRole('cell', { name: 'Map-listing scraper', exact: true }));
     await owner.getByLabel('Tool', { exact: true }).selectOption({ label: 'Email validator' });
     await visible(owner.getByText(/^0 runs$/));
@@ -260,13 +306,24 @@ describe('an owner', { timeout: 120_000 }, () => {
 
     await open(owner, 'Enrichment');
     const [lead] = await t.app.core.sql`select email from person where email is not null order by id limit 1`;
-    await owner.locator('input[type=file]').setInputFiles({ name: 'people.csv', mimeType: 'text/csv', buffer: Buffer.from(`Email,Note\n${lead!.email},a\nnobody@nowhere.invalid,b\n`) });
+    await owner
+      .locator('input[type=file]')
+      .setInputFiles({
+        name: 'people.csv',
+        mimeType: 'text/csv',
+        buffer: Buffer.from(`Email,Note\n${lead!.email},a\nnobody@nowhere.invalid,b\n`),
+      });
     await visible(owner.getByText('people.csv: 2 rows'));
     expect(await owner.getByLabel('Email column').inputValue()).toBe('Email');
     await owner.getByRole('button', { name: 'Preview matches' }).click();
     await visible(owner.getByText('1 of 2 rows match'));
     // The preview masks contact details.
-    await visible(owner.getByRole('table', { name: 'Preview of the matches (masked)' }).getByText(/\*\*\*/).first());
+    await visible(
+      owner
+        .getByRole('table', { name: 'Preview of the matches (masked)' })
+        .getByText(/\*\*\*/)
+        .first(),
+    );
     await audit(owner);
 
     await open(owner, 'Webhooks');
@@ -278,7 +335,11 @@ describe('an owner', { timeout: 120_000 }, () => {
     // A test event is queued and shows in the webhook's delivery log.
     await hook.getByRole('button', { name: 'Send a test event to https://hooks.example.com/leadgate' }).click();
     await visible(hook.getByRole('status').getByText(/^Test event msg_\w+ queued/));
-    await visible(hook.getByRole('table', { name: 'Deliveries to https://hooks.example.com/leadgate' }).getByRole('cell', { name: 'WEBHOOK_TEST' }));
+    await visible(
+      hook
+        .getByRole('table', { name: 'Deliveries to https://hooks.example.com/leadgate' })
+        .getByRole('cell', { name: 'WEBHOOK_TEST' }),
+    );
     await audit(owner);
 
     // GraphiQL opens signed in with the session: its schema request carries the CSRF token and is answered.
@@ -286,7 +347,9 @@ describe('an owner', { timeout: 120_000 }, () => {
       owner.context().waitForEvent('page'),
       owner.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: 'GraphQL explorer' }).click(),
     ]);
-    const introspection = await explorer.waitForResponse((res) => new URL(res.url()).pathname === '/graphql' && res.request().method() === 'POST');
+    const introspection = await explorer.waitForResponse(
+      (res) => new URL(res.url()).pathname === '/graphql' && res.request().method() === 'POST',
+    );
     expect(introspection.request().headers()['x-csrf-token']).toBeTruthy();
     expect(introspection.status()).toBe(200);
     expect((await introspection.json()).data.__schema).toBeTruthy();

@@ -68,7 +68,10 @@ describe('serving', () => {
     const html = readFileSync(`${CONSOLE_DIST}index.html`, 'utf8');
     const scripts = initialScripts(html);
     expect(scripts.length).toBeGreaterThan(0);
-    const gzipped = scripts.reduce((sum, src) => sum + gzipSync(readFileSync(`${CONSOLE_DIST}${src.slice(1)}`), { level: 9 }).length, 0);
+    const gzipped = scripts.reduce(
+      (sum, src) => sum + gzipSync(readFileSync(`${CONSOLE_DIST}${src.slice(1)}`), { level: 9 }).length,
+      0,
+    );
     console.log(`console: initial JavaScript ${(gzipped / 1024).toFixed(1)} KB gzipped in ${scripts.length} file(s)`);
     expect(gzipped).toBeLessThanOrEqual(250 * 1024);
   });

@@ -25,15 +25,21 @@ afterAll(async () => {
 });
 
 /** The statements the connection holds prepared, as Postgres has them. */
-const preparedStatements = async () => (await sql<{ statement: string }[]>`select statement from pg_prepared_statements`).map((r) => r.statement);
+const preparedStatements = async () =>
+  (await sql<{ statement: string }[]>`select statement from pg_prepared_statements`).map((r) => r.statement);
 
 describe("drizzle's statements on the service's pool", () => {
   it('are prepared, in a transaction and a savepoint too, and answer as before', async () => {
     const none = await db.select({ id: runTable.id }).from(runTable).where(eq(runTable.id, 'run_none'));
     expect(none).toEqual([]);
     const [wallets, ledger] = await db.transaction(async (tx) => {
-      const wallets = await tx.select({ accountId: walletTable.accountId }).from(walletTable).where(eq(walletTable.accountId, 'acc_none'));
-      const ledger = await tx.transaction(async (savepoint) => savepoint.select({ id: ledgerTable.id }).from(ledgerTable).where(eq(ledgerTable.accountId, 'acc_none')));
+      const wallets = await tx
+        .select({ accountId: walletTable.accountId })
+        .from(walletTable)
+        .where(eq(walletTable.accountId, 'acc_none'));
+      const ledger = await tx.transaction(async (savepoint) =>
+        savepoint.select({ id: ledgerTable.id }).from(ledgerTable).where(eq(ledgerTable.accountId, 'acc_none')),
+      );
       return [wallets, ledger];
     });
     expect(wallets).toEqual([]);
@@ -42,7 +48,9 @@ describe("drizzle's statements on the service's pool", () => {
     const prepared = await preparedStatements();
     expect(prepared).toContainEqual(expect.stringMatching(/from "run" where "run"\."id" = \$1/));
     expect(prepared).toContainEqual(expect.stringMatching(/from "wallet" where "wallet"\."account_id" = \$1/));
-    expect(prepared).toContainEqual(expect.stringMatching(/from "ledger_entry" where "ledger_entry"\."account_id" = \$1/));
+    expect(prepared).toContainEqual(
+      expect.stringMatching(/from "ledger_entry" where "ledger_entry"\."account_id" = \$1/),
+    );
   });
 
   it('are prepared once per connection: the same statement again adds none', async () => {
@@ -58,7 +66,11 @@ describe("drizzle's statements on the service's pool", () => {
 describe("the catalog's drizzle on the same pool", () => {
   it('sends its statements unnamed, so each search is planned for its own values', async () => {
     const reader = createCatalogReader(sql, { url: undefined, maxLagMs: 0, logger: createLogger('silent') });
-    const places = await reader.db.select({ id: localBusinessTable.id }).from(localBusinessTable).where(eq(localBusinessTable.city, 'Nowhere Springs')).limit(1);
+    const places = await reader.db
+      .select({ id: localBusinessTable.id })
+      .from(localBusinessTable)
+      .where(eq(localBusinessTable.city, 'Nowhere Springs'))
+      .limit(1);
     expect(places).toEqual([]);
     expect(await preparedStatements()).not.toContainEqual(expect.stringMatching(/from "local_business"/));
     await reader.close();
@@ -116,16 +128,40 @@ describe("the catalog's statements", () => {
         return wire.sent.join(' ');
       };
       // Parse, Describe, Bind, Execute, Sync at once: no Flush, so nothing waited for the types.
-      expect(await sent(() => catalog.select({ id: localBusinessTable.id }).from(localBusinessTable).where(eq(localBusinessTable.city, 'Nowhere Springs')).limit(3))).toBe('P D B E S');
-      expect(await sent(() => plannedPerCall(pool`select ${'Nowhere Springs'}::text as city, ${3}::int as n`))).toBe('P D B E S');
+      expect(
+        await sent(() =>
+          catalog
+            .select({ id: localBusinessTable.id })
+            .from(localBusinessTable)
+            .where(eq(localBusinessTable.city, 'Nowhere Springs'))
+            .limit(3),
+        ),
+      ).toBe('P D B E S');
+      expect(await sent(() => plannedPerCall(pool`select ${'Nowhere Springs'}::text as city, ${3}::int as n`))).toBe(
+        'P D B E S',
+      );
       // drizzle writes an array as its text.
-      expect(await sent(() => catalog.select({ id: homeServiceProTable.id }).from(homeServiceProTable).where(arrayOverlaps(homeServiceProTable.serviceZips, ['80202'])))).toBe('P D B E S');
+      expect(
+        await sent(() =>
+          catalog
+            .select({ id: homeServiceProTable.id })
+            .from(homeServiceProTable)
+            .where(arrayOverlaps(homeServiceProTable.serviceZips, ['80202'])),
+        ),
+      ).toBe('P D B E S');
       // A JavaScript array's text depends on its type: asked first, and answered right.
       let answer: unknown;
-      expect(await sent(async () => (answer = await pool.unsafe('select $1::text[] as list', [['a', 'b']] as never[], UNNAMED_IN_ONE_TRIP)))).toBe('P D H B E S');
+      expect(
+        await sent(
+          async () =>
+            (answer = await pool.unsafe('select $1::text[] as list', [['a', 'b']] as never[], UNNAMED_IN_ONE_TRIP)),
+        ),
+      ).toBe('P D H B E S');
       expect(answer).toEqual([{ list: ['a', 'b'] }]);
       // And the answers are as they were.
-      const [row] = await plannedPerCall(pool`select ${'a'}::text as t, ${41}::int + 1 as n, ${'{"k":1}'}::jsonb as j, ${null}::text as z`);
+      const [row] = await plannedPerCall(
+        pool`select ${'a'}::text as t, ${41}::int + 1 as n, ${'{"k":1}'}::jsonb as j, ${null}::text as z`,
+      );
       expect(row).toEqual({ t: 'a', n: 42, j: { k: 1 }, z: null });
     } finally {
       await pool.end();

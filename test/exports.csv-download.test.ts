@@ -11,7 +11,14 @@ import { startTestApp, type TestApp } from './helpers/app.ts';
 let t: TestApp;
 let key: string;
 
-const HOSTILE = ['=HYPERLINK("http://evil.example","x")', '+SUM(A1:A9)', "-2+3+cmd|' /C calc'!A0", '@SUM(1)', '\t=1+1', '\r=2+2'];
+const HOSTILE = [
+  '=HYPERLINK("http://evil.example","x")',
+  '+SUM(A1:A9)',
+  "-2+3+cmd|' /C calc'!A0",
+  '@SUM(1)',
+  '\t=1+1',
+  '\r=2+2',
+];
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -27,10 +34,16 @@ afterAll(() => t?.stop());
 
 describe('CSV download of a real run', () => {
   it('prefixes every cell that starts with =, +, -, @, tab or CR, and leaves plain numbers and JSON alone', async () => {
-    const { start, rows } = await t.runTool(key, '/api/v1/scrape/maps', { searchStringsArray: ['zorbmonger'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 20 });
+    const { start, rows } = await t.runTool(key, '/api/v1/scrape/maps', {
+      searchStringsArray: ['zorbmonger'],
+      locationQuery: 'Denver, CO',
+      maxCrawledPlacesPerSearch: 20,
+    });
     expect(rows.map((r) => r.name).sort()).toEqual([...HOSTILE].sort());
 
-    const res = await fetch(`${t.url}/api/downloads/${start.runId}?format=csv`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${t.url}/api/downloads/${start.runId}?format=csv`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/csv');
     const cells = parse(await res.text(), { columns: true, relax_quotes: false }) as Record<string, string>[];

@@ -14,9 +14,15 @@ describe('escapeFormula', () => {
     ['\r=1', `'\r=1`],
   ])('prefixes %j', (input, expected) => expect(escapeFormula(input)).toBe(expected));
 
-  it.each(['+1 303-555-0100', '-12.5', '+44 (20) 7946 0958', '+1 303-555-0101; +1 512-555-0102', 'Acme = best', 'plain text', ''])('leaves %j alone', (input) =>
-    expect(escapeFormula(input)).toBe(input),
-  );
+  it.each([
+    '+1 303-555-0100',
+    '-12.5',
+    '+44 (20) 7946 0958',
+    '+1 303-555-0101; +1 512-555-0102',
+    'Acme = best',
+    'plain text',
+    '',
+  ])('leaves %j alone', (input) => expect(escapeFormula(input)).toBe(input));
 });
 
 describe('toCell', () => {
@@ -43,7 +49,12 @@ describe('money', () => {
 
 describe('the console’s CSV exports', () => {
   it('escape formula cells by the downloads’ rule, and leave phone numbers and other values as they are', () => {
-    const text = csvOf([{ name: '=HYPERLINK("http://evil","x")', phone: '+1 303-555-0101', employees: 12, note: '@SUM(1)' }]);
-    expect(text.split('\r\n')).toEqual(['name,phone,employees,note', `"'=HYPERLINK(""http://evil"",""x"")",+1 303-555-0101,12,'@SUM(1)`]);
+    const text = csvOf([
+      { name: '=HYPERLINK("http://evil","x")', phone: '+1 303-555-0101', employees: 12, note: '@SUM(1)' },
+    ]);
+    expect(text.split('\r\n')).toEqual([
+      'name,phone,employees,note',
+      `"'=HYPERLINK(""http://evil"",""x"")",+1 303-555-0101,12,'@SUM(1)`,
+    ]);
   });
 });

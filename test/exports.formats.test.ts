@@ -24,7 +24,8 @@ const COLUMNS: Column[] = [
 /** A finished run with `rows` stored as the worker stores them. */
 async function runWith(rows: Record<string, unknown>[], values: Partial<Run> = {}): Promise<Run> {
   const run = await d.insertRun({ accountId, status: 'SUCCEEDED', itemCount: rows.length, ...values });
-  for (const [seq, data] of rows.entries()) await d.sql`insert into run_item (run_id, seq, data) values (${run.id}, ${seq}, ${JSON.stringify(data)}::json)`;
+  for (const [seq, data] of rows.entries())
+    await d.sql`insert into run_item (run_id, seq, data) values (${run.id}, ${seq}, ${JSON.stringify(data)}::json)`;
   return run;
 }
 
@@ -45,7 +46,13 @@ describe('exportRun: a run’s rows as a file', () => {
     expect(file.contentType).toBe('text/csv; charset=utf-8');
     expect(file.fileName).toBe(`maps-${run.id}.csv`);
     expect(await text(file.body)).toBe(
-      ['Name,Phone number,Tags', 'Acme Dental,+1 303-555-0100,a; b', `"'=HYPERLINK(""http://x"")",,`, '"Zed, ""the"" dentist",-12,min: 1; max: 2', ''].join('\n'),
+      [
+        'Name,Phone number,Tags',
+        'Acme Dental,+1 303-555-0100,a; b',
+        `"'=HYPERLINK(""http://x"")",,`,
+        '"Zed, ""the"" dentist",-12,min: 1; max: 2',
+        '',
+      ].join('\n'),
     );
   });
 
@@ -71,7 +78,8 @@ describe('exportRun: a run’s rows as a file', () => {
   });
 
   it('writes a range of rows: offset, limit, or both', async () => {
-    const json = async (range: { offset: number; limit?: number }) => JSON.parse(await text(exportRun(d.sql, run, COLUMNS, 'json', range).body));
+    const json = async (range: { offset: number; limit?: number }) =>
+      JSON.parse(await text(exportRun(d.sql, run, COLUMNS, 'json', range).body));
     expect(await json({ offset: 1 })).toEqual(ROWS.slice(1));
     expect(await json({ offset: 0, limit: 1 })).toEqual(ROWS.slice(0, 1));
     expect(await json({ offset: 1, limit: 1 })).toEqual(ROWS.slice(1, 2));
@@ -88,7 +96,9 @@ describe('exportRun: a run’s rows as a file', () => {
 
   it('reads only this run’s rows', async () => {
     const other = await runWith([{ name: 'Other run', phone: null, tags: [] }]);
-    expect(JSON.parse(await text(exportRun(d.sql, other, COLUMNS, 'json').body))).toEqual([{ name: 'Other run', phone: null, tags: [] }]);
+    expect(JSON.parse(await text(exportRun(d.sql, other, COLUMNS, 'json').body))).toEqual([
+      { name: 'Other run', phone: null, tags: [] },
+    ]);
     expect(JSON.parse(await text(exportRun(d.sql, run, COLUMNS, 'json').body))).toHaveLength(3);
   });
 
@@ -117,18 +127,23 @@ describe('assertDownloadable', () => {
       const err = refusal({ ...base, status } as Run);
       expect(err?.status).toBe(409);
       expect(err?.code).toBe('run_not_finished');
-      expect(err?.message).toBe(`Run run1 is ${status}; poll GET /api/v1/scrape/status/run1 until it is SUCCEEDED, then download.`);
+      expect(err?.message).toBe(
+        `Run run1 is ${status}; poll GET /api/v1/scrape/status/run1 until it is SUCCEEDED, then download.`,
+      );
     }
   });
 
   it('lets every ended run be downloaded until it expires, and not from that instant on', () => {
     const expiresAt = new Date('2030-01-03T00:00:00.000Z');
-    for (const status of ['SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED-OUT']) expect(refusal({ ...base, status } as Run)).toBeUndefined();
+    for (const status of ['SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED-OUT'])
+      expect(refusal({ ...base, status } as Run)).toBeUndefined();
     expect(refusal({ ...base, expiresAt }, new Date(expiresAt.getTime() - 1))).toBeUndefined();
     const err = refusal({ ...base, expiresAt }, expiresAt);
     expect(err?.status).toBe(410);
     expect(err?.code).toBe('results_expired');
-    expect(err?.message).toBe('Results of run run1 expired at 2030-01-03T00:00:00.000Z; results are kept for 48 hours.');
+    expect(err?.message).toBe(
+      'Results of run run1 expired at 2030-01-03T00:00:00.000Z; results are kept for 48 hours.',
+    );
     expect(refusal({ ...base, expiresAt }, new Date(expiresAt.getTime() + 1))?.code).toBe('results_expired');
     expect(refusal({ ...base, expiresAt: new Date(Date.now() - 1000) })?.code).toBe('results_expired');
     expect(refusal({ ...base, expiresAt: new Date(Date.now() + 60_000) })).toBeUndefined();
@@ -138,8 +153,16 @@ describe('assertDownloadable', () => {
 describe('downloadParams', () => {
   it('defaults to all rows as CSV and reads the format in any case', () => {
     expect(downloadParams.parse({})).toEqual({ format: 'csv', offset: 0 });
-    expect(downloadParams.parse({ format: 'JSON', offset: '5', limit: '10' })).toEqual({ format: 'json', offset: 5, limit: 10 });
-    expect(downloadParams.parse({ format: 'NdJson', offset: '0', limit: '1' })).toEqual({ format: 'ndjson', offset: 0, limit: 1 });
+    expect(downloadParams.parse({ format: 'JSON', offset: '5', limit: '10' })).toEqual({
+      format: 'json',
+      offset: 5,
+      limit: 10,
+    });
+    expect(downloadParams.parse({ format: 'NdJson', offset: '0', limit: '1' })).toEqual({
+      format: 'ndjson',
+      offset: 0,
+      limit: 1,
+    });
     expect(downloadParams.parse({ format: 'csv', clean: 'true' })).toMatchObject({ format: 'csv', offset: 0 });
   });
 

@@ -16,7 +16,12 @@ describe('npm start with no DATABASE_URL', () => {
 
   /** Starts `npm start` on a port it picks itself; resolves with the banner once it is printed whole. */
   const start = async () => {
-    server = spawnService(['--import', 'tsx', 'src/main.ts'], { LEADGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: undefined });
+    server = spawnService(['--import', 'tsx', 'src/main.ts'], {
+      LEADGATE_DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: undefined,
+    });
     const banner = await server.waitFor(/leadgate is listening on [\s\S]*(Try it:[\s\S]*-d '.*'\n|New key: .*\n)/);
     port = Number(/leadgate is listening on http:\/\/[^:]+:(\d+)/.exec(banner)![1]);
     return banner;
@@ -39,13 +44,28 @@ describe('npm start with no DATABASE_URL', () => {
     expect(banner).toContain(`GraphQL + GraphiQL: http://localhost:${port}/graphql`);
     expect(banner).toContain(`REST base URL:      http://localhost:${port}/api/v1`);
     const apiKey = /(lg_live_[A-Za-z0-9]{32})/.exec(banner)![1]!;
-    expect(banner).toContain(`curl -s -X POST http://localhost:${port}/api/v1/scrape/maps -H "Authorization: Bearer ${apiKey}"`);
+    expect(banner).toContain(
+      `curl -s -X POST http://localhost:${port}/api/v1/scrape/maps -H "Authorization: Bearer ${apiKey}"`,
+    );
 
     const base = `http://127.0.0.1:${port}`;
     const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const started = await (await fetch(`${base}/api/v1/scrape/maps`, { method: 'POST', headers: auth, body: JSON.stringify({ searchStringsArray: ['coffee shop'], locationQuery: 'Seattle, WA', maxCrawledPlacesPerSearch: 5 }) })).json();
+    const started = await (
+      await fetch(`${base}/api/v1/scrape/maps`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({
+          searchStringsArray: ['coffee shop'],
+          locationQuery: 'Seattle, WA',
+          maxCrawledPlacesPerSearch: 5,
+        }),
+      })
+    ).json();
     const status = await waitFor(
-      async () => (await fetch(`${base}/api/v1/scrape/status/${started.runId}`, { headers: auth })).json() as Promise<{ status: string }>,
+      async () =>
+        (await fetch(`${base}/api/v1/scrape/status/${started.runId}`, { headers: auth })).json() as Promise<{
+          status: string;
+        }>,
       (s) => s.status === 'SUCCEEDED',
       { intervalMs: 100, what: 'the run to succeed' },
     );
@@ -54,10 +74,15 @@ describe('npm start with no DATABASE_URL', () => {
     expect(csv.trim().split('\n')).toHaveLength(6);
 
     // The CLI talks to the instance the server started instead of starting a second one.
-    const cli = await leadgate(['accounts', 'create', '--name', 'second', '--json'], { LEADGATE_DATA_DIR: dataDir, DATABASE_URL: '' });
+    const cli = await leadgate(['accounts', 'create', '--name', 'second', '--json'], {
+      LEADGATE_DATA_DIR: dataDir,
+      DATABASE_URL: '',
+    });
     expect(cli.stderr).toBe('');
     const second = JSON.parse(cli.stdout).apiKey;
-    expect((await fetch(`${base}/api/v1/runs/none`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(404);
+    expect((await fetch(`${base}/api/v1/runs/none`, { headers: { authorization: `Bearer ${second}` } })).status).toBe(
+      404,
+    );
 
     const first = server!;
     expect(await stop(), `the server's output: ${first.output().slice(-3000)}`).toBe(0);

@@ -26,7 +26,12 @@ const FIELDS = [
   ...Object.keys(schema.getQueryType()!.getFields()).map((field) => ({ operation: 'query' as const, field })),
   ...Object.keys(schema.getMutationType()!.getFields()).map((field) => ({ operation: 'mutation' as const, field })),
 ];
-const ACCEPT = ['application/graphql-response+json', 'application/json', 'application/graphql-response+json, application/json;q=0.9', '*/*'];
+const ACCEPT = [
+  'application/graphql-response+json',
+  'application/json',
+  'application/graphql-response+json, application/json;q=0.9',
+  '*/*',
+];
 
 const suite = fuzzSuite('GraphQL', 'field');
 
@@ -37,7 +42,11 @@ async function send(lane: Lane, c: GraphQLCase, accept: string): Promise<{ statu
   const res =
     c.get && query.length < 8_000
       ? await fetch(`${suite.t.url}/graphql?${query}`, { headers })
-      : await fetch(`${suite.t.url}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query: c.query, variables: c.variables }) });
+      : await fetch(`${suite.t.url}/graphql`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ query: c.query, variables: c.variables }),
+        });
   return { status: res.status, text: await res.text() };
 }
 
@@ -53,7 +62,10 @@ describe.concurrent(`every GraphQL query and mutation, ${FUZZ_CASES} generated o
       async () => {
         let cases = 0;
         await suite.pool.use(async (lane) => {
-          const operations = fc.tuple(graphqlCase(schema, operation, field, { ids: lane.ids }), fc.constantFrom(...ACCEPT));
+          const operations = fc.tuple(
+            graphqlCase(schema, operation, field, { ids: lane.ids }),
+            fc.constantFrom(...ACCEPT),
+          );
           await fc.assert(
             fc.asyncProperty(operations, async ([c, accept]) => {
               cases++;
@@ -65,7 +77,10 @@ describe.concurrent(`every GraphQL query and mutation, ${FUZZ_CASES} generated o
                 throw new Error(`the transfer broke (${(err as Error).message})\n${what()}`);
               }
               const verdict = graphqlVerdict(answer.status, answer.text, field, operation === 'mutation');
-              suite.statuses.count(`${operation} ${field}`, verdict.refused ? `${answer.status} refused` : `${answer.status}`);
+              suite.statuses.count(
+                `${operation} ${field}`,
+                verdict.refused ? `${answer.status} refused` : `${answer.status}`,
+              );
               if (verdict.violation) throw new Error(`${verdict.violation}\n${what()}`);
               await checkWrites(suite.t, lane, verdict.refused, what);
             }),

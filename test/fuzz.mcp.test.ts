@@ -27,8 +27,12 @@ import {
 
 /** A working input of each tool, where the registry has one: the tool's example, an endpoint's REST example. */
 const EXAMPLES = new Map<string, unknown>([
-  ...TOOLS.filter((tool) => !tool.linkedOnly && tool.example !== undefined).map((tool) => [tool.mcp.name, tool.example] as const),
-  ...(ENDPOINTS as readonly EndpointDefinition[]).filter((e) => e.mcp && e.rest.example !== undefined).map((e) => [e.mcp!.tool, e.rest.example] as const),
+  ...TOOLS.filter((tool) => !tool.linkedOnly && tool.example !== undefined).map(
+    (tool) => [tool.mcp.name, tool.example] as const,
+  ),
+  ...(ENDPOINTS as readonly EndpointDefinition[])
+    .filter((e) => e.mcp && e.rest.example !== undefined)
+    .map((e) => [e.mcp!.tool, e.rest.example] as const),
 ]);
 
 const suite = fuzzSuite('MCP', 'tool');
@@ -36,14 +40,20 @@ const suite = fuzzSuite('MCP', 'tool');
 const post = (key: string, body: unknown) =>
   fetch(`${suite.t.url}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify(body),
   });
 
 it('fuzzes every tool the server lists', async () => {
   const { apiKey } = await suite.t.account();
   const res = await post(apiKey, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
-  const listed = ((await res.json()) as { result: { tools: { name: string }[] } }).result.tools.map((tool) => tool.name);
+  const listed = ((await res.json()) as { result: { tools: { name: string }[] } }).result.tools.map(
+    (tool) => tool.name,
+  );
   expect(listed.sort()).toEqual(MCP_TOOLS.map((tool) => tool.name).sort());
 });
 

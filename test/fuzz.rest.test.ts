@@ -36,10 +36,17 @@ const suite = fuzzSuite('REST', 'route');
 async function send(lane: Lane, c: RestCase): Promise<{ status: number; contentType: string; text: string }> {
   if (c.method === 'GET' && c.body !== undefined) {
     // fetch sends no GET body; the enrichment routes take one (their OpenAPI GET has a requestBody).
-    const res = await getWithBody(suite.t.url, c.url, { rawBody: c.body, headers: { authorization: `Bearer ${lane.key}`, ...c.headers } });
+    const res = await getWithBody(suite.t.url, c.url, {
+      rawBody: c.body,
+      headers: { authorization: `Bearer ${lane.key}`, ...c.headers },
+    });
     return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: res.text };
   }
-  const res = await fetch(`${suite.t.url}${c.url}`, { method: c.method, headers: { authorization: `Bearer ${lane.key}`, ...c.headers }, body: c.body });
+  const res = await fetch(`${suite.t.url}${c.url}`, {
+    method: c.method,
+    headers: { authorization: `Bearer ${lane.key}`, ...c.headers },
+    body: c.body,
+  });
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
 }
 
@@ -57,7 +64,11 @@ describe.concurrent(`every REST route, ${FUZZ_CASES} generated requests each`, (
       async () => {
         let cases = 0;
         await suite.pool.use(async (lane) => {
-          const requests = restCase(route, { root: DOC, ids: lane.ids, idsByParam: { runId: [lane.runId], id: [lane.webhookId] } });
+          const requests = restCase(route, {
+            root: DOC,
+            ids: lane.ids,
+            idsByParam: { runId: [lane.runId], id: [lane.webhookId] },
+          });
           await fc.assert(
             fc.asyncProperty(requests, async (c) => {
               cases++;
@@ -66,7 +77,9 @@ describe.concurrent(`every REST route, ${FUZZ_CASES} generated requests each`, (
               try {
                 answer = await send(lane, c);
               } catch (err) {
-                throw new Error(`the transfer broke (${(err as Error).message}; ${String((err as Error).cause ?? '')})\n${what()}`);
+                throw new Error(
+                  `the transfer broke (${(err as Error).message}; ${String((err as Error).cause ?? '')})\n${what()}`,
+                );
               }
               suite.statuses.count(`${route.method} ${route.path}`, String(answer.status));
               const violation = restViolation(answer.status, answer.contentType, answer.text);

@@ -22,16 +22,25 @@ afterEach(() => disposeClients());
 afterAll(() => t?.stop());
 
 const ViewerId = graphql(`query PipelineViewerId { viewer { id } }`);
-const StartMaps = graphql(`mutation PipelineStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } } }`);
+const StartMaps = graphql(
+  `mutation PipelineStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } } }`,
+);
 const Progress = graphql(`subscription PipelineProgress($id: ID!) { runProgress(id: $id) { status } }`);
 
 /** One operation over the socket: its data, or the errors it was refused with. */
-function once<TData>(client: ReturnType<typeof wsClient>, document: TypedDocumentNode<TData, Record<string, never>>): Promise<Answer<TData>> {
+function once<TData>(
+  client: ReturnType<typeof wsClient>,
+  document: TypedDocumentNode<TData, Record<string, never>>,
+): Promise<Answer<TData>> {
   return new Promise((resolve, reject) => {
     let result: Answer<TData> = {};
     client.subscribe<TData>(
       { query: print(document) },
-      { next: (r) => (result = r), error: (e) => (Array.isArray(e) ? resolve({ errors: e }) : reject(e)), complete: () => resolve(result) },
+      {
+        next: (r) => (result = r),
+        error: (e) => (Array.isArray(e) ? resolve({ errors: e }) : reject(e)),
+        complete: () => resolve(result),
+      },
     );
   });
 }
@@ -61,26 +70,41 @@ describe('graphql-ws under the HTTP limits', () => {
     const { apiKey } = await t.account();
     // Not lazy: the socket stays open between operations, as a dashboard's does.
     let reconnected = 0;
-    const client = wsClient(t.url, apiKey, { lazy: false, onNonLazyError: () => {}, on: { connected: () => void reconnected++ } });
+    const client = wsClient(t.url, apiKey, {
+      lazy: false,
+      onNonLazyError: () => {},
+      on: { connected: () => void reconnected++ },
+    });
     expect((await once(client, ViewerId)).errors).toBeUndefined();
     await revokeApiKey(t.app.core.db, apiKey.slice(0, 14));
 
     const refused = await new Promise<readonly GraphQLFormattedError[]>((resolve, reject) => {
       client.subscribe(
         { query: print(StartMaps), variables: { input: DENVER_DENTISTS } satisfies VariablesOf<typeof StartMaps> },
-        { next: (r) => (r.errors ? resolve(r.errors) : reject(new Error(`a revoked key started a run: ${JSON.stringify(r.data)}`))), error: (e) => (Array.isArray(e) ? resolve(e) : reject(e)), complete: () => {} },
+        {
+          next: (r) =>
+            r.errors ? resolve(r.errors) : reject(new Error(`a revoked key started a run: ${JSON.stringify(r.data)}`)),
+          error: (e) => (Array.isArray(e) ? resolve(e) : reject(e)),
+          complete: () => {},
+        },
       );
     });
     expect(refused[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     expect(reconnected, 'refused on the socket it was opened with').toBe(1);
-    const [runs] = await t.app.core.sql`select count(*)::int as n from run r join api_key k on k.account_id = r.account_id where k.prefix = ${apiKey.slice(0, 14)}`;
+    const [runs] = await t.app.core
+      .sql`select count(*)::int as n from run r join api_key k on k.account_id = r.account_id where k.prefix = ${apiKey.slice(0, 14)}`;
     expect(runs!.n).toBe(0);
   });
 
   it('a subscription counts once when it starts, not per event', async () => {
     const { apiKey } = await t.account();
     const client = wsClient(t.url, apiKey);
-    const { runId } = (await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 30 } })).body;
+    const { runId } = (
+      await t.request('POST', '/api/v1/scrape/maps', {
+        key: apiKey,
+        body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 30 },
+      })
+    ).body;
     const events = await collect(client, Progress, { id: runId }, 'runProgress').done;
     expect(events.at(-1)!.status).toBe('SUCCEEDED');
     // One POST, the socket's opening and one subscribe: with this GET, one of the five left, whatever the number of events.

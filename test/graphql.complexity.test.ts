@@ -33,7 +33,10 @@ describe('complexity measured once per document', () => {
     for (const id of ['a', 'b', 'c']) answers.push(await post({ query, variables: { id } }));
     for (const answer of answers) {
       expect(answer.status).toBe(400);
-      expect(answer.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', details: { measure: 'complexity', limit: 5000 } });
+      expect(answer.body.errors[0].extensions).toMatchObject({
+        code: 'QUERY_TOO_COMPLEX',
+        details: { measure: 'complexity', limit: 5000 },
+      });
     }
     expect(new Set(answers.map((a) => a.body.errors[0].message)).size).toBe(1);
     // Within the limits the document's measure is remembered too; a variable that does not coerce is
@@ -58,7 +61,8 @@ describe('complexity measured once per document', () => {
   });
 
   it('measures again on every request when a nested page size is a variable', async () => {
-    const query = 'query ($rows: Int) { runs(first: 100) { nodes { results(first: $rows) { nodes { __typename } } } } }';
+    const query =
+      'query ($rows: Int) { runs(first: 100) { nodes { results(first: $rows) { nodes { __typename } } } } }';
     for (const [rows, status] of [
       [1, 200],
       [100, 400],
@@ -72,7 +76,11 @@ describe('complexity measured once per document', () => {
 });
 
 /** One client of `app` over graphql-ws; the first result of an operation (`next`) or its refusal (`error`). */
-function overSocket(app: TestApp, apiKey: string, query: string): Promise<{ via: 'next' | 'error'; data?: unknown; errors?: readonly GraphQLFormattedError[] }> {
+function overSocket(
+  app: TestApp,
+  apiKey: string,
+  query: string,
+): Promise<{ via: 'next' | 'error'; data?: unknown; errors?: readonly GraphQLFormattedError[] }> {
   const client = wsClient(app.url, apiKey);
   return new Promise((resolve, reject) => {
     let first: { via: 'next'; data?: unknown; errors?: readonly GraphQLFormattedError[] } | undefined;
@@ -91,7 +99,8 @@ function overSocket(app: TestApp, apiKey: string, query: string): Promise<{ via:
 const SCHEMA_61 = `{ ${Array.from({ length: 61 }, (_, i) => `s${i}: __schema { types { name fields { name } } }`).join(' ')} }`;
 
 /** A type reference `levels` deep: `type { ofType { ofType { … name } } }` under the fields of Run. */
-const ofTypeChain = (levels: number) => `{ __type(name: "Run") { fields { type { ${'ofType { '.repeat(levels)}name${' }'.repeat(levels)} } } } }`;
+const ofTypeChain = (levels: number) =>
+  `{ __type(name: "Run") { fields { type { ${'ofType { '.repeat(levels)}name${' }'.repeat(levels)} } } } }`;
 
 describe('introspection within the limits', () => {
   afterEach(() => disposeClients());
@@ -103,7 +112,10 @@ describe('introspection within the limits', () => {
     expect(posted.body.errors[0].extensions).toEqual(expected);
     expect(posted.body.errors[0].message).toMatch(/__schema.*61 times.*once/);
     expect(posted.body.data).toBeUndefined();
-    const got = await t.request('GET', `/graphql?query=${encodeURIComponent(SCHEMA_61)}`, { key, headers: { accept: 'application/json' } });
+    const got = await t.request('GET', `/graphql?query=${encodeURIComponent(SCHEMA_61)}`, {
+      key,
+      headers: { accept: 'application/json' },
+    });
     expect(got.status).toBe(400);
     expect(got.body.errors[0].extensions).toEqual(expected);
     const socket = await overSocket(t, key, SCHEMA_61);
@@ -112,15 +124,23 @@ describe('introspection within the limits', () => {
     // Two are refused too; one is an ordinary introspection.
     const two = await post({ query: '{ a: __schema { queryType { name } } b: __schema { queryType { name } } }' });
     expect(two.status).toBe(400);
-    expect((await post({ query: '{ __schema { queryType { name } } }' })).body).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
+    expect((await post({ query: '{ __schema { queryType { name } } }' })).body).toEqual({
+      data: { __schema: { queryType: { name: 'Query' } } },
+    });
   });
 
   it('counts a chain of ofType toward depth: past the standard introspection query’s depth it is refused', async () => {
     const refused = await post({ query: ofTypeChain(30) });
     expect(refused.status).toBe(400);
-    expect(refused.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', details: { measure: 'introspectionDepth', value: 34 } });
+    expect(refused.body.errors[0].extensions).toMatchObject({
+      code: 'QUERY_TOO_COMPLEX',
+      details: { measure: 'introspectionDepth', value: 34 },
+    });
     const socket = await overSocket(t, key, ofTypeChain(30));
-    expect(socket.errors![0]!.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', details: { measure: 'introspectionDepth' } });
+    expect(socket.errors![0]!.extensions).toMatchObject({
+      code: 'QUERY_TOO_COMPLEX',
+      details: { measure: 'introspectionDepth' },
+    });
     // As deep as the standard query's type references (nine levels of ofType) passes.
     const within = await post({ query: ofTypeChain(9) });
     expect(within.status).toBe(200);
@@ -131,13 +151,23 @@ describe('introspection within the limits', () => {
     const many = `{ ${Array.from({ length: 150 }, (_, i) => `t${i}: __type(name: "Run") { name kind }`).join(' ')} }`;
     const refused = await post({ query: many });
     expect(refused.status).toBe(400);
-    expect(refused.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', details: { measure: 'introspectionBreadth', value: 450 } });
+    expect(refused.body.errors[0].extensions).toMatchObject({
+      code: 'QUERY_TOO_COMPLEX',
+      details: { measure: 'introspectionBreadth', value: 450 },
+    });
   });
 
   it('answers the standard introspection query (GraphiQL, graphql-codegen), with every option, over POST, GET and graphql-ws', async () => {
     const queries = [
       getIntrospectionQuery(),
-      getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true }),
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        schemaDescription: true,
+        inputValueDeprecation: true,
+        oneOf: true,
+      }),
     ];
     for (const query of queries) {
       const posted = await post({ query });
@@ -145,7 +175,10 @@ describe('introspection within the limits', () => {
       expect(posted.body.errors).toBeUndefined();
       expect(buildClientSchema(posted.body.data).getType('Run')).toBeTruthy();
     }
-    const got = await t.request('GET', `/graphql?query=${encodeURIComponent(queries[0]!)}`, { key, headers: { accept: 'application/json' } });
+    const got = await t.request('GET', `/graphql?query=${encodeURIComponent(queries[0]!)}`, {
+      key,
+      headers: { accept: 'application/json' },
+    });
     expect(got.status).toBe(200);
     expect(got.body.data.__schema.types.length).toBeGreaterThan(100);
     const socket = await overSocket(t, key, queries[1]!);
@@ -170,19 +203,32 @@ describe('the response size limit (GRAPHQL_MAX_RESPONSE_BYTES)', () => {
   const WIDE = '{ __type(name: "Run") { fields { name description type { name kind } } } }';
 
   it('replaces a result over the limit with RESPONSE_TOO_LARGE, saying how to narrow it, over POST and GET; smaller results pass', async () => {
-    const posted = await small.request('POST', '/graphql', { key: smallKey, body: { query: WIDE }, headers: { accept: 'application/json' } });
+    const posted = await small.request('POST', '/graphql', {
+      key: smallKey,
+      body: { query: WIDE },
+      headers: { accept: 'application/json' },
+    });
     expect(posted.status).toBe(200);
     expect(posted.body.data).toBeNull();
     expect(posted.body.errors).toHaveLength(1);
     const [error] = posted.body.errors;
-    expect(error.extensions).toEqual({ code: 'RESPONSE_TOO_LARGE', details: { bytes: expect.any(Number), limit: LIMIT } });
+    expect(error.extensions).toEqual({
+      code: 'RESPONSE_TOO_LARGE',
+      details: { bytes: expect.any(Number), limit: LIMIT },
+    });
     expect(error.extensions.details.bytes).toBeGreaterThan(LIMIT);
     expect(error.message).toMatch(/fewer fields/);
     expect(error.message).toMatch(/smaller `first`/);
     expect(posted.text.length).toBeLessThan(1000);
-    const got = await small.request('GET', `/graphql?query=${encodeURIComponent(WIDE)}`, { key: smallKey, headers: { accept: 'application/graphql-response+json' } });
+    const got = await small.request('GET', `/graphql?query=${encodeURIComponent(WIDE)}`, {
+      key: smallKey,
+      headers: { accept: 'application/graphql-response+json' },
+    });
     expect(got.body.errors[0].extensions.code).toBe('RESPONSE_TOO_LARGE');
-    const narrow = await small.request('POST', '/graphql', { key: smallKey, body: { query: '{ __type(name: "Run") { fields { name } } }' } });
+    const narrow = await small.request('POST', '/graphql', {
+      key: smallKey,
+      body: { query: '{ __type(name: "Run") { fields { name } } }' },
+    });
     expect(narrow.status).toBe(200);
     expect(narrow.body.errors).toBeUndefined();
   });

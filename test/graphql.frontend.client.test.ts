@@ -134,7 +134,11 @@ afterAll(() => t?.stop());
 const INPUT = { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 120 };
 
 /** Every result of a subscription until it completes (or `until` holds), in order. */
-function follow<T>(source: ReturnType<Client['subscription']>, pick: (r: OperationResult) => T, until: (items: T[]) => boolean): Promise<T[]> {
+function follow<T>(
+  source: ReturnType<Client['subscription']>,
+  pick: (r: OperationResult) => T,
+  until: (items: T[]) => boolean,
+): Promise<T[]> {
   return new Promise((resolve, reject) => {
     const items: T[] = [];
     const { unsubscribe } = pipe(
@@ -175,7 +179,11 @@ describe('a frontend app on urql and graphql-ws', () => {
       (items) => items.at(-1)!.status === 'SUCCEEDED',
     );
     // The subscription yields the run as it is first: once that arrives, every later change reaches it.
-    await follow(urql.subscription(FollowRun, { id: runId }), (r) => r.data!.runProgress, (items) => items.length === 1);
+    await follow(
+      urql.subscription(FollowRun, { id: runId }),
+      (r) => r.data!.runProgress,
+      (items) => items.length === 1,
+    );
     gate.releaseAll();
     await executeRun({ ...t.app.core, sources: gate.sources }, runId);
     const events = await progress;
@@ -238,7 +246,9 @@ describe('a frontend app on urql and graphql-ws', () => {
     const refused = await urql.mutation(BuyCredits, { amount: '5' }).toPromise();
     expect(refused.error).toBeUndefined();
     expect(refused.data!.buyCredits.purchase).toBeNull();
-    expect(refused.data!.buyCredits.userErrors).toEqual([expect.objectContaining({ code: 'VALIDATION_FAILED', field: ['amount'] })]);
+    expect(refused.data!.buyCredits.userErrors).toEqual([
+      expect.objectContaining({ code: 'VALIDATION_FAILED', field: ['amount'] }),
+    ]);
 
     const mixed = await urql.query(ViewerAndLeads, {}).toPromise();
     expect(mixed.data!.viewer).toMatchObject({ plan: 'STARTER' });
@@ -262,10 +272,17 @@ describe('a frontend app on urql and graphql-ws', () => {
 
       const other = await limited.account();
       const second = frontendClient(limited.url, other.apiKey);
-      const otherRunId = (await second.urql.mutation(StartMaps, { input: INPUT }).toPromise()).data!.startMapsScrape.run!.id;
-      const first = await follow(second.urql.subscription(FollowRun, { id: otherRunId }), (r) => r.data!.runProgress.status, (s) => s.length === 1);
+      const otherRunId = (await second.urql.mutation(StartMaps, { input: INPUT }).toPromise()).data!.startMapsScrape
+        .run!.id;
+      const first = await follow(
+        second.urql.subscription(FollowRun, { id: otherRunId }),
+        (r) => r.data!.runProgress.status,
+        (s) => s.length === 1,
+      );
       expect(first).toEqual(['RUNNING']);
-      const secondClosed = new Promise<number>((resolve) => second.ws.on('closed', (e) => resolve((e as { code: number }).code)));
+      const secondClosed = new Promise<number>((resolve) =>
+        second.ws.on('closed', (e) => resolve((e as { code: number }).code)),
+      );
       await revokeApiKey(limited.app.core.db, other.apiKey.slice(0, 14));
       // The open socket closes with 4401 (final for graphql-ws clients) without being asked anything.
       expect(await secondClosed).toBe(4401);
@@ -283,9 +300,15 @@ describe('a frontend app on urql and graphql-ws', () => {
     const recordingFetch: typeof fetch = async (input, init) => {
       const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
       const url = new URL(String(input));
-      const extensions = body?.extensions ?? (url.searchParams.get('extensions') ? JSON.parse(url.searchParams.get('extensions')!) : undefined);
+      const extensions =
+        body?.extensions ??
+        (url.searchParams.get('extensions') ? JSON.parse(url.searchParams.get('extensions')!) : undefined);
       const response = await fetch(input, init);
-      seen.push({ hash: extensions?.persistedQuery?.sha256Hash, hadQuery: Boolean(body?.query ?? url.searchParams.get('query')), allowOrigin: response.headers.get('access-control-allow-origin') });
+      seen.push({
+        hash: extensions?.persistedQuery?.sha256Hash,
+        hadQuery: Boolean(body?.query ?? url.searchParams.get('query')),
+        allowOrigin: response.headers.get('access-control-allow-origin'),
+      });
       return response;
     };
     const urql = new Client({

@@ -35,17 +35,30 @@ afterEach(async () => {
 });
 afterAll(() => t?.stop());
 
-const CreateKey = graphql(`mutation SubscriptionAccessCreateKey { createApiKey(input: {name: "dashboard"}) { secret apiKey { id prefix } userErrors { code } } }`);
-const RevokeKey = graphql(`mutation SubscriptionAccessRevokeKey($id: ID!) { revokeApiKey(id: $id) { apiKey { revokedAt } userErrors { code } } }`);
-const Invite = graphql(`mutation SubscriptionAccessInvite($input: InviteMemberInput!) { inviteMember(input: $input) { userErrors { code } } }`);
+const CreateKey = graphql(
+  `mutation SubscriptionAccessCreateKey { createApiKey(input: {name: "dashboard"}) { secret apiKey { id prefix } userErrors { code } } }`,
+);
+const RevokeKey = graphql(
+  `mutation SubscriptionAccessRevokeKey($id: ID!) { revokeApiKey(id: $id) { apiKey { revokedAt } userErrors { code } } }`,
+);
+const Invite = graphql(
+  `mutation SubscriptionAccessInvite($input: InviteMemberInput!) { inviteMember(input: $input) { userErrors { code } } }`,
+);
 const MemberIds = graphql(`query SubscriptionAccessMemberIds { viewer { members { nodes { id user { email } } } } }`);
-const RemoveMember = graphql(`mutation SubscriptionAccessRemove($id: ID!) { removeMember(id: $id) { removedMembershipId userErrors { code } } }`);
-const ChangeRole = graphql(`mutation SubscriptionAccessChangeRole($input: ChangeMemberRoleInput!) { changeMemberRole(input: $input) { membership { role } userErrors { code } } }`);
-const SignOutEverywhere = graphql(`mutation SubscriptionAccessSignOutEverywhere { signOutEverywhere { revokedSessionCount userErrors { code } } }`);
+const RemoveMember = graphql(
+  `mutation SubscriptionAccessRemove($id: ID!) { removeMember(id: $id) { removedMembershipId userErrors { code } } }`,
+);
+const ChangeRole = graphql(
+  `mutation SubscriptionAccessChangeRole($input: ChangeMemberRoleInput!) { changeMemberRole(input: $input) { membership { role } userErrors { code } } }`,
+);
+const SignOutEverywhere = graphql(
+  `mutation SubscriptionAccessSignOutEverywhere { signOutEverywhere { revokedSessionCount userErrors { code } } }`,
+);
 
 const SUBSCRIPTIONS = {
   runProgress: 'subscription SubscriptionAccessProgress($id: ID!) { runProgress(id: $id) { id status handled } }',
-  runItems: 'subscription SubscriptionAccessItems($id: ID!) { runItems(id: $id) { offset run { id handled downloadUrl(format: CSV) } } }',
+  runItems:
+    'subscription SubscriptionAccessItems($id: ID!) { runItems(id: $id) { offset run { id handled downloadUrl(format: CSV) } } }',
   runEvents: 'subscription SubscriptionAccessEvents { runEvents { kind run { id handled downloadUrl(format: CSV) } } }',
 } as const;
 type SubscriptionName = keyof typeof SUBSCRIPTIONS;
@@ -67,10 +80,14 @@ async function team(): Promise<Team> {
   const created = await owner.graphql(CreateKey);
   const memberEmail = `member${n}@access.example.com`;
   const from = t.mail.mails.length;
-  expect((await owner.graphql(Invite, { input: { email: memberEmail, role: 'ADMIN' } })).body.data!.inviteMember.userErrors).toEqual([]);
+  expect(
+    (await owner.graphql(Invite, { input: { email: memberEmail, role: 'ADMIN' } })).body.data!.inviteMember.userErrors,
+  ).toEqual([]);
   const link = await t.mail.linkTo(memberEmail, '/invitations/', from);
   const member = t.browser();
-  const accepted = await member.request('POST', '/auth/invitations/accept', { body: { token: link.split('/invitations/')[1], password: PASSWORD, name: 'member' } });
+  const accepted = await member.request('POST', '/auth/invitations/accept', {
+    body: { token: link.split('/invitations/')[1], password: PASSWORD, name: 'member' },
+  });
   expect(accepted.status).toBe(200);
   return { owner, ownerKey: created.body.data!.createApiKey.secret!, member, memberEmail };
 }
@@ -82,7 +99,10 @@ async function heldRun(ownerKey: string): Promise<string> {
   const res = await fetch(`${t.url}/api/v1/scrape/maps`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ searchStringsArray: ['dentist', 'plumber', 'bakery', 'florist'], maxCrawledPlacesPerSearch: 100 }),
+    body: JSON.stringify({
+      searchStringsArray: ['dentist', 'plumber', 'bakery', 'florist'],
+      maxCrawledPlacesPerSearch: 100,
+    }),
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { runId: string }).runId;
@@ -109,24 +129,36 @@ const KEY_ENDINGS: Ending[] = ['key revoked', 'key expired'];
 const SESSION_ENDINGS: Ending[] = ['member removed', 'session signed out', 'signed out everywhere'];
 
 /** Opens the subscriber's socket: a key the owner created in the console, or the member's session. */
-async function subscriber(team: Team, ending: Ending, options: { lazy?: boolean; onNonLazyError?: () => void } = {}): Promise<{ client: Client; end: () => Promise<void> }> {
+async function subscriber(
+  team: Team,
+  ending: Ending,
+  options: { lazy?: boolean; onNonLazyError?: () => void } = {},
+): Promise<{ client: Client; end: () => Promise<void> }> {
   if (KEY_ENDINGS.includes(ending)) {
     const created = (await team.owner.graphql(CreateKey)).body.data!.createApiKey;
     const client = wsClient(t.url, created.secret!, options);
     const end =
       ending === 'key revoked'
-        ? async () => void expect((await team.owner.graphql(RevokeKey, { id: created.apiKey!.id })).body.data!.revokeApiKey.userErrors).toEqual([])
-        : async () => void (await t.app.core.sql`update api_key set expires_at = now() - interval '1 second' where id = ${created.apiKey!.id}`);
+        ? async () =>
+            void expect(
+              (await team.owner.graphql(RevokeKey, { id: created.apiKey!.id })).body.data!.revokeApiKey.userErrors,
+            ).toEqual([])
+        : async () =>
+            void (await t.app.core
+              .sql`update api_key set expires_at = now() - interval '1 second' where id = ${created.apiKey!.id}`);
     return { client, end };
   }
   const client = team.member.socket();
   const end = {
     'member removed': async () => {
-      const id = (await team.owner.graphql(MemberIds)).body.data!.viewer.members.nodes.find((m) => m.user.email === team.memberEmail)!.id;
+      const id = (await team.owner.graphql(MemberIds)).body.data!.viewer.members.nodes.find(
+        (m) => m.user.email === team.memberEmail,
+      )!.id;
       expect((await team.owner.graphql(RemoveMember, { id })).body.data!.removeMember.userErrors).toEqual([]);
     },
     'session signed out': async () => expect((await team.member.request('POST', '/auth/sign-out')).status).toBe(204),
-    'signed out everywhere': async () => void expect((await team.member.graphql(SignOutEverywhere)).body.data!.signOutEverywhere.userErrors).toEqual([]),
+    'signed out everywhere': async () =>
+      void expect((await team.member.graphql(SignOutEverywhere)).body.data!.signOutEverywhere.userErrors).toEqual([]),
   }[ending as 'member removed'];
   return { client, end };
 }
@@ -142,8 +174,17 @@ describe('an open subscription ends with the access it was opened with', () => {
         // runItems has nothing to send before the first page: wait for the subscription to be in place another way.
         if (name === 'runItems') {
           gate!.release(0);
-          await waitFor(() => watched.events.length, (n) => n > 0, { what: 'the first batch of rows' });
-        } else await waitFor(() => watched.events.length, (n) => n > 0, { what: 'the first event' });
+          await waitFor(
+            () => watched.events.length,
+            (n) => n > 0,
+            { what: 'the first batch of rows' },
+          );
+        } else
+          await waitFor(
+            () => watched.events.length,
+            (n) => n > 0,
+            { what: 'the first event' },
+          );
 
         await end();
         const seenAtEnd = watched.events.length;
@@ -152,7 +193,11 @@ describe('an open subscription ends with the access it was opened with', () => {
         expect(await watched.closed).toBe(4401);
         expect(watched.events.length).toBe(seenAtEnd);
         // The run did go on (the events were there to be withheld).
-        await waitFor(async () => (await t.app.core.sql`select handled from run where id = ${runId}`)[0]!.handled as number, (h) => h > 0, { what: 'the run to go on' });
+        await waitFor(
+          async () => (await t.app.core.sql`select handled from run where id = ${runId}`)[0]!.handled as number,
+          (h) => h > 0,
+          { what: 'the run to go on' },
+        );
       });
     }
   }
@@ -163,7 +208,9 @@ describe('an open subscription ends with the access it was opened with', () => {
     const { client, end } = await subscriber(crew, 'key revoked', { lazy: false, onNonLazyError: () => {} });
     const closed = closeCode(client);
     // A query makes the socket connect; nothing is sent after it.
-    await new Promise<void>((resolve, reject) => client.subscribe({ query: '{ viewer { id } }' }, { next: () => {}, error: reject, complete: resolve }));
+    await new Promise<void>((resolve, reject) =>
+      client.subscribe({ query: '{ viewer { id } }' }, { next: () => {}, error: reject, complete: resolve }),
+    );
     await end();
     expect(await closed).toBe(4401);
   });
@@ -174,7 +221,11 @@ describe('an open subscription ends with the access it was opened with', () => {
     const lasting = watch(wsClient(t.url, crew.ownerKey), 'runProgress', runId);
     const { client, end } = await subscriber(crew, 'key revoked');
     const ended = watch(client, 'runProgress', runId);
-    await waitFor(() => [lasting.events.length, ended.events.length], ([a, b]) => a! > 0 && b! > 0, { what: 'both subscribers’ first event' });
+    await waitFor(
+      () => [lasting.events.length, ended.events.length],
+      ([a, b]) => a! > 0 && b! > 0,
+      { what: 'both subscribers’ first event' },
+    );
     await end();
     expect(await ended.closed).toBe(4401);
     gate!.releaseAll();
@@ -194,8 +245,13 @@ describe('the principal events resolve with', () => {
     const principal = await t.app.core.auth.authenticateSession(credential.session.token, credential.session.csrfToken);
     expect(principal.role).toBe('admin');
     const access = new LiveAccess(t.app.core, credential, principal);
-    const id = (await crew.owner.graphql(MemberIds)).body.data!.viewer.members.nodes.find((m) => m.user.email === crew.memberEmail)!.id;
-    expect((await crew.owner.graphql(ChangeRole, { input: { membershipId: id, role: 'MEMBER' } })).body.data!.changeMemberRole.userErrors).toEqual([]);
+    const id = (await crew.owner.graphql(MemberIds)).body.data!.viewer.members.nodes.find(
+      (m) => m.user.email === crew.memberEmail,
+    )!.id;
+    expect(
+      (await crew.owner.graphql(ChangeRole, { input: { membershipId: id, role: 'MEMBER' } })).body.data!
+        .changeMemberRole.userErrors,
+    ).toEqual([]);
     const held = access.principal;
     expect(await access.confirm()).toBe(held);
     // The same object, changed in place: every context holding it reads the new role.
@@ -208,7 +264,11 @@ describe('the principal events resolve with', () => {
     const created = (await crew.owner.graphql(CreateKey)).body.data!.createApiKey;
     const res = await fetch(`${t.url}/graphql`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${created.secret}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      headers: {
+        authorization: `Bearer ${created.secret}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
       body: JSON.stringify({ query: SUBSCRIPTIONS.runProgress, variables: { id: runId } }),
     });
     expect(res.status).toBe(200);
@@ -223,7 +283,9 @@ describe('the principal events resolve with', () => {
       return false;
     };
     await read((s) => s.includes('"runProgress"'));
-    expect((await crew.owner.graphql(RevokeKey, { id: created.apiKey!.id })).body.data!.revokeApiKey.userErrors).toEqual([]);
+    expect(
+      (await crew.owner.graphql(RevokeKey, { id: created.apiKey!.id })).body.data!.revokeApiKey.userErrors,
+    ).toEqual([]);
     const before = text.split('"runProgress"').length;
     gate!.releaseAll();
     // The stream ends with the refusal, and no progress after the revocation.
@@ -232,7 +294,6 @@ describe('the principal events resolve with', () => {
     expect(text).toContain('UNAUTHENTICATED');
   });
 });
-
 
 describe('opening a socket is a request, and sockets are capped', () => {
   /** A socket that connects at once and stays open: resolves with its close code, or 'open' once acknowledged. */

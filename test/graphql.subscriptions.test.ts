@@ -89,7 +89,10 @@ describe('runProgress over graphql-ws', () => {
     const subs = Array.from({ length: 5 }, () => follow(runId));
     // One more that leaves at once must not end the others' stream.
     const leaver = wsClient(t.url, key);
-    const stop = leaver.subscribe({ query: print(Progress), variables: { id: runId } }, { next: () => {}, error: () => {}, complete: () => {} });
+    const stop = leaver.subscribe(
+      { query: print(Progress), variables: { id: runId } },
+      { next: () => {}, error: () => {}, complete: () => {} },
+    );
     stop();
     for (const sub of subs) expect(await sub.first).toMatchObject({ id: runId, status: 'RUNNING', handled: 0 });
     runs.releaseAll();
@@ -134,7 +137,10 @@ describe('runProgress over graphql-ws', () => {
   it('serves queries over the socket with the same context', async () => {
     const c = wsClient(t.url, key);
     const result = await new Promise<FormattedExecutionResult<ResultOf<typeof Viewer>, unknown>>((resolve, reject) =>
-      c.subscribe<ResultOf<typeof Viewer>>({ query: print(Viewer) }, { next: resolve, error: reject, complete: () => {} }),
+      c.subscribe<ResultOf<typeof Viewer>>(
+        { query: print(Viewer) },
+        { next: resolve, error: reject, complete: () => {} },
+      ),
     );
     expect(result.data!.viewer.plan).toBe('SCALE');
   });

@@ -23,7 +23,10 @@ let t: TestApp;
 let key: string;
 
 beforeAll(async () => {
-  t = await startTestApp({ worker: false, config: { corsOrigins: [APP, 'http://localhost:5173'], rateLimitPerMinute: 5 } });
+  t = await startTestApp({
+    worker: false,
+    config: { corsOrigins: [APP, 'http://localhost:5173'], rateLimitPerMinute: 5 },
+  });
   ({ apiKey: key } = await t.account());
 });
 afterAll(() => t?.stop());
@@ -43,7 +46,10 @@ function expectCors(res: Response, origin = APP) {
 describe('CORS', () => {
   it('reads CORS_ORIGINS: none by default, origins only', () => {
     expect(loadConfig({}).corsOrigins).toEqual([]);
-    expect(loadConfig({ CORS_ORIGINS: `${APP}, http://localhost:5173` }).corsOrigins).toEqual([APP, 'http://localhost:5173']);
+    expect(loadConfig({ CORS_ORIGINS: `${APP}, http://localhost:5173` }).corsOrigins).toEqual([
+      APP,
+      'http://localhost:5173',
+    ]);
     for (const bad of ['*', 'app.example.com', `${APP}/`, `${APP}/path`, 'ftp://files.example.com']) {
       expect(() => loadConfig({ CORS_ORIGINS: bad }), bad).toThrow(/CORS_ORIGINS/);
     }
@@ -59,7 +65,10 @@ describe('CORS', () => {
     ] as const) {
       const res = await fetchFrom(APP, path, {
         method: 'OPTIONS',
-        headers: { 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type, idempotency-key' },
+        headers: {
+          'access-control-request-method': method,
+          'access-control-request-headers': 'authorization, content-type, idempotency-key',
+        },
       });
       expect(res.status, path).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe(APP);
@@ -68,7 +77,10 @@ describe('CORS', () => {
       expect(res.headers.get('access-control-allow-credentials')).toBeNull();
       expect(res.headers.get('access-control-max-age')).toBe('600');
     }
-    const other = await fetchFrom(OTHER, '/graphql', { method: 'OPTIONS', headers: { 'access-control-request-method': 'POST' } });
+    const other = await fetchFrom(OTHER, '/graphql', {
+      method: 'OPTIONS',
+      headers: { 'access-control-request-method': 'POST' },
+    });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 
@@ -103,7 +115,11 @@ describe('CORS', () => {
     const auth = { authorization: `Bearer ${apiKey}` };
     for (let i = 0; i < 5; i++) expect((await fetchFrom(APP, '/api/v1/wallet', { headers: auth })).status).toBe(200);
     const rest = await fetchFrom(APP, '/api/v1/wallet', { headers: auth });
-    const gql = await fetchFrom(APP, '/graphql', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: TYPENAME }) });
+    const gql = await fetchFrom(APP, '/graphql', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: TYPENAME }),
+    });
     for (const res of [rest, gql]) {
       expect(res.status).toBe(429);
       expectCors(res);
@@ -128,7 +144,11 @@ describe('CORS', () => {
   it('lets graphql-ws sockets be opened from allowed origins, the gateway’s own and non-browser clients only', async () => {
     const open = (origin?: string) =>
       new Promise<number>((resolve) => {
-        const socket = new WebSocket(`${t.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', origin ? { origin } : {});
+        const socket = new WebSocket(
+          `${t.url.replace(/^http/, 'ws')}/graphql`,
+          'graphql-transport-ws',
+          origin ? { origin } : {},
+        );
         socket.once('open', () => {
           socket.close();
           resolve(101);
@@ -181,7 +201,11 @@ describe('GraphiQL served by the gateway', () => {
     const root = findAll((el) => getAttributeValue(el, 'id') === 'root', dom.children)[0]!;
     const workers = Object.values(JSON.parse(getAttributeValue(root, 'data-workers')!)) as string[];
     expect(workers.length).toBe(3);
-    const refs = [...scripts.map((s) => getAttributeValue(s, 'src')!), ...links.map((l) => getAttributeValue(l, 'href')!), ...workers];
+    const refs = [
+      ...scripts.map((s) => getAttributeValue(s, 'src')!),
+      ...links.map((l) => getAttributeValue(l, 'href')!),
+      ...workers,
+    ];
     for (const ref of refs) {
       const url = new URL(ref, `${t.url}/graphql`);
       expect(url.origin, ref).toBe(new URL(t.url).origin);

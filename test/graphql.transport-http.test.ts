@@ -26,7 +26,8 @@ const GRAPHQL_RESPONSE = 'application/graphql-response+json';
 /** A selection `depth` levels deep. */
 const nested = (depth: number) => `${'{ a '.repeat(depth)}${'}'.repeat(depth)}`;
 /** `{ a0: __typename a1: __typename … }`: `count` selections (breadth `count`), 3 × count + 2 tokens. */
-const aliased = (count: number, more = '') => `{ ${Array.from({ length: count }, (_, i) => `a${i}: __typename`).join(' ')} ${more}}`;
+const aliased = (count: number, more = '') =>
+  `{ ${Array.from({ length: count }, (_, i) => `a${i}: __typename`).join(' ')} ${more}}`;
 
 interface WsResult {
   via: 'next' | 'error';
@@ -35,12 +36,18 @@ interface WsResult {
 }
 
 /** One operation over the socket: its first result, or the errors it was refused with. */
-function overSocket(client: Client, payload: { query?: string; variables?: Record<string, unknown>; extensions?: Record<string, unknown> }): Promise<WsResult> {
+function overSocket(
+  client: Client,
+  payload: { query?: string; variables?: Record<string, unknown>; extensions?: Record<string, unknown> },
+): Promise<WsResult> {
   return new Promise((resolve, reject) => {
     let first: WsResult | undefined;
     client.subscribe(payload as never, {
       next: (r) => void (first ??= { via: 'next', ...(r as object) }),
-      error: (e) => (Array.isArray(e) ? resolve({ via: 'error', errors: e }) : reject(new Error(`socket closed: ${JSON.stringify(e)}`))),
+      error: (e) =>
+        Array.isArray(e)
+          ? resolve({ via: 'error', errors: e })
+          : reject(new Error(`socket closed: ${JSON.stringify(e)}`)),
       complete: () => resolve(first ?? { via: 'next' }),
     });
   });
@@ -67,7 +74,9 @@ describe('an unauthenticated request is answered 401 before its document is pars
         const res = await post({ query }, { accept });
         expect(res.status, query.slice(0, 20)).toBe(401);
         expect(res.headers.get('www-authenticate')).toBe('Bearer');
-        expect(res.headers.get('content-type')).toMatch(accept === GRAPHQL_RESPONSE ? /^application\/graphql-response\+json/ : /^application\/json/);
+        expect(res.headers.get('content-type')).toMatch(
+          accept === GRAPHQL_RESPONSE ? /^application\/graphql-response\+json/ : /^application\/json/,
+        );
         expect(res.body.errors).toHaveLength(1);
         expect(res.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
         expect(res.body.errors[0].extensions).not.toHaveProperty('http');
@@ -82,11 +91,16 @@ describe('an unauthenticated request is answered 401 before its document is pars
 
   it('refuses malformed, unknown and revoked-looking keys the same way, and GET requests for JSON too', async () => {
     for (const authorization of ['Bearer nope', `Bearer lg_live_${'Z'.repeat(32)}`]) {
-      const res = await t.request('POST', '/graphql', { body: { query: '{ nope' }, headers: { authorization, accept: JSON_ACCEPT } });
+      const res = await t.request('POST', '/graphql', {
+        body: { query: '{ nope' },
+        headers: { authorization, accept: JSON_ACCEPT },
+      });
       expect(res.status).toBe(401);
       expect(res.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
     }
-    const get = await t.request('GET', `/graphql?query=${encodeURIComponent('{ viewer ')}`, { headers: { accept: JSON_ACCEPT } });
+    const get = await t.request('GET', `/graphql?query=${encodeURIComponent('{ viewer ')}`, {
+      headers: { accept: JSON_ACCEPT },
+    });
     expect(get.status).toBe(401);
     expect(get.headers.get('www-authenticate')).toBe('Bearer');
   });
@@ -109,11 +123,17 @@ describe('document limits', () => {
       expect(res.status).toBe(400);
       expect(res.body.data).toBeUndefined();
       expect(res.body.errors).toHaveLength(1);
-      expect(res.body.errors[0].extensions).toEqual({ code: 'QUERY_TOO_COMPLEX', details: { measure: 'tokens', limit: MAX_TOKENS } });
+      expect(res.body.errors[0].extensions).toEqual({
+        code: 'QUERY_TOO_COMPLEX',
+        details: { measure: 'tokens', limit: MAX_TOKENS },
+      });
       expect(res.body.errors[0].message).toContain(`more than ${MAX_TOKENS} tokens`);
     }
     // GET parses the same way.
-    const get = await t.request('GET', `/graphql?query=${encodeURIComponent(nested(3000))}`, { key, headers: { accept: JSON_ACCEPT } });
+    const get = await t.request('GET', `/graphql?query=${encodeURIComponent(nested(3000))}`, {
+      key,
+      headers: { accept: JSON_ACCEPT },
+    });
     expect(get.status).toBe(400);
     expect(get.body.errors[0].extensions.details.measure).toBe('tokens');
   });
@@ -156,19 +176,26 @@ describe('document limits', () => {
   });
 
   it('checks complexity with each request’s variables, though the document’s validation is cached', async () => {
-    const query = 'query ($runs: Int, $rows: Int) { runs(first: $runs) { nodes { id results(first: $rows) { nodes { __typename } } } } }';
+    const query =
+      'query ($runs: Int, $rows: Int) { runs(first: $runs) { nodes { id results(first: $rows) { nodes { __typename } } } } }';
     const small = await post({ query, variables: { runs: 2, rows: 2 } }, { key });
     expect(small.status).toBe(200);
     expect(small.body.errors).toBeUndefined();
     const large = await post({ query, variables: { runs: 100, rows: 100 } }, { key });
     expect(large.status).toBe(400);
-    expect(large.body.errors[0].extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', details: { measure: 'complexity', limit: 5000 } });
+    expect(large.body.errors[0].extensions).toMatchObject({
+      code: 'QUERY_TOO_COMPLEX',
+      details: { measure: 'complexity', limit: 5000 },
+    });
     // And the small one again: the refusal was not cached for the document either.
     expect((await post({ query, variables: { runs: 2, rows: 2 } }, { key })).status).toBe(200);
   });
 
   it('refuses a too broad subscription over HTTP (server-sent events) before it subscribes', async () => {
-    const res = await post({ query: `subscription { runEvents ${aliased(201)} }` }, { key, accept: 'text/event-stream' });
+    const res = await post(
+      { query: `subscription { runEvents ${aliased(201)} }` },
+      { key, accept: 'text/event-stream' },
+    );
     expect(res.status).toBe(400);
     expect(res.text).toContain('QUERY_TOO_COMPLEX');
     expect(res.text).toContain('Query breadth 202 exceeds the limit of 200');
@@ -190,7 +217,9 @@ describe('automatic persisted queries (Apollo protocol)', () => {
     const hash = sha256(query);
     const unknown = await post({ extensions: apq(hash) }, { key });
     expect(unknown.status).toBe(200);
-    expect(unknown.body.errors).toEqual([{ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }]);
+    expect(unknown.body.errors).toEqual([
+      { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } },
+    ]);
     // graphql-ws requires a `query` string: an empty one with the hash is a hash-only request.
     const overWs = await overSocket(wsClient(t.url, key), { query: '', extensions: apq(hash) });
     expect(overWs.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
@@ -199,7 +228,10 @@ describe('automatic persisted queries (Apollo protocol)', () => {
     expect(registered.body.data.viewer.id).toEqual(expect.any(String));
     const byHash = await post({ extensions: apq(hash) }, { key });
     expect(byHash.body).toEqual(registered.body);
-    const byGet = await t.request('GET', `/graphql?extensions=${encodeURIComponent(JSON.stringify(apq(hash)))}`, { key, headers: { accept: JSON_ACCEPT } });
+    const byGet = await t.request('GET', `/graphql?extensions=${encodeURIComponent(JSON.stringify(apq(hash)))}`, {
+      key,
+      headers: { accept: JSON_ACCEPT },
+    });
     expect(byGet.status).toBe(200);
     expect(byGet.body).toEqual(registered.body);
     const socket = await overSocket(wsClient(t.url, key), { query: '', extensions: apq(hash) });
@@ -211,7 +243,9 @@ describe('automatic persisted queries (Apollo protocol)', () => {
     const res = await post({ query: '{ viewer { id } }', extensions: apq(hash) }, { key, accept: GRAPHQL_RESPONSE });
     expect(res.body.data).toBeUndefined();
     expect(res.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_MISMATCH');
-    expect((await post({ extensions: apq(hash) }, { key })).body.errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect((await post({ extensions: apq(hash) }, { key })).body.errors[0].extensions.code).toBe(
+      'PERSISTED_QUERY_NOT_FOUND',
+    );
   });
 
   it('runs the operations of GRAPHQL_PERSISTED_OPERATIONS by hash without registration', async () => {
@@ -229,12 +263,16 @@ describe('persisted-only mode (GRAPHQL_PERSISTED_ONLY)', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'leadgate-persisted-'));
     const file = path.join(dir, 'operations.json');
     writeFileSync(file, JSON.stringify({ [sha256(LISTED)]: LISTED }));
-    only = await startTestApp({ worker: false, config: { graphqlPersistedOperations: file, graphqlPersistedOnly: true } });
+    only = await startTestApp({
+      worker: false,
+      config: { graphqlPersistedOperations: file, graphqlPersistedOnly: true },
+    });
     ({ apiKey: onlyKey } = await only.account());
   });
   afterAll(() => only?.stop());
 
-  const send = (body: unknown) => only.request('POST', '/graphql', { key: onlyKey, body, headers: { accept: JSON_ACCEPT } });
+  const send = (body: unknown) =>
+    only.request('POST', '/graphql', { key: onlyKey, body, headers: { accept: JSON_ACCEPT } });
   const apq = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
 
   it('runs a listed operation by its hash, over HTTP and graphql-ws', async () => {
@@ -246,13 +284,19 @@ describe('persisted-only mode (GRAPHQL_PERSISTED_ONLY)', () => {
   });
 
   it('refuses documents, even with a hash (no APQ registration), over HTTP and graphql-ws', async () => {
-    for (const body of [{ query: '{ viewer { id } }' }, { query: '{ viewer { id } }', extensions: apq(sha256('{ viewer { id } }')) }, { query: LISTED }]) {
+    for (const body of [
+      { query: '{ viewer { id } }' },
+      { query: '{ viewer { id } }', extensions: apq(sha256('{ viewer { id } }')) },
+      { query: LISTED },
+    ]) {
       const res = await send(body);
       expect(res.status).toBe(400);
       expect(res.body.data).toBeUndefined();
       expect(res.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_ID_REQUIRED');
     }
-    expect((await send({ extensions: apq(sha256('{ viewer { id } }')) })).body.errors[0].extensions.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    expect((await send({ extensions: apq(sha256('{ viewer { id } }')) })).body.errors[0].extensions.code).toBe(
+      'PERSISTED_QUERY_NOT_FOUND',
+    );
     const socket = await overSocket(wsClient(only.url, onlyKey), { query: '{ viewer { id } }' });
     expect(socket.via).toBe('error');
     expect(socket.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_ID_REQUIRED');
@@ -260,7 +304,9 @@ describe('persisted-only mode (GRAPHQL_PERSISTED_ONLY)', () => {
 
   it('answers an unknown hash with PERSISTED_QUERY_NOT_FOUND and a request with neither with PERSISTED_QUERY_ID_REQUIRED', async () => {
     const unknown = await send({ extensions: apq('0'.repeat(64)) });
-    expect(unknown.body.errors).toEqual([{ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }]);
+    expect(unknown.body.errors).toEqual([
+      { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } },
+    ]);
     const neither = await send({ variables: {} });
     expect(neither.status).toBe(400);
     expect(neither.body.errors[0].extensions.code).toBe('PERSISTED_QUERY_ID_REQUIRED');
@@ -284,8 +330,12 @@ describe('persisted operations configuration', () => {
       return file;
     };
     expect(() => loadPersistedOperations(write('list.json', '["{ viewer { id } }"]'))).toThrow(/JSON object/);
-    expect(() => loadPersistedOperations(write('bad.json', '{"a": "{ viewer { nope } }"}'))).toThrow(/operation a is not valid: .*nope/);
-    expect(() => loadPersistedOperations(write('deep.json', JSON.stringify({ b: nested(3000) })))).toThrow(/operation b is not valid: .*tokens/);
+    expect(() => loadPersistedOperations(write('bad.json', '{"a": "{ viewer { nope } }"}'))).toThrow(
+      /operation a is not valid: .*nope/,
+    );
+    expect(() => loadPersistedOperations(write('deep.json', JSON.stringify({ b: nested(3000) })))).toThrow(
+      /operation b is not valid: .*tokens/,
+    );
     expect(() => loadPersistedOperations(path.join(dir, 'missing.json'))).toThrow(/cannot read/);
     const good = loadPersistedOperations(write('good.json', JSON.stringify({ h: '{ viewer { id } }' })));
     expect([...good]).toEqual([['h', '{ viewer { id } }']]);

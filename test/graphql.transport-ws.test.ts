@@ -40,14 +40,21 @@ interface WsResult<TData> {
  * One operation over the socket: its first result (`next`), or the errors it was refused with (`error`).
  * A string is a document the socket must refuse (too large, too deep, too broad, not parsing).
  */
-function operation<TData, TVariables>(client: Client, document: TypedDocumentNode<TData, TVariables> | string, variables?: NoInfer<TVariables>): Promise<WsResult<TData>> {
+function operation<TData, TVariables>(
+  client: Client,
+  document: TypedDocumentNode<TData, TVariables> | string,
+  variables?: NoInfer<TVariables>,
+): Promise<WsResult<TData>> {
   return new Promise((resolve, reject) => {
     let first: WsResult<TData> | undefined;
     client.subscribe<TData>(
       { query: sourceOf(document), variables: variables as Record<string, unknown> | undefined },
       {
         next: (r) => void (first ??= { via: 'next', ...r }),
-        error: (e) => (Array.isArray(e) ? resolve({ via: 'error', errors: e }) : reject(Object.assign(new Error('socket closed'), { code: (e as { code?: number }).code }))),
+        error: (e) =>
+          Array.isArray(e)
+            ? resolve({ via: 'error', errors: e })
+            : reject(Object.assign(new Error('socket closed'), { code: (e as { code?: number }).code })),
         complete: () => resolve(first ?? { via: 'next' }),
       },
     );
@@ -68,8 +75,11 @@ function openClient(key: string | undefined, extra: Record<string, unknown> = {}
 
 const Typename = graphql(`query WsTypename { __typename }`);
 const ViewerId = graphql(`query WsViewerId { viewer { id } }`);
-const StartMaps = graphql(`mutation WsStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { __typename } }`);
-const runsOf = async (accountId: string) => (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
+const StartMaps = graphql(
+  `mutation WsStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { __typename } }`,
+);
+const runsOf = async (accountId: string) =>
+  (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
 
 describe('each operation pays the HTTP toll', () => {
   it(`counts opening the socket and every subscribe message against the key's ${RATE_LIMIT} per minute, shared with HTTP; past it RATE_LIMITED with retryAfter`, async () => {
@@ -114,10 +124,14 @@ describe('each operation pays the HTTP toll', () => {
     await t.app.core.sql`update api_key set revoked_at = now() where prefix = ${apiKey.slice(0, 14)}`;
     const revokedAt = Date.now();
     // Both sockets close with 4401 without sending anything, within the key cache time (and a second's margin).
-    await waitFor(() => [a.seen.closed, b.seen.closed], (codes) => codes.every((c) => c.length > 0), {
-      timeoutMs: (AUTH_CACHE_SECS + 5) * 1000,
-      what: 'both sockets to close',
-    });
+    await waitFor(
+      () => [a.seen.closed, b.seen.closed],
+      (codes) => codes.every((c) => c.length > 0),
+      {
+        timeoutMs: (AUTH_CACHE_SECS + 5) * 1000,
+        what: 'both sockets to close',
+      },
+    );
     expect(Date.now() - revokedAt).toBeLessThan((AUTH_CACHE_SECS + 2) * 1000);
     expect([a.seen.closed, b.seen.closed]).toEqual([[4401], [4401]]);
     expect([a.seen.opened, b.seen.opened]).toEqual([1, 1]);
@@ -142,7 +156,12 @@ describe('a bad key closes the socket with 4401', () => {
   it('closes with 4401 for a missing, malformed, unknown or revoked key, and graphql-ws does not retry it', async () => {
     const revoked = await t.account();
     await revokeApiKey(t.app.core.db, revoked.apiKey.slice(0, 14));
-    const params = [{}, { authorization: 'Bearer nope' }, { authorization: `Bearer lg_live_${'Q'.repeat(32)}` }, { authorization: `Bearer ${revoked.apiKey}` }];
+    const params = [
+      {},
+      { authorization: 'Bearer nope' },
+      { authorization: `Bearer lg_live_${'Q'.repeat(32)}` },
+      { authorization: `Bearer ${revoked.apiKey}` },
+    ];
     for (const connectionParams of params) {
       // Retries allowed and immediate: a 4403 would be tried again, 4401 is final.
       const { client, seen } = openClient(undefined, { connectionParams, retryAttempts: 3, retryWait: async () => {} });
@@ -161,8 +180,12 @@ describe('messages are capped at 1 MB like HTTP bodies', () => {
     const socket = new WebSocket(`${t.url.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } })));
-      socket.once('message', (data) => (JSON.parse(String(data)).type === 'connection_ack' ? resolve() : reject(new Error(String(data)))));
+      socket.once('open', () =>
+        socket.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${key}` } })),
+      );
+      socket.once('message', (data) =>
+        JSON.parse(String(data)).type === 'connection_ack' ? resolve() : reject(new Error(String(data))),
+      );
     });
     return socket;
   }
@@ -193,9 +216,18 @@ describe('messages are capped at 1 MB like HTTP bodies', () => {
     expect(message.length).toBeGreaterThan(BODY_LIMIT * 0.8);
     socket.send(message);
     socket.send(subscribe('after', print(Typename)));
-    await waitFor(() => answers, (a) => a.some((m) => m.id === 'after' && m.type === 'complete'), { what: 'both answers' });
-    expect(answers.find((m) => m.id === 'under')).toMatchObject({ type: 'error', payload: [{ extensions: { code: 'QUERY_TOO_COMPLEX', details: { measure: 'tokens' } } }] });
-    expect(answers.find((m) => m.id === 'after' && m.type === 'next').payload).toEqual({ data: { __typename: 'Query' } });
+    await waitFor(
+      () => answers,
+      (a) => a.some((m) => m.id === 'after' && m.type === 'complete'),
+      { what: 'both answers' },
+    );
+    expect(answers.find((m) => m.id === 'under')).toMatchObject({
+      type: 'error',
+      payload: [{ extensions: { code: 'QUERY_TOO_COMPLEX', details: { measure: 'tokens' } } }],
+    });
+    expect(answers.find((m) => m.id === 'after' && m.type === 'next').payload).toEqual({
+      data: { __typename: 'Query' },
+    });
     expect(socket.readyState).toBe(WebSocket.OPEN);
     socket.close();
   });
@@ -209,7 +241,10 @@ describe('document limits over the socket', () => {
     const refused = await operation(client, deep);
     expect(refused.via).toBe('error');
     expect(refused.errors).toHaveLength(1);
-    expect(refused.errors![0]!.extensions).toEqual({ code: 'QUERY_TOO_COMPLEX', details: { measure: 'tokens', limit: MAX_TOKENS } });
+    expect(refused.errors![0]!.extensions).toEqual({
+      code: 'QUERY_TOO_COMPLEX',
+      details: { measure: 'tokens', limit: MAX_TOKENS },
+    });
     const subscription = await operation(client, `subscription ${deep}`);
     expect(subscription.errors![0]!.extensions!.code).toBe('QUERY_TOO_COMPLEX');
     expect((await operation(client, Typename)).data).toEqual({ __typename: 'Query' });

@@ -35,7 +35,14 @@ beforeAll(async () => {
   principal = { accountId, keyId: 'key_test', keyPrefix: 'lg_live_test', plan: 'scale', subscriptionStatus: 'ACTIVE' };
   const expiresAt = new Date(Date.now() + 86_400_000);
   for (let i = 0; i < RUNS; i++) {
-    const run = await d.insertRun({ accountId, status: 'SUCCEEDED', itemCount: 8, handled: 8, finishedAt: new Date(), expiresAt });
+    const run = await d.insertRun({
+      accountId,
+      status: 'SUCCEEDED',
+      itemCount: 8,
+      handled: 8,
+      finishedAt: new Date(),
+      expiresAt,
+    });
     await d.sql`insert into run_item (run_id, seq, data)
       select ${run.id}, s, json_build_object('name', 'Place ' || s, 'place_id', ${`p${i}-`} || s) from generate_series(0, 7) s`;
     if (i < WEBHOOKS) {
@@ -48,11 +55,21 @@ beforeAll(async () => {
     }
   }
   // One connection, warmed up: postgres.js reads the array types once per connection, which is not the request's cost.
-  client = postgres(d.database.url, { max: 1, onnotice: () => {}, debug: (_connection, query) => void statements.push(query) });
+  client = postgres(d.database.url, {
+    max: 1,
+    onnotice: () => {},
+    debug: (_connection, query) => void statements.push(query),
+  });
   const db = drizzle(client, { schema: tables });
   // No read replica: the catalog reader reads on this one connection too.
   const catalogReader = createCatalogReader(client, { url: undefined, maxLagMs: 0, logger: createLogger('silent') });
-  core = { sql: client, db, catalogReader, clock: () => new Date(), config: { publicUrl: 'http://localhost' } } as unknown as Core;
+  core = {
+    sql: client,
+    db,
+    catalogReader,
+    clock: () => new Date(),
+    config: { publicUrl: 'http://localhost' },
+  } as unknown as Core;
   await client`select ${[1]}::int[] as warm`;
 });
 
@@ -62,13 +79,24 @@ afterAll(async () => {
 });
 
 /** Runs a document in-process (parsed, validated, executed) with a fresh request context. */
-async function run<TData, TVariables>(document: TypedDocumentNode<TData, TVariables>, variables: NoInfer<TVariables>): Promise<ExecutionResult<TData>> {
+async function run<TData, TVariables>(
+  document: TypedDocumentNode<TData, TVariables>,
+  variables: NoInfer<TVariables>,
+): Promise<ExecutionResult<TData>> {
   const variableValues = variables as Record<string, unknown>;
-  return (await execute({ schema, source: print(document), variableValues, contextValue: { core, principal, loaders: createLoaders(core, principal) } })) as ExecutionResult<TData>;
+  return (await execute({
+    schema,
+    source: print(document),
+    variableValues,
+    contextValue: { core, principal, loaders: createLoaders(core, principal) },
+  })) as ExecutionResult<TData>;
 }
 
 /** Runs a document and answers the statements it sent. */
-async function statementsOf<TVariables>(document: TypedDocumentNode<unknown, TVariables>, variables: NoInfer<TVariables>): Promise<string[]> {
+async function statementsOf<TVariables>(
+  document: TypedDocumentNode<unknown, TVariables>,
+  variables: NoInfer<TVariables>,
+): Promise<string[]> {
   statements = [];
   const result = await run(document, variables);
   expect(result.errors).toBeUndefined();
@@ -121,6 +149,7 @@ describe('statements per request', () => {
       expect(run.results!.nodes.map((n) => n.placeId!.replace(/^p\d+-/, ''))).toEqual(['0', '1', '2', '3', '4']);
     }
     expect(data.webhooks.nodes).toHaveLength(WEBHOOKS);
-    for (const hook of data.webhooks.nodes) expect(hook.deliveries).toMatchObject({ totalCount: 4, pageInfo: { hasNextPage: true } });
+    for (const hook of data.webhooks.nodes)
+      expect(hook.deliveries).toMatchObject({ totalCount: 4, pageInfo: { hasNextPage: true } });
   });
 });

@@ -21,20 +21,30 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const ZeroRuns = graphql(`query ErrorsZeroRuns { runs(first: 0) { totalCount } }`);
 const ViewerId = graphql(`query ErrorsViewerId { viewer { id } }`);
-const PlanGated = graphql(`query ErrorsPlanGated { viewer { plan } leads(first: 1) { totalCount } stores(first: 1) { totalCount } }`);
+const PlanGated = graphql(
+  `query ErrorsPlanGated { viewer { plan } leads(first: 1) { totalCount } stores(first: 1) { totalCount } }`,
+);
 const StartMaps = graphql(`
   mutation ErrorsStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } userErrors { code field message } } }
 `);
 const StartEmailFinder = graphql(`
   mutation ErrorsStartEmailFinder($input: StartEmailFinderInput!) { startEmailFinder(input: $input) { run { id } userErrors { code field } } }
 `);
-const EnrichOne = graphql(`mutation ErrorsEnrichOne { enrichLeads(rows: [{ email: "a@b.co" }]) { rows { matchStatus } userErrors { code } } }`);
-const BuyTwenty = graphql(`mutation ErrorsBuyTwenty { buyCredits(amount: "20") { purchase { amount } userErrors { code } } }`);
+const EnrichOne = graphql(
+  `mutation ErrorsEnrichOne { enrichLeads(rows: [{ email: "a@b.co" }]) { rows { matchStatus } userErrors { code } } }`,
+);
+const BuyTwenty = graphql(
+  `mutation ErrorsBuyTwenty { buyCredits(amount: "20") { purchase { amount } userErrors { code } } }`,
+);
 const Enrich = graphql(`
   mutation ErrorsEnrich($rows: [LeadEnrichmentInput!]!) { enrichLeads(rows: $rows) { summary { matched } userErrors { code } } }
 `);
-const StartEmailValidator = graphql(`mutation ErrorsStartEmailValidator { startEmailValidator(input: { emails: ["a@example.com"] }) { run { id } } }`);
-const Cancel = graphql(`mutation ErrorsCancel($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code field } } }`);
+const StartEmailValidator = graphql(
+  `mutation ErrorsStartEmailValidator { startEmailValidator(input: { emails: ["a@example.com"] }) { run { id } } }`,
+);
+const Cancel = graphql(
+  `mutation ErrorsCancel($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code field } } }`,
+);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -48,7 +58,8 @@ function sourceFiles(dir: string): string[] {
 function thrownCodes(): Set<string> {
   const codes = new Set<string>();
   for (const file of [...sourceFiles(path.join(ROOT, 'src')), ...sourceFiles(path.join(ROOT, 'schema'))]) {
-    for (const match of readFileSync(file, 'utf8').matchAll(/(?:new AppError|super)\(\s*\d{3},\s*'([a-z_]+)'/g)) codes.add(match[1]!);
+    for (const match of readFileSync(file, 'utf8').matchAll(/(?:new AppError|super)\(\s*\d{3},\s*'([a-z_]+)'/g))
+      codes.add(match[1]!);
   }
   return codes;
 }
@@ -67,35 +78,57 @@ describe('the ErrorCode enum', () => {
   });
 
   it('holds the codes of GraphQL documents and variables', () => {
-    for (const code of ['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT']) expect(values).toContain(code);
+    for (const code of ['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT'])
+      expect(values).toContain(code);
   });
 });
 
 describe('graphQLErrorOf', () => {
   it('gives an AppError its REST code in SCREAMING_SNAKE_CASE, with its details', () => {
     const err = new ValidationError([{ path: 'amount', message: 'must be at least 10' }]);
-    expect(graphQLErrorOf(err)).toEqual({ message: 'amount: must be at least 10', extensions: { code: 'VALIDATION_FAILED', details: [{ path: 'amount', message: 'must be at least 10' }] } });
-    expect(graphQLErrorOf(new AppError(401, 'unauthenticated', 'Send your key')).extensions).toMatchObject({ code: 'UNAUTHENTICATED', http: { status: 401 } });
+    expect(graphQLErrorOf(err)).toEqual({
+      message: 'amount: must be at least 10',
+      extensions: { code: 'VALIDATION_FAILED', details: [{ path: 'amount', message: 'must be at least 10' }] },
+    });
+    expect(graphQLErrorOf(new AppError(401, 'unauthenticated', 'Send your key')).extensions).toMatchObject({
+      code: 'UNAUTHENTICATED',
+      http: { status: 401 },
+    });
   });
 
   it('words a REST route as the GraphQL field that does the same, and leaves REST’s message alone', () => {
     const rest = 'The wallet cannot pay for one place (0.0099 USD). Buy credits with POST /api/v1/buy-credits.';
     const err = new AppError(402, 'insufficient_funds', rest);
-    expect(graphQLErrorOf(err).message).toBe('The wallet cannot pay for one place (0.0099 USD). Buy credits with the buyCredits mutation.');
+    expect(graphQLErrorOf(err).message).toBe(
+      'The wallet cannot pay for one place (0.0099 USD). Buy credits with the buyCredits mutation.',
+    );
     expect(err.toBody().error.message).toBe(rest);
-    expect(graphQLMessage('see search_translation; start with POST /api/v1/scrape/maps')).toBe('see searchTranslation; start with the startMapsScrape mutation');
+    expect(graphQLMessage('see search_translation; start with POST /api/v1/scrape/maps')).toBe(
+      'see searchTranslation; start with the startMapsScrape mutation',
+    );
   });
 
   it('codes GraphQL’s own errors: documents that do not parse or validate, variables that do not coerce', () => {
-    expect(graphQLErrorOf(new GraphQLError('Syntax Error: Expected Name, found <EOF>.')).extensions.code).toBe('GRAPHQL_PARSE_FAILED');
-    expect(graphQLErrorOf(new GraphQLError('Cannot query field "nope" on type "Account".')).extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
-    expect(graphQLErrorOf(new GraphQLError('Variable "$id" of required type "ID!" was not provided.')).extensions.code).toBe('BAD_USER_INPUT');
+    expect(graphQLErrorOf(new GraphQLError('Syntax Error: Expected Name, found <EOF>.')).extensions.code).toBe(
+      'GRAPHQL_PARSE_FAILED',
+    );
+    expect(graphQLErrorOf(new GraphQLError('Cannot query field "nope" on type "Account".')).extensions.code).toBe(
+      'GRAPHQL_VALIDATION_FAILED',
+    );
+    expect(
+      graphQLErrorOf(new GraphQLError('Variable "$id" of required type "ID!" was not provided.')).extensions.code,
+    ).toBe('BAD_USER_INPUT');
     // A code already given is kept.
-    expect(graphQLErrorOf(new GraphQLError('x', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })).extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+    expect(
+      graphQLErrorOf(new GraphQLError('x', { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })).extensions.code,
+    ).toBe('GRAPHQL_VALIDATION_FAILED');
   });
 
   it('masks anything else as INTERNAL_ERROR, never showing its message', () => {
-    expect(graphQLErrorOf(new Error('password=hunter2'))).toEqual({ message: 'Something went wrong on our side; the error was logged.', extensions: { code: 'INTERNAL_ERROR' } });
+    expect(graphQLErrorOf(new Error('password=hunter2'))).toEqual({
+      message: 'Something went wrong on our side; the error was logged.',
+      extensions: { code: 'INTERNAL_ERROR' },
+    });
     const located = new GraphQLError('boom', { path: ['viewer'], originalError: new TypeError('x is undefined') });
     expect(graphQLErrorOf(located).extensions.code).toBe('INTERNAL_ERROR');
   });
@@ -122,7 +155,15 @@ describe('over HTTP', () => {
       await t.graphql(key, 'query ($first: Int) { runs(first: $first) { totalCount } }', { first: 'ten' }),
     ];
     const codes = answers.map((res) => res.body.errors!.map((e: GraphQLFormattedError) => e.extensions?.code));
-    expect(codes).toEqual([['GRAPHQL_VALIDATION_FAILED'], ['GRAPHQL_PARSE_FAILED'], ['GRAPHQL_VALIDATION_FAILED'], ['VALIDATION_FAILED'], ['UNAUTHENTICATED'], ['BAD_USER_INPUT'], ['BAD_USER_INPUT']]);
+    expect(codes).toEqual([
+      ['GRAPHQL_VALIDATION_FAILED'],
+      ['GRAPHQL_PARSE_FAILED'],
+      ['GRAPHQL_VALIDATION_FAILED'],
+      ['VALIDATION_FAILED'],
+      ['UNAUTHENTICATED'],
+      ['BAD_USER_INPUT'],
+      ['BAD_USER_INPUT'],
+    ]);
   });
 
   it('a starter key keeps `viewer` and gets PLAN_REQUIRED for the plan-gated fields alone', async () => {
@@ -142,7 +183,13 @@ describe('over HTTP', () => {
       expect(res.body.errors).toBeUndefined();
       const { run, userErrors } = res.body.data!.startMapsScrape;
       expect(run).toBeNull();
-      expect(userErrors).toEqual([{ code: 'INSUFFICIENT_FUNDS', field: null, message: expect.stringContaining('Buy credits with the buyCredits mutation.') }]);
+      expect(userErrors).toEqual([
+        {
+          code: 'INSUFFICIENT_FUNDS',
+          field: null,
+          message: expect.stringContaining('Buy credits with the buyCredits mutation.'),
+        },
+      ]);
       expect(userErrors[0]!.message).not.toContain('/api/v1');
       const rest = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: DENVER_DENTISTS });
       expect(rest.body.error.message).toContain('Buy credits with POST /api/v1/buy-credits.');
@@ -152,7 +199,10 @@ describe('over HTTP', () => {
       const res = await t.graphql(key, StartEmailFinder, {
         input: { contacts: [{ firstName: 'J'.repeat(101), lastName: 'Doe', domain: 'acme.com' }] },
       });
-      expect(res.body.data!.startEmailFinder).toEqual({ run: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'contacts', '0', 'firstName'] }] });
+      expect(res.body.data!.startEmailFinder).toEqual({
+        run: null,
+        userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'contacts', '0', 'firstName'] }],
+      });
     });
 
     it('PLAN_REQUIRED, SUBSCRIPTION_INACTIVE and DAILY_LIMIT_REACHED', async () => {
@@ -162,7 +212,10 @@ describe('over HTTP', () => {
 
       const trial = await t.account({ subscriptionStatus: 'TRIAL' });
       const inactive = await t.graphql(trial.apiKey, BuyTwenty);
-      expect(inactive.body.data!.buyCredits).toEqual({ purchase: null, userErrors: [{ code: 'SUBSCRIPTION_INACTIVE' }] });
+      expect(inactive.body.data!.buyCredits).toEqual({
+        purchase: null,
+        userErrors: [{ code: 'SUBSCRIPTION_INACTIVE' }],
+      });
 
       const [person] = await t.app.core.sql`select email from person where email is not null limit 1`;
       const first = await t.graphql(key, Enrich, { rows: [{ email: person!.email }] });
@@ -175,8 +228,14 @@ describe('over HTTP', () => {
     it('NOT_CANCELLABLE and NOT_FOUND', async () => {
       const started = await t.graphql(key, StartEmailValidator);
       const id = started.body.data!.startEmailValidator.run!.id;
-      expect((await t.graphql(key, Cancel, { id })).body.data!.cancelRun).toEqual({ run: null, userErrors: [{ code: 'NOT_CANCELLABLE', field: null }] });
-      expect((await t.graphql(key, Cancel, { id: 'nope' })).body.data!.cancelRun).toEqual({ run: null, userErrors: [{ code: 'NOT_FOUND', field: null }] });
+      expect((await t.graphql(key, Cancel, { id })).body.data!.cancelRun).toEqual({
+        run: null,
+        userErrors: [{ code: 'NOT_CANCELLABLE', field: null }],
+      });
+      expect((await t.graphql(key, Cancel, { id: 'nope' })).body.data!.cancelRun).toEqual({
+        run: null,
+        userErrors: [{ code: 'NOT_FOUND', field: null }],
+      });
     });
   });
 });

@@ -17,7 +17,8 @@ beforeAll(async () => {
   t = await startTestApp();
   a = await t.account();
   b = await t.account();
-  runId = (await t.runTool(a.apiKey, '/api/v1/scrape/maps', { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 3 })).start.runId;
+  runId = (await t.runTool(a.apiKey, '/api/v1/scrape/maps', { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 3 })).start
+    .runId;
 });
 afterAll(() => t?.stop());
 
@@ -35,9 +36,15 @@ const FirstRecords = graphql(`
     stores(first: 1) { nodes { id databaseId } }
   }
 `);
-const RunAndNode = graphql(`query NodesRunAndNode($id: ID!) { run(id: $id) { id tool } node(id: $id) { id ... on Run { tool status } } }`);
-const CreateWebhook = graphql(`mutation NodesCreateWebhook { createWebhook(input: { url: "https://example.com/hooks/nodes" }) { webhook { id } } }`);
-const Seen = graphql(`query NodesSeen { viewer { id ledger(first: 1) { nodes { id } } } leads(first: 1) { nodes { id company { id } } } }`);
+const RunAndNode = graphql(
+  `query NodesRunAndNode($id: ID!) { run(id: $id) { id tool } node(id: $id) { id ... on Run { tool status } } }`,
+);
+const CreateWebhook = graphql(
+  `mutation NodesCreateWebhook { createWebhook(input: { url: "https://example.com/hooks/nodes" }) { webhook { id } } }`,
+);
+const Seen = graphql(
+  `query NodesSeen { viewer { id ledger(first: 1) { nodes { id } } } leads(first: 1) { nodes { id company { id } } } }`,
+);
 const LeadNode = graphql(`query NodesLead($id: ID!) { node(id: $id) { ... on Lead { fullName company { name } } } }`);
 const Mine = graphql(`
   query NodesMine {
@@ -61,7 +68,10 @@ describe('ids', () => {
 
   it('a run’s id is the runId REST returns, and run(id:) and node(id:) both take it', async () => {
     const res = await t.graphql(a.apiKey, RunAndNode, { id: runId });
-    expect(res.body.data).toEqual({ run: { id: runId, tool: 'MAPS' }, node: { id: runId, tool: 'MAPS', status: 'SUCCEEDED' } });
+    expect(res.body.data).toEqual({
+      run: { id: runId, tool: 'MAPS' },
+      node: { id: runId, tool: 'MAPS', status: 'SUCCEEDED' },
+    });
     expect((await t.request('GET', `/api/v1/scrape/status/${runId}`, { key: a.apiKey })).body.runId).toBe(runId);
   });
 });
@@ -74,7 +84,19 @@ describe('node(id:) and nodes(ids:)', () => {
     const { viewer } = seen.body.data!;
     const lead = seen.body.data!.leads!.nodes[0]!;
     const entry = viewer.ledger.nodes[0]!;
-    const ids = [runId, viewer.id, entry.id, webhookId, lead.id, lead.company!.id, 'nope', 'lead_999999999', 'lead_x', '', `${runId}x`];
+    const ids = [
+      runId,
+      viewer.id,
+      entry.id,
+      webhookId,
+      lead.id,
+      lead.company!.id,
+      'nope',
+      'lead_999999999',
+      'lead_x',
+      '',
+      `${runId}x`,
+    ];
     expect(await nodesOf(a.apiKey, ids)).toEqual([
       { __typename: 'Run', id: runId },
       { __typename: 'Account', id: viewer.id },
@@ -109,6 +131,9 @@ describe('node(id:) and nodes(ids:)', () => {
 
   it('takes at most 100 ids', async () => {
     const res = await t.graphql(a.apiKey, Nodes, { ids: Array.from({ length: 101 }, (_, i) => `lead_${i + 1}`) });
-    expect(res.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'ids', message: 'at most 100 ids' }] });
+    expect(res.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ path: 'ids', message: 'at most 100 ids' }],
+    });
   });
 });

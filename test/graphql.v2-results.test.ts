@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getNamedType, isListType, isNonNullType, isObjectType, type GraphQLObjectType, type GraphQLOutputType } from 'graphql';
+import {
+  getNamedType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+} from 'graphql';
 import { schema } from '../schema/index.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
@@ -29,7 +36,9 @@ const ResultsPage = graphql(`
     }
   }
 `);
-const ForgedCursor = graphql(`query ResultsForgedCursor($id: ID!) { run(id: $id) { results(after: "nope") { totalCount } } }`);
+const ForgedCursor = graphql(
+  `query ResultsForgedCursor($id: ID!) { run(id: $id) { results(after: "nope") { totalCount } } }`,
+);
 
 const camel = (name: string) => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -78,11 +87,20 @@ describe('Run.results', () => {
       const input = FINDING[tool.name] ? await FINDING[tool.name]!() : tool.example;
       const { start, rows } = await t.runTool(key, tool.rest.path, input, 30_000);
       if (FINDING[tool.name]) expect(rows.length).toBeGreaterThan(0);
-      if (tool.name === 'property-lookup') expect(rows[0]).toMatchObject({ status: 'found', price_history: expect.any(Array), schools: expect.any(Array) });
+      if (tool.name === 'property-lookup')
+        expect(rows[0]).toMatchObject({
+          status: 'found',
+          price_history: expect.any(Array),
+          schools: expect.any(Array),
+        });
       const typeName = `${tool.name.replace(/(^|-)(\w)/g, (_, __, c: string) => c.toUpperCase())}Result`;
       const type = schema.getType(typeName) as GraphQLObjectType;
       // A string: the selection is built from the schema for each tool.
-      const res = await t.graphql(key, `query($id: ID!) { run(id: $id) { results(first: 100) { totalCount nodes { __typename ... on ${typeName} { ${selection(type)} } } } } }`, { id: start.runId });
+      const res = await t.graphql(
+        key,
+        `query($id: ID!) { run(id: $id) { results(first: 100) { totalCount nodes { __typename ... on ${typeName} { ${selection(type)} } } } } }`,
+        { id: start.runId },
+      );
       expect(res.body.errors).toBeUndefined();
       const { totalCount, nodes } = res.body.data.run.results;
       expect(totalCount).toBe(rows.length);
@@ -91,7 +109,9 @@ describe('Run.results', () => {
         const row = rows[i] as Record<string, unknown>;
         expect(node).toEqual({
           __typename: typeName,
-          ...Object.fromEntries(tool.columns.map((c) => [camel(c.key), expected(row[c.key], type.getFields()[camel(c.key)]!.type)])),
+          ...Object.fromEntries(
+            tool.columns.map((c) => [camel(c.key), expected(row[c.key], type.getFields()[camel(c.key)]!.type)]),
+          ),
         });
       });
     });
@@ -101,12 +121,23 @@ describe('Run.results', () => {
     const maps = TOOLS.find((x) => x.name === 'maps')!;
     const { start, rows } = await t.runTool(key, maps.rest.path, maps.example);
     expect(rows.length).toBeGreaterThan(3);
-    const page = async (after: string | null) => (await t.graphql(key, ResultsPage, { id: start.runId, after })).body.data!.run!.results!;
+    const page = async (after: string | null) =>
+      (await t.graphql(key, ResultsPage, { id: start.runId, after })).body.data!.run!.results!;
     const first = await page(null);
     const second = await page(first.pageInfo.endCursor);
-    expect([...first.edges, ...second.edges].map((e) => e.node.placeId)).toEqual(rows.slice(0, 4).map((r) => r.place_id));
-    expect(first.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false, startCursor: first.edges[0]!.cursor, endCursor: first.edges[1]!.cursor });
+    expect([...first.edges, ...second.edges].map((e) => e.node.placeId)).toEqual(
+      rows.slice(0, 4).map((r) => r.place_id),
+    );
+    expect(first.pageInfo).toMatchObject({
+      hasNextPage: true,
+      hasPreviousPage: false,
+      startCursor: first.edges[0]!.cursor,
+      endCursor: first.edges[1]!.cursor,
+    });
     const bad = await t.graphql(key, ForgedCursor, { id: start.runId });
-    expect(bad.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'after', message: 'not a cursor returned by this API' }] });
+    expect(bad.body.errors?.[0]?.extensions).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ path: 'after', message: 'not a cursor returned by this API' }],
+    });
   });
 });

@@ -33,9 +33,13 @@ const objects = types.filter((t): t is GraphQLObjectType => isObjectType(t));
 
 /** Every field of every object and interface type, with its owner. */
 const fields = types.flatMap((type) =>
-  isObjectType(type) || isInterfaceType(type) ? Object.values(type.getFields()).map((field) => ({ type, field: field as GraphQLField<unknown, unknown> })) : [],
+  isObjectType(type) || isInterfaceType(type)
+    ? Object.values(type.getFields()).map((field) => ({ type, field: field as GraphQLField<unknown, unknown> }))
+    : [],
 );
-const inputFields = types.flatMap((type) => (isInputObjectType(type) ? Object.values(type.getFields()).map((field) => ({ type, field })) : []));
+const inputFields = types.flatMap((type) =>
+  isInputObjectType(type) ? Object.values(type.getFields()).map((field) => ({ type, field })) : [],
+);
 
 describe('descriptions', () => {
   it('every type, field, argument, input field and enum value has one', () => {
@@ -43,10 +47,15 @@ describe('descriptions', () => {
     for (const type of types) if (!type.description?.trim()) missing.push(type.name);
     for (const { type, field } of fields) {
       if (!field.description?.trim()) missing.push(`${type.name}.${field.name}`);
-      for (const arg of field.args) if (!arg.description?.trim()) missing.push(`${type.name}.${field.name}(${arg.name})`);
+      for (const arg of field.args)
+        if (!arg.description?.trim()) missing.push(`${type.name}.${field.name}(${arg.name})`);
     }
-    for (const { type, field } of inputFields) if (!field.description?.trim()) missing.push(`${type.name}.${field.name}`);
-    for (const type of types) if (isEnumType(type)) for (const value of type.getValues()) if (!value.description?.trim()) missing.push(`${type.name}.${value.name}`);
+    for (const { type, field } of inputFields)
+      if (!field.description?.trim()) missing.push(`${type.name}.${field.name}`);
+    for (const type of types)
+      if (isEnumType(type))
+        for (const value of type.getValues())
+          if (!value.description?.trim()) missing.push(`${type.name}.${value.name}`);
     expect(missing).toEqual([]);
   });
 });
@@ -60,15 +69,26 @@ describe('names and scalars', () => {
       for (const arg of field.args) if (!camel.test(arg.name)) bad.push(`${type.name}.${field.name}(${arg.name})`);
     }
     for (const { type, field } of inputFields) if (!camel.test(field.name)) bad.push(`${type.name}.${field.name}`);
-    for (const type of types) if (isEnumType(type)) for (const value of type.getValues()) if (!/^[A-Z][A-Z0-9_]*$/.test(value.name)) bad.push(`${type.name}.${value.name}`);
+    for (const type of types)
+      if (isEnumType(type))
+        for (const value of type.getValues())
+          if (!/^[A-Z][A-Z0-9_]*$/.test(value.name)) bad.push(`${type.name}.${value.name}`);
     expect(bad).toEqual([]);
   });
 
   it('JSON is used by Run.input alone', () => {
     const json = [
-      ...fields.filter(({ field }) => getNamedType(field.type).name === 'JSON').map(({ type, field }) => `${type.name}.${field.name}`),
-      ...fields.flatMap(({ type, field }) => field.args.filter((a) => getNamedType(a.type).name === 'JSON').map((a) => `${type.name}.${field.name}(${a.name})`)),
-      ...inputFields.filter(({ field }) => getNamedType(field.type).name === 'JSON').map(({ type, field }) => `${type.name}.${field.name}`),
+      ...fields
+        .filter(({ field }) => getNamedType(field.type).name === 'JSON')
+        .map(({ type, field }) => `${type.name}.${field.name}`),
+      ...fields.flatMap(({ type, field }) =>
+        field.args
+          .filter((a) => getNamedType(a.type).name === 'JSON')
+          .map((a) => `${type.name}.${field.name}(${a.name})`),
+      ),
+      ...inputFields
+        .filter(({ field }) => getNamedType(field.type).name === 'JSON')
+        .map(({ type, field }) => `${type.name}.${field.name}`),
     ];
     expect(json).toEqual(['Run.input']);
   });
@@ -76,15 +96,33 @@ describe('names and scalars', () => {
   it('no Float is money: amounts of US dollars are Money (inputs included), other currencies Decimal', () => {
     const money = /USD|dollar|price|cost|revenue|sales|amount|balance|credits|ebitda|cash ?flow/i;
     const floats = [
-      ...fields.filter(({ field }) => getNamedType(field.type).name === 'Float').map(({ type, field }) => ({ name: `${type.name}.${field.name}`, text: `${field.name} ${field.description}` })),
-      ...inputFields.filter(({ field }) => getNamedType(field.type).name === 'Float').map(({ type, field }) => ({ name: `${type.name}.${field.name}`, text: `${field.name} ${field.description}` })),
+      ...fields
+        .filter(({ field }) => getNamedType(field.type).name === 'Float')
+        .map(({ type, field }) => ({ name: `${type.name}.${field.name}`, text: `${field.name} ${field.description}` })),
+      ...inputFields
+        .filter(({ field }) => getNamedType(field.type).name === 'Float')
+        .map(({ type, field }) => ({ name: `${type.name}.${field.name}`, text: `${field.name} ${field.description}` })),
     ];
     // Percentages, ratings, coordinates and durations stay Float.
     const notMoney = /percent|rating|latitude|longitude|lat\d|lng\d|secs/i;
     expect(floats.filter((f) => money.test(f.text) && !notMoney.test(f.name)).map((f) => f.name)).toEqual([]);
-    const of = (type: string, field: string) => getNamedType((schema.getType(type) as GraphQLObjectType).getFields()[field]!.type).name;
-    expect([of('Run', 'cost'), of('Run', 'estimatedCost'), of('Wallet', 'totalBalance'), of('LedgerEntry', 'amount'), of('CreditPurchase', 'amount')]).toEqual(['Money', 'Money', 'Money', 'Money', 'Money']);
-    expect(getNamedType(schema.getMutationType()!.getFields().buyCredits!.args.find((a) => a.name === 'amount')!.type).name).toBe('Money');
+    const of = (type: string, field: string) =>
+      getNamedType((schema.getType(type) as GraphQLObjectType).getFields()[field]!.type).name;
+    expect([
+      of('Run', 'cost'),
+      of('Run', 'estimatedCost'),
+      of('Wallet', 'totalBalance'),
+      of('LedgerEntry', 'amount'),
+      of('CreditPurchase', 'amount'),
+    ]).toEqual(['Money', 'Money', 'Money', 'Money', 'Money']);
+    expect(
+      getNamedType(
+        schema
+          .getMutationType()!
+          .getFields()
+          .buyCredits!.args.find((a) => a.name === 'amount')!.type,
+      ).name,
+    ).toBe('Money');
     expect((schema.getType('Money') as { specifiedByURL?: string }).specifiedByURL).toBeTruthy();
     expect((schema.getType('DateTime') as { specifiedByURL?: string }).specifiedByURL).toBeTruthy();
     expect(isScalarType(schema.getType('Decimal'))).toBe(true);
@@ -125,7 +163,12 @@ describe('connections', () => {
       expect(Object.keys(edge)).toEqual(['cursor', 'node']);
       expect(String(edge.node!.type)).toBe(`${name}!`);
     }
-    expect(Object.keys((schema.getType('PageInfo') as GraphQLObjectType).getFields())).toEqual(['hasNextPage', 'hasPreviousPage', 'startCursor', 'endCursor']);
+    expect(Object.keys((schema.getType('PageInfo') as GraphQLObjectType).getFields())).toEqual([
+      'hasNextPage',
+      'hasPreviousPage',
+      'startCursor',
+      'endCursor',
+    ]);
     expect(types.filter((t) => /PageInfo$/.test(t.name)).map((t) => t.name)).toEqual(['PageInfo']);
   });
 
@@ -135,17 +178,29 @@ describe('connections', () => {
       const args = field.args.map((a) => a.name);
       if (args.includes('last') || args.includes('before')) offenders.push(`${type.name}.${field.name}: last/before`);
       if (getNamedType(field.type).name.endsWith('Connection') && !type.name.endsWith('Connection')) {
-        for (const wanted of ['first', 'after']) if (!args.includes(wanted)) offenders.push(`${type.name}.${field.name}: no ${wanted}`);
+        for (const wanted of ['first', 'after'])
+          if (!args.includes(wanted)) offenders.push(`${type.name}.${field.name}: no ${wanted}`);
       }
     }
     // Lists that are not connections: a connection's own edges and nodes, small fixed lists, lists inside a row or answer.
     const lists = fields.filter(({ type, field }) => {
       const inner = isNonNullType(field.type) ? field.type.ofType : field.type;
-      return isListType(inner) && !isScalarType(getNamedType(field.type)) && !isEnumType(getNamedType(field.type)) && !type.name.endsWith('Connection');
+      return (
+        isListType(inner) &&
+        !isScalarType(getNamedType(field.type)) &&
+        !isEnumType(getNamedType(field.type)) &&
+        !type.name.endsWith('Connection')
+      );
     });
-    const pageable = lists.filter(({ type }) => type === schema.getQueryType() || ['Account', 'Run', 'Webhook'].includes(type.name));
+    const pageable = lists.filter(
+      ({ type }) => type === schema.getQueryType() || ['Account', 'Run', 'Webhook'].includes(type.name),
+    );
     // Query.tools (the registry, about twenty) and Account.allowancesToday (one per allowance kind) are fixed lists.
-    expect(pageable.map(({ type, field }) => `${type.name}.${field.name}`)).toEqual(['Account.allowancesToday', 'Query.nodes', 'Query.tools']);
+    expect(pageable.map(({ type, field }) => `${type.name}.${field.name}`)).toEqual([
+      'Account.allowancesToday',
+      'Query.nodes',
+      'Query.tools',
+    ]);
     expect(offenders).toEqual([]);
   });
 });
@@ -159,8 +214,24 @@ describe('global object identification', () => {
     expect(String(query.node!.args[0]!.type)).toBe('ID!');
     expect(String(query.nodes!.type)).toBe('[Node]!');
     expect(String(query.nodes!.args[0]!.type)).toBe('[ID!]!');
-    const implementers = schema.getPossibleTypes(node as never).map((t) => t.name).sort();
-    expect(implementers).toEqual(['Account', 'ApiKey', 'Company', 'ConsoleSession', 'Invitation', 'Lead', 'LedgerEntry', 'Membership', 'Run', 'User', 'Webhook', 'WebhookDelivery']);
+    const implementers = schema
+      .getPossibleTypes(node as never)
+      .map((t) => t.name)
+      .sort();
+    expect(implementers).toEqual([
+      'Account',
+      'ApiKey',
+      'Company',
+      'ConsoleSession',
+      'Invitation',
+      'Lead',
+      'LedgerEntry',
+      'Membership',
+      'Run',
+      'User',
+      'Webhook',
+      'WebhookDelivery',
+    ]);
     // Every other object with an `id: ID!` is a catalog record with a unique id that is deliberately not refetchable (docs/graphql.md).
     const withId = objects.filter((t) => String(t.getFields().id?.type) === 'ID!').map((t) => t.name);
     expect(withId.filter((name) => !implementers.includes(name)).sort()).toEqual(['LocalBusiness', 'Store']);
@@ -179,7 +250,8 @@ describe('typed rows', () => {
       const type = schema.getType(typeName) as GraphQLObjectType;
       const camel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
       expect(Object.keys(type.getFields())).toEqual(tool.columns.map((c) => camel(c.key)));
-      for (const column of tool.columns) expect(type.getFields()[camel(column.key)]!.description).toBe(column.description);
+      for (const column of tool.columns)
+        expect(type.getFields()[camel(column.key)]!.description).toBe(column.description);
     }
     const results = (schema.getType('Run') as GraphQLObjectType).getFields().results!;
     expect(String(results.type)).toBe('RunResultConnection');
@@ -196,7 +268,11 @@ describe('mutations', () => {
       expect(String((payload as GraphQLObjectType).getFields().userErrors!.type), field.name).toBe('[UserError!]!');
     }
     const userError = (schema.getType('UserError') as GraphQLObjectType).getFields();
-    expect(Object.fromEntries(Object.entries(userError).map(([k, v]) => [k, String(v.type)]))).toEqual({ code: 'ErrorCode!', field: '[String!]', message: 'String!' });
+    expect(Object.fromEntries(Object.entries(userError).map(([k, v]) => [k, String(v.type)]))).toEqual({
+      code: 'ErrorCode!',
+      field: '[String!]',
+      message: 'String!',
+    });
   });
 });
 

@@ -17,14 +17,22 @@ import type { Role } from './graphql/gql/graphql.ts';
 const InviteMember = graphql(`
   mutation IdentityMembersInvite($input: InviteMemberInput!) { inviteMember(input: $input) { invitation { id email role invitedBy { email } } userErrors { code field message } } }
 `);
-const Invitations = graphql(`query IdentityMembersInvitations { viewer { invitations { totalCount nodes { email role } } } }`);
-const Members = graphql(`query IdentityMembersMembers { viewer { members { totalCount nodes { role user { email } } } invitations { totalCount } } }`);
+const Invitations = graphql(
+  `query IdentityMembersInvitations { viewer { invitations { totalCount nodes { email role } } } }`,
+);
+const Members = graphql(
+  `query IdentityMembersMembers { viewer { members { totalCount nodes { role user { email } } } invitations { totalCount } } }`,
+);
 const MemberIds = graphql(`query IdentityMembersMemberIds { viewer { members { nodes { id user { email } } } } }`);
 const KeyCount = graphql(`query IdentityMembersKeyCount { viewer { id apiKeys { totalCount } } }`);
 const LedgerCount = graphql(`query IdentityMembersLedgerCount { viewer { ledger { totalCount } } }`);
 const MemberCount = graphql(`query IdentityMembersMemberCount { viewer { members { totalCount } } }`);
-const BuyCredits = graphql(`mutation IdentityMembersBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code } } }`);
-const CreateMineKey = graphql(`mutation IdentityMembersCreateMineKey { createApiKey(input: {name: "mine"}) { secret userErrors { code } } }`);
+const BuyCredits = graphql(
+  `mutation IdentityMembersBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code } } }`,
+);
+const CreateMineKey = graphql(
+  `mutation IdentityMembersCreateMineKey { createApiKey(input: {name: "mine"}) { secret userErrors { code } } }`,
+);
 const Wallet = graphql(`query IdentityMembersWallet { viewer { viewerRole wallet { totalBalance } } }`);
 const StartMaps = graphql(`
   mutation IdentityMembersStartMaps {
@@ -36,7 +44,9 @@ const NodeId = graphql(`query IdentityMembersNodeId($id: ID!) { node(id: $id) { 
 const ChangeRole = graphql(`
   mutation IdentityMembersChangeRole($input: ChangeMemberRoleInput!) { changeMemberRole(input: $input) { membership { role } userErrors { code } } }
 `);
-const RemoveMember = graphql(`mutation IdentityMembersRemove($id: ID!) { removeMember(id: $id) { removedMembershipId userErrors { code } } }`);
+const RemoveMember = graphql(
+  `mutation IdentityMembersRemove($id: ID!) { removeMember(id: $id) { removedMembershipId userErrors { code } } }`,
+);
 const ViewerRole = graphql(`query IdentityMembersViewerRole { viewer { viewerRole } }`);
 const ViewerId = graphql(`query IdentityMembersViewerId { viewer { id } }`);
 const CreateProductionKey = graphql(`
@@ -44,10 +54,18 @@ const CreateProductionKey = graphql(`
     createApiKey(input: {name: "production"}) { secret apiKey { id name prefix createdBy { email } lastUsedAt expiresAt revokedAt } userErrors { code } }
   }
 `);
-const ListedKeys = graphql(`query IdentityMembersListedKeys { viewer { apiKeys { totalCount nodes { id name lastUsedAt } } } }`);
-const CreateMoreKey = graphql(`mutation IdentityMembersCreateMoreKey { createApiKey(input: {name: "more"}) { secret userErrors { code } } }`);
-const RevokeKey = graphql(`mutation IdentityMembersRevokeKey($id: ID!) { revokeApiKey(id: $id) { apiKey { revokedAt } userErrors { code } } }`);
-const KeyCounts = graphql(`query IdentityMembersKeyCounts { viewer { apiKeys { totalCount } all: apiKeys(includeRevoked: true) { totalCount } } }`);
+const ListedKeys = graphql(
+  `query IdentityMembersListedKeys { viewer { apiKeys { totalCount nodes { id name lastUsedAt } } } }`,
+);
+const CreateMoreKey = graphql(
+  `mutation IdentityMembersCreateMoreKey { createApiKey(input: {name: "more"}) { secret userErrors { code } } }`,
+);
+const RevokeKey = graphql(
+  `mutation IdentityMembersRevokeKey($id: ID!) { revokeApiKey(id: $id) { apiKey { revokedAt } userErrors { code } } }`,
+);
+const KeyCounts = graphql(
+  `query IdentityMembersKeyCounts { viewer { apiKeys { totalCount } all: apiKeys(includeRevoked: true) { totalCount } } }`,
+);
 const CreateExpiringKey = graphql(`
   mutation IdentityMembersCreateExpiringKey($at: DateTime) { createApiKey(input: {name: "short-lived", expiresAt: $at}) { secret apiKey { id expiresAt } userErrors { code } } }
 `);
@@ -66,7 +84,8 @@ beforeAll(async () => {
 afterAll(() => t?.stop());
 afterEach(() => disposeClients());
 
-const invite = (browser: Browser, email: string, role: Role) => browser.graphql(InviteMember, { input: { email, role } });
+const invite = (browser: Browser, email: string, role: Role) =>
+  browser.graphql(InviteMember, { input: { email, role } });
 
 /** Invites `email` as `role` from `owner`, follows the mailed link and accepts it: the invitee's browser. */
 async function join(owner: Browser, email: string, role: Role, password = PASSWORD): Promise<Browser> {
@@ -76,7 +95,9 @@ async function join(owner: Browser, email: string, role: Role, password = PASSWO
   const link = await t.mail.linkTo(email, '/invitations/', from);
   const token = link.split('/invitations/')[1]!;
   const browser = t.browser();
-  const accepted = await browser.request('POST', '/auth/invitations/accept', { body: { token, password, name: email.split('@')[0] } });
+  const accepted = await browser.request('POST', '/auth/invitations/accept', {
+    body: { token, password, name: email.split('@')[0] },
+  });
   expect(accepted.status).toBe(200);
   return browser;
 }
@@ -103,29 +124,56 @@ describe('invitations', () => {
     const ownerAccount = (await owner.request('GET', '/auth/session')).body.account;
     const from = t.mail.mails.length;
     const sent = await invite(owner, 'New.Person@example.com', 'MEMBER');
-    expect(sent.body.data!.inviteMember).toMatchObject({ invitation: { email: 'new.person@example.com', role: 'MEMBER', invitedBy: { email: 'owner1@example.com' } }, userErrors: [] });
+    expect(sent.body.data!.inviteMember).toMatchObject({
+      invitation: { email: 'new.person@example.com', role: 'MEMBER', invitedBy: { email: 'owner1@example.com' } },
+      userErrors: [],
+    });
     const link = await t.mail.linkTo('new.person@example.com', '/invitations/', from);
     expect(link.startsWith(`${t.url}/invitations/`)).toBe(true);
     const token = link.split('/invitations/')[1]!;
     expect(await t.app.core.sql`select 1 from invitation where token_hash = ${token}`).toHaveLength(0);
 
     const page = await t.browser().request('GET', `/auth/invitations/${token}`);
-    expect(page.body).toMatchObject({ email: 'new.person@example.com', accountName: ownerAccount.name, role: 'member', userExists: false });
+    expect(page.body).toMatchObject({
+      email: 'new.person@example.com',
+      accountName: ownerAccount.name,
+      role: 'member',
+      userExists: false,
+    });
     const listed = await owner.graphql(Invitations);
-    expect(listed.body.data!.viewer.invitations).toEqual({ totalCount: 1, nodes: [{ email: 'new.person@example.com', role: 'MEMBER' }] });
+    expect(listed.body.data!.viewer.invitations).toEqual({
+      totalCount: 1,
+      nodes: [{ email: 'new.person@example.com', role: 'MEMBER' }],
+    });
 
     const browser = t.browser();
-    const accepted = await browser.request('POST', '/auth/invitations/accept', { body: { token, password: PASSWORD, name: 'New' } });
+    const accepted = await browser.request('POST', '/auth/invitations/accept', {
+      body: { token, password: PASSWORD, name: 'New' },
+    });
     expect(accepted.status).toBe(200);
-    expect(accepted.body).toMatchObject({ user: { email: 'new.person@example.com', name: 'New' }, account: ownerAccount, role: 'member' });
+    expect(accepted.body).toMatchObject({
+      user: { email: 'new.person@example.com', name: 'New' },
+      account: ownerAccount,
+      role: 'member',
+    });
     expect((await t.browser().request('GET', `/auth/invitations/${token}`)).status).toBe(404);
-    expect((await t.browser().request('POST', '/auth/invitations/accept', { body: { token, password: PASSWORD } })).status).toBe(404);
+    expect(
+      (await t.browser().request('POST', '/auth/invitations/accept', { body: { token, password: PASSWORD } })).status,
+    ).toBe(404);
     const members = await owner.graphql(Members);
     expect(members.body.data!.viewer).toEqual({
-      members: { totalCount: 2, nodes: [{ role: 'OWNER', user: { email: 'owner1@example.com' } }, { role: 'MEMBER', user: { email: 'new.person@example.com' } }] },
+      members: {
+        totalCount: 2,
+        nodes: [
+          { role: 'OWNER', user: { email: 'owner1@example.com' } },
+          { role: 'MEMBER', user: { email: 'new.person@example.com' } },
+        ],
+      },
       invitations: { totalCount: 0 },
     });
-    expect((await invite(owner, 'new.person@example.com', 'ADMIN')).body.data!.inviteMember.userErrors[0]!.code).toBe('ALREADY_MEMBER');
+    expect((await invite(owner, 'new.person@example.com', 'ADMIN')).body.data!.inviteMember.userErrors[0]!.code).toBe(
+      'ALREADY_MEMBER',
+    );
   });
 
   it('asks an existing user for their own password (401 otherwise) and adds the account to them', async () => {
@@ -135,7 +183,9 @@ describe('invitations', () => {
     await invite(owner, 'existing@example.com', 'ADMIN');
     const token = (await t.mail.linkTo('existing@example.com', '/invitations/', from)).split('/invitations/')[1]!;
     expect((await t.browser().request('GET', `/auth/invitations/${token}`)).body.userExists).toBe(true);
-    const wrong = await t.browser().request('POST', '/auth/invitations/accept', { body: { token, password: 'somebody else’s password' } });
+    const wrong = await t
+      .browser()
+      .request('POST', '/auth/invitations/accept', { body: { token, password: 'somebody else’s password' } });
     expect([wrong.status, wrong.body.error.code]).toEqual([401, 'invalid_credentials']);
     const ok = await t.browser().request('POST', '/auth/invitations/accept', { body: { token, password: PASSWORD } });
     expect(ok.body).toMatchObject({ user: { email: 'existing@example.com' }, role: 'admin' });
@@ -157,7 +207,9 @@ describe('roles', () => {
     expect(buy.body.data!.buyCredits).toEqual({ purchase: null, userErrors: [{ code: 'ROLE_REQUIRED' }] });
     const createKey = await member.graphql(CreateMineKey);
     expect(createKey.body.data!.createApiKey).toEqual({ secret: null, userErrors: [{ code: 'ROLE_REQUIRED' }] });
-    expect((await invite(member, 'friend@example.com', 'MEMBER')).body.data!.inviteMember.userErrors[0]!.code).toBe('ROLE_REQUIRED');
+    expect((await invite(member, 'friend@example.com', 'MEMBER')).body.data!.inviteMember.userErrors[0]!.code).toBe(
+      'ROLE_REQUIRED',
+    );
 
     const wallet = await member.graphql(Wallet);
     expect(wallet.body.data!.viewer.viewerRole).toBe('MEMBER');
@@ -179,21 +231,41 @@ describe('roles', () => {
     const member = await join(owner, 'member4@example.com', 'MEMBER');
     const nodes = (await owner.graphql(MemberIds)).body.data!.viewer.members.nodes;
     const byEmail: Record<string, string> = Object.fromEntries(nodes.map((m) => [m.user.email, m.id]));
-    const change = (as: Browser, membershipId: string, role: Role) => as.graphql(ChangeRole, { input: { membershipId, role } });
+    const change = (as: Browser, membershipId: string, role: Role) =>
+      as.graphql(ChangeRole, { input: { membershipId, role } });
     const remove = (as: Browser, id: string) => as.graphql(RemoveMember, { id });
 
-    expect((await remove(admin, byEmail['owner4@example.com']!)).body.data!.removeMember.userErrors).toEqual([{ code: 'ROLE_REQUIRED' }]);
-    expect((await change(admin, byEmail['member4@example.com']!, 'OWNER')).body.data!.changeMemberRole.userErrors).toEqual([{ code: 'ROLE_REQUIRED' }]);
-    expect((await invite(admin, 'boss@example.com', 'OWNER')).body.data!.inviteMember.userErrors[0]!.code).toBe('ROLE_REQUIRED');
-    expect((await change(admin, byEmail['member4@example.com']!, 'ADMIN')).body.data!.changeMemberRole).toEqual({ membership: { role: 'ADMIN' }, userErrors: [] });
+    expect((await remove(admin, byEmail['owner4@example.com']!)).body.data!.removeMember.userErrors).toEqual([
+      { code: 'ROLE_REQUIRED' },
+    ]);
+    expect(
+      (await change(admin, byEmail['member4@example.com']!, 'OWNER')).body.data!.changeMemberRole.userErrors,
+    ).toEqual([{ code: 'ROLE_REQUIRED' }]);
+    expect((await invite(admin, 'boss@example.com', 'OWNER')).body.data!.inviteMember.userErrors[0]!.code).toBe(
+      'ROLE_REQUIRED',
+    );
+    expect((await change(admin, byEmail['member4@example.com']!, 'ADMIN')).body.data!.changeMemberRole).toEqual({
+      membership: { role: 'ADMIN' },
+      userErrors: [],
+    });
     expect((await member.graphql(ViewerRole)).body.data!.viewer.viewerRole).toBe('ADMIN');
 
-    expect((await remove(owner, byEmail['owner4@example.com']!)).body.data!.removeMember.userErrors).toEqual([{ code: 'LAST_OWNER' }]);
-    expect((await change(owner, byEmail['owner4@example.com']!, 'MEMBER')).body.data!.changeMemberRole.userErrors).toEqual([{ code: 'LAST_OWNER' }]);
-    expect((await remove(admin, byEmail['member4@example.com']!)).body.data!.removeMember).toEqual({ removedMembershipId: byEmail['member4@example.com']!, userErrors: [] });
+    expect((await remove(owner, byEmail['owner4@example.com']!)).body.data!.removeMember.userErrors).toEqual([
+      { code: 'LAST_OWNER' },
+    ]);
+    expect(
+      (await change(owner, byEmail['owner4@example.com']!, 'MEMBER')).body.data!.changeMemberRole.userErrors,
+    ).toEqual([{ code: 'LAST_OWNER' }]);
+    expect((await remove(admin, byEmail['member4@example.com']!)).body.data!.removeMember).toEqual({
+      removedMembershipId: byEmail['member4@example.com']!,
+      userErrors: [],
+    });
     // Removed: the member's session on the account ends.
     expect((await member.graphql(ViewerId)).status).toBe(401);
-    const [{ n }] = (await t.app.core.sql`select count(*)::int as n from membership m join app_user u on u.id = m.user_id where u.email = 'owner4@example.com' and m.role = 'owner'`) as unknown as [{ n: number }];
+    const [{ n }] = (await t.app.core
+      .sql`select count(*)::int as n from membership m join app_user u on u.id = m.user_id where u.email = 'owner4@example.com' and m.role = 'owner'`) as unknown as [
+      { n: number },
+    ];
     expect(n).toBe(1);
   });
 });
@@ -204,15 +276,33 @@ describe('API keys from the console', () => {
     const created = await owner.graphql(CreateProductionKey);
     const { secret, apiKey } = created.body.data!.createApiKey;
     expect(secret).toMatch(/^lg_live_[A-Za-z0-9]{32}$/);
-    expect(apiKey).toMatchObject({ name: 'production', prefix: secret!.slice(0, 14), createdBy: { email: 'owner5@example.com' }, lastUsedAt: null, expiresAt: null, revokedAt: null });
+    expect(apiKey).toMatchObject({
+      name: 'production',
+      prefix: secret!.slice(0, 14),
+      createdBy: { email: 'owner5@example.com' },
+      lastUsedAt: null,
+      expiresAt: null,
+      revokedAt: null,
+    });
     const stored = await t.app.core.sql`select * from api_key where id = ${apiKey!.id}`;
     expect(JSON.stringify(stored)).not.toContain(secret);
 
-    expect((await fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+    expect((await fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(
+      200,
+    );
     const mcp = await fetch(`${t.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      headers: {
+        authorization: `Bearer ${secret}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
     });
     expect(mcp.status).toBe(200);
     await mcp.text();
@@ -231,8 +321,13 @@ describe('API keys from the console', () => {
 
     const revoked = await owner.graphql(RevokeKey, { id: apiKey!.id });
     expect(revoked.body.data!.revokeApiKey.apiKey!.revokedAt).not.toBeNull();
-    expect((await fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
-    expect((await owner.graphql(KeyCounts)).body.data!.viewer).toEqual({ apiKeys: { totalCount: 0 }, all: { totalCount: 1 } });
+    expect((await fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(
+      401,
+    );
+    expect((await owner.graphql(KeyCounts)).body.data!.viewer).toEqual({
+      apiKeys: { totalCount: 0 },
+      all: { totalCount: 1 },
+    });
   });
 
   it('an expired key is refused on REST, GraphQL, graphql-ws and MCP', async () => {
@@ -243,14 +338,32 @@ describe('API keys from the console', () => {
     const apiKey = created.body.data!.createApiKey.apiKey!;
     expect(Date.parse(apiKey.expiresAt!)).toBe(Date.parse(future));
     const past = await owner.graphql(CreateExpiredKey);
-    expect(past.body.data!.createApiKey.userErrors).toEqual([{ code: 'VALIDATION_FAILED', field: ['input', 'expiresAt'] }]);
-    expect((await fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+    expect(past.body.data!.createApiKey.userErrors).toEqual([
+      { code: 'VALIDATION_FAILED', field: ['input', 'expiresAt'] },
+    ]);
+    expect((await fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(
+      200,
+    );
 
     await t.app.core.sql`update api_key set expires_at = now() - interval '1 second' where id = ${apiKey.id}`;
-    expect((await fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
-    const gql = await fetch(`${t.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: sourceOf(ViewerId) }) });
+    expect((await fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(
+      401,
+    );
+    const gql = await fetch(`${t.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: sourceOf(ViewerId) }),
+    });
     expect(gql.status).toBe(401);
-    const mcp = await fetch(`${t.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const mcp = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${secret}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{}',
+    });
     expect(mcp.status).toBe(401);
     const client = wsClient(t.url, secret);
     const closed = closeCode(client);
@@ -272,10 +385,24 @@ async function waitForLastUse(owner: Browser, id: string): Promise<string> {
 describe('mail without SMTP_URL, and the demo account', () => {
   it('writes the mail to the log at info level, with its link, when no SMTP server is configured', async () => {
     const lines: string[] = [];
-    const mailer = createMailer({ smtpUrl: undefined, from: 'x' }, createLogger('info', { write: (line: string) => void lines.push(line) }));
-    await mailer.send({ to: 'someone@example.com', subject: 'Set your leadgate password', text: 'Set a new password: http://localhost:4000/reset-password?token=abc', html: '<p>x</p>' });
+    const mailer = createMailer(
+      { smtpUrl: undefined, from: 'x' },
+      createLogger('info', { write: (line: string) => void lines.push(line) }),
+    );
+    await mailer.send({
+      to: 'someone@example.com',
+      subject: 'Set your leadgate password',
+      text: 'Set a new password: http://localhost:4000/reset-password?token=abc',
+      html: '<p>x</p>',
+    });
     const line = JSON.parse(lines.join(''));
-    expect(line).toMatchObject({ level: 30, mail: { subject: 'Set your leadgate password', text: 'Set a new password: http://localhost:4000/reset-password?token=abc' } });
+    expect(line).toMatchObject({
+      level: 30,
+      mail: {
+        subject: 'Set your leadgate password',
+        text: 'Set a new password: http://localhost:4000/reset-password?token=abc',
+      },
+    });
     expect(line.mail.to).toMatch(/@example\.com$/);
   });
 
@@ -283,10 +410,22 @@ describe('mail without SMTP_URL, and the demo account', () => {
     const demo = await ensureDemoAccount(t.app.core.db);
     expect(demo).toMatchObject({ ownerEmail: 'demo@leadgate.local', apiKey: expect.stringMatching(/^lg_live_/) });
     expect((await ensureDemoAccount(t.app.core.db)).passwordToken).toBeUndefined();
-    expect((await t.browser().request('POST', '/auth/sign-in', { body: { email: 'demo@leadgate.local', password: 'whatever it is' } })).status).toBe(401);
+    expect(
+      (
+        await t
+          .browser()
+          .request('POST', '/auth/sign-in', { body: { email: 'demo@leadgate.local', password: 'whatever it is' } })
+      ).status,
+    ).toBe(401);
     const browser = t.browser();
-    const set = await browser.request('POST', '/auth/password-reset/confirm', { body: { token: demo.passwordToken, password: 'the demo password' } });
-    expect(set.body).toMatchObject({ user: { email: 'demo@leadgate.local' }, account: { id: demo.accountId, name: 'demo' }, role: 'owner' });
+    const set = await browser.request('POST', '/auth/password-reset/confirm', {
+      body: { token: demo.passwordToken, password: 'the demo password' },
+    });
+    expect(set.body).toMatchObject({
+      user: { email: 'demo@leadgate.local' },
+      account: { id: demo.accountId, name: 'demo' },
+      role: 'owner',
+    });
     expect((await browser.graphql(PlanRole)).body.data!.viewer).toEqual({ plan: 'SCALE', viewerRole: 'OWNER' });
   });
 });

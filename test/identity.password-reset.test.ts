@@ -25,10 +25,18 @@ afterEach(async () => {
 afterAll(() => t?.stop());
 
 const ask = (email: string) => t.browser().request('POST', '/auth/password-reset', { body: { email } });
-const confirm = (token: string, password: string) => t.browser().request('POST', '/auth/password-reset/confirm', { body: { token, password } });
-const signIn = (email: string, password: string) => t.browser().request('POST', '/auth/sign-in', { body: { email, password } });
+const confirm = (token: string, password: string) =>
+  t.browser().request('POST', '/auth/password-reset/confirm', { body: { token, password } });
+const signIn = (email: string, password: string) =>
+  t.browser().request('POST', '/auth/sign-in', { body: { email, password } });
 const tokenOf = (link: string) => new URL(link).searchParams.get('token')!;
-const pendingMails = async () => Number((await t.app.core.sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'send_password_reset'`)[0]!.n);
+const pendingMails = async () =>
+  Number(
+    (
+      await t.app.core
+        .sql`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'send_password_reset'`
+    )[0]!.n,
+  );
 
 describe('asking for a reset link', () => {
   it('answers a known and an unknown email alike, before any mail: a worker job mails the link to the known one only', async () => {
@@ -38,12 +46,17 @@ describe('asking for a reset link', () => {
     const known = await ask('Reset@example.com');
     expect([unknown.status, known.status]).toEqual([202, 202]);
     expect(unknown.body).toEqual(known.body);
-    expect(known.body).toEqual({ message: 'If this email has an account, a link to set a new password is on its way.' });
+    expect(known.body).toEqual({
+      message: 'If this email has an account, a link to set a new password is on its way.',
+    });
     // The answers came before any user was looked up: both are jobs, nothing is sent yet.
     expect(await pendingMails()).toBe(2);
     expect(t.mail.mails.slice(from)).toEqual([]);
     // No link exists yet: the job makes it, so no token waits in the job table.
-    expect(await t.app.core.sql`select 1 from password_reset pr join app_user u on u.id = pr.user_id where u.email = 'reset@example.com'`).toHaveLength(0);
+    expect(
+      await t.app.core
+        .sql`select 1 from password_reset pr join app_user u on u.id = pr.user_id where u.email = 'reset@example.com'`,
+    ).toHaveLength(0);
 
     worker = await startWorker(t.app.core, { pollInterval: 100 });
     const link = await t.mail.linkTo('reset@example.com', '/reset-password?token=', from);
@@ -51,7 +64,9 @@ describe('asking for a reset link', () => {
     expect(t.mail.mails.slice(from).map((m) => m.to)).toEqual(['reset@example.com']);
 
     const browser = t.browser();
-    const confirmed = await browser.request('POST', '/auth/password-reset/confirm', { body: { token: tokenOf(link), password: 'a brand new password' } });
+    const confirmed = await browser.request('POST', '/auth/password-reset/confirm', {
+      body: { token: tokenOf(link), password: 'a brand new password' },
+    });
     expect(confirmed.status).toBe(200);
     expect(confirmed.body).toMatchObject({ user: { email: 'reset@example.com' }, role: 'owner' });
     expect((await browser.graphql(VIEWER)).status).toBe(200);

@@ -11,7 +11,8 @@ import { startIdentityApp, type Browser, type IdentityApp } from './helpers/iden
  */
 
 const PASSWORD = 'correct horse battery';
-const START_MAPS = 'mutation { startMapsScrape(input: {searchStringsArray: ["dentist"], locationQuery: "Denver, CO", maxCrawledPlacesPerSearch: 5}) { run { id } userErrors { code message } } }';
+const START_MAPS =
+  'mutation { startMapsScrape(input: {searchStringsArray: ["dentist"], locationQuery: "Denver, CO", maxCrawledPlacesPerSearch: 5}) { run { id } userErrors { code message } } }';
 let t: IdentityApp;
 
 beforeAll(async () => {
@@ -23,7 +24,8 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 async function walletOf(browser: Browser): Promise<string> {
   const session = await browser.request('GET', '/auth/session');
-  const [row] = await t.app.core.sql`select (plan_micros + purchased_micros)::text as micros from wallet where account_id = ${session.body.account.id}`;
+  const [row] = await t.app.core
+    .sql`select (plan_micros + purchased_micros)::text as micros from wallet where account_id = ${session.body.account.id}`;
   return row!.micros as string;
 }
 
@@ -39,11 +41,20 @@ describe('the trial credits', () => {
     const from = t.mail.mails.length;
     const browser = await t.signUp('unverified@example.com');
     const session = await browser.request('GET', '/auth/session');
-    expect(session.body).toMatchObject({ user: { email: 'unverified@example.com', emailVerified: false }, trialCredits: '5.00' });
+    expect(session.body).toMatchObject({
+      user: { email: 'unverified@example.com', emailVerified: false },
+      trialCredits: '5.00',
+    });
     expect(await walletOf(browser)).toBe('0');
     const refused = await browser.graphql(START_MAPS);
-    expect(refused.body.data.startMapsScrape).toMatchObject({ run: null, userErrors: [{ code: 'INSUFFICIENT_FUNDS' }] });
-    expect(await t.app.core.sql`select 1 from run r join account a on a.id = r.account_id where a.id = ${session.body.account.id}`).toHaveLength(0);
+    expect(refused.body.data.startMapsScrape).toMatchObject({
+      run: null,
+      userErrors: [{ code: 'INSUFFICIENT_FUNDS' }],
+    });
+    expect(
+      await t.app.core
+        .sql`select 1 from run r join account a on a.id = r.account_id where a.id = ${session.body.account.id}`,
+    ).toHaveLength(0);
 
     // The mail says what the link brings.
     const mail = t.mail.mails.slice(from).find((m) => m.to === 'unverified@example.com')!;
@@ -65,13 +76,22 @@ describe('the trial credits', () => {
       message: "Your email is verified: 5.00 USD of trial credits are in your account's wallet.",
     });
     expect(await walletOf(browser)).toBe('5000000');
-    expect((await browser.request('GET', '/auth/session')).body).toMatchObject({ user: { emailVerified: true }, trialCredits: null });
+    expect((await browser.request('GET', '/auth/session')).body).toMatchObject({
+      user: { emailVerified: true },
+      trialCredits: null,
+    });
 
     // Following the link again, or a link sent before it, changes nothing.
     const again = await verify();
-    expect(again.body).toMatchObject({ alreadyVerified: true, trial: 'none', trialCredits: null, message: 'Your email was verified already.' });
+    expect(again.body).toMatchObject({
+      alreadyVerified: true,
+      trial: 'none',
+      trialCredits: null,
+      message: 'Your email was verified already.',
+    });
     expect(await walletOf(browser)).toBe('5000000');
-    const ledger = await t.app.core.sql`select kind, plan_micros::text as micros, note from ledger_entry where account_id = ${session.body.account.id}`;
+    const ledger = await t.app.core
+      .sql`select kind, plan_micros::text as micros, note from ledger_entry where account_id = ${session.body.account.id}`;
     expect(ledger).toEqual([{ kind: 'plan_grant', micros: '5000000', note: 'trial credits: email verified' }]);
 
     const started = await browser.graphql(START_MAPS);
@@ -90,21 +110,29 @@ describe('the trial credits', () => {
         alreadyVerified: false,
         trial: 'claimed',
         trialCredits: null,
-        message: 'Your email is verified, but this mailbox has received trial credits before, with another account, so this account gets none: there is one trial per mailbox.',
+        message:
+          'Your email is verified, but this mailbox has received trial credits before, with another account, so this account gets none: there is one trial per mailbox.',
       });
       expect(await walletOf(browser), variant).toBe('0');
-      expect((await browser.graphql(START_MAPS)).body.data.startMapsScrape.userErrors[0].code, variant).toBe('INSUFFICIENT_FUNDS');
+      expect((await browser.graphql(START_MAPS)).body.data.startMapsScrape.userErrors[0].code, variant).toBe(
+        'INSUFFICIENT_FUNDS',
+      );
     }
     expect(await walletOf(first.browser)).toBe('5000000');
     // The claim stores a hash of the mailbox, never the address.
-    const claims = await t.app.core.sql`select mailbox_hash from trial_claim where mailbox_hash = ${sha256('janedoe@gmail.com')}`;
+    const claims = await t.app.core
+      .sql`select mailbox_hash from trial_claim where mailbox_hash = ${sha256('janedoe@gmail.com')}`;
     expect(claims).toHaveLength(1);
     expect(JSON.stringify(await t.app.core.sql`select * from trial_claim`)).not.toContain('jane');
   });
 
   it('are not granted to a throwaway-mail address', async () => {
     const { browser, verified } = await signUpAndVerify('someone@mailinator.com');
-    expect(verified.body).toMatchObject({ trial: 'throwaway', trialCredits: null, message: expect.stringMatching(/throwaway-mail service, which gets no trial credits/) });
+    expect(verified.body).toMatchObject({
+      trial: 'throwaway',
+      trialCredits: null,
+      message: expect.stringMatching(/throwaway-mail service, which gets no trial credits/),
+    });
     expect(await walletOf(browser)).toBe('0');
   });
 
@@ -114,9 +142,14 @@ describe('the trial credits', () => {
       const { browser, verified } = await signUpAndVerify('no-credits@example.com');
       expect(verified.body).toMatchObject({ trial: 'none', trialCredits: null, message: 'Your email is verified.' });
       expect(await walletOf(browser)).toBe('0');
-      expect(await t.app.core.sql`select 1 from trial_claim where mailbox_hash = ${sha256('no-credits@example.com')}`).toHaveLength(0);
+      expect(
+        await t.app.core.sql`select 1 from trial_claim where mailbox_hash = ${sha256('no-credits@example.com')}`,
+      ).toHaveLength(0);
       const unverified = await t.signUp('no-credits-yet@example.com');
-      expect((await unverified.request('GET', '/auth/session')).body).toMatchObject({ user: { emailVerified: false }, trialCredits: null });
+      expect((await unverified.request('GET', '/auth/session')).body).toMatchObject({
+        user: { emailVerified: false },
+        trialCredits: null,
+      });
     } finally {
       t.app.core.config.signupTrial.creditsUsd = 5;
     }
@@ -124,7 +157,14 @@ describe('the trial credits', () => {
 
   it('refuses an unknown link with 400 invalid_token, in words that say what to do', async () => {
     const res = await t.browser().request('POST', '/auth/verify-email', { body: { token: 'A'.repeat(43) } });
-    expect([res.status, res.body.error]).toEqual([400, { code: 'invalid_token', message: 'This verification link is unknown or expired: sign in and send a new one from the banner at the top of the console' }]);
+    expect([res.status, res.body.error]).toEqual([
+      400,
+      {
+        code: 'invalid_token',
+        message:
+          'This verification link is unknown or expired: sign in and send a new one from the banner at the top of the console',
+      },
+    ]);
     expect((await t.browser().request('POST', '/auth/verify-email', { body: { token: 'short' } })).status).toBe(400);
   });
 });
@@ -139,7 +179,9 @@ describe('sending the link again', () => {
     for (let i = 0; i < 6; i++) statuses.push((await browser.request('POST', '/auth/verify-email/resend')).status);
     expect(statuses).toEqual([202, 202, 202, 202, 202, 429]);
     const refused = await browser.request('POST', '/auth/verify-email/resend');
-    expect(refused.body.error.message).toMatch(/^5 verification links were sent in the last hour: check your inbox and spam folder, or ask again in \d+ min\.$/);
+    expect(refused.body.error.message).toMatch(
+      /^5 verification links were sent in the last hour: check your inbox and spam folder, or ask again in \d+ min\.$/,
+    );
     const resent = t.mail.mails.slice(from).filter((m) => m.to === 'resend@example.com');
     expect(resent).toHaveLength(5);
     // Any of the links verifies; then there is nothing to send.
@@ -154,11 +196,16 @@ describe('users who did not sign up', () => {
   it('an invited user is verified by the invitation’s link and gets no trial; the inviting account keeps its wallet', async () => {
     const owner = await t.signUpVerified('inviter@example.com');
     const from = t.mail.mails.length;
-    await owner.graphql('mutation { inviteMember(input: {email: "invited@example.com", role: MEMBER}) { userErrors { code } } }');
+    await owner.graphql(
+      'mutation { inviteMember(input: {email: "invited@example.com", role: MEMBER}) { userErrors { code } } }',
+    );
     const token = (await t.mail.linkTo('invited@example.com', '/invitations/', from)).split('/invitations/')[1]!;
     const member = t.browser();
     const accepted = await member.request('POST', '/auth/invitations/accept', { body: { token, password: PASSWORD } });
-    expect(accepted.body).toMatchObject({ user: { email: 'invited@example.com', emailVerified: true }, trialCredits: null });
+    expect(accepted.body).toMatchObject({
+      user: { email: 'invited@example.com', emailVerified: true },
+      trialCredits: null,
+    });
     expect(await walletOf(owner)).toBe('5000000');
   });
 });
@@ -180,8 +227,14 @@ describe('sign-ups per client address', () => {
       const refused = answers.find((a) => a.status === 429)!;
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3000);
       expect(refused.headers.get('ratelimit-policy')).toBe('5;w=3600');
-      expect(((await refused.json()) as any).error).toEqual({ code: 'rate_limited', message: expect.stringMatching(/^Too many sign-ups from your address: the limit is 5 an hour\. Retry in \d+ min, or sign in if you have an account\.$/) });
-      const [{ n }] = (await limited.app.core.sql`select count(*)::int as n from app_user where email like 'farm+%'`) as unknown as [{ n: number }];
+      expect(((await refused.json()) as any).error).toEqual({
+        code: 'rate_limited',
+        message: expect.stringMatching(
+          /^Too many sign-ups from your address: the limit is 5 an hour\. Retry in \d+ min, or sign in if you have an account\.$/,
+        ),
+      });
+      const [{ n }] = (await limited.app.core
+        .sql`select count(*)::int as n from app_user where email like 'farm+%'`) as unknown as [{ n: number }];
       expect(n).toBe(5);
 
       // An IPv6 client is its /64: other addresses of the network share its budget, another network has its own.

@@ -17,7 +17,12 @@ function reference(bytes: Buffer): Outcome {
   let skew = 0;
   let counted = 0;
   try {
-    const rows = parse(bytes, { bom: true, relax_column_count: true, skip_empty_lines: true, info: true }) as unknown as { record: string[]; info: { lines: number } }[];
+    const rows = parse(bytes, {
+      bom: true,
+      relax_column_count: true,
+      skip_empty_lines: true,
+      info: true,
+    }) as unknown as { record: string[]; info: { lines: number } }[];
     return {
       records: rows.map(({ record, info }) => {
         let breaks = 0;
@@ -44,7 +49,8 @@ function read(bytes: Buffer, sizes: number[] = [bytes.length || 1]): Outcome {
   const records: { fields: string[]; line: number }[] = [];
   const reader = new CsvReader((fields, line, plain) => {
     // `plain` promises that COPY's text format needs no escapes in any field.
-    if (plain && fields.some((field) => /[\\\t\r\n]/.test(field))) throw new Error(`record at line ${line} is not plain: ${JSON.stringify(fields)}`);
+    if (plain && fields.some((field) => /[\\\t\r\n]/.test(field)))
+      throw new Error(`record at line ${line} is not plain: ${JSON.stringify(fields)}`);
     records.push({ fields: [...fields], line });
   });
   try {
@@ -127,7 +133,9 @@ describe('CsvReader', () => {
       const actual = read(bytes);
       if ('error' in expected && expected.error.line === -1) {
         // csv-parse's "Invalid Opening Quote" was not reported as malformed CSV before; it is now.
-        expect(actual, JSON.stringify(bytes.toString())).toEqual({ error: { line: expect.any(Number), message: expect.stringMatching(/^Invalid Opening Quote: /) } });
+        expect(actual, JSON.stringify(bytes.toString())).toEqual({
+          error: { line: expect.any(Number), message: expect.stringMatching(/^Invalid Opening Quote: /) },
+        });
         continue;
       }
       if (bytes.includes('\r')) {
@@ -138,7 +146,9 @@ describe('CsvReader', () => {
       }
       if ('error' in expected) {
         // csv-parse shows the first byte of a multi-byte character after a closing quote; the reader the character.
-        for (const outcome of [expected, actual]) if ('error' in outcome) outcome.error.message = outcome.error.message.replace(/got "[^\x00-\x7f]+"/, 'got "…"');
+        for (const outcome of [expected, actual])
+          if ('error' in outcome)
+            outcome.error.message = outcome.error.message.replace(/got "[^\x00-\x7f]+"/, 'got "…"');
       }
       expect(actual, JSON.stringify(bytes.toString())).toEqual(expected);
       const chunked = read(bytes, chunkSizes(rnd));
@@ -150,7 +160,13 @@ describe('CsvReader', () => {
   it('reads a UTF-16LE file with its BOM, and multi-byte characters split across chunks', () => {
     const text = 'name,city\nJosé,Zürich\n"日本, Tokyo",x\n';
     const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
-    const expected = { records: [{ fields: ['name', 'city'], line: 1 }, { fields: ['José', 'Zürich'], line: 2 }, { fields: ['日本, Tokyo', 'x'], line: 3 }] };
+    const expected = {
+      records: [
+        { fields: ['name', 'city'], line: 1 },
+        { fields: ['José', 'Zürich'], line: 2 },
+        { fields: ['日本, Tokyo', 'x'], line: 3 },
+      ],
+    };
     expect(reference(utf16)).toEqual(expected);
     expect(read(utf16, [1, 2, 3])).toEqual(expected);
     expect(read(Buffer.from(`\ufeff${text}`), [1])).toEqual(expected);
@@ -158,9 +174,17 @@ describe('CsvReader', () => {
 
   it('reports malformed CSV at the line of the offending character', () => {
     expect(read(Buffer.from('a,b\n"x\ny"z,1\n'))).toEqual({
-      error: { line: 3, message: 'Invalid Closing Quote: got "z" instead of delimiter, record delimiter, trimable character (if activated) or comment' },
+      error: {
+        line: 3,
+        message:
+          'Invalid Closing Quote: got "z" instead of delimiter, record delimiter, trimable character (if activated) or comment',
+      },
     });
-    expect(read(Buffer.from('a,b\n1,2\n"open\n'))).toEqual({ error: { line: 3, message: 'Quote Not Closed: the parsing is finished with an opening quote' } });
-    expect(read(Buffer.from('a,b\n1,x"y\n'))).toEqual({ error: { line: 2, message: 'Invalid Opening Quote: a quote is found on field 1, value is "x"' } });
+    expect(read(Buffer.from('a,b\n1,2\n"open\n'))).toEqual({
+      error: { line: 3, message: 'Quote Not Closed: the parsing is finished with an opening quote' },
+    });
+    expect(read(Buffer.from('a,b\n1,x"y\n'))).toEqual({
+      error: { line: 2, message: 'Invalid Opening Quote: a quote is found on field 1, value is "x"' },
+    });
   });
 });

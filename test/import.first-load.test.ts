@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATASETS, ImportAborted, ImportRejected, importFile, type Dataset, type ImportOptions, type ImportSummary } from '../db/import/index.ts';
+import {
+  DATASETS,
+  ImportAborted,
+  ImportRejected,
+  importFile,
+  type Dataset,
+  type ImportOptions,
+  type ImportSummary,
+} from '../db/import/index.ts';
 import { importFixture, type ImportFixture } from './helpers/import.ts';
 
 /**
@@ -19,7 +27,16 @@ afterAll(() => f?.close());
 const run = (options: ImportOptions) => importFile(f.sql, options);
 
 function summary(counts: Partial<ImportSummary>): ImportSummary {
-  return { dataset: 'people', rows: 0, inserted: 0, updated: 0, unchanged: 0, invalid: 0, duplicatesInFile: 0, ...counts };
+  return {
+    dataset: 'people',
+    rows: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    invalid: 0,
+    duplicatesInFile: 0,
+    ...counts,
+  };
 }
 
 /** `rows` people over the first companies; every 10th row repeats the key of the row before (its email in another case), with other values. */
@@ -29,7 +46,9 @@ function peopleCsv(rows: number): string {
     const domain = i % 7 === 0 ? '' : domains[i % domains.length]!;
     const n = i % 10 === 0 ? i - 1 : i;
     const email = n % 3 === 0 ? '' : `${i % 10 === 0 ? 'First' : 'first'}.${n}@first-load.test`;
-    lines.push(`${domain},First${i},Last${i},"Head of Sales, EMEA",head,${email},https://www.linkedin.com/in/first-load-${n},Denver,+1 303-555-${String(i % 10000).padStart(4, '0')}`);
+    lines.push(
+      `${domain},First${i},Last${i},"Head of Sales, EMEA",head,${email},https://www.linkedin.com/in/first-load-${n},Denver,+1 303-555-${String(i % 10000).padStart(4, '0')}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -49,7 +68,9 @@ const constraints = () =>
   f.sql`select conname, contype, convalidated, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = 'person'::regclass order by conname`;
 const empty = () => f.sql`truncate person restart identity cascade`;
 /** The foreign key's oid: a first load drops and adds it back, the upsert leaves it. */
-const foreignKeyOid = async () => (await f.sql`select oid::int from pg_constraint where conrelid = 'person'::regclass and contype = 'f'`)[0]!.oid as number;
+const foreignKeyOid = async () =>
+  (await f.sql`select oid::int from pg_constraint where conrelid = 'person'::regclass and contype = 'f'`)[0]!
+    .oid as number;
 
 describe('importFile: first load into an empty table', () => {
   it('loads the same rows and counts as the upsert, and leaves the same indexes and constraints', async () => {
@@ -81,22 +102,33 @@ describe('importFile: first load into an empty table', () => {
     expect(await f.sql`select min(id)::int, max(id)::int from person`).toEqual([{ min: 1, max: 500 }]);
 
     // The rebuilt natural key and foreign key still hold.
-    await expect(f.sql`insert into person (first_name, last_name, email) values ('A', 'B', 'FIRST.1@first-load.test')`).rejects.toThrow(/person_key/);
-    await expect(f.sql`insert into person (first_name, last_name, email, company_id) values ('A', 'B', 'fk@first-load.test', -1)`).rejects.toThrow(/foreign key/);
+    await expect(
+      f.sql`insert into person (first_name, last_name, email) values ('A', 'B', 'FIRST.1@first-load.test')`,
+    ).rejects.toThrow(/person_key/);
+    await expect(
+      f.sql`insert into person (first_name, last_name, email, company_id) values ('A', 'B', 'fk@first-load.test', -1)`,
+    ).rejects.toThrow(/foreign key/);
 
     // The last row of a key wins, as with the upsert.
-    expect(await f.sql`select first_name, email from person where person_key = 'first.19@first-load.test'`).toEqual([{ first_name: 'First20', email: 'First.19@first-load.test' }]);
+    expect(await f.sql`select first_name, email from person where person_key = 'first.19@first-load.test'`).toEqual([
+      { first_name: 'First20', email: 'First.19@first-load.test' },
+    ]);
 
     // Importing it again goes through the upsert: all unchanged.
     const before = await f.checksum('person');
-    expect((await run({ dataset: 'people', file, rebuildIndexes: true })).summary).toEqual(summary({ rows: 500, unchanged: 450, duplicatesInFile: 50 }));
+    expect((await run({ dataset: 'people', file, rebuildIndexes: true })).summary).toEqual(
+      summary({ rows: 500, unchanged: 450, duplicatesInFile: 50 }),
+    );
     expect(await f.checksum('person')).toEqual(before);
     expect(await foreignKeyOid()).toBe(oid);
   });
 
   it('numbers the rows in file order, from where the identity stood', async () => {
     // Every tenth row repeats its predecessor's key; leave those out.
-    const text = peopleCsv(300).split('\n').filter((_, i) => i === 0 || i % 10 !== 0).join('\n');
+    const text = peopleCsv(300)
+      .split('\n')
+      .filter((_, i) => i === 0 || i % 10 !== 0)
+      .join('\n');
     const file = await f.write('first-load-distinct.csv', text);
     await empty();
     const upserted = await run({ dataset: 'people', file, rebuildIndexes: false });
@@ -109,8 +141,14 @@ describe('importFile: first load into an empty table', () => {
     expect(loaded.summary).toEqual(summary({ rows: 270, inserted: 270 }));
     expect(loaded.summary).toEqual(upserted.summary);
     expect(await rowsWithoutIds('person')).toEqual(upsertedRows);
-    const names = (await f.sql<{ id: number; first_name: string }[]>`select id::int, first_name from person order by id`).map((r) => `${r.id}:${r.first_name}`);
-    const inFile = text.split('\n').slice(1).filter((line) => line !== '').map((line, i) => `${42 + i}:${line.split(',')[1]}`);
+    const names = (
+      await f.sql<{ id: number; first_name: string }[]>`select id::int, first_name from person order by id`
+    ).map((r) => `${r.id}:${r.first_name}`);
+    const inFile = text
+      .split('\n')
+      .slice(1)
+      .filter((line) => line !== '')
+      .map((line, i) => `${42 + i}:${line.split(',')[1]}`);
     expect(names).toEqual(inFile);
   });
 
@@ -121,7 +159,8 @@ describe('importFile: first load into an empty table', () => {
     const result = await run({ dataset: 'people', file });
     expect(await foreignKeyOid()).not.toBe(oid);
     expect(result.summary).toEqual(summary({ rows: 12_000, inserted: 10_800, duplicatesInFile: 1_200 }));
-    const [counts] = await f.sql`select count(*)::int as n, count(company_id)::int as with_company, max(id)::int as max_id from person`;
+    const [counts] =
+      await f.sql`select count(*)::int as n, count(company_id)::int as with_company, max(id)::int as max_id from person`;
     // Rows 7, 14, … have no company; of those, the ones ending in 9 were replaced by the next row.
     // Ids follow the file (row 12,000 replaced row 11,999 and kept its own id).
     expect(counts).toEqual({ n: 10_800, with_company: 10_800 - (1_714 - 171), max_id: 12_000 });
@@ -177,9 +216,14 @@ describe('importFile: bad rows and failures in a first load', () => {
     expect(err).toBeInstanceOf(ImportRejected);
     expect(err.errors).toEqual(staged.errors);
     expect(err.errors.map((e) => e.line)).toEqual([3, 4, 5, 6]);
-    expect(err.errors[2]).toEqual({ line: 5, reason: 'company_domain: no company has domain "nowhere-first-load.test"' });
+    expect(err.errors[2]).toEqual({
+      line: 5,
+      reason: 'company_domain: no company has domain "nowhere-first-load.test"',
+    });
     expect(err.summary).toEqual(staged.summary);
-    expect(await f.errorsIn(`${file}.errors.csv`)).toEqual(err.errors.map((e) => ({ line: String(e.line), reason: e.reason })));
+    expect(await f.errorsIn(`${file}.errors.csv`)).toEqual(
+      err.errors.map((e) => ({ line: String(e.line), reason: e.reason })),
+    );
     expect(await f.checksum('person')).toEqual({ rows: 0, md5: '' });
     expect(await indexes()).toEqual(indexesBefore);
     expect(await constraints()).toEqual(constraintsBefore);
@@ -230,7 +274,9 @@ describe('importFile: bad rows and failures in a first load', () => {
     expect(await indexes()).toEqual(indexesBefore);
     expect(await constraints()).toEqual(constraintsBefore);
     expect(await f.state('people')).toEqual({ ready: true, row_count: 0 });
-    expect((await run({ dataset: 'people', file })).summary).toEqual(summary({ rows: 40_000, inserted: 36_000, duplicatesInFile: 4_000 }));
+    expect((await run({ dataset: 'people', file })).summary).toEqual(
+      summary({ rows: 40_000, inserted: 36_000, duplicatesInFile: 4_000 }),
+    );
   });
 });
 
@@ -248,11 +294,14 @@ describe('importFile: first loads of every dataset', () => {
     );
     return rows.map((r) => r.line).join('\n');
   }
-  const tableIndexes = (table: string) => f.sql`select indexname, indexdef from pg_indexes where tablename = ${table} order by indexname`;
+  const tableIndexes = (table: string) =>
+    f.sql`select indexname, indexdef from pg_indexes where tablename = ${table} order by indexname`;
 
   it('load what the upsert loads, row for row, with the same reports', async () => {
     // Datasets that reference others first: emptying a table empties the tables that reference it.
-    const ordered = [...DATASETS].sort((a, b) => Number(b.columns.some((c) => c.reference)) - Number(a.columns.some((c) => c.reference)));
+    const ordered = [...DATASETS].sort(
+      (a, b) => Number(b.columns.some((c) => c.reference)) - Number(a.columns.some((c) => c.reference)),
+    );
     for (const dataset of ordered) {
       const file = await f.write(`every-${dataset.name}.ndjson`, await exportNdjson(dataset));
       const truncate = () => f.sql.unsafe(`truncate "${dataset.table}" restart identity cascade`);
@@ -262,8 +311,16 @@ describe('importFile: first loads of every dataset', () => {
       const upsertedRows = await rowsWithoutIds(dataset.table);
       await truncate();
       const phases = new Set<string>();
-      const loaded = await run({ dataset: dataset.name, file, skipInvalid: true, onProgress: (p) => phases.add(p.phase) });
-      expect({ dataset: dataset.name, phases: [...phases] }).toEqual({ dataset: dataset.name, phases: ['reading', 'rebuilding indexes'] });
+      const loaded = await run({
+        dataset: dataset.name,
+        file,
+        skipInvalid: true,
+        onProgress: (p) => phases.add(p.phase),
+      });
+      expect({ dataset: dataset.name, phases: [...phases] }).toEqual({
+        dataset: dataset.name,
+        phases: ['reading', 'rebuilding indexes'],
+      });
       expect(loaded).toEqual(upserted);
       expect(loaded.summary.inserted).toBeGreaterThan(0);
       expect(await rowsWithoutIds(dataset.table)).toEqual(upsertedRows);

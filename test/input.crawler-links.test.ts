@@ -13,8 +13,12 @@ const page = (body: string) => `<!doctype html><html><head><title>Site</title></
 const SITE = 'badlink.test';
 const sites: Sites = {
   [SITE]: {
-    '/': page('<nav><a href="/team%E0%A4">Team (old link)</a> <a href="/about%ZZ">About</a> <a href="/team">Our Team</a></nav>'),
-    '/team': page('<section><div class="team-member"><h3>Nora Quill</h3><p class="position">Chief Executive Officer</p></div></section>'),
+    '/': page(
+      '<nav><a href="/team%E0%A4">Team (old link)</a> <a href="/about%ZZ">About</a> <a href="/team">Our Team</a></nav>',
+    ),
+    '/team': page(
+      '<section><div class="team-member"><h3>Nora Quill</h3><p class="position">Chief Executive Officer</p></div></section>',
+    ),
   },
 };
 const zone: Zone = { [SITE]: LOOPBACK };
@@ -43,8 +47,22 @@ describe('a malformed link on a site', () => {
   });
 
   it('leaves the domain email finder with the site’s contacts', async () => {
-    const { status, rows } = await t.runTool(key, '/api/v1/scrape/website-finder', { domains: [SITE], jobTitle: 'CEO' }, 20_000);
+    const { status, rows } = await t.runTool(
+      key,
+      '/api/v1/scrape/website-finder',
+      { domains: [SITE], jobTitle: 'CEO' },
+      20_000,
+    );
     expect(status.status).toBe('SUCCEEDED');
-    expect(rows).toEqual([expect.objectContaining({ domain: SITE, status: 'found', site_status: 'ok', full_name: 'Nora Quill', title: 'Chief Executive Officer', pages_crawled: 2 })]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        domain: SITE,
+        status: 'found',
+        site_status: 'ok',
+        full_name: 'Nora Quill',
+        title: 'Chief Executive Officer',
+        pages_crawled: 2,
+      }),
+    ]);
   });
 });

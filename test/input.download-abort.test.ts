@@ -38,7 +38,12 @@ beforeAll(async () => {
   const logger = pino({ level: 'info' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
   app = await buildApp({ config, databaseUrl: database.url, logger, worker: false });
   url = await app.start(0, '127.0.0.1');
-  const created = await createAccount(app.core.db, { name: 'download', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 0n });
+  const created = await createAccount(app.core.db, {
+    name: 'download',
+    plan: 'scale',
+    subscriptionStatus: 'ACTIVE',
+    creditsMicros: 0n,
+  });
   key = created.apiKey;
   runId = newRunId();
   const sql = app.core.sql;
@@ -67,32 +72,39 @@ interface Transfer {
  */
 function downloadLosingTheDatabase(format: string): Promise<Transfer> {
   return new Promise((resolve, reject) => {
-    const request = http.get(`${url}/api/downloads/${runId}?format=${format}`, { headers: { authorization: `Bearer ${key}` } }, (res) => {
-      let bytes = 0;
-      let cut = false;
-      res.on('data', (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (cut) return;
-        cut = true;
-        res.pause();
-        void app.core.sql`
+    const request = http.get(
+      `${url}/api/downloads/${runId}?format=${format}`,
+      { headers: { authorization: `Bearer ${key}` } },
+      (res) => {
+        let bytes = 0;
+        let cut = false;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (cut) return;
+          cut = true;
+          res.pause();
+          void app.core.sql`
           select pg_terminate_backend(pid) as ended from pg_stat_activity
-          where datname = current_database() and pid <> pg_backend_pid() and query like 'select seq, data from run_item%'`.then((rows) => {
-          if (!rows.some((r) => r.ended === true)) reject(new Error('no database session was streaming the rows'));
-          res.resume();
-        }, reject);
-      });
-      let settled = false;
-      const settle = (broken: boolean) => {
-        if (settled) return;
-        settled = true;
-        resolve({ status: res.statusCode!, bytes, complete: res.complete, broken });
-      };
-      res.on('end', () => settle(false));
-      res.on('aborted', () => settle(true));
-      res.on('error', () => settle(true));
-      res.on('close', () => settle(!res.complete));
-    });
+          where datname = current_database() and pid <> pg_backend_pid() and query like 'select seq, data from run_item%'`.then(
+            (rows) => {
+              if (!rows.some((r) => r.ended === true)) reject(new Error('no database session was streaming the rows'));
+              res.resume();
+            },
+            reject,
+          );
+        });
+        let settled = false;
+        const settle = (broken: boolean) => {
+          if (settled) return;
+          settled = true;
+          resolve({ status: res.statusCode!, bytes, complete: res.complete, broken });
+        };
+        res.on('end', () => settle(false));
+        res.on('aborted', () => settle(true));
+        res.on('error', () => settle(true));
+        res.on('close', () => settle(!res.complete));
+      },
+    );
     request.on('error', reject);
   });
 }
@@ -102,7 +114,9 @@ describe('a download that loses its database part-way', () => {
     const before = logLines.length;
     const transfer = await downloadLosingTheDatabase(format);
     expect(transfer.status).toBe(200);
-    expect({ broken: transfer.broken, bytes: transfer.bytes, complete: transfer.complete }).toMatchObject({ broken: true });
+    expect({ broken: transfer.broken, bytes: transfer.bytes, complete: transfer.complete }).toMatchObject({
+      broken: true,
+    });
     expect(transfer.complete).toBe(false);
     expect(transfer.bytes).toBeLessThan(ROWS * ROW_TEXT.length);
     const logged = logLines.slice(before).filter((line) => line.msg === 'download failed part-way; connection aborted');
@@ -114,28 +128,38 @@ describe('a download that loses its database part-way', () => {
     const [owner] = await app.core.sql<{ account_id: string }[]>`select account_id from run where id = ${runId}`;
     const accountId = owner!.account_id;
     const short = newRunId();
-    await app.core.sql`insert into run (id, account_id, tool, status, status_message, input, requested, handled, item_count, started_at, finished_at, expires_at)
+    await app.core
+      .sql`insert into run (id, account_id, tool, status, status_message, input, requested, handled, item_count, started_at, finished_at, expires_at)
       values (${short}, ${accountId}, 'maps', 'SUCCEEDED', 'Done', '{}'::jsonb, 3, 3, 3, now(), now(), now() + interval '2 days')`;
-    await app.core.sql`insert into run_item (run_id, seq, data) values (${short}, 0, '{"name":"a"}'), (${short}, 1, '{"name":"b"}')`;
+    await app.core
+      .sql`insert into run_item (run_id, seq, data) values (${short}, 0, '{"name":"a"}'), (${short}, 1, '{"name":"b"}')`;
     for (const format of ['csv', 'ndjson']) {
       const before = logLines.length;
       const broken = await new Promise<boolean>((resolve, reject) => {
         http
-          .get(`${url}/api/downloads/${short}?format=${format}`, { headers: { authorization: `Bearer ${key}` } }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(false));
-            res.on('error', () => resolve(true));
-            res.on('aborted', () => resolve(true));
-          })
+          .get(
+            `${url}/api/downloads/${short}?format=${format}`,
+            { headers: { authorization: `Bearer ${key}` } },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(false));
+              res.on('error', () => resolve(true));
+              res.on('aborted', () => resolve(true));
+            },
+          )
           .on('error', reject);
       });
       expect(broken).toBe(true);
-      expect(logLines.slice(before).filter((line) => line.msg === 'download failed part-way; connection aborted')).toHaveLength(1);
+      expect(
+        logLines.slice(before).filter((line) => line.msg === 'download failed part-way; connection aborted'),
+      ).toHaveLength(1);
     }
   });
 
   it('still answers the next download in full', async () => {
-    const res = await fetch(`${url}/api/downloads/${runId}?format=ndjson&offset=${ROWS - 2}`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${url}/api/downloads/${runId}?format=ndjson&offset=${ROWS - 2}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.status).toBe(200);
     expect((await res.text()).trim().split('\n')).toHaveLength(2);
   });
@@ -147,7 +171,14 @@ describe('a download that fails before its first byte', () => {
     const closed = connect(database.url, { max: 1 });
     await closed.sql.end();
     for (const format of ['csv', 'json', 'ndjson'] as const) {
-      await expect(openExport(closed.sql, { ...run!, fileName: null } as Run, [{ key: 'name', header: 'Name', description: '' }], format)).rejects.toThrow();
+      await expect(
+        openExport(
+          closed.sql,
+          { ...run!, fileName: null } as Run,
+          [{ key: 'name', header: 'Name', description: '' }],
+          format,
+        ),
+      ).rejects.toThrow();
     }
   });
 });

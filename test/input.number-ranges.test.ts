@@ -25,24 +25,34 @@ beforeAll(async () => {
   const sql = t.app.core.sql;
   await sql`insert into run (id, account_id, tool, status, status_message, input, requested, handled, item_count, started_at, finished_at, expires_at)
     values (${runId}, ${accountId}, 'maps', 'SUCCEEDED', 'Done', '{}'::jsonb, 2, 2, 2, now(), now(), now() + interval '2 days')`;
-  for (const seq of [0, 1]) await sql`insert into run_item (run_id, seq, data) values (${runId}, ${seq}, ${JSON.stringify({ name: `Place ${seq}` })}::jsonb)`;
+  for (const seq of [0, 1])
+    await sql`insert into run_item (run_id, seq, data) values (${runId}, ${seq}, ${JSON.stringify({ name: `Place ${seq}` })}::jsonb)`;
   const created = await t.request('POST', '/api/v1/webhooks', { key, body: { url: 'https://example.com/hooks' } });
   webhookId = created.body.webhook.id;
 });
 afterAll(() => t?.stop());
 
-const DeliveriesAfter = graphql(`query NumberRangesDeliveriesAfter($a: String) { webhooks { nodes { deliveries(after: $a) { totalCount } } } }`);
+const DeliveriesAfter = graphql(
+  `query NumberRangesDeliveriesAfter($a: String) { webhooks { nodes { deliveries(after: $a) { totalCount } } } }`,
+);
 const RunsAfter = graphql(`query NumberRangesRunsAfter($a: String) { runs(after: $a) { totalCount } }`);
-const FirstRun = graphql(`query NumberRangesFirstRun { runs(first: 1) { nodes { id } pageInfo { endCursor hasNextPage } } }`);
+const FirstRun = graphql(
+  `query NumberRangesFirstRun { runs(first: 1) { nodes { id } pageInfo { endCursor hasNextPage } } }`,
+);
 const NextRun = graphql(`query NumberRangesNextRun($a: String) { runs(first: 1, after: $a) { nodes { id } } }`);
-const LedgerAfter = graphql(`query NumberRangesLedgerAfter($a: String) { viewer { ledger(after: $a) { totalCount } } }`);
+const LedgerAfter = graphql(
+  `query NumberRangesLedgerAfter($a: String) { viewer { ledger(after: $a) { totalCount } } }`,
+);
 
 /** A 400 validation_failed naming `path`, with the account's writes unchanged. */
 async function expectRefused(path: string, detail: string) {
   const before = await writesOf(t, accountId);
   const res = await t.request('GET', path, { key });
   expect(res.status, res.text).toBe(400);
-  expect(res.body.error).toMatchObject({ code: 'validation_failed', details: [expect.objectContaining({ path: detail })] });
+  expect(res.body.error).toMatchObject({
+    code: 'validation_failed',
+    details: [expect.objectContaining({ path: detail })],
+  });
   expect(await writesOf(t, accountId)).toBe(before);
 }
 
@@ -62,7 +72,10 @@ describe('the lead database cursor', () => {
   it('refuses it over MCP too', async () => {
     const result = await mcpCall('query_lead_database', { after: '99999999999999999999999' });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent.error).toMatchObject({ code: 'validation_failed', details: [expect.objectContaining({ path: 'after' })] });
+    expect(result.structuredContent.error).toMatchObject({
+      code: 'validation_failed',
+      details: [expect.objectContaining({ path: 'after' })],
+    });
   });
 });
 
@@ -89,7 +102,10 @@ describe('download offsets and limits', () => {
   it('refuses download_results offset 4294967296 over MCP, and takes 2^31 − 1', async () => {
     const refused = await mcpCall('download_results', { runId, offset: 4294967296 });
     expect(refused.isError).toBe(true);
-    expect(refused.structuredContent.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'offset', message: 'must be at most 2147483647' }] });
+    expect(refused.structuredContent.error).toMatchObject({
+      code: 'validation_failed',
+      details: [{ path: 'offset', message: 'must be at most 2147483647' }],
+    });
     const last = await mcpCall('download_results', { runId, offset: 2147483647 });
     expect(last.isError).toBeUndefined();
     expect(last.structuredContent).toMatchObject({ runId, count: 0, rows: [], nextOffset: null });
@@ -107,7 +123,11 @@ describe('delivery log cursors', () => {
   });
 
   it('takes a well-formed cursor (no delivery after it)', async () => {
-    const res = await t.request('GET', `/api/v1/webhooks/${webhookId}/deliveries?after=${b64('2024-01-01T00:00:00.000Z|msg_x')}`, { key });
+    const res = await t.request(
+      'GET',
+      `/api/v1/webhooks/${webhookId}/deliveries?after=${b64('2024-01-01T00:00:00.000Z|msg_x')}`,
+      { key },
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ deliveries: [], nextAfter: null });
   });
@@ -161,7 +181,11 @@ describe('fractions a column cannot hold', () => {
 async function mcpCall(name: string, args: unknown): Promise<{ isError?: boolean; structuredContent: any }> {
   const res = await fetch(`${t.url}/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
   });
   return ((await res.json()) as { result: { isError?: boolean; structuredContent: any } }).result;

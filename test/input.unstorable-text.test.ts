@@ -27,8 +27,12 @@ afterAll(() => t?.stop());
 const StartEmailValidator = graphql(`
   mutation UnstorableStartEmailValidator($input: StartEmailValidatorInput!) { startEmailValidator(input: $input) { run { id } userErrors { code field message } } }
 `);
-const LocalBusinessCount = graphql(`query UnstorableLocalBusinessCount($f: LocalBusinessFilter) { localBusinesses(filter: $f) { totalCount } }`);
-const CancelRun = graphql(`mutation UnstorableCancelRun($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code } } }`);
+const LocalBusinessCount = graphql(
+  `query UnstorableLocalBusinessCount($f: LocalBusinessFilter) { localBusinesses(filter: $f) { totalCount } }`,
+);
+const CancelRun = graphql(
+  `mutation UnstorableCancelRun($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code } } }`,
+);
 const RunById = graphql(`query UnstorableRunById($id: ID!) { run(id: $id) { id } }`);
 
 /** Expects the REST error body of validation_failed naming `path`, and that the account wrote nothing. */
@@ -37,18 +41,36 @@ async function refusedRest(method: string, path: string, body: unknown, detailPa
   const res = await t.request(method, path, { key, ...(body === undefined ? {} : { body }) });
   expect(res.status, res.text).toBe(400);
   expect(res.body.error.code).toBe('validation_failed');
-  expect(res.body.error.details).toEqual(expect.arrayContaining([{ path: detailPath, message: expect.stringMatching(message) }]));
+  expect(res.body.error.details).toEqual(
+    expect.arrayContaining([{ path: detailPath, message: expect.stringMatching(message) }]),
+  );
   expect(await writesOf(t, accountId)).toBe(before);
 }
 
 describe('REST: 400 validation_failed, nothing written', () => {
   it('an email-validator start with a NUL in an address', async () => {
-    await refusedRest('POST', '/api/v1/scrape/email-validator', { emails: ['ok@example.com', 'a\u0000@example.com'] }, 'emails.1');
+    await refusedRest(
+      'POST',
+      '/api/v1/scrape/email-validator',
+      { emails: ['ok@example.com', 'a\u0000@example.com'] },
+      'emails.1',
+    );
   });
 
   it('an email-validator start with an unpaired surrogate, and with a NUL in webhookUrl', async () => {
-    await refusedRest('POST', '/api/v1/scrape/email-validator', { emails: ['a\ud800@example.com'] }, 'emails.0', /unpaired surrogate/);
-    await refusedRest('POST', '/api/v1/scrape/email-validator', { emails: ['a@example.com'], webhookUrl: 'https://example.com/\u0000' }, 'webhookUrl');
+    await refusedRest(
+      'POST',
+      '/api/v1/scrape/email-validator',
+      { emails: ['a\ud800@example.com'] },
+      'emails.0',
+      /unpaired surrogate/,
+    );
+    await refusedRest(
+      'POST',
+      '/api/v1/scrape/email-validator',
+      { emails: ['a@example.com'], webhookUrl: 'https://example.com/\u0000' },
+      'webhookUrl',
+    );
   });
 
   it('the lead database with title=%00, as a query and as a body', async () => {
@@ -71,7 +93,13 @@ describe('REST: 400 validation_failed, nothing written', () => {
   });
 
   it('a field name with a NUL in an enrichment row', async () => {
-    await refusedRest('POST', '/api/v1/enrich', { rows: [{ email: 'a@b.com', 'x\u0000y': 1 }] }, 'rows.0.x\\u0000y', /name of this field/);
+    await refusedRest(
+      'POST',
+      '/api/v1/enrich',
+      { rows: [{ email: 'a@b.com', 'x\u0000y': 1 }] },
+      'rows.0.x\\u0000y',
+      /name of this field/,
+    );
   });
 
   it('the webhook itself is still there, and a storable request still works', async () => {
@@ -89,13 +117,17 @@ describe('GraphQL: VALIDATION_FAILED, nothing written', () => {
     expect(res.status).toBe(200);
     const { run, userErrors } = res.body.data!.startEmailValidator;
     expect(run).toBeNull();
-    expect(userErrors).toEqual([expect.objectContaining({ code: 'VALIDATION_FAILED', field: expect.arrayContaining(['emails', '0']) })]);
+    expect(userErrors).toEqual([
+      expect.objectContaining({ code: 'VALIDATION_FAILED', field: expect.arrayContaining(['emails', '0']) }),
+    ]);
     expect(await writesOf(t, accountId)).toBe(before);
   });
 
   it('the local-business search and a run lookup are errors with code VALIDATION_FAILED', async () => {
     const search = await t.graphql(key, LocalBusinessCount, { f: { keyword: 'x\u0000' } });
-    expect(search.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) })]);
+    expect(search.body.errors).toEqual([
+      expect.objectContaining({ extensions: expect.objectContaining({ code: 'VALIDATION_FAILED' }) }),
+    ]);
     const cancel = await t.graphql(key, CancelRun, { id: '\u0000' });
     expect(cancel.body.data!.cancelRun.userErrors).toEqual([{ code: 'VALIDATION_FAILED' }]);
     // No such run, or a refusal of the id: never an internal error.
@@ -109,7 +141,11 @@ describe('MCP: the tool error validation_failed, nothing written', () => {
   const call = async (name: string, args: unknown) => {
     const res = await fetch(`${t.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
     });
     return ((await res.json()) as { result: { isError?: boolean; structuredContent: any } }).result;
@@ -125,7 +161,9 @@ describe('MCP: the tool error validation_failed, nothing written', () => {
       const result = await call(name, args);
       expect(result.isError, name).toBe(true);
       expect(result.structuredContent.error.code).toBe('validation_failed');
-      expect(result.structuredContent.error.details).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+      expect(result.structuredContent.error.details).toEqual(
+        expect.arrayContaining([expect.objectContaining({ path })]),
+      );
     }
     expect(await writesOf(t, accountId)).toBe(before);
   });

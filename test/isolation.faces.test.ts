@@ -35,7 +35,9 @@ const RunLookups = graphql(`
 const CancelRun = graphql(`
   mutation IsolationCancelRun($id: ID!) { cancelRun(id: $id) { run { id status statusMessage } userErrors { code field message } } }
 `);
-const CreateWebhook = graphql(`mutation IsolationCreateWebhook($url: String!) { createWebhook(input: { url: $url }) { webhook { id } } }`);
+const CreateWebhook = graphql(
+  `mutation IsolationCreateWebhook($url: String!) { createWebhook(input: { url: $url }) { webhook { id } } }`,
+);
 const CreateSucceededWebhook = graphql(`
   mutation IsolationCreateSucceededWebhook($url: String!) { createWebhook(input: { url: $url, events: [RUN_SUCCEEDED] }) { webhook { id } } }
 `);
@@ -45,7 +47,9 @@ const DeleteWebhook = graphql(`
 const WebhookNode = graphql(`query IsolationWebhookNode($id: ID!) { node(id: $id) { id ... on Webhook { url } } }`);
 const NodeId = graphql(`query IsolationNodeId($id: ID!) { node(id: $id) { id } }`);
 const Webhooks = graphql(`query IsolationWebhooks { webhooks { nodes { id url } } }`);
-const Deliveries = graphql(`query IsolationDeliveries { webhooks { nodes { id deliveries { nodes { id runId event status responseStatus } } } } }`);
+const Deliveries = graphql(
+  `query IsolationDeliveries { webhooks { nodes { id deliveries { nodes { id runId event status responseStatus } } } } }`,
+);
 const RunItems = graphql(`
   subscription IsolationRunItems($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } run { id } } }
 `);
@@ -83,7 +87,11 @@ const releases: Array<() => void> = [];
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  const network = { ...loopbackConfig('postgres://unused', 0).network, webPorts: { http: receiver.port, https: receiver.port }, outboundAllow: [`127.0.0.1:${receiver.port}`] };
+  const network = {
+    ...loopbackConfig('postgres://unused', 0).network,
+    webPorts: { http: receiver.port, https: receiver.port },
+    outboundAllow: [`127.0.0.1:${receiver.port}`],
+  };
   t = await startTestApp({ config: { network } });
   a = await t.account({ name: 'owner A' });
   b = await t.account({ name: 'other B' });
@@ -149,7 +157,11 @@ async function heldRun(key: string): Promise<{ runId: string; release: () => voi
 }
 
 const runRow = async (id: string) =>
-  (await t.app.core.sql`select status, status_message, item_count from run where id = ${id}`)[0] as { status: string; status_message: string; item_count: number };
+  (await t.app.core.sql`select status, status_message, item_count from run where id = ${id}`)[0] as {
+    status: string;
+    status_message: string;
+    item_count: number;
+  };
 
 /** A's held run is untouched by B: still RUNNING, then, released, it ends SUCCEEDED with every row downloadable. */
 async function expectUntouchedAndFinishes(run: { runId: string; release: () => void }) {
@@ -169,7 +181,11 @@ const codes = (payload: { userErrors: { code: string }[] }) => payload.userError
 
 async function connectMcp(key: string): Promise<McpClient> {
   const client = new McpClient({ name: 'isolation-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
   mcpClients.push(client);
   return client;
 }
@@ -180,7 +196,10 @@ async function spawnStdioMcp(key: string): Promise<{ client: McpClient; stderr: 
     command: process.execPath,
     args: ['src/cli/leadgate.mjs', 'mcp', '--url', t.url, '--key', key],
     cwd: ROOT,
-    env: { ...(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined)) as Record<string, string>), LOG_LEVEL: 'warn' },
+    env: {
+      ...(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined)) as Record<string, string>),
+      LOG_LEVEL: 'warn',
+    },
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (d) => (stderr += d));
@@ -191,7 +210,11 @@ async function spawnStdioMcp(key: string): Promise<{ client: McpClient; stderr: 
 }
 
 async function callTool(client: McpClient, name: string, args: Record<string, unknown>) {
-  const answer = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[]; structuredContent?: unknown };
+  const answer = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    content: { text: string }[];
+    structuredContent?: unknown;
+  };
   const body = JSON.parse(answer.content[0]!.text);
   expect(answer.structuredContent).toEqual(body);
   return { isError: answer.isError === true, body, text: answer.content[0]!.text };
@@ -277,29 +300,47 @@ describe('GraphQL: another account’s run or webhook', () => {
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data!.deleteWebhook).toEqual(unknown.body.data!.deleteWebhook);
     expect((await t.graphql(b.apiKey, WebhookNode, { id: hookId })).body).toEqual({ data: { node: null } });
-    expect((await t.graphql(a.apiKey, WebhookNode, { id: hookId })).body).toEqual({ data: { node: { id: hookId, url: receiver.url('/hooks/a-kept') } } });
+    expect((await t.graphql(a.apiKey, WebhookNode, { id: hookId })).body).toEqual({
+      data: { node: { id: hookId, url: receiver.url('/hooks/a-kept') } },
+    });
 
     const listed = await t.graphql(a.apiKey, Webhooks);
     expect(listed.body.data!.webhooks.nodes).toContainEqual({ id: hookId, url: receiver.url('/hooks/a-kept') });
-    expect((await t.request('GET', '/api/v1/webhooks', { key: a.apiKey })).body.webhooks.map((w: { id: string }) => w.id)).toContain(hookId);
+    expect(
+      (await t.request('GET', '/api/v1/webhooks', { key: a.apiKey })).body.webhooks.map((w: { id: string }) => w.id),
+    ).toContain(hookId);
 
-    expect((await t.graphql(a.apiKey, DeleteWebhook, { id: hookId })).body.data!.deleteWebhook).toEqual({ deletedWebhookId: hookId, userErrors: [] });
+    expect((await t.graphql(a.apiKey, DeleteWebhook, { id: hookId })).body.data!.deleteWebhook).toEqual({
+      deletedWebhookId: hookId,
+      userErrors: [],
+    });
   });
 
   it('webhook deliveries: A sees its real delivery, B never sees A’s webhook nor its deliveries', async () => {
-    const aHook = (await t.graphql(a.apiKey, CreateSucceededWebhook, { url: receiver.url('/hooks/a-deliveries') })).body.data!.createWebhook.webhook!.id;
-    const bHook = (await t.graphql(b.apiKey, CreateSucceededWebhook, { url: receiver.url('/hooks/b-deliveries') })).body.data!.createWebhook.webhook!.id;
+    const aHook = (await t.graphql(a.apiKey, CreateSucceededWebhook, { url: receiver.url('/hooks/a-deliveries') })).body
+      .data!.createWebhook.webhook!.id;
+    const bHook = (await t.graphql(b.apiKey, CreateSucceededWebhook, { url: receiver.url('/hooks/b-deliveries') })).body
+      .data!.createWebhook.webhook!.id;
     try {
       const run = await t.runTool(a.apiKey, '/api/v1/scrape/maps', DENVER_DENTISTS);
       const runId = run.start.runId as string;
       // A: the delivery reached the receiver and is logged as succeeded.
       const aHooks = await waitFor(
         async () => (await t.graphql(a.apiKey, Deliveries)).body.data!.webhooks.nodes,
-        (hooks) => hooks.find((h) => h.id === aHook)?.deliveries.nodes.some((d) => d.runId === runId && d.status === 'SUCCEEDED') ?? false,
+        (hooks) =>
+          hooks
+            .find((h) => h.id === aHook)
+            ?.deliveries.nodes.some((d) => d.runId === runId && d.status === 'SUCCEEDED') ?? false,
         { what: 'A’s delivery to succeed' },
       );
       const delivered = aHooks.find((h) => h.id === aHook)!.deliveries.nodes;
-      expect(delivered).toContainEqual({ id: expect.any(String), runId, event: 'RUN_SUCCEEDED', status: 'SUCCEEDED', responseStatus: 200 });
+      expect(delivered).toContainEqual({
+        id: expect.any(String),
+        runId,
+        event: 'RUN_SUCCEEDED',
+        status: 'SUCCEEDED',
+        responseStatus: 200,
+      });
       const deliveryId = delivered.find((d) => d.runId === runId)!.id;
       expect((await t.graphql(a.apiKey, NodeId, { id: deliveryId })).body.data!.node).toEqual({ id: deliveryId });
       expect((await t.graphql(b.apiKey, NodeId, { id: deliveryId })).body.data!.node).toBeNull();
@@ -315,7 +356,9 @@ describe('GraphQL: another account’s run or webhook', () => {
       expect(JSON.stringify(bView.body)).not.toContain(aHook);
       expect(receiver.received.some((r) => r.path === '/hooks/b-deliveries')).toBe(false);
       // The REST face of the same log.
-      expect((await t.request('GET', `/api/v1/webhooks/${aHook}/deliveries`, { key: b.apiKey })).body).toEqual({ error: { code: 'not_found', message: 'Webhook not found' } });
+      expect((await t.request('GET', `/api/v1/webhooks/${aHook}/deliveries`, { key: b.apiKey })).body).toEqual({
+        error: { code: 'not_found', message: 'Webhook not found' },
+      });
     } finally {
       await t.graphql(a.apiKey, DeleteWebhook, { id: aHook });
       await t.graphql(b.apiKey, DeleteWebhook, { id: bHook });
@@ -354,7 +397,9 @@ describe('graphql-ws: another account’s runs', () => {
   it('runItems of A’s run by B is a NOT_FOUND error with none of A’s rows', async () => {
     // A itself gets the rows: the subscription works for the owner.
     const own = collect(wsClient(t.url, a.apiKey), RunItems, { id: aFinished.runId }, 'runItems');
-    expect((await own.done).flatMap((batch) => batch.results)).toEqual(aFinished.rows.map((row) => ({ placeId: row.place_id })));
+    expect((await own.done).flatMap((batch) => batch.results)).toEqual(
+      aFinished.rows.map((row) => ({ placeId: row.place_id })),
+    );
 
     for (const id of [aFinished.runId, 'run_that_does_not_exist', HOSTILE_RUN_ID]) {
       const sub = collect(wsClient(t.url, b.apiKey), RunItems, { id }, 'runItems');
@@ -385,22 +430,35 @@ describe('graphql-ws: another account’s runs', () => {
       // that leaked to B would reach B before the end of B's run.
       const aRuns: string[] = [];
       for (let i = 0; i < 3; i++) {
-        const started = await t.request('POST', '/api/v1/scrape/maps', { key: a.apiKey, body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 20 + i } });
+        const started = await t.request('POST', '/api/v1/scrape/maps', {
+          key: a.apiKey,
+          body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 20 + i },
+        });
         expect(started.status).toBe(200);
         aRuns.push(started.body.runId);
       }
       for (const id of aRuns) expect((await t.waitForRun(a.apiKey, id)).status).toBe('SUCCEEDED');
-      const bRun = (await t.request('POST', '/api/v1/scrape/maps', { key: b.apiKey, body: DENVER_DENTISTS })).body.runId as string;
-      await waitFor(() => bEvents.items.some((e) => e.kind === 'FINISHED' && e.run.id === bRun), Boolean, { what: 'B’s run to finish on B’s stream' });
+      const bRun = (await t.request('POST', '/api/v1/scrape/maps', { key: b.apiKey, body: DENVER_DENTISTS })).body
+        .runId as string;
+      await waitFor(() => bEvents.items.some((e) => e.kind === 'FINISHED' && e.run.id === bRun), Boolean, {
+        what: 'B’s run to finish on B’s stream',
+      });
       // A's stream did carry A's runs to their end.
-      await waitFor(() => aRuns.every((id) => aEvents.items.some((e) => e.kind === 'FINISHED' && e.run.id === id)), Boolean, { what: 'A’s runs to finish on A’s stream' });
+      await waitFor(
+        () => aRuns.every((id) => aEvents.items.some((e) => e.kind === 'FINISHED' && e.run.id === id)),
+        Boolean,
+        { what: 'A’s runs to finish on A’s stream' },
+      );
 
       expect(failures).toEqual([]);
       const bSeen = new Set(bEvents.items.map((e) => e.run.id));
       const bOwn = new Set([...bProbes, bRun]);
       expect([...bSeen].filter((id) => !bOwn.has(id))).toEqual([]);
-      for (const id of [...aRuns, ...aProbes, aFinished.runId]) expect(bSeen.has(id), `B saw A's run ${id}`).toBe(false);
-      expect(bEvents.items.filter((e) => e.run.id === bRun).map((e) => e.kind)).toEqual(expect.arrayContaining(['CREATED', 'FINISHED']));
+      for (const id of [...aRuns, ...aProbes, aFinished.runId])
+        expect(bSeen.has(id), `B saw A's run ${id}`).toBe(false);
+      expect(bEvents.items.filter((e) => e.run.id === bRun).map((e) => e.kind)).toEqual(
+        expect.arrayContaining(['CREATED', 'FINISHED']),
+      );
       const aSeen = new Set(aEvents.items.map((e) => e.run.id));
       for (const id of [...bProbes, bRun]) expect(aSeen.has(id), `A saw B's run ${id}`).toBe(false);
       expect((await t.waitForRun(b.apiKey, bRun)).status).toBe('SUCCEEDED');

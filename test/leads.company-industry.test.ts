@@ -40,11 +40,17 @@ async function person(companyId: number | null, email: string): Promise<number> 
 }
 
 const industryOf = async (personId: number) =>
-  (await t.app.core.sql<{ industry: string | null }[]>`select company_industry as industry from person where id = ${personId}`)[0]!.industry;
+  (
+    await t.app.core.sql<
+      { industry: string | null }[]
+    >`select company_industry as industry from person where id = ${personId}`
+  )[0]!.industry;
 
 describe('person.company_industry follows the company', () => {
   it('is written by the seeder for every person', async () => {
-    const [{ n } = { n: 0 }] = await t.app.core.sql<{ n: number }[]>`select count(*)::int as n from person where company_industry is not null`;
+    const [{ n } = { n: 0 }] = await t.app.core.sql<
+      { n: number }[]
+    >`select count(*)::int as n from person where company_industry is not null`;
     expect(n).toBeGreaterThan(100);
     expect(await stale()).toBe(0);
   });
@@ -81,7 +87,11 @@ describe('person.company_industry follows the company', () => {
       await writeFile(at, `${lines.join('\n')}\n`);
       return at;
     };
-    const companies = await file('companies.csv', ['domain,name,industry', 'copy-import-a.test,A,Hospital & Health Care', 'copy-import-b.test,B,']);
+    const companies = await file('companies.csv', [
+      'domain,name,industry',
+      'copy-import-a.test,A,Hospital & Health Care',
+      'copy-import-b.test,B,',
+    ]);
     const people = await file('people.csv', [
       'company_domain,first_name,last_name,email',
       'copy-import-a.test,Ada,One,ada@copy-import-a.test',
@@ -92,13 +102,27 @@ describe('person.company_industry follows the company', () => {
     await importFile(t.app.core.sql, { dataset: 'people', file: people });
     const industries = async () =>
       Object.fromEntries(
-        (await t.app.core.sql<{ email: string; industry: string | null }[]>`
-          select email, company_industry as industry from person where email like '%import%' order by email`).map((r) => [r.email, r.industry]),
+        (
+          await t.app.core.sql<{ email: string; industry: string | null }[]>`
+          select email, company_industry as industry from person where email like '%import%' order by email`
+        ).map((r) => [r.email, r.industry]),
       );
-    expect(await industries()).toEqual({ 'ada@copy-import-a.test': 'hospital & health care', 'bob@copy-import-b.test': null, 'cy@nowhere-import.test': null });
-    const changed = await file('companies-2.csv', ['domain,name,industry', 'copy-import-a.test,A,Medical Devices', 'copy-import-b.test,B,Retail']);
+    expect(await industries()).toEqual({
+      'ada@copy-import-a.test': 'hospital & health care',
+      'bob@copy-import-b.test': null,
+      'cy@nowhere-import.test': null,
+    });
+    const changed = await file('companies-2.csv', [
+      'domain,name,industry',
+      'copy-import-a.test,A,Medical Devices',
+      'copy-import-b.test,B,Retail',
+    ]);
     await importFile(t.app.core.sql, { dataset: 'companies', file: changed });
-    expect(await industries()).toEqual({ 'ada@copy-import-a.test': 'medical devices', 'bob@copy-import-b.test': 'retail', 'cy@nowhere-import.test': null });
+    expect(await industries()).toEqual({
+      'ada@copy-import-a.test': 'medical devices',
+      'bob@copy-import-b.test': 'retail',
+      'cy@nowhere-import.test': null,
+    });
     // Importing the same people again changes nothing.
     const again = await importFile(t.app.core.sql, { dataset: 'people', file: people });
     expect(again.summary).toMatchObject({ inserted: 0, updated: 0, unchanged: 3 });
@@ -108,13 +132,16 @@ describe('person.company_industry follows the company', () => {
   it('is what the industry filter of the lead database reads', async () => {
     const c = await company('copy-d.test', 'Aerospace Engineering');
     const p = await person(c, 'one@copy-d.test');
-    const search = (industry: string) => t.request('GET', `/api/v1/database/leads?industry=${encodeURIComponent(industry)}&limit=100`, { key });
+    const search = (industry: string) =>
+      t.request('GET', `/api/v1/database/leads?industry=${encodeURIComponent(industry)}&limit=100`, { key });
     let res = await search('aerospace engineering');
     expect(res.status, res.text).toBe(200);
     expect(res.body.leads.map((l: { id: number }) => l.id)).toEqual([p]);
     await t.app.core.sql`update company set industry = 'Space Tourism' where id = ${c}`;
     expect((await search('Aerospace Engineering')).body.pagination.total).toBe(0);
     res = await search('Space Tourism');
-    expect(res.body.leads.map((l: { id: number; company_industry: string }) => [l.id, l.company_industry])).toEqual([[p, 'Space Tourism']]);
+    expect(res.body.leads.map((l: { id: number; company_industry: string }) => [l.id, l.company_industry])).toEqual([
+      [p, 'Space Tourism'],
+    ]);
   });
 });

@@ -57,7 +57,10 @@ async function expectSearch(query: string, keep: (p: P) => boolean) {
 
 describe('GET /api/v1/database/leads filters', () => {
   it('title partial, industry, country alias', async () => {
-    const { expected } = await expectSearch('title=vp&industry=Computer%20Software&country=USA', (p) => has(p.title, 'vp') && p.industry === 'Computer Software' && p.country === 'United States');
+    const { expected } = await expectSearch(
+      'title=vp&industry=Computer%20Software&country=USA',
+      (p) => has(p.title, 'vp') && p.industry === 'Computer Software' && p.country === 'United States',
+    );
     expect(expected.length).toBeGreaterThan(5);
   });
 
@@ -80,7 +83,10 @@ describe('GET /api/v1/database/leads filters', () => {
   it('company name and several company domains (comma or space separated)', async () => {
     await expectSearch('companyName=acme', (p) => has(p.c_name, 'acme'));
     const [d1, d2] = [people[0]!.domain, people[500]!.domain];
-    const { expected } = await expectSearch(`companyDomain=${encodeURIComponent(`${d1} ,${d2}`)}`, (p) => has(p.domain, d1) || has(p.domain, d2));
+    const { expected } = await expectSearch(
+      `companyDomain=${encodeURIComponent(`${d1} ,${d2}`)}`,
+      (p) => has(p.domain, d1) || has(p.domain, d2),
+    );
     expect(expected.length).toBeGreaterThanOrEqual(2);
     const spaced = await get(`companyDomain=${encodeURIComponent(`${d1} ${d2}`)}&limit=100`);
     expect(spaced.body.pagination.total).toBe(expected.length);
@@ -92,18 +98,27 @@ describe('GET /api/v1/database/leads filters', () => {
   });
 
   it('seniority and department, repeated or comma separated', async () => {
-    const { expected } = await expectSearch('seniority=c_suite,vp&department=sales', (p) => ['c_suite', 'vp'].includes(p.seniority) && p.department === 'sales');
+    const { expected } = await expectSearch(
+      'seniority=c_suite,vp&department=sales',
+      (p) => ['c_suite', 'vp'].includes(p.seniority) && p.department === 'sales',
+    );
     const repeated = await get('seniority=C-Suite&seniority=VP&department=Sales&limit=100');
     expect(repeated.body.pagination.total).toBe(expected.length);
   });
 
   it('hasEmail and hasPhone', async () => {
-    await expectSearch('hasEmail=true&hasPhone=true', (p) => p.email !== null && (p.phone !== null || p.mobile !== null));
+    await expectSearch(
+      'hasEmail=true&hasPhone=true',
+      (p) => p.email !== null && (p.phone !== null || p.mobile !== null),
+    );
   });
 
   it('employee and revenue bounds', async () => {
     await expectSearch('minEmployees=50&maxEmployees=200', (p) => p.employees >= 50 && p.employees <= 200);
-    await expectSearch('revenueMin=1000000&revenueMax=5000000', (p) => p.revenue >= 1_000_000 && p.revenue <= 5_000_000);
+    await expectSearch(
+      'revenueMin=1000000&revenueMax=5000000',
+      (p) => p.revenue >= 1_000_000 && p.revenue <= 5_000_000,
+    );
   });
 
   it('socialUrl matches however the URL is written', async () => {
@@ -114,33 +129,54 @@ describe('GET /api/v1/database/leads filters', () => {
   });
 
   it('keywords are whole words, any of', async () => {
-    const { expected } = await expectSearch('keywords=cloud,fintech', (p) => word(p.keywords, 'cloud') || word(p.keywords, 'fintech'));
+    const { expected } = await expectSearch(
+      'keywords=cloud,fintech',
+      (p) => word(p.keywords, 'cloud') || word(p.keywords, 'fintech'),
+    );
     expect(expected.length).toBeGreaterThan(0);
     expect((await get('keywords=clou')).body.pagination.total).toBe(0);
     await expectSearch('keywords=marketing', (p) => word(p.keywords, 'marketing'));
   });
 
   it('exclusions: notTitle, notKeywords, notIndustry', async () => {
-    await expectSearch('notTitle=manager,director&notIndustry=Retail,Insurance', (p) => !has(p.title, 'manager') && !has(p.title, 'director') && !['Retail', 'Insurance'].includes(p.industry));
+    await expectSearch(
+      'notTitle=manager,director&notIndustry=Retail,Insurance',
+      (p) => !has(p.title, 'manager') && !has(p.title, 'director') && !['Retail', 'Insurance'].includes(p.industry),
+    );
     await expectSearch('notKeywords=saas', (p) => !word(p.keywords, 'saas'));
   });
 
   it('technologies ANY, technologiesAll ALL, notTechnologies', async () => {
-    await expectSearch('technologies=Stripe&technologies=Klaviyo', (p) => p.technologies.includes('Stripe') || p.technologies.includes('Klaviyo'));
-    const all = await expectSearch('technologiesAll=Stripe&technologiesAll=google_analytics', (p) => p.technologies.includes('Stripe') && p.technologies.includes('Google Analytics'));
+    await expectSearch(
+      'technologies=Stripe&technologies=Klaviyo',
+      (p) => p.technologies.includes('Stripe') || p.technologies.includes('Klaviyo'),
+    );
+    const all = await expectSearch(
+      'technologiesAll=Stripe&technologiesAll=google_analytics',
+      (p) => p.technologies.includes('Stripe') && p.technologies.includes('Google Analytics'),
+    );
     expect(all.expected.length).toBeGreaterThan(0);
-    await expectSearch('notTechnologies=Stripe', (p) => p.technologies.length > 0 && !p.technologies.includes('Stripe'));
+    await expectSearch(
+      'notTechnologies=Stripe',
+      (p) => p.technologies.length > 0 && !p.technologies.includes('Stripe'),
+    );
   });
 
   it('company headquarters apart from the person’s location', async () => {
-    const { expected } = await expectSearch('companyCountry=Canada&companyCity=toronto', (p) => p.c_country === 'Canada' && has(p.c_city, 'toronto'));
+    const { expected } = await expectSearch(
+      'companyCountry=Canada&companyCity=toronto',
+      (p) => p.c_country === 'Canada' && has(p.c_city, 'toronto'),
+    );
     expect(expected.some((p) => p.country !== 'Canada')).toBe(true);
     await expectSearch('companyState=TX&state=CO', (p) => p.c_state === 'TX' && p.state === 'CO');
   });
 
   it('POST takes the same parameters as JSON', async () => {
     const get1 = await get('title=engineer&country=US&limit=20');
-    const post = await t.request('POST', '/api/v1/database/leads', { key, body: { title: 'engineer', country: ['US'], limit: 20 } });
+    const post = await t.request('POST', '/api/v1/database/leads', {
+      key,
+      body: { title: 'engineer', country: ['US'], limit: 20 },
+    });
     expect(post.body.pagination.total).toBe(get1.body.pagination.total);
     expect(post.body.leads.map((l: { id: number }) => l.id)).toEqual(get1.body.leads.map((l: { id: number }) => l.id));
   });
@@ -166,7 +202,8 @@ describe('paging', () => {
   it('page/limit and the cursor return the same leads in id order', async () => {
     const query = 'department=engineering';
     const byPage: number[] = [];
-    for (let page = 1; page <= 3; page++) byPage.push(...(await get(`${query}&page=${page}&limit=25`)).body.leads.map((l: { id: number }) => l.id));
+    for (let page = 1; page <= 3; page++)
+      byPage.push(...(await get(`${query}&page=${page}&limit=25`)).body.leads.map((l: { id: number }) => l.id));
     const byCursor: number[] = [];
     let after = '0';
     for (let i = 0; i < 3; i++) {
@@ -239,13 +276,27 @@ describe('people-search URLs', () => {
     const url = `${base}?personTitles[]=engineer&personLocations[]=United%20States&organizationNumEmployeesRanges[]=11,50&organizationNumEmployeesRanges[]=51,200&organizationIndustryTagIds[]=${tag}&sortByField=name&uniqueUrlId=abc&personNotLocations[]=Texas&qOrganizationKeywordTags[]=saas`;
     const viaUrl = await get(`url=${encodeURIComponent(url)}&limit=100`);
     expect(viaUrl.status, viaUrl.text).toBe(200);
-    const explicit = await expectSearch('title=engineer&country=US&minEmployees=11&maxEmployees=200&industry=Computer%20Software&keywords=saas', (p) =>
-      has(p.title, 'engineer') && p.country === 'United States' && p.employees >= 11 && p.employees <= 200 && p.industry === 'Computer Software' && word(p.keywords, 'saas'),
+    const explicit = await expectSearch(
+      'title=engineer&country=US&minEmployees=11&maxEmployees=200&industry=Computer%20Software&keywords=saas',
+      (p) =>
+        has(p.title, 'engineer') &&
+        p.country === 'United States' &&
+        p.employees >= 11 &&
+        p.employees <= 200 &&
+        p.industry === 'Computer Software' &&
+        word(p.keywords, 'saas'),
     );
     expect(viaUrl.body.pagination.total).toBe(explicit.expected.length);
     const tr = viaUrl.body.search_translation;
-    expect(tr.applied.map((e: { parameter: string }) => e.parameter)).toEqual(['personTitles[]', 'personLocations[]', 'qOrganizationKeywordTags[]']);
-    expect(tr.broadened.map((e: { parameter: string }) => e.parameter).sort()).toEqual(['organizationIndustryTagIds[]', 'organizationNumEmployeesRanges[]']);
+    expect(tr.applied.map((e: { parameter: string }) => e.parameter)).toEqual([
+      'personTitles[]',
+      'personLocations[]',
+      'qOrganizationKeywordTags[]',
+    ]);
+    expect(tr.broadened.map((e: { parameter: string }) => e.parameter).sort()).toEqual([
+      'organizationIndustryTagIds[]',
+      'organizationNumEmployeesRanges[]',
+    ]);
     expect(tr.unsupported).toEqual([{ parameter: 'personNotLocations[]', value: 'Texas', note: expect.any(String) }]);
     expect(tr.ignored).toEqual(['sortByField']);
   });
@@ -253,7 +304,9 @@ describe('people-search URLs', () => {
   it('lets an explicit filter replace the URL’s', async () => {
     const url = `${base}?personTitles[]=engineer&personLocations[]=United%20States`;
     const res = await get(`url=${encodeURIComponent(url)}&country=Canada&limit=100`);
-    await expectSearch('title=engineer&country=Canada', (p) => has(p.title, 'engineer') && p.country === 'Canada').then(({ expected }) => expect(res.body.pagination.total).toBe(expected.length));
+    await expectSearch('title=engineer&country=Canada', (p) => has(p.title, 'engineer') && p.country === 'Canada').then(
+      ({ expected }) => expect(res.body.pagination.total).toBe(expected.length),
+    );
   });
 
   it('refuses the newer format and URLs without usable filters', async () => {
@@ -303,7 +356,9 @@ describe('refusals', () => {
     const slow = await startTestApp({ worker: false, config: { leadQueryTimeoutMs: 1 } });
     try {
       const { apiKey } = await slow.account({ plan: 'growth' });
-      const res = await slow.request('GET', '/api/v1/database/leads?notTitle=a,b,c,d,e,f&keywords=cloud', { key: apiKey });
+      const res = await slow.request('GET', '/api/v1/database/leads?notTitle=a,b,c,d,e,f&keywords=cloud', {
+        key: apiKey,
+      });
       expect(res.status).toBe(503);
       expect(res.body.error.code).toBe('query_timeout');
       expect(res.body.error.message).toMatch(/Narrow it/);
@@ -330,22 +385,32 @@ describe('GraphQL leads', () => {
     expect(gql.body.errors).toBeUndefined();
     const leads = gql.body.data.leads;
     expect(leads.totalCount).toBe(rest.body.pagination.total);
-    expect(leads.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(rest.body.leads.map((l: { id: number }) => l.id));
+    expect(leads.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(
+      rest.body.leads.map((l: { id: number }) => l.id),
+    );
     // Global ids: unique across types, and node(id:) refetches a lead the account has received.
     expect(leads.edges[0].node.id).toBe(`lead_${rest.body.leads[0].id}`);
-    const refetched = await t.graphql(key, 'query($id: ID!) { node(id: $id) { id ... on Lead { fullName } } }', { id: leads.edges[0].node.id });
+    const refetched = await t.graphql(key, 'query($id: ID!) { node(id: $id) { id ... on Lead { fullName } } }', {
+      id: leads.edges[0].node.id,
+    });
     expect(refetched.body.data.node).toEqual({ id: leads.edges[0].node.id, fullName: leads.edges[0].node.fullName });
     expect(leads.edges[0].node.company).toEqual({
       domain: rest.body.leads[0].company_domain,
       industry: rest.body.leads[0].company_industry,
       employeesCount: rest.body.leads[0].employees_count,
     });
-    const next = await t.graphql(key, `query($f: LeadFilter, $a: String) { leads(filter: $f, first: 5, after: $a) { edges { node { databaseId } } } }`, {
-      f: { title: 'engineer', country: ['US'] },
-      a: leads.pageInfo.endCursor,
-    });
+    const next = await t.graphql(
+      key,
+      `query($f: LeadFilter, $a: String) { leads(filter: $f, first: 5, after: $a) { edges { node { databaseId } } } }`,
+      {
+        f: { title: 'engineer', country: ['US'] },
+        a: leads.pageInfo.endCursor,
+      },
+    );
     const page2 = await get('title=engineer&country=US&limit=5&page=2');
-    expect(next.body.data.leads.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(page2.body.leads.map((l: { id: number }) => l.id));
+    expect(next.body.data.leads.edges.map((e: { node: { databaseId: string } }) => Number(e.node.databaseId))).toEqual(
+      page2.body.leads.map((l: { id: number }) => l.id),
+    );
   });
 
   it('uses the same error codes', async () => {
@@ -353,7 +418,9 @@ describe('GraphQL leads', () => {
     // Only the field a plan refuses is null: the rest of the document is answered.
     const res = await t.graphql(apiKey, '{ viewer { plan } leads(first: 1) { totalCount } }');
     expect(res.body.data).toEqual({ viewer: { plan: 'STARTER' }, leads: null });
-    expect(res.body.errors).toEqual([expect.objectContaining({ path: ['leads'], extensions: expect.objectContaining({ code: 'PLAN_REQUIRED' }) })]);
+    expect(res.body.errors).toEqual([
+      expect.objectContaining({ path: ['leads'], extensions: expect.objectContaining({ code: 'PLAN_REQUIRED' }) }),
+    ]);
     const bad = await t.graphql(key, '{ leads(first: 500) { totalCount } }');
     expect(bad.body.errors[0].extensions.code).toMatch(/VALIDATION_FAILED|QUERY_TOO_COMPLEX/);
   });

@@ -14,8 +14,17 @@ beforeAll(async () => {
 afterAll(() => t?.stop());
 
 const enrich = (body: unknown, k = key) => t.request('POST', '/api/v1/enrich', { key: k, body });
-const person = async (where: string) => (await t.app.core.sql.unsafe(`select p.*, c.domain from person p join company c on c.id = p.company_id where ${where} order by p.id limit 1`))[0]!;
-const used = async () => (await t.app.core.sql`select coalesce(sum(used), 0)::int as n from daily_usage where account_id = ${accountId} and kind = 'enrichment'`)[0]!.n as number;
+const person = async (where: string) =>
+  (
+    await t.app.core.sql.unsafe(
+      `select p.*, c.domain from person p join company c on c.id = p.company_id where ${where} order by p.id limit 1`,
+    )
+  )[0]!;
+const used = async () =>
+  (
+    await t.app.core
+      .sql`select coalesce(sum(used), 0)::int as n from daily_usage where account_id = ${accountId} and kind = 'enrichment'`
+  )[0]!.n as number;
 
 describe('POST /api/v1/enrich', () => {
   it('matches by email, social URL, mobile and domain, in that priority, keeping the input', async () => {
@@ -26,17 +35,32 @@ describe('POST /api/v1/enrich', () => {
       rows: [
         { email: a.email.toUpperCase(), crm_id: 'A1', domain: 'no-such-domain.example' },
         { social: b.linkedin_url.replace('https://www.', 'http://') + '/', crm_id: 'B2' },
-        { mobile: `+1 (${c.mobile.replace(/\D/g, '').slice(-10, -7)}) ${c.mobile.replace(/\D/g, '').slice(-7)}`, crm_id: 'C3' },
+        {
+          mobile: `+1 (${c.mobile.replace(/\D/g, '').slice(-10, -7)}) ${c.mobile.replace(/\D/g, '').slice(-7)}`,
+          crm_id: 'C3',
+        },
         { email: 'nobody@nowhere.example', crm_id: 'D4' },
       ],
     });
     expect(res.status, res.text).toBe(200);
     const [ra, rb, rc, rd] = res.body.rows;
-    expect(ra).toMatchObject({ crm_id: 'A1', match_status: 'matched', matched_by: 'email', email: a.email, title: a.title, company_domain: a.domain });
+    expect(ra).toMatchObject({
+      crm_id: 'A1',
+      match_status: 'matched',
+      matched_by: 'email',
+      email: a.email,
+      title: a.title,
+      company_domain: a.domain,
+    });
     expect(rb).toMatchObject({ crm_id: 'B2', matched_by: 'social', linkedin_url: b.linkedin_url });
     expect(rc).toMatchObject({ crm_id: 'C3', matched_by: 'mobile', mobile: c.mobile });
     expect(rd).toEqual({ email: 'nobody@nowhere.example', crm_id: 'D4', match_status: 'not_found', matched_by: null });
-    expect(res.body.summary).toEqual({ total: 4, matched: 3, not_found: 1, by: { email: 1, social: 1, mobile: 1, domain: 0 } });
+    expect(res.body.summary).toEqual({
+      total: 4,
+      matched: 3,
+      not_found: 1,
+      by: { email: 1, social: 1, mobile: 1, domain: 0 },
+    });
   });
 
   it('prefers email over a domain that would match someone else', async () => {
@@ -56,21 +80,48 @@ describe('POST /api/v1/enrich', () => {
         { email: a.email, domain: b.domain },
       ],
     });
-    expect(res.body.rows.map((r: { matched_by: string }) => r.matched_by)).toEqual(['domain', 'domain', 'domain', 'email']);
+    expect(res.body.rows.map((r: { matched_by: string }) => r.matched_by)).toEqual([
+      'domain',
+      'domain',
+      'domain',
+      'email',
+    ]);
     expect(res.body.rows[0].company_domain).toBe(a.domain);
     expect(res.body.rows[1].company_domain).toBe(b.domain);
     expect(res.body.rows[2]).toMatchObject({ company_domain: a.domain, linkedin_url: res.body.rows[0].linkedin_url });
-    expect(res.body.summary).toEqual({ total: 4, matched: 4, not_found: 0, by: { email: 1, social: 0, mobile: 0, domain: 3 } });
+    expect(res.body.summary).toEqual({
+      total: 4,
+      matched: 4,
+      not_found: 0,
+      by: { email: 1, social: 0, mobile: 0, domain: 3 },
+    });
   });
 
   it('keeps the input fields first and in place; a lead field of the same name takes the found value, the input id stays', async () => {
     const a = await person(`p.email is not null and p.title is not null`);
     const res = await enrich({ rows: [{ id: 'crm-7', title: 'from the CRM', email: a.email, note: 'x' }] });
     const row = res.body.rows[0];
-    expect(Object.keys(row).slice(0, 7)).toEqual(['id', 'title', 'email', 'note', 'match_status', 'matched_by', 'first_name']);
-    expect(row).toMatchObject({ id: 'crm-7', title: a.title, email: a.email, note: 'x', matched_by: 'email', company_domain: a.domain });
+    expect(Object.keys(row).slice(0, 7)).toEqual([
+      'id',
+      'title',
+      'email',
+      'note',
+      'match_status',
+      'matched_by',
+      'first_name',
+    ]);
+    expect(row).toMatchObject({
+      id: 'crm-7',
+      title: a.title,
+      email: a.email,
+      note: 'x',
+      matched_by: 'email',
+      company_domain: a.domain,
+    });
     // The HTTP faces refuse bodies with a __proto__ key; the service itself keeps one as a plain field.
-    const body = JSON.parse(`{"rows": [{"__proto__": {"polluted": true}, "email": ${JSON.stringify(a.email)}}, {"__proto__": 1, "email": "nobody@nowhere.example"}]}`);
+    const body = JSON.parse(
+      `{"rows": [{"__proto__": {"polluted": true}, "email": ${JSON.stringify(a.email)}}, {"__proto__": 1, "email": "nobody@nowhere.example"}]}`,
+    );
     const result = await enrichLeads(t.app.core, await t.app.core.auth.authenticate(`Bearer ${key}`), body);
     const [matched, missing] = result.rows as Record<string, unknown>[];
     expect(Object.keys(matched!).slice(0, 4)).toEqual(['__proto__', 'email', 'match_status', 'matched_by']);
@@ -95,7 +146,15 @@ describe('POST /api/v1/enrich', () => {
       select c.domain, array_agg(p.seniority order by p.id) as seniorities, array_agg(p.title order by p.id) as titles, array_agg(p.id order by p.id) as ids
       from company c join person p on p.company_id = c.id group by c.domain having count(*) >= 4 limit 25`;
     const rank = (title: string, seniority: string) =>
-      /^(ceo|chief executive officer)$/i.test(title) ? 0 : seniority === 'c_suite' ? 1 : seniority === 'vp' ? 2 : ['director', 'head'].includes(seniority) ? 3 : 4;
+      /^(ceo|chief executive officer)$/i.test(title)
+        ? 0
+        : seniority === 'c_suite'
+          ? 1
+          : seniority === 'vp'
+            ? 2
+            : ['director', 'head'].includes(seniority)
+              ? 3
+              : 4;
     const res = await enrich({ rows: companies.map((c) => ({ domain: `https://www.${c.domain}/about` })) });
     companies.forEach((c, i) => {
       const ranks = c.titles.map((title: string, j: number) => rank(title, c.seniorities[j]));
@@ -130,11 +189,19 @@ describe('POST /api/v1/enrich', () => {
 
   it('lists every row it cannot match on, by index, and writes nothing', async () => {
     const before = await used();
-    const res = await enrich({ rows: [{ email: 'ok@x.example' }, { name: 'Jane' }, 'text', { mobile: '123' }, { domain: 'nodot' }] });
+    const res = await enrich({
+      rows: [{ email: 'ok@x.example' }, { name: 'Jane' }, 'text', { mobile: '123' }, { domain: 'nodot' }],
+    });
     expect(res.status).toBe(400);
-    expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual(['rows.1', 'rows.2', 'rows.3', 'rows.4']);
+    expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual([
+      'rows.1',
+      'rows.2',
+      'rows.3',
+      'rows.4',
+    ]);
     expect(await used()).toBe(before);
-    for (const body of [{}, { rows: [] }, { rows: {} }, { rows: [{ email: 'a@b.co' }], preview: 'yes' }]) expect((await enrich(body)).status).toBe(400);
+    for (const body of [{}, { rows: [] }, { rows: {} }, { rows: [{ email: 'a@b.co' }], preview: 'yes' }])
+      expect((await enrich(body)).status).toBe(400);
   });
 
   it('answers GET with the same body as POST (the spec heading says GET), and needs the growth plan', async () => {

@@ -72,11 +72,14 @@ describe('keywords: whole words, any of, case-insensitive', () => {
   });
 
   it('keeps keyword_words equal to the keywords split at word boundaries, after an update too', async () => {
-    const [row] = await t.app.core.sql<{ words: string[] }[]>`select keyword_words as words from company where domain = 'hyphen.kwtest.example'`;
+    const [row] = await t.app.core.sql<
+      { words: string[] }[]
+    >`select keyword_words as words from company where domain = 'hyphen.kwtest.example'`;
     expect(row!.words).toEqual(['e', 'commerce', 'retail']);
     await t.app.core.sql`update company set keywords = array['Fintech'] where domain = 'hyphen.kwtest.example'`;
     expect(await matches({ keywords: 'fintech' })).toEqual(['hyphen']);
     expect(await matches({ keywords: 'commerce' })).toEqual([]);
-    await t.app.core.sql`update company set keywords = array['e-commerce', 'Retail'] where domain = 'hyphen.kwtest.example'`;
+    await t.app.core
+      .sql`update company set keywords = array['e-commerce', 'Retail'] where domain = 'hyphen.kwtest.example'`;
   });
 });

@@ -29,7 +29,9 @@ describe('utcDay', () => {
     ['2031-05-17T23:59:59.000Z', '2031-05-17', 1],
     ['2031-05-17T23:59:59.999Z', '2031-05-17', 1],
     ['2031-12-31T23:00:00.000Z', '2031-12-31', 3_600],
-  ])('%s is day %s, %d s before its end', (at, day, secondsToReset) => expect(utcDay(new Date(at))).toEqual({ day, secondsToReset }));
+  ])('%s is day %s, %d s before its end', (at, day, secondsToReset) =>
+    expect(utcDay(new Date(at))).toEqual({ day, secondsToReset }),
+  );
 });
 
 describe('takeAllowance: a daily allowance per account and kind, in Postgres', () => {
@@ -40,8 +42,11 @@ describe('takeAllowance: a daily allowance per account and kind, in Postgres', (
     expect(await takeAllowance(d.sql, id, 'database', 4, 10, DAY)).toEqual({ granted: 2, remaining: 0 });
     const err = await refusal(takeAllowance(d.sql, id, 'database', 1, 10, DAY));
     expect(err.retryAfterSecs).toBe(43_200);
-    expect(err.message).toBe('The daily allowance of 10 database records is used up; it resets at midnight UTC, in 43200 s.');
-    const [row] = await d.sql`select used from daily_usage where account_id = ${id} and day = '2031-05-17' and kind = 'database'`;
+    expect(err.message).toBe(
+      'The daily allowance of 10 database records is used up; it resets at midnight UTC, in 43200 s.',
+    );
+    const [row] =
+      await d.sql`select used from daily_usage where account_id = ${id} and day = '2031-05-17' and kind = 'database'`;
     expect(row!.used).toBe(10);
   });
 
@@ -49,13 +54,17 @@ describe('takeAllowance: a daily allowance per account and kind, in Postgres', (
     const id = await d.account();
     expect(await takeAllowance(d.sql, id, 'enrichment', 10, 10, DAY)).toEqual({ granted: 10, remaining: 0 });
     const err = await refusal(takeAllowance(d.sql, id, 'enrichment', 10, 10, DAY));
-    expect(err.message).toBe('The daily allowance of 10 enrichment matches is used up; it resets at midnight UTC, in 43200 s.');
+    expect(err.message).toBe(
+      'The daily allowance of 10 enrichment matches is used up; it resets at midnight UTC, in 43200 s.',
+    );
   });
 
   it('writes large limits with thousands separators', async () => {
     const id = await d.account();
     await takeAllowance(d.sql, id, 'database', 25_000, 25_000, DAY);
-    expect((await refusal(takeAllowance(d.sql, id, 'database', 5, 25_000, DAY))).message).toMatch(/^The daily allowance of 25,000 database records is used up/);
+    expect((await refusal(takeAllowance(d.sql, id, 'database', 5, 25_000, DAY))).message).toMatch(
+      /^The daily allowance of 25,000 database records is used up/,
+    );
   });
 
   it('reports what is left without taking anything when nothing is wanted', async () => {
@@ -77,7 +86,10 @@ describe('takeAllowance: a daily allowance per account and kind, in Postgres', (
     const id = await d.account();
     await takeAllowance(d.sql, id, 'database', 10, 10, DAY);
     await refusal(takeAllowance(d.sql, id, 'database', 1, 10, new Date('2031-05-17T23:59:59.999Z')));
-    expect(await takeAllowance(d.sql, id, 'database', 3, 10, new Date('2031-05-18T00:00:00.000Z'))).toEqual({ granted: 3, remaining: 7 });
+    expect(await takeAllowance(d.sql, id, 'database', 3, 10, new Date('2031-05-18T00:00:00.000Z'))).toEqual({
+      granted: 3,
+      remaining: 7,
+    });
   });
 
   it('keeps kinds and accounts apart', async () => {
@@ -91,8 +103,12 @@ describe('takeAllowance: a daily allowance per account and kind, in Postgres', (
 
   it('never grants more than the limit to concurrent first requests of the day', async () => {
     const id = await d.account();
-    const results = await Promise.allSettled(Array.from({ length: 8 }, () => takeAllowance(d.sql, id, 'database', 3, 10, DAY)));
-    const granted = results.filter((r) => r.status === 'fulfilled').reduce((sum, r) => sum + (r as PromiseFulfilledResult<{ granted: number }>).value.granted, 0);
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, () => takeAllowance(d.sql, id, 'database', 3, 10, DAY)),
+    );
+    const granted = results
+      .filter((r) => r.status === 'fulfilled')
+      .reduce((sum, r) => sum + (r as PromiseFulfilledResult<{ granted: number }>).value.granted, 0);
     expect(granted).toBe(10);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(DailyLimitError);
   });

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRateLimiter, RateLimitedError, rateLimitHeaders, type RateLimitState } from '../src/accounts/rate-limit.ts';
+import {
+  createRateLimiter,
+  RateLimitedError,
+  rateLimitHeaders,
+  type RateLimitState,
+} from '../src/accounts/rate-limit.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
 
 let d: DirectDb;
@@ -36,12 +41,23 @@ async function refusal(promise: Promise<unknown>): Promise<RateLimitState> {
 describe('rateLimitHeaders', () => {
   it('sends the draft RateLimit headers, and Retry-After only with a refusal', () => {
     const state = { limit: 100, remaining: 42, resetSecs: 17 };
-    expect(rateLimitHeaders(state, false)).toEqual({ 'RateLimit-Policy': '100;w=60', RateLimit: 'limit=100, remaining=42, reset=17' });
-    expect(rateLimitHeaders({ ...state, remaining: 0 }, true)).toEqual({ 'RateLimit-Policy': '100;w=60', RateLimit: 'limit=100, remaining=0, reset=17', 'Retry-After': '17' });
+    expect(rateLimitHeaders(state, false)).toEqual({
+      'RateLimit-Policy': '100;w=60',
+      RateLimit: 'limit=100, remaining=42, reset=17',
+    });
+    expect(rateLimitHeaders({ ...state, remaining: 0 }, true)).toEqual({
+      'RateLimit-Policy': '100;w=60',
+      RateLimit: 'limit=100, remaining=0, reset=17',
+      'Retry-After': '17',
+    });
   });
 
   it('names a window other than a minute in the policy', () => {
-    expect(rateLimitHeaders({ limit: 5, remaining: 0, resetSecs: 3000, windowSecs: 3600 }, true)).toEqual({ 'RateLimit-Policy': '5;w=3600', RateLimit: 'limit=5, remaining=0, reset=3000', 'Retry-After': '3000' });
+    expect(rateLimitHeaders({ limit: 5, remaining: 0, resetSecs: 3000, windowSecs: 3600 }, true)).toEqual({
+      'RateLimit-Policy': '5;w=3600',
+      RateLimit: 'limit=5, remaining=0, reset=3000',
+      'Retry-After': '3000',
+    });
   });
 
   it('says the limit and when to retry in the refusal', () => {
@@ -126,7 +142,11 @@ describe('createRateLimiter: requests per minute per key, counted in Postgres', 
   it('counts the requests of several processes together, never over the limit', async () => {
     const c = clock();
     const key = newKey();
-    const processes = [createRateLimiter(d.sql, 20, c.now), createRateLimiter(d.sql, 20, c.now), createRateLimiter(d.sql, 20, c.now)];
+    const processes = [
+      createRateLimiter(d.sql, 20, c.now),
+      createRateLimiter(d.sql, 20, c.now),
+      createRateLimiter(d.sql, 20, c.now),
+    ];
     let served = 0;
     let refused = 0;
     for (let round = 0; round < 15; round++) {

@@ -59,12 +59,18 @@ describe('rate limit: 100 requests per minute per key, shared by gateway process
       expect((await refused.json()).error.code).toBe('rate_limited');
     }
     // GraphQL shares the budget and answers in GraphQL's shape.
-    const gql = await fetch(`${a.url}/graphql`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ query: sourceOf(Viewer) }) });
+    const gql = await fetch(`${a.url}/graphql`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: sourceOf(Viewer) }),
+    });
     expect(gql.status).toBe(429);
     expect((await gql.json()).errors[0].extensions.code).toBe('RATE_LIMITED');
     // Another key has its own budget.
     const other = await a.account();
-    expect((await fetch(`${bUrl}/api/v1/wallet`, { headers: { authorization: `Bearer ${other.apiKey}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${bUrl}/api/v1/wallet`, { headers: { authorization: `Bearer ${other.apiKey}` } })).status,
+    ).toBe(200);
   });
 
   it('shows the budget on GraphQL responses too', async () => {
@@ -78,7 +84,9 @@ describe('rate limit: 100 requests per minute per key, shared by gateway process
     const { apiKey } = await a.account();
     const auth = { authorization: `Bearer ${apiKey}` };
     const burst = await Promise.all(
-      Array.from({ length: 160 }, (_, i) => fetch(`${i % 3 === 0 ? bUrl : a.url}/api/v1/wallet`, { headers: auth }).then((r) => r.status)),
+      Array.from({ length: 160 }, (_, i) =>
+        fetch(`${i % 3 === 0 ? bUrl : a.url}/api/v1/wallet`, { headers: auth }).then((r) => r.status),
+      ),
     );
     const ok = burst.filter((s) => s === 200).length;
     expect(ok).toBeLessThanOrEqual(100);
@@ -96,7 +104,10 @@ describe('retention: results kept 48 hours', () => {
 
   it('downloads until expiresAt, then 410; housekeeping deletes the rows and keeps the run', async () => {
     const { apiKey } = await t.account();
-    const started = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 4 } });
+    const started = await t.request('POST', '/api/v1/scrape/maps', {
+      key: apiKey,
+      body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 4 },
+    });
     const runId = started.body.runId;
     const done = await t.waitForRun(apiKey, runId);
     const expiresAt = Date.parse(done.expiresAt as string);
@@ -134,11 +145,13 @@ describe('Idempotency-Key', () => {
     t = await startTestApp({ worker: false });
   });
   afterAll(() => t?.stop());
-  const runCount = async (accountId: string) => (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
+  const runCount = async (accountId: string) =>
+    (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
 
   it('replays the first response for the same key and body; 422 for another body', async () => {
     const { accountId, apiKey } = await t.account();
-    const post = (body: unknown, key: string) => t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body, headers: { 'idempotency-key': key } });
+    const post = (body: unknown, key: string) =>
+      t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body, headers: { 'idempotency-key': key } });
     const first = await post(DENVER_DENTISTS, 'order-1');
     const replay = await post(DENVER_DENTISTS, 'order-1');
     expect(replay.status).toBe(200);
@@ -159,7 +172,13 @@ describe('Idempotency-Key', () => {
   it('lets concurrent requests with one key start one run', async () => {
     const { accountId, apiKey } = await t.account();
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: DENVER_DENTISTS, headers: { 'idempotency-key': 'burst' } })),
+      Array.from({ length: 8 }, () =>
+        t.request('POST', '/api/v1/scrape/maps', {
+          key: apiKey,
+          body: DENVER_DENTISTS,
+          headers: { 'idempotency-key': 'burst' },
+        }),
+      ),
     );
     expect(new Set(results.map((r) => r.body.runId)).size).toBe(1);
     expect(await runCount(accountId)).toBe(1);
@@ -174,16 +193,33 @@ describe('Idempotency-Key', () => {
     expect(a.body.runId).not.toBe(b.body.runId);
 
     // A refusal is not kept: the corrected request with the same key is answered afresh.
-    const bad = await t.request('POST', '/api/v1/scrape/maps', { key: one.apiKey, body: {}, headers: { 'idempotency-key': 'bad-first' } });
+    const bad = await t.request('POST', '/api/v1/scrape/maps', {
+      key: one.apiKey,
+      body: {},
+      headers: { 'idempotency-key': 'bad-first' },
+    });
     expect(bad.status).toBe(400);
-    const fixed = await t.request('POST', '/api/v1/scrape/maps', { key: one.apiKey, body: DENVER_DENTISTS, headers: { 'idempotency-key': 'bad-first' } });
+    const fixed = await t.request('POST', '/api/v1/scrape/maps', {
+      key: one.apiKey,
+      body: DENVER_DENTISTS,
+      headers: { 'idempotency-key': 'bad-first' },
+    });
     expect(fixed.status).toBe(200);
     expect(fixed.body.runId).toEqual(expect.any(String));
     // …and that answer is the one kept from then on.
-    const replay = await t.request('POST', '/api/v1/scrape/maps', { key: one.apiKey, body: DENVER_DENTISTS, headers: { 'idempotency-key': 'bad-first' } });
+    const replay = await t.request('POST', '/api/v1/scrape/maps', {
+      key: one.apiKey,
+      body: DENVER_DENTISTS,
+      headers: { 'idempotency-key': 'bad-first' },
+    });
     expect(replay.body.runId).toBe(fixed.body.runId);
 
-    const buy = () => t.request('POST', '/api/v1/buy-credits', { key: one.apiKey, body: { amount: 20 }, headers: { 'idempotency-key': 'buy-20' } });
+    const buy = () =>
+      t.request('POST', '/api/v1/buy-credits', {
+        key: one.apiKey,
+        body: { amount: 20 },
+        headers: { 'idempotency-key': 'buy-20' },
+      });
     await buy();
     await buy();
     const wallet = await t.request('GET', '/api/v1/wallet', { key: one.apiKey });
@@ -192,7 +228,11 @@ describe('Idempotency-Key', () => {
 
   it('refuses a malformed key', async () => {
     const { apiKey } = await t.account();
-    const res = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: DENVER_DENTISTS, headers: { 'idempotency-key': 'x'.repeat(256) } });
+    const res = await t.request('POST', '/api/v1/scrape/maps', {
+      key: apiKey,
+      body: DENVER_DENTISTS,
+      headers: { 'idempotency-key': 'x'.repeat(256) },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details[0].path).toBe('Idempotency-Key');
   });
@@ -202,8 +242,14 @@ describe('Idempotency-Key', () => {
     const first = await t.graphql(apiKey, StartIdempotent, { input: DENVER_DENTISTS, key: 'g-1' });
     const again = await t.graphql(apiKey, StartIdempotent, { input: DENVER_DENTISTS, key: 'g-1' });
     expect(again.body.data!.startMapsScrape.run!.id).toBe(first.body.data!.startMapsScrape.run!.id);
-    const other = await t.graphql(apiKey, StartIdempotent, { input: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 2 }, key: 'g-1' });
-    expect(other.body.data!.startMapsScrape).toEqual({ run: null, userErrors: [{ code: 'IDEMPOTENCY_KEY_REUSED', field: null }] });
+    const other = await t.graphql(apiKey, StartIdempotent, {
+      input: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 2 },
+      key: 'g-1',
+    });
+    expect(other.body.data!.startMapsScrape).toEqual({
+      run: null,
+      userErrors: [{ code: 'IDEMPOTENCY_KEY_REUSED', field: null }],
+    });
     expect(await runCount(accountId)).toBe(1);
   });
 });
@@ -226,14 +272,23 @@ describe('daily allowances', () => {
     expect(refused.message).toMatch(/resets at midnight UTC/);
     // Enrichment has its own allowance, and the next day starts from zero.
     expect((await takeAllowance(db, accountId, 'enrichment', 5, 100, noon)).granted).toBe(5);
-    expect(await takeAllowance(db, accountId, 'database', 10, 100, new Date('2026-11-22T00:00:01Z'))).toEqual({ granted: 10, remaining: 90 });
+    expect(await takeAllowance(db, accountId, 'database', 10, 100, new Date('2026-11-22T00:00:01Z'))).toEqual({
+      granted: 10,
+      remaining: 90,
+    });
   });
 
   it('never grants more than the limit to concurrent requests', async () => {
     const { accountId } = await t.account();
     const now = new Date('2026-11-21T08:00:00Z');
-    const results = await Promise.allSettled(Array.from({ length: 30 }, () => t.app.core.sql.begin((tx) => takeAllowance(tx as never, accountId, 'enrichment', 7, 100, now))));
-    const granted = results.filter((r) => r.status === 'fulfilled').reduce((sum, r) => sum + (r as PromiseFulfilledResult<{ granted: number }>).value.granted, 0);
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, () =>
+        t.app.core.sql.begin((tx) => takeAllowance(tx as never, accountId, 'enrichment', 7, 100, now)),
+      ),
+    );
+    const granted = results
+      .filter((r) => r.status === 'fulfilled')
+      .reduce((sum, r) => sum + (r as PromiseFulfilledResult<{ granted: number }>).value.granted, 0);
     expect(granted).toBe(100);
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(30 - 15);
   });

@@ -19,8 +19,15 @@ describe('parseMapLink', () => {
       keywords: 'coffee shop',
       center: { lat: 47.6, lng: -122.3, zoom: 14 },
     });
-    expect(parseMapLink('https://www.google.com/maps/place/Blue+Bottle+Coffee/@39.75,-104.99,17z')).toMatchObject({ kind: 'place', name: 'Blue Bottle Coffee' });
-    expect(parseMapLink('https://www.google.com/maps?q=plumbers+near+Austin,+TX')).toMatchObject({ kind: 'search', keywords: 'plumbers', place: 'Austin, TX' });
+    expect(parseMapLink('https://www.google.com/maps/place/Blue+Bottle+Coffee/@39.75,-104.99,17z')).toMatchObject({
+      kind: 'place',
+      name: 'Blue Bottle Coffee',
+    });
+    expect(parseMapLink('https://www.google.com/maps?q=plumbers+near+Austin,+TX')).toMatchObject({
+      kind: 'search',
+      keywords: 'plumbers',
+      place: 'Austin, TX',
+    });
   });
 
   it('explains what is wrong with other links', () => {
@@ -34,13 +41,19 @@ describe('parseMapLink', () => {
       kind: 'place',
       placeId: 'ChIJN1t_tDeuEmsRUsoyG83frY4',
     });
-    expect(parseMapLink('https://www.google.com/maps/search/?api=1&query=Summit+Dental&query_place_id=ChIJabcdefghijklmnopqrstu')).toEqual({
+    expect(
+      parseMapLink(
+        'https://www.google.com/maps/search/?api=1&query=Summit+Dental&query_place_id=ChIJabcdefghijklmnopqrstu',
+      ),
+    ).toEqual({
       kind: 'place',
       name: 'Summit Dental',
       placeId: 'ChIJabcdefghijklmnopqrstu',
     });
     expect(
-      parseMapLink('https://www.google.com/maps/place/Summit+Dental/@39.75,-104.99,15z/data=!3m1!4b1!4m6!3m5!1s0x0:0x0!8m2!3d39.7531!4d-104.9942!19sChIJzyxwvutsrqponmlkjihgf'),
+      parseMapLink(
+        'https://www.google.com/maps/place/Summit+Dental/@39.75,-104.99,15z/data=!3m1!4b1!4m6!3m5!1s0x0:0x0!8m2!3d39.7531!4d-104.9942!19sChIJzyxwvutsrqponmlkjihgf',
+      ),
     ).toEqual({
       kind: 'place',
       name: 'Summit Dental',
@@ -48,7 +61,10 @@ describe('parseMapLink', () => {
       center: { lat: 39.75, lng: -104.99, zoom: 15 },
       point: { lat: 39.7531, lng: -104.9942 },
     });
-    expect(parseMapLink(placeLink('ChIJ0123456789abcdefghijk'))).toEqual({ kind: 'place', placeId: 'ChIJ0123456789abcdefghijk' });
+    expect(parseMapLink(placeLink('ChIJ0123456789abcdefghijk'))).toEqual({
+      kind: 'place',
+      placeId: 'ChIJ0123456789abcdefghijk',
+    });
   });
 });
 
@@ -75,16 +91,32 @@ describe('planSearches', () => {
   it('runs each term in the location, with the default of 100 places', () => {
     const { searches, translation } = plan({ searchStringsArray: ['dentist', 'plumber'], locationQuery: 'Austin, TX' });
     expect(searches).toEqual([
-      { kind: 'search', term: 'dentist', area: { kind: 'place', text: 'Austin, TX', city: 'Austin', state: 'TX' }, limit: 100 },
-      { kind: 'search', term: 'plumber', area: { kind: 'place', text: 'Austin, TX', city: 'Austin', state: 'TX' }, limit: 100 },
+      {
+        kind: 'search',
+        term: 'dentist',
+        area: { kind: 'place', text: 'Austin, TX', city: 'Austin', state: 'TX' },
+        limit: 100,
+      },
+      {
+        kind: 'search',
+        term: 'plumber',
+        area: { kind: 'place', text: 'Austin, TX', city: 'Austin', state: 'TX' },
+        limit: 100,
+      },
     ]);
     expect(translation).toBeUndefined();
   });
 
   it('reads a url and reports how in search_translation', () => {
-    const { searches, translation } = plan({ url: 'https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z' });
+    const { searches, translation } = plan({
+      url: 'https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z',
+    });
     expect(searches).toHaveLength(1);
-    expect(searches[0]).toMatchObject({ kind: 'search', term: 'dentists', area: { kind: 'place', city: 'Denver', state: 'CO' } });
+    expect(searches[0]).toMatchObject({
+      kind: 'search',
+      term: 'dentists',
+      area: { kind: 'place', city: 'Denver', state: 'CO' },
+    });
     expect(translation).toEqual({
       url: 'https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z',
       kind: 'search',
@@ -112,33 +144,64 @@ describe('planSearches', () => {
       searchStringsArray: ['orthodontist'],
       customGeolocation: { lat1: 30, lng1: -98, lat2: 30.5, lng2: -97.5 },
     });
-    expect(searches).toEqual([{ kind: 'search', term: 'orthodontist', area: { kind: 'box', box: { lat1: 30, lng1: -98, lat2: 30.5, lng2: -97.5 } }, limit: 100 }]);
+    expect(searches).toEqual([
+      {
+        kind: 'search',
+        term: 'orthodontist',
+        area: { kind: 'box', box: { lat1: 30, lng1: -98, lat2: 30.5, lng2: -97.5 } },
+        limit: 100,
+      },
+    ]);
     expect(translation).toMatchObject({ keywordsFrom: 'searchStringsArray', locationFrom: 'customGeolocation' });
   });
 
   it('turns start URLs into searches; a place link finds one place', () => {
     const { searches } = plan({
-      startUrls: ['https://www.google.com/maps/place/Summit+Dental/@39.75,-104.99,17z', 'https://www.google.com/maps/search/bakery+in+Boston,+MA'],
+      startUrls: [
+        'https://www.google.com/maps/place/Summit+Dental/@39.75,-104.99,17z',
+        'https://www.google.com/maps/search/bakery+in+Boston,+MA',
+      ],
     });
     expect(searches.map((s) => [s.kind, s.term, s.limit])).toEqual([
       ['place', 'Summit Dental', 1],
       ['search', 'bakery', 100],
     ]);
     // Found by name in the link's view, nearest to its centre.
-    expect(searches[0]).toMatchObject({ lookup: { name: 'Summit Dental', area: { kind: 'box' }, near: { lat: 39.75, lng: -104.99 } } });
+    expect(searches[0]).toMatchObject({
+      lookup: { name: 'Summit Dental', area: { kind: 'box' }, near: { lat: 39.75, lng: -104.99 } },
+    });
   });
 
   it('finds a place link with a place id by that id, wherever it is', () => {
     const url = placeLink('ChIJ0123456789abcdefghijk');
     const { searches, translation } = plan({ url, locationQuery: 'Austin, TX' });
-    expect(searches).toEqual([{ kind: 'place', term: 'ChIJ0123456789abcdefghijk', lookup: { placeId: 'ChIJ0123456789abcdefghijk' }, limit: 1 }]);
-    expect(translation).toEqual({ url, kind: 'place', keywords: [], keywordsFrom: 'link', location: null, boundingBox: null, locationFrom: 'place id', placeId: 'ChIJ0123456789abcdefghijk' });
+    expect(searches).toEqual([
+      { kind: 'place', term: 'ChIJ0123456789abcdefghijk', lookup: { placeId: 'ChIJ0123456789abcdefghijk' }, limit: 1 },
+    ]);
+    expect(translation).toEqual({
+      url,
+      kind: 'place',
+      keywords: [],
+      keywordsFrom: 'link',
+      location: null,
+      boundingBox: null,
+      locationFrom: 'place id',
+      placeId: 'ChIJ0123456789abcdefghijk',
+    });
   });
 
   it('a place link with a replaced location is found by name there, without a nearest point', () => {
-    const { searches } = plan({ url: 'https://www.google.com/maps/place/Summit+Dental/@39.75,-104.99,17z', locationQuery: 'Boston, MA' });
+    const { searches } = plan({
+      url: 'https://www.google.com/maps/place/Summit+Dental/@39.75,-104.99,17z',
+      locationQuery: 'Boston, MA',
+    });
     expect(searches).toEqual([
-      { kind: 'place', term: 'Summit Dental', lookup: { name: 'Summit Dental', area: { kind: 'place', text: 'Boston, MA', city: 'Boston', state: 'MA' } }, limit: 1 },
+      {
+        kind: 'place',
+        term: 'Summit Dental',
+        lookup: { name: 'Summit Dental', area: { kind: 'place', text: 'Boston, MA', city: 'Boston', state: 'MA' } },
+        limit: 1,
+      },
     ]);
   });
 
@@ -146,7 +209,9 @@ describe('planSearches', () => {
     const url = 'https://www.google.com/maps/search/@39.74,-104.99,12z';
     const refused = mapsInput.safeParse({ url });
     expect(refused.success).toBe(false);
-    expect(refused.error!.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['url', expect.stringMatching(/no search words; send searchStringsArray/)]]);
+    expect(refused.error!.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
+      ['url', expect.stringMatching(/no search words; send searchStringsArray/)],
+    ]);
     expect(plan({ url, searchStringsArray: ['bakery'] }).searches).toEqual([
       { kind: 'search', term: 'bakery', area: { kind: 'box', box: expect.any(Object) }, limit: 100 },
     ]);

@@ -8,7 +8,10 @@ import { TOOLS } from '../src/tools/index.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from './helpers/app.ts';
 
 /** Map listings in several cities: a few hundred rows of about 700 bytes. */
-const MANY_PLACES = { searchStringsArray: ['dentist', 'plumber', 'restaurant', 'bakery'], maxCrawledPlacesPerSearch: 80 };
+const MANY_PLACES = {
+  searchStringsArray: ['dentist', 'plumber', 'restaurant', 'bakery'],
+  maxCrawledPlacesPerSearch: 80,
+};
 
 let t: TestApp;
 let key: string;
@@ -54,11 +57,28 @@ afterAll(async () => {
 });
 
 describe('MCP over Streamable HTTP at /mcp', () => {
-  it('lists the spec\'s five tools, one per registry tool with its price, limits and input schema, and the account tools', async () => {
+  it("lists the spec's five tools, one per registry tool with its price, limits and input schema, and the account tools", async () => {
     const { tools } = await client.listTools();
     const names = tools.map((tool) => tool.name);
-    expect(names).toEqual(expect.arrayContaining(['scrape_maps', 'check_run_status', 'download_results', 'query_lead_database', 'validate_emails']));
-    expect(names).toEqual(expect.arrayContaining(['cancel_run', 'get_wallet', 'enrich_leads', 'enrich_local_businesses', 'scrape_store_leads', 'find_emails']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'scrape_maps',
+        'check_run_status',
+        'download_results',
+        'query_lead_database',
+        'validate_emails',
+      ]),
+    );
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'cancel_run',
+        'get_wallet',
+        'enrich_leads',
+        'enrich_local_businesses',
+        'scrape_store_leads',
+        'find_emails',
+      ]),
+    );
     expect(new Set(names).size).toBe(names.length);
     for (const tool of TOOLS) {
       const listed = tools.find((l) => l.name === tool.mcp.name);
@@ -85,12 +105,21 @@ describe('MCP over Streamable HTTP at /mcp', () => {
   it('runs scrape_maps to SUCCEEDED and pages through its rows with nextOffset, as the REST download has them', async () => {
     const started = await call('scrape_maps', MANY_PLACES);
     expect(started.isError).toBe(false);
-    expect(started.body).toMatchObject({ runId: expect.any(String), status: 'RUNNING', estimatedCost: expect.any(Number) });
+    expect(started.body).toMatchObject({
+      runId: expect.any(String),
+      status: 'RUNNING',
+      estimatedCost: expect.any(Number),
+    });
     const runId = started.body.runId as string;
 
     let status = (await call('check_run_status', { runId, waitSecs: 30 })).body;
-    for (let i = 0; status.status !== 'SUCCEEDED' && i < 5; i++) status = (await call('check_run_status', { runId, waitSecs: 30 })).body;
-    expect(status).toMatchObject({ runId, status: 'SUCCEEDED', outputUrl: `${t.app.core.config.publicUrl}/api/downloads/${runId}` });
+    for (let i = 0; status.status !== 'SUCCEEDED' && i < 5; i++)
+      status = (await call('check_run_status', { runId, waitSecs: 30 })).body;
+    expect(status).toMatchObject({
+      runId,
+      status: 'SUCCEEDED',
+      outputUrl: `${t.app.core.config.publicUrl}/api/downloads/${runId}`,
+    });
     // The same view as the REST status route.
     expect(status).toEqual((await t.request('GET', `/api/v1/scrape/status/${runId}`, { key })).body);
 
@@ -136,7 +165,10 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(bad.body.error.code).toBe('validation_failed');
 
     const wait = await call('check_run_status', { runId: 'run_x', waitSecs: 60 });
-    expect(wait).toMatchObject({ isError: true, body: { error: { code: 'validation_failed', details: [{ path: 'waitSecs', message: 'must be at most 45' }] } } });
+    expect(wait).toMatchObject({
+      isError: true,
+      body: { error: { code: 'validation_failed', details: [{ path: 'waitSecs', message: 'must be at most 45' }] } },
+    });
 
     const missing = await call('download_results', { runId: 'run_missing' });
     expect(missing.isError).toBe(true);
@@ -160,13 +192,20 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(leads.body.leads).toHaveLength(3);
 
     const enrich = { rows: [{ email: restLeads.body.leads[0].email }, { domain: 'nowhere.invalid' }], preview: true };
-    expect((await call('enrich_leads', enrich)).body).toEqual((await t.request('POST', '/api/v1/enrich', { key, body: enrich })).body);
+    expect((await call('enrich_leads', enrich)).body).toEqual(
+      (await t.request('POST', '/api/v1/enrich', { key, body: enrich })).body,
+    );
     const places = { rows: [{ phone: '+1 000 000 0000' }], preview: true };
-    expect((await call('enrich_local_businesses', places)).body).toEqual((await t.request('POST', '/api/v1/enrich/local-businesses', { key, body: places })).body);
+    expect((await call('enrich_local_businesses', places)).body).toEqual(
+      (await t.request('POST', '/api/v1/enrich/local-businesses', { key, body: places })).body,
+    );
 
     const started = await call('scrape_maps', DENVER_DENTISTS);
     await t.waitForRun(key, started.body.runId);
-    expect(await call('cancel_run', { runId: started.body.runId })).toMatchObject({ isError: true, body: { error: { code: 'run_finished' } } });
+    expect(await call('cancel_run', { runId: started.body.runId })).toMatchObject({
+      isError: true,
+      body: { error: { code: 'run_finished' } },
+    });
 
     const starter = await t.account({ plan: 'starter' });
     const gated = await call('query_lead_database', {}, await connect(starter.apiKey));
@@ -175,9 +214,17 @@ describe('MCP over Streamable HTTP at /mcp', () => {
 
   it('refuses a request without a valid key with 401, the REST error body and WWW-Authenticate, and counts keyed ones against the rate limit', async () => {
     await expect(connect()).rejects.toMatchObject({ code: 401, message: expect.stringContaining('unauthenticated') });
-    await expect(connect('lg_live_00000000000000000000000000000000')).rejects.toMatchObject({ code: 401, message: expect.stringContaining('Unknown or revoked API key') });
+    await expect(connect('lg_live_00000000000000000000000000000000')).rejects.toMatchObject({
+      code: 401,
+      message: expect.stringContaining('Unknown or revoked API key'),
+    });
 
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
     const headers = { accept: 'application/json, text/event-stream' };
     const anonymous = await t.request('POST', '/mcp', { body: init, headers });
     expect(anonymous.status).toBe(401);
@@ -195,7 +242,12 @@ describe('MCP over Streamable HTTP at /mcp', () => {
   });
 
   it('validates Origin (DNS rebinding): a foreign one is 403 with a JSON-RPC error before the key is looked at; no Origin, the gateway’s own and CORS_ORIGINS work', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
     const accept = 'application/json, text/event-stream';
     const foreign = 'https://evil.example';
     for (const request of [
@@ -204,17 +256,31 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       { method: 'GET', key, body: undefined },
       { method: 'DELETE', key, body: undefined },
     ]) {
-      const refused = await t.request(request.method, '/mcp', { key: request.key, body: request.body, headers: { accept, origin: foreign } });
+      const refused = await t.request(request.method, '/mcp', {
+        key: request.key,
+        body: request.body,
+        headers: { accept, origin: foreign },
+      });
       expect(refused.status, `${request.method} ${request.key ? 'with' : 'without'} a key`).toBe(403);
       expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(refused.body).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining(foreign) }, id: null });
+      expect(refused.body).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32000, message: expect.stringContaining(foreign) },
+        id: null,
+      });
       expect(refused.headers.get('access-control-allow-origin')).toBeNull();
     }
     // A page whose name was rebound to the gateway's address sends that name as Host too: not believed.
     // (fetch sends its own Host, so this one goes through node:http.)
     const rebound = await new Promise<number>((resolve, reject) => {
       const { hostname, port } = new URL(t.url);
-      const headers = { host: 'rebound.example:4000', origin: 'http://rebound.example:4000', authorization: `Bearer ${key}`, 'content-type': 'application/json', accept };
+      const headers = {
+        host: 'rebound.example:4000',
+        origin: 'http://rebound.example:4000',
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept,
+      };
       const req = httpRequest({ hostname, port, path: '/mcp', method: 'POST', headers }, (res) => {
         res.resume();
         resolve(res.statusCode!);
@@ -225,7 +291,11 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(rebound).toBe(403);
 
     for (const origin of [undefined, new URL(t.app.core.config.publicUrl).origin, APP_ORIGIN]) {
-      const answered = await t.request('POST', '/mcp', { key, body: init, headers: { accept, ...(origin ? { origin } : {}) } });
+      const answered = await t.request('POST', '/mcp', {
+        key,
+        body: init,
+        headers: { accept, ...(origin ? { origin } : {}) },
+      });
       expect(answered.status, String(origin)).toBe(200);
       expect(answered.body.result.serverInfo.name).toBe('leadgate');
       const c = await connect(key, origin ? { origin } : {});

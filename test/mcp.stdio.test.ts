@@ -15,7 +15,11 @@ async function spawnClient(args: string[], env: Record<string, string> = {}): Pr
     command: process.execPath,
     args: ['src/cli/leadgate.mjs', 'mcp', ...args],
     cwd: ROOT,
-    env: { ...(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined)) as Record<string, string>), LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined)) as Record<string, string>),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (d) => (stderr += d));
@@ -26,7 +30,11 @@ async function spawnClient(args: string[], env: Record<string, string> = {}): Pr
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
-  const answer = (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[]; structuredContent?: unknown };
+  const answer = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    content: { text: string }[];
+    structuredContent?: unknown;
+  };
   const body = JSON.parse(answer.content[0]!.text);
   expect(answer.structuredContent).toEqual(body);
   return { isError: answer.isError === true, body };
@@ -45,13 +53,22 @@ describe('npx leadgate mcp (stdio, a client of the REST API)', () => {
   it('lists the tools, runs scrape_maps to SUCCEEDED and pages through the rows the REST download has', async () => {
     const client = await spawnClient(['--url', t.url, '--key', key]);
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['scrape_maps', 'check_run_status', 'download_results', 'query_lead_database', 'validate_emails']));
+    expect(tools.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining([
+        'scrape_maps',
+        'check_run_status',
+        'download_results',
+        'query_lead_database',
+        'validate_emails',
+      ]),
+    );
 
     const started = await call(client, 'scrape_maps', DENVER_DENTISTS);
     expect(started).toMatchObject({ isError: false, body: { runId: expect.any(String), status: 'RUNNING' } });
     const runId = started.body.runId as string;
     let status = (await call(client, 'check_run_status', { runId, waitSecs: 30 })).body;
-    for (let i = 0; status.status !== 'SUCCEEDED' && i < 5; i++) status = (await call(client, 'check_run_status', { runId, waitSecs: 30 })).body;
+    for (let i = 0; status.status !== 'SUCCEEDED' && i < 5; i++)
+      status = (await call(client, 'check_run_status', { runId, waitSecs: 30 })).body;
     expect(status).toEqual((await t.request('GET', `/api/v1/scrape/status/${runId}`, { key })).body);
     expect(status.status).toBe('SUCCEEDED');
 
@@ -76,7 +93,9 @@ describe('npx leadgate mcp (stdio, a client of the REST API)', () => {
     const client = await spawnClient([], { LEADGATE_URL: t.url, LEADGATE_API_KEY: key });
     const invalid = await call(client, 'scrape_maps', { maxCrawledPlacesPerSearch: 0 });
     expect(invalid.isError).toBe(true);
-    expect(invalid.body).toEqual((await t.request('POST', '/api/v1/scrape/maps', { key, body: { maxCrawledPlacesPerSearch: 0 } })).body);
+    expect(invalid.body).toEqual(
+      (await t.request('POST', '/api/v1/scrape/maps', { key, body: { maxCrawledPlacesPerSearch: 0 } })).body,
+    );
     expect(invalid.body.error.code).toBe('validation_failed');
 
     const missing = await call(client, 'check_run_status', { runId: 'run_nope' });
@@ -86,6 +105,9 @@ describe('npx leadgate mcp (stdio, a client of the REST API)', () => {
 
     const revoked = await spawnClient(['--url', t.url, '--key', 'lg_live_00000000000000000000000000000000']);
     const refused = await call(revoked, 'get_wallet');
-    expect(refused).toEqual({ isError: true, body: { error: { code: 'unauthenticated', message: 'Unknown or revoked API key' } } });
+    expect(refused).toEqual({
+      isError: true,
+      body: { error: { code: 'unauthenticated', message: 'Unknown or revoked API key' } },
+    });
   });
 });

@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { dollarsOfNumber, moneyString } from '../schema/scalars.ts';
 import { AppError, ValidationError } from '../src/shared/errors.ts';
 import { formatDollars, MICROS_PER_USD, microsToNumber, usdToMicros } from '../src/billing/money.ts';
-import { MAX_PURCHASE_USD, MIN_PURCHASE_USD, parsePurchaseAmount, PURCHASE_BONUS_PERCENT } from '../src/billing/wallet.ts';
+import {
+  MAX_PURCHASE_USD,
+  MIN_PURCHASE_USD,
+  parsePurchaseAmount,
+  PURCHASE_BONUS_PERCENT,
+} from '../src/billing/wallet.ts';
 import { walletView } from '../src/endpoints/api/account.ts';
 
 describe('usdToMicros: dollars to integer micro-dollars, never through a float sum', () => {
@@ -32,9 +37,12 @@ describe('usdToMicros: dollars to integer micro-dollars, never through a float s
     [0.0000006, 1n],
   ])('number %d → %s (rounded to the micro)', (usd, micros) => expect(usdToMicros(usd)).toBe(micros));
 
-  it.each(['', '1e3', '1.2345678', '$5', '5.', '.5', '1,000', '--1', '+1', '1.5 USD', 'abc', '1 2', '0x10'])('refuses %j naming it', (text) => {
-    expect(() => usdToMicros(text)).toThrow(`not a dollar amount: ${text}`);
-  });
+  it.each(['', '1e3', '1.2345678', '$5', '5.', '.5', '1,000', '--1', '+1', '1.5 USD', 'abc', '1 2', '0x10'])(
+    'refuses %j naming it',
+    (text) => {
+      expect(() => usdToMicros(text)).toThrow(`not a dollar amount: ${text}`);
+    },
+  );
 
   it('refuses numbers that have no plain decimal form', () => {
     expect(() => usdToMicros(Number.NaN)).toThrow(/not a dollar amount: NaN/);
@@ -63,7 +71,8 @@ describe('formatDollars: at least 2 decimals, no trailing zeros past them', () =
   ])('%s → %j', (micros, text) => expect(formatDollars(micros)).toBe(text));
 
   it('round-trips with usdToMicros', () => {
-    for (const micros of [0n, 1n, 99n, 9_900n, 990_000n, 5_000_000n, 47_996_100n, -3n, -7_250_000n]) expect(usdToMicros(formatDollars(micros))).toBe(micros);
+    for (const micros of [0n, 1n, 99n, 9_900n, 990_000n, 5_000_000n, 47_996_100n, -3n, -7_250_000n])
+      expect(usdToMicros(formatDollars(micros))).toBe(micros);
   });
 });
 
@@ -144,7 +153,8 @@ describe('parsePurchaseAmount: 10 to 10,000 US dollars with at most 2 decimals',
   });
 
   it('requires a finite number', () => {
-    for (const raw of ['20', Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, true, {}, [20]]) expect(refusal(raw)).toBe('amount must be a number of US dollars');
+    for (const raw of ['20', Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, true, {}, [20]])
+      expect(refusal(raw)).toBe('amount must be a number of US dollars');
   });
 
   it('refuses fractions of a cent', () => {
@@ -152,7 +162,8 @@ describe('parsePurchaseAmount: 10 to 10,000 US dollars with at most 2 decimals',
   });
 
   it('refuses amounts outside 10–10,000', () => {
-    for (const raw of [9.99, 0, -20, 10_000.01, 10_001, 1e9]) expect(refusal(raw)).toBe('amount must be between 10 and 10000 USD');
+    for (const raw of [9.99, 0, -20, 10_000.01, 10_001, 1e9])
+      expect(refusal(raw)).toBe('amount must be between 10 and 10000 USD');
   });
 
   it('gives each plan its purchase bonus', () => {

@@ -12,7 +12,8 @@ beforeAll(async () => {
 afterAll(() => t?.stop());
 
 const buy = (key: string, body: unknown) => t.request('POST', '/api/v1/buy-credits', { key, body });
-const entries = async (accountId: string) => (await t.app.core.sql`select count(*)::int as n from ledger_entry where account_id = ${accountId}`)[0]!.n as number;
+const entries = async (accountId: string) =>
+  (await t.app.core.sql`select count(*)::int as n from ledger_entry where account_id = ${accountId}`)[0]!.n as number;
 
 describe('POST /api/v1/buy-credits', () => {
   it.each([
@@ -34,16 +35,24 @@ describe('POST /api/v1/buy-credits', () => {
     ['growth', 100, '110.00', 10],
     ['scale', 100, '130.00', 30],
     ['growth', 149, '162.80', 14.8],
-  ] as [Plan, number, string, number][])('on %s, buying %i gives %s of purchased credits', async (plan, amount, credited, bonus) => {
-    const { apiKey } = await t.account({ plan, creditsMicros: 0n });
-    const res = await buy(apiKey, { amount });
-    expect(res.body).toMatchObject({ success: true, bonus });
-    expect(res.body.amount).toBe(amount === 149 ? 148 : amount);
-    expect(res.body.was_adjusted).toBe(amount === 149);
-    const wallet = await t.request('GET', '/api/v1/wallet', { key: apiKey });
-    expect(wallet.body.wallet).toEqual({ balance_dollars: '0.00', purchased_credits_dollars: credited, total_balance_dollars: credited, held_dollars: '0.00' });
-    if (bonus > 0) expect(res.body.message).toMatch(new RegExp(`${plan} plan adds a \\d+% bonus`));
-  });
+  ] as [Plan, number, string, number][])(
+    'on %s, buying %i gives %s of purchased credits',
+    async (plan, amount, credited, bonus) => {
+      const { apiKey } = await t.account({ plan, creditsMicros: 0n });
+      const res = await buy(apiKey, { amount });
+      expect(res.body).toMatchObject({ success: true, bonus });
+      expect(res.body.amount).toBe(amount === 149 ? 148 : amount);
+      expect(res.body.was_adjusted).toBe(amount === 149);
+      const wallet = await t.request('GET', '/api/v1/wallet', { key: apiKey });
+      expect(wallet.body.wallet).toEqual({
+        balance_dollars: '0.00',
+        purchased_credits_dollars: credited,
+        total_balance_dollars: credited,
+        held_dollars: '0.00',
+      });
+      if (bonus > 0) expect(res.body.message).toMatch(new RegExp(`${plan} plan adds a \\d+% bonus`));
+    },
+  );
 
   it('accepts the bounds 10 and 10,000 and cents', async () => {
     const { apiKey } = await t.account({ plan: 'starter', creditsMicros: 0n });
@@ -75,26 +84,40 @@ describe('POST /api/v1/buy-credits', () => {
     expect(await entries(accountId)).toBe(before);
   });
 
-  it.each(['TRIAL', 'CANCELLED'] as SubscriptionStatus[])('refuses a %s subscription with 403 subscription_inactive', async (status) => {
-    const { accountId, apiKey } = await t.account({ plan: 'scale', subscriptionStatus: status, creditsMicros: 0n });
-    const res = await buy(apiKey, { amount: 100 });
-    expect(res.status).toBe(403);
-    expect(res.body.error).toMatchObject({ code: 'subscription_inactive' });
-    expect(res.body.error.message).toContain(status);
-    expect(await entries(accountId)).toBe(0);
-  });
+  it.each(['TRIAL', 'CANCELLED'] as SubscriptionStatus[])(
+    'refuses a %s subscription with 403 subscription_inactive',
+    async (status) => {
+      const { accountId, apiKey } = await t.account({ plan: 'scale', subscriptionStatus: status, creditsMicros: 0n });
+      const res = await buy(apiKey, { amount: 100 });
+      expect(res.status).toBe(403);
+      expect(res.body.error).toMatchObject({ code: 'subscription_inactive' });
+      expect(res.body.error.message).toContain(status);
+      expect(await entries(accountId)).toBe(0);
+    },
+  );
 
   it('follows the same rules in GraphQL', async () => {
     const { apiKey } = await t.account({ plan: 'growth', creditsMicros: 0n });
-    const ok = await t.graphql(apiKey, 'mutation { buyCredits(amount: "50") { purchase { amount originalAmount wasAdjusted bonus } wallet { purchasedCredits } userErrors { code } } }');
+    const ok = await t.graphql(
+      apiKey,
+      'mutation { buyCredits(amount: "50") { purchase { amount originalAmount wasAdjusted bonus } wallet { purchasedCredits } userErrors { code } } }',
+    );
     expect(ok.body.data.buyCredits).toEqual({
       purchase: { amount: '48.00', originalAmount: '50.00', wasAdjusted: true, bonus: '4.80' },
       wallet: { purchasedCredits: '52.80' },
       userErrors: [],
     });
-    const bad = await t.graphql(apiKey, 'mutation { buyCredits(amount: "5") { purchase { amount } userErrors { code field message } } }');
+    const bad = await t.graphql(
+      apiKey,
+      'mutation { buyCredits(amount: "5") { purchase { amount } userErrors { code field message } } }',
+    );
     expect(bad.body.errors).toBeUndefined();
-    expect(bad.body.data.buyCredits).toEqual({ purchase: null, userErrors: [{ code: 'VALIDATION_FAILED', field: ['amount'], message: expect.stringMatching(/between 10 and 10000/) }] });
+    expect(bad.body.data.buyCredits).toEqual({
+      purchase: null,
+      userErrors: [
+        { code: 'VALIDATION_FAILED', field: ['amount'], message: expect.stringMatching(/between 10 and 10000/) },
+      ],
+    });
     // Money is a decimal string: a float literal is not Money.
     const float = await t.graphql(apiKey, 'mutation { buyCredits(amount: 50.5) { userErrors { code } } }');
     expect(float.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
@@ -102,21 +125,30 @@ describe('POST /api/v1/buy-credits', () => {
 });
 
 describe('plan gates', () => {
-  const principal = (plan: Plan): Principal => ({ accountId: 'acc', keyId: 'k', keyPrefix: 'p', plan, subscriptionStatus: 'ACTIVE' });
+  const principal = (plan: Plan): Principal => ({
+    accountId: 'acc',
+    keyId: 'k',
+    keyPrefix: 'p',
+    plan,
+    subscriptionStatus: 'ACTIVE',
+  });
   it.each([
     ['starter', 'growth', 'growth plan (149 USD/month) or higher; this account is on starter (49 USD/month)'],
     ['starter', 'scale', 'scale plan (649 USD/month) or higher; this account is on starter'],
     ['growth', 'scale', 'scale plan (649 USD/month) or higher; this account is on growth (149 USD/month)'],
-  ] as [Plan, Plan, string][])('%s is refused what needs %s, with 403 plan_required naming the plan', (has, needs, text) => {
-    let error: unknown;
-    try {
-      assertPlan(principal(has), needs, 'The lead database API');
-    } catch (err) {
-      error = err;
-    }
-    expect(error).toMatchObject({ status: 403, code: 'plan_required' });
-    expect((error as Error).message).toContain(text);
-  });
+  ] as [Plan, Plan, string][])(
+    '%s is refused what needs %s, with 403 plan_required naming the plan',
+    (has, needs, text) => {
+      let error: unknown;
+      try {
+        assertPlan(principal(has), needs, 'The lead database API');
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toMatchObject({ status: 403, code: 'plan_required' });
+      expect((error as Error).message).toContain(text);
+    },
+  );
 
   it.each([
     ['growth', 'growth'],
@@ -132,7 +164,11 @@ describe('GET /api/v1/apollo-status', () => {
   it('reports the lead scraper mode with a timestamp', async () => {
     const { apiKey } = await t.account();
     const res = await t.request('GET', '/api/v1/apollo-status', { key: apiKey });
-    expect(res.body).toEqual({ status: 'url-based', message: expect.stringContaining('bracket format'), timestamp: expect.any(String) });
+    expect(res.body).toEqual({
+      status: 'url-based',
+      message: expect.stringContaining('bracket format'),
+      timestamp: expect.any(String),
+    });
     expect(Math.abs(Date.parse(res.body.timestamp) - Date.now())).toBeLessThan(60_000);
   });
 });
@@ -144,10 +180,17 @@ describe('npx leadgate accounts grant / set-plan', () => {
     const granted = await leadgate(['accounts', 'grant', '--account', accountId, '--credits', '25'], env);
     expect(granted.code).toBe(0);
     expect(JSON.parse(granted.stdout).wallet.balance_dollars).toBe('25.00');
-    const plan = await leadgate(['accounts', 'set-plan', '--account', accountId, '--plan', 'growth', '--status', 'TRIAL'], env);
+    const plan = await leadgate(
+      ['accounts', 'set-plan', '--account', accountId, '--plan', 'growth', '--status', 'TRIAL'],
+      env,
+    );
     expect(JSON.parse(plan.stdout)).toEqual({ accountId, plan: 'growth', subscriptionStatus: 'TRIAL' });
     const viewer = await t.graphql(apiKey, '{ viewer { plan subscriptionStatus wallet { balance } } }');
-    expect(viewer.body.data.viewer).toEqual({ plan: 'GROWTH', subscriptionStatus: 'TRIAL', wallet: { balance: '25.00' } });
+    expect(viewer.body.data.viewer).toEqual({
+      plan: 'GROWTH',
+      subscriptionStatus: 'TRIAL',
+      wallet: { balance: '25.00' },
+    });
     const unknown = await leadgate(['accounts', 'grant', '--account', 'acc_nope', '--credits', '5'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/Account not found/);

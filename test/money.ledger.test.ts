@@ -11,7 +11,8 @@ import { demoPayments } from '../src/billing/payments/demo.ts';
 import type { Subscriber } from '../src/billing/plans.ts';
 
 /** Purchases in demo mode (recorded without payment), as the rules below are checked. */
-const prepareCreditPurchase = (principal: Subscriber, amount: unknown) => preparePurchase(demoPayments, principal, amount, undefined);
+const prepareCreditPurchase = (principal: Subscriber, amount: unknown) =>
+  preparePurchase(demoPayments, principal, amount, undefined);
 import { purchaseView } from '../src/endpoints/api/account.ts';
 import { holdAndPlace, releaseRunSlot, type HoldRequest } from '../src/runs/queue.ts';
 import { openDirectDb, type DirectDb } from './helpers/direct-db.ts';
@@ -28,7 +29,8 @@ afterAll(() => d?.close());
 async function accountWith(plan: bigint, purchased = 0n, activeRuns = 0): Promise<string> {
   const id = await d.account({ creditsMicros: plan });
   await d.sql`update wallet set purchased_micros = ${purchased.toString()}::bigint, active_runs = ${activeRuns} where account_id = ${id}`;
-  if (purchased !== 0n) await d.sql`insert into ledger_entry (account_id, kind, purchased_micros, note) values (${id}, 'purchase', ${purchased.toString()}::bigint, 'bought')`;
+  if (purchased !== 0n)
+    await d.sql`insert into ledger_entry (account_id, kind, purchased_micros, note) values (${id}, 'purchase', ${purchased.toString()}::bigint, 'bought')`;
   return id;
 }
 
@@ -40,20 +42,31 @@ async function bareAccount(): Promise<string> {
 }
 
 async function wallet(accountId: string) {
-  const [w] = await d.sql`select plan_micros::text as plan, purchased_micros::text as purchased, active_runs from wallet where account_id = ${accountId}`;
+  const [w] =
+    await d.sql`select plan_micros::text as plan, purchased_micros::text as purchased, active_runs from wallet where account_id = ${accountId}`;
   return { plan: BigInt(w!.plan), purchased: BigInt(w!.purchased), activeRuns: w!.active_runs as number };
 }
 
 async function entries(accountId: string) {
-  const rows = await d.sql`select kind, plan_micros::text as plan, purchased_micros::text as purchased, run_id, note from ledger_entry where account_id = ${accountId} order by id`;
-  return rows.map((r) => ({ kind: r.kind as string, plan: BigInt(r.plan), purchased: BigInt(r.purchased), runId: r.run_id as string | null, note: r.note as string | null }));
+  const rows =
+    await d.sql`select kind, plan_micros::text as plan, purchased_micros::text as purchased, run_id, note from ledger_entry where account_id = ${accountId} order by id`;
+  return rows.map((r) => ({
+    kind: r.kind as string,
+    plan: BigInt(r.plan),
+    purchased: BigInt(r.purchased),
+    runId: r.run_id as string | null,
+    note: r.note as string | null,
+  }));
 }
 
 /** The ledger sums to the cached balances. */
 async function expectBalanced(accountId: string) {
   const w = await wallet(accountId);
   const e = await entries(accountId);
-  expect({ plan: e.reduce((s, x) => s + x.plan, 0n), purchased: e.reduce((s, x) => s + x.purchased, 0n) }).toEqual({ plan: w.plan, purchased: w.purchased });
+  expect({ plan: e.reduce((s, x) => s + x.plan, 0n), purchased: e.reduce((s, x) => s + x.purchased, 0n) }).toEqual({
+    plan: w.plan,
+    purchased: w.purchased,
+  });
 }
 
 describe('getBalances and grantPlanCredits', () => {
@@ -65,7 +78,13 @@ describe('getBalances and grantPlanCredits', () => {
     const id = await accountWith(5_000_000n, 2_000_000n);
     await d.db.transaction((tx) => grantPlanCredits(tx, id, 1_500_000n, 'monthly plan credits'));
     expect(await getBalances(d.db, id)).toEqual({ planMicros: 6_500_000n, purchasedMicros: 2_000_000n });
-    expect((await entries(id)).at(-1)).toEqual({ kind: 'plan_grant', plan: 1_500_000n, purchased: 0n, runId: null, note: 'monthly plan credits' });
+    expect((await entries(id)).at(-1)).toEqual({
+      kind: 'plan_grant',
+      plan: 1_500_000n,
+      purchased: 0n,
+      runId: null,
+      note: 'monthly plan credits',
+    });
     await expectBalanced(id);
   });
 
@@ -73,7 +92,9 @@ describe('getBalances and grantPlanCredits', () => {
     const id = await bareAccount();
     await grantPlanCredits(d.db, id, 3_000_000n, 'first grant');
     expect(await wallet(id)).toEqual({ plan: 3_000_000n, purchased: 0n, activeRuns: 0 });
-    expect(await entries(id)).toEqual([{ kind: 'plan_grant', plan: 3_000_000n, purchased: 0n, runId: null, note: 'first grant' }]);
+    expect(await entries(id)).toEqual([
+      { kind: 'plan_grant', plan: 3_000_000n, purchased: 0n, runId: null, note: 'first grant' },
+    ]);
   });
 
   it('writes no ledger entry for a grant of zero, but still makes the wallet', async () => {
@@ -108,12 +129,27 @@ describe('holdAndPlace: the hold, the RUNNING/READY decision and the job, in one
         ...h,
       }),
     );
-    const [after] = await d.sql`select status, status_message, started_at, hold_plan_micros::text as hp, hold_purchased_micros::text as hpu from run where id = ${run.id}`;
-    return { run, result, after: { status: after!.status, message: after!.status_message, startedAt: after!.started_at, holdPlan: BigInt(after!.hp), holdPurchased: BigInt(after!.hpu) } };
+    const [after] =
+      await d.sql`select status, status_message, started_at, hold_plan_micros::text as hp, hold_purchased_micros::text as hpu from run where id = ${run.id}`;
+    return {
+      run,
+      result,
+      after: {
+        status: after!.status,
+        message: after!.status_message,
+        startedAt: after!.started_at,
+        holdPlan: BigInt(after!.hp),
+        holdPurchased: BigInt(after!.hpu),
+      },
+    };
   }
 
   /** True once `payload` has been notified (NOTIFY is delivered after its commit, so it may come a little later). */
-  const notified = (payload: string) => waitFor(() => notifications.some((n) => n.payload === payload), Boolean, { timeoutMs: 10_000, what: `notification ${payload}` });
+  const notified = (payload: string) =>
+    waitFor(() => notifications.some((n) => n.payload === payload), Boolean, {
+      timeoutMs: 10_000,
+      what: `notification ${payload}`,
+    });
 
   it('takes purchased credits first, then plan credits, and records the hold on the run and in the ledger', async () => {
     const id = await accountWith(10_000_000n, 300_000n);
@@ -122,7 +158,13 @@ describe('holdAndPlace: the hold, the RUNNING/READY decision and the job, in one
     expect(await wallet(id)).toEqual({ plan: 9_300_000n, purchased: 0n, activeRuns: 1 });
     expect(after).toMatchObject({ status: 'RUNNING', holdPlan: 700_000n, holdPurchased: 300_000n });
     expect(after.startedAt).not.toBeNull();
-    expect((await entries(id)).at(-1)).toEqual({ kind: 'hold', plan: -700_000n, purchased: -300_000n, runId: run.id, note: 'reserved at start' });
+    expect((await entries(id)).at(-1)).toEqual({
+      kind: 'hold',
+      plan: -700_000n,
+      purchased: -300_000n,
+      runId: run.id,
+      note: 'reserved at start',
+    });
     expect(await notified(`running ${run.id}`)).toBe(true);
     await expectBalanced(id);
   });
@@ -170,7 +212,13 @@ describe('holdAndPlace: the hold, the RUNNING/READY decision and the job, in one
     const id = await accountWith(10_000_000n, 0n, 2);
     const { run, result, after } = await place(id, { maxRunning: 2 });
     expect(result).toEqual({ purchasedMicros: 0n, planMicros: 1_000_000n, queued: true });
-    expect(after).toEqual({ status: 'READY', message: 'Waiting for a slot', startedAt: null, holdPlan: 1_000_000n, holdPurchased: 0n });
+    expect(after).toEqual({
+      status: 'READY',
+      message: 'Waiting for a slot',
+      startedAt: null,
+      holdPlan: 1_000_000n,
+      holdPurchased: 0n,
+    });
     expect(await wallet(id)).toEqual({ plan: 9_000_000n, purchased: 0n, activeRuns: 2 });
     expect(await notified(`ready ${run.id}`)).toBe(true);
     expect(notifications.some((n) => n.payload === `running ${run.id}` || n.payload === `job ${run.id}`)).toBe(false);
@@ -196,7 +244,16 @@ describe('holdAndPlace: the hold, the RUNNING/READY decision and the job, in one
     const id = await accountWith(1_000_000n);
     await expect(
       d.db.transaction((tx) =>
-        holdAndPlace(tx, { accountId: id, runId: 'no_such_run', wanted: 1n, overdraftMicros: 0n, maxRunning: 10, waitingMessage: 'w', notify: { channels: ['ledger_test'], running: 'r', ready: 'q' }, enqueue: sql`1` }),
+        holdAndPlace(tx, {
+          accountId: id,
+          runId: 'no_such_run',
+          wanted: 1n,
+          overdraftMicros: 0n,
+          maxRunning: 10,
+          waitingMessage: 'w',
+          notify: { channels: ['ledger_test'], running: 'r', ready: 'q' },
+          enqueue: sql`1`,
+        }),
       ),
     ).rejects.toThrow(`account ${id} has no wallet, or run no_such_run was not inserted first`);
     // Rolled back: nothing was held.
@@ -234,7 +291,10 @@ describe('releaseRunSlot', () => {
 
 describe('settleHold: release the hold, charge the cost, purchased credits first', () => {
   /** An account whose run holds `hold`, as holdAndPlace leaves it. */
-  async function held(hold: { planMicros: bigint; purchasedMicros: bigint }, rest = { plan: 1_000_000n, purchased: 0n }) {
+  async function held(
+    hold: { planMicros: bigint; purchasedMicros: bigint },
+    rest = { plan: 1_000_000n, purchased: 0n },
+  ) {
     const id = await accountWith(rest.plan + hold.planMicros, rest.purchased + hold.purchasedMicros);
     const run = await d.insertRun({ accountId: id });
     await d.db.transaction((tx) =>
@@ -270,7 +330,13 @@ describe('settleHold: release the hold, charge the cost, purchased credits first
     const hold = { planMicros: 500_000n, purchasedMicros: 300_000n };
     const { id, runId } = await held(hold);
     await settleHold(d.db, id, runId, hold, 299_999n);
-    expect((await entries(id)).at(-1)).toEqual({ kind: 'charge', plan: 0n, purchased: -299_999n, runId, note: 'results delivered' });
+    expect((await entries(id)).at(-1)).toEqual({
+      kind: 'charge',
+      plan: 0n,
+      purchased: -299_999n,
+      runId,
+      note: 'results delivered',
+    });
     expect(await wallet(id)).toMatchObject({ plan: 1_500_000n, purchased: 1n });
     const exact = await held(hold);
     await settleHold(d.db, exact.id, exact.runId, hold, 300_000n);
@@ -329,7 +395,11 @@ describe('settleHold: release the hold, charge the cost, purchased credits first
 });
 
 describe('credit purchases', () => {
-  const principal = (accountId: string, plan: Plan, subscriptionStatus: Principal['subscriptionStatus'] = 'ACTIVE'): Principal => ({ accountId, keyId: 'k', keyPrefix: 'lg_live_x', plan, subscriptionStatus });
+  const principal = (
+    accountId: string,
+    plan: Plan,
+    subscriptionStatus: Principal['subscriptionStatus'] = 'ACTIVE',
+  ): Principal => ({ accountId, keyId: 'k', keyPrefix: 'lg_live_x', plan, subscriptionStatus });
 
   it('refuses accounts without an active subscription before writing anything', async () => {
     const id = await accountWith(0n);
@@ -341,7 +411,11 @@ describe('credit purchases', () => {
         err = e;
       }
       expect(err).toBeInstanceOf(AppError);
-      expect(err).toMatchObject({ status: 403, code: 'subscription_inactive', message: `Buying credits needs an active subscription; this account's subscription is ${status}.` });
+      expect(err).toMatchObject({
+        status: 403,
+        code: 'subscription_inactive',
+        message: `Buying credits needs an active subscription; this account's subscription is ${status}.`,
+      });
     }
     expect(() => prepareCreditPurchase(principal(id, 'scale'), 5)).toThrow(/amount must be between 10 and 10000 USD/);
     expect(await entries(id)).toEqual([]);
@@ -349,7 +423,9 @@ describe('credit purchases', () => {
 
   it('buys credits without a bonus on starter', async () => {
     const id = await accountWith(2_000_000n);
-    const result = await d.db.transaction(async (tx) => purchaseView(await prepareCreditPurchase(principal(id, 'starter'), 20.5)(tx)));
+    const result = await d.db.transaction(async (tx) =>
+      purchaseView(await prepareCreditPurchase(principal(id, 'starter'), 20.5)(tx)),
+    );
     expect(result).toEqual({
       success: true,
       amount: 20.5,
@@ -360,20 +436,41 @@ describe('credit purchases', () => {
       wallet: { balance_dollars: '2.00', purchased_credits_dollars: '20.50', total_balance_dollars: '22.50' },
       payment: { mode: 'demo', payment_intent: null },
     });
-    expect((await entries(id)).at(-1)).toEqual({ kind: 'purchase', plan: 0n, purchased: 20_500_000n, runId: null, note: 'demo purchase, no payment taken: bought 20.50 USD' });
+    expect((await entries(id)).at(-1)).toEqual({
+      kind: 'purchase',
+      plan: 0n,
+      purchased: 20_500_000n,
+      runId: null,
+      note: 'demo purchase, no payment taken: bought 20.50 USD',
+    });
     await expectBalanced(id);
   });
 
   it('adds the plan’s bonus to purchased credits; the amount is what was charged', async () => {
     const growth = await accountWith(0n, 1_000_000n);
     const g = purchaseView(await prepareCreditPurchase(principal(growth, 'growth'), 100)(d.db));
-    expect(g).toMatchObject({ amount: 100, was_adjusted: false, bonus: 10, message: 'Purchased 100.00 USD of credits. Your growth plan adds a 10% bonus: 10.00 USD. Purchased credits never expire. Demo mode: recorded without payment.' });
+    expect(g).toMatchObject({
+      amount: 100,
+      was_adjusted: false,
+      bonus: 10,
+      message:
+        'Purchased 100.00 USD of credits. Your growth plan adds a 10% bonus: 10.00 USD. Purchased credits never expire. Demo mode: recorded without payment.',
+    });
     expect(g.wallet.purchased_credits_dollars).toBe('111.00');
-    expect((await entries(growth)).at(-1)).toMatchObject({ kind: 'purchase', purchased: 110_000_000n, note: 'demo purchase, no payment taken: bought 100.00 USD + 10% growth bonus 10.00 USD' });
+    expect((await entries(growth)).at(-1)).toMatchObject({
+      kind: 'purchase',
+      purchased: 110_000_000n,
+      note: 'demo purchase, no payment taken: bought 100.00 USD + 10% growth bonus 10.00 USD',
+    });
 
     const scale = await accountWith(0n);
     const s = purchaseView(await prepareCreditPurchase(principal(scale, 'scale'), 33.33)(d.db));
-    expect(s).toMatchObject({ amount: 33.33, bonus: 9.999, message: 'Purchased 33.33 USD of credits. Your scale plan adds a 30% bonus: 9.999 USD. Purchased credits never expire. Demo mode: recorded without payment.' });
+    expect(s).toMatchObject({
+      amount: 33.33,
+      bonus: 9.999,
+      message:
+        'Purchased 33.33 USD of credits. Your scale plan adds a 30% bonus: 9.999 USD. Purchased credits never expire. Demo mode: recorded without payment.',
+    });
     expect(await wallet(scale)).toMatchObject({ purchased: 43_329_000n });
   });
 
@@ -397,14 +494,22 @@ describe('credit purchases', () => {
   it('does not adjust neighbours of those amounts', async () => {
     const id = await accountWith(0n);
     for (const amount of [48, 49.5, 51, 150, 650]) {
-      expect(purchaseView(await prepareCreditPurchase(principal(id, 'starter'), amount)(d.db))).toMatchObject({ amount, original_amount: amount, was_adjusted: false });
+      expect(purchaseView(await prepareCreditPurchase(principal(id, 'starter'), amount)(d.db))).toMatchObject({
+        amount,
+        original_amount: amount,
+        was_adjusted: false,
+      });
     }
   });
 
   it('creates the wallet of an account that has none', async () => {
     const id = await bareAccount();
     const result = purchaseView(await prepareCreditPurchase(principal(id, 'growth'), 10)(d.db));
-    expect(result.wallet).toEqual({ balance_dollars: '0.00', purchased_credits_dollars: '11.00', total_balance_dollars: '11.00' });
+    expect(result.wallet).toEqual({
+      balance_dollars: '0.00',
+      purchased_credits_dollars: '11.00',
+      total_balance_dollars: '11.00',
+    });
   });
 });
 

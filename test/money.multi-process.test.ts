@@ -20,7 +20,13 @@ let gateways: (Service & { url: string })[];
 beforeAll(async () => {
   database = await createTestDatabase();
   ({ db, sql } = connect(database.url, { max: 2 }));
-  const env = { DATABASE_URL: database.url, LEADGATE_INLINE_WORKER: 'false', AUTH_CACHE_SECS: '0', RATE_LIMIT_PER_MINUTE: '100000', LOG_LEVEL: 'warn' };
+  const env = {
+    DATABASE_URL: database.url,
+    LEADGATE_INLINE_WORKER: 'false',
+    AUTH_CACHE_SECS: '0',
+    RATE_LIMIT_PER_MINUTE: '100000',
+    LOG_LEVEL: 'warn',
+  };
   gateways = await Promise.all([spawnGateway(env), spawnGateway(env)]);
 }, 120_000);
 afterEach(async () => {
@@ -49,21 +55,37 @@ async function start(gateway: number, apiKey: string, body: unknown) {
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as { runId?: string; status?: string; error?: { code: string } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { runId?: string; status?: string; error?: { code: string } },
+  };
 }
 
 async function money(accountId: string) {
-  const [w] = await sql`select plan_micros::bigint as plan, purchased_micros::bigint as purchased, active_runs from wallet where account_id = ${accountId}`;
-  const [l] = await sql`select coalesce(sum(plan_micros), 0)::bigint as plan, coalesce(sum(purchased_micros), 0)::bigint as purchased from ledger_entry where account_id = ${accountId}`;
-  return { wallet: { plan: BigInt(w!.plan), purchased: BigInt(w!.purchased) }, ledger: { plan: BigInt(l!.plan), purchased: BigInt(l!.purchased) }, activeRuns: w!.active_runs as number };
+  const [w] =
+    await sql`select plan_micros::bigint as plan, purchased_micros::bigint as purchased, active_runs from wallet where account_id = ${accountId}`;
+  const [l] =
+    await sql`select coalesce(sum(plan_micros), 0)::bigint as plan, coalesce(sum(purchased_micros), 0)::bigint as purchased from ledger_entry where account_id = ${accountId}`;
+  return {
+    wallet: { plan: BigInt(w!.plan), purchased: BigInt(w!.purchased) },
+    ledger: { plan: BigInt(l!.plan), purchased: BigInt(l!.purchased) },
+    activeRuns: w!.active_runs as number,
+  };
 }
 
 const unfinished = async (accountId: string) =>
-  (await sql`select count(*)::int as n from run where account_id = ${accountId} and status not in ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED-OUT')`)[0]!.n as number;
+  (
+    await sql`select count(*)::int as n from run where account_id = ${accountId} and status not in ('SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED-OUT')`
+  )[0]!.n as number;
 
 describe('two gateway processes, one account', () => {
   it('200 concurrent starts through both never overdraw, and the ledger sums to the balances', async () => {
-    const { account, apiKey } = await createAccount(db, { name: 'spender', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 1_000_000n }); // 1.00 USD
+    const { account, apiKey } = await createAccount(db, {
+      name: 'spender',
+      plan: 'scale',
+      subscriptionStatus: 'ACTIVE',
+      creditsMicros: 1_000_000n,
+    }); // 1.00 USD
     const input = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 10 }; // 0.099 USD each
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) => start(i % 2, apiKey, input)));
 
@@ -82,11 +104,16 @@ describe('two gateway processes, one account', () => {
     expect(started.map((s) => s.body.status).sort()).toEqual(['READY', ...Array(10).fill('RUNNING')]);
 
     await worker(4);
-    await waitFor(() => unfinished(account.id), (n) => n === 0, { timeoutMs: 60_000, what: 'every run finished' });
+    await waitFor(
+      () => unfinished(account.id),
+      (n) => n === 0,
+      { timeoutMs: 60_000, what: 'every run finished' },
+    );
     const after = await money(account.id);
     expect(after.ledger).toEqual(after.wallet);
     expect(after.activeRuns).toBe(0);
-    const [runs] = await sql`select sum(charged_micros)::bigint as charged, sum(item_count)::int as items, count(*)::int as n from run where account_id = ${account.id}`;
+    const [runs] =
+      await sql`select sum(charged_micros)::bigint as charged, sum(item_count)::int as items, count(*)::int as n from run where account_id = ${account.id}`;
     expect(runs!.n).toBe(11);
     expect(BigInt(runs!.charged)).toBe(BigInt(runs!.items) * 9_900n);
     expect(after.wallet.plan + after.wallet.purchased).toBe(1_000_000n - BigInt(runs!.charged));
@@ -94,7 +121,12 @@ describe('two gateway processes, one account', () => {
   });
 
   it('runs 10 at once across both: later starts wait as READY and start in the order they arrived', async () => {
-    const { account, apiKey } = await createAccount(db, { name: 'queue', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 100_000_000n });
+    const { account, apiKey } = await createAccount(db, {
+      name: 'queue',
+      plan: 'scale',
+      subscriptionStatus: 'ACTIVE',
+      creditsMicros: 100_000_000n,
+    });
     const body = { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 5 };
     const first = await Promise.all(Array.from({ length: 10 }, (_, i) => start(i % 2, apiKey, body)));
     expect(first.map((s) => s.body.status)).toEqual(Array(10).fill('RUNNING'));
@@ -111,8 +143,13 @@ describe('two gateway processes, one account', () => {
 
     // One job at a time: each run that ends frees the slot for the next waiting one.
     await worker(1);
-    await waitFor(() => unfinished(account.id), (n) => n === 0, { timeoutMs: 60_000, what: 'every run finished' });
-    const rows = await sql`select id, status from run where account_id = ${account.id} and id in ${sql(waiting)} order by started_at`;
+    await waitFor(
+      () => unfinished(account.id),
+      (n) => n === 0,
+      { timeoutMs: 60_000, what: 'every run finished' },
+    );
+    const rows =
+      await sql`select id, status from run where account_id = ${account.id} and id in ${sql(waiting)} order by started_at`;
     expect(rows.every((r) => r.status === 'SUCCEEDED')).toBe(true);
     expect(rows.map((r) => r.id)).toEqual(waiting);
     expect((await money(account.id)).activeRuns).toBe(0);

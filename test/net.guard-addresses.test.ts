@@ -42,12 +42,19 @@ describe('classifyAddress: only public unicast addresses may be reached', () => 
 
   it('judges an IPv4-mapped IPv6 address by the IPv4 address inside it', () => {
     expect(classifyAddress('::ffff:8.8.8.8')).toEqual({ allowed: true });
-    expect(classifyAddress('::ffff:10.0.0.1')).toEqual({ allowed: false, reason: 'IPv4-mapped private address (RFC 1918) 10.0.0.1' });
-    expect(classifyAddress('::ffff:a9fe:a9fe')).toEqual({ allowed: false, reason: 'IPv4-mapped cloud metadata address 169.254.169.254' });
+    expect(classifyAddress('::ffff:10.0.0.1')).toEqual({
+      allowed: false,
+      reason: 'IPv4-mapped private address (RFC 1918) 10.0.0.1',
+    });
+    expect(classifyAddress('::ffff:a9fe:a9fe')).toEqual({
+      allowed: false,
+      reason: 'IPv4-mapped cloud metadata address 169.254.169.254',
+    });
   });
 
   it('allows public unicast addresses of both families', () => {
-    for (const address of ['1.1.1.1', '93.184.216.34', '2606:4700::1111', '2a00:1450::1', '3fff:ffff::1']) expect(classifyAddress(address)).toEqual({ allowed: true });
+    for (const address of ['1.1.1.1', '93.184.216.34', '2606:4700::1111', '2a00:1450::1', '3fff:ffff::1'])
+      expect(classifyAddress(address)).toEqual({ allowed: true });
   });
 
   it('refuses what is not an IP address', () => {
@@ -66,7 +73,8 @@ describe('parseIp and canonicalIp', () => {
     // Brackets count only as a pair around the whole text.
     expect(parseIp('x::1]')).toBeUndefined();
     expect(parseIp('[::1x')).toBeUndefined();
-    for (const loose of ['127.1', '2130706433', '0x7f.0.0.1', '1.2.3', 'example.com', '']) expect(parseIp(loose), loose).toBeUndefined();
+    for (const loose of ['127.1', '2130706433', '0x7f.0.0.1', '1.2.3', 'example.com', ''])
+      expect(parseIp(loose), loose).toBeUndefined();
   });
 
   it('writes equal addresses the same way, and other text in lower case', () => {
@@ -119,14 +127,29 @@ describe('the outbound guard, rule by rule', () => {
       expect(err.message).toBe(`port ${port} is out of range`);
       expect(err.target).toBe(`93.184.216.34:${port}`);
     }
-    expect(await guard.resolve('93.184.216.34', 1)).toEqual({ host: '93.184.216.34', address: '93.184.216.34', family: 4, port: 1 });
+    expect(await guard.resolve('93.184.216.34', 1)).toEqual({
+      host: '93.184.216.34',
+      address: '93.184.216.34',
+      family: 4,
+      port: 1,
+    });
     expect(await guard.resolve('93.184.216.34', 65_535)).toMatchObject({ port: 65_535 });
   });
 
   it('answers an IP literal without a lookup, with its family', async () => {
     const before = dns.queries.length;
-    expect(await guard.resolve('[2606:4700::1111]', 443)).toEqual({ host: '2606:4700::1111', address: '2606:4700::1111', family: 6, port: 443 });
-    expect(await guard.resolve('0x5d.0xb8.0xd8.0x22', 80)).toEqual({ host: '0x5d.0xb8.0xd8.0x22', address: '93.184.216.34', family: 4, port: 80 });
+    expect(await guard.resolve('[2606:4700::1111]', 443)).toEqual({
+      host: '2606:4700::1111',
+      address: '2606:4700::1111',
+      family: 6,
+      port: 443,
+    });
+    expect(await guard.resolve('0x5d.0xb8.0xd8.0x22', 80)).toEqual({
+      host: '0x5d.0xb8.0xd8.0x22',
+      address: '93.184.216.34',
+      family: 4,
+      port: 80,
+    });
     expect(await guard.resolve('1572395042', 80)).toMatchObject({ address: '93.184.216.34', family: 4 });
     expect(dns.queries.length).toBe(before);
     expect((await refused(guard.resolve('[::1]', 80))).message).toBe('loopback address (::1) ::1');
@@ -134,7 +157,12 @@ describe('the outbound guard, rule by rule', () => {
   });
 
   it('normalises the host: brackets, a trailing dot and case', async () => {
-    expect(await guard.resolve('Public.TEST.', 443)).toEqual({ host: 'public.test', address: '93.184.216.34', family: 4, port: 443 });
+    expect(await guard.resolve('Public.TEST.', 443)).toEqual({
+      host: 'public.test',
+      address: '93.184.216.34',
+      family: 4,
+      port: 443,
+    });
     const err = await refused(guard.resolve('LOOP.test.', 80));
     expect(err.target).toBe('loop.test:80');
     expect(err.message).toBe('loop.test resolves to loopback address (127.0.0.0/8) 127.0.0.1');
@@ -166,10 +194,16 @@ describe('the outbound guard, rule by rule', () => {
     expect(await guard.resolve(longHost, 80)).toMatchObject({ host: longHost, address: '93.184.216.34' });
     const err = await refused(guard.resolve(`${'x'.repeat(63)}.test`, 80), 'dns');
     expect(err.message).toBe(`${'x'.repeat(63)}.test does not resolve: no such domain (NXDOMAIN)`);
-    expect((await refused(guard.resolve('notlocalhost.test', 80), 'dns')).message).toMatch(/^notlocalhost\.test does not resolve/);
+    expect((await refused(guard.resolve('notlocalhost.test', 80), 'dns')).message).toMatch(
+      /^notlocalhost\.test does not resolve/,
+    );
     // Five numeric parts are no IPv4 form: a name, looked up as such.
-    expect((await refused(guard.resolve('1.2.3.4.5', 80), 'dns')).message).toBe('1.2.3.4.5 does not resolve: no such domain (NXDOMAIN)');
-    expect((await refused(guard.resolve('mylocalhost', 80))).message).toBe('single-label host name "mylocalhost" (an intranet name)');
+    expect((await refused(guard.resolve('1.2.3.4.5', 80), 'dns')).message).toBe(
+      '1.2.3.4.5 does not resolve: no such domain (NXDOMAIN)',
+    );
+    expect((await refused(guard.resolve('mylocalhost', 80))).message).toBe(
+      'single-label host name "mylocalhost" (an intranet name)',
+    );
   });
 
   it('reports a failing name server apart from a name that does not exist', async () => {
@@ -177,12 +211,24 @@ describe('the outbound guard, rule by rule', () => {
     expect(failed.message).toMatch(/^broken\.test: /);
     expect(failed.message).not.toMatch(/does not resolve/);
     expect(failed.target).toBe('broken.test:80');
-    expect((await refused(guard.resolve('missing.test', 80), 'dns')).message).toBe('missing.test does not resolve: no such domain (NXDOMAIN)');
+    expect((await refused(guard.resolve('missing.test', 80), 'dns')).message).toBe(
+      'missing.test does not resolve: no such domain (NXDOMAIN)',
+    );
   });
 
   it('connects over IPv4 when a name has both families, over IPv6 when it has only that', async () => {
-    expect(await guard.resolve('dual.test', 443)).toEqual({ host: 'dual.test', address: '93.184.216.34', family: 4, port: 443 });
-    expect(await guard.resolve('six.test', 443)).toEqual({ host: 'six.test', address: '2606:4700::1111', family: 6, port: 443 });
+    expect(await guard.resolve('dual.test', 443)).toEqual({
+      host: 'dual.test',
+      address: '93.184.216.34',
+      family: 4,
+      port: 443,
+    });
+    expect(await guard.resolve('six.test', 443)).toEqual({
+      host: 'six.test',
+      address: '2606:4700::1111',
+      family: 6,
+      port: 443,
+    });
   });
 
   it('prefers an IPv4 address whatever order the resolver gives, and lets unexpected resolver errors through', async () => {
@@ -197,26 +243,53 @@ describe('the outbound guard, rule by rule', () => {
       },
     };
     const g = createGuard({ dns: resolver, webPorts: { http: 80, https: 443 } });
-    expect(await g.resolve('v6-first.test', 443)).toEqual({ host: 'v6-first.test', address: '93.184.216.34', family: 4, port: 443 });
+    expect(await g.resolve('v6-first.test', 443)).toEqual({
+      host: 'v6-first.test',
+      address: '93.184.216.34',
+      family: 4,
+      port: 443,
+    });
     await expect(g.resolve('crash.test', 80)).rejects.toBe(broken);
     await expect(g.checkUrl(new URL('https://crash.test/'))).rejects.toBe(broken);
   });
 
   describe('checkUrl', () => {
     it('takes the scheme’s default port and resolves the host', async () => {
-      expect(await guard.checkUrl(new URL('http://public.test/a'))).toEqual({ host: 'public.test', address: '93.184.216.34', family: 4, port: 80 });
-      expect(await guard.checkUrl(new URL('https://public.test/a'))).toEqual({ host: 'public.test', address: '93.184.216.34', family: 4, port: 443 });
-      expect(await guard.checkUrl(new URL('https://[2606:4700::1111]/'))).toMatchObject({ address: '2606:4700::1111', family: 6, port: 443 });
+      expect(await guard.checkUrl(new URL('http://public.test/a'))).toEqual({
+        host: 'public.test',
+        address: '93.184.216.34',
+        family: 4,
+        port: 80,
+      });
+      expect(await guard.checkUrl(new URL('https://public.test/a'))).toEqual({
+        host: 'public.test',
+        address: '93.184.216.34',
+        family: 4,
+        port: 443,
+      });
+      expect(await guard.checkUrl(new URL('https://[2606:4700::1111]/'))).toMatchObject({
+        address: '2606:4700::1111',
+        family: 6,
+        port: 443,
+      });
     });
 
     it('refuses other schemes, credentials and ports, naming the URL', async () => {
       const ws = await refused(guard.checkUrl(new URL('ws://public.test/')));
       expect(ws.message).toBe('scheme ws is not allowed (http and https only)');
       expect(ws.target).toBe('ws://public.test/');
-      expect((await refused(guard.checkUrl(new URL('http://user@public.test/')))).message).toBe('credentials in the URL are not allowed');
-      expect((await refused(guard.checkUrl(new URL('http://:secret@public.test/')))).message).toBe('credentials in the URL are not allowed');
-      expect((await refused(guard.checkUrl(new URL('http://public.test:443/')))).message).toBe('port 443 is not allowed for http (only 80)');
-      expect((await refused(guard.checkUrl(new URL('https://public.test:80/')))).message).toBe('port 80 is not allowed for https (only 443)');
+      expect((await refused(guard.checkUrl(new URL('http://user@public.test/')))).message).toBe(
+        'credentials in the URL are not allowed',
+      );
+      expect((await refused(guard.checkUrl(new URL('http://:secret@public.test/')))).message).toBe(
+        'credentials in the URL are not allowed',
+      );
+      expect((await refused(guard.checkUrl(new URL('http://public.test:443/')))).message).toBe(
+        'port 443 is not allowed for http (only 80)',
+      );
+      expect((await refused(guard.checkUrl(new URL('https://public.test:80/')))).message).toBe(
+        'port 80 is not allowed for https (only 443)',
+      );
     });
 
     it('names the URL in the refusal of its host, cut at 200 characters', async () => {
@@ -236,8 +309,21 @@ describe('the outbound guard, rule by rule', () => {
 
   describe('allow-list (tests only)', () => {
     it('takes "ip", "ip:port", "[ipv6]" and "[ipv6]:port" entries, and refuses anything else', () => {
-      for (const entry of ['127.0.0.1', '127.0.0.1:8080', '::1', '[::1]', '[::1]:8080']) expect(() => createGuard({ ...options, webPorts: { http: 80, https: 443 }, allow: [entry] }), entry).not.toThrow();
-      for (const entry of ['localhost:80', 'example.com', '127.0.0.1:', '[::1]:x', '127.0.0.1:80:1', 'nonsense', 'x[::1]:80', 'a:127.0.0.1:80']) {
+      for (const entry of ['127.0.0.1', '127.0.0.1:8080', '::1', '[::1]', '[::1]:8080'])
+        expect(
+          () => createGuard({ ...options, webPorts: { http: 80, https: 443 }, allow: [entry] }),
+          entry,
+        ).not.toThrow();
+      for (const entry of [
+        'localhost:80',
+        'example.com',
+        '127.0.0.1:',
+        '[::1]:x',
+        '127.0.0.1:80:1',
+        'nonsense',
+        'x[::1]:80',
+        'a:127.0.0.1:80',
+      ]) {
         expect(() => createGuard({ ...options, webPorts: { http: 80, https: 443 }, allow: [entry] }), entry).toThrow(
           `outbound allow-list entry must be "ip", "ip:port" or "[ipv6]:port", got "${entry}"`,
         );
@@ -245,25 +331,49 @@ describe('the outbound guard, rule by rule', () => {
     });
 
     it('admits a listed address on its port only, or on every port when none is given', async () => {
-      const g = createGuard({ ...options, webPorts: { http: 80, https: 443 }, allow: ['127.0.0.1:8080', '[::1]:8443', '10.9.8.7'] });
-      expect(await g.resolve('127.0.0.1', 8080)).toEqual({ host: '127.0.0.1', address: '127.0.0.1', family: 4, port: 8080 });
-      expect(await g.resolve('loop.test', 8080)).toEqual({ host: 'loop.test', address: '127.0.0.1', family: 4, port: 8080 });
+      const g = createGuard({
+        ...options,
+        webPorts: { http: 80, https: 443 },
+        allow: ['127.0.0.1:8080', '[::1]:8443', '10.9.8.7'],
+      });
+      expect(await g.resolve('127.0.0.1', 8080)).toEqual({
+        host: '127.0.0.1',
+        address: '127.0.0.1',
+        family: 4,
+        port: 8080,
+      });
+      expect(await g.resolve('loop.test', 8080)).toEqual({
+        host: 'loop.test',
+        address: '127.0.0.1',
+        family: 4,
+        port: 8080,
+      });
       expect((await refused(g.resolve('127.0.0.1', 8081))).message).toBe('loopback address (127.0.0.0/8) 127.0.0.1');
       expect(await g.resolve('::1', 8443)).toMatchObject({ address: '::1', family: 6 });
       expect(await g.resolve('0:0:0:0:0:0:0:1', 8443)).toMatchObject({ family: 6 });
       expect((await refused(g.resolve('::1', 8080))).message).toBe('loopback address (::1) ::1');
-      for (const port of [1, 25, 65_535]) expect(await g.resolve('private.test', port)).toMatchObject({ address: '10.9.8.7', port });
+      for (const port of [1, 25, 65_535])
+        expect(await g.resolve('private.test', port)).toMatchObject({ address: '10.9.8.7', port });
     });
 
     it('refuses every address not on the list, public ones included', async () => {
       const g = createGuard({ ...options, webPorts: { http: 80, https: 443 }, allow: ['127.0.0.1:8080'] });
-      expect((await refused(g.resolve('93.184.216.34', 80))).message).toBe('93.184.216.34:80 is not on the outbound allow-list');
-      expect((await refused(g.resolve('public.test', 8080))).message).toBe('public.test resolves to 93.184.216.34:8080 is not on the outbound allow-list');
+      expect((await refused(g.resolve('93.184.216.34', 80))).message).toBe(
+        '93.184.216.34:80 is not on the outbound allow-list',
+      );
+      expect((await refused(g.resolve('public.test', 8080))).message).toBe(
+        'public.test resolves to 93.184.216.34:8080 is not on the outbound allow-list',
+      );
     });
 
     it('lets a listed test server be reached on a port other than the web ports', async () => {
       const g = createGuard({ ...options, webPorts: { http: 80, https: 443 }, allow: ['127.0.0.1:8080'] });
-      expect(await g.checkUrl(new URL('http://loop.test:8080/hook'))).toEqual({ host: 'loop.test', address: '127.0.0.1', family: 4, port: 8080 });
+      expect(await g.checkUrl(new URL('http://loop.test:8080/hook'))).toEqual({
+        host: 'loop.test',
+        address: '127.0.0.1',
+        family: 4,
+        port: 8080,
+      });
       const other = await refused(g.checkUrl(new URL('http://loop.test:9090/hook')));
       expect(other.target).toBe('http://loop.test:9090/hook');
       expect(other.message).toBe('loop.test resolves to loopback address (127.0.0.0/8) 127.0.0.1');
@@ -271,7 +381,9 @@ describe('the outbound guard, rule by rule', () => {
       expect(missing.target).toBe('http://missing.test:9090/');
       // Without an allow-list, another port is refused before any lookup.
       const before = dns.queries.length;
-      expect((await refused(guard.checkUrl(new URL('http://loop.test:8080/hook')))).message).toBe('port 8080 is not allowed for http (only 80)');
+      expect((await refused(guard.checkUrl(new URL('http://loop.test:8080/hook')))).message).toBe(
+        'port 8080 is not allowed for http (only 80)',
+      );
       expect(dns.queries.length).toBe(before);
     });
   });

@@ -57,7 +57,11 @@ beforeAll(async () => {
   smtp = await startSmtp({ 'local.test': { mode: 'catch-all' } });
   const lookup = createDnsLookup({ servers: [`127.0.0.1:${dns.port}`], timeoutMs: 1_000 });
   guard = createGuard({ dns: lookup, webPorts: { http: 80, https: 443 } });
-  testGuard = createGuard({ dns: lookup, webPorts: { http: web.port, https: web.port }, allow: [`127.0.0.1:${web.port}`, `127.0.0.1:${smtp.port}`] });
+  testGuard = createGuard({
+    dns: lookup,
+    webPorts: { http: web.port, https: web.port },
+    allow: [`127.0.0.1:${web.port}`, `127.0.0.1:${smtp.port}`],
+  });
 });
 afterAll(async () => {
   slow.open();
@@ -136,7 +140,10 @@ describe('the outbound guard refuses every unsafe target, with the reason', () =
     const base = `http://site.test:${web.port}`;
     const cases: [string, RegExp][] = [
       ['/to-metadata', /^redirected to http:\/\/169\.254\.169\.254\/latest\/meta-data\/: cloud metadata address/],
-      ['/to-private-name', /^redirected to http:\/\/internal\.corp\.test\/admin: internal\.corp\.test resolves to private address/],
+      [
+        '/to-private-name',
+        /^redirected to http:\/\/internal\.corp\.test\/admin: internal\.corp\.test resolves to private address/,
+      ],
       ['/to-decimal', /^redirected to http:\/\/127\.0\.0\.1\/: loopback address/],
       ['/to-ipv6-loopback', /^redirected to http:\/\/\[::1\]\/: loopback address \(::1\)/],
       ['/to-other-port', /^redirected to http:\/\/127\.0\.0\.1:1\/: loopback address/],
@@ -151,22 +158,52 @@ describe('the outbound guard refuses every unsafe target, with the reason', () =
   });
 
   it('refuses the local test servers themselves without the allow-list', async () => {
-    const noAllow = createGuard({ dns: createDnsLookup({ servers: [`127.0.0.1:${dns.port}`], timeoutMs: 1_000 }), webPorts: { http: web.port, https: web.port } });
+    const noAllow = createGuard({
+      dns: createDnsLookup({ servers: [`127.0.0.1:${dns.port}`], timeoutMs: 1_000 }),
+      webPorts: { http: web.port, https: web.port },
+    });
     expect(await refusal(noAllow, `http://127.0.0.1:${web.port}/`)).toMatch(/loopback address/);
     expect(await refusal(noAllow, `http://site.test:${web.port}/`)).toMatch(/site\.test resolves to loopback address/);
-    const prober = createSmtpProber({ guard: noAllow, port: smtp.port, heloName: 'checker.leadgate.test', mailFrom: 'verify@leadgate.test', timeoutMs: 1_000, startTls: false, domainConcurrency: 1 });
+    const prober = createSmtpProber({
+      guard: noAllow,
+      port: smtp.port,
+      heloName: 'checker.leadgate.test',
+      mailFrom: 'verify@leadgate.test',
+      timeoutMs: 1_000,
+      startTls: false,
+      domainConcurrency: 1,
+    });
     const probe = await prober.probe({ domain: 'local.test', hosts: ['mx.local.test'], recipients: ['a@local.test'] });
-    expect(probe.failure).toMatchObject({ stage: 'connect', kind: 'refused', reason: expect.stringMatching(/mx\.local\.test resolves to loopback address/) });
+    expect(probe.failure).toMatchObject({
+      stage: 'connect',
+      kind: 'refused',
+      reason: expect.stringMatching(/mx\.local\.test resolves to loopback address/),
+    });
     // The same servers through the test allow-list are reachable.
     expect((await guardedGet(testGuard, `http://site.test:${web.port}/`, limits)).body).toBe('<p>hello</p>');
-    const allowed = createSmtpProber({ guard: testGuard, port: smtp.port, heloName: 'checker.leadgate.test', mailFrom: 'verify@leadgate.test', timeoutMs: 1_000, startTls: false, domainConcurrency: 1 });
-    expect((await allowed.probe({ domain: 'local.test', hosts: ['mx.local.test'], recipients: ['a@local.test'] })).replies[0]).toMatchObject({ code: 250 });
+    const allowed = createSmtpProber({
+      guard: testGuard,
+      port: smtp.port,
+      heloName: 'checker.leadgate.test',
+      mailFrom: 'verify@leadgate.test',
+      timeoutMs: 1_000,
+      startTls: false,
+      domainConcurrency: 1,
+    });
+    expect(
+      (await allowed.probe({ domain: 'local.test', hosts: ['mx.local.test'], recipients: ['a@local.test'] }))
+        .replies[0],
+    ).toMatchObject({ code: 250 });
   });
 
   it('admits nothing outside the allow-list in test mode, even a public address', async () => {
     await expect(testGuard.resolve('1.1.1.1', 80)).rejects.toThrow(/1\.1\.1\.1:80 is not on the outbound allow-list/);
-    await expect(testGuard.resolve('mixed.test', 80)).rejects.toThrow(/mixed\.test resolves to private address \(RFC 1918\) 10\.0\.0\.1/);
-    await expect(testGuard.resolve('mx.private.test', 25)).rejects.toThrow(/mx\.private\.test resolves to private address \(RFC 1918\) 192\.168\.0\.25/);
+    await expect(testGuard.resolve('mixed.test', 80)).rejects.toThrow(
+      /mixed\.test resolves to private address \(RFC 1918\) 10\.0\.0\.1/,
+    );
+    await expect(testGuard.resolve('mx.private.test', 25)).rejects.toThrow(
+      /mx\.private\.test resolves to private address \(RFC 1918\) 192\.168\.0\.25/,
+    );
   });
 
   it('connects to the address it checked: one lookup per hop, no second resolution', async () => {
@@ -179,21 +216,28 @@ describe('the outbound guard refuses every unsafe target, with the reason', () =
   });
 
   it('classifies public unicast addresses as allowed', () => {
-    for (const ip of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '2001:4860:4860::8888']) expect(classifyAddress(ip)).toEqual({ allowed: true });
+    for (const ip of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '2001:4860:4860::8888'])
+      expect(classifyAddress(ip)).toEqual({ allowed: true });
   });
 });
 
 describe('guarded POST (webhook deliveries)', () => {
   it('posts to an admitted receiver and does not follow its redirects', async () => {
     const base = `http://site.test:${web.port}`;
-    expect(await guardedPost(testGuard, `${base}/`, '{"a":1}', { 'content-type': 'application/json' }, limits)).toEqual({ status: 200, body: '<p>hello</p>' });
+    expect(await guardedPost(testGuard, `${base}/`, '{"a":1}', { 'content-type': 'application/json' }, limits)).toEqual(
+      { status: 200, body: '<p>hello</p>' },
+    );
     const before = web.requests.length;
     expect((await guardedPost(testGuard, `${base}/to-metadata`, '{}', {}, limits)).status).toBe(302);
     expect(web.requests.slice(before)).toEqual(['site.test /to-metadata']);
   });
 
   it('refuses an unsafe receiver before sending anything', async () => {
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://internal.corp.test/hook', 'http://[::1]/hook']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://internal.corp.test/hook',
+      'http://[::1]/hook',
+    ]) {
       await expect(guardedPost(guard, url, '{}', {}, limits)).rejects.toMatchObject({ kind: 'refused' });
     }
   });
@@ -228,8 +272,18 @@ describe('guarded fetch limits', () => {
   });
 
   it('reports an unreachable server and an unresolvable name', async () => {
-    const closed = createGuard({ dns: createDnsLookup({ servers: [`127.0.0.1:${dns.port}`], timeoutMs: 1_000 }), webPorts: { http: 9, https: 9 }, allow: ['127.0.0.1:9'] });
-    await expect(guardedGet(closed, 'http://site.test:9/', limits)).rejects.toMatchObject({ kind: 'connect', message: 'connection refused' });
-    await expect(guardedGet(testGuard, `http://nowhere.test:${web.port}/`, limits)).rejects.toMatchObject({ kind: 'dns', message: 'nowhere.test does not resolve: no such domain (NXDOMAIN)' });
+    const closed = createGuard({
+      dns: createDnsLookup({ servers: [`127.0.0.1:${dns.port}`], timeoutMs: 1_000 }),
+      webPorts: { http: 9, https: 9 },
+      allow: ['127.0.0.1:9'],
+    });
+    await expect(guardedGet(closed, 'http://site.test:9/', limits)).rejects.toMatchObject({
+      kind: 'connect',
+      message: 'connection refused',
+    });
+    await expect(guardedGet(testGuard, `http://nowhere.test:${web.port}/`, limits)).rejects.toMatchObject({
+      kind: 'dns',
+      message: 'nowhere.test does not resolve: no such domain (NXDOMAIN)',
+    });
   });
 });

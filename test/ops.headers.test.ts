@@ -27,39 +27,111 @@ const mcpInit = {
 
 /** Requests covering every face and kind of answer, with the status each must get. */
 const answers: { name: string; status: number; send: () => Promise<Response> }[] = [
-  { name: 'REST answer', status: 200, send: () => fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${key}` } }) },
+  {
+    name: 'REST answer',
+    status: 200,
+    send: () => fetch(`${t.url}/api/v1/wallet`, { headers: { authorization: `Bearer ${key}` } }),
+  },
   { name: 'REST 401', status: 401, send: () => fetch(`${t.url}/api/v1/wallet`) },
-  { name: 'REST 400 (bad JSON)', status: 400, send: () => fetch(`${t.url}/api/v1/webhooks`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{' }) },
-  { name: 'REST 404 of an unknown run', status: 404, send: () => fetch(`${t.url}/api/v1/scrape/status/nope`, { headers: { authorization: `Bearer ${key}` } }) },
+  {
+    name: 'REST 400 (bad JSON)',
+    status: 400,
+    send: () =>
+      fetch(`${t.url}/api/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: '{',
+      }),
+  },
+  {
+    name: 'REST 404 of an unknown run',
+    status: 404,
+    send: () => fetch(`${t.url}/api/v1/scrape/status/nope`, { headers: { authorization: `Bearer ${key}` } }),
+  },
   { name: 'OpenAPI document', status: 200, send: () => fetch(`${t.url}/api/v1/openapi.json`) },
-  { name: 'GraphQL answer', status: 200, send: () => fetch(`${t.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewer { id } }' }) }) },
-  { name: 'GraphQL 401', status: 401, send: () => fetch(`${t.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewer { id } }' }) }) },
-  { name: 'MCP answer', status: 200, send: () => fetch(`${t.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(mcpInit) }) },
-  { name: 'MCP 401', status: 401, send: () => fetch(`${t.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(mcpInit) }) },
+  {
+    name: 'GraphQL answer',
+    status: 200,
+    send: () =>
+      fetch(`${t.url}/graphql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ viewer { id } }' }),
+      }),
+  },
+  {
+    name: 'GraphQL 401',
+    status: 401,
+    send: () =>
+      fetch(`${t.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ viewer { id } }' }),
+      }),
+  },
+  {
+    name: 'MCP answer',
+    status: 200,
+    send: () =>
+      fetch(`${t.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(mcpInit),
+      }),
+  },
+  {
+    name: 'MCP 401',
+    status: 401,
+    send: () =>
+      fetch(`${t.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(mcpInit),
+      }),
+  },
   { name: 'health', status: 200, send: () => fetch(`${t.url}/health`) },
   { name: 'ready', status: 200, send: () => fetch(`${t.url}/ready`) },
   { name: 'metrics', status: 200, send: () => fetch(`${t.url}/metrics`) },
   { name: 'unknown path (404)', status: 404, send: () => fetch(`${t.url}/nowhere`) },
   { name: 'unknown API path (404)', status: 404, send: () => fetch(`${t.url}/api/v1/nowhere`, { method: 'POST' }) },
-  { name: 'path that does not decode (400, before any route)', status: 400, send: () => fetch(`${t.url}/api/downloads/%ED%A0%80`, { headers: { authorization: `Bearer ${key}` } }) },
-  { name: 'CORS preflight', status: 204, send: () => fetch(`${t.url}/api/v1/wallet`, { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' } }) },
+  {
+    name: 'path that does not decode (400, before any route)',
+    status: 400,
+    send: () => fetch(`${t.url}/api/downloads/%ED%A0%80`, { headers: { authorization: `Bearer ${key}` } }),
+  },
+  {
+    name: 'CORS preflight',
+    status: 204,
+    send: () =>
+      fetch(`${t.url}/api/v1/wallet`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' },
+      }),
+  },
 ];
 
 describe('security headers', () => {
-  it.each(answers)('$name: nosniff, no referrer, no framing, a policy that allows nothing', async ({ status, send }) => {
-    const res = await send();
-    await res.arrayBuffer();
-    expect(res.status).toBe(status);
-    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
-    expect(res.headers.get('x-frame-options')).toBe('DENY');
-    expect(res.headers.get('content-security-policy')).toBe(API_CSP);
-    expect(res.headers.get('x-powered-by')).toBeNull();
-    // Served over plain http: no HSTS (browsers ignore it there, and the operator's TLS decides).
-    expect(res.headers.get('strict-transport-security')).toBeNull();
-  });
+  it.each(answers)(
+    '$name: nosniff, no referrer, no framing, a policy that allows nothing',
+    async ({ status, send }) => {
+      const res = await send();
+      await res.arrayBuffer();
+      expect(res.status).toBe(status);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('content-security-policy')).toBe(API_CSP);
+      expect(res.headers.get('x-powered-by')).toBeNull();
+      // Served over plain http: no HSTS (browsers ignore it there, and the operator's TLS decides).
+      expect(res.headers.get('strict-transport-security')).toBeNull();
+    },
+  );
 
-  it('the GraphiQL page and its files keep GraphiQL\'s own policy, with the other headers', async () => {
+  it("the GraphiQL page and its files keep GraphiQL's own policy, with the other headers", async () => {
     const page = await fetch(`${t.url}/graphql`, { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
@@ -99,13 +171,19 @@ describe('X-Request-Id', () => {
   });
 
   it('is readable by the browser apps of CORS_ORIGINS', async () => {
-    const res = await fetch(`${t.url}/api/v1/wallet`, { headers: { origin: 'https://app.example.com', authorization: `Bearer ${key}` } });
+    const res = await fetch(`${t.url}/api/v1/wallet`, {
+      headers: { origin: 'https://app.example.com', authorization: `Bearer ${key}` },
+    });
     await res.arrayBuffer();
-    expect((res.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/,\s*/)).toContain('x-request-id');
+    expect((res.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/,\s*/)).toContain(
+      'x-request-id',
+    );
   });
 
   it('every request gets a new id', async () => {
-    const ids = await Promise.all([1, 2, 3].map(async () => (await fetch(`${t.url}/health`)).headers.get('x-request-id')));
+    const ids = await Promise.all(
+      [1, 2, 3].map(async () => (await fetch(`${t.url}/health`)).headers.get('x-request-id')),
+    );
     expect(new Set(ids).size).toBe(3);
   });
 

@@ -31,7 +31,11 @@ async function startReceiver() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  return { port, url: (path: string) => `http://127.0.0.1:${port}${path}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    port,
+    url: (path: string) => `http://127.0.0.1:${port}${path}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -40,7 +44,11 @@ let key: string;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  const network = { ...loopbackConfig('postgres://unused', 0).network, webPorts: { http: receiver.port, https: receiver.port }, outboundAllow: [`127.0.0.1:${receiver.port}`] };
+  const network = {
+    ...loopbackConfig('postgres://unused', 0).network,
+    webPorts: { http: receiver.port, https: receiver.port },
+    outboundAllow: [`127.0.0.1:${receiver.port}`],
+  };
   t = await startTestApp({ config: { metricsToken: TOKEN, rateLimitPerMinute: 40, network } });
   ({ apiKey: key } = await t.account());
 });
@@ -67,7 +75,11 @@ async function runMaps(apiKey: string, body: unknown = DENVER_DENTISTS) {
   const res = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body });
   expect(res.status, res.text).toBe(200);
   const runId = res.body.runId as string;
-  await waitFor(async () => (await t.app.core.sql`select finished_at from run where id = ${runId}`)[0]?.finished_at, Boolean, { what: `run ${runId} to end` });
+  await waitFor(
+    async () => (await t.app.core.sql`select finished_at from run where id = ${runId}`)[0]?.finished_at,
+    Boolean,
+    { what: `run ${runId} to end` },
+  );
   return runId;
 }
 
@@ -90,7 +102,8 @@ describe('GET /metrics', () => {
   });
 
   it('samples the event loop every 100 ms, not 100 times a second', async () => {
-    const scrape = async () => (await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text());
+    const scrape = async () =>
+      await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
     // Each scrape restarts the delay histogram; the next one shows the intervals between samples since.
     await scrape();
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -116,13 +129,25 @@ describe('requests by face, route pattern and status', () => {
     const runId = await runMaps(key);
     const route = { face: 'rest', route: '/api/v1/scrape/status/:runId', method: 'GET' };
     const before = (await scrape()).samples;
-    for (let i = 0; i < 3; i++) expect((await t.request('GET', `/api/v1/scrape/status/${runId}`, { key })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await t.request('GET', `/api/v1/scrape/status/${runId}`, { key })).status).toBe(200);
     expect((await t.request('GET', '/api/v1/scrape/status/no-such-run', { key })).status).toBe(404);
     const { samples, text } = await scrape();
-    expect(sum(samples, 'leadgate_requests_total', { ...route, status: '200' }) - sum(before, 'leadgate_requests_total', { ...route, status: '200' })).toBe(3);
-    expect(sum(samples, 'leadgate_requests_total', { ...route, status: '404' }) - sum(before, 'leadgate_requests_total', { ...route, status: '404' })).toBe(1);
-    expect(sum(samples, 'leadgate_request_duration_seconds_count', { ...route, status: '200' }) - sum(before, 'leadgate_request_duration_seconds_count', { ...route, status: '200' })).toBe(3);
-    expect(has(samples, 'leadgate_request_duration_seconds_bucket', { ...route, status: '200', le: '+Inf' })).toBe(true);
+    expect(
+      sum(samples, 'leadgate_requests_total', { ...route, status: '200' }) -
+        sum(before, 'leadgate_requests_total', { ...route, status: '200' }),
+    ).toBe(3);
+    expect(
+      sum(samples, 'leadgate_requests_total', { ...route, status: '404' }) -
+        sum(before, 'leadgate_requests_total', { ...route, status: '404' }),
+    ).toBe(1);
+    expect(
+      sum(samples, 'leadgate_request_duration_seconds_count', { ...route, status: '200' }) -
+        sum(before, 'leadgate_request_duration_seconds_count', { ...route, status: '200' }),
+    ).toBe(3);
+    expect(has(samples, 'leadgate_request_duration_seconds_bucket', { ...route, status: '200', le: '+Inf' })).toBe(
+      true,
+    );
     expect(text).not.toContain(runId);
     expect(text).not.toContain('no-such-run');
   });
@@ -133,7 +158,8 @@ describe('requests by face, route pattern and status', () => {
     expect((await fetch(`${t.url}/api/v1/${secretish}`)).status).toBe(404);
     expect((await fetch(`${t.url}/${secretish}`)).status).toBe(404);
     const { samples, text } = await scrape();
-    const delta = (labels: Record<string, string>) => sum(samples, 'leadgate_requests_total', labels) - sum(before, 'leadgate_requests_total', labels);
+    const delta = (labels: Record<string, string>) =>
+      sum(samples, 'leadgate_requests_total', labels) - sum(before, 'leadgate_requests_total', labels);
     expect(delta({ face: 'rest', route: 'unmatched', status: '404' })).toBe(1);
     expect(delta({ face: 'other', route: 'unmatched', status: '404' })).toBe(1);
     expect(text).not.toContain(secretish);
@@ -147,7 +173,8 @@ describe('requests by face, route pattern and status', () => {
     const invalid = await t.graphql(key, '{ nope }');
     expect(invalid.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     const { samples } = await scrape();
-    const delta = (labels: Record<string, string>) => sum(samples, 'leadgate_requests_total', labels) - sum(before, 'leadgate_requests_total', labels);
+    const delta = (labels: Record<string, string>) =>
+      sum(samples, 'leadgate_requests_total', labels) - sum(before, 'leadgate_requests_total', labels);
     expect(delta({ face: 'graphql', route: 'query viewer', method: 'POST', status: '200' })).toBe(1);
     expect(delta({ face: 'graphql', route: 'query viewer+…', method: 'POST', status: '200' })).toBe(1);
     // It never names an operation: the path is its route.
@@ -163,14 +190,31 @@ describe('requests by face, route pattern and status', () => {
     expect((await progress.done).at(-1)!.status).toBe('SUCCEEDED');
     const mcp = await fetch(`${t.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
     });
     await mcp.text();
     const { samples } = await scrape();
-    const delta = (labels: Record<string, string>) => sum(samples, 'leadgate_requests_total', labels) - sum(before, 'leadgate_requests_total', labels);
-    expect(delta({ face: 'graphql-ws', route: 'subscription runProgress', method: 'SUBSCRIBE', status: '200' })).toBe(1);
-    expect(sum(samples, 'leadgate_request_duration_seconds_count', { face: 'graphql-ws', route: 'subscription runProgress' })).toBeGreaterThanOrEqual(1);
+    const delta = (labels: Record<string, string>) =>
+      sum(samples, 'leadgate_requests_total', labels) - sum(before, 'leadgate_requests_total', labels);
+    expect(delta({ face: 'graphql-ws', route: 'subscription runProgress', method: 'SUBSCRIBE', status: '200' })).toBe(
+      1,
+    );
+    expect(
+      sum(samples, 'leadgate_request_duration_seconds_count', {
+        face: 'graphql-ws',
+        route: 'subscription runProgress',
+      }),
+    ).toBeGreaterThanOrEqual(1);
     expect(delta({ face: 'mcp', route: '/mcp', method: 'POST', status: '200' })).toBe(1);
     expect(sum(samples, 'leadgate_graphql_ws_connections')).toBe(1);
     await client.dispose();
@@ -184,7 +228,10 @@ describe('refusals', () => {
     const bad = 'lg_live_NotAKeyOfAnyAccount000000000';
     expect((await t.request('GET', '/api/v1/wallet', { key: bad })).status).toBe(401);
     expect((await t.graphql(bad, Viewer)).status).toBe(401);
-    expect((await fetch(`${t.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    expect(
+      (await fetch(`${t.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))
+        .status,
+    ).toBe(401);
     const refused = wsClient(t.url, bad);
     const code = closeCode(refused);
     collect(refused, Viewer, {}, 'viewer').done.catch(() => {});
@@ -192,11 +239,17 @@ describe('refusals', () => {
     // A key of its own, over its budget of 40 a minute.
     const { apiKey: limited } = await t.account();
     let status = 0;
-    for (let i = 0; i < 41 && status !== 429; i++) status = (await t.request('GET', '/api/v1/wallet', { key: limited })).status;
+    for (let i = 0; i < 41 && status !== 429; i++)
+      status = (await t.request('GET', '/api/v1/wallet', { key: limited })).status;
     expect(status).toBe(429);
 
-    const samples = await scrapeUntil((s) => sum(s, 'leadgate_refusals_total', { face: 'graphql-ws' }) > sum(before, 'leadgate_refusals_total', { face: 'graphql-ws' }));
-    const delta = (labels: Record<string, string>) => sum(samples, 'leadgate_refusals_total', labels) - sum(before, 'leadgate_refusals_total', labels);
+    const samples = await scrapeUntil(
+      (s) =>
+        sum(s, 'leadgate_refusals_total', { face: 'graphql-ws' }) >
+        sum(before, 'leadgate_refusals_total', { face: 'graphql-ws' }),
+    );
+    const delta = (labels: Record<string, string>) =>
+      sum(samples, 'leadgate_refusals_total', labels) - sum(before, 'leadgate_refusals_total', labels);
     expect(delta({ face: 'rest', code: 'unauthenticated' })).toBe(1);
     expect(delta({ face: 'graphql', code: 'unauthenticated' })).toBe(1);
     expect(delta({ face: 'mcp', code: 'unauthenticated' })).toBe(1);
@@ -213,15 +266,22 @@ describe('runs, jobs, webhooks and events', () => {
     const before = (await scrape()).samples;
     expect((await t.request('POST', '/api/v1/scrape/maps', { key: broke, body: DENVER_DENTISTS })).status).toBe(402);
     const runId = await runMaps(own);
-    const samples = await scrapeUntil((s) => sum(s, 'leadgate_runs_finished_total', { tool: 'maps' }) > sum(before, 'leadgate_runs_finished_total', { tool: 'maps' }));
-    const delta = (name: string, labels: Record<string, string> = {}) => sum(samples, name, labels) - sum(before, name, labels);
+    const samples = await scrapeUntil(
+      (s) =>
+        sum(s, 'leadgate_runs_finished_total', { tool: 'maps' }) >
+        sum(before, 'leadgate_runs_finished_total', { tool: 'maps' }),
+    );
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      sum(samples, name, labels) - sum(before, name, labels);
     expect(delta('leadgate_runs_started_total', { tool: 'maps', status: 'RUNNING' })).toBe(1);
     expect(delta('leadgate_runs_started_total', { tool: 'maps' })).toBe(1);
     expect(delta('leadgate_runs_finished_total', { tool: 'maps', status: 'SUCCEEDED' })).toBe(1);
     expect(delta('leadgate_runs_finished_total')).toBe(1);
     expect(delta('leadgate_run_duration_seconds_count', { tool: 'maps', status: 'SUCCEEDED' })).toBe(1);
     expect(delta('leadgate_run_first_row_seconds_count', { tool: 'maps' })).toBe(1);
-    expect(delta('leadgate_job_duration_seconds_count', { task: 'run_tool', outcome: 'success' })).toBeGreaterThanOrEqual(1);
+    expect(
+      delta('leadgate_job_duration_seconds_count', { task: 'run_tool', outcome: 'success' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(delta('leadgate_job_wait_seconds_count', { task: 'run_tool' })).toBeGreaterThanOrEqual(1);
     // Every change of the run reached this process's subscribers through NOTIFY: at least its start and end.
     expect(delta('leadgate_event_fanout_seconds_count')).toBeGreaterThanOrEqual(2);
@@ -232,12 +292,17 @@ describe('runs, jobs, webhooks and events', () => {
   it('counts webhook deliveries by outcome', async () => {
     const { apiKey: own } = await t.account();
     for (const path of ['/ok', '/fail']) {
-      const created = await t.request('POST', '/api/v1/webhooks', { key: own, body: { url: receiver.url(path), events: ['run.succeeded'] } });
+      const created = await t.request('POST', '/api/v1/webhooks', {
+        key: own,
+        body: { url: receiver.url(path), events: ['run.succeeded'] },
+      });
       expect(created.status, created.text).toBe(201);
     }
     const before = (await scrape()).samples;
     await runMaps(own);
-    const delta = (s: Sample[], outcome: string) => sum(s, 'leadgate_webhook_deliveries_total', { outcome }) - sum(before, 'leadgate_webhook_deliveries_total', { outcome });
+    const delta = (s: Sample[], outcome: string) =>
+      sum(s, 'leadgate_webhook_deliveries_total', { outcome }) -
+      sum(before, 'leadgate_webhook_deliveries_total', { outcome });
     const samples = await scrapeUntil((s) => delta(s, 'delivered') >= 1 && delta(s, 'retrying') >= 1);
     expect(delta(samples, 'delivered')).toBe(1);
     expect(delta(samples, 'retrying')).toBe(1);
@@ -252,16 +317,26 @@ describe('queue depth, read from the database on scrape', () => {
     try {
       const { apiKey: own } = await q.account();
       const before = (await scrape(q.url, undefined)).samples;
-      for (let i = 0; i < 2; i++) expect((await q.request('POST', '/api/v1/scrape/maps', { key: own, body: DENVER_DENTISTS })).status).toBe(200);
-      await q.app.core.sql`select graphile_worker.add_job('deliver_webhook', json_build_object('deliveryId', 'msg_later'), run_at => now() + interval '1 hour')`;
-      const samples = await scrapeUntil((s) => sum(s, 'leadgate_runs_started_total', { tool: 'maps', status: 'READY' }) > sum(before, 'leadgate_runs_started_total', { tool: 'maps', status: 'READY' }), q.url);
+      for (let i = 0; i < 2; i++)
+        expect((await q.request('POST', '/api/v1/scrape/maps', { key: own, body: DENVER_DENTISTS })).status).toBe(200);
+      await q.app.core
+        .sql`select graphile_worker.add_job('deliver_webhook', json_build_object('deliveryId', 'msg_later'), run_at => now() + interval '1 hour')`;
+      const samples = await scrapeUntil(
+        (s) =>
+          sum(s, 'leadgate_runs_started_total', { tool: 'maps', status: 'READY' }) >
+          sum(before, 'leadgate_runs_started_total', { tool: 'maps', status: 'READY' }),
+        q.url,
+      );
       expect(sum(samples, 'leadgate_database_up')).toBe(1);
       expect(sum(samples, 'leadgate_runs_waiting')).toBe(1);
       expect(sum(samples, 'leadgate_runs_active')).toBe(1);
       expect(sum(samples, 'leadgate_jobs', { task: 'run_tool', state: 'waiting' })).toBe(1);
       expect(sum(samples, 'leadgate_jobs', { task: 'run_tool', state: 'running' })).toBe(0);
       expect(sum(samples, 'leadgate_jobs', { task: 'deliver_webhook', state: 'scheduled' })).toBe(1);
-      expect(sum(samples, 'leadgate_runs_started_total', { tool: 'maps', status: 'RUNNING' }) - sum(before, 'leadgate_runs_started_total', { tool: 'maps', status: 'RUNNING' })).toBe(1);
+      expect(
+        sum(samples, 'leadgate_runs_started_total', { tool: 'maps', status: 'RUNNING' }) -
+          sum(before, 'leadgate_runs_started_total', { tool: 'maps', status: 'RUNNING' }),
+      ).toBe(1);
     } finally {
       await q.stop();
     }
@@ -272,8 +347,16 @@ describe('a standalone worker', () => {
   it('serves its own registry on METRICS_PORT, with the jobs it ran and the runs it ended', async () => {
     const gateway = await startTestApp({ worker: false });
     try {
-      const worker = spawnService(['src/cli/leadgate.mjs', 'worker'], { DATABASE_URL: gateway.database.url, METRICS_PORT: '0', HOST: '127.0.0.1', METRICS_TOKEN: TOKEN, LOG_LEVEL: 'info' });
-      const url = /"url":"(http:\/\/[^"]+)","msg":"worker metrics and readiness served"/.exec(await worker.waitFor(/worker metrics and readiness served/))![1]!;
+      const worker = spawnService(['src/cli/leadgate.mjs', 'worker'], {
+        DATABASE_URL: gateway.database.url,
+        METRICS_PORT: '0',
+        HOST: '127.0.0.1',
+        METRICS_TOKEN: TOKEN,
+        LOG_LEVEL: 'info',
+      });
+      const url = /"url":"(http:\/\/[^"]+)","msg":"worker metrics and readiness served"/.exec(
+        await worker.waitFor(/worker metrics and readiness served/),
+      )![1]!;
       expect((await fetch(`${url}/metrics`)).status).toBe(401);
       // Readiness answers within its deadline, so on a loaded machine a first answer may be 503: it must become 200.
       const ready = await waitFor(
@@ -289,7 +372,10 @@ describe('a standalone worker', () => {
       const { apiKey: own } = await gateway.account();
       const res = await gateway.request('POST', '/api/v1/scrape/maps', { key: own, body: DENVER_DENTISTS });
       expect(res.status).toBe(200);
-      const samples = await scrapeUntil((s) => sum(s, 'leadgate_runs_finished_total', { tool: 'maps', status: 'SUCCEEDED' }) === 1, url);
+      const samples = await scrapeUntil(
+        (s) => sum(s, 'leadgate_runs_finished_total', { tool: 'maps', status: 'SUCCEEDED' }) === 1,
+        url,
+      );
       expect(sum(samples, 'leadgate_job_duration_seconds_count', { task: 'run_tool', outcome: 'success' })).toBe(1);
       expect(sum(samples, 'leadgate_run_first_row_seconds_count', { tool: 'maps' })).toBe(1);
       // The start was the gateway's: the worker's registry counts only what it did itself.

@@ -68,7 +68,11 @@ describe('event bus after LISTEN was lost', { timeout: 120_000 }, () => {
       await announce(writer, accountId, { ...snapshotOf(watched), status: 'SUCCEEDED' });
       // Meanwhile a subscription cannot be made: the bus answers that the database is unavailable.
       const refused = await waitFor(
-        () => bus.subscribe('runProgress', other.id).then((s) => (void s.return(), undefined), (err: unknown) => err),
+        () =>
+          bus.subscribe('runProgress', other.id).then(
+            (s) => (void s.return(), undefined),
+            (err: unknown) => err,
+          ),
         (err) => err instanceof DatabaseUnavailableError,
         { what: 'a subscription refused', timeoutMs: 20_000 },
       );
@@ -78,7 +82,11 @@ describe('event bus after LISTEN was lost', { timeout: 120_000 }, () => {
       await admin.unsafe(`alter database "${d.database.name}" allow_connections true`);
     }
 
-    expect(await next<RunSnapshot>(progress, (s) => s.status === 'SUCCEEDED', 'the watched run’s end')).toMatchObject({ id: watched.id, status: 'SUCCEEDED', itemCount: 7 });
+    expect(await next<RunSnapshot>(progress, (s) => s.status === 'SUCCEEDED', 'the watched run’s end')).toMatchObject({
+      id: watched.id,
+      status: 'SUCCEEDED',
+      itemCount: 7,
+    });
     const seen = new Map<string, RunEvent>();
     await next<RunEvent>(account, (e) => (seen.set(e.run.id, e), seen.size === 2), 'the account’s events of both runs');
     expect(seen.get(watched.id)).toMatchObject({ kind: 'finished', run: { status: 'SUCCEEDED' } });
@@ -86,7 +94,9 @@ describe('event bus after LISTEN was lost', { timeout: 120_000 }, () => {
 
     // And it listens: a notification from now on arrives as it is sent.
     await announce(d.sql, accountId, { ...snapshotOf(watched), status: 'SUCCEEDED', itemCount: 8 });
-    expect(await next<RunSnapshot>(progress, (s) => s.itemCount === 8, 'a notification after the resync')).toMatchObject({ itemCount: 8 });
+    expect(
+      await next<RunSnapshot>(progress, (s) => s.itemCount === 8, 'a notification after the resync'),
+    ).toMatchObject({ itemCount: 8 });
     await progress.return?.();
     await account.return?.();
   });

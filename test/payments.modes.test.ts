@@ -3,10 +3,14 @@ import { loadConfig } from '../src/config.ts';
 import { startTestApp, type TestApp } from './helpers/app.ts';
 import { graphql } from './graphql/gql/index.ts';
 
-const BuyCredits = graphql(`mutation PaymentsModesBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code } } }`);
+const BuyCredits = graphql(
+  `mutation PaymentsModesBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code } } }`,
+);
 const ChoosePlan = graphql(`mutation PaymentsModesChoosePlan { choosePlan(plan: SCALE) { url } }`);
 const PaymentsMode = graphql(`query PaymentsModesPaymentsMode { viewer { payments { mode } } }`);
-const DemoPurchase = graphql(`query PaymentsModesDemoPurchase { viewer { payments { mode } ledger(first: 1) { nodes { note paymentReference } } } }`);
+const DemoPurchase = graphql(
+  `query PaymentsModesDemoPurchase { viewer { payments { mode } ledger(first: 1) { nodes { note paymentReference } } } }`,
+);
 const OpenBillingPortal = graphql(`mutation PaymentsModesOpenBillingPortal { openBillingPortal { url } }`);
 
 /**
@@ -19,21 +23,41 @@ describe('configuration', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://db/leadgate' }).payments).toEqual({ mode: 'none' });
     expect(loadConfig({ DATABASE_URL: 'postgres://db/leadgate', PAYMENTS: 'demo' }).payments).toEqual({ mode: 'demo' });
     expect(loadConfig({ PAYMENTS: 'none' }).payments).toEqual({ mode: 'none' });
-    const stripe = loadConfig({ DATABASE_URL: 'postgres://db/leadgate', STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1', STRIPE_PRICE_GROWTH: 'price_g', STRIPE_API_BASE: 'http://127.0.0.1:12111' }).payments;
-    expect(stripe).toEqual({ mode: 'stripe', secretKey: 'sk_test_1', webhookSecret: 'whsec_1', prices: { growth: 'price_g' }, apiBase: new URL('http://127.0.0.1:12111') });
+    const stripe = loadConfig({
+      DATABASE_URL: 'postgres://db/leadgate',
+      STRIPE_SECRET_KEY: 'sk_test_1',
+      STRIPE_WEBHOOK_SECRET: 'whsec_1',
+      STRIPE_PRICE_GROWTH: 'price_g',
+      STRIPE_API_BASE: 'http://127.0.0.1:12111',
+    }).payments;
+    expect(stripe).toEqual({
+      mode: 'stripe',
+      secretKey: 'sk_test_1',
+      webhookSecret: 'whsec_1',
+      prices: { growth: 'price_g' },
+      apiBase: new URL('http://127.0.0.1:12111'),
+    });
   });
 
   it('refuses settings that leave it unclear whether purchases are paid', () => {
     expect(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_test_1' })).toThrow(/STRIPE_WEBHOOK_SECRET/);
-    expect(() => loadConfig({ PAYMENTS: 'demo', STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1' })).toThrow(/PAYMENTS=demo with STRIPE_SECRET_KEY/);
+    expect(() =>
+      loadConfig({ PAYMENTS: 'demo', STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1' }),
+    ).toThrow(/PAYMENTS=demo with STRIPE_SECRET_KEY/);
     expect(() => loadConfig({ PAYMENTS: 'stripe' })).toThrow(/needs STRIPE_SECRET_KEY/);
     expect(() => loadConfig({ PAYMENTS: 'free' })).toThrow(/PAYMENTS must be one of stripe, demo, none/);
-    expect(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1', STRIPE_API_BASE: 'ftp://x' })).toThrow(/STRIPE_API_BASE/);
+    expect(() =>
+      loadConfig({ STRIPE_SECRET_KEY: 'sk_test_1', STRIPE_WEBHOOK_SECRET: 'whsec_1', STRIPE_API_BASE: 'ftp://x' }),
+    ).toThrow(/STRIPE_API_BASE/);
   });
 });
 
 const mcp = (t: TestApp, key: string, name: string, args: unknown = {}) =>
-  t.request('POST', '/mcp', { key, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } } });
+  t.request('POST', '/mcp', {
+    key,
+    headers: { accept: 'application/json, text/event-stream' },
+    body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+  });
 
 describe('PAYMENTS=none', () => {
   let t: TestApp;
@@ -44,9 +68,15 @@ describe('PAYMENTS=none', () => {
 
   it('refuses buy-credits with 503 payments_not_configured on REST and GraphQL, and writes nothing', async () => {
     const { accountId, apiKey } = await t.account({ creditsMicros: 5_000_000n });
-    const rest = await t.request('POST', '/api/v1/buy-credits', { key: apiKey, body: { amount: 100 }, headers: { 'idempotency-key': 'none-1' } });
+    const rest = await t.request('POST', '/api/v1/buy-credits', {
+      key: apiKey,
+      body: { amount: 100 },
+      headers: { 'idempotency-key': 'none-1' },
+    });
     expect(rest.status).toBe(503);
-    expect(rest.body).toEqual({ error: { code: 'payments_not_configured', message: expect.stringContaining('npx leadgate accounts grant') } });
+    expect(rest.body).toEqual({
+      error: { code: 'payments_not_configured', message: expect.stringContaining('npx leadgate accounts grant') },
+    });
 
     const gql = await t.graphql(apiKey, BuyCredits);
     expect(gql.body.data?.buyCredits ?? null).toBeNull();
@@ -55,7 +85,10 @@ describe('PAYMENTS=none', () => {
 
     const plan = await t.graphql(apiKey, ChoosePlan);
     expect(plan.body.errors![0]!.extensions!.code).toBe('PAYMENTS_NOT_CONFIGURED');
-    const hook = await t.request('POST', '/hooks/stripe', { rawBody: '{"id":"evt_1"}', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' } });
+    const hook = await t.request('POST', '/hooks/stripe', {
+      rawBody: '{"id":"evt_1"}',
+      headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+    });
     expect(hook.status).toBe(503);
     expect(hook.body.error.code).toBe('payments_not_configured');
 
@@ -71,7 +104,11 @@ describe('PAYMENTS=none', () => {
     expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.payments).toEqual({ mode: 'none' });
     const tool = await mcp(t, apiKey, 'get_wallet');
     expect(tool.body.result.structuredContent.payments).toEqual({ mode: 'none' });
-    const tools = await t.request('POST', '/mcp', { key: apiKey, headers: { accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    const tools = await t.request('POST', '/mcp', {
+      key: apiKey,
+      headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    });
     expect(tools.body.result.tools.map((x: { name: string }) => x.name)).not.toContain('buy_credits');
     expect((await t.graphql(apiKey, PaymentsMode)).body.data!.viewer.payments).toEqual({ mode: 'NONE' });
   });
@@ -88,13 +125,25 @@ describe('PAYMENTS=demo', () => {
     const { accountId, apiKey } = await t.account({ plan: 'growth', creditsMicros: 0n });
     const res = await t.request('POST', '/api/v1/buy-credits', { key: apiKey, body: { amount: 100 } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ amount: 100, bonus: 10, payment: { mode: 'demo', payment_intent: null }, message: expect.stringContaining('Demo mode: recorded without payment.') });
-    const [entry] = await t.app.core.sql`select note, payment_ref from ledger_entry where account_id = ${accountId} and kind = 'purchase'`;
-    expect(entry).toEqual({ note: 'demo purchase, no payment taken: bought 100.00 USD + 10% growth bonus 10.00 USD', payment_ref: null });
+    expect(res.body).toMatchObject({
+      amount: 100,
+      bonus: 10,
+      payment: { mode: 'demo', payment_intent: null },
+      message: expect.stringContaining('Demo mode: recorded without payment.'),
+    });
+    const [entry] = await t.app.core
+      .sql`select note, payment_ref from ledger_entry where account_id = ${accountId} and kind = 'purchase'`;
+    expect(entry).toEqual({
+      note: 'demo purchase, no payment taken: bought 100.00 USD + 10% growth bonus 10.00 USD',
+      payment_ref: null,
+    });
     expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.payments).toEqual({ mode: 'demo' });
     expect((await mcp(t, apiKey, 'get_wallet')).body.result.structuredContent.payments).toEqual({ mode: 'demo' });
     const viewer = await t.graphql(apiKey, DemoPurchase);
-    expect(viewer.body.data!.viewer).toEqual({ payments: { mode: 'DEMO' }, ledger: { nodes: [{ note: expect.stringMatching(/^demo purchase, no payment taken/), paymentReference: null }] } });
+    expect(viewer.body.data!.viewer).toEqual({
+      payments: { mode: 'DEMO' },
+      ledger: { nodes: [{ note: expect.stringMatching(/^demo purchase, no payment taken/), paymentReference: null }] },
+    });
     const portal = await t.graphql(apiKey, OpenBillingPortal);
     expect(portal.body.errors![0]!.extensions!.code).toBe('PAYMENTS_NOT_CONFIGURED');
   });

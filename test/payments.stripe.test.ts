@@ -8,15 +8,25 @@ import { waitFor } from './helpers/wait.ts';
 import { graphql } from './graphql/gql/index.ts';
 import type { Plan } from './graphql/gql/graphql.ts';
 
-const OpenBillingPortal = graphql(`mutation PaymentsStripeOpenBillingPortal { openBillingPortal { url userErrors { code message } } }`);
-const PaymentsLedger = graphql(`query PaymentsStripePaymentsLedger { viewer { payments { mode warning } ledger(first: 5) { nodes { kind paymentReference } } } }`);
-const BuyCredits = graphql(`mutation PaymentsStripeBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code message } } }`);
+const OpenBillingPortal = graphql(
+  `mutation PaymentsStripeOpenBillingPortal { openBillingPortal { url userErrors { code message } } }`,
+);
+const PaymentsLedger = graphql(
+  `query PaymentsStripePaymentsLedger { viewer { payments { mode warning } ledger(first: 5) { nodes { kind paymentReference } } } }`,
+);
+const BuyCredits = graphql(
+  `mutation PaymentsStripeBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code message } } }`,
+);
 const AwaitingAction = graphql(`
   query PaymentsStripeAwaitingAction { viewer { payments { awaitingAction { paymentIntentId amount status clientSecret nextActionType } } } }
 `);
-const ChooseGrowth = graphql(`mutation PaymentsStripeChooseGrowth { choosePlan(plan: GROWTH) { url userErrors { code message } } }`);
+const ChooseGrowth = graphql(
+  `mutation PaymentsStripeChooseGrowth { choosePlan(plan: GROWTH) { url userErrors { code message } } }`,
+);
 const ChoosePlan = graphql(`mutation PaymentsStripeChoosePlan($plan: Plan!) { choosePlan(plan: $plan) { url } }`);
-const SubscriptionWarning = graphql(`query PaymentsStripeSubscriptionWarning { viewer { subscriptionStatus payments { subscriptionStatus warning } } }`);
+const SubscriptionWarning = graphql(
+  `query PaymentsStripeSubscriptionWarning { viewer { subscriptionStatus payments { subscriptionStatus warning } } }`,
+);
 const SubscriptionStatus = graphql(`query PaymentsStripeSubscriptionStatus { viewer { subscriptionStatus } }`);
 
 /**
@@ -33,7 +43,15 @@ const PRICES = { starter: 'price_starter_monthly', growth: 'price_growth_monthly
 beforeAll(async () => {
   stripe = await startFakeStripe();
   t = await startTestApp({
-    config: { payments: { mode: 'stripe', secretKey: stripe.secretKey, webhookSecret: stripe.webhookSecret, prices: PRICES, apiBase: new URL(stripe.url) } },
+    config: {
+      payments: {
+        mode: 'stripe',
+        secretKey: stripe.secretKey,
+        webhookSecret: stripe.webhookSecret,
+        prices: PRICES,
+        apiBase: new URL(stripe.url),
+      },
+    },
     logger: createLogger('info', { write: (line: string) => void logs.push(line) }),
   });
   stripe.hookUrl = `${t.url}/hooks/stripe`;
@@ -46,19 +64,26 @@ afterAll(async () => {
 });
 
 const buy = (key: string, amount: unknown, idempotencyKey?: string) =>
-  t.request('POST', '/api/v1/buy-credits', { key, body: { amount }, headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {} });
+  t.request('POST', '/api/v1/buy-credits', {
+    key,
+    body: { amount },
+    headers: idempotencyKey ? { 'idempotency-key': idempotencyKey } : {},
+  });
 
 async function wallet(accountId: string) {
-  const [w] = await t.app.core.sql`select plan_micros::text as plan, purchased_micros::text as purchased from wallet where account_id = ${accountId}`;
+  const [w] = await t.app.core
+    .sql`select plan_micros::text as plan, purchased_micros::text as purchased from wallet where account_id = ${accountId}`;
   return { plan: BigInt(w!.plan), purchased: BigInt(w!.purchased) };
 }
 
 const ledger = (accountId: string) =>
-  t.app.core.sql`select kind, plan_micros::text as plan, purchased_micros::text as purchased, payment_ref, note from ledger_entry where account_id = ${accountId} order by id`;
+  t.app.core
+    .sql`select kind, plan_micros::text as plan, purchased_micros::text as purchased, payment_ref, note from ledger_entry where account_id = ${accountId} order by id`;
 
 /** The ledger sums to the cached balances: nothing was credited without its entry, or twice. */
 async function expectBalanced(accountId: string) {
-  const [sum] = await t.app.core.sql`select coalesce(sum(plan_micros), 0)::text as plan, coalesce(sum(purchased_micros), 0)::text as purchased from ledger_entry where account_id = ${accountId}`;
+  const [sum] = await t.app.core
+    .sql`select coalesce(sum(plan_micros), 0)::text as plan, coalesce(sum(purchased_micros), 0)::text as purchased from ledger_entry where account_id = ${accountId}`;
   expect({ plan: BigInt(sum!.plan), purchased: BigInt(sum!.purchased) }).toEqual(await wallet(accountId));
 }
 
@@ -81,7 +106,10 @@ async function customerOf(accountId: string): Promise<string | null> {
 async function customer(card: string | null, input: Parameters<TestApp['account']>[0] = {}) {
   const account = await t.account({ plan: 'growth', subscriptionStatus: 'ACTIVE', creditsMicros: 0n, ...input });
   const portal = await t.graphql(account.apiKey, OpenBillingPortal);
-  expect(portal.body.data!.openBillingPortal).toEqual({ url: expect.stringMatching(/^https:\/\/billing\.stripe\.com\/p\/session\//), userErrors: [] });
+  expect(portal.body.data!.openBillingPortal).toEqual({
+    url: expect.stringMatching(/^https:\/\/billing\.stripe\.com\/p\/session\//),
+    userErrors: [],
+  });
   const customerId = (await customerOf(account.accountId))!;
   expect(stripe.customers.get(customerId)?.metadata).toEqual({ account_id: account.accountId });
   if (card) stripe.attachCard(customerId, card);
@@ -93,27 +121,60 @@ describe('buy-credits through Stripe', () => {
     const { accountId, apiKey, customerId } = await customer('pm_card_visa');
     const res = await buy(apiKey, 149, 'first-purchase');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ success: true, amount: 148, original_amount: 149, was_adjusted: true, bonus: 14.8, payment: { mode: 'stripe', payment_intent: expect.stringMatching(/^pi_/) } });
+    expect(res.body).toMatchObject({
+      success: true,
+      amount: 148,
+      original_amount: 149,
+      was_adjusted: true,
+      bonus: 14.8,
+      payment: { mode: 'stripe', payment_intent: expect.stringMatching(/^pi_/) },
+    });
     expect(res.body.wallet.purchased_credits_dollars).toBe('162.80');
     expect(res.body.message).not.toMatch(/demo/i);
     const intent = stripe.paymentIntents.get(res.body.payment.payment_intent)!;
     // What Stripe was asked: the adjusted amount, on the default card, then confirmed off-session once.
-    expect(intent).toMatchObject({ amount: 14_800, currency: 'usd', customer: customerId, payment_method: 'pm_card_visa', status: 'succeeded' });
-    expect(intent.metadata).toMatchObject({ account_id: accountId, plan: 'growth', paid_micros: '148000000', bonus_micros: '14800000' });
+    expect(intent).toMatchObject({
+      amount: 14_800,
+      currency: 'usd',
+      customer: customerId,
+      payment_method: 'pm_card_visa',
+      status: 'succeeded',
+    });
+    expect(intent.metadata).toMatchObject({
+      account_id: accountId,
+      plan: 'growth',
+      paid_micros: '148000000',
+      bonus_micros: '14800000',
+    });
     const create = stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/payment_intents').at(-1)!;
     expect(create.idempotencyKey).toMatch(/^leadgate-credits-[0-9a-f]{64}$/);
-    expect(stripe.requests.filter((r) => r.path === `/v1/payment_intents/${intent.id}/confirm`)).toEqual([{ method: 'POST', path: `/v1/payment_intents/${intent.id}/confirm`, idempotencyKey: `leadgate-confirm-${intent.id}` }]);
+    expect(stripe.requests.filter((r) => r.path === `/v1/payment_intents/${intent.id}/confirm`)).toEqual([
+      {
+        method: 'POST',
+        path: `/v1/payment_intents/${intent.id}/confirm`,
+        idempotencyKey: `leadgate-confirm-${intent.id}`,
+      },
+    ]);
 
     // Stripe's own payment_intent.succeeded for it changes nothing more.
     await stripe.idle();
-    const event = [...stripe.events.values()].find((e) => e.event.type === 'payment_intent.succeeded' && e.event.data.object.id === intent.id)!;
+    const event = [...stripe.events.values()].find(
+      (e) => e.event.type === 'payment_intent.succeeded' && e.event.data.object.id === intent.id,
+    )!;
     expect(await applied(event.event.id)).toMatch(/credited already/);
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 162_800_000n });
     const entries = await ledger(accountId);
     expect(entries.filter((e) => e.kind === 'purchase')).toEqual([
-      { kind: 'purchase', plan: '0', purchased: '162800000', payment_ref: intent.id, note: `bought 148.00 USD + 10% growth bonus 14.80 USD, paid by card (${intent.id})` },
+      {
+        kind: 'purchase',
+        plan: '0',
+        purchased: '162800000',
+        payment_ref: intent.id,
+        note: `bought 148.00 USD + 10% growth bonus 14.80 USD, paid by card (${intent.id})`,
+      },
     ]);
-    const [payment] = await t.app.core.sql`select status, credited_at is not null as credited, paid_micros::text as paid from card_payment where id = ${intent.id}`;
+    const [payment] = await t.app.core
+      .sql`select status, credited_at is not null as credited, paid_micros::text as paid from card_payment where id = ${intent.id}`;
     expect(payment).toEqual({ status: 'succeeded', credited: true, paid: '148000000' });
     await expectBalanced(accountId);
 
@@ -128,13 +189,18 @@ describe('buy-credits through Stripe', () => {
     const res = await buy(apiKey, 100, 'declined');
     expect(res.status).toBe(402);
     expect(res.body.error).toEqual({ code: 'payment_failed', message: expect.stringContaining('insufficient_funds') });
-    expect(res.body.payment).toMatchObject({ decline_code: 'insufficient_funds', code: 'card_declined', payment_intent: expect.stringMatching(/^pi_/) });
+    expect(res.body.payment).toMatchObject({
+      decline_code: 'insufficient_funds',
+      code: 'card_declined',
+      payment_intent: expect.stringMatching(/^pi_/),
+    });
     // The documented error body (OpenAPI), payment included.
     expect(errorBody.safeParse(res.body).success).toBe(true);
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 0n });
     expect((await ledger(accountId)).filter((e) => e.kind === 'purchase')).toEqual([]);
     // Its record says so, and the console is not asked to complete it.
-    const [record] = await t.app.core.sql`select status, credited_at from card_payment where id = ${res.body.payment.payment_intent}`;
+    const [record] = await t.app.core
+      .sql`select status, credited_at from card_payment where id = ${res.body.payment.payment_intent}`;
     expect(record).toEqual({ status: 'declined', credited_at: null });
     expect((await t.graphql(apiKey, AwaitingAction)).body.data!.viewer.payments.awaitingAction).toBeNull();
     // A retry with the same key is Stripe's replay of the same decline: no second charge attempt.
@@ -143,7 +209,10 @@ describe('buy-credits through Stripe', () => {
     expect(stripe.paymentIntents.size).toBe(before);
 
     const gql = await t.graphql(apiKey, BuyCredits);
-    expect(gql.body.data!.buyCredits).toEqual({ purchase: null, userErrors: [{ code: 'PAYMENT_FAILED', message: expect.stringContaining('insufficient_funds') }] });
+    expect(gql.body.data!.buyCredits).toEqual({
+      purchase: null,
+      userErrors: [{ code: 'PAYMENT_FAILED', message: expect.stringContaining('insufficient_funds') }],
+    });
   });
 
   it('answers 402 payment_method_required without a customer or without a card', async () => {
@@ -154,7 +223,10 @@ describe('buy-credits through Stripe', () => {
     const { apiKey, accountId } = await customer(null);
     const noCard = await buy(apiKey, 100);
     expect(noCard.status).toBe(402);
-    expect(noCard.body.error).toEqual({ code: 'payment_method_required', message: expect.stringContaining('billing portal') });
+    expect(noCard.body.error).toEqual({
+      code: 'payment_method_required',
+      message: expect.stringContaining('billing portal'),
+    });
     // A customer deleted in Stripe's dashboard has no card either.
     const gone = await customer('pm_card_visa');
     stripe.customers.delete(gone.customerId);
@@ -169,7 +241,10 @@ describe('buy-credits through Stripe', () => {
     expect(res.status).toBe(402);
     expect(res.body.error.code).toBe('payment_requires_action');
     const intentId = res.body.payment.payment_intent as string;
-    expect(res.body.payment).toMatchObject({ payment_intent: expect.stringMatching(/^pi_/), client_secret: stripe.paymentIntents.get(intentId)!.client_secret });
+    expect(res.body.payment).toMatchObject({
+      payment_intent: expect.stringMatching(/^pi_/),
+      client_secret: stripe.paymentIntents.get(intentId)!.client_secret,
+    });
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 0n });
     // What the console reads to let the customer authenticate.
     expect((await t.graphql(apiKey, AwaitingAction)).body.data!.viewer.payments.awaitingAction).toEqual({
@@ -188,7 +263,9 @@ describe('buy-credits through Stripe', () => {
     const again = await stripe.redeliver(event.id);
     expect(again).toEqual({ status: 200, body: { received: true, id: event.id, duplicate: true } });
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 130_000_000n });
-    expect((await ledger(accountId)).filter((e) => e.kind === 'purchase').map((e) => e.payment_ref)).toEqual([intentId]);
+    expect((await ledger(accountId)).filter((e) => e.kind === 'purchase').map((e) => e.payment_ref)).toEqual([
+      intentId,
+    ]);
     await expectBalanced(accountId);
     expect((await t.graphql(apiKey, AwaitingAction)).body.data!.viewer.payments.awaitingAction).toBeNull();
 
@@ -196,7 +273,11 @@ describe('buy-credits through Stripe', () => {
     const other = await customer('pm_card_threeDSecureRequired');
     const action = await buy(other.apiKey, 20);
     expect(action.status).toBe(402);
-    expect(action.body.payment).toMatchObject({ status: 'requires_action', next_action: { type: 'use_stripe_sdk' }, client_secret: expect.stringContaining('_secret_') });
+    expect(action.body.payment).toMatchObject({
+      status: 'requires_action',
+      next_action: { type: 'use_stripe_sdk' },
+      client_secret: expect.stringContaining('_secret_'),
+    });
     expect(errorBody.safeParse(action.body).success).toBe(true);
     expect(errorBody.safeParse(res.body).success).toBe(true);
   });
@@ -217,7 +298,9 @@ describe('buy-credits through Stripe', () => {
     // Each request holds a connection of the main pool (20) while Stripe answers, and writes its
     // record before the charge: on the same pool, 60 at once would wait for each other for ever.
     const buyers = await Promise.all(Array.from({ length: 30 }, () => customer('pm_card_visa')));
-    const answers = await Promise.all(buyers.flatMap((b) => [buy(b.apiKey, 100, 'crowd'), buy(b.apiKey, 100, 'crowd')]));
+    const answers = await Promise.all(
+      buyers.flatMap((b) => [buy(b.apiKey, 100, 'crowd'), buy(b.apiKey, 100, 'crowd')]),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(60).fill(200));
     await stripe.idle();
     for (const b of buyers) expect(await wallet(b.accountId)).toEqual({ plan: 0n, purchased: 110_000_000n });
@@ -251,9 +334,17 @@ describe('what credits a purchase', () => {
   /** Someone else at the same Stripe account (another integration, a dashboard user), through the same official SDK. */
   const outsider = () => {
     const base = new URL(stripe.url);
-    return new Stripe(stripe.secretKey, { host: base.hostname, port: base.port, protocol: 'http', maxNetworkRetries: 0 });
+    return new Stripe(stripe.secretKey, {
+      host: base.hostname,
+      port: base.port,
+      protocol: 'http',
+      maxNetworkRetries: 0,
+    });
   };
-  const succeeded = (intentId: string) => [...stripe.events.values()].find((e) => e.event.type === 'payment_intent.succeeded' && e.event.data.object.id === intentId)!.event;
+  const succeeded = (intentId: string) =>
+    [...stripe.events.values()].find(
+      (e) => e.event.type === 'payment_intent.succeeded' && e.event.data.object.id === intentId,
+    )!.event;
 
   it('credits nothing for a PaymentIntent this gateway did not make, whatever its metadata names; acknowledges it and warns', async () => {
     const { accountId } = await customer('pm_card_visa', { plan: 'scale' });
@@ -263,21 +354,45 @@ describe('what credits a purchase', () => {
       currency: 'usd',
       payment_method: 'pm_card_visa',
       confirm: true,
-      metadata: { leadgate_purpose: 'credits', account_id: accountId, plan: 'scale', original_usd: '10', amount_usd: '10', bonus_percent: '30', paid_micros: '10000000', bonus_micros: '990000000' },
+      metadata: {
+        leadgate_purpose: 'credits',
+        account_id: accountId,
+        plan: 'scale',
+        original_usd: '10',
+        amount_usd: '10',
+        bonus_percent: '30',
+        paid_micros: '10000000',
+        bonus_micros: '990000000',
+      },
     });
     expect(forged.status).toBe('succeeded');
     await stripe.idle();
     const event = succeeded(forged.id);
     expect(await applied(event.id)).toBe(`ignored: ${forged.id} is no purchase made by this gateway`);
     // Acknowledged, so Stripe does not retry it for days; still nothing credited.
-    expect(await stripe.redeliver(event.id)).toEqual({ status: 200, body: { received: true, id: event.id, duplicate: true } });
+    expect(await stripe.redeliver(event.id)).toEqual({
+      status: 200,
+      body: { received: true, id: event.id, duplicate: true },
+    });
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 0n });
     expect(await ledger(accountId)).toEqual([]);
     expect((await t.app.core.sql`select count(*)::int as n from card_payment where id = ${forged.id}`)[0]!.n).toBe(0);
 
-    const warnings = logs.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => (line.level as number) >= 40 && JSON.stringify(line).includes(forged.id));
-    expect(warnings).toEqual([expect.objectContaining({ level: 40, stripeEvent: event.id, paymentIntent: forged.id, amountReceived: 1_000, currency: 'usd', claimedAccount: accountId })]);
-    for (const secret of [forged.client_secret!, stripe.secretKey, stripe.webhookSecret]) expect(logs.join('\n')).not.toContain(secret);
+    const warnings = logs
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => (line.level as number) >= 40 && JSON.stringify(line).includes(forged.id));
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 40,
+        stripeEvent: event.id,
+        paymentIntent: forged.id,
+        amountReceived: 1_000,
+        currency: 'usd',
+        claimedAccount: accountId,
+      }),
+    ]);
+    for (const secret of [forged.client_secret!, stripe.secretKey, stripe.webhookSecret])
+      expect(logs.join('\n')).not.toContain(secret);
   });
 
   it('credits a purchase from its own record: the account, amount and bonus of its row, whatever the metadata says by then', async () => {
@@ -287,7 +402,16 @@ describe('what credits a purchase', () => {
     expect(res.body.error.code).toBe('payment_requires_action');
     const intentId = res.body.payment.payment_intent as string;
     // Changed at Stripe before the customer authenticates: another account, another plan, a bigger bonus.
-    await outsider().paymentIntents.update(intentId, { metadata: { account_id: other.accountId, plan: 'scale', original_usd: '1000', amount_usd: '1000', bonus_percent: '30', bonus_micros: '900000000' } });
+    await outsider().paymentIntents.update(intentId, {
+      metadata: {
+        account_id: other.accountId,
+        plan: 'scale',
+        original_usd: '1000',
+        amount_usd: '1000',
+        bonus_percent: '30',
+        bonus_micros: '900000000',
+      },
+    });
 
     const { event } = await stripe.completeAuthentication(intentId);
     expect(event.data.object.metadata).toMatchObject({ account_id: other.accountId, bonus_micros: '900000000' });
@@ -295,7 +419,13 @@ describe('what credits a purchase', () => {
     expect(await wallet(buyer.accountId)).toEqual({ plan: 0n, purchased: 110_000_000n });
     expect(await wallet(other.accountId)).toEqual({ plan: 0n, purchased: 0n });
     expect((await ledger(buyer.accountId)).filter((e) => e.kind === 'purchase')).toEqual([
-      { kind: 'purchase', plan: '0', purchased: '110000000', payment_ref: intentId, note: `bought 100.00 USD + 10% growth bonus 10.00 USD, paid by card (${intentId})` },
+      {
+        kind: 'purchase',
+        plan: '0',
+        purchased: '110000000',
+        payment_ref: intentId,
+        note: `bought 100.00 USD + 10% growth bonus 10.00 USD, paid by card (${intentId})`,
+      },
     ]);
     await expectBalanced(buyer.accountId);
   });
@@ -340,27 +470,45 @@ describe('subscriptions', () => {
       ['invoice.paid', 200],
     ]);
     for (const e of events) await applied(e.event.id);
-    const [account] = await t.app.core.sql`select plan, subscription_status, stripe_subscription_id, stripe_subscription_status from account where id = ${accountId}`;
-    expect(account).toEqual({ plan: 'growth', subscription_status: 'ACTIVE', stripe_subscription_id: subscription.id, stripe_subscription_status: 'active' });
+    const [account] = await t.app.core
+      .sql`select plan, subscription_status, stripe_subscription_id, stripe_subscription_status from account where id = ${accountId}`;
+    expect(account).toEqual({
+      plan: 'growth',
+      subscription_status: 'ACTIVE',
+      stripe_subscription_id: subscription.id,
+      stripe_subscription_status: 'active',
+    });
     expect(await wallet(accountId)).toEqual({ plan: 149_000_000n, purchased: 0n });
 
     // The same invoice.paid delivered again grants nothing; nor does another event about the same invoice.
     const invoicePaid = events[1]!.event;
     expect((await stripe.redeliver(invoicePaid.id)).body.duplicate).toBe(true);
     const twin = JSON.stringify({ ...invoicePaid, id: 'evt_same_invoice_again' });
-    expect((await stripe.post(twin, stripe.sign(twin))).body).toEqual({ received: true, id: 'evt_same_invoice_again', duplicate: false });
-    expect(await applied('evt_same_invoice_again')).toBe(`ignored: invoice ${invoicePaid.data.object.id} was granted already`);
+    expect((await stripe.post(twin, stripe.sign(twin))).body).toEqual({
+      received: true,
+      id: 'evt_same_invoice_again',
+      duplicate: false,
+    });
+    expect(await applied('evt_same_invoice_again')).toBe(
+      `ignored: invoice ${invoicePaid.data.object.id} was granted already`,
+    );
     expect(await wallet(accountId)).toEqual({ plan: 149_000_000n, purchased: 0n });
     // The next month's invoice grants again.
     const next = await stripe.payInvoice(subscription.id);
     expect(await applied(next.event.id)).toBe('granted 149.00 USD of growth plan credits');
-    expect((await ledger(accountId)).filter((e) => e.kind === 'plan_grant').map((e) => e.payment_ref)).toEqual([invoicePaid.data.object.id, next.event.data.object.id]);
+    expect((await ledger(accountId)).filter((e) => e.kind === 'plan_grant').map((e) => e.payment_ref)).toEqual([
+      invoicePaid.data.object.id,
+      next.event.data.object.id,
+    ]);
     await expectBalanced(accountId);
 
     // past_due: still ACTIVE, with a warning.
     await applied((await stripe.setSubscriptionStatus(subscription.id, 'past_due')).event.id);
     const warned = await t.graphql(apiKey, SubscriptionWarning);
-    expect(warned.body.data!.viewer).toEqual({ subscriptionStatus: 'ACTIVE', payments: { subscriptionStatus: 'past_due', warning: expect.stringContaining('renewal payment failed') } });
+    expect(warned.body.data!.viewer).toEqual({
+      subscriptionStatus: 'ACTIVE',
+      payments: { subscriptionStatus: 'past_due', warning: expect.stringContaining('renewal payment failed') },
+    });
 
     // Cancelled: CANCELLED, and buying credits is refused.
     await applied((await stripe.setSubscriptionStatus(subscription.id, 'canceled')).event.id);
@@ -382,19 +530,27 @@ describe('subscriptions', () => {
     const second = await checkout('SCALE');
     await stripe.idle();
     expect(stripe.subscriptions.get(first.id).status).toBe('canceled');
-    const deleted = [...stripe.events.values()].find((e) => e.event.type === 'customer.subscription.deleted' && e.event.data.object.id === first.id)!;
+    const deleted = [...stripe.events.values()].find(
+      (e) => e.event.type === 'customer.subscription.deleted' && e.event.data.object.id === first.id,
+    )!;
     expect(await applied(deleted.event.id)).toMatch(/is not the account's subscription/);
-    const [account] = await t.app.core.sql`select plan, subscription_status, stripe_subscription_id from account where id = ${accountId}`;
+    const [account] = await t.app.core
+      .sql`select plan, subscription_status, stripe_subscription_id from account where id = ${accountId}`;
     expect(account).toEqual({ plan: 'scale', subscription_status: 'ACTIVE', stripe_subscription_id: second.id });
     expect(stripe.subscriptions.get(second.id).status).toBe('active');
   });
 
   it('starts a trial as TRIAL, and events applied out of order leave the latest state', async () => {
-    const { accountId, apiKey } = await t.account({ plan: 'starter', subscriptionStatus: 'CANCELLED', creditsMicros: 0n });
+    const { accountId, apiKey } = await t.account({
+      plan: 'starter',
+      subscriptionStatus: 'CANCELLED',
+      creditsMicros: 0n,
+    });
     const url = (await t.graphql(apiKey, ChoosePlan, { plan: 'SCALE' })).body.data!.choosePlan.url!;
     const { subscription, events } = await stripe.completeCheckout(url.split('/').at(-1)!, 'trialing');
     await applied(events[0]!.event.id);
-    const state = async () => (await t.app.core.sql`select plan, subscription_status from account where id = ${accountId}`)[0];
+    const state = async () =>
+      (await t.app.core.sql`select plan, subscription_status from account where id = ${accountId}`)[0];
     expect(await state()).toEqual({ plan: 'scale', subscription_status: 'TRIAL' });
 
     stripe.paused = true;
@@ -437,8 +593,10 @@ describe('refunds and disputes', () => {
     const intent = stripe.paymentIntents.get(res.body.payment.payment_intent)!;
     await stripe.idle();
     // 50 cents of the credits are spent before the dispute comes in.
-    await t.app.core.sql`update wallet set purchased_micros = purchased_micros - 500000 where account_id = ${accountId}`;
-    await t.app.core.sql`insert into ledger_entry (account_id, kind, purchased_micros, note) values (${accountId}, 'charge', -500000, 'spent')`;
+    await t.app.core
+      .sql`update wallet set purchased_micros = purchased_micros - 500000 where account_id = ${accountId}`;
+    await t.app.core
+      .sql`insert into ledger_entry (account_id, kind, purchased_micros, note) values (${accountId}, 'charge', -500000, 'spent')`;
 
     const dispute = await stripe.dispute(intent.latest_charge, 10_000);
     expect(await applied(dispute.event.id)).toBe('took back 130.00 USD (dispute)');
@@ -448,11 +606,18 @@ describe('refunds and disputes', () => {
     // Neither the maps scraper nor the lead scraper, whose 1 USD overdraft would cover the 50 cents, starts now.
     for (const [path, body] of [
       ['/api/v1/scrape/maps', DENVER_DENTISTS],
-      ['/api/v1/scrape/leadplatform', { url: 'https://app.apollo.io/#/people?personTitles[]=engineer&personLocations[]=United%20States', count: 500 }],
+      [
+        '/api/v1/scrape/leadplatform',
+        { url: 'https://app.apollo.io/#/people?personTitles[]=engineer&personLocations[]=United%20States', count: 500 },
+      ],
     ] as const) {
       const refused = await t.request('POST', path, { key: apiKey, body });
       expect(refused.status, path).toBe(402);
-      expect(refused.body.error).toEqual({ code: 'insufficient_funds', message: 'The wallet is -0.50 USD, below zero: credits of a refunded or disputed purchase were taken back after they were spent. No run starts until it is settled; buy credits with POST /api/v1/buy-credits.' });
+      expect(refused.body.error).toEqual({
+        code: 'insufficient_funds',
+        message:
+          'The wallet is -0.50 USD, below zero: credits of a refunded or disputed purchase were taken back after they were spent. No run starts until it is settled; buy credits with POST /api/v1/buy-credits.',
+      });
     }
     expect((await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n).toBe(0);
 
@@ -494,16 +659,37 @@ describe('POST /hooks/stripe', () => {
   });
 
   it('records events it does not act on, and answers at once', async () => {
-    const payload = JSON.stringify({ id: 'evt_other_1', object: 'event', type: 'customer.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_x', object: 'customer' } }, api_version: '2026-10-28.endive', livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null } });
+    const payload = JSON.stringify({
+      id: 'evt_other_1',
+      object: 'event',
+      type: 'customer.created',
+      created: Math.floor(Date.now() / 1000),
+      data: { object: { id: 'cus_x', object: 'customer' } },
+      api_version: '2026-10-28.endive',
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+    });
     const res = await stripe.post(payload, stripe.sign(payload));
     expect(res).toEqual({ status: 200, body: { received: true, id: 'evt_other_1', duplicate: false } });
     expect(await applied('evt_other_1')).toBe('ignored: customer.created is not acted on');
   });
 
   it('adds the job again when Stripe redelivers an event that was recorded but never applied', async () => {
-    const payload = JSON.stringify({ id: 'evt_stuck_1', object: 'event', type: 'customer.updated', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_y', object: 'customer' } }, api_version: '2026-10-28.endive', livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null } });
+    const payload = JSON.stringify({
+      id: 'evt_stuck_1',
+      object: 'event',
+      type: 'customer.updated',
+      created: Math.floor(Date.now() / 1000),
+      data: { object: { id: 'cus_y', object: 'customer' } },
+      api_version: '2026-10-28.endive',
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+    });
     // As a job that failed every attempt leaves it: recorded, not applied, no job.
-    await t.app.core.sql`insert into stripe_event (id, type, created_at, event) values ('evt_stuck_1', 'customer.updated', now(), ${payload}::jsonb)`;
+    await t.app.core
+      .sql`insert into stripe_event (id, type, created_at, event) values ('evt_stuck_1', 'customer.updated', now(), ${payload}::jsonb)`;
     const res = await stripe.post(payload, stripe.sign(payload));
     expect(res).toEqual({ status: 200, body: { received: true, id: 'evt_stuck_1', duplicate: true } });
     expect(await applied('evt_stuck_1')).toBe('ignored: customer.updated is not acted on');

@@ -42,7 +42,12 @@ beforeAll(async () => {
     async prepare(primaryUrl) {
       const { sql: preparing, db: accounts } = connect(primaryUrl, { max: 1 });
       try {
-        const created = await createAccount(accounts, { name: 'replica', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 0n });
+        const created = await createAccount(accounts, {
+          name: 'replica',
+          plan: 'scale',
+          subscriptionStatus: 'ACTIVE',
+          creditsMicros: 0n,
+        });
         ({ apiKey: key } = created);
         accountId = created.account.id;
       } finally {
@@ -74,7 +79,11 @@ async function insertRun(status: 'SUCCEEDED' | 'RUNNING', stored = ROWS): Promis
 
 /** Waits until the replica shows the run in `status`. */
 const replayed = (runId: string, status: string) =>
-  waitFor(async () => (await onReplica<{ status: string }[]>`select status from run where id = ${runId}`)[0]?.status, (s) => s === status, { timeoutMs: 10_000, what: `the replica to show ${status}` });
+  waitFor(
+    async () => (await onReplica<{ status: string }[]>`select status from run where id = ${runId}`)[0]?.status,
+    (s) => s === status,
+    { timeoutMs: 10_000, what: `the replica to show ${status}` },
+  );
 
 /** Scans of `run_item` counted by one server, and the rows they read (statistics are flushed within a second). */
 const counters = async (on: Sql) => {
@@ -92,11 +101,19 @@ const scans = async (on: Sql) => (await counters(on)).scans;
 async function readsGoTo(reader: Sql, other: Sql, reads: number, act: () => Promise<void>) {
   const [before, otherBefore] = [await scans(reader), await scans(other)];
   await act();
-  await waitFor(() => scans(reader), (n) => n >= before + reads, { timeoutMs: 5_000, what: 'the reads to show' });
+  await waitFor(
+    () => scans(reader),
+    (n) => n >= before + reads,
+    { timeoutMs: 5_000, what: 'the reads to show' },
+  );
   expect(await scans(other)).toBe(otherBefore);
 }
 
-const download = async (runId: string, query = '', headers: Record<string, string> = { authorization: `Bearer ${key}` }) => {
+const download = async (
+  runId: string,
+  query = '',
+  headers: Record<string, string> = { authorization: `Bearer ${key}` },
+) => {
   const res = await fetch(`${url}/api/downloads/${runId}${query}`, { headers });
   return { status: res.status, text: await res.text() };
 };
@@ -113,11 +130,15 @@ const graphqlRows = async (runId: string, offset: number, first: number) => {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({
-      query: 'query ($id: ID!, $first: Int, $after: String) { run(id: $id) { results(first: $first, after: $after) { pageInfo { hasNextPage } nodes { ... on MapsResult { name city } } } } }',
+      query:
+        'query ($id: ID!, $first: Int, $after: String) { run(id: $id) { results(first: $first, after: $after) { pageInfo { hasNextPage } nodes { ... on MapsResult { name city } } } } }',
       variables: { id: runId, first, after },
     }),
   });
-  const body = (await res.json()) as { data?: { run: { results: { pageInfo: { hasNextPage: boolean }; nodes: unknown[] } } }; errors?: unknown };
+  const body = (await res.json()) as {
+    data?: { run: { results: { pageInfo: { hasNextPage: boolean }; nodes: unknown[] } } };
+    errors?: unknown;
+  };
   expect(body.errors).toBeUndefined();
   return body.data!.run.results;
 };
@@ -132,11 +153,24 @@ describe('downloads with DATABASE_READ_URL', () => {
     await waitFor(() => transitions(toReplica).length === 1, Boolean, { timeoutMs: 10_000 });
     await replayed(runId, 'SUCCEEDED');
     await readsGoTo(onReplica, sql, 7, async () => {
-      expect(await graphqlRows(runId, 600, 3)).toEqual({ pageInfo: { hasNextPage: true }, nodes: expected.slice(600, 603) });
-      expect(await graphqlRows(runId, ROWS - 2, 5)).toEqual({ pageInfo: { hasNextPage: false }, nodes: expected.slice(ROWS - 2) });
+      expect(await graphqlRows(runId, 600, 3)).toEqual({
+        pageInfo: { hasNextPage: true },
+        nodes: expected.slice(600, 603),
+      });
+      expect(await graphqlRows(runId, ROWS - 2, 5)).toEqual({
+        pageInfo: { hasNextPage: false },
+        nodes: expected.slice(ROWS - 2),
+      });
       const mcp = new Client({ name: 'replica-test', version: '1.0.0' });
-      await mcp.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-      const page = (await mcp.callTool({ name: 'download_results', arguments: { runId, offset: 600, limit: 3 } })) as unknown as { structuredContent: { rows: unknown[] } };
+      await mcp.connect(
+        new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${key}` } },
+        }),
+      );
+      const page = (await mcp.callTool({
+        name: 'download_results',
+        arguments: { runId, offset: 600, limit: 3 },
+      })) as unknown as { structuredContent: { rows: unknown[] } };
       expect(page.structuredContent.rows).toEqual(expected.slice(600, 603));
       await mcp.close();
       const csv = await download(runId);
@@ -146,7 +180,12 @@ describe('downloads with DATABASE_READ_URL', () => {
       expect(csvRows[ROWS]).toMatch(new RegExp(`^Dentist ${ROWS - 1},,,,Denver,`));
       expect(await results(runId)).toEqual(expected);
       const range = await download(runId, '?format=ndjson&offset=600&limit=3');
-      expect(range.text.trimEnd().split('\n').map((l) => JSON.parse(l))).toEqual(expected.slice(600, 603));
+      expect(
+        range.text
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      ).toEqual(expected.slice(600, 603));
       const link = signDownload(await getInstallationSecret(db), { accountId, runId, format: 'json' }, new Date());
       const signed = await download(runId, `?${link}`, {});
       expect(signed.status).toBe(200);
@@ -159,7 +198,10 @@ describe('downloads with DATABASE_READ_URL', () => {
     const runId = await insertRun('RUNNING', 700);
     await replayed(runId, 'RUNNING');
     await onReplica`select pg_wal_replay_pause()`;
-    await waitFor(async () => (await onReplica<[{ state: string }]>`select pg_get_wal_replay_pause_state() as state`)[0].state, (s) => s === 'paused');
+    await waitFor(
+      async () => (await onReplica<[{ state: string }]>`select pg_get_wal_replay_pause_state() as state`)[0].state,
+      (s) => s === 'paused',
+    );
     // The run's last rows and its end, committed together: the paused replica has neither.
     await sql.begin(async (tx) => {
       await storeRows(tx as unknown as Sql, runId, 700, ROWS);
@@ -187,11 +229,20 @@ describe('downloads with DATABASE_READ_URL', () => {
     const runId = await insertRun('SUCCEEDED');
     await replayed(runId, 'SUCCEEDED');
     const own: typeof lines = [];
-    const reader = createCatalogReader(sql, { url: replica.url('postgres'), maxLagMs: 30_000, logger: createLogger('info', { write: (line: string) => own.push(JSON.parse(line)) }) });
+    const reader = createCatalogReader(sql, {
+      url: replica.url('postgres'),
+      maxLagMs: 30_000,
+      logger: createLogger('info', { write: (line: string) => own.push(JSON.parse(line)) }),
+    });
     try {
       await waitFor(() => own.some((l) => l.msg === toReplica), Boolean, { timeoutMs: 10_000 });
       const before = await counters(sql);
-      const file = exportRun({ sql, catalogReader: reader }, await getRun(db, accountId, runId), getTool('maps').columns, 'ndjson');
+      const file = exportRun(
+        { sql, catalogReader: reader },
+        await getRun(db, accountId, runId),
+        getTool('maps').columns,
+        'ndjson',
+      );
       const chunks: string[] = [];
       // The cursor reads 500 rows a batch: the first batch comes from the replica, the rest cannot.
       for await (const chunk of file.body) {
@@ -201,9 +252,19 @@ describe('downloads with DATABASE_READ_URL', () => {
         }
         chunks.push(String(chunk));
       }
-      expect(chunks.join('').trimEnd().split('\n').map((l) => JSON.parse(l))).toEqual(expected);
+      expect(
+        chunks
+          .join('')
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      ).toEqual(expected);
       // One read on the primary, of the rows after those the replica gave.
-      const after = await waitFor(() => counters(sql), (c) => c.scans > before.scans, { timeoutMs: 5_000 });
+      const after = await waitFor(
+        () => counters(sql),
+        (c) => c.scans > before.scans,
+        { timeoutMs: 5_000 },
+      );
       expect(after.scans - before.scans).toBe(1);
       expect(after.rows - before.rows).toBeGreaterThan(0);
       expect(after.rows - before.rows).toBeLessThan(ROWS);

@@ -32,7 +32,12 @@ beforeAll(async () => {
       const seeding = connect(primaryUrl, { max: 4 });
       try {
         await seedCatalog(seeding.sql, { scale: 'small' });
-        ({ apiKey: key } = await createAccount(seeding.db, { name: 'replica', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 10_000_000n }));
+        ({ apiKey: key } = await createAccount(seeding.db, {
+          name: 'replica',
+          plan: 'scale',
+          subscriptionStatus: 'ACTIVE',
+          creditsMicros: 10_000_000n,
+        }));
       } finally {
         // Sessions flush their statistics when they end, or in time when idle: the seed's scans of `person`
         // are all counted before any test compares the counters.
@@ -41,7 +46,10 @@ beforeAll(async () => {
       const { sql: counting } = connect(primaryUrl, { max: 1 });
       try {
         let seen = -1;
-        await waitFor(async () => seen === (seen = await scans(counting, 'local_business')), Boolean, { intervalMs: 1_100, timeoutMs: 15_000 });
+        await waitFor(async () => seen === (seen = await scans(counting, 'local_business')), Boolean, {
+          intervalMs: 1_100,
+          timeoutMs: 15_000,
+        });
       } finally {
         await counting.end();
       }
@@ -56,11 +64,16 @@ const get = async <B>(path: string) => {
   const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${key}` } });
   return { status: res.status, body: (await res.json()) as B };
 };
-const search = () => get<{ businesses: unknown[]; daily_allowance: { remaining: number } }>('/api/v1/database/local-businesses?category=dentist&limit=5');
+const search = () =>
+  get<{ businesses: unknown[]; daily_allowance: { remaining: number } }>(
+    '/api/v1/database/local-businesses?category=dentist&limit=5',
+  );
 
 /** Index and sequential scans of `table` counted by one server (statistics are flushed within a second). */
 const scans = async (on: Sql, table: string) => {
-  const [row] = await on<[{ scans: string }]>`select coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as scans from pg_stat_user_tables where relname = ${table}`;
+  const [row] = await on<
+    [{ scans: string }]
+  >`select coalesce(seq_scan, 0) + coalesce(idx_scan, 0) as scans from pg_stat_user_tables where relname = ${table}`;
   return Number(row.scans);
 };
 
@@ -119,7 +132,10 @@ describe('DATABASE_READ_URL', () => {
       expect(res.status).toBe(200);
       const { runId } = (await res.json()) as { runId: string };
       const run = await waitFor(
-        async () => (await sql<[{ status: string; item_count: number }]>`select status, item_count from run where id = ${runId}`)[0],
+        async () =>
+          (
+            await sql<[{ status: string; item_count: number }]>`select status, item_count from run where id = ${runId}`
+          )[0],
         (r) => r.status === 'SUCCEEDED',
         { timeoutMs: 15_000, what: 'the run to succeed' },
       );

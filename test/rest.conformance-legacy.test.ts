@@ -26,23 +26,37 @@ const CappedLeadScrape = graphql(`
     startLeadScrape(input: { url: $url, count: $count }, dryRun: $dryRun) { estimatedCost uncappedCost userErrors { code } }
   }
 `);
-const RunCharges = graphql(`query ConformanceRunCharges($id: ID!) { run(id: $id) { cost billedUnits priceRule { text unit unitPrice } } }`);
+const RunCharges = graphql(
+  `query ConformanceRunCharges($id: ID!) { run(id: $id) { cost billedUnits priceRule { text unit unitPrice } } }`,
+);
 const WalletHeld = graphql(`query ConformanceWalletHeld { viewer { wallet { held } } }`);
 
 beforeAll(async () => {
   // The email tools reach nothing but a closed local port: every check ends quickly, unknown.
-  const network = { ...loadConfig({}).network, dnsServers: ['127.0.0.1:9'], dnsTimeoutMs: 200, smtpTimeoutMs: 200, webTimeoutMs: 200, outboundAllow: ['127.0.0.1:9'] };
+  const network = {
+    ...loadConfig({}).network,
+    dnsServers: ['127.0.0.1:9'],
+    dnsTimeoutMs: 200,
+    smtpTimeoutMs: 200,
+    webTimeoutMs: 200,
+    outboundAllow: ['127.0.0.1:9'],
+  };
   t = await startTestApp({ config: { network } });
   ({ apiKey: key, accountId } = await t.account());
   mcp = new Client({ name: 'legacy-client', version: '1.0.0' });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
 });
 afterAll(async () => {
   await mcp?.close();
   await t?.stop();
 });
 
-const runsOf = async (account: string) => (await t.app.core.sql`select count(*)::int as n from run where account_id = ${account}`)[0]!.n as number;
+const runsOf = async (account: string) =>
+  (await t.app.core.sql`select count(*)::int as n from run where account_id = ${account}`)[0]!.n as number;
 
 /** Runs a start while the account may run none, so the run waits READY with its hold taken. */
 async function startWaiting(apiKey: string, path: string, body: unknown) {
@@ -65,28 +79,51 @@ describe('enrichment by GET, as the spec headings say', () => {
     expect(get.body).toEqual(post.body);
 
     const places = [{ phone: '(303) 555-0100' }];
-    const placesGet = await getWithBody(t.url, '/api/v1/enrich/local-businesses', { key, body: { rows: places, preview: true } });
+    const placesGet = await getWithBody(t.url, '/api/v1/enrich/local-businesses', {
+      key,
+      body: { rows: places, preview: true },
+    });
     expect(placesGet.status, placesGet.text).toBe(200);
-    expect(placesGet.body).toEqual((await t.request('POST', '/api/v1/enrich/local-businesses', { key, body: { rows: places, preview: true } })).body);
+    expect(placesGet.body).toEqual(
+      (await t.request('POST', '/api/v1/enrich/local-businesses', { key, body: { rows: places, preview: true } })).body,
+    );
   });
 
   it('refuses a GET body as it refuses a POST body', async () => {
     const none = await getWithBody(t.url, '/api/v1/enrich', { key });
     expect(none.status).toBe(400);
     expect(none.body.error.code).toBe('validation_failed');
-    const notJson = await getWithBody(t.url, '/api/v1/enrich', { key, rawBody: 'rows=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const notJson = await getWithBody(t.url, '/api/v1/enrich', {
+      key,
+      rawBody: 'rows=1',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(notJson.status).toBe(415);
-    const broken = await getWithBody(t.url, '/api/v1/enrich', { key, rawBody: '{"rows": [', headers: { 'content-type': 'application/json' } });
+    const broken = await getWithBody(t.url, '/api/v1/enrich', {
+      key,
+      rawBody: '{"rows": [',
+      headers: { 'content-type': 'application/json' },
+    });
     expect([broken.status, broken.body.error.code]).toEqual([400, 'invalid_json']);
-    const big = await getWithBody(t.url, '/api/v1/enrich', { key, rawBody: JSON.stringify({ rows: [{ email: 'x'.repeat(1_100_000) }] }), headers: { 'content-type': 'application/json' } });
+    const big = await getWithBody(t.url, '/api/v1/enrich', {
+      key,
+      rawBody: JSON.stringify({ rows: [{ email: 'x'.repeat(1_100_000) }] }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(big.status).toBe(413);
   });
 });
 
 describe('the email validator folds case when it removes repeats', () => {
   it('counts, bills and answers jane.doe@acme.com and Jane.Doe@ACME.com once', async () => {
-    const { start, status, rows } = await t.runTool(key, '/api/v1/scrape/email-validator', { emails: ['jane.doe@acme.test', 'Jane.Doe@ACME.test', 'JANE.DOE@acme.test'] });
-    expect(start).toMatchObject({ emailCount: 1, estimatedCost: 0.0072, message: 'Validating 1 email (2 duplicates removed)' });
+    const { start, status, rows } = await t.runTool(key, '/api/v1/scrape/email-validator', {
+      emails: ['jane.doe@acme.test', 'Jane.Doe@ACME.test', 'JANE.DOE@acme.test'],
+    });
+    expect(start).toMatchObject({
+      emailCount: 1,
+      estimatedCost: 0.0072,
+      message: 'Validating 1 email (2 duplicates removed)',
+    });
     expect(rows.map((r) => r.email)).toEqual(['jane.doe@acme.test']);
     expect(status).toMatchObject({ status: 'SUCCEEDED', cost: 0.0072, billed_units: 1 });
   });
@@ -94,7 +131,9 @@ describe('the email validator folds case when it removes repeats', () => {
 
 describe('search_translation', () => {
   it('reports a link parameter replaced by an explicit one as overridden, naming it, not as applied', async () => {
-    const res = await t.request('GET', `/api/v1/database/leads?url=${encodeURIComponent(LINK)}&title=ceo&limit=1`, { key });
+    const res = await t.request('GET', `/api/v1/database/leads?url=${encodeURIComponent(LINK)}&title=ceo&limit=1`, {
+      key,
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body.search_translation).toEqual({
       applied: [{ parameter: 'personLocations[]', value: 'United States', filter: 'countries=United States' }],
@@ -104,7 +143,9 @@ describe('search_translation', () => {
       overridden: [{ parameter: 'personTitles[]', value: 'engineer', filter: 'title', overriddenBy: ['title'] }],
     });
     // And it tells the truth: the search ran with the explicit title.
-    const explicit = await t.request('GET', '/api/v1/database/leads?title=ceo&country=United%20States&limit=1', { key });
+    const explicit = await t.request('GET', '/api/v1/database/leads?title=ceo&country=United%20States&limit=1', {
+      key,
+    });
     expect(res.body.pagination.total).toBe(explicit.body.pagination.total);
   });
 });
@@ -114,13 +155,18 @@ describe('one details shape', () => {
     expect(details).toEqual(expect.arrayContaining([{ path: expect.any(String), message: expect.any(String) }]));
 
   it('no_usable_filters names each parameter in details and carries the search_translation it points to', async () => {
-    const res = await t.request('POST', '/api/v1/database/leads', { key, body: { url: 'https://app.apollo.io/#/people?sortByField=name&foo[]=bar' } });
+    const res = await t.request('POST', '/api/v1/database/leads', {
+      key,
+      body: { url: 'https://app.apollo.io/#/people?sortByField=name&foo[]=bar' },
+    });
     expect(res.body.error.code).toBe('no_usable_filters');
     expect(res.body.error.details).toEqual([
       { path: 'url', message: expect.stringMatching(/^foo\[\]=bar: /) },
       { path: 'url', message: 'sortByField: ignored (paging, sorting or view)' },
     ]);
-    expect(res.body.search_translation.unsupported).toEqual([{ parameter: 'foo[]', value: 'bar', note: expect.any(String) }]);
+    expect(res.body.search_translation.unsupported).toEqual([
+      { parameter: 'foo[]', value: 'bar', note: expect.any(String) },
+    ]);
   });
 
   it('filters_not_applied_yet and validation_failed use it too', async () => {
@@ -128,12 +174,17 @@ describe('one details shape', () => {
     try {
       const refused = await t.request('POST', '/api/v1/database/leads', { key, body: { keywords: ['saas'] } });
       expect(refused.status).toBe(409);
-      expect(refused.body.error.details).toEqual([{ path: 'keywords', message: 'cannot be applied while company data is being prepared' }]);
+      expect(refused.body.error.details).toEqual([
+        { path: 'keywords', message: 'cannot be applied while company data is being prepared' },
+      ]);
       expect(refused.body.filters_not_applied_yet).toEqual(['keywords']);
     } finally {
       await t.app.core.sql`update dataset_state set ready = true where dataset = 'companies'`;
     }
-    isDetails((await t.request('POST', '/api/v1/scrape/maps', { key, body: { maxCrawledPlacesPerSearch: 0 } })).body.error.details);
+    isDetails(
+      (await t.request('POST', '/api/v1/scrape/maps', { key, body: { maxCrawledPlacesPerSearch: 0 } })).body.error
+        .details,
+    );
   });
 });
 
@@ -164,16 +215,38 @@ describe('money a client can reconcile', () => {
   it('the wallet shows what runs hold, and the ledger each hold and release with its run', async () => {
     const { apiKey, accountId: id } = await t.account();
     const before = (await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.wallet;
-    expect(before).toEqual({ balance_dollars: '100.00', purchased_credits_dollars: '0.00', total_balance_dollars: '100.00', held_dollars: '0.00' });
+    expect(before).toEqual({
+      balance_dollars: '100.00',
+      purchased_credits_dollars: '0.00',
+      total_balance_dollars: '100.00',
+      held_dollars: '0.00',
+    });
     const waiting = (await startWaiting(apiKey, '/api/v1/scrape/maps', DENVER_DENTISTS)).body;
     expect(waiting).toMatchObject({ status: 'READY', estimatedCost: 0.99 });
-    expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.wallet).toMatchObject({ total_balance_dollars: '99.01', held_dollars: '0.99' });
+    expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.wallet).toMatchObject({
+      total_balance_dollars: '99.01',
+      held_dollars: '0.99',
+    });
 
     const cancelled = await t.request('POST', `/api/v1/scrape/cancel/${waiting.runId}`, { key: apiKey });
-    expect(cancelled.body).toMatchObject({ status: 'ABORTED', cost: 0, billed_units: 0, price_rule: { unit: 'business', unit_price: 0.0099 } });
-    expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.wallet).toMatchObject({ total_balance_dollars: '100.00', held_dollars: '0.00' });
+    expect(cancelled.body).toMatchObject({
+      status: 'ABORTED',
+      cost: 0,
+      billed_units: 0,
+      price_rule: { unit: 'business', unit_price: 0.0099 },
+    });
+    expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.wallet).toMatchObject({
+      total_balance_dollars: '100.00',
+      held_dollars: '0.00',
+    });
     const ledger = (await t.request('GET', '/api/v1/wallet/ledger?limit=2', { key: apiKey })).body;
-    expect(ledger.entries.map((e: { kind: string; run_id: string | null; amount_dollars: string }) => [e.kind, e.run_id, e.amount_dollars])).toEqual([
+    expect(
+      ledger.entries.map((e: { kind: string; run_id: string | null; amount_dollars: string }) => [
+        e.kind,
+        e.run_id,
+        e.amount_dollars,
+      ]),
+    ).toEqual([
       ['release', waiting.runId, '0.99'],
       ['hold', waiting.runId, '-0.99'],
     ]);
@@ -185,14 +258,23 @@ describe('money a client can reconcile', () => {
   });
 
   it('a finished run states its charge, the units billed and the price rule, on REST, GraphQL and MCP', async () => {
-    const { start, status } = await t.runTool(key, '/api/v1/scrape/maps', { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 5 });
+    const { start, status } = await t.runTool(key, '/api/v1/scrape/maps', {
+      ...DENVER_DENTISTS,
+      maxCrawledPlacesPerSearch: 5,
+    });
     expect(status.status).toBe('SUCCEEDED');
-    expect(status).toMatchObject({ cost: 0.0495, billed_units: 5, price_rule: { text: '0.0099 USD per business', unit: 'business', unit_price: 0.0099 } });
+    expect(status).toMatchObject({
+      cost: 0.0495,
+      billed_units: 5,
+      price_rule: { text: '0.0099 USD per business', unit: 'business', unit_price: 0.0099 },
+    });
     const [run] = await t.app.core.sql`select charged_micros::bigint as charged from run where id = ${start.runId}`;
     expect(BigInt(run!.charged)).toBe(49_500n);
     // The ledger agrees: the hold released and the charge, both with the run id.
     const { entries } = (await t.request('GET', '/api/v1/wallet/ledger?limit=100', { key })).body;
-    const ofRun = entries.filter((e: { run_id: string | null }) => e.run_id === start.runId).map((e: { kind: string; amount_dollars: string }) => [e.kind, e.amount_dollars]);
+    const ofRun = entries
+      .filter((e: { run_id: string | null }) => e.run_id === start.runId)
+      .map((e: { kind: string; amount_dollars: string }) => [e.kind, e.amount_dollars]);
     expect(ofRun).toEqual([
       ['charge', '-0.0495'],
       ['release', '0.0495'],
@@ -201,12 +283,22 @@ describe('money a client can reconcile', () => {
 
     const gql = await t.graphql(key, RunCharges, { id: start.runId });
     expect(gql.body.errors).toBeUndefined();
-    expect(gql.body.data!.run).toEqual({ cost: '0.0495', billedUnits: 5, priceRule: { text: '0.0099 USD per business', unit: 'business', unitPrice: '0.0099' } });
+    expect(gql.body.data!.run).toEqual({
+      cost: '0.0495',
+      billedUnits: 5,
+      priceRule: { text: '0.0099 USD per business', unit: 'business', unitPrice: '0.0099' },
+    });
     const viewer = await t.graphql(key, WalletHeld);
     expect(viewer.body.data?.viewer?.wallet?.held ?? viewer.body.errors).toBe('0.00');
 
-    const answer = (await mcp.callTool({ name: 'check_run_status', arguments: { runId: start.runId } })) as { content: { text: string }[] };
-    expect(JSON.parse(answer.content[0]!.text)).toMatchObject({ cost: 0.0495, billed_units: 5, price_rule: { unit: 'business', unit_price: 0.0099 } });
+    const answer = (await mcp.callTool({ name: 'check_run_status', arguments: { runId: start.runId } })) as {
+      content: { text: string }[];
+    };
+    expect(JSON.parse(answer.content[0]!.text)).toMatchObject({
+      cost: 0.0495,
+      billed_units: 5,
+      price_rule: { unit: 'business', unit_price: 0.0099 },
+    });
   });
 
   it('a run still going shows no charge yet', async () => {
@@ -222,35 +314,77 @@ describe('money a client can reconcile', () => {
 describe('unknown fields: one rule on every route and face', () => {
   it('a tool start refuses a misspelt field, naming the closest, and starts nothing', async () => {
     const before = await runsOf(accountId);
-    const res = await t.request('POST', '/api/v1/scrape/maps', { key, body: { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSerch: 5 } });
+    const res = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSerch: 5 },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual({
       code: 'validation_failed',
       message: 'unknown field maxCrawledPlacesPerSerch; did you mean maxCrawledPlacesPerSearch?',
-      details: [{ path: 'maxCrawledPlacesPerSerch', message: 'unknown field maxCrawledPlacesPerSerch; did you mean maxCrawledPlacesPerSearch?' }],
+      details: [
+        {
+          path: 'maxCrawledPlacesPerSerch',
+          message: 'unknown field maxCrawledPlacesPerSerch; did you mean maxCrawledPlacesPerSearch?',
+        },
+      ],
     });
     // Nested fields too, and a name nothing resembles gets no suggestion.
-    const nested = await t.request('POST', '/api/v1/scrape/email-finder', { key, body: { contacts: [{ first_name: 'Jane', last_name: 'Doe', domain: 'acme.test', middle: 'Q' }] } });
-    expect(nested.body.error.details).toEqual([{ path: 'contacts.0.middle', message: 'unknown field contacts.0.middle' }]);
+    const nested = await t.request('POST', '/api/v1/scrape/email-finder', {
+      key,
+      body: { contacts: [{ first_name: 'Jane', last_name: 'Doe', domain: 'acme.test', middle: 'Q' }] },
+    });
+    expect(nested.body.error.details).toEqual([
+      { path: 'contacts.0.middle', message: 'unknown field contacts.0.middle' },
+    ]);
     expect(await runsOf(accountId)).toBe(before);
   });
 
   it('query strings and bodies of the other routes', async () => {
     const cases: [string, string, unknown, string][] = [
       ['GET', '/api/v1/database/leads?titel=ceo', undefined, 'unknown field titel; did you mean title?'],
-      ['POST', '/api/v1/database/local-businesses', { limit: 5, cty: 'Denver' }, 'unknown field cty; did you mean city?'],
-      ['GET', '/api/v1/scrape/status/run_unknown?waitForFinsh=5', undefined, 'unknown field waitForFinsh; did you mean waitForFinish?'],
+      [
+        'POST',
+        '/api/v1/database/local-businesses',
+        { limit: 5, cty: 'Denver' },
+        'unknown field cty; did you mean city?',
+      ],
+      [
+        'GET',
+        '/api/v1/scrape/status/run_unknown?waitForFinsh=5',
+        undefined,
+        'unknown field waitForFinsh; did you mean waitForFinish?',
+      ],
       ['GET', '/api/downloads/run_unknown?fromat=json', undefined, 'unknown field fromat; did you mean format?'],
       ['POST', '/api/v1/buy-credits', { amount: 100, ammount: 100 }, 'unknown field ammount; did you mean amount?'],
-      ['POST', '/api/v1/enrich', { rows: [{ email: 'a@b.test' }], preveiw: true }, 'unknown field preveiw; did you mean preview?'],
-      ['POST', '/api/v1/webhooks', { url: 'https://hooks.example.invalid/x', event: ['run.succeeded'] }, 'unknown field event; did you mean events?'],
+      [
+        'POST',
+        '/api/v1/enrich',
+        { rows: [{ email: 'a@b.test' }], preveiw: true },
+        'unknown field preveiw; did you mean preview?',
+      ],
+      [
+        'POST',
+        '/api/v1/webhooks',
+        { url: 'https://hooks.example.invalid/x', event: ['run.succeeded'] },
+        'unknown field event; did you mean events?',
+      ],
       ['GET', '/api/v1/wallet?currency=usd', undefined, 'unknown field currency'],
       ['GET', '/api/v1/wallet/ledger?limt=5', undefined, 'unknown field limt; did you mean limit?'],
-      ['POST', '/api/v1/maps/run', { query: 'dentists in Denver, CO', limt: 5 }, 'unknown field limt; did you mean limit?'],
+      [
+        'POST',
+        '/api/v1/maps/run',
+        { query: 'dentists in Denver, CO', limt: 5 },
+        'unknown field limt; did you mean limit?',
+      ],
     ];
     for (const [method, path, body, message] of cases) {
       const res = await t.request(method, path, { key, body });
-      expect([res.status, res.body.error?.code, res.body.error?.message], `${method} ${path}`).toEqual([400, 'validation_failed', message]);
+      expect([res.status, res.body.error?.code, res.body.error?.message], `${method} ${path}`).toEqual([
+        400,
+        'validation_failed',
+        message,
+      ]);
     }
     // A list parameter's "[]" form is its own name.
     expect((await t.request('GET', '/api/v1/database/leads?title[]=ceo&limit=1', { key })).status).toBe(200);
@@ -258,12 +392,19 @@ describe('unknown fields: one rule on every route and face', () => {
 
   it('MCP tool arguments, for tools and endpoints alike', async () => {
     for (const [name, args, message] of [
-      ['scrape_maps', { searchStringsArray: ['dentist'], maxCrawledPlacesPerSerch: 5 }, 'unknown field maxCrawledPlacesPerSerch; did you mean maxCrawledPlacesPerSearch?'],
+      [
+        'scrape_maps',
+        { searchStringsArray: ['dentist'], maxCrawledPlacesPerSerch: 5 },
+        'unknown field maxCrawledPlacesPerSerch; did you mean maxCrawledPlacesPerSearch?',
+      ],
       ['check_run_status', { runId: 'run_unknown', waitSec: 1 }, 'unknown field waitSec; did you mean waitSecs?'],
       ['query_lead_database', { titel: 'ceo' }, 'unknown field titel; did you mean title?'],
       ['get_wallet', { currency: 'usd' }, 'unknown field currency'],
     ] as const) {
-      const answer = (await mcp.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
+      const answer = (await mcp.callTool({ name, arguments: args })) as {
+        isError?: boolean;
+        content: { text: string }[];
+      };
       expect(answer.isError, name).toBe(true);
       expect(JSON.parse(answer.content[0]!.text).error, name).toMatchObject({ code: 'validation_failed', message });
     }
@@ -271,7 +412,10 @@ describe('unknown fields: one rule on every route and face', () => {
 
   it('GraphQL refuses unknown input fields by its types', async () => {
     // A misspelt input field: the document fails validation, so it stays a string.
-    const res = await t.graphql(key, 'mutation { startMapsScrape(input: {searchStringsArray: ["dentist"], maxCrawledPlacesPerSerch: 5}) { run { id } } }');
+    const res = await t.graphql(
+      key,
+      'mutation { startMapsScrape(input: {searchStringsArray: ["dentist"], maxCrawledPlacesPerSerch: 5}) { run { id } } }',
+    );
     expect(res.body.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(res.body.errors[0].message).toMatch(/maxCrawledPlacesPerSerch/);
   });
@@ -298,10 +442,16 @@ describe('deprecation headers from the declarations', () => {
   });
 
   it('the OpenAPI document marks it deprecated, and nothing else', async () => {
-    const doc = (await t.request('GET', OPENAPI_PATH)).body as { paths: Record<string, Record<string, { deprecated?: boolean; description?: string }>> };
+    const doc = (await t.request('GET', OPENAPI_PATH)).body as {
+      paths: Record<string, Record<string, { deprecated?: boolean; description?: string }>>;
+    };
     expect(doc.paths[deprecated]!.post!.deprecated).toBe(true);
     expect(doc.paths[deprecated]!.post!.description).toMatch(/^\*\*Deprecated\*\* since 2026-11-26/);
-    const marked = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => op.deprecated).map(([method]) => `${method} ${path}`));
+    const marked = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => op.deprecated)
+        .map(([method]) => `${method} ${path}`),
+    );
     expect(marked).toEqual([`post ${deprecated}`]);
   });
 });

@@ -12,15 +12,24 @@ beforeAll(async () => {
 afterAll(() => t?.stop());
 
 const runCount = async () => (await t.app.core.sql`select count(*)::int as n from run`)[0]!.n as number;
-const jobCount = async () => (await t.app.core.sql`select count(*)::int as n from graphile_worker.jobs`)[0]!.n as number;
+const jobCount = async () =>
+  (await t.app.core.sql`select count(*)::int as n from graphile_worker.jobs`)[0]!.n as number;
 
 describe('400 validation_failed names each bad field, and nothing is created', () => {
   const cases: [string, unknown, { path: string; message: RegExp }[]][] = [
-    ['no search input', { locationQuery: 'Denver, CO' }, [{ path: '', message: /at least one of searchStringsArray, url or startUrls/ }]],
+    [
+      'no search input',
+      { locationQuery: 'Denver, CO' },
+      [{ path: '', message: /at least one of searchStringsArray, url or startUrls/ }],
+    ],
     ['empty body object', {}, [{ path: '', message: /at least one of/ }]],
     [
       'both locationQuery and customGeolocation',
-      { searchStringsArray: ['dentist'], locationQuery: 'Denver', customGeolocation: { lat1: 39, lng1: -105, lat2: 40, lng2: -104 } },
+      {
+        searchStringsArray: ['dentist'],
+        locationQuery: 'Denver',
+        customGeolocation: { lat1: 39, lng1: -105, lat2: 40, lng2: -104 },
+      },
       [{ path: 'customGeolocation', message: /locationQuery or customGeolocation, not both/ }],
     ],
     [
@@ -36,13 +45,37 @@ describe('400 validation_failed names each bad field, and nothing is created', (
         { path: 'customGeolocation.lng2', message: /-180/ },
       ],
     ],
-    ['a zero place count', { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 0 }, [{ path: 'maxCrawledPlacesPerSearch', message: /must be at least 1/ }]],
-    ['a fractional place count', { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 2.5 }, [{ path: 'maxCrawledPlacesPerSearch', message: /must be a whole number/ }]],
-    ['search terms that are not a list', { searchStringsArray: 'dentist' }, [{ path: 'searchStringsArray', message: /expected array/ }]],
-    ['an empty search term', { searchStringsArray: ['dentist', '  '] }, [{ path: 'searchStringsArray.1', message: /must not be empty/ }]],
-    ['a url that is not a map link', { url: 'https://example.com/about' }, [{ path: 'url', message: /not a map search or place link/ }]],
+    [
+      'a zero place count',
+      { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 0 },
+      [{ path: 'maxCrawledPlacesPerSearch', message: /must be at least 1/ }],
+    ],
+    [
+      'a fractional place count',
+      { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 2.5 },
+      [{ path: 'maxCrawledPlacesPerSearch', message: /must be a whole number/ }],
+    ],
+    [
+      'search terms that are not a list',
+      { searchStringsArray: 'dentist' },
+      [{ path: 'searchStringsArray', message: /expected array/ }],
+    ],
+    [
+      'an empty search term',
+      { searchStringsArray: ['dentist', '  '] },
+      [{ path: 'searchStringsArray.1', message: /must not be empty/ }],
+    ],
+    [
+      'a url that is not a map link',
+      { url: 'https://example.com/about' },
+      [{ path: 'url', message: /not a map search or place link/ }],
+    ],
     ['a url that is not a URL', { url: 'dentists in denver' }, [{ path: 'url', message: /not a URL/ }]],
-    ['a bad start URL', { startUrls: ['https://www.google.com/maps/search/dentist/@39.7,-104.9,12z', 'ftp://x/maps/search/a'] }, [{ path: 'startUrls.1', message: /http/ }]],
+    [
+      'a bad start URL',
+      { startUrls: ['https://www.google.com/maps/search/dentist/@39.7,-104.9,12z', 'ftp://x/maps/search/a'] },
+      [{ path: 'startUrls.1', message: /http/ }],
+    ],
   ];
 
   it.each(cases)('%s', async (_, body, expected) => {
@@ -62,13 +95,20 @@ describe('400 validation_failed names each bad field, and nothing is created', (
   it('refuses a body that is not an object', async () => {
     const res = await t.request('POST', '/api/v1/scrape/maps', { key, body: ['dentist'] });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'validation_failed', details: [{ path: '', message: 'the request body must be a JSON object' }] });
+    expect(res.body.error).toMatchObject({
+      code: 'validation_failed',
+      details: [{ path: '', message: 'the request body must be a JSON object' }],
+    });
   });
 });
 
 describe('malformed and oversized bodies', () => {
   it('400 invalid_json for malformed JSON', async () => {
-    const res = await t.request('POST', '/api/v1/scrape/maps', { key, rawBody: '{"searchStringsArray": [', headers: { 'content-type': 'application/json' } });
+    const res = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      rawBody: '{"searchStringsArray": [',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_json');
   });
@@ -83,7 +123,11 @@ describe('malformed and oversized bodies', () => {
   });
 
   it('415 for a body that is not JSON', async () => {
-    const res = await t.request('POST', '/api/v1/scrape/maps', { key, rawBody: 'searchStringsArray=dentist', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      rawBody: 'searchStringsArray=dentist',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).toBe(415);
     expect(res.body.error.code).toBe('unsupported_media_type');
   });
@@ -104,12 +148,15 @@ describe('401 unauthenticated', () => {
     ['a malformed key', { authorization: 'Bearer not-a-key' }],
     ['an unknown key', { authorization: `Bearer lg_live_${'A'.repeat(32)}` }],
   ];
-  it.each(routes.flatMap(([m, p]) => badHeaders.map(([label, h]) => [m, p, label, h] as const)))('%s %s with %s', async (method, path, _, headers) => {
-    const res = await t.request(method, path, { headers, body: method === 'POST' ? DENVER_DENTISTS : undefined });
-    expect(res.status).toBe(401);
-    expect(res.body.error.code).toBe('unauthenticated');
-    expect(res.body.error.message).toMatch(/API key|Bearer/);
-  });
+  it.each(routes.flatMap(([m, p]) => badHeaders.map(([label, h]) => [m, p, label, h] as const)))(
+    '%s %s with %s',
+    async (method, path, _, headers) => {
+      const res = await t.request(method, path, { headers, body: method === 'POST' ? DENVER_DENTISTS : undefined });
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('unauthenticated');
+      expect(res.body.error.message).toMatch(/API key|Bearer/);
+    },
+  );
 
   it('a revoked key stops working', async () => {
     const { apiKey } = await t.account();
@@ -136,11 +183,7 @@ describe('404 for unknown runs and for other accounts’ runs', () => {
     otherRun = res.body.runId;
   });
 
-  it.each([
-    ['/api/v1/scrape/status/'],
-    ['/api/downloads/'],
-    ['/api/v1/runs/'],
-  ])('GET %s{runId}', async (prefix) => {
+  it.each([['/api/v1/scrape/status/'], ['/api/downloads/'], ['/api/v1/runs/']])('GET %s{runId}', async (prefix) => {
     for (const id of ['doesNotExist12345', otherRun]) {
       const res = await t.request('GET', `${prefix}${id}`, { key });
       expect(res.status).toBe(404);
@@ -167,9 +210,13 @@ describe('404 for unknown runs and for other accounts’ runs', () => {
 describe('GraphQL validation', () => {
   it('a bad mutation input answers VALIDATION_FAILED userErrors with their fields and starts nothing', async () => {
     const before = await runCount();
-    const res = await t.graphql(key, 'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } userErrors { code field } } }', {
-      input: { locationQuery: 'Denver', customGeolocation: { lat1: 1, lng1: 1, lat2: 2, lng2: 2 } },
-    });
+    const res = await t.graphql(
+      key,
+      'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { run { id } userErrors { code field } } }',
+      {
+        input: { locationQuery: 'Denver', customGeolocation: { lat1: 1, lng1: 1, lat2: 2, lng2: 2 } },
+      },
+    );
     expect(res.status).toBe(200);
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.startMapsScrape).toEqual({
@@ -184,8 +231,14 @@ describe('GraphQL validation', () => {
 
   it('limits page size and query depth', async () => {
     const big = await t.graphql(key, '{ runs(first: 500) { edges { node { id } } } }');
-    expect(big.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'first', message: 'must be between 1 and 100' }] });
-    const deep = await t.graphql(key, `{ runs(first: 100) { edges { node { results(first: 100) { nodes { __typename } } } } } }`);
+    expect(big.body.errors[0].extensions).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: [{ path: 'first', message: 'must be between 1 and 100' }],
+    });
+    const deep = await t.graphql(
+      key,
+      `{ runs(first: 100) { edges { node { results(first: 100) { nodes { __typename } } } } } }`,
+    );
     expect(deep.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
   });
 });

@@ -50,9 +50,13 @@ async function at<T>(when: Date, body: () => Promise<T>): Promise<T> {
   }
 }
 
-const Items = graphql(`query RetentionItems($id: ID!) { run(id: $id) { id expiresAt results(first: 5) { nodes { ... on MapsResult { placeId } } } } }`);
+const Items = graphql(
+  `query RetentionItems($id: ID!) { run(id: $id) { id expiresAt results(first: 5) { nodes { ... on MapsResult { placeId } } } } }`,
+);
 const RunStatus = graphql(`query RetentionRunStatus($id: ID!) { run(id: $id) { id status } }`);
-const RunItems = graphql(`subscription RetentionRunItems($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } } }`);
+const RunItems = graphql(
+  `subscription RetentionRunItems($id: ID!) { runItems(id: $id) { offset results { ... on MapsResult { placeId } } } }`,
+);
 const placeIds = (rows: { place_id: string }[]) => rows.map((row) => ({ placeId: row.place_id }));
 
 describe('results past expiresAt', () => {
@@ -64,7 +68,9 @@ describe('results past expiresAt', () => {
     expect(Date.parse(before.body.data!.run!.expiresAt!)).toBe(run.expiresAt.getTime());
 
     // A minute before the end of retention the rows are still served; from expiresAt on they are not.
-    const stillKept = await at(new Date(run.expiresAt.getTime() - 60_000), () => t.graphql(key, Items, { id: run.runId }));
+    const stillKept = await at(new Date(run.expiresAt.getTime() - 60_000), () =>
+      t.graphql(key, Items, { id: run.runId }),
+    );
     expect(stillKept.body.data!.run!.results!.nodes).toEqual(placeIds(run.rows.slice(0, 5)));
 
     await at(new Date(run.expiresAt.getTime() + HOUR), async () => {
@@ -75,7 +81,11 @@ describe('results past expiresAt', () => {
       const expired = await t.graphql(key, Items, { id: run.runId });
       expect(expired.status).toBe(200);
       expect(expired.body.errors).toHaveLength(1);
-      expect(expired.body.errors![0]).toMatchObject({ message: rest.body.error.message, path: ['run', 'results'], extensions: { code: 'RESULTS_EXPIRED' } });
+      expect(expired.body.errors![0]).toMatchObject({
+        message: rest.body.error.message,
+        path: ['run', 'results'],
+        extensions: { code: 'RESULTS_EXPIRED' },
+      });
       expect(expired.body.data!.run).toMatchObject({ id: run.runId, results: null });
       expect(JSON.stringify(expired.body)).not.toContain(run.rows[0].place_id);
       // The run itself stays readable.
@@ -104,11 +114,22 @@ describe('results past expiresAt', () => {
   it('MCP over HTTP: download_results answers the tool error results_expired, as the REST download does', async () => {
     const run = await finishedRun();
     const client = new McpClient({ name: 'retention-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
     mcpClients.push(client);
     const download = async () => {
-      const answer = (await client.callTool({ name: 'download_results', arguments: { runId: run.runId, limit: 5 } })) as { isError?: boolean; content: { text: string }[] };
-      return { isError: answer.isError === true, body: JSON.parse(answer.content[0]!.text), text: answer.content[0]!.text };
+      const answer = (await client.callTool({
+        name: 'download_results',
+        arguments: { runId: run.runId, limit: 5 },
+      })) as { isError?: boolean; content: { text: string }[] };
+      return {
+        isError: answer.isError === true,
+        body: JSON.parse(answer.content[0]!.text),
+        text: answer.content[0]!.text,
+      };
     };
     const kept = await download();
     expect(kept.isError).toBe(false);
@@ -123,7 +144,10 @@ describe('results past expiresAt', () => {
       expect(expired.body.error.code).toBe('results_expired');
       expect(expired.text).not.toContain(run.rows[0].place_id);
       // The status stays available.
-      const status = (await client.callTool({ name: 'check_run_status', arguments: { runId: run.runId } })) as { isError?: boolean; content: { text: string }[] };
+      const status = (await client.callTool({ name: 'check_run_status', arguments: { runId: run.runId } })) as {
+        isError?: boolean;
+        content: { text: string }[];
+      };
       expect(status.isError).not.toBe(true);
       expect(JSON.parse(status.content[0]!.text)).toMatchObject({ runId: run.runId, status: 'SUCCEEDED' });
     });
@@ -131,9 +155,15 @@ describe('results past expiresAt', () => {
 });
 
 describe('the hourly housekeeping task', () => {
-  const rowsOf = async (runId: string) => (await t.app.core.sql`select count(*)::int as n from run_item where run_id = ${runId}`)[0]!.n as number;
+  const rowsOf = async (runId: string) =>
+    (await t.app.core.sql`select count(*)::int as n from run_item where run_id = ${runId}`)[0]!.n as number;
   const runOf = async (runId: string) =>
-    (await t.app.core.sql`select status, purged_at, expires_at, item_count from run where id = ${runId}`)[0] as { status: string; purged_at: Date | null; expires_at: Date; item_count: number };
+    (await t.app.core.sql`select status, purged_at, expires_at, item_count from run where id = ${runId}`)[0] as {
+      status: string;
+      purged_at: Date | null;
+      expires_at: Date;
+      item_count: number;
+    };
 
   it('is the crontab’s housekeeping task: run by the worker, it deletes the rows of expired runs and keeps the others', async () => {
     const { CRONTAB } = await import('../workers/tasks.ts');
@@ -144,13 +174,19 @@ describe('the hourly housekeeping task', () => {
     const expired = [await finishedRun(), await finishedRun()];
     const kept = await finishedRun();
     // Two runs ended more than 48 hours ago; one just now.
-    for (const run of expired) await t.app.core.sql`update run set finished_at = now() - interval '49 hours', expires_at = now() - interval '1 hour' where id = ${run.runId}`;
+    for (const run of expired)
+      await t.app.core
+        .sql`update run set finished_at = now() - interval '49 hours', expires_at = now() - interval '1 hour' where id = ${run.runId}`;
     for (const run of [...expired, kept]) expect(await rowsOf(run.runId)).toBe(run.rows.length);
 
     // The cron item's task, queued as the cron would and run by the app's own worker.
-    const [job] = await t.app.core.sql`select (graphile_worker.add_job('housekeeping', '{}'::json, max_attempts => 1)).id::text as id`;
+    const [job] = await t.app.core
+      .sql`select (graphile_worker.add_job('housekeeping', '{}'::json, max_attempts => 1)).id::text as id`;
     const left = await waitFor(
-      async () => (await t.app.core.sql`select last_error from graphile_worker.jobs where id = ${job!.id}::bigint`)[0] as { last_error: string | null } | undefined,
+      async () =>
+        (await t.app.core.sql`select last_error from graphile_worker.jobs where id = ${job!.id}::bigint`)[0] as
+          | { last_error: string | null }
+          | undefined,
       (row) => row === undefined || row.last_error !== null,
       { what: 'the housekeeping job to be done' },
     );

@@ -59,9 +59,21 @@ describe('executeRun', () => {
 
   it('shows the message of an expected error as it is', async () => {
     const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
-    await executeRun({ ...t.app.core, sources: failingSources(new AppError(502, 'upstream_failed', 'The listing source is unavailable; try again later.')) }, run.id);
+    await executeRun(
+      {
+        ...t.app.core,
+        sources: failingSources(
+          new AppError(502, 'upstream_failed', 'The listing source is unavailable; try again later.'),
+        ),
+      },
+      run.id,
+    );
     const status = await t.request('GET', `/api/v1/scrape/status/${run.id}`, { key });
-    expect(status.body).toMatchObject({ status: 'FAILED', statusMessage: 'The listing source is unavailable; try again later.', handled: 0 });
+    expect(status.body).toMatchObject({
+      status: 'FAILED',
+      statusMessage: 'The listing source is unavailable; try again later.',
+      handled: 0,
+    });
   });
 
   it('a second attempt after a crash stores only the missing rows, once', async () => {
@@ -71,7 +83,9 @@ describe('executeRun', () => {
     await t.app.core.sql`update run set status = 'RUNNING', finished_at = null, expires_at = null where id = ${run.id}`;
     await executeRun(t.app.core, run.id);
     const seqs = await items(run.id);
-    const expected = (await t.app.core.sql`select count(*)::int as n from local_business where category = 'Dentist'`)[0]!.n as number;
+    const expected = (
+      await t.app.core.sql`select count(*)::int as n from local_business where category = 'Dentist'`
+    )[0]!.n as number;
     expect(seqs).toEqual(Array.from({ length: Math.min(120, expected) }, (_, i) => i));
     // Running a finished run again changes nothing.
     await executeRun(t.app.core, run.id);

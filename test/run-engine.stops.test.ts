@@ -76,7 +76,8 @@ async function cancelledUnannounced(runId: string, pages: number) {
   })();
   const executing = executeRun({ ...t.app.core, sources: source.sources }, runId);
   await source.stalled;
-  await t.app.core.sql`update run set status = 'ABORTING', status_message = 'Cancelling: results stored so far are kept' where id = ${runId}`;
+  await t.app.core
+    .sql`update run set status = 'ABORTING', status_message = 'Cancelling: results stored so far are kept' where id = ${runId}`;
   source.release();
   await executing;
   await following;
@@ -118,14 +119,21 @@ async function run(id: string): Promise<RunRow> {
   return { ...(r as unknown as RunRow), charged: BigInt(r!.charged as string) };
 }
 
-const seqs = async (runId: string) => (await t.app.core.sql`select seq from run_item where run_id = ${runId} order by seq`).map((r) => r.seq as number);
+const seqs = async (runId: string) =>
+  (await t.app.core.sql`select seq from run_item where run_id = ${runId} order by seq`).map((r) => r.seq as number);
 const placeIds = async (runId: string) =>
-  (await t.app.core.sql`select data->>'placeId' as id from run_item where run_id = ${runId} order by seq`).map((r) => r.id as string);
-const jobs = async (runId: string) => (await t.app.core.sql`select count(*)::int as n from graphile_worker.jobs where key = ${runId}`)[0]!.n as number;
+  (await t.app.core.sql`select data->>'placeId' as id from run_item where run_id = ${runId} order by seq`).map(
+    (r) => r.id as string,
+  );
+const jobs = async (runId: string) =>
+  (await t.app.core.sql`select count(*)::int as n from graphile_worker.jobs where key = ${runId}`)[0]!.n as number;
 const status = async (runId: string) => (await run(runId)).status;
-const activeRuns = async (accountId: string) => (await t.app.core.sql`select active_runs from wallet where account_id = ${accountId}`)[0]!.active_runs as number;
+const activeRuns = async (accountId: string) =>
+  (await t.app.core.sql`select active_runs from wallet where account_id = ${accountId}`)[0]!.active_runs as number;
 const deliveries = async (runId: string) =>
-  (await t.app.core.sql`select event, url from webhook_delivery where run_id = ${runId} order by created_at`).map((r) => `${r.event} ${r.url}`);
+  (await t.app.core.sql`select event, url from webhook_delivery where run_id = ${runId} order by created_at`).map(
+    (r) => `${r.event} ${r.url}`,
+  );
 
 /** How many dentists the catalog holds, capped at the run's 120. */
 let expectedRows: number;
@@ -140,7 +148,10 @@ describe('a cancel part-way', () => {
   it('ends the run ABORTED with the rows stored before it, billed, and promotes the next run; rows the runner hands over later are dropped', async () => {
     const { accountId, principal } = await account();
     const before = await t.walletMicros(accountId);
-    const { run: first } = await startRun(t.app.core, principal, 'maps', { ...INPUT, webhookUrl: 'https://hooks.example.com/run' });
+    const { run: first } = await startRun(t.app.core, principal, 'maps', {
+      ...INPUT,
+      webhookUrl: 'https://hooks.example.com/run',
+    });
     const { run: next } = await startRun(t.app.core, principal, 'maps', INPUT);
     expect([await status(first.id), await status(next.id)]).toEqual(['RUNNING', 'READY']);
     const source = stallingSources(1);
@@ -184,7 +195,12 @@ describe('a cancel part-way', () => {
     const progress = await cancelledUnannounced(r.id, 1);
     const ended = await run(r.id);
     // The page in hand was stored with the cancel's message untouched, then the run ended ABORTED.
-    expect(ended).toMatchObject({ status: 'ABORTED', status_message: 'Cancelled: 100 businesses kept', item_count: 100, charged: 100n * PRICE });
+    expect(ended).toMatchObject({
+      status: 'ABORTED',
+      status_message: 'Cancelled: 100 businesses kept',
+      item_count: 100,
+      charged: 100n * PRICE,
+    });
     expect(await seqs(r.id)).toHaveLength(100);
     expect(progress.map(({ itemCount, statusMessage }) => ({ itemCount, statusMessage }))).toEqual([
       { itemCount: 50, statusMessage: '"dentist": 50 places found' },
@@ -204,7 +220,11 @@ describe('a cancel part-way', () => {
     expect(await t.walletMicros(accountId)).toBe(before - BigInt(expectedRows) * PRICE);
     expect(await activeRuns(accountId)).toBe(0);
     // The last page arrives with the end: no progress event of its own.
-    expect(progress.map((p) => `${p.itemCount} ${p.status}`)).toEqual(['50 RUNNING', '100 RUNNING', `${expectedRows} ABORTED`]);
+    expect(progress.map((p) => `${p.itemCount} ${p.status}`)).toEqual([
+      '50 RUNNING',
+      '100 RUNNING',
+      `${expectedRows} ABORTED`,
+    ]);
   });
 
   it('a run found ABORTING when its job starts ends ABORTED without running', async () => {
@@ -216,7 +236,12 @@ describe('a cancel part-way', () => {
     const source = stallingSources(0);
     await executeRun({ ...t.app.core, sources: source.sources }, r.id);
     expect(source.calls()).toBe(0);
-    expect(await run(r.id)).toMatchObject({ status: 'ABORTED', status_message: 'Cancelled: 0 businesses kept', item_count: 0, charged: 0n });
+    expect(await run(r.id)).toMatchObject({
+      status: 'ABORTED',
+      status_message: 'Cancelled: 0 businesses kept',
+      item_count: 0,
+      charged: 0n,
+    });
     expect(await t.walletMicros(accountId)).toBe(before);
     expect(await activeRuns(accountId)).toBe(0);
   });
@@ -226,14 +251,20 @@ describe('the time limit part-way', () => {
   it('ends a run whose source hangs TIMED-OUT when its limit passes, keeping and billing what was stored', async () => {
     const { accountId, principal } = await account();
     const before = await t.walletMicros(accountId);
-    const { run: r } = await startRun(t.app.core, principal, 'maps', { ...INPUT, webhookUrl: 'https://hooks.example.com/late' });
+    const { run: r } = await startRun(t.app.core, principal, 'maps', {
+      ...INPUT,
+      webhookUrl: 'https://hooks.example.com/late',
+    });
     const { run: next } = await startRun(t.app.core, principal, 'maps', INPUT);
     const source = stallingSources(1);
     const { logger, lines } = recordingLogger();
     const limitSecs = 3;
     await t.app.core.sql`update run set started_at = now() where id = ${r.id}`;
     // The source never answers the second page: only the time limit can end this run.
-    await executeRun({ ...t.app.core, sources: source.sources, logger, config: { ...t.app.core.config, runTimeoutSecs: limitSecs } }, r.id);
+    await executeRun(
+      { ...t.app.core, sources: source.sources, logger, config: { ...t.app.core.config, runTimeoutSecs: limitSecs } },
+      r.id,
+    );
     expect(await run(r.id)).toEqual({
       status: 'TIMED-OUT',
       status_message: `Timed out after ${limitSecs} s (this tool's limit): 50 businesses kept`,
@@ -243,7 +274,12 @@ describe('the time limit part-way', () => {
       billed_units: 50,
       settled: true,
     });
-    expect(lines.find((l) => l.msg === 'run timed out')).toMatchObject({ level: 40, limitSecs, runId: r.id, tool: 'maps' });
+    expect(lines.find((l) => l.msg === 'run timed out')).toMatchObject({
+      level: 40,
+      limitSecs,
+      runId: r.id,
+      tool: 'maps',
+    });
     expect(await status(next.id)).toBe('RUNNING');
     expect(await activeRuns(accountId)).toBe(1);
     expect(await t.walletMicros(accountId)).toBe(before - 50n * PRICE - 120n * PRICE);
@@ -265,9 +301,20 @@ describe('a worker that stops part-way', () => {
     await source.stalled;
     stopping.abort();
     await executing;
-    expect(await run(r.id)).toMatchObject({ status: 'RUNNING', item_count: 50, handled: 50, charged: 50n * PRICE, billed_units: 50, settled: false });
+    expect(await run(r.id)).toMatchObject({
+      status: 'RUNNING',
+      item_count: 50,
+      handled: 50,
+      charged: 50n * PRICE,
+      billed_units: 50,
+      settled: false,
+    });
     expect(await jobs(r.id)).toBe(1);
-    expect(lines.find((l) => l.msg === 'worker stopping: run handed back')).toMatchObject({ level: 30, items: 50, runId: r.id });
+    expect(lines.find((l) => l.msg === 'worker stopping: run handed back')).toMatchObject({
+      level: 30,
+      items: 50,
+      runId: r.id,
+    });
     expect(await activeRuns(accountId)).toBe(1);
     source.release();
 
@@ -276,7 +323,10 @@ describe('a worker that stops part-way', () => {
     await executeRun({ ...t.app.core, logger: resumed.logger }, r.id);
     expect(await run(r.id)).toEqual(everyRow('SUCCEEDED', `Finished: ${expectedRows} businesses`));
     expect(await seqs(r.id)).toEqual(Array.from({ length: expectedRows }, (_, i) => i));
-    expect(resumed.lines.find((l) => l.msg === 'run succeeded')).toMatchObject({ items: expectedRows, holdUsedUp: false });
+    expect(resumed.lines.find((l) => l.msg === 'run succeeded')).toMatchObject({
+      items: expectedRows,
+      holdUsedUp: false,
+    });
     expect(await t.walletMicros(accountId)).toBe(before - BigInt(expectedRows) * PRICE);
     expect(await activeRuns(accountId)).toBe(0);
 
@@ -340,7 +390,9 @@ describe('a run that fails', () => {
     const { logger, lines } = recordingLogger();
     await executeRun({ ...t.app.core, sources, logger }, r.id);
     expect(await run(r.id)).toMatchObject({ status: 'FAILED', item_count: 0, charged: 0n, settled: true });
-    const failed = lines.find((l) => l.msg === 'run failed') as { level: number; runId: string; err: { message: string } } | undefined;
+    const failed = lines.find((l) => l.msg === 'run failed') as
+      | { level: number; runId: string; err: { message: string } }
+      | undefined;
     expect(failed).toMatchObject({ level: 50, runId: r.id, tool: 'maps', err: { message: 'socket hang up' } });
     expect(await activeRuns(accountId)).toBe(0);
   });
@@ -355,17 +407,30 @@ describe('what a finished run says', () => {
   };
 
   it('counts the units found and billed for a tool that bills what it finds', async () => {
-    const emails = (await t.app.core.sql`select email from person where mobile is not null and email is not null order by id limit 2`).map((r) => r.email as string);
+    const emails = (
+      await t.app.core.sql`select email from person where mobile is not null and email is not null order by id limit 2`
+    ).map((r) => r.email as string);
     const ended = await finish('mobile-finder', { inputs: [...emails, 'nobody@nowhere.example.org'] });
-    expect(ended).toMatchObject({ status: 'SUCCEEDED', status_message: 'Finished: 3 inputs; 2 mobile numbers found and billed', item_count: 3, billed_units: 2, charged: 500_000n });
+    expect(ended).toMatchObject({
+      status: 'SUCCEEDED',
+      status_message: 'Finished: 3 inputs; 2 mobile numbers found and billed',
+      item_count: 3,
+      billed_units: 2,
+      charged: 500_000n,
+    });
   });
 
   it('names the overdraft in the hold of a tool that may spend past the wallet', async () => {
     // 0.01 USD in the wallet: 1.01 USD held, 258 leads at 0.0039 USD.
-    const ended = await finish('lead-scraper', { url: 'https://app.apollo.io/#/people?personLocations[]=United%20States', count: 1000 }, 10_000n);
+    const ended = await finish(
+      'lead-scraper',
+      { url: 'https://app.apollo.io/#/people?personLocations[]=United%20States', count: 1000 },
+      10_000n,
+    );
     expect(ended).toMatchObject({
       status: 'SUCCEEDED',
-      status_message: 'Stopped after 258 leads: the 1.01 USD held for this run (the wallet balance plus 1.00 USD) is used up. Buy credits to get more.',
+      status_message:
+        'Stopped after 258 leads: the 1.01 USD held for this run (the wallet balance plus 1.00 USD) is used up. Buy credits to get more.',
       item_count: 258,
       charged: 258n * 3_900n,
     });
@@ -373,7 +438,9 @@ describe('what a finished run says', () => {
 
   it('adds the runner’s note after the count', async () => {
     const ended = await finish('tech-stack', { technology: 'klaviyo' });
-    expect(ended.status_message).toMatch(new RegExp(`^Finished: ${ended.item_count} domains\\. Looked up in the \\d{4}-\\d{2} data$`));
+    expect(ended.status_message).toMatch(
+      new RegExp(`^Finished: ${ended.item_count} domains\\. Looked up in the \\d{4}-\\d{2} data$`),
+    );
   });
 });
 
@@ -400,7 +467,12 @@ describe('an attempt that resumes part-way through a page', () => {
     expect(await run(r.id)).toMatchObject({ status: 'RUNNING', item_count: 30, charged: 30n * PRICE });
     // The next attempt reads whole pages of 50: the first 30 rows of its first page are stored already.
     await executeRun(t.app.core, r.id);
-    expect(await run(r.id)).toMatchObject({ status: 'SUCCEEDED', item_count: expectedRows, charged: BigInt(expectedRows) * PRICE, billed_units: expectedRows });
+    expect(await run(r.id)).toMatchObject({
+      status: 'SUCCEEDED',
+      item_count: expectedRows,
+      charged: BigInt(expectedRows) * PRICE,
+      billed_units: expectedRows,
+    });
     expect(await seqs(r.id)).toEqual(Array.from({ length: expectedRows }, (_, i) => i));
     const { run: whole } = await startRun(t.app.core, principal, 'maps', INPUT);
     await executeRun(t.app.core, whole.id);
@@ -412,13 +484,19 @@ describe('settling against a hold of both kinds of credit', () => {
   it('charges the whole hold when the run uses it all, plan and purchased credits together', async () => {
     const { accountId, principal } = await account();
     // 0.05 USD of the wallet is purchased credit, spent first: the hold takes it and the rest from plan credits.
-    await t.app.core.sql`update wallet set plan_micros = plan_micros - 50000, purchased_micros = purchased_micros + 50000 where account_id = ${accountId}`;
+    await t.app.core
+      .sql`update wallet set plan_micros = plan_micros - 50000, purchased_micros = purchased_micros + 50000 where account_id = ${accountId}`;
     const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
-    const [hold] = await t.app.core.sql`select hold_plan_micros::text as plan, hold_purchased_micros::text as purchased from run where id = ${r.id}`;
+    const [hold] = await t.app.core
+      .sql`select hold_plan_micros::text as plan, hold_purchased_micros::text as purchased from run where id = ${r.id}`;
     expect(BigInt(hold!.purchased as string)).toBe(50_000n);
     expect(BigInt(hold!.plan as string) + 50_000n).toBe(120n * PRICE);
     await executeRun(t.app.core, r.id);
-    expect(await run(r.id)).toMatchObject({ status: 'SUCCEEDED', item_count: expectedRows, charged: BigInt(expectedRows) * PRICE });
+    expect(await run(r.id)).toMatchObject({
+      status: 'SUCCEEDED',
+      item_count: expectedRows,
+      charged: BigInt(expectedRows) * PRICE,
+    });
   });
 });
 
@@ -428,7 +506,11 @@ describe('with money checks off', () => {
     const deps = { ...t.app.core, config: { ...t.app.core.config, enforceLimits: false } };
     const { run: r } = await startRun(deps, principal, 'maps', INPUT);
     await executeRun(deps, r.id);
-    expect(await run(r.id)).toMatchObject({ status: 'SUCCEEDED', status_message: `Finished: ${expectedRows} businesses`, item_count: expectedRows });
+    expect(await run(r.id)).toMatchObject({
+      status: 'SUCCEEDED',
+      status_message: `Finished: ${expectedRows} businesses`,
+      item_count: expectedRows,
+    });
   });
 });
 
@@ -465,12 +547,19 @@ describe('a cancel accepted after the last batch', () => {
         searchPlaces: async (query) => {
           if (pages++ < 2) return real.searchPlaces(query);
           // The cancel lands while the runner reads its last (empty) page; nothing announces it in time.
-          await t.app.core.sql`update run set status = 'ABORTING', status_message = 'Cancelling: results stored so far are kept' where id = ${r.id}`;
+          await t.app.core
+            .sql`update run set status = 'ABORTING', status_message = 'Cancelling: results stored so far are kept' where id = ${r.id}`;
           return [];
         },
       },
     };
     await executeRun({ ...t.app.core, sources }, r.id);
-    expect(await run(r.id)).toMatchObject({ status: 'ABORTED', status_message: 'Cancelled: 100 businesses kept', item_count: 100, charged: 100n * PRICE, settled: true });
+    expect(await run(r.id)).toMatchObject({
+      status: 'ABORTED',
+      status_message: 'Cancelled: 100 businesses kept',
+      item_count: 100,
+      charged: 100n * PRICE,
+      settled: true,
+    });
   });
 });

@@ -32,22 +32,40 @@ async function next<T>(events: AsyncIterator<T>): Promise<T> {
 }
 
 /** Stores rows `from` … `to - 1` of a run ({ i }) and sets its count to `count`, announcing `announced` (default: the stored run). */
-async function store(runId: string, from: number, to: number, count: number, change: { status?: 'SUCCEEDED'; announcedCount?: number } = {}) {
+async function store(
+  runId: string,
+  from: number,
+  to: number,
+  count: number,
+  change: { status?: 'SUCCEEDED'; announcedCount?: number } = {},
+) {
   await t.app.core.db.transaction(async (tx) => {
-    if (to > from) await tx.execute(`insert into run_item (run_id, seq, data) select '${runId}', g, json_build_object('i', g) from generate_series(${from}, ${to - 1}) g` as never);
+    if (to > from)
+      await tx.execute(
+        `insert into run_item (run_id, seq, data) select '${runId}', g, json_build_object('i', g) from generate_series(${from}, ${to - 1}) g` as never,
+      );
     const [row] = await tx
       .update(runTable)
-      .set({ itemCount: count, handled: count, ...(change.status ? { status: change.status, finishedAt: new Date() } : {}) })
+      .set({
+        itemCount: count,
+        handled: count,
+        ...(change.status ? { status: change.status, finishedAt: new Date() } : {}),
+      })
       .where(eq(runTable.id, runId))
       .returning();
     const snapshot = snapshotOf(row!);
-    await t.app.core.events.publishRun(tx, accountId, change.status ? 'finished' : 'progress', { ...snapshot, itemCount: change.announcedCount ?? snapshot.itemCount });
+    await t.app.core.events.publishRun(tx, accountId, change.status ? 'finished' : 'progress', {
+      ...snapshot,
+      itemCount: change.announcedCount ?? snapshot.itemCount,
+    });
   });
 }
 
 describe('cancel', () => {
   it('announces ABORTING once as a progress event; a second cancel answers the same and announces nothing', async () => {
-    const events = (await t.app.core.events.subscribe('runEvents', accountId))[Symbol.asyncIterator]() as AsyncIterator<RunEvent>;
+    const events = (await t.app.core.events.subscribe('runEvents', accountId))[
+      Symbol.asyncIterator
+    ]() as AsyncIterator<RunEvent>;
     try {
       const { run } = await startRun(t.app.core, principal, 'maps', DENVER_DENTISTS);
       expect(await next(events)).toMatchObject({ kind: 'created', run: { id: run.id, status: 'RUNNING' } });
@@ -73,7 +91,11 @@ describe('cancel', () => {
       await startRun(queued.app.core, p, 'maps', DENVER_DENTISTS);
       const { run } = await startRun(queued.app.core, p, 'maps', DENVER_DENTISTS);
       expect(run.status).toBe('READY');
-      expect(await cancelRun(queued.app.core, p, run.id)).toMatchObject({ status: 'ABORTED', statusMessage: 'Cancelled before it started: nothing was charged', cost: 0 });
+      expect(await cancelRun(queued.app.core, p, run.id)).toMatchObject({
+        status: 'ABORTED',
+        statusMessage: 'Cancelled before it started: nothing was charged',
+        cost: 0,
+      });
     } finally {
       await queued.stop();
     }
@@ -82,7 +104,10 @@ describe('cancel', () => {
 
 describe('following a run’s rows', () => {
   it('pages stored rows by 500, then each stored batch, then what the final read finds, in order and without gaps', async () => {
-    const { run } = await startRun(t.app.core, principal, 'maps', { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 2000 });
+    const { run } = await startRun(t.app.core, principal, 'maps', {
+      ...DENVER_DENTISTS,
+      maxCrawledPlacesPerSearch: 2000,
+    });
     await store(run.id, 0, 600, 600);
     const batches: RunItemsBatch[] = [];
     const stream = followRunItems(t.app.core, principal, run.id);

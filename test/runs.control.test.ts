@@ -13,8 +13,12 @@ import { waitFor } from './helpers/wait.ts';
 import { collect, disposeClients, wsClient } from './helpers/ws.ts';
 import { graphql } from './graphql/gql/index.ts';
 
-const CancelRun = graphql(`mutation RunsControlCancelRun($id: ID!) { cancelRun(id: $id) { run { id status } userErrors { code } } }`);
-const CancelRunAgain = graphql(`mutation RunsControlCancelRunAgain($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code field message } } }`);
+const CancelRun = graphql(
+  `mutation RunsControlCancelRun($id: ID!) { cancelRun(id: $id) { run { id status } userErrors { code } } }`,
+);
+const CancelRunAgain = graphql(
+  `mutation RunsControlCancelRunAgain($id: ID!) { cancelRun(id: $id) { run { id } userErrors { code field message } } }`,
+);
 const RunItems = graphql(`
   subscription RunsControlRunItems($id: ID!) { runItems(id: $id) { offset results { __typename ... on MapsResult { placeId } } run { status } } }
 `);
@@ -61,7 +65,11 @@ describe('cancel', () => {
     await execution;
 
     const status = await t.request('GET', `/api/v1/scrape/status/${run.id}`, { key });
-    expect(status.body).toMatchObject({ status: 'ABORTED', statusMessage: 'Cancelled: 50 businesses kept', outputUrl: `${t.url}/api/downloads/${run.id}` });
+    expect(status.body).toMatchObject({
+      status: 'ABORTED',
+      statusMessage: 'Cancelled: 50 businesses kept',
+      outputUrl: `${t.url}/api/downloads/${run.id}`,
+    });
     const row = await runRow(run.id);
     expect(row.item_count).toBe(50);
     expect(BigInt(row.charged_micros)).toBe(50n * PRICE_MICROS);
@@ -104,7 +112,10 @@ describe('cancel', () => {
       const before = await small.request('GET', '/api/v1/wallet', { key: apiKey });
 
       const cancel = await small.request('POST', `/api/v1/scrape/cancel/${waiting.id}`, { key: apiKey });
-      expect(cancel.body).toMatchObject({ status: 'ABORTED', statusMessage: 'Cancelled before it started: nothing was charged' });
+      expect(cancel.body).toMatchObject({
+        status: 'ABORTED',
+        statusMessage: 'Cancelled before it started: nothing was charged',
+      });
       const after = await small.request('GET', '/api/v1/wallet', { key: apiKey });
       const held = Number(after.body.wallet.total_balance_dollars) - Number(before.body.wallet.total_balance_dollars);
       expect(held).toBeCloseTo(120 * 0.0099, 6);
@@ -151,7 +162,10 @@ describe('cancel', () => {
     await execution; // the pending page is never released: the stop does not wait for it
     expect((await runRow(run.id)).status).toBe('ABORTED');
     const again = await t.graphql(key, CancelRunAgain, { id: run.id });
-    expect(again.body.data!.cancelRun).toEqual({ run: null, userErrors: [{ code: 'RUN_FINISHED', field: null, message: expect.stringMatching(/ended/) }] });
+    expect(again.body.data!.cancelRun).toEqual({
+      run: null,
+      userErrors: [{ code: 'RUN_FINISHED', field: null, message: expect.stringMatching(/ended/) }],
+    });
   });
 });
 
@@ -167,7 +181,8 @@ describe('time limits', () => {
         ...quick.app.core.sources,
         localBusinesses: {
           ...quick.app.core.sources.localBusinesses,
-          searchPlaces: (query) => (pages++ === 0 ? quick.app.core.sources.localBusinesses.searchPlaces(query) : new Promise(() => {})),
+          searchPlaces: (query) =>
+            pages++ === 0 ? quick.app.core.sources.localBusinesses.searchPlaces(query) : new Promise(() => {}),
         },
       };
       // The source never answers: that executeRun returns at all shows the limit does not wait for it.
@@ -199,14 +214,16 @@ describe('worker shutdown', () => {
     expect(jobs).toHaveLength(1);
 
     await executeRun(t.app.core, run.id);
-    const expected = await t.app.core.sql`select count(*)::int as n from local_business where search_text @@ plainto_tsquery('english', 'dentist')`;
+    const expected = await t.app.core
+      .sql`select count(*)::int as n from local_business where search_text @@ plainto_tsquery('english', 'dentist')`;
     const total = Math.min(120, expected[0]!.n as number);
     const row = await runRow(run.id);
     expect(row).toMatchObject({ status: 'SUCCEEDED', item_count: total });
     expect(BigInt(row.charged_micros)).toBe(BigInt(total) * PRICE_MICROS);
     const seqs = await t.app.core.sql`select seq from run_item where run_id = ${run.id} order by seq`;
     expect(seqs.map((r) => r.seq)).toEqual([...Array(total).keys()]);
-    const ids = await t.app.core.sql`select count(distinct data->>'place_id')::int as n from run_item where run_id = ${run.id}`;
+    const ids = await t.app.core
+      .sql`select count(distinct data->>'place_id')::int as n from run_item where run_id = ${run.id}`;
     expect(ids[0]!.n).toBe(total);
   });
 });
@@ -220,7 +237,9 @@ describe('waitForFinish', () => {
     // The request holds from the moment it subscribes to the run; the run cannot end before the pages are released.
     const holding = nextSubscription(t.app.core.events, 'runProgress', run.id);
     let answered = false;
-    const waiting = t.request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=20`, { key }).finally(() => (answered = true));
+    const waiting = t
+      .request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=20`, { key })
+      .finally(() => (answered = true));
     await holding;
     expect(answered).toBe(false);
     gate.releaseAll();
@@ -247,11 +266,20 @@ describe('waitForFinish', () => {
     const db = drizzle(counting) as unknown as typeof t.app.core.db;
     const waiting = waitForRun({ ...t.app.core, db }, principal, run.id, 30);
     // The run ends only once the wait has read it (not ended yet) and waits for its end.
-    await waitFor(() => reads, (n) => n === 1, { what: 'the wait read the run' });
+    await waitFor(
+      () => reads,
+      (n) => n === 1,
+      { what: 'the wait read the run' },
+    );
     await executeRun(t.app.core, run.id);
     const answer = await waiting;
     expect(answer).toEqual(await runStatus(t.app.core, principal, run.id));
-    expect(answer).toMatchObject({ status: 'SUCCEEDED', itemCount: 10, finishedAt: expect.any(String), expiresAt: expect.any(String) });
+    expect(answer).toMatchObject({
+      status: 'SUCCEEDED',
+      itemCount: 10,
+      finishedAt: expect.any(String),
+      expiresAt: expect.any(String),
+    });
     expect(answer.cost).toBeGreaterThan(0);
     expect(reads).toBe(1);
   });
@@ -290,7 +318,10 @@ describe('waitForFinish', () => {
     const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
     const res = await t.request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=61`, { key });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'validation_failed', details: [{ path: 'waitForFinish', message: 'must be at most 60' }] });
+    expect(res.body.error).toMatchObject({
+      code: 'validation_failed',
+      details: [{ path: 'waitForFinish', message: 'must be at most 60' }],
+    });
   });
 });
 
@@ -311,7 +342,8 @@ describe('subscriptions', () => {
     await execution;
     const batches = await stream.done;
     const rows = batches.flatMap((b) => b.results);
-    const stored = await t.app.core.sql`select data->>'place_id' as id from run_item where run_id = ${run.id} order by seq`;
+    const stored = await t.app.core
+      .sql`select data->>'place_id' as id from run_item where run_id = ${run.id} order by seq`;
     expect(rows.map((r) => (r.__typename === 'MapsResult' ? r.placeId : undefined))).toEqual(stored.map((r) => r.id));
     let offset = 0;
     for (const batch of batches) {
@@ -329,7 +361,9 @@ describe('subscriptions', () => {
     const held = executeRun({ ...t.app.core, sources: gate.sources }, inFlight.id);
     await gate.reachedPage(0);
 
-    const events = collect(wsClient(t.url, apiKey), RunEvents, {}, 'runEvents', (items) => items.some((e) => e.kind === 'FINISHED' && e.run.id !== inFlight.id));
+    const events = collect(wsClient(t.url, apiKey), RunEvents, {}, 'runEvents', (items) =>
+      items.some((e) => e.kind === 'FINISHED' && e.run.id !== inFlight.id),
+    );
     expect(await events.first).toEqual({ kind: 'PROGRESS', run: { id: inFlight.id, status: 'RUNNING' } });
     const { run } = await startRun(t.app.core, who, 'maps', { ...INPUT, maxCrawledPlacesPerSearch: 60 });
     await executeRun(t.app.core, run.id);

@@ -46,25 +46,38 @@ async function holdBackSecondBatch(runId: string) {
 
 /** Statements of other sessions waiting on a lock to write a run's rows. */
 const secondBatchWaiting = async () =>
-  ((await t.app.core.sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%insert into%run_item%'`)[0] as { n: number }).n;
+  (
+    (
+      await t.app.core
+        .sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%insert into%run_item%'`
+    )[0] as { n: number }
+  ).n;
 
-const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) => waitFor(read, ok, { timeoutMs: 60_000, intervalMs: 100, what });
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) =>
+  waitFor(read, ok, { timeoutMs: 60_000, intervalMs: 100, what });
 
 const runRow = async (id: string) =>
-  (await t.app.core.sql`select status, item_count, charged_micros from run where id = ${id}`)[0] as { status: string; item_count: number; charged_micros: string };
+  (await t.app.core.sql`select status, item_count, charged_micros from run where id = ${id}`)[0] as {
+    status: string;
+    item_count: number;
+    charged_micros: string;
+  };
 
 async function expectCompleteOnce(runId: string) {
-  const [expected] = await t.app.core.sql`select count(*)::int as n from local_business where search_text @@ plainto_tsquery('english', 'dentist')`;
+  const [expected] = await t.app.core
+    .sql`select count(*)::int as n from local_business where search_text @@ plainto_tsquery('english', 'dentist')`;
   const total = Math.min(120, expected!.n as number);
   expect(total).toBeGreaterThan(100);
   const row = await runRow(runId);
   expect(row.status).toBe('SUCCEEDED');
   expect(row.item_count).toBe(total);
   expect(BigInt(row.charged_micros)).toBe(BigInt(total) * PRICE_MICROS);
-  const items = await t.app.core.sql`select seq, data->>'place_id' as place from run_item where run_id = ${runId} order by seq`;
+  const items = await t.app.core
+    .sql`select seq, data->>'place_id' as place from run_item where run_id = ${runId} order by seq`;
   expect(items.map((r) => r.seq)).toEqual([...Array(total).keys()]);
   expect(new Set(items.map((r) => r.place)).size).toBe(total);
-  const charges = await t.app.core.sql`select kind, plan_micros + purchased_micros as micros from ledger_entry where run_id = ${runId} and kind = 'charge'`;
+  const charges = await t.app.core
+    .sql`select kind, plan_micros + purchased_micros as micros from ledger_entry where run_id = ${runId} and kind = 'charge'`;
   expect(charges).toHaveLength(1);
   expect(BigInt(charges[0]!.micros)).toBe(-BigInt(total) * PRICE_MICROS);
 }
@@ -77,7 +90,11 @@ describe('crash safety', { timeout: 120_000 }, () => {
     const release = await holdBackSecondBatch(runId);
 
     const first = await spawnWorker(baseEnv());
-    await until(() => runRow(runId), (r) => r.item_count === 50, 'the first batch').catch((err: Error) => {
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 50,
+      'the first batch',
+    ).catch((err: Error) => {
       throw new Error(`${err.message}\nworker output: ${first.output()}`);
     });
     first.kill('SIGKILL');
@@ -86,7 +103,11 @@ describe('crash safety', { timeout: 120_000 }, () => {
     expect(await runRow(runId)).toMatchObject({ status: 'RUNNING', item_count: 50 });
 
     const second = await spawnWorker(baseEnv());
-    await until(() => runRow(runId), (r) => r.status !== 'RUNNING', 'the run to end');
+    await until(
+      () => runRow(runId),
+      (r) => r.status !== 'RUNNING',
+      'the run to end',
+    );
     await expectCompleteOnce(runId);
     second.kill('SIGTERM');
     expect(await exitCode(second)).toMatchObject({ code: 0 });
@@ -101,8 +122,15 @@ describe('crash safety', { timeout: 120_000 }, () => {
     const gateway = await spawnGateway({ ...baseEnv(), LEADGATE_INLINE_WORKER: 'true', AUTH_CACHE_SECS: '0' });
     const client = wsClient(gateway.url, key, { lazy: false, onNonLazyError: () => {} });
     const closed = closeCode(client);
-    client.subscribe({ query: 'subscription { runEvents { kind } }' }, { next: () => {}, error: () => {}, complete: () => {} });
-    await until(() => runRow(runId), (r) => r.item_count === 50, 'the first batch');
+    client.subscribe(
+      { query: 'subscription { runEvents { kind } }' },
+      { next: () => {}, error: () => {}, complete: () => {} },
+    );
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 50,
+      'the first batch',
+    );
     // The second batch is in hand once its insert waits on the held row: stop the gateway only then.
     await until(secondBatchWaiting, (n) => n > 0, 'the second batch to wait on the held row');
 
@@ -119,7 +147,11 @@ describe('crash safety', { timeout: 120_000 }, () => {
     expect(job!.locked_at).toBeNull();
 
     const worker = await spawnWorker(baseEnv());
-    await until(() => runRow(runId), (r) => r.status !== 'RUNNING', 'the run to end');
+    await until(
+      () => runRow(runId),
+      (r) => r.status !== 'RUNNING',
+      'the run to end',
+    );
     worker.kill('SIGTERM');
     await worker.exited();
     await expectCompleteOnce(runId);

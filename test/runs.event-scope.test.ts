@@ -40,8 +40,10 @@ afterAll(async () => {
 });
 
 /** Notifications received by this process's buses so far. */
-const received = async () => (await eventFanout.get()).values.find((v) => v.metricName === 'leadgate_event_fanout_seconds_count')?.value ?? 0;
-const counted = async (counter: typeof runsStarted, tool: string) => (await counter.get()).values.filter((v) => v.labels.tool === tool).reduce((sum, v) => sum + v.value, 0);
+const received = async () =>
+  (await eventFanout.get()).values.find((v) => v.metricName === 'leadgate_event_fanout_seconds_count')?.value ?? 0;
+const counted = async (counter: typeof runsStarted, tool: string) =>
+  (await counter.get()).values.filter((v) => v.labels.tool === tool).reduce((sum, v) => sum + v.value, 0);
 const listens = (verb: 'listen' | 'unlisten') => statements.filter((s) => s.startsWith(`${verb} `));
 
 /**
@@ -56,16 +58,26 @@ async function announce(publisher: EventBus, run: Run, status: RunSnapshot['stat
   });
 }
 
-const describeEvent = (runs: Record<string, Run>) => (e: RunEvent) => `${Object.keys(runs).find((name) => runs[name]!.id === e.run.id)} ${e.kind} ${e.run.status}`;
+const describeEvent = (runs: Record<string, Run>) => (e: RunEvent) =>
+  `${Object.keys(runs).find((name) => runs[name]!.id === e.run.id)} ${e.kind} ${e.run.status}`;
 
 describe('event bus scopes', { timeout: 60_000 }, () => {
   it('gives a gateway’s bus the runs and accounts it follows and nothing else, and a worker’s bus the cancels', async () => {
     const [a, b] = [await d.account(), await d.account()];
-    const runs = { x: await d.insertRun({ accountId: a, status: 'RUNNING' }), y: await d.insertRun({ accountId: a, status: 'RUNNING' }), z: await d.insertRun({ accountId: b, status: 'RUNNING' }) };
+    const runs = {
+      x: await d.insertRun({ accountId: a, status: 'RUNNING' }),
+      y: await d.insertRun({ accountId: a, status: 'RUNNING' }),
+      z: await d.insertRun({ accountId: b, status: 'RUNNING' }),
+    };
     const before = listens('listen').length;
     // Two subscriptions made together: one LISTEN statement for both channels.
-    const [progressG, accountG] = await Promise.all([gateway.subscribe('runProgress', runs.x.id), gateway.subscribe('runEvents', a)]);
-    expect(listens('listen').slice(before)).toEqual([`listen "leadgate_run_${runs.x.id}"; listen "leadgate_account_${a}"`]);
+    const [progressG, accountG] = await Promise.all([
+      gateway.subscribe('runProgress', runs.x.id),
+      gateway.subscribe('runEvents', a),
+    ]);
+    expect(listens('listen').slice(before)).toEqual([
+      `listen "leadgate_run_${runs.x.id}"; listen "leadgate_account_${a}"`,
+    ]);
     const progressW = await worker.subscribe('runProgress', runs.x.id);
     const accountW = await worker.subscribe('runEvents', a);
     const otherW = await worker.subscribe('runEvents', b);
@@ -80,24 +92,45 @@ describe('event bus scopes', { timeout: 60_000 }, () => {
     await announce(gateway, runs.x, 'ABORTED', 'finished');
 
     // The gateway: x on its run's topic; x and y on the account's; nothing of account b.
-    expect((await takeEvents<RunSnapshot>(progressG, 3, 'gateway, run topic')).map((s) => s.status)).toEqual(['RUNNING', 'ABORTING', 'ABORTED']);
-    expect((await takeEvents<RunEvent>(accountG, 4, 'gateway, account topic')).map(describeEvent(runs))).toEqual(['x progress RUNNING', 'y progress RUNNING', 'x progress ABORTING', 'x finished ABORTED']);
+    expect((await takeEvents<RunSnapshot>(progressG, 3, 'gateway, run topic')).map((s) => s.status)).toEqual([
+      'RUNNING',
+      'ABORTING',
+      'ABORTED',
+    ]);
+    expect((await takeEvents<RunEvent>(accountG, 4, 'gateway, account topic')).map(describeEvent(runs))).toEqual([
+      'x progress RUNNING',
+      'y progress RUNNING',
+      'x progress ABORTING',
+      'x finished ABORTED',
+    ]);
     // The worker: the cancels, each once, on the topics of its run and of the runs' accounts.
-    expect((await takeEvents<RunSnapshot>(progressW, 1, 'worker, run topic')).map((s) => s.status)).toEqual(['ABORTING']);
-    expect((await takeEvents<RunEvent>(accountW, 1, 'worker, account a')).map(describeEvent(runs))).toEqual(['x progress ABORTING']);
-    expect((await takeEvents<RunEvent>(otherW, 1, 'worker, account b')).map(describeEvent(runs))).toEqual(['z progress ABORTING']);
+    expect((await takeEvents<RunSnapshot>(progressW, 1, 'worker, run topic')).map((s) => s.status)).toEqual([
+      'ABORTING',
+    ]);
+    expect((await takeEvents<RunEvent>(accountW, 1, 'worker, account a')).map(describeEvent(runs))).toEqual([
+      'x progress ABORTING',
+    ]);
+    expect((await takeEvents<RunEvent>(otherW, 1, 'worker, account b')).map(describeEvent(runs))).toEqual([
+      'z progress ABORTING',
+    ]);
     // Received: the gateway x's three changes on two channels and y's on one (7), the worker two cancels.
     expect((await received()) - heard).toBe(9);
 
     // Followed no more: a little later, one UNLISTEN for both channels, and x's changes reach the gateway no more.
     await Promise.all([progressG.return(), accountG.return()]);
-    await waitFor(() => listens('unlisten'), (u) => u.includes(`unlisten "leadgate_run_${runs.x.id}"; unlisten "leadgate_account_${a}"`), { what: 'the UNLISTEN' });
+    await waitFor(
+      () => listens('unlisten'),
+      (u) => u.includes(`unlisten "leadgate_run_${runs.x.id}"; unlisten "leadgate_account_${a}"`),
+      { what: 'the UNLISTEN' },
+    );
     const w = await d.insertRun({ accountId: b, status: 'RUNNING' });
     const progressWG = await gateway.subscribe('runProgress', w.id);
     const quiet = await received();
     await announce(gateway, runs.x, 'ABORTED', 'finished');
     await announce(gateway, w, 'SUCCEEDED', 'finished');
-    expect((await takeEvents<RunSnapshot>(progressWG, 1, 'gateway, a run followed after')).map((s) => s.status)).toEqual(['SUCCEEDED']);
+    expect(
+      (await takeEvents<RunSnapshot>(progressWG, 1, 'gateway, a run followed after')).map((s) => s.status),
+    ).toEqual(['SUCCEEDED']);
     expect((await received()) - quiet, 'the gateway heard w, not x').toBe(1);
 
     // Followed again before the sweep: no new LISTEN, and it hears on.
@@ -119,7 +152,9 @@ describe('event bus scopes', { timeout: 60_000 }, () => {
     const listened = statements.slice(before).filter((q) => q.startsWith('listen '));
     expect(listened).toEqual([expect.stringMatching(/^listen "leadgate_run_[0-9a-f]{40}"$/)]);
     await d.db.transaction((tx) => gateway.publishRun(tx, accountId, 'progress', { ...hostile, status: 'SUCCEEDED' }));
-    expect((await takeEvents<RunSnapshot>(events, 1, 'the hostile id’s run')).map((s) => `${s.id} ${s.status}`)).toEqual([`${hostile.id} SUCCEEDED`]);
+    expect(
+      (await takeEvents<RunSnapshot>(events, 1, 'the hostile id’s run')).map((s) => `${s.id} ${s.status}`),
+    ).toEqual([`${hostile.id} SUCCEEDED`]);
     await events.return();
   });
 
@@ -145,7 +180,9 @@ describe('event bus scopes', { timeout: 60_000 }, () => {
       countedBeforeCommit = await counted(runsStarted, 'tech-stack');
     });
     expect(countedBeforeCommit, 'not counted before the commit').toBe(started);
-    expect(await counted(runsStarted, 'tech-stack'), 'counted by the time the transaction’s caller goes on').toBe(started + 1);
+    expect(await counted(runsStarted, 'tech-stack'), 'counted by the time the transaction’s caller goes on').toBe(
+      started + 1,
+    );
     expect(await takeEvents(progress, 1, 'gateway, its own start')).toHaveLength(1);
     expect(await takeEvents(account, 1, 'gateway, its own start, account')).toHaveLength(1);
     // The gateway heard its start on the two channels it follows, and nothing to count it by.
@@ -156,17 +193,36 @@ describe('event bus scopes', { timeout: 60_000 }, () => {
     const finished = await counted(runsFinished, 'tech-stack');
     const workerAccount = await worker.subscribe('runEvents', accountId);
     const beforeWorker = await received();
-    await d.db.transaction((tx) => worker.publishRun(tx, accountId, 'progress', { ...snapshotOf(run), status: 'ABORTING' }));
-    await d.db.transaction((tx) => worker.publishRun(tx, accountId, 'finished', { ...snapshotOf(run), status: 'ABORTED', finishedAt: new Date().toISOString() }));
-    expect((await takeEvents<RunEvent>(workerAccount, 2, 'worker, its own changes')).map((e) => `${e.kind} ${e.run.status}`)).toEqual(['progress ABORTING', 'finished ABORTED']);
-    expect((await takeEvents<RunEvent>(account, 2, 'gateway, the worker’s changes')).map((e) => `${e.kind} ${e.run.status}`)).toEqual(['progress ABORTING', 'finished ABORTED']);
+    await d.db.transaction((tx) =>
+      worker.publishRun(tx, accountId, 'progress', { ...snapshotOf(run), status: 'ABORTING' }),
+    );
+    await d.db.transaction((tx) =>
+      worker.publishRun(tx, accountId, 'finished', {
+        ...snapshotOf(run),
+        status: 'ABORTED',
+        finishedAt: new Date().toISOString(),
+      }),
+    );
+    expect(
+      (await takeEvents<RunEvent>(workerAccount, 2, 'worker, its own changes')).map((e) => `${e.kind} ${e.run.status}`),
+    ).toEqual(['progress ABORTING', 'finished ABORTED']);
+    expect(
+      (await takeEvents<RunEvent>(account, 2, 'gateway, the worker’s changes')).map((e) => `${e.kind} ${e.run.status}`),
+    ).toEqual(['progress ABORTING', 'finished ABORTED']);
     expect(await counted(runsFinished, 'tech-stack')).toBe(finished + 1);
     // Received: the gateway both changes on two channels (4); the worker its cancel on the control channel (1).
     await waitFor(received, (n) => n - beforeWorker >= 5, { what: 'the notifications' });
     // Nothing more comes: a later cancel (which both hear) is the next thing each subscriber gets.
-    await d.db.transaction((tx) => gateway.publishRun(tx, accountId, 'progress', { ...snapshotOf(run), status: 'ABORTING', itemCount: 99 }));
-    expect((await takeEvents<RunEvent>(account, 1, 'gateway, the next change')).map((e) => e.run.itemCount)).toEqual([99]);
-    expect((await takeEvents<RunEvent>(workerAccount, 1, 'worker, the next change')).map((e) => e.run.itemCount), 'the worker’s own cancel came once').toEqual([99]);
+    await d.db.transaction((tx) =>
+      gateway.publishRun(tx, accountId, 'progress', { ...snapshotOf(run), status: 'ABORTING', itemCount: 99 }),
+    );
+    expect((await takeEvents<RunEvent>(account, 1, 'gateway, the next change')).map((e) => e.run.itemCount)).toEqual([
+      99,
+    ]);
+    expect(
+      (await takeEvents<RunEvent>(workerAccount, 1, 'worker, the next change')).map((e) => e.run.itemCount),
+      'the worker’s own cancel came once',
+    ).toEqual([99]);
     await waitFor(received, (n) => n - beforeWorker >= 8, { what: 'the notifications of the later cancel' });
     expect((await received()) - beforeWorker).toBe(8);
     expect(await counted(runsFinished, 'tech-stack')).toBe(finished + 1);

@@ -17,7 +17,9 @@ import { waitFor } from './helpers/wait.ts';
 
 const POOLS = ['pool-a', 'pool-b', 'pool-c', 'pool-d'];
 const woken = (note: unknown, views: Record<string, Set<string>>, idle: (pool: string) => number = () => 1) =>
-  Object.entries(views).filter(([self, peers]) => routeNewJob(note, self, peers, idle(self)).nudge > 0).map(([self]) => self);
+  Object.entries(views)
+    .filter(([self, peers]) => routeNewJob(note, self, peers, idle(self)).nudge > 0)
+    .map(([self]) => self);
 const sameView = (pools: string[]) => Object.fromEntries(pools.map((p) => [p, new Set(pools)]));
 
 describe('routing a new job', () => {
@@ -41,7 +43,12 @@ describe('routing a new job', () => {
   });
 
   it('wakes nobody for a note that announces no new job', () => {
-    for (const note of [{ count: 0, join: 'pool-e' }, { count: 0, leave: 'pool-a' }, { r: 0.2, count: -1 }]) expect(woken(note, sameView(POOLS))).toEqual([]);
+    for (const note of [
+      { count: 0, join: 'pool-e' },
+      { count: 0, leave: 'pool-a' },
+      { r: 0.2, count: -1 },
+    ])
+      expect(woken(note, sameView(POOLS))).toEqual([]);
   });
 
   it('has a pool with no idle worker pass the job on, and then ranks it among the pools not skipped', () => {
@@ -91,7 +98,11 @@ describe('worker pools on one Postgres', () => {
     return c;
   };
   const knowEachOther = (...workers: WorkerHandle[]) =>
-    waitFor(() => workers.map((w) => w.router.peers().length), (sizes) => sizes.every((n) => n === workers.length), { what: 'each pool to know the others' });
+    waitFor(
+      () => workers.map((w) => w.router.peers().length),
+      (sizes) => sizes.every((n) => n === workers.length),
+      { what: 'each pool to know the others' },
+    );
   /** Passes announced on graphile-worker's channel while `during` runs. */
   const passesDuring = async (during: () => Promise<void>) => {
     const passes: unknown[] = [];
@@ -109,11 +120,16 @@ describe('worker pools on one Postgres', () => {
 
   /** The sessions of this database listening for notifications (their last statement a LISTEN or UNLISTEN), with what each last sent. */
   const listeningSessions = () =>
-    t.app.core.sql<{ pid: number; query: string }[]>`select pid, query from pg_stat_activity where datname = current_database() and query ~* '^\\s*(un)?listen' order by pid`;
+    t.app.core.sql<
+      { pid: number; query: string }[]
+    >`select pid, query from pg_stat_activity where datname = current_database() and query ~* '^\\s*(un)?listen' order by pid`;
   /** The event bus's session. */
-  const busSessions = () => t.app.core.sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and application_name = ${LISTENER_NAME}`;
+  const busSessions = () =>
+    t.app.core.sql<
+      { pid: number }[]
+    >`select pid from pg_stat_activity where datname = current_database() and application_name = ${LISTENER_NAME}`;
 
-  it('hears new jobs on the event bus\'s listening session: a pool opens no session of its own to listen', async () => {
+  it("hears new jobs on the event bus's listening session: a pool opens no session of its own to listen", async () => {
     // A gateway that follows nothing listens on nothing: Postgres has no session to wake.
     expect(await listeningSessions()).toEqual([]);
     const bus = await busSessions();
@@ -129,7 +145,11 @@ describe('worker pools on one Postgres', () => {
       await w.stop();
     }
     // A stopped pool no longer hears them: the channels are dropped a little later.
-    await waitFor(listeningSessions, (sessions) => sessions.length === 1 && /^\s*unlisten .*"jobs:insert"/i.test(sessions[0]!.query), { what: 'the UNLISTEN of the stopped pool\'s channels' });
+    await waitFor(
+      listeningSessions,
+      (sessions) => sessions.length === 1 && /^\s*unlisten .*"jobs:insert"/i.test(sessions[0]!.query),
+      { what: "the UNLISTEN of the stopped pool's channels" },
+    );
   });
 
   it('hears new jobs again once the listening session, lost, is restored', { timeout: 60_000 }, async () => {
@@ -137,14 +157,21 @@ describe('worker pools on one Postgres', () => {
     try {
       const [lost] = await listeningSessions();
       await t.app.core.sql`select pg_terminate_backend(${lost!.pid})`;
-      await waitFor(listeningSessions, (sessions) => sessions.length === 1 && sessions[0]!.pid !== lost!.pid && /listen "jobs:insert"/i.test(sessions[0]!.query), { what: 'the bus to listen again' });
+      await waitFor(
+        listeningSessions,
+        (sessions) =>
+          sessions.length === 1 && sessions[0]!.pid !== lost!.pid && /listen "jobs:insert"/i.test(sessions[0]!.query),
+        { what: 'the bus to listen again' },
+      );
       expect((await t.waitForRun(apiKey, await start())).status).toBe('SUCCEEDED');
     } finally {
       await w.stop();
     }
   });
 
-  it('has one pool look for each new job, both pools taking jobs, and a pool that leaves gets none after it says so', { timeout: 120_000 }, async () => {
+  it('has one pool look for each new job, both pools taking jobs, and a pool that leaves gets none after it says so', {
+    timeout: 120_000,
+  }, async () => {
     const a = await startWorker(t.app.core, { concurrency: 2, pollInterval: NO_POLL });
     const b = await startWorker(t.app.core, { concurrency: 2, pollInterval: NO_POLL });
     let aStopped = false;
@@ -157,7 +184,11 @@ describe('worker pools on one Postgres', () => {
       // every pool woken, the other pool's empty fetch would double that. (A start that arrives while a
       // worker is in that last fetch may cost one more: graphile-worker has it look again. On a slow
       // machine that happened for a quarter of the starts: 20 empty fetches. Every pool woken: 32.)
-      await waitFor(() => ca.empty + cb.empty, (n) => n >= RUNS, { what: 'the fetch after each job' });
+      await waitFor(
+        () => ca.empty + cb.empty,
+        (n) => n >= RUNS,
+        { what: 'the fetch after each job' },
+      );
       expect(ca.started + cb.started).toBe(RUNS);
       expect(ca.empty + cb.empty).toBeLessThan(RUNS * 1.6);
       expect(ca.started).toBeGreaterThan(0);
@@ -165,7 +196,11 @@ describe('worker pools on one Postgres', () => {
 
       aStopped = true;
       await a.stop();
-      await waitFor(() => b.router.peers(), (peers) => peers.length === 1, { what: 'pool b to hear that pool a left' });
+      await waitFor(
+        () => b.router.peers(),
+        (peers) => peers.length === 1,
+        { what: 'pool b to hear that pool a left' },
+      );
       for (let i = 0; i < 8; i++) expect((await t.waitForRun(apiKey, await start())).status).toBe('SUCCEEDED');
       expect(cb.started).toBe(RUNS - ca.started + 8);
     } finally {
@@ -173,7 +208,9 @@ describe('worker pools on one Postgres', () => {
     }
   });
 
-  it('has one idle worker of a pool look for due jobs every poll interval, not each of its workers', { timeout: 60_000 }, async () => {
+  it('has one idle worker of a pool look for due jobs every poll interval, not each of its workers', {
+    timeout: 60_000,
+  }, async () => {
     // 50 workers: each one's own timer (a backstop) runs every 50 × 200 ms = 10 s.
     const w = await startWorker(t.app.core, { concurrency: 50, pollInterval: 200 });
     try {
@@ -184,26 +221,37 @@ describe('worker pools on one Postgres', () => {
       let housekeeping = 0;
       w.runner.events.on('job:start', ({ job }) => String(job.id) === dueJobId && housekeeping++);
       // Each worker's first fetch, at its start, is behind us once the idle count stops growing.
-      await waitFor(async () => {
-        const from = c.empty;
-        await new Promise((r) => setTimeout(r, 500));
-        return c.empty - from;
-      }, (n) => n <= 5, { what: 'the workers to have made their first fetch' });
+      await waitFor(
+        async () => {
+          const from = c.empty;
+          await new Promise((r) => setTimeout(r, 500));
+          return c.empty - from;
+        },
+        (n) => n <= 5,
+        { what: 'the workers to have made their first fetch' },
+      );
       const before = c.empty;
       await new Promise((r) => setTimeout(r, 2_000));
       // Were each worker polling every 200 ms, 2 s would bring 500 empty fetches: about 10 + 10 here.
       expect(c.empty - before).toBeLessThan(60);
       // A job that comes due later is announced when added, too early: only a poll finds it, well
       // before any worker's own timer would.
-      const [due] = await t.app.core.sql`select (graphile_worker.add_job(${JOBS.housekeeping}, '{}'::json, run_at => now() + interval '500 milliseconds')).id::text as id`;
+      const [due] = await t.app.core
+        .sql`select (graphile_worker.add_job(${JOBS.housekeeping}, '{}'::json, run_at => now() + interval '500 milliseconds')).id::text as id`;
       dueJobId = due!.id as string;
-      await waitFor(() => housekeeping, (n) => n === 1, { timeoutMs: 5_000, what: 'the due job to be found by the pool poll' });
+      await waitFor(
+        () => housekeeping,
+        (n) => n === 1,
+        { timeoutMs: 5_000, what: 'the due job to be found by the pool poll' },
+      );
     } finally {
       await w.stop();
     }
   });
 
-  it('has a pool whose only worker is busy pass each job ranked to it on to the pool that is idle', { timeout: 120_000 }, async () => {
+  it('has a pool whose only worker is busy pass each job ranked to it on to the pool that is idle', {
+    timeout: 120_000,
+  }, async () => {
     const gate = gatedSources(t.app.core.sources);
     const busy = await startWorker({ ...t.app.core, sources: gate.sources }, { concurrency: 1, pollInterval: NO_POLL });
     let idle: WorkerHandle | undefined;
@@ -220,7 +268,9 @@ describe('worker pools on one Postgres', () => {
       expect(c.started).toBe(RUNS);
       // The chance that none of 12 jobs was ranked to the busy pool is 1 in 4,096.
       expect(passes.length).toBeGreaterThan(0);
-      expect(passes).toEqual(passes.map(() => expect.objectContaining({ count: 1, skip: [expect.stringMatching(/^pool-/)] })));
+      expect(passes).toEqual(
+        passes.map(() => expect.objectContaining({ count: 1, skip: [expect.stringMatching(/^pool-/)] })),
+      );
       gate.releaseAll();
       expect((await t.waitForRun(apiKey, held)).status).toBe('SUCCEEDED');
     } finally {

@@ -11,7 +11,8 @@ let denverDentists: number;
 beforeAll(async () => {
   t = await startTestApp();
   ({ apiKey: key } = await t.account());
-  const [row] = await t.app.core.sql`select count(*)::int as n from local_business where city = 'Denver' and state = 'CO' and category = 'Dentist'`;
+  const [row] = await t.app.core
+    .sql`select count(*)::int as n from local_business where city = 'Denver' and state = 'CO' and category = 'Dentist'`;
   denverDentists = row!.n;
 });
 afterAll(() => t?.stop());
@@ -28,8 +29,12 @@ const SucceededRuns = graphql(`
   query LifecycleSucceededRuns { runs(first: 10, status: SUCCEEDED) { totalCount edges { cursor node { id status } } pageInfo { hasNextPage } } }
 `);
 const FailedRuns = graphql(`query LifecycleFailedRuns { runs(first: 10, status: FAILED) { edges { node { id } } } }`);
-const FirstRuns = graphql(`query LifecycleFirstRuns { runs(first: 2) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`);
-const NextRuns = graphql(`query LifecycleNextRuns($after: String) { runs(first: 2, after: $after) { edges { node { id } } pageInfo { hasNextPage } } }`);
+const FirstRuns = graphql(
+  `query LifecycleFirstRuns { runs(first: 2) { edges { node { id } } pageInfo { hasNextPage endCursor } } }`,
+);
+const NextRuns = graphql(
+  `query LifecycleNextRuns($after: String) { runs(first: 2, after: $after) { edges { node { id } } pageInfo { hasNextPage } } }`,
+);
 
 describe('a maps run through the real worker', () => {
   let runId: string;
@@ -63,7 +68,8 @@ describe('a maps run through the real worker', () => {
       price_rule: { text: '0.0099 USD per business', unit: 'business', unit_price: 0.0099 },
     });
     // Results are kept 48 hours after the end.
-    const [row] = await t.app.core.sql`select extract(epoch from expires_at - finished_at)::int as secs from run where id = ${runId}`;
+    const [row] = await t.app.core
+      .sql`select extract(epoch from expires_at - finished_at)::int as secs from run where id = ${runId}`;
     expect(row!.secs).toBe(48 * 3600);
   });
 
@@ -81,7 +87,10 @@ describe('a maps run through the real worker', () => {
       expect(record[header.indexOf('category')]).toBe('Dentist');
       expect(record[header.indexOf('search_term')]).toBe('dentist');
     }
-    expect(await t.request('GET', `/api/downloads/${runId}?format=csv`, { key })).toMatchObject({ status: 200, text: res.text });
+    expect(await t.request('GET', `/api/downloads/${runId}?format=csv`, { key })).toMatchObject({
+      status: 200,
+      text: res.text,
+    });
   });
 
   it('downloads the same rows as JSON and NDJSON, columns in order', async () => {
@@ -91,9 +100,14 @@ describe('a maps run through the real worker', () => {
     expect(Object.keys(json.body[0])).toEqual(mapsTool.columns.map((c) => c.key));
     const ndjson = await t.request('GET', `/api/downloads/${runId}?format=ndjson`, { key });
     expect(ndjson.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
-    const lines = ndjson.text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = ndjson.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toEqual(json.body);
-    expect((await t.request('GET', `/api/downloads/${runId}?format=xlsx`, { key })).body.error.code).toBe('validation_failed');
+    expect((await t.request('GET', `/api/downloads/${runId}?format=xlsx`, { key })).body.error.code).toBe(
+      'validation_failed',
+    );
   });
 
   it('downloads a page of rows with offset and limit, in every format', async () => {
@@ -102,8 +116,15 @@ describe('a maps run through the real worker', () => {
     const page = await t.request('GET', `/api/downloads/${runId}?format=json&offset=3&limit=4`, { key });
     expect(page.body).toEqual(all.slice(3, 7));
     const tail = await t.request('GET', `/api/downloads/${runId}?format=ndjson&offset=${all.length - 2}`, { key });
-    expect(tail.text.trim().split('\n').map((line) => JSON.parse(line))).toEqual(all.slice(-2));
-    const csv = parse((await t.request('GET', `/api/downloads/${runId}?format=CSV&offset=1&limit=2`, { key })).text, { columns: true }) as { place_id: string }[];
+    expect(
+      tail.text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual(all.slice(-2));
+    const csv = parse((await t.request('GET', `/api/downloads/${runId}?format=CSV&offset=1&limit=2`, { key })).text, {
+      columns: true,
+    }) as { place_id: string }[];
     expect(csv.map((r) => r.place_id)).toEqual(all.slice(1, 3).map((r) => r.place_id));
     const bad = await t.request('GET', `/api/downloads/${runId}?offset=-1&limit=0`, { key });
     expect(bad.status).toBe(400);
@@ -117,11 +138,25 @@ describe('a maps run through the real worker', () => {
     const { id, results, billedUnits, priceRule, ...fields } = gql.body.data!.run!;
     const { unitPrice, ...rule } = priceRule;
     // Money is a decimal string in GraphQL, a number in the REST status answer.
-    expect({ runId: id, ...fields, cost: Number(fields.cost), billed_units: billedUnits, price_rule: { ...rule, unit_price: Number(unitPrice) } }).toEqual(rest.body);
+    expect({
+      runId: id,
+      ...fields,
+      cost: Number(fields.cost),
+      billed_units: billedUnits,
+      price_rule: { ...rule, unit_price: Number(unitPrice) },
+    }).toEqual(rest.body);
     const json = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
     expect(results!.totalCount).toBe(json.body.length);
     expect(results!.nodes).toEqual(
-      json.body.slice(0, 2).map((r: any) => ({ name: r.name, placeId: r.place_id, reviewCount: r.review_count, latitude: r.latitude, emails: r.emails })),
+      json.body
+        .slice(0, 2)
+        .map((r: any) => ({
+          name: r.name,
+          placeId: r.place_id,
+          reviewCount: r.review_count,
+          latitude: r.latitude,
+          emails: r.emails,
+        })),
     );
   });
 
@@ -136,7 +171,10 @@ describe('a maps run through the real worker', () => {
 
 describe('the overview routes', () => {
   it('POST /api/v1/maps/run starts a maps run and GET /api/v1/runs/{id}[/results] read it', async () => {
-    const started = await t.request('POST', '/api/v1/maps/run', { key, body: { query: 'dentists in Denver, CO', limit: 5 } });
+    const started = await t.request('POST', '/api/v1/maps/run', {
+      key,
+      body: { query: 'dentists in Denver, CO', limit: 5 },
+    });
     expect(started.status).toBe(200);
     expect(started.body).toEqual({ runId: expect.any(String), status: 'RUNNING' });
     const { runId } = started.body;
@@ -161,7 +199,10 @@ describe('paging runs', () => {
     const other = await t.account();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await t.request('POST', '/api/v1/scrape/maps', { key: other.apiKey, body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 1 } });
+      const res = await t.request('POST', '/api/v1/scrape/maps', {
+        key: other.apiKey,
+        body: { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 1 },
+      });
       ids.push(res.body.runId);
     }
     const first = await t.graphql(other.apiKey, FirstRuns);

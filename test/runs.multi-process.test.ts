@@ -23,7 +23,12 @@ beforeAll(async () => {
   const gateway = () => spawnGateway({ ...env(), LEADGATE_INLINE_WORKER: 'false' });
   [gatewayA, gatewayB] = await Promise.all([gateway(), gateway()]);
   const { db, sql } = connect(database.url, { max: 1 });
-  ({ apiKey } = await createAccount(db, { name: 'multi', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 100_000_000n }));
+  ({ apiKey } = await createAccount(db, {
+    name: 'multi',
+    plan: 'scale',
+    subscriptionStatus: 'ACTIVE',
+    creditsMicros: 100_000_000n,
+  }));
   await sql.end();
 }, 120_000);
 
@@ -44,13 +49,19 @@ const start = async (maxCrawledPlacesPerSearch: number) => {
 };
 
 describe('several processes on one Postgres', () => {
-  it('a subscriber on gateway A sees runs started on gateway B and executed by the worker processes', { timeout: 120_000 }, async () => {
+  it('a subscriber on gateway A sees runs started on gateway B and executed by the worker processes', {
+    timeout: 120_000,
+  }, async () => {
     // No worker runs yet, so this run stays in flight: runEvents reports it first, which proves the subscription is in place.
     const inFlight = await start(59);
     const RUNS = 4;
     type Event = { kind: string; run: { id: string; status: string; itemCount: number } };
-    const events = collect<Event>(wsClient(gatewayA.url, apiKey), 'subscription { runEvents { kind run { id status itemCount } } }', {}, 'runEvents', (items) =>
-      items.filter((e) => e.kind === 'FINISHED').length === RUNS + 1,
+    const events = collect<Event>(
+      wsClient(gatewayA.url, apiKey),
+      'subscription { runEvents { kind run { id status itemCount } } }',
+      {},
+      'runEvents',
+      (items) => items.filter((e) => e.kind === 'FINISHED').length === RUNS + 1,
     );
     expect(await events.first).toMatchObject({ kind: 'PROGRESS', run: { id: inFlight, itemCount: 0 } });
 
@@ -64,7 +75,9 @@ describe('several processes on one Postgres', () => {
       expect(mine[0]).toMatchObject({ kind: id === inFlight ? 'PROGRESS' : 'CREATED' });
       expect(mine.at(-1)).toMatchObject({ kind: 'FINISHED', run: { status: 'SUCCEEDED' } });
       expect(mine.some((e) => e.kind === 'PROGRESS' && e.run.itemCount > 0)).toBe(true);
-      const status = await fetch(`${gatewayA.url}/api/v1/scrape/status/${id}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const status = await fetch(`${gatewayA.url}/api/v1/scrape/status/${id}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       expect(((await status.json()) as { status: string }).status).toBe('SUCCEEDED');
     }
     // Gateways run no worker: every run was executed by one of the two worker processes.

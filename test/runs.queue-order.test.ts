@@ -21,7 +21,8 @@ describe('the order of waiting runs', () => {
     const { accountId, apiKey } = await t.account();
     const principal = await t.app.core.auth.authenticate(`Bearer ${apiKey}`);
     const input = { ...DENVER_DENTISTS, maxCrawledPlacesPerSearch: 3 };
-    for (let i = 0; i < 10; i++) expect((await startRun(t.app.core, principal, 'maps', input)).run.status).toBe('RUNNING');
+    for (let i = 0; i < 10; i++)
+      expect((await startRun(t.app.core, principal, 'maps', input)).run.status).toBe('RUNNING');
 
     // Called in this order in one tick: the first goes alone, the rest wait and share the next transaction.
     const burst = await Promise.all(Array.from({ length: 8 }, () => startRun(t.app.core, principal, 'maps', input)));
@@ -31,14 +32,19 @@ describe('the order of waiting runs', () => {
     const worker = await startWorker(t.app.core, { pollInterval: 100 });
     try {
       await waitFor(
-        async () => (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId} and status <> 'SUCCEEDED'`)[0]!.n as number,
+        async () =>
+          (
+            await t.app.core
+              .sql`select count(*)::int as n from run where account_id = ${accountId} and status <> 'SUCCEEDED'`
+          )[0]!.n as number,
         (n) => n === 0,
         { timeoutMs: 60_000, what: 'every run succeeded' },
       );
     } finally {
       await worker.stop();
     }
-    const started = await t.app.core.sql`select id from run where id in ${t.app.core.sql(arrived)} order by started_at, id`;
+    const started = await t.app.core
+      .sql`select id from run where id in ${t.app.core.sql(arrived)} order by started_at, id`;
     expect(started.map((r) => r.id)).toEqual(arrived);
   });
 });

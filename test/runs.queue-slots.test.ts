@@ -45,16 +45,24 @@ async function run(id: string) {
   return { ...r!, charged: BigInt(r!.charged), holdPlan: BigInt(r!.hold_plan) };
 }
 
-const activeRuns = async (accountId: string) => (await t.app.core.sql`select active_runs from wallet where account_id = ${accountId}`)[0]!.active_runs as number;
-const hasJob = async (runId: string) => (await t.app.core.sql`select count(*)::int as n from graphile_worker.jobs where key = ${runId}`)[0]!.n === 1;
+const activeRuns = async (accountId: string) =>
+  (await t.app.core.sql`select active_runs from wallet where account_id = ${accountId}`)[0]!.active_runs as number;
+const hasJob = async (runId: string) =>
+  (await t.app.core.sql`select count(*)::int as n from graphile_worker.jobs where key = ${runId}`)[0]!.n === 1;
 const walletMicros = async (accountId: string) => t.walletMicros(accountId);
 
 describe('the run queue: READY runs take the slots that free, oldest first', () => {
   it('queues the start past the maximum, and starts it when a RUNNING run ends', async () => {
     const { accountId, principal } = await account();
-    const [a, b, c] = [await startRun(t.app.core, principal, 'maps', SMALL), await startRun(t.app.core, principal, 'maps', SMALL), await startRun(t.app.core, principal, 'maps', SMALL)];
+    const [a, b, c] = [
+      await startRun(t.app.core, principal, 'maps', SMALL),
+      await startRun(t.app.core, principal, 'maps', SMALL),
+      await startRun(t.app.core, principal, 'maps', SMALL),
+    ];
     expect([a.run.status, b.run.status, c.run.status]).toEqual(['RUNNING', 'RUNNING', 'READY']);
-    expect(c.run.statusMessage).toBe(`Waiting: ${MAX_RUNNING} runs of this account are running; this one starts when one of them finishes`);
+    expect(c.run.statusMessage).toBe(
+      `Waiting: ${MAX_RUNNING} runs of this account are running; this one starts when one of them finishes`,
+    );
     expect(await activeRuns(accountId)).toBe(2);
     expect(await hasJob(c.run.id)).toBe(false);
     expect((await run(c.run.id)).started_at).toBeNull();
@@ -83,7 +91,8 @@ describe('the run queue: READY runs take the slots that free, oldest first', () 
     for (let i = 0; i < 5; i++) started.push((await startRun(t.app.core, principal, 'maps', SMALL)).run);
     expect(started.map((r) => r.status)).toEqual(['RUNNING', 'RUNNING', 'READY', 'READY', 'READY']);
     // The last two were written at the same instant: the smaller id goes first among equals.
-    await t.app.core.sql`update run set created_at = (select created_at from run where id = ${started[3]!.id}) where id = ${started[4]!.id}`;
+    await t.app.core
+      .sql`update run set created_at = (select created_at from run where id = ${started[3]!.id}) where id = ${started[4]!.id}`;
     const [third, fourth, fifth] = started.slice(2).map((r) => r.id) as [string, string, string];
     const [firstOfTie, secondOfTie] = [fourth, fifth].sort() as [string, string];
 
@@ -207,7 +216,12 @@ describe('executeRun: how runs end', () => {
     const before = await walletMicros(accountId);
     await executeRun(t.app.core, a.id);
     const ended = await run(a.id);
-    expect(ended).toMatchObject({ status: 'SUCCEEDED', status_message: 'Finished: 3 businesses', item_count: 3, charged: 29_700n });
+    expect(ended).toMatchObject({
+      status: 'SUCCEEDED',
+      status_message: 'Finished: 3 businesses',
+      item_count: 3,
+      charged: 29_700n,
+    });
     expect(await walletMicros(accountId)).toBe(before + ended.holdPlan - 29_700n);
   });
 
@@ -228,7 +242,11 @@ describe('executeRun: how runs end', () => {
     const a = (await startRun(t.app.core, principal, 'maps', SMALL)).run;
     await t.app.core.sql`update run set started_at = now() - interval '2 hours' where id = ${a.id}`;
     await executeRun(t.app.core, a.id);
-    expect(await run(a.id)).toMatchObject({ status: 'TIMED-OUT', status_message: `Timed out after ${t.app.core.config.runTimeoutSecs} s (this tool's limit): 0 businesses kept`, item_count: 0 });
+    expect(await run(a.id)).toMatchObject({
+      status: 'TIMED-OUT',
+      status_message: `Timed out after ${t.app.core.config.runTimeoutSecs} s (this tool's limit): 0 businesses kept`,
+      item_count: 0,
+    });
     expect(await activeRuns(accountId)).toBe(0);
   });
 

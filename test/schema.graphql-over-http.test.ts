@@ -31,7 +31,8 @@ describe('GraphQL over HTTP', () => {
   });
   afterAll(() => t?.stop());
 
-  const post = (body: unknown, headers: Record<string, string> = {}) => t.request('POST', '/graphql', { key, body, headers });
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    t.request('POST', '/graphql', { key, body, headers });
 
   it('passes every MUST audit of the GraphQL-over-HTTP spec (graphql-http audit suite)', async () => {
     const fetchFn = (input: RequestInfo | URL, init: RequestInit = {}) => {
@@ -89,13 +90,23 @@ describe('GraphQL over HTTP', () => {
 
   it('starts a run through a mutation, returning the same runId REST uses', async () => {
     const res = await post({
-      query: 'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { message searchTranslation { keywords location locationFrom } run { id status requested } } }',
-      variables: { input: { url: 'https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z', maxCrawledPlacesPerSearch: 7 } },
+      query:
+        'mutation($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { message searchTranslation { keywords location locationFrom } run { id status requested } } }',
+      variables: {
+        input: {
+          url: 'https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z',
+          maxCrawledPlacesPerSearch: 7,
+        },
+      },
     });
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data.startMapsScrape;
     expect(started.run).toMatchObject({ status: 'RUNNING', requested: 7 });
-    expect(started.searchTranslation).toMatchObject({ keywords: ['dentists'], location: 'Denver, CO', locationFrom: 'link' });
+    expect(started.searchTranslation).toMatchObject({
+      keywords: ['dentists'],
+      location: 'Denver, CO',
+      locationFrom: 'link',
+    });
     const rest = await t.request('GET', `/api/v1/scrape/status/${started.run.id}`, { key });
     expect(rest.body.runId).toBe(started.run.id);
   });

@@ -4,18 +4,36 @@ import { HOME_SERVICE_CATEGORIES } from '../db/schema/home-services.ts';
 import { STORE_PLATFORMS } from '../db/schema/stores.ts';
 import { copyRows } from '../db/seed/copy.ts';
 import { seedCatalog } from '../db/seed/index.ts';
-import { DEPARTMENT_ROLES, EUROPEAN_CITIES, STORE_PLATFORM_INFO, US_CITIES, WORLD_CITIES } from '../db/seed/reference.ts';
+import {
+  DEPARTMENT_ROLES,
+  EUROPEAN_CITIES,
+  STORE_PLATFORM_INFO,
+  US_CITIES,
+  WORLD_CITIES,
+} from '../db/seed/reference.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 const TABLES = [
-  'company', 'person', 'local_business', 'local_business_review', 'store', 'property', 'real_estate_agent', 'business_listing',
-  'commercial_property', 'rental_host', 'rental_listing', 'home_service_pro', 'criminal_record',
+  'company',
+  'person',
+  'local_business',
+  'local_business_review',
+  'store',
+  'property',
+  'real_estate_agent',
+  'business_listing',
+  'commercial_property',
+  'rental_host',
+  'rental_listing',
+  'home_service_pro',
+  'criminal_record',
 ];
 
 async function checksums(sql: Sql): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const table of TABLES) {
-    const [row] = await sql`select count(*)::int as n, md5(coalesce(string_agg(t::text, E'\n' order by id), '')) as sum from ${sql(table)} t`;
+    const [row] =
+      await sql`select count(*)::int as n, md5(coalesce(string_agg(t::text, E'\n' order by id), '')) as sum from ${sql(table)} t`;
     out[table] = `${row!.n}:${row!.sum}`;
   }
   return out;
@@ -73,7 +91,8 @@ describe('the generator', () => {
   });
 
   it('seeds small with the promised sizes', async () => {
-    const [counts] = await seeded`select (select count(*)::int from person) as people, (select count(*)::int from company) as companies`;
+    const [counts] =
+      await seeded`select (select count(*)::int from person) as people, (select count(*)::int from company) as companies`;
     expect(counts).toEqual({ people: 10_000, companies: 1_000 });
   });
 });
@@ -118,7 +137,10 @@ describe('consistency of the generated catalog', () => {
     const known = new Set([...US_CITIES, ...WORLD_CITIES].map((c) => `${c.city}|${c.state}|${c.country}`));
     for (const table of ['company', 'person']) {
       const places = await seeded`select distinct city, state, country from ${seeded(table)}`;
-      for (const p of places) expect(known.has(`${p.city}|${p.state}|${p.country}`), `${table}: ${p.city}, ${p.state}, ${p.country}`).toBe(true);
+      for (const p of places)
+        expect(known.has(`${p.city}|${p.state}|${p.country}`), `${table}: ${p.city}, ${p.state}, ${p.country}`).toBe(
+          true,
+        );
     }
     const centers = Object.fromEntries(US_CITIES.map((c) => [c.city, c]));
     for (const table of ['local_business', 'property', 'commercial_property']) {
@@ -126,7 +148,10 @@ describe('consistency of the generated catalog', () => {
       for (const r of rows) {
         const c = centers[r.city]!;
         expect(r.state, table).toBe(c.state);
-        expect(Math.abs(r.lat - c.lat) < 0.2 && Math.abs(r.lng - c.lng) < 0.2, `${table} ${r.city} ${r.lat},${r.lng}`).toBe(true);
+        expect(
+          Math.abs(r.lat - c.lat) < 0.2 && Math.abs(r.lng - c.lng) < 0.2,
+          `${table} ${r.city} ${r.lat},${r.lng}`,
+        ).toBe(true);
       }
     }
     const rentals = await seeded`select distinct country_code from rental_listing`;
@@ -140,7 +165,8 @@ describe('consistency of the generated catalog', () => {
   });
 
   it('has all ten store platforms, each with its own plan tiers, apps only on the hosted platform', async () => {
-    const rows = await seeded`select platform, array_agg(distinct plan_tier) as tiers, bool_or(cardinality(apps) > 0) as has_apps from store group by platform`;
+    const rows =
+      await seeded`select platform, array_agg(distinct plan_tier) as tiers, bool_or(cardinality(apps) > 0) as has_apps from store group by platform`;
     expect(rows.map((r) => r.platform).sort()).toEqual([...STORE_PLATFORMS].sort());
     for (const r of rows) {
       for (const tier of r.tiers) expect(STORE_PLATFORM_INFO[r.platform]!.tiers).toContain(tier);
@@ -154,9 +180,11 @@ describe('consistency of the generated catalog', () => {
   });
 
   it('keeps business-for-sale financials coherent and criminal records after the age of 18', async () => {
-    const [biz] = await seeded`select count(*)::int as bad from business_listing where ebitda > revenue or cash_flow <= 0 or asking_price <= 0`;
+    const [biz] =
+      await seeded`select count(*)::int as bad from business_listing where ebitda > revenue or cash_flow <= 0 or asking_price <= 0`;
     expect(biz!.bad).toBe(0);
-    const [crim] = await seeded`select count(*)::int as bad from criminal_record where date_of_birth is not null and offense_date < date_of_birth + interval '18 years'`;
+    const [crim] =
+      await seeded`select count(*)::int as bad from criminal_record where date_of_birth is not null and offense_date < date_of_birth + interval '18 years'`;
     expect(crim!.bad).toBe(0);
   });
 });
@@ -171,8 +199,24 @@ describe('COPY', () => {
         yield [i, `k${i}`, 'A', null, 'B', null, 'CO', null, 'court', null, 'Theft', null, null];
       }
     }
-    const columns = ['id', 'record_key', 'first_name', 'middle_name', 'last_name', 'date_of_birth', 'state', 'county', 'source', 'case_number', 'offense', 'offense_date', 'disposition'];
-    await expect(sql.begin((tx) => copyRows(tx as unknown as Sql, 'criminal_record', columns, rows()))).rejects.toThrow('generator broke');
+    const columns = [
+      'id',
+      'record_key',
+      'first_name',
+      'middle_name',
+      'last_name',
+      'date_of_birth',
+      'state',
+      'county',
+      'source',
+      'case_number',
+      'offense',
+      'offense_date',
+      'disposition',
+    ];
+    await expect(sql.begin((tx) => copyRows(tx as unknown as Sql, 'criminal_record', columns, rows()))).rejects.toThrow(
+      'generator broke',
+    );
     const [row] = await sql`select count(*)::int as n from criminal_record`;
     expect(row!.n).toBe(0);
   });

@@ -65,7 +65,11 @@ describe('SharedSubscriptions', () => {
     await a.return!();
     expect(s.stats.returns).toBe(0);
     await b.return!();
-    await waitFor(() => s.stats.returns, (n) => n > 0, { what: 'the shared execution to stop' });
+    await waitFor(
+      () => s.stats.returns,
+      (n) => n > 0,
+      { what: 'the shared execution to stop' },
+    );
     expect(s.stats.returns).toBe(1);
     await shared.join('k', s.start);
     expect(s.stats.starts).toBe(2);
@@ -111,12 +115,21 @@ describe('SharedSubscriptions', () => {
       },
     };
     const sent: string[] = [];
-    const a = (await shared.join('g', s.start, { send: (json) => (sent.push(json), true) }, gate)) as AsyncIterator<ExecutionResult>;
+    const a = (await shared.join(
+      'g',
+      s.start,
+      { send: (json) => (sent.push(json), true) },
+      gate,
+    )) as AsyncIterator<ExecutionResult>;
     const b = (await shared.join('g', s.start)) as AsyncIterator<ExecutionResult>;
     // Fresh: the result goes straight out, without a check.
     const waiting = a.next();
     s.send(1);
-    await waitFor(() => sent.length, (n) => n === 1, { what: 'the direct send' });
+    await waitFor(
+      () => sent.length,
+      (n) => n === 1,
+      { what: 'the direct send' },
+    );
     expect(JSON.parse(sent[0]!)).toEqual({ data: { n: 1 } });
     expect(checks).toBe(0);
     // Not fresh: results wait for a check, then come in order through the queue.

@@ -28,7 +28,11 @@ afterAll(() => t?.stop());
 /** Rows of the finished run downloaded during the stop: some 25 MB of CSV, far more than socket buffers hold. */
 const ROWS = 60_000;
 
-const runRow = async (id: string) => (await t.app.core.sql`select status, item_count from run where id = ${id}`)[0] as { status: string; item_count: number };
+const runRow = async (id: string) =>
+  (await t.app.core.sql`select status, item_count from run where id = ${id}`)[0] as {
+    status: string;
+    item_count: number;
+  };
 
 /** A finished maps run of ROWS rows, written directly. */
 async function bigFinishedRun(accountId: string): Promise<string> {
@@ -71,17 +75,36 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     const { accountId, apiKey } = await t.account();
     key = apiKey;
     const bigRun = await bigFinishedRun(accountId);
-    const started = await t.request('POST', '/api/v1/scrape/maps', { key, body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 } });
+    const started = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 },
+    });
     expect(started.status).toBe(200);
     const runId = started.body.runId as string;
     const held = await t.app.core.sql.reserve();
     await held`begin`;
     await held`insert into run_item (run_id, seq, data) values (${runId}, 50, '{}')`;
 
-    const gateway = await spawnGateway({ DATABASE_URL: t.database.url, LEADGATE_INLINE_WORKER: 'true', WORKER_CONCURRENCY: '1', AUTH_CACHE_SECS: '0', WORKER_LIVENESS_SECS: '2' });
-    await waitFor(() => runRow(runId), (r) => r.item_count === 50, { timeoutMs: 60_000, intervalMs: 100, what: 'the first batch' });
+    const gateway = await spawnGateway({
+      DATABASE_URL: t.database.url,
+      LEADGATE_INLINE_WORKER: 'true',
+      WORKER_CONCURRENCY: '1',
+      AUTH_CACHE_SECS: '0',
+      WORKER_LIVENESS_SECS: '2',
+    });
     await waitFor(
-      async () => ((await t.app.core.sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%insert into%run_item%'`)[0] as { n: number }).n,
+      () => runRow(runId),
+      (r) => r.item_count === 50,
+      { timeoutMs: 60_000, intervalMs: 100, what: 'the first batch' },
+    );
+    await waitFor(
+      async () =>
+        (
+          (
+            await t.app.core
+              .sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%insert into%run_item%'`
+          )[0] as { n: number }
+        ).n,
       (n) => n > 0,
       { timeoutMs: 60_000, intervalMs: 100, what: 'the second batch to wait on the held row' },
     );
@@ -89,7 +112,10 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     const client = wsClient(gateway.url, key, { lazy: false, onNonLazyError: () => {} });
     const closed = closeCode(client);
     const subscribed = new Promise<void>((resolve) =>
-      client.subscribe({ query: 'subscription($id: ID!) { runProgress(id: $id) { status } }', variables: { id: runId } }, { next: () => resolve(), error: () => {}, complete: () => {} }),
+      client.subscribe(
+        { query: 'subscription($id: ID!) { runProgress(id: $id) { status } }', variables: { id: runId } },
+        { next: () => resolve(), error: () => {}, complete: () => {} },
+      ),
     );
     await subscribed;
     const download = await slowDownload(`${gateway.url}/api/downloads/${bigRun}?format=csv`);
@@ -97,15 +123,27 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     // Waits for a run that cannot end while its row is held: answered when the gateway stops, with the
     // run as it is. Its own wait (60 s) is past the deadline the client gives it once the stop begins.
     const pollDeadline = new AbortController();
-    const longPoll = fetch(`${gateway.url}/api/v1/scrape/status/${runId}?waitForFinish=60`, { headers: { authorization: `Bearer ${key}` }, signal: pollDeadline.signal });
+    const longPoll = fetch(`${gateway.url}/api/v1/scrape/status/${runId}?waitForFinish=60`, {
+      headers: { authorization: `Bearer ${key}` },
+      signal: pollDeadline.signal,
+    });
     await waitFor(
-      async () => ((await t.app.core.sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen%'`)[0] as { n: number }).n,
+      async () =>
+        (
+          (
+            await t.app.core
+              .sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen%'`
+          )[0] as { n: number }
+        ).n,
       (n) => n >= 1,
       { what: 'the gateway listening' },
     );
 
     gateway.kill('SIGTERM');
-    const deadline = setTimeout(() => pollDeadline.abort(new Error('the long poll was not answered when the gateway began to stop')), 40_000);
+    const deadline = setTimeout(
+      () => pollDeadline.abort(new Error('the long poll was not answered when the gateway began to stop')),
+      40_000,
+    );
     await gateway.waitFor(/"msg":"shutting down"/);
     expect(await closed, 'graphql-ws sockets close with 1001 (going away)').toBe(1001);
     const polled = await longPoll;

@@ -66,19 +66,36 @@ function expectInvalid(res: { status: number; body: any }, path: string, message
   if (message) expect(detail.message).toMatch(message);
 }
 
-const slug = (text: string) => text.toLowerCase().replace(/&/g, 'and').replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slug = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/&/g, 'and')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 describe('business-for-sale links', () => {
   it('reads search pages, single listings and their query filters on any host', () => {
-    expect(parseBusinessLink('https://biz.example.org/businesses-for-sale/denver-co/restaurants-food?price_min=250k&cash_flow_max=1,000,000&utm_source=mail&foo=1')).toEqual({
+    expect(
+      parseBusinessLink(
+        'https://biz.example.org/businesses-for-sale/denver-co/restaurants-food?price_min=250k&cash_flow_max=1,000,000&utm_source=mail&foo=1',
+      ),
+    ).toEqual({
       kind: 'search',
       url: 'https://biz.example.org/businesses-for-sale/denver-co/restaurants-food?price_min=250k&cash_flow_max=1,000,000&utm_source=mail&foo=1',
-      filters: { city: 'denver', state: 'CO', industry: 'restaurants-food', askingPrice: { min: 250_000 }, cashFlow: { max: 1_000_000 } },
+      filters: {
+        city: 'denver',
+        state: 'CO',
+        industry: 'restaurants-food',
+        askingPrice: { min: 250_000 },
+        cashFlow: { max: 1_000_000 },
+      },
       ignored: ['foo'],
     });
     expect(parseBusinessLink(`${HOST}/businesses-for-sale/new-york`)).toMatchObject({ filters: { state: 'NY' } });
     expect(parseBusinessLink(`${HOST}/businesses-for-sale/retail`)).toMatchObject({ filters: { industry: 'retail' } });
-    expect(parseBusinessLink(`${HOST}/businesses-for-sale?location=Salt%20Lake%20City,%20UT&revenueMin=100000`)).toMatchObject({
+    expect(
+      parseBusinessLink(`${HOST}/businesses-for-sale?location=Salt%20Lake%20City,%20UT&revenueMin=100000`),
+    ).toMatchObject({
       filters: { city: 'salt lake city', state: 'UT', revenue: { min: 100_000 } },
     });
     expect(parseBusinessLink('http://other.example/business-opportunity/any-slug/123456')).toEqual({
@@ -91,7 +108,13 @@ describe('business-for-sale links', () => {
   });
 
   it('matches industries by their words, ignoring case, "&", "and" and plurals', () => {
-    const categories = ['Restaurants & Food', 'Retail', 'Service Businesses', 'Health Care & Fitness', 'Franchise Resales'];
+    const categories = [
+      'Restaurants & Food',
+      'Retail',
+      'Service Businesses',
+      'Health Care & Fitness',
+      'Franchise Resales',
+    ];
     expect(matchIndustries('restaurants-and-food', categories)).toEqual(['Restaurants & Food']);
     expect(matchIndustries('Restaurant', categories)).toEqual(['Restaurants & Food']);
     expect(matchIndustries('health-care', categories)).toEqual(['Health Care & Fitness']);
@@ -117,35 +140,56 @@ describe('business-for-sale: search pages', () => {
       estimatedCost: 0.99,
       url_translation: [{ url, kind: 'search', filters: { state: 'CO' }, ignored: [] }],
     });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: `Finished: ${expected.length} listings`, handled: expected.length, requested: 100 });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage: `Finished: ${expected.length} listings`,
+      handled: expected.length,
+      requested: 100,
+    });
     expect(Object.keys(rows[0])).toEqual(businessForSaleTool.columns.map((c) => c.key));
     expect(rows).toEqual(expected.map((l) => rowOf(l, url)));
-    expect(rows[0]).toMatchObject({ ebitda: expect.any(Number), cash_flow: expect.any(Number), broker_email: expect.stringContaining('@') });
+    expect(rows[0]).toMatchObject({
+      ebitda: expect.any(Number),
+      cash_flow: expect.any(Number),
+      broker_email: expect.stringContaining('@'),
+    });
 
     expect(await charged(start.runId)).toBe(BigInt(expected.length) * UNIT);
     expect(await t.walletMicros(accountId)).toBe(before - BigInt(expected.length) * UNIT);
   });
 
   it('scopes a state and industry page, and a city page with price and cash-flow bounds from the query', async () => {
-    const [top] = await t.app.core.sql`select state, category from business_listing group by 1, 2 order by count(*) desc, 1, 2 limit 1`;
+    const [top] = await t.app.core
+      .sql`select state, category from business_listing group by 1, 2 order by count(*) desc, 1, 2 limit 1`;
     const stateUrl = `https://another-host.example/businesses-for-sale/${slug(US_STATES[top!.state]!)}/${slug(top!.category)}`;
     const byIndustry = await listings((sql) => sql`state = ${top!.state} and category = ${top!.category}`);
     expect(byIndustry.length).toBeGreaterThan(1);
     const first = await t.runTool(key, PATH, { startUrls: [stateUrl] });
     expect(first.rows).toEqual(byIndustry.map((l) => rowOf(l, stateUrl)));
 
-    const prices = (await listings((sql) => sql`city = 'Denver' and state = 'CO'`)).map((l) => Number(l.asking_price)).sort((a, b) => a - b);
+    const prices = (await listings((sql) => sql`city = 'Denver' and state = 'CO'`))
+      .map((l) => Number(l.asking_price))
+      .sort((a, b) => a - b);
     const [low, high] = [prices[Math.floor(prices.length / 4)]!, prices[Math.floor((prices.length * 3) / 4)]!];
     const cityUrl = `${HOST}/businesses-for-sale/denver-co?price_min=${low}&price_max=${high.toLocaleString('en-US')}&cash_flow_min=1`;
-    const bounded = await listings((sql) => sql`city = 'Denver' and state = 'CO' and asking_price between ${low} and ${high} and cash_flow >= 1`);
+    const bounded = await listings(
+      (sql) => sql`city = 'Denver' and state = 'CO' and asking_price between ${low} and ${high} and cash_flow >= 1`,
+    );
     expect(bounded.length).toBeGreaterThan(0);
     const second = await t.runTool(key, PATH, { startUrls: [cityUrl] });
-    expect(second.start.url_translation[0].filters).toEqual({ city: 'denver', state: 'CO', askingPrice: { min: low, max: high }, cashFlow: { min: 1 } });
+    expect(second.start.url_translation[0].filters).toEqual({
+      city: 'denver',
+      state: 'CO',
+      askingPrice: { min: low, max: high },
+      cashFlow: { min: 1 },
+    });
     expect(second.rows).toEqual(bounded.map((l) => rowOf(l, cityUrl)));
   });
 
   it('finishes with no rows and no charge when no industry matches', async () => {
-    const { start, status, rows } = await t.runTool(key, PATH, { startUrls: [`${HOST}/businesses-for-sale/all/underwater-basket-weaving`] });
+    const { start, status, rows } = await t.runTool(key, PATH, {
+      startUrls: [`${HOST}/businesses-for-sale/all/underwater-basket-weaving`],
+    });
     expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Finished: 0 listings' });
     expect(rows).toEqual([]);
     expect(await charged(start.runId)).toBe(0n);
@@ -157,7 +201,9 @@ describe('business-for-sale: single listings', () => {
     const [a, b] = await listings((sql) => sql`id in (3, 7)`);
     const otherHost = `https://mirror.example.com/business-opportunity/some-other-slug/${/(\d+)\/$/.exec(b!.listing_url)![1]}`;
     const missing = `${HOST}/business-opportunity/gone/999999999/`;
-    const { start, status, rows } = await t.runTool(key, PATH, { startUrls: [otherHost, a!.listing_url, missing, b!.listing_url] });
+    const { start, status, rows } = await t.runTool(key, PATH, {
+      startUrls: [otherHost, a!.listing_url, missing, b!.listing_url],
+    });
     expect(start.url_translation.map((u: any) => u.kind)).toEqual(['listing', 'listing', 'listing', 'listing']);
     expect(status).toMatchObject({ status: 'SUCCEEDED', requested: 3, handled: 2 });
     expect(rows).toEqual([rowOf(b!, otherHost), rowOf(a!, a!.listing_url)]);
@@ -170,7 +216,9 @@ describe('business-for-sale: maxItems', () => {
 
   it('defaults to 100 and honours a smaller count', async () => {
     const hundred = await t.runTool(key, PATH, { startUrls: [all] });
-    expect(hundred.rows.map((r) => r.listing_url)).toEqual((await listings((sql) => sql`true`, 100)).map((l) => l.listing_url));
+    expect(hundred.rows.map((r) => r.listing_url)).toEqual(
+      (await listings((sql) => sql`true`, 100)).map((l) => l.listing_url),
+    );
     const five = await t.runTool(key, PATH, { startUrls: [all], maxItems: 5 });
     expect(five.rows).toEqual((await listings((sql) => sql`true`, 5)).map((l) => rowOf(l, all)));
     expect(five.status.requested).toBe(5);
@@ -194,8 +242,14 @@ describe('business-for-sale: maxItems', () => {
     const denver = await listings((sql) => sql`state = 'CO' and city = 'Denver'`);
     const texas = await listings((sql) => sql`state = 'TX'`);
     expect(denver.length).toBeGreaterThan(0);
-    const both = await t.runTool(key, PATH, { startUrls: [state, city, `${HOST}/businesses-for-sale/texas`], maxItems: colorado.length + 2 });
-    expect(both.rows).toEqual([...colorado.map((l) => rowOf(l, state)), ...texas.slice(0, 2).map((l) => rowOf(l, `${HOST}/businesses-for-sale/texas`))]);
+    const both = await t.runTool(key, PATH, {
+      startUrls: [state, city, `${HOST}/businesses-for-sale/texas`],
+      maxItems: colorado.length + 2,
+    });
+    expect(both.rows).toEqual([
+      ...colorado.map((l) => rowOf(l, state)),
+      ...texas.slice(0, 2).map((l) => rowOf(l, `${HOST}/businesses-for-sale/texas`)),
+    ]);
     expect(await charged(both.start.runId)).toBe(BigInt(colorado.length + 2) * UNIT);
   });
 });
@@ -203,11 +257,18 @@ describe('business-for-sale: maxItems', () => {
 describe('business-for-sale: billing at the limit of the wallet', () => {
   it('holds what the wallet has, stops when it is used up and bills only the listings delivered', async () => {
     const { accountId, apiKey } = await t.account({ creditsMicros: 1_000_000n });
-    const { start, status, rows } = await t.runTool(apiKey, PATH, { startUrls: [`${HOST}/businesses-for-sale`], maxItems: 99_999 });
+    const { start, status, rows } = await t.runTool(apiKey, PATH, {
+      startUrls: [`${HOST}/businesses-for-sale`],
+      maxItems: 99_999,
+    });
     const affordable = Number(1_000_000n / UNIT);
     expect(status.status).toBe('SUCCEEDED');
-    expect(status.statusMessage).toMatch(new RegExp(`^Stopped after ${affordable} listings: the 1\\.00 USD held for this run is used up`));
-    expect(rows.map((r) => r.listing_url)).toEqual((await listings((sql) => sql`true`, affordable)).map((l) => l.listing_url));
+    expect(status.statusMessage).toMatch(
+      new RegExp(`^Stopped after ${affordable} listings: the 1\\.00 USD held for this run is used up`),
+    );
+    expect(rows.map((r) => r.listing_url)).toEqual(
+      (await listings((sql) => sql`true`, affordable)).map((l) => l.listing_url),
+    );
     expect(await charged(start.runId)).toBe(BigInt(affordable) * UNIT);
     expect(await t.walletMicros(accountId)).toBe(1_000_000n - BigInt(affordable) * UNIT);
   });
@@ -247,11 +308,26 @@ describe('business-for-sale: refusals', () => {
   it.each([
     ['no startUrls', {}, 'startUrls', /expected array/],
     ['an empty startUrls', { startUrls: [] }, 'startUrls', /at least one URL/],
-    ['a link of another kind', { startUrls: ['https://example.com/about'] }, 'startUrls.0', /\/businesses-for-sale.*\/business-opportunity\/<slug>\/<listing id>/],
+    [
+      'a link of another kind',
+      { startUrls: ['https://example.com/about'] },
+      'startUrls.0',
+      /\/businesses-for-sale.*\/business-opportunity\/<slug>\/<listing id>/,
+    ],
     ['a second URL that is no URL', { startUrls: [good, 'restaurants in denver'] }, 'startUrls.1', /not a URL/],
     ['an unknown location', { startUrls: [`${good}/narnia/retail`] }, 'startUrls.0', /"narnia" is not a location/],
-    ['a bad price', { startUrls: [`${good}?price_min=cheap`] }, 'startUrls.0', /price_min must be an amount in dollars/],
-    ['bounds the wrong way round', { startUrls: [`${good}?price_min=500000&price_max=100000`] }, 'startUrls.0', /minimum 500000 is above the maximum 100000/],
+    [
+      'a bad price',
+      { startUrls: [`${good}?price_min=cheap`] },
+      'startUrls.0',
+      /price_min must be an amount in dollars/,
+    ],
+    [
+      'bounds the wrong way round',
+      { startUrls: [`${good}?price_min=500000&price_max=100000`] },
+      'startUrls.0',
+      /minimum 500000 is above the maximum 100000/,
+    ],
     ['maxItems 0', { startUrls: [good], maxItems: 0 }, 'maxItems', /at least 1/],
     ['maxItems above 99999', { startUrls: [good], maxItems: 100_000 }, 'maxItems', /at most 99999/],
     ['a fractional maxItems', { startUrls: [good], maxItems: 2.5 }, 'maxItems', /whole number/],
@@ -272,9 +348,16 @@ describe('business-for-sale: GraphQL', () => {
     const res = await t.graphql(key, Start, { input: { startUrls: [url], maxItems: 3 } });
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data!.startBusinessForSaleScrape;
-    expect(started).toMatchObject({ run: { status: 'RUNNING' }, message: 'Extracting up to 3 listings from 1 URL', urlTranslation: [{ url, kind: 'search' }], userErrors: [] });
+    expect(started).toMatchObject({
+      run: { status: 'RUNNING' },
+      message: 'Extracting up to 3 listings from 1 URL',
+      urlTranslation: [{ url, kind: 'search' }],
+      userErrors: [],
+    });
     await t.waitForRun(key, started.run!.id);
     const rows = await t.request('GET', `/api/downloads/${started.run!.id}?format=json`, { key });
-    expect(rows.body).toEqual((await listings((sql) => sql`city = 'Denver' and state = 'CO'`, 3)).map((l) => rowOf(l, url)));
+    expect(rows.body).toEqual(
+      (await listings((sql) => sql`city = 'Denver' and state = 'CO'`, 3)).map((l) => rowOf(l, url)),
+    );
   });
 });

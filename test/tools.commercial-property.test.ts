@@ -78,10 +78,19 @@ function expectInvalid(res: { status: number; body: any }, path: string, message
 
 describe('commercial property links', () => {
   it('reads the three forms, their path and query filters, on any host', () => {
-    expect(parseCommercialLink('https://cre.example.org/properties?types[]=Office&types[]=Retail&listingType=sale&priceMin=1m&sizeMax=50,000&page=2&foo=bar')).toEqual({
+    expect(
+      parseCommercialLink(
+        'https://cre.example.org/properties?types[]=Office&types[]=Retail&listingType=sale&priceMin=1m&sizeMax=50,000&page=2&foo=bar',
+      ),
+    ).toEqual({
       url: 'https://cre.example.org/properties?types[]=Office&types[]=Retail&listingType=sale&priceMin=1m&sizeMax=50,000&page=2&foo=bar',
       form: 'properties',
-      filters: { propertyTypes: ['office', 'retail'], listingType: 'sale', price: { min: 1_000_000 }, sizeSqft: { max: 50_000 } },
+      filters: {
+        propertyTypes: ['office', 'retail'],
+        listingType: 'sale',
+        price: { min: 1_000_000 },
+        sizeSqft: { max: 50_000 },
+      },
       mapView: false,
       ignored: ['foo'],
     });
@@ -90,16 +99,23 @@ describe('commercial property links', () => {
       filters: { propertyTypes: ['office'], city: 'salt lake city', state: 'UT', listingType: 'lease' },
     });
     expect(parseCommercialLink(`${HOST}/search?location=Denver`).filters).toEqual({ place: 'denver' });
-    expect(parseCommercialLink(`${HOST}/lease/properties/colorado`).filters).toEqual({ listingType: 'lease', state: 'CO' });
-    expect(parseCommercialLink(`${HOST}/resources/find-a-broker/austin-tx?name=smith&licence=TX%201234`)).toMatchObject({
-      form: 'broker-directory',
-      filters: { city: 'austin', state: 'TX', brokerName: 'smith', brokerLicence: 'TX 1234' },
+    expect(parseCommercialLink(`${HOST}/lease/properties/colorado`).filters).toEqual({
+      listingType: 'lease',
+      state: 'CO',
     });
+    expect(parseCommercialLink(`${HOST}/resources/find-a-broker/austin-tx?name=smith&licence=TX%201234`)).toMatchObject(
+      {
+        form: 'broker-directory',
+        filters: { city: 'austin', state: 'TX', brokerName: 'smith', brokerLicence: 'TX 1234' },
+      },
+    );
   });
 
   it('tells map views without a city or market from scoped searches', () => {
     const refused = (url: string) => mapViewRefusal(parseCommercialLink(url));
-    expect(refused(`${HOST}/search?mapCenter=39.7,-104.9&mapZoom=11`)).toMatch(/map view with no city or market chosen: choose a specific city or market/);
+    expect(refused(`${HOST}/search?mapCenter=39.7,-104.9&mapZoom=11`)).toMatch(
+      /map view with no city or market chosen: choose a specific city or market/,
+    );
     expect(refused(`${HOST}/search`)).toBeDefined();
     expect(refused(`${HOST}/search?location=Colorado`)).toBeDefined();
     expect(refused(`${HOST}/properties?bbox=-105,39,-104,40`)).toBeDefined();
@@ -131,12 +147,23 @@ describe('commercial property: city and market searches', () => {
       status: 'RUNNING',
       message: 'Scraping 1 URL, up to 200 properties each',
       estimatedCost: 5.8,
-      url_translation: [{ url, form: 'search', filters: { city: 'denver', state: 'CO' }, ignored: [], maxProperties: 200 }],
+      url_translation: [
+        { url, form: 'search', filters: { city: 'denver', state: 'CO' }, ignored: [], maxProperties: 200 },
+      ],
     });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: `Finished: ${expected.length} properties`, handled: expected.length, requested: 200 });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage: `Finished: ${expected.length} properties`,
+      handled: expected.length,
+      requested: 200,
+    });
     expect(Object.keys(rows[0])).toEqual(commercialPropertyTool.columns.map((c) => c.key));
     expect(rows).toEqual(expected.map((p) => rowOf(p, url, 'search')));
-    expect(rows[0]).toMatchObject({ latitude: expect.any(Number), longitude: expect.any(Number), broker_licence_state: 'CO' });
+    expect(rows[0]).toMatchObject({
+      latitude: expect.any(Number),
+      longitude: expect.any(Number),
+      broker_licence_state: 'CO',
+    });
 
     expect(await charged(start.runId)).toBe(BigInt(expected.length) * UNIT);
     expect(await t.walletMicros(accountId)).toBe(before - BigInt(expected.length) * UNIT);
@@ -154,7 +181,8 @@ describe('commercial property: city and market searches', () => {
     const citySlug = `${top!.city.toLowerCase().replace(/ /g, '-')}-${top!.state.toLowerCase()}`;
     const pathUrl = `https://another-host.example/search/${top!.property_type.replace('_', '-')}-space/${citySlug}/for-${top!.listing_type}`;
     const expected = await properties(
-      (sql) => sql`city = ${top!.city} and state = ${top!.state} and property_type = ${top!.property_type} and listing_type = ${top!.listing_type}`,
+      (sql) =>
+        sql`city = ${top!.city} and state = ${top!.state} and property_type = ${top!.property_type} and listing_type = ${top!.listing_type}`,
     );
     expect(expected.length).toBeGreaterThan(1);
     const byPath = await t.runTool(key, PATH, { startUrls: [pathUrl] });
@@ -164,8 +192,13 @@ describe('commercial property: city and market searches', () => {
   it('accepts map parameters beside a city or market, scoping to the place and listing them as ignored', async () => {
     const url = `${HOST}/search?location=Denver%2C%20CO&bbox=-105.2,39.5,-104.6,40.0&mapZoom=11`;
     const { start, rows } = await t.runTool(key, PATH, { startUrls: [url] });
-    expect(start.url_translation[0]).toMatchObject({ filters: { city: 'denver', state: 'CO' }, ignored: ['bbox', 'mapZoom'] });
-    expect(rows.map((r) => r.listing_url)).toEqual((await properties((sql) => sql`city = 'Denver' and state = 'CO'`)).map((p) => p.listing_url));
+    expect(start.url_translation[0]).toMatchObject({
+      filters: { city: 'denver', state: 'CO' },
+      ignored: ['bbox', 'mapZoom'],
+    });
+    expect(rows.map((r) => r.listing_url)).toEqual(
+      (await properties((sql) => sql`city = 'Denver' and state = 'CO'`)).map((p) => p.listing_url),
+    );
   });
 });
 
@@ -173,7 +206,8 @@ describe('commercial property: /properties searches', () => {
   it('filters by type, sale or lease, price and size nationwide', async () => {
     const url = `${HOST}/properties?types[]=Office&types[]=Industrial&listingType=sale&priceMin=1000000&sizeMin=5000`;
     const expected = await properties(
-      (sql) => sql`property_type in ('office', 'industrial') and listing_type = 'sale' and price >= 1000000 and size_sqft >= 5000`,
+      (sql) =>
+        sql`property_type in ('office', 'industrial') and listing_type = 'sale' and price >= 1000000 and size_sqft >= 5000`,
     );
     expect(expected.length).toBeGreaterThan(1);
     const { rows } = await t.runTool(key, PATH, { startUrls: [url] });
@@ -186,7 +220,9 @@ describe('commercial property: /properties searches', () => {
     const url = `${HOST}/properties`;
     const { start, status, rows } = await t.runTool(key, PATH, { startUrls: [url] });
     expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 200, requested: 200 });
-    expect(rows.map((r) => r.listing_url)).toEqual((await properties((sql) => sql`true`, 200)).map((p) => p.listing_url));
+    expect(rows.map((r) => r.listing_url)).toEqual(
+      (await properties((sql) => sql`true`, 200)).map((p) => p.listing_url),
+    );
     expect(await charged(start.runId)).toBe(200n * UNIT);
   });
 
@@ -198,7 +234,10 @@ describe('commercial property: /properties searches', () => {
     const expectedAustin = await properties((sql) => sql`city = 'Austin' and state = 'TX'`);
     const { start, status, rows } = await t.runTool(key, PATH, { startUrls: [denver, austin, denverAgain] });
     expect(status).toMatchObject({ status: 'SUCCEEDED', requested: 600 });
-    expect(rows).toEqual([...expectedDenver.map((p) => rowOf(p, denver, 'search')), ...expectedAustin.map((p) => rowOf(p, austin, 'search'))]);
+    expect(rows).toEqual([
+      ...expectedDenver.map((p) => rowOf(p, denver, 'search')),
+      ...expectedAustin.map((p) => rowOf(p, austin, 'search')),
+    ]);
     expect(await charged(start.runId)).toBe(BigInt(rows.length) * UNIT);
   });
 });
@@ -208,7 +247,9 @@ describe('commercial property: broker directory', () => {
     const [broker] = await t.app.core.sql`select broker_name, city, state from commercial_property order by id limit 1`;
     const last = broker!.broker_name.split(' ').at(-1)!;
     const url = `${HOST}/resources/find-a-broker/?name=${encodeURIComponent(last.toUpperCase())}&location=${encodeURIComponent(`${broker!.city}, ${broker!.state}`)}`;
-    const expected = await properties((sql) => sql`broker_name ilike ${`%${last}%`} and city = ${broker!.city} and state = ${broker!.state}`);
+    const expected = await properties(
+      (sql) => sql`broker_name ilike ${`%${last}%`} and city = ${broker!.city} and state = ${broker!.state}`,
+    );
     expect(expected.length).toBeGreaterThan(0);
     const { rows } = await t.runTool(key, PATH, { startUrls: [url] });
     expect(rows).toEqual(expected.map((p) => rowOf(p, url, 'broker-directory')));
@@ -218,22 +259,38 @@ describe('commercial property: broker directory', () => {
     const [one] = await properties((sql) => sql`id = 11`);
     const url = `${HOST}/resources/find-a-broker/?license=${encodeURIComponent(one!.broker_licence.replace(/[ #]/g, ''))}`;
     const { rows } = await t.runTool(key, PATH, { startUrls: [url] });
-    expect(rows).toEqual((await properties((sql) => sql`broker_licence = ${one!.broker_licence}`)).map((p) => rowOf(p, url, 'broker-directory')));
+    expect(rows).toEqual(
+      (await properties((sql) => sql`broker_licence = ${one!.broker_licence}`)).map((p) =>
+        rowOf(p, url, 'broker-directory'),
+      ),
+    );
   });
 });
 
 describe('commercial property: refusals', () => {
   it('refuses a map view with no city or market with 400 map_view_not_allowed, asking for one, and starts nothing', async () => {
     const { accountId, apiKey } = await t.account();
-    for (const url of [`${HOST}/search?mapCenter=39.7,-104.9&mapZoom=11`, `${HOST}/search`, `${HOST}/properties?bbox=-105,39,-104,40`]) {
+    for (const url of [
+      `${HOST}/search?mapCenter=39.7,-104.9&mapZoom=11`,
+      `${HOST}/search`,
+      `${HOST}/properties?bbox=-105,39,-104,40`,
+    ]) {
       const res = await t.request('POST', PATH, { key: apiKey, body: { startUrls: [url] } });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('map_view_not_allowed');
       expect(res.body.error.message).toMatch(/choose a specific city or market/);
-      expect(res.body.error.details).toEqual([{ path: 'startUrls.0', message: expect.stringMatching(/no city or market chosen/) }]);
+      expect(res.body.error.details).toEqual([
+        { path: 'startUrls.0', message: expect.stringMatching(/no city or market chosen/) },
+      ]);
     }
-    const second = await t.request('POST', PATH, { key: apiKey, body: { startUrls: [`${HOST}/properties`, `${HOST}/search?zoom=9&lat=30&lng=-97`] } });
-    expect(second.body.error).toMatchObject({ code: 'map_view_not_allowed', details: [{ path: 'startUrls.1', message: expect.any(String) }] });
+    const second = await t.request('POST', PATH, {
+      key: apiKey,
+      body: { startUrls: [`${HOST}/properties`, `${HOST}/search?zoom=9&lat=30&lng=-97`] },
+    });
+    expect(second.body.error).toMatchObject({
+      code: 'map_view_not_allowed',
+      details: [{ path: 'startUrls.1', message: expect.any(String) }],
+    });
     expect(await runCount(accountId)).toBe(0);
   });
 
@@ -241,10 +298,25 @@ describe('commercial property: refusals', () => {
   it.each([
     ['no startUrls', {}, 'startUrls', /expected array/],
     ['an empty startUrls', { startUrls: [] }, 'startUrls', /at least one URL/],
-    ['a link of another kind', { startUrls: ['https://example.com/listing/123'] }, 'startUrls.0', /\/properties.*\/search.*\/resources\/find-a-broker\//],
+    [
+      'a link of another kind',
+      { startUrls: ['https://example.com/listing/123'] },
+      'startUrls.0',
+      /\/properties.*\/search.*\/resources\/find-a-broker\//,
+    ],
     ['a second URL that is no URL', { startUrls: [good, 'offices in denver'] }, 'startUrls.1', /not a URL/],
-    ['an unknown property type', { startUrls: [`${good}?types=castle`] }, 'startUrls.0', /property type "castle" is not one of office, retail/],
-    ['an unknown path segment', { startUrls: [`${good}/123456/some-building`] }, 'startUrls.0', /path segment "123456"/],
+    [
+      'an unknown property type',
+      { startUrls: [`${good}?types=castle`] },
+      'startUrls.0',
+      /property type "castle" is not one of office, retail/,
+    ],
+    [
+      'an unknown path segment',
+      { startUrls: [`${good}/123456/some-building`] },
+      'startUrls.0',
+      /path segment "123456"/,
+    ],
     ['a bad listing type', { startUrls: [`${good}?listingType=swap`] }, 'startUrls.0', /must be sale or lease/],
     ['too many URLs', { startUrls: Array.from({ length: 51 }, () => good) }, 'startUrls', /at most 50 URLs/],
   ])('400 validation_failed for %s', async (_, body, path, message) => {
@@ -264,10 +336,17 @@ describe('commercial property: GraphQL', () => {
     const res = await t.graphql(key, Start, { input: { startUrls: [url] } });
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data!.startCommercialPropertyScrape;
-    expect(started).toMatchObject({ run: { status: 'RUNNING' }, message: 'Scraping 1 URL, up to 200 properties each', urlTranslation: [{ url, form: 'search' }], userErrors: [] });
+    expect(started).toMatchObject({
+      run: { status: 'RUNNING' },
+      message: 'Scraping 1 URL, up to 200 properties each',
+      urlTranslation: [{ url, form: 'search' }],
+      userErrors: [],
+    });
     await t.waitForRun(key, started.run!.id);
     const rows = await t.request('GET', `/api/downloads/${started.run!.id}?format=json`, { key });
-    expect(rows.body).toEqual((await properties((sql) => sql`lower(market) = 'denver'`)).map((p) => rowOf(p, url, 'search')));
+    expect(rows.body).toEqual(
+      (await properties((sql) => sql`lower(market) = 'denver'`)).map((p) => rowOf(p, url, 'search')),
+    );
   });
 
   it('answers a map view with the same code', async () => {

@@ -8,7 +8,20 @@ import { graphql } from './graphql/gql/index.ts';
 
 const PATH = '/api/v1/scrape/criminal-records';
 const COLUMNS = criminalRecordsTool.columns.map((c) => c.key);
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 let t: TestApp;
 let key: string;
@@ -60,8 +73,10 @@ async function expected(where: (sql: Sql) => any) {
   }));
 }
 
-const charged = async (runId: string) => BigInt((await t.app.core.sql`select charged_micros::bigint as c from run where id = ${runId}`)[0]!.c);
-const balance = async () => (await t.request('GET', '/api/v1/wallet', { key })).body.wallet.total_balance_dollars as string;
+const charged = async (runId: string) =>
+  BigInt((await t.app.core.sql`select charged_micros::bigint as c from run where id = ${runId}`)[0]!.c);
+const balance = async () =>
+  (await t.request('GET', '/api/v1/wallet', { key })).body.wallet.total_balance_dollars as string;
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -99,9 +114,17 @@ describe('criminal records search: happy path', () => {
     expect(start.note).toMatch(/not for employment or tenant screening or any other regulated purpose/i);
     expect(start.note).toContain('FCRA');
 
-    const want = await expected((sql) => sql`lower(first_name) = ${spread.first.toLowerCase()} and lower(last_name) = ${spread.last.toLowerCase()}`);
+    const want = await expected(
+      (sql) =>
+        sql`lower(first_name) = ${spread.first.toLowerCase()} and lower(last_name) = ${spread.last.toLowerCase()}`,
+    );
     expect(want.length).toBeGreaterThanOrEqual(2);
-    expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 1, requested: 1, statusMessage: `Finished: ${want.length} records` });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      handled: 1,
+      requested: 1,
+      statusMessage: `Finished: ${want.length} records`,
+    });
     expect(rows).toEqual(want);
     expect(Object.keys(rows[0])).toEqual(COLUMNS);
     expect(new Set(rows.map((r) => r.state))).toEqual(new Set(spread.states));
@@ -115,7 +138,10 @@ describe('criminal records search: happy path', () => {
     const csv = await t.request('GET', `/api/downloads/${start.runId}`, { key });
     const records: string[][] = parse(csv.text);
     expect(records[0]).toEqual(criminalRecordsTool.columns.map((c) => c.header));
-    const want = await expected((sql) => sql`lower(first_name) = ${spread.first.toLowerCase()} and lower(last_name) = ${spread.last.toLowerCase()}`);
+    const want = await expected(
+      (sql) =>
+        sql`lower(first_name) = ${spread.first.toLowerCase()} and lower(last_name) = ${spread.last.toLowerCase()}`,
+    );
     expect(records.slice(1).map((r) => r[records[0]!.indexOf('record_id')])).toEqual(want.map((w) => w.record_id));
   });
 
@@ -130,7 +156,11 @@ describe('criminal records search: happy path', () => {
     const payload = res.body.data!.startCriminalRecordsSearch;
     expect(payload.run!.status).toBe('RUNNING');
     expect(payload.estimatedCost).toBe('1.00');
-    expect(payload).toMatchObject({ name: 'Zelda Farnsworth', state: 'CO', note: expect.stringContaining('tenant screening') });
+    expect(payload).toMatchObject({
+      name: 'Zelda Farnsworth',
+      state: 'CO',
+      note: expect.stringContaining('tenant screening'),
+    });
     expect((await t.waitForRun(key, payload.run!.id)).status).toBe('SUCCEEDED');
     const rows = (await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })).body;
     expect(rows.map((r: any) => r.record_id)).toEqual(['court:CO:T-1', 'arrest:CO:T-2']);
@@ -140,10 +170,15 @@ describe('criminal records search: happy path', () => {
 describe('criminal records search: state', () => {
   it('normalises a code or a full name in any case to the abbreviation and returns only that state', async () => {
     const state = spread.states[0]!;
-    const want = await expected((sql) => sql`lower(first_name) = ${spread.first.toLowerCase()} and lower(last_name) = ${spread.last.toLowerCase()} and state = ${state}`);
+    const want = await expected(
+      (sql) =>
+        sql`lower(first_name) = ${spread.first.toLowerCase()} and lower(last_name) = ${spread.last.toLowerCase()} and state = ${state}`,
+    );
     const fullName = US_STATES[state]!;
     const runs = await Promise.all(
-      [state.toLowerCase(), fullName.toUpperCase(), ` ${fullName.toLowerCase()} `].map((s) => t.runTool(key, PATH, { name: `${spread.first} ${spread.last}`, state: s })),
+      [state.toLowerCase(), fullName.toUpperCase(), ` ${fullName.toLowerCase()} `].map((s) =>
+        t.runTool(key, PATH, { name: `${spread.first} ${spread.last}`, state: s }),
+      ),
     );
     for (const { start, rows } of runs) {
       expect(start.state).toBe(state);
@@ -164,9 +199,14 @@ describe('criminal records search: date of birth', () => {
   it('reads slash, ISO and long forms alike and returns only exact date-of-birth matches', async () => {
     const [y, m, d] = dated.dob.split('-').map(Number) as [number, number, number];
     const forms = [dated.dob, `${m}/${d}/${y}`, `${MONTHS[m - 1]} ${d}, ${y}`, `${d} ${MONTHS[m - 1]} ${y}`];
-    const want = await expected((sql) => sql`lower(first_name) = ${dated.first.toLowerCase()} and lower(last_name) = ${dated.last.toLowerCase()} and date_of_birth = ${dated.dob}`);
+    const want = await expected(
+      (sql) =>
+        sql`lower(first_name) = ${dated.first.toLowerCase()} and lower(last_name) = ${dated.last.toLowerCase()} and date_of_birth = ${dated.dob}`,
+    );
     expect(want.length).toBeGreaterThanOrEqual(1);
-    const runs = await Promise.all(forms.map((dob) => t.runTool(key, PATH, { name: `${dated.first} ${dated.last}`, dob })));
+    const runs = await Promise.all(
+      forms.map((dob) => t.runTool(key, PATH, { name: `${dated.first} ${dated.last}`, dob })),
+    );
     for (const { start, rows } of runs) {
       expect(rows).toEqual(want);
       expect(start.message).toContain(`born ${dated.dob}`);
@@ -205,13 +245,17 @@ describe('criminal records search: date of birth', () => {
 describe('criminal records search: names', () => {
   it('matches ignoring case, in "Last, First" order, with periods and a suffix', async () => {
     const want = ['court:CO:T-1', 'arrest:CO:T-2', 'court:TX:T-3'];
-    const runs = await Promise.all(['zELDA farnsWORTH', 'Farnsworth, Zelda', 'Zelda Farnsworth Jr.'].map((name) => t.runTool(key, PATH, { name })));
+    const runs = await Promise.all(
+      ['zELDA farnsWORTH', 'Farnsworth, Zelda', 'Zelda Farnsworth Jr.'].map((name) => t.runTool(key, PATH, { name })),
+    );
     for (const { rows } of runs) expect(rows.map((r) => r.record_id)).toEqual(want);
   });
 
   it('narrows by a middle name or initial, keeping records without a middle name', async () => {
     const [full, initial, other] = await Promise.all(
-      ['Zelda Quinn Farnsworth', 'Zelda Q. Farnsworth', 'Zelda Mae Farnsworth'].map((name) => t.runTool(key, PATH, { name })),
+      ['Zelda Quinn Farnsworth', 'Zelda Q. Farnsworth', 'Zelda Mae Farnsworth'].map((name) =>
+        t.runTool(key, PATH, { name }),
+      ),
     );
     expect(full!.rows.map((r) => r.record_id)).toEqual(['court:CO:T-1', 'arrest:CO:T-2']);
     expect(initial!.rows.map((r) => r.record_id)).toEqual(['court:CO:T-1', 'arrest:CO:T-2']);
@@ -222,7 +266,11 @@ describe('criminal records search: names', () => {
   it('finds a compound last name written "Last, First"; without the comma the last word is the last name', async () => {
     const comma = await t.runTool(key, PATH, { name: 'De La Cruz, Maria' });
     expect(comma.rows).toEqual(await expected((sql) => sql`id = 900004`));
-    expect(comma.rows[0]).toMatchObject({ source: 'sex_offender_registry', source_name: 'Sex offender registry', disposition: 'Registered' });
+    expect(comma.rows[0]).toMatchObject({
+      source: 'sex_offender_registry',
+      source_name: 'Sex offender registry',
+      disposition: 'Registered',
+    });
     const plain = await t.runTool(key, PATH, { name: 'Maria De La Cruz' });
     expect(plain.rows).toEqual([]);
     expect(await charged(plain.start.runId)).toBe(0n);
@@ -256,16 +304,22 @@ describe('criminal records search: billing', () => {
     const poor = await t.account({ creditsMicros: 999_999n });
     const res = await t.request('POST', PATH, { key: poor.apiKey, body: { name: 'Zelda Farnsworth' } });
     expect(res.status).toBe(402);
-    expect(res.body.error).toMatchObject({ code: 'insufficient_funds', message: expect.stringContaining('one search (1.00 USD)') });
+    expect(res.body.error).toMatchObject({
+      code: 'insufficient_funds',
+      message: expect.stringContaining('one search (1.00 USD)'),
+    });
     const enough = await t.account({ creditsMicros: 1_000_000n });
     const { start, rows } = await t.runTool(enough.apiKey, PATH, { name: 'Zelda Farnsworth' });
     expect(rows).toHaveLength(3);
     expect(await charged(start.runId)).toBe(1_000_000n);
-    expect((await t.request('GET', '/api/v1/wallet', { key: enough.apiKey })).body.wallet.total_balance_dollars).toBe('0.00');
+    expect((await t.request('GET', '/api/v1/wallet', { key: enough.apiKey })).body.wallet.total_balance_dollars).toBe(
+      '0.00',
+    );
   });
 
   it('charges one search however many records it returns', async () => {
-    const [row] = await t.app.core.sql`select count(*)::int as n, coalesce(sum(charged_micros), 0)::bigint as c from run where account_id = ${accountId} and status = 'SUCCEEDED' and item_count > 0`;
+    const [row] = await t.app.core
+      .sql`select count(*)::int as n, coalesce(sum(charged_micros), 0)::bigint as c from run where account_id = ${accountId} and status = 'SUCCEEDED' and item_count > 0`;
     expect(BigInt(row!.c)).toBe(BigInt(row!.n) * 1_000_000n);
   });
 });

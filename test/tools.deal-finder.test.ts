@@ -88,7 +88,8 @@ async function expectedRows(area: Area, filters: Filters, limit: number) {
 }
 
 async function charged(runId: string) {
-  const [row] = await t.app.core.sql`select charged_micros::bigint as charged, billed_units from run where id = ${runId}`;
+  const [row] = await t.app.core
+    .sql`select charged_micros::bigint as charged, billed_units from run where id = ${runId}`;
   return { charged: BigInt(row!.charged), units: row!.billed_units as number };
 }
 
@@ -117,7 +118,12 @@ describe('a deal finder run', () => {
     expect(expected).toHaveLength(n);
     expect(rows).toEqual(expected);
     expect(Object.keys(rows[0])).toEqual(dealFinderTool.columns.map((c) => c.key));
-    expect(status).toMatchObject({ status: 'SUCCEEDED', handled: n, requested: 100, statusMessage: `Finished: ${n} properties` });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      handled: n,
+      requested: 100,
+      statusMessage: `Finished: ${n} properties`,
+    });
     expect(rows.every((r) => r.discount_percent >= 10)).toBe(true);
     expect(await charged(start.runId)).toEqual({ charged: BigInt(n) * PRICE_MICROS, units: n });
   });
@@ -134,7 +140,11 @@ describe('a deal finder run', () => {
   });
 
   it('pages past the page size up to maxItems', async () => {
-    const { rows, status } = await t.runTool(key, PATH, { location: 'Testville, Nevada', minDiscountPercent: 0, maxItems: 333 });
+    const { rows, status } = await t.runTool(key, PATH, {
+      location: 'Testville, Nevada',
+      minDiscountPercent: 0,
+      maxItems: 333,
+    });
     expect(rows).toEqual(await expectedRows({ city: 'Testville', state: 'NV' }, { minDiscountPercent: 0 }, 333));
     expect(rows).toHaveLength(333);
     expect(status).toMatchObject({ handled: 333, requested: 333 });
@@ -145,7 +155,14 @@ describe('a deal finder run', () => {
     const [row] = await t.app.core.sql`
       select state from property where listing_status = 'for_sale' and state <> 'NV' group by state order by count(*) desc, state limit 1`;
     const state = row!.state as string;
-    const filters = { minDiscountPercent: 5, minPrice: 200_000, maxPrice: 2_500_000, propertyTypes: ['single_family', 'townhouse'], minBeds: 2, maxBeds: 5 };
+    const filters = {
+      minDiscountPercent: 5,
+      minPrice: 200_000,
+      maxPrice: 2_500_000,
+      propertyTypes: ['single_family', 'townhouse'],
+      minBeds: 2,
+      maxBeds: 5,
+    };
     const { rows } = await t.runTool(key, PATH, { location: state, ...filters });
     const expected = await expectedRows({ state }, filters, 100);
     expect(expected.length).toBeGreaterThan(0);
@@ -160,7 +177,8 @@ describe('a deal finder run', () => {
   it('never returns pending or off-market homes, however cheap', async () => {
     const { rows } = await t.runTool(key, PATH, { location: 'Texas', minDiscountPercent: 40, maxItems: 1000 });
     expect(rows).toEqual([]);
-    const [cheap] = await t.app.core.sql`select count(*)::int as n from property where state = 'TX' and listing_status <> 'for_sale' and list_price <= estimated_value * 0.6`;
+    const [cheap] = await t.app.core
+      .sql`select count(*)::int as n from property where state = 'TX' and listing_status <> 'for_sale' and list_price <= estimated_value * 0.6`;
     expect(cheap!.n).toBeGreaterThan(0);
   });
 
@@ -185,10 +203,16 @@ describe('a deal finder run', () => {
     const Start = graphql(`
       mutation DealFinderStart($input: StartDealFinderInput!) { startDealFinder(input: $input) { run { id status } message estimatedCost } }
     `);
-    const res = await t.graphql(key, Start, { input: { location: '89999', minDiscountPercent: 20, propertyTypes: ['condo'], maxItems: 7 } });
+    const res = await t.graphql(key, Start, {
+      input: { location: '89999', minDiscountPercent: 20, propertyTypes: ['condo'], maxItems: 7 },
+    });
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data!.startDealFinder;
-    expect(started).toMatchObject({ run: { status: 'RUNNING' }, estimatedCost: '0.35', message: expect.stringContaining('at least 20% below') });
+    expect(started).toMatchObject({
+      run: { status: 'RUNNING' },
+      estimatedCost: '0.35',
+      message: expect.stringContaining('at least 20% below'),
+    });
     await t.waitForRun(key, started.run!.id);
     const rows = (await t.request('GET', `/api/downloads/${started.run!.id}?format=json`, { key })).body;
     expect(rows).toEqual(await expectedRows({ zip: '89999' }, { minDiscountPercent: 20, propertyTypes: ['condo'] }, 7));
@@ -197,7 +221,7 @@ describe('a deal finder run', () => {
 });
 
 describe('cancelling', () => {
-  it('is refused: the deal finder is not in the spec\'s cancellable list', async () => {
+  it("is refused: the deal finder is not in the spec's cancellable list", async () => {
     const { start } = await t.runTool(key, PATH, { location: '89999', maxItems: 1 });
     const res = await t.request('POST', `/api/v1/scrape/cancel/${start.runId}`, { key });
     expect(res.status).toBe(409);

@@ -25,9 +25,10 @@ describe('the tool registry', () => {
   it('gives every tool unique names on every face', () => {
     const faces = TOOLS.filter((t) => !t.linkedOnly);
     for (const key of ['name'] as const) expect(new Set(TOOLS.map((t) => t[key])).size).toBe(TOOLS.length);
-    expect(new Set(faces.flatMap((t) => [t.rest.path, ...(t.rest.aliases ?? [])])).size).toBe(faces.flatMap((t) => [t.rest.path, ...(t.rest.aliases ?? [])]).length);
+    expect(new Set(faces.flatMap((t) => [t.rest.path, ...(t.rest.aliases ?? [])])).size).toBe(
+      faces.flatMap((t) => [t.rest.path, ...(t.rest.aliases ?? [])]).length,
+    );
     expect(new Set(faces.map((t) => t.graphql.mutation)).size).toBe(faces.length);
     expect(new Set(faces.map((t) => t.mcp.name)).size).toBe(faces.length);
   });
-
 });

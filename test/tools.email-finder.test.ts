@@ -127,7 +127,9 @@ describe('the email finder over REST', () => {
 
   it('returns the best pattern on a catch-all domain, marked as such, with a confidence from the evidence', () => {
     // Every known address follows first.last: share 1, full weight from three addresses.
-    const expected = Math.round(Math.min(95, 40 + 50 * (dottedCo.first_last / dottedCo.n) * Math.min(1, dottedCo.n / 3)));
+    const expected = Math.round(
+      Math.min(95, 40 + 50 * (dottedCo.first_last / dottedCo.n) * Math.min(1, dottedCo.n / 3)),
+    );
     expect(result.rows[1]).toMatchObject({
       email: `ivo.marsh@${dottedCo.domain}`,
       status: 'catch-all',
@@ -141,16 +143,38 @@ describe('the email finder over REST', () => {
   });
 
   it('puts a person’s own catalog address first', () => {
-    expect(result.rows[2]).toMatchObject({ email: member.email.toLowerCase(), status: 'found', pattern_source: 'catalog_person', pattern: 'flast' });
+    expect(result.rows[2]).toMatchObject({
+      email: member.email.toLowerCase(),
+      status: 'found',
+      pattern_source: 'catalog_person',
+      pattern: 'flast',
+    });
   });
 
   it('falls back to the usual order where the catalog knows nothing', () => {
-    expect(result.rows[3]).toMatchObject({ email: 'ivo.marsh@fresh.test', status: 'found', pattern: 'first.last', pattern_source: 'default', known_emails: 0, company_name: null });
-    expect(result.rows[4]).toMatchObject({ email: null, status: 'not_found', reason: 'the mail server refused all 13 candidate addresses', best_guess: null });
+    expect(result.rows[3]).toMatchObject({
+      email: 'ivo.marsh@fresh.test',
+      status: 'found',
+      pattern: 'first.last',
+      pattern_source: 'default',
+      known_emails: 0,
+      company_name: null,
+    });
+    expect(result.rows[4]).toMatchObject({
+      email: null,
+      status: 'not_found',
+      reason: 'the mail server refused all 13 candidate addresses',
+      best_guess: null,
+    });
   });
 
   it('resolves a company name through the catalog, and says when it cannot', () => {
-    expect(result.rows[5]).toMatchObject({ domain: flastCo.domain, company_name: flastCo.name, email: `zquorn@${flastCo.domain}`, status: 'found' });
+    expect(result.rows[5]).toMatchObject({
+      domain: flastCo.domain,
+      company_name: flastCo.name,
+      email: `zquorn@${flastCo.domain}`,
+      status: 'found',
+    });
     expect(result.rows[6]).toMatchObject({
       domain: null,
       email: null,
@@ -160,7 +184,12 @@ describe('the email finder over REST', () => {
   });
 
   it('reports a domain without mail and a server that will not answer, with a best guess', () => {
-    expect(result.rows[7]).toMatchObject({ domain: 'nx-company.test', email: null, status: 'no_mail_server', reason: 'the domain does not exist (NXDOMAIN)' });
+    expect(result.rows[7]).toMatchObject({
+      domain: 'nx-company.test',
+      email: null,
+      status: 'no_mail_server',
+      reason: 'the domain does not exist (NXDOMAIN)',
+    });
     expect(result.rows[8]).toMatchObject({
       domain: 'grey.test',
       email: null,
@@ -171,7 +200,14 @@ describe('the email finder over REST', () => {
   });
 
   it('reads a full name and a domain given as a URL', () => {
-    expect(result.rows[9]).toMatchObject({ first_name: 'Ivo', last_name: 'Marsh', full_name: 'Dr. Ivo Marsh Jr.', domain: 'fresh.test', email: 'ivo.marsh@fresh.test', status: 'found' });
+    expect(result.rows[9]).toMatchObject({
+      first_name: 'Ivo',
+      last_name: 'Marsh',
+      full_name: 'Dr. Ivo Marsh Jr.',
+      domain: 'fresh.test',
+      email: 'ivo.marsh@fresh.test',
+      status: 'found',
+    });
   });
 
   it('bills 0.05 USD per email found (catch-all included), nothing for the rest', async () => {
@@ -182,7 +218,9 @@ describe('the email finder over REST', () => {
   });
 
   it('is free when nothing is found', async () => {
-    const { start, rows } = await t.runTool(key, PATH, { contacts: [{ first_name: 'Nobody', last_name: 'Here', domain: 'fresh.test' }] });
+    const { start, rows } = await t.runTool(key, PATH, {
+      contacts: [{ first_name: 'Nobody', last_name: 'Here', domain: 'fresh.test' }],
+    });
     expect(rows[0]).toMatchObject({ status: 'not_found' });
     const [run] = await t.app.core.sql`select charged_micros from run where id = ${start.runId}`;
     expect(run!.charged_micros).toBe('0');
@@ -227,10 +265,16 @@ describe('refusals and the other faces', () => {
     const Start = graphql(`
       mutation EmailFinderStart($input: StartEmailFinderInput!) { startEmailFinder(input: $input) { run { id status } message estimatedCost } }
     `);
-    const res = await t.graphql(key, Start, { input: { contacts: [{ firstName: 'Ivo', lastName: 'Marsh', domain: 'fresh.test' }] } });
+    const res = await t.graphql(key, Start, {
+      input: { contacts: [{ firstName: 'Ivo', lastName: 'Marsh', domain: 'fresh.test' }] },
+    });
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data!.startEmailFinder;
-    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: expect.stringMatching(/^Finding emails for 1 contact;/), estimatedCost: '0.05' });
+    expect(payload).toMatchObject({
+      run: { status: 'RUNNING' },
+      message: expect.stringMatching(/^Finding emails for 1 contact;/),
+      estimatedCost: '0.05',
+    });
     expect((await t.waitForRun(key, payload.run!.id)).status).toBe('SUCCEEDED');
     const rows = (await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })).body;
     expect(rows[0]).toMatchObject({ email: 'ivo.marsh@fresh.test', status: 'found' });

@@ -48,7 +48,12 @@ beforeAll(async () => {
   globex = companies[1]!;
   Object.assign(zone, {
     // acme: two MX records, the preferred one answers.
-    [acme.domain]: { MX: [{ exchange: `mx1.${acme.domain}`, priority: 10 }, { exchange: `mx2.${acme.domain}`, priority: 20 }] },
+    [acme.domain]: {
+      MX: [
+        { exchange: `mx1.${acme.domain}`, priority: 10 },
+        { exchange: `mx2.${acme.domain}`, priority: 20 },
+      ],
+    },
     [`mx1.${acme.domain}`]: LOOPBACK,
     // globex: no MX, only an A record (the implicit MX of RFC 5321 §5.1).
     [globex.domain]: LOOPBACK,
@@ -148,7 +153,12 @@ describe('the email validator over REST', () => {
       emailCount: 19,
       estimatedCost: 0.1368,
     });
-    expect(result.status).toMatchObject({ status: 'SUCCEEDED', handled: 19, requested: 19, statusMessage: 'Finished: 19 emails' });
+    expect(result.status).toMatchObject({
+      status: 'SUCCEEDED',
+      handled: 19,
+      requested: 19,
+      statusMessage: 'Finished: 19 emails',
+    });
   });
 
   it('returns one row per address, in order, with every column', () => {
@@ -174,7 +184,12 @@ describe('the email validator over REST', () => {
       is_free_webmail: false,
       ...companyOf(acme),
     });
-    expect(by(`nobody@${acme.domain}`)).toMatchObject({ status: 'invalid', reason: 'the mailbox does not exist (550 5.1.1 User unknown)', smtp_code: 550, ...companyOf(acme) });
+    expect(by(`nobody@${acme.domain}`)).toMatchObject({
+      status: 'invalid',
+      reason: 'the mailbox does not exist (550 5.1.1 User unknown)',
+      smtp_code: 550,
+      ...companyOf(acme),
+    });
     expect(by(`sales@${acme.domain}`)).toMatchObject({ status: 'invalid', is_role_account: true });
     expect(by(`anyone@${globex.domain}`)).toMatchObject({
       status: 'catch-all',
@@ -184,12 +199,21 @@ describe('the email validator over REST', () => {
       mx_host: globex.domain,
       ...companyOf(globex),
     });
-    expect(by('x@policy.test')).toMatchObject({ status: 'unknown', reason: expect.stringMatching(/policy reasons \(554 5\.7\.1/), smtp_code: 554, ...noCompany });
+    expect(by('x@policy.test')).toMatchObject({
+      status: 'unknown',
+      reason: expect.stringMatching(/policy reasons \(554 5\.7\.1/),
+      smtp_code: 554,
+      ...noCompany,
+    });
   });
 
   it('retries a greylisted address once, later, and gives up on one greylisted twice', () => {
     const bob = result.rows.find((r) => r.email === 'bob@greylist.test')!;
-    expect(bob).toMatchObject({ status: 'valid', smtp_code: 250, reason: 'the mail server accepts this address (250 Accepted)' });
+    expect(bob).toMatchObject({
+      status: 'valid',
+      smtp_code: 250,
+      reason: 'the mail server accepts this address (250 Accepted)',
+    });
     expect(result.rows.find((r) => r.email === 'x@greyforever.test')).toMatchObject({
       status: 'unknown',
       reason: 'temporarily refused twice, e.g. greylisting (451 4.7.1 Greylisted, please try again later)',
@@ -200,19 +224,33 @@ describe('the email validator over REST', () => {
   });
 
   it('bounds a mail server that stalls by the timeout', () => {
-    expect(result.rows.find((r) => r.email === 'x@slow.test')).toMatchObject({ status: 'unknown', reason: 'the mail server timed out (rcpt): no reply within 500 ms', smtp_code: null });
+    expect(result.rows.find((r) => r.email === 'x@slow.test')).toMatchObject({
+      status: 'unknown',
+      reason: 'the mail server timed out (rcpt): no reply within 500 ms',
+      smtp_code: null,
+    });
     // The run ended while the stalled server still held its reply: it did not wait for it.
     expect(heldAtEnd).toBe(1);
   });
 
   it('reads the DNS: null MX, no mail records, no domain, MX fallback, and refuses a private mail server', () => {
     const by = (email: string) => result.rows.find((r) => r.email === email)!;
-    expect(by('x@nullmx.test')).toMatchObject({ status: 'invalid', reason: 'the domain accepts no mail (null MX record)', mx_found: true, mx_host: null });
-    expect(by('x@nomail.test')).toMatchObject({ status: 'invalid', reason: 'no MX and no A/AAAA record: the domain cannot receive mail', mx_found: false });
+    expect(by('x@nullmx.test')).toMatchObject({
+      status: 'invalid',
+      reason: 'the domain accepts no mail (null MX record)',
+      mx_found: true,
+      mx_host: null,
+    });
+    expect(by('x@nomail.test')).toMatchObject({
+      status: 'invalid',
+      reason: 'no MX and no A/AAAA record: the domain cannot receive mail',
+      mx_found: false,
+    });
     expect(by('x@nx-domain.test')).toMatchObject({ status: 'invalid', reason: 'the domain does not exist (NXDOMAIN)' });
     expect(by('x@private-mx.test')).toMatchObject({
       status: 'unknown',
-      reason: 'the mail server may not be contacted: mx.private-mx.test resolves to private address (RFC 1918) 10.0.0.25',
+      reason:
+        'the mail server may not be contacted: mx.private-mx.test resolves to private address (RFC 1918) 10.0.0.25',
     });
     expect(by('x@public-mx.test')).toMatchObject({
       status: 'unknown',
@@ -221,15 +259,35 @@ describe('the email validator over REST', () => {
   });
 
   it('checks syntax before anything else', () => {
-    expect(result.rows.find((r) => r.email === 'not-an-email')).toMatchObject({ status: 'invalid', reason: 'syntax: no @', syntax_valid: false, domain: null, mx_host: null });
-    expect(result.rows.find((r) => r.email === `a..b@${acme.domain}`)).toMatchObject({ status: 'invalid', reason: 'syntax: two dots in a row', syntax_valid: false });
+    expect(result.rows.find((r) => r.email === 'not-an-email')).toMatchObject({
+      status: 'invalid',
+      reason: 'syntax: no @',
+      syntax_valid: false,
+      domain: null,
+      mx_host: null,
+    });
+    expect(result.rows.find((r) => r.email === `a..b@${acme.domain}`)).toMatchObject({
+      status: 'invalid',
+      reason: 'syntax: two dots in a row',
+      syntax_valid: false,
+    });
   });
 
   it('recognises the provider from MX and flags free webmail and disposable domains', () => {
     const by = (email: string) => result.rows.find((r) => r.email === email)!;
-    expect(by('ceo@google-hosted.test')).toMatchObject({ status: 'valid', provider: 'Google Workspace', mx_host: 'aspmx.l.google.com' });
+    expect(by('ceo@google-hosted.test')).toMatchObject({
+      status: 'valid',
+      provider: 'Google Workspace',
+      mx_host: 'aspmx.l.google.com',
+    });
     expect(by('x@m365.test')).toMatchObject({ status: 'invalid', provider: 'Microsoft 365' });
-    expect(by('someone@gmail.com')).toMatchObject({ status: 'valid', provider: 'Gmail', is_free_webmail: true, is_disposable: false, ...noCompany });
+    expect(by('someone@gmail.com')).toMatchObject({
+      status: 'valid',
+      provider: 'Gmail',
+      is_free_webmail: true,
+      is_disposable: false,
+      ...noCompany,
+    });
     expect(by('temp@mailinator.com')).toMatchObject({ status: 'catch-all', is_disposable: true });
   });
 
@@ -268,9 +326,14 @@ describe('refusals and the other faces', () => {
   });
 
   it('refuses more than 10,000 emails', async () => {
-    const res = await t.request('POST', PATH, { key, body: { emails: Array.from({ length: 10_001 }, (_, i) => `u${i}@x.test`) } });
+    const res = await t.request('POST', PATH, {
+      key,
+      body: { emails: Array.from({ length: 10_001 }, (_, i) => `u${i}@x.test`) },
+    });
     expect(res.status).toBe(400);
-    expect(res.body.error.details).toEqual([{ path: 'emails', message: 'at most 10000 emails per request; split the list' }]);
+    expect(res.body.error.details).toEqual([
+      { path: 'emails', message: 'at most 10000 emails per request; split the list' },
+    ]);
   });
 
   it('is not cancellable', async () => {
@@ -283,10 +346,17 @@ describe('refusals and the other faces', () => {
     const Start = graphql(`
       mutation EmailValidatorStart($input: StartEmailValidatorInput!) { startEmailValidator(input: $input) { run { id status } message estimatedCost emailCount } }
     `);
-    const res = await t.graphql(key, Start, { input: { emails: [`jane.doe@${acme.domain}`, `Jane.Doe@${acme.domain}`, 'x@nx-domain.test'] } });
+    const res = await t.graphql(key, Start, {
+      input: { emails: [`jane.doe@${acme.domain}`, `Jane.Doe@${acme.domain}`, 'x@nx-domain.test'] },
+    });
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data!.startEmailValidator;
-    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: 'Validating 2 emails (1 duplicate removed)', emailCount: 2, estimatedCost: '0.0144' });
+    expect(payload).toMatchObject({
+      run: { status: 'RUNNING' },
+      message: 'Validating 2 emails (1 duplicate removed)',
+      emailCount: 2,
+      estimatedCost: '0.0144',
+    });
     const done = await t.waitForRun(key, payload.run!.id);
     expect(done.status).toBe('SUCCEEDED');
     const rows = (await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })).body;

@@ -51,8 +51,13 @@ async function expectedRows(category: string, zipCodes: string[] = [], limit = 1
 }
 
 async function runRow(runId: string) {
-  const [run] = await t.app.core.sql`select input, requested, charged_micros::bigint as charged, status from run where id = ${runId}`;
-  return { input: run!.input as Record<string, any>, requested: run!.requested as number, charged: BigInt(run!.charged) };
+  const [run] = await t.app.core
+    .sql`select input, requested, charged_micros::bigint as charged, status from run where id = ${runId}`;
+  return {
+    input: run!.input as Record<string, any>,
+    requested: run!.requested as number,
+    charged: BigInt(run!.charged),
+  };
 }
 
 describe('home services: a nationwide search', () => {
@@ -69,7 +74,12 @@ describe('home services: a nationwide search', () => {
       message: 'Searching "plumbing" pros nationwide, up to 100 listings',
       estimatedCost: 0.99,
     });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', handled: expected.length, requested: 100, statusMessage: `Finished: ${expected.length} listings` });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      handled: expected.length,
+      requested: 100,
+      statusMessage: `Finished: ${expected.length} listings`,
+    });
     expect(rows).toEqual(expected);
     expect(Object.keys(rows[0])).toEqual(homeServicesTool.columns.map((c) => c.key));
     for (const row of rows) {
@@ -106,19 +116,24 @@ describe('home services: a nationwide search', () => {
 
   it('accepts every one of the 167 slugs of the spec', async () => {
     expect(HOME_SERVICE_CATEGORIES).toHaveLength(167);
-    for (const keyword of HOME_SERVICE_CATEGORIES) expect(homeServicesTool.input.safeParse({ keyword }).success, keyword).toBe(true);
+    for (const keyword of HOME_SERVICE_CATEGORIES)
+      expect(homeServicesTool.input.safeParse({ keyword }).success, keyword).toBe(true);
   });
 });
 
 describe('home services: ZIP codes', () => {
   it('returns only pros serving any of the ZIP codes, says which ones matched, and each pro once', async () => {
-    const [pro] = await t.app.core.sql`select service_zips from home_service_pro where category = 'roofing' order by id limit 1`;
+    const [pro] = await t.app.core
+      .sql`select service_zips from home_service_pro where category = 'roofing' order by id limit 1`;
     const served: string[] = pro!.service_zips;
     const zipCodes = [served[0]!, served.at(-1)!, '00000'];
     const expected = await expectedRows('roofing', [...new Set(zipCodes)]);
     expect(expected.length).toBeGreaterThan(0);
 
-    const { start, status, rows } = await t.runTool(key, PATH, { keyword: 'roofing', zipCodes: [...zipCodes, `${served[0]}-1234`] });
+    const { start, status, rows } = await t.runTool(key, PATH, {
+      keyword: 'roofing',
+      zipCodes: [...zipCodes, `${served[0]}-1234`],
+    });
     expect(start.message).toMatch(/^Searching "roofing" pros serving any of \d ZIP codes, up to 100 listings$/);
     expect(status.status).toBe('SUCCEEDED');
     expect(rows).toEqual(expected);
@@ -202,20 +217,52 @@ describe('home services: refusals', () => {
 
   it('refuses a missing or empty keyword', async () => {
     expectValidationError(await t.request('POST', PATH, { key, body: {} }), 'keyword', /required/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { keyword: '  ' } }), 'keyword', /must not be empty/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { keyword: 42 } }), 'keyword', /must be a category slug as a string/);
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { keyword: '  ' } }),
+      'keyword',
+      /must not be empty/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { keyword: 42 } }),
+      'keyword',
+      /must be a category slug as a string/,
+    );
   });
 
   it('refuses ZIP codes that are not 5 digits, or numbers', async () => {
-    expectValidationError(await t.request('POST', PATH, { key, body: { keyword: 'hvac', zipCodes: ['8020'] } }), 'zipCodes.0', /5-digit ZIP code/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { keyword: 'hvac', zipCodes: ['80202', 80203] } }), 'zipCodes.1', /as a string/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { keyword: 'hvac', zipCodes: '80202' } }), 'zipCodes', /list of ZIP codes/);
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { keyword: 'hvac', zipCodes: ['8020'] } }),
+      'zipCodes.0',
+      /5-digit ZIP code/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { keyword: 'hvac', zipCodes: ['80202', 80203] } }),
+      'zipCodes.1',
+      /as a string/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { keyword: 'hvac', zipCodes: '80202' } }),
+      'zipCodes',
+      /list of ZIP codes/,
+    );
   });
 
   it('refuses a negative, fractional or too large maxItems', async () => {
-    expectValidationError(await t.request('POST', PATH, { key, body: { keyword: 'hvac', maxItems: -1 } }), 'maxItems', /0 \(unlimited\) or more/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { keyword: 'hvac', maxItems: 2.5 } }), 'maxItems', /whole number/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { keyword: 'hvac', maxItems: 100_001 } }), 'maxItems', /at most 100000/);
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { keyword: 'hvac', maxItems: -1 } }),
+      'maxItems',
+      /0 \(unlimited\) or more/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { keyword: 'hvac', maxItems: 2.5 } }),
+      'maxItems',
+      /whole number/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { keyword: 'hvac', maxItems: 100_001 } }),
+      'maxItems',
+      /at most 100000/,
+    );
   });
 
   it('answers 402 when the wallet cannot pay for one listing, and stops when the hold is used up', async () => {
@@ -244,7 +291,11 @@ describe('home services over GraphQL', () => {
     const res = await t.graphql(key, Start);
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data!.startHomeServicesScrape;
-    expect(started).toMatchObject({ run: { status: 'RUNNING' }, message: 'Searching "garage-doors" pros nationwide, up to 2 listings', estimatedCost: '0.0198' });
+    expect(started).toMatchObject({
+      run: { status: 'RUNNING' },
+      message: 'Searching "garage-doors" pros nationwide, up to 2 listings',
+      estimatedCost: '0.0198',
+    });
     const finished = await t.waitForRun(key, started.run!.id);
     expect(finished).toMatchObject({ status: 'SUCCEEDED', handled: 2 });
     const rows = await t.request('GET', `/api/downloads/${started.run!.id}?format=json`, { key });
@@ -252,11 +303,19 @@ describe('home services over GraphQL', () => {
   });
 
   it('refuses a bad keyword with VALIDATION_FAILED', async () => {
-    const Start = graphql(`mutation HomeServicesMisspelled { startHomeServicesScrape(input: { keyword: "plumbr" }) { run { id } userErrors { code field message } } }`);
+    const Start = graphql(
+      `mutation HomeServicesMisspelled { startHomeServicesScrape(input: { keyword: "plumbr" }) { run { id } userErrors { code field message } } }`,
+    );
     const res = await t.graphql(key, Start);
     expect(res.body.data!.startHomeServicesScrape).toEqual({
       run: null,
-      userErrors: [{ code: 'VALIDATION_FAILED', field: ['input', 'keyword'], message: expect.stringContaining('did you mean "plumbing"') }],
+      userErrors: [
+        {
+          code: 'VALIDATION_FAILED',
+          field: ['input', 'keyword'],
+          message: expect.stringContaining('did you mean "plumbing"'),
+        },
+      ],
     });
   });
 });

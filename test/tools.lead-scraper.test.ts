@@ -21,12 +21,15 @@ afterAll(() => t?.stop());
 
 /** Ids of the people a filter selects, in id order, straight from the tables. */
 async function idsWhere(condition: string): Promise<number[]> {
-  const rows = await t.app.core.sql.unsafe(`select p.id::int as id from person p left join company c on c.id = p.company_id where ${condition} order by p.id`);
+  const rows = await t.app.core.sql.unsafe(
+    `select p.id::int as id from person p left join company c on c.id = p.company_id where ${condition} order by p.id`,
+  );
   return rows.map((r) => r.id as number);
 }
 
 const chargedMicros = async (runId: string) => {
-  const [row] = await t.app.core.sql`select charged_micros::bigint as charged, billed_units from run where id = ${runId}`;
+  const [row] = await t.app.core
+    .sql`select charged_micros::bigint as charged, billed_units from run where id = ${runId}`;
   return { charged: BigInt(row!.charged), units: row!.billed_units as number };
 };
 
@@ -60,7 +63,12 @@ describe('a lead scrape through the real worker', () => {
       },
     });
     expect(JSON.stringify(result.start)).not.toContain('uniqueUrlId');
-    expect(result.status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Finished: 500 leads', handled: 500, requested: 500 });
+    expect(result.status).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage: 'Finished: 500 leads',
+      handled: 500,
+      requested: 500,
+    });
     expect(rows.map((r) => r.id)).toEqual(expected.slice(0, 500));
   });
 
@@ -135,7 +143,12 @@ describe('count', () => {
   it('is read in chunks: 2,500 leads come back whole, in order, without repeats', async () => {
     const expected = await idsWhere(`lower(p.country) = 'united states'`);
     const { start, status, rows } = await t.runTool(key, PATH, { url: US, count: 2500 });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Finished: 2500 leads', handled: 2500, requested: 2500 });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage: 'Finished: 2500 leads',
+      handled: 2500,
+      requested: 2500,
+    });
     const ids = rows.map((r) => r.id);
     expect(new Set(ids).size).toBe(2500);
     expect(ids).toEqual(expected.slice(0, 2500));
@@ -144,11 +157,17 @@ describe('count', () => {
 
   it('returns every match, billed, when fewer leads match than count; the total agrees with the lead database API', async () => {
     const url = `${BASE}?personTitles[]=engineer&personLocations[]=United%20States&organizationNumEmployeesRanges[]=11,50`;
-    const expected = await idsWhere(`p.title ilike '%engineer%' and lower(p.country) = 'united states' and c.employees_count between 11 and 50`);
+    const expected = await idsWhere(
+      `p.title ilike '%engineer%' and lower(p.country) = 'united states' and c.employees_count between 11 and 50`,
+    );
     expect(expected.length).toBeGreaterThan(0);
     expect(expected.length).toBeLessThan(500);
     const { start, status, rows } = await t.runTool(key, PATH, { url, count: 500 });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: `Finished: ${expected.length} leads`, handled: expected.length });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage: `Finished: ${expected.length} leads`,
+      handled: expected.length,
+    });
     expect(rows.map((r) => r.id)).toEqual(expected);
     expect((await chargedMicros(start.runId)).charged).toBe(BigInt(expected.length) * 3_900n);
     const database = await t.request('GET', `/api/v1/database/leads?url=${encodeURIComponent(url)}&limit=1`, { key });
@@ -177,12 +196,14 @@ describe('the wallet cap', () => {
     // 2.00 USD held: 512 leads cost 1.9968 USD, a 513th would pass it.
     expect(status).toMatchObject({
       status: 'SUCCEEDED',
-      statusMessage: 'Stopped after 512 leads: the 2.00 USD held for this run (the wallet balance plus 1.00 USD) is used up. Buy credits to get more.',
+      statusMessage:
+        'Stopped after 512 leads: the 2.00 USD held for this run (the wallet balance plus 1.00 USD) is used up. Buy credits to get more.',
       handled: 512,
     });
     expect(rows.map((r) => r.id)).toEqual(expected.slice(0, 512));
     expect(await chargedMicros(start.runId)).toEqual({ charged: 512n * 3_900n, units: 512 });
-    const [wallet] = await t.app.core.sql`select (plan_micros + purchased_micros)::bigint as total from wallet where account_id = ${capped}`;
+    const [wallet] = await t.app.core
+      .sql`select (plan_micros + purchased_micros)::bigint as total from wallet where account_id = ${capped}`;
     expect(BigInt(wallet!.total)).toBe(1_000_000n - 512n * 3_900n);
     // Below zero now: the next scrape can only be refused.
     const again = await post({ url: US }, apiKey);
@@ -192,7 +213,8 @@ describe('the wallet cap', () => {
 });
 
 describe('refusals', () => {
-  const runsOf = async () => (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
+  const runsOf = async () =>
+    (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
 
   it('refuses the newer format without brackets with 400 unsupported_url_format, explaining the older one', async () => {
     const before = await runsOf();
@@ -214,7 +236,9 @@ describe('refusals', () => {
       { path: 'url', message: 'sortByField: ignored (paging, sorting or view)' },
       { path: 'url', message: 'page: ignored (paging, sorting or view)' },
     ]);
-    expect(res.body.search_translation.unsupported).toEqual([{ parameter: 'somethingElse[]', value: '1', note: expect.any(String) }]);
+    expect(res.body.search_translation.unsupported).toEqual([
+      { parameter: 'somethingElse[]', value: '1', note: expect.any(String) },
+    ]);
   });
 
   it.each([
@@ -234,7 +258,9 @@ describe('refusals', () => {
     try {
       const { start, status, rows } = await t.runTool(key, PATH, { url: `${BASE}?qOrganizationKeywordTags[]=saas` });
       expect(status.status).toBe('FAILED');
-      expect(status.statusMessage).toMatch(/^Company data is still being prepared, so these filters cannot be applied yet: keywords\./);
+      expect(status.statusMessage).toMatch(
+        /^Company data is still being prepared, so these filters cannot be applied yet: keywords\./,
+      );
       expect(rows).toEqual([]);
       expect((await chargedMicros(start.runId)).charged).toBe(0n);
     } finally {
@@ -251,7 +277,11 @@ describe('status and GraphQL', () => {
   it('GET /api/v1/apollo-status reports the url-based mode the scraper enforces', async () => {
     const res = await t.request('GET', '/api/v1/apollo-status', { key });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: 'url-based', message: expect.stringMatching(/older bracket format/), timestamp: expect.any(String) });
+    expect(res.body).toEqual({
+      status: 'url-based',
+      message: expect.stringMatching(/older bracket format/),
+      timestamp: expect.any(String),
+    });
   });
 
   it('startLeadScrape starts the same scrape', async () => {
@@ -263,12 +293,18 @@ describe('status and GraphQL', () => {
     const res = await t.graphql(key, Start, { input: { url: US_ENGINEERS, count: 500 } });
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data!.startLeadScrape;
-    expect(payload).toMatchObject({ run: { id: expect.any(String), status: 'RUNNING' }, message: expect.stringMatching(/^Scraping up to 500 leads/), estimatedCost: '1.95' });
+    expect(payload).toMatchObject({
+      run: { id: expect.any(String), status: 'RUNNING' },
+      message: expect.stringMatching(/^Scraping up to 500 leads/),
+      estimatedCost: '1.95',
+    });
     expect(payload.searchTranslation!.applied).toHaveLength(2);
     const done = await t.waitForRun(key, payload.run!.id);
     expect(done).toMatchObject({ status: 'SUCCEEDED', handled: 500 });
 
-    const Refused = graphql(`mutation LeadScrapeRefused($input: StartLeadScrapeInput!) { startLeadScrape(input: $input) { run { id } userErrors { code } } }`);
+    const Refused = graphql(
+      `mutation LeadScrapeRefused($input: StartLeadScrapeInput!) { startLeadScrape(input: $input) { run { id } userErrors { code } } }`,
+    );
     const refused = await t.graphql(key, Refused, { input: { url: `${BASE}?personTitles=ceo` } });
     expect(refused.body.data!.startLeadScrape).toEqual({ run: null, userErrors: [{ code: 'UNSUPPORTED_URL_FORMAT' }] });
   });

@@ -65,10 +65,11 @@ function rowOf(r: Record<string, any>, searchTerm: string) {
   };
 }
 
-const charged = async (runId: string) => BigInt((await t.app.core.sql`select charged_micros::text as c from run where id = ${runId}`)[0]!.c);
+const charged = async (runId: string) =>
+  BigInt((await t.app.core.sql`select charged_micros::text as c from run where id = ${runId}`)[0]!.c);
 
 describe('maps: a map-search url', () => {
-  it('runs the link\'s words in the link\'s place, reports it in search_translation, and bills 0.0099 per business', async () => {
+  it("runs the link's words in the link's place, reports it in search_translation, and bills 0.0099 per business", async () => {
     const expected = await expectedRows({ words: 'dentists', city: 'Denver', state: 'CO' }, 'dentists');
     expect(expected.length).toBeGreaterThan(1);
     const { accountId, apiKey } = await t.account();
@@ -89,11 +90,17 @@ describe('maps: a map-search url', () => {
         placeId: null,
       },
     });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', handled: expected.length, requested: 500, statusMessage: `Finished: ${expected.length} businesses` });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      handled: expected.length,
+      requested: 500,
+      statusMessage: `Finished: ${expected.length} businesses`,
+    });
     expect(rows).toEqual(expected);
     expect(Object.keys(rows[0])).toEqual(mapsTool.columns.map((c) => c.key));
     expect(await charged(start.runId)).toBe(BigInt(expected.length) * PRICE_MICROS);
-    const [wallet] = await t.app.core.sql`select (plan_micros + purchased_micros)::text as total from wallet where account_id = ${accountId}`;
+    const [wallet] = await t.app.core
+      .sql`select (plan_micros + purchased_micros)::text as total from wallet where account_id = ${accountId}`;
     expect(BigInt(wallet!.total)).toBe(100_000_000n - BigInt(expected.length) * PRICE_MICROS);
   });
 
@@ -123,8 +130,18 @@ describe('maps: a map-search url', () => {
   it('lets searchStringsArray and locationQuery replace the words and the place of the link', async () => {
     const expected = await expectedRows({ words: 'plumber', city: 'Austin', state: 'TX' });
     expect(expected.length).toBeGreaterThan(0);
-    const { start, rows } = await t.runTool(key, PATH, { url: DENVER_LINK, searchStringsArray: ['plumber'], locationQuery: 'Austin, TX' });
-    expect(start.search_translation).toMatchObject({ keywords: ['plumber'], keywordsFrom: 'searchStringsArray', location: 'Austin, TX', locationFrom: 'locationQuery', boundingBox: null });
+    const { start, rows } = await t.runTool(key, PATH, {
+      url: DENVER_LINK,
+      searchStringsArray: ['plumber'],
+      locationQuery: 'Austin, TX',
+    });
+    expect(start.search_translation).toMatchObject({
+      keywords: ['plumber'],
+      keywordsFrom: 'searchStringsArray',
+      location: 'Austin, TX',
+      locationFrom: 'locationQuery',
+      boundingBox: null,
+    });
     expect(rows).toEqual(expected.slice(0, 100));
   });
 
@@ -133,32 +150,56 @@ describe('maps: a map-search url', () => {
     const expected = await expectedRows({ words: 'dentists', box });
     expect(expected.length).toBeGreaterThan(0);
     const { start, rows } = await t.runTool(key, PATH, { url: DENVER_LINK, customGeolocation: box });
-    expect(start.search_translation).toMatchObject({ keywords: ['dentists'], keywordsFrom: 'link', location: null, boundingBox: box, locationFrom: 'customGeolocation' });
+    expect(start.search_translation).toMatchObject({
+      keywords: ['dentists'],
+      keywordsFrom: 'link',
+      location: null,
+      boundingBox: box,
+      locationFrom: 'customGeolocation',
+    });
     expect(rows).toEqual(expected.slice(0, 100));
     for (const row of rows) expect(row.city).toBe('Seattle');
   });
 
   it('refuses a link with a map area but no words, unless searchStringsArray comes with it', async () => {
     const link = 'https://www.google.com/maps/search/@39.74,-104.99,12z';
-    expectOnlyValidationError(await t.request('POST', PATH, { key, body: { url: link } }), 'url', /no search words; send searchStringsArray/);
-    const { start, rows } = await t.runTool(key, PATH, { url: link, searchStringsArray: ['bakery'], maxCrawledPlacesPerSearch: 5 });
-    expect(start.search_translation).toMatchObject({ keywords: ['bakery'], keywordsFrom: 'searchStringsArray', locationFrom: 'map area' });
+    expectOnlyValidationError(
+      await t.request('POST', PATH, { key, body: { url: link } }),
+      'url',
+      /no search words; send searchStringsArray/,
+    );
+    const { start, rows } = await t.runTool(key, PATH, {
+      url: link,
+      searchStringsArray: ['bakery'],
+      maxCrawledPlacesPerSearch: 5,
+    });
+    expect(start.search_translation).toMatchObject({
+      keywords: ['bakery'],
+      keywordsFrom: 'searchStringsArray',
+      locationFrom: 'map area',
+    });
     expect(rows).toEqual(await expectedRows({ words: 'bakery', box: boxAround(39.74, -104.99, 12), limit: 5 }));
   });
 
   it('refuses a place link with a malformed place id', async () => {
-    const res = await t.request('POST', PATH, { key, body: { url: 'https://www.google.com/maps/place/?q=place_id:no%20spaces' } });
+    const res = await t.request('POST', PATH, {
+      key,
+      body: { url: 'https://www.google.com/maps/place/?q=place_id:no%20spaces' },
+    });
     expectOnlyValidationError(res, 'url', /malformed place id/);
   });
 });
 
 describe('maps: single places', () => {
-  it('finds each place link\'s one place (by place id, or by name nearest the link\'s point), once, and bills one business each', async () => {
+  it("finds each place link's one place (by place id, or by name nearest the link's point), once, and bills one business each", async () => {
     const sql = t.app.core.sql;
-    const [a, b] = await sql`select * from local_business where city = 'Boston' and category = 'Bakery' order by id limit 2`;
+    const [a, b] =
+      await sql`select * from local_business where city = 'Boston' and category = 'Bakery' order by id limit 2`;
     const byName = `https://www.google.com/maps/place/${encodeURIComponent(b!.name).replace(/%20/g, '+')}/@${b!.lat},${b!.lng},17z`;
     const missing = placeLink('ChIJdoesNotExist0000000000');
-    const { start, status, rows } = await t.runTool(key, PATH, { startUrls: [placeLink(a!.place_id), byName, missing, placeLink(b!.place_id)] });
+    const { start, status, rows } = await t.runTool(key, PATH, {
+      startUrls: [placeLink(a!.place_id), byName, missing, placeLink(b!.place_id)],
+    });
     expect(start.message).toBe('Searching 4 place links');
     expect(start.estimatedCost).toBe(0.0396);
     expect(start.search_translation).toBeUndefined();
@@ -168,17 +209,24 @@ describe('maps: single places', () => {
   });
 
   it('finds the place of a `url` place link, exact point first, and the url column links back to it', async () => {
-    const [place] = await t.app.core.sql`select * from local_business where city = 'Chicago' and category = 'Florist' order by id desc limit 1`;
+    const [place] = await t.app.core
+      .sql`select * from local_business where city = 'Chicago' and category = 'Florist' order by id desc limit 1`;
     // The view is centred away from the place; the data's !3d!4d point is the place itself.
     const link = `https://maps.example.org/maps/place/${encodeURIComponent(place!.name)}/@${place!.lat + 0.002},${place!.lng - 0.002},16z/data=!4m5!3m4!8m2!3d${place!.lat}!4d${place!.lng}`;
     const { start, rows } = await t.runTool(key, PATH, { url: link });
-    expect(start.search_translation).toMatchObject({ kind: 'place', keywords: [place!.name], locationFrom: 'map area', placeId: null });
+    expect(start.search_translation).toMatchObject({
+      kind: 'place',
+      keywords: [place!.name],
+      locationFrom: 'map area',
+      placeId: null,
+    });
     expect(rows).toEqual([rowOf(place!, place!.name)]);
     expect(parseMapLink(rows[0].url)).toEqual({ kind: 'place', placeId: place!.place_id });
   });
 
   it('mixes place links and search links in startUrls, each place once', async () => {
-    const [place] = await t.app.core.sql`select * from local_business where city = 'Denver' and state = 'CO' and category = 'Dentist' order by id limit 1`;
+    const [place] = await t.app.core
+      .sql`select * from local_business where city = 'Denver' and state = 'CO' and category = 'Dentist' order by id limit 1`;
     const expected = await expectedRows({ words: 'dentists', city: 'Denver', state: 'CO', limit: 3 });
     const { rows } = await t.runTool(key, PATH, {
       startUrls: [placeLink(place!.place_id), 'https://www.google.com/maps/search/dentists+in+Denver,+CO'],
@@ -194,10 +242,27 @@ describe('maps: single places', () => {
 describe('maps: result columns', () => {
   it('has name, address, phone, website, rating, hours and review count, plus category, coordinates, place id and link, in the CSV too', async () => {
     const headers = mapsTool.columns.map((c) => c.header);
-    for (const name of ['name', 'address', 'phone', 'website', 'rating', 'hours', 'review_count', 'category', 'latitude', 'longitude', 'place_id', 'url']) {
+    for (const name of [
+      'name',
+      'address',
+      'phone',
+      'website',
+      'rating',
+      'hours',
+      'review_count',
+      'category',
+      'latitude',
+      'longitude',
+      'place_id',
+      'url',
+    ]) {
       expect(headers).toContain(name);
     }
-    const { start, rows } = await t.runTool(key, PATH, { searchStringsArray: ['coffee shop'], locationQuery: 'Seattle, WA', maxCrawledPlacesPerSearch: 3 });
+    const { start, rows } = await t.runTool(key, PATH, {
+      searchStringsArray: ['coffee shop'],
+      locationQuery: 'Seattle, WA',
+      maxCrawledPlacesPerSearch: 3,
+    });
     expect(rows).toEqual(await expectedRows({ words: 'coffee shop', city: 'Seattle', state: 'WA', limit: 3 }));
     expect(rows[0].hours).toEqual(expect.arrayContaining([expect.stringMatching(/^Monday: /)]));
     const csv = await t.request('GET', `/api/downloads/${start.runId}?format=csv`, { key });
@@ -215,12 +280,18 @@ describe('maps: GraphQL', () => {
         startMapsScrape(input: $input) { run { id status } message searchTranslation { keywords location locationFrom } }
       }
     `);
-    const res = await t.graphql(key, Start, { input: { url: DENVER_LINK, locationQuery: 'Boston, MA', maxCrawledPlacesPerSearch: 2 } });
+    const res = await t.graphql(key, Start, {
+      input: { url: DENVER_LINK, locationQuery: 'Boston, MA', maxCrawledPlacesPerSearch: 2 },
+    });
     expect(res.body.errors).toBeUndefined();
     const out = res.body.data!.startMapsScrape;
     expect(out.run!.status).toBe('RUNNING');
     expect(out.message).toBe('Searching 1 term, up to 2 places each');
-    expect(out.searchTranslation).toMatchObject({ keywords: ['dentists'], location: 'Boston, MA', locationFrom: 'locationQuery' });
+    expect(out.searchTranslation).toMatchObject({
+      keywords: ['dentists'],
+      location: 'Boston, MA',
+      locationFrom: 'locationQuery',
+    });
     await t.waitForRun(key, out.run!.id);
     const rows = await t.request('GET', `/api/downloads/${out.run!.id}?format=json`, { key });
     expect(rows.body).toEqual(await expectedRows({ words: 'dentists', city: 'Boston', state: 'MA', limit: 2 }));

@@ -35,7 +35,9 @@ beforeAll(async () => {
     t.app.core.sql.unsafe(`
       select p.id::int, p.first_name, p.last_name, p.title, p.email, p.mobile, p.linkedin_url, p.city, p.state, p.country,
              c.name as company_name, c.domain as company_domain
-      from person p left join company c on c.id = p.company_id where ${condition} order by p.id limit 4`) as unknown as Promise<Person[]>;
+      from person p left join company c on c.id = p.company_id where ${condition} order by p.id limit 4`) as unknown as Promise<
+      Person[]
+    >;
   withMobile = await select('p.mobile is not null and p.email is not null');
   [withoutMobile] = (await select('p.mobile is null and p.email is not null')) as [Person];
   expect(withMobile).toHaveLength(4);
@@ -62,10 +64,17 @@ const found = (p: Person, input: string, inputType: 'email' | 'social_url') => (
 });
 
 const blank = Object.fromEntries(MOBILE_FINDER_COLUMNS.map((c) => [c.key, null]));
-const notFound = (input: string, inputType: string | null, status: string, reason: string) => ({ ...blank, input, input_type: inputType, status, reason });
+const notFound = (input: string, inputType: string | null, status: string, reason: string) => ({
+  ...blank,
+  input,
+  input_type: inputType,
+  status,
+  reason,
+});
 
 const charge = async (runId: string) => {
-  const [row] = await t.app.core.sql`select charged_micros::bigint as charged, billed_units from run where id = ${runId}`;
+  const [row] = await t.app.core
+    .sql`select charged_micros::bigint as charged, billed_units from run where id = ${runId}`;
   return { charged: BigInt(row!.charged), units: row!.billed_units as number };
 };
 
@@ -94,7 +103,12 @@ describe('a mobile lookup through the real worker', () => {
         'Looking up mobile numbers for 7 inputs (4 email addresses, 3 social profile URLs); 4 inputs were not recognised and are reported in their rows, free; 1 repeated input points at the first row with the same lookup, free.',
       estimatedCost: 3,
     });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Finished: 12 inputs; 4 mobile numbers found and billed', handled: 12, requested: 12 });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage: 'Finished: 12 inputs; 4 mobile numbers found and billed',
+      handled: 12,
+      requested: 12,
+    });
     expect(rows).toEqual([
       found(a, inputs[0]!, 'email'),
       found(b, inputs[1]!, 'social_url'),
@@ -105,7 +119,12 @@ describe('a mobile lookup through the real worker', () => {
       notFound(inputs[6]!, 'social_url', 'not_found', 'no person with this social profile in the lead database'),
       notFound('call me maybe', null, 'unrecognised_input', 'neither an email address nor a social profile URL'),
       notFound('jane@', null, 'unrecognised_input', 'contains "@" but is not a valid email address'),
-      notFound('https://example.com/about', null, 'unrecognised_input', 'a URL, but not a social profile link (expected a profile path such as linkedin.com/in/<name>)'),
+      notFound(
+        'https://example.com/about',
+        null,
+        'unrecognised_input',
+        'a URL, but not a social profile link (expected a profile path such as linkedin.com/in/<name>)',
+      ),
       notFound('', null, 'unrecognised_input', 'empty input'),
       notFound(a.email!, 'email', 'duplicate', 'same lookup as input 1; its row has the result'),
     ]);
@@ -118,7 +137,11 @@ describe('a mobile lookup through the real worker', () => {
     const [a, b, c] = withMobile as [Person, Person, Person];
     const inputs = ['??', a.email!, 'nobody@nowhere.example.org', b.email!, c.email!];
     const { start, status, rows } = await t.runTool(apiKey, PATH, { inputs });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Stopped after 4 inputs; 2 mobile numbers found and billed: the 0.50 USD held for this run is used up. Buy credits to get more.' });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage:
+        'Stopped after 4 inputs; 2 mobile numbers found and billed: the 0.50 USD held for this run is used up. Buy credits to get more.',
+    });
     expect(rows.map((r) => r.status)).toEqual(['unrecognised_input', 'found', 'not_found', 'found']);
     expect(await charge(start.runId)).toEqual({ charged: 500_000n, units: 2 });
   });
@@ -138,7 +161,9 @@ describe('the trial cap', () => {
     const { apiKey } = await t.account({ subscriptionStatus: 'TRIAL' });
     const inputs = ['not an input', withMobile[0]!.email!, ...fakes];
     const { start, status, rows } = await t.runTool(apiKey, PATH, { inputs }, 30_000);
-    expect(start.message).toMatch(/^Trial accounts can look up 3500 inputs per search: the first 3501 inputs \(3500 lookups\) are searched, the last 101 inputs were left out and will not be billed\./);
+    expect(start.message).toMatch(
+      /^Trial accounts can look up 3500 inputs per search: the first 3501 inputs \(3500 lookups\) are searched, the last 101 inputs were left out and will not be billed\./,
+    );
     expect(start.trialCap).toEqual({ lookups: 3500, inputsAccepted: 3501, inputsDropped: 101 });
     expect(status).toMatchObject({ status: 'SUCCEEDED', requested: 3501, handled: 3501 });
     expect(rows).toHaveLength(3501);
@@ -152,7 +177,11 @@ describe('the trial cap', () => {
     const res = await t.request('POST', PATH, { key, body: { inputs } });
     expect(res.status).toBe(200);
     expect(res.body.trialCap).toBeUndefined();
-    expect(await t.waitForRun(key, res.body.runId, 30_000)).toMatchObject({ status: 'SUCCEEDED', requested: 3601, handled: 3601 });
+    expect(await t.waitForRun(key, res.body.runId, 30_000)).toMatchObject({
+      status: 'SUCCEEDED',
+      requested: 3601,
+      handled: 3601,
+    });
   });
 
   it('counts lookups, not unrecognised or repeated inputs', () => {
@@ -171,7 +200,10 @@ describe('input detection', () => {
     ['de.linkedin.com/in/jane-doe', { kind: 'social_url', key: 'https://www.linkedin.com/in/jane-doe' }],
     ['https://m.linkedin.com/in/j%C3%BCrgen', { kind: 'social_url', key: 'https://www.linkedin.com/in/jürgen' }],
     ['https://network.example/in/jane', { kind: 'social_url', key: 'https://www.network.example/in/jane' }],
-    ['https://www.linkedin.com/company/acme', { kind: 'unrecognised', reason: expect.stringMatching(/not a social profile link/) }],
+    [
+      'https://www.linkedin.com/company/acme',
+      { kind: 'unrecognised', reason: expect.stringMatching(/not a social profile link/) },
+    ],
     ['jane doe', { kind: 'unrecognised', reason: 'neither an email address nor a social profile URL' }],
     ['a@b', { kind: 'unrecognised', reason: 'contains "@" but is not a valid email address' }],
     ['   ', { kind: 'unrecognised', reason: 'empty input' }],
@@ -185,8 +217,16 @@ describe('bad requests', () => {
     [{}, 'inputs', 'inputs is required: email addresses and social profile URLs'],
     [{ inputs: 'jane@example.com' }, 'inputs', 'must be an array of strings'],
     [{ inputs: [] }, 'inputs', 'send at least one email address or social profile URL'],
-    [{ inputs: ['jane@example.com', 5] }, 'inputs.1', 'each input must be a string: an email address or a social profile URL'],
-    [{ inputs: Array.from({ length: 10_001 }, (_, i) => `${i}@x.io`) }, 'inputs', 'at most 10000 inputs per request; split the list'],
+    [
+      { inputs: ['jane@example.com', 5] },
+      'inputs.1',
+      'each input must be a string: an email address or a social profile URL',
+    ],
+    [
+      { inputs: Array.from({ length: 10_001 }, (_, i) => `${i}@x.io`) },
+      'inputs',
+      'at most 10000 inputs per request; split the list',
+    ],
   ])('refuses %# naming the field', async (body, path, message) => {
     const res = await t.request('POST', PATH, { key, body });
     expect(res.status).toBe(400);
@@ -205,10 +245,20 @@ describe('GraphQL', () => {
     const res = await t.graphql(key, Start, { input: { inputs: [p.linkedin_url, 'junk'] } });
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data!.startMobileFinder;
-    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, estimatedCost: '0.50', trialCap: null, message: expect.stringMatching(/^Looking up mobile numbers for 1 input \(0 email addresses, 1 social profile URL\)/) });
+    expect(payload).toMatchObject({
+      run: { status: 'RUNNING' },
+      estimatedCost: '0.50',
+      trialCap: null,
+      message: expect.stringMatching(
+        /^Looking up mobile numbers for 1 input \(0 email addresses, 1 social profile URL\)/,
+      ),
+    });
     await t.waitForRun(key, payload.run!.id);
     const items = await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key });
-    expect(items.body).toEqual([found(p, p.linkedin_url, 'social_url'), notFound('junk', null, 'unrecognised_input', 'neither an email address nor a social profile URL')]);
+    expect(items.body).toEqual([
+      found(p, p.linkedin_url, 'social_url'),
+      notFound('junk', null, 'unrecognised_input', 'neither an email address nor a social profile URL'),
+    ]);
     expect((await charge(payload.run!.id)).charged).toBe(250_000n);
   });
 });

@@ -16,13 +16,83 @@ const MAILING = '77 Fixture Ln, Denver, CO 80210';
 
 /** Properties for the rules: a family at one mailing address, an absentee owner, an LLC, middle names. */
 const PROPERTIES = [
-  { id: 9_000_001, street: '77 Fixture Ln', city: 'Denver', state: 'CO', zip: '80210', owner: 'Quentin Zabriskie', mailing: MAILING, phones: ['+1 303-555-0101'], emails: ['quentin.z@example.net'] },
-  { id: 9_000_002, street: '900 Rental Ave', city: 'Austin', state: 'TX', zip: '78702', owner: 'Quentin Zabriskie', mailing: MAILING, phones: ['+1 303-555-0101', '+1 512-555-0102'], emails: ['QZ.Rentals@example.net'] },
-  { id: 9_000_003, street: '12 Other Rd', city: 'Denver', state: 'CO', zip: '80211', owner: 'Ramona Zabriskie', mailing: MAILING, phones: ['+1 303-555-0103'], emails: [] },
-  { id: 9_000_004, street: '5 Vault St', city: 'Denver', state: 'CO', zip: '80212', owner: 'Zabriskie Holdings LLC', mailing: MAILING, phones: ['+1 303-555-0104'], emails: [] },
-  { id: 9_000_005, street: '31 N Elm St', city: 'Boulder', state: 'CO', zip: '80301', owner: 'Ulysses K Vandermeer', mailing: '31 N Elm St, Boulder, CO 80301', phones: [], emails: [] },
-  { id: 9_000_006, street: '44 Birch Rd', city: 'Boulder', state: 'CO', zip: '80302', owner: 'Ulysses Vandermeer', mailing: '44 Birch Rd, Boulder, CO 80302', phones: [], emails: [] },
-  { id: 9_000_007, street: '8 Quay Rd', city: 'Miami', state: 'FL', zip: '33101', owner: 'Quentin Zabriskie', mailing: '8 Quay Rd, Miami, FL 33101', phones: ['+1 305-555-0107'], emails: [] },
+  {
+    id: 9_000_001,
+    street: '77 Fixture Ln',
+    city: 'Denver',
+    state: 'CO',
+    zip: '80210',
+    owner: 'Quentin Zabriskie',
+    mailing: MAILING,
+    phones: ['+1 303-555-0101'],
+    emails: ['quentin.z@example.net'],
+  },
+  {
+    id: 9_000_002,
+    street: '900 Rental Ave',
+    city: 'Austin',
+    state: 'TX',
+    zip: '78702',
+    owner: 'Quentin Zabriskie',
+    mailing: MAILING,
+    phones: ['+1 303-555-0101', '+1 512-555-0102'],
+    emails: ['QZ.Rentals@example.net'],
+  },
+  {
+    id: 9_000_003,
+    street: '12 Other Rd',
+    city: 'Denver',
+    state: 'CO',
+    zip: '80211',
+    owner: 'Ramona Zabriskie',
+    mailing: MAILING,
+    phones: ['+1 303-555-0103'],
+    emails: [],
+  },
+  {
+    id: 9_000_004,
+    street: '5 Vault St',
+    city: 'Denver',
+    state: 'CO',
+    zip: '80212',
+    owner: 'Zabriskie Holdings LLC',
+    mailing: MAILING,
+    phones: ['+1 303-555-0104'],
+    emails: [],
+  },
+  {
+    id: 9_000_005,
+    street: '31 N Elm St',
+    city: 'Boulder',
+    state: 'CO',
+    zip: '80301',
+    owner: 'Ulysses K Vandermeer',
+    mailing: '31 N Elm St, Boulder, CO 80301',
+    phones: [],
+    emails: [],
+  },
+  {
+    id: 9_000_006,
+    street: '44 Birch Rd',
+    city: 'Boulder',
+    state: 'CO',
+    zip: '80302',
+    owner: 'Ulysses Vandermeer',
+    mailing: '44 Birch Rd, Boulder, CO 80302',
+    phones: [],
+    emails: [],
+  },
+  {
+    id: 9_000_007,
+    street: '8 Quay Rd',
+    city: 'Miami',
+    state: 'FL',
+    zip: '33101',
+    owner: 'Quentin Zabriskie',
+    mailing: '8 Quay Rd, Miami, FL 33101',
+    phones: ['+1 305-555-0107'],
+    emails: [],
+  },
 ];
 
 const QUENTIN = {
@@ -46,9 +116,15 @@ const QUENTIN = {
   source: 'property_records',
 };
 
-const charged = async (runId: string) => BigInt((await t.app.core.sql`select charged_micros::bigint as c from run where id = ${runId}`)[0]!.c);
+const charged = async (runId: string) =>
+  BigInt((await t.app.core.sql`select charged_micros::bigint as c from run where id = ${runId}`)[0]!.c);
 const balanceMicros = async (accountId: string) =>
-  BigInt((await t.app.core.sql`select (plan_micros + purchased_micros)::bigint as b from wallet where account_id = ${accountId}`)[0]!.b);
+  BigInt(
+    (
+      await t.app.core
+        .sql`select (plan_micros + purchased_micros)::bigint as b from wallet where account_id = ${accountId}`
+    )[0]!.b,
+  );
 const ids = (rows: any[]) => rows.map((r) => r.person_id);
 
 beforeAll(async () => {
@@ -79,7 +155,12 @@ describe('people finder: happy path', () => {
       estimatedCost: 0.199,
       search: { name: 'Quentin Zabriskie', state: 'CO' },
     });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 2, requested: 10, statusMessage: 'Finished: 2 persons' });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      handled: 2,
+      requested: 10,
+      statusMessage: 'Finished: 2 persons',
+    });
     // The first lead database Quentin shares an email with the owner: the same person, not repeated.
     expect(rows).toEqual([
       QUENTIN,
@@ -114,7 +195,11 @@ describe('people finder: happy path', () => {
     expect(records[0]).toEqual(peopleFinderTool.columns.map((c) => c.header));
     expect(records).toHaveLength(2);
     const row = Object.fromEntries(records[0]!.map((h, i) => [h, records[1]![i]]));
-    expect(row).toMatchObject({ person_id: 'owner-9000001', phones: '+1 303-555-0101; +1 512-555-0102', relatives: 'Ramona Zabriskie' });
+    expect(row).toMatchObject({
+      person_id: 'owner-9000001',
+      phones: '+1 303-555-0101; +1 512-555-0102',
+      relatives: 'Ramona Zabriskie',
+    });
   });
 
   it('starts through GraphQL', async () => {
@@ -146,7 +231,12 @@ describe('people finder: matching', () => {
       t.runTool(key, PATH, { name: 'Quentin Zabriskie', address: '77 Fixture Ln, Denver, CO 80210' }),
     ]);
     expect(miami.rows).toHaveLength(1);
-    expect(miami.rows[0]).toMatchObject({ person_id: 'owner-9000007', address: '8 Quay Rd, Miami, FL 33101', phones: ['+1 305-555-0107'], relatives: [] });
+    expect(miami.rows[0]).toMatchObject({
+      person_id: 'owner-9000007',
+      address: '8 Quay Rd, Miami, FL 33101',
+      phones: ['+1 305-555-0107'],
+      relatives: [],
+    });
     expect(ids(denver.rows)).toEqual(['owner-9000001']);
   });
 
@@ -154,7 +244,12 @@ describe('people finder: matching', () => {
     const { start, rows } = await t.runTool(key, PATH, { address: '77 Fixture Lane, Denver, Colorado' });
     expect(start.search).toEqual({ street: '77 fixture lane', city: 'Denver', state: 'CO' });
     expect(ids(rows)).toEqual(['owner-9000001', 'owner-9000003']);
-    expect(rows[1]).toMatchObject({ name: 'Ramona Zabriskie', address: MAILING, owned_properties: ['12 Other Rd, Denver, CO 80211'], relatives: ['Quentin Zabriskie'] });
+    expect(rows[1]).toMatchObject({
+      name: 'Ramona Zabriskie',
+      address: MAILING,
+      owned_properties: ['12 Other Rd, Denver, CO 80211'],
+      relatives: ['Quentin Zabriskie'],
+    });
     const north = await t.runTool(key, PATH, { address: '31 North Elm Street', zip: '80301' });
     expect(ids(north.rows)).toEqual(['owner-9000005']);
   });
@@ -210,7 +305,14 @@ describe('people finder: matching', () => {
       where p.email is not null and p.mobile is not null order by p.id limit 1`;
     const { rows } = await t.runTool(key, PATH, { email: p!.email.toUpperCase() });
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ person_id: `lead-${p!.id}`, emails: [p!.email], phones: [p!.mobile], employer: p!.employer, job_title: p!.title, source: 'lead_database' });
+    expect(rows[0]).toMatchObject({
+      person_id: `lead-${p!.id}`,
+      emails: [p!.email],
+      phones: [p!.mobile],
+      employer: p!.employer,
+      job_title: p!.title,
+      source: 'lead_database',
+    });
   });
 });
 
@@ -228,7 +330,11 @@ describe('people finder: billing', () => {
   it('stops at maxResults and bills only what it returns', async () => {
     const { accountId, apiKey } = await t.account();
     const before = await balanceMicros(accountId);
-    const { start, status, rows } = await t.runTool(apiKey, PATH, { name: 'Quentin Zabriskie', state: 'CO', maxResults: 1 });
+    const { start, status, rows } = await t.runTool(apiKey, PATH, {
+      name: 'Quentin Zabriskie',
+      state: 'CO',
+      maxResults: 1,
+    });
     expect(start.estimatedCost).toBe(0.0199);
     expect(status).toMatchObject({ handled: 1, requested: 1 });
     expect(ids(rows)).toEqual(['owner-9000001']);

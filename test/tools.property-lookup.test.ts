@@ -57,7 +57,8 @@ function holdLookups(accountId: string) {
   const held = holdingSources(own, async (source, method) => {
     const tool = source === 'properties' ? readers[method] : undefined;
     if (!tool) return undefined;
-    const [stored] = await t.app.core.sql`select item_count from run where account_id = ${accountId} and tool = ${tool}`;
+    const [stored] = await t.app.core
+      .sql`select item_count from run where account_id = ${accountId} and tool = ${tool}`;
     return (stored?.item_count ?? 0) > 0 ? tool : undefined;
   });
   core.sources = held.sources;
@@ -101,7 +102,10 @@ function lookupRow(input: string, p: CatalogProperty, matchType: string) {
 
 function emptyRow(input: string, status: string, message: string) {
   return Object.fromEntries(
-    propertyLookupTool.columns.map((c) => [c.key, c.key === 'input_address' ? input : c.key === 'status' ? status : c.key === 'message' ? message : null]),
+    propertyLookupTool.columns.map((c) => [
+      c.key,
+      c.key === 'input_address' ? input : c.key === 'status' ? status : c.key === 'message' ? message : null,
+    ]),
   );
 }
 
@@ -117,12 +121,14 @@ interface RunRow {
 }
 
 async function run(runId: string): Promise<RunRow> {
-  const [row] = await t.app.core.sql`select tool, status, requested, item_count, charged_micros::bigint as charged, billed_units, parent_run_id, file_name from run where id = ${runId}`;
+  const [row] = await t.app.core
+    .sql`select tool, status, requested, item_count, charged_micros::bigint as charged, billed_units, parent_run_id, file_name from run where id = ${runId}`;
   return { ...(row as unknown as RunRow), charged: BigInt(row!.charged) };
 }
 
 async function walletMicros(accountId: string) {
-  const [w] = await t.app.core.sql`select (plan_micros + purchased_micros)::bigint as total from wallet where account_id = ${accountId}`;
+  const [w] = await t.app.core
+    .sql`select (plan_micros + purchased_micros)::bigint as total from wallet where account_id = ${accountId}`;
   return BigInt(w!.total);
 }
 
@@ -155,25 +161,41 @@ describe('address normalisation', () => {
     ['1234 Main St CO 80202', '1234 main st', null, 'CO', '80202'],
   ])('%s', (text, line, city, state, zip) => {
     const address = parsed(text);
-    expect({ line: address.street.line, city: address.city, state: address.state, zip: address.zip }).toEqual({ line, city, state, zip });
+    expect({ line: address.street.line, city: address.city, state: address.state, zip: address.zip }).toEqual({
+      line,
+      city,
+      state,
+      zip,
+    });
   });
 
   it('gives the catalog key for a full address, trying it with and without the unit', () => {
-    expect(exactKeys(parsed('1234 Main Street, Apt 5, Denver, Colorado 80202'))).toEqual(['1234 main st apt 5|denver|co|80202', '1234 main st|denver|co|80202']);
+    expect(exactKeys(parsed('1234 Main Street, Apt 5, Denver, Colorado 80202'))).toEqual([
+      '1234 main st apt 5|denver|co|80202',
+      '1234 main st|denver|co|80202',
+    ]);
     expect(exactKeys(parsed('1234 Main Street, Denver, CO'))).toEqual([]);
-    expect(canonicalAddress(parsed('1234 Main Street, Denver, Colorado 80202'))).toBe(canonicalAddress(parsed('1234 main st denver co 80202-0001')));
+    expect(canonicalAddress(parsed('1234 Main Street, Denver, Colorado 80202'))).toBe(
+      canonicalAddress(parsed('1234 main st denver co 80202-0001')),
+    );
   });
 
   it('explains what an unusable address lacks', () => {
-    expect(parseAddress('Main St, Denver, CO 80202')).toEqual({ error: expect.stringMatching(/must start with a house number/) });
-    expect(parseAddress('1234 Main St')).toEqual({ error: expect.stringMatching(/needs a city and state or a zip code/) });
+    expect(parseAddress('Main St, Denver, CO 80202')).toEqual({
+      error: expect.stringMatching(/must start with a house number/),
+    });
+    expect(parseAddress('1234 Main St')).toEqual({
+      error: expect.stringMatching(/needs a city and state or a zip code/),
+    });
     expect(parseAddress('80202')).toEqual({ error: expect.stringMatching(/house number/) });
   });
 
   it('reads every catalog address back to its own key', async () => {
     const rows = await t.app.core.sql`select address_key, street, city, state, zip from property`;
     expect(rows.length).toBeGreaterThan(1000);
-    const misses = rows.filter((r) => exactKeys(parsed(`${r.street}, ${r.city}, ${r.state} ${r.zip}`))[0] !== r.address_key);
+    const misses = rows.filter(
+      (r) => exactKeys(parsed(`${r.street}, ${r.city}, ${r.state} ${r.zip}`))[0] !== r.address_key,
+    );
     expect(misses).toEqual([]);
   });
 });
@@ -182,7 +204,9 @@ describe('a property lookup run', () => {
   it('matches full, spelled-out and partial addresses, one row per address in order, billing found properties only', async () => {
     const a = await property(`street like '% St' and cardinality(owner_phones) > 0`);
     const b = await property(`street like '% Ave' and zip <> '${a.zip}'`);
-    const c = await property(`street like '% Blvd' and (select count(*) from property q where q.street = property.street and q.city = property.city) = 1`);
+    const c = await property(
+      `street like '% Blvd' and (select count(*) from property q where q.street = property.street and q.city = property.city) = 1`,
+    );
     const spelled = `${a.street.replace(/ St$/, ' Street').toUpperCase()} , ${a.city.toLowerCase()},  ${US_STATES[a.state]}   ${a.zip}-4321`;
     const respelled = `${a.street.toLowerCase()} ${a.city} ${a.state.toLowerCase()} ${a.zip}`;
     const byZip = `${b.street.replace(/ Ave$/, ' Avenue')}, ${b.zip}`;
@@ -190,7 +214,9 @@ describe('a property lookup run', () => {
     const missing = '9999 Nowhere Ln, Denver, CO 80202';
     const sameAsA = `${a.street}, ${a.zip}`;
 
-    const { start, status, rows } = await t.runTool(key, PATH, { addresses: [spelled, byZip, respelled, byCity, missing, sameAsA] });
+    const { start, status, rows } = await t.runTool(key, PATH, {
+      addresses: [spelled, byZip, respelled, byCity, missing, sameAsA],
+    });
     expect(start).toEqual({
       runId: expect.any(String),
       status: 'RUNNING',
@@ -206,7 +232,12 @@ describe('a property lookup run', () => {
       emptyRow(sameAsA, 'duplicate', `Same property as address 1 (${spelled}); returned and billed once`),
     ]);
     expect(Object.keys(rows[0])).toEqual(propertyLookupTool.columns.map((col) => col.key));
-    expect(await run(start.runId)).toMatchObject({ tool: 'property-lookup', charged: 3n * LOOKUP_MICROS, billed_units: 3, item_count: 5 });
+    expect(await run(start.runId)).toMatchObject({
+      tool: 'property-lookup',
+      charged: 3n * LOOKUP_MICROS,
+      billed_units: 3,
+      item_count: 5,
+    });
     expect(start.ownerContactRunId).toBeUndefined();
   });
 
@@ -226,7 +257,9 @@ describe('a property lookup run', () => {
 
   it('tells apart units at one street address and several properties fitting a partial address', async () => {
     const sql = t.app.core.sql;
-    const base = await property(`city = 'Denver' and (select count(*) from property q where q.street = property.street and q.city = 'Denver') = 1`);
+    const base = await property(
+      `city = 'Denver' and (select count(*) from property q where q.street = property.street and q.city = 'Denver') = 1`,
+    );
     const other = String(Number(base.zip) + 50);
     await sql`
       insert into property (address_key, street, city, state, zip) values
@@ -244,7 +277,13 @@ describe('a property lookup run', () => {
     expect(rows.map((r) => [r.status, r.match_type, r.street, r.zip, r.message])).toEqual([
       ['found', 'street_and_zip', '777 Unit Test St Apt 2', '80202', null],
       ['ambiguous', null, null, null, '2 properties match this address (add the unit number)'],
-      ['ambiguous', null, null, null, `2 properties match this address (zip codes ${[base.zip, other].sort().join(', ')}; add the zip code)`],
+      [
+        'ambiguous',
+        null,
+        null,
+        null,
+        `2 properties match this address (zip codes ${[base.zip, other].sort().join(', ')}; add the zip code)`,
+      ],
       ['found', 'exact', base.street, other, null],
     ]);
     expect(unit2!.id).toBeGreaterThan(0);
@@ -269,7 +308,10 @@ describe('includeOwnerContact', () => {
     const addresses = [full(a), `${b.street}, ${b.zip}`, full(silent), missing];
     const before = await walletMicros(accountId);
 
-    const started = await t.request('POST', '/api/scrape/property-lookup', { key: apiKey, body: { addresses, includeOwnerContact: true, fileName: 'owners' } });
+    const started = await t.request('POST', '/api/scrape/property-lookup', {
+      key: apiKey,
+      body: { addresses, includeOwnerContact: true, fileName: 'owners' },
+    });
     expect(started.status).toBe(200);
     expect(started.body).toEqual({
       runId: expect.any(String),
@@ -280,7 +322,12 @@ describe('includeOwnerContact', () => {
     });
     const { runId, ownerContactRunId } = started.body;
     expect(ownerContactRunId).not.toBe(runId);
-    expect(await run(ownerContactRunId)).toMatchObject({ tool: 'property-owner-contact', parent_run_id: runId, requested: 4, file_name: 'owners-owner-contact' });
+    expect(await run(ownerContactRunId)).toMatchObject({
+      tool: 'property-owner-contact',
+      parent_run_id: runId,
+      requested: 4,
+      file_name: 'owners-owner-contact',
+    });
 
     expect(await t.waitForRun(apiKey, runId)).toMatchObject({ status: 'SUCCEEDED' });
     expect(await t.waitForRun(apiKey, ownerContactRunId)).toMatchObject({ status: 'SUCCEEDED' });
@@ -330,17 +377,24 @@ describe('includeOwnerContact', () => {
     const a = await property(`true`);
     for (const credits of [LOOKUP_MICROS, OWNER_MICROS, 0n]) {
       const { accountId, apiKey } = await t.account({ creditsMicros: credits });
-      const res = await t.request('POST', PATH, { key: apiKey, body: { addresses: [full(a)], includeOwnerContact: true } });
+      const res = await t.request('POST', PATH, {
+        key: apiKey,
+        body: { addresses: [full(a)], includeOwnerContact: true },
+      });
       expect(res.status, `credits ${credits}`).toBe(402);
       expect(res.body.error.code).toBe('insufficient_funds');
       const [runs] = await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`;
       expect(runs!.n).toBe(0);
-      const [holds] = await t.app.core.sql`select count(*)::int as n from ledger_entry where account_id = ${accountId} and kind = 'hold'`;
+      const [holds] = await t.app.core
+        .sql`select count(*)::int as n from ledger_entry where account_id = ${accountId} and kind = 'hold'`;
       expect(holds!.n).toBe(0);
       expect(await walletMicros(accountId)).toBe(credits);
     }
     const { apiKey } = await t.account({ creditsMicros: LOOKUP_MICROS + OWNER_MICROS });
-    const res = await t.request('POST', PATH, { key: apiKey, body: { addresses: [full(a)], includeOwnerContact: true } });
+    const res = await t.request('POST', PATH, {
+      key: apiKey,
+      body: { addresses: [full(a)], includeOwnerContact: true },
+    });
     expect(res.status).toBe(200);
     expect(res.body.ownerContactRunId).toEqual(expect.any(String));
   });
@@ -355,8 +409,15 @@ describe('includeOwnerContact', () => {
     const res = await t.graphql(key, Start, { input: { addresses: [full(a)], includeOwnerContact: true } });
     expect(res.body.errors).toBeUndefined();
     const started = res.body.data!.startPropertyLookup;
-    expect(started).toMatchObject({ run: { id: expect.any(String), status: 'RUNNING' }, estimatedCost: '0.15', ownerContactRunId: expect.any(String) });
-    expect(await run(started.ownerContactRunId!)).toMatchObject({ tool: 'property-owner-contact', parent_run_id: started.run!.id });
+    expect(started).toMatchObject({
+      run: { id: expect.any(String), status: 'RUNNING' },
+      estimatedCost: '0.15',
+      ownerContactRunId: expect.any(String),
+    });
+    expect(await run(started.ownerContactRunId!)).toMatchObject({
+      tool: 'property-owner-contact',
+      parent_run_id: started.run!.id,
+    });
     await t.waitForRun(key, started.run!.id);
     await t.waitForRun(key, started.ownerContactRunId!);
     expect((await run(started.run!.id)).charged).toBe(LOOKUP_MICROS);
@@ -398,9 +459,19 @@ describe('includeOwnerContact', () => {
   });
 
   it('has no route or mutation of its own', async () => {
-    expect((await t.request('POST', '/api/v1/scrape/property-owner-contact', { key, body: { addresses: ['1 Main St, 80202'] } })).status).toBe(404);
+    expect(
+      (
+        await t.request('POST', '/api/v1/scrape/property-owner-contact', {
+          key,
+          body: { addresses: ['1 Main St, 80202'] },
+        })
+      ).status,
+    ).toBe(404);
     // A string: the schema has no such mutation.
-    const res = await t.graphql(key, `mutation { startPropertyOwnerContact(input: { addresses: ["1 Main St, 80202"] }) { message } }`);
+    const res = await t.graphql(
+      key,
+      `mutation { startPropertyOwnerContact(input: { addresses: ["1 Main St, 80202"] }) { message } }`,
+    );
     expect(res.body.errors?.[0]?.message).toMatch(/startPropertyOwnerContact/);
   });
 });
@@ -411,8 +482,16 @@ describe('bad input', () => {
     ['an empty list', { addresses: [] }, 'addresses'],
     ['a string instead of a list', { addresses: '1234 Main St, Denver, CO 80202' }, 'addresses'],
     ['an address without a house number', { addresses: ['Main St, Denver, CO 80202'] }, 'addresses.0'],
-    ['an address without city or zip', { addresses: ['1234 Main St, Denver, CO 80202', '1234 Main St'] }, 'addresses.1'],
-    ['a non-boolean includeOwnerContact', { addresses: ['1234 Main St, Denver, CO 80202'], includeOwnerContact: 'yes' }, 'includeOwnerContact'],
+    [
+      'an address without city or zip',
+      { addresses: ['1234 Main St, Denver, CO 80202', '1234 Main St'] },
+      'addresses.1',
+    ],
+    [
+      'a non-boolean includeOwnerContact',
+      { addresses: ['1234 Main St, Denver, CO 80202'], includeOwnerContact: 'yes' },
+      'includeOwnerContact',
+    ],
     ['a long fileName', { addresses: ['1234 Main St, Denver, CO 80202'], fileName: 'x'.repeat(51) }, 'fileName'],
     ['1001 addresses', { addresses: Array.from({ length: 1001 }, (_, i) => `${i + 1} Main St, 80202`) }, 'addresses'],
   ])('%s is refused naming the field', async (_, body, path) => {
@@ -424,6 +503,8 @@ describe('bad input', () => {
 
   it('says what an address lacks', async () => {
     const res = await t.request('POST', PATH, { key, body: { addresses: ['1234 Main St'] } });
-    expect(res.body.error.details).toEqual([{ path: 'addresses.0', message: 'needs a city and state or a zip code, e.g. "1234 Main St, Denver, CO 80202"' }]);
+    expect(res.body.error.details).toEqual([
+      { path: 'addresses.0', message: 'needs a city and state or a zip code, e.g. "1234 Main St, Denver, CO 80202"' },
+    ]);
   });
 });

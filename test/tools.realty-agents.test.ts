@@ -62,8 +62,13 @@ async function expectedRows(filter: Filter, limit: number) {
 }
 
 async function runRow(runId: string) {
-  const [run] = await t.app.core.sql`select input, requested, charged_micros::bigint as charged from run where id = ${runId}`;
-  return { input: run!.input as Record<string, any>, requested: run!.requested as number, charged: BigInt(run!.charged) };
+  const [run] = await t.app.core
+    .sql`select input, requested, charged_micros::bigint as charged from run where id = ${runId}`;
+  return {
+    input: run!.input as Record<string, any>,
+    requested: run!.requested as number,
+    charged: BigInt(run!.charged),
+  };
 }
 
 describe('real estate agents: a city search', () => {
@@ -80,7 +85,12 @@ describe('real estate agents: a city search', () => {
       message: 'Searching agents in Denver, CO, up to 10 agents',
       estimatedCost: 0.29,
     });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 10, requested: 10, statusMessage: 'Finished: 10 agents' });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      handled: 10,
+      requested: 10,
+      statusMessage: 'Finished: 10 agents',
+    });
     expect(rows).toEqual(expected);
     expect(Object.keys(rows[0])).toEqual(realtyAgentsTool.columns.map((c) => c.key));
     for (const row of rows) {
@@ -115,7 +125,8 @@ describe('real estate agents: a city search', () => {
 
 describe('real estate agents: ZIP codes', () => {
   it('returns the agents of a ZIP code and bills only the agents found', async () => {
-    const [top] = await t.app.core.sql`select zip, count(*)::int as n from real_estate_agent group by zip order by n desc, zip limit 1`;
+    const [top] = await t.app.core
+      .sql`select zip, count(*)::int as n from real_estate_agent group by zip order by n desc, zip limit 1`;
     const expected = await expectedRows({ zip: top!.zip }, 50);
     expect(expected.length).toBe(top!.n);
     expect(expected.length).toBeLessThan(50);
@@ -129,7 +140,10 @@ describe('real estate agents: ZIP codes', () => {
 
   it('lets a ZIP code after the city decide', async () => {
     const [agent] = await t.app.core.sql`select city, state, zip from real_estate_agent order by id limit 1`;
-    const { rows } = await t.runTool(key, PATH, { location: `${agent!.city}, ${agent!.state} ${agent!.zip}-0001`, searchLimit: 20 });
+    const { rows } = await t.runTool(key, PATH, {
+      location: `${agent!.city}, ${agent!.state} ${agent!.zip}-0001`,
+      searchLimit: 20,
+    });
     expect(rows).toEqual(await expectedRows({ zip: agent!.zip }, 20));
   });
 
@@ -158,7 +172,9 @@ describe('real estate agents: specialty and language', () => {
       language: String(pick!.lang).toUpperCase(),
       searchLimit: 100,
     });
-    expect(start.message).toBe(`Searching agents in ${pick!.city}, ${pick!.state}, buyer's agent (1001), speaking ${pick!.lang}, up to 100 agents`);
+    expect(start.message).toBe(
+      `Searching agents in ${pick!.city}, ${pick!.state}, buyer's agent (1001), speaking ${pick!.lang}, up to 100 agents`,
+    );
     expect(rows).toEqual(expected);
     for (const row of rows) {
       expect(row.specialty_codes).toContain('1001');
@@ -183,7 +199,10 @@ describe('real estate agents: specialty and language', () => {
       expect(realtyAgentsTool.input.parse({ location: '80202', specialty: code }).specialty).toBe(code);
       expect(realtyAgentsTool.input.parse({ location: '80202', specialty: name.toLowerCase() }).specialty).toBe(code);
     }
-    for (const language of LANGUAGES) expect(realtyAgentsTool.input.parse({ location: '80202', language: language.toLowerCase() }).language).toBe(language);
+    for (const language of LANGUAGES)
+      expect(realtyAgentsTool.input.parse({ location: '80202', language: language.toLowerCase() }).language).toBe(
+        language,
+      );
   });
 });
 
@@ -225,18 +244,54 @@ describe('real estate agents: refusals', () => {
   });
 
   it('refuses a missing location, a city without state and a state alone', async () => {
-    expectValidationError(await t.request('POST', PATH, { key, body: {} }), 'location', /required: a city and state or a ZIP code/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { location: 'Denver' } }), 'location', /"Denver" has no state/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { location: 'Colorado' } }), 'location', /a state alone is too wide/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { location: '' } }), 'location', /5-digit ZIP code/);
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: {} }),
+      'location',
+      /required: a city and state or a ZIP code/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { location: 'Denver' } }),
+      'location',
+      /"Denver" has no state/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { location: 'Colorado' } }),
+      'location',
+      /a state alone is too wide/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { location: '' } }),
+      'location',
+      /5-digit ZIP code/,
+    );
   });
 
   it('refuses an unknown specialty or language, suggesting the closest', async () => {
-    expectValidationError(await t.request('POST', PATH, { key, body: { location: 'Denver, CO', specialty: '9999' } }), 'specialty', /codes run from 1001 to 1042/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { location: 'Denver, CO', specialty: 'luxury' } }), 'specialty', /did you mean 1007 \(Luxury homes\)\?/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { location: 'Denver, CO', specialty: 1001 } }), 'specialty', /must be a string/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { location: 'Denver, CO', language: 'Spansh' } }), 'language', /did you mean "Spanish"\?/);
-    expectValidationError(await t.request('POST', PATH, { key, body: { location: 'Denver, CO', language: 'Klingon' } }), 'language', /not one of the 42 languages/);
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { location: 'Denver, CO', specialty: '9999' } }),
+      'specialty',
+      /codes run from 1001 to 1042/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { location: 'Denver, CO', specialty: 'luxury' } }),
+      'specialty',
+      /did you mean 1007 \(Luxury homes\)\?/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { location: 'Denver, CO', specialty: 1001 } }),
+      'specialty',
+      /must be a string/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { location: 'Denver, CO', language: 'Spansh' } }),
+      'language',
+      /did you mean "Spanish"\?/,
+    );
+    expectValidationError(
+      await t.request('POST', PATH, { key, body: { location: 'Denver, CO', language: 'Klingon' } }),
+      'language',
+      /not one of the 42 languages/,
+    );
   });
 
   it('refuses a searchLimit outside 1 to 500', async () => {
@@ -266,12 +321,18 @@ describe('real estate agents over GraphQL', () => {
     });
     await t.waitForRun(key, started.run!.id);
     const rows = await t.request('GET', `/api/downloads/${started.run!.id}?format=json`, { key });
-    expect(rows.body).toEqual(await expectedRows({ city: 'Seattle', state: 'WA', specialty: '1002', language: 'English' }, 4));
+    expect(rows.body).toEqual(
+      await expectedRows({ city: 'Seattle', state: 'WA', specialty: '1002', language: 'English' }, 4),
+    );
   });
 
   it('refuses a bad location with validation_failed naming the field', async () => {
-    const Start = graphql(`mutation RealtyAgentsNoState { startRealtyAgentsScrape(input: { location: "Seattle" }) { run { id } userErrors { code field message } } }`);
+    const Start = graphql(
+      `mutation RealtyAgentsNoState { startRealtyAgentsScrape(input: { location: "Seattle" }) { run { id } userErrors { code field message } } }`,
+    );
     const res = await t.graphql(key, Start);
-    expect(res.body.data!.startRealtyAgentsScrape.userErrors).toEqual([{ code: 'VALIDATION_FAILED', field: ['input', 'location'], message: expect.stringContaining('has no state') }]);
+    expect(res.body.data!.startRealtyAgentsScrape.userErrors).toEqual([
+      { code: 'VALIDATION_FAILED', field: ['input', 'location'], message: expect.stringContaining('has no state') },
+    ]);
   });
 });

@@ -54,12 +54,19 @@ const asRow = (s: Store) => Object.fromEntries(storeLeadsTool.columns.map((c) =>
 const domains = (list: { domain: unknown }[]) => list.map((s) => s.domain);
 
 async function charged(runId: string) {
-  const [run] = await t.app.core.sql`select charged_micros::text as charged, requested, status, status_message from run where id = ${runId}`;
-  return { charged: Number(run!.charged), requested: run!.requested as number, status: run!.status as string, message: run!.status_message as string };
+  const [run] = await t.app.core
+    .sql`select charged_micros::text as charged, requested, status, status_message from run where id = ${runId}`;
+  return {
+    charged: Number(run!.charged),
+    requested: run!.requested as number,
+    status: run!.status as string,
+    message: run!.status_message as string,
+  };
 }
 
 async function walletMicros() {
-  const [w] = await t.app.core.sql`select (plan_micros + purchased_micros)::text as total from wallet where account_id = ${accountId}`;
+  const [w] = await t.app.core
+    .sql`select (plan_micros + purchased_micros)::text as total from wallet where account_id = ${accountId}`;
   return Number(w!.total);
 }
 
@@ -68,7 +75,11 @@ const shopifyUs = (s: Store) => s.platform === 'shopify' && s.country_code === '
 describe('store leads: happy path', () => {
   it('starts with {runId, totalLeads, estimatedCost}, delivers the first leads in id order and bills each', async () => {
     const before = await walletMicros();
-    const { start, status, rows } = await t.runTool(key, PATH, { platform: 'Shopify', countryCode: 'us', totalLeads: 25 });
+    const { start, status, rows } = await t.runTool(key, PATH, {
+      platform: 'Shopify',
+      countryCode: 'us',
+      totalLeads: 25,
+    });
     expect(start).toEqual({
       runId: expect.stringMatching(/^[A-Za-z0-9]{17}$/),
       status: 'RUNNING',
@@ -76,7 +87,12 @@ describe('store leads: happy path', () => {
       estimatedCost: 0.0975,
       totalLeads: 25,
     });
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: 'Finished: 25 leads', handled: 25, requested: 25 });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage: 'Finished: 25 leads',
+      handled: 25,
+      requested: 25,
+    });
     const expected = stores.filter(shopifyUs).slice(0, 25);
     expect(expected).toHaveLength(25);
     expect(rows).toEqual(expected.map(asRow));
@@ -106,11 +122,17 @@ describe('store leads: happy path', () => {
     const res = await t.graphql(key, Start);
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data!.startStoreLeads;
-    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: 'Fetching up to 7 store leads, after the first 3 matching stores', estimatedCost: '0.0273' });
+    expect(payload).toMatchObject({
+      run: { status: 'RUNNING' },
+      message: 'Fetching up to 7 store leads, after the first 3 matching stores',
+      estimatedCost: '0.0273',
+    });
     expect(payload).toMatchObject({ totalLeads: 7, resumeFromLead: null, nextOffset: 10 });
     await t.waitForRun(key, payload.run!.id);
     const download = await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key });
-    const expected = stores.filter((s) => s.platform === 'bigcommerce' && s.emails.length > 0 && (s.estimated_monthly_visits ?? 0) >= 2000).slice(3, 10);
+    const expected = stores
+      .filter((s) => s.platform === 'bigcommerce' && s.emails.length > 0 && (s.estimated_monthly_visits ?? 0) >= 2000)
+      .slice(3, 10);
     expect(domains(download.body)).toEqual(domains(expected));
   });
 });
@@ -129,7 +151,11 @@ describe('store leads: paging', () => {
 
   it('an offset past the last matching store delivers nothing and bills nothing', async () => {
     const matching = stores.filter((s) => s.platform === 'salesforce_commerce_cloud' && s.emails.length > 0).length;
-    const { start, status, rows } = await t.runTool(key, PATH, { platform: 'salesforce commerce cloud', offset: matching, totalLeads: 5 });
+    const { start, status, rows } = await t.runTool(key, PATH, {
+      platform: 'salesforce commerce cloud',
+      offset: matching,
+      totalLeads: 5,
+    });
     expect(start.nextOffset).toBe(matching + 5);
     expect(status.status).toBe('SUCCEEDED');
     expect(rows).toEqual([]);
@@ -177,7 +203,9 @@ describe('store leads: cancel and resume', () => {
       source.searchStores = original;
     }
     expect(cancelled.status).toBe('ABORTED');
-    const partial = (await t.request('GET', `/api/downloads/${runId}?format=json`, { key })).body as { domain: string }[];
+    const partial = (await t.request('GET', `/api/downloads/${runId}?format=json`, { key })).body as {
+      domain: string;
+    }[];
     expect(partial.length).toBeGreaterThan(0);
     expect(partial.length).toBeLessThan(1200);
     expect(domains(partial)).toEqual(domains(expected.slice(0, partial.length)));
@@ -222,22 +250,40 @@ describe('store leads: filters', () => {
     expect(expected.some((s) => s.emails.length === 0)).toBe(true);
     const { start, status, rows } = await t.runTool(key, PATH, body);
     expect(rows).toEqual(expected.map(asRow));
-    expect(status).toMatchObject({ status: 'SUCCEEDED', statusMessage: `Finished: ${expected.length} leads`, requested: 1000 });
+    expect(status).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage: `Finished: ${expected.length} leads`,
+      requested: 1000,
+    });
     expect((await charged(start.runId)).charged).toBe(expected.length * PRICE_MICROS);
   });
 
   it('matches category, city and state case-insensitively, a US state by name', async () => {
     const target = stores.find((s) => s.country_code === 'US' && s.state === 'TX' && s.emails.length > 0)!;
-    const { rows } = await t.runTool(key, PATH, { category: target.category!.toUpperCase(), city: target.city!.toLowerCase(), state: 'texas', totalLeads: 500 });
-    const expected = stores.filter((s) => s.category === target.category && s.city === target.city && s.state === 'TX' && s.emails.length > 0);
+    const { rows } = await t.runTool(key, PATH, {
+      category: target.category!.toUpperCase(),
+      city: target.city!.toLowerCase(),
+      state: 'texas',
+      totalLeads: 500,
+    });
+    const expected = stores.filter(
+      (s) => s.category === target.category && s.city === target.city && s.state === 'TX' && s.emails.length > 0,
+    );
     expect(domains(rows)).toEqual(domains(expected));
     expect(domains(rows)).toContain(target.domain);
   });
 
   it('matches technologies and apps ignoring case and spacing; several names match any of them', async () => {
-    const tech = await t.runTool(key, PATH, { technologies: 'google analytics, TIKTOK-pixel', countryCode: 'GB', totalLeads: 500 });
+    const tech = await t.runTool(key, PATH, {
+      technologies: 'google analytics, TIKTOK-pixel',
+      countryCode: 'GB',
+      totalLeads: 500,
+    });
     const expectedTech = stores.filter(
-      (s) => s.country_code === 'GB' && s.emails.length > 0 && (s.technologies.includes('Google Analytics') || s.technologies.includes('TikTok Pixel')),
+      (s) =>
+        s.country_code === 'GB' &&
+        s.emails.length > 0 &&
+        (s.technologies.includes('Google Analytics') || s.technologies.includes('TikTok Pixel')),
     );
     expect(expectedTech.length).toBeGreaterThan(0);
     expect(domains(tech.rows)).toEqual(domains(expectedTech));
@@ -249,7 +295,13 @@ describe('store leads: filters', () => {
   });
 
   it('requires each social profile asked for; a technology no store uses matches nothing and costs nothing', async () => {
-    const socials = await t.runTool(key, PATH, { tiktok: true, youtube: true, pinterest: true, linkedin: false, totalLeads: 500 });
+    const socials = await t.runTool(key, PATH, {
+      tiktok: true,
+      youtube: true,
+      pinterest: true,
+      linkedin: false,
+      totalLeads: 500,
+    });
     const expected = stores.filter((s) => s.emails.length > 0 && s.tiktok_url && s.youtube_url && s.pinterest_url);
     expect(expected.length).toBeGreaterThan(0);
     expect(expected.some((s) => s.linkedin_url === null)).toBe(true);
@@ -264,14 +316,29 @@ describe('store leads: filters', () => {
 
 describe('store leads: refusals', () => {
   const cases: [string, Record<string, unknown>, string, RegExp][] = [
-    ['an unknown platform', { platform: 'shopify, ebay' }, 'platform', /unknown platform "ebay"; one of shopify, woocommerce/],
+    [
+      'an unknown platform',
+      { platform: 'shopify, ebay' },
+      'platform',
+      /unknown platform "ebay"; one of shopify, woocommerce/,
+    ],
     ['a three-letter country code', { countryCode: 'USA' }, 'countryCode', /two-letter country code/],
     ['no leads', { totalLeads: 0 }, 'totalLeads', /at least 1/],
     ['too many leads', { totalLeads: 50_001 }, 'totalLeads', /at most 50000/],
     ['a fractional count', { totalLeads: 10.5 }, 'totalLeads', /whole number/],
-    ['a resume point past the job', { totalLeads: 100, resumeFromLead: 100 }, 'resumeFromLead', /less than totalLeads \(100\)/],
+    [
+      'a resume point past the job',
+      { totalLeads: 100, resumeFromLead: 100 },
+      'resumeFromLead',
+      /less than totalLeads \(100\)/,
+    ],
     ['a negative offset', { offset: -1 }, 'offset', /0 or more/],
-    ['an alias disagreeing with its long name', { visitsMin: 100, minEstimatedMonthlyVisits: 200 }, 'visitsMin', /alias of minEstimatedMonthlyVisits/],
+    [
+      'an alias disagreeing with its long name',
+      { visitsMin: 100, minEstimatedMonthlyVisits: 200 },
+      'visitsMin',
+      /alias of minEstimatedMonthlyVisits/,
+    ],
     ['a minimum above its maximum', { salesMin: 5000, salesMax: 100 }, 'salesMax', /at least the minimum \(5000\)/],
     ['apps with a platform list without shopify', { apps: 'Vitals', platform: 'wix' }, 'apps', /only for shopify/],
     ['planExclude as a string', { planExclude: 'plus' }, 'planExclude', /list of plan tiers/],

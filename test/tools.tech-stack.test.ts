@@ -38,7 +38,11 @@ afterAll(async () => {
 });
 
 async function messagesOf(runId: string): Promise<string[]> {
-  return (await waitFor(() => progress.get(runId), (run) => !!run?.finished, { what: `the finished event of ${runId}` }))!.messages;
+  return (await waitFor(
+    () => progress.get(runId),
+    (run) => !!run?.finished,
+    { what: `the finished event of ${runId}` },
+  ))!.messages;
 }
 
 async function charged(runId: string) {
@@ -60,8 +64,10 @@ interface Website {
 
 /** Every store and company website with its technologies (and apps), read straight from the catalog. */
 async function websites(): Promise<Website[]> {
-  const stores = await t.app.core.sql`select domain, name, platform, category, country_code, state, city, technologies, apps from store order by id`;
-  const companies = await t.app.core.sql`select domain, name, industry, country, state, city, technologies from company order by id`;
+  const stores = await t.app.core
+    .sql`select domain, name, platform, category, country_code, state, city, technologies, apps from store order by id`;
+  const companies = await t.app.core
+    .sql`select domain, name, industry, country, state, city, technologies from company order by id`;
   const country = new Intl.DisplayNames(['en'], { type: 'region' });
   return [
     ...stores.map((s) => ({
@@ -97,7 +103,9 @@ async function expectedDomains(technology: string) {
     const root = rootDomain(w.domain)!;
     found.set(root, (found.get(root) ?? new Set()).add(w.dataset));
   }
-  return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([domain, datasets]) => ({ domain, found_in: [...datasets] }));
+  return [...found.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([domain, datasets]) => ({ domain, found_in: [...datasets] }));
 }
 
 describe('root domains and names', () => {
@@ -114,7 +122,10 @@ describe('root domains and names', () => {
   ])('%s → %s', (value, root) => expect(rootDomain(value)).toBe(root));
 
   it('compares names ignoring case, spacing and punctuation, but keeps + and #', () => {
-    expect(new Set(['Google Analytics', 'googleanalytics', ' google-analytics ', 'GOOGLE_ANALYTICS'].map(technologyKey)).size).toBe(1);
+    expect(
+      new Set(['Google Analytics', 'googleanalytics', ' google-analytics ', 'GOOGLE_ANALYTICS'].map(technologyKey))
+        .size,
+    ).toBe(1);
     expect(technologyKey('C++')).not.toBe(technologyKey('C'));
   });
 
@@ -133,9 +144,16 @@ describe('tech stack: happy path', () => {
     expect(expected.some((d) => d.found_in.includes('companies'))).toBe(true);
 
     const { start, status, rows } = await t.runTool(key, PATH, { technology: 'klaviyo' });
-    expect(start).toEqual({ runId: expect.stringMatching(/^[A-Za-z0-9]{17}$/), status: 'RUNNING', message: 'Looking up the websites running "klaviyo"', estimatedCost: 4.99 });
+    expect(start).toEqual({
+      runId: expect.stringMatching(/^[A-Za-z0-9]{17}$/),
+      status: 'RUNNING',
+      message: 'Looking up the websites running "klaviyo"',
+      estimatedCost: 4.99,
+    });
     expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 1, requested: 1 });
-    expect(status.statusMessage).toMatch(new RegExp(`^Finished: ${expected.length} domains\\. Looked up in the \\d{4}-\\d{2} data$`));
+    expect(status.statusMessage).toMatch(
+      new RegExp(`^Finished: ${expected.length} domains\\. Looked up in the \\d{4}-\\d{2} data$`),
+    );
     expect(rows.map((r) => ({ domain: r.domain, found_in: r.found_in }))).toEqual(expected);
     expect(Object.keys(rows[0])).toEqual(techStackTool.columns.map((c) => c.key));
 
@@ -150,14 +168,27 @@ describe('tech stack: happy path', () => {
       city: store.city,
       matched: ['Klaviyo'],
     });
-    const company = sites.find((w) => w.dataset === 'companies' && w.names.includes('Klaviyo') && !sites.some((s) => s.dataset === 'stores' && s.domain === w.domain))!;
-    expect(rows.find((r) => r.domain === company.domain)).toMatchObject({ name: company.name, platform: null, category: company.category, country: company.country, found_in: ['companies'] });
+    const company = sites.find(
+      (w) =>
+        w.dataset === 'companies' &&
+        w.names.includes('Klaviyo') &&
+        !sites.some((s) => s.dataset === 'stores' && s.domain === w.domain),
+    )!;
+    expect(rows.find((r) => r.domain === company.domain)).toMatchObject({
+      name: company.name,
+      platform: null,
+      category: company.category,
+      country: company.country,
+      found_in: ['companies'],
+    });
 
     expect((await charged(start.runId)).charged).toBe(PRICE_MICROS);
   });
 
   it('answers a GraphQL startTechStack mutation', async () => {
-    const Start = graphql(`mutation TechStackStart { startTechStack(input: { technology: "Hotjar", fileName: "hotjar-sites" }) { run { id status } message estimatedCost } }`);
+    const Start = graphql(
+      `mutation TechStackStart { startTechStack(input: { technology: "Hotjar", fileName: "hotjar-sites" }) { run { id status } message estimatedCost } }`,
+    );
     const res = await t.graphql(key, Start);
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data!.startTechStack).toMatchObject({
@@ -174,7 +205,7 @@ describe('tech stack: happy path', () => {
 });
 
 describe('tech stack: cache', () => {
-  it('matches ignoring case and spacing, answers repeated requests from the month\'s cache and bills each run flat', async () => {
+  it("matches ignoring case and spacing, answers repeated requests from the month's cache and bills each run flat", async () => {
     const expected = await expectedDomains('Google Analytics');
     const before = await t.app.core.sql`select count(*)::int as n from tool_cache where tool = 'tech-stack'`;
     const first = await t.runTool(key, PATH, { technology: 'Google Analytics' });
@@ -185,7 +216,8 @@ describe('tech stack: cache', () => {
       expect((await charged(run.start.runId)).charged).toBe(PRICE_MICROS);
     }
     const { startedAt } = await charged(first.start.runId);
-    const cache = await t.app.core.sql`select key, period from tool_cache where tool = 'tech-stack' and key = 'googleanalytics'`;
+    const cache = await t.app.core
+      .sql`select key, period from tool_cache where tool = 'tech-stack' and key = 'googleanalytics'`;
     expect(cache).toEqual([{ key: 'googleanalytics', period: monthPeriod(startedAt) }]);
     const after = await t.app.core.sql`select count(*)::int as n from tool_cache where tool = 'tech-stack'`;
     expect(after[0]!.n - before[0]!.n).toBe(1);
@@ -193,21 +225,40 @@ describe('tech stack: cache', () => {
     expect((await messagesOf(first.start.runId)).some((m) => /looked up in the \d{4}-\d{2} data/.test(m))).toBe(true);
     for (const run of [second, third]) {
       const messages = await messagesOf(run.start.runId);
-      expect(messages).toContainEqual(`${expected.length} domains of ${expected.length} running "${run.start.message.match(/"(.*)"/)![1]}" (Google Analytics): answered from the cache of the ${monthPeriod(startedAt)} data (monthly refresh)`);
-      expect(run.status.statusMessage).toBe(`Finished: ${expected.length} domains. Answered from the cache of the ${monthPeriod(startedAt)} data (monthly refresh)`);
+      expect(messages).toContainEqual(
+        `${expected.length} domains of ${expected.length} running "${run.start.message.match(/"(.*)"/)![1]}" (Google Analytics): answered from the cache of the ${monthPeriod(startedAt)} data (monthly refresh)`,
+      );
+      expect(run.status.statusMessage).toBe(
+        `Finished: ${expected.length} domains. Answered from the cache of the ${monthPeriod(startedAt)} data (monthly refresh)`,
+      );
     }
   });
 
   it('uses a cached answer of the current period, and never one of a past period', async () => {
     const period = monthPeriod(new Date());
     // Cached rows are tuples in column order.
-    const planted = { matched: ['Stripe'], rows: [['planted.example', 'Planted', null, null, null, null, null, ['Stripe'], ['stores']]] };
-    await t.app.core.sql`insert into tool_cache (tool, key, period, value) values ('tech-stack', 'stripe', ${period}, ${JSON.stringify(planted)}::jsonb)`;
-    await t.app.core.sql`insert into tool_cache (tool, key, period, value) values ('tech-stack', 'paypal', '2000-01', ${JSON.stringify({ ...planted, matched: ['PayPal'] })}::jsonb)`;
+    const planted = {
+      matched: ['Stripe'],
+      rows: [['planted.example', 'Planted', null, null, null, null, null, ['Stripe'], ['stores']]],
+    };
+    await t.app.core
+      .sql`insert into tool_cache (tool, key, period, value) values ('tech-stack', 'stripe', ${period}, ${JSON.stringify(planted)}::jsonb)`;
+    await t.app.core
+      .sql`insert into tool_cache (tool, key, period, value) values ('tech-stack', 'paypal', '2000-01', ${JSON.stringify({ ...planted, matched: ['PayPal'] })}::jsonb)`;
 
     const stripe = await t.runTool(key, PATH, { technology: 'stripe' });
     expect(stripe.rows).toEqual([
-      { domain: 'planted.example', name: 'Planted', platform: null, category: null, country: null, state: null, city: null, matched: ['Stripe'], found_in: ['stores'] },
+      {
+        domain: 'planted.example',
+        name: 'Planted',
+        platform: null,
+        category: null,
+        country: null,
+        state: null,
+        city: null,
+        matched: ['Stripe'],
+        found_in: ['stores'],
+      },
     ]);
     const paypal = await t.runTool(key, PATH, { technology: 'PayPal' });
     expect(paypal.rows.map((r) => r.domain)).toEqual((await expectedDomains('PayPal')).map((d) => d.domain));
@@ -221,9 +272,12 @@ describe('tech stack: cache', () => {
     expect(rows.map((r) => r.domain)).toEqual(expected.map((d) => d.domain));
     expect(rows[0].matched).toEqual(['Judge.me Product Reviews']);
     const { startedAt } = await charged(start.runId);
-    const cache = await t.app.core.sql`select period from tool_cache where tool = 'tech-stack' and key = 'judgemeproductreviews'`;
+    const cache = await t.app.core
+      .sql`select period from tool_cache where tool = 'tech-stack' and key = 'judgemeproductreviews'`;
     expect(cache).toEqual([{ period: isoWeekPeriod(startedAt) }]);
-    expect((await messagesOf(start.runId)).some((m) => m.includes(`looked up in the ${isoWeekPeriod(startedAt)} data`))).toBe(true);
+    expect(
+      (await messagesOf(start.runId)).some((m) => m.includes(`looked up in the ${isoWeekPeriod(startedAt)} data`)),
+    ).toBe(true);
   });
 });
 
@@ -252,8 +306,28 @@ describe('tech stack: domains', () => {
         matched: ['Zeta Test Pixel', 'zeta-test pixel'],
         found_in: ['stores', 'companies'],
       },
-      { domain: 'other-zeta.com', name: 'Other Zeta', platform: 'wix', category: null, country: null, state: null, city: null, matched: ['ZETA TEST PIXEL'], found_in: ['stores'] },
-      { domain: 'zeta-only.io', name: 'Zeta Only', platform: null, category: 'Software', country: 'United States', state: null, city: null, matched: ['Zeta-Test-Pixel'], found_in: ['companies'] },
+      {
+        domain: 'other-zeta.com',
+        name: 'Other Zeta',
+        platform: 'wix',
+        category: null,
+        country: null,
+        state: null,
+        city: null,
+        matched: ['ZETA TEST PIXEL'],
+        found_in: ['stores'],
+      },
+      {
+        domain: 'zeta-only.io',
+        name: 'Zeta Only',
+        platform: null,
+        category: 'Software',
+        country: 'United States',
+        state: null,
+        city: null,
+        matched: ['Zeta-Test-Pixel'],
+        found_in: ['companies'],
+      },
     ]);
   });
 
@@ -263,7 +337,11 @@ describe('tech stack: domains', () => {
     expect(rows).toEqual([]);
     expect((await charged(start.runId)).charged).toBe(PRICE_MICROS);
     const messages = await messagesOf(start.runId);
-    expect(messages.some((m) => m.startsWith('No website runs "Google"') && m.includes('similar names: Google Ads, Google Cloud'))).toBe(true);
+    expect(
+      messages.some(
+        (m) => m.startsWith('No website runs "Google"') && m.includes('similar names: Google Ads, Google Cloud'),
+      ),
+    ).toBe(true);
   });
 });
 

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkScore } from '../src/tools/lib/email/crawl.ts';
-import { decodeCloudflareEmail, emailsInText, extractPage, looksLikePersonName } from '../src/tools/lib/email/extract.ts';
+import {
+  decodeCloudflareEmail,
+  emailsInText,
+  extractPage,
+  looksLikePersonName,
+} from '../src/tools/lib/email/extract.ts';
 import { matchTitle } from '../src/tools/lib/email/titles.ts';
 import { WEBSITE_FINDER_COLUMNS } from '../src/tools/website-finder.ts';
 import { LOOPBACK, mxTo, type LocalWeb, type MailboxMode, type Sites, type Zone } from './fixtures/net.ts';
@@ -44,7 +49,9 @@ beforeAll(async () => {
       and (select count(*) from person p2 where p2.company_id = c.id and p2.title = 'CEO') = 1
     order by c.id limit 1`) as unknown as Ceo[];
   ceo = ceos[0]!;
-  Object.assign(sites, { [ceo.domain]: companySite({ domain: ceo.domain, ceo: { first: ceo.first_name, last: ceo.last_name } }) });
+  Object.assign(sites, {
+    [ceo.domain]: companySite({ domain: ceo.domain, ceo: { first: ceo.first_name, last: ceo.last_name } }),
+  });
   Object.assign(zone, {
     [ceo.domain]: { ...LOOPBACK, ...mxTo('mx.shared.test') },
     'mx.shared.test': LOOPBACK,
@@ -71,7 +78,15 @@ describe('the domain email finder over REST', () => {
       key,
       PATH,
       {
-        domains: [ceo.domain, 'robots-all.test', 'nx-site.test', 'intranet-site.test', 'broken.test', 'nomatch.test', `https://www.${ceo.domain}/`],
+        domains: [
+          ceo.domain,
+          'robots-all.test',
+          'nx-site.test',
+          'intranet-site.test',
+          'broken.test',
+          'nomatch.test',
+          `https://www.${ceo.domain}/`,
+        ],
         jobTitle: 'CEO',
         autoValidateEmails: true,
         autoFindMobiles: true,
@@ -115,27 +130,77 @@ describe('the domain email finder over REST', () => {
       mobile: ceo.mobile,
       email_status: 'valid',
     });
-    expect(rows[1]).toMatchObject({ email: null, email_status: null, mobile: null, page_url: `http://${ceo.domain}:${web.port}/leadership` });
-    expect(rows[2]).toMatchObject({ email: `zora@${ceo.domain}`, email_source: 'website', email_status: 'valid', mobile: null });
+    expect(rows[1]).toMatchObject({
+      email: null,
+      email_status: null,
+      mobile: null,
+      page_url: `http://${ceo.domain}:${web.port}/leadership`,
+    });
+    expect(rows[2]).toMatchObject({
+      email: `zora@${ceo.domain}`,
+      email_source: 'website',
+      email_status: 'valid',
+      mobile: null,
+    });
   });
 
   it('extracts every form of address on the pages it read', () => {
     const other = rowsOf(ceo.domain)[0]!.domain_emails as string[];
-    expect([...other].sort()).toEqual([`hello@${ceo.domain}`, `info@${ceo.domain}`, `lena.ortiz@${ceo.domain}`, `press@${ceo.domain}`, `sales@${ceo.domain}`].sort());
+    expect([...other].sort()).toEqual(
+      [
+        `hello@${ceo.domain}`,
+        `info@${ceo.domain}`,
+        `lena.ortiz@${ceo.domain}`,
+        `press@${ceo.domain}`,
+        `sales@${ceo.domain}`,
+      ].sort(),
+    );
   });
 
   it('reports each domain it could not read, without failing the run', () => {
-    expect(rowsOf('robots-all.test')).toEqual([expect.objectContaining({ status: 'blocked_by_robots', reason: 'robots.txt disallows the home page', pages_crawled: 0 })]);
+    expect(rowsOf('robots-all.test')).toEqual([
+      expect.objectContaining({
+        status: 'blocked_by_robots',
+        reason: 'robots.txt disallows the home page',
+        pages_crawled: 0,
+      }),
+    ]);
     expect(web.requests.filter((r) => r.startsWith('robots-all.test '))).toEqual(['robots-all.test /robots.txt']);
-    expect(rowsOf('nx-site.test')).toEqual([expect.objectContaining({ status: 'unreachable', reason: 'nx-site.test does not resolve: no such domain (NXDOMAIN)', email: null })]);
+    expect(rowsOf('nx-site.test')).toEqual([
+      expect.objectContaining({
+        status: 'unreachable',
+        reason: 'nx-site.test does not resolve: no such domain (NXDOMAIN)',
+        email: null,
+      }),
+    ]);
     expect(rowsOf('intranet-site.test')).toEqual([
-      expect.objectContaining({ status: 'refused', site_status: 'refused', reason: 'intranet-site.test resolves to private address (RFC 1918) 10.0.0.8' }),
+      expect.objectContaining({
+        status: 'refused',
+        site_status: 'refused',
+        reason: 'intranet-site.test resolves to private address (RFC 1918) 10.0.0.8',
+      }),
     ]);
-    expect(rowsOf('broken.test')).toEqual([expect.objectContaining({ status: 'unreachable', reason: 'the home page answered HTTP 500', pages_crawled: 1 })]);
+    expect(rowsOf('broken.test')).toEqual([
+      expect.objectContaining({ status: 'unreachable', reason: 'the home page answered HTTP 500', pages_crawled: 1 }),
+    ]);
     expect(rowsOf('nomatch.test')).toEqual([
-      expect.objectContaining({ status: 'no_match', site_status: 'ok', reason: 'nobody with a title matching "CEO" on the site or in the lead database', pages_crawled: 2 }),
+      expect.objectContaining({
+        status: 'no_match',
+        site_status: 'ok',
+        reason: 'nobody with a title matching "CEO" on the site or in the lead database',
+        pages_crawled: 2,
+      }),
     ]);
-    expect(result.rows.map((r) => r.domain)).toEqual([ceo.domain, ceo.domain, ceo.domain, 'robots-all.test', 'nx-site.test', 'intranet-site.test', 'broken.test', 'nomatch.test']);
+    expect(result.rows.map((r) => r.domain)).toEqual([
+      ceo.domain,
+      ceo.domain,
+      ceo.domain,
+      'robots-all.test',
+      'nx-site.test',
+      'intranet-site.test',
+      'broken.test',
+      'nomatch.test',
+    ]);
   });
 
   it('bills 0.0499 USD per contact found, nothing for domain rows', async () => {
@@ -148,13 +213,25 @@ describe('catalog people without the site', () => {
   it('returns the catalog’s matches when the title is only in the lead database, in catalog order', async () => {
     const expected = (await t.app.core.sql`
       select p.first_name, p.last_name, p.email from person p join company c on c.id = p.company_id
-      where c.domain = ${ceo.domain} and p.title = 'VP of Sales' order by (p.email is null), p.id`) as unknown as { first_name: string; last_name: string; email: string | null }[];
+      where c.domain = ${ceo.domain} and p.title = 'VP of Sales' order by (p.email is null), p.id`) as unknown as {
+      first_name: string;
+      last_name: string;
+      email: string | null;
+    }[];
     const { rows } = await t.runTool(key, PATH, { domains: [ceo.domain], jobTitle: 'VP Sales' });
-    const fromCatalog = expected.map((p) => [`${p.first_name} ${p.last_name}`, 'catalog', p.email?.toLowerCase() ?? null]);
+    const fromCatalog = expected.map((p) => [
+      `${p.first_name} ${p.last_name}`,
+      'catalog',
+      p.email?.toLowerCase() ?? null,
+    ]);
     expect(rows.map((r) => [r.full_name, r.source, r.email])).toEqual(
       [['Max Pine', 'website', null], ...fromCatalog].slice(0, 5),
     );
-    expect(rows[0]).toMatchObject({ linkedin_url: 'https://www.linkedin.com/in/max-pine', email_status: null, mobile: null });
+    expect(rows[0]).toMatchObject({
+      linkedin_url: 'https://www.linkedin.com/in/max-pine',
+      email_status: null,
+      mobile: null,
+    });
   });
 });
 
@@ -175,12 +252,23 @@ describe('refusals, cancel and GraphQL', () => {
   });
 
   it('can be cancelled while it crawls, keeping and billing the contacts found so far', async () => {
-    const start = await t.request('POST', PATH, { key, body: { domains: [ceo.domain, 'slow-site.test'], jobTitle: 'CEO' } });
+    const start = await t.request('POST', PATH, {
+      key,
+      body: { domains: [ceo.domain, 'slow-site.test'], jobTitle: 'CEO' },
+    });
     expect(start.status).toBe(200);
     const runId = start.body.runId as string;
     // The first domain is done at once; the second one's home page is held until after the cancel.
-    await waitFor(() => t.request('GET', `/api/v1/scrape/status/${runId}`, { key }), (s) => s.body.handled >= 1, { what: 'the first domain to be handled' });
-    await waitFor(() => web.held, (n) => n === 1, { what: "slow-site.test's home page to be asked for" });
+    await waitFor(
+      () => t.request('GET', `/api/v1/scrape/status/${runId}`, { key }),
+      (s) => s.body.handled >= 1,
+      { what: 'the first domain to be handled' },
+    );
+    await waitFor(
+      () => web.held,
+      (n) => n === 1,
+      { what: "slow-site.test's home page to be asked for" },
+    );
     const cancel = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key });
     expect(cancel.status).toBe(200);
     expect(cancel.body).toMatchObject({ runId, status: 'ABORTING' });
@@ -188,7 +276,10 @@ describe('refusals, cancel and GraphQL', () => {
     expect(web.held).toBe(1); // the run ended while the page was still held
     slowHome.open();
     expect(done).toMatchObject({ status: 'ABORTED', handled: 1 });
-    const rows = (await t.request('GET', `/api/downloads/${runId}?format=json`, { key })).body as { domain: string; status: string }[];
+    const rows = (await t.request('GET', `/api/downloads/${runId}?format=json`, { key })).body as {
+      domain: string;
+      status: string;
+    }[];
     expect(rows.map((r) => [r.domain, r.status])).toEqual([
       [ceo.domain, 'found'],
       [ceo.domain, 'found'],
@@ -205,24 +296,36 @@ describe('refusals, cancel and GraphQL', () => {
     const res = await t.graphql(key, Start, { input: { domains: ['nomatch.test'], jobTitle: 'VP of Sales' } });
     expect(res.body.errors).toBeUndefined();
     const payload = res.body.data!.startWebsiteFinder;
-    expect(payload).toMatchObject({ run: { status: 'RUNNING' }, message: 'Searching 1 domain for "VP of Sales", up to 5 pages each', estimatedCost: '0.2495' });
+    expect(payload).toMatchObject({
+      run: { status: 'RUNNING' },
+      message: 'Searching 1 domain for "VP of Sales", up to 5 pages each',
+      estimatedCost: '0.2495',
+    });
     expect((await t.waitForRun(key, payload.run!.id)).status).toBe('SUCCEEDED');
     const rows = (await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })).body;
-    expect(rows).toEqual([expect.objectContaining({ domain: 'nomatch.test', status: 'found', full_name: 'Ada Byrne', title: 'VP of Sales', source: 'website' })]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        domain: 'nomatch.test',
+        status: 'found',
+        full_name: 'Ada Byrne',
+        title: 'VP of Sales',
+        source: 'website',
+      }),
+    ]);
   });
 });
 
 describe('extraction and matching rules', () => {
   it('reads obfuscated addresses', () => {
-    expect(emailsInText('jane [at] acme [dot] com, bob(at)acme.co.uk, carl {at} acme {dot} io, dee at acme dot com, eve@acme.com.')).toEqual([
-      'eve@acme.com',
-      'jane@acme.com',
-      'bob@acme.co.uk',
-      'carl@acme.io',
-      'dee@acme.com',
-    ]);
+    expect(
+      emailsInText(
+        'jane [at] acme [dot] com, bob(at)acme.co.uk, carl {at} acme {dot} io, dee at acme dot com, eve@acme.com.',
+      ),
+    ).toEqual(['eve@acme.com', 'jane@acme.com', 'bob@acme.co.uk', 'carl@acme.io', 'dee@acme.com']);
     // Block boundaries end an address: "acme.com." then "General" is not acme.com.general.
-    expect(extractPage('<p>Write: press (at) acme.com.</p><p>General enquiries</p>', 'https://acme.com/').emails).toEqual(['press@acme.com']);
+    expect(
+      extractPage('<p>Write: press (at) acme.com.</p><p>General enquiries</p>', 'https://acme.com/').emails,
+    ).toEqual(['press@acme.com']);
     expect(emailsInText('Contact us at acme.com or see logo@2x.png')).toEqual([]);
     expect(decodeCloudflareEmail(cloudflareEncode('info@acme.com', 0x33))).toBe('info@acme.com');
   });
@@ -236,7 +339,13 @@ describe('extraction and matching rules', () => {
       <div class="profile"><h4>Read More</h4><p>Manager</p></div>`;
     const facts = extractPage(html, 'https://acme.com/team');
     expect(facts.people).toEqual([
-      { name: 'Ann Lee', title: 'CFO', email: null, linkedinUrl: 'https://www.linkedin.com/in/ann-lee', via: 'json-ld' },
+      {
+        name: 'Ann Lee',
+        title: 'CFO',
+        email: null,
+        linkedinUrl: 'https://www.linkedin.com/in/ann-lee',
+        via: 'json-ld',
+      },
       { name: 'Bo Chan', title: 'COO', email: 'bo@acme.com', linkedinUrl: null, via: 'microdata' },
       { name: 'Cy Dunn', title: 'Head of Engineering', email: 'cy@acme.com', linkedinUrl: null, via: 'team-card' },
     ]);

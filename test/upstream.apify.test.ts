@@ -28,7 +28,10 @@ const PRICE_MICROS = 9_900n;
 beforeAll(async () => {
   fake = await startFakeApify({ actors: [ACTOR] });
   t = await startTestApp({
-    config: { apify: { token: fake.token, baseUrl: fake.url }, toolSources: { maps: { engine: 'apify', actorId: undefined } } },
+    config: {
+      apify: { token: fake.token, baseUrl: fake.url },
+      toolSources: { maps: { engine: 'apify', actorId: undefined } },
+    },
   });
   ({ apiKey: key, accountId } = await t.account({ creditsMicros: 100_000_000n }));
 });
@@ -64,9 +67,11 @@ const place = (n: number, searchString = 'dentist') => ({
 });
 
 const runRow = async (id: string) =>
-  (await t.app.core.sql`
+  (
+    await t.app.core.sql`
     select status, status_message, item_count, charged_micros, upstream_run_id, upstream_actor_id, upstream_offset, upstream_cost_micros, error_detail
-    from run where id = ${id}`)[0] as {
+    from run where id = ${id}`
+  )[0] as {
     status: string;
     status_message: string;
     item_count: number;
@@ -78,9 +83,16 @@ const runRow = async (id: string) =>
     error_detail: string | null;
   };
 
-const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) => waitFor(read, ok, { timeoutMs: 30_000, intervalMs: 50, what });
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) =>
+  waitFor(read, ok, { timeoutMs: 30_000, intervalMs: 50, what });
 
-async function startMaps(body: Record<string, unknown> = { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 20 }): Promise<{ runId: string; upstream: FakeRun }> {
+async function startMaps(
+  body: Record<string, unknown> = {
+    searchStringsArray: ['dentist'],
+    locationQuery: 'Denver, CO',
+    maxCrawledPlacesPerSearch: 20,
+  },
+): Promise<{ runId: string; upstream: FakeRun }> {
   const next = fake.nextRun();
   const started = await t.request('POST', '/api/v1/scrape/maps', { key, body });
   expect(started.status).toBe(200);
@@ -98,19 +110,32 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
     const walletBefore = await t.walletMicros(accountId);
     const { runId, upstream } = await startMaps();
     expect(upstream.actId).toBe(ACTOR);
-    expect(upstream.input).toEqual({ searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 20, language: 'en' });
+    expect(upstream.input).toEqual({
+      searchStringsArray: ['dentist'],
+      locationQuery: 'Denver, CO',
+      maxCrawledPlacesPerSearch: 20,
+      language: 'en',
+    });
     // The bound: no more items than the hold pays for, no more upstream spending than it holds.
     expect(Number(upstream.options.maxItems)).toBe(20);
     expect(Number(upstream.options.maxTotalChargeUsd)).toBeCloseTo(20 * 0.0099, 6);
     expect(Number(upstream.options.timeout)).toBeGreaterThan(0);
 
     // RUNNING at once, attached to the upstream run before any item exists.
-    await until(() => runRow(runId), (r) => r.upstream_run_id === upstream.id, 'the upstream run id stored');
+    await until(
+      () => runRow(runId),
+      (r) => r.upstream_run_id === upstream.id,
+      'the upstream run id stored',
+    );
     expect((await runRow(runId)).status).toBe('RUNNING');
 
     upstream.push(place(1), place(2));
     upstream.set('RUNNING', 'Crawled 2 of 20 places');
-    await until(() => runRow(runId), (r) => r.item_count === 2 && r.status_message === 'Crawled 2 of 20 places', 'two rows and the upstream message');
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 2 && r.status_message === 'Crawled 2 of 20 places',
+      'two rows and the upstream message',
+    );
     const status = await t.request('GET', `/api/v1/scrape/status/${runId}`, { key });
     expect(status.body.statusMessage ?? status.body.status_message).toBe('Crawled 2 of 20 places');
 
@@ -146,7 +171,12 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
     expect(got.map((r) => r.place_id)).toEqual(['ChIJplace1', 'ChIJplace2', 'ChIJplace3']);
 
     const row = await runRow(runId);
-    expect(row).toMatchObject({ item_count: 3, upstream_actor_id: ACTOR, upstream_offset: 3, upstream_cost_micros: '12300' });
+    expect(row).toMatchObject({
+      item_count: 3,
+      upstream_actor_id: ACTOR,
+      upstream_offset: 3,
+      upstream_cost_micros: '12300',
+    });
     expect(BigInt(row.charged_micros)).toBe(3n * PRICE_MICROS);
     expect(walletBefore - (await t.walletMicros(accountId))).toBe(3n * PRICE_MICROS);
     // One upstream run, never aborted: it ended on its own.
@@ -156,10 +186,18 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
   it('rows reach a runItems subscriber while the upstream run is still RUNNING', async () => {
     const { runId, upstream } = await startMaps();
     const client = wsClient(t.url, key);
-    const stream = collect(client, RunItems, { id: runId }, 'runItems', (batches) => batches.flatMap((b) => b.results).length >= 2);
+    const stream = collect(
+      client,
+      RunItems,
+      { id: runId },
+      'runItems',
+      (batches) => batches.flatMap((b) => b.results).length >= 2,
+    );
     upstream.push(place(11), place(12));
     const batches = await stream.done;
-    expect(batches.flatMap((b) => b.results.map((r) => (r.__typename === 'MapsResult' ? r.placeId : undefined)))).toEqual(['ChIJplace11', 'ChIJplace12']);
+    expect(
+      batches.flatMap((b) => b.results.map((r) => (r.__typename === 'MapsResult' ? r.placeId : undefined))),
+    ).toEqual(['ChIJplace11', 'ChIJplace12']);
     // Delivered while the actor still runs.
     expect(upstream.status).toBe('RUNNING');
     expect(batches.at(-1)!.run.status).toBe('RUNNING');
@@ -170,7 +208,11 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
   it('a cancel aborts the upstream run and keeps the rows read', async () => {
     const { runId, upstream } = await startMaps();
     upstream.push(place(21), place(22));
-    await until(() => runRow(runId), (r) => r.item_count === 2, 'two rows');
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 2,
+      'two rows',
+    );
     const cancel = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key });
     expect(cancel.status).toBe(200);
     const end = await t.waitForRun(key, runId);
@@ -184,7 +226,11 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
   it('an upstream run that FAILED ends the run FAILED with the rows delivered kept and billed', async () => {
     const { runId, upstream } = await startMaps();
     upstream.push(place(31));
-    await until(() => runRow(runId), (r) => r.item_count === 1, 'one row');
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 1,
+      'one row',
+    );
     upstream.push(place(32));
     upstream.set('FAILED', 'The crawler was blocked');
     const end = await t.waitForRun(key, runId);
@@ -223,7 +269,11 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
 });
 
 describe('the upstream refuses', { timeout: 60_000 }, () => {
-  const upstreamErrors = async (reason: string) => sum(parseMetrics((await t.request('GET', '/metrics')).text), 'leadgate_upstream_errors_total', { tool: 'maps', reason });
+  const upstreamErrors = async (reason: string) =>
+    sum(parseMetrics((await t.request('GET', '/metrics')).text), 'leadgate_upstream_errors_total', {
+      tool: 'maps',
+      reason,
+    });
 
   for (const [status, why] of [
     [401, 'a bad token'],
@@ -234,7 +284,10 @@ describe('the upstream refuses', { timeout: 60_000 }, () => {
       const countBefore = await upstreamErrors(String(status));
       const runsBefore = fake.runs.length;
       fake.fail(/\/v2\/(acts|actors)\/[^/]+\/runs$/, status, 1);
-      const started = await t.request('POST', '/api/v1/scrape/maps', { key, body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 5 } });
+      const started = await t.request('POST', '/api/v1/scrape/maps', {
+        key,
+        body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 5 },
+      });
       const runId = started.body.runId as string;
       const end = await t.waitForRun(key, runId);
       expect(end.status).toBe('FAILED');
@@ -251,7 +304,10 @@ describe('the upstream refuses', { timeout: 60_000 }, () => {
   it('404 (an unknown actor) fails the run the same way', async () => {
     fake.actors.delete(ACTOR);
     try {
-      const started = await t.request('POST', '/api/v1/scrape/maps', { key, body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 5 } });
+      const started = await t.request('POST', '/api/v1/scrape/maps', {
+        key,
+        body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 5 },
+      });
       const end = await t.waitForRun(key, started.body.runId as string);
       expect(end.status).toBe('FAILED');
       const row = await runRow(started.body.runId as string);
@@ -266,7 +322,11 @@ describe('the upstream refuses', { timeout: 60_000 }, () => {
   it('a 402 mid-run keeps and bills the rows delivered, and only those', async () => {
     const { runId, upstream } = await startMaps();
     upstream.push(place(61), place(62));
-    await until(() => runRow(runId), (r) => r.item_count === 2, 'two rows');
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 2,
+      'two rows',
+    );
     fake.fail(/\/v2\/(datasets|actor-runs)\//, 402, 100);
     upstream.push(place(63));
     try {
@@ -291,7 +351,11 @@ describe('leadgate report margin', { timeout: 60_000 }, () => {
     const out = await leadgate(['report', 'margin', '--since', '7d', '--json'], { DATABASE_URL: t.database.url });
     expect(out).toMatchObject({ code: 0 });
     const maps = (JSON.parse(out.stdout) as { tools: Record<string, unknown>[] }).tools.find((r) => r.tool === 'maps');
-    const usd = (micros: bigint) => (Number(micros) / 1e6).toFixed(6).replace(/0+$/, '').replace(/\.(\d)$/, '.$10');
+    const usd = (micros: bigint) =>
+      (Number(micros) / 1e6)
+        .toFixed(6)
+        .replace(/0+$/, '')
+        .replace(/\.(\d)$/, '.$10');
     expect(maps).toEqual({
       tool: 'maps',
       runs: expected!.runs,
@@ -301,8 +365,12 @@ describe('leadgate report margin', { timeout: 60_000 }, () => {
       marginUsd: usd(BigInt(expected!.revenue) - BigInt(expected!.cost)),
     });
     const table = await leadgate(['report', 'margin', '--since', '24h'], { DATABASE_URL: t.database.url });
-    expect(table.stdout).toMatch(/^tool\s+runs\s+upstream runs\s+revenue USD\s+upstream cost USD\s+margin USD\s+margin$/m);
+    expect(table.stdout).toMatch(
+      /^tool\s+runs\s+upstream runs\s+revenue USD\s+upstream cost USD\s+margin USD\s+margin$/m,
+    );
     expect(table.stdout).toMatch(/^maps\s+\d+\s+\d+\s+[\d.]+\s+0\.0123\s+/m);
-    expect((await leadgate(['report', 'margin', '--since', 'forever'], { DATABASE_URL: t.database.url })).code).not.toBe(0);
+    expect(
+      (await leadgate(['report', 'margin', '--since', 'forever'], { DATABASE_URL: t.database.url })).code,
+    ).not.toBe(0);
   });
 });

@@ -36,12 +36,18 @@ describe('reading TOOL_SOURCES', () => {
 
   it('refuses TOOL_SOURCES without APIFY_TOKEN, and an APIFY_BASE_URL with a path', () => {
     expect(() => loadConfig({ TOOL_SOURCES: 'maps=apify' })).toThrow(/set APIFY_TOKEN/);
-    expect(() => loadConfig(env({ APIFY_BASE_URL: 'https://api.apify.com/v2' }))).toThrow(/APIFY_BASE_URL takes an origin/);
+    expect(() => loadConfig(env({ APIFY_BASE_URL: 'https://api.apify.com/v2' }))).toThrow(
+      /APIFY_BASE_URL takes an origin/,
+    );
   });
 
   it('refuses a tool that does not exist and one that cannot run upstream', () => {
-    expect(() => createUpstreamEngine(loadConfig(env({ TOOL_SOURCES: 'yellow-pages=apify' })))).toThrow(/yellow-pages, which is not a tool/);
-    expect(() => createUpstreamEngine(loadConfig(env({ TOOL_SOURCES: 'email-validator=apify' })))).toThrow(/email-validator, which cannot run upstream \(tools that can: maps/);
+    expect(() => createUpstreamEngine(loadConfig(env({ TOOL_SOURCES: 'yellow-pages=apify' })))).toThrow(
+      /yellow-pages, which is not a tool/,
+    );
+    expect(() => createUpstreamEngine(loadConfig(env({ TOOL_SOURCES: 'email-validator=apify' })))).toThrow(
+      /email-validator, which cannot run upstream \(tools that can: maps/,
+    );
   });
 });
 
@@ -53,11 +59,35 @@ describe('start-up', { timeout: 60_000 }, () => {
   afterAll(() => database?.drop());
 
   it.each([
-    ['the gateway', 'TOOL_SOURCES has no APIFY_TOKEN', ['--import', 'tsx', 'src/main.ts'], { TOOL_SOURCES: 'maps=apify' }, /set APIFY_TOKEN/],
-    ['the gateway', 'TOOL_SOURCES names no tool', ['--import', 'tsx', 'src/main.ts'], { TOOL_SOURCES: 'yellow-pages=apify', APIFY_TOKEN: 'apify_api_x' }, /yellow-pages, which is not a tool/],
-    ['a worker', 'TOOL_SOURCES names a tool without a declaration', ['src/cli/leadgate.mjs', 'worker'], { TOOL_SOURCES: 'email-validator=apify', APIFY_TOKEN: 'apify_api_x' }, /email-validator, which cannot run upstream/],
+    [
+      'the gateway',
+      'TOOL_SOURCES has no APIFY_TOKEN',
+      ['--import', 'tsx', 'src/main.ts'],
+      { TOOL_SOURCES: 'maps=apify' },
+      /set APIFY_TOKEN/,
+    ],
+    [
+      'the gateway',
+      'TOOL_SOURCES names no tool',
+      ['--import', 'tsx', 'src/main.ts'],
+      { TOOL_SOURCES: 'yellow-pages=apify', APIFY_TOKEN: 'apify_api_x' },
+      /yellow-pages, which is not a tool/,
+    ],
+    [
+      'a worker',
+      'TOOL_SOURCES names a tool without a declaration',
+      ['src/cli/leadgate.mjs', 'worker'],
+      { TOOL_SOURCES: 'email-validator=apify', APIFY_TOKEN: 'apify_api_x' },
+      /email-validator, which cannot run upstream/,
+    ],
   ])('%s stops with a message when %s', async (_, __, args, values, message) => {
-    const service = spawnService(args, { DATABASE_URL: database.url, PORT: '0', HOST: '127.0.0.1', APIFY_TOKEN: '', ...values });
+    const service = spawnService(args, {
+      DATABASE_URL: database.url,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      APIFY_TOKEN: '',
+      ...values,
+    });
     const code = await service.exited();
     expect(code).not.toBe(0);
     expect(service.output()).toMatch(message);

@@ -56,9 +56,17 @@ describe('declared tools', { timeout: 60_000 }, () => {
   it('local reviews: business URLs as start URLs, maxReviews per place, each review a row', async () => {
     const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
     const directUrl = 'https://www.google.com/maps/place/?q=place_id:ChIJreview1';
-    const { runId, upstream } = await start(key, '/api/v1/scrape/localreviews-scraper', { directUrls: [directUrl], maxReviewsPerBusiness: 3 });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/localreviews-scraper', {
+      directUrls: [directUrl],
+      maxReviewsPerBusiness: 3,
+    });
     expect(upstream.actId).toBe(REVIEWS);
-    expect(upstream.input).toEqual({ startUrls: [{ url: directUrl }], maxReviews: 3, reviewsSort: 'newest', language: 'en' });
+    expect(upstream.input).toEqual({
+      startUrls: [{ url: directUrl }],
+      maxReviews: 3,
+      reviewsSort: 'newest',
+      language: 'en',
+    });
     // A review item of the actor: the review with its place beside it.
     upstream.push(
       {
@@ -106,12 +114,21 @@ describe('declared tools', { timeout: 60_000 }, () => {
     expect(run).toMatchObject({ handled: 2, item_count: 1, upstream_offset: 2 });
   });
 
-  it('lead scraper: the URL\'s filters as the actor\'s lists, fetch_count within the bound, each lead a row of every column', async () => {
+  it("lead scraper: the URL's filters as the actor's lists, fetch_count within the bound, each lead a row of every column", async () => {
     const { apiKey: key } = await t.account({ creditsMicros: 50_000_000n });
     const url = 'https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States';
-    const { runId, upstream } = await start(key, '/api/v1/scrape/leadplatform', { url, count: 500, fileName: 'us-ceos' });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/leadplatform', {
+      url,
+      count: 500,
+      fileName: 'us-ceos',
+    });
     expect(upstream.actId).toBe(LEADS);
-    expect(upstream.input).toEqual({ contact_job_title: ['ceo'], contact_location: ['United States'], fetch_count: 500, file_name: 'us-ceos' });
+    expect(upstream.input).toEqual({
+      contact_job_title: ['ceo'],
+      contact_location: ['United States'],
+      fetch_count: 500,
+      file_name: 'us-ceos',
+    });
     upstream.push({
       first_name: 'Ada',
       last_name: 'Moss',
@@ -160,9 +177,12 @@ describe('declared tools', { timeout: 60_000 }, () => {
     });
   });
 
-  it('realty agents: the location and the bound as the actor\'s input, each agent a row', async () => {
+  it("realty agents: the location and the bound as the actor's input, each agent a row", async () => {
     const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
-    const { runId, upstream } = await start(key, '/api/v1/scrape/realty-agents', { location: 'Denver, CO', searchLimit: 25 });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/realty-agents', {
+      location: 'Denver, CO',
+      searchLimit: 25,
+    });
     expect(upstream.actId).toBe(AGENTS);
     expect(upstream.input).toEqual({ locations: ['Denver, CO'], maxAgents: 25, enrichProfiles: true });
     upstream.push({
@@ -209,10 +229,19 @@ describe('declared tools', { timeout: 60_000 }, () => {
   it('business for sale: the search URL as keyword and location, maxItems within the bound, each listing a row', async () => {
     const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
     const url = 'https://www.bizlistings.net/businesses-for-sale/denver-co/restaurants-food';
-    const { runId, upstream } = await start(key, '/api/v1/scrape/bizforsale-scraper', { startUrls: [url], maxItems: 40 });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/bizforsale-scraper', {
+      startUrls: [url],
+      maxItems: 40,
+    });
     expect(upstream.actId).toBe(LISTINGS);
     // The actor searches by keyword and location: the link's industry and place.
-    expect(upstream.input).toEqual({ startUrls: ['https://www.bizquest.com/businesses-for-sale/'], keyword: 'restaurants food', location: 'denver, CO', fetchDetails: false, maxItems: 40 });
+    expect(upstream.input).toEqual({
+      startUrls: ['https://www.bizquest.com/businesses-for-sale/'],
+      keyword: 'restaurants food',
+      location: 'denver, CO',
+      fetchDetails: false,
+      maxItems: 40,
+    });
     upstream.push({
       listingId: 'BW2291044',
       title: 'Profitable HVAC Service Company',
@@ -244,15 +273,35 @@ describe('declared tools', { timeout: 60_000 }, () => {
     });
   });
 
-  it('rental hosts: the first city and the bound as the actor\'s search, each listing with its host a row, the superhost filter applied on the items', async () => {
+  it("rental hosts: the first city and the bound as the actor's search, each listing with its host a row, the superhost filter applied on the items", async () => {
     // 0.057 USD pays for 3 results at 0.019 USD, far less than 2 cities × 2 pages × 20 listings.
     const { apiKey: key } = await t.account({ creditsMicros: 57_000n });
-    const { runId, upstream } = await start(key, '/api/v1/scrape/rental-host-email', { city: ['Lisbon, Portugal', 'Porto, Portugal'], maxPages: 2, onlySuperhosts: true });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/rental-host-email', {
+      city: ['Lisbon, Portugal', 'Porto, Portugal'],
+      maxPages: 2,
+      onlySuperhosts: true,
+    });
     expect(upstream.actId).toBe(RENTALS);
     expect(Number(upstream.options.maxItems)).toBe(3);
     // The actor searches one location a run; simple: false with addMoreHostInfo carries the host.
-    expect(upstream.input).toEqual({ locationQuery: 'Lisbon, Portugal', maxListings: 3, simple: false, addMoreHostInfo: true, includeReviews: false, calendarMonths: 0, currency: 'EUR' });
-    const host = { id: 41870215, firstName: 'Marta', name: 'Marta', isSuperhost: true, hostUrl: 'https://www.airbnb.com.vn/users/show/41870215', listingsCount: 7, totalListingsCount: 9 };
+    expect(upstream.input).toEqual({
+      locationQuery: 'Lisbon, Portugal',
+      maxListings: 3,
+      simple: false,
+      addMoreHostInfo: true,
+      includeReviews: false,
+      calendarMonths: 0,
+      currency: 'EUR',
+    });
+    const host = {
+      id: 41870215,
+      firstName: 'Marta',
+      name: 'Marta',
+      isSuperhost: true,
+      hostUrl: 'https://www.airbnb.com.vn/users/show/41870215',
+      listingsCount: 7,
+      totalListingsCount: 9,
+    };
     upstream.push(
       {
         url: 'https://www.airbnb.com/rooms/31021739',
@@ -263,7 +312,10 @@ describe('declared tools', { timeout: 60_000 }, () => {
         roomType: 'Entire rental unit',
         location: { lat: 38.7115, lng: -9.1305 },
         reviews: [],
-        pricing: { rate: { amount: 96, amount_formatted: '€96', currency: 'EUR', is_micros_accuracy: false }, rate_type: 'nightly' },
+        pricing: {
+          rate: { amount: 96, amount_formatted: '€96', currency: 'EUR', is_micros_accuracy: false },
+          rate_type: 'nightly',
+        },
         localizedCity: 'Lisbon',
         countryCode: 'PT',
         bedroomLabel: '2 bedrooms',
@@ -273,7 +325,11 @@ describe('declared tools', { timeout: 60_000 }, () => {
         primaryHost: host,
       },
       // Not a superhost: left out, as in the catalog, and not billed.
-      { url: 'https://www.airbnb.com/rooms/52110934', name: 'Room near Rossio', primaryHost: { ...host, id: 1, isSuperhost: false } },
+      {
+        url: 'https://www.airbnb.com/rooms/52110934',
+        name: 'Room near Rossio',
+        primaryHost: { ...host, id: 1, isSuperhost: false },
+      },
     );
     upstream.set('SUCCEEDED');
     expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
@@ -307,12 +363,21 @@ describe('declared tools', { timeout: 60_000 }, () => {
     expect(run).toMatchObject({ handled: 2, item_count: 1 });
   });
 
-  it('rental hosts: listing links as the actor\'s room links with the dates, each listing a row with the stay price', async () => {
+  it("rental hosts: listing links as the actor's room links with the dates, each listing a row with the stay price", async () => {
     const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
     const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
     const [checkin, checkout] = [day(30), day(33)];
-    const bulkListings = ['https://www.airbnb.co.uk/rooms/28763257?adults=1', 'https://example.com/rooms/28763257', 'https://www.airbnb.com/rooms/44799007'];
-    const { runId, upstream } = await start(key, '/api/v1/scrape/rental-host-email', { mode: 'bulk', bulkListings, checkin, checkout });
+    const bulkListings = [
+      'https://www.airbnb.co.uk/rooms/28763257?adults=1',
+      'https://example.com/rooms/28763257',
+      'https://www.airbnb.com/rooms/44799007',
+    ];
+    const { runId, upstream } = await start(key, '/api/v1/scrape/rental-host-email', {
+      mode: 'bulk',
+      bulkListings,
+      checkin,
+      checkout,
+    });
     expect(upstream.actId).toBe(RENTALS);
     // The actor takes airbnb.com room links only: the same listing on any host is one link.
     expect(upstream.input).toEqual({
@@ -336,12 +401,21 @@ describe('declared tools', { timeout: 60_000 }, () => {
       roomType: 'Private room in residential home',
       location: { lat: 40.75413, lng: -74.0459 },
       reviews: [],
-      pricing: { rate: { amount: 61, amount_formatted: '€61', currency: 'EUR', is_micros_accuracy: false }, rate_type: 'nightly' },
+      pricing: {
+        rate: { amount: 61, amount_formatted: '€61', currency: 'EUR', is_micros_accuracy: false },
+        rate_type: 'nightly',
+      },
       localizedCity: 'Jersey City',
       countryCode: 'US',
       bedroomLabel: '1 bedroom',
       reviewDetailsInterface: { reviewCount: 38 },
-      primaryHost: { id: 216962688, firstName: 'Andre', isSuperhost: false, hostUrl: 'https://www.airbnb.com.vn/users/show/216962688', listingsCount: 1 },
+      primaryHost: {
+        id: 216962688,
+        firstName: 'Andre',
+        isSuperhost: false,
+        hostUrl: 'https://www.airbnb.com.vn/users/show/216962688',
+        listingsCount: 1,
+      },
     });
     upstream.set('SUCCEEDED');
     expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
@@ -368,7 +442,10 @@ describe('declared tools', { timeout: 60_000 }, () => {
   it('the money bound: a wallet that holds 5 places starts the actor for 5 at most, stops at 5 and aborts the upstream run', async () => {
     // 0.05 USD pays for 5 places at 0.0099 USD.
     const { apiKey: key } = await t.account({ creditsMicros: 50_000n });
-    const { runId, upstream } = await start(key, '/api/v1/scrape/maps', { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 100 });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/maps', {
+      searchStringsArray: ['dentist'],
+      maxCrawledPlacesPerSearch: 100,
+    });
     expect(Number(upstream.options.maxItems)).toBe(5);
     expect(Number(upstream.options.maxTotalChargeUsd)).toBeCloseTo(0.05, 6);
     expect((upstream.input as { maxCrawledPlacesPerSearch: number }).maxCrawledPlacesPerSearch).toBe(5);
@@ -379,6 +456,10 @@ describe('declared tools', { timeout: 60_000 }, () => {
     const [run] = await t.app.core.sql`select item_count, charged_micros, status_message from run where id = ${runId}`;
     expect(run).toMatchObject({ item_count: 5, charged_micros: '49500' });
     expect(run!.status_message).toMatch(/^Stopped after 5 businesses: the 0.05 USD held for this run is used up/);
-    await waitFor(() => upstream.aborts, (n) => n === 1, { what: 'the upstream run aborted' });
+    await waitFor(
+      () => upstream.aborts,
+      (n) => n === 1,
+      { what: 'the upstream run aborted' },
+    );
   });
 });

@@ -13,17 +13,23 @@ import { graphql } from './graphql/gql/index.ts';
  * answer; refused for another account's webhook and for a console member.
  */
 
-const CreateKey = graphql(`mutation WebhooksTestEventCreateKey { createApiKey(input: {name: "webhooks"}) { secret userErrors { code } } }`);
+const CreateKey = graphql(
+  `mutation WebhooksTestEventCreateKey { createApiKey(input: {name: "webhooks"}) { secret userErrors { code } } }`,
+);
 const SendTest = graphql(`
   mutation WebhooksTestEventSend($id: ID!) { sendTestWebhook(id: $id) { delivery { id event status runId } userErrors { code } } }
 `);
-const SendTestRefused = graphql(`mutation WebhooksTestEventSendRefused($id: ID!) { sendTestWebhook(id: $id) { delivery { id } userErrors { code } } }`);
+const SendTestRefused = graphql(
+  `mutation WebhooksTestEventSendRefused($id: ID!) { sendTestWebhook(id: $id) { delivery { id } userErrors { code } } }`,
+);
 const Deliveries = graphql(`
   query WebhooksTestEventDeliveries($id: ID!) {
     node(id: $id) { ... on Webhook { deliveries { totalCount nodes { id event attempts responseStatus lastError } } } }
   }
 `);
-const InviteMember = graphql(`mutation WebhooksTestEventInvite { inviteMember(input: {email: "member@example.com", role: MEMBER}) { userErrors { code } } }`);
+const InviteMember = graphql(
+  `mutation WebhooksTestEventInvite { inviteMember(input: {email: "member@example.com", role: MEMBER}) { userErrors { code } } }`,
+);
 const CreateTestHook = graphql(`
   mutation WebhooksTestEventCreateTestHook($url: String!) { createWebhook(input: {url: $url, events: [WEBHOOK_TEST]}) { webhook { id } userErrors { code } } }
 `);
@@ -49,7 +55,10 @@ const hookUrl = (path: string) => `http://127.0.0.1:${port}${path}`;
 async function rest(method: string, path: string, apiKey: string, body?: unknown) {
   const res = await fetch(`${t.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -88,7 +97,11 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
   // The web is the local receiver and nothing else is reachable (see webhooks.test.ts).
-  const network = { ...loopbackConfig('postgres://unused', 0).network, webPorts: { http: port, https: port }, outboundAllow: [`127.0.0.1:${port}`] };
+  const network = {
+    ...loopbackConfig('postgres://unused', 0).network,
+    webPorts: { http: port, https: port },
+    outboundAllow: [`127.0.0.1:${port}`],
+  };
   t = await startIdentityApp({ network }, { worker: true });
   owner = await t.signUp('owner@example.com');
   key = await ownerKey(owner);
@@ -104,11 +117,27 @@ describe('the webhook test event', () => {
     statusOf.set('/hooks/failures', 202);
     const sent = await rest('POST', `/api/v1/webhooks/${hook.id}/test`, key);
     expect(sent.status).toBe(201);
-    expect(sent.body.delivery).toMatchObject({ id: expect.stringMatching(/^msg_/), event: 'webhook.test', runId: null, url: hookUrl('/hooks/failures'), status: 'pending' });
+    expect(sent.body.delivery).toMatchObject({
+      id: expect.stringMatching(/^msg_/),
+      event: 'webhook.test',
+      runId: null,
+      url: hookUrl('/hooks/failures'),
+      status: 'pending',
+    });
 
-    const got = await waitFor(() => received.find((r) => r.path === '/hooks/failures'), Boolean, { what: 'the receiver to get the test event' });
-    const payload = new Webhook(hook.secret).verify(got!.body, got!.headers) as { type: string; timestamp: string; data: { webhookId: string; sentAt: string } };
-    expect(payload).toEqual({ type: 'webhook.test', timestamp: payload.data.sentAt, data: { webhookId: hook.id, sentAt: expect.any(String) } });
+    const got = await waitFor(() => received.find((r) => r.path === '/hooks/failures'), Boolean, {
+      what: 'the receiver to get the test event',
+    });
+    const payload = new Webhook(hook.secret).verify(got!.body, got!.headers) as {
+      type: string;
+      timestamp: string;
+      data: { webhookId: string; sentAt: string };
+    };
+    expect(payload).toEqual({
+      type: 'webhook.test',
+      timestamp: payload.data.sentAt,
+      data: { webhookId: hook.id, sentAt: expect.any(String) },
+    });
     expect(Date.parse(payload.data.sentAt)).toBeGreaterThan(Date.now() - 60_000);
     expect(got!.headers['webhook-id']).toBe(sent.body.delivery.id);
     // Another webhook's secret does not verify it.
@@ -116,7 +145,16 @@ describe('the webhook test event', () => {
     expect(() => new Webhook(other.secret).verify(got!.body, got!.headers)).toThrow();
 
     const log = await settled(hook.id);
-    expect(log).toEqual([expect.objectContaining({ id: sent.body.delivery.id, event: 'webhook.test', status: 'succeeded', attempts: 1, responseStatus: 202, lastError: null })]);
+    expect(log).toEqual([
+      expect.objectContaining({
+        id: sent.body.delivery.id,
+        event: 'webhook.test',
+        status: 'succeeded',
+        attempts: 1,
+        responseStatus: 202,
+        lastError: null,
+      }),
+    ]);
     expect(received.filter((r) => r.path === '/hooks/other')).toEqual([]);
   });
 
@@ -124,7 +162,10 @@ describe('the webhook test event', () => {
     const hook = await createHook(key, '/hooks/graphql');
     statusOf.set('/hooks/graphql', 500);
     const sent = await owner.graphql(SendTest, { id: hook.id });
-    expect(sent.body.data!.sendTestWebhook).toEqual({ delivery: { id: expect.stringMatching(/^msg_/), event: 'WEBHOOK_TEST', status: 'PENDING', runId: null }, userErrors: [] });
+    expect(sent.body.data!.sendTestWebhook).toEqual({
+      delivery: { id: expect.stringMatching(/^msg_/), event: 'WEBHOOK_TEST', status: 'PENDING', runId: null },
+      userErrors: [],
+    });
     const id = sent.body.data!.sendTestWebhook.delivery!.id;
     // A 500 is retried: the log shows the attempt and the receiver's status while the delivery is pending.
     const log = await waitFor(
@@ -136,7 +177,18 @@ describe('the webhook test event', () => {
       (d) => d.nodes[0]!.attempts >= 1,
       { what: 'the first attempt' },
     );
-    expect(log).toEqual({ totalCount: 1, nodes: [{ id, event: 'WEBHOOK_TEST', attempts: expect.any(Number), responseStatus: 500, lastError: 'the receiver answered 500' }] });
+    expect(log).toEqual({
+      totalCount: 1,
+      nodes: [
+        {
+          id,
+          event: 'WEBHOOK_TEST',
+          attempts: expect.any(Number),
+          responseStatus: 500,
+          lastError: 'the receiver answered 500',
+        },
+      ],
+    });
     await rest('DELETE', `/api/v1/webhooks/${hook.id}`, key);
   });
 
@@ -146,19 +198,29 @@ describe('the webhook test event', () => {
     const before = received.length;
     const viaGraphql = await owner.graphql(SendTestRefused, { id: theirs.id });
     expect(viaGraphql.body.data!.sendTestWebhook).toEqual({ delivery: null, userErrors: [{ code: 'NOT_FOUND' }] });
-    expect((await rest('POST', `/api/v1/webhooks/${theirs.id}/test`, key)).body).toMatchObject({ error: { code: 'not_found' } });
+    expect((await rest('POST', `/api/v1/webhooks/${theirs.id}/test`, key)).body).toMatchObject({
+      error: { code: 'not_found' },
+    });
     expect((await rest('POST', '/api/v1/webhooks/wh_nosuchwebhook/test', key)).status).toBe(404);
     // A member of the account may not send one (webhooks are the owners' and admins').
     const from = t.mail.mails.length;
     await owner.graphql(InviteMember);
     const token = (await t.mail.linkTo('member@example.com', '/invitations/', from)).split('/invitations/')[1];
     const member = t.browser();
-    expect((await member.request('POST', '/auth/invitations/accept', { body: { token, password: 'correct horse battery', name: 'member' } })).status).toBe(200);
+    expect(
+      (
+        await member.request('POST', '/auth/invitations/accept', {
+          body: { token, password: 'correct horse battery', name: 'member' },
+        })
+      ).status,
+    ).toBe(200);
     const mine = await createHook(key, '/hooks/mine');
     const refused = await member.graphql(SendTestRefused, { id: mine.id });
     expect(refused.body.data!.sendTestWebhook).toEqual({ delivery: null, userErrors: [{ code: 'ROLE_REQUIRED' }] });
 
-    expect((await rest('GET', `/api/v1/webhooks/${theirs.id}/deliveries`, await ownerKey(stranger))).body.deliveries).toEqual([]);
+    expect(
+      (await rest('GET', `/api/v1/webhooks/${theirs.id}/deliveries`, await ownerKey(stranger))).body.deliveries,
+    ).toEqual([]);
     expect((await rest('GET', `/api/v1/webhooks/${mine.id}/deliveries`, key)).body.deliveries).toEqual([]);
     expect(received.length).toBe(before);
   });

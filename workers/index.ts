@@ -58,7 +58,10 @@ function survivePoolRejections(log: Core['logger']) {
   guarded = true;
   process.on('unhandledRejection', (reason) => {
     if (!isDatabaseUnavailable(reason)) throw reason;
-    log.warn({ err: { message: (reason as Error).message, code: (reason as { code?: unknown }).code } }, 'database unavailable: a job could not be marked done or failed; it is handed out again when its lock times out');
+    log.warn(
+      { err: { message: (reason as Error).message, code: (reason as { code?: unknown }).code } },
+      'database unavailable: a job could not be marked done or failed; it is handed out again when its lock times out',
+    );
   });
 }
 
@@ -69,7 +72,12 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
     // A lost database is an outage to wait out, not an error of the worker: a warning, without the
     // connection object graphile-worker attaches to it.
     const lost = isDatabaseUnavailable(meta?.error);
-    const target = level === 'error' && !lost ? log.error.bind(log) : level === 'warning' || lost ? log.warn.bind(log) : log.debug.bind(log);
+    const target =
+      level === 'error' && !lost
+        ? log.error.bind(log)
+        : level === 'warning' || lost
+          ? log.warn.bind(log)
+          : log.debug.bind(log);
     const error = meta?.error as { message?: unknown; code?: unknown } | undefined;
     target({ ...scope, ...meta, ...(lost ? { error: { message: error?.message, code: error?.code } } : {}) }, message);
   });
@@ -83,7 +91,13 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
   // beats, or the sweep would take every running job for one of a dead worker. Once its first beat is
   // stored, the other worker processes are told that this pool takes new jobs.
   events.on('pool:create', ({ workerPool }) => {
-    void liveness.add(workerPool.id).then(() => router.announce('join').catch((err: unknown) => log.warn({ err }, 'could not announce this worker to the others')));
+    void liveness
+      .add(workerPool.id)
+      .then(() =>
+        router
+          .announce('join')
+          .catch((err: unknown) => log.warn({ err }, 'could not announce this worker to the others')),
+      );
   });
   observeJobs(events);
   const shutdown = new AbortController();

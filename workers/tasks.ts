@@ -16,8 +16,15 @@ declare global {
   }
 }
 
-function assertPayload<K extends 'runId' | 'deliveryId' | 'eventId' | 'email'>(payload: unknown, field: K): asserts payload is Record<K, string> {
-  if (typeof payload !== 'object' || payload === null || typeof (payload as Record<string, unknown>)[field] !== 'string') {
+function assertPayload<K extends 'runId' | 'deliveryId' | 'eventId' | 'email'>(
+  payload: unknown,
+  field: K,
+): asserts payload is Record<K, string> {
+  if (
+    typeof payload !== 'object' ||
+    payload === null ||
+    typeof (payload as Record<string, unknown>)[field] !== 'string'
+  ) {
     throw new Error(`payload must be {"${field}": string}`);
   }
 }
@@ -29,7 +36,13 @@ function assertPayload<K extends 'runId' | 'deliveryId' | 'eventId' | 'email'>(p
  * graphile-worker never meets the outage: its own writes (completing or failing the job) would be
  * lost and the job left locked. When this process stops during the wait the error goes on as it is.
  */
-async function throughOutages(core: Core, signal: AbortSignal, what: string, task: () => Promise<void>, resume: boolean): Promise<void> {
+async function throughOutages(
+  core: Core,
+  signal: AbortSignal,
+  what: string,
+  task: () => Promise<void>,
+  resume: boolean,
+): Promise<void> {
   for (;;) {
     try {
       return await task();
@@ -53,15 +66,29 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
     },
     [JOBS.deliverWebhook]: async (payload, helpers) => {
       assertPayload(payload, 'deliveryId');
-      const deliver = () => deliverWebhook({ ...core, post: core.network.post }, payload.deliveryId, helpers.job.attempts, helpers.job.max_attempts, helpers.abortSignal);
+      const deliver = () =>
+        deliverWebhook(
+          { ...core, post: core.network.post },
+          payload.deliveryId,
+          helpers.job.attempts,
+          helpers.job.max_attempts,
+          helpers.abortSignal,
+        );
       await throughOutages(core, shutdown, `webhook delivery ${payload.deliveryId}`, deliver, false);
     },
     [JOBS.applyStripeEvent]: async (payload) => {
       assertPayload(payload, 'eventId');
       // Events are received only with Stripe configured; a process without it leaves them to be retried by one that has it.
       const payments = core.config.payments;
-      if (payments.mode !== 'stripe') throw new Error(`stripe event ${payload.eventId}: this process has no STRIPE_SECRET_KEY`);
-      await throughOutages(core, shutdown, `stripe event ${payload.eventId}`, () => applyStripeEvent({ db: core.db, config: payments, logger: core.logger }, payload.eventId), false);
+      if (payments.mode !== 'stripe')
+        throw new Error(`stripe event ${payload.eventId}: this process has no STRIPE_SECRET_KEY`);
+      await throughOutages(
+        core,
+        shutdown,
+        `stripe event ${payload.eventId}`,
+        () => applyStripeEvent({ db: core.db, config: payments, logger: core.logger }, payload.eventId),
+        false,
+      );
     },
     [JOBS.sendPasswordReset]: async (payload) => {
       assertPayload(payload, 'email');
@@ -69,10 +96,19 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
       await throughOutages(core, shutdown, 'password-reset mail', () => mailPasswordReset(core, payload.email), false);
     },
     [JOBS.housekeeping]: async (_payload, helpers) => {
-      await throughOutages(core, shutdown, 'housekeeping', async () => {
-        const done = await housekeeping(core.db, core.clock());
-        if (done.runs > 0 || done.idempotencyKeys > 0) helpers.logger.info(`housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ${done.idempotencyKeys} idempotency keys`);
-      }, false);
+      await throughOutages(
+        core,
+        shutdown,
+        'housekeeping',
+        async () => {
+          const done = await housekeeping(core.db, core.clock());
+          if (done.runs > 0 || done.idempotencyKeys > 0)
+            helpers.logger.info(
+              `housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ${done.idempotencyKeys} idempotency keys`,
+            );
+        },
+        false,
+      );
     },
   };
 }

@@ -35,8 +35,24 @@ import { findDataset, importFile, type Dataset, type ImportPhase, type ImportSum
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog, type Scale } from '../../db/seed/index.ts';
 import {
-  catalogHeading, footprint, footprintLines, n, openBenchServer, pad, peopleAndCompanies, progress, round, seededCatalog, serverCpuSecondsOf, verdict,
-  type BenchServer, type CatalogRunHeader, type CatalogOptions as KeptCatalogOptions, type DatabaseKind, type Footprint, type Suite,
+  catalogHeading,
+  footprint,
+  footprintLines,
+  n,
+  openBenchServer,
+  pad,
+  peopleAndCompanies,
+  progress,
+  round,
+  seededCatalog,
+  serverCpuSecondsOf,
+  verdict,
+  type BenchServer,
+  type CatalogRunHeader,
+  type CatalogOptions as KeptCatalogOptions,
+  type DatabaseKind,
+  type Footprint,
+  type Suite,
 } from './harness.ts';
 import { quoteIdentifier as quote } from '../../db/identifiers.ts';
 
@@ -91,7 +107,12 @@ export interface ImportFigures extends LoadFigures {
 }
 
 export type CopyFigures =
-  | (LoadFigures & { available: true; psql: string; indexes: number; rebuild: LoadFigures & { copySeconds: number; indexSeconds: number } })
+  | (LoadFigures & {
+      available: true;
+      psql: string;
+      indexes: number;
+      rebuild: LoadFigures & { copySeconds: number; indexSeconds: number };
+    })
   | { available: false; reason: string };
 
 /** One file loaded both ways. */
@@ -119,13 +140,20 @@ export interface CatalogResult extends LoadComparison {
   companies: number;
   /** The same comparison on a table with fewer indexes (criminal records: two secondary indexes; the seeded ones repeated with new keys). */
   fewerIndexes?: LoadComparison;
-  goals: { ratio: number; rowsPerSec: number; ratioMet: boolean | null; rowsPerSecMet: boolean; copyRowsPerSecMet: boolean | null };
+  goals: {
+    ratio: number;
+    rowsPerSec: number;
+    ratioMet: boolean | null;
+    rowsPerSecMet: boolean;
+    copyRowsPerSecMet: boolean | null;
+  };
 }
 
 const seconds = (start: number) => (performance.now() - start) / 1000;
 const rate = (rows: number, secs: number) => Math.round(rows / secs);
 
-const connect = (url: string, max = 4) => postgres(url, { max, onnotice: () => {}, connection: { application_name: 'leadgate-bench' } });
+const connect = (url: string, max = 4) =>
+  postgres(url, { max, onnotice: () => {}, connection: { application_name: 'leadgate-bench' } });
 
 /**
  * Before each timed load: autovacuum workers still busy with an earlier load's table (the seeded
@@ -136,7 +164,9 @@ const connect = (url: string, max = 4) => postgres(url, { max, onnotice: () => {
 async function settle(sql: postgres.Sql): Promise<void> {
   const deadline = performance.now() + 120_000;
   while (performance.now() < deadline) {
-    const [busy] = await sql<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where backend_type = 'autovacuum worker'`;
+    const [busy] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from pg_stat_activity where backend_type = 'autovacuum worker'`;
     if (busy!.n === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
@@ -165,12 +195,20 @@ async function copyOut(url: string, statement: string, into: NodeJS.WritableStre
 }
 
 /** Copies a table's rows between databases with COPY (binary), keeping ids; then its identity, statistics and readiness. */
-async function copyTable(fromUrl: string, from: postgres.Sql, to: postgres.Sql, table: string, dataset: string): Promise<number> {
+async function copyTable(
+  fromUrl: string,
+  from: postgres.Sql,
+  to: postgres.Sql,
+  table: string,
+  dataset: string,
+): Promise<number> {
   const columns = (await columnsOf(from, table)).map(quote).join(', ');
   const into = await to.unsafe(`copy ${quote(table)} (${columns}) from stdin with (format binary)`).writable();
   await copyOut(fromUrl, `copy ${quote(table)} (${columns}) to stdout with (format binary)`, into);
   const [row] = await to.unsafe<{ n: number }[]>(`select count(*)::int as n from ${quote(table)}`);
-  await to.unsafe(`select setval(pg_get_serial_sequence('${table}', 'id'), greatest((select max(id) from ${quote(table)}), 1))`);
+  await to.unsafe(
+    `select setval(pg_get_serial_sequence('${table}', 'id'), greatest((select max(id) from ${quote(table)}), 1))`,
+  );
   await to.unsafe(`analyze ${quote(table)}`);
   await to`insert into dataset_state (dataset, ready, row_count, refreshed_at) values (${dataset}, true, ${row!.n}, now())
     on conflict (dataset) do update set ready = true, row_count = excluded.row_count, refreshed_at = excluded.refreshed_at`;
@@ -198,11 +236,14 @@ async function exportDataset(
   const joins: string[] = [];
   const select = dataset.columns.map((c, i) => {
     if (c.reference) {
-      joins.push(`left join ${quote(c.reference.table)} r${i} on r${i}.${quote(c.reference.id)} = t.${quote(c.target)}`);
+      joins.push(
+        `left join ${quote(c.reference.table)} r${i} on r${i}.${quote(c.reference.id)} = t.${quote(c.target)}`,
+      );
       return `r${i}.${quote(c.reference.column)} as ${quote(c.name)}`;
     }
     if (replace[c.name]) return `${replace[c.name]} as ${quote(c.name)}`;
-    if (copies > 1 && c.target === dataset.naturalKey.column) return `t.${quote(c.target)} || case when g.n > 1 then '~' || g.n else '' end as ${quote(c.name)}`;
+    if (copies > 1 && c.target === dataset.naturalKey.column)
+      return `t.${quote(c.target)} || case when g.n > 1 then '~' || g.n else '' end as ${quote(c.name)}`;
     return `t.${quote(c.target)}`;
   });
   const query = `select ${select.join(', ')} from ${quote(dataset.table)} t ${joins.join(' ')}
@@ -245,7 +286,9 @@ async function psql(url: string, commands: string[]): Promise<void> {
  */
 async function copyTarget(sql: postgres.Sql, dataset: Dataset, name: string): Promise<string[]> {
   // Scratch tables: autovacuum would only compete with the loads timed after them.
-  await sql.unsafe(`create table ${quote(name)} (like ${quote(dataset.table)} including all) with (autovacuum_enabled = false)`);
+  await sql.unsafe(
+    `create table ${quote(name)} (like ${quote(dataset.table)} including all) with (autovacuum_enabled = false)`,
+  );
   for (const c of dataset.columns.filter((column) => column.reference)) {
     await sql.unsafe(`alter table ${quote(name)} alter column ${quote(c.target)} type text`);
     await sql.unsafe(`alter table ${quote(name)} rename column ${quote(c.target)} to ${quote(c.name)}`);
@@ -256,7 +299,13 @@ async function copyTarget(sql: postgres.Sql, dataset: Dataset, name: string): Pr
   return indexes.map((i) => i.definition);
 }
 
-async function benchCopy(url: string, dataset: Dataset, file: string, columns: string[], rows: number): Promise<CopyFigures> {
+async function benchCopy(
+  url: string,
+  dataset: Dataset,
+  file: string,
+  columns: string[],
+  rows: number,
+): Promise<CopyFigures> {
   const version = await psqlVersion();
   if (!version) return { available: false, reason: 'psql not found on PATH: the plain-COPY baseline was skipped' };
   const sql = connect(url, 1);
@@ -297,7 +346,13 @@ async function benchCopy(url: string, dataset: Dataset, file: string, columns: s
       seconds: round(secs, 2),
       rowsPerSec: rate(rows, secs),
       indexes: indexes.length,
-      rebuild: { rows, seconds: round(total, 2), rowsPerSec: rate(rows, total), copySeconds: round(copySeconds, 2), indexSeconds: round(indexSeconds, 2) },
+      rebuild: {
+        rows,
+        seconds: round(total, 2),
+        rowsPerSec: rate(rows, total),
+        copySeconds: round(copySeconds, 2),
+        indexSeconds: round(indexSeconds, 2),
+      },
     };
   } finally {
     await sql.end();
@@ -307,12 +362,18 @@ async function benchCopy(url: string, dataset: Dataset, file: string, columns: s
 /** What the importer sets for its index rebuild (kept in step with db/import by hand). */
 const IMPORTER_MAINTENANCE_WORK_MEM = '256MB';
 
-async function benchImport(sql: postgres.Sql, server: Pick<BenchServer, 'cpuSeconds'>, dataset: string, file: string): Promise<ImportFigures> {
+async function benchImport(
+  sql: postgres.Sql,
+  server: Pick<BenchServer, 'cpuSeconds'>,
+  dataset: string,
+  file: string,
+): Promise<ImportFigures> {
   const phases: { phase: ImportPhase; seconds: number }[] = [];
   let current: { phase: ImportPhase; at: number } | undefined;
   const mark = (phase: ImportPhase | undefined) => {
     const now = performance.now();
-    if (current && current.phase !== phase) phases.push({ phase: current.phase, seconds: round((now - current.at) / 1000, 2) });
+    if (current && current.phase !== phase)
+      phases.push({ phase: current.phase, seconds: round((now - current.at) / 1000, 2) });
     if (phase && current?.phase !== phase) current = { phase, at: now };
   };
   await settle(sql);
@@ -334,7 +395,8 @@ async function benchImport(sql: postgres.Sql, server: Pick<BenchServer, 'cpuSeco
     phases,
     cpu: {
       node: round((node.user + node.system) / 1e6, 1),
-      postgres: serverBefore === undefined || serverAfter === undefined ? undefined : round(serverAfter - serverBefore, 1),
+      postgres:
+        serverBefore === undefined || serverAfter === undefined ? undefined : round(serverAfter - serverBefore, 1),
     },
   };
 }
@@ -359,7 +421,10 @@ async function compare(
 
   log(`${name}: psql \\copy into an equivalent table…`);
   const copy = await benchCopy(targets.copyUrl, dataset, file, exported.columns, exported.rows);
-  if (copy.available) log(`  ${copy.rowsPerSec.toLocaleString('en-US')} rows/s (indexes in place), ${copy.rebuild.rowsPerSec.toLocaleString('en-US')} rows/s (then CREATE INDEX)`);
+  if (copy.available)
+    log(
+      `  ${copy.rowsPerSec.toLocaleString('en-US')} rows/s (indexes in place), ${copy.rebuild.rowsPerSec.toLocaleString('en-US')} rows/s (then CREATE INDEX)`,
+    );
   else log(`  ${copy.reason}`);
   log(`${name}: importing with importFile…`);
   const imported = await benchImport(targets.importSql, targets.server, name, file);
@@ -406,7 +471,13 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
       scale,
       tables: options.peopleOnly ? ['person'] : undefined,
       onTable: (t) => {
-        tables.push({ dataset: t.dataset, table: t.table, rows: t.rows, seconds: round(t.ms / 1000, 2), rowsPerSec: rate(t.rows, t.ms / 1000) });
+        tables.push({
+          dataset: t.dataset,
+          table: t.table,
+          rows: t.rows,
+          seconds: round(t.ms / 1000, 2),
+          rowsPerSec: rate(t.rows, t.ms / 1000),
+        });
         log(`  ${t.dataset}: ${t.rows.toLocaleString('en-US')} rows in ${(t.ms / 1000).toFixed(1)} s`);
       },
     });
@@ -428,7 +499,10 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
 
     // 3. The files, loaded both ways.
     const main = await compare('people', people, false, { url: sourceUrl, sql: source }, targets, dir, log);
-    const fewerIndexes = options.fewerIndexes === false || options.peopleOnly ? undefined : await compare('criminal_records', people, true, { url: sourceUrl, sql: source }, targets, dir, log);
+    const fewerIndexes =
+      options.fewerIndexes === false || options.peopleOnly
+        ? undefined
+        : await compare('criminal_records', people, true, { url: sourceUrl, sql: source }, targets, dir, log);
 
     const ratio = main.ratio;
     const copy = main.copy;
@@ -505,7 +579,8 @@ export async function benchCatalogImport(options: CatalogImportOptions = {}): Pr
     log(`importing them into the ${n(held.people)} people with importFile…`);
     const imported = await benchImport(sql, server, 'people', file);
     log(`  ${n(imported.rowsPerSec)} rows/s`);
-    if (imported.summary.inserted !== exported.rows) throw new Error(`the import inserted ${imported.summary.inserted} people, expected ${exported.rows} new ones`);
+    if (imported.summary.inserted !== exported.rows)
+      throw new Error(`the import inserted ${imported.summary.inserted} people, expected ${exported.rows} new ones`);
     log('importing the same file again…');
     const reimported = await benchImport(sql, server, 'people', file);
     log(`  ${n(reimported.rowsPerSec)} rows/s`);
@@ -538,7 +613,8 @@ export async function benchCatalogImport(options: CatalogImportOptions = {}): Pr
     };
   } finally {
     // A failed run still leaves the kept catalog as it was seeded.
-    if (lastId !== undefined) await removeNewPeople(sql, lastId).catch((err: Error) => log(`could not delete the new people: ${err.message}`));
+    if (lastId !== undefined)
+      await removeNewPeople(sql, lastId).catch((err: Error) => log(`could not delete the new people: ${err.message}`));
     await sql.end().catch(() => {});
     await seeded.close().catch(() => {});
     await rm(dir, { recursive: true, force: true });
@@ -564,7 +640,17 @@ function comparisonLines(c: LoadComparison, title: string): string[] {
   const lines = [title, pad(['load', 's', 'rows/s', '×COPY'], w)];
   const copy = c.copy;
   if (copy.available) {
-    lines.push(pad([`psql \\copy, ${copy.indexes} secondary indexes in place`, copy.seconds.toFixed(1), n(copy.rowsPerSec), '1.00'], w));
+    lines.push(
+      pad(
+        [
+          `psql \\copy, ${copy.indexes} secondary indexes in place`,
+          copy.seconds.toFixed(1),
+          n(copy.rowsPerSec),
+          '1.00',
+        ],
+        w,
+      ),
+    );
     lines.push(
       pad(
         [
@@ -580,11 +666,32 @@ function comparisonLines(c: LoadComparison, title: string): string[] {
     lines.push(`  (${copy.reason})`);
   }
   const ratioOf = (rowsPerSec: number) => (copy.available ? (rowsPerSec / copy.rowsPerSec).toFixed(2) : 'n/a');
-  lines.push(pad(['leadgate import (importFile), all new', c.import.seconds.toFixed(1), n(c.import.rowsPerSec), ratioOf(c.import.rowsPerSec)], w));
-  lines.push(pad(['leadgate import again, all unchanged', c.reimport.seconds.toFixed(1), n(c.reimport.rowsPerSec), ratioOf(c.reimport.rowsPerSec)], w));
+  lines.push(
+    pad(
+      [
+        'leadgate import (importFile), all new',
+        c.import.seconds.toFixed(1),
+        n(c.import.rowsPerSec),
+        ratioOf(c.import.rowsPerSec),
+      ],
+      w,
+    ),
+  );
+  lines.push(
+    pad(
+      [
+        'leadgate import again, all unchanged',
+        c.reimport.seconds.toFixed(1),
+        n(c.reimport.rowsPerSec),
+        ratioOf(c.reimport.rowsPerSec),
+      ],
+      w,
+    ),
+  );
   const phases = (figures: ImportFigures) => figures.phases.map((p) => `${p.phase} ${p.seconds.toFixed(1)}`).join(', ');
   const cpu = (figures: ImportFigures) =>
-    `; CPU (s): node ${figures.cpu.node.toFixed(1)}` + (figures.cpu.postgres === undefined ? '' : `, postgres ${figures.cpu.postgres.toFixed(1)}`);
+    `; CPU (s): node ${figures.cpu.node.toFixed(1)}` +
+    (figures.cpu.postgres === undefined ? '' : `, postgres ${figures.cpu.postgres.toFixed(1)}`);
   lines.push(`   import phases (s): ${phases(c.import)}${cpu(c.import)}`);
   lines.push(`   again (s): ${phases(c.reimport)}${cpu(c.reimport)}`);
   const summary = (sm: ImportSummary) =>
@@ -603,7 +710,10 @@ function formatCatalog(result: CatalogResult): string {
     ...s.tables.map((t) => pad([t.dataset, n(t.rows), t.seconds.toFixed(1), n(t.rowsPerSec)], sw)),
     pad(['total (with ANALYZE)', n(s.rows), s.seconds.toFixed(1), n(s.rowsPerSec)], sw),
     '',
-    ...comparisonLines(result, `Import ${n(result.file.rows)} people (${result.file.megabytes} MB CSV) into a database holding only its ${n(result.companies)} companies`),
+    ...comparisonLines(
+      result,
+      `Import ${n(result.file.rows)} people (${result.file.megabytes} MB CSV) into a database holding only its ${n(result.companies)} companies`,
+    ),
   ];
   const g = result.goals;
   const c = result.copy;
@@ -613,7 +723,9 @@ function formatCatalog(result: CatalogResult): string {
   );
   lines.push(
     `   import ${n(result.import.rowsPerSec)} rows/s (goal ≥ ${n(g.rowsPerSec)}: ${verdict(g.rowsPerSecMet)})` +
-      (c.available ? `; plain COPY itself: ${n(c.rowsPerSec)} rows/s with the indexes in place (${verdict(g.copyRowsPerSecMet)})` : ''),
+      (c.available
+        ? `; plain COPY itself: ${n(c.rowsPerSec)} rows/s with the indexes in place (${verdict(g.copyRowsPerSecMet)})`
+        : ''),
   );
   if (c.available && !g.rowsPerSecMet && g.copyRowsPerSecMet === false) {
     lines.push(
@@ -623,7 +735,13 @@ function formatCatalog(result: CatalogResult): string {
   }
   const f = result.fewerIndexes;
   if (f) {
-    lines.push('', ...comparisonLines(f, `Fewer indexes: import ${n(f.file.rows)} criminal records (seeded ones repeated with new keys; ${f.file.megabytes} MB CSV) into the empty \`${f.table}\``));
+    lines.push(
+      '',
+      ...comparisonLines(
+        f,
+        `Fewer indexes: import ${n(f.file.rows)} criminal records (seeded ones repeated with new keys; ${f.file.megabytes} MB CSV) into the empty \`${f.table}\``,
+      ),
+    );
     lines.push(
       `   import/COPY = ${f.ratio === null ? 'n/a' : `${f.ratio.toFixed(2)}×`}` +
         (f.ratioToRebuild === null ? '' : `; against COPY then CREATE INDEX: ${f.ratioToRebuild.toFixed(2)}×`) +
@@ -639,7 +757,8 @@ function formatCatalogImport(r: CatalogImportResult): string {
   const phases = (f: ImportFigures) =>
     `${f.phases.map((p) => `${p.phase} ${p.seconds.toFixed(1)}`).join(', ')}; CPU (s): node ${f.cpu.node.toFixed(1)}` +
     (f.cpu.postgres === undefined ? '' : `, postgres ${f.cpu.postgres.toFixed(1)}`);
-  const summary = (sm: ImportSummary) => `inserted ${n(sm.inserted)}, updated ${n(sm.updated)}, unchanged ${n(sm.unchanged)}, invalid ${n(sm.invalid)}`;
+  const summary = (sm: ImportSummary) =>
+    `inserted ${n(sm.inserted)}, updated ${n(sm.updated)}, unchanged ${n(sm.unchanged)}, invalid ${n(sm.invalid)}`;
   return [
     `Catalog import at ${r.scale}: ${n(r.file.rows)} new people (${r.file.megabytes} MB CSV, exported in ${r.file.exportSeconds} s) into ${n(r.people)} people and ${n(r.companies)} companies`,
     `   (${catalogHeading(r)}; load ${r.loadAverage.before.join(' ')} → ${r.loadAverage.after.join(' ')})`,

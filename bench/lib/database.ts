@@ -41,15 +41,44 @@ import { createLogger } from '../../src/logger.ts';
 import { createAccount, type Principal } from '../../src/accounts/accounts.ts';
 import { enrichLeads } from '../../src/endpoints/enrich-leads.ts';
 import { filtersOf, parseLeadSearch } from '../../src/catalog/leads/params.ts';
-import { countLeads, leadConditions, normaliseSocialUrl, selectLeadPage, where, type LeadRow } from '../../src/catalog/leads/query.ts';
+import {
+  countLeads,
+  leadConditions,
+  normaliseSocialUrl,
+  selectLeadPage,
+  where,
+  type LeadRow,
+} from '../../src/catalog/leads/query.ts';
 import { findLeads } from '../../src/catalog/leads/search.ts';
 import { leadRecord } from '../../src/catalog/leads/lead-record.ts';
 import { searchLeads, type CompanyRecord } from '../../src/endpoints/lead-search.ts';
 import { compareEnrichment, type EnrichComparison, type EnrichComparisonOptions } from './enrich-compare.ts';
-import { benchPlacesEnrichment, PLACE_ROW_KINDS, type PlaceRowKind, type PlacesEnrichFigures } from './places-enrichment.ts';
 import {
-  catalogHeading, footprint, footprintLines, n, pad, peopleAndCompanies, progress, round, seededCatalog, serverSettings, timeAlternately, timing, verdict,
-  type CatalogOptions, type CatalogRunHeader, type DatabaseKind, type Footprint, type Suite, type Timing,
+  benchPlacesEnrichment,
+  PLACE_ROW_KINDS,
+  type PlaceRowKind,
+  type PlacesEnrichFigures,
+} from './places-enrichment.ts';
+import {
+  catalogHeading,
+  footprint,
+  footprintLines,
+  n,
+  pad,
+  peopleAndCompanies,
+  progress,
+  round,
+  seededCatalog,
+  serverSettings,
+  timeAlternately,
+  timing,
+  verdict,
+  type CatalogOptions,
+  type CatalogRunHeader,
+  type DatabaseKind,
+  type Footprint,
+  type Suite,
+  type Timing,
 } from './harness.ts';
 
 /** The four parts of the benchmark, in the order they run. */
@@ -160,10 +189,17 @@ export interface DatabaseGoals {
   enrichSpeedup: number;
 }
 
-const DATABASE_GOALS: DatabaseGoals = { searchP95Ms: 50, broadSearchP95Ms: 50, cursorRatio: 1.5, enrichMs: 300, enrichSpeedup: 10 };
+const DATABASE_GOALS: DatabaseGoals = {
+  searchP95Ms: 50,
+  broadSearchP95Ms: 50,
+  cursorRatio: 1.5,
+  enrichMs: 300,
+  enrichSpeedup: 10,
+};
 
 /** At 10 million people a search reads ten times the index entries: the goals of the issue that asked for that scale. */
-const goalsAt = (scale: Scale): DatabaseGoals => (scale === 'xlarge' ? { ...DATABASE_GOALS, searchP95Ms: 100, broadSearchP95Ms: 300 } : DATABASE_GOALS);
+const goalsAt = (scale: Scale): DatabaseGoals =>
+  scale === 'xlarge' ? { ...DATABASE_GOALS, searchP95Ms: 100, broadSearchP95Ms: 300 } : DATABASE_GOALS;
 
 // ---------------------------------------------------------------------------------------------
 // Searches
@@ -182,7 +218,9 @@ async function searchCases(sql: Sql): Promise<SearchCase[]> {
   // Four companies spread over the id range (at large: ids 1,201, 23,407, 48,811 and 77,003).
   const [{ max } = { max: 0 }] = await sql<{ max: number }[]>`select coalesce(max(id), 0)::int as max from company`;
   const picks = [0.01201, 0.23407, 0.48811, 0.77003].map((f) => Math.max(1, Math.round(f * max)));
-  const domains = await sql<{ domain: string }[]>`select domain from company where id = any(${picks}::bigint[]) order by id`;
+  const domains = await sql<
+    { domain: string }[]
+  >`select domain from company where id = any(${picks}::bigint[]) order by id`;
   return [
     {
       key: 'a',
@@ -211,9 +249,19 @@ async function searchCases(sql: Sql): Promise<SearchCase[]> {
     // 222,662 matches at large: the whole count is the cost, not the page.
     { key: 'e', broad: true, label: 'broad: country + seniority (paging filter)', params: { ...PAGING_PARAMS } },
     // A sales team's territory: about 74,000 matches at large.
-    { key: 'f', broad: true, label: 'broad: department + country + has email', params: { department: ['sales'], country: ['United States'], hasEmail: true, limit: 100 } },
+    {
+      key: 'f',
+      broad: true,
+      label: 'broad: department + country + has email',
+      params: { department: ['sales'], country: ['United States'], hasEmail: true, limit: 100 },
+    },
     // Not on the facets alone (a title is free text): counted up to the exact-count limit, then estimated.
-    { key: 'g', broad: true, label: 'broad: title partial (estimated total)', params: { title: 'manager', limit: 100 } },
+    {
+      key: 'g',
+      broad: true,
+      label: 'broad: title partial (estimated total)',
+      params: { title: 'manager', limit: 100 },
+    },
   ];
 }
 
@@ -224,9 +272,16 @@ function directSearch(sql: Sql, principal: Principal, params: Params) {
   const limit = p.limit ?? 50;
   const page = p.after === undefined ? (p.page ?? 1) : null;
   const afterId = p.after === undefined ? undefined : BigInt(p.after);
-  const whereOf = () => where(sql, leadConditions(sql, filters, { accountId: principal.accountId, excludeDelivered: p.excludeDelivered }));
+  const whereOf = () =>
+    where(sql, leadConditions(sql, filters, { accountId: principal.accountId, excludeDelivered: p.excludeDelivered }));
   return {
-    both: () => findLeads(sql, filters, { limit, offset: page ? (page - 1) * limit : 0, afterId }, { accountId: principal.accountId, excludeDelivered: p.excludeDelivered }),
+    both: () =>
+      findLeads(
+        sql,
+        filters,
+        { limit, offset: page ? (page - 1) * limit : 0, afterId },
+        { accountId: principal.accountId, excludeDelivered: p.excludeDelivered },
+      ),
     async page() {
       return selectLeadPage(sql, whereOf(), { limit, offset: page ? (page - 1) * limit : 0, afterId });
     },
@@ -249,9 +304,17 @@ function accounts(core: Core): Accounts {
 }
 
 /** `totalIsEstimate` of a search answer, when the service gives it. */
-const estimateOf = (answer: object): boolean | undefined => ('totalIsEstimate' in answer ? Boolean(answer.totalIsEstimate) : undefined);
+const estimateOf = (answer: object): boolean | undefined =>
+  'totalIsEstimate' in answer ? Boolean(answer.totalIsEstimate) : undefined;
 
-async function benchSearch(core: Core, acc: Accounts, c: SearchCase, goals: DatabaseGoals, iterations: number, warmups: number): Promise<SearchFigures> {
+async function benchSearch(
+  core: Core,
+  acc: Accounts,
+  c: SearchCase,
+  goals: DatabaseGoals,
+  iterations: number,
+  warmups: number,
+): Promise<SearchFigures> {
   const principal = await acc.fresh();
   const direct = directSearch(core.sql, principal, c.params);
   // The answers agree before anything is timed (an estimated total need not equal the statement's).
@@ -306,7 +369,13 @@ const PAGING_PARAMS: Params = { country: ['United States'], seniority: ['manager
 /** Page 1,000 of 100; smaller catalogs (quick checks) page as deep as their matches allow. */
 const DEEP_PAGE = 1000;
 
-async function benchPaging(core: Core, acc: Accounts, goals: DatabaseGoals, iterations: number, warmups: number): Promise<PagingFigures> {
+async function benchPaging(
+  core: Core,
+  acc: Accounts,
+  goals: DatabaseGoals,
+  iterations: number,
+  warmups: number,
+): Promise<PagingFigures> {
   const principal = await acc.fresh();
   const sql = core.sql;
   const limit = PAGING_PARAMS.limit as number;
@@ -323,8 +392,14 @@ async function benchPaging(core: Core, acc: Accounts, goals: DatabaseGoals, iter
 
   const variants = {
     first: { label: 'page 1', params: { ...PAGING_PARAMS } },
-    cursor: { label: `page ${deepPage.toLocaleString('en-US')} by cursor (after)`, params: { ...PAGING_PARAMS, after: afterId } },
-    offset: { label: `page ${deepPage.toLocaleString('en-US')} by offset (page=${deepPage})`, params: { ...PAGING_PARAMS, page: deepPage } },
+    cursor: {
+      label: `page ${deepPage.toLocaleString('en-US')} by cursor (after)`,
+      params: { ...PAGING_PARAMS, after: afterId },
+    },
+    offset: {
+      label: `page ${deepPage.toLocaleString('en-US')} by offset (page=${deepPage})`,
+      params: { ...PAGING_PARAMS, page: deepPage },
+    },
   };
   const directs = {
     first: directSearch(sql, principal, variants.first.params),
@@ -334,7 +409,10 @@ async function benchPaging(core: Core, acc: Accounts, goals: DatabaseGoals, iter
   // Cursor and offset land on the same page.
   const byCursor = await searchLeads(core, principal, variants.cursor.params);
   const byOffset = await searchLeads(core, principal, variants.offset.params);
-  if (byCursor.rows.map((r) => r.id).join() !== byOffset.rows.map((r) => r.id).join() || byCursor.rows.length !== limit) {
+  if (
+    byCursor.rows.map((r) => r.id).join() !== byOffset.rows.map((r) => r.id).join() ||
+    byCursor.rows.length !== limit
+  ) {
     throw new Error('page 1,000 by cursor and by offset differ');
   }
   const total = byCursor.total;
@@ -395,26 +473,41 @@ async function enrichRows(sql: Sql): Promise<Record<string, string>[]> {
     sql.unsafe<T[]>(`
       select * from (select t.*, row_number() over (order by t.id) as rn, count(*) over () as cnt from (${inner}) t) s
       where (rn - 1) % greatest(cnt / ${per}, 1) = ${phase} % greatest(cnt / ${per}, 1) order by rn limit ${per}`);
-  const emails = await spread<{ email: string; domain: string }>('select p.id, p.email, c.domain from person p join company c on c.id = p.company_id where p.email is not null', 17);
-  const socials = await spread<{ url: string }>('select id, linkedin_url as url from person where linkedin_url is not null', 1303);
+  const emails = await spread<{ email: string; domain: string }>(
+    'select p.id, p.email, c.domain from person p join company c on c.id = p.company_id where p.email is not null',
+    17,
+  );
+  const socials = await spread<{ url: string }>(
+    'select id, linkedin_url as url from person where linkedin_url is not null',
+    1303,
+  );
   const mobiles = await spread<{ mobile: string }>('select id, mobile from person where mobile is not null', 611);
   const domains = await spread<{ domain: string }>('select id, domain from company', 101);
-  if ([emails, socials, mobiles, domains].some((list) => list.length < per)) throw new Error('the catalog is too small for 250 enrichment rows of each kind');
+  if ([emails, socials, mobiles, domains].some((list) => list.length < per))
+    throw new Error('the catalog is too small for 250 enrichment rows of each kind');
   const rows: Record<string, string>[] = [];
   for (let i = 0; i < per; i++) {
     const e = emails[i]!;
-    rows.push(i % 2 === 0 ? { email: e.email, domain: e.domain, crm_id: `E${i}` } : { email: e.email.toUpperCase(), crm_id: `E${i}` });
+    rows.push(
+      i % 2 === 0
+        ? { email: e.email, domain: e.domain, crm_id: `E${i}` }
+        : { email: e.email.toUpperCase(), crm_id: `E${i}` },
+    );
     // Social URLs as people paste them: sometimes without www, with a trailing slash.
     const url = socials[i]!.url;
     rows.push({ linkedin_url: i % 2 === 0 ? url : `${url.replace('https://www.', 'http://')}/`, crm_id: `S${i}` });
     const digits = mobiles[i]!.mobile.replace(/\D/g, '').slice(-10);
-    rows.push({ mobile: i % 3 === 0 ? `+1 (${digits.slice(0, 3)}) ${digits.slice(3, 6)}-${digits.slice(6)}` : mobiles[i]!.mobile, crm_id: `M${i}` });
+    rows.push({
+      mobile: i % 3 === 0 ? `+1 (${digits.slice(0, 3)}) ${digits.slice(3, 6)}-${digits.slice(6)}` : mobiles[i]!.mobile,
+      crm_id: `M${i}`,
+    });
     rows.push({ website: i % 2 === 0 ? domains[i]!.domain : `https://www.${domains[i]!.domain}/`, crm_id: `D${i}` });
   }
   return rows;
 }
 
-const PERSON = 'p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id';
+const PERSON =
+  'p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id';
 
 /**
  * The naive baseline: each row on its own, its keys in priority order (email, social URL, mobile,
@@ -433,7 +526,12 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
     const email = row.email?.trim().toLowerCase();
     const social = row.linkedin_url ?? row.social;
     const mobile = (row.mobile ?? '').replace(/\D/g, '').slice(-10);
-    const domain = (row.domain ?? row.website)?.trim().toLowerCase().replace(/^[a-z]+:\/\//, '').replace(/^www\./, '').replace(/[/?#:].*$/, '');
+    const domain = (row.domain ?? row.website)
+      ?.trim()
+      .toLowerCase()
+      .replace(/^[a-z]+:\/\//, '')
+      .replace(/^www\./, '')
+      .replace(/[/?#:].*$/, '');
     return {
       email: email && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) ? email : undefined,
       social: social ? normaliseSocialUrl(social) : undefined,
@@ -446,7 +544,8 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
   const lookups: Record<Kind, (value: string) => Promise<Found[]>> = {
     email: (v) => one(`${person} where ${personByEmailSql('p.', '$1')}`, v),
     social: (v) => one(`${person} where lower(p.linkedin_url) = $1 order by p.id limit 1`, v),
-    mobile: (v) => one(`${person} where right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = $1 order by p.id limit 1`, v),
+    mobile: (v) =>
+      one(`${person} where right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = $1 order by p.id limit 1`, v),
     domain: (v) =>
       one(
         `select ${PERSON}, ${company} from company c join person p on p.company_id = c.id
@@ -460,11 +559,22 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
     f.c_id === null
       ? undefined
       : {
-          id: f.c_id as number, name: f.c_name as string, domain: f.c_domain as string, industry: f.c_industry as string | null,
-          sizeBand: f.c_size_band as string | null, employeesCount: f.c_employees as number | null, annualRevenue: f.c_revenue as number | null,
-          city: f.c_city as string | null, state: f.c_state as string | null, country: f.c_country as string | null,
-          keywords: f.c_keywords as string[], technologies: f.c_technologies as string[], founded: f.c_founded as number | null,
-          phone: f.c_phone as string | null, linkedinUrl: f.c_linkedin as string | null, twitterUrl: f.c_twitter as string | null,
+          id: f.c_id as number,
+          name: f.c_name as string,
+          domain: f.c_domain as string,
+          industry: f.c_industry as string | null,
+          sizeBand: f.c_size_band as string | null,
+          employeesCount: f.c_employees as number | null,
+          annualRevenue: f.c_revenue as number | null,
+          city: f.c_city as string | null,
+          state: f.c_state as string | null,
+          country: f.c_country as string | null,
+          keywords: f.c_keywords as string[],
+          technologies: f.c_technologies as string[],
+          founded: f.c_founded as number | null,
+          phone: f.c_phone as string | null,
+          linkedinUrl: f.c_linkedin as string | null,
+          twitterUrl: f.c_twitter as string | null,
           facebookUrl: f.c_facebook as string | null,
         };
   return async () => {
@@ -490,11 +600,19 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
   };
 }
 
-async function benchEnrichment(core: Core, principal: Principal, options: EnrichComparisonOptions): Promise<EnrichFigures> {
+async function benchEnrichment(
+  core: Core,
+  principal: Principal,
+  options: EnrichComparisonOptions,
+): Promise<EnrichFigures> {
   const rows = await enrichRows(core.sql);
   const mix = { email: 0, social: 0, mobile: 0, domain: 0 };
   for (const r of rows) mix[r.email ? 'email' : r.linkedin_url ? 'social' : r.mobile ? 'mobile' : 'domain'] += 1;
-  const comparison = await compareEnrichment(() => enrichLeads(core, principal, { rows }), perRowBaseline(core.sql, rows), options);
+  const comparison = await compareEnrichment(
+    () => enrichLeads(core, principal, { rows }),
+    perRowBaseline(core.sql, rows),
+    options,
+  );
   return { ...comparison, mix };
 }
 
@@ -514,11 +632,21 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
   let core: Core | undefined;
   try {
     // The allowances are raised so that no number of iterations runs them out; they are still taken.
-    const config = loopbackConfig(seeded.url, 0, { dailyDatabaseRecords: 2_000_000_000, dailyEnrichmentMatches: 2_000_000_000, authCacheSecs: 3600 });
+    const config = loopbackConfig(seeded.url, 0, {
+      dailyDatabaseRecords: 2_000_000_000,
+      dailyEnrichmentMatches: 2_000_000_000,
+      authCacheSecs: 3600,
+    });
     core = await createCore(config, seeded.url, createLogger('silent'));
     const acc = accounts(core);
     const { people, companies } = await peopleAndCompanies(core.sql);
-    const { version, settings } = await serverSettings(core.sql, ['shared_buffers', 'work_mem', 'effective_cache_size', 'max_parallel_workers_per_gather', 'jit']);
+    const { version, settings } = await serverSettings(core.sql, [
+      'shared_buffers',
+      'work_mem',
+      'effective_cache_size',
+      'max_parallel_workers_per_gather',
+      'jit',
+    ]);
 
     // Warm: every table and index the benchmark touches is read once before anything is timed.
     log('warming the caches…');
@@ -577,10 +705,14 @@ export async function benchDatabase(options: DatabaseOptions = {}): Promise<Data
       placesEnrichment,
       footprint: used,
       met: {
-        ...(parts.includes('searches') ? { search: typical.every((s) => s.met), broadSearch: broad.every((s) => s.met) } : {}),
+        ...(parts.includes('searches')
+          ? { search: typical.every((s) => s.met), broadSearch: broad.every((s) => s.met) }
+          : {}),
         ...(paging ? { paging: paging.met } : {}),
         ...(enrichment ? { enrichTime: enrichment.timeMet, enrichSpeedup: enrichment.speedupMet } : {}),
-        ...(placesEnrichment ? { placesTime: placesEnrichment.timeMet, placesSpeedup: placesEnrichment.speedupMet } : {}),
+        ...(placesEnrichment
+          ? { placesTime: placesEnrichment.timeMet, placesSpeedup: placesEnrichment.speedupMet }
+          : {}),
       },
     };
   } finally {
@@ -599,7 +731,9 @@ function formatDatabase(result: DatabaseResult): string {
   const g = result.goals;
   const lines = [
     `Lead database at ${result.scale}: ${n(result.people)} people, ${n(result.companies)} companies (${catalogHeading(result)})`,
-    `   ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}; load ${result.loadAverage.before.join(' ')} → ${result.loadAverage.after.join(' ')}`,
+    `   ${Object.entries(result.settings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}; load ${result.loadAverage.before.join(' ')} → ${result.loadAverage.after.join(' ')}`,
     '',
     `1. Searches, limit 100: ${o.iterations} calls per variant after ${o.warmups} warm-ups, alternated; ms`,
     `   service = searchLeads, account that already received the page; new leads = searchLeads, a new account per call;`,
@@ -636,7 +770,11 @@ function formatDatabase(result: DatabaseResult): string {
   }
   const p = result.placesEnrichment;
   if (p) {
-    const heading = `4. Local-business enrichment of ${n(p.rows)} rows from ${n(p.places)} places (${PLACE_ROW_KINDS.map((k) => `${p.mix[k]} ${PLACE_ROW_LABELS[k]}`).join(', ')}): ${p.matched} matched (${Object.entries(p.by).map(([k, v]) => `${k} ${v}`).join(', ')}); ms`;
+    const heading = `4. Local-business enrichment of ${n(p.rows)} rows from ${n(p.places)} places (${PLACE_ROW_KINDS.map((k) => `${p.mix[k]} ${PLACE_ROW_LABELS[k]}`).join(', ')}): ${p.matched} matched (${Object.entries(
+      p.by,
+    )
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}); ms`;
     formatEnrichment(lines, heading, 'enrichLocalBusinesses (3 lookups at once, reviews, allowance)', p, g);
   }
   // Results saved before the footprint was measured have none.
@@ -645,12 +783,30 @@ function formatDatabase(result: DatabaseResult): string {
 }
 
 function formatPaging(lines: string[], p: PagingFigures, g: DatabaseResult['goals']) {
-  lines.push('', `2. Paging, limit 100, ${JSON.stringify({ ...p.params, limit: undefined })}: ${n(p.total)} matches; after=${p.afterId} for page ${n(p.deepPage)}; ms`);
+  lines.push(
+    '',
+    `2. Paging, limit 100, ${JSON.stringify({ ...p.params, limit: undefined })}: ${n(p.total)} matches; after=${p.afterId} for page ${n(p.deepPage)}; ms`,
+  );
   const pw = [36, 15, 15, 15, 9];
   lines.push(pad(['page', 'service', 'direct', 'page query', '×page 1'], pw));
   lines.push(pad(['', 'p50 / p95', 'p50 / p95', 'p50 / p95', 'service'], pw));
-  for (const [f, ratio] of [[p.first, 1], [p.cursor, p.cursorRatio], [p.offset, p.offsetRatio]] as const) {
-    lines.push(pad([f.label, `${ms(f.service.p50)} / ${ms(f.service.p95)}`, `${ms(f.direct.p50)} / ${ms(f.direct.p95)}`, `${ms(f.pageQuery.p50)} / ${ms(f.pageQuery.p95)}`, `${ratio.toFixed(2)}×`], pw));
+  for (const [f, ratio] of [
+    [p.first, 1],
+    [p.cursor, p.cursorRatio],
+    [p.offset, p.offsetRatio],
+  ] as const) {
+    lines.push(
+      pad(
+        [
+          f.label,
+          `${ms(f.service.p50)} / ${ms(f.service.p95)}`,
+          `${ms(f.direct.p50)} / ${ms(f.direct.p95)}`,
+          `${ms(f.pageQuery.p50)} / ${ms(f.pageQuery.p95)}`,
+          `${ratio.toFixed(2)}×`,
+        ],
+        pw,
+      ),
+    );
   }
   lines.push(
     `   cursor page ${n(p.deepPage)} = ${p.cursorRatio.toFixed(2)}× page 1 (page query alone ${p.cursorPageQueryRatio.toFixed(2)}×)   goal ≤ ${g.cursorRatio}×: ${verdict(p.met)}`,
@@ -659,12 +815,28 @@ function formatPaging(lines: string[], p: PagingFigures, g: DatabaseResult['goal
 }
 
 /** An enrichment section: `heading`, then the tool against its per-row baseline. */
-function formatEnrichment(lines: string[], heading: string, tool: string, e: EnrichComparison, g: DatabaseResult['goals']) {
+function formatEnrichment(
+  lines: string[],
+  heading: string,
+  tool: string,
+  e: EnrichComparison,
+  g: DatabaseResult['goals'],
+) {
   lines.push('', heading);
   const ew = [Math.max(50, tool.length + 2), 9, 9, 9];
   lines.push(pad(['', 'p50', 'p95', 'runs'], ew));
   lines.push(pad([tool, ms(e.bulk.p50), ms(e.bulk.p95), e.bulk.n], ew));
-  lines.push(pad([`per row, priority order (${n(e.perRowQueries)} queries, same rows)`, ms(e.perRow.p50), ms(e.perRow.p95), e.perRow.n], ew));
+  lines.push(
+    pad(
+      [
+        `per row, priority order (${n(e.perRowQueries)} queries, same rows)`,
+        ms(e.perRow.p50),
+        ms(e.perRow.p95),
+        e.perRow.n,
+      ],
+      ew,
+    ),
+  );
   const name = tool.split(' ')[0];
   lines.push(
     `   ${name} p95 ${ms(e.bulk.p95)} ms   goal ≤ ${g.enrichMs} ms: ${verdict(e.timeMet)}`,
@@ -672,7 +844,12 @@ function formatEnrichment(lines: string[], heading: string, tool: string, e: Enr
   );
 }
 
-const PLACE_ROW_LABELS: Record<PlaceRowKind, string> = { phone: 'phone', nameCity: 'name + city', namePostal: 'name + postal code', website: 'website' };
+const PLACE_ROW_LABELS: Record<PlaceRowKind, string> = {
+  phone: 'phone',
+  nameCity: 'name + city',
+  namePostal: 'name + postal code',
+  website: 'website',
+};
 
 export const database: Suite<DatabaseResult> = {
   name: 'database',

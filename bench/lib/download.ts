@@ -118,7 +118,15 @@ interface GatewayProcess {
 function spawnGateway(databaseUrl: string): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LEADGATE_INLINE_WORKER: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000' },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LEADGATE_INLINE_WORKER: 'false',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -152,7 +160,11 @@ async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
 }
 
 /** Measures the peak RSS of `pid` over `work`: VmHWM reset first where allowed, else VmRSS sampled. */
-async function peakDuring(pid: number, work: () => Promise<void>, probe: DownloadResult['memoryProbe']): Promise<number> {
+async function peakDuring(
+  pid: number,
+  work: () => Promise<void>,
+  probe: DownloadResult['memoryProbe'],
+): Promise<number> {
   if (probe === 'VmHWM reset per download') {
     await writeFile(`/proc/${pid}/clear_refs`, '5');
     await work();
@@ -213,7 +225,11 @@ export const download: Suite<DownloadResult> = {
     const { sql, db } = connect(databaseUrl, { max: 2 });
     try {
       await migrateDatabase(databaseUrl);
-      const { apiKey, account } = await createAccount(db, { name: 'download', plan: 'scale', creditsMicros: 1_000_000n });
+      const { apiKey, account } = await createAccount(db, {
+        name: 'download',
+        plan: 'scale',
+        creditsMicros: 1_000_000n,
+      });
       const runs = await writeRuns(sql, account.id, sizes);
       gateway = await spawnGateway(databaseUrl);
       const probe: DownloadResult['memoryProbe'] = await writeFile(`/proc/${gateway.child.pid}/clear_refs`, '5').then(
@@ -233,15 +249,27 @@ export const download: Suite<DownloadResult> = {
         const psqlFile = path.join(dir, `psql-${rows}.csv`);
         const viaGateway = () => fetchToFile(`${gateway!.url}/api/downloads/${runId}?format=csv`, apiKey, gatewayFile);
         const viaPsql = async () => {
-          const out = await run('psql', [databaseUrl, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', `\\copy (${select.replace('%RUN%', runId)}) to '${psqlFile}' with (format csv, header)`]);
+          const out = await run('psql', [
+            databaseUrl,
+            '-X',
+            '-q',
+            '-v',
+            'ON_ERROR_STOP=1',
+            '-c',
+            `\\copy (${select.replace('%RUN%', runId)}) to '${psqlFile}' with (format csv, header)`,
+          ]);
           if (out.code !== 0) throw new Error(`psql failed (exit ${out.code}): ${out.stderr.trim()}`);
         };
         progress(`download: ${n(rows)} rows, one untimed pass of each`);
         await viaGateway();
         await viaPsql();
-        for (const [file, what] of [[gatewayFile, 'gateway'], [psqlFile, 'psql']] as const) {
+        for (const [file, what] of [
+          [gatewayFile, 'gateway'],
+          [psqlFile, 'psql'],
+        ] as const) {
           const lines = await lineCount(file);
-          if (lines !== rows + 1) throw new Error(`download: the ${what} file of ${n(rows)} rows has ${n(lines)} lines`);
+          if (lines !== rows + 1)
+            throw new Error(`download: the ${what} file of ${n(rows)} rows has ${n(lines)} lines`);
         }
         const bytes = { gateway: (await stat(gatewayFile)).size, psql: (await stat(psqlFile)).size };
         const idleRssMb = (await memoryOf(gateway.child.pid!)).rss;
@@ -252,12 +280,15 @@ export const download: Suite<DownloadResult> = {
           const order = round % 2 === 0 ? (['gateway', 'psql'] as const) : (['psql', 'gateway'] as const);
           for (const which of order) {
             const started = process.hrtime.bigint();
-            if (which === 'gateway') peakRssMb = Math.max(peakRssMb, await peakDuring(gateway.child.pid!, viaGateway, probe));
+            if (which === 'gateway')
+              peakRssMb = Math.max(peakRssMb, await peakDuring(gateway.child.pid!, viaGateway, probe));
             else await viaPsql();
             const secs = Number(process.hrtime.bigint() - started) / 1e9;
             (which === 'gateway' ? gatewaySecs : psqlSecs).push(secs);
           }
-          progress(`download: ${n(rows)} rows, round ${round + 1}: gateway ${gatewaySecs.at(-1)!.toFixed(2)} s, psql ${psqlSecs.at(-1)!.toFixed(2)} s`);
+          progress(
+            `download: ${n(rows)} rows, round ${round + 1}: gateway ${gatewaySecs.at(-1)!.toFixed(2)} s, psql ${psqlSecs.at(-1)!.toFixed(2)} s`,
+          );
         }
         await rm(gatewayFile, { force: true });
         await rm(psqlFile, { force: true });
@@ -277,7 +308,12 @@ export const download: Suite<DownloadResult> = {
         });
       }
       const smaller = Math.max(...figures.slice(0, -1).map((f) => f.peakRssMb));
-      return { psql: psqlVersion, memoryProbe: probe, sizes: figures, memoryGrowth: round(figures.at(-1)!.peakRssMb / smaller, 2) };
+      return {
+        psql: psqlVersion,
+        memoryProbe: probe,
+        sizes: figures,
+        memoryGrowth: round(figures.at(-1)!.peakRssMb / smaller, 2),
+      };
     } finally {
       await gateway?.stop();
       await sql.end();
@@ -290,20 +326,46 @@ export const download: Suite<DownloadResult> = {
     const lines = [
       `## download: a run's rows as CSV, GET /api/downloads/{runId} (a gateway process) vs psql \\copy to a file (${r.psql})`,
       pad(['rows', 'gateway s', 'psql s', 'ratio', 'rows/s', 'peak RSS', 'idle RSS'], widths),
-      ...r.sizes.map((s) => pad([n(s.rows), s.gateway.toFixed(3), s.psql.toFixed(3), `${s.ratio}×`, n(s.rowsPerSec), `${s.peakRssMb} MB`, `${s.idleRssMb} MB`], widths)),
+      ...r.sizes.map((s) =>
+        pad(
+          [
+            n(s.rows),
+            s.gateway.toFixed(3),
+            s.psql.toFixed(3),
+            `${s.ratio}×`,
+            n(s.rowsPerSec),
+            `${s.peakRssMb} MB`,
+            `${s.idleRssMb} MB`,
+          ],
+          widths,
+        ),
+      ),
       '',
-      ...r.sizes.map((s) => `  ${n(s.rows)} rows (${n(Math.round(s.bytes.gateway / 1e6))} MB vs ${n(Math.round(s.bytes.psql / 1e6))} MB): gateway ${s.gatewaySecs.join(', ')} s; psql ${s.psqlSecs.join(', ')} s`),
+      ...r.sizes.map(
+        (s) =>
+          `  ${n(s.rows)} rows (${n(Math.round(s.bytes.gateway / 1e6))} MB vs ${n(Math.round(s.bytes.psql / 1e6))} MB): gateway ${s.gatewaySecs.join(', ')} s; psql ${s.psqlSecs.join(', ')} s`,
+      ),
       `  memory: ${r.memoryProbe}; peak at the largest size ÷ the highest at the smaller ones: ${r.memoryGrowth}×`,
     ];
     const goals = download.goals!(r) as Record<string, { ok: boolean }>;
-    lines.push(`goal: ≤ ${GOAL_RATIO}× psql at ${n(r.sizes.at(-1)!.rows)} rows: ${verdict(goals.ratio!.ok)}; memory flat (peak ≤ ${GOAL_MEMORY}× the smaller runs'): ${verdict(goals.memory!.ok)}`);
+    lines.push(
+      `goal: ≤ ${GOAL_RATIO}× psql at ${n(r.sizes.at(-1)!.rows)} rows: ${verdict(goals.ratio!.ok)}; memory flat (peak ≤ ${GOAL_MEMORY}× the smaller runs'): ${verdict(goals.memory!.ok)}`,
+    );
     return lines.join('\n');
   },
   goals(r) {
     const last = r.sizes.at(-1)!;
     return {
-      ratio: { goal: `≤ ${GOAL_RATIO}× psql \\copy at ${last.rows} rows`, value: last.ratio, ok: last.ratio <= GOAL_RATIO && last.rows >= 1_000_000 },
-      memory: { goal: `peak RSS at ${last.rows} rows ≤ ${GOAL_MEMORY}× the highest peak at fewer rows`, value: r.memoryGrowth, ok: r.memoryGrowth <= GOAL_MEMORY },
+      ratio: {
+        goal: `≤ ${GOAL_RATIO}× psql \\copy at ${last.rows} rows`,
+        value: last.ratio,
+        ok: last.ratio <= GOAL_RATIO && last.rows >= 1_000_000,
+      },
+      memory: {
+        goal: `peak RSS at ${last.rows} rows ≤ ${GOAL_MEMORY}× the highest peak at fewer rows`,
+        value: r.memoryGrowth,
+        ok: r.memoryGrowth <= GOAL_MEMORY,
+      },
     };
   },
 };

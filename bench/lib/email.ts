@@ -44,7 +44,14 @@ export interface Throughput {
 export interface EmailBenchResult {
   options: EmailBenchOptions;
   concurrency: { sessions: number; perDomain: number; crawl: number };
-  smtp: { validator: Throughput; sameDialogue: Throughput; perAddress: Throughput; vsSameDialogue: number; vsPerAddress: number; statuses: Record<string, number> };
+  smtp: {
+    validator: Throughput;
+    sameDialogue: Throughput;
+    perAddress: Throughput;
+    vsSameDialogue: number;
+    vsPerAddress: number;
+    statuses: Record<string, number>;
+  };
   crawl: { crawler: Throughput; bare: Throughput; ratio: number; pagesPerSite: number };
 }
 
@@ -61,7 +68,8 @@ const SITE_PAGES = ['/', '/team', '/about', '/contact', '/leadership'];
 
 function sitePages(i: number): Record<string, string> {
   const domain = siteName(i);
-  const card = (n: number, title: string) => `<div class="team-member"><h3>Person${'abcdefghij'[n]} Example</h3><p>${title}</p><a href="mailto:p${n}@${domain}">mail</a></div>`;
+  const card = (n: number, title: string) =>
+    `<div class="team-member"><h3>Person${'abcdefghij'[n]} Example</h3><p>${title}</p><a href="mailto:p${n}@${domain}">mail</a></div>`;
   return {
     '/robots.txt': 'User-agent: *\nDisallow: /private/\n',
     '/': `<html><body><a href="/team">Team</a><a href="/about">About</a><a href="/contact">Contact</a><a href="/leadership">Leadership</a><a href="/blog">Blog</a><p>info@${domain}</p></body></html>`,
@@ -79,7 +87,10 @@ async function serve(options: EmailBenchOptions) {
   const perDomain = Math.ceil(options.addresses / options.domains);
   for (let i = 0; i < options.domains; i++) {
     zone[domainName(i)] = { MX: [{ exchange: 'mx.bench.test', priority: 10 }] };
-    mailboxes[domainName(i)] = { mode: 'list', users: Array.from({ length: Math.ceil(perDomain / 2) }, (_, j) => `u${j * 2}`) };
+    mailboxes[domainName(i)] = {
+      mode: 'list',
+      users: Array.from({ length: Math.ceil(perDomain / 2) }, (_, j) => `u${j * 2}`),
+    };
   }
   const sites: Sites = {};
   for (let i = 0; i < options.sites; i++) {
@@ -174,12 +185,18 @@ export async function benchEmail(options: EmailBenchOptions = EMAIL_BENCH_DEFAUL
     });
     const config = benchNetwork(ports);
     const network = createNetwork(config);
-    const addresses = Array.from({ length: options.addresses }, (_, k) => `u${Math.floor(k / options.domains)}@${domainName(k % options.domains)}`);
+    const addresses = Array.from(
+      { length: options.addresses },
+      (_, k) => `u${Math.floor(k / options.domains)}@${domainName(k % options.domains)}`,
+    );
     const byDomain = new Map<string, string[]>();
     for (const a of addresses) byDomain.set(a.split('@')[1]!, [...(byDomain.get(a.split('@')[1]!) ?? []), a]);
 
     const validator = async () => {
-      const checker = new EmailChecker(network, { concurrency: config.emailConcurrency, greylistRetryMs: config.greylistRetryMs });
+      const checker = new EmailChecker(network, {
+        concurrency: config.emailConcurrency,
+        greylistRetryMs: config.greylistRetryMs,
+      });
       return checker.checkAll(addresses);
     };
     // B: the checker's sessions, said bare: per domain, batches of 20 with one random address, same limits.
@@ -196,14 +213,19 @@ export async function benchEmail(options: EmailBenchOptions = EMAIL_BENCH_DEFAUL
       return Promise.all(jobs);
     };
     // C: one session per address, the same number at once.
-    const perAddress = () => mapConcurrent(addresses, config.emailConcurrency, (a) => bareSession(ports.smtp, [a, randomMailbox(a.split('@')[1]!)]));
+    const perAddress = () =>
+      mapConcurrent(addresses, config.emailConcurrency, (a) =>
+        bareSession(ports.smtp, [a, randomMailbox(a.split('@')[1]!)]),
+      );
 
     const statuses: Record<string, number> = {};
     for (const check of await validator()) statuses[check.status] = (statuses[check.status] ?? 0) + 1;
     await sameDialogue();
     await perAddress();
     const smtpVariants = { validator, same: sameDialogue, per: perAddress };
-    const ms = await alternate(['validator', 'same', 'per'] as const, options.rounds, (which) => timed(smtpVariants[which]));
+    const ms = await alternate(['validator', 'same', 'per'] as const, options.rounds, (which) =>
+      timed(smtpVariants[which]),
+    );
     const a = throughput('A validator (DNS + guard + SMTP + rules)', options.addresses, ms.validator);
     const b = throughput('B bare loop, same dialogue', options.addresses, ms.same);
     const c = throughput('C bare loop, one session per address', options.addresses, ms.per);
@@ -212,7 +234,9 @@ export async function benchEmail(options: EmailBenchOptions = EMAIL_BENCH_DEFAUL
     const sites = Array.from({ length: options.sites }, (_, i) => siteName(i));
     const crawler = async () => {
       const limiter = new KeyedLimiter(config.crawlConcurrency);
-      const crawls = await Promise.all(sites.map((s) => limiter.run('crawl', () => crawlSite(network.web, s, { userAgent: config.userAgent }))));
+      const crawls = await Promise.all(
+        sites.map((s) => limiter.run('crawl', () => crawlSite(network.web, s, { userAgent: config.userAgent }))),
+      );
       return crawls.reduce((n, c) => n + c.pages.length, 0);
     };
     const urls = sites.flatMap((s) => ['/robots.txt', ...SITE_PAGES].map((p) => `http://${s}:${ports.web}${p}`));
@@ -221,23 +245,39 @@ export async function benchEmail(options: EmailBenchOptions = EMAIL_BENCH_DEFAUL
         const u = new URL(url);
         return new Promise<number>((resolve, reject) => {
           http
-            .get({ host: '127.0.0.1', port: u.port, path: u.pathname, headers: { host: u.hostname }, agent: false }, (res) => {
-              res.resume();
-              res.on('end', () => resolve(res.statusCode ?? 0));
-            })
+            .get(
+              { host: '127.0.0.1', port: u.port, path: u.pathname, headers: { host: u.hostname }, agent: false },
+              (res) => {
+                res.resume();
+                res.on('end', () => resolve(res.statusCode ?? 0));
+              },
+            )
             .on('error', reject);
         });
       });
     const pages = await crawler();
     const pagesPerSite = pages / options.sites;
     await bare();
-    const crawlMs = await alternate(['crawler', 'bare'] as const, options.rounds, (which) => timed(which === 'crawler' ? crawler : bare));
+    const crawlMs = await alternate(['crawler', 'bare'] as const, options.rounds, (which) =>
+      timed(which === 'crawler' ? crawler : bare),
+    );
     const crawled = throughput('crawler (robots, guard, extraction)', pages, crawlMs.crawler);
     const fetched = throughput('bare GET loop, same pages + robots.txt', pages, crawlMs.bare);
     return {
       options,
-      concurrency: { sessions: config.emailConcurrency, perDomain: config.smtpDomainConcurrency, crawl: config.crawlConcurrency },
-      smtp: { validator: a, sameDialogue: b, perAddress: c, vsSameDialogue: round(a.perSec / b.perSec, 2), vsPerAddress: round(a.perSec / c.perSec, 2), statuses },
+      concurrency: {
+        sessions: config.emailConcurrency,
+        perDomain: config.smtpDomainConcurrency,
+        crawl: config.crawlConcurrency,
+      },
+      smtp: {
+        validator: a,
+        sameDialogue: b,
+        perAddress: c,
+        vsSameDialogue: round(a.perSec / b.perSec, 2),
+        vsPerAddress: round(a.perSec / c.perSec, 2),
+        statuses,
+      },
       crawl: { crawler: crawled, bare: fetched, ratio: round(crawled.perSec / fetched.perSec, 2), pagesPerSite },
     };
   } finally {
@@ -256,7 +296,11 @@ export const email: Suite<EmailBenchResult> = {
     const w = [46, 10, 9];
     return [
       `6. Network tools: ${o.addresses} addresses over ${o.domains} local domains, ${o.sites} local sites; medians of ${o.rounds} alternated rounds`,
-      `   SMTP at the default concurrency (${concurrency.sessions} sessions, ${concurrency.perDomain} per domain); statuses: ${Object.entries(smtp.statuses).map(([k, v]) => `${v} ${k}`).join(', ')}`,
+      `   SMTP at the default concurrency (${concurrency.sessions} sessions, ${concurrency.perDomain} per domain); statuses: ${Object.entries(
+        smtp.statuses,
+      )
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ')}`,
       pad(['variant', 'checks/s', 'ms'], w),
       ...[smtp.validator, smtp.sameDialogue, smtp.perAddress].map((t) => pad([t.label, t.perSec, t.ms], w)),
       `   A/B = ${smtp.vsSameDialogue}×   A/C = ${smtp.vsPerAddress}×   (goal A ≥ ${GOAL_CHECKS_PER_SEC}/s: ${verdict(smtp.validator.perSec >= GOAL_CHECKS_PER_SEC)})`,

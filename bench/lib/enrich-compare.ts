@@ -47,7 +47,8 @@ export async function compareEnrichment(
   if (!result.rows) throw new Error('the enrichment answered a preview');
   const reference = await baseline();
   // Same values, and the same fields in the same order (what a caller reads in the JSON).
-  const sameMatches = isDeepStrictEqual(result.rows, reference.rows) && JSON.stringify(result.rows) === JSON.stringify(reference.rows);
+  const sameMatches =
+    isDeepStrictEqual(result.rows, reference.rows) && JSON.stringify(result.rows) === JSON.stringify(reference.rows);
 
   // Bulk calls are short and many, the baseline long and few: each iteration runs one baseline
   // pass beside bulk calls, alternating, until both have their counts.

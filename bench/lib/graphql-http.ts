@@ -7,15 +7,37 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { compareLoad, gatewayTarget, pad, request, round, sleep, verdict, type Gateway, type LoadFigures, type LoadOptions, type LoadTarget } from './harness.ts';
+import {
+  compareLoad,
+  gatewayTarget,
+  pad,
+  request,
+  round,
+  sleep,
+  verdict,
+  type Gateway,
+  type LoadFigures,
+  type LoadOptions,
+  type LoadTarget,
+} from './harness.ts';
 
 /** A finished maps run of `rows` rows (the small catalog's dentists across the country hold more than 150). */
 export async function finishedMapsRun(gw: Gateway, rows: number): Promise<string> {
-  const { json } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: rows });
+  const { json } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', {
+    searchStringsArray: ['dentist'],
+    maxCrawledPlacesPerSearch: rows,
+  });
   for (const deadline = Date.now() + 30_000; ; await sleep(50)) {
-    const { json: view } = await request<{ status: string; statusMessage: string; handled: number }>(gw, 'GET', `/api/v1/scrape/status/${json.runId}`);
+    const { json: view } = await request<{ status: string; statusMessage: string; handled: number }>(
+      gw,
+      'GET',
+      `/api/v1/scrape/status/${json.runId}`,
+    );
     if (view.status === 'SUCCEEDED' && view.handled === rows) return json.runId;
-    if (view.status !== 'RUNNING' && view.status !== 'READY') throw new Error(`run ${json.runId} ended ${view.status} with ${view.handled} of ${rows} rows (${view.statusMessage})`);
+    if (view.status !== 'RUNNING' && view.status !== 'READY')
+      throw new Error(
+        `run ${json.runId} ended ${view.status} with ${view.handled} of ${rows} rows (${view.statusMessage})`,
+      );
     if (Date.now() > deadline) throw new Error(`run ${json.runId} still ${view.status} after 30 s`);
   }
 }
@@ -26,16 +48,23 @@ export interface GraphQLOperation {
 }
 
 /** The load target of an operation: POST /graphql, JSON body, the gateway's key. */
-export const graphqlTarget = (gw: Gateway, operation: GraphQLOperation): LoadTarget => gatewayTarget(gw, 'POST', '/graphql', operation);
+export const graphqlTarget = (gw: Gateway, operation: GraphQLOperation): LoadTarget =>
+  gatewayTarget(gw, 'POST', '/graphql', operation);
 
 /** A target's answer once, as text and parsed; throws on a non-2xx status (and, for GraphQL, on `errors`). */
 export async function answerOf(target: LoadTarget): Promise<{ text: string; json: unknown }> {
-  const response = await fetch(target.url, { method: target.method ?? 'GET', headers: target.headers, body: target.body });
+  const response = await fetch(target.url, {
+    method: target.method ?? 'GET',
+    headers: target.headers,
+    body: target.body,
+  });
   const text = await response.text();
-  if (!response.ok) throw new Error(`${target.method ?? 'GET'} ${target.url} → ${response.status}: ${text.slice(0, 500)}`);
+  if (!response.ok)
+    throw new Error(`${target.method ?? 'GET'} ${target.url} → ${response.status}: ${text.slice(0, 500)}`);
   const json: unknown = JSON.parse(text);
   const errors = (json as { errors?: unknown[] } | null)?.errors;
-  if (Array.isArray(errors) && errors.length > 0) throw new Error(`${target.url}: ${JSON.stringify(errors).slice(0, 1000)}`);
+  if (Array.isArray(errors) && errors.length > 0)
+    throw new Error(`${target.url}: ${JSON.stringify(errors).slice(0, 1000)}`);
   return { text, json };
 }
 
@@ -53,7 +82,9 @@ export async function checkedTargets<A, B>(
   const viaGraphql = same.graphql(g.json);
   const viaRest = same.rest(r.json);
   if (!isDeepStrictEqual(viaGraphql, viaRest)) {
-    throw new Error(`GraphQL and REST disagree:\n  GraphQL ${JSON.stringify(viaGraphql).slice(0, 2000)}\n  REST    ${JSON.stringify(viaRest).slice(0, 2000)}`);
+    throw new Error(
+      `GraphQL and REST disagree:\n  GraphQL ${JSON.stringify(viaGraphql).slice(0, 2000)}\n  REST    ${JSON.stringify(viaRest).slice(0, 2000)}`,
+    );
   }
   return {
     graphql: { ...graphql, expectBody: g.text },
@@ -89,7 +120,9 @@ function profiler(dir: string | undefined, runId: string) {
   const session = new Session();
   session.connect();
   const post = (method: string, params?: object) =>
-    new Promise<unknown>((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+    );
   let running = false;
   let kept = 0;
   return {
@@ -123,7 +156,12 @@ export async function graphqlVersusRest(
     before: async (key) => (key === 'graphql' ? profile?.start() : undefined),
     after: async (key) => (key === 'graphql' ? profile?.stop() : undefined),
   });
-  const side = (key: 'graphql' | 'rest'): SideResult => ({ label: labels[key][0], request: labels[key][1], bytes: bytes[key], ...figures[key] });
+  const side = (key: 'graphql' | 'rest'): SideResult => ({
+    label: labels[key][0],
+    request: labels[key][1],
+    bytes: bytes[key],
+    ...figures[key],
+  });
   return {
     runId,
     options,

@@ -6,7 +6,14 @@
  * download's columns camelCased), and every answer under load is checked byte for byte against the first.
  */
 import { gatewayTarget, type LoadOptions, type Suite } from './harness.ts';
-import { checkedTargets, finishedMapsRun, formatVersus, graphqlTarget, graphqlVersusRest, type GraphQLVersusRest } from './graphql-http.ts';
+import {
+  checkedTargets,
+  finishedMapsRun,
+  formatVersus,
+  graphqlTarget,
+  graphqlVersusRest,
+  type GraphQLVersusRest,
+} from './graphql-http.ts';
 
 const OPTIONS: LoadOptions = { connections: 20, durationSecs: 8, warmupSecs: 2, rounds: 3 };
 const QUICK: LoadOptions = { connections: 20, durationSecs: 2, warmupSecs: 1, rounds: 1 };
@@ -16,8 +23,25 @@ const PAGE = 100;
 
 /** Every field of `MapsResult`, the maps tool's member of the `RunResult` union: the download's columns, camelCased. */
 export const MAPS_RESULT_FIELDS = [
-  'name', 'category', 'address', 'street', 'city', 'state', 'postalCode', 'countryCode', 'phone', 'website', 'emails',
-  'rating', 'reviewCount', 'hours', 'latitude', 'longitude', 'placeId', 'url', 'searchTerm',
+  'name',
+  'category',
+  'address',
+  'street',
+  'city',
+  'state',
+  'postalCode',
+  'countryCode',
+  'phone',
+  'website',
+  'emails',
+  'rating',
+  'reviewCount',
+  'hours',
+  'latitude',
+  'longitude',
+  'placeId',
+  'url',
+  'searchTerm',
 ] as const;
 
 /**
@@ -31,9 +55,12 @@ export const RESULTS_QUERY =
 type Row = Record<string, unknown>;
 
 function fromGraphql(json: unknown): Row[] {
-  const run = (json as { data: { run: { results: { nodes: Row[]; pageInfo: { hasNextPage: boolean } } | null } | null } }).data.run;
+  const run = (
+    json as { data: { run: { results: { nodes: Row[]; pageInfo: { hasNextPage: boolean } } | null } | null } }
+  ).data.run;
   if (!run?.results) throw new Error(`GraphQL: no results: ${JSON.stringify(json).slice(0, 300)}`);
-  if (!run.results.pageInfo.hasNextPage) throw new Error(`GraphQL: the first ${PAGE} of ${RUN_ROWS} rows say there is no next page`);
+  if (!run.results.pageInfo.hasNextPage)
+    throw new Error(`GraphQL: the first ${PAGE} of ${RUN_ROWS} rows say there is no next page`);
   return run.results.nodes;
 }
 
@@ -42,7 +69,9 @@ const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUp
 /** The download's rows with their columns camelCased, as the GraphQL fields are named. */
 function fromRest(json: unknown): Row[] {
   if (!Array.isArray(json)) throw new Error(`REST download: not an array: ${JSON.stringify(json).slice(0, 200)}`);
-  return (json as Row[]).map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [camel(key), value])));
+  return (json as Row[]).map((row) =>
+    Object.fromEntries(Object.entries(row).map(([key, value]) => [camel(key), value])),
+  );
 }
 
 export interface GraphQLResultsResult extends GraphQLVersusRest {
@@ -50,7 +79,8 @@ export interface GraphQLResultsResult extends GraphQLVersusRest {
   schemaNote: string;
 }
 
-const SCHEMA_NOTE = 'rows as Run.results(first: 100): RunResultConnection, nodes of the RunResult union (MapsResult, all 19 fields); checked equal to the download\'s rows, columns camelCased';
+const SCHEMA_NOTE =
+  "rows as Run.results(first: 100): RunResultConnection, nodes of the RunResult union (MapsResult, all 19 fields); checked equal to the download's rows, columns camelCased";
 
 export const graphqlResults: Suite<GraphQLResultsResult> = {
   name: 'graphql-results',
@@ -60,14 +90,18 @@ export const graphqlResults: Suite<GraphQLResultsResult> = {
     const gw = await context.gateway();
     const runId = await finishedMapsRun(gw, RUN_ROWS);
     const route = `/api/downloads/${runId}?format=json&offset=0&limit=${PAGE}`;
-    const { graphql, rest, bytes } = await checkedTargets(graphqlTarget(gw, { query: RESULTS_QUERY, variables: { id: runId } }), gatewayTarget(gw, 'GET', route), {
-      graphql: fromGraphql,
-      rest: (json) => {
-        const rows = fromRest(json);
-        if (rows.length !== PAGE) throw new Error(`REST download: ${rows.length} rows, expected ${PAGE}`);
-        return rows;
+    const { graphql, rest, bytes } = await checkedTargets(
+      graphqlTarget(gw, { query: RESULTS_QUERY, variables: { id: runId } }),
+      gatewayTarget(gw, 'GET', route),
+      {
+        graphql: fromGraphql,
+        rest: (json) => {
+          const rows = fromRest(json);
+          if (rows.length !== PAGE) throw new Error(`REST download: ${rows.length} rows, expected ${PAGE}`);
+          return rows;
+        },
       },
-    });
+    );
     const result = await graphqlVersusRest(
       runId,
       { graphql, rest },
@@ -81,6 +115,11 @@ export const graphqlResults: Suite<GraphQLResultsResult> = {
     );
     return { ...result, rows: PAGE, schemaNote: SCHEMA_NOTE };
   },
-  format: (r) => formatVersus(`10. A page of ${r.rows} result rows over GraphQL HTTP vs the REST download (finished ${RUN_ROWS}-row maps run)`, r, [r.schemaNote]),
+  format: (r) =>
+    formatVersus(
+      `10. A page of ${r.rows} result rows over GraphQL HTTP vs the REST download (finished ${RUN_ROWS}-row maps run)`,
+      r,
+      [r.schemaNote],
+    ),
   goals: (r) => ({ ratio: r.goalRatio, met: r.ratio >= r.goalRatio }),
 };

@@ -5,7 +5,14 @@
  * every answer under load is checked byte for byte against the first.
  */
 import { gatewayTarget, type LoadOptions, type Suite } from './harness.ts';
-import { checkedTargets, finishedMapsRun, formatVersus, graphqlTarget, graphqlVersusRest, type GraphQLVersusRest } from './graphql-http.ts';
+import {
+  checkedTargets,
+  finishedMapsRun,
+  formatVersus,
+  graphqlTarget,
+  graphqlVersusRest,
+  type GraphQLVersusRest,
+} from './graphql-http.ts';
 
 const OPTIONS: LoadOptions = { connections: 20, durationSecs: 8, warmupSecs: 2, rounds: 3 };
 const QUICK: LoadOptions = { connections: 20, durationSecs: 2, warmupSecs: 1, rounds: 1 };
@@ -42,7 +49,14 @@ function fromGraphql(json: unknown): StatusView {
   if (!run) throw new Error('GraphQL: run(id) is null');
   const { id, cost, billedUnits, priceRule, ...rest } = run;
   const { unitPrice, ...rule } = priceRule;
-  return { runId: id, ...rest, status: rest.status.replace('_', '-'), cost: Number(cost), billed_units: billedUnits, price_rule: { ...rule, unit_price: Number(unitPrice) } };
+  return {
+    runId: id,
+    ...rest,
+    status: rest.status.replace('_', '-'),
+    cost: Number(cost),
+    billed_units: billedUnits,
+    price_rule: { ...rule, unit_price: Number(unitPrice) },
+  };
 }
 
 export const graphqlRun: Suite<GraphQLVersusRest> = {
@@ -69,6 +83,7 @@ export const graphqlRun: Suite<GraphQLVersusRest> = {
       GOAL_RATIO,
     );
   },
-  format: (r) => formatVersus('9. A run\'s status over GraphQL HTTP vs the REST status poll (finished 20-row maps run)', r),
+  format: (r) =>
+    formatVersus("9. A run's status over GraphQL HTTP vs the REST status poll (finished 20-row maps run)", r),
   goals: (r) => ({ ratio: r.goalRatio, met: r.ratio >= r.goalRatio }),
 };

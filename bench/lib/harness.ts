@@ -31,7 +31,8 @@ import { createAccount } from '../../src/accounts/accounts.ts';
 // Statistics
 
 /** Nearest-rank percentile of ascending `sorted` values (0 < p ≤ 100). */
-const rank = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+const rank = (sorted: Float64Array, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
 const ascending = (values: readonly number[]) => {
   if (values.length === 0) throw new Error('percentile of no values');
@@ -57,7 +58,11 @@ export interface Spread {
 
 export const spread = (values: readonly number[], digits = 1): Spread => {
   const sorted = ascending(values);
-  return { p50: round(rank(sorted, 50), digits), p90: round(rank(sorted, 90), digits), max: round(sorted.at(-1)!, digits) };
+  return {
+    p50: round(rank(sorted, 50), digits),
+    p90: round(rank(sorted, 90), digits),
+    max: round(sorted.at(-1)!, digits),
+  };
 };
 
 /** Milliseconds. */
@@ -71,7 +76,13 @@ export interface Timing {
 
 export const timing = (values: readonly number[]): Timing => {
   const sorted = ascending(values);
-  return { p50: round(rank(sorted, 50), 2), p95: round(rank(sorted, 95), 2), mean: round(values.reduce((a, b) => a + b, 0) / values.length, 2), max: round(sorted.at(-1)!, 2), n: values.length };
+  return {
+    p50: round(rank(sorted, 50), 2),
+    p95: round(rank(sorted, 95), 2),
+    mean: round(values.reduce((a, b) => a + b, 0) / values.length, 2),
+    max: round(sorted.at(-1)!, 2),
+    n: values.length,
+  };
 };
 
 export interface Quantiles {
@@ -168,7 +179,17 @@ export interface LoadRound {
 /** autocannon in one worker thread; throws on any error, timeout, non-2xx answer or (with `expectBody`) other body. */
 export async function load(target: LoadTarget, connections: number, duration: number): Promise<LoadRound> {
   const { url, method = 'GET', headers = {}, body, expectBody } = target;
-  const result = await autocannon({ url, method, headers, body, connections, duration, pipelining: 1, workers: 1, ...(expectBody === undefined ? {} : { expectBody }) });
+  const result = await autocannon({
+    url,
+    method,
+    headers,
+    body,
+    connections,
+    duration,
+    pipelining: 1,
+    workers: 1,
+    ...(expectBody === undefined ? {} : { expectBody }),
+  });
   const mismatches = result.mismatches ?? 0;
   const failures = result.errors + result.timeouts + result.non2xx + mismatches;
   if (failures > 0 || result['2xx'] === 0) {
@@ -177,7 +198,13 @@ export async function load(target: LoadTarget, connections: number, duration: nu
         `(${JSON.stringify(result.statusCodeStats)}), ${result['2xx']} 2xx`,
     );
   }
-  return { reqPerSec: round(result.requests.average), meanMs: round(result.latency.average, 2), p50Ms: result.latency.p50, p99Ms: result.latency.p99, requests: result['2xx'] };
+  return {
+    reqPerSec: round(result.requests.average),
+    meanMs: round(result.latency.average, 2),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result['2xx'],
+  };
 }
 
 export interface LoadOptions {
@@ -209,7 +236,11 @@ export const loadFigures = <R extends LoadRound>(rounds: R[]): LoadFigures<R> =>
 export async function compareLoad<K extends string, S = never>(
   targets: Record<K, LoadTarget>,
   options: LoadOptions,
-  hooks: { before?: (key: K) => Promise<void>; after?: (key: K) => Promise<S>; log?: (key: K, round: number, r: LoadRound) => void } = {},
+  hooks: {
+    before?: (key: K) => Promise<void>;
+    after?: (key: K) => Promise<S>;
+    log?: (key: K, round: number, r: LoadRound) => void;
+  } = {},
 ): Promise<Record<K, LoadFigures<LoadRound & { state?: S }>>> {
   const keys = Object.keys(targets) as K[];
   const rounds = await alternate(
@@ -217,14 +248,21 @@ export async function compareLoad<K extends string, S = never>(
     options.rounds,
     async (key, i) => {
       await hooks.before?.(key);
-      const result: LoadRound & { state?: S } = await load(targets[key], options.connections, i < 0 ? options.warmupSecs : options.durationSecs);
+      const result: LoadRound & { state?: S } = await load(
+        targets[key],
+        options.connections,
+        i < 0 ? options.warmupSecs : options.durationSecs,
+      );
       if (i >= 0 && hooks.after) result.state = await hooks.after(key);
       if (i >= 0) hooks.log?.(key, i, result);
       return result;
     },
     1,
   );
-  return Object.fromEntries(keys.map((k) => [k, loadFigures(rounds[k])])) as Record<K, LoadFigures<LoadRound & { state?: S }>>;
+  return Object.fromEntries(keys.map((k) => [k, loadFigures(rounds[k])])) as Record<
+    K,
+    LoadFigures<LoadRound & { state?: S }>
+  >;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,7 +289,9 @@ function interrupt(signal: NodeJS.Signals) {
   if (interrupted) return;
   interrupted = true;
   progress(`bench: ${signal}: stopping the embedded Postgres it started`);
-  void Promise.allSettled([...toCloseOnInterrupt].map((close) => close())).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  void Promise.allSettled([...toCloseOnInterrupt].map((close) => close())).finally(() =>
+    process.exit(signal === 'SIGINT' ? 130 : 143),
+  );
 }
 
 /**
@@ -261,7 +301,8 @@ function interrupt(signal: NodeJS.Signals) {
  */
 function closeOnInterrupt(close: () => Promise<void>): () => Promise<void> {
   if (toCloseOnInterrupt.size === 0 && !interrupted) {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) if (!process.listeners(signal).includes(interrupt)) process.on(signal, interrupt);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const)
+      if (!process.listeners(signal).includes(interrupt)) process.on(signal, interrupt);
   }
   toCloseOnInterrupt.add(close);
   return async () => {
@@ -341,7 +382,9 @@ async function procStat(pid: string | number): Promise<string[] | undefined> {
 
 /** CPU seconds of a postmaster and its children (its own, its exited children's, its running children's); USER_HZ = 100. */
 async function serverCpuSeconds(dataDir: string): Promise<number | undefined> {
-  return postmasterCpuSeconds(Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]));
+  return postmasterCpuSeconds(
+    Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]),
+  );
 }
 
 /** The postmaster of the server `sql` reaches, when it runs on this machine: the parent of its backend. */
@@ -375,7 +418,10 @@ const kbField = (text: string, name: string) => Number(new RegExp(`^${name}:\\s+
 /** A process's resident and proportional set sizes in kB (/proc); PSS shares each shared page among the processes mapping it. */
 async function memoryKb(pid: string | number): Promise<{ rss: number; pss: number } | undefined> {
   try {
-    const [status, rollup] = await Promise.all([readFile(`/proc/${pid}/status`, 'utf8'), readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '')]);
+    const [status, rollup] = await Promise.all([
+      readFile(`/proc/${pid}/status`, 'utf8'),
+      readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => ''),
+    ]);
     return { rss: kbField(status, 'VmRSS'), pss: kbField(rollup, 'Pss') };
   } catch {
     return undefined;
@@ -401,7 +447,11 @@ export async function serverMemory(sql: Sql): Promise<ServerMemory | undefined> 
   }
   const sizes = (await Promise.all(pids.map(memoryKb))).filter((m) => m !== undefined);
   const mb = (kb: number) => round(kb / 1024, 1);
-  return { processes: sizes.length, rssMB: mb(sizes.reduce((a, m) => a + m.rss, 0)), pssMB: mb(sizes.reduce((a, m) => a + m.pss, 0)) };
+  return {
+    processes: sizes.length,
+    rssMB: mb(sizes.reduce((a, m) => a + m.rss, 0)),
+    pssMB: mb(sizes.reduce((a, m) => a + m.pss, 0)),
+  };
 }
 
 export interface TableFootprint {
@@ -446,7 +496,8 @@ export async function footprint(sql: Sql): Promise<Footprint> {
 
 /** The footprint as table lines. */
 export function footprintLines(f: Footprint): string[] {
-  const gb = (megabytes: number) => (megabytes >= 1024 ? `${(megabytes / 1024).toFixed(2)} GB` : `${megabytes.toFixed(1)} MB`);
+  const gb = (megabytes: number) =>
+    megabytes >= 1024 ? `${(megabytes / 1024).toFixed(2)} GB` : `${megabytes.toFixed(1)} MB`;
   const w = [24, 12, 11, 11, 11];
   const server = f.server
     ? `Postgres ${f.server.processes} processes: RSS sum ${gb(f.server.rssMB)}, PSS sum ${gb(f.server.pssMB)}`
@@ -459,7 +510,10 @@ export function footprintLines(f: Footprint): string[] {
 }
 
 /** The server's version and the settings a benchmark's figures depend on (`ctype`: the database's locale provider and ctype). */
-export async function serverSettings(sql: Sql, names: string[]): Promise<{ version: string; settings: Record<string, string> }> {
+export async function serverSettings(
+  sql: Sql,
+  names: string[],
+): Promise<{ version: string; settings: Record<string, string> }> {
   const [version] = await sql<{ v: string }[]>`select current_setting('server_version') as v`;
   const rows = await sql<{ name: string; setting: string }[]>`
     select name, current_setting(name) as setting from pg_settings where name = any(${names})
@@ -511,13 +565,19 @@ export interface SeededCatalog {
 }
 
 /** Starts (or joins) the embedded Postgres kept in `dir`, restarting it when `sharedBuffers` differs from its setting. */
-async function startEmbedded(dir: string, database: string, sharedBuffers: string | undefined): Promise<EmbeddedHandle> {
+async function startEmbedded(
+  dir: string,
+  database: string,
+  sharedBuffers: string | undefined,
+): Promise<EmbeddedHandle> {
   let handle = await startEmbeddedPostgres(dir, database);
   if (!sharedBuffers) return handle;
   const admin = postgres(handle.url, { max: 1, onnotice: () => {} });
   let restart = false;
   try {
-    const [row] = await admin<{ same: boolean }[]>`select pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(${sharedBuffers}) as same`;
+    const [row] = await admin<
+      { same: boolean }[]
+    >`select pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(${sharedBuffers}) as same`;
     if (!row!.same) {
       await admin.unsafe(`alter system set shared_buffers = '${sharedBuffers}'`);
       restart = true;
@@ -532,7 +592,12 @@ async function startEmbedded(dir: string, database: string, sharedBuffers: strin
   return handle;
 }
 
-async function openCatalogDatabase(scale: Scale, reuse: boolean, dataDir: string, sharedBuffers: string | undefined): Promise<{ url: string; close(): Promise<void> }> {
+async function openCatalogDatabase(
+  scale: Scale,
+  reuse: boolean,
+  dataDir: string,
+  sharedBuffers: string | undefined,
+): Promise<{ url: string; close(): Promise<void> }> {
   const external = process.env.DATABASE_URL;
   if (external && reuse) {
     const name = `bench_leads_${scale}`;
@@ -572,13 +637,22 @@ export async function peopleAndCompanies(sql: Sql): Promise<{ people: number; co
 }
 
 /** The catalog seeded at `scale` (seeding it when empty), migrated and vacuumed: the `database` and `tools` suites' database. */
-export async function seededCatalog(options: CatalogOptions, log: (line: string) => void = progress): Promise<SeededCatalog> {
+export async function seededCatalog(
+  options: CatalogOptions,
+  log: (line: string) => void = progress,
+): Promise<SeededCatalog> {
   const scale = options.scale ?? 'large';
   const reuse = options.reuse ?? false;
   const sharedBuffers = options.sharedBuffers === undefined ? '1GB' : (options.sharedBuffers ?? undefined);
-  if (sharedBuffers !== undefined && !/^\d+(kB|MB|GB)$/.test(sharedBuffers)) throw new Error(`sharedBuffers: expected a size such as 1GB, got "${sharedBuffers}"`);
+  if (sharedBuffers !== undefined && !/^\d+(kB|MB|GB)$/.test(sharedBuffers))
+    throw new Error(`sharedBuffers: expected a size such as 1GB, got "${sharedBuffers}"`);
   const kind = databaseKind();
-  const db = await openCatalogDatabase(scale, reuse, path.resolve(options.dataDir ?? '.data/bench-database'), sharedBuffers);
+  const db = await openCatalogDatabase(
+    scale,
+    reuse,
+    path.resolve(options.dataDir ?? '.data/bench-database'),
+    sharedBuffers,
+  );
   try {
     await migrateDatabase(db.url);
     const sql = postgres(db.url, { max: 4, onnotice: () => {} });
@@ -588,7 +662,11 @@ export async function seededCatalog(options: CatalogOptions, log: (line: string)
       if (before.people === 0) {
         log(`seeding ${scale} into ${reuse ? 'the kept' : 'a fresh'} ${kind} database (about 2 minutes at large)…`);
         const start = performance.now();
-        await seedCatalog(sql, { scale, onTable: (t) => log(`  ${t.dataset}: ${t.rows.toLocaleString('en-US')} rows in ${(t.ms / 1000).toFixed(1)} s`) });
+        await seedCatalog(sql, {
+          scale,
+          onTable: (t) =>
+            log(`  ${t.dataset}: ${t.rows.toLocaleString('en-US')} rows in ${(t.ms / 1000).toFixed(1)} s`),
+        });
         seedSeconds = round((performance.now() - start) / 1000, 1);
       } else {
         log(`reusing the kept ${kind} database (${before.people.toLocaleString('en-US')} people)`);
@@ -596,7 +674,9 @@ export async function seededCatalog(options: CatalogOptions, log: (line: string)
       const counts = await peopleAndCompanies(sql);
       const want = SCALES[scale];
       if (counts.people < want.people || counts.companies < want.companies) {
-        throw new Error(`the database holds ${counts.people} people and ${counts.companies} companies, fewer than scale ${scale} (${want.people}, ${want.companies}); drop it or run without --reuse`);
+        throw new Error(
+          `the database holds ${counts.people} people and ${counts.companies} companies, fewer than scale ${scale} (${want.people}, ${want.companies}); drop it or run without --reuse`,
+        );
       }
       // What autovacuum would have done on a live catalog: statistics and the visibility map
       // (index-only scans), so the first timed queries do not pay for hint bits either.
@@ -612,7 +692,13 @@ export async function seededCatalog(options: CatalogOptions, log: (line: string)
 }
 
 /** "(embedded Postgres 17.10, node v20, 2 CPUs, seeded in 54 s)" */
-export const catalogHeading = (r: { database: string; postgres: string; node: string; cpus: number; seedSeconds: number | null }) =>
+export const catalogHeading = (r: {
+  database: string;
+  postgres: string;
+  node: string;
+  cpus: number;
+  seedSeconds: number | null;
+}) =>
   `${r.database} Postgres ${r.postgres}, node ${r.node}, ${r.cpus} CPUs${r.seedSeconds === null ? ', kept database' : `, seeded in ${r.seedSeconds} s`}`;
 
 // ---------------------------------------------------------------------------------------------
@@ -656,9 +742,19 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       wsMaxSocketsPerAddress: BENCH_RATE_LIMIT_PER_MINUTE,
       ...options.config,
     });
-    app = await buildApp({ config, databaseUrl: url, logger: createLogger('silent'), worker: options.worker ?? false, workerPollInterval: 1000 });
+    app = await buildApp({
+      config,
+      databaseUrl: url,
+      logger: createLogger('silent'),
+      worker: options.worker ?? false,
+      workerPollInterval: 1000,
+    });
     if (options.seed) await seedCatalog(app.core.sql, { scale: 'small' });
-    const { apiKey, account } = await createAccount(app.core.db, { name: options.account.name, plan: 'scale', creditsMicros: options.account.creditsMicros });
+    const { apiKey, account } = await createAccount(app.core.db, {
+      name: options.account.name,
+      plan: 'scale',
+      creditsMicros: options.account.creditsMicros,
+    });
     const baseUrl = await app.start(port, config.host);
     const started = app;
     return {
@@ -679,10 +775,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 }
 
 /** A JSON request with the gateway's key; throws on a non-2xx answer. */
-export async function request<T = Record<string, unknown>>(gw: Pick<Gateway, 'baseUrl' | 'apiKey'>, method: 'GET' | 'POST', route: string, body?: unknown) {
+export async function request<T = Record<string, unknown>>(
+  gw: Pick<Gateway, 'baseUrl' | 'apiKey'>,
+  method: 'GET' | 'POST',
+  route: string,
+  body?: unknown,
+) {
   const response = await fetch(`${gw.baseUrl}${route}`, {
     method,
-    headers: { authorization: `Bearer ${gw.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${gw.apiKey}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -691,10 +795,18 @@ export async function request<T = Record<string, unknown>>(gw: Pick<Gateway, 'ba
 }
 
 /** A load target with the gateway's key (a JSON body when given). */
-export const gatewayTarget = (gw: Pick<Gateway, 'baseUrl' | 'apiKey'>, method: 'GET' | 'POST', route: string, body?: unknown): LoadTarget => ({
+export const gatewayTarget = (
+  gw: Pick<Gateway, 'baseUrl' | 'apiKey'>,
+  method: 'GET' | 'POST',
+  route: string,
+  body?: unknown,
+): LoadTarget => ({
   url: `${gw.baseUrl}${route}`,
   method,
-  headers: { authorization: `Bearer ${gw.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+  headers: {
+    authorization: `Bearer ${gw.apiKey}`,
+    ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+  },
   body: body === undefined ? undefined : JSON.stringify(body),
 });
 
@@ -747,7 +859,11 @@ export type AnySuite = Suite<any>;
 const RESULTS = new URL('../results/latest.json', import.meta.url);
 
 /** Merges fresh figures into bench/results/latest.json: other suites keep theirs, dated in `measuredAt`; goals are recomputed. */
-async function saveResults(fresh: { suite: AnySuite; result: unknown }[], all: readonly AnySuite[], extra: Record<string, unknown> = {}) {
+async function saveResults(
+  fresh: { suite: AnySuite; result: unknown }[],
+  all: readonly AnySuite[],
+  extra: Record<string, unknown> = {},
+) {
   let previous: Record<string, unknown> = {};
   try {
     previous = JSON.parse(await readFile(RESULTS, 'utf8')) as Record<string, unknown>;
@@ -755,14 +871,21 @@ async function saveResults(fresh: { suite: AnySuite; result: unknown }[], all: r
     previous = {};
   }
   const now = new Date().toISOString();
-  const merged: Record<string, unknown> = { ...previous, ...extra, date: now, node: process.version, cpus: os.cpus().length };
+  const merged: Record<string, unknown> = {
+    ...previous,
+    ...extra,
+    date: now,
+    node: process.version,
+    cpus: os.cpus().length,
+  };
   const measuredAt = { ...(previous.measuredAt as Record<string, string> | undefined) };
   for (const { suite, result } of fresh) {
     merged[suite.key] = result;
     measuredAt[suite.name] = now;
   }
   const goals = { ...(previous.goals as Record<string, unknown> | undefined) };
-  for (const suite of all) if (merged[suite.key] !== undefined && suite.goals) goals[suite.name] = suite.goals(merged[suite.key]);
+  for (const suite of all)
+    if (merged[suite.key] !== undefined && suite.goals) goals[suite.name] = suite.goals(merged[suite.key]);
   await mkdir(new URL('.', RESULTS), { recursive: true });
   await writeFile(RESULTS, `${JSON.stringify({ ...merged, measuredAt, goals }, null, 2)}\n`);
 }
@@ -793,10 +916,16 @@ export async function runSuites(suites: readonly AnySuite[], argv: string[], not
     const value = inline ?? argv[++i];
     if (name === 'only') {
       if (!value) throw new Error(`--only needs a suite name\n${usage}`);
-      picked.push(...value.split(',').map((s) => s.trim()).filter(Boolean));
+      picked.push(
+        ...value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
     } else if (name !== undefined && flagNames.includes(name)) {
       const number = Number((value ?? '').replaceAll('_', ''));
-      if (!Number.isInteger(number) || number <= 0) throw new Error(`--${name} needs a positive whole number\n${usage}`);
+      if (!Number.isInteger(number) || number <= 0)
+        throw new Error(`--${name} needs a positive whole number\n${usage}`);
       counts.set(name, number);
     } else throw new Error(`unknown argument "${arg}"\n${usage}`);
   }
@@ -805,7 +934,12 @@ export async function runSuites(suites: readonly AnySuite[], argv: string[], not
 
   let shared: Promise<Gateway> | undefined;
   const context: SuiteContext = {
-    gateway: () => (shared ??= startGateway({ worker: true, seed: true, account: { name: 'bench', creditsMicros: 1_000_000_000n } })),
+    gateway: () =>
+      (shared ??= startGateway({
+        worker: true,
+        seed: true,
+        account: { name: 'bench', creditsMicros: 1_000_000_000n },
+      })),
     quick,
     count: (flag) => counts.get(flag),
   };
@@ -834,7 +968,12 @@ export function readFlags(usage: string, options: FlagOptions, argv = process.ar
   };
   let values: Record<string, string | boolean | (string | boolean)[] | undefined> = {};
   try {
-    values = parseArgs({ args: argv, options: { json: { type: 'string' }, help: { type: 'boolean', short: 'h' }, ...options }, strict: true, allowPositionals: false }).values;
+    values = parseArgs({
+      args: argv,
+      options: { json: { type: 'string' }, help: { type: 'boolean', short: 'h' }, ...options },
+      strict: true,
+      allowPositionals: false,
+    }).values;
   } catch (err) {
     fail((err as Error).message);
   }
@@ -851,7 +990,14 @@ export function readFlags(usage: string, options: FlagOptions, argv = process.ar
     /** A comma-separated (or repeated) list. */
     list: (flag: string) => {
       const v = values[flag] as string | string[] | undefined;
-      return v === undefined ? undefined : [v].flat().flatMap((s) => s.split(',').map((t) => t.trim()).filter(Boolean));
+      return v === undefined
+        ? undefined
+        : [v].flat().flatMap((s) =>
+            s
+              .split(',')
+              .map((t) => t.trim())
+              .filter(Boolean),
+          );
     },
     /** A positive whole number ("1_000_000" allowed), or undefined when the flag is absent. */
     count(flag: string): number | undefined {
@@ -892,7 +1038,11 @@ export const CATALOG_FLAGS: FlagOptions = {
  * A suite run on its own with options of its own: prints its table, writes `--json`, and unless
  * `save` is false merges its figures into bench/results/latest.json as `npm run bench` would.
  */
-export async function runStandalone<R>(suite: Suite<R>, run: () => Promise<R>, options: { json?: string; save: boolean }) {
+export async function runStandalone<R>(
+  suite: Suite<R>,
+  run: () => Promise<R>,
+  options: { json?: string; save: boolean },
+) {
   try {
     const result = await run();
     console.log(suite.format(result));

@@ -5,7 +5,23 @@
  * worker: status polling of a run, and run starts (ON holds money and queues runs after the 10th).
  */
 import { JOBS } from '../../src/runs/jobs.ts';
-import { BENCH_RATE_LIMIT_PER_MINUTE, compareLoad, gatewayTarget, median, openBenchServer, pad, request, round, startGateway, verdict, type Gateway, type LoadFigures, type LoadOptions, type LoadRound, type Suite } from './harness.ts';
+import {
+  BENCH_RATE_LIMIT_PER_MINUTE,
+  compareLoad,
+  gatewayTarget,
+  median,
+  openBenchServer,
+  pad,
+  request,
+  round,
+  startGateway,
+  verdict,
+  type Gateway,
+  type LoadFigures,
+  type LoadOptions,
+  type LoadRound,
+  type Suite,
+} from './harness.ts';
 
 export interface LimitsOptions extends LoadOptions {
   /** The per-key limit with checks ON: high enough that nothing is refused, so the count still runs. */
@@ -14,7 +30,14 @@ export interface LimitsOptions extends LoadOptions {
   maxSlowerPct: number;
 }
 
-const OPTIONS: LimitsOptions = { connections: 20, durationSecs: 8, warmupSecs: 2, rounds: 4, rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE, maxSlowerPct: 15 };
+const OPTIONS: LimitsOptions = {
+  connections: 20,
+  durationSecs: 8,
+  warmupSecs: 2,
+  rounds: 4,
+  rateLimitPerMinute: BENCH_RATE_LIMIT_PER_MINUTE,
+  maxSlowerPct: 15,
+};
 const START_ROUTE = '/api/v1/scrape/maps';
 const START_BODY = { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 10 };
 
@@ -81,9 +104,13 @@ async function resetRuns(v: Variant) {
 /** One snapshot for all three counts: a start still committing when the round ends is seen whole or not at all. */
 function roundState(v: Variant): Promise<StartRoundState> {
   return v.app.core.sql.begin('isolation level repeatable read read only', async (sql) => {
-    const runs = await sql<{ status: string; n: number }[]>`select status, count(*)::int as n from run group by status order by status`;
+    const runs = await sql<
+      { status: string; n: number }[]
+    >`select status, count(*)::int as n from run group by status order by status`;
     // Runs' jobs only: one per RUNNING run is the promise; other tasks (housekeeping) may sit in the queue too.
-    const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs where task_identifier = ${JOBS.runTool}`;
+    const [jobs] = await sql<
+      { n: number }[]
+    >`select count(*)::int as n from graphile_worker.jobs where task_identifier = ${JOBS.runTool}`;
     const [ledger] = await sql<{ n: number }[]>`select count(*)::int as n from ledger_entry where run_id is not null`;
     return { runs: Object.fromEntries(runs.map((r) => [r.status, r.n])), jobs: jobs!.n, ledgerEntries: ledger!.n };
   });
@@ -91,19 +118,37 @@ function roundState(v: Variant): Promise<StartRoundState> {
 
 /** Checks ON must count the request (RateLimit headers present), OFF must not. */
 function assertChecks(v: Variant, what: string, headers: Headers) {
-  if (headers.has('ratelimit') !== (v.key === 'on')) throw new Error(`[${v.key}] ${what}: RateLimit header ${headers.has('ratelimit') ? 'present' : 'absent'}; the checks are not ${v.key.toUpperCase()}`);
+  if (headers.has('ratelimit') !== (v.key === 'on'))
+    throw new Error(
+      `[${v.key}] ${what}: RateLimit header ${headers.has('ratelimit') ? 'present' : 'absent'}; the checks are not ${v.key.toUpperCase()}`,
+    );
 }
 
-async function compare(variants: Record<VariantKey, Variant>, label: string, target: (v: Variant) => ReturnType<typeof gatewayTarget>, hooks: { before?: (v: Variant) => Promise<void>; after?: (v: Variant) => Promise<StartRoundState> } = {}) {
+async function compare(
+  variants: Record<VariantKey, Variant>,
+  label: string,
+  target: (v: Variant) => ReturnType<typeof gatewayTarget>,
+  hooks: { before?: (v: Variant) => Promise<void>; after?: (v: Variant) => Promise<StartRoundState> } = {},
+) {
   const figures = await compareLoad({ on: target(variants.on), off: target(variants.off) }, OPTIONS, {
     before: hooks.before && ((key) => hooks.before!(variants[key])),
     after: hooks.after && ((key) => hooks.after!(variants[key])),
-    log: (key, i, r) => process.stderr.write(`  limits: ${label} round ${i + 1} ${key.toUpperCase()}: ${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms\n`),
+    log: (key, i, r) =>
+      process.stderr.write(
+        `  limits: ${label} round ${i + 1} ${key.toUpperCase()}: ${r.reqPerSec} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms\n`,
+      ),
   });
   const ratio = figures.on.reqPerSec / figures.off.reqPerSec;
   const slowerPct = round((1 - ratio) * 100);
   const pairedRatio = median(figures.on.rounds.map((r, i) => r.reqPerSec / figures.off.rounds[i]!.reqPerSec));
-  return { ...figures, ratio: round(ratio, 3), slowerPct, pairedRatio: round(pairedRatio, 3), pairedSlowerPct: round((1 - pairedRatio) * 100), met: slowerPct <= OPTIONS.maxSlowerPct };
+  return {
+    ...figures,
+    ratio: round(ratio, 3),
+    slowerPct,
+    pairedRatio: round(pairedRatio, 3),
+    pairedSlowerPct: round((1 - pairedRatio) * 100),
+    met: slowerPct <= OPTIONS.maxSlowerPct,
+  };
 }
 
 export const limits: Suite<LimitsResult> = {
@@ -135,20 +180,29 @@ export const limits: Suite<LimitsResult> = {
       for (const v of started) {
         const start = await request(v, 'POST', START_ROUTE, START_BODY);
         assertChecks(v, 'start', start.headers);
-        if (start.json.status !== 'RUNNING') throw new Error(`[${v.key}] the first run is ${String(start.json.status)}, expected RUNNING`);
+        if (start.json.status !== 'RUNNING')
+          throw new Error(`[${v.key}] the first run is ${String(start.json.status)}, expected RUNNING`);
         pollRuns[v.key] = String(start.json.runId);
         assertChecks(v, 'status', (await request(v, 'GET', `/api/v1/scrape/status/${pollRuns[v.key]}`)).headers);
       }
-      const polling = await compare(variants, 'status', (v) => gatewayTarget(v, 'GET', `/api/v1/scrape/status/${pollRuns[v.key]}`));
-      const starts = await compare(variants, 'start', (v) => gatewayTarget(v, 'POST', START_ROUTE, START_BODY), { before: resetRuns, after: roundState });
+      const polling = await compare(variants, 'status', (v) =>
+        gatewayTarget(v, 'GET', `/api/v1/scrape/status/${pollRuns[v.key]}`),
+      );
+      const starts = await compare(variants, 'start', (v) => gatewayTarget(v, 'POST', START_ROUTE, START_BODY), {
+        before: resetRuns,
+        after: roundState,
+      });
 
       // What the last start round of each variant did: ON holds money and queues after 10 RUNNING.
       for (const v of started) {
         const state = starts[v.key].rounds.at(-1)!.state!;
         const ready = state.runs.READY ?? 0;
-        if (v.key === 'on' && (state.ledgerEntries === 0 || ready === 0)) throw new Error(`[on] start round left ${JSON.stringify(state)}: expected holds and READY (queued) runs`);
+        if (v.key === 'on' && (state.ledgerEntries === 0 || ready === 0))
+          throw new Error(`[on] start round left ${JSON.stringify(state)}: expected holds and READY (queued) runs`);
         if (v.key === 'off' && (state.ledgerEntries !== 0 || ready !== 0 || state.jobs !== state.runs.RUNNING)) {
-          throw new Error(`[off] start round left ${JSON.stringify(state)}: expected only RUNNING runs, one job each, no holds`);
+          throw new Error(
+            `[off] start round left ${JSON.stringify(state)}: expected only RUNNING runs, one job each, no holds`,
+          );
         }
       }
       return {
@@ -179,7 +233,9 @@ export const limits: Suite<LimitsResult> = {
     const state = (key: VariantKey) => {
       const s = r.starts[key].rounds.at(-1)?.state;
       if (!s) return '';
-      return `${Object.entries(s.runs).map(([status, count]) => `${count} ${status}`).join(' + ')}, ${s.jobs} jobs, ${s.ledgerEntries} hold entries`;
+      return `${Object.entries(s.runs)
+        .map(([status, count]) => `${count} ${status}`)
+        .join(' + ')}, ${s.jobs} jobs, ${s.ledgerEntries} hold entries`;
     };
     return [
       `3. Money and limit checks on the request path: ON (enforceLimits, rate limit ${o.rateLimitPerMinute.toExponential(0)}/min, never refusing) vs OFF,`,

@@ -42,7 +42,9 @@ interface Picked {
  * place of its stretch with what the row's kind needs, its keys written the various ways callers write
  * them. Each row also carries a field of the caller's own (crm_id).
  */
-async function placeRows(sql: Sql): Promise<{ places: number; rows: Record<string, string>[]; mix: Record<PlaceRowKind, number> }> {
+async function placeRows(
+  sql: Sql,
+): Promise<{ places: number; rows: Record<string, string>[]; mix: Record<PlaceRowKind, number> }> {
   const picked = await sql<(Picked & { places: number })[]>`
     select distinct on (t.stretch) t.stretch, t.places, t.name, t.city, t.state, t.postal_code, t.phone, t.website
     from (
@@ -121,7 +123,8 @@ interface FoundPlace {
   reviews: { author: string; rating: number; text: string | null; published_at: string }[];
 }
 
-const PLACE = 'b.id, b.name, b.category, b.street, b.city, b.state, b.postal_code, b.country_code, b.phone, b.website, b.emails, b.rating, b.review_count, b.contact_name';
+const PLACE =
+  'b.id, b.name, b.category, b.street, b.city, b.state, b.postal_code, b.country_code, b.phone, b.website, b.emails, b.rating, b.review_count, b.contact_name';
 
 /**
  * The naive baseline: each row on its own, its keys in priority order (the phone, then the name with
@@ -143,7 +146,9 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
       from (select r.id, r.author, r.rating, r.text, r.published_at from local_business_review r
             where r.business_id = b.id order by r.published_at desc, r.id desc limit 3) r
     ) r`;
-  const byPhone = withReviews(`select ${PLACE} from local_business b where right(regexp_replace(b.phone, '\\D', '', 'g'), 10) = $1 order by b.id limit 1`);
+  const byPhone = withReviews(
+    `select ${PLACE} from local_business b where right(regexp_replace(b.phone, '\\D', '', 'g'), 10) = $1 order by b.id limit 1`,
+  );
   // Name with city, name with postal code (a row may give both); $4 the state when given.
   const byName = withReviews(`
     select * from (
@@ -152,7 +157,9 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
       select ${PLACE} from local_business b where ${placeNameKeySql('b.')} = $1 and b.postal_code = $3
     ) b where $4::text is null or lower(b.state) = $4
     order by b.id limit 1`);
-  const byHost = withReviews(`select ${PLACE} from local_business b where ${placeHostSql('b.')} = $1 order by b.id limit 1`);
+  const byHost = withReviews(
+    `select ${PLACE} from local_business b where ${placeHostSql('b.')} = $1 order by b.id limit 1`,
+  );
 
   interface Lookup {
     kind: MatchKind;
@@ -167,15 +174,23 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
     const phone = field(row, 'phone', 'phone_number');
     // Without a country, a US or Canadian number (one +1 numbering plan).
     const parsed = phone ? parsePhoneNumberFromString(phone, country ?? 'US') : undefined;
-    if (parsed?.isPossible()) lookups.push({ kind: 'phone', text: byPhone, values: [parsed.number.replace(/\D/g, '').slice(-10)] });
+    if (parsed?.isPossible())
+      lookups.push({ kind: 'phone', text: byPhone, values: [parsed.number.replace(/\D/g, '').slice(-10)] });
     const name = field(row, 'name', 'business_name');
     const city = field(row, 'city');
     const postal = field(row, 'postal_code', 'zip', 'postcode');
     const state = field(row, 'state');
     if (name && (city || postal)) {
-      const nameKey = name.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+      const nameKey = name
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, ' ')
+        .trim();
       const stateKey = state ? (stateAbbreviation(state) ?? state).toLowerCase() : null;
-      lookups.push({ kind: 'name', text: byName, values: [nameKey, city?.toLowerCase() ?? null, postal ?? null, stateKey] });
+      lookups.push({
+        kind: 'name',
+        text: byName,
+        values: [nameKey, city?.toLowerCase() ?? null, postal ?? null, stateKey],
+      });
     }
     const website = field(row, 'website', 'domain', 'url');
     const host = website && normaliseDomain(website);
@@ -220,8 +235,16 @@ function perRowBaseline(sql: Sql, rows: Record<string, string>[]) {
   };
 }
 
-export async function benchPlacesEnrichment(core: Core, principal: Principal, options: EnrichComparisonOptions): Promise<PlacesEnrichFigures> {
+export async function benchPlacesEnrichment(
+  core: Core,
+  principal: Principal,
+  options: EnrichComparisonOptions,
+): Promise<PlacesEnrichFigures> {
   const { places, rows, mix } = await placeRows(core.sql);
-  const comparison = await compareEnrichment(() => enrichLocalBusinesses(core, principal, { rows }), perRowBaseline(core.sql, rows), options);
+  const comparison = await compareEnrichment(
+    () => enrichLocalBusinesses(core, principal, { rows }),
+    perRowBaseline(core.sql, rows),
+    options,
+  );
   return { ...comparison, places, mix };
 }

@@ -10,7 +10,19 @@ import postgres from 'postgres';
 import type { Run } from '../../db/schema/runs.ts';
 import { restRunView } from '../../src/http/views.ts';
 import { snapshotOf } from '../../src/runs/view.ts';
-import { compareLoad, gatewayTarget, pad, request, round, sleep, verdict, type Gateway, type LoadFigures, type LoadOptions, type Suite } from './harness.ts';
+import {
+  compareLoad,
+  gatewayTarget,
+  pad,
+  request,
+  round,
+  sleep,
+  verdict,
+  type Gateway,
+  type LoadFigures,
+  type LoadOptions,
+  type Suite,
+} from './harness.ts';
 
 const OPTIONS: LoadOptions = { connections: 20, durationSecs: 8, warmupSecs: 2, rounds: 2 };
 const GOAL_RATIO = 0.5;
@@ -31,7 +43,12 @@ export interface PollingResult {
 /** The baseline: a plain node:http server answering `/status/<id>` with one postgres.js query and the REST Run object. */
 async function startBareServer(databaseUrl: string, publicUrl: string, poolSize: number) {
   // int8 columns (the micro-dollar amounts) as BigInt, as drizzle reads them for snapshotOf.
-  const sql = postgres(databaseUrl, { max: poolSize, onnotice: () => {}, transform: postgres.camel, types: { bigint: postgres.BigInt } });
+  const sql = postgres(databaseUrl, {
+    max: poolSize,
+    onnotice: () => {},
+    transform: postgres.camel,
+    types: { bigint: postgres.BigInt },
+  });
   const server = createServer(async (req, res) => {
     try {
       const id = decodeURIComponent((req.url ?? '').replace(/^\/status\//, ''));
@@ -54,11 +71,20 @@ async function startBareServer(databaseUrl: string, publicUrl: string, poolSize:
 
 /** A finished 20-row maps run to poll. */
 async function finishedRun(gw: Gateway): Promise<string> {
-  const { json } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 20 });
+  const { json } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', {
+    searchStringsArray: ['dentist'],
+    locationQuery: 'Denver, CO',
+    maxCrawledPlacesPerSearch: 20,
+  });
   for (const deadline = Date.now() + 30_000; ; await sleep(50)) {
-    const { json: view } = await request<{ status: string; statusMessage: string }>(gw, 'GET', `/api/v1/scrape/status/${json.runId}`);
+    const { json: view } = await request<{ status: string; statusMessage: string }>(
+      gw,
+      'GET',
+      `/api/v1/scrape/status/${json.runId}`,
+    );
     if (view.status === 'SUCCEEDED') return json.runId;
-    if (['FAILED', 'ABORTED', 'TIMED-OUT'].includes(view.status) || Date.now() > deadline) throw new Error(`run ${json.runId} is ${view.status} (${view.statusMessage})`);
+    if (['FAILED', 'ABORTED', 'TIMED-OUT'].includes(view.status) || Date.now() > deadline)
+      throw new Error(`run ${json.runId} is ${view.status} (${view.statusMessage})`);
   }
 }
 
@@ -70,10 +96,14 @@ export const polling: Suite<PollingResult> = {
     const runId = await finishedRun(gw);
     const bare = await startBareServer(gw.databaseUrl, gw.app.core.config.publicUrl, OPTIONS.connections);
     try {
-      const targets = { rest: gatewayTarget(gw, 'GET', `/api/v1/scrape/status/${runId}`), bare: { url: `${bare.url}/status/${runId}` } };
+      const targets = {
+        rest: gatewayTarget(gw, 'GET', `/api/v1/scrape/status/${runId}`),
+        bare: { url: `${bare.url}/status/${runId}` },
+      };
       const viaRest = (await request(gw, 'GET', `/api/v1/scrape/status/${runId}`)).json;
       const viaBare: unknown = await (await fetch(targets.bare.url)).json();
-      if (!isDeepStrictEqual(viaRest, viaBare)) throw new Error(`the two targets disagree: ${JSON.stringify(viaRest)} vs ${JSON.stringify(viaBare)}`);
+      if (!isDeepStrictEqual(viaRest, viaBare))
+        throw new Error(`the two targets disagree: ${JSON.stringify(viaRest)} vs ${JSON.stringify(viaBare)}`);
       const figures = await compareLoad(targets, OPTIONS);
       return {
         runId,

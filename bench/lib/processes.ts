@@ -52,7 +52,20 @@ import { freePort } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog } from '../../db/seed/index.ts';
 import { createAccount } from '../../src/accounts/accounts.ts';
-import { alternate, databaseKind, median, openBenchServer, pad, progress, quantiles, round, sleep, verdict, type DatabaseKind, type Suite } from './harness.ts';
+import {
+  alternate,
+  databaseKind,
+  median,
+  openBenchServer,
+  pad,
+  progress,
+  quantiles,
+  round,
+  sleep,
+  verdict,
+  type DatabaseKind,
+  type Suite,
+} from './harness.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -74,8 +87,29 @@ export interface ProcessesOptions {
   pacedSettleSecs: number;
 }
 
-const FULL: ProcessesOptions = { configs: ['1x1', '2x2', '4x4', '1x4', '4x1', '2(1x1)', '4(1x1)'], clients: 8, places: 20, warmupSecs: 20, measureSecs: 20, idleSecs: 4, rounds: 2, primed: true, pacedSettleSecs: 5 };
-const QUICK: ProcessesOptions = { configs: ['1x1', '2x2', '2(1x1)'], clients: 8, places: 20, warmupSecs: 2, measureSecs: 4, idleSecs: 2, rounds: 1, primed: false, pacedRate: 10, pacedSettleSecs: 1 };
+const FULL: ProcessesOptions = {
+  configs: ['1x1', '2x2', '4x4', '1x4', '4x1', '2(1x1)', '4(1x1)'],
+  clients: 8,
+  places: 20,
+  warmupSecs: 20,
+  measureSecs: 20,
+  idleSecs: 4,
+  rounds: 2,
+  primed: true,
+  pacedSettleSecs: 5,
+};
+const QUICK: ProcessesOptions = {
+  configs: ['1x1', '2x2', '2(1x1)'],
+  clients: 8,
+  places: 20,
+  warmupSecs: 2,
+  measureSecs: 4,
+  idleSecs: 2,
+  rounds: 1,
+  primed: false,
+  pacedRate: 10,
+  pacedSettleSecs: 1,
+};
 /** The paced rate when not given: this share of the priming round's (1 × 1, saturated) runs/s. */
 const PACED_SHARE = 0.5;
 /**
@@ -104,7 +138,11 @@ const KEPT_PACE = 0.97;
 export function parseConfig(config: string): { stacks: number; gateways: number; workers: number } {
   const one = /^(\d+)x(\d+)$/.exec(config);
   const apart = /^(\d+)\((\d+)x(\d+)\)$/.exec(config);
-  const [stacks, gateways, workers] = one ? [1, Number(one[1]), Number(one[2])] : apart ? apart.slice(1).map(Number) : [];
+  const [stacks, gateways, workers] = one
+    ? [1, Number(one[1]), Number(one[2])]
+    : apart
+      ? apart.slice(1).map(Number)
+      : [];
   if (!stacks || !gateways || !workers) throw new Error(`processes: configuration ${config}: expected GxW or S(GxW)`);
   return { stacks, gateways, workers };
 }
@@ -187,7 +225,14 @@ export interface ConfigFigures {
   busyPct: number;
   machineIdlePct: number;
   /** Medians of the rounds' paced windows. */
-  paced: { runsPerSec: number; cpuMsPerRun: CpuPerRun; netMsPerRun: number; machineIdlePct: number; latencyMs: { p50: number; p95: number }; wakeupsPerRun: Wakeups };
+  paced: {
+    runsPerSec: number;
+    cpuMsPerRun: CpuPerRun;
+    netMsPerRun: number;
+    machineIdlePct: number;
+    latencyMs: { p50: number; p95: number };
+    wakeupsPerRun: Wakeups;
+  };
   /** Medians of the windows at the pace ÷ SHARE (1 × 1 only). */
   shared?: ConfigFigures['paced'] & { rate: number };
   rounds: ConfigRound[];
@@ -209,7 +254,13 @@ export interface ProcessesResult {
    * At the pace, each configuration of G × G beside its G stacks of 1 × 1 apart: together ÷ apart, by
    * kind, and lowest ÷ highest of the two totals (the goal's figure). Absent when no configuration apart ran.
    */
-  together?: { config: string; apart: string; ratio: CpuPerRun; flat: number; wakeups: { together: Wakeups; apart: Wakeups } }[];
+  together?: {
+    config: string;
+    apart: string;
+    ratio: CpuPerRun;
+    flat: number;
+    wakeups: { together: Wakeups; apart: Wakeups };
+  }[];
   /** The highest Postgres CPU per run of any configuration, and which. */
   postgresMsPerRun: { ms: number; config: string };
   /** N · 1000 ÷ postgresMsPerRun: an upper bound, CPU only. */
@@ -239,13 +290,18 @@ const clockTicks = (() => {
 async function processTable(): Promise<Map<number, { ppid: number; ticks: number }>> {
   const table = new Map<number, { ppid: number; ticks: number }>();
   await Promise.all(
-    (await readdir('/proc')).filter((e) => /^\d+$/.test(e)).map(async (entry) => {
-      const text = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
-      if (!text) return;
-      // After the command name: ppid [1], utime [11], stime [12], cutime [13], cstime [14].
-      const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      table.set(Number(entry), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
-    }),
+    (await readdir('/proc'))
+      .filter((e) => /^\d+$/.test(e))
+      .map(async (entry) => {
+        const text = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => undefined);
+        if (!text) return;
+        // After the command name: ppid [1], utime [11], stime [12], cutime [13], cstime [14].
+        const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+        table.set(Number(entry), {
+          ppid: Number(f[1]),
+          ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+        });
+      }),
   );
   return table;
 }
@@ -253,7 +309,14 @@ async function processTable(): Promise<Map<number, { ppid: number; ticks: number
 /** Times the threads of a live process were put on a CPU: the third figure of each `/proc/<pid>/task/<tid>/schedstat`. */
 async function timeslices(pid: number): Promise<number> {
   const tids = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
-  const counts = await Promise.all(tids.map((tid) => readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').then((text) => Number(text.trim().split(' ')[2]) || 0, () => 0)));
+  const counts = await Promise.all(
+    tids.map((tid) =>
+      readFile(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').then(
+        (text) => Number(text.trim().split(' ')[2]) || 0,
+        () => 0,
+      ),
+    ),
+  );
   return counts.reduce((a, b) => a + b, 0);
 }
 
@@ -280,7 +343,10 @@ async function treeUsage(roots: number[]): Promise<{ cpuMs: number; slices: Slic
     roots.map(async (root) => {
       const pids = members(root);
       const slices = await Promise.all(pids.map(timeslices));
-      return { cpuMs: (pids.reduce((sum, pid) => sum + (table.get(pid)?.ticks ?? 0), 0) * 1000) / clockTicks, slices: new Map(pids.map((pid, i) => [pid, slices[i]!])) };
+      return {
+        cpuMs: (pids.reduce((sum, pid) => sum + (table.get(pid)?.ticks ?? 0), 0) * 1000) / clockTicks,
+        slices: new Map(pids.map((pid, i) => [pid, slices[i]!])),
+      };
     }),
   );
 }
@@ -387,7 +453,11 @@ class Fleet {
   }
 
   private spawn(name: string, args: string[], env: Record<string, string>): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     this.live.add(child);
     child.once('exit', (code, signal) => {
       this.live.delete(child);
@@ -398,11 +468,25 @@ class Fleet {
 
   /** A gateway without worker over `databaseUrl`, ready when it prints its URL. */
   async gateway(name: string, databaseUrl: string): Promise<Child> {
-    const child = this.spawn(name, ['src/main.ts'], { DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', LEADGATE_INLINE_WORKER: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000', WS_MAX_SOCKETS_PER_KEY: '1000000000', WS_MAX_SOCKETS_PER_ADDRESS: '1000000000' });
+    const child = this.spawn(name, ['src/main.ts'], {
+      DATABASE_URL: databaseUrl,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LEADGATE_INLINE_WORKER: 'false',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '1000000000',
+      WS_MAX_SOCKETS_PER_KEY: '1000000000',
+      WS_MAX_SOCKETS_PER_ADDRESS: '1000000000',
+    });
     let out = '';
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} did not listen within ${START_SECS} s`)), START_SECS * 1000);
-      child.once('exit', (code, signal) => reject(new Error(`${name} exited before listening (${code ?? signal}): ${out}`)));
+      const timer = setTimeout(
+        () => reject(new Error(`${name} did not listen within ${START_SECS} s`)),
+        START_SECS * 1000,
+      );
+      child.once('exit', (code, signal) =>
+        reject(new Error(`${name} exited before listening (${code ?? signal}): ${out}`)),
+      );
       child.stdout!.on('data', (d: Buffer) => {
         out += d.toString();
         const found = /leadgate is listening on (\S+)/.exec(out)?.[1];
@@ -420,14 +504,24 @@ class Fleet {
   /** A standalone worker running `concurrency` jobs at once, ready when its /ready answers 200. */
   async worker(name: string, databaseUrl: string, concurrency: number): Promise<Child> {
     const port = await freePort();
-    const child = this.spawn(name, ['src/cli/index.ts', 'worker'], { DATABASE_URL: databaseUrl, HOST: '127.0.0.1', METRICS_PORT: String(port), WORKER_CONCURRENCY: String(concurrency), LOG_LEVEL: 'warn' });
+    const child = this.spawn(name, ['src/cli/index.ts', 'worker'], {
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      METRICS_PORT: String(port),
+      WORKER_CONCURRENCY: String(concurrency),
+      LOG_LEVEL: 'warn',
+    });
     child.stdout!.resume();
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + START_SECS * 1000;
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited before it was ready (${child.exitCode ?? child.signalCode})`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`${name} exited before it was ready (${child.exitCode ?? child.signalCode})`);
       if (Date.now() > deadline) throw new Error(`${name}: ${url}/ready did not answer 200 within ${START_SECS} s`);
-      const ok = await fetch(`${url}/ready`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${url}/ready`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return { child, url };
       await sleep(100);
     }
@@ -470,13 +564,31 @@ async function call(url: string, init: RequestInit, what: string): Promise<strin
 async function oneRun(next: () => string, apiKey: string, places: number) {
   const auth = { authorization: `Bearer ${apiKey}` };
   const body = JSON.stringify({ searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: places });
-  const started = JSON.parse(await call(`${next()}/api/v1/scrape/maps`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body }, 'POST /api/v1/scrape/maps')) as { runId: string; status: string };
+  const started = JSON.parse(
+    await call(
+      `${next()}/api/v1/scrape/maps`,
+      { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body },
+      'POST /api/v1/scrape/maps',
+    ),
+  ) as { runId: string; status: string };
   let status = started.status;
   while (status !== 'SUCCEEDED') {
     if (TERMINAL.has(status)) throw new Error(`run ${started.runId} ended ${status}`);
-    status = (JSON.parse(await call(`${next()}/api/v1/scrape/status/${started.runId}?waitForFinish=30`, { headers: auth }, `GET status of ${started.runId}`)) as { status: string }).status;
+    status = (
+      JSON.parse(
+        await call(
+          `${next()}/api/v1/scrape/status/${started.runId}?waitForFinish=30`,
+          { headers: auth },
+          `GET status of ${started.runId}`,
+        ),
+      ) as { status: string }
+    ).status;
   }
-  const csv = await call(`${next()}/api/downloads/${started.runId}?format=csv`, { headers: auth }, `GET /api/downloads/${started.runId}`);
+  const csv = await call(
+    `${next()}/api/downloads/${started.runId}?format=csv`,
+    { headers: auth },
+    `GET /api/downloads/${started.runId}`,
+  );
   const rows = (parse(csv, { columns: true }) as unknown[]).length;
   if (rows !== places) throw new Error(`run ${started.runId}: ${rows} rows downloaded, expected ${places}`);
 }
@@ -497,7 +609,13 @@ interface Sample {
 function perRun(from: Sample, to: Sample): CpuPerRun {
   const count = Math.max(1, to.runs - from.runs);
   const per = (k: 'gateway' | 'worker' | 'postgres' | 'client') => round((to[k] - from[k]) / count, 2);
-  const cpu = { gateway: per('gateway'), worker: per('worker'), postgres: per('postgres'), total: 0, client: per('client') };
+  const cpu = {
+    gateway: per('gateway'),
+    worker: per('worker'),
+    postgres: per('postgres'),
+    total: 0,
+    client: per('client'),
+  };
   cpu.total = round(cpu.gateway + cpu.worker + cpu.postgres, 2);
   return cpu;
 }
@@ -507,17 +625,37 @@ function windowFigures(before: Sample, mid: Sample, after: Sample, what: string)
   const runs = after.runs - before.runs;
   if (runs === 0) throw new Error(`${what}: no run completed in the window`);
   const secs = (after.at - before.at) / 1000;
-  const machineIdlePct = round(((after.machine.idle - before.machine.idle) / (after.machine.total - before.machine.total)) * 100);
+  const machineIdlePct = round(
+    ((after.machine.idle - before.machine.idle) / (after.machine.total - before.machine.total)) * 100,
+  );
   const halves: [number, number] = [perRun(before, mid).total, perRun(mid, after).total];
   const slicesPerRun = (k: keyof Wakeups) => round(slicesBetween(before.slices[k], after.slices[k]) / runs, 1);
-  return { runs, secs, runsPerSec: round(runs / secs), cpuMsPerRun: perRun(before, after), machineIdlePct, halves, wakeupsPerRun: { gateway: slicesPerRun('gateway'), worker: slicesPerRun('worker'), postgres: slicesPerRun('postgres') } };
+  return {
+    runs,
+    secs,
+    runsPerSec: round(runs / secs),
+    cpuMsPerRun: perRun(before, after),
+    machineIdlePct,
+    halves,
+    wakeupsPerRun: {
+      gateway: slicesPerRun('gateway'),
+      worker: slicesPerRun('worker'),
+      postgres: slicesPerRun('postgres'),
+    },
+  };
 }
 
 /**
  * Runs started at `rate` a second on a fixed schedule, keys in turn, each end to end on its own
  * (an open loop: a slow run does not hold the next one back); `onDone` gets each run's duration.
  */
-function pacedLoad(rate: number, keys: string[], run: (key: string) => Promise<void>, onDone: (ms: number) => void, onError: (err: Error) => void) {
+function pacedLoad(
+  rate: number,
+  keys: string[],
+  run: (key: string) => Promise<void>,
+  onDone: (ms: number) => void,
+  onError: (err: Error) => void,
+) {
   const t0 = performance.now();
   let started = 0;
   let inFlight = 0;
@@ -530,7 +668,8 @@ function pacedLoad(rate: number, keys: string[], run: (key: string) => Promise<v
       const at = performance.now();
       inFlight++;
       // Ten seconds of runs behind: the configuration does not keep this pace.
-      if (inFlight > rate * 10) return onError(new Error(`${inFlight} runs in flight at ${rate} runs/s: the pace is not kept`));
+      if (inFlight > rate * 10)
+        return onError(new Error(`${inFlight} runs in flight at ${rate} runs/s: the pace is not kept`));
       run(key).then(
         () => {
           inFlight--;
@@ -557,10 +696,21 @@ function pacedLoad(rate: number, keys: string[], run: (key: string) => Promise<v
  * One round of one configuration: its processes started, warmed up, measured saturated, then at the
  * pace `rate` (when given), then idle, and stopped.
  */
-async function measureConfig(fleet: Fleet, databases: Stack[], postmaster: number, options: ProcessesOptions, config: string, rate?: number, sharedRate?: number): Promise<ConfigRound> {
+async function measureConfig(
+  fleet: Fleet,
+  databases: Stack[],
+  postmaster: number,
+  options: ProcessesOptions,
+  config: string,
+  rate?: number,
+  sharedRate?: number,
+): Promise<ConfigRound> {
   const { stacks: s, gateways: g, workers: w } = parseConfig(config);
   // Together: one database, every client. Apart: a database a stack, each with its share of the clients (8 over 4: 2 each).
-  const stacks = s === 1 ? [databases[0]!] : databases.slice(1, 1 + s).map((d, k) => ({ ...d, apiKeys: d.apiKeys.filter((_, i) => i % s === k) }));
+  const stacks =
+    s === 1
+      ? [databases[0]!]
+      : databases.slice(1, 1 + s).map((d, k) => ({ ...d, apiKeys: d.apiKeys.filter((_, i) => i % s === k) }));
   if (stacks.length < s) throw new Error(`processes: ${config}: ${s} databases apart were not made`);
   fleet.arm();
   const started: Child[] = [];
@@ -573,7 +723,9 @@ async function measureConfig(fleet: Fleet, databases: Stack[], postmaster: numbe
         const name = (kind: string, i: number) => `${kind} ${i + 1}${s > 1 ? ` of stack ${k + 1}` : ''}`;
         const [gateways, workers] = await Promise.all([
           Promise.all(Array.from({ length: g }, (_, i) => start(fleet.gateway(name('gateway', i), databaseUrl)))),
-          Promise.all(Array.from({ length: w }, (_, i) => start(fleet.worker(name('worker', i), databaseUrl, options.clients)))),
+          Promise.all(
+            Array.from({ length: w }, (_, i) => start(fleet.worker(name('worker', i), databaseUrl, options.clients))),
+          ),
         ]);
         let turn = 0;
         // Each request to the next gateway of the client's stack.
@@ -582,7 +734,9 @@ async function measureConfig(fleet: Fleet, databases: Stack[], postmaster: numbe
     );
     const gateways = fleets.flatMap((f) => f.gateways);
     const workers = fleets.flatMap((f) => f.workers);
-    progress(`  processes: ${config}: ${gateways.length + workers.length} processes ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    progress(
+      `  processes: ${config}: ${gateways.length + workers.length} processes ready in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     let runs = 0;
     let stop = false;
     const clients = fleets.flatMap(({ apiKeys, next }) =>
@@ -602,11 +756,24 @@ async function measureConfig(fleet: Fleet, databases: Stack[], postmaster: numbe
       const done = runs;
       const client = clientCpuMs();
       const machine = await machineTicks();
-      const [pg, ...rest] = await treeUsage([postmaster, ...gateways.map((c) => c.child.pid!), ...workers.map((c) => c.child.pid!)]);
+      const [pg, ...rest] = await treeUsage([
+        postmaster,
+        ...gateways.map((c) => c.child.pid!),
+        ...workers.map((c) => c.child.pid!),
+      ]);
       const cpu = (xs: { cpuMs: number }[]) => xs.reduce((a, b) => a + b.cpuMs, 0);
       const slices = (xs: { slices: Slices }[]) => new Map(xs.flatMap((x) => [...x.slices]));
       const [gs, ws] = [rest.slice(0, gateways.length), rest.slice(gateways.length)];
-      return { at, machine, runs: done, postgres: pg!.cpuMs, gateway: cpu(gs), worker: cpu(ws), client, slices: { gateway: slices(gs), worker: slices(ws), postgres: pg!.slices } };
+      return {
+        at,
+        machine,
+        runs: done,
+        postgres: pg!.cpuMs,
+        gateway: cpu(gs),
+        worker: cpu(ws),
+        client,
+        slices: { gateway: slices(gs), worker: slices(ws), postgres: pg!.slices },
+      };
     };
     const wait = (secs: number) => Promise.race([sleep(secs * 1000), fleet.failed]);
     /** Samples at the start, the middle and the end of a window of `measureSecs`. */
@@ -627,7 +794,13 @@ async function measureConfig(fleet: Fleet, databases: Stack[], postmaster: numbe
         const ended: { at: number; ms: number }[] = [];
         // Apart, each stack carries its share of the pace with its own clients.
         const loads = fleets.map(({ apiKeys, next }) =>
-          pacedLoad(at / fleets.length, apiKeys, (key) => oneRun(next, key, options.places), (ms) => (runs++, ended.push({ at: performance.now(), ms })), (err) => fleet.reject(err)),
+          pacedLoad(
+            at / fleets.length,
+            apiKeys,
+            (key) => oneRun(next, key, options.places),
+            (ms) => (runs++, ended.push({ at: performance.now(), ms })),
+            (err) => fleet.reject(err),
+          ),
         );
         try {
           await wait(options.pacedSettleSecs);
@@ -651,10 +824,15 @@ async function measureConfig(fleet: Fleet, databases: Stack[], postmaster: numbe
       const idle = { gateway: rate_('gateway'), worker: rate_('worker'), postgres: rate_('postgres') };
       const idlePerSec = idle.gateway + idle.worker + idle.postgres;
       /** The total less what the idle rate would have used in the window. */
-      const net = (w: { cpuMsPerRun: CpuPerRun; secs: number; runs: number }) => round(w.cpuMsPerRun.total - (idlePerSec * w.secs) / w.runs, 2);
+      const net = (w: { cpuMsPerRun: CpuPerRun; secs: number; runs: number }) =>
+        round(w.cpuMsPerRun.total - (idlePerSec * w.secs) / w.runs, 2);
 
       const saturated = windowFigures(before, mid, after, config);
-      const busyPct = round((((saturated.cpuMsPerRun.total + saturated.cpuMsPerRun.client) * saturated.runs) / (saturated.secs * 1000 * os.cpus().length)) * 100);
+      const busyPct = round(
+        (((saturated.cpuMsPerRun.total + saturated.cpuMsPerRun.client) * saturated.runs) /
+          (saturated.secs * 1000 * os.cpus().length)) *
+          100,
+      );
       if (paced) paced = { ...paced, netMsPerRun: net(paced), secs: round(paced.secs, 2) };
       if (shared) shared = { ...shared, netMsPerRun: net(shared), secs: round(shared.secs, 2) };
       return {
@@ -687,7 +865,13 @@ const figures = (config: string, rounds: ConfigRound[]): ConfigFigures => {
     gateways,
     workers,
     runsPerSec: round(median(rounds.map((r) => r.runsPerSec))),
-    cpuMsPerRun: { gateway: med('gateway'), worker: med('worker'), postgres: med('postgres'), total: med('total'), client: med('client') },
+    cpuMsPerRun: {
+      gateway: med('gateway'),
+      worker: med('worker'),
+      postgres: med('postgres'),
+      total: med('total'),
+      client: med('client'),
+    },
     idleMsPerSec: {
       gateway: round(median(rounds.map((r) => r.idleMsPerSec.gateway)), 2),
       worker: round(median(rounds.map((r) => r.idleMsPerSec.worker)), 2),
@@ -697,7 +881,9 @@ const figures = (config: string, rounds: ConfigRound[]): ConfigFigures => {
     busyPct: round(median(rounds.map((r) => r.busyPct))),
     machineIdlePct: round(median(rounds.map((r) => r.machineIdlePct))),
     paced: pacedFigures(rounds.map((r) => r.paced!)),
-    ...(rounds[0]?.shared ? { shared: { rate: rounds[0].shared.rate, ...pacedFigures(rounds.map((r) => r.shared!)) } } : {}),
+    ...(rounds[0]?.shared
+      ? { shared: { rate: rounds[0].shared.rate, ...pacedFigures(rounds.map((r) => r.shared!)) } }
+      : {}),
     rounds,
   };
 };
@@ -706,21 +892,33 @@ const pacedFigures = (rounds: PacedRound[]): ConfigFigures['paced'] => {
   const med = (f: (r: PacedRound) => number, digits = 2) => round(median(rounds.map(f)), digits);
   return {
     runsPerSec: med((r) => r.runsPerSec),
-    cpuMsPerRun: { gateway: med((r) => r.cpuMsPerRun.gateway), worker: med((r) => r.cpuMsPerRun.worker), postgres: med((r) => r.cpuMsPerRun.postgres), total: med((r) => r.cpuMsPerRun.total), client: med((r) => r.cpuMsPerRun.client) },
+    cpuMsPerRun: {
+      gateway: med((r) => r.cpuMsPerRun.gateway),
+      worker: med((r) => r.cpuMsPerRun.worker),
+      postgres: med((r) => r.cpuMsPerRun.postgres),
+      total: med((r) => r.cpuMsPerRun.total),
+      client: med((r) => r.cpuMsPerRun.client),
+    },
     netMsPerRun: med((r) => r.netMsPerRun),
     machineIdlePct: med((r) => r.machineIdlePct, 1),
     latencyMs: { p50: med((r) => r.latencyMs.p50, 1), p95: med((r) => r.latencyMs.p95, 1) },
-    wakeupsPerRun: { gateway: med((r) => r.wakeupsPerRun.gateway, 1), worker: med((r) => r.wakeupsPerRun.worker, 1), postgres: med((r) => r.wakeupsPerRun.postgres, 1) },
+    wakeupsPerRun: {
+      gateway: med((r) => r.wakeupsPerRun.gateway, 1),
+      worker: med((r) => r.wakeupsPerRun.worker, 1),
+      postgres: med((r) => r.wakeupsPerRun.postgres, 1),
+    },
   };
 };
 
-const label = (c: { stacks?: number; gateways: number; workers: number }) => ((c.stacks ?? 1) > 1 ? `${c.stacks} × (${c.gateways} × ${c.workers})` : `${c.gateways} × ${c.workers}`);
+const label = (c: { stacks?: number; gateways: number; workers: number }) =>
+  (c.stacks ?? 1) > 1 ? `${c.stacks} × (${c.gateways} × ${c.workers})` : `${c.gateways} × ${c.workers}`;
 /** The configurations of one database: those the goal and the capacity are read from (not the baselines apart). */
 const onOneDatabase = (configs: ConfigFigures[]) => configs.filter((c) => (c.stacks ?? 1) === 1);
 const wakeups = (w: Wakeups | undefined) => (w ? `${w.gateway}/${w.worker}/${w.postgres}` : '');
 
 const cpuLine = (c: CpuPerRun) => `gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} ms`;
-const ratioLine = (c: CpuPerRun) => `gateway ${c.gateway}, worker ${c.worker}, Postgres ${c.postgres}, total ${c.total}`;
+const ratioLine = (c: CpuPerRun) =>
+  `gateway ${c.gateway}, worker ${c.worker}, Postgres ${c.postgres}, total ${c.total}`;
 const divided = (a: CpuPerRun, b: CpuPerRun): CpuPerRun => ({
   gateway: round(a.gateway / b.gateway, 2),
   worker: round(a.worker / b.worker, 2),
@@ -732,11 +930,17 @@ const divided = (a: CpuPerRun, b: CpuPerRun): CpuPerRun => ({
 /** 1 × 1 at the pace ÷ SHARE beside the configuration whose processes each carry that load at the pace. */
 function perProcessLoad(r: ProcessesResult): string[] {
   const one = r.configs.find((c) => c.config === '1x1')?.shared;
-  const many = r.configs.find((c) => c.config === `${SHARE}x${SHARE}`) ?? onOneDatabase(r.configs).find((c) => c.gateways === SHARE || c.workers === SHARE);
+  const many =
+    r.configs.find((c) => c.config === `${SHARE}x${SHARE}`) ??
+    onOneDatabase(r.configs).find((c) => c.gateways === SHARE || c.workers === SHARE);
   if (!one) return [];
   return [
     `   1 × 1 at ${one.rate} runs/s (the pace ÷ ${SHARE}, what each process of ${SHARE} × ${SHARE} carries at the pace): ${one.runsPerSec} runs/s, ${cpuLine(one.cpuMsPerRun)} a run (net ${one.netMsPerRun}), wake-ups a run ${wakeups(one.wakeupsPerRun)}`,
-    ...(many ? [`   ${label(many)} at the pace: ${cpuLine(many.paced.cpuMsPerRun)}; ÷ 1 × 1 at ${one.rate} runs/s: ${ratioLine(divided(many.paced.cpuMsPerRun, one.cpuMsPerRun))}`] : []),
+    ...(many
+      ? [
+          `   ${label(many)} at the pace: ${cpuLine(many.paced.cpuMsPerRun)}; ÷ 1 × 1 at ${one.rate} runs/s: ${ratioLine(divided(many.paced.cpuMsPerRun, one.cpuMsPerRun))}`,
+        ]
+      : []),
   ];
 }
 
@@ -752,14 +956,20 @@ function togetherLines(r: ProcessesResult): string[] {
 function machineLine(probe: MachineProbe[] | undefined): string[] {
   const first = probe?.[0];
   if (!probe || !first) return [];
-  const after = probe.slice(1).map((m) => `after ${m.gapMs} ms asleep ${m.cpuUsPerUnit} µs (× ${round(m.cpuUsPerUnit / first.cpuUsPerUnit, 2)})`);
-  return [`   this machine: a fixed unit of JavaScript costs ${first.cpuUsPerUnit} µs of CPU back to back; ${after.join(', ')}`];
+  const after = probe
+    .slice(1)
+    .map((m) => `after ${m.gapMs} ms asleep ${m.cpuUsPerUnit} µs (× ${round(m.cpuUsPerUnit / first.cpuUsPerUnit, 2)})`);
+  return [
+    `   this machine: a fixed unit of JavaScript costs ${first.cpuUsPerUnit} µs of CPU back to back; ${after.join(', ')}`,
+  ];
 }
 
 /** Figures saved before the paced window existed have no `paced`: they meet nothing. */
 /** The goal's CPU figure: the lowest together ÷ apart, undefined when no configuration apart ran. */
-const togetherFlat = (r: ProcessesResult) => (r.together?.length ? Math.min(...r.together.map((t) => t.flat)) : undefined);
-const pacedMet = (r: ProcessesResult) => r.paced !== undefined && r.paced.keptPace >= KEPT_PACE && (togetherFlat(r) ?? r.paced.totalCpu) >= GOAL_FLAT;
+const togetherFlat = (r: ProcessesResult) =>
+  r.together?.length ? Math.min(...r.together.map((t) => t.flat)) : undefined;
+const pacedMet = (r: ProcessesResult) =>
+  r.paced !== undefined && r.paced.keptPace >= KEPT_PACE && (togetherFlat(r) ?? r.paced.totalCpu) >= GOAL_FLAT;
 
 export const processes: Suite<ProcessesResult> = {
   name: 'processes',
@@ -790,16 +1000,28 @@ export const processes: Suite<ProcessesResult> = {
         await migrateDatabase(databaseUrl);
         const { db, sql } = connect(databaseUrl, { max: 2 });
         try {
-          progress(`processes: seeding the small catalog, one account per client${d === 0 ? '' : ` (a database apart, ${d} of ${apart})`}`);
+          progress(
+            `processes: seeding the small catalog, one account per client${d === 0 ? '' : ` (a database apart, ${d} of ${apart})`}`,
+          );
           await seedCatalog(sql, { scale: 'small' });
           const apiKeys: string[] = [];
-          for (let i = 0; i < options.clients; i++) apiKeys.push((await createAccount(db, { name: `bench-processes-${d}-${i + 1}`, plan: 'scale', creditsMicros: 10n ** 13n })).apiKey);
+          for (let i = 0; i < options.clients; i++)
+            apiKeys.push(
+              (
+                await createAccount(db, {
+                  name: `bench-processes-${d}-${i + 1}`,
+                  plan: 'scale',
+                  creditsMicros: 10n ** 13n,
+                })
+              ).apiKey,
+            );
           databases.push({ databaseUrl, apiKeys });
           await sql`vacuum analyze`;
           await sql`checkpoint`.catch(() => {});
           const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
           const stat = await readFile(`/proc/${row!.pid}/stat`, 'utf8').catch(() => undefined);
-          if (!stat) throw new Error('processes: the Postgres server must run on this machine (its CPU is read from /proc)');
+          if (!stat)
+            throw new Error('processes: the Postgres server must run on this machine (its CPU is read from /proc)');
           postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
         } finally {
           await sql.end();
@@ -816,12 +1038,25 @@ export const processes: Suite<ProcessesResult> = {
       }
       const rate = options.pacedRate ?? 10;
       const kept = await alternate(options.configs, options.rounds, async (config, i) => {
-        const r = await measureConfig(fleet, databases, postmaster, options, config, rate, config === '1x1' ? round(rate / SHARE, 2) : undefined);
+        const r = await measureConfig(
+          fleet,
+          databases,
+          postmaster,
+          options,
+          config,
+          rate,
+          config === '1x1' ? round(rate / SHARE, 2) : undefined,
+        );
         const c = r.cpuMsPerRun;
         const p = r.paced!;
         progress(
           `  processes: round ${i + 1} ${config}: ${r.runsPerSec} runs/s, CPU ms per run gateway ${c.gateway} + worker ${c.worker} + Postgres ${c.postgres} = ${c.total} (halves ${r.halves.join(' / ')}; net of idle ${r.netMsPerRun}; clients ${c.client}), idle ms/s ${r.idleMsPerSec.gateway} + ${r.idleMsPerSec.worker} + ${r.idleMsPerSec.postgres}, busy ${r.busyPct} %, machine idle ${r.machineIdlePct} %; ` +
-            [p, ...(r.shared ? [r.shared] : [])].map((x) => `at ${x.rate} runs/s: ${x.runsPerSec} runs/s, ${x.cpuMsPerRun.gateway} + ${x.cpuMsPerRun.worker} + ${x.cpuMsPerRun.postgres} = ${x.cpuMsPerRun.total} ms (halves ${x.halves.join(' / ')}; net ${x.netMsPerRun}), wake-ups a run ${wakeups(x.wakeupsPerRun)}, run p50 ${x.latencyMs.p50} ms p95 ${x.latencyMs.p95} ms, machine idle ${x.machineIdlePct} %; `).join('') +
+            [p, ...(r.shared ? [r.shared] : [])]
+              .map(
+                (x) =>
+                  `at ${x.rate} runs/s: ${x.runsPerSec} runs/s, ${x.cpuMsPerRun.gateway} + ${x.cpuMsPerRun.worker} + ${x.cpuMsPerRun.postgres} = ${x.cpuMsPerRun.total} ms (halves ${x.halves.join(' / ')}; net ${x.netMsPerRun}), wake-ups a run ${wakeups(x.wakeupsPerRun)}, run p50 ${x.latencyMs.p50} ms p95 ${x.latencyMs.p95} ms, machine idle ${x.machineIdlePct} %; `,
+              )
+              .join('') +
             `load ${os.loadavg()[0]!.toFixed(2)}`,
         );
         return r;
@@ -832,10 +1067,21 @@ export const processes: Suite<ProcessesResult> = {
       const one = onOneDatabase(configs);
       const worst = one.reduce((a, b) => (b.cpuMsPerRun.postgres > a.cpuMsPerRun.postgres ? b : a));
       const pairs = one.flatMap((c) => {
-        const apart = c.gateways > 1 && c.gateways === c.workers ? configs.find((a) => a.stacks === c.gateways && a.gateways === 1 && a.workers === 1) : undefined;
+        const apart =
+          c.gateways > 1 && c.gateways === c.workers
+            ? configs.find((a) => a.stacks === c.gateways && a.gateways === 1 && a.workers === 1)
+            : undefined;
         if (!apart) return [];
         const [t, a] = [c.paced.cpuMsPerRun, apart.paced.cpuMsPerRun];
-        return [{ config: c.config, apart: apart.config, ratio: divided(t, a), flat: ratio([t.total, a.total]), wakeups: { together: c.paced.wakeupsPerRun, apart: apart.paced.wakeupsPerRun } }];
+        return [
+          {
+            config: c.config,
+            apart: apart.config,
+            ratio: divided(t, a),
+            flat: ratio([t.total, a.total]),
+            wakeups: { together: c.paced.wakeupsPerRun, apart: apart.paced.wakeupsPerRun },
+          },
+        ];
       });
       return {
         date: new Date().toISOString(),
@@ -845,7 +1091,11 @@ export const processes: Suite<ProcessesResult> = {
         loadAverage: { before: loadBefore, after: os.loadavg().map((x) => round(x, 2)) },
         options,
         configs,
-        flatness: { runsPerSec: ratio(one.map((c) => c.runsPerSec)), totalCpu: ratio(one.map((c) => c.cpuMsPerRun.total)), netCpu: ratio(one.map((c) => c.netMsPerRun)) },
+        flatness: {
+          runsPerSec: ratio(one.map((c) => c.runsPerSec)),
+          totalCpu: ratio(one.map((c) => c.cpuMsPerRun.total)),
+          netCpu: ratio(one.map((c) => c.netMsPerRun)),
+        },
         paced: {
           rate,
           totalCpu: ratio(one.map((c) => c.paced.cpuMsPerRun.total)),
@@ -854,7 +1104,10 @@ export const processes: Suite<ProcessesResult> = {
         },
         ...(pairs.length > 0 ? { together: pairs } : {}),
         postgresMsPerRun: { ms: worst.cpuMsPerRun.postgres, config: worst.config },
-        capacity: CORES.map((cores) => ({ cores, runsPerSec: Math.floor((cores * 1000) / worst.cpuMsPerRun.postgres) })),
+        capacity: CORES.map((cores) => ({
+          cores,
+          runsPerSec: Math.floor((cores * 1000) / worst.cpuMsPerRun.postgres),
+        })),
         machine,
       };
     } finally {
@@ -865,27 +1118,94 @@ export const processes: Suite<ProcessesResult> = {
   format(r) {
     const o = r.options;
     const w = [14, 8, 9, 8, 10, 8, 8, 9, 7, 16];
-    const rounds = (c: ConfigFigures) => c.rounds.map((x) => `${x.runsPerSec} runs/s ${x.cpuMsPerRun.total} ms (halves ${x.halves.join(' / ')}; net ${x.netMsPerRun}, machine idle ${x.machineIdlePct} %)`).join(', ');
+    const rounds = (c: ConfigFigures) =>
+      c.rounds
+        .map(
+          (x) =>
+            `${x.runsPerSec} runs/s ${x.cpuMsPerRun.total} ms (halves ${x.halves.join(' / ')}; net ${x.netMsPerRun}, machine idle ${x.machineIdlePct} %)`,
+        )
+        .join(', ');
     const worst = r.configs.find((c) => c.config === r.postgresMsPerRun.config)!;
     return [
       `14. Runs end to end over gateway and worker processes on one ${r.database} Postgres: ${o.clients} clients doing ${o.places}-place maps runs back to back`,
       `   (start, status with waitForFinish, CSV download; each request to the next gateway), ${o.rounds} × ${o.measureSecs} s per configuration${o.primed ? ' (after a priming round)' : ''} after ${o.warmupSecs} s`,
       `   of warm-up, fresh processes each round, rotating order; CPU from /proc (CLK_TCK ${r.clockTicks}), ms per completed run; load ${r.loadAverage.before[0]} → ${r.loadAverage.after[0]}`,
       `   CPU ms per run: gateways, workers, Postgres, their total, the total less the idle rate (net), the clients; idle: CPU ms/s with no run going`,
-      pad(['gw × workers', 'runs/s', 'gateway', 'worker', 'Postgres', 'total', 'net', 'clients', 'busy %', 'idle gw/wk/pg'], w),
+      pad(
+        [
+          'gw × workers',
+          'runs/s',
+          'gateway',
+          'worker',
+          'Postgres',
+          'total',
+          'net',
+          'clients',
+          'busy %',
+          'idle gw/wk/pg',
+        ],
+        w,
+      ),
       ...r.configs.map((c) =>
-        pad([label(c), c.runsPerSec, c.cpuMsPerRun.gateway, c.cpuMsPerRun.worker, c.cpuMsPerRun.postgres, c.cpuMsPerRun.total, c.netMsPerRun, c.cpuMsPerRun.client, c.busyPct, `${c.idleMsPerSec.gateway}/${c.idleMsPerSec.worker}/${c.idleMsPerSec.postgres}`], w),
+        pad(
+          [
+            label(c),
+            c.runsPerSec,
+            c.cpuMsPerRun.gateway,
+            c.cpuMsPerRun.worker,
+            c.cpuMsPerRun.postgres,
+            c.cpuMsPerRun.total,
+            c.netMsPerRun,
+            c.cpuMsPerRun.client,
+            c.busyPct,
+            `${c.idleMsPerSec.gateway}/${c.idleMsPerSec.worker}/${c.idleMsPerSec.postgres}`,
+          ],
+          w,
+        ),
       ),
       ...r.configs.map((c) => `   rounds ${label(c)}: ${rounds(c)}`),
       `   saturated, lowest ÷ highest: runs/s ${r.flatness.runsPerSec.toFixed(3)}, total CPU per run ${r.flatness.totalCpu.toFixed(3)}, net ${r.flatness.netCpu.toFixed(3)}   (${r.cpus} CPUs shared by up to ${Math.max(...r.configs.map((c) => c.gateways + c.workers)) + 2} processes: see the pace below)`,
       `   The same processes at a pace of ${r.paced.rate} runs started a second (an open loop, ${o.pacedSettleSecs} s to settle, ${o.measureSecs} s measured); run: start to download, ms;`,
       `   wake-ups: the times the gateways', workers' and Postgres' threads were put on a CPU, per run`,
-      pad(['gw × workers', 'runs/s', 'gateway', 'worker', 'Postgres', 'total', 'net', 'run p50', 'run p95', 'machine idle %', 'wake-ups gw/wk/pg'], [14, 8, 9, 8, 10, 8, 8, 9, 9, 16, 18]),
+      pad(
+        [
+          'gw × workers',
+          'runs/s',
+          'gateway',
+          'worker',
+          'Postgres',
+          'total',
+          'net',
+          'run p50',
+          'run p95',
+          'machine idle %',
+          'wake-ups gw/wk/pg',
+        ],
+        [14, 8, 9, 8, 10, 8, 8, 9, 9, 16, 18],
+      ),
       ...r.configs.map((c) => {
         const p = c.paced;
-        return pad([label(c), p.runsPerSec, p.cpuMsPerRun.gateway, p.cpuMsPerRun.worker, p.cpuMsPerRun.postgres, p.cpuMsPerRun.total, p.netMsPerRun, p.latencyMs.p50, p.latencyMs.p95, p.machineIdlePct, wakeups(p.wakeupsPerRun)], [14, 8, 9, 8, 10, 8, 8, 9, 9, 16, 18]);
+        return pad(
+          [
+            label(c),
+            p.runsPerSec,
+            p.cpuMsPerRun.gateway,
+            p.cpuMsPerRun.worker,
+            p.cpuMsPerRun.postgres,
+            p.cpuMsPerRun.total,
+            p.netMsPerRun,
+            p.latencyMs.p50,
+            p.latencyMs.p95,
+            p.machineIdlePct,
+            wakeups(p.wakeupsPerRun),
+          ],
+          [14, 8, 9, 8, 10, 8, 8, 9, 9, 16, 18],
+        );
       }),
-      ...r.configs.map((c) => `   rounds ${label(c)} at the pace: ${c.rounds.map((x) => `${x.paced!.runsPerSec} runs/s ${x.paced!.cpuMsPerRun.total} ms (halves ${x.paced!.halves.join(' / ')}; net ${x.paced!.netMsPerRun})`).join(', ')}`),
+      ...r.configs.map(
+        (c) =>
+          `   rounds ${label(c)} at the pace: ${c.rounds.map((x) => `${x.paced!.runsPerSec} runs/s ${x.paced!.cpuMsPerRun.total} ms (halves ${x.paced!.halves.join(' / ')}; net ${x.paced!.netMsPerRun})`).join(', ')}`,
+      ),
       ...perProcessLoad(r),
       ...togetherLines(r),
       `   at the pace, lowest ÷ highest of the configurations on one database: total CPU per run ${r.paced.totalCpu.toFixed(3)}, net ${r.paced.netCpu.toFixed(3)}; lowest runs/s ÷ the pace ${r.paced.keptPace.toFixed(3)}`,
@@ -895,5 +1215,11 @@ export const processes: Suite<ProcessesResult> = {
       `   ${r.capacity.map((c) => `${c.cores} cores ${c.runsPerSec.toLocaleString('en-US')}`).join(', ')}`,
     ].join('\n');
   },
-  goals: (r) => ({ minRatio: GOAL_FLAT, together: togetherFlat(r), pacedTotalCpu: r.paced?.totalCpu, keptPace: r.paced?.keptPace, met: pacedMet(r) }),
+  goals: (r) => ({
+    minRatio: GOAL_FLAT,
+    together: togetherFlat(r),
+    pacedTotalCpu: r.paced?.totalCpu,
+    keptPace: r.paced?.keptPace,
+    met: pacedMet(r),
+  }),
 };

@@ -53,7 +53,12 @@ function connect(gw: Gateway): Promise<Client> {
 }
 
 /** One run, timed from just before the start request to its first progress event and to SUCCEEDED. */
-async function timeRun(gw: Gateway, client: Client, input: Record<string, unknown>, rows: number): Promise<ProgressSample> {
+async function timeRun(
+  gw: Gateway,
+  client: Client,
+  input: Record<string, unknown>,
+  rows: number,
+): Promise<ProgressSample> {
   const t0 = performance.now();
   const { json } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', input);
   const runId = json.runId;
@@ -69,25 +74,37 @@ async function timeRun(gw: Gateway, client: Client, input: Record<string, unknow
       reject(err instanceof Error ? err : new Error(JSON.stringify(err)));
     };
     const timer = setTimeout(() => fail(new Error(`run ${runId}: no SUCCEEDED event within 30 s`)), 30_000);
-    const unsubscribe = client.subscribe<{ runProgress: { status: string; handled: number } }>({ query: QUERY, variables: { id: runId } }, {
-      next: ({ data, errors }) => {
-        if (errors?.length || !data) return fail(new Error(`run ${runId}: ${JSON.stringify(errors)}`));
-        const now = performance.now() - t0;
-        last = data.runProgress;
-        events++;
-        if (last.handled > 0) firstProgressMs ??= now;
-        if (last.status === 'SUCCEEDED') succeededMs ??= now;
+    const unsubscribe = client.subscribe<{ runProgress: { status: string; handled: number } }>(
+      { query: QUERY, variables: { id: runId } },
+      {
+        next: ({ data, errors }) => {
+          if (errors?.length || !data) return fail(new Error(`run ${runId}: ${JSON.stringify(errors)}`));
+          const now = performance.now() - t0;
+          last = data.runProgress;
+          events++;
+          if (last.handled > 0) firstProgressMs ??= now;
+          if (last.status === 'SUCCEEDED') succeededMs ??= now;
+        },
+        error: fail,
+        complete: () => {
+          clearTimeout(timer);
+          if (firstProgressMs === undefined || succeededMs === undefined || last?.handled !== rows) {
+            reject(
+              new Error(
+                `run ${runId} ended as ${JSON.stringify(last)} after ${events} events, expected SUCCEEDED with handled ${rows}`,
+              ),
+            );
+          } else {
+            resolve({
+              startMs: round(startMs, 2),
+              firstProgressMs: round(firstProgressMs, 2),
+              succeededMs: round(succeededMs, 2),
+              events,
+            });
+          }
+        },
       },
-      error: fail,
-      complete: () => {
-        clearTimeout(timer);
-        if (firstProgressMs === undefined || succeededMs === undefined || last?.handled !== rows) {
-          reject(new Error(`run ${runId} ended as ${JSON.stringify(last)} after ${events} events, expected SUCCEEDED with handled ${rows}`));
-        } else {
-          resolve({ startMs: round(startMs, 2), firstProgressMs: round(firstProgressMs, 2), succeededMs: round(succeededMs, 2), events });
-        }
-      },
-    });
+    );
   });
 }
 
@@ -103,7 +120,14 @@ export const progress: Suite<ProgressResult> = {
       const samples: ProgressSample[] = [];
       for (let i = 0; i < OPTIONS.runs; i++) samples.push(await timeRun(gw, client, input, OPTIONS.rows));
       const pick = (key: keyof ProgressSample) => spread(samples.map((x) => x[key]));
-      return { options: OPTIONS, input, startResponse: pick('startMs'), firstProgress: pick('firstProgressMs'), succeeded: pick('succeededMs'), samples };
+      return {
+        options: OPTIONS,
+        input,
+        startResponse: pick('startMs'),
+        firstProgress: pick('firstProgressMs'),
+        succeeded: pick('succeededMs'),
+        samples,
+      };
     } finally {
       await client.dispose();
     }
@@ -120,5 +144,8 @@ export const progress: Suite<ProgressResult> = {
       `   goal p50 first progress < ${GOAL_FIRST_PROGRESS_P50_MS} ms: ${verdict(r.firstProgress.p50 < GOAL_FIRST_PROGRESS_P50_MS)}`,
     ].join('\n');
   },
-  goals: (r) => ({ firstProgressP50Ms: GOAL_FIRST_PROGRESS_P50_MS, met: r.firstProgress.p50 < GOAL_FIRST_PROGRESS_P50_MS }),
+  goals: (r) => ({
+    firstProgressP50Ms: GOAL_FIRST_PROGRESS_P50_MS,
+    met: r.firstProgress.p50 < GOAL_FIRST_PROGRESS_P50_MS,
+  }),
 };

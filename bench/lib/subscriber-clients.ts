@@ -124,7 +124,8 @@ function openGraphql(url: string, apiKey: string, query: string, runId: string):
     on: {
       // The second `next` is the first event (the first is the current state); as sent, since the server stringifies it.
       message: (message) => {
-        if (message.type === 'next' && ++nexts === 2 && messageBytes === 0) messageBytes = Buffer.byteLength(JSON.stringify(message));
+        if (message.type === 'next' && ++nexts === 2 && messageBytes === 0)
+          messageBytes = Buffer.byteLength(JSON.stringify(message));
       },
     },
   });
@@ -140,21 +141,24 @@ function openGraphql(url: string, apiKey: string, query: string, runId: string):
       }
       subscriber.end();
     };
-    client.subscribe<{ runProgress: ProgressView }>({ query, variables: { id: runId } }, {
-      next: ({ data, errors }) => {
-        const at = nowMs();
-        if (errors?.length || !data) return fail(errors ?? 'no data');
-        subscriber.record(data.runProgress, at);
-        const key = `${data.runProgress.id}:${data.runProgress.status}:${data.runProgress.handled}`;
-        if (!payloads.has(key)) payloads.set(key, { data });
-        if (!opened) {
-          opened = true;
-          resolve({ subscriber, close: async () => void (await client.dispose()) });
-        }
+    client.subscribe<{ runProgress: ProgressView }>(
+      { query, variables: { id: runId } },
+      {
+        next: ({ data, errors }) => {
+          const at = nowMs();
+          if (errors?.length || !data) return fail(errors ?? 'no data');
+          subscriber.record(data.runProgress, at);
+          const key = `${data.runProgress.id}:${data.runProgress.status}:${data.runProgress.handled}`;
+          if (!payloads.has(key)) payloads.set(key, { data });
+          if (!opened) {
+            opened = true;
+            resolve({ subscriber, close: async () => void (await client.dispose()) });
+          }
+        },
+        error: fail,
+        complete: () => subscriber.end(),
       },
-      error: fail,
-      complete: () => subscriber.end(),
-    });
+    );
   });
 }
 
@@ -200,7 +204,11 @@ async function open(command: Extract<ClientCommand, { cmd: 'open' }>): Promise<{
   const worker = async () => {
     while (next < command.runIds.length) {
       const runId = command.runIds[next++]!;
-      opened.push(command.mode === 'graphql' ? await openGraphql(command.url, command.apiKey!, command.query!, runId) : await openBare(command.url, runId));
+      opened.push(
+        command.mode === 'graphql'
+          ? await openGraphql(command.url, command.apiKey!, command.query!, runId)
+          : await openBare(command.url, runId),
+      );
     }
   };
   try {
@@ -234,7 +242,9 @@ async function collect(timeoutMs: number, expected: Record<string, string[]>): P
   const loopDelayMaxMs = loopDelay.max / 1e6;
   const receipts: Record<string, number[]> = {};
   const errors: string[] = [];
-  const order = new Map(Object.entries(expected).map(([runId, keys]) => [runId, new Map(keys.map((key, i) => [key, i]))]));
+  const order = new Map(
+    Object.entries(expected).map(([runId, keys]) => [runId, new Map(keys.map((key, i) => [key, i]))]),
+  );
   let complete = 0;
   let ended = 0;
   let outOfOrder = 0;
@@ -301,6 +311,12 @@ async function handle(command: ClientCommand): Promise<ClientReply> {
 process.on('message', (command: ClientCommand) => {
   handle(command)
     .then((reply) => process.send?.(reply))
-    .catch((err: unknown) => process.send?.({ seq: command.seq, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
+    .catch((err: unknown) =>
+      process.send?.({
+        seq: command.seq,
+        ok: false,
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      }),
+    );
 });
 process.on('disconnect', () => process.exit(0));

@@ -20,7 +20,12 @@ import type { LocalBusinessSource, Place } from '../../src/sources/types.ts';
 
 export type EngineCommand =
   | { cmd: 'clock'; seq: number }
-  | { cmd: 'connect'; seq: number; databaseUrl: string; /** Postgres connections: one per run running at once and a few more. */ poolSize: number }
+  | {
+      cmd: 'connect';
+      seq: number;
+      databaseUrl: string /** Postgres connections: one per run running at once and a few more. */;
+      poolSize: number;
+    }
   | { cmd: 'run'; seq: number; runIds: string[]; paceMs: number };
 
 export interface Publication {
@@ -44,7 +49,8 @@ export type EngineReply =
   | { seq: number; ok: false; error: string };
 
 /** Identifies an event the way a client sees it: its run, its status (as the GraphQL enum) and count. */
-export const eventKey = (snapshot: Pick<RunSnapshot, 'id' | 'status' | 'handled'>) => `${snapshot.id}:${snapshot.status.replace('-', '_')}:${snapshot.handled}`;
+export const eventKey = (snapshot: Pick<RunSnapshot, 'id' | 'status' | 'handled'>) =>
+  `${snapshot.id}:${snapshot.status.replace('-', '_')}:${snapshot.handled}`;
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
@@ -66,11 +72,22 @@ const place = (id: number): Place => ({
   emails: [`office@bench-dental-${id}.example.com`],
   rating: 4.6,
   reviewCount: 128,
-  openingHours: ['Monday: 8 AM–5 PM', 'Tuesday: 8 AM–5 PM', 'Wednesday: 8 AM–5 PM', 'Thursday: 8 AM–5 PM', 'Friday: 8 AM–2 PM'],
+  openingHours: [
+    'Monday: 8 AM–5 PM',
+    'Tuesday: 8 AM–5 PM',
+    'Wednesday: 8 AM–5 PM',
+    'Thursday: 8 AM–5 PM',
+    'Friday: 8 AM–2 PM',
+  ],
 });
 
 /** The catalog's map-listing source, except that its search hands out page i at `start + (i + 1) × paceMs`. */
-function pacedSource(catalog: LocalBusinessSource, paceMs: number, start: number, yields: number[]): LocalBusinessSource {
+function pacedSource(
+  catalog: LocalBusinessSource,
+  paceMs: number,
+  start: number,
+  yields: number[],
+): LocalBusinessSource {
   const source: LocalBusinessSource = Object.create(catalog);
   source.searchPlaces = async (query) => {
     const i = yields.length;
@@ -103,14 +120,17 @@ async function run(runIds: string[], paceMs: number) {
   const db: Database = Object.create(base.db);
   db.transaction = (async (callback: Parameters<Database['transaction']>[0], ...rest: unknown[]) => {
     const published: RunSnapshot[] = [];
-    const result = await (base.db.transaction as (...args: unknown[]) => Promise<unknown>)(async (tx: unknown) => {
-      open.set(tx, published);
-      try {
-        return await (callback as (tx: unknown) => Promise<unknown>)(tx);
-      } finally {
-        open.delete(tx);
-      }
-    }, ...rest);
+    const result = await (base.db.transaction as (...args: unknown[]) => Promise<unknown>)(
+      async (tx: unknown) => {
+        open.set(tx, published);
+        try {
+          return await (callback as (tx: unknown) => Promise<unknown>)(tx);
+        } finally {
+          open.delete(tx);
+        }
+      },
+      ...rest,
+    );
     const at = nowMs();
     for (const snapshot of published) publications.push({ runId: snapshot.id, key: eventKey(snapshot), at, snapshot });
     return result;
@@ -120,8 +140,16 @@ async function run(runIds: string[], paceMs: number) {
   await Promise.all(
     runIds.map((runId, k) => {
       yields[runId] = [];
-      const source = pacedSource(base.sources.localBusinesses, paceMs, start + (k * paceMs) / runIds.length, yields[runId]);
-      return executeRun({ config: base.config, logger: base.logger, sources: { ...base.sources, localBusinesses: source }, db, events }, runId);
+      const source = pacedSource(
+        base.sources.localBusinesses,
+        paceMs,
+        start + (k * paceMs) / runIds.length,
+        yields[runId],
+      );
+      return executeRun(
+        { config: base.config, logger: base.logger, sources: { ...base.sources, localBusinesses: source }, db, events },
+        runId,
+      );
     }),
   );
   return { publications, yields };
@@ -132,7 +160,9 @@ async function handle(command: EngineCommand): Promise<EngineReply> {
     case 'clock':
       return { seq: command.seq, ok: true, clock: nowMs() };
     case 'connect':
-      core = await createCore(loopbackConfig(command.databaseUrl, 0), command.databaseUrl, createLogger('silent'), { poolSize: command.poolSize });
+      core = await createCore(loopbackConfig(command.databaseUrl, 0), command.databaseUrl, createLogger('silent'), {
+        poolSize: command.poolSize,
+      });
       return { seq: command.seq, ok: true };
     case 'run':
       return { seq: command.seq, ok: true, ...(await run(command.runIds, command.paceMs)) };
@@ -142,7 +172,13 @@ async function handle(command: EngineCommand): Promise<EngineReply> {
 process.on('message', (command: EngineCommand) => {
   handle(command)
     .then((reply) => process.send?.(reply))
-    .catch((err: unknown) => process.send?.({ seq: command.seq, ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) }));
+    .catch((err: unknown) =>
+      process.send?.({
+        seq: command.seq,
+        ok: false,
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      }),
+    );
 });
 process.on('disconnect', () => {
   void (core?.close() ?? Promise.resolve()).finally(() => process.exit(0));

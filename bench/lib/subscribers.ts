@@ -27,7 +27,23 @@ import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { RunSnapshot } from '../../src/runs/view.ts';
-import { alternate, databaseKind, median, n, pad, quantiles, request, round, sleep, startGateway, verdict, type DatabaseKind, type Gateway, type Quantiles, type Suite } from './harness.ts';
+import {
+  alternate,
+  databaseKind,
+  median,
+  n,
+  pad,
+  quantiles,
+  request,
+  round,
+  sleep,
+  startGateway,
+  verdict,
+  type DatabaseKind,
+  type Gateway,
+  type Quantiles,
+  type Suite,
+} from './harness.ts';
 import type { ClientCommand, ClientReply, Collected, Mode } from './subscriber-clients.ts';
 import { eventKey, type EngineCommand, type EngineReply, type Publication } from './subscriber-engine.ts';
 
@@ -133,7 +149,8 @@ export interface SubscribersResult {
   heapGoalMet: boolean;
 }
 
-const QUERY = 'subscription($id: ID!) { runProgress(id: $id) { id status statusMessage handled requested itemCount cost runTimeSecs } }';
+const QUERY =
+  'subscription($id: ID!) { runProgress(id: $id) { id status statusMessage handled requested itemCount cost runTimeSecs } }';
 const PAGE = 50; // the maps runner's page: one batch, one event
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
@@ -157,7 +174,11 @@ async function settledMemory(gc: () => void) {
   return { heap: mid('heapUsed'), external: mid('external'), rss: mid('rss') };
 }
 
-const perConnection = (before: Awaited<ReturnType<typeof settledMemory>>, after: typeof before, count: number): PerConnection => ({
+const perConnection = (
+  before: Awaited<ReturnType<typeof settledMemory>>,
+  after: typeof before,
+  count: number,
+): PerConnection => ({
   heapKB: round((after.heap - before.heap) / count / 1024, 1),
   externalKB: round((after.external - before.external) / count / 1024, 1),
   rssKB: round((after.rss - before.rss) / count / 1024, 1),
@@ -192,7 +213,9 @@ async function ensureOpenFiles(wanted: number): Promise<{ before: number | null;
   }
   const after = (await openFilesLimits()).soft;
   if (after !== null && after < wanted) {
-    throw new Error(`the open-file limit is ${after}, too low for ${wanted} descriptors, and could not be raised (hard limit ${hard ?? 'unlimited'}): run \`ulimit -n ${wanted}\` (as root, or after raising the hard limit) first, or lower --subscribers`);
+    throw new Error(
+      `the open-file limit is ${after}, too low for ${wanted} descriptors, and could not be raised (hard limit ${hard ?? 'unlimited'}): run \`ulimit -n ${wanted}\` (as root, or after raising the hard limit) first, or lower --subscribers`,
+    );
   }
   return { before: soft, after };
 }
@@ -202,10 +225,16 @@ type Payload<C> = C extends { seq: number } ? Omit<C, 'seq'> : never;
 /** A child process driven by numbered commands over IPC; each answer carries its command's `seq`. */
 class Child<C extends { cmd: string; seq: number }, R extends { seq: number; ok: boolean }> {
   private seq = 0;
-  private waiting = new Map<number, { resolve: (reply: Extract<R, { ok: true }>) => void; reject: (err: Error) => void }>();
+  private waiting = new Map<
+    number,
+    { resolve: (reply: Extract<R, { ok: true }>) => void; reject: (err: Error) => void }
+  >();
   private readonly child: ChildProcess;
 
-  constructor(file: string, private readonly name: string) {
+  constructor(
+    file: string,
+    private readonly name: string,
+  ) {
     this.child = fork(fileURLToPath(new URL(file, import.meta.url)), [], {
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -239,7 +268,8 @@ class Child<C extends { cmd: string; seq: number }, R extends { seq: number; ok:
       const t0 = nowMs();
       const { clock } = (await this.send({ cmd: 'clock' } as Payload<C>)) as { clock?: number };
       const t1 = nowMs();
-      if (clock === undefined || clock < t0 || clock > t1) throw new Error(`${this.name}: clocks disagree: child ${clock}, parent ${t0}…${t1}`);
+      if (clock === undefined || clock < t0 || clock > t1)
+        throw new Error(`${this.name}: clocks disagree: child ${clock}, parent ${t0}…${t1}`);
       if (i > 0) worst = Math.max(worst, t1 - t0); // the first waits for the child to load
     }
     return worst;
@@ -262,7 +292,10 @@ class Clients {
   private readonly children: Child<ClientCommand, ClientReply>[];
 
   constructor(processes: number) {
-    this.children = Array.from({ length: processes }, (_, i) => new Child<ClientCommand, ClientReply>('./subscriber-clients.ts', `subscriber clients ${i + 1}`));
+    this.children = Array.from(
+      { length: processes },
+      (_, i) => new Child<ClientCommand, ClientReply>('./subscriber-clients.ts', `subscriber clients ${i + 1}`),
+    );
   }
 
   async checkClock(): Promise<number> {
@@ -275,7 +308,11 @@ class Clients {
   async open(command: Omit<OpenCommand, 'seq' | 'cmd'>): Promise<{ ms: number }> {
     const t0 = nowMs();
     const p = this.children.length;
-    await Promise.all(this.children.map((child, j) => child.send({ ...command, cmd: 'open', runIds: command.runIds.filter((_, i) => i % p === j) })));
+    await Promise.all(
+      this.children.map((child, j) =>
+        child.send({ ...command, cmd: 'open', runIds: command.runIds.filter((_, i) => i % p === j) }),
+      ),
+    );
     return { ms: nowMs() - t0 };
   }
 
@@ -284,7 +321,9 @@ class Clients {
   }
 
   async collect(timeoutMs: number, expected: Record<string, string[]>): Promise<Collected> {
-    const parts = (await Promise.all(this.children.map((child) => child.send({ cmd: 'collect', timeoutMs, expected })))).map((reply) => reply.collected!);
+    const parts = (
+      await Promise.all(this.children.map((child) => child.send({ cmd: 'collect', timeoutMs, expected })))
+    ).map((reply) => reply.collected!);
     const receipts: Record<string, number[]> = {};
     for (const part of parts) {
       for (const [key, times] of Object.entries(part.receipts)) {
@@ -292,7 +331,8 @@ class Clients {
         for (const t of times) all.push(t);
       }
     }
-    const sum = (key: 'clients' | 'complete' | 'ended' | 'outOfOrder' | 'missing' | 'duplicates' | 'cpuMs') => parts.reduce((total, part) => total + part[key], 0);
+    const sum = (key: 'clients' | 'complete' | 'ended' | 'outOfOrder' | 'missing' | 'duplicates' | 'cpuMs') =>
+      parts.reduce((total, part) => total + part[key], 0);
     return {
       receipts,
       clients: sum('clients'),
@@ -323,15 +363,18 @@ class Clients {
 
 type Env = Gateway;
 
-
 async function startRun(env: Env, events: number): Promise<string> {
-  const { json } = await request<{ runId?: string; status?: string }>(env, 'POST', '/api/v1/scrape/maps', { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: events * PAGE });
+  const { json } = await request<{ runId?: string; status?: string }>(env, 'POST', '/api/v1/scrape/maps', {
+    searchStringsArray: ['dentist'],
+    maxCrawledPlacesPerSearch: events * PAGE,
+  });
   if (!json.runId || json.status !== 'RUNNING') throw new Error(`start: ${JSON.stringify(json)}`);
   return json.runId;
 }
 
 /** Client i follows run i mod K. */
-const clientRuns = (runIds: string[], subscribers: number) => Array.from({ length: subscribers }, (_, i) => runIds[i % runIds.length]!);
+const clientRuns = (runIds: string[], subscribers: number) =>
+  Array.from({ length: subscribers }, (_, i) => runIds[i % runIds.length]!);
 
 /** Each run's event keys in the order they were published. */
 function expectedKeys(publications: Publication[]): Record<string, string[]> {
@@ -400,8 +443,17 @@ function summarise(mode: Mode, m: Measured): RoundResult {
     openSecs: round(m.openSecs, 1),
     memory: m.memory,
     messageBytes: m.collected.messageBytes,
-    server: { elu: round(m.server.elu, 2), cpuMsPerEvent: round(m.server.cpuMs / events, 2), loopDelayMaxMs: round(m.server.loopDelayMaxMs), loopDelayP99Ms: round(m.server.loopDelayP99Ms) },
-    clients: { elu: round(m.collected.elu, 2), cpuMsPerEvent: round(m.collected.cpuMs / events, 2), loopDelayMaxMs: round(m.collected.loopDelayMaxMs) },
+    server: {
+      elu: round(m.server.elu, 2),
+      cpuMsPerEvent: round(m.server.cpuMs / events, 2),
+      loopDelayMaxMs: round(m.server.loopDelayMaxMs),
+      loopDelayP99Ms: round(m.server.loopDelayP99Ms),
+    },
+    clients: {
+      elu: round(m.collected.elu, 2),
+      cpuMsPerEvent: round(m.collected.cpuMs / events, 2),
+      loopDelayMaxMs: round(m.collected.loopDelayMaxMs),
+    },
     errors: m.collected.errors,
   };
 }
@@ -416,7 +468,9 @@ async function startProfile() {
   const session = new Session();
   session.connect();
   const post = (method: string, params?: object) =>
-    new Promise<unknown>((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+    );
   await post('Profiler.enable');
   await post('Profiler.start');
   return {
@@ -437,7 +491,12 @@ function serverMark() {
   return () => {
     const used = process.cpuUsage(cpu);
     delay.disable();
-    return { elu: performance.eventLoopUtilization(elu).utilization, cpuMs: (used.user + used.system) / 1000, loopDelayMaxMs: delay.max / 1e6, loopDelayP99Ms: delay.percentile(99) / 1e6 };
+    return {
+      elu: performance.eventLoopUtilization(elu).utilization,
+      cpuMs: (used.user + used.system) / 1000,
+      loopDelayMaxMs: delay.max / 1e6,
+      loopDelayP99Ms: delay.percentile(99) / 1e6,
+    };
   };
 }
 
@@ -445,14 +504,28 @@ function serverMark() {
 const EVENTS_CHANNEL = 'leadgate_events';
 
 /** K maps runs executed by the engine process at once, their progress followed by `subscribers` graphql-ws clients. */
-async function graphqlRound(env: Env, clients: Clients, engine: Engine, gc: () => void, options: SubscribersOptions, { paceMs, events }: Pace): Promise<Measured> {
+async function graphqlRound(
+  env: Env,
+  clients: Clients,
+  engine: Engine,
+  gc: () => void,
+  options: SubscribersOptions,
+  { paceMs, events }: Pace,
+): Promise<Measured> {
   const { core } = env.app;
   const runIds: string[] = [];
   for (let k = 0; k < options.runs; k++) runIds.push(await startRun(env, events));
   const assigned = clientRuns(runIds, options.subscribers);
   const before = await settledMemory(gc);
   const url = `${env.baseUrl.replace(/^http/, 'ws')}/graphql`;
-  const opened = await clients.open({ mode: 'graphql', url, apiKey: env.apiKey, query: QUERY, runIds: assigned, concurrency: options.concurrency });
+  const opened = await clients.open({
+    mode: 'graphql',
+    url,
+    apiKey: env.apiKey,
+    query: QUERY,
+    runIds: assigned,
+    concurrency: options.concurrency,
+  });
   const memory = perConnection(before, await settledMemory(gc), options.subscribers);
 
   // On the gateway's own LISTEN connection, after the event bus: the NOTIFY has arrived and been
@@ -478,10 +551,20 @@ async function graphqlRound(env: Env, clients: Clients, engine: Engine, gc: () =
   for (const runId of runIds) {
     const mine = publications.filter((p) => p.runId === runId);
     const last = mine.at(-1)?.snapshot;
-    if (last?.status !== 'SUCCEEDED' || last.handled !== events * PAGE) throw new Error(`run ${runId} ended as ${JSON.stringify(last)}`);
+    if (last?.status !== 'SUCCEEDED' || last.handled !== events * PAGE)
+      throw new Error(`run ${runId} ended as ${JSON.stringify(last)}`);
     mine.filter((p) => p.snapshot.status === 'RUNNING').forEach((p, i) => engineTx.push(p.at - yields[runId]![i]!));
   }
-  return { publications, followers: countFollowers(assigned), collected, openSecs: opened.ms / 1000, memory, server, dispatched, engineTx };
+  return {
+    publications,
+    followers: countFollowers(assigned),
+    collected,
+    openSecs: opened.ms / 1000,
+    memory,
+    server,
+    dispatched,
+    engineTx,
+  };
 }
 
 /**
@@ -489,7 +572,13 @@ async function graphqlRound(env: Env, clients: Clients, engine: Engine, gc: () =
  * same schedule (each run's events every paceMs, the runs staggered alike), from a bare `ws` server in
  * this process to `subscribers` bare clients, each on its run's channel.
  */
-async function bareRound(clients: Clients, gc: () => void, options: SubscribersOptions, paceMs: number, latest: Measured): Promise<Measured> {
+async function bareRound(
+  clients: Clients,
+  gc: () => void,
+  options: SubscribersOptions,
+  paceMs: number,
+  latest: Measured,
+): Promise<Measured> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   const channels = new Map<string, Set<WebSocket>>();
@@ -505,7 +594,12 @@ async function bareRound(clients: Clients, gc: () => void, options: SubscribersO
     const assigned = clientRuns(runIds, options.subscribers);
     const before = await settledMemory(gc);
     const { port } = wss.address() as AddressInfo;
-    const opened = await clients.open({ mode: 'bare', url: `ws://127.0.0.1:${port}`, runIds: assigned, concurrency: options.concurrency });
+    const opened = await clients.open({
+      mode: 'bare',
+      url: `ws://127.0.0.1:${port}`,
+      runIds: assigned,
+      concurrency: options.concurrency,
+    });
     if (wss.clients.size !== options.subscribers) throw new Error(`bare server sees ${wss.clients.size} clients`);
     const memory = perConnection(before, await settledMemory(gc), options.subscribers);
     // graphql-ws's own message: {"id":<uuid>,"type":"next","payload":{"data":{"runProgress":{…}}}}
@@ -515,7 +609,13 @@ async function bareRound(clients: Clients, gc: () => void, options: SubscribersO
         .map((p, i) => {
           const payload = latest.collected.payloads[p.key];
           if (payload === undefined) throw new Error(`no graphql-ws payload of event ${p.key} to send`);
-          return { due: (k * paceMs) / runIds.length + (i + 1) * paceMs, runId, key: p.key, snapshot: p.snapshot, text: JSON.stringify({ id: randomUUID(), type: 'next', payload }) };
+          return {
+            due: (k * paceMs) / runIds.length + (i + 1) * paceMs,
+            runId,
+            key: p.key,
+            snapshot: p.snapshot,
+            text: JSON.stringify({ id: randomUUID(), type: 'next', payload }),
+          };
         }),
     );
     schedule.sort((a, b) => a.due - b.due);
@@ -567,7 +667,10 @@ export async function benchSubscribers(options: SubscribersOptions): Promise<Sub
   const limits = await ensureOpenFiles(descriptorsWanted(options.subscribers));
   const gc = gcFunction();
   // The gateway without a worker: the engine process executes the runs.
-  const env = await startGateway({ account: { name: 'bench', creditsMicros: 100_000_000_000n }, config: { maxRunningRuns: Math.max(10, options.runs) } });
+  const env = await startGateway({
+    account: { name: 'bench', creditsMicros: 100_000_000_000n },
+    config: { maxRunningRuns: Math.max(10, options.runs) },
+  });
   const clients = new Clients(options.clientProcesses);
   const engine: Engine = new Child('./subscriber-engine.ts', 'run engine');
   try {
@@ -582,7 +685,10 @@ export async function benchSubscribers(options: SubscribersOptions): Promise<Sub
     const warmPace = { paceMs: options.paces[0]!.paceMs, events: options.warmupEvents };
     const warm = await graphqlRound(env, clients, engine, gc, options, warmPace);
     const warmBare = await bareRound(clients, gc, options, warmPace.paceMs, warm);
-    for (const [mode, m] of [['graphql', warm], ['bare', warmBare]] as const) {
+    for (const [mode, m] of [
+      ['graphql', warm],
+      ['bare', warmBare],
+    ] as const) {
       const r = summarise(mode, m);
       log(
         `warm-up ${mode}: opened in ${r.openSecs} s; ${r.delivered}/${r.expected} delivered, ${r.complete} clients complete; ` +
@@ -597,7 +703,10 @@ export async function benchSubscribers(options: SubscribersOptions): Promise<Sub
       let latest: Measured | undefined;
       await alternate(['graphql', 'bare'] as Mode[], options.rounds, async (mode, r) => {
         // The bare server sends the events of the latest graphql round (the first round starts with graphql).
-        const m = mode === 'graphql' ? await graphqlRound(env, clients, engine, gc, options, pace) : await bareRound(clients, gc, options, pace.paceMs, latest!);
+        const m =
+          mode === 'graphql'
+            ? await graphqlRound(env, clients, engine, gc, options, pace)
+            : await bareRound(clients, gc, options, pace.paceMs, latest!);
         if (mode === 'graphql') latest = m;
         const result = summarise(mode, m);
         rounds[mode].push(result);
@@ -609,8 +718,18 @@ export async function benchSubscribers(options: SubscribersOptions): Promise<Sub
             `heap ${result.memory.heapKB} KB/conn; server ${result.server.cpuMsPerEvent} ms CPU/event, ELU ${result.server.elu}, loop delay p99 ${result.server.loopDelayP99Ms} max ${result.server.loopDelayMaxMs} ms; clients ELU ${result.clients.elu}, loop delay max ${result.clients.loopDelayMaxMs} ms`,
         );
       });
-      const g = variant(`graphql-ws runProgress, ${options.subscribers} subscribers`, rounds.graphql, pooled.graphql, options.subscribers);
-      const b = variant(`bare ws broadcast, ${options.subscribers} clients`, rounds.bare, pooled.bare, options.subscribers);
+      const g = variant(
+        `graphql-ws runProgress, ${options.subscribers} subscribers`,
+        rounds.graphql,
+        pooled.graphql,
+        options.subscribers,
+      );
+      const b = variant(
+        `bare ws broadcast, ${options.subscribers} clients`,
+        rounds.bare,
+        pooled.bare,
+        options.subscribers,
+      );
       paces.push({
         ...pace,
         graphql: g,
@@ -647,7 +766,12 @@ export const DEFAULT_SUBSCRIBERS = 10_000;
  * pace of one event per run every 2 s (10 runs: 5 events and 5,000 messages a second). `paceMs` sets
  * one pace instead, with about 20 s of events.
  */
-export function subscribersOptions(subscribers = DEFAULT_SUBSCRIBERS, runs?: number, quick = false, paceMs?: number): SubscribersOptions {
+export function subscribersOptions(
+  subscribers = DEFAULT_SUBSCRIBERS,
+  runs?: number,
+  quick = false,
+  paceMs?: number,
+): SubscribersOptions {
   const k = runs ?? Math.max(1, Math.round(subscribers / 1000));
   if (k > subscribers) throw new Error(`--runs ${k}: more runs than subscribers (${subscribers})`);
   const small = subscribers <= 2000;
@@ -655,7 +779,10 @@ export function subscribersOptions(subscribers = DEFAULT_SUBSCRIBERS, runs?: num
     paceMs !== undefined
       ? [{ paceMs, events: Math.min(100, Math.max(5, Math.round(20_000 / paceMs))) }]
       : small
-        ? [{ paceMs: 100, events: 100 }, { paceMs: 500, events: 30 }]
+        ? [
+            { paceMs: 100, events: 100 },
+            { paceMs: 500, events: 30 },
+          ]
         : [{ paceMs: 2000, events: 10 }];
   return {
     subscribers,
@@ -677,7 +804,16 @@ function formatSubscribers(result: SubscribersResult): string {
   const row = (label: string, v: VariantResult) => {
     const cpu = median(v.rounds.map((r) => r.server.cpuMsPerEvent));
     const elu = round(median(v.rounds.map((r) => r.server.elu)), 2);
-    return tableRow([label, v.latency.p50, v.latency.p95, v.latency.p99, v.latency.max, `${n(v.delivered)}/${n(v.expected)}`, round(cpu, 1), elu]);
+    return tableRow([
+      label,
+      v.latency.p50,
+      v.latency.p95,
+      v.latency.p99,
+      v.latency.max,
+      `${n(v.delivered)}/${n(v.expected)}`,
+      round(cpu, 1),
+      elu,
+    ]);
   };
   const perRun = Math.round(o.subscribers / o.runs);
   const lines = [
@@ -701,8 +837,13 @@ function formatSubscribers(result: SubscribersResult): string {
       `   connections opened in (s): A ${g.rounds.map((r) => r.openSecs).join(', ')}; B ${p.bare.rounds.map((r) => r.openSecs).join(', ')}`,
     );
   }
-  const odd = result.paces.flatMap((p) => [...p.graphql.rounds, ...p.bare.rounds]).filter((r) => r.duplicates > 0 || r.unexpected > 0 || r.outOfOrder > 0 || r.errors.length > 0);
-  for (const r of odd) lines.push(`   ! ${r.mode} round: ${r.duplicates} duplicates, ${r.unexpected} unexpected messages, ${r.outOfOrder} clients out of order, errors: ${r.errors.join('; ') || 'none'}`);
+  const odd = result.paces
+    .flatMap((p) => [...p.graphql.rounds, ...p.bare.rounds])
+    .filter((r) => r.duplicates > 0 || r.unexpected > 0 || r.outOfOrder > 0 || r.errors.length > 0);
+  for (const r of odd)
+    lines.push(
+      `   ! ${r.mode} round: ${r.duplicates} duplicates, ${r.unexpected} unexpected messages, ${r.outOfOrder} clients out of order, errors: ${r.errors.join('; ') || 'none'}`,
+    );
   const m = result.memory;
   const bytes = result.paces[0]?.graphql.rounds[0]?.messageBytes;
   lines.push(
@@ -717,7 +858,10 @@ export const subscribers: Suite<SubscribersResult> = {
   key: 'subscribers',
   flags: ['subscribers', 'runs', 'pace'],
   quick: true,
-  run: (context) => benchSubscribers(subscribersOptions(context.count('subscribers'), context.count('runs'), context.quick, context.count('pace'))),
+  run: (context) =>
+    benchSubscribers(
+      subscribersOptions(context.count('subscribers'), context.count('runs'), context.quick, context.count('pace')),
+    ),
   format: formatSubscribers,
   goals: (r) => ({
     p95Ms: r.options.goalP95Ms,

@@ -64,7 +64,21 @@ import { planLeadSearch } from '../../src/tools/lead-scraper.ts';
 import { parseCity } from '../../src/tools/rental-hosts.ts';
 import { storeLeadsFilter, storeLeadsInput } from '../../src/tools/store-leads.ts';
 import type { Row } from '../../src/tools/types.ts';
-import { alternate, catalogHeading, measure, median, n, pad, progress, round, seededCatalog, serverSettings, type CatalogOptions, type DatabaseKind, type Suite } from './harness.ts';
+import {
+  alternate,
+  catalogHeading,
+  measure,
+  median,
+  n,
+  pad,
+  progress,
+  round,
+  seededCatalog,
+  serverSettings,
+  type CatalogOptions,
+  type DatabaseKind,
+  type Suite,
+} from './harness.ts';
 import type { Scale } from '../../db/seed/index.ts';
 
 export interface ToolsOptions extends CatalogOptions {
@@ -163,7 +177,10 @@ interface Case extends Measured {
 /** Lists in an input shown by their first entries and length. */
 function summarise(input: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(input).map(([k, v]) => [k, Array.isArray(v) && v.length > 3 ? [...v.slice(0, 2), `… ${v.length} in all`] : v]),
+    Object.entries(input).map(([k, v]) => [
+      k,
+      Array.isArray(v) && v.length > 3 ? [...v.slice(0, 2), `… ${v.length} in all`] : v,
+    ]),
   );
 }
 
@@ -262,7 +279,12 @@ async function buildCases(sql: Sql): Promise<Case[]> {
 
   // Home services: the largest category nationwide, every listing (maxItems 0).
   {
-    const { category, n } = one(await q<{ category: string; n: number }>(`select category, count(*)::int as n from home_service_pro group by 1 order by 2 desc, 1 limit 1`), 'home-service pros');
+    const { category, n } = one(
+      await q<{ category: string; n: number }>(
+        `select category, count(*)::int as n from home_service_pro group by 1 order by 2 desc, 1 limit 1`,
+      ),
+      'home-service pros',
+    );
     cases.push({
       key: 'home-services',
       tool: 'home-services',
@@ -282,11 +304,17 @@ async function buildCases(sql: Sql): Promise<Case[]> {
 
   // Businesses for sale: the two states with most listings, all available (maxItems 99999).
   {
-    const states = await q<{ state: string }>(`select state from business_listing group by 1 order by count(*) desc, 1 limit 2`);
-    const urls = states.map(({ state }) => `https://www.bizlistings.net/businesses-for-sale/${US_STATES[state]!.toLowerCase().replace(/\s+/g, '-')}`);
+    const states = await q<{ state: string }>(
+      `select state from business_listing group by 1 order by count(*) desc, 1 limit 2`,
+    );
+    const urls = states.map(
+      ({ state }) =>
+        `https://www.bizlistings.net/businesses-for-sale/${US_STATES[state]!.toLowerCase().replace(/\s+/g, '-')}`,
+    );
     for (const [i, url] of urls.entries()) {
       const link = parseBusinessLink(url);
-      if (link.kind !== 'search' || link.filters.state !== states[i]!.state || Object.keys(link.filters).length !== 1) throw new Error(`${url} is not read as a search of ${states[i]!.state}`);
+      if (link.kind !== 'search' || link.filters.state !== states[i]!.state || Object.keys(link.filters).length !== 1)
+        throw new Error(`${url} is not read as a search of ${states[i]!.state}`);
     }
     cases.push({
       key: 'business-for-sale',
@@ -316,12 +344,19 @@ async function buildCases(sql: Sql): Promise<Case[]> {
     );
     // The stored spellings the tool matches: every name with the same key, in either dataset.
     const key = technologyKey(name);
-    const spellings = (await q<{ name: string }>(`select distinct unnest(technologies) as name from store union select distinct unnest(technologies) from company`))
+    const spellings = (
+      await q<{ name: string }>(
+        `select distinct unnest(technologies) as name from store union select distinct unnest(technologies) from company`,
+      )
+    )
       .map((r) => r.name)
       .filter((n) => technologyKey(n) === key);
-    const apps = (await q<{ name: string }>(`select distinct unnest(apps) as name from store`)).filter((r) => technologyKey(r.name) === key);
+    const apps = (await q<{ name: string }>(`select distinct unnest(apps) as name from store`)).filter(
+      (r) => technologyKey(r.name) === key,
+    );
     if (apps.length > 0) throw new Error(`"${name}" is also a store app; pick a technology only`);
-    const matched = (column: string) => `array_remove(array[${spellings.map((_, i) => `case when ${column} @> array[$${i + 2}::text] then $${i + 2}::text end`).join(', ')}]::text[], null)`;
+    const matched = (column: string) =>
+      `array_remove(array[${spellings.map((_, i) => `case when ${column} @> array[$${i + 2}::text] then $${i + 2}::text end`).join(', ')}]::text[], null)`;
     cases.push({
       key: 'tech-stack',
       tool: 'tech-stack',
@@ -352,13 +387,23 @@ async function buildCases(sql: Sql): Promise<Case[]> {
 
   // Commercial properties: 48 market searches (24 markets, for sale and for lease), 200 properties each.
   {
-    const markets = await q<{ market: string }>(`select market from commercial_property group by 1 order by count(*) desc, 1 limit 24`);
+    const markets = await q<{ market: string }>(
+      `select market from commercial_property group by 1 order by count(*) desc, 1 limit 24`,
+    );
     const searches = markets.flatMap(({ market }) =>
-      (['sale', 'lease'] as const).map((type) => ({ market, type, url: `https://www.crelistings.net/search/for-${type}?market=${encodeURIComponent(market)}` })),
+      (['sale', 'lease'] as const).map((type) => ({
+        market,
+        type,
+        url: `https://www.crelistings.net/search/for-${type}?market=${encodeURIComponent(market)}`,
+      })),
     );
     for (const s of searches) {
       const { filters } = parseCommercialLink(s.url);
-      if (filters.market !== s.market.toLowerCase() || filters.listingType !== s.type || Object.keys(filters).length !== 2) {
+      if (
+        filters.market !== s.market.toLowerCase() ||
+        filters.listingType !== s.type ||
+        Object.keys(filters).length !== 2
+      ) {
         throw new Error(`${s.url} is read as ${JSON.stringify(filters)}`);
       }
     }
@@ -385,7 +430,12 @@ async function buildCases(sql: Sql): Promise<Case[]> {
 
   // Realty agents: the city with most agents, the maximum of 500.
   {
-    const { city, state } = one(await q<{ city: string; state: string }>(`select min(city) as city, state from real_estate_agent group by state, lower(city) order by count(*) desc, 1 limit 1`), 'agents');
+    const { city, state } = one(
+      await q<{ city: string; state: string }>(
+        `select min(city) as city, state from real_estate_agent group by state, lower(city) order by count(*) desc, 1 limit 1`,
+      ),
+      'agents',
+    );
     cases.push({
       key: 'realty-agents',
       tool: 'realty-agents',
@@ -411,12 +461,15 @@ async function buildCases(sql: Sql): Promise<Case[]> {
       where r.business_id = b.id order by r.published_at desc, r.id desc limit ${perPlace}) r`;
   {
     const terms = ['gym', 'veterinarian'];
-    const cities = await q<{ city: string; state: string }>(`select city, state from local_business group by 1, 2 order by count(*) desc, 1`);
+    const cities = await q<{ city: string; state: string }>(
+      `select city, state from local_business group by 1, 2 order by count(*) desc, 1`,
+    );
     const locations = cities.map((c) => `${c.city}, ${c.state}`);
     const combos = terms.flatMap((term) =>
       locations.map((location) => {
         const area = parsePlace(location);
-        if (area.kind !== 'place' || !area.city || !area.state || area.postalCode) throw new Error(`"${location}" is not read as a city and state`);
+        if (area.kind !== 'place' || !area.city || !area.state || area.postalCode)
+          throw new Error(`"${location}" is not read as a city and state`);
         return { term, city: area.city, state: area.state };
       }),
     );
@@ -472,7 +525,9 @@ async function buildCases(sql: Sql): Promise<Case[]> {
   // Rental hosts: the five cities with most listings, 100 pages of 20 each.
   {
     const regions = new Intl.DisplayNames(['en'], { type: 'region' });
-    const cities = await q<{ city: string; country_code: string }>(`select city, country_code from rental_listing group by 1, 2 order by count(*) desc, 1 limit 5`);
+    const cities = await q<{ city: string; country_code: string }>(
+      `select city, country_code from rental_listing group by 1, 2 order by count(*) desc, 1 limit 5`,
+    );
     const texts = cities.map((c) => `${c.city}, ${regions.of(c.country_code) ?? c.country_code}`);
     for (const [i, text] of texts.entries()) {
       const parsed = parseCity(text);
@@ -505,7 +560,15 @@ async function buildCases(sql: Sql): Promise<Case[]> {
   // Property lookup: 1,000 addresses (the maximum), 900 written in full and 100 as "street, zip" only
   // (each the only such street number in its zip), with the owner contact run.
   {
-    const properties = await q<{ id: string; address_key: string; street: string; city: string; state: string; zip: string; unique_in_zip: boolean }>(`
+    const properties = await q<{
+      id: string;
+      address_key: string;
+      street: string;
+      city: string;
+      state: string;
+      zip: string;
+      unique_in_zip: boolean;
+    }>(`
       select id, address_key, street, city, state, zip, unique_in_zip from (
         select p.*, row_number() over (order by id) as rn, count(*) over () as cnt,
                count(*) over (partition by zip, split_part(street, ' ', 1)) = 1 as unique_in_zip
@@ -520,7 +583,8 @@ async function buildCases(sql: Sql): Promise<Case[]> {
       return `${p.street}, ${p.city}, ${p.state} ${p.zip}`;
     });
     const keys = properties.map((p) => p.address_key);
-    const addressKey = (r: Row | Baseline) => (r.status === undefined || r.status === 'found' ? `${r.street}|${r.city}|${r.state}|${r.zip}` : undefined);
+    const addressKey = (r: Row | Baseline) =>
+      r.status === undefined || r.status === 'found' ? `${r.street}|${r.city}|${r.state}|${r.zip}` : undefined;
     cases.push({
       key: 'property-lookup',
       tool: 'property-lookup',
@@ -590,7 +654,8 @@ async function buildCases(sql: Sql): Promise<Case[]> {
     const keys = inputs.map(classifyContactInput);
     const emails = keys.flatMap((k) => (k.kind === 'email' ? [k.key] : []));
     const socials = keys.flatMap((k) => (k.kind === 'social_url' ? [k.key] : []));
-    if (emails.length + socials.length !== inputs.length) throw new Error('some mobile finder inputs are not recognised');
+    if (emails.length + socials.length !== inputs.length)
+      throw new Error('some mobile finder inputs are not recognised');
     const contactsBy = (s: Sql, column: 'email' | 'linkedin_url', values: string[]) =>
       s.unsafe(
         `select distinct on (lower(p.${column})) lower(p.${column}) as k,
@@ -608,7 +673,10 @@ async function buildCases(sql: Sql): Promise<Case[]> {
       input: { inputs },
       // Rows of people found with a mobile number (the billed rows).
       toolKey: (r) => (r.status === 'found' ? `${r.full_name}|${r.mobile}` : undefined),
-      baseline: async (s) => [...(await contactsBy(s, 'email', emails)), ...(await contactsBy(s, 'linkedin_url', socials))],
+      baseline: async (s) => [
+        ...(await contactsBy(s, 'email', emails)),
+        ...(await contactsBy(s, 'linkedin_url', socials)),
+      ],
       baselineKey: (r) => (r.mobile ? `${r.first_name} ${r.last_name}|${r.mobile}` : undefined),
     });
   }
@@ -616,10 +684,13 @@ async function buildCases(sql: Sql): Promise<Case[]> {
   // People finder: the most frequent name in one state of the lead database, 100 results at most.
   {
     const { first, last, state } = one(
-      await q<{ first: string; last: string; state: string }>(`
+      await q<{ first: string; last: string; state: string }>(
+        `
         select min(first_name) as first, min(last_name) as last, upper(state) as state from person
         where lower(country) = any($1::text[]) and length(state) = 2
-        group by lower(first_name), lower(last_name), upper(state) order by count(*) desc, 1, 2, 3 limit 1`, [US_COUNTRY]),
+        group by lower(first_name), lower(last_name), upper(state) order by count(*) desc, 1, 2, 3 limit 1`,
+        [US_COUNTRY],
+      ),
       'people in the US',
     );
     const name = parseFullName(`${first} ${last}`)!;
@@ -735,7 +806,15 @@ async function countingDeps(url: string, core: Core): Promise<Counting> {
   const events = createEventBus(sql);
   await events.ready;
   return {
-    deps: { db, events, logger: core.logger, sources: createCatalogSources(db, core.network), config: core.config, accountWrites: createAccountWrites(db, { group: core.config.enforceLimits }), network: core.network },
+    deps: {
+      db,
+      events,
+      logger: core.logger,
+      sources: createCatalogSources(db, core.network),
+      config: core.config,
+      accountWrites: createAccountWrites(db, { group: core.config.enforceLimits }),
+      network: core.network,
+    },
     sql,
     async count(fn) {
       const before = statements;
@@ -777,9 +856,12 @@ async function startAndExecute(
     linkedMs = performance.now() - t1;
     ids.push(linkedId);
   }
-  const runs = await sql<ToolRun['runs']>`select id, tool, status, item_count, status_message, input from run where id = any(${ids}) order by array_position(${ids}::text[], id)`;
+  const runs = await sql<
+    ToolRun['runs']
+  >`select id, tool, status, item_count, status_message, input from run where id = any(${ids}) order by array_position(${ids}::text[], id)`;
   for (const run of runs) {
-    if (run.status !== 'SUCCEEDED' || run.status_message.startsWith('Stopped after')) throw new Error(`${c.key}: run ${run.id} (${run.tool}) ended ${run.status}: ${run.status_message}`);
+    if (run.status !== 'SUCCEEDED' || run.status_message.startsWith('Stopped after'))
+      throw new Error(`${c.key}: run ${run.id} (${run.tool}) ended ${run.status}: ${run.status_message}`);
   }
   return { runs, ms, linkedMs };
 }
@@ -791,7 +873,9 @@ async function removeRuns(sql: Sql, ids: string[]) {
 }
 
 async function storedRows(sql: Sql, runId: string): Promise<Row[]> {
-  return (await sql<{ data: Row }[]>`select data from run_item where run_id = ${runId} order by seq`).map((r) => r.data);
+  return (await sql<{ data: Row }[]>`select data from run_item where run_id = ${runId} order by seq`).map(
+    (r) => r.data,
+  );
 }
 
 /** The runner alone, as the engine calls it, with the run's stored input; rows built, not stored. */
@@ -802,14 +886,28 @@ async function runRunner(sources: Sources, db: Database, accountId: string, tool
   let rows = 0;
   let batches = 0;
   const signal = new AbortController().signal;
-  for await (const batch of tool.run({ runId, accountId, input, sources, store: runStore(db, accountId, runId), startedAt: new Date(), startAt: 0, signal })) {
+  for await (const batch of tool.run({
+    runId,
+    accountId,
+    input,
+    sources,
+    store: runStore(db, accountId, runId),
+    startedAt: new Date(),
+    startAt: 0,
+    signal,
+  })) {
     rows += batch.rows.length;
     batches += 1;
   }
   return { rows, batches };
 }
 
-function compareKeys(what: string, toolKeys: (string | undefined)[], baselineKeys: (string | undefined)[], distinct: boolean): number {
+function compareKeys(
+  what: string,
+  toolKeys: (string | undefined)[],
+  baselineKeys: (string | undefined)[],
+  distinct: boolean,
+): number {
   const a = toolKeys.filter((k): k is string => k !== undefined).sort();
   let b = baselineKeys.filter((k): k is string => k !== undefined);
   if (distinct) b = [...new Set(b)];
@@ -817,7 +915,9 @@ function compareKeys(what: string, toolKeys: (string | undefined)[], baselineKey
   if (a.length !== b.length || a.some((k, i) => k !== b[i])) {
     const missing = b.filter((k) => !new Set(a).has(k)).slice(0, 3);
     const extra = a.filter((k) => !new Set(b).has(k)).slice(0, 3);
-    throw new Error(`${what}: the tool produced ${a.length} rows to compare, the SQL baseline ${b.length}; only in SQL: ${JSON.stringify(missing)}, only in the run: ${JSON.stringify(extra)}`);
+    throw new Error(
+      `${what}: the tool produced ${a.length} rows to compare, the SQL baseline ${b.length}; only in SQL: ${JSON.stringify(missing)}, only in the run: ${JSON.stringify(extra)}`,
+    );
   }
   return a.length;
 }
@@ -829,7 +929,14 @@ const timing = (samples: number[]): Timing => ({
   samples: samples.map((s) => round(s, 1)),
 });
 
-async function benchCase(core: Core, counting: Counting, principal: Principal, c: Case, repetitions: number, log: (line: string) => void): Promise<ToolFigures[]> {
+async function benchCase(
+  core: Core,
+  counting: Counting,
+  principal: Principal,
+  c: Case,
+  repetitions: number,
+  log: (line: string) => void,
+): Promise<ToolFigures[]> {
   const sql = core.sql;
   // Verification (and warm-up): the run's rows and the baseline's are the same rows.
   await c.prepare?.(sql);
@@ -837,75 +944,128 @@ async function benchCase(core: Core, counting: Counting, principal: Principal, c
   const [main, linked] = check.runs;
   const mainRows = await storedRows(sql, main!.id);
   const linkedRows = linked ? await storedRows(sql, linked.id) : [];
-  await removeRuns(sql, check.runs.map((r) => r.id));
+  await removeRuns(
+    sql,
+    check.runs.map((r) => r.id),
+  );
   const baseline = await c.baseline(sql);
   const compared = compareKeys(c.key, mainRows.map(c.toolKey), baseline.map(c.baselineKey), c.distinct ?? false);
   let linkedCompared = 0;
   let linkedBaseline: Baseline[] = [];
   if (c.linked && linked) {
     linkedBaseline = await c.linked.baseline(sql);
-    linkedCompared = compareKeys(c.linked.key, linkedRows.map(c.linked.toolKey), linkedBaseline.map(c.linked.baselineKey), c.linked.distinct ?? false);
+    linkedCompared = compareKeys(
+      c.linked.key,
+      linkedRows.map(c.linked.toolKey),
+      linkedBaseline.map(c.linked.baselineKey),
+      c.linked.distinct ?? false,
+    );
   }
   const runner = await runRunner(core.sources, core.db, principal.accountId, c.tool, main!.input);
-  if (runner.rows !== main!.item_count) throw new Error(`${c.key}: the runner alone produced ${runner.rows} rows, the run ${main!.item_count}`);
-  const linkedRunner = c.linked ? await runRunner(core.sources, core.db, principal.accountId, c.linked.tool, linked!.input) : undefined;
-  if (linkedRunner && linkedRunner.rows !== linked!.item_count) throw new Error(`${c.linked!.key}: the runner alone produced ${linkedRunner.rows} rows, the run ${linked!.item_count}`);
-  log(`  ${c.key}: ${main!.item_count} rows (${compared} compared with SQL${linked ? `; linked ${linked.item_count}, ${linkedCompared} compared` : ''}), ${Math.round(check.ms)} ms`);
+  if (runner.rows !== main!.item_count)
+    throw new Error(`${c.key}: the runner alone produced ${runner.rows} rows, the run ${main!.item_count}`);
+  const linkedRunner = c.linked
+    ? await runRunner(core.sources, core.db, principal.accountId, c.linked.tool, linked!.input)
+    : undefined;
+  if (linkedRunner && linkedRunner.rows !== linked!.item_count)
+    throw new Error(
+      `${c.linked!.key}: the runner alone produced ${linkedRunner.rows} rows, the run ${linked!.item_count}`,
+    );
+  log(
+    `  ${c.key}: ${main!.item_count} rows (${compared} compared with SQL${linked ? `; linked ${linked.item_count}, ${linkedCompared} compared` : ''}), ${Math.round(check.ms)} ms`,
+  );
 
   // Statements, counted on a client of their own (untimed).
   await c.prepare?.(counting.sql);
   const countedRun = await counting.count(() => startAndExecute(counting.deps, counting.sql, principal, c));
-  await removeRuns(sql, countedRun.value.runs.map((r) => r.id));
+  await removeRuns(
+    sql,
+    countedRun.value.runs.map((r) => r.id),
+  );
   await c.prepare?.(counting.sql);
-  const countedRunner = await counting.count(() => runRunner(counting.deps.sources, counting.deps.db, principal.accountId, c.tool, main!.input));
+  const countedRunner = await counting.count(() =>
+    runRunner(counting.deps.sources, counting.deps.db, principal.accountId, c.tool, main!.input),
+  );
   const countedSql = await counting.count(() => c.baseline(counting.sql));
-  const countedLinkedRunner = c.linked ? await counting.count(() => runRunner(counting.deps.sources, counting.deps.db, principal.accountId, c.linked!.tool, linked!.input)) : undefined;
+  const countedLinkedRunner = c.linked
+    ? await counting.count(() =>
+        runRunner(counting.deps.sources, counting.deps.db, principal.accountId, c.linked!.tool, linked!.input),
+      )
+    : undefined;
   const countedLinkedSql = c.linked ? await counting.count(() => c.linked!.baseline(counting.sql)) : undefined;
 
   // Timed: tool, runner, SQL (and the linked run's runner and SQL), alternating in rotating order.
-  const samples: Record<'tool' | 'runner' | 'sql' | 'linked' | 'linkedRunner' | 'linkedSql', number[]> = { tool: [], runner: [], sql: [], linked: [], linkedRunner: [], linkedSql: [] };
+  const samples: Record<'tool' | 'runner' | 'sql' | 'linked' | 'linkedRunner' | 'linkedSql', number[]> = {
+    tool: [],
+    runner: [],
+    sql: [],
+    linked: [],
+    linkedRunner: [],
+    linkedSql: [],
+  };
   const variants: Record<string, () => Promise<void>> = {
     tool: async () => {
       await c.prepare?.(sql);
       const run = await startAndExecute(core, sql, principal, c);
-      await removeRuns(sql, run.runs.map((r) => r.id));
-      if (run.runs[0]!.item_count !== main!.item_count || (linked && run.runs[1]!.item_count !== linked.item_count)) throw new Error(`${c.key}: a timed run stored another number of rows`);
+      await removeRuns(
+        sql,
+        run.runs.map((r) => r.id),
+      );
+      if (run.runs[0]!.item_count !== main!.item_count || (linked && run.runs[1]!.item_count !== linked.item_count))
+        throw new Error(`${c.key}: a timed run stored another number of rows`);
       samples.tool.push(run.ms);
       if (run.linkedMs !== undefined) samples.linked.push(run.linkedMs);
     },
     runner: async () => {
       await c.prepare?.(sql);
-      const { ms, value } = await measure(() => runRunner(core.sources, core.db, principal.accountId, c.tool, main!.input));
+      const { ms, value } = await measure(() =>
+        runRunner(core.sources, core.db, principal.accountId, c.tool, main!.input),
+      );
       if (value.rows !== main!.item_count) throw new Error(`${c.key}: the runner produced ${value.rows} rows`);
       samples.runner.push(ms);
     },
     sql: async () => {
       const { ms, value } = await measure(() => c.baseline(sql));
-      if (value.length !== baseline.length) throw new Error(`${c.key}: the baseline returned ${value.length} rows, first ${baseline.length}`);
+      if (value.length !== baseline.length)
+        throw new Error(`${c.key}: the baseline returned ${value.length} rows, first ${baseline.length}`);
       samples.sql.push(ms);
     },
   };
   if (c.linked) {
     variants.linkedRunner = async () => {
-      const { ms, value } = await measure(() => runRunner(core.sources, core.db, principal.accountId, c.linked!.tool, linked!.input));
-      if (value.rows !== linked!.item_count) throw new Error(`${c.linked!.key}: the runner produced ${value.rows} rows`);
+      const { ms, value } = await measure(() =>
+        runRunner(core.sources, core.db, principal.accountId, c.linked!.tool, linked!.input),
+      );
+      if (value.rows !== linked!.item_count)
+        throw new Error(`${c.linked!.key}: the runner produced ${value.rows} rows`);
       samples.linkedRunner.push(ms);
     };
     variants.linkedSql = async () => {
       const { ms, value } = await measure(() => c.linked!.baseline(sql));
-      if (value.length !== linkedBaseline.length) throw new Error(`${c.linked!.key}: the baseline returned ${value.length} rows`);
+      if (value.length !== linkedBaseline.length)
+        throw new Error(`${c.linked!.key}: the baseline returned ${value.length} rows`);
       samples.linkedSql.push(ms);
     };
   }
   await alternate(Object.keys(variants), repetitions, (key) => variants[key]!());
 
   const out = [
-    figures({ ...c, rows: main!.item_count, compared, batches: runner.batches }, { tool: countedRun.statements, runner: countedRunner.statements, sql: countedSql.statements }, [samples.tool, samples.runner, samples.sql]),
+    figures(
+      { ...c, rows: main!.item_count, compared, batches: runner.batches },
+      { tool: countedRun.statements, runner: countedRunner.statements, sql: countedSql.statements },
+      [samples.tool, samples.runner, samples.sql],
+    ),
   ];
   if (c.linked) {
     // The linked run is started with its parent: its statements are counted in the parent's.
     const statements = { tool: 0, runner: countedLinkedRunner!.statements, sql: countedLinkedSql!.statements };
-    out.push(figures({ ...c.linked, input: {}, rows: linked!.item_count, compared: linkedCompared, batches: linkedRunner!.batches }, statements, [samples.linked, samples.linkedRunner, samples.linkedSql]));
+    out.push(
+      figures(
+        { ...c.linked, input: {}, rows: linked!.item_count, compared: linkedCompared, batches: linkedRunner!.batches },
+        statements,
+        [samples.linked, samples.linkedRunner, samples.linkedSql],
+      ),
+    );
   }
   return out;
 }
@@ -950,7 +1110,13 @@ export async function benchTools(options: ToolsOptions = {}): Promise<ToolsResul
     // Statistics and the visibility map of every catalog table the tools read (seededCatalog did the lead tables).
     await sql`vacuum (analyze) local_business, local_business_review, store, home_service_pro, business_listing, commercial_property,
               real_estate_agent, rental_listing, rental_host, property, criminal_record, run, run_item, tool_cache`;
-    const { version, settings } = await serverSettings(sql, ['shared_buffers', 'work_mem', 'synchronous_commit', 'max_parallel_workers_per_gather', 'jit']);
+    const { version, settings } = await serverSettings(sql, [
+      'shared_buffers',
+      'work_mem',
+      'synchronous_commit',
+      'max_parallel_workers_per_gather',
+      'jit',
+    ]);
 
     const commits: number[] = [];
     for (let i = 0; i < 20; i++) commits.push((await measure(() => sql.begin((tx) => tx`select txid_current()`))).ms);
@@ -958,13 +1124,19 @@ export async function benchTools(options: ToolsOptions = {}): Promise<ToolsResul
     const loadStart = round(os.loadavg()[0]!, 1);
 
     // A scale-plan account with 1,000,000 USD of credits: no hold ever caps a run here.
-    const account = await createAccount(core.db, { name: 'bench tools', plan: 'scale', creditsMicros: 1_000_000_000_000n });
+    const account = await createAccount(core.db, {
+      name: 'bench tools',
+      plan: 'scale',
+      creditsMicros: 1_000_000_000_000n,
+    });
     accountId = account.account.id;
     const principal = await core.auth.authenticate(`Bearer ${account.apiKey}`);
     counting = await countingDeps(seeded.url, core);
 
     const only = options.only?.length ? new Set(options.only) : undefined;
-    const cases = (await buildCases(sql)).filter((c) => !only || only.has(c.key) || only.has(c.tool) || (c.linked && only.has(c.linked.key)));
+    const cases = (await buildCases(sql)).filter(
+      (c) => !only || only.has(c.key) || only.has(c.tool) || (c.linked && only.has(c.linked.key)),
+    );
     if (only && cases.length === 0) throw new Error(`--only matches no case: ${[...only].join(', ')}`);
     const tools: ToolFigures[] = [];
     for (const c of cases) {
@@ -1009,7 +1181,9 @@ function formatTools(result: ToolsResult): string {
   const w = [24, 7, 8, 8, 8, 8, 8, 7, 7, 14];
   const lines = [
     `7. Catalog tools at ${result.scale} (${catalogHeading(result)}; ${result.seconds} s)`,
-    `   ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}; one commit ${result.commitMs} ms; load average ${result.load.start} → ${result.load.end}`,
+    `   ${Object.entries(result.settings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}; one commit ${result.commitMs} ms; load average ${result.load.start} → ${result.load.end}`,
     `   tool = startRun → SUCCEEDED (${result.engine}); runner = the tool's runner alone; sql = the same rows selected directly;`,
     `   medians of ${result.options.repetitions} alternated runs after a verified warm-up; ms`,
     pad(['tool', 'rows', 'tool', 'runner', 'sql', 'rows/s', 'batches', '×sql', 'run×sql', 'statements'], w),
@@ -1035,7 +1209,8 @@ function formatTools(result: ToolsResult): string {
     );
   }
   lines.push('   inputs:');
-  for (const t of result.tools) lines.push(`   ${t.key}: ${t.label}${t.compared !== t.rows ? ` (${n(t.compared)} found rows compared)` : ''}`);
+  for (const t of result.tools)
+    lines.push(`   ${t.key}: ${t.label}${t.compared !== t.rows ? ` (${n(t.compared)} found rows compared)` : ''}`);
   return lines.join('\n');
 }
 

@@ -29,7 +29,12 @@ export interface UpstreamResult {
 type Reply = { id: number; value?: unknown; error?: string };
 
 /** The fake API in a child process, driven over IPC. */
-function startFakeProcess(): Promise<{ child: ChildProcess; call<T>(cmd: string, args?: Record<string, unknown>): Promise<T>; url: string; token: string }> {
+function startFakeProcess(): Promise<{
+  child: ChildProcess;
+  call<T>(cmd: string, args?: Record<string, unknown>): Promise<T>;
+  url: string;
+  token: string;
+}> {
   const dir = mkdtempSync(path.join(tmpdir(), 'leadgate-fake-apify-'));
   const script = path.join(dir, 'fake.mjs');
   const helper = new URL('../../test/helpers/fake-apify.ts', import.meta.url).href;
@@ -81,7 +86,12 @@ process.on('disconnect', () => fake.close().then(() => process.exit(0)));
 }
 
 function connect(gw: Gateway): Client {
-  return createClient({ url: `${gw.baseUrl.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${gw.apiKey}` }, retryAttempts: 0 });
+  return createClient({
+    url: `${gw.baseUrl.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${gw.apiKey}` },
+    retryAttempts: 0,
+  });
 }
 
 async function waitForEnd(gw: Gateway, runId: string) {
@@ -106,17 +116,26 @@ export const upstream: Suite<UpstreamResult> = {
     const fake = await startFakeProcess();
     const gw = await startGateway({
       worker: true,
-      config: { apify: { token: fake.token, baseUrl: fake.url }, toolSources: { maps: { engine: 'apify', actorId: undefined } } },
+      config: {
+        apify: { token: fake.token, baseUrl: fake.url },
+        toolSources: { maps: { engine: 'apify', actorId: undefined } },
+      },
       account: { name: 'upstream bench', creditsMicros: 1_000_000_000n },
     });
     try {
       // 1. Latency to a runItems subscriber.
-      const { json: started } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: OPTIONS.latencyItems });
+      const { json: started } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', {
+        searchStringsArray: ['dentist'],
+        maxCrawledPlacesPerSearch: OPTIONS.latencyItems,
+      });
       const client = connect(gw);
       const seen = new Map<string, number>();
       const done = new Promise<void>((resolve, reject) => {
         client.subscribe<{ runItems: { results: { placeId: string }[] } }>(
-          { query: 'subscription($id: ID!) { runItems(id: $id) { results { ... on MapsResult { placeId } } } }', variables: { id: started.runId } },
+          {
+            query: 'subscription($id: ID!) { runItems(id: $id) { results { ... on MapsResult { placeId } } } }',
+            variables: { id: started.runId },
+          },
           {
             next: ({ data }) => {
               const at = Date.now();
@@ -127,11 +146,15 @@ export const upstream: Suite<UpstreamResult> = {
           },
         );
       });
-      const pushed = await fake.call<Record<string, number>>('trickle', { count: OPTIONS.latencyItems, intervalMs: OPTIONS.intervalMs });
+      const pushed = await fake.call<Record<string, number>>('trickle', {
+        count: OPTIONS.latencyItems,
+        intervalMs: OPTIONS.intervalMs,
+      });
       await done;
       await client.dispose();
       const delays = Object.entries(pushed).map(([id, at]) => (seen.get(id) ?? Number.NaN) - at);
-      if (delays.some((d) => Number.isNaN(d))) throw new Error(`${delays.filter((d) => Number.isNaN(d)).length} items never reached the subscriber`);
+      if (delays.some((d) => Number.isNaN(d)))
+        throw new Error(`${delays.filter((d) => Number.isNaN(d)).length} items never reached the subscriber`);
 
       // 2. CPU per 10,000 items: upstream, then the catalog (the shared gateway over the seeded catalog).
       const rounds = context.quick ? 1 : OPTIONS.cpuRounds;
@@ -139,20 +162,32 @@ export const upstream: Suite<UpstreamResult> = {
       let upstreamMs = 0;
       for (let i = 0; i < rounds; i++) {
         upstreamMs += await cpuMs(async () => {
-          const { json } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: count });
+          const { json } = await request<{ runId: string }>(gw, 'POST', '/api/v1/scrape/maps', {
+            searchStringsArray: ['dentist'],
+            maxCrawledPlacesPerSearch: count,
+          });
           await fake.call('bulk', { count, from: (i + 1) * 100_000 });
           if ((await waitForEnd(gw, json.runId)) !== 'SUCCEEDED') throw new Error('upstream run did not succeed');
         });
       }
       const catalogGw = await context.gateway();
-      const terms = (await catalogGw.app.core.sql<{ category: string }[]>`select category from local_business group by category order by count(*) desc limit 40`).map((r) => r.category);
+      const terms = (
+        await catalogGw.app.core.sql<
+          { category: string }[]
+        >`select category from local_business group by category order by count(*) desc limit 40`
+      ).map((r) => r.category);
       let catalogMs = 0;
       let catalogRows = 0;
       for (let i = 0; i < rounds; i++) {
         catalogMs += await cpuMs(async () => {
-          const { json } = await request<{ runId: string }>(catalogGw, 'POST', '/api/v1/scrape/maps', { searchStringsArray: terms, maxCrawledPlacesPerSearch: count });
+          const { json } = await request<{ runId: string }>(catalogGw, 'POST', '/api/v1/scrape/maps', {
+            searchStringsArray: terms,
+            maxCrawledPlacesPerSearch: count,
+          });
           if ((await waitForEnd(catalogGw, json.runId)) !== 'SUCCEEDED') throw new Error('catalog run did not succeed');
-          const [row] = await catalogGw.app.core.sql<{ n: number }[]>`select item_count as n from run where id = ${json.runId}`;
+          const [row] = await catalogGw.app.core.sql<
+            { n: number }[]
+          >`select item_count as n from run where id = ${json.runId}`;
           catalogRows += row!.n;
         });
       }
@@ -160,8 +195,18 @@ export const upstream: Suite<UpstreamResult> = {
       const catalogPer10k = (catalogMs / catalogRows) * 10_000;
       return {
         options: OPTIONS,
-        latency: { p50: round(percentile(delays, 50)), p95: round(percentile(delays, 95)), max: round(Math.max(...delays)), items: delays.length },
-        cpu: { upstreamMsPer10k: round(upstreamPer10k), catalogMsPer10k: round(catalogPer10k), ratio: round(upstreamPer10k / catalogPer10k, 2), catalogRows: catalogRows / rounds },
+        latency: {
+          p50: round(percentile(delays, 50)),
+          p95: round(percentile(delays, 95)),
+          max: round(Math.max(...delays)),
+          items: delays.length,
+        },
+        cpu: {
+          upstreamMsPer10k: round(upstreamPer10k),
+          catalogMsPer10k: round(catalogPer10k),
+          ratio: round(upstreamPer10k / catalogPer10k, 2),
+          catalogRows: catalogRows / rounds,
+        },
       };
     } finally {
       await gw.close();
@@ -181,6 +226,10 @@ export const upstream: Suite<UpstreamResult> = {
       `   ratio ${r.cpu.ratio}× (catalog runs of ${r.cpu.catalogRows} rows, scaled), goal ≤ ${GOAL_CPU_RATIO}×: ${verdict(r.cpu.ratio <= GOAL_CPU_RATIO)}`,
     ].join('\n');
   },
-  goals: (r) => ({ p95Ms: GOAL_P95_MS, cpuRatio: GOAL_CPU_RATIO, met: r.latency.p95 <= GOAL_P95_MS && r.cpu.ratio <= GOAL_CPU_RATIO }),
+  goals: (r) => ({
+    p95Ms: GOAL_P95_MS,
+    cpuRatio: GOAL_CPU_RATIO,
+    met: r.latency.p95 <= GOAL_P95_MS && r.cpu.ratio <= GOAL_CPU_RATIO,
+  }),
   quick: true,
 };

@@ -47,7 +47,6 @@ export function App() {
     [navigate],
   );
 
-
   const signOut = useCallback(async () => {
     if (session) await auth.signOut(session.csrfToken).catch(() => undefined);
     setSession(null);
@@ -58,7 +57,10 @@ export function App() {
     navigate('/sign-in', { replace: true });
   }, [navigate]);
 
-  const graphql = useMemo(() => (session ? createGraphQLClient(session.csrfToken, ended) : undefined), [session, ended]);
+  const graphql = useMemo(
+    () => (session ? createGraphQLClient(session.csrfToken, ended) : undefined),
+    [session, ended],
+  );
   useEffect(() => () => graphql?.dispose(), [graphql]);
 
   if (session === undefined) return loading;

@@ -53,7 +53,15 @@ export function Shell({ children }: { children: ReactNode }) {
       </AppShell.Header>
       <AppShell.Navbar p="xs" component="nav" aria-label="Console pages">
         {PAGES.filter((p) => !p.permission || session.permissions.includes(p.permission)).map((p) => (
-          <NavLink key={p.to} component={Link} to={p.to} label={p.label} active={active(p.to)} variant="filled" aria-current={active(p.to) ? 'page' : undefined} />
+          <NavLink
+            key={p.to}
+            component={Link}
+            to={p.to}
+            label={p.label}
+            active={active(p.to)}
+            variant="filled"
+            aria-current={active(p.to) ? 'page' : undefined}
+          />
         ))}
         <NavLink component="a" href="/graphql" label="GraphQL explorer" target="_blank" rel="noopener" />
       </AppShell.Navbar>

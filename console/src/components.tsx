@@ -19,7 +19,15 @@ export function QueryError({ error }: { error: CombinedError }) {
   );
 }
 
-const STATUS_COLOR: Record<string, string> = { RUNNING: 'blue', READY: 'gray', SUCCEEDED: 'green', FAILED: 'red', ABORTING: 'orange', ABORTED: 'orange', TIMED_OUT: 'orange' };
+const STATUS_COLOR: Record<string, string> = {
+  RUNNING: 'blue',
+  READY: 'gray',
+  SUCCEEDED: 'green',
+  FAILED: 'red',
+  ABORTING: 'orange',
+  ABORTED: 'orange',
+  TIMED_OUT: 'orange',
+};
 
 export const StatusBadge = ({ status }: { status: string }) => (
   <Badge color={STATUS_COLOR[status] ?? 'gray'} variant="light">
@@ -28,7 +36,13 @@ export const StatusBadge = ({ status }: { status: string }) => (
 );
 
 /** Errors a mutation answered as userErrors, for a banner. */
-export function UserErrors({ errors, children }: { errors: readonly { message: string; field?: readonly string[] | null }[]; children?: ReactNode }) {
+export function UserErrors({
+  errors,
+  children,
+}: {
+  errors: readonly { message: string; field?: readonly string[] | null }[];
+  children?: ReactNode;
+}) {
   if (errors.length === 0) return null;
   return (
     <Alert color="red" role="alert" title="Not done">

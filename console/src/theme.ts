@@ -21,7 +21,9 @@ export const cssVariables: CSSVariablesResolver = () => ({
   light: {
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
     '--mantine-color-error': 'var(--mantine-color-red-9)',
-    ...Object.fromEntries(LIGHT_VARIANT_COLORS.map((color) => [`--mantine-color-${color}-light-color`, 'var(--mantine-color-black)'])),
+    ...Object.fromEntries(
+      LIGHT_VARIANT_COLORS.map((color) => [`--mantine-color-${color}-light-color`, 'var(--mantine-color-black)']),
+    ),
   },
   dark: {},
 });

@@ -128,7 +128,11 @@ export class CsvReader {
             const record = text.slice(pos, stop);
             clean ??= text.indexOf('\\') === -1 && text.indexOf('\t') === -1;
             // With LF records, a CR is the only other character to escape; with CRLF or CR records, a lone CR or LF.
-            const plain = clean && (delimiter === '\n' ? record.indexOf('\r') === -1 : record.indexOf('\r') === -1 && record.indexOf('\n') === -1);
+            const plain =
+              clean &&
+              (delimiter === '\n'
+                ? record.indexOf('\r') === -1
+                : record.indexOf('\r') === -1 && record.indexOf('\n') === -1);
             this.onRecord(record.split(','), line, plain);
             if (delimiter !== '\n') line += countLf(record, 0, record.length);
           }
@@ -238,7 +242,13 @@ export class CsvReader {
           break;
         }
         if (c === QUOTE) {
-          this.fail(text, start, line, j, `Invalid Opening Quote: a quote is found on field ${fields.length}, value is ${JSON.stringify(text.slice(i, j))}`);
+          this.fail(
+            text,
+            start,
+            line,
+            j,
+            `Invalid Opening Quote: a quote is found on field ${fields.length}, value is ${JSON.stringify(text.slice(i, j))}`,
+          );
         }
         if (c === CR || c === LF) {
           const length = this.delimiterAt(text, j, end);

@@ -111,7 +111,8 @@ function naturalKeyColumn(table: PgTable): PgColumn {
   const unique = config.indexes.filter((index) => index.config.unique);
   const only = unique.length === 1 && unique[0]!.config.columns.length === 1 ? unique[0]!.config.columns[0] : undefined;
   const column = only && 'name' in only ? config.columns.find((c) => c.name === (only as PgColumn).name) : undefined;
-  if (!column) throw new Error(`table ${config.name}: expected exactly one single-column unique index (the natural key)`);
+  if (!column)
+    throw new Error(`table ${config.name}: expected exactly one single-column unique index (the natural key)`);
   return column;
 }
 
@@ -146,7 +147,11 @@ function define(spec: Spec): Dataset {
     config.foreignKeys.map((fk) => {
       const ref = fk.reference();
       const key = naturalKeyColumn(ref.foreignTable);
-      const lookup = { table: getTableConfig(ref.foreignTable).name, column: key.name, id: ref.foreignColumns[0]!.name };
+      const lookup = {
+        table: getTableConfig(ref.foreignTable).name,
+        column: key.name,
+        id: ref.foreignColumns[0]!.name,
+      };
       return [ref.columns[0]!.name, { lookup, codec: codecFor(key) }];
     }),
   );
@@ -176,7 +181,11 @@ function define(spec: Spec): Dataset {
     });
   }
   const names = new Set(columns.map((c) => c.name));
-  for (const name of [...Object.keys(spec.rules ?? {}), ...(spec.anyOf ?? []).flat(), ...computed.flatMap((c) => c.from)]) {
+  for (const name of [
+    ...Object.keys(spec.rules ?? {}),
+    ...(spec.anyOf ?? []).flat(),
+    ...computed.flatMap((c) => c.from),
+  ]) {
     if (!names.has(name)) throw new Error(`${spec.name}: rule for unknown column ${name}`);
   }
   for (const group of spec.anyOf ?? []) {
@@ -196,7 +205,8 @@ function define(spec: Spec): Dataset {
     columns,
     computed,
     copied: Object.entries(spec.copied ?? {}).map(([name, copy]) => {
-      if (!foreignKeys.has(copy.via)) throw new Error(`${spec.name}: ${name} is copied through ${copy.via}, which is not a reference`);
+      if (!foreignKeys.has(copy.via))
+        throw new Error(`${spec.name}: ${name} is copied through ${copy.via}, which is not a reference`);
       return { name, ...copy };
     }),
     anyOf: spec.anyOf ?? [],
@@ -228,7 +238,11 @@ export const DATASETS: readonly Dataset[] = [
     description: 'People of the lead database; `company_domain` links a person to an imported company.',
     references: { company_id: 'company_domain' },
     copied: {
-      company_industry: { via: 'company_id', sql: 'lower(ref.industry)', doc: "the company's `industry` in lower case (the lead search filters on this copy)" },
+      company_industry: {
+        via: 'company_id',
+        sql: 'lower(ref.industry)',
+        doc: "the company's `industry` in lower case (the lead search filters on this copy)",
+      },
     },
     anyOf: [['email', 'linkedin_url']],
     rules: {
@@ -306,13 +320,29 @@ export const DATASETS: readonly Dataset[] = [
       list_price: [nonNegative],
       days_on_market: [nonNegative],
       last_sold_price: [nonNegative],
-      price_history: [shaped(z.array(z.object({ date: isoDate, event: z.string(), price: money })), 'a JSON array of {date, event, price}')],
-      tax_history: [shaped(z.array(z.object({ year: z.number().int(), tax: money, assessment: money })), 'a JSON array of {year, tax, assessment}')],
+      price_history: [
+        shaped(
+          z.array(z.object({ date: isoDate, event: z.string(), price: money })),
+          'a JSON array of {date, event, price}',
+        ),
+      ],
+      tax_history: [
+        shaped(
+          z.array(z.object({ year: z.number().int(), tax: money, assessment: money })),
+          'a JSON array of {year, tax, assessment}',
+        ),
+      ],
       comparables: [
-        shaped(z.array(z.object({ address: z.string(), price: money, sqft: money, distanceMiles: money })), 'a JSON array of {address, price, sqft, distanceMiles}'),
+        shaped(
+          z.array(z.object({ address: z.string(), price: money, sqft: money, distanceMiles: money })),
+          'a JSON array of {address, price, sqft, distanceMiles}',
+        ),
       ],
       schools: [
-        shaped(z.array(z.object({ name: z.string(), level: z.string(), rating: money, distanceMiles: money })), 'a JSON array of {name, level, rating, distanceMiles}'),
+        shaped(
+          z.array(z.object({ name: z.string(), level: z.string(), rating: money, distanceMiles: money })),
+          'a JSON array of {name, level, rating, distanceMiles}',
+        ),
       ],
       owner_emails: [each(email)],
     },
@@ -324,7 +354,9 @@ export const DATASETS: readonly Dataset[] = [
     rules: {
       profile_url: [url],
       email: [email],
-      specialties: [each(pattern(/^\d{4}$/, 'a four-digit specialty code such as 1001', 'a four-digit specialty code'))],
+      specialties: [
+        each(pattern(/^\d{4}$/, 'a four-digit specialty code such as 1001', 'a four-digit specialty code')),
+      ],
       years_experience: [nonNegative],
       rating: [rating5],
       review_count: [nonNegative],
@@ -352,7 +384,9 @@ export const DATASETS: readonly Dataset[] = [
     description: 'Commercial properties with their broker.',
     rules: {
       listing_url: [url],
-      property_type: [oneOf(['office', 'retail', 'industrial', 'multifamily', 'land', 'hospitality', 'mixed_use', 'healthcare'])],
+      property_type: [
+        oneOf(['office', 'retail', 'industrial', 'multifamily', 'land', 'hospitality', 'mixed_use', 'healthcare']),
+      ],
       listing_type: [oneOf(['sale', 'lease'])],
       lat: [latitude],
       lng: [longitude],

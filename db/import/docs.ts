@@ -7,14 +7,17 @@ function required(column: ImportColumn, dataset: Dataset): string {
   if (column.required) return 'yes';
   const group = dataset.anyOf.find((g) => g.includes(column.name));
   if (group) return `one of ${group.map((n) => `\`${n}\``).join(', ')}`;
-  if (column.defaultDoc !== undefined) return `no (default ${column.defaultDoc === 'empty list' ? 'empty list' : `\`${column.defaultDoc}\``})`;
+  if (column.defaultDoc !== undefined)
+    return `no (default ${column.defaultDoc === 'empty list' ? 'empty list' : `\`${column.defaultDoc}\``})`;
   return 'no';
 }
 
 function rules(column: ImportColumn): string {
   const parts = column.rules.map((rule) => rule.doc);
   if (column.reference) {
-    parts.push(`must match \`${column.reference.column}\` of an existing \`${column.reference.table}\` row; stored as its \`${column.reference.id}\` in \`${column.target}\``);
+    parts.push(
+      `must match \`${column.reference.column}\` of an existing \`${column.reference.table}\` row; stored as its \`${column.reference.id}\` in \`${column.target}\``,
+    );
   }
   return parts.length > 0 ? parts.join('; ') : '';
 }
@@ -28,11 +31,15 @@ function datasetSection(dataset: Dataset): string {
     '| column | type | required | rule | CSV encoding |',
     '|---|---|---|---|---|',
     ...dataset.columns.map(
-      (c) => `| \`${c.name}\` | ${cell(c.codec.sqlType)} | ${cell(required(c, dataset))} | ${cell(rules(c))} | ${cell(c.codec.csvDoc)} |`,
+      (c) =>
+        `| \`${c.name}\` | ${cell(c.codec.sqlType)} | ${cell(required(c, dataset))} | ${cell(rules(c))} | ${cell(c.codec.csvDoc)} |`,
     ),
   ];
   for (const c of dataset.computed) {
-    lines.push('', `\`${c.name}\` is not an import column: it is computed from ${c.from.map((n) => `\`${n}\``).join(', ')} as ${c.doc}.`);
+    lines.push(
+      '',
+      `\`${c.name}\` is not an import column: it is computed from ${c.from.map((n) => `\`${n}\``).join(', ')} as ${c.doc}.`,
+    );
   }
   for (const c of dataset.copied) {
     lines.push('', `\`${c.name}\` is not an import column: it is copied from the referenced row as ${c.doc}.`);
@@ -43,7 +50,14 @@ function datasetSection(dataset: Dataset): string {
   for (const c of dataset.columns) {
     for (const rule of c.rules) {
       if (rule.listing) {
-        lines.push('', `<details><summary>${c.name}: the ${rule.listing.values.length} ${rule.listing.label}s</summary>`, '', rule.listing.values.map((v) => `\`${v}\``).join(', '), '', '</details>');
+        lines.push(
+          '',
+          `<details><summary>${c.name}: the ${rule.listing.values.length} ${rule.listing.label}s</summary>`,
+          '',
+          rule.listing.values.map((v) => `\`${v}\``).join(', '),
+          '',
+          '</details>',
+        );
       }
     }
   }
@@ -77,7 +91,7 @@ export function renderDatasetsDoc(): string {
     '',
     '## How import works',
     '',
-    '- **Validation.** Every row is checked against its columns\' types and rules (below) while the file',
+    "- **Validation.** Every row is checked against its columns' types and rules (below) while the file",
     '  is read. A bad row is reported with its line number (the physical line where a CSV record starts;',
     '  the line of an NDJSON object) and every reason, on stderr and in the errors file (CSV with',
     '  columns `line,reason`). Unknown or missing header columns, and malformed CSV, refuse the whole file.',
@@ -94,16 +108,16 @@ export function renderDatasetsDoc(): string {
     '  `duplicatesInFile`: when several rows share a natural key, the last one wins and the others are',
     '  counted there. `rows` is their sum: every data row of the file.',
     '- **Whole rows.** A row sets every column of its table row: a column left out of the file, or an',
-    '  empty cell, means null (or the column\'s default where the table has one), on insert and update alike.',
+    "  empty cell, means null (or the column's default where the table has one), on insert and update alike.",
     '- **Readiness.** While a dataset is imported its `dataset_state` row says `ready = false` (committed',
     '  at once, so readers see it); at the end, also after a failure, it is set ready again with',
-    '  `row_count` = the table\'s row count and `refreshed_at` = now. Only one import of a dataset runs at a',
+    "  `row_count` = the table's row count and `refreshed_at` = now. Only one import of a dataset runs at a",
     '  time. A process killed outright leaves `ready = false` until the next import of that dataset.',
     '- **First loads.** Into an empty table the rows skip the staging table: the table is locked, its',
     '  secondary indexes, natural-key index and foreign keys are dropped, and the rows are copied straight',
     '  into it while the file is read. References are looked up as each row is read, in the referenced',
     `  table read into memory at the start (up to ${MAX_REFERENCED_ROWS.toLocaleString('en-US')} rows; a larger one sends the import through`,
-    '  staging), and an empty cell gets its column\'s default. Then the indexes are built again and each',
+    "  staging), and an empty cell gets its column's default. Then the indexes are built again and each",
     '  foreign key is added back, checked once over all rows; a natural key the file repeats makes the',
     '  key index fail to build, and then every row but the last of each key is deleted before it is',
     '  built again. Ids follow the file order, and those of the rows replaced so are skipped. Still one',
@@ -111,7 +125,7 @@ export function renderDatasetsDoc(): string {
     '  the table, and readers and writers of the referenced ones (companies during a first people load),',
     '  wait until the import commits.',
     '- **Large loads.** When a file brings at least 10,000 rows and the table holds at most a tenth of',
-    '  that, the table\'s secondary indexes are dropped before the upsert and rebuilt after it, inside the',
+    "  that, the table's secondary indexes are dropped before the upsert and rebuilt after it, inside the",
     '  same transaction, which is much faster than maintaining them row by row; readers of that table',
     '  wait until the import commits.',
     '- **Ids.** New rows get increasing ids in the order of the file, on a first load and on later imports.',

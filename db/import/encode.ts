@@ -83,8 +83,14 @@ export class RowEncoder {
     this.required = columns.map((c) => c.required);
     this.rules = columns.map((c) => c.rules);
     this.index = new Map(this.names.map((name, i) => [name, i]));
-    this.anyOf = dataset.anyOf.map((group) => ({ columns: group.map((name) => this.index.get(name)!), reason: `one of ${group.join(', ')} is required` }));
-    this.computed = dataset.computed.map((c) => ({ from: c.from.map((name) => this.index.get(name)!), compute: c.compute }));
+    this.anyOf = dataset.anyOf.map((group) => ({
+      columns: group.map((name) => this.index.get(name)!),
+      reason: `one of ${group.join(', ')} is required`,
+    }));
+    this.computed = dataset.computed.map((c) => ({
+      from: c.from.map((name) => this.index.get(name)!),
+      compute: c.compute,
+    }));
     this.values = new Array(columns.length).fill(null);
     this.stagingColumns = ['line', ...this.names, ...dataset.computed.map((c) => c.name)];
   }
@@ -100,7 +106,8 @@ export class RowEncoder {
     const missing = this.names.filter((name, i) => this.required[i] && !names.includes(name));
     if (missing.length > 0) problems.push(`missing required columns: ${missing.join(', ')}`);
     for (const group of this.dataset.anyOf) {
-      if (!group.some((name) => names.includes(name))) problems.push(`missing columns: one of ${group.join(', ')} is required`);
+      if (!group.some((name) => names.includes(name)))
+        problems.push(`missing columns: one of ${group.join(', ')} is required`);
     }
     if (problems.length > 0) throw new FileError(1, problems.join('; '));
     this.positions = this.names.map((name) => names.indexOf(name));
@@ -180,7 +187,12 @@ export class RowEncoder {
     let out = String(line);
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
-      out += value === null ? `\t${COPY_NULL}` : plain && this.plainText[i] ? `\t${value as string}` : `\t${this.codecs[i]!.toCopy(value)}`;
+      out +=
+        value === null
+          ? `\t${COPY_NULL}`
+          : plain && this.plainText[i]
+            ? `\t${value as string}`
+            : `\t${this.codecs[i]!.toCopy(value)}`;
     }
     for (const c of this.computed) out += `\t${escapeCopy(c.compute(c.from.map((i) => values[i] as string)))}`;
     this.staged += 1;

@@ -44,9 +44,19 @@ export interface FirstLoad {
  * rows, and every default is a constant. Then the indexes and foreign keys are dropped and the
  * referenced tables read; otherwise the lock is let go again (undefined: use the staging table).
  */
-export async function prepareFirstLoad(tx: postgres.TransactionSql, run: Run, dataset: Dataset): Promise<FirstLoad | undefined> {
+export async function prepareFirstLoad(
+  tx: postgres.TransactionSql,
+  run: Run,
+  dataset: Dataset,
+): Promise<FirstLoad | undefined> {
   const columns = dataset.columns;
-  if (columns.some((c) => (c.reference && c.codec.sqlType !== 'text') || (c.defaultSql !== undefined && !CONSTANT.test(c.defaultSql)))) return undefined;
+  if (
+    columns.some(
+      (c) =>
+        (c.reference && c.codec.sqlType !== 'text') || (c.defaultSql !== undefined && !CONSTANT.test(c.defaultSql)),
+    )
+  )
+    return undefined;
   const table = quote(dataset.table);
   const isEmpty = `select not exists (select 1 from ${table}) as empty`;
   if (!(await run(tx.unsafe<{ empty: boolean }[]>(isEmpty)))[0]!.empty) return undefined;
@@ -88,14 +98,21 @@ export async function prepareFirstLoad(tx: postgres.TransactionSql, run: Run, da
     const [values] = await run(tx.unsafe(`select ${withDefaults.map((d) => `(${d.sql})::text`).join(', ')}`).values());
     withDefaults.forEach((d, n) => (rows.defaults[d.i] = asCopy(values![n] as string | null)));
   }
-  const copiedSql = (reference: number) => dataset.copied.flatMap((copy, c) => (through[c] === reference ? [`(${copy.sql})::text`] : []));
+  const copiedSql = (reference: number) =>
+    dataset.copied.flatMap((copy, c) => (through[c] === reference ? [`(${copy.sql})::text`] : []));
   for (const [i, column] of columns.entries()) {
     const ref = column.reference;
     if (!ref) continue;
     // Writers of the referenced table wait until commit, so what is read here stays true.
     await run(tx.unsafe(`lock table ${quote(ref.table)} in share mode`));
     const found = await run(
-      tx.unsafe(`select ref.${quote(ref.column)}::text, ref.${quote(ref.id)}::text${copiedSql(i).map((sql) => `, ${sql}`).join('')} from ${quote(ref.table)} ref`).values(),
+      tx
+        .unsafe(
+          `select ref.${quote(ref.column)}::text, ref.${quote(ref.id)}::text${copiedSql(i)
+            .map((sql) => `, ${sql}`)
+            .join('')} from ${quote(ref.table)} ref`,
+        )
+        .values(),
     );
     const byKey = new Map<string, string[]>();
     for (const [key, ...values] of found) byKey.set(key as string, (values as (string | null)[]).map(asCopy));
@@ -104,15 +121,26 @@ export async function prepareFirstLoad(tx: postgres.TransactionSql, run: Run, da
   for (const [c, copy] of dataset.copied.entries()) {
     // What the staging path's left join gives a row without a reference: the expression over a row of nulls.
     const [values] = await run(
-      tx.unsafe(`select (${copy.sql})::text from (select 1) one left join ${quote(columns[through[c]!]!.reference!.table)} ref on false`).values(),
+      tx
+        .unsafe(
+          `select (${copy.sql})::text from (select 1) one left join ${quote(columns[through[c]!]!.reference!.table)} ref on false`,
+        )
+        .values(),
     );
     rows.copiedWithoutReference[c] = asCopy(values![0] as string | null);
   }
-  const targets = [...columns.map((c) => c.target), ...dataset.computed.map((c) => c.name), ...dataset.copied.map((c) => c.name)];
+  const targets = [
+    ...columns.map((c) => c.target),
+    ...dataset.computed.map((c) => c.name),
+    ...dataset.copied.map((c) => c.name),
+  ];
   return {
     rows,
     copy: `copy ${table} (${targets.map(quote).join(', ')}) from stdin`,
-    dropped: { indexes: dropped.indexes.filter((index) => index.name !== dropped.key!.name), foreignKeys: dropped.foreignKeys },
+    dropped: {
+      indexes: dropped.indexes.filter((index) => index.name !== dropped.key!.name),
+      foreignKeys: dropped.foreignKeys,
+    },
     key: dropped.key!,
     identity: state!.identity,
   };

@@ -121,7 +121,13 @@ function byLine(errors: RowError[]): RowError[] {
 
 async function writeErrors(path: string, errors: RowError[]): Promise<void> {
   // Reasons quote the file's values: escaped like every CSV the house writes.
-  await writeFile(path, stringify(errors.map((e) => ({ line: e.line, reason: escapeFormula(e.reason) })), { header: true, columns: ['line', 'reason'] }));
+  await writeFile(
+    path,
+    stringify(
+      errors.map((e) => ({ line: e.line, reason: escapeFormula(e.reason) })),
+      { header: true, columns: ['line', 'reason'] },
+    ),
+  );
 }
 
 /** SQL of one dataset's import, built once from its descriptor. */
@@ -133,7 +139,11 @@ function statements(dataset: Dataset) {
     ...inputs.map((c) => `${quote(c.name)} ${c.codec.sqlType}`),
     ...dataset.computed.map((c) => `${quote(c.name)} text`),
   ];
-  const targets = [...inputs.map((c) => c.target), ...dataset.computed.map((c) => c.name), ...dataset.copied.map((c) => c.name)];
+  const targets = [
+    ...inputs.map((c) => c.target),
+    ...dataset.computed.map((c) => c.name),
+    ...dataset.copied.map((c) => c.name),
+  ];
   const joins: string[] = [];
   const values = [
     ...inputs.map((c, i) => {
@@ -158,7 +168,9 @@ function statements(dataset: Dataset) {
   const key = dataset.naturalKey.sql;
   // Staged rows whose target row already holds exactly their values: left out of the upsert, which
   // would otherwise lock (and WAL-log) every such row only to find it unchanged.
-  const compared = targets.flatMap((name, i) => (name === dataset.naturalKey.column ? [] : [{ name, value: values[i]! }]));
+  const compared = targets.flatMap((name, i) =>
+    name === dataset.naturalKey.column ? [] : [{ name, value: values[i]! }],
+  );
   const unchanged =
     compared.length === 0
       ? `exists (select 1 from ${table} u where u.${quote(dataset.naturalKey.column)} = ${key})`
@@ -213,7 +225,11 @@ class Refused extends Error {
  * writable when the server refuses the data after the last chunk (porsager/postgres#1173), so the
  * outcome is read from a query queued right behind the COPY: it fails when the COPY failed.
  */
-export async function copyIn(tx: postgres.TransactionSql, statement: string, into = 'the staging table'): Promise<Writable> {
+export async function copyIn(
+  tx: postgres.TransactionSql,
+  statement: string,
+  into = 'the staging table',
+): Promise<Writable> {
   const copy = await tx.unsafe(statement).writable();
   const wrapper = new Writable({
     highWaterMark: 1 << 20,
@@ -233,7 +249,9 @@ export async function copyIn(tx: postgres.TransactionSql, statement: string, int
     },
   });
   // A refusal that arrives while rows are still being written reads the same as one after the last.
-  copy.on('error', (err) => wrapper.destroy(new Error(`the database refused the rows copied into ${into}`, { cause: err })));
+  copy.on('error', (err) =>
+    wrapper.destroy(new Error(`the database refused the rows copied into ${into}`, { cause: err })),
+  );
   return wrapper;
 }
 
@@ -264,7 +282,10 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
   const read = async (tx: postgres.TransactionSql, statement: string, direct?: DirectRows): Promise<RowEncoder> => {
     const rows = (encoder = new RowEncoder(dataset, direct));
     const copy = await copyIn(tx, statement, direct ? `the ${dataset.table} table` : undefined);
-    const reader = format === 'csv' ? new CsvToCopy(rows, () => progress('reading')) : new NdjsonToCopy(rows, () => progress('reading'));
+    const reader =
+      format === 'csv'
+        ? new CsvToCopy(rows, () => progress('reading'))
+        : new NdjsonToCopy(rows, () => progress('reading'));
     await pipeline(createReadStream(options.file, { highWaterMark: 1 << 20 }), reader, copy, { signal });
     if (format === 'csv' && !rows.headerRead) throw new FileError(1, 'the file is empty: a header row is required');
     return rows;
@@ -277,7 +298,9 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
     const summary: ImportSummary = { ...emptySummary(dataset.name), rows: rows.rows, invalid: errors.length };
     if (errors.length > 0 && !options.skipInvalid) throw new Refused(summary, errors);
     progress('rebuilding indexes');
-    summary.duplicatesInFile = await finishFirstLoad(tx, run, dataset, first, (removing) => progress(removing ? 'removing duplicates' : 'rebuilding indexes'));
+    summary.duplicatesInFile = await finishFirstLoad(tx, run, dataset, first, (removing) =>
+      progress(removing ? 'removing duplicates' : 'rebuilding indexes'),
+    );
     summary.inserted = rows.staged - summary.duplicatesInFile;
     return { summary, errors };
   };
@@ -300,7 +323,10 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
       );
       const ref = check.column.reference!;
       for (const row of found) {
-        badReferences.push({ line: row.line, reason: `${check.column.name}: no ${ref.table} has ${ref.column} ${show(row.value)}` });
+        badReferences.push({
+          line: row.line,
+          reason: `${check.column.name}: no ${ref.table} has ${ref.column} ${show(row.value)}`,
+        });
       }
     }
     const errors = byLine([...rows.errors, ...badReferences]);
@@ -373,7 +399,8 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
  */
 export async function importFile(sql: Sql, options: ImportOptions): Promise<ImportResult> {
   const dataset = findDataset(options.dataset);
-  if (!dataset) throw new ImportError(`unknown dataset "${options.dataset}"; expected one of ${DATASET_NAMES.join(', ')}`);
+  if (!dataset)
+    throw new ImportError(`unknown dataset "${options.dataset}"; expected one of ${DATASET_NAMES.join(', ')}`);
   const format = options.format ?? formatOf(options.file);
   const errorsFile = options.errorsFile ?? `${options.file}.errors.csv`;
   const info = await stat(options.file).catch((err: NodeJS.ErrnoException) => {
@@ -385,7 +412,8 @@ export async function importFile(sql: Sql, options: ImportOptions): Promise<Impo
 
   const control = await sql.reserve();
   try {
-    const [lock] = await control`select pg_try_advisory_lock(hashtext('leadgate.import'), hashtext(${dataset.name})) as locked`;
+    const [lock] =
+      await control`select pg_try_advisory_lock(hashtext('leadgate.import'), hashtext(${dataset.name})) as locked`;
     if (!lock!.locked) throw new ImportError(`another import of ${dataset.name} is running`);
     try {
       await control`insert into dataset_state (dataset, ready) values (${dataset.name}, false)
@@ -403,14 +431,23 @@ export async function importFile(sql: Sql, options: ImportOptions): Promise<Impo
         if (err instanceof FileError) {
           const errors = [{ line: err.line, reason: err.message }];
           await writeErrors(errorsFile, errors);
-          throw new ImportRejected(`the file was refused (line ${err.line}); nothing was loaded (see ${errorsFile})`, emptySummary(dataset.name), errors, errorsFile);
+          throw new ImportRejected(
+            `the file was refused (line ${err.line}); nothing was loaded (see ${errorsFile})`,
+            emptySummary(dataset.name),
+            errors,
+            errorsFile,
+          );
         }
         throw err;
       }
       await markReady(control, dataset);
       if (loaded.errors.length > 0) await writeErrors(errorsFile, loaded.errors);
       else await rm(errorsFile, { force: true });
-      return { summary: loaded.summary, errors: loaded.errors, errorsFile: loaded.errors.length > 0 ? errorsFile : undefined };
+      return {
+        summary: loaded.summary,
+        errors: loaded.errors,
+        errorsFile: loaded.errors.length > 0 ? errorsFile : undefined,
+      };
     } finally {
       await control`select pg_advisory_unlock(hashtext('leadgate.import'), hashtext(${dataset.name}))`.catch(() => {});
     }

@@ -38,9 +38,18 @@ export function droppableIndexes(table: string, keyColumn: string): string {
  * keys too (added back later with one check over all rows instead of a trigger call per row).
  * The caller holds the table's ACCESS EXCLUSIVE lock.
  */
-export async function dropIndexes(tx: postgres.TransactionSql, run: Run, dataset: Dataset, empty: boolean): Promise<Dropped & { key?: Definition }> {
+export async function dropIndexes(
+  tx: postgres.TransactionSql,
+  run: Run,
+  dataset: Dataset,
+  empty: boolean,
+): Promise<Dropped & { key?: Definition }> {
   const table = quote(dataset.table);
-  const indexes = [...(await run(tx.unsafe<(Definition & { key: boolean })[]>(droppableIndexes(table, dataset.naturalKey.column), [empty])))];
+  const indexes = [
+    ...(await run(
+      tx.unsafe<(Definition & { key: boolean })[]>(droppableIndexes(table, dataset.naturalKey.column), [empty]),
+    )),
+  ];
   if (indexes.length > 0) await run(tx.unsafe(`drop index ${indexes.map((index) => index.name).join(', ')}`));
   const foreignKeys = empty ? await dropForeignKeys(tx, dataset.table, run) : [];
   const key = indexes.find((index) => index.key);
@@ -52,7 +61,12 @@ export async function dropIndexes(tx: postgres.TransactionSql, run: Run, dataset
 }
 
 /** Builds the dropped indexes again and adds the foreign keys back (each checked once over all rows). */
-export async function restoreIndexes(tx: postgres.TransactionSql, run: Run, dataset: Dataset, dropped: Dropped): Promise<void> {
+export async function restoreIndexes(
+  tx: postgres.TransactionSql,
+  run: Run,
+  dataset: Dataset,
+  dropped: Dropped,
+): Promise<void> {
   for (const index of dropped.indexes) await run(tx.unsafe(index.definition));
   await addForeignKeys(tx, dataset.table, dropped.foreignKeys, run);
 }
@@ -74,11 +88,20 @@ export async function dropForeignKeys(tx: Statements, table: string, run: Run = 
       ),
     )),
   ];
-  if (foreignKeys.length > 0) await run(tx.unsafe(`alter table ${quote(table)} ${foreignKeys.map((fk) => `drop constraint ${fk.name}`).join(', ')}`));
+  if (foreignKeys.length > 0)
+    await run(
+      tx.unsafe(`alter table ${quote(table)} ${foreignKeys.map((fk) => `drop constraint ${fk.name}`).join(', ')}`),
+    );
   return foreignKeys;
 }
 
 /** Adds back the foreign keys dropForeignKeys dropped. */
-export async function addForeignKeys(tx: Statements, table: string, foreignKeys: readonly Definition[], run: Run = direct): Promise<void> {
-  for (const fk of foreignKeys) await run(tx.unsafe(`alter table ${quote(table)} add constraint ${fk.name} ${fk.definition}`));
+export async function addForeignKeys(
+  tx: Statements,
+  table: string,
+  foreignKeys: readonly Definition[],
+  run: Run = direct,
+): Promise<void> {
+  for (const fk of foreignKeys)
+    await run(tx.unsafe(`alter table ${quote(table)} add constraint ${fk.name} ${fk.definition}`));
 }

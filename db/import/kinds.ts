@@ -57,7 +57,8 @@ const text: Codec = {
   sqlType: 'text',
   csvDoc: 'as is',
   fromCsv: (raw) => (raw.includes(NUL) ? new Invalid('contains a NUL character') : raw),
-  fromJson: (value) => (typeof value === 'string' ? checkText(value) : new Invalid(`expected a string, got ${show(value)}`)),
+  fromJson: (value) =>
+    typeof value === 'string' ? checkText(value) : new Invalid(`expected a string, got ${show(value)}`),
   toCopy: escapeCopy,
 };
 
@@ -69,9 +70,12 @@ function integer(sqlType: string, min: number, max: number): Codec {
   return {
     sqlType,
     csvDoc: 'whole number, e.g. 42',
-    fromCsv: (raw) => (INTEGER.test(raw) ? check(Number(raw), raw) : new Invalid(`expected a whole number, got ${show(raw)}`)),
+    fromCsv: (raw) =>
+      INTEGER.test(raw) ? check(Number(raw), raw) : new Invalid(`expected a whole number, got ${show(raw)}`),
     fromJson: (value) =>
-      typeof value === 'number' && Number.isInteger(value) ? check(value, value) : new Invalid(`expected a whole number, got ${show(value)}`),
+      typeof value === 'number' && Number.isInteger(value)
+        ? check(value, value)
+        : new Invalid(`expected a whole number, got ${show(value)}`),
     toCopy: String,
   };
 }
@@ -85,14 +89,17 @@ function float(sqlType: 'real' | 'double precision'): Codec {
     if (sqlType === 'real' && (Math.abs(n) > FLOAT4_MAX || (n !== 0 && Math.fround(n) === 0))) {
       return new Invalid(`${show(shown)} is out of range for real`);
     }
-    if (n === 0 && /[1-9]/.test(String(shown).split(/[eE]/)[0]!)) return new Invalid(`${show(shown)} is out of range for ${sqlType}`);
+    if (n === 0 && /[1-9]/.test(String(shown).split(/[eE]/)[0]!))
+      return new Invalid(`${show(shown)} is out of range for ${sqlType}`);
     return n;
   };
   return {
     sqlType,
     csvDoc: 'decimal number, e.g. 4.5 or -104.99',
-    fromCsv: (raw) => (DECIMAL.test(raw) ? check(Number(raw), raw) : new Invalid(`expected a number, got ${show(raw)}`)),
-    fromJson: (value) => (typeof value === 'number' ? check(value, value) : new Invalid(`expected a number, got ${show(value)}`)),
+    fromCsv: (raw) =>
+      DECIMAL.test(raw) ? check(Number(raw), raw) : new Invalid(`expected a number, got ${show(raw)}`),
+    fromJson: (value) =>
+      typeof value === 'number' ? check(value, value) : new Invalid(`expected a number, got ${show(value)}`),
     toCopy: String,
   };
 }
@@ -102,7 +109,8 @@ function numeric(precision: number, scale: number): Codec {
   const shape = new RegExp(`^[+-]?\\d+(?:\\.\\d{1,${scale}})?$`);
   const maxWhole = precision - scale;
   const check = (textual: string, shown: unknown) => {
-    if (!shape.test(textual)) return new Invalid(`expected a number with at most ${scale} decimals, got ${show(shown)}`);
+    if (!shape.test(textual))
+      return new Invalid(`expected a number with at most ${scale} decimals, got ${show(shown)}`);
     const whole = textual.replace(/^[+-]/, '').split('.')[0]!.replace(/^0+/, '');
     if (whole.length > maxWhole) return new Invalid(`${show(shown)} is out of range for ${sqlType}`);
     return Number(textual);
@@ -111,7 +119,8 @@ function numeric(precision: number, scale: number): Codec {
     sqlType,
     csvDoc: `decimal number with at most ${scale} decimals, e.g. 129.50`,
     fromCsv: (raw) => check(raw, raw),
-    fromJson: (value) => (typeof value === 'number' ? check(String(value), value) : new Invalid(`expected a number, got ${show(value)}`)),
+    fromJson: (value) =>
+      typeof value === 'number' ? check(String(value), value) : new Invalid(`expected a number, got ${show(value)}`),
     toCopy: String,
   };
 }
@@ -142,7 +151,8 @@ function parseDate(value: string): string | Invalid {
     const month = Number(m[2]);
     const day = Number(m[3]);
     const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-    if (year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && leap ? 29 : DAYS[month - 1]!)) return value;
+    if (year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && leap ? 29 : DAYS[month - 1]!))
+      return value;
   }
   return new Invalid(`expected a date as YYYY-MM-DD, got ${show(value)}`);
 }
@@ -151,7 +161,10 @@ const date: Codec = {
   sqlType: 'date',
   csvDoc: 'YYYY-MM-DD',
   fromCsv: parseDate,
-  fromJson: (value) => (typeof value === 'string' ? parseDate(value) : new Invalid(`expected a date string as YYYY-MM-DD, got ${show(value)}`)),
+  fromJson: (value) =>
+    typeof value === 'string'
+      ? parseDate(value)
+      : new Invalid(`expected a date string as YYYY-MM-DD, got ${show(value)}`),
   toCopy: String,
 };
 

@@ -40,7 +40,10 @@ export function oneOf(values: readonly string[], label?: string): Rule {
 export function range(min: number, max: number): Rule {
   return {
     doc: max === Infinity ? `at least ${min}` : `${min} to ${max}`,
-    check: (value: number) => (value >= min && value <= max ? undefined : `${value} is not ${max === Infinity ? `at least ${min}` : `between ${min} and ${max}`}`),
+    check: (value: number) =>
+      value >= min && value <= max
+        ? undefined
+        : `${value} is not ${max === Infinity ? `at least ${min}` : `between ${min} and ${max}`}`,
   };
 }
 
@@ -79,9 +82,21 @@ export const domain = pattern(
   'a lower-case host name without scheme or path, e.g. `acme.com`',
   'a lower-case host name such as acme.com',
 );
-export const countryCode = pattern(/^[A-Z]{2}$/, 'two-letter country code, upper case (ISO 3166-1 alpha-2)', 'a two-letter upper-case country code');
-export const stateCode = pattern(/^[A-Z]{2}$/, 'two-letter state code, upper case', 'a two-letter upper-case state code');
-export const currencyCode = pattern(/^[A-Z]{3}$/, 'three-letter currency code, upper case (ISO 4217)', 'a three-letter upper-case currency code');
+export const countryCode = pattern(
+  /^[A-Z]{2}$/,
+  'two-letter country code, upper case (ISO 3166-1 alpha-2)',
+  'a two-letter upper-case country code',
+);
+export const stateCode = pattern(
+  /^[A-Z]{2}$/,
+  'two-letter state code, upper case',
+  'a two-letter upper-case state code',
+);
+export const currencyCode = pattern(
+  /^[A-Z]{3}$/,
+  'three-letter currency code, upper case (ISO 4217)',
+  'a three-letter upper-case currency code',
+);
 export const latitude = range(-90, 90);
 export const longitude = range(-180, 180);
 export const nonNegative = range(0, Infinity);

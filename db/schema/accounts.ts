@@ -84,7 +84,10 @@ export const apiKeyTable = pgTable(
   },
   (t) => [
     index('api_key_account_idx').on(t.accountId),
-    check('api_key_revoked_reason_known', sql`${t.revokedReason} in (${sql.raw(KEY_REVOKED_REASONS.map((r) => `'${r}'`).join(', '))})`),
+    check(
+      'api_key_revoked_reason_known',
+      sql`${t.revokedReason} in (${sql.raw(KEY_REVOKED_REASONS.map((r) => `'${r}'`).join(', '))})`,
+    ),
   ],
 );
 export type ApiKey = typeof apiKeyTable.$inferSelect;
@@ -131,7 +134,9 @@ export const ledgerTable = pgTable(
   },
   (t) => [
     index('ledger_account_idx').on(t.accountId, t.id),
-    uniqueIndex('ledger_payment_once_idx').on(t.kind, t.paymentRef).where(sql`${t.paymentRef} is not null and ${t.kind} in ('purchase', 'plan_grant')`),
+    uniqueIndex('ledger_payment_once_idx')
+      .on(t.kind, t.paymentRef)
+      .where(sql`${t.paymentRef} is not null and ${t.kind} in ('purchase', 'plan_grant')`),
   ],
 );
 export type LedgerEntry = typeof ledgerTable.$inferSelect;

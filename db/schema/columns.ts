@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, customType, text } from 'drizzle-orm/pg-core';
 
-
 /** Catalog primary keys: assigned by the generator (deterministic), by default for imports. */
 export const catalogId = () => bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity();
 

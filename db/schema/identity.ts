@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, customType, index, pgEnum, pgTable, smallint, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  check,
+  customType,
+  index,
+  pgEnum,
+  pgTable,
+  smallint,
+  text,
+  timestamp,
+  unique,
+} from 'drizzle-orm/pg-core';
 import { accountTable, appUserTable } from './accounts.ts';
 
 /**

@@ -1,5 +1,16 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp, unique, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { accountTable } from './accounts.ts';
 import { catalogId, textList } from './columns.ts';
 
@@ -52,10 +63,34 @@ export const companyTable = pgTable(
 export type Company = typeof companyTable.$inferSelect;
 export type NewCompany = typeof companyTable.$inferInsert;
 
-export const SENIORITIES = ['owner', 'founder', 'c_suite', 'partner', 'vp', 'head', 'director', 'manager', 'senior', 'entry', 'intern'] as const;
+export const SENIORITIES = [
+  'owner',
+  'founder',
+  'c_suite',
+  'partner',
+  'vp',
+  'head',
+  'director',
+  'manager',
+  'senior',
+  'entry',
+  'intern',
+] as const;
 export const DEPARTMENTS = [
-  'executive', 'engineering', 'sales', 'marketing', 'finance', 'human_resources', 'operations',
-  'information_technology', 'legal', 'product', 'customer_success', 'design', 'education', 'medical',
+  'executive',
+  'engineering',
+  'sales',
+  'marketing',
+  'finance',
+  'human_resources',
+  'operations',
+  'information_technology',
+  'legal',
+  'product',
+  'customer_success',
+  'design',
+  'education',
+  'medical',
 ] as const;
 
 /**

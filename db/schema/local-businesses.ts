@@ -1,5 +1,16 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { bigint, date, doublePrecision, index, integer, pgTable, real, smallint, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  date,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  real,
+  smallint,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { catalogId, textList, tsvector } from './columns.ts';
 
 /**
@@ -14,7 +25,8 @@ export const placeNameKeySql = (b = '') => `trim(regexp_replace(lower(${b}name),
  * `bareHost` (src/shared/hosts.ts): the two keep the same rules, and an index (migration 0017) holds
  * this expression. `b` is the table's alias in a query.
  */
-export const placeHostSql = (b = '') => `regexp_replace(regexp_replace(lower(btrim(${b}website)), '^([a-z]+://)?(www\\.)?', ''), '[/?#:].*$', '')`;
+export const placeHostSql = (b = '') =>
+  `regexp_replace(regexp_replace(lower(btrim(${b}website)), '^([a-z]+://)?(www\\.)?', ''), '[/?#:].*$', '')`;
 
 /** Local businesses of the map-listing catalog; `place_id` is the natural key. */
 export const localBusinessTable = pgTable(

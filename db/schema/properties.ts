@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, date, doublePrecision, index, integer, jsonb, pgTable, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  date,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  real,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { catalogId, textList } from './columns.ts';
 
 export interface PriceEvent {

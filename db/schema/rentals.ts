@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, doublePrecision, index, integer, numeric, pgTable, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  numeric,
+  pgTable,
+  real,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { catalogId, textList } from './columns.ts';
 
 /** Hosts of short-term rentals; `host_key` (their profile URL) is the natural key. */

@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { type AnyPgColumn, bigint, index, integer, json, jsonb, pgEnum, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  type AnyPgColumn,
+  bigint,
+  index,
+  integer,
+  json,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import { accountTable } from './accounts.ts';
 
 export const RUN_STATUSES = ['READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ABORTING', 'ABORTED', 'TIMED-OUT'] as const;

@@ -4,9 +4,26 @@ import { catalogId, textList } from './columns.ts';
 
 /** The ten store platforms: hosted, open-source plugin and enterprise. */
 export const STORE_PLATFORMS = [
-  'shopify', 'woocommerce', 'bigcommerce', 'wix', 'squarespace', 'magento', 'prestashop', 'opencart', 'shopware', 'salesforce_commerce_cloud',
+  'shopify',
+  'woocommerce',
+  'bigcommerce',
+  'wix',
+  'squarespace',
+  'magento',
+  'prestashop',
+  'opencart',
+  'shopware',
+  'salesforce_commerce_cloud',
 ] as const;
-export const STORE_SOCIALS = ['instagram', 'facebook', 'tiktok', 'youtube', 'linkedin', 'twitter', 'pinterest'] as const;
+export const STORE_SOCIALS = [
+  'instagram',
+  'facebook',
+  'tiktok',
+  'youtube',
+  'linkedin',
+  'twitter',
+  'pinterest',
+] as const;
 
 /** E-commerce stores; `domain` is the natural key. */
 export const storeTable = pgTable(

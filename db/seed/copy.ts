@@ -28,7 +28,13 @@ export function encodeCell(value: Cell): string {
 const CHUNK_ROWS = 2000;
 
 /** Streams rows into `table` with COPY; returns the number of rows written. */
-export async function copyRows(sql: Sql, table: string, columns: readonly string[], rows: Iterable<Cell[]>, onRows?: (count: number) => void): Promise<number> {
+export async function copyRows(
+  sql: Sql,
+  table: string,
+  columns: readonly string[],
+  rows: Iterable<Cell[]>,
+  onRows?: (count: number) => void,
+): Promise<number> {
   const writable = await sql`copy ${sql(table)} (${sql(columns as string[])}) from stdin`.writable();
   // The server can refuse rows at any time (a constraint, a bad value); keep the first error.
   let failure: Error | undefined;

@@ -5,14 +5,39 @@ import { dateBetween, Random, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
 
 const SOURCE_WEIGHTS = CRIMINAL_SOURCES.map((s, i) => [s, [1, 3, 4, 5][i]!] as const);
-const COUNTIES = ['Adams', 'Franklin', 'Jefferson', 'Lincoln', 'Madison', 'Washington', 'Jackson', 'Marion', 'Clay', 'Monroe'];
+const COUNTIES = [
+  'Adams',
+  'Franklin',
+  'Jefferson',
+  'Lincoln',
+  'Madison',
+  'Washington',
+  'Jackson',
+  'Marion',
+  'Clay',
+  'Monroe',
+];
 
 export function criminalRecordTables(seed: number, sizes: Sizes): TableRows[] {
   return [
     {
       dataset: 'criminal_records',
       table: 'criminal_record',
-      columns: ['id', 'record_key', 'first_name', 'middle_name', 'last_name', 'date_of_birth', 'state', 'county', 'source', 'case_number', 'offense', 'offense_date', 'disposition'],
+      columns: [
+        'id',
+        'record_key',
+        'first_name',
+        'middle_name',
+        'last_name',
+        'date_of_birth',
+        'state',
+        'county',
+        'source',
+        'case_number',
+        'offense',
+        'offense_date',
+        'disposition',
+      ],
       count: sizes.criminalRecords,
       *rows() {
         const rng = new Random(seed * 1_000_003 + 97);
@@ -24,8 +49,18 @@ export function criminalRecordTables(seed: number, sizes: Sizes): TableRows[] {
           const offenseDate = dateBetween(rng, `${Number(dob.slice(0, 4)) + 18}${dob.slice(4)}`, '2026-10-31');
           const caseNumber = `${offenseDate.slice(0, 4)}-CR-${String(id).padStart(7, '0')}`;
           yield [
-            id, `${source}:${state}:${caseNumber}`, rng.pick(FIRST_NAMES), rng.chance(0.4) ? rng.pick(FIRST_NAMES) : null, rng.pick(LAST_NAMES),
-            rng.chance(0.95) ? dob : null, state, `${rng.pick(COUNTIES)} County`, source, caseNumber, rng.pick(OFFENSES[source]!), offenseDate,
+            id,
+            `${source}:${state}:${caseNumber}`,
+            rng.pick(FIRST_NAMES),
+            rng.chance(0.4) ? rng.pick(FIRST_NAMES) : null,
+            rng.pick(LAST_NAMES),
+            rng.chance(0.95) ? dob : null,
+            state,
+            `${rng.pick(COUNTIES)} County`,
+            source,
+            caseNumber,
+            rng.pick(OFFENSES[source]!),
+            offenseDate,
             source === 'sex_offender_registry' ? 'Registered' : rng.pick(DISPOSITIONS),
           ];
         }

@@ -12,20 +12,64 @@ import type { Sizes, TableRows } from './types.ts';
 
 export const SCALES = {
   small: {
-    companies: 1_000, people: 10_000, businessesPerCityCategory: 12, reviewsPerBusiness: 2, stores: 1_500, properties: 1_500,
-    agents: 400, businessListings: 400, commercialProperties: 400, rentalHosts: 200, rentalListings: 500, prosPerCategory: 3, criminalRecords: 1_500,
+    companies: 1_000,
+    people: 10_000,
+    businessesPerCityCategory: 12,
+    reviewsPerBusiness: 2,
+    stores: 1_500,
+    properties: 1_500,
+    agents: 400,
+    businessListings: 400,
+    commercialProperties: 400,
+    rentalHosts: 200,
+    rentalListings: 500,
+    prosPerCategory: 3,
+    criminalRecords: 1_500,
   },
   medium: {
-    companies: 10_000, people: 100_000, businessesPerCityCategory: 40, reviewsPerBusiness: 3, stores: 15_000, properties: 15_000,
-    agents: 4_000, businessListings: 4_000, commercialProperties: 4_000, rentalHosts: 2_000, rentalListings: 5_000, prosPerCategory: 30, criminalRecords: 15_000,
+    companies: 10_000,
+    people: 100_000,
+    businessesPerCityCategory: 40,
+    reviewsPerBusiness: 3,
+    stores: 15_000,
+    properties: 15_000,
+    agents: 4_000,
+    businessListings: 4_000,
+    commercialProperties: 4_000,
+    rentalHosts: 2_000,
+    rentalListings: 5_000,
+    prosPerCategory: 30,
+    criminalRecords: 15_000,
   },
   large: {
-    companies: 100_000, people: 1_000_000, businessesPerCityCategory: 250, reviewsPerBusiness: 3, stores: 150_000, properties: 150_000,
-    agents: 40_000, businessListings: 40_000, commercialProperties: 40_000, rentalHosts: 20_000, rentalListings: 50_000, prosPerCategory: 300, criminalRecords: 150_000,
+    companies: 100_000,
+    people: 1_000_000,
+    businessesPerCityCategory: 250,
+    reviewsPerBusiness: 3,
+    stores: 150_000,
+    properties: 150_000,
+    agents: 40_000,
+    businessListings: 40_000,
+    commercialProperties: 40_000,
+    rentalHosts: 20_000,
+    rentalListings: 50_000,
+    prosPerCategory: 300,
+    criminalRecords: 150_000,
   },
   xlarge: {
-    companies: 1_000_000, people: 10_000_000, businessesPerCityCategory: 2_500, reviewsPerBusiness: 3, stores: 1_500_000, properties: 1_500_000,
-    agents: 400_000, businessListings: 400_000, commercialProperties: 400_000, rentalHosts: 200_000, rentalListings: 500_000, prosPerCategory: 3_000, criminalRecords: 1_500_000,
+    companies: 1_000_000,
+    people: 10_000_000,
+    businessesPerCityCategory: 2_500,
+    reviewsPerBusiness: 3,
+    stores: 1_500_000,
+    properties: 1_500_000,
+    agents: 400_000,
+    businessListings: 400_000,
+    commercialProperties: 400_000,
+    rentalHosts: 200_000,
+    rentalListings: 500_000,
+    prosPerCategory: 3_000,
+    criminalRecords: 1_500_000,
   },
 } as const satisfies Record<string, Sizes>;
 export type Scale = keyof typeof SCALES;
@@ -95,7 +139,10 @@ export async function seedCatalog(sql: Sql, options: SeedOptions = {}): Promise<
   const report: SeedReport = { scale, seed, inserted: {}, skipped: [] };
   const showBars = options.progress === true && process.stderr.isTTY === true;
   const bars = showBars
-    ? new cliProgress.MultiBar({ format: '{dataset} [{bar}] {value}/{total} rows', stream: process.stderr, hideCursor: true }, cliProgress.Presets.shades_classic)
+    ? new cliProgress.MultiBar(
+        { format: '{dataset} [{bar}] {value}/{total} rows', stream: process.stderr, hideCursor: true },
+        cliProgress.Presets.shades_classic,
+      )
     : undefined;
   try {
     for (const group of GROUPS) {
@@ -117,10 +164,17 @@ export async function seedCatalog(sql: Sql, options: SeedOptions = {}): Promise<
           report.inserted[t.dataset] = await sql.begin(async (tx) => {
             // Index builds over millions of rows (the trigram GIN ones above all) work in memory, not in many passes on disk.
             await tx`select set_config('maintenance_work_mem', '512MB', true) where pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes('512MB')`;
-            return withIndexesRebuilt(tx as unknown as Sql, t.table, () => copyRows(tx as unknown as Sql, t.table, t.columns, t.rows(), (n) => bar?.increment(n)));
+            return withIndexesRebuilt(tx as unknown as Sql, t.table, () =>
+              copyRows(tx as unknown as Sql, t.table, t.columns, t.rows(), (n) => bar?.increment(n)),
+            );
           });
           await sql`select setval(pg_get_serial_sequence(${t.table}, 'id'), greatest((select max(id) from ${sql(t.table)}), 1))`;
-          options.onTable?.({ dataset: t.dataset, table: t.table, rows: report.inserted[t.dataset]!, ms: performance.now() - started });
+          options.onTable?.({
+            dataset: t.dataset,
+            table: t.table,
+            rows: report.inserted[t.dataset]!,
+            ms: performance.now() - started,
+          });
         } finally {
           await setReady(sql, t.dataset, t.table, true);
         }

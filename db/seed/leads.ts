@@ -1,10 +1,42 @@
-import { C_SUITE, COMPANY_PREFIXES, DEPARTMENT_ROLES, FIRST_NAMES, INDUSTRIES, LAST_NAMES, SENIORITY_WEIGHTS, SIZE_BANDS, TECHNOLOGIES, US_CITIES, WORLD_CITIES, type City } from './reference.ts';
+import {
+  C_SUITE,
+  COMPANY_PREFIXES,
+  DEPARTMENT_ROLES,
+  FIRST_NAMES,
+  INDUSTRIES,
+  LAST_NAMES,
+  SENIORITY_WEIGHTS,
+  SIZE_BANDS,
+  TECHNOLOGIES,
+  US_CITIES,
+  WORLD_CITIES,
+  type City,
+} from './reference.ts';
 import { phoneIn } from './phones.ts';
 import { Random, sample, slugify, UniqueNames, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
 
-const NAME_SUFFIXES = ['', '', '', 'Group', 'Partners', 'Global', 'Co', 'Collective', 'Digital', 'Holdings', 'Ventures', 'Networks'];
-const TLDS: [string, number][] = [['com', 70], ['io', 10], ['co', 8], ['net', 6], ['ai', 6]];
+const NAME_SUFFIXES = [
+  '',
+  '',
+  '',
+  'Group',
+  'Partners',
+  'Global',
+  'Co',
+  'Collective',
+  'Digital',
+  'Holdings',
+  'Ventures',
+  'Networks',
+];
+const TLDS: [string, number][] = [
+  ['com', 70],
+  ['io', 10],
+  ['co', 8],
+  ['net', 6],
+  ['ai', 6],
+];
 type EmailPattern = (first: string, last: string) => string;
 const EMAIL_PATTERNS: [EmailPattern, number][] = [
   [(f, l) => `${f}.${l}`, 55],
@@ -73,20 +105,45 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
 
   for (let id = 1; id <= sizes.companies; id++) {
     const industry = rng.pick(INDUSTRIES);
-    const name = [rng.pick(COMPANY_PREFIXES), rng.pick(industry.nameWords), rng.pick(NAME_SUFFIXES)].filter(Boolean).join(' ');
+    const name = [rng.pick(COMPANY_PREFIXES), rng.pick(industry.nameWords), rng.pick(NAME_SUFFIXES)]
+      .filter(Boolean)
+      .join(' ');
     const base = ascii(name);
     const tld = weighted(rng, TLDS);
     const domain = domains.take(`${base}.${tld}`, (_, n) => (n === 0 ? `${base}.${tld}` : `${base}${n}.${tld}`));
     const handle = domain.replace(/\.[a-z]+$/, '');
-    const [band, min, max] = weighted(rng, SIZE_BANDS.map((b) => [b, b[3]] as const));
+    const [band, min, max] = weighted(
+      rng,
+      SIZE_BANDS.map((b) => [b, b[3]] as const),
+    );
     const employees = rng.int(min, max);
     const city = rng.chance(0.85) ? rng.pick(US_CITIES) : rng.pick(WORLD_CITIES);
     const revenue = Math.round((employees * industry.revenuePerEmployee * rng.int(60, 140)) / 100 / 1000) * 1000;
     const phone = phoneIn(rng, city);
-    companies.push({ id, domain, city, employees, phone, emailPattern: weighted(rng, EMAIL_PATTERNS), industry: industry.name.toLowerCase() });
+    companies.push({
+      id,
+      domain,
+      city,
+      employees,
+      phone,
+      emailPattern: weighted(rng, EMAIL_PATTERNS),
+      industry: industry.name.toLowerCase(),
+    });
     companyRows.push([
-      id, domain, name, industry.name, band, employees, revenue, city.city, city.state, city.country,
-      sample(rng, industry.keywords, rng.int(2, 5)), sample(rng, TECHNOLOGIES, rng.int(3, 14)), rng.int(1950, 2023), phone,
+      id,
+      domain,
+      name,
+      industry.name,
+      band,
+      employees,
+      revenue,
+      city.city,
+      city.state,
+      city.country,
+      sample(rng, industry.keywords, rng.int(2, 5)),
+      sample(rng, TECHNOLOGIES, rng.int(3, 14)),
+      rng.int(1950, 2023),
+      phone,
       `https://www.linkedin.com/company/${handle}`,
       rng.chance(0.6) ? `https://twitter.com/${handle}` : null,
       rng.chance(0.5) ? `https://www.facebook.com/${handle}` : null,
@@ -111,7 +168,24 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
   const people = {
     dataset: 'people',
     table: 'person',
-    columns: ['id', 'company_id', 'first_name', 'last_name', 'title', 'seniority', 'department', 'email', 'email_status', 'phone', 'mobile', 'linkedin_url', 'city', 'state', 'country', 'company_industry'],
+    columns: [
+      'id',
+      'company_id',
+      'first_name',
+      'last_name',
+      'title',
+      'seniority',
+      'department',
+      'email',
+      'email_status',
+      'phone',
+      'mobile',
+      'linkedin_url',
+      'city',
+      'state',
+      'country',
+      'company_industry',
+    ],
     count: sizes.people,
     *rows() {
       const prng = new Random(seed * 1_000_003 + 23);
@@ -123,21 +197,35 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
           const first = prng.pick(FIRST_NAMES);
           const last = prng.pick(LAST_NAMES);
           // The first person of each company leads it.
-          const seniority = k === 0 ? (company.employees <= 10 ? prng.pick(['owner', 'founder']) : 'c_suite') : weighted(prng, SENIORITY_WEIGHTS);
-          const { title, department } = k === 0 && seniority === 'c_suite' ? { title: 'CEO', department: 'executive' } : titleFor(prng, seniority);
+          const seniority =
+            k === 0
+              ? company.employees <= 10
+                ? prng.pick(['owner', 'founder'])
+                : 'c_suite'
+              : weighted(prng, SENIORITY_WEIGHTS);
+          const { title, department } =
+            k === 0 && seniority === 'c_suite' ? { title: 'CEO', department: 'executive' } : titleFor(prng, seniority);
           let local = company.emailPattern(ascii(first), ascii(last));
           for (let n = 2; used.has(local); n++) local = `${company.emailPattern(ascii(first), ascii(last))}${n}`;
           used.add(local);
           const hasEmail = prng.chance(0.9);
           const city = prng.chance(0.8) ? company.city : prng.pick(US_CITIES);
           yield [
-            id, company.id, first, last, title, seniority, department,
+            id,
+            company.id,
+            first,
+            last,
+            title,
+            seniority,
+            department,
             hasEmail ? `${local}@${company.domain}` : null,
             hasEmail ? (prng.chance(0.78) ? 'verified' : 'guessed') : 'unavailable',
             prng.chance(0.5) ? company.phone : null,
             prng.chance(0.35) ? phoneIn(prng, city) : null,
             `https://www.linkedin.com/in/${ascii(first)}-${ascii(last)}-${id.toString(36)}`,
-            city.city, city.state, city.country,
+            city.city,
+            city.state,
+            city.country,
             // The copy of the company's industry the search filters on (migration 0013).
             company.industry,
           ];
@@ -150,7 +238,25 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
     {
       dataset: 'companies',
       table: 'company',
-      columns: ['id', 'domain', 'name', 'industry', 'size_band', 'employees_count', 'annual_revenue', 'city', 'state', 'country', 'keywords', 'technologies', 'founded', 'phone', 'linkedin_url', 'twitter_url', 'facebook_url'],
+      columns: [
+        'id',
+        'domain',
+        'name',
+        'industry',
+        'size_band',
+        'employees_count',
+        'annual_revenue',
+        'city',
+        'state',
+        'country',
+        'keywords',
+        'technologies',
+        'founded',
+        'phone',
+        'linkedin_url',
+        'twitter_url',
+        'facebook_url',
+      ],
       count: companyRows.length,
       rows: () => companyRows as never,
     },

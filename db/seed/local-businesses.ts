@@ -23,8 +23,26 @@ export const SEED_CATEGORIES = [
 ] as const;
 
 const PREFIXES = [
-  'Summit', 'Blue Sky', 'Golden', 'Riverside', 'Maple', 'Union', 'Parkside', 'Evergreen', 'Harbor', 'Main Street',
-  'North Star', 'Cedar', 'Liberty', 'Pioneer', 'Highland', 'Oak', 'Metro', 'Bright', 'Urban', 'Lakeside',
+  'Summit',
+  'Blue Sky',
+  'Golden',
+  'Riverside',
+  'Maple',
+  'Union',
+  'Parkside',
+  'Evergreen',
+  'Harbor',
+  'Main Street',
+  'North Star',
+  'Cedar',
+  'Liberty',
+  'Pioneer',
+  'Highland',
+  'Oak',
+  'Metro',
+  'Bright',
+  'Urban',
+  'Lakeside',
 ];
 const WEEK = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 export const WEEKLY_HOURS = [
@@ -62,13 +80,23 @@ export function localBusinessTables(seed: number, sizes: Sizes): TableRows[] {
         const placeId = `ChIJ${rng.id(23)}`;
         placeIds.push({ placeId, rating, reviews: reviewCount });
         rows.push([
-          id, placeId, name, cat.category, `${rng.int(10, 9899)} ${rng.pick(STREET_NAMES)}`, city.city, city.state,
-          String(Number(city.zip) + rng.int(0, 30)).padStart(5, '0'), 'US',
-          fixed(city.lat + (rng.next() - 0.5) * 0.2, 6), fixed(city.lng + (rng.next() - 0.5) * 0.2, 6),
+          id,
+          placeId,
+          name,
+          cat.category,
+          `${rng.int(10, 9899)} ${rng.pick(STREET_NAMES)}`,
+          city.city,
+          city.state,
+          String(Number(city.zip) + rng.int(0, 30)).padStart(5, '0'),
+          'US',
+          fixed(city.lat + (rng.next() - 0.5) * 0.2, 6),
+          fixed(city.lng + (rng.next() - 0.5) * 0.2, 6),
           rng.chance(0.9) ? phoneIn(rng, city) : null,
           hasWebsite ? `https://www.${domain}` : null,
           hasWebsite && rng.chance(0.6) ? [`info@${domain}`] : [],
-          rating, reviewCount, rng.pick(WEEKLY_HOURS),
+          rating,
+          reviewCount,
+          rng.pick(WEEKLY_HOURS),
           rng.chance(0.3) ? `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}` : null,
         ]);
       }
@@ -79,7 +107,26 @@ export function localBusinessTables(seed: number, sizes: Sizes): TableRows[] {
     {
       dataset: 'local_businesses',
       table: 'local_business',
-      columns: ['id', 'place_id', 'name', 'category', 'street', 'city', 'state', 'postal_code', 'country_code', 'lat', 'lng', 'phone', 'website', 'emails', 'rating', 'review_count', 'opening_hours', 'contact_name'],
+      columns: [
+        'id',
+        'place_id',
+        'name',
+        'category',
+        'street',
+        'city',
+        'state',
+        'postal_code',
+        'country_code',
+        'lat',
+        'lng',
+        'phone',
+        'website',
+        'emails',
+        'rating',
+        'review_count',
+        'opening_hours',
+        'contact_name',
+      ],
       count: rows.length,
       rows: () => rows as never,
     },
@@ -96,7 +143,15 @@ export function localBusinessTables(seed: number, sizes: Sizes): TableRows[] {
             id += 1;
             const center = Math.round(business.rating ?? 4);
             const rating = Math.min(5, Math.max(1, center + rrng.int(-1, 1)));
-            yield [id, `${business.placeId}-${k + 1}`, index + 1, `${rrng.pick(FIRST_NAMES)} ${rrng.pick(LAST_NAMES)[0]}.`, rating, rrng.pick(REVIEW_TEXT[rating]!), dateBetween(rrng, '2018-01-01', '2026-10-31')];
+            yield [
+              id,
+              `${business.placeId}-${k + 1}`,
+              index + 1,
+              `${rrng.pick(FIRST_NAMES)} ${rrng.pick(LAST_NAMES)[0]}.`,
+              rating,
+              rrng.pick(REVIEW_TEXT[rating]!),
+              dateBetween(rrng, '2018-01-01', '2026-10-31'),
+            ];
           }
         }
       },

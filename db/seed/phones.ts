@@ -1,7 +1,17 @@
 import type { City } from './reference.ts';
 import type { Random } from './random.ts';
 
-const CALLING_CODES: Record<string, string> = { US: '1', CA: '1', GB: '44', DE: '49', FR: '33', NL: '31', AU: '61', AE: '971', SG: '65' };
+const CALLING_CODES: Record<string, string> = {
+  US: '1',
+  CA: '1',
+  GB: '44',
+  DE: '49',
+  FR: '33',
+  NL: '31',
+  AU: '61',
+  AE: '971',
+  SG: '65',
+};
 
 const digits = (rng: Random, n: number) => String(rng.int(10 ** (n - 1), 10 ** n - 1));
 

@@ -1,13 +1,39 @@
-import { AGENT_SPECIALTIES, BUSINESS_CATEGORIES, COMMERCIAL_TYPES, COMPANY_PREFIXES, FIRST_NAMES, LANGUAGES, LAST_NAMES, STREET_NAMES, US_CITIES, type City } from './reference.ts';
+import {
+  AGENT_SPECIALTIES,
+  BUSINESS_CATEGORIES,
+  COMMERCIAL_TYPES,
+  COMPANY_PREFIXES,
+  FIRST_NAMES,
+  LANGUAGES,
+  LAST_NAMES,
+  STREET_NAMES,
+  US_CITIES,
+  type City,
+} from './reference.ts';
 import { phoneIn } from './phones.ts';
 import { addressKey } from '../schema/properties.ts';
 import { json } from './copy.ts';
 import { dateBetween, fixed, kebab, Random, sample, slugify, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
 
-const PROPERTY_TYPES: [string, number][] = [['single_family', 65], ['condo', 15], ['townhouse', 10], ['multi_family', 7], ['mobile', 3]];
-const STATUSES: [string, number][] = [['off_market', 80], ['for_sale', 10], ['pending', 4], ['sold', 6]];
-const SCHOOL_SUFFIX: [string, string][] = [['Elementary School', 'elementary'], ['Middle School', 'middle'], ['High School', 'high']];
+const PROPERTY_TYPES: [string, number][] = [
+  ['single_family', 65],
+  ['condo', 15],
+  ['townhouse', 10],
+  ['multi_family', 7],
+  ['mobile', 3],
+];
+const STATUSES: [string, number][] = [
+  ['off_market', 80],
+  ['for_sale', 10],
+  ['pending', 4],
+  ['sold', 6],
+];
+const SCHOOL_SUFFIX: [string, string][] = [
+  ['Elementary School', 'elementary'],
+  ['Middle School', 'middle'],
+  ['High School', 'high'],
+];
 
 /** USD per square foot by city, stable for a seed. */
 const pricePerSqft = (rng: Random) => new Map(US_CITIES.map((c) => [c.city, rng.int(180, 950)]));
@@ -21,9 +47,34 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
     dataset: 'properties',
     table: 'property',
     columns: [
-      'id', 'address_key', 'street', 'city', 'state', 'zip', 'lat', 'lng', 'property_type', 'beds', 'baths', 'sqft', 'lot_sqft', 'year_built',
-      'estimated_value', 'listing_status', 'list_price', 'days_on_market', 'last_sold_date', 'last_sold_price', 'price_history', 'tax_history',
-      'comparables', 'schools', 'owner_name', 'owner_mailing_address', 'owner_phones', 'owner_emails',
+      'id',
+      'address_key',
+      'street',
+      'city',
+      'state',
+      'zip',
+      'lat',
+      'lng',
+      'property_type',
+      'beds',
+      'baths',
+      'sqft',
+      'lot_sqft',
+      'year_built',
+      'estimated_value',
+      'listing_status',
+      'list_price',
+      'days_on_market',
+      'last_sold_date',
+      'last_sold_price',
+      'price_history',
+      'tax_history',
+      'comparables',
+      'schools',
+      'owner_name',
+      'owner_mailing_address',
+      'owner_phones',
+      'owner_emails',
     ],
     count: sizes.properties,
     *rows() {
@@ -46,25 +97,74 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
         const listed = status === 'for_sale' || status === 'pending';
         // Asking prices scatter around the estimate: some listings are deals (the deal finder's subject).
         const listPrice = listed ? Math.round((value * rng.int(70, 110)) / 100 / 1000) * 1000 : null;
-        if (listed) history.push({ date: dateBetween(rng, '2026-06-01', '2026-11-15'), event: 'Listed for sale', price: listPrice! });
+        if (listed)
+          history.push({
+            date: dateBetween(rng, '2026-06-01', '2026-11-15'),
+            event: 'Listed for sale',
+            price: listPrice!,
+          });
         const thisYear = 2025;
         const ownerName = rng.chance(0.12) ? `${rng.pick(COMPANY_PREFIXES)} Holdings LLC` : person(rng);
         const ownerSlug = slugify(ownerName);
-        const mailing = rng.chance(0.75) ? `${address}, ${city.city}, ${city.state} ${zip}` : (() => {
-          const other = rng.pick(US_CITIES);
-          return `${street(rng)}, ${other.city}, ${other.state} ${zipIn(rng, other)}`;
-        })();
+        const mailing = rng.chance(0.75)
+          ? `${address}, ${city.city}, ${city.state} ${zip}`
+          : (() => {
+              const other = rng.pick(US_CITIES);
+              return `${street(rng)}, ${other.city}, ${other.state} ${zipIn(rng, other)}`;
+            })();
         yield [
-          id, key, address, city.city, city.state, zip, fixed(city.lat + (rng.next() - 0.5) * 0.3, 6), fixed(city.lng + (rng.next() - 0.5) * 0.3, 6),
-          weighted(rng, PROPERTY_TYPES), rng.int(1, 6), rng.int(2, 9) / 2, sqft, rng.int(0, 20_000), rng.int(1900, 2024),
-          value, status, listPrice,
-          listed ? rng.int(1, 180) : null, soldDate, soldPrice, json(history),
-          json(Array.from({ length: 3 }, (_, i) => ({ year: thisYear - i, tax: Math.round(value * 0.011 * (1 - i * 0.03)), assessment: Math.round(value * 0.9 * (1 - i * 0.04)) }))),
-          json(Array.from({ length: 3 }, () => ({ address: `${street(rng)}, ${city.city}, ${city.state}`, price: Math.round((value * rng.int(85, 115)) / 100 / 1000) * 1000, sqft: sqft + rng.int(-300, 300), distanceMiles: rng.int(1, 15) / 10 }))),
-          json(SCHOOL_SUFFIX.map(([suffix, level]) => ({ name: `${rng.pick(COMPANY_PREFIXES)} ${suffix}`, level, rating: rng.int(3, 10), distanceMiles: rng.int(2, 40) / 10 }))),
-          ownerName, mailing,
+          id,
+          key,
+          address,
+          city.city,
+          city.state,
+          zip,
+          fixed(city.lat + (rng.next() - 0.5) * 0.3, 6),
+          fixed(city.lng + (rng.next() - 0.5) * 0.3, 6),
+          weighted(rng, PROPERTY_TYPES),
+          rng.int(1, 6),
+          rng.int(2, 9) / 2,
+          sqft,
+          rng.int(0, 20_000),
+          rng.int(1900, 2024),
+          value,
+          status,
+          listPrice,
+          listed ? rng.int(1, 180) : null,
+          soldDate,
+          soldPrice,
+          json(history),
+          json(
+            Array.from({ length: 3 }, (_, i) => ({
+              year: thisYear - i,
+              tax: Math.round(value * 0.011 * (1 - i * 0.03)),
+              assessment: Math.round(value * 0.9 * (1 - i * 0.04)),
+            })),
+          ),
+          json(
+            Array.from({ length: 3 }, () => ({
+              address: `${street(rng)}, ${city.city}, ${city.state}`,
+              price: Math.round((value * rng.int(85, 115)) / 100 / 1000) * 1000,
+              sqft: sqft + rng.int(-300, 300),
+              distanceMiles: rng.int(1, 15) / 10,
+            })),
+          ),
+          json(
+            SCHOOL_SUFFIX.map(([suffix, level]) => ({
+              name: `${rng.pick(COMPANY_PREFIXES)} ${suffix}`,
+              level,
+              rating: rng.int(3, 10),
+              distanceMiles: rng.int(2, 40) / 10,
+            })),
+          ),
+          ownerName,
+          mailing,
           Array.from({ length: rng.int(0, 3) }, () => phoneIn(rng, city)),
-          Array.from({ length: rng.int(0, 2) }, (_, i) => `${ownerSlug}${i === 0 ? '' : i + 1}@${rng.pick(['gmail.com', 'yahoo.com', 'outlook.com', 'icloud.com'])}`),
+          Array.from(
+            { length: rng.int(0, 2) },
+            (_, i) =>
+              `${ownerSlug}${i === 0 ? '' : i + 1}@${rng.pick(['gmail.com', 'yahoo.com', 'outlook.com', 'icloud.com'])}`,
+          ),
         ];
       }
     },
@@ -73,7 +173,26 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
   const agents: TableRows = {
     dataset: 'agents',
     table: 'real_estate_agent',
-    columns: ['id', 'profile_url', 'name', 'brokerage', 'license_number', 'phone', 'email', 'city', 'state', 'zip', 'specialties', 'languages', 'years_experience', 'rating', 'review_count', 'sales_last_12_months', 'price_range_min', 'price_range_max'],
+    columns: [
+      'id',
+      'profile_url',
+      'name',
+      'brokerage',
+      'license_number',
+      'phone',
+      'email',
+      'city',
+      'state',
+      'zip',
+      'specialties',
+      'languages',
+      'years_experience',
+      'rating',
+      'review_count',
+      'sales_last_12_months',
+      'price_range_min',
+      'price_range_max',
+    ],
     count: sizes.agents,
     *rows() {
       const rng = new Random(seed * 1_000_003 + 67);
@@ -82,12 +201,33 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
         const name = person(rng);
         const brokerage = `${rng.pick(COMPANY_PREFIXES)} ${rng.pick(['Realty', 'Real Estate', 'Properties', 'Homes'])}`;
         const min = rng.int(1, 8) * 50_000;
-        const specialties = [rng.chance(0.6) ? '1001' : '1002', ...sample(rng, AGENT_SPECIALTIES.slice(2).map(([code]) => code), rng.int(0, 4))];
+        const specialties = [
+          rng.chance(0.6) ? '1001' : '1002',
+          ...sample(
+            rng,
+            AGENT_SPECIALTIES.slice(2).map(([code]) => code),
+            rng.int(0, 4),
+          ),
+        ];
         yield [
-          id, `https://www.agentfinder.net/agent/${kebab(name)}-${id}`, name, brokerage, `${city.state}-${rng.int(100000, 999999)}`,
-          phoneIn(rng, city), `${slugify(name)}@${slugify(brokerage)}.com`, city.city, city.state, zipIn(rng, city),
-          specialties, ['English', ...sample(rng, LANGUAGES.slice(1), rng.chance(0.3) ? rng.int(1, 2) : 0)],
-          rng.int(1, 35), rng.chance(0.9) ? fixed(3.5 + rng.next() * 1.5, 1) : null, rng.int(0, 300), rng.int(0, 80), min, min + rng.int(2, 30) * 50_000,
+          id,
+          `https://www.agentfinder.net/agent/${kebab(name)}-${id}`,
+          name,
+          brokerage,
+          `${city.state}-${rng.int(100000, 999999)}`,
+          phoneIn(rng, city),
+          `${slugify(name)}@${slugify(brokerage)}.com`,
+          city.city,
+          city.state,
+          zipIn(rng, city),
+          specialties,
+          ['English', ...sample(rng, LANGUAGES.slice(1), rng.chance(0.3) ? rng.int(1, 2) : 0)],
+          rng.int(1, 35),
+          rng.chance(0.9) ? fixed(3.5 + rng.next() * 1.5, 1) : null,
+          rng.int(0, 300),
+          rng.int(0, 80),
+          min,
+          min + rng.int(2, 30) * 50_000,
         ];
       }
     },
@@ -96,7 +236,27 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
   const businessListings: TableRows = {
     dataset: 'business_listings',
     table: 'business_listing',
-    columns: ['id', 'listing_url', 'title', 'category', 'city', 'state', 'country', 'asking_price', 'revenue', 'ebitda', 'cash_flow', 'established', 'employees', 'description', 'broker_name', 'broker_company', 'broker_phone', 'broker_email', 'listed_at'],
+    columns: [
+      'id',
+      'listing_url',
+      'title',
+      'category',
+      'city',
+      'state',
+      'country',
+      'asking_price',
+      'revenue',
+      'ebitda',
+      'cash_flow',
+      'established',
+      'employees',
+      'description',
+      'broker_name',
+      'broker_company',
+      'broker_phone',
+      'broker_email',
+      'listed_at',
+    ],
     count: sizes.businessListings,
     *rows() {
       const rng = new Random(seed * 1_000_003 + 71);
@@ -110,10 +270,25 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
         const broker = person(rng);
         const company = `${rng.pick(COMPANY_PREFIXES)} Business Brokers`;
         yield [
-          id, `https://www.bizlistings.net/business-opportunity/${kebab(title)}/${100000 + id}/`, title, category, city.city, city.state, 'US',
-          Math.round((cashFlow * rng.int(20, 40)) / 10 / 1000) * 1000, revenue, ebitda, cashFlow, rng.int(1960, 2023), rng.int(1, 120),
-          `${title}. Owner retiring; staff in place; strong repeat customers.`, broker, company, phoneIn(rng, city),
-          `${slugify(broker)}@${slugify(company)}.com`, dateBetween(rng, '2025-01-01', '2026-11-15'),
+          id,
+          `https://www.bizlistings.net/business-opportunity/${kebab(title)}/${100000 + id}/`,
+          title,
+          category,
+          city.city,
+          city.state,
+          'US',
+          Math.round((cashFlow * rng.int(20, 40)) / 10 / 1000) * 1000,
+          revenue,
+          ebitda,
+          cashFlow,
+          rng.int(1960, 2023),
+          rng.int(1, 120),
+          `${title}. Owner retiring; staff in place; strong repeat customers.`,
+          broker,
+          company,
+          phoneIn(rng, city),
+          `${slugify(broker)}@${slugify(company)}.com`,
+          dateBetween(rng, '2025-01-01', '2026-11-15'),
         ];
       }
     },
@@ -122,7 +297,27 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
   const commercial: TableRows = {
     dataset: 'commercial_properties',
     table: 'commercial_property',
-    columns: ['id', 'listing_url', 'title', 'property_type', 'listing_type', 'street', 'city', 'state', 'zip', 'market', 'lat', 'lng', 'price', 'size_sqft', 'broker_name', 'broker_company', 'broker_phone', 'broker_email', 'broker_licence'],
+    columns: [
+      'id',
+      'listing_url',
+      'title',
+      'property_type',
+      'listing_type',
+      'street',
+      'city',
+      'state',
+      'zip',
+      'market',
+      'lat',
+      'lng',
+      'price',
+      'size_sqft',
+      'broker_name',
+      'broker_company',
+      'broker_phone',
+      'broker_email',
+      'broker_licence',
+    ],
     count: sizes.commercialProperties,
     *rows() {
       const rng = new Random(seed * 1_000_003 + 73);
@@ -135,11 +330,25 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
         const company = `${rng.pick(COMPANY_PREFIXES)} Commercial`;
         const address = street(rng);
         yield [
-          id, `https://www.crelistings.net/property/${kebab(address)}-${kebab(city.city)}-${city.state.toLowerCase()}/${200000 + id}/`,
-          `${address} ${type.replace('_', ' ')} ${listingType === 'sale' ? 'for sale' : 'for lease'}`, type, listingType, address, city.city, city.state,
-          zipIn(rng, city), city.city, fixed(city.lat + (rng.next() - 0.5) * 0.3, 6), fixed(city.lng + (rng.next() - 0.5) * 0.3, 6),
-          listingType === 'sale' ? size * rng.int(80, 600) : size * rng.int(12, 60), size, broker, company, phoneIn(rng, city),
-          `${slugify(broker)}@${slugify(company)}.com`, `${city.state} #0${rng.int(1_000_000, 9_999_999)}`,
+          id,
+          `https://www.crelistings.net/property/${kebab(address)}-${kebab(city.city)}-${city.state.toLowerCase()}/${200000 + id}/`,
+          `${address} ${type.replace('_', ' ')} ${listingType === 'sale' ? 'for sale' : 'for lease'}`,
+          type,
+          listingType,
+          address,
+          city.city,
+          city.state,
+          zipIn(rng, city),
+          city.city,
+          fixed(city.lat + (rng.next() - 0.5) * 0.3, 6),
+          fixed(city.lng + (rng.next() - 0.5) * 0.3, 6),
+          listingType === 'sale' ? size * rng.int(80, 600) : size * rng.int(12, 60),
+          size,
+          broker,
+          company,
+          phoneIn(rng, city),
+          `${slugify(broker)}@${slugify(company)}.com`,
+          `${city.state} #0${rng.int(1_000_000, 9_999_999)}`,
         ];
       }
     },

@@ -1,10 +1,30 @@
 import { STORE_SOCIALS } from '../schema/stores.ts';
-import { COMPANY_PREFIXES, SHOPIFY_APPS, STORE_CATEGORIES, STORE_PLATFORM_INFO, STORE_TECHNOLOGIES, US_CITIES, WORLD_CITIES } from './reference.ts';
+import {
+  COMPANY_PREFIXES,
+  SHOPIFY_APPS,
+  STORE_CATEGORIES,
+  STORE_PLATFORM_INFO,
+  STORE_TECHNOLOGIES,
+  US_CITIES,
+  WORLD_CITIES,
+} from './reference.ts';
 import { phoneIn } from './phones.ts';
 import { Random, sample, slugify, UniqueNames, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
 
-const STORE_WORDS = ['Co', 'Shop', 'Supply', 'Goods', 'Studio', 'House', 'Lab', 'Market', 'Outfitters', 'Boutique', 'Collective'];
+const STORE_WORDS = [
+  'Co',
+  'Shop',
+  'Supply',
+  'Goods',
+  'Studio',
+  'House',
+  'Lab',
+  'Market',
+  'Outfitters',
+  'Boutique',
+  'Collective',
+];
 const SOCIAL_HOSTS: Record<(typeof STORE_SOCIALS)[number], [string, number]> = {
   instagram: ['https://www.instagram.com/', 0.7],
   facebook: ['https://www.facebook.com/', 0.65],
@@ -14,7 +34,17 @@ const SOCIAL_HOSTS: Record<(typeof STORE_SOCIALS)[number], [string, number]> = {
   twitter: ['https://twitter.com/', 0.3],
   pinterest: ['https://www.pinterest.com/', 0.2],
 };
-const COUNTRY_WEIGHTS: [string, number][] = [['US', 55], ['GB', 10], ['CA', 8], ['AU', 7], ['DE', 5], ['FR', 5], ['NL', 4], ['AE', 3], ['SG', 3]];
+const COUNTRY_WEIGHTS: [string, number][] = [
+  ['US', 55],
+  ['GB', 10],
+  ['CA', 8],
+  ['AU', 7],
+  ['DE', 5],
+  ['FR', 5],
+  ['NL', 4],
+  ['AE', 3],
+  ['SG', 3],
+];
 const TRAFFIC_MULTIPLIERS = [1, 1, 1, 2, 3, 5, 10, 20, 50, 100];
 
 export function storeTables(seed: number, sizes: Sizes): TableRows[] {
@@ -23,8 +53,23 @@ export function storeTables(seed: number, sizes: Sizes): TableRows[] {
       dataset: 'stores',
       table: 'store',
       columns: [
-        'id', 'domain', 'name', 'platform', 'plan_tier', 'country_code', 'city', 'state', 'category', 'technologies', 'apps',
-        ...STORE_SOCIALS.map((s) => `${s}_url`), 'emails', 'phones', 'estimated_monthly_visits', 'estimated_monthly_sales', 'employee_count',
+        'id',
+        'domain',
+        'name',
+        'platform',
+        'plan_tier',
+        'country_code',
+        'city',
+        'state',
+        'category',
+        'technologies',
+        'apps',
+        ...STORE_SOCIALS.map((s) => `${s}_url`),
+        'emails',
+        'phones',
+        'estimated_monthly_visits',
+        'estimated_monthly_sales',
+        'employee_count',
       ],
       count: sizes.stores,
       *rows() {
@@ -44,13 +89,23 @@ export function storeTables(seed: number, sizes: Sizes): TableRows[] {
           // Sales = visits × conversion (0.5–3 %) × average order (25–150 USD).
           const sales = Math.round((visits * rng.int(5, 30) * rng.int(25, 150)) / 1000);
           yield [
-            id, domain, name, platform, rng.pick(STORE_PLATFORM_INFO[platform]!.tiers), countryCode, city.city, city.state, category,
+            id,
+            domain,
+            name,
+            platform,
+            rng.pick(STORE_PLATFORM_INFO[platform]!.tiers),
+            countryCode,
+            city.city,
+            city.state,
+            category,
             sample(rng, STORE_TECHNOLOGIES, rng.int(2, 10)),
             platform === 'shopify' ? sample(rng, SHOPIFY_APPS, rng.int(1, 8)) : [],
             ...STORE_SOCIALS.map((s) => (rng.chance(SOCIAL_HOSTS[s][1]) ? `${SOCIAL_HOSTS[s][0]}${handle}` : null)),
             rng.chance(0.85) ? (rng.chance(0.4) ? [`hello@${domain}`, `support@${domain}`] : [`hello@${domain}`]) : [],
             rng.chance(0.4) ? [phoneIn(rng, city)] : [],
-            visits, sales, Math.max(1, Math.round(sales / rng.int(8_000, 25_000))),
+            visits,
+            sales,
+            Math.max(1, Math.round(sales / rng.int(8_000, 25_000))),
           ];
         }
       },

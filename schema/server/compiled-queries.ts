@@ -14,7 +14,9 @@ export function useCompiledQueries(): Plugin {
     {},
     {
       // Variables that do not coerce are refused by graphql-js, in its words (graphql-jit words them otherwise).
-      enableIf: (args) => !hasUncoercedVariables(args.contextValue as object) && getOperationAST(args.document, args.operationName)?.operation !== 'subscription',
+      enableIf: (args) =>
+        !hasUncoercedVariables(args.contextValue as object) &&
+        getOperationAST(args.document, args.operationName)?.operation !== 'subscription',
     },
   ) as Plugin;
 }

@@ -34,7 +34,10 @@ import type { GraphQLServer, RequestParams, ServerContext, Yoga } from './types.
 
 export function createGraphQL(core: Core): GraphQLServer {
   const log = core.logger.child({ component: 'graphql' });
-  const paramsPlugins = persistedOperationPlugins(core.config.graphqlPersistedOperations, core.config.graphqlPersistedOnly);
+  const paramsPlugins = persistedOperationPlugins(
+    core.config.graphqlPersistedOperations,
+    core.config.graphqlPersistedOnly,
+  );
   const yoga: Yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -65,9 +68,15 @@ export function createGraphQL(core: Core): GraphQLServer {
     },
     renderGraphiQL: graphiqlPage,
     context: async (initial) => {
-      const principal = initial.access?.principal ?? initial.principal ?? (await authenticate(core, initial.request.headers.get('authorization')));
+      const principal =
+        initial.access?.principal ??
+        initial.principal ??
+        (await authenticate(core, initial.request.headers.get('authorization')));
       // Over HTTP, what the request presented: a subscription over SSE checks it again before each event.
-      const credential = initial.req && { authorization: initial.req.headers.authorization, session: initial.req.headers.authorization ? undefined : sessionCredentials(initial.req.headers) };
+      const credential = initial.req && {
+        authorization: initial.req.headers.authorization,
+        session: initial.req.headers.authorization ? undefined : sessionCredentials(initial.req.headers),
+      };
       return { core, principal, loaders: createLoaders(core, principal), access: initial.access, credential };
     },
   });
@@ -87,6 +96,7 @@ export function createGraphQL(core: Core): GraphQLServer {
     }
     return current;
   }
-  const answer = (req: FastifyRequest, reply: FastifyReply, principal: Principal) => answerDirectly(yoga, resolveParams, log, req, reply, principal);
+  const answer = (req: FastifyRequest, reply: FastifyReply, principal: Principal) =>
+    answerDirectly(yoga, resolveParams, log, req, reply, principal);
   return { yoga, resolveParams, answer };
 }

@@ -14,7 +14,8 @@ import type { RequestParams, Yoga } from './types.ts';
 /** POST body keys yoga takes (useCheckGraphQLQueryParams); any other key is yoga's to refuse. */
 const PARAM_KEYS = new Set(['query', 'variables', 'operationName', 'extensions']);
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The body as GraphQL parameters yoga would take without a word, or undefined for yoga to judge. */
 function plainParams(body: unknown): RequestParams | undefined {
@@ -111,7 +112,13 @@ export async function answerDirectly(
   // From here the operation runs, once: every outcome is answered here.
   let result: ExecutionResult;
   try {
-    result = (await enveloped.execute({ schema: enveloped.schema, document, contextValue, variableValues: params.variables, operationName: params.operationName })) as ExecutionResult;
+    result = (await enveloped.execute({
+      schema: enveloped.schema,
+      document,
+      contextValue,
+      variableValues: params.variables,
+      operationName: params.operationName,
+    })) as ExecutionResult;
   } catch (err) {
     log.error({ err }, 'GraphQL execution failed');
     result = { errors: [maskError(err, 'Unexpected error.') as GraphQLError] };

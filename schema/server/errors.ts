@@ -43,8 +43,13 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
   const original = coerceError(located.originalError ?? error);
   if (original instanceof AppError) {
     const { message, extensions } = extensionsOf(original);
-    const status = located.path === undefined && extensions.http === undefined ? { http: { status: original.status } } : {};
-    return new GraphQLError(message, { nodes: located.nodes, path: located.path, extensions: { ...extensions, ...status } });
+    const status =
+      located.path === undefined && extensions.http === undefined ? { http: { status: original.status } } : {};
+    return new GraphQLError(message, {
+      nodes: located.nodes,
+      path: located.path,
+      extensions: { ...extensions, ...status },
+    });
   }
   // Unexpected failures: yoga's masked message, with the service's code for them.
   const masked = defaultMaskError(error, message, isDev) as GraphQLError;
@@ -52,7 +57,13 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
   if (typeof masked.extensions?.code === 'string' && masked.extensions.code !== 'INTERNAL_SERVER_ERROR') return masked;
   // GraphQL's own errors pass unmasked (a variable that does not coerce: BAD_USER_INPUT); the rest are internal.
   const code = masked === error ? graphQLErrorOf(error).extensions.code : graphQLErrorOf(undefined).extensions.code;
-  return new GraphQLError(masked.message, { nodes: masked.nodes, source: masked.source, positions: masked.positions, path: masked.path, extensions: { ...masked.extensions, code } });
+  return new GraphQLError(masked.message, {
+    nodes: masked.nodes,
+    source: masked.source,
+    positions: masked.positions,
+    path: masked.path,
+    extensions: { ...masked.extensions, code },
+  });
 }
 
 /** Errors GraphQL itself raises (a variable that does not coerce, a document that does not validate) get their code too. */
@@ -60,7 +71,14 @@ function withCode(error: GraphQLFormattedError | GraphQLError): GraphQLFormatted
   if (typeof error.extensions?.code === 'string') return error;
   const { extensions } = graphQLErrorOf(error);
   return error instanceof GraphQLError
-    ? new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError, extensions: { ...error.extensions, ...extensions } })
+    ? new GraphQLError(error.message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        path: error.path,
+        originalError: error.originalError,
+        extensions: { ...error.extensions, ...extensions },
+      })
     : { ...error, extensions: { ...error.extensions, ...extensions } };
 }
 
@@ -69,7 +87,10 @@ function withCode(error: GraphQLFormattedError | GraphQLError): GraphQLFormatted
 export function coded<R extends { errors?: readonly (GraphQLFormattedError | GraphQLError)[] }>(result: R): R {
   if (!result.errors?.length) return result;
   const { errors, ...rest } = result;
-  return { errors: errors.some((e) => typeof e.extensions?.code !== 'string') ? errors.map(withCode) : errors, ...rest } as unknown as R;
+  return {
+    errors: errors.some((e) => typeof e.extensions?.code !== 'string') ? errors.map(withCode) : errors,
+    ...rest,
+  } as unknown as R;
 }
 
 /** Every result yoga answers, through `coded`. */
@@ -77,7 +98,8 @@ export function useErrorCodes(): Plugin {
   return {
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result)) setResult(result.map(coded));
-      else if (result && typeof result === 'object' && !(Symbol.asyncIterator in result)) setResult(coded(result as { errors?: GraphQLError[] }) as never);
+      else if (result && typeof result === 'object' && !(Symbol.asyncIterator in result))
+        setResult(coded(result as { errors?: GraphQLError[] }) as never);
     },
   };
 }

@@ -5,7 +5,9 @@ import { AppError } from '../../src/shared/errors.ts';
 
 /** GraphiQL, served by the gateway itself: no CDN, no inline script, under GRAPHIQL_CSP. */
 
-const GRAPHIQL_VERSION = (createRequire(import.meta.url)('@graphql-yoga/render-graphiql/package.json') as { version: string }).version;
+const GRAPHIQL_VERSION = (
+  createRequire(import.meta.url)('@graphql-yoga/render-graphiql/package.json') as { version: string }
+).version;
 
 /** Where the GraphiQL page's scripts, styles and workers are served (versioned, so they can be cached). */
 export const GRAPHIQL_ASSETS = `/graphiql/${GRAPHIQL_VERSION}`;
@@ -61,7 +63,8 @@ const GRAPHIQL_START = `(function () {
 })();
 `;
 
-const attribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const attribute = (value: string) =>
+  value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function graphiqlPage(options: GraphiQLOptions): string {
   return `<!doctype html>
@@ -96,7 +99,10 @@ function graphiqlAssets(): Promise<Map<string, Asset>> {
       ['editor.worker.js', { type: js, body: g.editorWorkerService }],
       ['json.worker.js', { type: js, body: g.jsonWorker }],
       ['graphql.worker.js', { type: js, body: g.graphqlWorker }],
-      ['favicon.ico', { type: 'image/x-icon', body: Buffer.from(g.favicon.slice(g.favicon.indexOf(',') + 1), 'base64') }],
+      [
+        'favicon.ico',
+        { type: 'image/x-icon', body: Buffer.from(g.favicon.slice(g.favicon.indexOf(',') + 1), 'base64') },
+      ],
     ]);
   });
   return assets;
@@ -105,7 +111,13 @@ function graphiqlAssets(): Promise<Map<string, Asset>> {
 /** Whether a request to /graphql asks for the GraphiQL page (a browser's GET), which needs no key. */
 export function isGraphiQLRequest(req: FastifyRequest): boolean {
   // Only a GET renders it: the POSTs of every query skip building the Headers yoga's test reads.
-  return req.method === 'GET' && shouldRenderGraphiQL({ method: req.method, headers: new Headers({ accept: String(req.headers.accept ?? '') }) } as Request);
+  return (
+    req.method === 'GET' &&
+    shouldRenderGraphiQL({
+      method: req.method,
+      headers: new Headers({ accept: String(req.headers.accept ?? '') }),
+    } as Request)
+  );
 }
 
 /** The GraphiQL page's files, public like the page. */
@@ -113,6 +125,10 @@ export async function graphiqlRoutes(app: FastifyInstance) {
   app.get<{ Params: { file: string } }>(`${GRAPHIQL_ASSETS}/:file`, async (request, reply) => {
     const asset = (await graphiqlAssets()).get(request.params.file);
     if (!asset) throw new AppError(404, 'not_found', `No GraphiQL file ${request.params.file}`);
-    return reply.type(asset.type).header('Cache-Control', 'public, max-age=86400').header('X-Content-Type-Options', 'nosniff').send(asset.body);
+    return reply
+      .type(asset.type)
+      .header('Cache-Control', 'public, max-age=86400')
+      .header('X-Content-Type-Options', 'nosniff')
+      .send(asset.body);
   });
 }

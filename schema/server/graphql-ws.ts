@@ -16,7 +16,8 @@ import { SharedSubscriptions, type DirectSend } from './shared-subscriptions.ts'
 import { closeReason, socketAccess } from './socket-access.ts';
 import type { GraphQLServer } from './types.ts';
 
-const authorizationOf = (params: Record<string, unknown> | undefined) => (params?.authorization ?? params?.Authorization) as string | undefined;
+const authorizationOf = (params: Record<string, unknown> | undefined) =>
+  (params?.authorization ?? params?.Authorization) as string | undefined;
 
 /** An error as a graphql-ws message shows it: without yoga's internal extensions (`http`, `unexpected`). */
 function formatted(error: GraphQLError): GraphQLFormattedError {
@@ -27,7 +28,11 @@ function formatted(error: GraphQLError): GraphQLFormattedError {
 }
 
 const asGraphQLError = (err: unknown) =>
-  err instanceof GraphQLError ? err : new GraphQLError((err as Error)?.message ?? String(err), { originalError: err instanceof Error ? err : undefined });
+  err instanceof GraphQLError
+    ? err
+    : new GraphQLError((err as Error)?.message ?? String(err), {
+        originalError: err instanceof Error ? err : undefined,
+      });
 
 /**
  * The close code of a connection refused for a limit: its address past its budget of failed
@@ -55,7 +60,13 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
   const { yoga } = graphql;
   const log = core.logger.child({ component: 'graphql-ws' });
   const shared = new SharedSubscriptions();
-  type Root = { execute: typeof import('graphql').execute; subscribe: typeof import('graphql').subscribe; shareKey?: string; access?: LiveAccess; direct?: DirectSend };
+  type Root = {
+    execute: typeof import('graphql').execute;
+    subscribe: typeof import('graphql').subscribe;
+    shareKey?: string;
+    access?: LiveAccess;
+    direct?: DirectSend;
+  };
 
   /** Refuses the operation with `errors`, then closes the socket with 4401 (the error message goes first). */
   const unauthorized = (socket: WebSocket, id: string, error: GraphQLError) => {
@@ -84,7 +95,10 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
         try {
           const address = clientAddress(core.config, request);
           // Without a key, the console's session: the upgrade's cookie, from the gateway's own origin, with connectionParams.csrfToken.
-          const credential = { authorization: authorizationOf(ctx.connectionParams), session: socketSession(core.config, request, ctx.connectionParams) };
+          const credential = {
+            authorization: authorizationOf(ctx.connectionParams),
+            session: socketSession(core.config, request, ctx.connectionParams),
+          };
           // Opening a socket is a request of the key's budget; its address's failed authentications are counted.
           const principal = await admit(core, credential.authorization, undefined, address, credential.session);
           ctx.extra.access = guard.open(socket, new LiveAccess(core, credential, principal), address);
@@ -98,7 +112,8 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
             return false;
           }
           // A session's wrong CSRF token (403 csrf_failed) is an unauthorized socket too: 4401.
-          if (!(err instanceof AppError) || (err.status !== 401 && err.status !== 403 && err.status !== 429)) throw raised;
+          if (!(err instanceof AppError) || (err.status !== 401 && err.status !== 403 && err.status !== 429))
+            throw raised;
           // graphql-ws would close with 4403 on `false`; the socket is closing already, so that is a no-op.
           if (err.status === 429) socket.close(TOO_MANY_REQUESTS, closeReason('Too many requests', err.message));
           else socket.close(CloseCode.Unauthorized, closeReason('Unauthorized', err.message));
@@ -109,7 +124,13 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
         const access = ctx.extra.access!;
         try {
           // Each operation is a request: the credential checked again and counted against its budget.
-          const principal = await admit(core, access.credential.authorization, undefined, undefined, access.credential.session);
+          const principal = await admit(
+            core,
+            access.credential.authorization,
+            undefined,
+            undefined,
+            access.credential.session,
+          );
           // Access ended meanwhile (the socket is closing): a cached answer does not bring it back.
           if (access.endedBy) throw access.endedBy;
           access.accept(principal);
@@ -128,7 +149,14 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
           // The protocol requires a `query` string: an empty one beside a persisted-query hash asks by hash alone.
           const hashOnly = payload.query === '' && payload.extensions?.persistedQuery !== undefined;
           const params = await graphql.resolveParams(hashOnly ? { ...payload, query: undefined } : payload);
-          const { schema: envelopedSchema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({ ...ctx, params } as never);
+          const {
+            schema: envelopedSchema,
+            execute,
+            subscribe,
+            contextFactory,
+            parse,
+            validate,
+          } = yoga.getEnveloped({ ...ctx, params } as never);
           const document = parse(params.query ?? '');
           const errors = validate(envelopedSchema, document);
           if (errors.length > 0) return errors;
@@ -158,7 +186,10 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
       onNext: (_ctx, _id, _payload, _args, result) => {
         const { errors } = result as ExecutionResult<unknown, unknown>;
         if (!errors?.length) return undefined;
-        return { ...result, errors: (errors as GraphQLError[]).map((e) => (e instanceof GraphQLError ? formatted(e) : e)) } as never;
+        return {
+          ...result,
+          errors: (errors as GraphQLError[]).map((e) => (e instanceof GraphQLError ? formatted(e) : e)),
+        } as never;
       },
     }),
     wss,

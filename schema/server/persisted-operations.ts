@@ -25,14 +25,18 @@ export function loadPersistedOperations(file: string, against: GraphQLSchema = s
   }
   const operations = new Map<string, string>();
   for (const [id, document] of Object.entries(raw)) {
-    if (typeof document !== 'string') throw new Error(`GRAPHQL_PERSISTED_OPERATIONS: the operation ${id} is not a string`);
+    if (typeof document !== 'string')
+      throw new Error(`GRAPHQL_PERSISTED_OPERATIONS: the operation ${id} is not a string`);
     let errors: readonly GraphQLError[];
     try {
       errors = validateDocument(against, parseDocument(document, { maxLexicalTokens: MAX_TOKENS }));
     } catch (err) {
       errors = [err as GraphQLError];
     }
-    if (errors.length > 0) throw new Error(`GRAPHQL_PERSISTED_OPERATIONS: the operation ${id} is not valid: ${errors.map((e) => e.message).join('; ')}`);
+    if (errors.length > 0)
+      throw new Error(
+        `GRAPHQL_PERSISTED_OPERATIONS: the operation ${id} is not valid: ${errors.map((e) => e.message).join('; ')}`,
+      );
     operations.set(id, document);
   }
   return operations;
@@ -61,7 +65,10 @@ function persistedOnly(listed: Map<string, string>): Plugin {
     getPersistedOperation: (id) => listed.get(id) ?? null,
     allowArbitraryOperations: false,
     customErrors: {
-      notFound: { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 200 } } },
+      notFound: {
+        message: 'PersistedQueryNotFound',
+        extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 200 } },
+      },
       persistedQueryOnly: idRequired,
       keyNotFound: idRequired,
     },
@@ -74,5 +81,7 @@ function persistedOnly(listed: Map<string, string>): Plugin {
  */
 export function persistedOperationPlugins(file: string | undefined, only: boolean): Plugin[] {
   const listed = file ? loadPersistedOperations(file) : new Map<string, string>();
-  return only ? [persistedOnly(listed)] : [useAPQ({ store: apqStore(listed), responseConfig: { forceStatusCodeOk: true } })];
+  return only
+    ? [persistedOnly(listed)]
+    : [useAPQ({ store: apqStore(listed), responseConfig: { forceStatusCodeOk: true } })];
 }

@@ -7,19 +7,28 @@ type Result = ExecutionResult & { stringify?: (result: unknown) => string };
 
 const RESPONSE_TOO_LARGE: keyof typeof GRAPHQL_ERROR_CODES = 'RESPONSE_TOO_LARGE';
 
-const isStream = (value: unknown): value is AsyncIterable<unknown> => typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+const isStream = (value: unknown): value is AsyncIterable<unknown> =>
+  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 
 /**
  * The answer that replaces a result over the limit: `data` null and one error, `RESPONSE_TOO_LARGE`,
  * naming the size and the limit (`extensions.details`: `{bytes, limit}`) and how to narrow the query.
  * A mutation's result is refused after it ran: the message says so.
  */
-function tooLarge(bytes: number, limit: number, document: DocumentNode, operationName: string | null | undefined): Result {
+function tooLarge(
+  bytes: number,
+  limit: number,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): Result {
   const mutation = getOperationAST(document, operationName)?.operation === 'mutation';
   const message =
     `The result is ${bytes} bytes of JSON, more than the limit of ${limit}; ask for fewer fields or page with a smaller \`first\`` +
     (mutation ? ' (the mutation itself was carried out: read its outcome with a narrower query)' : '');
-  return { data: null, errors: [new GraphQLError(message, { extensions: { code: RESPONSE_TOO_LARGE, details: { bytes, limit } } })] };
+  return {
+    data: null,
+    errors: [new GraphQLError(message, { extensions: { code: RESPONSE_TOO_LARGE, details: { bytes, limit } } })],
+  };
 }
 
 /**
@@ -33,7 +42,12 @@ function tooLarge(bytes: number, limit: number, document: DocumentNode, operatio
  */
 export function useResponseSizeLimit(maxBytes: number): Plugin {
   if (maxBytes === 0) return {};
-  const limit = (result: Result, setResult: (result: Result) => void, document: DocumentNode, operationName: string | null | undefined) => {
+  const limit = (
+    result: Result,
+    setResult: (result: Result) => void,
+    document: DocumentNode,
+    operationName: string | null | undefined,
+  ) => {
     const serialise = result.stringify ?? JSON.stringify;
     const json = serialise(result);
     // A UTF-8 byte is at least one UTF-16 unit and at most three: the byte count is read only in between.
@@ -45,7 +59,8 @@ export function useResponseSizeLimit(maxBytes: number): Plugin {
     onExecute({ args }) {
       return {
         onExecuteDone({ result, setResult }) {
-          const each = ({ result: r, setResult: set }: { result: unknown; setResult: (r: never) => void }) => limit(r as Result, set as (r: Result) => void, args.document, args.operationName);
+          const each = ({ result: r, setResult: set }: { result: unknown; setResult: (r: never) => void }) =>
+            limit(r as Result, set as (r: Result) => void, args.document, args.operationName);
           if (isStream(result)) return { onNext: each };
           each({ result, setResult });
           return undefined;
@@ -56,7 +71,10 @@ export function useResponseSizeLimit(maxBytes: number): Plugin {
       return {
         onSubscribeResult({ result }) {
           if (!isStream(result)) return undefined;
-          return { onNext: ({ result: r, setResult: set }) => limit(r as Result, set as (r: Result) => void, args.document, args.operationName) };
+          return {
+            onNext: ({ result: r, setResult: set }) =>
+              limit(r as Result, set as (r: Result) => void, args.document, args.operationName),
+          };
         },
       };
     },

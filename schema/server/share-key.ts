@@ -8,7 +8,12 @@ const SHAREABLE = new Set(['runProgress']);
 const printed = new WeakMap<DocumentNode, string>();
 
 /** The key under which identical subscriptions of one account share an execution, or undefined. */
-export function shareKey(document: DocumentNode, operationName: string | null | undefined, variables: unknown, principal: Principal | undefined): string | undefined {
+export function shareKey(
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: unknown,
+  principal: Principal | undefined,
+): string | undefined {
   const operation = getOperationAST(document, operationName);
   if (!principal || operation?.operation !== 'subscription') return undefined;
   const fields = operation.selectionSet.selections;
@@ -16,5 +21,12 @@ export function shareKey(document: DocumentNode, operationName: string | null | 
   let text = printed.get(document);
   if (text === undefined) printed.set(document, (text = print(document)));
   // Members share an execution only with callers of the same rights, so no field resolves for one with another's.
-  return JSON.stringify([principal.accountId, principal.role ?? null, principal.keyRole ?? null, text, operationName ?? null, variables ?? null]);
+  return JSON.stringify([
+    principal.accountId,
+    principal.role ?? null,
+    principal.keyRole ?? null,
+    text,
+    operationName ?? null,
+    variables ?? null,
+  ]);
 }

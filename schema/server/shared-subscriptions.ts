@@ -44,7 +44,15 @@ class Member implements AsyncIterableIterator<Result> {
    * the order holds. Otherwise the result is queued for the reader.
    */
   offer(result: Result, json: string | undefined) {
-    if (json !== undefined && this.direct && this.waiting && !this.done && (!this.gate || this.gate.fresh()) && this.direct.send(json)) return;
+    if (
+      json !== undefined &&
+      this.direct &&
+      this.waiting &&
+      !this.done &&
+      (!this.gate || this.gate.fresh()) &&
+      this.direct.send(json)
+    )
+      return;
     this.push(result);
   }
 
@@ -95,8 +103,10 @@ class Member implements AsyncIterableIterator<Result> {
   }
 
   next(): Promise<IteratorResult<Result>> {
-    if (this.buffer.length > 0 && !this.checking && (!this.gate || this.gate.fresh())) return Promise.resolve({ value: this.buffer.shift()!, done: false });
-    if (this.done && this.buffer.length === 0) return this.error !== undefined ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
+    if (this.buffer.length > 0 && !this.checking && (!this.gate || this.gate.fresh()))
+      return Promise.resolve({ value: this.buffer.shift()!, done: false });
+    if (this.done && this.buffer.length === 0)
+      return this.error !== undefined ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
     const waiting = new Promise<IteratorResult<Result>>((resolve, reject) => {
       this.waiting = resolve;
       this.failWaiting = reject;
@@ -139,7 +149,12 @@ const isIterable = (value: unknown): value is Source => typeof (value as Source 
 export class SharedSubscriptions {
   private readonly groups = new Map<string, Promise<Group | Result>>();
 
-  async join(key: string, start: () => Promise<Source | Result> | Source | Result, direct?: DirectSend, gate?: MemberGate): Promise<Source | Result> {
+  async join(
+    key: string,
+    start: () => Promise<Source | Result> | Source | Result,
+    direct?: DirectSend,
+    gate?: MemberGate,
+  ): Promise<Source | Result> {
     let pending = this.groups.get(key);
     if (!pending) {
       pending = this.open(key, start);
@@ -185,7 +200,10 @@ export class SharedSubscriptions {
         group.latest = next.value;
         // Serialised once for every member (the response size limit has serialised it already: its
         // `stringify` hands that text back); a result with errors takes each transport's way (its errors are formatted there).
-        const json = next.value.errors?.length ? undefined : (next.value as Result & { stringify?: (r: Result) => string }).stringify?.(next.value) ?? JSON.stringify(next.value);
+        const json = next.value.errors?.length
+          ? undefined
+          : ((next.value as Result & { stringify?: (r: Result) => string }).stringify?.(next.value) ??
+            JSON.stringify(next.value));
         for (const member of group.members) member.offer(next.value, json);
       }
     } catch (err) {

@@ -70,15 +70,25 @@ export function socketAccess(core: Pick<Core, 'config'>, log: Logger) {
       const { enforceLimits, wsMaxSocketsPerKey, wsMaxSocketsPerAddress } = core.config;
       if (enforceLimits && (perKey.get(keyId) ?? 0) >= wsMaxSocketsPerKey) {
         const whose = access.principal.sessionId ? 'console session' : 'API key';
-        throw new AppError(429, 'rate_limited', `Too many open sockets: this ${whose} has ${wsMaxSocketsPerKey} open; close one before opening another`);
+        throw new AppError(
+          429,
+          'rate_limited',
+          `Too many open sockets: this ${whose} has ${wsMaxSocketsPerKey} open; close one before opening another`,
+        );
       }
       if (enforceLimits && (perAddress.get(address) ?? 0) >= wsMaxSocketsPerAddress) {
-        throw new AppError(429, 'rate_limited', `Too many open sockets from your address: ${wsMaxSocketsPerAddress} are open; close one before opening another`);
+        throw new AppError(
+          429,
+          'rate_limited',
+          `Too many open sockets from your address: ${wsMaxSocketsPerAddress} are open; close one before opening another`,
+        );
       }
       open.set(socket, access);
       count(perKey, keyId, 1);
       count(perAddress, address, 1);
-      const ended = access.onEnd((refusal) => socket.close(CloseCode.Unauthorized, closeReason('Unauthorized', refusal.message)));
+      const ended = access.onEnd((refusal) =>
+        socket.close(CloseCode.Unauthorized, closeReason('Unauthorized', refusal.message)),
+      );
       socket.once('close', () => {
         ended();
         open.delete(socket);

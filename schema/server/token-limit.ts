@@ -21,7 +21,8 @@ export function useTokenLimit(): Plugin {
         try {
           return parseDocument(source, { ...options, maxLexicalTokens: MAX_TOKENS });
         } catch (err) {
-          if (err instanceof GraphQLError && /contains more th[ae]t? \d+ tokens/.test(err.message)) throw tooComplex('tokens', undefined, MAX_TOKENS);
+          if (err instanceof GraphQLError && /contains more th[ae]t? \d+ tokens/.test(err.message))
+            throw tooComplex('tokens', undefined, MAX_TOKENS);
           // The token limit keeps nesting far below this; kept as the last guard.
           if (err instanceof RangeError) throw tooComplex('depth', undefined, MAX_TOKENS);
           throw err;

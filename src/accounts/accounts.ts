@@ -45,7 +45,15 @@ export async function createApiKey(db: Executor, accountId: string, options: New
   const id = newKeyId();
   const [row] = await db
     .insert(apiKeyTable)
-    .values({ id, accountId, prefix, hash, name: options.name, expiresAt: options.expiresAt ?? null, createdBy: options.createdBy ?? null })
+    .values({
+      id,
+      accountId,
+      prefix,
+      hash,
+      name: options.name,
+      expiresAt: options.expiresAt ?? null,
+      createdBy: options.createdBy ?? null,
+    })
     .returning();
   return { keyId: id, apiKey: key, prefix, key: row! };
 }
@@ -97,7 +105,8 @@ export async function getAccount(db: Executor, accountId: string): Promise<Accou
 export function parseBearer(header: string | undefined | null): string {
   if (!header) throw unauthenticated();
   const match = /^(?:Bearer\s+)?(\S+)$/i.exec(header.trim());
-  if (!match || !KEY_PATTERN.test(match[1]!)) throw unauthenticated('Malformed API key: send "Authorization: Bearer <API_KEY>"');
+  if (!match || !KEY_PATTERN.test(match[1]!))
+    throw unauthenticated('Malformed API key: send "Authorization: Bearer <API_KEY>"');
   return match[1]!;
 }
 
@@ -109,7 +118,11 @@ export interface Authenticator {
    * token (`csrfToken`): 401 `unauthenticated` for an unknown, expired or revoked session, 403
    * `csrf_failed` for a missing or wrong CSRF token.
    */
-  authenticateSession(token: string, csrfToken: string | undefined | null, options?: { fresh?: boolean }): Promise<Principal>;
+  authenticateSession(
+    token: string,
+    csrfToken: string | undefined | null,
+    options?: { fresh?: boolean },
+  ): Promise<Principal>;
   /** Forget cached keys and sessions (after a revocation in this process). */
   clear(): void;
   /**
@@ -120,7 +133,11 @@ export interface Authenticator {
 }
 
 export const csrfFailed = () =>
-  new AppError(403, 'csrf_failed', 'Requests signed in with the console session cookie must send its CSRF token in the X-CSRF-Token header (csrfToken of /auth/session)');
+  new AppError(
+    403,
+    'csrf_failed',
+    'Requests signed in with the console session cookie must send its CSRF token in the X-CSRF-Token header (csrfToken of /auth/session)',
+  );
 
 /**
  * Resolves keys by hash, and console sessions by their token's hash. A resolved key or session is
@@ -128,7 +145,12 @@ export const csrfFailed = () =>
  * working within that many seconds; unknown ones are never cached. On a cache miss the key's
  * last_used_at, or the session's last use, is written in the background, at most once a minute.
  */
-export function createAuthenticator(db: Executor, cacheSecs: number, logger?: Logger, clock: () => Date = () => new Date()): Authenticator {
+export function createAuthenticator(
+  db: Executor,
+  cacheSecs: number,
+  logger?: Logger,
+  clock: () => Date = () => new Date(),
+): Authenticator {
   type Entry = { principal: Principal; expires: number; csrfToken?: string };
   const cache = new Map<string, Entry>();
   const touched = new Map<string, number>();
@@ -164,7 +186,10 @@ export function createAuthenticator(db: Executor, cacheSecs: number, logger?: Lo
         .from(apiKeyTable)
         .innerJoin(accountTable, eq(accountTable.id, apiKeyTable.accountId))
         // A console key acts with its creator's current role (roles.ts) and stops with their membership.
-        .leftJoin(membershipTable, and(eq(membershipTable.accountId, apiKeyTable.accountId), eq(membershipTable.userId, apiKeyTable.createdBy)))
+        .leftJoin(
+          membershipTable,
+          and(eq(membershipTable.accountId, apiKeyTable.accountId), eq(membershipTable.userId, apiKeyTable.createdBy)),
+        )
         .where(
           and(
             eq(apiKeyTable.hash, hash),
@@ -184,7 +209,12 @@ export function createAuthenticator(db: Executor, cacheSecs: number, logger?: Lo
         db
           .update(apiKeyTable)
           .set({ lastUsedAt: sql`now()` })
-          .where(and(eq(apiKeyTable.id, row.keyId), or(isNull(apiKeyTable.lastUsedAt), sql`${apiKeyTable.lastUsedAt} < now() - interval '1 minute'`))),
+          .where(
+            and(
+              eq(apiKeyTable.id, row.keyId),
+              or(isNull(apiKeyTable.lastUsedAt), sql`${apiKeyTable.lastUsedAt} < now() - interval '1 minute'`),
+            ),
+          ),
       );
       return principal;
     },
@@ -214,7 +244,8 @@ export function createAuthenticator(db: Executor, cacheSecs: number, logger?: Lo
           expires: Math.min(at + cacheSecs * 1000, session.expiresAt.getTime()),
         };
         remember(hash, entry);
-        if (session.lastSeenAt.getTime() < at - SESSION_TOUCH_MS) touch(session.id, at, () => touchSession(db, session.id, clock()));
+        if (session.lastSeenAt.getTime() < at - SESSION_TOUCH_MS)
+          touch(session.id, at, () => touchSession(db, session.id, clock()));
       }
       if (!sameSecret(csrfToken, entry.csrfToken!)) throw csrfFailed();
       return entry.principal;
@@ -223,7 +254,11 @@ export function createAuthenticator(db: Executor, cacheSecs: number, logger?: Lo
     isCached(header, sessionToken) {
       let hash: string | undefined;
       try {
-        hash = header ? hashKey(parseBearer(header)) : sessionToken && TOKEN_PATTERN.test(sessionToken) ? hashToken(sessionToken) : undefined;
+        hash = header
+          ? hashKey(parseBearer(header))
+          : sessionToken && TOKEN_PATTERN.test(sessionToken)
+            ? hashToken(sessionToken)
+            : undefined;
       } catch {
         return false; // a malformed key is never cached
       }
@@ -233,7 +268,12 @@ export function createAuthenticator(db: Executor, cacheSecs: number, logger?: Lo
 }
 
 /** Changes an account's plan and, optionally, its subscription status. */
-export async function setPlan(db: Executor, accountId: string, plan: Plan, status?: SubscriptionStatus): Promise<Account> {
+export async function setPlan(
+  db: Executor,
+  accountId: string,
+  plan: Plan,
+  status?: SubscriptionStatus,
+): Promise<Account> {
   const [account] = await db
     .update(accountTable)
     .set({ plan, ...(status ? { subscriptionStatus: status } : {}) })

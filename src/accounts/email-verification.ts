@@ -38,7 +38,10 @@ export async function createEmailVerification(db: Executor, userId: string, now:
 }
 
 /** The trial credits verifying `user`'s email would grant, in USD ("5.00"), or null when none await them. */
-export function pendingTrialCredits(config: Pick<Core['config'], 'signupTrial'>, user: Pick<AppUser, 'emailVerifiedAt' | 'signupAccountId'>): string | null {
+export function pendingTrialCredits(
+  config: Pick<Core['config'], 'signupTrial'>,
+  user: Pick<AppUser, 'emailVerifiedAt' | 'signupAccountId'>,
+): string | null {
   const micros = usdToMicros(config.signupTrial.creditsUsd);
   return !user.emailVerifiedAt && user.signupAccountId && micros > 0n ? formatDollars(micros) : null;
 }
@@ -47,7 +50,9 @@ export function pendingTrialCredits(config: Pick<Core['config'], 'signupTrial'>,
 export async function sendEmailVerification(core: IdentityDeps, user: AppUser): Promise<void> {
   const { token, expiresAt } = await createEmailVerification(core.db, user.id, core.clock());
   const url = emailVerificationUrl(core.config.publicUrl, token);
-  await core.mailer.send(emailVerificationMail({ to: user.email, url, expiresAt, trialCreditsUsd: pendingTrialCredits(core.config, user) }));
+  await core.mailer.send(
+    emailVerificationMail({ to: user.email, url, expiresAt, trialCreditsUsd: pendingTrialCredits(core.config, user) }),
+  );
 }
 
 /** What a resend answers. */
@@ -60,7 +65,11 @@ export interface VerificationResent {
  * Sends the signed-in user's verification link again: at most VERIFICATION_MAILS_PER_HOUR an hour
  * (429 `rate_limited` past it). A verified user is told so and sent nothing.
  */
-export async function resendEmailVerification(core: IdentityDeps, limiter: RateLimiter, userId: string): Promise<VerificationResent> {
+export async function resendEmailVerification(
+  core: IdentityDeps,
+  limiter: RateLimiter,
+  userId: string,
+): Promise<VerificationResent> {
   const user = await getUser(core.db, userId);
   if (!user) throw new AppError(404, 'not_found', 'Your user no longer exists');
   if (user.emailVerifiedAt) return { sent: false, message: 'Your email is verified already.' };
@@ -69,7 +78,10 @@ export async function resendEmailVerification(core: IdentityDeps, limiter: RateL
   } catch (err) {
     if (!(err instanceof RateLimitedError)) throw err;
     const minutes = Math.ceil(err.state.resetSecs / 60);
-    throw new RateLimitedError(err.state, `${err.state.limit} verification links were sent in the last hour: check your inbox and spam folder, or ask again in ${minutes} min.`);
+    throw new RateLimitedError(
+      err.state,
+      `${err.state.limit} verification links were sent in the last hour: check your inbox and spam folder, or ask again in ${minutes} min.`,
+    );
   }
   await sendEmailVerification(core, user);
   return { sent: true, message: `A new link is on its way to ${user.email}.` };
@@ -94,7 +106,11 @@ export interface EmailVerified {
 }
 
 export const invalidVerificationLink = () =>
-  new AppError(400, 'invalid_token', 'This verification link is unknown or expired: sign in and send a new one from the banner at the top of the console');
+  new AppError(
+    400,
+    'invalid_token',
+    'This verification link is unknown or expired: sign in and send a new one from the banner at the top of the console',
+  );
 
 /**
  * Verifies the email of a link's user (400 `invalid_token` for an unknown or expired link) and, the
@@ -117,21 +133,44 @@ export async function verifyEmail(core: IdentityDeps, token: string): Promise<Em
       .returning();
     if (!user) {
       const verified = await getUser(tx, link.userId);
-      return { email: verified!.email, alreadyVerified: true, trial: 'none', trialCreditsMicros: 0n, message: 'Your email was verified already.' };
+      return {
+        email: verified!.email,
+        alreadyVerified: true,
+        trial: 'none',
+        trialCreditsMicros: 0n,
+        message: 'Your email was verified already.',
+      };
     }
     const { trial, micros } = await claimTrial(tx, core.config, user, now);
-    return { email: user.email, alreadyVerified: false, trial, trialCreditsMicros: micros, message: verifiedMessage(trial, micros) };
+    return {
+      email: user.email,
+      alreadyVerified: false,
+      trial,
+      trialCreditsMicros: micros,
+      message: verifiedMessage(trial, micros),
+    };
   });
 }
 
 /** Grants the sign-up trial of a user whose email was just verified, unless their mailbox had one. */
-async function claimTrial(tx: Executor, config: IdentityDeps['config'], user: AppUser, now: Date): Promise<{ trial: TrialOutcome; micros: bigint }> {
+async function claimTrial(
+  tx: Executor,
+  config: IdentityDeps['config'],
+  user: AppUser,
+  now: Date,
+): Promise<{ trial: TrialOutcome; micros: bigint }> {
   const micros = usdToMicros(config.signupTrial.creditsUsd);
   if (micros <= 0n || !user.signupAccountId) return { trial: 'none', micros: 0n };
   if (isThrowawayMailbox(user.email)) return { trial: 'throwaway', micros: 0n };
   const [claim] = await tx
     .insert(trialClaimTable)
-    .values({ mailboxHash: mailboxHash(user.email), accountId: user.signupAccountId, userId: user.id, creditsMicros: micros, claimedAt: now })
+    .values({
+      mailboxHash: mailboxHash(user.email),
+      accountId: user.signupAccountId,
+      userId: user.id,
+      creditsMicros: micros,
+      claimedAt: now,
+    })
     .onConflictDoNothing()
     .returning({ mailboxHash: trialClaimTable.mailboxHash });
   if (!claim) return { trial: 'claimed', micros: 0n };

@@ -34,7 +34,11 @@ function canonical(value: unknown): string {
     } else if (next && typeof next === 'object') {
       const keys = Object.keys(next).sort();
       stack.push(new Written('}'));
-      for (let i = keys.length - 1; i >= 0; i--) stack.push((next as Record<string, unknown>)[keys[i]!], new Written(`${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:`));
+      for (let i = keys.length - 1; i >= 0; i--)
+        stack.push(
+          (next as Record<string, unknown>)[keys[i]!],
+          new Written(`${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:`),
+        );
       stack.push(new Written('{'));
     } else {
       out += JSON.stringify(next ?? null);
@@ -62,36 +66,53 @@ export async function withIdempotency(
   prepare: () => (tx: Transaction) => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   if (key === undefined || key === null) return { ...(await writes.run(accountId, prepare())), replayed: false };
-  if (!KEY_PATTERN.test(key)) throw new ValidationError([{ path: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
-  const hash = createHash('sha256').update(`${scope}\n${canonical(request)}`).digest('hex');
+  if (!KEY_PATTERN.test(key))
+    throw new ValidationError([{ path: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
+  const hash = createHash('sha256')
+    .update(`${scope}\n${canonical(request)}`)
+    .digest('hex');
   // Never grouped with other writes: two requests with one key in one group would see each other's
   // claim before its response is stored.
-  return writes.run(accountId, async (tx) => {
-    const claimed = (await tx.execute(sql`
+  return writes.run(
+    accountId,
+    async (tx) => {
+      const claimed = (await tx.execute(sql`
       insert into idempotency_key as k (account_id, key, request_hash, response_status, response_body)
       values (${accountId}, ${key}, ${hash}, 0, 'null')
       on conflict (account_id, key) do update set request_hash = excluded.request_hash, response_status = 0, response_body = 'null', created_at = now()
         where k.created_at < now() - interval '24 hours'
       returning 1`)) as unknown as unknown[];
-    if (claimed.length === 0) {
-      const [stored] = (await tx.execute(sql`select request_hash, response_status, response_body from idempotency_key where account_id = ${accountId} and key = ${key}`)) as unknown as {
-        request_hash: string;
-        response_status: number;
-        response_body: unknown;
-      }[];
-      if (stored!.request_hash !== hash) {
-        throw new AppError(422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request; send a new key for a new request.');
+      if (claimed.length === 0) {
+        const [stored] = (await tx.execute(
+          sql`select request_hash, response_status, response_body from idempotency_key where account_id = ${accountId} and key = ${key}`,
+        )) as unknown as {
+          request_hash: string;
+          response_status: number;
+          response_body: unknown;
+        }[];
+        if (stored!.request_hash !== hash) {
+          throw new AppError(
+            422,
+            'idempotency_key_reused',
+            'This Idempotency-Key was already used with a different request; send a new key for a new request.',
+          );
+        }
+        return { status: stored!.response_status, body: stored!.response_body, replayed: true };
       }
-      return { status: stored!.response_status, body: stored!.response_body, replayed: true };
-    }
-    const response = await prepare()(tx);
-    await tx.execute(sql`update idempotency_key set response_status = ${response.status}, response_body = ${JSON.stringify(response.body)}::jsonb where account_id = ${accountId} and key = ${key}`);
-    return { ...response, replayed: false };
-  }, { alone: true });
+      const response = await prepare()(tx);
+      await tx.execute(
+        sql`update idempotency_key set response_status = ${response.status}, response_body = ${JSON.stringify(response.body)}::jsonb where account_id = ${accountId} and key = ${key}`,
+      );
+      return { ...response, replayed: false };
+    },
+    { alone: true },
+  );
 }
 
 /** Forgets keys older than 24 hours. */
 export async function purgeIdempotencyKeys(db: Database): Promise<number> {
-  const rows = (await db.execute(sql`delete from idempotency_key where created_at < now() - interval '24 hours' returning 1`)) as unknown as unknown[];
+  const rows = (await db.execute(
+    sql`delete from idempotency_key where created_at < now() - interval '24 hours' returning 1`,
+  )) as unknown as unknown[];
   return rows.length;
 }

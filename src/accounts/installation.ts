@@ -13,7 +13,10 @@ export function getInstallationSecret(db: Executor): Promise<Buffer> {
   let secret = cached.get(db);
   if (!secret) {
     secret = (async () => {
-      await db.insert(installationSecretTable).values({ id: 1, secret: randomBytes(32) }).onConflictDoNothing();
+      await db
+        .insert(installationSecretTable)
+        .values({ id: 1, secret: randomBytes(32) })
+        .onConflictDoNothing();
       const [row] = await db.select({ secret: installationSecretTable.secret }).from(installationSecretTable);
       return Buffer.from(row!.secret);
     })();

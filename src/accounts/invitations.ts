@@ -11,7 +11,17 @@ import { mayAssign, requireRole, requireUser, roleRequired } from './roles.ts';
 import type { SessionClient } from './sessions.ts';
 import { startSession, type IdentityDeps, type SignedIn } from './sign-in.ts';
 import { hashToken, newInvitationId, newToken, TOKEN_PATTERN } from './tokens.ts';
-import { createUser, emailSchema, findUserByEmail, getUser, hashPassword, invalidCredentials, normalizeEmail, setPasswordHash, verifyPassword } from './users.ts';
+import {
+  createUser,
+  emailSchema,
+  findUserByEmail,
+  getUser,
+  hashPassword,
+  invalidCredentials,
+  normalizeEmail,
+  setPasswordHash,
+  verifyPassword,
+} from './users.ts';
 
 /** An invitation link works once, for a week. */
 export const INVITATION_MS = 7 * 24 * 3600_000;
@@ -19,14 +29,19 @@ export const INVITATION_MS = 7 * 24 * 3600_000;
 /** The console page an invitation link opens (the console reads the token and calls /auth/invitations/…). */
 export const invitationUrl = (publicUrl: string, token: string) => `${publicUrl}/invitations/${token}`;
 
-const pending = (now: Date) => and(isNull(invitationTable.acceptedAt), isNull(invitationTable.revokedAt), gt(invitationTable.expiresAt, now));
+const pending = (now: Date) =>
+  and(isNull(invitationTable.acceptedAt), isNull(invitationTable.revokedAt), gt(invitationTable.expiresAt, now));
 
 /**
  * Invites `email` to the caller's account with `role` and mails the link. Owners and admins invite;
  * only owners invite owners. 409 `already_member` when the address is a member already. A pending
  * invitation of the same address is replaced (its link stops working).
  */
-export async function inviteMember(core: IdentityDeps, principal: Principal, input: { email: string; role: Role }): Promise<Invitation> {
+export async function inviteMember(
+  core: IdentityDeps,
+  principal: Principal,
+  input: { email: string; role: Role },
+): Promise<Invitation> {
   requireRole(principal, 'members');
   const actor = requireUser(principal);
   if (!mayAssign(actor.role, input.role)) throw roleRequired('Only owners invite owners.');
@@ -36,7 +51,8 @@ export async function inviteMember(core: IdentityDeps, principal: Principal, inp
   const email = normalizeEmail(parsed.data);
   const now = core.clock();
   const existing = await findUserByEmail(core.db, email);
-  if (existing && (await membershipOf(core.db, principal.accountId, existing.id))) throw new AppError(409, 'already_member', `${email} is a member of this account already`);
+  if (existing && (await membershipOf(core.db, principal.accountId, existing.id)))
+    throw new AppError(409, 'already_member', `${email} is a member of this account already`);
   const { token, hash } = newToken();
   const invitation = await core.db.transaction(async (tx) => {
     await tx
@@ -45,13 +61,32 @@ export async function inviteMember(core: IdentityDeps, principal: Principal, inp
       .where(and(eq(invitationTable.accountId, principal.accountId), eq(invitationTable.email, email), pending(now)));
     const [created] = await tx
       .insert(invitationTable)
-      .values({ id: newInvitationId(), accountId: principal.accountId, email, role: input.role, tokenHash: hash, invitedBy: actor.userId, createdAt: now, expiresAt: new Date(now.getTime() + INVITATION_MS) })
+      .values({
+        id: newInvitationId(),
+        accountId: principal.accountId,
+        email,
+        role: input.role,
+        tokenHash: hash,
+        invitedBy: actor.userId,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + INVITATION_MS),
+      })
       .returning();
     return created!;
   });
-  const [account, inviter] = await Promise.all([core.db.select({ name: accountTable.name }).from(accountTable).where(eq(accountTable.id, principal.accountId)), getUser(core.db, actor.userId)]);
+  const [account, inviter] = await Promise.all([
+    core.db.select({ name: accountTable.name }).from(accountTable).where(eq(accountTable.id, principal.accountId)),
+    getUser(core.db, actor.userId),
+  ]);
   await core.mailer.send(
-    invitationMail({ to: email, accountName: account[0]!.name, role: input.role, inviter: inviter?.name || inviter?.email || null, url: invitationUrl(core.config.publicUrl, token), expiresAt: invitation.expiresAt }),
+    invitationMail({
+      to: email,
+      accountName: account[0]!.name,
+      role: input.role,
+      inviter: inviter?.name || inviter?.email || null,
+      url: invitationUrl(core.config.publicUrl, token),
+      expiresAt: invitation.expiresAt,
+    }),
   );
   return invitation;
 }
@@ -59,13 +94,29 @@ export async function inviteMember(core: IdentityDeps, principal: Principal, inp
 /** The account's pending invitations, oldest first (owners and admins only). */
 export async function listInvitations(db: Executor, principal: Principal, now: Date): Promise<Invitation[]> {
   requireRole(principal, 'members');
-  return db.select().from(invitationTable).where(and(eq(invitationTable.accountId, principal.accountId), pending(now))).orderBy(asc(invitationTable.createdAt), asc(invitationTable.id));
+  return db
+    .select()
+    .from(invitationTable)
+    .where(and(eq(invitationTable.accountId, principal.accountId), pending(now)))
+    .orderBy(asc(invitationTable.createdAt), asc(invitationTable.id));
 }
 
 /** Pending invitations of the caller's account by id, in order; null for others (owners and admins only). */
-export async function loadInvitations(db: Executor, principal: Principal, ids: readonly string[], now: Date): Promise<(Invitation | null)[]> {
+export async function loadInvitations(
+  db: Executor,
+  principal: Principal,
+  ids: readonly string[],
+  now: Date,
+): Promise<(Invitation | null)[]> {
   requireRole(principal, 'members');
-  const rows = ids.length ? await db.select().from(invitationTable).where(and(eq(invitationTable.accountId, principal.accountId), inArray(invitationTable.id, [...ids]), pending(now))) : [];
+  const rows = ids.length
+    ? await db
+        .select()
+        .from(invitationTable)
+        .where(
+          and(eq(invitationTable.accountId, principal.accountId), inArray(invitationTable.id, [...ids]), pending(now)),
+        )
+    : [];
   return ids.map((id) => rows.find((r) => r.id === id) ?? null);
 }
 
@@ -107,7 +158,13 @@ export async function previewInvitation(core: IdentityDeps, token: string): Prom
   const row = await pendingByToken(core.db, token, core.clock());
   if (!row) throw notFound('Invitation');
   const user = await findUserByEmail(core.db, row.invitation.email);
-  return { email: row.invitation.email, accountName: row.accountName, role: row.invitation.role, expiresAt: row.invitation.expiresAt, userExists: Boolean(user?.passwordHash) };
+  return {
+    email: row.invitation.email,
+    accountName: row.accountName,
+    role: row.invitation.role,
+    expiresAt: row.invitation.expiresAt,
+    userExists: Boolean(user?.passwordHash),
+  };
 }
 
 /**
@@ -115,21 +172,33 @@ export async function previewInvitation(core: IdentityDeps, token: string): Prom
  * the address has none (with `password`); an existing user proves it is them with their own password
  * (401 `invalid_credentials` otherwise). 404 `not_found` for a link that no longer works.
  */
-export async function acceptInvitation(core: IdentityDeps, input: { token: string; password: string; name?: string | null }, client: SessionClient): Promise<SignedIn> {
+export async function acceptInvitation(
+  core: IdentityDeps,
+  input: { token: string; password: string; name?: string | null },
+  client: SessionClient,
+): Promise<SignedIn> {
   const now = core.clock();
   const preview = await pendingByToken(core.db, input.token, now);
   if (!preview) throw notFound('Invitation');
   const existing = await findUserByEmail(core.db, preview.invitation.email);
   // The slow part (argon2) before the transaction, which holds the invitation's row lock.
   if (existing?.passwordHash) {
-    if (!(await verifyPassword(existing.passwordHash, input.password, core.config.passwordCost))) throw invalidCredentials();
+    if (!(await verifyPassword(existing.passwordHash, input.password, core.config.passwordCost)))
+      throw invalidCredentials();
   }
   const newHash = existing?.passwordHash ? undefined : await hashPassword(input.password, core.config.passwordCost);
   const { user, membership } = await core.db.transaction(async (tx) => {
     const row = await pendingByToken(tx, input.token, now, true);
     if (!row) throw notFound('Invitation');
     // The invitation's link was mailed to the address: following it shows the mailbox is the invitee's.
-    let user = existing ?? (await createUser(tx, { email: row.invitation.email, name: input.name, passwordHash: newHash!, emailVerifiedAt: now }));
+    let user =
+      existing ??
+      (await createUser(tx, {
+        email: row.invitation.email,
+        name: input.name,
+        passwordHash: newHash!,
+        emailVerifiedAt: now,
+      }));
     // A user made without a password (an account's owner seeded by the operator) sets it here.
     if (existing && !existing.passwordHash) {
       await setPasswordHash(tx, existing.id, newHash!);

@@ -24,14 +24,20 @@ const keyInput = z.object({
 });
 
 /** A key of the caller's account, named, optionally expiring, acting with at most the caller's role; its secret is in the answer only. */
-export async function createNamedKey(db: Executor, principal: Principal, input: { name: string; expiresAt?: Date | null }, now: Date) {
+export async function createNamedKey(
+  db: Executor,
+  principal: Principal,
+  input: { name: string; expiresAt?: Date | null },
+  now: Date,
+) {
   requireRole(principal, 'keys');
   const { userId, role } = requireUser(principal);
   const parsed = keyInput.safeParse(input);
   if (!parsed.success) throw fromZodError(parsed.error);
   assertStorable(parsed.data.name, 'name');
   const expiresAt = parsed.data.expiresAt ?? null;
-  if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt <= now)) throw new ValidationError([{ path: 'expiresAt', message: 'must be in the future' }]);
+  if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt <= now))
+    throw new ValidationError([{ path: 'expiresAt', message: 'must be in the future' }]);
   const created = await createApiKey(db, principal.accountId, { name: parsed.data.name, expiresAt, createdBy: userId });
   return { ...created, key: { ...created.key, creatorRole: role } satisfies ListedKey };
 }
@@ -41,20 +47,31 @@ const selectKeys = (db: Executor) =>
   db
     .select({ ...getTableColumns(apiKeyTable), creatorRole: membershipTable.role })
     .from(apiKeyTable)
-    .leftJoin(membershipTable, and(eq(membershipTable.accountId, apiKeyTable.accountId), eq(membershipTable.userId, apiKeyTable.createdBy)));
+    .leftJoin(
+      membershipTable,
+      and(eq(membershipTable.accountId, apiKeyTable.accountId), eq(membershipTable.userId, apiKeyTable.createdBy)),
+    );
 
 /** The account's keys, newest first; revoked ones only when asked for. */
 export async function listKeys(db: Executor, principal: Principal, includeRevoked: boolean): Promise<ListedKey[]> {
   requireRole(principal, 'keys');
   return selectKeys(db)
-    .where(and(eq(apiKeyTable.accountId, principal.accountId), includeRevoked ? undefined : isNull(apiKeyTable.revokedAt)))
+    .where(
+      and(eq(apiKeyTable.accountId, principal.accountId), includeRevoked ? undefined : isNull(apiKeyTable.revokedAt)),
+    )
     .orderBy(desc(apiKeyTable.createdAt), desc(apiKeyTable.id));
 }
 
 /** Keys of the caller's account by id, in order; null for another account's or none. */
-export async function loadKeys(db: Executor, principal: Principal, ids: readonly string[]): Promise<(ListedKey | null)[]> {
+export async function loadKeys(
+  db: Executor,
+  principal: Principal,
+  ids: readonly string[],
+): Promise<(ListedKey | null)[]> {
   requireRole(principal, 'keys');
-  const rows = ids.length ? await selectKeys(db).where(and(eq(apiKeyTable.accountId, principal.accountId), inArray(apiKeyTable.id, [...ids]))) : [];
+  const rows = ids.length
+    ? await selectKeys(db).where(and(eq(apiKeyTable.accountId, principal.accountId), inArray(apiKeyTable.id, [...ids])))
+    : [];
   return ids.map((id) => rows.find((r) => r.id === id) ?? null);
 }
 

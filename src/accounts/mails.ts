@@ -2,7 +2,8 @@ import type { Mail } from '../net/mail.ts';
 
 /** The texts of the service's mails: plain text, and the same in simple HTML. */
 
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escape = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function mail(to: string, subject: string, lines: string[], link: { text: string; url: string }, footer: string): Mail {
   const text = [...lines, '', `${link.text}: ${link.url}`, '', footer].join('\n');
@@ -10,11 +11,20 @@ function mail(to: string, subject: string, lines: string[], link: { text: string
   return { to, subject, text, html };
 }
 
-export function invitationMail(input: { to: string; accountName: string; role: string; inviter: string | null; url: string; expiresAt: Date }): Mail {
+export function invitationMail(input: {
+  to: string;
+  accountName: string;
+  role: string;
+  inviter: string | null;
+  url: string;
+  expiresAt: Date;
+}): Mail {
   return mail(
     input.to,
     `You are invited to ${input.accountName} on leadgate`,
-    [`${input.inviter ?? 'An owner'} invited you to join the account “${input.accountName}” on leadgate as ${input.role}.`],
+    [
+      `${input.inviter ?? 'An owner'} invited you to join the account “${input.accountName}” on leadgate as ${input.role}.`,
+    ],
     { text: 'Accept the invitation', url: input.url },
     `The link works once, until ${input.expiresAt.toISOString()}. If you did not expect it, ignore this mail.`,
   );
@@ -30,13 +40,20 @@ export function passwordResetMail(input: { to: string; url: string; expiresAt: D
   );
 }
 
-export function emailVerificationMail(input: { to: string; url: string; expiresAt: Date; trialCreditsUsd: string | null }): Mail {
+export function emailVerificationMail(input: {
+  to: string;
+  url: string;
+  expiresAt: Date;
+  trialCreditsUsd: string | null;
+}): Mail {
   return mail(
     input.to,
     'Verify your email for leadgate',
     [
       'Someone (hopefully you) signed up to leadgate with this address.',
-      input.trialCreditsUsd ? `Verify it to receive your trial credits (${input.trialCreditsUsd} USD) in your account's wallet.` : 'Verify it to confirm the address is yours.',
+      input.trialCreditsUsd
+        ? `Verify it to receive your trial credits (${input.trialCreditsUsd} USD) in your account's wallet.`
+        : 'Verify it to confirm the address is yours.',
     ],
     { text: 'Verify your email', url: input.url },
     `The link works until ${input.expiresAt.toISOString()}. If you did not sign up, ignore this mail: nothing happens without it.`,

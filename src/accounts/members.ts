@@ -14,41 +14,71 @@ import { newMembershipId } from './tokens.ts';
 /** Adds the user to the account; an existing membership is kept as it is. */
 export async function addMembership(db: Executor, accountId: string, userId: string, role: Role): Promise<Membership> {
   await db.insert(membershipTable).values({ id: newMembershipId(), accountId, userId, role }).onConflictDoNothing();
-  const [membership] = await db.select().from(membershipTable).where(and(eq(membershipTable.accountId, accountId), eq(membershipTable.userId, userId)));
+  const [membership] = await db
+    .select()
+    .from(membershipTable)
+    .where(and(eq(membershipTable.accountId, accountId), eq(membershipTable.userId, userId)));
   return membership!;
 }
 
 /** The account a user signs in to: their first membership. */
 export async function firstMembership(db: Executor, userId: string): Promise<Membership | undefined> {
-  const [membership] = await db.select().from(membershipTable).where(eq(membershipTable.userId, userId)).orderBy(asc(membershipTable.createdAt), asc(membershipTable.id)).limit(1);
+  const [membership] = await db
+    .select()
+    .from(membershipTable)
+    .where(eq(membershipTable.userId, userId))
+    .orderBy(asc(membershipTable.createdAt), asc(membershipTable.id))
+    .limit(1);
   return membership;
 }
 
 export async function membershipOf(db: Executor, accountId: string, userId: string): Promise<Membership | undefined> {
-  const [membership] = await db.select().from(membershipTable).where(and(eq(membershipTable.accountId, accountId), eq(membershipTable.userId, userId)));
+  const [membership] = await db
+    .select()
+    .from(membershipTable)
+    .where(and(eq(membershipTable.accountId, accountId), eq(membershipTable.userId, userId)));
   return membership;
 }
 
 /** The account's members, oldest first (owners and admins only). */
 export async function listMembers(db: Executor, principal: Principal): Promise<Membership[]> {
   requireRole(principal, 'members');
-  return db.select().from(membershipTable).where(eq(membershipTable.accountId, principal.accountId)).orderBy(asc(membershipTable.createdAt), asc(membershipTable.id));
+  return db
+    .select()
+    .from(membershipTable)
+    .where(eq(membershipTable.accountId, principal.accountId))
+    .orderBy(asc(membershipTable.createdAt), asc(membershipTable.id));
 }
 
 /** Memberships of the caller's account by id, in order; null for another account's or none (owners and admins only). */
-export async function loadMemberships(db: Executor, principal: Principal, ids: readonly string[]): Promise<(Membership | null)[]> {
+export async function loadMemberships(
+  db: Executor,
+  principal: Principal,
+  ids: readonly string[],
+): Promise<(Membership | null)[]> {
   requireRole(principal, 'members');
-  const rows = ids.length ? await db.select().from(membershipTable).where(and(eq(membershipTable.accountId, principal.accountId), inArray(membershipTable.id, [...ids]))) : [];
+  const rows = ids.length
+    ? await db
+        .select()
+        .from(membershipTable)
+        .where(and(eq(membershipTable.accountId, principal.accountId), inArray(membershipTable.id, [...ids])))
+    : [];
   return ids.map((id) => rows.find((r) => r.id === id) ?? null);
 }
 
 /** Users by id, in order; null for none. */
 export async function loadUsers(db: Executor, ids: readonly string[]): Promise<(AppUser | null)[]> {
-  const rows = ids.length ? await db.select().from(appUserTable).where(inArray(appUserTable.id, [...ids])) : [];
+  const rows = ids.length
+    ? await db
+        .select()
+        .from(appUserTable)
+        .where(inArray(appUserTable.id, [...ids]))
+    : [];
   return ids.map((id) => rows.find((r) => r.id === id) ?? null);
 }
 
-const lastOwner = () => new AppError(409, 'last_owner', 'An account keeps at least one owner: make another member owner first');
+const lastOwner = () =>
+  new AppError(409, 'last_owner', 'An account keeps at least one owner: make another member owner first');
 
 /** The membership of the caller's account, locked for a change of it (404 for another account's). */
 async function lockedMembership(tx: Executor, principal: Principal, id: string): Promise<Membership> {
@@ -63,7 +93,11 @@ async function lockedMembership(tx: Executor, principal: Principal, id: string):
 
 /** Owners left in the account, counted under a lock on them, so two concurrent demotions cannot both pass. */
 async function ownerCount(tx: Executor, accountId: string): Promise<number> {
-  const owners = await tx.select({ id: membershipTable.id }).from(membershipTable).where(and(eq(membershipTable.accountId, accountId), eq(membershipTable.role, 'owner'))).for('update');
+  const owners = await tx
+    .select({ id: membershipTable.id })
+    .from(membershipTable)
+    .where(and(eq(membershipTable.accountId, accountId), eq(membershipTable.role, 'owner')))
+    .for('update');
   return owners.length;
 }
 
@@ -72,14 +106,25 @@ async function ownerCount(tx: Executor, accountId: string): Promise<number> {
  * demoted (409 `last_owner`). The keys the member created act with the new role from their next
  * authentication (roles.ts). Runs in the caller's transaction.
  */
-export async function changeMemberRole(tx: Executor, principal: Principal, membershipId: string, role: Role): Promise<Membership> {
+export async function changeMemberRole(
+  tx: Executor,
+  principal: Principal,
+  membershipId: string,
+  role: Role,
+): Promise<Membership> {
   requireRole(principal, 'members');
   const actor = requireUser(principal);
   await ownerCount(tx, principal.accountId);
   const membership = await lockedMembership(tx, principal, membershipId);
-  if (!mayAssign(actor.role, role, membership.role)) throw roleRequired('Only owners grant, change or remove the owner role.');
-  if (membership.role === 'owner' && role !== 'owner' && (await ownerCount(tx, principal.accountId)) <= 1) throw lastOwner();
-  const [changed] = await tx.update(membershipTable).set({ role }).where(eq(membershipTable.id, membershipId)).returning();
+  if (!mayAssign(actor.role, role, membership.role))
+    throw roleRequired('Only owners grant, change or remove the owner role.');
+  if (membership.role === 'owner' && role !== 'owner' && (await ownerCount(tx, principal.accountId)) <= 1)
+    throw lastOwner();
+  const [changed] = await tx
+    .update(membershipTable)
+    .set({ role })
+    .where(eq(membershipTable.id, membershipId))
+    .returning();
   return changed!;
 }
 
@@ -89,16 +134,21 @@ export async function changeMemberRole(tx: Executor, principal: Principal, membe
  * together. Admins cannot remove an owner; the last owner cannot be removed (409 `last_owner`). Runs in
  * the caller's transaction; answers the membership removed and how many keys it revoked.
  */
-export async function removeMember(tx: Executor, principal: Principal, membershipId: string, now: Date): Promise<{ membership: Membership; revokedKeyCount: number }> {
+export async function removeMember(
+  tx: Executor,
+  principal: Principal,
+  membershipId: string,
+  now: Date,
+): Promise<{ membership: Membership; revokedKeyCount: number }> {
   requireRole(principal, 'members');
   const actor = requireUser(principal);
   await ownerCount(tx, principal.accountId);
   const membership = await lockedMembership(tx, principal, membershipId);
-  if (!mayAssign(actor.role, membership.role, membership.role)) throw roleRequired('Only owners grant, change or remove the owner role.');
+  if (!mayAssign(actor.role, membership.role, membership.role))
+    throw roleRequired('Only owners grant, change or remove the owner role.');
   if (membership.role === 'owner' && (await ownerCount(tx, principal.accountId)) <= 1) throw lastOwner();
   await tx.delete(membershipTable).where(eq(membershipTable.id, membershipId));
   await revokeUserSessions(tx, membership.userId, now, { accountId: principal.accountId });
   const revokedKeyCount = await revokeCreatorKeys(tx, principal.accountId, membership.userId, now);
   return { membership, revokedKeyCount };
 }
-

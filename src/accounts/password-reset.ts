@@ -43,16 +43,24 @@ export async function mailPasswordReset(core: IdentityDeps, email: string): Prom
   const user = await findUserByEmail(core.db, email);
   if (!user) return;
   const { token, expiresAt } = await createPasswordReset(core.db, user.id, core.clock());
-  await core.mailer.send(passwordResetMail({ to: user.email, url: passwordResetUrl(core.config.publicUrl, token), expiresAt }));
+  await core.mailer.send(
+    passwordResetMail({ to: user.email, url: passwordResetUrl(core.config.publicUrl, token), expiresAt }),
+  );
 }
 
-export const invalidToken = () => new AppError(400, 'invalid_token', 'This link is unknown, used or expired: ask for a new one');
+export const invalidToken = () =>
+  new AppError(400, 'invalid_token', 'This link is unknown, used or expired: ask for a new one');
 
 /**
  * Sets the password of a reset token's user (the token works once, within its hour), ends every
  * other link and session of the user and signs them in on their first account. 400 `invalid_token`.
  */
-export async function confirmPasswordReset(core: IdentityDeps, token: string, password: string, client: SessionClient): Promise<SignedIn> {
+export async function confirmPasswordReset(
+  core: IdentityDeps,
+  token: string,
+  password: string,
+  client: SessionClient,
+): Promise<SignedIn> {
   if (!TOKEN_PATTERN.test(token)) throw invalidToken();
   const passwordHash = await hashPassword(password, core.config.passwordCost);
   const now = core.clock();
@@ -60,17 +68,28 @@ export async function confirmPasswordReset(core: IdentityDeps, token: string, pa
     const [reset] = await tx
       .update(passwordResetTable)
       .set({ usedAt: now })
-      .where(and(eq(passwordResetTable.tokenHash, hashToken(token)), isNull(passwordResetTable.usedAt), gt(passwordResetTable.expiresAt, now)))
+      .where(
+        and(
+          eq(passwordResetTable.tokenHash, hashToken(token)),
+          isNull(passwordResetTable.usedAt),
+          gt(passwordResetTable.expiresAt, now),
+        ),
+      )
       .returning();
     if (!reset) throw invalidToken();
     // Every other link of the user, older or newer, stops working: one mailed link, once.
-    await tx.delete(passwordResetTable).where(and(eq(passwordResetTable.userId, reset.userId), isNull(passwordResetTable.usedAt)));
+    await tx
+      .delete(passwordResetTable)
+      .where(and(eq(passwordResetTable.userId, reset.userId), isNull(passwordResetTable.usedAt)));
     await setPasswordHash(tx, reset.userId, passwordHash);
     await revokeUserSessions(tx, reset.userId, now);
     return reset.userId;
   });
   const user = (await getUser(core.db, userId))!;
   const membership = await firstMembership(core.db, userId);
-  if (!membership) throw unauthenticated('Your password is set, but you are a member of no account any more: ask an account owner for an invitation');
+  if (!membership)
+    throw unauthenticated(
+      'Your password is set, but you are a member of no account any more: ask an account owner for an invitation',
+    );
   return startSession(core, user, membership.accountId, membership.role, client);
 }

@@ -72,7 +72,12 @@ interface Lease {
  * reserved but did not use may make this one refuse a little early. A refused key is refused from
  * memory until its window ends.
  */
-export function createRateLimiter(sql: Sql, perWindow: number, now: () => number = Date.now, windowMs = MINUTE_MS): RateLimiter {
+export function createRateLimiter(
+  sql: Sql,
+  perWindow: number,
+  now: () => number = Date.now,
+  windowMs = MINUTE_MS,
+): RateLimiter {
   const leases = new Map<string, Lease>();
   const knownRows = new Set<string>();
   /** The window (its end) each state `consume` answered was counted in, for `refund`. */
@@ -116,7 +121,10 @@ export function createRateLimiter(sql: Sql, perWindow: number, now: () => number
       pending = reserve(keyId, at)
         .then((fresh) => {
           const current = leases.get(keyId);
-          leases.set(keyId, current && current.expire === fresh.expire ? { ...fresh, left: current.left + fresh.left } : fresh);
+          leases.set(
+            keyId,
+            current && current.expire === fresh.expire ? { ...fresh, left: current.left + fresh.left } : fresh,
+          );
           if (leases.size > 50_000) for (const [k, l] of leases) if (l.expire <= at) leases.delete(k);
         })
         .finally(() => inflight.delete(keyId));

@@ -18,7 +18,8 @@ export const PERMISSIONS = ['billing', 'webhooks', 'keys', 'members'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 /** What a role may do, in PERMISSIONS' order: what the console shows a signed-in user. */
-export const permissionsOfRole = (role: Role): Permission[] => PERMISSIONS.filter((permission) => ROLES_ALLOWED[permission].includes(role));
+export const permissionsOfRole = (role: Role): Permission[] =>
+  PERMISSIONS.filter((permission) => ROLES_ALLOWED[permission].includes(role));
 
 const ROLES_ALLOWED: Record<Permission, readonly Role[]> = {
   billing: ['owner'],
@@ -42,7 +43,10 @@ const A_ROLE: Record<Role, string> = { owner: 'an owner', admin: 'an admin', mem
 
 export function may(principal: Principal, permission: Permission): boolean {
   if (principal.role !== undefined) return ROLES_ALLOWED[permission].includes(principal.role);
-  return KEYS_ALLOWED[permission] && (principal.keyRole === undefined || ROLES_ALLOWED[permission].includes(principal.keyRole));
+  return (
+    KEYS_ALLOWED[permission] &&
+    (principal.keyRole === undefined || ROLES_ALLOWED[permission].includes(principal.keyRole))
+  );
 }
 
 /** Why the caller may not do `permission`, in plain words. */
@@ -60,7 +64,8 @@ export function requireRole(principal: Principal, permission: Permission): void 
 
 /** The signed-in user of a console session; 403 `role_required` for an API key. */
 export function requireUser(principal: Principal): { userId: string; role: Role; sessionId: string } {
-  if (!principal.userId || !principal.role || !principal.sessionId) throw roleRequired('This needs a signed-in user (a console session); an API key cannot.');
+  if (!principal.userId || !principal.role || !principal.sessionId)
+    throw roleRequired('This needs a signed-in user (a console session); an API key cannot.');
   return { userId: principal.userId, role: principal.role, sessionId: principal.sessionId };
 }
 

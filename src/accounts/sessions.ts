@@ -58,7 +58,11 @@ export interface ActiveSession {
 }
 
 /** The live session of a token hash: not revoked, not expired, its user still a member of its account. */
-export async function findActiveSession(db: Executor, tokenHash: string, now: Date): Promise<ActiveSession | undefined> {
+export async function findActiveSession(
+  db: Executor,
+  tokenHash: string,
+  now: Date,
+): Promise<ActiveSession | undefined> {
   const [row] = await db
     .select({
       id: consoleSessionTable.id,
@@ -72,9 +76,21 @@ export async function findActiveSession(db: Executor, tokenHash: string, now: Da
       subscriptionStatus: accountTable.subscriptionStatus,
     })
     .from(consoleSessionTable)
-    .innerJoin(membershipTable, and(eq(membershipTable.accountId, consoleSessionTable.accountId), eq(membershipTable.userId, consoleSessionTable.userId)))
+    .innerJoin(
+      membershipTable,
+      and(
+        eq(membershipTable.accountId, consoleSessionTable.accountId),
+        eq(membershipTable.userId, consoleSessionTable.userId),
+      ),
+    )
     .innerJoin(accountTable, eq(accountTable.id, consoleSessionTable.accountId))
-    .where(and(eq(consoleSessionTable.tokenHash, tokenHash), isNull(consoleSessionTable.revokedAt), gt(consoleSessionTable.expiresAt, now)));
+    .where(
+      and(
+        eq(consoleSessionTable.tokenHash, tokenHash),
+        isNull(consoleSessionTable.revokedAt),
+        gt(consoleSessionTable.expiresAt, now),
+      ),
+    );
   return row;
 }
 
@@ -94,13 +110,25 @@ export async function revokeSession(db: Executor, userId: string, id: string, no
   const rows = await db
     .update(consoleSessionTable)
     .set({ revokedAt: now })
-    .where(and(eq(consoleSessionTable.id, id), eq(consoleSessionTable.userId, userId), isNull(consoleSessionTable.revokedAt), gt(consoleSessionTable.expiresAt, now)))
+    .where(
+      and(
+        eq(consoleSessionTable.id, id),
+        eq(consoleSessionTable.userId, userId),
+        isNull(consoleSessionTable.revokedAt),
+        gt(consoleSessionTable.expiresAt, now),
+      ),
+    )
     .returning({ id: consoleSessionTable.id });
   return rows.length > 0;
 }
 
 /** Ends every live session of the user (on `accountId` only, when given), but `except`; how many. */
-export async function revokeUserSessions(db: Executor, userId: string, now: Date, options: { except?: string; accountId?: string } = {}): Promise<number> {
+export async function revokeUserSessions(
+  db: Executor,
+  userId: string,
+  now: Date,
+  options: { except?: string; accountId?: string } = {},
+): Promise<number> {
   const rows = await db
     .update(consoleSessionTable)
     .set({ revokedAt: now })
@@ -122,6 +150,12 @@ export async function listUserSessions(db: Executor, userId: string, now: Date):
   return db
     .select()
     .from(consoleSessionTable)
-    .where(and(eq(consoleSessionTable.userId, userId), isNull(consoleSessionTable.revokedAt), gt(consoleSessionTable.expiresAt, now)))
+    .where(
+      and(
+        eq(consoleSessionTable.userId, userId),
+        isNull(consoleSessionTable.revokedAt),
+        gt(consoleSessionTable.expiresAt, now),
+      ),
+    )
     .orderBy(desc(consoleSessionTable.createdAt), desc(consoleSessionTable.id));
 }

@@ -8,7 +8,16 @@ import { sendEmailVerification, VERIFICATION_MAILS_PER_HOUR } from './email-veri
 import { createRateLimiter, RateLimitedError, type RateLimiter, type RateLimitState } from './rate-limit.ts';
 import { createSession, findActiveSession, type ActiveSession, type SessionClient } from './sessions.ts';
 import { hashToken, TOKEN_PATTERN } from './tokens.ts';
-import { createUser, emailTaken, findUserByEmail, getUser, hashPassword, invalidCredentials, normalizeEmail, verifyPassword } from './users.ts';
+import {
+  createUser,
+  emailTaken,
+  findUserByEmail,
+  getUser,
+  hashPassword,
+  invalidCredentials,
+  normalizeEmail,
+  verifyPassword,
+} from './users.ts';
 
 /** What the identity flows need of the core. */
 export type IdentityDeps = Pick<Core, 'db' | 'config' | 'mailer' | 'clock'>;
@@ -37,7 +46,13 @@ export async function currentSession(core: IdentityDeps, token: string): Promise
 }
 
 /** Opens a session of the user on the account, with the role they hold there. */
-export async function startSession(core: IdentityDeps, user: AppUser, accountId: string, role: Role, client: SessionClient): Promise<SignedIn> {
+export async function startSession(
+  core: IdentityDeps,
+  user: AppUser,
+  accountId: string,
+  role: Role,
+  client: SessionClient,
+): Promise<SignedIn> {
   const { session, token } = await createSession(core.db, user.id, accountId, client, core.clock());
   return { user, account: await getAccount(core.db, accountId), role, session, token };
 }
@@ -67,7 +82,8 @@ export function createIdentityThrottles(core: Pick<Core, 'sql' | 'config'>): Ide
 }
 
 /** The limiter's key of an email: hashed, so the shared counter table holds no addresses (and any length fits). */
-export const emailThrottleKey = (purpose: 'login' | 'reset', email: string) => `${purpose}:${hashToken(normalizeEmail(email))}`;
+export const emailThrottleKey = (purpose: 'login' | 'reset', email: string) =>
+  `${purpose}:${hashToken(normalizeEmail(email))}`;
 
 const tooManySignUps = (err: RateLimitedError) =>
   new RateLimitedError(
@@ -89,7 +105,12 @@ export async function signUp(
   input: { email: string; password: string; name?: string | null; accountName?: string | null },
   client: SessionClient & { address: string },
 ): Promise<SignedIn> {
-  if (core.config.signup !== 'open') throw new AppError(403, 'signup_closed', 'Sign-up is by invitation only on this server: ask an account owner to invite you');
+  if (core.config.signup !== 'open')
+    throw new AppError(
+      403,
+      'signup_closed',
+      'Sign-up is by invitation only on this server: ask an account owner to invite you',
+    );
   if (core.config.signupsPerHour > 0) {
     try {
       await throttles.signUps.consume(`signup:${client.address}`);
@@ -106,18 +127,28 @@ export async function signUp(
       plan: trial.plan,
       subscriptionStatus: trial.status,
     });
-    const user = await createUser(tx, { email: input.email, name: input.name, passwordHash, signupAccountId: account.id });
+    const user = await createUser(tx, {
+      email: input.email,
+      name: input.name,
+      passwordHash,
+      signupAccountId: account.id,
+    });
     await addMembership(tx, account.id, user.id, 'owner');
     return { user, account };
   });
   const signedIn = await startSession(core, user, account.id, 'owner', client);
   // The account and session stand without the mail: the console offers to send the link again.
-  await sendEmailVerification(core, user).catch((err: unknown) => core.logger.warn({ err, userId: user.id }, 'could not mail the email verification link of a sign-up'));
+  await sendEmailVerification(core, user).catch((err: unknown) =>
+    core.logger.warn({ err, userId: user.id }, 'could not mail the email verification link of a sign-up'),
+  );
   return signedIn;
 }
 
 const tooManySignIns = (err: RateLimitedError) =>
-  new RateLimitedError(err.state, `Too many failed sign-ins: the limit is ${err.state.limit} per minute. Retry in ${err.state.resetSecs} s, or reset the password.`);
+  new RateLimitedError(
+    err.state,
+    `Too many failed sign-ins: the limit is ${err.state.limit} per minute. Retry in ${err.state.resetSecs} s, or reset the password.`,
+  );
 
 /**
  * Signs a user in by email and password, on their first account. 401 `invalid_credentials` alike for
@@ -151,6 +182,7 @@ export async function signIn(
   if (!user || !ok) throw invalidCredentials();
   refund();
   const membership = await firstMembership(core.db, user.id);
-  if (!membership) throw unauthenticated('You are a member of no account any more: ask an account owner for an invitation');
+  if (!membership)
+    throw unauthenticated('You are a member of no account any more: ask an account owner for an invitation');
   return startSession(core, user, membership.accountId, membership.role, client);
 }

@@ -7,8 +7,15 @@ import { AppError } from '../shared/errors.ts';
 import { newUserId } from './tokens.ts';
 
 /** Passwords: 10 to 256 characters, anything else free (NIST SP 800-63B: length, no composition rules). */
-export const passwordSchema = z.string().min(10, 'must be at least 10 characters').max(256, 'must be at most 256 characters');
-export const emailSchema = z.string().trim().max(254, 'must be at most 254 characters').email('must be an email address');
+export const passwordSchema = z
+  .string()
+  .min(10, 'must be at least 10 characters')
+  .max(256, 'must be at most 256 characters');
+export const emailSchema = z
+  .string()
+  .trim()
+  .max(254, 'must be at most 254 characters')
+  .email('must be an email address');
 export const nameSchema = z.string().trim().min(1).max(100);
 
 /** Emails are compared and stored case-folded: one user per address, whatever the case typed. */
@@ -33,7 +40,11 @@ export const hashPassword = (password: string, cost: PasswordCost) =>
 let decoy: Promise<string> | undefined;
 
 /** Whether `password` is the user's; false for a user without a password, after the same work. */
-export async function verifyPassword(passwordHash: string | null | undefined, password: string, cost: PasswordCost): Promise<boolean> {
+export async function verifyPassword(
+  passwordHash: string | null | undefined,
+  password: string,
+  cost: PasswordCost,
+): Promise<boolean> {
   if (!passwordHash) {
     await verify(await (decoy ??= hashPassword('not a password of anyone', cost)), password).catch(() => false);
     return false;
@@ -45,12 +56,16 @@ export async function verifyPassword(passwordHash: string | null | undefined, pa
   }
 }
 
-export const emailTaken = () => new AppError(409, 'email_taken', 'A user with this email exists already: sign in, or reset the password');
+export const emailTaken = () =>
+  new AppError(409, 'email_taken', 'A user with this email exists already: sign in, or reset the password');
 
 export const invalidCredentials = () => new AppError(401, 'invalid_credentials', 'Wrong email or password');
 
 export async function findUserByEmail(db: Executor, email: string): Promise<AppUser | undefined> {
-  const [user] = await db.select().from(appUserTable).where(eq(appUserTable.email, normalizeEmail(email)));
+  const [user] = await db
+    .select()
+    .from(appUserTable)
+    .where(eq(appUserTable.email, normalizeEmail(email)));
   return user;
 }
 
@@ -65,7 +80,13 @@ export async function getUser(db: Executor, id: string): Promise<AppUser | undef
  */
 export async function createUser(
   db: Executor,
-  input: { email: string; name?: string | null; passwordHash: string | null; emailVerifiedAt?: Date | null; signupAccountId?: string | null },
+  input: {
+    email: string;
+    name?: string | null;
+    passwordHash: string | null;
+    emailVerifiedAt?: Date | null;
+    signupAccountId?: string | null;
+  },
 ): Promise<AppUser> {
   const [user] = await db
     .insert(appUserTable)

@@ -7,7 +7,14 @@ import { pendingTrialCredits, resendEmailVerification, verifyEmail } from '../ac
 import { confirmPasswordReset, requestPasswordReset } from '../accounts/password-reset.ts';
 import { revokeSession, SESSION_MAX_MS } from '../accounts/sessions.ts';
 import { permissionsOfRole } from '../accounts/roles.ts';
-import { createIdentityThrottles, currentSession, emailThrottleKey, signIn, signUp, type SessionState } from '../accounts/sign-in.ts';
+import {
+  createIdentityThrottles,
+  currentSession,
+  emailThrottleKey,
+  signIn,
+  signUp,
+  type SessionState,
+} from '../accounts/sign-in.ts';
 import { formatDollars } from '../billing/money.ts';
 import { emailSchema, nameSchema, passwordSchema } from '../accounts/users.ts';
 import { clientAddress, SESSION_COOKIE } from '../http/pipeline.ts';
@@ -30,7 +37,12 @@ import { parseParams } from '../shared/params.ts';
  */
 function sessionView(state: SessionState, config: Core['config']) {
   return {
-    user: { id: state.user.id, email: state.user.email, name: state.user.name, emailVerified: state.user.emailVerifiedAt !== null },
+    user: {
+      id: state.user.id,
+      email: state.user.email,
+      name: state.user.name,
+      emailVerified: state.user.emailVerifiedAt !== null,
+    },
     account: { id: state.account.id, name: state.account.name },
     role: state.role,
     // The console shows the pages of these, so which role sees what is said here only (roles.ts).
@@ -50,7 +62,9 @@ const parse = <T extends z.ZodType>(schema: T, body: unknown): z.infer<T> => par
 const token = z.string().min(1).max(200);
 const optionalName = nameSchema.nullish();
 const bodies = {
-  signUp: z.object({ email: emailSchema, password: passwordSchema, name: optionalName, accountName: optionalName }).strict(),
+  signUp: z
+    .object({ email: emailSchema, password: passwordSchema, name: optionalName, accountName: optionalName })
+    .strict(),
   // Any password is checked (a wrong one answers 401), but none longer than a new one may be.
   signIn: z.object({ email: z.string().max(254), password: z.string().max(256) }).strict(),
   reset: z.object({ email: z.string().max(254) }).strict(),
@@ -73,8 +87,15 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
   };
 
   const setSession = (reply: FastifyReply, value: string) =>
-    reply.setCookie(SESSION_COOKIE, value, { httpOnly: true, sameSite: 'lax', path: '/', secure, maxAge: SESSION_MAX_MS / 1000 });
-  const clearSession = (reply: FastifyReply) => reply.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', path: '/', secure });
+    reply.setCookie(SESSION_COOKIE, value, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/',
+      secure,
+      maxAge: SESSION_MAX_MS / 1000,
+    });
+  const clearSession = (reply: FastifyReply) =>
+    reply.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', path: '/', secure });
 
   /**
    * The POSTs that open a session: JSON only (a cross-site form can send text/plain, never JSON) and,
@@ -82,10 +103,15 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
    */
   const preSession = async (request: FastifyRequest) => {
     const type = String(request.headers['content-type'] ?? '');
-    if (!/^application\/json\s*(;|$)/i.test(type)) throw new AppError(415, 'unsupported_media_type', 'Send JSON with "Content-Type: application/json"');
+    if (!/^application\/json\s*(;|$)/i.test(type))
+      throw new AppError(415, 'unsupported_media_type', 'Send JSON with "Content-Type: application/json"');
     const origin = request.headers.origin;
     if (origin !== undefined && origin !== publicOrigin && !sameHost(origin, request.headers.host)) {
-      throw new AppError(403, 'csrf_failed', `Requests from ${origin.slice(0, 100)} may not sign in here: use the console at ${publicOrigin}`);
+      throw new AppError(
+        403,
+        'csrf_failed',
+        `Requests from ${origin.slice(0, 100)} may not sign in here: use the console at ${publicOrigin}`,
+      );
     }
   };
 
@@ -134,7 +160,9 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
       () => false,
     );
     if (allowed) await requestPasswordReset(core, email);
-    return reply.status(202).send({ message: 'If this email has an account, a link to set a new password is on its way.' });
+    return reply
+      .status(202)
+      .send({ message: 'If this email has an account, a link to set a new password is on its way.' });
   });
 
   app.post('/auth/password-reset/confirm', { onRequest: preSession }, async (request, reply) => {

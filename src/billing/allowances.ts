@@ -7,7 +7,10 @@ const DAY_MS = 86_400_000;
 /** The UTC day of `now` and the seconds until it ends. */
 export function utcDay(now: Date): { day: string; secondsToReset: number } {
   const start = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
-  return { day: new Date(start).toISOString().slice(0, 10), secondsToReset: Math.ceil((start + DAY_MS - now.getTime()) / 1000) };
+  return {
+    day: new Date(start).toISOString().slice(0, 10),
+    secondsToReset: Math.ceil((start + DAY_MS - now.getTime()) / 1000),
+  };
 }
 
 export class DailyLimitError extends AppError {
@@ -17,7 +20,11 @@ export class DailyLimitError extends AppError {
     readonly retryAfterSecs: number,
   ) {
     const what = kind === 'database' ? 'database records' : 'enrichment matches';
-    super(429, 'daily_limit_reached', `The daily allowance of ${limit.toLocaleString('en-US')} ${what} is used up; it resets at midnight UTC, in ${retryAfterSecs} s.`);
+    super(
+      429,
+      'daily_limit_reached',
+      `The daily allowance of ${limit.toLocaleString('en-US')} ${what} is used up; it resets at midnight UTC, in ${retryAfterSecs} s.`,
+    );
   }
 }
 
@@ -26,10 +33,19 @@ export class DailyLimitError extends AppError {
  * page of a day may be cut short). Refuses with 429 `daily_limit_reached` when nothing is left.
  * Runs in the caller's transaction, so a failed request gives its allowance back.
  */
-export async function takeAllowance(sql: Sql, accountId: string, kind: AllowanceKind, wanted: number, limit: number, now: Date): Promise<{ granted: number; remaining: number }> {
+export async function takeAllowance(
+  sql: Sql,
+  accountId: string,
+  kind: AllowanceKind,
+  wanted: number,
+  limit: number,
+  now: Date,
+): Promise<{ granted: number; remaining: number }> {
   const { day, secondsToReset } = utcDay(now);
   if (wanted <= 0) {
-    const rows = await sql<{ used: number }[]>`select used from daily_usage where account_id = ${accountId} and day = ${day} and kind = ${kind}`;
+    const rows = await sql<
+      { used: number }[]
+    >`select used from daily_usage where account_id = ${accountId} and day = ${day} and kind = ${kind}`;
     return { granted: 0, remaining: Math.max(0, limit - (rows[0]?.used ?? 0)) };
   }
   // The locked read gives the latest committed count, so concurrent requests never over-grant.

@@ -39,26 +39,62 @@ function unitPrice(usd: string) {
 /** A price per result row. */
 export function perResult(unit: string, usd: string, wording: Wording = (each) => `${each} per ${unit}`): PriceRule {
   const { unitMicros, each } = unitPrice(usd);
-  return { unit, text: wording(each, unitMicros), each, unitMicros, estimate: (_, requested) => unitMicros * BigInt(requested), rowCost: () => unitMicros };
+  return {
+    unit,
+    text: wording(each, unitMicros),
+    each,
+    unitMicros,
+    estimate: (_, requested) => unitMicros * BigInt(requested),
+    rowCost: () => unitMicros,
+  };
 }
 
 /** A price per row for which `found(row)` holds; free when nothing is found. */
-export function perFound(unit: string, usd: string, found: (row: Row) => boolean, wording: Wording = (each) => `${each} per ${unit} found; free if not found`): PriceRule {
+export function perFound(
+  unit: string,
+  usd: string,
+  found: (row: Row) => boolean,
+  wording: Wording = (each) => `${each} per ${unit} found; free if not found`,
+): PriceRule {
   const { unitMicros, each } = unitPrice(usd);
-  return { unit, text: wording(each, unitMicros), each, unitMicros, billsFound: true, estimate: (_, requested) => unitMicros * BigInt(requested), rowCost: (row) => (found(row) ? unitMicros : 0n) };
+  return {
+    unit,
+    text: wording(each, unitMicros),
+    each,
+    unitMicros,
+    billsFound: true,
+    estimate: (_, requested) => unitMicros * BigInt(requested),
+    rowCost: (row) => (found(row) ? unitMicros : 0n),
+  };
 }
 
 /** A flat price per run, whatever it returns (tech stack: per technology), when the run succeeds. */
 export function flat(unit: string, usd: string, wording: Wording): PriceRule {
   const { unitMicros, each } = unitPrice(usd);
   // Charged for a run that delivered its answer; a failed or timed-out one is free.
-  return { unit, text: wording(each, unitMicros), each, unitMicros, estimate: () => unitMicros, rowCost: () => 0n, settle: (_, __, ___, status) => (status === 'SUCCEEDED' ? unitMicros : 0n) };
+  return {
+    unit,
+    text: wording(each, unitMicros),
+    each,
+    unitMicros,
+    estimate: () => unitMicros,
+    rowCost: () => 0n,
+    settle: (_, __, ___, status) => (status === 'SUCCEEDED' ? unitMicros : 0n),
+  };
 }
 
 /** A price per search, charged only when the search found something. */
 export function perSearchWhenFound(unit: string, usd: string, wording: Wording): PriceRule {
   const { unitMicros, each } = unitPrice(usd);
-  return { unit, text: wording(each, unitMicros), each, unitMicros, estimate: () => unitMicros, rowCost: () => 0n, settle: (_, rows) => (rows > 0 ? unitMicros : 0n) };
+  return {
+    unit,
+    text: wording(each, unitMicros),
+    each,
+    unitMicros,
+    estimate: () => unitMicros,
+    rowCost: () => 0n,
+    settle: (_, rows) => (rows > 0 ? unitMicros : 0n),
+  };
 }
 
 /** A price per result row; a run that returns nothing bills as one result (people finder). */

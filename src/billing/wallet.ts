@@ -56,14 +56,42 @@ export async function grantPlanCredits(tx: Executor, accountId: string, micros: 
  * first. The entries and the balance change happen in the caller's transaction, sent together (neither
  * needs the other's result): one round trip.
  */
-export async function settleHold(tx: Executor, accountId: string, runId: string, hold: Balances, charged: bigint): Promise<void> {
+export async function settleHold(
+  tx: Executor,
+  accountId: string,
+  runId: string,
+  hold: Balances,
+  charged: bigint,
+): Promise<void> {
   const total = hold.planMicros + hold.purchasedMicros;
   const cost = charged > total ? total : charged;
   const fromPurchased = cost < hold.purchasedMicros ? cost : hold.purchasedMicros;
   const fromPlan = cost - fromPurchased;
   const entries: (typeof ledgerTable.$inferInsert)[] = [
-    ...(total > 0n ? [{ accountId, kind: 'release' as const, runId, planMicros: hold.planMicros, purchasedMicros: hold.purchasedMicros, note: 'hold released' }] : []),
-    ...(cost > 0n ? [{ accountId, kind: 'charge' as const, runId, planMicros: -fromPlan, purchasedMicros: -fromPurchased, note: 'results delivered' }] : []),
+    ...(total > 0n
+      ? [
+          {
+            accountId,
+            kind: 'release' as const,
+            runId,
+            planMicros: hold.planMicros,
+            purchasedMicros: hold.purchasedMicros,
+            note: 'hold released',
+          },
+        ]
+      : []),
+    ...(cost > 0n
+      ? [
+          {
+            accountId,
+            kind: 'charge' as const,
+            runId,
+            planMicros: -fromPlan,
+            purchasedMicros: -fromPurchased,
+            note: 'results delivered',
+          },
+        ]
+      : []),
   ];
   await Promise.all([
     // One statement, so the release comes before the charge in the ledger.
@@ -86,7 +114,8 @@ export const MIN_PURCHASE_USD = 10;
 export const MAX_PURCHASE_USD = 10_000;
 
 const usd = (n: number) => n.toLocaleString('en-US');
-const list = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+const list = (items: string[]) =>
+  items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 
 /** The purchase rules in words, for the faces' descriptions: generated from the rules themselves. */
 export const PURCHASE_RULES_TEXT = [
@@ -119,7 +148,9 @@ export function describePurchase(p: Purchase): string {
     p.wasAdjusted
       ? `${formatDollars(usdToMicros(p.originalUsd.toFixed(2)))} USD was adjusted to ${formatDollars(paid)} USD to avoid a conflict with subscription prices.`
       : `Purchased ${formatDollars(paid)} USD of credits.`,
-    p.bonusMicros > 0n ? `Your ${p.plan} plan adds a ${p.bonusPercent}% bonus: ${formatDollars(p.bonusMicros)} USD.` : '',
+    p.bonusMicros > 0n
+      ? `Your ${p.plan} plan adds a ${p.bonusPercent}% bonus: ${formatDollars(p.bonusMicros)} USD.`
+      : '',
     'Purchased credits never expire.',
     p.payment.mode === 'demo' ? 'Demo mode: recorded without payment.' : '',
   ]
@@ -133,7 +164,8 @@ export function parsePurchaseAmount(raw: unknown): number {
   if (raw === undefined || raw === null) throw fail('amount is required (USD, 10 to 10000)');
   if (typeof raw !== 'number' || !Number.isFinite(raw)) throw fail('amount must be a number of US dollars');
   if (Math.round(raw * 100) !== raw * 100) throw fail('amount must have at most 2 decimals');
-  if (raw < MIN_PURCHASE_USD || raw > MAX_PURCHASE_USD) throw fail(`amount must be between ${MIN_PURCHASE_USD} and ${MAX_PURCHASE_USD} USD`);
+  if (raw < MIN_PURCHASE_USD || raw > MAX_PURCHASE_USD)
+    throw fail(`amount must be between ${MIN_PURCHASE_USD} and ${MAX_PURCHASE_USD} USD`);
   return raw;
 }
 
@@ -158,12 +190,24 @@ export interface PurchaseTerms {
 export function purchaseTerms(principal: Subscriber, rawAmount: unknown): PurchaseTerms {
   const original = parsePurchaseAmount(rawAmount);
   if (principal.subscriptionStatus !== 'ACTIVE') {
-    throw new AppError(403, 'subscription_inactive', `Buying credits needs an active subscription; this account's subscription is ${principal.subscriptionStatus}.`);
+    throw new AppError(
+      403,
+      'subscription_inactive',
+      `Buying credits needs an active subscription; this account's subscription is ${principal.subscriptionStatus}.`,
+    );
   }
   const amount = ADJUSTED_AMOUNTS[String(original)] ?? original;
   const bonusPercent = PURCHASE_BONUS_PERCENT[principal.plan];
   const paid = usdToMicros(amount.toFixed(2));
-  return { accountId: principal.accountId, plan: principal.plan, originalUsd: original, amountUsd: amount, bonusPercent, paidMicros: paid, bonusMicros: (paid * BigInt(bonusPercent)) / 100n };
+  return {
+    accountId: principal.accountId,
+    plan: principal.plan,
+    originalUsd: original,
+    amountUsd: amount,
+    bonusPercent,
+    paidMicros: paid,
+    bonusMicros: (paid * BigInt(bonusPercent)) / 100n,
+  };
 }
 
 /** How a purchase was paid: by card at Stripe (the PaymentIntent), or not at all (PAYMENTS=demo). */
@@ -184,7 +228,10 @@ export async function creditPurchase(tx: Executor, terms: PurchaseTerms, payment
       kind: 'purchase',
       purchasedMicros: credit,
       paymentRef: payment.reference,
-      note: payment.mode === 'demo' ? `demo purchase, no payment taken: ${bought}` : `${bought}, paid by card (${payment.reference})`,
+      note:
+        payment.mode === 'demo'
+          ? `demo purchase, no payment taken: ${bought}`
+          : `${bought}, paid by card (${payment.reference})`,
     })
     .onConflictDoNothing()
     .returning({ id: ledgerTable.id });
@@ -214,11 +261,20 @@ export async function purchaseOf(db: Executor, terms: PurchaseTerms, payment: Pu
 }
 
 /** The account's ledger, newest first, by keyset on id. */
-export async function listLedger(db: Executor, accountId: string, options: { first: number; after?: bigint }): Promise<{ entries: LedgerEntry[]; hasNextPage: boolean }> {
+export async function listLedger(
+  db: Executor,
+  accountId: string,
+  options: { first: number; after?: bigint },
+): Promise<{ entries: LedgerEntry[]; hasNextPage: boolean }> {
   const rows = await db
     .select()
     .from(ledgerTable)
-    .where(and(eq(ledgerTable.accountId, accountId), options.after === undefined ? undefined : lt(ledgerTable.id, options.after)))
+    .where(
+      and(
+        eq(ledgerTable.accountId, accountId),
+        options.after === undefined ? undefined : lt(ledgerTable.id, options.after),
+      ),
+    )
     .orderBy(desc(ledgerTable.id))
     .limit(options.first + 1);
   return { entries: rows.slice(0, options.first), hasNextPage: rows.length > options.first };
@@ -226,12 +282,19 @@ export async function listLedger(db: Executor, accountId: string, options: { fir
 
 /** How many ledger entries the account has (a connection's `totalCount`). */
 export async function countLedger(db: Executor, accountId: string): Promise<number> {
-  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(ledgerTable).where(eq(ledgerTable.accountId, accountId));
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(ledgerTable)
+    .where(eq(ledgerTable.accountId, accountId));
   return row!.n;
 }
 
 /** The account's ledger entries among `ids`, in the order of `ids` (null where another account's or none). */
-export async function loadLedgerEntries(db: Executor, accountId: string, ids: readonly bigint[]): Promise<(LedgerEntry | null)[]> {
+export async function loadLedgerEntries(
+  db: Executor,
+  accountId: string,
+  ids: readonly bigint[],
+): Promise<(LedgerEntry | null)[]> {
   const rows = await db
     .select()
     .from(ledgerTable)

@@ -53,7 +53,13 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
   catalogReadsOnReplica.set(0);
   // The catalog's own drizzle, on the primary's pool: its statements go unnamed, unlike those of the
   // pool's own drizzle (db/client.ts), so a search is planned for its own values every time.
-  if (!url) return { read: async (work) => work(primarySql), stream: (work) => work(primarySql, 0, false), db: planningDatabase(primarySql), close: async () => {} };
+  if (!url)
+    return {
+      read: async (work) => work(primarySql),
+      stream: (work) => work(primarySql, 0, false),
+      db: planningDatabase(primarySql),
+      close: async () => {},
+    };
 
   const replica = openPool(url, { max: 10 });
   // The replica is trusted only after a check has found it current.
@@ -82,16 +88,25 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
     });
   const check = async () => {
     try {
-      const [{ position }] = await answered(primarySql<[{ position: string }]>`select pg_current_wal_lsn()::text as position`);
+      const [{ position }] = await answered(
+        primarySql<[{ position: string }]>`select pg_current_wal_lsn()::text as position`,
+      );
       const at = Date.now();
-      const [state] = await answered(replica<[{ replayed: string | null }]>`select pg_last_wal_replay_lsn()::text as replayed`);
+      const [state] = await answered(
+        replica<[{ replayed: string | null }]>`select pg_last_wal_replay_lsn()::text as replayed`,
+      );
       if (state.replayed === null) return setHealth(false, 'DATABASE_READ_URL is not a standby in recovery');
       const replayed = lsnOf(state.replayed);
       while (unreplayed[0] && unreplayed[0].lsn <= replayed) unreplayed.shift();
       const current = lsnOf(position);
       if (current > replayed && (unreplayed.at(-1)?.lsn ?? 0n) < current) unreplayed.push({ at, lsn: current });
       // A replica stuck for long: pairs merge into their older time and newer position, so the lag read is never less than the true one.
-      if (unreplayed.length > 64) unreplayed.splice(0, unreplayed.length, ...unreplayed.flatMap((s, i, all) => (i % 2 === 0 ? [{ at: s.at, lsn: (all[i + 1] ?? s).lsn }] : [])));
+      if (unreplayed.length > 64)
+        unreplayed.splice(
+          0,
+          unreplayed.length,
+          ...unreplayed.flatMap((s, i, all) => (i % 2 === 0 ? [{ at: s.at, lsn: (all[i + 1] ?? s).lsn }] : [])),
+        );
       const lag = unreplayed[0] ? Date.now() - unreplayed[0].at : 0;
       setHealth(lag <= maxLagMs, lag <= maxLagMs ? 'current' : `replay is ${lag} ms behind the primary`);
     } catch (err) {
@@ -151,7 +166,10 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
     get(target, property, receiver) {
       if (property !== 'unsafe') return Reflect.get(target, property, receiver);
       return (query: string, params?: never[], queryOptions?: never) => {
-        const run = (values: boolean) => read((sql) => (values ? sql.unsafe(query, params, queryOptions).values() : sql.unsafe(query, params, queryOptions)));
+        const run = (values: boolean) =>
+          read((sql) =>
+            values ? sql.unsafe(query, params, queryOptions).values() : sql.unsafe(query, params, queryOptions),
+          );
         return { values: () => run(true), then: (resolve: never, reject: never) => run(false).then(resolve, reject) };
       };
     },

@@ -17,19 +17,27 @@ export interface SqlTemplate<F> {
 
 /** postgres.js's `sql` as a SqlTemplate (lists are sent as arrays). */
 export const postgresTemplate = (sql: Sql): SqlTemplate<Fragment> =>
-  Object.assign((strings: TemplateStringsArray, ...values: unknown[]) => sql(strings, ...(values as never[])) as Fragment, { array: (values: readonly string[]) => values });
+  Object.assign(
+    (strings: TemplateStringsArray, ...values: unknown[]) => sql(strings, ...(values as never[])) as Fragment,
+    { array: (values: readonly string[]) => values },
+  );
 
 /** drizzle's `sql` as a SqlTemplate: lists go as one array parameter. */
-export const drizzleTemplate: SqlTemplate<SQL> = Object.assign((strings: TemplateStringsArray, ...values: unknown[]) => drizzleSql(strings, ...values), {
-  array: (values: readonly string[]) => drizzleSql.param([...values]),
-});
+export const drizzleTemplate: SqlTemplate<SQL> = Object.assign(
+  (strings: TemplateStringsArray, ...values: unknown[]) => drizzleSql(strings, ...values),
+  {
+    array: (values: readonly string[]) => drizzleSql.param([...values]),
+  },
+);
 
 /** `%text%` for ILIKE, with the pattern characters of `text` escaped. */
 export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** The conditions joined with AND (`true` for none). */
 export function and(sql: Sql, conditions: Fragment[]): Fragment {
-  return conditions.length === 0 ? sql`true` : conditions.slice(1).reduce((acc, part) => sql`${acc} and ${part}`, conditions[0]!);
+  return conditions.length === 0
+    ? sql`true`
+    : conditions.slice(1).reduce((acc, part) => sql`${acc} and ${part}`, conditions[0]!);
 }
 
 /**
@@ -116,10 +124,19 @@ export async function selectCatalogPage<R>(sql: Sql, query: CatalogQuery, window
   const where = () => and(sql, query.where(sql));
   const keyset = window.afterId !== undefined ? sql`and x.id > ${window.afterId.toString()}::bigint` : sql``;
   const [rows, [counted]] = await Promise.all([
-    sql`${query.select(sql)} from ${sql(query.table)} x where ${where()} ${keyset} order by x.id limit ${window.limit + 1} offset ${window.offset}` as unknown as Promise<R[]>,
-    sql<{ n: number }[]>`select count(*)::int as n from (select from ${sql(query.table)} x where ${where()} limit ${exactTotalLimit + 1}) m`,
+    sql`${query.select(sql)} from ${sql(query.table)} x where ${where()} ${keyset} order by x.id limit ${window.limit + 1} offset ${window.offset}` as unknown as Promise<
+      R[]
+    >,
+    sql<
+      { n: number }[]
+    >`select count(*)::int as n from (select from ${sql(query.table)} x where ${where()} limit ${exactTotalLimit + 1}) m`,
   ]);
   if (counted!.n <= exactTotalLimit) return { rows, total: counted!.n, totalIsEstimate: false };
-  const [estimated] = await estimateMatches(sql, query.table, (sample) => sql`from ${sql(query.table)} x ${sample}`, where());
+  const [estimated] = await estimateMatches(
+    sql,
+    query.table,
+    (sample) => sql`from ${sql(query.table)} x ${sample}`,
+    where(),
+  );
   return { rows, total: estimatedTotal(estimated!.estimate, exactTotalLimit), totalIsEstimate: true };
 }

@@ -1,6 +1,13 @@
 import { Argument, Option, type Command } from 'commander';
 import type { Database, Sql } from '../../db/client.ts';
-import { DATASET_NAMES, ImportRejected, importFile, type ImportFormat, type ImportProgress, type RowError } from '../../db/import/index.ts';
+import {
+  DATASET_NAMES,
+  ImportRejected,
+  importFile,
+  type ImportFormat,
+  type ImportProgress,
+  type RowError,
+} from '../../db/import/index.ts';
 
 type WithDatabase = <T>(fn: (db: Database, sql: Sql) => Promise<T>) => Promise<T>;
 
@@ -31,8 +38,13 @@ function progressLine(dataset: string) {
       if (progress.phase === 'reading' && now - shown < 250) return;
       shown = now;
       if (progress.rows === 0) started = now;
-      const rate = progress.phase === 'reading' && now > started ? `, ${Math.round((progress.rows * 1000) / (now - started)).toLocaleString('en-US')} rows/s` : '';
-      process.stderr.write(`\r\x1b[K${dataset}: ${progress.phase} (${progress.rows.toLocaleString('en-US')} rows read${rate})`);
+      const rate =
+        progress.phase === 'reading' && now > started
+          ? `, ${Math.round((progress.rows * 1000) / (now - started)).toLocaleString('en-US')} rows/s`
+          : '';
+      process.stderr.write(
+        `\r\x1b[K${dataset}: ${progress.phase} (${progress.rows.toLocaleString('en-US')} rows read${rate})`,
+      );
     },
     clear() {
       process.stderr.write('\r\x1b[K');
@@ -43,7 +55,9 @@ function progressLine(dataset: string) {
 export function registerImportCommand(program: Command, withDatabase: WithDatabase): void {
   program
     .command('import')
-    .description('load a catalog dataset from a CSV or NDJSON file: every row or none, upserted on its natural key (see docs/datasets.md)')
+    .description(
+      'load a catalog dataset from a CSV or NDJSON file: every row or none, upserted on its natural key (see docs/datasets.md)',
+    )
     .addArgument(new Argument('<dataset>', 'dataset').choices(DATASET_NAMES))
     .argument('<file>', 'a .csv file with a header row, or a .ndjson file')
     .option('--errors <path>', 'where to write bad rows as CSV (line,reason); default <file>.errors.csv')
@@ -74,7 +88,9 @@ export function registerImportCommand(program: Command, withDatabase: WithDataba
         progress?.clear();
         reportRows(result.errors);
         if (result.errorsFile) {
-          process.stderr.write(`${result.errors.length} invalid row${result.errors.length === 1 ? '' : 's'} skipped (see ${result.errorsFile})\n`);
+          process.stderr.write(
+            `${result.errors.length} invalid row${result.errors.length === 1 ? '' : 's'} skipped (see ${result.errorsFile})\n`,
+          );
         }
         console.log(JSON.stringify(result.summary));
       } catch (err) {

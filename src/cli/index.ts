@@ -50,10 +50,18 @@ accounts
   .option('--json', 'print {"accountId", "apiKey"} as JSON')
   .action(async (opts: { name: string; plan: Plan; status: SubscriptionStatus; credits: string; json?: boolean }) => {
     const created = await withDatabase((db) =>
-      createAccount(db, { name: opts.name, plan: opts.plan, subscriptionStatus: opts.status, creditsMicros: usdToMicros(opts.credits) }),
+      createAccount(db, {
+        name: opts.name,
+        plan: opts.plan,
+        subscriptionStatus: opts.status,
+        creditsMicros: usdToMicros(opts.credits),
+      }),
     );
     if (opts.json) console.log(JSON.stringify({ accountId: created.account.id, apiKey: created.apiKey }));
-    else console.log(`account ${created.account.id} (${opts.plan}, ${opts.status})\nAPI key (shown once): ${created.apiKey}`);
+    else
+      console.log(
+        `account ${created.account.id} (${opts.plan}, ${opts.status})\nAPI key (shown once): ${created.apiKey}`,
+      );
   });
 
 accounts
@@ -79,7 +87,9 @@ accounts
   .addOption(new Option('--status <status>', 'subscription status').choices(SUBSCRIPTION_STATUSES))
   .action(async (opts: { account: string; plan: Plan; status?: SubscriptionStatus }) => {
     const account = await withDatabase((db) => setPlan(db, opts.account, opts.plan, opts.status));
-    console.log(JSON.stringify({ accountId: account.id, plan: account.plan, subscriptionStatus: account.subscriptionStatus }));
+    console.log(
+      JSON.stringify({ accountId: account.id, plan: account.plan, subscriptionStatus: account.subscriptionStatus }),
+    );
   });
 
 const keys = program.command('keys').description('manage API keys');
@@ -104,14 +114,30 @@ keys
 
 program
   .command('seed')
-  .description('fill the catalog deterministically with generated data (datasets that already hold rows are left alone)')
-  .addOption(new Option('--scale <scale>', 'size: small (seconds), medium, large (1,000,000 people), xlarge (10,000,000 people; about 10 minutes on 2 idle CPUs)').choices(Object.keys(SCALES)).default('small'))
-  .option('--seed <n>', 'generator seed; the same seed gives the same rows', (v) => {
-    if (!/^\d+$/.test(v)) throw new InvalidArgumentError('expected a non-negative integer');
-    return Number(v);
-  }, 1)
+  .description(
+    'fill the catalog deterministically with generated data (datasets that already hold rows are left alone)',
+  )
+  .addOption(
+    new Option(
+      '--scale <scale>',
+      'size: small (seconds), medium, large (1,000,000 people), xlarge (10,000,000 people; about 10 minutes on 2 idle CPUs)',
+    )
+      .choices(Object.keys(SCALES))
+      .default('small'),
+  )
+  .option(
+    '--seed <n>',
+    'generator seed; the same seed gives the same rows',
+    (v) => {
+      if (!/^\d+$/.test(v)) throw new InvalidArgumentError('expected a non-negative integer');
+      return Number(v);
+    },
+    1,
+  )
   .action(async (opts: { scale: Scale; seed: number }) => {
-    const report = await withDatabase((_db, sql) => seedCatalog(sql, { scale: opts.scale, seed: opts.seed, progress: true }));
+    const report = await withDatabase((_db, sql) =>
+      seedCatalog(sql, { scale: opts.scale, seed: opts.seed, progress: true }),
+    );
     console.log(JSON.stringify(report));
   });
 
@@ -133,7 +159,10 @@ program
     const core = await createCore(config, database.url, createLogger(config.logLevel), { events: 'control' });
     const worker = await startWorker(core);
     // METRICS_PORT: this process's /metrics, /ready and /health (src/http/ops-server.ts).
-    const ops = config.metricsPort === undefined ? undefined : await (await import('../http/ops-server.ts')).startOpsServer(core, worker, config.metricsPort);
+    const ops =
+      config.metricsPort === undefined
+        ? undefined
+        : await (await import('../http/ops-server.ts')).startOpsServer(core, worker, config.metricsPort);
     const stop = async () => {
       await ops?.close();
       await worker.stop();
@@ -147,7 +176,7 @@ program
 
 program
   .command('mcp')
-  .description('serve the MCP tools over stdio to a local MCP client, through a leadgate server\'s REST API')
+  .description("serve the MCP tools over stdio to a local MCP client, through a leadgate server's REST API")
   .option('--url <url>', 'base URL of the leadgate server (default: $LEADGATE_URL)')
   .option('--key <key>', 'API key (default: $LEADGATE_API_KEY)')
   .action(async (opts: { url?: string; key?: string }) => {

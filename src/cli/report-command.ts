@@ -14,17 +14,41 @@ function span(value: string): number {
   return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }
 
-const percent = (m: ToolMargin) => (m.revenueMicros > 0n ? `${((Number(m.marginMicros) / Number(m.revenueMicros)) * 100).toFixed(1)}%` : '-');
+const percent = (m: ToolMargin) =>
+  m.revenueMicros > 0n ? `${((Number(m.marginMicros) / Number(m.revenueMicros)) * 100).toFixed(1)}%` : '-';
 
 function table(margins: ToolMargin[]): string {
   const total = margins.reduce(
-    (t, m) => ({ ...t, runs: t.runs + m.runs, upstreamRuns: t.upstreamRuns + m.upstreamRuns, revenueMicros: t.revenueMicros + m.revenueMicros, upstreamCostMicros: t.upstreamCostMicros + m.upstreamCostMicros, marginMicros: t.marginMicros + m.marginMicros }),
-    { tool: 'total', runs: 0, upstreamRuns: 0, revenueMicros: 0n, upstreamCostMicros: 0n, marginMicros: 0n } as ToolMargin,
+    (t, m) => ({
+      ...t,
+      runs: t.runs + m.runs,
+      upstreamRuns: t.upstreamRuns + m.upstreamRuns,
+      revenueMicros: t.revenueMicros + m.revenueMicros,
+      upstreamCostMicros: t.upstreamCostMicros + m.upstreamCostMicros,
+      marginMicros: t.marginMicros + m.marginMicros,
+    }),
+    {
+      tool: 'total',
+      runs: 0,
+      upstreamRuns: 0,
+      revenueMicros: 0n,
+      upstreamCostMicros: 0n,
+      marginMicros: 0n,
+    } as ToolMargin,
   );
-  const lines = [...margins, total].map((m) => [m.tool, String(m.runs), String(m.upstreamRuns), formatDollars(m.revenueMicros), formatDollars(m.upstreamCostMicros), formatDollars(m.marginMicros), percent(m)]);
+  const lines = [...margins, total].map((m) => [
+    m.tool,
+    String(m.runs),
+    String(m.upstreamRuns),
+    formatDollars(m.revenueMicros),
+    formatDollars(m.upstreamCostMicros),
+    formatDollars(m.marginMicros),
+    percent(m),
+  ]);
   const header = ['tool', 'runs', 'upstream runs', 'revenue USD', 'upstream cost USD', 'margin USD', 'margin'];
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const format = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  const format = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [format(header), ...lines.map(format)].join('\n');
 }
 
@@ -41,7 +65,19 @@ export function registerReportCommand(program: Command, withDatabase: WithDataba
       const margins = await withDatabase((db) => marginReport(db, since));
       if (opts.json) {
         const usd = (m: bigint) => formatDollars(m);
-        console.log(JSON.stringify({ since: since.toISOString(), tools: margins.map((m) => ({ tool: m.tool, runs: m.runs, upstreamRuns: m.upstreamRuns, revenueUsd: usd(m.revenueMicros), upstreamCostUsd: usd(m.upstreamCostMicros), marginUsd: usd(m.marginMicros) })) }));
+        console.log(
+          JSON.stringify({
+            since: since.toISOString(),
+            tools: margins.map((m) => ({
+              tool: m.tool,
+              runs: m.runs,
+              upstreamRuns: m.upstreamRuns,
+              revenueUsd: usd(m.revenueMicros),
+              upstreamCostUsd: usd(m.upstreamCostMicros),
+              marginUsd: usd(m.marginMicros),
+            })),
+          }),
+        );
       } else {
         console.log(`Runs created since ${since.toISOString()}\n${table(margins)}`);
       }

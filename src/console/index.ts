@@ -62,7 +62,8 @@ export async function consoleRoutes(app: FastifyInstance, options: { dist?: stri
   const indexFile = `${dist}index.html`;
   // Read once: the page is a few hundred bytes naming the hashed files of this build.
   const page = existsSync(indexFile) ? readFileSync(indexFile, 'utf8') : undefined;
-  if (page === undefined) app.log.warn({ dist }, 'the console is not built (npm run build:console); its pages answer 503');
+  if (page === undefined)
+    app.log.warn({ dist }, 'the console is not built (npm run build:console); its pages answer 503');
 
   if (existsSync(`${dist}assets`)) {
     await app.register(fastifyStatic, {
@@ -79,7 +80,11 @@ export async function consoleRoutes(app: FastifyInstance, options: { dist?: stri
   for (const url of CONSOLE_ROUTES) {
     app.get(url, async (_request, reply) => {
       reply.header('Content-Security-Policy', CONSOLE_CSP).header('Cache-Control', 'no-cache');
-      if (page === undefined) return reply.status(503).type('text/plain; charset=utf-8').send('The console is not built: run npm run build:console.\n');
+      if (page === undefined)
+        return reply
+          .status(503)
+          .type('text/plain; charset=utf-8')
+          .send('The console is not built: run npm run build:console.\n');
       return reply.type('text/html; charset=utf-8').send(page);
     });
   }

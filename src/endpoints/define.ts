@@ -32,7 +32,9 @@ export interface RestRequest {
 }
 
 export type RestMethod = 'get' | 'post' | 'delete';
-export type ErrorCodes = Partial<Record<400 | 402 | 403 | 404 | 405 | 409 | 410 | 413 | 414 | 415 | 422 | 429 | 503, readonly string[]>>;
+export type ErrorCodes = Partial<
+  Record<400 | 402 | 403 | 404 | 405 | 409 | 410 | 413 | 414 | 415 | 422 | 429 | 503, readonly string[]>
+>;
 
 export interface EndpointDefinition<I = unknown, R = unknown> {
   /** The OpenAPI operationId of the first REST method (`searchLeads`). */
@@ -102,4 +104,5 @@ export function defineEndpoint<I, R>(endpoint: EndpointDefinition<I, R>): Endpoi
 }
 
 /** The answer REST and MCP send for `result`. */
-export const respondOf = <I, R>(endpoint: EndpointDefinition<I, R>, result: R): unknown => (endpoint.respond ? endpoint.respond(result) : result);
+export const respondOf = <I, R>(endpoint: EndpointDefinition<I, R>, result: R): unknown =>
+  endpoint.respond ? endpoint.respond(result) : result;

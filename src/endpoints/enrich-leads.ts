@@ -1,7 +1,14 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { enrichmentAnswer, parseEnrichRequest, textField, type EnrichResult } from './enrichment.ts';
-import { companyOf, lookUpLeads, MATCH_KEYS, personOf, type Keys, type MatchKey } from '../catalog/leads/enrich-lookup.ts';
+import {
+  companyOf,
+  lookUpLeads,
+  MATCH_KEYS,
+  personOf,
+  type Keys,
+  type MatchKey,
+} from '../catalog/leads/enrich-lookup.ts';
 import { normaliseSocialUrl } from '../catalog/leads/query.ts';
 import { assignLeadRecord } from '../catalog/leads/lead-record.ts';
 import { bareHost } from '../shared/hosts.ts';
@@ -37,9 +44,14 @@ function keysOf(row: Record<string, unknown>): Keys {
  * The lead record's contact values, masked in a preview: the person's email, phone, mobile and
  * profile URL, and the company's phone. The company's own pages (website, social profiles) are public.
  */
-export const LEAD_CONTACTS = { emails: ['email'], phones: ['phone', 'mobile', 'company_phone'], profiles: ['linkedin_url'] } as const;
+export const LEAD_CONTACTS = {
+  emails: ['email'],
+  phones: ['phone', 'mobile', 'company_phone'],
+  profiles: ['linkedin_url'],
+} as const;
 
-const noKeys = (k: Keys) => k.email === undefined && k.social === undefined && k.mobile === undefined && k.domain === undefined;
+const noKeys = (k: Keys) =>
+  k.email === undefined && k.social === undefined && k.mobile === undefined && k.domain === undefined;
 
 /**
  * Lead enrichment (its declaration holds the plan gate). Match priority: email, social profile URL, mobile (last
@@ -47,7 +59,11 @@ const noKeys = (k: Keys) => k.email === undefined && k.social === undefined && k
  * the daily allowance of 100,000; a preview (match count and a sample with LEAD_CONTACTS masked) does
  * not. All rows are looked up together, in at most five queries (catalog/leads/enrich-lookup.ts).
  */
-export async function enrichLeads(core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>, principal: Principal, body: unknown): Promise<EnrichResult<MatchKey>> {
+export async function enrichLeads(
+  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
+  principal: Principal,
+  body: unknown,
+): Promise<EnrichResult<MatchKey>> {
   const request = parseEnrichRequest(body, keysOf, noKeys, 'email, social, mobile, domain');
   const found = await core.catalogReader.read((sql) => lookUpLeads(sql, request.keys));
   const matches = request.keys.map((k) => {
@@ -58,5 +74,13 @@ export async function enrichLeads(core: Pick<Core, 'sql' | 'catalogReader' | 'co
     }
     return undefined;
   });
-  return enrichmentAnswer(core, principal.accountId, request, matches, MATCH_KEYS, (row, m) => assignLeadRecord(row, personOf(m.person), companyOf(m.person)), LEAD_CONTACTS);
+  return enrichmentAnswer(
+    core,
+    principal.accountId,
+    request,
+    matches,
+    MATCH_KEYS,
+    (row, m) => assignLeadRecord(row, personOf(m.person), companyOf(m.person)),
+    LEAD_CONTACTS,
+  );
 }

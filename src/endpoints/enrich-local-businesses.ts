@@ -69,7 +69,7 @@ function assignPlace(row: Record<string, unknown>, p: Place, reviews: Review[] |
   row.phone = p.phone;
   row.website = p.website;
   row.emails = p.emails;
-  const stateZip = p.state && p.postal_code ? `${p.state} ${p.postal_code}` : (p.state || p.postal_code);
+  const stateZip = p.state && p.postal_code ? `${p.state} ${p.postal_code}` : p.state || p.postal_code;
   row.address = [p.street, p.city, stateZip].filter(Boolean).join(', ');
   row.city = p.city;
   row.state = p.state;
@@ -88,7 +88,11 @@ function assignPlace(row: Record<string, unknown>, p: Place, reviews: Review[] |
  * same-name places), then website (one location). Matches count against the enrichment allowance;
  * previews do not, and show PLACE_CONTACTS masked (enrichmentAnswer).
  */
-export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>, principal: Principal, body: unknown) {
+export async function enrichLocalBusinesses(
+  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
+  principal: Principal,
+  body: unknown,
+) {
   const request = readEnrichRequest(body, keysOf);
   const keys = request.keys;
   const named = keys.filter((k): k is PlaceKeys => k?.name !== undefined);
@@ -115,5 +119,13 @@ export async function enrichLocalBusinesses(core: Pick<Core, 'sql' | 'catalogRea
     const viaHost = k.domain ? host.byKey.get(k.domain) : undefined;
     return viaHost ? { kind: 'website', place: viaHost } : undefined;
   });
-  return enrichmentAnswer(core, principal.accountId, request, matches, MATCH_KINDS, (row, m) => assignPlace(row, m.place, reviews.get(m.place.id)), PLACE_CONTACTS);
+  return enrichmentAnswer(
+    core,
+    principal.accountId,
+    request,
+    matches,
+    MATCH_KINDS,
+    (row, m) => assignPlace(row, m.place, reviews.get(m.place.id)),
+    PLACE_CONTACTS,
+  );
 }

@@ -13,8 +13,7 @@ export const MAX_ENRICH_ROWS = 1000;
 /** Matched rows a preview shows. */
 export const PREVIEW_SAMPLE_SIZE = 5;
 /** What `preview` does, as every face describes it. */
-export const PREVIEW_DESCRIPTION =
-  `Default false. When true, answers how many rows match (summary) and the first ${PREVIEW_SAMPLE_SIZE} matched rows as a sample with their emails, phone numbers and profile URLs masked (j***@acme.com, +1 ***-***-0142), and counts nothing against the daily allowance.`;
+export const PREVIEW_DESCRIPTION = `Default false. When true, answers how many rows match (summary) and the first ${PREVIEW_SAMPLE_SIZE} matched rows as a sample with their emails, phone numbers and profile URLs masked (j***@acme.com, +1 ***-***-0142), and counts nothing against the daily allowance.`;
 
 /** The first of the fields `names` of a caller's row that holds text, trimmed. */
 export function textField(row: Record<string, unknown>, ...names: string[]): string | undefined {
@@ -33,28 +32,53 @@ export function textField(row: Record<string, unknown>, ...names: string[]): str
  * a row that is not an object has no keys. `assertMatchable` then checks every row.
  */
 export function readEnrichRequest<K>(body: unknown, keysOfRow: (row: Record<string, unknown>) => K) {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError([{ path: '', message: 'the body must be a JSON object with rows' }]);
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new ValidationError([{ path: '', message: 'the body must be a JSON object with rows' }]);
   const { rows, preview } = body as { rows?: unknown; preview?: unknown };
   if (!Array.isArray(rows)) throw new ValidationError([{ path: 'rows', message: 'rows must be an array of objects' }]);
   if (rows.length === 0) throw new ValidationError([{ path: 'rows', message: 'rows must not be empty' }]);
-  if (rows.length > MAX_ENRICH_ROWS) throw new ValidationError([{ path: 'rows', message: `at most ${MAX_ENRICH_ROWS} rows per request (got ${rows.length}); split the file` }]);
-  if (preview !== undefined && typeof preview !== 'boolean') throw new ValidationError([{ path: 'preview', message: 'preview must be true or false' }]);
-  const keys = rows.map((row) => (row === null || typeof row !== 'object' || Array.isArray(row) ? undefined : keysOfRow(row as Record<string, unknown>)));
+  if (rows.length > MAX_ENRICH_ROWS)
+    throw new ValidationError([
+      { path: 'rows', message: `at most ${MAX_ENRICH_ROWS} rows per request (got ${rows.length}); split the file` },
+    ]);
+  if (preview !== undefined && typeof preview !== 'boolean')
+    throw new ValidationError([{ path: 'preview', message: 'preview must be true or false' }]);
+  const keys = rows.map((row) =>
+    row === null || typeof row !== 'object' || Array.isArray(row)
+      ? undefined
+      : keysOfRow(row as Record<string, unknown>),
+  );
   return { rows: rows as Record<string, unknown>[], keys, preview: preview === true };
 }
 
 /** 400 listing every row that is not an object or has nothing to match on (`isEmpty`). */
-export function assertMatchable<K>(keys: (K | undefined)[], isEmpty: (keys: K) => boolean, need: string): asserts keys is K[] {
+export function assertMatchable<K>(
+  keys: (K | undefined)[],
+  isEmpty: (keys: K) => boolean,
+  need: string,
+): asserts keys is K[] {
   const errors: { path: string; message: string }[] = [];
   keys.forEach((k, i) => {
     if (k === undefined) errors.push({ path: `rows.${i}`, message: 'must be an object' });
     else if (isEmpty(k)) errors.push({ path: `rows.${i}`, message: `needs at least one of ${need}` });
   });
-  if (errors.length > 0) throw new ValidationError(errors, `${errors.length} row${errors.length === 1 ? '' : 's'} cannot be matched: ${errors.slice(0, 5).map((e) => e.path).join(', ')}${errors.length > 5 ? ', …' : ''}`);
+  if (errors.length > 0)
+    throw new ValidationError(
+      errors,
+      `${errors.length} row${errors.length === 1 ? '' : 's'} cannot be matched: ${errors
+        .slice(0, 5)
+        .map((e) => e.path)
+        .join(', ')}${errors.length > 5 ? ', …' : ''}`,
+    );
 }
 
 /** Validates `{rows, preview}`: 1 to 1,000 objects, each with something to match on; 400 lists the bad rows. */
-export function parseEnrichRequest<K>(body: unknown, keysOfRow: (row: Record<string, unknown>) => K, isEmpty: (keys: K) => boolean, need: string) {
+export function parseEnrichRequest<K>(
+  body: unknown,
+  keysOfRow: (row: Record<string, unknown>) => K,
+  isEmpty: (keys: K) => boolean,
+  need: string,
+) {
   const request = readEnrichRequest(body, keysOfRow);
   const keys = request.keys;
   assertMatchable(keys, isEmpty, need);
@@ -114,9 +138,20 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
       by[m.kind] += 1;
       if (sample.length < PREVIEW_SAMPLE_SIZE) sample.push(previewRow(request.rows[i]!, m, fill, contacts));
     });
-    return { preview: true, summary: { total: request.rows.length, matched, not_found: request.rows.length - matched, by }, sample };
+    return {
+      preview: true,
+      summary: { total: request.rows.length, matched, not_found: request.rows.length - matched, by },
+      sample,
+    };
   }
-  const { granted, remaining } = await takeAllowance(core.sql, accountId, 'enrichment', matched, core.config.dailyEnrichmentMatches, core.clock());
+  const { granted, remaining } = await takeAllowance(
+    core.sql,
+    accountId,
+    'enrichment',
+    matched,
+    core.config.dailyEnrichmentMatches,
+    core.clock(),
+  );
   let used = 0;
   const rows = request.rows.map((input, i) => {
     const m = matches[i];
@@ -136,14 +171,22 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
 }
 
 /** A matched row as a preview shows it: the caller's row, then what was found with its contact values masked. */
-function previewRow<M extends { kind: string }>(input: Record<string, unknown>, m: M, fill: (row: Record<string, unknown>, match: M) => void, contacts: PreviewContacts) {
+function previewRow<M extends { kind: string }>(
+  input: Record<string, unknown>,
+  m: M,
+  fill: (row: Record<string, unknown>, match: M) => void,
+  contacts: PreviewContacts,
+) {
   const row = copyRow(input);
   row.match_status = 'matched';
   row.matched_by = m.kind;
   // Found apart, so only found values are masked; assigned like `fill` writes (a field the row has keeps its place).
   const found: Record<string, unknown> = {};
   fill(found, m);
-  const country = contacts.country !== undefined && typeof found[contacts.country] === 'string' ? (found[contacts.country] as string) : undefined;
+  const country =
+    contacts.country !== undefined && typeof found[contacts.country] === 'string'
+      ? (found[contacts.country] as string)
+      : undefined;
   maskContacts(found, contacts, country);
   return Object.assign(row, found);
 }

@@ -3,7 +3,13 @@ import { buyCredits, leadScraperMode, wallet } from './api/account.ts';
 import { leadDatabase, localBusinessDatabase, storeDatabase } from './api/database.ts';
 import { leadEnrichment, localBusinessEnrichment } from './api/enrichment.ts';
 import { ledger } from './api/ledger.ts';
-import { createAccountWebhook, deleteAccountWebhook, listAccountWebhooks, listWebhookDeliveries, sendTestWebhookEvent } from './api/webhooks.ts';
+import {
+  createAccountWebhook,
+  deleteAccountWebhook,
+  listAccountWebhooks,
+  listWebhookDeliveries,
+  sendTestWebhookEvent,
+} from './api/webhooks.ts';
 
 /**
  * Every synchronous endpoint, in the order REST registers and OpenAPI lists them. The REST routes,

@@ -3,7 +3,12 @@ import type { Principal } from '../accounts/accounts.ts';
 import { AppError } from '../shared/errors.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../catalog/leads/filters.ts';
 import { parseLeadSearch, filtersOf } from '../catalog/leads/params.ts';
-import { NoUsableFiltersError, translatePeopleSearchUrl, type SearchTranslation, type TranslationEntry } from '../catalog/leads/people-search-url.ts';
+import {
+  NoUsableFiltersError,
+  translatePeopleSearchUrl,
+  type SearchTranslation,
+  type TranslationEntry,
+} from '../catalog/leads/people-search-url.ts';
 import { companiesReady, companyIdsOf, loadCompanies, type CompanyRecord } from '../catalog/leads/companies.ts';
 import { deliveredAmong, recordDelivered } from '../catalog/leads/delivered.ts';
 import { findLeads } from '../catalog/leads/search.ts';
@@ -21,7 +26,9 @@ const parametersSet = (entry: TranslationEntry) => (entry.filter ?? '').split(',
  * parameters that replaced them: the translation says what the search ran with.
  */
 function mergeFilters(fromUrl: LeadFilters, explicit: LeadFilters, translation: SearchTranslation): LeadFilters {
-  const sent = new Set((Object.keys(explicit) as (keyof LeadFilters)[]).filter((k) => isSet(explicit[k])).map((k) => PARAMETER_OF[k]));
+  const sent = new Set(
+    (Object.keys(explicit) as (keyof LeadFilters)[]).filter((k) => isSet(explicit[k])).map((k) => PARAMETER_OF[k]),
+  );
   const keep = (entries: TranslationEntry[]) =>
     entries.filter((entry) => {
       const overriddenBy = parametersSet(entry).filter((p) => sent.has(p));
@@ -39,14 +46,19 @@ export interface LeadSearchResult extends SearchPage<LeadRow> {
   translation?: SearchTranslation;
 }
 
-const NARROW = 'Narrow it and retry: fewer titles or keywords, or add a location or a company size (minEmployees/maxEmployees).';
+const NARROW =
+  'Narrow it and retry: fewer titles or keywords, or add a location or a company size (minEmployees/maxEmployees).';
 
 /**
  * A page of the lead database (its declaration holds the plan gate). Every lead returned is saved to the account;
  * leads it already received do not count against the daily allowance again, and `excludeDelivered`
  * leaves them out.
  */
-export async function searchLeads(core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>, principal: Principal, raw: unknown): Promise<LeadSearchResult> {
+export async function searchLeads(
+  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
+  principal: Principal,
+  raw: unknown,
+): Promise<LeadSearchResult> {
   const params = parseLeadSearch(raw);
   const request = pageRequest(params);
   let filters = filtersOf(params);
@@ -75,11 +87,15 @@ export async function searchLeads(core: Pick<Core, 'sql' | 'catalogReader' | 'co
     principal,
     request,
     NARROW,
-    (sql, window) => findLeads(sql, filters, window, { accountId: principal.accountId, excludeDelivered: params.excludeDelivered }),
+    (sql, window) =>
+      findLeads(sql, filters, window, { accountId: principal.accountId, excludeDelivered: params.excludeDelivered }),
     // Leads new to this account count against today's allowance; already-delivered ones are free.
     async (sql, page, take) => {
       const ids = page.map((r) => r.id);
-      const [known, loaded] = await Promise.all([deliveredAmong(sql, principal.accountId, ids), loadCompanies(sql, companyIdsOf(page))]);
+      const [known, loaded] = await Promise.all([
+        deliveredAmong(sql, principal.accountId, ids),
+        loadCompanies(sql, companyIdsOf(page)),
+      ]);
       companies = loaded;
       const fresh = ids.filter((id) => !known.has(id));
       const allowance = await take(fresh.length);

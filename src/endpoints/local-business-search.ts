@@ -29,8 +29,14 @@ export const localBusinessSearchParams = z
  * A page of the map-listing catalog (the local business database API; its declaration holds the plan
  * gate) with filters that fit it; paged and counted like the lead database.
  */
-export async function searchLocalBusinesses(core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>, principal: Principal, raw: unknown) {
+export async function searchLocalBusinesses(
+  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
+  principal: Principal,
+  raw: unknown,
+) {
   const p = parseParams(localBusinessSearchParams, raw);
   const request = pageRequest(p);
-  return databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql, window) => findLocalBusinesses(sql, p, window));
+  return databaseSearch(core, principal, request, NARROW_CATALOG_SEARCH, (sql, window) =>
+    findLocalBusinesses(sql, p, window),
+  );
 }

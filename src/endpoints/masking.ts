@@ -38,7 +38,10 @@ const keptDigits = (digits: number) => Math.min(4, Math.floor(digits / 2));
  * own layout, its digits hidden the same way.
  */
 export function maskPhone(phone: string, country?: string): string {
-  const read = parsePhoneNumberFromString(phone, country && isSupportedCountry(country.toUpperCase()) ? (country.toUpperCase() as CountryCode) : 'US');
+  const read = parsePhoneNumberFromString(
+    phone,
+    country && isSupportedCountry(country.toUpperCase()) ? (country.toUpperCase() as CountryCode) : 'US',
+  );
   // Read again from its E.164 form, which leaves an extension out.
   const parsed = read?.isPossible() ? parsePhoneNumberFromString(read.number) : undefined;
   if (parsed) {
@@ -89,7 +92,10 @@ const maskValue = (value: unknown, mask: (text: string) => string): unknown => {
 
 /** Masks, in place, the contact values `fields` names in `record` (phones read in `country`, an ISO code, when they have no country code; default US). */
 export function maskContacts(record: Record<string, unknown>, fields: ContactFields, country?: string): void {
-  for (const name of fields.emails ?? []) if (Object.hasOwn(record, name)) record[name] = maskValue(record[name], maskEmail);
-  for (const name of fields.phones ?? []) if (Object.hasOwn(record, name)) record[name] = maskValue(record[name], (p) => maskPhone(p, country));
-  for (const name of fields.profiles ?? []) if (Object.hasOwn(record, name)) record[name] = maskValue(record[name], maskProfileUrl);
+  for (const name of fields.emails ?? [])
+    if (Object.hasOwn(record, name)) record[name] = maskValue(record[name], maskEmail);
+  for (const name of fields.phones ?? [])
+    if (Object.hasOwn(record, name)) record[name] = maskValue(record[name], (p) => maskPhone(p, country));
+  for (const name of fields.profiles ?? [])
+    if (Object.hasOwn(record, name)) record[name] = maskValue(record[name], maskProfileUrl);
 }

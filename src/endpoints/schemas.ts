@@ -14,7 +14,10 @@ import { DELIVERY_EVENTS } from '../runs/webhooks.ts';
  * request bodies, which the services validate by hand. OpenAPI and the MCP tools read them.
  */
 
-const dollars = z.string().regex(/^-?\d+\.\d{2,6}$/).describe('Decimal US dollars with at least 2 decimals, e.g. "48.00" or "47.9961".');
+const dollars = z
+  .string()
+  .regex(/^-?\d+\.\d{2,6}$/)
+  .describe('Decimal US dollars with at least 2 decimals, e.g. "48.00" or "47.9961".');
 const timestamp = z.iso.datetime({ offset: true });
 
 export const walletObject = z
@@ -26,7 +29,9 @@ export const walletObject = z
   .strict();
 const paymentsMode = z
   .enum(['stripe', 'demo', 'none'])
-  .describe('How credits are paid on this server: stripe (by card), demo (recorded without payment) or none (buy-credits answers 503; the operator grants credits).');
+  .describe(
+    'How credits are paid on this server: stripe (by card), demo (recorded without payment) or none (buy-credits answers 503; the operator grants credits).',
+  );
 /** The wallet answer: the spec's three balances and what running runs hold now. */
 const walletWithHolds = walletObject
   .extend({
@@ -35,10 +40,21 @@ const walletWithHolds = walletObject
     ),
   })
   .strict();
-export const walletResponse = z.object({ wallet: walletWithHolds, payments: z.object({ mode: paymentsMode }).strict() }).strict();
+export const walletResponse = z
+  .object({ wallet: walletWithHolds, payments: z.object({ mode: paymentsMode }).strict() })
+  .strict();
 
 export const buyCreditsRequest = z
-  .object({ amount: z.number().min(MIN_PURCHASE_USD).max(MAX_PURCHASE_USD).multipleOf(0.01).describe(`USD, ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}, at most 2 decimals; 49, 50, 149 and 649 are adjusted down to 48, 48, 148 and 648.`) })
+  .object({
+    amount: z
+      .number()
+      .min(MIN_PURCHASE_USD)
+      .max(MAX_PURCHASE_USD)
+      .multipleOf(0.01)
+      .describe(
+        `USD, ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}, at most 2 decimals; 49, 50, 149 and 649 are adjusted down to 48, 48, 148 and 648.`,
+      ),
+  })
   .strict();
 export const buyCreditsResponse = z
   .object({
@@ -51,7 +67,9 @@ export const buyCreditsResponse = z
     wallet: walletObject,
     payment: z
       .object({
-        mode: z.enum(['stripe', 'demo']).describe('stripe: charged to the card on file; demo: recorded without payment.'),
+        mode: z
+          .enum(['stripe', 'demo'])
+          .describe('stripe: charged to the card on file; demo: recorded without payment.'),
         payment_intent: z.string().nullable().describe('The Stripe PaymentIntent that paid it; null in demo mode.'),
       })
       .strict(),
@@ -69,12 +87,16 @@ const pagination = z
     total: z.int().describe('Size of the whole search: exact, or an estimate when total_is_estimate is true.'),
     total_is_estimate: z
       .boolean()
-      .describe(`True when more matched than the exact-count limit (${EXACT_TOTAL_LIMIT.toLocaleString('en-US')} by default): total is then an estimate from a sample, to two significant digits.`),
+      .describe(
+        `True when more matched than the exact-count limit (${EXACT_TOTAL_LIMIT.toLocaleString('en-US')} by default): total is then an estimate from a sample, to two significant digits.`,
+      ),
     next_after: z.string().nullable().describe('Cursor of the next page (send it as after); null at the end.'),
     has_more: z.boolean(),
   })
   .strict();
-const dailyAllowance = z.object({ remaining: z.int().describe('Records (or matches) left today; resets at midnight UTC.') }).strict();
+const dailyAllowance = z
+  .object({ remaining: z.int().describe('Records (or matches) left today; resets at midnight UTC.') })
+  .strict();
 
 const str = z.string();
 const strList = z.array(z.string());
@@ -122,7 +144,12 @@ export const leadRecord = z
 export { peopleSearchTranslation };
 
 export const leadSearchResponse = z
-  .object({ leads: z.array(leadRecord), pagination, daily_allowance: dailyAllowance, search_translation: peopleSearchTranslation.optional() })
+  .object({
+    leads: z.array(leadRecord),
+    pagination,
+    daily_allowance: dailyAllowance,
+    search_translation: peopleSearchTranslation.optional(),
+  })
   .strict();
 
 export const localBusinessRecord = z
@@ -147,7 +174,9 @@ export const localBusinessRecord = z
     contact_name: str.optional(),
   })
   .strict();
-export const localBusinessSearchResponse = z.object({ businesses: z.array(localBusinessRecord), pagination, daily_allowance: dailyAllowance }).strict();
+export const localBusinessSearchResponse = z
+  .object({ businesses: z.array(localBusinessRecord), pagination, daily_allowance: dailyAllowance })
+  .strict();
 
 export const storeRecord = z
   .object({
@@ -176,23 +205,34 @@ export const storeRecord = z
     employee_count: int.optional(),
   })
   .strict();
-export const storeSearchResponse = z.object({ stores: z.array(storeRecord), pagination, daily_allowance: dailyAllowance }).strict();
+export const storeSearchResponse = z
+  .object({ stores: z.array(storeRecord), pagination, daily_allowance: dailyAllowance })
+  .strict();
 
 const enrichRows = (need: string) =>
   z
     .array(z.record(z.string(), z.unknown()))
     .min(1)
     .max(MAX_ENRICH_ROWS)
-    .describe(`Rows to match, up to ${MAX_ENRICH_ROWS.toLocaleString('en-US')} per request; each needs at least one of ${need}. Other fields are passed through to the answer.`);
+    .describe(
+      `Rows to match, up to ${MAX_ENRICH_ROWS.toLocaleString('en-US')} per request; each needs at least one of ${need}. Other fields are passed through to the answer.`,
+    );
 const preview = z.boolean().optional().describe(PREVIEW_DESCRIPTION);
 
 export const enrichLeadsRequest = z
-  .object({ rows: enrichRows('email, social (also social_url, linkedin_url), mobile (also phone), domain (also company_domain, website)'), preview })
+  .object({
+    rows: enrichRows(
+      'email, social (also social_url, linkedin_url), mobile (also phone), domain (also company_domain, website)',
+    ),
+    preview,
+  })
   .strict()
   .meta({ examples: [{ rows: [{ email: 'jane.doe@acme.com' }, { domain: 'acme.com' }], preview: false }] });
 export const enrichLocalBusinessesRequest = z
   .object({
-    rows: enrichRows('phone; name (or business_name) with city or postal_code; website. Optional: state (separates same-name places) and country (ISO code or name)'),
+    rows: enrichRows(
+      'phone; name (or business_name) with city or postal_code; website. Optional: state (separates same-name places) and country (ISO code or name)',
+    ),
     preview,
   })
   .strict()
@@ -200,7 +240,9 @@ export const enrichLocalBusinessesRequest = z
 
 const matchStatus = z.enum(['matched', 'not_found', 'daily_limit_reached']);
 const enrichedRow = (matchedBy: z.ZodType, fields: Record<string, z.ZodType>) =>
-  z.looseObject({ match_status: matchStatus, matched_by: matchedBy.nullable(), ...fields }).describe('The input row, then what was found; rows not found carry only match_status and matched_by.');
+  z
+    .looseObject({ match_status: matchStatus, matched_by: matchedBy.nullable(), ...fields })
+    .describe('The input row, then what was found; rows not found carry only match_status and matched_by.');
 
 const enrichedLead = enrichedRow(z.enum(['email', 'social', 'mobile', 'domain']), {});
 const enrichedBusiness = enrichedRow(z.enum(['phone', 'name', 'website']), {
@@ -214,11 +256,25 @@ const enrichedBusiness = enrichedRow(z.enum(['phone', 'name', 'website']), {
 
 const enrichResponse = (row: z.ZodType, by: readonly string[]) => {
   const summary = z
-    .object({ total: int, matched: int, not_found: int, by: z.object(Object.fromEntries(by.map((k) => [k, int]))).strict() })
+    .object({
+      total: int,
+      matched: int,
+      not_found: int,
+      by: z.object(Object.fromEntries(by.map((k) => [k, int]))).strict(),
+    })
     .strict();
   return z.union([
     z.object({ rows: z.array(row), summary, daily_allowance: dailyAllowance }).strict(),
-    z.object({ preview: z.literal(true), summary, sample: z.array(row).max(PREVIEW_SAMPLE_SIZE).describe('The first matched rows, their found emails, phone numbers and profile URLs masked.') }).strict(),
+    z
+      .object({
+        preview: z.literal(true),
+        summary,
+        sample: z
+          .array(row)
+          .max(PREVIEW_SAMPLE_SIZE)
+          .describe('The first matched rows, their found emails, phone numbers and profile URLs masked.'),
+      })
+      .strict(),
   ]);
 };
 export const enrichLeadsResponse = enrichResponse(enrichedLead, ['email', 'social', 'mobile', 'domain']);
@@ -231,7 +287,11 @@ export const webhookView = z
   .object({ id: str, url: str, events: z.array(webhookEvent), description: str.nullable(), createdAt: timestamp })
   .strict();
 export const createdWebhookResponse = z
-  .object({ webhook: webhookView.extend({ secret: str.describe('Signing secret (Standard Webhooks, whsec_…); shown this once.') }).strict() })
+  .object({
+    webhook: webhookView
+      .extend({ secret: str.describe('Signing secret (Standard Webhooks, whsec_…); shown this once.') })
+      .strict(),
+  })
   .strict();
 export const webhookListResponse = z.object({ webhooks: z.array(webhookView) }).strict();
 const deliveryView = z
@@ -249,7 +309,9 @@ const deliveryView = z
     deliveredAt: timestamp.nullable(),
   })
   .strict();
-export const testDeliveryResponse = z.object({ delivery: deliveryView.describe('The webhook.test delivery, queued (status pending).') }).strict();
+export const testDeliveryResponse = z
+  .object({ delivery: deliveryView.describe('The webhook.test delivery, queued (status pending).') })
+  .strict();
 export const deliveryListResponse = z
   .object({
     deliveries: z.array(deliveryView),
@@ -265,8 +327,14 @@ export const ledgerResponse = z
       z
         .object({
           id: str.describe('The entry id; entries come newest first, so a larger id is later.'),
-          kind: z.enum(LEDGER_KINDS).describe('purchase, plan_grant, hold (a run reserved its estimate at start), release (the hold given back at its end), charge (its results, at its end) or refund.'),
-          amount_dollars: dollars.describe('Change of the total balance: negative for a hold and a charge, positive for a release, a purchase or a grant.'),
+          kind: z
+            .enum(LEDGER_KINDS)
+            .describe(
+              'purchase, plan_grant, hold (a run reserved its estimate at start), release (the hold given back at its end), charge (its results, at its end) or refund.',
+            ),
+          amount_dollars: dollars.describe(
+            'Change of the total balance: negative for a hold and a charge, positive for a release, a purchase or a grant.',
+          ),
           plan_dollars: dollars.describe('Change of the plan credits.'),
           purchased_credits_dollars: dollars.describe('Change of the purchased credits.'),
           run_id: str.nullable().describe('The run of a hold, release or charge; null otherwise.'),

@@ -29,10 +29,16 @@ export interface PageRequest extends PageWindow {
  * request sends both page and after.
  */
 export function pageRequest(paging: Paging): PageRequest {
-  if (paging.page !== undefined && paging.after !== undefined) throw new ValidationError([{ path: 'after', message: 'use page or after, not both' }]);
+  if (paging.page !== undefined && paging.after !== undefined)
+    throw new ValidationError([{ path: 'after', message: 'use page or after, not both' }]);
   const limit = paging.limit ?? 50;
   const page = paging.after === undefined ? (paging.page ?? 1) : null;
-  return { page, limit, offset: page ? (page - 1) * limit : 0, afterId: paging.after === undefined ? undefined : BigInt(paging.after) };
+  return {
+    page,
+    limit,
+    offset: page ? (page - 1) * limit : 0,
+    afterId: paging.after === undefined ? undefined : BigInt(paging.after),
+  };
 }
 
 /** One page of a database search: the rows the account keeps, where the page is, and the allowance left. */
@@ -93,13 +99,18 @@ export async function databaseSearch<R extends { id: string | number }>(
     // of a broad search's size: 57 ms of JIT for 40 ms of work), as Postgres judges by planned cost.
     // 32 MB of work_mem keeps the bitmap of a search's matches exact at 10M people (at the default 4 MB
     // it turned lossy and rechecked 763,000 rows: 1.7 s instead of under 0.5 s).
-    const timeout = sql`select set_config('statement_timeout', ${String(core.config.leadQueryTimeoutMs)}, true), set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`.execute();
+    const timeout =
+      sql`select set_config('statement_timeout', ${String(core.config.leadQueryTimeoutMs)}, true), set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`.execute();
     try {
       const [, found] = await Promise.all([timeout, find(sql, window)]);
       return found;
     } catch (err) {
       if ((err as { code?: string }).code === '57014') {
-        throw new AppError(503, 'query_timeout', `The search took longer than ${core.config.leadQueryTimeoutMs / 1000} s. ${narrow}`);
+        throw new AppError(
+          503,
+          'query_timeout',
+          `The search took longer than ${core.config.leadQueryTimeoutMs / 1000} s. ${narrow}`,
+        );
       }
       throw err;
     }
@@ -107,15 +118,30 @@ export async function databaseSearch<R extends { id: string | number }>(
   const deliverPage = async (sql: Sql, found: FoundPage<R>): Promise<SearchPage<R>> => {
     const hasMore = found.rows.length > limit;
     const candidates = found.rows.slice(0, limit);
-    const take: TakeAllowance = (count) => takeAllowance(sql, principal.accountId, 'database', count, core.config.dailyDatabaseRecords, core.clock());
+    const take: TakeAllowance = (count) =>
+      takeAllowance(sql, principal.accountId, 'database', count, core.config.dailyDatabaseRecords, core.clock());
     const delivered = await deliver(sql, candidates, take);
     const more = hasMore || delivered.rows.length < candidates.length;
     const last = delivered.rows.at(-1);
-    return { rows: delivered.rows, page, limit, total: found.total, totalIsEstimate: found.totalIsEstimate, nextAfter: more && last ? String(last.id) : null, hasMore: more, allowanceRemaining: delivered.remaining };
+    return {
+      rows: delivered.rows,
+      page,
+      limit,
+      total: found.total,
+      totalIsEstimate: found.totalIsEstimate,
+      nextAfter: more && last ? String(last.id) : null,
+      hasMore: more,
+      allowanceRemaining: delivered.remaining,
+    };
   };
-  if (!core.config.databaseReadUrl) return core.sql.begin(async (tx) => deliverPage(tx as unknown as Sql, await timedFind(tx as unknown as Sql))) as Promise<SearchPage<R>>;
+  if (!core.config.databaseReadUrl)
+    return core.sql.begin(async (tx) =>
+      deliverPage(tx as unknown as Sql, await timedFind(tx as unknown as Sql)),
+    ) as Promise<SearchPage<R>>;
   // With a read replica the search runs there (or on the primary when it is not healthy) and the
   // allowance, which writes, on the primary afterwards.
-  const found = (await core.catalogReader.read((sql) => sql.begin((tx) => timedFind(tx as unknown as Sql)))) as FoundPage<R>;
+  const found = (await core.catalogReader.read((sql) =>
+    sql.begin((tx) => timedFind(tx as unknown as Sql)),
+  )) as FoundPage<R>;
   return core.sql.begin((tx) => deliverPage(tx as unknown as Sql, found)) as Promise<SearchPage<R>>;
 }

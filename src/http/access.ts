@@ -30,7 +30,9 @@ function sharedCheck(core: AccessDeps, credential: Credential, options: { fresh?
   const key = `${options.fresh ? 'f' : 'c'}${credentialKey(credential)}`;
   let check = inflight.get(key);
   if (!check) {
-    check = authenticate(core, credential.authorization, undefined, credential.session, options).finally(() => inflight.delete(key));
+    check = authenticate(core, credential.authorization, undefined, credential.session, options).finally(() =>
+      inflight.delete(key),
+    );
     inflight.set(key, check);
   }
   return check;
@@ -65,7 +67,10 @@ export class LiveAccess {
   /** A stream starts following this access; the returned function stops it. */
   hold(): () => void {
     if (this.options.selfCheck && this.holds++ === 0) {
-      this.timer = setInterval(() => void this.confirm(Date.now(), { fresh: true }).catch(() => {}), sweepMs(this.core.config));
+      this.timer = setInterval(
+        () => void this.confirm(Date.now(), { fresh: true }).catch(() => {}),
+        sweepMs(this.core.config),
+      );
       this.timer.unref();
     }
     let released = false;
@@ -150,7 +155,8 @@ export class LiveAccess {
   private replace(current: Principal) {
     if (current === this.principal) return;
     // A field the new principal no longer has goes too.
-    for (const field of Object.keys(this.principal) as (keyof Principal)[]) if (!(field in current)) delete this.principal[field];
+    for (const field of Object.keys(this.principal) as (keyof Principal)[])
+      if (!(field in current)) delete this.principal[field];
     Object.assign(this.principal, current);
   }
 }
@@ -161,7 +167,10 @@ export class LiveAccess {
  * an event or not; then it throws the refusal.
  */
 export function guardEvents<T>(source: AsyncIterable<T> | AsyncIterator<T>, access: LiveAccess): AsyncGenerator<T> {
-  const iterator = Symbol.asyncIterator in source ? (source as AsyncIterable<T>)[Symbol.asyncIterator]() : (source as AsyncIterator<T>);
+  const iterator =
+    Symbol.asyncIterator in source
+      ? (source as AsyncIterable<T>)[Symbol.asyncIterator]()
+      : (source as AsyncIterator<T>);
   return (async function* guarded() {
     const release = access.hold();
     let stop: () => void = () => {};

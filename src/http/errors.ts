@@ -15,7 +15,9 @@ import { setAnswerHeaders } from './headers.ts';
  * logged and never shown.
  */
 
-export const INTERNAL_ERROR_BODY = { error: { code: 'internal_error', message: 'Something went wrong on our side; the error was logged.' } } as const;
+export const INTERNAL_ERROR_BODY = {
+  error: { code: 'internal_error', message: 'Something went wrong on our side; the error was logged.' },
+} as const;
 
 /** Headers that go with a refusal: Retry-After of a daily limit, the RateLimit headers of a 429. */
 export function errorHeaders(err: AppError): Record<string, string> {
@@ -37,16 +39,30 @@ export const graphQLCode = (code: string) => code.replace(/[^A-Za-z0-9]+/g, '_')
 /** Codes of the GraphQL errors that are not AppErrors: documents that do not parse or validate, variables that do not coerce, results too large to send. */
 export const GRAPHQL_ERROR_CODES = {
   GRAPHQL_PARSE_FAILED: 'The document is not valid GraphQL syntax.',
-  GRAPHQL_VALIDATION_FAILED: 'The document does not validate against the schema (unknown field, wrong argument type, …).',
-  BAD_USER_INPUT: 'A variable does not fit its declared type (missing, null for a non-null type, or a value the type cannot represent).',
+  GRAPHQL_VALIDATION_FAILED:
+    'The document does not validate against the schema (unknown field, wrong argument type, …).',
+  BAD_USER_INPUT:
+    'A variable does not fit its declared type (missing, null for a non-null type, or a value the type cannot represent).',
   RESPONSE_TOO_LARGE:
     'The result, or a subscription event, is larger than the server’s response size limit, so `data` is null; ask for fewer fields or page with a smaller `first`.',
 } as const;
 
 /** The REST routes (endpoint declarations and tool starts) by method and path, as the GraphQL fields that do the same. */
 const GRAPHQL_FIELD_OF_ROUTE = new Map<string, string>([
-  ...ENDPOINTS.flatMap((e) => (e.graphql ? e.rest.methods.map((m) => [`${m.toUpperCase()} ${e.rest.path}`, `the ${e.graphql!.field} ${m === 'get' ? 'query' : 'mutation'}`] as const) : [])),
-  ...TOOLS.filter((t) => !t.linkedOnly).map((t) => [`POST ${t.rest.path}`, `the ${t.graphql.mutation} mutation`] as const),
+  ...ENDPOINTS.flatMap((e) =>
+    e.graphql
+      ? e.rest.methods.map(
+          (m) =>
+            [
+              `${m.toUpperCase()} ${e.rest.path}`,
+              `the ${e.graphql!.field} ${m === 'get' ? 'query' : 'mutation'}`,
+            ] as const,
+        )
+      : [],
+  ),
+  ...TOOLS.filter((t) => !t.linkedOnly).map(
+    (t) => [`POST ${t.rest.path}`, `the ${t.graphql.mutation} mutation`] as const,
+  ),
 ]);
 
 /** REST answer fields a message may name, as GraphQL names them. */
@@ -59,7 +75,10 @@ const camel = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.to
  */
 export function graphQLMessage(message: string): string {
   return message
-    .replace(/\b(GET|POST|DELETE) (\/api\/[\w\-/{}:.]+[\w}])/g, (route: string) => GRAPHQL_FIELD_OF_ROUTE.get(route) ?? route)
+    .replace(
+      /\b(GET|POST|DELETE) (\/api\/[\w\-/{}:.]+[\w}])/g,
+      (route: string) => GRAPHQL_FIELD_OF_ROUTE.get(route) ?? route,
+    )
     .replace(/\b(search|url)_translation\b/g, camel);
 }
 
@@ -76,7 +95,10 @@ interface GraphQLErrorLike {
 
 /** Duck-typed: graphql's CJS and ESM builds can both be loaded, so instanceof GraphQLError is unreliable. */
 const isGraphQLError = (err: unknown): err is GraphQLErrorLike =>
-  typeof err === 'object' && err !== null && (err as Error).name === 'GraphQLError' && typeof (err as Error).message === 'string';
+  typeof err === 'object' &&
+  err !== null &&
+  (err as Error).name === 'GraphQLError' &&
+  typeof (err as Error).message === 'string';
 
 /**
  * What GraphQL shows of an error: `extensions.code` always, in SCREAMING_SNAKE_CASE. An AppError keeps
@@ -105,11 +127,18 @@ export function graphQLErrorOf(err: unknown): { message: string; extensions: Rec
     if (cause.originalError === undefined && cause.path === undefined) {
       // A variable's coercion error wraps the scalar's own error ("Int cannot represent …"): read the outer message.
       const text = isGraphQLError(err) ? err.message : cause.message;
-      const code = /^Variable "\$/.test(text) ? 'BAD_USER_INPUT' : /^Syntax Error/.test(text) ? 'GRAPHQL_PARSE_FAILED' : 'GRAPHQL_VALIDATION_FAILED';
+      const code = /^Variable "\$/.test(text)
+        ? 'BAD_USER_INPUT'
+        : /^Syntax Error/.test(text)
+          ? 'GRAPHQL_PARSE_FAILED'
+          : 'GRAPHQL_VALIDATION_FAILED';
       return { message: text, extensions: { ...extensions, code } };
     }
   }
-  return { message: INTERNAL_ERROR_BODY.error.message, extensions: { code: graphQLCode(INTERNAL_ERROR_BODY.error.code) } };
+  return {
+    message: INTERNAL_ERROR_BODY.error.message,
+    extensions: { code: graphQLCode(INTERNAL_ERROR_BODY.error.code) },
+  };
 }
 
 /** Fastify's own refusals, mapped to the service's error codes. */
@@ -143,7 +172,10 @@ export function frameworkError(err: FastifyError, request: FastifyRequest, reply
   // No hook has run: the headers of every answer are set here.
   setAnswerHeaders(request, reply);
   if (err.code === 'FST_ERR_BAD_URL' || err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    const message = err.code === 'FST_ERR_BAD_URL' ? 'the path does not decode: a percent-escape is not UTF-8 text' : 'a path parameter is too long';
+    const message =
+      err.code === 'FST_ERR_BAD_URL'
+        ? 'the path does not decode: a percent-escape is not UTF-8 text'
+        : 'a path parameter is too long';
     return reply.status(400).send(new ValidationError([{ path: '', message }]).toBody());
   }
   request.log.error({ url: request.url.split('?')[0], err }, 'unhandled error');
@@ -159,7 +191,11 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex) {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const refusal =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? new AppError(431, 'invalid_request', 'The request line and headers are over 64 KB. Send long parameters as a JSON body with POST.')
+      ? new AppError(
+          431,
+          'invalid_request',
+          'The request line and headers are over 64 KB. Send long parameters as a JSON body with POST.',
+        )
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? new AppError(408, 'invalid_request', 'The request took too long to arrive.')
         : new AppError(400, 'invalid_request', 'The request is not valid HTTP.');
@@ -185,13 +221,19 @@ export function installErrorHandling(app: FastifyInstance) {
       reply.headers(errorHeaders(known));
       // The GraphQL face answers its own error body, also for what Fastify refuses before yoga sees
       // the request (a body that is not JSON or is too large, another media type).
-      if (faceOf(request) === 'graphql') return reply.status(known.status).type('application/json; charset=utf-8').send({ errors: [graphQLErrorOf(known)] });
+      if (faceOf(request) === 'graphql')
+        return reply
+          .status(known.status)
+          .type('application/json; charset=utf-8')
+          .send({ errors: [graphQLErrorOf(known)] });
       return reply.status(known.status).send(known.toBody());
     }
     request.log.error({ method: request.method, url: request.url.split('?')[0], err }, 'unhandled error');
     return reply.status(500).send(INTERNAL_ERROR_BODY);
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(new AppError(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`).toBody()),
+    reply
+      .status(404)
+      .send(new AppError(404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`).toBody()),
   );
 }

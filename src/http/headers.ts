@@ -44,7 +44,9 @@ async function helmetHeaders(options: FastifyHelmetOptions): Promise<Record<stri
   const res = await probe.inject('/');
   await probe.close();
   const own = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive']);
-  return Object.fromEntries(Object.entries(res.headers).filter(([name, value]) => !own.has(name) && typeof value === 'string')) as Record<string, string>;
+  return Object.fromEntries(
+    Object.entries(res.headers).filter(([name, value]) => !own.has(name) && typeof value === 'string'),
+  ) as Record<string, string>;
 }
 
 /**

@@ -75,7 +75,9 @@ export function operationLabel(document: DocumentNode, operationName: string | n
     const operation = getOperationAST(document, operationName);
     const first = operation?.selectionSet.selections[0];
     const field = first?.kind === Kind.FIELD ? first.name.value : '…';
-    label = operation ? `${operation.operation} ${field}${operation.selectionSet.selections.length > 1 ? '+…' : ''}` : 'unknown';
+    label = operation
+      ? `${operation.operation} ${field}${operation.selectionSet.selections.length > 1 ? '+…' : ''}`
+      : 'unknown';
     byName.set(key, label);
   }
   return label;
@@ -83,7 +85,11 @@ export function operationLabel(document: DocumentNode, operationName: string | n
 
 /** A yoga plugin: the route of a GraphQL request over HTTP is its operation (see `operationLabel`). */
 export function useOperationRoutes(): Plugin {
-  const name = ({ args }: { args: { contextValue: unknown; document: DocumentNode; operationName?: string | null } }) => {
+  const name = ({
+    args,
+  }: {
+    args: { contextValue: unknown; document: DocumentNode; operationName?: string | null };
+  }) => {
     const req = (args.contextValue as { req?: FastifyRequest } | undefined)?.req;
     if (req) graphQLRoutes.set(req, operationLabel(args.document, args.operationName));
   };
@@ -124,7 +130,9 @@ const codeOf = (errors: readonly CodedError[]) => {
  * answer (the first result, an error, or completion), with the status its outcome has over HTTP
  * (200; 401, 429 and 400 for refusals and bad operations; 500 for an internal failure).
  */
-export function observeGraphQLWs<P extends ConnectionInitMessage['payload'], E>(options: ServerOptions<P, E>): ServerOptions<P, E> {
+export function observeGraphQLWs<P extends ConnectionInitMessage['payload'], E>(
+  options: ServerOptions<P, E>,
+): ServerOptions<P, E> {
   const pending = new WeakMap<object, Map<string, { start: number; route: string }>>();
   const acknowledged = new WeakSet<object>();
 
@@ -161,7 +169,13 @@ export function observeGraphQLWs<P extends ConnectionInitMessage['payload'], E>(
     onSubscribe: async (ctx, id, payload) => {
       const start = performance.now();
       const result = await options.onSubscribe?.(ctx, id, payload);
-      const route = result && !Array.isArray(result) ? operationLabel((result as { document: DocumentNode }).document, (result as { operationName?: string | null }).operationName) : 'unknown';
+      const route =
+        result && !Array.isArray(result)
+          ? operationLabel(
+              (result as { document: DocumentNode }).document,
+              (result as { operationName?: string | null }).operationName,
+            )
+          : 'unknown';
       let operations = pending.get(ctx);
       if (!operations) pending.set(ctx, (operations = new Map()));
       operations.set(id, { start, route });
@@ -256,7 +270,11 @@ export function installMetrics(app: FastifyInstance, options: MetricsOptions) {
   app.get('/metrics', async (request, reply) => {
     if (options.token !== undefined && !bearerMatches(request.headers.authorization, options.token)) {
       reply.header('WWW-Authenticate', 'Bearer realm="metrics"');
-      throw new AppError(401, 'unauthenticated', 'GET /metrics needs the METRICS_TOKEN: send "Authorization: Bearer <METRICS_TOKEN>"');
+      throw new AppError(
+        401,
+        'unauthenticated',
+        'GET /metrics needs the METRICS_TOKEN: send "Authorization: Bearer <METRICS_TOKEN>"',
+      );
     }
     await collectQueueDepth(options.sql);
     return reply.type(registry.contentType).send(await registry.metrics());

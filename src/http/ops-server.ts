@@ -18,13 +18,19 @@ export interface OpsServer {
  * `GET /ready` (database, migrations, its heartbeat) and `GET /health`, with the gateway's headers,
  * METRICS_TOKEN and error bodies.
  */
-export async function startOpsServer(core: Core, worker: WorkerState, port: number, host = core.config.host): Promise<OpsServer> {
+export async function startOpsServer(
+  core: Core,
+  worker: WorkerState,
+  port: number,
+  host = core.config.host,
+): Promise<OpsServer> {
   const http = Fastify({
     loggerInstance: core.logger as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: requestId,
     requestIdHeader: false,
-    childLoggerFactory: (parent, bindings) => new RequestLogger(parent as Logger, bindings) as unknown as FastifyBaseLogger,
+    childLoggerFactory: (parent, bindings) =>
+      new RequestLogger(parent as Logger, bindings) as unknown as FastifyBaseLogger,
   });
   await installHeaders(http, { publicUrl: core.config.publicUrl, pages: [] });
   installMetrics(http, { token: core.config.metricsToken, sql: core.sql });

@@ -32,7 +32,10 @@ export type PipelineHeaders = Record<string, string>;
  */
 export function clientAddress(config: Pick<Config, 'trustProxy'>, request: IncomingMessage): string {
   const trust = config.trustProxy;
-  const peer = trust === undefined ? request.socket.remoteAddress ?? '' : proxyaddr(request, typeof trust === 'number' ? (_address, hop) => hop < trust : trustedProxies(trust));
+  const peer =
+    trust === undefined
+      ? (request.socket.remoteAddress ?? '')
+      : proxyaddr(request, typeof trust === 'number' ? (_address, hop) => hop < trust : trustedProxies(trust));
   if (!ipaddr.isValid(peer)) return peer;
   const ip = ipaddr.process(peer);
   if (ip.kind() === 'ipv4') return ip.toString();
@@ -112,12 +115,20 @@ export function ownOrigin(config: Pick<Config, 'publicUrl'>, origin: string, hos
  * it). The socket must come from the gateway's own origin (CORS_ORIGINS admit
  * keyed sockets only), else 401 `unauthenticated` (close 4401).
  */
-export function socketSession(config: Pick<Config, 'publicUrl'>, request: IncomingMessage, params: Record<string, unknown> | undefined): SessionCredentials | undefined {
+export function socketSession(
+  config: Pick<Config, 'publicUrl'>,
+  request: IncomingMessage,
+  params: Record<string, unknown> | undefined,
+): SessionCredentials | undefined {
   const token = sessionCookie(request.headers.cookie);
   if (!token || params?.authorization || params?.Authorization) return undefined;
   const origin = request.headers.origin;
-  if (!origin || !ownOrigin(config, origin, request.headers.host)) throw unauthenticated('A console session opens sockets from the console’s own origin only; other clients send an API key');
-  const csrfToken = params?.csrfToken ?? Object.entries(params ?? {}).find(([name]) => name.toLowerCase() === 'x-csrf-token')?.[1];
+  if (!origin || !ownOrigin(config, origin, request.headers.host))
+    throw unauthenticated(
+      'A console session opens sockets from the console’s own origin only; other clients send an API key',
+    );
+  const csrfToken =
+    params?.csrfToken ?? Object.entries(params ?? {}).find(([name]) => name.toLowerCase() === 'x-csrf-token')?.[1];
   return { token, csrfToken: typeof csrfToken === 'string' ? csrfToken : undefined };
 }
 
@@ -129,7 +140,9 @@ export interface Credential {
 
 /** One string per credential: what lookups of the same key or session in flight share. */
 export const credentialKey = (credential: Credential) =>
-  credential.authorization ? `k:${credential.authorization}` : `s:${credential.session?.token ?? ''}:${credential.session?.csrfToken ?? ''}`;
+  credential.authorization
+    ? `k:${credential.authorization}`
+    : `s:${credential.session?.token ?? ''}:${credential.session?.csrfToken ?? ''}`;
 
 /** The session credentials of an HTTP request: the cookie, and the X-CSRF-Token header. */
 export function sessionCredentials(headers: IncomingMessage['headers']): SessionCredentials | undefined {
@@ -172,7 +185,10 @@ export async function authenticate(
   options?: { fresh?: boolean },
 ): Promise<Principal> {
   const byKey = Boolean(authorization) || !session?.token;
-  const resolve = () => (byKey ? core.auth.authenticate(authorization, options) : core.auth.authenticateSession(session!.token!, session!.csrfToken, options));
+  const resolve = () =>
+    byKey
+      ? core.auth.authenticate(authorization, options)
+      : core.auth.authenticateSession(session!.token!, session!.csrfToken, options);
   const limited = address !== undefined && core.config.enforceLimits && core.config.authFailuresPerMinute > 0;
   if (!limited) return resolve();
   const bucket = `auth:${address}`;
@@ -221,7 +237,11 @@ async function countedLookup(core: AuthDeps, bucket: string, resolve: () => Prom
  * `setHeaders` receives the RateLimit headers, also when it
  * throws 429 `rate_limited` (then with Retry-After).
  */
-export async function rateLimit(core: Pick<Core, 'config' | 'rateLimiter'>, principal: Principal, setHeaders: (headers: PipelineHeaders) => void = () => {}): Promise<void> {
+export async function rateLimit(
+  core: Pick<Core, 'config' | 'rateLimiter'>,
+  principal: Principal,
+  setHeaders: (headers: PipelineHeaders) => void = () => {},
+): Promise<void> {
   if (!core.config.enforceLimits) return;
   try {
     setHeaders(rateLimitHeaders(await core.rateLimiter.consume(principal.keyId), false));
@@ -308,7 +328,13 @@ export interface CallOptions<R, S> {
  * Runs a declared endpoint for the caller: its plan gate, then its handler, or for an idempotent
  * write its prepared write once per key. Answers the face's shape of the result.
  */
-export async function callEndpoint<I, R, S>(core: Core, principal: Principal, endpoint: EndpointDefinition<I, R>, input: I, options: CallOptions<R, S>): Promise<{ body: S; replayed: boolean }> {
+export async function callEndpoint<I, R, S>(
+  core: Core,
+  principal: Principal,
+  endpoint: EndpointDefinition<I, R>,
+  input: I,
+  options: CallOptions<R, S>,
+): Promise<{ body: S; replayed: boolean }> {
   // The caller's role may limit the endpoint (billing, webhooks): a session's, or a console key's creator's.
   if (endpoint.permission) requireRole(principal, endpoint.permission);
   assertPlan(principal, endpoint.plan, endpoint.planSubject ?? endpoint.title);

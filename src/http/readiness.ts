@@ -49,7 +49,9 @@ let lastMigration: number | undefined;
 /** The `when` of the newest migration this code ships (drizzle records it as the migration's `created_at`). */
 function newestMigration(): number {
   if (lastMigration === undefined) {
-    const journal = JSON.parse(readFileSync(new URL('../../db/migrations/meta/_journal.json', import.meta.url), 'utf8')) as { entries: { when: number }[] };
+    const journal = JSON.parse(
+      readFileSync(new URL('../../db/migrations/meta/_journal.json', import.meta.url), 'utf8'),
+    ) as { entries: { when: number }[] };
     lastMigration = Math.max(...journal.entries.map((e) => e.when));
   }
   return lastMigration;
@@ -72,7 +74,12 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
     checks.database = 'ok';
     const newest = newestMigration();
     const applied = row?.migrated ? Number(row.migrated) : 0;
-    checks.migrations = applied < newest ? 'migrations are pending: run `npx leadgate migrate`' : row?.worker_schema ? 'ok' : "graphile-worker's schema is missing: run `npx leadgate migrate`";
+    checks.migrations =
+      applied < newest
+        ? 'migrations are pending: run `npx leadgate migrate`'
+        : row?.worker_schema
+          ? 'ok'
+          : "graphile-worker's schema is missing: run `npx leadgate migrate`";
   } catch (err) {
     // The database answered, without drizzle's table: nothing was ever migrated.
     if ((err as { code?: string }).code === '42P01') {
@@ -89,7 +96,8 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
     const ageSecs = beat === undefined ? undefined : (Date.now() - beat) / 1000;
     if (!running(worker)) checks.worker = 'the worker has stopped';
     else if (ageSecs === undefined) checks.worker = 'no heartbeat yet';
-    else if (ageSecs > options.livenessSecs) checks.worker = `no heartbeat for ${Math.round(ageSecs)} s (WORKER_LIVENESS_SECS is ${options.livenessSecs})`;
+    else if (ageSecs > options.livenessSecs)
+      checks.worker = `no heartbeat for ${Math.round(ageSecs)} s (WORKER_LIVENESS_SECS is ${options.livenessSecs})`;
     else checks.worker = 'ok';
   }
   return { ready: Object.values(checks).every((c) => c === 'ok'), checks };

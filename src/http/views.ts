@@ -21,9 +21,16 @@ export function restRunView(publicUrl: string, run: RunSnapshot) {
     runTimeSecs: runTimeSecs(run),
     outputUrl: outputUrl(publicUrl, run),
     expiresAt: run.expiresAt,
-    ...(isTerminal(run.status) ? { cost: run.cost, billed_units: run.billedUnits, price_rule: priceRuleOf(run.tool) } : {}),
+    ...(isTerminal(run.status)
+      ? { cost: run.cost, billed_units: run.billedUnits, price_rule: priceRuleOf(run.tool) }
+      : {}),
   };
 }
 
 /** The start answer of the faces that speak REST (REST itself, MCP): run id and status, message, the tool's own fields. */
-export const restStartView = ({ run, start }: StartedRun) => ({ runId: run.id, status: run.status, message: start.message, ...start.extra });
+export const restStartView = ({ run, start }: StartedRun) => ({
+  runId: run.id,
+  status: run.status,
+  message: start.message,
+  ...start.extra,
+});

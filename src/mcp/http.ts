@@ -26,11 +26,22 @@ type RpcMessage = { jsonrpc?: unknown; id?: unknown; method?: unknown };
 
 /** A message that expects an answer (a request: it has a method and an id); notifications get none. */
 const expectsAnswer = (message: unknown): message is RpcMessage & { id: string | number } =>
-  typeof message === 'object' && message !== null && typeof (message as RpcMessage).method === 'string' && ['string', 'number'].includes(typeof (message as RpcMessage).id);
+  typeof message === 'object' &&
+  message !== null &&
+  typeof (message as RpcMessage).method === 'string' &&
+  ['string', 'number'].includes(typeof (message as RpcMessage).id);
 
 /** The JSON-RPC answer of a message over the key's budget: not run, refused like the other faces refuse. */
 function rateLimitedAnswer(id: string | number, refusal: RateLimitedError) {
-  return { jsonrpc: '2.0', id, error: { code: RATE_LIMITED_RPC_CODE, message: refusal.message, data: { ...refusal.toBody(), retryAfter: refusal.state.resetSecs } } };
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: RATE_LIMITED_RPC_CODE,
+      message: refusal.message,
+      data: { ...refusal.toBody(), retryAfter: refusal.state.resetSecs },
+    },
+  };
 }
 
 /**
@@ -39,7 +50,10 @@ function rateLimitedAnswer(id: string | number, refusal: RateLimitedError) {
  */
 function foreignOrigin(reply: FastifyReply, origin: string) {
   const message = `Invalid Origin header: ${origin}. Browser pages may call this MCP server from the gateway’s own origin (PUBLIC_URL) or one its operator allows (CORS_ORIGINS).`;
-  return reply.status(403).type('application/json').send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+  return reply
+    .status(403)
+    .type('application/json')
+    .send({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 }
 
 /**
@@ -68,7 +82,15 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
     const { origin } = request.headers;
     if (!originAllowed(core.config, origin, undefined)) return foreignOrigin(reply, origin!);
     try {
-      admitted.set(request, await admit(core, request.headers.authorization, (headers) => reply.headers(headers), clientAddress(core.config, request.raw)));
+      admitted.set(
+        request,
+        await admit(
+          core,
+          request.headers.authorization,
+          (headers) => reply.headers(headers),
+          clientAddress(core.config, request.raw),
+        ),
+      );
     } catch (err) {
       if (err instanceof AppError && err.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="leadgate"');
       throw err;
@@ -81,16 +103,24 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
     let run = body;
     let refused: ReturnType<typeof rateLimitedAnswer>[] = [];
     if (Array.isArray(body) && body.length > 1 && body.length <= MAX_BATCH_SIZE) {
-      const { admitted: further, refusal } = await rateLimitMore(core, principal, body.length - 1, (headers) => reply.headers(headers));
+      const { admitted: further, refusal } = await rateLimitMore(core, principal, body.length - 1, (headers) =>
+        reply.headers(headers),
+      );
       if (refusal) {
         run = body.slice(0, 1 + further);
-        refused = body.slice(1 + further).filter(expectsAnswer).map((message) => rateLimitedAnswer(message.id, refusal));
+        refused = body
+          .slice(1 + further)
+          .filter(expectsAnswer)
+          .map((message) => rateLimitedAnswer(message.id, refusal));
         countRefusal('mcp', 429, 'rate_limited', body.length - 1 - further);
       }
     }
 
     const server = createMcpServer(inProcessBackend(core, principal), core.logger);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     // A client that goes away ends the server, which aborts the calls in flight (a status call waiting).
     const gone = new Promise<undefined>((resolve) => reply.raw.once('close', () => resolve(undefined)));
     reply.raw.once('close', () => void server.close().catch(() => {}));
@@ -102,10 +132,18 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
     let response: Response | undefined;
     try {
       await server.connect(transport);
-      response = await Promise.race([transport.handleRequest(new Request(new URL(request.url, core.config.publicUrl), { method: 'POST', headers }), { parsedBody: run }), gone]);
+      response = await Promise.race([
+        transport.handleRequest(new Request(new URL(request.url, core.config.publicUrl), { method: 'POST', headers }), {
+          parsedBody: run,
+        }),
+        gone,
+      ]);
     } catch (err) {
       core.logger.error({ err, reqId: request.id }, 'MCP request failed');
-      return reply.status(500).type('application/json').send({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
+      return reply
+        .status(500)
+        .type('application/json')
+        .send({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal error' }, id: null });
     }
     if (!response) return reply.hijack();
 
@@ -114,14 +152,22 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
     const text = await response.text();
     if (refused.length === 0) return reply.send(text === '' ? undefined : text);
     // The messages that ran answered (one answer alone is not in an array; notifications alone answer 202 and nothing); the refused ones follow.
-    const answered = response.status === 200 && text !== '' ? [JSON.parse(text)].flat() : response.status === 202 ? [] : undefined;
+    const answered =
+      response.status === 200 && text !== '' ? [JSON.parse(text)].flat() : response.status === 202 ? [] : undefined;
     if (!answered) return reply.send(text === '' ? undefined : text);
-    return reply.status(200).type('application/json').send(JSON.stringify([...answered, ...refused]));
+    return reply
+      .status(200)
+      .type('application/json')
+      .send(JSON.stringify([...answered, ...refused]));
   });
 
   const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) => {
     reply.header('Allow', 'POST');
-    throw new AppError(405, 'method_not_allowed', 'This MCP server is stateless: send every JSON-RPC message with POST.');
+    throw new AppError(
+      405,
+      'method_not_allowed',
+      'This MCP server is stateless: send every JSON-RPC message with POST.',
+    );
   };
   app.get(MCP_PATH, { onRequest }, notAllowed);
   app.delete(MCP_PATH, { onRequest }, notAllowed);

@@ -25,7 +25,9 @@ export function inProcessBackend(core: Core, principal: Principal): McpBackend {
     },
     cancelRun: async (runId) => restRunView(publicUrl, await cancelRun(core, principal, runId)),
     async call(endpoint, args) {
-      const { body } = await callEndpoint(core, principal, endpoint, args, { shape: (result) => respondOf(endpoint, result) });
+      const { body } = await callEndpoint(core, principal, endpoint, args, {
+        shape: (result) => respondOf(endpoint, result),
+      });
       return { ...(body as Record<string, unknown>) };
     },
   };

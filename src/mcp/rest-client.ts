@@ -14,9 +14,19 @@ async function errorOf(response: Response): Promise<AppError> {
   const error = (body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | undefined)?.error;
   if (error && typeof error.code === 'string' && typeof error.message === 'string') {
     const { error: _error, ...extra } = body as Record<string, unknown>;
-    return new AppError(response.status, error.code, error.message, error.details, Object.keys(extra).length ? extra : undefined);
+    return new AppError(
+      response.status,
+      error.code,
+      error.message,
+      error.details,
+      Object.keys(extra).length ? extra : undefined,
+    );
   }
-  return new AppError(502, 'bad_gateway', `The leadgate server answered ${response.status} ${response.statusText} without an error body.`);
+  return new AppError(
+    502,
+    'bad_gateway',
+    `The leadgate server answered ${response.status} ${response.statusText} without an error body.`,
+  );
 }
 
 /** Lines of a streamed body, as they arrive. */
@@ -54,13 +64,21 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
     try {
       response = await fetch(`${base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
       });
     } catch (err) {
       if (signal?.aborted) throw err;
-      throw new AppError(502, 'server_unreachable', `Cannot reach the leadgate server at ${base}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
+      throw new AppError(
+        502,
+        'server_unreachable',
+        `Cannot reach the leadgate server at ${base}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+      );
     }
     if (!response.ok) throw await errorOf(response);
     return response;
@@ -72,14 +90,25 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
 
   return {
     startRun: (tool, args) => json('POST', tool.rest.path, args),
-    runStatus: (runId, waitSecs, signal) => json('GET', `/api/v1/scrape/status/${run(runId)}${waitSecs > 0 ? `?waitForFinish=${waitSecs}` : ''}`, undefined, signal),
+    runStatus: (runId, waitSecs, signal) =>
+      json(
+        'GET',
+        `/api/v1/scrape/status/${run(runId)}${waitSecs > 0 ? `?waitForFinish=${waitSecs}` : ''}`,
+        undefined,
+        signal,
+      ),
     // The download route streams NDJSON: read up to the rows wanted, then hang up.
     async runRows(runId, offset, limit, signal) {
       const controller = new AbortController();
       const abort = () => controller.abort();
       signal?.addEventListener('abort', abort, { once: true });
       try {
-        const response = await send('GET', `/api/downloads/${run(runId)}?format=ndjson&offset=${offset}&limit=${limit}`, undefined, controller.signal);
+        const response = await send(
+          'GET',
+          `/api/downloads/${run(runId)}?format=ndjson&offset=${offset}&limit=${limit}`,
+          undefined,
+          controller.signal,
+        );
         const rows: Row[] = [];
         for await (const line of lines(response.body!)) rows.push(JSON.parse(line) as Row);
         return rows;
@@ -90,6 +119,7 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
     },
     cancelRun: (runId) => json('POST', `/api/v1/scrape/cancel/${run(runId)}`),
     // A declared endpoint's REST route: its POST with the arguments as the body, or its GET.
-    call: (endpoint, args) => (endpoint.rest.methods.includes('post') ? json('POST', endpoint.rest.path, args) : json('GET', endpoint.rest.path)),
+    call: (endpoint, args) =>
+      endpoint.rest.methods.includes('post') ? json('POST', endpoint.rest.path, args) : json('GET', endpoint.rest.path),
   };
 }

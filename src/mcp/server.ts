@@ -1,5 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, ListToolsRequestSchema, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolRequest,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import packageJson from '../../package.json' with { type: 'json' };
 import type { Logger } from '../logger.ts';
@@ -8,7 +14,13 @@ import { errorBody } from '../http/errors.ts';
 import { MCP_INSTRUCTIONS, MCP_TOOLS, type McpBackend } from './tools.ts';
 
 const byName = new Map(MCP_TOOLS.map((tool) => [tool.name, tool]));
-const listing = MCP_TOOLS.map(({ name, title, description, inputSchema, annotations }) => ({ name, title, description, inputSchema, annotations: { title, ...annotations } }));
+const listing = MCP_TOOLS.map(({ name, title, description, inputSchema, annotations }) => ({
+  name,
+  title,
+  description,
+  inputSchema,
+  annotations: { title, ...annotations },
+}));
 
 /** A tools/call request as far as routing it goes; the SDK's tools/call wrapper validates the rest. */
 const TOOLS_CALL = z.looseObject({ method: z.literal('tools/call') });
@@ -26,7 +38,10 @@ function toolError(err: unknown, logger: Pick<Logger, 'error'>): CallToolResult 
  * here must reach the service (or the REST route) that owns it, so refusals carry the REST codes.
  */
 export function createMcpServer(backend: McpBackend, logger: Pick<Logger, 'error'>): Server {
-  const server = new Server({ name: 'leadgate', title: 'leadgate', version: packageJson.version }, { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS });
+  const server = new Server(
+    { name: 'leadgate', title: 'leadgate', version: packageJson.version },
+    { capabilities: { tools: {} }, instructions: MCP_INSTRUCTIONS },
+  );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
   // Registered with a schema that only names the method: the SDK's own wrapper of tools/call then checks
   // the params and refuses malformed ones as Invalid params (-32602). Registered with the full schema,

@@ -19,7 +19,8 @@ export interface StdioOptions {
 export async function serveStdio(options: StdioOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const url = options.url ?? env.LEADGATE_URL;
   const key = options.key ?? env.LEADGATE_API_KEY;
-  if (!url) throw new Error('give the leadgate server with --url or LEADGATE_URL, e.g. --url https://leadgate.example.com');
+  if (!url)
+    throw new Error('give the leadgate server with --url or LEADGATE_URL, e.g. --url https://leadgate.example.com');
   if (!/^https?:\/\//.test(url)) throw new Error(`--url must be an http or https URL, got "${url}"`);
   if (!key) throw new Error('give an API key with --key or LEADGATE_API_KEY');
 

@@ -26,7 +26,12 @@ export interface McpBackend {
   call(endpoint: EndpointDefinition, args: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
-type JsonSchema = { type: 'object'; properties?: Record<string, Record<string, unknown>>; required?: string[]; [key: string]: unknown };
+type JsonSchema = {
+  type: 'object';
+  properties?: Record<string, Record<string, unknown>>;
+  required?: string[];
+  [key: string]: unknown;
+};
 
 export interface McpTool {
   name: string;
@@ -44,7 +49,11 @@ export const MAX_PAGE_ROWS = 100;
 export const MAX_PAGE_BYTES = 50 * 1024;
 
 function inputSchemaOf(schema: z.ZodType): JsonSchema {
-  const { $schema: _, ...json } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  const { $schema: _, ...json } = z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  }) as JsonSchema;
   return json;
 }
 
@@ -70,7 +79,8 @@ function limitsOf(schema: JsonSchema): string {
     else if (min !== undefined) bounds.push(`at least ${min}`);
     if (typeof p.maxItems === 'number') bounds.push(`at most ${p.maxItems} items`);
     if (typeof p.maxLength === 'number' && p.maxLength <= 100) bounds.push(`at most ${p.maxLength} characters`);
-    if (p.default !== undefined && p.default !== false && bounds.length) bounds.push(`default ${JSON.stringify(p.default)}`);
+    if (p.default !== undefined && p.default !== false && bounds.length)
+      bounds.push(`default ${JSON.stringify(p.default)}`);
     if (bounds.length) parts.push(`${name} ${bounds.join(', ')}`);
   }
   return parts.join('; ');
@@ -109,28 +119,35 @@ const checkRunStatusInput = z
       .min(0, 'must be at least 0')
       .max(MAX_WAIT_SECS, `must be at most ${MAX_WAIT_SECS}`)
       .default(0)
-      .describe(`Seconds to wait for the run to end before answering, at most ${MAX_WAIT_SECS}; 0 (default) answers at once.`),
+      .describe(
+        `Seconds to wait for the run to end before answering, at most ${MAX_WAIT_SECS}; 0 (default) answers at once.`,
+      ),
   })
   .strict();
 
 const downloadResultsInput = z
   .object({
     runId: runIdArg,
-    offset: rowOffset().default(0).describe('First row to return (0-based): 0, then the nextOffset of the previous answer.'),
+    offset: rowOffset()
+      .default(0)
+      .describe('First row to return (0-based): 0, then the nextOffset of the previous answer.'),
     limit: z
       .number()
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .max(MAX_PAGE_ROWS, `must be at most ${MAX_PAGE_ROWS}`)
       .default(MAX_PAGE_ROWS)
-      .describe(`Rows to return, at most ${MAX_PAGE_ROWS} (default); fewer come back when they would pass ${MAX_PAGE_BYTES / 1024} KB.`),
+      .describe(
+        `Rows to return, at most ${MAX_PAGE_ROWS} (default); fewer come back when they would pass ${MAX_PAGE_BYTES / 1024} KB.`,
+      ),
   })
   .strict();
 
 const cancelRunInput = z.object({ runId: runIdArg }).strict();
 
 /** "included with the growth plan (149 USD/month) or higher": the top plan has nothing higher. */
-const planText = (plan: keyof typeof PLAN_PRICE_USD) => `the ${plan} plan (${PLAN_PRICE_USD[plan]} USD/month)${plan === 'scale' ? '' : ' or higher'}`;
+const planText = (plan: keyof typeof PLAN_PRICE_USD) =>
+  `the ${plan} plan (${PLAN_PRICE_USD[plan]} USD/month)${plan === 'scale' ? '' : ' or higher'}`;
 const ALLOWANCE_UNIT = { database: 'records', enrichment: 'matches' } as const;
 
 /**
@@ -148,7 +165,11 @@ function endpointTool(endpoint: EndpointDefinition, allowances = loadConfig({}))
   return {
     name: mcp.tool,
     title: mcp.title,
-    description: [...mcp.description, ...(price || limits ? [[price, limits ? `Limits: ${limits}.` : undefined].filter(Boolean).join(' ')] : []), ...(mcp.notes ?? [])].join('\n'),
+    description: [
+      ...mcp.description,
+      ...(price || limits ? [[price, limits ? `Limits: ${limits}.` : undefined].filter(Boolean).join(' ')] : []),
+      ...(mcp.notes ?? []),
+    ].join('\n'),
     inputSchema: inputSchemaOf(args ?? endpoint.request!),
     annotations: mcp.annotations,
     call: (backend, raw) => {

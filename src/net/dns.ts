@@ -8,7 +8,14 @@ function dnsError(err: unknown, name: string): DnsError {
   const code = (err as { code?: string }).code ?? 'EUNKNOWN';
   if (NOT_FOUND.has(code)) return new DnsError('notfound', name, 'no such domain (NXDOMAIN)');
   if (NO_DATA.has(code)) return new DnsError('nodata', name, 'no records of that type');
-  const detail = code === 'ETIMEOUT' ? 'DNS timed out' : code === 'ESERVFAIL' ? 'DNS server failure (SERVFAIL)' : code === 'ECONNREFUSED' ? 'DNS server refused' : `DNS error ${code}`;
+  const detail =
+    code === 'ETIMEOUT'
+      ? 'DNS timed out'
+      : code === 'ESERVFAIL'
+        ? 'DNS server failure (SERVFAIL)'
+        : code === 'ECONNREFUSED'
+          ? 'DNS server refused'
+          : `DNS error ${code}`;
   return new DnsError('failure', name, detail);
 }
 
@@ -49,7 +56,8 @@ class TtlCache {
       this.set(key, { expires: Date.now() + Math.min(ttl, MAX_TTL_SECS) * 1000, value });
       return value;
     } catch (err) {
-      if (err instanceof DnsError && err.kind !== 'failure') this.set(key, { expires: Date.now() + NEGATIVE_TTL_SECS * 1000, error: err });
+      if (err instanceof DnsError && err.kind !== 'failure')
+        this.set(key, { expires: Date.now() + NEGATIVE_TTL_SECS * 1000, error: err });
       throw err;
     }
   }
@@ -86,12 +94,20 @@ export function createDnsLookup(options: DnsOptions): DnsLookup {
 
     addresses(host) {
       return cache.get(`addr:${host.toLowerCase()}`, async () => {
-        const [v4, v6] = await Promise.allSettled([resolver.resolve4(host, { ttl: true }), resolver.resolve6(host, { ttl: true })]);
+        const [v4, v6] = await Promise.allSettled([
+          resolver.resolve4(host, { ttl: true }),
+          resolver.resolve6(host, { ttl: true }),
+        ]);
         const found = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
         if (found.length > 0) return { value: found.map((r) => r.address), ttl: Math.min(...found.map((r) => r.ttl)) };
         const errors = [v4, v6].flatMap((r) => (r.status === 'rejected' ? [dnsError(r.reason, host)] : []));
         // A temporary failure of either family outweighs "no data" from the other.
-        throw errors.find((e) => e.kind === 'failure') ?? errors.find((e) => e.kind === 'notfound') ?? errors[0] ?? new DnsError('nodata', host, 'no A or AAAA records');
+        throw (
+          errors.find((e) => e.kind === 'failure') ??
+          errors.find((e) => e.kind === 'notfound') ??
+          errors[0] ??
+          new DnsError('nodata', host, 'no A or AAAA records')
+        );
       });
     },
   };

@@ -86,14 +86,20 @@ export function createGuard(options: GuardOptions): OutboundGuard {
       const v = classifyAddress(address);
       if (!v.allowed) return v.reason;
     }
-    if (testMode) for (const address of addresses) if (!allowed(address, port)) return `${address}:${port} is not on the outbound allow-list`;
+    if (testMode)
+      for (const address of addresses)
+        if (!allowed(address, port)) return `${address}:${port} is not on the outbound allow-list`;
     return null;
   }
 
   async function resolve(rawHost: string, port: number): Promise<Target> {
-    const host = rawHost.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+    const host = rawHost
+      .replace(/^\[|\]$/g, '')
+      .replace(/\.$/, '')
+      .toLowerCase();
     const target = `${host}:${port}`;
-    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new NetError('refused', target, `port ${port} is out of range`);
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw new NetError('refused', target, `port ${port} is out of range`);
 
     const literal = parseIp(host)?.toString() ?? looseIpv4(host);
     if (literal !== undefined) {
@@ -109,7 +115,12 @@ export function createGuard(options: GuardOptions): OutboundGuard {
     try {
       addresses = await options.dns.addresses(host);
     } catch (err) {
-      if (err instanceof DnsError) throw new NetError('dns', target, err.kind === 'failure' ? `${host}: ${err.detail}` : `${host} does not resolve: ${err.detail}`);
+      if (err instanceof DnsError)
+        throw new NetError(
+          'dns',
+          target,
+          err.kind === 'failure' ? `${host}: ${err.detail}` : `${host} does not resolve: ${err.detail}`,
+        );
       throw err;
     }
     // Every address must pass: a name mixing a public and a private address is refused as a whole.
@@ -123,7 +134,12 @@ export function createGuard(options: GuardOptions): OutboundGuard {
     resolve,
     async checkUrl(url) {
       const shown = url.href.length > 200 ? `${url.href.slice(0, 200)}…` : url.href;
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new NetError('refused', shown, `scheme ${url.protocol.replace(/:$/, '')} is not allowed (http and https only)`);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        throw new NetError(
+          'refused',
+          shown,
+          `scheme ${url.protocol.replace(/:$/, '')} is not allowed (http and https only)`,
+        );
       if (url.username || url.password) throw new NetError('refused', shown, 'credentials in the URL are not allowed');
       const scheme = url.protocol === 'https:' ? 'https' : 'http';
       const port = url.port ? Number(url.port) : scheme === 'https' ? 443 : 80;

@@ -17,7 +17,9 @@ export interface WebLimits {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-type Raw = { kind: 'redirect'; status: number; location: string } | { kind: 'body'; status: number; contentType: string; body: Buffer; truncated: boolean };
+type Raw =
+  | { kind: 'redirect'; status: number; location: string }
+  | { kind: 'body'; status: number; contentType: string; body: Buffer; truncated: boolean };
 
 /** A lookup that answers with the address the guard checked, so the connection cannot go elsewhere. */
 function pinnedLookup(target: Target): LookupFunction {
@@ -33,10 +35,17 @@ function connectionError(err: NodeJS.ErrnoException, shown: string): NetError {
   if (code === 'ECONNREFUSED') return new NetError('connect', shown, 'connection refused');
   if (code === 'ECONNRESET') return new NetError('connect', shown, 'connection reset by the server');
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return new NetError('connect', shown, 'host unreachable');
-  if (code.startsWith('ERR_SSL') || code.startsWith('CERT_') || code === 'EPROTO' || code.includes('CERT') || code.includes('TLS')) {
+  if (
+    code.startsWith('ERR_SSL') ||
+    code.startsWith('CERT_') ||
+    code === 'EPROTO' ||
+    code.includes('CERT') ||
+    code.includes('TLS')
+  ) {
     return new NetError('tls', shown, `TLS failed: ${err.message}`);
   }
-  if (code === 'HPE_INVALID_CONSTANT' || code.startsWith('HPE_')) return new NetError('protocol', shown, 'the server did not answer with HTTP');
+  if (code === 'HPE_INVALID_CONSTANT' || code.startsWith('HPE_'))
+    return new NetError('protocol', shown, 'the server did not answer with HTTP');
   return new NetError('connect', shown, err.message || code || 'connection failed');
 }
 
@@ -62,7 +71,14 @@ interface Outgoing {
 
 const GET: Outgoing = { method: 'GET', headers: {} };
 
-function requestOnce(url: URL, target: Target, deadline: number, limits: WebLimits, signal?: AbortSignal, outgoing: Outgoing = GET): Promise<Raw> {
+function requestOnce(
+  url: URL,
+  target: Target,
+  deadline: number,
+  limits: WebLimits,
+  signal?: AbortSignal,
+  outgoing: Outgoing = GET,
+): Promise<Raw> {
   const shown = url.href;
   return new Promise<Raw>((resolve, reject) => {
     let settled = false;
@@ -78,7 +94,10 @@ function requestOnce(url: URL, target: Target, deadline: number, limits: WebLimi
       req.destroy();
     };
     const remaining = deadline - Date.now();
-    const timer = setTimeout(() => fail(new NetError('timeout', shown, `no complete answer within ${limits.timeoutMs} ms`)), Math.max(0, remaining));
+    const timer = setTimeout(
+      () => fail(new NetError('timeout', shown, `no complete answer within ${limits.timeoutMs} ms`)),
+      Math.max(0, remaining),
+    );
     const onAbort = () => fail(new NetError('aborted', shown, 'the run was cancelled'));
     signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -114,7 +133,16 @@ function requestOnce(url: URL, target: Target, deadline: number, limits: WebLimi
       let size = 0;
       let truncated = false;
       const stream = decoder(res);
-      const done = () => finish(() => resolve({ kind: 'body', status, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks), truncated }));
+      const done = () =>
+        finish(() =>
+          resolve({
+            kind: 'body',
+            status,
+            contentType: String(res.headers['content-type'] ?? ''),
+            body: Buffer.concat(chunks),
+            truncated,
+          }),
+        );
       stream.on('data', (chunk: Buffer) => {
         if (settled) return;
         const room = limits.maxBytes - size;
@@ -130,7 +158,11 @@ function requestOnce(url: URL, target: Target, deadline: number, limits: WebLimi
         size += chunk.length;
       });
       stream.on('end', done);
-      stream.on('error', (err) => fail(err instanceof NetError ? err : new NetError('protocol', shown, `could not read the body: ${err.message}`)));
+      stream.on('error', (err) =>
+        fail(
+          err instanceof NetError ? err : new NetError('protocol', shown, `could not read the body: ${err.message}`),
+        ),
+      );
       res.on('error', (err) => fail(connectionError(err, shown)));
     });
     req.end(outgoing.body);
@@ -147,7 +179,12 @@ function textOf(body: Buffer, contentType: string): string {
 }
 
 /** GET through the guard: every hop is checked and connected to the checked address; time, size and redirects limited. */
-export async function guardedGet(guard: OutboundGuard, input: string | URL, limits: WebLimits, signal?: AbortSignal): Promise<WebResponse> {
+export async function guardedGet(
+  guard: OutboundGuard,
+  input: string | URL,
+  limits: WebLimits,
+  signal?: AbortSignal,
+): Promise<WebResponse> {
   let url: URL;
   try {
     url = new URL(String(input));
@@ -158,14 +195,22 @@ export async function guardedGet(guard: OutboundGuard, input: string | URL, limi
   for (let hop = 0; ; hop++) {
     if (signal?.aborted) throw new NetError('aborted', url.href, 'the run was cancelled');
     const target = await guard.checkUrl(url).catch((err: unknown) => {
-      if (hop > 0 && err instanceof NetError) throw new NetError(err.kind, url.href, `redirected to ${url.href}: ${err.message}`);
+      if (hop > 0 && err instanceof NetError)
+        throw new NetError(err.kind, url.href, `redirected to ${url.href}: ${err.message}`);
       throw err;
     });
     const raw = await requestOnce(url, target, deadline, limits, signal);
     if (raw.kind === 'body') {
-      return { url: url.href, status: raw.status, contentType: raw.contentType, body: textOf(raw.body, raw.contentType), truncated: raw.truncated };
+      return {
+        url: url.href,
+        status: raw.status,
+        contentType: raw.contentType,
+        body: textOf(raw.body, raw.contentType),
+        truncated: raw.truncated,
+      };
     }
-    if (hop >= limits.maxRedirects) throw new NetError('redirects', url.href, `more than ${limits.maxRedirects} redirects`);
+    if (hop >= limits.maxRedirects)
+      throw new NetError('redirects', url.href, `more than ${limits.maxRedirects} redirects`);
     let next: URL;
     try {
       next = new URL(raw.location, url);
@@ -195,13 +240,21 @@ export async function guardedPost(
     throw new NetError('refused', String(input).slice(0, 200), 'not a valid URL');
   }
   const target = await guard.checkUrl(url);
-  const raw = await requestOnce(url, target, Date.now() + limits.timeoutMs, limits, signal, { method: 'POST', headers, body });
+  const raw = await requestOnce(url, target, Date.now() + limits.timeoutMs, limits, signal, {
+    method: 'POST',
+    headers,
+    body,
+  });
   if (raw.kind !== 'body') throw new NetError('protocol', url.href, 'unexpected redirect handling');
   return { status: raw.status, body: textOf(raw.body, raw.contentType) };
 }
 
 /** The web as the crawler sees it: sites on the configured ports, fetched through the guard. */
-export function createWebClient(guard: OutboundGuard, limits: WebLimits, ports: { http: number; https: number }): WebClient {
+export function createWebClient(
+  guard: OutboundGuard,
+  limits: WebLimits,
+  ports: { http: number; https: number },
+): WebClient {
   return {
     siteUrl(domain, scheme) {
       const url = new URL(`${scheme}://${domain}/`);

@@ -9,14 +9,24 @@ export interface Network extends ContactNetwork {
   /** The outbound guard every connection of this network goes through. */
   guard: OutboundGuard;
   /** POST through the guard, redirects not followed (webhook deliveries). */
-  post(url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<{ status: number; body: string }>;
+  post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<{ status: number; body: string }>;
 }
 
 /** DNS, SMTP and web clients from the configuration, all behind one outbound guard. */
 export function createNetwork(config: NetworkConfig): Network {
   const dns = createDnsLookup({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs });
   const guard = createGuard({ dns, webPorts: config.webPorts, allow: config.outboundAllow });
-  const limits: WebLimits = { timeoutMs: config.webTimeoutMs, maxBytes: config.webMaxBytes, maxRedirects: config.webMaxRedirects, userAgent: config.userAgent };
+  const limits: WebLimits = {
+    timeoutMs: config.webTimeoutMs,
+    maxBytes: config.webMaxBytes,
+    maxRedirects: config.webMaxRedirects,
+    userAgent: config.userAgent,
+  };
   return {
     guard,
     post: (url, body, headers, signal) => guardedPost(guard, url, body, headers, limits, signal),

@@ -21,7 +21,11 @@ export class KeyedLimiter {
 }
 
 /** Runs `task` over `items` with at most `concurrency` at once; results in the order of `items`. */
-export async function mapConcurrent<T, R>(items: readonly T[], concurrency: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -28,7 +28,10 @@ export function createMailer(config: MailConfig, logger: Logger): Mailer {
     const log = logger.child({ component: 'mail' });
     return {
       async send(mail) {
-        log.info({ mail: { to: mail.to, subject: mail.subject, text: mail.text } }, `mail not sent (SMTP_URL is unset): ${mail.subject}`);
+        log.info(
+          { mail: { to: mail.to, subject: mail.subject, text: mail.text } },
+          `mail not sent (SMTP_URL is unset): ${mail.subject}`,
+        );
       },
       close() {},
     };

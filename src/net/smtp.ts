@@ -1,6 +1,12 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import { NetError, type SmtpProbeResult, type SmtpProber, type SmtpReply, type SmtpStage } from '../sources/contacts.ts';
+import {
+  NetError,
+  type SmtpProbeResult,
+  type SmtpProber,
+  type SmtpReply,
+  type SmtpStage,
+} from '../sources/contacts.ts';
 import type { OutboundGuard } from './guard.ts';
 import { KeyedLimiter } from './limiter.ts';
 
@@ -165,7 +171,14 @@ class Conversation {
   }
 }
 
-function connect(address: string, port: number, family: 4 | 6, host: string, timeoutMs: number, signal?: AbortSignal): Promise<net.Socket> {
+function connect(
+  address: string,
+  port: number,
+  family: 4 | 6,
+  host: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: address, port, family });
     const cleanup = () => {
@@ -176,7 +189,12 @@ function connect(address: string, port: number, family: 4 | 6, host: string, tim
     const onError = (err: NodeJS.ErrnoException) => {
       cleanup();
       socket.destroy();
-      const reason = err.code === 'ECONNREFUSED' ? 'connection refused' : err.code === 'EHOSTUNREACH' || err.code === 'ENETUNREACH' ? 'host unreachable' : err.message;
+      const reason =
+        err.code === 'ECONNREFUSED'
+          ? 'connection refused'
+          : err.code === 'EHOSTUNREACH' || err.code === 'ENETUNREACH'
+            ? 'host unreachable'
+            : err.message;
       reject(new NetError('connect', host, reason));
     };
     const onAbort = () => {
@@ -209,10 +227,21 @@ const failureOf = (stage: SmtpStage, err: unknown): Failure => {
 };
 
 const rejected = (stage: SmtpStage, reply: SmtpReply, what: string) =>
-  new SessionFailure({ stage, kind: 'rejected', reason: `${what}: ${reply.code} ${reply.text.split('\n')[0]}`.trim(), reply });
+  new SessionFailure({
+    stage,
+    kind: 'rejected',
+    reason: `${what}: ${reply.code} ${reply.text.split('\n')[0]}`.trim(),
+    reply,
+  });
 
 /** One SMTP session on one host: EHLO, STARTTLS where offered, MAIL FROM, RCPT TO each, RSET, QUIT. */
-async function session(options: SmtpOptions, host: string, recipients: readonly string[], useTls: boolean, signal?: AbortSignal): Promise<SmtpProbeResult> {
+async function session(
+  options: SmtpOptions,
+  host: string,
+  recipients: readonly string[],
+  useTls: boolean,
+  signal?: AbortSignal,
+): Promise<SmtpProbeResult> {
   const replies: (SmtpReply | null)[] = recipients.map(() => null);
   let stage: SmtpStage = 'connect';
   let tlsUsed = false;
@@ -275,14 +304,21 @@ export function createSmtpProber(options: SmtpOptions): SmtpProber {
   const limiter = new KeyedLimiter(options.domainConcurrency);
   return {
     async probe(request, signal) {
-      for (const r of request.recipients) if (!SAFE_ADDRESS.test(r)) throw new Error(`not a probe-safe address: ${JSON.stringify(r)}`);
+      for (const r of request.recipients)
+        if (!SAFE_ADDRESS.test(r)) throw new Error(`not a probe-safe address: ${JSON.stringify(r)}`);
       return limiter.run(request.domain.toLowerCase(), async () => {
-        let last: SmtpProbeResult = { host: null, tls: false, replies: request.recipients.map(() => null), failure: { stage: 'connect', kind: 'error', reason: 'no mail server to try' } };
+        let last: SmtpProbeResult = {
+          host: null,
+          tls: false,
+          replies: request.recipients.map(() => null),
+          failure: { stage: 'connect', kind: 'error', reason: 'no mail server to try' },
+        };
         for (const host of request.hosts.slice(0, MAX_HOSTS)) {
           if (signal?.aborted) break;
           let result = await session(options, host, request.recipients, options.startTls, signal);
           // A server whose TLS is broken is asked again in plain text.
-          if (result.failure?.stage === 'starttls' && result.failure.kind !== 'rejected') result = await session(options, host, request.recipients, false, signal);
+          if (result.failure?.stage === 'starttls' && result.failure.kind !== 'rejected')
+            result = await session(options, host, request.recipients, false, signal);
           last = result;
           // Only a server that could not be reached or refused the session sends us to the next one.
           const stage = result.failure?.stage;

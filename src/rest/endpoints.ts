@@ -1,4 +1,10 @@
-import { errorCodes, type FastifyBodyParser, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import {
+  errorCodes,
+  type FastifyBodyParser,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { Core } from '../core.ts';
 import { callEndpoint } from '../http/pipeline.ts';
 import { respondOf, type EndpointDefinition, type RestMethod, type RestRequest } from '../endpoints/define.ts';
@@ -8,7 +14,8 @@ import { assertKnownFields, NO_FIELDS } from '../shared/fields.ts';
 const METHOD = { get: 'GET', post: 'POST', delete: 'DELETE' } as const;
 
 /** Whether a method of the endpoint takes its fields as a JSON body (a POST, or a GET that takes one); else as the query string. */
-const takesBody = (endpoint: EndpointDefinition, method: RestMethod) => method === 'post' || (method === 'get' && endpoint.rest.bodyOnGet === true);
+const takesBody = (endpoint: EndpointDefinition, method: RestMethod) =>
+  method === 'post' || (method === 'get' && endpoint.rest.bodyOnGet === true);
 
 /** The handler's input: the declaration's own reading, or the query of a GET and the body of a POST ({} when absent). */
 function inputOf(endpoint: EndpointDefinition, request: RestRequest): unknown {
@@ -30,7 +37,8 @@ async function bodyOfGet(request: FastifyRequest, parseJson: FastifyBodyParser<s
     chunks.push(chunk);
   }
   if (size === 0) return undefined;
-  if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? '')) throw new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE();
+  if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? ''))
+    throw new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE();
   return new Promise((resolve, reject) => {
     void parseJson(request, Buffer.concat(chunks).toString('utf8'), (err, body) => (err ? reject(err) : resolve(body)));
   });
@@ -43,7 +51,12 @@ export async function endpointRoutes(app: FastifyInstance, { core }: { core: Cor
     const { rest } = endpoint;
     const handle = (method: RestMethod) => async (request: FastifyRequest, reply: FastifyReply) => {
       const body = method === 'get' && rest.bodyOnGet ? await bodyOfGet(request, parseJson) : request.body;
-      const restRequest: RestRequest = { method: METHOD[method], params: request.params as Record<string, string>, query: request.query, body };
+      const restRequest: RestRequest = {
+        method: METHOD[method],
+        params: request.params as Record<string, string>,
+        query: request.query,
+        body,
+      };
       // The unknown-field rule, from the declaration (the REST hook checks query strings, from the route's `query`).
       if (takesBody(endpoint, method)) assertKnownFields(endpoint.request ?? NO_FIELDS, body);
       const key = request.headers['idempotency-key'];
@@ -57,7 +70,12 @@ export async function endpointRoutes(app: FastifyInstance, { core }: { core: Cor
     };
     for (const method of rest.methods) {
       const query = takesBody(endpoint, method) ? NO_FIELDS : (endpoint.request ?? NO_FIELDS);
-      app.route({ method: METHOD[method], url: rest.path, config: { deprecated: rest.deprecated, query }, handler: handle(method) });
+      app.route({
+        method: METHOD[method],
+        url: rest.path,
+        config: { deprecated: rest.deprecated, query },
+        handler: handle(method),
+      });
     }
   }
 }

@@ -34,12 +34,17 @@ type RunParams = { Params: { runId: string } };
 
 export const statusParams = z
   .object({
-    waitForFinish: param.num(0, MAX_WAIT_FOR_FINISH_SECS).describe('Seconds to hold the request until the run ends; at most 60.'),
+    waitForFinish: param
+      .num(0, MAX_WAIT_FOR_FINISH_SECS)
+      .describe('Seconds to hold the request until the run ends; at most 60.'),
   })
   .strict();
 
 /** The download route's query as the unknown-field rule reads it: the download's parameters and a signed link's. */
-const downloadQuery = downloadParams.extend({ account: z.string(), expires: z.string(), signature: z.string() }).partial().strict();
+const downloadQuery = downloadParams
+  .extend({ account: z.string(), expires: z.string(), signature: z.string() })
+  .partial()
+  .strict();
 
 /** Aborts when the response is done or the client goes away (a waiting request stops waiting). */
 function closedSignal(reply: FastifyReply): AbortSignal {
@@ -54,9 +59,17 @@ function closedSignal(reply: FastifyReply): AbortSignal {
  * broken instead, so the client sees an incomplete transfer rather than a cleanly ended file, and the
  * failure is logged.
  */
-function abortOnFailure(request: FastifyRequest, reply: FastifyReply, runId: string, body: NodeJS.ReadableStream): FastifyReply {
+function abortOnFailure(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  runId: string,
+  body: NodeJS.ReadableStream,
+): FastifyReply {
   body.once('error', (err) => {
-    request.log.error({ err, reqId: request.id, runId, url: request.url.split('?')[0] }, 'download failed part-way; connection aborted');
+    request.log.error(
+      { err, reqId: request.id, runId, url: request.url.split('?')[0] },
+      'download failed part-way; connection aborted',
+    );
     reply.raw.destroy();
   });
   return reply;
@@ -64,14 +77,20 @@ function abortOnFailure(request: FastifyRequest, reply: FastifyReply, runId: str
 
 /** A request to the download route carrying a signed link's `signature` instead of a key. */
 const isSignedDownload = (request: FastifyRequest) =>
-  request.url.startsWith('/api/downloads/') && !request.headers.authorization && typeof (request.query as Record<string, unknown> | undefined)?.signature === 'string';
+  request.url.startsWith('/api/downloads/') &&
+  !request.headers.authorization &&
+  typeof (request.query as Record<string, unknown> | undefined)?.signature === 'string';
 
 /** The account a signed download link was made for; 401 when it is not one this installation signed or has expired. */
 async function signedDownloadAccount(core: Core, runId: string, format: ExportFormat, query: unknown): Promise<string> {
   const { account, expires, signature } = query as Record<string, unknown>;
   const link = { accountId: String(account ?? ''), runId, format, expires: Number(expires) };
   if (!verifyDownload(await getInstallationSecret(core.db), link, String(signature), core.clock())) {
-    throw new AppError(401, 'unauthenticated', 'This download link is invalid or has expired; ask for a new one (Run.downloadUrl).');
+    throw new AppError(
+      401,
+      'unauthenticated',
+      'This download link is invalid or has expired; ask for a new one (Run.downloadUrl).',
+    );
   }
   return link.accountId;
 }
@@ -88,27 +107,51 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     if (deprecated) reply.headers(deprecationHeaders(deprecated));
     const query = request.url.indexOf('?');
     if (query >= 0 && Buffer.byteLength(request.url) - query - 1 > MAX_QUERY_STRING_BYTES) {
-      throw new AppError(414, 'query_string_too_long', 'The query string is over 16 KB. Send the same parameters as a JSON body with POST to the same path.');
+      throw new AppError(
+        414,
+        'query_string_too_long',
+        'The query string is over 16 KB. Send the same parameters as a JSON body with POST to the same path.',
+      );
     }
     // A signed download link (Run.downloadUrl) stands in for a key on the download route only.
     if (request.method === 'GET' && isSignedDownload(request)) return;
     // Before the body is read: a request without a valid key costs no parsing, and its failure counts against its address.
-    request.principal = await admit(core, request.headers.authorization, (headers) => reply.headers(headers), clientAddress(core.config, request.raw));
+    request.principal = await admit(
+      core,
+      request.headers.authorization,
+      (headers) => reply.headers(headers),
+      clientAddress(core.config, request.raw),
+    );
     // The unknown-field rule for query strings (bodies are checked by what reads them); list names may end in "[]".
-    if (request.routeOptions.url !== undefined) assertKnownFields(request.routeOptions.config.query ?? NO_FIELDS, request.query, /\[\]$/);
+    if (request.routeOptions.url !== undefined)
+      assertKnownFields(request.routeOptions.config.query ?? NO_FIELDS, request.query, /\[\]$/);
   });
 
   /** A POST that honours Idempotency-Key: `prepare` checks the request and returns its write (see withIdempotency). */
-  const idempotent = async (request: FastifyRequest, reply: FastifyReply, prepare: () => (tx: Transaction) => Promise<unknown>) => {
+  const idempotent = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    prepare: () => (tx: Transaction) => Promise<unknown>,
+  ) => {
     const key = request.headers['idempotency-key'];
-    const result = await idempotentWrite(core, request.principal, Array.isArray(key) ? key[0] : key, `POST ${request.routeOptions.url}`, request.body ?? null, prepare);
+    const result = await idempotentWrite(
+      core,
+      request.principal,
+      Array.isArray(key) ? key[0] : key,
+      `POST ${request.routeOptions.url}`,
+      request.body ?? null,
+      prepare,
+    );
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');
     return reply.status(result.status).send(result.body);
   };
 
   for (const tool of TOOLS) {
     if (tool.linkedOnly) continue;
-    for (const { path, deprecated } of [{ path: tool.rest.path, deprecated: undefined }, ...(tool.rest.aliases ?? [])]) {
+    for (const { path, deprecated } of [
+      { path: tool.rest.path, deprecated: undefined },
+      ...(tool.rest.aliases ?? []),
+    ]) {
       app.post(path, { config: { deprecated } }, (request, reply) =>
         idempotent(request, reply, () => {
           const start = prepareStart(core, request.principal, tool.name, request.body);
@@ -120,7 +163,16 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
 
   app.get<RunParams>('/api/v1/scrape/status/:runId', { config: { query: statusParams } }, async (request, reply) => {
     const { waitForFinish } = parseParams(statusParams, request.query);
-    return restRunView(core.config.publicUrl, await runStatus(core, request.principal, request.params.runId, waitForFinish, waitForFinish ? closedSignal(reply) : undefined));
+    return restRunView(
+      core.config.publicUrl,
+      await runStatus(
+        core,
+        request.principal,
+        request.params.runId,
+        waitForFinish,
+        waitForFinish ? closedSignal(reply) : undefined,
+      ),
+    );
   });
 
   app.post<RunParams>('/api/v1/scrape/cancel/:runId', async (request) =>
@@ -129,7 +181,9 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
 
   app.get<RunParams>('/api/downloads/:runId', { config: { query: downloadQuery } }, async (request, reply) => {
     const { format, offset, limit } = parseParams(downloadParams, request.query);
-    const accountId = isSignedDownload(request) ? await signedDownloadAccount(core, request.params.runId, format, request.query) : request.principal.accountId;
+    const accountId = isSignedDownload(request)
+      ? await signedDownloadAccount(core, request.params.runId, format, request.query)
+      : request.principal.accountId;
     const run = await getRun(core.db, accountId, request.params.runId);
     assertDownloadable(run, core.clock());
     const file = await openExport(core, run, getTool(run.tool).columns, format, { offset, limit });

@@ -42,7 +42,12 @@ export interface RouteDoc {
   /** Honours `Idempotency-Key` (the POSTs that start runs or buy credits). */
   idempotent?: boolean;
   /** The success answer; absent for routes that only refuse. */
-  ok?: { status?: 200 | 201 | 204; description: string; content?: Record<string, SchemaRef>; headers?: Record<string, unknown> };
+  ok?: {
+    status?: 200 | 201 | 204;
+    description: string;
+    content?: Record<string, SchemaRef>;
+    headers?: Record<string, unknown>;
+  };
   /** Error codes the route can answer, by status; authentication, rate limit and server errors are added. */
   errors: Partial<Record<Status, readonly string[]>>;
   extensions?: Record<string, unknown>;
@@ -52,7 +57,11 @@ export interface RouteDoc {
 
 /** JSON Schema 2020-12 (the dialect of OpenAPI 3.1) of a zod schema. */
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, {
+    io,
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  }) as JsonSchema;
   return rest;
 }
 
@@ -61,10 +70,16 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /** The query parameters a signed download link's `signature` (the `downloadLink` scheme) signs with the run and format. */
 const signedLinkParams = {
   account: z.string().optional().describe('Signed link (with `signature`): the account the link was made for.'),
-  expires: z.coerce.number().int().min(0).optional().describe('Signed link (with `signature`): when it stops working, in Unix seconds.'),
+  expires: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Signed link (with `signature`): when it stops working, in Unix seconds.'),
 };
 const toolSchemaName = (tool: ToolDefinition) => tool.graphql.inputType;
-const planText = (plan: keyof typeof PLAN_PRICE_USD) => `the ${plan} plan (${PLAN_PRICE_USD[plan]} USD/month) or higher`;
+const planText = (plan: keyof typeof PLAN_PRICE_USD) =>
+  `the ${plan} plan (${PLAN_PRICE_USD[plan]} USD/month) or higher`;
 
 /** Error codes of several sources, merged status by status. */
 function errorsOf(...sources: RouteDoc['errors'][]): RouteDoc['errors'] {
@@ -78,7 +93,11 @@ function errorsOf(...sources: RouteDoc['errors'][]): RouteDoc['errors'] {
   return merged;
 }
 
-const JSON_BODY: RouteDoc['errors'] = { 400: ['validation_failed', 'invalid_json'], 413: ['payload_too_large'], 415: ['unsupported_media_type'] };
+const JSON_BODY: RouteDoc['errors'] = {
+  400: ['validation_failed', 'invalid_json'],
+  413: ['payload_too_large'],
+  415: ['unsupported_media_type'],
+};
 const IDEMPOTENT: RouteDoc['errors'] = { 400: ['validation_failed'], 422: ['idempotency_key_reused'] };
 const RUN_LOOKUP: RouteDoc['errors'] = { 404: ['not_found'] };
 const DOWNLOADABLE: RouteDoc['errors'] = { 404: ['not_found'], 409: ['run_not_finished'], 410: ['results_expired'] };
@@ -119,20 +138,35 @@ function toolDescription(tool: ToolDefinition): string {
 
 function toolRoutes(): RouteDoc[] {
   return TOOLS.filter((t) => !t.linkedOnly).flatMap((tool) =>
-    [{ path: tool.rest.path, deprecated: undefined }, ...(tool.rest.aliases ?? [])].map(({ path, deprecated }, i): RouteDoc => ({
-      method: 'post',
-      path,
-      operationId: i === 0 ? tool.graphql.mutation : `${tool.graphql.mutation}Alias${i}`,
-      tag: 'Tools',
-      summary: i === 0 ? tool.title : `${tool.title} (alias of ${tool.rest.path})`,
-      description: deprecated ? `${deprecationNotice(deprecated, tool.rest.path)}\n\n${toolDescription(tool)}` : toolDescription(tool),
-      ...(deprecated ? { deprecated } : {}),
-      body: { schema: ref(toolSchemaName(tool)), example: tool.example },
-      idempotent: true,
-      ok: { description: 'The run started.', content: { 'application/json': ref('RunStart') } },
-      errors: errorsOf(JSON_BODY, tool.price.unitMicros > 0n ? { 402: ['insufficient_funds'] } : {}, tool.plan ? { 403: ['plan_required'] } : {}),
-      extensions: { 'x-price': { text: tool.price.text, unit: tool.price.unit, usdPerUnit: formatDollars(tool.price.unitMicros), plan: tool.plan ?? null } },
-    })),
+    [{ path: tool.rest.path, deprecated: undefined }, ...(tool.rest.aliases ?? [])].map(
+      ({ path, deprecated }, i): RouteDoc => ({
+        method: 'post',
+        path,
+        operationId: i === 0 ? tool.graphql.mutation : `${tool.graphql.mutation}Alias${i}`,
+        tag: 'Tools',
+        summary: i === 0 ? tool.title : `${tool.title} (alias of ${tool.rest.path})`,
+        description: deprecated
+          ? `${deprecationNotice(deprecated, tool.rest.path)}\n\n${toolDescription(tool)}`
+          : toolDescription(tool),
+        ...(deprecated ? { deprecated } : {}),
+        body: { schema: ref(toolSchemaName(tool)), example: tool.example },
+        idempotent: true,
+        ok: { description: 'The run started.', content: { 'application/json': ref('RunStart') } },
+        errors: errorsOf(
+          JSON_BODY,
+          tool.price.unitMicros > 0n ? { 402: ['insufficient_funds'] } : {},
+          tool.plan ? { 403: ['plan_required'] } : {},
+        ),
+        extensions: {
+          'x-price': {
+            text: tool.price.text,
+            unit: tool.price.unit,
+            usdPerUnit: formatDollars(tool.price.unitMicros),
+            plan: tool.plan ?? null,
+          },
+        },
+      }),
+    ),
   );
 }
 
@@ -143,7 +177,10 @@ const deprecationNotice = (d: Deprecation, replacement: string) =>
 /** A tool's start body: its registry input plus `webhookUrl`, which every start accepts. */
 function toolInputSchema(tool: ToolDefinition): JsonSchema {
   const schema = jsonSchemaOf(tool.input, 'input');
-  const properties = { ...(schema.properties as Record<string, unknown>), webhookUrl: jsonSchemaOf(webhookUrl, 'input') };
+  const properties = {
+    ...(schema.properties as Record<string, unknown>),
+    webhookUrl: jsonSchemaOf(webhookUrl, 'input'),
+  };
   return { ...schema, title: tool.title, properties };
 }
 
@@ -159,7 +196,8 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
       operationId: 'getRunStatus',
       tag: 'Runs',
       summary: 'Status of a run',
-      description: 'The spec\'s Run object. With waitForFinish the request is held until the run ends or that many seconds pass (at most 60).',
+      description:
+        "The spec's Run object. With waitForFinish the request is held until the run ends or that many seconds pass (at most 60).",
       query: statusParams,
       ok: { description: 'The run.', content: { 'application/json': ref('RunView') } },
       errors: errorsOf({ 400: ['validation_failed'] }, RUN_LOOKUP),
@@ -188,8 +226,17 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
       security: [{ bearerAuth: [] }, { downloadLink: [] }],
       ok: {
         description: 'The file (Content-Disposition: attachment).',
-        content: { 'text/csv': z.string(), 'application/json': s.resultRows, 'application/x-ndjson': z.string().describe('One JSON row per line.') },
-        headers: { 'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename="<fileName or tool-runId>.<format>"' } },
+        content: {
+          'text/csv': z.string(),
+          'application/json': s.resultRows,
+          'application/x-ndjson': z.string().describe('One JSON row per line.'),
+        },
+        headers: {
+          'Content-Disposition': {
+            schema: { type: 'string' },
+            description: 'attachment; filename="<fileName or tool-runId>.<format>"',
+          },
+        },
       },
       errors: errorsOf({ 400: ['validation_failed'] }, DOWNLOADABLE),
     },
@@ -230,10 +277,14 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
 export type Allowances = Pick<Config, 'dailyDatabaseRecords' | 'dailyEnrichmentMatches'>;
 
 /** Every configured limit the OpenAPI texts state: the daily allowances, the rate limit, the run queue and result retention. */
-export type DocumentedLimits = Allowances & Pick<Config, 'rateLimitPerMinute' | 'maxRunningRuns' | 'resultRetentionHours'>;
+export type DocumentedLimits = Allowances &
+  Pick<Config, 'rateLimitPerMinute' | 'maxRunningRuns' | 'resultRetentionHours'>;
 
 const dailyOf = (endpoint: EndpointDefinition, allowances: Allowances) =>
-  (endpoint.allowance === 'enrichment' ? allowances.dailyEnrichmentMatches : allowances.dailyDatabaseRecords).toLocaleString('en-US');
+  (endpoint.allowance === 'enrichment'
+    ? allowances.dailyEnrichmentMatches
+    : allowances.dailyDatabaseRecords
+  ).toLocaleString('en-US');
 
 /** An endpoint's description: its own text, then the price (its plan gate) and limits (its daily allowance) by family. */
 function endpointDescription(endpoint: EndpointDefinition, allowances: Allowances): string | undefined {
@@ -275,18 +326,26 @@ function endpointRoutes(allowances: Allowances): RouteDoc[] {
         path: rest.path,
         operationId: second ? `${endpoint.name}${rest.bodyOnGet ? 'WithGet' : 'WithBody'}` : endpoint.name,
         tag: endpoint.tag,
-        summary: second ? `${endpoint.title} (${rest.bodyOnGet ? 'GET with the same JSON body' : 'parameters as a JSON body'})` : endpoint.title,
+        summary: second
+          ? `${endpoint.title} (${rest.bodyOnGet ? 'GET with the same JSON body' : 'parameters as a JSON body'})`
+          : endpoint.title,
         ...(description ? { description } : {}),
         ...(rest.deprecated ? { deprecated: rest.deprecated } : {}),
         ...(method === 'get' && !withBody && endpoint.request ? { query: endpoint.request } : {}),
-        ...(withBody && endpoint.request ? { body: { schema: endpoint.request, ...(rest.example !== undefined ? { example: rest.example } : {}) } } : {}),
+        ...(withBody && endpoint.request
+          ? { body: { schema: endpoint.request, ...(rest.example !== undefined ? { example: rest.example } : {}) } }
+          : {}),
         ...(rest.idempotent ? { idempotent: true } : {}),
         ok: {
           ...(rest.status && rest.status !== 200 ? { status: rest.status } : {}),
           description: rest.ok,
           ...(endpoint.response ? { content: { 'application/json': endpoint.response } } : {}),
         },
-        errors: withBody ? errorsOf(JSON_BODY, gates) : both ? errorsOf(gates, { 414: ['query_string_too_long'] }) : gates,
+        errors: withBody
+          ? errorsOf(JSON_BODY, gates)
+          : both
+            ? errorsOf(gates, { 414: ['query_string_too_long'] })
+            : gates,
       };
     });
   });
@@ -315,7 +374,8 @@ export function restRouteDocs(limits: DocumentedLimits = loadConfig({})): RouteD
 
 // Rendering.
 
-const schemaOf = (schema: SchemaRef, io: 'input' | 'output') => (schema instanceof z.ZodType ? jsonSchemaOf(schema, io) : schema);
+const schemaOf = (schema: SchemaRef, io: 'input' | 'output') =>
+  schema instanceof z.ZodType ? jsonSchemaOf(schema, io) : schema;
 const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 function queryParameters(schema: z.ZodType) {
@@ -359,20 +419,31 @@ function errorResponses(route: RouteDoc, limits: DocumentedLimits) {
           ...(status === 429 ? { headers: rateLimitHeaders(limits) } : {}),
           ...(status === 503 ? { headers: { 'Retry-After': RETRY_AFTER_HEADER } } : {}),
           ...(status === 401 ? { headers: { 'WWW-Authenticate': { schema: { type: 'string' } } } } : {}),
-          content: { 'application/json': { schema: ref('Error'), ...(codes.size === 1 ? { example: errorExample(status, [...codes][0]!, limits) } : {}) } },
+          content: {
+            'application/json': {
+              schema: ref('Error'),
+              ...(codes.size === 1 ? { example: errorExample(status, [...codes][0]!, limits) } : {}),
+            },
+          },
         },
       ]),
   );
 }
 
-const REPLAYED_HEADER = { schema: { type: 'string', enum: ['true'] }, description: 'Present when the answer replays an earlier request with the same Idempotency-Key.' };
+const REPLAYED_HEADER = {
+  schema: { type: 'string', enum: ['true'] },
+  description: 'Present when the answer replays an earlier request with the same Idempotency-Key.',
+};
 
 const RETRY_AFTER_HEADER = { schema: { type: 'integer' }, description: 'Seconds until a request may succeed.' };
 
 const rateLimitHeaders = (limits: DocumentedLimits) => ({
   'Retry-After': RETRY_AFTER_HEADER,
   'RateLimit-Policy': { schema: { type: 'string' }, description: `e.g. ${limits.rateLimitPerMinute};w=60` },
-  RateLimit: { schema: { type: 'string' }, description: `e.g. limit=${limits.rateLimitPerMinute}, remaining=0, reset=12` },
+  RateLimit: {
+    schema: { type: 'string' },
+    description: `e.g. limit=${limits.rateLimitPerMinute}, remaining=0, reset=12`,
+  },
 });
 
 /** The example messages of the error codes, stating the configured limits and the maps tool's price rule. */
@@ -387,10 +458,17 @@ const errorMessages = (limits: DocumentedLimits): Record<string, string> => ({
   daily_limit_reached: `The daily allowance of ${limits.dailyDatabaseRecords.toLocaleString('en-US')} database records is used up; it resets at midnight UTC, in 3600 s.`,
 });
 
-const errorExample = (status: Status, code: string, limits: DocumentedLimits) => ({ error: { code, message: errorMessages(limits)[code] ?? STATUS_TEXT[status] } });
+const errorExample = (status: Status, code: string, limits: DocumentedLimits) => ({
+  error: { code, message: errorMessages(limits)[code] ?? STATUS_TEXT[status] },
+});
 
 function operation(route: RouteDoc, limits: DocumentedLimits) {
-  const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
+  const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
+    name: m[1]!,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
   const parameters = [
     ...pathParams,
     ...(route.query ? queryParameters(route.query) : []),
@@ -409,7 +487,12 @@ function operation(route: RouteDoc, limits: DocumentedLimits) {
       ? {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: schemaOf(route.body.schema, 'input'), ...(route.body.example !== undefined ? { example: route.body.example } : {}) } },
+            content: {
+              'application/json': {
+                schema: schemaOf(route.body.schema, 'input'),
+                ...(route.body.example !== undefined ? { example: route.body.example } : {}),
+              },
+            },
           },
         }
       : {}),
@@ -418,8 +501,21 @@ function operation(route: RouteDoc, limits: DocumentedLimits) {
         ? {
             [String(ok.status ?? 200)]: {
               description: ok.description,
-              ...(route.idempotent || ok.headers ? { headers: { ...(route.idempotent ? { 'Idempotent-Replayed': REPLAYED_HEADER } : {}), ...ok.headers } } : {}),
-              ...(ok.content ? { content: Object.fromEntries(Object.entries(ok.content).map(([type, schema]) => [type, { schema: schemaOf(schema, 'output') }])) } : {}),
+              ...(route.idempotent || ok.headers
+                ? {
+                    headers: { ...(route.idempotent ? { 'Idempotent-Replayed': REPLAYED_HEADER } : {}), ...ok.headers },
+                  }
+                : {}),
+              ...(ok.content
+                ? {
+                    content: Object.fromEntries(
+                      Object.entries(ok.content).map(([type, schema]) => [
+                        type,
+                        { schema: schemaOf(schema, 'output') },
+                      ]),
+                    ),
+                  }
+                : {}),
             },
           }
         : {}),
@@ -474,12 +570,18 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
     paths,
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'lg_live_<32 characters>', description: 'An API key of the account, created with `leadgate keys create`.' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'lg_live_<32 characters>',
+          description: 'An API key of the account, created with `leadgate keys create`.',
+        },
         downloadLink: {
           type: 'apiKey',
           in: 'query',
           name: 'signature',
-          description: 'A signed link to one run\'s file (GET /api/downloads/{runId} only): `signature` with the `account` and `expires` it signs, as `Run.downloadUrl` gives them.',
+          description:
+            "A signed link to one run's file (GET /api/downloads/{runId} only): `signature` with the `account` and `expires` it signs, as `Run.downloadUrl` gives them.",
         },
       },
       parameters: {
@@ -487,7 +589,8 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
           name: 'Idempotency-Key',
           in: 'header',
           required: false,
-          description: 'Any 1 to 255 visible ASCII characters, kept 24 hours per account: a replay returns the first answer; the same key with another body answers 422.',
+          description:
+            'Any 1 to 255 visible ASCII characters, kept 24 hours per account: a replay returns the first answer; the same key with another body answers 422.',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
       },

@@ -14,33 +14,77 @@ export const errorBody = z
   .object({
     error: z
       .object({
-        code: z.string().describe('Stable machine-readable code, e.g. validation_failed, unauthenticated, insufficient_funds.'),
+        code: z
+          .string()
+          .describe('Stable machine-readable code, e.g. validation_failed, unauthenticated, insufficient_funds.'),
         message: z.string().describe('What went wrong and what to do about it.'),
         details: z
-          .array(z.object({ path: z.string().describe('The field, dotted (contacts.0.email); "" for the request as a whole.'), message: z.string() }).strict())
+          .array(
+            z
+              .object({
+                path: z.string().describe('The field, dotted (contacts.0.email); "" for the request as a whole.'),
+                message: z.string(),
+              })
+              .strict(),
+          )
           .optional()
-          .describe('One {path, message} per problem: each bad or unknown field of validation_failed, each link parameter of no_usable_filters, each filter of filters_not_applied_yet.'),
+          .describe(
+            'One {path, message} per problem: each bad or unknown field of validation_failed, each link parameter of no_usable_filters, each filter of filters_not_applied_yet.',
+          ),
       })
       .strict(),
-    filters_not_applied_yet: z.array(z.string()).optional().describe('The lead database filters that cannot be applied yet (409 filters_not_applied_yet).'),
+    filters_not_applied_yet: z
+      .array(z.string())
+      .optional()
+      .describe('The lead database filters that cannot be applied yet (409 filters_not_applied_yet).'),
     search_translation: peopleSearchTranslation.optional().describe('How the url was read (400 no_usable_filters).'),
     payment: z
       .object({
         payment_intent: z.string().nullable().describe('The Stripe PaymentIntent (`pi_…`).'),
         status: z.string().optional().describe('Its status at Stripe.'),
-        client_secret: z.string().nullable().optional().describe('402 payment_requires_action: for Stripe.js `confirmCardPayment` in the customer’s browser.'),
-        next_action: z.record(z.string(), z.unknown()).nullable().optional().describe('402 payment_requires_action: Stripe’s `next_action`, when it gave one.'),
-        decline_code: z.string().nullable().optional().describe('402 payment_failed: why the bank declined (`insufficient_funds`, …).'),
-        code: z.string().nullable().optional().describe('402 payment_failed: Stripe’s error code (`card_declined`, …).'),
+        client_secret: z
+          .string()
+          .nullable()
+          .optional()
+          .describe('402 payment_requires_action: for Stripe.js `confirmCardPayment` in the customer’s browser.'),
+        next_action: z
+          .record(z.string(), z.unknown())
+          .nullable()
+          .optional()
+          .describe('402 payment_requires_action: Stripe’s `next_action`, when it gave one.'),
+        decline_code: z
+          .string()
+          .nullable()
+          .optional()
+          .describe('402 payment_failed: why the bank declined (`insufficient_funds`, …).'),
+        code: z
+          .string()
+          .nullable()
+          .optional()
+          .describe('402 payment_failed: Stripe’s error code (`card_declined`, …).'),
       })
       .strict()
       .optional()
       .describe('The card payment a 402 payment_failed or payment_requires_action is about (docs/payments.md).'),
   })
   .strict()
-  .meta({ examples: [{ error: { code: 'validation_failed', message: 'count: must be at least 500', details: [{ path: 'count', message: 'must be at least 500' }] } }] });
+  .meta({
+    examples: [
+      {
+        error: {
+          code: 'validation_failed',
+          message: 'count: must be at least 500',
+          details: [{ path: 'count', message: 'must be at least 500' }],
+        },
+      },
+    ],
+  });
 
-export const runStatus = z.enum(RUN_STATUSES).describe('READY (waiting behind the concurrency limit), RUNNING, SUCCEEDED, FAILED, ABORTING, ABORTED or TIMED-OUT; the last four end a run.');
+export const runStatus = z
+  .enum(RUN_STATUSES)
+  .describe(
+    'READY (waiting behind the concurrency limit), RUNNING, SUCCEEDED, FAILED, ABORTING, ABORTED or TIMED-OUT; the last four end a run.',
+  );
 
 /** The spec's Run object (status and cancel routes, MCP check_run_status and cancel_run). */
 export const runView = z
@@ -52,9 +96,21 @@ export const runView = z
     requested: z.int().describe('Items requested.'),
     runTimeSecs: z.number().nullable().describe('Null while the run is going.'),
     outputUrl: z.string().nullable().describe('The download route of the results; null while the run is going.'),
-    expiresAt: timestamp.nullable().describe('When the results stop being downloadable (48 hours after the end); null while the run is going.'),
-    cost: z.number().optional().describe('USD charged, once the run has ended (its hold is released at the same time): billed_units × price_rule.unit_price.'),
-    billed_units: z.int().optional().describe('Units of the price rule charged, once the run has ended (rows where something was found, for rules that bill only those; 1 for a flat price).'),
+    expiresAt: timestamp
+      .nullable()
+      .describe('When the results stop being downloadable (48 hours after the end); null while the run is going.'),
+    cost: z
+      .number()
+      .optional()
+      .describe(
+        'USD charged, once the run has ended (its hold is released at the same time): billed_units × price_rule.unit_price.',
+      ),
+    billed_units: z
+      .int()
+      .optional()
+      .describe(
+        'Units of the price rule charged, once the run has ended (rows where something was found, for rules that bill only those; 1 for a flat price).',
+      ),
     price_rule: z
       .object({
         text: z.string().describe('The price as the tool states it, e.g. "0.0039 USD per lead".'),
@@ -71,17 +127,33 @@ export const runView = z
 export const runStart = z
   .looseObject({
     runId: z.string(),
-    status: z.enum(['READY', 'RUNNING']).describe('RUNNING, or READY when the account already has its maximum of runs going.'),
+    status: z
+      .enum(['READY', 'RUNNING'])
+      .describe('RUNNING, or READY when the account already has its maximum of runs going.'),
     message: z.string(),
-    estimatedCost: z.number().describe('USD held from the wallet at start, the most the run can be charged; it is billed on actual results and the rest is released.'),
+    estimatedCost: z
+      .number()
+      .describe(
+        'USD held from the wallet at start, the most the run can be charged; it is billed on actual results and the rest is released.',
+      ),
     uncappedCost: z
       .number()
       .optional()
-      .describe('USD of everything requested at the price (e.g. count × price), present when the hold is capped below it by the wallet balance (plus 1 USD for the lead scraper): the run stops when estimatedCost is used up.'),
-    webhookSecret: z.string().optional().describe('Signing secret of the run\'s webhook, present when webhookUrl was sent; shown once.'),
-    search_translation: z.record(z.string(), z.unknown()).optional().describe('What a link sent as input was read as (map-search and people-search URLs).'),
+      .describe(
+        'USD of everything requested at the price (e.g. count × price), present when the hold is capped below it by the wallet balance (plus 1 USD for the lead scraper): the run stops when estimatedCost is used up.',
+      ),
+    webhookSecret: z
+      .string()
+      .optional()
+      .describe("Signing secret of the run's webhook, present when webhookUrl was sent; shown once."),
+    search_translation: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('What a link sent as input was read as (map-search and people-search URLs).'),
   })
-  .describe('The run started. Further fields depend on the tool (e.g. emailCount, totalLeads, nextOffset, the id of a linked run).');
+  .describe(
+    'The run started. Further fields depend on the tool (e.g. emailCount, totalLeads, nextOffset, the id of a linked run).',
+  );
 
 export const overviewRunStart = z.object({ runId: z.string(), status: z.enum(['READY', 'RUNNING']) }).strict();
 export const overviewRun = z.object({ status: runStatus, handled: z.int() }).strict();
@@ -89,4 +161,3 @@ export const overviewRun = z.object({ status: runStatus, handled: z.int() }).str
 /** A result row of a run: the tool's columns (see docs/tools.md). */
 export const resultRow = z.record(z.string(), z.unknown());
 export const resultRows = z.array(resultRow);
-

@@ -14,7 +14,12 @@ export async function stripeHookRoute(app: FastifyInstance, { core }: { core: Co
   app.post('/hooks/stripe', async (request) => {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const signature = request.headers['stripe-signature'];
-    const { id, duplicate } = await receiveStripeEvent(core.db, core.config.payments, body, typeof signature === 'string' ? signature : undefined);
+    const { id, duplicate } = await receiveStripeEvent(
+      core.db,
+      core.config.payments,
+      body,
+      typeof signature === 'string' ? signature : undefined,
+    );
     return { received: true, id, duplicate };
   });
 }

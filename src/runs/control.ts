@@ -37,7 +37,11 @@ export async function cancelRun(core: ControlDeps, principal: Principal, runId: 
     if (!run) throw notFound('Run');
     const tool = getTool(run.tool);
     if (!tool.cancellable) {
-      throw new AppError(409, 'not_cancellable', `${tool.title} runs cannot be cancelled; this one will finish on its own.`);
+      throw new AppError(
+        409,
+        'not_cancellable',
+        `${tool.title} runs cannot be cancelled; this one will finish on its own.`,
+      );
     }
     if (isTerminal(run.status)) throw new AppError(409, 'run_finished', `The run has already ended (${run.status}).`);
     if (run.status === 'ABORTING') return snapshotOf(run);
@@ -60,7 +64,13 @@ export async function cancelRun(core: ControlDeps, principal: Principal, runId: 
  * The run now or, when it is still going, once it ends or `waitSecs` pass, whichever is first
  * (`waitForFinish` on the status route, `waitSecs` of MCP's check_run_status).
  */
-export async function waitForRun(core: Pick<Core, 'db' | 'events'> & Partial<Pick<Core, 'shutdown'>>, principal: Principal, runId: string, waitSecs: number, signal?: AbortSignal): Promise<RunSnapshot> {
+export async function waitForRun(
+  core: Pick<Core, 'db' | 'events'> & Partial<Pick<Core, 'shutdown'>>,
+  principal: Principal,
+  runId: string,
+  waitSecs: number,
+  signal?: AbortSignal,
+): Promise<RunSnapshot> {
   const events = await core.events.subscribe('runProgress', runId);
   // This process stopping ends the wait too: the run is answered as it is rather than hold the stop.
   let stopWaiting = () => {};
@@ -93,7 +103,13 @@ export async function waitForRun(core: Pick<Core, 'db' | 'events'> & Partial<Pic
 }
 
 /** The run now, or once it ends within `waitSecs` (status polling: no subscription unless it waits). */
-export async function runStatus(core: Pick<Core, 'db' | 'events'> & Partial<Pick<Core, 'shutdown'>>, principal: Principal, runId: string, waitSecs = 0, signal?: AbortSignal): Promise<RunSnapshot> {
+export async function runStatus(
+  core: Pick<Core, 'db' | 'events'> & Partial<Pick<Core, 'shutdown'>>,
+  principal: Principal,
+  runId: string,
+  waitSecs = 0,
+  signal?: AbortSignal,
+): Promise<RunSnapshot> {
   if (waitSecs > 0) return waitForRun(core, principal, runId, waitSecs, signal);
   return snapshotOf(await getRun(core.db, principal.accountId, runId));
 }
@@ -114,7 +130,12 @@ const ITEMS_PAGE = 500;
  * Rows never travel through notifications (they can be large): each progress event says how many
  * exist, and the new ones are read from the table.
  */
-export async function* followRunItems(core: Pick<Core, 'db' | 'events' | 'clock'>, principal: Principal, runId: string, fromSeq = 0): AsyncGenerator<RunItemsBatch> {
+export async function* followRunItems(
+  core: Pick<Core, 'db' | 'events' | 'clock'>,
+  principal: Principal,
+  runId: string,
+  fromSeq = 0,
+): AsyncGenerator<RunItemsBatch> {
   const events = await core.events.subscribe('runProgress', runId);
   try {
     let run = snapshotOf(await getRun(core.db, principal.accountId, runId));
@@ -122,7 +143,10 @@ export async function* followRunItems(core: Pick<Core, 'db' | 'events' | 'clock'
     let next = fromSeq;
     const drain = async function* () {
       while (next < run.itemCount) {
-        const items = await listRunItems(core.db, runId, { offset: next, limit: Math.min(ITEMS_PAGE, run.itemCount - next) });
+        const items = await listRunItems(core.db, runId, {
+          offset: next,
+          limit: Math.min(ITEMS_PAGE, run.itemCount - next),
+        });
         if (items.length === 0) return;
         yield { offset: next, items, run };
         next += items.length;
@@ -157,7 +181,10 @@ const stage = (status: RunStatus) => (isTerminal(status) ? 3 : IN_FLIGHT.indexOf
  * between; an event no newer than the state already sent for its run (committed before the read) is
  * skipped.
  */
-export async function* followAccountRuns(core: Pick<Core, 'db' | 'events'>, principal: Principal): AsyncGenerator<RunEvent> {
+export async function* followAccountRuns(
+  core: Pick<Core, 'db' | 'events'>,
+  principal: Principal,
+): AsyncGenerator<RunEvent> {
   const events = await core.events.subscribe('runEvents', principal.accountId);
   try {
     const rows = await core.db
@@ -175,7 +202,8 @@ export async function* followAccountRuns(core: Pick<Core, 'db' | 'events'>, prin
       const before = sent.get(event.run.id);
       if (before) {
         const [was, now] = [stage(before.status), stage(event.run.status)];
-        const newer = now > was || (now === was && (event.run.handled > before.handled || event.run.itemCount > before.itemCount));
+        const newer =
+          now > was || (now === was && (event.run.handled > before.handled || event.run.itemCount > before.itemCount));
         if (!newer) continue;
         // Events arrive in commit order: from the first one newer than the read, none is older.
         sent.delete(event.run.id);

@@ -20,7 +20,9 @@ export interface DownloadLink {
 }
 
 const signatureOf = (secret: Buffer | string, link: DownloadLink) =>
-  createHmac('sha256', secret).update(`download\n${link.accountId}\n${link.runId}\n${link.format}\n${link.expires}`).digest('base64url');
+  createHmac('sha256', secret)
+    .update(`download\n${link.accountId}\n${link.runId}\n${link.format}\n${link.expires}`)
+    .digest('base64url');
 
 /** The query string of a link to `runId`'s file in `format`, valid DOWNLOAD_LINK_SECS from `now`. */
 export function signDownload(secret: Buffer | string, link: Omit<DownloadLink, 'expires'>, now: Date): string {

@@ -22,7 +22,6 @@ type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'> 
 
 const INTERNAL_FAILURE = 'The run failed because of an internal error. Results produced so far were kept.';
 
-
 interface Billing {
   /** Null when money checks are off: nothing is capped. */
   holdMicros: bigint | null;
@@ -66,7 +65,11 @@ async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promis
       billedUnits: billing.billedUnits,
       ...(upstreamOffset === undefined ? {} : { upstreamOffset }),
       // A cancel in progress keeps its message.
-      ...(message === undefined ? {} : { statusMessage: sql`case when ${runTable.status} = 'ABORTING' then ${runTable.statusMessage} else ${message} end` }),
+      ...(message === undefined
+        ? {}
+        : {
+            statusMessage: sql`case when ${runTable.status} = 'ABORTING' then ${runTable.statusMessage} else ${message} end`,
+          }),
     })
     .where(eq(runTable.id, run.id))
     .returning();
@@ -97,7 +100,8 @@ function appendLastBatch(deps: EngineDeps, run: Run, tool: ToolDefinition, batch
   });
 }
 
-const cancelledMessage = (items: number, tool: ToolDefinition) => `Cancelled: ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`;
+const cancelledMessage = (items: number, tool: ToolDefinition) =>
+  `Cancelled: ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`;
 
 /**
  * Moves a run to a terminal status once (a run that had already ended is left alone: false), in the
@@ -106,7 +110,15 @@ const cancelledMessage = (items: number, tool: ToolDefinition) => `Cancelled: ${
  * transaction, its row locked since, so it is the run as it is: everything the end needs is known
  * without asking again, and its statements go in two round trips, each a group sent together.
  */
-export async function finishRunInTx(deps: EngineDeps, tx: Transaction, locked: Run, tool: ToolDefinition, status: RunStatus, message: string, errorDetail?: string): Promise<boolean> {
+export async function finishRunInTx(
+  deps: EngineDeps,
+  tx: Transaction,
+  locked: Run,
+  tool: ToolDefinition,
+  status: RunStatus,
+  message: string,
+  errorDetail?: string,
+): Promise<boolean> {
   if (isTerminal(locked.status)) return false;
   // A cancel accepted after the runner's last batch: the caller was told ABORTING, so the run ends
   // ABORTED, with every row it stored.
@@ -117,7 +129,9 @@ export async function finishRunInTx(deps: EngineDeps, tx: Transaction, locked: R
   const hold = { planMicros: locked.holdPlanMicros, purchasedMicros: locked.holdPurchasedMicros };
   const holdTotal = hold.planMicros + hold.purchasedMicros;
   const input = tool.input.parse(locked.input);
-  let charge = tool.price.settle ? tool.price.settle(locked.chargedMicros, locked.itemCount, input, status) : locked.chargedMicros;
+  let charge = tool.price.settle
+    ? tool.price.settle(locked.chargedMicros, locked.itemCount, input, status)
+    : locked.chargedMicros;
   if (deps.config.enforceLimits && charge > holdTotal) charge = holdTotal;
   // Sent together: none needs another's result (the wallet's changes add up in any order).
   const [, , [ended]] = await Promise.all([
@@ -142,16 +156,30 @@ export async function finishRunInTx(deps: EngineDeps, tx: Transaction, locked: R
   // Sent together as well; the next run's start counts on the slot released above.
   await Promise.all([
     deps.events.publishRun(tx, locked.accountId, 'finished', snapshot),
-    queueRunWebhooks(tx, deps.config.publicUrl, { ...snapshot, accountId: locked.accountId, webhookUrl: ended!.webhookUrl }),
+    queueRunWebhooks(tx, deps.config.publicUrl, {
+      ...snapshot,
+      accountId: locked.accountId,
+      webhookUrl: ended!.webhookUrl,
+    }),
     promoteNextRun(deps, tx, locked.accountId),
   ]);
   return true;
 }
 
 /** `finishRunInTx` in a transaction of its own: the account's lock and the run's go in one round trip. */
-export async function finishRun(deps: EngineDeps, run: Pick<Run, 'id' | 'accountId'>, tool: ToolDefinition, status: RunStatus, message: string, errorDetail?: string) {
+export async function finishRun(
+  deps: EngineDeps,
+  run: Pick<Run, 'id' | 'accountId'>,
+  tool: ToolDefinition,
+  status: RunStatus,
+  message: string,
+  errorDetail?: string,
+) {
   await deps.db.transaction(async (tx) => {
-    const [, [locked]] = await Promise.all([lockAccount(tx, run.accountId), tx.select().from(runTable).where(eq(runTable.id, run.id)).for('update')]);
+    const [, [locked]] = await Promise.all([
+      lockAccount(tx, run.accountId),
+      tx.select().from(runTable).where(eq(runTable.id, run.id)).for('update'),
+    ]);
     if (locked) await finishRunInTx(deps, tx, locked, tool, status, message, errorDetail);
   });
 }
@@ -162,7 +190,6 @@ type StopReason = 'cancelled' | 'timed-out' | 'shutdown';
 /** The longest a run of `tool` may take, seconds. */
 export const runTimeLimitSecs = (tool: ToolDefinition, config: Pick<Core['config'], 'runTimeoutSecs'>) =>
   Math.min(tool.maxRunSecs ?? config.runTimeoutSecs, config.runTimeoutSecs);
-
 
 /**
  * Watches the run's own topic for a cancel (from any process) and calls `onCancel` once. Resolves once
@@ -194,7 +221,11 @@ async function watchForCancel(deps: EngineDeps, runId: string, onCancel: () => v
  * and bills the rows already stored. When the worker shuts down (`workerSignal`), the run is handed
  * back: its job is queued again and the next worker resumes it where this one stopped.
  */
-export async function executeRun(deps: EngineDeps, runId: string, workerSignal: AbortSignal = new AbortController().signal) {
+export async function executeRun(
+  deps: EngineDeps,
+  runId: string,
+  workerSignal: AbortSignal = new AbortController().signal,
+) {
   const [run] = await deps.db.select().from(runTable).where(eq(runTable.id, runId));
   if (!run || isTerminal(run.status) || run.status === 'READY') return;
   const tool = getTool(run.tool);
@@ -223,7 +254,8 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
 
   const startAt = run.itemCount;
   const billing: Billing = {
-    holdMicros: deps.config.enforceLimits && tool.price.unitMicros > 0n ? run.holdPlanMicros + run.holdPurchasedMicros : null,
+    holdMicros:
+      deps.config.enforceLimits && tool.price.unitMicros > 0n ? run.holdPlanMicros + run.holdPurchasedMicros : null,
     chargedMicros: run.chargedMicros,
     billedUnits: run.billedUnits,
   };
@@ -253,10 +285,21 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
       const batches: AsyncIterator<RunBatch & { offset?: number }> = (
         upstream
           ? upstream.batches(input, control.signal)
-          : tool.run({ runId, accountId: run.accountId, input, sources: deps.sources, store, startedAt, startAt, signal: control.signal })
+          : tool.run({
+              runId,
+              accountId: run.accountId,
+              input,
+              sources: deps.sources,
+              store,
+              startedAt,
+              startAt,
+              signal: control.signal,
+            })
       )[Symbol.asyncIterator]();
       // A stop does not wait for the runner: a source call that hangs cannot hold a run past a cancel or its time limit.
-      const stopped = new Promise<null>((resolve) => control.signal.addEventListener('abort', () => resolve(null), { once: true }));
+      const stopped = new Promise<null>((resolve) =>
+        control.signal.addEventListener('abort', () => resolve(null), { once: true }),
+      );
       for (;;) {
         const next = await Promise.race([batches.next(), stopped]);
         if (next === null) {
@@ -283,10 +326,19 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
           rows.push(row);
         }
         const handled = holdUsedUp ? rows.length : (batch.handled ?? rows.length);
-        const stored: StoredBatch = { firstSeq: first + skip, rows, handled, message: batch.message, billing, upstreamOffset: batch.offset };
+        const stored: StoredBatch = {
+          firstSeq: first + skip,
+          rows,
+          handled,
+          message: batch.message,
+          billing,
+          upstreamOffset: batch.offset,
+        };
         // Not an upstream run's: its end waits on the upstream run's stop and cost, after the loop.
         endedWithBatch = batch.last === true && !holdUsedUp && !upstream;
-        const status = endedWithBatch ? await appendLastBatch(deps, run, tool, stored, finishedMessage(Math.max(seq, startAt))) : await appendBatch(deps, run, stored);
+        const status = endedWithBatch
+          ? await appendLastBatch(deps, run, tool, stored, finishedMessage(Math.max(seq, startAt)))
+          : await appendBatch(deps, run, stored);
         if (first + skip === 0 && rows.length > 0) observeFirstRow(tool.name, startedAt);
         if (endedWithBatch) {
           void batches.return?.(undefined)?.catch(() => {});
@@ -326,10 +378,16 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
   if (failure instanceof UpstreamEndedError) {
     const ending = upstreamEnding(failure, plural(await storedItems(deps, run.id), tool.rowUnit ?? tool.price.unit));
     await finishRun(deps, run, tool, ending.status, ending.message, failure.message);
-    log.warn({ upstreamRunId: active?.upstreamRunId, upstreamStatus: failure.status }, 'upstream run ended without success');
+    log.warn(
+      { upstreamRunId: active?.upstreamRunId, upstreamStatus: failure.status },
+      'upstream run ended without success',
+    );
   } else if (failure instanceof UpstreamUnavailableError) {
     upstreamErrors.inc({ tool: tool.name, reason: failure.reason });
-    log.error({ upstreamRunId: active?.upstreamRunId, reason: failure.reason, detail: failure.detail }, 'upstream source unavailable');
+    log.error(
+      { upstreamRunId: active?.upstreamRunId, reason: failure.reason, detail: failure.detail },
+      'upstream source unavailable',
+    );
     await finishRun(deps, run, tool, 'FAILED', failure.message, failure.detail);
     // Best effort, after the caller has the answer: the engine may be the thing that is down.
     void active?.abort();
@@ -345,7 +403,13 @@ export async function executeRun(deps: EngineDeps, runId: string, workerSignal: 
     log.info('run cancelled');
   } else if (reason === 'timed-out') {
     const items = await storedItems(deps, run.id);
-    await finishRun(deps, run, tool, 'TIMED-OUT', `Timed out after ${limitSecs} s (this tool's limit): ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`);
+    await finishRun(
+      deps,
+      run,
+      tool,
+      'TIMED-OUT',
+      `Timed out after ${limitSecs} s (this tool's limit): ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`,
+    );
     log.warn({ limitSecs }, 'run timed out');
   } else {
     await finishRun(deps, run, tool, 'SUCCEEDED', finishedMessage(kept));

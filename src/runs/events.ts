@@ -46,7 +46,11 @@ export interface EventBus {
    */
   publishRun(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): Promise<void>;
   /** What `publishRun` sends: the channels and the one payload, for a statement that notifies by itself (a run's start). */
-  runNotification(accountId: string, kind: RunEventKind, snapshot: RunSnapshot): { channels: string[]; payload: string };
+  runNotification(
+    accountId: string,
+    kind: RunEventKind,
+    snapshot: RunSnapshot,
+  ): { channels: string[]; payload: string };
   /** What `publishRun` does besides notifying, for a statement that notified by itself in `tx`: the change as published. */
   published(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): void;
   /**
@@ -67,7 +71,8 @@ export interface EventBus {
  * are), else its digest. A caller's id (a run id in a URL) never reaches a LISTEN statement as written,
  * and no name passes Postgres's 63 bytes.
  */
-const channelId = (id: string) => (/^[A-Za-z0-9_]{1,40}$/.test(id) ? id : createHash('sha256').update(id).digest('hex').slice(0, 40));
+const channelId = (id: string) =>
+  /^[A-Za-z0-9_]{1,40}$/.test(id) ? id : createHash('sha256').update(id).digest('hex').slice(0, 40);
 const RUN_PREFIX = 'leadgate_run_';
 /** A run's changes: what a long poll, a run subscription or a stream of its rows waits on. */
 const runChannel = (runId: string) => `${RUN_PREFIX}${channelId(runId)}`;
@@ -106,12 +111,20 @@ class LocalTopics extends EventTarget {
   /** The topics this process listens to, with their listeners: what a resync reads again after LISTEN was lost. */
   readonly topics = new Map<string, Set<unknown>>();
 
-  override addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: AddEventListenerOptions | boolean) {
+  override addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: AddEventListenerOptions | boolean,
+  ) {
     super.addEventListener(type, listener, options);
     if (listener) (this.topics.get(type) ?? this.topics.set(type, new Set()).get(type)!).add(listener);
   }
 
-  override removeEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: EventListenerOptions | boolean) {
+  override removeEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: EventListenerOptions | boolean,
+  ) {
     super.removeEventListener(type, listener, options);
     const listeners = this.topics.get(type);
     if (listeners && listener && listeners.delete(listener) && listeners.size === 0) this.topics.delete(type);
@@ -124,7 +137,9 @@ class LocalTopics extends EventTarget {
 
   /** A run's change to the subscribers of its account's topic. */
   runEvents(accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
-    this.dispatchEvent(new CustomEvent(`runEvents:${accountId}`, { detail: { kind, run: snapshot } satisfies RunEvent }));
+    this.dispatchEvent(
+      new CustomEvent(`runEvents:${accountId}`, { detail: { kind, run: snapshot } satisfies RunEvent }),
+    );
   }
 }
 
@@ -180,7 +195,13 @@ async function resync(sql: Sql, target: LocalTopics, lostAt: Date) {
       or(
         runIds.length > 0 ? inArray(runTable.id, runIds) : undefined,
         accountIds.length > 0
-          ? and(inArray(runTable.accountId, accountIds), or(notInArray(runTable.status, [...TERMINAL_STATUSES]), gte(runTable.finishedAt, new Date(lostAt.getTime() - RESYNC_MARGIN_MS))))
+          ? and(
+              inArray(runTable.accountId, accountIds),
+              or(
+                notInArray(runTable.status, [...TERMINAL_STATUSES]),
+                gte(runTable.finishedAt, new Date(lostAt.getTime() - RESYNC_MARGIN_MS)),
+              ),
+            )
           : undefined,
       ),
     )
@@ -210,7 +231,12 @@ const UNLISTEN_AFTER_MS = 2_000;
  * backing off, until it holds, and `onListening` runs each time it does (with when it was lost, after a
  * loss). `ready` settles with the first attempt: a database out of reach at start fails the start.
  */
-function listenAcrossRestarts(sql: Sql, fixed: readonly string[], onNotify: (channel: string, payload: string) => void, onListening: (lostAt: Date | undefined) => Promise<void>) {
+function listenAcrossRestarts(
+  sql: Sql,
+  fixed: readonly string[],
+  onNotify: (channel: string, payload: string) => void,
+  onListening: (lostAt: Date | undefined) => Promise<void>,
+) {
   let stopped = false;
   let dropped: (() => void) | undefined;
   let wake: (() => void) | undefined;
@@ -238,7 +264,8 @@ function listenAcrossRestarts(sql: Sql, fixed: readonly string[], onNotify: (cha
     },
     onclose: () => dropped?.(),
   } as unknown as postgres.Options<Record<string, never>>);
-  const statement = (verb: 'listen' | 'unlisten', channels: readonly string[]) => connection.unsafe(channels.map((c) => `${verb} ${quoteIdentifier(c)}`).join('; ')).simple();
+  const statement = (verb: 'listen' | 'unlisten', channels: readonly string[]) =>
+    connection.unsafe(channels.map((c) => `${verb} ${quoteIdentifier(c)}`).join('; ')).simple();
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
       wake = resolve;
@@ -276,7 +303,9 @@ function listenAcrossRestarts(sql: Sql, fixed: readonly string[], onNotify: (cha
   }
 
   let settle!: (err?: unknown) => void;
-  const ready = new Promise<void>((resolve, reject) => (settle = (err) => (err === undefined ? resolve() : reject(err))));
+  const ready = new Promise<void>(
+    (resolve, reject) => (settle = (err) => (err === undefined ? resolve() : reject(err))),
+  );
   void (async () => {
     let first = true;
     let lostAt: Date | undefined;
@@ -348,7 +377,11 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
 
   const notification = (accountId: string, kind: RunEventKind, snapshot: RunSnapshot) => {
     const envelope: Envelope = { kind, accountId, run: snapshot, origin, at: Date.now() };
-    const channels = [runChannel(snapshot.id), accountChannel(accountId), ...(snapshot.status === 'ABORTING' ? [CONTROL_CHANNEL] : [])];
+    const channels = [
+      runChannel(snapshot.id),
+      accountChannel(accountId),
+      ...(snapshot.status === 'ABORTING' ? [CONTROL_CHANNEL] : []),
+    ];
     return { channels, payload: JSON.stringify(envelope) };
   };
 
@@ -383,7 +416,9 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
   };
 
   // Re-listens after a database restart and resyncs this process's subscribers (see listenAcrossRestarts, resync).
-  const listening = listenAcrossRestarts(sql, control ? [CONTROL_CHANNEL] : [], deliver, (lostAt) => (lostAt ? resync(sql, target, lostAt) : Promise.resolve()));
+  const listening = listenAcrossRestarts(sql, control ? [CONTROL_CHANNEL] : [], deliver, (lostAt) =>
+    lostAt ? resync(sql, target, lostAt) : Promise.resolve(),
+  );
 
   return {
     async subscribe<K extends keyof Topics>(topic: K, id: Topics[K][0]): Promise<Subscription<Topics[K][1]>> {

@@ -18,7 +18,10 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export const downloadParams = z
   .object({
     format: z
-      .preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(EXPORT_FORMATS, { message: `format must be one of ${EXPORT_FORMATS.join(', ')}` }))
+      .preprocess(
+        (v) => (typeof v === 'string' ? v.toLowerCase() : v),
+        z.enum(EXPORT_FORMATS, { message: `format must be one of ${EXPORT_FORMATS.join(', ')}` }),
+      )
       .default('csv')
       .describe('File format; default csv.'),
     // A row's position is a Postgres integer: offsets and limits past 2^31 − 1 are refused, not sent to a query.
@@ -46,7 +49,10 @@ export { escapeFormula };
 export function toCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (Array.isArray(value)) return escapeFormula(value.map((v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))).join('; '));
+  if (Array.isArray(value))
+    return escapeFormula(
+      value.map((v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))).join('; '),
+    );
   if (typeof value === 'object') {
     return escapeFormula(
       Object.entries(value as Record<string, unknown>)
@@ -62,14 +68,22 @@ export function assertNotExpired(run: { id: string; expiresAt: Date | string | n
   if (run.expiresAt === null) return;
   const expiresAt = new Date(run.expiresAt);
   if (expiresAt <= now) {
-    throw new AppError(410, 'results_expired', `Results of run ${run.id} expired at ${expiresAt.toISOString()}; results are kept for 48 hours.`);
+    throw new AppError(
+      410,
+      'results_expired',
+      `Results of run ${run.id} expired at ${expiresAt.toISOString()}; results are kept for 48 hours.`,
+    );
   }
 }
 
 /** Checks a run may be downloaded now: finished, not expired. */
 export function assertDownloadable(run: Run, now = new Date()) {
   if (!isTerminal(run.status)) {
-    throw new AppError(409, 'run_not_finished', `Run ${run.id} is ${run.status}; poll GET /api/v1/scrape/status/${run.id} until it is SUCCEEDED, then download.`);
+    throw new AppError(
+      409,
+      'run_not_finished',
+      `Run ${run.id} is ${run.status}; poll GET /api/v1/scrape/status/${run.id} until it is SUCCEEDED, then download.`,
+    );
   }
   assertNotExpired(run, now);
 }
@@ -84,23 +98,35 @@ export function assertDownloadable(run: Run, now = new Date()) {
  * is whole. A replica that has not replayed the end yields no rows and says so (`NotReplayed`).
  */
 /** The rows a range of an ended run holds: its `limit`, or fewer where the run's rows end. */
-export const rowsInRange = (itemCount: number, range: { offset: number; limit?: number }) => Math.min(range.limit ?? Infinity, Math.max(0, itemCount - range.offset));
+export const rowsInRange = (itemCount: number, range: { offset: number; limit?: number }) =>
+  Math.min(range.limit ?? Infinity, Math.max(0, itemCount - range.offset));
 
 /**
  * A condition true when the run whose id `runId` gives has ended on the server `sql` reads: a replica's
  * copy of a run's rows is whole once it shows the run's end.
  */
-export const endedOnServer = (sql: Sql, runId: ReturnType<Sql>) => sql`exists (select 1 from run where id = ${runId} and status in ${sql([...TERMINAL_STATUSES])})`;
+export const endedOnServer = (sql: Sql, runId: ReturnType<Sql>) =>
+  sql`exists (select 1 from run where id = ${runId} and status in ${sql([...TERMINAL_STATUSES])})`;
 
-async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit?: number }, expected: number, onReplica: boolean): AsyncGenerator<Row> {
+async function* itemRows(
+  sql: Sql,
+  runId: string,
+  range: { offset: number; limit?: number },
+  expected: number,
+  onReplica: boolean,
+): AsyncGenerator<Row> {
   const limit = range.limit === undefined ? sql`` : sql`limit ${range.limit}`;
   const ended = onReplica ? sql`and ${endedOnServer(sql, sql`${runId}`)}` : sql``;
-  const cursor = sql`select seq, data from run_item where run_id = ${runId} and seq >= ${range.offset} ${ended} order by seq ${limit}`.cursor(500);
+  const cursor =
+    sql`select seq, data from run_item where run_id = ${runId} and seq >= ${range.offset} ${ended} order by seq ${limit}`.cursor(
+      500,
+    );
   let read = 0;
   for await (const batch of cursor) {
     for (const { seq, data } of batch) {
       // The primary goes on from the rows yielded so far: the replica's must have no gap.
-      if (onReplica && seq !== range.offset + read) throw new NotReplayed(`the replica has row ${seq} of run ${runId} before row ${range.offset + read}`);
+      if (onReplica && seq !== range.offset + read)
+        throw new NotReplayed(`the replica has row ${seq} of run ${runId} before row ${range.offset + read}`);
       read += 1;
       yield data as Row;
     }
@@ -116,16 +142,31 @@ async function* itemRows(sql: Sql, runId: string, range: { offset: number; limit
  */
 export type RowSource = Sql | Pick<Core, 'sql' | 'catalogReader'>;
 
-function rowsOf(from: RowSource, run: Run, range: { offset: number; limit?: number }, expected: number): AsyncIterable<Row> {
+function rowsOf(
+  from: RowSource,
+  run: Run,
+  range: { offset: number; limit?: number },
+  expected: number,
+): AsyncIterable<Row> {
   if (typeof from === 'function') return itemRows(from, run.id, range, expected, false);
   if (!isTerminal(run.status)) return itemRows(from.sql, run.id, range, expected, false);
   return from.catalogReader.stream((sql, skipped, onReplica) =>
-    itemRows(sql, run.id, { offset: range.offset + skipped, limit: range.limit === undefined ? undefined : range.limit - skipped }, expected - skipped, onReplica),
+    itemRows(
+      sql,
+      run.id,
+      { offset: range.offset + skipped, limit: range.limit === undefined ? undefined : range.limit - skipped },
+      expected - skipped,
+      onReplica,
+    ),
   );
 }
 
 /** Up to `range.limit` of a finished run's rows from `range.offset`, read as its downloads read them (MCP's download_results). */
-export async function readRunRows(core: Pick<Core, 'sql' | 'catalogReader'>, run: Run, range: { offset: number; limit: number }): Promise<Row[]> {
+export async function readRunRows(
+  core: Pick<Core, 'sql' | 'catalogReader'>,
+  run: Run,
+  range: { offset: number; limit: number },
+): Promise<Row[]> {
   const rows: Row[] = [];
   for await (const row of rowsOf(core, run, range, rowsInRange(run.itemCount, range))) rows.push(row);
   return rows;
@@ -142,11 +183,21 @@ async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'):
 }
 
 /** Streams a run's rows (all, or the range asked for) from Postgres in `format`; CSV has a header row of the tool's columns. */
-export function exportRun(from: RowSource, run: Run, columns: Column[], format: ExportFormat, range: { offset: number; limit?: number } = { offset: 0 }) {
+export function exportRun(
+  from: RowSource,
+  run: Run,
+  columns: Column[],
+  format: ExportFormat,
+  range: { offset: number; limit?: number } = { offset: 0 },
+) {
   const rows = rowsOf(from, run, range, rowsInRange(run.itemCount, range));
   let body: Readable;
   if (format === 'csv') {
-    const csv = stringify({ header: true, columns: columns.map((c) => ({ key: c.key, header: c.header })), bom: false });
+    const csv = stringify({
+      header: true,
+      columns: columns.map((c) => ({ key: c.key, header: c.header })),
+      bom: false,
+    });
     const records = Readable.from(
       (async function* () {
         for await (const row of rows) yield Object.fromEntries(columns.map((c) => [c.key, toCell(row[c.key])]));

@@ -52,7 +52,12 @@ export interface RouteDecision {
  * Decides for one announcement what this pool does: `peers` are the live pools, this one among them,
  * `idle` its workers waiting for a job. Pure: the same inputs in every process give one pool the job.
  */
-export function routeNewJob(note: unknown, self: string, peers: ReadonlySet<string> | undefined, idle: number): RouteDecision {
+export function routeNewJob(
+  note: unknown,
+  self: string,
+  peers: ReadonlySet<string> | undefined,
+  idle: number,
+): RouteDecision {
   const n = note !== null && typeof note === 'object' ? (note as Note) : {};
   const count = typeof n.count === 'number' ? n.count : 1;
   if (count <= 0) return { nudge: 0 };
@@ -96,7 +101,8 @@ export function createJobRouter(sql: Sql, logger: Logger, events: WorkerEvents, 
     self = workerPool.id;
     pool = workerPool;
   });
-  for (const ending of ['pool:gracefulShutdown', 'pool:forcefulShutdown', 'pool:release'] as const) events.on(ending, () => (stopping = true));
+  for (const ending of ['pool:gracefulShutdown', 'pool:forcefulShutdown', 'pool:release'] as const)
+    events.on(ending, () => (stopping = true));
   events.on('worker:getJob:start', ({ worker }) => idle.delete(worker.workerId));
   events.on('worker:getJob:empty', ({ worker }) => idle.add(worker.workerId));
   events.on('worker:getJob:error', ({ worker }) => idle.add(worker.workerId));
@@ -120,7 +126,12 @@ export function createJobRouter(sql: Sql, logger: Logger, events: WorkerEvents, 
       }
       const decision = routeNewJob(payload, pool.id, peers, idle.size);
       if (decision.passSkipping) {
-        send({ r: Math.random(), count: 1, skip: decision.passSkipping }).catch((err: unknown) => logger.warn({ err }, 'could not pass a new job on to another worker process; it waits for the next free worker'));
+        send({ r: Math.random(), count: 1, skip: decision.passSkipping }).catch((err: unknown) =>
+          logger.warn(
+            { err },
+            'could not pass a new job on to another worker process; it waits for the next free worker',
+          ),
+        );
       }
       return decision.nudge;
     },

@@ -18,7 +18,12 @@ export interface Liveness {
  * one statement, safe to run from many processes at once. It reads and changes graphile-worker's
  * state only through its public API: the `graphile_worker.jobs` view and `force_unlock_workers`.
  */
-export function startLiveness(sql: Sql, logger: Logger, livenessSecs: number, onPeers?: (ids: string[]) => void): Liveness {
+export function startLiveness(
+  sql: Sql,
+  logger: Logger,
+  livenessSecs: number,
+  onPeers?: (ids: string[]) => void,
+): Liveness {
   const ids = new Set<string>();
   const beatMs = Math.max(200, (livenessSecs * 1000) / 4);
   let lastBeatAt: number | undefined;

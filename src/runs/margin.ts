@@ -16,7 +16,13 @@ export interface ToolMargin {
 
 /** Revenue, upstream cost and margin per tool of the runs created since `since`, highest revenue first. */
 export async function marginReport(db: Database, since: Date): Promise<ToolMargin[]> {
-  const rows = await db.execute<{ tool: string; runs: number; upstream_runs: number; revenue: string; cost: string }>(sql`
+  const rows = await db.execute<{
+    tool: string;
+    runs: number;
+    upstream_runs: number;
+    revenue: string;
+    cost: string;
+  }>(sql`
     select tool,
            count(*)::int as runs,
            count(upstream_run_id)::int as upstream_runs,

@@ -17,7 +17,8 @@ import { snapshotOf, type RunSnapshot } from './view.ts';
 type QueueDeps = Pick<Core, 'events' | 'config'>;
 
 /** The call that adds a run's worker job (keyed by the run, so it is added at most once). */
-const runJob = (runId: string) => sql`graphile_worker.add_job(${JOBS.runTool}::text, json_build_object('runId', ${runId}::text), max_attempts => 5, job_key => ${runId}::text)`;
+const runJob = (runId: string) =>
+  sql`graphile_worker.add_job(${JOBS.runTool}::text, json_build_object('runId', ${runId}::text), max_attempts => 5, job_key => ${runId}::text)`;
 
 /** Adds the worker job of a run, in the caller's transaction. */
 export async function enqueueRun(tx: Executor, runId: string) {
@@ -25,7 +26,8 @@ export async function enqueueRun(tx: Executor, runId: string) {
 }
 
 /** Status message of a run waiting for a slot. */
-export const waitingMessage = (max: number) => `Waiting: ${max} runs of this account are running; this one starts when one of them finishes`;
+export const waitingMessage = (max: number) =>
+  `Waiting: ${max} runs of this account are running; this one starts when one of them finishes`;
 
 export interface HoldRequest {
   accountId: string;
@@ -101,9 +103,16 @@ export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balanc
       )},
       (select count(*)::int from placed) as placed,
       (select count(*)::int from job) as enqueued
-    from updated u cross join lateral (select case when u.queued then ${h.notify.ready} else ${h.notify.running} end as payload) n`)) as unknown as { purchased: string; plan: string; queued: boolean; placed: number; enqueued: number }[];
+    from updated u cross join lateral (select case when u.queued then ${h.notify.ready} else ${h.notify.running} end as payload) n`)) as unknown as {
+    purchased: string;
+    plan: string;
+    queued: boolean;
+    placed: number;
+    enqueued: number;
+  }[];
   const row = rows[0];
-  if (!row || row.placed !== 1) throw new Error(`account ${h.accountId} has no wallet, or run ${h.runId} was not inserted first`);
+  if (!row || row.placed !== 1)
+    throw new Error(`account ${h.accountId} has no wallet, or run ${h.runId} was not inserted first`);
   if (row.enqueued !== (row.queued ? 0 : 1)) throw new Error(`run ${h.runId}: its job was not added`);
   return { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan), queued: row.queued };
 }

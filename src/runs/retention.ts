@@ -19,7 +19,9 @@ export async function purgeExpiredResults(db: Database, now: Date): Promise<{ ru
         order by expires_at limit ${BATCH} for update skip locked`)) as unknown as { id: string }[];
       if (expired.length === 0) return { runs: 0, rows: 0 };
       const ids = expired.map((r) => r.id);
-      const [deleted] = (await tx.execute(sql`with d as (delete from run_item where run_id in ${ids} returning 1) select count(*)::int as n from d`)) as unknown as { n: number }[];
+      const [deleted] = (await tx.execute(
+        sql`with d as (delete from run_item where run_id in ${ids} returning 1) select count(*)::int as n from d`,
+      )) as unknown as { n: number }[];
       await tx.execute(sql`update run set purged_at = ${now.toISOString()}::timestamptz where id in ${ids}`);
       return { runs: ids.length, rows: deleted!.n };
     });

@@ -43,12 +43,16 @@ type StartDeps = Pick<Core, 'db' | 'events' | 'config' | 'accountWrites' | 'netw
  * `guarded` then asks the outbound guard (a DNS lookup, so it is awaited by the write): a URL the
  * guard refuses is a 400 at `webhookUrl` and the start writes nothing.
  */
-function takeWebhookUrl(raw: unknown): { body: unknown; webhook?: { url: string; secret: string; guarded(guard: OutboundGuard): Promise<void> } } {
+function takeWebhookUrl(raw: unknown): {
+  body: unknown;
+  webhook?: { url: string; secret: string; guarded(guard: OutboundGuard): Promise<void> };
+} {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !('webhookUrl' in raw)) return { body: raw };
   const { webhookUrl: value, ...body } = raw as Record<string, unknown>;
   if (value === undefined || value === null) return { body };
   const parsed = webhookUrl.safeParse(value);
-  if (!parsed.success) throw new ValidationError(parsed.error.issues.map((issue) => ({ path: 'webhookUrl', message: issue.message })));
+  if (!parsed.success)
+    throw new ValidationError(parsed.error.issues.map((issue) => ({ path: 'webhookUrl', message: issue.message })));
   const url = parsed.data;
   return {
     body,
@@ -110,7 +114,10 @@ async function createRun(
       // keep the order they arrived in, which is the order waiting runs start (promoteNextRun).
       createdAt: sql`clock_timestamp()`,
       startedAt: new Date(),
-      fileName: typeof (input as { fileName?: unknown }).fileName === 'string' ? (input as { fileName: string }).fileName : null,
+      fileName:
+        typeof (input as { fileName?: unknown }).fileName === 'string'
+          ? (input as { fileName: string }).fileName
+          : null,
       estimatedMicros: estimated,
       parentRunId,
       webhookUrl: webhook?.url ?? null,
@@ -146,7 +153,9 @@ async function createRun(
  * requested, `uncappedCost` states that estimate too.
  */
 function costOf(estimated: bigint, held: bigint): { estimatedCost: number; uncappedCost?: number } {
-  return held < estimated ? { estimatedCost: microsToNumber(held), uncappedCost: microsToNumber(estimated) } : { estimatedCost: microsToNumber(estimated) };
+  return held < estimated
+    ? { estimatedCost: microsToNumber(held), uncappedCost: microsToNumber(estimated) }
+    : { estimatedCost: microsToNumber(estimated) };
 }
 
 /** A start that passed its checks: writing it creates the run in the caller's transaction. */
@@ -166,7 +175,10 @@ export function prepareStart(core: StartDeps, principal: Principal, toolName: st
   assertStorable(raw);
   const { body, webhook } = takeWebhookUrl(raw);
   const main = planRun(principal, tool, body);
-  const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({ link, plan: planRun(principal, getTool(link.tool), link.input) }));
+  const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({
+    link,
+    plan: planRun(principal, getTool(link.tool), link.input),
+  }));
   // The guard's verdict on the webhook URL is looked up while the write waits its turn.
   const webhookGuarded = webhook?.guarded(core.network.guard);
   return async (tx) => {
@@ -178,12 +190,23 @@ export function prepareStart(core: StartDeps, principal: Principal, toolName: st
       extra[link.field] = linkedRun.run.id;
     }
     const secret = webhook ? { webhookSecret: webhook.secret } : {};
-    return { run, start: { message: main.start.message, extra: { ...costOf(main.estimated, heldMicros), ...main.start.extra, ...extra, ...secret } } };
+    return {
+      run,
+      start: {
+        message: main.start.message,
+        extra: { ...costOf(main.estimated, heldMicros), ...main.start.extra, ...extra, ...secret },
+      },
+    };
   };
 }
 
 /** Starts a run (see `prepareStart`) as one of the account's writes. */
-export async function startRun(core: StartDeps, principal: Principal, toolName: string, raw: unknown): Promise<StartedRun> {
+export async function startRun(
+  core: StartDeps,
+  principal: Principal,
+  toolName: string,
+  raw: unknown,
+): Promise<StartedRun> {
   return core.accountWrites.run(principal.accountId, prepareStart(core, principal, toolName, raw));
 }
 
@@ -207,13 +230,20 @@ export async function getRun(db: Executor, accountId: string, runId: string): Pr
 }
 
 /** Batch loader for per-request DataLoaders: results in the order of `ids`, null where not found. */
-export async function loadRuns(db: Executor, accountId: string, ids: readonly string[]): Promise<(RunSnapshot | null)[]> {
+export async function loadRuns(
+  db: Executor,
+  accountId: string,
+  ids: readonly string[],
+): Promise<(RunSnapshot | null)[]> {
   // An id Postgres could not store names no run.
   const storable = ids.filter((id) => unstorable(id) === undefined);
-  const rows = storable.length === 0 ? [] : await db
-    .select()
-    .from(runTable)
-    .where(and(eq(runTable.accountId, accountId), inArray(runTable.id, storable)));
+  const rows =
+    storable.length === 0
+      ? []
+      : await db
+          .select()
+          .from(runTable)
+          .where(and(eq(runTable.accountId, accountId), inArray(runTable.id, storable)));
   const byId = new Map(rows.map((r) => [r.id, snapshotOf(r)]));
   return ids.map((id) => byId.get(id) ?? null);
 }
@@ -278,17 +308,32 @@ export async function listRunItems(db: Executor, runId: string, options: { offse
  * A page of a run's result rows for a face that reads them while the run goes on (GraphQL `Run.items`);
  * 410 `results_expired` past the run's `expiresAt`, as the downloads answer.
  */
-export async function readRunItems(core: Pick<Core, 'db' | 'clock'>, run: Pick<RunSnapshot, 'id' | 'expiresAt'>, options: { offset: number; limit: number }) {
+export async function readRunItems(
+  core: Pick<Core, 'db' | 'clock'>,
+  run: Pick<RunSnapshot, 'id' | 'expiresAt'>,
+  options: { offset: number; limit: number },
+) {
   assertNotExpired(run, core.clock());
   return listRunItems(core.db, run.id, options);
 }
 
 /** How many runs the account has, of one status when given (a connection's `totalCount`). */
-export async function countRuns(db: Executor, accountId: string, status?: RunStatus | null, tool?: string | null): Promise<number> {
+export async function countRuns(
+  db: Executor,
+  accountId: string,
+  status?: RunStatus | null,
+  tool?: string | null,
+): Promise<number> {
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(runTable)
-    .where(and(eq(runTable.accountId, accountId), status ? eq(runTable.status, status) : undefined, tool ? eq(runTable.tool, tool) : undefined));
+    .where(
+      and(
+        eq(runTable.accountId, accountId),
+        status ? eq(runTable.status, status) : undefined,
+        tool ? eq(runTable.tool, tool) : undefined,
+      ),
+    );
   return row!.n;
 }
 
@@ -310,7 +355,11 @@ export interface ItemsRequest {
  * on this server (a replica's copy of a run is whole once it shows the run's end, see exports.ts
  * `itemRows`); the others' pages are empty, without reading their rows.
  */
-async function itemsOfRuns(sqlClient: Sql, requests: readonly ItemsRequest[], endedOnly: boolean): Promise<Record<string, unknown>[][]> {
+async function itemsOfRuns(
+  sqlClient: Sql,
+  requests: readonly ItemsRequest[],
+  endedOnly: boolean,
+): Promise<Record<string, unknown>[][]> {
   if (requests.length === 0) return [];
   const ended = endedOnly ? endedOnServer(sqlClient, sqlClient`r.run_id`) : sqlClient`true`;
   // The requests are filtered first (materialized), so the rows of a run left out are never read.
@@ -331,7 +380,11 @@ async function itemsOfRuns(sqlClient: Sql, requests: readonly ItemsRequest[], en
 }
 
 /** The request for up to `limit` rows of `run` from `offset`; an ended run's says how many it holds. */
-export const itemsRequest = (run: { id: string; status: RunStatus; itemCount: number }, offset: number, limit: number): ItemsRequest => ({
+export const itemsRequest = (
+  run: { id: string; status: RunStatus; itemCount: number },
+  offset: number,
+  limit: number,
+): ItemsRequest => ({
   runId: run.id,
   offset,
   limit,
@@ -343,18 +396,32 @@ export const itemsRequest = (run: { id: string; status: RunStatus; itemCount: nu
  * ended runs on the read replica when it is healthy and holds each of them whole (`expected` rows),
  * else on the primary, as the downloads read them.
  */
-export async function listItemsOfRuns(core: Pick<Core, 'sql' | 'catalogReader'>, requests: readonly ItemsRequest[]): Promise<Record<string, unknown>[][]> {
+export async function listItemsOfRuns(
+  core: Pick<Core, 'sql' | 'catalogReader'>,
+  requests: readonly ItemsRequest[],
+): Promise<Record<string, unknown>[][]> {
   const ended = requests.flatMap((r, i) => (r.expected === undefined ? [] : [i]));
   const live = requests.flatMap((r, i) => (r.expected === undefined ? [i] : []));
   const [livePages, endedPages] = await Promise.all([
-    itemsOfRuns(core.sql, live.map((i) => requests[i]!), false),
+    itemsOfRuns(
+      core.sql,
+      live.map((i) => requests[i]!),
+      false,
+    ),
     ended.length === 0
       ? []
       : core.catalogReader.read(async (sql) => {
           const onReplica = sql !== core.sql;
-          const pages = await itemsOfRuns(sql, ended.map((i) => requests[i]!), onReplica);
+          const pages = await itemsOfRuns(
+            sql,
+            ended.map((i) => requests[i]!),
+            onReplica,
+          );
           const short = pages.findIndex((page, k) => page.length < requests[ended[k]!]!.expected!);
-          if (onReplica && short >= 0) throw new NotReplayed(`the replica has ${pages[short]!.length} of ${requests[ended[short]!]!.expected} rows of run ${requests[ended[short]!]!.runId}`);
+          if (onReplica && short >= 0)
+            throw new NotReplayed(
+              `the replica has ${pages[short]!.length} of ${requests[ended[short]!]!.expected} rows of run ${requests[ended[short]!]!.runId}`,
+            );
           return pages;
         }),
   ]);
@@ -365,7 +432,11 @@ export async function listItemsOfRuns(core: Pick<Core, 'sql' | 'catalogReader'>,
 }
 
 /** The inputs the caller's runs among `ids` were started with, in the order of `ids` (null where another account's or none). */
-export async function loadRunInputs(db: Executor, accountId: string, ids: readonly string[]): Promise<(unknown | null)[]> {
+export async function loadRunInputs(
+  db: Executor,
+  accountId: string,
+  ids: readonly string[],
+): Promise<(unknown | null)[]> {
   const rows = await db
     .select({ id: runTable.id, input: runTable.input })
     .from(runTable)

@@ -39,7 +39,11 @@ export function runStore(db: Database, accountId: string, runId: string): RunSto
       const [hit] = await db.select({ value: toolCacheTable.value }).from(toolCacheTable).where(where);
       if (hit) return { value: hit.value as T, hit: true };
       const value = await compute();
-      const inserted = await db.insert(toolCacheTable).values({ tool, key, period, value }).onConflictDoNothing().returning({ tool: toolCacheTable.tool });
+      const inserted = await db
+        .insert(toolCacheTable)
+        .values({ tool, key, period, value })
+        .onConflictDoNothing()
+        .returning({ tool: toolCacheTable.tool });
       if (inserted.length > 0) return { value, hit: false };
       // Another run stored the period's value first: every reader sees the same one.
       const [stored] = await db.select({ value: toolCacheTable.value }).from(toolCacheTable).where(where);
@@ -51,8 +55,9 @@ export function runStore(db: Database, accountId: string, runId: string): RunSto
 /** Cached values older than `maxAgeDays` belong to past data periods. */
 export async function purgeToolCache(db: Database, now: Date, maxAgeDays = 40) {
   const cutoff = new Date(now.getTime() - maxAgeDays * 86_400_000);
-  const deleted = await db.delete(toolCacheTable).where(lt(toolCacheTable.createdAt, cutoff)).returning({ tool: toolCacheTable.tool });
+  const deleted = await db
+    .delete(toolCacheTable)
+    .where(lt(toolCacheTable.createdAt, cutoff))
+    .returning({ tool: toolCacheTable.tool });
   return deleted.length;
 }
-
-

@@ -7,7 +7,13 @@ import { TOOLS } from '../tools/index.ts';
 import type { Row, ToolDefinition } from '../tools/types.ts';
 import { upstreamDeclaration } from '../tools/upstream/index.ts';
 import type { UpstreamDeclaration } from '../tools/upstream/types.ts';
-import { UPSTREAM_ENDED, UpstreamUnavailableError, type UpstreamEngine, type UpstreamRun, type UpstreamStatus } from '../sources/upstream.ts';
+import {
+  UPSTREAM_ENDED,
+  UpstreamUnavailableError,
+  type UpstreamEngine,
+  type UpstreamRun,
+  type UpstreamStatus,
+} from '../sources/upstream.ts';
 import { createApifyEngine } from '../sources/apify/index.ts';
 import { upstreamItemsRead } from '../shared/metrics.ts';
 
@@ -24,18 +30,24 @@ const WAIT_SECS = 1;
 export function createUpstreamEngine(config: Pick<Config, 'apify' | 'toolSources'>): UpstreamEngine | undefined {
   const names = new Set(TOOLS.map((t) => t.name));
   for (const tool of Object.keys(config.toolSources)) {
-    if (!names.has(tool)) throw new Error(`TOOL_SOURCES names ${tool}, which is not a tool (tools: ${[...names].join(', ')})`);
+    if (!names.has(tool))
+      throw new Error(`TOOL_SOURCES names ${tool}, which is not a tool (tools: ${[...names].join(', ')})`);
     if (!upstreamDeclaration(tool)) {
       const able = TOOLS.filter((t) => upstreamDeclaration(t.name)).map((t) => t.name);
       throw new Error(`TOOL_SOURCES names ${tool}, which cannot run upstream (tools that can: ${able.join(', ')})`);
     }
   }
   // Without a token nothing can run upstream; a run that was attached to an upstream run fails with the caller's message.
-  return config.apify.token ? createApifyEngine({ token: config.apify.token, baseUrl: config.apify.baseUrl }) : undefined;
+  return config.apify.token
+    ? createApifyEngine({ token: config.apify.token, baseUrl: config.apify.baseUrl })
+    : undefined;
 }
 
 /** The actor a run of `tool` starts under this configuration, or undefined: the catalog. */
-export function upstreamActor(config: Pick<Config, 'toolSources'>, tool: string): { declaration: UpstreamDeclaration; actorId: string } | undefined {
+export function upstreamActor(
+  config: Pick<Config, 'toolSources'>,
+  tool: string,
+): { declaration: UpstreamDeclaration; actorId: string } | undefined {
   const source = config.toolSources[tool];
   const declaration = upstreamDeclaration(tool);
   if (!source || !declaration) return undefined;
@@ -62,10 +74,15 @@ export class UpstreamEndedError extends Error {
 }
 
 /** The caller's words for how an upstream run ended, and the status our run takes. */
-export function upstreamEnding(err: UpstreamEndedError, kept: string): { status: 'FAILED' | 'TIMED-OUT' | 'ABORTED'; message: string } {
+export function upstreamEnding(
+  err: UpstreamEndedError,
+  kept: string,
+): { status: 'FAILED' | 'TIMED-OUT' | 'ABORTED'; message: string } {
   const why = err.upstreamMessage ? ` (${err.upstreamMessage})` : '';
-  if (err.status === 'TIMED-OUT' || err.status === 'TIMING-OUT') return { status: 'TIMED-OUT', message: `The upstream run timed out${why}: ${kept} kept` };
-  if (err.status === 'ABORTED' || err.status === 'ABORTING') return { status: 'ABORTED', message: `The upstream run was aborted${why}: ${kept} kept` };
+  if (err.status === 'TIMED-OUT' || err.status === 'TIMING-OUT')
+    return { status: 'TIMED-OUT', message: `The upstream run timed out${why}: ${kept} kept` };
+  if (err.status === 'ABORTED' || err.status === 'ABORTING')
+    return { status: 'ABORTED', message: `The upstream run was aborted${why}: ${kept} kept` };
   return { status: 'FAILED', message: `The upstream run failed${why}: ${kept} kept` };
 }
 
@@ -94,7 +111,9 @@ export function openUpstream(
       : undefined;
   if (!planned) return undefined;
   const input = tool.input.parse(run.input);
-  const holdMicros = deps.config.enforceLimits ? run.holdPlanMicros + run.holdPurchasedMicros : tool.price.estimate(input, run.requested);
+  const holdMicros = deps.config.enforceLimits
+    ? run.holdPlanMicros + run.holdPurchasedMicros
+    : tool.price.estimate(input, run.requested);
   // Rows the hold pays for (the hold is the estimate of what the run asked for, or less when the wallet
   // held less): the upstream run may deliver and be charged no more.
   const maxItems = Math.max(1, tool.price.unitMicros > 0n ? Number(holdMicros / tool.price.unitMicros) : run.requested);
@@ -128,7 +147,8 @@ export class UpstreamRunner<I = unknown> {
     private readonly actorId: string,
     private readonly bound: { maxItems: number; maxTotalChargeUsd: number; timeoutSecs: number },
   ) {
-    if (!deps.engine) throw new UpstreamUnavailableError('config', `${tool.name} runs upstream but APIFY_TOKEN is not set`);
+    if (!deps.engine)
+      throw new UpstreamUnavailableError('config', `${tool.name} runs upstream but APIFY_TOKEN is not set`);
     this.engine = deps.engine;
   }
 
@@ -149,7 +169,9 @@ export class UpstreamRunner<I = unknown> {
       if (page.items.length > 0) {
         offset += page.items.length;
         upstreamItemsRead.inc({ tool: this.tool.name }, page.items.length);
-        const rows = page.items.map((item) => this.declaration.row(item, input)).filter((row): row is Row => row !== null);
+        const rows = page.items
+          .map((item) => this.declaration.row(item, input))
+          .filter((row): row is Row => row !== null);
         yield { rows, handled: page.items.length, message: this.message(current, offset), offset };
         if (page.items.length === PAGE_SIZE || ended) continue;
       } else if (ended) {
@@ -158,9 +180,11 @@ export class UpstreamRunner<I = unknown> {
       const before = current.statusMessage;
       current = await this.engine.get(current.id, page.items.length > 0 ? 0 : WAIT_SECS);
       this.current = current;
-      if (current.statusMessage !== before) yield { rows: [], handled: 0, message: this.message(current, offset), offset };
+      if (current.statusMessage !== before)
+        yield { rows: [], handled: 0, message: this.message(current, offset), offset };
     }
-    if (current.status !== 'SUCCEEDED') throw new UpstreamEndedError(current.status as Exclude<UpstreamStatus, 'SUCCEEDED'>, current.statusMessage);
+    if (current.status !== 'SUCCEEDED')
+      throw new UpstreamEndedError(current.status as Exclude<UpstreamStatus, 'SUCCEEDED'>, current.statusMessage);
   }
 
   /** Aborts the upstream run if it is still going (a cancel, the time limit, the hold used up, a failure); never throws. */
@@ -203,11 +227,16 @@ export class UpstreamRunner<I = unknown> {
       .update(runTable)
       .set({ upstreamRunId: started.id, upstreamActorId: this.actorId, upstreamDatasetId: started.datasetId })
       .where(eq(runTable.id, this.run.id));
-    this.deps.logger.info({ runId: this.run.id, upstreamRunId: started.id, actorId: this.actorId, maxItems: this.bound.maxItems }, 'upstream run started');
+    this.deps.logger.info(
+      { runId: this.run.id, upstreamRunId: started.id, actorId: this.actorId, maxItems: this.bound.maxItems },
+      'upstream run started',
+    );
     return started;
   }
 
   private message(run: UpstreamRun, offset: number) {
-    return run.statusMessage ?? `Upstream run ${run.status.toLowerCase()}: ${offset} item${offset === 1 ? '' : 's'} read`;
+    return (
+      run.statusMessage ?? `Upstream run ${run.status.toLowerCase()}: ${offset} item${offset === 1 ? '' : 's'} read`
+    );
   }
 }

@@ -4,7 +4,14 @@ import { Webhook as Signer } from 'standardwebhooks';
 import { z } from 'zod';
 import { runInTransaction, type Executor, type Transaction } from '../../db/client.ts';
 import type { RunStatus } from '../../db/schema/runs.ts';
-import { WEBHOOK_EVENTS, webhookDeliveryTable, webhookTable, type Webhook, type WebhookDelivery, type WebhookEvent } from '../../db/schema/webhooks.ts';
+import {
+  WEBHOOK_EVENTS,
+  webhookDeliveryTable,
+  webhookTable,
+  type Webhook,
+  type WebhookDelivery,
+  type WebhookEvent,
+} from '../../db/schema/webhooks.ts';
 import type { Core } from '../core.ts';
 import { lockAccount, type Principal } from '../accounts/accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
@@ -56,8 +63,10 @@ export const webhookUrl = z
       ctx.addIssue({ code: 'custom', message: 'must be an absolute http or https URL' });
       return;
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'must be an http or https URL' });
-    if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not carry a user name or password' });
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      ctx.addIssue({ code: 'custom', message: 'must be an http or https URL' });
+    if (url.username || url.password)
+      ctx.addIssue({ code: 'custom', message: 'must not carry a user name or password' });
   })
   .describe('Where events are POSTed, signed per the Standard Webhooks spec.');
 
@@ -83,7 +92,8 @@ export async function checkWebhookUrl(guard: OutboundGuard, url: string, path: s
   try {
     await guard.checkUrl(new URL(url));
   } catch (err) {
-    if (err instanceof NetError && err.kind === 'refused') throw new ValidationError([{ path, message: `refused by the outbound guard: ${err.message}` }]);
+    if (err instanceof NetError && err.kind === 'refused')
+      throw new ValidationError([{ path, message: `refused by the outbound guard: ${err.message}` }]);
     if (err instanceof NetError) return;
     throw err;
   }
@@ -112,17 +122,27 @@ export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64'
  * Registers an account webhook; the answer carries its signing secret, shown this once. A URL the
  * outbound guard refuses is refused here (checkWebhookUrl).
  */
-export async function createWebhook(core: Pick<Core, 'db' | 'network'>, principal: Principal, raw: unknown): Promise<WebhookView & { secret: string }> {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ValidationError([{ path: '', message: 'the request body must be a JSON object' }]);
+export async function createWebhook(
+  core: Pick<Core, 'db' | 'network'>,
+  principal: Principal,
+  raw: unknown,
+): Promise<WebhookView & { secret: string }> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new ValidationError([{ path: '', message: 'the request body must be a JSON object' }]);
   const parsed = createWebhookInput.safeParse(raw);
   if (!parsed.success) throw fromZodError(parsed.error);
   const input = parsed.data;
   await checkWebhookUrl(core.network.guard, input.url, 'url');
   return core.db.transaction(async (tx) => {
     await lockAccount(tx, principal.accountId);
-    const [count] = await tx.select({ n: sql<number>`count(*)::int` }).from(webhookTable).where(eq(webhookTable.accountId, principal.accountId));
+    const [count] = await tx
+      .select({ n: sql<number>`count(*)::int` })
+      .from(webhookTable)
+      .where(eq(webhookTable.accountId, principal.accountId));
     if (count!.n >= MAX_WEBHOOKS_PER_ACCOUNT) {
-      throw new ValidationError([{ path: 'url', message: `an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` }]);
+      throw new ValidationError([
+        { path: 'url', message: `an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` },
+      ]);
     }
     const secret = newSigningSecret();
     const [created] = await tx
@@ -141,12 +161,19 @@ export async function createWebhook(core: Pick<Core, 'db' | 'network'>, principa
 }
 
 export async function listWebhooks(db: Executor, principal: Principal): Promise<WebhookView[]> {
-  const rows = await db.select().from(webhookTable).where(eq(webhookTable.accountId, principal.accountId)).orderBy(webhookTable.createdAt, webhookTable.id);
+  const rows = await db
+    .select()
+    .from(webhookTable)
+    .where(eq(webhookTable.accountId, principal.accountId))
+    .orderBy(webhookTable.createdAt, webhookTable.id);
   return rows.map(viewOf);
 }
 
 async function ownWebhook(db: Executor, principal: Principal, id: string): Promise<Webhook> {
-  const [hook] = await db.select().from(webhookTable).where(and(eq(webhookTable.id, id), eq(webhookTable.accountId, principal.accountId)));
+  const [hook] = await db
+    .select()
+    .from(webhookTable)
+    .where(and(eq(webhookTable.id, id), eq(webhookTable.accountId, principal.accountId)));
   if (!hook) throw notFound('Webhook');
   return hook;
 }
@@ -190,18 +217,25 @@ const deliveryView = (d: WebhookDelivery): DeliveryView => ({
 
 export const deliveriesParams = z
   .object({
-    limit: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').default(20),
+    limit: z.coerce
+      .number()
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(100, 'must be at most 100')
+      .default(20),
     after: z.string().max(200).optional().describe('The `nextAfter` of the previous page.'),
   })
   .strict();
 
 /** A delivery's place in its webhook's log (newest first), as `after` takes it. */
-export const deliveryCursor = (d: Pick<WebhookDelivery, 'createdAt' | 'id'>) => Buffer.from(`${d.createdAt.toISOString()}|${d.id}`).toString('base64url');
+export const deliveryCursor = (d: Pick<WebhookDelivery, 'createdAt' | 'id'>) =>
+  Buffer.from(`${d.createdAt.toISOString()}|${d.id}`).toString('base64url');
 
 function parseDeliveryCursor(after: string): { createdAt: Date; id: string } {
   const [at, id, ...rest] = Buffer.from(after, 'base64url').toString('utf8').split('|');
   const createdAt = cursorTime(at);
-  if (!createdAt || !id || rest.length > 0 || unstorable(id)) throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
+  if (!createdAt || !id || rest.length > 0 || unstorable(id))
+    throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
   return { createdAt, id };
 }
 
@@ -220,7 +254,9 @@ export async function listDeliveries(db: Executor, principal: Principal, webhook
       and(
         eq(d.webhookId, webhookId),
         // After the cursor's delivery in (created_at, id) order, at the stored precision (see listRuns).
-        cursor ? sql`(${d.createdAt}, ${d.id}) < (select c.created_at, c.id from webhook_delivery c where c.id = ${cursor.id} and c.webhook_id = ${webhookId})` : undefined,
+        cursor
+          ? sql`(${d.createdAt}, ${d.id}) < (select c.created_at, c.id from webhook_delivery c where c.id = ${cursor.id} and c.webhook_id = ${webhookId})`
+          : undefined,
       ),
     )
     .orderBy(desc(d.createdAt), desc(d.id))
@@ -234,7 +270,11 @@ export async function listDeliveries(db: Executor, principal: Principal, webhook
 }
 
 /** The caller's webhooks among `ids`, in the order of `ids` (null where another account's or none). */
-export async function loadWebhooks(db: Executor, principal: Principal, ids: readonly string[]): Promise<(WebhookView | null)[]> {
+export async function loadWebhooks(
+  db: Executor,
+  principal: Principal,
+  ids: readonly string[],
+): Promise<(WebhookView | null)[]> {
   const rows = await db
     .select()
     .from(webhookTable)
@@ -273,7 +313,10 @@ export async function listDeliveriesOfWebhooks(
   for (const row of rows) byRequest[row.i as number]!.push(deliveryOfRow(row));
   return byRequest.map((rows, i) => {
     const limit = requests[i]!.limit;
-    return { deliveries: rows.slice(0, limit).map((x) => ({ ...deliveryView(x), cursor: deliveryCursor(x) })), hasMore: rows.length > limit };
+    return {
+      deliveries: rows.slice(0, limit).map((x) => ({ ...deliveryView(x), cursor: deliveryCursor(x) })),
+      hasMore: rows.length > limit,
+    };
   });
 }
 
@@ -299,7 +342,11 @@ function deliveryOfRow(row: Record<string, unknown>): WebhookDelivery {
 }
 
 /** How many deliveries each of the caller's webhooks has logged, in the order of `webhookIds`. */
-export async function countDeliveries(db: Executor, principal: Principal, webhookIds: readonly string[]): Promise<number[]> {
+export async function countDeliveries(
+  db: Executor,
+  principal: Principal,
+  webhookIds: readonly string[],
+): Promise<number[]> {
   const d = webhookDeliveryTable;
   const rows = await db
     .select({ webhookId: d.webhookId, n: sql<number>`count(*)::int` })
@@ -311,7 +358,11 @@ export async function countDeliveries(db: Executor, principal: Principal, webhoo
 }
 
 /** The caller's deliveries among `ids`, in the order of `ids` (null where another account's or none). */
-export async function loadDeliveries(db: Executor, principal: Principal, ids: readonly string[]): Promise<(DeliveryView | null)[]> {
+export async function loadDeliveries(
+  db: Executor,
+  principal: Principal,
+  ids: readonly string[],
+): Promise<(DeliveryView | null)[]> {
   const d = webhookDeliveryTable;
   const rows = await db
     .select()
@@ -345,7 +396,11 @@ export function runEventPayload(publicUrl: string, event: WebhookEvent, run: Run
  * Queues the deliveries of a run's end, in the transaction that ends it: one per account webhook
  * subscribed to the event, and one to the run's own `webhookUrl`. Each is a worker job.
  */
-export async function queueRunWebhooks(tx: Transaction, publicUrl: string, run: RunSnapshot & { accountId: string; webhookUrl: string | null }) {
+export async function queueRunWebhooks(
+  tx: Transaction,
+  publicUrl: string,
+  run: RunSnapshot & { accountId: string; webhookUrl: string | null },
+) {
   const event = EVENT_OF[run.status];
   if (!event) return;
   const hooks = await tx
@@ -358,14 +413,25 @@ export async function queueRunWebhooks(tx: Transaction, publicUrl: string, run: 
   const payload = runEventPayload(publicUrl, event, run);
   await queueDeliveries(
     tx,
-    targets.map((target) => ({ id: newDeliveryId(), accountId: run.accountId, webhookId: target.webhookId, runId: run.id, event, url: target.url, payload })),
+    targets.map((target) => ({
+      id: newDeliveryId(),
+      accountId: run.accountId,
+      webhookId: target.webhookId,
+      runId: run.id,
+      event,
+      url: target.url,
+      payload,
+    })),
   );
 }
 
 const newDeliveryId = () => `msg_${randomBase62(24)}`;
 
 /** Logs deliveries and adds a `deliver_webhook` job for each, in the caller's transaction. */
-async function queueDeliveries(tx: Transaction, rows: (typeof webhookDeliveryTable.$inferInsert)[]): Promise<WebhookDelivery[]> {
+async function queueDeliveries(
+  tx: Transaction,
+  rows: (typeof webhookDeliveryTable.$inferInsert)[],
+): Promise<WebhookDelivery[]> {
   const queued = await tx.insert(webhookDeliveryTable).values(rows).returning();
   for (const row of queued) {
     await tx.execute(
@@ -376,7 +442,11 @@ async function queueDeliveries(tx: Transaction, rows: (typeof webhookDeliveryTab
 }
 
 /** The body of the test event: which webhook, and when it was asked for. */
-const testEventPayload = (webhookId: string, sentAt: Date) => ({ type: TEST_EVENT, timestamp: sentAt.toISOString(), data: { webhookId, sentAt: sentAt.toISOString() } });
+const testEventPayload = (webhookId: string, sentAt: Date) => ({
+  type: TEST_EVENT,
+  timestamp: sentAt.toISOString(),
+  data: { webhookId, sentAt: sentAt.toISOString() },
+});
 
 /**
  * Queues one `webhook.test` delivery to a webhook of the caller's account, whatever events it
@@ -388,14 +458,27 @@ export async function sendTestWebhook(db: Executor, principal: Principal, id: st
   return runInTransaction(db, async (tx) => {
     const hook = await ownWebhook(tx, principal, id);
     const [queued] = await queueDeliveries(tx, [
-      { id: newDeliveryId(), accountId: hook.accountId, webhookId: hook.id, runId: null, event: TEST_EVENT, url: hook.url, payload: testEventPayload(hook.id, new Date()) },
+      {
+        id: newDeliveryId(),
+        accountId: hook.accountId,
+        webhookId: hook.id,
+        runId: null,
+        event: TEST_EVENT,
+        url: hook.url,
+        payload: testEventPayload(hook.id, new Date()),
+      },
     ]);
     return deliveryView(queued!);
   });
 }
 
 /** Sends one signed POST; how is the caller's (through the outbound guard). */
-export type WebhookPost = (url: string, body: string, headers: Record<string, string>, signal?: AbortSignal) => Promise<{ status: number }>;
+export type WebhookPost = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  signal?: AbortSignal,
+) => Promise<{ status: number }>;
 
 type DeliverDeps = Pick<Core, 'db' | 'logger'> & { post: WebhookPost };
 
@@ -406,12 +489,21 @@ type DeliverDeps = Pick<Core, 'db' | 'logger'> & { post: WebhookPost };
  * outbound guard refuses (its name now resolves to a private address, say) fails at once, for good:
  * the refusal is the delivery's `lastError`, and the job ends without a retry or an error stack.
  */
-export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, attempt: number, maxAttempts: number, signal?: AbortSignal) {
+export async function deliverWebhook(
+  deps: DeliverDeps,
+  deliveryId: string,
+  attempt: number,
+  maxAttempts: number,
+  signal?: AbortSignal,
+) {
   const [delivery] = await deps.db.select().from(webhookDeliveryTable).where(eq(webhookDeliveryTable.id, deliveryId));
   if (!delivery || delivery.status !== 'pending') return;
   const secret = await signingSecret(deps.db, delivery);
   if (!secret) {
-    await deps.db.update(webhookDeliveryTable).set({ status: 'failed', lastError: 'the webhook no longer exists' }).where(eq(webhookDeliveryTable.id, deliveryId));
+    await deps.db
+      .update(webhookDeliveryTable)
+      .set({ status: 'failed', lastError: 'the webhook no longer exists' })
+      .where(eq(webhookDeliveryTable.id, deliveryId));
     observeWebhookDelivery('dropped');
     return;
   }
@@ -448,17 +540,32 @@ export async function deliverWebhook(deps: DeliverDeps, deliveryId: string, atte
     })
     .where(eq(webhookDeliveryTable.id, deliveryId));
   observeWebhookDelivery(done ? 'delivered' : refused ? 'refused' : last ? 'failed' : 'retrying');
-  if (!done && !last) throw new AppError(502, 'webhook_delivery_failed', `Delivery ${deliveryId} attempt ${attempt} failed: ${error}`);
+  if (!done && !last)
+    throw new AppError(502, 'webhook_delivery_failed', `Delivery ${deliveryId} attempt ${attempt} failed: ${error}`);
   // The host only: a webhook URL's path or query may be a credential of its own (a chat app's incoming webhook).
-  if (last) deps.logger.warn({ deliveryId, runId: delivery.runId, host: URL.canParse(delivery.url) ? new URL(delivery.url).host : undefined, error }, refused ? 'webhook delivery refused by the outbound guard; not retried' : 'webhook delivery failed for good');
+  if (last)
+    deps.logger.warn(
+      {
+        deliveryId,
+        runId: delivery.runId,
+        host: URL.canParse(delivery.url) ? new URL(delivery.url).host : undefined,
+        error,
+      },
+      refused ? 'webhook delivery refused by the outbound guard; not retried' : 'webhook delivery failed for good',
+    );
 }
 
 async function signingSecret(db: Executor, delivery: WebhookDelivery): Promise<string | null> {
   if (delivery.webhookId) {
-    const [hook] = await db.select({ secret: webhookTable.secret }).from(webhookTable).where(eq(webhookTable.id, delivery.webhookId));
+    const [hook] = await db
+      .select({ secret: webhookTable.secret })
+      .from(webhookTable)
+      .where(eq(webhookTable.id, delivery.webhookId));
     return hook?.secret ?? null;
   }
   if (!delivery.runId) return null;
-  const [run] = await db.execute(sql`select webhook_secret from run where id = ${delivery.runId}`) as unknown as { webhook_secret: string | null }[];
+  const [run] = (await db.execute(sql`select webhook_secret from run where id = ${delivery.runId}`)) as unknown as {
+    webhook_secret: string | null;
+  }[];
   return run?.webhook_secret ?? null;
 }

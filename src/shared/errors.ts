@@ -21,7 +21,11 @@ export class AppError extends Error {
 
   toBody() {
     return {
-      error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) },
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details === undefined ? {} : { details: this.details }),
+      },
       ...this.extraBody,
     };
   }
@@ -29,7 +33,12 @@ export class AppError extends Error {
 
 export class ValidationError extends AppError {
   constructor(details: ErrorDetail[], message?: string) {
-    super(400, 'validation_failed', message ?? details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; '), details);
+    super(
+      400,
+      'validation_failed',
+      message ?? details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; '),
+      details,
+    );
   }
 }
 
@@ -49,7 +58,8 @@ export function fromZodError(error: z.ZodError): ValidationError {
 
 /** Normalises anything thrown into an Error; a lost or restarting database becomes the one `DatabaseUnavailableError`. */
 export function coerceError(err: unknown): Error {
-  if (err instanceof Error && !(err instanceof AppError) && isDatabaseUnavailable(err)) return new DatabaseUnavailableError(undefined, err);
+  if (err instanceof Error && !(err instanceof AppError) && isDatabaseUnavailable(err))
+    return new DatabaseUnavailableError(undefined, err);
   if (err instanceof Error) return err;
   return new Error(typeof err === 'string' ? err : JSON.stringify(err));
 }
@@ -83,11 +93,19 @@ const DATABASE_UNAVAILABLE_CODES = new Set([
 
 /** Whether `err` (or an error it wraps, as drizzle's query errors do) says the database is unreachable or restarting. */
 export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e = err, depth = 0;
+    typeof e === 'object' && e !== null && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && DATABASE_UNAVAILABLE_CODES.has(code)) return true;
     // node-postgres (graphile-worker's pool) says a lost connection in words only.
-    if (typeof message === 'string' && /^(Connection terminated|Client has encountered a connection error)/.test(message)) return true;
+    if (
+      typeof message === 'string' &&
+      /^(Connection terminated|Client has encountered a connection error)/.test(message)
+    )
+      return true;
   }
   return false;
 }
@@ -108,6 +126,11 @@ export class RetryLaterError extends AppError {
 /** 503 `database_unavailable`: the database is restarting or out of reach; the caller retries after `retryAfterSecs`. */
 export class DatabaseUnavailableError extends RetryLaterError {
   constructor(retryAfterSecs = 5, cause?: unknown) {
-    super('database_unavailable', `The database is unavailable for a moment (a restart or a failover). Retry in ${retryAfterSecs} s.`, retryAfterSecs, cause);
+    super(
+      'database_unavailable',
+      `The database is unavailable for a moment (a restart or a failover). Retry in ${retryAfterSecs} s.`,
+      retryAfterSecs,
+      cause,
+    );
   }
 }

@@ -66,14 +66,20 @@ export function unknownFieldMessage(name: string, known: readonly string[]): str
   return `unknown field ${name}${closest ? `; did you mean ${closest}?` : ''}`;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The fields of `value` that `schema` does not declare, at any depth of nested objects and arrays of
  * objects, one `{path, message}` each. `strip` names forms of a field name to read as the name
  * itself (a query string's `titles[]`).
  */
-export function unknownFields(schema: z.ZodType, value: unknown, path: readonly string[] = [], strip?: RegExp): ErrorDetail[] {
+export function unknownFields(
+  schema: z.ZodType,
+  value: unknown,
+  path: readonly string[] = [],
+  strip?: RegExp,
+): ErrorDetail[] {
   const def = unwrap(schema);
   if (def.type === 'array' && def.element && Array.isArray(value)) {
     return value.flatMap((item, i) => unknownFields(def.element!, item, [...path, String(i)]));
@@ -86,7 +92,8 @@ export function unknownFields(schema: z.ZodType, value: unknown, path: readonly 
   for (const [raw, field] of Object.entries(value)) {
     const name = strip ? raw.replace(strip, '') : raw;
     if (Object.hasOwn(shape, name)) details.push(...unknownFields(shape[name]!, field, [...path, name]));
-    else if (!loose) details.push({ path: [...path, raw].join('.'), message: unknownFieldMessage([...path, raw].join('.'), known) });
+    else if (!loose)
+      details.push({ path: [...path, raw].join('.'), message: unknownFieldMessage([...path, raw].join('.'), known) });
   }
   return details;
 }

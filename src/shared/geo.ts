@@ -21,7 +21,10 @@ export const usStateParam = () =>
     .transform((value, ctx) => {
       const abbr = stateAbbreviation(value);
       if (!abbr) {
-        ctx.addIssue({ code: 'custom', message: `"${value}" is not a US state; give a two-letter code or a full name, e.g. "TX" or "Texas"` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${value}" is not a US state; give a two-letter code or a full name, e.g. "TX" or "Texas"`,
+        });
         return z.NEVER;
       }
       return abbr;
@@ -83,7 +86,14 @@ export function boxAround(lat: number, lng: number, zoom: number): BoundingBox {
 const COUNTRY_CODES = new Set<string>(getCountries());
 const REGION_NAMES = new Intl.DisplayNames(['en'], { type: 'region' });
 const COUNTRY_BY_NAME = new Map(getCountries().map((code) => [REGION_NAMES.of(code)!.toLowerCase(), code]));
-for (const [alias, code] of Object.entries({ usa: 'US', us: 'US', 'united states of america': 'US', uk: 'GB', 'great britain': 'GB', uae: 'AE' })) {
+for (const [alias, code] of Object.entries({
+  usa: 'US',
+  us: 'US',
+  'united states of america': 'US',
+  uk: 'GB',
+  'great britain': 'GB',
+  uae: 'AE',
+})) {
   COUNTRY_BY_NAME.set(alias, code as CountryCode);
 }
 

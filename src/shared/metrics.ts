@@ -50,7 +50,7 @@ export const requestsTotal = new Counter({
 
 export const requestDuration = new Histogram({
   name: 'leadgate_request_duration_seconds',
-  help: 'Time to answer a request (graphql-ws: from the subscribe message to the operation\'s first answer).',
+  help: "Time to answer a request (graphql-ws: from the subscribe message to the operation's first answer).",
   labelNames: ['face', 'route', 'method', 'status'] as const,
   buckets: LATENCY_BUCKETS,
   registers,
@@ -93,7 +93,7 @@ export const runDuration = new Histogram({
 
 export const runFirstRow = new Histogram({
   name: 'leadgate_run_first_row_seconds',
-  help: 'Time from a run\'s start to its first stored row, by tool.',
+  help: "Time from a run's start to its first stored row, by tool.",
   labelNames: ['tool'] as const,
   buckets: RUN_BUCKETS,
   registers,
@@ -199,7 +199,10 @@ export function observeRunChange(change: RunChange) {
   if (change.kind === 'created') runsStarted.inc({ tool, status });
   else if (change.kind === 'finished') {
     runsFinished.inc({ tool, status });
-    const duration = seconds(change.run.startedAt, change.run.finishedAt ? Date.parse(change.run.finishedAt) : Date.now());
+    const duration = seconds(
+      change.run.startedAt,
+      change.run.finishedAt ? Date.parse(change.run.finishedAt) : Date.now(),
+    );
     if (duration !== undefined) runDuration.observe({ tool, status }, duration);
   }
 }
@@ -227,6 +230,9 @@ export function observeJobs(events: WorkerEvents) {
     const start = started.get(job.id);
     started.delete(job.id);
     if (start === undefined) return;
-    jobDuration.observe({ task: job.task_identifier, outcome: error ? 'error' : 'success' }, (performance.now() - start) / 1000);
+    jobDuration.observe(
+      { task: job.task_identifier, outcome: error ? 'error' : 'success' },
+      (performance.now() - start) / 1000,
+    );
   });
 }

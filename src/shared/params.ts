@@ -16,7 +16,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** Why Postgres could not store `text`, or undefined when it can. */
 export function unstorable(text: string): string | undefined {
   if (text.includes('\u0000')) return 'must not contain NUL characters (\\u0000)';
-  if (LONE_SURROGATE.test(text)) return 'must not contain unpaired surrogates (\\ud800–\\udfff alone are not Unicode text)';
+  if (LONE_SURROGATE.test(text))
+    return 'must not contain unpaired surrogates (\\ud800–\\udfff alone are not Unicode text)';
   return undefined;
 }
 
@@ -48,7 +49,11 @@ export function unstorableDetails(value: unknown, path = ''): ErrorDetail[] {
         const [k, item] = entries[i]!;
         const badName = unstorable(k);
         // A name that cannot be stored is shown escaped (`x\u0000y`).
-        stack.push(badName ? { value: item, path: join(next.path, JSON.stringify(k).slice(1, -1)), badName } : { value: item, path: join(next.path, k) });
+        stack.push(
+          badName
+            ? { value: item, path: join(next.path, JSON.stringify(k).slice(1, -1)), badName }
+            : { value: item, path: join(next.path, k) },
+        );
       }
     }
   }
@@ -62,10 +67,11 @@ export function assertStorable(value: unknown, path = ''): void {
 }
 
 /** A string Postgres can store: every string parameter and input field is one. */
-export const storableText = () => z.string().superRefine((s, ctx) => {
-  const reason = unstorable(s);
-  if (reason) ctx.addIssue({ code: 'custom', message: reason });
-});
+export const storableText = () =>
+  z.string().superRefine((s, ctx) => {
+    const reason = unstorable(s);
+    if (reason) ctx.addIssue({ code: 'custom', message: reason });
+  });
 
 /** The largest value of a Postgres `integer` (row positions, counts). */
 export const MAX_INT4 = 2_147_483_647;
@@ -94,15 +100,24 @@ export const rowOffset = <N extends z.ZodNumber | z.ZodCoercedNumber>(number: N 
 export function splitList(value: string | string[] | undefined, separators = /,/): string[] {
   if (value === undefined) return [];
   const items = Array.isArray(value) ? value : [value];
-  return items.flatMap((v) => String(v).split(separators)).map((v) => v.trim()).filter(Boolean);
+  return items
+    .flatMap((v) => String(v).split(separators))
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /** Query strings carry text; JSON bodies carry types. These read both the same way. */
 export const param = {
   list: (max = 100, separators?: RegExp) =>
-    z.preprocess((v) => (v === undefined || v === null ? undefined : splitList(v as string | string[], separators)), z.array(storableText().min(1).max(300)).max(max).optional()),
+    z.preprocess(
+      (v) => (v === undefined || v === null ? undefined : splitList(v as string | string[], separators)),
+      z.array(storableText().min(1).max(300)).max(max).optional(),
+    ),
   text: z.preprocess((v) => (Array.isArray(v) ? v.join(',') : v), storableText().trim().min(1).max(300).optional()),
-  bool: z.preprocess((v) => (v === 'true' || v === '1' ? true : v === 'false' || v === '0' || v === '' ? false : v), z.boolean().optional()),
+  bool: z.preprocess(
+    (v) => (v === 'true' || v === '1' ? true : v === 'false' || v === '0' || v === '' ? false : v),
+    z.boolean().optional(),
+  ),
   /**
    * A number from `min` to `max`; a fractional one is read to 6 decimals (a rating of 4e-323 is 0):
    * the columns it is compared with (`real`, `numeric`) cannot all hold what a double can.
@@ -111,7 +126,11 @@ export const param = {
     z.preprocess(
       (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
       (int
-        ? z.number().int('must be a whole number').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`)
+        ? z
+            .number()
+            .int('must be a whole number')
+            .min(min, `must be at least ${min}`)
+            .max(max, `must be at most ${max}`)
         : z
             .number()
             .min(min, `must be at least ${min}`)

@@ -97,7 +97,12 @@ export interface SmtpProbeResult {
   /** Reply to each recipient, in order; null where the session ended first. */
   replies: (SmtpReply | null)[];
   /** Why the session ended early, if it did. */
-  failure: { stage: SmtpStage; kind: 'refused' | 'timeout' | 'error' | 'rejected'; reason: string; reply?: SmtpReply } | null;
+  failure: {
+    stage: SmtpStage;
+    kind: 'refused' | 'timeout' | 'error' | 'rejected';
+    reason: string;
+    reply?: SmtpReply;
+  } | null;
 }
 
 export interface SmtpProber {

@@ -18,7 +18,16 @@ export interface UpstreamEngine {
 
 export type UpstreamItem = Record<string, unknown>;
 
-export const UPSTREAM_STATUSES = ['READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'TIMING-OUT', 'TIMED-OUT', 'ABORTING', 'ABORTED'] as const;
+export const UPSTREAM_STATUSES = [
+  'READY',
+  'RUNNING',
+  'SUCCEEDED',
+  'FAILED',
+  'TIMING-OUT',
+  'TIMED-OUT',
+  'ABORTING',
+  'ABORTED',
+] as const;
 export type UpstreamStatus = (typeof UPSTREAM_STATUSES)[number];
 /** Statuses after which an upstream run changes no more and its dataset is complete. */
 export const UPSTREAM_ENDED: readonly UpstreamStatus[] = ['SUCCEEDED', 'FAILED', 'TIMED-OUT', 'ABORTED'];

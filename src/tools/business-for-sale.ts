@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { BUSINESS_LINK_FORMS, matchIndustries, parseBusinessLink, type BusinessLink } from './lib/listings/business-links.ts';
+import {
+  BUSINESS_LINK_FORMS,
+  matchIndustries,
+  parseBusinessLink,
+  type BusinessLink,
+} from './lib/listings/business-links.ts';
 import { countOf, dollarRange } from './lib/listings/links.ts';
 import type { BusinessListing } from '../sources/business-listings.ts';
 import { perResult } from '../billing/pricing.ts';
@@ -43,12 +48,15 @@ export const businessForSaleInput = z.object({
     .min(1, 'must not be empty')
     .max(100, 'at most 100 characters')
     .optional()
-    .describe("Deduplicates across the account's runs that share the name: listings an earlier run of the dataset delivered are skipped and not billed."),
+    .describe(
+      "Deduplicates across the account's runs that share the name: listings an earlier run of the dataset delivered are skipped and not billed.",
+    ),
 });
 export type BusinessForSaleInput = z.output<typeof businessForSaleInput>;
 
 const links = (input: BusinessForSaleInput) => input.startUrls.map(parseBusinessLink);
-const limitOf = (input: BusinessForSaleInput) => (input.maxItems === ALL_ITEMS ? Number.POSITIVE_INFINITY : input.maxItems);
+const limitOf = (input: BusinessForSaleInput) =>
+  input.maxItems === ALL_ITEMS ? Number.POSITIVE_INFINITY : input.maxItems;
 
 /** How each start URL was read, for the start response. */
 function translation(link: BusinessLink) {
@@ -97,18 +105,30 @@ interface Progress {
  * there is one. Claims no more than the run can still take, so a listing is never claimed without
  * being delivered.
  */
-async function deliver(ctx: RunContext<BusinessForSaleInput>, progress: Progress, found: { listing: BusinessListing; startUrl: string }[], note = ''): Promise<RunBatch> {
+async function deliver(
+  ctx: RunContext<BusinessForSaleInput>,
+  progress: Progress,
+  found: { listing: BusinessListing; startUrl: string }[],
+  note = '',
+): Promise<RunBatch> {
   const limit = limitOf(ctx.input);
   const dataset = ctx.input.datasetName;
   // The same listing may be asked for twice in one batch (two links with one listing id): the first counts.
   const firsts = new Map<string, (typeof found)[number]>();
-  for (const f of found) if (!progress.seen.has(f.listing.listingUrl) && !firsts.has(f.listing.listingUrl)) firsts.set(f.listing.listingUrl, f);
+  for (const f of found)
+    if (!progress.seen.has(f.listing.listingUrl) && !firsts.has(f.listing.listingUrl))
+      firsts.set(f.listing.listingUrl, f);
   let candidates = [...firsts.values()];
   const rows: Row[] = [];
   while (candidates.length > 0 && progress.taken + rows.length < limit) {
     const slice = candidates.slice(0, limit - progress.taken - rows.length);
     candidates = candidates.slice(slice.length);
-    const owned = dataset ? await ctx.store.claimDatasetKeys(dataset, slice.map((f) => f.listing.listingUrl)) : undefined;
+    const owned = dataset
+      ? await ctx.store.claimDatasetKeys(
+          dataset,
+          slice.map((f) => f.listing.listingUrl),
+        )
+      : undefined;
     for (const { listing, startUrl } of slice) {
       progress.seen.add(listing.listingUrl);
       if (owned && !owned.has(listing.listingUrl)) progress.skipped += 1;
@@ -116,7 +136,8 @@ async function deliver(ctx: RunContext<BusinessForSaleInput>, progress: Progress
     }
   }
   progress.taken += rows.length;
-  const skipped = dataset && progress.skipped > 0 ? `; ${progress.skipped} skipped as already in dataset "${dataset}"` : '';
+  const skipped =
+    dataset && progress.skipped > 0 ? `; ${progress.skipped} skipped as already in dataset "${dataset}"` : '';
   return { rows, message: `${countOf(progress.taken, 'listing')} extracted${skipped}${note}` };
 }
 
@@ -153,7 +174,12 @@ export const businessForSaleTool = defineTool({
     { key: 'asking_price', header: 'asking_price', description: 'Asking price, USD', type: cell.usd },
     { key: 'revenue', header: 'revenue', description: 'Yearly gross revenue, USD', type: cell.usd },
     { key: 'ebitda', header: 'ebitda', description: 'Yearly EBITDA, USD', type: cell.usd },
-    { key: 'cash_flow', header: 'cash_flow', description: "Yearly cash flow (seller's discretionary earnings), USD", type: cell.usd },
+    {
+      key: 'cash_flow',
+      header: 'cash_flow',
+      description: "Yearly cash flow (seller's discretionary earnings), USD",
+      type: cell.usd,
+    },
     { key: 'established', header: 'established', description: 'Year the business was established', type: cell.int },
     { key: 'employees', header: 'employees', description: 'Number of employees', type: cell.int },
     { key: 'description', header: 'description', description: 'Listing description' },
@@ -198,7 +224,8 @@ export const businessForSaleTool = defineTool({
   }),
   describeStart(input) {
     const parsed = links(input);
-    const amount = input.maxItems === ALL_ITEMS ? 'all available listings' : `up to ${countOf(input.maxItems, 'listing')}`;
+    const amount =
+      input.maxItems === ALL_ITEMS ? 'all available listings' : `up to ${countOf(input.maxItems, 'listing')}`;
     const dataset = input.datasetName ? `, skipping listings already in dataset "${input.datasetName}"` : '';
     return {
       message: `Extracting ${amount} from ${countOf(parsed.length, 'URL')}${dataset}`,
@@ -216,7 +243,8 @@ export const businessForSaleTool = defineTool({
       const link = parsed[i]!;
       if (link.kind === 'listing') {
         const group: Extract<BusinessLink, { kind: 'listing' }>[] = [];
-        for (let next = parsed[i]; next?.kind === 'listing' && group.length < LOOKUP_BATCH; next = parsed[++i]) group.push(next);
+        for (let next = parsed[i]; next?.kind === 'listing' && group.length < LOOKUP_BATCH; next = parsed[++i])
+          group.push(next);
         const byId = await source.findListings(group.map((l) => ({ url: l.url, listingId: l.listingId })));
         // Each listing keeps the link that asked for it, in the order given.
         const found = group.flatMap((l) => {
@@ -224,7 +252,12 @@ export const businessForSaleTool = defineTool({
           return listing ? [{ listing, startUrl: l.url }] : [];
         });
         const missing = group.filter((l) => !byId.has(l.listingId)).map((l) => l.listingId);
-        yield await deliver(ctx, progress, found, missing.length > 0 ? `; not found: listing ${missing.join(', ')}` : '');
+        yield await deliver(
+          ctx,
+          progress,
+          found,
+          missing.length > 0 ? `; not found: listing ${missing.join(', ')}` : '',
+        );
         continue;
       }
       i += 1;
@@ -234,7 +267,10 @@ export const businessForSaleTool = defineTool({
         industries ??= await source.industries();
         matched = matchIndustries(filters.industry, industries);
         if (matched.length === 0) {
-          yield { rows: [], message: `No industry matches "${filters.industry}"; industries: ${industries.join(', ')}` };
+          yield {
+            rows: [],
+            message: `No industry matches "${filters.industry}"; industries: ${industries.join(', ')}`,
+          };
           continue;
         }
       }
@@ -254,7 +290,11 @@ export const businessForSaleTool = defineTool({
         });
         if (page.length === 0) break;
         afterId = page.at(-1)!.id;
-        yield await deliver(ctx, progress, page.map((listing) => ({ listing, startUrl: link.url })));
+        yield await deliver(
+          ctx,
+          progress,
+          page.map((listing) => ({ listing, startUrl: link.url })),
+        );
       }
     }
   },

@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { AppError } from '../shared/errors.ts';
 import { stateAbbreviation } from '../shared/geo.ts';
 import { countOf, dollarRange } from './lib/listings/links.ts';
-import { COMMERCIAL_LINK_FORMS, mapViewRefusal, parseCommercialLink, type CommercialLink } from './lib/listings/commercial-links.ts';
+import {
+  COMMERCIAL_LINK_FORMS,
+  mapViewRefusal,
+  parseCommercialLink,
+  type CommercialLink,
+} from './lib/listings/commercial-links.ts';
 import type { CommercialProperty } from '../sources/commercial-properties.ts';
 import { perResult } from '../billing/pricing.ts';
 import { cell, defineTool, type Row } from './types.ts';
@@ -36,7 +41,13 @@ export type CommercialPropertyInput = z.output<typeof commercialPropertyInput>;
 const links = (input: CommercialPropertyInput) => input.startUrls.map(parseCommercialLink);
 
 function translation(link: CommercialLink) {
-  return { url: link.url, form: link.form, filters: link.filters, ignored: link.ignored, maxProperties: PROPERTIES_PER_URL };
+  return {
+    url: link.url,
+    form: link.form,
+    filters: link.filters,
+    ignored: link.ignored,
+    maxProperties: PROPERTIES_PER_URL,
+  };
 }
 
 /** "CO #01234567" → state CO, number 01234567; other formats keep the whole licence as the number. */
@@ -97,13 +108,17 @@ export const commercialPropertyTool = defineTool({
     'The location comes from the query (location "Denver, CO" or "80202", city with state, market, zip) or from a path segment ("denver-co", "colorado"); a place named without a state ("location=Denver") matches its market or a city of that name, and a state alone filters /properties links but is not a city or market for /search.',
     'Filters read from path segments ("office-space", "retail", "for-sale", "for-lease") or query parameters (types[] or type, listingType sale or lease, priceMin/priceMax in dollars, sizeMin/sizeMax in square feet); paging, sorting and tracking parameters are ignored, and any other parameter, and map parameters beside a city or market, are listed under url_translation[].ignored in the start response.',
     'A broker directory link yields the properties the matching brokers list (one row per property, with the broker contact and licence), since the price is per property; it accepts a location plus name, company and licence (partial matches, ignoring case).',
-    'Each URL yields at most 200 properties, in catalog order; a property already delivered by an earlier URL of the same run is not repeated and does not count toward that URL\'s 200.',
+    "Each URL yields at most 200 properties, in catalog order; a property already delivered by an earlier URL of the same run is not repeated and does not count toward that URL's 200.",
     'price is the asking price of a sale or the yearly rent of a lease, and price_per_sqft divides it by size_sqft.',
   ],
   columns: [
     { key: 'property_id', header: 'property_id', description: 'Listing id from the listing URL' },
     { key: 'title', header: 'title', description: 'Listing title' },
-    { key: 'property_type', header: 'property_type', description: 'office, retail, industrial, multifamily, land, hospitality, mixed_use or healthcare' },
+    {
+      key: 'property_type',
+      header: 'property_type',
+      description: 'office, retail, industrial, multifamily, land, hospitality, mixed_use or healthcare',
+    },
     { key: 'listing_type', header: 'listing_type', description: 'sale or lease' },
     { key: 'address', header: 'address', description: 'Full street address' },
     { key: 'street', header: 'street', description: 'Street and number' },
@@ -120,12 +135,20 @@ export const commercialPropertyTool = defineTool({
     { key: 'broker_company', header: 'broker_company', description: "Broker's firm" },
     { key: 'broker_phone', header: 'broker_phone', description: "Broker's phone" },
     { key: 'broker_email', header: 'broker_email', description: "Broker's email" },
-    { key: 'broker_licence', header: 'broker_licence', description: "Broker's licence as filed, e.g. \"CO #01234567\"" },
-    { key: 'broker_licence_state', header: 'broker_licence_state', description: 'State that issued the licence, when the licence names one' },
+    { key: 'broker_licence', header: 'broker_licence', description: 'Broker\'s licence as filed, e.g. "CO #01234567"' },
+    {
+      key: 'broker_licence_state',
+      header: 'broker_licence_state',
+      description: 'State that issued the licence, when the licence names one',
+    },
     { key: 'broker_licence_number', header: 'broker_licence_number', description: 'Licence number' },
     { key: 'listing_url', header: 'listing_url', description: 'Listing URL' },
     { key: 'start_url', header: 'start_url', description: 'The start URL that found the property' },
-    { key: 'start_url_form', header: 'start_url_form', description: 'Form of that URL: properties, search or broker-directory' },
+    {
+      key: 'start_url_form',
+      header: 'start_url_form',
+      description: 'Form of that URL: properties, search or broker-directory',
+    },
   ],
   requested: (input) => input.startUrls.length * PROPERTIES_PER_URL,
   startDetails: z.object({
@@ -134,19 +157,27 @@ export const commercialPropertyTool = defineTool({
         z
           .object({
             url: z.string().describe('The URL sent.'),
-            form: z.enum(['properties', 'search', 'broker-directory']).describe('What the URL is: properties, search or broker-directory.'),
+            form: z
+              .enum(['properties', 'search', 'broker-directory'])
+              .describe('What the URL is: properties, search or broker-directory.'),
             filters: z
               .object({
                 state: z.string().optional().describe('Two-letter state code.'),
                 city: z.string().optional().describe('City, in slug words ("salt lake city").'),
                 market: z.string().optional().describe('Metro market, lower case ("denver").'),
-                place: z.string().optional().describe('A place named without a state: its market or a city of that name.'),
+                place: z
+                  .string()
+                  .optional()
+                  .describe('A place named without a state: its market or a city of that name.'),
                 zip: z.string().optional().describe('ZIP code.'),
                 propertyTypes: z.array(z.string()).optional().describe('Property types.'),
                 listingType: z.enum(['sale', 'lease']).optional().describe('sale or lease.'),
                 price: dollarRange.optional().describe('Price.'),
                 sizeSqft: z
-                  .object({ min: z.number().optional().describe('At least this.'), max: z.number().optional().describe('At most this.') })
+                  .object({
+                    min: z.number().optional().describe('At least this.'),
+                    max: z.number().optional().describe('At most this.'),
+                  })
                   .optional()
                   .describe('Size, square feet.'),
                 brokerName: z.string().optional().describe('Broker directory: part of the broker’s name.'),
@@ -188,7 +219,11 @@ export const commercialPropertyTool = defineTool({
       let taken = 0;
       let afterId: number | undefined;
       while (taken < PROPERTIES_PER_URL && !ctx.signal.aborted) {
-        const page = await ctx.sources.commercialProperties.searchProperties({ ...filters, limit: PROPERTIES_PER_URL - taken, afterId });
+        const page = await ctx.sources.commercialProperties.searchProperties({
+          ...filters,
+          limit: PROPERTIES_PER_URL - taken,
+          afterId,
+        });
         if (page.length === 0) break;
         afterId = page.at(-1)!.id;
         const rows: Row[] = [];
@@ -199,7 +234,10 @@ export const commercialPropertyTool = defineTool({
         }
         taken += rows.length;
         total += rows.length;
-        yield { rows, message: `URL ${index + 1} of ${ctx.input.startUrls.length}: ${countOf(taken, 'property', 'properties')}; ${total} in all` };
+        yield {
+          rows,
+          message: `URL ${index + 1} of ${ctx.input.startUrls.length}: ${countOf(taken, 'property', 'properties')}; ${total} in all`,
+        };
       }
       if (ctx.signal.aborted) break;
     }

@@ -29,12 +29,20 @@ export const criminalRecordsInput = z.object({
     .max(200, 'must be at most 200 characters')
     .transform((value) => value.replace(/\s+/g, ' '))
     .superRefine((value, ctx) => {
-      if (!parseFullName(value)) ctx.addIssue({ code: 'custom', message: 'give the full name: first and last name, e.g. "John Smith" or "Smith, John"' });
+      if (!parseFullName(value))
+        ctx.addIssue({
+          code: 'custom',
+          message: 'give the full name: first and last name, e.g. "John Smith" or "Smith, John"',
+        });
     })
-    .describe('Full name, one per request: "First Last", "First Middle Last" or "Last, First" (for compound last names). Case is ignored.'),
+    .describe(
+      'Full name, one per request: "First Last", "First Middle Last" or "Last, First" (for compound last names). Case is ignored.',
+    ),
   state: usStateParam()
     .optional()
-    .describe('US state: two-letter code or full name, any case, e.g. "tx" or "Texas"; normalised to the code. Omitted means all states.'),
+    .describe(
+      'US state: two-letter code or full name, any case, e.g. "tx" or "Texas"; normalised to the code. Omitted means all states.',
+    ),
   dob: z
     .string()
     .trim()
@@ -47,7 +55,9 @@ export const criminalRecordsInput = z.object({
       return parsed.date;
     })
     .optional()
-    .describe('Date of birth: 1980-03-05, 3/5/1980 or March 5, 1980. When given, only records with exactly this date of birth are returned.'),
+    .describe(
+      'Date of birth: 1980-03-05, 3/5/1980 or March 5, 1980. When given, only records with exactly this date of birth are returned.',
+    ),
 });
 export type CriminalRecordsInput = z.output<typeof criminalRecordsInput>;
 
@@ -104,13 +114,25 @@ export const criminalRecordsTool = defineTool({
     { key: 'dob', header: 'dob', description: 'Date of birth (YYYY-MM-DD), when recorded' },
     { key: 'state', header: 'state', description: 'Two-letter state code of the record' },
     { key: 'county', header: 'county', description: 'County' },
-    { key: 'source', header: 'source', description: 'sex_offender_registry, department_of_corrections, arrest or court' },
+    {
+      key: 'source',
+      header: 'source',
+      description: 'sex_offender_registry, department_of_corrections, arrest or court',
+    },
     { key: 'source_name', header: 'source_name', description: 'The source in words, e.g. "Court records"' },
     { key: 'offense', header: 'offense', description: 'Offense' },
     { key: 'offense_date', header: 'offense_date', description: 'Date of the offense (YYYY-MM-DD)' },
-    { key: 'disposition', header: 'disposition', description: 'Disposition, e.g. Convicted, Dismissed, Pending, Registered' },
+    {
+      key: 'disposition',
+      header: 'disposition',
+      description: 'Disposition, e.g. Convicted, Dismissed, Pending, Registered',
+    },
     { key: 'case_number', header: 'case_number', description: 'Case or booking number' },
-    { key: 'record_id', header: 'record_id', description: 'Stable identifier of the record (source, state and case number)' },
+    {
+      key: 'record_id',
+      header: 'record_id',
+      description: 'Stable identifier of the record (source, state and case number)',
+    },
   ],
   requested: () => 1,
   startDetails: z.object({
@@ -142,7 +164,12 @@ export const criminalRecordsTool = defineTool({
       found += page.length;
       // A short page is the search's end: it comes with the search handled, the run's last batch.
       if (page.length < PAGE_SIZE) {
-        yield { rows: page.map(toRow), handled: 1, message: found ? `${plural(found, 'record')} found` : 'No records found', last: true };
+        yield {
+          rows: page.map(toRow),
+          handled: 1,
+          message: found ? `${plural(found, 'record')} found` : 'No records found',
+          last: true,
+        };
         return;
       }
       yield { rows: page.map(toRow), handled: 0, message: `${plural(found, 'record')} found so far` };

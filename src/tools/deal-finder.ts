@@ -24,7 +24,14 @@ const usd = (name: string) =>
     .min(0, 'must be at least 0')
     .max(1_000_000_000, 'must be at most 1000000000')
     .optional();
-const beds = (text: string) => z.number().int('must be a whole number').min(0, 'must be at least 0').max(20, 'must be at most 20').optional().describe(text);
+const beds = (text: string) =>
+  z
+    .number()
+    .int('must be a whole number')
+    .min(0, 'must be at least 0')
+    .max(20, 'must be at most 20')
+    .optional()
+    .describe(text);
 
 export const dealFinderInput = z
   .object({
@@ -34,9 +41,16 @@ export const dealFinderInput = z
       .min(1, 'location is required: "City, ST", a state or a 5-digit zip code')
       .max(200)
       .superRefine((value, ctx) => {
-        if (!dealArea(value)) ctx.addIssue({ code: 'custom', message: 'must be a city with its state ("Denver, CO"), a state ("Colorado") or a 5-digit zip code ("80202")' });
+        if (!dealArea(value))
+          ctx.addIssue({
+            code: 'custom',
+            message:
+              'must be a city with its state ("Denver, CO"), a state ("Colorado") or a 5-digit zip code ("80202")',
+          });
       })
-      .describe('Where to look: a city with its state ("Denver, CO"), a whole state ("Colorado") or a zip code ("80202").'),
+      .describe(
+        'Where to look: a city with its state ("Denver, CO"), a whole state ("Colorado") or a zip code ("80202").',
+      ),
     minDiscountPercent: z
       .number({ error: 'minDiscountPercent must be a number' })
       .min(0, 'must be at least 0')
@@ -59,7 +73,13 @@ export const dealFinderInput = z
       .max(10_000, 'must be at most 10000')
       .default(100)
       .describe('Most properties returned (best deals first); default 100.'),
-    fileName: z.string().trim().min(1).max(50, 'fileName must be at most 50 characters').optional().describe('Export name, at most 50 characters.'),
+    fileName: z
+      .string()
+      .trim()
+      .min(1)
+      .max(50, 'fileName must be at most 50 characters')
+      .optional()
+      .describe('Export name, at most 50 characters.'),
   })
   .superRefine((input, ctx) => {
     if (input.minPrice !== undefined && input.maxPrice !== undefined && input.minPrice > input.maxPrice) {
@@ -124,15 +144,29 @@ export const dealFinderTool = defineTool({
     { key: 'city', header: 'city', description: 'City' },
     { key: 'state', header: 'state', description: 'Two-letter state code' },
     { key: 'zip', header: 'zip', description: 'Five-digit zip code' },
-    { key: 'property_type', header: 'property_type', description: 'single_family, condo, townhouse, multi_family or mobile' },
+    {
+      key: 'property_type',
+      header: 'property_type',
+      description: 'single_family, condo, townhouse, multi_family or mobile',
+    },
     { key: 'beds', header: 'beds', description: 'Bedrooms', type: cell.int },
     { key: 'baths', header: 'baths', description: 'Bathrooms', type: cell.number },
     { key: 'sqft', header: 'sqft', description: 'Living area, square feet', type: cell.int },
     { key: 'year_built', header: 'year_built', description: 'Year built', type: cell.int },
     { key: 'list_price', header: 'list_price', description: 'Asking price, USD', type: cell.usd },
     { key: 'estimated_value', header: 'estimated_value', description: 'Estimated home value, USD', type: cell.usd },
-    { key: 'discount_amount', header: 'discount_amount', description: 'Estimated value minus list price, USD', type: cell.usd },
-    { key: 'discount_percent', header: 'discount_percent', description: 'Discount as a percentage of the estimated value, one decimal', type: cell.number },
+    {
+      key: 'discount_amount',
+      header: 'discount_amount',
+      description: 'Estimated value minus list price, USD',
+      type: cell.usd,
+    },
+    {
+      key: 'discount_percent',
+      header: 'discount_percent',
+      description: 'Discount as a percentage of the estimated value, one decimal',
+      type: cell.number,
+    },
     { key: 'price_per_sqft', header: 'price_per_sqft', description: 'List price per square foot, USD', type: cell.usd },
     { key: 'days_on_market', header: 'days_on_market', description: 'Days since listed', type: cell.int },
     { key: 'last_sold_date', header: 'last_sold_date', description: 'Date of the last sale' },
@@ -172,7 +206,8 @@ export const dealFinderTool = defineTool({
       const message = `${taken} deal${taken === 1 ? '' : 's'} found in ${input.location}`;
       // A short read is the search's end, as is the limit reached: its last slice is the run's last batch.
       const ends = page.length < limit || taken >= input.maxItems;
-      for (let i = 0; i < page.length; i += PAGE_SIZE) yield { rows: page.slice(i, i + PAGE_SIZE).map(toRow), message, last: ends && i + PAGE_SIZE >= page.length };
+      for (let i = 0; i < page.length; i += PAGE_SIZE)
+        yield { rows: page.slice(i, i + PAGE_SIZE).map(toRow), message, last: ends && i + PAGE_SIZE >= page.length };
       if (page.length < limit) break;
     }
   },

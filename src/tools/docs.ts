@@ -23,7 +23,9 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 function typeName(schema: JsonSchema): string {
   if (schema.anyOf) return schema.anyOf.map(typeName).join(' or ');
   if (schema.enum) return schema.enum.map((v) => `\`${String(v)}\``).join(', ');
-  const type = Array.isArray(schema.type) ? schema.type.filter((t) => t !== 'null').join(' or ') : (schema.type ?? 'any');
+  const type = Array.isArray(schema.type)
+    ? schema.type.filter((t) => t !== 'null').join(' or ')
+    : (schema.type ?? 'any');
   if (type === 'array' && schema.items) return `${typeName(schema.items)}[]`;
   return type;
 }
@@ -46,7 +48,9 @@ function parameterRows(schema: JsonSchema, prefix = ''): string[] {
     const dflt = prop.default === undefined ? '' : `\`${JSON.stringify(prop.default)}\``;
     const limits = bounds(prop);
     const notes = `${prop.description ?? ''}${limits ? ` (${limits})` : ''}`.trim();
-    rows.push(`| \`${path}\` | ${cell(typeName(prop))} | ${required.has(name) && prop.default === undefined ? 'yes' : ''} | ${cell(dflt)} | ${cell(notes)} |`);
+    rows.push(
+      `| \`${path}\` | ${cell(typeName(prop))} | ${required.has(name) && prop.default === undefined ? 'yes' : ''} | ${cell(dflt)} | ${cell(notes)} |`,
+    );
     if (prop.type === 'object' && prop.properties) rows.push(...parameterRows(prop, `${path}.`));
     if (prop.type === 'array' && prop.items?.type === 'object') rows.push(...parameterRows(prop.items, `${path}[].`));
   }
@@ -102,10 +106,17 @@ export function renderToolsDoc(): string {
     '',
     '| tool | route | price | cancellable |',
     '|---|---|---|---|',
-    ...TOOLS.filter((t) => !t.linkedOnly).map((t) => `| [${t.title}](#${anchor(t.title)}) | \`${t.rest.path}\` | ${cell(t.price.text)} | ${t.cancellable ? 'yes' : 'no'} |`),
+    ...TOOLS.filter((t) => !t.linkedOnly).map(
+      (t) =>
+        `| [${t.title}](#${anchor(t.title)}) | \`${t.rest.path}\` | ${cell(t.price.text)} | ${t.cancellable ? 'yes' : 'no'} |`,
+    ),
     '',
     ...TOOLS.map(renderTool),
   ].join('\n');
 }
 
-const anchor = (title: string) => title.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+const anchor = (title: string) =>
+  title
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .replace(/ /g, '-');

@@ -13,30 +13,56 @@ export const MAX_CONTACTS = 1_000;
 /** Known addresses read per domain to learn its pattern. */
 const KNOWN_PER_DOMAIN = 50;
 
-const text = (max: number, description: string) => z.string({ error: 'must be a string' }).trim().max(max, `must be at most ${max} characters`).optional().describe(description);
+const text = (max: number, description: string) =>
+  z
+    .string({ error: 'must be a string' })
+    .trim()
+    .max(max, `must be at most ${max} characters`)
+    .optional()
+    .describe(description);
 
-const contactSchema = z.object({
-  first_name: text(100, 'First name; required if full_name is absent.'),
-  last_name: text(100, 'Last name.'),
-  full_name: text(200, 'Full name, an alternative to first_name plus last_name ("Jane Doe", "Doe, Jane").'),
-  domain: text(253, 'Company domain (acme.com, or a URL of the site); preferred over company_name.'),
-  company_name: text(200, 'Company name, resolved to a domain through the lead database; used when no domain is given.'),
-}).describe('A person to find the address of: a name and a company.');
+const contactSchema = z
+  .object({
+    first_name: text(100, 'First name; required if full_name is absent.'),
+    last_name: text(100, 'Last name.'),
+    full_name: text(200, 'Full name, an alternative to first_name plus last_name ("Jane Doe", "Doe, Jane").'),
+    domain: text(253, 'Company domain (acme.com, or a URL of the site); preferred over company_name.'),
+    company_name: text(
+      200,
+      'Company name, resolved to a domain through the lead database; used when no domain is given.',
+    ),
+  })
+  .describe('A person to find the address of: a name and a company.');
 
 export const emailFinderInput = z
   .object({
     contacts: z
-      .array(contactSchema, { error: (issue) => (issue.input === undefined ? 'contacts is required: a list of {first_name, last_name, domain} objects' : 'must be an array of objects') })
+      .array(contactSchema, {
+        error: (issue) =>
+          issue.input === undefined
+            ? 'contacts is required: a list of {first_name, last_name, domain} objects'
+            : 'must be an array of objects',
+      })
       .min(1, 'send at least one contact')
       .max(MAX_CONTACTS, `at most ${MAX_CONTACTS} contacts per request; split the list`)
-      .describe('Contacts to look up; each needs a name (first_name or full_name) and a company (domain or company_name).'),
+      .describe(
+        'Contacts to look up; each needs a name (first_name or full_name) and a company (domain or company_name).',
+      ),
   })
   .superRefine((input, ctx) => {
     for (const [i, c] of input.contacts.entries()) {
-      if (!c.first_name && !c.full_name) ctx.addIssue({ code: 'custom', path: ['contacts', i], message: 'needs a name: first_name or full_name' });
-      else if (!contactName(c)) ctx.addIssue({ code: 'custom', path: ['contacts', i], message: 'the name has no letters to build an address from' });
-      if (!c.domain && !c.company_name) ctx.addIssue({ code: 'custom', path: ['contacts', i], message: 'needs a company: domain or company_name' });
-      if (c.domain && !companyDomain(c.domain)) ctx.addIssue({ code: 'custom', path: ['contacts', i, 'domain'], message: `"${c.domain}" is not a domain` });
+      if (!c.first_name && !c.full_name)
+        ctx.addIssue({ code: 'custom', path: ['contacts', i], message: 'needs a name: first_name or full_name' });
+      else if (!contactName(c))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['contacts', i],
+          message: 'the name has no letters to build an address from',
+        });
+      if (!c.domain && !c.company_name)
+        ctx.addIssue({ code: 'custom', path: ['contacts', i], message: 'needs a company: domain or company_name' });
+      if (c.domain && !companyDomain(c.domain))
+        ctx.addIssue({ code: 'custom', path: ['contacts', i, 'domain'], message: `"${c.domain}" is not a domain` });
     }
   });
 export type EmailFinderInput = z.output<typeof emailFinderInput>;
@@ -44,7 +70,12 @@ type Contact = EmailFinderInput['contacts'][number];
 
 export type FinderStatus = 'found' | 'catch-all' | 'not_found' | 'unknown' | 'company_not_found' | 'no_mail_server';
 
-const column = (key: string, description: string, type?: Column['type']): Column => ({ key, header: key, description, ...(type ? { type } : {}) });
+const column = (key: string, description: string, type?: Column['type']): Column => ({
+  key,
+  header: key,
+  description,
+  ...(type ? { type } : {}),
+});
 
 export const EMAIL_FINDER_COLUMNS: Column[] = [
   column('first_name', 'First name as sent (or read from full_name)'),
@@ -52,11 +83,21 @@ export const EMAIL_FINDER_COLUMNS: Column[] = [
   column('full_name', 'Full name as sent'),
   column('domain', 'Company domain searched'),
   column('company_name', 'Company name (from the lead database when known)'),
-  column('email', 'The address found: confirmed by the mail server, or the best pattern on a catch-all domain (billed when present)'),
+  column(
+    'email',
+    'The address found: confirmed by the mail server, or the best pattern on a catch-all domain (billed when present)',
+  ),
   column('status', 'found, catch-all, not_found, unknown, company_not_found or no_mail_server'),
-  column('confidence', '0–100: 95 when the mail server confirms the address; on a catch-all domain, how strongly the catalog supports the pattern', cell.int),
+  column(
+    'confidence',
+    '0–100: 95 when the mail server confirms the address; on a catch-all domain, how strongly the catalog supports the pattern',
+    cell.int,
+  ),
   column('pattern', 'Address pattern of the email, e.g. first.last or flast'),
-  column('pattern_source', 'catalog_person (this person’s own address in the lead database), catalog_pattern (learned from other addresses at the domain) or default (the usual order)'),
+  column(
+    'pattern_source',
+    'catalog_person (this person’s own address in the lead database), catalog_pattern (learned from other addresses at the domain) or default (the usual order)',
+  ),
   column('known_emails', 'Addresses at the domain in the lead database the pattern was learned from', cell.texts),
   column('candidates_checked', 'Addresses asked of the mail server', cell.int),
   column('reason', 'Why this status'),
@@ -88,7 +129,6 @@ function checkFields(check: EmailCheck): Row {
   };
 }
 
-
 interface Lookup {
   byName: Map<string, CompanyProfile>;
   byDomain: Map<string, CompanyProfile>;
@@ -101,7 +141,12 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
   const base = { ...empty, ...nameFields(c) };
   const domain = c.domain ? companyDomain(c.domain) : (lookup.byName.get(c.company_name!)?.domain ?? null);
   if (!domain) {
-    return { ...base, company_name: c.company_name ?? null, status: 'company_not_found', reason: `no company named "${c.company_name}" in the lead database; send its domain instead` };
+    return {
+      ...base,
+      company_name: c.company_name ?? null,
+      status: 'company_not_found',
+      reason: `no company named "${c.company_name}" in the lead database; send its domain instead`,
+    };
   }
   const company = lookup.byDomain.get(domain);
   const located = { ...base, domain, company_name: company?.name ?? c.company_name ?? null };
@@ -111,10 +156,20 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
   const name = contactName(c)!;
   const people = lookup.known.get(domain) ?? [];
   const learned = learnPatterns(people);
-  const self = name.last ? people.find((p) => p.email && asciiLetters(p.firstName) === name.first && asciiLetters(p.lastName) === name.last) : undefined;
+  const self = name.last
+    ? people.find((p) => p.email && asciiLetters(p.firstName) === name.first && asciiLetters(p.lastName) === name.last)
+    : undefined;
   const list = candidates(name, domain, learned, self?.email ?? null);
   const facts = { known_emails: learned.sample, candidates_checked: list.length };
-  if (mail.kind === 'failed') return { ...located, ...facts, candidates_checked: 0, status: 'unknown', reason: mail.reason, best_guess: list[0]!.email };
+  if (mail.kind === 'failed')
+    return {
+      ...located,
+      ...facts,
+      candidates_checked: 0,
+      status: 'unknown',
+      reason: mail.reason,
+      best_guess: list[0]!.email,
+    };
 
   const checks = await lookup.checker.checkAll(list.map((l) => l.email));
   const confirmed = checks.findIndex((check) => check.status === 'valid');
@@ -148,7 +203,12 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
     };
   }
   if (checks.every((check) => check.status === 'invalid')) {
-    return { ...located, ...facts, status: 'not_found', reason: `the mail server refused all ${plural(list.length, 'candidate address', 'candidate addresses')}` };
+    return {
+      ...located,
+      ...facts,
+      status: 'not_found',
+      reason: `the mail server refused all ${plural(list.length, 'candidate address', 'candidate addresses')}`,
+    };
   }
   const unknown = checks.find((check) => check.status === 'unknown')!;
   return { ...located, ...facts, status: 'unknown', reason: unknown.reason, best_guess: list[0]!.email };
@@ -164,7 +224,12 @@ export const emailFinderTool = defineTool({
   rest: { path: '/api/v1/scrape/email-finder' },
   graphql: { mutation: 'startEmailFinder', inputType: 'StartEmailFinderInput' },
   mcp: { name: 'find_emails' },
-  example: { contacts: [{ first_name: 'Jane', last_name: 'Doe', domain: 'acme.com' }, { full_name: 'John Smith', company_name: 'Globex' }] },
+  example: {
+    contacts: [
+      { first_name: 'Jane', last_name: 'Doe', domain: 'acme.com' },
+      { full_name: 'John Smith', company_name: 'Globex' },
+    ],
+  },
   input: emailFinderInput,
   price,
   cancellable: false,
@@ -193,14 +258,23 @@ export const emailFinderTool = defineTool({
     if (todo.length === 0) return;
 
     const { catalog, settings } = ctx.sources.contacts;
-    const byName = await catalog.companiesByName(todo.filter((c) => !c.domain && c.company_name).map((c) => c.company_name!));
+    const byName = await catalog.companiesByName(
+      todo.filter((c) => !c.domain && c.company_name).map((c) => c.company_name!),
+    );
     const domains = new Set<string>();
     for (const c of todo) {
       const domain = c.domain ? companyDomain(c.domain) : byName.get(c.company_name!)?.domain;
       if (domain) domains.add(domain);
     }
-    const [byDomain, known] = await Promise.all([catalog.companiesByDomain([...domains]), catalog.peopleWithEmails([...domains], KNOWN_PER_DOMAIN)]);
-    const checker = new EmailChecker(ctx.sources.contacts, { concurrency: settings.emailConcurrency, greylistRetryMs: settings.greylistRetryMs, signal: ctx.signal });
+    const [byDomain, known] = await Promise.all([
+      catalog.companiesByDomain([...domains]),
+      catalog.peopleWithEmails([...domains], KNOWN_PER_DOMAIN),
+    ]);
+    const checker = new EmailChecker(ctx.sources.contacts, {
+      concurrency: settings.emailConcurrency,
+      greylistRetryMs: settings.greylistRetryMs,
+      signal: ctx.signal,
+    });
     const lookup: Lookup = { byName, byDomain, known, checker };
 
     let done = ctx.startAt;
@@ -209,7 +283,11 @@ export const emailFinderTool = defineTool({
       if (ctx.signal.aborted) return;
       done += rows.length;
       found += rows.filter((r) => r.email).length;
-      yield { rows, message: `${done} of ${contacts.length} contacts looked up: ${plural(found, 'email')} found`, last: done >= contacts.length };
+      yield {
+        rows,
+        message: `${done} of ${contacts.length} contacts looked up: ${plural(found, 'email')} found`,
+        last: done >= contacts.length,
+      };
     }
   },
 });

@@ -11,12 +11,22 @@ export const MAX_EMAILS = 10_000;
 
 export const emailValidatorInput = z.object({
   emails: z
-    .array(z.string({ error: 'each email must be a string' }).trim().min(1, 'must not be empty').max(320, 'must be at most 320 characters'), {
-      error: (issue) => (issue.input === undefined ? 'emails is required: a list of email addresses' : 'must be an array of strings'),
-    })
+    .array(
+      z
+        .string({ error: 'each email must be a string' })
+        .trim()
+        .min(1, 'must not be empty')
+        .max(320, 'must be at most 320 characters'),
+      {
+        error: (issue) =>
+          issue.input === undefined ? 'emails is required: a list of email addresses' : 'must be an array of strings',
+      },
+    )
     .min(1, 'send at least one email address')
     .max(MAX_EMAILS, `at most ${MAX_EMAILS} emails per request; split the list`)
-    .describe('Email addresses to validate; repeated addresses (the same address in any case) are checked and billed once.'),
+    .describe(
+      'Email addresses to validate; repeated addresses (the same address in any case) are checked and billed once.',
+    ),
 });
 export type EmailValidatorInput = z.output<typeof emailValidatorInput>;
 
@@ -32,7 +42,6 @@ export function dedupeEmails(emails: readonly string[]): string[] {
   }
   return unique;
 }
-
 
 export const emailValidatorTool = defineTool({
   name: 'email-validator',
@@ -56,9 +65,15 @@ export const emailValidatorTool = defineTool({
     'Company fields come from the lead database by the address’s domain (not for free webmail domains).',
     `Every address is billed once after deduplication, whatever its status; at most ${MAX_EMAILS} per request.`,
   ],
-  columns: [{ key: 'email', header: 'email', description: 'The address (domain in lower case)' }, ...VALIDATION_COLUMNS, ...COMPANY_COLUMNS],
+  columns: [
+    { key: 'email', header: 'email', description: 'The address (domain in lower case)' },
+    ...VALIDATION_COLUMNS,
+    ...COMPANY_COLUMNS,
+  ],
   requested: (input) => input.emails.length,
-  startDetails: z.object({ emailCount: z.int().describe('Addresses to validate after removing repeats (each billed once).') }),
+  startDetails: z.object({
+    emailCount: z.int().describe('Addresses to validate after removing repeats (each billed once).'),
+  }),
   describeStart(input) {
     const emails = dedupeEmails(input.emails);
     const removed = input.emails.length - emails.length;
@@ -82,7 +97,11 @@ export const emailValidatorTool = defineTool({
       if (parsed.ok && !isFreeWebmailDomain(parsed.domain)) domains.add(parsed.domain);
     }
     const companies = await catalog.companiesByDomain([...domains]);
-    const checker = new EmailChecker(ctx.sources.contacts, { concurrency: settings.emailConcurrency, greylistRetryMs: settings.greylistRetryMs, signal: ctx.signal });
+    const checker = new EmailChecker(ctx.sources.contacts, {
+      concurrency: settings.emailConcurrency,
+      greylistRetryMs: settings.greylistRetryMs,
+      signal: ctx.signal,
+    });
 
     let done = ctx.startAt;
     const counts = { valid: 0, invalid: 0, 'catch-all': 0, unknown: 0 };

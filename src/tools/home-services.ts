@@ -17,13 +17,21 @@ const zipCode = z
 
 export const homeServicesInput = z.object({
   keyword: z
-    .string({ error: (issue) => (issue.input === undefined ? 'required: one category slug, e.g. "plumbing"' : 'must be a category slug as a string, e.g. "plumbing"') })
+    .string({
+      error: (issue) =>
+        issue.input === undefined
+          ? 'required: one category slug, e.g. "plumbing"'
+          : 'must be a category slug as a string, e.g. "plumbing"',
+    })
     .transform(categorySlug)
     .superRefine((slug, ctx) => {
-      if (slug === '') ctx.addIssue({ code: 'custom', message: 'must not be empty: one category slug, e.g. "plumbing"' });
+      if (slug === '')
+        ctx.addIssue({ code: 'custom', message: 'must not be empty: one category slug, e.g. "plumbing"' });
       else if (!isHomeServiceCategory(slug)) ctx.addIssue({ code: 'custom', message: unknownCategoryMessage(slug) });
     })
-    .describe('One of the 167 category slugs, e.g. "plumbing" or "air-duct-cleaning" (case and spaces are forgiven: "Air Duct Cleaning").'),
+    .describe(
+      'One of the 167 category slugs, e.g. "plumbing" or "air-duct-cleaning" (case and spaces are forgiven: "Air Duct Cleaning").',
+    ),
   zipCodes: z
     .array(zipCode, { error: 'must be a list of ZIP codes, e.g. ["80202", "80203"]' })
     .max(1_000, 'at most 1000 ZIP codes per run')
@@ -71,7 +79,11 @@ function toRow(pro: ServicePro, zipCodes: string[]): Row {
 }
 
 const where = (zipCodes: string[]) =>
-  zipCodes.length === 0 ? 'nationwide' : zipCodes.length === 1 ? `serving ZIP ${zipCodes[0]}` : `serving any of ${zipCodes.length} ZIP codes`;
+  zipCodes.length === 0
+    ? 'nationwide'
+    : zipCodes.length === 1
+      ? `serving ZIP ${zipCodes[0]}`
+      : `serving any of ${zipCodes.length} ZIP codes`;
 
 export const homeServicesTool = defineTool({
   name: 'home-services',
@@ -112,12 +124,18 @@ export const homeServicesTool = defineTool({
     { key: 'insured', header: 'insured', description: 'Carries liability insurance', type: cell.bool },
     { key: 'years_in_business', header: 'years_in_business', description: 'Years in business', type: cell.int },
     { key: 'service_areas', header: 'service_areas', description: 'ZIP codes the pro serves', type: cell.texts },
-    { key: 'matched_zip_codes', header: 'matched_zip_codes', description: 'Requested ZIP codes the pro serves (empty for nationwide searches)', type: cell.texts },
+    {
+      key: 'matched_zip_codes',
+      header: 'matched_zip_codes',
+      description: 'Requested ZIP codes the pro serves (empty for nationwide searches)',
+      type: cell.texts,
+    },
     { key: 'profile_url', header: 'profile_url', description: 'Directory profile link' },
   ],
   requested: (input) => input.maxItems || MAX_HOME_SERVICE_ITEMS,
   describeStart(input) {
-    const limit = input.maxItems === 0 ? 'every listing' : `up to ${input.maxItems} listing${input.maxItems === 1 ? '' : 's'}`;
+    const limit =
+      input.maxItems === 0 ? 'every listing' : `up to ${input.maxItems} listing${input.maxItems === 1 ? '' : 's'}`;
     return { message: `Searching "${input.keyword}" pros ${where(input.zipCodes)}, ${limit}` };
   },
   async *run(ctx) {
@@ -135,7 +153,11 @@ export const homeServicesTool = defineTool({
       if (page.length === 0) break;
       afterId = page.at(-1)!.id;
       taken += page.length;
-      yield { rows: page.map((pro) => toRow(pro, zipCodes)), message: `"${keyword}": ${taken} listing${taken === 1 ? '' : 's'} found`, last: taken >= limit };
+      yield {
+        rows: page.map((pro) => toRow(pro, zipCodes)),
+        message: `"${keyword}": ${taken} listing${taken === 1 ? '' : 's'} found`,
+        last: taken >= limit,
+      };
     }
   },
 });

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { AppError } from '../shared/errors.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../catalog/leads/filters.ts';
-import { NoUsableFiltersError, peopleSearchTranslation, translatePeopleSearchUrl, type SearchTranslation } from '../catalog/leads/people-search-url.ts';
+import {
+  NoUsableFiltersError,
+  peopleSearchTranslation,
+  translatePeopleSearchUrl,
+  type SearchTranslation,
+} from '../catalog/leads/people-search-url.ts';
 import { formatDollars } from '../billing/money.ts';
 import type { LeadRecord } from '../sources/leads.ts';
 import { perResult } from '../billing/pricing.ts';
@@ -19,7 +24,10 @@ export const OVERDRAFT_MICROS = 1_000_000n;
 
 export const leadScraperInput = z.object({
   url: z
-    .string({ error: (issue) => (issue.input === undefined ? 'url is required: a people-search URL in the bracket format' : 'must be a string') })
+    .string({
+      error: (issue) =>
+        issue.input === undefined ? 'url is required: a people-search URL in the bracket format' : 'must be a string',
+    })
     .trim()
     .min(1, 'url is required: a people-search URL in the bracket format')
     .max(16_000, 'must be at most 16000 characters')
@@ -34,7 +42,13 @@ export const leadScraperInput = z.object({
     .max(MAX_COUNT, `must be at most ${MAX_COUNT} per run`)
     .default(DEFAULT_COUNT)
     .describe('Leads to scrape, 500 to 50,000; default 1,000. Read in chunks of 1,000.'),
-  fileName: z.string().trim().min(1, 'must not be empty').max(50, 'must be at most 50 characters').optional().describe('Export name of the result file.'),
+  fileName: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(50, 'must be at most 50 characters')
+    .optional()
+    .describe('Export name of the result file.'),
 });
 export type LeadScraperInput = z.output<typeof leadScraperInput>;
 
@@ -52,7 +66,12 @@ export function planLeadSearch(url: string): { filters: LeadFilters; translation
   return planned;
 }
 
-const column = (key: string, description: string, type?: Column['type']): Column => ({ key, header: key, description, ...(type ? { type } : {}) });
+const column = (key: string, description: string, type?: Column['type']): Column => ({
+  key,
+  header: key,
+  description,
+  ...(type ? { type } : {}),
+});
 
 /** The lead record fields, in the lead database's order. */
 export const LEAD_COLUMNS: Column[] = [
@@ -61,7 +80,10 @@ export const LEAD_COLUMNS: Column[] = [
   column('last_name', 'Last name'),
   column('full_name', 'First and last name'),
   column('title', 'Job title'),
-  column('seniority', 'Seniority: owner, founder, c_suite, partner, vp, head, director, manager, senior, entry or intern'),
+  column(
+    'seniority',
+    'Seniority: owner, founder, c_suite, partner, vp, head, director, manager, senior, entry or intern',
+  ),
   column('department', 'Department, e.g. sales, engineering'),
   column('email', 'Work email address'),
   column('email_status', 'verified, guessed or unavailable'),
@@ -144,7 +166,11 @@ export const leadScraperTool = defineTool({
     const companyFilters = COMPANY_FILTERS.filter((k) => isSet(filters[k]));
     if (companyFilters.length > 0 && !(await ctx.sources.leads.companyDataReady())) {
       const names = companyFilters.map((k) => PARAMETER_OF[k]);
-      throw new AppError(409, 'filters_not_applied_yet', `Company data is still being prepared, so these filters cannot be applied yet: ${names.join(', ')}. Nothing was billed; start the scrape again later.`);
+      throw new AppError(
+        409,
+        'filters_not_applied_yet',
+        `Company data is still being prepared, so these filters cannot be applied yet: ${names.join(', ')}. Nothing was billed; start the scrape again later.`,
+      );
     }
     const count = ctx.input.count;
     let taken = 0;

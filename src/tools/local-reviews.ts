@@ -30,7 +30,8 @@ export function businessLookup(url: string): PlaceLookup {
     // Not a map link: the host names the business's website. A malformed place id is still an error.
     if (/place id/.test((err as Error).message)) throw err;
   }
-  if (link?.kind === 'search') throw new Error('is a map search link, not a business; send its words as searchTerms and its place as locations');
+  if (link?.kind === 'search')
+    throw new Error('is a map search link, not a business; send its words as searchTerms and its place as locations');
   if (link) return placeLinkLookup(link);
   const host = bareHost(parsed.hostname);
   if (!host.includes('.')) throw new Error('has no website host; send a map place link or the business website');
@@ -71,7 +72,9 @@ export const localReviewsInput = z
       .min(1)
       .max(500)
       .optional()
-      .describe('Business URLs: map place links (e.g. the `url` column of the map-listing scraper) or the business website; skip the search.'),
+      .describe(
+        'Business URLs: map place links (e.g. the `url` column of the map-listing scraper) or the business website; skip the search.',
+      ),
     searchLimit: z
       .number()
       .int('must be a whole number')
@@ -90,13 +93,25 @@ export const localReviewsInput = z
   .superRefine((input, ctx) => {
     const searching = input.searchTerms !== undefined || input.locations !== undefined;
     if (input.directUrls && searching) {
-      ctx.addIssue({ code: 'custom', path: ['directUrls'], message: 'send either directUrls, or searchTerms with locations; not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['directUrls'],
+        message: 'send either directUrls, or searchTerms with locations; not both',
+      });
     } else if (!input.directUrls && !searching) {
       ctx.addIssue({ code: 'custom', path: [], message: 'send either directUrls, or searchTerms with locations' });
     } else if (input.searchTerms && !input.locations) {
-      ctx.addIssue({ code: 'custom', path: ['locations'], message: 'required with searchTerms: the cities or areas to search, e.g. ["Denver, CO"]' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['locations'],
+        message: 'required with searchTerms: the cities or areas to search, e.g. ["Denver, CO"]',
+      });
     } else if (input.locations && !input.searchTerms) {
-      ctx.addIssue({ code: 'custom', path: ['searchTerms'], message: 'required with locations: the keywords to search, e.g. ["dentist"]' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['searchTerms'],
+        message: 'required with locations: the keywords to search, e.g. ["dentist"]',
+      });
     }
   });
 export type LocalReviewsInput = z.output<typeof localReviewsInput>;
@@ -124,7 +139,8 @@ export function combinations(input: LocalReviewsInput): Combination[] {
 }
 
 /** Businesses the run may read: one per direct URL, or searchLimit per combination. */
-const businessesRequested = (input: LocalReviewsInput) => input.directUrls?.length ?? combinations(input).length * input.searchLimit;
+const businessesRequested = (input: LocalReviewsInput) =>
+  input.directUrls?.length ?? combinations(input).length * input.searchLimit;
 
 const perReview = perResult('review', '0.0099', (each) => `${each} per result (one review row)`);
 
@@ -160,7 +176,6 @@ function toRow(review: PlaceReview, place: Place, origin: Origin): Row {
   };
 }
 
-
 export const localReviewsTool = defineTool({
   name: 'local-reviews',
   title: 'Local reviews scraper',
@@ -181,8 +196,8 @@ export const localReviewsTool = defineTool({
     'Search terms match business names and categories, stemmed ("dentists" finds a Dentist); locations read like the map-listing scraper\'s locationQuery ("Denver, CO", "Colorado", "80202"); businesses come in catalog order.',
     'A directUrl is a map place link (by place id, e.g. the `url` column of the map-listing scraper or `business_url` here, or /maps/place/<name>/@lat,lng,zoom, found by name, nearest to the link\'s point when it has one) or any other URL whose host is the business\'s website (scheme, "www." and path are ignored; a website shared by several locations gives its oldest catalog entry).',
     'A map search link is not a business and is refused in directUrls; a directUrl that matches no business in the catalog produces no row.',
-    'A business found by several combinations or URLs is returned once, under the first; it does not count towards the later combinations\' searchLimit.',
-    'The run\'s `requested` and `handled` count businesses (one per directUrl, or searchLimit per combination); the number of review rows is the run\'s item count.',
+    "A business found by several combinations or URLs is returned once, under the first; it does not count towards the later combinations' searchLimit.",
+    "The run's `requested` and `handled` count businesses (one per directUrl, or searchLimit per combination); the number of review rows is the run's item count.",
   ],
   columns: [
     { key: 'review_id', header: 'review_id', description: 'Stable review identifier' },
@@ -195,18 +210,34 @@ export const localReviewsTool = defineTool({
     { key: 'business_address', header: 'business_address', description: 'Full street address of the business' },
     { key: 'business_phone', header: 'business_phone', description: 'Phone number of the business' },
     { key: 'business_website', header: 'business_website', description: 'Website of the business' },
-    { key: 'business_rating', header: 'business_rating', description: 'Average rating of the business, 1–5', type: cell.number },
-    { key: 'business_review_count', header: 'business_review_count', description: 'Number of reviews of the business', type: cell.int },
+    {
+      key: 'business_rating',
+      header: 'business_rating',
+      description: 'Average rating of the business, 1–5',
+      type: cell.number,
+    },
+    {
+      key: 'business_review_count',
+      header: 'business_review_count',
+      description: 'Number of reviews of the business',
+      type: cell.int,
+    },
     { key: 'place_id', header: 'place_id', description: 'Stable place identifier of the business' },
     { key: 'business_url', header: 'business_url', description: 'Map link of the business (by place id)' },
     { key: 'search_term', header: 'search_term', description: 'Search term that found the business (searches only)' },
     { key: 'location', header: 'location', description: 'Location searched (searches only)' },
-    { key: 'direct_url', header: 'direct_url', description: 'The directUrl that named the business (direct URLs only)' },
+    {
+      key: 'direct_url',
+      header: 'direct_url',
+      description: 'The directUrl that named the business (direct URLs only)',
+    },
   ],
   requested: businessesRequested,
   describeStart(input) {
     if (input.directUrls) {
-      return { message: `Reading up to ${input.maxReviewsPerBusiness} reviews of each of ${plural(input.directUrls.length, 'business URL')}` };
+      return {
+        message: `Reading up to ${input.maxReviewsPerBusiness} reviews of each of ${plural(input.directUrls.length, 'business URL')}`,
+      };
     }
     const combos = combinations(input).length;
     return {
@@ -262,7 +293,12 @@ export const localReviewsTool = defineTool({
       let taken = 0;
       let afterId: number | undefined;
       while (taken < input.searchLimit && !ctx.signal.aborted) {
-        const page = await source.searchPlaces({ keyword: term, area, limit: Math.min(PAGE_SIZE, input.searchLimit - taken), afterId });
+        const page = await source.searchPlaces({
+          keyword: term,
+          area,
+          limit: Math.min(PAGE_SIZE, input.searchLimit - taken),
+          afterId,
+        });
         if (page.length === 0) break;
         afterId = page.at(-1)!.id;
         const found = page

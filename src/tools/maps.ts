@@ -44,7 +44,9 @@ export const mapsInput = z
       .min(1)
       .max(300)
       .optional()
-      .describe('City, state or address, e.g. "Denver, CO". Use it or customGeolocation, not both; with `url`, it replaces the place or map area of the link.'),
+      .describe(
+        'City, state or address, e.g. "Denver, CO". Use it or customGeolocation, not both; with `url`, it replaces the place or map area of the link.',
+      ),
     customGeolocation: z
       .object({
         lat1: lat.describe('Latitude of one corner.'),
@@ -53,7 +55,9 @@ export const mapsInput = z
         lng2: lng.describe('Longitude of the opposite corner.'),
       })
       .optional()
-      .describe('Bounding box with numeric corners lat1, lng1, lat2, lng2; with `url`, it replaces the place or map area of the link.'),
+      .describe(
+        'Bounding box with numeric corners lat1, lng1, lat2, lng2; with `url`, it replaces the place or map area of the link.',
+      ),
     maxCrawledPlacesPerSearch: z
       .number()
       .int('must be a whole number')
@@ -71,20 +75,39 @@ export const mapsInput = z
       .min(1)
       .max(100)
       .optional()
-      .describe('Map-search links (each searched like `url`) or place links (each finds that one place, e.g. the `url` column of an earlier run).'),
+      .describe(
+        'Map-search links (each searched like `url`) or place links (each finds that one place, e.g. the `url` column of an earlier run).',
+      ),
   })
   .superRefine((input, ctx) => {
     if (!input.searchStringsArray && !input.url && !input.startUrls) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'at least one of searchStringsArray, url or startUrls is required' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'at least one of searchStringsArray, url or startUrls is required',
+      });
     }
     if (input.locationQuery && input.customGeolocation) {
-      ctx.addIssue({ code: 'custom', path: ['customGeolocation'], message: 'use locationQuery or customGeolocation, not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['customGeolocation'],
+        message: 'use locationQuery or customGeolocation, not both',
+      });
     }
     if (input.url && !input.searchStringsArray && wordless(input.url)) {
-      ctx.addIssue({ code: 'custom', path: ['url'], message: 'the link shows a map area but has no search words; send searchStringsArray with it' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message: 'the link shows a map area but has no search words; send searchStringsArray with it',
+      });
     }
     input.startUrls?.forEach((link, i) => {
-      if (wordless(link)) ctx.addIssue({ code: 'custom', path: ['startUrls', i], message: 'the link shows a map area but has no search words; use url with searchStringsArray instead' });
+      if (wordless(link))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['startUrls', i],
+          message: 'the link shows a map area but has no search words; use url with searchStringsArray instead',
+        });
     });
   });
 export type MapsInput = z.output<typeof mapsInput>;
@@ -116,8 +139,13 @@ const areaLabel = (area: Area) => (area.kind === 'place' ? area.text : null);
 
 function linkArea(link: MapLink): { area: Area; from: LocationFrom } {
   if (link.kind === 'search' && link.place) return { area: parsePlace(link.place), from: 'link' };
-  if (link.center) return { area: { kind: 'box', box: boxAround(link.center.lat, link.center.lng, link.center.zoom) }, from: 'map area' };
-  if (link.kind === 'place' && link.point) return { area: { kind: 'box', box: boxAround(link.point.lat, link.point.lng, PLACE_ZOOM) }, from: 'map area' };
+  if (link.center)
+    return {
+      area: { kind: 'box', box: boxAround(link.center.lat, link.center.lng, link.center.zoom) },
+      from: 'map area',
+    };
+  if (link.kind === 'place' && link.point)
+    return { area: { kind: 'box', box: boxAround(link.point.lat, link.point.lng, PLACE_ZOOM) }, from: 'map area' };
   return { area: { kind: 'anywhere' }, from: 'none' };
 }
 
@@ -125,7 +153,10 @@ function linkArea(link: MapLink): { area: Area; from: LocationFrom } {
  * How to find the one place of a place link: by its id, else by name in `where` (the link's own map
  * area unless replaced), nearest to the link's point first.
  */
-export function placeLinkLookup(link: Extract<MapLink, { kind: 'place' }>, where: { area: Area; from: LocationFrom } = linkArea(link)): PlaceLookup {
+export function placeLinkLookup(
+  link: Extract<MapLink, { kind: 'place' }>,
+  where: { area: Area; from: LocationFrom } = linkArea(link),
+): PlaceLookup {
   if (link.placeId) return { placeId: link.placeId };
   const near = where.from === 'map area' ? (link.point ?? link.center) : undefined;
   return { name: link.name!, area: where.area, ...(near ? { near: { lat: near.lat, lng: near.lng } } : {}) };
@@ -236,12 +267,12 @@ export const mapsTool = defineTool({
     'Search terms match business names and categories, stemmed ("dentists" finds a Dentist); places come in catalog order, so the same request returns the same places.',
     'locationQuery reads "City, ST", "City, State", a state alone, a 5-digit ZIP code, or "City, ST 80202"; customGeolocation is a box whose corners may be given in either order.',
     'A `url` search link is read as "<words> in|near <place>": the words become the search term and the place the location; with no place, the map view of the link (@lat,lng,zoom, about 1000 × 700 pixels) is the area searched; a link with neither words nor searchStringsArray is refused.',
-    'searchStringsArray sent with `url` replaces the link\'s words; locationQuery or customGeolocation sent with it replaces the link\'s place or map area; `search_translation` in the start response reports the keywords, the location or box and where each came from.',
-    'A place link (/maps/place/<name>/@lat,lng,zoom, or one carrying a place id as `?q=place_id:<id>`, `query_place_id=<id>` or `!19s<id>`) finds that one place: by place id wherever it is, else by name in the link\'s map area, nearest to the link\'s point (`!3d<lat>!4d<lng>`, else the view\'s centre).',
+    "searchStringsArray sent with `url` replaces the link's words; locationQuery or customGeolocation sent with it replaces the link's place or map area; `search_translation` in the start response reports the keywords, the location or box and where each came from.",
+    "A place link (/maps/place/<name>/@lat,lng,zoom, or one carrying a place id as `?q=place_id:<id>`, `query_place_id=<id>` or `!19s<id>`) finds that one place: by place id wherever it is, else by name in the link's map area, nearest to the link's point (`!3d<lat>!4d<lng>`, else the view's centre).",
     'startUrls are read one by one like `url` (search links are searched, place links find one place each); locationQuery or customGeolocation, when sent, replace the area of every start URL too.',
-    'A place found by several searches is returned once, under the first search term that found it, and billed once; it does not count towards the later searches\' maxCrawledPlacesPerSearch.',
-    'The `url` column is the place\'s own link (by place id); it can be sent back as a start URL, or to the local reviews scraper as a directUrl.',
-    'The run holds the cost of every search\'s maxCrawledPlacesPerSearch (place links: 1) and is billed only for the places delivered.',
+    "A place found by several searches is returned once, under the first search term that found it, and billed once; it does not count towards the later searches' maxCrawledPlacesPerSearch.",
+    "The `url` column is the place's own link (by place id); it can be sent back as a start URL, or to the local reviews scraper as a directUrl.",
+    "The run holds the cost of every search's maxCrawledPlacesPerSearch (place links: 1) and is billed only for the places delivered.",
   ],
   columns: [
     { key: 'name', header: 'name', description: 'Business name' },
@@ -257,12 +288,21 @@ export const mapsTool = defineTool({
     { key: 'emails', header: 'emails', description: 'Email addresses found for the business', type: cell.texts },
     { key: 'rating', header: 'rating', description: 'Average rating, 1–5', type: cell.number },
     { key: 'review_count', header: 'review_count', description: 'Number of reviews', type: cell.int },
-    { key: 'hours', header: 'hours', description: 'Opening hours by weekday, e.g. "Monday: 9 AM–5 PM"', type: cell.texts },
+    {
+      key: 'hours',
+      header: 'hours',
+      description: 'Opening hours by weekday, e.g. "Monday: 9 AM–5 PM"',
+      type: cell.texts,
+    },
     { key: 'latitude', header: 'latitude', description: 'Latitude', type: cell.number },
     { key: 'longitude', header: 'longitude', description: 'Longitude', type: cell.number },
     { key: 'place_id', header: 'place_id', description: 'Stable place identifier' },
     { key: 'url', header: 'url', description: 'Map link of the place (by place id)' },
-    { key: 'search_term', header: 'search_term', description: 'The search term that found the place (for a place link: its name, else its place id)' },
+    {
+      key: 'search_term',
+      header: 'search_term',
+      description: 'The search term that found the place (for a place link: its name, else its place id)',
+    },
   ],
   requested: (input) => planSearches(input).searches.reduce((sum, s) => sum + s.limit, 0),
   startDetails: z.object({
@@ -271,7 +311,9 @@ export const mapsTool = defineTool({
         url: z.string().describe('The link sent.'),
         kind: z.enum(['search', 'place']).describe('What the link is: search (a search) or place (one place).'),
         keywords: z.array(z.string()).describe('The words searched.'),
-        keywordsFrom: z.enum(['link', 'searchStringsArray']).describe('Where the words came from: link or searchStringsArray.'),
+        keywordsFrom: z
+          .enum(['link', 'searchStringsArray'])
+          .describe('Where the words came from: link or searchStringsArray.'),
         location: z.string().nullable().describe('The place searched, when one was named.'),
         boundingBox: z
           .object({
@@ -284,18 +326,27 @@ export const mapsTool = defineTool({
           .describe('The map area searched, when there is one.'),
         locationFrom: z
           .enum(['link', 'locationQuery', 'customGeolocation', 'map area', 'place id', 'none'])
-          .describe('Where the location came from: link, locationQuery, customGeolocation, map area, place id or none.'),
-        placeId: z.string().nullable().describe('The place id a place link carries; it finds that place wherever it is.'),
+          .describe(
+            'Where the location came from: link, locationQuery, customGeolocation, map area, place id or none.',
+          ),
+        placeId: z
+          .string()
+          .nullable()
+          .describe('The place id a place link carries; it finds that place wherever it is.'),
       })
       .optional()
-      .describe('What the `url` was read as: keywords, location or map area, and where each came from; absent without a url.'),
+      .describe(
+        'What the `url` was read as: keywords, location or map area, and where each came from; absent without a url.',
+      ),
   }),
   describeStart(input) {
     const { searches, translation } = planSearches(input);
     const lookups = searches.filter((s) => s.kind === 'place').length;
     const terms = searches.length - lookups;
     const parts = [
-      ...(terms ? [`${terms} term${terms === 1 ? '' : 's'}, up to ${input.maxCrawledPlacesPerSearch} places each`] : []),
+      ...(terms
+        ? [`${terms} term${terms === 1 ? '' : 's'}, up to ${input.maxCrawledPlacesPerSearch} places each`]
+        : []),
       ...(lookups ? [`${lookups} place link${lookups === 1 ? '' : 's'}`] : []),
     ];
     return {
@@ -345,7 +396,11 @@ export const mapsTool = defineTool({
           taken += 1;
         }
         // The page that fills the last search is the run's last. (A short page is not: only the next, empty, says the source has no more.)
-        yield { rows, message: `"${search.term}": ${places(taken)} found`, last: taken >= search.limit && index === searches.length - 1 };
+        yield {
+          rows,
+          message: `"${search.term}": ${places(taken)} found`,
+          last: taken >= search.limit && index === searches.length - 1,
+        };
       }
     }
     if (found.length > 0) yield { ...flush(), last: true };
@@ -356,7 +411,12 @@ export const mapsTool = defineTool({
 export const overviewMapsRequest = z
   .object({
     query: z.string().trim().min(1, 'query is required').max(300),
-    limit: z.number().int('must be a whole number').min(1, 'must be at least 1').max(10_000, 'must be at most 10000').default(100),
+    limit: z
+      .number()
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(10_000, 'must be at most 10000')
+      .default(100),
   })
   .transform(({ query, limit }) => ({ url: undefined, ...searchFromQuery(query), maxCrawledPlacesPerSearch: limit }));
 

@@ -13,12 +13,22 @@ export const TRIAL_LOOKUP_CAP = 3_500;
 
 export const mobileFinderInput = z.object({
   inputs: z
-    .array(z.string({ error: 'each input must be a string: an email address or a social profile URL' }).max(2_000, 'must be at most 2000 characters'), {
-      error: (issue) => (issue.input === undefined ? 'inputs is required: email addresses and social profile URLs' : 'must be an array of strings'),
-    })
+    .array(
+      z
+        .string({ error: 'each input must be a string: an email address or a social profile URL' })
+        .max(2_000, 'must be at most 2000 characters'),
+      {
+        error: (issue) =>
+          issue.input === undefined
+            ? 'inputs is required: email addresses and social profile URLs'
+            : 'must be an array of strings',
+      },
+    )
     .min(1, 'send at least one email address or social profile URL')
     .max(MAX_INPUTS, `at most ${MAX_INPUTS} inputs per request; split the list`)
-    .describe('Social profile URLs (e.g. https://www.linkedin.com/in/jane-doe) and email addresses, mixed; the type of each is detected.'),
+    .describe(
+      'Social profile URLs (e.g. https://www.linkedin.com/in/jane-doe) and email addresses, mixed; the type of each is detected.',
+    ),
 });
 export type MobileFinderInput = z.output<typeof mobileFinderInput>;
 
@@ -62,7 +72,10 @@ export const MOBILE_FINDER_COLUMNS: Column[] = [
   column('input', 'The input as sent'),
   column('input_type', 'email or social_url; empty when the input was not recognised'),
   column('status', 'found (billed), not_found, unrecognised_input or duplicate (none of these billed)'),
-  column('reason', 'Why no number is given: what was not found, why the input was not recognised, or which input it repeats'),
+  column(
+    'reason',
+    'Why no number is given: what was not found, why the input was not recognised, or which input it repeats',
+  ),
   column('mobile', 'Mobile phone number'),
   column('full_name', 'Name of the person found'),
   column('first_name', 'First name'),
@@ -82,10 +95,12 @@ const empty = Object.fromEntries(MOBILE_FINDER_COLUMNS.map((c) => [c.key, null])
 function rowFor(p: PlannedInput, person: PersonContact | undefined): Row {
   if (p.kind === 'unrecognised') return { ...empty, input: p.input, status: 'unrecognised_input', reason: p.reason };
   const base = { ...empty, input: p.input, input_type: p.kind };
-  if (p.duplicateOf !== undefined) return { ...base, status: 'duplicate', reason: `same lookup as input ${p.duplicateOf}; its row has the result` };
+  if (p.duplicateOf !== undefined)
+    return { ...base, status: 'duplicate', reason: `same lookup as input ${p.duplicateOf}; its row has the result` };
   const what = p.kind === 'email' ? 'email address' : 'social profile';
   if (!person) return { ...base, status: 'not_found', reason: `no person with this ${what} in the lead database` };
-  if (!person.mobile) return { ...base, status: 'not_found', reason: `the person with this ${what} has no known mobile number` };
+  if (!person.mobile)
+    return { ...base, status: 'not_found', reason: `the person with this ${what} has no known mobile number` };
   return {
     ...base,
     status: 'found',
@@ -104,24 +119,37 @@ function rowFor(p: PlannedInput, person: PersonContact | undefined): Row {
   };
 }
 
-
 function describeInputs(inputs: readonly string[]): string {
   const { planned, lookups } = planLookups(inputs);
   const emails = planned.filter((p) => p.kind === 'email' && p.duplicateOf === undefined).length;
   const unrecognised = planned.filter((p) => p.kind === 'unrecognised').length;
   const duplicates = planned.filter((p) => p.kind !== 'unrecognised' && p.duplicateOf !== undefined).length;
-  const parts = [`Looking up mobile numbers for ${plural(lookups, 'input')} (${plural(emails, 'email address', 'email addresses')}, ${plural(lookups - emails, 'social profile URL')})`];
-  if (unrecognised > 0) parts.push(`${plural(unrecognised, 'input was', 'inputs were')} not recognised and ${unrecognised === 1 ? 'is' : 'are'} reported in ${unrecognised === 1 ? 'its row' : 'their rows'}, free`);
-  if (duplicates > 0) parts.push(`${plural(duplicates, 'repeated input')} ${duplicates === 1 ? 'points' : 'point'} at the first row with the same lookup, free`);
+  const parts = [
+    `Looking up mobile numbers for ${plural(lookups, 'input')} (${plural(emails, 'email address', 'email addresses')}, ${plural(lookups - emails, 'social profile URL')})`,
+  ];
+  if (unrecognised > 0)
+    parts.push(
+      `${plural(unrecognised, 'input was', 'inputs were')} not recognised and ${unrecognised === 1 ? 'is' : 'are'} reported in ${unrecognised === 1 ? 'its row' : 'their rows'}, free`,
+    );
+  if (duplicates > 0)
+    parts.push(
+      `${plural(duplicates, 'repeated input')} ${duplicates === 1 ? 'points' : 'point'} at the first row with the same lookup, free`,
+    );
   return `${parts.join('; ')}.`;
 }
 
-const price = perFound('mobile number', '0.25', (row) => row.status === 'found', (each) => `${each} per number found; free if not found`);
+const price = perFound(
+  'mobile number',
+  '0.25',
+  (row) => row.status === 'found',
+  (each) => `${each} per number found; free if not found`,
+);
 
 export const mobileFinderTool = defineTool({
   name: 'mobile-finder',
   title: 'Mobile finder',
-  description: 'Mobile phone numbers for a mixed list of social profile URLs and email addresses, looked up in the lead database; one result row per input.',
+  description:
+    'Mobile phone numbers for a mixed list of social profile URLs and email addresses, looked up in the lead database; one result row per input.',
   rest: { path: '/api/v1/scrape/mobile-finder' },
   graphql: { mutation: 'startMobileFinder', inputType: 'StartMobileFinderInput' },
   mcp: { name: 'find_mobiles' },
@@ -159,7 +187,9 @@ export const mobileFinderTool = defineTool({
       message:
         `Trial accounts can look up ${TRIAL_LOOKUP_CAP} inputs per search: the first ${capped.inputs.length} inputs (${TRIAL_LOOKUP_CAP} lookups) are searched, ` +
         `the last ${plural(capped.dropped, 'input was', 'inputs were')} left out and will not be billed. ${describeInputs(capped.inputs)}`,
-      extra: { trialCap: { lookups: TRIAL_LOOKUP_CAP, inputsAccepted: capped.inputs.length, inputsDropped: capped.dropped } },
+      extra: {
+        trialCap: { lookups: TRIAL_LOOKUP_CAP, inputsAccepted: capped.inputs.length, inputsDropped: capped.dropped },
+      },
     };
   },
   async *run(ctx) {
@@ -172,11 +202,20 @@ export const mobileFinderTool = defineTool({
       const socialUrls = fresh.flatMap((p) => (p.kind === 'social_url' ? [p.key] : []));
       const matches = fresh.length > 0 ? await ctx.sources.leads.findContacts({ emails, socialUrls }) : undefined;
       const rows = batch.map((p) => {
-        const person = p.kind === 'email' ? matches?.byEmail.get(p.key) : p.kind === 'social_url' ? matches?.bySocialUrl.get(p.key) : undefined;
+        const person =
+          p.kind === 'email'
+            ? matches?.byEmail.get(p.key)
+            : p.kind === 'social_url'
+              ? matches?.bySocialUrl.get(p.key)
+              : undefined;
         return rowFor(p, p.kind !== 'unrecognised' && p.duplicateOf === undefined ? person : undefined);
       });
       found += rows.filter((r) => r.status === 'found').length;
-      yield { rows, message: `${start + batch.length} of ${planned.length} inputs looked up: ${plural(found, 'number')} found`, last: start + batch.length >= planned.length };
+      yield {
+        rows,
+        message: `${start + batch.length} of ${planned.length} inputs looked up: ${plural(found, 'number')} found`,
+        last: start + batch.length >= planned.length,
+      };
     }
   },
 });

@@ -8,24 +8,33 @@ import { cell, defineTool, type Row } from './types.ts';
 
 const PAGE_SIZE = 50;
 
-const optionalText = (max: number) => z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+const optionalText = (max: number) =>
+  z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 
 export const peopleFinderInput = z
   .object({
     name: optionalText(200)
       .transform((value) => value.replace(/\s+/g, ' '))
       .superRefine((value, ctx) => {
-        if (!parseFullName(value)) ctx.addIssue({ code: 'custom', message: 'give the full name: first and last name, e.g. "John Smith" or "Smith, John"' });
+        if (!parseFullName(value))
+          ctx.addIssue({
+            code: 'custom',
+            message: 'give the full name: first and last name, e.g. "John Smith" or "Smith, John"',
+          });
       })
       .optional()
-      .describe('Full name: "First Last", "First Middle Last" or "Last, First". Needs a state, ZIP code or address beside it.'),
+      .describe(
+        'Full name: "First Last", "First Middle Last" or "Last, First". Needs a state, ZIP code or address beside it.',
+      ),
     address: optionalText(300)
       .superRefine((value, ctx) => {
         const parsed = parseAddress(value);
         if ('error' in parsed) ctx.addIssue({ code: 'custom', message: parsed.error });
       })
       .optional()
-      .describe('US street address, e.g. "123 Main St, Denver, CO 80202"; city, state and ZIP code in it are used unless given separately.'),
+      .describe(
+        'US street address, e.g. "123 Main St, Denver, CO 80202"; city, state and ZIP code in it are used unless given separately.',
+      ),
     city: optionalText(100).optional().describe('City; needs a state or ZIP code beside it.'),
     state: usStateParam()
       .optional()
@@ -76,11 +85,24 @@ export const peopleFinderInput = z
     }
     if (q.phone || q.email) return;
     if (q.name && !q.state && !q.zip) {
-      ctx.addIssue({ code: 'custom', path: ['state'], message: 'a name search needs a state, a ZIP code or an address with one (or search by phone or email)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['state'],
+        message: 'a name search needs a state, a ZIP code or an address with one (or search by phone or email)',
+      });
     } else if (!q.name && q.street && !q.state && !q.zip) {
-      ctx.addIssue({ code: 'custom', path: ['address'], message: 'an address search needs the state or ZIP code, e.g. "123 Main St, Denver, CO 80202"' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['address'],
+        message: 'an address search needs the state or ZIP code, e.g. "123 Main St, Denver, CO 80202"',
+      });
     } else if (!q.name && !q.street) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'send a phone, an email, a name with a state or ZIP code, or a street address with its state or ZIP code' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message:
+          'send a phone, an email, a name with a state or ZIP code, or a street address with its state or ZIP code',
+      });
     }
   });
 export type PeopleFinderInput = z.output<typeof peopleFinderInput>;
@@ -146,7 +168,11 @@ function samePerson(a: PersonRecord, b: PersonRecord): boolean {
   return b.phones.some((p) => phones.has(lastTen(p))) || b.emails.some((e) => emails.has(e.toLowerCase()));
 }
 
-const price = perResultAtLeastOne('person', '0.0199', (each) => `${each} per result; a search with 0 matches bills as 1 result`);
+const price = perResultAtLeastOne(
+  'person',
+  '0.0199',
+  (each) => `${each} per result; a search with 0 matches bills as 1 result`,
+);
 
 export const peopleFinderTool = defineTool({
   name: 'people-finder',
@@ -168,26 +194,49 @@ export const peopleFinderTool = defineTool({
     'Persons come from property records (one person per owner name and mailing address, with every property they own, their phones and emails) and from the lead database (work email, mobile, employer, city and state); companies, trusts and other entity owners are not persons and are left out.',
     'A property owner matches a location through the mailing address or the address of a property they own; streets match with the street type and direction abbreviated or in full ("Main Street" finds "Main St").',
     'Lead database people have no street or ZIP code, so they are searched only by name with a city or state, by mobile number or by email; their office lines are shared by colleagues and are not matched.',
-    'Relatives are other owners sharing the person\'s last name at the same mailing address; lead database people have none.',
+    "Relatives are other owners sharing the person's last name at the same mailing address; lead database people have none.",
     'Property owners come first (oldest record first), then lead database people (by id); a lead database person with the same name and a phone or email in common with a person already returned is not repeated.',
     `Each person returned costs ${price.each}, up to \`maxResults\` (default 10, at most 100); a search that finds nobody bills as 1 result (${price.each}).`,
   ],
   columns: [
-    { key: 'person_id', header: 'person_id', description: 'Stable identifier: owner-<n> (property records) or lead-<n> (lead database)' },
+    {
+      key: 'person_id',
+      header: 'person_id',
+      description: 'Stable identifier: owner-<n> (property records) or lead-<n> (lead database)',
+    },
     { key: 'name', header: 'name', description: 'Full name' },
     { key: 'first_name', header: 'first_name', description: 'First name' },
     { key: 'middle_name', header: 'middle_name', description: 'Middle name or initial, when known' },
     { key: 'last_name', header: 'last_name', description: 'Last name' },
-    { key: 'address', header: 'address', description: 'Current address: the mailing address, or city and state from the lead database' },
+    {
+      key: 'address',
+      header: 'address',
+      description: 'Current address: the mailing address, or city and state from the lead database',
+    },
     { key: 'street', header: 'street', description: 'Street of the current address' },
     { key: 'city', header: 'city', description: 'City of the current address' },
     { key: 'state', header: 'state', description: 'State of the current address' },
     { key: 'zip', header: 'zip', description: 'ZIP code of the current address' },
     { key: 'phones', header: 'phones', description: 'Phone numbers', type: cell.texts },
     { key: 'emails', header: 'emails', description: 'Email addresses', type: cell.texts },
-    { key: 'addresses', header: 'addresses', description: 'Every known address, the current one first', type: cell.texts },
-    { key: 'owned_properties', header: 'owned_properties', description: 'Addresses of the properties the person owns', type: cell.texts },
-    { key: 'relatives', header: 'relatives', description: 'Likely relatives: same last name at the same mailing address', type: cell.texts },
+    {
+      key: 'addresses',
+      header: 'addresses',
+      description: 'Every known address, the current one first',
+      type: cell.texts,
+    },
+    {
+      key: 'owned_properties',
+      header: 'owned_properties',
+      description: 'Addresses of the properties the person owns',
+      type: cell.texts,
+    },
+    {
+      key: 'relatives',
+      header: 'relatives',
+      description: 'Likely relatives: same last name at the same mailing address',
+      type: cell.texts,
+    },
     { key: 'employer', header: 'employer', description: 'Employer (lead database)' },
     { key: 'job_title', header: 'job_title', description: 'Job title (lead database)' },
     { key: 'source', header: 'source', description: 'property_records or lead_database' },
@@ -218,7 +267,11 @@ export const peopleFinderTool = defineTool({
     const returned: PersonRecord[] = [];
     let after: string | undefined;
     while (returned.length < ctx.input.maxResults && !ctx.signal.aborted) {
-      const page = await ctx.sources.people.searchPeople({ ...query, limit: Math.min(PAGE_SIZE, ctx.input.maxResults - returned.length), after });
+      const page = await ctx.sources.people.searchPeople({
+        ...query,
+        limit: Math.min(PAGE_SIZE, ctx.input.maxResults - returned.length),
+        after,
+      });
       const rows: Row[] = [];
       for (const person of page.people) {
         if (returned.length >= ctx.input.maxResults) break;
@@ -227,7 +280,11 @@ export const peopleFinderTool = defineTool({
         rows.push(toRow(person));
       }
       if (rows.length > 0 || page.next === null) {
-        yield { rows, message: `${returned.length} person${returned.length === 1 ? '' : 's'} found`, last: page.next === null || returned.length >= ctx.input.maxResults };
+        yield {
+          rows,
+          message: `${returned.length} person${returned.length === 1 ? '' : 's'} found`,
+          last: page.next === null || returned.length >= ctx.input.maxResults,
+        };
       }
       if (page.next === null) break;
       after = page.next;

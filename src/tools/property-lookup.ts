@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { addressCells, addressList, lookUpAddresses, MAX_ADDRESSES, uniqueAddresses, type LookupResult } from './lib/properties/lookup.ts';
+import {
+  addressCells,
+  addressList,
+  lookUpAddresses,
+  MAX_ADDRESSES,
+  uniqueAddresses,
+  type LookupResult,
+} from './lib/properties/lookup.ts';
 import type { PropertyDetails } from '../sources/properties.ts';
 import { perFound } from '../billing/pricing.ts';
 import { cell, defineTool, type Row } from './types.ts';
@@ -12,8 +19,10 @@ import { usdAmount } from '../shared/amounts.ts';
 export const ownerContactPrice = perFound(
   'property',
   '0.10',
-  (row) => row.status === 'found' && ((row.owner_phones as string[]).length > 0 || (row.owner_emails as string[]).length > 0),
-  (each) => `${each} per property for owner contact (with property lookup's includeOwnerContact); free when no phone or email is known`,
+  (row) =>
+    row.status === 'found' && ((row.owner_phones as string[]).length > 0 || (row.owner_emails as string[]).length > 0),
+  (each) =>
+    `${each} per property for owner contact (with property lookup's includeOwnerContact); free when no phone or email is known`,
 );
 
 export const propertyLookupInput = z.object({
@@ -21,8 +30,16 @@ export const propertyLookupInput = z.object({
   includeOwnerContact: z
     .boolean({ error: 'includeOwnerContact must be true or false' })
     .default(false)
-    .describe(`Also find the owner's phones and emails, in a second run billed ${ownerContactPrice.each} per property; default false.`),
-  fileName: z.string().trim().min(1).max(50, 'fileName must be at most 50 characters').optional().describe('Export name, at most 50 characters.'),
+    .describe(
+      `Also find the owner's phones and emails, in a second run billed ${ownerContactPrice.each} per property; default false.`,
+    ),
+  fileName: z
+    .string()
+    .trim()
+    .min(1)
+    .max(50, 'fileName must be at most 50 characters')
+    .optional()
+    .describe('Export name, at most 50 characters.'),
 });
 export type PropertyLookupInput = z.output<typeof propertyLookupInput>;
 
@@ -56,16 +73,42 @@ function toRow(input: string, result: LookupResult<PropertyDetails>): Row {
 
 /** Result columns every lookup run starts with (shared with the owner-contact run). */
 /** The nested columns' values (db/schema/properties.ts: PriceEvent, TaxYear, Comparable, School). */
-const PRICE_HISTORY = cell.list(z.object({ date: z.string().describe('When, YYYY-MM-DD.'), event: z.string().describe('What happened, e.g. "Sold" or "Listed for sale".'), price: usdAmount(z.number()).describe('The price.') }).describe('A price event.'));
-const TAX_HISTORY = cell.list(z.object({ year: z.int().describe('The tax year.'), tax: usdAmount(z.number()).describe('Property tax paid.'), assessment: usdAmount(z.number()).describe('Assessed value.') }).describe('Property tax of one year.'));
+const PRICE_HISTORY = cell.list(
+  z
+    .object({
+      date: z.string().describe('When, YYYY-MM-DD.'),
+      event: z.string().describe('What happened, e.g. "Sold" or "Listed for sale".'),
+      price: usdAmount(z.number()).describe('The price.'),
+    })
+    .describe('A price event.'),
+);
+const TAX_HISTORY = cell.list(
+  z
+    .object({
+      year: z.int().describe('The tax year.'),
+      tax: usdAmount(z.number()).describe('Property tax paid.'),
+      assessment: usdAmount(z.number()).describe('Assessed value.'),
+    })
+    .describe('Property tax of one year.'),
+);
 const COMPARABLES = cell.list(
   z
-    .object({ address: z.string().describe('Its address.'), price: usdAmount(z.number()).describe('Its sale price.'), sqft: z.int().describe('Its living area, square feet.'), distanceMiles: z.number().describe('How far, in miles.') })
+    .object({
+      address: z.string().describe('Its address.'),
+      price: usdAmount(z.number()).describe('Its sale price.'),
+      sqft: z.int().describe('Its living area, square feet.'),
+      distanceMiles: z.number().describe('How far, in miles.'),
+    })
     .describe('A comparable sale nearby.'),
 );
 const SCHOOLS = cell.list(
   z
-    .object({ name: z.string().describe('The school’s name.'), level: z.string().describe('elementary, middle or high.'), rating: z.int().describe('Rating, 1 to 10.'), distanceMiles: z.number().describe('How far, in miles.') })
+    .object({
+      name: z.string().describe('The school’s name.'),
+      level: z.string().describe('elementary, middle or high.'),
+      rating: z.int().describe('Rating, 1 to 10.'),
+      distanceMiles: z.number().describe('How far, in miles.'),
+    })
     .describe('A school nearby.'),
 );
 
@@ -74,9 +117,14 @@ export const ADDRESS_COLUMNS = [
   {
     key: 'status',
     header: 'status',
-    description: 'found; not_found (no property at the address); ambiguous (a partial address fits several properties); duplicate (same property as an earlier address)',
+    description:
+      'found; not_found (no property at the address); ambiguous (a partial address fits several properties); duplicate (same property as an earlier address)',
   },
-  { key: 'match_type', header: 'match_type', description: 'How the property was found: exact (whole address), street_and_zip or street_and_city' },
+  {
+    key: 'match_type',
+    header: 'match_type',
+    description: 'How the property was found: exact (whole address), street_and_zip or street_and_city',
+  },
   { key: 'address', header: 'address', description: 'Full address of the property found' },
   { key: 'street', header: 'street', description: 'Street and number' },
   { key: 'city', header: 'city', description: 'City' },
@@ -84,17 +132,28 @@ export const ADDRESS_COLUMNS = [
   { key: 'zip', header: 'zip', description: 'Five-digit zip code' },
 ];
 
-const price = perFound('property', '0.15', (row) => row.status === 'found', (each) => `${each} per property, plus ${ownerContactPrice.each} per property for owner contact; addresses not found are free`);
+const price = perFound(
+  'property',
+  '0.15',
+  (row) => row.status === 'found',
+  (each) =>
+    `${each} per property, plus ${ownerContactPrice.each} per property for owner contact; addresses not found are free`,
+);
 
 export const propertyLookupTool = defineTool({
   name: 'property-lookup',
   title: 'Property lookup',
   description:
-    'US residential properties by address: estimated home value, price history, tax history, comparable sales, nearby schools, owner name and mailing address; with includeOwnerContact, the owner\'s phones and emails in a second run.',
+    "US residential properties by address: estimated home value, price history, tax history, comparable sales, nearby schools, owner name and mailing address; with includeOwnerContact, the owner's phones and emails in a second run.",
   rest: {
     path: '/api/v1/scrape/property-lookup',
     // The spec's example path, outside the versioned prefix (docs/versioning.md): served, announced as going.
-    aliases: [{ path: '/api/scrape/property-lookup', deprecated: { since: '2026-11-26', sunset: '2027-11-30', link: '/api/v1/openapi.json' } }],
+    aliases: [
+      {
+        path: '/api/scrape/property-lookup',
+        deprecated: { since: '2026-11-26', sunset: '2027-11-30', link: '/api/v1/openapi.json' },
+      },
+    ],
   },
   graphql: { mutation: 'startPropertyLookup', inputType: 'StartPropertyLookupInput' },
   mcp: { name: 'property_lookup' },
@@ -117,7 +176,11 @@ export const propertyLookupTool = defineTool({
     ...ADDRESS_COLUMNS,
     { key: 'latitude', header: 'latitude', description: 'Latitude', type: cell.number },
     { key: 'longitude', header: 'longitude', description: 'Longitude', type: cell.number },
-    { key: 'property_type', header: 'property_type', description: 'single_family, condo, townhouse, multi_family or mobile' },
+    {
+      key: 'property_type',
+      header: 'property_type',
+      description: 'single_family, condo, townhouse, multi_family or mobile',
+    },
     { key: 'beds', header: 'beds', description: 'Bedrooms', type: cell.int },
     { key: 'baths', header: 'baths', description: 'Bathrooms', type: cell.number },
     { key: 'sqft', header: 'sqft', description: 'Living area, square feet', type: cell.int },
@@ -126,19 +189,53 @@ export const propertyLookupTool = defineTool({
     { key: 'estimated_value', header: 'estimated_value', description: 'Estimated home value, USD', type: cell.usd },
     { key: 'listing_status', header: 'listing_status', description: 'off_market, for_sale, pending or sold' },
     { key: 'list_price', header: 'list_price', description: 'Asking price when listed, USD', type: cell.usd },
-    { key: 'days_on_market', header: 'days_on_market', description: 'Days listed, when for sale or pending', type: cell.int },
+    {
+      key: 'days_on_market',
+      header: 'days_on_market',
+      description: 'Days listed, when for sale or pending',
+      type: cell.int,
+    },
     { key: 'last_sold_date', header: 'last_sold_date', description: 'Date of the last sale' },
     { key: 'last_sold_price', header: 'last_sold_price', description: 'Price of the last sale, USD', type: cell.usd },
-    { key: 'price_history', header: 'price_history', description: 'Price events: date, event, price', type: PRICE_HISTORY },
-    { key: 'tax_history', header: 'tax_history', description: 'Property tax by year: year, tax, assessment', type: TAX_HISTORY },
-    { key: 'comparables', header: 'comparables', description: 'Comparable sales nearby: address, price, sqft, distance in miles', type: COMPARABLES },
-    { key: 'schools', header: 'schools', description: 'Nearby schools: name, level, rating 1–10, distance in miles', type: SCHOOLS },
+    {
+      key: 'price_history',
+      header: 'price_history',
+      description: 'Price events: date, event, price',
+      type: PRICE_HISTORY,
+    },
+    {
+      key: 'tax_history',
+      header: 'tax_history',
+      description: 'Property tax by year: year, tax, assessment',
+      type: TAX_HISTORY,
+    },
+    {
+      key: 'comparables',
+      header: 'comparables',
+      description: 'Comparable sales nearby: address, price, sqft, distance in miles',
+      type: COMPARABLES,
+    },
+    {
+      key: 'schools',
+      header: 'schools',
+      description: 'Nearby schools: name, level, rating 1–10, distance in miles',
+      type: SCHOOLS,
+    },
     { key: 'owner_name', header: 'owner_name', description: 'Owner of record' },
     { key: 'owner_mailing_address', header: 'owner_mailing_address', description: "Owner's mailing address" },
-    { key: 'message', header: 'message', description: 'Why an address was not found, was ambiguous or was a duplicate' },
+    {
+      key: 'message',
+      header: 'message',
+      description: 'Why an address was not found, was ambiguous or was a duplicate',
+    },
   ],
   requested: (input) => input.addresses.length,
-  startDetails: z.object({ ownerContactRunId: z.string().optional().describe('The runId of the owner-contact run started with this one (includeOwnerContact); absent otherwise.') }),
+  startDetails: z.object({
+    ownerContactRunId: z
+      .string()
+      .optional()
+      .describe('The runId of the owner-contact run started with this one (includeOwnerContact); absent otherwise.'),
+  }),
   describeStart(input) {
     const { addresses, duplicates } = uniqueAddresses(input.addresses);
     const parts = [`Looking up ${addresses.length} address${addresses.length === 1 ? '' : 'es'}`];
@@ -151,13 +248,22 @@ export const propertyLookupTool = defineTool({
     return [
       {
         tool: 'property-owner-contact',
-        input: { addresses: input.addresses, ...(input.fileName ? { fileName: `${input.fileName.slice(0, 36)}-owner-contact` } : {}) },
+        input: {
+          addresses: input.addresses,
+          ...(input.fileName ? { fileName: `${input.fileName.slice(0, 36)}-owner-contact` } : {}),
+        },
         field: 'ownerContactRunId',
       },
     ];
   },
   async *run(ctx) {
     const source = ctx.sources.properties;
-    yield* lookUpAddresses({ addresses: ctx.input.addresses, source, load: (select) => source.details(select), toRow, signal: ctx.signal });
+    yield* lookUpAddresses({
+      addresses: ctx.input.addresses,
+      source,
+      load: (select) => source.details(select),
+      toRow,
+      signal: ctx.signal,
+    });
   },
 });

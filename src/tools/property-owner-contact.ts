@@ -6,7 +6,13 @@ import { cell, defineTool, type Row } from './types.ts';
 
 export const propertyOwnerContactInput = z.object({
   addresses: addressList,
-  fileName: z.string().trim().min(1).max(50, 'fileName must be at most 50 characters').optional().describe('Export name, at most 50 characters.'),
+  fileName: z
+    .string()
+    .trim()
+    .min(1)
+    .max(50, 'fileName must be at most 50 characters')
+    .optional()
+    .describe('Export name, at most 50 characters.'),
 });
 
 const hasContact = (p: OwnerContact) => p.ownerPhones.length > 0 || p.ownerEmails.length > 0;
@@ -19,14 +25,20 @@ function toRow(input: string, result: LookupResult<OwnerContact>): Row {
     owner_mailing_address: p?.ownerMailingAddress ?? null,
     owner_phones: p?.ownerPhones ?? [],
     owner_emails: p?.ownerEmails ?? [],
-    message: result.status !== 'found' ? result.message : hasContact(result.property) ? null : 'No phone or email is known for this owner; not billed',
+    message:
+      result.status !== 'found'
+        ? result.message
+        : hasContact(result.property)
+          ? null
+          : 'No phone or email is known for this owner; not billed',
   };
 }
 
 export const propertyOwnerContactTool = defineTool({
   name: 'property-owner-contact',
   title: 'Property owner contact',
-  description: "The owner of each property looked up: name, mailing address, phones and emails. Started by property lookup with includeOwnerContact.",
+  description:
+    'The owner of each property looked up: name, mailing address, phones and emails. Started by property lookup with includeOwnerContact.',
   rest: { path: '/api/v1/scrape/property-lookup' },
   graphql: { mutation: 'startPropertyOwnerContact', inputType: 'StartPropertyOwnerContactInput' },
   mcp: { name: 'property_owner_contact' },
@@ -46,14 +58,26 @@ export const propertyOwnerContactTool = defineTool({
     { key: 'owner_mailing_address', header: 'owner_mailing_address', description: "Owner's mailing address" },
     { key: 'owner_phones', header: 'owner_phones', description: "Owner's phone numbers", type: cell.texts },
     { key: 'owner_emails', header: 'owner_emails', description: "Owner's email addresses", type: cell.texts },
-    { key: 'message', header: 'message', description: 'Why an address was not found, was ambiguous or a duplicate, or why a found owner was not billed' },
+    {
+      key: 'message',
+      header: 'message',
+      description: 'Why an address was not found, was ambiguous or a duplicate, or why a found owner was not billed',
+    },
   ],
   requested: (input) => input.addresses.length,
   describeStart(input) {
-    return { message: `Finding the owners of ${input.addresses.length} propert${input.addresses.length === 1 ? 'y' : 'ies'}` };
+    return {
+      message: `Finding the owners of ${input.addresses.length} propert${input.addresses.length === 1 ? 'y' : 'ies'}`,
+    };
   },
   async *run(ctx) {
     const source = ctx.sources.properties;
-    yield* lookUpAddresses({ addresses: ctx.input.addresses, source, load: (select) => source.ownerContacts(select), toRow, signal: ctx.signal });
+    yield* lookUpAddresses({
+      addresses: ctx.input.addresses,
+      source,
+      load: (select) => source.ownerContacts(select),
+      toRow,
+      signal: ctx.signal,
+    });
   },
 });

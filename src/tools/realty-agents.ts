@@ -15,7 +15,12 @@ import { cell, defineTool, type Row } from './types.ts';
 const PAGE_SIZE = 200;
 
 const text = (field: string, example: string) =>
-  z.string({ error: (issue) => (issue.input === undefined ? `required: ${field}, e.g. ${example}` : `must be a string, e.g. ${example}`) }).trim();
+  z
+    .string({
+      error: (issue) =>
+        issue.input === undefined ? `required: ${field}, e.g. ${example}` : `must be a string, e.g. ${example}`,
+    })
+    .trim();
 
 export const realtyAgentsInput = z.object({
   location: text('a city and state or a ZIP code', '"Denver, CO" or "80202"')
@@ -32,7 +37,9 @@ export const realtyAgentsInput = z.object({
       return z.NEVER;
     })
     .optional()
-    .describe('Specialty code: "1001" buyer\'s agent, "1002" listing agent, … (the full list is below); a specialty name such as "Luxury homes" is accepted too.'),
+    .describe(
+      'Specialty code: "1001" buyer\'s agent, "1002" listing agent, … (the full list is below); a specialty name such as "Luxury homes" is accepted too.',
+    ),
   language: text('a language', '"Spanish"')
     .transform((value, ctx) => {
       const name = languageName(value);
@@ -119,20 +126,47 @@ export const realtyAgentsTool = defineTool({
     { key: 'city', header: 'city', description: 'City of the office' },
     { key: 'state', header: 'state', description: 'State abbreviation' },
     { key: 'zip', header: 'zip', description: 'ZIP code of the office' },
-    { key: 'specialties', header: 'specialties', description: "Specialties by name (Buyer's agent, Listing agent, …)", type: cell.texts },
-    { key: 'specialty_codes', header: 'specialty_codes', description: 'Specialty codes (1001, 1002, …)', type: cell.texts },
+    {
+      key: 'specialties',
+      header: 'specialties',
+      description: "Specialties by name (Buyer's agent, Listing agent, …)",
+      type: cell.texts,
+    },
+    {
+      key: 'specialty_codes',
+      header: 'specialty_codes',
+      description: 'Specialty codes (1001, 1002, …)',
+      type: cell.texts,
+    },
     { key: 'languages', header: 'languages', description: 'Languages spoken', type: cell.texts },
     { key: 'years_experience', header: 'years_experience', description: 'Years of experience', type: cell.int },
     { key: 'rating', header: 'rating', description: 'Average client rating, 1–5', type: cell.number },
     { key: 'review_count', header: 'review_count', description: 'Number of client reviews', type: cell.int },
-    { key: 'sales_last_12_months', header: 'sales_last_12_months', description: 'Sales closed in the last 12 months', type: cell.int },
-    { key: 'price_range_min', header: 'price_range_min', description: 'Lowest price of homes sold, USD', type: cell.usd },
-    { key: 'price_range_max', header: 'price_range_max', description: 'Highest price of homes sold, USD', type: cell.usd },
+    {
+      key: 'sales_last_12_months',
+      header: 'sales_last_12_months',
+      description: 'Sales closed in the last 12 months',
+      type: cell.int,
+    },
+    {
+      key: 'price_range_min',
+      header: 'price_range_min',
+      description: 'Lowest price of homes sold, USD',
+      type: cell.usd,
+    },
+    {
+      key: 'price_range_max',
+      header: 'price_range_max',
+      description: 'Highest price of homes sold, USD',
+      type: cell.usd,
+    },
     { key: 'profile_url', header: 'profile_url', description: 'Directory profile link' },
   ],
   requested: (input) => input.searchLimit,
   describeStart(input) {
-    return { message: `Searching ${searchLabel(input)}, up to ${input.searchLimit} agent${input.searchLimit === 1 ? '' : 's'}` };
+    return {
+      message: `Searching ${searchLabel(input)}, up to ${input.searchLimit} agent${input.searchLimit === 1 ? '' : 's'}`,
+    };
   },
   async *run(ctx) {
     const { specialty, language, searchLimit } = ctx.input;
@@ -140,11 +174,21 @@ export const realtyAgentsTool = defineTool({
     let taken = 0;
     let afterId: number | undefined;
     while (taken < searchLimit && !ctx.signal.aborted) {
-      const page = await ctx.sources.agents.searchAgents({ location, specialty, language, limit: Math.min(PAGE_SIZE, searchLimit - taken), afterId });
+      const page = await ctx.sources.agents.searchAgents({
+        location,
+        specialty,
+        language,
+        limit: Math.min(PAGE_SIZE, searchLimit - taken),
+        afterId,
+      });
       if (page.length === 0) break;
       afterId = page.at(-1)!.id;
       taken += page.length;
-      yield { rows: page.map(toRow), message: `${taken} agent${taken === 1 ? '' : 's'} found in ${describeAgentLocation(location)}`, last: taken >= searchLimit };
+      yield {
+        rows: page.map(toRow),
+        message: `${taken} agent${taken === 1 ? '' : 's'} found in ${describeAgentLocation(location)}`,
+        last: taken >= searchLimit,
+      };
     }
   },
 });

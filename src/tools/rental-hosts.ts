@@ -18,7 +18,9 @@ const URL_CHUNK = 200;
 
 /** Europe by ISO 3166-1 alpha-2 (UN geoscheme, with Cyprus and Kosovo). */
 const EUROPEAN_COUNTRIES = new Set(
-  'AD AL AT AX BA BE BG BY CH CY CZ DE DK EE ES FI FO FR GB GG GI GR HR HU IE IM IS IT JE LI LT LU LV MC MD ME MK MT NL NO PL PT RO RS RU SE SI SJ SK SM UA VA XK'.split(' '),
+  'AD AL AT AX BA BE BG BY CH CY CZ DE DK EE ES FI FO FR GB GG GI GR HR HU IE IM IS IT JE LI LT LU LV MC MD ME MK MT NL NO PL PT RO RS RU SE SI SJ SK SM UA VA XK'.split(
+    ' ',
+  ),
 );
 /** Names people write that the region list does not spell that way. */
 const COUNTRY_ALIASES: Record<string, string> = {
@@ -45,12 +47,18 @@ export interface CityQuery {
 /** Reads "Lisbon, Portugal" (or "Lisbon, PT"); throws an Error saying what is wrong. */
 export function parseCity(text: string): CityQuery {
   const parts = text.split(',').map((p) => p.trim());
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new Error(`"${text}" must be "City, Country", e.g. "Lisbon, Portugal"`);
+  if (parts.length !== 2 || !parts[0] || !parts[1])
+    throw new Error(`"${text}" must be "City, Country", e.g. "Lisbon, Portugal"`);
   const [city, country] = parts as [string, string];
   const code = COUNTRY_ALIASES[country.toLowerCase()] ?? countryCode(country);
-  if (!code) throw new Error(`"${text}": unknown country "${country}"; write the country's English name or ISO code, e.g. "Lisbon, Portugal"`);
+  if (!code)
+    throw new Error(
+      `"${text}": unknown country "${country}"; write the country's English name or ISO code, e.g. "Lisbon, Portugal"`,
+    );
   if (!EUROPEAN_COUNTRIES.has(code)) {
-    throw new Error(`"${text}": ${REGION_NAMES.of(code) ?? country} is not in Europe; this tool covers European countries only`);
+    throw new Error(
+      `"${text}": ${REGION_NAMES.of(code) ?? country} is not in Europe; this tool covers European countries only`,
+    );
   }
   return { city: city.replace(/\s+/g, ' '), countryCode: code, text };
 }
@@ -62,12 +70,16 @@ const isDate = (value: string) => {
   const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
   return d.toISOString().slice(0, 10) === value;
 };
-const nightsBetween = (checkin: string, checkout: string) => Math.round((Date.parse(checkout) - Date.parse(checkin)) / 86_400_000);
+const nightsBetween = (checkin: string, checkout: string) =>
+  Math.round((Date.parse(checkout) - Date.parse(checkin)) / 86_400_000);
 
 const listingUrl = z
   .string()
   .trim()
-  .refine((url) => roomIdOf(url) !== undefined, 'must be a listing link whose path ends in /rooms/<id>, e.g. "https://<site>/rooms/12345678"');
+  .refine(
+    (url) => roomIdOf(url) !== undefined,
+    'must be a listing link whose path ends in /rooms/<id>, e.g. "https://<site>/rooms/12345678"',
+  );
 
 const cityText = z
   .string()
@@ -85,13 +97,18 @@ const price = z.number().min(0, 'must be 0 or more').max(1_000_000);
 
 export const rentalHostsInput = z
   .object({
-    mode: z.enum(['city', 'single', 'bulk']).default('city').describe('"city": search cities; "single": one listing (listingUrl); "bulk": many listings (bulkListings).'),
+    mode: z
+      .enum(['city', 'single', 'bulk'])
+      .default('city')
+      .describe('"city": search cities; "single": one listing (listingUrl); "bulk": many listings (bulkListings).'),
     city: z
       .array(cityText)
       .min(1)
       .max(50)
       .optional()
-      .describe('City mode: cities written "City, Country", e.g. ["Lisbon, Portugal", "Berlin, Germany"]; European countries only.'),
+      .describe(
+        'City mode: cities written "City, Country", e.g. ["Lisbon, Portugal", "Berlin, Germany"]; European countries only.',
+      ),
     listingUrl: listingUrl.optional().describe('Single mode: one listing link, e.g. "https://<site>/rooms/12345678".'),
     bulkListings: z.array(listingUrl).min(1).max(1_000).optional().describe('Bulk mode: listing links.'),
     maxPages: z
@@ -103,28 +120,52 @@ export const rentalHostsInput = z
       .describe(`City mode: result pages read per city, ${LISTINGS_PER_PAGE} listings each; default 1.`),
     checkin: date.optional().describe('Check-in date, YYYY-MM-DD; sent with checkout.'),
     checkout: date.optional().describe('Check-out date, YYYY-MM-DD, after checkin.'),
-    onlyProHosts: z.boolean().default(false).describe('Only listings of professional hosts (property managers); default false.'),
-    onlyUniqueEmails: z.boolean().default(false).describe('Deduplicate by host email: each email once, rows without an email left out; default false.'),
+    onlyProHosts: z
+      .boolean()
+      .default(false)
+      .describe('Only listings of professional hosts (property managers); default false.'),
+    onlyUniqueEmails: z
+      .boolean()
+      .default(false)
+      .describe('Deduplicate by host email: each email once, rows without an email left out; default false.'),
     amenities: z
       .array(z.string().trim().min(1, 'must not be empty').max(100))
       .max(20)
       .optional()
-      .describe('City mode: only listings having every one of these amenities (ignoring case), e.g. ["Wifi", "Kitchen"].'),
+      .describe(
+        'City mode: only listings having every one of these amenities (ignoring case), e.g. ["Wifi", "Kitchen"].',
+      ),
     onlySuperhosts: z.boolean().optional().describe('City mode: only listings of superhosts.'),
-    minPrice: localAmount(price.optional().describe("City mode: lowest nightly price, in the listing's own currency (EUR in the euro area, GBP in the UK, …).")),
-    maxPrice: localAmount(price.optional().describe("City mode: highest nightly price, in the listing's own currency.")),
+    minPrice: localAmount(
+      price
+        .optional()
+        .describe(
+          "City mode: lowest nightly price, in the listing's own currency (EUR in the euro area, GBP in the UK, …).",
+        ),
+    ),
+    maxPrice: localAmount(
+      price.optional().describe("City mode: highest nightly price, in the listing's own currency."),
+    ),
   })
   .superRefine((input, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
     const { mode } = input;
     if (mode === 'city' && !input.city) {
-      issue('city', 'required in city mode (the default): cities written "City, Country", e.g. ["Lisbon, Portugal"]; for listing links use mode "single" or "bulk"');
+      issue(
+        'city',
+        'required in city mode (the default): cities written "City, Country", e.g. ["Lisbon, Portugal"]; for listing links use mode "single" or "bulk"',
+      );
     }
     if (mode === 'single' && !input.listingUrl) issue('listingUrl', 'required in single mode: one listing link');
     if (mode === 'bulk' && !input.bulkListings) issue('bulkListings', 'required in bulk mode: listing links');
-    const owner: Record<'city' | 'listingUrl' | 'bulkListings', typeof mode> = { city: 'city', listingUrl: 'single', bulkListings: 'bulk' };
+    const owner: Record<'city' | 'listingUrl' | 'bulkListings', typeof mode> = {
+      city: 'city',
+      listingUrl: 'single',
+      bulkListings: 'bulk',
+    };
     for (const [field, fieldMode] of Object.entries(owner) as [keyof typeof owner, typeof mode][]) {
-      if (input[field] !== undefined && mode !== fieldMode) issue(field, `is for mode "${fieldMode}"; this request's mode is "${mode}"`);
+      if (input[field] !== undefined && mode !== fieldMode)
+        issue(field, `is for mode "${fieldMode}"; this request's mode is "${mode}"`);
     }
     if (mode !== 'city') {
       if (input.amenities?.length) issue('amenities', 'applies to city mode only');
@@ -132,10 +173,17 @@ export const rentalHostsInput = z
       if (input.minPrice !== undefined) issue('minPrice', 'applies to city mode only');
       if (input.maxPrice !== undefined) issue('maxPrice', 'applies to city mode only');
     }
-    if (input.minPrice !== undefined && input.maxPrice !== undefined && input.maxPrice < input.minPrice) issue('maxPrice', 'must not be below minPrice');
+    if (input.minPrice !== undefined && input.maxPrice !== undefined && input.maxPrice < input.minPrice)
+      issue('maxPrice', 'must not be below minPrice');
     if (input.checkin && !input.checkout) issue('checkout', 'required with checkin');
     if (input.checkout && !input.checkin) issue('checkin', 'required with checkout');
-    if (input.checkin && input.checkout && isDate(input.checkin) && isDate(input.checkout) && input.checkout <= input.checkin) {
+    if (
+      input.checkin &&
+      input.checkout &&
+      isDate(input.checkin) &&
+      isDate(input.checkout) &&
+      input.checkout <= input.checkin
+    ) {
       issue('checkout', 'must be after checkin');
     }
   });
@@ -152,7 +200,9 @@ export function citiesOf(input: RentalHostsInput): CityQuery[] {
   });
 }
 
-const linksOf = (input: RentalHostsInput) => [...new Set(input.mode === 'single' ? [input.listingUrl!] : (input.bulkListings ?? []))];
+const linksOf = (input: RentalHostsInput) => [
+  ...new Set(input.mode === 'single' ? [input.listingUrl!] : (input.bulkListings ?? [])),
+];
 
 function toRow(listing: RentalListing, input: RentalHostsInput): Row {
   const nights = input.checkin && input.checkout ? nightsBetween(input.checkin, input.checkout) : null;
@@ -173,7 +223,8 @@ function toRow(listing: RentalListing, input: RentalHostsInput): Row {
     currency: listing.currency,
     checkin: input.checkin ?? null,
     checkout: input.checkout ?? null,
-    stay_price: nights !== null && listing.pricePerNight !== null ? Math.round(listing.pricePerNight * nights * 100) / 100 : null,
+    stay_price:
+      nights !== null && listing.pricePerNight !== null ? Math.round(listing.pricePerNight * nights * 100) / 100 : null,
     amenities: listing.amenities,
     bedrooms: listing.bedrooms,
     guests: listing.guests,
@@ -182,8 +233,11 @@ function toRow(listing: RentalListing, input: RentalHostsInput): Row {
   };
 }
 
-
-const perRow = perResult('result', '0.019', (each, unitMicros) => `${each} per result (${formatDollars(unitMicros * 1000n)} USD per 1,000)`);
+const perRow = perResult(
+  'result',
+  '0.019',
+  (each, unitMicros) => `${each} per result (${formatDollars(unitMicros * 1000n)} USD per 1,000)`,
+);
 
 export const rentalHostsTool = defineTool({
   name: 'rental-hosts',
@@ -226,18 +280,30 @@ export const rentalHostsTool = defineTool({
     { key: 'currency', header: 'currency', description: 'Currency of the prices (ISO 4217)' },
     { key: 'checkin', header: 'checkin', description: 'Check-in date sent, YYYY-MM-DD' },
     { key: 'checkout', header: 'checkout', description: 'Check-out date sent, YYYY-MM-DD' },
-    { key: 'stay_price', header: 'stay_price', description: 'Nightly price × nights between checkin and checkout (empty without dates)', type: cell.localAmount },
+    {
+      key: 'stay_price',
+      header: 'stay_price',
+      description: 'Nightly price × nights between checkin and checkout (empty without dates)',
+      type: cell.localAmount,
+    },
     { key: 'amenities', header: 'amenities', description: 'Amenities of the listing', type: cell.texts },
     { key: 'bedrooms', header: 'bedrooms', description: 'Bedrooms', type: cell.int },
     { key: 'guests', header: 'guests', description: 'Guests the listing sleeps', type: cell.int },
-    { key: 'rating', header: 'rating', description: 'Average guest rating, 1–5 (empty without reviews)', type: cell.number },
+    {
+      key: 'rating',
+      header: 'rating',
+      description: 'Average guest rating, 1–5 (empty without reviews)',
+      type: cell.number,
+    },
     { key: 'review_count', header: 'review_count', description: 'Number of guest reviews', type: cell.int },
   ],
-  requested: (input) => (input.mode === 'city' ? citiesOf(input).length * input.maxPages * LISTINGS_PER_PAGE : linksOf(input).length),
+  requested: (input) =>
+    input.mode === 'city' ? citiesOf(input).length * input.maxPages * LISTINGS_PER_PAGE : linksOf(input).length,
   describeStart(input) {
     if (input.checkin) {
       const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-      if (input.checkin < yesterday) throw new ValidationError([{ path: 'checkin', message: `${input.checkin} is in the past` }]);
+      if (input.checkin < yesterday)
+        throw new ValidationError([{ path: 'checkin', message: `${input.checkin} is in the past` }]);
     }
     if (input.mode === 'city') {
       const cities = citiesOf(input);
@@ -285,7 +351,11 @@ export const rentalHostsTool = defineTool({
           if (page.length === 0) break;
           afterId = page.at(-1)!.id;
           read += page.length;
-          yield { rows: rowsOf(page), handled: page.length, message: `${city.text}: ${plural(read, 'listing')} read; ${plural(delivered, 'result')} so far` };
+          yield {
+            rows: rowsOf(page),
+            handled: page.length,
+            message: `${city.text}: ${plural(read, 'listing')} read; ${plural(delivered, 'result')} so far`,
+          };
         }
       }
       return;
@@ -300,7 +370,11 @@ export const rentalHostsTool = defineTool({
         listed.add(l.id);
         return true;
       });
-      yield { rows: rowsOf(found), handled: chunk.length, message: `${plural(i + chunk.length, 'listing link')} read; ${plural(delivered, 'result')} so far` };
+      yield {
+        rows: rowsOf(found),
+        handled: chunk.length,
+        message: `${plural(i + chunk.length, 'listing link')} read; ${plural(delivered, 'result')} so far`,
+      };
     }
   },
 });

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { STORE_PLATFORMS, STORE_SOCIALS } from '../../db/schema/stores.ts';
-import { isStorePlatform, resolveStoreNames, storeBoundFields, storeFilter, storeKey, type StoreFilter, type StoreSocial } from '../catalog/stores/filters.ts';
+import {
+  isStorePlatform,
+  resolveStoreNames,
+  storeBoundFields,
+  storeFilter,
+  storeKey,
+  type StoreFilter,
+  type StoreSocial,
+} from '../catalog/stores/filters.ts';
 import { storeNameLists } from '../catalog/stores/names.ts';
 import type { StoreLead } from '../sources/stores.ts';
 import { perResult } from '../billing/pricing.ts';
@@ -37,12 +45,16 @@ const count = (max: number) =>
     .max(max, `must be at most ${max}`);
 
 const bound = (max: number, whole: boolean) =>
-  (whole ? z.number({ error: 'must be a number' }).int('must be a whole number') : z.number({ error: 'must be a number' }))
+  (whole
+    ? z.number({ error: 'must be a number' }).int('must be a whole number')
+    : z.number({ error: 'must be a number' })
+  )
     .min(0, 'must be 0 or more')
     .max(max, `must be at most ${max}`)
     .optional();
 
-const flag = (description: string, dflt: boolean) => z.boolean({ error: 'must be true or false' }).default(dflt).describe(description);
+const flag = (description: string, dflt: boolean) =>
+  z.boolean({ error: 'must be true or false' }).default(dflt).describe(description);
 
 const platformList = (value: string) =>
   value
@@ -56,11 +68,16 @@ export const storeLeadsInput = z
       .superRefine((value, ctx) => {
         const unknown = platformList(value).filter((p) => !isStorePlatform(p));
         if (unknown.length > 0) {
-          ctx.addIssue({ code: 'custom', message: `unknown platform ${unknown.map((p) => `"${p}"`).join(', ')}; one of ${STORE_PLATFORMS.join(', ')}` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `unknown platform ${unknown.map((p) => `"${p}"`).join(', ')}; one of ${STORE_PLATFORMS.join(', ')}`,
+          });
         }
       })
       .optional()
-      .describe(`Store platform, case-insensitive: ${STORE_PLATFORMS.join(', ')}; several may be comma-separated. Default: all platforms.`),
+      .describe(
+        `Store platform, case-insensitive: ${STORE_PLATFORMS.join(', ')}; several may be comma-separated. Default: all platforms.`,
+      ),
     totalLeads: z
       .number({ error: 'must be a number' })
       .int('must be a whole number')
@@ -70,7 +87,9 @@ export const storeLeadsInput = z
       .describe(`Leads to fetch; default ${DEFAULT_TOTAL_LEADS}, at most ${MAX_TOTAL_LEADS} per run.`),
     resumeFromLead: count(MAX_TOTAL_LEADS - 1)
       .optional()
-      .describe('Continue a cancelled job: the number of leads it already delivered. Send the same filters, offset and totalLeads; the run delivers the rest of the job.'),
+      .describe(
+        'Continue a cancelled job: the number of leads it already delivered. Send the same filters, offset and totalLeads; the run delivers the rest of the job.',
+      ),
     countryCode: z
       .string({ error: 'must be a two-letter country code, e.g. "US"' })
       .trim()
@@ -81,15 +100,24 @@ export const storeLeadsInput = z
     phones: flag('Only stores with a phone number; default false.', false),
     category: text(200, 'Apparel').optional().describe('Store category, case-insensitive, e.g. "Home & Garden".'),
     city: text(200, 'Austin').optional().describe('City, case-insensitive.'),
-    state: text(200, 'Texas').optional().describe('State or region, case-insensitive; a US state by name or abbreviation ("Texas" or "TX").'),
+    state: text(200, 'Texas')
+      .optional()
+      .describe('State or region, case-insensitive; a US state by name or abbreviation ("Texas" or "TX").'),
     technologies: text(1000, 'Klaviyo')
       .optional()
-      .describe('Technologies used, matched ignoring case and spacing ("google analytics"); several comma-separated match stores using any of them.'),
+      .describe(
+        'Technologies used, matched ignoring case and spacing ("google analytics"); several comma-separated match stores using any of them.',
+      ),
     apps: text(1000, 'Judge.me Product Reviews')
       .optional()
-      .describe('Installed apps (hosted platform, shopify, only), matched ignoring case and spacing; several comma-separated match any of them.'),
+      .describe(
+        'Installed apps (hosted platform, shopify, only), matched ignoring case and spacing; several comma-separated match any of them.',
+      ),
     ...(Object.fromEntries(
-      STORE_SOCIALS.map((s) => [s, flag(`true: only stores with a profile on ${s} (${SOCIAL_NETWORKS[s]}); default false.`, false)]),
+      STORE_SOCIALS.map((s) => [
+        s,
+        flag(`true: only stores with a profile on ${s} (${SOCIAL_NETWORKS[s]}); default false.`, false),
+      ]),
     ) as Record<StoreSocial, z.ZodDefault<z.ZodBoolean>>),
     planExclude: z
       .array(text(100, 'plus'), { error: 'must be a list of plan tiers, e.g. ["basic", "plus"]' })
@@ -98,7 +126,9 @@ export const storeLeadsInput = z
       .describe('Plan tiers to leave out, case-insensitive, e.g. ["basic", "plus"].'),
     offset: count(MAX_OFFSET)
       .optional()
-      .describe('Matching stores to skip. Start at 0 and add totalLeads per call (the response returns nextOffset). Without it, identical calls return the same first page.'),
+      .describe(
+        'Matching stores to skip. Start at 0 and add totalLeads per call (the response returns nextOffset). Without it, identical calls return the same first page.',
+      ),
     ...storeBoundFields(bound),
     fileName: text(50, 'shopify-us').optional().describe('Export name.'),
   })
@@ -111,7 +141,12 @@ export const storeLeadsInput = z
       });
     }
     if (input.apps && input.platform && !platformList(input.platform).some((p) => storeKey(p) === 'shopify')) {
-      ctx.addIssue({ code: 'custom', path: ['apps'], message: 'apps are known only for shopify stores (the hosted platform); add shopify to platform or leave apps out' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['apps'],
+        message:
+          'apps are known only for shopify stores (the hosted platform); add shopify to platform or leave apps out',
+      });
     }
   });
 export type StoreLeadsInput = z.output<typeof storeLeadsInput>;
@@ -182,11 +217,11 @@ export const storeLeadsTool = defineTool({
     'Leads come in a fixed order (catalog id), so identical calls return the same leads; without offset a call always returns the first page.',
     `totalLeads defaults to ${DEFAULT_TOTAL_LEADS} and is at most ${MAX_TOTAL_LEADS} per run; a run with fewer matching stores delivers and bills what there is.`,
     'offset skips that many matching stores; when offset is sent (0 included) the start response carries nextOffset = offset + totalLeads, the offset of the next page, and without offset nextOffset is left out.',
-    'resumeFromLead continues a cancelled job: send the same filters, offset and totalLeads with resumeFromLead = the leads the cancelled run kept (its handled count); the run delivers the job\'s remaining leads, in the same order, and holds and bills only those.',
+    "resumeFromLead continues a cancelled job: send the same filters, offset and totalLeads with resumeFromLead = the leads the cancelled run kept (its handled count); the run delivers the job's remaining leads, in the same order, and holds and bills only those.",
     'Filters run server-side: stores outside them (visits, sales, employee bounds included) are neither returned nor billed.',
     'emails defaults to true (only stores with an email address); emails: false applies no email condition, and so does false for phones and each social network.',
     `platform is one of the ten platforms (${STORE_PLATFORMS.join(', ')}), case-insensitive with spaces or hyphens for underscores; several may be comma-separated; any other value is refused with 400.`,
-    'technologies and apps are matched ignoring case, spacing and punctuation; comma-separated names match stores using any of them; names no store uses match nothing and are named in the run\'s progress message.',
+    "technologies and apps are matched ignoring case, spacing and punctuation; comma-separated names match stores using any of them; names no store uses match nothing and are named in the run's progress message.",
     'apps are recorded only for shopify stores (the hosted platform): apps together with a platform list without shopify is refused with 400.',
     'planExclude leaves out stores on those plan tiers (case-insensitive); stores without a known tier are kept.',
     'state matches case-insensitively, and a US state by name also matches its abbreviation ("Texas" finds "TX").',
@@ -213,15 +248,31 @@ export const storeLeadsTool = defineTool({
     { key: 'pinterest_url', header: 'pinterest_url', description: 'Pinterest (pinboard) profile' },
     { key: 'technologies', header: 'technologies', description: 'Technologies the store uses', type: cell.texts },
     { key: 'apps', header: 'apps', description: 'Installed apps (shopify stores)', type: cell.texts },
-    { key: 'estimated_monthly_visits', header: 'estimated_monthly_visits', description: 'Estimated visits per month', type: cell.int },
-    { key: 'estimated_monthly_sales', header: 'estimated_monthly_sales', description: 'Estimated sales per month, USD', type: cell.usd },
+    {
+      key: 'estimated_monthly_visits',
+      header: 'estimated_monthly_visits',
+      description: 'Estimated visits per month',
+      type: cell.int,
+    },
+    {
+      key: 'estimated_monthly_sales',
+      header: 'estimated_monthly_sales',
+      description: 'Estimated sales per month, USD',
+      type: cell.usd,
+    },
     { key: 'employee_count', header: 'employee_count', description: 'Estimated employees', type: cell.int },
   ],
   requested: leadsWanted,
   startDetails: z.object({
     totalLeads: z.int().describe('Leads this job delivers in all.'),
-    resumeFromLead: z.int().optional().describe('Leads the cancelled job delivered already (as sent); absent unless resuming.'),
-    nextOffset: z.int().optional().describe('The offset of the next page of stores (offset plus totalLeads); absent without an offset.'),
+    resumeFromLead: z
+      .int()
+      .optional()
+      .describe('Leads the cancelled job delivered already (as sent); absent unless resuming.'),
+    nextOffset: z
+      .int()
+      .optional()
+      .describe('The offset of the next page of stores (offset plus totalLeads); absent without an offset.'),
   }),
   describeStart(input) {
     storeLeadsFilter(input);
@@ -246,7 +297,11 @@ export const storeLeadsTool = defineTool({
     if (skipped > 0) {
       const at = await stores.storeIdAt(filter, skipped);
       if (at === null) {
-        yield { rows: [], message: `Fewer than ${skipped + 1} stores match: none left after skipping ${skipped}${unknownNote}`, last: true };
+        yield {
+          rows: [],
+          message: `Fewer than ${skipped + 1} stores match: none left after skipping ${skipped}${unknownNote}`,
+          last: true,
+        };
         return;
       }
       afterId = at;
@@ -257,7 +312,11 @@ export const storeLeadsTool = defineTool({
       const page = await stores.searchStores({ filter, limit, afterId });
       delivered += page.length;
       // A short page is the search's end, as is the count reached.
-      yield { rows: page.map(toRow), message: `${delivered} of ${wanted} leads${unknownNote}`, last: page.length < limit || delivered >= wanted };
+      yield {
+        rows: page.map(toRow),
+        message: `${delivered} of ${wanted} leads${unknownNote}`,
+        last: page.length < limit || delivered >= wanted,
+      };
       if (page.length < limit) break;
       afterId = page.at(-1)!.id;
     }

@@ -11,12 +11,19 @@ const CACHE_TOOL = 'tech-stack';
 
 export const techStackInput = z.object({
   technology: z
-    .string({ error: (issue) => (issue.input === undefined ? 'required: a technology name, e.g. "Klaviyo"' : 'must be a technology name as a string, e.g. "Klaviyo"') })
+    .string({
+      error: (issue) =>
+        issue.input === undefined
+          ? 'required: a technology name, e.g. "Klaviyo"'
+          : 'must be a technology name as a string, e.g. "Klaviyo"',
+    })
     .trim()
     .min(1, 'must not be empty: a technology name, e.g. "Klaviyo"')
     .max(200, 'must be at most 200 characters')
     .refine((value) => technologyKey(value).length > 0, 'must contain letters or digits')
-    .describe('Technology or store app name, matched ignoring case and spacing: "Google Analytics", "googleanalytics" and "google-analytics" are the same.'),
+    .describe(
+      'Technology or store app name, matched ignoring case and spacing: "Google Analytics", "googleanalytics" and "google-analytics" are the same.',
+    ),
   fileName: z
     .string({ error: 'must be a string' })
     .trim()
@@ -67,7 +74,8 @@ interface Lookup {
   rows: DomainTuple[];
 }
 
-const rowOf = (tuple: DomainTuple): DomainRow => Object.fromEntries(FIELDS.map((field, i) => [field, tuple[i]])) as DomainRow;
+const rowOf = (tuple: DomainTuple): DomainRow =>
+  Object.fromEntries(FIELDS.map((field, i) => [field, tuple[i]])) as DomainRow;
 
 const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
 const countryNames = new Map<string, string>();
@@ -147,7 +155,10 @@ async function lookUp(stores: StoreSource, match: Match, signal: AbortSignal): P
     }
   }
   const rows = [...byDomain.values()].sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0));
-  return { matched: [...matched].sort(), rows: rows.map((row) => FIELDS.map((field) => row[field]) as unknown as DomainTuple) };
+  return {
+    matched: [...matched].sort(),
+    rows: rows.map((row) => FIELDS.map((field) => row[field]) as unknown as DomainTuple),
+  };
 }
 
 const domains = (n: number) => `${n} domain${n === 1 ? '' : 's'}`;
@@ -169,10 +180,10 @@ export const techStackTool = defineTool({
   cancellable: false,
   notes: [
     'technology is matched ignoring case, spacing and punctuation ("Google Analytics", "googleanalytics" and "google-analytics" are one name), against whole names only.',
-    'Domains come from the stores\' technologies, the stores\' installed apps (shopify) and the technologies of the lead database\'s companies.',
+    "Domains come from the stores' technologies, the stores' installed apps (shopify) and the technologies of the lead database's companies.",
     'Each domain is reduced to its registrable root ("www.shop.example.co.uk" → "example.co.uk") and listed once, in alphabetical order, with found_in naming the datasets it came from.',
     'A lookup is computed once per data period and shared by every account: technologies refresh monthly (calendar month, UTC) and store apps weekly (ISO week, UTC); a name that is a store app follows the weekly period.',
-    'Repeated requests in the same period are answered from that cache at once; the run\'s progress message says whether it was looked up or answered from the cache, and for which period.',
+    "Repeated requests in the same period are answered from that cache at once; the run's progress message says whether it was looked up or answered from the cache, and for which period.",
     `The price is flat: ${price.each} per run, whatever the number of domains, also when no website runs the technology (the progress message then suggests similar names).`,
   ],
   columns: [
@@ -183,8 +194,18 @@ export const techStackTool = defineTool({
     { key: 'country', header: 'country', description: 'Country' },
     { key: 'state', header: 'state', description: 'State or region' },
     { key: 'city', header: 'city', description: 'City' },
-    { key: 'matched', header: 'matched', description: 'The technology or app names found on the domain, as recorded', type: cell.texts },
-    { key: 'found_in', header: 'found_in', description: 'Datasets the domain was found in: stores, companies', type: cell.texts },
+    {
+      key: 'matched',
+      header: 'matched',
+      description: 'The technology or app names found on the domain, as recorded',
+      type: cell.texts,
+    },
+    {
+      key: 'found_in',
+      header: 'found_in',
+      description: 'Datasets the domain was found in: stores, companies',
+      type: cell.texts,
+    },
   ],
   requested: () => 1,
   describeStart(input) {
@@ -196,13 +217,22 @@ export const techStackTool = defineTool({
     const match = await matchNames(stores, key);
     const weekly = match.storeApps.length > 0;
     const period = weekly ? isoWeekPeriod(ctx.startedAt) : monthPeriod(ctx.startedAt);
-    const { value, hit } = await ctx.store.cached<Lookup>(CACHE_TOOL, key, period, () => lookUp(stores, match, ctx.signal));
+    const { value, hit } = await ctx.store.cached<Lookup>(CACHE_TOOL, key, period, () =>
+      lookUp(stores, match, ctx.signal),
+    );
     const named = `"${ctx.input.technology}"${value.matched.length > 0 && !value.matched.includes(ctx.input.technology) ? ` (${value.matched.join(', ')})` : ''}`;
-    const source = hit ? `answered from the cache of the ${period} data (${weekly ? 'weekly' : 'monthly'} refresh)` : `looked up in the ${period} data`;
+    const source = hit
+      ? `answered from the cache of the ${period} data (${weekly ? 'weekly' : 'monthly'} refresh)`
+      : `looked up in the ${period} data`;
     if (value.rows.length === 0) {
       const similar = similarNames(ctx.input.technology, match.known);
       const hint = similar.length > 0 ? `; similar names: ${similar.join(', ')}` : '';
-      yield { rows: [], handled: 1, message: `No website runs ${named}: ${source}${hint}`, note: `No website runs ${named}${hint}; ${source}` };
+      yield {
+        rows: [],
+        handled: 1,
+        message: `No website runs ${named}: ${source}${hint}`,
+        note: `No website runs ${named}${hint}; ${source}`,
+      };
       return;
     }
     for (let i = 0; i < value.rows.length; i += BATCH_SIZE) {

@@ -22,40 +22,74 @@ const CATALOG_PEOPLE_PER_DOMAIN = 1_000;
 export const websiteFinderInput = z
   .object({
     domains: z
-      .array(z.string({ error: 'each domain must be a string' }).trim().min(1, 'must not be empty').max(253, 'must be at most 253 characters'), {
-        error: (issue) => (issue.input === undefined ? 'domains is required: company root domains such as ["acme.com"]' : 'must be an array of strings'),
-      })
+      .array(
+        z
+          .string({ error: 'each domain must be a string' })
+          .trim()
+          .min(1, 'must not be empty')
+          .max(253, 'must be at most 253 characters'),
+        {
+          error: (issue) =>
+            issue.input === undefined
+              ? 'domains is required: company root domains such as ["acme.com"]'
+              : 'must be an array of strings',
+        },
+      )
       .min(1, 'send at least one domain')
       .max(MAX_DOMAINS, `at most ${MAX_DOMAINS} domains per request; split the list`)
-      .describe('Company root domains, e.g. ["acme.com", "globex.io"]; a URL or www. form is read as its domain; repeats are searched once.'),
+      .describe(
+        'Company root domains, e.g. ["acme.com", "globex.io"]; a URL or www. form is read as its domain; repeats are searched once.',
+      ),
     jobTitle: z
-      .string({ error: (issue) => (issue.input === undefined ? 'jobTitle is required' : 'must be a string: one job title per request') })
+      .string({
+        error: (issue) =>
+          issue.input === undefined ? 'jobTitle is required' : 'must be a string: one job title per request',
+      })
       .trim()
       .min(1, 'must not be empty')
       .max(200, 'must be at most 200 characters')
       .describe('One job title per request, matched loosely ("CEO" finds "Co-Founder & Chief Executive Officer").'),
-    autoValidateEmails: z.boolean().default(false).describe('Validate each email found (the email validator’s checks); default false.'),
-    autoFindMobiles: z.boolean().default(false).describe('Look up a mobile number for each contact in the lead database; default false.'),
+    autoValidateEmails: z
+      .boolean()
+      .default(false)
+      .describe('Validate each email found (the email validator’s checks); default false.'),
+    autoFindMobiles: z
+      .boolean()
+      .default(false)
+      .describe('Look up a mobile number for each contact in the lead database; default false.'),
   })
   .superRefine((input, ctx) => {
     for (const [i, d] of input.domains.entries()) {
       if (!companyDomain(d)) ctx.addIssue({ code: 'custom', path: ['domains', i], message: `"${d}" is not a domain` });
     }
-    if (input.jobTitle && titleTokens(input.jobTitle).length === 0) ctx.addIssue({ code: 'custom', path: ['jobTitle'], message: 'must contain a word to match' });
+    if (input.jobTitle && titleTokens(input.jobTitle).length === 0)
+      ctx.addIssue({ code: 'custom', path: ['jobTitle'], message: 'must contain a word to match' });
   });
 export type WebsiteFinderInput = z.output<typeof websiteFinderInput>;
 
-const column = (key: string, description: string, type?: Column['type']): Column => ({ key, header: key, description, ...(type ? { type } : {}) });
+const column = (key: string, description: string, type?: Column['type']): Column => ({
+  key,
+  header: key,
+  description,
+  ...(type ? { type } : {}),
+});
 
 export const WEBSITE_FINDER_COLUMNS: Column[] = [
   column('domain', 'The domain searched'),
-  column('status', 'found (one contact, billed), no_match (site read, nobody with that title), unreachable, blocked_by_robots or refused (the site could not be read and the lead database has nobody either)'),
+  column(
+    'status',
+    'found (one contact, billed), no_match (site read, nobody with that title), unreachable, blocked_by_robots or refused (the site could not be read and the lead database has nobody either)',
+  ),
   column('reason', 'Why a domain row has no contact'),
   column('full_name', 'Contact name'),
   column('first_name', 'First name'),
   column('last_name', 'Last name'),
   column('title', 'Job title (as the website gives it, else the lead database)'),
-  column('title_match', '0–100: how much of the contact’s title the requested title covers (100 = the same title)', cell.int),
+  column(
+    'title_match',
+    '0–100: how much of the contact’s title the requested title covers (100 = the same title)',
+    cell.int,
+  ),
   column('email', 'Email address'),
   column('email_source', 'website (on the contact’s card or a page of the site) or catalog (the lead database)'),
   column('source', 'Where the contact was found: website, catalog or website+catalog'),
@@ -95,7 +129,12 @@ const onDomain = (email: string, domain: string) => {
 };
 
 /** The site's people and the catalog's people at the domain, merged by name, matched against the title. */
-export function mergeContacts(domain: string, jobTitle: string, crawl: SiteCrawl, catalogPeople: readonly DomainPerson[]): Contact[] {
+export function mergeContacts(
+  domain: string,
+  jobTitle: string,
+  crawl: SiteCrawl,
+  catalogPeople: readonly DomainPerson[],
+): Contact[] {
   const contacts = new Map<string, Contact>();
   let order = 0;
   for (const person of crawl.people) {
@@ -133,7 +172,8 @@ export function mergeContacts(domain: string, jobTitle: string, crawl: SiteCrawl
       seen.score = Math.max(seen.score, score);
       seen.title ??= person.title;
       seen.linkedinUrl ??= person.linkedinUrl;
-      if (!seen.email && person.email) Object.assign(seen, { email: person.email.toLowerCase(), emailSource: 'catalog' });
+      if (!seen.email && person.email)
+        Object.assign(seen, { email: person.email.toLowerCase(), emailSource: 'catalog' });
       continue;
     }
     if (score === 0) continue;
@@ -172,7 +212,15 @@ async function searchDomain(ctx: RunContext<WebsiteFinderInput>, domain: string,
   const [crawl, catalogPeople] = await Promise.all([
     // A site that breaks the crawler is reported on its row; it never fails the run.
     crawlSite(web, domain, { userAgent: settings.userAgent, signal: helpers.signal }).catch(
-      (err: unknown): SiteCrawl => ({ domain, status: 'unreachable', reason: `the site could not be read: ${(err as Error).message}`, pages: [], disallowed: [], emails: [], people: [] }),
+      (err: unknown): SiteCrawl => ({
+        domain,
+        status: 'unreachable',
+        reason: `the site could not be read: ${(err as Error).message}`,
+        pages: [],
+        disallowed: [],
+        emails: [],
+        people: [],
+      }),
     ),
     catalog.peopleAtDomain(domain, CATALOG_PEOPLE_PER_DOMAIN),
   ]);
@@ -185,7 +233,10 @@ async function searchDomain(ctx: RunContext<WebsiteFinderInput>, domain: string,
     domain_emails: crawl.emails.map((e) => e.email).filter((e) => !used.has(e) && onDomain(e, domain)),
   };
   if (contacts.length === 0) {
-    const reason = crawl.status === 'ok' ? `nobody with a title matching "${ctx.input.jobTitle}" on the site or in the lead database` : crawl.reason;
+    const reason =
+      crawl.status === 'ok'
+        ? `nobody with a title matching "${ctx.input.jobTitle}" on the site or in the lead database`
+        : crawl.reason;
     return [{ ...empty, domain, status: crawl.status === 'ok' ? 'no_match' : crawl.status, reason, ...site }];
   }
 
@@ -200,7 +251,9 @@ async function searchDomain(ctx: RunContext<WebsiteFinderInput>, domain: string,
     const socialUrls = contacts.flatMap((c) => (c.fromCatalog && c.linkedinUrl ? [c.linkedinUrl] : []));
     const matches = await ctx.sources.leads.findContacts({ emails, socialUrls });
     for (const c of contacts) {
-      const person = (c.email ? matches.byEmail.get(c.email.toLowerCase()) : undefined) ?? (c.linkedinUrl ? matches.bySocialUrl.get(c.linkedinUrl) : undefined);
+      const person =
+        (c.email ? matches.byEmail.get(c.email.toLowerCase()) : undefined) ??
+        (c.linkedinUrl ? matches.bySocialUrl.get(c.linkedinUrl) : undefined);
       if (person?.mobile) mobiles.set(c.key, person.mobile);
     }
   }
@@ -228,7 +281,12 @@ async function searchDomain(ctx: RunContext<WebsiteFinderInput>, domain: string,
   });
 }
 
-const contactPrice = perFound('contact', '0.0499', (row) => row.status === 'found', (each) => `${each} per contact found`);
+const contactPrice = perFound(
+  'contact',
+  '0.0499',
+  (row) => row.status === 'found',
+  (each) => `${each} per contact found`,
+);
 
 export const websiteFinderTool = defineTool({
   name: 'website-finder',
@@ -241,7 +299,10 @@ export const websiteFinderTool = defineTool({
   example: { domains: ['acme.com', 'globex.com'], jobTitle: 'CEO' },
   input: websiteFinderInput,
   // The hold covers the most a run can cost: five contacts per domain.
-  price: { ...contactPrice, estimate: (_, requested) => contactPrice.unitMicros * BigInt(requested * MAX_CONTACTS_PER_DOMAIN) },
+  price: {
+    ...contactPrice,
+    estimate: (_, requested) => contactPrice.unitMicros * BigInt(requested * MAX_CONTACTS_PER_DOMAIN),
+  },
   cancellable: true,
   notes: [
     'Domains are read as root domains (a URL or www. form gives its domain) and searched once each; one job title per request.',
@@ -269,19 +330,31 @@ export const websiteFinderTool = defineTool({
     const { settings } = ctx.sources.contacts;
     const helpers: Helpers = {
       checker: ctx.input.autoValidateEmails
-        ? new EmailChecker(ctx.sources.contacts, { concurrency: settings.emailConcurrency, greylistRetryMs: settings.greylistRetryMs, signal: ctx.signal })
+        ? new EmailChecker(ctx.sources.contacts, {
+            concurrency: settings.emailConcurrency,
+            greylistRetryMs: settings.greylistRetryMs,
+            signal: ctx.signal,
+          })
         : null,
       crawls: new KeyedLimiter(settings.crawlConcurrency),
       signal: fanOutSignal(ctx.signal),
     };
     let done = 0;
     let found = 0;
-    for await (const results of inOrder(domains.map((domain) => helpers.crawls.run('domains', () => searchDomain(ctx, domain, helpers))), 1)) {
+    for await (const results of inOrder(
+      domains.map((domain) => helpers.crawls.run('domains', () => searchDomain(ctx, domain, helpers))),
+      1,
+    )) {
       if (ctx.signal.aborted) return;
       const rows = results[0]!;
       done += 1;
       found += rows.filter((r) => r.status === 'found').length;
-      yield { rows, handled: 1, message: `${done} of ${domains.length} domains searched: ${plural(found, 'contact')} found`, last: done >= domains.length };
+      yield {
+        rows,
+        handled: 1,
+        message: `${done} of ${domains.length} domains searched: ${plural(found, 'contact')} found`,
+        last: done >= domains.length,
+      };
     }
   },
 });

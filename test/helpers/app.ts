@@ -23,9 +23,17 @@ export interface TestApp {
   /** Creates an account and returns its id and API key. */
   account(input?: Partial<CreateAccountInput>): Promise<{ accountId: string; apiKey: string }>;
   /** Calls the API over a real socket; JSON bodies are sent and parsed. */
-  request<T = any>(method: string, path: string, options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  request<T = any>(
+    method: string,
+    path: string,
+    options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<ApiResponse<T>>;
   /** Posts a document to /graphql; a typed document's answer has its `data` typed (see documents.ts). */
-  graphql<TData, TVariables>(key: string, document: TypedDocumentNode<TData, TVariables>, variables?: NoInfer<TVariables>): Promise<ApiResponse<Answer<TData>>>;
+  graphql<TData, TVariables>(
+    key: string,
+    document: TypedDocumentNode<TData, TVariables>,
+    variables?: NoInfer<TVariables>,
+  ): Promise<ApiResponse<Answer<TData>>>;
   graphql(key: string, query: string, variables?: Record<string, unknown>): Promise<ApiResponse<any>>;
   /** Polls the status route until the run reaches a terminal status. */
   waitForRun(key: string, runId: string, timeoutMs?: number): Promise<{ status: RunStatus; [k: string]: unknown }>;
@@ -33,20 +41,39 @@ export interface TestApp {
    * Starts a tool over REST, expects 200, waits for the run to end and downloads its rows as JSON:
    * the happy path of every tool test.
    */
-  runTool(key: string, path: string, body: unknown, timeoutMs?: number): Promise<{ start: any; status: any; rows: any[] }>;
+  runTool(
+    key: string,
+    path: string,
+    body: unknown,
+    timeoutMs?: number,
+  ): Promise<{ start: any; status: any; rows: any[] }>;
   /** What an account's wallet holds, plan and purchased credits together, in micro-dollars. */
   walletMicros(accountId: string): Promise<bigint>;
   stop(): Promise<void>;
 }
 
 /** The whole gateway with an inline worker, on a real port, over a database of its own. */
-export async function startTestApp(options: { worker?: boolean; config?: Partial<Config>; logger?: Logger } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { worker?: boolean; config?: Partial<Config>; logger?: Logger } = {},
+): Promise<TestApp> {
   const database = await createTestDatabase();
   // Suites poll a lot; the rate-limit suite sets the real limit itself. Credit purchases are recorded
   // without payment (PAYMENTS=demo), as the suites written before payments expect; test/payments.*
   // choose Stripe or none.
-  const config = loopbackConfig(database.url, 0, { authCacheSecs: 0, workerConcurrency: 2, rateLimitPerMinute: 100_000, payments: { mode: 'demo' }, ...options.config });
-  const app = await buildApp({ config, databaseUrl: database.url, logger: options.logger ?? createLogger('silent'), worker: options.worker ?? true, workerPollInterval: 500 });
+  const config = loopbackConfig(database.url, 0, {
+    authCacheSecs: 0,
+    workerConcurrency: 2,
+    rateLimitPerMinute: 100_000,
+    payments: { mode: 'demo' },
+    ...options.config,
+  });
+  const app = await buildApp({
+    config,
+    databaseUrl: database.url,
+    logger: options.logger ?? createLogger('silent'),
+    worker: options.worker ?? true,
+    workerPollInterval: 500,
+  });
   const url = await app.start(0, '127.0.0.1');
 
   const request: TestApp['request'] = async (method, path, opts = {}) => {
@@ -75,18 +102,29 @@ export async function startTestApp(options: { worker?: boolean; config?: Partial
     url,
     database,
     async account(input = {}) {
-      const created = await createAccount(app.core.db, { name: 'test', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 100_000_000n, ...input });
+      const created = await createAccount(app.core.db, {
+        name: 'test',
+        plan: 'scale',
+        subscriptionStatus: 'ACTIVE',
+        creditsMicros: 100_000_000n,
+        ...input,
+      });
       return { accountId: created.account.id, apiKey: created.apiKey };
     },
     request,
-    graphql: (key: string, document: TypedDocumentNode | string, variables?: unknown) => request('POST', '/graphql', { key, body: { query: sourceOf(document), variables } }),
+    graphql: (key: string, document: TypedDocumentNode | string, variables?: unknown) =>
+      request('POST', '/graphql', { key, body: { query: sourceOf(document), variables } }),
     async waitForRun(key, runId, timeoutMs = 15_000) {
       const status = async () => {
         const res = await request('GET', `/api/v1/scrape/status/${runId}`, { key });
         if (res.status !== 200) throw new Error(`status route answered ${res.status}: ${res.text}`);
         return res.body;
       };
-      return waitFor(status, (run) => isTerminal(run.status), { timeoutMs, intervalMs: 50, what: `run ${runId} to end` });
+      return waitFor(status, (run) => isTerminal(run.status), {
+        timeoutMs,
+        intervalMs: 50,
+        what: `run ${runId} to end`,
+      });
     },
     async runTool(key, path, body, timeoutMs) {
       const start = await request('POST', path, { key, body });
@@ -97,7 +135,8 @@ export async function startTestApp(options: { worker?: boolean; config?: Partial
       return { start: start.body, status, rows: results.body as any[] };
     },
     async walletMicros(accountId) {
-      const [w] = await app.core.sql`select (plan_micros + purchased_micros)::text as total from wallet where account_id = ${accountId}`;
+      const [w] = await app.core
+        .sql`select (plan_micros + purchased_micros)::text as total from wallet where account_id = ${accountId}`;
       return BigInt(w!.total);
     },
     async stop() {
@@ -109,4 +148,8 @@ export async function startTestApp(options: { worker?: boolean; config?: Partial
 }
 
 /** Maps input that finds places in the small seed catalog. */
-export const DENVER_DENTISTS = { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 100 };
+export const DENVER_DENTISTS = {
+  searchStringsArray: ['dentist'],
+  locationQuery: 'Denver, CO',
+  maxCrawledPlacesPerSearch: 100,
+};

@@ -23,7 +23,8 @@ export interface ConsoleBrowser {
 }
 
 export async function launchConsoleBrowser(baseUrl: string): Promise<ConsoleBrowser> {
-  if (!existsSync(`${CONSOLE_DIST}index.html`)) throw new Error('The console is not built: run `npm run build:console` (npm install does it).');
+  if (!existsSync(`${CONSOLE_DIST}index.html`))
+    throw new Error('The console is not built: run `npm run build:console` (npm install does it).');
   const origin = new URL(baseUrl).origin;
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
   const offOrigin: string[] = [];
@@ -32,11 +33,16 @@ export async function launchConsoleBrowser(baseUrl: string): Promise<ConsoleBrow
     browser,
     offOrigin,
     async newPage() {
-      const context = await browser.newContext({ baseURL: origin, acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+      const context = await browser.newContext({
+        baseURL: origin,
+        acceptDownloads: true,
+        viewport: { width: 1280, height: 900 },
+      });
       contexts.push(context);
       await context.route('**/*', (route) => {
         const url = route.request().url();
-        if (new URL(url).origin === origin || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
+        if (new URL(url).origin === origin || url.startsWith('data:') || url.startsWith('blob:'))
+          return route.continue();
         offOrigin.push(url);
         return route.abort('blockedbyclient');
       });
@@ -60,22 +66,37 @@ export async function launchConsoleBrowser(baseUrl: string): Promise<ConsoleBrow
 
 /** The serious and critical axe violations of the page as shown (WCAG 2.1 A and AA rules), as readable lines. */
 export async function accessibilityViolations(page: Page): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+  const result = await new AxeBuilder({ page })
+    .withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'])
+    .analyze();
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+    .map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help} — ${v.nodes
+          .map((n) => n.target.join(' '))
+          .slice(0, 3)
+          .join(', ')}`,
+    );
 }
 
 /** Fails when the page shown has a serious or critical accessibility violation. */
 export async function audit(page: Page): Promise<void> {
   const violations = await accessibilityViolations(page);
-  if (violations.length > 0) throw new Error(`accessibility violations on ${new URL(page.url()).pathname}:\n${violations.join('\n')}`);
+  if (violations.length > 0)
+    throw new Error(`accessibility violations on ${new URL(page.url()).pathname}:\n${violations.join('\n')}`);
 }
 
 /** Waits until `locator` is visible (a console page shows what the test asks for). */
 export const visible = (locator: Locator, timeout = 30_000) => locator.first().waitFor({ state: 'visible', timeout });
 
 /** Polls an attribute of `locator` until it satisfies `test`. */
-export function attributeBecomes(locator: Locator, name: string, test: (value: string | null) => boolean, what: string, timeoutMs = 30_000) {
+export function attributeBecomes(
+  locator: Locator,
+  name: string,
+  test: (value: string | null) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+) {
   return waitFor(() => locator.getAttribute(name), test, { timeoutMs, intervalMs: 50, what });
 }

@@ -37,7 +37,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       // forced, a closing client can meet the server's 57P01 with no one listening, an uncaught error.
       // Up to 3 s; stragglers are then cut off.
       for (let waited = 0; waited < 3000; waited += 50) {
-        const [{ n }] = (await sql`select count(*)::int as n from pg_stat_activity where datname = ${name}`) as unknown as [{ n: number }];
+        const [{ n }] =
+          (await sql`select count(*)::int as n from pg_stat_activity where datname = ${name}`) as unknown as [
+            { n: number },
+          ];
         if (n === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -27,13 +27,25 @@ export async function openDirectDb(): Promise<DirectDb> {
     sql,
     db,
     async account(input = {}) {
-      const created = await createAccount(db, { name: 'test', plan: 'scale', subscriptionStatus: 'ACTIVE', creditsMicros: 0n, ...input });
+      const created = await createAccount(db, {
+        name: 'test',
+        plan: 'scale',
+        subscriptionStatus: 'ACTIVE',
+        creditsMicros: 0n,
+        ...input,
+      });
       return created.account.id;
     },
     async insertRun(values) {
       const [run] = await db
         .insert(runTable)
-        .values({ id: newRunId(), tool: 'maps', status: 'RUNNING', input: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 10 }, ...values })
+        .values({
+          id: newRunId(),
+          tool: 'maps',
+          status: 'RUNNING',
+          input: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 10 },
+          ...values,
+        })
         .returning();
       return run!;
     },

@@ -5,14 +5,21 @@ import type { EventBus, Topics } from '../../src/runs/events.ts';
  * run's end, say) and its subscription holds: from then on that subscriber misses nothing.
  * Subscriptions pass through unchanged; the bus is restored once it resolves.
  */
-export function nextSubscription<K extends keyof Topics & string>(events: EventBus, topic: K, id: string): Promise<void> {
+export function nextSubscription<K extends keyof Topics & string>(
+  events: EventBus,
+  topic: K,
+  id: string,
+): Promise<void> {
   const original = events.subscribe;
   return new Promise<void>((resolve) => {
     events.subscribe = ((...args: [K, string]) => {
       const subscription = original.apply(events, args as never);
       if (args[0] === topic && args[1] === id) {
         events.subscribe = original;
-        void subscription.then(() => resolve(), () => {});
+        void subscription.then(
+          () => resolve(),
+          () => {},
+        );
       }
       return subscription;
     }) as typeof original;
@@ -23,10 +30,21 @@ export function nextSubscription<K extends keyof Topics & string>(events: EventB
  * The next `count` values of a subscription that `accept` takes (every value unless given), skipping
  * the others; rejects after `timeoutMs` (default 20 s), naming `what` and how many had come.
  */
-export async function takeEvents<T>(events: AsyncIterator<unknown>, count: number, what: string, options: { accept?: (value: T) => boolean; timeoutMs?: number } = {}): Promise<T[]> {
+export async function takeEvents<T>(
+  events: AsyncIterator<unknown>,
+  count: number,
+  what: string,
+  options: { accept?: (value: T) => boolean; timeoutMs?: number } = {},
+): Promise<T[]> {
   const taken: T[] = [];
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no event: ${what} (${taken.length} of ${count})`)), options.timeoutMs ?? 20_000)));
+  const deadline = new Promise<never>(
+    (_, reject) =>
+      (timer = setTimeout(
+        () => reject(new Error(`no event: ${what} (${taken.length} of ${count})`)),
+        options.timeoutMs ?? 20_000,
+      )),
+  );
   try {
     while (taken.length < count) {
       const { value, done } = await Promise.race([events.next(), deadline]);

@@ -16,7 +16,15 @@ import { randomBytes } from 'node:crypto';
  * A run does nothing by itself: the test pushes items and moves its status, as an actor would.
  */
 
-export type FakeStatus = 'READY' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMING-OUT' | 'TIMED-OUT' | 'ABORTING' | 'ABORTED';
+export type FakeStatus =
+  | 'READY'
+  | 'RUNNING'
+  | 'SUCCEEDED'
+  | 'FAILED'
+  | 'TIMING-OUT'
+  | 'TIMED-OUT'
+  | 'ABORTING'
+  | 'ABORTED';
 const ENDED: FakeStatus[] = ['SUCCEEDED', 'FAILED', 'TIMED-OUT', 'ABORTED'];
 
 export interface FakeRun {
@@ -71,7 +79,11 @@ const ERROR_TYPES: Record<number, string> = {
   503: 'server-overloaded',
 };
 
-const id = () => randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 17);
+const id = () =>
+  randomBytes(9)
+    .toString('base64url')
+    .replace(/[^A-Za-z0-9]/g, 'x')
+    .slice(0, 17);
 
 export async function startFakeApify(options: { actors?: string[]; token?: string } = {}): Promise<FakeApify> {
   const token = options.token ?? 'apify_api_test_token';
@@ -126,7 +138,8 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
     res.end(JSON.stringify(body));
   };
-  const error = (res: ServerResponse, status: number, message: string) => send(res, status, { error: { type: ERROR_TYPES[status] ?? 'error', message } });
+  const error = (res: ServerResponse, status: number, message: string) =>
+    send(res, status, { error: { type: ERROR_TYPES[status] ?? 'error', message } });
 
   const readBody = (req: IncomingMessage) =>
     new Promise<string>((resolve) => {

@@ -40,7 +40,10 @@ export interface FakeStripe {
   /** The customer completes 3-D Secure on-session: the PaymentIntent succeeds (and its event is made). */
   completeAuthentication(intentId: string): Promise<{ event: any; status: number }>;
   /** Checkout completed: the subscription is created (and `customer.subscription.created` sent), its first invoice paid. */
-  completeCheckout(sessionId: string, status?: string): Promise<{ subscription: any; events: { event: any; status: number }[] }>;
+  completeCheckout(
+    sessionId: string,
+    status?: string,
+  ): Promise<{ subscription: any; events: { event: any; status: number }[] }>;
   /** The subscription moves to `status` (`customer.subscription.updated`, or `.deleted` for canceled). */
   setSubscriptionStatus(subscriptionId: string, status: string): Promise<{ event: any; status: number }>;
   /** A paid invoice of the subscription (`invoice.paid`). */
@@ -97,8 +100,15 @@ class ApiError {
   ) {}
 }
 
-const invalidRequest = (message: string, code?: string, param?: string) => new ApiError(code === 'resource_missing' ? 404 : 400, { type: 'invalid_request_error', message, ...(code ? { code } : {}), ...(param ? { param } : {}) });
-const missing = (what: string, value: string) => invalidRequest(`No such ${what}: '${value}'`, 'resource_missing', 'id');
+const invalidRequest = (message: string, code?: string, param?: string) =>
+  new ApiError(code === 'resource_missing' ? 404 : 400, {
+    type: 'invalid_request_error',
+    message,
+    ...(code ? { code } : {}),
+    ...(param ? { param } : {}),
+  });
+const missing = (what: string, value: string) =>
+  invalidRequest(`No such ${what}: '${value}'`, 'resource_missing', 'id');
 
 export async function startFakeStripe(): Promise<FakeStripe> {
   const secretKey = `sk_test_${randomBytes(16).toString('hex')}`;
@@ -113,10 +123,18 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const requests: FakeStripe['requests'] = [];
   const inFlight = new Set<Promise<unknown>>();
 
-  const sign = (payload: string, timestamp = now(), secret = webhookSecret) => `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${payload}`, 'utf8').digest('hex')}`;
+  const sign = (payload: string, timestamp = now(), secret = webhookSecret) =>
+    `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${payload}`, 'utf8').digest('hex')}`;
 
   async function post(payload: string, signature: string | undefined) {
-    const res = await fetch(fake.hookUrl, { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', ...(signature === undefined ? {} : { 'stripe-signature': signature }) }, body: payload });
+    const res = await fetch(fake.hookUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        ...(signature === undefined ? {} : { 'stripe-signature': signature }),
+      },
+      body: payload,
+    });
     const text = await res.text();
     let body: any = text;
     try {
@@ -129,7 +147,17 @@ export async function startFakeStripe(): Promise<FakeStripe> {
 
   /** Makes an event of `object` and sends it; resolves with the gateway's answer. */
   async function emit(type: string, object: any): Promise<{ event: any; status: number }> {
-    const event = { id: id('evt'), object: 'event', api_version: '2026-10-28.endive', created: now(), data: { object: structuredClone(object) }, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type };
+    const event = {
+      id: id('evt'),
+      object: 'event',
+      api_version: '2026-10-28.endive',
+      created: now(),
+      data: { object: structuredClone(object) },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      type,
+    };
     const payload = JSON.stringify(event, null, 2);
     events.set(event.id, { event, payload });
     if (fake.paused) return { event, status: 0 };
@@ -138,7 +166,21 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   }
 
   function newCharge(intent: any) {
-    const charge = { id: id('ch'), object: 'charge', amount: intent.amount, amount_captured: intent.amount, amount_refunded: 0, currency: intent.currency, customer: intent.customer, payment_intent: intent.id, paid: true, refunded: false, disputed: false, status: 'succeeded', created: now() };
+    const charge = {
+      id: id('ch'),
+      object: 'charge',
+      amount: intent.amount,
+      amount_captured: intent.amount,
+      amount_refunded: 0,
+      currency: intent.currency,
+      customer: intent.customer,
+      payment_intent: intent.id,
+      paid: true,
+      refunded: false,
+      disputed: false,
+      status: 'succeeded',
+      created: now(),
+    };
     charges.set(charge.id, charge);
     intent.latest_charge = charge.id;
     intent.amount_received = intent.amount;
@@ -147,7 +189,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
 
   function createPaymentIntent(params: Record<string, any>): any {
     const amount = Number(params.amount);
-    if (!Number.isInteger(amount) || amount < 50) throw invalidRequest('Amount must be at least $0.50 usd', 'amount_too_small', 'amount');
+    if (!Number.isInteger(amount) || amount < 50)
+      throw invalidRequest('Amount must be at least $0.50 usd', 'amount_too_small', 'amount');
     if (!params.currency) throw invalidRequest('Missing required param: currency.', 'parameter_missing', 'currency');
     if (params.customer && !customers.has(params.customer)) throw missing('customer', params.customer);
     const intentId = id('pi');
@@ -170,7 +213,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       created: now(),
       livemode: false,
     };
-    if (params.off_session !== undefined && params.confirm !== 'true') throw invalidRequest('You passed off_session without confirm=true; off_session is a parameter of the confirmation.', undefined, 'off_session');
+    if (params.off_session !== undefined && params.confirm !== 'true')
+      throw invalidRequest(
+        'You passed off_session without confirm=true; off_session is a parameter of the confirmation.',
+        undefined,
+        'off_session',
+      );
     paymentIntents.set(intentId, intent);
     return params.confirm === 'true' ? confirmPaymentIntent(intent, params) : intent;
   }
@@ -179,29 +227,58 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   function confirmPaymentIntent(intent: any, params: Record<string, any>): any {
     if (params.payment_method) intent.payment_method = params.payment_method;
     if (!['requires_confirmation', 'requires_payment_method', 'requires_action'].includes(intent.status)) {
-      throw invalidRequest(`This PaymentIntent's status is ${intent.status}, so it cannot be confirmed.`, 'payment_intent_unexpected_state');
+      throw invalidRequest(
+        `This PaymentIntent's status is ${intent.status}, so it cannot be confirmed.`,
+        'payment_intent_unexpected_state',
+      );
     }
-    if (!intent.payment_method) throw invalidRequest('You must provide a payment method to confirm this PaymentIntent.', 'payment_intent_unexpected_state');
+    if (!intent.payment_method)
+      throw invalidRequest(
+        'You must provide a payment method to confirm this PaymentIntent.',
+        'payment_intent_unexpected_state',
+      );
     const intentId = intent.id;
     const offSession = params.off_session === 'true';
     switch (intent.payment_method) {
       case 'pm_card_chargeDeclinedInsufficientFunds': {
         intent.status = 'requires_payment_method';
-        intent.last_payment_error = { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' };
+        intent.last_payment_error = {
+          type: 'card_error',
+          code: 'card_declined',
+          decline_code: 'insufficient_funds',
+          message: 'Your card has insufficient funds.',
+        };
         throw new ApiError(402, { ...intent.last_payment_error, payment_intent: intent, request_log_url: null });
       }
       case 'pm_card_authenticationRequired':
         if (offSession) {
           intent.status = 'requires_payment_method';
-          intent.last_payment_error = { type: 'card_error', code: 'authentication_required', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
+          intent.last_payment_error = {
+            type: 'card_error',
+            code: 'authentication_required',
+            decline_code: 'authentication_required',
+            message: 'Your card was declined. This transaction requires authentication.',
+          };
           throw new ApiError(402, { ...intent.last_payment_error, payment_intent: intent });
         }
         intent.status = 'requires_action';
-        intent.next_action = { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=${intentId}` } };
+        intent.next_action = {
+          type: 'use_stripe_sdk',
+          use_stripe_sdk: {
+            type: 'three_d_secure_redirect',
+            stripe_js: `https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=${intentId}`,
+          },
+        };
         return intent;
       case 'pm_card_threeDSecureRequired':
         intent.status = 'requires_action';
-        intent.next_action = { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=${intentId}` } };
+        intent.next_action = {
+          type: 'use_stripe_sdk',
+          use_stripe_sdk: {
+            type: 'three_d_secure_redirect',
+            stripe_js: `https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=${intentId}`,
+          },
+        };
         return intent;
       default: {
         intent.status = 'succeeded';
@@ -220,7 +297,16 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   function route(method: string, path: string, params: Record<string, any>): { object: any; after?: () => void } {
     let match: RegExpMatchArray | null;
     if (method === 'POST' && path === '/v1/customers') {
-      const customer = { id: id('cus'), object: 'customer', name: params.name ?? null, email: params.email ?? null, metadata: params.metadata ?? {}, invoice_settings: { default_payment_method: null, custom_fields: null, footer: null, rendering_options: null }, created: now(), livemode: false };
+      const customer = {
+        id: id('cus'),
+        object: 'customer',
+        name: params.name ?? null,
+        email: params.email ?? null,
+        metadata: params.metadata ?? {},
+        invoice_settings: { default_payment_method: null, custom_fields: null, footer: null, rendering_options: null },
+        created: now(),
+        livemode: false,
+      };
       customers.set(customer.id, customer);
       return { object: customer };
     }
@@ -228,7 +314,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const customer = customers.get(match[1]!);
       if (!customer) throw missing('customer', match[1]!);
       if (method === 'POST') {
-        if (params.invoice_settings?.default_payment_method !== undefined) customer.invoice_settings.default_payment_method = params.invoice_settings.default_payment_method || null;
+        if (params.invoice_settings?.default_payment_method !== undefined)
+          customer.invoice_settings.default_payment_method = params.invoice_settings.default_payment_method || null;
         if (params.metadata) Object.assign(customer.metadata, params.metadata);
       }
       return { object: customer };
@@ -248,7 +335,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const subscription = subscriptions.get(match[1]!);
       if (!subscription) throw missing('subscription', match[1]!);
       if (method === 'DELETE') {
-        if (subscription.status === 'canceled') throw invalidRequest(`A canceled subscription can only update its cancellation_details and metadata.`);
+        if (subscription.status === 'canceled')
+          throw invalidRequest(`A canceled subscription can only update its cancellation_details and metadata.`);
         subscription.status = 'canceled';
         subscription.canceled_at = now();
         const sent = emit('customer.subscription.deleted', subscription).catch(() => undefined);
@@ -258,9 +346,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       return { object: subscription };
     }
     if (method === 'POST' && path === '/v1/checkout/sessions') {
-      if (params.mode !== 'subscription') throw invalidRequest('This fake supports subscription mode only.', undefined, 'mode');
-      if (!params.line_items?.[0]?.price) throw invalidRequest('Missing required param: line_items[0][price].', 'parameter_missing', 'line_items');
-      if (!params.success_url) throw invalidRequest('Missing required param: success_url.', 'parameter_missing', 'success_url');
+      if (params.mode !== 'subscription')
+        throw invalidRequest('This fake supports subscription mode only.', undefined, 'mode');
+      if (!params.line_items?.[0]?.price)
+        throw invalidRequest('Missing required param: line_items[0][price].', 'parameter_missing', 'line_items');
+      if (!params.success_url)
+        throw invalidRequest('Missing required param: success_url.', 'parameter_missing', 'success_url');
       if (params.customer && !customers.has(params.customer)) throw missing('customer', params.customer);
       const sessionId = id('cs_test');
       const session = {
@@ -285,9 +376,22 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       if (!params.customer) throw invalidRequest('Missing required param: customer.', 'parameter_missing', 'customer');
       if (!customers.has(params.customer)) throw missing('customer', params.customer);
       const sessionId = id('bps');
-      return { object: { id: sessionId, object: 'billing_portal.session', customer: params.customer, return_url: params.return_url ?? null, url: `https://billing.stripe.com/p/session/test_${sessionId}`, created: now(), livemode: false } };
+      return {
+        object: {
+          id: sessionId,
+          object: 'billing_portal.session',
+          customer: params.customer,
+          return_url: params.return_url ?? null,
+          url: `https://billing.stripe.com/p/session/test_${sessionId}`,
+          created: now(),
+          livemode: false,
+        },
+      };
     }
-    throw new ApiError(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` });
+    throw new ApiError(404, {
+      type: 'invalid_request_error',
+      message: `Unrecognized request URL (${method}: ${path}).`,
+    });
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
@@ -296,14 +400,21 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     const raw = Buffer.concat(chunks).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://stripe.local');
     const method = req.method ?? 'GET';
-    const idempotencyKey = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
+    const idempotencyKey =
+      typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
     requests.push({ method, path: url.pathname, idempotencyKey });
     const send = (status: number, body: unknown, replayed = false) => {
-      res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req'), ...(replayed ? { 'idempotent-replayed': 'true' } : {}), ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) });
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        'request-id': id('req'),
+        ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      });
       res.end(JSON.stringify(body));
     };
     const lost = fake.loseAnswers?.(method, url.pathname) ?? false;
-    if (fake.outage) return send(500, { error: { type: 'api_error', message: 'An unexpected error occurred on our side.' } });
+    if (fake.outage)
+      return send(500, { error: { type: 'api_error', message: 'An unexpected error occurred on our side.' } });
     if (req.headers.authorization !== `Bearer ${secretKey}`) {
       return send(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided.' } });
     }
@@ -312,7 +423,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if ((method === 'POST' || method === 'DELETE') && idempotencyKey) {
       const stored = idempotent.get(idempotencyKey);
       if (stored && stored.hash !== hash) {
-        return send(400, { error: { type: 'idempotency_error', message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.` } });
+        return send(400, {
+          error: {
+            type: 'idempotency_error',
+            message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.`,
+          },
+        });
       }
       if (stored) return lost ? void res.destroy() : send(stored.status, stored.body, true);
     }
@@ -327,7 +443,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     }
     // Stored as sent: a replay answers the first answer, whatever happened since.
     const snapshot = JSON.parse(JSON.stringify(body));
-    if ((method === 'POST' || method === 'DELETE') && idempotencyKey) idempotent.set(idempotencyKey, { hash, status, body: snapshot });
+    if ((method === 'POST' || method === 'DELETE') && idempotencyKey)
+      idempotent.set(idempotencyKey, { hash, status, body: snapshot });
     if (lost) return void res.destroy();
     send(status, snapshot);
   }
@@ -382,7 +499,24 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         customer: session.customer,
         status,
         metadata: session.subscription_metadata,
-        items: { object: 'list', data: [{ id: id('si'), object: 'subscription_item', price: { id: session.line_items_price, object: 'price', currency: 'usd', recurring: { interval: 'month', interval_count: 1 } }, quantity: 1 }], has_more: false, url: `/v1/subscription_items?subscription=${subscriptionId}` },
+        items: {
+          object: 'list',
+          data: [
+            {
+              id: id('si'),
+              object: 'subscription_item',
+              price: {
+                id: session.line_items_price,
+                object: 'price',
+                currency: 'usd',
+                recurring: { interval: 'month', interval_count: 1 },
+              },
+              quantity: 1,
+            },
+          ],
+          has_more: false,
+          url: `/v1/subscription_items?subscription=${subscriptionId}`,
+        },
         cancel_at_period_end: false,
         created: now(),
         livemode: false,
@@ -398,7 +532,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const subscription = subscriptions.get(subscriptionId);
       if (!subscription) throw new Error(`no subscription ${subscriptionId}`);
       subscription.status = status;
-      return emit(status === 'canceled' ? 'customer.subscription.deleted' : 'customer.subscription.updated', subscription);
+      return emit(
+        status === 'canceled' ? 'customer.subscription.deleted' : 'customer.subscription.updated',
+        subscription,
+      );
     },
     async payInvoice(subscriptionId) {
       const subscription = subscriptions.get(subscriptionId);
@@ -413,8 +550,28 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         billing_reason: 'subscription_cycle',
         amount_paid: 4900,
         currency: 'usd',
-        parent: { type: 'subscription_details', quote_details: null, subscription_details: { metadata: subscription.metadata, subscription: subscriptionId } },
-        lines: { object: 'list', data: [{ id: id('il'), object: 'line_item', amount: 4900, pricing: { type: 'price_details', price_details: { price, product: 'prod_plan' }, unit_amount_decimal: '4900' }, quantity: 1 }], has_more: false },
+        parent: {
+          type: 'subscription_details',
+          quote_details: null,
+          subscription_details: { metadata: subscription.metadata, subscription: subscriptionId },
+        },
+        lines: {
+          object: 'list',
+          data: [
+            {
+              id: id('il'),
+              object: 'line_item',
+              amount: 4900,
+              pricing: {
+                type: 'price_details',
+                price_details: { price, product: 'prod_plan' },
+                unit_amount_decimal: '4900',
+              },
+              quantity: 1,
+            },
+          ],
+          has_more: false,
+        },
         created: now(),
       };
       return emit('invoice.paid', invoice);
@@ -430,7 +587,17 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const charge = charges.get(chargeId);
       if (!charge) throw new Error(`no charge ${chargeId}`);
       charge.disputed = true;
-      return emit('charge.dispute.created', { id: id('dp'), object: 'dispute', amount: cents, currency: charge.currency, charge: charge.id, payment_intent: charge.payment_intent, reason: 'fraudulent', status: 'needs_response', created: now() });
+      return emit('charge.dispute.created', {
+        id: id('dp'),
+        object: 'dispute',
+        amount: cents,
+        currency: charge.currency,
+        charge: charge.id,
+        payment_intent: charge.payment_intent,
+        reason: 'fraudulent',
+        status: 'needs_response',
+        created: now(),
+      });
     },
     async redeliver(eventId) {
       const sent = events.get(eventId);

@@ -17,7 +17,9 @@ export function fuzzSuite(face: string, unit: string): FuzzSuite {
     suite.t = await startTestApp({ worker: false });
     suite.lanes = await Promise.all(Array.from({ length: FUZZ_LANES }, () => createLane(suite.t)));
     suite.pool = new LanePool(suite.lanes);
-    console.log(`${face} fuzz: seed ${FUZZ_SEED} (replay with FUZZ_SEED=${FUZZ_SEED}), ${FUZZ_CASES} cases per ${unit}`);
+    console.log(
+      `${face} fuzz: seed ${FUZZ_SEED} (replay with FUZZ_SEED=${FUZZ_SEED}), ${FUZZ_CASES} cases per ${unit}`,
+    );
   });
   afterAll(async () => {
     const summary = suite.statuses.summary(`${face} answers`);

@@ -53,42 +53,187 @@ export const routeTimeout = (cases = FUZZ_CASES) => 60_000 + cases * 1_000;
 const b64 = (text: string) => Buffer.from(text).toString('base64url');
 
 /** Text Postgres cannot hold, alone or inside other text. */
-export const UNSTORABLE = ['\u0000', 'a\u0000b', '\u0000\u0000\u0000', '\ud800', 'x\udfff', '\udc00\ud800', 'end\ud83d'];
+export const UNSTORABLE = [
+  '\u0000',
+  'a\u0000b',
+  '\u0000\u0000\u0000',
+  '\ud800',
+  'x\udfff',
+  '\udc00\ud800',
+  'end\ud83d',
+];
 
 /** Strings that have broken parsers somewhere: numbers out of range, dates out of range, injections, odd Unicode. */
 const SPECIAL_STRINGS = [
-  '', ' ', '\t\r\n', 'null', 'undefined', 'true', 'false', '0', '-0', '-1', '1.5', '1e400', '-1e400', 'NaN', 'Infinity', '0x10', '1_000',
-  '99999999999999999999999', '9223372036854775807', '9223372036854775808', '-9223372036854775809', '2147483647', '2147483648', '4294967296',
-  '-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '0000-01-01T00:00:00.000Z', '2024-02-30', '1970-01-01T00:00:00.000Z',
-  "'; drop table run; --", '" OR 1=1 --', '\\', '%', '%%', '%00', '%zz', '%E0%A4', '%ED%A0%80', '../../etc/passwd', '?&=#', '[]', '{}', '{"a":1}',
-  '__proto__', 'constructor', 'prototype', 'toString', '${7*7}', '{{7*7}}', '<script>alert(1)</script>', '<a href="x">',
-  'http://127.0.0.1:1/', 'http://169.254.169.254/latest/meta-data', 'https://[::1]/', 'ftp://x/', 'javascript:alert(1)', 'file:///etc/passwd', 'mailto:a@b',
-  'https://www.google.com/maps/search/dentist/@39.7,-104.9,12z', 'https://www.google.com/maps/@999,999,99z', 'https://app.apollo.io/#/people?personTitles[]=ceo&page=99999999999',
-  'dentist', 'Denver, CO', 'acme.com', 'jane.doe@acme.com', 'a@b', '@', 'a@@b.com', '80202', '+1 303-555-0100',
-  'Ω≈ç√∫˜µ≤', '𝕳𝖊𝖑𝖑𝖔', '🙂🙃', '\u202eevil', '\ufeffbom', '\uffff', '\ufffe', '\u0085', 'e\u0301', 'ﷺ', 'İ', 'ß', '\u{10ffff}',
-  b64('row:99999999999'), b64('row:-1'), b64('row:\u0000'), b64('\ud800'), b64('null'), b64('[]'),
+  '',
+  ' ',
+  '\t\r\n',
+  'null',
+  'undefined',
+  'true',
+  'false',
+  '0',
+  '-0',
+  '-1',
+  '1.5',
+  '1e400',
+  '-1e400',
+  'NaN',
+  'Infinity',
+  '0x10',
+  '1_000',
+  '99999999999999999999999',
+  '9223372036854775807',
+  '9223372036854775808',
+  '-9223372036854775809',
+  '2147483647',
+  '2147483648',
+  '4294967296',
+  '-271821-04-20T00:00:00.000Z',
+  '+275760-09-13T00:00:00.000Z',
+  '0000-01-01T00:00:00.000Z',
+  '2024-02-30',
+  '1970-01-01T00:00:00.000Z',
+  "'; drop table run; --",
+  '" OR 1=1 --',
+  '\\',
+  '%',
+  '%%',
+  '%00',
+  '%zz',
+  '%E0%A4',
+  '%ED%A0%80',
+  '../../etc/passwd',
+  '?&=#',
+  '[]',
+  '{}',
+  '{"a":1}',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  '${7*7}',
+  '{{7*7}}',
+  '<script>alert(1)</script>',
+  '<a href="x">',
+  'http://127.0.0.1:1/',
+  'http://169.254.169.254/latest/meta-data',
+  'https://[::1]/',
+  'ftp://x/',
+  'javascript:alert(1)',
+  'file:///etc/passwd',
+  'mailto:a@b',
+  'https://www.google.com/maps/search/dentist/@39.7,-104.9,12z',
+  'https://www.google.com/maps/@999,999,99z',
+  'https://app.apollo.io/#/people?personTitles[]=ceo&page=99999999999',
+  'dentist',
+  'Denver, CO',
+  'acme.com',
+  'jane.doe@acme.com',
+  'a@b',
+  '@',
+  'a@@b.com',
+  '80202',
+  '+1 303-555-0100',
+  'Ω≈ç√∫˜µ≤',
+  '𝕳𝖊𝖑𝖑𝖔',
+  '🙂🙃',
+  '\u202eevil',
+  '\ufeffbom',
+  '\uffff',
+  '\ufffe',
+  '\u0085',
+  'e\u0301',
+  'ﷺ',
+  'İ',
+  'ß',
+  '\u{10ffff}',
+  b64('row:99999999999'),
+  b64('row:-1'),
+  b64('row:\u0000'),
+  b64('\ud800'),
+  b64('null'),
+  b64('[]'),
   b64(JSON.stringify({ createdAt: '-271821-04-20T00:00:00.000Z', id: 'x' })),
   b64(JSON.stringify({ createdAt: '2020-01-01T00:00:00.000Z', id: '\u0000' })),
   b64(JSON.stringify({ createdAt: 1, id: 2 })),
-  b64('+275760-09-13T00:00:00.000Z|msg_x'), b64('2020-01-01T00:00:00.000Z|\u0000'), b64('-271821-04-20T00:00:00.000Z|msg_x|x'),
+  b64('+275760-09-13T00:00:00.000Z|msg_x'),
+  b64('2020-01-01T00:00:00.000Z|\u0000'),
+  b64('-271821-04-20T00:00:00.000Z|msg_x|x'),
 ];
 
 /** Any text, biased to the hostile: unstorable characters, specials, long runs, random Unicode. */
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { arbitrary: fc.constantFrom(...SPECIAL_STRINGS), weight: 4 },
   { arbitrary: fc.constantFrom(...UNSTORABLE), weight: 2 },
-  { arbitrary: fc.tuple(fc.string({ maxLength: 12 }), fc.constantFrom(...UNSTORABLE), fc.string({ maxLength: 12 })).map(([a, b, c]) => a + b + c), weight: 2 },
+  {
+    arbitrary: fc
+      .tuple(fc.string({ maxLength: 12 }), fc.constantFrom(...UNSTORABLE), fc.string({ maxLength: 12 }))
+      .map(([a, b, c]) => a + b + c),
+    weight: 2,
+  },
   { arbitrary: fc.string({ unit: 'binary', maxLength: 40 }), weight: 2 },
   { arbitrary: fc.string({ unit: 'grapheme', maxLength: 40 }), weight: 1 },
   { arbitrary: fc.string({ maxLength: 20 }), weight: 2 },
-  { arbitrary: fc.tuple(fc.integer({ min: 250, max: 20_000 }), fc.constantFrom('x', 'é', '🙂', ' ', ',')).map(([n, c]) => c.repeat(n)), weight: 1 },
+  {
+    arbitrary: fc
+      .tuple(fc.integer({ min: 250, max: 20_000 }), fc.constantFrom('x', 'é', '🙂', ' ', ','))
+      .map(([n, c]) => c.repeat(n)),
+    weight: 1,
+  },
 );
 
 /** Numbers at and past every boundary the service has (plan prices, page sizes, 32- and 64-bit limits). */
 const BOUNDARY_NUMBERS = [
-  0, -0, 1, -1, 2, 0.5, -0.5, 0.001, 1e-7, 5e-324, 5, 10, 20, 49, 50, 60, 99, 100, 101, 148.999, 149, 500, 649, 1000, 1001, 10_000, 10_001, 50_000, 100_000, 100_001,
-  2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 32, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, 2 ** 63, 2 ** 64, 1e15, 1e16, 1e21, 1e300,
-  Number.MAX_VALUE, -Number.MAX_VALUE, 99999999999999999999999, -99999999999999999999999, 4294967296,
+  0,
+  -0,
+  1,
+  -1,
+  2,
+  0.5,
+  -0.5,
+  0.001,
+  1e-7,
+  5e-324,
+  5,
+  10,
+  20,
+  49,
+  50,
+  60,
+  99,
+  100,
+  101,
+  148.999,
+  149,
+  500,
+  649,
+  1000,
+  1001,
+  10_000,
+  10_001,
+  50_000,
+  100_000,
+  100_001,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31),
+  -(2 ** 31) - 1,
+  2 ** 32,
+  2 ** 53 - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  2 ** 63,
+  2 ** 64,
+  1e15,
+  1e16,
+  1e21,
+  1e300,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  99999999999999999999999,
+  -99999999999999999999999,
+  4294967296,
 ];
 
 export const hostileNumber: fc.Arbitrary<number> = fc.oneof(
@@ -100,7 +245,25 @@ export const hostileNumber: fc.Arbitrary<number> = fc.oneof(
 
 /** Names of object fields, with the ones that have broken JSON handling elsewhere. */
 const hostileKey: fc.Arbitrary<string> = fc.oneof(
-  { arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype', '', ' ', 'a\u0000', '\ud800', 'webhookUrl', 'limit', 'offset', 'after', 'x'.repeat(1000), 'a.b', '0'), weight: 1 },
+  {
+    arbitrary: fc.constantFrom(
+      '__proto__',
+      'constructor',
+      'prototype',
+      '',
+      ' ',
+      'a\u0000',
+      '\ud800',
+      'webhookUrl',
+      'limit',
+      'offset',
+      'after',
+      'x'.repeat(1000),
+      'a.b',
+      '0',
+    ),
+    weight: 1,
+  },
   { arbitrary: fc.string({ maxLength: 12 }), weight: 3 },
 );
 
@@ -117,17 +280,41 @@ export const anyJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie
 })).value;
 
 /** A value nested `depth` levels deep (a list in a list …, or an object in an object …). */
-const deeplyNested: fc.Arbitrary<unknown> = fc.tuple(fc.integer({ min: 20, max: 3_000 }), fc.boolean()).map(([depth, list]) => {
-  let value: unknown = 1;
-  for (let i = 0; i < depth; i++) value = list ? [value] : { a: value };
-  return value;
-});
+const deeplyNested: fc.Arbitrary<unknown> = fc
+  .tuple(fc.integer({ min: 20, max: 3_000 }), fc.boolean())
+  .map(([depth, list]) => {
+    let value: unknown = 1;
+    for (let i = 0; i < depth; i++) value = list ? [value] : { a: value };
+    return value;
+  });
 
 /** Raw body texts that are not what their Content-Type says, or JSON at its edges. */
 export const RAW_BODIES = [
-  '', '{', '[', ']', 'null', '0', '"x"', 'true', '{"a":1e999}', '{"limit":-1e999}', '{"a":-0}', '{"a":1,"a":2}', '{"__proto__":{"polluted":1}}',
-  '{"constructor":{"prototype":{"polluted":1}}}', '\ufeff{}', '{}\u0000', '\u0000', '{"a":"\\ud800"}', '{"a":"\\u0000"}', '{"a":123456789012345678901234567890}',
-  '['.repeat(10_000) + ']'.repeat(10_000), '{"a":'.repeat(2_000) + '1' + '}'.repeat(2_000), 'a=1&b=2', '<xml/>', '{"a":"' + 'x'.repeat(200_000) + '"}',
+  '',
+  '{',
+  '[',
+  ']',
+  'null',
+  '0',
+  '"x"',
+  'true',
+  '{"a":1e999}',
+  '{"limit":-1e999}',
+  '{"a":-0}',
+  '{"a":1,"a":2}',
+  '{"__proto__":{"polluted":1}}',
+  '{"constructor":{"prototype":{"polluted":1}}}',
+  '\ufeff{}',
+  '{}\u0000',
+  '\u0000',
+  '{"a":"\\ud800"}',
+  '{"a":"\\u0000"}',
+  '{"a":123456789012345678901234567890}',
+  '['.repeat(10_000) + ']'.repeat(10_000),
+  '{"a":'.repeat(2_000) + '1' + '}'.repeat(2_000),
+  'a=1&b=2',
+  '<xml/>',
+  '{"a":"' + 'x'.repeat(200_000) + '"}',
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -141,7 +328,20 @@ const plausibleString = (schema: JsonSchema): fc.Arbitrary<string> => {
   const max = Math.max(min, Math.min(schema.maxLength ?? 40, 40));
   return fc.oneof(
     fc.string({ minLength: min, maxLength: max }),
-    fc.constantFrom('dentist', 'Denver, CO', 'Colorado', 'CO', '80202', 'acme.com', 'jane.doe@acme.com', 'plumbing', 'shopify', 'ceo', 'Jane Doe', '1234 Main St, Denver, CO 80202'),
+    fc.constantFrom(
+      'dentist',
+      'Denver, CO',
+      'Colorado',
+      'CO',
+      '80202',
+      'acme.com',
+      'jane.doe@acme.com',
+      'plumbing',
+      'shopify',
+      'ceo',
+      'Jane Doe',
+      '1234 Main St, Denver, CO 80202',
+    ),
   );
 };
 
@@ -151,7 +351,12 @@ const numberFor = (schema: JsonSchema, integer: boolean): fc.Arbitrary<number> =
   const max = typeof schema.maximum === 'number' ? schema.maximum : 1e6;
   const edges = [min, max, min - 1, max + 1, min - 0.5, max + 0.5].filter(Number.isFinite);
   return fc.oneof(
-    { arbitrary: integer ? fc.integer({ min: Math.max(min, -(2 ** 31)), max: Math.min(max, 2 ** 31 - 1) }) : fc.double({ min, max, noNaN: true }), weight: 2 },
+    {
+      arbitrary: integer
+        ? fc.integer({ min: Math.max(min, -(2 ** 31)), max: Math.min(max, 2 ** 31 - 1) })
+        : fc.double({ min, max, noNaN: true }),
+      weight: 2,
+    },
     { arbitrary: fc.constantFrom(...edges), weight: 2 },
     { arbitrary: hostileNumber, weight: 2 },
   );
@@ -185,7 +390,10 @@ export function fromSchema(schema: JsonSchema, ctx: SchemaContext, depth = 0): f
   const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
   let typed: fc.Arbitrary<unknown>;
   if (Array.isArray(s.enum)) {
-    typed = fc.oneof({ arbitrary: fc.constantFrom(...(s.enum as unknown[])), weight: 2 }, { arbitrary: hostileString, weight: 1 });
+    typed = fc.oneof(
+      { arbitrary: fc.constantFrom(...(s.enum as unknown[])), weight: 2 },
+      { arbitrary: hostileString, weight: 1 },
+    );
   } else if (type === 'string') {
     typed = fc.oneof(
       { arbitrary: hostileString, weight: 3 },
@@ -200,7 +408,8 @@ export function fromSchema(schema: JsonSchema, ctx: SchemaContext, depth = 0): f
     const item = fromSchema(s.items ?? {}, ctx, depth + 1);
     const arrays: fc.WeightedArbitrary<unknown>[] = [{ arbitrary: fc.array(item, { maxLength: 5 }), weight: 6 }];
     // One item past the most allowed (cheap items only: a list of 10,001 short strings is ~100 KB).
-    if (typeof s.maxItems === 'number' && s.maxItems <= 20_000) arbitraryPush(arrays, fc.constant(Array.from({ length: s.maxItems + 1 }, (_, i) => `x${i}`)), 1);
+    if (typeof s.maxItems === 'number' && s.maxItems <= 20_000)
+      arbitraryPush(arrays, fc.constant(Array.from({ length: s.maxItems + 1 }, (_, i) => `x${i}`)), 1);
     typed = fc.oneof(...arrays);
   } else if (type === 'object' || s.properties) {
     typed = objectFrom(s, ctx, depth);
@@ -224,7 +433,10 @@ function objectFrom(schema: JsonSchema, ctx: SchemaContext, depth: number): fc.A
     ),
   );
   const extra = fc.option(fc.tuple(hostileKey, anyJson), { nil: undefined, freq: 6 });
-  const additional = schema.additionalProperties && typeof schema.additionalProperties === 'object' ? fc.dictionary(hostileKey, anyJson, { maxKeys: 3 }) : fc.constant({});
+  const additional =
+    schema.additionalProperties && typeof schema.additionalProperties === 'object'
+      ? fc.dictionary(hostileKey, anyJson, { maxKeys: 3 })
+      : fc.constant({});
   return fc.tuple(fc.tuple(...fields), extra, additional).map(([present, stray, more]) => {
     const out: Record<string, unknown> = { ...more };
     for (const entry of present) if (entry) defineField(out, entry[0], entry[1]);
@@ -242,7 +454,8 @@ function defineField(target: Record<string, unknown>, key: string, value: unknow
 function pathsOf(value: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
   out.push(at);
   if (Array.isArray(value)) value.forEach((v, i) => pathsOf(v, [...at, i], out));
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) pathsOf(v, [...at, k], out);
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) pathsOf(v, [...at, k], out);
   return out;
 }
 
@@ -252,17 +465,19 @@ function pathsOf(value: unknown, at: (string | number)[] = [], out: (string | nu
  */
 export function mutatedExample(example: unknown): fc.Arbitrary<unknown> {
   const paths = pathsOf(example);
-  return fc.tuple(fc.constantFrom(...paths), fc.constantFrom('replace', 'replace', 'remove', 'add'), anyJson, hostileKey).map(([path, op, value, key]) => {
-    const copy = structuredClone(example);
-    if (path.length === 0) return op === 'replace' ? value : copy;
-    const parent = path.slice(0, -1).reduce<any>((node, part) => node[part], copy);
-    const last = path.at(-1)!;
-    if (op === 'replace') parent[last] = value;
-    else if (op === 'remove') Array.isArray(parent) ? parent.splice(Number(last), 1) : delete parent[last];
-    else if (parent && typeof parent === 'object' && !Array.isArray(parent)) defineField(parent, key, value);
-    else if (Array.isArray(parent)) parent.push(value);
-    return copy;
-  });
+  return fc
+    .tuple(fc.constantFrom(...paths), fc.constantFrom('replace', 'replace', 'remove', 'add'), anyJson, hostileKey)
+    .map(([path, op, value, key]) => {
+      const copy = structuredClone(example);
+      if (path.length === 0) return op === 'replace' ? value : copy;
+      const parent = path.slice(0, -1).reduce<any>((node, part) => node[part], copy);
+      const last = path.at(-1)!;
+      if (op === 'replace') parent[last] = value;
+      else if (op === 'remove') Array.isArray(parent) ? parent.splice(Number(last), 1) : delete parent[last];
+      else if (parent && typeof parent === 'object' && !Array.isArray(parent)) defineField(parent, key, value);
+      else if (Array.isArray(parent)) parent.push(value);
+      return copy;
+    });
 }
 
 /**
@@ -279,14 +494,20 @@ function withoutProtoKeys(value: unknown): unknown {
 
 /** Mostly without `__proto__` fields (see withoutProtoKeys), sometimes with. */
 export const mostlyWithoutProtoKeys = <T>(values: fc.Arbitrary<T>): fc.Arbitrary<T> =>
-  fc.tuple(values, fc.integer({ min: 0, max: 9 })).map(([value, dice]) => (dice === 0 ? value : (withoutProtoKeys(value) as T)));
+  fc
+    .tuple(values, fc.integer({ min: 0, max: 9 }))
+    .map(([value, dice]) => (dice === 0 ? value : (withoutProtoKeys(value) as T)));
 
 /** Inputs of a route or tool: from its schema, its example with one change, or anything. */
 export function inputFrom(schema: JsonSchema | undefined, example: unknown, ctx: SchemaContext): fc.Arbitrary<unknown> {
   const options: fc.WeightedArbitrary<unknown>[] = [{ arbitrary: anyJson, weight: 1 }];
   if (schema) options.push({ arbitrary: fromSchema(schema, ctx), weight: 6 });
-  if (example !== undefined) options.push({ arbitrary: mutatedExample(example), weight: 6 }, { arbitrary: fc.constant(example), weight: 1 });
-  return fc.oneof({ arbitrary: mostlyWithoutProtoKeys(fc.oneof(...options)), weight: 14 }, { arbitrary: deeplyNested, weight: 1 });
+  if (example !== undefined)
+    options.push({ arbitrary: mutatedExample(example), weight: 6 }, { arbitrary: fc.constant(example), weight: 1 });
+  return fc.oneof(
+    { arbitrary: mostlyWithoutProtoKeys(fc.oneof(...options)), weight: 14 },
+    { arbitrary: deeplyNested, weight: 1 },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -297,14 +518,34 @@ export function encodeLoose(text: string): string {
   let out = '';
   for (const ch of text) {
     const code = ch.codePointAt(0)!;
-    if (code >= 0xd800 && code <= 0xdfff) out += `%${(0xe0 | (code >> 12)).toString(16)}%${(0x80 | ((code >> 6) & 0x3f)).toString(16)}%${(0x80 | (code & 0x3f)).toString(16)}`.toUpperCase();
+    if (code >= 0xd800 && code <= 0xdfff)
+      out +=
+        `%${(0xe0 | (code >> 12)).toString(16)}%${(0x80 | ((code >> 6) & 0x3f)).toString(16)}%${(0x80 | (code & 0x3f)).toString(16)}`.toUpperCase();
     else out += encodeURIComponent(ch);
   }
   return out;
 }
 
 /** Raw bits of paths and query strings that no encoder would write. */
-const RAW_URL_PARTS = ['%', '%%', '%zz', '%E0%A4', '%ED%A0%80', '%FF', '%00', '%C0%AE%C0%AE', '..', '.', '%2e%2e%2f', ';', ',', '~', '*', '%20', '+'];
+const RAW_URL_PARTS = [
+  '%',
+  '%%',
+  '%zz',
+  '%E0%A4',
+  '%ED%A0%80',
+  '%FF',
+  '%00',
+  '%C0%AE%C0%AE',
+  '..',
+  '.',
+  '%2e%2e%2f',
+  ';',
+  ',',
+  '~',
+  '*',
+  '%20',
+  '+',
+];
 
 export interface RestRoute {
   method: 'GET' | 'POST' | 'DELETE';
@@ -320,14 +561,18 @@ export function restRoutesOf(doc: JsonSchema): RestRoute[] {
   const routes: RestRoute[] = [];
   for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, JsonSchema>>)) {
     for (const [method, op] of Object.entries(methods)) {
-      const params = ((op.parameters ?? []) as JsonSchema[]).map((p) => resolve(p, doc)).map((p) => ({ name: p.name, in: p.in, required: p.required, schema: p.schema ?? {} }));
+      const params = ((op.parameters ?? []) as JsonSchema[])
+        .map((p) => resolve(p, doc))
+        .map((p) => ({ name: p.name, in: p.in, required: p.required, schema: p.schema ?? {} }));
       const json = op.requestBody?.content?.['application/json'];
       routes.push({
         method: method.toUpperCase() as RestRoute['method'],
         path,
         params,
         // The request's example, or the first of its schema's examples.
-        body: json ? { schema: json.schema ?? {}, example: json.example ?? resolve(json.schema ?? {}, doc).examples?.[0] } : undefined,
+        body: json
+          ? { schema: json.schema ?? {}, example: json.example ?? resolve(json.schema ?? {}, doc).examples?.[0] }
+          : undefined,
         public: Array.isArray(op.security) && op.security.length === 0,
       });
     }
@@ -345,7 +590,8 @@ export interface RestCase {
 /** A query value as text (lists as repeated names or joined, objects as JSON). */
 const queryPairs = (name: string, value: unknown, repeat: boolean): [string, string][] => {
   if (value === undefined) return [];
-  if (Array.isArray(value) && repeat) return value.map((v) => [name, typeof v === 'string' ? v : JSON.stringify(v) ?? '']);
+  if (Array.isArray(value) && repeat)
+    return value.map((v) => [name, typeof v === 'string' ? v : (JSON.stringify(v) ?? '')]);
   if (typeof value === 'string') return [[name, value]];
   return [[name, typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? '')]];
 };
@@ -355,7 +601,10 @@ const queryPairs = (name: string, value: unknown, repeat: boolean): [string, str
  * their schemas say or not, unknown ones, raw encodings, a body from its schema or example (or not
  * JSON at all), sometimes another Content-Type and an Idempotency-Key.
  */
-export function restCase(route: RestRoute, ctx: SchemaContext & { idsByParam: Record<string, readonly string[]> }): fc.Arbitrary<RestCase> {
+export function restCase(
+  route: RestRoute,
+  ctx: SchemaContext & { idsByParam: Record<string, readonly string[]> },
+): fc.Arbitrary<RestCase> {
   const pathParams = route.params.filter((p) => p.in === 'path');
   const queryParams = route.params.filter((p) => p.in === 'query');
   const pathValue = (name: string) =>
@@ -364,18 +613,32 @@ export function restCase(route: RestRoute, ctx: SchemaContext & { idsByParam: Re
       { arbitrary: hostileString.filter((s) => s.length > 0 && s.length < 4_000).map(encodeLoose), weight: 3 },
       { arbitrary: fc.constantFrom(...RAW_URL_PARTS), weight: 1 },
     );
-  const path = fc.tuple(...pathParams.map((p) => pathValue(p.name).map((v) => [p.name, v] as const))).map((pairs) =>
-    pairs.reduce((p, [name, value]) => p.replace(`{${name}}`, value), route.path),
-  );
+  const path = fc
+    .tuple(...pathParams.map((p) => pathValue(p.name).map((v) => [p.name, v] as const)))
+    .map((pairs) => pairs.reduce((p, [name, value]) => p.replace(`{${name}}`, value), route.path));
   // A few of the route's parameters at a time: with all thirty of a search, one of them is always wrong.
   const someParams = fc
     .subarray(queryParams, { maxLength: Math.min(5, queryParams.length) })
-    .chain((chosen) => fc.tuple(...chosen.map((p) => fc.tuple(fromSchema(p.schema, ctx), fc.boolean()).map((v) => [p.name, v] as const))));
+    .chain((chosen) =>
+      fc.tuple(
+        ...chosen.map((p) => fc.tuple(fromSchema(p.schema, ctx), fc.boolean()).map((v) => [p.name, v] as const)),
+      ),
+    );
   const query = fc
     .tuple(
       someParams,
       fc.option(fc.tuple(hostileKey, hostileString), { nil: undefined, freq: 12 }),
-      fc.option(fc.constantFrom(...RAW_URL_PARTS, 'a[b]=1', '&&&', '=', 'format=json&format=csv', `${queryParams[0]?.name ?? 'x'}[]=%00`), { nil: undefined, freq: 12 }),
+      fc.option(
+        fc.constantFrom(
+          ...RAW_URL_PARTS,
+          'a[b]=1',
+          '&&&',
+          '=',
+          'format=json&format=csv',
+          `${queryParams[0]?.name ?? 'x'}[]=%00`,
+        ),
+        { nil: undefined, freq: 12 },
+      ),
     )
     .map(([values, stray, raw]) => {
       const pairs = values.flatMap(([name, v]) => queryPairs(name, v[0], v[1]));
@@ -387,16 +650,40 @@ export function restCase(route: RestRoute, ctx: SchemaContext & { idsByParam: Re
   const json = (value: unknown) => ({ text: JSON.stringify(value) ?? 'null', type: 'application/json' });
   const bodies: fc.WeightedArbitrary<{ text: string; type?: string } | undefined>[] = [];
   if (route.method !== 'GET') {
-    if (route.body) bodies.push({ arbitrary: inputFrom(route.body.schema, route.body.example, ctx).map(json), weight: 12 });
+    if (route.body)
+      bodies.push({ arbitrary: inputFrom(route.body.schema, route.body.example, ctx).map(json), weight: 12 });
     else bodies.push({ arbitrary: fc.constant(undefined), weight: 4 }, { arbitrary: anyJson.map(json), weight: 1 });
     bodies.push(
       { arbitrary: fc.constantFrom(...RAW_BODIES).map((text) => ({ text, type: 'application/json' })), weight: 2 },
-      { arbitrary: fc.tuple(fc.constantFrom(...RAW_BODIES, '{}'), fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/xml', '')).map(([text, type]) => ({ text, type })), weight: 1 },
+      {
+        arbitrary: fc
+          .tuple(
+            fc.constantFrom(...RAW_BODIES, '{}'),
+            fc.constantFrom(
+              'text/plain',
+              'application/x-www-form-urlencoded',
+              'multipart/form-data; boundary=x',
+              'application/json; charset=utf-16',
+              'application/xml',
+              '',
+            ),
+          )
+          .map(([text, type]) => ({ text, type })),
+        weight: 1,
+      },
     );
   } else {
     bodies.push({ arbitrary: fc.constant(undefined), weight: 1 });
   }
-  const idempotencyKey = fc.option(fc.oneof(fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 300 }).filter((k) => /^[\x20-\x7e]+$/.test(k) && k.trim() === k), fc.constantFrom('k', 'x'.repeat(255), 'x'.repeat(256))), { nil: undefined, freq: 8 });
+  const idempotencyKey = fc.option(
+    fc.oneof(
+      fc
+        .string({ unit: 'binary-ascii', minLength: 1, maxLength: 300 })
+        .filter((k) => /^[\x20-\x7e]+$/.test(k) && k.trim() === k),
+      fc.constantFrom('k', 'x'.repeat(255), 'x'.repeat(256)),
+    ),
+    { nil: undefined, freq: 8 },
+  );
   return fc.tuple(path, query, fc.oneof(...bodies), idempotencyKey).map(([p, q, body, key]) => {
     const headers: Record<string, string> = {};
     if (body?.type) headers['content-type'] = body.type;
@@ -431,11 +718,16 @@ export function restViolation(status: number, contentType: string, text: string)
 /** Why `body` is not the REST error body `{error: {code, message, details?}}` (also MCP's tool errors), or undefined. */
 export function errorBodyViolation(body: any, what: string): string | undefined {
   const error = body?.error;
-  if (!error || typeof error.code !== 'string' || error.code === '' || typeof error.message !== 'string') return `${what} without the error body: ${JSON.stringify(body).slice(0, 300)}`;
+  if (!error || typeof error.code !== 'string' || error.code === '' || typeof error.message !== 'string')
+    return `${what} without the error body: ${JSON.stringify(body).slice(0, 300)}`;
   if (error.code === 'internal_error') return `${what} internal_error: ${JSON.stringify(body).slice(0, 300)}`;
   if (error.code === 'validation_failed') {
     const details = error.details;
-    if (!Array.isArray(details) || details.length === 0 || !details.every((d: any) => typeof d?.path === 'string' && typeof d?.message === 'string')) {
+    if (
+      !Array.isArray(details) ||
+      details.length === 0 ||
+      !details.every((d: any) => typeof d?.path === 'string' && typeof d?.message === 'string')
+    ) {
       return `${what} validation_failed without [{path, message}] details: ${JSON.stringify(body).slice(0, 300)}`;
     }
   }
@@ -453,10 +745,25 @@ export interface McpToolInfo {
 
 /** JSON-RPC messages to /mcp calling `tool`: arguments from its schema or example, arguments that are no object, broken envelopes, batches. */
 export function mcpCase(tool: McpToolInfo, ctx: SchemaContext): fc.Arbitrary<unknown> {
-  const call = (args: unknown, id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool.name, arguments: args } });
+  const call = (args: unknown, id: unknown = 1) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: tool.name, arguments: args },
+  });
   return fc.oneof(
-    { arbitrary: inputFrom(tool.inputSchema, tool.example ?? tool.inputSchema.examples?.[0], ctx).map((args) => call(args)), weight: 14 },
-    { arbitrary: fc.oneof(fc.array(anyJson, { maxLength: 3 }), hostileString, hostileNumber, fc.constant(null)).map((args) => call(args)), weight: 1 },
+    {
+      arbitrary: inputFrom(tool.inputSchema, tool.example ?? tool.inputSchema.examples?.[0], ctx).map((args) =>
+        call(args),
+      ),
+      weight: 14,
+    },
+    {
+      arbitrary: fc
+        .oneof(fc.array(anyJson, { maxLength: 3 }), hostileString, hostileNumber, fc.constant(null))
+        .map((args) => call(args)),
+      weight: 1,
+    },
     { arbitrary: fc.tuple(anyJson, fromSchema(tool.inputSchema, ctx)).map(([id, args]) => call(args, id)), weight: 1 },
     {
       arbitrary: fc.constantFrom(
@@ -467,7 +774,12 @@ export function mcpCase(tool: McpToolInfo, ctx: SchemaContext): fc.Arbitrary<unk
         { jsonrpc: '1.0', id: 1, method: 'tools/call', params: { name: tool.name, arguments: {} } },
         { id: 1, method: 'tools/call', params: { name: tool.name, arguments: {} } },
         { jsonrpc: '2.0', method: 'tools/call', params: { name: tool.name, arguments: {} } },
-        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool.name, arguments: {}, _meta: { progressToken: { a: [1] } } } },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: tool.name, arguments: {}, _meta: { progressToken: { a: [1] } } },
+        },
         [],
         [call({}, 1), call({ x: '\u0000' }, 2)],
       ),
@@ -489,7 +801,10 @@ export function mcpVerdict(status: number, text: string): { violation?: string; 
   if (status >= 400) {
     // The transport refuses a message with a JSON-RPC error; the gateway's own refusals carry the REST body.
     if (body?.jsonrpc === '2.0' && typeof body.error?.code === 'number' && typeof body.error.message === 'string') {
-      return { violation: body.error.code === -32603 ? `${status} JSON-RPC internal error: ${text.slice(0, 300)}` : undefined, refused: true };
+      return {
+        violation: body.error.code === -32603 ? `${status} JSON-RPC internal error: ${text.slice(0, 300)}` : undefined,
+        refused: true,
+      };
     }
     return { violation: errorBodyViolation(body, `${status}`), refused: true };
   }
@@ -499,8 +814,10 @@ export function mcpVerdict(status: number, text: string): { violation?: string; 
   for (const message of messages) {
     if (message?.jsonrpc !== '2.0') return { violation: `not a JSON-RPC answer: ${text.slice(0, 300)}`, refused: true };
     if (message.error) {
-      if (typeof message.error.code !== 'number' || typeof message.error.message !== 'string') return { violation: `malformed JSON-RPC error: ${text.slice(0, 300)}`, refused: true };
-      if (message.error.code === -32603) return { violation: `JSON-RPC internal error: ${text.slice(0, 300)}`, refused: true };
+      if (typeof message.error.code !== 'number' || typeof message.error.message !== 'string')
+        return { violation: `malformed JSON-RPC error: ${text.slice(0, 300)}`, refused: true };
+      if (message.error.code === -32603)
+        return { violation: `JSON-RPC internal error: ${text.slice(0, 300)}`, refused: true };
     } else if (message.result?.isError) {
       const violation = errorBodyViolation(message.result.structuredContent, 'tool error');
       if (violation) return { violation, refused: true };
@@ -523,13 +840,35 @@ export interface GraphQLCase {
 
 /** Values of custom scalars of the right shape (decimal strings, ISO times), whatever their size. */
 const SCALAR_VALUES: Record<string, fc.Arbitrary<unknown>> = {
-  Money: fc.constantFrom('48.00', '49', '50', '149', '5', '0', '1000.5', '10000', '10000.01', '-1', '0.000001', '99999999999999999999.99', '00049.000000'),
+  Money: fc.constantFrom(
+    '48.00',
+    '49',
+    '50',
+    '149',
+    '5',
+    '0',
+    '1000.5',
+    '10000',
+    '10000.01',
+    '-1',
+    '0.000001',
+    '99999999999999999999.99',
+    '00049.000000',
+  ),
   Decimal: fc.constantFrom('1.5', '0', '-0', '120', '99999999999999999999.5', '-1'),
   DateTime: fc.constantFrom('2024-01-01T00:00:00.000Z', '1970-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z'),
 };
 /** Values of the wrong shape for any scalar. */
 const WRONG_SCALARS = fc.oneof(
-  fc.constantFrom('50.001', '1e400', 'NaN', '0x10', '-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '2024-13-45'),
+  fc.constantFrom(
+    '50.001',
+    '1e400',
+    'NaN',
+    '0x10',
+    '-271821-04-20T00:00:00.000Z',
+    '+275760-09-13T00:00:00.000Z',
+    '2024-13-45',
+  ),
   hostileString,
   hostileNumber,
   anyJson,
@@ -540,8 +879,14 @@ const WRONG_SCALARS = fc.oneof(
  * content: Unicode, NUL, sizes, boundary numbers), so the operation coerces and reaches the resolver.
  * Otherwise also nulls for non-null types, wrong types and stray fields, now and then.
  */
-export function graphqlValue(type: GraphQLInputType, ctx: SchemaContext, wellTyped: boolean, depth = 0): fc.Arbitrary<unknown> {
-  const wrong = (typed: fc.Arbitrary<unknown>) => (wellTyped ? typed : fc.oneof({ arbitrary: typed, weight: 20 }, { arbitrary: WRONG_SCALARS, weight: 1 }));
+export function graphqlValue(
+  type: GraphQLInputType,
+  ctx: SchemaContext,
+  wellTyped: boolean,
+  depth = 0,
+): fc.Arbitrary<unknown> {
+  const wrong = (typed: fc.Arbitrary<unknown>) =>
+    wellTyped ? typed : fc.oneof({ arbitrary: typed, weight: 20 }, { arbitrary: WRONG_SCALARS, weight: 1 });
   if (isNonNullType(type)) {
     const value = graphqlValue(type.ofType, ctx, wellTyped, depth);
     return wellTyped ? value : fc.oneof({ arbitrary: value, weight: 30 }, { arbitrary: fc.constant(null), weight: 1 });
@@ -559,9 +904,14 @@ export function graphqlValue(type: GraphQLInputType, ctx: SchemaContext, wellTyp
   if (isInputObjectType(type)) {
     if (depth > 4) return fc.constant({});
     const fields = Object.values(type.getFields()).map((f) =>
-      fc.option(graphqlValue(f.type, ctx, wellTyped, depth + 1).map((v) => [f.name, v] as const), { nil: undefined, freq: isNonNullType(f.type) ? 20 : 2 }),
+      fc.option(
+        graphqlValue(f.type, ctx, wellTyped, depth + 1).map((v) => [f.name, v] as const),
+        { nil: undefined, freq: isNonNullType(f.type) ? 20 : 2 },
+      ),
     );
-    const stray = wellTyped ? fc.constant(undefined) : fc.option(fc.tuple(hostileKey, anyJson), { nil: undefined, freq: 20 });
+    const stray = wellTyped
+      ? fc.constant(undefined)
+      : fc.option(fc.tuple(hostileKey, anyJson), { nil: undefined, freq: 20 });
     return wrong(
       fc.tuple(fc.tuple(...fields), stray).map(([present, extra]) => {
         const out: Record<string, unknown> = {};
@@ -574,27 +924,45 @@ export function graphqlValue(type: GraphQLInputType, ctx: SchemaContext, wellTyp
   if (!isScalarType(type)) return anyJson;
   switch (type.name) {
     case 'Int':
-      return wrong(fc.oneof(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), fc.constantFrom(0, -1, 1, 20, 100, 101, 1000, 2 ** 31 - 1, -(2 ** 31))));
+      return wrong(
+        fc.oneof(
+          fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+          fc.constantFrom(0, -1, 1, 20, 100, 101, 1000, 2 ** 31 - 1, -(2 ** 31)),
+        ),
+      );
     case 'Float':
       return wrong(hostileNumber);
     case 'Boolean':
       return wrong(fc.boolean());
     case 'String':
     case 'ID':
-      return wrong(fc.oneof({ arbitrary: hostileString, weight: 3 }, ...(ctx.ids.length ? [{ arbitrary: fc.constantFrom(...ctx.ids), weight: 2 }] : [])));
+      return wrong(
+        fc.oneof(
+          { arbitrary: hostileString, weight: 3 },
+          ...(ctx.ids.length ? [{ arbitrary: fc.constantFrom(...ctx.ids), weight: 2 }] : []),
+        ),
+      );
     default:
       return wrong(SCALAR_VALUES[type.name] ?? hostileString);
   }
 }
 
 /** A selection of `type`'s fields: `__typename`, some leaves, and some nested fields with their own arguments as variables. */
-function selection(type: ReturnType<typeof getNamedType>, ctx: SchemaContext, wellTyped: boolean, vars: { next: number }, depth: number): fc.Arbitrary<{ text: string; defs: string[]; values: Record<string, unknown> }> {
+function selection(
+  type: ReturnType<typeof getNamedType>,
+  ctx: SchemaContext,
+  wellTyped: boolean,
+  vars: { next: number },
+  depth: number,
+): fc.Arbitrary<{ text: string; defs: string[]; values: Record<string, unknown> }> {
   const empty = { text: '', defs: [] as string[], values: {} as Record<string, unknown> };
   if (!(isObjectType(type) || isInterfaceType(type))) return fc.constant(empty);
   const fields = Object.values(type.getFields());
   // `userErrors` always (it tells a refused mutation), the other fields now and then.
   const parts = fields.map((field) =>
-    field.name === 'userErrors' ? fc.constant({ text: 'userErrors { code field message }', defs: [], values: {} }) : fc.option(fieldSelection(field, ctx, wellTyped, vars, depth + 1), { nil: undefined, freq: 2 }),
+    field.name === 'userErrors'
+      ? fc.constant({ text: 'userErrors { code field message }', defs: [], values: {} })
+      : fc.option(fieldSelection(field, ctx, wellTyped, vars, depth + 1), { nil: undefined, freq: 2 }),
   );
   return fc.tuple(...parts).map((chosen) => {
     const picked = chosen.filter((c): c is NonNullable<typeof c> => c !== undefined);
@@ -607,13 +975,21 @@ function selection(type: ReturnType<typeof getNamedType>, ctx: SchemaContext, we
 }
 
 /** A field with its arguments as variables (`$v3: Int`) and its selection. */
-function fieldSelection(field: GraphQLField<unknown, unknown>, ctx: SchemaContext, wellTyped: boolean, vars: { next: number }, depth: number): fc.Arbitrary<{ text: string; defs: string[]; values: Record<string, unknown> }> {
+function fieldSelection(
+  field: GraphQLField<unknown, unknown>,
+  ctx: SchemaContext,
+  wellTyped: boolean,
+  vars: { next: number },
+  depth: number,
+): fc.Arbitrary<{ text: string; defs: string[]; values: Record<string, unknown> }> {
   const named = getNamedType(field.type);
   if (!isLeafType(named) && depth > 3) return fc.constant({ text: '', defs: [], values: {} });
   if (isUnionType(named)) return fc.constant({ text: `${field.name} { __typename }`, defs: [], values: {} });
   const args = field.args.map((arg) => ({ arg, name: `v${vars.next++}` }));
   const argValues = fc.tuple(...args.map(({ arg }) => argumentValue(arg, ctx, wellTyped)));
-  const sub = isLeafType(named) ? fc.constant({ text: '', defs: [] as string[], values: {} as Record<string, unknown> }) : selection(named, ctx, wellTyped, vars, depth);
+  const sub = isLeafType(named)
+    ? fc.constant({ text: '', defs: [] as string[], values: {} as Record<string, unknown> })
+    : selection(named, ctx, wellTyped, vars, depth);
   return fc.tuple(argValues, sub).map(([values, inner]) => {
     const given = args.filter((_, i) => values[i] !== OMIT);
     const call = given.length ? `(${given.map(({ arg, name }) => `${arg.name}: $${name}`).join(', ')})` : '';
@@ -632,7 +1008,10 @@ const OMIT = Symbol('omitted argument');
 /** An argument's variable value, or OMIT (a required one left out is a validation error). */
 function argumentValue(arg: GraphQLArgument, ctx: SchemaContext, wellTyped: boolean): fc.Arbitrary<unknown> {
   const omitted = isNonNullType(arg.type) ? (wellTyped ? 0 : 1) : 3;
-  return fc.oneof({ arbitrary: graphqlValue(arg.type, ctx, wellTyped), weight: 8 }, { arbitrary: fc.constant(OMIT), weight: omitted });
+  return fc.oneof(
+    { arbitrary: graphqlValue(arg.type, ctx, wellTyped), weight: 8 },
+    { arbitrary: fc.constant(OMIT), weight: omitted },
+  );
 }
 
 /**
@@ -640,14 +1019,24 @@ function argumentValue(arg: GraphQLArgument, ctx: SchemaContext, wellTyped: bool
  * typed (they reach the resolver with hostile content), half with wrong types, nulls, missing and
  * stray arguments and variables.
  */
-export function graphqlCase(schema: GraphQLSchema, operation: 'query' | 'mutation', field: string, ctx: SchemaContext): fc.Arbitrary<GraphQLCase> {
+export function graphqlCase(
+  schema: GraphQLSchema,
+  operation: 'query' | 'mutation',
+  field: string,
+  ctx: SchemaContext,
+): fc.Arbitrary<GraphQLCase> {
   const root = operation === 'query' ? schema.getQueryType()! : schema.getMutationType()!;
   const target = root.getFields()[field]!;
   const build = (wellTyped: boolean) =>
     fc
       .tuple(
         fieldSelection(target, ctx, wellTyped, { next: 0 }, 0),
-        wellTyped ? fc.constant(undefined) : fc.option(fc.constantFrom('(bogus: 1)', '(first: 99999999999)', '(id: "\\u0000")', '(after: 1)'), { nil: undefined, freq: 12 }),
+        wellTyped
+          ? fc.constant(undefined)
+          : fc.option(fc.constantFrom('(bogus: 1)', '(first: 99999999999)', '(id: "\\u0000")', '(after: 1)'), {
+              nil: undefined,
+              freq: 12,
+            }),
         wellTyped ? fc.constant(undefined) : fc.option(fc.tuple(hostileKey, anyJson), { nil: undefined, freq: 20 }),
         fc.boolean(),
       )
@@ -664,7 +1053,12 @@ export function graphqlCase(schema: GraphQLSchema, operation: 'query' | 'mutatio
 }
 
 /** Why a GraphQL answer breaks the rules, or undefined; and whether the operation was refused. */
-export function graphqlVerdict(status: number, text: string, field: string, mutation: boolean): { violation?: string; refused: boolean } {
+export function graphqlVerdict(
+  status: number,
+  text: string,
+  field: string,
+  mutation: boolean,
+): { violation?: string; refused: boolean } {
   if (status >= 500) return { violation: `answered ${status}: ${text.slice(0, 300)}`, refused: true };
   let body: any;
   try {
@@ -673,10 +1067,13 @@ export function graphqlVerdict(status: number, text: string, field: string, muta
     return { violation: `${status} that is not JSON: ${text.slice(0, 300)}`, refused: true };
   }
   const errors: any[] | undefined = body?.errors;
-  if (status >= 400 && (!Array.isArray(errors) || errors.length === 0)) return { violation: `${status} without errors: ${text.slice(0, 300)}`, refused: true };
+  if (status >= 400 && (!Array.isArray(errors) || errors.length === 0))
+    return { violation: `${status} without errors: ${text.slice(0, 300)}`, refused: true };
   for (const error of errors ?? []) {
-    if (typeof error?.message !== 'string' || typeof error?.extensions?.code !== 'string') return { violation: `an error without message and extensions.code: ${text.slice(0, 300)}`, refused: true };
-    if (error.extensions.code === 'INTERNAL_ERROR') return { violation: `INTERNAL_ERROR: ${text.slice(0, 300)}`, refused: true };
+    if (typeof error?.message !== 'string' || typeof error?.extensions?.code !== 'string')
+      return { violation: `an error without message and extensions.code: ${text.slice(0, 300)}`, refused: true };
+    if (error.extensions.code === 'INTERNAL_ERROR')
+      return { violation: `INTERNAL_ERROR: ${text.slice(0, 300)}`, refused: true };
   }
   const value = body?.data?.[field];
   const userErrors = mutation && value && Array.isArray(value.userErrors) ? value.userErrors : [];
@@ -715,7 +1112,14 @@ export async function writesOf(t: TestApp, accountId: string): Promise<string> {
 
 /** Rows of the finished run every lane has (a maps run: the columns of a place). */
 const FIXTURE_ROWS = [
-  { name: 'Smile Dental', category: 'Dentist', city: 'Denver', phone: '+1 303-555-0100', emails: ['hi@smile.test'], rating: 4.5 },
+  {
+    name: 'Smile Dental',
+    category: 'Dentist',
+    city: 'Denver',
+    phone: '+1 303-555-0100',
+    emails: ['hi@smile.test'],
+    rating: 4.5,
+  },
   { name: '=HYPERLINK("x")', category: 'Dentist', city: 'Denver', phone: null, emails: [], rating: null },
   { name: 'Zed, "the" dentist', category: 'Dentist', city: 'Boulder', phone: '-12', emails: [], rating: 3 },
 ];
@@ -727,11 +1131,22 @@ export async function createLane(t: TestApp): Promise<Lane> {
   const runId = newRunId();
   await sql`insert into run (id, account_id, tool, status, status_message, input, requested, handled, item_count, started_at, finished_at, expires_at)
     values (${runId}, ${accountId}, 'maps', 'SUCCEEDED', 'Done', ${JSON.stringify({ searchStringsArray: ['dentist'] })}::jsonb, 3, 3, 3, now(), now(), now() + interval '2 days')`;
-  for (const [seq, row] of FIXTURE_ROWS.entries()) await sql`insert into run_item (run_id, seq, data) values (${runId}, ${seq}, ${JSON.stringify(row)}::jsonb)`;
-  const created = await t.request('POST', '/api/v1/webhooks', { key: apiKey, body: { url: 'https://example.com/hooks/fuzz' } });
+  for (const [seq, row] of FIXTURE_ROWS.entries())
+    await sql`insert into run_item (run_id, seq, data) values (${runId}, ${seq}, ${JSON.stringify(row)}::jsonb)`;
+  const created = await t.request('POST', '/api/v1/webhooks', {
+    key: apiKey,
+    body: { url: 'https://example.com/hooks/fuzz' },
+  });
   if (created.status !== 201) throw new Error(`webhook fixture: ${created.status} ${created.text}`);
   const webhookId = created.body.webhook.id as string;
-  return { accountId, key: apiKey, runId, webhookId, ids: [runId, webhookId, accountId], writes: await writesOf(t, accountId) };
+  return {
+    accountId,
+    key: apiKey,
+    runId,
+    webhookId,
+    ids: [runId, webhookId, accountId],
+    writes: await writesOf(t, accountId),
+  };
 }
 
 /**
@@ -781,19 +1196,31 @@ export class Statuses {
   /** One line per route; empty unless FUZZ_VERBOSE. */
   summary(title: string): string {
     if (!FUZZ_VERBOSE) return '';
-    const lines = [...this.byRoute].map(([route, outcomes]) => `  ${route}: ${[...outcomes].sort().map(([o, n]) => `${o} ×${n}`).join(', ')}`);
+    const lines = [...this.byRoute].map(
+      ([route, outcomes]) =>
+        `  ${route}: ${[...outcomes]
+          .sort()
+          .map(([o, n]) => `${o} ×${n}`)
+          .join(', ')}`,
+    );
     return [`${title}:`, ...lines].join('\n');
   }
 }
 
 /** A case as text for a failure message, long values cut. */
 export function describeCase(value: unknown): string {
-  const text = JSON.stringify(value, (_, v) => (typeof v === 'string' && v.length > 200 ? `${v.slice(0, 200)}…(${v.length} chars)` : v));
+  const text = JSON.stringify(value, (_, v) =>
+    typeof v === 'string' && v.length > 200 ? `${v.slice(0, 200)}…(${v.length} chars)` : v,
+  );
   return text.length > 2_000 ? `${text.slice(0, 2_000)}…` : text;
 }
 
 /** fast-check settings of every route's property. */
-export const fuzzParameters = (): fc.Parameters<unknown> => ({ numRuns: FUZZ_CASES, seed: FUZZ_SEED, endOnFailure: true });
+export const fuzzParameters = (): fc.Parameters<unknown> => ({
+  numRuns: FUZZ_CASES,
+  seed: FUZZ_SEED,
+  endOnFailure: true,
+});
 
 // ---------------------------------------------------------------------------------------------
 // `npm run fuzz -- --cases N [--seed S] [--face rest|graphql|mcp]`

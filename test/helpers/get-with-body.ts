@@ -5,7 +5,11 @@ import type { ApiResponse } from './app.ts';
  * A GET with a body, which fetch refuses to send: the spec's enrichment headings say GET while its
  * examples send a JSON body, and a client that follows the heading sends both.
  */
-export function getWithBody(baseUrl: string, path: string, options: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+export function getWithBody(
+  baseUrl: string,
+  path: string,
+  options: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
   const payload = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   const headers: Record<string, string> = {
     ...(payload !== undefined && options.rawBody === undefined ? { 'content-type': 'application/json' } : {}),
@@ -31,7 +35,8 @@ export function getWithBody(baseUrl: string, path: string, options: { key?: stri
           }
         }
         const answer = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) answer.set(name, Array.isArray(value) ? value.join(', ') : value);
+        for (const [name, value] of Object.entries(res.headers))
+          if (value !== undefined) answer.set(name, Array.isArray(value) ? value.join(', ') : value);
         resolve({ status: res.statusCode ?? 0, headers: answer, body: body as never, text });
       });
     });

@@ -28,7 +28,8 @@ export async function startMailServer() {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        for (const rcpt of session.envelope.rcptTo) mails.push({ to: rcpt.address, raw: Buffer.concat(chunks).toString('utf8') });
+        for (const rcpt of session.envelope.rcptTo)
+          mails.push({ to: rcpt.address, raw: Buffer.concat(chunks).toString('utf8') });
         callback();
       });
     },
@@ -40,7 +41,9 @@ export async function startMailServer() {
     mails,
     /** The link to `path` in the next mail to `to` (waits for it), decoded from the message's text. */
     async linkTo(to: string, path: string, from = 0): Promise<string> {
-      const mail = await waitFor(() => mails.slice(from).find((m) => m.to === to), Boolean, { what: `a mail to ${to}` });
+      const mail = await waitFor(() => mails.slice(from).find((m) => m.to === to), Boolean, {
+        what: `a mail to ${to}`,
+      });
       const text = mail!.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
       const match = new RegExp(`https?://[^\\s"<>]*${path.replace(/[?]/g, '\\?')}[A-Za-z0-9_-]{43}`).exec(text);
       if (!match) throw new Error(`no ${path} link in the mail:\n${text}`);
@@ -67,12 +70,20 @@ export class Browser {
   csrfToken: string | undefined;
   constructor(readonly url: string) {}
 
-  async request(method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; csrf?: boolean } = {}): Promise<Answer> {
+  async request(
+    method: string,
+    path: string,
+    options: { body?: unknown; headers?: Record<string, string>; csrf?: boolean } = {},
+  ): Promise<Answer> {
     const headers: Record<string, string> = { origin: this.url, ...options.headers };
     if (this.cookie) headers.cookie = `lg_session=${this.cookie}`;
     if (options.csrf !== false && this.csrfToken) headers['x-csrf-token'] = this.csrfToken;
     if (options.body !== undefined) headers['content-type'] ??= 'application/json';
-    const res = await fetch(`${this.url}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
     const set = res.headers.getSetCookie().find((c) => c.startsWith('lg_session='));
     if (set) this.cookie = /^lg_session=([^;]*)/.exec(set)![1] || undefined;
     const text = await res.text();
@@ -82,7 +93,11 @@ export class Browser {
   }
 
   /** Posts a document to /graphql; a typed document's answer has its `data` typed (see documents.ts). */
-  graphql<TData, TVariables>(document: TypedDocumentNode<TData, TVariables>, variables?: NoInfer<TVariables>, options?: GraphqlOptions): Promise<Answer<GraphqlAnswer<TData>>>;
+  graphql<TData, TVariables>(
+    document: TypedDocumentNode<TData, TVariables>,
+    variables?: NoInfer<TVariables>,
+    options?: GraphqlOptions,
+  ): Promise<Answer<GraphqlAnswer<TData>>>;
   graphql(query: string, variables?: Record<string, unknown>, options?: GraphqlOptions): Promise<Answer>;
   graphql(document: TypedDocumentNode | string, variables?: unknown, options: GraphqlOptions = {}): Promise<Answer> {
     return this.request('POST', '/graphql', { body: { query: sourceOf(document), variables }, ...options });
@@ -97,7 +112,10 @@ export class Browser {
       }
     }
     const csrfToken = options.csrfToken === undefined ? this.csrfToken : options.csrfToken;
-    return wsClient(this.url, undefined, { webSocketImpl: CookieSocket, connectionParams: csrfToken === null ? {} : { csrfToken } });
+    return wsClient(this.url, undefined, {
+      webSocketImpl: CookieSocket,
+      connectionParams: csrfToken === null ? {} : { csrfToken },
+    });
   }
 }
 
@@ -122,7 +140,10 @@ export interface IdentityApp {
  * The gateway with mail through a local SMTP server, cheap password hashing and its log captured.
  * Every test's browser comes from 127.0.0.1, so sign-ups per address are not limited unless a test says so.
  */
-export async function startIdentityApp(config: Partial<Config> = {}, options: { worker?: boolean } = {}): Promise<IdentityApp> {
+export async function startIdentityApp(
+  config: Partial<Config> = {},
+  options: { worker?: boolean } = {},
+): Promise<IdentityApp> {
   const mail = await startMailServer();
   const database = await createTestDatabase();
   const logs: string[] = [];
@@ -144,13 +165,17 @@ export async function startIdentityApp(config: Partial<Config> = {}, options: { 
   const url = await app.start(0, '127.0.0.1');
   const signUp = async (email: string, password = 'correct horse battery') => {
     const browser = new Browser(url);
-    const res = await browser.request('POST', '/auth/sign-up', { body: { email, password, name: email.split('@')[0] } });
+    const res = await browser.request('POST', '/auth/sign-up', {
+      body: { email, password, name: email.split('@')[0] },
+    });
     if (res.status !== 201) throw new Error(`sign-up answered ${res.status}: ${JSON.stringify(res.body)}`);
     return browser;
   };
   const verifyEmail = async (email: string, from = 0) => {
     const link = await mail.linkTo(email.toLowerCase(), '/verify-email?token=', from);
-    return new Browser(url).request('POST', '/auth/verify-email', { body: { token: new URL(link).searchParams.get('token') } });
+    return new Browser(url).request('POST', '/auth/verify-email', {
+      body: { token: new URL(link).searchParams.get('token') },
+    });
   };
   return {
     app,
@@ -165,7 +190,8 @@ export async function startIdentityApp(config: Partial<Config> = {}, options: { 
       const from = mail.mails.length;
       const browser = await signUp(email, password);
       const verified = await verifyEmail(email, from);
-      if (verified.status !== 200) throw new Error(`verification answered ${verified.status}: ${JSON.stringify(verified.body)}`);
+      if (verified.status !== 200)
+        throw new Error(`verification answered ${verified.status}: ${JSON.stringify(verified.body)}`);
       return browser;
     },
     async stop() {

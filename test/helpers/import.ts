@@ -41,7 +41,9 @@ export async function importFixture(): Promise<ImportFixture> {
       return row!;
     },
     async state(dataset) {
-      const [row] = await sql<{ ready: boolean; row_count: number }[]>`select ready, row_count::int from dataset_state where dataset = ${dataset}`;
+      const [row] = await sql<
+        { ready: boolean; row_count: number }[]
+      >`select ready, row_count::int from dataset_state where dataset = ${dataset}`;
       return row;
     },
     async errorsIn(file) {

@@ -1,5 +1,16 @@
 import type { NetworkConfig } from '../../src/config.ts';
-import { localNetwork, startDns, startSmtp, startWeb, type LocalDns, type LocalSmtp, type LocalWeb, type MailboxMode, type Sites, type Zone } from '../fixtures/net.ts';
+import {
+  localNetwork,
+  startDns,
+  startSmtp,
+  startWeb,
+  type LocalDns,
+  type LocalSmtp,
+  type LocalWeb,
+  type MailboxMode,
+  type Sites,
+  type Zone,
+} from '../fixtures/net.ts';
 import { startTestApp, type TestApp } from './app.ts';
 
 /** What the local servers answer. They read these maps on every request, so a test may fill them after start. */
@@ -21,9 +32,15 @@ export interface NetworkedTestApp<Web extends LocalWeb | undefined = LocalWeb | 
  * The whole gateway (as `startTestApp`) on a local network: a DNS server, a scripted SMTP server and,
  * given sites, a web server, with settings (`localNetwork`) that admit only them; `network` overrides those settings.
  */
-export function startNetworkedTestApp(world: LocalWorld & { sites: Sites }, network?: Partial<NetworkConfig>): Promise<NetworkedTestApp<LocalWeb>>;
+export function startNetworkedTestApp(
+  world: LocalWorld & { sites: Sites },
+  network?: Partial<NetworkConfig>,
+): Promise<NetworkedTestApp<LocalWeb>>;
 export function startNetworkedTestApp(world: LocalWorld, network?: Partial<NetworkConfig>): Promise<NetworkedTestApp>;
-export async function startNetworkedTestApp(world: LocalWorld, network: Partial<NetworkConfig> = {}): Promise<NetworkedTestApp> {
+export async function startNetworkedTestApp(
+  world: LocalWorld,
+  network: Partial<NetworkConfig> = {},
+): Promise<NetworkedTestApp> {
   const running: { close(): Promise<void> }[] = [];
   const closeAll = async () => {
     for (const part of running.splice(0).reverse()) await part.close();
@@ -35,7 +52,9 @@ export async function startNetworkedTestApp(world: LocalWorld, network: Partial<
     running.push(smtp);
     const web = world.sites && (await startWeb(world.sites));
     if (web) running.push(web);
-    const t = await startTestApp({ config: { network: localNetwork({ dns: dns.port, smtp: smtp.port, web: web?.port }, network) } });
+    const t = await startTestApp({
+      config: { network: localNetwork({ dns: dns.port, smtp: smtp.port, web: web?.port }, network) },
+    });
     running.push({ close: () => t.stop() });
     return { ...t, dns, smtp, web, stop: closeAll };
   } catch (err) {

@@ -35,7 +35,10 @@ async function binaries(): Promise<{ postgres: string; initdb: string }> {
 /** Postgres refuses to run as root: as root it runs as the `postgres` user (global setup's embedded server makes sure it exists). */
 function runAs(): { uid: number; gid: number } | Record<string, never> {
   if (os.userInfo().uid !== 0) return {};
-  return { uid: Number(execFileSync('id', ['-u', 'postgres']).toString()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString()) };
+  return {
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString()),
+  };
 }
 
 export async function createCluster(): Promise<Cluster> {
@@ -47,7 +50,11 @@ export async function createCluster(): Promise<Cluster> {
   await mkdir(pgDir, { mode: 0o700 });
   if ('uid' in ids) await chown(pgDir, ids.uid, ids.gid);
   await new Promise<void>((resolve, reject) => {
-    const init = spawn(initdb, ['--pgdata', pgDir, '--username', 'postgres', '--auth', 'trust', '--encoding', 'UTF8', '--no-instructions'], { ...ids, stdio: ['ignore', 'ignore', 'pipe'] });
+    const init = spawn(
+      initdb,
+      ['--pgdata', pgDir, '--username', 'postgres', '--auth', 'trust', '--encoding', 'UTF8', '--no-instructions'],
+      { ...ids, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
     init.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     init.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`initdb exited ${code}: ${err}`))));
@@ -74,11 +81,28 @@ function serve(postgres: string, pgDir: string, port: number, ids: ReturnType<ty
 
   const start = () =>
     new Promise<void>((resolve, reject) => {
-      const child = spawn(postgres, ['-D', pgDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=100', '-c', 'fsync=off'], {
-        ...ids,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, LC_MESSAGES: 'C' },
-      });
+      const child = spawn(
+        postgres,
+        [
+          '-D',
+          pgDir,
+          '-p',
+          String(port),
+          '-c',
+          'listen_addresses=127.0.0.1',
+          '-c',
+          'unix_socket_directories=',
+          '-c',
+          'max_connections=100',
+          '-c',
+          'fsync=off',
+        ],
+        {
+          ...ids,
+          stdio: ['ignore', 'ignore', 'pipe'],
+          env: { ...process.env, LC_MESSAGES: 'C' },
+        },
+      );
       let log = '';
       const onData = (d: Buffer) => {
         log += d.toString();
@@ -89,7 +113,9 @@ function serve(postgres: string, pgDir: string, port: number, ids: ReturnType<ty
         }
       };
       child.stderr!.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`postgres exited ${code} before it was ready: ${log.slice(-2000)}`)));
+      child.once('exit', (code) =>
+        reject(new Error(`postgres exited ${code} before it was ready: ${log.slice(-2000)}`)),
+      );
       server = child;
     });
 
@@ -105,7 +131,13 @@ function serve(postgres: string, pgDir: string, port: number, ids: ReturnType<ty
   return { start, stop };
 }
 
-async function createReplica(postgres: string, primaryUrl: string, primaryPort: number, primaryDir: string, ids: ReturnType<typeof runAs>): Promise<Cluster> {
+async function createReplica(
+  postgres: string,
+  primaryUrl: string,
+  primaryPort: number,
+  primaryDir: string,
+  ids: ReturnType<typeof runAs>,
+): Promise<Cluster> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-replica-'));
   await chmod(dir, 0o755);
   const pgDir = path.join(dir, 'pg');
@@ -122,13 +154,18 @@ async function createReplica(postgres: string, primaryUrl: string, primaryPort: 
     await rm(path.join(pgDir, 'postmaster.pid'), { force: true });
     await rm(path.join(pgDir, 'postmaster.opts'), { force: true });
     // The WAL comes from the primary over the slot; the copied segments may be torn mid-write.
-    for (const name of await readdir(path.join(pgDir, 'pg_wal'))) if (name !== 'archive_status') await rm(path.join(pgDir, 'pg_wal', name), { recursive: true, force: true });
+    for (const name of await readdir(path.join(pgDir, 'pg_wal')))
+      if (name !== 'archive_status') await rm(path.join(pgDir, 'pg_wal', name), { recursive: true, force: true });
     await rm(path.join(pgDir, 'pg_replslot', slot), { recursive: true, force: true });
     await writeFile(path.join(pgDir, 'backup_label'), stopped.labelfile);
     await writeFile(path.join(pgDir, 'standby.signal'), '');
-    await appendFile(path.join(pgDir, 'postgresql.auto.conf'), `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres'\nprimary_slot_name = '${slot}'\nhot_standby_feedback = on\n`);
+    await appendFile(
+      path.join(pgDir, 'postgresql.auto.conf'),
+      `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres'\nprimary_slot_name = '${slot}'\nhot_standby_feedback = on\n`,
+    );
     if ('uid' in ids) {
-      for (const file of ['backup_label', 'standby.signal', 'postgresql.auto.conf']) await chown(path.join(pgDir, file), ids.uid, ids.gid);
+      for (const file of ['backup_label', 'standby.signal', 'postgresql.auto.conf'])
+        await chown(path.join(pgDir, file), ids.uid, ids.gid);
     }
   } finally {
     await sql.end({ timeout: 1 });

@@ -61,9 +61,20 @@ export async function startReplicatedApp(options: {
     replica = await primary.replica();
     onReplica = postgres(replica.url('postgres'), { max: 1, onnotice: () => {} });
     const lines: LogLine[] = [];
-    const config = loopbackConfig(primaryUrl, 0, { authCacheSecs: 0, rateLimitPerMinute: 100_000, databaseReadUrl: replica.url('postgres'), databaseReadMaxLagMs: options.maxLagMs });
+    const config = loopbackConfig(primaryUrl, 0, {
+      authCacheSecs: 0,
+      rateLimitPerMinute: 100_000,
+      databaseReadUrl: replica.url('postgres'),
+      databaseReadMaxLagMs: options.maxLagMs,
+    });
     const logger = createLogger('info', { write: (line: string) => lines.push(JSON.parse(line)) });
-    app = await buildApp({ config, databaseUrl: primaryUrl, logger, worker: options.worker, ...(options.worker ? { workerPollInterval: 200 } : {}) });
+    app = await buildApp({
+      config,
+      databaseUrl: primaryUrl,
+      logger,
+      worker: options.worker,
+      ...(options.worker ? { workerPollInterval: 200 } : {}),
+    });
     const url = await app.start(0, '127.0.0.1');
     return { primary, replica, sql, db: connected.db, onReplica, app, url, lines, stop };
   } catch (err) {

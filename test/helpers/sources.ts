@@ -61,7 +61,10 @@ export interface HoldingSources {
  * `hold(source, method)` returns a key for what waits (a run, a tool), or undefined to let the read
  * through. Used to hold a run once it has stored rows, so a cancel lands between two of its batches.
  */
-export function holdingSources(base: Sources, hold: (source: string, method: string) => Promise<string | undefined>): HoldingSources {
+export function holdingSources(
+  base: Sources,
+  hold: (source: string, method: string) => Promise<string | undefined>,
+): HoldingSources {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let isReleased = false;
@@ -84,7 +87,9 @@ export function holdingSources(base: Sources, hold: (source: string, method: str
       },
     });
   return {
-    sources: Object.fromEntries(Object.entries(base).map(([name, source]) => [name, wrap(name, source as object)])) as unknown as Sources,
+    sources: Object.fromEntries(
+      Object.entries(base).map(([name, source]) => [name, wrap(name, source as object)]),
+    ) as unknown as Sources,
     held: (n = 1) => new Promise<void>((resolve) => (waiting.size >= n ? resolve() : watchers.push({ n, resolve }))),
     release() {
       isReleased = true;

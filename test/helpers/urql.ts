@@ -28,7 +28,9 @@ export function frontendClient(baseUrl: string, key: string, options: { origin?:
     url: `${baseUrl}/graphql`,
     requestPolicy: 'network-only',
     preferGetMethod: false,
-    fetchOptions: () => ({ headers: { authorization: `Bearer ${key}`, ...(options.origin ? { origin: options.origin } : {}) } }),
+    fetchOptions: () => ({
+      headers: { authorization: `Bearer ${key}`, ...(options.origin ? { origin: options.origin } : {}) },
+    }),
     exchanges: [
       fetchExchange,
       subscriptionExchange({

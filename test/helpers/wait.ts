@@ -5,13 +5,20 @@
 export async function waitFor<T>(
   read: () => T | Promise<T>,
   done: (value: T) => boolean = Boolean,
-  { timeoutMs = 30_000, intervalMs = 25, what = 'condition' }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+  {
+    timeoutMs = 30_000,
+    intervalMs = 25,
+    what = 'condition',
+  }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not met in ${timeoutMs} ms; last value ${JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what} not met in ${timeoutMs} ms; last value ${JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+      );
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

@@ -50,8 +50,20 @@ export function collect<TData, TVariables, K extends keyof TData & string>(
   field: K,
   until?: (items: TData[K][]) => boolean,
 ): Collected<TData[K]>;
-export function collect<T>(client: Client, query: string, variables: Record<string, unknown>, field: string, until?: (items: T[]) => boolean): Collected<T>;
-export function collect<T>(client: Client, document: TypedDocumentNode | string, variables: unknown, field: string, until?: (items: T[]) => boolean): Collected<T> {
+export function collect<T>(
+  client: Client,
+  query: string,
+  variables: Record<string, unknown>,
+  field: string,
+  until?: (items: T[]) => boolean,
+): Collected<T>;
+export function collect<T>(
+  client: Client,
+  document: TypedDocumentNode | string,
+  variables: unknown,
+  field: string,
+  until?: (items: T[]) => boolean,
+): Collected<T> {
   const items: T[] = [];
   let gotFirst!: (item: T) => void;
   let noFirst!: (err: Error) => void;

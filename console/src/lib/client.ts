@@ -7,7 +7,10 @@ import { createClient as createWsClient, type Client as WsClient } from 'graphql
  * upgrade request carries the cookie). A socket closed 4401 (session revoked) is not retried; an HTTP
  * answer 401 (the session ended: signed out elsewhere, expired, revoked) calls `onSessionEnded`.
  */
-export function createGraphQLClient(csrfToken: string, onSessionEnded: () => void): { client: Client; dispose(): void } {
+export function createGraphQLClient(
+  csrfToken: string,
+  onSessionEnded: () => void,
+): { client: Client; dispose(): void } {
   let ws: WsClient | undefined;
   const socket = () =>
     (ws ??= createWsClient({

@@ -1,5 +1,8 @@
 /** Money as the API answers it (a decimal string of USD) for people. */
-export const usd = (amount: string | null | undefined) => (amount == null ? '—' : `$${Number(amount).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 4 })}`);
+export const usd = (amount: string | null | undefined) =>
+  amount == null
+    ? '—'
+    : `$${Number(amount).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 4 })}`;
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 

@@ -41,12 +41,24 @@ async function call<T>(method: string, path: string, body?: unknown, csrfToken?:
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (csrfToken) headers['x-csrf-token'] = csrfToken;
-  const res = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (res.status === 204) return undefined as T;
-  const answer = (await res.json().catch(() => null)) as { error?: { code: string; message: string; details?: { path: string; message: string }[] } } | null;
+  const answer = (await res.json().catch(() => null)) as {
+    error?: { code: string; message: string; details?: { path: string; message: string }[] };
+  } | null;
   if (!res.ok) {
     const error = answer?.error;
-    throw new AuthError(res.status, error?.code ?? 'error', error?.message ?? `The server answered ${res.status}.`, error?.details ?? []);
+    throw new AuthError(
+      res.status,
+      error?.code ?? 'error',
+      error?.message ?? `The server answered ${res.status}.`,
+      error?.details ?? [],
+    );
   }
   return answer as T;
 }
@@ -61,14 +73,21 @@ export const auth = {
       throw err;
     }
   },
-  signUp: (input: { email: string; password: string; name?: string; accountName?: string }) => call<SessionView>('POST', '/auth/sign-up', input),
+  signUp: (input: { email: string; password: string; name?: string; accountName?: string }) =>
+    call<SessionView>('POST', '/auth/sign-up', input),
   signIn: (input: { email: string; password: string }) => call<SessionView>('POST', '/auth/sign-in', input),
   signOut: (csrfToken: string) => call<void>('POST', '/auth/sign-out', undefined, csrfToken),
   requestReset: (email: string) => call<void>('POST', '/auth/password-reset', { email }),
-  confirmReset: (input: { token: string; password: string }) => call<SessionView>('POST', '/auth/password-reset/confirm', input),
+  confirmReset: (input: { token: string; password: string }) =>
+    call<SessionView>('POST', '/auth/password-reset/confirm', input),
   verifyEmail: (token: string) => call<EmailVerified>('POST', '/auth/verify-email', { token }),
-  resendVerification: (csrfToken: string) => call<{ message: string }>('POST', '/auth/verify-email/resend', undefined, csrfToken),
+  resendVerification: (csrfToken: string) =>
+    call<{ message: string }>('POST', '/auth/verify-email/resend', undefined, csrfToken),
   invitation: (token: string) =>
-    call<{ email: string; accountName: string; role: string; expiresAt: string; userExists: boolean }>('GET', `/auth/invitations/${encodeURIComponent(token)}`),
-  acceptInvitation: (input: { token: string; password: string; name?: string }) => call<SessionView>('POST', '/auth/invitations/accept', input),
+    call<{ email: string; accountName: string; role: string; expiresAt: string; userExists: boolean }>(
+      'GET',
+      `/auth/invitations/${encodeURIComponent(token)}`,
+    ),
+  acceptInvitation: (input: { token: string; password: string; name?: string }) =>
+    call<SessionView>('POST', '/auth/invitations/accept', input),
 };

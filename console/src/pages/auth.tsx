@@ -68,8 +68,23 @@ function SignIn({ onSignedIn }: { onSignedIn: SignedIn }) {
       <form onSubmit={submit(async () => onSignedIn(await auth.signIn({ email, password })))}>
         <Stack>
           {banner}
-          <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} error={fieldError('email')} />
-          <PasswordInput label="Password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={fieldError('password')} />
+          <TextInput
+            label="Email"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.currentTarget.value)}
+            error={fieldError('email')}
+          />
+          <PasswordInput
+            label="Password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+            error={fieldError('password')}
+          />
           <Button type="submit" loading={busy}>
             Sign in
           </Button>
@@ -90,21 +105,52 @@ function SignIn({ onSignedIn }: { onSignedIn: SignedIn }) {
 
 function SignUp({ onSignedIn }: { onSignedIn: SignedIn }) {
   const [form, setForm] = useState({ name: '', accountName: '', email: '', password: '' });
-  const set = (field: keyof typeof form) => (e: { currentTarget: { value: string } }) => setForm({ ...form, [field]: e.currentTarget.value });
+  const set = (field: keyof typeof form) => (e: { currentTarget: { value: string } }) =>
+    setForm({ ...form, [field]: e.currentTarget.value });
   const { busy, submit, fieldError, banner } = useSubmit();
   const send = async () => {
     const { name, accountName, email, password } = form;
-    onSignedIn(await auth.signUp({ email, password, ...(name ? { name } : {}), ...(accountName ? { accountName } : {}) }));
+    onSignedIn(
+      await auth.signUp({ email, password, ...(name ? { name } : {}), ...(accountName ? { accountName } : {}) }),
+    );
   };
   return (
     <Frame title="Create your account">
       <form onSubmit={submit(send)}>
         <Stack>
           {banner}
-          <TextInput label="Your name" autoComplete="name" value={form.name} onChange={set('name')} error={fieldError('name')} />
-          <TextInput label="Team name" description="The account your team shares: wallet, keys, runs." value={form.accountName} onChange={set('accountName')} error={fieldError('accountName')} />
-          <TextInput label="Email" type="email" autoComplete="email" required value={form.email} onChange={set('email')} error={fieldError('email')} />
-          <PasswordInput label="Password" description="At least 10 characters." autoComplete="new-password" required value={form.password} onChange={set('password')} error={fieldError('password')} />
+          <TextInput
+            label="Your name"
+            autoComplete="name"
+            value={form.name}
+            onChange={set('name')}
+            error={fieldError('name')}
+          />
+          <TextInput
+            label="Team name"
+            description="The account your team shares: wallet, keys, runs."
+            value={form.accountName}
+            onChange={set('accountName')}
+            error={fieldError('accountName')}
+          />
+          <TextInput
+            label="Email"
+            type="email"
+            autoComplete="email"
+            required
+            value={form.email}
+            onChange={set('email')}
+            error={fieldError('email')}
+          />
+          <PasswordInput
+            label="Password"
+            description="At least 10 characters."
+            autoComplete="new-password"
+            required
+            value={form.password}
+            onChange={set('password')}
+            error={fieldError('password')}
+          />
           <Button type="submit" loading={busy}>
             Sign up
           </Button>
@@ -139,7 +185,15 @@ function ForgotPassword() {
         >
           <Stack>
             {banner}
-            <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} error={fieldError('email')} />
+            <TextInput
+              label="Email"
+              type="email"
+              autoComplete="email"
+              required
+              value={email}
+              onChange={(e) => setEmail(e.currentTarget.value)}
+              error={fieldError('email')}
+            />
             <Button type="submit" loading={busy}>
               Send the link
             </Button>
@@ -165,7 +219,15 @@ function ResetPassword({ onSignedIn }: { onSignedIn: SignedIn }) {
       <form onSubmit={submit(async () => onSignedIn(await auth.confirmReset({ token, password })))}>
         <Stack>
           {banner}
-          <PasswordInput label="New password" description="At least 10 characters." autoComplete="new-password" required value={password} onChange={(e) => setPassword(e.currentTarget.value)} error={fieldError('password')} />
+          <PasswordInput
+            label="New password"
+            description="At least 10 characters."
+            autoComplete="new-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+            error={fieldError('password')}
+          />
           <Button type="submit" loading={busy}>
             Set password and sign in
           </Button>
@@ -196,7 +258,11 @@ function VerifyEmail() {
           {result.message}
         </Alert>
       ) : (
-        <Alert color={result.trial === 'claimed' || result.trial === 'throwaway' ? 'yellow' : 'green'} role="status" title={result.trial === 'granted' ? 'Email verified, trial credits added' : 'Email verified'}>
+        <Alert
+          color={result.trial === 'claimed' || result.trial === 'throwaway' ? 'yellow' : 'green'}
+          role="status"
+          title={result.trial === 'granted' ? 'Email verified, trial credits added' : 'Email verified'}
+        >
           {result.message}
         </Alert>
       )}
@@ -210,7 +276,9 @@ function VerifyEmail() {
 
 function AcceptInvitation({ onSignedIn }: { onSignedIn: SignedIn }) {
   const { token = '' } = useParams();
-  const [invitation, setInvitation] = useState<Awaited<ReturnType<typeof auth.invitation>> | null | undefined>(undefined);
+  const [invitation, setInvitation] = useState<Awaited<ReturnType<typeof auth.invitation>> | null | undefined>(
+    undefined,
+  );
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   const { busy, submit, fieldError, banner } = useSubmit();
@@ -233,10 +301,21 @@ function AcceptInvitation({ onSignedIn }: { onSignedIn: SignedIn }) {
         {invitation.email} is invited as {invitation.role}.{' '}
         {invitation.userExists ? 'Enter your password to join.' : 'Choose a password to create your sign-in.'}
       </Text>
-      <form onSubmit={submit(async () => onSignedIn(await auth.acceptInvitation({ token, password, ...(name ? { name } : {}) })))}>
+      <form
+        onSubmit={submit(async () =>
+          onSignedIn(await auth.acceptInvitation({ token, password, ...(name ? { name } : {}) })),
+        )}
+      >
         <Stack>
           {banner}
-          {!invitation.userExists && <TextInput label="Your name" autoComplete="name" value={name} onChange={(e) => setName(e.currentTarget.value)} />}
+          {!invitation.userExists && (
+            <TextInput
+              label="Your name"
+              autoComplete="name"
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+            />
+          )}
           <PasswordInput
             label="Password"
             description={invitation.userExists ? undefined : 'At least 10 characters.'}

@@ -76,8 +76,15 @@ function BuyForm({ onBought }: { onBought(): void }) {
   useEffect(() => {
     let current = true;
     const timer = setTimeout(async () => {
-      const result = await client.query(QuoteQuery, { amount: amount.trim() || '0' }, { requestPolicy: 'network-only' }).toPromise();
-      if (current) setQuote(result.data?.creditQuote ? { quote: result.data.creditQuote } : { error: result.error?.graphQLErrors[0]?.message ?? result.error?.message });
+      const result = await client
+        .query(QuoteQuery, { amount: amount.trim() || '0' }, { requestPolicy: 'network-only' })
+        .toPromise();
+      if (current)
+        setQuote(
+          result.data?.creditQuote
+            ? { quote: result.data.creditQuote }
+            : { error: result.error?.graphQLErrors[0]?.message ?? result.error?.message },
+        );
     }, 250);
     return () => {
       current = false;
@@ -92,12 +99,20 @@ function BuyForm({ onBought }: { onBought(): void }) {
   return (
     <form onSubmit={submit} aria-label="Buy credits">
       <Stack maw={520}>
-        <TextInput label="Amount to buy (USD)" description="10 to 10,000 USD; purchased credits never expire." value={amount} onChange={(e) => setAmount(e.currentTarget.value)} error={quote.error} />
+        <TextInput
+          label="Amount to buy (USD)"
+          description="10 to 10,000 USD; purchased credits never expire."
+          value={amount}
+          onChange={(e) => setAmount(e.currentTarget.value)}
+          error={quote.error}
+        />
         <div role="status" aria-live="polite" aria-label="Quote">
           {quote.quote && (
             <Text size="sm">
-              {quote.quote.wasAdjusted && `${usd(quote.quote.originalAmount)} is adjusted to ${usd(quote.quote.amount)} (it clashes with a subscription price). `}
-              You pay {usd(quote.quote.amount)}; your plan adds a {quote.quote.bonusPercent}% bonus of {usd(quote.quote.bonus)}: {usd(quote.quote.credited)} of credits.
+              {quote.quote.wasAdjusted &&
+                `${usd(quote.quote.originalAmount)} is adjusted to ${usd(quote.quote.amount)} (it clashes with a subscription price). `}
+              You pay {usd(quote.quote.amount)}; your plan adds a {quote.quote.bonusPercent}% bonus of{' '}
+              {usd(quote.quote.bonus)}: {usd(quote.quote.credited)} of credits.
             </Text>
           )}
         </div>
@@ -119,7 +134,11 @@ function BuyForm({ onBought }: { onBought(): void }) {
 
 export default function Billing() {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const [{ data, error }, refetch] = useQuery({ query: BillingQuery, variables: { after: cursors.at(-1) ?? null }, requestPolicy: 'cache-and-network' });
+  const [{ data, error }, refetch] = useQuery({
+    query: BillingQuery,
+    variables: { after: cursors.at(-1) ?? null },
+    requestPolicy: 'cache-and-network',
+  });
   if (error) return <QueryError error={error} />;
   if (!data) return <Loading />;
   const { viewer } = data;
@@ -148,14 +167,24 @@ export default function Billing() {
         aria-label="Ledger"
         data={{
           head: ['When', 'Kind', 'Amount', 'Run', 'Note'],
-          body: viewer.ledger.nodes.map((entry) => [when(entry.createdAt), entry.kind, usd(entry.amount), entry.runId ?? '—', entry.note ?? '']),
+          body: viewer.ledger.nodes.map((entry) => [
+            when(entry.createdAt),
+            entry.kind,
+            usd(entry.amount),
+            entry.runId ?? '—',
+            entry.note ?? '',
+          ]),
         }}
       />
       <Group>
         <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
           Previous page
         </Button>
-        <Button variant="default" disabled={!viewer.ledger.pageInfo.hasNextPage} onClick={() => setCursors((c) => [...c, viewer.ledger.pageInfo.endCursor ?? null])}>
+        <Button
+          variant="default"
+          disabled={!viewer.ledger.pageInfo.hasNextPage}
+          onClick={() => setCursors((c) => [...c, viewer.ledger.pageInfo.endCursor ?? null])}
+        >
           Next page
         </Button>
       </Group>

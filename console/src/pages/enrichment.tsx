@@ -164,14 +164,29 @@ type KindName = keyof typeof KINDS;
 const MAX_ROWS = 1000;
 
 /** Guesses a column for a key from its header (an "Email" column for email, "Postal code" for postalCode). */
-const guess = (headers: string[], key: string) => headers.find((h) => h.toLowerCase().replace(/[^a-z]/g, '').includes(key.toLowerCase())) ?? '';
+const guess = (headers: string[], key: string) =>
+  headers.find((h) =>
+    h
+      .toLowerCase()
+      .replace(/[^a-z]/g, '')
+      .includes(key.toLowerCase()),
+  ) ?? '';
 
 /** The guessed column of each of the kind's keys. */
-const guesses = (kind: Kind, headers: string[]) => Object.fromEntries(kind.keys.map(({ key }) => [key, guess(headers, key)]));
+const guesses = (kind: Kind, headers: string[]) =>
+  Object.fromEntries(kind.keys.map(({ key }) => [key, guess(headers, key)]));
 
 /** Rows of either mutation with what was found (a lead, a business) as `found`. */
-const withFound = (rows: { matchStatus: string; matchedBy?: string | null; lead?: object | null; business?: object | null }[] | null | undefined): Enriched[] | undefined =>
-  rows?.map(({ lead, business, ...row }) => ({ ...row, found: (lead ?? business) as Record<string, unknown> | null | undefined }));
+const withFound = (
+  rows:
+    | { matchStatus: string; matchedBy?: string | null; lead?: object | null; business?: object | null }[]
+    | null
+    | undefined,
+): Enriched[] | undefined =>
+  rows?.map(({ lead, business, ...row }) => ({
+    ...row,
+    found: (lead ?? business) as Record<string, unknown> | null | undefined,
+  }));
 
 /** A found field as a cell or CSV value (lists such as a business's emails joined). */
 const text = (value: unknown) => (Array.isArray(value) ? value.join('; ') : value == null ? '' : String(value));
@@ -182,7 +197,11 @@ function download(kind: Kind, rows: Enriched[], source: Record<string, string>[]
     match_status: row.matchStatus,
     matched_by: row.matchedBy ?? '',
     // urql's __typename is not a field of the result.
-    ...Object.fromEntries(Object.entries(row.found ?? {}).filter(([k]) => k !== '__typename').map(([k, v]) => [`${kind.prefix}_${k}`, text(v)])),
+    ...Object.fromEntries(
+      Object.entries(row.found ?? {})
+        .filter(([k]) => k !== '__typename')
+        .map(([k, v]) => [`${kind.prefix}_${k}`, text(v)]),
+    ),
   }));
   const link = document.createElement('a');
   link.href = URL.createObjectURL(new Blob([csvOf(out)], { type: 'text/csv' }));
@@ -224,7 +243,8 @@ export default function Enrichment() {
       header: true,
       skipEmptyLines: true,
       complete: ({ data, meta }) => {
-        if (data.length > MAX_ROWS) return setProblem(`The file has ${count(data.length)} rows; enrichment takes ${count(MAX_ROWS)} at most.`);
+        if (data.length > MAX_ROWS)
+          return setProblem(`The file has ${count(data.length)} rows; enrichment takes ${count(MAX_ROWS)} at most.`);
         const headers = meta.fields ?? [];
         setFile({ name: chosen.name, headers, rows: data });
         setMapping(guesses(kind, headers));
@@ -232,9 +252,16 @@ export default function Enrichment() {
       error: (err) => setProblem(err.message),
     });
   };
-  const rows = () => (file?.rows ?? []).map((row) => Object.fromEntries(kind.keys.filter(({ key }) => mapping[key]).map(({ key }) => [key, row[mapping[key]!] || null])));
+  const rows = () =>
+    (file?.rows ?? []).map((row) =>
+      Object.fromEntries(
+        kind.keys.filter(({ key }) => mapping[key]).map(({ key }) => [key, row[mapping[key]!] || null]),
+      ),
+    );
   const enrich = (preview: boolean) =>
-    void (kindName === 'people' ? enrichLeads({ rows: rows() as LeadEnrichmentInput[], preview }) : enrichBusinesses({ rows: rows() as LocalBusinessEnrichmentInput[], preview }));
+    void (kindName === 'people'
+      ? enrichLeads({ rows: rows() as LeadEnrichmentInput[], preview })
+      : enrichBusinesses({ rows: rows() as LocalBusinessEnrichmentInput[], preview }));
 
   const result = kindName === 'people' ? leads : businesses;
   const data = kindName === 'people' ? leads.data?.enrichLeads : businesses.data?.enrichLocalBusinesses;
@@ -245,7 +272,8 @@ export default function Enrichment() {
   return (
     <Stack>
       <PageTitle title="Enrichment">
-        Upload a CSV of up to 1,000 people or local businesses, say which columns hold what, preview the matches (masked, free), then enrich and download. Matches count against the daily enrichment allowance.
+        Upload a CSV of up to 1,000 people or local businesses, say which columns hold what, preview the matches
+        (masked, free), then enrich and download. Matches count against the daily enrichment allowance.
       </PageTitle>
       <NativeSelect
         label="What to enrich"
@@ -254,7 +282,13 @@ export default function Enrichment() {
         data={Object.entries(KINDS).map(([value, k]) => ({ value, label: k.label }))}
         w={240}
       />
-      <FileInput label="CSV file" accept=".csv,text/csv" clearable clearButtonProps={{ 'aria-label': 'Clear the file' }} onChange={read} />
+      <FileInput
+        label="CSV file"
+        accept=".csv,text/csv"
+        clearable
+        clearButtonProps={{ 'aria-label': 'Clear the file' }}
+        onChange={read}
+      />
       {problem && (
         <Alert color="red" role="alert">
           {problem}
@@ -267,7 +301,13 @@ export default function Enrichment() {
           </Text>
           <Group align="flex-end">
             {kind.keys.map(({ key, label }) => (
-              <NativeSelect key={key} label={label} value={mapping[key] ?? ''} onChange={(e) => setMapping({ ...mapping, [key]: e.currentTarget.value })} data={[{ value: '', label: 'Not in the file' }, ...file.headers]} />
+              <NativeSelect
+                key={key}
+                label={label}
+                value={mapping[key] ?? ''}
+                onChange={(e) => setMapping({ ...mapping, [key]: e.currentTarget.value })}
+                data={[{ value: '', label: 'Not in the file' }, ...file.headers]}
+              />
             ))}
           </Group>
           <Group>
@@ -288,7 +328,9 @@ export default function Enrichment() {
           {answer.dailyAllowanceRemaining != null && ` · ${count(answer.dailyAllowanceRemaining)} matches left today`}
         </Text>
       )}
-      {answer?.preview && answer.sample && <ResultTable kind={kind} rows={answer.sample} label="Preview of the matches (masked)" />}
+      {answer?.preview && answer.sample && (
+        <ResultTable kind={kind} rows={answer.sample} label="Preview of the matches (masked)" />
+      )}
       {answer && !answer.preview && answer.rows && file && (
         <>
           <Group>

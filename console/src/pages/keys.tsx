@@ -77,7 +77,9 @@ function CreateKeyForm({ onCreated }: { onCreated(): void }) {
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     setSecret(null);
-    const result = await create({ input: { name, ...(expires ? { expiresAt: new Date(`${expires}T23:59:59Z`).toISOString() } : {}) } });
+    const result = await create({
+      input: { name, ...(expires ? { expiresAt: new Date(`${expires}T23:59:59Z`).toISOString() } : {}) },
+    });
     const made = result.data?.createApiKey;
     if (made?.secret && made.apiKey) {
       setSecret({ name: made.apiKey.name, value: made.secret });
@@ -90,15 +92,33 @@ function CreateKeyForm({ onCreated }: { onCreated(): void }) {
     <Stack>
       <form onSubmit={submit} aria-label="Create an API key">
         <Group align="flex-end">
-          <TextInput label="Key name" required value={name} onChange={(e) => setName(e.currentTarget.value)} error={fieldError('name')} />
-          <TextInput label="Expires on (optional)" type="date" value={expires} onChange={(e) => setExpires(e.currentTarget.value)} error={fieldError('expiresAt')} />
+          <TextInput
+            label="Key name"
+            required
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            error={fieldError('name')}
+          />
+          <TextInput
+            label="Expires on (optional)"
+            type="date"
+            value={expires}
+            onChange={(e) => setExpires(e.currentTarget.value)}
+            error={fieldError('expiresAt')}
+          />
           <Button type="submit" loading={created.fetching}>
             Create key
           </Button>
         </Group>
       </form>
-      {answer && <UserErrors errors={answer.userErrors.filter((e) => !['name', 'expiresAt'].includes(e.field?.at(-1) ?? ''))} />}
-      {created.error && <Alert color="red" role="alert">{created.error.message}</Alert>}
+      {answer && (
+        <UserErrors errors={answer.userErrors.filter((e) => !['name', 'expiresAt'].includes(e.field?.at(-1) ?? ''))} />
+      )}
+      {created.error && (
+        <Alert color="red" role="alert">
+          {created.error.message}
+        </Alert>
+      )}
       {secret && (
         <Alert color="green" title={`Key “${secret.name}” created`} role="status">
           <Text size="sm" mb="xs">
@@ -108,9 +128,7 @@ function CreateKeyForm({ onCreated }: { onCreated(): void }) {
             <Text size="sm" fw={600}>
               Secret
             </Text>
-            <Code data-testid="new-key-secret">
-              {secret.value}
-            </Code>
+            <Code data-testid="new-key-secret">{secret.value}</Code>
             <CopyButton value={secret.value}>
               {({ copied, copy }) => (
                 <Button size="xs" variant="light" onClick={copy}>
@@ -136,7 +154,9 @@ function actsAs(key: ListedKey): string {
 
 /** When a key was revoked, and why when it was not by hand. */
 const revokedState = (revokedAt: string, reason: ListedKey['revokedReason']) =>
-  reason === 'CREATOR_REMOVED' ? `Revoked: its creator left the account (${when(revokedAt)})` : `Revoked ${when(revokedAt)}`;
+  reason === 'CREATOR_REMOVED'
+    ? `Revoked: its creator left the account (${when(revokedAt)})`
+    : `Revoked ${when(revokedAt)}`;
 
 export default function Keys() {
   const [{ data, error }, refetch] = useQuery({ query: KeysQuery, requestPolicy: 'cache-and-network' });
@@ -145,8 +165,9 @@ export default function Keys() {
   return (
     <Stack>
       <PageTitle title="API keys">
-        Keys belong to the account: REST, GraphQL, MCP and the CLI accept them. A key acts with its creator’s current role, never more (an admin’s key cannot
-        reach billing), and stops working when its creator leaves the account. Revoking one works at once on every face.
+        Keys belong to the account: REST, GraphQL, MCP and the CLI accept them. A key acts with its creator’s current
+        role, never more (an admin’s key cannot reach billing), and stops working when its creator leaves the account.
+        Revoking one works at once on every face.
       </PageTitle>
       <CreateKeyForm onCreated={reload} />
       <Title order={3}>Keys</Title>

@@ -40,7 +40,11 @@ const PAGE = 25;
 /** The most rows one export reads (each counts against the daily allowance). */
 const EXPORT_MAX = 1000;
 
-const list = (text: string) => text.split(',').map((s) => s.trim()).filter(Boolean);
+const list = (text: string) =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 function filterOf(form: Record<string, string | boolean>): LeadFilter {
   const filter: LeadFilter = {};
@@ -68,11 +72,21 @@ const csvRow = (lead: Lead) => ({
 
 export default function Leads() {
   const client = useClient();
-  const [form, setForm] = useState<Record<string, string | boolean>>({ title: '', industry: '', country: '', city: '', companyName: '', hasEmail: false });
+  const [form, setForm] = useState<Record<string, string | boolean>>({
+    title: '',
+    industry: '',
+    country: '',
+    city: '',
+    companyName: '',
+    hasEmail: false,
+  });
   const [filter, setFilter] = useState<LeadFilter>({});
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [exporting, setExporting] = useState(false);
-  const [{ data, error, fetching }] = useQuery({ query: LeadsQuery, variables: { filter, first: PAGE, after: cursors.at(-1) ?? null } });
+  const [{ data, error, fetching }] = useQuery({
+    query: LeadsQuery,
+    variables: { filter, first: PAGE, after: cursors.at(-1) ?? null },
+  });
   const locked = error?.graphQLErrors.find((e) => e.extensions?.code === 'PLAN_REQUIRED');
 
   const search = (event: FormEvent) => {
@@ -81,7 +95,12 @@ export default function Leads() {
     setCursors([null]);
   };
   const text = (name: string, label: string, description?: string) => (
-    <TextInput label={label} description={description} value={String(form[name] ?? '')} onChange={(e) => setForm({ ...form, [name]: e.currentTarget.value })} />
+    <TextInput
+      label={label}
+      description={description}
+      value={String(form[name] ?? '')}
+      onChange={(e) => setForm({ ...form, [name]: e.currentTarget.value })}
+    />
   );
 
   const exportCsv = async () => {
@@ -90,7 +109,9 @@ export default function Leads() {
       const rows: Lead[] = [];
       let after: string | null = null;
       while (rows.length < EXPORT_MAX) {
-        const page = await client.query(LeadsQuery, { filter, first: 100, after }, { requestPolicy: 'network-only' }).toPromise();
+        const page = await client
+          .query(LeadsQuery, { filter, first: 100, after }, { requestPolicy: 'network-only' })
+          .toPromise();
         const leads: ConsoleLeadsQuery['leads'] | undefined = page.data?.leads;
         if (!leads) break;
         rows.push(...leads.nodes);
@@ -128,7 +149,11 @@ export default function Leads() {
           {text('country', 'Countries', 'Comma separated')}
           {text('city', 'City')}
           {text('companyName', 'Company')}
-          <Checkbox label="Has an email" checked={Boolean(form.hasEmail)} onChange={(e) => setForm({ ...form, hasEmail: e.currentTarget.checked })} />
+          <Checkbox
+            label="Has an email"
+            checked={Boolean(form.hasEmail)}
+            onChange={(e) => setForm({ ...form, hasEmail: e.currentTarget.checked })}
+          />
           <Button type="submit">Search</Button>
         </Group>
       </form>
@@ -140,7 +165,12 @@ export default function Leads() {
         <>
           <Group>
             <Text>{count(data.leads.totalCount)} leads match</Text>
-            <Button variant="light" loading={exporting} onClick={() => void exportCsv()} disabled={data.leads.totalCount === 0}>
+            <Button
+              variant="light"
+              loading={exporting}
+              onClick={() => void exportCsv()}
+              disabled={data.leads.totalCount === 0}
+            >
               Export to CSV (first {count(EXPORT_MAX)})
             </Button>
           </Group>
@@ -149,14 +179,24 @@ export default function Leads() {
             aria-busy={fetching}
             data={{
               head: ['Name', 'Title', 'Company', 'Email', 'Location'],
-              body: data.leads.nodes.map((lead) => [lead.fullName, lead.title, lead.company?.name, lead.email, [lead.city, lead.state, lead.country].filter(Boolean).join(', ')]),
+              body: data.leads.nodes.map((lead) => [
+                lead.fullName,
+                lead.title,
+                lead.company?.name,
+                lead.email,
+                [lead.city, lead.state, lead.country].filter(Boolean).join(', '),
+              ]),
             }}
           />
           <Group>
             <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
               Previous page
             </Button>
-            <Button variant="default" disabled={!data.leads.pageInfo.hasNextPage} onClick={() => setCursors((c) => [...c, data.leads!.pageInfo.endCursor ?? null])}>
+            <Button
+              variant="default"
+              disabled={!data.leads.pageInfo.hasNextPage}
+              onClick={() => setCursors((c) => [...c, data.leads!.pageInfo.endCursor ?? null])}
+            >
               Next page
             </Button>
           </Group>

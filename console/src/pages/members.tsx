@@ -98,7 +98,8 @@ const RevokeInvitation = graphql(`
 
 const ROLES: Role[] = ['MEMBER', 'ADMIN', 'OWNER'];
 /** What a removal did to the member's API keys. */
-const keysRevoked = (n: number | null) => (!n ? '' : n === 1 ? '; the API key they created was revoked' : `; the ${n} API keys they created were revoked`);
+const keysRevoked = (n: number | null) =>
+  !n ? '' : n === 1 ? '; the API key they created was revoked' : `; the ${n} API keys they created were revoked`;
 const roleLabel = (role: string) => role.charAt(0) + role.slice(1).toLowerCase();
 
 export default function Members() {
@@ -121,17 +122,34 @@ export default function Members() {
       reload();
     }
   };
-  const errors = [...(invited.data?.inviteMember.userErrors ?? []), ...(changed.data?.changeMemberRole.userErrors ?? []), ...(removed.data?.removeMember.userErrors ?? []), ...(revoked.data?.revokeInvitation.userErrors ?? [])];
+  const errors = [
+    ...(invited.data?.inviteMember.userErrors ?? []),
+    ...(changed.data?.changeMemberRole.userErrors ?? []),
+    ...(removed.data?.removeMember.userErrors ?? []),
+    ...(revoked.data?.revokeInvitation.userErrors ?? []),
+  ];
   return (
     <Stack>
       <PageTitle title="Members">
-        Owners manage everything, billing included; admins manage keys, webhooks and members; members use tools, runs and data. The API keys a member
-        created act with their current role, and stop working when they leave the account.
+        Owners manage everything, billing included; admins manage keys, webhooks and members; members use tools, runs
+        and data. The API keys a member created act with their current role, and stop working when they leave the
+        account.
       </PageTitle>
       <form onSubmit={submit} aria-label="Invite a member">
         <Group align="flex-end">
-          <TextInput label="Email to invite" type="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
-          <NativeSelect label="Role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)} data={grantable.map((r) => ({ value: r, label: roleLabel(r) }))} />
+          <TextInput
+            label="Email to invite"
+            type="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.currentTarget.value)}
+          />
+          <NativeSelect
+            label="Role"
+            value={role}
+            onChange={(e) => setRole(e.currentTarget.value as Role)}
+            data={grantable.map((r) => ({ value: r, label: roleLabel(r) }))}
+          />
           <Button type="submit" loading={invited.fetching}>
             Send invitation
           </Button>
@@ -179,7 +197,12 @@ export default function Members() {
                   variant="outline"
                   aria-label={`Remove ${m.user.email}`}
                   onClick={async () => {
-                    if (!confirm(`Remove ${m.user.email} from the account? Their sessions end and the API keys they created stop working.`)) return;
+                    if (
+                      !confirm(
+                        `Remove ${m.user.email} from the account? Their sessions end and the API keys they created stop working.`,
+                      )
+                    )
+                      return;
                     await remove({ id: m.id });
                     reload();
                   }}

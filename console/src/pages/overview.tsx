@@ -54,7 +54,7 @@ const ALLOWANCE_LABEL: Record<string, string> = { DATABASE: 'Database records', 
 export default function Overview() {
   const [{ data, error, fetching }] = useQuery({ query: OverviewQuery, requestPolicy: 'cache-and-network' });
   if (error) return <QueryError error={error} />;
-  if (!data || fetching && !data) return <Loading />;
+  if (!data || (fetching && !data)) return <Loading />;
   const { viewer, running, ready } = data;
   const runs = [...running.nodes, ...ready.nodes];
   return (
@@ -89,7 +89,12 @@ export default function Overview() {
               <Text size="sm">
                 {ALLOWANCE_LABEL[a.kind]}: {count(a.used)} of {count(a.limit)}
               </Text>
-              <Progress value={(a.used / a.limit) * 100} aria-label={`${ALLOWANCE_LABEL[a.kind]} used today`} size="sm" mb="xs" />
+              <Progress
+                value={(a.used / a.limit) * 100}
+                aria-label={`${ALLOWANCE_LABEL[a.kind]} used today`}
+                size="sm"
+                mb="xs"
+              />
             </div>
           ))}
         </Card>

@@ -1,6 +1,12 @@
 import { useMemo, useState } from 'react';
 import { Alert, Button, Group, Progress, Stack, Table, Text } from '@mantine/core';
-import { createColumnHelper, flexRender, getCoreRowModel, getPaginationRowModel, useReactTable } from '@tanstack/react-table';
+import {
+  createColumnHelper,
+  flexRender,
+  getCoreRowModel,
+  getPaginationRowModel,
+  useReactTable,
+} from '@tanstack/react-table';
 import { useParams } from 'react-router';
 import { useClient, useMutation, useQuery, useSubscription } from 'urql';
 import { graphql } from '../gql/index.ts';
@@ -104,24 +110,48 @@ const FORMATS = ['CSV', 'JSON', 'NDJSON'] as const;
 
 /** The rows subscription of a tool: the typed row fields its table shows (the scalar columns). */
 const itemsDocument = (resultType: string, columns: Columns) => `subscription ConsoleRunItems($id: ID!) {
-  runItems(id: $id) { offset results { ... on ${resultType} { ${columns.filter((c) => c.leaf).map((c) => c.field).join(' ')} } } }
+  runItems(id: $id) { offset results { ... on ${resultType} { ${columns
+    .filter((c) => c.leaf)
+    .map((c) => c.field)
+    .join(' ')} } } }
 }`;
 
 const pascal = (tool: string) => tool.toLowerCase().replace(/(^|_)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
 
-const cell = (value: unknown) => (value === null || value === undefined ? '' : Array.isArray(value) ? value.join('; ') : String(value));
+const cell = (value: unknown) =>
+  value === null || value === undefined ? '' : Array.isArray(value) ? value.join('; ') : String(value);
 
 function RowsTable({ runId, tool, columns }: { runId: string; tool: string; columns: Columns }) {
   const shown = useMemo(() => columns.filter((c) => c.leaf), [columns]);
   const document = useMemo(() => itemsDocument(`${pascal(tool)}Result`, columns), [tool, columns]);
   // Rows arrive in batches from their offset; a batch sent again after a reconnect replaces, not repeats.
-  const [{ data: rows = [] }] = useSubscription<{ runItems: { offset: number; results: Row[] } }, Row[]>({ query: document, variables: { id: runId } }, (previous = [], batch) => {
-    const next = previous.slice(0, batch.runItems.offset);
-    return [...next, ...batch.runItems.results];
-  });
+  const [{ data: rows = [] }] = useSubscription<{ runItems: { offset: number; results: Row[] } }, Row[]>(
+    { query: document, variables: { id: runId } },
+    (previous = [], batch) => {
+      const next = previous.slice(0, batch.runItems.offset);
+      return [...next, ...batch.runItems.results];
+    },
+  );
   const helper = createColumnHelper<Row>();
-  const tableColumns = useMemo(() => shown.map((c) => helper.accessor((row) => row[c.field], { id: c.field, header: c.header, cell: (info) => cell(info.getValue()) })), [shown, helper]);
-  const table = useReactTable({ data: rows, columns: tableColumns, getCoreRowModel: getCoreRowModel(), getPaginationRowModel: getPaginationRowModel(), initialState: { pagination: { pageSize: 25 } }, autoResetPageIndex: false });
+  const tableColumns = useMemo(
+    () =>
+      shown.map((c) =>
+        helper.accessor((row) => row[c.field], {
+          id: c.field,
+          header: c.header,
+          cell: (info) => cell(info.getValue()),
+        }),
+      ),
+    [shown, helper],
+  );
+  const table = useReactTable({
+    data: rows,
+    columns: tableColumns,
+    getCoreRowModel: getCoreRowModel(),
+    getPaginationRowModel: getPaginationRowModel(),
+    initialState: { pagination: { pageSize: 25 } },
+    autoResetPageIndex: false,
+  });
   const { pageIndex } = table.getState().pagination;
   return (
     <Stack gap="xs">
@@ -172,7 +202,9 @@ function Downloads({ runId }: { runId: string }) {
   // resolves against the address this page was opened at, whatever PUBLIC_URL says.
   const download = async (format: (typeof FORMATS)[number]) => {
     setError(null);
-    const result = await client.query(DownloadQuery, { id: runId, format }, { requestPolicy: 'network-only' }).toPromise();
+    const result = await client
+      .query(DownloadQuery, { id: runId, format }, { requestPolicy: 'network-only' })
+      .toPromise();
     const path = result.data?.run?.downloadPath;
     if (!path) return setError(result.error?.graphQLErrors[0]?.message ?? 'The file is not available.');
     const link = document.createElement('a');
@@ -202,7 +234,10 @@ function RunView({ initial }: { initial: Run }) {
   const [{ data: live }] = useSubscription({ query: ProgressSubscription, variables: { id: initial.id } });
   const [{ data: toolData }] = useQuery({ query: RunToolQuery, variables: { name: initial.tool as never } });
   const [cancelState, cancel] = useMutation(CancelMutation);
-  const run: Run = (cancelState.data?.cancelRun.run as Run | undefined) && !live ? (cancelState.data!.cancelRun.run as Run) : ((live?.runProgress as Run | undefined) ?? initial);
+  const run: Run =
+    (cancelState.data?.cancelRun.run as Run | undefined) && !live
+      ? (cancelState.data!.cancelRun.run as Run)
+      : ((live?.runProgress as Run | undefined) ?? initial);
   const ended = TERMINAL.has(run.status);
   // An ended run is done, whatever it handled (a search may find fewer than asked for).
   const percent = ended ? 100 : run.requested > 0 ? Math.min(100, Math.round((run.handled / run.requested) * 100)) : 0;
@@ -221,14 +256,21 @@ function RunView({ initial }: { initial: Run }) {
         <Text size="sm">
           Handled {count(run.handled)} of {count(run.requested)} · {count(run.itemCount)} rows
         </Text>
-        <Text size="sm">Cost so far {usd(run.cost)} (estimate {usd(run.estimatedCost)})</Text>
+        <Text size="sm">
+          Cost so far {usd(run.cost)} (estimate {usd(run.estimatedCost)})
+        </Text>
         <Text size="sm">Started {when(run.createdAt)}</Text>
         {run.finishedAt && <Text size="sm">Ended {when(run.finishedAt)}</Text>}
         {run.expiresAt && <Text size="sm">Rows kept until {when(run.expiresAt)}</Text>}
       </Group>
       <Group>
         {tool?.cancellable && !ended && (
-          <Button color="red" variant="outline" loading={cancelState.fetching} onClick={() => void cancel({ id: run.id })}>
+          <Button
+            color="red"
+            variant="outline"
+            loading={cancelState.fetching}
+            onClick={() => void cancel({ id: run.id })}
+          >
             Cancel run
           </Button>
         )}

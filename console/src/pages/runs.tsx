@@ -45,7 +45,12 @@ export default function Runs() {
   const after = cursors.at(-1) ?? null;
   const [{ data, error }] = useQuery({
     query: RunsQuery,
-    variables: { first: PAGE, after, status: (status || null) as RunStatus | null, tool: (tool || null) as Tool | null },
+    variables: {
+      first: PAGE,
+      after,
+      status: (status || null) as RunStatus | null,
+      tool: (tool || null) as Tool | null,
+    },
     requestPolicy: 'cache-and-network',
   });
   const filter = (set: (v: string) => void) => (e: { currentTarget: { value: string } }) => {
@@ -61,8 +66,21 @@ export default function Runs() {
     <Stack>
       <PageTitle title="Runs" />
       <Group align="flex-end">
-        <NativeSelect label="Status" value={status} onChange={filter(setStatus)} data={[{ value: '', label: 'Any status' }, ...STATUSES]} />
-        <NativeSelect label="Tool" value={tool} onChange={filter(setTool)} data={[{ value: '', label: 'Any tool' }, ...(data?.tools.map((t) => ({ value: t.name, label: t.title })) ?? [])]} />
+        <NativeSelect
+          label="Status"
+          value={status}
+          onChange={filter(setStatus)}
+          data={[{ value: '', label: 'Any status' }, ...STATUSES]}
+        />
+        <NativeSelect
+          label="Tool"
+          value={tool}
+          onChange={filter(setTool)}
+          data={[
+            { value: '', label: 'Any tool' },
+            ...(data?.tools.map((t) => ({ value: t.name, label: t.title })) ?? []),
+          ]}
+        />
         <form onSubmit={find} aria-label="Find a run by id">
           <Group align="flex-end">
             <TextInput label="Run id" value={search} onChange={(e) => setSearch(e.currentTarget.value)} />
@@ -97,7 +115,11 @@ export default function Runs() {
             <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
               Previous page
             </Button>
-            <Button variant="default" disabled={!data.runs.pageInfo.hasNextPage} onClick={() => setCursors((c) => [...c, data.runs.pageInfo.endCursor ?? null])}>
+            <Button
+              variant="default"
+              disabled={!data.runs.pageInfo.hasNextPage}
+              onClick={() => setCursors((c) => [...c, data.runs.pageInfo.endCursor ?? null])}
+            >
               Next page
             </Button>
           </Group>

@@ -56,7 +56,9 @@ export default function Sessions({ onSignedOut }: { onSignedOut(): void }) {
   const [everywhere, signOutEverywhere] = useMutation(SignOutEverywhere);
   return (
     <Stack>
-      <PageTitle title="Sessions">Where you are signed in. Signing out everywhere ends every session of yours, this one included.</PageTitle>
+      <PageTitle title="Sessions">
+        Where you are signed in. Signing out everywhere ends every session of yours, this one included.
+      </PageTitle>
       <div>
         <Button
           color="red"
@@ -69,7 +71,12 @@ export default function Sessions({ onSignedOut }: { onSignedOut(): void }) {
           Sign out everywhere
         </Button>
       </div>
-      <UserErrors errors={[...(revoked.data?.revokeSession.userErrors ?? []), ...(everywhere.data?.signOutEverywhere.userErrors ?? [])]} />
+      <UserErrors
+        errors={[
+          ...(revoked.data?.revokeSession.userErrors ?? []),
+          ...(everywhere.data?.signOutEverywhere.userErrors ?? []),
+        ]}
+      />
       {everywhere.error && <Alert color="red">{everywhere.error.message}</Alert>}
       {error ? (
         <QueryError error={error} />

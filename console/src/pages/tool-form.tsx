@@ -53,7 +53,10 @@ const startDocument = (tool: Tool) => `mutation ConsoleStart($input: ${tool.inpu
 const isList = (kind: string) => kind.endsWith('_LIST');
 
 class FormError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -68,7 +71,8 @@ function inputOf(fields: readonly Field[], values: Values): Record<string, unkno
       case 'INT':
       case 'FLOAT': {
         const n = Number(raw);
-        if (!Number.isFinite(n) || (field.kind === 'INT' && !Number.isInteger(n))) throw new FormError(field.name, field.kind === 'INT' ? 'Enter a whole number.' : 'Enter a number.');
+        if (!Number.isFinite(n) || (field.kind === 'INT' && !Number.isInteger(n)))
+          throw new FormError(field.name, field.kind === 'INT' ? 'Enter a whole number.' : 'Enter a number.');
         input[field.name] = n;
         break;
       }
@@ -77,7 +81,10 @@ function inputOf(fields: readonly Field[], values: Values): Record<string, unkno
         break;
       case 'TEXT_LIST':
       case 'ENUM_LIST':
-        input[field.name] = raw.split('\n').map((s) => s.trim()).filter(Boolean);
+        input[field.name] = raw
+          .split('\n')
+          .map((s) => s.trim())
+          .filter(Boolean);
         break;
       case 'OBJECT':
       case 'OBJECT_LIST':
@@ -106,16 +113,57 @@ function byField(errors: StartAnswer['userErrors']) {
   return { fields, other };
 }
 
-function FieldInput({ field, value, error, onChange }: { field: Field; value: string; error?: string; onChange(value: string): void }) {
-  const common = { label: field.name, description: field.description ?? undefined, required: field.required, error, name: field.name };
+function FieldInput({
+  field,
+  value,
+  error,
+  onChange,
+}: {
+  field: Field;
+  value: string;
+  error?: string;
+  onChange(value: string): void;
+}) {
+  const common = {
+    label: field.name,
+    description: field.description ?? undefined,
+    required: field.required,
+    error,
+    name: field.name,
+  };
   switch (field.kind) {
     case 'INT':
     case 'FLOAT':
-      return <NumberInput {...common} value={value} allowDecimal={field.kind === 'FLOAT'} onChange={(v) => onChange(String(v))} />;
+      return (
+        <NumberInput
+          {...common}
+          value={value}
+          allowDecimal={field.kind === 'FLOAT'}
+          onChange={(v) => onChange(String(v))}
+        />
+      );
     case 'BOOLEAN':
-      return <NativeSelect {...common} value={value} onChange={(e) => onChange(e.currentTarget.value)} data={[{ value: '', label: 'Default' }, { value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }]} />;
+      return (
+        <NativeSelect
+          {...common}
+          value={value}
+          onChange={(e) => onChange(e.currentTarget.value)}
+          data={[
+            { value: '', label: 'Default' },
+            { value: 'true', label: 'Yes' },
+            { value: 'false', label: 'No' },
+          ]}
+        />
+      );
     case 'ENUM':
-      return <NativeSelect {...common} value={value} onChange={(e) => onChange(e.currentTarget.value)} data={[{ value: '', label: 'Default' }, ...field.options]} />;
+      return (
+        <NativeSelect
+          {...common}
+          value={value}
+          onChange={(e) => onChange(e.currentTarget.value)}
+          data={[{ value: '', label: 'Default' }, ...field.options]}
+        />
+      );
     case 'TEXT_LIST':
     case 'ENUM_LIST':
     case 'OBJECT':
@@ -153,7 +201,9 @@ function StartForm({ tool }: { tool: Tool }) {
       if (err instanceof FormError) setErrors({ fields: { [err.field]: err.message }, other: [] });
       return undefined;
     }
-    const result = await client.mutation<{ start: StartAnswer }>(document, { input, dryRun }, { requestPolicy: 'network-only' }).toPromise();
+    const result = await client
+      .mutation<{ start: StartAnswer }>(document, { input, dryRun }, { requestPolicy: 'network-only' })
+      .toPromise();
     if (result.error) {
       setErrors({ fields: {}, other: [result.error.graphQLErrors[0]?.message ?? result.error.message] });
       return undefined;
@@ -191,7 +241,13 @@ function StartForm({ tool }: { tool: Tool }) {
     <form onSubmit={start} noValidate aria-label={`Start ${tool.title}`}>
       <Stack maw={720}>
         {tool.inputFields.map((field) => (
-          <FieldInput key={field.name} field={field} value={values[field.name] ?? ''} error={errors.fields[field.name]} onChange={(value) => setValues((v) => ({ ...v, [field.name]: value }))} />
+          <FieldInput
+            key={field.name}
+            field={field}
+            value={values[field.name] ?? ''}
+            error={errors.fields[field.name]}
+            onChange={(value) => setValues((v) => ({ ...v, [field.name]: value }))}
+          />
         ))}
         {errors.other.length > 0 && (
           <Alert color="red" role="alert" title="Not started">
@@ -229,7 +285,11 @@ export default function ToolForm() {
     <Stack>
       <PageTitle title={tool.title}>{tool.description}</PageTitle>
       <Text fw={600}>Price: {tool.priceText}</Text>
-      {tool.available ? <StartForm key={tool.name} tool={tool} /> : <Alert color="yellow">This tool needs the {tool.plan?.toLowerCase()} plan or higher.</Alert>}
+      {tool.available ? (
+        <StartForm key={tool.name} tool={tool} />
+      ) : (
+        <Alert color="yellow">This tool needs the {tool.plan?.toLowerCase()} plan or higher.</Alert>
+      )}
     </Stack>
   );
 }

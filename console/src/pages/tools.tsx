@@ -25,7 +25,10 @@ export default function Tools() {
   if (!data) return <Loading />;
   return (
     <Stack>
-      <PageTitle title="Tools">Every tool runs on the account’s wallet; a run’s estimate is held at start and it is billed on the rows it finds.</PageTitle>
+      <PageTitle title="Tools">
+        Every tool runs on the account’s wallet; a run’s estimate is held at start and it is billed on the rows it
+        finds.
+      </PageTitle>
       <SimpleGrid cols={{ base: 1, md: 2, lg: 3 }}>
         {data.tools.map((tool) => (
           <Card key={tool.name} withBorder component="article" aria-labelledby={`tool-${tool.name}`}>
@@ -42,7 +45,12 @@ export default function Tools() {
               {tool.priceText}
             </Text>
             {tool.available ? (
-              <Button component={Link} to={`/tools/${toolSlug(tool.name)}`} variant="light" aria-label={`Open ${tool.title}`}>
+              <Button
+                component={Link}
+                to={`/tools/${toolSlug(tool.name)}`}
+                variant="light"
+                aria-label={`Open ${tool.title}`}
+              >
                 Open
               </Button>
             ) : (

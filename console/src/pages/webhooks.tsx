@@ -99,7 +99,9 @@ export default function Webhooks() {
   const answer = created.data?.createWebhook;
   const testId = tested.data?.sendTestWebhook.delivery?.id;
   // The log refreshes until the receiver's first answer to the test event is in it.
-  const awaitingTest = Boolean(testId && data?.webhooks.nodes.some((h) => h.deliveries.nodes.some((d) => d.id === testId && d.attempts === 0)));
+  const awaitingTest = Boolean(
+    testId && data?.webhooks.nodes.some((h) => h.deliveries.nodes.some((d) => d.id === testId && d.attempts === 0)),
+  );
   useEffect(() => {
     if (!awaitingTest) return;
     const timer = setInterval(reload, 1000);
@@ -117,11 +119,26 @@ export default function Webhooks() {
   };
   return (
     <Stack>
-      <PageTitle title="Webhooks">The gateway POSTs how each run ended to these URLs, signed (Standard Webhooks) with the webhook’s secret, and retries for about a day.</PageTitle>
+      <PageTitle title="Webhooks">
+        The gateway POSTs how each run ended to these URLs, signed (Standard Webhooks) with the webhook’s secret, and
+        retries for about a day.
+      </PageTitle>
       <form onSubmit={submit} aria-label="Create a webhook">
         <Stack maw={640}>
-          <TextInput label="URL" type="url" required value={url} onChange={(e) => setUrl(e.currentTarget.value)} error={fieldError('url')} />
-          <TextInput label="Description" value={description} onChange={(e) => setDescription(e.currentTarget.value)} error={fieldError('description')} />
+          <TextInput
+            label="URL"
+            type="url"
+            required
+            value={url}
+            onChange={(e) => setUrl(e.currentTarget.value)}
+            error={fieldError('url')}
+          />
+          <TextInput
+            label="Description"
+            value={description}
+            onChange={(e) => setDescription(e.currentTarget.value)}
+            error={fieldError('description')}
+          />
           <Checkbox.Group label="Events" value={events} onChange={(v) => setEvents(v as WebhookEvent[])}>
             <Group mt="xs">
               {EVENTS.map((e) => (
@@ -136,14 +153,18 @@ export default function Webhooks() {
           </Group>
         </Stack>
       </form>
-      <UserErrors errors={(answer?.userErrors ?? []).filter((e) => !['url', 'description'].includes(e.field?.at(-1) ?? ''))} />
+      <UserErrors
+        errors={(answer?.userErrors ?? []).filter((e) => !['url', 'description'].includes(e.field?.at(-1) ?? ''))}
+      />
       {answer?.secret && (
         <Alert color="green" role="status" title="Webhook created">
           <Text size="sm">Its signing secret, shown only this once:</Text>
           <Code data-testid="webhook-secret">{answer.secret}</Code>
         </Alert>
       )}
-      <UserErrors errors={[...(deleted.data?.deleteWebhook.userErrors ?? []), ...(tested.data?.sendTestWebhook.userErrors ?? [])]} />
+      <UserErrors
+        errors={[...(deleted.data?.deleteWebhook.userErrors ?? []), ...(tested.data?.sendTestWebhook.userErrors ?? [])]}
+      />
       {error ? (
         <QueryError error={error} />
       ) : !data ? (
@@ -199,7 +220,14 @@ export default function Webhooks() {
               aria-label={`Deliveries to ${hook.url}`}
               data={{
                 head: ['When', 'Event', 'Run', 'Status', 'Attempts', 'Answer'],
-                body: hook.deliveries.nodes.map((d) => [when(d.createdAt), d.event, d.runId ?? '—', d.status, d.attempts, d.responseStatus ?? d.lastError ?? '—']),
+                body: hook.deliveries.nodes.map((d) => [
+                  when(d.createdAt),
+                  d.event,
+                  d.runId ?? '—',
+                  d.status,
+                  d.attempts,
+                  d.responseStatus ?? d.lastError ?? '—',
+                ]),
               }}
             />
           </Card>

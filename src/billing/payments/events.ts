@@ -1,6 +1,13 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../../db/client.ts';
-import { accountTable, ledgerTable, PLANS, walletTable, type Plan, type SubscriptionStatus } from '../../../db/schema/accounts.ts';
+import {
+  accountTable,
+  ledgerTable,
+  PLANS,
+  walletTable,
+  type Plan,
+  type SubscriptionStatus,
+} from '../../../db/schema/accounts.ts';
 import { cardPaymentTable, stripeEventTable } from '../../../db/schema/payments.ts';
 import type { PaymentsConfig, StripeConfig } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
@@ -21,13 +28,22 @@ const APPLY_MAX_ATTEMPTS = 10;
  * its id with the job that applies it, in one statement. A redelivery finds the id and records
  * nothing more. Answers at once; the job does the work.
  */
-export async function receiveStripeEvent(db: Database, config: PaymentsConfig, rawBody: Buffer | string, signature: string | undefined): Promise<{ id: string; duplicate: boolean }> {
+export async function receiveStripeEvent(
+  db: Database,
+  config: PaymentsConfig,
+  rawBody: Buffer | string,
+  signature: string | undefined,
+): Promise<{ id: string; duplicate: boolean }> {
   if (config.mode !== 'stripe') throw paymentsNotConfigured();
   let event: Stripe.Event;
   try {
     event = stripeClient(config).webhooks.constructEvent(rawBody, signature ?? '', config.webhookSecret);
   } catch (err) {
-    throw new AppError(400, 'invalid_signature', `The Stripe-Signature header does not verify: ${(err as Error).message}`);
+    throw new AppError(
+      400,
+      'invalid_signature',
+      `The Stripe-Signature header does not verify: ${(err as Error).message}`,
+    );
   }
   // A redelivery of an event not applied yet (its job failed every attempt) adds the job again: Stripe's
   // retries are the retries of last resort. One applied already adds nothing.
@@ -45,7 +61,10 @@ export async function receiveStripeEvent(db: Database, config: PaymentsConfig, r
       select graphile_worker.add_job(${JOBS.applyStripeEvent}::text, json_build_object('eventId', id), max_attempts => ${APPLY_MAX_ATTEMPTS}, job_key => 'stripe:' || id) from pending
     )
     -- Read, so the job is added: a CTE no one reads is not run.
-    select (select count(*)::int from recorded) as recorded, (select count(*)::int from queued) as queued`)) as unknown as { recorded: number; queued: number }[];
+    select (select count(*)::int from recorded) as recorded, (select count(*)::int from queued) as queued`)) as unknown as {
+    recorded: number;
+    queued: number;
+  }[];
   return { id: event.id, duplicate: row!.recorded === 0 };
 }
 
@@ -61,20 +80,26 @@ const STATUS_OF: Record<string, SubscriptionStatus | undefined> = {
   // `incomplete`: the first payment is still being made; the account is left as it is.
 };
 
-const idOf = (value: string | { id: string } | null | undefined) => (value == null ? null : typeof value === 'string' ? value : value.id);
+const idOf = (value: string | { id: string } | null | undefined) =>
+  value == null ? null : typeof value === 'string' ? value : value.id;
 
 /**
  * Applies a recorded event once: its effects and `processed_at` commit together, so a retried job,
  * or one that finds the event done, changes nothing. Subscriptions are read back from Stripe rather
  * than taken from the event, so events applied out of order still leave the latest state.
  */
-export async function applyStripeEvent(deps: { db: Database; config: StripeConfig; logger: Logger }, eventId: string): Promise<void> {
+export async function applyStripeEvent(
+  deps: { db: Database; config: StripeConfig; logger: Logger },
+  eventId: string,
+): Promise<void> {
   const stripe = stripeClient(deps.config);
   const [row] = await deps.db.select().from(stripeEventTable).where(eq(stripeEventTable.id, eventId));
   if (!row || row.processedAt) return;
   const event = row.event as Stripe.Event;
   // Read before the transaction: no row lock is held across a call to Stripe.
-  const subscription = event.type.startsWith('customer.subscription.') ? await latestSubscription(stripe, event.data.object as Stripe.Subscription) : null;
+  const subscription = event.type.startsWith('customer.subscription.')
+    ? await latestSubscription(stripe, event.data.object as Stripe.Subscription)
+    : null;
   if (subscription) await endReplacedSubscription(deps.db, stripe, subscription);
   await deps.db.transaction(async (tx) => {
     const [claimed] = await tx
@@ -113,7 +138,13 @@ async function endReplacedSubscription(db: Database, stripe: Stripe, sub: Stripe
   await stripe.subscriptions.cancel(previous, { prorate: true }, { idempotencyKey: `leadgate-replaced-${previous}` });
 }
 
-async function apply(tx: Executor, config: StripeConfig, event: Stripe.Event, subscription: Stripe.Subscription | null, logger: Logger): Promise<string> {
+async function apply(
+  tx: Executor,
+  config: StripeConfig,
+  event: Stripe.Event,
+  subscription: Stripe.Subscription | null,
+  logger: Logger,
+): Promise<string> {
   switch (event.type) {
     case 'customer.subscription.created':
     case 'customer.subscription.updated':
@@ -125,7 +156,14 @@ async function apply(tx: Executor, config: StripeConfig, event: Stripe.Event, su
       return creditIntent(tx, event.data.object, logger);
     case 'charge.refunded': {
       const charge = event.data.object;
-      return takeBack(tx, idOf(charge.payment_intent), charge.amount, charge.amount_refunded, 'refund', `refunded (${charge.id})`);
+      return takeBack(
+        tx,
+        idOf(charge.payment_intent),
+        charge.amount,
+        charge.amount_refunded,
+        'refund',
+        `refunded (${charge.id})`,
+      );
     }
     case 'charge.dispute.created': {
       const dispute = event.data.object;
@@ -137,12 +175,28 @@ async function apply(tx: Executor, config: StripeConfig, event: Stripe.Event, su
 }
 
 /** The account a Stripe customer is, by the id stored when it was made (or the subscription's metadata). */
-async function accountOf(tx: Executor, customerId: string | null, metadataAccount?: string): Promise<{ id: string; plan: Plan; stripeSubscriptionId: string | null } | null> {
+async function accountOf(
+  tx: Executor,
+  customerId: string | null,
+  metadataAccount?: string,
+): Promise<{ id: string; plan: Plan; stripeSubscriptionId: string | null } | null> {
   const where = customerId ? eq(accountTable.stripeCustomerId, customerId) : undefined;
-  const [byCustomer] = where ? await tx.select({ id: accountTable.id, plan: accountTable.plan, stripeSubscriptionId: accountTable.stripeSubscriptionId }).from(accountTable).where(where) : [];
+  const [byCustomer] = where
+    ? await tx
+        .select({
+          id: accountTable.id,
+          plan: accountTable.plan,
+          stripeSubscriptionId: accountTable.stripeSubscriptionId,
+        })
+        .from(accountTable)
+        .where(where)
+    : [];
   if (byCustomer) return byCustomer;
   if (!metadataAccount) return null;
-  const [byMetadata] = await tx.select({ id: accountTable.id, plan: accountTable.plan, stripeSubscriptionId: accountTable.stripeSubscriptionId }).from(accountTable).where(eq(accountTable.id, metadataAccount));
+  const [byMetadata] = await tx
+    .select({ id: accountTable.id, plan: accountTable.plan, stripeSubscriptionId: accountTable.stripeSubscriptionId })
+    .from(accountTable)
+    .where(eq(accountTable.id, metadataAccount));
   return byMetadata ?? null;
 }
 
@@ -155,11 +209,17 @@ async function applySubscription(tx: Executor, config: StripeConfig, sub: Stripe
   if (!account) return `ignored: customer ${idOf(sub.customer)} is no account`;
   const status = STATUS_OF[sub.status];
   // An earlier subscription ending (replaced by a new one) does not cancel the account.
-  if (account.stripeSubscriptionId && account.stripeSubscriptionId !== sub.id && status === 'CANCELLED') return `ignored: ${sub.id} is not the account's subscription`;
+  if (account.stripeSubscriptionId && account.stripeSubscriptionId !== sub.id && status === 'CANCELLED')
+    return `ignored: ${sub.id} is not the account's subscription`;
   const plan = planOfPrice(config, sub.items?.data?.[0]?.price?.id);
   await tx
     .update(accountTable)
-    .set({ ...(status ? { subscriptionStatus: status } : {}), ...(plan ? { plan } : {}), stripeSubscriptionId: sub.id, stripeSubscriptionStatus: sub.status })
+    .set({
+      ...(status ? { subscriptionStatus: status } : {}),
+      ...(plan ? { plan } : {}),
+      stripeSubscriptionId: sub.id,
+      stripeSubscriptionStatus: sub.status,
+    })
     .where(eq(accountTable.id, account.id));
   return `subscription ${sub.id} ${sub.status}: ${plan ?? account.plan}, ${status ?? 'status unchanged'}`;
 }
@@ -168,21 +228,34 @@ async function applySubscription(tx: Executor, config: StripeConfig, sub: Stripe
 async function grantInvoice(tx: Executor, config: StripeConfig, invoice: Stripe.Invoice): Promise<string> {
   const subscriptionId = idOf(invoice.parent?.subscription_details?.subscription);
   if (!subscriptionId) return 'ignored: not a subscription invoice';
-  const account = await accountOf(tx, idOf(invoice.customer), invoice.parent?.subscription_details?.metadata?.account_id);
+  const account = await accountOf(
+    tx,
+    idOf(invoice.customer),
+    invoice.parent?.subscription_details?.metadata?.account_id,
+  );
   if (!account) return `ignored: customer ${idOf(invoice.customer)} is no account`;
   const prices = (invoice.lines?.data ?? []).map((line) => idOf(line.pricing?.price_details?.price));
   const plan = prices.map((price) => planOfPrice(config, price)).find(Boolean) ?? account.plan;
   const credits = usdToMicros(PLAN_MONTHLY_CREDITS_USD[plan].toFixed(2));
   const granted = await tx
     .insert(ledgerTable)
-    .values({ accountId: account.id, kind: 'plan_grant', planMicros: credits, paymentRef: invoice.id, note: `${plan} plan credits for invoice ${invoice.id}` })
+    .values({
+      accountId: account.id,
+      kind: 'plan_grant',
+      planMicros: credits,
+      paymentRef: invoice.id,
+      note: `${plan} plan credits for invoice ${invoice.id}`,
+    })
     .onConflictDoNothing()
     .returning({ id: ledgerTable.id });
   if (granted.length === 0) return `ignored: invoice ${invoice.id} was granted already`;
   await tx
     .insert(walletTable)
     .values({ accountId: account.id, planMicros: credits })
-    .onConflictDoUpdate({ target: walletTable.accountId, set: { planMicros: sql`${walletTable.planMicros} + ${credits}`, updatedAt: new Date() } });
+    .onConflictDoUpdate({
+      target: walletTable.accountId,
+      set: { planMicros: sql`${walletTable.planMicros} + ${credits}`, updatedAt: new Date() },
+    });
   return `granted ${formatDollars(credits)} USD of ${plan} plan credits`;
 }
 
@@ -194,13 +267,26 @@ async function grantInvoice(tx: Executor, config: StripeConfig, invoice: Stripe.
  */
 async function creditIntent(tx: Executor, intent: Stripe.PaymentIntent, logger: Logger): Promise<string> {
   const credit = await creditCardPayment(tx, intent.id, intent.amount_received);
-  const seen = { paymentIntent: intent.id, amountReceived: intent.amount_received, currency: intent.currency, customer: idOf(intent.customer), claimedAccount: intent.metadata?.account_id ?? null };
+  const seen = {
+    paymentIntent: intent.id,
+    amountReceived: intent.amount_received,
+    currency: intent.currency,
+    customer: idOf(intent.customer),
+    claimedAccount: intent.metadata?.account_id ?? null,
+  };
   switch (credit.kind) {
     case 'unknown':
-      if (intent.metadata?.leadgate_purpose || intent.metadata?.account_id) logger.warn(seen, 'stripe: a PaymentIntent this gateway did not make claims to be a credit purchase; nothing credited');
+      if (intent.metadata?.leadgate_purpose || intent.metadata?.account_id)
+        logger.warn(
+          seen,
+          'stripe: a PaymentIntent this gateway did not make claims to be a credit purchase; nothing credited',
+        );
       return `ignored: ${intent.id} is no purchase made by this gateway`;
     case 'other_amount':
-      logger.warn({ ...seen, purchaseMicros: credit.paidMicros.toString() }, 'stripe: a purchase received another amount than it was made for; nothing credited');
+      logger.warn(
+        { ...seen, purchaseMicros: credit.paidMicros.toString() },
+        'stripe: a purchase received another amount than it was made for; nothing credited',
+      );
       return `ignored: ${intent.id} received ${intent.amount_received} cents, not the purchase's ${formatDollars(credit.paidMicros)} USD`;
     case 'credited':
       return `credited ${formatDollars(credit.terms.paidMicros + credit.terms.bonusMicros)} USD`;
@@ -215,7 +301,14 @@ async function creditIntent(tx: Executor, intent: Stripe.PaymentIntent, logger: 
  * never more than was credited. The purchased balance may go below zero (the credits were spent):
  * then no run starts until it is settled (runs/runs.ts).
  */
-async function takeBack(tx: Executor, intentId: string | null, chargedCents: number | null, cents: number, what: 'refund' | 'dispute', note: string): Promise<string> {
+async function takeBack(
+  tx: Executor,
+  intentId: string | null,
+  chargedCents: number | null,
+  cents: number,
+  what: 'refund' | 'dispute',
+  note: string,
+): Promise<string> {
   if (!intentId) return `ignored: the ${what} has no PaymentIntent`;
   const [payment] = await tx.select().from(cardPaymentTable).where(eq(cardPaymentTable.id, intentId)).for('update');
   if (!payment || !payment.creditedAt) return `ignored: ${intentId} is no credited purchase`;
@@ -225,8 +318,19 @@ async function takeBack(tx: Executor, intentId: string | null, chargedCents: num
   const wanted = what === 'refund' ? share - payment.reversedMicros : share;
   const taken = wanted > credited - payment.reversedMicros ? credited - payment.reversedMicros : wanted;
   if (taken <= 0n) return `ignored: nothing more to take back for ${intentId}`;
-  await tx.update(cardPaymentTable).set({ reversedMicros: payment.reversedMicros + taken }).where(eq(cardPaymentTable.id, intentId));
-  await tx.insert(ledgerTable).values({ accountId: payment.accountId, kind: 'refund', purchasedMicros: -taken, paymentRef: intentId, note: `purchase ${note}: ${formatDollars(taken)} USD of credits taken back` });
+  await tx
+    .update(cardPaymentTable)
+    .set({ reversedMicros: payment.reversedMicros + taken })
+    .where(eq(cardPaymentTable.id, intentId));
+  await tx
+    .insert(ledgerTable)
+    .values({
+      accountId: payment.accountId,
+      kind: 'refund',
+      purchasedMicros: -taken,
+      paymentRef: intentId,
+      note: `purchase ${note}: ${formatDollars(taken)} USD of credits taken back`,
+    });
   await tx
     .update(walletTable)
     .set({ purchasedMicros: sql`${walletTable.purchasedMicros} - ${taken}`, updatedAt: new Date() })

@@ -17,7 +17,12 @@ export function createPayments(config: PaymentsConfig, db: Database, records: Da
  * payment provider, then the spec's rules (400, 403, wallet.ts `purchaseTerms`), checked without the
  * database; returns the write that pays and credits it, for the request's idempotent transaction.
  */
-export function prepareCreditPurchase(payments: Payments, principal: Subscriber, rawAmount: unknown, idempotencyKey: string | undefined): (tx: Executor) => Promise<Purchase> {
+export function prepareCreditPurchase(
+  payments: Payments,
+  principal: Subscriber,
+  rawAmount: unknown,
+  idempotencyKey: string | undefined,
+): (tx: Executor) => Promise<Purchase> {
   if (payments.mode === 'none') throw paymentsNotConfigured();
   const terms = purchaseTerms(principal, rawAmount);
   return (tx) => payments.buyCredits(tx, { terms, idempotencyKey });

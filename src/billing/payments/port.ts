@@ -68,5 +68,9 @@ export const paymentsNotConfigured = () =>
 export function stripeOnly(payments: Payments, what: string): StripePayments {
   if (payments.mode === 'stripe') return payments;
   if (payments.mode === 'none') throw paymentsNotConfigured();
-  throw new AppError(503, 'payments_not_configured', `${what} needs a payment provider; this server records purchases without payment (PAYMENTS=demo).`);
+  throw new AppError(
+    503,
+    'payments_not_configured',
+    `${what} needs a payment provider; this server records purchases without payment (PAYMENTS=demo).`,
+  );
 }

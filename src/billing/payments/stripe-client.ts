@@ -21,7 +21,13 @@ function createClient(config: StripeConfig): Stripe {
     maxNetworkRetries: 2,
     timeout: 20_000,
     appInfo: { name: 'leadgate' },
-    ...(base ? { host: base.hostname, port: base.port || (base.protocol === 'https:' ? 443 : 80), protocol: base.protocol === 'https:' ? 'https' : 'http' } : {}),
+    ...(base
+      ? {
+          host: base.hostname,
+          port: base.port || (base.protocol === 'https:' ? 443 : 80),
+          protocol: base.protocol === 'https:' ? 'https' : 'http',
+        }
+      : {}),
   });
 }
 

@@ -60,7 +60,10 @@ async function recordPurchase(records: Executor, intent: Stripe.PaymentIntent, t
 
 /** Stripe's answer to a confirmation that did not succeed, kept on the purchase's row (outside the request's transaction, which the refusal rolls back). */
 async function setPurchaseStatus(records: Executor, intentId: string, status: string): Promise<void> {
-  await records.update(cardPaymentTable).set({ status }).where(and(eq(cardPaymentTable.id, intentId), isNull(cardPaymentTable.creditedAt)));
+  await records
+    .update(cardPaymentTable)
+    .set({ status })
+    .where(and(eq(cardPaymentTable.id, intentId), isNull(cardPaymentTable.creditedAt)));
 }
 
 /** A recorded purchase's terms, as its row has them. */
@@ -93,7 +96,8 @@ export type CardCredit =
 export async function creditCardPayment(tx: Executor, intentId: string, receivedCents: number): Promise<CardCredit> {
   const [row] = await tx.select().from(cardPaymentTable).where(eq(cardPaymentTable.id, intentId)).for('update');
   if (!row) return { kind: 'unknown' };
-  if (BigInt(receivedCents) * MICROS_PER_CENT !== row.paidMicros) return { kind: 'other_amount', paidMicros: row.paidMicros };
+  if (BigInt(receivedCents) * MICROS_PER_CENT !== row.paidMicros)
+    return { kind: 'other_amount', paidMicros: row.paidMicros };
   const terms = termsOf(row);
   const credited = await creditPurchase(tx, terms, { mode: 'stripe', reference: intentId });
   await tx
@@ -105,12 +109,19 @@ export async function creditCardPayment(tx: Executor, intentId: string, received
 
 /** The account's Stripe customer, if it has one yet. */
 async function customerOf(db: Executor, accountId: string): Promise<string | null> {
-  const [row] = await db.select({ customer: accountTable.stripeCustomerId }).from(accountTable).where(eq(accountTable.id, accountId));
+  const [row] = await db
+    .select({ customer: accountTable.stripeCustomerId })
+    .from(accountTable)
+    .where(eq(accountTable.id, accountId));
   return row?.customer ?? null;
 }
 
 const paymentMethodRequired = () =>
-  new AppError(402, 'payment_method_required', 'This account has no card on file to charge. Add one in the billing portal (the console’s billing page, or the openBillingPortal mutation), then buy again.');
+  new AppError(
+    402,
+    'payment_method_required',
+    'This account has no card on file to charge. Add one in the billing portal (the console’s billing page, or the openBillingPortal mutation), then buy again.',
+  );
 
 /** 402 payment_requires_action: what the console needs to let the customer authenticate (Stripe.js `confirmCardPayment`). */
 function requiresAction(intent: Stripe.PaymentIntent): AppError {
@@ -119,16 +130,33 @@ function requiresAction(intent: Stripe.PaymentIntent): AppError {
     'payment_requires_action',
     `The bank asks the card holder to authenticate this payment (3-D Secure). Complete it in the console; the credits are added as soon as the payment succeeds. Payment ${intent.id}.`,
     undefined,
-    { payment: { payment_intent: intent.id, status: intent.status, client_secret: intent.client_secret, next_action: intent.next_action ?? null } },
+    {
+      payment: {
+        payment_intent: intent.id,
+        status: intent.status,
+        client_secret: intent.client_secret,
+        next_action: intent.next_action ?? null,
+      },
+    },
   );
 }
 
 /** 402 payment_failed: the card was declined, with the reason Stripe gives (`decline_code`, else `code`). */
 function paymentFailed(err: Stripe.errors.StripeCardError): AppError {
   const reason = err.decline_code ?? err.code ?? 'declined';
-  return new AppError(402, 'payment_failed', `The card was declined (${reason}): ${err.message} Nothing was charged or credited.`, undefined, {
-    payment: { payment_intent: err.payment_intent?.id ?? null, decline_code: err.decline_code ?? null, code: err.code ?? null },
-  });
+  return new AppError(
+    402,
+    'payment_failed',
+    `The card was declined (${reason}): ${err.message} Nothing was charged or credited.`,
+    undefined,
+    {
+      payment: {
+        payment_intent: err.payment_intent?.id ?? null,
+        decline_code: err.decline_code ?? null,
+        code: err.code ?? null,
+      },
+    },
+  );
 }
 
 /**
@@ -150,7 +178,11 @@ async function atStripe<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if (err instanceof Stripe.errors.StripeConnectionError || err instanceof Stripe.errors.StripeAPIError || err instanceof Stripe.errors.StripeRateLimitError) {
+    if (
+      err instanceof Stripe.errors.StripeConnectionError ||
+      err instanceof Stripe.errors.StripeAPIError ||
+      err instanceof Stripe.errors.StripeRateLimitError
+    ) {
       throw new RetryLaterError(
         'payment_provider_unavailable',
         'The payment provider did not answer. Nothing was credited; retry in a minute with the same Idempotency-Key (a payment is never taken twice).',
@@ -174,11 +206,20 @@ export function createStripePayments(config: StripeConfig, db: Database, records
   async function ensureCustomer(accountId: string): Promise<string> {
     const existing = await customerOf(db, accountId);
     if (existing) return existing;
-    const [account] = await db.select({ name: accountTable.name }).from(accountTable).where(eq(accountTable.id, accountId));
+    const [account] = await db
+      .select({ name: accountTable.name })
+      .from(accountTable)
+      .where(eq(accountTable.id, accountId));
     if (!account) throw new AppError(404, 'not_found', 'Account not found');
-    const customer = await stripe.customers.create({ name: account.name, metadata: { account_id: accountId } }, { idempotencyKey: `leadgate-customer-${accountId}` });
+    const customer = await stripe.customers.create(
+      { name: account.name, metadata: { account_id: accountId } },
+      { idempotencyKey: `leadgate-customer-${accountId}` },
+    );
     // Two first requests at once make the same customer (the idempotency key); the first write wins.
-    await db.update(accountTable).set({ stripeCustomerId: customer.id }).where(sql`${accountTable.id} = ${accountId} and ${accountTable.stripeCustomerId} is null`);
+    await db
+      .update(accountTable)
+      .set({ stripeCustomerId: customer.id })
+      .where(sql`${accountTable.id} = ${accountId} and ${accountTable.stripeCustomerId} is null`);
     return (await customerOf(db, accountId)) ?? customer.id;
   }
 
@@ -212,7 +253,11 @@ export function createStripePayments(config: StripeConfig, db: Database, records
         let intent: Stripe.PaymentIntent;
         try {
           // One confirmation per PaymentIntent: a retried request (the same PaymentIntent) gets Stripe's first answer.
-          intent = await stripe.paymentIntents.confirm(created.id, { off_session: true }, { idempotencyKey: `leadgate-confirm-${created.id}` });
+          intent = await stripe.paymentIntents.confirm(
+            created.id,
+            { off_session: true },
+            { idempotencyKey: `leadgate-confirm-${created.id}` },
+          );
         } catch (err) {
           if (!(err instanceof Stripe.errors.StripeCardError)) throw err;
           // Off-session, a card that needs 3-D Secure is refused with `authentication_required`; the
@@ -226,21 +271,35 @@ export function createStripePayments(config: StripeConfig, db: Database, records
         }
         if (intent.status === 'succeeded') {
           const credit = await creditCardPayment(tx, intent.id, intent.amount_received);
-          if (credit.kind === 'unknown' || credit.kind === 'other_amount') throw new Error(`PaymentIntent ${intent.id} succeeded but does not match its purchase (${credit.kind})`);
+          if (credit.kind === 'unknown' || credit.kind === 'other_amount')
+            throw new Error(`PaymentIntent ${intent.id} succeeded but does not match its purchase (${credit.kind})`);
           return purchaseOf(tx, credit.terms, { mode: 'stripe', reference: intent.id });
         }
         await setPurchaseStatus(records, intent.id, intent.status);
-        if (intent.status === 'requires_action' || intent.status === 'requires_confirmation') throw requiresAction(intent);
-        throw new AppError(402, 'payment_failed', `The payment was not completed (${intent.status}); if it completes later, the credits are added then. Payment ${intent.id}.`, undefined, {
-          payment: { payment_intent: intent.id, status: intent.status },
-        });
+        if (intent.status === 'requires_action' || intent.status === 'requires_confirmation')
+          throw requiresAction(intent);
+        throw new AppError(
+          402,
+          'payment_failed',
+          `The payment was not completed (${intent.status}); if it completes later, the credits are added then. Payment ${intent.id}.`,
+          undefined,
+          {
+            payment: { payment_intent: intent.id, status: intent.status },
+          },
+        );
       });
     },
 
     async checkout(accountId: string, plan: Plan, returnUrl: string) {
       return atStripe(async () => {
         const price = config.prices[plan];
-        if (!price) throw new AppError(400, 'validation_failed', `The ${plan} plan has no Stripe price on this server (STRIPE_PRICE_${plan.toUpperCase()}).`, [{ path: 'plan', message: `no Stripe price for ${plan}` }]);
+        if (!price)
+          throw new AppError(
+            400,
+            'validation_failed',
+            `The ${plan} plan has no Stripe price on this server (STRIPE_PRICE_${plan.toUpperCase()}).`,
+            [{ path: 'plan', message: `no Stripe price for ${plan}` }],
+          );
         const customer = await ensureCustomer(accountId);
         const session = await stripe.checkout.sessions.create({
           mode: 'subscription',
@@ -282,7 +341,13 @@ export function createStripePayments(config: StripeConfig, db: Database, records
       // Stripe's state, not the row's: the customer may have completed or abandoned it since.
       const intent = await stripe.paymentIntents.retrieve(waiting.id);
       if (!WAITING.includes(intent.status) || !intent.client_secret) return null;
-      return { paymentIntentId: intent.id, amountMicros: BigInt(intent.amount) * MICROS_PER_CENT, status: intent.status, clientSecret: intent.client_secret, nextActionType: intent.next_action?.type ?? null };
+      return {
+        paymentIntentId: intent.id,
+        amountMicros: BigInt(intent.amount) * MICROS_PER_CENT,
+        status: intent.status,
+        clientSecret: intent.client_secret,
+        nextActionType: intent.next_action?.type ?? null,
+      };
     },
   };
 }

@@ -32,7 +32,14 @@ export async function loadCompanies(sql: Sql, ids: readonly number[]): Promise<M
 }
 
 /** The distinct companies of a page of people (`company_id` as text, null without one). */
-export const companyIdsOf = (rows: readonly { company_id: string | null }[]) => [...new Set(rows.map((r) => r.company_id).filter((id): id is string => id !== null).map(Number))];
+export const companyIdsOf = (rows: readonly { company_id: string | null }[]) => [
+  ...new Set(
+    rows
+      .map((r) => r.company_id)
+      .filter((id): id is string => id !== null)
+      .map(Number),
+  ),
+];
 
 /** False while the companies dataset is being prepared (an import is loading it). */
 export async function companiesReady(sql: Sql): Promise<boolean> {

@@ -39,15 +39,24 @@ export function classifyContactInput(raw: string): ContactInput {
   const text = raw.trim().replace(/^mailto:/i, '');
   if (!text) return { kind: 'unrecognised', reason: 'empty input' };
   if (text.includes('@') && !text.includes('/')) {
-    return EMAIL.test(text) ? { kind: 'email', key: text.toLowerCase() } : { kind: 'unrecognised', reason: 'contains "@" but is not a valid email address' };
+    return EMAIL.test(text)
+      ? { kind: 'email', key: text.toLowerCase() }
+      : { kind: 'unrecognised', reason: 'contains "@" but is not a valid email address' };
   }
-  if (!LOOKS_LIKE_URL.test(text)) return { kind: 'unrecognised', reason: 'neither an email address nor a social profile URL' };
+  if (!LOOKS_LIKE_URL.test(text))
+    return { kind: 'unrecognised', reason: 'neither an email address nor a social profile URL' };
   const url = readUrl(text);
   if (!url) return { kind: 'unrecognised', reason: 'not a valid URL' };
   const profile = PROFILE_PATH.exec(url.pathname);
   if (!profile) {
-    return { kind: 'unrecognised', reason: 'a URL, but not a social profile link (expected a profile path such as linkedin.com/in/<name>)' };
+    return {
+      kind: 'unrecognised',
+      reason: 'a URL, but not a social profile link (expected a profile path such as linkedin.com/in/<name>)',
+    };
   }
   const host = NETWORK_HOST.test(url.hostname) ? 'linkedin.com' : bareHost(url.hostname);
-  return { kind: 'social_url', key: normaliseSocialUrl(`${host}/${profile[1]!.toLowerCase()}/${decodeSegment(profile[2]!)}`) };
+  return {
+    kind: 'social_url',
+    key: normaliseSocialUrl(`${host}/${profile[1]!.toLowerCase()}/${decodeSegment(profile[2]!)}`),
+  };
 }

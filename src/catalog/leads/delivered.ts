@@ -8,7 +8,9 @@ import type { LeadRow } from './query.ts';
 
 /** Which of `personIds` the account has received already. */
 export async function deliveredAmong(sql: Sql, accountId: string, personIds: readonly string[]): Promise<Set<string>> {
-  const rows = await sql<{ id: string }[]>`select person_id::text as id from delivered_lead where account_id = ${accountId} and person_id = any(${[...personIds]}::bigint[])`;
+  const rows = await sql<
+    { id: string }[]
+  >`select person_id::text as id from delivered_lead where account_id = ${accountId} and person_id = any(${[...personIds]}::bigint[])`;
   return new Set(rows.map((r) => r.id));
 }
 
@@ -19,7 +21,11 @@ export async function recordDelivered(sql: Sql, accountId: string, personIds: re
 }
 
 /** The account's received leads among `personIds` (refetching a lead by id), in the order of `personIds`; null where not received. */
-export async function loadDeliveredLeads(sql: Sql, accountId: string, personIds: readonly string[]): Promise<(LeadRow | null)[]> {
+export async function loadDeliveredLeads(
+  sql: Sql,
+  accountId: string,
+  personIds: readonly string[],
+): Promise<(LeadRow | null)[]> {
   const rows = await sql<LeadRow[]>`
     select p.id::text as id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile,
            p.linkedin_url, p.city, p.state, p.country, p.company_id::text as company_id
@@ -30,7 +36,11 @@ export async function loadDeliveredLeads(sql: Sql, accountId: string, personIds:
 }
 
 /** Which of `companyIds` employ a lead the account has received (refetching a company by id). */
-export async function companiesOfDeliveredLeads(sql: Sql, accountId: string, companyIds: readonly number[]): Promise<Set<number>> {
+export async function companiesOfDeliveredLeads(
+  sql: Sql,
+  accountId: string,
+  companyIds: readonly number[],
+): Promise<Set<number>> {
   const rows = await sql<{ id: string }[]>`
     select distinct p.company_id::text as id
     from delivered_lead d join person p on p.id = d.person_id

@@ -24,7 +24,8 @@ export interface Keys {
   domain?: string;
 }
 
-const PERSON_COLUMNS = 'p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id';
+const PERSON_COLUMNS =
+  'p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id';
 
 /**
  * The person's company in the same row (all null without one): the fields of `CompanyRecord`. Its two
@@ -150,8 +151,15 @@ const LOOKUPS: Record<MatchKey, string> = {
  * found nobody follow in a fifth query, so no one is looked up for a row matched already.
  */
 export async function lookUpLeads(sql: Sql, keys: Keys[]): Promise<Record<MatchKey, Map<string, Found>>> {
-  const found: Record<MatchKey, Map<string, Found>> = { email: new Map(), social: new Map(), mobile: new Map(), domain: new Map() };
-  const distinct = (kind: MatchKey, of: Keys[]) => [...new Set(of.map((k) => k[kind]).filter((v): v is string => v !== undefined))];
+  const found: Record<MatchKey, Map<string, Found>> = {
+    email: new Map(),
+    social: new Map(),
+    mobile: new Map(),
+    domain: new Map(),
+  };
+  const distinct = (kind: MatchKey, of: Keys[]) => [
+    ...new Set(of.map((k) => k[kind]).filter((v): v is string => v !== undefined)),
+  ];
   const run = async (kind: MatchKey, values: string[]) => {
     if (values.length === 0) return;
     const byKey = found[kind];
@@ -161,11 +169,24 @@ export async function lookUpLeads(sql: Sql, keys: Keys[]): Promise<Record<MatchK
       if (kept === undefined || Number(row[1]) < Number(kept[1])) byKey.set(row[0], row);
     }
   };
-  const domainOnly = distinct('domain', keys.filter((k) => k.email === undefined && k.social === undefined && k.mobile === undefined));
-  await Promise.all([run('email', distinct('email', keys)), run('social', distinct('social', keys)), run('mobile', distinct('mobile', keys)), run('domain', domainOnly)]);
+  const domainOnly = distinct(
+    'domain',
+    keys.filter((k) => k.email === undefined && k.social === undefined && k.mobile === undefined),
+  );
+  await Promise.all([
+    run('email', distinct('email', keys)),
+    run('social', distinct('social', keys)),
+    run('mobile', distinct('mobile', keys)),
+    run('domain', domainOnly),
+  ]);
   const asked = new Set(domainOnly);
   const unmatched = keys.filter(
-    (k) => k.domain !== undefined && !asked.has(k.domain) && !(k.email !== undefined && found.email.has(k.email)) && !(k.social !== undefined && found.social.has(k.social)) && !(k.mobile !== undefined && found.mobile.has(k.mobile)),
+    (k) =>
+      k.domain !== undefined &&
+      !asked.has(k.domain) &&
+      !(k.email !== undefined && found.email.has(k.email)) &&
+      !(k.social !== undefined && found.social.has(k.social)) &&
+      !(k.mobile !== undefined && found.mobile.has(k.mobile)),
   );
   await run('domain', distinct('domain', unmatched));
   return found;

@@ -51,10 +51,14 @@ export type LeadSearchParams = z.output<typeof leadSearchParams>;
 export function parseLeadSearch(raw: unknown): LeadSearchParams {
   const p = parseParams(leadSearchParams, raw);
   const errors: { path: string; message: string }[] = [];
-  if (p.minEmployees !== undefined && p.maxEmployees !== undefined && p.minEmployees > p.maxEmployees) errors.push({ path: 'maxEmployees', message: 'must not be below minEmployees' });
-  if (p.revenueMin !== undefined && p.revenueMax !== undefined && p.revenueMin > p.revenueMax) errors.push({ path: 'revenueMax', message: 'must not be below revenueMin' });
-  for (const [i, s] of (p.seniority ?? []).entries()) if (!normaliseSeniority(s)) errors.push({ path: `seniority.${i}`, message: `unknown seniority "${s}"` });
-  for (const [i, d] of (p.department ?? []).entries()) if (!normaliseDepartment(d)) errors.push({ path: `department.${i}`, message: `unknown department "${d}"` });
+  if (p.minEmployees !== undefined && p.maxEmployees !== undefined && p.minEmployees > p.maxEmployees)
+    errors.push({ path: 'maxEmployees', message: 'must not be below minEmployees' });
+  if (p.revenueMin !== undefined && p.revenueMax !== undefined && p.revenueMin > p.revenueMax)
+    errors.push({ path: 'revenueMax', message: 'must not be below revenueMin' });
+  for (const [i, s] of (p.seniority ?? []).entries())
+    if (!normaliseSeniority(s)) errors.push({ path: `seniority.${i}`, message: `unknown seniority "${s}"` });
+  for (const [i, d] of (p.department ?? []).entries())
+    if (!normaliseDepartment(d)) errors.push({ path: `department.${i}`, message: `unknown department "${d}"` });
   if (errors.length > 0) throw new ValidationError(errors);
   return p;
 }

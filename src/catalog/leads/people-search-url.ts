@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { AppError } from '../../shared/errors.ts';
-import { isKnownCountry, normaliseCountry, normaliseDepartment, normaliseSeniority, canonicalTechnology, INDUSTRY_TAG_IDS } from './vocabulary.ts';
+import {
+  isKnownCountry,
+  normaliseCountry,
+  normaliseDepartment,
+  normaliseSeniority,
+  canonicalTechnology,
+  INDUSTRY_TAG_IDS,
+} from './vocabulary.ts';
 import { stateAbbreviation } from '../../shared/geo.ts';
 import type { LeadFilters } from './filters.ts';
 
@@ -30,12 +37,24 @@ const translationEntry = z
 export const peopleSearchTranslation = z
   .object({
     applied: z.array(translationEntry).describe('Parameters applied as they are.'),
-    broadened: z.array(translationEntry).describe('Parameters applied more broadly (an industry tag as its industry, several employee ranges as one span).'),
+    broadened: z
+      .array(translationEntry)
+      .describe(
+        'Parameters applied more broadly (an industry tag as its industry, several employee ranges as one span).',
+      ),
     unsupported: z.array(translationEntry).describe('Parameters the lead database cannot apply.'),
     ignored: z.array(z.string()).describe('Parameters dropped on purpose (paging, sorting, uniqueUrlId).'),
     overridden: z
-      .array(translationEntry.extend({ overriddenBy: z.array(z.string()).describe('The explicit parameters that replaced what it became.') }).strict())
-      .describe('Parameters read from the link but replaced by a parameter sent explicitly (a link’s personTitles[] by title).'),
+      .array(
+        translationEntry
+          .extend({
+            overriddenBy: z.array(z.string()).describe('The explicit parameters that replaced what it became.'),
+          })
+          .strict(),
+      )
+      .describe(
+        'Parameters read from the link but replaced by a parameter sent explicitly (a link’s personTitles[] by title).',
+      ),
   })
   .strict()
   .describe('How the url parameter was read: each parameter applied, broadened or unsupported.');
@@ -51,19 +70,45 @@ export interface SearchTranslation {
 }
 
 const ARRAY_PARAMETERS = new Set([
-  'personTitles', 'personNotTitles', 'personLocations', 'personNotLocations', 'personSeniorities', 'personDepartmentOrSubdepartments',
-  'organizationLocations', 'organizationNotLocations', 'organizationNumEmployeesRanges', 'organizationIndustryTagIds',
-  'organizationNotIndustryTagIds', 'qOrganizationKeywordTags', 'qNotOrganizationKeywordTags', 'currentlyUsingAnyOfTechnologyUids',
-  'currentlyUsingAllOfTechnologyUids', 'currentlyNotUsingAnyOfTechnologyUids', 'contactEmailStatusV2', 'organizationIds', 'personIds',
+  'personTitles',
+  'personNotTitles',
+  'personLocations',
+  'personNotLocations',
+  'personSeniorities',
+  'personDepartmentOrSubdepartments',
+  'organizationLocations',
+  'organizationNotLocations',
+  'organizationNumEmployeesRanges',
+  'organizationIndustryTagIds',
+  'organizationNotIndustryTagIds',
+  'qOrganizationKeywordTags',
+  'qNotOrganizationKeywordTags',
+  'currentlyUsingAnyOfTechnologyUids',
+  'currentlyUsingAllOfTechnologyUids',
+  'currentlyNotUsingAnyOfTechnologyUids',
+  'contactEmailStatusV2',
+  'organizationIds',
+  'personIds',
 ]);
-const IGNORED = new Set(['uniqueUrlId', 'page', 'sortByField', 'sortAscending', 'includeSimilarTitles', 'finderViewId', 'prospectedByCurrentTeam']);
+const IGNORED = new Set([
+  'uniqueUrlId',
+  'page',
+  'sortByField',
+  'sortAscending',
+  'includeSimilarTitles',
+  'finderViewId',
+  'prospectedByCurrentTeam',
+]);
 
 export class UnsupportedUrlFormatError extends AppError {
   constructor(parameters: string[]) {
     super(
       400,
       'unsupported_url_format',
-      `This people-search URL uses the newer format: array parameters without brackets (${parameters.slice(0, 3).map((p) => `${p}=`).join(', ')}). ` +
+      `This people-search URL uses the newer format: array parameters without brackets (${parameters
+        .slice(0, 3)
+        .map((p) => `${p}=`)
+        .join(', ')}). ` +
         `Open the search in the older format, where array parameters end in [] (e.g. personTitles[]=ceo), and send that URL.`,
     );
   }
@@ -76,8 +121,14 @@ export class UnsupportedUrlFormatError extends AppError {
 export class NoUsableFiltersError extends AppError {
   constructor(translation: SearchTranslation) {
     const details = [
-      ...translation.unsupported.map((e) => ({ path: 'url', message: `${e.parameter}=${e.value}: ${e.note ?? 'the lead database cannot apply it'}` })),
-      ...translation.ignored.map((parameter) => ({ path: 'url', message: `${parameter}: ignored (paging, sorting or view)` })),
+      ...translation.unsupported.map((e) => ({
+        path: 'url',
+        message: `${e.parameter}=${e.value}: ${e.note ?? 'the lead database cannot apply it'}`,
+      })),
+      ...translation.ignored.map((parameter) => ({
+        path: 'url',
+        message: `${parameter}: ignored (paging, sorting or view)`,
+      })),
     ];
     super(
       400,
@@ -105,10 +156,23 @@ export function readPeopleSearchUrl(link: string): URLSearchParams {
   return params;
 }
 
-function addLocation(target: 'person' | 'organization', raw: string, filters: LeadFilters, t: SearchTranslation, parameter: string) {
-  const parts = raw.split(',').map((p) => p.trim()).filter(Boolean);
-  const keys = target === 'person' ? (['countries', 'states', 'city'] as const) : (['companyCountries', 'companyStates', 'companyCity'] as const);
-  const push = (key: 'countries' | 'states' | 'companyCountries' | 'companyStates', value: string) => ((filters[key] ??= []).push(value));
+function addLocation(
+  target: 'person' | 'organization',
+  raw: string,
+  filters: LeadFilters,
+  t: SearchTranslation,
+  parameter: string,
+) {
+  const parts = raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const keys =
+    target === 'person'
+      ? (['countries', 'states', 'city'] as const)
+      : (['companyCountries', 'companyStates', 'companyCity'] as const);
+  const push = (key: 'countries' | 'states' | 'companyCountries' | 'companyStates', value: string) =>
+    (filters[key] ??= []).push(value);
   const last = parts.at(-1) ?? '';
   if (parts.length === 1 && isKnownCountry(last)) {
     push(keys[0], normaliseCountry(last));
@@ -122,7 +186,11 @@ function addLocation(target: 'person' | 'organization', raw: string, filters: Le
     if (stateAbbreviation(region!) || !country) {
       filters[keys[2]] = city;
       push(keys[1], stateAbbreviation(region!) ?? region!);
-      t.applied.push({ parameter, value: raw, filter: `${keys[2]}=${city}, ${keys[1]}=${stateAbbreviation(region!) ?? region}` });
+      t.applied.push({
+        parameter,
+        value: raw,
+        filter: `${keys[2]}=${city}, ${keys[1]}=${stateAbbreviation(region!) ?? region}`,
+      });
     } else {
       filters[keys[2]] = city;
       push(keys[0], country);
@@ -130,7 +198,12 @@ function addLocation(target: 'person' | 'organization', raw: string, filters: Le
     }
   } else {
     filters[keys[2]] = last;
-    t.broadened.push({ parameter, value: raw, filter: `${keys[2]}~${last}`, note: 'an unrecognised place is matched as part of a city name' });
+    t.broadened.push({
+      parameter,
+      value: raw,
+      filter: `${keys[2]}~${last}`,
+      note: 'an unrecognised place is matched as part of a city name',
+    });
   }
 }
 
@@ -140,7 +213,8 @@ export function translatePeopleSearchUrl(link: string): { filters: LeadFilters; 
   const filters: LeadFilters = {};
   const t: SearchTranslation = { applied: [], broadened: [], unsupported: [], ignored: [], overridden: [] };
   const ranges: [number, number][] = [];
-  const list = (key: keyof LeadFilters) => ((filters[key] as string[] | undefined) ?? ((filters[key] as string[]) = [] as never)) as string[];
+  const list = (key: keyof LeadFilters) =>
+    ((filters[key] as string[] | undefined) ?? ((filters[key] as string[]) = [] as never)) as string[];
 
   for (const [rawName, rawValue] of params) {
     const name = rawName.replace(/\[\]$/, '');
@@ -199,7 +273,12 @@ export function translatePeopleSearchUrl(link: string): { filters: LeadFilters; 
         const key = rawName.startsWith('organizationNot') ? 'notIndustries' : 'industries';
         if (industry) {
           list(key).push(industry);
-          t.broadened.push({ parameter: rawName, value, filter: `${key === 'industries' ? 'industry' : 'notIndustry'}=${industry}`, note: 'industry tag id mapped to its industry name' });
+          t.broadened.push({
+            parameter: rawName,
+            value,
+            filter: `${key === 'industries' ? 'industry' : 'notIndustry'}=${industry}`,
+            note: 'industry tag id mapped to its industry name',
+          });
         } else t.unsupported.push({ parameter: rawName, value, note: 'unknown industry tag id' });
         break;
       }
@@ -214,7 +293,11 @@ export function translatePeopleSearchUrl(link: string): { filters: LeadFilters; 
       case 'currentlyUsingAnyOfTechnologyUids[]':
       case 'currentlyUsingAllOfTechnologyUids[]':
       case 'currentlyNotUsingAnyOfTechnologyUids[]': {
-        const key = rawName.includes('AllOf') ? 'technologiesAll' : rawName.includes('NotUsing') ? 'notTechnologies' : 'technologies';
+        const key = rawName.includes('AllOf')
+          ? 'technologiesAll'
+          : rawName.includes('NotUsing')
+            ? 'notTechnologies'
+            : 'technologies';
         const technology = canonicalTechnology(value);
         list(key).push(technology);
         t.applied.push({ parameter: rawName, value, filter: `${key}=${technology}` });
@@ -227,23 +310,38 @@ export function translatePeopleSearchUrl(link: string): { filters: LeadFilters; 
           t.applied.push({ parameter: rawName, value, filter: `emailStatus=${status}` });
         } else if (status === 'likely_to_engage' || status === 'extrapolated' || status === 'unverified') {
           filters.hasEmail = true;
-          t.broadened.push({ parameter: rawName, value, filter: 'hasEmail=true', note: 'searched as any lead with an email' });
+          t.broadened.push({
+            parameter: rawName,
+            value,
+            filter: 'hasEmail=true',
+            note: 'searched as any lead with an email',
+          });
         } else t.unsupported.push({ parameter: rawName, value, note: 'unknown email status' });
         break;
       }
       case 'revenueRange[min]':
       case 'revenueRange[max]': {
         const amount = Number(value);
-        if (!Number.isFinite(amount) || amount < 0) t.unsupported.push({ parameter: rawName, value, note: 'not an amount' });
+        if (!Number.isFinite(amount) || amount < 0)
+          t.unsupported.push({ parameter: rawName, value, note: 'not an amount' });
         else {
           filters[rawName.endsWith('[min]') ? 'revenueMin' : 'revenueMax'] = amount;
-          t.applied.push({ parameter: rawName, value, filter: rawName.endsWith('[min]') ? 'revenueMin' : 'revenueMax' });
+          t.applied.push({
+            parameter: rawName,
+            value,
+            filter: rawName.endsWith('[min]') ? 'revenueMin' : 'revenueMax',
+          });
         }
         break;
       }
       case 'qKeywords':
         list('keywords').push(...value.toLowerCase().split(/\s+/).filter(Boolean));
-        t.broadened.push({ parameter: rawName, value, filter: 'keywords', note: 'free text is searched as company keywords, any of its words' });
+        t.broadened.push({
+          parameter: rawName,
+          value,
+          filter: 'keywords',
+          note: 'free text is searched as company keywords, any of its words',
+        });
         break;
       default:
         t.unsupported.push({ parameter: rawName, value, note: 'not a filter the lead database supports' });
@@ -254,8 +352,16 @@ export function translatePeopleSearchUrl(link: string): { filters: LeadFilters; 
     const max = Math.max(...ranges.map((r) => r[1]));
     filters.minEmployees = min;
     if (max !== Number.MAX_SAFE_INTEGER) filters.maxEmployees = max;
-    const entry = { parameter: 'organizationNumEmployeesRanges[]', value: ranges.map((r) => `${r[0]},${r[1] === Number.MAX_SAFE_INTEGER ? '' : r[1]}`).join(' | '), filter: `minEmployees=${min}${max === Number.MAX_SAFE_INTEGER ? '' : `, maxEmployees=${max}`}` };
-    (ranges.length > 1 ? t.broadened : t.applied).push(ranges.length > 1 ? { ...entry, note: 'several ranges are searched as one from the lowest to the highest' } : entry);
+    const entry = {
+      parameter: 'organizationNumEmployeesRanges[]',
+      value: ranges.map((r) => `${r[0]},${r[1] === Number.MAX_SAFE_INTEGER ? '' : r[1]}`).join(' | '),
+      filter: `minEmployees=${min}${max === Number.MAX_SAFE_INTEGER ? '' : `, maxEmployees=${max}`}`,
+    };
+    (ranges.length > 1 ? t.broadened : t.applied).push(
+      ranges.length > 1
+        ? { ...entry, note: 'several ranges are searched as one from the lowest to the highest' }
+        : entry,
+    );
   }
   return { filters, translation: t };
 }

@@ -4,12 +4,19 @@ import { isSet, type LeadFilters } from './filters.ts';
 import { stateVariants } from './vocabulary.ts';
 
 /** Whole words: not preceded or followed by a word character (so "c++" and "e-commerce" match too). */
-const wordsRegex = (words: string[]) => `(?<!\\w)(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+')).join('|')})(?!\\w)`;
+const wordsRegex = (words: string[]) =>
+  `(?<!\\w)(${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\s+/g, '\\s+')).join('|')})(?!\\w)`;
 const lower = (values: string[]) => values.map((v) => v.trim().toLowerCase());
 
 /** "https://www.linkedin.com/in/Jane-Doe/" → "https://www.linkedin.com/in/jane-doe" (the stored form, lower case). */
 export function normaliseSocialUrl(url: string): string {
-  const path = url.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/[?#].*$/, '').replace(/\/+$/, '');
+  const path = url
+    .trim()
+    .toLowerCase()
+    .replace(/^https?:\/\//, '')
+    .replace(/^www\./, '')
+    .replace(/[?#].*$/, '')
+    .replace(/\/+$/, '');
   return `https://www.${path}`;
 }
 
@@ -38,7 +45,16 @@ function any(sql: Sql, parts: Fragment[]): Fragment {
  * The filters on the person's coarse facets, which `person_facet_count` counts (migration 0022):
  * a search on these alone is counted there.
  */
-export const FACET_FILTERS = ['countries', 'seniorities', 'departments', 'industries', 'notIndustries', 'emailStatuses', 'hasEmail', 'hasPhone'] as const satisfies readonly (keyof LeadFilters)[];
+export const FACET_FILTERS = [
+  'countries',
+  'seniorities',
+  'departments',
+  'industries',
+  'notIndustries',
+  'emailStatuses',
+  'hasEmail',
+  'hasPhone',
+] as const satisfies readonly (keyof LeadFilters)[];
 
 /** Where each facet is: on a person (`p`), or a row of `person_facet_count` (`f`), which stores them as the search compares them. */
 interface FacetColumns {
@@ -89,11 +105,16 @@ function facetConditions(sql: Sql, f: LeadFilters, col: FacetColumns): Fragment[
 
 /** The search is on facets alone (and leaves nobody out per account), so person_facet_count counts it. */
 export const countedByFacets = (f: LeadFilters, options: { excludeDelivered?: boolean } = {}) =>
-  !options.excludeDelivered && (Object.keys(f) as (keyof LeadFilters)[]).every((k) => !isSet(f[k]) || (FACET_FILTERS as readonly string[]).includes(k));
+  !options.excludeDelivered &&
+  (Object.keys(f) as (keyof LeadFilters)[]).every(
+    (k) => !isSet(f[k]) || (FACET_FILTERS as readonly string[]).includes(k),
+  );
 
 /** The size of a search on facets alone (countedByFacets): a sum over person_facet_count, exact. */
 export function countByFacets(sql: Sql, f: LeadFilters) {
-  return sql<{ total: number }[]>`select coalesce(sum(f.people), 0)::int as total from person_facet_count f where ${and(sql, facetConditions(sql, f, countedFacets(sql)))}`;
+  return sql<
+    { total: number }[]
+  >`select coalesce(sum(f.people), 0)::int as total from person_facet_count f where ${and(sql, facetConditions(sql, f, countedFacets(sql)))}`;
 }
 
 /**
@@ -112,14 +133,36 @@ function domainMatch(sql: Sql, domain: string): Fragment {
 }
 
 /** One WHERE fragment per filter; every filter is combined with AND. */
-export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: string; excludeDelivered?: boolean } = {}): Fragment[] {
+export function leadConditions(
+  sql: Sql,
+  f: LeadFilters,
+  options: { accountId?: string; excludeDelivered?: boolean } = {},
+): Fragment[] {
   const c: Fragment[] = facetConditions(sql, f, personFacets(sql));
-  if (f.titles) c.push(sql`(${any(sql, f.titles.map((t) => sql`p.title ilike ${likePattern(t)}`))})`);
-  if (f.notTitles) c.push(sql`not (${any(sql, f.notTitles.map((t) => sql`coalesce(p.title, '') ilike ${likePattern(t)}`))})`);
+  if (f.titles)
+    c.push(
+      sql`(${any(
+        sql,
+        f.titles.map((t) => sql`p.title ilike ${likePattern(t)}`),
+      )})`,
+    );
+  if (f.notTitles)
+    c.push(
+      sql`not (${any(
+        sql,
+        f.notTitles.map((t) => sql`coalesce(p.title, '') ilike ${likePattern(t)}`),
+      )})`,
+    );
   if (f.states) c.push(sql`lower(p.state) = any(${f.states.flatMap(stateVariants)})`);
   if (f.city) c.push(sql`p.city ilike ${likePattern(f.city)}`);
   if (f.companyName) c.push(sql`c.name ilike ${likePattern(f.companyName)}`);
-  if (f.companyDomains) c.push(sql`(${any(sql, f.companyDomains.map((d) => domainMatch(sql, d)))})`);
+  if (f.companyDomains)
+    c.push(
+      sql`(${any(
+        sql,
+        f.companyDomains.map((d) => domainMatch(sql, d)),
+      )})`,
+    );
   if (f.minEmployees !== undefined) c.push(sql`c.employees_count >= ${f.minEmployees}`);
   if (f.maxEmployees !== undefined) c.push(sql`c.employees_count <= ${f.maxEmployees}`);
   if (f.revenueMin !== undefined) c.push(sql`c.annual_revenue >= ${f.revenueMin}`);
@@ -132,9 +175,19 @@ export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: 
       const regex = wordsRegex(f.keywords);
       const joined = sql`company_keywords_text(c.keywords) ~* ${regex}`;
       const words = f.keywords.every((w) => /[\p{L}\p{N}]/u.test(w))
-        ? [sql`(${any(sql, f.keywords.map((w) => sql`c.keyword_words @> company_keyword_words(array[${w}]::text[])`))})`]
+        ? [
+            sql`(${any(
+              sql,
+              f.keywords.map((w) => sql`c.keyword_words @> company_keyword_words(array[${w}]::text[])`),
+            )})`,
+          ]
         : [];
-      c.push(...words, keywordsJoinable(f.keywords) ? joined : sql`${joined} and exists (select 1 from unnest(c.keywords) k where k ~* ${regex})`);
+      c.push(
+        ...words,
+        keywordsJoinable(f.keywords)
+          ? joined
+          : sql`${joined} and exists (select 1 from unnest(c.keywords) k where k ~* ${regex})`,
+      );
     }
   }
   if (f.notKeywords) {
@@ -151,12 +204,15 @@ export function leadConditions(sql: Sql, f: LeadFilters, options: { accountId?: 
   }
   if (f.technologies) c.push(sql`c.technologies && ${f.technologies}::text[]`);
   if (f.technologiesAll) c.push(sql`c.technologies @> ${f.technologiesAll}::text[]`);
-  if (f.notTechnologies) c.push(sql`cardinality(c.technologies) > 0 and not (c.technologies && ${f.notTechnologies}::text[])`);
+  if (f.notTechnologies)
+    c.push(sql`cardinality(c.technologies) > 0 and not (c.technologies && ${f.notTechnologies}::text[])`);
   if (f.companyCountries) c.push(sql`lower(c.country) = any(${lower(f.companyCountries)})`);
   if (f.companyStates) c.push(sql`lower(c.state) = any(${f.companyStates.flatMap(stateVariants)})`);
   if (f.companyCity) c.push(sql`c.city ilike ${likePattern(f.companyCity)}`);
   if (options.excludeDelivered && options.accountId) {
-    c.push(sql`not exists (select 1 from delivered_lead d where d.account_id = ${options.accountId} and d.person_id = p.id)`);
+    c.push(
+      sql`not exists (select 1 from delivered_lead d where d.account_id = ${options.accountId} and d.person_id = p.id)`,
+    );
   }
   return c;
 }
@@ -183,7 +239,11 @@ export interface LeadRow {
 }
 
 /** A page of people in id order: by offset, or after an id (keyset). One extra row tells if more follow. */
-export function selectLeadPage(sql: Sql, whereClause: Fragment, paging: { limit: number; offset?: number; afterId?: bigint }) {
+export function selectLeadPage(
+  sql: Sql,
+  whereClause: Fragment,
+  paging: { limit: number; offset?: number; afterId?: bigint },
+) {
   const keyset = paging.afterId !== undefined ? sql`and p.id > ${paging.afterId.toString()}::bigint` : sql``;
   return plannedPerCall(sql<LeadRow[]>`
     select p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile,
@@ -204,7 +264,12 @@ export function selectLeadPage(sql: Sql, whereClause: Fragment, paging: { limit:
  * limit", and its page is not the search's (the matches gathered are not the first ones in id order).
  * Every row carries `total`; a page past the end is one row with `total` and a null id.
  */
-export function selectLeadSearch(sql: Sql, whereClause: Fragment, paging: { limit: number; offset?: number; afterId?: bigint }, exactTotalLimit = EXACT_TOTAL_LIMIT) {
+export function selectLeadSearch(
+  sql: Sql,
+  whereClause: Fragment,
+  paging: { limit: number; offset?: number; afterId?: bigint },
+  exactTotalLimit = EXACT_TOTAL_LIMIT,
+) {
   const keyset = paging.afterId !== undefined ? sql`where id > ${paging.afterId.toString()}::bigint` : sql``;
   return plannedPerCall(sql<(Omit<LeadRow, 'id'> & { id: string | null; total: number })[]>`
     with matches as materialized (
@@ -220,14 +285,26 @@ export function selectLeadSearch(sql: Sql, whereClause: Fragment, paging: { limi
 }
 
 export function countLeads(sql: Sql, whereClause: Fragment) {
-  return plannedPerCall(sql<{ total: number }[]>`select count(*)::int as total from person p left join company c on c.id = p.company_id where ${whereClause}`);
+  return plannedPerCall(
+    sql<
+      { total: number }[]
+    >`select count(*)::int as total from person p left join company c on c.id = p.company_id where ${whereClause}`,
+  );
 }
 
 /** Filters on the person alone; any other reads the company (`c`). */
-const PERSON_FILTERS: readonly (keyof LeadFilters)[] = [...FACET_FILTERS, 'titles', 'notTitles', 'states', 'city', 'socialUrl'];
+const PERSON_FILTERS: readonly (keyof LeadFilters)[] = [
+  ...FACET_FILTERS,
+  'titles',
+  'notTitles',
+  'states',
+  'city',
+  'socialUrl',
+];
 
 /** Whether a search's conditions read the company. */
-export const readsCompany = (f: LeadFilters) => (Object.keys(f) as (keyof LeadFilters)[]).some((k) => isSet(f[k]) && !PERSON_FILTERS.includes(k));
+export const readsCompany = (f: LeadFilters) =>
+  (Object.keys(f) as (keyof LeadFilters)[]).some((k) => isSet(f[k]) && !PERSON_FILTERS.includes(k));
 
 /** The planner's estimate of how many people match: EXPLAIN, nothing executed (about a millisecond). */
 export async function plannedMatches(sql: Sql, whereClause: Fragment): Promise<number> {
@@ -245,7 +322,10 @@ export function estimateLeads(sql: Sql, whereClause: Fragment, joinCompany: bool
   return estimateMatches(
     sql,
     'person',
-    (sample) => (joinCompany ? sql`from person p ${sample} left join lateral (select * from company c where c.id = p.company_id offset 0) c on true` : sql`from person p ${sample}`),
+    (sample) =>
+      joinCompany
+        ? sql`from person p ${sample} left join lateral (select * from company c where c.id = p.company_id offset 0) c on true`
+        : sql`from person p ${sample}`,
     whereClause,
   );
 }

@@ -3,7 +3,18 @@ import { EXACT_TOTAL_LIMIT, estimatedTotal, type FoundPage, type PageWindow } fr
 import { companyIdsOf, loadCompanies, type CompanyRecord } from './companies.ts';
 import type { LeadFilters } from './filters.ts';
 import { leadRecord } from './lead-record.ts';
-import { countByFacets, countedByFacets, estimateLeads, leadConditions, plannedMatches, readsCompany, selectLeadPage, selectLeadSearch, where, type LeadRow } from './query.ts';
+import {
+  countByFacets,
+  countedByFacets,
+  estimateLeads,
+  leadConditions,
+  plannedMatches,
+  readsCompany,
+  selectLeadPage,
+  selectLeadSearch,
+  where,
+  type LeadRow,
+} from './query.ts';
 
 /** A search the planner expects this many times past the exact-count limit is estimated without counting first. */
 const PLANNED_PAST_LIMIT = 4;
@@ -20,25 +31,41 @@ const PLANNED_PAST_LIMIT = 4;
  *   past the limit after all.
  * `excludeDelivered` leaves out the people the account has received already.
  */
-export async function findLeads(sql: Sql, filters: LeadFilters, window: PageWindow, options: { accountId?: string; excludeDelivered?: boolean } = {}): Promise<FoundPage<LeadRow>> {
+export async function findLeads(
+  sql: Sql,
+  filters: LeadFilters,
+  window: PageWindow,
+  options: { accountId?: string; excludeDelivered?: boolean } = {},
+): Promise<FoundPage<LeadRow>> {
   const conditions = () => where(sql, leadConditions(sql, filters, options));
   if (countedByFacets(filters, options)) {
-    const [rows, [counted]] = await Promise.all([selectLeadPage(sql, conditions(), window), countByFacets(sql, filters)]);
+    const [rows, [counted]] = await Promise.all([
+      selectLeadPage(sql, conditions(), window),
+      countByFacets(sql, filters),
+    ]);
     return { rows, total: counted!.total, totalIsEstimate: false };
   }
   const exactTotalLimit = window.exactTotalLimit ?? EXACT_TOTAL_LIMIT;
   const estimated = async () => {
-    const [rows, [sampled]] = await Promise.all([selectLeadPage(sql, conditions(), window), estimateLeads(sql, conditions(), readsCompany(filters))]);
+    const [rows, [sampled]] = await Promise.all([
+      selectLeadPage(sql, conditions(), window),
+      estimateLeads(sql, conditions(), readsCompany(filters)),
+    ]);
     return { rows, estimate: sampled!.estimate };
   };
   if ((await plannedMatches(sql, conditions())) > PLANNED_PAST_LIMIT * exactTotalLimit) {
     const { rows, estimate } = await estimated();
-    if (estimate > 2 * exactTotalLimit) return { rows, total: estimatedTotal(estimate, exactTotalLimit), totalIsEstimate: true };
+    if (estimate > 2 * exactTotalLimit)
+      return { rows, total: estimatedTotal(estimate, exactTotalLimit), totalIsEstimate: true };
   }
   const found = await selectLeadSearch(sql, conditions(), window, exactTotalLimit);
   const total = found[0]!.total;
   if (total <= exactTotalLimit) {
-    return { total, totalIsEstimate: false, rows: found.flatMap(({ total: _total, id, ...row }) => (id === null ? [] : [{ id, ...row }])) };
+    return {
+      total,
+      totalIsEstimate: false,
+      rows: found.flatMap(({ total: _total, id, ...row }) => (id === null ? [] : [{ id, ...row }])),
+    };
   }
   const { rows, estimate } = await estimated();
   return { rows, total: estimatedTotal(estimate, exactTotalLimit), totalIsEstimate: true };

@@ -5,13 +5,42 @@ import { stateAbbreviation } from '../../shared/geo.ts';
 
 /** Country names and the aliases callers use for them. */
 const COUNTRY_ALIASES: Record<string, string> = {
-  us: 'United States', usa: 'United States', 'u.s.': 'United States', 'u.s.a.': 'United States', 'united states of america': 'United States', america: 'United States',
-  uk: 'United Kingdom', 'u.k.': 'United Kingdom', 'great britain': 'United Kingdom', britain: 'United Kingdom', england: 'United Kingdom',
-  uae: 'United Arab Emirates', 'u.a.e.': 'United Arab Emirates', emirates: 'United Arab Emirates',
+  us: 'United States',
+  usa: 'United States',
+  'u.s.': 'United States',
+  'u.s.a.': 'United States',
+  'united states of america': 'United States',
+  america: 'United States',
+  uk: 'United Kingdom',
+  'u.k.': 'United Kingdom',
+  'great britain': 'United Kingdom',
+  britain: 'United Kingdom',
+  england: 'United Kingdom',
+  uae: 'United Arab Emirates',
+  'u.a.e.': 'United Arab Emirates',
+  emirates: 'United Arab Emirates',
 };
 const KNOWN_COUNTRIES = [
-  'United States', 'United Kingdom', 'Canada', 'Germany', 'France', 'Netherlands', 'Australia', 'United Arab Emirates', 'Singapore',
-  'Spain', 'Italy', 'Ireland', 'India', 'Brazil', 'Mexico', 'Japan', 'Sweden', 'Switzerland', 'Israel', 'New Zealand',
+  'United States',
+  'United Kingdom',
+  'Canada',
+  'Germany',
+  'France',
+  'Netherlands',
+  'Australia',
+  'United Arab Emirates',
+  'Singapore',
+  'Spain',
+  'Italy',
+  'Ireland',
+  'India',
+  'Brazil',
+  'Mexico',
+  'Japan',
+  'Sweden',
+  'Switzerland',
+  'Israel',
+  'New Zealand',
 ];
 const COUNTRY_BY_LOWER = new Map(KNOWN_COUNTRIES.map((c) => [c.toLowerCase(), c]));
 
@@ -32,12 +61,34 @@ export function stateVariants(value: string): string[] {
   return abbr ? [abbr.toLowerCase(), value.trim().toLowerCase()] : [value.trim().toLowerCase()];
 }
 
-const token = (value: string) => value.trim().toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '');
+const token = (value: string) =>
+  value
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
 
 const SENIORITY_ALIASES: Record<string, string> = {
-  c_level: 'c_suite', csuite: 'c_suite', chief: 'c_suite', executive: 'c_suite', cxo: 'c_suite',
-  vice_president: 'vp', vp: 'vp', svp: 'vp', evp: 'vp', owner: 'owner', founder: 'founder', co_founder: 'founder',
-  director: 'director', head: 'head', manager: 'manager', senior: 'senior', entry: 'entry', junior: 'entry', intern: 'intern', partner: 'partner',
+  c_level: 'c_suite',
+  csuite: 'c_suite',
+  chief: 'c_suite',
+  executive: 'c_suite',
+  cxo: 'c_suite',
+  vice_president: 'vp',
+  vp: 'vp',
+  svp: 'vp',
+  evp: 'vp',
+  owner: 'owner',
+  founder: 'founder',
+  co_founder: 'founder',
+  director: 'director',
+  head: 'head',
+  manager: 'manager',
+  senior: 'senior',
+  entry: 'entry',
+  junior: 'entry',
+  intern: 'intern',
+  partner: 'partner',
 };
 
 /** "C-Suite", "vice president" → "c_suite", "vp"; undefined when unknown. */
@@ -48,8 +99,17 @@ export function normaliseSeniority(value: string): string | undefined {
 }
 
 const DEPARTMENT_ALIASES: Record<string, string> = {
-  hr: 'human_resources', people: 'human_resources', it: 'information_technology', tech: 'engineering', engineering_technical: 'engineering',
-  c_suite: 'executive', executives: 'executive', cs: 'customer_success', support: 'customer_success', finance_accounting: 'finance', accounting: 'finance',
+  hr: 'human_resources',
+  people: 'human_resources',
+  it: 'information_technology',
+  tech: 'engineering',
+  engineering_technical: 'engineering',
+  c_suite: 'executive',
+  executives: 'executive',
+  cs: 'customer_success',
+  support: 'customer_success',
+  finance_accounting: 'finance',
+  accounting: 'finance',
 };
 
 /** Department names and the people-search subdepartment codes ("master_sales", "engineering_technical"). */

@@ -8,7 +8,11 @@ import { placeHostSql, placeNameKeySql } from '../../../db/schema/local-business
  */
 
 /** A name as placeNameKeySql (db/schema/local-businesses.ts) has it in the index. */
-export const placeNameKey = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim();
+export const placeNameKey = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
 
 /** A lookup by name: the name as placeNameKey reads it, with a lower-cased city or a postal code, and a lower-cased state code. */
 export interface NameKey {
@@ -49,7 +53,13 @@ const PLACE_COLUMNS = `b.id::int, b.name, b.category, b.street, b.city, b.state,
 export function lookUpPlaces(sql: Sql) {
   const query = async (text: string, params: unknown[]) => {
     const places = await sql.unsafe<Place[]>(text, params as never, { prepare: true });
-    return { byKey: new Map(places.map((p) => [p.k, p])), reviews: await latestReviews(sql, places.map((p) => p.id)) };
+    return {
+      byKey: new Map(places.map((p) => [p.k, p])),
+      reviews: await latestReviews(
+        sql,
+        places.map((p) => p.id),
+      ),
+    };
   };
   const none = { byKey: new Map<string, Place>(), reviews: new Map<number, Review[]>() };
   return {
@@ -73,11 +83,21 @@ export function lookUpPlaces(sql: Sql) {
                select i.n, ${PLACE_COLUMNS} from i join local_business b on ${placeNameKeySql('b.')} = i.name and b.postal_code = i.postal
                where i.postal is not null and (i.state is null or lower(b.state) = i.state)
              ) m order by m.n, m.id`,
-            [named.map((k) => k.name), named.map((k) => k.city ?? null), named.map((k) => k.postalCode ?? null), named.map((k) => k.state ?? null)],
+            [
+              named.map((k) => k.name),
+              named.map((k) => k.city ?? null),
+              named.map((k) => k.postalCode ?? null),
+              named.map((k) => k.state ?? null),
+            ],
           )
         : none,
     byHost: (hosts: string[]) =>
-      hosts.length ? query(`select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b on ${placeHostSql('b.')} = k.k order by k.k, b.id`, [hosts]) : none,
+      hosts.length
+        ? query(
+            `select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b on ${placeHostSql('b.')} = k.k order by k.k, b.id`,
+            [hosts],
+          )
+        : none,
   };
 }
 
@@ -111,4 +131,3 @@ export async function latestReviews(sql: Sql, ids: number[]): Promise<Map<number
   }
   return map;
 }
-

@@ -42,7 +42,8 @@ export function localBusinessConditions<F>(q: SqlTemplate<F>, f: LocalBusinessFi
   if (f.city) c.push(q`lower(city) = any(${q.array(lower(f.city))}::text[])`);
   if (f.state) c.push(q`lower(state) = any(${q.array(lower(f.state.map((s) => stateAbbreviation(s) ?? s)))}::text[])`);
   if (f.postalCode) c.push(q`postal_code = any(${q.array(f.postalCode)}::text[])`);
-  if (f.countryCode) c.push(q`upper(country_code) = any(${q.array(f.countryCode.map((x) => x.toUpperCase()))}::text[])`);
+  if (f.countryCode)
+    c.push(q`upper(country_code) = any(${q.array(f.countryCode.map((x) => x.toUpperCase()))}::text[])`);
   if (f.minRating !== undefined) c.push(q`rating >= ${f.minRating}`);
   if (f.maxRating !== undefined) c.push(q`rating <= ${f.maxRating}`);
   if (f.minReviews !== undefined) c.push(q`review_count >= ${f.minReviews}`);
@@ -62,7 +63,14 @@ export function areaFilter(area: Area): LocalBusinessFilter {
   if (area.kind === 'anywhere') return {};
   if (area.kind === 'box') {
     const { lat1, lat2, lng1, lng2 } = area.box;
-    return { bounds: { minLat: Math.min(lat1, lat2), maxLat: Math.max(lat1, lat2), minLng: Math.min(lng1, lng2), maxLng: Math.max(lng1, lng2) } };
+    return {
+      bounds: {
+        minLat: Math.min(lat1, lat2),
+        maxLat: Math.max(lat1, lat2),
+        minLng: Math.min(lng1, lng2),
+        maxLng: Math.max(lng1, lng2),
+      },
+    };
   }
   return {
     ...(area.city ? { city: [area.city] } : {}),
@@ -76,7 +84,8 @@ export function findLocalBusinesses(sql: Sql, filter: LocalBusinessFilter, windo
   return selectCatalogPage<LocalBusinessRow>(
     sql,
     {
-      select: (sql) => sql`select x.id::text as id, x.place_id, x.name, x.category, x.street, x.city, x.state, x.postal_code, x.country_code, x.lat, x.lng, x.phone, x.website, x.emails, x.rating, x.review_count, x.opening_hours, x.contact_name`,
+      select: (sql) =>
+        sql`select x.id::text as id, x.place_id, x.name, x.category, x.street, x.city, x.state, x.postal_code, x.country_code, x.lat, x.lng, x.phone, x.website, x.emails, x.rating, x.review_count, x.opening_hours, x.contact_name`,
       table: 'local_business',
       where: (sql) => localBusinessConditions(postgresTemplate(sql), filter),
     },

@@ -13,10 +13,27 @@ export interface AddressParts {
 
 /** Street words written in full or abbreviated; a street matches in either form. */
 const STREET_WORDS: [string, string][] = [
-  ['street', 'st'], ['avenue', 'ave'], ['road', 'rd'], ['boulevard', 'blvd'], ['drive', 'dr'], ['lane', 'ln'], ['court', 'ct'],
-  ['place', 'pl'], ['terrace', 'ter'], ['highway', 'hwy'], ['parkway', 'pkwy'], ['circle', 'cir'], ['square', 'sq'], ['trail', 'trl'],
+  ['street', 'st'],
+  ['avenue', 'ave'],
+  ['road', 'rd'],
+  ['boulevard', 'blvd'],
+  ['drive', 'dr'],
+  ['lane', 'ln'],
+  ['court', 'ct'],
+  ['place', 'pl'],
+  ['terrace', 'ter'],
+  ['highway', 'hwy'],
+  ['parkway', 'pkwy'],
+  ['circle', 'cir'],
+  ['square', 'sq'],
+  ['trail', 'trl'],
 ];
-const DIRECTIONS: [string, string][] = [['north', 'n'], ['south', 's'], ['east', 'e'], ['west', 'w']];
+const DIRECTIONS: [string, string][] = [
+  ['north', 'n'],
+  ['south', 's'],
+  ['east', 'e'],
+  ['west', 'w'],
+];
 
 function forms(word: string, pairs: [string, string][]): string[] {
   const pair = pairs.find(([full, short]) => word === full || word === short);
@@ -25,11 +42,7 @@ function forms(word: string, pairs: [string, string][]): string[] {
 
 /** "123 Main St." → "123 main st". */
 export const normaliseStreet = (street: string) =>
-  street
-    .toLowerCase()
-    .replace(/[.,#]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  street.toLowerCase().replace(/[.,#]/g, ' ').replace(/\s+/g, ' ').trim();
 
 /**
  * The spellings a normalised street may be stored with: the street type ("st"/"street") and a

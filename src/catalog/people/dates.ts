@@ -1,6 +1,28 @@
 const MONTHS: Record<string, number> = {
-  january: 1, february: 2, march: 3, april: 4, may: 5, june: 6, july: 7, august: 8, september: 9, october: 10, november: 11, december: 12,
-  jan: 1, feb: 2, mar: 3, apr: 4, jun: 6, jul: 7, aug: 8, sep: 9, sept: 9, oct: 10, nov: 11, dec: 12,
+  january: 1,
+  february: 2,
+  march: 3,
+  april: 4,
+  may: 5,
+  june: 6,
+  july: 7,
+  august: 8,
+  september: 9,
+  october: 10,
+  november: 11,
+  december: 12,
+  jan: 1,
+  feb: 2,
+  mar: 3,
+  apr: 4,
+  jun: 6,
+  jul: 7,
+  aug: 8,
+  sep: 9,
+  sept: 9,
+  oct: 10,
+  nov: 11,
+  dec: 12,
 };
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -26,7 +48,9 @@ function fromSlashes(a: number, b: number, year: number): string | undefined {
  */
 export function parseCalendarDate(text: string): string | undefined {
   const t = text.trim().replace(/\s+/g, ' ');
-  let m = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(t) ?? /^(\d{4})\/(\d{1,2})\/(\d{1,2})$/.exec(t);
+  let m =
+    /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(t) ??
+    /^(\d{4})\/(\d{1,2})\/(\d{1,2})$/.exec(t);
   if (m) return isoDate(Number(m[1]), Number(m[2]), Number(m[3]));
   m = /^(\d{1,2})([/.-])(\d{1,2})\2(\d{4})$/.exec(t);
   if (m) return fromSlashes(Number(m[1]), Number(m[3]), Number(m[4]));

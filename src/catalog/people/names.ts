@@ -15,7 +15,8 @@ const words = (text: string) =>
     .map((w) => w.trim())
     .filter(Boolean);
 
-const withoutSuffix = (tokens: string[]) => (tokens.length > 1 && SUFFIXES.has(tokens.at(-1)!) ? tokens.slice(0, -1) : tokens);
+const withoutSuffix = (tokens: string[]) =>
+  tokens.length > 1 && SUFFIXES.has(tokens.at(-1)!) ? tokens.slice(0, -1) : tokens;
 
 /**
  * Reads a full name: "First Last", "First Middle Last" (the last word is the last name) or
@@ -23,7 +24,10 @@ const withoutSuffix = (tokens: string[]) => (tokens.length > 1 && SUFFIXES.has(t
  * Jr/Sr/II/III/IV/V is dropped. Returns undefined without both a first and a last name.
  */
 export function parseFullName(text: string): PersonName | undefined {
-  const commaParts = text.split(',').map((p) => p.trim()).filter(Boolean);
+  const commaParts = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   let last: string[];
   let given: string[];
   if (commaParts.length >= 2) {
@@ -44,5 +48,8 @@ export function parseFullName(text: string): PersonName | undefined {
 /** "john", "m", "smith" → "John M Smith". */
 export function formatName(name: PersonName): string {
   const cap = (w: string) => w.replace(/(^|[\s'-])(\p{L})/gu, (_, sep: string, c: string) => sep + c.toUpperCase());
-  return [name.first, name.middle, name.last].filter(Boolean).map((w) => cap(w!)).join(' ');
+  return [name.first, name.middle, name.last]
+    .filter(Boolean)
+    .map((w) => cap(w!))
+    .join(' ');
 }

@@ -5,7 +5,9 @@ import type { AgentLocation, AgentSource } from '../../sources/agents.ts';
 
 /** Matches the (state, lower(city)) and zip indexes. */
 function locationCondition(location: AgentLocation): SQL | undefined {
-  return location.kind === 'zip' ? eq(a.zip, location.zip) : and(eq(a.state, location.state), sql`lower(${a.city}) = lower(${location.city})`);
+  return location.kind === 'zip'
+    ? eq(a.zip, location.zip)
+    : and(eq(a.state, location.state), sql`lower(${a.city}) = lower(${location.city})`);
 }
 
 /** Real estate agents from the catalog tables. */

@@ -26,7 +26,12 @@ const columns = {
 };
 
 const within = (column: AnyColumn, range: DollarRange | undefined): SQL | undefined =>
-  range ? and(range.min === undefined ? undefined : gte(column, range.min), range.max === undefined ? undefined : lte(column, range.max)) : undefined;
+  range
+    ? and(
+        range.min === undefined ? undefined : gte(column, range.min),
+        range.max === undefined ? undefined : lte(column, range.max),
+      )
+    : undefined;
 
 /** The link as given and its usual spellings (scheme, trailing slash), without query or fragment. */
 function spellings(link: string): string[] {
@@ -52,7 +57,12 @@ export function catalogBusinessListings(db: Executor): BusinessListingSource {
           and(
             q.state ? eq(bl.state, q.state) : undefined,
             q.city ? sql`btrim(regexp_replace(lower(${bl.city}), '[^a-z0-9]+', ' ', 'g')) = ${q.city}` : undefined,
-            q.industries ? inArray(sql`lower(${bl.category})`, q.industries.map((i) => i.toLowerCase())) : undefined,
+            q.industries
+              ? inArray(
+                  sql`lower(${bl.category})`,
+                  q.industries.map((i) => i.toLowerCase()),
+                )
+              : undefined,
             within(bl.askingPrice, q.askingPrice),
             within(bl.cashFlow, q.cashFlow),
             within(bl.revenue, q.revenue),
@@ -87,7 +97,13 @@ export function catalogBusinessListings(db: Executor): BusinessListingSource {
         const rest = await db
           .select(columns)
           .from(bl)
-          .where(or(...[...byLength].map(([length, tails]) => inArray(sql`right(rtrim(${bl.listingUrl}, '/'), ${length + 1})`, tails))))
+          .where(
+            or(
+              ...[...byLength].map(([length, tails]) =>
+                inArray(sql`right(rtrim(${bl.listingUrl}, '/'), ${length + 1})`, tails),
+              ),
+            ),
+          )
           .orderBy(asc(bl.id));
         for (const listing of rest) {
           const id = listingIdOf(listing.listingUrl);
@@ -105,7 +121,9 @@ export function catalogBusinessListings(db: Executor): BusinessListingSource {
           union all
           select (select lower(category) from business_listing where lower(category) > c.v order by lower(category) limit 1) from c where c.v is not null
         )
-        select (select category from business_listing where lower(category) = c.v limit 1) as name from c where c.v is not null`)) as unknown as { name: string }[];
+        select (select category from business_listing where lower(category) = c.v limit 1) as name from c where c.v is not null`)) as unknown as {
+        name: string;
+      }[];
       return rows.map((r) => r.name);
     },
   };

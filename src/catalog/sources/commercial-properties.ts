@@ -4,7 +4,12 @@ import { commercialPropertyTable as cp } from '../../../db/schema/commercial-pro
 import type { CommercialPropertySource, NumberRange } from '../../sources/commercial-properties.ts';
 
 const within = (column: AnyColumn, range: NumberRange | undefined): SQL | undefined =>
-  range ? and(range.min === undefined ? undefined : gte(column, range.min), range.max === undefined ? undefined : lte(column, range.max)) : undefined;
+  range
+    ? and(
+        range.min === undefined ? undefined : gte(column, range.min),
+        range.max === undefined ? undefined : lte(column, range.max),
+      )
+    : undefined;
 
 const contains = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -51,7 +56,9 @@ export function catalogCommercialProperties(db: Executor): CommercialPropertySou
             within(cp.sizeSqft, q.sizeSqft),
             q.brokerName ? ilike(cp.brokerName, contains(q.brokerName)) : undefined,
             q.brokerCompany ? ilike(cp.brokerCompany, contains(q.brokerCompany)) : undefined,
-            licence ? sql`regexp_replace(upper(${cp.brokerLicence}), '[^A-Z0-9]', '', 'g') like ${contains(licence)}` : undefined,
+            licence
+              ? sql`regexp_replace(upper(${cp.brokerLicence}), '[^A-Z0-9]', '', 'g') like ${contains(licence)}`
+              : undefined,
             q.afterId === undefined ? undefined : gt(cp.id, q.afterId),
           ),
         )

@@ -1,7 +1,13 @@
 import { and, asc, desc, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { companyTable as c, personTable as p } from '../../../db/schema/leads.ts';
-import type { CompanyProfile, ContactCatalog, ContactNetwork, ContactSource, DomainPerson } from '../../sources/contacts.ts';
+import type {
+  CompanyProfile,
+  ContactCatalog,
+  ContactNetwork,
+  ContactSource,
+  DomainPerson,
+} from '../../sources/contacts.ts';
 
 const profileColumns = {
   domain: c.domain,
@@ -41,7 +47,10 @@ export function catalogContactCatalog(db: Executor): ContactCatalog {
       const wanted = [...new Set(domains.map((d) => d.toLowerCase()))];
       const found = new Map<string, CompanyProfile>();
       for (let i = 0; i < wanted.length; i += 1_000) {
-        const rows = await db.select(profileColumns).from(c).where(inArray(c.domain, wanted.slice(i, i + 1_000)));
+        const rows = await db
+          .select(profileColumns)
+          .from(c)
+          .where(inArray(c.domain, wanted.slice(i, i + 1_000)));
         for (const row of rows) found.set(row.domain, row);
       }
       return found;
@@ -87,7 +96,9 @@ export function catalogContactCatalog(db: Executor): ContactCatalog {
           order by (p.email_status = 'verified') desc, p.id
           limit ${perDomain}
         ) m
-        where c.domain in (select jsonb_array_elements_text(${JSON.stringify(wanted)}::jsonb))`)) as unknown as (DomainPerson & { domain: string })[];
+        where c.domain in (select jsonb_array_elements_text(${JSON.stringify(wanted)}::jsonb))`)) as unknown as (DomainPerson & {
+        domain: string;
+      })[];
       for (const { domain, ...person } of rows) {
         const list = found.get(domain) ?? [];
         list.push(person);

@@ -29,11 +29,17 @@ export function catalogLeads(db: Executor): LeadSource {
     companyDataReady: () => companiesReady(sql),
 
     async searchLeads({ filters, limit, afterId }) {
-      return (await leadRecordPage(sql, filters, { limit, afterId: afterId === undefined ? undefined : BigInt(afterId) })) as LeadRecord[];
+      return (await leadRecordPage(sql, filters, {
+        limit,
+        afterId: afterId === undefined ? undefined : BigInt(afterId),
+      })) as LeadRecord[];
     },
 
     async findContacts({ emails, socialUrls }): Promise<ContactMatches> {
-      const [byEmail, bySocial] = await Promise.all([contactsBy('email', emails), contactsBy('linkedin_url', socialUrls)]);
+      const [byEmail, bySocial] = await Promise.all([
+        contactsBy('email', emails),
+        contactsBy('linkedin_url', socialUrls),
+      ]);
       return { byEmail: byKey(byEmail), bySocialUrl: byKey(bySocial) };
     },
   };

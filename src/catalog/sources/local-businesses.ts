@@ -1,6 +1,10 @@
 import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { localBusinessReviewTable as review, localBusinessTable as lb, placeHostSql } from '../../../db/schema/local-businesses.ts';
+import {
+  localBusinessReviewTable as review,
+  localBusinessTable as lb,
+  placeHostSql,
+} from '../../../db/schema/local-businesses.ts';
 import { areaFilter, localBusinessConditions, type LocalBusinessFilter } from '../local-businesses/search.ts';
 import { drizzleTemplate } from '../sql.ts';
 import type { LocalBusinessSource, Place, PlaceLookup, PlaceReview } from '../../sources/local-businesses.ts';
@@ -58,7 +62,9 @@ export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
         rows = await query
           .where(where({ keyword: lookup.name, ...areaFilter(lookup.area) }))
           .orderBy(
-            ...(near ? [sql`(${lb.lat} - ${near.lat}) ^ 2 + ((${lb.lng} - ${near.lng}) * cos(radians(${near.lat}))) ^ 2`] : []),
+            ...(near
+              ? [sql`(${lb.lat} - ${near.lat}) ^ 2 + ((${lb.lng} - ${near.lng}) * cos(radians(${near.lat}))) ^ 2`]
+              : []),
             asc(lb.id),
           )
           .limit(1);
@@ -70,15 +76,25 @@ export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
       // Place ids in one query; other lookups (by website, by name near a point) one by one.
       const ids = lookups.flatMap((l) => ('placeId' in l ? [l.placeId] : []));
       const byId = new Map<string, Place>();
-      if (ids.length > 0) for (const place of await db.select(PLACE_COLUMNS).from(lb).where(inArray(lb.placeId, ids))) byId.set(place.placeId, place);
+      if (ids.length > 0)
+        for (const place of await db.select(PLACE_COLUMNS).from(lb).where(inArray(lb.placeId, ids)))
+          byId.set(place.placeId, place);
       const found: (Place | null)[] = [];
-      for (const lookup of lookups) found.push('placeId' in lookup ? (byId.get(lookup.placeId) ?? null) : await source.findPlace(lookup));
+      for (const lookup of lookups)
+        found.push('placeId' in lookup ? (byId.get(lookup.placeId) ?? null) : await source.findPlace(lookup));
       return found;
     },
 
     async latestReviews(placeIds: string[], perPlace: number): Promise<PlaceReview[]> {
       if (placeIds.length === 0) return [];
-      const rows = await db.execute<{ review_id: string; place_id: string; author: string; rating: number; text: string | null; date: string }>(sql`
+      const rows = await db.execute<{
+        review_id: string;
+        place_id: string;
+        author: string;
+        rating: number;
+        text: string | null;
+        date: string;
+      }>(sql`
         select r.review_key as review_id, p.place_id, r.author, r.rating, r.text, r.published_at::text as date
         from unnest(${sql.param(placeIds)}::text[]) with ordinality as p(place_id, n)
         join ${lb} b on b.place_id = p.place_id
@@ -90,7 +106,14 @@ export function catalogLocalBusinesses(db: Executor): LocalBusinessSource {
           limit ${perPlace}
         ) r
         order by p.n, r.published_at desc, r.id desc`);
-      return rows.map((r) => ({ reviewId: r.review_id, placeId: r.place_id, author: r.author, rating: r.rating, text: r.text, date: r.date }));
+      return rows.map((r) => ({
+        reviewId: r.review_id,
+        placeId: r.place_id,
+        author: r.author,
+        rating: r.rating,
+        text: r.text,
+        date: r.date,
+      }));
     },
   };
   return source;

@@ -24,7 +24,8 @@ function ownerNamePattern(name: PersonName): string {
   return `^${first}${middle} ${last}( (jr|sr|ii|iii|iv|v))?$`;
 }
 
-const and = (sql: Sql, parts: Fragment[]): Fragment => (parts.length === 0 ? sql`true` : parts.slice(1).reduce((acc, p) => sql`${acc} and ${p}`, parts[0]!));
+const and = (sql: Sql, parts: Fragment[]): Fragment =>
+  parts.length === 0 ? sql`true` : parts.slice(1).reduce((acc, p) => sql`${acc} and ${p}`, parts[0]!);
 
 /** Where a property owner is: the property (street, city, state, zip columns) or the mailing address ("street, City, ST zip"). */
 function ownerLocation(sql: Sql, q: PersonQuery): Fragment | undefined {
@@ -58,13 +59,21 @@ function ownerLocation(sql: Sql, q: PersonQuery): Fragment | undefined {
 function ownerConditions(sql: Sql, q: PersonQuery): Fragment[] {
   const c: Fragment[] = [sql`p.owner_name is not null`];
   if (q.name) {
-    c.push(sql`lower(p.owner_name) like ${`${likeEscape(q.name.first)} %`}`, sql`lower(p.owner_name) like ${`%${likeEscape(q.name.last)}%`}`);
+    c.push(
+      sql`lower(p.owner_name) like ${`${likeEscape(q.name.first)} %`}`,
+      sql`lower(p.owner_name) like ${`%${likeEscape(q.name.last)}%`}`,
+    );
   }
-  if (q.phone) c.push(sql`(',' || translate(array_to_string(p.owner_phones, ','), '+-(). ', '') || ',') like ${`%${q.phone},%`}`);
-  if (q.email) c.push(sql`(',' || lower(array_to_string(p.owner_emails, ',')) || ',') like ${`%,${likeEscape(q.email)},%`}`);
+  if (q.phone)
+    c.push(sql`(',' || translate(array_to_string(p.owner_phones, ','), '+-(). ', '') || ',') like ${`%${q.phone},%`}`);
+  if (q.email)
+    c.push(sql`(',' || lower(array_to_string(p.owner_emails, ',')) || ',') like ${`%,${likeEscape(q.email)},%`}`);
   const location = ownerLocation(sql, q);
   if (location) c.push(location);
-  if (q.name) c.push(sql`regexp_replace(regexp_replace(lower(p.owner_name), '[.,]', '', 'g'), '\\s+', ' ', 'g') ~ ${ownerNamePattern(q.name)}`);
+  if (q.name)
+    c.push(
+      sql`regexp_replace(regexp_replace(lower(p.owner_name), '[.,]', '', 'g'), '\\s+', ' ', 'g') ~ ${ownerNamePattern(q.name)}`,
+    );
   return c;
 }
 

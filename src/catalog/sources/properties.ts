@@ -1,9 +1,22 @@
 import { and, asc, desc, eq, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { propertyTable as p } from '../../../db/schema/properties.ts';
-import type { AddressCandidateQuery, DealArea, PropertyAddress, PropertySelector, PropertySource } from '../../sources/properties.ts';
+import type {
+  AddressCandidateQuery,
+  DealArea,
+  PropertyAddress,
+  PropertySelector,
+  PropertySource,
+} from '../../sources/properties.ts';
 
-const addressColumns = { id: p.id, addressKey: p.addressKey, street: p.street, city: p.city, state: p.state, zip: p.zip };
+const addressColumns = {
+  id: p.id,
+  addressKey: p.addressKey,
+  street: p.street,
+  city: p.city,
+  state: p.state,
+  zip: p.zip,
+};
 
 function selected(select: PropertySelector): SQL | undefined {
   const keys = select.keys ?? [];
@@ -91,7 +104,15 @@ export function catalogProperties(db: Executor): PropertySource {
       for (const kind of kinds) {
         const picked = queries.flatMap((q, i) => (kind.pick(q) ? [{ q, i }] : []));
         if (picked.length === 0) continue;
-        const rows = await db.execute<{ n: number; id: string; address_key: string; street: string; city: string; state: string; zip: string }>(sql`
+        const rows = await db.execute<{
+          n: number;
+          id: string;
+          address_key: string;
+          street: string;
+          city: string;
+          state: string;
+          zip: string;
+        }>(sql`
           select q.n::int as n, p.id, p.address_key, p.street, p.city, p.state, p.zip
           from unnest(
             ${sql.param(picked.map(({ i }) => i))}::int[],
@@ -108,7 +129,14 @@ export function catalogProperties(db: Executor): PropertySource {
           ) p
           order by q.n, p.id`);
         for (const r of rows) {
-          results[r.n]!.push({ id: Number(r.id), addressKey: r.address_key, street: r.street, city: r.city, state: r.state, zip: r.zip });
+          results[r.n]!.push({
+            id: Number(r.id),
+            addressKey: r.address_key,
+            street: r.street,
+            city: r.city,
+            state: r.state,
+            zip: r.zip,
+          });
         }
       }
       return results;

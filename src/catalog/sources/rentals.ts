@@ -83,7 +83,10 @@ export function catalogRentals(db: Executor): RentalSource {
 
   return {
     async searchListings(search) {
-      const hostFilters = and(search.onlyProHosts ? eq(host.isPro, true) : undefined, search.onlySuperhosts ? eq(host.isSuperhost, true) : undefined);
+      const hostFilters = and(
+        search.onlyProHosts ? eq(host.isPro, true) : undefined,
+        search.onlySuperhosts ? eq(host.isSuperhost, true) : undefined,
+      );
       return withHosts(
         and(
           sql`lower(${listing.city}) = lower(${search.city})`,
@@ -91,7 +94,14 @@ export function catalogRentals(db: Executor): RentalSource {
           search.minPrice === undefined ? undefined : gte(listing.pricePerNight, search.minPrice),
           search.maxPrice === undefined ? undefined : lte(listing.pricePerNight, search.maxPrice),
           hasAmenities(search.amenities),
-          hostFilters ? exists(db.select({ one: sql`1` }).from(host).where(and(eq(host.id, listing.hostId), hostFilters))) : undefined,
+          hostFilters
+            ? exists(
+                db
+                  .select({ one: sql`1` })
+                  .from(host)
+                  .where(and(eq(host.id, listing.hostId), hostFilters)),
+              )
+            : undefined,
           search.afterId === undefined ? undefined : gt(listing.id, search.afterId),
         ),
         search.limit,
@@ -99,7 +109,9 @@ export function catalogRentals(db: Executor): RentalSource {
     },
 
     async listingsByUrls(urls) {
-      const wanted = urls.map((url) => ({ url, roomId: roomIdOf(url) })).filter((w): w is { url: string; roomId: string } => w.roomId !== undefined);
+      const wanted = urls
+        .map((url) => ({ url, roomId: roomIdOf(url) }))
+        .filter((w): w is { url: string; roomId: string } => w.roomId !== undefined);
       if (wanted.length === 0) return [];
       // Links on the catalog's own host are found through the unique index; others by room id alone.
       const bySpelling = new Map<string, RentalListing>();
@@ -107,7 +119,9 @@ export function catalogRentals(db: Executor): RentalSource {
       for (const row of await withHosts(inArray(listing.listingUrl, candidates))) bySpelling.set(row.listingUrl, row);
       const found = new Map<string, RentalListing>();
       for (const w of wanted) {
-        const hit = spellings(w.url, w.roomId).map((s) => bySpelling.get(s)).find(Boolean);
+        const hit = spellings(w.url, w.roomId)
+          .map((s) => bySpelling.get(s))
+          .find(Boolean);
         if (hit) found.set(w.url, hit);
       }
       const missing = [...new Set(wanted.filter((w) => !found.has(w.url)).map((w) => w.roomId))];

@@ -12,9 +12,15 @@ const where = (filter: StoreFilter, afterId?: number) =>
   and(...storeConditions(template, filter), afterId === undefined ? undefined : gt(store.id, afterId));
 
 const NAME_QUERIES: Record<NameKind, { dataset: string; query: SQL }> = {
-  storeTechnologies: { dataset: 'stores', query: sql`select distinct unnest(${store.technologies}) as name from ${store}` },
+  storeTechnologies: {
+    dataset: 'stores',
+    query: sql`select distinct unnest(${store.technologies}) as name from ${store}`,
+  },
   storeApps: { dataset: 'stores', query: sql`select distinct unnest(${store.apps}) as name from ${store}` },
-  companyTechnologies: { dataset: 'companies', query: sql`select distinct unnest(${company.technologies}) as name from ${company}` },
+  companyTechnologies: {
+    dataset: 'companies',
+    query: sql`select distinct unnest(${company.technologies}) as name from ${company}`,
+  },
 };
 
 /** Which of the queried names a row's lists hold (a containment test per name is cheaper than unnesting the lists). */
@@ -31,7 +37,11 @@ export function catalogStores(db: Executor): StoreSource {
 
   const datasetVersion = async (dataset: string) => {
     const [state] = await db
-      .select({ ready: datasetStateTable.ready, rowCount: datasetStateTable.rowCount, refreshedAt: datasetStateTable.refreshedAt })
+      .select({
+        ready: datasetStateTable.ready,
+        rowCount: datasetStateTable.rowCount,
+        refreshedAt: datasetStateTable.refreshedAt,
+      })
       .from(datasetStateTable)
       .where(eq(datasetStateTable.dataset, dataset));
     return state?.ready ? `${state.refreshedAt.getTime()}:${state.rowCount}` : null;
@@ -72,7 +82,13 @@ export function catalogStores(db: Executor): StoreSource {
     },
 
     async storeIdAt(filter, position) {
-      const first = db.select({ id: store.id }).from(store).where(where(filter)).orderBy(asc(store.id)).limit(position).as('first');
+      const first = db
+        .select({ id: store.id })
+        .from(store)
+        .where(where(filter))
+        .orderBy(asc(store.id))
+        .limit(position)
+        .as('first');
       const [row] = await db
         .select({ n: sql<number>`count(*)::int`, last: sql<string | null>`max(${first.id})::text` })
         .from(first);
@@ -106,7 +122,10 @@ export function catalogStores(db: Executor): StoreSource {
             country: sql<string | null>`null`,
             city: store.city,
             state: store.state,
-            matched: matchedNames([...technologies.map((name) => [store.technologies, name] as const), ...apps.map((name) => [store.apps, name] as const)]),
+            matched: matchedNames([
+              ...technologies.map((name) => [store.technologies, name] as const),
+              ...apps.map((name) => [store.apps, name] as const),
+            ]),
           })
           .from(store)
           .where(
@@ -136,7 +155,12 @@ export function catalogStores(db: Executor): StoreSource {
           matched: matchedNames(technologies.map((name) => [company.technologies, name] as const)),
         })
         .from(company)
-        .where(and(arrayOverlaps(company.technologies, technologies), afterId === undefined ? undefined : gt(company.id, afterId)))
+        .where(
+          and(
+            arrayOverlaps(company.technologies, technologies),
+            afterId === undefined ? undefined : gt(company.id, afterId),
+          ),
+        )
         .orderBy(asc(company.id))
         .limit(limit);
     },

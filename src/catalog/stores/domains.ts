@@ -5,7 +5,33 @@ import { bareHost } from '../../shared/hosts.ts';
  * "example.com.au", "example.ne.jp"): under a two-letter top-level domain, these make the last
  * three labels the registrable domain.
  */
-const COUNTRY_SECOND_LEVELS = new Set(['co', 'com', 'net', 'org', 'ac', 'edu', 'gov', 'govt', 'mil', 'ne', 'or', 'go', 'ltd', 'plc', 'me', 'id', 'asn', 'web', 'nom', 'gen', 'firm', 'ind', 'sch', 'nhs', 'gob']);
+const COUNTRY_SECOND_LEVELS = new Set([
+  'co',
+  'com',
+  'net',
+  'org',
+  'ac',
+  'edu',
+  'gov',
+  'govt',
+  'mil',
+  'ne',
+  'or',
+  'go',
+  'ltd',
+  'plc',
+  'me',
+  'id',
+  'asn',
+  'web',
+  'nom',
+  'gen',
+  'firm',
+  'ind',
+  'sch',
+  'nhs',
+  'gob',
+]);
 
 /** "https://www.Shop.Example.co.uk:443/path" → "shop.example.co.uk" (bareHost, trailing dots dropped); null when it is not host-like. */
 export function hostOf(value: string): string | null {

@@ -40,14 +40,19 @@ const STORE_BOUNDS: Record<BoundName, { description: string; max: number; whole:
  * The bound parameters, long names first, then their aliases. `number` makes an optional parameter
  * from 0 to `max`; the store database API and the store leads tool read numbers each in their own way.
  */
-export function storeBoundFields<T extends z.ZodType>(number: (max: number, whole: boolean) => T): Record<RangeName, T> {
+export function storeBoundFields<T extends z.ZodType>(
+  number: (max: number, whole: boolean) => T,
+): Record<RangeName, T> {
   const names = Object.keys(STORE_RANGE_ALIASES) as BoundName[];
   const field = (name: BoundName, description: string) => {
     const schema = number(STORE_BOUNDS[name].max, STORE_BOUNDS[name].whole).describe(description);
     return STORE_BOUNDS[name].usd ? usdAmount(schema) : schema;
   };
   return Object.fromEntries([
-    ...names.map((name) => [name, field(name, `${STORE_BOUNDS[name].description} Alias: ${STORE_RANGE_ALIASES[name]}.`)]),
+    ...names.map((name) => [
+      name,
+      field(name, `${STORE_BOUNDS[name].description} Alias: ${STORE_RANGE_ALIASES[name]}.`),
+    ]),
     ...names.map((name) => [STORE_RANGE_ALIASES[name], field(name, `Alias of ${name}.`)]),
   ]) as Record<RangeName, T>;
 }
@@ -97,9 +102,14 @@ export interface StoreFilter {
 }
 
 /** "Salesforce Commerce Cloud", "salesforce-commerce-cloud" → "salesforce_commerce_cloud" (platforms and plan tiers). */
-export const storeKey = (value: string) => value.trim().toLowerCase().replace(/[\s-]+/g, '_');
+export const storeKey = (value: string) =>
+  value
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 
-export const isStorePlatform = (value: string): value is StorePlatform => (STORE_PLATFORMS as readonly string[]).includes(storeKey(value));
+export const isStorePlatform = (value: string): value is StorePlatform =>
+  (STORE_PLATFORMS as readonly string[]).includes(storeKey(value));
 
 const nonEmpty = <T>(list: T[] | undefined) => (list && list.length > 0 ? list : undefined);
 const unique = <T>(list: T[]) => [...new Set(list)];
@@ -110,14 +120,20 @@ function range(params: StoreFilterParams, minName: BoundName, maxName: BoundName
     const long = params[name];
     const short = params[alias];
     if (long !== undefined && short !== undefined && long !== short) {
-      issues.push({ path: alias, message: `${alias} is an alias of ${name}; send one of them, or the same value in both` });
+      issues.push({
+        path: alias,
+        message: `${alias} is an alias of ${name}; send one of them, or the same value in both`,
+      });
     }
     return long ?? short;
   };
   const min = pick(minName);
   const max = pick(maxName);
   if (min !== undefined && max !== undefined && min > max) {
-    issues.push({ path: params[maxName] !== undefined ? maxName : STORE_RANGE_ALIASES[maxName], message: `must be at least the minimum (${min})` });
+    issues.push({
+      path: params[maxName] !== undefined ? maxName : STORE_RANGE_ALIASES[maxName],
+      message: `must be at least the minimum (${min})`,
+    });
   }
   return { min, max };
 }
@@ -171,7 +187,12 @@ export function matchNames(requested: string[], known: string[]): { names: strin
   const unknown: string[] = [];
   for (const value of requested) {
     const whole = byKey.get(technologyKey(value));
-    const parts = whole ? [value] : value.split(',').map((p) => p.trim()).filter(Boolean);
+    const parts = whole
+      ? [value]
+      : value
+          .split(',')
+          .map((p) => p.trim())
+          .filter(Boolean);
     for (const part of parts) {
       const found = byKey.get(technologyKey(part));
       if (found) names.push(...found);
@@ -182,7 +203,10 @@ export function matchNames(requested: string[], known: string[]): { names: strin
 }
 
 /** The filter with technology and app names turned into the spellings stores use; `unknown` lists names no store uses. */
-export async function resolveStoreNames(filter: StoreFilter, lists: StoreNameLists): Promise<{ filter: StoreFilter; unknown: string[] }> {
+export async function resolveStoreNames(
+  filter: StoreFilter,
+  lists: StoreNameLists,
+): Promise<{ filter: StoreFilter; unknown: string[] }> {
   const unknown: string[] = [];
   const resolved = { ...filter };
   if (filter.technologies) {
@@ -197,7 +221,6 @@ export async function resolveStoreNames(filter: StoreFilter, lists: StoreNameLis
   }
   return { filter: resolved, unknown };
 }
-
 
 const SOCIAL_PRESENT: Record<StoreSocial, <F>(q: SqlTemplate<F>) => F> = {
   instagram: (q) => q`instagram_url is not null`,

@@ -13,7 +13,9 @@ export function findStores(sql: Sql, filter: StoreFilter, window: PageWindow) {
   return selectCatalogPage<StoreRow>(
     sql,
     {
-      select: (sql) => sql`select x.id::text as id, x.domain, x.name, x.platform, x.plan_tier, x.country_code, x.city, x.state, x.category, x.technologies, x.apps,
+      select: (
+        sql,
+      ) => sql`select x.id::text as id, x.domain, x.name, x.platform, x.plan_tier, x.country_code, x.city, x.state, x.category, x.technologies, x.apps,
         x.instagram_url, x.facebook_url, x.tiktok_url, x.youtube_url, x.linkedin_url, x.twitter_url, x.pinterest_url, x.emails, x.phones,
         x.estimated_monthly_visits, x.estimated_monthly_sales::float8 as estimated_monthly_sales, x.employee_count`,
       table: 'store',

@@ -1,5 +1,12 @@
 import { formatDollars, microsToNumber } from '../../billing/money.ts';
-import { describePurchase, getBalances, getHeldMicros, PURCHASE_RULES_TEXT, type Balances, type Purchase } from '../../billing/wallet.ts';
+import {
+  describePurchase,
+  getBalances,
+  getHeldMicros,
+  PURCHASE_RULES_TEXT,
+  type Balances,
+  type Purchase,
+} from '../../billing/wallet.ts';
 import { prepareCreditPurchase } from '../../billing/payments/index.ts';
 import { ValidationError } from '../../shared/errors.ts';
 import { leadScraperStatus } from '../apollo-status.ts';
@@ -48,10 +55,16 @@ export const wallet = defineEndpoint({
   response: walletResponse,
   errors: {},
   handler: async ({ core, principal }) => {
-    const [balances, heldMicros] = await Promise.all([getBalances(core.db, principal.accountId), getHeldMicros(core.db, principal.accountId)]);
+    const [balances, heldMicros] = await Promise.all([
+      getBalances(core.db, principal.accountId),
+      getHeldMicros(core.db, principal.accountId),
+    ]);
     return { ...balances, heldMicros, paymentsMode: core.payments.mode };
   },
-  respond: (balances) => ({ wallet: { ...walletView(balances), held_dollars: formatDollars(balances.heldMicros) }, payments: { mode: balances.paymentsMode } }),
+  respond: (balances) => ({
+    wallet: { ...walletView(balances), held_dollars: formatDollars(balances.heldMicros) },
+    payments: { mode: balances.paymentsMode },
+  }),
 });
 
 export const buyCredits = defineEndpoint({
@@ -60,12 +73,24 @@ export const buyCredits = defineEndpoint({
   title: 'Buy credits',
   tag: 'Account',
   description: `Pay-as-you-go credits: ${PURCHASE_RULES_TEXT}`,
-  rest: { path: '/api/v1/buy-credits', methods: ['post'], idempotent: true, input: (request) => request.body, example: { amount: 100 }, ok: 'The purchase.' },
+  rest: {
+    path: '/api/v1/buy-credits',
+    methods: ['post'],
+    idempotent: true,
+    input: (request) => request.body,
+    example: { amount: 100 },
+    ok: 'The purchase.',
+  },
   graphql: { field: 'buyCredits' },
   request: buyCreditsRequest,
   response: buyCreditsResponse,
-  errors: { 402: ['payment_failed', 'payment_requires_action', 'payment_method_required'], 403: ['subscription_inactive'], 503: ['payments_not_configured', 'payment_provider_unavailable'] },
-  handler: (ctx, body: unknown): Promise<Purchase> => ctx.core.accountWrites.run(ctx.principal.accountId, preparePurchase(ctx, body)),
+  errors: {
+    402: ['payment_failed', 'payment_requires_action', 'payment_method_required'],
+    403: ['subscription_inactive'],
+    503: ['payments_not_configured', 'payment_provider_unavailable'],
+  },
+  handler: (ctx, body: unknown): Promise<Purchase> =>
+    ctx.core.accountWrites.run(ctx.principal.accountId, preparePurchase(ctx, body)),
   prepare: (ctx, body: unknown) => preparePurchase(ctx, body),
   respond: purchaseView,
 });
@@ -73,7 +98,9 @@ export const buyCredits = defineEndpoint({
 /** A purchase's request checked (400, then 503 without payments, 400 for the amount, 403) and its write, which pays for it. */
 function preparePurchase({ core, principal, idempotencyKey }: EndpointContext, body: unknown) {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ValidationError([{ path: '', message: 'the request body must be a JSON object such as {"amount": 100}' }]);
+    throw new ValidationError([
+      { path: '', message: 'the request body must be a JSON object such as {"amount": 100}' },
+    ]);
   }
   return prepareCreditPurchase(core.payments, principal, (body as { amount?: unknown }).amount, idempotencyKey);
 }

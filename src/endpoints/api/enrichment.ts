@@ -2,11 +2,17 @@ import { defineEndpoint, type RestRequest } from '../define.ts';
 import { enrichLeads } from '../enrich-leads.ts';
 import { PREVIEW_SAMPLE_SIZE } from '../enrichment.ts';
 import { enrichLocalBusinesses } from '../enrich-local-businesses.ts';
-import { enrichLeadsRequest, enrichLeadsResponse, enrichLocalBusinessesRequest, enrichLocalBusinessesResponse } from '../schemas.ts';
+import {
+  enrichLeadsRequest,
+  enrichLeadsResponse,
+  enrichLocalBusinessesRequest,
+  enrichLocalBusinessesResponse,
+} from '../schemas.ts';
 
 // The spec's route heading says GET, every example POSTs a JSON body: both are served, with the same body.
 const body = (request: RestRequest) => request.body;
-const PREVIEW_OK = 'Every row with what was found; or, for a preview, the counts and a sample with contact values masked.';
+const PREVIEW_OK =
+  'Every row with what was found; or, for a preview, the counts and a sample with contact values masked.';
 const MCP_ANNOTATIONS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const MCP_LIMITS = {
   perCall: 'rows up to 1,000 per call',
@@ -46,7 +52,13 @@ export const localBusinessEnrichment = defineEndpoint({
   tag: 'Enrichment',
   description:
     'Match priority: phone (a number without country is tried as US and as Canadian), then name with city or postal code, then website (one location of the business).',
-  rest: { path: '/api/v1/enrich/local-businesses', methods: ['post', 'get'], bodyOnGet: true, input: body, ok: PREVIEW_OK },
+  rest: {
+    path: '/api/v1/enrich/local-businesses',
+    methods: ['post', 'get'],
+    bodyOnGet: true,
+    input: body,
+    ok: PREVIEW_OK,
+  },
   graphql: { field: 'enrichLocalBusinesses' },
   mcp: {
     tool: 'enrich_local_businesses',

@@ -43,7 +43,13 @@ export const ledger = defineEndpoint({
   errors: { 400: ['validation_failed'] },
   handler: ({ core, principal }, query: unknown) => {
     const { limit = 50, after } = parseParams(ledgerParams, query ?? {});
-    return listLedger(core.db, principal.accountId, { first: limit, ...(after === undefined ? {} : { after: BigInt(after) }) });
+    return listLedger(core.db, principal.accountId, {
+      first: limit,
+      ...(after === undefined ? {} : { after: BigInt(after) }),
+    });
   },
-  respond: ({ entries, hasNextPage }) => ({ entries: entries.map(entryView), next_after: hasNextPage ? String(entries.at(-1)!.id) : null }),
+  respond: ({ entries, hasNextPage }) => ({
+    entries: entries.map(entryView),
+    next_after: hasNextPage ? String(entries.at(-1)!.id) : null,
+  }),
 });

@@ -1,4 +1,12 @@
-import { createWebhook, createWebhookInput, deleteWebhook, deliveriesParams, listDeliveries, listWebhooks, sendTestWebhook } from '../../runs/webhooks.ts';
+import {
+  createWebhook,
+  createWebhookInput,
+  deleteWebhook,
+  deliveriesParams,
+  listDeliveries,
+  listWebhooks,
+  sendTestWebhook,
+} from '../../runs/webhooks.ts';
 import { defineEndpoint, type RestRequest } from '../define.ts';
 import { createdWebhookResponse, deliveryListResponse, testDeliveryResponse, webhookListResponse } from '../schemas.ts';
 
@@ -60,11 +68,17 @@ export const listWebhookDeliveries = defineEndpoint({
   title: 'Delivery log of a webhook',
   tag: 'Webhooks',
   description: 'Newest first; page with after = nextAfter until it is null.',
-  rest: { path: `${ONE}/deliveries`, methods: ['get'], input: (request) => ({ id: idOf(request), query: request.query }), ok: 'One page of deliveries.' },
+  rest: {
+    path: `${ONE}/deliveries`,
+    methods: ['get'],
+    input: (request) => ({ id: idOf(request), query: request.query }),
+    ok: 'One page of deliveries.',
+  },
   request: deliveriesParams,
   response: deliveryListResponse,
   errors: { 400: ['validation_failed'], 404: ['not_found'] },
-  handler: ({ core, principal }, input: { id: string; query: unknown }) => listDeliveries(core.db, principal, input.id, input.query),
+  handler: ({ core, principal }, input: { id: string; query: unknown }) =>
+    listDeliveries(core.db, principal, input.id, input.query),
 });
 
 export const sendTestWebhookEvent = defineEndpoint({

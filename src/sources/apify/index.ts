@@ -1,5 +1,11 @@
 import { ApifyApiError, ApifyClient, type ActorRun } from 'apify-client';
-import { UPSTREAM_STATUSES, UpstreamUnavailableError, type UpstreamEngine, type UpstreamRun, type UpstreamStatus } from '../upstream.ts';
+import {
+  UPSTREAM_STATUSES,
+  UpstreamUnavailableError,
+  type UpstreamEngine,
+  type UpstreamRun,
+  type UpstreamStatus,
+} from '../upstream.ts';
 
 export interface ApifyOptions {
   token: string;
@@ -42,7 +48,9 @@ export function createApifyEngine(options: ApifyOptions): UpstreamEngine {
       return upstreamRun(run);
     },
     async get(runId, waitSecs) {
-      const run = await call(`get run ${runId}`, () => client.run(runId).get({ waitForFinish: Math.min(60, Math.max(0, Math.round(waitSecs))) }));
+      const run = await call(`get run ${runId}`, () =>
+        client.run(runId).get({ waitForFinish: Math.min(60, Math.max(0, Math.round(waitSecs))) }),
+      );
       if (!run) throw new UpstreamUnavailableError('404', `Apify run ${runId} not found`);
       return upstreamRun(run);
     },
@@ -50,14 +58,19 @@ export function createApifyEngine(options: ApifyOptions): UpstreamEngine {
       return upstreamRun(await call(`abort run ${runId}`, () => client.run(runId).abort()));
     },
     async items(datasetId, offset, limit) {
-      const page = await call(`read dataset ${datasetId}`, async () => await client.dataset(datasetId).listItems({ offset, limit }));
+      const page = await call(
+        `read dataset ${datasetId}`,
+        async () => await client.dataset(datasetId).listItems({ offset, limit }),
+      );
       return { items: page.items as Record<string, unknown>[], total: page.total };
     },
   };
 }
 
 function upstreamRun(run: ActorRun): UpstreamRun {
-  const status = (UPSTREAM_STATUSES as readonly string[]).includes(run.status) ? (run.status as UpstreamStatus) : 'RUNNING';
+  const status = (UPSTREAM_STATUSES as readonly string[]).includes(run.status)
+    ? (run.status as UpstreamStatus)
+    : 'RUNNING';
   return {
     id: run.id,
     actorId: run.actId,
@@ -74,7 +87,10 @@ async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     if (err instanceof ApifyApiError) {
-      throw new UpstreamUnavailableError(String(err.statusCode), `Apify API refused to ${what}: ${err.statusCode} ${err.type ?? ''} ${err.message}`.replace(/\s+/g, ' '));
+      throw new UpstreamUnavailableError(
+        String(err.statusCode),
+        `Apify API refused to ${what}: ${err.statusCode} ${err.type ?? ''} ${err.message}`.replace(/\s+/g, ' '),
+      );
     }
     throw new UpstreamUnavailableError('network', `Apify API unreachable to ${what}: ${(err as Error).message}`);
   }

@@ -86,7 +86,8 @@ export function parseMapLink(link: string): MapLink {
   const center = readCenter(segments);
   const at = segments.indexOf('maps');
   const kind = at >= 0 ? segments[at + 1] : undefined;
-  const text = at >= 0 && segments[at + 2] && !segments[at + 2]!.startsWith('@') ? decode(segments[at + 2]!) : undefined;
+  const text =
+    at >= 0 && segments[at + 2] && !segments[at + 2]!.startsWith('@') ? decode(segments[at + 2]!) : undefined;
   const placeId = at >= 0 ? readPlaceId(url) : undefined;
   if (placeId) {
     const query = url.searchParams.get('query');
@@ -97,8 +98,11 @@ export function parseMapLink(link: string): MapLink {
   const query = text ?? url.searchParams.get('q') ?? url.searchParams.get('query') ?? undefined;
   if ((kind === 'search' || at >= 0) && query) return { kind: 'search', ...splitQuery(decode(query)), center };
   if (at >= 0 && kind === 'search' && center) return { kind: 'search', keywords: '', center };
-  throw new Error('is not a map search or place link (expected /maps/search/<words>/@lat,lng,zoom or /maps/place/<name>)');
+  throw new Error(
+    'is not a map search or place link (expected /maps/search/<words>/@lat,lng,zoom or /maps/place/<name>)',
+  );
 }
 
 /** The place link the tools write into result rows; `parseMapLink` reads it back as that place. */
-export const placeLink = (placeId: string) => `https://www.google.com/maps/place/?q=place_id:${encodeURIComponent(placeId)}`;
+export const placeLink = (placeId: string) =>
+  `https://www.google.com/maps/place/?q=place_id:${encodeURIComponent(placeId)}`;

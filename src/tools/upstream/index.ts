@@ -7,7 +7,14 @@ import { rentalHostsUpstream } from './rental-hosts.ts';
 import type { UpstreamDeclaration } from './types.ts';
 
 /** Every tool that can run on an upstream actor; adding one is adding its file and one line here. */
-export const UPSTREAM_DECLARATIONS: readonly UpstreamDeclaration[] = [mapsUpstream, localReviewsUpstream, leadScraperUpstream, realtyAgentsUpstream, businessForSaleUpstream, rentalHostsUpstream];
+export const UPSTREAM_DECLARATIONS: readonly UpstreamDeclaration[] = [
+  mapsUpstream,
+  localReviewsUpstream,
+  leadScraperUpstream,
+  realtyAgentsUpstream,
+  businessForSaleUpstream,
+  rentalHostsUpstream,
+];
 
 const byTool = new Map(UPSTREAM_DECLARATIONS.map((d) => [d.tool, d]));
 

@@ -2,7 +2,13 @@ import { LEAD_COLUMNS, planLeadSearch, type LeadScraperInput } from '../lead-scr
 import { defineUpstream, int, num, text, texts, type UpstreamDeclaration } from './types.ts';
 
 /** Words of a list field, whether the actor wrote a list or one comma-separated text. */
-const words = (value: unknown) => texts(value) ?? text(value)?.split(',').map((w) => w.trim()).filter(Boolean) ?? null;
+const words = (value: unknown) =>
+  texts(value) ??
+  text(value)
+    ?.split(',')
+    .map((w) => w.trim())
+    .filter(Boolean) ??
+  null;
 
 const some = (values: (string[] | string | undefined)[]) => {
   const out = values.flatMap((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]));

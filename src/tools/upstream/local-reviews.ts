@@ -2,7 +2,8 @@ import type { LocalReviewsInput } from '../local-reviews.ts';
 import { defineUpstream, int, num, text } from './types.ts';
 
 /** A Google Maps search link for a term in a location, the start URL form the actor reads for searches. */
-const searchLink = (term: string, location: string) => `https://www.google.com/maps/search/${encodeURIComponent(`${term} in ${location}`).replace(/%20/g, '+')}`;
+const searchLink = (term: string, location: string) =>
+  `https://www.google.com/maps/search/${encodeURIComponent(`${term} in ${location}`).replace(/%20/g, '+')}`;
 
 /**
  * Local reviews on Apify's Google Maps Reviews Scraper (compass/Google-Maps-Reviews-Scraper): one
@@ -14,7 +15,11 @@ export const localReviewsUpstream = defineUpstream<LocalReviewsInput>({
   defaultActor: 'compass~Google-Maps-Reviews-Scraper',
   actorUrl: 'https://apify.com/compass/Google-Maps-Reviews-Scraper',
   input(input, maxItems) {
-    const urls = input.directUrls ?? (input.searchTerms ?? []).flatMap((term) => (input.locations ?? []).map((location) => searchLink(term, location)));
+    const urls =
+      input.directUrls ??
+      (input.searchTerms ?? []).flatMap((term) =>
+        (input.locations ?? []).map((location) => searchLink(term, location)),
+      );
     return {
       startUrls: urls.map((url) => ({ url })),
       maxReviews: Math.min(input.maxReviewsPerBusiness, maxItems),

@@ -4,7 +4,10 @@ import { defineUpstream, int, num, obj, text, texts } from './types.ts';
 /** "Monday: 9 AM–5 PM" from the actor's `{ day, hours }` entries. */
 function hours(value: unknown): string[] | null {
   if (!Array.isArray(value)) return null;
-  const out = value.map((h) => [text(obj(h).day), text(obj(h).hours)]).filter(([day, open]) => day && open).map(([day, open]) => `${day}: ${open}`);
+  const out = value
+    .map((h) => [text(obj(h).day), text(obj(h).hours)])
+    .filter(([day, open]) => day && open)
+    .map(([day, open]) => `${day}: ${open}`);
   return out.length > 0 ? out : null;
 }
 
@@ -12,7 +15,18 @@ function hours(value: unknown): string[] | null {
 function polygon(box: NonNullable<MapsInput['customGeolocation']>) {
   const [south, north] = [Math.min(box.lat1, box.lat2), Math.max(box.lat1, box.lat2)];
   const [west, east] = [Math.min(box.lng1, box.lng2), Math.max(box.lng1, box.lng2)];
-  return { type: 'Polygon', coordinates: [[[west, north], [east, north], [east, south], [west, south], [west, north]]] };
+  return {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [west, north],
+        [east, north],
+        [east, south],
+        [west, south],
+        [west, north],
+      ],
+    ],
+  };
 }
 
 /**

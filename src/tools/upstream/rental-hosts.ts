@@ -13,7 +13,8 @@ const CURRENCY = 'EUR';
  */
 const roomLink = (url: string) => `https://www.airbnb.com/rooms/${roomIdOf(url)}`;
 
-const nightsBetween = (checkin: string, checkout: string) => Math.round((Date.parse(checkout) - Date.parse(checkin)) / 86_400_000);
+const nightsBetween = (checkin: string, checkout: string) =>
+  Math.round((Date.parse(checkout) - Date.parse(checkin)) / 86_400_000);
 
 /** "2 bedrooms" → 2; a studio (no number) is null. */
 const leadingInt = (label: unknown): number | null => {
@@ -36,10 +37,15 @@ export const rentalHostsUpstream = defineUpstream<RentalHostsInput>({
   defaultActor: 'dtrungtin~airbnb-scraper',
   actorUrl: 'https://apify.com/dtrungtin/airbnb-scraper',
   input(input, maxItems) {
-    const rooms = [...new Set((input.mode === 'single' ? [input.listingUrl!] : (input.bulkListings ?? [])).map(roomLink))];
+    const rooms = [
+      ...new Set((input.mode === 'single' ? [input.listingUrl!] : (input.bulkListings ?? [])).map(roomLink)),
+    ];
     const search =
       input.mode === 'city'
-        ? { locationQuery: citiesOf(input)[0]!.text, maxListings: Math.min(input.maxPages * LISTINGS_PER_PAGE, maxItems) }
+        ? {
+            locationQuery: citiesOf(input)[0]!.text,
+            maxListings: Math.min(input.maxPages * LISTINGS_PER_PAGE, maxItems),
+          }
         : { startUrls: rooms.map((url) => ({ url })), maxListings: Math.min(rooms.length, maxItems) };
     return {
       ...search,

@@ -26,10 +26,16 @@ export interface UpstreamDeclaration<I = any> {
 export const defineUpstream = <I>(declaration: UpstreamDeclaration<I>): UpstreamDeclaration<I> => declaration;
 
 /** A text field of an item, or null. */
-export const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() !== '' ? value : null);
+export const text = (value: unknown): string | null =>
+  typeof value === 'string' && value.trim() !== '' ? value : null;
 
 /** A finite number, or null. */
-export const num = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : null);
+export const num = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value)
+    ? value
+    : typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))
+      ? Number(value)
+      : null;
 
 /** A whole number, or null. */
 export const int = (value: unknown): number | null => {
@@ -45,4 +51,5 @@ export const texts = (value: unknown): string[] | null => {
 };
 
 /** A nested object, or an empty one. */
-export const obj = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+export const obj = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};

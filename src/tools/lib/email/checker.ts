@@ -61,16 +61,22 @@ const isTemporary = (reply: SmtpReply | null) => reply !== null && reply.code >=
 /** RCPT verdict for a real address, before the catch-all check. */
 function rcptVerdict(reply: SmtpReply): { status: EmailStatus; reason: string } {
   const enhanced = reply.enhanced ?? '';
-  if (reply.code === 250 || reply.code === 251) return { status: 'valid', reason: `the mail server accepts this address (${firstLine(reply)})` };
-  if (reply.code === 552 || enhanced === '5.2.2') return { status: 'valid', reason: `the mailbox exists but is full (${firstLine(reply)})` };
-  if ([550, 551, 553].includes(reply.code) || enhanced.startsWith('5.1.')) return { status: 'invalid', reason: `the mailbox does not exist (${firstLine(reply)})` };
-  if (reply.code >= 500) return { status: 'unknown', reason: `the mail server refused the check for policy reasons (${firstLine(reply)})` };
-  if (reply.code >= 400) return { status: 'unknown', reason: `temporarily refused twice, e.g. greylisting (${firstLine(reply)})` };
+  if (reply.code === 250 || reply.code === 251)
+    return { status: 'valid', reason: `the mail server accepts this address (${firstLine(reply)})` };
+  if (reply.code === 552 || enhanced === '5.2.2')
+    return { status: 'valid', reason: `the mailbox exists but is full (${firstLine(reply)})` };
+  if ([550, 551, 553].includes(reply.code) || enhanced.startsWith('5.1.'))
+    return { status: 'invalid', reason: `the mailbox does not exist (${firstLine(reply)})` };
+  if (reply.code >= 500)
+    return { status: 'unknown', reason: `the mail server refused the check for policy reasons (${firstLine(reply)})` };
+  if (reply.code >= 400)
+    return { status: 'unknown', reason: `temporarily refused twice, e.g. greylisting (${firstLine(reply)})` };
   return { status: 'unknown', reason: `unexpected reply (${firstLine(reply)})` };
 }
 
 /** What a session learns about one address. */
-type Outcome = Pick<EmailCheck, 'status' | 'reason'> & Partial<Pick<EmailCheck, 'smtpCode' | 'smtpReply' | 'tls' | 'mxHost'>>;
+type Outcome = Pick<EmailCheck, 'status' | 'reason'> &
+  Partial<Pick<EmailCheck, 'smtpCode' | 'smtpReply' | 'tls' | 'mxHost'>>;
 
 interface Pending {
   address: string;
@@ -118,11 +124,13 @@ export class EmailChecker {
     try {
       const records = await this.network.dns.mx(domain);
       const hosts = records.map((r) => r.exchange).filter(Boolean);
-      if (hosts.length === 0) return { kind: 'none', mxFound: true, reason: 'the domain accepts no mail (null MX record)' };
+      if (hosts.length === 0)
+        return { kind: 'none', mxFound: true, reason: 'the domain accepts no mail (null MX record)' };
       return { kind: 'hosts', hosts, fallback: false, provider: providerFromMx(hosts, domain) };
     } catch (err) {
       if (!(err instanceof DnsError)) throw err;
-      if (err.kind === 'notfound') return { kind: 'none', mxFound: false, reason: 'the domain does not exist (NXDOMAIN)' };
+      if (err.kind === 'notfound')
+        return { kind: 'none', mxFound: false, reason: 'the domain does not exist (NXDOMAIN)' };
       if (err.kind === 'failure') return { kind: 'failed', reason: `MX lookup failed: ${err.message}` };
     }
     // No MX records: the domain's own address receives its mail, if it has one.
@@ -187,7 +195,13 @@ export class EmailChecker {
     const mail = await this.domainMail(parsed.domain);
     if (mail.kind === 'none') return { ...flagged, status: 'invalid', mxFound: mail.mxFound, reason: mail.reason };
     if (mail.kind === 'failed') return { ...flagged, status: 'unknown', reason: mail.reason };
-    const withMx: EmailCheck = { ...flagged, mxFound: !mail.fallback, mxFallback: mail.fallback, mxHost: mail.hosts[0]!, provider: mail.provider };
+    const withMx: EmailCheck = {
+      ...flagged,
+      mxFound: !mail.fallback,
+      mxFallback: mail.fallback,
+      mxHost: mail.hosts[0]!,
+      provider: mail.provider,
+    };
     const outcome = await new Promise<Outcome>((resolve) => {
       const list = this.queued.get(parsed.domain) ?? [];
       list.push({ address: parsed.address, resolve });
@@ -210,15 +224,21 @@ export class EmailChecker {
   }
 
   private startSession(domain: string, batch: Pending[], retry: boolean) {
-    void this.sessions.run('sessions', () => this.probe(domain, batch, retry)).catch((err: unknown) => {
-      for (const p of batch) p.resolve({ status: 'unknown', reason: `internal error: ${(err as Error).message}` });
-    });
+    void this.sessions
+      .run('sessions', () => this.probe(domain, batch, retry))
+      .catch((err: unknown) => {
+        for (const p of batch) p.resolve({ status: 'unknown', reason: `internal error: ${(err as Error).message}` });
+      });
   }
 
   private async probe(domain: string, batch: Pending[], retry: boolean): Promise<void> {
     const mail = await this.domainMail(domain);
     if (mail.kind !== 'hosts' || this.signal.aborted) {
-      for (const p of batch) p.resolve({ status: 'unknown', reason: mail.kind === 'hosts' ? 'not checked: the run was stopped' : mail.reason });
+      for (const p of batch)
+        p.resolve({
+          status: 'unknown',
+          reason: mail.kind === 'hosts' ? 'not checked: the run was stopped' : mail.reason,
+        });
       return;
     }
     const knownCatchAll = this.catchAll.get(domain);
@@ -228,7 +248,10 @@ export class EmailChecker {
       this.decoys.set(domain, decoy);
     }
     const recipients = decoy ? [decoy, ...batch.map((p) => p.address)] : batch.map((p) => p.address);
-    const result: SmtpProbeResult = await this.network.smtp.probe({ domain, hosts: mail.hosts, recipients }, this.signal);
+    const result: SmtpProbeResult = await this.network.smtp.probe(
+      { domain, hosts: mail.hosts, recipients },
+      this.signal,
+    );
     const replies = decoy ? result.replies.slice(1) : result.replies;
     const decoyReply = decoy ? result.replies[0]! : null;
 
@@ -265,14 +288,24 @@ export class EmailChecker {
       }
       let verdict = rcptVerdict(reply);
       if (verdict.status === 'valid' && catchAll === true) {
-        verdict = { status: 'catch-all', reason: `the domain accepts any address, so this one cannot be confirmed (${firstLine(reply)})` };
+        verdict = {
+          status: 'catch-all',
+          reason: `the domain accepts any address, so this one cannot be confirmed (${firstLine(reply)})`,
+        };
       } else if (verdict.status === 'valid' && catchAll === null) {
         verdict = { status: 'valid', reason: `${verdict.reason}; the catch-all check was inconclusive` };
       }
-      p.resolve({ ...session, status: verdict.status, reason: verdict.reason, smtpCode: reply.code, smtpReply: firstLine(reply) });
+      p.resolve({
+        ...session,
+        status: verdict.status,
+        reason: verdict.reason,
+        smtpCode: reply.code,
+        smtpReply: firstLine(reply),
+      });
     }
     // Greylisting: the same question later usually gets an answer. No session slot is held while waiting.
-    if (again.length > 0) void sleep(this.options.greylistRetryMs, this.signal).then(() => this.startSession(domain, again, true));
+    if (again.length > 0)
+      void sleep(this.options.greylistRetryMs, this.signal).then(() => this.startSession(domain, again, true));
   }
 }
 

@@ -4,7 +4,10 @@ import { bareHost } from '../../../shared/hosts.ts';
 import { extractPage, type PagePerson } from './extract.ts';
 
 // robots-parser is CommonJS whose typings declare an ES default export; load it as what it is.
-const robotsParser = createRequire(import.meta.url)('robots-parser') as (url: string, contents: string) => { isAllowed(url: string, ua?: string): boolean | undefined };
+const robotsParser = createRequire(import.meta.url)('robots-parser') as (
+  url: string,
+  contents: string,
+) => { isAllowed(url: string, ua?: string): boolean | undefined };
 
 /** The spec: up to 5 pages per domain are searched. */
 export const MAX_PAGES_PER_DOMAIN = 5;
@@ -37,7 +40,10 @@ export interface SiteCrawl {
 
 /** How likely a link leads to people's names and titles, from its path and text; 0 = not worth a page. */
 const LINK_SCORES: [RegExp, number][] = [
-  [/\b(team|our-?team|the-?team|people|staff|leadership|management|executives?|founders?|board|directors|who-?we-?are|meet|partners|attorneys|lawyers|doctors|our-?experts)\b/, 10],
+  [
+    /\b(team|our-?team|the-?team|people|staff|leadership|management|executives?|founders?|board|directors|who-?we-?are|meet|partners|attorneys|lawyers|doctors|our-?experts)\b/,
+    10,
+  ],
   [/\b(about|about-?us|company|our-?story|story|firm)\b/, 6],
   [/\b(contact|contact-?us|get-?in-?touch|locations?|offices?)\b/, 5],
   [/\b(press|media|news|investors?)\b/, 1],
@@ -91,7 +97,8 @@ async function readRobots(web: WebClient, origin: URL, userAgent: string, signal
   return { allows: (url) => robots.isAllowed(url, userAgent) !== false };
 }
 
-const unreachable = (err: unknown) => err instanceof NetError && ['connect', 'tls', 'timeout', 'protocol'].includes(err.kind);
+const unreachable = (err: unknown) =>
+  err instanceof NetError && ['connect', 'tls', 'timeout', 'protocol'].includes(err.kind);
 
 /**
  * Crawls one domain politely: robots.txt first (https, else http), then the home page, then the
@@ -99,7 +106,11 @@ const unreachable = (err: unknown) => err instanceof NetError && ['connect', 'tl
  * discovered, at most 5 pages in all, one at a time. Never throws for the site's own failures: an
  * unreachable or refused site is reported in `status` and `reason`.
  */
-export async function crawlSite(web: WebClient, domain: string, options: { userAgent: string; signal?: AbortSignal; maxPages?: number }): Promise<SiteCrawl> {
+export async function crawlSite(
+  web: WebClient,
+  domain: string,
+  options: { userAgent: string; signal?: AbortSignal; maxPages?: number },
+): Promise<SiteCrawl> {
   const maxPages = Math.min(options.maxPages ?? MAX_PAGES_PER_DOMAIN, MAX_PAGES_PER_DOMAIN);
   const crawl: SiteCrawl = { domain, status: 'ok', reason: null, pages: [], disallowed: [], emails: [], people: [] };
   const fail = (status: SiteStatus, reason: string) => Object.assign(crawl, { status, reason });
@@ -119,7 +130,8 @@ export async function crawlSite(web: WebClient, domain: string, options: { userA
     }
   }
   if (!origin || !robots) {
-    if (lastError instanceof NetError) return fail(lastError.kind === 'refused' ? 'refused' : 'unreachable', lastError.message);
+    if (lastError instanceof NetError)
+      return fail(lastError.kind === 'refused' ? 'refused' : 'unreachable', lastError.message);
     throw lastError;
   }
 

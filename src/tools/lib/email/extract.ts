@@ -27,11 +27,43 @@ export interface PageFacts {
 
 const SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head']);
 const BLOCK = new Set([
-  'address', 'article', 'aside', 'blockquote', 'br', 'dd', 'div', 'dl', 'dt', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3',
-  'h4', 'h5', 'h6', 'header', 'hr', 'li', 'main', 'nav', 'ol', 'p', 'pre', 'section', 'table', 'td', 'th', 'tr', 'ul',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'br',
+  'dd',
+  'div',
+  'dl',
+  'dt',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'header',
+  'hr',
+  'li',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'table',
+  'td',
+  'th',
+  'tr',
+  'ul',
 ]);
 
-const isElement = (node: AnyNode): node is Element => node.type === 'tag' || node.type === 'script' || node.type === 'style';
+const isElement = (node: AnyNode): node is Element =>
+  node.type === 'tag' || node.type === 'script' || node.type === 'style';
 
 /** The text a reader sees, one line per block element. */
 export function visibleLines(nodes: readonly AnyNode[]): string[] {
@@ -54,7 +86,8 @@ export function visibleLines(nodes: readonly AnyNode[]): string[] {
     .filter(Boolean);
 }
 
-const EMAIL = /[a-z0-9][a-z0-9._%+'-]*@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,}/gi;
+const EMAIL =
+  /[a-z0-9][a-z0-9._%+'-]*@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,}/gi;
 const OPEN = String.raw`[\[\(\{<]`;
 const CLOSE = String.raw`[\]\)\}>]`;
 /** name [at] domain [dot] com, name(at)domain.com, name {at} domain {dot} co {dot} uk … */
@@ -69,7 +102,10 @@ const IMAGE_SUFFIX = /\.(png|jpe?g|gif|webp|svg|css|js)$/i;
 
 /** A plausible address in canonical form (domain lower-cased), or null. */
 function cleanEmail(raw: string): string | null {
-  const text = raw.trim().replace(/^mailto:/i, '').replace(/[.,;:]+$/, '');
+  const text = raw
+    .trim()
+    .replace(/^mailto:/i, '')
+    .replace(/[.,;:]+$/, '');
   if (IMAGE_SUFFIX.test(text)) return null; // retina image names such as logo@2x.png
   const parsed = parseAddress(text);
   return parsed.ok ? `${parsed.local.toLowerCase()}@${parsed.domain}` : null;
@@ -112,7 +148,10 @@ function emailFromHref(href: string | undefined): string | null {
 
 function elementEmails(root: readonly AnyNode[]): string[] {
   const found: string[] = [];
-  for (const el of findAll((e) => e.name === 'a' || getAttributeValue(e, 'data-cfemail') !== undefined, root as AnyNode[])) {
+  for (const el of findAll(
+    (e) => e.name === 'a' || getAttributeValue(e, 'data-cfemail') !== undefined,
+    root as AnyNode[],
+  )) {
     const viaHref = emailFromHref(getAttributeValue(el, 'href'));
     if (viaHref) found.push(viaHref);
     const cf = getAttributeValue(el, 'data-cfemail');
@@ -123,7 +162,8 @@ function elementEmails(root: readonly AnyNode[]): string[] {
 }
 
 const NAME_WORD = /^[A-Z][a-zA-Z'’.-]*$|^(van|von|de|der|del|da|di|la|le|du|bin|al)$/;
-const NOT_NAMES = /\b(team|our|meet|about|contact|read|more|view|profile|leadership|company|services|careers|news|home|menu|board|directors|management|people|staff|us|the)\b/i;
+const NOT_NAMES =
+  /\b(team|our|meet|about|contact|read|more|view|profile|leadership|company|services|careers|news|home|menu|board|directors|management|people|staff|us|the)\b/i;
 
 /** "Jane Doe", "Mary-Ann van der Berg", "J. R. Smith": two to five capitalised words, no digits. */
 export function looksLikePersonName(text: string): boolean {
@@ -153,9 +193,14 @@ function jsonLdPeople(value: unknown, out: PagePerson[]) {
   const type = obj['@type'];
   const types = Array.isArray(type) ? type : [type];
   if (types.some((t) => typeof t === 'string' && /(^|\/)Person$/.test(t))) {
-    const name = typeof obj.name === 'string' ? obj.name : [obj.givenName, obj.familyName].filter((v) => typeof v === 'string').join(' ');
+    const name =
+      typeof obj.name === 'string'
+        ? obj.name
+        : [obj.givenName, obj.familyName].filter((v) => typeof v === 'string').join(' ');
     if (name.trim()) {
-      const sameAs = (Array.isArray(obj.sameAs) ? obj.sameAs : [obj.sameAs]).find((s) => typeof s === 'string' && /linkedin\.com\/in\//i.test(s));
+      const sameAs = (Array.isArray(obj.sameAs) ? obj.sameAs : [obj.sameAs]).find(
+        (s) => typeof s === 'string' && /linkedin\.com\/in\//i.test(s),
+      );
       out.push({
         name: name.trim(),
         title: typeof obj.jobTitle === 'string' ? obj.jobTitle.trim() : null,
@@ -171,11 +216,15 @@ function jsonLdPeople(value: unknown, out: PagePerson[]) {
 function itemprop(scope: Element, prop: string): string | null {
   const el = findAll((e) => (getAttributeValue(e, 'itemprop') ?? '').split(/\s+/).includes(prop), scope.children)[0];
   if (!el) return null;
-  const value = getAttributeValue(el, 'content') ?? (el.name === 'a' ? getAttributeValue(el, 'href') : undefined) ?? textContent(el);
+  const value =
+    getAttributeValue(el, 'content') ??
+    (el.name === 'a' ? getAttributeValue(el, 'href') : undefined) ??
+    textContent(el);
   return value.replace(/\s+/g, ' ').trim() || null;
 }
 
-const CARD = /(^|[\s_-])(team|member|members|person|people|staff|employee|leader|leaders|leadership|bio|profile|founder|founders|executive|executives|partner|partners|card)([\s_-]|s?$)/i;
+const CARD =
+  /(^|[\s_-])(team|member|members|person|people|staff|employee|leader|leaders|leadership|bio|profile|founder|founders|executive|executives|partner|partners|card)([\s_-]|s?$)/i;
 const TITLE_CLASS = /(title|position|role|job|designation|occupation)/i;
 
 function classOf(el: Element): string {
@@ -205,12 +254,21 @@ function teamCardPeople(root: readonly AnyNode[]): PagePerson[] {
     const name = textContent(heading).replace(/\s+/g, ' ').trim();
     if (!looksLikePersonName(name)) continue;
     let next = heading.next;
-    while (next && !isElement(next) && !(next.type === 'text' && (next as unknown as { data: string }).data.trim())) next = next.next;
+    while (next && !isElement(next) && !(next.type === 'text' && (next as unknown as { data: string }).data.trim()))
+      next = next.next;
     if (!next) continue;
-    const title = (next.type === 'text' ? (next as unknown as { data: string }).data : textContent(next)).replace(/\s+/g, ' ').trim();
+    const title = (next.type === 'text' ? (next as unknown as { data: string }).data : textContent(next))
+      .replace(/\s+/g, ' ')
+      .trim();
     if (!title || title.length > 120 || !looksLikeJobTitle(title)) continue;
     const container = heading.parent ? [heading.parent] : [];
-    out.push({ name, title, email: elementEmails(container)[0] ?? null, linkedinUrl: linkedinIn(container), via: 'team-card' });
+    out.push({
+      name,
+      title,
+      email: elementEmails(container)[0] ?? null,
+      linkedinUrl: linkedinIn(container),
+      via: 'team-card',
+    });
   }
   return out;
 }
@@ -229,7 +287,10 @@ export function extractPage(html: string, pageUrl: string): PageFacts {
   const emails = new Set<string>([...elementEmails(nodes), ...emailsInText(visibleLines(nodes).join('\n'))]);
 
   const people: PagePerson[] = [];
-  for (const script of findAll((e) => e.name === 'script' && (getAttributeValue(e, 'type') ?? '').toLowerCase() === 'application/ld+json', nodes)) {
+  for (const script of findAll(
+    (e) => e.name === 'script' && (getAttributeValue(e, 'type') ?? '').toLowerCase() === 'application/ld+json',
+    nodes,
+  )) {
     try {
       jsonLdPeople(JSON.parse(textContent(script)), people);
     } catch {
@@ -237,10 +298,18 @@ export function extractPage(html: string, pageUrl: string): PageFacts {
     }
   }
   for (const scope of findAll((e) => /schema\.org\/Person/i.test(getAttributeValue(e, 'itemtype') ?? ''), nodes)) {
-    const name = itemprop(scope, 'name') ?? [itemprop(scope, 'givenName'), itemprop(scope, 'familyName')].filter(Boolean).join(' ');
+    const name =
+      itemprop(scope, 'name') ??
+      [itemprop(scope, 'givenName'), itemprop(scope, 'familyName')].filter(Boolean).join(' ');
     if (!name) continue;
     const email = itemprop(scope, 'email');
-    people.push({ name, title: itemprop(scope, 'jobTitle'), email: email ? cleanEmail(email) : null, linkedinUrl: linkedinIn(scope.children), via: 'microdata' });
+    people.push({
+      name,
+      title: itemprop(scope, 'jobTitle'),
+      email: email ? cleanEmail(email) : null,
+      linkedinUrl: linkedinIn(scope.children),
+      via: 'microdata',
+    });
   }
   people.push(...teamCardPeople(nodes));
 

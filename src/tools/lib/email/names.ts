@@ -39,7 +39,11 @@ export function splitFullName(full: string): { first: string; last: string | nul
 }
 
 /** The name of a contact from first_name/last_name, else full_name; null when no letters are left. */
-export function contactName(contact: { first_name?: string; last_name?: string; full_name?: string }): PersonName | null {
+export function contactName(contact: {
+  first_name?: string;
+  last_name?: string;
+  full_name?: string;
+}): PersonName | null {
   let first = contact.first_name?.trim() ?? '';
   let last = contact.last_name?.trim() ?? '';
   if (!first && contact.full_name) {

@@ -45,7 +45,10 @@ export interface LearnedPattern {
  * every pattern that produces its local part (a trailing number, as in jane.doe2, is ignored).
  * Most matches first, ties in the usual order.
  */
-export function learnPatterns(known: readonly { firstName: string; lastName: string; email: string | null }[]): { patterns: LearnedPattern[]; sample: number } {
+export function learnPatterns(known: readonly { firstName: string; lastName: string; email: string | null }[]): {
+  patterns: LearnedPattern[];
+  sample: number;
+} {
   const counts = new Map<string, number>();
   let sample = 0;
   for (const person of known) {
@@ -54,10 +57,15 @@ export function learnPatterns(known: readonly { firstName: string; lastName: str
     const name = { first: asciiLetters(person.firstName), last: asciiLetters(person.lastName) || null };
     if (!name.first) continue;
     sample += 1;
-    for (const p of PATTERNS) if (applyPattern(p.name, name) === local) counts.set(p.name, (counts.get(p.name) ?? 0) + 1);
+    for (const p of PATTERNS)
+      if (applyPattern(p.name, name) === local) counts.set(p.name, (counts.get(p.name) ?? 0) + 1);
   }
   const patterns = PATTERNS.filter((p) => counts.has(p.name))
-    .map((p) => ({ pattern: p.name, matches: counts.get(p.name)!, share: sample > 0 ? counts.get(p.name)! / sample : 0 }))
+    .map((p) => ({
+      pattern: p.name,
+      matches: counts.get(p.name)!,
+      share: sample > 0 ? counts.get(p.name)! / sample : 0,
+    }))
     .sort((a, b) => b.matches - a.matches);
   return { patterns, sample };
 }
@@ -75,7 +83,12 @@ export interface Candidate {
  * Addresses to try for a person at a domain, best first: the person's own address if the catalog
  * has it, then the patterns the domain is known to use, then the rest in the usual order.
  */
-export function candidates(name: PersonName, domain: string, learned: { patterns: LearnedPattern[]; sample: number }, knownAddress: string | null): Candidate[] {
+export function candidates(
+  name: PersonName,
+  domain: string,
+  learned: { patterns: LearnedPattern[]; sample: number },
+  knownAddress: string | null,
+): Candidate[] {
   const out: Candidate[] = [];
   const seen = new Set<string>();
   const push = (c: Candidate) => {
@@ -83,16 +96,29 @@ export function candidates(name: PersonName, domain: string, learned: { patterns
     seen.add(c.email);
     out.push(c);
   };
-  if (knownAddress) push({ email: knownAddress.toLowerCase(), pattern: patternOf(name, knownAddress) ?? 'known', source: 'catalog_person', confidence: 90 });
+  if (knownAddress)
+    push({
+      email: knownAddress.toLowerCase(),
+      pattern: patternOf(name, knownAddress) ?? 'known',
+      source: 'catalog_person',
+      confidence: 90,
+    });
   // Evidence from more addresses weighs more; three or more agreeing addresses count fully.
   const weight = Math.min(1, learned.sample / 3);
   for (const l of learned.patterns) {
     const local = applyPattern(l.pattern, name);
-    if (local) push({ email: `${local}@${domain}`, pattern: l.pattern, source: 'catalog_pattern', confidence: Math.round(Math.min(95, 40 + 50 * l.share * weight)) });
+    if (local)
+      push({
+        email: `${local}@${domain}`,
+        pattern: l.pattern,
+        source: 'catalog_pattern',
+        confidence: Math.round(Math.min(95, 40 + 50 * l.share * weight)),
+      });
   }
   for (const p of PATTERNS) {
     const local = applyPattern(p.name, name);
-    if (local) push({ email: `${local}@${domain}`, pattern: p.name, source: 'default', confidence: Math.round(p.prior * 100) });
+    if (local)
+      push({ email: `${local}@${domain}`, pattern: p.name, source: 'default', confidence: Math.round(p.prior * 100) });
   }
   return out;
 }

@@ -2,7 +2,12 @@ import { cell, type Column, type Row } from '../../types.ts';
 import type { CompanyProfile } from '../../../sources/contacts.ts';
 import type { EmailCheck } from './checker.ts';
 
-const column = (key: string, description: string, type?: Column['type']): Column => ({ key, header: key, description, ...(type ? { type } : {}) });
+const column = (key: string, description: string, type?: Column['type']): Column => ({
+  key,
+  header: key,
+  description,
+  ...(type ? { type } : {}),
+});
 
 /** The validation columns, shared by the validator and the finders' automatic validation. */
 export const VALIDATION_COLUMNS: Column[] = [
@@ -56,7 +61,9 @@ export function companyFields(company: CompanyProfile | undefined): Row {
     company_size: company?.sizeBand ?? null,
     company_employees: company?.employeesCount ?? null,
     company_founded: company?.founded ?? null,
-    company_location: company ? [company.city, company.state, company.country].filter(Boolean).join(', ') || null : null,
+    company_location: company
+      ? [company.city, company.state, company.country].filter(Boolean).join(', ') || null
+      : null,
     company_linkedin_url: company?.linkedinUrl ?? null,
     company_twitter_url: company?.twitterUrl ?? null,
     company_facebook_url: company?.facebookUrl ?? null,

@@ -25,14 +25,16 @@ function checkLocal(local: string): string | null {
 /** A domain in ASCII (IDN → punycode), lower case, or the reason it is not a mail domain. */
 export function checkDomain(raw: string): { ok: true; domain: string } | { ok: false; reason: string } {
   if (raw.length === 0) return { ok: false, reason: 'nothing after the @' };
-  if (raw.startsWith('[')) return { ok: false, reason: 'the domain is an address literal; public mail needs a domain name' };
+  if (raw.startsWith('['))
+    return { ok: false, reason: 'the domain is an address literal; public mail needs a domain name' };
   const trimmed = raw.replace(/\.$/, '');
   const ascii = /[^\x00-\x7f]/.test(trimmed) ? domainToASCII(trimmed) : trimmed.toLowerCase();
   if (!ascii) return { ok: false, reason: 'the domain is not a valid internationalised name' };
   if (ascii.length > 253) return { ok: false, reason: 'the domain is longer than 253 characters' };
   const labels = ascii.split('.');
   if (labels.length < 2) return { ok: false, reason: 'the domain has no dot (not fully qualified)' };
-  for (const label of labels) if (!LABEL.test(label)) return { ok: false, reason: `"${label || '(empty)'}" is not a valid domain label` };
+  for (const label of labels)
+    if (!LABEL.test(label)) return { ok: false, reason: `"${label || '(empty)'}" is not a valid domain label` };
   if (/^\d+$/.test(labels.at(-1)!)) return { ok: false, reason: 'the top-level domain is numeric' };
   return { ok: true, domain: ascii };
 }

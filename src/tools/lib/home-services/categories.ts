@@ -19,5 +19,7 @@ export const isHomeServiceCategory = (slug: string): slug is HomeServiceCategory
 export function unknownCategoryMessage(slug: string): string {
   const close = closestMatches(slug, HOME_SERVICE_CATEGORIES);
   const head = `"${slug}" is not one of the ${HOME_SERVICE_CATEGORIES.length} category slugs`;
-  return close.length > 0 ? `${head}; did you mean ${quotedAlternatives(close)}?` : `${head} (the list is in docs/tools.md, e.g. "plumbing", "hvac", "roofing")`;
+  return close.length > 0
+    ? `${head}; did you mean ${quotedAlternatives(close)}?`
+    : `${head} (the list is in docs/tools.md, e.g. "plumbing", "hvac", "roofing")`;
 }

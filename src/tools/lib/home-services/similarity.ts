@@ -1,7 +1,10 @@
 /** Trigrams of each word, padded like pg_trgm ("  p", " pl", …, "ng "), so word starts weigh more. */
 function trigrams(text: string): Set<string> {
   const grams = new Set<string>();
-  for (const word of text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean)) {
+  for (const word of text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean)) {
     const padded = `  ${word} `;
     for (let i = 0; i + 3 <= padded.length; i++) grams.add(padded.slice(i, i + 3));
   }

@@ -1,5 +1,13 @@
 import { parsePlace, stateAbbreviation } from '../../../shared/geo.ts';
-import { isPresentationParam, readDollars, readLink, readLocationSlug, readRange, slugWords, type Range } from './links.ts';
+import {
+  isPresentationParam,
+  readDollars,
+  readLink,
+  readLocationSlug,
+  readRange,
+  slugWords,
+  type Range,
+} from './links.ts';
 
 /**
  * Links of a business-for-sale listing site, on any host:
@@ -32,8 +40,18 @@ const SEARCH = 'businesses-for-sale';
 const LISTING = 'business-opportunity';
 
 /** Query parameters of a search page, by normalised name. */
-const RANGES: { field: 'askingPrice' | 'cashFlow' | 'revenue' | 'ebitda'; label: string; min: string[]; max: string[] }[] = [
-  { field: 'askingPrice', label: 'asking price', min: ['pricemin', 'minprice', 'askingpricemin', 'minaskingprice'], max: ['pricemax', 'maxprice', 'askingpricemax', 'maxaskingprice'] },
+const RANGES: {
+  field: 'askingPrice' | 'cashFlow' | 'revenue' | 'ebitda';
+  label: string;
+  min: string[];
+  max: string[];
+}[] = [
+  {
+    field: 'askingPrice',
+    label: 'asking price',
+    min: ['pricemin', 'minprice', 'askingpricemin', 'minaskingprice'],
+    max: ['pricemax', 'maxprice', 'askingpricemax', 'maxaskingprice'],
+  },
   { field: 'cashFlow', label: 'cash flow', min: ['cashflowmin', 'mincashflow'], max: ['cashflowmax', 'maxcashflow'] },
   { field: 'revenue', label: 'revenue', min: ['revenuemin', 'minrevenue'], max: ['revenuemax', 'maxrevenue'] },
   { field: 'ebitda', label: 'EBITDA', min: ['ebitdamin', 'minebitda'], max: ['ebitdamax', 'maxebitda'] },
@@ -60,7 +78,8 @@ export function parseBusinessLink(link: string): BusinessLink {
   if (listingAt >= 0) {
     const rest = segments.slice(listingAt + 1);
     const id = rest.at(-1);
-    if (rest.length >= 1 && rest.length <= 2 && id && /^\d+$/.test(id)) return { kind: 'listing', url: link, listingId: id };
+    if (rest.length >= 1 && rest.length <= 2 && id && /^\d+$/.test(id))
+      return { kind: 'listing', url: link, listingId: id };
     throw new Error(`is a listing link without a listing id; ${BUSINESS_LINK_FORMS}`);
   }
   const searchAt = segments.indexOf(SEARCH);
@@ -70,7 +89,10 @@ export function parseBusinessLink(link: string): BusinessLink {
 
   const filters: BusinessSearchFilters = {};
   if (rest.length === 2) {
-    if (!applyLocation(filters, rest[0]!)) throw new Error(`"${rest[0]}" is not a location ("all", a state such as "colorado" or a city such as "denver-co"); ${BUSINESS_LINK_FORMS}`);
+    if (!applyLocation(filters, rest[0]!))
+      throw new Error(
+        `"${rest[0]}" is not a location ("all", a state such as "colorado" or a city such as "denver-co"); ${BUSINESS_LINK_FORMS}`,
+      );
     filters.industry = rest[1]!;
   } else if (rest.length === 1 && !applyLocation(filters, rest[0]!)) {
     filters.industry = rest[0]!;
@@ -107,7 +129,9 @@ export function parseBusinessLink(link: string): BusinessLink {
     const value = readRange(read, range.label, range.min, range.max, readDollars);
     if (value) filters[range.field] = value;
   }
-  const ignored = [...read.params.entries()].filter(([key]) => !KNOWN.has(key) && !isPresentationParam(key)).map(([, { name }]) => name);
+  const ignored = [...read.params.entries()]
+    .filter(([key]) => !KNOWN.has(key) && !isPresentationParam(key))
+    .map(([, { name }]) => name);
   return { kind: 'search', url: link, filters, ignored };
 }
 

@@ -1,5 +1,14 @@
 import { parsePlace, stateAbbreviation } from '../../../shared/geo.ts';
-import { isPresentationParam, readDollars, readLink, readLocationSlug, readRange, readWholeNumber, slugWords, type Range } from './links.ts';
+import {
+  isPresentationParam,
+  readDollars,
+  readLink,
+  readLocationSlug,
+  readRange,
+  readWholeNumber,
+  slugWords,
+  type Range,
+} from './links.ts';
 
 /**
  * Links of a commercial property listing site, on any host (the spec's three forms):
@@ -12,7 +21,16 @@ import { isPresentationParam, readDollars, readLink, readLocationSlug, readRange
 export const COMMERCIAL_LINK_FORMS =
   'expected /properties (property search or list), /search with a location (e.g. /search?location=Denver%2C+CO or /search?market=Denver) or /resources/find-a-broker/';
 
-export const PROPERTY_TYPES = ['office', 'retail', 'industrial', 'multifamily', 'land', 'hospitality', 'mixed_use', 'healthcare'] as const;
+export const PROPERTY_TYPES = [
+  'office',
+  'retail',
+  'industrial',
+  'multifamily',
+  'land',
+  'hospitality',
+  'mixed_use',
+  'healthcare',
+] as const;
 export type PropertyType = (typeof PROPERTY_TYPES)[number];
 
 export type CommercialLinkForm = 'properties' | 'search' | 'broker-directory';
@@ -51,16 +69,60 @@ export interface CommercialLink {
 export const hasCityOrMarket = (f: CommercialFilters) => Boolean(f.city || f.market || f.place || f.zip);
 
 const MAP_PARAMS = new Set([
-  'bbox', 'bounds', 'boundingbox', 'mapbounds', 'mapcenter', 'mapzoom', 'zoom', 'center', 'lat', 'lng', 'lon', 'latitude', 'longitude',
-  'ne', 'sw', 'nw', 'se', 'northeast', 'southwest', 'north', 'south', 'east', 'west', 'polygon', 'mapview', 'map',
+  'bbox',
+  'bounds',
+  'boundingbox',
+  'mapbounds',
+  'mapcenter',
+  'mapzoom',
+  'zoom',
+  'center',
+  'lat',
+  'lng',
+  'lon',
+  'latitude',
+  'longitude',
+  'ne',
+  'sw',
+  'nw',
+  'se',
+  'northeast',
+  'southwest',
+  'north',
+  'south',
+  'east',
+  'west',
+  'polygon',
+  'mapview',
+  'map',
 ]);
 const TYPE_PARAMS = ['types', 'type', 'propertytype', 'propertytypes'];
 const LISTING_TYPE_PARAMS = ['listingtype', 'transactiontype', 'for'];
 const LOCATION_PARAMS = ['location', 'city', 'state', 'market', 'zip', 'zipcode', 'postalcode'];
-const BROKER_PARAMS = ['name', 'brokername', 'broker', 'company', 'brokercompany', 'brokerage', 'firm', 'licence', 'license', 'brokerlicence', 'brokerlicense'];
+const BROKER_PARAMS = [
+  'name',
+  'brokername',
+  'broker',
+  'company',
+  'brokercompany',
+  'brokerage',
+  'firm',
+  'licence',
+  'license',
+  'brokerlicence',
+  'brokerlicense',
+];
 const PRICE = { min: ['pricemin', 'minprice'], max: ['pricemax', 'maxprice'] };
 const SIZE = { min: ['sizemin', 'minsize', 'sqftmin', 'minsqft'], max: ['sizemax', 'maxsize', 'sqftmax', 'maxsqft'] };
-const FILTER_PARAMS = new Set([...TYPE_PARAMS, ...LISTING_TYPE_PARAMS, ...LOCATION_PARAMS, ...PRICE.min, ...PRICE.max, ...SIZE.min, ...SIZE.max]);
+const FILTER_PARAMS = new Set([
+  ...TYPE_PARAMS,
+  ...LISTING_TYPE_PARAMS,
+  ...LOCATION_PARAMS,
+  ...PRICE.min,
+  ...PRICE.max,
+  ...SIZE.min,
+  ...SIZE.max,
+]);
 
 /** "Office", "retail-space", "Mixed Use" → the catalog's property type. */
 export function readPropertyType(text: string): PropertyType | undefined {
@@ -84,10 +146,10 @@ const ANY_TYPE = new Set(['commercial-real-estate', 'commercial-property', 'comm
 function applyPathFilter(filters: CommercialFilters, segment: string, form: CommercialLinkForm): boolean {
   if (form !== 'broker-directory') {
     const listingType = readListingType(segment);
-    if (listingType) return (filters.listingType = listingType), true;
+    if (listingType) return ((filters.listingType = listingType), true);
     if (ANY_TYPE.has(segment)) return true;
     const type = readPropertyType(segment);
-    if (type) return (filters.propertyTypes = [...new Set([...(filters.propertyTypes ?? []), type])]), true;
+    if (type) return ((filters.propertyTypes = [...new Set([...(filters.propertyTypes ?? []), type])]), true);
   }
   const location = readLocationSlug(segment);
   if (!location) return false;
@@ -99,7 +161,8 @@ function applyPathFilter(filters: CommercialFilters, segment: string, form: Comm
 /** Where the form's keyword sits in the path, and the form. */
 function findForm(segments: string[]): { form: CommercialLinkForm; at: number; length: number } | undefined {
   for (let i = 0; i < segments.length; i++) {
-    if (segments[i] === 'resources' && segments[i + 1] === 'find-a-broker') return { form: 'broker-directory', at: i, length: 2 };
+    if (segments[i] === 'resources' && segments[i + 1] === 'find-a-broker')
+      return { form: 'broker-directory', at: i, length: 2 };
     if (segments[i] === 'find-a-broker') return { form: 'broker-directory', at: i, length: 1 };
     if (segments[i] === 'properties') return { form: 'properties', at: i, length: 1 };
     if (segments[i] === 'search') return { form: 'search', at: i, length: 1 };
@@ -127,7 +190,10 @@ export function parseCommercialLink(link: string): CommercialLink {
       continue;
     }
     if (!applyPathFilter(filters, segment, form)) {
-      const what = form === 'broker-directory' ? 'a location such as "denver-co"' : 'a property type, "for-sale"/"for-lease" or a location such as "denver-co"';
+      const what =
+        form === 'broker-directory'
+          ? 'a location such as "denver-co"'
+          : 'a property type, "for-sale"/"for-lease" or a location such as "denver-co"';
       throw new Error(`path segment "${segment}" is not ${what}; ${COMMERCIAL_LINK_FORMS}`);
     }
   }
@@ -142,7 +208,8 @@ export function parseCommercialLink(link: string): CommercialLink {
   const location = last(['location']);
   if (location) {
     const place = parsePlace(location);
-    if (place.kind !== 'place' || (!place.city && !place.state && !place.postalCode)) throw new Error(`location "${location}" is not a city, market, state or ZIP code`);
+    if (place.kind !== 'place' || (!place.city && !place.state && !place.postalCode))
+      throw new Error(`location "${location}" is not a city, market, state or ZIP code`);
     delete filters.city;
     delete filters.state;
     if (place.postalCode) filters.zip = place.postalCode;
@@ -169,7 +236,10 @@ export function parseCommercialLink(link: string): CommercialLink {
     filters.zip = zip;
   }
 
-  const types = TYPE_PARAMS.flatMap((key) => read.params.get(key)?.values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const types = TYPE_PARAMS.flatMap((key) => read.params.get(key)?.values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   if (types.length > 0) {
     const unknown = types.filter((t) => !readPropertyType(t));
     if (unknown.length > 0) throw new Error(`property type "${unknown[0]}" is not one of ${PROPERTY_TYPES.join(', ')}`);

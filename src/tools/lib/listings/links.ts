@@ -17,7 +17,11 @@ export interface ReadLink {
 }
 
 /** "price_min", "priceMin", "types[]" and "Price-Min" all read as "pricemin" / "types". */
-export const paramKey = (name: string) => name.replace(/\[\]$/, '').replace(/[_\-\s]/g, '').toLowerCase();
+export const paramKey = (name: string) =>
+  name
+    .replace(/\[\]$/, '')
+    .replace(/[_\-\s]/g, '')
+    .toLowerCase();
 
 export function readLink(link: string): ReadLink {
   const url = httpLink(link);
@@ -51,7 +55,10 @@ export const slugWords = (slug: string) =>
 /** Nationwide location segments. */
 const EVERYWHERE = new Set(['all', 'us', 'usa', 'united-states', 'nationwide']);
 
-export type LocationSlug = { kind: 'everywhere' } | { kind: 'state'; state: string } | { kind: 'city'; city: string; state: string };
+export type LocationSlug =
+  | { kind: 'everywhere' }
+  | { kind: 'state'; state: string }
+  | { kind: 'city'; city: string; state: string };
 
 /** Reads "colorado", "new-york", "co" (a state), "denver-co" / "salt-lake-city-ut" (a city) or "all". */
 export function readLocationSlug(segment: string): LocationSlug | undefined {
@@ -59,7 +66,8 @@ export function readLocationSlug(segment: string): LocationSlug | undefined {
   const state = stateAbbreviation(slugWords(segment));
   if (state) return { kind: 'state', state };
   const city = /^(.+)-([a-z]{2})$/.exec(segment);
-  if (city && stateAbbreviation(city[2]!) && slugWords(city[1]!)) return { kind: 'city', city: slugWords(city[1]!), state: stateAbbreviation(city[2]!)! };
+  if (city && stateAbbreviation(city[2]!) && slugWords(city[1]!))
+    return { kind: 'city', city: slugWords(city[1]!), state: stateAbbreviation(city[2]!)! };
   return undefined;
 }
 
@@ -83,7 +91,10 @@ export function readWholeNumber(value: string, name: string): number {
 
 /** A Range of US dollars as declared for the faces (a start's url_translation). */
 export const dollarRange = z
-  .object({ min: usdAmount(z.number()).optional().describe('At least this.'), max: usdAmount(z.number()).optional().describe('At most this.') })
+  .object({
+    min: usdAmount(z.number()).optional().describe('At least this.'),
+    max: usdAmount(z.number()).optional().describe('At most this.'),
+  })
   .describe('A range of US dollars; either end may be open.');
 
 export interface Range {
@@ -92,7 +103,13 @@ export interface Range {
 }
 
 /** A min/max pair of query parameters; refuses min above max. */
-export function readRange(link: ReadLink, label: string, minKeys: string[], maxKeys: string[], read: (value: string, name: string) => number): Range | undefined {
+export function readRange(
+  link: ReadLink,
+  label: string,
+  minKeys: string[],
+  maxKeys: string[],
+  read: (value: string, name: string) => number,
+): Range | undefined {
   const one = (keys: string[]) => {
     for (const key of keys) {
       const entry = link.params.get(key);
@@ -102,12 +119,16 @@ export function readRange(link: ReadLink, label: string, minKeys: string[], maxK
   };
   const min = one(minKeys);
   const max = one(maxKeys);
-  if (min !== undefined && max !== undefined && min > max) throw new Error(`${label}: the minimum ${min} is above the maximum ${max}`);
-  return min === undefined && max === undefined ? undefined : { ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) };
+  if (min !== undefined && max !== undefined && min > max)
+    throw new Error(`${label}: the minimum ${min} is above the maximum ${max}`);
+  return min === undefined && max === undefined
+    ? undefined
+    : { ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) };
 }
 
 /** Parameters a listing-site link carries for paging, sorting or tracking; they do not change what is searched. */
-export const isPresentationParam = (key: string) => /^(page|pagesize|pagenumber|sort|sortby|sortorder|sortdirection|view|ref|source|fbclid|gclid|utm.*)$/.test(key);
+export const isPresentationParam = (key: string) =>
+  /^(page|pagesize|pagenumber|sort|sortby|sortorder|sortdirection|view|ref|source|fbclid|gclid|utm.*)$/.test(key);
 
 /** "1 listing", "3 listings"; "1 property", "2 properties". */
 export const countOf = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;

@@ -52,24 +52,64 @@ const SUFFIXES: Record<string, string[]> = {
   way: ['wy'],
   xing: ['crossing', 'crssng'],
 };
-const SUFFIX = new Map(Object.entries(SUFFIXES).flatMap(([abbr, spellings]) => [[abbr, abbr] as const, ...spellings.map((s) => [s, abbr] as const)]));
+const SUFFIX = new Map(
+  Object.entries(SUFFIXES).flatMap(([abbr, spellings]) => [
+    [abbr, abbr] as const,
+    ...spellings.map((s) => [s, abbr] as const),
+  ]),
+);
 
 const DIRECTIONAL = new Map([
-  ['north', 'n'], ['south', 's'], ['east', 'e'], ['west', 'w'],
-  ['northeast', 'ne'], ['northwest', 'nw'], ['southeast', 'se'], ['southwest', 'sw'],
-  ['n', 'n'], ['s', 's'], ['e', 'e'], ['w', 'w'], ['ne', 'ne'], ['nw', 'nw'], ['se', 'se'], ['sw', 'sw'],
+  ['north', 'n'],
+  ['south', 's'],
+  ['east', 'e'],
+  ['west', 'w'],
+  ['northeast', 'ne'],
+  ['northwest', 'nw'],
+  ['southeast', 'se'],
+  ['southwest', 'sw'],
+  ['n', 'n'],
+  ['s', 's'],
+  ['e', 'e'],
+  ['w', 'w'],
+  ['ne', 'ne'],
+  ['nw', 'nw'],
+  ['se', 'se'],
+  ['sw', 'sw'],
 ]);
 
 /** Secondary unit designators and their abbreviation; "#" stands alone. */
 const UNIT = new Map([
-  ['apt', 'apt'], ['apartment', 'apt'], ['unit', 'unit'], ['ste', 'ste'], ['suite', 'ste'], ['rm', 'rm'], ['room', 'rm'],
-  ['fl', 'fl'], ['floor', 'fl'], ['bldg', 'bldg'], ['building', 'bldg'], ['lot', 'lot'], ['spc', 'spc'], ['space', 'spc'],
-  ['trlr', 'trlr'], ['trailer', 'trlr'], ['#', '#'],
+  ['apt', 'apt'],
+  ['apartment', 'apt'],
+  ['unit', 'unit'],
+  ['ste', 'ste'],
+  ['suite', 'ste'],
+  ['rm', 'rm'],
+  ['room', 'rm'],
+  ['fl', 'fl'],
+  ['floor', 'fl'],
+  ['bldg', 'bldg'],
+  ['building', 'bldg'],
+  ['lot', 'lot'],
+  ['spc', 'spc'],
+  ['space', 'spc'],
+  ['trlr', 'trlr'],
+  ['trailer', 'trlr'],
+  ['#', '#'],
 ]);
 
 const ORDINAL = new Map([
-  ['first', '1st'], ['second', '2nd'], ['third', '3rd'], ['fourth', '4th'], ['fifth', '5th'],
-  ['sixth', '6th'], ['seventh', '7th'], ['eighth', '8th'], ['ninth', '9th'], ['tenth', '10th'],
+  ['first', '1st'],
+  ['second', '2nd'],
+  ['third', '3rd'],
+  ['fourth', '4th'],
+  ['fifth', '5th'],
+  ['sixth', '6th'],
+  ['seventh', '7th'],
+  ['eighth', '8th'],
+  ['ninth', '9th'],
+  ['tenth', '10th'],
 ]);
 
 const COUNTRY = /^(us|usa|u ?s ?a?|united states( of america)?)$/i;
@@ -100,13 +140,7 @@ export interface ParsedAddress {
 }
 
 const words = (text: string) =>
-  text
-    .toLowerCase()
-    .replace(/\./g, '')
-    .replace(/#/g, ' # ')
-    .replace(/[,;]/g, ' ')
-    .split(/\s+/)
-    .filter(Boolean);
+  text.toLowerCase().replace(/\./g, '').replace(/#/g, ' # ').replace(/[,;]/g, ' ').split(/\s+/).filter(Boolean);
 
 /** Index where a unit ("apt 5", "# 5", "suite b") starts in street words, or -1. */
 function unitStart(tokens: string[]): number {
@@ -137,7 +171,10 @@ export function normalizeStreet(text: string): Street | null {
   let unitLine = '';
   if (unitWords.length > 0) {
     const designator = UNIT.get(unitWords[0]!)!;
-    const id = unitWords.slice(1).filter((w) => w !== '#').join('');
+    const id = unitWords
+      .slice(1)
+      .filter((w) => w !== '#')
+      .join('');
     if (id) {
       unit = id;
       unitLine = designator === '#' ? ` # ${id}` : ` ${designator} ${id}`;
@@ -204,9 +241,16 @@ export function parseAddress(input: string): ParsedAddress | { error: string } {
       const wholePart = last.length === n;
       // "123 Pine Ct, 80202", "12 Main St NE, 80202": a suffix or directional ending a bare street is not a state.
       const word = last.at(-1)!.toLowerCase();
-      if (parts.length === 1 && n === 1 && (SUFFIX.has(word) || DIRECTIONAL.has(word)) && !splitStreetAndCity(last.slice(0, -1).join(' ')).city) break;
+      if (
+        parts.length === 1 &&
+        n === 1 &&
+        (SUFFIX.has(word) || DIRECTIONAL.has(word)) &&
+        !splitStreetAndCity(last.slice(0, -1).join(' ')).city
+      )
+        break;
       // "1234 Main St, Washington": a lone state name right after a bare street is the city.
-      if (wholePart && parts.length === 2 && !zip && last.join('').length > 2 && !splitStreetAndCity(parts[0]!).city) break;
+      if (wholePart && parts.length === 2 && !zip && last.join('').length > 2 && !splitStreetAndCity(parts[0]!).city)
+        break;
       state = code;
       if (wholePart) parts.pop();
       else parts[parts.length - 1] = last.slice(0, -n).join(' ');

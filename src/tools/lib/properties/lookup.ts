@@ -24,7 +24,9 @@ export const addressList = z
   .array(address, { error: 'addresses must be a list of US addresses' })
   .min(1, 'give at least one address')
   .max(MAX_ADDRESSES, `at most ${MAX_ADDRESSES} addresses per request`)
-  .describe('US addresses, e.g. "1234 Main St, Denver, CO 80202"; full address with city, state and zip gives best results.');
+  .describe(
+    'US addresses, e.g. "1234 Main St, Denver, CO 80202"; full address with city, state and zip gives best results.',
+  );
 
 /** Reads an address the input schema has already accepted. */
 const parsed = (text: string) => parseAddress(text) as ParsedAddress;
@@ -86,13 +88,20 @@ export async function* lookUpAddresses<T extends PropertyAddress>(options: {
       if (match.status !== 'found') return toRow(input, match);
       const earlier = firstSeen.get(match.property.id);
       if (earlier !== undefined) {
-        return toRow(input, { status: 'duplicate', message: `Same property as address ${earlier + 1} (${addresses[earlier]}); returned and billed once` });
+        return toRow(input, {
+          status: 'duplicate',
+          message: `Same property as address ${earlier + 1} (${addresses[earlier]}); returned and billed once`,
+        });
       }
       firstSeen.set(match.property.id, start + i);
       found += 1;
       return toRow(input, match);
     });
     const done = start + chunk.length;
-    yield { rows, message: `${done} of ${addresses.length} address${addresses.length === 1 ? '' : 'es'} looked up, ${found} found`, last: done >= addresses.length };
+    yield {
+      rows,
+      message: `${done} of ${addresses.length} address${addresses.length === 1 ? '' : 'es'} looked up, ${found} found`,
+      last: done >= addresses.length,
+    };
   }
 }

@@ -1,4 +1,9 @@
-import type { AddressCandidateQuery, PropertyAddress, PropertySelector, PropertySource } from '../../../sources/properties.ts';
+import type {
+  AddressCandidateQuery,
+  PropertyAddress,
+  PropertySelector,
+  PropertySource,
+} from '../../../sources/properties.ts';
 import { exactKeys, normalizeStreet, type ParsedAddress } from './address.ts';
 
 /** How an address found its property: the whole normalised address, or the street with the zip or with the city. */
@@ -28,7 +33,9 @@ function ambiguity(matches: PropertyAddress[]): string {
   return `${matches.length} properties match this address (${hint})`;
 }
 
-type Resolved = { status: 'found'; matchType: MatchType; id: number } | { status: 'not_found' | 'ambiguous'; message: string };
+type Resolved =
+  | { status: 'found'; matchType: MatchType; id: number }
+  | { status: 'not_found' | 'ambiguous'; message: string };
 
 const NOT_FOUND = { status: 'not_found', message: 'No property at this address in the catalog' } as const;
 
@@ -39,7 +46,10 @@ const NOT_FOUND = { status: 'not_found', message: 'No property at this address i
  */
 async function partialMatches(source: PropertySource, addresses: ParsedAddress[]): Promise<Resolved[]> {
   const results: Resolved[] = addresses.map(() => NOT_FOUND);
-  const steps: { matchType: MatchType; area: (a: ParsedAddress) => Omit<AddressCandidateQuery, 'houseNumber'> | null }[] = [
+  const steps: {
+    matchType: MatchType;
+    area: (a: ParsedAddress) => Omit<AddressCandidateQuery, 'houseNumber'> | null;
+  }[] = [
     { matchType: 'street_and_zip', area: (a) => (a.zip ? { zip: a.zip } : null) },
     { matchType: 'street_and_city', area: (a) => (a.city ? { city: a.city, state: a.state ?? undefined } : null) },
   ];
@@ -50,12 +60,18 @@ async function partialMatches(source: PropertySource, addresses: ParsedAddress[]
       return area ? [{ i, query: { houseNumber: addresses[i]!.street.number, ...area } }] : [];
     });
     if (asked.length === 0) continue;
-    const candidates = await source.addressCandidates(asked.map((a) => a.query), CANDIDATE_LIMIT);
+    const candidates = await source.addressCandidates(
+      asked.map((a) => a.query),
+      CANDIDATE_LIMIT,
+    );
     const settled = new Set<number>();
     for (const [k, { i }] of asked.entries()) {
       const matches = sameStreet(addresses[i]!, candidates[k] ?? []);
       if (matches.length === 0) continue;
-      results[i] = matches.length === 1 ? { status: 'found', matchType: step.matchType, id: matches[0]!.id } : { status: 'ambiguous', message: ambiguity(matches) };
+      results[i] =
+        matches.length === 1
+          ? { status: 'found', matchType: step.matchType, id: matches[0]!.id }
+          : { status: 'ambiguous', message: ambiguity(matches) };
       settled.add(i);
     }
     open = open.filter((i) => !settled.has(i));
@@ -78,7 +94,10 @@ export async function matchAddresses<T extends PropertyAddress>(
   const byKey = new Map((await load({ keys: [...new Set(keysOf.flat())] })).map((r) => [r.addressKey, r]));
   const exact = keysOf.map((keys) => keys.map((k) => byKey.get(k)).find((r) => r !== undefined));
   const partialIndexes = addresses.flatMap((_, i) => (exact[i] ? [] : [i]));
-  const partial = await partialMatches(source, partialIndexes.map((i) => addresses[i]!));
+  const partial = await partialMatches(
+    source,
+    partialIndexes.map((i) => addresses[i]!),
+  );
   const resolved = new Map(partialIndexes.map((i, k) => [i, partial[k]!]));
   const ids = partial.flatMap((r) => (r.status === 'found' ? [r.id] : []));
   const byId = new Map((ids.length > 0 ? await load({ ids }) : []).map((r) => [r.id, r]));
