@@ -1,6 +1,6 @@
 /**
  * The layer rules of the house (docs/architecture.md, "Dependency direction"), checked by
- * test/architecture.boundaries.test.ts through dependency-cruiser's `cruise()` over src, schema, db and
+ * test/architecture/boundaries.test.ts through dependency-cruiser's `cruise()` over src, schema, db and
  * workers. Type-only imports count: a rule about who may know whom holds for types too.
  */
 

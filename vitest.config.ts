@@ -8,17 +8,17 @@ import { defineConfig } from 'vitest/config';
  * (docs/testing.md).
  */
 const ALONE = [
-  'test/runs.job-routing.test.ts',
-  'test/ops.metrics.test.ts',
-  'test/runs.multi-process.test.ts',
-  'test/money.multi-process.test.ts',
-  'test/runs.crash-safety.test.ts',
-  'test/shutdown.graceful.test.ts',
-  'test/outage.database-restart.test.ts',
-  'test/outage.event-resync.test.ts',
-  'test/upstream.reattach.test.ts',
-  'test/replica.reads.test.ts',
-  'test/replica.downloads.test.ts',
+  'test/workers/job-routing.test.ts',
+  'test/http/metrics.test.ts',
+  'test/runs/multi-process.test.ts',
+  'test/billing/multi-process.test.ts',
+  'test/runs/crash-safety.test.ts',
+  'test/http/shutdown-graceful.test.ts',
+  'test/http/outage-database-restart.test.ts',
+  'test/events/resync-after-outage.test.ts',
+  'test/sources/upstream-reattach.test.ts',
+  'test/db/replica-reads.test.ts',
+  'test/db/replica-downloads.test.ts',
 ];
 
 export default defineConfig({

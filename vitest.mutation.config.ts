@@ -10,33 +10,33 @@ import base from './vitest.config.ts';
  */
 export const MUTATION_TESTS = [
   // money and ledger, holds and the run queue
-  'test/money.amounts.test.ts',
-  'test/money.ledger.test.ts',
-  'test/money.wallet.test.ts',
-  'test/money.credits.test.ts',
-  'test/account-writes.test.ts',
-  'test/account-writes.lone-writes.test.ts',
-  'test/runs.queue-slots.test.ts',
-  'test/runs.start.test.ts',
-  'test/runs.lifecycle.test.ts',
-  'test/runs.control.test.ts',
-  'test/runs.control-rules.test.ts',
-  'test/run-engine.execute.test.ts',
-  'test/run-engine.stops.test.ts',
+  'test/billing/amounts.test.ts',
+  'test/billing/ledger.test.ts',
+  'test/billing/wallet.test.ts',
+  'test/billing/credits.test.ts',
+  'test/accounts/writes.test.ts',
+  'test/accounts/lone-writes.test.ts',
+  'test/runs/queue-slots.test.ts',
+  'test/runs/start.test.ts',
+  'test/runs/lifecycle.test.ts',
+  'test/runs/control.test.ts',
+  'test/runs/control-rules.test.ts',
+  'test/runs/engine-execute.test.ts',
+  'test/runs/engine-stops.test.ts',
   // rate limit, allowances, idempotency
-  'test/limits.rate-limit.test.ts',
-  'test/limits.allowances.test.ts',
-  'test/idempotency.keys.test.ts',
+  'test/accounts/rate-limit.test.ts',
+  'test/billing/allowances.test.ts',
+  'test/accounts/idempotency-keys.test.ts',
   // access checks
-  'test/access.ownership.test.ts',
-  'test/rest.errors.test.ts',
-  'test/webhooks.test.ts',
+  'test/faces/ownership.test.ts',
+  'test/faces/rest/errors.test.ts',
+  'test/webhooks/webhooks.test.ts',
   // CSV export
-  'test/exports.formats.test.ts',
-  'test/exports.csv-escaping.test.ts',
+  'test/runs/exports-formats.test.ts',
+  'test/runs/exports-csv-escaping.test.ts',
   // the outbound guard
-  'test/net.guard-addresses.test.ts',
-  'test/net.guard.test.ts',
+  'test/net/guard-addresses.test.ts',
+  'test/net/guard.test.ts',
 ];
 
 // Not mergeConfig: it would append this include list to the base one instead of replacing it. Nor the

@@ -5,7 +5,7 @@ import { builder } from './builder.ts';
 
 /**
  * The REST error codes, each with what it means. `ErrorCode` is this list in SCREAMING_SNAKE_CASE,
- * with the GraphQL-only codes after it; test/graphql.v2-errors.test.ts fails when a code an endpoint
+ * with the GraphQL-only codes after it; test/faces/graphql/errors.test.ts fails when a code an endpoint
  * declares or any AppError of src/ carries is missing here.
  */
 export const REST_ERROR_CODES: Record<string, string> = {

@@ -35,7 +35,7 @@ function startsWith(bytes: Buffer, prefix: number[]): boolean {
  * A streaming CSV reader: comma-delimited, `"` quotes with `""` inside quoted values, values may
  * span lines. It reads what csv-parse reads with `{ bom: true, relax_column_count: true,
  * skip_empty_lines: true }` (the importer's reader before this one, kept as the reference in
- * test/import.csv-reader.test.ts), record by record and field by field, with the same errors,
+ * test/db/import/csv-reader.test.ts), record by record and field by field, with the same errors,
  * but several times faster:
  * - The record delimiter is discovered from the first line break outside quotes (`\r\n`, `\n` or
  *   `\r`), and from then on only that one ends a record; other CR or LF characters are data.

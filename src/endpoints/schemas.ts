@@ -10,7 +10,7 @@ import { DELIVERY_EVENTS } from '../runs/webhooks.ts';
 
 /**
  * The request and response bodies of the declared endpoints that have no zod schema in their
- * services: answers (checked against live responses by test/openapi.test.ts) and the enrichment
+ * services: answers (checked against live responses by test/faces/rest/openapi.test.ts) and the enrichment
  * request bodies, which the services validate by hand. OpenAPI and the MCP tools read them.
  */
 

@@ -367,7 +367,7 @@ function metaRoutes(): RouteDoc[] {
   ];
 }
 
-/** Every REST route, documented; test/openapi.test.ts compares it with the routes the server registers. */
+/** Every REST route, documented; test/faces/rest/openapi.test.ts compares it with the routes the server registers. */
 export function restRouteDocs(limits: DocumentedLimits = loadConfig({})): RouteDoc[] {
   return [...toolRoutes(), ...runRoutes(limits), ...endpointRoutes(limits), ...metaRoutes()];
 }

@@ -4,7 +4,7 @@ import { peopleSearchTranslation } from '../endpoints/schemas.ts';
 
 /**
  * The bodies of the REST routes of runs (the declared endpoints keep theirs in src/endpoints/schemas.ts):
- * response shapes, checked against live responses by test/openapi.test.ts, and the error body.
+ * response shapes, checked against live responses by test/faces/rest/openapi.test.ts, and the error body.
  */
 
 const timestamp = z.iso.datetime({ offset: true });

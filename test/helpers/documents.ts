@@ -2,7 +2,7 @@ import { print, type DocumentNode, type GraphQLFormattedError } from 'graphql';
 
 /**
  * How the suites send GraphQL documents. A valid document is typed by graphql-codegen
- * (`graphql(...)` from test/graphql/gql/, `npm run codegen`), so its answer's `data` has the
+ * (`graphql(...)` from test/helpers/gql/, `npm run codegen`), so its answer's `data` has the
  * document's shape; a string stays for what codegen cannot or must not type: documents the gateway
  * refuses (parse, validation, size, depth or complexity attacks), texts whose hash matters
  * (persisted queries), and selections built at run time.

@@ -322,15 +322,13 @@ async function takeBack(
     .update(cardPaymentTable)
     .set({ reversedMicros: payment.reversedMicros + taken })
     .where(eq(cardPaymentTable.id, intentId));
-  await tx
-    .insert(ledgerTable)
-    .values({
-      accountId: payment.accountId,
-      kind: 'refund',
-      purchasedMicros: -taken,
-      paymentRef: intentId,
-      note: `purchase ${note}: ${formatDollars(taken)} USD of credits taken back`,
-    });
+  await tx.insert(ledgerTable).values({
+    accountId: payment.accountId,
+    kind: 'refund',
+    purchasedMicros: -taken,
+    paymentRef: intentId,
+    note: `purchase ${note}: ${formatDollars(taken)} USD of credits taken back`,
+  });
   await tx
     .update(walletTable)
     .set({ purchasedMicros: sql`${walletTable.purchasedMicros} - ${taken}`, updatedAt: new Date() })

@@ -13,7 +13,7 @@ export function leadRecord(p: LeadRow, c: CompanyRecord | undefined): Record<str
  * to the caller's row): no intermediate object, one named store per field, about 1 µs per lead where
  * building all fields and filtering out the absent ones took about 6 µs, which counts when 1,000 rows
  * are enriched at once. A field `target` already has keeps its place and takes the new value (as in an
- * object spread). test/leads.lead-record.test.ts checks the rules field by field.
+ * object spread). test/catalog/leads-lead-record.test.ts checks the rules field by field.
  */
 export function assignLeadRecord(target: Record<string, unknown>, p: LeadRow, c: CompanyRecord | undefined): void {
   // Named stores, one per field: stores through a variable key (target[key] = …) would turn an object

@@ -1,0 +1,376 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { startFakeApify, type FakeApify, type FakeRun } from '../helpers/fake-apify.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { collect, disposeClients, wsClient } from '../helpers/ws.ts';
+import { parseMetrics, sum } from '../helpers/metrics.ts';
+import { leadgate } from '../helpers/process.ts';
+import { graphql } from '../helpers/gql/index.ts';
+
+const RunItems = graphql(`
+  subscription UpstreamApifyRunItems($id: ID!) { runItems(id: $id) { offset results { __typename ... on MapsResult { placeId } } run { status } } }
+`);
+
+/**
+ * The map-listing scraper on an Apify actor: the official client (apify-client) against a local fake
+ * of the API v2 subset the connector uses (test/helpers/fake-apify.ts). The fake's runs move only when
+ * the test pushes items or changes their status, as an actor would.
+ */
+
+let t: TestApp;
+let fake: FakeApify;
+let key: string;
+let accountId: string;
+
+const ACTOR = 'compass~crawler-google-places';
+const PRICE_MICROS = 9_900n;
+
+beforeAll(async () => {
+  fake = await startFakeApify({ actors: [ACTOR] });
+  t = await startTestApp({
+    config: {
+      apify: { token: fake.token, baseUrl: fake.url },
+      toolSources: { maps: { engine: 'apify', actorId: undefined } },
+    },
+  });
+  ({ apiKey: key, accountId } = await t.account({ creditsMicros: 100_000_000n }));
+});
+afterEach(() => disposeClients());
+afterAll(async () => {
+  await t?.stop();
+  await fake?.close();
+});
+
+/** A place as compass/crawler-google-places writes it to its dataset (fields from the actor's output schema). */
+const place = (n: number, searchString = 'dentist') => ({
+  title: `Smile Dental ${n}`,
+  categoryName: 'Dentist',
+  address: `${100 + n} Main St, Denver, CO 80202`,
+  street: `${100 + n} Main St`,
+  city: 'Denver',
+  state: 'Colorado',
+  postalCode: '80202',
+  countryCode: 'US',
+  phone: `+1 303-555-01${String(n).padStart(2, '0')}`,
+  website: `https://smile${n}.example.com/`,
+  totalScore: 4.5,
+  reviewsCount: 120 + n,
+  openingHours: [
+    { day: 'Monday', hours: '9 AM to 5 PM' },
+    { day: 'Tuesday', hours: '9 AM to 5 PM' },
+  ],
+  location: { lat: 39.74 + n / 1000, lng: -104.99 },
+  placeId: `ChIJplace${n}`,
+  url: `https://www.google.com/maps/search/?api=1&query=Smile&query_place_id=ChIJplace${n}`,
+  searchString,
+  '#debug': { requestId: n },
+});
+
+const runRow = async (id: string) =>
+  (
+    await t.app.core.sql`
+    select status, status_message, item_count, charged_micros, upstream_run_id, upstream_actor_id, upstream_offset, upstream_cost_micros, error_detail
+    from run where id = ${id}`
+  )[0] as {
+    status: string;
+    status_message: string;
+    item_count: number;
+    charged_micros: string;
+    upstream_run_id: string | null;
+    upstream_actor_id: string | null;
+    upstream_offset: number;
+    upstream_cost_micros: string;
+    error_detail: string | null;
+  };
+
+const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) =>
+  waitFor(read, ok, { timeoutMs: 30_000, intervalMs: 50, what });
+
+async function startMaps(
+  body: Record<string, unknown> = {
+    searchStringsArray: ['dentist'],
+    locationQuery: 'Denver, CO',
+    maxCrawledPlacesPerSearch: 20,
+  },
+): Promise<{ runId: string; upstream: FakeRun }> {
+  const next = fake.nextRun();
+  const started = await t.request('POST', '/api/v1/scrape/maps', { key, body });
+  expect(started.status).toBe(200);
+  return { runId: started.body.runId as string, upstream: await next };
+}
+
+async function rows(runId: string) {
+  const res = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
+  expect(res.status).toBe(200);
+  return res.body as Record<string, unknown>[];
+}
+
+describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
+  it('starts the actor with the mapped input within the hold, streams its items into rows of the spec columns, shows its status message, bills what was delivered and records the upstream run', async () => {
+    const walletBefore = await t.walletMicros(accountId);
+    const { runId, upstream } = await startMaps();
+    expect(upstream.actId).toBe(ACTOR);
+    expect(upstream.input).toEqual({
+      searchStringsArray: ['dentist'],
+      locationQuery: 'Denver, CO',
+      maxCrawledPlacesPerSearch: 20,
+      language: 'en',
+    });
+    // The bound: no more items than the hold pays for, no more upstream spending than it holds.
+    expect(Number(upstream.options.maxItems)).toBe(20);
+    expect(Number(upstream.options.maxTotalChargeUsd)).toBeCloseTo(20 * 0.0099, 6);
+    expect(Number(upstream.options.timeout)).toBeGreaterThan(0);
+
+    // RUNNING at once, attached to the upstream run before any item exists.
+    await until(
+      () => runRow(runId),
+      (r) => r.upstream_run_id === upstream.id,
+      'the upstream run id stored',
+    );
+    expect((await runRow(runId)).status).toBe('RUNNING');
+
+    upstream.push(place(1), place(2));
+    upstream.set('RUNNING', 'Crawled 2 of 20 places');
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 2 && r.status_message === 'Crawled 2 of 20 places',
+      'two rows and the upstream message',
+    );
+    const status = await t.request('GET', `/api/v1/scrape/status/${runId}`, { key });
+    expect(status.body.statusMessage ?? status.body.status_message).toBe('Crawled 2 of 20 places');
+
+    upstream.push(place(3));
+    upstream.usageTotalUsd = 0.0123;
+    upstream.set('SUCCEEDED', 'Finished! Scraped 3 places');
+    const end = await t.waitForRun(key, runId);
+    expect(end.status).toBe('SUCCEEDED');
+
+    const got = await rows(runId);
+    expect(got).toHaveLength(3);
+    expect(got[0]).toEqual({
+      name: 'Smile Dental 1',
+      category: 'Dentist',
+      address: '101 Main St, Denver, CO 80202',
+      street: '101 Main St',
+      city: 'Denver',
+      state: 'Colorado',
+      postal_code: '80202',
+      country_code: 'US',
+      phone: '+1 303-555-0101',
+      website: 'https://smile1.example.com/',
+      emails: [],
+      rating: 4.5,
+      review_count: 121,
+      hours: ['Monday: 9 AM to 5 PM', 'Tuesday: 9 AM to 5 PM'],
+      latitude: 39.741,
+      longitude: -104.99,
+      place_id: 'ChIJplace1',
+      url: 'https://www.google.com/maps/search/?api=1&query=Smile&query_place_id=ChIJplace1',
+      search_term: 'dentist',
+    });
+    expect(got.map((r) => r.place_id)).toEqual(['ChIJplace1', 'ChIJplace2', 'ChIJplace3']);
+
+    const row = await runRow(runId);
+    expect(row).toMatchObject({
+      item_count: 3,
+      upstream_actor_id: ACTOR,
+      upstream_offset: 3,
+      upstream_cost_micros: '12300',
+    });
+    expect(BigInt(row.charged_micros)).toBe(3n * PRICE_MICROS);
+    expect(walletBefore - (await t.walletMicros(accountId))).toBe(3n * PRICE_MICROS);
+    // One upstream run, never aborted: it ended on its own.
+    expect(upstream.aborts).toBe(0);
+  });
+
+  it('rows reach a runItems subscriber while the upstream run is still RUNNING', async () => {
+    const { runId, upstream } = await startMaps();
+    const client = wsClient(t.url, key);
+    const stream = collect(
+      client,
+      RunItems,
+      { id: runId },
+      'runItems',
+      (batches) => batches.flatMap((b) => b.results).length >= 2,
+    );
+    upstream.push(place(11), place(12));
+    const batches = await stream.done;
+    expect(
+      batches.flatMap((b) => b.results.map((r) => (r.__typename === 'MapsResult' ? r.placeId : undefined))),
+    ).toEqual(['ChIJplace11', 'ChIJplace12']);
+    // Delivered while the actor still runs.
+    expect(upstream.status).toBe('RUNNING');
+    expect(batches.at(-1)!.run.status).toBe('RUNNING');
+    upstream.set('SUCCEEDED');
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
+  });
+
+  it('a cancel aborts the upstream run and keeps the rows read', async () => {
+    const { runId, upstream } = await startMaps();
+    upstream.push(place(21), place(22));
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 2,
+      'two rows',
+    );
+    const cancel = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key });
+    expect(cancel.status).toBe(200);
+    const end = await t.waitForRun(key, runId);
+    expect(end.status).toBe('ABORTED');
+    expect(upstream.aborts).toBe(1);
+    expect(upstream.status).toBe('ABORTED');
+    expect(await rows(runId)).toHaveLength(2);
+    expect(BigInt((await runRow(runId)).charged_micros)).toBe(2n * PRICE_MICROS);
+  });
+
+  it('an upstream run that FAILED ends the run FAILED with the rows delivered kept and billed', async () => {
+    const { runId, upstream } = await startMaps();
+    upstream.push(place(31));
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 1,
+      'one row',
+    );
+    upstream.push(place(32));
+    upstream.set('FAILED', 'The crawler was blocked');
+    const end = await t.waitForRun(key, runId);
+    expect(end.status).toBe('FAILED');
+    const row = await runRow(runId);
+    // Every item the dataset holds is read before the end.
+    expect(row.item_count).toBe(2);
+    expect(row.status_message).toBe('The upstream run failed (The crawler was blocked): 2 businesses kept');
+    expect(BigInt(row.charged_micros)).toBe(2n * PRICE_MICROS);
+    expect(await rows(runId)).toHaveLength(2);
+  });
+
+  it('an upstream run that TIMED-OUT ends the run TIMED-OUT', async () => {
+    const { runId, upstream } = await startMaps();
+    upstream.push(place(41));
+    upstream.set('TIMED-OUT');
+    const end = await t.waitForRun(key, runId);
+    expect(end.status).toBe('TIMED-OUT');
+    expect((await runRow(runId)).status_message).toBe('The upstream run timed out: 1 business kept');
+    expect(await rows(runId)).toHaveLength(1);
+  });
+
+  it('429 and 500 answers are retried with backoff: the run completes with every item once', async () => {
+    fake.fail(/\/v2\/(acts|actors)\/[^/]+\/runs$/, 500, 1);
+    fake.fail(/\/v2\/datasets\/[^/]+\/items$/, 429, 2);
+    fake.fail(/\/v2\/actor-runs\/[^/]+$/, 500, 2);
+    const { runId, upstream } = await startMaps();
+    upstream.push(place(51), place(52), place(53));
+    upstream.set('SUCCEEDED');
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
+    expect((await rows(runId)).map((r) => r.place_id)).toEqual(['ChIJplace51', 'ChIJplace52', 'ChIJplace53']);
+    const answered = fake.requests.map((r) => r.status);
+    expect(answered.filter((s) => s === 429)).toHaveLength(2);
+    expect(answered.filter((s) => s === 500)).toHaveLength(3);
+  });
+});
+
+describe('the upstream refuses', { timeout: 60_000 }, () => {
+  const upstreamErrors = async (reason: string) =>
+    sum(parseMetrics((await t.request('GET', '/metrics')).text), 'leadgate_upstream_errors_total', {
+      tool: 'maps',
+      reason,
+    });
+
+  for (const [status, why] of [
+    [401, 'a bad token'],
+    [402, 'no money left on the operator account'],
+  ] as const) {
+    it(`${status} (${why}) at start fails the run with the caller's message, the detail for the operator, nothing billed`, async () => {
+      const walletBefore = await t.walletMicros(accountId);
+      const countBefore = await upstreamErrors(String(status));
+      const runsBefore = fake.runs.length;
+      fake.fail(/\/v2\/(acts|actors)\/[^/]+\/runs$/, status, 1);
+      const started = await t.request('POST', '/api/v1/scrape/maps', {
+        key,
+        body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 5 },
+      });
+      const runId = started.body.runId as string;
+      const end = await t.waitForRun(key, runId);
+      expect(end.status).toBe('FAILED');
+      const row = await runRow(runId);
+      expect(row.status_message).toBe('upstream source unavailable');
+      expect(row.error_detail).toContain(String(status));
+      expect(row.charged_micros).toBe('0');
+      expect(fake.runs.length).toBe(runsBefore);
+      expect(await t.walletMicros(accountId)).toBe(walletBefore);
+      expect(await upstreamErrors(String(status))).toBe(countBefore + 1);
+    });
+  }
+
+  it('404 (an unknown actor) fails the run the same way', async () => {
+    fake.actors.delete(ACTOR);
+    try {
+      const started = await t.request('POST', '/api/v1/scrape/maps', {
+        key,
+        body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 5 },
+      });
+      const end = await t.waitForRun(key, started.body.runId as string);
+      expect(end.status).toBe('FAILED');
+      const row = await runRow(started.body.runId as string);
+      expect(row.status_message).toBe('upstream source unavailable');
+      expect(row.error_detail).toMatch(/404 record-not-found/);
+      expect(row.charged_micros).toBe('0');
+    } finally {
+      fake.actors.add(ACTOR);
+    }
+  });
+
+  it('a 402 mid-run keeps and bills the rows delivered, and only those', async () => {
+    const { runId, upstream } = await startMaps();
+    upstream.push(place(61), place(62));
+    await until(
+      () => runRow(runId),
+      (r) => r.item_count === 2,
+      'two rows',
+    );
+    fake.fail(/\/v2\/(datasets|actor-runs)\//, 402, 100);
+    upstream.push(place(63));
+    try {
+      const end = await t.waitForRun(key, runId);
+      expect(end.status).toBe('FAILED');
+    } finally {
+      fake.clearFaults();
+    }
+    const row = await runRow(runId);
+    expect(row.status_message).toBe('upstream source unavailable');
+    expect(row.item_count).toBe(2);
+    expect(BigInt(row.charged_micros)).toBe(2n * PRICE_MICROS);
+  });
+});
+
+describe('leadgate report margin', { timeout: 60_000 }, () => {
+  it('prints revenue, upstream cost and margin per tool over the span', async () => {
+    const [expected] = await t.app.core.sql`
+      select count(*)::int as runs, count(upstream_run_id)::int as upstream, sum(charged_micros)::bigint as revenue, sum(upstream_cost_micros)::bigint as cost
+      from run where tool = 'maps'`;
+    expect(BigInt(expected!.cost)).toBeGreaterThan(0n);
+    const out = await leadgate(['report', 'margin', '--since', '7d', '--json'], { DATABASE_URL: t.database.url });
+    expect(out).toMatchObject({ code: 0 });
+    const maps = (JSON.parse(out.stdout) as { tools: Record<string, unknown>[] }).tools.find((r) => r.tool === 'maps');
+    const usd = (micros: bigint) =>
+      (Number(micros) / 1e6)
+        .toFixed(6)
+        .replace(/0+$/, '')
+        .replace(/\.(\d)$/, '.$10');
+    expect(maps).toEqual({
+      tool: 'maps',
+      runs: expected!.runs,
+      upstreamRuns: expected!.upstream,
+      revenueUsd: usd(BigInt(expected!.revenue)),
+      upstreamCostUsd: usd(BigInt(expected!.cost)),
+      marginUsd: usd(BigInt(expected!.revenue) - BigInt(expected!.cost)),
+    });
+    const table = await leadgate(['report', 'margin', '--since', '24h'], { DATABASE_URL: t.database.url });
+    expect(table.stdout).toMatch(
+      /^tool\s+runs\s+upstream runs\s+revenue USD\s+upstream cost USD\s+margin USD\s+margin$/m,
+    );
+    expect(table.stdout).toMatch(/^maps\s+\d+\s+\d+\s+[\d.]+\s+0\.0123\s+/m);
+    expect(
+      (await leadgate(['report', 'margin', '--since', 'forever'], { DATABASE_URL: t.database.url })).code,
+    ).not.toBe(0);
+  });
+});

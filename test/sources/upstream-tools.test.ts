@@ -1,0 +1,465 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { startFakeApify, type FakeApify, type FakeRun } from '../helpers/fake-apify.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/**
+ * The other declared tools on their actors, and the money bound: each start sends the actor the
+ * input its declaration maps, and each dataset item comes back as a row of the tool's columns.
+ */
+
+let t: TestApp;
+let fake: FakeApify;
+
+const MAPS = 'compass~crawler-google-places';
+const REVIEWS = 'compass~Google-Maps-Reviews-Scraper';
+const LEADS = 'code_crafter~leads-finder';
+const AGENTS = 'ahmed_jasarevic~realtor-agent-scraper';
+const LISTINGS = 'crawlerbros~bizquest-scraper';
+const RENTALS = 'dtrungtin~airbnb-scraper';
+
+beforeAll(async () => {
+  fake = await startFakeApify({ actors: [MAPS, REVIEWS, LEADS, AGENTS, LISTINGS, RENTALS] });
+  t = await startTestApp({
+    config: {
+      apify: { token: fake.token, baseUrl: fake.url },
+      toolSources: {
+        maps: { engine: 'apify', actorId: undefined },
+        'local-reviews': { engine: 'apify', actorId: undefined },
+        'lead-scraper': { engine: 'apify', actorId: LEADS },
+        'realty-agents': { engine: 'apify', actorId: undefined },
+        'business-for-sale': { engine: 'apify', actorId: undefined },
+        'rental-hosts': { engine: 'apify', actorId: undefined },
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await t?.stop();
+  await fake?.close();
+});
+
+async function start(key: string, path: string, body: unknown): Promise<{ runId: string; upstream: FakeRun }> {
+  const next = fake.nextRun();
+  const started = await t.request('POST', path, { key, body });
+  expect(started.status, JSON.stringify(started.body)).toBe(200);
+  return { runId: started.body.runId as string, upstream: await next };
+}
+
+async function rows(key: string, runId: string) {
+  const res = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
+  expect(res.status).toBe(200);
+  return res.body as Record<string, unknown>[];
+}
+
+describe('declared tools', { timeout: 60_000 }, () => {
+  it('local reviews: business URLs as start URLs, maxReviews per place, each review a row', async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
+    const directUrl = 'https://www.google.com/maps/place/?q=place_id:ChIJreview1';
+    const { runId, upstream } = await start(key, '/api/v1/scrape/localreviews-scraper', {
+      directUrls: [directUrl],
+      maxReviewsPerBusiness: 3,
+    });
+    expect(upstream.actId).toBe(REVIEWS);
+    expect(upstream.input).toEqual({
+      startUrls: [{ url: directUrl }],
+      maxReviews: 3,
+      reviewsSort: 'newest',
+      language: 'en',
+    });
+    // A review item of the actor: the review with its place beside it.
+    upstream.push(
+      {
+        reviewId: 'Ci9DQUlRQUNvZENodHljRjlvT2xWeE1uQkxiVlZZ',
+        name: 'Dana K.',
+        stars: 5,
+        text: 'Painless cleaning, friendly staff.',
+        publishedAtDate: '2026-10-02T14:21:09.000Z',
+        title: 'Smile Dental',
+        categoryName: 'Dentist',
+        address: '101 Main St, Denver, CO 80202',
+        totalScore: 4.6,
+        reviewsCount: 212,
+        placeId: 'ChIJreview1',
+        url: 'https://www.google.com/maps/place/?q=place_id:ChIJreview1',
+      },
+      { placeId: 'ChIJreview1', title: 'Smile Dental' },
+    );
+    upstream.set('SUCCEEDED');
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
+    const got = await rows(key, runId);
+    // The item without a review id is not a result: skipped, not billed.
+    expect(got).toEqual([
+      {
+        review_id: 'Ci9DQUlRQUNvZENodHljRjlvT2xWeE1uQkxiVlZZ',
+        author: 'Dana K.',
+        rating: 5,
+        text: 'Painless cleaning, friendly staff.',
+        date: '2026-10-02',
+        business_name: 'Smile Dental',
+        business_category: 'Dentist',
+        business_address: '101 Main St, Denver, CO 80202',
+        business_phone: null,
+        business_website: null,
+        business_rating: 4.6,
+        business_review_count: 212,
+        place_id: 'ChIJreview1',
+        business_url: 'https://www.google.com/maps/place/?q=place_id:ChIJreview1',
+        search_term: null,
+        location: null,
+        direct_url: null,
+      },
+    ]);
+    const [run] = await t.app.core.sql`select handled, item_count, upstream_offset from run where id = ${runId}`;
+    expect(run).toMatchObject({ handled: 2, item_count: 1, upstream_offset: 2 });
+  });
+
+  it("lead scraper: the URL's filters as the actor's lists, fetch_count within the bound, each lead a row of every column", async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 50_000_000n });
+    const url = 'https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States';
+    const { runId, upstream } = await start(key, '/api/v1/scrape/leadplatform', {
+      url,
+      count: 500,
+      fileName: 'us-ceos',
+    });
+    expect(upstream.actId).toBe(LEADS);
+    expect(upstream.input).toEqual({
+      contact_job_title: ['ceo'],
+      contact_location: ['United States'],
+      fetch_count: 500,
+      file_name: 'us-ceos',
+    });
+    upstream.push({
+      first_name: 'Ada',
+      last_name: 'Moss',
+      full_name: 'Ada Moss',
+      job_title: 'CEO',
+      seniority_level: 'c_suite',
+      functional_level: 'c_suite',
+      email: 'ada@mossworks.example',
+      mobile_number: '+1 555 0100',
+      linkedin: 'https://www.linkedin.com/in/adamoss',
+      city: 'Austin',
+      state: 'Texas',
+      country: 'United States',
+      company_name: 'Mossworks',
+      company_domain: 'mossworks.example',
+      company_website: 'https://mossworks.example',
+      industry: 'computer software',
+      company_size: '11-50',
+      company_annual_revenue_clean: 4200000,
+      company_city: 'Austin',
+      company_state: 'Texas',
+      company_country: 'United States',
+      keywords: 'saas, analytics',
+      company_technologies: ['React', 'Stripe'],
+      company_founded_year: 2015,
+      company_phone: '+1 555 0199',
+      company_linkedin: 'https://www.linkedin.com/company/mossworks',
+    });
+    upstream.set('SUCCEEDED');
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
+    const [lead] = await rows(key, runId);
+    expect(lead).toMatchObject({
+      id: null,
+      full_name: 'Ada Moss',
+      title: 'CEO',
+      email: 'ada@mossworks.example',
+      mobile: '+1 555 0100',
+      linkedin_url: 'https://www.linkedin.com/in/adamoss',
+      company_industry: 'computer software',
+      company_annual_revenue: 4200000,
+      keywords: ['saas', 'analytics'],
+      company_technologies: ['React', 'Stripe'],
+      company_founded: 2015,
+      company_linkedin_url: 'https://www.linkedin.com/company/mossworks',
+      company_twitter_url: null,
+    });
+  });
+
+  it("realty agents: the location and the bound as the actor's input, each agent a row", async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/realty-agents', {
+      location: 'Denver, CO',
+      searchLimit: 25,
+    });
+    expect(upstream.actId).toBe(AGENTS);
+    expect(upstream.input).toEqual({ locations: ['Denver, CO'], maxAgents: 25, enrichProfiles: true });
+    upstream.push({
+      fullName: 'Rosa Delgado',
+      primaryPhone: '(303) 555-0142',
+      email: 'rosa@frontrange.example',
+      officeName: 'Front Range Realty Denver',
+      brokerName: 'Front Range Realty',
+      city: 'Denver',
+      stateCode: 'CO',
+      rating: 4.9,
+      reviewCount: 87,
+      forSaleListingsCount: 6,
+      recentlySoldCount: 31,
+      profileUrl: 'https://www.realtor.com/realestateagents/rosa-delgado',
+      sourceLocation: 'Denver, CO',
+    });
+    upstream.set('SUCCEEDED');
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
+    expect(await rows(key, runId)).toEqual([
+      {
+        name: 'Rosa Delgado',
+        brokerage: 'Front Range Realty',
+        license_number: null,
+        phone: '(303) 555-0142',
+        email: 'rosa@frontrange.example',
+        city: 'Denver',
+        state: 'CO',
+        zip: null,
+        specialties: null,
+        specialty_codes: null,
+        languages: null,
+        years_experience: null,
+        rating: 4.9,
+        review_count: 87,
+        sales_last_12_months: 31,
+        price_range_min: null,
+        price_range_max: null,
+        profile_url: 'https://www.realtor.com/realestateagents/rosa-delgado',
+      },
+    ]);
+  });
+
+  it('business for sale: the search URL as keyword and location, maxItems within the bound, each listing a row', async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
+    const url = 'https://www.bizlistings.net/businesses-for-sale/denver-co/restaurants-food';
+    const { runId, upstream } = await start(key, '/api/v1/scrape/bizforsale-scraper', {
+      startUrls: [url],
+      maxItems: 40,
+    });
+    expect(upstream.actId).toBe(LISTINGS);
+    // The actor searches by keyword and location: the link's industry and place.
+    expect(upstream.input).toEqual({
+      startUrls: ['https://www.bizquest.com/businesses-for-sale/'],
+      keyword: 'restaurants food',
+      location: 'denver, CO',
+      fetchDetails: false,
+      maxItems: 40,
+    });
+    upstream.push({
+      listingId: 'BW2291044',
+      title: 'Profitable HVAC Service Company',
+      priceLabel: '$1,250,000',
+      askingPrice: 1250000,
+      cashFlow: 410000,
+      grossRevenue: 2100000,
+      location: 'Denver, CO',
+      city: 'Denver',
+      state: 'CO',
+      listingType: 'Established Business',
+      url: 'https://www.bizquest.com/business-for-sale/profitable-hvac-service-company/BW2291044/',
+      scrapedAt: '2026-11-20T10:00:00.000Z',
+    });
+    upstream.set('SUCCEEDED');
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
+    const [listing] = await rows(key, runId);
+    expect(listing).toMatchObject({
+      listing_id: 'BW2291044',
+      title: 'Profitable HVAC Service Company',
+      location: 'Denver, CO',
+      city: 'Denver',
+      state: 'CO',
+      asking_price: 1250000,
+      revenue: 2100000,
+      cash_flow: 410000,
+      ebitda: null,
+      listing_url: 'https://www.bizquest.com/business-for-sale/profitable-hvac-service-company/BW2291044/',
+    });
+  });
+
+  it("rental hosts: the first city and the bound as the actor's search, each listing with its host a row, the superhost filter applied on the items", async () => {
+    // 0.057 USD pays for 3 results at 0.019 USD, far less than 2 cities × 2 pages × 20 listings.
+    const { apiKey: key } = await t.account({ creditsMicros: 57_000n });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/rental-host-email', {
+      city: ['Lisbon, Portugal', 'Porto, Portugal'],
+      maxPages: 2,
+      onlySuperhosts: true,
+    });
+    expect(upstream.actId).toBe(RENTALS);
+    expect(Number(upstream.options.maxItems)).toBe(3);
+    // The actor searches one location a run; simple: false with addMoreHostInfo carries the host.
+    expect(upstream.input).toEqual({
+      locationQuery: 'Lisbon, Portugal',
+      maxListings: 3,
+      simple: false,
+      addMoreHostInfo: true,
+      includeReviews: false,
+      calendarMonths: 0,
+      currency: 'EUR',
+    });
+    const host = {
+      id: 41870215,
+      firstName: 'Marta',
+      name: 'Marta',
+      isSuperhost: true,
+      hostUrl: 'https://www.airbnb.com.vn/users/show/41870215',
+      listingsCount: 7,
+      totalListingsCount: 9,
+    };
+    upstream.push(
+      {
+        url: 'https://www.airbnb.com/rooms/31021739',
+        name: 'Sunny flat in Alfama',
+        stars: 4.87,
+        numberOfGuests: 4,
+        address: 'Lisbon, Lisbon, Portugal',
+        roomType: 'Entire rental unit',
+        location: { lat: 38.7115, lng: -9.1305 },
+        reviews: [],
+        pricing: {
+          rate: { amount: 96, amount_formatted: '€96', currency: 'EUR', is_micros_accuracy: false },
+          rate_type: 'nightly',
+        },
+        localizedCity: 'Lisbon',
+        countryCode: 'PT',
+        bedroomLabel: '2 bedrooms',
+        reviewDetailsInterface: { reviewCount: 143 },
+        isHostedBySuperhost: true,
+        hasCommercialHostInfo: true,
+        primaryHost: host,
+      },
+      // Not a superhost: left out, as in the catalog, and not billed.
+      {
+        url: 'https://www.airbnb.com/rooms/52110934',
+        name: 'Room near Rossio',
+        primaryHost: { ...host, id: 1, isSuperhost: false },
+      },
+    );
+    upstream.set('SUCCEEDED');
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
+    expect(await rows(key, runId)).toEqual([
+      {
+        host_name: 'Marta',
+        host_email: null,
+        host_phone: null,
+        host_url: 'https://www.airbnb.com.vn/users/show/41870215',
+        pro_host: true,
+        superhost: true,
+        host_listings: 7,
+        listing_url: 'https://www.airbnb.com/rooms/31021739',
+        title: 'Sunny flat in Alfama',
+        city: 'Lisbon',
+        country: 'Portugal',
+        country_code: 'PT',
+        price: 96,
+        currency: 'EUR',
+        checkin: null,
+        checkout: null,
+        stay_price: null,
+        amenities: null,
+        bedrooms: 2,
+        guests: 4,
+        rating: 4.87,
+        review_count: 143,
+      },
+    ]);
+    const [run] = await t.app.core.sql`select handled, item_count from run where id = ${runId}`;
+    expect(run).toMatchObject({ handled: 2, item_count: 1 });
+  });
+
+  it("rental hosts: listing links as the actor's room links with the dates, each listing a row with the stay price", async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
+    const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+    const [checkin, checkout] = [day(30), day(33)];
+    const bulkListings = [
+      'https://www.airbnb.co.uk/rooms/28763257?adults=1',
+      'https://example.com/rooms/28763257',
+      'https://www.airbnb.com/rooms/44799007',
+    ];
+    const { runId, upstream } = await start(key, '/api/v1/scrape/rental-host-email', {
+      mode: 'bulk',
+      bulkListings,
+      checkin,
+      checkout,
+    });
+    expect(upstream.actId).toBe(RENTALS);
+    // The actor takes airbnb.com room links only: the same listing on any host is one link.
+    expect(upstream.input).toEqual({
+      startUrls: [{ url: 'https://www.airbnb.com/rooms/28763257' }, { url: 'https://www.airbnb.com/rooms/44799007' }],
+      maxListings: 2,
+      simple: false,
+      addMoreHostInfo: true,
+      includeReviews: false,
+      calendarMonths: 0,
+      currency: 'EUR',
+      checkIn: checkin,
+      checkOut: checkout,
+    });
+    // The README's example item, with the detail fields simple: false adds.
+    upstream.push({
+      url: 'https://www.airbnb.com/rooms/28763257',
+      name: 'Jersey city home near NYC',
+      stars: 5,
+      numberOfGuests: 1,
+      address: 'Jersey City, New Jersey, United States',
+      roomType: 'Private room in residential home',
+      location: { lat: 40.75413, lng: -74.0459 },
+      reviews: [],
+      pricing: {
+        rate: { amount: 61, amount_formatted: '€61', currency: 'EUR', is_micros_accuracy: false },
+        rate_type: 'nightly',
+      },
+      localizedCity: 'Jersey City',
+      countryCode: 'US',
+      bedroomLabel: '1 bedroom',
+      reviewDetailsInterface: { reviewCount: 38 },
+      primaryHost: {
+        id: 216962688,
+        firstName: 'Andre',
+        isSuperhost: false,
+        hostUrl: 'https://www.airbnb.com.vn/users/show/216962688',
+        listingsCount: 1,
+      },
+    });
+    upstream.set('SUCCEEDED');
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
+    const [listing] = await rows(key, runId);
+    expect(listing).toMatchObject({
+      host_name: 'Andre',
+      host_url: 'https://www.airbnb.com.vn/users/show/216962688',
+      pro_host: null,
+      superhost: false,
+      host_listings: 1,
+      title: 'Jersey city home near NYC',
+      country: 'United States',
+      price: 61,
+      checkin,
+      checkout,
+      stay_price: 183,
+      bedrooms: 1,
+      guests: 1,
+      rating: 5,
+      review_count: 38,
+    });
+  });
+
+  it('the money bound: a wallet that holds 5 places starts the actor for 5 at most, stops at 5 and aborts the upstream run', async () => {
+    // 0.05 USD pays for 5 places at 0.0099 USD.
+    const { apiKey: key } = await t.account({ creditsMicros: 50_000n });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/maps', {
+      searchStringsArray: ['dentist'],
+      maxCrawledPlacesPerSearch: 100,
+    });
+    expect(Number(upstream.options.maxItems)).toBe(5);
+    expect(Number(upstream.options.maxTotalChargeUsd)).toBeCloseTo(0.05, 6);
+    expect((upstream.input as { maxCrawledPlacesPerSearch: number }).maxCrawledPlacesPerSearch).toBe(5);
+    // An actor that delivers past its limit: the rows past the hold are neither stored nor billed.
+    upstream.push(...Array.from({ length: 8 }, (_, i) => ({ title: `Place ${i}`, placeId: `ChIJbound${i}` })));
+    const end = await t.waitForRun(key, runId);
+    expect(end.status).toBe('SUCCEEDED');
+    const [run] = await t.app.core.sql`select item_count, charged_micros, status_message from run where id = ${runId}`;
+    expect(run).toMatchObject({ item_count: 5, charged_micros: '49500' });
+    expect(run!.status_message).toMatch(/^Stopped after 5 businesses: the 0.05 USD held for this run is used up/);
+    await waitFor(
+      () => upstream.aborts,
+      (n) => n === 1,
+      { what: 'the upstream run aborted' },
+    );
+  });
+});
