@@ -2,7 +2,7 @@ import { defineConfig } from 'drizzle-kit';
 
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './db/schema/index.ts',
+  schema: './db/tables/index.ts',
   out: './db/migrations',
   casing: 'snake_case',
 });

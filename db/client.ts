@@ -2,7 +2,7 @@ import { is } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import * as schema from './schema/index.ts';
+import * as schema from './tables/index.ts';
 
 /**
  * A pool of connections. drizzle sets its type parsers (dates and times kept as text) on the client

@@ -1,4 +1,4 @@
-import { PLANS, SUBSCRIPTION_STATUSES, type Account } from '../db/schema/accounts.ts';
+import { PLANS, SUBSCRIPTION_STATUSES, type Account } from '../db/tables/accounts.ts';
 import { getAccount } from '../src/accounts/accounts.ts';
 import { PLAN_PRICE_USD } from '../src/billing/plans.ts';
 import { builder } from './builder.ts';

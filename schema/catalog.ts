@@ -9,7 +9,7 @@ import { leadRecord } from '../src/endpoints/schemas.ts';
 import type { EnrichResult } from '../src/endpoints/enrichment.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import { MAX_ENRICH_ROWS, PREVIEW_DESCRIPTION, PREVIEW_SAMPLE_SIZE } from '../src/endpoints/enrichment.ts';
-import { STORE_SOCIALS } from '../db/schema/stores.ts';
+import { STORE_SOCIALS } from '../db/tables/stores.ts';
 import { builder } from './builder.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';

@@ -10,8 +10,8 @@ import {
   type GraphQLInputType,
   type GraphQLSchema,
 } from 'graphql';
-import { ALLOWANCE_KINDS, type AllowanceKind } from '../db/schema/limits.ts';
-import type { Account } from '../db/schema/accounts.ts';
+import { ALLOWANCE_KINDS, type AllowanceKind } from '../db/tables/limits.ts';
+import type { Account } from '../db/tables/accounts.ts';
 import { takeAllowance, utcDay } from '../src/billing/allowances.ts';
 import { planIncludes } from '../src/billing/plans.ts';
 import { PURCHASE_RULES_TEXT, purchaseTerms, type PurchaseTerms } from '../src/billing/wallet.ts';

@@ -3,7 +3,7 @@ import type { Core } from '../src/core.ts';
 import type { Principal } from '../src/accounts/accounts.ts';
 import type { LiveAccess } from '../src/http/access.ts';
 import type { Credential } from '../src/http/pipeline.ts';
-import type { LedgerEntry } from '../db/schema/accounts.ts';
+import type { LedgerEntry } from '../db/tables/accounts.ts';
 import type { RunSnapshot } from '../src/runs/view.ts';
 import { getRun, listItemsOfRuns, loadRunInputs, loadRuns, type ItemsRequest } from '../src/runs/runs.ts';
 import { snapshotOf } from '../src/runs/view.ts';

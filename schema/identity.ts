@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
-import { KEY_REVOKED_REASONS, type AppUser, type KeyRevokedReason } from '../db/schema/accounts.ts';
-import { ROLES, type ConsoleSession, type Invitation, type Membership, type Role } from '../db/schema/identity.ts';
+import { KEY_REVOKED_REASONS, type AppUser, type KeyRevokedReason } from '../db/tables/accounts.ts';
+import { ROLES, type ConsoleSession, type Invitation, type Membership, type Role } from '../db/tables/identity.ts';
 import { inviteMember, listInvitations, loadInvitations, revokeInvitation } from '../src/accounts/invitations.ts';
 import { createNamedKey, listKeys, loadKeys, revokeKey, type ListedKey } from '../src/accounts/keys.ts';
 import { changeMemberRole, listMembers, loadMemberships, loadUsers, removeMember } from '../src/accounts/members.ts';

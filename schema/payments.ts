@@ -1,4 +1,4 @@
-import { PLANS } from '../db/schema/accounts.ts';
+import { PLANS } from '../db/tables/accounts.ts';
 import { requireRole } from '../src/accounts/roles.ts';
 import { stripeOnly } from '../src/billing/payments/index.ts';
 import type { PaymentAwaitingAction } from '../src/billing/payments/port.ts';

@@ -1,4 +1,4 @@
-import { RUN_STATUSES, type RunStatus } from '../db/schema/runs.ts';
+import { RUN_STATUSES, type RunStatus } from '../db/tables/runs.ts';
 import { isTerminal, outputUrl, priceRuleOf, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/runs/view.ts';
 import { countRuns, encodeRunCursor, getRun, itemsRequest, listRuns } from '../src/runs/runs.ts';
 import { assertNotExpired } from '../src/runs/exports.ts';

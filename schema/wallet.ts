@@ -1,4 +1,4 @@
-import { LEDGER_KINDS, type LedgerEntry } from '../db/schema/accounts.ts';
+import { LEDGER_KINDS, type LedgerEntry } from '../db/tables/accounts.ts';
 import { formatDollars as dollars, microsToNumber } from '../src/billing/money.ts';
 import {
   countLedger,

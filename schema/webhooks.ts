@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES, type DeliveryStatus } from '../db/schema/webhooks.ts';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../db/tables/webhooks.ts';
 import {
   DELIVERY_EVENTS,
   MAX_WEBHOOKS_PER_ACCOUNT,

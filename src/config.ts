@@ -1,6 +1,6 @@
 import path from 'node:path';
 import proxyaddr from '@fastify/proxy-addr';
-import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../db/schema/accounts.ts';
+import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../db/tables/accounts.ts';
 import { EXACT_TOTAL_LIMIT } from './catalog/sql.ts';
 
 /** Runtime configuration, read once from the environment. */

@@ -5,7 +5,7 @@ import type { Authenticator } from './accounts/accounts.ts';
 import type { EventBus } from './runs/events.ts';
 import type { Network } from './net/index.ts';
 import type { Sources } from './sources/types.ts';
-import type { UpstreamEngine } from './sources/upstream.ts';
+import type { UpstreamEngine } from './upstream/engine.ts';
 import type { RateLimiter } from './accounts/rate-limit.ts';
 import type { AccountWrites } from './accounts/writes.ts';
 import type { Payments } from './billing/payments/port.ts';

@@ -5,7 +5,7 @@ import type { Logger } from './logger.ts';
 import type { Core } from './core.ts';
 import { createAuthenticator } from './accounts/accounts.ts';
 import { createEventBus, type EventScope } from './runs/events.ts';
-import { createCatalogSources } from './catalog/sources/index.ts';
+import { createCatalogSources } from './catalog/table-sources/index.ts';
 import { createUpstreamEngine } from './runs/upstream.ts';
 import { createNetwork } from './net/index.ts';
 import { createRateLimiter } from './accounts/rate-limit.ts';

@@ -31,8 +31,8 @@
 import os from 'node:os';
 import type postgres from 'postgres';
 import type { Sql } from '../../db/client.ts';
-import type { Plan } from '../../db/schema/accounts.ts';
-import { contactRankSql, personByEmailSql } from '../../db/schema/leads.ts';
+import type { Plan } from '../../db/tables/accounts.ts';
+import { contactRankSql, personByEmailSql } from '../../db/tables/leads.ts';
 import type { Scale } from '../../db/seed/index.ts';
 import { loopbackConfig } from '../../src/config.ts';
 import type { Core } from '../../src/core.ts';

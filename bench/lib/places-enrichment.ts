@@ -7,7 +7,7 @@
  */
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Sql } from '../../db/client.ts';
-import { placeHostSql, placeNameKeySql } from '../../db/schema/local-businesses.ts';
+import { placeHostSql, placeNameKeySql } from '../../db/tables/local-businesses.ts';
 import type { Core } from '../../src/core.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { US_STATES, stateAbbreviation } from '../../src/shared/geo.ts';

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import postgres from 'postgres';
-import type { Run } from '../../db/schema/runs.ts';
+import type { Run } from '../../db/tables/runs.ts';
 import { restRunView } from '../../src/http/views.ts';
 import { snapshotOf } from '../../src/runs/view.ts';
 import {

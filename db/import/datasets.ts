@@ -1,16 +1,16 @@
 import { is, SQL } from 'drizzle-orm';
 import { getTableConfig, PgDialect, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
-import { agentTable } from '../schema/agents.ts';
-import { businessListingTable } from '../schema/business-listings.ts';
-import { commercialPropertyTable } from '../schema/commercial-properties.ts';
-import { CRIMINAL_SOURCES, criminalRecordTable } from '../schema/criminal-records.ts';
-import { HOME_SERVICE_CATEGORIES, homeServiceProTable } from '../schema/home-services.ts';
-import { companyTable, DEPARTMENTS, personTable, SENIORITIES } from '../schema/leads.ts';
-import { localBusinessReviewTable, localBusinessTable } from '../schema/local-businesses.ts';
-import { addressKey, propertyTable } from '../schema/properties.ts';
-import { rentalHostTable, rentalListingTable } from '../schema/rentals.ts';
-import { STORE_PLATFORMS, storeTable } from '../schema/stores.ts';
+import { agentTable } from '../tables/agents.ts';
+import { businessListingTable } from '../tables/business-listings.ts';
+import { commercialPropertyTable } from '../tables/commercial-properties.ts';
+import { CRIMINAL_SOURCES, criminalRecordTable } from '../tables/criminal-records.ts';
+import { HOME_SERVICE_CATEGORIES, homeServiceProTable } from '../tables/home-services.ts';
+import { companyTable, DEPARTMENTS, personTable, SENIORITIES } from '../tables/leads.ts';
+import { localBusinessReviewTable, localBusinessTable } from '../tables/local-businesses.ts';
+import { addressKey, propertyTable } from '../tables/properties.ts';
+import { rentalHostTable, rentalListingTable } from '../tables/rentals.ts';
+import { STORE_PLATFORMS, storeTable } from '../tables/stores.ts';
 import { codecFor, type Codec } from './kinds.ts';
 import {
   countryCode,

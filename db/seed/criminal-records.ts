@@ -1,5 +1,5 @@
 import { US_STATES } from './reference.ts';
-import { CRIMINAL_SOURCES } from '../schema/criminal-records.ts';
+import { CRIMINAL_SOURCES } from '../tables/criminal-records.ts';
 import { DISPOSITIONS, FIRST_NAMES, LAST_NAMES, OFFENSES } from './reference.ts';
 import { dateBetween, Random, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';

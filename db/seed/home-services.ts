@@ -1,4 +1,4 @@
-import { HOME_SERVICE_CATEGORIES } from '../schema/home-services.ts';
+import { HOME_SERVICE_CATEGORIES } from '../tables/home-services.ts';
 import { WEEKLY_HOURS } from './local-businesses.ts';
 import { COMPANY_PREFIXES, STREET_NAMES, US_CITIES } from './reference.ts';
 import { phoneIn } from './phones.ts';

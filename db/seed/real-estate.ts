@@ -11,7 +11,7 @@ import {
   type City,
 } from './reference.ts';
 import { phoneIn } from './phones.ts';
-import { addressKey } from '../schema/properties.ts';
+import { addressKey } from '../tables/properties.ts';
 import { json } from './copy.ts';
 import { dateBetween, fixed, kebab, Random, sample, slugify, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';

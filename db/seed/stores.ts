@@ -1,4 +1,4 @@
-import { STORE_SOCIALS } from '../schema/stores.ts';
+import { STORE_SOCIALS } from '../tables/stores.ts';
 import {
   COMPANY_PREFIXES,
   SHOPIFY_APPS,

@@ -7,8 +7,8 @@ import {
   type Account,
   type Plan,
   type SubscriptionStatus,
-} from '../../db/schema/accounts.ts';
-import { membershipTable } from '../../db/schema/identity.ts';
+} from '../../db/tables/accounts.ts';
+import { membershipTable } from '../../db/tables/identity.ts';
 import { AppError, notFound, unauthenticated } from '../shared/errors.ts';
 import { newAccountId, newKeyId, randomBase62 } from '../shared/ids.ts';
 import { grantPlanCredits } from '../billing/wallet.ts';

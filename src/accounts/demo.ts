@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
-import { accountTable } from '../../db/schema/accounts.ts';
+import { accountTable } from '../../db/tables/accounts.ts';
 import { createAccount } from './accounts.ts';
 import { usdToMicros } from '../billing/money.ts';
 import { addMembership } from './members.ts';

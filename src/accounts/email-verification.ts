@@ -1,7 +1,7 @@
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
-import { appUserTable, type AppUser } from '../../db/schema/accounts.ts';
-import { emailVerificationTable, trialClaimTable } from '../../db/schema/identity.ts';
+import { appUserTable, type AppUser } from '../../db/tables/accounts.ts';
+import { emailVerificationTable, trialClaimTable } from '../../db/tables/identity.ts';
 import type { Core } from '../core.ts';
 import { formatDollars, usdToMicros } from '../billing/money.ts';
 import { grantPlanCredits } from '../billing/wallet.ts';

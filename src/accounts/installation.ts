@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Executor } from '../../db/client.ts';
-import { installationSecretTable } from '../../db/schema/identity.ts';
+import { installationSecretTable } from '../../db/tables/identity.ts';
 
 /** Read once per process: the secret never changes once made. */
 const cached = new WeakMap<object, Promise<Buffer>>();

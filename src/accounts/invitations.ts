@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, inArray, isNull } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
-import { accountTable } from '../../db/schema/accounts.ts';
-import { invitationTable, type Invitation, type Role } from '../../db/schema/identity.ts';
+import { accountTable } from '../../db/tables/accounts.ts';
+import { invitationTable, type Invitation, type Role } from '../../db/tables/identity.ts';
 import { AppError, notFound, ValidationError } from '../shared/errors.ts';
 import { assertStorable } from '../shared/params.ts';
 import { invitationMail } from './mails.ts';

@@ -1,8 +1,8 @@
 import { and, desc, eq, getTableColumns, inArray, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor } from '../../db/client.ts';
-import { apiKeyTable, type ApiKey } from '../../db/schema/accounts.ts';
-import { membershipTable, type Role } from '../../db/schema/identity.ts';
+import { apiKeyTable, type ApiKey } from '../../db/tables/accounts.ts';
+import { membershipTable, type Role } from '../../db/tables/identity.ts';
 import { fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { assertStorable } from '../shared/params.ts';
 import { createApiKey } from './accounts.ts';

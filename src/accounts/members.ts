@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
-import { appUserTable, type AppUser } from '../../db/schema/accounts.ts';
-import { membershipTable, type Membership, type Role } from '../../db/schema/identity.ts';
+import { appUserTable, type AppUser } from '../../db/tables/accounts.ts';
+import { membershipTable, type Membership, type Role } from '../../db/tables/identity.ts';
 import { AppError, notFound } from '../shared/errors.ts';
 import { revokeCreatorKeys } from './keys.ts';
 import type { Principal } from './principal.ts';

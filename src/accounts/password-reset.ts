@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
-import { passwordResetTable } from '../../db/schema/identity.ts';
+import { passwordResetTable } from '../../db/tables/identity.ts';
 import type { Core } from '../core.ts';
 import { JOBS } from '../runs/jobs.ts';
 import { AppError, unauthenticated } from '../shared/errors.ts';

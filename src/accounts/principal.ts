@@ -1,5 +1,5 @@
-import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
-import type { Role } from '../../db/schema/identity.ts';
+import type { Plan, SubscriptionStatus } from '../../db/tables/accounts.ts';
+import type { Role } from '../../db/tables/identity.ts';
 
 /**
  * Who is calling: resolved on every request and socket from a Bearer API key, or (GraphQL only) from

@@ -1,4 +1,4 @@
-import type { Role } from '../../db/schema/identity.ts';
+import type { Role } from '../../db/tables/identity.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Principal } from './principal.ts';
 

@@ -1,7 +1,7 @@
 import { and, desc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
-import { accountTable, type Plan, type SubscriptionStatus } from '../../db/schema/accounts.ts';
-import { consoleSessionTable, membershipTable, type ConsoleSession, type Role } from '../../db/schema/identity.ts';
+import { accountTable, type Plan, type SubscriptionStatus } from '../../db/tables/accounts.ts';
+import { consoleSessionTable, membershipTable, type ConsoleSession, type Role } from '../../db/tables/identity.ts';
 import { newSessionId, newToken } from './tokens.ts';
 
 /**

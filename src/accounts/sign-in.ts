@@ -1,5 +1,5 @@
-import type { Account, AppUser } from '../../db/schema/accounts.ts';
-import type { ConsoleSession, Role } from '../../db/schema/identity.ts';
+import type { Account, AppUser } from '../../db/tables/accounts.ts';
+import type { ConsoleSession, Role } from '../../db/tables/identity.ts';
 import type { Core } from '../core.ts';
 import { AppError, unauthenticated } from '../shared/errors.ts';
 import { getAccount, openAccount } from './accounts.ts';

@@ -2,7 +2,7 @@ import { hash, verify } from '@node-rs/argon2';
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor } from '../../db/client.ts';
-import { appUserTable, type AppUser } from '../../db/schema/accounts.ts';
+import { appUserTable, type AppUser } from '../../db/tables/accounts.ts';
 import { AppError } from '../shared/errors.ts';
 import { newUserId } from './tokens.ts';
 

@@ -1,5 +1,5 @@
 import type { Sql } from '../../db/client.ts';
-import type { AllowanceKind } from '../../db/schema/limits.ts';
+import type { AllowanceKind } from '../../db/tables/limits.ts';
 import { AppError } from '../shared/errors.ts';
 
 const DAY_MS = 86_400_000;

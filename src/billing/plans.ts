@@ -1,4 +1,4 @@
-import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
+import type { Plan, SubscriptionStatus } from '../../db/tables/accounts.ts';
 import { AppError } from '../shared/errors.ts';
 
 /** An account as billing sees it: its plan and subscription (an authenticated principal is one). */

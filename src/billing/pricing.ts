@@ -1,5 +1,5 @@
 import { formatDollars, usdToMicros } from './money.ts';
-import type { RunStatus } from '../../db/schema/runs.ts';
+import type { RunStatus } from '../../db/tables/runs.ts';
 
 /** A result row as billing sees it. */
 type Row = Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
-import { ledgerTable, walletTable, type LedgerEntry, type Plan } from '../../db/schema/accounts.ts';
-import { runTable } from '../../db/schema/runs.ts';
+import { ledgerTable, walletTable, type LedgerEntry, type Plan } from '../../db/tables/accounts.ts';
+import { runTable } from '../../db/tables/runs.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
 import { formatDollars, usdToMicros } from './money.ts';
 import type { Subscriber } from './plans.ts';

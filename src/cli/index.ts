@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { connect, type Database, type Sql } from '../../db/client.ts';
-import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../../db/schema/accounts.ts';
+import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../../db/tables/accounts.ts';
 import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase } from '../database.ts';

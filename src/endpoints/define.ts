@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Transaction } from '../../db/client.ts';
-import type { Plan } from '../../db/schema/accounts.ts';
-import type { AllowanceKind } from '../../db/schema/limits.ts';
+import type { Plan } from '../../db/tables/accounts.ts';
+import type { AllowanceKind } from '../../db/tables/limits.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import type { Permission } from '../accounts/roles.ts';

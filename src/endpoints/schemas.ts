@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EXACT_TOTAL_LIMIT } from '../catalog/sql.ts';
-import { DELIVERY_STATUSES, WEBHOOK_EVENTS } from '../../db/schema/webhooks.ts';
-import { LEDGER_KINDS } from '../../db/schema/accounts.ts';
+import { DELIVERY_STATUSES, WEBHOOK_EVENTS } from '../../db/tables/webhooks.ts';
+import { LEDGER_KINDS } from '../../db/tables/accounts.ts';
 import { MAX_ENRICH_ROWS, PREVIEW_DESCRIPTION, PREVIEW_SAMPLE_SIZE } from './enrichment.ts';
 import { usdAmount } from '../shared/amounts.ts';
 import { peopleSearchTranslation } from '../catalog/leads/people-search-url.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STORE_SOCIALS } from '../../db/schema/stores.ts';
+import { STORE_SOCIALS } from '../../db/tables/stores.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { databaseSearch, NARROW_CATALOG_SEARCH, pageRequest } from './search.ts';

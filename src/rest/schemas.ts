@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_STATUSES } from '../../db/schema/runs.ts';
+import { RUN_STATUSES } from '../../db/tables/runs.ts';
 import { peopleSearchTranslation } from '../endpoints/schemas.ts';
 
 /**

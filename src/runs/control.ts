@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray } from 'drizzle-orm';
-import { runTable, type RunStatus } from '../../db/schema/runs.ts';
+import { runTable, type RunStatus } from '../../db/tables/runs.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import { lockAccount, type Principal } from '../accounts/accounts.ts';

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Transaction } from '../../db/client.ts';
-import { runTable, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import { runTable, type Run, type RunStatus } from '../../db/tables/runs.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import type { Row, RunBatch, ToolDefinition } from '../tools/types.ts';
@@ -14,7 +14,7 @@ import { runStore } from './store.ts';
 import { settleHold } from '../billing/wallet.ts';
 import { queueRunWebhooks } from './webhooks.ts';
 import { observeFirstRow, upstreamErrors } from '../shared/metrics.ts';
-import { UpstreamUnavailableError } from '../sources/upstream.ts';
+import { UpstreamUnavailableError } from '../upstream/engine.ts';
 import { openUpstream, UpstreamEndedError, UpstreamRunner, upstreamEnding } from './upstream.ts';
 import { plural } from '../shared/text.ts';
 

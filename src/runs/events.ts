@@ -6,7 +6,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterCommit, type Executor, type Sql } from '../../db/client.ts';
 import { quoteIdentifier } from '../../db/identifiers.ts';
-import { runTable, TERMINAL_STATUSES } from '../../db/schema/runs.ts';
+import { runTable, TERMINAL_STATUSES } from '../../db/tables/runs.ts';
 import { DatabaseUnavailableError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
 import { observeEventFanout, observeRunChange } from '../shared/metrics.ts';

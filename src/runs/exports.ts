@@ -3,7 +3,7 @@ import { stringify } from 'csv-stringify';
 import { z } from 'zod';
 import type { Sql } from '../../db/client.ts';
 import { escapeFormula } from '../../db/csv-cells.ts';
-import { TERMINAL_STATUSES, type Run } from '../../db/schema/runs.ts';
+import { TERMINAL_STATUSES, type Run } from '../../db/tables/runs.ts';
 import type { Core } from '../core.ts';
 import { NotReplayed } from '../catalog/reader.ts';
 import type { Column, Row } from '../tools/types.ts';

@@ -1,6 +1,6 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Executor, Transaction } from '../../db/client.ts';
-import { runTable } from '../../db/schema/runs.ts';
+import { runTable } from '../../db/tables/runs.ts';
 import type { Core } from '../core.ts';
 import type { Balances } from '../billing/wallet.ts';
 import { JOBS } from './jobs.ts';

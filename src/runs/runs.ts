@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor, Sql, Transaction } from '../../db/client.ts';
-import { runItemTable, runTable, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import { runItemTable, runTable, type Run, type RunStatus } from '../../db/tables/runs.ts';
 import { NotReplayed } from '../catalog/reader.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';

@@ -1,6 +1,6 @@
 import { and, eq, inArray, lt } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
-import { datasetItemTable, toolCacheTable } from '../../db/schema/runs.ts';
+import { datasetItemTable, toolCacheTable } from '../../db/tables/runs.ts';
 import type { RunStore } from '../tools/types.ts';
 
 const CLAIM_BATCH = 1_000;

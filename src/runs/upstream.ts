@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
-import { runTable, type Run } from '../../db/schema/runs.ts';
+import { runTable, type Run } from '../../db/tables/runs.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { TOOLS } from '../tools/index.ts';
@@ -13,8 +13,8 @@ import {
   type UpstreamEngine,
   type UpstreamRun,
   type UpstreamStatus,
-} from '../sources/upstream.ts';
-import { createApifyEngine } from '../sources/apify/index.ts';
+} from '../upstream/engine.ts';
+import { createApifyEngine } from '../upstream/apify/index.ts';
 import { upstreamItemsRead } from '../shared/metrics.ts';
 
 /** Dataset items read per request. */

@@ -1,4 +1,4 @@
-import { TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/schema/runs.ts';
+import { TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/tables/runs.ts';
 import { getTool } from '../tools/index.ts';
 
 /** What every face shows of a run; also the payload of progress events. */

@@ -3,7 +3,7 @@ import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import { Webhook as Signer } from 'standardwebhooks';
 import { z } from 'zod';
 import { runInTransaction, type Executor, type Transaction } from '../../db/client.ts';
-import type { RunStatus } from '../../db/schema/runs.ts';
+import type { RunStatus } from '../../db/tables/runs.ts';
 import {
   WEBHOOK_EVENTS,
   webhookDeliveryTable,
@@ -11,7 +11,7 @@ import {
   type Webhook,
   type WebhookDelivery,
   type WebhookEvent,
-} from '../../db/schema/webhooks.ts';
+} from '../../db/tables/webhooks.ts';
 import type { Core } from '../core.ts';
 import { lockAccount, type Principal } from '../accounts/accounts.ts';
 import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';

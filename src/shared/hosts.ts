@@ -3,7 +3,7 @@
  * leading "www." and everything from the first ":", "/", "?" or "#" on (port, path, query, fragment).
  * "https://www.Acme.com:8080/about" → "acme.com". Nothing is checked: what is left may not be a domain.
  *
- * Its SQL twin is `placeHostSql` (db/schema/local-businesses.ts), whose expression an index of
+ * Its SQL twin is `placeHostSql` (db/tables/local-businesses.ts), whose expression an index of
  * local_business holds; the two must keep the same rules (changing them means a migration).
  *
  * Every place that reads a host from a caller's website, domain or link uses this rule; the tools that

@@ -1,11 +1,11 @@
-import type { Comparable, PriceEvent, School, TaxYear } from '../../db/schema/properties.ts';
+import type { Comparable, PriceEvent, School, TaxYear } from '../../db/tables/properties.ts';
 
 export type { Comparable, PriceEvent, School, TaxYear };
 
 /** Where a property is: enough to match an address and to print it. */
 export interface PropertyAddress {
   id: number;
-  /** Natural key "street|city|state|zip", lower case (db/schema/properties.ts addressKey). */
+  /** Natural key "street|city|state|zip", lower case (db/tables/properties.ts addressKey). */
   addressKey: string;
   street: string;
   city: string;

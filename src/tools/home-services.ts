@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HOME_SERVICE_CATEGORIES } from '../../db/schema/home-services.ts';
+import { HOME_SERVICE_CATEGORIES } from '../../db/tables/home-services.ts';
 import { categorySlug, isHomeServiceCategory, unknownCategoryMessage } from './lib/home-services/categories.ts';
 import type { ServicePro } from '../sources/home-services.ts';
 import { perResult } from '../billing/pricing.ts';

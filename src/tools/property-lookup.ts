@@ -72,7 +72,7 @@ function toRow(input: string, result: LookupResult<PropertyDetails>): Row {
 }
 
 /** Result columns every lookup run starts with (shared with the owner-contact run). */
-/** The nested columns' values (db/schema/properties.ts: PriceEvent, TaxYear, Comparable, School). */
+/** The nested columns' values (db/tables/properties.ts: PriceEvent, TaxYear, Comparable, School). */
 const PRICE_HISTORY = cell.list(
   z
     .object({

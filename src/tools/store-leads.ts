@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { STORE_PLATFORMS, STORE_SOCIALS } from '../../db/schema/stores.ts';
+import { STORE_PLATFORMS, STORE_SOCIALS } from '../../db/tables/stores.ts';
 import {
   isStorePlatform,
   resolveStoreNames,

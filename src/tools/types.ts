@@ -8,7 +8,7 @@
  * - hold: money reserved for a run at start and settled when it ends.
  */
 import { z } from 'zod';
-import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
+import type { Plan, SubscriptionStatus } from '../../db/tables/accounts.ts';
 import type { Sources } from '../sources/types.ts';
 import type { PriceRule } from '../billing/pricing.ts';
 import { localAmount, usdAmount } from '../shared/amounts.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Plan, SubscriptionStatus } from '../../db/schema/accounts.ts';
+import type { Plan, SubscriptionStatus } from '../../db/tables/accounts.ts';
 import { assertPlan } from '../../src/billing/plans.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { leadgate } from '../helpers/process.ts';

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountTable } from '../../db/schema/accounts.ts';
-import type { Plan } from '../../db/schema/accounts.ts';
+import { accountTable } from '../../db/tables/accounts.ts';
+import type { Plan } from '../../db/tables/accounts.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { AppError } from '../../src/shared/errors.ts';
 import { newAccountId } from '../../src/shared/ids.ts';

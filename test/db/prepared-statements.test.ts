@@ -2,10 +2,10 @@ import { createServer, connect as connectTcp, type AddressInfo } from 'node:net'
 import { arrayOverlaps, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, openPool, planningDatabase, UNNAMED_IN_ONE_TRIP, type Database, type Sql } from '../../db/client.ts';
-import { ledgerTable, walletTable } from '../../db/schema/accounts.ts';
-import { homeServiceProTable } from '../../db/schema/home-services.ts';
-import { localBusinessTable } from '../../db/schema/local-businesses.ts';
-import { runTable } from '../../db/schema/runs.ts';
+import { ledgerTable, walletTable } from '../../db/tables/accounts.ts';
+import { homeServiceProTable } from '../../db/tables/home-services.ts';
+import { localBusinessTable } from '../../db/tables/local-businesses.ts';
+import { runTable } from '../../db/tables/runs.ts';
 import { createCatalogReader } from '../../src/catalog/reader.ts';
 import { createLogger } from '../../src/logger.ts';
 import { plannedPerCall } from '../../src/catalog/sql.ts';

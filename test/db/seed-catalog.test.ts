@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Sql } from '../../db/client.ts';
-import { HOME_SERVICE_CATEGORIES } from '../../db/schema/home-services.ts';
-import { STORE_PLATFORMS } from '../../db/schema/stores.ts';
+import { HOME_SERVICE_CATEGORIES } from '../../db/tables/home-services.ts';
+import { STORE_PLATFORMS } from '../../db/tables/stores.ts';
 import { copyRows } from '../../db/seed/copy.ts';
 import { seedCatalog } from '../../db/seed/index.ts';
 import {

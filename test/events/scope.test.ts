@@ -3,7 +3,7 @@ import { connect, type Sql } from '../../db/client.ts';
 import { createEventBus, type EventBus, type RunEvent, type RunEventKind } from '../../src/runs/events.ts';
 import { eventFanout, runsFinished, runsStarted } from '../../src/shared/metrics.ts';
 import { snapshotOf, type RunSnapshot } from '../../src/runs/view.ts';
-import type { Run } from '../../db/schema/runs.ts';
+import type { Run } from '../../db/tables/runs.ts';
 import { openDirectDb, type DirectDb } from '../helpers/direct-db.ts';
 import { takeEvents } from '../helpers/events.ts';
 import { waitFor } from '../helpers/wait.ts';

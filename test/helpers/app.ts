@@ -3,7 +3,7 @@ import { loopbackConfig, type Config } from '../../src/config.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { createAccount, type CreateAccountInput } from '../../src/accounts/accounts.ts';
 import { isTerminal } from '../../src/runs/view.ts';
-import type { RunStatus } from '../../db/schema/runs.ts';
+import type { RunStatus } from '../../db/tables/runs.ts';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { sourceOf, type Answer } from './documents.ts';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { CONSOLE_DIST } from '../../src/console/index.ts';
+import { CONSOLE_DIST } from '../../src/console-routes/files.ts';
 import { waitFor } from './wait.ts';
 
 /**

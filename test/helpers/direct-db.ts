@@ -1,5 +1,5 @@
 import { connect, type Database, type Sql } from '../../db/client.ts';
-import { runTable, type Run } from '../../db/schema/runs.ts';
+import { runTable, type Run } from '../../db/tables/runs.ts';
 import { createAccount, type CreateAccountInput } from '../../src/accounts/accounts.ts';
 import { newRunId } from '../../src/shared/ids.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';

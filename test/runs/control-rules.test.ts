@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { runTable } from '../../db/schema/runs.ts';
+import { runTable } from '../../db/tables/runs.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { cancelRun, followRunItems, type RunItemsBatch } from '../../src/runs/control.ts';
 import type { RunEvent } from '../../src/runs/events.ts';

@@ -1,6 +1,6 @@
 import { buffer, text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Run } from '../../db/schema/runs.ts';
+import type { Run } from '../../db/tables/runs.ts';
 import { AppError } from '../../src/shared/errors.ts';
 import { assertDownloadable, downloadParams, escapeFormula, exportRun, toCell } from '../../src/runs/exports.ts';
 import type { Column } from '../../src/tools/types.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { HOME_SERVICE_CATEGORIES } from '../../db/schema/home-services.ts';
+import { HOME_SERVICE_CATEGORIES } from '../../db/tables/home-services.ts';
 import { homeServicesTool } from '../../src/tools/home-services.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { graphql } from '../helpers/gql/index.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { addressKey } from '../../db/schema/properties.ts';
+import { addressKey } from '../../db/tables/properties.ts';
 import { peopleFinderTool } from '../../src/tools/people-finder.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { graphql } from '../helpers/gql/index.ts';

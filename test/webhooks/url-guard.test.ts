@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { webhookDeliveryTable } from '../../db/schema/webhooks.ts';
+import { webhookDeliveryTable } from '../../db/tables/webhooks.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { deliverWebhook } from '../../src/runs/webhooks.ts';

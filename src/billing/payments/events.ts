@@ -7,8 +7,8 @@ import {
   walletTable,
   type Plan,
   type SubscriptionStatus,
-} from '../../../db/schema/accounts.ts';
-import { cardPaymentTable, stripeEventTable } from '../../../db/schema/payments.ts';
+} from '../../../db/tables/accounts.ts';
+import { cardPaymentTable, stripeEventTable } from '../../../db/tables/payments.ts';
 import type { PaymentsConfig, StripeConfig } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
 import { JOBS } from '../../runs/jobs.ts';

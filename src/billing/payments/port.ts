@@ -1,5 +1,5 @@
 import type { Executor } from '../../../db/client.ts';
-import type { Plan } from '../../../db/schema/accounts.ts';
+import type { Plan } from '../../../db/tables/accounts.ts';
 import { AppError } from '../../shared/errors.ts';
 import type { Purchase, PurchaseTerms } from '../wallet.ts';
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { and, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../../db/client.ts';
-import { accountTable, type Plan } from '../../../db/schema/accounts.ts';
-import { cardPaymentTable, type CardPayment } from '../../../db/schema/payments.ts';
+import { accountTable, type Plan } from '../../../db/tables/accounts.ts';
+import { cardPaymentTable, type CardPayment } from '../../../db/tables/payments.ts';
 import type { StripeConfig } from '../../config.ts';
 import { AppError, RetryLaterError } from '../../shared/errors.ts';
 import { formatDollars, microsToNumber, usdToMicros } from '../money.ts';

@@ -1,5 +1,5 @@
 import type { Sql } from '../../../db/client.ts';
-import { contactRankSql, personByEmailSql } from '../../../db/schema/leads.ts';
+import { contactRankSql, personByEmailSql } from '../../../db/tables/leads.ts';
 import type { LeadRow } from './query.ts';
 import type { CompanyRecord } from './companies.ts';
 

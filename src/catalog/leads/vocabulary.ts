@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEPARTMENTS, SENIORITIES } from '../../../db/schema/leads.ts';
+import { DEPARTMENTS, SENIORITIES } from '../../../db/tables/leads.ts';
 import { INDUSTRIES, TECHNOLOGIES } from '../../../db/seed/reference.ts';
 import { stateAbbreviation } from '../../shared/geo.ts';
 

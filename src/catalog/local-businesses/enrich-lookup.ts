@@ -1,5 +1,5 @@
 import type { Sql } from '../../../db/client.ts';
-import { placeHostSql, placeNameKeySql } from '../../../db/schema/local-businesses.ts';
+import { placeHostSql, placeNameKeySql } from '../../../db/tables/local-businesses.ts';
 
 /*
  * The lookups of local-business enrichment (endpoints/enrich-local-businesses.ts): the places a
@@ -7,7 +7,7 @@ import { placeHostSql, placeNameKeySql } from '../../../db/schema/local-business
  * stay in enrich-local-businesses.ts.
  */
 
-/** A name as placeNameKeySql (db/schema/local-businesses.ts) has it in the index. */
+/** A name as placeNameKeySql (db/tables/local-businesses.ts) has it in the index. */
 export const placeNameKey = (name: string) =>
   name
     .toLowerCase()

@@ -1,6 +1,6 @@
 import type { SqlTemplate } from '../sql.ts';
 import type { z } from 'zod';
-import { STORE_PLATFORMS, STORE_SOCIALS } from '../../../db/schema/stores.ts';
+import { STORE_PLATFORMS, STORE_SOCIALS } from '../../../db/tables/stores.ts';
 import { usdAmount } from '../../shared/amounts.ts';
 import { ValidationError, type ErrorDetail } from '../../shared/errors.ts';
 import { stateVariants } from '../leads/vocabulary.ts';

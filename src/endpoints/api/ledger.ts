@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { LedgerEntry } from '../../../db/schema/accounts.ts';
+import type { LedgerEntry } from '../../../db/tables/accounts.ts';
 import { formatDollars } from '../../billing/money.ts';
 import { listLedger } from '../../billing/wallet.ts';
 import { isBigintText, param, parseParams } from '../../shared/params.ts';

@@ -1,4 +1,4 @@
-import type { UpstreamItem } from '../../sources/upstream.ts';
+import type { UpstreamItem } from '../../upstream/engine.ts';
 import type { Row } from '../types.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_CSP, CONSOLE_DIST, CONSOLE_ROUTES } from '../../../src/console/index.ts';
+import { CONSOLE_CSP, CONSOLE_DIST, CONSOLE_ROUTES } from '../../../src/console-routes/files.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { audit, launchConsoleBrowser, visible, type ConsoleBrowser } from '../../helpers/browser.ts';
 

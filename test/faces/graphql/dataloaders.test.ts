@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { graphql as execute, print, type ExecutionResult } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import * as tables from '../../../db/schema/index.ts';
+import * as tables from '../../../db/tables/index.ts';
 import { schema } from '../../../schema/index.ts';
 import { createLoaders } from '../../../schema/context.ts';
 import type { Core } from '../../../src/core.ts';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../../db/client.ts';
-import type { Run } from '../../../db/schema/runs.ts';
+import type { Run } from '../../../db/tables/runs.ts';
 import { buildApp, type App } from '../../../src/app.ts';
 import { loopbackConfig } from '../../../src/config.ts';
 import { createAccount } from '../../../src/accounts/accounts.ts';

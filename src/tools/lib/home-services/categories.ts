@@ -1,4 +1,4 @@
-import { HOME_SERVICE_CATEGORIES, type HomeServiceCategory } from '../../../../db/schema/home-services.ts';
+import { HOME_SERVICE_CATEGORIES, type HomeServiceCategory } from '../../../../db/tables/home-services.ts';
 import { closestMatches, quotedAlternatives } from './similarity.ts';
 
 const CATEGORY_SET: ReadonlySet<string> = new Set(HOME_SERVICE_CATEGORIES);

@@ -1,4 +1,4 @@
-import { addressKey } from '../../../../db/schema/properties.ts';
+import { addressKey } from '../../../../db/tables/properties.ts';
 import { stateAbbreviation } from '../../../shared/geo.ts';
 
 /**

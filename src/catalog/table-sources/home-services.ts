@@ -1,6 +1,6 @@
 import { and, arrayOverlaps, asc, eq, gt } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { homeServiceProTable as hs } from '../../../db/schema/home-services.ts';
+import { homeServiceProTable as hs } from '../../../db/tables/home-services.ts';
 import type { HomeServiceSource } from '../../sources/home-services.ts';
 
 /** Home-service pros from the catalog tables: the (category, id) index, the service-ZIP GIN index. */

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, gte, ilike, inArray, lte, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { commercialPropertyTable as cp } from '../../../db/schema/commercial-properties.ts';
+import { commercialPropertyTable as cp } from '../../../db/tables/commercial-properties.ts';
 import type { CommercialPropertySource, NumberRange } from '../../sources/commercial-properties.ts';
 
 const within = (column: AnyColumn, range: NumberRange | undefined): SQL | undefined =>

@@ -5,7 +5,7 @@ import {
   type UpstreamEngine,
   type UpstreamRun,
   type UpstreamStatus,
-} from '../upstream.ts';
+} from '../engine.ts';
 
 export interface ApifyOptions {
   token: string;

@@ -1,9 +1,9 @@
 import { and, arrayOverlaps, asc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Executor } from '../../../db/client.ts';
-import { datasetStateTable } from '../../../db/schema/datasets.ts';
-import { companyTable as company } from '../../../db/schema/leads.ts';
-import { storeTable as store } from '../../../db/schema/stores.ts';
+import { datasetStateTable } from '../../../db/tables/datasets.ts';
+import { companyTable as company } from '../../../db/tables/leads.ts';
+import { storeTable as store } from '../../../db/tables/stores.ts';
 import { storeConditions, type StoreFilter } from '../stores/filters.ts';
 import { drizzleTemplate as template } from '../sql.ts';
 import type { NameKind, StoreSource, TechnologyUser } from '../../sources/stores.ts';

@@ -1,7 +1,7 @@
 import { AppError } from '../shared/errors.ts';
 
 /**
- * A distributed scraping engine that runs a tool's work upstream (Apify today, `src/sources/apify`):
+ * A distributed scraping engine that runs a tool's work upstream (Apify today, `src/upstream/apify`):
  * the run engine starts one upstream run per run, reads its dataset by offset while it runs, and
  * aborts it on a cancel. Statuses and fields follow Apify's API v2.
  */

@@ -1,7 +1,7 @@
 import { and, asc, eq, exists, gt, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { bareHost } from '../../shared/hosts.ts';
-import { rentalHostTable as host, rentalListingTable as listing } from '../../../db/schema/rentals.ts';
+import { rentalHostTable as host, rentalListingTable as listing } from '../../../db/tables/rentals.ts';
 import { roomIdOf, type RentalListing, type RentalSource } from '../../sources/rentals.ts';
 
 const LISTING_COLUMNS = {

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, gte, inArray, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { propertyTable as p } from '../../../db/schema/properties.ts';
+import { propertyTable as p } from '../../../db/tables/properties.ts';
 import type {
   AddressCandidateQuery,
   DealArea,

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, isNull, or, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { criminalRecordTable as cr } from '../../../db/schema/criminal-records.ts';
+import { criminalRecordTable as cr } from '../../../db/tables/criminal-records.ts';
 import type { CriminalRecordSource } from '../../sources/criminal-records.ts';
 
 /** A record's middle name agrees with the searched one (see CriminalRecordQuery.name). */

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { companyTable as c, personTable as p } from '../../../db/schema/leads.ts';
+import { companyTable as c, personTable as p } from '../../../db/tables/leads.ts';
 import type {
   CompanyProfile,
   ContactCatalog,

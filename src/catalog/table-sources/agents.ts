@@ -1,6 +1,6 @@
 import { and, arrayContains, asc, eq, gt, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { agentTable as a } from '../../../db/schema/agents.ts';
+import { agentTable as a } from '../../../db/tables/agents.ts';
 import type { AgentLocation, AgentSource } from '../../sources/agents.ts';
 
 /** Matches the (state, lower(city)) and zip indexes. */

@@ -4,7 +4,7 @@ import {
   localBusinessReviewTable as review,
   localBusinessTable as lb,
   placeHostSql,
-} from '../../../db/schema/local-businesses.ts';
+} from '../../../db/tables/local-businesses.ts';
 import { areaFilter, localBusinessConditions, type LocalBusinessFilter } from '../local-businesses/search.ts';
 import { drizzleTemplate } from '../sql.ts';
 import type { LocalBusinessSource, Place, PlaceLookup, PlaceReview } from '../../sources/local-businesses.ts';

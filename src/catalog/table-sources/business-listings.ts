@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, gte, inArray, lte, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
-import { businessListingTable as bl } from '../../../db/schema/business-listings.ts';
+import { businessListingTable as bl } from '../../../db/tables/business-listings.ts';
 import type { BusinessListing, BusinessListingSource, DollarRange } from '../../sources/business-listings.ts';
 
 const columns = {
