@@ -67,8 +67,7 @@ describe('dependency direction (dependency-cruiser, .dependency-cruiser.cjs)', (
     'mcp-imports-no-other-face',
     'cli-imports-no-other-face',
     'schema-imports-no-other-face',
-    'auth-imports-no-other-face',
-    'console-imports-no-other-face',
+    'console-routes-imports-no-other-face',
     'shared-imports-no-domain',
   ])('%s holds', (rule) => {
     expect(rules).toContain(rule);
