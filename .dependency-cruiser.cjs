@@ -5,10 +5,28 @@
  */
 
 /** Application domains: what catalog, sources and db never import. */
-const APPLICATION = '^src/(runs|billing|accounts|endpoints)/|^src/(core|app)\\.ts$';
+const APPLICATION = '^src/(runs|events|webhooks|workers|billing|accounts|endpoints)/|^src/(core|app)\\.ts$';
 /** Faces and what starts them: what no domain imports. `src/http` is the request pipeline every face shares. */
 const FACES = '^(schema|src/rest|src/mcp|src/cli|src/console-routes|src/http|workers)/|^src/(app|main)\\.ts$';
-const DOMAINS = ['runs', 'billing', 'accounts', 'catalog', 'endpoints', 'tools', 'sources', 'upstream', 'shared', 'net'];
+/**
+ * Domains: what imports no face. `src/workers` (job names, job routing, worker liveness) is domain code
+ * the engine and the other domains import; `workers/` at the top level starts the worker and is a face.
+ */
+const DOMAINS = [
+  'runs',
+  'events',
+  'webhooks',
+  'workers',
+  'billing',
+  'accounts',
+  'catalog',
+  'endpoints',
+  'tools',
+  'sources',
+  'upstream',
+  'shared',
+  'net',
+];
 /** The faces proper (the console's sign-in routes and its files included): none of them imports another. */
 const FACE_DIRS = ['src/rest', 'src/mcp', 'src/cli', 'schema', 'src/console-routes'];
 
@@ -52,7 +70,8 @@ module.exports = {
     forbid('db-imports-no-src', 'db/ (tables, migrations, client, importer, seed) never imports src/.', { path: '^db/' }, { path: '^src/' }),
     forbid(
       'data-layer-imports-no-application',
-      'catalog, sources and db never import application domains (runs, billing, accounts, endpoints, core, app).',
+      'catalog, sources and db never import application domains (runs, events, webhooks, workers, billing, accounts, ' +
+        'endpoints, core, app).',
       { path: '^(src/catalog|src/sources|src/upstream|db)/' },
       { path: APPLICATION },
     ),
@@ -71,6 +90,30 @@ module.exports = {
       'src/shared is the kernel every domain uses; it imports no domain.',
       { path: '^src/shared/' },
       { path: `^src/(${DOMAINS.filter((d) => d !== 'shared').join('|')})/|^src/(core|app|main)\\.ts$` },
+    ),
+    forbid(
+      'shared-imports-no-seed',
+      'src/shared imports no seed data (db/seed); reference data both use lives outside the generator.',
+      { path: '^src/shared/' },
+      { path: '^db/seed/' },
+    ),
+    forbid(
+      'sources-import-no-implementation',
+      'The source interfaces (src/sources) import none of their implementations: the catalog, src/net, src/upstream.',
+      { path: '^src/sources/' },
+      { path: '^src/(catalog|net|upstream)/' },
+    ),
+    forbid(
+      'billing-imports-no-runs',
+      'Billing knows no run lifecycle (src/runs, src/events, src/webhooks): the run queue composes the hold it writes.',
+      { path: '^src/billing/' },
+      { path: '^src/(runs|events|webhooks)/' },
+    ),
+    forbid(
+      'run-engine-through-its-front',
+      'Outside the run engine, code calls it through its front (src/runs/engine/index.ts), not one of its systems.',
+      { path: '^(src|schema|workers|db)/', pathNot: '^src/runs/engine/' },
+      { path: '^src/runs/engine/', pathNot: '^src/runs/engine/index\\.ts$' },
     ),
   ].flat(),
   options: {

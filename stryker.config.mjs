@@ -23,21 +23,26 @@ export default {
     // money and ledger
     'src/billing/money.ts',
     'src/billing/wallet.ts',
+    'src/billing/hold.ts',
     // holds and the run queue
     'src/runs/queue.ts',
-    'src/runs/engine.ts',
-    'src/runs/runs.ts',
+    'src/runs/engine/execute.ts',
+    'src/runs/engine/batches.ts',
+    'src/runs/engine/finish.ts',
+    'src/runs/engine/stops.ts',
+    'src/runs/start.ts',
+    'src/runs/read.ts',
     'src/accounts/writes.ts',
     // rate limit and allowances
     'src/accounts/rate-limit.ts',
     'src/billing/allowances.ts',
     // idempotency
     'src/accounts/idempotency.ts',
-    // access checks: cancel, status, waits and item streams of a run (not the account event stream below them),
-    // and a webhook's registration, deletion and delivery log (not the delivery worker)
-    'src/runs/control.ts:1-141',
-    'src/runs/webhooks.ts:73-152',
-    'src/runs/webhooks.ts:190-225',
+    // access checks: cancel (runs/engine/stops.ts, above), status, waits and item streams of a run (not the
+    // subscriptions below them), and a webhook's registration, deletion and delivery log (not the delivery worker)
+    'src/runs/follow.ts:1-124',
+    'src/webhooks/subscriptions.ts:43-159',
+    'src/webhooks/deliveries.ts:74-126',
     // CSV export
     'src/runs/exports.ts',
     // the outbound guard

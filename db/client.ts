@@ -40,7 +40,10 @@ export function connect(url: string, options: { max?: number } = {}) {
  */
 export const UNNAMED_IN_ONE_TRIP = { prepare: false, askTypes: false } as postgres.UnsafeQueryOptions;
 
-/** A drizzle over `sql` that sends its statements unnamed, each planned for its own values and sent in one round trip where its values allow: the catalog's. */
+/**
+ * A drizzle over `sql` that sends its statements unnamed, each planned for its own
+ * values and sent in one round trip where its values allow: the catalog's.
+ */
 export function planningDatabase(sql: Sql) {
   const oneTrip = new Proxy(sql, {
     get(target, property, receiver) {
@@ -50,7 +53,10 @@ export function planningDatabase(sql: Sql) {
   return drizzle(oneTrip, { schema });
 }
 
-/** `sql.unsafe` with `forced` over the caller's query options: how the pools' proxies choose how drizzle's statements are sent. */
+/**
+ * `sql.unsafe` with `forced` over the caller's query options: how
+ * the pools' proxies choose how drizzle's statements are sent.
+ */
 const unsafeWith =
   (sql: postgres.Sql | postgres.TransactionSql, forced: postgres.UnsafeQueryOptions) =>
   (query: string, parameters?: never[], options?: postgres.UnsafeQueryOptions) =>

@@ -5,7 +5,10 @@
  */
 
 const FORMULA_START = /^[=+\-@\t\r]/;
-/** "+1 303-555-0100", "-12.5", "+1 303-555-0100; +1 512-555-0199": signs, digits and separators without a letter cannot call anything. */
+/**
+ * "+1 303-555-0100", "-12.5", "+1 303-555-0100; +1 512-555-0199": signs,
+ * digits and separators without a letter cannot call anything.
+ */
 const PLAIN_NUMBER = /^[+-][\d\s().;+-]*$/;
 
 /** Cells a spreadsheet would run as a formula are prefixed with an apostrophe. */

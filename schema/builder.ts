@@ -24,7 +24,10 @@ function limitMessage(measure: Measure, value: number, limit: number): string {
     case 'introspectionDepth':
     case 'introspectionBreadth':
     case 'introspectionComplexity':
-      return `Introspection ${measure.slice('introspection'.length).toLowerCase()} ${value} exceeds the limit of ${limit}, the standard introspection query's; ask for fewer introspection fields`;
+      return (
+        `Introspection ${measure.slice('introspection'.length).toLowerCase()} ${value} exceeds the ` +
+        `limit of ${limit}, the standard introspection query's; ask for fewer introspection fields`
+      );
     default:
       return `Query ${measure} ${value} exceeds the limit of ${limit}; ask for fewer fields or smaller pages`;
   }
@@ -37,7 +40,8 @@ function limitMessage(measure: Measure, value: number, limit: number): string {
 export function tooComplex(measure: Measure, value: number | undefined, limit: number): AppError {
   const message =
     value === undefined
-      ? `Query has more than ${limit} ${measure === 'tokens' ? 'tokens' : 'levels'}, the limit; send large inputs as variables and ask for fewer fields`
+      ? `Query has more than ${limit} ${measure === 'tokens' ? 'tokens' : 'levels'}, the limit; ` +
+        'send large inputs as variables and ask for fewer fields'
       : limitMessage(measure, value, limit);
   return new AppError(400, 'query_too_complex', message, { measure, ...(value === undefined ? {} : { value }), limit });
 }
@@ -58,7 +62,7 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   complexity: {
     // The limits below are checked once per operation before it runs, on every transport
-    // (useComplexityAtStart, schema/complexity.ts); the plugin's own check, which measured the
+    // (complexityAtStartPlugin, schema/complexity.ts); the plugin's own check, which measured the
     // operation again at its first root field on every request, is off. Fields keep their complexity.
     disabled: true,
     defaultComplexity: 1,
@@ -84,7 +88,8 @@ builder.queryType({
 });
 builder.mutationType({
   description:
-    'Writes: run starts and cancels, credit purchases, enrichment and webhooks. Each answers a payload whose `userErrors` lists the caller’s mistakes.',
+    'Writes: run starts and cancels, credit purchases, enrichment and webhooks. ' +
+    'Each answers a payload whose `userErrors` lists the caller’s mistakes.',
 });
 builder.subscriptionType({
   description: 'Live run tracking over graphql-ws: a run’s progress and rows, and every run of the account.',

@@ -160,7 +160,7 @@ export function limitError(measure: Measure, value: number | undefined, limit: n
 /** Operations (by their context) whose variables do not coerce: graphql-js runs them, to refuse them in its words. */
 const uncoerced = new WeakSet<object>();
 
-/** Whether the operation of this context has variables that do not coerce (see useCompiledQueries). */
+/** Whether the operation of this context has variables that do not coerce (see compiledQueriesPlugin). */
 export const hasUncoercedVariables = (context: object) => uncoerced.has(context);
 
 /**
@@ -214,7 +214,9 @@ function measuresOf(schema: GraphQLSchema, document: DocumentNode): DocumentMeas
   return known;
 }
 
-/** The operation's depth, breadth and complexity with these (coerced-checked) variables, and those of its introspection. */
+/**
+ * The operation's depth, breadth and complexity with these (coerced-checked) variables, and those of its introspection.
+ */
 function measure(
   schema: GraphQLSchema,
   document: DocumentNode,
@@ -265,7 +267,7 @@ function introspectionRefusals(schema: GraphQLSchema, measured: IntrospectionMea
  * it and held to the standard introspection query's measure, `__schema` once (introspectionRefusals).
  * The plugin's own check on root resolvers stays as a backstop.
  */
-export function useComplexityAtStart(): Plugin<{
+export function complexityAtStartPlugin(): Plugin<{
   params?: { operationName?: string | null; variables?: Record<string, unknown> | null };
 }> {
   return {

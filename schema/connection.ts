@@ -19,7 +19,8 @@ export interface PageInfoShape {
 
 export const PageInfoRef = builder.objectRef<PageInfoShape>('PageInfo').implement({
   description:
-    'Where a page of a connection stands. Pages go forward only: ask for the next one with `after: endCursor` while `hasNextPage`.',
+    'Where a page of a connection stands. Pages go forward only: ' +
+    'ask for the next one with `after: endCursor` while `hasNextPage`.',
   fields: (t) => ({
     hasNextPage: t.exposeBoolean('hasNextPage', { description: 'More items follow this page.' }),
     hasPreviousPage: t.exposeBoolean('hasPreviousPage', {
@@ -73,9 +74,12 @@ export function connectionType<T, X extends object = object>(
   options: {
     description: string;
     totalCount: string;
-    /** The list is a database search, whose size past the exact-count limit is estimated: adds `totalCountIsEstimate`. */
+    /**
+     * The list is a database search, whose size past the exact-count limit is estimated: adds `totalCountIsEstimate`.
+     */
     totalCountMayBeEstimate?: boolean;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the builder of the connection type, whose shape is generic here
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the builder of the connection type, whose shape is
+    // generic here
     fields?: (t: any) => Record<string, unknown>;
   },
 ) {
@@ -113,7 +117,9 @@ export function connectionType<T, X extends object = object>(
       ...(options.totalCountMayBeEstimate
         ? {
             totalCountIsEstimate: t.boolean({
-              description: `True when more matched than the exact-count limit (${EXACT_TOTAL_LIMIT.toLocaleString('en-US')} by default): \`totalCount\` is then an estimate from a sample, to two significant digits.`,
+              description:
+                `True when more matched than the exact-count limit (${EXACT_TOTAL_LIMIT.toLocaleString('en-US')} ` +
+                `by default): \`totalCount\` is then an estimate from a sample, to two significant digits.`,
               resolve: (c) => (c as { totalCountIsEstimate?: boolean }).totalCountIsEstimate === true,
             }),
           }

@@ -10,15 +10,16 @@ import {
   type GraphQLInputType,
   type GraphQLSchema,
 } from 'graphql';
-import { ALLOWANCE_KINDS, type AllowanceKind } from '../db/tables/limits.ts';
+import type { AllowanceKind } from '../db/tables/limits.ts';
 import type { Account } from '../db/tables/accounts.ts';
-import { takeAllowance, utcDay } from '../src/billing/allowances.ts';
+import { TERMINAL_STATUSES } from '../db/tables/runs.ts';
+import { allowancesToday, type AllowanceToday } from '../src/billing/allowances.ts';
 import { planIncludes } from '../src/billing/plans.ts';
 import { PURCHASE_RULES_TEXT, purchaseTerms, type PurchaseTerms } from '../src/billing/wallet.ts';
 import { getInstallationSecret } from '../src/accounts/installation.ts';
 import { DOWNLOAD_LINK_SECS, signDownload } from '../src/runs/download-links.ts';
 import { assertDownloadable, type ExportFormat } from '../src/runs/exports.ts';
-import { getRun } from '../src/runs/runs.ts';
+import { getRun } from '../src/runs/read.ts';
 import { isTerminal, type RunSnapshot } from '../src/runs/view.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { Column, ToolDefinition } from '../src/tools/types.ts';
@@ -205,14 +206,7 @@ const AllowanceKindEnum = builder.enumType('AllowanceKind', {
   } as Record<string, { value: AllowanceKind; description: string }>,
 });
 
-interface AllowanceView {
-  kind: AllowanceKind;
-  limit: number;
-  remaining: number;
-  resetsAt: Date;
-}
-
-const DailyAllowanceRef = builder.objectRef<AllowanceView>('DailyAllowance').implement({
+const DailyAllowanceRef = builder.objectRef<AllowanceToday>('DailyAllowance').implement({
   description: 'Today’s use of one daily allowance (UTC day).',
   fields: (t) => ({
     kind: t.field({ type: AllowanceKindEnum, description: 'Which allowance.', resolve: (a) => a.kind }),
@@ -231,21 +225,16 @@ builder.objectField(AccountRef, 'allowancesToday', (t) =>
   t.field({
     type: [DailyAllowanceRef],
     description: 'Today’s use of the daily allowances (database records, enrichment matches).',
-    resolve: (account: Account, _, ctx) => {
-      const now = ctx.core.clock();
-      const resetsAt = new Date(now.getTime() + utcDay(now).secondsToReset * 1000);
-      const limits: Record<AllowanceKind, number> = {
-        database: ctx.core.config.dailyDatabaseRecords,
-        enrichment: ctx.core.config.dailyEnrichmentMatches,
-      };
-      return Promise.all(
-        ALLOWANCE_KINDS.map(async (kind) => {
-          // Taking nothing reads what is left without writing.
-          const { remaining } = await takeAllowance(ctx.core.sql, account.id, kind, 0, limits[kind], now);
-          return { kind, limit: limits[kind], remaining, resetsAt };
-        }),
-      );
-    },
+    resolve: (account: Account, _, ctx) => allowancesToday(ctx.core, account.id),
+  }),
+);
+
+builder.objectField(RunRef, 'ended', (t) =>
+  t.boolean({
+    description:
+      `The run has ended (${TERMINAL_STATUSES.map((s) => s.replace('-', '_')).join(', ')}): ` +
+      'its status and rows change no more. A frontend reads this instead of keeping its own list of final statuses.',
+    resolve: (run) => isTerminal(run.status),
   }),
 );
 
@@ -276,12 +265,17 @@ async function signedDownloadPath(run: RunSnapshot, format: ExportFormat, ctx: G
   return `/api/downloads/${encodeURIComponent(run.id)}?${query}`;
 }
 
-const SIGNED_LINK = `Works without a key for ${DOWNLOAD_LINK_SECS / 60} minutes (signed); null before the run ends, error RESULTS_EXPIRED after its rows are deleted.`;
+const SIGNED_LINK =
+  `Works without a key for ${DOWNLOAD_LINK_SECS / 60} minutes (signed); ` +
+  'null before the run ends, error RESULTS_EXPIRED after its rows are deleted.';
 
 builder.objectField(RunRef, 'downloadPath', (t) =>
   t.string({
     nullable: true,
-    description: `A link to the run’s rows in \`format\` as a path on this server (\`/api/downloads/…?…\`, no scheme or host), for pages the gateway serves, such as the console: resolved against the page’s own address, it downloads from wherever the page was opened. ${SIGNED_LINK}`,
+    description:
+      `A link to the run’s rows in \`format\` as a path on this server (\`/api/downloads/…?…\`, ` +
+      'no scheme or host), for pages the gateway serves, such as the console: ' +
+      `resolved against the page’s own address, it downloads from wherever the page was opened. ${SIGNED_LINK}`,
     args: { format: t.arg({ type: DownloadFormatEnum, required: true, description: 'The file format.' }) },
     resolve: (run, { format }, ctx) => signedDownloadPath(run, format, ctx),
   }),
@@ -290,7 +284,9 @@ builder.objectField(RunRef, 'downloadPath', (t) =>
 builder.objectField(RunRef, 'downloadUrl', (t) =>
   t.string({
     nullable: true,
-    description: `The link of \`downloadPath\` made absolute with this server’s public address (PUBLIC_URL), for programs and anything else that needs a whole URL. ${SIGNED_LINK}`,
+    description:
+      `The link of \`downloadPath\` made absolute with this server’s public address (PUBLIC_URL), ` +
+      `for programs and anything else that needs a whole URL. ${SIGNED_LINK}`,
     args: { format: t.arg({ type: DownloadFormatEnum, required: true, description: 'The file format.' }) },
     resolve: async (run, { format }, ctx) => {
       const path = await signedDownloadPath(run, format, ctx);
@@ -340,7 +336,9 @@ const CreditQuoteRef = builder.objectRef<QuoteView>('CreditQuote').implement({
 builder.queryField('creditQuote', (t) =>
   t.field({
     type: CreditQuoteRef,
-    description: `What \`buyCredits\` with \`amount\` would charge and credit, nothing bought: ${PURCHASE_RULES_TEXT} Errors VALIDATION_FAILED (the amount) and SUBSCRIPTION_INACTIVE.`,
+    description:
+      `What \`buyCredits\` with \`amount\` would charge and credit, nothing bought: ` +
+      `${PURCHASE_RULES_TEXT} Errors VALIDATION_FAILED (the amount) and SUBSCRIPTION_INACTIVE.`,
     args: { amount: t.arg({ type: 'Money', required: true, description: 'US dollars to buy, e.g. "100".' }) },
     resolve: (_, { amount }, ctx) => ({ terms: purchaseTerms(ctx.principal, Number(amount)) }),
   }),

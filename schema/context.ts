@@ -5,18 +5,17 @@ import type { LiveAccess } from '../src/http/access.ts';
 import type { Credential } from '../src/http/pipeline.ts';
 import type { LedgerEntry } from '../db/tables/accounts.ts';
 import type { RunSnapshot } from '../src/runs/view.ts';
-import { getRun, listItemsOfRuns, loadRunInputs, loadRuns, type ItemsRequest } from '../src/runs/runs.ts';
+import { getRun, listItemsOfRuns, loadRunInputs, loadRuns, type ItemsRequest } from '../src/runs/read.ts';
 import { snapshotOf } from '../src/runs/view.ts';
 import { AppError } from '../src/shared/errors.ts';
+import { loadWebhooks, type WebhookView } from '../src/webhooks/subscriptions.ts';
 import {
   countDeliveries,
   listDeliveriesOfWebhooks,
   loadDeliveries,
-  loadWebhooks,
   type DeliveryPage,
   type DeliveryView,
-  type WebhookView,
-} from '../src/runs/webhooks.ts';
+} from '../src/webhooks/deliveries.ts';
 import { loadLedgerEntries } from '../src/billing/wallet.ts';
 import { loadCompanies, type CompanyRecord } from '../src/endpoints/lead-search.ts';
 import { companiesOfDeliveredLeads, loadDeliveredLeads } from '../src/catalog/leads/delivered.ts';
@@ -66,7 +65,10 @@ const LOADERS = {
     ),
   runInput: (core: Core, { accountId }: Principal) =>
     new DataLoader<string, unknown>((ids) => loadRunInputs(core.db, accountId, ids)),
-  /** A run's rows, from an offset; the loader keys carry the run's id after its ownership was checked (an ended run's on the read replica when it has them). */
+  /**
+   * A run's rows, from an offset; the loader keys carry the run's id after its ownership
+   * was checked (an ended run's on the read replica when it has them).
+   */
   runItems: (core: Core) =>
     new DataLoader<ItemsRequest, Record<string, unknown>[], string>(
       (requests) => listItemsOfRuns(core, requests),

@@ -30,7 +30,8 @@ export const REST_ERROR_CODES: Record<string, string> = {
   payment_provider_unavailable:
     'The payment provider did not answer; nothing was credited. Retry later with the same idempotency key.',
   upstream_unavailable:
-    'The scraping engine a tool runs on refused or could not be reached (a run’s failure message; the detail is in the operator’s logs).',
+    'The scraping engine a tool runs on refused or could not be reached (a run’s failure message; ' +
+    'the detail is in the operator’s logs).',
   invalid_signature: 'A Stripe event whose Stripe-Signature does not verify (POST /hooks/stripe only).',
   insufficient_funds: 'The wallet cannot pay for one unit of the tool; buy credits with `buyCredits`.',
   daily_limit_reached: 'The daily allowance of database records or enrichment matches is used up until midnight UTC.',
@@ -45,14 +46,19 @@ export const REST_ERROR_CODES: Record<string, string> = {
   map_view_not_allowed: 'A commercial-property link is a map view, which cannot be scraped.',
   query_timeout: 'The database search took too long; narrow it.',
   database_unavailable:
-    'The database is restarting or out of reach for a moment; retry after `retryAfter` seconds (REST: the Retry-After header).',
+    'The database is restarting or out of reach for a moment; ' +
+    'retry after `retryAfter` seconds (REST: the Retry-After header).',
   query_too_complex:
-    'The GraphQL document asks for too much at once (complexity, depth or breadth); ask for fewer fields or smaller pages.',
+    'The GraphQL document asks for too much at once (complexity, ' +
+    'depth or breadth); ask for fewer fields or smaller pages.',
   webhook_delivery_failed: 'A webhook delivery was not accepted by its URL.',
   role_required:
-    'The caller’s role in the account does not allow this (members cannot manage keys, members or billing; admins cannot touch owners), a key created in the console asks for more than its creator’s current role allows, or it needs a signed-in console user and an API key was sent.',
+    'The caller’s role in the account does not allow this (members cannot manage keys, members or billing; ' +
+    'admins cannot touch owners), a key created in the console asks for more than its creator’s ' +
+    'current role allows, or it needs a signed-in console user and an API key was sent.',
   csrf_failed:
-    'A request signed in with the console session cookie came without its CSRF token (X-CSRF-Token), or from another origin.',
+    'A request signed in with the console session cookie came ' +
+    'without its CSRF token (X-CSRF-Token), or from another origin.',
   signup_closed: 'Sign-up is by invitation only on this server (SIGNUP=invite).',
   email_taken: 'A user with this email exists already.',
   invalid_credentials: 'Wrong email or password (the same answer for an unknown email).',
@@ -72,7 +78,9 @@ for (const endpoint of ENDPOINTS) {
 
 export const ErrorCodeEnum = builder.enumType('ErrorCode', {
   description:
-    'Every error code of the API: the REST codes in SCREAMING_SNAKE_CASE (`validation_failed` is VALIDATION_FAILED), then the codes of GraphQL documents, variables and results. `UserError.code` and every top-level error’s `extensions.code` take one of them.',
+    'Every error code of the API: the REST codes in SCREAMING_SNAKE_CASE (`validation_failed` ' +
+    'is VALIDATION_FAILED), then the codes of GraphQL documents, variables and results. ' +
+    '`UserError.code` and every top-level error’s `extensions.code` take one of them.',
   values: Object.fromEntries([
     ...Object.entries(REST_ERROR_CODES).map(([code, description]) => [
       graphQLCode(code),
@@ -102,7 +110,8 @@ export const UserErrorRef = builder.objectRef<UserError>('UserError').implement(
     field: t.stringList({
       nullable: true,
       description:
-        'The path to the argument or input field at fault (`["input", "contacts", "0", "firstName"]`); null when no one field is.',
+        'The path to the argument or input field at fault (`["input", ' +
+        '"contacts", "0", "firstName"]`); null when no one field is.',
       resolve: (e) => e.field,
     }),
     message: t.string({ description: 'What went wrong and how to fix it, for people.', resolve: (e) => e.message }),

@@ -100,7 +100,8 @@ registerNode(LEAD_PREFIX, 'Lead', {
 
 const LeadFilterInput = builder.inputType('LeadFilter', {
   description:
-    'The filters of the lead database (REST GET /api/v1/database/leads; docs/api.md has their exact semantics). Lists are any-of; filters combine with AND.',
+    'The filters of the lead database (REST GET /api/v1/database/leads; ' +
+    'docs/api.md has their exact semantics). Lists are any-of; filters combine with AND.',
   fields: (t) => ({
     title: t.string({ description: 'Partial match on the person’s title.' }),
     industry: t.stringList({ description: 'Company industry, any of (case-insensitive).' }),
@@ -174,7 +175,9 @@ builder.queryField(leadDatabase.graphql!.field, (t) =>
   t.field({
     type: LeadConnectionRef,
     nullable: true,
-    description: `The lead database (${leadDatabase.plan} plan and up; null with error PLAN_REQUIRED below it), in id order. Counts against the daily allowance like REST.`,
+    description:
+      `The lead database (${leadDatabase.plan} plan and up; ` +
+      'null with error PLAN_REQUIRED below it), in id order. Counts against the daily allowance like REST.',
     args: {
       filter: t.arg({ type: LeadFilterInput, description: 'What to search for; no filter searches everyone.' }),
       first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_LEADS, 50) }),

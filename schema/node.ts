@@ -102,7 +102,8 @@ builder.queryField('node', (t) =>
     type: NodeRef,
     nullable: true,
     description:
-      'The object of a global id: null when there is none in the caller’s account (another account’s id is answered like an unknown one).',
+      'The object of a global id: null when there is none in the caller’s ' +
+      'account (another account’s id is answered like an unknown one).',
     args: { id: t.arg.id({ required: true, description: 'A global id, as an object’s `id` field answers it.' }) },
     resolve: async (_, args, ctx) => (await loadNodes([String(args.id)], ctx))[0] ?? null,
   }),
@@ -112,7 +113,9 @@ builder.queryField('nodes', (t) =>
   t.field({
     type: [NodeRef],
     nullable: { list: false, items: true },
-    description: `The objects of up to ${MAX_NODES} global ids, in the order given; null for each id with no object in the caller’s account.`,
+    description:
+      `The objects of up to ${MAX_NODES} global ids, in the order given; ` +
+      'null for each id with no object in the caller’s account.',
     args: { ids: t.arg.idList({ required: true, description: `Global ids, at most ${MAX_NODES}.` }) },
     complexity: (args) => ({ field: Math.max(1, args.ids.length), multiplier: 1 }),
     resolve: (_, args, ctx) => {

@@ -12,7 +12,9 @@ import { LedgerEntryRef } from './wallet.ts';
 const MODE_TEXT = {
   STRIPE: 'Paid through Stripe: credits by card, plans by Checkout, the card and cancellation in the customer portal.',
   DEMO: 'Demo: credit purchases are recorded without payment (and marked so in the ledger).',
-  NONE: 'No payments on this server: buyCredits is refused (PAYMENTS_NOT_CONFIGURED); the operator grants credits and sets plans.',
+  NONE:
+    'No payments on this server: buyCredits is refused (PAYMENTS_NOT_CONFIGURED); ' +
+    'the operator grants credits and sets plans.',
 } as const;
 
 const PaymentsModeEnum = builder.enumType('PaymentsMode', {
@@ -30,7 +32,8 @@ interface PaymentStateShape {
 
 const PaymentAwaitingActionRef = builder.objectRef<PaymentAwaitingAction>('PaymentAwaitingAction').implement({
   description:
-    'A credit purchase the bank asked the card holder to authenticate (3-D Secure): complete it with Stripe.js `confirmCardPayment(clientSecret)`; the credits are added once it succeeds.',
+    'A credit purchase the bank asked the card holder to authenticate (3-D Secure): ' +
+    'complete it with Stripe.js `confirmCardPayment(clientSecret)`; the credits are added once it succeeds.',
   fields: (t) => ({
     paymentIntentId: t.exposeString('paymentIntentId', { description: 'The Stripe PaymentIntent (`pi_…`).' }),
     amount: t.field({
@@ -58,23 +61,27 @@ const PaymentStateRef = builder.objectRef<PaymentStateShape>('PaymentState').imp
     subscriptionStatus: t.string({
       nullable: true,
       description:
-        'The Stripe subscription’s status (`active`, `trialing`, `past_due`, `canceled`, `unpaid`, …); null without one.',
+        'The Stripe subscription’s status (`active`, `trialing`, ' +
+        '`past_due`, `canceled`, `unpaid`, …); null without one.',
       resolve: (p) => p.stripeSubscriptionStatus,
     }),
     warning: t.string({
       nullable: true,
       description:
-        'Something to act on, for people: a failed renewal (`past_due`) keeps the account ACTIVE until Stripe gives up; null when all is well.',
+        'Something to act on, for people: a failed renewal (`past_due`) ' +
+        'keeps the account ACTIVE until Stripe gives up; null when all is well.',
       resolve: (p) =>
         p.stripeSubscriptionStatus === 'past_due'
-          ? 'The last renewal payment failed. The account stays active while Stripe retries; update the card in the billing portal before it gives up and the subscription is cancelled.'
+          ? 'The last renewal payment failed. The account stays active while Stripe retries; ' +
+            'update the card in the billing portal before it gives up and the subscription is cancelled.'
           : null,
     }),
     awaitingAction: t.field({
       type: PaymentAwaitingActionRef,
       nullable: true,
       description:
-        'The latest credit purchase of the last day still waiting for 3-D Secure (after `buyCredits` answered PAYMENT_REQUIRES_ACTION); null when none. Owners only.',
+        'The latest credit purchase of the last day still waiting for 3-D Secure (after ' +
+        '`buyCredits` answered PAYMENT_REQUIRES_ACTION); null when none. Owners only.',
       resolve: (p, _, ctx) => {
         if (ctx.core.payments.mode !== 'stripe') return null;
         requireRole(ctx.principal, 'billing');
@@ -100,7 +107,8 @@ builder.objectField(LedgerEntryRef, 'paymentReference', (t) =>
   t.string({
     nullable: true,
     description:
-      'What paid or took back the money at Stripe: the PaymentIntent (`pi_…`) of a card purchase and of its refund or dispute, the invoice (`in_…`) of a plan grant; null otherwise (demo purchases included).',
+      'What paid or took back the money at Stripe: the PaymentIntent (`pi_…`) of a card purchase and of its ' +
+      'refund or dispute, the invoice (`in_…`) of a plan grant; null otherwise (demo purchases included).',
     resolve: (e) => e.paymentRef,
   }),
 );
@@ -125,7 +133,11 @@ const returnUrl = (publicUrl: string) => `${publicUrl}/billing`;
 builder.mutationField('choosePlan', (t) =>
   t.field({
     type: HostedPagePayloadRef,
-    description: `Chooses or changes the plan: a Stripe Checkout page (subscription mode) for it. The plan and status change when Stripe reports the subscription (its events), not before. Owners only. Refused with PAYMENTS_NOT_CONFIGURED without Stripe; VALIDATION_FAILED for a plan without a Stripe price. Plans: ${PLANS.join(', ')}.`,
+    description:
+      'Chooses or changes the plan: a Stripe Checkout page (subscription mode) for it. ' +
+      'The plan and status change when Stripe reports the subscription (its events), not before. Owners only. ' +
+      'Refused with PAYMENTS_NOT_CONFIGURED without Stripe; ' +
+      `VALIDATION_FAILED for a plan without a Stripe price. Plans: ${PLANS.join(', ')}.`,
     args: { plan: t.arg({ type: PlanEnum, required: true, description: 'The plan wanted.' }) },
     resolve: (_, args, ctx) =>
       mutationPayload(async () => {
@@ -143,7 +155,8 @@ builder.mutationField('openBillingPortal', (t) =>
   t.field({
     type: HostedPagePayloadRef,
     description:
-      'A Stripe customer portal page: the card on file (needed to buy credits), invoices, and cancelling the subscription. Owners only. Refused with PAYMENTS_NOT_CONFIGURED without Stripe.',
+      'A Stripe customer portal page: the card on file (needed to buy credits), invoices, ' +
+      'and cancelling the subscription. Owners only. Refused with PAYMENTS_NOT_CONFIGURED without Stripe.',
     resolve: (_, __, ctx) =>
       mutationPayload(async () => {
         requireRole(ctx.principal, 'billing');

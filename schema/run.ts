@@ -1,13 +1,13 @@
 import { RUN_STATUSES, type RunStatus } from '../db/tables/runs.ts';
-import { isTerminal, outputUrl, priceRuleOf, runTimeSecs, snapshotOf, type RunSnapshot } from '../src/runs/view.ts';
-import { countRuns, encodeRunCursor, getRun, itemsRequest, listRuns } from '../src/runs/runs.ts';
+import { outputUrl, priceRuleOf, runTimeSecs, type RunSnapshot } from '../src/runs/view.ts';
+import { countRuns, encodeRunCursor, itemsRequest, listRuns } from '../src/runs/read.ts';
 import { assertNotExpired } from '../src/runs/exports.ts';
-import { cancelRun, followAccountRuns, followRunItems, type RunItemsBatch } from '../src/runs/control.ts';
-import type { RunEvent } from '../src/runs/events.ts';
+import { followAccountRuns, followRun, followRunItems, type RunItemsBatch } from '../src/runs/follow.ts';
+import { cancelRun } from '../src/runs/engine/index.ts';
+import type { RunEvent } from '../src/events/topics.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import { ValidationError } from '../src/shared/errors.ts';
 import { builder } from './builder.ts';
-import type { GraphQLContext } from './context.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
 import { NodeRef, registerNode } from './node.ts';
@@ -215,31 +215,12 @@ builder.queryField('runs', (t) =>
   }),
 );
 
-/** Current state first, then every change; completes after the terminal status. */
-async function* followRun(ctx: GraphQLContext, id: string): AsyncGenerator<RunSnapshot> {
-  const events = await ctx.core.events.subscribe('runProgress', id);
-  try {
-    let current = snapshotOf(await getRun(ctx.core.db, ctx.principal.accountId, id));
-    yield current;
-    if (isTerminal(current.status)) return;
-    for await (const next of events) {
-      const stale = !isTerminal(next.status) && next.handled < current.handled;
-      if (stale) continue;
-      current = next;
-      yield current;
-      if (isTerminal(current.status)) return;
-    }
-  } finally {
-    await events.return();
-  }
-}
-
 builder.subscriptionField('runProgress', (t) =>
   t.field({
     type: RunRef,
     description: 'The run now, then every progress change; completes after SUCCEEDED, FAILED, ABORTED or TIMED_OUT.',
     args: { id: t.arg.id({ required: true, description: 'The runId.' }) },
-    subscribe: (_, args, ctx) => followRun(ctx, String(args.id)),
+    subscribe: (_, args, ctx) => followRun(ctx.core, ctx.principal, String(args.id)),
     resolve: (run) => run,
   }),
 );

@@ -10,7 +10,8 @@ const SCALARS_SPEC = 'docs/graphql.md#scalars';
 
 builder.scalarType('DateTime', {
   description:
-    'A point in time: an RFC 3339 timestamp in UTC with milliseconds, e.g. "2026-01-31T17:05:09.123Z". Input accepts any RFC 3339 timestamp with an offset.',
+    'A point in time: an RFC 3339 timestamp in UTC with milliseconds, e.g. ' +
+    '"2026-01-31T17:05:09.123Z". Input accepts any RFC 3339 timestamp with an offset.',
   specifiedByURL: 'https://scalars.graphql.org/andimarek/date-time',
   serialize: (value) => (value instanceof Date ? value.toISOString() : new Date(value).toISOString()),
   parseValue: (value) => {
@@ -58,7 +59,8 @@ function parseMoney(value: unknown): string {
 
 builder.scalarType('Money', {
   description:
-    'An amount of US dollars as a decimal string, exact to the micro-dollar: at least 2 and at most 6 decimals in answers ("48.00", "47.9961"); inputs take a string with at most 6 decimals ("100", "0.5"). Never a float.',
+    'An amount of US dollars as a decimal string, exact to the micro-dollar: at least 2 and at most 6 decimals ' +
+    'in answers ("48.00", "47.9961"); inputs take a string with at most 6 decimals ("100", "0.5"). Never a float.',
   specifiedByURL: SCALARS_SPEC,
   serialize: moneyString,
   parseValue: parseMoney,
@@ -76,7 +78,8 @@ function parseDecimal(value: unknown): string {
 
 builder.scalarType('Decimal', {
   description:
-    'A decimal number as a string ("89.50"), for amounts in a currency other than US dollars; the currency is named beside it.',
+    'A decimal number as a string ("89.50"), for amounts in a currency other than US dollars; ' +
+    'the currency is named beside it.',
   specifiedByURL: SCALARS_SPEC,
   serialize: (value) => {
     const text = typeof value === 'number' ? String(value) : value;

@@ -24,7 +24,10 @@ export function guardSubscriptions(schema: GraphQLSchema): GraphQLSchema {
   return schema;
 }
 
-/** The context's lasting access; for a subscription over HTTP, made from its request's credential (checked on its own timer). */
+/**
+ * The context's lasting access; for a subscription over HTTP, made
+ * from its request's credential (checked on its own timer).
+ */
 function accessOf(context: GraphQLContext): LiveAccess | undefined {
   if (context.access || !context.credential) return context.access;
   const access = new LiveAccess(context.core, context.credential, context.principal, { selfCheck: true });

@@ -1,6 +1,5 @@
 import { idempotent } from '../src/http/pipeline.ts';
-import type { Core } from '../src/core.ts';
-import { prepareStart, type PreparedStart, type StartedRun } from '../src/runs/runs.ts';
+import { dryRunStart, prepareStart, type StartedRun } from '../src/runs/start.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { builder } from './builder.ts';
@@ -10,28 +9,6 @@ import { startDetailsFields } from './start-details.ts';
 import { inputTypeOf, pascal } from './zod-input.ts';
 
 type StartPayload = Partial<StartedRun> & { userErrors: UserError[]; dryRun?: boolean };
-
-/** Thrown to roll a dry run's transaction back with the start it made. */
-class DryRunRollback {
-  constructor(readonly started: StartedRun) {}
-}
-
-/**
- * Everything a start does, in a transaction rolled back at the end: the input's checks, the plan
- * gate, the estimate and the wallet's hold (402 when it cannot pay for one unit); nothing is kept
- * (notifications and jobs are part of the transaction, so none goes out).
- */
-async function dryRunStart(core: Core, start: PreparedStart): Promise<StartedRun> {
-  try {
-    await core.db.transaction(async (tx) => {
-      throw new DryRunRollback(await start(tx));
-    });
-  } catch (err) {
-    if (err instanceof DryRunRollback) return err.started;
-    throw err;
-  }
-  throw new Error('unreachable: a dry run always rolls back');
-}
 
 const extraOf = (p: StartPayload) => (p.start?.extra ?? {}) as Record<string, unknown>;
 
@@ -110,7 +87,7 @@ function defineToolMutation(tool: ToolDefinition) {
             };
             if (args.dryRun)
               return {
-                ...(await dryRunStart(ctx.core, prepareStart(ctx.core, ctx.principal, tool.name, body))),
+                ...(await dryRunStart(ctx.core, ctx.principal, tool.name, body)),
                 dryRun: true,
               };
             const result = await idempotent(

@@ -62,7 +62,9 @@ const WalletRef = builder.objectRef<WalletShape>('Wallet').implement({
       type: 'Money',
       nullable: true,
       description:
-        'What running and waiting runs hold now, already taken from the balances (each run gives it back at its end and is charged for its results; `ledger` lists both with the run); null in a credit purchase’s answer.',
+        'What running and waiting runs hold now, already taken from the balances ' +
+        '(each run gives it back at its end and is charged for its results; ' +
+        '`ledger` lists both with the run); null in a credit purchase’s answer.',
       resolve: (w) => w.heldDollars ?? null,
     }),
   }),
@@ -88,7 +90,8 @@ const LEDGER_PREFIX = 'ledger';
 
 export const LedgerEntryRef = builder.objectRef<LedgerEntry>('LedgerEntry').implement({
   description:
-    'One money movement. A run holds its estimate at start; at the end the hold is released and the actual cost charged.',
+    'One money movement. A run holds its estimate at start; ' +
+    'at the end the hold is released and the actual cost charged.',
   interfaces: [NodeRef],
   fields: (t) => ({
     id: t.id({ description: 'The entry’s global id.', resolve: (e) => globalId(LEDGER_PREFIX, e.id) }),
@@ -155,7 +158,8 @@ builder.objectField(AccountRef, 'ledger', (t) =>
     },
     complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_ENTRIES) }),
     resolve: async (account, args, ctx) => {
-      // The rule of the ledger's declaration (REST's GET /api/v1/wallet/ledger): billing is the owners' (and their keys').
+      // The rule of the ledger's declaration (REST's GET /api/v1/wallet/ledger): billing is the owners' (and their
+      // keys').
       requireRole(ctx.principal, ledgerEndpoint.permission!);
       const first = pageSize(args.first, { max: MAX_ENTRIES, byDefault: 20 });
       const { entries, hasNextPage } = await listLedger(ctx.core.db, account.id, {
@@ -236,12 +240,17 @@ const BuyCreditsPayloadRef = builder.objectRef<BuyCreditsPayload>('BuyCreditsPay
 builder.mutationField(buyCredits.graphql!.field, (t) =>
   t.field({
     type: BuyCreditsPayloadRef,
-    description: `Buys credits: ${PURCHASE_RULES_TEXT} User errors VALIDATION_FAILED (the amount), SUBSCRIPTION_INACTIVE, and with Stripe PAYMENT_METHOD_REQUIRED (no card on file: openBillingPortal), PAYMENT_FAILED (declined, with the reason) and PAYMENT_REQUIRES_ACTION (3-D Secure: credited once the payment succeeds). Without payments on the server, the top-level error PAYMENTS_NOT_CONFIGURED.`,
+    description:
+      `Buys credits: ${PURCHASE_RULES_TEXT} User errors VALIDATION_FAILED (the amount), SUBSCRIPTION_INACTIVE, ` +
+      'and with Stripe PAYMENT_METHOD_REQUIRED (no card on file: openBillingPortal), PAYMENT_FAILED (declined, ' +
+      'with the reason) and PAYMENT_REQUIRES_ACTION (3-D Secure: credited once the payment succeeds). ' +
+      'Without payments on the server, the top-level error PAYMENTS_NOT_CONFIGURED.',
     args: {
       amount: t.arg({ type: 'Money', required: true, description: 'US dollars to buy, e.g. "100".' }),
       idempotencyKey: t.arg.string({
         description:
-          'Replays the first answer for 24 hours; the same key with another amount is refused (IDEMPOTENCY_KEY_REUSED).',
+          'Replays the first answer for 24 hours; ' +
+          'the same key with another amount is refused (IDEMPOTENCY_KEY_REUSED).',
       }),
     },
     resolve: (_, args, ctx) =>

@@ -1,11 +1,6 @@
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../db/tables/webhooks.ts';
-import {
-  DELIVERY_EVENTS,
-  MAX_WEBHOOKS_PER_ACCOUNT,
-  type DeliveryEvent,
-  type DeliveryView,
-  type WebhookView,
-} from '../src/runs/webhooks.ts';
+import { MAX_WEBHOOKS_PER_ACCOUNT, type WebhookView } from '../src/webhooks/subscriptions.ts';
+import { DELIVERY_EVENTS, type DeliveryEvent, type DeliveryView } from '../src/webhooks/deliveries.ts';
 import {
   createAccountWebhook,
   deleteAccountWebhook,
@@ -113,7 +108,8 @@ const MAX_DELIVERIES = 100;
 
 const WebhookRef = builder.objectRef<WebhookView>('Webhook').implement({
   description:
-    'An account webhook: every run end of the subscribed kinds is POSTed to its URL, signed per the Standard Webhooks spec.',
+    'An account webhook: every run end of the subscribed kinds is POSTed to its URL, ' +
+    'signed per the Standard Webhooks spec.',
   interfaces: [NodeRef],
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The webhook’s global id (`wh_…`), the same in REST.' }),
@@ -258,7 +254,8 @@ builder.mutationField(deleteAccountWebhook.graphql!.field, (t) =>
   t.field({
     type: DeleteWebhookPayloadRef,
     description:
-      'Deletes a webhook of the account and its delivery log. User error NOT_FOUND for no such webhook in this account.',
+      'Deletes a webhook of the account and its delivery log. ' +
+      'User error NOT_FOUND for no such webhook in this account.',
     args: { id: t.arg.id({ required: true, description: 'The webhook’s id.' }) },
     resolve: (_, args, ctx) =>
       mutationPayload(async () => {
@@ -288,7 +285,9 @@ builder.mutationField(sendTestWebhookEvent.graphql!.field, (t) =>
   t.field({
     type: SendTestWebhookPayloadRef,
     description:
-      'Queues one `webhook.test` event to a webhook of the account, whatever events it subscribes to: `{type: "webhook.test", timestamp, data: {webhookId, sentAt}}`, signed, retried and guarded like a run event, and logged among its deliveries. User error NOT_FOUND for no such webhook in this account.',
+      'Queues one `webhook.test` event to a webhook of the account, whatever events it subscribes to: ' +
+      '`{type: "webhook.test", timestamp, data: {webhookId, sentAt}}`, signed, retried and guarded like a ' +
+      'run event, and logged among its deliveries. User error NOT_FOUND for no such webhook in this account.',
     args: { id: t.arg.id({ required: true, description: 'The webhook’s id.' }) },
     resolve: (_, args, ctx) =>
       mutationPayload(

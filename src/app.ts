@@ -45,7 +45,10 @@ export const CORS_EXPOSED_HEADERS = [
   'X-Request-Id',
 ];
 
-/** A refusal of the request pipeline in GraphQL's shape (401 with WWW-Authenticate, 429 with Retry-After), in the media type asked for. */
+/**
+ * A refusal of the request pipeline in GraphQL's shape (401 with WWW-Authenticate,
+ * 429 with Retry-After), in the media type asked for.
+ */
 function sendGraphQLRefusal(request: FastifyRequest, reply: FastifyReply, err: AppError) {
   const { message, extensions } = graphQLRefusal(err);
   countRefusal('graphql', err.status, err.code);

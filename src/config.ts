@@ -2,8 +2,20 @@ import path from 'node:path';
 import proxyaddr from '@fastify/proxy-addr';
 import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../db/tables/accounts.ts';
 import { EXACT_TOTAL_LIMIT } from './catalog/sql.ts';
+import { bool, int, isOrigin, list, oneOf } from './config/env.ts';
+import { networkConfig, type NetworkConfig } from './config/network.ts';
+import { payments, type PaymentsConfig } from './config/payments.ts';
+import { upstream, type ApifyConfig, type ToolSource } from './config/upstream.ts';
 
-/** Runtime configuration, read once from the environment. */
+export type { NetworkConfig } from './config/network.ts';
+export type { PaymentsConfig, StripeConfig } from './config/payments.ts';
+export type { ApifyConfig, ToolSource } from './config/upstream.ts';
+
+/**
+ * Runtime configuration, read once from the environment. The sections with variables of their own are read
+ * beside this file: the outbound network (`config/network.ts`), payments (`config/payments.ts`) and the
+ * upstream engine (`config/upstream.ts`).
+ */
 export interface Config {
   /** Postgres connection string; when absent an embedded Postgres under `dataDir` is used. */
   databaseUrl: string | undefined;
@@ -118,38 +130,6 @@ export interface Config {
   payments: PaymentsConfig;
 }
 
-/**
- * `stripe` when STRIPE_SECRET_KEY is set; `demo` (purchases recorded without payment, marked as such)
- * when PAYMENTS=demo, and by default only with the embedded database; otherwise `none`: buy-credits
- * answers 503 payments_not_configured and operators grant credits with the CLI.
- */
-export type PaymentsConfig = { mode: 'none' } | { mode: 'demo' } | StripeConfig;
-
-export interface StripeConfig {
-  mode: 'stripe';
-  /** STRIPE_SECRET_KEY (`sk_live_…`, `sk_test_…`). */
-  secretKey: string;
-  /** STRIPE_WEBHOOK_SECRET (`whsec_…`): the signing secret of the /hooks/stripe endpoint. */
-  webhookSecret: string;
-  /** STRIPE_PRICE_STARTER, _GROWTH, _SCALE: the monthly price of each plan (`price_…`); a plan without one cannot be chosen by Checkout. */
-  prices: Partial<Record<Plan, string>>;
-  /** STRIPE_API_BASE, tests only: the API at this base URL (a local fake) instead of api.stripe.com. */
-  apiBase: URL | undefined;
-}
-
-export interface ApifyConfig {
-  /** APIFY_TOKEN; required when TOOL_SOURCES names a tool. Default none. */
-  token: string | undefined;
-  /** APIFY_BASE_URL: the API's origin, fixed at start (callers never choose where the gateway connects). Default https://api.apify.com. */
-  baseUrl: string;
-}
-
-/** Where one tool runs upstream: the engine and the actor (`undefined`: the tool's declared default actor). */
-export interface ToolSource {
-  engine: 'apify';
-  actorId: string | undefined;
-}
-
 export interface MailConfig {
   /** SMTP server, `smtp://user:pass@host:587` or `smtps://…`; unset: mails are written to the log. Default none. */
   smtpUrl: string | undefined;
@@ -157,104 +137,16 @@ export interface MailConfig {
   from: string;
 }
 
-export interface NetworkConfig {
-  /** DNS servers for MX and address lookups, "ip" or "ip:port". Default: the system's resolvers. */
-  dnsServers: string[];
-  /** Milliseconds one DNS query may take. Default 5,000. */
-  dnsTimeoutMs: number;
-  /** Port of the mail servers probed. Default 25. */
-  smtpPort: number;
-  /** Name sent in EHLO. Default: the host of publicUrl. */
-  smtpHeloName: string;
-  /** Envelope sender of the probes (MAIL FROM). Default verify@<smtpHeloName>. */
-  smtpMailFrom: string;
-  /** Milliseconds for the connection and for each SMTP reply. Default 10,000. */
-  smtpTimeoutMs: number;
-  /** Upgrade probes with STARTTLS where the server offers it. Default true. */
-  smtpStartTls: boolean;
-  /** Milliseconds before an address answered with a temporary (4xx) refusal is tried again, once. Default 60,000. */
-  greylistRetryMs: number;
-  /** SMTP sessions open at once per mail domain, in one process. Default 2. */
-  smtpDomainConcurrency: number;
-  /** SMTP sessions one validator or finder run keeps open at once (each asks up to 20 addresses of one domain). Default 50. */
-  emailConcurrency: number;
-  /** Milliseconds one web fetch may take, redirects included. Default 10,000. */
-  webTimeoutMs: number;
-  /** Bytes of a web response read at most (after decompression). Default 2 MiB. */
-  webMaxBytes: number;
-  /** Redirects followed per fetch. Default 5. */
-  webMaxRedirects: number;
-  /** Domains one domain-email-finder run crawls at once. Default 8. */
-  crawlConcurrency: number;
-  /** User-Agent of the crawler, also the name matched in robots.txt. Default leadgate-crawler/1.0. */
-  userAgent: string;
-  /** Ports the web is reached on. Default http 80, https 443; tests point them at local servers. */
-  webPorts: { http: number; https: number };
-  /**
-   * Tests only: targets ("ip" or "ip:port") admitted although the guard would refuse them; when set,
-   * every other target is refused, so a test cannot reach the outside world. Default empty.
-   */
-  outboundAllow: string[];
-}
-
-function int(value: string | undefined, fallback: number): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a non-negative integer, got "${value}"`);
-  return n;
-}
-
-function bool(value: string | undefined, fallback: boolean): boolean {
-  if (value === undefined || value === '') return fallback;
-  return !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
-}
-
-function list(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
 /** CORS_ORIGINS: comma-separated origins, each exactly `scheme://host[:port]` as browsers send it in `Origin`. */
 function origins(value: string | undefined): string[] {
   return list(value).map((entry) => {
-    let url: URL | undefined;
-    try {
-      url = new URL(entry);
-    } catch {
-      url = undefined;
-    }
-    if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== entry) {
+    if (!isOrigin(entry)) {
       throw new Error(
         `CORS_ORIGINS takes origins such as https://app.example.com (scheme, host and port only, no path or "*"), got "${entry}"`,
       );
     }
     return entry;
   });
-}
-
-function networkConfig(env: NodeJS.ProcessEnv, publicUrl: string): NetworkConfig {
-  const helo = env.SMTP_HELO_NAME || new URL(publicUrl).hostname;
-  return {
-    dnsServers: list(env.DNS_SERVERS),
-    dnsTimeoutMs: int(env.DNS_TIMEOUT_MS, 5_000),
-    smtpPort: int(env.SMTP_PORT, 25),
-    smtpHeloName: helo,
-    smtpMailFrom: env.SMTP_MAIL_FROM || `verify@${helo}`,
-    smtpTimeoutMs: int(env.SMTP_TIMEOUT_MS, 10_000),
-    smtpStartTls: bool(env.SMTP_STARTTLS, true),
-    greylistRetryMs: int(env.SMTP_GREYLIST_RETRY_MS, 60_000),
-    smtpDomainConcurrency: Math.max(1, int(env.SMTP_DOMAIN_CONCURRENCY, 2)),
-    emailConcurrency: Math.max(1, int(env.EMAIL_CHECK_CONCURRENCY, 50)),
-    webTimeoutMs: int(env.WEB_TIMEOUT_MS, 10_000),
-    webMaxBytes: int(env.WEB_MAX_BYTES, 2 * 1024 * 1024),
-    webMaxRedirects: int(env.WEB_MAX_REDIRECTS, 5),
-    crawlConcurrency: Math.max(1, int(env.CRAWL_CONCURRENCY, 8)),
-    userAgent: env.CRAWLER_USER_AGENT || 'leadgate-crawler/1.0',
-    webPorts: { http: int(env.WEB_HTTP_PORT, 80), https: int(env.WEB_HTTPS_PORT, 443) },
-    outboundAllow: list(env.OUTBOUND_ALLOW),
-  };
 }
 
 /** TRUST_PROXY: a number of hops, or comma-separated addresses and CIDR ranges of the proxies (see Config.trustProxy). */
@@ -325,91 +217,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     payments: payments(env),
     ...upstream(env),
   };
-}
-
-/** An Apify actor id as the API takes it in a path: `username~actor-name` (or `username/actor-name`), or the actor's own id. */
-const ACTOR_ID = /^(?:[A-Za-z0-9._-]{1,100}[~/][A-Za-z0-9._-]{1,100}|[A-Za-z0-9]{17})$/;
-
-/**
- * APIFY_TOKEN, APIFY_BASE_URL and TOOL_SOURCES. The syntax is checked here; which tools may run
- * upstream is checked when the process builds its core (src/runs/upstream.ts), against the tools'
- * declarations.
- */
-function upstream(env: NodeJS.ProcessEnv): Pick<Config, 'apify' | 'toolSources'> {
-  const baseUrl = (env.APIFY_BASE_URL || 'https://api.apify.com').replace(/\/+$/, '');
-  let url: URL | undefined;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    url = undefined;
-  }
-  if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== baseUrl) {
-    throw new Error(
-      `APIFY_BASE_URL takes an origin such as https://api.apify.com (scheme, host and port only), got "${env.APIFY_BASE_URL}"`,
-    );
-  }
-  const toolSources: Record<string, ToolSource> = {};
-  for (const entry of list(env.TOOL_SOURCES)) {
-    const match = /^([a-z0-9-]+)=apify(?::(.+))?$/.exec(entry);
-    if (!match)
-      throw new Error(
-        `TOOL_SOURCES takes tool=apify:<actorId> entries separated by commas (e.g. maps=apify:compass~crawler-google-places), got "${entry}"`,
-      );
-    const [, tool, actor] = match;
-    if (actor !== undefined && !ACTOR_ID.test(actor))
-      throw new Error(
-        `TOOL_SOURCES: "${actor}" is not an Apify actor id (username~actor-name or the actor's 17-character id)`,
-      );
-    if (toolSources[tool!]) throw new Error(`TOOL_SOURCES names ${tool} twice`);
-    toolSources[tool!] = { engine: 'apify', actorId: actor?.replace('/', '~') };
-  }
-  const token = env.APIFY_TOKEN || undefined;
-  if (Object.keys(toolSources).length > 0 && !token)
-    throw new Error(
-      'TOOL_SOURCES runs tools on Apify: set APIFY_TOKEN (the API token of the Apify account that pays for the runs)',
-    );
-  return { apify: { token, baseUrl }, toolSources };
-}
-
-/** PAYMENTS, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, STRIPE_PRICE_<PLAN> and STRIPE_API_BASE (see PaymentsConfig). */
-function payments(env: NodeJS.ProcessEnv): PaymentsConfig {
-  const secretKey = env.STRIPE_SECRET_KEY || undefined;
-  const chosen = oneOf(
-    'PAYMENTS',
-    env.PAYMENTS,
-    ['stripe', 'demo', 'none'] as const,
-    secretKey ? 'stripe' : env.DATABASE_URL ? 'none' : 'demo',
-  );
-  if (chosen !== 'stripe') {
-    if (secretKey)
-      throw new Error(
-        `PAYMENTS=${chosen} with STRIPE_SECRET_KEY set: unset one of them, so it is clear whether purchases are paid`,
-      );
-    return { mode: chosen };
-  }
-  if (!secretKey) throw new Error('PAYMENTS=stripe needs STRIPE_SECRET_KEY');
-  if (!env.STRIPE_WEBHOOK_SECRET)
-    throw new Error(
-      'STRIPE_SECRET_KEY needs STRIPE_WEBHOOK_SECRET: purchases that need 3-D Secure and subscriptions are applied from signed events',
-    );
-  const prices: Partial<Record<Plan, string>> = {};
-  for (const plan of PLANS) {
-    const price = env[`STRIPE_PRICE_${plan.toUpperCase()}`];
-    if (price) prices[plan] = price;
-  }
-  let apiBase: URL | undefined;
-  if (env.STRIPE_API_BASE) {
-    apiBase = new URL(env.STRIPE_API_BASE);
-    if (!['http:', 'https:'].includes(apiBase.protocol))
-      throw new Error(`STRIPE_API_BASE must be an http(s) URL, got "${env.STRIPE_API_BASE}"`);
-  }
-  return { mode: 'stripe', secretKey, webhookSecret: env.STRIPE_WEBHOOK_SECRET, prices, apiBase };
-}
-
-function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
-  if (value === undefined || value === '') return fallback;
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
 }
 
 /** SIGNUP, SIGNUP_PLAN, SIGNUP_STATUS, SIGNUP_CREDITS (USD, decimals allowed) and SIGNUPS_PER_HOUR. */

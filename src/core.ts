@@ -2,7 +2,7 @@ import type { Database, Sql } from '../db/client.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Authenticator } from './accounts/accounts.ts';
-import type { EventBus } from './runs/events.ts';
+import type { EventBus } from './events/bus.ts';
 import type { Network } from './net/index.ts';
 import type { Sources } from './sources/types.ts';
 import type { UpstreamEngine } from './upstream/engine.ts';
@@ -43,7 +43,10 @@ export interface Core {
   accountWrites: AccountWrites;
   /** Now; tests move it to check expiry and daily resets. */
   clock: () => Date;
-  /** Aborts when the process begins to stop (`beginShutdown`): long waits (a status poll with waitForFinish) answer at once. */
+  /**
+   * Aborts when the process begins to stop (`beginShutdown`): long
+   * waits (a status poll with waitForFinish) answer at once.
+   */
   shutdown: AbortSignal;
   /** The first step of a graceful stop, before the HTTP server drains: see `shutdown`. */
   beginShutdown(): void;

@@ -4,7 +4,7 @@ import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Core } from './core.ts';
 import { createAuthenticator } from './accounts/accounts.ts';
-import { createEventBus, type EventScope } from './runs/events.ts';
+import { createEventBus, type EventScope } from './events/bus.ts';
 import { createCatalogSources } from './catalog/table-sources/index.ts';
 import { createUpstreamEngine } from './runs/upstream.ts';
 import { createNetwork } from './net/index.ts';
@@ -14,7 +14,10 @@ import { createPayments } from './billing/payments/index.ts';
 import { createMailer } from './net/mail.ts';
 import { createCatalogReader } from './catalog/reader.ts';
 
-/** Builds the process's `Core` (core.ts): the database pool, the event bus, the catalog sources, the network and the limits. */
+/**
+ * Builds the process's `Core` (core.ts): the database pool, the
+ * event bus, the catalog sources, the network and the limits.
+ */
 export async function createCore(
   config: Config,
   databaseUrl: string,
@@ -33,7 +36,8 @@ export async function createCore(
     maxLagMs: config.databaseReadMaxLagMs,
     logger,
   });
-  // A standalone worker hears the cancels and its own changes only (events.ts, EventScope); a gateway the runs it serves.
+  // A standalone worker hears the cancels and its own changes only (events.ts, EventScope); a gateway the runs it
+  // serves.
   const events = createEventBus(sql, { scope: options.events });
   const network = createNetwork(config.network);
   const mailer = createMailer(config.mail, logger);

@@ -262,7 +262,7 @@ interface JobLike {
   payload?: unknown;
 }
 
-/** The ids a job's payload names (src/runs/jobs.ts): its run or its webhook delivery. */
+/** The ids a job's payload names (src/workers/jobs.ts): its run or its webhook delivery. */
 function jobIds(job: unknown): { runId?: string; deliveryId?: string } | undefined {
   if (typeof job !== 'object' || job === null) return undefined;
   const payload = (job as JobLike).payload as { runId?: unknown; deliveryId?: unknown } | null | undefined;

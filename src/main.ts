@@ -38,7 +38,8 @@ if (demo?.apiKey) {
     '',
     'Try it:',
     `  curl -s -X POST ${base}/api/v1/scrape/maps -H "Authorization: Bearer ${demo.apiKey}" \\`,
-    `    -H "Content-Type: application/json" -d '{"searchStringsArray":["dentist"],"locationQuery":"Denver, CO","maxCrawledPlacesPerSearch":20}'`,
+    `    -H "Content-Type: application/json" -d '{"searchStringsArray":["dentist"],"locationQuery":"Denver, ` +
+      `CO","maxCrawledPlacesPerSearch":20}'`,
   );
 } else if (demo) {
   lines.push('', `Demo account: ${demo.accountId}. New key: npx leadgate keys create --account ${demo.accountId}`);
@@ -53,7 +54,8 @@ if (demo?.passwordToken) {
 } else if (demo) {
   lines.push(
     '',
-    `Console: ${base}/ — the demo account's owner is ${demo.ownerEmail} (forgot the password? "Reset password" on the sign-in page).`,
+    `Console: ${base}/ — the demo account's owner is ${demo.ownerEmail} ` +
+      '(forgot the password? "Reset password" on the sign-in page).',
   );
 }
 process.stdout.write(`${lines.join('\n')}\n\n`);

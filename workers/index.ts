@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
-import { createJobRouter, type JobRouter } from '../src/runs/job-routing.ts';
-import { startLiveness, type Liveness } from '../src/runs/liveness.ts';
+import { createJobRouter, type JobRouter } from '../src/workers/routing.ts';
+import { startLiveness, type Liveness } from '../src/workers/liveness.ts';
 import { observeJobs } from '../src/shared/metrics.ts';
 import { createTaskList, CRONTAB } from './tasks.ts';
 import { isDatabaseUnavailable } from '../src/shared/errors.ts';
@@ -11,14 +11,14 @@ export interface WorkerOptions {
   concurrency?: number;
   /**
    * How often the pool looks for jobs nobody announced (due retries), ms; new jobs are picked up at
-   * once through LISTEN (src/runs/job-routing.ts).
+   * once through LISTEN (src/workers/routing.ts).
    */
   pollInterval?: number;
 }
 
 export interface WorkerHandle {
   runner: Runner;
-  /** Which worker process looks for each new job (src/runs/job-routing.ts). */
+  /** Which worker process looks for each new job (src/workers/routing.ts). */
   router: JobRouter;
   /** This process's heartbeats (readiness reads when the last one reached the database). */
   liveness: Liveness;
@@ -125,7 +125,7 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
       crontab: CRONTAB,
       logger,
       events,
-      // One worker process looks for each new job, not all (src/runs/job-routing.ts).
+      // One worker process looks for each new job, not all (src/workers/routing.ts).
       preset: { worker: { nudgesForNewJobs: router.nudgesForNewJobs, subscribeToChanges } },
     });
   } catch (err) {
@@ -140,7 +140,8 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
     router,
     liveness,
     async stop() {
-      // Logged as the stop reaches the runs in hand (the abort below is synchronous): each stores its batch in hand, then is handed back.
+      // Logged as the stop reaches the runs in hand (the abort below is synchronous): each stores its batch in hand,
+      // then is handed back.
       log.info('worker stopping: handing back runs in flight');
       shutdown.abort();
       router.stop();

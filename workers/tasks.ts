@@ -1,17 +1,17 @@
 import type { TaskList } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
-import { executeRun } from '../src/runs/engine.ts';
+import { executeRun } from '../src/runs/engine/index.ts';
 import { housekeeping } from '../src/runs/retention.ts';
-import { deliverWebhook } from '../src/runs/webhooks.ts';
+import { deliverWebhook } from '../src/webhooks/deliver.ts';
 import { applyStripeEvent } from '../src/billing/payments/events.ts';
 import { mailPasswordReset } from '../src/accounts/password-reset.ts';
-import { JOBS, type JobPayloads } from '../src/runs/jobs.ts';
+import { JOBS, type JobPayloads } from '../src/workers/jobs.ts';
 import { coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { waitForDatabase } from '../src/database.ts';
 
 declare global {
   namespace GraphileWorker {
-    /** The typed task list: the job names and payloads the domains add (src/runs/jobs.ts). */
+    /** The typed task list: the job names and payloads the domains add (src/workers/jobs.ts). */
     interface Tasks extends JobPayloads {}
   }
 }
@@ -78,7 +78,8 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
     },
     [JOBS.applyStripeEvent]: async (payload) => {
       assertPayload(payload, 'eventId');
-      // Events are received only with Stripe configured; a process without it leaves them to be retried by one that has it.
+      // Events are received only with Stripe configured; a process without it leaves them to be retried by one that has
+      // it.
       const payments = core.config.payments;
       if (payments.mode !== 'stripe')
         throw new Error(`stripe event ${payload.eventId}: this process has no STRIPE_SECRET_KEY`);
@@ -104,7 +105,8 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
           const done = await housekeeping(core.db, core.clock());
           if (done.runs > 0 || done.idempotencyKeys > 0)
             helpers.logger.info(
-              `housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ${done.idempotencyKeys} idempotency keys`,
+              `housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ` +
+                `${done.idempotencyKeys} idempotency keys`,
             );
         },
         false,

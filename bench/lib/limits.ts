@@ -4,7 +4,7 @@
  * counted) against OFF, each over its own database with the small catalog on one Postgres server, no
  * worker: status polling of a run, and run starts (ON holds money and queues runs after the 10th).
  */
-import { JOBS } from '../../src/runs/jobs.ts';
+import { JOBS } from '../../src/workers/jobs.ts';
 import {
   BENCH_RATE_LIMIT_PER_MINUTE,
   compareLoad,

@@ -13,8 +13,8 @@ import { loopbackConfig } from '../../src/config.ts';
 import type { Core } from '../../src/core.ts';
 import { createCore } from '../../src/create-core.ts';
 import { createLogger } from '../../src/logger.ts';
-import type { EventBus } from '../../src/runs/events.ts';
-import { executeRun } from '../../src/runs/engine.ts';
+import type { EventBus } from '../../src/events/bus.ts';
+import { executeRun } from '../../src/runs/engine/index.ts';
 import type { RunSnapshot } from '../../src/runs/view.ts';
 import type { LocalBusinessSource, Place } from '../../src/sources/types.ts';
 

@@ -500,7 +500,7 @@ function serverMark() {
   };
 }
 
-/** `leadgate_events`, the channel of src/runs/events.ts. */
+/** `leadgate_events`, the channel of src/events/bus.ts. */
 const EVENTS_CHANNEL = 'leadgate_events';
 
 /** K maps runs executed by the engine process at once, their progress followed by `subscribers` graphql-ws clients. */

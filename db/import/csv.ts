@@ -151,7 +151,10 @@ export class CsvReader {
     this.line = line;
   }
 
-  /** Length of the record delimiter at `at` (0: none), discovering it on the first line break; MORE when the text ends too soon to tell. */
+  /**
+   * Length of the record delimiter at `at` (0: none), discovering it on
+   * the first line break; MORE when the text ends too soon to tell.
+   */
   private delimiterAt(text: string, at: number, end: boolean): number {
     const c = text.charCodeAt(at);
     if (c !== CR && c !== LF) return 0;
@@ -223,7 +226,8 @@ export class CsvReader {
           start,
           line,
           i,
-          `Invalid Closing Quote: got "${text[i]}" instead of delimiter, record delimiter, trimable character (if activated) or comment`,
+          `Invalid Closing Quote: got "${text[i]}" instead of delimiter, ` +
+            'record delimiter, trimable character (if activated) or comment',
         );
       }
       for (let j = i; ; j++) {
@@ -247,7 +251,8 @@ export class CsvReader {
             start,
             line,
             j,
-            `Invalid Opening Quote: a quote is found on field ${fields.length}, value is ${JSON.stringify(text.slice(i, j))}`,
+            `Invalid Opening Quote: a quote is found on field ${fields.length}, ` +
+              `value is ${JSON.stringify(text.slice(i, j))}`,
           );
         }
         if (c === CR || c === LF) {

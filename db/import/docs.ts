@@ -16,7 +16,8 @@ function rules(column: ImportColumn): string {
   const parts = column.rules.map((rule) => rule.doc);
   if (column.reference) {
     parts.push(
-      `must match \`${column.reference.column}\` of an existing \`${column.reference.table}\` row; stored as its \`${column.reference.id}\` in \`${column.target}\``,
+      `must match \`${column.reference.column}\` of an existing \`${column.reference.table}\` row; ` +
+        `stored as its \`${column.reference.id}\` in \`${column.target}\``,
     );
   }
   return parts.length > 0 ? parts.join('; ') : '';
@@ -32,13 +33,15 @@ function datasetSection(dataset: Dataset): string {
     '|---|---|---|---|---|',
     ...dataset.columns.map(
       (c) =>
-        `| \`${c.name}\` | ${cell(c.codec.sqlType)} | ${cell(required(c, dataset))} | ${cell(rules(c))} | ${cell(c.codec.csvDoc)} |`,
+        `| \`${c.name}\` | ${cell(c.codec.sqlType)} | ${cell(required(c, dataset))} ` +
+        `| ${cell(rules(c))} | ${cell(c.codec.csvDoc)} |`,
     ),
   ];
   for (const c of dataset.computed) {
     lines.push(
       '',
-      `\`${c.name}\` is not an import column: it is computed from ${c.from.map((n) => `\`${n}\``).join(', ')} as ${c.doc}.`,
+      `\`${c.name}\` is not an import column: ` +
+        `it is computed from ${c.from.map((n) => `\`${n}\``).join(', ')} as ${c.doc}.`,
     );
   }
   for (const c of dataset.copied) {
@@ -80,7 +83,8 @@ export function renderDatasetsDoc(): string {
     '',
     '```sh',
     'npx leadgate import companies companies.csv',
-    '# {"dataset":"companies","rows":120000,"inserted":119500,"updated":300,"unchanged":0,"invalid":0,"duplicatesInFile":200}',
+    '# {"dataset":"companies","rows":120000,"inserted":119500,"updated":300,' +
+      '"unchanged":0,"invalid":0,"duplicatesInFile":200}',
     'npx leadgate import people people.ndjson --skip-invalid --errors people-bad-rows.csv',
     '```',
     '',
@@ -116,7 +120,8 @@ export function renderDatasetsDoc(): string {
     '- **First loads.** Into an empty table the rows skip the staging table: the table is locked, its',
     '  secondary indexes, natural-key index and foreign keys are dropped, and the rows are copied straight',
     '  into it while the file is read. References are looked up as each row is read, in the referenced',
-    `  table read into memory at the start (up to ${MAX_REFERENCED_ROWS.toLocaleString('en-US')} rows; a larger one sends the import through`,
+    `  table read into memory at the start (up to ${MAX_REFERENCED_ROWS.toLocaleString('en-US')} rows; ` +
+      'a larger one sends the import through',
     "  staging), and an empty cell gets its column's default. Then the indexes are built again and each",
     '  foreign key is added back, checked once over all rows; a natural key the file repeats makes the',
     '  key index fail to build, and then every row but the last of each key is deleted before it is',

@@ -31,11 +31,16 @@ const BATCH_CHARS = 256 * 1024;
  * default. Every value is already in COPY's text format.
  */
 export interface DirectRows {
-  /** Per input column: the referenced rows by natural key, each as [id, ...copied values]; undefined for a plain column. */
+  /**
+   * Per input column: the referenced rows by natural key, each as [id, ...copied values]; undefined for a plain column.
+   */
   references: (Map<string, string[]> | undefined)[];
   /** Per input column: the default written for an empty cell, if the column has one. */
   defaults: (string | undefined)[];
-  /** Per copied column: the input column (a reference) it comes through, and its place among that reference's values (after the id). */
+  /**
+   * Per copied column: the input column (a reference) it comes through,
+   * and its place among that reference's values (after the id).
+   */
   copied: { from: number; at: number }[];
   /** Per copied column: its value when the reference is empty. */
   copiedWithoutReference: string[];

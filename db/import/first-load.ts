@@ -65,14 +65,19 @@ export async function prepareFirstLoad(
   await run(tx.unsafe(`savepoint ${SAVEPOINT}`));
   await run(tx.unsafe(`lock table ${table} in access exclusive mode`));
   const references = columns.flatMap((c) => (c.reference ? [c.reference] : []));
+  const referenceSizes = references.map(
+    (ref) => `(select count(*) from (select 1 from ${quote(ref.table)} limit ${MAX_REFERENCED_ROWS + 1}) r)`,
+  );
   const [state] = await run(
     tx.unsafe<{ empty: boolean; identity: string | null; key: boolean; largest: number }[]>(
       `select not exists (select 1 from ${table}) as empty,
         (select a.attname from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
-          join pg_sequence s on s.seqrelid = pg_get_serial_sequence('${table.replaceAll("'", "''")}', a.attname)::regclass
-          where i.indrelid = '${table}'::regclass and i.indisprimary and i.indnatts = 1 and a.attidentity <> '' and s.seqincrement > 0) as identity,
+          join pg_sequence s
+            on s.seqrelid = pg_get_serial_sequence('${table.replaceAll("'", "''")}', a.attname)::regclass
+          where i.indrelid = '${table}'::regclass and i.indisprimary and i.indnatts = 1 and a.attidentity <> ''
+            and s.seqincrement > 0) as identity,
         exists (select 1 from (${droppableIndexes(table, dataset.naturalKey.column)}) k where k.key) as key,
-        greatest(0, ${references.map((ref) => `(select count(*) from (select 1 from ${quote(ref.table)} limit ${MAX_REFERENCED_ROWS + 1}) r)`).join(', ') || '0'})::int as largest`,
+        greatest(0, ${referenceSizes.join(', ') || '0'})::int as largest`,
       [true],
     ),
   );
@@ -123,7 +128,8 @@ export async function prepareFirstLoad(
     const [values] = await run(
       tx
         .unsafe(
-          `select (${copy.sql})::text from (select 1) one left join ${quote(columns[through[c]!]!.reference!.table)} ref on false`,
+          `select (${copy.sql})::text from (select 1) one
+            left join ${quote(columns[through[c]!]!.reference!.table)} ref on false`,
         )
         .values(),
     );
@@ -170,7 +176,8 @@ export async function finishFirstLoad(
     const id = quote(load.identity);
     duplicates = (
       await run(
-        tx.unsafe(`delete from ${table} t using (select ${key} as key, max(${id}) as keep from ${table} group by ${key} having count(*) > 1) d
+        tx.unsafe(`delete from ${table} t
+          using (select ${key} as key, max(${id}) as keep from ${table} group by ${key} having count(*) > 1) d
           where t.${key} = d.key and t.${id} <> d.keep`),
       )
     ).count;

@@ -149,7 +149,8 @@ function statements(dataset: Dataset) {
     ...inputs.map((c, i) => {
       if (c.reference) {
         joins.push(
-          `${c.required ? 'join' : 'left join'} ${quote(c.reference.table)} r${i} on r${i}.${quote(c.reference.column)} = s.${quote(c.name)}`,
+          `${c.required ? 'join' : 'left join'} ${quote(c.reference.table)} r${i}
+            on r${i}.${quote(c.reference.column)} = s.${quote(c.name)}`,
         );
         return `r${i}.${quote(c.reference.id)}`;
       }
@@ -164,7 +165,8 @@ function statements(dataset: Dataset) {
     updated.length === 0
       ? 'do nothing'
       : `do update set ${updated.map((c) => `${c} = excluded.${c}`).join(', ')}
-         where (${updated.map((c) => `t.${c}`).join(', ')}) is distinct from (${updated.map((c) => `excluded.${c}`).join(', ')})`;
+         where (${updated.map((c) => `t.${c}`).join(', ')}) is distinct
+           from (${updated.map((c) => `excluded.${c}`).join(', ')})`;
   const key = dataset.naturalKey.sql;
   // Staged rows whose target row already holds exactly their values: left out of the upsert, which
   // would otherwise lock (and WAL-log) every such row only to find it unchanged.
@@ -175,23 +177,29 @@ function statements(dataset: Dataset) {
     compared.length === 0
       ? `exists (select 1 from ${table} u where u.${quote(dataset.naturalKey.column)} = ${key})`
       : `exists (select 1 from ${table} u where u.${quote(dataset.naturalKey.column)} = ${key}
-           and (${compared.map((c) => `u.${quote(c.name)}`).join(', ')}) is not distinct from (${compared.map((c) => c.value).join(', ')}))`;
+           and (${compared.map((c) => `u.${quote(c.name)}`).join(', ')}) is not distinct
+             from (${compared.map((c) => c.value).join(', ')}))`;
   return {
     createStaging: `create temporary table ${STAGING} (${staging.join(', ')}) on commit drop`,
-    copy: `copy ${STAGING} (${['line', ...inputs.map((c) => c.name), ...dataset.computed.map((c) => c.name)].map(quote).join(', ')}) from stdin`,
+    copy:
+      `copy ${STAGING} ` +
+      `(${['line', ...inputs.map((c) => c.name), ...dataset.computed.map((c) => c.name)].map(quote).join(', ')}) ` +
+      'from stdin',
     /** Rows whose reference is unknown, found (or, when skipping, deleted) in staging. */
     missingReferences: inputs.flatMap((c) =>
       c.reference
         ? [
             {
               column: c,
-              where: `s.${quote(c.name)} is not null and not exists (select 1 from ${quote(c.reference.table)} r where r.${quote(c.reference.column)} = s.${quote(c.name)})`,
+              where: `s.${quote(c.name)} is not null and not exists (select 1 from ${quote(c.reference.table)} r
+                where r.${quote(c.reference.column)} = s.${quote(c.name)})`,
             },
           ]
         : [],
     ),
     dedupe: `delete from ${STAGING} s using (
-        select key, max(line) as keep from (select ${key} as key, s.line from ${STAGING} s) k group by key having count(*) > 1
+        select key, max(line) as keep from (select ${key} as key, s.line from ${STAGING} s) k group by key
+          having count(*) > 1
       ) d where ${key} = d.key and s.line <> d.keep`,
     /** The first-load path: the table is empty and nobody else can write it, so nothing can conflict. */
     // In line order, so new rows get their ids in file order (a join may return them in another).
@@ -204,7 +212,8 @@ function statements(dataset: Dataset) {
         order by s.line
         on conflict (${quote(dataset.naturalKey.column)}) ${onConflict}
         returning (t.xmax = 0) as inserted
-      ) select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated from applied`,
+      ) select count(*) filter (where inserted)::int as inserted, count(*) filter (where not inserted)::int as updated
+        from applied`,
     isEmpty: `select not exists (select 1 from ${table}) as empty`,
     sampleCount: `select count(*)::int as n from (select 1 from ${table} limit $1) t`,
   };
@@ -278,7 +287,9 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
     }
   };
 
-  /** Streams the file into `statement`'s COPY, every row validated and encoded on the way (overlapping with the COPY). */
+  /**
+   * Streams the file into `statement`'s COPY, every row validated and encoded on the way (overlapping with the COPY).
+   */
   const read = async (tx: postgres.TransactionSql, statement: string, direct?: DirectRows): Promise<RowEncoder> => {
     const rows = (encoder = new RowEncoder(dataset, direct));
     const copy = await copyIn(tx, statement, direct ? `the ${dataset.table} table` : undefined);
@@ -393,9 +404,9 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
  * streamed with COPY into a temporary staging table, references are resolved there, in-file
  * duplicates are reduced to their last row, and one upsert on the natural key applies the rest, in
  * a single transaction. Into an empty table the rows are copied straight into it instead, with its
- * indexes built after (first-load.ts), still in that one transaction. The dataset is marked not ready (committed at once, so readers see it) for
- * the duration, and ready again afterwards with its row count, whatever the outcome. `sql` needs
- * room for two connections: one holds the dataset's import lock and readiness, one the transaction.
+ * indexes built after (first-load.ts), still in that one transaction. The dataset is marked not ready (committed at
+ * once, so readers see it) for the duration, and ready again afterwards with its row count, whatever the outcome. `sql`
+ * needs room for two connections: one holds the dataset's import lock and readiness, one the transaction.
  */
 export async function importFile(sql: Sql, options: ImportOptions): Promise<ImportResult> {
   const dataset = findDataset(options.dataset);
@@ -425,7 +436,9 @@ export async function importFile(sql: Sql, options: ImportOptions): Promise<Impo
         await markReady(control, dataset).catch(() => {});
         if (err instanceof Refused) {
           await writeErrors(errorsFile, err.errors);
-          const message = `${err.errors.length} invalid row${err.errors.length === 1 ? '' : 's'}; nothing was loaded (see ${errorsFile})`;
+          const message =
+            `${err.errors.length} invalid row${err.errors.length === 1 ? '' : 's'}; ` +
+            `nothing was loaded (see ${errorsFile})`;
           throw new ImportRejected(message, err.summary, err.errors, errorsFile);
         }
         if (err instanceof FileError) {
@@ -460,7 +473,8 @@ async function markReady(sql: postgres.ReservedSql, dataset: Dataset): Promise<v
   await sql.unsafe(
     `insert into dataset_state (dataset, ready, row_count, refreshed_at)
      values ($1, true, (select count(*) from ${quote(dataset.table)}), now())
-     on conflict (dataset) do update set ready = true, row_count = excluded.row_count, refreshed_at = excluded.refreshed_at`,
+     on conflict (dataset) do update set ready = true, row_count = excluded.row_count,
+       refreshed_at = excluded.refreshed_at`,
     [dataset.name],
   );
 }

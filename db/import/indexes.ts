@@ -24,9 +24,11 @@ export type Run = <R>(query: Promise<R> & { cancel(): unknown }) => Promise<R>;
  * natural key); unique first. `key` marks the index on the natural-key column alone.
  */
 export function droppableIndexes(table: string, keyColumn: string): string {
-  return `select pg_get_indexdef(i.indexrelid) as definition, quote_ident(n.nspname) || '.' || quote_ident(c.relname) as name,
+  return `select pg_get_indexdef(i.indexrelid) as definition,
+      quote_ident(n.nspname) || '.' || quote_ident(c.relname) as name,
       (i.indisunique and i.indnatts = 1 and i.indexprs is null and i.indpred is null
-        and i.indkey[0] = (select attnum from pg_attribute where attrelid = i.indrelid and attname = '${keyColumn.replaceAll("'", "''")}')) as key
+        and i.indkey[0] = (select attnum from pg_attribute where attrelid = i.indrelid
+          and attname = '${keyColumn.replaceAll("'", "''")}')) as key
     from pg_index i join pg_class c on c.oid = i.indexrelid join pg_namespace n on n.oid = c.relnamespace
     where i.indrelid = '${table}'::regclass and not i.indisprimary and not i.indisexclusion and i.indisvalid
       and (not i.indisunique or ($1 and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)))
@@ -84,7 +86,8 @@ export async function dropForeignKeys(tx: Statements, table: string, run: Run = 
   const foreignKeys = [
     ...(await run(
       tx.unsafe<Definition[]>(
-        `select quote_ident(conname) as name, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = '${quote(table)}'::regclass and contype = 'f' order by conname`,
+        `select quote_ident(conname) as name, pg_get_constraintdef(oid) as definition from pg_constraint
+          where conrelid = '${quote(table)}'::regclass and contype = 'f' order by conname`,
       ),
     )),
   ];

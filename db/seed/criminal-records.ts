@@ -1,4 +1,4 @@
-import { US_STATES } from './reference.ts';
+import { US_STATES } from '../us-states.ts';
 import { CRIMINAL_SOURCES } from '../tables/criminal-records.ts';
 import { DISPOSITIONS, FIRST_NAMES, LAST_NAMES, OFFENSES } from './reference.ts';
 import { dateBetween, Random, weighted } from './random.ts';

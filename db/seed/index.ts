@@ -96,7 +96,10 @@ export interface SeedOptions {
   progress?: boolean;
   /** Called after each table is seeded, with its row count and the time its load took (for benchmarks). */
   onTable?: (timing: SeedTiming) => void;
-  /** Seed only the groups of tables that hold one of these tables (e.g. `['person']`: companies and people). Default: all. */
+  /**
+   * Seed only the groups of tables that hold one of these tables
+   * (e.g. `['person']`: companies and people). Default: all.
+   */
   tables?: string[];
 }
 
@@ -120,7 +123,8 @@ async function setReady(sql: Sql, dataset: string, table: string, ready: boolean
   await sql`
     insert into dataset_state (dataset, ready, row_count, refreshed_at)
     values (${dataset}, ${ready}, (select count(*) from ${sql(table)}), now())
-    on conflict (dataset) do update set ready = excluded.ready, row_count = excluded.row_count, refreshed_at = excluded.refreshed_at`;
+    on conflict (dataset) do update set ready = excluded.ready, row_count = excluded.row_count,
+      refreshed_at = excluded.refreshed_at`;
 }
 
 async function isEmpty(sql: Sql, table: string) {
@@ -162,13 +166,16 @@ export async function seedCatalog(sql: Sql, options: SeedOptions = {}): Promise<
         const started = performance.now();
         try {
           report.inserted[t.dataset] = await sql.begin(async (tx) => {
-            // Index builds over millions of rows (the trigram GIN ones above all) work in memory, not in many passes on disk.
-            await tx`select set_config('maintenance_work_mem', '512MB', true) where pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes('512MB')`;
+            // Index builds over millions of rows (the trigram GIN ones above all) work in memory, not in many passes on
+            // disk.
+            await tx`select set_config('maintenance_work_mem', '512MB', true)
+              where pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes('512MB')`;
             return withIndexesRebuilt(tx as unknown as Sql, t.table, () =>
               copyRows(tx as unknown as Sql, t.table, t.columns, t.rows(), (n) => bar?.increment(n)),
             );
           });
-          await sql`select setval(pg_get_serial_sequence(${t.table}, 'id'), greatest((select max(id) from ${sql(t.table)}), 1))`;
+          await sql`select setval(pg_get_serial_sequence(${t.table}, 'id'),
+            greatest((select max(id) from ${sql(t.table)}), 1))`;
           options.onTable?.({
             dataset: t.dataset,
             table: t.table,

@@ -38,6 +38,7 @@ const SCHOOL_SUFFIX: [string, string][] = [
 /** USD per square foot by city, stable for a seed. */
 const pricePerSqft = (rng: Random) => new Map(US_CITIES.map((c) => [c.city, rng.int(180, 950)]));
 
+const MAIL_DOMAINS = ['gmail.com', 'yahoo.com', 'outlook.com', 'icloud.com'];
 const person = (rng: Random) => `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`;
 const street = (rng: Random) => `${rng.int(10, 9899)} ${rng.pick(STREET_NAMES)}`;
 const zipIn = (rng: Random, city: City) => String(Number(city.zip) + rng.int(0, 40)).padStart(5, '0');
@@ -162,8 +163,7 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
           Array.from({ length: rng.int(0, 3) }, () => phoneIn(rng, city)),
           Array.from(
             { length: rng.int(0, 2) },
-            (_, i) =>
-              `${ownerSlug}${i === 0 ? '' : i + 1}@${rng.pick(['gmail.com', 'yahoo.com', 'outlook.com', 'icloud.com'])}`,
+            (_, i) => `${ownerSlug}${i === 0 ? '' : i + 1}@${rng.pick(MAIL_DOMAINS)}`,
           ),
         ];
       }
@@ -263,7 +263,9 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
       for (let id = 1; id <= sizes.businessListings; id++) {
         const city = rng.pick(US_CITIES);
         const category = rng.pick(BUSINESS_CATEGORIES);
-        const title = `${rng.pick(['Profitable', 'Established', 'Turnkey', 'Growing', 'Well-Known'])} ${category} Business in ${city.city}`;
+        const title =
+          `${rng.pick(['Profitable', 'Established', 'Turnkey', 'Growing', 'Well-Known'])} ` +
+          `${category} Business in ${city.city}`;
         const revenue = rng.int(20, 2000) * 5_000;
         const ebitda = Math.round((revenue * rng.int(5, 30)) / 100);
         const cashFlow = Math.round((ebitda * rng.int(90, 130)) / 100);
@@ -331,7 +333,8 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
         const address = street(rng);
         yield [
           id,
-          `https://www.crelistings.net/property/${kebab(address)}-${kebab(city.city)}-${city.state.toLowerCase()}/${200000 + id}/`,
+          `https://www.crelistings.net/property/${kebab(address)}-${kebab(city.city)}-` +
+            `${city.state.toLowerCase()}/${200000 + id}/`,
           `${address} ${type.replace('_', ' ')} ${listingType === 'sale' ? 'for sale' : 'for lease'}`,
           type,
           listingType,

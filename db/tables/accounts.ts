@@ -17,7 +17,10 @@ export const accountTable = pgTable('account', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   /** The account as a Stripe customer (`cus_…`), made the first time it needs one; null without Stripe. */
   stripeCustomerId: text('stripe_customer_id').unique(),
-  /** Its Stripe subscription (`sub_…`) and that subscription's own status (`past_due` shows as a warning); null without one. */
+  /**
+   * Its Stripe subscription (`sub_…`) and that subscription's own
+   * status (`past_due` shows as a warning); null without one.
+   */
   stripeSubscriptionId: text('stripe_subscription_id'),
   stripeSubscriptionStatus: text('stripe_subscription_status'),
 });
@@ -41,7 +44,10 @@ export const appUserTable = pgTable('app_user', {
    * of a sign-up, or an invitation); null until then. Users made before verification existed count as verified.
    */
   emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
-  /** The account this user's sign-up opened, whose trial credits verifying the email grants (once per mailbox); null for users who joined otherwise. */
+  /**
+   * The account this user's sign-up opened, whose trial credits verifying the
+   * email grants (once per mailbox); null for users who joined otherwise.
+   */
   signupAccountId: text('signup_account_id').references(() => accountTable.id, { onDelete: 'set null' }),
 });
 export type AppUser = typeof appUserTable.$inferSelect;

@@ -2,7 +2,10 @@ import { sql } from 'drizzle-orm';
 import { bigint, index, integer, pgTable, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { catalogId, textList } from './columns.ts';
 
-/** Real estate agents; `profile_url` is the natural key. Specialties are codes (1001 buyer's agent, 1002 listing agent, …). */
+/**
+ * Real estate agents; `profile_url` is the natural key. Specialties
+ * are codes (1001 buyer's agent, 1002 listing agent, …).
+ */
 export const agentTable = pgTable(
   'real_estate_agent',
   {

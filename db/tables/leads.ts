@@ -100,7 +100,8 @@ export const DEPARTMENTS = [
  * `p` is the table's alias in a query (empty in the index definition).
  */
 export const contactRankSql = (p = '') =>
-  `case when ${p}title ~* '^(ceo|chief executive officer)$' then 0 when ${p}seniority = 'c_suite' then 1 when ${p}seniority = 'vp' then 2 when ${p}seniority in ('director', 'head') then 3 else 4 end`;
+  `case when ${p}title ~* '^(ceo|chief executive officer)$' then 0 when ${p}seniority = 'c_suite' ` +
+  `then 1 when ${p}seniority = 'vp' then 2 when ${p}seniority in ('director', 'head') then 3 else 4 end`;
 
 /** The condition "the person's email, lower case, is `value`" as a probe of the unique `person_key` index. */
 export const personByEmailSql = (p: string, value: string) => `${p}person_key = ${value} and ${p}email is not null`;

@@ -23,7 +23,10 @@ export const cardPaymentTable = pgTable(
     /** The plan's bonus at the time of the purchase. */
     plan: planEnum('plan').notNull(),
     bonusMicros: bigint('bonus_micros', { mode: 'bigint' }).notNull(),
-    /** The PaymentIntent's last known status (`requires_confirmation`, `succeeded`, `requires_action`, …), or `declined` once the card was refused. */
+    /**
+     * The PaymentIntent's last known status (`requires_confirmation`, `succeeded`,
+     * `requires_action`, …), or `declined` once the card was refused.
+     */
     status: text('status').notNull(),
     creditedAt: timestamp('credited_at', { withTimezone: true }),
     reversedMicros: bigint('reversed_micros', { mode: 'bigint' }).notNull().default(sql`0`),

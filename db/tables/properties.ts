@@ -36,7 +36,9 @@ export interface School {
   distanceMiles: number;
 }
 
-/** The natural key of a property: "street|city|state|zip", lower case, whitespace collapsed (seed and import share it). */
+/**
+ * The natural key of a property: "street|city|state|zip", lower case, whitespace collapsed (seed and import share it).
+ */
 export function addressKey(parts: string[]): string {
   return parts.map((part) => part.trim().toLowerCase().replace(/\s+/g, ' ')).join('|');
 }

@@ -9,7 +9,7 @@ import { hasUncoercedVariables } from '../complexity.ts';
  * parse cache drops the document). Subscriptions keep graphql-js, whose executions are shared anyway
  * (schema/server/shared-subscriptions.ts).
  */
-export function useCompiledQueries(): Plugin {
+export function compiledQueriesPlugin(): Plugin {
   return useGraphQlJit(
     {},
     {

@@ -1,20 +1,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createYoga, type OnParamsEventPayload } from 'graphql-yoga';
 import { createLoaders, type GraphQLContext } from '../context.ts';
-import { useComplexityAtStart } from '../complexity.ts';
+import { complexityAtStartPlugin } from '../complexity.ts';
 import { schema } from '../index.ts';
 import type { Core } from '../../src/core.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
-import { useOperationRoutes } from '../../src/http/metrics.ts';
+import { operationRoutesPlugin } from '../../src/http/metrics.ts';
 import { authenticate, sessionCredentials } from '../../src/http/pipeline.ts';
-import { useCompiledQueries } from './compiled-queries.ts';
+import { compiledQueriesPlugin } from './compiled-queries.ts';
 import { answerDirectly } from './direct-path.ts';
 import { parserAndValidationCache } from './document-cache.ts';
-import { maskError, useErrorCodes } from './errors.ts';
+import { maskError, errorCodesPlugin } from './errors.ts';
 import { graphiqlPage } from './graphiql.ts';
 import { persistedOperationPlugins } from './persisted-operations.ts';
-import { useResponseSizeLimit } from './response-size.ts';
-import { useTokenLimit } from './token-limit.ts';
+import { responseSizeLimitPlugin } from './response-size.ts';
+import { tokenLimitPlugin } from './token-limit.ts';
 import type { GraphQLServer, RequestParams, ServerContext, Yoga } from './types.ts';
 
 /**
@@ -48,12 +48,12 @@ export function createGraphQL(core: Core): GraphQLServer {
     parserAndValidationCache: parserAndValidationCache(),
     plugins: [
       ...paramsPlugins,
-      useTokenLimit(),
-      useComplexityAtStart(),
-      useErrorCodes(),
-      useOperationRoutes(),
-      useCompiledQueries(),
-      useResponseSizeLimit(core.config.graphqlMaxResponseBytes),
+      tokenLimitPlugin(),
+      complexityAtStartPlugin(),
+      errorCodesPlugin(),
+      operationRoutesPlugin(),
+      compiledQueriesPlugin(),
+      responseSizeLimitPlugin(core.config.graphqlMaxResponseBytes),
     ],
     logging: {
       debug: (...args) => log.debug(args.map(String).join(' ')),

@@ -8,7 +8,8 @@ import type { RequestParams, Yoga } from './types.ts';
 
 /**
  * A direct answer path beside yoga (answerDirectly, below): the commonest request without yoga's Fetch round trip.
- * docs/benchmarks.md `graphql-run`, 2026-11-26: GraphQL `run(id)` 1,657 req/s vs the REST status poll 1,942 req/s, 0.85× (goal ≥ 0.7×).
+ * docs/benchmarks.md `graphql-run`, 2026-11-26: GraphQL `run(id)` 1,657 req/s vs the REST status poll 1,942 req/s,
+ * 0.85× (goal ≥ 0.7×).
  */
 
 /** POST body keys yoga takes (useCheckGraphQLQueryParams); any other key is yoga's to refuse. */

@@ -15,7 +15,7 @@ export function boundedCache<T extends {}>(max: number) {
 
 /**
  * yoga's `parserAndValidationCache`. The document's validation is cached per document; the complexity
- * check runs after it on every request (useComplexityAtStart), with the request's variables: only a
+ * check runs after it on every request (complexityAtStartPlugin), with the request's variables: only a
  * measure that cannot depend on them is remembered, per document, never a verdict.
  */
 export function parserAndValidationCache() {

@@ -66,7 +66,9 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
   });
 }
 
-/** Errors GraphQL itself raises (a variable that does not coerce, a document that does not validate) get their code too. */
+/**
+ * Errors GraphQL itself raises (a variable that does not coerce, a document that does not validate) get their code too.
+ */
 function withCode(error: GraphQLFormattedError | GraphQLError): GraphQLFormattedError | GraphQLError {
   if (typeof error.extensions?.code === 'string') return error;
   const { extensions } = graphQLErrorOf(error);
@@ -83,7 +85,10 @@ function withCode(error: GraphQLFormattedError | GraphQLError): GraphQLFormatted
 }
 
 /** Every error of a result names its code in `extensions.code`, whatever raised it. */
-/** The result with a code on every error, and its errors first (as graphql-js writes them; graphql-jit puts `data` first). */
+/**
+ * The result with a code on every error, and its errors first (as
+ * graphql-js writes them; graphql-jit puts `data` first).
+ */
 export function coded<R extends { errors?: readonly (GraphQLFormattedError | GraphQLError)[] }>(result: R): R {
   if (!result.errors?.length) return result;
   const { errors, ...rest } = result;
@@ -94,7 +99,7 @@ export function coded<R extends { errors?: readonly (GraphQLFormattedError | Gra
 }
 
 /** Every result yoga answers, through `coded`. */
-export function useErrorCodes(): Plugin {
+export function errorCodesPlugin(): Plugin {
   return {
     onResultProcess({ result, setResult }) {
       if (Array.isArray(result)) setResult(result.map(coded));

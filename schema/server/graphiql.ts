@@ -67,6 +67,8 @@ const attribute = (value: string) =>
   value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function graphiqlPage(options: GraphiQLOptions): string {
+  const dataOptions = attribute(JSON.stringify(options));
+  const dataWorkers = attribute(JSON.stringify(GRAPHIQL_WORKERS));
   return `<!doctype html>
 <html lang="en">
   <head>
@@ -77,7 +79,7 @@ export function graphiqlPage(options: GraphiQLOptions): string {
   </head>
   <body id="body" class="no-focus-outline">
     <noscript>GraphiQL needs JavaScript.</noscript>
-    <div id="root" data-options="${attribute(JSON.stringify(options))}" data-workers="${attribute(JSON.stringify(GRAPHIQL_WORKERS))}"></div>
+    <div id="root" data-options="${dataOptions}" data-workers="${dataWorkers}"></div>
     <script src="${GRAPHIQL_ASSETS}/graphiql.js"></script>
     <script src="${GRAPHIQL_ASSETS}/start.js"></script>
   </body>

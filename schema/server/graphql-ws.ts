@@ -1,6 +1,6 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { CloseCode, MessageType, stringifyMessage, type ExecutionResult } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
+import { useServer as serveGraphQLWs } from 'graphql-ws/use/ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import type { Core } from '../../src/core.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from '../../src/shared/errors.ts';
@@ -76,7 +76,7 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
 
   const heartbeat = keepAlive(wss);
   const guard = socketAccess(core, log);
-  const server = useServer<Record<string, unknown>, { access?: LiveAccess }>(
+  const server = serveGraphQLWs<Record<string, unknown>, { access?: LiveAccess }>(
     observeGraphQLWs({
       execute: (args) => (args.rootValue as Root).execute(args),
       subscribe: async (args) => {
@@ -94,7 +94,8 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
         const { request, socket } = ctx.extra;
         try {
           const address = clientAddress(core.config, request);
-          // Without a key, the console's session: the upgrade's cookie, from the gateway's own origin, with connectionParams.csrfToken.
+          // Without a key, the console's session: the upgrade's cookie, from the gateway's own origin, with
+          // connectionParams.csrfToken.
           const credential = {
             authorization: authorizationOf(ctx.connectionParams),
             session: socketSession(core.config, request, ctx.connectionParams),
@@ -166,7 +167,8 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
             operationName: params.operationName,
             document,
             variableValues: params.variables,
-            // A shared execution resolves alike for every member, with the caller as it is now; each member's access is checked on its own.
+            // A shared execution resolves alike for every member, with the caller as it is now; each member's access is
+            // checked on its own.
             contextValue: await contextFactory(share ? { principal: { ...access.principal } } : { access }),
             rootValue: { execute, subscribe, shareKey: share, access, direct: directSend(ctx.extra.socket, id) },
           };

@@ -1,6 +1,9 @@
 import type { WebSocket, WebSocketServer } from 'ws';
 
-/** How often each socket is pinged; one that has not answered the previous ping by then is dropped (graphql-ws's default). */
+/**
+ * How often each socket is pinged; one that has not answered the
+ * previous ping by then is dropped (graphql-ws's default).
+ */
 const KEEP_ALIVE_MS = 12_000;
 const KEEP_ALIVE_SLICES = 12;
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { GraphQLError, parse as parseDocument, validate as validateDocument, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { useAPQ, type APQStore } from '@graphql-yoga/plugin-apq';
-import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { useAPQ as apqPlugin, type APQStore } from '@graphql-yoga/plugin-apq';
+import { usePersistedOperations as persistedOperationsPlugin } from '@graphql-yoga/plugin-persisted-operations';
 import { schema } from '../index.ts';
 import { boundedCache } from './document-cache.ts';
 import { MAX_TOKENS } from './token-limit.ts';
@@ -61,7 +61,7 @@ function persistedOnly(listed: Map<string, string>): Plugin {
     message: 'This gateway runs only persisted operations: send extensions.persistedQuery.sha256Hash, without a query',
     extensions: { code: 'PERSISTED_QUERY_ID_REQUIRED', http: { status: 400 } },
   };
-  return usePersistedOperations({
+  return persistedOperationsPlugin({
     getPersistedOperation: (id) => listed.get(id) ?? null,
     allowArbitraryOperations: false,
     customErrors: {
@@ -83,5 +83,5 @@ export function persistedOperationPlugins(file: string | undefined, only: boolea
   const listed = file ? loadPersistedOperations(file) : new Map<string, string>();
   return only
     ? [persistedOnly(listed)]
-    : [useAPQ({ store: apqStore(listed), responseConfig: { forceStatusCodeOk: true } })];
+    : [apqPlugin({ store: apqStore(listed), responseConfig: { forceStatusCodeOk: true } })];
 }

@@ -23,7 +23,8 @@ function tooLarge(
 ): Result {
   const mutation = getOperationAST(document, operationName)?.operation === 'mutation';
   const message =
-    `The result is ${bytes} bytes of JSON, more than the limit of ${limit}; ask for fewer fields or page with a smaller \`first\`` +
+    `The result is ${bytes} bytes of JSON, more than the limit of ${limit}; ` +
+    `ask for fewer fields or page with a smaller \`first\`` +
     (mutation ? ' (the mutation itself was carried out: read its outcome with a narrower query)' : '');
   return {
     data: null,
@@ -40,7 +41,7 @@ function tooLarge(
  * so it is not serialised a second time. graphql-ws serialises its own messages: a result it sends is
  * serialised twice.
  */
-export function useResponseSizeLimit(maxBytes: number): Plugin {
+export function responseSizeLimitPlugin(maxBytes: number): Plugin {
   if (maxBytes === 0) return {};
   const limit = (
     result: Result,

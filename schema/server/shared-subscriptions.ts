@@ -199,7 +199,8 @@ export class SharedSubscriptions {
         if (next.done) break;
         group.latest = next.value;
         // Serialised once for every member (the response size limit has serialised it already: its
-        // `stringify` hands that text back); a result with errors takes each transport's way (its errors are formatted there).
+        // `stringify` hands that text back); a result with errors takes each transport's way (its errors are formatted
+        // there).
         const json = next.value.errors?.length
           ? undefined
           : ((next.value as Result & { stringify?: (r: Result) => string }).stringify?.(next.value) ??

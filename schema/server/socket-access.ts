@@ -13,8 +13,8 @@ export const closeReason = (meaning: string, message: string) => `${meaning}: ${
 /**
  * The lasting access of every open graphql-ws socket of this process:
  * - each socket's access is checked again every `sweepMs` (half the key cache time, at least half a
- *   second), past the cache, one check per credential however many sockets share it; when it has ended (key revoked or expired,
- *   session signed out, member removed) the socket is closed with 4401 at once, though the client sends
+ *   second), past the cache, one check per credential however many sockets share it; when it has ended (key revoked or
+ *   expired, session signed out, member removed) the socket is closed with 4401 at once, though the client sends
  *   nothing;
  * - a key, and a client address, hold at most WS_MAX_SOCKETS_PER_KEY and WS_MAX_SOCKETS_PER_ADDRESS
  *   open sockets in this process (with `enforceLimits`); one more is closed with 4429.
@@ -80,7 +80,8 @@ export function socketAccess(core: Pick<Core, 'config'>, log: Logger) {
         throw new AppError(
           429,
           'rate_limited',
-          `Too many open sockets from your address: ${wsMaxSocketsPerAddress} are open; close one before opening another`,
+          `Too many open sockets from your address: ${wsMaxSocketsPerAddress} are open; ` +
+            'close one before opening another',
         );
       }
       open.set(socket, access);

@@ -14,7 +14,7 @@ export const MAX_TOKENS = 2000;
  * graphql-js parses with MAX_TOKENS; past it, or nested past what the stack holds, a document is a 400
  * `query_too_complex` (thrown as an AppError, which maskError answers with its status), never a 500.
  */
-export function useTokenLimit(): Plugin {
+export function tokenLimitPlugin(): Plugin {
   return {
     onParse({ setParseFn }) {
       setParseFn((source, options) => {

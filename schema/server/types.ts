@@ -26,7 +26,10 @@ export type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
 
 export interface GraphQLServer {
   yoga: Yoga;
-  /** The request's parameters after the persisted-operation plugins (what yoga's `onParams` does over HTTP), for graphql-ws. */
+  /**
+   * The request's parameters after the persisted-operation plugins
+   * (what yoga's `onParams` does over HTTP), for graphql-ws.
+   */
   resolveParams(params: RequestParams): Promise<RequestParams>;
   /**
    * Answers an admitted POST of a query or mutation in JSON directly (`answerDirectly`, direct-path.ts); false when

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { and, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import {
   accountTable,
   apiKeyTable,
@@ -43,7 +44,7 @@ export async function createApiKey(db: Executor, accountId: string, options: New
   if (!account) throw notFound('Account');
   const { key, prefix, hash } = generateKey();
   const id = newKeyId();
-  const [row] = await db
+  const rows = await db
     .insert(apiKeyTable)
     .values({
       id,
@@ -55,7 +56,7 @@ export async function createApiKey(db: Executor, accountId: string, options: New
       createdBy: options.createdBy ?? null,
     })
     .returning();
-  return { keyId: id, apiKey: key, prefix, key: row! };
+  return { keyId: id, apiKey: key, prefix, key: oneRow(rows, 'insert into api_key') };
 }
 
 export async function revokeApiKey(db: Executor, prefix: string): Promise<void> {
@@ -78,12 +79,15 @@ export interface CreateAccountInput {
 /** Inserts an account and its wallet (with its first plan credits) in the caller's transaction. */
 export async function openAccount(tx: Executor, input: CreateAccountInput): Promise<Account> {
   const id = newAccountId();
-  const [account] = await tx
-    .insert(accountTable)
-    .values({ id, name: input.name, plan: input.plan, subscriptionStatus: input.subscriptionStatus })
-    .returning();
+  const account = oneRow(
+    await tx
+      .insert(accountTable)
+      .values({ id, name: input.name, plan: input.plan, subscriptionStatus: input.subscriptionStatus })
+      .returning(),
+    'insert into account',
+  );
   await grantPlanCredits(tx, id, input.creditsMicros ?? 0n, 'initial plan credits');
-  return account!;
+  return account;
 }
 
 /** Creates an account, its wallet and a first API key, in one transaction. */
@@ -104,10 +108,10 @@ export async function getAccount(db: Executor, accountId: string): Promise<Accou
 /** Reads "Bearer <key>" (or a bare key, as graphql-ws connection params often carry it). */
 export function parseBearer(header: string | undefined | null): string {
   if (!header) throw unauthenticated();
-  const match = /^(?:Bearer\s+)?(\S+)$/i.exec(header.trim());
-  if (!match || !KEY_PATTERN.test(match[1]!))
+  const key = /^(?:Bearer\s+)?(\S+)$/i.exec(header.trim())?.[1];
+  if (!key || !KEY_PATTERN.test(key))
     throw unauthenticated('Malformed API key: send "Authorization: Bearer <API_KEY>"');
-  return match[1]!;
+  return key;
 }
 
 export interface Authenticator {
@@ -136,7 +140,8 @@ export const csrfFailed = () =>
   new AppError(
     403,
     'csrf_failed',
-    'Requests signed in with the console session cookie must send its CSRF token in the X-CSRF-Token header (csrfToken of /auth/session)',
+    'Requests signed in with the console session cookie must send its ' +
+      'CSRF token in the X-CSRF-Token header (csrfToken of /auth/session)',
   );
 
 /**
@@ -159,7 +164,10 @@ export function createAuthenticator(
     if (cache.size > 10_000) cache.clear();
     cache.set(hash, entry);
   };
-  /** Runs a bookkeeping write at most once a minute (SESSION_TOUCH_MS) per key or session, without waiting for it; a failure is logged only. */
+  /**
+   * Runs a bookkeeping write at most once a minute (SESSION_TOUCH_MS) per
+   * key or session, without waiting for it; a failure is logged only.
+   */
   const touch = (id: string, at: number, write: () => Promise<unknown>) => {
     if ((touched.get(id) ?? 0) > at - SESSION_TOUCH_MS) return;
     if (touched.size > 50_000) touched.clear();
@@ -200,7 +208,8 @@ export function createAuthenticator(
         );
       if (!row) {
         cache.delete(hash);
-        throw unauthenticated('Unknown or revoked API key'); // an expired key, or one whose creator left, is refused as a revoked one
+        // An expired key, or one whose creator left, is refused as a revoked one.
+        throw unauthenticated('Unknown or revoked API key');
       }
       const { expiresAt, keyRole, ...key } = row;
       const principal: Principal = keyRole ? { ...key, keyRole } : key;
@@ -247,7 +256,7 @@ export function createAuthenticator(
         if (session.lastSeenAt.getTime() < at - SESSION_TOUCH_MS)
           touch(session.id, at, () => touchSession(db, session.id, clock()));
       }
-      if (!sameSecret(csrfToken, entry.csrfToken!)) throw csrfFailed();
+      if (entry.csrfToken === undefined || !sameSecret(csrfToken, entry.csrfToken)) throw csrfFailed();
       return entry.principal;
     },
     clear: () => cache.clear(),

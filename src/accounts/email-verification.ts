@@ -80,7 +80,8 @@ export async function resendEmailVerification(
     const minutes = Math.ceil(err.state.resetSecs / 60);
     throw new RateLimitedError(
       err.state,
-      `${err.state.limit} verification links were sent in the last hour: check your inbox and spam folder, or ask again in ${minutes} min.`,
+      `${err.state.limit} verification links were sent in the last hour: ` +
+        `check your inbox and spam folder, or ask again in ${minutes} min.`,
     );
   }
   await sendEmailVerification(core, user);
@@ -109,7 +110,8 @@ export const invalidVerificationLink = () =>
   new AppError(
     400,
     'invalid_token',
-    'This verification link is unknown or expired: sign in and send a new one from the banner at the top of the console',
+    'This verification link is unknown or expired: ' +
+      'sign in and send a new one from the banner at the top of the console',
   );
 
 /**
@@ -133,8 +135,9 @@ export async function verifyEmail(core: IdentityDeps, token: string): Promise<Em
       .returning();
     if (!user) {
       const verified = await getUser(tx, link.userId);
+      if (!verified) throw new Error(`the user ${link.userId} of a verification link is gone`);
       return {
-        email: verified!.email,
+        email: verified.email,
         alreadyVerified: true,
         trial: 'none',
         trialCreditsMicros: 0n,
@@ -183,9 +186,15 @@ function verifiedMessage(trial: TrialOutcome, micros: bigint): string {
     case 'granted':
       return `Your email is verified: ${formatDollars(micros)} USD of trial credits are in your account's wallet.`;
     case 'claimed':
-      return 'Your email is verified, but this mailbox has received trial credits before, with another account, so this account gets none: there is one trial per mailbox.';
+      return (
+        'Your email is verified, but this mailbox has received trial credits before, ' +
+        'with another account, so this account gets none: there is one trial per mailbox.'
+      );
     case 'throwaway':
-      return 'Your email is verified, but it is at a throwaway-mail service, which gets no trial credits: sign up with a lasting address to receive them.';
+      return (
+        'Your email is verified, but it is at a throwaway-mail service, ' +
+        'which gets no trial credits: sign up with a lasting address to receive them.'
+      );
     case 'none':
       return 'Your email is verified.';
   }

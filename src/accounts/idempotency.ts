@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Database, Transaction } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import type { AccountWrites } from './writes.ts';
+import type { Principal } from './principal.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
 
 export interface StoredResponse {
@@ -34,11 +36,8 @@ function canonical(value: unknown): string {
     } else if (next && typeof next === 'object') {
       const keys = Object.keys(next).sort();
       stack.push(new Written('}'));
-      for (let i = keys.length - 1; i >= 0; i--)
-        stack.push(
-          (next as Record<string, unknown>)[keys[i]!],
-          new Written(`${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:`),
-        );
+      for (const [i, key] of [...keys.entries()].reverse())
+        stack.push((next as Record<string, unknown>)[key], new Written(`${i > 0 ? ',' : ''}${JSON.stringify(key)}:`));
       stack.push(new Written('{'));
     } else {
       out += JSON.stringify(next ?? null);
@@ -54,7 +53,7 @@ function canonical(value: unknown): string {
  * the first and then replays its response. The same key with another request answers 422.
  *
  * Without a key, `prepare` runs before the write is queued, so a refused request never joins a group
- * of the account's writes (account-writes.ts). With a key, it runs after the key is claimed, so a
+ * of the account's writes (writes.ts). With a key, it runs after the key is claimed, so a
  * replay answers what the first request got even if the account has changed since (its plan, say).
  */
 export async function withIdempotency(
@@ -79,34 +78,68 @@ export async function withIdempotency(
       const claimed = (await tx.execute(sql`
       insert into idempotency_key as k (account_id, key, request_hash, response_status, response_body)
       values (${accountId}, ${key}, ${hash}, 0, 'null')
-      on conflict (account_id, key) do update set request_hash = excluded.request_hash, response_status = 0, response_body = 'null', created_at = now()
-        where k.created_at < now() - interval '24 hours'
+      on conflict (account_id, key) do update set request_hash = excluded.request_hash, response_status = 0,
+        response_body = 'null', created_at = now() where k.created_at < now() - interval '24 hours'
       returning 1`)) as unknown as unknown[];
       if (claimed.length === 0) {
-        const [stored] = (await tx.execute(
-          sql`select request_hash, response_status, response_body from idempotency_key where account_id = ${accountId} and key = ${key}`,
-        )) as unknown as {
-          request_hash: string;
-          response_status: number;
-          response_body: unknown;
-        }[];
-        if (stored!.request_hash !== hash) {
+        const stored = oneRow(
+          (await tx.execute(
+            sql`select request_hash, response_status, response_body from idempotency_key
+              where account_id = ${accountId} and key = ${key}`,
+          )) as unknown as { request_hash: string; response_status: number; response_body: unknown }[],
+          'the idempotency key held by another request',
+        );
+        if (stored.request_hash !== hash) {
           throw new AppError(
             422,
             'idempotency_key_reused',
             'This Idempotency-Key was already used with a different request; send a new key for a new request.',
           );
         }
-        return { status: stored!.response_status, body: stored!.response_body, replayed: true };
+        return { status: stored.response_status, body: stored.response_body, replayed: true };
       }
       const response = await prepare()(tx);
       await tx.execute(
-        sql`update idempotency_key set response_status = ${response.status}, response_body = ${JSON.stringify(response.body)}::jsonb where account_id = ${accountId} and key = ${key}`,
+        sql`update idempotency_key set response_status = ${response.status},
+          response_body = ${JSON.stringify(response.body)}::jsonb where account_id = ${accountId} and key = ${key}`,
       );
       return { ...response, replayed: false };
     },
     { alone: true },
   );
+}
+
+/** Whose write it is and how it is told apart from others: see idempotentWrite. */
+export interface IdempotentCall {
+  principal: Pick<Principal, 'accountId'>;
+  /**
+   * The caller's idempotency key (REST `Idempotency-Key`, GraphQL `idempotencyKey`); none runs the write every time.
+   */
+  key?: string | null;
+  /** Names the operation, so one key sent to two operations is two requests. */
+  scope: string;
+  /** What the caller sent, hashed with the key: the same key with another request answers 422. */
+  request?: unknown;
+}
+
+/**
+ * The one wrapper every face takes for an account's write (a run start, a credit purchase): the write
+ * runs in the account's write groups (writes.ts), once per idempotency key when the caller sent one.
+ * `prepare` checks the request and returns the write; `answer` makes the face's answer of its result,
+ * which is stored as it is for replays (so a replay answers exactly what the first request got).
+ */
+export async function idempotentWrite<W, A = W>(
+  core: { accountWrites: AccountWrites },
+  call: IdempotentCall,
+  prepare: () => (tx: Transaction) => Promise<W>,
+  answer: (written: W) => A = (written) => written as unknown as A,
+): Promise<{ status: number; body: A; replayed: boolean }> {
+  const { principal, key, scope, request = null } = call;
+  const result = await withIdempotency(core.accountWrites, principal.accountId, key, scope, request, () => {
+    const write = prepare();
+    return async (tx) => ({ status: 200, body: answer(await write(tx)) });
+  });
+  return result as { status: number; body: A; replayed: boolean };
 }
 
 /** Forgets keys older than 24 hours. */

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Executor } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import { installationSecretTable } from '../../db/tables/identity.ts';
 
 /** Read once per process: the secret never changes once made. */
@@ -17,8 +18,8 @@ export function getInstallationSecret(db: Executor): Promise<Buffer> {
         .insert(installationSecretTable)
         .values({ id: 1, secret: randomBytes(32) })
         .onConflictDoNothing();
-      const [row] = await db.select({ secret: installationSecretTable.secret }).from(installationSecretTable);
-      return Buffer.from(row!.secret);
+      const rows = await db.select({ secret: installationSecretTable.secret }).from(installationSecretTable);
+      return Buffer.from(oneRow(rows, 'the installation secret').secret);
     })();
     secret.catch(() => cached.delete(db));
     cached.set(db, secret);

@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, inArray, isNull } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import { accountTable } from '../../db/tables/accounts.ts';
 import { invitationTable, type Invitation, type Role } from '../../db/tables/identity.ts';
 import { AppError, notFound, ValidationError } from '../shared/errors.ts';
@@ -59,7 +60,7 @@ export async function inviteMember(
       .update(invitationTable)
       .set({ revokedAt: now })
       .where(and(eq(invitationTable.accountId, principal.accountId), eq(invitationTable.email, email), pending(now)));
-    const [created] = await tx
+    const created = await tx
       .insert(invitationTable)
       .values({
         id: newInvitationId(),
@@ -72,7 +73,7 @@ export async function inviteMember(
         expiresAt: new Date(now.getTime() + INVITATION_MS),
       })
       .returning();
-    return created!;
+    return oneRow(created, 'insert into invitation');
   });
   const [account, inviter] = await Promise.all([
     core.db.select({ name: accountTable.name }).from(accountTable).where(eq(accountTable.id, principal.accountId)),
@@ -81,7 +82,7 @@ export async function inviteMember(
   await core.mailer.send(
     invitationMail({
       to: email,
-      accountName: account[0]!.name,
+      accountName: oneRow(account, 'the inviting account').name,
       role: input.role,
       inviter: inviter?.name || inviter?.email || null,
       url: invitationUrl(core.config.publicUrl, token),
@@ -186,7 +187,7 @@ export async function acceptInvitation(
     if (!(await verifyPassword(existing.passwordHash, input.password, core.config.passwordCost)))
       throw invalidCredentials();
   }
-  const newHash = existing?.passwordHash ? undefined : await hashPassword(input.password, core.config.passwordCost);
+  const passwordHash = existing?.passwordHash || (await hashPassword(input.password, core.config.passwordCost));
   const { user, membership } = await core.db.transaction(async (tx) => {
     const row = await pendingByToken(tx, input.token, now, true);
     if (!row) throw notFound('Invitation');
@@ -196,13 +197,13 @@ export async function acceptInvitation(
       (await createUser(tx, {
         email: row.invitation.email,
         name: input.name,
-        passwordHash: newHash!,
+        passwordHash,
         emailVerifiedAt: now,
       }));
     // A user made without a password (an account's owner seeded by the operator) sets it here.
     if (existing && !existing.passwordHash) {
-      await setPasswordHash(tx, existing.id, newHash!);
-      user = { ...existing, passwordHash: newHash! };
+      await setPasswordHash(tx, existing.id, passwordHash);
+      user = { ...existing, passwordHash };
     }
     await tx.update(invitationTable).set({ acceptedAt: now }).where(eq(invitationTable.id, row.invitation.id));
     const membership = await addMembership(tx, row.invitation.accountId, user.id, row.invitation.role);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Executor } from '../../db/client.ts';
 import { apiKeyTable, type ApiKey } from '../../db/tables/accounts.ts';
 import { membershipTable, type Role } from '../../db/tables/identity.ts';
+import type { Core } from '../core.ts';
 import { fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { assertStorable } from '../shared/params.ts';
 import { createApiKey } from './accounts.ts';
@@ -15,7 +16,9 @@ import { requireRole, requireUser } from './roles.ts';
  * the account (`revokeCreatorKeys`).
  */
 
-/** A key with its creator's current role in the account: null for an operator key (no creator) or a creator who left. */
+/**
+ * A key with its creator's current role in the account: null for an operator key (no creator) or a creator who left.
+ */
 export type ListedKey = ApiKey & { creatorRole: Role | null };
 
 const keyInput = z.object({
@@ -23,13 +26,16 @@ const keyInput = z.object({
   expiresAt: z.date().nullish(),
 });
 
-/** A key of the caller's account, named, optionally expiring, acting with at most the caller's role; its secret is in the answer only. */
+/**
+ * A key of the caller's account, named, optionally expiring, acting with
+ * at most the caller's role; its secret is in the answer only.
+ */
 export async function createNamedKey(
-  db: Executor,
+  core: Pick<Core, 'db' | 'clock'>,
   principal: Principal,
   input: { name: string; expiresAt?: Date | null },
-  now: Date,
 ) {
+  const now = core.clock();
   requireRole(principal, 'keys');
   const { userId, role } = requireUser(principal);
   const parsed = keyInput.safeParse(input);
@@ -38,7 +44,11 @@ export async function createNamedKey(
   const expiresAt = parsed.data.expiresAt ?? null;
   if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt <= now))
     throw new ValidationError([{ path: 'expiresAt', message: 'must be in the future' }]);
-  const created = await createApiKey(db, principal.accountId, { name: parsed.data.name, expiresAt, createdBy: userId });
+  const created = await createApiKey(core.db, principal.accountId, {
+    name: parsed.data.name,
+    expiresAt,
+    createdBy: userId,
+  });
   return { ...created, key: { ...created.key, creatorRole: role } satisfies ListedKey };
 }
 
@@ -75,16 +85,28 @@ export async function loadKeys(
   return ids.map((id) => rows.find((r) => r.id === id) ?? null);
 }
 
-/** Revokes a key of the caller's account by id: it stops working on every face. 404 for none (or revoked already). */
-export async function revokeKey(db: Executor, principal: Principal, id: string, now: Date): Promise<ListedKey> {
+/**
+ * Revokes a key of the caller's account by id: it stops working on every face, at once in this process
+ * (which forgets the keys it cached), in the others within the key cache time. 404 for none (or
+ * revoked already).
+ */
+export async function revokeKey(
+  core: Pick<Core, 'db' | 'auth' | 'clock'>,
+  principal: Principal,
+  id: string,
+): Promise<ListedKey> {
+  const { db } = core;
   requireRole(principal, 'keys');
   const [revoked] = await db
     .update(apiKeyTable)
-    .set({ revokedAt: now, revokedReason: 'revoked' })
+    .set({ revokedAt: core.clock(), revokedReason: 'revoked' })
     .where(and(eq(apiKeyTable.id, id), eq(apiKeyTable.accountId, principal.accountId), isNull(apiKeyTable.revokedAt)))
     .returning({ id: apiKeyTable.id });
   if (!revoked) throw notFound('API key');
-  return (await loadKeys(db, principal, [revoked.id]))[0]!;
+  const [key] = await loadKeys(db, principal, [revoked.id]);
+  if (!key) throw notFound('API key');
+  core.auth.clear();
+  return key;
 }
 
 /**

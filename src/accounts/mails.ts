@@ -7,7 +7,10 @@ const escape = (text: string) =>
 
 function mail(to: string, subject: string, lines: string[], link: { text: string; url: string }, footer: string): Mail {
   const text = [...lines, '', `${link.text}: ${link.url}`, '', footer].join('\n');
-  const html = `<!doctype html><html><body style="font-family: sans-serif">${lines.map((l) => `<p>${escape(l)}</p>`).join('')}<p><a href="${escape(link.url)}">${escape(link.text)}</a></p><p style="color: #666">${escape(footer)}</p></body></html>`;
+  const html =
+    '<!doctype html><html><body style="font-family: ' +
+    `sans-serif">${lines.map((l) => `<p>${escape(l)}</p>`).join('')}<p><a ` +
+    `href="${escape(link.url)}">${escape(link.text)}</a></p><p style="color: #666">${escape(footer)}</p></body></html>`;
   return { to, subject, text, html };
 }
 
@@ -23,7 +26,8 @@ export function invitationMail(input: {
     input.to,
     `You are invited to ${input.accountName} on leadgate`,
     [
-      `${input.inviter ?? 'An owner'} invited you to join the account “${input.accountName}” on leadgate as ${input.role}.`,
+      `${input.inviter ?? 'An owner'} invited you to join the ` +
+        `account “${input.accountName}” on leadgate as ${input.role}.`,
     ],
     { text: 'Accept the invitation', url: input.url },
     `The link works once, until ${input.expiresAt.toISOString()}. If you did not expect it, ignore this mail.`,
@@ -36,7 +40,8 @@ export function passwordResetMail(input: { to: string; url: string; expiresAt: D
     'Set your leadgate password',
     ['Someone (hopefully you) asked to set a new password for your leadgate account.'],
     { text: 'Set a new password', url: input.url },
-    `The link works once, until ${input.expiresAt.toISOString()}; using it signs you out everywhere else. If you did not ask, ignore this mail: your password stays as it is.`,
+    `The link works once, until ${input.expiresAt.toISOString()}; using it signs you out everywhere else. ` +
+      'If you did not ask, ignore this mail: your password stays as it is.',
   );
 }
 
@@ -56,6 +61,7 @@ export function emailVerificationMail(input: {
         : 'Verify it to confirm the address is yours.',
     ],
     { text: 'Verify your email', url: input.url },
-    `The link works until ${input.expiresAt.toISOString()}. If you did not sign up, ignore this mail: nothing happens without it.`,
+    `The link works until ${input.expiresAt.toISOString()}. ` +
+      'If you did not sign up, ignore this mail: nothing happens without it.',
   );
 }

@@ -1,7 +1,9 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import { appUserTable, type AppUser } from '../../db/tables/accounts.ts';
 import { membershipTable, type Membership, type Role } from '../../db/tables/identity.ts';
+import type { Core } from '../core.ts';
 import { AppError, notFound } from '../shared/errors.ts';
 import { revokeCreatorKeys } from './keys.ts';
 import type { Principal } from './principal.ts';
@@ -11,14 +13,17 @@ import { newMembershipId } from './tokens.ts';
 
 /** Members of accounts: who belongs to which account with which role (roles.ts says what each may do). */
 
+/** What a change of a membership needs: the database, the clock, and this process's cache of keys and sessions. */
+export type MemberDeps = Pick<Core, 'db' | 'auth' | 'clock'>;
+
 /** Adds the user to the account; an existing membership is kept as it is. */
 export async function addMembership(db: Executor, accountId: string, userId: string, role: Role): Promise<Membership> {
   await db.insert(membershipTable).values({ id: newMembershipId(), accountId, userId, role }).onConflictDoNothing();
-  const [membership] = await db
+  const rows = await db
     .select()
     .from(membershipTable)
     .where(and(eq(membershipTable.accountId, accountId), eq(membershipTable.userId, userId)));
-  return membership!;
+  return oneRow(rows, 'the membership just added');
 }
 
 /** The account a user signs in to: their first membership. */
@@ -102,53 +107,59 @@ async function ownerCount(tx: Executor, accountId: string): Promise<number> {
 }
 
 /**
- * Gives a member another role. Admins cannot grant owner or change an owner; the last owner cannot be
- * demoted (409 `last_owner`). The keys the member created act with the new role from their next
- * authentication (roles.ts). Runs in the caller's transaction.
+ * Gives a member another role, in a transaction of its own. Admins cannot grant owner or change an
+ * owner; the last owner cannot be demoted (409 `last_owner`). The keys the member created act with
+ * the new role from their next authentication (roles.ts): this process forgets the keys and sessions
+ * it cached, so here that is at once.
  */
 export async function changeMemberRole(
-  tx: Executor,
+  core: MemberDeps,
   principal: Principal,
   membershipId: string,
   role: Role,
 ): Promise<Membership> {
-  requireRole(principal, 'members');
-  const actor = requireUser(principal);
-  await ownerCount(tx, principal.accountId);
-  const membership = await lockedMembership(tx, principal, membershipId);
-  if (!mayAssign(actor.role, role, membership.role))
-    throw roleRequired('Only owners grant, change or remove the owner role.');
-  if (membership.role === 'owner' && role !== 'owner' && (await ownerCount(tx, principal.accountId)) <= 1)
-    throw lastOwner();
-  const [changed] = await tx
-    .update(membershipTable)
-    .set({ role })
-    .where(eq(membershipTable.id, membershipId))
-    .returning();
-  return changed!;
+  const changed = await core.db.transaction(async (tx) => {
+    requireRole(principal, 'members');
+    const actor = requireUser(principal);
+    await ownerCount(tx, principal.accountId);
+    const membership = await lockedMembership(tx, principal, membershipId);
+    if (!mayAssign(actor.role, role, membership.role))
+      throw roleRequired('Only owners grant, change or remove the owner role.');
+    if (membership.role === 'owner' && role !== 'owner' && (await ownerCount(tx, principal.accountId)) <= 1)
+      throw lastOwner();
+    const rows = await tx.update(membershipTable).set({ role }).where(eq(membershipTable.id, membershipId)).returning();
+    return oneRow(rows, 'update of a locked membership');
+  });
+  core.auth.clear();
+  return changed;
 }
 
 /**
  * Removes a member from the account (a member leaving is the same removal), ends their sessions on it
  * and revokes the keys they created there (`creator_removed`): the membership and its keys end
- * together. Admins cannot remove an owner; the last owner cannot be removed (409 `last_owner`). Runs in
- * the caller's transaction; answers the membership removed and how many keys it revoked.
+ * together, in one transaction, and this process forgets the keys and sessions it cached. Admins
+ * cannot remove an owner; the last owner cannot be removed (409 `last_owner`). Answers the membership
+ * removed and how many keys it revoked.
  */
 export async function removeMember(
-  tx: Executor,
+  core: MemberDeps,
   principal: Principal,
   membershipId: string,
-  now: Date,
 ): Promise<{ membership: Membership; revokedKeyCount: number }> {
-  requireRole(principal, 'members');
-  const actor = requireUser(principal);
-  await ownerCount(tx, principal.accountId);
-  const membership = await lockedMembership(tx, principal, membershipId);
-  if (!mayAssign(actor.role, membership.role, membership.role))
-    throw roleRequired('Only owners grant, change or remove the owner role.');
-  if (membership.role === 'owner' && (await ownerCount(tx, principal.accountId)) <= 1) throw lastOwner();
-  await tx.delete(membershipTable).where(eq(membershipTable.id, membershipId));
-  await revokeUserSessions(tx, membership.userId, now, { accountId: principal.accountId });
-  const revokedKeyCount = await revokeCreatorKeys(tx, principal.accountId, membership.userId, now);
-  return { membership, revokedKeyCount };
+  const now = core.clock();
+  const removed = await core.db.transaction(async (tx) => {
+    requireRole(principal, 'members');
+    const actor = requireUser(principal);
+    await ownerCount(tx, principal.accountId);
+    const membership = await lockedMembership(tx, principal, membershipId);
+    if (!mayAssign(actor.role, membership.role, membership.role))
+      throw roleRequired('Only owners grant, change or remove the owner role.');
+    if (membership.role === 'owner' && (await ownerCount(tx, principal.accountId)) <= 1) throw lastOwner();
+    await tx.delete(membershipTable).where(eq(membershipTable.id, membershipId));
+    await revokeUserSessions(tx, membership.userId, now, { accountId: principal.accountId });
+    const revokedKeyCount = await revokeCreatorKeys(tx, principal.accountId, membership.userId, now);
+    return { membership, revokedKeyCount };
+  });
+  core.auth.clear();
+  return removed;
 }

@@ -2,7 +2,7 @@ import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
 import { passwordResetTable } from '../../db/tables/identity.ts';
 import type { Core } from '../core.ts';
-import { JOBS } from '../runs/jobs.ts';
+import { JOBS } from '../workers/jobs.ts';
 import { AppError, unauthenticated } from '../shared/errors.ts';
 import { firstMembership } from './members.ts';
 import { passwordResetMail } from './mails.ts';
@@ -25,7 +25,9 @@ export async function createPasswordReset(db: Executor, userId: string, now: Dat
   return { token, expiresAt };
 }
 
-/** Attempts of the job that mails a reset link (a mail server out of reach is retried, with graphile-worker's backoff). */
+/**
+ * Attempts of the job that mails a reset link (a mail server out of reach is retried, with graphile-worker's backoff).
+ */
 const RESET_MAIL_ATTEMPTS = 5;
 
 /**
@@ -35,7 +37,8 @@ const RESET_MAIL_ATTEMPTS = 5;
  * The job carries the address only: it makes the link itself, so no token waits in the job table.
  */
 export async function requestPasswordReset(core: Pick<Core, 'sql'>, email: string): Promise<void> {
-  await core.sql`select graphile_worker.add_job(${JOBS.sendPasswordReset}::text, json_build_object('email', ${normalizeEmail(email)}::text), max_attempts => ${RESET_MAIL_ATTEMPTS})`;
+  await core.sql`select graphile_worker.add_job(${JOBS.sendPasswordReset}::text,
+    json_build_object('email', ${normalizeEmail(email)}::text), max_attempts => ${RESET_MAIL_ATTEMPTS})`;
 }
 
 /** The job of `requestPasswordReset`: mails a new reset link to the user of `email`, if there is one. */
@@ -85,7 +88,8 @@ export async function confirmPasswordReset(
     await revokeUserSessions(tx, reset.userId, now);
     return reset.userId;
   });
-  const user = (await getUser(core.db, userId))!;
+  const user = await getUser(core.db, userId);
+  if (!user) throw invalidToken();
   const membership = await firstMembership(core.db, userId);
   if (!membership)
     throw unauthenticated(

@@ -68,9 +68,9 @@ interface Lease {
  * Requests per window (a minute unless `windowMs` says otherwise) per key, shared by every gateway
  * process through one counter row per key in Postgres (an UNLOGGED table). A process reserves a few
  * requests at a time with one statement and serves them from memory, so most requests touch no
- * database; reservations shrink as the window fills, so together the processes never exceed the limit. Near the limit, requests another process
- * reserved but did not use may make this one refuse a little early. A refused key is refused from
- * memory until its window ends.
+ * database; reservations shrink as the window fills, so together the processes never exceed the limit. Near the limit,
+ * requests another process reserved but did not use may make this one refuse a little early. A refused key is refused
+ * from memory until its window ends.
  */
 export function createRateLimiter(
   sql: Sql,
@@ -92,7 +92,8 @@ export function createRateLimiter(
 
   async function reserve(keyId: string, at: number): Promise<Lease> {
     if (!knownRows.has(keyId)) {
-      await sql`insert into rate_limit (key, points, expire) values (${keyId}, 0, ${at}::bigint) on conflict do nothing`;
+      await sql`insert into rate_limit (key, points, expire) values (${keyId}, 0, ${at}::bigint)
+        on conflict do nothing`;
       // Bounded like the leases: keys may be client addresses (failed authentications), which are many.
       if (knownRows.size >= 50_000) knownRows.clear();
       knownRows.add(keyId);
@@ -101,11 +102,13 @@ export function createRateLimiter(
     const [row] = await sql<{ points: number; expire: string; granted: number }[]>`
       update rate_limit r set
         points = case when prev.expire <= ${at}::bigint then least(${perWindow}::int, ${first}::int)
-                      else least(${perWindow}::int, r.points + greatest(1, least(${MAX_LEASE}::int, (${perWindow}::int - r.points) / ${LEASE_SHARE}::int))) end,
+                      else least(${perWindow}::int, r.points + greatest(1, least(${MAX_LEASE}::int,
+                        (${perWindow}::int - r.points) / ${LEASE_SHARE}::int))) end,
         expire = case when prev.expire <= ${at}::bigint then ${at + windowMs}::bigint else r.expire end
       from (select points, expire from rate_limit where key = ${keyId} for update) prev
       where r.key = ${keyId}
-      returning r.points, r.expire, r.points - case when prev.expire <= ${at}::bigint then 0 else prev.points end as granted`;
+      returning r.points, r.expire,
+        r.points - case when prev.expire <= ${at}::bigint then 0 else prev.points end as granted`;
     if (!row) {
       knownRows.delete(keyId); // removed by housekeeping meanwhile
       return reserve(keyId, at);

@@ -1,4 +1,4 @@
-import type { Role } from '../../db/tables/identity.ts';
+import { ROLES, type Role } from '../../db/tables/identity.ts';
 import { AppError } from '../shared/errors.ts';
 import type { Principal } from './principal.ts';
 
@@ -54,7 +54,10 @@ function refusal(principal: Principal, permission: Permission): string {
   if (principal.role) return `${WHAT[permission]}; your role is ${principal.role}.`;
   if (!KEYS_ALLOWED[permission] || !principal.keyRole) return `${WHAT[permission]}; an API key cannot.`;
   const what = WHAT[permission];
-  return `This key acts with the rights of its creator, ${A_ROLE[principal.keyRole]}; ${what.charAt(0).toLowerCase()}${what.slice(1)}.`;
+  return (
+    `This key acts with the rights of its creator, ${A_ROLE[principal.keyRole]}; ` +
+    `${what.charAt(0).toLowerCase()}${what.slice(1)}.`
+  );
 }
 
 /** 403 `role_required` unless the caller may do `permission`. */
@@ -69,8 +72,17 @@ export function requireUser(principal: Principal): { userId: string; role: Role;
   return { userId: principal.userId, role: principal.role, sessionId: principal.sessionId };
 }
 
-/** Whether `actor` may give `role` to someone, or change or remove someone who has `current`: only owners touch owners. */
+/**
+ * Whether `actor` may give `role` to someone, or change or remove someone who has `current`: only owners touch owners.
+ */
 export function mayAssign(actor: Role, role: Role, current?: Role): boolean {
   if (actor === 'owner') return true;
   return actor === 'admin' && role !== 'owner' && current !== 'owner';
 }
+
+/**
+ * The roles `actor` may give, fewest rights first (ROLES lists the most first): by mayAssign, the members
+ * they may change or remove are exactly those holding one of them. What the console offers a signed-in user.
+ */
+export const assignableRoles = (actor: Role): Role[] =>
+  [...ROLES].reverse().filter((role) => mayAssign(actor, role, role));

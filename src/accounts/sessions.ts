@@ -1,5 +1,6 @@
 import { and, desc, eq, gt, isNull, ne, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import { accountTable, type Plan, type SubscriptionStatus } from '../../db/tables/accounts.ts';
 import { consoleSessionTable, membershipTable, type ConsoleSession, type Role } from '../../db/tables/identity.ts';
 import { newSessionId, newToken } from './tokens.ts';
@@ -26,7 +27,7 @@ const clip = (value: string | null | undefined) => (value ? value.slice(0, 512) 
 /** A new session of `userId` on `accountId`: the row, and the token for the cookie (shown only here). */
 export async function createSession(db: Executor, userId: string, accountId: string, client: SessionClient, now: Date) {
   const { token, hash } = newToken();
-  const [session] = await db
+  const rows = await db
     .insert(consoleSessionTable)
     .values({
       id: newSessionId(),
@@ -41,7 +42,7 @@ export async function createSession(db: Executor, userId: string, accountId: str
       ip: clip(client.ip),
     })
     .returning();
-  return { session: session!, token };
+  return { session: oneRow(rows, 'insert into console_session'), token };
 }
 
 /** A live session as the authenticator reads it: with the user's role and the account's plan. */
@@ -100,7 +101,8 @@ export async function touchSession(db: Executor, id: string, now: Date): Promise
     .update(consoleSessionTable)
     .set({
       lastSeenAt: now,
-      expiresAt: sql`least(${new Date(now.getTime() + SESSION_IDLE_MS)}::timestamptz, ${consoleSessionTable.createdAt} + ${`${SESSION_MAX_MS} milliseconds`}::interval)`,
+      expiresAt: sql`least(${new Date(now.getTime() + SESSION_IDLE_MS)}::timestamptz,
+        ${consoleSessionTable.createdAt} + ${`${SESSION_MAX_MS} milliseconds`}::interval)`,
     })
     .where(and(eq(consoleSessionTable.id, id), isNull(consoleSessionTable.revokedAt)));
 }

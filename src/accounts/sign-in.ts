@@ -1,12 +1,21 @@
 import type { Account, AppUser } from '../../db/tables/accounts.ts';
 import type { ConsoleSession, Role } from '../../db/tables/identity.ts';
 import type { Core } from '../core.ts';
-import { AppError, unauthenticated } from '../shared/errors.ts';
+import { AppError, notFound, unauthenticated } from '../shared/errors.ts';
 import { getAccount, openAccount } from './accounts.ts';
 import { addMembership, firstMembership } from './members.ts';
 import { sendEmailVerification, VERIFICATION_MAILS_PER_HOUR } from './email-verification.ts';
 import { createRateLimiter, RateLimitedError, type RateLimiter, type RateLimitState } from './rate-limit.ts';
-import { createSession, findActiveSession, type ActiveSession, type SessionClient } from './sessions.ts';
+import type { Principal } from './principal.ts';
+import { requireUser } from './roles.ts';
+import {
+  createSession,
+  findActiveSession,
+  revokeSession,
+  revokeUserSessions,
+  type ActiveSession,
+  type SessionClient,
+} from './sessions.ts';
 import { hashToken, TOKEN_PATTERN } from './tokens.ts';
 import {
   createUser,
@@ -63,7 +72,10 @@ export async function startSession(
  * a limit before any of them is counted.
  */
 export interface IdentityThrottles {
-  /** Sign-in attempts per email (LOGIN_FAILURES_PER_MINUTE; the right password gives its unit back), and password-reset mails per email. */
+  /**
+   * Sign-in attempts per email (LOGIN_FAILURES_PER_MINUTE; the right password
+   * gives its unit back), and password-reset mails per email.
+   */
   byEmail: RateLimiter;
   /** Sign-ups per client address and hour (SIGNUPS_PER_HOUR). */
   signUps: RateLimiter;
@@ -88,7 +100,8 @@ export const emailThrottleKey = (purpose: 'login' | 'reset', email: string) =>
 const tooManySignUps = (err: RateLimitedError) =>
   new RateLimitedError(
     err.state,
-    `Too many sign-ups from your address: the limit is ${err.state.limit} an hour. Retry in ${Math.ceil(err.state.resetSecs / 60)} min, or sign in if you have an account.`,
+    `Too many sign-ups from your address: the limit is ${err.state.limit} an hour. ` +
+      `Retry in ${Math.ceil(err.state.resetSecs / 60)} min, or sign in if you have an account.`,
   );
 
 /**
@@ -147,7 +160,8 @@ export async function signUp(
 const tooManySignIns = (err: RateLimitedError) =>
   new RateLimitedError(
     err.state,
-    `Too many failed sign-ins: the limit is ${err.state.limit} per minute. Retry in ${err.state.resetSecs} s, or reset the password.`,
+    `Too many failed sign-ins: the limit is ${err.state.limit} per minute. ` +
+      `Retry in ${err.state.resetSecs} s, or reset the password.`,
   );
 
 /**
@@ -185,4 +199,31 @@ export async function signIn(
   if (!membership)
     throw unauthenticated('You are a member of no account any more: ask an account owner for an invitation');
   return startSession(core, user, membership.accountId, membership.role, client);
+}
+
+/**
+ * What ending sessions needs: the database, the clock, and this process's cache of keys and sessions,
+ * which it clears so the sessions ended stop here at once (in other processes within the cache time).
+ */
+type SessionDeps = Pick<Core, 'db' | 'auth' | 'clock'>;
+
+/** Signs the caller's own console session out (POST /auth/sign-out). */
+export async function signOut(core: SessionDeps, principal: Principal): Promise<void> {
+  const { userId, sessionId } = requireUser(principal);
+  await revokeSession(core.db, userId, sessionId, core.clock());
+  core.auth.clear();
+}
+
+/** Ends one live session of the signed-in user, the caller's own included; 404 `not_found` for none of that id. */
+export async function endSession(core: SessionDeps, principal: Principal, sessionId: string): Promise<void> {
+  const { userId } = requireUser(principal);
+  if (!(await revokeSession(core.db, userId, sessionId, core.clock()))) throw notFound('Session');
+  core.auth.clear();
+}
+
+/** Ends every live session of the signed-in user, the caller's own included; how many. */
+export async function signOutEverywhere(core: SessionDeps, principal: Principal): Promise<number> {
+  const count = await revokeUserSessions(core.db, requireUser(principal).userId, core.clock());
+  core.auth.clear();
+  return count;
 }

@@ -49,8 +49,9 @@ export function createAccountWrites(db: Database, options: { group: boolean; max
   const queues = new Map<string, Pending[]>();
 
   async function runBatch(batch: Pending[]) {
-    if (batch.length === 1) {
-      await runAlone(batch[0]!);
+    const [only, ...others] = batch;
+    if (only && others.length === 0) {
+      await runAlone(only);
       return;
     }
     let values: unknown[];
@@ -76,12 +77,12 @@ export function createAccountWrites(db: Database, options: { group: boolean; max
         await runBatch(batch);
       } catch (error) {
         // runBatch settles every write itself; should it ever throw, no write of the account may hang.
-        for (const write of [...batch, ...queues.get(accountId)!]) write.reject(error);
+        for (const write of [...batch, ...(queues.get(accountId) ?? [])]) write.reject(error);
         queues.delete(accountId);
         return;
       }
-      const waiting = queues.get(accountId)!;
-      if (waiting.length === 0) {
+      const waiting = queues.get(accountId);
+      if (!waiting || waiting.length === 0) {
         queues.delete(accountId);
         return;
       }

@@ -5,8 +5,8 @@ export function usdToMicros(usd: number | string): bigint {
   const text = typeof usd === 'number' ? usd.toFixed(6) : usd.trim();
   const match = /^(-?)(\d+)(?:\.(\d{1,6}))?$/.exec(text);
   if (!match) throw new Error(`not a dollar amount: ${usd}`);
-  const [, sign, whole, frac = ''] = match;
-  const micros = BigInt(whole!) * MICROS_PER_USD + BigInt(frac.padEnd(6, '0'));
+  const [, sign, whole = '0', frac = ''] = match;
+  const micros = BigInt(whole) * MICROS_PER_USD + BigInt(frac.padEnd(6, '0'));
   return sign ? -micros : micros;
 }
 

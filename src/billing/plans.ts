@@ -22,7 +22,8 @@ export function assertPlan(principal: Pick<Subscriber, 'plan'>, required: Plan |
   throw new AppError(
     403,
     'plan_required',
-    `${what} needs the ${required} plan (${PLAN_PRICE_USD[required]} USD/month) or higher; this account is on ${principal.plan} (${PLAN_PRICE_USD[principal.plan]} USD/month).`,
+    `${what} needs the ${required} plan (${PLAN_PRICE_USD[required]} USD/month) or higher; ` +
+      `this account is on ${principal.plan} (${PLAN_PRICE_USD[principal.plan]} USD/month).`,
   );
 }
 

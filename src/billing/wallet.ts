@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import { ledgerTable, walletTable, type LedgerEntry, type Plan } from '../../db/tables/accounts.ts';
 import { runTable } from '../../db/tables/runs.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
@@ -10,8 +11,7 @@ import type { Subscriber } from './plans.ts';
  * Glossary: plan credits come with the subscription (`plan_grant`); purchased credits are bought
  * (`purchase`) and never expire. Spending takes purchased credits first. A run *holds* its estimated
  * cost at start (balances go down), and at the end the hold is *released* and the actual cost
- * *charged*, so the ledger always sums to the balances. The hold is taken by the statement that
- * places the run (runs/queue.ts `holdAndPlace`), the same that decides whether it runs now.
+ * *charged*, so the ledger always sums to the balances (billing/hold.ts).
  */
 export interface Balances {
   planMicros: bigint;
@@ -49,62 +49,6 @@ export async function grantPlanCredits(tx: Executor, accountId: string, micros: 
       set: { planMicros: sql`${walletTable.planMicros} + ${micros}`, updatedAt: new Date() },
     });
   if (micros !== 0n) await tx.insert(ledgerTable).values({ accountId, kind: 'plan_grant', planMicros: micros, note });
-}
-
-/**
- * Ends a run's hold: releases all of it and charges `charged` (at most the hold), purchased credits
- * first. The entries and the balance change happen in the caller's transaction, sent together (neither
- * needs the other's result): one round trip.
- */
-export async function settleHold(
-  tx: Executor,
-  accountId: string,
-  runId: string,
-  hold: Balances,
-  charged: bigint,
-): Promise<void> {
-  const total = hold.planMicros + hold.purchasedMicros;
-  const cost = charged > total ? total : charged;
-  const fromPurchased = cost < hold.purchasedMicros ? cost : hold.purchasedMicros;
-  const fromPlan = cost - fromPurchased;
-  const entries: (typeof ledgerTable.$inferInsert)[] = [
-    ...(total > 0n
-      ? [
-          {
-            accountId,
-            kind: 'release' as const,
-            runId,
-            planMicros: hold.planMicros,
-            purchasedMicros: hold.purchasedMicros,
-            note: 'hold released',
-          },
-        ]
-      : []),
-    ...(cost > 0n
-      ? [
-          {
-            accountId,
-            kind: 'charge' as const,
-            runId,
-            planMicros: -fromPlan,
-            purchasedMicros: -fromPurchased,
-            note: 'results delivered',
-          },
-        ]
-      : []),
-  ];
-  await Promise.all([
-    // One statement, so the release comes before the charge in the ledger.
-    entries.length > 0 ? tx.insert(ledgerTable).values(entries) : undefined,
-    tx
-      .update(walletTable)
-      .set({
-        planMicros: sql`${walletTable.planMicros} + ${hold.planMicros - fromPlan}`,
-        purchasedMicros: sql`${walletTable.purchasedMicros} + ${hold.purchasedMicros - fromPurchased}`,
-        updatedAt: new Date(),
-      })
-      .where(eq(walletTable.accountId, accountId)),
-  ]);
 }
 
 /** Credit purchases: the subscription prices cannot be bought as credits. */
@@ -146,7 +90,8 @@ export function describePurchase(p: Purchase): string {
   const paid = usdToMicros(p.amountUsd.toFixed(2));
   return [
     p.wasAdjusted
-      ? `${formatDollars(usdToMicros(p.originalUsd.toFixed(2)))} USD was adjusted to ${formatDollars(paid)} USD to avoid a conflict with subscription prices.`
+      ? `${formatDollars(usdToMicros(p.originalUsd.toFixed(2)))} USD was adjusted ` +
+        `to ${formatDollars(paid)} USD to avoid a conflict with subscription prices.`
       : `Purchased ${formatDollars(paid)} USD of credits.`,
     p.bonusMicros > 0n
       ? `Your ${p.plan} plan adds a ${p.bonusPercent}% bonus: ${formatDollars(p.bonusMicros)} USD.`
@@ -220,7 +165,11 @@ export type PurchasePayment = { mode: 'stripe'; reference: string } | { mode: 'd
  */
 export async function creditPurchase(tx: Executor, terms: PurchaseTerms, payment: PurchasePayment): Promise<boolean> {
   const credit = terms.paidMicros + terms.bonusMicros;
-  const bought = `bought ${formatDollars(terms.paidMicros)} USD${terms.bonusMicros > 0n ? ` + ${terms.bonusPercent}% ${terms.plan} bonus ${formatDollars(terms.bonusMicros)} USD` : ''}`;
+  const bonus =
+    terms.bonusMicros > 0n
+      ? ` + ${terms.bonusPercent}% ${terms.plan} bonus ${formatDollars(terms.bonusMicros)} USD`
+      : '';
+  const bought = `bought ${formatDollars(terms.paidMicros)} USD${bonus}`;
   const inserted = await tx
     .insert(ledgerTable)
     .values({
@@ -282,11 +231,11 @@ export async function listLedger(
 
 /** How many ledger entries the account has (a connection's `totalCount`). */
 export async function countLedger(db: Executor, accountId: string): Promise<number> {
-  const [row] = await db
+  const rows = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(ledgerTable)
     .where(eq(ledgerTable.accountId, accountId));
-  return row!.n;
+  return oneRow(rows, 'count of ledger entries').n;
 }
 
 /** The account's ledger entries among `ids`, in the order of `ids` (null where another account's or none). */

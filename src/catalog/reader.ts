@@ -37,10 +37,15 @@ export interface ReaderOptions {
   logger: Pick<Logger, 'warn' | 'info'>;
 }
 
-/** Thrown by work on the replica that has not replayed what the work needs yet: the primary answers it, and the replica stays in use. */
+/**
+ * Thrown by work on the replica that has not replayed what the work
+ * needs yet: the primary answers it, and the replica stays in use.
+ */
 export class NotReplayed extends Error {}
 
-/** A standby cancels a query whose rows recovery must remove (conflict with recovery); the primary has no such conflict. */
+/**
+ * A standby cancels a query whose rows recovery must remove (conflict with recovery); the primary has no such conflict.
+ */
 const RECOVERY_CONFLICT = '40001';
 
 const lsnOf = (text: string) => {
@@ -100,7 +105,8 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
       while (unreplayed[0] && unreplayed[0].lsn <= replayed) unreplayed.shift();
       const current = lsnOf(position);
       if (current > replayed && (unreplayed.at(-1)?.lsn ?? 0n) < current) unreplayed.push({ at, lsn: current });
-      // A replica stuck for long: pairs merge into their older time and newer position, so the lag read is never less than the true one.
+      // A replica stuck for long: pairs merge into their older time and newer position, so the lag read is never less
+      // than the true one.
       if (unreplayed.length > 64)
         unreplayed.splice(
           0,
@@ -121,7 +127,9 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
   }, interval);
   timer.unref();
 
-  /** Whether `err`, thrown by work on the replica, leaves the work to the primary; a replica out of reach is marked so. */
+  /**
+   * Whether `err`, thrown by work on the replica, leaves the work to the primary; a replica out of reach is marked so.
+   */
   const leftForPrimary = (err: unknown) => {
     if (isDatabaseUnavailable(err)) setHealth(false, `unreachable: ${(err as Error).message}`);
     else return (err as { code?: string }).code === RECOVERY_CONFLICT || err instanceof NotReplayed;

@@ -1,6 +1,7 @@
 import { sql as drizzleSql, type SQL } from 'drizzle-orm';
 import type { MaybeRow, PendingQuery, Row } from 'postgres';
 import { UNNAMED_IN_ONE_TRIP, type Sql } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 
 /** A piece of a postgres.js query (a condition, a column list). */
 export type Fragment = PendingQuery<Row[]>;
@@ -35,9 +36,8 @@ export const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => 
 
 /** The conditions joined with AND (`true` for none). */
 export function and(sql: Sql, conditions: Fragment[]): Fragment {
-  return conditions.length === 0
-    ? sql`true`
-    : conditions.slice(1).reduce((acc, part) => sql`${acc} and ${part}`, conditions[0]!);
+  const [first, ...rest] = conditions;
+  return first ? rest.reduce((acc, part) => sql`${acc} and ${part}`, first) : sql`true`;
 }
 
 /**
@@ -77,13 +77,17 @@ const SAMPLE_ROWS = 10_000;
  */
 export function estimateMatches(sql: Sql, table: string, from: (sample: Fragment) => Fragment, where: Fragment) {
   const rows = sql`(select reltuples from pg_class where oid = ${table}::regclass)`;
-  const percent = sql`(select least(100, 100.0 * ${SAMPLE_ROWS} / greatest(reltuples, 1)) from pg_class where oid = ${table}::regclass)`;
+  const percent = sql`(select least(100, 100.0 * ${SAMPLE_ROWS} / greatest(reltuples, 1))
+    from pg_class where oid = ${table}::regclass)`;
   return plannedPerCall(sql<{ estimate: number }[]>`
-    select (case when ${percent} >= 100 then count(*) filter (where ${where}) else count(*) filter (where ${where}) * ${rows} / greatest(count(*), 1) end)::float8 as estimate
+    select (case when ${percent} >= 100 then count(*) filter (where ${where})
+      else count(*) filter (where ${where}) * ${rows} / greatest(count(*), 1) end)::float8 as estimate
     ${from(sql`tablesample system (${percent}) repeatable (0)`)}`);
 }
 
-/** An estimate past the exact limit, as answered: two significant digits, and more than the limit (which was counted). */
+/**
+ * An estimate past the exact limit, as answered: two significant digits, and more than the limit (which was counted).
+ */
 export function estimatedTotal(estimate: number, exactTotalLimit: number): number {
   const magnitude = 10 ** Math.max(0, Math.floor(Math.log10(Math.max(estimate, 1))) - 1);
   return Math.max(exactTotalLimit + 1, Math.round(estimate / magnitude) * magnitude);
@@ -123,20 +127,20 @@ export async function selectCatalogPage<R>(sql: Sql, query: CatalogQuery, window
   const exactTotalLimit = window.exactTotalLimit ?? EXACT_TOTAL_LIMIT;
   const where = () => and(sql, query.where(sql));
   const keyset = window.afterId !== undefined ? sql`and x.id > ${window.afterId.toString()}::bigint` : sql``;
-  const [rows, [counted]] = await Promise.all([
-    sql`${query.select(sql)} from ${sql(query.table)} x where ${where()} ${keyset} order by x.id limit ${window.limit + 1} offset ${window.offset}` as unknown as Promise<
-      R[]
-    >,
-    sql<
-      { n: number }[]
-    >`select count(*)::int as n from (select from ${sql(query.table)} x where ${where()} limit ${exactTotalLimit + 1}) m`,
+  const [rows, counts] = await Promise.all([
+    sql`${query.select(sql)} from ${sql(query.table)} x where ${where()} ${keyset} order by x.id
+      limit ${window.limit + 1} offset ${window.offset}` as unknown as Promise<R[]>,
+    sql<{ n: number }[]>`select count(*)::int as n from (select from ${sql(query.table)} x where ${where()}
+      limit ${exactTotalLimit + 1}) m`,
   ]);
-  if (counted!.n <= exactTotalLimit) return { rows, total: counted!.n, totalIsEstimate: false };
-  const [estimated] = await estimateMatches(
+  const counted = oneRow(counts, `count of ${query.table}`).n;
+  if (counted <= exactTotalLimit) return { rows, total: counted, totalIsEstimate: false };
+  const estimated = await estimateMatches(
     sql,
     query.table,
     (sample) => sql`from ${sql(query.table)} x ${sample}`,
     where(),
   );
-  return { rows, total: estimatedTotal(estimated!.estimate, exactTotalLimit), totalIsEstimate: true };
+  const { estimate } = oneRow(estimated, `estimate of ${query.table}`);
+  return { rows, total: estimatedTotal(estimate, exactTotalLimit), totalIsEstimate: true };
 }

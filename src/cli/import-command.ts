@@ -56,7 +56,8 @@ export function registerImportCommand(program: Command, withDatabase: WithDataba
   program
     .command('import')
     .description(
-      'load a catalog dataset from a CSV or NDJSON file: every row or none, upserted on its natural key (see docs/datasets.md)',
+      'load a catalog dataset from a CSV or NDJSON file: ' +
+        'every row or none, upserted on its natural key (see docs/datasets.md)',
     )
     .addArgument(new Argument('<dataset>', 'dataset').choices(DATASET_NAMES))
     .argument('<file>', 'a .csv file with a header row, or a .ndjson file')
@@ -89,7 +90,8 @@ export function registerImportCommand(program: Command, withDatabase: WithDataba
         reportRows(result.errors);
         if (result.errorsFile) {
           process.stderr.write(
-            `${result.errors.length} invalid row${result.errors.length === 1 ? '' : 's'} skipped (see ${result.errorsFile})\n`,
+            `${result.errors.length} invalid row${result.errors.length === 1 ? '' : 's'} ` +
+              `skipped (see ${result.errorsFile})\n`,
           );
         }
         console.log(JSON.stringify(result.summary));

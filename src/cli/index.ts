@@ -120,7 +120,8 @@ program
   .addOption(
     new Option(
       '--scale <scale>',
-      'size: small (seconds), medium, large (1,000,000 people), xlarge (10,000,000 people; about 10 minutes on 2 idle CPUs)',
+      'size: small (seconds), medium, large (1,000,000 people), ' +
+        'xlarge (10,000,000 people; about 10 minutes on 2 idle CPUs)',
     )
       .choices(Object.keys(SCALES))
       .default('small'),

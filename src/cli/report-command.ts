@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { Database } from '../../db/client.ts';
 import { formatDollars } from '../billing/money.ts';
-import { marginReport, type ToolMargin } from '../runs/margin.ts';
+import { marginReport, type ToolMargin } from '../billing/margin.ts';
 
 type WithDatabase = <T>(fn: (db: Database) => Promise<T>) => Promise<T>;
 

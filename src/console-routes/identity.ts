@@ -5,13 +5,14 @@ import type { Core } from '../core.ts';
 import { acceptInvitation, previewInvitation } from '../accounts/invitations.ts';
 import { pendingTrialCredits, resendEmailVerification, verifyEmail } from '../accounts/email-verification.ts';
 import { confirmPasswordReset, requestPasswordReset } from '../accounts/password-reset.ts';
-import { revokeSession, SESSION_MAX_MS } from '../accounts/sessions.ts';
-import { permissionsOfRole } from '../accounts/roles.ts';
+import { SESSION_MAX_MS } from '../accounts/sessions.ts';
+import { assignableRoles, permissionsOfRole } from '../accounts/roles.ts';
 import {
   createIdentityThrottles,
   currentSession,
   emailThrottleKey,
   signIn,
+  signOut,
   signUp,
   type SessionState,
 } from '../accounts/sign-in.ts';
@@ -32,8 +33,9 @@ import { parseParams } from '../shared/params.ts';
 
 /**
  * What every route that signs in answers, and GET /auth/session. `permissions`: what the user's role
- * may do (billing, webhooks, keys, members). `trialCredits`: the USD verifying the email would add to
- * the account's wallet ("5.00"), null when none await.
+ * may do (billing, webhooks, keys, members). `assignableRoles`: the roles the user may give, fewest
+ * rights first; they may change or remove the members holding one of them. `trialCredits`: the USD
+ * verifying the email would add to the account's wallet ("5.00"), null when none await.
  */
 function sessionView(state: SessionState, config: Core['config']) {
   return {
@@ -47,6 +49,8 @@ function sessionView(state: SessionState, config: Core['config']) {
     role: state.role,
     // The console shows the pages of these, so which role sees what is said here only (roles.ts).
     permissions: permissionsOfRole(state.role),
+    // The roles its members page offers, and whose members it lets the user change (roles.ts).
+    assignableRoles: assignableRoles(state.role),
     csrfToken: state.session.csrfToken,
     expiresAt: state.session.expiresAt.toISOString(),
     trialCredits: pendingTrialCredits(config, state.user),
@@ -80,7 +84,10 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
   const publicOrigin = new URL(config.publicUrl).origin;
   const secure = new URL(config.publicUrl).protocol === 'https:';
 
-  /** Who signs in from where: the address is the one failed authentications are counted by (clientAddress), also shown in the session list. */
+  /**
+   * Who signs in from where: the address is the one failed authentications
+   * are counted by (clientAddress), also shown in the session list.
+   */
   const client = (request: FastifyRequest) => {
     const address = clientAddress(config, request.raw);
     return { userAgent: request.headers['user-agent'] ?? null, ip: address, address };
@@ -143,10 +150,7 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
   });
 
   app.post('/auth/sign-out', async (request, reply) => {
-    const principal = await signedInCaller(request);
-    await revokeSession(core.db, principal.userId!, principal.sessionId!, core.clock());
-    // Sockets and requests of this process stop at once; other processes within the cache time.
-    core.auth.clear();
+    await signOut(core, await signedInCaller(request));
     clearSession(reply);
     return reply.status(204).send();
   });

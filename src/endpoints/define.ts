@@ -82,11 +82,17 @@ export interface EndpointDefinition<I = unknown, R = unknown> {
   /** Plan gate: 403 `plan_required` below it; `planSubject` names the request in the refusal. */
   plan?: Plan;
   planSubject?: string;
-  /** What the caller's role must allow (src/accounts/roles.ts): a session's, or a console key's creator's; the operator's keys keep every key right. */
+  /**
+   * What the caller's role must allow (src/accounts/roles.ts): a session's, or
+   * a console key's creator's; the operator's keys keep every key right.
+   */
   permission?: Permission;
   /** The daily allowance the endpoint counts against (its size is configured). */
   allowance?: AllowanceKind;
-  /** Query parameters or body (zod), as documented and as the handler validates them; a field it does not declare is refused (shared/fields.ts). */
+  /**
+   * Query parameters or body (zod), as documented and as the handler validates
+   * them; a field it does not declare is refused (shared/fields.ts).
+   */
   request?: z.ZodType;
   /** The REST and MCP answer. */
   response?: z.ZodType;

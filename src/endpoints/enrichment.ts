@@ -13,7 +13,11 @@ export const MAX_ENRICH_ROWS = 1000;
 /** Matched rows a preview shows. */
 export const PREVIEW_SAMPLE_SIZE = 5;
 /** What `preview` does, as every face describes it. */
-export const PREVIEW_DESCRIPTION = `Default false. When true, answers how many rows match (summary) and the first ${PREVIEW_SAMPLE_SIZE} matched rows as a sample with their emails, phone numbers and profile URLs masked (j***@acme.com, +1 ***-***-0142), and counts nothing against the daily allowance.`;
+export const PREVIEW_DESCRIPTION =
+  'Default false. When true, answers how many rows match (summary) and the first ' +
+  `${PREVIEW_SAMPLE_SIZE} matched rows as a sample with their emails, ` +
+  'phone numbers and profile URLs masked (j***@acme.com, ' +
+  '+1 ***-***-0142), and counts nothing against the daily allowance.';
 
 /** The first of the fields `names` of a caller's row that holds text, trimmed. */
 export function textField(row: Record<string, unknown>, ...names: string[]): string | undefined {
@@ -103,7 +107,10 @@ export interface EnrichResult<K extends string> {
   sample?: Record<string, unknown>[];
 }
 
-/** Which found fields hold contact values, masked in a preview, and which holds the ISO country its phone numbers are read in. */
+/**
+ * Which found fields hold contact values, masked in a preview, and
+ * which holds the ISO country its phone numbers are read in.
+ */
 export interface PreviewContacts extends ContactFields {
   country?: string;
 }

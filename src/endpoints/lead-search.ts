@@ -1,7 +1,8 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { AppError } from '../shared/errors.ts';
-import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../catalog/leads/filters.ts';
+import { COMPANY_FILTERS, isSet, PARAMETER_OF } from '../catalog/leads/filters.ts';
+import type { LeadFilters } from '../sources/leads.ts';
 import { parseLeadSearch, filtersOf } from '../catalog/leads/params.ts';
 import {
   NoUsableFiltersError,
@@ -75,7 +76,8 @@ export async function searchLeads(
     throw new AppError(
       409,
       'filters_not_applied_yet',
-      `Company data is still being prepared, so these filters cannot be applied yet: ${names.join(', ')}. Nothing was counted; retry later or search without them.`,
+      'Company data is still being prepared, so these filters cannot be applied yet: ' +
+        `${names.join(', ')}. Nothing was counted; retry later or search without them.`,
       names.map((name) => ({ path: name, message: 'cannot be applied while company data is being prepared' })),
       { filters_not_applied_yet: names },
     );

@@ -33,8 +33,8 @@ const keptDigits = (digits: number) => Math.min(4, Math.floor(digits / 2));
 
 /**
  * `+1 303-555-0142` → `+1 ***-***-0142`: the number read with libphonenumber-js (in `country`, an ISO
- * code, when it has no country code; default US), shown as the country code and the national number in its groups joined by
- * hyphens, every digit but the last 4 hidden (an extension left out). Text it cannot read keeps its
+ * code, when it has no country code; default US), shown as the country code and the national number in its groups
+ * joined by hyphens, every digit but the last 4 hidden (an extension left out). Text it cannot read keeps its
  * own layout, its digits hidden the same way.
  */
 export function maskPhone(phone: string, country?: string): string {
@@ -90,7 +90,10 @@ const maskValue = (value: unknown, mask: (text: string) => string): unknown => {
   return value;
 };
 
-/** Masks, in place, the contact values `fields` names in `record` (phones read in `country`, an ISO code, when they have no country code; default US). */
+/**
+ * Masks, in place, the contact values `fields` names in `record` (phones read
+ * in `country`, an ISO code, when they have no country code; default US).
+ */
 export function maskContacts(record: Record<string, unknown>, fields: ContactFields, country?: string): void {
   for (const name of fields.emails ?? [])
     if (Object.hasOwn(record, name)) record[name] = maskValue(record[name], maskEmail);

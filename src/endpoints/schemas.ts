@@ -6,7 +6,7 @@ import { MAX_ENRICH_ROWS, PREVIEW_DESCRIPTION, PREVIEW_SAMPLE_SIZE } from './enr
 import { usdAmount } from '../shared/amounts.ts';
 import { peopleSearchTranslation } from '../catalog/leads/people-search-url.ts';
 import { MAX_PURCHASE_USD, MIN_PURCHASE_USD } from '../billing/wallet.ts';
-import { DELIVERY_EVENTS } from '../runs/webhooks.ts';
+import { DELIVERY_EVENTS } from '../webhooks/deliveries.ts';
 
 /**
  * The request and response bodies of the declared endpoints that have no zod schema in their
@@ -30,13 +30,16 @@ export const walletObject = z
 const paymentsMode = z
   .enum(['stripe', 'demo', 'none'])
   .describe(
-    'How credits are paid on this server: stripe (by card), demo (recorded without payment) or none (buy-credits answers 503; the operator grants credits).',
+    'How credits are paid on this server: stripe (by card), ' +
+      'demo (recorded without payment) or none (buy-credits answers 503; the operator grants credits).',
   );
 /** The wallet answer: the spec's three balances and what running runs hold now. */
 const walletWithHolds = walletObject
   .extend({
     held_dollars: dollars.describe(
-      'What running and waiting runs hold now, already taken from the balances above: each run gives its hold back when it ends and is charged for its results (the ledger lists both, with the run id).',
+      'What running and waiting runs hold now, already taken from the balances above: ' +
+        'each run gives its hold back when it ends and is charged ' +
+        'for its results (the ledger lists both, with the run id).',
     ),
   })
   .strict();
@@ -52,7 +55,8 @@ export const buyCreditsRequest = z
       .max(MAX_PURCHASE_USD)
       .multipleOf(0.01)
       .describe(
-        `USD, ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}, at most 2 decimals; 49, 50, 149 and 649 are adjusted down to 48, 48, 148 and 648.`,
+        `USD, ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}, at most 2 decimals; ` +
+          '49, 50, 149 and 649 are adjusted down to 48, 48, 148 and 648.',
       ),
   })
   .strict();
@@ -88,7 +92,8 @@ const pagination = z
     total_is_estimate: z
       .boolean()
       .describe(
-        `True when more matched than the exact-count limit (${EXACT_TOTAL_LIMIT.toLocaleString('en-US')} by default): total is then an estimate from a sample, to two significant digits.`,
+        `True when more matched than the exact-count limit (${EXACT_TOTAL_LIMIT.toLocaleString('en-US')} ` +
+          'by default): total is then an estimate from a sample, to two significant digits.',
       ),
     next_after: z.string().nullable().describe('Cursor of the next page (send it as after); null at the end.'),
     has_more: z.boolean(),
@@ -215,7 +220,8 @@ const enrichRows = (need: string) =>
     .min(1)
     .max(MAX_ENRICH_ROWS)
     .describe(
-      `Rows to match, up to ${MAX_ENRICH_ROWS.toLocaleString('en-US')} per request; each needs at least one of ${need}. Other fields are passed through to the answer.`,
+      `Rows to match, up to ${MAX_ENRICH_ROWS.toLocaleString('en-US')} per request; ` +
+        `each needs at least one of ${need}. Other fields are passed through to the answer.`,
     );
 const preview = z.boolean().optional().describe(PREVIEW_DESCRIPTION);
 
@@ -231,7 +237,8 @@ export const enrichLeadsRequest = z
 export const enrichLocalBusinessesRequest = z
   .object({
     rows: enrichRows(
-      'phone; name (or business_name) with city or postal_code; website. Optional: state (separates same-name places) and country (ISO code or name)',
+      'phone; name (or business_name) with city or postal_code; website. ' +
+        'Optional: state (separates same-name places) and country (ISO code or name)',
     ),
     preview,
   })
@@ -330,10 +337,12 @@ export const ledgerResponse = z
           kind: z
             .enum(LEDGER_KINDS)
             .describe(
-              'purchase, plan_grant, hold (a run reserved its estimate at start), release (the hold given back at its end), charge (its results, at its end) or refund.',
+              'purchase, plan_grant, hold (a run reserved its estimate at start), ' +
+                'release (the hold given back at its end), charge (its results, at its end) or refund.',
             ),
           amount_dollars: dollars.describe(
-            'Change of the total balance: negative for a hold and a charge, positive for a release, a purchase or a grant.',
+            'Change of the total balance: negative for a hold and a charge, ' +
+              'positive for a release, a purchase or a grant.',
           ),
           plan_dollars: dollars.describe('Change of the plan credits.'),
           purchased_credits_dollars: dollars.describe('Change of the purchased credits.'),

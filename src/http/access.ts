@@ -39,11 +39,16 @@ function sharedCheck(core: AccessDeps, credential: Credential, options: { fresh?
 }
 
 export class LiveAccess {
-  /** The caller as the last check found it: one object, updated in place, so every context holding it reads the current role. */
+  /**
+   * The caller as the last check found it: one object, updated in
+   * place, so every context holding it reads the current role.
+   */
   readonly principal: Principal;
   private confirmedAt: number;
   private refusal: AppError | undefined;
-  /** The check under way, by kind (through the cache, or past it): a sweep past the cache never takes a cached answer. */
+  /**
+   * The check under way, by kind (through the cache, or past it): a sweep past the cache never takes a cached answer.
+   */
   private readonly pending: { cached?: Promise<Principal>; fresh?: Promise<Principal> } = {};
   private listeners: ((refusal: AppError) => void)[] | undefined;
   private holds = 0;

@@ -11,8 +11,8 @@ import { setAnswerHeaders } from './headers.ts';
 
 /**
  * Error mapping of every face: an AppError keeps its status, code, message and details (the REST
- * error body, an MCP tool error; GraphQL's `extensions.code` is the code in SCREAMING_SNAKE_CASE); anything else is an internal error,
- * logged and never shown.
+ * error body, an MCP tool error; GraphQL's `extensions.code` is the code in SCREAMING_SNAKE_CASE); anything else is an
+ * internal error, logged and never shown.
  */
 
 export const INTERNAL_ERROR_BODY = {
@@ -33,21 +33,31 @@ export function errorBody(err: unknown): Record<string, unknown> {
   return known instanceof AppError ? known.toBody() : INTERNAL_ERROR_BODY;
 }
 
-/** A REST error code as GraphQL spells it (`extensions.code`, the `ErrorCode` enum): `validation_failed` → `VALIDATION_FAILED`. */
+/**
+ * A REST error code as GraphQL spells it (`extensions.code`, the
+ * `ErrorCode` enum): `validation_failed` → `VALIDATION_FAILED`.
+ */
 export const graphQLCode = (code: string) => code.replace(/[^A-Za-z0-9]+/g, '_').toUpperCase();
 
-/** Codes of the GraphQL errors that are not AppErrors: documents that do not parse or validate, variables that do not coerce, results too large to send. */
+/**
+ * Codes of the GraphQL errors that are not AppErrors: documents that do not parse
+ * or validate, variables that do not coerce, results too large to send.
+ */
 export const GRAPHQL_ERROR_CODES = {
   GRAPHQL_PARSE_FAILED: 'The document is not valid GraphQL syntax.',
   GRAPHQL_VALIDATION_FAILED:
     'The document does not validate against the schema (unknown field, wrong argument type, …).',
   BAD_USER_INPUT:
-    'A variable does not fit its declared type (missing, null for a non-null type, or a value the type cannot represent).',
+    'A variable does not fit its declared type (missing, ' +
+    'null for a non-null type, or a value the type cannot represent).',
   RESPONSE_TOO_LARGE:
-    'The result, or a subscription event, is larger than the server’s response size limit, so `data` is null; ask for fewer fields or page with a smaller `first`.',
+    'The result, or a subscription event, is larger than the server’s response size limit, ' +
+    'so `data` is null; ask for fewer fields or page with a smaller `first`.',
 } as const;
 
-/** The REST routes (endpoint declarations and tool starts) by method and path, as the GraphQL fields that do the same. */
+/**
+ * The REST routes (endpoint declarations and tool starts) by method and path, as the GraphQL fields that do the same.
+ */
 const GRAPHQL_FIELD_OF_ROUTE = new Map<string, string>([
   ...ENDPOINTS.flatMap((e) =>
     e.graphql
@@ -202,7 +212,8 @@ export function clientError(err: NodeJS.ErrnoException, socket: Duplex) {
   const body = JSON.stringify(refusal.toBody());
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nConnection: close\r\nContent-Type: ` +
+        `application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   }
   socket.destroy(err);
@@ -216,7 +227,8 @@ export function installErrorHandling(app: FastifyInstance) {
     const known = coerced instanceof AppError ? coerced : fromFastify(err);
     if (known) {
       countRefusal(faceOf(request), known.status, known.code);
-      // The request's logger carries its id (reqId); an error is logged without the query values it carries (src/logger.ts).
+      // The request's logger carries its id (reqId); an error is logged without the query values it carries
+      // (src/logger.ts).
       if (known.status === 429 || known.status === 503) request.log.warn({ code: known.code }, known.message);
       reply.headers(errorHeaders(known));
       // The GraphQL face answers its own error body, also for what Fastify refuses before yoga sees

@@ -17,7 +17,9 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
-/** A request id a caller may choose: 1 to 128 letters, digits and `-_.:/+=` (no spaces, quotes or control characters). */
+/**
+ * A request id a caller may choose: 1 to 128 letters, digits and `-_.:/+=` (no spaces, quotes or control characters).
+ */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:/+=-]{1,128}$/;
 
 /** Fastify's `genReqId`: the caller's X-Request-Id when sane, else a new UUID. */
@@ -26,7 +28,10 @@ export function requestId(req: IncomingMessage): string {
   return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
-/** The policy of everything the gateway answers but its HTML pages: nothing may load, nothing may frame it (as helmet writes it). */
+/**
+ * The policy of everything the gateway answers but its HTML pages:
+ * nothing may load, nothing may frame it (as helmet writes it).
+ */
 export const API_CSP = "default-src 'none';frame-ancestors 'none'";
 
 export interface HeaderOptions {

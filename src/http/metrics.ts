@@ -4,7 +4,7 @@ import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { ConnectionInitMessage, ServerOptions } from 'graphql-ws';
 import type { Plugin } from 'graphql-yoga';
 import type { Sql } from '../../db/client.ts';
-import { JOBS } from '../runs/jobs.ts';
+import { JOBS } from '../workers/jobs.ts';
 import { withDeadline } from './deadline.ts';
 import { AppError } from '../shared/errors.ts';
 import {
@@ -84,7 +84,7 @@ export function operationLabel(document: DocumentNode, operationName: string | n
 }
 
 /** A yoga plugin: the route of a GraphQL request over HTTP is its operation (see `operationLabel`). */
-export function useOperationRoutes(): Plugin {
+export function operationRoutesPlugin(): Plugin {
   const name = ({
     args,
   }: {

@@ -5,7 +5,7 @@ import type { Transaction } from '../../db/client.ts';
 import type { Config } from '../config.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
-import { withIdempotency, type StoredResponse } from '../accounts/idempotency.ts';
+import { idempotentWrite, type IdempotentCall, type StoredResponse } from '../accounts/idempotency.ts';
 import { RateLimitedError, rateLimitHeaders, type RateLimiter, type RateLimitState } from '../accounts/rate-limit.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { assertPlan } from '../billing/plans.ts';
@@ -156,7 +156,8 @@ export function sessionCredentials(headers: IncomingMessage['headers']): Session
 function tooManyFailures(state: RateLimitState): RateLimitedError {
   return new RateLimitedError(
     state,
-    `Too many failed authentications from your address: the limit is ${state.limit} per minute. Retry in ${state.resetSecs} s with a valid API key.`,
+    `Too many failed authentications from your address: the limit is ${state.limit} per minute. ` +
+      `Retry in ${state.resetSecs} s with a valid API key.`,
   );
 }
 
@@ -297,11 +298,10 @@ export async function rateLimitMore(
 }
 
 /**
- * A write that honours an idempotency key (REST `Idempotency-Key`, GraphQL `idempotencyKey`): `prepare`
- * checks the request and returns the write, whose result is the answer stored for replays. `scope`
- * names the operation, so one key sent to two operations is two requests.
+ * A write that honours an idempotency key: `idempotentWrite` (accounts/idempotency.ts) in the
+ * arguments the tool mutations (schema/tools.ts) still pass; new callers take `idempotentWrite`.
  */
-export async function idempotent<T>(
+export function idempotent<T>(
   core: Pick<Core, 'accountWrites'>,
   principal: Principal,
   key: string | undefined | null,
@@ -309,17 +309,15 @@ export async function idempotent<T>(
   request: unknown,
   prepare: () => (tx: Transaction) => Promise<T>,
 ): Promise<StoredResponse & { body: T; replayed: boolean }> {
-  const result = await withIdempotency(core.accountWrites, principal.accountId, key, scope, request, () => {
-    const write = prepare();
-    return async (tx) => ({ status: 200, body: await write(tx) });
-  });
-  return result as StoredResponse & { body: T; replayed: boolean };
+  return idempotentWrite(core, { principal, key, scope, request }, prepare);
 }
 
 export interface CallOptions<R, S> {
   signal?: AbortSignal;
-  /** For endpoints with `prepare`: the caller's idempotency key, the operation's scope and the request hashed with it. */
-  idempotency?: { key: string | undefined | null; scope: string; request: unknown };
+  /**
+   * For endpoints with `prepare`: the caller's idempotency key, the operation's scope and the request hashed with it.
+   */
+  idempotency?: Omit<IdempotentCall, 'principal'>;
   /** The face's answer of the result; for idempotent writes, what a replay answers. */
   shape: (result: R) => S;
 }
@@ -343,11 +341,8 @@ export async function callEndpoint<I, R, S>(
   const ctx = { core, principal, signal: options.signal, idempotencyKey: options.idempotency?.key ?? undefined };
   const { prepare } = endpoint;
   if (prepare) {
-    const { key, scope, request } = options.idempotency ?? { key: undefined, scope: endpoint.name, request: null };
-    const stored = await idempotent(core, principal, key, scope, request, () => {
-      const write = prepare(ctx, input);
-      return async (tx) => options.shape(await write(tx));
-    });
+    const call = options.idempotency ?? { scope: endpoint.name };
+    const stored = await idempotentWrite(core, { principal, ...call }, () => prepare(ctx, input), options.shape);
     return { body: stored.body, replayed: stored.replayed };
   }
   return { body: options.shape(await endpoint.handler(ctx, input)), replayed: false };

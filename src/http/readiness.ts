@@ -103,7 +103,9 @@ export async function checkReadiness(options: ReadinessOptions): Promise<Readine
   return { ready: Object.values(checks).every((c) => c === 'ok'), checks };
 }
 
-/** `GET /ready`: 200 `{status: "ready", checks}`, or 503 with the error body listing the failing checks, and `checks`. */
+/**
+ * `GET /ready`: 200 `{status: "ready", checks}`, or 503 with the error body listing the failing checks, and `checks`.
+ */
 export function installReadiness(app: FastifyInstance, options: ReadinessOptions) {
   app.get('/ready', async (_request, reply) => {
     const { ready, checks } = await checkReadiness(options);

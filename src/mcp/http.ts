@@ -1,5 +1,5 @@
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import * as streamableHttp from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Core } from '../core.ts';
 import { admit, clientAddress, originAllowed, rateLimitMore } from '../http/pipeline.ts';
@@ -49,7 +49,9 @@ function rateLimitedAnswer(id: string | number, refusal: RateLimitedError) {
  * error the MCP SDK's transports answer an invalid Origin with (code -32000, id null).
  */
 function foreignOrigin(reply: FastifyReply, origin: string) {
-  const message = `Invalid Origin header: ${origin}. Browser pages may call this MCP server from the gateway’s own origin (PUBLIC_URL) or one its operator allows (CORS_ORIGINS).`;
+  const message =
+    `Invalid Origin header: ${origin}. Browser pages may call this MCP server from ` +
+    'the gateway’s own origin (PUBLIC_URL) or one its operator allows (CORS_ORIGINS).';
   return reply
     .status(403)
     .type('application/json')
@@ -117,7 +119,7 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
     }
 
     const server = createMcpServer(inProcessBackend(core, principal), core.logger);
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new streamableHttp.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
@@ -151,7 +153,8 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
     response.headers.forEach((value, name) => void reply.header(name, value));
     const text = await response.text();
     if (refused.length === 0) return reply.send(text === '' ? undefined : text);
-    // The messages that ran answered (one answer alone is not in an array; notifications alone answer 202 and nothing); the refused ones follow.
+    // The messages that ran answered (one answer alone is not in an array; notifications alone answer 202 and nothing);
+    // the refused ones follow.
     const answered =
       response.status === 200 && text !== '' ? [JSON.parse(text)].flat() : response.status === 202 ? [] : undefined;
     if (!answered) return reply.send(text === '' ? undefined : text);

@@ -1,8 +1,10 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { assertDownloadable, readRunRows } from '../runs/exports.ts';
-import { cancelRun, runStatus } from '../runs/control.ts';
-import { getRun, startRun } from '../runs/runs.ts';
+import { runStatus } from '../runs/follow.ts';
+import { cancelRun } from '../runs/engine/index.ts';
+import { getRun } from '../runs/read.ts';
+import { startRun } from '../runs/start.ts';
 import { respondOf } from '../endpoints/define.ts';
 import { callEndpoint } from '../http/pipeline.ts';
 import { restRunView, restStartView } from '../http/views.ts';

@@ -77,7 +77,8 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
       throw new AppError(
         502,
         'server_unreachable',
-        `Cannot reach the leadgate server at ${base}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+        `Cannot reach the leadgate server at ${base}: ` +
+          `${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
       );
     }
     if (!response.ok) throw await errorOf(response);

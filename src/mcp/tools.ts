@@ -57,7 +57,10 @@ function inputSchemaOf(schema: z.ZodType): JsonSchema {
   return json;
 }
 
-/** Arguments of the tools defined here are checked like REST parameters: 400 `validation_failed` naming each bad or unknown field. */
+/**
+ * Arguments of the tools defined here are checked like REST parameters:
+ * 400 `validation_failed` naming each bad or unknown field.
+ */
 function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
   assertKnownFields(schema, args);
   const parsed = schema.safeParse(args);
@@ -98,7 +101,9 @@ function registryTool(tool: ToolDefinition): McpTool {
     ...(limits ? [`Limits: ${limits}.`] : []),
     `Cancellable: ${tool.cancellable ? 'yes, with cancel_run (rows stored so far are kept and billed)' : 'no'}.`,
     ...(tool.notes ?? []).map((note) => `- ${note}`),
-    `Starts a run and answers its runId at once (with estimatedCost, the USD held): call check_run_status with waitSecs up to ${MAX_WAIT_SECS} until status is SUCCEEDED, then read the rows with download_results.`,
+    'Starts a run and answers its runId at once (with estimatedCost, the USD held): ' +
+      `call check_run_status with waitSecs up to ${MAX_WAIT_SECS} until status is SUCCEEDED, ` +
+      'then read the rows with download_results.',
   ].join('\n');
   return {
     name: tool.mcp.name,
@@ -138,7 +143,8 @@ const downloadResultsInput = z
       .max(MAX_PAGE_ROWS, `must be at most ${MAX_PAGE_ROWS}`)
       .default(MAX_PAGE_ROWS)
       .describe(
-        `Rows to return, at most ${MAX_PAGE_ROWS} (default); fewer come back when they would pass ${MAX_PAGE_BYTES / 1024} KB.`,
+        `Rows to return, at most ${MAX_PAGE_ROWS} (default); ` +
+          `fewer come back when they would pass ${MAX_PAGE_BYTES / 1024} KB.`,
       ),
   })
   .strict();
@@ -156,8 +162,10 @@ const ALLOWANCE_UNIT = { database: 'records', enrichment: 'matches' } as const;
  */
 function endpointTool(endpoint: EndpointDefinition, allowances = loadConfig({})): McpTool {
   const mcp = endpoint.mcp!;
+  const perDay =
+    endpoint.allowance === 'database' ? allowances.dailyDatabaseRecords : allowances.dailyEnrichmentMatches;
   const daily = endpoint.allowance
-    ? `${(endpoint.allowance === 'database' ? allowances.dailyDatabaseRecords : allowances.dailyEnrichmentMatches).toLocaleString('en-US')} ${ALLOWANCE_UNIT[endpoint.allowance]} per UTC day`
+    ? `${perDay.toLocaleString('en-US')} ${ALLOWANCE_UNIT[endpoint.allowance]} per UTC day`
     : undefined;
   const limits = mcp.limits ? [mcp.limits.perCall, daily, mcp.limits.besides].filter(Boolean).join('; ') : undefined;
   const price = endpoint.plan ? `Price: included with ${planText(endpoint.plan)}.` : undefined;
@@ -203,7 +211,9 @@ async function pageOfRows(backend: McpBackend, args: z.output<typeof downloadRes
       count: 0,
       rows: [],
       nextOffset: offset + 1,
-      note: `Row ${offset} alone is over ${MAX_PAGE_BYTES / 1024} KB; download it from GET /api/downloads/${runId}?format=json.`,
+      note:
+        `Row ${offset} alone is over ${MAX_PAGE_BYTES / 1024} KB; ` +
+        `download it from GET /api/downloads/${runId}?format=json.`,
     };
   }
   return { runId, offset, count: page.length, rows: page, nextOffset: more ? offset + page.length : null };
@@ -214,9 +224,13 @@ const EXTRA_TOOLS: McpTool[] = [
     name: 'check_run_status',
     title: 'Check run status',
     description: [
-      'Status of a run: status (READY, RUNNING, SUCCEEDED, FAILED, ABORTING, ABORTED, TIMED-OUT), statusMessage, handled, requested, runTimeSecs, outputUrl, expiresAt; once it has ended, cost (USD charged), billed_units and price_rule.',
-      `With waitSecs (at most ${MAX_WAIT_SECS}) the call first waits for the run to end, so poll with waitSecs 30–${MAX_WAIT_SECS} rather than often.`,
-      'SUCCEEDED means the rows are ready for download_results; ABORTED, FAILED and TIMED-OUT runs keep their partial rows. Free.',
+      'Status of a run: status (READY, RUNNING, SUCCEEDED, FAILED, ABORTING, ABORTED, ' +
+        'TIMED-OUT), statusMessage, handled, requested, runTimeSecs, outputUrl, expiresAt; ' +
+        'once it has ended, cost (USD charged), billed_units and price_rule.',
+      `With waitSecs (at most ${MAX_WAIT_SECS}) the call first waits for the run to end, ` +
+        `so poll with waitSecs 30–${MAX_WAIT_SECS} rather than often.`,
+      'SUCCEEDED means the rows are ready for download_results; ' +
+        'ABORTED, FAILED and TIMED-OUT runs keep their partial rows. Free.',
     ].join('\n'),
     inputSchema: inputSchemaOf(checkRunStatusInput),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -230,8 +244,10 @@ const EXTRA_TOOLS: McpTool[] = [
     title: 'Download results',
     description: [
       `Result rows of a finished run as JSON, at most ${MAX_PAGE_ROWS} rows or ${MAX_PAGE_BYTES / 1024} KB per call.`,
-      'When nextOffset is a number, call again with offset = nextOffset for the next rows; null means every row has been returned.',
-      'A run still going answers run_not_finished; results are kept 48 hours (then results_expired). Free: rows are billed by the run.',
+      'When nextOffset is a number, call again with offset = nextOffset for the next rows; ' +
+        'null means every row has been returned.',
+      'A run still going answers run_not_finished; ' +
+        'results are kept 48 hours (then results_expired). Free: rows are billed by the run.',
     ].join('\n'),
     inputSchema: inputSchemaOf(downloadResultsInput),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -241,14 +257,19 @@ const EXTRA_TOOLS: McpTool[] = [
     name: 'cancel_run',
     title: 'Cancel a run',
     description:
-      'Cancels a run: a waiting one ends ABORTED at once; a running one becomes ABORTING, then ABORTED, keeping (and billing) the rows stored so far, which download_results returns. Tools that cannot be cancelled answer not_cancellable; a finished run answers run_finished.',
+      'Cancels a run: a waiting one ends ABORTED at once; a running one becomes ABORTING, ' +
+      'then ABORTED, keeping (and billing) the rows stored so far, which download_results returns. ' +
+      'Tools that cannot be cancelled answer not_cancellable; a finished run answers run_finished.',
     inputSchema: inputSchemaOf(cancelRunInput),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     call: (backend, args) => backend.cancelRun(parseArgs(cancelRunInput, args).runId),
   },
 ];
 
-/** Every MCP tool: the registry's tools, the run tools, then the declared endpoints that have one (database, account, enrichment). */
+/**
+ * Every MCP tool: the registry's tools, the run tools, then the declared
+ * endpoints that have one (database, account, enrichment).
+ */
 export const MCP_TOOLS: readonly McpTool[] = [
   ...TOOLS.filter((t) => !t.linkedOnly).map(registryTool),
   ...EXTRA_TOOLS,
@@ -257,8 +278,13 @@ export const MCP_TOOLS: readonly McpTool[] = [
 
 /** How an agent uses the tools, sent at initialisation. */
 export const MCP_INSTRUCTIONS = [
-  'leadgate collects and enriches lead data. Scrapers and finders run asynchronously and are billed per result from the account wallet (each tool states its price):',
-  `1. Call the tool: it answers a runId at once. 2. Call check_run_status with the runId and waitSecs (up to ${MAX_WAIT_SECS}) until status is SUCCEEDED.`,
-  `3. Call download_results from offset 0, then from each nextOffset until it is null (at most ${MAX_PAGE_ROWS} rows or ${MAX_PAGE_BYTES / 1024} KB per call).`,
-  'query_lead_database, enrich_leads and enrich_local_businesses answer at once. Errors come back as {"error": {"code", "message", "details"}}, the same as the REST API; an argument a tool does not declare is refused, naming the closest one it does.',
+  'leadgate collects and enriches lead data. Scrapers and finders run asynchronously ' +
+    'and are billed per result from the account wallet (each tool states its price):',
+  '1. Call the tool: it answers a runId at once. 2. ' +
+    `Call check_run_status with the runId and waitSecs (up to ${MAX_WAIT_SECS}) until status is SUCCEEDED.`,
+  '3. Call download_results from offset 0, then from each nextOffset until it is ' +
+    `null (at most ${MAX_PAGE_ROWS} rows or ${MAX_PAGE_BYTES / 1024} KB per call).`,
+  'query_lead_database, enrich_leads and enrich_local_businesses answer at once. ' +
+    'Errors come back as {"error": {"code", "message", "details"}}, the same as the REST API; ' +
+    'an argument a tool does not declare is refused, naming the closest one it does.',
 ].join('\n');

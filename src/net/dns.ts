@@ -1,5 +1,6 @@
 import { Resolver } from 'node:dns/promises';
-import { DnsError, type DnsLookup, type MxRecord } from '../sources/contacts.ts';
+import type { DnsLookup, MxRecord } from '../sources/contacts.ts';
+import { DnsError } from './errors.ts';
 
 const NOT_FOUND = new Set(['ENOTFOUND', 'NXDOMAIN']);
 const NO_DATA = new Set(['ENODATA']);

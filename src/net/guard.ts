@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { isIP } from 'node:net';
-import { DnsError, NetError, type DnsLookup } from '../sources/contacts.ts';
+import type { DnsLookup } from '../sources/contacts.ts';
+import { DnsError, NetError } from './errors.ts';
 import { canonicalIp, classifyAddress, parseIp } from './address.ts';
 
 /** A checked destination: connect to `address` (never look the host up again). */

@@ -3,7 +3,8 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
-import { NetError, type WebClient, type WebResponse } from '../sources/contacts.ts';
+import type { WebClient, WebResponse } from '../sources/contacts.ts';
+import { NetError } from './errors.ts';
 import type { OutboundGuard, Target } from './guard.ts';
 
 export interface WebLimits {
@@ -178,7 +179,9 @@ function textOf(body: Buffer, contentType: string): string {
   }
 }
 
-/** GET through the guard: every hop is checked and connected to the checked address; time, size and redirects limited. */
+/**
+ * GET through the guard: every hop is checked and connected to the checked address; time, size and redirects limited.
+ */
 export async function guardedGet(
   guard: OutboundGuard,
   input: string | URL,

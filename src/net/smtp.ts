@@ -1,12 +1,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import {
-  NetError,
-  type SmtpProbeResult,
-  type SmtpProber,
-  type SmtpReply,
-  type SmtpStage,
-} from '../sources/contacts.ts';
+import type { SmtpProbeResult, SmtpProber, SmtpReply, SmtpStage } from '../sources/contacts.ts';
+import { NetError } from './errors.ts';
 import type { OutboundGuard } from './guard.ts';
 import { KeyedLimiter } from './limiter.ts';
 

@@ -13,11 +13,16 @@ import { assertKnownFields, NO_FIELDS } from '../shared/fields.ts';
 
 const METHOD = { get: 'GET', post: 'POST', delete: 'DELETE' } as const;
 
-/** Whether a method of the endpoint takes its fields as a JSON body (a POST, or a GET that takes one); else as the query string. */
+/**
+ * Whether a method of the endpoint takes its fields as a JSON body
+ * (a POST, or a GET that takes one); else as the query string.
+ */
 const takesBody = (endpoint: EndpointDefinition, method: RestMethod) =>
   method === 'post' || (method === 'get' && endpoint.rest.bodyOnGet === true);
 
-/** The handler's input: the declaration's own reading, or the query of a GET and the body of a POST ({} when absent). */
+/**
+ * The handler's input: the declaration's own reading, or the query of a GET and the body of a POST ({} when absent).
+ */
 function inputOf(endpoint: EndpointDefinition, request: RestRequest): unknown {
   if (endpoint.rest.input) return endpoint.rest.input(request);
   return request.method === 'GET' ? request.query : (request.body ?? {});

@@ -8,11 +8,14 @@ import { AppError, fromZodError } from '../shared/errors.ts';
 import { assertDownloadable, downloadParams, openExport, type ExportFormat } from '../runs/exports.ts';
 import { verifyDownload } from '../runs/download-links.ts';
 import { getInstallationSecret } from '../accounts/installation.ts';
-import { admit, clientAddress, deprecationHeaders, idempotent as idempotentWrite } from '../http/pipeline.ts';
+import { idempotentWrite } from '../accounts/idempotency.ts';
+import { admit, clientAddress, deprecationHeaders } from '../http/pipeline.ts';
 import { endpointRoutes } from './endpoints.ts';
 import { restRunView, restStartView } from '../http/views.ts';
-import { getRun, prepareStart } from '../runs/runs.ts';
-import { cancelRun, MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../runs/control.ts';
+import { getRun } from '../runs/read.ts';
+import { prepareStart } from '../runs/start.ts';
+import { MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../runs/follow.ts';
+import { cancelRun } from '../runs/engine/index.ts';
 import { param, parseParams } from '../shared/params.ts';
 import { assertKnownFields, NO_FIELDS } from '../shared/fields.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
@@ -115,7 +118,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     }
     // A signed download link (Run.downloadUrl) stands in for a key on the download route only.
     if (request.method === 'GET' && isSignedDownload(request)) return;
-    // Before the body is read: a request without a valid key costs no parsing, and its failure counts against its address.
+    // Before the body is read: a request without a valid key costs no parsing, and its failure counts against its
+    // address.
     request.principal = await admit(
       core,
       request.headers.authorization,
@@ -127,20 +131,27 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
       assertKnownFields(request.routeOptions.config.query ?? NO_FIELDS, request.query, /\[\]$/);
   });
 
-  /** A POST that honours Idempotency-Key: `prepare` checks the request and returns its write (see withIdempotency). */
-  const idempotent = async (
+  /**
+   * A POST that honours Idempotency-Key (idempotentWrite): `prepare` checks the request and returns its
+   * write, `answer` makes the body of its result.
+   */
+  const idempotent = async <W, A>(
     request: FastifyRequest,
     reply: FastifyReply,
-    prepare: () => (tx: Transaction) => Promise<unknown>,
+    prepare: () => (tx: Transaction) => Promise<W>,
+    answer: (written: W) => A,
   ) => {
     const key = request.headers['idempotency-key'];
     const result = await idempotentWrite(
       core,
-      request.principal,
-      Array.isArray(key) ? key[0] : key,
-      `POST ${request.routeOptions.url}`,
-      request.body ?? null,
+      {
+        principal: request.principal,
+        key: Array.isArray(key) ? key[0] : key,
+        scope: `POST ${request.routeOptions.url}`,
+        request: request.body ?? null,
+      },
       prepare,
+      answer,
     );
     if (result.replayed) reply.header('Idempotent-Replayed', 'true');
     return reply.status(result.status).send(result.body);
@@ -153,10 +164,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
       ...(tool.rest.aliases ?? []),
     ]) {
       app.post(path, { config: { deprecated } }, (request, reply) =>
-        idempotent(request, reply, () => {
-          const start = prepareStart(core, request.principal, tool.name, request.body);
-          return async (tx) => restStartView(await start(tx));
-        }),
+        idempotent(request, reply, () => prepareStart(core, request.principal, tool.name, request.body), restStartView),
       );
     }
   }
@@ -195,16 +203,17 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
 
   // The overview's alternative routes.
   app.post('/api/v1/maps/run', (request, reply) =>
-    idempotent(request, reply, () => {
-      assertKnownFields(overviewMapsRequest, request.body);
-      const parsed = overviewMapsRequest.safeParse(request.body ?? {});
-      if (!parsed.success) throw fromZodError(parsed.error);
-      const start = prepareStart(core, request.principal, 'maps', parsed.data);
-      return async (tx) => {
-        const { run } = await start(tx);
-        return { runId: run.id, status: run.status };
-      };
-    }),
+    idempotent(
+      request,
+      reply,
+      () => {
+        assertKnownFields(overviewMapsRequest, request.body);
+        const parsed = overviewMapsRequest.safeParse(request.body ?? {});
+        if (!parsed.success) throw fromZodError(parsed.error);
+        return prepareStart(core, request.principal, 'maps', parsed.data);
+      },
+      ({ run }) => ({ runId: run.id, status: run.status }),
+    ),
   );
 
   app.get<RunParams>('/api/v1/runs/:runId', async (request) => {

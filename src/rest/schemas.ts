@@ -29,7 +29,8 @@ export const errorBody = z
           )
           .optional()
           .describe(
-            'One {path, message} per problem: each bad or unknown field of validation_failed, each link parameter of no_usable_filters, each filter of filters_not_applied_yet.',
+            'One {path, message} per problem: each bad or unknown field of validation_failed, ' +
+              'each link parameter of no_usable_filters, each filter of filters_not_applied_yet.',
           ),
       })
       .strict(),
@@ -83,7 +84,8 @@ export const errorBody = z
 export const runStatus = z
   .enum(RUN_STATUSES)
   .describe(
-    'READY (waiting behind the concurrency limit), RUNNING, SUCCEEDED, FAILED, ABORTING, ABORTED or TIMED-OUT; the last four end a run.',
+    'READY (waiting behind the concurrency limit), RUNNING, SUCCEEDED, ' +
+      'FAILED, ABORTING, ABORTED or TIMED-OUT; the last four end a run.',
   );
 
 /** The spec's Run object (status and cancel routes, MCP check_run_status and cancel_run). */
@@ -103,13 +105,15 @@ export const runView = z
       .number()
       .optional()
       .describe(
-        'USD charged, once the run has ended (its hold is released at the same time): billed_units × price_rule.unit_price.',
+        'USD charged, once the run has ended (its hold is released at the same time): ' +
+          'billed_units × price_rule.unit_price.',
       ),
     billed_units: z
       .int()
       .optional()
       .describe(
-        'Units of the price rule charged, once the run has ended (rows where something was found, for rules that bill only those; 1 for a flat price).',
+        'Units of the price rule charged, once the run has ended (rows where something was found, ' +
+          'for rules that bill only those; 1 for a flat price).',
       ),
     price_rule: z
       .object({
@@ -134,13 +138,15 @@ export const runStart = z
     estimatedCost: z
       .number()
       .describe(
-        'USD held from the wallet at start, the most the run can be charged; it is billed on actual results and the rest is released.',
+        'USD held from the wallet at start, the most the run can be charged; ' +
+          'it is billed on actual results and the rest is released.',
       ),
     uncappedCost: z
       .number()
       .optional()
       .describe(
-        'USD of everything requested at the price (e.g. count × price), present when the hold is capped below it by the wallet balance (plus 1 USD for the lead scraper): the run stops when estimatedCost is used up.',
+        'USD of everything requested at the price (e.g. count × price), present when the hold is capped below ' +
+          'it by the wallet balance (plus 1 USD for the lead scraper): the run stops when estimatedCost is used up.',
       ),
     webhookSecret: z
       .string()
@@ -152,7 +158,8 @@ export const runStart = z
       .describe('What a link sent as input was read as (map-search and people-search URLs).'),
   })
   .describe(
-    'The run started. Further fields depend on the tool (e.g. emailCount, totalLeads, nextOffset, the id of a linked run).',
+    'The run started. Further fields depend on the tool (e.g. ' +
+      'emailCount, totalLeads, nextOffset, the id of a linked run).',
   );
 
 export const overviewRunStart = z.object({ runId: z.string(), status: z.enum(['READY', 'RUNNING']) }).strict();

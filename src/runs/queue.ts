@@ -3,7 +3,8 @@ import type { Executor, Transaction } from '../../db/client.ts';
 import { runTable } from '../../db/tables/runs.ts';
 import type { Core } from '../core.ts';
 import type { Balances } from '../billing/wallet.ts';
-import { JOBS } from './jobs.ts';
+import { holdExpressions, type HoldTerms, type WalletRowShare } from '../billing/hold.ts';
+import { JOBS } from '../workers/jobs.ts';
 import { snapshotOf, type RunSnapshot } from './view.ts';
 
 /**
@@ -29,13 +30,7 @@ export async function enqueueRun(tx: Executor, runId: string) {
 export const waitingMessage = (max: number) =>
   `Waiting: ${max} runs of this account are running; this one starts when one of them finishes`;
 
-export interface HoldRequest {
-  accountId: string;
-  runId: string;
-  /** Micro-dollars to reserve; less is taken when the wallet holds less. */
-  wanted: bigint;
-  /** How far the hold may go below zero (the lead scraper's "balance plus 1 USD"). */
-  overdraftMicros: bigint;
+export interface HoldRequest extends HoldTerms {
   /** RUNNING runs an account may have; a start beyond waits as READY. */
   maxRunning: number;
   /** Status message of a run that waits. */
@@ -55,35 +50,20 @@ export interface HoldRequest {
  * wallet row is the only lock a start takes, and it is held from this statement to the commit,
  * nothing longer. The guard is in the UPDATE, so concurrent holds never overdraw.
  *
- * The hold is billing's rule (billing/wallet.ts settles and releases it), but it is written here,
- * inside the queue's statement: the balances and the slot count are columns of the one wallet row,
- * and PostgreSQL updates a row once per statement, so taking the hold in a statement of billing's
- * would cost a second statement (a round trip, with the row lock held across it) on every start.
+ * The hold is billing's rule: billing/hold.ts writes it (`holdExpressions`) and settles it at the
+ * run's end. It is taken inside the queue's statement, not in one of its own: the balances and the
+ * slot count are columns of the one wallet row, and PostgreSQL updates a row once per statement, so a
+ * hold in a statement of billing's would cost a second statement (a round trip, with the row lock
+ * held across it) on every start. The queue hands its slot count to the hold's update instead.
  */
 export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balances & { queued: boolean }> {
+  const slot: WalletRowShare = {
+    decide: sql`active_runs >= ${h.maxRunning} as queued`,
+    set: sql`active_runs = w.active_runs + case when d.queued then 0 else 1 end`,
+    returning: sql`d.queued`,
+  };
   const rows = (await tx.execute(sql`
-    with current as (
-      select plan_micros, purchased_micros, active_runs,
-        -- A wallet below zero (a purchase refunded or disputed after its credits were spent) holds
-        -- nothing, overdraft or not, so no paid run starts until it is settled.
-        case when plan_micros + purchased_micros < 0 then 0
-          else greatest(least(${h.wanted}::bigint, plan_micros + purchased_micros + ${h.overdraftMicros}::bigint), 0) end as amount
-      from wallet where account_id = ${h.accountId} for update
-    ), decided as (
-      select amount, greatest(least(purchased_micros, amount), 0) as from_purchased, active_runs >= ${h.maxRunning} as queued from current
-    ), updated as (
-      update wallet w set
-        purchased_micros = w.purchased_micros - d.from_purchased,
-        plan_micros = w.plan_micros - (d.amount - d.from_purchased),
-        active_runs = w.active_runs + case when d.queued then 0 else 1 end,
-        updated_at = now()
-      from decided d
-      where w.account_id = ${h.accountId}
-      returning d.from_purchased, d.amount - d.from_purchased as from_plan, d.queued
-    ), entry as (
-      insert into ledger_entry (account_id, kind, run_id, plan_micros, purchased_micros, note)
-      select ${h.accountId}, 'hold', ${h.runId}, -from_plan, -from_purchased, 'reserved at start' from updated where from_plan + from_purchased > 0
-    ), placed as (
+    with ${holdExpressions(h, slot)}, placed as (
       update run r set
         status = case when u.queued then 'READY'::run_status else r.status end,
         status_message = case when u.queued then ${h.waitingMessage} else r.status_message end,

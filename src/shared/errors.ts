@@ -56,7 +56,9 @@ export function fromZodError(error: z.ZodError): ValidationError {
   return new ValidationError(details);
 }
 
-/** Normalises anything thrown into an Error; a lost or restarting database becomes the one `DatabaseUnavailableError`. */
+/**
+ * Normalises anything thrown into an Error; a lost or restarting database becomes the one `DatabaseUnavailableError`.
+ */
 export function coerceError(err: unknown): Error {
   if (err instanceof Error && !(err instanceof AppError) && isDatabaseUnavailable(err))
     return new DatabaseUnavailableError(undefined, err);
@@ -91,7 +93,9 @@ const DATABASE_UNAVAILABLE_CODES = new Set([
   '08006',
 ]);
 
-/** Whether `err` (or an error it wraps, as drizzle's query errors do) says the database is unreachable or restarting. */
+/**
+ * Whether `err` (or an error it wraps, as drizzle's query errors do) says the database is unreachable or restarting.
+ */
 export function isDatabaseUnavailable(err: unknown): boolean {
   for (
     let e = err, depth = 0;
@@ -110,7 +114,10 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
-/** A 503 the caller retries after `retryAfterSecs` (answered with Retry-After): something the service needs is out of reach for a moment. */
+/**
+ * A 503 the caller retries after `retryAfterSecs` (answered with Retry-After):
+ * something the service needs is out of reach for a moment.
+ */
 export class RetryLaterError extends AppError {
   constructor(
     code: string,
@@ -123,7 +130,9 @@ export class RetryLaterError extends AppError {
   }
 }
 
-/** 503 `database_unavailable`: the database is restarting or out of reach; the caller retries after `retryAfterSecs`. */
+/**
+ * 503 `database_unavailable`: the database is restarting or out of reach; the caller retries after `retryAfterSecs`.
+ */
 export class DatabaseUnavailableError extends RetryLaterError {
   constructor(retryAfterSecs = 5, cause?: unknown) {
     super(

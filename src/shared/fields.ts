@@ -48,7 +48,9 @@ export function knownFields(schema: z.ZodType): string[] | undefined {
   return Object.keys(def.shape);
 }
 
-/** The known name closest to `name`, when it is close enough to be the one meant (a typo, another case, a swapped pair). */
+/**
+ * The known name closest to `name`, when it is close enough to be the one meant (a typo, another case, a swapped pair).
+ */
 export function closestField(name: string, known: readonly string[]): string | undefined {
   const folded = name.toLowerCase().replace(/[_-]/g, '');
   let best: string | undefined;
@@ -60,7 +62,10 @@ export function closestField(name: string, known: readonly string[]): string | u
   return bestDistance <= Math.max(2, Math.floor(name.length / 4)) ? best : undefined;
 }
 
-/** "unknown field maxCrawledPlacesPerSerch; did you mean maxCrawledPlacesPerSearch?" (`name` may be a path: `contacts.0.fistName`). */
+/**
+ * "unknown field maxCrawledPlacesPerSerch; did you mean maxCrawledPlacesPerSearch?"
+ * (`name` may be a path: `contacts.0.fistName`).
+ */
 export function unknownFieldMessage(name: string, known: readonly string[]): string {
   const closest = closestField(name.slice(name.lastIndexOf('.') + 1), known);
   return `unknown field ${name}${closest ? `; did you mean ${closest}?` : ''}`;

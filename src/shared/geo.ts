@@ -1,6 +1,6 @@
 import { getCountries, type CountryCode } from 'libphonenumber-js';
 import { z } from 'zod';
-import { US_STATES } from '../../db/seed/reference.ts';
+import { US_STATES } from '../../db/us-states.ts';
 
 export { US_STATES };
 

@@ -26,7 +26,10 @@ let defaultsOn = false;
  */
 const EVENT_LOOP_SAMPLE_MS = 100;
 
-/** Node's own metrics (CPU, memory, event-loop delay, GC, handles), collected on scrape; turned on by the first /metrics route. */
+/**
+ * Node's own metrics (CPU, memory, event-loop delay, GC, handles),
+ * collected on scrape; turned on by the first /metrics route.
+ */
 export function collectProcessMetrics() {
   if (defaultsOn) return;
   defaultsOn = true;
@@ -43,7 +46,9 @@ const RUN_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600]
 
 export const requestsTotal = new Counter({
   name: 'leadgate_requests_total',
-  help: 'Requests answered, by face, route pattern (GraphQL: operation type and root field), method and status (HTTP status; graphql-ws: the status the same refusal or answer has over HTTP).',
+  help:
+    'Requests answered, by face, route pattern (GraphQL: operation type and root field), ' +
+    'method and status (HTTP status; graphql-ws: the status the same refusal or answer has over HTTP).',
   labelNames: ['face', 'route', 'method', 'status'] as const,
   registers,
 });
@@ -71,7 +76,9 @@ export const graphqlWsConnections = new Gauge({
 
 export const runsStarted = new Counter({
   name: 'leadgate_runs_started_total',
-  help: 'Runs created, by tool and the status they were placed in (RUNNING, or READY when the account has its maximum running).',
+  help:
+    'Runs created, by tool and the status they were placed in (RUNNING, ' +
+    'or READY when the account has its maximum running).',
   labelNames: ['tool', 'status'] as const,
   registers,
 });
@@ -101,7 +108,9 @@ export const runFirstRow = new Histogram({
 
 export const jobDuration = new Histogram({
   name: 'leadgate_job_duration_seconds',
-  help: 'Worker job attempts, by task and outcome (success, error: the attempt threw and the job is retried or has failed for good).',
+  help:
+    'Worker job attempts, by task and outcome (success, error: ' +
+    'the attempt threw and the job is retried or has failed for good).',
   labelNames: ['task', 'outcome'] as const,
   buckets: RUN_BUCKETS,
   registers,
@@ -117,14 +126,20 @@ export const jobWait = new Histogram({
 
 export const webhookDeliveries = new Counter({
   name: 'leadgate_webhook_deliveries_total',
-  help: 'Webhook delivery attempts by outcome: delivered, retrying (failed, tried again later), failed (failed for good), refused (the outbound guard refused the URL: not retried), dropped (the webhook or its secret is gone).',
+  help:
+    'Webhook delivery attempts by outcome: delivered, retrying (failed, tried again later), ' +
+    'failed (failed for good), refused (the outbound guard refused the URL: ' +
+    'not retried), dropped (the webhook or its secret is gone).',
   labelNames: ['outcome'] as const,
   registers,
 });
 
 export const upstreamErrors = new Counter({
   name: 'leadgate_upstream_errors_total',
-  help: 'Runs failed because the upstream engine (TOOL_SOURCES) refused or could not be reached, by tool and reason: the API status (401 bad token, 402 no money on the operator account, 404 unknown actor or run, 429 or 5xx after retries), network, or config (no token).',
+  help:
+    'Runs failed because the upstream engine (TOOL_SOURCES) refused or could not be reached, ' +
+    'by tool and reason: the API status (401 bad token, 402 no money on the operator account, ' +
+    '404 unknown actor or run, 429 or 5xx after retries), network, or config (no token).',
   labelNames: ['tool', 'reason'] as const,
   registers,
 });
@@ -138,7 +153,10 @@ export const upstreamItemsRead = new Counter({
 
 export const eventFanout = new Histogram({
   name: 'leadgate_event_fanout_seconds',
-  help: 'Delay from publishing a run change (in the transaction that makes it) to this process receiving its notification, after the commit and Postgres NOTIFY: one observation per notification received, on each channel the process listens on.',
+  help:
+    'Delay from publishing a run change (in the transaction that makes it) ' +
+    'to this process receiving its notification, after the commit and Postgres NOTIFY: ' +
+    'one observation per notification received, on each channel the process listens on.',
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   registers,
 });
@@ -157,14 +175,18 @@ export const runsActive = new Gauge({
 
 export const jobsQueued = new Gauge({
   name: 'leadgate_jobs',
-  help: 'Worker jobs by task and state: waiting (can run now), scheduled (a retry or a later start), running (locked by a worker), failed (out of attempts). Read from the database on scrape.',
+  help:
+    'Worker jobs by task and state: waiting (can run now), scheduled (a retry or a later start), ' +
+    'running (locked by a worker), failed (out of attempts). Read from the database on scrape.',
   labelNames: ['task', 'state'] as const,
   registers,
 });
 
 export const catalogReadsOnReplica = new Gauge({
   name: 'leadgate_catalog_reads_on_replica',
-  help: '1 while read-only catalog work goes to the read replica (DATABASE_READ_URL), 0 while it falls back to the primary or none is configured.',
+  help:
+    '1 while read-only catalog work goes to the read replica (DATABASE_READ_URL), ' +
+    '0 while it falls back to the primary or none is configured.',
   registers,
 });
 

@@ -92,7 +92,10 @@ export function cursorTime(text: unknown): Date | undefined {
   return !Number.isNaN(date.getTime()) && date.toISOString() === text ? date : undefined;
 }
 
-/** The position of a run's row (download `offset`, MCP `download_results`): 0 to 2^31 − 1, the range of a stored row's `seq`. */
+/**
+ * The position of a run's row (download `offset`, MCP `download_results`):
+ * 0 to 2^31 − 1, the range of a stored row's `seq`.
+ */
 export const rowOffset = <N extends z.ZodNumber | z.ZodCoercedNumber>(number: N = z.number() as N): N =>
   number.int('must be a whole number').min(0, 'must be at least 0').max(MAX_INT4, `must be at most ${MAX_INT4}`) as N;
 
@@ -153,7 +156,10 @@ export const pagingParams = {
   ),
 };
 
-/** Parses GET query parameters (names may end in "[]") or a POST body; names the schema does not declare are refused first (fields.ts). */
+/**
+ * Parses GET query parameters (names may end in "[]") or a POST body;
+ * names the schema does not declare are refused first (fields.ts).
+ */
 export function parseParams<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ValidationError([{ path: '', message: 'parameters must be a query string or a JSON object' }]);

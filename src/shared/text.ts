@@ -5,7 +5,10 @@ function pluralOf(unit: string): string {
   return `${unit}s`;
 }
 
-/** `n` with its unit, plural unless `n` is 1: "1 record", "3 records", "2 businesses"; `many` for a plural the rules miss ("inputs were"). */
+/**
+ * `n` with its unit, plural unless `n` is 1: "1 record", "3 records", "2
+ * businesses"; `many` for a plural the rules miss ("inputs were").
+ */
 export function plural(n: number, unit: string, many = pluralOf(unit)): string {
   return `${n} ${n === 1 ? unit : many}`;
 }

@@ -50,20 +50,7 @@ export interface MxRecord {
   priority: number;
 }
 
-/** A DNS answer that is not a record set: no such name, no record of that type, or a failure. */
-export class DnsError extends Error {
-  constructor(
-    /** notfound: NXDOMAIN; nodata: the name exists without such records; failure: timeout, SERVFAIL, refused. */
-    readonly kind: 'notfound' | 'nodata' | 'failure',
-    readonly domain: string,
-    /** The answer without the name, e.g. "no such domain (NXDOMAIN)". */
-    readonly detail: string,
-  ) {
-    super(`${domain}: ${detail}`);
-    this.name = 'DnsError';
-  }
-}
-
+/** DNS lookups; an answer that is not a record set throws `DnsError` (src/net/errors.ts). */
 export interface DnsLookup {
   /** MX records of a domain, lowest priority first; a null MX (RFC 7505) is one record with exchange "". */
   mx(domain: string): Promise<MxRecord[]>;
@@ -147,19 +134,4 @@ export interface ContactNetwork {
 
 export interface ContactSource extends ContactNetwork {
   catalog: ContactCatalog;
-}
-
-/**
- * A connection that did not happen or broke: refused by the outbound guard, unresolvable, unreachable,
- * too slow, too large or redirected too often. `message` is the per-target reason shown to callers.
- */
-export class NetError extends Error {
-  constructor(
-    readonly kind: 'refused' | 'dns' | 'connect' | 'timeout' | 'tls' | 'redirects' | 'protocol' | 'aborted',
-    readonly target: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'NetError';
-  }
 }

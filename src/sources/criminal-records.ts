@@ -1,4 +1,4 @@
-import type { PersonName } from '../catalog/people/names.ts';
+import type { PersonName } from './people.ts';
 
 /** One criminal record as the criminal records search sees it. */
 export interface CriminalRecordHit {

@@ -1,4 +1,36 @@
-import type { LeadFilters } from '../catalog/leads/filters.ts';
+/** The lead database's search, normalised: what REST, GraphQL, links and the lead scraper all reduce to. */
+export interface LeadFilters {
+  /** Any of these, partial, case-insensitive. */
+  titles?: string[];
+  notTitles?: string[];
+  industries?: string[];
+  notIndustries?: string[];
+  countries?: string[];
+  states?: string[];
+  city?: string;
+  companyName?: string;
+  /** Any of these, partial. */
+  companyDomains?: string[];
+  seniorities?: string[];
+  departments?: string[];
+  emailStatuses?: string[];
+  hasEmail?: boolean;
+  hasPhone?: boolean;
+  minEmployees?: number;
+  maxEmployees?: number;
+  revenueMin?: number;
+  revenueMax?: number;
+  socialUrl?: string;
+  /** Company keywords, whole words, any of. */
+  keywords?: string[];
+  notKeywords?: string[];
+  technologies?: string[];
+  technologiesAll?: string[];
+  notTechnologies?: string[];
+  companyCountries?: string[];
+  companyStates?: string[];
+  companyCity?: string;
+}
 
 /**
  * One lead as the spec's lead record: person fields (first_name, title, email, mobile, linkedin_url,

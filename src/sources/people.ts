@@ -1,4 +1,9 @@
-import type { PersonName } from '../catalog/people/names.ts';
+/** A person's name as searched: lower case, without punctuation; `middle` only when one was given. */
+export interface PersonName {
+  first: string;
+  middle?: string;
+  last: string;
+}
 
 /** One person as the people finder returns them. */
 export interface PersonRecord {

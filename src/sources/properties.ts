@@ -115,6 +115,9 @@ export interface PropertySource {
   ownerContacts(select: PropertySelector): Promise<OwnerContact[]>;
   /** Candidates for partial addresses: for each query (in order), at most `limitEach` properties, in id order. */
   addressCandidates(queries: AddressCandidateQuery[], limitEach: number): Promise<PropertyAddress[][]>;
-  /** For-sale properties listed at least `minDiscountPercent` below their estimated value, largest discount first, then by id. */
+  /**
+   * For-sale properties listed at least `minDiscountPercent` below
+   * their estimated value, largest discount first, then by id.
+   */
   findDeals(query: DealQuery): Promise<Deal[]>;
 }

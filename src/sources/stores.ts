@@ -1,4 +1,37 @@
-import type { StoreFilter } from '../catalog/stores/filters.ts';
+import type { STORE_SOCIALS } from '../../db/tables/stores.ts';
+
+/** A social network a store may link to. */
+export type StoreSocial = (typeof STORE_SOCIALS)[number];
+
+/** Bounds of a number, inclusive; either may be absent. */
+export interface Range {
+  min?: number;
+  max?: number;
+}
+
+/** A normalised store filter; every part is combined with AND, lists are any-of. */
+export interface StoreFilter {
+  /** Platform keys as stored, e.g. "salesforce_commerce_cloud". */
+  platforms?: string[];
+  /** Upper-case ISO codes. */
+  countryCodes?: string[];
+  /** Lower case. */
+  categories?: string[];
+  cities?: string[];
+  /** Lower case; a US state by name also matches its abbreviation. */
+  states?: string[];
+  /** Technology and app names as the caller wrote them; `resolveStoreNames` turns them into stored spellings. */
+  technologies?: string[];
+  apps?: string[];
+  /** Plan tier keys to leave out. */
+  planExclude?: string[];
+  emails: boolean;
+  phones: boolean;
+  socials: StoreSocial[];
+  visits: Range;
+  sales: Range;
+  employees: Range;
+}
 
 /** An e-commerce store as the store leads tool sees it. */
 export interface StoreLead {

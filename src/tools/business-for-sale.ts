@@ -33,7 +33,11 @@ export const businessForSaleInput = z.object({
     .min(1, `give at least one URL; ${BUSINESS_LINK_FORMS}`)
     .max(100, 'at most 100 URLs per request')
     .describe(
-      'Search-page or single-listing URLs of the listing site, any host: /businesses-for-sale[/<state or city-st>][/<industry>] with optional price_min, price_max, cash_flow_min, cash_flow_max, revenue_min, revenue_max, ebitda_min, ebitda_max, state, city, location and industry query parameters, or /business-opportunity/<slug>/<listing id>.',
+      'Search-page or single-listing URLs of the listing site, any host: ' +
+        '/businesses-for-sale[/<state or city-st>][/<industry>] with optional price_min, ' +
+        'price_max, cash_flow_min, cash_flow_max, revenue_min, revenue_max, ebitda_min, ' +
+        'ebitda_max, state, city, location and industry query parameters, ' +
+        'or /business-opportunity/<slug>/<listing id>.',
     ),
   maxItems: z
     .number()
@@ -49,7 +53,8 @@ export const businessForSaleInput = z.object({
     .max(100, 'at most 100 characters')
     .optional()
     .describe(
-      "Deduplicates across the account's runs that share the name: listings an earlier run of the dataset delivered are skipped and not billed.",
+      "Deduplicates across the account's runs that share the name: " +
+        'listings an earlier run of the dataset delivered are skipped and not billed.',
     ),
 });
 export type BusinessForSaleInput = z.output<typeof businessForSaleInput>;
@@ -145,7 +150,8 @@ export const businessForSaleTool = defineTool({
   name: 'business-for-sale',
   title: 'Business-for-sale scraper',
   description:
-    'Businesses for sale from search pages or single listings of the listing site: asking price, revenue, EBITDA, cash flow, industry, location and the broker contact.',
+    'Businesses for sale from search pages or single listings of the listing site: ' +
+    'asking price, revenue, EBITDA, cash flow, industry, location and the broker contact.',
   rest: { path: '/api/v1/scrape/bizforsale-scraper' },
   graphql: { mutation: 'startBusinessForSaleScrape', inputType: 'StartBusinessForSaleScrapeInput' },
   mcp: { name: 'scrape_businesses_for_sale' },
@@ -154,14 +160,26 @@ export const businessForSaleTool = defineTool({
   price: perResult('listing', '0.0099'),
   cancellable: true,
   notes: [
-    'Links of any host are read by their path: /businesses-for-sale is a search page and /business-opportunity/<slug>/<listing id> a single listing; any other link is refused with 400 validation_failed naming startUrls.<i> and listing the accepted forms.',
-    'On a search page the first segment after /businesses-for-sale is the location ("all", a state such as colorado, new-york or co, or a city with its state code such as denver-co) and the next one the industry; a lone segment that is not a location is the industry.',
-    'An industry matches every catalog industry containing all its words, ignoring case, "and", "&" and plurals: restaurants, restaurants-food and restaurants-and-food all mean "Restaurants & Food".',
-    'Query parameters of a search page add or replace filters: price_min/price_max (asking price), cash_flow_min/cash_flow_max, revenue_min/revenue_max, ebitda_min/ebitda_max in whole dollars (250000, 250,000 or 250k), plus state, city, location ("Denver, CO") and industry; paging, sorting and tracking parameters are ignored, and any other parameter is listed under url_translation[].ignored in the start response.',
-    'A single listing is found by the listing id at the end of its link, whatever the host or slug; a listing that does not exist yields no row and costs nothing.',
-    'maxItems counts listings over all URLs together, which are read in the order given (search results in catalog order); 99999 extracts every available listing, and requested then shows 99999.',
+    'Links of any host are read by their path: /businesses-for-sale is a search page and ' +
+      '/business-opportunity/<slug>/<listing id> a single listing; ' +
+      'any other link is refused with 400 validation_failed naming startUrls.<i> and listing the accepted forms.',
+    'On a search page the first segment after /businesses-for-sale is the location ("all", ' +
+      'a state such as colorado, new-york or co, or a city with its state code such as denver-co) ' +
+      'and the next one the industry; a lone segment that is not a location is the industry.',
+    'An industry matches every catalog industry containing all its words, ignoring case, "and", ' +
+      '"&" and plurals: restaurants, restaurants-food and restaurants-and-food all mean "Restaurants & Food".',
+    'Query parameters of a search page add or replace filters: price_min/price_max (asking price), ' +
+      'cash_flow_min/cash_flow_max, revenue_min/revenue_max, ebitda_min/ebitda_max in whole dollars (250000, ' +
+      '250,000 or 250k), plus state, city, location ("Denver, CO") and industry; ' +
+      'paging, sorting and tracking parameters are ignored, ' +
+      'and any other parameter is listed under url_translation[].ignored in the start response.',
+    'A single listing is found by the listing id at the end of its link, whatever the host or slug; ' +
+      'a listing that does not exist yields no row and costs nothing.',
+    'maxItems counts listings over all URLs together, which are read in the order given (search ' +
+      'results in catalog order); 99999 extracts every available listing, and requested then shows 99999.',
     'A listing reached from two URLs of the same run is delivered once, from the first.',
-    "With datasetName, listings an earlier run of the account's dataset of that name delivered are skipped, neither returned nor billed nor counted toward maxItems; other accounts' datasets never interfere.",
+    "With datasetName, listings an earlier run of the account's dataset of that name delivered are skipped, " +
+      "neither returned nor billed nor counted toward maxItems; other accounts' datasets never interfere.",
   ],
   columns: [
     { key: 'listing_id', header: 'listing_id', description: 'Listing id from the listing URL' },

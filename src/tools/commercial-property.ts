@@ -33,7 +33,9 @@ export const commercialPropertyInput = z.object({
     .min(1, `give at least one URL; ${COMMERCIAL_LINK_FORMS}`)
     .max(MAX_URLS, `at most ${MAX_URLS} URLs per request`)
     .describe(
-      'Listing-site URLs, any host, in three forms: (1) a property search or list URL with path /properties; (2) a city or market search with path /search and a location set (location, city and state, market or zip), scoped to it; (3) the broker directory /resources/find-a-broker/. Several URLs are allowed.',
+      'Listing-site URLs, any host, in three forms: (1) a property search or list URL with path /properties; ' +
+        '(2) a city or market search with path /search and a location set (location, city and state, ' +
+        'market or zip), scoped to it; (3) the broker directory /resources/find-a-broker/. Several URLs are allowed.',
     ),
 });
 export type CommercialPropertyInput = z.output<typeof commercialPropertyInput>;
@@ -94,7 +96,8 @@ export const commercialPropertyTool = defineTool({
   name: 'commercial-property',
   title: 'Commercial property scraper',
   description:
-    'Commercial properties for sale or lease from property searches, city or market searches and the broker directory: address, coordinates, type, price, size and the broker contact and licence.',
+    'Commercial properties for sale or lease from property searches, city or market searches and the ' +
+    'broker directory: address, coordinates, type, price, size and the broker contact and licence.',
   rest: { path: '/api/v1/scrape/cre-scraper' },
   graphql: { mutation: 'startCommercialPropertyScrape', inputType: 'StartCommercialPropertyScrapeInput' },
   mcp: { name: 'scrape_commercial_properties' },
@@ -103,12 +106,28 @@ export const commercialPropertyTool = defineTool({
   price: perResult('property', '0.029'),
   cancellable: true,
   notes: [
-    'Links of any host are read by their path: /properties (search or list, nationwide unless a location is set), /search (a city or market search) and /resources/find-a-broker/ (the broker directory); any other link is refused with 400 validation_failed naming startUrls.<i> and the accepted forms.',
-    'A link that is a map view with no city or market chosen (map parameters such as bbox, bounds, mapCenter, mapZoom, lat/lng or view=map, or an @lat,lng path segment), and any /search link without a city or market, is refused with 400 map_view_not_allowed asking for a specific city or market.',
-    'The location comes from the query (location "Denver, CO" or "80202", city with state, market, zip) or from a path segment ("denver-co", "colorado"); a place named without a state ("location=Denver") matches its market or a city of that name, and a state alone filters /properties links but is not a city or market for /search.',
-    'Filters read from path segments ("office-space", "retail", "for-sale", "for-lease") or query parameters (types[] or type, listingType sale or lease, priceMin/priceMax in dollars, sizeMin/sizeMax in square feet); paging, sorting and tracking parameters are ignored, and any other parameter, and map parameters beside a city or market, are listed under url_translation[].ignored in the start response.',
-    'A broker directory link yields the properties the matching brokers list (one row per property, with the broker contact and licence), since the price is per property; it accepts a location plus name, company and licence (partial matches, ignoring case).',
-    "Each URL yields at most 200 properties, in catalog order; a property already delivered by an earlier URL of the same run is not repeated and does not count toward that URL's 200.",
+    'Links of any host are read by their path: /properties (search or list, nationwide unless a location ' +
+      'is set), /search (a city or market search) and /resources/find-a-broker/ (the broker directory); ' +
+      'any other link is refused with 400 validation_failed naming startUrls.<i> and the accepted forms.',
+    'A link that is a map view with no city or market chosen (map parameters such as bbox, bounds, ' +
+      'mapCenter, mapZoom, lat/lng or view=map, or an @lat,lng path segment), ' +
+      'and any /search link without a city or market, ' +
+      'is refused with 400 map_view_not_allowed asking for a specific city or market.',
+    'The location comes from the query (location "Denver, CO" or "80202", city with state, ' +
+      'market, zip) or from a path segment ("denver-co", "colorado"); ' +
+      'a place named without a state ("location=Denver") matches its market or a city of that name, ' +
+      'and a state alone filters /properties links but is not a city or market for /search.',
+    'Filters read from path segments ("office-space", "retail", "for-sale", "for-lease") ' +
+      'or query parameters (types[] or type, listingType sale or lease, priceMin/priceMax in dollars, ' +
+      'sizeMin/sizeMax in square feet); paging, sorting and tracking parameters are ignored, ' +
+      'and any other parameter, and map parameters beside a city or market, ' +
+      'are listed under url_translation[].ignored in the start response.',
+    'A broker directory link yields the properties the matching brokers list (one row per property, ' +
+      'with the broker contact and licence), since the price is per property; ' +
+      'it accepts a location plus name, company and licence (partial matches, ignoring case).',
+    'Each URL yields at most 200 properties, in catalog order; ' +
+      'a property already delivered by an earlier URL of the same ' +
+      "run is not repeated and does not count toward that URL's 200.",
     'price is the asking price of a sale or the yearly rent of a lease, and price_per_sqft divides it by size_sqft.',
   ],
   columns: [
@@ -236,7 +255,9 @@ export const commercialPropertyTool = defineTool({
         total += rows.length;
         yield {
           rows,
-          message: `URL ${index + 1} of ${ctx.input.startUrls.length}: ${countOf(taken, 'property', 'properties')}; ${total} in all`,
+          message:
+            `URL ${index + 1} of ${ctx.input.startUrls.length}: ` +
+            `${countOf(taken, 'property', 'properties')}; ${total} in all`,
         };
       }
       if (ctx.signal.aborted) break;

@@ -17,7 +17,8 @@ export const SOURCE_NAMES: Record<string, string> = {
 };
 
 const PERMITTED_USE_NOTE =
-  'Not for employment or tenant screening or any other regulated purpose: these results are not a consumer report under the FCRA and must not be used to decide on employment, housing, credit or insurance.';
+  'Not for employment or tenant screening or any other regulated purpose: these results are not a consumer ' +
+  'report under the FCRA and must not be used to decide on employment, housing, credit or insurance.';
 
 const today = () => new Date().toISOString().slice(0, 10);
 
@@ -36,12 +37,14 @@ export const criminalRecordsInput = z.object({
         });
     })
     .describe(
-      'Full name, one per request: "First Last", "First Middle Last" or "Last, First" (for compound last names). Case is ignored.',
+      'Full name, one per request: "First Last", "First Middle Last" or "Last, ' +
+        'First" (for compound last names). Case is ignored.',
     ),
   state: usStateParam()
     .optional()
     .describe(
-      'US state: two-letter code or full name, any case, e.g. "tx" or "Texas"; normalised to the code. Omitted means all states.',
+      'US state: two-letter code or full name, any case, e.g. ' +
+        '"tx" or "Texas"; normalised to the code. Omitted means all states.',
     ),
   dob: z
     .string()
@@ -56,7 +59,8 @@ export const criminalRecordsInput = z.object({
     })
     .optional()
     .describe(
-      'Date of birth: 1980-03-05, 3/5/1980 or March 5, 1980. When given, only records with exactly this date of birth are returned.',
+      'Date of birth: 1980-03-05, 3/5/1980 or March 5, 1980. ' +
+        'When given, only records with exactly this date of birth are returned.',
     ),
 });
 export type CriminalRecordsInput = z.output<typeof criminalRecordsInput>;
@@ -86,7 +90,8 @@ export const criminalRecordsTool = defineTool({
   name: 'criminal-records',
   title: 'Criminal records search',
   description:
-    'Criminal records for one person by name, optionally narrowed to a state and an exact date of birth, from sex offender registries, departments of corrections, arrest records and court records.',
+    'Criminal records for one person by name, optionally narrowed to a state and an exact date of birth, ' +
+    'from sex offender registries, departments of corrections, arrest records and court records.',
   rest: { path: '/api/v1/scrape/criminal-records' },
   graphql: { mutation: 'startCriminalRecordsSearch', inputType: 'StartCriminalRecordsSearchInput' },
   mcp: { name: 'search_criminal_records' },
@@ -96,15 +101,25 @@ export const criminalRecordsTool = defineTool({
   rowUnit: 'record',
   cancellable: false,
   notes: [
-    'Not for employment or tenant screening or any other regulated purpose (the results are not a consumer report under the FCRA); every start response carries this `note`.',
-    'One name per request: first and last name must both match, ignoring case; without a comma the last word is the last name, and "Last, First Middle" names a compound last name.',
+    'Not for employment or tenant screening or any other regulated purpose (the results ' +
+      'are not a consumer report under the FCRA); every start response carries this `note`.',
+    'One name per request: first and last name must both match, ignoring case; ' +
+      'without a comma the last word is the last name, and "Last, First Middle" names a compound last name.',
     'A trailing Jr, Sr, II, III, IV or V and periods in the name are ignored.',
-    'A middle name or initial narrows the search: it matches records without a middle name, with the same middle name, or where one is the initial of the other; without one, every middle name matches.',
-    '`state` takes a two-letter code or a full name in any case and is normalised to the code (the start response shows it; null means all states); anything else is refused with 400 naming `state`.',
-    '`dob` accepts ISO (1980-03-05), slashes in US order (3/5/1980; day first only when the first number is over 12) and long forms (March 5, 1980 or 5 March 1980); two-digit years, impossible dates and future dates are refused with 400 naming `dob`.',
-    'With `dob`, only records with exactly that date of birth are returned; records without a date of birth are left out.',
-    `The search costs ${price.each} only when at least one record is returned (after the state and date-of-birth filters); a search that finds nothing is free, and the wallet must hold ${price.each} to start one.`,
-    'Sources covered: sex offender registry, department of corrections, arrest records and court records (`source` holds the code, `source_name` the label); rows come in catalog order.',
+    'A middle name or initial narrows the search: it matches records without a middle name, ' +
+      'with the same middle name, or where one is the initial of the other; without one, every middle name matches.',
+    '`state` takes a two-letter code or a full name in any case and is normalised to the code (the ' +
+      'start response shows it; null means all states); anything else is refused with 400 naming `state`.',
+    '`dob` accepts ISO (1980-03-05), slashes in US order (3/5/1980; ' +
+      'day first only when the first number is over 12) and long forms (March 5, 1980 or 5 March 1980); ' +
+      'two-digit years, impossible dates and future dates are refused with 400 naming `dob`.',
+    'With `dob`, only records with exactly that date of birth are returned; ' +
+      'records without a date of birth are left out.',
+    `The search costs ${price.each} only when at least one record is returned (after the state and date-of-birth ` +
+      `filters); a search that finds nothing is free, and the wallet must hold ${price.each} to start one.`,
+    'Sources covered: sex offender registry, department of corrections, ' +
+      'arrest records and court records (`source` holds the code, ' +
+      '`source_name` the label); rows come in catalog order.',
   ],
   columns: [
     { key: 'name', header: 'name', description: 'Full name on the record' },
@@ -144,7 +159,9 @@ export const criminalRecordsTool = defineTool({
     const where = input.state ? `in ${input.state}` : 'in all states';
     const born = input.dob ? `, born ${input.dob}` : '';
     return {
-      message: `Searching criminal records for "${input.name}"${born} ${where}; ${price.each} is charged only if records are found`,
+      message:
+        `Searching criminal records for "${input.name}"${born} ${where}; ` +
+        `${price.each} is charged only if records are found`,
       extra: { name: input.name, state: input.state ?? null, note: PERMITTED_USE_NOTE },
     };
   },

@@ -122,7 +122,8 @@ export const dealFinderTool = defineTool({
   name: 'deal-finder',
   title: 'Deal finder',
   description:
-    'Homes for sale in an area listed below their estimated value by at least a given margin, best deals first, with price, property type and bedroom filters.',
+    'Homes for sale in an area listed below their estimated value by at least a given margin, ' +
+    'best deals first, with price, property type and bedroom filters.',
   rest: { path: '/api/v1/scrape/deal-finder' },
   graphql: { mutation: 'startDealFinder', inputType: 'StartDealFinderInput' },
   mcp: { name: 'find_deals' },
@@ -131,10 +132,14 @@ export const dealFinderTool = defineTool({
   price,
   cancellable: false,
   notes: [
-    `The spec prices the deal finder (${price.text}) without describing a route; this route and its parameters are this service's design.`,
-    'A deal is a property currently for sale whose list price is at least minDiscountPercent below its estimated value: list price ≤ estimated value × (1 − minDiscountPercent / 100), the boundary included.',
-    'location is a city with its state, a whole state or a zip code; a city without its state is refused (400 validation_failed), since many cities share a name.',
-    'Results come largest discount first (then in catalog order), up to maxItems; pending, sold and off-market properties, and listings without an estimated value, are never returned.',
+    `The spec prices the deal finder (${price.text}) without describing a route; ` +
+      "this route and its parameters are this service's design.",
+    'A deal is a property currently for sale whose list price is at least minDiscountPercent below its ' +
+      'estimated value: list price ≤ estimated value × (1 − minDiscountPercent / 100), the boundary included.',
+    'location is a city with its state, a whole state or a zip code; ' +
+      'a city without its state is refused (400 validation_failed), since many cities share a name.',
+    'Results come largest discount first (then in catalog order), up to maxItems; ' +
+      'pending, sold and off-market properties, and listings without an estimated value, are never returned.',
     'Price bounds apply to the list price and include their ends; bedroom bounds include their ends.',
     `Billed ${price.text} returned.`,
   ],
@@ -177,7 +182,9 @@ export const dealFinderTool = defineTool({
   requested: (input) => input.maxItems,
   describeStart(input) {
     return {
-      message: `Looking for homes for sale in ${input.location} listed at least ${input.minDiscountPercent}% below their estimated value, up to ${input.maxItems}`,
+      message:
+        `Looking for homes for sale in ${input.location} listed at least ` +
+        `${input.minDiscountPercent}% below their estimated value, up to ${input.maxItems}`,
     };
   },
   async *run(ctx) {

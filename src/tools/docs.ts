@@ -49,7 +49,8 @@ function parameterRows(schema: JsonSchema, prefix = ''): string[] {
     const limits = bounds(prop);
     const notes = `${prop.description ?? ''}${limits ? ` (${limits})` : ''}`.trim();
     rows.push(
-      `| \`${path}\` | ${cell(typeName(prop))} | ${required.has(name) && prop.default === undefined ? 'yes' : ''} | ${cell(dflt)} | ${cell(notes)} |`,
+      `| \`${path}\` | ${cell(typeName(prop))} | ` +
+        `${required.has(name) && prop.default === undefined ? 'yes' : ''} | ${cell(dflt)} | ${cell(notes)} |`,
     );
     if (prop.type === 'object' && prop.properties) rows.push(...parameterRows(prop, `${path}.`));
     if (prop.type === 'array' && prop.items?.type === 'object') rows.push(...parameterRows(prop.items, `${path}[].`));
@@ -59,10 +60,13 @@ function parameterRows(schema: JsonSchema, prefix = ''): string[] {
 
 function renderTool(tool: ToolDefinition): string {
   const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const alias = (a: NonNullable<ToolDefinition['rest']['aliases']>[number]) =>
+    `\`POST ${a.path}\`${a.deprecated ? `, deprecated, sunset ${a.deprecated.sunset}` : ''}`;
+  const aliases = tool.rest.aliases?.length ? ` (also ${tool.rest.aliases.map(alias).join(', ')})` : '';
   const routes = tool.linkedOnly
     ? '- Started only as a linked run of another tool (see its `linkedRuns`); no route of its own.'
     : [
-        `- REST: \`POST ${tool.rest.path}\`${tool.rest.aliases?.length ? ` (also ${tool.rest.aliases.map((a) => `\`POST ${a.path}\`${a.deprecated ? `, deprecated, sunset ${a.deprecated.sunset}` : ''}`).join(', ')})` : ''}`,
+        `- REST: \`POST ${tool.rest.path}\`${aliases}`,
         `- GraphQL: \`${tool.graphql.mutation}(input: ${tool.graphql.inputType}!)\``,
         `- MCP: \`${tool.mcp.name}\``,
       ].join('\n');
@@ -108,7 +112,8 @@ export function renderToolsDoc(): string {
     '|---|---|---|---|',
     ...TOOLS.filter((t) => !t.linkedOnly).map(
       (t) =>
-        `| [${t.title}](#${anchor(t.title)}) | \`${t.rest.path}\` | ${cell(t.price.text)} | ${t.cancellable ? 'yes' : 'no'} |`,
+        `| [${t.title}](#${anchor(t.title)}) | \`${t.rest.path}\` ` +
+        `| ${cell(t.price.text)} | ${t.cancellable ? 'yes' : 'no'} |`,
     ),
     '',
     ...TOOLS.map(renderTool),

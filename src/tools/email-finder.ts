@@ -90,13 +90,15 @@ export const EMAIL_FINDER_COLUMNS: Column[] = [
   column('status', 'found, catch-all, not_found, unknown, company_not_found or no_mail_server'),
   column(
     'confidence',
-    '0–100: 95 when the mail server confirms the address; on a catch-all domain, how strongly the catalog supports the pattern',
+    '0–100: 95 when the mail server confirms the address; ' +
+      'on a catch-all domain, how strongly the catalog supports the pattern',
     cell.int,
   ),
   column('pattern', 'Address pattern of the email, e.g. first.last or flast'),
   column(
     'pattern_source',
-    'catalog_person (this person’s own address in the lead database), catalog_pattern (learned from other addresses at the domain) or default (the usual order)',
+    'catalog_person (this person’s own address in the lead database), ' +
+      'catalog_pattern (learned from other addresses at the domain) or default (the usual order)',
   ),
   column('known_emails', 'Addresses at the domain in the lead database the pattern was learned from', cell.texts),
   column('candidates_checked', 'Addresses asked of the mail server', cell.int),
@@ -136,7 +138,10 @@ interface Lookup {
   checker: EmailChecker;
 }
 
-/** Finds one contact's address: candidates from the catalog and the usual patterns, asked of the mail server in one session. */
+/**
+ * Finds one contact's address: candidates from the catalog and the
+ * usual patterns, asked of the mail server in one session.
+ */
 async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
   const base = { ...empty, ...nameFields(c) };
   const domain = c.domain ? companyDomain(c.domain) : (lookup.byName.get(c.company_name!)?.domain ?? null);
@@ -190,6 +195,8 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
   const catchAll = checks.findIndex((check) => check.status === 'catch-all');
   if (catchAll >= 0) {
     const best = list[0]!;
+    const learnedFrom =
+      learned.sample > 0 ? ` (learned from ${plural(learned.sample, 'known address', 'known addresses')})` : '';
     return {
       ...located,
       ...facts,
@@ -198,7 +205,7 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
       confidence: best.confidence,
       pattern: best.pattern,
       pattern_source: best.source,
-      reason: `the mail server accepts any address at ${domain}; this is the most likely pattern${learned.sample > 0 ? ` (learned from ${plural(learned.sample, 'known address', 'known addresses')})` : ''}`,
+      reason: `the mail server accepts any address at ${domain}; this is the most likely pattern${learnedFrom}`,
       ...checkFields({ ...checks[0]!, status: 'catch-all' }),
     };
   }
@@ -220,7 +227,8 @@ export const emailFinderTool = defineTool({
   name: 'email-finder',
   title: 'Email finder',
   description:
-    'Work email addresses of named people at companies: address patterns learned from the lead database, confirmed by asking the company’s mail server (SMTP RCPT, no mail sent); every address found is validated.',
+    'Work email addresses of named people at companies: address patterns learned from the lead database, ' +
+    'confirmed by asking the company’s mail server (SMTP RCPT, no mail sent); every address found is validated.',
   rest: { path: '/api/v1/scrape/email-finder' },
   graphql: { mutation: 'startEmailFinder', inputType: 'StartEmailFinderInput' },
   mcp: { name: 'find_emails' },
@@ -234,12 +242,23 @@ export const emailFinderTool = defineTool({
   price,
   cancellable: false,
   notes: [
-    'Each contact needs a name (first_name, or full_name) and a company (domain, preferred, or company_name); a request with a contact missing either is refused with 400 naming `contacts.<index>`.',
-    'A company_name is resolved through the lead database: the same name ignoring case (the largest company when several share it), else the most similar name (trigram similarity ≥ 0.5); an unknown company gives status company_not_found.',
-    'Candidates, best first: the person’s own address if the lead database has it at that domain, then the patterns the domain’s known addresses follow (most addresses explained first), then the usual patterns (first.last, flast, first, firstlast, firstl, f.last, first_last, last.first, lastf, last, first-last, lastfirst, fl).',
-    'All candidates of a contact are asked of the mail server in one SMTP session with a random address to detect catch-all domains; the first candidate the server accepts is found (confidence 95).',
-    'On a catch-all domain the best candidate is returned with status catch-all and a confidence from the evidence: 90 for the person’s own catalog address, 40–95 for a learned pattern by the share of known addresses it explains (full weight from 3 addresses), the usual share of the pattern otherwise.',
-    `Found and catch-all addresses are validated automatically (the same checks as the email validator) and billed ${price.each}; not_found, unknown (the server could not be asked; best_guess given), company_not_found and no_mail_server rows are free.`,
+    'Each contact needs a name (first_name, or full_name) and a company (domain, preferred, or company_name); ' +
+      'a request with a contact missing either is refused with 400 naming `contacts.<index>`.',
+    'A company_name is resolved through the lead database: ' +
+      'the same name ignoring case (the largest company when several share it), ' +
+      'else the most similar name (trigram similarity ≥ 0.5); an unknown company gives status company_not_found.',
+    'Candidates, best first: the person’s own address if the lead database has it at that domain, ' +
+      'then the patterns the domain’s known addresses follow (most addresses explained first), ' +
+      'then the usual patterns (first.last, flast, first, firstlast, firstl, ' +
+      'f.last, first_last, last.first, lastf, last, first-last, lastfirst, fl).',
+    'All candidates of a contact are asked of the mail server in one SMTP session with a random address ' +
+      'to detect catch-all domains; the first candidate the server accepts is found (confidence 95).',
+    'On a catch-all domain the best candidate is returned with status catch-all and a confidence from ' +
+      'the evidence: 90 for the person’s own catalog address, 40–95 for a learned pattern by the share of ' +
+      'known addresses it explains (full weight from 3 addresses), the usual share of the pattern otherwise.',
+    'Found and catch-all addresses are validated automatically (the same checks as the ' +
+      `email validator) and billed ${price.each}; not_found, unknown (the server could not be asked; ` +
+      'best_guess given), company_not_found and no_mail_server rows are free.',
     `At most ${MAX_CONTACTS} contacts per request; one row per contact, in the order sent.`,
   ],
   columns: EMAIL_FINDER_COLUMNS,
@@ -247,7 +266,10 @@ export const emailFinderTool = defineTool({
   describeStart(input) {
     const named = input.contacts.filter((c) => !c.domain).length;
     return {
-      message: `Finding emails for ${plural(input.contacts.length, 'contact')}${named > 0 ? ` (${named} by company name)` : ''}; ${price.each} per email found, free if not found`,
+      message:
+        'Finding emails for ' +
+        `${plural(input.contacts.length, 'contact')}${named > 0 ? ` (${named} by company name)` : ''}; ` +
+        `${price.each} per email found, free if not found`,
     };
   },
   async *run(ctx) {

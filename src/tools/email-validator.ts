@@ -47,7 +47,8 @@ export const emailValidatorTool = defineTool({
   name: 'email-validator',
   title: 'Email validator',
   description:
-    'Validates email addresses without sending mail: syntax, disposable, role and free-webmail flags, MX lookup, an SMTP mailbox probe with catch-all detection, and the company at the domain from the lead database.',
+    'Validates email addresses without sending mail: syntax, disposable, role and free-webmail flags, MX lookup, ' +
+    'an SMTP mailbox probe with catch-all detection, and the company at the domain from the lead database.',
   rest: { path: '/api/v1/scrape/email-validator' },
   graphql: { mutation: 'startEmailValidator', inputType: 'StartEmailValidatorInput' },
   mcp: { name: 'validate_emails' },
@@ -56,12 +57,24 @@ export const emailValidatorTool = defineTool({
   price: perResult('email', '0.0072'),
   cancellable: false,
   notes: [
-    'Addresses are deduplicated before anything runs, in any case (jane.doe@acme.com and Jane.Doe@ACME.com are one address, answered as first written); the start response gives `emailCount` after deduplication, and each address is billed once.',
-    'Status valid: the mail server accepts the mailbox and refuses a random address at the same domain. catch-all: it accepts any address, so this one cannot be confirmed. invalid: bad RFC 5321 syntax, a domain that does not exist or has no mail server (no MX and no A/AAAA, or a null MX), or a mailbox the server says does not exist (550/551/553, 5.1.x). unknown: the server could not be asked or would not say (timeouts, policy refusals, temporary refusals twice, outbound refusals).',
-    'No MX records means the domain itself receives mail (RFC 5321 §5.1): its A/AAAA address is probed and `mx_fallback` is true.',
-    'The SMTP probe says EHLO, upgrades with STARTTLS where offered, MAIL FROM, RCPT TO each address of a domain (up to 20 per session) and once a random address, then RSET and QUIT; it never sends DATA.',
-    'A temporary refusal (4xx, typically greylisting) is asked again once after the configured delay; a second one makes the address unknown.',
-    'Each domain is looked up and tested for catch-all once per run; sessions per mail domain are limited across the process, and every connection goes through the outbound guard.',
+    'Addresses are deduplicated before anything runs, in any case (jane.doe@acme.com ' +
+      'and Jane.Doe@ACME.com are one address, answered as first written); ' +
+      'the start response gives `emailCount` after deduplication, and each address is billed once.',
+    'Status valid: the mail server accepts the mailbox and refuses a random address at the same domain. ' +
+      'catch-all: it accepts any address, so this one cannot be confirmed. invalid: bad RFC 5321 syntax, ' +
+      'a domain that does not exist or has no mail server (no MX and no A/AAAA, or a null MX), ' +
+      'or a mailbox the server says does not exist (550/551/553, 5.1.x). ' +
+      'unknown: the server could not be asked or would not say (timeouts, ' +
+      'policy refusals, temporary refusals twice, outbound refusals).',
+    'No MX records means the domain itself receives mail (RFC 5321 §5.1): ' +
+      'its A/AAAA address is probed and `mx_fallback` is true.',
+    'The SMTP probe says EHLO, upgrades with STARTTLS where offered, MAIL FROM, ' +
+      'RCPT TO each address of a domain (up to 20 per session) ' +
+      'and once a random address, then RSET and QUIT; it never sends DATA.',
+    'A temporary refusal (4xx, typically greylisting) is asked again once after the configured delay; ' +
+      'a second one makes the address unknown.',
+    'Each domain is looked up and tested for catch-all once per run; ' +
+      'sessions per mail domain are limited across the process, and every connection goes through the outbound guard.',
     'Company fields come from the lead database by the address’s domain (not for free webmail domains).',
     `Every address is billed once after deduplication, whatever its status; at most ${MAX_EMAILS} per request.`,
   ],
@@ -79,7 +92,9 @@ export const emailValidatorTool = defineTool({
     const removed = input.emails.length - emails.length;
     return {
       input: { emails },
-      message: `Validating ${plural(emails.length, 'email')}${removed > 0 ? ` (${plural(removed, 'duplicate')} removed)` : ''}`,
+      message:
+        'Validating ' +
+        `${plural(emails.length, 'email')}${removed > 0 ? ` (${plural(removed, 'duplicate')} removed)` : ''}`,
       extra: { emailCount: emails.length },
     };
   },
@@ -115,7 +130,9 @@ export const emailValidatorTool = defineTool({
       done += rows.length;
       yield {
         rows,
-        message: `${done} of ${emails.length} emails checked: ${counts.valid} valid, ${counts.invalid} invalid, ${counts['catch-all']} catch-all, ${counts.unknown} unknown`,
+        message:
+          `${done} of ${emails.length} emails checked: ${counts.valid} valid, ` +
+          `${counts.invalid} invalid, ${counts['catch-all']} catch-all, ${counts.unknown} unknown`,
         last: done >= emails.length,
       };
     }

@@ -30,7 +30,8 @@ export const homeServicesInput = z.object({
       else if (!isHomeServiceCategory(slug)) ctx.addIssue({ code: 'custom', message: unknownCategoryMessage(slug) });
     })
     .describe(
-      'One of the 167 category slugs, e.g. "plumbing" or "air-duct-cleaning" (case and spaces are forgiven: "Air Duct Cleaning").',
+      'One of the 167 category slugs, e.g. ' +
+        '"plumbing" or "air-duct-cleaning" (case and spaces are forgiven: "Air Duct Cleaning").',
     ),
   zipCodes: z
     .array(zipCode, { error: 'must be a list of ZIP codes, e.g. ["80202", "80203"]' })
@@ -89,7 +90,9 @@ export const homeServicesTool = defineTool({
   name: 'home-services',
   title: 'Home services scraper',
   description:
-    'Home-service professionals of one category (167 slugs), nationwide or by ZIP codes served: customer grade A to F, hours, licensing and insurance status, years in business, service areas and contact details.',
+    'Home-service professionals of one category (167 slugs), nationwide or by ZIP codes served: ' +
+    'customer grade A to F, hours, licensing and insurance status, ' +
+    'years in business, service areas and contact details.',
   rest: { path: '/api/v1/scrape/homeservices-scraper' },
   graphql: { mutation: 'startHomeServicesScrape', inputType: 'StartHomeServicesScrapeInput' },
   mcp: { name: 'scrape_home_services' },
@@ -98,11 +101,18 @@ export const homeServicesTool = defineTool({
   price: perResult('listing', '0.0099'),
   cancellable: true,
   notes: [
-    'A keyword that is not a listed slug is refused with 400 validation_failed on `keyword`, suggesting the closest slugs by trigram similarity and edit distance; case, spaces, underscores and "&" are normalised first ("Air Duct Cleaning" runs as air-duct-cleaning).',
-    'A pro matches the ZIP codes when its service area includes any of them; `matched_zip_codes` says which, and each pro appears once however many of the ZIP codes it serves.',
-    'ZIP+4 codes are cut to their 5 digits and repeated ZIP codes are dropped; ZIP codes must be sent as strings, so leading zeros survive.',
-    `\`maxItems: 0\` returns every matching listing; such a run holds the cost of ${MAX_HOME_SERVICE_ITEMS.toLocaleString('en-US')} listings (never more than the wallet holds) and is billed only for listings delivered.`,
-    'Listings come in catalog order (oldest entry first), so the same request returns the same listings until the catalog changes.',
+    'A keyword that is not a listed slug is refused with 400 validation_failed on `keyword`, ' +
+      'suggesting the closest slugs by trigram similarity and edit distance; case, spaces, ' +
+      'underscores and "&" are normalised first ("Air Duct Cleaning" runs as air-duct-cleaning).',
+    'A pro matches the ZIP codes when its service area includes any of them; ' +
+      '`matched_zip_codes` says which, and each pro appears once however many of the ZIP codes it serves.',
+    'ZIP+4 codes are cut to their 5 digits and repeated ZIP codes are dropped; ' +
+      'ZIP codes must be sent as strings, so leading zeros survive.',
+    `\`maxItems: 0\` returns every matching listing; ` +
+      `such a run holds the cost of ${MAX_HOME_SERVICE_ITEMS.toLocaleString('en-US')} ` +
+      'listings (never more than the wallet holds) and is billed only for listings delivered.',
+    'Listings come in catalog order (oldest entry first), ' +
+      'so the same request returns the same listings until the catalog changes.',
     `Allowed keyword slugs: ${HOME_SERVICE_CATEGORIES.join(', ')}.`,
   ],
   columns: [

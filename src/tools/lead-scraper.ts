@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../shared/errors.ts';
-import { COMPANY_FILTERS, isSet, PARAMETER_OF, type LeadFilters } from '../catalog/leads/filters.ts';
+import { COMPANY_FILTERS, isSet, PARAMETER_OF } from '../catalog/leads/filters.ts';
+import type { LeadFilters } from '../sources/leads.ts';
 import {
   NoUsableFiltersError,
   peopleSearchTranslation,
@@ -33,7 +34,8 @@ export const leadScraperInput = z.object({
     .max(16_000, 'must be at most 16000 characters')
     .refine((value) => URL.canParse(value), 'is not a URL')
     .describe(
-      'People-search URL in the older bracket format, where array parameters end in [] (e.g. https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States).',
+      'People-search URL in the older bracket format, where array parameters end in [] (e.g. ' +
+        'https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States).',
     ),
   count: z
     .number({ error: 'must be a number' })
@@ -124,12 +126,15 @@ export const leadScraperTool = defineTool({
   name: 'lead-scraper',
   title: 'Lead scraper (people-search URL)',
   description:
-    'Leads from a saved people-search URL: the link’s filters run against the lead database and every matching person comes back with their contact details and company data.',
+    'Leads from a saved people-search URL: the link’s filters run against the lead database ' +
+    'and every matching person comes back with their contact details and company data.',
   rest: { path: '/api/v1/scrape/leadplatform' },
   graphql: { mutation: 'startLeadScrape', inputType: 'StartLeadScrapeInput' },
   mcp: { name: 'scrape_leads_from_url' },
   example: {
-    url: 'https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States&organizationNumEmployeesRanges[]=11,50',
+    url:
+      'https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States' +
+      '&organizationNumEmployeesRanges[]=11,50',
     count: 1000,
     fileName: 'us-ceos',
   },
@@ -138,13 +143,23 @@ export const leadScraperTool = defineTool({
   overdraftMicros: OVERDRAFT_MICROS,
   cancellable: false,
   notes: [
-    'The url must use the older bracket format (personTitles[]=ceo); a link whose array parameters lack the brackets is refused with 400 unsupported_url_format, explaining how to get the older format.',
-    'The url is translated into lead database filters exactly as the lead database API translates its url parameter; the start response reports the result in search_translation (applied, broadened, unsupported, ignored).',
-    'uniqueUrlId is stripped from the url; page, sorting and view parameters are ignored, since the scrape reads every match in id order.',
-    'A url with no filter the lead database can use is refused with 400 no_usable_filters, rather than scraping arbitrary leads.',
-    'count (500 to 50,000, default 1,000) is read in chunks of 1,000 leads with a keyset on the lead id, so a replayed attempt returns the same leads in the same order.',
-    `The run holds count × ${price.each}, capped at the wallet balance plus ${formatDollars(OVERDRAFT_MICROS)} USD; when the cap is reached first the run stops there, keeps and bills the leads it has, and its statusMessage says the held amount is used up.`,
-    'A search with company filters (keywords, revenue, company location, technologies) while company data is being prepared fails at once with filters_not_applied_yet, and nothing is billed.',
+    'The url must use the older bracket format (personTitles[]=ceo); ' +
+      'a link whose array parameters lack the brackets is refused with ' +
+      '400 unsupported_url_format, explaining how to get the older format.',
+    'The url is translated into lead database filters exactly as the lead database API translates its url ' +
+      'parameter; the start response reports the result in search_translation (applied, ' +
+      'broadened, unsupported, ignored).',
+    'uniqueUrlId is stripped from the url; ' +
+      'page, sorting and view parameters are ignored, since the scrape reads every match in id order.',
+    'A url with no filter the lead database can use is refused with 400 no_usable_filters, ' +
+      'rather than scraping arbitrary leads.',
+    'count (500 to 50,000, default 1,000) is read in chunks of 1,000 leads with a keyset on the lead id, ' +
+      'so a replayed attempt returns the same leads in the same order.',
+    `The run holds count × ${price.each}, capped at the wallet balance plus ` +
+      `${formatDollars(OVERDRAFT_MICROS)} USD; when the cap is reached first the run stops there, ` +
+      'keeps and bills the leads it has, and its statusMessage says the held amount is used up.',
+    'A search with company filters (keywords, revenue, company location, technologies) ' +
+      'while company data is being prepared fails at once with filters_not_applied_yet, and nothing is billed.',
     'Fewer matching leads than count is not an error: the run ends with all the matches and bills only those.',
     'Rows carry the lead database’s record fields; a field without data is empty.',
     'Runs cannot be cancelled, per the spec.',
@@ -156,7 +171,8 @@ export const leadScraperTool = defineTool({
     const { translation } = planLeadSearch(input.url);
     return {
       message:
-        `Scraping up to ${input.count} leads matching the URL’s filters (${summary(translation)}; see search_translation). ` +
+        `Scraping up to ${input.count} leads matching the URL’s filters (${summary(translation)}; ` +
+        'see search_translation). ' +
         `The scrape is capped at your wallet balance plus ${formatDollars(OVERDRAFT_MICROS)} USD.`,
       extra: { search_translation: translation },
     };
@@ -169,7 +185,8 @@ export const leadScraperTool = defineTool({
       throw new AppError(
         409,
         'filters_not_applied_yet',
-        `Company data is still being prepared, so these filters cannot be applied yet: ${names.join(', ')}. Nothing was billed; start the scrape again later.`,
+        'Company data is still being prepared, so these filters cannot be applied yet: ' +
+          `${names.join(', ')}. Nothing was billed; start the scrape again later.`,
       );
     }
     const count = ctx.input.count;

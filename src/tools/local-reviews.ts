@@ -73,7 +73,8 @@ export const localReviewsInput = z
       .max(500)
       .optional()
       .describe(
-        'Business URLs: map place links (e.g. the `url` column of the map-listing scraper) or the business website; skip the search.',
+        'Business URLs: map place links (e.g. ' +
+          'the `url` column of the map-listing scraper) or the business website; skip the search.',
       ),
     searchLimit: z
       .number()
@@ -180,7 +181,8 @@ export const localReviewsTool = defineTool({
   name: 'local-reviews',
   title: 'Local reviews scraper',
   description:
-    'Reviews of local businesses (author, rating, text, date) with their business (name, address, phone, website, rating, place id), found by search terms in locations or by business URLs.',
+    'Reviews of local businesses (author, rating, text, date) with their business (name, address, ' +
+    'phone, website, rating, place id), found by search terms in locations or by business URLs.',
   rest: { path: '/api/v1/scrape/localreviews-scraper' },
   graphql: { mutation: 'startLocalReviewsScrape', inputType: 'StartLocalReviewsScrapeInput' },
   mcp: { name: 'scrape_local_reviews' },
@@ -189,15 +191,30 @@ export const localReviewsTool = defineTool({
   price,
   cancellable: true,
   notes: [
-    'Send either directUrls, or searchTerms with locations; both, neither, or one of searchTerms and locations without the other is refused with 400 validation_failed.',
-    `Each result row is one review with its business; a result is one review, so the price is ${price.each} per review row, and a business without reviews produces no row and costs nothing.`,
-    'searchLimit counts businesses: each distinct search term is searched in each distinct location (terms first, in the order sent), and each combination reads up to searchLimit businesses (default 10, at most 50); searchLimit is ignored with directUrls, where each URL names one business.',
-    'maxReviewsPerBusiness (default 20) caps the reviews read per business, newest first; the run holds the cost of that many reviews for every business requested and is billed only for the reviews delivered.',
-    'Search terms match business names and categories, stemmed ("dentists" finds a Dentist); locations read like the map-listing scraper\'s locationQuery ("Denver, CO", "Colorado", "80202"); businesses come in catalog order.',
-    'A directUrl is a map place link (by place id, e.g. the `url` column of the map-listing scraper or `business_url` here, or /maps/place/<name>/@lat,lng,zoom, found by name, nearest to the link\'s point when it has one) or any other URL whose host is the business\'s website (scheme, "www." and path are ignored; a website shared by several locations gives its oldest catalog entry).',
-    'A map search link is not a business and is refused in directUrls; a directUrl that matches no business in the catalog produces no row.',
-    "A business found by several combinations or URLs is returned once, under the first; it does not count towards the later combinations' searchLimit.",
-    "The run's `requested` and `handled` count businesses (one per directUrl, or searchLimit per combination); the number of review rows is the run's item count.",
+    'Send either directUrls, or searchTerms with locations; both, neither, ' +
+      'or one of searchTerms and locations without the other is refused with 400 validation_failed.',
+    'Each result row is one review with its business; a result is one review, ' +
+      `so the price is ${price.each} per review row, and a business without reviews produces no row and costs nothing.`,
+    'searchLimit counts businesses: each distinct search term is searched in each distinct location ' +
+      '(terms first, in the order sent), and each combination reads up to searchLimit businesses (default 10, ' +
+      'at most 50); searchLimit is ignored with directUrls, where each URL names one business.',
+    'maxReviewsPerBusiness (default 20) caps the reviews read per business, newest first; ' +
+      'the run holds the cost of that many reviews for every business ' +
+      'requested and is billed only for the reviews delivered.',
+    'Search terms match business names and categories, stemmed ("dentists" finds a Dentist); ' +
+      'locations read like the map-listing scraper\'s locationQuery ("Denver, ' +
+      'CO", "Colorado", "80202"); businesses come in catalog order.',
+    'A directUrl is a map place link (by place id, e.g. the `url` column of the map-listing scraper ' +
+      'or `business_url` here, or /maps/place/<name>/@lat,lng,zoom, found by name, ' +
+      "nearest to the link's point when it has one) or any other URL whose host is the business's " +
+      'website (scheme, "www." and path are ignored; ' +
+      'a website shared by several locations gives its oldest catalog entry).',
+    'A map search link is not a business and is refused in directUrls; ' +
+      'a directUrl that matches no business in the catalog produces no row.',
+    'A business found by several combinations or URLs is returned once, under the first; ' +
+      "it does not count towards the later combinations' searchLimit.",
+    "The run's `requested` and `handled` count businesses (one per directUrl, " +
+      "or searchLimit per combination); the number of review rows is the run's item count.",
   ],
   columns: [
     { key: 'review_id', header: 'review_id', description: 'Stable review identifier' },
@@ -236,12 +253,16 @@ export const localReviewsTool = defineTool({
   describeStart(input) {
     if (input.directUrls) {
       return {
-        message: `Reading up to ${input.maxReviewsPerBusiness} reviews of each of ${plural(input.directUrls.length, 'business URL')}`,
+        message:
+          `Reading up to ${input.maxReviewsPerBusiness} reviews of ` +
+          `each of ${plural(input.directUrls.length, 'business URL')}`,
       };
     }
     const combos = combinations(input).length;
     return {
-      message: `Reading up to ${input.maxReviewsPerBusiness} reviews of up to ${plural(input.searchLimit, 'business')} for each of ${plural(combos, 'search combination')}`,
+      message:
+        `Reading up to ${input.maxReviewsPerBusiness} reviews of up to ` +
+        `${plural(input.searchLimit, 'business')} for each of ${plural(combos, 'search combination')}`,
     };
   },
   async *run(ctx) {

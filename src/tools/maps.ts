@@ -45,7 +45,8 @@ export const mapsInput = z
       .max(300)
       .optional()
       .describe(
-        'City, state or address, e.g. "Denver, CO". Use it or customGeolocation, not both; with `url`, it replaces the place or map area of the link.',
+        'City, state or address, e.g. "Denver, CO". Use it or customGeolocation, not both; ' +
+          'with `url`, it replaces the place or map area of the link.',
       ),
     customGeolocation: z
       .object({
@@ -56,7 +57,8 @@ export const mapsInput = z
       })
       .optional()
       .describe(
-        'Bounding box with numeric corners lat1, lng1, lat2, lng2; with `url`, it replaces the place or map area of the link.',
+        'Bounding box with numeric corners lat1, lng1, lat2, lng2; ' +
+          'with `url`, it replaces the place or map area of the link.',
       ),
     maxCrawledPlacesPerSearch: z
       .number()
@@ -68,7 +70,10 @@ export const mapsInput = z
     url: mapLink
       .optional()
       .describe(
-        'A map-search link used instead of searchStringsArray and locationQuery, e.g. "https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z". Its words become keywords, a place in them the location, else the map area (@lat,lng,zoom) is searched; a place link finds that one place. The response reports what ran in search_translation.',
+        'A map-search link used instead of searchStringsArray and locationQuery, e.g. ' +
+          '"https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z". ' +
+          'Its words become keywords, a place in them the location, else the map area (@lat,lng,zoom) is searched; ' +
+          'a place link finds that one place. The response reports what ran in search_translation.',
       ),
     startUrls: z
       .array(mapLink)
@@ -76,7 +81,8 @@ export const mapsInput = z
       .max(100)
       .optional()
       .describe(
-        'Map-search links (each searched like `url`) or place links (each finds that one place, e.g. the `url` column of an earlier run).',
+        'Map-search links (each searched like `url`) or place links (each finds that one place, e.g. ' +
+          'the `url` column of an earlier run).',
       ),
   })
   .superRefine((input, ctx) => {
@@ -253,7 +259,8 @@ export const mapsTool = defineTool({
   name: 'maps',
   title: 'Map-listing scraper',
   description:
-    'Local businesses from map listings: name, address, phone, website, rating, opening hours and review count, per search term and location.',
+    'Local businesses from map listings: name, address, phone, website, ' +
+    'rating, opening hours and review count, per search term and location.',
   rest: { path: '/api/v1/scrape/maps' },
   graphql: { mutation: 'startMapsScrape', inputType: 'StartMapsScrapeInput' },
   mcp: { name: 'scrape_maps' },
@@ -262,17 +269,30 @@ export const mapsTool = defineTool({
   price: perResult('business', '0.0099'),
   cancellable: true,
   notes: [
-    'At least one of searchStringsArray, url or startUrls is required; locationQuery and customGeolocation cannot be sent together.',
+    'At least one of searchStringsArray, url or startUrls is required; ' +
+      'locationQuery and customGeolocation cannot be sent together.',
     'Without a location, search terms are searched in the whole catalog.',
-    'Search terms match business names and categories, stemmed ("dentists" finds a Dentist); places come in catalog order, so the same request returns the same places.',
-    'locationQuery reads "City, ST", "City, State", a state alone, a 5-digit ZIP code, or "City, ST 80202"; customGeolocation is a box whose corners may be given in either order.',
-    'A `url` search link is read as "<words> in|near <place>": the words become the search term and the place the location; with no place, the map view of the link (@lat,lng,zoom, about 1000 × 700 pixels) is the area searched; a link with neither words nor searchStringsArray is refused.',
-    "searchStringsArray sent with `url` replaces the link's words; locationQuery or customGeolocation sent with it replaces the link's place or map area; `search_translation` in the start response reports the keywords, the location or box and where each came from.",
-    "A place link (/maps/place/<name>/@lat,lng,zoom, or one carrying a place id as `?q=place_id:<id>`, `query_place_id=<id>` or `!19s<id>`) finds that one place: by place id wherever it is, else by name in the link's map area, nearest to the link's point (`!3d<lat>!4d<lng>`, else the view's centre).",
-    'startUrls are read one by one like `url` (search links are searched, place links find one place each); locationQuery or customGeolocation, when sent, replace the area of every start URL too.',
-    "A place found by several searches is returned once, under the first search term that found it, and billed once; it does not count towards the later searches' maxCrawledPlacesPerSearch.",
-    "The `url` column is the place's own link (by place id); it can be sent back as a start URL, or to the local reviews scraper as a directUrl.",
-    "The run holds the cost of every search's maxCrawledPlacesPerSearch (place links: 1) and is billed only for the places delivered.",
+    'Search terms match business names and categories, stemmed ("dentists" finds a Dentist); ' +
+      'places come in catalog order, so the same request returns the same places.',
+    'locationQuery reads "City, ST", "City, State", a state alone, a 5-digit ZIP code, ' +
+      'or "City, ST 80202"; customGeolocation is a box whose corners may be given in either order.',
+    'A `url` search link is read as "<words> in|near <place>": the words become the search term and ' +
+      'the place the location; with no place, the map view of the link (@lat,lng,zoom, ' +
+      'about 1000 × 700 pixels) is the area searched; a link with neither words nor searchStringsArray is refused.',
+    "searchStringsArray sent with `url` replaces the link's words; " +
+      "locationQuery or customGeolocation sent with it replaces the link's place or map area; " +
+      '`search_translation` in the start response reports the keywords, the location or box and where each came from.',
+    'A place link (/maps/place/<name>/@lat,lng,zoom, or one carrying a place id as `?q=place_id:<id>`, ' +
+      '`query_place_id=<id>` or `!19s<id>`) finds that one place: by place id wherever it is, ' +
+      "else by name in the link's map area, nearest to the link's point (`!3d<lat>!4d<lng>`, else the view's centre).",
+    'startUrls are read one by one like `url` (search links are searched, place links find one place each); ' +
+      'locationQuery or customGeolocation, when sent, replace the area of every start URL too.',
+    'A place found by several searches is returned once, under the first search term that found it, ' +
+      "and billed once; it does not count towards the later searches' maxCrawledPlacesPerSearch.",
+    "The `url` column is the place's own link (by place id); " +
+      'it can be sent back as a start URL, or to the local reviews scraper as a directUrl.',
+    "The run holds the cost of every search's maxCrawledPlacesPerSearch (place links: " +
+      '1) and is billed only for the places delivered.',
   ],
   columns: [
     { key: 'name', header: 'name', description: 'Business name' },
@@ -395,7 +415,8 @@ export const mapsTool = defineTool({
           rows.push(toRow(place, search.term));
           taken += 1;
         }
-        // The page that fills the last search is the run's last. (A short page is not: only the next, empty, says the source has no more.)
+        // The page that fills the last search is the run's last. (A short page is not: only the next, empty, says the
+        // source has no more.)
         yield {
           rows,
           message: `"${search.term}": ${places(taken)} found`,

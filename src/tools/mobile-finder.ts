@@ -27,7 +27,8 @@ export const mobileFinderInput = z.object({
     .min(1, 'send at least one email address or social profile URL')
     .max(MAX_INPUTS, `at most ${MAX_INPUTS} inputs per request; split the list`)
     .describe(
-      'Social profile URLs (e.g. https://www.linkedin.com/in/jane-doe) and email addresses, mixed; the type of each is detected.',
+      'Social profile URLs (e.g. https://www.linkedin.com/in/jane-doe) ' +
+        'and email addresses, mixed; the type of each is detected.',
     ),
 });
 export type MobileFinderInput = z.output<typeof mobileFinderInput>;
@@ -125,15 +126,18 @@ function describeInputs(inputs: readonly string[]): string {
   const unrecognised = planned.filter((p) => p.kind === 'unrecognised').length;
   const duplicates = planned.filter((p) => p.kind !== 'unrecognised' && p.duplicateOf !== undefined).length;
   const parts = [
-    `Looking up mobile numbers for ${plural(lookups, 'input')} (${plural(emails, 'email address', 'email addresses')}, ${plural(lookups - emails, 'social profile URL')})`,
+    `Looking up mobile numbers for ${plural(lookups, 'input')} ` +
+      `(${plural(emails, 'email address', 'email addresses')}, ${plural(lookups - emails, 'social profile URL')})`,
   ];
   if (unrecognised > 0)
     parts.push(
-      `${plural(unrecognised, 'input was', 'inputs were')} not recognised and ${unrecognised === 1 ? 'is' : 'are'} reported in ${unrecognised === 1 ? 'its row' : 'their rows'}, free`,
+      `${plural(unrecognised, 'input was', 'inputs were')} not recognised and ` +
+        `${unrecognised === 1 ? 'is' : 'are'} reported in ${unrecognised === 1 ? 'its row' : 'their rows'}, free`,
     );
   if (duplicates > 0)
     parts.push(
-      `${plural(duplicates, 'repeated input')} ${duplicates === 1 ? 'points' : 'point'} at the first row with the same lookup, free`,
+      `${plural(duplicates, 'repeated input')} ${duplicates === 1 ? 'points' : 'point'} ` +
+        'at the first row with the same lookup, free',
     );
   return `${parts.join('; ')}.`;
 }
@@ -149,7 +153,8 @@ export const mobileFinderTool = defineTool({
   name: 'mobile-finder',
   title: 'Mobile finder',
   description:
-    'Mobile phone numbers for a mixed list of social profile URLs and email addresses, looked up in the lead database; one result row per input.',
+    'Mobile phone numbers for a mixed list of social profile URLs and email addresses, ' +
+    'looked up in the lead database; one result row per input.',
   rest: { path: '/api/v1/scrape/mobile-finder' },
   graphql: { mutation: 'startMobileFinder', inputType: 'StartMobileFinderInput' },
   mcp: { name: 'find_mobiles' },
@@ -159,11 +164,17 @@ export const mobileFinderTool = defineTool({
   price,
   cancellable: false,
   notes: [
-    'Each input is detected as an email address or a social profile URL; a profile URL is read by its path on any host (/in/<name>), with or without https:// and www, ignoring case, query and trailing slash.',
-    `Every input gets one row, in the order sent: found (billed ${price.each}), not_found, unrecognised_input with the reason, or duplicate (a repeat of an earlier input, pointing at its row); only found rows are billed.`,
+    'Each input is detected as an email address or a social profile URL; ' +
+      'a profile URL is read by its path on any host (/in/<name>), ' +
+      'with or without https:// and www, ignoring case, query and trailing slash.',
+    `Every input gets one row, in the order sent: found (billed ${price.each}), not_found, ` +
+      'unrecognised_input with the reason, or duplicate (a repeat of an earlier input, ' +
+      'pointing at its row); only found rows are billed.',
     'A person known to the lead database without a mobile number is not_found, and nothing about them is returned.',
     `At most ${MAX_INPUTS} inputs per request.`,
-    `Trial accounts look up at most ${TRIAL_LOOKUP_CAP} inputs per search: a longer list is cut after the ${TRIAL_LOOKUP_CAP}th lookup, the start message says how many inputs were left out, and the run looks up only the inputs before the cut (unrecognised and repeated inputs are not lookups).`,
+    `Trial accounts look up at most ${TRIAL_LOOKUP_CAP} inputs per search: a longer list is cut after ` +
+      `the ${TRIAL_LOOKUP_CAP}th lookup, the start message says how many inputs were left out, ` +
+      'and the run looks up only the inputs before the cut (unrecognised and repeated inputs are not lookups).',
     `The run holds ${price.each} per input, capped at the wallet balance, and settles on the numbers found.`,
   ],
   columns: MOBILE_FINDER_COLUMNS,
@@ -185,8 +196,10 @@ export const mobileFinderTool = defineTool({
     return {
       input: { ...input, inputs: capped.inputs },
       message:
-        `Trial accounts can look up ${TRIAL_LOOKUP_CAP} inputs per search: the first ${capped.inputs.length} inputs (${TRIAL_LOOKUP_CAP} lookups) are searched, ` +
-        `the last ${plural(capped.dropped, 'input was', 'inputs were')} left out and will not be billed. ${describeInputs(capped.inputs)}`,
+        `Trial accounts can look up ${TRIAL_LOOKUP_CAP} inputs per search: ` +
+        `the first ${capped.inputs.length} inputs (${TRIAL_LOOKUP_CAP} lookups) are searched, ` +
+        `the last ${plural(capped.dropped, 'input was', 'inputs were')} left out and will not be billed. ` +
+        `${describeInputs(capped.inputs)}`,
       extra: {
         trialCap: { lookups: TRIAL_LOOKUP_CAP, inputsAccepted: capped.inputs.length, inputsDropped: capped.dropped },
       },

@@ -33,7 +33,8 @@ export const peopleFinderInput = z
       })
       .optional()
       .describe(
-        'US street address, e.g. "123 Main St, Denver, CO 80202"; city, state and ZIP code in it are used unless given separately.',
+        'US street address, e.g. "123 Main St, Denver, CO 80202"; ' +
+          'city, state and ZIP code in it are used unless given separately.',
       ),
     city: optionalText(100).optional().describe('City; needs a state or ZIP code beside it.'),
     state: usStateParam()
@@ -178,7 +179,8 @@ export const peopleFinderTool = defineTool({
   name: 'people-finder',
   title: 'People finder (skiptrace)',
   description:
-    'Persons by name with an address, city, state or ZIP code, or by phone or email: their current address, phones, emails, other known addresses, properties owned and likely relatives.',
+    'Persons by name with an address, city, state or ZIP code, or by phone or email: ' +
+    'their current address, phones, emails, other known addresses, properties owned and likely relatives.',
   rest: { path: '/api/v1/scrape/people-finder' },
   graphql: { mutation: 'startPeopleFinder', inputType: 'StartPeopleFinderInput' },
   mcp: { name: 'find_people' },
@@ -187,16 +189,28 @@ export const peopleFinderTool = defineTool({
   price,
   cancellable: false,
   notes: [
-    'One search per request; searchable combinations: a phone; an email; a full name with a state or ZIP code (from `state`, `zip` or `address`); or a street address with its state or ZIP code (who owns or lives there).',
-    'A name alone, nationwide, is refused with 400 naming `state`: it would return, and bill, a crowd of namesakes; a city needs a state or ZIP code beside it.',
-    'Every criterion given must hold; `city`, `state` and `zip` given on their own take precedence over the same parts of `address`.',
-    'Names match like the criminal records search: first and last name exactly, ignoring case; "Last, First" for compound last names; a middle name or initial narrows.',
-    'Persons come from property records (one person per owner name and mailing address, with every property they own, their phones and emails) and from the lead database (work email, mobile, employer, city and state); companies, trusts and other entity owners are not persons and are left out.',
-    'A property owner matches a location through the mailing address or the address of a property they own; streets match with the street type and direction abbreviated or in full ("Main Street" finds "Main St").',
-    'Lead database people have no street or ZIP code, so they are searched only by name with a city or state, by mobile number or by email; their office lines are shared by colleagues and are not matched.',
-    "Relatives are other owners sharing the person's last name at the same mailing address; lead database people have none.",
-    'Property owners come first (oldest record first), then lead database people (by id); a lead database person with the same name and a phone or email in common with a person already returned is not repeated.',
-    `Each person returned costs ${price.each}, up to \`maxResults\` (default 10, at most 100); a search that finds nobody bills as 1 result (${price.each}).`,
+    'One search per request; searchable combinations: a phone; an email; a full name with a state or ZIP code ' +
+      '(from `state`, `zip` or `address`); or a street address with its state or ZIP code (who owns or lives there).',
+    'A name alone, nationwide, is refused with 400 naming `state`: it would return, ' +
+      'and bill, a crowd of namesakes; a city needs a state or ZIP code beside it.',
+    'Every criterion given must hold; ' +
+      '`city`, `state` and `zip` given on their own take precedence over the same parts of `address`.',
+    'Names match like the criminal records search: first and last name exactly, ignoring case; ' +
+      '"Last, First" for compound last names; a middle name or initial narrows.',
+    'Persons come from property records (one person per owner name and mailing address, ' +
+      'with every property they own, their phones and emails) and from the lead database (work email, ' +
+      'mobile, employer, city and state); companies, trusts and other entity owners are not persons and are left out.',
+    'A property owner matches a location through the mailing address or the address of a property they own; ' +
+      'streets match with the street type and direction abbreviated or in full ("Main Street" finds "Main St").',
+    'Lead database people have no street or ZIP code, so they are searched only by name with a city or state, ' +
+      'by mobile number or by email; their office lines are shared by colleagues and are not matched.',
+    "Relatives are other owners sharing the person's last name at the same mailing address; " +
+      'lead database people have none.',
+    'Property owners come first (oldest record first), then lead database people (by id); ' +
+      'a lead database person with the same name and a phone or ' +
+      'email in common with a person already returned is not repeated.',
+    `Each person returned costs ${price.each}, up to \`maxResults\` (default 10, ` +
+      `at most 100); a search that finds nobody bills as 1 result (${price.each}).`,
   ],
   columns: [
     {
@@ -258,7 +272,10 @@ export const peopleFinderTool = defineTool({
   describeStart(input) {
     const query = personQuery(input);
     return {
-      message: `Searching for persons by ${describeQuery(query)}; up to ${input.maxResults} result${input.maxResults === 1 ? '' : 's'} at ${price.each} each (a search with no match bills as 1 result)`,
+      message:
+        `Searching for persons by ${describeQuery(query)}; ` +
+        `up to ${input.maxResults} result${input.maxResults === 1 ? '' : 's'} ` +
+        `at ${price.each} each (a search with no match bills as 1 result)`,
       extra: { search: { ...query, name: query.name ? formatName(query.name) : undefined } },
     };
   },

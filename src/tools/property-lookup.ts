@@ -22,7 +22,8 @@ export const ownerContactPrice = perFound(
   (row) =>
     row.status === 'found' && ((row.owner_phones as string[]).length > 0 || (row.owner_emails as string[]).length > 0),
   (each) =>
-    `${each} per property for owner contact (with property lookup's includeOwnerContact); free when no phone or email is known`,
+    `${each} per property for owner contact (with property lookup's includeOwnerContact); ` +
+    'free when no phone or email is known',
 );
 
 export const propertyLookupInput = z.object({
@@ -31,7 +32,8 @@ export const propertyLookupInput = z.object({
     .boolean({ error: 'includeOwnerContact must be true or false' })
     .default(false)
     .describe(
-      `Also find the owner's phones and emails, in a second run billed ${ownerContactPrice.each} per property; default false.`,
+      "Also find the owner's phones and emails, " +
+        `in a second run billed ${ownerContactPrice.each} per property; default false.`,
     ),
   fileName: z
     .string()
@@ -118,7 +120,8 @@ export const ADDRESS_COLUMNS = [
     key: 'status',
     header: 'status',
     description:
-      'found; not_found (no property at the address); ambiguous (a partial address fits several properties); duplicate (same property as an earlier address)',
+      'found; not_found (no property at the address); ' +
+      'ambiguous (a partial address fits several properties); duplicate (same property as an earlier address)',
   },
   {
     key: 'match_type',
@@ -144,7 +147,9 @@ export const propertyLookupTool = defineTool({
   name: 'property-lookup',
   title: 'Property lookup',
   description:
-    "US residential properties by address: estimated home value, price history, tax history, comparable sales, nearby schools, owner name and mailing address; with includeOwnerContact, the owner's phones and emails in a second run.",
+    'US residential properties by address: estimated home value, price history, ' +
+    'tax history, comparable sales, nearby schools, owner name and mailing address; ' +
+    "with includeOwnerContact, the owner's phones and emails in a second run.",
   rest: {
     path: '/api/v1/scrape/property-lookup',
     // The spec's example path, outside the versioned prefix (docs/versioning.md): served, announced as going.
@@ -162,13 +167,22 @@ export const propertyLookupTool = defineTool({
   price,
   cancellable: true,
   notes: [
-    'Addresses are normalised before matching: USPS street suffixes and directionals (Street → St, North → N), unit numbers (Apt, Suite, #), case and spacing, state names to two-letter codes, zip+4 to five digits.',
-    'Each address is matched by its whole normalised address first, then by house number and street within its zip code, then within its city and state, so partial addresses such as "1234 Main St, 80202" still match.',
-    'Every address gives one row, in the order sent, with status found, not_found, ambiguous (several properties fit a partial address; the message says whether to add the zip or the unit) or duplicate (the same property as an earlier address).',
-    `Only found properties are billed (${price.each} each); not_found, ambiguous and duplicate rows are free, and the same address sent twice is looked up once.`,
-    'Each address needs a house number and street plus a city or a zip code; otherwise the request is refused with 400 validation_failed naming the address.',
+    'Addresses are normalised before matching: USPS street suffixes and directionals (Street → St, North → N), ' +
+      'unit numbers (Apt, Suite, #), case and spacing, state names to two-letter codes, zip+4 to five digits.',
+    'Each address is matched by its whole normalised address first, then by house number and street within its ' +
+      'zip code, then within its city and state, so partial addresses such as "1234 Main St, 80202" still match.',
+    'Every address gives one row, in the order sent, with status found, not_found, ' +
+      'ambiguous (several properties fit a partial address; ' +
+      'the message says whether to add the zip or the unit) or duplicate (the same property as an earlier address).',
+    `Only found properties are billed (${price.each} each); ` +
+      'not_found, ambiguous and duplicate rows are free, and the same address sent twice is looked up once.',
+    'Each address needs a house number and street plus a city or a zip code; ' +
+      'otherwise the request is refused with 400 validation_failed naming the address.',
     `At most ${MAX_ADDRESSES} addresses per request.`,
-    `With includeOwnerContact the start response also carries ownerContactRunId: a second run (Property owner contact) over the same addresses, held and billed on its own at ${ownerContactPrice.each} per property; both are created together, and if the wallet cannot cover either, neither is created (402).`,
+    'With includeOwnerContact the start response also carries ownerContactRunId: ' +
+      'a second run (Property owner contact) over the same addresses, held and billed on its own at ' +
+      `${ownerContactPrice.each} per property; both are created together, ` +
+      'and if the wallet cannot cover either, neither is created (402).',
     'Phones and emails are in the owner-contact run only; this run returns the owner name and mailing address.',
     'Also accepted without the version segment, as POST /api/scrape/property-lookup.',
   ],

@@ -38,7 +38,8 @@ export const propertyOwnerContactTool = defineTool({
   name: 'property-owner-contact',
   title: 'Property owner contact',
   description:
-    'The owner of each property looked up: name, mailing address, phones and emails. Started by property lookup with includeOwnerContact.',
+    'The owner of each property looked up: name, mailing address, phones and emails. ' +
+    'Started by property lookup with includeOwnerContact.',
   rest: { path: '/api/v1/scrape/property-lookup' },
   graphql: { mutation: 'startPropertyOwnerContact', inputType: 'StartPropertyOwnerContactInput' },
   mcp: { name: 'property_owner_contact' },
@@ -47,9 +48,12 @@ export const propertyOwnerContactTool = defineTool({
   price: ownerContactPrice,
   cancellable: true,
   notes: [
-    'Created by property lookup with includeOwnerContact: true, in the same transaction, over the same (de-duplicated) addresses; its id is ownerContactRunId in the start response, and parentRunId links it to the lookup run.',
+    'Created by property lookup with includeOwnerContact: true, in the same transaction, ' +
+      'over the same (de-duplicated) addresses; its id is ownerContactRunId in the start response, ' +
+      'and parentRunId links it to the lookup run.',
     'Addresses are matched exactly as property lookup matches them, so row N of both runs is the same address.',
-    `Billed ${ownerContactPrice.each} per property found whose owner has at least one phone or email; rows without any, and not_found, ambiguous and duplicate rows, are free.`,
+    `Billed ${ownerContactPrice.each} per property found whose owner has at least one phone or email; ` +
+      'rows without any, and not_found, ambiguous and duplicate rows, are free.',
     'Cancellable like the property lookup it belongs to.',
   ],
   columns: [

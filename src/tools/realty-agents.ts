@@ -38,7 +38,8 @@ export const realtyAgentsInput = z.object({
     })
     .optional()
     .describe(
-      'Specialty code: "1001" buyer\'s agent, "1002" listing agent, … (the full list is below); a specialty name such as "Luxury homes" is accepted too.',
+      'Specialty code: "1001" buyer\'s agent, "1002" listing agent, … (the full list is below); ' +
+        'a specialty name such as "Luxury homes" is accepted too.',
     ),
   language: text('a language', '"Spanish"')
     .transform((value, ctx) => {
@@ -101,7 +102,8 @@ export const realtyAgentsTool = defineTool({
   name: 'realty-agents',
   title: 'Real estate agents scraper',
   description:
-    'Real estate agents working in a city or ZIP code, optionally by specialty and language: brokerage, licence number, phone, email, specialties, languages, experience, rating, recent sales and price range.',
+    'Real estate agents working in a city or ZIP code, optionally by specialty and language: brokerage, ' +
+    'licence number, phone, email, specialties, languages, experience, rating, recent sales and price range.',
   rest: { path: '/api/v1/scrape/realty-agents' },
   graphql: { mutation: 'startRealtyAgentsScrape', inputType: 'StartRealtyAgentsScrapeInput' },
   mcp: { name: 'scrape_realty_agents' },
@@ -110,10 +112,14 @@ export const realtyAgentsTool = defineTool({
   price: perResult('agent', '0.029'),
   cancellable: true,
   notes: [
-    'A location is a city with its state ("Denver, CO", "Denver, Colorado", "Denver CO") or a ZIP code; a city without a state or a state alone is refused with 400 validation_failed on `location`.',
-    'When the location carries a ZIP code ("Denver, CO 80202" or "80202"), agents whose office is in that ZIP code are returned; otherwise agents of the city.',
-    'An unknown specialty or language is refused with 400 validation_failed naming the field, suggesting the closest names.',
-    'Agents come in catalog order (oldest entry first), so the same request returns the same agents until the catalog changes.',
+    'A location is a city with its state ("Denver, CO", "Denver, Colorado", "Denver CO") or a ZIP code; ' +
+      'a city without a state or a state alone is refused with 400 validation_failed on `location`.',
+    'When the location carries a ZIP code ("Denver, CO 80202" or "80202"), ' +
+      'agents whose office is in that ZIP code are returned; otherwise agents of the city.',
+    'An unknown specialty or language is refused with 400 ' +
+      'validation_failed naming the field, suggesting the closest names.',
+    'Agents come in catalog order (oldest entry first), ' +
+      'so the same request returns the same agents until the catalog changes.',
     `Specialty codes: ${[...SPECIALTY_NAMES].map(([code, name]) => `${code} ${name}`).join(', ')}.`,
     `Languages: ${AGENT_LANGUAGES.join(', ')}.`,
   ],

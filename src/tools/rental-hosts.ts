@@ -18,9 +18,10 @@ const URL_CHUNK = 200;
 
 /** Europe by ISO 3166-1 alpha-2 (UN geoscheme, with Cyprus and Kosovo). */
 const EUROPEAN_COUNTRIES = new Set(
-  'AD AL AT AX BA BE BG BY CH CY CZ DE DK EE ES FI FO FR GB GG GI GR HR HU IE IM IS IT JE LI LT LU LV MC MD ME MK MT NL NO PL PT RO RS RU SE SI SJ SK SM UA VA XK'.split(
-    ' ',
-  ),
+  (
+    'AD AL AT AX BA BE BG BY CH CY CZ DE DK EE ES FI FO FR GB GG GI GR HR HU IE IM ' +
+    'IS IT JE LI LT LU LV MC MD ME MK MT NL NO PL PT RO RS RU SE SI SJ SK SM UA VA XK'
+  ).split(' '),
 );
 /** Names people write that the region list does not spell that way. */
 const COUNTRY_ALIASES: Record<string, string> = {
@@ -107,7 +108,8 @@ export const rentalHostsInput = z
       .max(50)
       .optional()
       .describe(
-        'City mode: cities written "City, Country", e.g. ["Lisbon, Portugal", "Berlin, Germany"]; European countries only.',
+        'City mode: cities written "City, Country", e.g. ' +
+          '["Lisbon, Portugal", "Berlin, Germany"]; European countries only.',
       ),
     listingUrl: listingUrl.optional().describe('Single mode: one listing link, e.g. "https://<site>/rooms/12345678".'),
     bulkListings: z.array(listingUrl).min(1).max(1_000).optional().describe('Bulk mode: listing links.'),
@@ -153,7 +155,8 @@ export const rentalHostsInput = z
     if (mode === 'city' && !input.city) {
       issue(
         'city',
-        'required in city mode (the default): cities written "City, Country", e.g. ["Lisbon, Portugal"]; for listing links use mode "single" or "bulk"',
+        'required in city mode (the default): cities written "City, Country", e.g. ' +
+          '["Lisbon, Portugal"]; for listing links use mode "single" or "bulk"',
       );
     }
     if (mode === 'single' && !input.listingUrl) issue('listingUrl', 'required in single mode: one listing link');
@@ -243,7 +246,8 @@ export const rentalHostsTool = defineTool({
   name: 'rental-hosts',
   title: 'Rental host scraper',
   description:
-    'Hosts of short-term rental listings in European cities, or of given listing links: host name, email, phone, pro host and superhost flags, with the listing (title, city, country, nightly price, amenities, rating).',
+    'Hosts of short-term rental listings in European cities, or of given listing links: host name, email, phone, ' +
+    'pro host and superhost flags, with the listing (title, city, country, nightly price, amenities, rating).',
   rest: { path: '/api/v1/scrape/rental-host-email' },
   graphql: { mutation: 'startRentalHostsScrape', inputType: 'StartRentalHostsScrapeInput' },
   mcp: { name: 'scrape_rental_hosts' },
@@ -252,16 +256,31 @@ export const rentalHostsTool = defineTool({
   price: perRow,
   cancellable: false,
   notes: [
-    'mode "city" (the default) needs `city`, "single" needs `listingUrl`, "bulk" needs `bulkListings`; a field of another mode is refused with 400 validation_failed rather than ignored.',
-    'Cities are written "City, Country" with the country as its English name or ISO code ("Lisbon, Portugal", "Lisbon, PT"); a country outside Europe (UN geoscheme, plus Cyprus and Kosovo) is refused with 400 validation_failed naming the entry (e.g. `city.1`).',
-    'City names match the catalog ignoring case, in their English spelling ("Lisbon", "Munich"); a city the catalog does not cover returns no rows, and a city sent twice is searched once.',
-    `A result page holds ${LISTINGS_PER_PAGE} listings: maxPages (default 1, at most ${MAX_PAGES}) reads up to maxPages × ${LISTINGS_PER_PAGE} listings per city, in catalog order; maxPages is ignored in single and bulk modes.`,
-    'Listing links are read by the path ending in /rooms/<id>, whatever the host, scheme, query or fragment; a link of no listing in the catalog returns no row, and a listing sent twice is returned once.',
-    'The amenity, superhost and price filters (`amenities`, `onlySuperhosts`, `minPrice`, `maxPrice`) apply to city mode only and narrow the search before paging; amenities must all be present and match ignoring case.',
-    "minPrice and maxPrice are nightly prices in each listing's own currency (EUR in the euro area, GBP in the UK, CZK, HUF, DKK …); a listing without a price fails any price filter.",
-    'onlyProHosts applies in every mode (in city mode before paging); onlyUniqueEmails applies in every mode after paging: each host email (ignoring case) appears once, under its first listing, and rows without an email are left out.',
-    'checkin and checkout (YYYY-MM-DD) go together and checkout must be after checkin; a checkin before yesterday (UTC) is refused; the catalog has no availability calendar, so the dates do not filter listings: they are recorded on each row with `stay_price` (nightly price × nights).',
-    `The run holds the cost of every listing it may return (cities × maxPages × ${LISTINGS_PER_PAGE}, or one per distinct link) and is billed ${perRow.each} per row delivered.`,
+    'mode "city" (the default) needs `city`, "single" needs `listingUrl`, "bulk" needs `bulkListings`; ' +
+      'a field of another mode is refused with 400 validation_failed rather than ignored.',
+    'Cities are written "City, Country" with the country as its English name or ISO code ("Lisbon, ' +
+      'Portugal", "Lisbon, PT"); a country outside Europe (UN geoscheme, plus Cyprus and Kosovo) ' +
+      'is refused with 400 validation_failed naming the entry (e.g. `city.1`).',
+    'City names match the catalog ignoring case, in their English spelling ("Lisbon", "Munich"); ' +
+      'a city the catalog does not cover returns no rows, and a city sent twice is searched once.',
+    `A result page holds ${LISTINGS_PER_PAGE} listings: maxPages (default 1, ` +
+      `at most ${MAX_PAGES}) reads up to maxPages × ${LISTINGS_PER_PAGE} listings per city, ` +
+      'in catalog order; maxPages is ignored in single and bulk modes.',
+    'Listing links are read by the path ending in /rooms/<id>, whatever the host, scheme, query or fragment; ' +
+      'a link of no listing in the catalog returns no row, and a listing sent twice is returned once.',
+    'The amenity, superhost and price filters (`amenities`, `onlySuperhosts`, `minPrice`, ' +
+      '`maxPrice`) apply to city mode only and narrow the search before paging; ' +
+      'amenities must all be present and match ignoring case.',
+    "minPrice and maxPrice are nightly prices in each listing's own currency (EUR in the euro area, " +
+      'GBP in the UK, CZK, HUF, DKK …); a listing without a price fails any price filter.',
+    'onlyProHosts applies in every mode (in city mode before paging); ' +
+      'onlyUniqueEmails applies in every mode after paging: each host email (ignoring case) ' +
+      'appears once, under its first listing, and rows without an email are left out.',
+    'checkin and checkout (YYYY-MM-DD) go together and checkout must be after checkin; ' +
+      'a checkin before yesterday (UTC) is refused; the catalog has no availability calendar, ' +
+      'so the dates do not filter listings: they are recorded on each row with `stay_price` (nightly price × nights).',
+    `The run holds the cost of every listing it may return (cities × maxPages × ${LISTINGS_PER_PAGE}, ` +
+      `or one per distinct link) and is billed ${perRow.each} per row delivered.`,
   ],
   columns: [
     { key: 'host_name', header: 'host_name', description: 'Host name as shown on the listing' },
@@ -308,7 +327,10 @@ export const rentalHostsTool = defineTool({
     if (input.mode === 'city') {
       const cities = citiesOf(input);
       return {
-        message: `Searching ${cities.length} ${cities.length === 1 ? 'city' : 'cities'} (${cities.map((c) => c.text).join('; ')}), up to ${plural(input.maxPages, 'page')} of ${LISTINGS_PER_PAGE} listings each`,
+        message:
+          `Searching ${cities.length} ${cities.length === 1 ? 'city' : 'cities'} ` +
+          `(${cities.map((c) => c.text).join('; ')}), ` +
+          `up to ${plural(input.maxPages, 'page')} of ${LISTINGS_PER_PAGE} listings each`,
       };
     }
     return { message: `Reading ${plural(linksOf(input).length, 'listing link')}` };

@@ -6,11 +6,9 @@ import {
   storeBoundFields,
   storeFilter,
   storeKey,
-  type StoreFilter,
-  type StoreSocial,
 } from '../catalog/stores/filters.ts';
 import { storeNameLists } from '../catalog/stores/names.ts';
-import type { StoreLead } from '../sources/stores.ts';
+import type { StoreFilter, StoreLead, StoreSocial } from '../sources/stores.ts';
 import { perResult } from '../billing/pricing.ts';
 import { cell, defineTool, type Row } from './types.ts';
 
@@ -68,15 +66,14 @@ export const storeLeadsInput = z
       .superRefine((value, ctx) => {
         const unknown = platformList(value).filter((p) => !isStorePlatform(p));
         if (unknown.length > 0) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `unknown platform ${unknown.map((p) => `"${p}"`).join(', ')}; one of ${STORE_PLATFORMS.join(', ')}`,
-          });
+          const named = unknown.map((p) => `"${p}"`).join(', ');
+          ctx.addIssue({ code: 'custom', message: `unknown platform ${named}; one of ${STORE_PLATFORMS.join(', ')}` });
         }
       })
       .optional()
       .describe(
-        `Store platform, case-insensitive: ${STORE_PLATFORMS.join(', ')}; several may be comma-separated. Default: all platforms.`,
+        `Store platform, case-insensitive: ${STORE_PLATFORMS.join(', ')}; ` +
+          'several may be comma-separated. Default: all platforms.',
       ),
     totalLeads: z
       .number({ error: 'must be a number' })
@@ -88,7 +85,8 @@ export const storeLeadsInput = z
     resumeFromLead: count(MAX_TOTAL_LEADS - 1)
       .optional()
       .describe(
-        'Continue a cancelled job: the number of leads it already delivered. Send the same filters, offset and totalLeads; the run delivers the rest of the job.',
+        'Continue a cancelled job: the number of leads it already delivered. ' +
+          'Send the same filters, offset and totalLeads; the run delivers the rest of the job.',
       ),
     countryCode: z
       .string({ error: 'must be a two-letter country code, e.g. "US"' })
@@ -106,12 +104,14 @@ export const storeLeadsInput = z
     technologies: text(1000, 'Klaviyo')
       .optional()
       .describe(
-        'Technologies used, matched ignoring case and spacing ("google analytics"); several comma-separated match stores using any of them.',
+        'Technologies used, matched ignoring case and spacing ("google analytics"); ' +
+          'several comma-separated match stores using any of them.',
       ),
     apps: text(1000, 'Judge.me Product Reviews')
       .optional()
       .describe(
-        'Installed apps (hosted platform, shopify, only), matched ignoring case and spacing; several comma-separated match any of them.',
+        'Installed apps (hosted platform, shopify, only), matched ignoring case and spacing; ' +
+          'several comma-separated match any of them.',
       ),
     ...(Object.fromEntries(
       STORE_SOCIALS.map((s) => [
@@ -127,7 +127,8 @@ export const storeLeadsInput = z
     offset: count(MAX_OFFSET)
       .optional()
       .describe(
-        'Matching stores to skip. Start at 0 and add totalLeads per call (the response returns nextOffset). Without it, identical calls return the same first page.',
+        'Matching stores to skip. Start at 0 and add totalLeads per call (the response returns nextOffset). ' +
+          'Without it, identical calls return the same first page.',
       ),
     ...storeBoundFields(bound),
     fileName: text(50, 'shopify-us').optional().describe('Export name.'),
@@ -137,7 +138,9 @@ export const storeLeadsInput = z
       ctx.addIssue({
         code: 'custom',
         path: ['resumeFromLead'],
-        message: `must be less than totalLeads (${input.totalLeads}): it is the number of leads the cancelled job already delivered`,
+        message:
+          `must be less than totalLeads (${input.totalLeads}): ` +
+          'it is the number of leads the cancelled job already delivered',
       });
     }
     if (input.apps && input.platform && !platformList(input.platform).some((p) => storeKey(p) === 'shopify')) {
@@ -205,7 +208,8 @@ export const storeLeadsTool = defineTool({
   name: 'store-leads',
   title: 'Store leads',
   description:
-    'E-commerce store leads by platform, location, category, technologies, installed apps, social profiles, plan tier, traffic, sales and staff size: domain, contacts, social profiles and estimates, page by page.',
+    'E-commerce store leads by platform, location, category, technologies, installed apps, social profiles, ' +
+    'plan tier, traffic, sales and staff size: domain, contacts, social profiles and estimates, page by page.',
   rest: { path: '/api/v1/scrape/store-leads' },
   graphql: { mutation: 'startStoreLeads', inputType: 'StartStoreLeadsInput' },
   mcp: { name: 'scrape_store_leads' },
@@ -214,18 +218,30 @@ export const storeLeadsTool = defineTool({
   price,
   cancellable: true,
   notes: [
-    'Leads come in a fixed order (catalog id), so identical calls return the same leads; without offset a call always returns the first page.',
-    `totalLeads defaults to ${DEFAULT_TOTAL_LEADS} and is at most ${MAX_TOTAL_LEADS} per run; a run with fewer matching stores delivers and bills what there is.`,
-    'offset skips that many matching stores; when offset is sent (0 included) the start response carries nextOffset = offset + totalLeads, the offset of the next page, and without offset nextOffset is left out.',
-    "resumeFromLead continues a cancelled job: send the same filters, offset and totalLeads with resumeFromLead = the leads the cancelled run kept (its handled count); the run delivers the job's remaining leads, in the same order, and holds and bills only those.",
-    'Filters run server-side: stores outside them (visits, sales, employee bounds included) are neither returned nor billed.',
-    'emails defaults to true (only stores with an email address); emails: false applies no email condition, and so does false for phones and each social network.',
-    `platform is one of the ten platforms (${STORE_PLATFORMS.join(', ')}), case-insensitive with spaces or hyphens for underscores; several may be comma-separated; any other value is refused with 400.`,
-    "technologies and apps are matched ignoring case, spacing and punctuation; comma-separated names match stores using any of them; names no store uses match nothing and are named in the run's progress message.",
-    'apps are recorded only for shopify stores (the hosted platform): apps together with a platform list without shopify is refused with 400.',
+    'Leads come in a fixed order (catalog id), so identical calls return the same leads; ' +
+      'without offset a call always returns the first page.',
+    `totalLeads defaults to ${DEFAULT_TOTAL_LEADS} and is at most ${MAX_TOTAL_LEADS} per run; ` +
+      'a run with fewer matching stores delivers and bills what there is.',
+    'offset skips that many matching stores; when offset is sent (0 included) the start response carries ' +
+      'nextOffset = offset + totalLeads, the offset of the next page, and without offset nextOffset is left out.',
+    'resumeFromLead continues a cancelled job: send the same filters, ' +
+      'offset and totalLeads with resumeFromLead = the leads the cancelled run kept (its handled count); ' +
+      "the run delivers the job's remaining leads, in the same order, and holds and bills only those.",
+    'Filters run server-side: stores outside them (visits, sales, ' +
+      'employee bounds included) are neither returned nor billed.',
+    'emails defaults to true (only stores with an email address); ' +
+      'emails: false applies no email condition, and so does false for phones and each social network.',
+    `platform is one of the ten platforms (${STORE_PLATFORMS.join(', ')}), case-insensitive with spaces ` +
+      'or hyphens for underscores; several may be comma-separated; any other value is refused with 400.',
+    'technologies and apps are matched ignoring case, spacing and punctuation; ' +
+      'comma-separated names match stores using any of them; ' +
+      "names no store uses match nothing and are named in the run's progress message.",
+    'apps are recorded only for shopify stores (the hosted platform): ' +
+      'apps together with a platform list without shopify is refused with 400.',
     'planExclude leaves out stores on those plan tiers (case-insensitive); stores without a known tier are kept.',
     'state matches case-insensitively, and a US state by name also matches its abbreviation ("Texas" finds "TX").',
-    'Each bound may be sent under its long name or its alias (visitsMin, salesMax, ...); both together must agree, and a minimum above its maximum is refused with 400.',
+    'Each bound may be sent under its long name or its alias (visitsMin, salesMax, ...); ' +
+      'both together must agree, and a minimum above its maximum is refused with 400.',
     `Billing: ${price.each} per lead delivered; the run holds the cost of the leads it may deliver.`,
   ],
   columns: [
@@ -279,7 +295,9 @@ export const storeLeadsTool = defineTool({
     const wanted = leadsWanted(input);
     const skipped = leadsSkipped(input);
     return {
-      message: `Fetching up to ${wanted} store lead${wanted === 1 ? '' : 's'}${skipped > 0 ? `, after the first ${skipped} matching stores` : ''}`,
+      message:
+        `Fetching up to ${wanted} store ` +
+        `lead${wanted === 1 ? '' : 's'}${skipped > 0 ? `, after the first ${skipped} matching stores` : ''}`,
       extra: {
         totalLeads: input.totalLeads,
         ...(input.resumeFromLead === undefined ? {} : { resumeFromLead: input.resumeFromLead }),

@@ -22,7 +22,8 @@ export const techStackInput = z.object({
     .max(200, 'must be at most 200 characters')
     .refine((value) => technologyKey(value).length > 0, 'must contain letters or digits')
     .describe(
-      'Technology or store app name, matched ignoring case and spacing: "Google Analytics", "googleanalytics" and "google-analytics" are the same.',
+      'Technology or store app name, matched ignoring case and spacing: ' +
+        '"Google Analytics", "googleanalytics" and "google-analytics" are the same.',
     ),
   fileName: z
     .string({ error: 'must be a string' })
@@ -169,7 +170,8 @@ export const techStackTool = defineTool({
   name: 'tech-stack',
   title: 'Tech stack scraper',
   description:
-    'Every website running a technology or store app: deduplicated root domains from the store catalog (technologies and installed apps) and the lead database companies, with name, platform, category and location.',
+    'Every website running a technology or store app: deduplicated root domains from the store catalog ' +
+    '(technologies and installed apps) and the lead database companies, with name, platform, category and location.',
   rest: { path: '/api/v1/scrape/techstack' },
   graphql: { mutation: 'startTechStack', inputType: 'StartTechStackInput' },
   mcp: { name: 'scrape_tech_stack' },
@@ -179,12 +181,19 @@ export const techStackTool = defineTool({
   price,
   cancellable: false,
   notes: [
-    'technology is matched ignoring case, spacing and punctuation ("Google Analytics", "googleanalytics" and "google-analytics" are one name), against whole names only.',
-    "Domains come from the stores' technologies, the stores' installed apps (shopify) and the technologies of the lead database's companies.",
-    'Each domain is reduced to its registrable root ("www.shop.example.co.uk" → "example.co.uk") and listed once, in alphabetical order, with found_in naming the datasets it came from.',
-    'A lookup is computed once per data period and shared by every account: technologies refresh monthly (calendar month, UTC) and store apps weekly (ISO week, UTC); a name that is a store app follows the weekly period.',
-    "Repeated requests in the same period are answered from that cache at once; the run's progress message says whether it was looked up or answered from the cache, and for which period.",
-    `The price is flat: ${price.each} per run, whatever the number of domains, also when no website runs the technology (the progress message then suggests similar names).`,
+    'technology is matched ignoring case, spacing and punctuation ("Google Analytics", ' +
+      '"googleanalytics" and "google-analytics" are one name), against whole names only.',
+    "Domains come from the stores' technologies, " +
+      "the stores' installed apps (shopify) and the technologies of the lead database's companies.",
+    'Each domain is reduced to its registrable root ("www.shop.example.co.uk" → "example.co.uk") ' +
+      'and listed once, in alphabetical order, with found_in naming the datasets it came from.',
+    'A lookup is computed once per data period and shared by every account: technologies refresh monthly ' +
+      '(calendar month, UTC) and store apps weekly (ISO week, UTC); ' +
+      'a name that is a store app follows the weekly period.',
+    'Repeated requests in the same period are answered from that cache at once; ' +
+      "the run's progress message says whether it was looked up or answered from the cache, and for which period.",
+    `The price is flat: ${price.each} per run, whatever the number of domains, ` +
+      'also when no website runs the technology (the progress message then suggests similar names).',
   ],
   columns: [
     { key: 'domain', header: 'domain', description: 'Registrable root domain' },
@@ -220,7 +229,8 @@ export const techStackTool = defineTool({
     const { value, hit } = await ctx.store.cached<Lookup>(CACHE_TOOL, key, period, () =>
       lookUp(stores, match, ctx.signal),
     );
-    const named = `"${ctx.input.technology}"${value.matched.length > 0 && !value.matched.includes(ctx.input.technology) ? ` (${value.matched.join(', ')})` : ''}`;
+    const spelled = value.matched.length > 0 && !value.matched.includes(ctx.input.technology);
+    const named = `"${ctx.input.technology}"${spelled ? ` (${value.matched.join(', ')})` : ''}`;
     const source = hit
       ? `answered from the cache of the ${period} data (${weekly ? 'weekly' : 'monthly'} refresh)`
       : `looked up in the ${period} data`;

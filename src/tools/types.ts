@@ -22,7 +22,9 @@ export interface Column {
   /** Header in CSV downloads. */
   header: string;
   description: string;
-  /** The value's type (GraphQL's row types derive from it); default text or null. Amounts of money are marked `usd(…)`. */
+  /**
+   * The value's type (GraphQL's row types derive from it); default text or null. Amounts of money are marked `usd(…)`.
+   */
   type?: z.ZodType;
 }
 
@@ -65,7 +67,9 @@ export interface RunContext<I> {
   store: RunStore;
   /** When the run started (fixed across attempts, so replays are deterministic). */
   startedAt: Date;
-  /** Rows already stored by an earlier attempt; a runner replays its deterministic output and the engine skips these. */
+  /**
+   * Rows already stored by an earlier attempt; a runner replays its deterministic output and the engine skips these.
+   */
   startAt: number;
   signal: AbortSignal;
 }
@@ -105,7 +109,9 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   rest: { path: string; aliases?: { path: string; deprecated?: Deprecation }[] };
   graphql: { mutation: string; inputType: string };
   mcp: { name: string };
-  /** A start body that works, shown in the OpenAPI document (required for every tool with a route; a test runs each). */
+  /**
+   * A start body that works, shown in the OpenAPI document (required for every tool with a route; a test runs each).
+   */
   example?: z.input<S>;
   /** Started only as another tool's linked run: no route, mutation or MCP tool of its own. */
   linkedOnly?: boolean;
@@ -116,7 +122,9 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Lowest plan that may use the tool; absent means every plan. */
   plan?: Plan;
   cancellable: boolean;
-  /** What one result row is, when it is not the price's unit (the mobile finder bills numbers found, one row per input). */
+  /**
+   * What one result row is, when it is not the price's unit (the mobile finder bills numbers found, one row per input).
+   */
   rowUnit?: string;
   /** Longest a run of this tool may take, seconds; at most the configured `runTimeoutSecs`. */
   maxRunSecs?: number;

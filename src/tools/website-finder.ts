@@ -38,7 +38,8 @@ export const websiteFinderInput = z
       .min(1, 'send at least one domain')
       .max(MAX_DOMAINS, `at most ${MAX_DOMAINS} domains per request; split the list`)
       .describe(
-        'Company root domains, e.g. ["acme.com", "globex.io"]; a URL or www. form is read as its domain; repeats are searched once.',
+        'Company root domains, e.g. ["acme.com", "globex.io"]; ' +
+          'a URL or www. form is read as its domain; repeats are searched once.',
       ),
     jobTitle: z
       .string({
@@ -78,7 +79,8 @@ export const WEBSITE_FINDER_COLUMNS: Column[] = [
   column('domain', 'The domain searched'),
   column(
     'status',
-    'found (one contact, billed), no_match (site read, nobody with that title), unreachable, blocked_by_robots or refused (the site could not be read and the lead database has nobody either)',
+    'found (one contact, billed), no_match (site read, nobody with that title), unreachable, ' +
+      'blocked_by_robots or refused (the site could not be read and the lead database has nobody either)',
   ),
   column('reason', 'Why a domain row has no contact'),
   column('full_name', 'Contact name'),
@@ -292,7 +294,9 @@ export const websiteFinderTool = defineTool({
   name: 'website-finder',
   title: 'Domain email finder',
   description:
-    'Contacts with a given job title at company domains: crawls up to 5 pages of each site (home, then team, leadership, about and contact pages), honouring robots.txt, extracts emails and people, and merges them with the lead database.',
+    'Contacts with a given job title at company domains: crawls up to 5 pages of each site (home, ' +
+    'then team, leadership, about and contact pages), honouring robots.txt, ' +
+    'extracts emails and people, and merges them with the lead database.',
   rest: { path: '/api/v1/scrape/website-finder' },
   graphql: { mutation: 'startWebsiteFinder', inputType: 'StartWebsiteFinderInput' },
   mcp: { name: 'find_domain_emails' },
@@ -305,15 +309,30 @@ export const websiteFinderTool = defineTool({
   },
   cancellable: true,
   notes: [
-    'Domains are read as root domains (a URL or www. form gives its domain) and searched once each; one job title per request.',
-    `At most ${MAX_PAGES_PER_DOMAIN} pages per domain: robots.txt (https, else http; a missing file allows everything, an unreachable or failing one disallows everything), the home page, then the links most likely to name people (team, leadership, people, about, contact), best first as they are found; pages robots.txt disallows are not fetched.`,
-    'Emails are read from mailto links, text, obfuscated forms (name [at] domain [dot] com, name(at)domain.com, name at domain dot com) and Cloudflare-protected addresses; people from schema.org Person (JSON-LD and microdata) and team-card markup (a member block with a name and a job title).',
-    'The title matches loosely: every word of the requested title must appear in the person’s title once abbreviations are expanded (CEO, CTO, VP, SVP, MD, HR, …) and plurals folded; a site person without an address gets the site’s address that follows a pattern of their name.',
-    'Site people and lead-database people at the domain are merged by name (website+catalog); at most 5 contacts per domain, the closest titles first.',
-    'Every domain gets rows: found contacts, or one row no_match (site read, nobody matching), unreachable, blocked_by_robots or refused (outbound guard) with the reason; a domain that fails never fails the run.',
-    `Billed ${contactPrice.each} per found contact; domain rows without a contact are free. The run holds the price of five contacts per domain and settles on what it finds.`,
-    'autoValidateEmails runs the email validator’s checks on each address (email_status); autoFindMobiles looks each contact up in the lead database by email or profile (the mobile finder’s lookup), at no extra charge.',
-    'Cancellable: the contacts of domains finished so far are kept and billed. A resumed run searches its domains again and skips the rows it already stored.',
+    'Domains are read as root domains (a URL or www. ' +
+      'form gives its domain) and searched once each; one job title per request.',
+    `At most ${MAX_PAGES_PER_DOMAIN} pages per domain: robots.txt (https, else http; ` +
+      'a missing file allows everything, an unreachable or failing one disallows everything), ' +
+      'the home page, then the links most likely to name people (team, leadership, people, ' +
+      'about, contact), best first as they are found; pages robots.txt disallows are not fetched.',
+    'Emails are read from mailto links, text, obfuscated forms (name [at] domain [dot] com, ' +
+      'name(at)domain.com, name at domain dot com) and Cloudflare-protected addresses; ' +
+      'people from schema.org Person (JSON-LD and microdata) ' +
+      'and team-card markup (a member block with a name and a job title).',
+    'The title matches loosely: every word of the requested title must appear in the person’s ' +
+      'title once abbreviations are expanded (CEO, CTO, VP, SVP, MD, HR, …) and plurals folded; ' +
+      'a site person without an address gets the site’s address that follows a pattern of their name.',
+    'Site people and lead-database people at the domain are merged by name (website+catalog); ' +
+      'at most 5 contacts per domain, the closest titles first.',
+    'Every domain gets rows: found contacts, or one row no_match (site read, nobody matching), unreachable, ' +
+      'blocked_by_robots or refused (outbound guard) with the reason; a domain that fails never fails the run.',
+    `Billed ${contactPrice.each} per found contact; domain rows without a contact are free. ` +
+      'The run holds the price of five contacts per domain and settles on what it finds.',
+    'autoValidateEmails runs the email validator’s checks on each address (email_status); ' +
+      'autoFindMobiles looks each contact up in the lead database by ' +
+      'email or profile (the mobile finder’s lookup), at no extra charge.',
+    'Cancellable: the contacts of domains finished so far are kept and billed. ' +
+      'A resumed run searches its domains again and skips the rows it already stored.',
   ],
   columns: WEBSITE_FINDER_COLUMNS,
   requested: (input) => input.domains.length,
@@ -322,7 +341,10 @@ export const websiteFinderTool = defineTool({
     const removed = input.domains.length - domains.length;
     return {
       input: { ...input, domains },
-      message: `Searching ${plural(domains.length, 'domain')} for "${input.jobTitle}", up to ${MAX_PAGES_PER_DOMAIN} pages each${removed > 0 ? ` (${plural(removed, 'repeated domain')} removed)` : ''}`,
+      message:
+        `Searching ${plural(domains.length, 'domain')} for "${input.jobTitle}", ` +
+        `up to ${MAX_PAGES_PER_DOMAIN} pages ` +
+        `each${removed > 0 ? ` (${plural(removed, 'repeated domain')} removed)` : ''}`,
     };
   },
   async *run(ctx) {

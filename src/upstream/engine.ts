@@ -12,7 +12,10 @@ export interface UpstreamEngine {
   get(runId: string, waitSecs: number): Promise<UpstreamRun>;
   /** Aborts the run (a finished run is left as it is); answers the run after the request. */
   abort(runId: string): Promise<UpstreamRun>;
-  /** Dataset items from `offset` (0-based, in the order they were pushed), at most `limit`; `total` is the dataset's item count. */
+  /**
+   * Dataset items from `offset` (0-based, in the order they were pushed),
+   * at most `limit`; `total` is the dataset's item count.
+   */
   items(datasetId: string, offset: number, limit: number): Promise<{ items: UpstreamItem[]; total: number }>;
 }
 

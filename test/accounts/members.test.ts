@@ -111,6 +111,12 @@ describe('what the console is told a role may do', () => {
     expect(await permissionsOf(owner)).toEqual(['billing', 'webhooks', 'keys', 'members']);
     expect(await permissionsOf(admin)).toEqual(['webhooks', 'keys', 'members']);
     expect(await permissionsOf(member)).toEqual([]);
+    // The roles each may give, which are also the roles of the members each may change (only owners touch owners).
+    const assignableOf = async (browser: Browser) =>
+      (await browser.request('GET', '/auth/session')).body.assignableRoles;
+    expect(await assignableOf(owner)).toEqual(['member', 'admin', 'owner']);
+    expect(await assignableOf(admin)).toEqual(['member', 'admin']);
+    expect(await assignableOf(member)).toEqual([]);
     // What the session says a member may not do, the gateway refuses.
     expect((await member.graphql(LedgerCount)).body.errors?.[0]?.extensions?.code).toBe('ROLE_REQUIRED');
     expect((await admin.graphql(LedgerCount)).body.errors?.[0]?.extensions?.code).toBe('ROLE_REQUIRED');

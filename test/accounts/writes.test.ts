@@ -5,7 +5,7 @@ import { createAccountWrites } from '../../src/accounts/writes.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { AppError } from '../../src/shared/errors.ts';
 import { withIdempotency } from '../../src/accounts/idempotency.ts';
-import { prepareStart } from '../../src/runs/runs.ts';
+import { prepareStart } from '../../src/runs/start.ts';
 import { prepareCreditPurchase } from '../../src/billing/payments/index.ts';
 import { demoPayments } from '../../src/billing/payments/demo.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';

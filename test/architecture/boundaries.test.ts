@@ -48,6 +48,10 @@ describe('dependency direction (dependency-cruiser, .dependency-cruiser.cjs)', (
         'data-layer-imports-no-face',
         'domains-import-no-face',
         'shared-imports-no-domain',
+        'shared-imports-no-seed',
+        'sources-import-no-implementation',
+        'billing-imports-no-runs',
+        'run-engine-through-its-front',
       ]),
     );
   });
@@ -69,9 +73,26 @@ describe('dependency direction (dependency-cruiser, .dependency-cruiser.cjs)', (
     'schema-imports-no-other-face',
     'console-routes-imports-no-other-face',
     'shared-imports-no-domain',
+    'shared-imports-no-seed',
+    'sources-import-no-implementation',
+    'billing-imports-no-runs',
+    'run-engine-through-its-front',
   ])('%s holds', (rule) => {
     expect(rules).toContain(rule);
     expect(house.summary.violations.filter((v) => v.rule.name === rule).map(describeViolation)).toEqual([]);
+  });
+
+  it('events, webhooks and src/workers are domains; the engine is called through its front', () => {
+    const reported = broken.summary.violations.map(describeViolation);
+    expect(reported).toEqual(
+      expect.arrayContaining([
+        'domains-import-no-face: src/events/bus.ts -> src/http/pipeline.ts',
+        'domains-import-no-face: src/webhooks/deliver.ts -> src/rest/route.ts',
+        'domains-import-no-face: src/workers/jobs.ts -> workers/task.ts',
+        'run-engine-through-its-front: src/runs/follow.ts -> src/runs/engine/finish.ts',
+      ]),
+    );
+    expect(reported).not.toContain('run-engine-through-its-front: src/runs/follow.ts -> src/runs/engine/index.ts');
   });
 
   it('no other rule is broken', () => {

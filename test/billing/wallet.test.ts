@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker } from '../../workers/index.ts';
 import { AppError } from '../../src/shared/errors.ts';
-import { startRun } from '../../src/runs/runs.ts';
+import { startRun } from '../../src/runs/start.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { waitFor } from '../helpers/wait.ts';
 

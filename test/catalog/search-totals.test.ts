@@ -15,7 +15,7 @@ import {
 } from '../../src/catalog/leads/query.ts';
 import { findLeads } from '../../src/catalog/leads/search.ts';
 import { estimatedTotal } from '../../src/catalog/sql.ts';
-import type { LeadFilters } from '../../src/catalog/leads/filters.ts';
+import type { LeadFilters } from '../../src/sources/leads.ts';
 import { importFile } from '../../db/import/index.ts';
 
 /*

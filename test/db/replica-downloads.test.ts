@@ -8,7 +8,7 @@ import { createCatalogReader } from '../../src/catalog/reader.ts';
 import { createLogger } from '../../src/logger.ts';
 import { signDownload } from '../../src/runs/download-links.ts';
 import { exportRun } from '../../src/runs/exports.ts';
-import { getRun } from '../../src/runs/runs.ts';
+import { getRun } from '../../src/runs/read.ts';
 import { newRunId } from '../../src/shared/ids.ts';
 import { getTool } from '../../src/tools/index.ts';
 import type { Cluster } from '../helpers/postgres-cluster.ts';

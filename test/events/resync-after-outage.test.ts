@@ -1,7 +1,8 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connect, type Sql } from '../../db/client.ts';
-import { createEventBus, type EventBus, type RunEvent } from '../../src/runs/events.ts';
+import { createEventBus, type EventBus } from '../../src/events/bus.ts';
+import type { RunEvent } from '../../src/events/topics.ts';
 import { snapshotOf, type RunSnapshot } from '../../src/runs/view.ts';
 import { DatabaseUnavailableError } from '../../src/shared/errors.ts';
 import { waitFor } from '../helpers/wait.ts';

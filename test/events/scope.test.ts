@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type Sql } from '../../db/client.ts';
-import { createEventBus, type EventBus, type RunEvent, type RunEventKind } from '../../src/runs/events.ts';
+import { createEventBus, type EventBus } from '../../src/events/bus.ts';
+import type { RunEvent, RunEventKind } from '../../src/events/topics.ts';
 import { eventFanout, runsFinished, runsStarted } from '../../src/shared/metrics.ts';
 import { snapshotOf, type RunSnapshot } from '../../src/runs/view.ts';
 import type { Run } from '../../db/tables/runs.ts';

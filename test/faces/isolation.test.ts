@@ -8,6 +8,7 @@ import type { ResultOf } from '@graphql-typed-document-node/core';
 import { loopbackConfig } from '../../src/config.ts';
 import type { PlaceQuery } from '../../src/sources/types.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
+import { runColumns } from '../helpers/runs.ts';
 import { ROOT } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { collect, disposeClients, wsClient, type Collected } from '../helpers/ws.ts';
@@ -156,12 +157,7 @@ async function heldRun(key: string): Promise<{ runId: string; release: () => voi
   return { runId, release };
 }
 
-const runRow = async (id: string) =>
-  (await t.app.core.sql`select status, status_message, item_count from run where id = ${id}`)[0] as {
-    status: string;
-    status_message: string;
-    item_count: number;
-  };
+const runRow = (id: string) => runColumns(t.app.core.sql, id, ['status', 'status_message', 'item_count']);
 
 /** A's held run is untouched by B: still RUNNING, then, released, it ends SUCCEEDED with every row downloadable. */
 async function expectUntouchedAndFinishes(run: { runId: string; release: () => void }) {

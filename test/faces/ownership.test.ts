@@ -1,24 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { AppError, ValidationError } from '../../src/shared/errors.ts';
-import { cancelRun, followRunItems, runStatus, waitForRun } from '../../src/runs/control.ts';
-import { executeRun } from '../../src/runs/engine.ts';
-import {
-  decodeRunCursor,
-  encodeRunCursor,
-  getRun,
-  listRunItems,
-  listRuns,
-  loadRuns,
-  startRun,
-} from '../../src/runs/runs.ts';
+import { followRunItems, runStatus, waitForRun } from '../../src/runs/follow.ts';
+import { executeRun, cancelRun } from '../../src/runs/engine/index.ts';
+import { decodeRunCursor, encodeRunCursor, getRun, listRunItems, listRuns, loadRuns } from '../../src/runs/read.ts';
+import { startRun } from '../../src/runs/start.ts';
 import {
   createWebhook,
   deleteWebhook,
-  listDeliveries,
   listWebhooks,
   MAX_WEBHOOKS_PER_ACCOUNT,
-} from '../../src/runs/webhooks.ts';
+} from '../../src/webhooks/subscriptions.ts';
+import { listDeliveries } from '../../src/webhooks/deliveries.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { failure } from '../helpers/assertions.ts';
 

@@ -147,6 +147,23 @@ export async function startTestApp(
   return testApp;
 }
 
+/**
+ * The setup most suites share: an app for the file and an account on it, with its key. Suites assign
+ * the answer in `beforeAll` and stop `t` in `afterAll`.
+ */
+export async function appWithAccount(
+  options: { app?: Parameters<typeof startTestApp>[0]; account?: Partial<CreateAccountInput> } = {},
+): Promise<{ t: TestApp; key: string; accountId: string }> {
+  const t = await startTestApp(options.app);
+  try {
+    const { apiKey, accountId } = await t.account(options.account);
+    return { t, key: apiKey, accountId };
+  } catch (err) {
+    await t.stop();
+    throw err;
+  }
+}
+
 /** Maps input that finds places in the small seed catalog. */
 export const DENVER_DENTISTS = {
   searchStringsArray: ['dentist'],

@@ -1,4 +1,5 @@
-import type { EventBus, Topics } from '../../src/runs/events.ts';
+import type { EventBus } from '../../src/events/bus.ts';
+import type { Topics } from '../../src/events/topics.ts';
 
 /**
  * Resolves when code using `events` next subscribes to `topic` for `id` (a REST request holding for a

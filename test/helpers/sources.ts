@@ -48,6 +48,29 @@ export function gatedSources(base: Sources): GatedSources {
   };
 }
 
+/**
+ * Gates over the catalog of one app for a suite: `hold()` makes the runs started from then on wait
+ * before each page of their place search until the test releases them; `reset()`, after each test,
+ * lets every page through and puts the catalog back.
+ */
+export function runGates(core: { sources: Sources }) {
+  const catalog = core.sources;
+  let gate: GatedSources | undefined;
+  return {
+    hold(): GatedSources {
+      gate = gatedSources(catalog);
+      core.sources = gate.sources;
+      return gate;
+    },
+    reset() {
+      gate?.releaseAll();
+      gate = undefined;
+      core.sources = catalog;
+    },
+  };
+}
+export type RunGates = ReturnType<typeof runGates>;
+
 export interface HoldingSources {
   sources: Sources;
   /** Resolves once reads for `n` different keys wait (the keys `hold` returned). */

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mapsTool } from '../../src/tools/maps.ts';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { connect, type Database, type Sql } from '../../db/client.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog } from '../../db/seed/index.ts';
 import { createAccount, createApiKey } from '../../src/accounts/accounts.ts';
 import { sourceOf, type Answer } from '../helpers/documents.ts';
+import { runColumns } from '../helpers/runs.ts';
 import { createCluster, type Cluster } from '../helpers/postgres-cluster.ts';
 import { killServices, spawnGateway, spawnWorker, type Gateway, type Service } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -22,7 +24,7 @@ import { graphql } from '../helpers/gql/index.ts';
 const OUTAGE_MS = 10_000;
 const RUNS = 3;
 const INPUT = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 };
-const PRICE_MICROS = 9_900n;
+const PRICE_MICROS = mapsTool.price.unitMicros;
 const CREDITS_MICROS = 100_000_000n;
 
 let cluster: Cluster;
@@ -95,8 +97,7 @@ const WalletBalance = graphql(`query OutageWalletBalance { viewer { wallet { tot
 const RunProgress = graphql(`subscription OutageRunProgress($id: ID!) { runProgress(id: $id) { status itemCount } }`);
 const RunEvents = graphql(`subscription OutageRunEvents { runEvents { kind run { id status } } }`);
 
-const runRow = async (id: string) =>
-  (await sql`select status, item_count from run where id = ${id}`)[0] as { status: string; item_count: number };
+const runRow = (id: string) => runColumns(sql, id, ['status', 'item_count']);
 
 /** Holds back row 50 of a run in an uncommitted insert: the worker's second batch waits on it. The outage ends the transaction. */
 async function holdBackSecondBatch(runId: string) {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { runColumns } from '../helpers/runs.ts';
 import { killServices, spawnGateway } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { closeCode, disposeClients, wsClient } from '../helpers/ws.ts';
@@ -28,11 +29,7 @@ afterAll(() => t?.stop());
 /** Rows of the finished run downloaded during the stop: some 25 MB of CSV, far more than socket buffers hold. */
 const ROWS = 60_000;
 
-const runRow = async (id: string) =>
-  (await t.app.core.sql`select status, item_count from run where id = ${id}`)[0] as {
-    status: string;
-    item_count: number;
-  };
+const runRow = (id: string) => runColumns(t.app.core.sql, id, ['status', 'item_count']);
 
 /** A finished maps run of ROWS rows, written directly. */
 async function bigFinishedRun(accountId: string): Promise<string> {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalIp, classifyAddress, parseIp } from '../../src/net/address.ts';
 import { createDnsLookup } from '../../src/net/dns.ts';
 import { createGuard, type GuardOptions, type OutboundGuard } from '../../src/net/guard.ts';
-import { NetError } from '../../src/sources/contacts.ts';
+import { NetError } from '../../src/net/errors.ts';
 import { startDns, type LocalDns } from '../fixtures/net.ts';
 
 describe('classifyAddress: only public unicast addresses may be reached', () => {

@@ -5,7 +5,7 @@ import { createDnsLookup } from '../../src/net/dns.ts';
 import { createGuard, type OutboundGuard } from '../../src/net/guard.ts';
 import { guardedGet, guardedPost, type WebLimits } from '../../src/net/http.ts';
 import { createSmtpProber } from '../../src/net/smtp.ts';
-import { NetError } from '../../src/sources/contacts.ts';
+import { NetError } from '../../src/net/errors.ts';
 import { startDns, startSmtp, startWeb, type LocalDns, type LocalSmtp, type LocalWeb } from '../fixtures/net.ts';
 import { gate } from '../helpers/wait.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { executeRun } from '../../src/runs/engine.ts';
+import { executeRun } from '../../src/runs/engine/index.ts';
 import { getTool, TOOLS } from '../../src/tools/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { holdingSources } from '../helpers/sources.ts';

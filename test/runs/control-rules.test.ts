@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { runTable } from '../../db/tables/runs.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
-import { cancelRun, followRunItems, type RunItemsBatch } from '../../src/runs/control.ts';
-import type { RunEvent } from '../../src/runs/events.ts';
-import { startRun } from '../../src/runs/runs.ts';
+import { followRunItems, type RunItemsBatch } from '../../src/runs/follow.ts';
+import { cancelRun } from '../../src/runs/engine/index.ts';
+import type { RunEvent } from '../../src/events/topics.ts';
+import { startRun } from '../../src/runs/start.ts';
 import { snapshotOf } from '../../src/runs/view.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
 

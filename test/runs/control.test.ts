@@ -1,12 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mapsTool } from '../../src/tools/maps.ts';
 import { drizzle } from 'drizzle-orm/postgres-js';
-import { executeRun } from '../../src/runs/engine.ts';
-import { runStatus, waitForRun } from '../../src/runs/control.ts';
-import { startRun } from '../../src/runs/runs.ts';
+import { executeRun } from '../../src/runs/engine/index.ts';
+import { runStatus, waitForRun } from '../../src/runs/follow.ts';
+import { startRun } from '../../src/runs/start.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import type { Sources } from '../../src/sources/types.ts';
 import { TOOLS } from '../../src/tools/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { runColumns } from '../helpers/runs.ts';
 import { nextSubscription } from '../helpers/events.ts';
 import { gatedSources as gatedOver } from '../helpers/sources.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -38,18 +40,12 @@ afterEach(() => disposeClients());
 afterAll(() => t?.stop());
 
 const INPUT = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 };
-const PRICE_MICROS = 9_900n;
+const PRICE_MICROS = mapsTool.price.unitMicros;
 
 /** Sources whose place search pauses before page `n` (from 0) until `release(n)` is called. */
 const gatedSources = () => gatedOver(t.app.core.sources);
 
-const runRow = async (id: string) =>
-  (await t.app.core.sql`select status, item_count, charged_micros, handled from run where id = ${id}`)[0] as {
-    status: string;
-    item_count: number;
-    charged_micros: string;
-    handled: number;
-  };
+const runRow = (id: string) => runColumns(t.app.core.sql, id, ['status', 'item_count', 'charged_micros', 'handled']);
 
 describe('cancel', () => {
   it('stops a running run within the batch in hand: ABORTED, earlier rows kept, downloadable and billed only for them', async () => {

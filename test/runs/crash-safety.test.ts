@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mapsTool } from '../../src/tools/maps.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { runColumns } from '../helpers/runs.ts';
 import { killServices, spawnGateway, spawnWorker, type Service } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { closeCode, disposeClients, wsClient } from '../helpers/ws.ts';
@@ -24,7 +26,7 @@ afterEach(async () => {
 afterAll(() => t?.stop());
 
 const INPUT = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 };
-const PRICE_MICROS = 9_900n;
+const PRICE_MICROS = mapsTool.price.unitMicros;
 const baseEnv = () => ({ DATABASE_URL: t.database.url, WORKER_LIVENESS_SECS: '2', WORKER_CONCURRENCY: '1' });
 
 /** The exit code, with the process's output in the failure message. */
@@ -56,12 +58,7 @@ const secondBatchWaiting = async () =>
 const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) =>
   waitFor(read, ok, { timeoutMs: 60_000, intervalMs: 100, what });
 
-const runRow = async (id: string) =>
-  (await t.app.core.sql`select status, item_count, charged_micros from run where id = ${id}`)[0] as {
-    status: string;
-    item_count: number;
-    charged_micros: string;
-  };
+const runRow = (id: string) => runColumns(t.app.core.sql, id, ['status', 'item_count', 'charged_micros']);
 
 async function expectCompleteOnce(runId: string) {
   const [expected] = await t.app.core

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../../src/shared/errors.ts';
-import { executeRun } from '../../src/runs/engine.ts';
-import { startRun } from '../../src/runs/runs.ts';
+import { executeRun } from '../../src/runs/engine/index.ts';
+import { startRun } from '../../src/runs/start.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import type { Sources } from '../../src/sources/types.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';

@@ -1,9 +1,9 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mapsTool } from '../../src/tools/maps.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
-import { cancelRun } from '../../src/runs/control.ts';
-import { executeRun } from '../../src/runs/engine.ts';
-import { startRun } from '../../src/runs/runs.ts';
+import { executeRun, cancelRun } from '../../src/runs/engine/index.ts';
+import { startRun } from '../../src/runs/start.ts';
 import type { RunSnapshot } from '../../src/runs/view.ts';
 import type { Place } from '../../src/sources/local-businesses.ts';
 import type { Sources } from '../../src/sources/types.ts';
@@ -23,7 +23,7 @@ afterAll(() => t?.stop());
 
 /** Three pages of listings: 50, 50 and 20. */
 const INPUT = { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 120 };
-const PRICE = 9_900n;
+const PRICE = mapsTool.price.unitMicros;
 
 async function account(creditsMicros = 100_000_000n) {
   const { accountId, apiKey } = await t.account({ creditsMicros });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../src/runs/events.ts';
+import type { RunEvent } from '../../src/events/topics.ts';
 import { getTool, TOOLS } from '../../src/tools/index.ts';
 import { startNetworkedTestApp, type NetworkedTestApp } from '../helpers/network.ts';
 

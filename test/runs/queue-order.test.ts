@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRun } from '../../src/runs/runs.ts';
+import { startRun } from '../../src/runs/start.ts';
 import { startWorker } from '../../workers/index.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { waitFor } from '../helpers/wait.ts';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/accounts/accounts.ts';
-import { executeRun, finishRun, runTimeLimitSecs } from '../../src/runs/engine.ts';
+import { executeRun, finishRun, runTimeLimitSecs } from '../../src/runs/engine/index.ts';
 import { plural } from '../../src/shared/text.ts';
-import { startRun } from '../../src/runs/runs.ts';
+import { startRun } from '../../src/runs/start.ts';
 import { getTool } from '../../src/tools/index.ts';
 import type { ToolDefinition } from '../../src/tools/types.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { ValidationError } from '../../src/shared/errors.ts';
-import { parseToolInput, prepareStart, startRun } from '../../src/runs/runs.ts';
+import { parseToolInput, prepareStart, startRun } from '../../src/runs/start.ts';
 import { restStartView } from '../../src/http/views.ts';
 import { getTool } from '../../src/tools/index.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mapsTool } from '../../src/tools/maps.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { runColumns } from '../helpers/runs.ts';
 import { startFakeApify, type FakeApify, type FakeRun } from '../helpers/fake-apify.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { collect, disposeClients, wsClient } from '../helpers/ws.ts';
@@ -23,7 +25,7 @@ let key: string;
 let accountId: string;
 
 const ACTOR = 'compass~crawler-google-places';
-const PRICE_MICROS = 9_900n;
+const PRICE_MICROS = mapsTool.price.unitMicros;
 
 beforeAll(async () => {
   fake = await startFakeApify({ actors: [ACTOR] });
@@ -66,22 +68,18 @@ const place = (n: number, searchString = 'dentist') => ({
   '#debug': { requestId: n },
 });
 
-const runRow = async (id: string) =>
-  (
-    await t.app.core.sql`
-    select status, status_message, item_count, charged_micros, upstream_run_id, upstream_actor_id, upstream_offset, upstream_cost_micros, error_detail
-    from run where id = ${id}`
-  )[0] as {
-    status: string;
-    status_message: string;
-    item_count: number;
-    charged_micros: string;
-    upstream_run_id: string | null;
-    upstream_actor_id: string | null;
-    upstream_offset: number;
-    upstream_cost_micros: string;
-    error_detail: string | null;
-  };
+const runRow = (id: string) =>
+  runColumns(t.app.core.sql, id, [
+    'status',
+    'status_message',
+    'item_count',
+    'charged_micros',
+    'upstream_run_id',
+    'upstream_actor_id',
+    'upstream_offset',
+    'upstream_cost_micros',
+    'error_detail',
+  ]);
 
 const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) =>
   waitFor(read, ok, { timeoutMs: 30_000, intervalMs: 50, what });

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mapsTool } from '../../src/tools/maps.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { runColumns } from '../helpers/runs.ts';
 import { startFakeApify, type FakeApify } from '../helpers/fake-apify.ts';
 import { killServices, spawnWorker } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -15,7 +17,7 @@ let fake: FakeApify;
 let key: string;
 
 const ACTOR = 'compass~crawler-google-places';
-const PRICE_MICROS = 9_900n;
+const PRICE_MICROS = mapsTool.price.unitMicros;
 
 beforeAll(async () => {
   fake = await startFakeApify({ actors: [ACTOR] });
@@ -45,17 +47,8 @@ const place = (n: number) => ({
   searchString: 'dentist',
 });
 
-const runRow = async (id: string) =>
-  (
-    await t.app.core
-      .sql`select status, item_count, charged_micros, upstream_run_id, upstream_offset from run where id = ${id}`
-  )[0] as {
-    status: string;
-    item_count: number;
-    charged_micros: string;
-    upstream_run_id: string | null;
-    upstream_offset: number;
-  };
+const runRow = (id: string) =>
+  runColumns(t.app.core.sql, id, ['status', 'item_count', 'charged_micros', 'upstream_run_id', 'upstream_offset']);
 
 const until = <T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string) =>
   waitFor(read, ok, { timeoutMs: 60_000, intervalMs: 100, what });

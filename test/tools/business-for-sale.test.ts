@@ -2,20 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { US_STATES } from '../../src/shared/geo.ts';
 import { matchIndustries, parseBusinessLink } from '../../src/tools/lib/listings/business-links.ts';
 import { businessForSaleTool } from '../../src/tools/business-for-sale.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 const PATH = '/api/v1/scrape/bizforsale-scraper';
-const UNIT = 9_900n;
+const UNIT = businessForSaleTool.price.unitMicros;
 const HOST = 'https://www.bizlistings.net';
 
 let t: TestApp;
 let key: string;
 
-beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
-});
+beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
 type Listing = Record<string, any>;
@@ -53,10 +51,7 @@ function rowOf(l: Listing, startUrl: string) {
   };
 }
 
-async function charged(runId: string): Promise<bigint> {
-  const [run] = await t.app.core.sql`select charged_micros::text as charged from run where id = ${runId}`;
-  return BigInt(run!.charged);
-}
+const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 
 function expectInvalid(res: { status: number; body: any }, path: string, message?: RegExp) {
   expect(res.status).toBe(400);

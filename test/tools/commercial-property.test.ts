@@ -1,20 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommercialLink, mapViewRefusal } from '../../src/tools/lib/listings/commercial-links.ts';
 import { commercialPropertyTool, splitLicence } from '../../src/tools/commercial-property.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 const PATH = '/api/v1/scrape/cre-scraper';
-const UNIT = 29_000n;
+const UNIT = commercialPropertyTool.price.unitMicros;
 const HOST = 'https://www.crelistings.net';
 
 let t: TestApp;
 let key: string;
 
-beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
-});
+beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
 type Property = Record<string, any>;
@@ -58,10 +56,7 @@ function rowOf(p: Property, startUrl: string, form: string) {
   };
 }
 
-async function charged(runId: string): Promise<bigint> {
-  const [run] = await t.app.core.sql`select charged_micros::text as charged from run where id = ${runId}`;
-  return BigInt(run!.charged);
-}
+const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 
 async function runCount(accountId: string): Promise<number> {
   const [r] = await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`;

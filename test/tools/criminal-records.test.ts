@@ -3,11 +3,13 @@ import { parse } from 'csv-parse/sync';
 import { criminalRecordsTool, SOURCE_NAMES } from '../../src/tools/criminal-records.ts';
 import type { Sql } from '../../db/client.ts';
 import { US_STATES } from '../../src/shared/geo.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 const PATH = '/api/v1/scrape/criminal-records';
 const COLUMNS = criminalRecordsTool.columns.map((c) => c.key);
+const PRICE_MICROS = criminalRecordsTool.price.unitMicros;
 const MONTHS = [
   'January',
   'February',
@@ -73,14 +75,12 @@ async function expected(where: (sql: Sql) => any) {
   }));
 }
 
-const charged = async (runId: string) =>
-  BigInt((await t.app.core.sql`select charged_micros::bigint as c from run where id = ${runId}`)[0]!.c);
+const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 const balance = async () =>
   (await t.request('GET', '/api/v1/wallet', { key })).body.wallet.total_balance_dollars as string;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key, accountId } = await t.account());
+  ({ t, key, accountId } = await appWithAccount());
   const sql = t.app.core.sql;
   const [s] = await sql`
     select min(first_name) as first, min(last_name) as last, array_agg(distinct state order by state) as states
@@ -129,7 +129,7 @@ describe('criminal records search: happy path', () => {
     expect(Object.keys(rows[0])).toEqual(COLUMNS);
     expect(new Set(rows.map((r) => r.state))).toEqual(new Set(spread.states));
 
-    expect(await charged(start.runId)).toBe(1_000_000n);
+    expect(await charged(start.runId)).toBe(PRICE_MICROS);
     expect(Number(before) - Number(await balance())).toBeCloseTo(1, 6);
   });
 
@@ -210,7 +210,7 @@ describe('criminal records search: date of birth', () => {
     for (const { start, rows } of runs) {
       expect(rows).toEqual(want);
       expect(start.message).toContain(`born ${dated.dob}`);
-      expect(await charged(start.runId)).toBe(1_000_000n);
+      expect(await charged(start.runId)).toBe(PRICE_MICROS);
     }
   });
 
@@ -308,10 +308,10 @@ describe('criminal records search: billing', () => {
       code: 'insufficient_funds',
       message: expect.stringContaining('one search (1.00 USD)'),
     });
-    const enough = await t.account({ creditsMicros: 1_000_000n });
+    const enough = await t.account({ creditsMicros: PRICE_MICROS });
     const { start, rows } = await t.runTool(enough.apiKey, PATH, { name: 'Zelda Farnsworth' });
     expect(rows).toHaveLength(3);
-    expect(await charged(start.runId)).toBe(1_000_000n);
+    expect(await charged(start.runId)).toBe(PRICE_MICROS);
     expect((await t.request('GET', '/api/v1/wallet', { key: enough.apiKey })).body.wallet.total_balance_dollars).toBe(
       '0.00',
     );
@@ -320,6 +320,6 @@ describe('criminal records search: billing', () => {
   it('charges one search however many records it returns', async () => {
     const [row] = await t.app.core
       .sql`select count(*)::int as n, coalesce(sum(charged_micros), 0)::bigint as c from run where account_id = ${accountId} and status = 'SUCCEEDED' and item_count > 0`;
-    expect(BigInt(row!.c)).toBe(BigInt(row!.n) * 1_000_000n);
+    expect(BigInt(row!.c)).toBe(BigInt(row!.n) * PRICE_MICROS);
   });
 });

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { dealFinderTool } from '../../src/tools/deal-finder.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 const PATH = '/api/v1/scrape/deal-finder';
-const PRICE_MICROS = 50_000n;
+const PRICE_MICROS = dealFinderTool.price.unitMicros;
 
 let t: TestApp;
 let key: string;
@@ -26,8 +26,7 @@ interface Filters {
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account({ creditsMicros: 1_000_000_000n }));
+  ({ t, key } = await appWithAccount({ account: { creditsMicros: 1_000_000_000n } }));
   const sql = t.app.core.sql;
   // The seed lists homes at their estimated value; spread list prices 0–30% below it (ties included).
   await sql`update property set list_price = estimated_value * (70 + (id % 7) * 5) / 100 where listing_status = 'for_sale'`;

@@ -2,20 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { HOME_SERVICE_CATEGORIES } from '../../db/tables/home-services.ts';
 import { homeServicesTool } from '../../src/tools/home-services.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { chargedMicros, runColumns } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 import { expectValidationError } from '../helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/homeservices-scraper';
-const PRICE_MICROS = 9_900n;
+const PRICE_MICROS = homeServicesTool.price.unitMicros;
 
 let t: TestApp;
 let key: string;
 
-beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
-});
+beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
 /** The rows a search should return, read straight from the catalog table, in id order. */
@@ -50,15 +48,10 @@ async function expectedRows(category: string, zipCodes: string[] = [], limit = 1
   }));
 }
 
-async function runRow(runId: string) {
-  const [run] = await t.app.core
-    .sql`select input, requested, charged_micros::bigint as charged, status from run where id = ${runId}`;
-  return {
-    input: run!.input as Record<string, any>,
-    requested: run!.requested as number,
-    charged: BigInt(run!.charged),
-  };
-}
+const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
+/** The run's input as stored (after defaults and caps). */
+const storedInput = async (runId: string) =>
+  (await runColumns(t.app.core.sql, runId, ['input'])).input as Record<string, any>;
 
 describe('home services: a nationwide search', () => {
   it('answers with the spec start shape, finishes, returns every column from the catalog and bills 0.0099 per listing', async () => {
@@ -89,7 +82,7 @@ describe('home services: a nationwide search', () => {
       expect(typeof row.insured).toBe('boolean');
     }
 
-    const run = await runRow(start.runId);
+    const run = { input: await storedInput(start.runId), charged: await charged(start.runId) };
     expect(run.input).toEqual({ keyword: 'plumbing', zipCodes: [], maxItems: 100 });
     expect(run.charged).toBe(BigInt(expected.length) * PRICE_MICROS);
     expect(await t.walletMicros(accountId)).toBe(before - run.charged);
@@ -110,7 +103,7 @@ describe('home services: a nationwide search', () => {
 
   it('normalises case and spaces of the keyword', async () => {
     const { start, rows } = await t.runTool(key, PATH, { keyword: '  Air Duct Cleaning ' });
-    expect((await runRow(start.runId)).input).toMatchObject({ keyword: 'air-duct-cleaning' });
+    expect(await storedInput(start.runId)).toMatchObject({ keyword: 'air-duct-cleaning' });
     expect(rows).toEqual(await expectedRows('air-duct-cleaning'));
   });
 
@@ -140,7 +133,7 @@ describe('home services: ZIP codes', () => {
     expect(rows[0].matched_zip_codes.length).toBeGreaterThan(0);
     for (const row of rows) for (const zip of row.matched_zip_codes) expect(row.service_areas).toContain(zip);
     // ZIP+4 is cut to 5 digits and repeats are dropped.
-    expect((await runRow(start.runId)).input.zipCodes).toEqual([...new Set(zipCodes)]);
+    expect((await storedInput(start.runId)).zipCodes).toEqual([...new Set(zipCodes)]);
   });
 
   it('finds nothing, and bills nothing, for a ZIP code no pro serves', async () => {
@@ -148,7 +141,7 @@ describe('home services: ZIP codes', () => {
     expect(start.message).toBe('Searching "roofing" pros serving ZIP 00000, up to 100 listings');
     expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 0, statusMessage: 'Finished: 0 listings' });
     expect(rows).toEqual([]);
-    expect((await runRow(start.runId)).charged).toBe(0n);
+    expect(await charged(start.runId)).toBe(0n);
   });
 });
 
@@ -170,7 +163,7 @@ describe('home services: maxItems', () => {
     expect(start.estimatedCost).toBe(2.475);
     expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 250, requested: 250 });
     expect(rows).toEqual(expected);
-    expect((await runRow(start.runId)).charged).toBe(250n * PRICE_MICROS);
+    expect(await charged(start.runId)).toBe(250n * PRICE_MICROS);
   });
 
   it('returns every listing with maxItems 0', async () => {
@@ -183,7 +176,7 @@ describe('home services: maxItems', () => {
     expect(start.estimatedCost).toBeLessThan(990);
     expect(status).toMatchObject({ status: 'SUCCEEDED', handled: expected.length, requested: 100_000 });
     expect(rows).toEqual(expected);
-    expect((await runRow(start.runId)).charged).toBe(BigInt(expected.length) * PRICE_MICROS);
+    expect(await charged(start.runId)).toBe(BigInt(expected.length) * PRICE_MICROS);
   });
 
   it('returns the same rows for the same request (deterministic)', async () => {
@@ -276,7 +269,7 @@ describe('home services: refusals', () => {
     expect(status.status).toBe('SUCCEEDED');
     expect(status.statusMessage).toMatch(/^Stopped after 2 listings: the 0\.02 USD held for this run is used up/);
     expect(rows).toEqual(await expectedRows('welding', [], 2));
-    expect((await runRow(start.runId)).charged).toBe(2n * PRICE_MICROS);
+    expect(await charged(start.runId)).toBe(2n * PRICE_MICROS);
     expect(await t.walletMicros(small.accountId)).toBe(20_000n - 2n * PRICE_MICROS);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { LEAD_COLUMNS, leadScraperTool } from '../../src/tools/lead-scraper.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 let t: TestApp;
@@ -14,8 +14,7 @@ const US = `${BASE}?personLocations[]=United%20States`;
 const PATH = '/api/v1/scrape/leadplatform';
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key, accountId } = await t.account());
+  ({ t, key, accountId } = await appWithAccount());
 });
 afterAll(() => t?.stop());
 

@@ -1,20 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { placeLink } from '../../src/tools/lib/map-links.ts';
 import { localReviewsTool } from '../../src/tools/local-reviews.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 import { expectOnlyValidationError } from '../helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/localreviews-scraper';
-const PRICE_MICROS = 9_900n;
+const PRICE_MICROS = localReviewsTool.price.unitMicros;
 
 let t: TestApp;
 let key: string;
 
-beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
-});
+beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
 type Business = Record<string, any>;
@@ -69,8 +67,7 @@ const direct = (url: string) => (business: Business) => ({
   origin: { search_term: null, location: null, direct_url: url },
 });
 
-const charged = async (runId: string) =>
-  BigInt((await t.app.core.sql`select charged_micros::text as c from run where id = ${runId}`)[0]!.c);
+const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 
 describe('local reviews: searchTerms × locations', () => {
   it('reads the reviews of searchLimit businesses per combination, terms first, and bills 0.0099 per review row', async () => {

@@ -3,21 +3,19 @@ import { parse } from 'csv-parse/sync';
 import { boxAround } from '../../src/shared/geo.ts';
 import { parseMapLink, placeLink } from '../../src/tools/lib/map-links.ts';
 import { mapsTool } from '../../src/tools/maps.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 import { expectOnlyValidationError } from '../helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/maps';
-const PRICE_MICROS = 9_900n;
+const PRICE_MICROS = mapsTool.price.unitMicros;
 const DENVER_LINK = 'https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z';
 
 let t: TestApp;
 let key: string;
 
-beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
-});
+beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
 interface Where {
@@ -65,8 +63,7 @@ function rowOf(r: Record<string, any>, searchTerm: string) {
   };
 }
 
-const charged = async (runId: string) =>
-  BigInt((await t.app.core.sql`select charged_micros::text as c from run where id = ${runId}`)[0]!.c);
+const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 
 describe('maps: a map-search url', () => {
   it("runs the link's words in the link's place, reports it in search_translation, and bills 0.0099 per business", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyContactInput } from '../../src/catalog/leads/contact-inputs.ts';
 import { capForTrial, MOBILE_FINDER_COLUMNS } from '../../src/tools/mobile-finder.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 let t: TestApp;
@@ -29,8 +29,7 @@ const PATH = '/api/v1/scrape/mobile-finder';
 const slug = (p: Person) => p.linkedin_url.replace('https://www.linkedin.com/in/', '');
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
+  ({ t, key } = await appWithAccount());
   const select = (condition: string) =>
     t.app.core.sql.unsafe(`
       select p.id::int, p.first_name, p.last_name, p.title, p.email, p.mobile, p.linkedin_url, p.city, p.state, p.country,

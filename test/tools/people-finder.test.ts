@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { addressKey } from '../../db/tables/properties.ts';
 import { peopleFinderTool } from '../../src/tools/people-finder.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 const PATH = '/api/v1/scrape/people-finder';
-const PRICE = 19_900n;
+const PRICE = peopleFinderTool.price.unitMicros;
 
 let t: TestApp;
 let key: string;
@@ -116,20 +117,11 @@ const QUENTIN = {
   source: 'property_records',
 };
 
-const charged = async (runId: string) =>
-  BigInt((await t.app.core.sql`select charged_micros::bigint as c from run where id = ${runId}`)[0]!.c);
-const balanceMicros = async (accountId: string) =>
-  BigInt(
-    (
-      await t.app.core
-        .sql`select (plan_micros + purchased_micros)::bigint as b from wallet where account_id = ${accountId}`
-    )[0]!.b,
-  );
+const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 const ids = (rows: any[]) => rows.map((r) => r.person_id);
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
+  ({ t, key } = await appWithAccount());
   const sql = t.app.core.sql;
   for (const p of PROPERTIES) {
     await sql`
@@ -319,17 +311,17 @@ describe('people finder: matching', () => {
 describe('people finder: billing', () => {
   it('bills a search with no match as one result', async () => {
     const { accountId, apiKey } = await t.account();
-    const before = await balanceMicros(accountId);
+    const before = await t.walletMicros(accountId);
     const { start, status, rows } = await t.runTool(apiKey, PATH, { name: 'Nobody Nowhereman', state: 'CO' });
     expect(status.status).toBe('SUCCEEDED');
     expect(rows).toEqual([]);
     expect(await charged(start.runId)).toBe(PRICE);
-    expect(before - (await balanceMicros(accountId))).toBe(PRICE);
+    expect(before - (await t.walletMicros(accountId))).toBe(PRICE);
   });
 
   it('stops at maxResults and bills only what it returns', async () => {
     const { accountId, apiKey } = await t.account();
-    const before = await balanceMicros(accountId);
+    const before = await t.walletMicros(accountId);
     const { start, status, rows } = await t.runTool(apiKey, PATH, {
       name: 'Quentin Zabriskie',
       state: 'CO',
@@ -338,7 +330,7 @@ describe('people finder: billing', () => {
     expect(start.estimatedCost).toBe(0.0199);
     expect(status).toMatchObject({ handled: 1, requested: 1 });
     expect(ids(rows)).toEqual(['owner-9000001']);
-    expect(before - (await balanceMicros(accountId))).toBe(PRICE);
+    expect(before - (await t.walletMicros(accountId))).toBe(PRICE);
   });
 
   it('refuses to start when the wallet cannot pay for one result', async () => {

@@ -10,13 +10,13 @@ import {
 import { propertyLookupTool } from '../../src/tools/property-lookup.ts';
 import { propertyOwnerContactTool } from '../../src/tools/property-owner-contact.ts';
 import type { Sources } from '../../src/sources/types.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
 import { holdingSources } from '../helpers/sources.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 const PATH = '/api/v1/scrape/property-lookup';
-const LOOKUP_MICROS = 150_000n;
-const OWNER_MICROS = 100_000n;
+const LOOKUP_MICROS = propertyLookupTool.price.unitMicros;
+const OWNER_MICROS = propertyOwnerContactTool.price.unitMicros;
 
 let t: TestApp;
 let key: string;
@@ -31,10 +31,7 @@ interface CatalogProperty {
   [column: string]: unknown;
 }
 
-beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
-});
+beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
 /** A catalog property picked by a condition, with the columns as the result rows carry them. */
@@ -129,12 +126,6 @@ async function run(runId: string): Promise<RunRow> {
   const [row] = await t.app.core
     .sql`select tool, status, requested, item_count, charged_micros::bigint as charged, billed_units, parent_run_id, file_name from run where id = ${runId}`;
   return { ...(row as unknown as RunRow), charged: BigInt(row!.charged) };
-}
-
-async function walletMicros(accountId: string) {
-  const [w] = await t.app.core
-    .sql`select (plan_micros + purchased_micros)::bigint as total from wallet where account_id = ${accountId}`;
-  return BigInt(w!.total);
 }
 
 const parsed = (text: string) => {
@@ -311,7 +302,7 @@ describe('includeOwnerContact', () => {
     const silent = await property(`cardinality(owner_phones) = 0 and cardinality(owner_emails) = 0`);
     const missing = '1 Nowhere Ln, Austin, TX 78701';
     const addresses = [full(a), `${b.street}, ${b.zip}`, full(silent), missing];
-    const before = await walletMicros(accountId);
+    const before = await t.walletMicros(accountId);
 
     const started = await t.request('POST', '/api/scrape/property-lookup', {
       key: apiKey,
@@ -375,7 +366,7 @@ describe('includeOwnerContact', () => {
     const owner = await run(ownerContactRunId);
     expect(main.charged).toBe(3n * LOOKUP_MICROS);
     expect(owner.charged).toBe(2n * OWNER_MICROS);
-    expect(await walletMicros(accountId)).toBe(before - main.charged - owner.charged);
+    expect(await t.walletMicros(accountId)).toBe(before - main.charged - owner.charged);
   });
 
   it('refuses both runs with 402 when the wallet cannot hold either', async () => {
@@ -393,7 +384,7 @@ describe('includeOwnerContact', () => {
       const [holds] = await t.app.core
         .sql`select count(*)::int as n from ledger_entry where account_id = ${accountId} and kind = 'hold'`;
       expect(holds!.n).toBe(0);
-      expect(await walletMicros(accountId)).toBe(credits);
+      expect(await t.walletMicros(accountId)).toBe(credits);
     }
     const { apiKey } = await t.account({ creditsMicros: LOOKUP_MICROS + OWNER_MICROS });
     const res = await t.request('POST', PATH, {

@@ -2,21 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { AGENT_SPECIALTIES, LANGUAGES } from '../../db/seed/reference.ts';
 import { realtyAgentsTool } from '../../src/tools/realty-agents.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { chargedMicros, runColumns } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 import { expectValidationError } from '../helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/realty-agents';
-const PRICE_MICROS = 29_000n;
+const PRICE_MICROS = realtyAgentsTool.price.unitMicros;
 const SPECIALTY = new Map(AGENT_SPECIALTIES);
 
 let t: TestApp;
 let key: string;
 
-beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
-});
+beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
 interface Filter {
@@ -61,15 +59,10 @@ async function expectedRows(filter: Filter, limit: number) {
   }));
 }
 
-async function runRow(runId: string) {
-  const [run] = await t.app.core
-    .sql`select input, requested, charged_micros::bigint as charged from run where id = ${runId}`;
-  return {
-    input: run!.input as Record<string, any>,
-    requested: run!.requested as number,
-    charged: BigInt(run!.charged),
-  };
-}
+const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
+/** The run's input as stored (after defaults and caps). */
+const storedInput = async (runId: string) =>
+  (await runColumns(t.app.core.sql, runId, ['input'])).input as Record<string, any>;
 
 describe('real estate agents: a city search', () => {
   it('answers with the spec start shape, returns 10 agents by default with every column, and bills 0.029 per agent', async () => {
@@ -98,7 +91,7 @@ describe('real estate agents: a city search', () => {
       expect(row.specialties).not.toContain(undefined);
     }
 
-    const run = await runRow(start.runId);
+    const run = { input: await storedInput(start.runId), charged: await charged(start.runId) };
     expect(run.input).toEqual({ location: 'Denver, CO', searchLimit: 10 });
     expect(run.charged).toBe(10n * PRICE_MICROS);
     expect(await t.walletMicros(accountId)).toBe(before - 10n * PRICE_MICROS);
@@ -135,7 +128,7 @@ describe('real estate agents: ZIP codes', () => {
     expect(start.message).toBe(`Searching agents in ZIP ${top!.zip}, up to 50 agents`);
     expect(status).toMatchObject({ status: 'SUCCEEDED', handled: expected.length, requested: 50 });
     expect(rows).toEqual(expected);
-    expect((await runRow(start.runId)).charged).toBe(BigInt(expected.length) * PRICE_MICROS);
+    expect(await charged(start.runId)).toBe(BigInt(expected.length) * PRICE_MICROS);
   });
 
   it('lets a ZIP code after the city decide', async () => {
@@ -151,7 +144,7 @@ describe('real estate agents: ZIP codes', () => {
     const { start, status, rows } = await t.runTool(key, PATH, { location: 'Springfield, IL' });
     expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 0 });
     expect(rows).toEqual([]);
-    expect((await runRow(start.runId)).charged).toBe(0n);
+    expect(await charged(start.runId)).toBe(0n);
   });
 });
 
@@ -181,14 +174,14 @@ describe('real estate agents: specialty and language', () => {
       expect(row.specialties).toContain("Buyer's agent");
       expect(row.languages).toContain(pick!.lang);
     }
-    expect((await runRow(start.runId)).input).toMatchObject({ specialty: '1001', language: pick!.lang });
+    expect(await storedInput(start.runId)).toMatchObject({ specialty: '1001', language: pick!.lang });
   });
 
   it('accepts a specialty by name and runs it as its code', async () => {
     const expected = await expectedRows({ city: 'Chicago', state: 'IL', specialty: '1002' }, 10);
     expect(expected.length).toBeGreaterThan(0);
     const { start, rows } = await t.runTool(key, PATH, { location: 'Chicago, IL', specialty: 'Listing Agent' });
-    expect((await runRow(start.runId)).input).toMatchObject({ specialty: '1002' });
+    expect(await storedInput(start.runId)).toMatchObject({ specialty: '1002' });
     expect(rows).toEqual(expected);
   });
 
@@ -222,7 +215,7 @@ describe('real estate agents: searchLimit', () => {
     expect(status).toMatchObject({ status: 'SUCCEEDED', handled: 500, requested: 500 });
     expect(rows).toHaveLength(500);
     expect(rows).toEqual(expected);
-    expect((await runRow(start.runId)).charged).toBe(500n * PRICE_MICROS);
+    expect(await charged(start.runId)).toBe(500n * PRICE_MICROS);
   });
 
   it('stops when the hold is used up, keeping and billing what it found', async () => {
@@ -230,7 +223,7 @@ describe('real estate agents: searchLimit', () => {
     const { start, status, rows } = await t.runTool(small.apiKey, PATH, { location: '83702', searchLimit: 20 });
     expect(status.statusMessage).toMatch(/^Stopped after 3 agents: the 0\.10 USD held for this run is used up/);
     expect(rows).toEqual(await expectedRows({ zip: '83702' }, 3));
-    expect((await runRow(start.runId)).charged).toBe(3n * PRICE_MICROS);
+    expect(await charged(start.runId)).toBe(3n * PRICE_MICROS);
     expect(await t.walletMicros(small.accountId)).toBe(100_000n - 3n * PRICE_MICROS);
   });
 });

@@ -1,19 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rentalHostsTool } from '../../src/tools/rental-hosts.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 import { expectValidationError } from '../helpers/assertions.ts';
 
 const PATH = '/api/v1/scrape/rental-host-email';
-const PRICE_MICROS = 19_000n;
+const PRICE_MICROS = rentalHostsTool.price.unitMicros;
 
 let t: TestApp;
 let key: string;
 
-beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
-});
+beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
 type Listing = Record<string, any>;
@@ -67,8 +65,7 @@ function rowOf(l: Listing, dates: { checkin?: string; checkout?: string; nights?
   };
 }
 
-const charged = async (runId: string) =>
-  BigInt((await t.app.core.sql`select charged_micros::text as c from run where id = ${runId}`)[0]!.c);
+const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 
 describe('rental hosts: city mode', () => {
   it('reads one page of 20 listings per city by default, with every column, and bills 0.019 per result', async () => {

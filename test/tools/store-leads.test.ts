@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeLeadsTool } from '../../src/tools/store-leads.ts';
 import type { StoreQuery } from '../../src/sources/stores.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 const PATH = '/api/v1/scrape/store-leads';
-const PRICE_MICROS = 3_900;
+const PRICE_MICROS = Number(storeLeadsTool.price.unitMicros);
 
 interface Store {
   id: number;
@@ -39,8 +39,7 @@ let accountId: string;
 let stores: Store[];
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key, accountId } = await t.account());
+  ({ t, key, accountId } = await appWithAccount());
   stores = (await t.app.core.sql`
     select id::int, domain, name, platform, plan_tier, category, country_code, state, city, emails, phones,
            instagram_url, facebook_url, tiktok_url, youtube_url, linkedin_url, twitter_url, pinterest_url, technologies, apps,

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunEvent } from '../../src/runs/events.ts';
+import type { RunEvent } from '../../src/events/topics.ts';
 import { rootDomain } from '../../src/catalog/stores/domains.ts';
 import { isoWeekPeriod, monthPeriod, technologyKey } from '../../src/catalog/stores/technologies.ts';
 import { techStackTool } from '../../src/tools/tech-stack.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type TestApp } from '../helpers/app.ts';
 import { graphql } from '../helpers/gql/index.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const PATH = '/api/v1/scrape/techstack';
-const PRICE_MICROS = 4_990_000;
+const PRICE_MICROS = Number(techStackTool.price.unitMicros);
 
 let t: TestApp;
 let key: string;
@@ -19,8 +19,7 @@ const progress = new Map<string, { messages: string[]; finished: boolean }>();
 let events: AsyncIterableIterator<RunEvent> & { return?: () => Promise<unknown> };
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key, accountId } = await t.account());
+  ({ t, key, accountId } = await appWithAccount());
   await t.app.core.events.ready;
   events = (await t.app.core.events.subscribe('runEvents', accountId)) as typeof events;
   void (async () => {

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { webhookDeliveryTable } from '../../db/tables/webhooks.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { deliverWebhook } from '../../src/runs/webhooks.ts';
+import { deliverWebhook } from '../../src/webhooks/deliver.ts';
 import { startWorker } from '../../workers/index.ts';
 import { startDns, type LocalDns } from '../fixtures/net.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';

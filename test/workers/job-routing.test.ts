@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { routeNewJob } from '../../src/runs/job-routing.ts';
-import { LISTENER_NAME } from '../../src/runs/events.ts';
-import { JOBS } from '../../src/runs/jobs.ts';
-import { startRun } from '../../src/runs/runs.ts';
+import { routeNewJob } from '../../src/workers/routing.ts';
+import { LISTENER_NAME } from '../../src/events/listen.ts';
+import { JOBS } from '../../src/workers/jobs.ts';
+import { startRun } from '../../src/runs/start.ts';
 import type { Principal } from '../../src/accounts/principal.ts';
 import { startWorker, type WorkerHandle } from '../../workers/index.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
@@ -10,7 +10,7 @@ import { gatedSources } from '../helpers/sources.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /**
- * A new job is looked for by one worker process, not by all (src/runs/job-routing.ts): every process
+ * A new job is looked for by one worker process, not by all (src/workers/routing.ts): every process
  * hears graphile-worker's announcement, and the one the announcement's random number ranks first
  * wakes a worker; a process with none idle passes the job on.
  */

@@ -5,6 +5,8 @@ export interface SessionView {
   role: 'owner' | 'admin' | 'member';
   /** What the role may do; the pages shown follow it. */
   permissions: ('billing' | 'webhooks' | 'keys' | 'members')[];
+  /** The roles the user may give, fewest rights first; they may change or remove the members holding one of them. */
+  assignableRoles: SessionView['role'][];
   csrfToken: string;
   expiresAt: string;
   /** USD of trial credits verifying the email adds to the wallet ("5.00"); null when none await. */

@@ -96,7 +96,6 @@ const RevokeInvitation = graphql(`
   }
 `);
 
-const ROLES: Role[] = ['MEMBER', 'ADMIN', 'OWNER'];
 /** What a removal did to the member's API keys. */
 const keysRevoked = (n: number | null) =>
   !n ? '' : n === 1 ? '; the API key they created was revoked' : `; the ${n} API keys they created were revoked`;
@@ -112,8 +111,8 @@ export default function Members() {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('MEMBER');
   const reload = () => refetch({ requestPolicy: 'network-only' });
-  // Admins may not grant or take the owner role.
-  const grantable = session.role === 'owner' ? ROLES : ROLES.filter((r) => r !== 'OWNER');
+  // What the user may give, and whose role they may change, is the server's to say (the session).
+  const assignable = session.assignableRoles.map((r) => r.toUpperCase() as Role);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const result = await invite({ input: { email, role } });
@@ -148,7 +147,7 @@ export default function Members() {
             label="Role"
             value={role}
             onChange={(e) => setRole(e.currentTarget.value as Role)}
-            data={grantable.map((r) => ({ value: r, label: roleLabel(r) }))}
+            data={assignable.map((r) => ({ value: r, label: roleLabel(r) }))}
           />
           <Button type="submit" loading={invited.fetching}>
             Send invitation
@@ -183,12 +182,15 @@ export default function Members() {
                 <NativeSelect
                   aria-label={`Role of ${m.user.email}`}
                   value={m.role}
-                  disabled={m.role === 'OWNER' && session.role !== 'owner'}
+                  disabled={!assignable.includes(m.role)}
                   onChange={async (e) => {
                     await change({ input: { membershipId: m.id, role: e.currentTarget.value as Role } });
                     reload();
                   }}
-                  data={(m.role === 'OWNER' ? ROLES : grantable).map((r) => ({ value: r, label: roleLabel(r) }))}
+                  data={(assignable.includes(m.role) ? assignable : [m.role]).map((r) => ({
+                    value: r,
+                    label: roleLabel(r),
+                  }))}
                 />,
                 when(m.createdAt),
                 <Button

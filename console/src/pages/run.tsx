@@ -20,6 +20,7 @@ const RunFields = graphql(`
     id
     tool
     status
+    ended
     statusMessage
     handled
     requested
@@ -92,6 +93,7 @@ type Run = {
   id: string;
   tool: string;
   status: string;
+  ended: boolean;
   statusMessage: string;
   handled: number;
   requested: number;
@@ -105,7 +107,6 @@ type Run = {
 type Columns = NonNullable<ConsoleRunToolQuery['tool']>['columns'];
 type Row = Record<string, unknown>;
 
-const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'ABORTED', 'TIMED_OUT']);
 const FORMATS = ['CSV', 'JSON', 'NDJSON'] as const;
 
 /** The rows subscription of a tool: the typed row fields its table shows (the scalar columns). */
@@ -238,7 +239,8 @@ function RunView({ initial }: { initial: Run }) {
     (cancelState.data?.cancelRun.run as Run | undefined) && !live
       ? (cancelState.data!.cancelRun.run as Run)
       : ((live?.runProgress as Run | undefined) ?? initial);
-  const ended = TERMINAL.has(run.status);
+  // The server says whether a status is final (Run.ended), so no list of final statuses is kept here.
+  const ended = run.ended;
   // An ended run is done, whatever it handled (a search may find fewer than asked for).
   const percent = ended ? 100 : run.requested > 0 ? Math.min(100, Math.round((run.handled / run.requested) * 100)) : 0;
   const tool = toolData?.tool;

@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../../db/client.ts';
+import { oneRow } from '../../../db/rows.ts';
 import {
   accountTable,
   ledgerTable,
@@ -11,7 +12,7 @@ import {
 import { cardPaymentTable, stripeEventTable } from '../../../db/tables/payments.ts';
 import type { PaymentsConfig, StripeConfig } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
-import { JOBS } from '../../runs/jobs.ts';
+import { JOBS } from '../../workers/jobs.ts';
 import { AppError } from '../../shared/errors.ts';
 import { formatDollars, usdToMicros } from '../money.ts';
 import { PLAN_MONTHLY_CREDITS_USD } from '../plans.ts';
@@ -47,7 +48,7 @@ export async function receiveStripeEvent(
   }
   // A redelivery of an event not applied yet (its job failed every attempt) adds the job again: Stripe's
   // retries are the retries of last resort. One applied already adds nothing.
-  const [row] = (await db.execute(sql`
+  const rows = (await db.execute(sql`
     with recorded as (
       insert into ${stripeEventTable} (id, type, created_at, event)
       values (${event.id}, ${event.type}, to_timestamp(${event.created}), ${JSON.stringify(event)}::jsonb)
@@ -58,14 +59,16 @@ export async function receiveStripeEvent(
       union
       select id from ${stripeEventTable} where id = ${event.id} and processed_at is null
     ), queued as (
-      select graphile_worker.add_job(${JOBS.applyStripeEvent}::text, json_build_object('eventId', id), max_attempts => ${APPLY_MAX_ATTEMPTS}, job_key => 'stripe:' || id) from pending
+      select graphile_worker.add_job(${JOBS.applyStripeEvent}::text, json_build_object('eventId', id),
+        max_attempts => ${APPLY_MAX_ATTEMPTS}, job_key => 'stripe:' || id) from pending
     )
     -- Read, so the job is added: a CTE no one reads is not run.
-    select (select count(*)::int from recorded) as recorded, (select count(*)::int from queued) as queued`)) as unknown as {
+    select (select count(*)::int from recorded) as recorded,
+      (select count(*)::int from queued) as queued`)) as unknown as {
     recorded: number;
     queued: number;
   }[];
-  return { id: event.id, duplicate: row!.recorded === 0 };
+  return { id: event.id, duplicate: oneRow(rows, 'record of a stripe event').recorded === 0 };
 }
 
 /** Stripe's subscription statuses as the account's: past_due stays ACTIVE (with a warning) until Stripe gives up. */
@@ -149,7 +152,7 @@ async function apply(
     case 'customer.subscription.created':
     case 'customer.subscription.updated':
     case 'customer.subscription.deleted':
-      return applySubscription(tx, config, subscription!);
+      return applySubscription(tx, config, subscription ?? event.data.object);
     case 'invoice.paid':
       return grantInvoice(tx, config, event.data.object);
     case 'payment_intent.succeeded':
@@ -287,7 +290,10 @@ async function creditIntent(tx: Executor, intent: Stripe.PaymentIntent, logger: 
         { ...seen, purchaseMicros: credit.paidMicros.toString() },
         'stripe: a purchase received another amount than it was made for; nothing credited',
       );
-      return `ignored: ${intent.id} received ${intent.amount_received} cents, not the purchase's ${formatDollars(credit.paidMicros)} USD`;
+      return (
+        `ignored: ${intent.id} received ${intent.amount_received} cents, ` +
+        `not the purchase's ${formatDollars(credit.paidMicros)} USD`
+      );
     case 'credited':
       return `credited ${formatDollars(credit.terms.paidMicros + credit.terms.bonusMicros)} USD`;
     case 'credited_already':
@@ -299,7 +305,7 @@ async function creditIntent(tx: Executor, intent: Stripe.PaymentIntent, logger: 
  * Takes a refunded or disputed purchase back, with its bonus, in proportion to the amount: a refund
  * event carries the total refunded so far (`amount_refunded` of `amount`), a dispute its own amount;
  * never more than was credited. The purchased balance may go below zero (the credits were spent):
- * then no run starts until it is settled (runs/runs.ts).
+ * then no run starts until it is settled (runs/start.ts).
  */
 async function takeBack(
   tx: Executor,

@@ -38,7 +38,10 @@ export interface StripePayments extends PaymentsPort {
   checkout(accountId: string, plan: Plan, returnUrl: string): Promise<HostedPage>;
   /** A customer portal session: the card, invoices and cancellation. */
   portal(accountId: string, returnUrl: string): Promise<HostedPage>;
-  /** The account's latest credit purchase still waiting for the customer (3-D Secure), as Stripe has it now; null when none. */
+  /**
+   * The account's latest credit purchase still waiting for the customer
+   * (3-D Secure), as Stripe has it now; null when none.
+   */
   awaitingAction(accountId: string): Promise<PaymentAwaitingAction | null>;
 }
 
@@ -49,7 +52,10 @@ export interface PaymentAwaitingAction {
   amountMicros: bigint;
   status: string;
   clientSecret: string;
-  /** `next_action.type` (`use_stripe_sdk`, `redirect_to_url`); null when the payment must first be confirmed with the card. */
+  /**
+   * `next_action.type` (`use_stripe_sdk`, `redirect_to_url`); null
+   * when the payment must first be confirmed with the card.
+   */
   nextActionType: string | null;
 }
 
@@ -61,7 +67,8 @@ export const paymentsNotConfigured = () =>
   new AppError(
     503,
     'payments_not_configured',
-    'Credit purchases are not available on this server: no payment provider is configured (STRIPE_SECRET_KEY). The operator can grant credits with `npx leadgate accounts grant`.',
+    'Credit purchases are not available on this server: no payment provider is configured (STRIPE_SECRET_KEY). ' +
+      'The operator can grant credits with `npx leadgate accounts grant`.',
   );
 
 /** The Stripe operations need Stripe: 503 payments_not_configured elsewhere (the operator sets plans with the CLI). */

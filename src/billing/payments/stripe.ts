@@ -10,10 +10,16 @@ import { creditPurchase, purchaseOf, type PurchaseTerms } from '../wallet.ts';
 import type { StripePayments } from './port.ts';
 import { Stripe, stripeClient } from './stripe-client.ts';
 
-/** PaymentIntent statuses that wait for the customer (after an off-session `authentication_required`, `requires_payment_method`). */
+/**
+ * PaymentIntent statuses that wait for the customer (after an off-session
+ * `authentication_required`, `requires_payment_method`).
+ */
 const WAITING = ['requires_action', 'requires_confirmation', 'requires_payment_method'];
 
-/** A purchase's status once its card was declined: Stripe leaves the PaymentIntent `requires_payment_method`, but nothing waits for the customer. */
+/**
+ * A purchase's status once its card was declined: Stripe leaves the PaymentIntent
+ * `requires_payment_method`, but nothing waits for the customer.
+ */
 const DECLINED = 'declined';
 
 /** Stripe charges in cents; money here is micro-dollars. */
@@ -58,7 +64,10 @@ async function recordPurchase(records: Executor, intent: Stripe.PaymentIntent, t
     .onConflictDoNothing({ target: cardPaymentTable.id });
 }
 
-/** Stripe's answer to a confirmation that did not succeed, kept on the purchase's row (outside the request's transaction, which the refusal rolls back). */
+/**
+ * Stripe's answer to a confirmation that did not succeed, kept on the purchase's
+ * row (outside the request's transaction, which the refusal rolls back).
+ */
 async function setPurchaseStatus(records: Executor, intentId: string, status: string): Promise<void> {
   await records
     .update(cardPaymentTable)
@@ -120,15 +129,20 @@ const paymentMethodRequired = () =>
   new AppError(
     402,
     'payment_method_required',
-    'This account has no card on file to charge. Add one in the billing portal (the console’s billing page, or the openBillingPortal mutation), then buy again.',
+    'This account has no card on file to charge. ' +
+      'Add one in the billing portal (the console’s billing page, or the openBillingPortal mutation), then buy again.',
   );
 
-/** 402 payment_requires_action: what the console needs to let the customer authenticate (Stripe.js `confirmCardPayment`). */
+/**
+ * 402 payment_requires_action: what the console needs to let the
+ * customer authenticate (Stripe.js `confirmCardPayment`).
+ */
 function requiresAction(intent: Stripe.PaymentIntent): AppError {
   return new AppError(
     402,
     'payment_requires_action',
-    `The bank asks the card holder to authenticate this payment (3-D Secure). Complete it in the console; the credits are added as soon as the payment succeeds. Payment ${intent.id}.`,
+    'The bank asks the card holder to authenticate this payment (3-D Secure). Complete it in the console; ' +
+      `the credits are added as soon as the payment succeeds. Payment ${intent.id}.`,
     undefined,
     {
       payment: {
@@ -165,7 +179,8 @@ function paymentFailed(err: Stripe.errors.StripeCardError): AppError {
  * caller's key is theirs to choose, Stripe's is at most 255 characters.
  */
 function stripeIdempotencyKey(terms: PurchaseTerms, key: string): string {
-  return `leadgate-credits-${createHash('sha256').update(`${terms.accountId}\n${key}\n${terms.paidMicros}`).digest('hex')}`;
+  const hash = createHash('sha256').update(`${terms.accountId}\n${key}\n${terms.paidMicros}`).digest('hex');
+  return `leadgate-credits-${hash}`;
 }
 
 /**
@@ -185,7 +200,8 @@ async function atStripe<T>(call: () => Promise<T>): Promise<T> {
     ) {
       throw new RetryLaterError(
         'payment_provider_unavailable',
-        'The payment provider did not answer. Nothing was credited; retry in a minute with the same Idempotency-Key (a payment is never taken twice).',
+        'The payment provider did not answer. Nothing was credited; ' +
+          'retry in a minute with the same Idempotency-Key (a payment is never taken twice).',
         60,
         err,
       );
@@ -281,7 +297,8 @@ export function createStripePayments(config: StripeConfig, db: Database, records
         throw new AppError(
           402,
           'payment_failed',
-          `The payment was not completed (${intent.status}); if it completes later, the credits are added then. Payment ${intent.id}.`,
+          `The payment was not completed (${intent.status}); ` +
+            `if it completes later, the credits are added then. Payment ${intent.id}.`,
           undefined,
           {
             payment: { payment_intent: intent.id, status: intent.status },

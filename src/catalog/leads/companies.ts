@@ -25,8 +25,9 @@ export interface CompanyRecord {
 export async function loadCompanies(sql: Sql, ids: readonly number[]): Promise<Map<number, CompanyRecord>> {
   if (ids.length === 0) return new Map();
   const rows = await sql<CompanyRecord[]>`
-    select id::int, name, domain, industry, size_band as "sizeBand", employees_count as "employeesCount", annual_revenue::float8 as "annualRevenue",
-           city, state, country, keywords, technologies, founded, phone, linkedin_url as "linkedinUrl", twitter_url as "twitterUrl", facebook_url as "facebookUrl"
+    select id::int, name, domain, industry, size_band as "sizeBand", employees_count as "employeesCount",
+           annual_revenue::float8 as "annualRevenue", city, state, country, keywords, technologies, founded, phone,
+           linkedin_url as "linkedinUrl", twitter_url as "twitterUrl", facebook_url as "facebookUrl"
     from company where id = any(${[...ids]}::bigint[])`;
   return new Map(rows.map((r) => [r.id, r]));
 }

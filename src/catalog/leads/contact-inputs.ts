@@ -47,8 +47,8 @@ export function classifyContactInput(raw: string): ContactInput {
     return { kind: 'unrecognised', reason: 'neither an email address nor a social profile URL' };
   const url = readUrl(text);
   if (!url) return { kind: 'unrecognised', reason: 'not a valid URL' };
-  const profile = PROFILE_PATH.exec(url.pathname);
-  if (!profile) {
+  const [, network, handle] = PROFILE_PATH.exec(url.pathname) ?? [];
+  if (!network || !handle) {
     return {
       kind: 'unrecognised',
       reason: 'a URL, but not a social profile link (expected a profile path such as linkedin.com/in/<name>)',
@@ -57,6 +57,6 @@ export function classifyContactInput(raw: string): ContactInput {
   const host = NETWORK_HOST.test(url.hostname) ? 'linkedin.com' : bareHost(url.hostname);
   return {
     kind: 'social_url',
-    key: normaliseSocialUrl(`${host}/${profile[1]!.toLowerCase()}/${decodeSegment(profile[2]!)}`),
+    key: normaliseSocialUrl(`${host}/${network.toLowerCase()}/${decodeSegment(handle)}`),
   };
 }

@@ -25,15 +25,17 @@ export interface Keys {
 }
 
 const PERSON_COLUMNS =
-  'p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id';
+  'p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, ' +
+  'p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id';
 
 /**
  * The person's company in the same row (all null without one): the fields of `CompanyRecord`. Its two
  * lists come as JSON, which postgres.js decodes with JSON.parse, faster (and with less garbage) than
  * with its own array parser.
  */
-const COMPANY_COLUMNS = `c.name, c.domain, c.industry, c.size_band, c.employees_count, c.annual_revenue::float8, c.city, c.state, c.country,
-  to_json(c.keywords), to_json(c.technologies), c.founded, c.phone, c.linkedin_url, c.twitter_url, c.facebook_url`;
+const COMPANY_COLUMNS = `c.name, c.domain, c.industry, c.size_band, c.employees_count, c.annual_revenue::float8,
+  c.city, c.state, c.country, to_json(c.keywords), to_json(c.technologies), c.founded, c.phone,
+  c.linkedin_url, c.twitter_url, c.facebook_url`;
 
 /**
  * A lookup row as postgres.js `values()` gives it: the key it was found by, the person, then the
@@ -127,11 +129,13 @@ export const companyOf = (f: Found): CompanyRecord | undefined =>
  */
 const LOOKUPS: Record<MatchKey, string> = {
   email: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
-    from unnest($1::text[]) k join person p on ${personByEmailSql('p.', 'k.k')} left join company c on c.id = p.company_id`,
+    from unnest($1::text[]) k join person p on ${personByEmailSql('p.', 'k.k')}
+    left join company c on c.id = p.company_id`,
   social: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
     from unnest($1::text[]) k join person p on lower(p.linkedin_url) = k.k left join company c on c.id = p.company_id`,
   mobile: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
-    from unnest($1::text[]) k join person p on right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = k.k left join company c on c.id = p.company_id`,
+    from unnest($1::text[]) k join person p on right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = k.k
+    left join company c on c.id = p.company_id`,
   // The most senior person at each domain (contactRankSql; lowest id first within a rank): one probe
   // of person_company_idx, which carries the rank, per company.
   domain: `select c.domain as k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { ValidationError } from '../../shared/errors.ts';
 import { bareHost } from '../../shared/hosts.ts';
 import { param, pagingParams, parseParams } from '../../shared/params.ts';
-import { isSet, type LeadFilters } from './filters.ts';
+import { isSet } from './filters.ts';
+import type { LeadFilters } from '../../sources/leads.ts';
 import { canonicalTechnology, normaliseCountry, normaliseDepartment, normaliseSeniority } from './vocabulary.ts';
 
 const { list, text, bool, num } = param;
@@ -75,8 +76,9 @@ export function filtersOf(p: LeadSearchParams): LeadFilters {
     city: p.city,
     companyName: p.companyName,
     companyDomains: p.companyDomain?.map(bareHost),
-    seniorities: p.seniority?.map((s) => normaliseSeniority(s)!),
-    departments: p.department?.map((d) => normaliseDepartment(d)!.department),
+    // Checked by parseLeadSearch: every value is known.
+    seniorities: p.seniority?.flatMap((s) => normaliseSeniority(s) ?? []),
+    departments: p.department?.flatMap((d) => normaliseDepartment(d)?.department ?? []),
     emailStatuses: p.emailStatus?.map((s) => s.toLowerCase()),
     hasEmail: p.hasEmail || undefined,
     hasPhone: p.hasPhone || undefined,

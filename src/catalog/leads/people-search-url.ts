@@ -9,11 +9,12 @@ import {
   INDUSTRY_TAG_IDS,
 } from './vocabulary.ts';
 import { stateAbbreviation } from '../../shared/geo.ts';
-import type { LeadFilters } from './filters.ts';
+import type { LeadFilters } from '../../sources/leads.ts';
 
 /**
  * People-search links in the older bracket format, e.g.
- *   https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States&organizationNumEmployeesRanges[]=11,50
+ *   https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States
+ *     &organizationNumEmployeesRanges[]=11,50 (one line)
  * Any host; the query may sit after the hash route or in the URL's own query string.
  */
 export interface TranslationEntry {
@@ -65,7 +66,9 @@ export interface SearchTranslation {
   unsupported: TranslationEntry[];
   /** Parameters dropped on purpose (uniqueUrlId, paging, sorting). */
   ignored: string[];
-  /** Parameters whose filter an explicit parameter of the same search replaced (filled by the search that merges them). */
+  /**
+   * Parameters whose filter an explicit parameter of the same search replaced (filled by the search that merges them).
+   */
   overridden: (TranslationEntry & { overriddenBy: string[] })[];
 }
 
@@ -109,7 +112,8 @@ export class UnsupportedUrlFormatError extends AppError {
         .slice(0, 3)
         .map((p) => `${p}=`)
         .join(', ')}). ` +
-        `Open the search in the older format, where array parameters end in [] (e.g. personTitles[]=ceo), and send that URL.`,
+        'Open the search in the older format, where array parameters end in [] (e.g. ' +
+        'personTitles[]=ceo), and send that URL.',
     );
   }
 }
@@ -174,23 +178,21 @@ function addLocation(
   const push = (key: 'countries' | 'states' | 'companyCountries' | 'companyStates', value: string) =>
     (filters[key] ??= []).push(value);
   const last = parts.at(-1) ?? '';
+  const lastState = parts.length === 1 ? stateAbbreviation(last) : undefined;
   if (parts.length === 1 && isKnownCountry(last)) {
     push(keys[0], normaliseCountry(last));
     t.applied.push({ parameter, value: raw, filter: `${keys[0]}=${normaliseCountry(last)}` });
-  } else if (parts.length === 1 && stateAbbreviation(last)) {
-    push(keys[1], stateAbbreviation(last)!);
-    t.applied.push({ parameter, value: raw, filter: `${keys[1]}=${stateAbbreviation(last)}` });
+  } else if (lastState) {
+    push(keys[1], lastState);
+    t.applied.push({ parameter, value: raw, filter: `${keys[1]}=${lastState}` });
   } else if (parts.length >= 2) {
-    const [city, region] = parts;
+    const [city, region = ''] = parts;
     const country = isKnownCountry(last) ? normaliseCountry(last) : undefined;
-    if (stateAbbreviation(region!) || !country) {
+    const state = stateAbbreviation(region);
+    if (state || !country) {
       filters[keys[2]] = city;
-      push(keys[1], stateAbbreviation(region!) ?? region!);
-      t.applied.push({
-        parameter,
-        value: raw,
-        filter: `${keys[2]}=${city}, ${keys[1]}=${stateAbbreviation(region!) ?? region}`,
-      });
+      push(keys[1], state ?? region);
+      t.applied.push({ parameter, value: raw, filter: `${keys[2]}=${city}, ${keys[1]}=${state ?? region}` });
     } else {
       filters[keys[2]] = city;
       push(keys[0], country);

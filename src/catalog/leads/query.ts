@@ -1,6 +1,8 @@
 import type { Sql } from '../../../db/client.ts';
+import { oneRow } from '../../../db/rows.ts';
 import { and, estimateMatches, EXACT_TOTAL_LIMIT, likePattern, plannedPerCall, type Fragment } from '../sql.ts';
-import { isSet, type LeadFilters } from './filters.ts';
+import { isSet } from './filters.ts';
+import type { LeadFilters } from '../../sources/leads.ts';
 import { stateVariants } from './vocabulary.ts';
 
 /** Whole words: not preceded or followed by a word character (so "c++" and "e-commerce" match too). */
@@ -37,8 +39,10 @@ const keywordsJoinable = (words: string[]) => !words.some((w) => w.includes('|')
  */
 const plainWord = (word: string) => /^[a-z0-9]+$/i.test(word.trim());
 
-function any(sql: Sql, parts: Fragment[]): Fragment {
-  return parts.slice(1).reduce((acc, part) => sql`${acc} or ${part}`, parts[0]!);
+/** The conditions joined with OR. An empty list (a list filter sent as []) has no such condition: an error. */
+function any(sql: Sql, [first, ...rest]: Fragment[]): Fragment {
+  if (!first) throw new Error('a list filter without values');
+  return rest.reduce((acc, part) => sql`${acc} or ${part}`, first);
 }
 
 /**
@@ -56,7 +60,10 @@ export const FACET_FILTERS = [
   'hasPhone',
 ] as const satisfies readonly (keyof LeadFilters)[];
 
-/** Where each facet is: on a person (`p`), or a row of `person_facet_count` (`f`), which stores them as the search compares them. */
+/**
+ * Where each facet is: on a person (`p`), or a row of `person_facet_count`
+ * (`f`), which stores them as the search compares them.
+ */
 interface FacetColumns {
   country: Fragment;
   seniority: Fragment;
@@ -112,9 +119,8 @@ export const countedByFacets = (f: LeadFilters, options: { excludeDelivered?: bo
 
 /** The size of a search on facets alone (countedByFacets): a sum over person_facet_count, exact. */
 export function countByFacets(sql: Sql, f: LeadFilters) {
-  return sql<
-    { total: number }[]
-  >`select coalesce(sum(f.people), 0)::int as total from person_facet_count f where ${and(sql, facetConditions(sql, f, countedFacets(sql)))}`;
+  return sql<{ total: number }[]>`select coalesce(sum(f.people), 0)::int as total from person_facet_count f
+    where ${and(sql, facetConditions(sql, f, countedFacets(sql)))}`;
 }
 
 /**
@@ -246,8 +252,8 @@ export function selectLeadPage(
 ) {
   const keyset = paging.afterId !== undefined ? sql`and p.id > ${paging.afterId.toString()}::bigint` : sql``;
   return plannedPerCall(sql<LeadRow[]>`
-    select p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile,
-           p.linkedin_url, p.city, p.state, p.country, p.company_id
+    select p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone,
+           p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id
     from person p left join company c on c.id = p.company_id
     where ${whereClause} ${keyset}
     order by p.id
@@ -273,12 +279,13 @@ export function selectLeadSearch(
   const keyset = paging.afterId !== undefined ? sql`where id > ${paging.afterId.toString()}::bigint` : sql``;
   return plannedPerCall(sql<(Omit<LeadRow, 'id'> & { id: string | null; total: number })[]>`
     with matches as materialized (
-      select p.id from person p left join company c on c.id = p.company_id where ${whereClause} limit ${exactTotalLimit + 1}
+      select p.id from person p left join company c on c.id = p.company_id where ${whereClause}
+        limit ${exactTotalLimit + 1}
     ), page as (
       select id from matches ${keyset} order by id limit ${paging.limit + 1} offset ${paging.offset ?? 0}
     )
-    select t.total, p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile,
-           p.linkedin_url, p.city, p.state, p.country, p.company_id
+    select t.total, p.id, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status,
+           p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country, p.company_id
     from (select count(*)::int as total from matches) t
     left join (page join person p on p.id = page.id) on true
     order by p.id`);
@@ -308,9 +315,9 @@ export const readsCompany = (f: LeadFilters) =>
 
 /** The planner's estimate of how many people match: EXPLAIN, nothing executed (about a millisecond). */
 export async function plannedMatches(sql: Sql, whereClause: Fragment): Promise<number> {
-  const [plan] = await plannedPerCall(sql<{ 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[]>`
+  const rows = await plannedPerCall(sql<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>`
     explain (format json) select p.id from person p left join company c on c.id = p.company_id where ${whereClause}`);
-  return plan!['QUERY PLAN'][0]!.Plan['Plan Rows'];
+  return oneRow(rows, 'explain of a lead search')['QUERY PLAN'][0].Plan['Plan Rows'];
 }
 
 /**
@@ -324,7 +331,8 @@ export function estimateLeads(sql: Sql, whereClause: Fragment, joinCompany: bool
     'person',
     (sample) =>
       joinCompany
-        ? sql`from person p ${sample} left join lateral (select * from company c where c.id = p.company_id offset 0) c on true`
+        ? sql`from person p ${sample}
+            left join lateral (select * from company c where c.id = p.company_id offset 0) c on true`
         : sql`from person p ${sample}`,
     whereClause,
   );

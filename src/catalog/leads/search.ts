@@ -1,7 +1,8 @@
 import type { Sql } from '../../../db/client.ts';
+import { oneRow } from '../../../db/rows.ts';
 import { EXACT_TOTAL_LIMIT, estimatedTotal, type FoundPage, type PageWindow } from '../sql.ts';
 import { companyIdsOf, loadCompanies, type CompanyRecord } from './companies.ts';
-import type { LeadFilters } from './filters.ts';
+import type { LeadFilters } from '../../sources/leads.ts';
 import { leadRecord } from './lead-record.ts';
 import {
   countByFacets,
@@ -39,19 +40,16 @@ export async function findLeads(
 ): Promise<FoundPage<LeadRow>> {
   const conditions = () => where(sql, leadConditions(sql, filters, options));
   if (countedByFacets(filters, options)) {
-    const [rows, [counted]] = await Promise.all([
-      selectLeadPage(sql, conditions(), window),
-      countByFacets(sql, filters),
-    ]);
-    return { rows, total: counted!.total, totalIsEstimate: false };
+    const [rows, counted] = await Promise.all([selectLeadPage(sql, conditions(), window), countByFacets(sql, filters)]);
+    return { rows, total: oneRow(counted, 'count by facets').total, totalIsEstimate: false };
   }
   const exactTotalLimit = window.exactTotalLimit ?? EXACT_TOTAL_LIMIT;
   const estimated = async () => {
-    const [rows, [sampled]] = await Promise.all([
+    const [rows, sampled] = await Promise.all([
       selectLeadPage(sql, conditions(), window),
       estimateLeads(sql, conditions(), readsCompany(filters)),
     ]);
-    return { rows, estimate: sampled!.estimate };
+    return { rows, estimate: oneRow(sampled, 'estimate of a lead search').estimate };
   };
   if ((await plannedMatches(sql, conditions())) > PLANNED_PAST_LIMIT * exactTotalLimit) {
     const { rows, estimate } = await estimated();
@@ -59,7 +57,7 @@ export async function findLeads(
       return { rows, total: estimatedTotal(estimate, exactTotalLimit), totalIsEstimate: true };
   }
   const found = await selectLeadSearch(sql, conditions(), window, exactTotalLimit);
-  const total = found[0]!.total;
+  const { total } = oneRow(found, 'lead search with its total');
   if (total <= exactTotalLimit) {
     return {
       total,

@@ -14,7 +14,10 @@ export const placeNameKey = (name: string) =>
     .replace(/[^a-z0-9]+/g, ' ')
     .trim();
 
-/** A lookup by name: the name as placeNameKey reads it, with a lower-cased city or a postal code, and a lower-cased state code. */
+/**
+ * A lookup by name: the name as placeNameKey reads it, with a lower-cased
+ * city or a postal code, and a lower-cased state code.
+ */
 export interface NameKey {
   name?: string;
   city?: string;
@@ -40,7 +43,8 @@ export interface Place {
   contact_name: string | null;
 }
 
-const PLACE_COLUMNS = `b.id::int, b.name, b.category, b.street, b.city, b.state, b.postal_code, b.country_code, b.phone, b.website, to_json(b.emails) as emails, b.rating, b.review_count, b.contact_name`;
+const PLACE_COLUMNS = `b.id::int, b.name, b.category, b.street, b.city, b.state, b.postal_code, b.country_code,
+  b.phone, b.website, to_json(b.emails) as emails, b.rating, b.review_count, b.contact_name`;
 
 /**
  * The places a request's keys find, each with its latest reviews, in six queries whatever the number
@@ -66,7 +70,8 @@ export function lookUpPlaces(sql: Sql) {
     byPhone: (phones: string[]) =>
       phones.length
         ? query(
-            `select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b on right(regexp_replace(b.phone, '\\D', '', 'g'), 10) = k.k order by k.k, b.id`,
+            `select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b
+              on right(regexp_replace(b.phone, '\\D', '', 'g'), 10) = k.k order by k.k, b.id`,
             [phones],
           )
         : none,
@@ -75,12 +80,15 @@ export function lookUpPlaces(sql: Sql) {
     byName: (named: NameKey[]) =>
       named.length
         ? query(
-            `with i as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[]) with ordinality as i(name, city, postal, state, n))
+            `with i as (select * from unnest($1::text[], $2::text[], $3::text[], $4::text[])
+               with ordinality as i(name, city, postal, state, n))
              select distinct on (m.n) m.n::text as k, ${PLACE_COLUMNS.replaceAll('b.', 'm.')} from (
-               select i.n, ${PLACE_COLUMNS} from i join local_business b on ${placeNameKeySql('b.')} = i.name and lower(b.city) = i.city
+               select i.n, ${PLACE_COLUMNS} from i join local_business b on ${placeNameKeySql('b.')} = i.name
+                 and lower(b.city) = i.city
                where i.city is not null and (i.state is null or lower(b.state) = i.state)
                union all
-               select i.n, ${PLACE_COLUMNS} from i join local_business b on ${placeNameKeySql('b.')} = i.name and b.postal_code = i.postal
+               select i.n, ${PLACE_COLUMNS} from i join local_business b on ${placeNameKeySql('b.')} = i.name
+                 and b.postal_code = i.postal
                where i.postal is not null and (i.state is null or lower(b.state) = i.state)
              ) m order by m.n, m.id`,
             [
@@ -94,7 +102,8 @@ export function lookUpPlaces(sql: Sql) {
     byHost: (hosts: string[]) =>
       hosts.length
         ? query(
-            `select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b on ${placeHostSql('b.')} = k.k order by k.k, b.id`,
+            `select distinct on (k.k) k.k, ${PLACE_COLUMNS} from unnest($1::text[]) k join local_business b
+              on ${placeHostSql('b.')} = k.k order by k.k, b.id`,
             [hosts],
           )
         : none,

@@ -85,7 +85,9 @@ export function findLocalBusinesses(sql: Sql, filter: LocalBusinessFilter, windo
     sql,
     {
       select: (sql) =>
-        sql`select x.id::text as id, x.place_id, x.name, x.category, x.street, x.city, x.state, x.postal_code, x.country_code, x.lat, x.lng, x.phone, x.website, x.emails, x.rating, x.review_count, x.opening_hours, x.contact_name`,
+        sql`select x.id::text as id, x.place_id, x.name, x.category, x.street, x.city, x.state, x.postal_code,
+          x.country_code, x.lat, x.lng, x.phone, x.website, x.emails, x.rating, x.review_count, x.opening_hours,
+          x.contact_name`,
       table: 'local_business',
       where: (sql) => localBusinessConditions(postgresTemplate(sql), filter),
     },

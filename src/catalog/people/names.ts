@@ -1,9 +1,4 @@
-/** A person's name as searched: lower case, without punctuation; `middle` only when one was given. */
-export interface PersonName {
-  first: string;
-  middle?: string;
-  last: string;
-}
+import type { PersonName } from '../../sources/people.ts';
 
 const SUFFIXES = new Set(['jr', 'sr', 'ii', 'iii', 'iv', 'v']);
 

@@ -33,7 +33,10 @@ const COUNTRY_SECOND_LEVELS = new Set([
   'gob',
 ]);
 
-/** "https://www.Shop.Example.co.uk:443/path" → "shop.example.co.uk" (bareHost, trailing dots dropped); null when it is not host-like. */
+/**
+ * "https://www.Shop.Example.co.uk:443/path" → "shop.example.co.uk" (bareHost,
+ * trailing dots dropped); null when it is not host-like.
+ */
 export function hostOf(value: string): string | null {
   const host = bareHost(value).replace(/\.+$/, '');
   return /^[\p{L}\p{N}-]+(\.[\p{L}\p{N}-]+)+$/u.test(host) ? host : null;

@@ -5,13 +5,13 @@ import { usdAmount } from '../../shared/amounts.ts';
 import { ValidationError, type ErrorDetail } from '../../shared/errors.ts';
 import { stateVariants } from '../leads/vocabulary.ts';
 import { technologyKey } from './technologies.ts';
+import type { Range, StoreFilter, StoreSocial } from '../../sources/stores.ts';
 
 /**
  * The store-leads filters, shared by the store leads tool and the e-commerce store database API:
  * how a caller's parameters (aliases included) become one normalised filter, and that filter as SQL.
  */
 
-export type StoreSocial = (typeof STORE_SOCIALS)[number];
 export type StorePlatform = (typeof STORE_PLATFORMS)[number];
 
 /** Bounds given under their long name or their alias (visitsMin, salesMax, employeesMin, ...). */
@@ -72,36 +72,9 @@ export type StoreFilterParams = {
 } & Partial<Record<StoreSocial, boolean>> &
   Partial<Record<RangeName, number>>;
 
-export interface Range {
-  min?: number;
-  max?: number;
-}
-
-/** A normalised store filter; every part is combined with AND, lists are any-of. */
-export interface StoreFilter {
-  /** Platform keys as stored, e.g. "salesforce_commerce_cloud". */
-  platforms?: string[];
-  /** Upper-case ISO codes. */
-  countryCodes?: string[];
-  /** Lower case. */
-  categories?: string[];
-  cities?: string[];
-  /** Lower case; a US state by name also matches its abbreviation. */
-  states?: string[];
-  /** Technology and app names as the caller wrote them; `resolveStoreNames` turns them into stored spellings. */
-  technologies?: string[];
-  apps?: string[];
-  /** Plan tier keys to leave out. */
-  planExclude?: string[];
-  emails: boolean;
-  phones: boolean;
-  socials: StoreSocial[];
-  visits: Range;
-  sales: Range;
-  employees: Range;
-}
-
-/** "Salesforce Commerce Cloud", "salesforce-commerce-cloud" → "salesforce_commerce_cloud" (platforms and plan tiers). */
+/**
+ * "Salesforce Commerce Cloud", "salesforce-commerce-cloud" → "salesforce_commerce_cloud" (platforms and plan tiers).
+ */
 export const storeKey = (value: string) =>
   value
     .trim()
@@ -202,7 +175,9 @@ export function matchNames(requested: string[], known: string[]): { names: strin
   return { names: unique(names), unknown };
 }
 
-/** The filter with technology and app names turned into the spellings stores use; `unknown` lists names no store uses. */
+/**
+ * The filter with technology and app names turned into the spellings stores use; `unknown` lists names no store uses.
+ */
 export async function resolveStoreNames(
   filter: StoreFilter,
   lists: StoreNameLists,

@@ -18,7 +18,9 @@ export function monthPeriod(at: Date): string {
   return `${at.getUTCFullYear()}-${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
-/** "2026-W47": the ISO 8601 week `at` falls in (UTC); weeks start on Monday and belong to the year of their Thursday. */
+/**
+ * "2026-W47": the ISO 8601 week `at` falls in (UTC); weeks start on Monday and belong to the year of their Thursday.
+ */
 export function isoWeekPeriod(at: Date): string {
   const day = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
   const weekday = day.getUTCDay() || 7;

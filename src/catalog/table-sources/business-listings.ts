@@ -117,11 +117,14 @@ export function catalogBusinessListings(db: Executor): BusinessListingSource {
       // A skip scan over the lower(category) index: one probe per industry, not a pass over every listing.
       const rows = (await db.execute(sql`
         with recursive c(v) as (
-          (select lower(category) from business_listing where lower(category) is not null order by lower(category) limit 1)
+          (select lower(category) from business_listing where lower(category) is not null
+            order by lower(category) limit 1)
           union all
-          select (select lower(category) from business_listing where lower(category) > c.v order by lower(category) limit 1) from c where c.v is not null
+          select (select lower(category) from business_listing where lower(category) > c.v
+            order by lower(category) limit 1) from c where c.v is not null
         )
-        select (select category from business_listing where lower(category) = c.v limit 1) as name from c where c.v is not null`)) as unknown as {
+        select (select category from business_listing where lower(category) = c.v limit 1) as name from c
+          where c.v is not null`)) as unknown as {
         name: string;
       }[];
       return rows.map((r) => r.name);

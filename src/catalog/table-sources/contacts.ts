@@ -25,7 +25,8 @@ const profileColumns = {
 };
 
 const PROFILE_SQL = sql.raw(
-  'c.domain, c.name, c.industry, c.size_band as "sizeBand", c.employees_count as "employeesCount", c.founded, c.city, c.state, c.country, ' +
+  'c.domain, c.name, c.industry, c.size_band as "sizeBand", ' +
+    'c.employees_count as "employeesCount", c.founded, c.city, c.state, c.country, ' +
     'c.linkedin_url as "linkedinUrl", c.twitter_url as "twitterUrl", c.facebook_url as "facebookUrl"',
 );
 
@@ -62,7 +63,8 @@ export function catalogContactCatalog(db: Executor): ContactCatalog {
       if (wanted.length === 0) return found;
       // Same name twice: the larger company, then the older row, so the answer is stable.
       const exact = (await db.execute(sql`
-        select q.name as query, m.* from jsonb_array_elements_text(${JSON.stringify(wanted.map(escapeLike))}::jsonb) with ordinality as q(name, n)
+        select q.name as query, m.* from jsonb_array_elements_text(${JSON.stringify(wanted.map(escapeLike))}::jsonb)
+          with ordinality as q(name, n)
         cross join lateral (
           select ${PROFILE_SQL} from company c where c.name ilike q.name
           order by c.employees_count desc nulls last, c.id limit 1
@@ -90,13 +92,15 @@ export function catalogContactCatalog(db: Executor): ContactCatalog {
       const rows = (await db.execute(sql`
         select c.domain, m.* from company c
         cross join lateral (
-          select p.first_name as "firstName", p.last_name as "lastName", p.title, p.email, p.email_status as "emailStatus", p.linkedin_url as "linkedinUrl"
+          select p.first_name as "firstName", p.last_name as "lastName", p.title, p.email,
+            p.email_status as "emailStatus", p.linkedin_url as "linkedinUrl"
           from person p
           where p.company_id = c.id and lower(p.email) like ('%@' || c.domain)
           order by (p.email_status = 'verified') desc, p.id
           limit ${perDomain}
         ) m
-        where c.domain in (select jsonb_array_elements_text(${JSON.stringify(wanted)}::jsonb))`)) as unknown as (DomainPerson & {
+        where c.domain in
+          (select jsonb_array_elements_text(${JSON.stringify(wanted)}::jsonb))`)) as unknown as (DomainPerson & {
         domain: string;
       })[];
       for (const { domain, ...person } of rows) {

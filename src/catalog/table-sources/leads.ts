@@ -20,7 +20,8 @@ export function catalogLeads(db: Executor): LeadSource {
       : sql<Keyed[]>`
           select distinct on (lower(p.${sql(column)})) lower(p.${sql(column)}) as k,
                  p.id::int as id, p.first_name as "firstName", p.last_name as "lastName", p.title, p.email, p.mobile,
-                 p.linkedin_url as "linkedinUrl", p.city, p.state, p.country, c.name as "companyName", c.domain as "companyDomain"
+                 p.linkedin_url as "linkedinUrl", p.city, p.state, p.country, c.name as "companyName",
+                 c.domain as "companyDomain"
           from person p left join company c on c.id = p.company_id
           where lower(p.${sql(column)}) = any(${keys}::text[])
           order by lower(p.${sql(column)}), p.mobile is null, p.id`;

@@ -2,13 +2,15 @@ import type { Database, Executor, Sql } from '../../../db/client.ts';
 import { US_STATES } from '../../shared/geo.ts';
 import { stateVariants } from '../leads/vocabulary.ts';
 import { streetVariants } from '../people/address.ts';
-import type { PersonName } from '../people/names.ts';
+import type { PersonName } from '../../sources/people.ts';
 import type { PersonPage, PersonPageQuery, PersonQuery, PersonRecord, PersonSource } from '../../sources/people.ts';
 
 type Fragment = ReturnType<Sql>;
 
 /** Owner names that are companies, trusts and the like: not persons. */
-const ENTITY_OWNER = String.raw`\m(llc|inc|corp|corporation|company|ltd|lp|llp|trust|holdings|properties|partners|partnership|bank|group)\M`;
+const ENTITY_WORDS =
+  'llc|inc|corp|corporation|company|ltd|lp|llp|trust|holdings|properties|partners|partnership|bank|group';
+const ENTITY_OWNER = String.raw`\m(${ENTITY_WORDS})\M`;
 const US_COUNTRY = ['united states', 'us', 'usa', 'united states of america'];
 
 const regexEscape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -24,10 +26,13 @@ function ownerNamePattern(name: PersonName): string {
   return `^${first}${middle} ${last}( (jr|sr|ii|iii|iv|v))?$`;
 }
 
-const and = (sql: Sql, parts: Fragment[]): Fragment =>
-  parts.length === 0 ? sql`true` : parts.slice(1).reduce((acc, p) => sql`${acc} and ${p}`, parts[0]!);
+const and = (sql: Sql, [first, ...rest]: Fragment[]): Fragment =>
+  first ? rest.reduce((acc, p) => sql`${acc} and ${p}`, first) : sql`true`;
 
-/** Where a property owner is: the property (street, city, state, zip columns) or the mailing address ("street, City, ST zip"). */
+/**
+ * Where a property owner is: the property (street, city, state, zip
+ * columns) or the mailing address ("street, City, ST zip").
+ */
 function ownerLocation(sql: Sql, q: PersonQuery): Fragment | undefined {
   if (!q.street && !q.city && !q.state && !q.zip) return undefined;
   const streets = q.street ? streetVariants(q.street) : [];
@@ -72,7 +77,8 @@ function ownerConditions(sql: Sql, q: PersonQuery): Fragment[] {
   if (location) c.push(location);
   if (q.name)
     c.push(
-      sql`regexp_replace(regexp_replace(lower(p.owner_name), '[.,]', '', 'g'), '\\s+', ' ', 'g') ~ ${ownerNamePattern(q.name)}`,
+      sql`regexp_replace(regexp_replace(lower(p.owner_name), '[.,]', '', 'g'), '\\s+', ' ', 'g')
+        ~ ${ownerNamePattern(q.name)}`,
     );
   return c;
 }
@@ -195,7 +201,8 @@ export function catalogPeople(db: Executor): PersonSource {
         -- Joined on the mailing address alone; the name rules run on the few rows that share it.
         select g.id, array_agg(distinct r.owner_name order by r.owner_name) filter (
                  where lower(r.owner_name) <> lower(g.owner_name)
-                   and lower(substring(r.owner_name from '(\\S+)\\s*$')) = lower(substring(g.owner_name from '(\\S+)\\s*$'))
+                   and lower(substring(r.owner_name from '(\\S+)\\s*$'))
+                     = lower(substring(g.owner_name from '(\\S+)\\s*$'))
                    and r.owner_name !~* ${ENTITY_OWNER}) as relatives
         from page g
         join property r on lower(r.owner_mailing_address) = lower(g.mailing)
@@ -219,7 +226,8 @@ export function catalogPeople(db: Executor): PersonSource {
     if (q.phone) c.push(sql`right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = ${q.phone}`);
     if (q.email) c.push(sql`p.person_key = ${q.email}`, sql`p.email is not null`);
     const rows = await sql<LeadRow[]>`
-      select p.id::text as id, p.first_name, p.last_name, p.email, p.mobile, p.city, p.state, p.title, c.name as employer
+      select p.id::text as id, p.first_name, p.last_name, p.email, p.mobile, p.city, p.state, p.title,
+        c.name as employer
       from person p left join company c on c.id = p.company_id
       where ${and(sql, c)}
       order by p.id

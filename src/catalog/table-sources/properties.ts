@@ -173,7 +173,8 @@ export function catalogProperties(db: Executor): PropertySource {
             query.minBeds === undefined ? undefined : gte(p.beds, query.minBeds),
             query.maxBeds === undefined ? undefined : lte(p.beds, query.maxBeds),
             query.after
-              ? sql`(${discount} < ${query.after.discount}::numeric or (${discount} = ${query.after.discount}::numeric and ${p.id} > ${query.after.id}))`
+              ? sql`(${discount} < ${query.after.discount}::numeric or (${discount} = ${query.after.discount}::numeric
+                and ${p.id} > ${query.after.id}))`
               : undefined,
           ),
         )

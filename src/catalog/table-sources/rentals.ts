@@ -27,7 +27,8 @@ const LISTING_COLUMNS = {
 function hasAmenities(wanted: string[]): SQL | undefined {
   const lowered = [...new Set(wanted.map((a) => a.trim().toLowerCase()))];
   if (lowered.length === 0) return undefined;
-  return sql`(select count(distinct lower(a)) from unnest(${listing.amenities}) a where lower(a) = any(${sql.param(lowered)}::text[])) = ${lowered.length}`;
+  return sql`(select count(distinct lower(a)) from unnest(${listing.amenities}) a
+    where lower(a) = any(${sql.param(lowered)}::text[])) = ${lowered.length}`;
 }
 
 /** The last path segment of a listing link (its room id), read in one pass of the table when no index can answer. */

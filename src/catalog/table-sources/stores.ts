@@ -4,7 +4,8 @@ import type { Executor } from '../../../db/client.ts';
 import { datasetStateTable } from '../../../db/tables/datasets.ts';
 import { companyTable as company } from '../../../db/tables/leads.ts';
 import { storeTable as store } from '../../../db/tables/stores.ts';
-import { storeConditions, type StoreFilter } from '../stores/filters.ts';
+import { storeConditions } from '../stores/filters.ts';
+import type { StoreFilter } from '../../sources/stores.ts';
 import { drizzleTemplate as template } from '../sql.ts';
 import type { NameKind, StoreSource, TechnologyUser } from '../../sources/stores.ts';
 
@@ -30,7 +31,10 @@ const matchedNames = (checks: (readonly [AnyPgColumn, string])[]) =>
     sql`, `,
   )}]::text[], null)`;
 
-/** E-commerce stores with technologies and apps from the catalog tables; technology users also from the lead database's companies. */
+/**
+ * E-commerce stores with technologies and apps from the catalog tables;
+ * technology users also from the lead database's companies.
+ */
 export function catalogStores(db: Executor): StoreSource {
   // Name lists take a scan of the table; they are kept until the dataset is imported again.
   const nameLists = new Map<NameKind, { version: string; names: Promise<string[]> }>();

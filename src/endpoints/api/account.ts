@@ -1,3 +1,4 @@
+import { idempotentWrite } from '../../accounts/idempotency.ts';
 import { formatDollars, microsToNumber } from '../../billing/money.ts';
 import {
   describePurchase,
@@ -41,14 +42,19 @@ export const wallet = defineEndpoint({
   title: 'Wallet balances',
   tag: 'Account',
   description:
-    'Plan credits and purchased credits, in decimal dollars; purchased credits are spent first. held_dollars is what running and waiting runs hold now, already taken from the balances; the ledger (GET /api/v1/wallet/ledger) lists each hold, release and charge with its run id.',
+    'Plan credits and purchased credits, in decimal dollars; purchased credits are spent first. ' +
+    'held_dollars is what running and waiting runs hold now, already taken from the balances; ' +
+    'the ledger (GET /api/v1/wallet/ledger) lists each hold, release and charge with its run id.',
   rest: { path: '/api/v1/wallet', methods: ['get'], ok: 'The wallet.' },
   graphql: { field: 'wallet' },
   mcp: {
     tool: 'get_wallet',
     title: 'Wallet',
     description: [
-      'Balances in USD (decimal strings): plan credits (balance_dollars), purchased credits (purchased_credits_dollars, spent first, never expire) and their total. Runs hold their estimated cost at start and are billed on actual results; held_dollars is what running runs hold now, already taken from the balances.',
+      'Balances in USD (decimal strings): plan credits (balance_dollars), ' +
+        'purchased credits (purchased_credits_dollars, spent first, never expire) and their total. ' +
+        'Runs hold their estimated cost at start and are billed on actual results; ' +
+        'held_dollars is what running runs hold now, already taken from the balances.',
     ],
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
@@ -89,13 +95,18 @@ export const buyCredits = defineEndpoint({
     403: ['subscription_inactive'],
     503: ['payments_not_configured', 'payment_provider_unavailable'],
   },
-  handler: (ctx, body: unknown): Promise<Purchase> =>
-    ctx.core.accountWrites.run(ctx.principal.accountId, preparePurchase(ctx, body)),
+  handler: async (ctx, body: unknown): Promise<Purchase> => {
+    const call = { principal: ctx.principal, scope: 'buyCredits' };
+    return (await idempotentWrite(ctx.core, call, () => preparePurchase(ctx, body))).body;
+  },
   prepare: (ctx, body: unknown) => preparePurchase(ctx, body),
   respond: purchaseView,
 });
 
-/** A purchase's request checked (400, then 503 without payments, 400 for the amount, 403) and its write, which pays for it. */
+/**
+ * A purchase's request checked (400, then 503 without payments,
+ * 400 for the amount, 403) and its write, which pays for it.
+ */
 function preparePurchase({ core, principal, idempotencyKey }: EndpointContext, body: unknown) {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ValidationError([

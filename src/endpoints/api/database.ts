@@ -42,7 +42,10 @@ export const leadDatabase = defineEndpoint({
   title: 'Lead database',
   tag: 'Database',
   description:
-    'People with their company. A saved people-search url forms the search (other filters override its matching ones; search_translation reports what was applied, broadened or unsupported). Every lead returned is saved to the account; leads already delivered do not count against the daily allowance again, and excludeDelivered leaves them out.',
+    'People with their company. A saved people-search url forms the search (other filters ' +
+    'override its matching ones; search_translation reports what was applied, broadened or unsupported). ' +
+    'Every lead returned is saved to the account; leads already delivered do not count ' +
+    'against the daily allowance again, and excludeDelivered leaves them out.',
   rest: {
     path: '/api/v1/database/leads',
     methods: ['get', 'post'],
@@ -54,15 +57,18 @@ export const leadDatabase = defineEndpoint({
     tool: 'query_lead_database',
     title: 'Query the lead database',
     description: [
-      'Search the lead database: people with their company (title, seniority, department, email, phone, company industry, size, revenue, location, keywords, technologies).',
+      'Search the lead database: people with their company (title, seniority, department, ' +
+        'email, phone, company industry, size, revenue, location, keywords, technologies).',
     ],
     limits: {
       perCall: 'limit at most 100 records per call (default 50)',
       besides: 'leads the account already received do not count again',
     },
     notes: [
-      'Filters combine with AND; list parameters take arrays. Page with page (from 1), or with after: 0 first, then pagination.next_after until it is null.',
-      'A saved people-search url (older format, array parameters ending in []) may form the search; other filters override its matching ones, and search_translation reports what was applied.',
+      'Filters combine with AND; list parameters take arrays. Page with page (from 1), ' +
+        'or with after: 0 first, then pagination.next_after until it is null.',
+      'A saved people-search url (older format, array parameters ending in []) may form the search; ' +
+        'other filters override its matching ones, and search_translation reports what was applied.',
       'Every lead returned is saved to the account; excludeDelivered leaves out leads already received.',
     ],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -16,7 +16,9 @@ const PREVIEW_OK =
 const MCP_ANNOTATIONS = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
 const MCP_LIMITS = {
   perCall: 'rows up to 1,000 per call',
-  besides: `preview: true answers the match count and ${PREVIEW_SAMPLE_SIZE} matched rows with emails, phone numbers and profile URLs masked, without counting`,
+  besides:
+    `preview: true answers the match count and ${PREVIEW_SAMPLE_SIZE} matched rows with emails, ` +
+    'phone numbers and profile URLs masked, without counting',
 };
 
 export const leadEnrichment = defineEndpoint({
@@ -24,14 +26,16 @@ export const leadEnrichment = defineEndpoint({
   title: 'Lead enrichment',
   tag: 'Enrichment',
   description:
-    'Match priority: email, social profile URL, mobile (last 10 digits, country codes ignored), company domain (its most senior person: CEO, other C-suite, VP, Director, then others).',
+    'Match priority: email, social profile URL, mobile (last 10 digits, country codes ignored), ' +
+    'company domain (its most senior person: CEO, other C-suite, VP, Director, then others).',
   rest: { path: '/api/v1/enrich', methods: ['post', 'get'], bodyOnGet: true, input: body, ok: PREVIEW_OK },
   graphql: { field: 'enrichLeads' },
   mcp: {
     tool: 'enrich_leads',
     title: 'Enrich leads',
     description: [
-      'Match rows against the lead database and append the person and company found (email, phone, title, company data).',
+      'Match rows against the lead database and append the person ' +
+        'and company found (email, phone, title, company data).',
       'Match priority: email, social profile URL, mobile (last 10 digits), company domain (its most senior person).',
     ],
     limits: MCP_LIMITS,
@@ -51,7 +55,8 @@ export const localBusinessEnrichment = defineEndpoint({
   title: 'Local business enrichment',
   tag: 'Enrichment',
   description:
-    'Match priority: phone (a number without country is tried as US and as Canadian), then name with city or postal code, then website (one location of the business).',
+    'Match priority: phone (a number without country is tried as US and as Canadian), ' +
+    'then name with city or postal code, then website (one location of the business).',
   rest: {
     path: '/api/v1/enrich/local-businesses',
     methods: ['post', 'get'],
@@ -64,8 +69,10 @@ export const localBusinessEnrichment = defineEndpoint({
     tool: 'enrich_local_businesses',
     title: 'Enrich local businesses',
     description: [
-      'Match rows against the local business database and append phone, website, emails, address, category, rating, reviews and contact person.',
-      'Match priority: phone (tried as US and Canadian without country), then name with city or postal code, then website.',
+      'Match rows against the local business database and append phone, ' +
+        'website, emails, address, category, rating, reviews and contact person.',
+      'Match priority: phone (tried as US and Canadian without country), ' +
+        'then name with city or postal code, then website.',
     ],
     limits: MCP_LIMITS,
     annotations: MCP_ANNOTATIONS,

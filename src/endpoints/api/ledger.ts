@@ -36,7 +36,8 @@ export const ledger = defineEndpoint({
   title: 'Wallet ledger',
   tag: 'Account',
   description:
-    'Every money movement of the account, newest first: purchases and plan grants, and for each run its hold (at start), then its release and its charge (at its end), each with the run id. The entries sum to the balances.',
+    'Every money movement of the account, newest first: purchases and plan grants, and for each run its hold (at ' +
+    'start), then its release and its charge (at its end), each with the run id. The entries sum to the balances.',
   rest: { path: '/api/v1/wallet/ledger', methods: ['get'], ok: 'One page of entries.' },
   request: ledgerParams,
   response: ledgerResponse,

@@ -1,12 +1,5 @@
-import {
-  createWebhook,
-  createWebhookInput,
-  deleteWebhook,
-  deliveriesParams,
-  listDeliveries,
-  listWebhooks,
-  sendTestWebhook,
-} from '../../runs/webhooks.ts';
+import { createWebhook, createWebhookInput, deleteWebhook, listWebhooks } from '../../webhooks/subscriptions.ts';
+import { deliveriesParams, listDeliveries, sendTestWebhook } from '../../webhooks/deliveries.ts';
 import { defineEndpoint, type RestRequest } from '../define.ts';
 import { createdWebhookResponse, deliveryListResponse, testDeliveryResponse, webhookListResponse } from '../schemas.ts';
 
@@ -20,7 +13,12 @@ export const createAccountWebhook = defineEndpoint({
   title: 'Register an account webhook',
   tag: 'Webhooks',
   description:
-    'Events are POSTed to url when a run of the account ends (run.succeeded, run.failed, run.aborted, run.timed_out), signed per the Standard Webhooks spec (webhook-id, webhook-timestamp, webhook-signature) and retried with exponential backoff for about a day. At most 20 webhooks per account. A url the outbound guard refuses (a private, loopback, link-local or metadata address, a host name resolving to one, a port other than 80 for http and 443 for https) answers 400 validation_failed saying why; at delivery such a refusal fails the delivery at once, without retries.',
+    'Events are POSTed to url when a run of the account ends (run.succeeded, run.failed, run.aborted, ' +
+    'run.timed_out), signed per the Standard Webhooks spec (webhook-id, webhook-timestamp, ' +
+    'webhook-signature) and retried with exponential backoff for about a day. At most 20 webhooks per account. ' +
+    'A url the outbound guard refuses (a private, loopback, link-local or metadata address, ' +
+    'a host name resolving to one, a port other than 80 for http and 443 for https) ' +
+    'answers 400 validation_failed saying why; at delivery such a refusal fails the delivery at once, without retries.',
   rest: {
     path: PATH,
     methods: ['post'],
@@ -87,7 +85,9 @@ export const sendTestWebhookEvent = defineEndpoint({
   title: 'Send a test event to a webhook',
   tag: 'Webhooks',
   description:
-    'Queues one webhook.test event to the webhook, whatever events it subscribes to: {"type": "webhook.test", "timestamp", "data": {"webhookId", "sentAt"}}, signed, retried and guarded like a run event, and logged among its deliveries. The answer is the delivery, pending; its outcome is in the delivery log.',
+    'Queues one webhook.test event to the webhook, whatever events it subscribes to: {"type": "webhook.test", ' +
+    '"timestamp", "data": {"webhookId", "sentAt"}}, signed, retried and guarded like a run event, ' +
+    'and logged among its deliveries. The answer is the delivery, pending; its outcome is in the delivery log.',
   rest: { path: `${ONE}/test`, methods: ['post'], status: 201, input: idOf, ok: 'The delivery queued.' },
   graphql: { field: 'sendTestWebhook' },
   response: testDeliveryResponse,

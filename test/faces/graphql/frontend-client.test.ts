@@ -3,7 +3,7 @@ import { persistedExchange } from '@urql/exchange-persisted';
 import { pipe, subscribe, take, toPromise } from 'wonka';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../../src/accounts/accounts.ts';
-import { executeRun } from '../../../src/runs/engine.ts';
+import { executeRun } from '../../../src/runs/engine/index.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { gatedSources } from '../../helpers/sources.ts';
 import { disposeFrontendClients, frontendClient } from '../../helpers/urql.ts';

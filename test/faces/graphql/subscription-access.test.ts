@@ -2,10 +2,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
 import { grantPlanCredits } from '../../../src/billing/wallet.ts';
 import { LiveAccess } from '../../../src/http/access.ts';
-import type { Sources } from '../../../src/sources/types.ts';
 import { startTestApp } from '../../helpers/app.ts';
 import { startIdentityApp, type Browser, type IdentityApp } from '../../helpers/identity.ts';
-import { gatedSources, type GatedSources } from '../../helpers/sources.ts';
+import { runGates, type GatedSources, type RunGates } from '../../helpers/sources.ts';
 import { waitFor } from '../../helpers/wait.ts';
 import { closeCode, disposeClients, wsClient } from '../../helpers/ws.ts';
 import { graphql } from '../../helpers/gql/index.ts';
@@ -20,17 +19,17 @@ import { graphql } from '../../helpers/gql/index.ts';
 
 const PASSWORD = 'correct horse battery';
 let t: IdentityApp;
-let catalog: Sources;
+let gates: RunGates;
+/** The gate of the test's held run. */
 let gate: GatedSources | undefined;
 
 beforeAll(async () => {
   t = await startIdentityApp({}, { worker: true });
-  catalog = t.app.core.sources;
+  gates = runGates(t.app.core);
 });
 afterEach(async () => {
-  gate?.releaseAll();
+  gates.reset();
   gate = undefined;
-  t.app.core.sources = catalog;
   await disposeClients();
 });
 afterAll(() => t?.stop());
@@ -94,8 +93,7 @@ async function team(): Promise<Team> {
 
 /** A maps run of the team, held before each page until the test lets it go on. */
 async function heldRun(ownerKey: string): Promise<string> {
-  gate = gatedSources(catalog);
-  t.app.core.sources = gate.sources;
+  gate = gates.hold();
   const res = await fetch(`${t.url}/api/v1/scrape/maps`, {
     method: 'POST',
     headers: { authorization: `Bearer ${ownerKey}`, 'content-type': 'application/json' },

@@ -2,36 +2,27 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { print } from 'graphql';
 import type { FormattedExecutionResult } from 'graphql-ws';
 import type { ResultOf } from '@graphql-typed-document-node/core';
-import type { Sources } from '../../../src/sources/types.ts';
-import { DENVER_DENTISTS, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { gatedSources, type GatedSources } from '../../helpers/sources.ts';
+import { appWithAccount, DENVER_DENTISTS, type TestApp } from '../../helpers/app.ts';
+import { runGates, type RunGates } from '../../helpers/sources.ts';
 import { closeCode, collect, disposeClients, wsClient } from '../../helpers/ws.ts';
 import { graphql } from '../../helpers/gql/index.ts';
 
 let t: TestApp;
 let key: string;
-let catalog: Sources;
-let gate: GatedSources | undefined;
+let gates: RunGates;
 
 beforeAll(async () => {
-  t = await startTestApp();
-  ({ apiKey: key } = await t.account());
-  catalog = t.app.core.sources;
+  ({ t, key } = await appWithAccount());
+  gates = runGates(t.app.core);
 });
 afterEach(async () => {
-  gate?.releaseAll();
-  gate = undefined;
-  t.app.core.sources = catalog;
+  gates.reset();
   await disposeClients();
 });
 afterAll(() => t?.stop());
 
 /** Runs started from now on wait before each page of their place search until the test releases them. */
-function holdRuns(): GatedSources {
-  gate = gatedSources(catalog);
-  t.app.core.sources = gate.sources;
-  return gate;
-}
+const holdRuns = () => gates.hold();
 
 const Progress = graphql(`
   subscription SubscriptionsProgress($id: ID!) { runProgress(id: $id) { id status handled requested statusMessage outputUrl } }

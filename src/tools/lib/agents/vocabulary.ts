@@ -30,7 +30,9 @@ export function specialtyCode(text: string): string | undefined {
 export function unknownSpecialtyMessage(text: string): string {
   const value = text.trim();
   const codes = [...SPECIALTY_NAMES.keys()];
-  const range = `codes run from ${codes[0]} to ${codes.at(-1)} (1001 buyer's agent, 1002 listing agent; all are listed in docs/tools.md)`;
+  const range =
+    `codes run from ${codes[0]} to ${codes.at(-1)} (1001 buyer's agent, ` +
+    '1002 listing agent; all are listed in docs/tools.md)';
   if (/^\d+$/.test(value)) return `"${value}" is not a specialty code; ${range}`;
   const close = closestMatches(value, [...SPECIALTY_NAMES.values()]).map(
     (name) => `${CODE_BY_NAME.get(nameKey(name))} (${name})`,

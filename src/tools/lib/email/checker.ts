@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { KeyedLimiter } from '../../../net/limiter.ts';
 import { fanOutSignal } from '../../../net/signal.ts';
-import { DnsError, type ContactNetwork, type SmtpProbeResult, type SmtpReply } from '../../../sources/contacts.ts';
+import type { ContactNetwork, SmtpProbeResult, SmtpReply } from '../../../sources/contacts.ts';
+import { DnsError } from '../../../net/errors.ts';
 import { isDisposableDomain, isFreeWebmailDomain, isRoleAccount } from './flags.ts';
 import { providerFromMx } from './providers.ts';
 import { parseAddress } from './syntax.ts';
@@ -278,7 +279,9 @@ export class EmailChecker {
             ? `the mail server may not be contacted: ${failure.reason}`
             : failure.kind === 'timeout'
               ? `the mail server timed out (${failure.stage}): ${failure.reason}`
-              : `${failure.stage === 'connect' ? 'could not reach the mail server' : `the mail server ended the check at ${failure.stage}`}: ${failure.reason}`;
+              : failure.stage === 'connect'
+                ? `could not reach the mail server: ${failure.reason}`
+                : `the mail server ended the check at ${failure.stage}: ${failure.reason}`;
         p.resolve({ status: 'unknown', reason, ...session });
         continue;
       }

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { NetError, type WebClient, type WebResponse } from '../../../sources/contacts.ts';
+import type { WebClient, WebResponse } from '../../../sources/contacts.ts';
+import { NetError } from '../../../net/errors.ts';
 import { bareHost } from '../../../shared/hosts.ts';
 import { extractPage, type PagePerson } from './extract.ts';
 
@@ -41,7 +42,10 @@ export interface SiteCrawl {
 /** How likely a link leads to people's names and titles, from its path and text; 0 = not worth a page. */
 const LINK_SCORES: [RegExp, number][] = [
   [
-    /\b(team|our-?team|the-?team|people|staff|leadership|management|executives?|founders?|board|directors|who-?we-?are|meet|partners|attorneys|lawyers|doctors|our-?experts)\b/,
+    new RegExp(
+      String.raw`\b(team|our-?team|the-?team|people|staff|leadership|management|executives?|founders?|board|` +
+        String.raw`directors|who-?we-?are|meet|partners|attorneys|lawyers|doctors|our-?experts)\b`,
+    ),
     10,
   ],
   [/\b(about|about-?us|company|our-?story|story|firm)\b/, 6],
@@ -59,7 +63,9 @@ function decodedPath(url: URL): string | undefined {
   }
 }
 
-/** 0 for a link the crawler skips: a file, or a path whose escapes do not decode (one bad link never costs the site). */
+/**
+ * 0 for a link the crawler skips: a file, or a path whose escapes do not decode (one bad link never costs the site).
+ */
 export function linkScore(url: URL, text: string): number {
   const path = decodedPath(url);
   if (path === undefined || FILE.test(url.pathname)) return 0;

@@ -92,7 +92,8 @@ const OPEN = String.raw`[\[\(\{<]`;
 const CLOSE = String.raw`[\]\)\}>]`;
 /** name [at] domain [dot] com, name(at)domain.com, name {at} domain {dot} co {dot} uk … */
 const BRACKETED = new RegExp(
-  String.raw`([a-z0-9][a-z0-9._%+-]*)\s*${OPEN}\s*(?:at|@)\s*${CLOSE}\s*([a-z0-9-]+(?:\s*(?:${OPEN}\s*(?:dot|\.)\s*${CLOSE}|\.)\s*[a-z0-9-]+)+)`,
+  String.raw`([a-z0-9][a-z0-9._%+-]*)\s*${OPEN}\s*(?:at|@)\s*${CLOSE}\s*` +
+    String.raw`([a-z0-9-]+(?:\s*(?:${OPEN}\s*(?:dot|\.)\s*${CLOSE}|\.)\s*[a-z0-9-]+)+)`,
   'gi',
 );
 /** name at domain dot com (both words, so "contact us at acme.com" is not read as an address). */
@@ -162,8 +163,11 @@ function elementEmails(root: readonly AnyNode[]): string[] {
 }
 
 const NAME_WORD = /^[A-Z][a-zA-Z'’.-]*$|^(van|von|de|der|del|da|di|la|le|du|bin|al)$/;
-const NOT_NAMES =
-  /\b(team|our|meet|about|contact|read|more|view|profile|leadership|company|services|careers|news|home|menu|board|directors|management|people|staff|us|the)\b/i;
+const NOT_NAMES = new RegExp(
+  String.raw`\b(team|our|meet|about|contact|read|more|view|profile|leadership|company|services|careers|news|home|` +
+    String.raw`menu|board|directors|management|people|staff|us|the)\b`,
+  'i',
+);
 
 /** "Jane Doe", "Mary-Ann van der Berg", "J. R. Smith": two to five capitalised words, no digits. */
 export function looksLikePersonName(text: string): boolean {
@@ -223,8 +227,11 @@ function itemprop(scope: Element, prop: string): string | null {
   return value.replace(/\s+/g, ' ').trim() || null;
 }
 
-const CARD =
-  /(^|[\s_-])(team|member|members|person|people|staff|employee|leader|leaders|leadership|bio|profile|founder|founders|executive|executives|partner|partners|card)([\s_-]|s?$)/i;
+const CARD = new RegExp(
+  String.raw`(^|[\s_-])(team|member|members|person|people|staff|employee|leader|leaders|leadership|bio|profile|` +
+    String.raw`founder|founders|executive|executives|partner|partners|card)([\s_-]|s?$)`,
+  'i',
+);
 const TITLE_CLASS = /(title|position|role|job|designation|occupation)/i;
 
 function classOf(el: Element): string {

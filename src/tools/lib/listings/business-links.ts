@@ -17,7 +17,8 @@ import {
  * ("denver-co", "salt-lake-city-ut"); a lone segment that is not a location is an industry.
  */
 export const BUSINESS_LINK_FORMS =
-  'expected a search page /businesses-for-sale[/<state or city-st>][/<industry>] (e.g. /businesses-for-sale/denver-co/restaurants) or a single listing /business-opportunity/<slug>/<listing id>';
+  'expected a search page /businesses-for-sale[/<state or city-st>][/<industry>] (e.g. ' +
+  '/businesses-for-sale/denver-co/restaurants) or a single listing /business-opportunity/<slug>/<listing id>';
 
 export interface BusinessSearchFilters {
   /** Two-letter state code. */
@@ -91,7 +92,8 @@ export function parseBusinessLink(link: string): BusinessLink {
   if (rest.length === 2) {
     if (!applyLocation(filters, rest[0]!))
       throw new Error(
-        `"${rest[0]}" is not a location ("all", a state such as "colorado" or a city such as "denver-co"); ${BUSINESS_LINK_FORMS}`,
+        `"${rest[0]}" is not a location ("all", ` +
+          `a state such as "colorado" or a city such as "denver-co"); ${BUSINESS_LINK_FORMS}`,
       );
     filters.industry = rest[1]!;
   } else if (rest.length === 1 && !applyLocation(filters, rest[0]!)) {

@@ -19,7 +19,8 @@ import {
  * location ("denver-co", "colorado"); query parameters add or replace them.
  */
 export const COMMERCIAL_LINK_FORMS =
-  'expected /properties (property search or list), /search with a location (e.g. /search?location=Denver%2C+CO or /search?market=Denver) or /resources/find-a-broker/';
+  'expected /properties (property search or list), /search with a location (e.g. ' +
+  '/search?location=Denver%2C+CO or /search?market=Denver) or /resources/find-a-broker/';
 
 export const PROPERTY_TYPES = [
   'office',
@@ -61,7 +62,10 @@ export interface CommercialLink {
   filters: CommercialFilters;
   /** The link shows a map area (bounding box, centre and zoom) rather than a chosen place. */
   mapView: boolean;
-  /** Query parameters that do not change what is searched here (unknown ones, and map parameters beside a city or market). */
+  /**
+   * Query parameters that do not change what is searched here (unknown
+   * ones, and map parameters beside a city or market).
+   */
   ignored: string[];
 }
 
@@ -170,7 +174,10 @@ function findForm(segments: string[]): { form: CommercialLinkForm; at: number; l
   return undefined;
 }
 
-/** Reads one start URL; throws an Error naming what is wrong and the accepted forms. Map views are reported, not refused (see `mapView`). */
+/**
+ * Reads one start URL; throws an Error naming what is wrong and the accepted
+ * forms. Map views are reported, not refused (see `mapView`).
+ */
 export function parseCommercialLink(link: string): CommercialLink {
   const read = readLink(link);
   const found = findForm(read.segments);
@@ -282,7 +289,10 @@ export function parseCommercialLink(link: string): CommercialLink {
 export function mapViewRefusal(link: CommercialLink): string | undefined {
   if (hasCityOrMarket(link.filters)) return undefined;
   if (link.mapView || link.form === 'search') {
-    return 'is a map view with no city or market chosen: choose a specific city or market on the site (for example /search?location=Denver%2C+CO or /search?market=Denver) and send that URL';
+    return (
+      'is a map view with no city or market chosen: choose a specific city or market on the site ' +
+      '(for example /search?location=Denver%2C+CO or /search?market=Denver) and send that URL'
+    );
   }
   return undefined;
 }

@@ -273,7 +273,10 @@ export function parseAddress(input: string): ParsedAddress | { error: string } {
   return { input, street, city: city ? normalizeCity(city) : null, state, zip };
 }
 
-/** Catalog keys to try for an exact match: with the unit, then without it; none unless street, city, state and zip are all known. */
+/**
+ * Catalog keys to try for an exact match: with the unit, then without
+ * it; none unless street, city, state and zip are all known.
+ */
 export function exactKeys(address: ParsedAddress): string[] {
   const { street, city, state, zip } = address;
   if (!city || !state || !zip) return [];

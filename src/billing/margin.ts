@@ -1,3 +1,4 @@
+/** Margins: what each tool's runs earned against what their upstream runs cost (the CLI's `report`). */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
 

@@ -1,214 +1,16 @@
+/**
+ * Reading runs: one run of the caller's account, lists and counts of its runs, pages of a run's rows
+ * (several runs' at once, ended runs' on the read replica) and the inputs runs were started with.
+ */
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
-import type { Executor, Sql, Transaction } from '../../db/client.ts';
+import type { Executor, Sql } from '../../db/client.ts';
 import { runItemTable, runTable, type Run, type RunStatus } from '../../db/tables/runs.ts';
 import { NotReplayed } from '../catalog/reader.ts';
 import type { Core } from '../core.ts';
-import { getTool } from '../tools/index.ts';
-import type { StartInfo, ToolDefinition } from '../tools/types.ts';
-import type { Principal } from '../accounts/accounts.ts';
-import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
+import { notFound, ValidationError } from '../shared/errors.ts';
 import { assertNotExpired, endedOnServer, rowsInRange } from './exports.ts';
 import { assertStorable, cursorTime, unstorable } from '../shared/params.ts';
-import { assertKnownFields } from '../shared/fields.ts';
-import { formatDollars, microsToNumber } from '../billing/money.ts';
-import { assertPlan } from '../billing/plans.ts';
-import { getBalances } from '../billing/wallet.ts';
-import { checkWebhookUrl, newSigningSecret, webhookUrl } from './webhooks.ts';
-import type { OutboundGuard } from '../net/guard.ts';
-import { newRunId } from '../shared/ids.ts';
 import { isTerminal, snapshotOf, type RunSnapshot } from './view.ts';
-import { placeRun } from './queue.ts';
-
-/** Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field, or every field the tool does not know. */
-export function parseToolInput<T extends ToolDefinition>(tool: T, raw: unknown) {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ValidationError([{ path: '', message: 'the request body must be a JSON object' }]);
-  }
-  assertKnownFields(tool.input, raw);
-  const parsed = tool.input.safeParse(raw);
-  if (!parsed.success) throw fromZodError(parsed.error);
-  return parsed.data;
-}
-
-export interface StartedRun {
-  run: RunSnapshot;
-  start: StartInfo;
-}
-
-type StartDeps = Pick<Core, 'db' | 'events' | 'config' | 'accountWrites' | 'network'>;
-
-/**
- * Any tool start may carry `webhookUrl`: the run's end is POSTed there, signed with a secret of
- * the run's own, returned once in the start response (`webhookSecret`). Its form is checked here;
- * `guarded` then asks the outbound guard (a DNS lookup, so it is awaited by the write): a URL the
- * guard refuses is a 400 at `webhookUrl` and the start writes nothing.
- */
-function takeWebhookUrl(raw: unknown): {
-  body: unknown;
-  webhook?: { url: string; secret: string; guarded(guard: OutboundGuard): Promise<void> };
-} {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !('webhookUrl' in raw)) return { body: raw };
-  const { webhookUrl: value, ...body } = raw as Record<string, unknown>;
-  if (value === undefined || value === null) return { body };
-  const parsed = webhookUrl.safeParse(value);
-  if (!parsed.success)
-    throw new ValidationError(parsed.error.issues.map((issue) => ({ path: 'webhookUrl', message: issue.message })));
-  const url = parsed.data;
-  return {
-    body,
-    webhook: {
-      url,
-      secret: newSigningSecret(),
-      guarded(guard) {
-        const checked = checkWebhookUrl(guard, url, 'webhookUrl');
-        checked.catch(() => {}); // the write awaits it; until then a refusal is not unhandled
-        return checked;
-      },
-    },
-  };
-}
-
-interface PlannedRun {
-  tool: ToolDefinition;
-  input: unknown;
-  start: StartInfo;
-  requested: number;
-  estimated: bigint;
-}
-
-/** Validates and plans one run of `tool` for the caller; nothing is written. */
-function planRun(principal: Principal, tool: ToolDefinition, raw: unknown): PlannedRun {
-  assertPlan(principal, tool.plan, tool.title);
-  const parsed = parseToolInput(tool, raw);
-  const { input = parsed, ...start } = tool.describeStart(parsed, principal);
-  const requested = tool.requested(input);
-  return { tool, input, start, requested, estimated: tool.price.estimate(input, requested) };
-}
-
-/**
- * Creates one planned run in the caller's transaction: inserts it RUNNING, then the queue places it
- * (runs/queue.ts): its hold, RUNNING or READY, its job and its notification. 402 when the hold cannot
- * pay for one unit.
- */
-async function createRun(
-  core: StartDeps,
-  tx: Transaction,
-  accountId: string,
-  plan: PlannedRun,
-  parentRunId: string | null,
-  webhook?: { url: string; secret: string },
-): Promise<{ run: RunSnapshot; heldMicros: bigint }> {
-  const { tool, input, requested, estimated } = plan;
-  const id = newRunId();
-  const [created] = await tx
-    .insert(runTable)
-    .values({
-      id,
-      accountId,
-      tool: tool.name,
-      status: 'RUNNING',
-      statusMessage: 'Starting',
-      input,
-      requested,
-      // The statement's own time, not the transaction's: starts written together in one transaction
-      // keep the order they arrived in, which is the order waiting runs start (promoteNextRun).
-      createdAt: sql`clock_timestamp()`,
-      startedAt: new Date(),
-      fileName:
-        typeof (input as { fileName?: unknown }).fileName === 'string'
-          ? (input as { fileName: string }).fileName
-          : null,
-      estimatedMicros: estimated,
-      parentRunId,
-      webhookUrl: webhook?.url ?? null,
-      webhookSecret: webhook?.secret ?? null,
-    })
-    .returning()
-    // Prepared: the statement is parsed once per connection.
-    .prepare('insert_run')
-    .execute();
-  const placed = await placeRun(core, tx, accountId, snapshotOf(created!), {
-    wanted: tool.price.unitMicros > 0n ? estimated : 0n,
-    overdraftMicros: tool.overdraftMicros ?? 0n,
-  });
-  const { held } = placed;
-  if (held && tool.price.unitMicros > 0n && held.planMicros + held.purchasedMicros < tool.price.unitMicros) {
-    const wallet = await getBalances(tx, accountId);
-    const total = wallet.planMicros + wallet.purchasedMicros;
-    throw new AppError(
-      402,
-      'insufficient_funds',
-      total < 0n
-        ? `The wallet is ${formatDollars(total)} USD, below zero: credits of a refunded or disputed purchase were taken back after they were spent. No run starts until it is settled; buy credits with POST /api/v1/buy-credits.`
-        : `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
-    );
-  }
-  // With the limits off nothing is held: the estimate stands.
-  return { run: placed.run, heldMicros: held ? held.planMicros + held.purchasedMicros : estimated };
-}
-
-/**
- * What a start answers about money: `estimatedCost` is what is held, the most the run can be charged;
- * when the wallet (plus the lead scraper's 1 USD) caps the hold below the estimate of everything
- * requested, `uncappedCost` states that estimate too.
- */
-function costOf(estimated: bigint, held: bigint): { estimatedCost: number; uncappedCost?: number } {
-  return held < estimated
-    ? { estimatedCost: microsToNumber(held), uncappedCost: microsToNumber(estimated) }
-    : { estimatedCost: microsToNumber(estimated) };
-}
-
-/** A start that passed its checks: writing it creates the run in the caller's transaction. */
-export type PreparedStart = (tx: Transaction) => Promise<StartedRun>;
-
-/**
- * Checks a start without touching the database (400 for the input, 403 for the plan) and returns its
- * write: in one transaction it creates the run with its worker job and holds its estimated cost (402
- * when the wallet cannot pay for one unit); when the account already has its maximum of runs RUNNING,
- * the run waits as READY. A tool's linked runs (property lookup's owner contact) are created the same
- * way in the same transaction. A run never exists without its hold and job, nor a job without its run.
- * Checking first keeps refused starts out of the account's write groups (account-writes.ts).
- */
-export function prepareStart(core: StartDeps, principal: Principal, toolName: string, raw: unknown): PreparedStart {
-  const tool = getTool(toolName);
-  // Text Postgres cannot hold (NUL, unpaired surrogates), anywhere in the input, is refused first.
-  assertStorable(raw);
-  const { body, webhook } = takeWebhookUrl(raw);
-  const main = planRun(principal, tool, body);
-  const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({
-    link,
-    plan: planRun(principal, getTool(link.tool), link.input),
-  }));
-  // The guard's verdict on the webhook URL is looked up while the write waits its turn.
-  const webhookGuarded = webhook?.guarded(core.network.guard);
-  return async (tx) => {
-    await webhookGuarded;
-    const { run, heldMicros } = await createRun(core, tx, principal.accountId, main, null, webhook);
-    const extra: Record<string, unknown> = {};
-    for (const { link, plan } of linked) {
-      const linkedRun = await createRun(core, tx, principal.accountId, plan, run.id);
-      extra[link.field] = linkedRun.run.id;
-    }
-    const secret = webhook ? { webhookSecret: webhook.secret } : {};
-    return {
-      run,
-      start: {
-        message: main.start.message,
-        extra: { ...costOf(main.estimated, heldMicros), ...main.start.extra, ...extra, ...secret },
-      },
-    };
-  };
-}
-
-/** Starts a run (see `prepareStart`) as one of the account's writes. */
-export async function startRun(
-  core: StartDeps,
-  principal: Principal,
-  toolName: string,
-  raw: unknown,
-): Promise<StartedRun> {
-  return core.accountWrites.run(principal.accountId, prepareStart(core, principal, toolName, raw));
-}
 
 const prepareGetRun = (db: Executor) =>
   db
@@ -431,7 +233,10 @@ export async function listItemsOfRuns(
   return pages;
 }
 
-/** The inputs the caller's runs among `ids` were started with, in the order of `ids` (null where another account's or none). */
+/**
+ * The inputs the caller's runs among `ids` were started with, in the order of `ids` (null where another account's or
+ * none).
+ */
 export async function loadRunInputs(
   db: Executor,
   accountId: string,

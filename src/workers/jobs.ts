@@ -4,15 +4,18 @@
  * task list (workers/tasks.ts) both read these names.
  */
 export const JOBS = {
-  /** Executes one run (runs/engine.ts); added when the run is placed RUNNING (runs/queue.ts). */
+  /** Executes one run (runs/engine/execute.ts); added when the run is placed RUNNING (runs/queue.ts). */
   runTool: 'run_tool',
-  /** Delivers one webhook (runs/webhooks.ts). */
+  /** Delivers one webhook (webhooks/deliver.ts). */
   deliverWebhook: 'deliver_webhook',
   /** Purges expired results and idempotency keys (runs/retention.ts), from the crontab. */
   housekeeping: 'housekeeping',
   /** Applies one verified Stripe event (billing/payments/events.ts); added by POST /hooks/stripe. */
   applyStripeEvent: 'apply_stripe_event',
-  /** Mails a password-reset link to the user of an email, if any (accounts/password-reset.ts); added by POST /auth/password-reset. */
+  /**
+   * Mails a password-reset link to the user of an email, if any (accounts/password-reset.ts);
+   * added by POST /auth/password-reset.
+   */
   sendPasswordReset: 'send_password_reset',
 } as const;
 

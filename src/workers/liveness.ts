@@ -1,3 +1,7 @@
+/**
+ * Worker liveness: each worker's heartbeat, and the sweep that hands back the jobs of workers that
+ * stopped beating.
+ */
 import type { Sql } from '../../db/client.ts';
 import type { Logger } from '../logger.ts';
 import { isDatabaseUnavailable } from '../shared/errors.ts';

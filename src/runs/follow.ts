@@ -1,64 +1,18 @@
+/**
+ * Following a run from a face: its status now or once it ends (long polls), its changes and its rows
+ * as they are stored (subscriptions, streams), and every run of an account (dashboards).
+ */
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import { runTable, type RunStatus } from '../../db/tables/runs.ts';
 import type { Core } from '../core.ts';
-import { getTool } from '../tools/index.ts';
-import { lockAccount, type Principal } from '../accounts/accounts.ts';
-import { AppError, notFound } from '../shared/errors.ts';
+import type { Principal } from '../accounts/accounts.ts';
 import { assertNotExpired } from './exports.ts';
-import { assertStorable } from '../shared/params.ts';
-import type { RunEvent } from './events.ts';
-import { finishRunInTx } from './engine.ts';
+import type { RunEvent } from '../events/topics.ts';
 import { isTerminal, snapshotOf, type RunSnapshot } from './view.ts';
-import { getRun, listRunItems } from './runs.ts';
-
-type ControlDeps = Pick<Core, 'db' | 'events' | 'config' | 'logger' | 'sources'>;
+import { getRun, listRunItems } from './read.ts';
 
 /** The longest a status request may wait for a run to end (`waitForFinish`), seconds. */
 export const MAX_WAIT_FOR_FINISH_SECS = 60;
-
-/**
- * Cancels a run of the caller's account. A waiting (READY) run ends ABORTED at once; a RUNNING run
- * becomes ABORTING and its worker, wherever it runs, stops after the batch in hand and ends it
- * ABORTED, keeping and billing the rows already stored. 409 `not_cancellable` for tools outside the
- * spec's cancellable list, 409 `run_finished` once the run has ended; cancelling twice is harmless.
- */
-export async function cancelRun(core: ControlDeps, principal: Principal, runId: string): Promise<RunSnapshot> {
-  assertStorable(runId, 'runId');
-  return core.db.transaction(async (tx) => {
-    // The account's lock, then the run's: sent together, run by Postgres in that order.
-    const [, [run]] = await Promise.all([
-      lockAccount(tx, principal.accountId),
-      tx
-        .select()
-        .from(runTable)
-        .where(and(eq(runTable.id, runId), eq(runTable.accountId, principal.accountId)))
-        .for('update'),
-    ]);
-    if (!run) throw notFound('Run');
-    const tool = getTool(run.tool);
-    if (!tool.cancellable) {
-      throw new AppError(
-        409,
-        'not_cancellable',
-        `${tool.title} runs cannot be cancelled; this one will finish on its own.`,
-      );
-    }
-    if (isTerminal(run.status)) throw new AppError(409, 'run_finished', `The run has already ended (${run.status}).`);
-    if (run.status === 'ABORTING') return snapshotOf(run);
-    if (run.status === 'READY') {
-      await finishRunInTx(core, tx, run, tool, 'ABORTED', 'Cancelled before it started: nothing was charged');
-    } else {
-      const [aborting] = await tx
-        .update(runTable)
-        .set({ status: 'ABORTING', statusMessage: 'Cancelling: results stored so far are kept' })
-        .where(eq(runTable.id, run.id))
-        .returning();
-      await core.events.publishRun(tx, run.accountId, 'progress', snapshotOf(aborting!));
-    }
-    const [now] = await tx.select().from(runTable).where(eq(runTable.id, run.id));
-    return snapshotOf(now!);
-  });
-}
 
 /**
  * The run now or, when it is still going, once it ends or `waitSecs` pass, whichever is first
@@ -163,6 +117,33 @@ export async function* followRunItems(
         yield* drain();
         return;
       }
+    }
+  } finally {
+    await events.return();
+  }
+}
+
+/**
+ * A run of the caller's account now, then each change of it, until it ends (GraphQL's `runProgress`).
+ * Listens first, then reads, so nothing falls in between; a progress event that handled fewer items
+ * than the state already sent (committed before the read) is stale and skipped.
+ */
+export async function* followRun(
+  core: Pick<Core, 'db' | 'events'>,
+  principal: Principal,
+  runId: string,
+): AsyncGenerator<RunSnapshot> {
+  const events = await core.events.subscribe('runProgress', runId);
+  try {
+    let current = snapshotOf(await getRun(core.db, principal.accountId, runId));
+    yield current;
+    if (isTerminal(current.status)) return;
+    for await (const next of events) {
+      const stale = !isTerminal(next.status) && next.handled < current.handled;
+      if (stale) continue;
+      current = next;
+      yield current;
+      if (isTerminal(current.status)) return;
     }
   } finally {
     await events.return();

@@ -1,6 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { and, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
-import { Webhook as Signer } from 'standardwebhooks';
+/**
+ * Webhook deliveries: the log of each webhook (its pages and counts), and the deliveries queued for a
+ * run's end or a test, each with its `deliver_webhook` job.
+ */
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { runInTransaction, type Executor, type Transaction } from '../../db/client.ts';
 import type { RunStatus } from '../../db/tables/runs.ts';
@@ -8,23 +10,17 @@ import {
   WEBHOOK_EVENTS,
   webhookDeliveryTable,
   webhookTable,
-  type Webhook,
   type WebhookDelivery,
   type WebhookEvent,
 } from '../../db/tables/webhooks.ts';
-import type { Core } from '../core.ts';
-import { lockAccount, type Principal } from '../accounts/accounts.ts';
-import { AppError, fromZodError, notFound, ValidationError } from '../shared/errors.ts';
+import type { Principal } from '../accounts/accounts.ts';
+import { fromZodError, ValidationError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
 import { cursorTime, unstorable } from '../shared/params.ts';
-import type { OutboundGuard } from '../net/guard.ts';
-import { NetError } from '../sources/contacts.ts';
-import { JOBS } from './jobs.ts';
-import { observeWebhookDelivery } from '../shared/metrics.ts';
-import { outputUrl, type RunSnapshot } from './view.ts';
+import { JOBS } from '../workers/jobs.ts';
+import { outputUrl, type RunSnapshot } from '../runs/view.ts';
+import { ownWebhook } from './subscriptions.ts';
 
-/** The most webhooks one account may register. */
-export const MAX_WEBHOOKS_PER_ACCOUNT = 20;
 /**
  * Attempts per delivery: graphile-worker retries after exp(attempt) seconds (capped at about six
  * hours between tries), so 13 attempts span about a day.
@@ -46,146 +42,6 @@ const EVENT_OF: Partial<Record<RunStatus, WebhookEvent>> = {
   ABORTED: 'run.aborted',
   'TIMED-OUT': 'run.timed_out',
 };
-
-/**
- * A webhook URL: http or https, no credentials. Where it may connect is the outbound guard's to say,
- * when it is registered (checkWebhookUrl) and again at every delivery.
- */
-export const webhookUrl = z
-  .string()
-  .trim()
-  .max(2_000, 'must be at most 2000 characters')
-  .superRefine((value, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be an absolute http or https URL' });
-      return;
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      ctx.addIssue({ code: 'custom', message: 'must be an http or https URL' });
-    if (url.username || url.password)
-      ctx.addIssue({ code: 'custom', message: 'must not carry a user name or password' });
-  })
-  .describe('Where events are POSTed, signed per the Standard Webhooks spec.');
-
-export const createWebhookInput = z
-  .object({
-    url: webhookUrl,
-    events: z
-      .array(z.enum(WEBHOOK_EVENTS, { message: `must be one of ${WEBHOOK_EVENTS.join(', ')}` }))
-      .min(1, 'give at least one event, or leave events out for all of them')
-      .optional()
-      .describe(`Events to receive; default all: ${WEBHOOK_EVENTS.join(', ')}.`),
-    description: z.string().trim().max(200, 'must be at most 200 characters').optional(),
-  })
-  .strict();
-
-/**
- * 400 `validation_failed` at `path` when the outbound guard refuses `url` (a private, loopback,
- * link-local or metadata address, a name resolving to one, a port other than the web's): such a webhook
- * could never be delivered. A name that does not resolve (yet) passes: DNS may be set up later, and a
- * delivery to it is retried.
- */
-export async function checkWebhookUrl(guard: OutboundGuard, url: string, path: string): Promise<void> {
-  try {
-    await guard.checkUrl(new URL(url));
-  } catch (err) {
-    if (err instanceof NetError && err.kind === 'refused')
-      throw new ValidationError([{ path, message: `refused by the outbound guard: ${err.message}` }]);
-    if (err instanceof NetError) return;
-    throw err;
-  }
-}
-
-/** What every face shows of a webhook; the secret only at creation. */
-export interface WebhookView {
-  id: string;
-  url: string;
-  events: WebhookEvent[];
-  description: string | null;
-  createdAt: string;
-}
-
-const viewOf = (w: Webhook): WebhookView => ({
-  id: w.id,
-  url: w.url,
-  events: w.events as WebhookEvent[],
-  description: w.description,
-  createdAt: w.createdAt.toISOString(),
-});
-
-export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
-
-/**
- * Registers an account webhook; the answer carries its signing secret, shown this once. A URL the
- * outbound guard refuses is refused here (checkWebhookUrl).
- */
-export async function createWebhook(
-  core: Pick<Core, 'db' | 'network'>,
-  principal: Principal,
-  raw: unknown,
-): Promise<WebhookView & { secret: string }> {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
-    throw new ValidationError([{ path: '', message: 'the request body must be a JSON object' }]);
-  const parsed = createWebhookInput.safeParse(raw);
-  if (!parsed.success) throw fromZodError(parsed.error);
-  const input = parsed.data;
-  await checkWebhookUrl(core.network.guard, input.url, 'url');
-  return core.db.transaction(async (tx) => {
-    await lockAccount(tx, principal.accountId);
-    const [count] = await tx
-      .select({ n: sql<number>`count(*)::int` })
-      .from(webhookTable)
-      .where(eq(webhookTable.accountId, principal.accountId));
-    if (count!.n >= MAX_WEBHOOKS_PER_ACCOUNT) {
-      throw new ValidationError([
-        { path: 'url', message: `an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` },
-      ]);
-    }
-    const secret = newSigningSecret();
-    const [created] = await tx
-      .insert(webhookTable)
-      .values({
-        id: `wh_${randomBase62(16)}`,
-        accountId: principal.accountId,
-        url: input.url,
-        events: [...new Set(input.events ?? WEBHOOK_EVENTS)],
-        description: input.description ?? null,
-        secret,
-      })
-      .returning();
-    return { ...viewOf(created!), secret };
-  });
-}
-
-export async function listWebhooks(db: Executor, principal: Principal): Promise<WebhookView[]> {
-  const rows = await db
-    .select()
-    .from(webhookTable)
-    .where(eq(webhookTable.accountId, principal.accountId))
-    .orderBy(webhookTable.createdAt, webhookTable.id);
-  return rows.map(viewOf);
-}
-
-async function ownWebhook(db: Executor, principal: Principal, id: string): Promise<Webhook> {
-  const [hook] = await db
-    .select()
-    .from(webhookTable)
-    .where(and(eq(webhookTable.id, id), eq(webhookTable.accountId, principal.accountId)));
-  if (!hook) throw notFound('Webhook');
-  return hook;
-}
-
-/** Deletes a webhook of the caller's account (its delivery log goes with it); another account's is a 404. */
-export async function deleteWebhook(db: Executor, principal: Principal, id: string): Promise<void> {
-  const deleted = await db
-    .delete(webhookTable)
-    .where(and(eq(webhookTable.id, id), eq(webhookTable.accountId, principal.accountId)))
-    .returning({ id: webhookTable.id });
-  if (deleted.length === 0) throw notFound('Webhook');
-}
 
 export interface DeliveryView {
   id: string;
@@ -267,20 +123,6 @@ export async function listDeliveries(db: Executor, principal: Principal, webhook
     deliveries: page.map(deliveryView),
     nextAfter: rows.length > limit && last ? deliveryCursor(last) : null,
   };
-}
-
-/** The caller's webhooks among `ids`, in the order of `ids` (null where another account's or none). */
-export async function loadWebhooks(
-  db: Executor,
-  principal: Principal,
-  ids: readonly string[],
-): Promise<(WebhookView | null)[]> {
-  const rows = await db
-    .select()
-    .from(webhookTable)
-    .where(and(eq(webhookTable.accountId, principal.accountId), inArray(webhookTable.id, [...ids])));
-  const byId = new Map(rows.map((w) => [w.id, viewOf(w)]));
-  return ids.map((id) => byId.get(id) ?? null);
 }
 
 export interface DeliveryPage {
@@ -470,102 +312,4 @@ export async function sendTestWebhook(db: Executor, principal: Principal, id: st
     ]);
     return deliveryView(queued!);
   });
-}
-
-/** Sends one signed POST; how is the caller's (through the outbound guard). */
-export type WebhookPost = (
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-  signal?: AbortSignal,
-) => Promise<{ status: number }>;
-
-type DeliverDeps = Pick<Core, 'db' | 'logger'> & { post: WebhookPost };
-
-/**
- * One attempt of a delivery: signs the payload (Standard Webhooks: `webhook-id`, `webhook-timestamp`,
- * `webhook-signature`) and POSTs it. A 2xx answer delivers it; anything else is recorded in the log
- * and thrown, so the job is tried again later, until the last attempt marks it failed. A URL the
- * outbound guard refuses (its name now resolves to a private address, say) fails at once, for good:
- * the refusal is the delivery's `lastError`, and the job ends without a retry or an error stack.
- */
-export async function deliverWebhook(
-  deps: DeliverDeps,
-  deliveryId: string,
-  attempt: number,
-  maxAttempts: number,
-  signal?: AbortSignal,
-) {
-  const [delivery] = await deps.db.select().from(webhookDeliveryTable).where(eq(webhookDeliveryTable.id, deliveryId));
-  if (!delivery || delivery.status !== 'pending') return;
-  const secret = await signingSecret(deps.db, delivery);
-  if (!secret) {
-    await deps.db
-      .update(webhookDeliveryTable)
-      .set({ status: 'failed', lastError: 'the webhook no longer exists' })
-      .where(eq(webhookDeliveryTable.id, deliveryId));
-    observeWebhookDelivery('dropped');
-    return;
-  }
-  const body = JSON.stringify(delivery.payload);
-  const sentAt = new Date();
-  const signature = new Signer(secret).sign(delivery.id, sentAt, body);
-  const headers = {
-    'content-type': 'application/json',
-    'webhook-id': delivery.id,
-    'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-    'webhook-signature': signature,
-  };
-  let status: number | null = null;
-  let error: string | null = null;
-  let refused = false;
-  try {
-    status = (await deps.post(delivery.url, body, headers, signal)).status;
-    if (status < 200 || status > 299) error = `the receiver answered ${status}`;
-  } catch (err) {
-    refused = err instanceof NetError && err.kind === 'refused';
-    error = refused ? `refused by the outbound guard: ${(err as Error).message}` : (err as Error).message;
-  }
-  const done = error === null;
-  const last = !done && (refused || attempt >= maxAttempts);
-  await deps.db
-    .update(webhookDeliveryTable)
-    .set({
-      attempts: attempt,
-      responseStatus: status,
-      lastError: error,
-      lastAttemptAt: sentAt,
-      status: done ? 'succeeded' : last ? 'failed' : 'pending',
-      deliveredAt: done ? sentAt : null,
-    })
-    .where(eq(webhookDeliveryTable.id, deliveryId));
-  observeWebhookDelivery(done ? 'delivered' : refused ? 'refused' : last ? 'failed' : 'retrying');
-  if (!done && !last)
-    throw new AppError(502, 'webhook_delivery_failed', `Delivery ${deliveryId} attempt ${attempt} failed: ${error}`);
-  // The host only: a webhook URL's path or query may be a credential of its own (a chat app's incoming webhook).
-  if (last)
-    deps.logger.warn(
-      {
-        deliveryId,
-        runId: delivery.runId,
-        host: URL.canParse(delivery.url) ? new URL(delivery.url).host : undefined,
-        error,
-      },
-      refused ? 'webhook delivery refused by the outbound guard; not retried' : 'webhook delivery failed for good',
-    );
-}
-
-async function signingSecret(db: Executor, delivery: WebhookDelivery): Promise<string | null> {
-  if (delivery.webhookId) {
-    const [hook] = await db
-      .select({ secret: webhookTable.secret })
-      .from(webhookTable)
-      .where(eq(webhookTable.id, delivery.webhookId));
-    return hook?.secret ?? null;
-  }
-  if (!delivery.runId) return null;
-  const [run] = (await db.execute(sql`select webhook_secret from run where id = ${delivery.runId}`)) as unknown as {
-    webhook_secret: string | null;
-  }[];
-  return run?.webhook_secret ?? null;
 }

@@ -1,7 +1,3 @@
-import type { WorkerEvents, WorkerPool } from 'graphile-worker';
-import type { Sql } from '../../db/client.ts';
-import type { Logger } from '../logger.ts';
-
 /**
  * Which worker process looks for a new job. graphile-worker announces every new job on its
  * `jobs:insert` channel, and each worker process that hears it would ask Postgres for the job: with
@@ -28,6 +24,9 @@ import type { Logger } from '../logger.ts';
  * every `pollMs`, and the workers' own timers run at `pollMs` × concurrency, a backstop: about two
  * polls per `pollMs` a pool, whatever its concurrency.
  */
+import type { WorkerEvents, WorkerPool } from 'graphile-worker';
+import type { Sql } from '../../db/client.ts';
+import type { Logger } from '../logger.ts';
 
 /** The `jobs:insert` channel of graphile-worker, on which new jobs, passes and membership notes go. */
 const CHANNEL = 'jobs:insert';

@@ -1,0 +1,102 @@
+/**
+ * The engine's finish: a run moved to its terminal status once, its hold settled, its slot freed for
+ * the account's next run, its end announced and its webhooks queued, in one transaction.
+ */
+import { eq, sql } from 'drizzle-orm';
+import type { Transaction } from '../../../db/client.ts';
+import { runTable, type Run, type RunStatus } from '../../../db/tables/runs.ts';
+import type { Core } from '../../core.ts';
+import type { ToolDefinition } from '../../tools/types.ts';
+import { lockAccount } from '../../accounts/accounts.ts';
+import { settleHold } from '../../billing/hold.ts';
+import { queueRunWebhooks } from '../../webhooks/deliveries.ts';
+import { plural } from '../../shared/text.ts';
+import { promoteNextRun, releaseRunSlot } from '../queue.ts';
+import { isTerminal, snapshotOf } from '../view.ts';
+
+export type FinishDeps = Pick<Core, 'db' | 'events' | 'config'>;
+
+/** The end's message of a run cancelled with `items` rows stored. */
+export const cancelledMessage = (items: number, tool: ToolDefinition) =>
+  `Cancelled: ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`;
+
+/**
+ * Moves a run to a terminal status once (a run that had already ended is left alone: false), in the
+ * caller's transaction with the account locked: settles the hold (release it, charge the final cost)
+ * and starts the account's next waiting run. `locked` is the run as read or updated in this
+ * transaction, its row locked since, so it is the run as it is: everything the end needs is known
+ * without asking again, and its statements go in two round trips, each a group sent together.
+ */
+export async function finishRunInTx(
+  deps: Omit<FinishDeps, 'db'>,
+  tx: Transaction,
+  locked: Run,
+  tool: ToolDefinition,
+  status: RunStatus,
+  message: string,
+  errorDetail?: string,
+): Promise<boolean> {
+  if (isTerminal(locked.status)) return false;
+  // A cancel accepted after the runner's last batch: the caller was told ABORTING, so the run ends
+  // ABORTED, with every row it stored.
+  if (locked.status === 'ABORTING' && status === 'SUCCEEDED') {
+    status = 'ABORTED';
+    message = cancelledMessage(locked.itemCount, tool);
+  }
+  const hold = { planMicros: locked.holdPlanMicros, purchasedMicros: locked.holdPurchasedMicros };
+  const holdTotal = hold.planMicros + hold.purchasedMicros;
+  const input = tool.input.parse(locked.input);
+  let charge = tool.price.settle
+    ? tool.price.settle(locked.chargedMicros, locked.itemCount, input, status)
+    : locked.chargedMicros;
+  if (deps.config.enforceLimits && charge > holdTotal) charge = holdTotal;
+  // Sent together: none needs another's result (the wallet's changes add up in any order).
+  const [, , [ended]] = await Promise.all([
+    locked.status === 'RUNNING' || locked.status === 'ABORTING' ? releaseRunSlot(tx, locked.accountId) : undefined,
+    settleHold(tx, locked.accountId, locked.id, hold, charge),
+    tx
+      .update(runTable)
+      .set({
+        status,
+        statusMessage: message,
+        finishedAt: sql`now()`,
+        startedAt: sql`coalesce(${runTable.startedAt}, now())`,
+        expiresAt: sql`now() + make_interval(hours => ${deps.config.resultRetentionHours})`,
+        errorDetail: errorDetail ?? null,
+        chargedMicros: charge,
+        settledAt: sql`now()`,
+      })
+      .where(eq(runTable.id, locked.id))
+      .returning(),
+  ]);
+  const snapshot = snapshotOf(ended!);
+  // Sent together as well; the next run's start counts on the slot released above.
+  await Promise.all([
+    deps.events.publishRun(tx, locked.accountId, 'finished', snapshot),
+    queueRunWebhooks(tx, deps.config.publicUrl, {
+      ...snapshot,
+      accountId: locked.accountId,
+      webhookUrl: ended!.webhookUrl,
+    }),
+    promoteNextRun(deps, tx, locked.accountId),
+  ]);
+  return true;
+}
+
+/** `finishRunInTx` in a transaction of its own: the account's lock and the run's go in one round trip. */
+export async function finishRun(
+  deps: FinishDeps,
+  run: Pick<Run, 'id' | 'accountId'>,
+  tool: ToolDefinition,
+  status: RunStatus,
+  message: string,
+  errorDetail?: string,
+) {
+  await deps.db.transaction(async (tx) => {
+    const [, [locked]] = await Promise.all([
+      lockAccount(tx, run.accountId),
+      tx.select().from(runTable).where(eq(runTable.id, run.id)).for('update'),
+    ]);
+    if (locked) await finishRunInTx(deps, tx, locked, tool, status, message, errorDetail);
+  });
+}
