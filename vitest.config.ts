@@ -2,10 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Files that count or time what live processes do in the background (fetches, wake-ups, samples),
- * or stop and restart processes and databases under a deadline: they run after the others. Every
- * file runs one at a time: two at a time on a 2-core machine took 9 to 11 minutes instead of 14, but
- * failed one run in two, each time in another file that waits on a run under the other file's load
- * (docs/testing.md).
+ * or stop and restart processes and databases under a deadline: they run last, one at a time, each in
+ * a fresh process (docs/testing.md).
  */
 const ALONE = [
   'test/workers/job-routing.test.ts',
@@ -21,6 +19,32 @@ const ALONE = [
   'test/db/replica-downloads.test.ts',
 ];
 
+/**
+ * Files that wait on a run to stop or end under a deadline (a cancel, a stop, a job with polling off)
+ * or give a local server a short time limit: one at a time, after the files that run two at a time.
+ */
+const SERIAL: string[] = [];
+
+/** The console driven in Chromium. */
+const BROWSER = ['test/faces/console/serving.test.ts', 'test/faces/console/flows.test.ts'];
+
+/** Files built around child processes: the CLI, gateways and workers of their own, a fresh embedded Postgres. */
+const PROCESSES = [
+  'test/faces/cli/accounts.test.ts',
+  'test/faces/cli/import.test.ts',
+  'test/faces/mcp/stdio.test.ts',
+  'test/faces/limits.test.ts',
+  'test/db/fresh-machine-embedded.test.ts',
+  'test/sources/upstream-config.test.ts',
+];
+
+/**
+ * `npm run test:fast` (TEST_FAST=1): the edit-test loop. No browser, no child-process or alone files,
+ * and the fuzz suites at 5 cases a route.
+ */
+const FAST = process.env.TEST_FAST === '1';
+const LEFT_OUT = FAST ? [...BROWSER, ...PROCESSES] : [];
+
 export default defineConfig({
   resolve: {
     // graphql 16 has no "exports" map: Node loads index.js, Vite would pick index.mjs. One copy only.
@@ -33,18 +57,36 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 90_000,
     teardownTimeout: 30_000,
+    ...(FAST ? { env: { FUZZ_CASES: process.env.FUZZ_CASES ?? '5' } } : {}),
     projects: [
       {
         extends: true,
         test: {
-          name: 'shared',
+          name: 'pairs',
           include: ['test/**/*.test.ts'],
-          exclude: ALONE,
-          maxWorkers: 1,
+          exclude: [...ALONE, ...SERIAL, ...LEFT_OUT],
+          isolate: false,
+          maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      ...(SERIAL.length
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'serial',
+                include: SERIAL,
+                isolate: false,
+                maxWorkers: 1,
+                sequence: { groupOrder: 1 },
+              },
+            },
+          ]
+        : []),
+      ...(FAST
+        ? []
+        : [{ extends: true as const, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 2 } } }]),
     ],
   },
 });

@@ -16,16 +16,13 @@ import { TERMINAL_STATUSES } from '../db/tables/runs.ts';
 import { allowancesToday, type AllowanceToday } from '../src/billing/allowances.ts';
 import { planIncludes } from '../src/billing/plans.ts';
 import { PURCHASE_RULES_TEXT, purchaseTerms, type PurchaseTerms } from '../src/billing/wallet.ts';
-import { getInstallationSecret } from '../src/accounts/installation.ts';
-import { DOWNLOAD_LINK_SECS, signDownload } from '../src/runs/download-links.ts';
-import { assertDownloadable, type ExportFormat } from '../src/runs/exports.ts';
-import { getRun } from '../src/runs/read.ts';
-import { isTerminal, type RunSnapshot } from '../src/runs/view.ts';
+import { DOWNLOAD_LINK_SECS, signedDownloadPath } from '../src/runs/download-links.ts';
+import type { ExportFormat } from '../src/runs/exports.ts';
+import { isTerminal } from '../src/runs/view.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { Column, ToolDefinition } from '../src/tools/types.ts';
 import { AccountRef, PlanEnum } from './account.ts';
 import { builder } from './builder.ts';
-import type { GraphQLContext } from './context.ts';
 import { resultTypeName } from './results.ts';
 import { RunRef, ToolEnum } from './run.ts';
 import { camel } from './zod-input.ts';
@@ -250,21 +247,6 @@ const DownloadFormatEnum = builder.enumType('DownloadFormat', {
   } as Record<string, { value: ExportFormat; description: string }>,
 });
 
-/**
- * A signed link to the run's file as a path and query on this server (`/api/downloads/<runId>?…`), or
- * null before the run ends: `downloadPath` as it is, `downloadUrl` after PUBLIC_URL.
- */
-async function signedDownloadPath(run: RunSnapshot, format: ExportFormat, ctx: GraphQLContext): Promise<string | null> {
-  if (!isTerminal(run.status)) return null;
-  assertDownloadable(await getRun(ctx.core.db, ctx.principal.accountId, run.id), ctx.core.clock());
-  const query = signDownload(
-    await getInstallationSecret(ctx.core.db),
-    { accountId: ctx.principal.accountId, runId: run.id, format },
-    ctx.core.clock(),
-  );
-  return `/api/downloads/${encodeURIComponent(run.id)}?${query}`;
-}
-
 const SIGNED_LINK =
   `Works without a key for ${DOWNLOAD_LINK_SECS / 60} minutes (signed); ` +
   'null before the run ends, error RESULTS_EXPIRED after its rows are deleted.';
@@ -277,7 +259,7 @@ builder.objectField(RunRef, 'downloadPath', (t) =>
       'no scheme or host), for pages the gateway serves, such as the console: ' +
       `resolved against the page’s own address, it downloads from wherever the page was opened. ${SIGNED_LINK}`,
     args: { format: t.arg({ type: DownloadFormatEnum, required: true, description: 'The file format.' }) },
-    resolve: (run, { format }, ctx) => signedDownloadPath(run, format, ctx),
+    resolve: (run, { format }, ctx) => signedDownloadPath(ctx.core, ctx.principal.accountId, run, format),
   }),
 );
 
@@ -289,7 +271,7 @@ builder.objectField(RunRef, 'downloadUrl', (t) =>
       `for programs and anything else that needs a whole URL. ${SIGNED_LINK}`,
     args: { format: t.arg({ type: DownloadFormatEnum, required: true, description: 'The file format.' }) },
     resolve: async (run, { format }, ctx) => {
-      const path = await signedDownloadPath(run, format, ctx);
+      const path = await signedDownloadPath(ctx.core, ctx.principal.accountId, run, format);
       return path && `${ctx.core.config.publicUrl}${path}`;
     },
   }),

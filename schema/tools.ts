@@ -1,4 +1,4 @@
-import { idempotent } from '../src/http/pipeline.ts';
+import { idempotentWrite } from '../src/accounts/idempotency.ts';
 import { dryRunStart, prepareStart, type StartedRun } from '../src/runs/start.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
@@ -90,13 +90,14 @@ function defineToolMutation(tool: ToolDefinition) {
                 ...(await dryRunStart(ctx.core, ctx.principal, tool.name, body)),
                 dryRun: true,
               };
-            const result = await idempotent(
-              ctx.core,
-              ctx.principal,
-              args.idempotencyKey,
-              `graphql:${tool.graphql.mutation}`,
-              body,
-              () => prepareStart(ctx.core, ctx.principal, tool.name, body),
+            const call = {
+              principal: ctx.principal,
+              key: args.idempotencyKey,
+              scope: `graphql:${tool.graphql.mutation}`,
+              request: body,
+            };
+            const result = await idempotentWrite(ctx.core, call, () =>
+              prepareStart(ctx.core, ctx.principal, tool.name, body),
             );
             return result.body as StartedRun;
           },

@@ -112,9 +112,9 @@ function scrubbing(destination: LogDestination): LogDestination {
   };
   return {
     write: (line: string) => inner.write(scrubSecrets(line)),
-    ...(inner.flush ? { flush: (cb?: (err?: Error) => void) => inner.flush!(cb) } : {}),
-    ...(inner.flushSync ? { flushSync: () => inner.flushSync!() } : {}),
-    ...(inner.end ? { end: () => inner.end!() } : {}),
+    ...(inner.flush ? { flush: (cb?: (err?: Error) => void) => inner.flush?.(cb) } : {}),
+    ...(inner.flushSync ? { flushSync: () => inner.flushSync?.() } : {}),
+    ...(inner.end ? { end: () => inner.end?.() } : {}),
   } as LogDestination;
 }
 

@@ -18,24 +18,21 @@ const percent = (m: ToolMargin) =>
   m.revenueMicros > 0n ? `${((Number(m.marginMicros) / Number(m.revenueMicros)) * 100).toFixed(1)}%` : '-';
 
 function table(margins: ToolMargin[]): string {
-  const total = margins.reduce(
-    (t, m) => ({
-      ...t,
-      runs: t.runs + m.runs,
-      upstreamRuns: t.upstreamRuns + m.upstreamRuns,
-      revenueMicros: t.revenueMicros + m.revenueMicros,
-      upstreamCostMicros: t.upstreamCostMicros + m.upstreamCostMicros,
-      marginMicros: t.marginMicros + m.marginMicros,
-    }),
-    {
-      tool: 'total',
-      runs: 0,
-      upstreamRuns: 0,
-      revenueMicros: 0n,
-      upstreamCostMicros: 0n,
-      marginMicros: 0n,
-    } as ToolMargin,
-  );
+  const total: ToolMargin = {
+    tool: 'total',
+    runs: 0,
+    upstreamRuns: 0,
+    revenueMicros: 0n,
+    upstreamCostMicros: 0n,
+    marginMicros: 0n,
+  };
+  for (const m of margins) {
+    total.runs += m.runs;
+    total.upstreamRuns += m.upstreamRuns;
+    total.revenueMicros += m.revenueMicros;
+    total.upstreamCostMicros += m.upstreamCostMicros;
+    total.marginMicros += m.marginMicros;
+  }
   const lines = [...margins, total].map((m) => [
     m.tool,
     String(m.runs),
@@ -46,9 +43,9 @@ function table(margins: ToolMargin[]): string {
     percent(m),
   ]);
   const header = ['tool', 'runs', 'upstream runs', 'revenue USD', 'upstream cost USD', 'margin USD', 'margin'];
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]?.length ?? 0)));
   const format = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   return [format(header), ...lines.map(format)].join('\n');
 }
 

@@ -6,7 +6,7 @@ import { acceptInvitation, previewInvitation } from '../accounts/invitations.ts'
 import { pendingTrialCredits, resendEmailVerification, verifyEmail } from '../accounts/email-verification.ts';
 import { confirmPasswordReset, requestPasswordReset } from '../accounts/password-reset.ts';
 import { SESSION_MAX_MS } from '../accounts/sessions.ts';
-import { assignableRoles, permissionsOfRole } from '../accounts/roles.ts';
+import { assignableRoles, permissionsOfRole, requireUser } from '../accounts/roles.ts';
 import {
   createIdentityThrottles,
   currentSession,
@@ -190,7 +190,7 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
 
   app.post('/auth/verify-email/resend', async (request, reply) => {
     const principal = await signedInCaller(request);
-    const resent = await resendEmailVerification(core, throttles.verificationMails, principal.userId!);
+    const resent = await resendEmailVerification(core, throttles.verificationMails, requireUser(principal).userId);
     return reply.status(resent.sent ? 202 : 200).send({ message: resent.message });
   });
 

@@ -114,7 +114,8 @@ export async function enrichLocalBusinesses(
   const matches = matchable.map((k): { kind: MatchKind; place: Place } | undefined => {
     const viaPhone = k.phone ? phone.byKey.get(k.phone) : undefined;
     if (viaPhone) return { kind: 'phone', place: viaPhone };
-    const viaName = k.name ? name.byKey.get(rowNumber.get(k)!) : undefined;
+    const number = k.name ? rowNumber.get(k) : undefined;
+    const viaName = number ? name.byKey.get(number) : undefined;
     if (viaName) return { kind: 'name', place: viaName };
     const viaHost = k.domain ? host.byKey.get(k.domain) : undefined;
     return viaHost ? { kind: 'website', place: viaHost } : undefined;

@@ -140,10 +140,11 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
   const by = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<K, number>;
   if (request.preview) {
     const sample: Record<string, unknown>[] = [];
-    matches.forEach((m, i) => {
+    request.rows.forEach((input, i) => {
+      const m = matches[i];
       if (!m) return;
       by[m.kind] += 1;
-      if (sample.length < PREVIEW_SAMPLE_SIZE) sample.push(previewRow(request.rows[i]!, m, fill, contacts));
+      if (sample.length < PREVIEW_SAMPLE_SIZE) sample.push(previewRow(input, m, fill, contacts));
     });
     return {
       preview: true,
@@ -163,13 +164,13 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
   const rows = request.rows.map((input, i) => {
     const m = matches[i];
     const row = copyRow(input);
-    const status = !m ? 'not_found' : used < granted ? 'matched' : 'daily_limit_reached';
-    row.match_status = status;
-    row.matched_by = status === 'matched' ? m!.kind : null;
-    if (status === 'matched') {
+    const taken = m && used < granted ? m : undefined;
+    row.match_status = !m ? 'not_found' : taken ? 'matched' : 'daily_limit_reached';
+    row.matched_by = taken ? taken.kind : null;
+    if (taken) {
       used += 1;
-      by[m!.kind] += 1;
-      fill(row, m!);
+      by[taken.kind] += 1;
+      fill(row, taken);
     }
     return row;
   });

@@ -19,7 +19,8 @@ import { databaseSearch, pageRequest, type SearchPage } from './search.ts';
 export { companiesReady, loadCompanies, type CompanyRecord };
 
 /** The parameters a translation entry's filter sets ("city=Denver, state=CO" sets city and state). */
-const parametersSet = (entry: TranslationEntry) => (entry.filter ?? '').split(', ').map((part) => part.split('=')[0]!);
+const parametersSet = (entry: TranslationEntry) =>
+  (entry.filter ?? '').split(', ').map((part) => part.split('=')[0] ?? '');
 
 /**
  * The URL's filters, with every filter sent explicitly replacing the matching one. The link's

@@ -99,8 +99,7 @@ export async function databaseSearch<R extends { id: string | number }>(
     // of a broad search's size: 57 ms of JIT for 40 ms of work), as Postgres judges by planned cost.
     // 32 MB of work_mem keeps the bitmap of a search's matches exact at 10M people (at the default 4 MB
     // it turned lossy and rechecked 763,000 rows: 1.7 s instead of under 0.5 s).
-    const timeout =
-      sql`select set_config('statement_timeout', ${String(core.config.leadQueryTimeoutMs)}, true),
+    const timeout = sql`select set_config('statement_timeout', ${String(core.config.leadQueryTimeoutMs)}, true),
         set_config('jit', 'off', true), set_config('work_mem', '32MB', true)`.execute();
     try {
       const [, found] = await Promise.all([timeout, find(sql, window)]);

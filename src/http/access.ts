@@ -115,7 +115,7 @@ export class LiveAccess {
     (this.listeners ??= []).push(listener);
     return () => {
       const at = this.listeners?.indexOf(listener) ?? -1;
-      if (at >= 0) this.listeners!.splice(at, 1);
+      if (at >= 0) this.listeners?.splice(at, 1);
     };
   }
 

@@ -59,14 +59,11 @@ export const GRAPHQL_ERROR_CODES = {
  * The REST routes (endpoint declarations and tool starts) by method and path, as the GraphQL fields that do the same.
  */
 const GRAPHQL_FIELD_OF_ROUTE = new Map<string, string>([
-  ...ENDPOINTS.flatMap((e) =>
-    e.graphql
-      ? e.rest.methods.map(
+  ...ENDPOINTS.flatMap(({ rest, graphql }) =>
+    graphql
+      ? rest.methods.map(
           (m) =>
-            [
-              `${m.toUpperCase()} ${e.rest.path}`,
-              `the ${e.graphql!.field} ${m === 'get' ? 'query' : 'mutation'}`,
-            ] as const,
+            [`${m.toUpperCase()} ${rest.path}`, `the ${graphql.field} ${m === 'get' ? 'query' : 'mutation'}`] as const,
         )
       : [],
   ),

@@ -4,6 +4,7 @@ import { getOperationAST, Kind, type DocumentNode } from 'graphql';
 import type { ConnectionInitMessage, ServerOptions } from 'graphql-ws';
 import type { Plugin } from 'graphql-yoga';
 import type { Sql } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import { JOBS } from '../workers/jobs.ts';
 import { withDeadline } from './deadline.ts';
 import { AppError } from '../shared/errors.ts';
@@ -139,8 +140,8 @@ export function observeGraphQLWs<P extends ConnectionInitMessage['payload'], E>(
   const answered = (ctx: object, id: string, errors?: readonly CodedError[]) => {
     const operations = pending.get(ctx);
     const operation = operations?.get(id);
-    if (!operation) return;
-    operations!.delete(id);
+    if (!operations || !operation) return;
+    operations.delete(id);
     const code = errors ? codeOf(errors) : undefined;
     const status = errors ? (STATUS_OF_CODE[code ?? ''] ?? (operation.route === 'unknown' ? 400 : 500)) : 200;
     if (code) countRefusal('graphql-ws', status, code.toLowerCase());
@@ -223,12 +224,12 @@ export async function collectQueueDepth(sql: Sql): Promise<void> {
           count(*)::int as n
         from graphile_worker.jobs group by 1, 2) j) as jobs`;
   try {
-    const [row] = await withDeadline(query, QUEUE_QUERY_MS, 'timed out');
-    runsActive.set(row!.active);
-    runsWaiting.set(row!.waiting);
+    const row = oneRow(await withDeadline(query, QUEUE_QUERY_MS, 'timed out'), 'the queue gauges');
+    runsActive.set(row.active);
+    runsWaiting.set(row.waiting);
     jobsQueued.reset();
     for (const task of Object.values(JOBS)) for (const state of JOB_STATES) jobsQueued.set({ task, state }, 0);
-    for (const { task, state, n } of row!.jobs) jobsQueued.set({ task, state }, n);
+    for (const { task, state, n } of row.jobs) jobsQueued.set({ task, state }, n);
     databaseUp.set(1);
   } catch {
     databaseUp.set(0);
@@ -242,8 +243,8 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /** Whether `authorization` is `Bearer <token>` (compared in constant time). */
 function bearerMatches(authorization: string | undefined, token: string): boolean {
-  const match = /^Bearer\s+(.+)$/i.exec(authorization ?? '');
-  return match !== null && timingSafeEqual(digest(match[1]!.trim()), digest(token));
+  const sent = /^Bearer\s+(.+)$/i.exec(authorization ?? '')?.[1];
+  return sent !== undefined && timingSafeEqual(digest(sent.trim()), digest(token));
 }
 
 export interface MetricsOptions {

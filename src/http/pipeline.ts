@@ -1,11 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from '@fastify/proxy-addr';
 import ipaddr from 'ipaddr.js';
-import type { Transaction } from '../../db/client.ts';
 import type { Config } from '../config.ts';
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
-import { idempotentWrite, type IdempotentCall, type StoredResponse } from '../accounts/idempotency.ts';
+import { idempotentWrite, type IdempotentCall } from '../accounts/idempotency.ts';
 import { RateLimitedError, rateLimitHeaders, type RateLimiter, type RateLimitState } from '../accounts/rate-limit.ts';
 import { requireRole } from '../accounts/roles.ts';
 import { assertPlan } from '../billing/plans.ts';
@@ -185,17 +184,18 @@ export async function authenticate(
   session?: SessionCredentials,
   options?: { fresh?: boolean },
 ): Promise<Principal> {
-  const byKey = Boolean(authorization) || !session?.token;
+  // A session's token counts only without an Authorization header.
+  const sessionToken = !authorization && session?.token ? session.token : undefined;
   const resolve = () =>
-    byKey
+    sessionToken === undefined
       ? core.auth.authenticate(authorization, options)
-      : core.auth.authenticateSession(session!.token!, session!.csrfToken, options);
+      : core.auth.authenticateSession(sessionToken, session?.csrfToken, options);
   const limited = address !== undefined && core.config.enforceLimits && core.config.authFailuresPerMinute > 0;
   if (!limited) return resolve();
   const bucket = `auth:${address}`;
   const blocked = core.authFailureLimiter.exhausted(bucket);
   if (blocked) throw tooManyFailures(blocked);
-  if (core.auth.isCached(authorization, byKey ? undefined : session!.token)) return resolve();
+  if (core.auth.isCached(authorization, sessionToken)) return resolve();
   const lookups = lookupsOf(core.authFailureLimiter);
   const credential = `${bucket}\n${credentialKey({ authorization, session })}`;
   let lookup = lookups.get(credential);
@@ -295,21 +295,6 @@ export async function rateLimitMore(
     }
   }
   return { admitted: count };
-}
-
-/**
- * A write that honours an idempotency key: `idempotentWrite` (accounts/idempotency.ts) in the
- * arguments the tool mutations (schema/tools.ts) still pass; new callers take `idempotentWrite`.
- */
-export function idempotent<T>(
-  core: Pick<Core, 'accountWrites'>,
-  principal: Principal,
-  key: string | undefined | null,
-  scope: string,
-  request: unknown,
-  prepare: () => (tx: Transaction) => Promise<T>,
-): Promise<StoredResponse & { body: T; replayed: boolean }> {
-  return idempotentWrite(core, { principal, key, scope, request }, prepare);
 }
 
 export interface CallOptions<R, S> {

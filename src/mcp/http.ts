@@ -82,7 +82,7 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     const { origin } = request.headers;
-    if (!originAllowed(core.config, origin, undefined)) return foreignOrigin(reply, origin!);
+    if (origin && !originAllowed(core.config, origin, undefined)) return foreignOrigin(reply, origin);
     try {
       admitted.set(
         request,
@@ -100,7 +100,8 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
   };
 
   app.post(MCP_PATH, { onRequest }, async (request, reply) => {
-    const principal = admitted.get(request)!;
+    const principal = admitted.get(request);
+    if (!principal) throw new Error('an MCP request reached its handler without being admitted');
     const body = request.body;
     let run = body;
     let refused: ReturnType<typeof rateLimitedAnswer>[] = [];

@@ -111,7 +111,7 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
           controller.signal,
         );
         const rows: Row[] = [];
-        for await (const line of lines(response.body!)) rows.push(JSON.parse(line) as Row);
+        if (response.body) for await (const line of lines(response.body)) rows.push(JSON.parse(line) as Row);
         return rows;
       } finally {
         controller.abort();

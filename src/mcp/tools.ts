@@ -160,8 +160,11 @@ const ALLOWANCE_UNIT = { database: 'records', enrichment: 'matches' } as const;
  * The MCP tool of a declared endpoint: its description, price (the plan gate) and limits (the daily
  * allowance as configured by default) are generated from the declaration; it answers what REST does.
  */
-function endpointTool(endpoint: EndpointDefinition, allowances = loadConfig({})): McpTool {
-  const mcp = endpoint.mcp!;
+function endpointTool(
+  endpoint: EndpointDefinition,
+  mcp: NonNullable<EndpointDefinition['mcp']>,
+  allowances = loadConfig({}),
+): McpTool {
   const perDay =
     endpoint.allowance === 'database' ? allowances.dailyDatabaseRecords : allowances.dailyEnrichmentMatches;
   const daily = endpoint.allowance
@@ -169,7 +172,8 @@ function endpointTool(endpoint: EndpointDefinition, allowances = loadConfig({}))
     : undefined;
   const limits = mcp.limits ? [mcp.limits.perCall, daily, mcp.limits.besides].filter(Boolean).join('; ') : undefined;
   const price = endpoint.plan ? `Price: included with ${planText(endpoint.plan)}.` : undefined;
-  const args = mcp.args ?? (endpoint.request ? undefined : NO_FIELDS);
+  const { request } = endpoint;
+  const args = mcp.args ?? (request ? undefined : NO_FIELDS);
   return {
     name: mcp.tool,
     title: mcp.title,
@@ -178,12 +182,12 @@ function endpointTool(endpoint: EndpointDefinition, allowances = loadConfig({}))
       ...(price || limits ? [[price, limits ? `Limits: ${limits}.` : undefined].filter(Boolean).join(' ')] : []),
       ...(mcp.notes ?? []),
     ].join('\n'),
-    inputSchema: inputSchemaOf(args ?? endpoint.request!),
+    inputSchema: inputSchemaOf(args ?? request ?? NO_FIELDS),
     annotations: mcp.annotations,
     call: (backend, raw) => {
       // The unknown-field rule of every face, from the declaration; the service validates the rest.
       if (args) parseArgs(args, raw);
-      else assertKnownFields(endpoint.request!, raw);
+      else if (request) assertKnownFields(request, raw);
       return backend.call(endpoint, raw);
     },
   };
@@ -273,7 +277,7 @@ const EXTRA_TOOLS: McpTool[] = [
 export const MCP_TOOLS: readonly McpTool[] = [
   ...TOOLS.filter((t) => !t.linkedOnly).map(registryTool),
   ...EXTRA_TOOLS,
-  ...(ENDPOINTS as readonly EndpointDefinition[]).filter((e) => e.mcp).map((e) => endpointTool(e)),
+  ...(ENDPOINTS as readonly EndpointDefinition[]).flatMap((e) => (e.mcp ? [endpointTool(e, e.mcp)] : [])),
 ];
 
 /** How an agent uses the tools, sent at initialisation. */

@@ -66,7 +66,10 @@ class TtlCache {
   private set(key: string, entry: Cached<unknown>) {
     this.entries.delete(key);
     this.entries.set(key, entry);
-    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    if (this.entries.size > MAX_ENTRIES) {
+      const [oldest] = this.entries.keys();
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
   }
 }
 

@@ -41,11 +41,11 @@ interface AllowEntry {
 }
 
 function parseAllowEntry(entry: string): AllowEntry {
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
-  if (bracketed) return { address: canonicalIp(bracketed[1]!), port: bracketed[2] ? Number(bracketed[2]) : null };
+  const [, bracketed, bracketedPort] = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry) ?? [];
+  if (bracketed) return { address: canonicalIp(bracketed), port: bracketedPort ? Number(bracketedPort) : null };
   if (isIP(entry)) return { address: canonicalIp(entry), port: null };
-  const hostPort = /^([^:]+):(\d+)$/.exec(entry);
-  if (hostPort && isIP(hostPort[1]!)) return { address: canonicalIp(hostPort[1]!), port: Number(hostPort[2]) };
+  const [, host, port] = /^([^:]+):(\d+)$/.exec(entry) ?? [];
+  if (host && isIP(host)) return { address: canonicalIp(host), port: Number(port) };
   throw new Error(`outbound allow-list entry must be "ip", "ip:port" or "[ipv6]:port", got "${entry}"`);
 }
 
@@ -127,7 +127,8 @@ export function createGuard(options: GuardOptions): OutboundGuard {
     // Every address must pass: a name mixing a public and a private address is refused as a whole.
     const bad = verdict(addresses, port);
     if (bad) throw new NetError('refused', target, `${host} resolves to ${bad}`);
-    const chosen = addresses.find((a) => isIP(a) === 4) ?? addresses[0]!;
+    const chosen = addresses.find((a) => isIP(a) === 4) ?? addresses[0];
+    if (chosen === undefined) throw new NetError('dns', target, `${host} does not resolve: no address`);
     return { host, address: chosen, family: isIP(chosen) === 6 ? 6 : 4, port };
   }
 

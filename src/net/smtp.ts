@@ -84,7 +84,7 @@ class Conversation {
   }
 
   private parse(lines: string[]): SmtpReply {
-    const code = Number.parseInt(lines[0]!.slice(0, 3), 10);
+    const code = Number.parseInt((lines[0] ?? '').slice(0, 3), 10);
     const texts = lines.map((l) => l.slice(4));
     const enhanced = ENHANCED.exec(texts.at(-1) ?? '')?.[1] ?? ENHANCED.exec(texts[0] ?? '')?.[1] ?? null;
     return { code: Number.isFinite(code) ? code : 0, enhanced, text: texts.join('\n').trim() };

@@ -1,5 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ExportFormat } from './exports.ts';
+import type { Core } from '../core.ts';
+import { getInstallationSecret } from '../accounts/installation.ts';
+import { assertDownloadable, type ExportFormat } from './exports.ts';
+import { getRun } from './read.ts';
+import { isTerminal, type RunSnapshot } from './view.ts';
 
 /**
  * Short-lived signed links to a run's file, for callers without a key (the console's session): the
@@ -38,4 +42,20 @@ export function verifyDownload(secret: Buffer | string, link: DownloadLink, sign
   const expected = Buffer.from(signatureOf(secret, link));
   const given = Buffer.from(signature);
   return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * A signed link to the run's file as a path and query on this server (`/api/downloads/<runId>?…`), or
+ * null before the run ends; refused with RESULTS_EXPIRED once its rows are deleted.
+ */
+export async function signedDownloadPath(
+  core: Pick<Core, 'db' | 'clock'>,
+  accountId: string,
+  run: RunSnapshot,
+  format: ExportFormat,
+): Promise<string | null> {
+  if (!isTerminal(run.status)) return null;
+  assertDownloadable(await getRun(core.db, accountId, run.id), core.clock());
+  const query = signDownload(await getInstallationSecret(core.db), { accountId, runId: run.id, format }, core.clock());
+  return `/api/downloads/${encodeURIComponent(run.id)}?${query}`;
 }

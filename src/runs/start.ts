@@ -16,6 +16,7 @@ import { assertKnownFields } from '../shared/fields.ts';
 import { formatDollars, microsToNumber } from '../billing/money.ts';
 import { assertPlan } from '../billing/plans.ts';
 import { getBalances } from '../billing/wallet.ts';
+import { idempotentWrite } from '../accounts/idempotency.ts';
 import { checkWebhookUrl, newSigningSecret, webhookUrl } from '../webhooks/subscriptions.ts';
 import type { OutboundGuard } from '../net/guard.ts';
 import { newRunId } from '../shared/ids.ts';
@@ -206,14 +207,17 @@ export function prepareStart(core: StartDeps, principal: Principal, toolName: st
   };
 }
 
-/** Starts a run (see `prepareStart`) as one of the account's writes. */
+/** Starts a run (see `prepareStart`) as one of the account's writes, without an idempotency key. */
 export async function startRun(
   core: StartDeps,
   principal: Principal,
   toolName: string,
   raw: unknown,
 ): Promise<StartedRun> {
-  return core.accountWrites.run(principal.accountId, prepareStart(core, principal, toolName, raw));
+  const started = await idempotentWrite(core, { principal, scope: toolName }, () =>
+    prepareStart(core, principal, toolName, raw),
+  );
+  return started.body;
 }
 
 /** Thrown to roll a dry run's transaction back with the start it made. */

@@ -86,8 +86,9 @@ export function unknownFields(
   strip?: RegExp,
 ): ErrorDetail[] {
   const def = unwrap(schema);
-  if (def.type === 'array' && def.element && Array.isArray(value)) {
-    return value.flatMap((item, i) => unknownFields(def.element!, item, [...path, String(i)]));
+  const { element } = def;
+  if (def.type === 'array' && element && Array.isArray(value)) {
+    return value.flatMap((item, i) => unknownFields(element, item, [...path, String(i)]));
   }
   if (def.type !== 'object' || !def.shape || !isPlainObject(value)) return [];
   const shape = def.shape;
@@ -96,7 +97,8 @@ export function unknownFields(
   const details: ErrorDetail[] = [];
   for (const [raw, field] of Object.entries(value)) {
     const name = strip ? raw.replace(strip, '') : raw;
-    if (Object.hasOwn(shape, name)) details.push(...unknownFields(shape[name]!, field, [...path, name]));
+    const fieldSchema = Object.hasOwn(shape, name) ? shape[name] : undefined;
+    if (fieldSchema) details.push(...unknownFields(fieldSchema, field, [...path, name]));
     else if (!loose)
       details.push({ path: [...path, raw].join('.'), message: unknownFieldMessage([...path, raw].join('.'), known) });
   }

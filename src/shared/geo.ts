@@ -65,11 +65,12 @@ export function parsePlace(text: string): Area {
   const area: Area = { kind: 'place', text: text.trim() };
   for (const [i, part] of parts.entries()) {
     const zip = /^\d{5}(?:-\d{4})?$/.exec(part);
-    const stateWithZip = /^([A-Za-z .]+?)\s+(\d{5})(?:-\d{4})?$/.exec(part);
+    const [, stateName, stateZip] = /^([A-Za-z .]+?)\s+(\d{5})(?:-\d{4})?$/.exec(part) ?? [];
+    const stateBeforeZip = stateName ? stateAbbreviation(stateName) : undefined;
     if (zip) area.postalCode = part.slice(0, 5);
-    else if (stateWithZip && stateAbbreviation(stateWithZip[1]!)) {
-      area.state = stateAbbreviation(stateWithZip[1]!);
-      area.postalCode = stateWithZip[2];
+    else if (stateBeforeZip) {
+      area.state = stateBeforeZip;
+      area.postalCode = stateZip;
     } else if (stateAbbreviation(part) && (i > 0 || parts.length === 1)) area.state = stateAbbreviation(part);
     else if (!area.city) area.city = part.replace(/^\d+\s+.*$/, '') || undefined;
   }
@@ -85,7 +86,7 @@ export function boxAround(lat: number, lng: number, zoom: number): BoundingBox {
 
 const COUNTRY_CODES = new Set<string>(getCountries());
 const REGION_NAMES = new Intl.DisplayNames(['en'], { type: 'region' });
-const COUNTRY_BY_NAME = new Map(getCountries().map((code) => [REGION_NAMES.of(code)!.toLowerCase(), code]));
+const COUNTRY_BY_NAME = new Map(getCountries().map((code) => [(REGION_NAMES.of(code) ?? code).toLowerCase(), code]));
 for (const [alias, code] of Object.entries({
   usa: 'US',
   us: 'US',

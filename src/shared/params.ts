@@ -33,8 +33,9 @@ export function unstorableDetails(value: unknown, path = ''): ErrorDetail[] {
   // Values to visit, in document order from the end; a field whose name cannot be stored carries that reason instead.
   const stack: { value: unknown; path: string; badName?: string }[] = [{ value, path }];
   const join = (base: string, key: string | number) => (base === '' ? String(key) : `${base}.${key}`);
-  while (stack.length > 0 && details.length < MAX_DETAILS) {
-    const next = stack.pop()!;
+  while (details.length < MAX_DETAILS) {
+    const next = stack.pop();
+    if (!next) break;
     const v = next.value;
     if (next.badName) {
       details.push({ path: next.path, message: `the name of this field ${next.badName}` });
@@ -44,9 +45,7 @@ export function unstorableDetails(value: unknown, path = ''): ErrorDetail[] {
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: join(next.path, i) });
     } else if (v !== null && typeof v === 'object') {
-      const entries = Object.entries(v);
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [k, item] = entries[i]!;
+      for (const [k, item] of Object.entries(v).reverse()) {
         const badName = unstorable(k);
         // A name that cannot be stored is shown escaped (`x\u0000y`).
         stack.push(

@@ -258,7 +258,8 @@ export const businessForSaleTool = defineTool({
     let industries: string[] | undefined;
 
     for (let i = 0; i < parsed.length && progress.taken < limit && !ctx.signal.aborted; ) {
-      const link = parsed[i]!;
+      const link = parsed[i];
+      if (!link) break;
       if (link.kind === 'listing') {
         const group: Extract<BusinessLink, { kind: 'listing' }>[] = [];
         for (let next = parsed[i]; next?.kind === 'listing' && group.length < LOOKUP_BATCH; next = parsed[++i])
@@ -306,8 +307,9 @@ export const businessForSaleTool = defineTool({
           limit: Math.min(PAGE_SIZE, ctx.input.datasetName ? Math.max(wanted, 50) : wanted),
           afterId,
         });
-        if (page.length === 0) break;
-        afterId = page.at(-1)!.id;
+        const last = page.at(-1);
+        if (!last) break;
+        afterId = last.id;
         yield await deliver(
           ctx,
           progress,

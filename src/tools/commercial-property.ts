@@ -55,9 +55,9 @@ function translation(link: CommercialLink) {
 /** "CO #01234567" → state CO, number 01234567; other formats keep the whole licence as the number. */
 export function splitLicence(licence: string | null): { state: string | null; number: string | null } {
   if (!licence?.trim()) return { state: null, number: null };
-  const m = /^([A-Za-z]{2})\s*#?\s*([A-Za-z0-9-]+)$/.exec(licence.trim());
-  const state = m ? stateAbbreviation(m[1]!) : undefined;
-  return state ? { state, number: m![2]! } : { state: null, number: licence.trim() };
+  const [, code, number] = /^([A-Za-z]{2})\s*#?\s*([A-Za-z0-9-]+)$/.exec(licence.trim()) ?? [];
+  const state = code ? stateAbbreviation(code) : undefined;
+  return state && number ? { state, number } : { state: null, number: licence.trim() };
 }
 
 function toRow(p: CommercialProperty, link: CommercialLink): Row {
@@ -243,8 +243,9 @@ export const commercialPropertyTool = defineTool({
           limit: PROPERTIES_PER_URL - taken,
           afterId,
         });
-        if (page.length === 0) break;
-        afterId = page.at(-1)!.id;
+        const last = page.at(-1);
+        if (!last) break;
+        afterId = last.id;
         const rows: Row[] = [];
         for (const property of page) {
           if (seen.has(property.listingUrl)) continue;

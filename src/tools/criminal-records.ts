@@ -166,7 +166,8 @@ export const criminalRecordsTool = defineTool({
     };
   },
   async *run(ctx) {
-    const name = parseFullName(ctx.input.name)!;
+    const name = parseFullName(ctx.input.name);
+    if (!name) throw new Error(`the name "${ctx.input.name}" passed validation but does not parse`);
     let afterId: number | undefined;
     let found = 0;
     while (!ctx.signal.aborted) {

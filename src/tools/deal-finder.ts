@@ -189,7 +189,8 @@ export const dealFinderTool = defineTool({
   },
   async *run(ctx) {
     const { input } = ctx;
-    const area = dealArea(input.location)!;
+    const area = dealArea(input.location);
+    if (!area) throw new Error(`the location "${input.location}" passed validation but names no area`);
     let after: { discount: string; id: number } | undefined;
     let taken = 0;
     while (taken < input.maxItems && !ctx.signal.aborted) {
@@ -206,9 +207,9 @@ export const dealFinderTool = defineTool({
         limit,
         after,
       });
-      if (page.length === 0) break;
+      const last = page.at(-1);
+      if (!last) break;
       taken += page.length;
-      const last = page.at(-1)!;
       after = { discount: last.discount, id: last.id };
       const message = `${taken} deal${taken === 1 ? '' : 's'} found in ${input.location}`;
       // A short read is the search's end, as is the limit reached: its last slice is the run's last batch.

@@ -144,7 +144,8 @@ interface Lookup {
  */
 async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
   const base = { ...empty, ...nameFields(c) };
-  const domain = c.domain ? companyDomain(c.domain) : (lookup.byName.get(c.company_name!)?.domain ?? null);
+  const byName = c.company_name ? lookup.byName.get(c.company_name) : undefined;
+  const domain = c.domain ? companyDomain(c.domain) : (byName?.domain ?? null);
   if (!domain) {
     return {
       ...base,
@@ -158,7 +159,8 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
   const mail = await lookup.checker.domainMail(domain);
   if (mail.kind === 'none') return { ...located, status: 'no_mail_server', reason: mail.reason };
 
-  const name = contactName(c)!;
+  const name = contactName(c);
+  if (!name) throw new Error('a contact without a usable name passed validation');
   const people = lookup.known.get(domain) ?? [];
   const learned = learnPatterns(people);
   const self = name.last
@@ -166,6 +168,8 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
     : undefined;
   const list = candidates(name, domain, learned, self?.email ?? null);
   const facts = { known_emails: learned.sample, candidates_checked: list.length };
+  const [best] = list;
+  if (!best) return { ...located, ...facts, status: 'unknown', reason: 'no address pattern fits this name' };
   if (mail.kind === 'failed')
     return {
       ...located,
@@ -173,13 +177,14 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
       candidates_checked: 0,
       status: 'unknown',
       reason: mail.reason,
-      best_guess: list[0]!.email,
+      best_guess: best.email,
     };
 
   const checks = await lookup.checker.checkAll(list.map((l) => l.email));
   const confirmed = checks.findIndex((check) => check.status === 'valid');
-  if (confirmed >= 0) {
-    const hit = list[confirmed]!;
+  const hit = list[confirmed];
+  const hitCheck = checks[confirmed];
+  if (hit && hitCheck) {
     return {
       ...located,
       ...facts,
@@ -188,13 +193,12 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
       confidence: 95,
       pattern: hit.pattern,
       pattern_source: hit.source,
-      reason: checks[confirmed]!.reason,
-      ...checkFields(checks[confirmed]!),
+      reason: hitCheck.reason,
+      ...checkFields(hitCheck),
     };
   }
-  const catchAll = checks.findIndex((check) => check.status === 'catch-all');
-  if (catchAll >= 0) {
-    const best = list[0]!;
+  const [firstCheck] = checks;
+  if (firstCheck && checks.some((check) => check.status === 'catch-all')) {
     const learnedFrom =
       learned.sample > 0 ? ` (learned from ${plural(learned.sample, 'known address', 'known addresses')})` : '';
     return {
@@ -206,7 +210,7 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
       pattern: best.pattern,
       pattern_source: best.source,
       reason: `the mail server accepts any address at ${domain}; this is the most likely pattern${learnedFrom}`,
-      ...checkFields({ ...checks[0]!, status: 'catch-all' }),
+      ...checkFields({ ...firstCheck, status: 'catch-all' }),
     };
   }
   if (checks.every((check) => check.status === 'invalid')) {
@@ -217,8 +221,8 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
       reason: `the mail server refused all ${plural(list.length, 'candidate address', 'candidate addresses')}`,
     };
   }
-  const unknown = checks.find((check) => check.status === 'unknown')!;
-  return { ...located, ...facts, status: 'unknown', reason: unknown.reason, best_guess: list[0]!.email };
+  const unknown = checks.find((check) => check.status === 'unknown');
+  return { ...located, ...facts, status: 'unknown', reason: unknown?.reason ?? null, best_guess: best.email };
 }
 
 const price = perFound('email', '0.05', (row) => typeof row.email === 'string' && row.email.length > 0);
@@ -281,11 +285,11 @@ export const emailFinderTool = defineTool({
 
     const { catalog, settings } = ctx.sources.contacts;
     const byName = await catalog.companiesByName(
-      todo.filter((c) => !c.domain && c.company_name).map((c) => c.company_name!),
+      todo.flatMap((c) => (!c.domain && c.company_name ? [c.company_name] : [])),
     );
     const domains = new Set<string>();
     for (const c of todo) {
-      const domain = c.domain ? companyDomain(c.domain) : byName.get(c.company_name!)?.domain;
+      const domain = c.domain ? companyDomain(c.domain) : c.company_name ? byName.get(c.company_name)?.domain : undefined;
       if (domain) domains.add(domain);
     }
     const [byDomain, known] = await Promise.all([

@@ -160,8 +160,9 @@ export const homeServicesTool = defineTool({
         limit: Math.min(PAGE_SIZE, limit - taken),
         afterId,
       });
-      if (page.length === 0) break;
-      afterId = page.at(-1)!.id;
+      const last = page.at(-1);
+      if (!last) break;
+      afterId = last.id;
       taken += page.length;
       yield {
         rows: page.map((pro) => toRow(pro, zipCodes)),

@@ -195,8 +195,9 @@ export const leadScraperTool = defineTool({
     while (taken < count && !ctx.signal.aborted) {
       const limit = Math.min(CHUNK, count - taken);
       const chunk = await ctx.sources.leads.searchLeads({ filters, limit, afterId });
-      if (chunk.length === 0) break;
-      afterId = chunk.at(-1)!.id;
+      const last = chunk.at(-1);
+      if (!last) break;
+      afterId = last.id;
       // A short chunk is the search's end, as is the count reached: its last slice is the run's last batch.
       const ends = chunk.length < limit || taken + chunk.length >= count;
       for (let i = 0; i < chunk.length && !ctx.signal.aborted; i += BATCH) {

@@ -320,8 +320,9 @@ export const localReviewsTool = defineTool({
           limit: Math.min(PAGE_SIZE, input.searchLimit - taken),
           afterId,
         });
-        if (page.length === 0) break;
-        afterId = page.at(-1)!.id;
+        const last = page.at(-1);
+        if (!last) break;
+        afterId = last.id;
         const found = page
           .filter((place) => !seen.has(place.placeId))
           .map((place) => ({ place, origin: { search_term: term, location, direct_url: null } }));

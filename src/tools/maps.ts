@@ -406,8 +406,9 @@ export const mapsTool = defineTool({
           limit: Math.min(PAGE_SIZE, search.limit - taken),
           afterId,
         });
-        if (page.length === 0) break;
-        afterId = page.at(-1)!.id;
+        const last = page.at(-1);
+        if (!last) break;
+        afterId = last.id;
         const rows: Row[] = [];
         for (const place of page) {
           if (seen.has(place.placeId)) continue;

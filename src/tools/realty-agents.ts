@@ -187,8 +187,9 @@ export const realtyAgentsTool = defineTool({
         limit: Math.min(PAGE_SIZE, searchLimit - taken),
         afterId,
       });
-      if (page.length === 0) break;
-      afterId = page.at(-1)!.id;
+      const last = page.at(-1);
+      if (!last) break;
+      afterId = last.id;
       taken += page.length;
       yield {
         rows: page.map(toRow),

@@ -370,8 +370,9 @@ export const rentalHostsTool = defineTool({
             limit: Math.min(FETCH_SIZE, limit - read),
             afterId,
           });
-          if (page.length === 0) break;
-          afterId = page.at(-1)!.id;
+          const last = page.at(-1);
+          if (!last) break;
+          afterId = last.id;
           read += page.length;
           yield {
             rows: rowsOf(page),

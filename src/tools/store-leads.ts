@@ -335,8 +335,9 @@ export const storeLeadsTool = defineTool({
         message: `${delivered} of ${wanted} leads${unknownNote}`,
         last: page.length < limit || delivered >= wanted,
       };
-      if (page.length < limit) break;
-      afterId = page.at(-1)!.id;
+      const last = page.at(-1);
+      if (!last || page.length < limit) break;
+      afterId = last.id;
     }
   },
 });

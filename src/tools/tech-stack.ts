@@ -151,8 +151,9 @@ async function lookUp(stores: StoreSource, match: Match, signal: AbortSignal): P
       if (signal.aborted) throw new Error('The lookup was stopped before it finished');
       const page = await stores.technologyUsers({ dataset, technologies, apps, limit: LOOKUP_PAGE, afterId });
       for (const user of page) add(user, dataset);
-      if (page.length < LOOKUP_PAGE) break;
-      afterId = page.at(-1)!.id;
+      const last = page.at(-1);
+      if (!last || page.length < LOOKUP_PAGE) break;
+      afterId = last.id;
     }
   }
   const rows = [...byDomain.values()].sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0));

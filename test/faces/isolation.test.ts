@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -8,6 +6,7 @@ import type { ResultOf } from '@graphql-typed-document-node/core';
 import { loopbackConfig } from '../../src/config.ts';
 import type { PlaceQuery } from '../../src/sources/types.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { runColumns } from '../helpers/runs.ts';
 import { ROOT } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -56,28 +55,7 @@ const RunItems = graphql(`
 `);
 const RunEvents = graphql(`subscription IsolationRunEvents { runEvents { kind run { id status } } }`);
 
-/** A local webhook receiver: records every POST and answers 200. */
-async function startReceiver() {
-  const received: { path: string; body: string }[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', body });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    received,
-    url: (path: string) => `http://127.0.0.1:${port}${path}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let receiver: Receiver;
 let t: TestApp;
 let a: Account;
 let b: Account;

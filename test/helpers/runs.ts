@@ -34,3 +34,9 @@ export async function runColumns<C extends keyof RunRow>(
   const [run] = await sql`select ${sql([...columns] as string[])} from run where id = ${runId}`;
   return run as unknown as Pick<RunRow, C>;
 }
+
+/** How many runs an account has, whatever their status. */
+export async function runCount(sql: Sql, accountId: string): Promise<number> {
+  const [row] = await sql`select count(*)::int as n from run where account_id = ${accountId}`;
+  return row!.n as number;
+}

@@ -1,10 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loopbackConfig } from '../../src/config.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { has, parseMetrics, sum, type Sample } from '../helpers/metrics.ts';
 import { killServices, spawnService } from '../helpers/process.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { collect, closeCode, disposeClients, wsClient } from '../helpers/ws.ts';
 import { graphql } from '../helpers/gql/index.ts';
@@ -23,27 +22,13 @@ const Viewer = graphql(`query MetricsViewer { viewer { id } }`);
 const ViewerAndRuns = graphql(`query MetricsViewerAndRuns { viewer { id } runs(first: 1) { totalCount } }`);
 const RunProgress = graphql(`subscription MetricsRunProgress($id: ID!) { runProgress(id: $id) { status } }`);
 
-/** A webhook receiver: 200 on /ok, 500 on /fail. */
-async function startReceiver() {
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(req.url === '/ok' ? 200 : 500).end());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    url: (path: string) => `http://127.0.0.1:${port}${path}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let receiver: Receiver;
 let t: TestApp;
 let key: string;
 
 beforeAll(async () => {
-  receiver = await startReceiver();
+  // A webhook receiver: 200 on /ok, 500 on /fail.
+  receiver = await startReceiver({ status: (path) => (path === '/ok' ? 200 : 500) });
   const network = {
     ...loopbackConfig('postgres://unused', 0).network,
     webPorts: { http: receiver.port, https: receiver.port },

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { LEAD_COLUMNS, leadScraperTool } from '../../src/tools/lead-scraper.ts';
 import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { runCount } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
 let t: TestApp;
@@ -212,8 +213,7 @@ describe('the wallet cap', () => {
 });
 
 describe('refusals', () => {
-  const runsOf = async () =>
-    (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
+  const runsOf = () => runCount(t.app.core.sql, accountId);
 
   it('refuses the newer format without brackets with 400 unsupported_url_format, explaining the older one', async () => {
     const before = await runsOf();

@@ -1,51 +1,11 @@
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { loopbackConfig } from '../../src/config.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { graphql } from '../helpers/gql/index.ts';
-
-/** A local receiver: answers each request to a path with the next status scripted for it (then 200), and records it. */
-interface Received {
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  path: string;
-}
-
-async function startReceiver() {
-  const received: Received[] = [];
-  const script = new Map<string, number[]>();
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body, path: req.url ?? '' });
-      res.writeHead(script.get(req.url ?? '')?.shift() ?? 200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    url: (path: string) => `http://127.0.0.1:${port}${path}`,
-    received,
-    /** Statuses for the next requests to `path`, in order. */
-    answer: (path: string, ...statuses: number[]) => script.set(path, [...(script.get(path) ?? []), ...statuses]),
-    async until(count: (r: Received[]) => boolean, timeoutMs = 20_000) {
-      await waitFor(
-        () => received.map((r) => r.path),
-        () => count(received),
-        { timeoutMs, what: 'the receiver to get the expected requests' },
-      );
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 let receiver: Receiver;
 let t: TestApp;

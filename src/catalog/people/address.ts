@@ -50,8 +50,10 @@ export const normaliseStreet = (street: string) =>
  */
 export function streetVariants(street: string): string[] {
   const tokens = street.split(' ');
-  const last = tokens.length > 1 ? forms(tokens.at(-1)!, STREET_WORDS) : [tokens.at(-1)!];
-  const direction = tokens.length > 2 ? forms(tokens[1]!, DIRECTIONS) : undefined;
+  const [, second = ''] = tokens;
+  const lastWord = tokens.at(-1) ?? '';
+  const last = tokens.length > 1 ? forms(lastWord, STREET_WORDS) : [lastWord];
+  const direction = tokens.length > 2 ? forms(second, DIRECTIONS) : undefined;
   const variants = new Set<string>();
   for (const end of last) {
     for (const dir of direction ?? [undefined]) {

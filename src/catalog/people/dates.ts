@@ -55,10 +55,13 @@ export function parseCalendarDate(text: string): string | undefined {
   m = /^(\d{1,2})([/.-])(\d{1,2})\2(\d{4})$/.exec(t);
   if (m) return fromSlashes(Number(m[1]), Number(m[3]), Number(m[4]));
   const words = t.toLowerCase().replace(/,/g, ' ').replace(/\s+/g, ' ').trim();
+  const monthOf = (name: string | undefined) => (name === undefined ? undefined : MONTHS[name]);
   m = /^([a-z]+)\.? (\d{1,2})(?:st|nd|rd|th)? (\d{4})$/.exec(words);
-  if (m && MONTHS[m[1]!]) return isoDate(Number(m[3]), MONTHS[m[1]!]!, Number(m[2]));
+  let month = monthOf(m?.[1]);
+  if (m && month) return isoDate(Number(m[3]), month, Number(m[2]));
   m = /^(\d{1,2})(?:st|nd|rd|th)?(?: of)? ([a-z]+)\.? (\d{4})$/.exec(words);
-  if (m && MONTHS[m[2]!]) return isoDate(Number(m[3]), MONTHS[m[2]!]!, Number(m[1]));
+  month = monthOf(m?.[2]);
+  if (m && month) return isoDate(Number(m[3]), month, Number(m[1]));
   return undefined;
 }
 

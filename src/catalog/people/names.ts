@@ -11,7 +11,7 @@ const words = (text: string) =>
     .filter(Boolean);
 
 const withoutSuffix = (tokens: string[]) =>
-  tokens.length > 1 && SUFFIXES.has(tokens.at(-1)!) ? tokens.slice(0, -1) : tokens;
+  tokens.length > 1 && SUFFIXES.has(tokens.at(-1) ?? '') ? tokens.slice(0, -1) : tokens;
 
 /**
  * Reads a full name: "First Last", "First Middle Last" (the last word is the last name) or
@@ -27,24 +27,23 @@ export function parseFullName(text: string): PersonName | undefined {
   let given: string[];
   if (commaParts.length >= 2) {
     // "Smith Jr., John" and "Smith, John, Jr." both carry the suffix outside the given names.
-    last = withoutSuffix(words(commaParts[0]!));
-    given = withoutSuffix(words(commaParts.slice(1).join(' ')));
+    const [lastPart = '', ...givenParts] = commaParts;
+    last = withoutSuffix(words(lastPart));
+    given = withoutSuffix(words(givenParts.join(' ')));
   } else {
     const tokens = withoutSuffix(words(text));
     if (tokens.length < 2) return undefined;
     last = tokens.slice(-1);
     given = tokens.slice(0, -1);
   }
-  if (last.length === 0 || given.length === 0 || [...last, ...given].some((w) => !/[\p{L}]/u.test(w))) return undefined;
   const [first, ...middle] = given;
-  return { first: first!, last: last.join(' '), ...(middle.length ? { middle: middle.join(' ') } : {}) };
+  if (last.length === 0 || first === undefined || [...last, ...given].some((w) => !/[\p{L}]/u.test(w)))
+    return undefined;
+  return { first, last: last.join(' '), ...(middle.length ? { middle: middle.join(' ') } : {}) };
 }
 
 /** "john", "m", "smith" → "John M Smith". */
 export function formatName(name: PersonName): string {
   const cap = (w: string) => w.replace(/(^|[\s'-])(\p{L})/gu, (_, sep: string, c: string) => sep + c.toUpperCase());
-  return [name.first, name.middle, name.last]
-    .filter(Boolean)
-    .map((w) => cap(w!))
-    .join(' ');
+  return [name.first, name.middle, name.last].flatMap((w) => (w ? [cap(w)] : [])).join(' ');
 }

@@ -52,9 +52,8 @@ export function rootDomain(value: string): string | null {
   if (!host) return null;
   if (/^\d+(\.\d+){3}$/.test(host)) return host;
   const labels = host.split('.');
-  if (labels.length <= 2) return host;
-  const tld = labels.at(-1)!;
-  const second = labels.at(-2)!;
+  const [second, tld] = labels.slice(-2);
+  if (labels.length <= 2 || second === undefined || tld === undefined) return host;
   const suffixLabels = tld.length === 2 && COUNTRY_SECOND_LEVELS.has(second) ? 2 : 1;
   return labels.slice(-(suffixLabels + 1)).join('.');
 }

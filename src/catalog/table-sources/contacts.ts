@@ -70,7 +70,10 @@ export function catalogContactCatalog(db: Executor): ContactCatalog {
           order by c.employees_count desc nulls last, c.id limit 1
         ) m`)) as unknown as (CompanyProfile & { query: string })[];
       const byEscaped = new Map(wanted.map((n) => [escapeLike(n), n]));
-      for (const { query, ...profile } of exact) found.set(byEscaped.get(query)!, profile);
+      for (const { query, ...profile } of exact) {
+        const name = byEscaped.get(query);
+        if (name !== undefined) found.set(name, profile);
+      }
 
       const rest = wanted.filter((n) => !found.has(n));
       if (rest.length > 0) {

@@ -10,7 +10,7 @@ function middleName(searched: string): SQL {
     searched.length === 1
       ? sql`left(${recorded}, 1) = ${searched}`
       : sql`(${recorded} = ${searched} or ${recorded} = ${searched.slice(0, 1)})`;
-  return or(isNull(cr.middleName), agrees)!;
+  return sql`(${isNull(cr.middleName)} or ${agrees})`;
 }
 
 /** Criminal records from the catalog tables. */

@@ -22,7 +22,7 @@ function ownerNamePattern(name: PersonName): string {
   const last = regexEscape(name.last);
   let middle = String.raw`( \S+)*`;
   if (name.middle?.length === 1) middle = `( ${regexEscape(name.middle)}\\S*)?`;
-  else if (name.middle) middle = `( (${regexEscape(name.middle)}|${regexEscape(name.middle[0]!)}))?`;
+  else if (name.middle) middle = `( (${regexEscape(name.middle)}|${regexEscape(name.middle.charAt(0))}))?`;
   return `^${first}${middle} ${last}( (jr|sr|ii|iii|iv|v))?$`;
 }
 
@@ -115,9 +115,9 @@ function ownerRecord(row: OwnerRow): PersonRecord {
     personId: `owner-${row.id}`,
     source: 'property_records',
     fullName: tokens.join(' '),
-    firstName: tokens[0]!,
+    firstName: tokens[0] ?? '',
     middleName: tokens.length > 2 ? tokens.slice(1, -1).join(' ') : null,
-    lastName: tokens.at(-1)!,
+    lastName: tokens.at(-1) ?? '',
     address: row.mailing || null,
     street: parts?.[1] ?? null,
     city: parts?.[2] ?? null,
@@ -245,11 +245,13 @@ export function catalogPeople(db: Executor): PersonSource {
       const leadsApply = !q.street && !q.zip;
       if (phase === 'owner') {
         const people = await owners(q, afterId, limit);
-        if (people.length === limit) return { people, next: `owner:${people.at(-1)!.personId.slice('owner-'.length)}` };
+        const last = people.at(-1);
+        if (last && people.length === limit) return { people, next: `owner:${last.personId.slice('owner-'.length)}` };
         return { people, next: leadsApply ? 'lead:0' : null };
       }
       const people = await leads(q, afterId, limit);
-      return { people, next: people.length === limit ? `lead:${people.at(-1)!.personId.slice('lead-'.length)}` : null };
+      const last = people.at(-1);
+      return { people, next: last && people.length === limit ? `lead:${last.personId.slice('lead-'.length)}` : null };
     },
   };
 }

@@ -128,8 +128,9 @@ export function catalogProperties(db: Executor): PropertySource {
             limit ${limitEach}
           ) p
           order by q.n, p.id`);
+        // n is the index of one of the queries sent: its list exists.
         for (const r of rows) {
-          results[r.n]!.push({
+          results[r.n]?.push({
             id: Number(r.id),
             addressKey: r.address_key,
             street: r.street,
@@ -181,7 +182,10 @@ export function catalogProperties(db: Executor): PropertySource {
         .orderBy(desc(discount), asc(p.id))
         .limit(query.limit);
       // The conditions above exclude rows without a list price or estimated value.
-      return rows.map((row) => ({ ...row, listPrice: row.listPrice!, estimatedValue: row.estimatedValue! }));
+      return rows.filter(
+        (row): row is typeof row & { listPrice: number; estimatedValue: number } =>
+          row.listPrice !== null && row.estimatedValue !== null,
+      );
     },
   };
 }

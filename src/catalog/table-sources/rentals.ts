@@ -132,9 +132,15 @@ export function catalogRentals(db: Executor): RentalSource {
           const roomId = roomIdOf(row.listingUrl);
           if (roomId && !byRoom.has(roomId)) byRoom.set(roomId, row);
         }
-        for (const w of wanted) if (!found.has(w.url) && byRoom.has(w.roomId)) found.set(w.url, byRoom.get(w.roomId)!);
+        for (const w of wanted) {
+          const row = byRoom.get(w.roomId);
+          if (row && !found.has(w.url)) found.set(w.url, row);
+        }
       }
-      return urls.flatMap((url) => (found.has(url) ? [{ ...found.get(url)!, requestedUrl: url }] : []));
+      return urls.flatMap((url) => {
+        const row = found.get(url);
+        return row ? [{ ...row, requestedUrl: url }] : [];
+      });
     },
   };
 }

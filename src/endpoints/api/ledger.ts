@@ -49,8 +49,8 @@ export const ledger = defineEndpoint({
       ...(after === undefined ? {} : { after: BigInt(after) }),
     });
   },
-  respond: ({ entries, hasNextPage }) => ({
-    entries: entries.map(entryView),
-    next_after: hasNextPage ? String(entries.at(-1)!.id) : null,
-  }),
+  respond: ({ entries, hasNextPage }) => {
+    const last = entries.at(-1);
+    return { entries: entries.map(entryView), next_after: hasNextPage && last ? String(last.id) : null };
+  },
 });

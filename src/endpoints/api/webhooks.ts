@@ -5,7 +5,7 @@ import { createdWebhookResponse, deliveryListResponse, testDeliveryResponse, web
 
 const PATH = '/api/v1/webhooks';
 const ONE = `${PATH}/:id`;
-const idOf = (request: RestRequest) => request.params.id!;
+const idOf = (request: RestRequest) => request.params.id ?? '';
 
 export const createAccountWebhook = defineEndpoint({
   name: 'createWebhook',

@@ -7,6 +7,7 @@ import { revokeApiKey } from '../../../src/accounts/accounts.ts';
 import { BODY_LIMIT } from '../../../src/app.ts';
 import { MAX_TOKENS } from '../../../schema/server/token-limit.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { runCount } from '../../helpers/runs.ts';
 import { waitFor } from '../../helpers/wait.ts';
 import { sourceOf } from '../../helpers/documents.ts';
 import { closeCode, disposeClients, wsClient } from '../../helpers/ws.ts';
@@ -78,8 +79,7 @@ const ViewerId = graphql(`query WsViewerId { viewer { id } }`);
 const StartMaps = graphql(
   `mutation WsStartMaps($input: StartMapsScrapeInput!) { startMapsScrape(input: $input) { __typename } }`,
 );
-const runsOf = async (accountId: string) =>
-  (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
+const runsOf = (accountId: string) => runCount(t.app.core.sql, accountId);
 
 describe('each operation pays the HTTP toll', () => {
   it(`counts opening the socket and every subscribe message against the key's ${RATE_LIMIT} per minute, shared with HTTP; past it RATE_LIMITED with retryAfter`, async () => {

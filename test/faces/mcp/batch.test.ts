@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RATE_LIMITED_RPC_CODE } from '../../../src/mcp/http.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { runCount } from '../../helpers/runs.ts';
 
 /**
  * A JSON-RPC batch at /mcp costs one request of the key's budget per message: the messages past the
@@ -24,8 +25,7 @@ const call = (id: number, name: string, args: Record<string, unknown> = {}) => (
   params: { name, arguments: args },
 });
 const post = (key: string, body: unknown) => t.request('POST', '/mcp', { key, headers: HEADERS, body });
-const runsOf = async (accountId: string) =>
-  (await t.app.core.sql`select count(*)::int as n from run where account_id = ${accountId}`)[0]!.n as number;
+const runsOf = (accountId: string) => runCount(t.app.core.sql, accountId);
 
 describe('an MCP JSON-RPC batch', () => {
   it('counts each message against the key’s rate limit', async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.ts';
 import { OPENAPI_PATH } from '../../../src/rest/openapi.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { runCount } from '../../helpers/runs.ts';
 import { getWithBody } from '../../helpers/get-with-body.ts';
 import { graphql } from '../../helpers/gql/index.ts';
 
@@ -55,8 +56,7 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const runsOf = async (account: string) =>
-  (await t.app.core.sql`select count(*)::int as n from run where account_id = ${account}`)[0]!.n as number;
+const runsOf = (account: string) => runCount(t.app.core.sql, account);
 
 /** Runs a start while the account may run none, so the run waits READY with its hold taken. */
 async function startWaiting(apiKey: string, path: string, body: unknown) {
