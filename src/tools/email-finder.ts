@@ -169,7 +169,6 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
   const list = candidates(name, domain, learned, self?.email ?? null);
   const facts = { known_emails: learned.sample, candidates_checked: list.length };
   const [best] = list;
-  if (!best) return { ...located, ...facts, status: 'unknown', reason: 'no address pattern fits this name' };
   if (mail.kind === 'failed')
     return {
       ...located,
@@ -177,7 +176,7 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
       candidates_checked: 0,
       status: 'unknown',
       reason: mail.reason,
-      best_guess: best.email,
+      best_guess: best?.email ?? null,
     };
 
   const checks = await lookup.checker.checkAll(list.map((l) => l.email));
@@ -198,7 +197,7 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
     };
   }
   const [firstCheck] = checks;
-  if (firstCheck && checks.some((check) => check.status === 'catch-all')) {
+  if (best && firstCheck && checks.some((check) => check.status === 'catch-all')) {
     const learnedFrom =
       learned.sample > 0 ? ` (learned from ${plural(learned.sample, 'known address', 'known addresses')})` : '';
     return {
@@ -222,7 +221,7 @@ async function findContact(c: Contact, lookup: Lookup): Promise<Row> {
     };
   }
   const unknown = checks.find((check) => check.status === 'unknown');
-  return { ...located, ...facts, status: 'unknown', reason: unknown?.reason ?? null, best_guess: best.email };
+  return { ...located, ...facts, status: 'unknown', reason: unknown?.reason ?? null, best_guess: best?.email ?? null };
 }
 
 const price = perFound('email', '0.05', (row) => typeof row.email === 'string' && row.email.length > 0);
@@ -289,7 +288,11 @@ export const emailFinderTool = defineTool({
     );
     const domains = new Set<string>();
     for (const c of todo) {
-      const domain = c.domain ? companyDomain(c.domain) : c.company_name ? byName.get(c.company_name)?.domain : undefined;
+      const domain = c.domain
+        ? companyDomain(c.domain)
+        : c.company_name
+          ? byName.get(c.company_name)?.domain
+          : undefined;
       if (domain) domains.add(domain);
     }
     const [byDomain, known] = await Promise.all([

@@ -37,7 +37,7 @@ export interface EmailCheck {
 
 /** How a domain receives mail, looked up once per run. */
 export type DomainMail =
-  | { kind: 'hosts'; hosts: string[]; fallback: boolean; provider: string | null }
+  | { kind: 'hosts'; hosts: [string, ...string[]]; fallback: boolean; provider: string | null }
   | { kind: 'none'; reason: string; mxFound: boolean }
   | { kind: 'failed'; reason: string };
 
@@ -124,9 +124,10 @@ export class EmailChecker {
   private async lookUpMail(domain: string): Promise<DomainMail> {
     try {
       const records = await this.network.dns.mx(domain);
-      const hosts = records.map((r) => r.exchange).filter(Boolean);
-      if (hosts.length === 0)
+      const [first, ...others] = records.map((r) => r.exchange).filter(Boolean);
+      if (first === undefined)
         return { kind: 'none', mxFound: true, reason: 'the domain accepts no mail (null MX record)' };
+      const hosts: [string, ...string[]] = [first, ...others];
       return { kind: 'hosts', hosts, fallback: false, provider: providerFromMx(hosts, domain) };
     } catch (err) {
       if (!(err instanceof DnsError)) throw err;
@@ -200,7 +201,7 @@ export class EmailChecker {
       ...flagged,
       mxFound: !mail.fallback,
       mxFallback: mail.fallback,
-      mxHost: mail.hosts[0]!,
+      mxHost: mail.hosts[0],
       provider: mail.provider,
     };
     const outcome = await new Promise<Outcome>((resolve) => {
@@ -254,14 +255,14 @@ export class EmailChecker {
       this.signal,
     );
     const replies = decoy ? result.replies.slice(1) : result.replies;
-    const decoyReply = decoy ? result.replies[0]! : null;
+    const decoyReply = decoy ? (result.replies[0] ?? null) : null;
 
     let catchAll = knownCatchAll ?? null;
     if (decoyReply && !isTemporary(decoyReply)) {
       catchAll = decoyReply.code === 250 || decoyReply.code === 251;
       this.catchAll.set(domain, catchAll);
     }
-    const session = { mxHost: result.host ?? mail.hosts[0]!, tls: result.host ? result.tls : null };
+    const session = { mxHost: result.host ?? mail.hosts[0], tls: result.host ? result.tls : null };
 
     const again: Pending[] = [];
     for (const [i, p] of batch.entries()) {

@@ -117,8 +117,10 @@ export function emailsInText(text: string): string[] {
   const found: string[] = [];
   for (const line of text.split('\n')) {
     for (const m of line.matchAll(EMAIL)) found.push(m[0]);
-    for (const m of line.matchAll(BRACKETED)) found.push(`${m[1]}@${m[2]!.replace(DOT_TOKEN, '.')}`);
-    for (const m of line.matchAll(SPELLED)) found.push(`${m[1]}@${m[2]!.replace(DOT_TOKEN, '.')}`);
+    for (const [, local, domain = ''] of line.matchAll(BRACKETED))
+      found.push(`${local}@${domain.replace(DOT_TOKEN, '.')}`);
+    for (const [, local, domain = ''] of line.matchAll(SPELLED))
+      found.push(`${local}@${domain.replace(DOT_TOKEN, '.')}`);
   }
   return found.map(cleanEmail).filter((e): e is string => e !== null);
 }
@@ -135,16 +137,16 @@ export function decodeCloudflareEmail(hex: string): string | null {
 function emailFromHref(href: string | undefined): string | null {
   if (!href) return null;
   if (/^mailto:/i.test(href)) {
-    let address = href.slice(7).split('?')[0]!;
+    let address = href.slice(7).split('?')[0] ?? '';
     try {
       address = decodeURIComponent(address);
     } catch {
       // keep as written
     }
-    return cleanEmail(address.split(',')[0]!);
+    return cleanEmail(address.split(',')[0] ?? '');
   }
-  const cf = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i.exec(href);
-  return cf ? decodeCloudflareEmail(cf[1]!) : null;
+  const [, protectedHex] = /\/cdn-cgi\/l\/email-protection#([0-9a-f]+)/i.exec(href) ?? [];
+  return protectedHex ? decodeCloudflareEmail(protectedHex) : null;
 }
 
 function elementEmails(root: readonly AnyNode[]): string[] {
@@ -175,7 +177,7 @@ export function looksLikePersonName(text: string): boolean {
   if (t.length < 4 || t.length > 60 || /\d|@|[|:;!?]/.test(t) || NOT_NAMES.test(t)) return false;
   const words = t.split(/\s+/);
   if (words.length < 2 || words.length > 5) return false;
-  return words.every((w) => NAME_WORD.test(w)) && /^[A-Z]/.test(words.at(-1)!);
+  return words.every((w) => NAME_WORD.test(w)) && /^[A-Z]/.test(words.at(-1) ?? '');
 }
 
 function linkedinIn(nodes: readonly AnyNode[]): string | null {
@@ -247,14 +249,15 @@ function teamCardPeople(root: readonly AnyNode[]): PagePerson[] {
   for (const card of innermost) {
     const lines = visibleLines(card.children);
     const nameIndex = lines.findIndex(looksLikePersonName);
-    if (nameIndex < 0) continue;
+    const name = lines[nameIndex];
+    if (name === undefined) continue;
     const titled = findAll((e) => TITLE_CLASS.test(getAttributeValue(e, 'class') ?? ''), card.children)
       .map((e) => textContent(e).replace(/\s+/g, ' ').trim())
       .find((t) => t && t.length <= 120);
     const title = titled ?? lines.slice(nameIndex + 1).find((l) => l.length <= 120 && looksLikeJobTitle(l)) ?? null;
     if (!title) continue;
     const email = elementEmails(card.children)[0] ?? emailsInText(lines.join('\n'))[0] ?? null;
-    out.push({ name: lines[nameIndex]!, title, email, linkedinUrl: linkedinIn(card.children), via: 'team-card' });
+    out.push({ name, title, email, linkedinUrl: linkedinIn(card.children), via: 'team-card' });
   }
   // Plain layouts: a heading with a name, the next element a job title.
   for (const heading of findAll((e) => /^(h[2-6]|strong|b)$/.test(e.name), root as AnyNode[])) {

@@ -90,6 +90,6 @@ export const isDisposableDomain = (domain: string) => inList(DISPOSABLE, domain.
 export const isFreeWebmailDomain = (domain: string) => FREE.has(domain.toLowerCase());
 /** "sales", "Sales+leads" and "no.reply" are role accounts; "it.smith" is a person. */
 export function isRoleAccount(local: string): boolean {
-  const base = local.toLowerCase().replace(/^"|"$/g, '').split('+')[0]!;
+  const base = local.toLowerCase().replace(/^"|"$/g, '').split('+')[0] ?? '';
   return ROLES.has(base) || ROLES.has(base.replace(/[._-]/g, ''));
 }

@@ -32,10 +32,9 @@ export function splitFullName(full: string): { first: string; last: string | nul
     const first = words(full.slice(comma + 1))[0];
     if (first && last) return { first, last };
   }
-  const parts = words(full);
-  if (parts.length === 0) return { first: '', last: null };
-  if (parts.length === 1) return { first: parts[0]!, last: null };
-  return { first: parts[0]!, last: parts.at(-1)! };
+  const [first, ...others] = words(full);
+  if (first === undefined) return { first: '', last: null };
+  return { first, last: others.at(-1) ?? null };
 }
 
 /** The name of a contact from first_name/last_name, else full_name; null when no letters are left. */

@@ -60,13 +60,10 @@ export function learnPatterns(known: readonly { firstName: string; lastName: str
     for (const p of PATTERNS)
       if (applyPattern(p.name, name) === local) counts.set(p.name, (counts.get(p.name) ?? 0) + 1);
   }
-  const patterns = PATTERNS.filter((p) => counts.has(p.name))
-    .map((p) => ({
-      pattern: p.name,
-      matches: counts.get(p.name)!,
-      share: sample > 0 ? counts.get(p.name)! / sample : 0,
-    }))
-    .sort((a, b) => b.matches - a.matches);
+  const patterns = PATTERNS.flatMap((p) => {
+    const matches = counts.get(p.name);
+    return matches === undefined ? [] : [{ pattern: p.name, matches, share: sample > 0 ? matches / sample : 0 }];
+  }).sort((a, b) => b.matches - a.matches);
   return { patterns, sample };
 }
 

@@ -87,9 +87,8 @@ export async function* inOrder<T>(pending: readonly Promise<T>[], maxBatch = 200
     ),
   );
   let next = 0;
-  while (next < pending.length) {
-    const first = await pending[next]!;
-    const batch = [first];
+  for (let first = pending[0]; first !== undefined; first = pending[next]) {
+    const batch = [await first];
     next += 1;
     while (next < pending.length && settled[next] && batch.length < maxBatch) batch.push(ready[next++] as Awaited<T>);
     yield batch;

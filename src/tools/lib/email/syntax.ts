@@ -35,7 +35,7 @@ export function checkDomain(raw: string): { ok: true; domain: string } | { ok: f
   if (labels.length < 2) return { ok: false, reason: 'the domain has no dot (not fully qualified)' };
   for (const label of labels)
     if (!LABEL.test(label)) return { ok: false, reason: `"${label || '(empty)'}" is not a valid domain label` };
-  if (/^\d+$/.test(labels.at(-1)!)) return { ok: false, reason: 'the top-level domain is numeric' };
+  if (/^\d+$/.test(labels.at(-1) ?? '')) return { ok: false, reason: 'the top-level domain is numeric' };
   return { ok: true, domain: ascii };
 }
 

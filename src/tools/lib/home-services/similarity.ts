@@ -1,3 +1,5 @@
+import { distance } from 'fastest-levenshtein';
+
 /** Trigrams of each word, padded like pg_trgm ("  p", " pl", …, "ng "), so word starts weigh more. */
 function trigrams(text: string): Set<string> {
   const grams = new Set<string>();
@@ -21,18 +23,8 @@ export function trigramSimilarity(a: string, b: string): number {
   return shared / (ga.size + gb.size - shared);
 }
 
-/** Edits (insert, delete, substitute) that turn `a` into `b`. */
-export function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
-}
+/** Edits (insert, delete, substitute) that turn `a` into `b` (the Levenshtein distance). */
+export const editDistance = (a: string, b: string): number => distance(a, b);
 
 /**
  * The candidates closest to `text`, best first: by trigram similarity (whole words shared), then

@@ -89,15 +89,16 @@ export function parseBusinessLink(link: string): BusinessLink {
   if (rest.length > 2) throw new Error(`has too many path segments after /${SEARCH}/; ${BUSINESS_LINK_FORMS}`);
 
   const filters: BusinessSearchFilters = {};
-  if (rest.length === 2) {
-    if (!applyLocation(filters, rest[0]!))
+  const [place, industry] = rest;
+  if (place !== undefined && industry !== undefined) {
+    if (!applyLocation(filters, place))
       throw new Error(
-        `"${rest[0]}" is not a location ("all", ` +
+        `"${place}" is not a location ("all", ` +
           `a state such as "colorado" or a city such as "denver-co"); ${BUSINESS_LINK_FORMS}`,
       );
-    filters.industry = rest[1]!;
-  } else if (rest.length === 1 && !applyLocation(filters, rest[0]!)) {
-    filters.industry = rest[0]!;
+    filters.industry = industry;
+  } else if (place !== undefined && !applyLocation(filters, place)) {
+    filters.industry = place;
   }
 
   const param = (keys: string[]) => {

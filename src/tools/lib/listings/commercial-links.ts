@@ -248,9 +248,10 @@ export function parseCommercialLink(link: string): CommercialLink {
     .map((v) => v.trim())
     .filter(Boolean);
   if (types.length > 0) {
-    const unknown = types.filter((t) => !readPropertyType(t));
-    if (unknown.length > 0) throw new Error(`property type "${unknown[0]}" is not one of ${PROPERTY_TYPES.join(', ')}`);
-    filters.propertyTypes = [...new Set(types.map((t) => readPropertyType(t)!))];
+    const read = types.map((t) => ({ text: t, type: readPropertyType(t) }));
+    const unknown = read.find((t) => !t.type);
+    if (unknown) throw new Error(`property type "${unknown.text}" is not one of ${PROPERTY_TYPES.join(', ')}`);
+    filters.propertyTypes = [...new Set(read.flatMap((t) => (t.type ? [t.type] : [])))];
   }
   const listingType = last(LISTING_TYPE_PARAMS);
   if (listingType) {
