@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Files that count or time what live processes do in the background (fetches, wake-ups, samples),
- * or stop and restart processes and databases under a deadline: they run last, one at a time, each in
- * a fresh process (docs/testing.md).
+ * or stop and restart processes and databases under a deadline: they run after the others, one at a
+ * time, each in a fresh process (docs/testing.md).
  */
 const ALONE = [
   'test/workers/job-routing.test.ts',
@@ -19,31 +19,31 @@ const ALONE = [
   'test/db/replica-downloads.test.ts',
 ];
 
-/**
- * Files that wait on a run to stop or end under a deadline (a cancel, a stop, a job with polling off)
- * or give a local server a short time limit: one at a time, after the files that run two at a time.
- */
-const SERIAL: string[] = [];
+/** Files that drive the console in Chromium (key-rights in one test). */
+const BROWSER = [
+  'test/faces/console/serving.test.ts',
+  'test/faces/console/flows.test.ts',
+  'test/accounts/key-rights.test.ts',
+];
 
-/** The console driven in Chromium. */
-const BROWSER = ['test/faces/console/serving.test.ts', 'test/faces/console/flows.test.ts'];
-
-/** Files built around child processes: the CLI, gateways and workers of their own, a fresh embedded Postgres. */
+/** Files that start child processes: the CLI, gateways and workers of their own, a fresh embedded Postgres. */
 const PROCESSES = [
   'test/faces/cli/accounts.test.ts',
   'test/faces/cli/import.test.ts',
   'test/faces/mcp/stdio.test.ts',
   'test/faces/limits.test.ts',
+  'test/faces/isolation.test.ts',
   'test/db/fresh-machine-embedded.test.ts',
   'test/sources/upstream-config.test.ts',
+  'test/sources/upstream-apify.test.ts',
+  'test/billing/credits.test.ts',
 ];
 
 /**
- * `npm run test:fast` (TEST_FAST=1): the edit-test loop. No browser, no child-process or alone files,
- * and the fuzz suites at 5 cases a route.
+ * `npm run test:fast` sets TEST_FAST=1: the edit-test loop leaves out the browser, child-process and
+ * alone files, and runs the fuzz suites at 5 cases a route.
  */
 const FAST = process.env.TEST_FAST === '1';
-const LEFT_OUT = FAST ? [...BROWSER, ...PROCESSES] : [];
 
 export default defineConfig({
   resolve: {
@@ -57,36 +57,30 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 90_000,
     teardownTimeout: 30_000,
-    ...(FAST ? { env: { FUZZ_CASES: process.env.FUZZ_CASES ?? '5' } } : {}),
+    env: FAST ? { FUZZ_CASES: process.env.FUZZ_CASES ?? '5' } : {},
     projects: [
       {
         extends: true,
         test: {
+          // Two files at a time, in worker processes that keep the service's modules loaded from one
+          // file to the next: no file reads module state another left (no mocks, no env changes, the
+          // metrics registry only as differences), and each stops what it started.
           name: 'pairs',
           include: ['test/**/*.test.ts'],
-          exclude: [...ALONE, ...SERIAL, ...LEFT_OUT],
+          exclude: [...ALONE, ...(FAST ? [...BROWSER, ...PROCESSES] : [])],
           isolate: false,
           maxWorkers: 2,
           sequence: { groupOrder: 0 },
         },
       },
-      ...(SERIAL.length
-        ? [
-            {
-              extends: true as const,
-              test: {
-                name: 'serial',
-                include: SERIAL,
-                isolate: false,
-                maxWorkers: 1,
-                sequence: { groupOrder: 1 },
-              },
-            },
-          ]
-        : []),
       ...(FAST
         ? []
-        : [{ extends: true as const, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 2 } } }]),
+        : [
+            {
+              extends: true as const,
+              test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
+            },
+          ]),
     ],
   },
 });

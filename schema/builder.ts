@@ -70,14 +70,9 @@ export const builder = new SchemaBuilder<{
     defaultListMultiplier: 1,
     limit: { complexity: 5000, depth: 10, breadth: 200 },
     complexityError: (kind, result) => {
-      // The plugin names the measure capitalised ("Depth"); its result holds `depth` and `maxDepth`.
-      const values = result as unknown as Record<string, number>;
-      const measure = kind.toLowerCase() as Measure;
-      return tooComplex(
-        measure,
-        values[measure],
-        values[`max${kind[0]!.toUpperCase()}${kind.slice(1).toLowerCase()}`]!,
-      );
+      // The plugin names the measure capitalised ("Depth"); its result holds `depth` and `maxDepth`, set when exceeded.
+      const measure = kind.toLowerCase() as Lowercase<typeof kind>;
+      return tooComplex(measure, result[measure], result[`max${kind}`] ?? 0);
     },
   },
 });

@@ -76,9 +76,10 @@ function measureIntrospection(
       let part: IntrospectionMeasure;
       if (selection.kind === Kind.FIELD) {
         const name = selection.name.value;
-        if (root && !(name in INTROSPECTION_TYPES)) continue;
-        const fieldType: GraphQLOutputType | undefined = root
-          ? (schema.getType(INTROSPECTION_TYPES[name]!) as GraphQLObjectType)
+        const introspectionType = root ? INTROSPECTION_TYPES[name] : undefined;
+        if (root && introspectionType === undefined) continue;
+        const fieldType: GraphQLOutputType | undefined = introspectionType
+          ? (schema.getType(introspectionType) as GraphQLObjectType)
           : type.getFields()[name]?.type;
         const named = fieldType && getNamedType(fieldType);
         const below =
@@ -103,8 +104,8 @@ function measureIntrospection(
       sum.complexity += part.complexity;
       sum.schemas += part.schemas;
     }
-    if (!known.has(set)) known.set(set, new Map());
-    known.get(set)!.set(type.name, sum);
+    const byType = known.get(set) ?? new Map<string, IntrospectionMeasure>();
+    known.set(set, byType.set(type.name, sum));
     return sum;
   };
 
@@ -133,10 +134,10 @@ function introspectionAllowance(schema: GraphQLSchema): Measured {
         oneOf: true,
       }),
     );
-    introspectionAllowances.set(
-      schema,
-      (allowance = measureIntrospection(schema, standard, getOperationAST(standard)!)),
-    );
+    const operation = getOperationAST(standard);
+    if (!operation) throw new Error('the standard introspection query has no operation');
+    allowance = measureIntrospection(schema, standard, operation);
+    introspectionAllowances.set(schema, allowance);
   }
   return allowance;
 }
@@ -205,13 +206,11 @@ interface DocumentMeasures {
 const measures = new WeakMap<DocumentNode, DocumentMeasures>();
 
 function measuresOf(schema: GraphQLSchema, document: DocumentNode): DocumentMeasures {
-  let known = measures.get(document);
-  if (!known)
-    measures.set(
-      document,
-      (known = { readsVariables: measureReadsVariables(schema, document), byOperation: new Map() }),
-    );
-  return known;
+  const known = measures.get(document);
+  if (known) return known;
+  const measured = { readsVariables: measureReadsVariables(schema, document), byOperation: new Map() };
+  measures.set(document, measured);
+  return measured;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { OutputRef } from '@pothos/core';
+import type { ObjectFieldBuilder, OutputRef } from '@pothos/core';
 import { EXACT_TOTAL_LIMIT } from '../src/catalog/sql.ts';
 import { ValidationError } from '../src/shared/errors.ts';
 import { isBigintText } from '../src/shared/params.ts';
@@ -78,9 +78,7 @@ export function connectionType<T, X extends object = object>(
      * The list is a database search, whose size past the exact-count limit is estimated: adds `totalCountIsEstimate`.
      */
     totalCountMayBeEstimate?: boolean;
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the builder of the connection type, whose shape is
-    // generic here
-    fields?: (t: any) => Record<string, unknown>;
+    fields?: (t: ObjectFieldBuilder<typeof builder.$inferSchemaTypes, Connection<T> & X>) => Record<string, unknown>;
   },
 ) {
   const edge = builder.objectRef<{ cursor: string; node: T }>(`${name}Edge`).implement({

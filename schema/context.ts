@@ -60,9 +60,12 @@ async function loadRun(core: Core, accountId: string, id: string): Promise<RunSn
 const LOADERS = {
   // One run alone (`run(id)`, the status poll) through the statement REST's status prepares once.
   run: (core: Core, { accountId }: Principal) =>
-    new DataLoader<string, RunSnapshot | null>((ids) =>
-      ids.length === 1 ? loadRun(core, accountId, ids[0]!).then((run) => [run]) : loadRuns(core.db, accountId, ids),
-    ),
+    new DataLoader<string, RunSnapshot | null>((ids) => {
+      const [only, ...others] = ids;
+      return only !== undefined && others.length === 0
+        ? loadRun(core, accountId, only).then((run) => [run])
+        : loadRuns(core.db, accountId, ids);
+    }),
   runInput: (core: Core, { accountId }: Principal) =>
     new DataLoader<string, unknown>((ids) => loadRunInputs(core.db, accountId, ids)),
   /**
@@ -121,7 +124,8 @@ for (const name of Object.keys(LOADERS) as (keyof typeof LOADERS)[]) {
   Object.defineProperty(LazyLoaders.prototype, name, {
     enumerable: true,
     get(this: LazyLoaders & Record<symbol, unknown>) {
-      return (this[slot] ??= LOADERS[name](this.core, this.principal));
+      this[slot] ??= LOADERS[name](this.core, this.principal);
+      return this[slot];
     },
   });
 }

@@ -1,6 +1,7 @@
 import type { CompanyRecord } from '../src/endpoints/lead-search.ts';
 import { leadDatabase } from '../src/endpoints/api/database.ts';
 import { peopleSearchTranslation } from '../src/endpoints/schemas.ts';
+import { graphqlFieldOf } from '../src/endpoints/define.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import type { LeadRow } from '../src/catalog/leads/query.ts';
 import { builder } from './builder.ts';
@@ -171,7 +172,7 @@ const LeadConnectionRef = connectionType<
 
 const MAX_LEADS = 100;
 
-builder.queryField(leadDatabase.graphql!.field, (t) =>
+builder.queryField(graphqlFieldOf(leadDatabase), (t) =>
   t.field({
     type: LeadConnectionRef,
     nullable: true,

@@ -10,6 +10,7 @@ import {
 } from '../src/billing/wallet.ts';
 import { buyCredits, wallet } from '../src/endpoints/api/account.ts';
 import { ledger as ledgerEndpoint } from '../src/endpoints/api/ledger.ts';
+import { graphqlFieldOf, permissionOf } from '../src/endpoints/define.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import { may, requireRole } from '../src/accounts/roles.ts';
 import { AccountRef } from './account.ts';
@@ -122,15 +123,17 @@ export const LedgerEntryRef = builder.objectRef<LedgerEntry>('LedgerEntry').impl
   }),
 });
 
+const LEDGER_PERMISSION = permissionOf(ledgerEndpoint);
+
 // Ledger entries are billing: a console member or admin refetches none (null, as for another account's).
 registerNode(LEDGER_PREFIX, 'LedgerEntry', {
   load: async (ids, ctx) =>
-    may(ctx.principal, ledgerEndpoint.permission!)
+    may(ctx.principal, LEDGER_PERMISSION)
       ? ctx.loaders.ledgerEntry.loadMany(ids.map(BigInt)).then((all) => all.map((e) => (e instanceof Error ? null : e)))
       : ids.map(() => null),
 });
 
-builder.objectField(AccountRef, wallet.graphql!.field, (t) =>
+builder.objectField(AccountRef, graphqlFieldOf(wallet), (t) =>
   t.field({
     type: WalletRef,
     description: 'The account’s balances.',
@@ -158,9 +161,9 @@ builder.objectField(AccountRef, 'ledger', (t) =>
     },
     complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_ENTRIES) }),
     resolve: async (account, args, ctx) => {
-      // The rule of the ledger's declaration (REST's GET /api/v1/wallet/ledger): billing is the owners' (and their
-      // keys').
-      requireRole(ctx.principal, ledgerEndpoint.permission!);
+      // The rule of the ledger's declaration (REST's GET /api/v1/wallet/ledger):
+      // billing is the owners' (and their keys').
+      requireRole(ctx.principal, LEDGER_PERMISSION);
       const first = pageSize(args.first, { max: MAX_ENTRIES, byDefault: 20 });
       const { entries, hasNextPage } = await listLedger(ctx.core.db, account.id, {
         first,
@@ -237,7 +240,7 @@ const BuyCreditsPayloadRef = builder.objectRef<BuyCreditsPayload>('BuyCreditsPay
   }),
 });
 
-builder.mutationField(buyCredits.graphql!.field, (t) =>
+builder.mutationField(graphqlFieldOf(buyCredits), (t) =>
   t.field({
     type: BuyCreditsPayloadRef,
     description:

@@ -7,6 +7,7 @@ import {
   listAccountWebhooks,
   sendTestWebhookEvent,
 } from '../src/endpoints/api/webhooks.ts';
+import { graphqlFieldOf } from '../src/endpoints/define.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import { may } from '../src/accounts/roles.ts';
 import { ValidationError } from '../src/shared/errors.ts';
@@ -154,7 +155,7 @@ const WebhookConnectionRef = connectionType<WebhookView>('Webhook', WebhookRef, 
   totalCount: `How many webhooks the account has (at most ${MAX_WEBHOOKS_PER_ACCOUNT}).`,
 });
 
-builder.queryField(listAccountWebhooks.graphql!.field, (t) =>
+builder.queryField(graphqlFieldOf(listAccountWebhooks), (t) =>
   t.field({
     type: WebhookConnectionRef,
     description: "The account's webhooks, oldest first.",
@@ -217,7 +218,7 @@ const CreateWebhookPayloadRef = builder.objectRef<CreateWebhookPayload>('CreateW
   }),
 });
 
-builder.mutationField(createAccountWebhook.graphql!.field, (t) =>
+builder.mutationField(graphqlFieldOf(createAccountWebhook), (t) =>
   t.field({
     type: CreateWebhookPayloadRef,
     description: `Registers an account webhook (at most ${MAX_WEBHOOKS_PER_ACCOUNT} per account).`,
@@ -250,7 +251,7 @@ const DeleteWebhookPayloadRef = builder.objectRef<DeleteWebhookPayload>('DeleteW
   }),
 });
 
-builder.mutationField(deleteAccountWebhook.graphql!.field, (t) =>
+builder.mutationField(graphqlFieldOf(deleteAccountWebhook), (t) =>
   t.field({
     type: DeleteWebhookPayloadRef,
     description:
@@ -281,7 +282,7 @@ const SendTestWebhookPayloadRef = builder.objectRef<SendTestWebhookPayload>('Sen
   }),
 });
 
-builder.mutationField(sendTestWebhookEvent.graphql!.field, (t) =>
+builder.mutationField(graphqlFieldOf(sendTestWebhookEvent), (t) =>
   t.field({
     type: SendTestWebhookPayloadRef,
     description:

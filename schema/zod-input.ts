@@ -34,8 +34,9 @@ export function unwrapNull(schema: JsonSchema): { schema: JsonSchema; nullable: 
   const options = schema.anyOf ?? schema.oneOf;
   if (options) {
     const rest = options.filter((o) => o.type !== 'null');
-    if (rest.length === 1 && rest.length < options.length)
-      return { schema: { ...rest[0]!, description: schema.description ?? rest[0]!.description }, nullable: true };
+    const [only] = rest;
+    if (only && rest.length === 1 && rest.length < options.length)
+      return { schema: { ...only, description: schema.description ?? only.description }, nullable: true };
   }
   if (Array.isArray(schema.type) && schema.type.includes('null')) {
     const type = schema.type.filter((t) => t !== 'null');

@@ -36,8 +36,8 @@ export async function createCore(
     maxLagMs: config.databaseReadMaxLagMs,
     logger,
   });
-  // A standalone worker hears the cancels and its own changes only (events.ts, EventScope); a gateway the runs it
-  // serves.
+  // A standalone worker hears the cancels and its own changes
+  // only (events.ts, EventScope); a gateway the runs it serves.
   const events = createEventBus(sql, { scope: options.events });
   const network = createNetwork(config.network);
   const mailer = createMailer(config.mail, logger);

@@ -89,9 +89,9 @@ const pattern = (source: string, flags = 'g') => new RegExp(NOT_ESCAPED + source
 
 /** Secrets recognisable by their shape, as they appear in a JSON log line, and what replaces them. */
 const SECRET_PATTERNS: [RegExp, string][] = [
-  [pattern(String.raw`lg_(?:live|test)_[A-Za-z0-9]+`), 'lg_live_[redacted]'],
-  [pattern(String.raw`whsec_[A-Za-z0-9+/=]+`), 'whsec_[redacted]'],
-  [pattern(String.raw`(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]+`), '[redacted-key]'],
+  [pattern('lg_(?:live|test)_[A-Za-z0-9]+'), 'lg_live_[redacted]'],
+  [pattern('whsec_[A-Za-z0-9+/=]+'), 'whsec_[redacted]'],
+  [pattern('(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]+'), '[redacted-key]'],
   [pattern(String.raw`(Bearer|Basic)\s+(?!\[redacted)[^\s"',;\\]+`, 'gi'), '$1 [redacted]'],
   // An email address keeps its domain (which mail server, which company), never its mailbox.
   [pattern(String.raw`[A-Za-z0-9._%+-]+@(?=[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})`), '***@'],
@@ -304,7 +304,8 @@ export class RequestLogger {
     this.logger().level = level;
   }
   private logger(): Logger {
-    return (this.#child ??= this.parent.child(this.bindings));
+    this.#child ??= this.parent.child(this.bindings);
+    return this.#child;
   }
   child(bindings: Record<string, unknown>, options?: pino.ChildLoggerOptions) {
     return this.logger().child(bindings, options);

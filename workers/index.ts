@@ -109,7 +109,9 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
   let toPool: ((message: { channel: string; payload: string }) => void) | undefined;
   const subscribeToChanges = (onChange: (message: { channel: string; payload: string }) => void) => {
     toPool = onChange;
-    return () => void (toPool = undefined);
+    return () => {
+      toPool = undefined;
+    };
   };
   let stopHearing: (() => void) | undefined;
   let runner: Runner;
@@ -140,8 +142,8 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
     router,
     liveness,
     async stop() {
-      // Logged as the stop reaches the runs in hand (the abort below is synchronous): each stores its batch in hand,
-      // then is handed back.
+      // Logged as the stop reaches the runs in hand (the abort below is
+      // synchronous): each stores its batch in hand, then is handed back.
       log.info('worker stopping: handing back runs in flight');
       shutdown.abort();
       router.stop();

@@ -78,8 +78,8 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
     },
     [JOBS.applyStripeEvent]: async (payload) => {
       assertPayload(payload, 'eventId');
-      // Events are received only with Stripe configured; a process without it leaves them to be retried by one that has
-      // it.
+      // Events are received only with Stripe configured; a process
+      // without it leaves them to be retried by one that has it.
       const payments = core.config.payments;
       if (payments.mode !== 'stripe')
         throw new Error(`stripe event ${payload.eventId}: this process has no STRIPE_SECRET_KEY`);

@@ -466,7 +466,7 @@ export async function benchCatalog(options: CatalogOptions = {}): Promise<Catalo
     await migrateDatabase(sourceUrl);
     const source = open(sourceUrl);
     const tables: TableTiming[] = [];
-    let start = performance.now();
+    const start = performance.now();
     const report = await seedCatalog(source, {
       scale,
       tables: options.peopleOnly ? ['person'] : undefined,

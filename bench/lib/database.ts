@@ -75,7 +75,6 @@ import {
   verdict,
   type CatalogOptions,
   type CatalogRunHeader,
-  type DatabaseKind,
   type Footprint,
   type Suite,
   type Timing,

@@ -34,7 +34,7 @@ import { getTool } from '../../src/tools/index.ts';
 import { median, n, openBenchServer, pad, progress, round, verdict, type Suite } from './harness.ts';
 
 const SIZES = [10_000, 100_000, 1_000_000];
-const ROUNDS: Record<number, number> = { 10_000: 5, 100_000: 5, 1_000_000: 3 };
+const ROUNDS: Record<number, number> = { 10000: 5, 100000: 5, 1000000: 3 };
 const GOAL_RATIO = 2;
 const GOAL_MEMORY = 1.25;
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -120,8 +120,7 @@ async function bareSession(port: number, recipients: readonly string[]): Promise
   const codes: number[] = [];
   const onData = (chunk: Buffer) => {
     buffer += chunk.toString('latin1');
-    let end: number;
-    while ((end = buffer.indexOf('\n')) >= 0) {
+    for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n')) {
       const line = buffer.slice(0, end);
       buffer = buffer.slice(end + 1);
       if (line[3] === '-') continue;

@@ -99,6 +99,8 @@ async function placeRows(
         ][i % 4]!;
         return { ...site, crm_id: `W${i}` };
       }
+      default:
+        throw new Error(`no enrichment rows of kind ${kind satisfies never}`);
     }
   });
   return { places: picked[0]!.places, rows, mix };

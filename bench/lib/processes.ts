@@ -714,7 +714,11 @@ async function measureConfig(
   if (stacks.length < s) throw new Error(`processes: ${config}: ${s} databases apart were not made`);
   fleet.arm();
   const started: Child[] = [];
-  const start = <T extends Child>(p: Promise<T>) => p.then((c) => (started.push(c), c));
+  const start = <T extends Child>(p: Promise<T>) =>
+    p.then((c) => {
+      started.push(c);
+      return c;
+    });
   try {
     // Every worker can take every client's run at once: job slots never limit a configuration.
     const t0 = performance.now();
@@ -798,7 +802,10 @@ async function measureConfig(
             at / fleets.length,
             apiKeys,
             (key) => oneRun(next, key, options.places),
-            (ms) => (runs++, ended.push({ at: performance.now(), ms })),
+            (ms) => {
+              runs++;
+              ended.push({ at: performance.now(), ms });
+            },
             (err) => fleet.reject(err),
           ),
         );

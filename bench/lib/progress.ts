@@ -36,7 +36,7 @@ function connect(gw: Gateway): Promise<Client> {
   });
   return new Promise((resolve, reject) => {
     const settle = (err?: Error) => {
-      offs.forEach((off) => off());
+      for (const off of offs) off();
       if (!err) return resolve(client);
       void client.dispose();
       reject(err);

@@ -251,7 +251,11 @@ async function collect(timeoutMs: number, expected: Record<string, string[]>): P
   let missing = 0;
   let duplicates = 0;
   for (const { subscriber } of connections) {
-    for (const [key, at] of subscriber.seen) (receipts[key] ??= []).push(at);
+    for (const [key, at] of subscriber.seen) {
+      const times = receipts[key] ?? [];
+      times.push(at);
+      receipts[key] = times;
+    }
     if (subscriber.error && errors.length < 10) errors.push(subscriber.error);
     const want = expected[subscriber.runId] ?? [];
     const rank = order.get(subscriber.runId) ?? new Map<string, number>();

@@ -327,8 +327,9 @@ class Clients {
     const receipts: Record<string, number[]> = {};
     for (const part of parts) {
       for (const [key, times] of Object.entries(part.receipts)) {
-        const all = (receipts[key] ??= []);
+        const all = receipts[key] ?? [];
         for (const t of times) all.push(t);
+        receipts[key] = all;
       }
     }
     const sum = (key: 'clients' | 'complete' | 'ended' | 'outOfOrder' | 'missing' | 'duplicates' | 'cpuMs') =>
@@ -379,7 +380,11 @@ const clientRuns = (runIds: string[], subscribers: number) =>
 /** Each run's event keys in the order they were published. */
 function expectedKeys(publications: Publication[]): Record<string, string[]> {
   const expected: Record<string, string[]> = {};
-  for (const p of publications) (expected[p.runId] ??= []).push(p.key);
+  for (const p of publications) {
+    const keys = expected[p.runId] ?? [];
+    keys.push(p.key);
+    expected[p.runId] = keys;
+  }
   return expected;
 }
 
@@ -553,7 +558,8 @@ async function graphqlRound(
     const last = mine.at(-1)?.snapshot;
     if (last?.status !== 'SUCCEEDED' || last.handled !== events * PAGE)
       throw new Error(`run ${runId} ended as ${JSON.stringify(last)}`);
-    mine.filter((p) => p.snapshot.status === 'RUNNING').forEach((p, i) => engineTx.push(p.at - yields[runId]![i]!));
+    const running = mine.filter((p) => p.snapshot.status === 'RUNNING');
+    for (const [i, p] of running.entries()) engineTx.push(p.at - yields[runId]![i]!);
   }
   return {
     publications,

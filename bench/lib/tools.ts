@@ -801,7 +801,13 @@ interface Counting {
 
 async function countingDeps(url: string, core: Core): Promise<Counting> {
   let statements = 0;
-  const sql = postgres(url, { max: 4, onnotice: () => {}, debug: () => void (statements += 1) });
+  const sql = postgres(url, {
+    max: 4,
+    onnotice: () => {},
+    debug: () => {
+      statements += 1;
+    },
+  });
   const db = drizzle(sql, { schema });
   const events = createEventBus(sql);
   await events.ready;

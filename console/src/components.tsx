@@ -47,6 +47,7 @@ export function UserErrors({
   return (
     <Alert color="red" role="alert" title="Not done">
       {errors.map((e, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the errors of one answer, replaced as a whole and never reordered
         <div key={i}>{e.message}</div>
       ))}
       {children}

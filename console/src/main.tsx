@@ -7,7 +7,10 @@ import { BrowserRouter } from 'react-router';
 import { App } from './App.tsx';
 import { cssVariables, theme } from './theme.ts';
 
-createRoot(document.getElementById('root')!).render(
+const root = document.getElementById('root');
+if (!root) throw new Error('index.html has no #root element');
+
+createRoot(root).render(
   <StrictMode>
     <MantineProvider theme={theme} cssVariablesResolver={cssVariables}>
       <BrowserRouter>

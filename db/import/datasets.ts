@@ -99,8 +99,8 @@ function defaultOf(column: PgColumn): { sql: string; doc: string } | undefined {
   if (is(column.default, SQL)) {
     const text = renderSql(column.default);
     if (text === "'{}'::text[]") return { sql: text, doc: 'empty list' };
-    const quoted = /^'(.*)'::[\w\s[\]]+$/.exec(text);
-    return { sql: text, doc: quoted ? quoted[1]! : text };
+    const [, quoted] = /^'(.*)'::[\w\s[\]]+$/.exec(text) ?? [];
+    return { sql: text, doc: quoted ?? text };
   }
   return { sql: literal(column.default, column.getSQLType()), doc: String(column.default) };
 }
@@ -109,7 +109,8 @@ function defaultOf(column: PgColumn): { sql: string; doc: string } | undefined {
 function naturalKeyColumn(table: PgTable): PgColumn {
   const config = getTableConfig(table);
   const unique = config.indexes.filter((index) => index.config.unique);
-  const only = unique.length === 1 && unique[0]!.config.columns.length === 1 ? unique[0]!.config.columns[0] : undefined;
+  const [index] = unique;
+  const only = unique.length === 1 && index?.config.columns.length === 1 ? index.config.columns[0] : undefined;
   const column = only && 'name' in only ? config.columns.find((c) => c.name === (only as PgColumn).name) : undefined;
   if (!column)
     throw new Error(`table ${config.name}: expected exactly one single-column unique index (the natural key)`);
@@ -147,12 +148,11 @@ function define(spec: Spec): Dataset {
     config.foreignKeys.map((fk) => {
       const ref = fk.reference();
       const key = naturalKeyColumn(ref.foreignTable);
-      const lookup = {
-        table: getTableConfig(ref.foreignTable).name,
-        column: key.name,
-        id: ref.foreignColumns[0]!.name,
-      };
-      return [ref.columns[0]!.name, { lookup, codec: codecFor(key) }];
+      const [column] = ref.columns;
+      const [id] = ref.foreignColumns;
+      if (!column || !id) throw new Error(`table ${config.name}: a foreign key without columns`);
+      const lookup = { table: getTableConfig(ref.foreignTable).name, column: key.name, id: id.name };
+      return [column.name, { lookup, codec: codecFor(key) }];
     }),
   );
   const columns: ImportColumn[] = [];
@@ -189,7 +189,7 @@ function define(spec: Spec): Dataset {
     if (!names.has(name)) throw new Error(`${spec.name}: rule for unknown column ${name}`);
   }
   for (const group of spec.anyOf ?? []) {
-    for (const name of group) columns.find((c) => c.name === name)!.required = false;
+    for (const column of columns) if (group.includes(column.name)) column.required = false;
   }
   const keySql = generatedKey ?? `s.${quote(keyColumn.name)}`;
   const keyDoc = generatedKey

@@ -1,7 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 import { CsvReader, CsvSyntaxError } from './csv.ts';
-import type { Dataset } from './datasets.ts';
+import type { Dataset, ImportColumn } from './datasets.ts';
 import { COPY_NULL, escapeCopy, Invalid, show, type Codec } from './kinds.ts';
 import type { Rule } from './rules.ts';
 
@@ -21,6 +21,13 @@ export class FileError extends Error {
   }
 }
 
+/** `list` with `item` added: the list itself, or a new one for the first item. */
+function adding(list: string[] | undefined, item: string): string[] {
+  if (!list) return [item];
+  list.push(item);
+  return list;
+}
+
 /** Rows are handed to COPY in chunks of about this many characters. */
 const BATCH_CHARS = 256 * 1024;
 
@@ -34,16 +41,25 @@ export interface DirectRows {
   /**
    * Per input column: the referenced rows by natural key, each as [id, ...copied values]; undefined for a plain column.
    */
-  references: (Map<string, string[]> | undefined)[];
+  references: (Map<string, [string, ...string[]]> | undefined)[];
   /** Per input column: the default written for an empty cell, if the column has one. */
   defaults: (string | undefined)[];
   /**
-   * Per copied column: the input column (a reference) it comes through,
-   * and its place among that reference's values (after the id).
+   * Per copied column: the input column (a reference) it comes through, its place among that
+   * reference's values (after the id), and its value when the reference is empty.
    */
-  copied: { from: number; at: number }[];
-  /** Per copied column: its value when the reference is empty. */
-  copiedWithoutReference: string[];
+  copied: { from: number; at: number; withoutReference: string }[];
+}
+
+/** What the encoder knows of an input column. */
+interface ColumnEncoding {
+  name: string;
+  codec: Codec;
+  /** The COPY text is the value itself unless it holds characters to escape. */
+  plainText: boolean;
+  required: boolean;
+  rules: Rule[];
+  reference: ImportColumn['reference'];
 }
 
 /**
@@ -62,11 +78,8 @@ export class RowEncoder {
   badReferences = 0;
 
   private readonly names: string[];
-  private readonly codecs: Codec[];
-  /** Columns whose COPY text is the value itself unless it holds characters to escape. */
-  private readonly plainText: boolean[];
-  private readonly required: boolean[];
-  private readonly rules: Rule[][];
+  /** The input columns, in the dataset's order (the order of `values`). */
+  private readonly columns: ColumnEncoding[];
   private readonly index: Map<string, number>;
   private readonly anyOf: { columns: number[]; reason: string }[];
   private readonly computed: { from: number[]; compute(parts: string[]): string }[];
@@ -83,19 +96,26 @@ export class RowEncoder {
   ) {
     const columns = dataset.columns;
     this.names = columns.map((c) => c.name);
-    this.codecs = columns.map((c) => c.codec);
-    this.plainText = this.codecs.map((codec) => codec.toCopy === escapeCopy);
-    this.required = columns.map((c) => c.required);
-    this.rules = columns.map((c) => c.rules);
-    this.index = new Map(this.names.map((name, i) => [name, i]));
+    this.columns = columns.map(({ name, codec, required, rules, reference }) => ({
+      name,
+      codec,
+      plainText: codec.toCopy === escapeCopy,
+      required,
+      rules,
+      reference,
+    }));
+    const index = new Map(this.names.map((name, i) => [name, i]));
+    this.index = index;
+    const indexOf = (name: string) => {
+      const i = index.get(name);
+      if (i === undefined) throw new Error(`the ${dataset.name} dataset names an unknown column, ${name}`);
+      return i;
+    };
     this.anyOf = dataset.anyOf.map((group) => ({
-      columns: group.map((name) => this.index.get(name)!),
+      columns: group.map(indexOf),
       reason: `one of ${group.join(', ')} is required`,
     }));
-    this.computed = dataset.computed.map((c) => ({
-      from: c.from.map((name) => this.index.get(name)!),
-      compute: c.compute,
-    }));
+    this.computed = dataset.computed.map((c) => ({ from: c.from.map(indexOf), compute: c.compute }));
     this.values = new Array(columns.length).fill(null);
     this.stagingColumns = ['line', ...this.names, ...dataset.computed.map((c) => c.name)];
   }
@@ -108,7 +128,7 @@ export class RowEncoder {
     if (unknown.length > 0) problems.push(`unknown columns: ${unknown.map((n) => n || '(empty)').join(', ')}`);
     const duplicated = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
     if (duplicated.length > 0) problems.push(`duplicate columns: ${duplicated.join(', ')}`);
-    const missing = this.names.filter((name, i) => this.required[i] && !names.includes(name));
+    const missing = this.columns.filter((c) => c.required && !names.includes(c.name)).map((c) => c.name);
     if (missing.length > 0) problems.push(`missing required columns: ${missing.join(', ')}`);
     for (const group of this.dataset.anyOf) {
       if (!group.some((name) => names.includes(name)))
@@ -131,10 +151,13 @@ export class RowEncoder {
       return undefined;
     }
     let reasons: string[] | undefined;
-    for (let i = 0; i < this.names.length; i++) {
-      const position = this.positions[i]!;
-      const raw = position < 0 ? '' : fields[position]!;
-      reasons = this.accept(i, raw === '' ? null : this.codecs[i]!.fromCsv(raw), reasons);
+    let i = 0;
+    for (const column of this.columns) {
+      // A column missing from the header reads as empty; `fields` has the header's width (checked above).
+      const position = this.positions[i] ?? -1;
+      const raw = position < 0 ? '' : (fields[position] ?? '');
+      reasons = this.accept(i, column, raw === '' ? null : column.codec.fromCsv(raw), reasons);
+      i += 1;
     }
     return this.finish(line, reasons, plain);
   }
@@ -144,11 +167,18 @@ export class RowEncoder {
     this.rows += 1;
     let reasons: string[] | undefined;
     let unknown: string[] | undefined;
-    for (const key in object) if (!this.index.has(key)) (unknown ??= []).push(key);
+    for (const key in object) if (!this.index.has(key)) unknown = adding(unknown, key);
     if (unknown) reasons = [`unknown columns: ${unknown.join(', ')}`];
-    for (let i = 0; i < this.names.length; i++) {
-      const value = object[this.names[i]!];
-      reasons = this.accept(i, value === undefined || value === null ? null : this.codecs[i]!.fromJson(value), reasons);
+    let i = 0;
+    for (const column of this.columns) {
+      const value = object[column.name];
+      reasons = this.accept(
+        i,
+        column,
+        value === undefined || value === null ? null : column.codec.fromJson(value),
+        reasons,
+      );
+      i += 1;
     }
     return this.finish(line, reasons);
   }
@@ -159,19 +189,23 @@ export class RowEncoder {
     this.errors.push({ line, reason });
   }
 
-  private accept(i: number, value: unknown, reasons: string[] | undefined): string[] | undefined {
+  /** Takes the value of the `i`th column, `column`; a bad one adds its reason to `reasons`. */
+  private accept(
+    i: number,
+    column: ColumnEncoding,
+    value: unknown,
+    reasons: string[] | undefined,
+  ): string[] | undefined {
     this.values[i] = null;
     if (value instanceof Invalid) {
-      (reasons ??= []).push(`${this.names[i]}: ${value.reason}`);
+      reasons = adding(reasons, `${column.name}: ${value.reason}`);
     } else if (value === null) {
-      if (this.required[i]) (reasons ??= []).push(`${this.names[i]}: required`);
+      if (column.required) reasons = adding(reasons, `${column.name}: required`);
     } else {
-      const rules = this.rules[i]!;
-      for (let r = 0; r < rules.length; r++) {
-        const reason = rules[r]!.check(value);
+      for (const rule of column.rules) {
+        const reason = rule.check(value);
         if (reason !== undefined) {
-          (reasons ??= []).push(`${this.names[i]}: ${reason}`);
-          return reasons;
+          return adding(reasons, `${column.name}: ${reason}`);
         }
       }
       this.values[i] = value;
@@ -182,22 +216,23 @@ export class RowEncoder {
   private finish(line: number, reasons: string[] | undefined, plain = false): string | undefined {
     const values = this.values;
     for (const group of this.anyOf) {
-      if (group.columns.every((i) => values[i] === null)) (reasons ??= []).push(group.reason);
+      if (group.columns.every((i) => values[i] === null)) reasons = adding(reasons, group.reason);
     }
     if (reasons) {
       this.errors.push({ line, reason: reasons.join('; ') });
       return undefined;
     }
-    if (this.direct) return this.finishDirect(line, plain);
+    if (this.direct) return this.finishDirect(this.direct, line, plain);
     let out = String(line);
-    for (let i = 0; i < values.length; i++) {
-      const value = values[i];
+    let i = 0;
+    for (const column of this.columns) {
+      const value = values[i++];
       out +=
         value === null
           ? `\t${COPY_NULL}`
-          : plain && this.plainText[i]
+          : plain && column.plainText
             ? `\t${value as string}`
-            : `\t${this.codecs[i]!.toCopy(value)}`;
+            : `\t${column.codec.toCopy(value)}`;
     }
     for (const c of this.computed) out += `\t${escapeCopy(c.compute(c.from.map((i) => values[i] as string)))}`;
     this.staged += 1;
@@ -205,36 +240,38 @@ export class RowEncoder {
   }
 
   /** A valid row as a line for the table itself, or undefined when a reference names no row. */
-  private finishDirect(line: number, plain: boolean): string | undefined {
-    const { references, defaults, copied, copiedWithoutReference } = this.direct!;
+  private finishDirect(direct: DirectRows, line: number, plain: boolean): string | undefined {
+    const { references, defaults, copied } = direct;
     const values = this.values;
     const referenced: (string[] | undefined)[] = [];
     let out = '';
-    for (let i = 0; i < values.length; i++) {
+    let i = 0;
+    for (const column of this.columns) {
       const value = values[i];
       if (i > 0) out += '\t';
       const rows = references[i];
-      if (rows !== undefined && value !== null) {
+      const ref = column.reference;
+      if (rows !== undefined && ref !== undefined && value !== null) {
         const row = rows.get(value as string);
         if (row === undefined) {
-          const ref = this.dataset.columns[i]!.reference!;
-          this.errors.push({ line, reason: `${this.names[i]}: no ${ref.table} has ${ref.column} ${show(value)}` });
+          this.errors.push({ line, reason: `${column.name}: no ${ref.table} has ${ref.column} ${show(value)}` });
           this.badReferences += 1;
           return undefined;
         }
         referenced[i] = row;
-        out += row[0]!;
+        out += row[0];
       } else if (value === null) {
         out += defaults[i] ?? COPY_NULL;
       } else {
-        out += plain && this.plainText[i] ? (value as string) : this.codecs[i]!.toCopy(value);
+        out += plain && column.plainText ? (value as string) : column.codec.toCopy(value);
       }
+      i += 1;
     }
     for (const c of this.computed) out += `\t${escapeCopy(c.compute(c.from.map((i) => values[i] as string)))}`;
-    for (let c = 0; c < copied.length; c++) {
-      const { from, at } = copied[c]!;
+    for (const { from, at, withoutReference } of copied) {
       const row = referenced[from];
-      out += `\t${row === undefined ? copiedWithoutReference[c]! : row[at]!}`;
+      // A copied value missing from the referenced row (none is: it was read with it) is written as NULL.
+      out += `\t${row === undefined ? withoutReference : (row[at] ?? COPY_NULL)}`;
     }
     this.staged += 1;
     return `${out}\n`;

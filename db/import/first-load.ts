@@ -4,6 +4,7 @@ import type { DirectRows } from './encode.ts';
 import { dropIndexes, droppableIndexes, restoreIndexes, type Definition, type Dropped, type Run } from './indexes.ts';
 import { COPY_NULL, escapeCopy } from './kinds.ts';
 import { quoteIdentifier as quote } from '../identifiers.ts';
+import { oneRow } from '../rows.ts';
 
 /**
  * A first load: the dataset's table is empty, so the rows are copied straight into it while the
@@ -59,7 +60,8 @@ export async function prepareFirstLoad(
     return undefined;
   const table = quote(dataset.table);
   const isEmpty = `select not exists (select 1 from ${table}) as empty`;
-  if (!(await run(tx.unsafe<{ empty: boolean }[]>(isEmpty)))[0]!.empty) return undefined;
+  if (!oneRow(await run(tx.unsafe<{ empty: boolean }[]>(isEmpty)), 'whether the table is empty').empty)
+    return undefined;
 
   // Taken in a savepoint, so that the lock goes again when the load cannot be a first load after all.
   await run(tx.unsafe(`savepoint ${SAVEPOINT}`));
@@ -68,7 +70,7 @@ export async function prepareFirstLoad(
   const referenceSizes = references.map(
     (ref) => `(select count(*) from (select 1 from ${quote(ref.table)} limit ${MAX_REFERENCED_ROWS + 1}) r)`,
   );
-  const [state] = await run(
+  const states = await run(
     tx.unsafe<{ empty: boolean; identity: string | null; key: boolean; largest: number }[]>(
       `select not exists (select 1 from ${table}) as empty,
         (select a.attname from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0]
@@ -81,30 +83,33 @@ export async function prepareFirstLoad(
       [true],
     ),
   );
-  if (!state!.empty || state!.identity === null || !state!.key || state!.largest > MAX_REFERENCED_ROWS) {
+  const state = oneRow(states, 'the state of the table before a first load');
+  if (!state.empty || state.identity === null || !state.key || state.largest > MAX_REFERENCED_ROWS) {
     await run(tx.unsafe(`rollback to savepoint ${SAVEPOINT}`));
     return undefined;
   }
   await run(tx.unsafe(`release savepoint ${SAVEPOINT}`));
 
   const dropped = await dropIndexes(tx, run, dataset, true);
-  const through = dataset.copied.map((copy) => columns.findIndex((c) => c.target === copy.via));
+  if (!dropped.key) throw new Error(`the natural-key index of ${dataset.table} is gone`);
+  // Each copied column comes through one of the columns read (a reference).
+  const through = dataset.copied.map((copy) => ({ copy, from: columns.findIndex((c) => c.target === copy.via) }));
   const rows: DirectRows = {
     references: columns.map(() => undefined),
     defaults: columns.map(() => undefined),
-    // Each referenced row is read as [id, ...the columns copied through that reference, in order].
-    copied: through.map((from, c) => ({ from, at: 1 + through.slice(0, c).filter((other) => other === from).length })),
-    copiedWithoutReference: [],
+    copied: [],
   };
-  const asCopy = (value: string | null) => (value === null ? COPY_NULL : escapeCopy(value));
+  const asCopy = (value: unknown) => (value === null || value === undefined ? COPY_NULL : escapeCopy(value as string));
 
   const withDefaults = columns.flatMap((c, i) => (c.defaultSql === undefined ? [] : [{ i, sql: c.defaultSql }]));
   if (withDefaults.length > 0) {
-    const [values] = await run(tx.unsafe(`select ${withDefaults.map((d) => `(${d.sql})::text`).join(', ')}`).values());
-    withDefaults.forEach((d, n) => (rows.defaults[d.i] = asCopy(values![n] as string | null)));
+    const [values = []] = await run(
+      tx.unsafe(`select ${withDefaults.map((d) => `(${d.sql})::text`).join(', ')}`).values(),
+    );
+    for (const [n, d] of withDefaults.entries()) rows.defaults[d.i] = asCopy(values[n]);
   }
   const copiedSql = (reference: number) =>
-    dataset.copied.flatMap((copy, c) => (through[c] === reference ? [`(${copy.sql})::text`] : []));
+    through.flatMap(({ copy, from }) => (from === reference ? [`(${copy.sql})::text`] : []));
   for (const [i, column] of columns.entries()) {
     const ref = column.reference;
     if (!ref) continue;
@@ -119,21 +124,25 @@ export async function prepareFirstLoad(
         )
         .values(),
     );
-    const byKey = new Map<string, string[]>();
-    for (const [key, ...values] of found) byKey.set(key as string, (values as (string | null)[]).map(asCopy));
+    // Each referenced row as [id, ...the columns copied through that reference, in order].
+    const byKey = new Map<string, [string, ...string[]]>();
+    for (const [key, id, ...copied] of found) byKey.set(key as string, [asCopy(id), ...copied.map(asCopy)]);
     rows.references[i] = byKey;
   }
-  for (const [c, copy] of dataset.copied.entries()) {
+  for (const [c, { copy, from }] of through.entries()) {
+    const reference = columns[from]?.reference;
+    if (!reference) throw new Error(`${copy.name} of ${dataset.name} is copied through ${copy.via}, not a reference`);
     // What the staging path's left join gives a row without a reference: the expression over a row of nulls.
-    const [values] = await run(
+    const [values = []] = await run(
       tx
         .unsafe(
           `select (${copy.sql})::text from (select 1) one
-            left join ${quote(columns[through[c]!]!.reference!.table)} ref on false`,
+            left join ${quote(reference.table)} ref on false`,
         )
         .values(),
     );
-    rows.copiedWithoutReference[c] = asCopy(values![0] as string | null);
+    const at = 1 + through.slice(0, c).filter((other) => other.from === from).length;
+    rows.copied.push({ from, at, withoutReference: asCopy(values[0]) });
   }
   const targets = [
     ...columns.map((c) => c.target),
@@ -144,11 +153,11 @@ export async function prepareFirstLoad(
     rows,
     copy: `copy ${table} (${targets.map(quote).join(', ')}) from stdin`,
     dropped: {
-      indexes: dropped.indexes.filter((index) => index.name !== dropped.key!.name),
+      indexes: dropped.indexes.filter((index) => index.name !== dropped.key?.name),
       foreignKeys: dropped.foreignKeys,
     },
-    key: dropped.key!,
-    identity: state!.identity,
+    key: dropped.key,
+    identity: state.identity,
   };
 }
 

@@ -12,6 +12,7 @@ import { dropIndexes, restoreIndexes, type Dropped, type Run } from './indexes.t
 import { show } from './kinds.ts';
 import { escapeFormula } from '../csv-cells.ts';
 import { quoteIdentifier as quote } from '../identifiers.ts';
+import { oneRow } from '../rows.ts';
 
 export { DATASET_NAMES, DATASETS, findDataset, type Dataset } from './datasets.ts';
 export type { RowError } from './encode.ts';
@@ -170,9 +171,11 @@ function statements(dataset: Dataset) {
   const key = dataset.naturalKey.sql;
   // Staged rows whose target row already holds exactly their values: left out of the upsert, which
   // would otherwise lock (and WAL-log) every such row only to find it unchanged.
-  const compared = targets.flatMap((name, i) =>
-    name === dataset.naturalKey.column ? [] : [{ name, value: values[i]! }],
-  );
+  // `targets` and `values` are in the same order.
+  const compared = targets.flatMap((name, i) => {
+    const value = values[i];
+    return name === dataset.naturalKey.column || value === undefined ? [] : [{ name, value }];
+  });
   const unchanged =
     compared.length === 0
       ? `exists (select 1 from ${table} u where u.${quote(dataset.naturalKey.column)} = ${key})`
@@ -191,6 +194,7 @@ function statements(dataset: Dataset) {
         ? [
             {
               column: c,
+              reference: c.reference,
               where: `s.${quote(c.name)} is not null and not exists (select 1 from ${quote(c.reference.table)} r
                 where r.${quote(c.reference.column)} = s.${quote(c.name)})`,
             },
@@ -291,7 +295,8 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
    * Streams the file into `statement`'s COPY, every row validated and encoded on the way (overlapping with the COPY).
    */
   const read = async (tx: postgres.TransactionSql, statement: string, direct?: DirectRows): Promise<RowEncoder> => {
-    const rows = (encoder = new RowEncoder(dataset, direct));
+    const rows = new RowEncoder(dataset, direct);
+    encoder = rows;
     const copy = await copyIn(tx, statement, direct ? `the ${dataset.table} table` : undefined);
     const reader =
       format === 'csv'
@@ -332,7 +337,7 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
             : `select s.line, s.${name} as value from ${STAGING} s where ${check.where}`,
         ),
       );
-      const ref = check.column.reference!;
+      const ref = check.reference;
       for (const row of found) {
         badReferences.push({
           line: row.line,
@@ -351,8 +356,8 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
     let rebuilding = false;
     const mode = options.rebuildIndexes ?? 'auto';
     if (mode === true || (mode === 'auto' && distinct >= REBUILD_MIN_ROWS)) {
-      const [held] = await run(tx.unsafe<{ n: number }[]>(q.sampleCount, [Math.floor(distinct / REBUILD_RATIO) + 1]));
-      rebuilding = mode === true || held!.n * REBUILD_RATIO <= distinct;
+      const held = await run(tx.unsafe<{ n: number }[]>(q.sampleCount, [Math.floor(distinct / REBUILD_RATIO) + 1]));
+      rebuilding = mode === true || oneRow(held, 'a count of the rows held').n * REBUILD_RATIO <= distinct;
     }
     progress('applying');
     let dropped: Dropped = { indexes: [], foreignKeys: [] };
@@ -360,8 +365,7 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
     if (rebuilding) {
       // From here until commit, nobody else reads or writes the table.
       await run(tx.unsafe(`lock table ${quote(dataset.table)} in access exclusive mode`));
-      const [state] = await run(tx.unsafe<{ empty: boolean }[]>(q.isEmpty));
-      empty = state!.empty;
+      empty = oneRow(await run(tx.unsafe<{ empty: boolean }[]>(q.isEmpty)), 'whether the table is empty').empty;
       dropped = await dropIndexes(tx, run, dataset, empty);
     }
     if (empty) {
@@ -369,9 +373,9 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
       // key, so a plain INSERT (no arbiter index, no per-row conflict check) inserts every one.
       summary.inserted = (await run(tx.unsafe(q.insert))).count;
     } else {
-      const [applied] = await run(tx.unsafe<{ inserted: number; updated: number }[]>(q.apply));
-      summary.inserted = applied!.inserted;
-      summary.updated = applied!.updated;
+      const applied = oneRow(await run(tx.unsafe<{ inserted: number; updated: number }[]>(q.apply)), 'the upsert');
+      summary.inserted = applied.inserted;
+      summary.updated = applied.updated;
     }
     if (dropped.indexes.length > 0 || dropped.foreignKeys.length > 0) {
       progress('rebuilding indexes');
@@ -423,9 +427,11 @@ export async function importFile(sql: Sql, options: ImportOptions): Promise<Impo
 
   const control = await sql.reserve();
   try {
-    const [lock] =
-      await control`select pg_try_advisory_lock(hashtext('leadgate.import'), hashtext(${dataset.name})) as locked`;
-    if (!lock!.locked) throw new ImportError(`another import of ${dataset.name} is running`);
+    const lock = oneRow(
+      await control`select pg_try_advisory_lock(hashtext('leadgate.import'), hashtext(${dataset.name})) as locked`,
+      'the import lock',
+    );
+    if (!lock.locked) throw new ImportError(`another import of ${dataset.name} is running`);
     try {
       await control`insert into dataset_state (dataset, ready) values (${dataset.name}, false)
         on conflict (dataset) do update set ready = false`;

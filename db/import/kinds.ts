@@ -16,7 +16,7 @@ export interface Codec {
   /** Checks a non-null NDJSON value. */
   fromJson(value: unknown): unknown;
   /** Encodes a parsed, non-null value as a COPY text-format field. */
-  toCopy(value: any): string;
+  toCopy(value: unknown): string;
 }
 
 export const COPY_NULL = '\\N';
@@ -26,7 +26,7 @@ const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': 
 
 /** Escapes text for COPY's text format (backslash, tab, newline, carriage return). */
 export function escapeCopy(text: string): string {
-  return COPY_SPECIAL.test(text) ? text.replace(COPY_SPECIAL_ALL, (c) => COPY_ESCAPES[c]!) : text;
+  return COPY_SPECIAL.test(text) ? text.replace(COPY_SPECIAL_ALL, (c) => COPY_ESCAPES[c] ?? c) : text;
 }
 
 /** Shows a rejected value in a reason, shortened. */
@@ -89,7 +89,7 @@ function float(sqlType: 'real' | 'double precision'): Codec {
     if (sqlType === 'real' && (Math.abs(n) > FLOAT4_MAX || (n !== 0 && Math.fround(n) === 0))) {
       return new Invalid(`${show(shown)} is out of range for real`);
     }
-    if (n === 0 && /[1-9]/.test(String(shown).split(/[eE]/)[0]!))
+    if (n === 0 && /[1-9]/.test(String(shown).split(/[eE]/)[0] ?? ''))
       return new Invalid(`${show(shown)} is out of range for ${sqlType}`);
     return n;
   };
@@ -111,7 +111,7 @@ function numeric(precision: number, scale: number): Codec {
   const check = (textual: string, shown: unknown) => {
     if (!shape.test(textual))
       return new Invalid(`expected a number with at most ${scale} decimals, got ${show(shown)}`);
-    const whole = textual.replace(/^[+-]/, '').split('.')[0]!.replace(/^0+/, '');
+    const whole = (textual.replace(/^[+-]/, '').split('.')[0] ?? '').replace(/^0+/, '');
     if (whole.length > maxWhole) return new Invalid(`${show(shown)} is out of range for ${sqlType}`);
     return Number(textual);
   };
@@ -151,7 +151,13 @@ function parseDate(value: string): string | Invalid {
     const month = Number(m[2]);
     const day = Number(m[3]);
     const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-    if (year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= (month === 2 && leap ? 29 : DAYS[month - 1]!))
+    if (
+      year >= 1 &&
+      month >= 1 &&
+      month <= 12 &&
+      day >= 1 &&
+      day <= (month === 2 && leap ? 29 : (DAYS[month - 1] ?? 0))
+    )
       return value;
   }
   return new Invalid(`expected a date as YYYY-MM-DD, got ${show(value)}`);
@@ -256,10 +262,8 @@ const INT_TYPES: Record<string, [number, number]> = {
 export function codecFor(column: PgColumn): Codec {
   const sqlType = column.getSQLType();
   if (sqlType === 'text' || sqlType.startsWith('varchar') || sqlType.startsWith('char')) return { ...text, sqlType };
-  if (sqlType in INT_TYPES) {
-    const [min, max] = INT_TYPES[sqlType]!;
-    return integer(sqlType, min, max);
-  }
+  const bounds = INT_TYPES[sqlType];
+  if (bounds) return integer(sqlType, ...bounds);
   if (sqlType === 'real' || sqlType === 'double precision') return float(sqlType);
   const decimal = /^numeric\((\d+), ?(\d+)\)$/.exec(sqlType);
   if (decimal) return numeric(Number(decimal[1]), Number(decimal[2]));

@@ -7,7 +7,7 @@ export interface Rule {
   readonly doc: string;
   /** A long list of allowed values, printed under the dataset's table in the docs. */
   readonly listing?: { label: string; values: readonly string[] };
-  check(value: any): string | undefined;
+  check(value: unknown): string | undefined;
 }
 
 export function pattern(re: RegExp, doc: string, what: string): Rule {
@@ -68,7 +68,8 @@ export function shaped(schema: z.ZodType, doc: string): Rule {
     check: (value: unknown) => {
       const parsed = schema.safeParse(value);
       if (parsed.success) return undefined;
-      const issue = parsed.error.issues[0]!;
+      const [issue] = parsed.error.issues;
+      if (!issue) return `not ${doc}`;
       const where = issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
       return `not ${doc}${where}: ${issue.message}`;
     },

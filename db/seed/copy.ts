@@ -13,7 +13,7 @@ export type Cell = string | number | boolean | null | undefined | readonly strin
 
 const COPY_SPECIAL = /[\\\t\n\r]/g;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-const escapeText = (text: string) => text.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c]!);
+const escapeText = (text: string) => text.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] ?? c);
 const arrayItem = (item: string) => `"${item.replace(/["\\]/g, (c) => `\\${c}`)}"`;
 
 export function encodeCell(value: Cell): string {

@@ -4,7 +4,8 @@ import { DISPOSITIONS, FIRST_NAMES, LAST_NAMES, OFFENSES } from './reference.ts'
 import { dateBetween, Random, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
 
-const SOURCE_WEIGHTS = CRIMINAL_SOURCES.map((s, i) => [s, [1, 3, 4, 5][i]!] as const);
+const SOURCE_WEIGHT = { sex_offender_registry: 1, department_of_corrections: 3, arrest: 4, court: 5 };
+const SOURCE_WEIGHTS = CRIMINAL_SOURCES.map((s) => [s, SOURCE_WEIGHT[s]] as const);
 const COUNTIES = [
   'Adams',
   'Franklin',
@@ -59,7 +60,7 @@ export function criminalRecordTables(seed: number, sizes: Sizes): TableRows[] {
             `${rng.pick(COUNTIES)} County`,
             source,
             caseNumber,
-            rng.pick(OFFENSES[source]!),
+            rng.pick(OFFENSES[source]),
             offenseDate,
             source === 'sex_offender_registry' ? 'Registered' : rng.pick(DISPOSITIONS),
           ];

@@ -16,7 +16,7 @@ const GRADES: [string | null, number][] = [
 const label = (slug: string) =>
   slug
     .split('-')
-    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
     .join(' ');
 
 /** Home-service pros: every one of the 167 category slugs appears. */

@@ -150,7 +150,8 @@ export async function seedCatalog(sql: Sql, options: SeedOptions = {}): Promise<
     : undefined;
   try {
     for (const group of GROUPS) {
-      if (options.tables && !group.tables.some((table) => options.tables!.includes(table))) continue;
+      const wanted = options.tables;
+      if (wanted && !group.tables.some((table) => wanted.includes(table))) continue;
       const empty = await Promise.all(group.tables.map((t) => isEmpty(sql, t)));
       const tables = group.build(seed, SCALES[scale]);
       if (empty.includes(false)) {
@@ -165,9 +166,9 @@ export async function seedCatalog(sql: Sql, options: SeedOptions = {}): Promise<
         await setReady(sql, t.dataset, t.table, false);
         const started = performance.now();
         try {
-          report.inserted[t.dataset] = await sql.begin(async (tx) => {
-            // Index builds over millions of rows (the trigram GIN ones above all) work in memory, not in many passes on
-            // disk.
+          const inserted = await sql.begin(async (tx) => {
+            // Index builds over millions of rows (the trigram GIN ones
+            // above all) work in memory, not in many passes on disk.
             await tx`select set_config('maintenance_work_mem', '512MB', true)
               where pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes('512MB')`;
             return withIndexesRebuilt(tx as unknown as Sql, t.table, () =>
@@ -179,7 +180,7 @@ export async function seedCatalog(sql: Sql, options: SeedOptions = {}): Promise<
           options.onTable?.({
             dataset: t.dataset,
             table: t.table,
-            rows: report.inserted[t.dataset]!,
+            rows: inserted,
             ms: performance.now() - started,
           });
         } finally {

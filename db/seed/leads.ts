@@ -59,15 +59,16 @@ interface GeneratedCompany {
 const asciiCache = new Map<string, string>();
 /** Names come from finite lists, so their ASCII forms are computed once. */
 const ascii = (name: string) => {
-  let value = asciiCache.get(name);
-  if (value === undefined) asciiCache.set(name, (value = slugify(name)));
+  const cached = asciiCache.get(name);
+  if (cached !== undefined) return cached;
+  const value = slugify(name);
+  asciiCache.set(name, value);
   return value;
 };
 
 /** Title, seniority and department always agree: "VP of Sales" is vp in sales. */
 export function titleFor(rng: Random, seniority: string): { title: string; department: string } {
-  const dept = rng.pick(Object.keys(DEPARTMENT_ROLES));
-  const { label, role } = DEPARTMENT_ROLES[dept]!;
+  const [dept, { label, role }] = rng.pick(Object.entries(DEPARTMENT_ROLES));
   switch (seniority) {
     case 'owner':
       return { title: 'Owner', department: 'executive' };
@@ -156,11 +157,12 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
   const perCompany = weights.map((w) => Math.max(1, Math.floor((w / totalWeight) * sizes.people)));
   let assigned = perCompany.reduce((a, b) => a + b, 0);
   for (let i = 0; assigned !== sizes.people; i = (i + 1) % perCompany.length) {
+    const count = perCompany[i] ?? 0;
     if (assigned < sizes.people) {
-      perCompany[i]! += 1;
+      perCompany[i] = count + 1;
       assigned += 1;
-    } else if (perCompany[i]! > 1) {
-      perCompany[i]! -= 1;
+    } else if (count > 1) {
+      perCompany[i] = count - 1;
       assigned -= 1;
     }
   }
@@ -192,7 +194,8 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
       let id = 0;
       for (const [index, company] of companies.entries()) {
         const used = new Set<string>();
-        for (let k = 0; k < perCompany[index]!; k++) {
+        const count = perCompany[index] ?? 0;
+        for (let k = 0; k < count; k++) {
           id += 1;
           const first = prng.pick(FIRST_NAMES);
           const last = prng.pick(LAST_NAMES);

@@ -139,7 +139,8 @@ export function localBusinessTables(seed: number, sizes: Sizes): TableRows[] {
         const rrng = new Random(seed * 1_000_003 + 41);
         let id = 0;
         for (const [index, business] of placeIds.entries()) {
-          for (let k = 0; k < reviewCounts[index]!; k++) {
+          const count = reviewCounts[index] ?? 0;
+          for (let k = 0; k < count; k++) {
             id += 1;
             const center = Math.round(business.rating ?? 4);
             const rating = Math.min(5, Math.max(1, center + rrng.int(-1, 1)));
@@ -149,7 +150,7 @@ export function localBusinessTables(seed: number, sizes: Sizes): TableRows[] {
               index + 1,
               `${rrng.pick(FIRST_NAMES)} ${rrng.pick(LAST_NAMES)[0]}.`,
               rating,
-              rrng.pick(REVIEW_TEXT[rating]!),
+              rrng.pick(REVIEW_TEXT[rating] ?? []),
               dateBetween(rrng, '2018-01-01', '2026-10-31'),
             ];
           }

@@ -18,8 +18,11 @@ export class Random {
     return min + Math.floor(this.next() * (max - min + 1));
   }
 
+  /** One of `items` (none of which is undefined); an empty list is a mistake in the generator. */
   pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
+    const item = items[Math.floor(this.next() * items.length)];
+    if (item === undefined) throw new Error('a pick from an empty list');
+    return item;
   }
 
   chance(p: number): boolean {
@@ -42,7 +45,9 @@ export function weighted<T>(rng: Random, items: readonly (readonly [T, number])[
     x -= w;
     if (x < 0) return value;
   }
-  return items.at(-1)![0];
+  const last = items.at(-1);
+  if (!last) throw new Error('a weighted choice from an empty list');
+  return last[0];
 }
 
 /** `count` distinct items of `items`, in draw order. */
@@ -51,7 +56,8 @@ export function sample<T>(rng: Random, items: readonly T[], count: number): T[] 
   const n = Math.min(count, pool.length);
   for (let i = 0; i < n; i++) {
     const j = i + Math.floor(rng.next() * (pool.length - i));
-    [pool[i], pool[j]] = [pool[j]!, pool[i]!];
+    const [a, b] = [pool[i], pool[j]];
+    if (a !== undefined && b !== undefined) [pool[i], pool[j]] = [b, a];
   }
   return pool.slice(0, n);
 }

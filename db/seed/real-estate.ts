@@ -36,7 +36,8 @@ const SCHOOL_SUFFIX: [string, string][] = [
 ];
 
 /** USD per square foot by city, stable for a seed. */
-const pricePerSqft = (rng: Random) => new Map(US_CITIES.map((c) => [c.city, rng.int(180, 950)]));
+/** The cities, each with its price per square foot. */
+const pricedCities = (rng: Random) => US_CITIES.map((city) => ({ city, perSqft: rng.int(180, 950) }));
 
 const MAIL_DOMAINS = ['gmail.com', 'yahoo.com', 'outlook.com', 'icloud.com'];
 const person = (rng: Random) => `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`;
@@ -80,17 +81,17 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
     count: sizes.properties,
     *rows() {
       const rng = new Random(seed * 1_000_003 + 61);
-      const perSqft = pricePerSqft(rng);
+      const cities = pricedCities(rng);
       const keys = new Set<string>();
       for (let id = 1; id <= sizes.properties; id++) {
-        const city = rng.pick(US_CITIES);
+        const { city, perSqft } = rng.pick(cities);
         let address = street(rng);
         const zip = zipIn(rng, city);
         while (keys.has(addressKey([address, city.city, city.state, zip]))) address = street(rng);
         const key = addressKey([address, city.city, city.state, zip]);
         keys.add(key);
         const sqft = rng.int(600, 4800);
-        const value = Math.round((sqft * perSqft.get(city.city)! * rng.int(80, 120)) / 100 / 1000) * 1000;
+        const value = Math.round((sqft * perSqft * rng.int(80, 120)) / 100 / 1000) * 1000;
         const status = weighted(rng, STATUSES);
         const soldDate = dateBetween(rng, '2005-01-01', '2025-12-31');
         const soldPrice = Math.round((value * rng.int(45, 95)) / 100 / 1000) * 1000;
@@ -98,11 +99,11 @@ export function realEstateTables(seed: number, sizes: Sizes): TableRows[] {
         const listed = status === 'for_sale' || status === 'pending';
         // Asking prices scatter around the estimate: some listings are deals (the deal finder's subject).
         const listPrice = listed ? Math.round((value * rng.int(70, 110)) / 100 / 1000) * 1000 : null;
-        if (listed)
+        if (listPrice !== null)
           history.push({
             date: dateBetween(rng, '2026-06-01', '2026-11-15'),
             event: 'Listed for sale',
-            price: listPrice!,
+            price: listPrice,
           });
         const thisYear = 2025;
         const ownerName = rng.chance(0.12) ? `${rng.pick(COMPANY_PREFIXES)} Holdings LLC` : person(rng);

@@ -1,5 +1,7 @@
 /** Reference data the generator draws from: real places, names, industries and technologies. */
 
+import type { CRIMINAL_SOURCES } from '../tables/criminal-records.ts';
+
 export interface City {
   city: string;
   state: string;
@@ -1197,7 +1199,7 @@ export const RENTAL_AMENITIES = [
   'Pets allowed',
 ];
 
-export const OFFENSES: Record<string, string[]> = {
+export const OFFENSES: Record<(typeof CRIMINAL_SOURCES)[number], string[]> = {
   sex_offender_registry: ['Sexual assault', 'Indecent exposure', 'Failure to register'],
   department_of_corrections: ['Burglary', 'Robbery', 'Aggravated assault', 'Drug trafficking', 'Grand theft', 'Fraud'],
   arrest: [

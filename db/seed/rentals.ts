@@ -3,6 +3,11 @@ import { fixed, Random, sample, slugify } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
 
 const RATES: Record<string, number> = { EUR: 1, GBP: 0.85, CZK: 25, HUF: 390, DKK: 7.5 };
+const rateOf = (currency: string) => {
+  const rate = RATES[currency];
+  if (rate === undefined) throw new Error(`no exchange rate for ${currency}`);
+  return rate;
+};
 const TITLES = [
   'Bright apartment',
   'Cosy studio',
@@ -45,11 +50,18 @@ export function rentalTables(seed: number, sizes: Sizes): TableRows[] {
   // Spread exactly `total` listings over hosts by their share.
   const sum = listingsPerHost.reduce((a, b) => a + b, 0);
   const counts = listingsPerHost.map((n) => Math.max(1, Math.floor((n / sum) * total)));
-  for (let i = 0, assigned = counts.reduce((a, b) => a + b, 0); assigned !== total; i = (i + 1) % counts.length) {
-    if (assigned < total) (counts[i]! += 1), (assigned += 1);
-    else if (counts[i]! > 1) (counts[i]! -= 1), (assigned -= 1);
+  let assigned = counts.reduce((a, b) => a + b, 0);
+  for (let i = 0; assigned !== total; i = (i + 1) % counts.length) {
+    const count = counts[i] ?? 0;
+    if (assigned < total) {
+      counts[i] = count + 1;
+      assigned += 1;
+    } else if (count > 1) {
+      counts[i] = count - 1;
+      assigned -= 1;
+    }
   }
-  hosts.forEach((host, i) => (host[7] = counts[i]));
+  for (const [i, host] of hosts.entries()) host[7] = counts[i];
 
   return [
     {
@@ -101,7 +113,7 @@ export function rentalTables(seed: number, sizes: Sizes): TableRows[] {
               city.countryCode,
               fixed(city.lat + (lrng.next() - 0.5) * 0.1, 6),
               fixed(city.lng + (lrng.next() - 0.5) * 0.1, 6),
-              fixed(lrng.int(40, 400) * RATES[city.currency]!, 2),
+              fixed(lrng.int(40, 400) * rateOf(city.currency), 2),
               city.currency,
               sample(lrng, RENTAL_AMENITIES, lrng.int(4, 12)),
               bedrooms,

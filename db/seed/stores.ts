@@ -75,13 +75,15 @@ export function storeTables(seed: number, sizes: Sizes): TableRows[] {
       *rows() {
         const rng = new Random(seed * 1_000_003 + 53);
         const domains = new UniqueNames();
-        const platforms = Object.entries(STORE_PLATFORM_INFO).map(([name, info]) => [name, info.weight] as const);
+        const platforms = Object.entries(STORE_PLATFORM_INFO).map(
+          ([name, info]) => [{ name, ...info }, info.weight] as const,
+        );
         for (let id = 1; id <= sizes.stores; id++) {
           const category = rng.pick(STORE_CATEGORIES);
           const name = `${rng.pick(COMPANY_PREFIXES)} ${rng.pick(STORE_WORDS)}`;
           const domain = domains.take(slugify(name), (base, n) => `${base}${n === 0 ? '' : n}.com`);
           const handle = domain.replace(/\.com$/, '');
-          const platform = weighted(rng, platforms);
+          const { name: platform, tiers } = weighted(rng, platforms);
           const countryCode = weighted(rng, COUNTRY_WEIGHTS);
           const cities = [...US_CITIES, ...WORLD_CITIES].filter((c) => c.countryCode === countryCode);
           const city = rng.pick(cities);
@@ -93,7 +95,7 @@ export function storeTables(seed: number, sizes: Sizes): TableRows[] {
             domain,
             name,
             platform,
-            rng.pick(STORE_PLATFORM_INFO[platform]!.tiers),
+            rng.pick(tiers),
             countryCode,
             city.city,
             city.state,

@@ -1,6 +1,6 @@
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { useGraphQlJit } from '@envelop/graphql-jit';
+import { useGraphQlJit as graphqlJitPlugin } from '@envelop/graphql-jit';
 import { hasUncoercedVariables } from '../complexity.ts';
 
 /**
@@ -10,7 +10,7 @@ import { hasUncoercedVariables } from '../complexity.ts';
  * (schema/server/shared-subscriptions.ts).
  */
 export function compiledQueriesPlugin(): Plugin {
-  return useGraphQlJit(
+  return graphqlJitPlugin(
     {},
     {
       // Variables that do not coerce are refused by graphql-js, in its words (graphql-jit words them otherwise).

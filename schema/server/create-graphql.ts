@@ -89,7 +89,9 @@ export function createGraphQL(core: Core): GraphQLServer {
         request: undefined,
         context: {},
         fetchAPI: yoga.fetchAPI,
-        setParams: (next: RequestParams) => void (current = next),
+        setParams: (next: RequestParams) => {
+          current = next;
+        },
         setResult: () => {},
       };
       await plugin.onParams?.(payload as unknown as OnParamsEventPayload<Record<string, unknown>>);

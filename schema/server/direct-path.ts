@@ -53,9 +53,9 @@ function chooseMediaType(accept: string | undefined): (typeof REGULAR_MEDIA_TYPE
   let chosen: (typeof REGULAR_MEDIA_TYPES)[number] | undefined;
   const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',').reverse();
   for (const entry of asked) {
-    const [mediaType, ...params] = entry.split(';');
+    const [mediaType = '', ...params] = entry.split(';');
     if ((params.find((p) => p.includes('charset=')) ?? 'charset=utf-8') !== 'charset=utf-8') continue;
-    const [pre, suf] = mediaType!.split('/');
+    const [pre, suf] = mediaType.split('/');
     for (const type of REGULAR_MEDIA_TYPES) {
       const [typePre, typeSuf] = type.split('/');
       if ((pre === '*' || pre === typePre) && (suf === '*' || suf === typeSuf)) chosen = type;

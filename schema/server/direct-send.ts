@@ -35,7 +35,7 @@ export function directSend(socket: WebSocket, id: string): DirectSend {
     send(resultJson) {
       if (socket.readyState !== socket.OPEN) return false;
       if (connection) corkForThisTurn(connection);
-      socket.send(head + resultJson + '}');
+      socket.send(`${head}${resultJson}}`);
       return true;
     },
   };

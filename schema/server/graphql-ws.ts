@@ -94,8 +94,8 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
         const { request, socket } = ctx.extra;
         try {
           const address = clientAddress(core.config, request);
-          // Without a key, the console's session: the upgrade's cookie, from the gateway's own origin, with
-          // connectionParams.csrfToken.
+          // Without a key, the console's session: the upgrade's cookie,
+          // from the gateway's own origin, with connectionParams.csrfToken.
           const credential = {
             authorization: authorizationOf(ctx.connectionParams),
             session: socketSession(core.config, request, ctx.connectionParams),
@@ -122,7 +122,8 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
         }
       },
       onSubscribe: async (ctx, id, payload) => {
-        const access = ctx.extra.access!;
+        const { access } = ctx.extra;
+        if (!access) throw new Error('a subscription on a socket that was never admitted');
         try {
           // Each operation is a request: the credential checked again and counted against its budget.
           const principal = await admit(
@@ -167,8 +168,8 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
             operationName: params.operationName,
             document,
             variableValues: params.variables,
-            // A shared execution resolves alike for every member, with the caller as it is now; each member's access is
-            // checked on its own.
+            // A shared execution resolves alike for every member, with the
+            // caller as it is now; each member's access is checked on its own.
             contextValue: await contextFactory(share ? { principal: { ...access.principal } } : { access }),
             rootValue: { execute, subscribe, shareKey: share, access, direct: directSend(ctx.extra.socket, id) },
           };

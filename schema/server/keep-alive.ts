@@ -22,13 +22,13 @@ export function keepAlive(wss: WebSocketServer) {
     waiting.delete(this);
   }
   wss.on('connection', (socket) => {
-    const slice = slices[next++ % KEEP_ALIVE_SLICES]!;
-    slice.add(socket);
+    const slice = slices[next++ % KEEP_ALIVE_SLICES];
+    slice?.add(socket);
     socket.on('pong', answered);
-    socket.once('close', () => slice.delete(socket));
+    socket.once('close', () => slice?.delete(socket));
   });
   const timer = setInterval(() => {
-    for (const socket of slices[turn++ % KEEP_ALIVE_SLICES]!) {
+    for (const socket of slices[turn++ % KEEP_ALIVE_SLICES] ?? []) {
       if (socket.readyState !== socket.OPEN) continue;
       if (waiting.has(socket)) {
         socket.terminate();

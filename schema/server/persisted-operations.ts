@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { GraphQLError, parse as parseDocument, validate as validateDocument, type GraphQLSchema } from 'graphql';
+import { type GraphQLError, parse as parseDocument, validate as validateDocument, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { useAPQ as apqPlugin, type APQStore } from '@graphql-yoga/plugin-apq';
 import { usePersistedOperations as persistedOperationsPlugin } from '@graphql-yoga/plugin-persisted-operations';

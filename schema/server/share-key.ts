@@ -17,9 +17,13 @@ export function shareKey(
   const operation = getOperationAST(document, operationName);
   if (!principal || operation?.operation !== 'subscription') return undefined;
   const fields = operation.selectionSet.selections;
-  if (fields.length !== 1 || fields[0]!.kind !== Kind.FIELD || !SHAREABLE.has(fields[0]!.name.value)) return undefined;
+  const [field] = fields;
+  if (fields.length !== 1 || field?.kind !== Kind.FIELD || !SHAREABLE.has(field.name.value)) return undefined;
   let text = printed.get(document);
-  if (text === undefined) printed.set(document, (text = print(document)));
+  if (text === undefined) {
+    text = print(document);
+    printed.set(document, text);
+  }
   // Members share an execution only with callers of the same rights, so no field resolves for one with another's.
   return JSON.stringify([
     principal.accountId,

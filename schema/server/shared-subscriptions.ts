@@ -75,10 +75,13 @@ class Member implements AsyncIterableIterator<Result> {
     this.gate.confirm().then(
       () => {
         this.checking = false;
-        if (this.waiting && this.buffer.length > 0) {
-          const wake = this.waiting;
-          this.waiting = this.failWaiting = undefined;
-          wake({ value: this.buffer.shift()!, done: false });
+        const wake = this.waiting;
+        const value = this.buffer[0];
+        if (wake && value !== undefined) {
+          this.buffer.shift();
+          this.waiting = undefined;
+          this.failWaiting = undefined;
+          wake({ value, done: false });
         }
       },
       (refusal: unknown) => {
@@ -94,17 +97,22 @@ class Member implements AsyncIterableIterator<Result> {
     this.done = true;
     this.error = error;
     // Results still waiting for a check of the gate go first: the check hands them over, then next() ends.
-    if (this.waiting && this.buffer.length === 0) {
-      const [wake, fail] = [this.waiting, this.failWaiting!];
-      this.waiting = this.failWaiting = undefined;
+    const wake = this.waiting;
+    const fail = this.failWaiting;
+    if (wake && fail && this.buffer.length === 0) {
+      this.waiting = undefined;
+      this.failWaiting = undefined;
       if (error !== undefined) fail(error);
       else wake({ value: undefined, done: true });
     }
   }
 
   next(): Promise<IteratorResult<Result>> {
-    if (this.buffer.length > 0 && !this.checking && (!this.gate || this.gate.fresh()))
-      return Promise.resolve({ value: this.buffer.shift()!, done: false });
+    const value = this.buffer[0];
+    if (value !== undefined && !this.checking && (!this.gate || this.gate.fresh())) {
+      this.buffer.shift();
+      return Promise.resolve({ value, done: false });
+    }
     if (this.done && this.buffer.length === 0)
       return this.error !== undefined ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
     const waiting = new Promise<IteratorResult<Result>>((resolve, reject) => {
@@ -133,7 +141,7 @@ interface Group {
   /** Reading has begun: only once the first member is in, so whatever the stream does reaches someone. */
   pumping?: boolean;
   latest?: Result;
-  source?: Source;
+  source: Source;
 }
 
 const isIterable = (value: unknown): value is Source => typeof (value as Source | null)?.next === 'function';
@@ -174,7 +182,7 @@ export class SharedSubscriptions {
     group.members.add(member);
     if (!group.pumping) {
       group.pumping = true;
-      void this.pump(key, group, group.source!);
+      void this.pump(key, group, group.source);
     }
     return member;
   }
@@ -199,8 +207,8 @@ export class SharedSubscriptions {
         if (next.done) break;
         group.latest = next.value;
         // Serialised once for every member (the response size limit has serialised it already: its
-        // `stringify` hands that text back); a result with errors takes each transport's way (its errors are formatted
-        // there).
+        // `stringify` hands that text back); a result with errors
+        // takes each transport's way (its errors are formatted there).
         const json = next.value.errors?.length
           ? undefined
           : ((next.value as Result & { stringify?: (r: Result) => string }).stringify?.(next.value) ??
@@ -222,7 +230,7 @@ export class SharedSubscriptions {
     group.closed = true;
     void (async () => {
       if ((await this.groups.get(key)) === group) this.groups.delete(key);
-      await group.source?.return?.();
+      await group.source.return?.();
     })();
   }
 }

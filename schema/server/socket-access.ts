@@ -30,7 +30,7 @@ export function socketAccess(core: Pick<Core, 'config'>, log: Logger) {
   };
 
   async function sweep() {
-    const byCredential = new Map<string, LiveAccess[]>();
+    const byCredential = new Map<string, [LiveAccess, ...LiveAccess[]]>();
     for (const access of open.values()) {
       if (access.endedBy) continue;
       const key = credentialKey(access.credential);
@@ -43,7 +43,7 @@ export function socketAccess(core: Pick<Core, 'config'>, log: Logger) {
         let result: Principal | AppError | undefined;
         try {
           // Past the authenticator's cache: the socket closes within the cache time of the change.
-          result = await first!.confirm(Date.now(), { fresh: true });
+          result = await first.confirm(Date.now(), { fresh: true });
         } catch (err) {
           if (err instanceof AppError) result = err;
           else log.warn({ err }, 'could not check the access of open sockets');

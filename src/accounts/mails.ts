@@ -2,15 +2,16 @@ import type { Mail } from '../net/mail.ts';
 
 /** The texts of the service's mails: plain text, and the same in simple HTML. */
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function mail(to: string, subject: string, lines: string[], link: { text: string; url: string }, footer: string): Mail {
   const text = [...lines, '', `${link.text}: ${link.url}`, '', footer].join('\n');
+  const paragraphs = lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('');
   const html =
-    '<!doctype html><html><body style="font-family: ' +
-    `sans-serif">${lines.map((l) => `<p>${escape(l)}</p>`).join('')}<p><a ` +
-    `href="${escape(link.url)}">${escape(link.text)}</a></p><p style="color: #666">${escape(footer)}</p></body></html>`;
+    `<!doctype html><html><body style="font-family: sans-serif">${paragraphs}` +
+    `<p><a href="${escapeHtml(link.url)}">${escapeHtml(link.text)}</a></p>` +
+    `<p style="color: #666">${escapeHtml(footer)}</p></body></html>`;
   return { to, subject, text, html };
 }
 

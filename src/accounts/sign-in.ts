@@ -183,7 +183,9 @@ export async function signIn(
   if (core.config.loginFailuresPerMinute > 0) budgets.push([throttles.byEmail, emailThrottleKey('login', input.email)]);
   if (core.config.authFailuresPerMinute > 0) budgets.push([core.authFailureLimiter, `auth:${client.address}`]);
   const counted: [RateLimiter, string, RateLimitState][] = [];
-  const refund = () => counted.forEach(([limiter, key, unit]) => limiter.refund(key, unit));
+  const refund = () => {
+    for (const [limiter, key, unit] of counted) limiter.refund(key, unit);
+  };
   try {
     for (const [limiter, key] of budgets) counted.push([limiter, key, await limiter.consume(key)]);
   } catch (err) {

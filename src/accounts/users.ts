@@ -46,7 +46,8 @@ export async function verifyPassword(
   cost: PasswordCost,
 ): Promise<boolean> {
   if (!passwordHash) {
-    await verify(await (decoy ??= hashPassword('not a password of anyone', cost)), password).catch(() => false);
+    decoy ??= hashPassword('not a password of anyone', cost);
+    await verify(await decoy, password).catch(() => false);
     return false;
   }
   try {

@@ -67,7 +67,7 @@ export function createAccountWrites(db: Database, options: { group: boolean; max
       await Promise.all(batch.map(runAlone));
       return;
     }
-    batch.forEach((write, i) => write.resolve(values[i]));
+    for (const [i, write] of batch.entries()) write.resolve(values[i]);
   }
 
   async function drain(accountId: string, first: Pending[]) {

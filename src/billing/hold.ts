@@ -79,6 +79,7 @@ export async function settleHold(
 ): Promise<void> {
   const total = hold.planMicros + hold.purchasedMicros;
   const cost = charged > total ? total : charged;
+  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
   const fromPurchased = cost < hold.purchasedMicros ? cost : hold.purchasedMicros;
   const fromPlan = cost - fromPurchased;
   const entries: (typeof ledgerTable.$inferInsert)[] = [

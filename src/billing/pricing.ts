@@ -9,7 +9,7 @@ type Row = Record<string, unknown>;
  * past the run's hold), then `settle` may turn the total into the final charge (flat prices,
  * per-search charges).
  */
-export interface PriceRule<I = any> {
+export interface PriceRule<I = unknown> {
   /** What one billable unit is, e.g. "business". */
   unit: string;
   /** The spec's price text, generated from the rule (`each` and the rule's wording). */

@@ -87,8 +87,14 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
       const timer = setTimeout(() => reject(new Error(`no answer in ${answerMs} ms`)), answerMs);
       const settle = () => clearTimeout(timer);
       query.then(
-        (value) => (settle(), resolve(value)),
-        (err: unknown) => (settle(), reject(err)),
+        (value) => {
+          settle();
+          resolve(value);
+        },
+        (err: unknown) => {
+          settle();
+          reject(err);
+        },
       );
     });
   const check = async () => {
@@ -105,8 +111,8 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
       while (unreplayed[0] && unreplayed[0].lsn <= replayed) unreplayed.shift();
       const current = lsnOf(position);
       if (current > replayed && (unreplayed.at(-1)?.lsn ?? 0n) < current) unreplayed.push({ at, lsn: current });
-      // A replica stuck for long: pairs merge into their older time and newer position, so the lag read is never less
-      // than the true one.
+      // A replica stuck for long: pairs merge into their older time and
+      // newer position, so the lag read is never less than the true one.
       if (unreplayed.length > 64)
         unreplayed.splice(
           0,
@@ -178,7 +184,11 @@ export function createCatalogReader(primarySql: Sql, options: ReaderOptions): Ca
           read((sql) =>
             values ? sql.unsafe(query, params, queryOptions).values() : sql.unsafe(query, params, queryOptions),
           );
-        return { values: () => run(true), then: (resolve: never, reject: never) => run(false).then(resolve, reject) };
+        return {
+          values: () => run(true),
+          // biome-ignore lint/suspicious/noThenProperty: awaited like the postgres.js query it stands for
+          then: (resolve: never, reject: never) => run(false).then(resolve, reject),
+        };
       };
     },
   });

@@ -12,7 +12,7 @@ export type Fragment = PendingQuery<Row[]>;
  * and the catalog sources (drizzle) alike.
  */
 export interface SqlTemplate<F> {
-  (strings: TemplateStringsArray, ...values: any[]): F;
+  (strings: TemplateStringsArray, ...values: unknown[]): F;
   array(values: readonly string[]): unknown;
 }
 

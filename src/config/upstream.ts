@@ -37,19 +37,18 @@ export function upstream(env: NodeJS.ProcessEnv): { apify: ApifyConfig; toolSour
   }
   const toolSources: Record<string, ToolSource> = {};
   for (const entry of list(env.TOOL_SOURCES)) {
-    const match = /^([a-z0-9-]+)=apify(?::(.+))?$/.exec(entry);
-    if (!match)
+    const [, tool, actor] = /^([a-z0-9-]+)=apify(?::(.+))?$/.exec(entry) ?? [];
+    if (!tool)
       throw new Error(
         'TOOL_SOURCES takes tool=apify:<actorId> entries separated by commas (e.g. ' +
           `maps=apify:compass~crawler-google-places), got "${entry}"`,
       );
-    const [, tool, actor] = match;
     if (actor !== undefined && !ACTOR_ID.test(actor))
       throw new Error(
         `TOOL_SOURCES: "${actor}" is not an Apify actor id (username~actor-name or the actor's 17-character id)`,
       );
-    if (toolSources[tool!]) throw new Error(`TOOL_SOURCES names ${tool} twice`);
-    toolSources[tool!] = { engine: 'apify', actorId: actor?.replace('/', '~') };
+    if (toolSources[tool]) throw new Error(`TOOL_SOURCES names ${tool} twice`);
+    toolSources[tool] = { engine: 'apify', actorId: actor?.replace('/', '~') };
   }
   const token = env.APIFY_TOKEN || undefined;
   if (Object.keys(toolSources).length > 0 && !token)

@@ -109,6 +109,18 @@ export function defineEndpoint<I, R>(endpoint: EndpointDefinition<I, R>): Endpoi
   return endpoint;
 }
 
+/** The GraphQL field an endpoint declares; one without is a mistake in the schema, found as it is built. */
+export function graphqlFieldOf(endpoint: { rest: { path: string }; graphql?: { field: string } }): string {
+  if (!endpoint.graphql) throw new Error(`the endpoint ${endpoint.rest.path} declares no GraphQL field`);
+  return endpoint.graphql.field;
+}
+
+/** The permission an endpoint declares; one without is a mistake where a face applies its rule. */
+export function permissionOf(endpoint: { rest: { path: string }; permission?: Permission }): Permission {
+  if (!endpoint.permission) throw new Error(`the endpoint ${endpoint.rest.path} declares no permission`);
+  return endpoint.permission;
+}
+
 /** The answer REST and MCP send for `result`. */
 export const respondOf = <I, R>(endpoint: EndpointDefinition<I, R>, result: R): unknown =>
   endpoint.respond ? endpoint.respond(result) : result;

@@ -36,7 +36,7 @@ function keysOf(row: Record<string, unknown>): Keys {
   if (digits && digits.length === 10) keys.mobile = digits;
   const domain = textField(row, ...ALIASES.domain);
   const host = domain && bareHost(domain);
-  if (host && host.includes('.')) keys.domain = host;
+  if (host?.includes('.')) keys.domain = host;
   return keys;
 }
 

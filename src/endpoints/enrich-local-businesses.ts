@@ -39,7 +39,7 @@ function keysOf(row: Record<string, unknown>): PlaceKeys {
     city: city?.toLowerCase(),
     postalCode,
     state: state ? (stateAbbreviation(state) ?? state).toLowerCase() : undefined,
-    domain: domain && domain.includes('.') ? domain : undefined,
+    domain: domain?.includes('.') ? domain : undefined,
   };
 }
 

@@ -26,7 +26,10 @@ export const sweepMs = (config: Pick<Core['config'], 'authCacheSecs'>) => rechec
 const checking = new WeakMap<object, Map<string, Promise<Principal>>>();
 function sharedCheck(core: AccessDeps, credential: Credential, options: { fresh?: boolean }): Promise<Principal> {
   let inflight = checking.get(core.auth);
-  if (!inflight) checking.set(core.auth, (inflight = new Map()));
+  if (!inflight) {
+    inflight = new Map();
+    checking.set(core.auth, inflight);
+  }
   const key = `${options.fresh ? 'f' : 'c'}${credentialKey(credential)}`;
   let check = inflight.get(key);
   if (!check) {
@@ -112,7 +115,8 @@ export class LiveAccess {
       listener(this.refusal);
       return () => {};
     }
-    (this.listeners ??= []).push(listener);
+    this.listeners ??= [];
+    this.listeners.push(listener);
     return () => {
       const at = this.listeners?.indexOf(listener) ?? -1;
       if (at >= 0) this.listeners?.splice(at, 1);
@@ -128,7 +132,13 @@ export class LiveAccess {
   confirm(now = Date.now(), options: { fresh?: boolean } = {}): Promise<Principal> {
     if (this.refusal) return Promise.reject(this.refusal);
     const kind = options.fresh ? 'fresh' : 'cached';
-    return (this.pending[kind] ??= this.check(now, options).finally(() => (this.pending[kind] = undefined)));
+    const pending = this.pending[kind];
+    if (pending) return pending;
+    const check = this.check(now, options).finally(() => {
+      this.pending[kind] = undefined;
+    });
+    this.pending[kind] = check;
+    return check;
   }
 
   /** Ends access with `refusal` (a check's, or the transport's), running the listeners once. */

@@ -224,8 +224,8 @@ export function installErrorHandling(app: FastifyInstance) {
     const known = coerced instanceof AppError ? coerced : fromFastify(err);
     if (known) {
       countRefusal(faceOf(request), known.status, known.code);
-      // The request's logger carries its id (reqId); an error is logged without the query values it carries
-      // (src/logger.ts).
+      // The request's logger carries its id (reqId); an error is
+      // logged without the query values it carries (src/logger.ts).
       if (known.status === 429 || known.status === 503) request.log.warn({ code: known.code }, known.message);
       reply.headers(errorHeaders(known));
       // The GraphQL face answers its own error body, also for what Fastify refuses before yoga sees

@@ -52,7 +52,10 @@ export function faceOf(request: FastifyRequest): Face {
   const route = request.routeOptions.url;
   if (route === undefined) return faceOfPath(request.url);
   let face = faceOfRoute.get(route);
-  if (face === undefined) faceOfRoute.set(route, (face = faceOfPath(route)));
+  if (face === undefined) {
+    face = faceOfPath(route);
+    faceOfRoute.set(route, face);
+  }
   return face;
 }
 
@@ -69,7 +72,10 @@ const operationLabels = new WeakMap<DocumentNode, Map<string, string>>();
  */
 export function operationLabel(document: DocumentNode, operationName: string | null | undefined): string {
   let byName = operationLabels.get(document);
-  if (!byName) operationLabels.set(document, (byName = new Map()));
+  if (!byName) {
+    byName = new Map();
+    operationLabels.set(document, byName);
+  }
   const key = operationName ?? '';
   let label = byName.get(key);
   if (label === undefined) {
@@ -178,7 +184,10 @@ export function observeGraphQLWs<P extends ConnectionInitMessage['payload'], E>(
             )
           : 'unknown';
       let operations = pending.get(ctx);
-      if (!operations) pending.set(ctx, (operations = new Map()));
+      if (!operations) {
+        operations = new Map();
+        pending.set(ctx, operations);
+      }
       operations.set(id, { start, route });
       return result;
     },

@@ -45,7 +45,10 @@ export function clientAddress(config: Pick<Config, 'trustProxy'>, request: Incom
 const compiledProxies = new WeakMap<string[], ReturnType<typeof proxyaddr.compile>>();
 function trustedProxies(list: string[]) {
   let trust = compiledProxies.get(list);
-  if (!trust) compiledProxies.set(list, (trust = proxyaddr.compile(list)));
+  if (!trust) {
+    trust = proxyaddr.compile(list);
+    compiledProxies.set(list, trust);
+  }
   return trust;
 }
 
@@ -210,7 +213,10 @@ export async function authenticate(
 const inflightLookups = new WeakMap<RateLimiter, Map<string, Promise<Principal>>>();
 function lookupsOf(limiter: RateLimiter): Map<string, Promise<Principal>> {
   let lookups = inflightLookups.get(limiter);
-  if (!lookups) inflightLookups.set(limiter, (lookups = new Map()));
+  if (!lookups) {
+    lookups = new Map();
+    inflightLookups.set(limiter, lookups);
+  }
   return lookups;
 }
 

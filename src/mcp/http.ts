@@ -154,8 +154,8 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
     response.headers.forEach((value, name) => void reply.header(name, value));
     const text = await response.text();
     if (refused.length === 0) return reply.send(text === '' ? undefined : text);
-    // The messages that ran answered (one answer alone is not in an array; notifications alone answer 202 and nothing);
-    // the refused ones follow.
+    // The messages that ran answered (one answer alone is not in an array;
+    // notifications alone answer 202 and nothing); the refused ones follow.
     const answered =
       response.status === 200 && text !== '' ? [JSON.parse(text)].flat() : response.status === 202 ? [] : undefined;
     if (!answered) return reply.send(text === '' ? undefined : text);

@@ -37,8 +37,7 @@ async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> 
   try {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
       buffered += decoder.decode(chunk.value, { stream: true });
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
+      for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
         if (line.trim()) yield line;

@@ -6,7 +6,10 @@ export class KeyedLimiter {
 
   async run<T>(key: string, task: () => Promise<T>): Promise<T> {
     let slot = this.slots.get(key);
-    if (!slot) this.slots.set(key, (slot = { active: 0, waiting: [] }));
+    if (!slot) {
+      slot = { active: 0, waiting: [] };
+      this.slots.set(key, slot);
+    }
     // A finishing task hands its slot straight to the next waiter, so the count never overshoots.
     if (slot.active >= this.limit) await new Promise<void>((resolve) => slot.waiting.push(resolve));
     else slot.active += 1;

@@ -63,8 +63,7 @@ class Conversation {
 
   private receive(text: string) {
     this.buffer += text;
-    let end: number;
-    while ((end = this.buffer.indexOf('\n')) >= 0) {
+    for (let end = this.buffer.indexOf('\n'); end >= 0; end = this.buffer.indexOf('\n')) {
       const line = this.buffer.slice(0, end).replace(/\r$/, '');
       this.buffer = this.buffer.slice(end + 1);
       this.lines.push(line);
@@ -292,6 +291,7 @@ async function session(
 }
 
 // No control characters (no command injection) and no angle brackets; quoted local parts may hold spaces.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it refuses
 const SAFE_ADDRESS = /^[^\x00-\x1f\x7f<>]+@[^\s<>\x00-\x1f\x7f]+$/;
 
 /** Probes mailboxes over SMTP; at most `domainConcurrency` sessions per mail domain at once. */

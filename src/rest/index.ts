@@ -118,8 +118,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     }
     // A signed download link (Run.downloadUrl) stands in for a key on the download route only.
     if (request.method === 'GET' && isSignedDownload(request)) return;
-    // Before the body is read: a request without a valid key costs no parsing, and its failure counts against its
-    // address.
+    // Before the body is read: a request without a valid key costs
+    // no parsing, and its failure counts against its address.
     request.principal = await admit(
       core,
       request.headers.authorization,

@@ -21,7 +21,7 @@ import { websiteFinderTool } from './website-finder.ts';
 import type { ToolDefinition } from './types.ts';
 
 /** Each tool keeps its own input type; the registry holds them all under the common one. */
-const registry = (...tools: ToolDefinition<any>[]): readonly ToolDefinition[] => tools as readonly ToolDefinition[];
+const registry = (...tools: ToolDefinition[]): readonly ToolDefinition[] => tools;
 
 /** Every tool of the service, in the spec's order; adding a tool is adding its file and one line here. */
 export const TOOLS = registry(

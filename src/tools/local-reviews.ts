@@ -283,9 +283,9 @@ export const localReviewsTool = defineTool({
       businesses += fresh.length;
       const byPlace = new Map(fresh.map((f) => [f.place.placeId, f]));
       const list = await source.latestReviews([...byPlace.keys()], input.maxReviewsPerBusiness);
-      const rows = list.map((review) => {
-        const { place, origin } = byPlace.get(review.placeId)!;
-        return toRow(review, place, origin);
+      const rows = list.flatMap((review) => {
+        const asked = byPlace.get(review.placeId);
+        return asked ? [toRow(review, asked.place, asked.origin)] : [];
       });
       reviews += rows.length;
       const message = `${plural(businesses, 'business')} found, ${plural(reviews, 'review')} read`;

@@ -165,11 +165,12 @@ export function placeLinkLookup(
 ): PlaceLookup {
   if (link.placeId) return { placeId: link.placeId };
   const near = where.from === 'map area' ? (link.point ?? link.center) : undefined;
-  return { name: link.name!, area: where.area, ...(near ? { near: { lat: near.lat, lng: near.lng } } : {}) };
+  if (!link.name) throw new Error('a place link with neither a place id nor a name');
+  return { name: link.name, area: where.area, ...(near ? { near: { lat: near.lat, lng: near.lng } } : {}) };
 }
 
 function placeSearch(link: Extract<MapLink, { kind: 'place' }>, where: { area: Area; from: LocationFrom }): MapSearch {
-  return { kind: 'place', term: link.name ?? link.placeId!, lookup: placeLinkLookup(link, where), limit: 1 };
+  return { kind: 'place', term: link.name ?? link.placeId ?? '', lookup: placeLinkLookup(link, where), limit: 1 };
 }
 
 /** Turns the input into the searches to run, and reports how a `url` was read. */
@@ -416,8 +417,8 @@ export const mapsTool = defineTool({
           rows.push(toRow(place, search.term));
           taken += 1;
         }
-        // The page that fills the last search is the run's last. (A short page is not: only the next, empty, says the
-        // source has no more.)
+        // The page that fills the last search is the run's last. (A short
+        // page is not: only the next, empty, says the source has no more.)
         yield {
           rows,
           message: `"${search.term}": ${places(taken)} found`,

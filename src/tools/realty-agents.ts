@@ -91,8 +91,9 @@ function toRow(agent: AgentProfile): Row {
 }
 
 function searchLabel(input: RealtyAgentsInput): string {
+  const specialty = input.specialty ? SPECIALTY_NAMES.get(input.specialty) : undefined;
   const filters = [
-    input.specialty ? `${SPECIALTY_NAMES.get(input.specialty)!.toLowerCase()} (${input.specialty})` : undefined,
+    specialty ? `${specialty.toLowerCase()} (${input.specialty})` : undefined,
     input.language ? `speaking ${input.language}` : undefined,
   ].filter(Boolean);
   return `agents in ${describeAgentLocation(locationOf(input))}${filters.length ? `, ${filters.join(', ')}` : ''}`;

@@ -204,7 +204,7 @@ export function citiesOf(input: RentalHostsInput): CityQuery[] {
 }
 
 const linksOf = (input: RentalHostsInput) => [
-  ...new Set(input.mode === 'single' ? [input.listingUrl!] : (input.bulkListings ?? [])),
+  ...new Set(input.mode === 'single' ? (input.listingUrl ? [input.listingUrl] : []) : (input.bulkListings ?? [])),
 ];
 
 function toRow(listing: RentalListing, input: RentalHostsInput): Row {

@@ -253,7 +253,7 @@ export const techStackTool = defineTool({
         rows: value.rows.slice(i, end).map(rowOf),
         handled: last ? 1 : 0,
         message: `${domains(end)} of ${value.rows.length} running ${named}: ${source}`,
-        note: `${source[0]!.toUpperCase()}${source.slice(1)}`,
+        note: `${source.charAt(0).toUpperCase()}${source.slice(1)}`,
       };
     }
   },

@@ -337,7 +337,8 @@ export const websiteFinderTool = defineTool({
   columns: WEBSITE_FINDER_COLUMNS,
   requested: (input) => input.domains.length,
   describeStart(input) {
-    const domains = [...new Set(input.domains.map((d) => companyDomain(d)!))];
+    // Validated: every domain reads as one.
+    const domains = [...new Set(input.domains.flatMap((d) => companyDomain(d) ?? []))];
     const removed = input.domains.length - domains.length;
     return {
       input: { ...input, domains },
@@ -363,12 +364,12 @@ export const websiteFinderTool = defineTool({
     };
     let done = 0;
     let found = 0;
-    for await (const results of inOrder(
+    for await (const [rows] of inOrder(
       domains.map((domain) => helpers.crawls.run('domains', () => searchDomain(ctx, domain, helpers))),
       1,
     )) {
       if (ctx.signal.aborted) return;
-      const rows = results[0]!;
+      if (!rows) continue;
       done += 1;
       found += rows.filter((r) => r.status === 'found').length;
       yield {

@@ -76,13 +76,14 @@ function socketFrom(address: string, authorization?: string) {
   });
 }
 
-async function expectTooMany(res: Response) {
+/** The 429 refusal of `res`, with its Retry-After and its body, read as `B` (REST's and MCP's error by default). */
+async function expectTooMany<B = { error: { code: string } }>(res: Response) {
   expect(res.status).toBe(429);
   const retryAfter = Number(res.headers.get('retry-after'));
   expect(retryAfter).toBeGreaterThan(0);
   expect(retryAfter).toBeLessThanOrEqual(60);
   expect(res.headers.get('ratelimit-policy')).toBe(`${LIMIT};w=60`);
-  return { retryAfter, body: (await res.json()) as any };
+  return { retryAfter, body: (await res.json()) as B };
 }
 
 describe('failed authentications are limited per client address', () => {
@@ -115,7 +116,7 @@ describe('failed authentications are limited per client address', () => {
       });
     const broken = await post('{"rows": [');
     expect(broken.status).toBe(401);
-    expect(((await broken.json()) as any).error.code).toBe('unauthenticated');
+    expect(((await broken.json()) as { error: { code: string } }).error.code).toBe('unauthenticated');
     const huge = await post(JSON.stringify({ rows: [{ email: 'x'.repeat(1_100_000) }] }));
     expect(huge.status).toBe(401);
     await huge.text();
@@ -135,7 +136,7 @@ describe('failed authentications are limited per client address', () => {
     expect((await rest(address)).status).toBe(401);
     expect((await mcp(address, BAD_KEY)).status).toBe(401);
     for (let i = 2; i < LIMIT; i++) expect((await graphqlPost(address, BAD_KEY)).status).toBe(401);
-    const { body, retryAfter } = await expectTooMany(await graphqlPost(address, `Bearer ${key}`));
+    const { body, retryAfter } = await expectTooMany<{ errors: unknown }>(await graphqlPost(address, `Bearer ${key}`));
     expect(body.errors).toEqual([
       {
         message: expect.stringMatching(/^Too many failed authentications/),

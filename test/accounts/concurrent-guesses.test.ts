@@ -116,7 +116,7 @@ describe('sign-ins sent at once', () => {
     expect(statuses[39]).toBe(429);
     const refused = await signIn('victim@example.com', PASSWORD, '198.51.100.99');
     expect(refused.status).toBe(429);
-    expect(((await refused.json()) as any).error).toEqual({
+    expect(((await refused.json()) as { error: unknown }).error).toEqual({
       code: 'rate_limited',
       message: expect.stringMatching(
         /^Too many failed sign-ins: the limit is 3 per minute\. Retry in \d+ s, or reset the password\.$/,

@@ -273,7 +273,7 @@ describe('graphql-ws with a session', () => {
   it('authenticates a socket with the cookie, the gateway’s own Origin and connectionParams.csrfToken', async () => {
     const browser = await t.signUp('ivy@example.com');
     const client = browser.socket();
-    const result = await new Promise<any>((resolve, reject) =>
+    const result = await new Promise<unknown>((resolve, reject) =>
       client.subscribe(
         { query: '{ viewer { viewerRole } currentUser { email } }' },
         { next: resolve, error: reject, complete: () => {} },
@@ -306,7 +306,7 @@ describe('graphql-ws with a session', () => {
     const socket = (connectionParams: Record<string, string>) =>
       wsClient(t.url, undefined, { webSocketImpl: CookieSocket, connectionParams });
     for (const name of ['X-CSRF-Token', 'x-csrf-token']) {
-      const result = await new Promise<any>((resolve, reject) =>
+      const result = await new Promise<unknown>((resolve, reject) =>
         socket({ [name]: browser.csrfToken! }).subscribe(
           { query: '{ currentUser { email } }' },
           { next: resolve, error: reject, complete: () => {} },

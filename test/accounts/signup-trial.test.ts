@@ -227,7 +227,7 @@ describe('sign-ups per client address', () => {
       const refused = answers.find((a) => a.status === 429)!;
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3000);
       expect(refused.headers.get('ratelimit-policy')).toBe('5;w=3600');
-      expect(((await refused.json()) as any).error).toEqual({
+      expect(((await refused.json()) as { error: unknown }).error).toEqual({
         code: 'rate_limited',
         message: expect.stringMatching(
           /^Too many sign-ups from your address: the limit is 5 an hour\. Retry in \d+ min, or sign in if you have an account\.$/,

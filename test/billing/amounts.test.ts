@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { dollarsOfNumber, moneyString } from '../../schema/scalars.ts';
-import { AppError, ValidationError } from '../../src/shared/errors.ts';
+import { type AppError, ValidationError } from '../../src/shared/errors.ts';
 import { formatDollars, MICROS_PER_USD, microsToNumber, usdToMicros } from '../../src/billing/money.ts';
 import {
   MAX_PURCHASE_USD,

@@ -2,8 +2,8 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { errorBody } from '../../src/rest/schemas.ts';
-import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
-import { startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.ts';
+import { DENVER_DENTISTS, startTestApp, type ErrorBody, type TestApp } from '../helpers/app.ts';
+import { startFakeStripe, type FakeStripe, type HookReceipt } from '../helpers/fake-stripe.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { graphql } from '../helpers/gql/index.ts';
 import type { Plan } from '../helpers/gql/graphql.ts';
@@ -309,7 +309,7 @@ describe('buy-credits through Stripe', () => {
   it('answers 503 payment_provider_unavailable with Retry-After while Stripe is down, credits nothing, and charges once when retried', async () => {
     const account = await customer('pm_card_visa');
     stripe.outage = true;
-    let down;
+    let down: Awaited<ReturnType<typeof buy>>;
     try {
       down = await buy(account.apiKey, 100, 'outage-1');
     } finally {
@@ -433,7 +433,7 @@ describe('what credits a purchase', () => {
   it('credits a charge whose answer never came back from the record made before it; a retry is the same payment', async () => {
     const { accountId, apiKey, customerId } = await customer('pm_card_visa');
     stripe.loseAnswers = (method, path) => method === 'POST' && path.endsWith('/confirm');
-    let lost;
+    let lost: Awaited<ReturnType<typeof buy>>;
     try {
       lost = await buy(apiKey, 100, 'answer-lost');
     } finally {
@@ -444,13 +444,13 @@ describe('what credits a purchase', () => {
     await stripe.idle();
     const [intent, ...more] = [...stripe.paymentIntents.values()].filter((i) => i.customer === customerId);
     expect(more).toEqual([]);
-    expect(intent.status).toBe('succeeded');
-    expect(await applied(succeeded(intent.id).id)).toBe('credited 110.00 USD');
+    expect(intent!.status).toBe('succeeded');
+    expect(await applied(succeeded(intent!.id).id)).toBe('credited 110.00 USD');
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 110_000_000n });
 
     const again = await buy(apiKey, 100, 'answer-lost');
     expect(again.status).toBe(200);
-    expect(again.body.payment.payment_intent).toBe(intent.id);
+    expect(again.body.payment.payment_intent).toBe(intent!.id);
     expect(again.body.wallet.purchased_credits_dollars).toBe('110.00');
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 110_000_000n });
     await expectBalanced(accountId);
@@ -464,7 +464,7 @@ describe('subscriptions', () => {
     const url = chosen.body.data!.choosePlan.url!;
     expect(url).toMatch(/^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/);
     const { subscription, events } = await stripe.completeCheckout(url.split('/').at(-1)!);
-    expect(subscription.items.data[0].price.id).toBe(PRICES.growth);
+    expect(subscription.items.data[0]!.price.id).toBe(PRICES.growth);
     expect(events.map((e) => [e.event.type, e.status])).toEqual([
       ['customer.subscription.created', 200],
       ['invoice.paid', 200],
@@ -482,7 +482,7 @@ describe('subscriptions', () => {
 
     // The same invoice.paid delivered again grants nothing; nor does another event about the same invoice.
     const invoicePaid = events[1]!.event;
-    expect((await stripe.redeliver(invoicePaid.id)).body.duplicate).toBe(true);
+    expect(((await stripe.redeliver(invoicePaid.id)).body as HookReceipt).duplicate).toBe(true);
     const twin = JSON.stringify({ ...invoicePaid, id: 'evt_same_invoice_again' });
     expect((await stripe.post(twin, stripe.sign(twin))).body).toEqual({
       received: true,
@@ -529,7 +529,7 @@ describe('subscriptions', () => {
     const first = await checkout('GROWTH');
     const second = await checkout('SCALE');
     await stripe.idle();
-    expect(stripe.subscriptions.get(first.id).status).toBe('canceled');
+    expect(stripe.subscriptions.get(first.id)!.status).toBe('canceled');
     const deleted = [...stripe.events.values()].find(
       (e) => e.event.type === 'customer.subscription.deleted' && e.event.data.object.id === first.id,
     )!;
@@ -537,7 +537,7 @@ describe('subscriptions', () => {
     const [account] = await t.app.core
       .sql`select plan, subscription_status, stripe_subscription_id from account where id = ${accountId}`;
     expect(account).toEqual({ plan: 'scale', subscription_status: 'ACTIVE', stripe_subscription_id: second.id });
-    expect(stripe.subscriptions.get(second.id).status).toBe('active');
+    expect(stripe.subscriptions.get(second.id)!.status).toBe('active');
   });
 
   it('starts a trial as TRIAL, and events applied out of order leave the latest state', async () => {
@@ -572,11 +572,11 @@ describe('refunds and disputes', () => {
     const res = await buy(apiKey, 100, 'to-refund');
     const intent = stripe.paymentIntents.get(res.body.payment.payment_intent)!;
     await stripe.idle();
-    const half = await stripe.refund(intent.latest_charge, 5_000);
+    const half = await stripe.refund(intent.latest_charge!, 5_000);
     expect(await applied(half.event.id)).toBe('took back 55.00 USD (refund)');
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 55_000_000n });
     await stripe.redeliver(half.event.id);
-    const rest = await stripe.refund(intent.latest_charge, 5_000);
+    const rest = await stripe.refund(intent.latest_charge!, 5_000);
     expect(await applied(rest.event.id)).toBe('took back 55.00 USD (refund)');
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: 0n });
     const refunds = (await ledger(accountId)).filter((e) => e.kind === 'refund');
@@ -598,7 +598,7 @@ describe('refunds and disputes', () => {
     await t.app.core
       .sql`insert into ledger_entry (account_id, kind, purchased_micros, note) values (${accountId}, 'charge', -500000, 'spent')`;
 
-    const dispute = await stripe.dispute(intent.latest_charge, 10_000);
+    const dispute = await stripe.dispute(intent.latest_charge!, 10_000);
     expect(await applied(dispute.event.id)).toBe('took back 130.00 USD (dispute)');
     expect(await wallet(accountId)).toEqual({ plan: 0n, purchased: -500_000n });
     await expectBalanced(accountId);
@@ -648,7 +648,7 @@ describe('POST /hooks/stripe', () => {
     for (const [body, signature] of refusals) {
       const res = await stripe.post(body, signature);
       expect(res.status, String(signature)).toBe(400);
-      expect(res.body.error.code).toBe('invalid_signature');
+      expect((res.body as ErrorBody).error.code).toBe('invalid_signature');
     }
     const [recorded] = await t.app.core.sql`select count(*)::int as n from stripe_event where id = ${event.id}`;
     expect(recorded!.n).toBe(0);

@@ -123,7 +123,7 @@ describe('GET /api/v1/database/leads filters', () => {
 
   it('socialUrl matches however the URL is written', async () => {
     const target = people[42]!;
-    const messy = target.linkedin_url.replace('https://www.', 'HTTP://').toUpperCase() + '/';
+    const messy = `${target.linkedin_url.replace('https://www.', 'HTTP://').toUpperCase()}/`;
     const res = await get(`socialUrl=${encodeURIComponent(messy)}`);
     expect(res.body.leads.map((l: { id: number }) => l.id)).toEqual([target.id]);
   });

@@ -46,7 +46,12 @@ beforeAll(async () => {
       const { sql: counting } = connect(primaryUrl, { max: 1 });
       try {
         let seen = -1;
-        await waitFor(async () => seen === (seen = await scans(counting, 'local_business')), Boolean, {
+        const steady = async () => {
+          const before = seen;
+          seen = await scans(counting, 'local_business');
+          return before === seen;
+        };
+        await waitFor(steady, Boolean, {
           intervalMs: 1_100,
           timeoutMs: 15_000,
         });

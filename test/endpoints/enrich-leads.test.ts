@@ -34,7 +34,7 @@ describe('POST /api/v1/enrich', () => {
     const res = await enrich({
       rows: [
         { email: a.email.toUpperCase(), crm_id: 'A1', domain: 'no-such-domain.example' },
-        { social: b.linkedin_url.replace('https://www.', 'http://') + '/', crm_id: 'B2' },
+        { social: `${b.linkedin_url.replace('https://www.', 'http://')}/`, crm_id: 'B2' },
         {
           mobile: `+1 (${c.mobile.replace(/\D/g, '').slice(-10, -7)}) ${c.mobile.replace(/\D/g, '').slice(-7)}`,
           crm_id: 'C3',

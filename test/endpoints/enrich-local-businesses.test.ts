@@ -28,7 +28,7 @@ describe('POST /api/v1/enrich/local-businesses', () => {
         { phone: `(${digits.slice(0, 3)}) ${digits.slice(3, 6)}-${digits.slice(6)}`, ref: 1 },
         { name: byName.name.toUpperCase(), city: byName.city, state: byName.state, ref: 2 },
         { name: byZip.name, postal_code: byZip.postal_code, ref: 3 },
-        { website: byWeb.website.replace('https://www.', 'http://') + '/contact', ref: 4 },
+        { website: `${byWeb.website.replace('https://www.', 'http://')}/contact`, ref: 4 },
         { phone: '+1 999 000 0000', ref: 5 },
       ],
     });

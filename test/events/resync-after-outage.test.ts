@@ -71,7 +71,10 @@ describe('event bus after LISTEN was lost', { timeout: 120_000 }, () => {
       const refused = await waitFor(
         () =>
           bus.subscribe('runProgress', other.id).then(
-            (s) => (void s.return(), undefined),
+            (s) => {
+              void s.return();
+              return undefined;
+            },
             (err: unknown) => err,
           ),
         (err) => err instanceof DatabaseUnavailableError,
@@ -89,7 +92,11 @@ describe('event bus after LISTEN was lost', { timeout: 120_000 }, () => {
       itemCount: 7,
     });
     const seen = new Map<string, RunEvent>();
-    await next<RunEvent>(account, (e) => (seen.set(e.run.id, e), seen.size === 2), 'the account’s events of both runs');
+    const bothSeen = (e: RunEvent) => {
+      seen.set(e.run.id, e);
+      return seen.size === 2;
+    };
+    await next<RunEvent>(account, bothSeen, 'the account’s events of both runs');
     expect(seen.get(watched.id)).toMatchObject({ kind: 'finished', run: { status: 'SUCCEEDED' } });
     expect(seen.get(other.id)).toMatchObject({ kind: 'progress', run: { status: 'RUNNING', handled: 3 } });
 

@@ -60,7 +60,7 @@ let t: TestApp;
 let a: Account;
 let b: Account;
 /** A finished run of A with result rows. */
-let aFinished: { runId: string; rows: any[] };
+let aFinished: { runId: string; rows: Record<string, unknown>[] };
 const mcpClients: McpClient[] = [];
 const releases: Array<() => void> = [];
 
@@ -223,7 +223,7 @@ async function expectMcpNotFound(client: McpClient, held: string) {
     const answer = await callTool(client, name, args);
     expect(answer.isError, `${name} ${JSON.stringify(args)}`).toBe(true);
     expect(answer.body, `${name} ${JSON.stringify(args)}`).toEqual(unknown.body);
-    expect(answer.text).not.toContain(aFinished.rows[0].place_id);
+    expect(answer.text).not.toContain(aFinished.rows[0]!.place_id);
   }
   await expectNothingInjected();
 }
@@ -383,7 +383,7 @@ describe('graphql-ws: another account’s runs', () => {
       );
       expect(error, `runItems(${id}) ended without an error`).toBeInstanceOf(Error);
       expect(error!.message).toContain('"code":"NOT_FOUND"');
-      expect(error!.message).not.toContain(aFinished.rows[0].place_id);
+      expect(error!.message).not.toContain(aFinished.rows[0]!.place_id);
       expect(sub.items).toEqual([]);
     }
     await expectNothingInjected();

@@ -45,7 +45,7 @@ describe('rate limit: 100 requests per minute per key, shared by gateway process
     }
     // Each process's figure falls with every request and never exceeds what it has not used itself.
     for (const list of [seen.a, seen.b]) {
-      list.forEach((remaining, n) => expect(remaining).toBeLessThanOrEqual(99 - n));
+      for (const [n, remaining] of list.entries()) expect(remaining).toBeLessThanOrEqual(99 - n);
       for (let n = 1; n < list.length; n++) expect(list[n]!).toBeLessThan(list[n - 1]!);
     }
     expect(Math.min(...seen.a, ...seen.b)).toBe(0);

@@ -5,11 +5,26 @@ import { createAccount, type CreateAccountInput } from '../../src/accounts/accou
 import { isTerminal } from '../../src/runs/view.ts';
 import type { RunStatus } from '../../db/tables/runs.ts';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { z } from 'zod';
+import type { errorBody, runStart } from '../../src/rest/schemas.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { sourceOf, type Answer } from './documents.ts';
 import { waitFor } from './wait.ts';
 
-export interface ApiResponse<T = any> {
+/**
+ * The parsed JSON (or the text) of a route a suite reads without naming its type: the suites assert on
+ * such answers field by field, wrong ones on purpose included. Pass `T` to `request` to type an answer.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the default body of the test client; every untyped read of every suite goes through it
+export type LooseBody = any;
+
+/** Every 4xx/5xx answer of the REST routes (src/rest/schemas.ts). */
+export type ErrorBody = z.infer<typeof errorBody>;
+
+/** The answer of a tool's start route: the common fields, and `Extra`, the tool's own. */
+export type RunStartBody<Extra extends object = object> = z.infer<typeof runStart> & Extra;
+
+export interface ApiResponse<T = LooseBody> {
   status: number;
   headers: Headers;
   body: T;
@@ -23,7 +38,7 @@ export interface TestApp {
   /** Creates an account and returns its id and API key. */
   account(input?: Partial<CreateAccountInput>): Promise<{ accountId: string; apiKey: string }>;
   /** Calls the API over a real socket; JSON bodies are sent and parsed. */
-  request<T = any>(
+  request<T = LooseBody>(
     method: string,
     path: string,
     options?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
@@ -34,19 +49,20 @@ export interface TestApp {
     document: TypedDocumentNode<TData, TVariables>,
     variables?: NoInfer<TVariables>,
   ): Promise<ApiResponse<Answer<TData>>>;
-  graphql(key: string, query: string, variables?: Record<string, unknown>): Promise<ApiResponse<any>>;
+  graphql(key: string, query: string, variables?: Record<string, unknown>): Promise<ApiResponse<LooseBody>>;
   /** Polls the status route until the run reaches a terminal status. */
   waitForRun(key: string, runId: string, timeoutMs?: number): Promise<{ status: RunStatus; [k: string]: unknown }>;
   /**
    * Starts a tool over REST, expects 200, waits for the run to end and downloads its rows as JSON:
-   * the happy path of every tool test.
+   * the happy path of every tool test. `Extra` types the tool's own start fields; the rows are the
+   * download's JSON.
    */
-  runTool(
+  runTool<Extra extends object = object>(
     key: string,
     path: string,
     body: unknown,
     timeoutMs?: number,
-  ): Promise<{ start: any; status: any; rows: any[] }>;
+  ): Promise<{ start: RunStartBody<Extra>; status: { status: RunStatus; [k: string]: unknown }; rows: LooseBody[] }>;
   /** What an account's wallet holds, plan and purchased credits together, in micro-dollars. */
   walletMicros(accountId: string): Promise<bigint>;
   stop(): Promise<void>;
@@ -132,7 +148,7 @@ export async function startTestApp(
       const status = await testApp.waitForRun(key, start.body.runId, timeoutMs);
       const results = await request('GET', `/api/downloads/${start.body.runId}?format=json`, { key });
       if (results.status !== 200) throw new Error(`download answered ${results.status}: ${results.text}`);
-      return { start: start.body, status, rows: results.body as any[] };
+      return { start: start.body, status, rows: results.body };
     },
     async walletMicros(accountId) {
       const [w] = await app.core

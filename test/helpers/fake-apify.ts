@@ -177,9 +177,9 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
         return error(res, fault.status, `Injected ${fault.status}`);
       }
       if (req.headers.authorization !== `Bearer ${token}`) return error(res, 401, 'Authentication token is not valid.');
-      let m: RegExpExecArray | null;
-      if (req.method === 'POST' && (m = /^\/v2\/(?:acts|actors)\/([^/]+)\/runs$/.exec(url.pathname))) {
-        const actId = decodeURIComponent(m[1]!);
+      const startRoute = req.method === 'POST' ? /^\/v2\/(?:acts|actors)\/([^/]+)\/runs$/.exec(url.pathname) : null;
+      if (startRoute) {
+        const actId = decodeURIComponent(startRoute[1]!);
         if (!actors.has(actId)) return error(res, 404, 'Actor was not found');
         let input: unknown;
         try {
@@ -192,10 +192,11 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
         for (const w of runWaiters.splice(0)) w(run);
         return send(res, 201, { data: view(run) });
       }
-      if ((m = /^\/v2\/actor-runs\/([^/]+)(\/abort)?$/.exec(url.pathname))) {
-        const run = runs.find((r) => r.id === m![1]);
+      const runRoute = /^\/v2\/actor-runs\/([^/]+)(\/abort)?$/.exec(url.pathname);
+      if (runRoute) {
+        const run = runs.find((r) => r.id === runRoute[1]);
         if (!run) return error(res, 404, 'Actor run was not found');
-        if (m[2] && req.method === 'POST') {
+        if (runRoute[2] && req.method === 'POST') {
           run.aborts += 1;
           if (!ENDED.includes(run.status)) run.set('ABORTED', 'Aborted by the caller');
           return send(res, 200, { data: view(run) });
@@ -204,8 +205,9 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
         await waitForEnd(run, Number(url.searchParams.get('waitForFinish') ?? 0));
         return send(res, 200, { data: view(run) });
       }
-      if (req.method === 'GET' && (m = /^\/v2\/datasets\/([^/]+)\/items$/.exec(url.pathname))) {
-        const run = runs.find((r) => r.defaultDatasetId === m![1]);
+      const itemsRoute = req.method === 'GET' ? /^\/v2\/datasets\/([^/]+)\/items$/.exec(url.pathname) : null;
+      if (itemsRoute) {
+        const run = runs.find((r) => r.defaultDatasetId === itemsRoute[1]);
         if (!run) return error(res, 404, 'Dataset was not found');
         const offset = Number(url.searchParams.get('offset') ?? 0);
         const limit = Number(url.searchParams.get('limit') ?? 999_999_999_999);

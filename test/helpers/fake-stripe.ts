@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ErrorBody } from './app.ts';
 
 /**
  * A local Stripe: the subset of the API the gateway uses, written from Stripe's API reference, for
@@ -20,6 +21,140 @@ import type { AddressInfo } from 'node:net';
  * A PaymentIntent is confirmed when made (`confirm=true`) or later (`POST /v1/payment_intents/:id/confirm`),
  * with the same outcomes; `POST /v1/payment_intents/:id` changes its metadata and description.
  */
+
+/** What every object of the API has. */
+export interface StripeObject {
+  id: string;
+  object: string;
+}
+
+export interface Customer extends StripeObject {
+  object: 'customer';
+  name: string | null;
+  email: string | null;
+  metadata: Record<string, string>;
+  invoice_settings: {
+    default_payment_method: string | null;
+    custom_fields: null;
+    footer: null;
+    rendering_options: null;
+  };
+  created: number;
+  livemode: boolean;
+}
+
+interface PaymentError {
+  type: 'card_error';
+  code: string;
+  decline_code: string;
+  message: string;
+}
+
+export interface PaymentIntent extends StripeObject {
+  object: 'payment_intent';
+  amount: number;
+  amount_received: number;
+  currency: string;
+  customer: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  payment_method: string | null;
+  client_secret: string;
+  confirmation_method: 'automatic';
+  latest_charge: string | null;
+  last_payment_error: PaymentError | null;
+  next_action: { type: 'use_stripe_sdk'; use_stripe_sdk: { type: string; stripe_js: string } } | null;
+  status: string;
+  created: number;
+  livemode: boolean;
+}
+
+export interface Charge extends StripeObject {
+  object: 'charge';
+  amount: number;
+  amount_captured: number;
+  amount_refunded: number;
+  currency: string;
+  customer: string | null;
+  payment_intent: string;
+  paid: boolean;
+  refunded: boolean;
+  disputed: boolean;
+  status: string;
+  created: number;
+}
+
+export interface Subscription extends StripeObject {
+  object: 'subscription';
+  customer: string | null;
+  status: string;
+  metadata: Record<string, string>;
+  items: {
+    object: 'list';
+    data: {
+      id: string;
+      object: 'subscription_item';
+      price: {
+        id: string;
+        object: 'price';
+        currency: string;
+        recurring: { interval: string; interval_count: number };
+      };
+      quantity: number;
+    }[];
+    has_more: boolean;
+    url: string;
+  };
+  cancel_at_period_end: boolean;
+  canceled_at?: number;
+  created: number;
+  livemode: boolean;
+}
+
+interface CheckoutSession extends StripeObject {
+  object: 'checkout.session';
+  mode: string;
+  status: string;
+  customer: string | null;
+  client_reference_id: string | null;
+  line_items_price: string;
+  subscription_metadata: Record<string, string>;
+  subscription: string | null;
+  success_url: string;
+  cancel_url: string | null;
+  url: string;
+  created: number;
+}
+
+/** An event as sent to the gateway, about a copy of `O` as it was then. */
+export interface StripeEvent<O extends StripeObject = StripeObject> {
+  id: string;
+  object: 'event';
+  api_version: string;
+  created: number;
+  data: { object: O };
+  livemode: boolean;
+  pending_webhooks: number;
+  request: { id: null; idempotency_key: null };
+  type: string;
+}
+
+/** An event made and what the gateway answered it (0 while paused). */
+interface Sent<O extends StripeObject = StripeObject> {
+  event: StripeEvent<O>;
+  status: number;
+}
+
+/** What /hooks/stripe answers an event it takes. */
+export interface HookReceipt {
+  received: true;
+  id: string;
+  duplicate: boolean;
+}
+
+/** What /hooks/stripe answers: its receipt, or the error body of a refusal (the text, were it not JSON). */
+export type HookAnswer = HookReceipt | ErrorBody | string;
+
 export interface FakeStripe {
   /** The base URL for STRIPE_API_BASE. */
   url: string;
@@ -27,31 +162,28 @@ export interface FakeStripe {
   webhookSecret: string;
   /** Where events go (the gateway's /hooks/stripe); set once the gateway listens. */
   hookUrl: string;
-  customers: Map<string, any>;
-  paymentIntents: Map<string, any>;
-  charges: Map<string, any>;
-  subscriptions: Map<string, any>;
+  customers: Map<string, Customer>;
+  paymentIntents: Map<string, PaymentIntent>;
+  charges: Map<string, Charge>;
+  subscriptions: Map<string, Subscription>;
   /** Every event made, by id, with the exact payload sent. */
-  events: Map<string, { event: any; payload: string }>;
+  events: Map<string, { event: StripeEvent; payload: string }>;
   /** Requests received, for assertions (`POST /v1/payment_intents`, …). */
   requests: { method: string; path: string; idempotencyKey: string | undefined }[];
   /** Gives a customer a card as its default payment method (what the portal or Checkout does). */
   attachCard(customerId: string, paymentMethod: string): void;
   /** The customer completes 3-D Secure on-session: the PaymentIntent succeeds (and its event is made). */
-  completeAuthentication(intentId: string): Promise<{ event: any; status: number }>;
+  completeAuthentication(intentId: string): Promise<Sent<PaymentIntent>>;
   /** Checkout completed: the subscription is created (and `customer.subscription.created` sent), its first invoice paid. */
-  completeCheckout(
-    sessionId: string,
-    status?: string,
-  ): Promise<{ subscription: any; events: { event: any; status: number }[] }>;
+  completeCheckout(sessionId: string, status?: string): Promise<{ subscription: Subscription; events: Sent[] }>;
   /** The subscription moves to `status` (`customer.subscription.updated`, or `.deleted` for canceled). */
-  setSubscriptionStatus(subscriptionId: string, status: string): Promise<{ event: any; status: number }>;
+  setSubscriptionStatus(subscriptionId: string, status: string): Promise<Sent<Subscription>>;
   /** A paid invoice of the subscription (`invoice.paid`). */
-  payInvoice(subscriptionId: string): Promise<{ event: any; status: number }>;
+  payInvoice(subscriptionId: string): Promise<Sent>;
   /** Refunds `cents` more of a charge (`charge.refunded`, with the total refunded). */
-  refund(chargeId: string, cents: number): Promise<{ event: any; status: number }>;
+  refund(chargeId: string, cents: number): Promise<Sent<Charge>>;
   /** A dispute of `cents` of a charge (`charge.dispute.created`). */
-  dispute(chargeId: string, cents: number): Promise<{ event: any; status: number }>;
+  dispute(chargeId: string, cents: number): Promise<Sent>;
   /** While true, events are made and kept but not sent (send them with `redeliver`, in any order). */
   paused: boolean;
   /** While true, every API request is answered 500 `api_error`, as during an outage of Stripe's API. */
@@ -64,9 +196,9 @@ export interface FakeStripe {
   /** Resolves when the events sent on their own (after a PaymentIntent succeeds at once) have been answered. */
   idle(): Promise<void>;
   /** Sends an event again, exactly as first sent (signed anew, as Stripe's retries are). */
-  redeliver(eventId: string): Promise<{ status: number; body: any }>;
+  redeliver(eventId: string): Promise<{ status: number; body: HookAnswer }>;
   /** Sends a payload with a given Stripe-Signature header, for the refusals. */
-  post(payload: string, signature: string | undefined): Promise<{ status: number; body: any }>;
+  post(payload: string, signature: string | undefined): Promise<{ status: number; body: HookAnswer }>;
   /** Signs a payload as Stripe does, at `timestamp` (unix seconds) with `secret`. */
   sign(payload: string, timestamp?: number, secret?: string): string;
   close(): Promise<void>;
@@ -75,22 +207,48 @@ export interface FakeStripe {
 const id = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
 const now = () => Math.floor(Date.now() / 1000);
 
+type FormValue = string | FormValue[] | { [key: string]: FormValue };
+type FormFields = Record<string, FormValue>;
+
 /** `a[b][0][c]=v` form fields as nested objects and arrays, as Stripe reads them. */
-function parseForm(body: string): Record<string, any> {
-  const out: Record<string, any> = {};
+function parseForm(body: string): FormFields {
+  const out: FormFields = {};
   for (const [key, value] of new URLSearchParams(body)) {
     const path = key.split(/\[|\]\[|\]/).filter((part) => part !== '');
-    let node: any = out;
+    let node = out;
     path.forEach((part, i) => {
       if (i === path.length - 1) {
         node[part] = value;
         return;
       }
       node[part] ??= /^\d+$/.test(path[i + 1]!) ? [] : {};
-      node = node[part];
+      // An array is indexed by its digits as an object by its keys.
+      node = node[part] as FormFields;
     });
   }
   return out;
+}
+
+/** The parameters of the requests the fake answers, as the form gives them: every value a string. */
+interface Params {
+  amount?: string;
+  currency?: string;
+  customer?: string;
+  description?: string;
+  metadata?: Record<string, string>;
+  payment_method?: string;
+  off_session?: string;
+  confirm?: string;
+  name?: string;
+  email?: string;
+  invoice_settings?: { default_payment_method?: string };
+  mode?: string;
+  line_items?: { price?: string; quantity?: string }[];
+  success_url?: string;
+  cancel_url?: string;
+  client_reference_id?: string;
+  subscription_data?: { metadata?: Record<string, string> };
+  return_url?: string;
 }
 
 class ApiError {
@@ -113,12 +271,12 @@ const missing = (what: string, value: string) =>
 export async function startFakeStripe(): Promise<FakeStripe> {
   const secretKey = `sk_test_${randomBytes(16).toString('hex')}`;
   const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
-  const customers = new Map<string, any>();
-  const paymentIntents = new Map<string, any>();
-  const charges = new Map<string, any>();
-  const subscriptions = new Map<string, any>();
-  const sessions = new Map<string, any>();
-  const events = new Map<string, { event: any; payload: string }>();
+  const customers = new Map<string, Customer>();
+  const paymentIntents = new Map<string, PaymentIntent>();
+  const charges = new Map<string, Charge>();
+  const subscriptions = new Map<string, Subscription>();
+  const sessions = new Map<string, CheckoutSession>();
+  const events = new Map<string, { event: StripeEvent; payload: string }>();
   const idempotent = new Map<string, { hash: string; status: number; body: unknown }>();
   const requests: FakeStripe['requests'] = [];
   const inFlight = new Set<Promise<unknown>>();
@@ -126,7 +284,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const sign = (payload: string, timestamp = now(), secret = webhookSecret) =>
     `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${payload}`, 'utf8').digest('hex')}`;
 
-  async function post(payload: string, signature: string | undefined) {
+  async function post(payload: string, signature: string | undefined): Promise<{ status: number; body: HookAnswer }> {
     const res = await fetch(fake.hookUrl, {
       method: 'POST',
       headers: {
@@ -136,9 +294,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       body: payload,
     });
     const text = await res.text();
-    let body: any = text;
+    let body: HookAnswer = text;
     try {
-      body = JSON.parse(text);
+      body = JSON.parse(text) as HookAnswer;
     } catch {
       /* not JSON */
     }
@@ -146,8 +304,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   }
 
   /** Makes an event of `object` and sends it; resolves with the gateway's answer. */
-  async function emit(type: string, object: any): Promise<{ event: any; status: number }> {
-    const event = {
+  async function emit<O extends StripeObject>(type: string, object: O): Promise<Sent<O>> {
+    const event: StripeEvent<O> = {
       id: id('evt'),
       object: 'event',
       api_version: '2026-10-28.endive',
@@ -165,8 +323,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     return { event, status: answer.status };
   }
 
-  function newCharge(intent: any) {
-    const charge = {
+  function newCharge(intent: PaymentIntent) {
+    const charge: Charge = {
       id: id('ch'),
       object: 'charge',
       amount: intent.amount,
@@ -187,14 +345,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     return charge;
   }
 
-  function createPaymentIntent(params: Record<string, any>): any {
+  function createPaymentIntent(params: Params): PaymentIntent {
     const amount = Number(params.amount);
     if (!Number.isInteger(amount) || amount < 50)
       throw invalidRequest('Amount must be at least $0.50 usd', 'amount_too_small', 'amount');
     if (!params.currency) throw invalidRequest('Missing required param: currency.', 'parameter_missing', 'currency');
     if (params.customer && !customers.has(params.customer)) throw missing('customer', params.customer);
     const intentId = id('pi');
-    const intent: any = {
+    const intent: PaymentIntent = {
       id: intentId,
       object: 'payment_intent',
       amount,
@@ -224,7 +382,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   }
 
   /** Confirms a PaymentIntent with its payment method: the test card decides the outcome. */
-  function confirmPaymentIntent(intent: any, params: Record<string, any>): any {
+  function confirmPaymentIntent(intent: PaymentIntent, params: Params): PaymentIntent {
     if (params.payment_method) intent.payment_method = params.payment_method;
     if (!['requires_confirmation', 'requires_payment_method', 'requires_action'].includes(intent.status)) {
       throw invalidRequest(
@@ -294,10 +452,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   }
 
   /** Answers one API request: the object, or throws an ApiError. */
-  function route(method: string, path: string, params: Record<string, any>): { object: any; after?: () => void } {
-    let match: RegExpMatchArray | null;
+  function route(method: string, path: string, params: Params): { object: unknown; after?: () => void } {
     if (method === 'POST' && path === '/v1/customers') {
-      const customer = {
+      const customer: Customer = {
         id: id('cus'),
         object: 'customer',
         name: params.name ?? null,
@@ -310,9 +467,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       customers.set(customer.id, customer);
       return { object: customer };
     }
-    if ((match = path.match(/^\/v1\/customers\/([^/]+)$/))) {
-      const customer = customers.get(match[1]!);
-      if (!customer) throw missing('customer', match[1]!);
+    const customerPath = path.match(/^\/v1\/customers\/([^/]+)$/);
+    if (customerPath) {
+      const customer = customers.get(customerPath[1]!);
+      if (!customer) throw missing('customer', customerPath[1]!);
       if (method === 'POST') {
         if (params.invoice_settings?.default_payment_method !== undefined)
           customer.invoice_settings.default_payment_method = params.invoice_settings.default_payment_method || null;
@@ -321,19 +479,22 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       return { object: customer };
     }
     if (method === 'POST' && path === '/v1/payment_intents') return { object: createPaymentIntent(params) };
-    if ((match = path.match(/^\/v1\/payment_intents\/([^/]+)(\/confirm)?$/))) {
-      const intent = paymentIntents.get(match[1]!);
-      if (!intent) throw missing('payment_intent', match[1]!);
-      if (method === 'POST' && match[2]) return { object: confirmPaymentIntent(intent, params) };
+    const intentPath = path.match(/^\/v1\/payment_intents\/([^/]+)(\/confirm)?$/);
+    if (intentPath) {
+      const intent = paymentIntents.get(intentPath[1]!);
+      if (!intent) throw missing('payment_intent', intentPath[1]!);
+      if (method === 'POST' && intentPath[2]) return { object: confirmPaymentIntent(intent, params) };
       if (method === 'POST') {
         if (params.metadata) Object.assign(intent.metadata, params.metadata);
         if (params.description !== undefined) intent.description = params.description;
       }
       return { object: intent };
     }
-    if ((method === 'GET' || method === 'DELETE') && (match = path.match(/^\/v1\/subscriptions\/([^/]+)$/))) {
-      const subscription = subscriptions.get(match[1]!);
-      if (!subscription) throw missing('subscription', match[1]!);
+    const subscriptionPath =
+      method === 'GET' || method === 'DELETE' ? path.match(/^\/v1\/subscriptions\/([^/]+)$/) : null;
+    if (subscriptionPath) {
+      const subscription = subscriptions.get(subscriptionPath[1]!);
+      if (!subscription) throw missing('subscription', subscriptionPath[1]!);
       if (method === 'DELETE') {
         if (subscription.status === 'canceled')
           throw invalidRequest(`A canceled subscription can only update its cancellation_details and metadata.`);
@@ -354,7 +515,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         throw invalidRequest('Missing required param: success_url.', 'parameter_missing', 'success_url');
       if (params.customer && !customers.has(params.customer)) throw missing('customer', params.customer);
       const sessionId = id('cs_test');
-      const session = {
+      const session: CheckoutSession = {
         id: sessionId,
         object: 'checkout.session',
         mode: 'subscription',
@@ -418,7 +579,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     if (req.headers.authorization !== `Bearer ${secretKey}`) {
       return send(401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided.' } });
     }
-    const params = { ...parseForm(url.searchParams.toString()), ...parseForm(raw) };
+    const params = { ...parseForm(url.searchParams.toString()), ...parseForm(raw) } as Params;
     const hash = createHash('sha256').update(`${method} ${url.pathname}\n${raw}`).digest('hex');
     if ((method === 'POST' || method === 'DELETE') && idempotencyKey) {
       const stored = idempotent.get(idempotencyKey);
@@ -493,7 +654,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       const session = sessions.get(sessionId);
       if (!session) throw new Error(`no checkout session ${sessionId}`);
       const subscriptionId = id('sub');
-      const subscription = {
+      const subscription: Subscription = {
         id: subscriptionId,
         object: 'subscription',
         customer: session.customer,
@@ -524,7 +685,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       subscriptions.set(subscriptionId, subscription);
       session.status = 'complete';
       session.subscription = subscriptionId;
-      const sent = [await emit('customer.subscription.created', subscription)];
+      const sent: Sent[] = [await emit('customer.subscription.created', subscription)];
       if (status === 'active') sent.push(await fake.payInvoice(subscriptionId));
       return { subscription, events: sent };
     },
@@ -540,7 +701,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     async payInvoice(subscriptionId) {
       const subscription = subscriptions.get(subscriptionId);
       if (!subscription) throw new Error(`no subscription ${subscriptionId}`);
-      const price = subscription.items.data[0].price.id;
+      const price = subscription.items.data[0]!.price.id;
       const invoiceId = id('in');
       const invoice = {
         id: invoiceId,

@@ -112,6 +112,7 @@ const SPECIAL_STRINGS = [
   'constructor',
   'prototype',
   'toString',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a template-injection probe, sent as this literal text
   '${7*7}',
   '{{7*7}}',
   '<script>alert(1)</script>',
@@ -231,8 +232,9 @@ const BOUNDARY_NUMBERS = [
   1e300,
   Number.MAX_VALUE,
   -Number.MAX_VALUE,
-  99999999999999999999999,
-  -99999999999999999999999,
+  // An integer far past 64 bits, as a number holds it: 99999999999999999999999 typed in is this double.
+  1e23,
+  -1e23,
   4294967296,
 ];
 
@@ -311,16 +313,52 @@ export const RAW_BODIES = [
   '{"a":"\\u0000"}',
   '{"a":123456789012345678901234567890}',
   '['.repeat(10_000) + ']'.repeat(10_000),
-  '{"a":'.repeat(2_000) + '1' + '}'.repeat(2_000),
+  `${'{"a":'.repeat(2_000)}1${'}'.repeat(2_000)}`,
   'a=1&b=2',
   '<xml/>',
-  '{"a":"' + 'x'.repeat(200_000) + '"}',
+  `{"a":"${'x'.repeat(200_000)}"}`,
 ];
 
 // ---------------------------------------------------------------------------------------------
 // Values from JSON Schema (OpenAPI request bodies and parameters, MCP tool input schemas)
 
-export type JsonSchema = { [key: string]: any };
+/** The keywords of a JSON Schema the fuzzer reads; a schema may hold others. */
+export interface JsonSchema {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  items?: JsonSchema;
+  maxItems?: number;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  examples?: unknown[];
+}
+
+/** The parts of an OpenAPI operation the fuzzer reads. */
+interface OpenApiOperation {
+  parameters?: OpenApiParameter[];
+  requestBody?: { content?: Record<string, { schema?: JsonSchema; example?: unknown }> };
+  security?: unknown[];
+}
+
+interface OpenApiParameter {
+  $ref?: string;
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required?: boolean;
+  schema?: JsonSchema;
+}
+
+/** A JSON object (or array): what a parsed answer must be for its fields to be read. */
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object';
 
 /** Plausible text that may pass a field's own checks, so the next checks are reached too. */
 const plausibleString = (schema: JsonSchema): fc.Arbitrary<string> => {
@@ -369,13 +407,13 @@ interface SchemaContext {
   ids: readonly string[];
 }
 
-function resolve(schema: JsonSchema, root?: JsonSchema): JsonSchema {
-  if (typeof schema.$ref !== 'string' || !root) return schema;
-  const target = (schema.$ref as string)
-    .replace(/^#\//, '')
-    .split('/')
-    .reduce<any>((node, part) => node?.[part], root);
-  return target ? resolve(target as JsonSchema, root) : {};
+/** `node`, or what its `$ref` points to in `root` (an empty one when nothing is there). */
+function resolve<T extends { $ref?: string }>(node: T, root?: object): T {
+  if (typeof node.$ref !== 'string' || !root) return node;
+  let target: unknown = root;
+  for (const part of node.$ref.replace(/^#\//, '').split('/')) target = isRecord(target) ? target[part] : undefined;
+  // The document's own $refs point to what `node` is (a schema, a parameter).
+  return target ? resolve(target as T, root) : ({} as T);
 }
 
 /**
@@ -385,15 +423,12 @@ function resolve(schema: JsonSchema, root?: JsonSchema): JsonSchema {
 export function fromSchema(schema: JsonSchema, ctx: SchemaContext, depth = 0): fc.Arbitrary<unknown> {
   const s = resolve(schema, ctx.root);
   if (depth > 4) return leaf;
-  const options = (s.anyOf ?? s.oneOf ?? s.allOf) as JsonSchema[] | undefined;
+  const options = s.anyOf ?? s.oneOf ?? s.allOf;
   if (options?.length) return fc.oneof(...options.map((o) => fromSchema(o, ctx, depth + 1)));
-  const type = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
+  const type = Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type;
   let typed: fc.Arbitrary<unknown>;
   if (Array.isArray(s.enum)) {
-    typed = fc.oneof(
-      { arbitrary: fc.constantFrom(...(s.enum as unknown[])), weight: 2 },
-      { arbitrary: hostileString, weight: 1 },
-    );
+    typed = fc.oneof({ arbitrary: fc.constantFrom(...s.enum), weight: 2 }, { arbitrary: hostileString, weight: 1 });
   } else if (type === 'string') {
     typed = fc.oneof(
       { arbitrary: hostileString, weight: 3 },
@@ -426,7 +461,7 @@ function arbitraryPush(list: fc.WeightedArbitrary<unknown>[], arbitrary: fc.Arbi
 /** An object of `schema`'s fields: each required one usually present, each optional one sometimes, plus a stray field now and then. */
 function objectFrom(schema: JsonSchema, ctx: SchemaContext, depth: number): fc.Arbitrary<Record<string, unknown>> {
   const required = new Set<string>(schema.required ?? []);
-  const fields = Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, prop]) =>
+  const fields = Object.entries(schema.properties ?? {}).map(([name, prop]) =>
     fc.option(
       fromSchema(prop, ctx, depth + 1).map((value) => [name, value] as const),
       { nil: undefined, freq: required.has(name) ? 8 : 2 },
@@ -453,11 +488,14 @@ function defineField(target: Record<string, unknown>, key: string, value: unknow
 /** Paths to every value inside `value` (the root is the empty path). */
 function pathsOf(value: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
   out.push(at);
-  if (Array.isArray(value)) value.forEach((v, i) => pathsOf(v, [...at, i], out));
+  if (Array.isArray(value)) for (const [i, v] of value.entries()) pathsOf(v, [...at, i], out);
   else if (value !== null && typeof value === 'object')
     for (const [k, v] of Object.entries(value)) pathsOf(v, [...at, k], out);
   return out;
 }
+
+/** An object or array of a parsed example, indexed by a path's parts. */
+type Fields = Record<string | number, unknown>;
 
 /**
  * A working example with one thing changed: a value replaced (by a hostile one), a field removed,
@@ -470,9 +508,12 @@ export function mutatedExample(example: unknown): fc.Arbitrary<unknown> {
     .map(([path, op, value, key]) => {
       const copy = structuredClone(example);
       if (path.length === 0) return op === 'replace' ? value : copy;
-      const parent = path.slice(0, -1).reduce<any>((node, part) => node[part], copy);
+      // pathsOf goes down into arrays and objects only, so a path's parent is one of them.
+      const parent = path.slice(0, -1).reduce<unknown>((node, part) => (node as Fields)[part], copy) as
+        | Fields
+        | unknown[];
       const last = path.at(-1)!;
-      if (op === 'replace') parent[last] = value;
+      if (op === 'replace') (parent as Fields)[last] = value;
       else if (op === 'remove') Array.isArray(parent) ? parent.splice(Number(last), 1) : delete parent[last];
       else if (parent && typeof parent === 'object' && !Array.isArray(parent)) defineField(parent, key, value);
       else if (Array.isArray(parent)) parent.push(value);
@@ -557,11 +598,12 @@ export interface RestRoute {
 }
 
 /** Every operation of an OpenAPI document. */
-export function restRoutesOf(doc: JsonSchema): RestRoute[] {
+export function restRoutesOf(doc: { paths: Record<string, Record<string, unknown>> }): RestRoute[] {
   const routes: RestRoute[] = [];
-  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, JsonSchema>>)) {
-    for (const [method, op] of Object.entries(methods)) {
-      const params = ((op.parameters ?? []) as JsonSchema[])
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const op = operation as OpenApiOperation;
+      const params = (op.parameters ?? [])
         .map((p) => resolve(p, doc))
         .map((p) => ({ name: p.name, in: p.in, required: p.required, schema: p.schema ?? {} }));
       const json = op.requestBody?.content?.['application/json'];
@@ -696,7 +738,7 @@ export function restCase(
 export function restViolation(status: number, contentType: string, text: string): string | undefined {
   if (status >= 500) return `answered ${status}: ${text.slice(0, 300)}`;
   if (status >= 400) {
-    let body: any;
+    let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
@@ -716,9 +758,9 @@ export function restViolation(status: number, contentType: string, text: string)
 }
 
 /** Why `body` is not the REST error body `{error: {code, message, details?}}` (also MCP's tool errors), or undefined. */
-export function errorBodyViolation(body: any, what: string): string | undefined {
-  const error = body?.error;
-  if (!error || typeof error.code !== 'string' || error.code === '' || typeof error.message !== 'string')
+export function errorBodyViolation(body: unknown, what: string): string | undefined {
+  const error = isRecord(body) ? body.error : undefined;
+  if (!isRecord(error) || typeof error.code !== 'string' || error.code === '' || typeof error.message !== 'string')
     return `${what} without the error body: ${JSON.stringify(body).slice(0, 300)}`;
   if (error.code === 'internal_error') return `${what} internal_error: ${JSON.stringify(body).slice(0, 300)}`;
   if (error.code === 'validation_failed') {
@@ -726,7 +768,7 @@ export function errorBodyViolation(body: any, what: string): string | undefined 
     if (
       !Array.isArray(details) ||
       details.length === 0 ||
-      !details.every((d: any) => typeof d?.path === 'string' && typeof d?.message === 'string')
+      !details.every((d) => isRecord(d) && typeof d.path === 'string' && typeof d.message === 'string')
     ) {
       return `${what} validation_failed without [{path, message}] details: ${JSON.stringify(body).slice(0, 300)}`;
     }
@@ -792,7 +834,7 @@ export function mcpCase(tool: McpToolInfo, ctx: SchemaContext): fc.Arbitrary<unk
 export function mcpVerdict(status: number, text: string): { violation?: string; refused: boolean } {
   if (status >= 500) return { violation: `answered ${status}: ${text.slice(0, 300)}`, refused: true };
   if (status === 202 && text === '') return { refused: false };
-  let body: any;
+  let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
@@ -800,25 +842,31 @@ export function mcpVerdict(status: number, text: string): { violation?: string; 
   }
   if (status >= 400) {
     // The transport refuses a message with a JSON-RPC error; the gateway's own refusals carry the REST body.
-    if (body?.jsonrpc === '2.0' && typeof body.error?.code === 'number' && typeof body.error.message === 'string') {
+    const rpcError = isRecord(body) && body.jsonrpc === '2.0' && isRecord(body.error) ? body.error : undefined;
+    if (typeof rpcError?.code === 'number' && typeof rpcError.message === 'string') {
       return {
-        violation: body.error.code === -32603 ? `${status} JSON-RPC internal error: ${text.slice(0, 300)}` : undefined,
+        violation: rpcError.code === -32603 ? `${status} JSON-RPC internal error: ${text.slice(0, 300)}` : undefined,
         refused: true,
       };
     }
     return { violation: errorBodyViolation(body, `${status}`), refused: true };
   }
   // A batch wrote nothing only when every call in it was refused.
-  const messages: any[] = Array.isArray(body) ? body : [body];
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
   let refusedAll = true;
   for (const message of messages) {
-    if (message?.jsonrpc !== '2.0') return { violation: `not a JSON-RPC answer: ${text.slice(0, 300)}`, refused: true };
+    if (!isRecord(message) || message.jsonrpc !== '2.0')
+      return { violation: `not a JSON-RPC answer: ${text.slice(0, 300)}`, refused: true };
     if (message.error) {
-      if (typeof message.error.code !== 'number' || typeof message.error.message !== 'string')
+      if (
+        !isRecord(message.error) ||
+        typeof message.error.code !== 'number' ||
+        typeof message.error.message !== 'string'
+      )
         return { violation: `malformed JSON-RPC error: ${text.slice(0, 300)}`, refused: true };
       if (message.error.code === -32603)
         return { violation: `JSON-RPC internal error: ${text.slice(0, 300)}`, refused: true };
-    } else if (message.result?.isError) {
+    } else if (isRecord(message.result) && message.result.isError) {
       const violation = errorBodyViolation(message.result.structuredContent, 'tool error');
       if (violation) return { violation, refused: true };
     } else {
@@ -994,7 +1042,7 @@ function fieldSelection(
     const given = args.filter((_, i) => values[i] !== OMIT);
     const call = given.length ? `(${given.map(({ arg, name }) => `${arg.name}: $${name}`).join(', ')})` : '';
     const out: Record<string, unknown> = { ...inner.values };
-    given.forEach(({ name }) => (out[name] = values[args.findIndex((a) => a.name === name)]));
+    for (const { name } of given) out[name] = values[args.findIndex((a) => a.name === name)];
     return {
       text: `${field.name}${call} ${inner.text}`,
       defs: [...given.map(({ arg, name }) => `$${name}: ${String(arg.type)}`), ...inner.defs],
@@ -1060,23 +1108,25 @@ export function graphqlVerdict(
   mutation: boolean,
 ): { violation?: string; refused: boolean } {
   if (status >= 500) return { violation: `answered ${status}: ${text.slice(0, 300)}`, refused: true };
-  let body: any;
+  let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     return { violation: `${status} that is not JSON: ${text.slice(0, 300)}`, refused: true };
   }
-  const errors: any[] | undefined = body?.errors;
+  const errors = isRecord(body) ? body.errors : undefined;
   if (status >= 400 && (!Array.isArray(errors) || errors.length === 0))
     return { violation: `${status} without errors: ${text.slice(0, 300)}`, refused: true };
-  for (const error of errors ?? []) {
-    if (typeof error?.message !== 'string' || typeof error?.extensions?.code !== 'string')
+  // `errors` is walked as sent: anything but a list of errors fails (a violation, or a TypeError).
+  for (const error of (errors ?? []) as Iterable<unknown>) {
+    const extensions = isRecord(error) && isRecord(error.extensions) ? error.extensions : undefined;
+    if (!isRecord(error) || typeof error.message !== 'string' || typeof extensions?.code !== 'string')
       return { violation: `an error without message and extensions.code: ${text.slice(0, 300)}`, refused: true };
-    if (error.extensions.code === 'INTERNAL_ERROR')
+    if (extensions.code === 'INTERNAL_ERROR')
       return { violation: `INTERNAL_ERROR: ${text.slice(0, 300)}`, refused: true };
   }
-  const value = body?.data?.[field];
-  const userErrors = mutation && value && Array.isArray(value.userErrors) ? value.userErrors : [];
+  const value = isRecord(body) && isRecord(body.data) ? body.data[field] : undefined;
+  const userErrors = mutation && isRecord(value) && Array.isArray(value.userErrors) ? value.userErrors : [];
   return { refused: value === null || value === undefined || userErrors.length > 0 };
 }
 

@@ -44,7 +44,8 @@ const shared = globalThis as { leadgateTestDatabase?: Promise<TestDatabase>; lea
 
 export default async function setup(project: TestProject) {
   shared.leadgateTestDatabaseUsers = (shared.leadgateTestDatabaseUsers ?? 0) + 1;
-  const database = await (shared.leadgateTestDatabase ??= startTestDatabase());
+  shared.leadgateTestDatabase ??= startTestDatabase();
+  const database = await shared.leadgateTestDatabase;
   project.provide('pgServerUrl', database.serverUrl);
   project.provide('templateDatabase', database.template);
   return async () => {
@@ -73,6 +74,7 @@ async function startTestDatabase(): Promise<TestDatabase> {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'leadgate-test-'));
     const embedded = await startEmbeddedPostgres(dir, template);
     serverUrl = embedded.serverUrl;
+    await withoutDurability(serverUrl);
     stop = async () => {
       await embedded.stop();
       await rm(dir, { recursive: true, force: true });
@@ -84,4 +86,19 @@ async function startTestDatabase(): Promise<TestDatabase> {
   await seedCatalog(sql, { scale: 'small' });
   await sql.end();
   return { serverUrl, template, stop };
+}
+
+/**
+ * The run's own server keeps nothing past the run, so it need not wait for the disk: no fsync, no
+ * flush at commit, no full pages in the WAL. A commit then costs a tenth of what it did and dropping
+ * a file's database no longer waits for a checkpoint's fsyncs (1.5 s each before). A crash of this
+ * server would lose data, but no test crashes it (the outage and replica suites start clusters of
+ * their own, test/helpers/postgres-cluster.ts, also without fsync).
+ */
+async function withoutDurability(serverUrl: string): Promise<void> {
+  const { sql } = connect(`${serverUrl}/postgres`, { max: 1 });
+  for (const setting of ['fsync', 'synchronous_commit', 'full_page_writes'])
+    await sql.unsafe(`alter system set ${setting} = off`);
+  await sql`select pg_reload_conf()`;
+  await sql.end();
 }

@@ -6,6 +6,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { buildApp, type App } from '../../src/app.ts';
 import { loopbackConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
+import type { LooseBody } from './app.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 import { sourceOf, type Answer as GraphqlAnswer } from './documents.ts';
 import { waitFor } from './wait.ts';
@@ -53,7 +54,8 @@ export async function startMailServer() {
   };
 }
 
-export interface Answer<T = any> {
+/** An answer of the gateway to the browser; `T` types its body, by default read as parsed (see `LooseBody`). */
+export interface Answer<T = LooseBody> {
   status: number;
   headers: Headers;
   body: T;

@@ -12,7 +12,7 @@ export interface RunRow {
   tool: string;
   status: RunStatus;
   status_message: string;
-  input: Record<string, any>;
+  input: Record<string, unknown>;
   handled: number;
   requested: number;
   item_count: number;

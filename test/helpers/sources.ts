@@ -25,7 +25,10 @@ export function gatedSources(base: Sources): GatedSources {
         const n = page++;
         for (const notify of reached.splice(0)) notify(n);
         let pass = waiting.get(n);
-        if (!pass && !all) waiting.set(n, (pass = new Promise<void>((resolve) => gates.set(n, resolve))));
+        if (!pass && !all) {
+          pass = new Promise<void>((resolve) => gates.set(n, resolve));
+          waiting.set(n, pass);
+        }
         await pass;
         return base.localBusinesses.searchPlaces(query);
       },

@@ -298,7 +298,7 @@ describe('the outbound guard, rule by rule', () => {
       expect(short.message).toBe('private.test resolves to private address (RFC 1918) 10.9.8.7');
       const path = 'p'.repeat(300);
       const long = await refused(guard.checkUrl(new URL(`http://private.test/${path}`)));
-      expect(long.target).toBe(`http://private.test/${path}`.slice(0, 200) + '…');
+      expect(long.target).toBe(`${`http://private.test/${path}`.slice(0, 200)}…`);
       const exact = `http://private.test/${'q'.repeat(200 - 'http://private.test/'.length)}`;
       expect(exact.length).toBe(200);
       expect((await refused(guard.checkUrl(new URL(exact)))).target).toBe(exact);

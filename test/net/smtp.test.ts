@@ -33,7 +33,9 @@ beforeAll(async () => {
     'policy.test': { mode: 'policy' },
   });
   // The same port on other loopback addresses: a server that never greets, and one without STARTTLS.
-  silent = net.createServer(() => void (silentConnections += 1));
+  silent = net.createServer(() => {
+    silentConnections += 1;
+  });
   await new Promise<void>((resolve) => silent.listen(smtp.port, '127.0.0.2', resolve));
   plain = await startSmtp(
     { 'list.test': { mode: 'list', users: ['alice'] } },

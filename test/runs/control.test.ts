@@ -82,7 +82,13 @@ describe('cancel', () => {
     let listen!: () => void;
     const listening = new Promise<void>((resolve) => (listen = resolve));
     const bus = t.app.core.events;
-    const events: typeof bus = { ...bus, subscribe: async (topic, id) => (await listening, bus.subscribe(topic, id)) };
+    const events: typeof bus = {
+      ...bus,
+      subscribe: async (topic, id) => {
+        await listening;
+        return bus.subscribe(topic, id);
+      },
+    };
     let pageAsked = false;
     void gate.reachedPage(0).then(() => (pageAsked = true));
     const execution = executeRun({ ...t.app.core, events, sources: gate.sources }, run.id);

@@ -17,6 +17,15 @@ beforeAll(async () => {
 });
 afterAll(() => t?.stop());
 
+/** The columns of a maps result row the GraphQL results are compared on. */
+interface PlaceRow {
+  name: string;
+  place_id: string;
+  review_count: number;
+  latitude: number;
+  emails: string[];
+}
+
 const RunWithResults = graphql(`
   query LifecycleRunWithResults($id: ID!) {
     run(id: $id) {
@@ -145,10 +154,10 @@ describe('a maps run through the real worker', () => {
       billed_units: billedUnits,
       price_rule: { ...rule, unit_price: Number(unitPrice) },
     }).toEqual(rest.body);
-    const json = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
+    const json = await t.request<PlaceRow[]>('GET', `/api/downloads/${runId}?format=json`, { key });
     expect(results!.totalCount).toBe(json.body.length);
     expect(results!.nodes).toEqual(
-      json.body.slice(0, 2).map((r: any) => ({
+      json.body.slice(0, 2).map((r) => ({
         name: r.name,
         placeId: r.place_id,
         reviewCount: r.review_count,

@@ -1,8 +1,9 @@
+import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { US_STATES } from '../../src/shared/geo.ts';
 import { matchIndustries, parseBusinessLink } from '../../src/tools/lib/listings/business-links.ts';
 import { businessForSaleTool } from '../../src/tools/business-for-sale.ts';
-import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type ErrorBody, type TestApp } from '../helpers/app.ts';
 import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
@@ -16,12 +17,47 @@ let key: string;
 beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
-type Listing = Record<string, any>;
+/** A business_listing row as postgres.js reads it: bigint columns as text, dates as text. */
+interface Listing {
+  id: string;
+  listing_url: string;
+  title: string;
+  category: string | null;
+  city: string | null;
+  state: string | null;
+  country: string;
+  asking_price: string | null;
+  revenue: string | null;
+  ebitda: string | null;
+  cash_flow: string | null;
+  established: number | null;
+  employees: number | null;
+  description: string | null;
+  broker_name: string | null;
+  broker_company: string | null;
+  broker_phone: string | null;
+  broker_email: string | null;
+  listed_at: string | null;
+}
+
+/** How the start answer reads each start URL (the tool's startDetails). */
+interface StartDetails {
+  url_translation: {
+    url: string;
+    kind: 'listing' | 'search';
+    listingId?: string;
+    filters?: object;
+    ignored?: string[];
+  }[];
+}
 
 /** Listings read straight from the catalog table, in id order. */
-async function listings(where: (sql: TestApp['app']['core']['sql']) => unknown, limit = 1_000_000): Promise<Listing[]> {
+async function listings(
+  where: (sql: TestApp['app']['core']['sql']) => postgres.Fragment,
+  limit = 1_000_000,
+): Promise<Listing[]> {
   const sql = t.app.core.sql;
-  return sql`select * from business_listing where ${where(sql) as any} order by id limit ${limit}`;
+  return sql<Listing[]>`select * from business_listing where ${where(sql)} order by id limit ${limit}`;
 }
 
 /** The row a listing should become. */
@@ -53,12 +89,12 @@ function rowOf(l: Listing, startUrl: string) {
 
 const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 
-function expectInvalid(res: { status: number; body: any }, path: string, message?: RegExp) {
+function expectInvalid(res: { status: number; body: ErrorBody }, path: string, message?: RegExp) {
   expect(res.status).toBe(400);
   expect(res.body.error.code).toBe('validation_failed');
-  const detail = res.body.error.details.find((d: any) => d.path === path);
+  const detail = res.body.error.details?.find((d) => d.path === path);
   expect(detail, JSON.stringify(res.body.error.details)).toBeDefined();
-  if (message) expect(detail.message).toMatch(message);
+  if (message) expect(detail?.message).toMatch(message);
 }
 
 const slug = (text: string) =>
@@ -171,8 +207,8 @@ describe('business-for-sale: search pages', () => {
       (sql) => sql`city = 'Denver' and state = 'CO' and asking_price between ${low} and ${high} and cash_flow >= 1`,
     );
     expect(bounded.length).toBeGreaterThan(0);
-    const second = await t.runTool(key, PATH, { startUrls: [cityUrl] });
-    expect(second.start.url_translation[0].filters).toEqual({
+    const second = await t.runTool<StartDetails>(key, PATH, { startUrls: [cityUrl] });
+    expect(second.start.url_translation[0]!.filters).toEqual({
       city: 'denver',
       state: 'CO',
       askingPrice: { min: low, max: high },
@@ -196,10 +232,10 @@ describe('business-for-sale: single listings', () => {
     const [a, b] = await listings((sql) => sql`id in (3, 7)`);
     const otherHost = `https://mirror.example.com/business-opportunity/some-other-slug/${/(\d+)\/$/.exec(b!.listing_url)![1]}`;
     const missing = `${HOST}/business-opportunity/gone/999999999/`;
-    const { start, status, rows } = await t.runTool(key, PATH, {
+    const { start, status, rows } = await t.runTool<StartDetails>(key, PATH, {
       startUrls: [otherHost, a!.listing_url, missing, b!.listing_url],
     });
-    expect(start.url_translation.map((u: any) => u.kind)).toEqual(['listing', 'listing', 'listing', 'listing']);
+    expect(start.url_translation.map((u) => u.kind)).toEqual(['listing', 'listing', 'listing', 'listing']);
     expect(status).toMatchObject({ status: 'SUCCEEDED', requested: 3, handled: 2 });
     expect(rows).toEqual([rowOf(b!, otherHost), rowOf(a!, a!.listing_url)]);
     expect(await charged(start.runId)).toBe(2n * UNIT);
@@ -221,7 +257,7 @@ describe('business-for-sale: maxItems', () => {
   });
 
   it('extracts every available listing with 99999', async () => {
-    const [{ n }] = (await t.app.core.sql`select count(*)::int as n from business_listing`) as any;
+    const [{ n }] = await t.app.core.sql<[{ n: number }]>`select count(*)::int as n from business_listing`;
     const { start, status, rows } = await t.runTool(key, PATH, { startUrls: [all], maxItems: 99_999 });
     expect(start.message).toBe('Extracting all available listings from 1 URL');
     expect(status).toMatchObject({ status: 'SUCCEEDED', requested: 99_999, handled: n });

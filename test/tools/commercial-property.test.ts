@@ -1,7 +1,8 @@
+import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCommercialLink, mapViewRefusal } from '../../src/tools/lib/listings/commercial-links.ts';
 import { commercialPropertyTool, splitLicence } from '../../src/tools/commercial-property.ts';
-import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type ErrorBody, type TestApp } from '../helpers/app.ts';
 import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
@@ -15,18 +16,52 @@ let key: string;
 beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
-type Property = Record<string, any>;
+/** A commercial_property row as postgres.js reads it: bigint columns as text. */
+interface Property {
+  id: string;
+  listing_url: string;
+  title: string;
+  property_type: string;
+  listing_type: string;
+  street: string | null;
+  city: string;
+  state: string;
+  zip: string | null;
+  market: string;
+  lat: number;
+  lng: number;
+  price: string | null;
+  size_sqft: number | null;
+  broker_name: string | null;
+  broker_company: string | null;
+  broker_phone: string | null;
+  broker_email: string | null;
+  broker_licence: string | null;
+}
+
+/** How the start answer reads each start URL (the tool's startDetails). */
+interface StartDetails {
+  url_translation: {
+    url: string;
+    form: 'properties' | 'search' | 'broker-directory';
+    filters?: object;
+    ignored?: string[];
+  }[];
+}
 
 /** Properties read straight from the catalog table, in id order. */
-async function properties(where: (sql: TestApp['app']['core']['sql']) => unknown, limit = 200): Promise<Property[]> {
+async function properties(
+  where: (sql: TestApp['app']['core']['sql']) => postgres.Fragment,
+  limit = 200,
+): Promise<Property[]> {
   const sql = t.app.core.sql;
-  return sql`select * from commercial_property where ${where(sql) as any} order by id limit ${limit}`;
+  return sql<Property[]>`select * from commercial_property where ${where(sql)} order by id limit ${limit}`;
 }
 
 /** The row a property should become. */
 function rowOf(p: Property, startUrl: string, form: string) {
   const price = Number(p.price);
-  const licence = /^([A-Z]{2}) #(\d+)$/.exec(p.broker_licence)!;
+  const licence = /^([A-Z]{2}) #(\d+)$/.exec(p.broker_licence!)!;
   return {
     property_id: /(\d+)\/$/.exec(p.listing_url)![1],
     title: p.title,
@@ -42,7 +77,7 @@ function rowOf(p: Property, startUrl: string, form: string) {
     longitude: p.lng,
     price,
     size_sqft: p.size_sqft,
-    price_per_sqft: Math.round((price / p.size_sqft) * 100) / 100,
+    price_per_sqft: Math.round((price / p.size_sqft!) * 100) / 100,
     broker_name: p.broker_name,
     broker_company: p.broker_company,
     broker_phone: p.broker_phone,
@@ -63,12 +98,12 @@ async function runCount(accountId: string): Promise<number> {
   return r!.n;
 }
 
-function expectInvalid(res: { status: number; body: any }, path: string, message?: RegExp) {
+function expectInvalid(res: { status: number; body: ErrorBody }, path: string, message?: RegExp) {
   expect(res.status).toBe(400);
   expect(res.body.error.code).toBe('validation_failed');
-  const detail = res.body.error.details.find((d: any) => d.path === path);
+  const detail = res.body.error.details?.find((d) => d.path === path);
   expect(detail, JSON.stringify(res.body.error.details)).toBeDefined();
-  if (message) expect(detail.message).toMatch(message);
+  if (message) expect(detail?.message).toMatch(message);
 }
 
 describe('commercial property links', () => {
@@ -186,7 +221,7 @@ describe('commercial property: city and market searches', () => {
 
   it('accepts map parameters beside a city or market, scoping to the place and listing them as ignored', async () => {
     const url = `${HOST}/search?location=Denver%2C%20CO&bbox=-105.2,39.5,-104.6,40.0&mapZoom=11`;
-    const { start, rows } = await t.runTool(key, PATH, { startUrls: [url] });
+    const { start, rows } = await t.runTool<StartDetails>(key, PATH, { startUrls: [url] });
     expect(start.url_translation[0]).toMatchObject({
       filters: { city: 'denver', state: 'CO' },
       ignored: ['bbox', 'mapZoom'],
@@ -210,7 +245,7 @@ describe('commercial property: /properties searches', () => {
   });
 
   it('yields at most 200 properties per URL and bills only those', async () => {
-    const [{ n }] = (await t.app.core.sql`select count(*)::int as n from commercial_property`) as any;
+    const [{ n }] = await t.app.core.sql<[{ n: number }]>`select count(*)::int as n from commercial_property`;
     expect(n).toBeGreaterThan(200);
     const url = `${HOST}/properties`;
     const { start, status, rows } = await t.runTool(key, PATH, { startUrls: [url] });
@@ -252,7 +287,7 @@ describe('commercial property: broker directory', () => {
 
   it('finds a broker by licence, ignoring spaces and punctuation', async () => {
     const [one] = await properties((sql) => sql`id = 11`);
-    const url = `${HOST}/resources/find-a-broker/?license=${encodeURIComponent(one!.broker_licence.replace(/[ #]/g, ''))}`;
+    const url = `${HOST}/resources/find-a-broker/?license=${encodeURIComponent(one!.broker_licence!.replace(/[ #]/g, ''))}`;
     const { rows } = await t.runTool(key, PATH, { startUrls: [url] });
     expect(rows).toEqual(
       (await properties((sql) => sql`broker_licence = ${one!.broker_licence}`)).map((p) =>

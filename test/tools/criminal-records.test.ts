@@ -1,9 +1,10 @@
+import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { criminalRecordsTool, SOURCE_NAMES } from '../../src/tools/criminal-records.ts';
 import type { Sql } from '../../db/client.ts';
 import { US_STATES } from '../../src/shared/geo.ts';
-import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type ErrorBody, type TestApp } from '../helpers/app.ts';
 import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
@@ -51,7 +52,7 @@ interface RecordRow {
 }
 
 /** The rows a search should return, read straight from the table. */
-async function expected(where: (sql: Sql) => any) {
+async function expected(where: (sql: Sql) => postgres.Fragment) {
   const sql = t.app.core.sql;
   const records = await sql<RecordRow[]>`
     select id::int, record_key, first_name, middle_name, last_name, to_char(date_of_birth, 'YYYY-MM-DD') as dob, state, county, source,
@@ -162,8 +163,10 @@ describe('criminal records search: happy path', () => {
       note: expect.stringContaining('tenant screening'),
     });
     expect((await t.waitForRun(key, payload.run!.id)).status).toBe('SUCCEEDED');
-    const rows = (await t.request('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })).body;
-    expect(rows.map((r: any) => r.record_id)).toEqual(['court:CO:T-1', 'arrest:CO:T-2']);
+    const rows = (
+      await t.request<{ record_id: string }[]>('GET', `/api/downloads/${payload.run!.id}?format=json`, { key })
+    ).body;
+    expect(rows.map((r) => r.record_id)).toEqual(['court:CO:T-1', 'arrest:CO:T-2']);
   });
 });
 
@@ -281,12 +284,12 @@ describe('criminal records search: names', () => {
     [{ name: '' }, 'name'],
     [{ name: 'Cher' }, 'name'],
     [{ name: 42 }, 'name'],
-    [{ name: 'x'.repeat(201) + ' y' }, 'name'],
+    [{ name: `${'x'.repeat(201)} y` }, 'name'],
   ])('refuses %j naming name', async (body, path) => {
-    const res = await t.request('POST', PATH, { key, body });
+    const res = await t.request<ErrorBody>('POST', PATH, { key, body });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_failed');
-    expect(res.body.error.details.map((d: any) => d.path)).toEqual([path]);
+    expect(res.body.error.details?.map((d) => d.path)).toEqual([path]);
   });
 });
 

@@ -50,8 +50,7 @@ async function expectedRows(category: string, zipCodes: string[] = [], limit = 1
 
 const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 /** The run's input as stored (after defaults and caps). */
-const storedInput = async (runId: string) =>
-  (await runColumns(t.app.core.sql, runId, ['input'])).input as Record<string, any>;
+const storedInput = async (runId: string) => (await runColumns(t.app.core.sql, runId, ['input'])).input;
 
 describe('home services: a nationwide search', () => {
   it('answers with the spec start shape, finishes, returns every column from the catalog and bills 0.0099 per listing', async () => {

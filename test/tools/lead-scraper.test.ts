@@ -35,9 +35,18 @@ const chargedMicros = async (runId: string) => {
 
 const post = (body: unknown, k = key) => t.request('POST', PATH, { key: k, body });
 
+/** A lead row of a download (LEAD_COLUMNS), with the columns the suite reads by name. */
+interface LeadRow {
+  id: number;
+  title: string;
+  country: string;
+  company_website: string;
+  [column: string]: unknown;
+}
+
 describe('a lead scrape through the real worker', () => {
   let runId: string;
-  let rows: any[];
+  let rows: LeadRow[];
   let expected: number[];
 
   it('starts with runId and message, reports search_translation, and returns the first count matches in id order', async () => {
@@ -73,7 +82,7 @@ describe('a lead scrape through the real worker', () => {
   });
 
   it('returns the lead record fields with the person’s and the company’s data', async () => {
-    expect(Object.keys(rows[0])).toEqual(LEAD_COLUMNS.map((c) => c.key));
+    expect(Object.keys(rows[0]!)).toEqual(LEAD_COLUMNS.map((c) => c.key));
     const ids = rows.map((r) => r.id);
     const db = await t.app.core.sql`
       select p.id::int, p.first_name, p.last_name, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url,
@@ -81,7 +90,7 @@ describe('a lead scrape through the real worker', () => {
              c.city as c_city, c.state as c_state, c.country as c_country, c.keywords, c.technologies, c.founded
       from person p left join company c on c.id = p.company_id where p.id = any(${ids}::bigint[]) order by p.id`;
     for (const [i, p] of db.entries()) {
-      const row = rows[i];
+      const row = rows[i]!;
       expect(row).toMatchObject({
         id: p.id,
         first_name: p.first_name,
@@ -127,7 +136,7 @@ describe('a lead scrape through the real worker', () => {
     const records: string[][] = parse(res.text);
     expect(records[0]).toEqual(LEAD_COLUMNS.map((c) => c.header));
     expect(records).toHaveLength(501);
-    expect(records[1]![records[0]!.indexOf('company_website')]).toBe(rows[0].company_website);
+    expect(records[1]![records[0]!.indexOf('company_website')]).toBe(rows[0]!.company_website);
   });
 });
 

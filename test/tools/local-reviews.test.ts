@@ -15,12 +15,28 @@ let key: string;
 beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
-type Business = Record<string, any>;
+/** The local_business columns the expected rows are made of, as postgres.js reads them. */
+interface Business {
+  id: string;
+  place_id: string;
+  name: string;
+  category: string;
+  street: string | null;
+  city: string;
+  state: string | null;
+  postal_code: string | null;
+  lat: number;
+  lng: number;
+  phone: string | null;
+  website: string | null;
+  rating: number | null;
+  review_count: number;
+}
 type Origin = { search_term: string | null; location: string | null; direct_url: string | null };
 
 /** Businesses of a search, straight from the catalog, in id order. */
 async function businessesOf(words: string, city: string, state: string, limit: number): Promise<Business[]> {
-  return t.app.core.sql`
+  return t.app.core.sql<Business[]>`
     select * from local_business
     where search_text @@ plainto_tsquery('english', ${words}) and lower(city) = lower(${city}) and state = ${state}
     order by id limit ${limit}`;
@@ -153,12 +169,12 @@ describe('local reviews: searchTerms × locations', () => {
 describe('local reviews: directUrls', () => {
   it('reads the business of a place link, a website URL and a named place link; unknown and repeated URLs give no rows', async () => {
     const sql = t.app.core.sql;
-    const [a, b, c] = await sql`
+    const [a, b, c] = await sql<Business[]>`
       select * from local_business b where website is not null
         and (select count(*) from local_business_review r where r.business_id = b.id) >= 2
       order by id limit 3`;
     const byId = placeLink(a!.place_id);
-    const host = new URL(b!.website).hostname.replace(/^www\./, '');
+    const host = new URL(b!.website!).hostname.replace(/^www\./, '');
     const byWebsite = `http://${host.toUpperCase()}/contact?ref=1`;
     const byName = `https://www.google.com/maps/place/${encodeURIComponent(c!.name)}/@${c!.lat},${c!.lng},17z`;
     const unknown = 'https://www.no-such-business.example/';

@@ -29,7 +29,7 @@ interface Where {
 /** The places a search should return, read straight from the catalog, as result rows. */
 async function expectedRows({ words, city, state, box, limit = 10_000 }: Where, searchTerm = words) {
   const sql = t.app.core.sql;
-  const rows = await sql`
+  const rows = await sql<Place[]>`
     select * from local_business
     where search_text @@ plainto_tsquery('english', ${words})
       ${city ? sql`and lower(city) = lower(${city})` : sql``}
@@ -39,7 +39,27 @@ async function expectedRows({ words, city, state, box, limit = 10_000 }: Where, 
   return rows.map((r) => rowOf(r, searchTerm));
 }
 
-function rowOf(r: Record<string, any>, searchTerm: string) {
+/** A local_business row as postgres.js reads it (the columns a result row is made of). */
+interface Place {
+  place_id: string;
+  name: string;
+  category: string;
+  street: string | null;
+  city: string;
+  state: string | null;
+  postal_code: string | null;
+  country_code: string;
+  lat: number;
+  lng: number;
+  phone: string | null;
+  website: string | null;
+  emails: string[];
+  rating: number | null;
+  review_count: number;
+  opening_hours: string[] | null;
+}
+
+function rowOf(r: Place, searchTerm: string) {
   return {
     name: r.name,
     category: r.category,
@@ -190,8 +210,9 @@ describe('maps: a map-search url', () => {
 describe('maps: single places', () => {
   it("finds each place link's one place (by place id, or by name nearest the link's point), once, and bills one business each", async () => {
     const sql = t.app.core.sql;
-    const [a, b] =
-      await sql`select * from local_business where city = 'Boston' and category = 'Bakery' order by id limit 2`;
+    const [a, b] = await sql<
+      Place[]
+    >`select * from local_business where city = 'Boston' and category = 'Bakery' order by id limit 2`;
     const byName = `https://www.google.com/maps/place/${encodeURIComponent(b!.name).replace(/%20/g, '+')}/@${b!.lat},${b!.lng},17z`;
     const missing = placeLink('ChIJdoesNotExist0000000000');
     const { start, status, rows } = await t.runTool(key, PATH, {
@@ -206,8 +227,9 @@ describe('maps: single places', () => {
   });
 
   it('finds the place of a `url` place link, exact point first, and the url column links back to it', async () => {
-    const [place] = await t.app.core
-      .sql`select * from local_business where city = 'Chicago' and category = 'Florist' order by id desc limit 1`;
+    const [place] = await t.app.core.sql<
+      Place[]
+    >`select * from local_business where city = 'Chicago' and category = 'Florist' order by id desc limit 1`;
     // The view is centred away from the place; the data's !3d!4d point is the place itself.
     const link = `https://maps.example.org/maps/place/${encodeURIComponent(place!.name)}/@${place!.lat + 0.002},${place!.lng - 0.002},16z/data=!4m5!3m4!8m2!3d${place!.lat}!4d${place!.lng}`;
     const { start, rows } = await t.runTool(key, PATH, { url: link });
@@ -222,8 +244,9 @@ describe('maps: single places', () => {
   });
 
   it('mixes place links and search links in startUrls, each place once', async () => {
-    const [place] = await t.app.core
-      .sql`select * from local_business where city = 'Denver' and state = 'CO' and category = 'Dentist' order by id limit 1`;
+    const [place] = await t.app.core.sql<
+      Place[]
+    >`select * from local_business where city = 'Denver' and state = 'CO' and category = 'Dentist' order by id limit 1`;
     const expected = await expectedRows({ words: 'dentists', city: 'Denver', state: 'CO', limit: 3 });
     const { rows } = await t.runTool(key, PATH, {
       startUrls: [placeLink(place!.place_id), 'https://www.google.com/maps/search/dentists+in+Denver,+CO'],

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { addressKey } from '../../db/tables/properties.ts';
 import { peopleFinderTool } from '../../src/tools/people-finder.ts';
-import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { appWithAccount, type ErrorBody, type TestApp } from '../helpers/app.ts';
 import { chargedMicros } from '../helpers/runs.ts';
 import { graphql } from '../helpers/gql/index.ts';
 
@@ -118,7 +118,7 @@ const QUENTIN = {
 };
 
 const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
-const ids = (rows: any[]) => rows.map((r) => r.person_id);
+const ids = (rows: { person_id: string }[]) => rows.map((r) => r.person_id);
 
 beforeAll(async () => {
   ({ t, key } = await appWithAccount());
@@ -357,9 +357,9 @@ describe('people finder: refusals', () => {
     [{ phone: '303-555-0101', maxResults: 0 }, 'maxResults'],
     [{ phone: '303-555-0101', maxResults: 101 }, 'maxResults'],
   ])('refuses %j naming "%s"', async (body, path) => {
-    const res = await t.request('POST', PATH, { key, body });
+    const res = await t.request<ErrorBody>('POST', PATH, { key, body });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_failed');
-    expect(res.body.error.details.map((d: any) => d.path)).toEqual([path]);
+    expect(res.body.error.details?.map((d) => d.path)).toEqual([path]);
   });
 });

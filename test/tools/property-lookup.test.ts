@@ -64,7 +64,12 @@ function holdLookups(accountId: string) {
     return (stored?.item_count ?? 0) > 0 ? tool : undefined;
   });
   core.sources = held.sources;
-  return { ...held, restore: () => void (core.sources = own) };
+  return {
+    ...held,
+    restore: () => {
+      core.sources = own;
+    },
+  };
 }
 
 /** The row property lookup should give for a found property. */
@@ -327,8 +332,10 @@ describe('includeOwnerContact', () => {
 
     expect(await t.waitForRun(apiKey, runId)).toMatchObject({ status: 'SUCCEEDED' });
     expect(await t.waitForRun(apiKey, ownerContactRunId)).toMatchObject({ status: 'SUCCEEDED' });
-    const lookup = (await t.request('GET', `/api/downloads/${runId}?format=json`, { key: apiKey })).body;
-    expect(lookup.map((r: any) => r.status)).toEqual(['found', 'found', 'found', 'not_found']);
+    const lookup = (
+      await t.request<{ status: string }[]>('GET', `/api/downloads/${runId}?format=json`, { key: apiKey })
+    ).body;
+    expect(lookup.map((r) => r.status)).toEqual(['found', 'found', 'found', 'not_found']);
     expect(lookup[0]).not.toHaveProperty('owner_phones');
 
     const owners = (await t.request('GET', `/api/downloads/${ownerContactRunId}?format=json`, { key: apiKey })).body;

@@ -61,8 +61,7 @@ async function expectedRows(filter: Filter, limit: number) {
 
 const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 /** The run's input as stored (after defaults and caps). */
-const storedInput = async (runId: string) =>
-  (await runColumns(t.app.core.sql, runId, ['input'])).input as Record<string, any>;
+const storedInput = async (runId: string) => (await runColumns(t.app.core.sql, runId, ['input'])).input;
 
 describe('real estate agents: a city search', () => {
   it('answers with the spec start shape, returns 10 agents by default with every column, and bills 0.029 per agent', async () => {

@@ -14,7 +14,30 @@ let key: string;
 beforeAll(async () => ({ t, key } = await appWithAccount()));
 afterAll(() => t?.stop());
 
-type Listing = Record<string, any>;
+/** A rental_listing row with its host's columns, as postgres.js reads it: numeric and bigint columns as text. */
+interface Listing {
+  id: string;
+  listing_url: string;
+  host_id: string;
+  title: string;
+  city: string;
+  country: string;
+  country_code: string;
+  price_per_night: string | null;
+  currency: string;
+  amenities: string[];
+  bedrooms: number | null;
+  guests: number | null;
+  rating: number | null;
+  review_count: number;
+  host_key: string;
+  host_name: string;
+  host_email: string | null;
+  host_phone: string | null;
+  is_pro: boolean;
+  is_superhost: boolean;
+  listings_count: number;
+}
 
 /** Listings of a city with their hosts, straight from the catalog, in id order. */
 async function cityListings(
@@ -22,7 +45,7 @@ async function cityListings(
   countryCode: string,
   options: { limit?: number; where?: (l: Listing) => boolean } = {},
 ): Promise<Listing[]> {
-  const rows = await t.app.core.sql`
+  const rows = await t.app.core.sql<Listing[]>`
     select l.*, h.host_key, h.name as host_name, h.email as host_email, h.phone as host_phone, h.is_pro, h.is_superhost, h.listings_count
     from rental_listing l join rental_host h on h.id = l.host_id
     where lower(l.city) = lower(${city}) and l.country_code = ${countryCode}
@@ -31,7 +54,7 @@ async function cityListings(
 }
 
 async function listingsByUrl(urls: string[]): Promise<Listing[]> {
-  const rows = await t.app.core.sql`
+  const rows = await t.app.core.sql<Listing[]>`
     select l.*, h.host_key, h.name as host_name, h.email as host_email, h.phone as host_phone, h.is_pro, h.is_superhost, h.listings_count
     from rental_listing l join rental_host h on h.id = l.host_id where l.listing_url = any(${urls})`;
   return urls.map((u) => rows.find((r) => r.listing_url === u)!);
@@ -109,7 +132,7 @@ describe('rental hosts: city mode', () => {
 
   it('applies the amenity, superhost, price and pro-host filters before paging', async () => {
     const where = (l: Listing) => {
-      const amenities = (l.amenities as string[]).map((a) => a.toLowerCase());
+      const amenities = l.amenities.map((a) => a.toLowerCase());
       const price = Number(l.price_per_night);
       return amenities.includes('wifi') && amenities.includes('kitchen') && price >= 50 && price <= 300;
     };

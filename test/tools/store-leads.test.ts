@@ -192,7 +192,7 @@ describe('store leads: cancel and resume', () => {
       }
       return page;
     };
-    let cancelled;
+    let cancelled: Awaited<ReturnType<TestApp['waitForRun']>>;
     try {
       const start = await t.request('POST', PATH, { key, body: job });
       expect(start.status, start.text).toBe(200);

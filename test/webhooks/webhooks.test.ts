@@ -2,6 +2,9 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { loopbackConfig } from '../../src/config.ts';
+import type { OutboundGuard } from '../../src/net/guard.ts';
+import { NetError } from '../../src/net/errors.ts';
+import { checkWebhookUrl } from '../../src/webhooks/subscriptions.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -175,6 +178,22 @@ describe('account webhooks', () => {
     expect((await t.request('DELETE', `/api/v1/webhooks/${hook.id}`, { key })).status).toBe(404);
   });
 
+  it('refuses a delivery cursor it did not give', async () => {
+    const hook = (await t.request('POST', '/api/v1/webhooks', { key, body: { url: receiver.url('/hooks/cursor') } }))
+      .body.webhook;
+    const cursor = (text: string) => Buffer.from(text).toString('base64url');
+    for (const after of [
+      cursor('not a cursor'),
+      cursor('2026-01-01T00:00:00.000Z|'),
+      cursor(`2026-01-01T00:00:00.000Z|${hook.id}|more`),
+      cursor('2026-01-01T00:00:00.000Z|a\u0000b'),
+    ]) {
+      const page = await t.request('GET', `/api/v1/webhooks/${hook.id}/deliveries?after=${after}`, { key });
+      expect(page.status, after).toBe(400);
+      expect(page.body.error.details).toEqual([{ path: 'after', message: 'not a cursor returned by this API' }]);
+    }
+  });
+
   it('is managed over GraphQL too', async () => {
     const created = await t.graphql(key, CreateAbortedWebhook, { url: receiver.url('/hooks/gql') });
     expect(created.body.errors).toBeUndefined();
@@ -226,6 +245,15 @@ describe('per-run webhooks', () => {
 });
 
 describe('the outbound guard', () => {
+  it('passes a URL whose name does not resolve yet, but not a failure of the check itself', async () => {
+    const failing = (error: Error) => ({ checkUrl: async () => Promise.reject(error) }) as unknown as OutboundGuard;
+    await expect(
+      checkWebhookUrl(failing(new NetError('dns', 'later.example', 'no such name')), 'https://later.example/x', 'url'),
+    ).resolves.toBeUndefined();
+    const broken = new Error('resolver crashed');
+    await expect(checkWebhookUrl(failing(broken), 'https://later.example/x', 'url')).rejects.toBe(broken);
+  });
+
   it('never sends to a private address outside tests: such a URL is refused when it is registered or given to a start, and the receiver gets nothing', async () => {
     // The same local receiver, but with the production guard (no allow-list): loopback is refused.
     // (A URL that passes then but is refused at delivery fails for good at once: test/webhooks/url-guard.test.ts.)

@@ -255,7 +255,10 @@ export default function Enrichment() {
   const rows = () =>
     (file?.rows ?? []).map((row) =>
       Object.fromEntries(
-        kind.keys.filter(({ key }) => mapping[key]).map(({ key }) => [key, row[mapping[key]!] || null]),
+        kind.keys.flatMap(({ key }) => {
+          const column = mapping[key];
+          return column ? [[key, row[column] || null]] : [];
+        }),
       ),
     );
   const enrich = (preview: boolean) =>
@@ -334,7 +337,7 @@ export default function Enrichment() {
       {answer && !answer.preview && answer.rows && file && (
         <>
           <Group>
-            <Button variant="light" onClick={() => download(kind, answer.rows!, file.rows)}>
+            <Button variant="light" onClick={() => download(kind, answer.rows ?? [], file.rows)}>
               Download enriched CSV
             </Button>
           </Group>

@@ -182,7 +182,7 @@ export default function Keys() {
             head: ['Name', 'Prefix', 'Created by', 'Acts as', 'Created', 'Last used', 'Expires', 'State'],
             body: data.viewer.apiKeys.nodes.map((key) => [
               key.name,
-              <Code>{key.prefix}…</Code>,
+              <Code key="prefix">{key.prefix}…</Code>,
               key.createdBy?.email ?? 'Operator',
               actsAs(key),
               when(key.createdAt),
@@ -192,6 +192,7 @@ export default function Keys() {
                 revokedState(key.revokedAt, key.revokedReason)
               ) : (
                 <Button
+                  key="revoke"
                   size="xs"
                   color="red"
                   variant="outline"

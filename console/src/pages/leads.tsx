@@ -195,7 +195,7 @@ export default function Leads() {
             <Button
               variant="default"
               disabled={!data.leads.pageInfo.hasNextPage}
-              onClick={() => setCursors((c) => [...c, data.leads!.pageInfo.endCursor ?? null])}
+              onClick={() => setCursors((c) => [...c, data.leads?.pageInfo.endCursor ?? null])}
             >
               Next page
             </Button>

@@ -180,6 +180,7 @@ export default function Members() {
                 m.user.email,
                 m.user.name ?? '—',
                 <NativeSelect
+                  key="role"
                   aria-label={`Role of ${m.user.email}`}
                   value={m.role}
                   disabled={!assignable.includes(m.role)}
@@ -194,6 +195,7 @@ export default function Members() {
                 />,
                 when(m.createdAt),
                 <Button
+                  key="remove"
                   size="xs"
                   color="red"
                   variant="outline"
@@ -225,6 +227,7 @@ export default function Members() {
                 when(i.createdAt),
                 when(i.expiresAt),
                 <Button
+                  key="revoke"
                   size="xs"
                   color="red"
                   variant="outline"

@@ -111,9 +111,11 @@ export default function Overview() {
           data={{
             head: ['Run', 'Tool', 'Status', 'Rows', 'Started'],
             body: runs.map((run) => [
-              <Link to={`/runs/${run.id}`}>{run.id}</Link>,
+              <Link key="run" to={`/runs/${run.id}`}>
+                {run.id}
+              </Link>,
               run.tool,
-              <Group gap="xs">
+              <Group key="status" gap="xs">
                 <StatusBadge status={run.status} />
                 <Text size="sm">{run.statusMessage}</Text>
               </Group>,

@@ -15,7 +15,8 @@ import { Loading, QueryError, StatusBadge } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count, usd, when } from '../lib/format.ts';
 
-const RunFields = graphql(`
+// The fields the page reads of a run, spread in the documents below; codegen reads the fragment from this call.
+graphql(`
   fragment RunPageFields on Run {
     id
     tool
@@ -156,8 +157,8 @@ function RowsTable({ runId, tool, columns }: { runId: string; tool: string; colu
   const { pageIndex } = table.getState().pagination;
   return (
     <Stack gap="xs">
-      {/* Wide tables scroll sideways; the region takes focus so keyboards can scroll it too. */}
-      <div className="scroll-x" tabIndex={0} role="region" aria-label="Result rows, scrollable">
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: wide tables scroll sideways; the region takes focus so keyboards can scroll it too */}
+      <section className="scroll-x" tabIndex={0} aria-label="Result rows, scrollable">
         <Table striped className="rows" aria-label="Result rows">
           <Table.Thead>
             {table.getHeaderGroups().map((group) => (
@@ -180,7 +181,7 @@ function RowsTable({ runId, tool, columns }: { runId: string; tool: string; colu
             ))}
           </Table.Tbody>
         </Table>
-      </div>
+      </section>
       <Group>
         <Text size="sm">
           {count(rows.length)} rows · page {pageIndex + 1} of {Math.max(1, table.getPageCount())}
@@ -235,10 +236,8 @@ function RunView({ initial }: { initial: Run }) {
   const [{ data: live }] = useSubscription({ query: ProgressSubscription, variables: { id: initial.id } });
   const [{ data: toolData }] = useQuery({ query: RunToolQuery, variables: { name: initial.tool as never } });
   const [cancelState, cancel] = useMutation(CancelMutation);
-  const run: Run =
-    (cancelState.data?.cancelRun.run as Run | undefined) && !live
-      ? (cancelState.data!.cancelRun.run as Run)
-      : ((live?.runProgress as Run | undefined) ?? initial);
+  const cancelled = cancelState.data?.cancelRun.run as Run | undefined;
+  const run: Run = cancelled && !live ? cancelled : ((live?.runProgress as Run | undefined) ?? initial);
   // The server says whether a status is final (Run.ended), so no list of final statuses is kept here.
   const ended = run.ended;
   // An ended run is done, whatever it handled (a search may find fewer than asked for).

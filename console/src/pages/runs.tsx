@@ -102,9 +102,11 @@ export default function Runs() {
             data={{
               head: ['Run', 'Tool', 'Status', 'Rows', 'Cost', 'Started'],
               body: data.runs.nodes.map((run) => [
-                <Link to={`/runs/${run.id}`}>{run.id}</Link>,
+                <Link key="run" to={`/runs/${run.id}`}>
+                  {run.id}
+                </Link>,
                 titles.get(run.tool) ?? run.tool,
-                <StatusBadge status={run.status} />,
+                <StatusBadge key="status" status={run.status} />,
                 count(run.itemCount),
                 usd(run.cost),
                 when(run.createdAt),

@@ -96,6 +96,7 @@ export default function Sessions({ onSignedOut }: { onSignedOut(): void }) {
                 'This session'
               ) : (
                 <Button
+                  key="end"
                   size="xs"
                   variant="outline"
                   color="red"

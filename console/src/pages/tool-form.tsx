@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Alert, Button, Group, NativeSelect, NumberInput, Stack, Text, Textarea, TextInput } from '@mantine/core';
 import { useNavigate, useParams } from 'react-router';
 import { useClient, useQuery } from 'urql';
@@ -193,25 +193,28 @@ function StartForm({ tool }: { tool: Tool }) {
   const document = useMemo(() => startDocument(tool), [tool]);
   const latest = useRef(0);
 
-  const send = async (dryRun: boolean): Promise<StartAnswer | undefined> => {
-    let input: Record<string, unknown>;
-    try {
-      input = inputOf(tool.inputFields, values);
-    } catch (err) {
-      if (err instanceof FormError) setErrors({ fields: { [err.field]: err.message }, other: [] });
-      return undefined;
-    }
-    const result = await client
-      .mutation<{ start: StartAnswer }>(document, { input, dryRun }, { requestPolicy: 'network-only' })
-      .toPromise();
-    if (result.error) {
-      setErrors({ fields: {}, other: [result.error.graphQLErrors[0]?.message ?? result.error.message] });
-      return undefined;
-    }
-    const answer = result.data!.start;
-    setErrors(byField(answer.userErrors));
-    return answer;
-  };
+  const send = useCallback(
+    async (dryRun: boolean): Promise<StartAnswer | undefined> => {
+      let input: Record<string, unknown>;
+      try {
+        input = inputOf(tool.inputFields, values);
+      } catch (err) {
+        if (err instanceof FormError) setErrors({ fields: { [err.field]: err.message }, other: [] });
+        return undefined;
+      }
+      const result = await client
+        .mutation<{ start: StartAnswer }>(document, { input, dryRun }, { requestPolicy: 'network-only' })
+        .toPromise();
+      if (result.error) {
+        setErrors({ fields: {}, other: [result.error.graphQLErrors[0]?.message ?? result.error.message] });
+        return undefined;
+      }
+      const answer = result.data?.start;
+      if (answer) setErrors(byField(answer.userErrors));
+      return answer;
+    },
+    [tool.inputFields, values, client, document],
+  );
 
   // The estimate follows the form: a dry run of the start a moment after the last change.
   useEffect(() => {
@@ -222,8 +225,8 @@ function StartForm({ tool }: { tool: Tool }) {
       setEstimate(answer.userErrors.length === 0 ? { cost: answer.estimatedCost, message: answer.message } : null);
     }, 300);
     return () => clearTimeout(timer);
-    // The values are what changes; `send` is remade with them.
-  }, [values]);
+    // `send` is remade when the values change.
+  }, [send]);
 
   const start = async (event: FormEvent) => {
     event.preventDefault();
@@ -252,6 +255,7 @@ function StartForm({ tool }: { tool: Tool }) {
         {errors.other.length > 0 && (
           <Alert color="red" role="alert" title="Not started">
             {errors.other.map((m, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: the messages of one answer, replaced as a whole and never reordered
               <div key={i}>{m}</div>
             ))}
           </Alert>

@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { Alert, Button, Card, Checkbox, Code, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
@@ -95,7 +95,7 @@ export default function Webhooks() {
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<WebhookEvent[]>(EVENTS.map((e) => e.value));
-  const reload = () => refetch({ requestPolicy: 'network-only' });
+  const reload = useCallback(() => refetch({ requestPolicy: 'network-only' }), [refetch]);
   const answer = created.data?.createWebhook;
   const testId = tested.data?.sendTestWebhook.delivery?.id;
   // The log refreshes until the receiver's first answer to the test event is in it.
@@ -106,7 +106,7 @@ export default function Webhooks() {
     if (!awaitingTest) return;
     const timer = setInterval(reload, 1000);
     return () => clearInterval(timer);
-  }, [awaitingTest]);
+  }, [awaitingTest, reload]);
   const fieldError = (field: string) => answer?.userErrors.find((e) => e.field?.at(-1) === field)?.message;
   const submit = async (event: FormEvent) => {
     event.preventDefault();

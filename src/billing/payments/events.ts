@@ -317,7 +317,7 @@ async function takeBack(
 ): Promise<string> {
   if (!intentId) return `ignored: the ${what} has no PaymentIntent`;
   const [payment] = await tx.select().from(cardPaymentTable).where(eq(cardPaymentTable.id, intentId)).for('update');
-  if (!payment || !payment.creditedAt) return `ignored: ${intentId} is no credited purchase`;
+  if (!payment?.creditedAt) return `ignored: ${intentId} is no credited purchase`;
   const credited = payment.paidMicros + payment.bonusMicros;
   const paidCents = payment.paidMicros / 10_000n;
   const share = (BigInt(cents) * credited) / (chargedCents === null ? paidCents : BigInt(chargedCents));

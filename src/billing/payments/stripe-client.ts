@@ -8,7 +8,10 @@ import type { StripeConfig } from '../../config.ts';
  */
 export function stripeClient(config: StripeConfig): Stripe {
   let client = clients.get(config);
-  if (!client) clients.set(config, (client = createClient(config)));
+  if (!client) {
+    client = createClient(config);
+    clients.set(config, client);
+  }
   return client;
 }
 

@@ -175,8 +175,10 @@ function addLocation(
     target === 'person'
       ? (['countries', 'states', 'city'] as const)
       : (['companyCountries', 'companyStates', 'companyCity'] as const);
-  const push = (key: 'countries' | 'states' | 'companyCountries' | 'companyStates', value: string) =>
-    (filters[key] ??= []).push(value);
+  const push = (key: 'countries' | 'states' | 'companyCountries' | 'companyStates', value: string) => {
+    filters[key] ??= [];
+    filters[key].push(value);
+  };
   const last = parts.at(-1) ?? '';
   const lastState = parts.length === 1 ? stateAbbreviation(last) : undefined;
   if (parts.length === 1 && isKnownCountry(last)) {
@@ -215,8 +217,11 @@ export function translatePeopleSearchUrl(link: string): { filters: LeadFilters; 
   const filters: LeadFilters = {};
   const t: SearchTranslation = { applied: [], broadened: [], unsupported: [], ignored: [], overridden: [] };
   const ranges: [number, number][] = [];
-  const list = (key: keyof LeadFilters) =>
-    ((filters[key] as string[] | undefined) ?? ((filters[key] as string[]) = [] as never)) as string[];
+  const list = (key: keyof LeadFilters): string[] => {
+    const lists = filters as Record<keyof LeadFilters, string[] | undefined>;
+    lists[key] ??= [];
+    return lists[key];
+  };
 
   for (const [rawName, rawValue] of params) {
     const name = rawName.replace(/\[\]$/, '');

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../../db/client.ts';
 import { criminalRecordTable as cr } from '../../../db/tables/criminal-records.ts';
 import type { CriminalRecordSource } from '../../sources/criminal-records.ts';

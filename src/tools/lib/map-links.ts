@@ -75,8 +75,8 @@ function readPlaceId(url: URL): string | undefined {
 
 /** Splits "dentists in Denver, CO" into keywords and place. */
 export function splitQuery(query: string): { keywords: string; place?: string } {
-  const m = IN_PLACE.exec(query);
-  return m ? { keywords: m[1]!.trim(), place: m[2]!.trim() } : { keywords: query.trim() };
+  const [, keywords, place] = IN_PLACE.exec(query) ?? [];
+  return keywords && place ? { keywords: keywords.trim(), place: place.trim() } : { keywords: query.trim() };
 }
 
 /** Reads a map link; throws an Error whose message explains what is wrong. */
@@ -86,8 +86,8 @@ export function parseMapLink(link: string): MapLink {
   const center = readCenter(segments);
   const at = segments.indexOf('maps');
   const kind = at >= 0 ? segments[at + 1] : undefined;
-  const text =
-    at >= 0 && segments[at + 2] && !segments[at + 2]!.startsWith('@') ? decode(segments[at + 2]!) : undefined;
+  const textSegment = at >= 0 ? segments[at + 2] : undefined;
+  const text = textSegment && !textSegment.startsWith('@') ? decode(textSegment) : undefined;
   const placeId = at >= 0 ? readPlaceId(url) : undefined;
   if (placeId) {
     const query = url.searchParams.get('query');

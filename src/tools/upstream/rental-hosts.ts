@@ -37,13 +37,12 @@ export const rentalHostsUpstream = defineUpstream<RentalHostsInput>({
   defaultActor: 'dtrungtin~airbnb-scraper',
   actorUrl: 'https://apify.com/dtrungtin/airbnb-scraper',
   input(input, maxItems) {
-    const rooms = [
-      ...new Set((input.mode === 'single' ? [input.listingUrl!] : (input.bulkListings ?? [])).map(roomLink)),
-    ];
+    const links = input.mode === 'single' ? (input.listingUrl ? [input.listingUrl] : []) : (input.bulkListings ?? []);
+    const rooms = [...new Set(links.map(roomLink))];
     const search =
       input.mode === 'city'
         ? {
-            locationQuery: citiesOf(input)[0]!.text,
+            locationQuery: citiesOf(input)[0]?.text,
             maxListings: Math.min(input.maxPages * LISTINGS_PER_PAGE, maxItems),
           }
         : { startUrls: rooms.map((url) => ({ url })), maxListings: Math.min(rooms.length, maxItems) };

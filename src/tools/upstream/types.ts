@@ -6,7 +6,7 @@ import type { Row } from '../types.ts';
  * operator names another, how the tool's input becomes the actor's input within the run's bound, and
  * how each dataset item becomes one of the tool's rows. Declared beside the tool, in this folder.
  */
-export interface UpstreamDeclaration<I = any> {
+export interface UpstreamDeclaration<I = unknown> {
   tool: string;
   /** The actor of `tool=apify`, as the API names it (`username~actor-name`). */
   defaultActor: string;

@@ -61,6 +61,8 @@ describe('serving', () => {
     expect(res.headers.get('content-type')).toMatch(/javascript/);
     expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect(res.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+    // Read to the end: a response left unread holds its connection open, and the gateway's stop waits for it.
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(0);
     expect((await fetch(`${t.url}/assets/missing-00000000.js`)).status).toBe(404);
   });
 

@@ -87,7 +87,9 @@ function overSocket(
     client.subscribe(
       { query },
       {
-        next: (r) => void (first ??= { via: 'next', ...r }),
+        next: (r) => {
+          first ??= { via: 'next', ...r };
+        },
         error: (e) => (Array.isArray(e) ? resolve({ via: 'error', errors: e }) : reject(new Error('socket closed'))),
         complete: () => resolve(first ?? { via: 'next' }),
       },

@@ -118,7 +118,12 @@ describe('SharedSubscriptions', () => {
     const a = (await shared.join(
       'g',
       s.start,
-      { send: (json) => (sent.push(json), true) },
+      {
+        send: (json) => {
+          sent.push(json);
+          return true;
+        },
+      },
       gate,
     )) as AsyncIterator<ExecutionResult>;
     const b = (await shared.join('g', s.start)) as AsyncIterator<ExecutionResult>;

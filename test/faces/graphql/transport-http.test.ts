@@ -31,8 +31,8 @@ const aliased = (count: number, more = '') =>
 
 interface WsResult {
   via: 'next' | 'error';
-  data?: any;
-  errors?: readonly { message: string; extensions?: Record<string, any> }[];
+  data?: unknown;
+  errors?: readonly { message: string; extensions?: Record<string, unknown> }[];
 }
 
 /** One operation over the socket: its first result, or the errors it was refused with. */
@@ -43,7 +43,9 @@ function overSocket(
   return new Promise((resolve, reject) => {
     let first: WsResult | undefined;
     client.subscribe(payload as never, {
-      next: (r) => void (first ??= { via: 'next', ...(r as object) }),
+      next: (r) => {
+        first ??= { via: 'next', ...(r as object) };
+      },
       error: (e) =>
         Array.isArray(e)
           ? resolve({ via: 'error', errors: e })

@@ -51,7 +51,9 @@ function operation<TData, TVariables>(
     client.subscribe<TData>(
       { query: sourceOf(document), variables: variables as Record<string, unknown> | undefined },
       {
-        next: (r) => void (first ??= { via: 'next', ...r }),
+        next: (r) => {
+          first ??= { via: 'next', ...r };
+        },
         error: (e) =>
           Array.isArray(e)
             ? resolve({ via: 'error', errors: e })
@@ -209,7 +211,7 @@ describe('messages are capped at 1 MB like HTTP bodies', () => {
   it('answers a message under 1 MB (a document over the token limit is refused, the socket stays open)', async () => {
     const { apiKey } = await t.account();
     const socket = await rawSocket(apiKey);
-    const answers: any[] = [];
+    const answers: { id?: string; type: string; payload?: unknown }[] = [];
     socket.on('message', (data) => answers.push(JSON.parse(String(data))));
     const message = subscribe('under', `{ ${'a '.repeat(450 * 1024)}}`);
     expect(message.length).toBeLessThan(BODY_LIMIT);
@@ -225,7 +227,7 @@ describe('messages are capped at 1 MB like HTTP bodies', () => {
       type: 'error',
       payload: [{ extensions: { code: 'QUERY_TOO_COMPLEX', details: { measure: 'tokens' } } }],
     });
-    expect(answers.find((m) => m.id === 'after' && m.type === 'next').payload).toEqual({
+    expect(answers.find((m) => m.id === 'after' && m.type === 'next')?.payload).toEqual({
       data: { __typename: 'Query' },
     });
     expect(socket.readyState).toBe(WebSocket.OPEN);

@@ -178,7 +178,10 @@ describe('fractions a column cannot hold', () => {
   });
 });
 
-async function mcpCall(name: string, args: unknown): Promise<{ isError?: boolean; structuredContent: any }> {
+async function mcpCall(
+  name: string,
+  args: unknown,
+): Promise<{ isError?: boolean; structuredContent: Record<string, unknown> }> {
   const res = await fetch(`${t.url}/mcp`, {
     method: 'POST',
     headers: {
@@ -188,5 +191,5 @@ async function mcpCall(name: string, args: unknown): Promise<{ isError?: boolean
     },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
   });
-  return ((await res.json()) as { result: { isError?: boolean; structuredContent: any } }).result;
+  return ((await res.json()) as { result: { isError?: boolean; structuredContent: Record<string, unknown> } }).result;
 }

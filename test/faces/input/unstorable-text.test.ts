@@ -148,7 +148,11 @@ describe('MCP: the tool error validation_failed, nothing written', () => {
       },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
     });
-    return ((await res.json()) as { result: { isError?: boolean; structuredContent: any } }).result;
+    return (
+      (await res.json()) as {
+        result: { isError?: boolean; structuredContent: { error: { code: string; details: unknown } } };
+      }
+    ).result;
   };
 
   it('validate_emails, query_lead_database and download_results', async () => {

@@ -197,7 +197,7 @@ describe('404 for unknown runs and for other accounts’ runs', () => {
     const res = await t.graphql(key, 'query($id: ID!) { run(id: $id) { id } }', { id: otherRun });
     expect(res.body).toEqual({ data: { run: null } });
     const list = await t.graphql(key, '{ runs(first: 100) { edges { node { id } } } }');
-    expect(list.body.data.runs.edges.map((e: any) => e.node.id)).not.toContain(otherRun);
+    expect(list.body.data.runs.edges.map((e: { node: { id: string } }) => e.node.id)).not.toContain(otherRun);
   });
 
   it('unknown routes answer 404 in the same error body', async () => {

@@ -11,6 +11,14 @@ import { getWithBody } from '../../helpers/get-with-body.ts';
 let t: TestApp;
 let key: string;
 let doc: OpenApiDocument;
+
+/** The parts of an operation of the document that the tests read. */
+interface OperationDoc {
+  description: string;
+  'x-price': { text: string };
+  requestBody: { content: Record<string, { example?: unknown; schema?: unknown }> };
+  responses: Record<string, { content: Record<string, { example?: unknown }> }>;
+}
 let ajv: Ajv2020;
 
 /** Routes of the server that are not REST: GraphQL (and its GraphiQL page's files), MCP and the operators' routes (docs/operations.md) have contracts of their own. */
@@ -50,7 +58,10 @@ const checked = new Set<string>();
 function schemaOf(method: string, path: string, status: number, type: string): ValidateFunction {
   const ref = `openapi#/${pointer('paths', path, method, 'responses', String(status), 'content', type, 'schema')}`;
   let validate = validators.get(ref);
-  if (!validate) validators.set(ref, (validate = ajv.compile({ $ref: ref })));
+  if (!validate) {
+    validate = ajv.compile({ $ref: ref });
+    validators.set(ref, validate);
+  }
   return validate;
 }
 
@@ -118,6 +129,7 @@ const testsOf = (task: RunnerTask): RunnerTask[] => (task.type === 'suite' ? tas
  * its tests. Checked once all of them have run and passed, in whatever order; a filtered run, or one
  * where a test failed (reported by that test), checks nothing more.
  */
+// biome-ignore lint/correctness/noEmptyPattern: vitest reads a hook's fixtures from an object pattern; this one takes none
 afterAll(({}, file) => {
   if (!file.tasks.flatMap(testsOf).every((task) => task.result?.state === 'pass')) return;
   const families = new Map<string, { ok: boolean; error: boolean }>();
@@ -159,10 +171,9 @@ describe('the OpenAPI document', () => {
       expect(info.description).toContain('Limits: 7 requests per minute per API key');
       expect(info.description).toContain('3 running runs per account');
       expect(info.description).not.toContain('100 requests per minute');
-      const limited = (served.paths['/api/v1/wallet']!.get as any).responses['429'];
-      expect(limited.content['application/json'].example.error.message).toBe(
-        'Too many requests: the limit is 7 per minute per API key. Retry in 12 s.',
-      );
+      const limited = (served.paths['/api/v1/wallet']!.get as OperationDoc).responses['429']!;
+      const example = limited.content['application/json']!.example as { error: { message: string } };
+      expect(example.error.message).toBe('Too many requests: the limit is 7 per minute per API key. Retry in 12 s.');
     } finally {
       await other.stop();
     }
@@ -208,20 +219,20 @@ describe('the OpenAPI document', () => {
 
   it('describes each tool route with its price, an example body that starts a run, and its input schema', () => {
     for (const tool of TOOLS.filter((x) => !x.linkedOnly)) {
-      const operation = doc.paths[tool.rest.path]!.post as any;
+      const operation = doc.paths[tool.rest.path]!.post as OperationDoc;
       expect(operation.description, tool.name).toContain(`**Price:** ${tool.price.text}`);
       expect(operation['x-price'].text).toBe(tool.price.text);
-      const example = operation.requestBody.content['application/json'].example;
+      const example = operation.requestBody.content['application/json']!.example;
       expect(example, `${tool.name} declares an example`).toBeDefined();
       expect(example).toEqual(tool.example);
       const parsed = tool.input.safeParse(example);
       expect(parsed.error, `${tool.name} example`).toBeUndefined();
       expect(() => tool.describeStart(parsed.data, { plan: 'scale', subscriptionStatus: 'ACTIVE' })).not.toThrow();
-      const body = doc.components as any;
-      expect(operation.requestBody.content['application/json'].schema).toEqual({
+      const components = doc.components as { schemas: Record<string, { properties: Record<string, unknown> }> };
+      expect(operation.requestBody.content['application/json']!.schema).toEqual({
         $ref: `#/components/schemas/${tool.graphql.inputType}`,
       });
-      expect(Object.keys(body.schemas[tool.graphql.inputType].properties)).toContain('webhookUrl');
+      expect(Object.keys(components.schemas[tool.graphql.inputType]!.properties)).toContain('webhookUrl');
     }
   });
 });

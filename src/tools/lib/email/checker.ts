@@ -117,7 +117,10 @@ export class EmailChecker {
   /** The domain's mail servers, looked up once per checker. */
   domainMail(domain: string): Promise<DomainMail> {
     let found = this.mail.get(domain);
-    if (!found) this.mail.set(domain, (found = this.lookups.run('dns', () => this.lookUpMail(domain))));
+    if (!found) {
+      found = this.lookups.run('dns', () => this.lookUpMail(domain));
+      this.mail.set(domain, found);
+    }
     return found;
   }
 
@@ -151,7 +154,10 @@ export class EmailChecker {
     const parsed = parseAddress(input);
     const key = parsed.ok ? parsed.address : `\u0000${input}`;
     let found = this.checks.get(key);
-    if (!found) this.checks.set(key, (found = this.checkFresh(input)));
+    if (!found) {
+      found = this.checkFresh(input);
+      this.checks.set(key, found);
+    }
     return found.then((c) => (c.input === input ? c : { ...c, input }));
   }
 

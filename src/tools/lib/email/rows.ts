@@ -77,15 +77,15 @@ export function companyFields(company: CompanyProfile | undefined): Row {
 export async function* inOrder<T>(pending: readonly Promise<T>[], maxBatch = 200): AsyncGenerator<Awaited<T>[]> {
   const ready: (Awaited<T> | undefined)[] = new Array(pending.length);
   const settled: boolean[] = new Array(pending.length).fill(false);
-  pending.forEach((p, i) =>
+  for (const [i, p] of pending.entries()) {
     p.then(
       (value) => {
         ready[i] = value as Awaited<T>;
         settled[i] = true;
       },
       () => {},
-    ),
-  );
+    );
+  }
   let next = 0;
   for (let first = pending[0]; first !== undefined; first = pending[next]) {
     const batch = [await first];

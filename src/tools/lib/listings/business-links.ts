@@ -89,16 +89,16 @@ export function parseBusinessLink(link: string): BusinessLink {
   if (rest.length > 2) throw new Error(`has too many path segments after /${SEARCH}/; ${BUSINESS_LINK_FORMS}`);
 
   const filters: BusinessSearchFilters = {};
-  const [place, industry] = rest;
-  if (place !== undefined && industry !== undefined) {
-    if (!applyLocation(filters, place))
+  const [placePart, industryPart] = rest;
+  if (placePart !== undefined && industryPart !== undefined) {
+    if (!applyLocation(filters, placePart))
       throw new Error(
-        `"${place}" is not a location ("all", ` +
+        `"${placePart}" is not a location ("all", ` +
           `a state such as "colorado" or a city such as "denver-co"); ${BUSINESS_LINK_FORMS}`,
       );
-    filters.industry = industry;
-  } else if (place !== undefined && !applyLocation(filters, place)) {
-    filters.industry = place;
+    filters.industry = industryPart;
+  } else if (placePart !== undefined && !applyLocation(filters, placePart)) {
+    filters.industry = placePart;
   }
 
   const param = (keys: string[]) => {

@@ -150,10 +150,16 @@ const ANY_TYPE = new Set(['commercial-real-estate', 'commercial-property', 'comm
 function applyPathFilter(filters: CommercialFilters, segment: string, form: CommercialLinkForm): boolean {
   if (form !== 'broker-directory') {
     const listingType = readListingType(segment);
-    if (listingType) return ((filters.listingType = listingType), true);
+    if (listingType) {
+      filters.listingType = listingType;
+      return true;
+    }
     if (ANY_TYPE.has(segment)) return true;
     const type = readPropertyType(segment);
-    if (type) return ((filters.propertyTypes = [...new Set([...(filters.propertyTypes ?? []), type])]), true);
+    if (type) {
+      filters.propertyTypes = [...new Set([...(filters.propertyTypes ?? []), type])];
+      return true;
+    }
   }
   const location = readLocationSlug(segment);
   if (!location) return false;
@@ -248,10 +254,10 @@ export function parseCommercialLink(link: string): CommercialLink {
     .map((v) => v.trim())
     .filter(Boolean);
   if (types.length > 0) {
-    const read = types.map((t) => ({ text: t, type: readPropertyType(t) }));
-    const unknown = read.find((t) => !t.type);
+    const typed = types.map((text) => ({ text, type: readPropertyType(text) }));
+    const unknown = typed.find((t) => !t.type);
     if (unknown) throw new Error(`property type "${unknown.text}" is not one of ${PROPERTY_TYPES.join(', ')}`);
-    filters.propertyTypes = [...new Set(read.flatMap((t) => (t.type ? [t.type] : [])))];
+    filters.propertyTypes = [...new Set(typed.flatMap((t) => (t.type ? [t.type] : [])))];
   }
   const listingType = last(LISTING_TYPE_PARAMS);
   if (listingType) {

@@ -65,26 +65,26 @@ export function readLocationSlug(segment: string): LocationSlug | undefined {
   if (EVERYWHERE.has(segment)) return { kind: 'everywhere' };
   const state = stateAbbreviation(slugWords(segment));
   if (state) return { kind: 'state', state };
-  const city = /^(.+)-([a-z]{2})$/.exec(segment);
-  if (city && stateAbbreviation(city[2]!) && slugWords(city[1]!))
-    return { kind: 'city', city: slugWords(city[1]!), state: stateAbbreviation(city[2]!)! };
-  return undefined;
+  const [, citySlug = '', stateCode = ''] = /^(.+)-([a-z]{2})$/.exec(segment) ?? [];
+  const cityState = stateAbbreviation(stateCode);
+  const city = slugWords(citySlug);
+  return cityState && city ? { kind: 'city', city, state: cityState } : undefined;
 }
 
 /** A whole-dollar amount from a query parameter: "250000", "250,000", "$250,000", "250k", "1.5m". */
 export function readDollars(value: string, name: string): number {
-  const m = /^\$?\s*(\d[\d,]*(?:\.\d+)?)\s*([km])?$/i.exec(value.trim());
-  if (!m) throw new Error(`${name} must be an amount in dollars such as 250000 or 250k (got "${value}")`);
-  const n = Number(m[1]!.replace(/,/g, '')) * (m[2]?.toLowerCase() === 'm' ? 1_000_000 : m[2] ? 1_000 : 1);
+  const [, amount, unit] = /^\$?\s*(\d[\d,]*(?:\.\d+)?)\s*([km])?$/i.exec(value.trim()) ?? [];
+  if (!amount) throw new Error(`${name} must be an amount in dollars such as 250000 or 250k (got "${value}")`);
+  const n = Number(amount.replace(/,/g, '')) * (unit?.toLowerCase() === 'm' ? 1_000_000 : unit ? 1_000 : 1);
   if (!Number.isFinite(n) || n > Number.MAX_SAFE_INTEGER) throw new Error(`${name} is too large`);
   return Math.round(n);
 }
 
 /** A whole number from a query parameter ("5,000" allowed). */
 export function readWholeNumber(value: string, name: string): number {
-  const m = /^(\d[\d,]*)$/.exec(value.trim());
-  if (!m) throw new Error(`${name} must be a whole number (got "${value}")`);
-  const n = Number(m[1]!.replace(/,/g, ''));
+  const [, digits] = /^(\d[\d,]*)$/.exec(value.trim()) ?? [];
+  if (!digits) throw new Error(`${name} must be a whole number (got "${value}")`);
+  const n = Number(digits.replace(/,/g, ''));
   if (!Number.isSafeInteger(n)) throw new Error(`${name} is too large`);
   return n;
 }
@@ -113,7 +113,8 @@ export function readRange(
   const one = (keys: string[]) => {
     for (const key of keys) {
       const entry = link.params.get(key);
-      if (entry && entry.values.at(-1)!.trim() !== '') return read(entry.values.at(-1)!, entry.name);
+      const value = entry?.values.at(-1);
+      if (entry && value !== undefined && value.trim() !== '') return read(value, entry.name);
     }
     return undefined;
   };

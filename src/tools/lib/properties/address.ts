@@ -144,8 +144,8 @@ const words = (text: string) =>
 
 /** Index where a unit ("apt 5", "# 5", "suite b") starts in street words, or -1. */
 function unitStart(tokens: string[]): number {
-  for (let i = 2; i < tokens.length - 1; i++) if (UNIT.has(tokens[i]!)) return i;
-  return -1;
+  // After a house number and a street word, and before the unit's id.
+  return tokens.findIndex((t, i) => i >= 2 && i < tokens.length - 1 && UNIT.has(t));
 }
 
 /** Normalises a street line; null when it does not start with a house number followed by a street. */
@@ -153,35 +153,36 @@ export function normalizeStreet(text: string): Street | null {
   const tokens = words(text);
   const u = unitStart(tokens);
   const primary = u >= 0 ? tokens.slice(0, u) : [...tokens];
-  const unitWords = u >= 0 ? tokens.slice(u) : [];
-  if (primary.length < 2 || !/\d/.test(primary[0]!)) return null;
+  const [unitWord, ...unitId] = u >= 0 ? tokens.slice(u) : [];
+  const [number] = primary;
+  if (primary.length < 2 || number === undefined || !/\d/.test(number)) return null;
 
+  const word = (i: number) => primary[i] ?? '';
   let end = primary.length - 1;
-  if (primary.length >= 4 && DIRECTIONAL.has(primary[end]!) && SUFFIX.has(primary[end - 1]!)) {
-    primary[end] = DIRECTIONAL.get(primary[end]!)!;
+  const postDirection = DIRECTIONAL.get(word(end));
+  if (primary.length >= 4 && postDirection !== undefined && SUFFIX.has(word(end - 1))) {
+    primary[end] = postDirection;
     end -= 1;
   }
-  const hasSuffix = end >= 2 && SUFFIX.has(primary[end]!);
-  if (hasSuffix) primary[end] = SUFFIX.get(primary[end]!)!;
-  const nameEnd = hasSuffix ? end - 1 : end;
-  if (DIRECTIONAL.has(primary[1]!) && nameEnd >= 2) primary[1] = DIRECTIONAL.get(primary[1]!)!;
-  for (let i = 1; i <= nameEnd; i++) primary[i] = ORDINAL.get(primary[i]!) ?? primary[i]!;
+  const suffix = end >= 2 ? SUFFIX.get(word(end)) : undefined;
+  if (suffix !== undefined) primary[end] = suffix;
+  const nameEnd = suffix !== undefined ? end - 1 : end;
+  const preDirection = DIRECTIONAL.get(word(1));
+  if (preDirection !== undefined && nameEnd >= 2) primary[1] = preDirection;
+  for (let i = 1; i <= nameEnd; i++) primary[i] = ORDINAL.get(word(i)) ?? word(i);
 
   let unit: string | null = null;
   let unitLine = '';
-  if (unitWords.length > 0) {
-    const designator = UNIT.get(unitWords[0]!)!;
-    const id = unitWords
-      .slice(1)
-      .filter((w) => w !== '#')
-      .join('');
+  if (unitWord !== undefined) {
+    const designator = UNIT.get(unitWord) ?? unitWord;
+    const id = unitId.filter((w) => w !== '#').join('');
     if (id) {
       unit = id;
       unitLine = designator === '#' ? ` # ${id}` : ` ${designator} ${id}`;
     }
   }
   const primaryLine = primary.join(' ');
-  return { number: primary[0]!, primary: primaryLine, unit, line: primaryLine + unitLine };
+  return { number, primary: primaryLine, unit, line: primaryLine + unitLine };
 }
 
 /**
@@ -192,13 +193,14 @@ export function normalizeStreet(text: string): Street | null {
 function splitStreetAndCity(part: string): { street: string; city: string | null } {
   const tokens = part.split(' ').filter(Boolean);
   const lower = tokens.map((t) => t.toLowerCase().replace(/\./g, ''));
+  const at = (i: number) => lower[i] ?? '';
   for (let s = 2; s < lower.length; s++) {
-    if (!SUFFIX.has(lower[s]!) || SUFFIX.has(lower[s + 1] ?? '')) continue;
+    if (!SUFFIX.has(at(s)) || SUFFIX.has(at(s + 1))) continue;
     if (!lower.slice(1, s).some((w) => !DIRECTIONAL.has(w))) continue;
     let end = s + 1;
-    if (lower[end] && lower[end]!.length <= 2 && DIRECTIONAL.has(lower[end]!)) end += 1;
-    if (lower[end] && UNIT.has(lower[end]!) && lower[end + 1]) end += lower[end + 1] === '#' && lower[end + 2] ? 3 : 2;
-    else if (lower[end]?.startsWith('#') && lower[end]!.length > 1) end += 1;
+    if (at(end) && at(end).length <= 2 && DIRECTIONAL.has(at(end))) end += 1;
+    if (at(end) && UNIT.has(at(end)) && at(end + 1)) end += at(end + 1) === '#' && at(end + 2) ? 3 : 2;
+    else if (at(end).startsWith('#') && at(end).length > 1) end += 1;
     const city = tokens.slice(end).join(' ');
     return { street: tokens.slice(0, end).join(' '), city: city || null };
   }
@@ -219,20 +221,22 @@ export function parseAddress(input: string): ParsedAddress | { error: string } {
     .split(',')
     .map((p) => p.trim())
     .filter(Boolean);
-  while (parts.length > 1 && COUNTRY.test(parts.at(-1)!.replace(/\./g, ''))) parts.pop();
+  while (parts.length > 1 && COUNTRY.test((parts.at(-1) ?? '').replace(/\./g, ''))) parts.pop();
 
   let zip: string | null = null;
   let state: string | null = null;
-  const zipMatch = parts.length > 0 ? ZIP_AT_END.exec(parts.at(-1)!) : null;
-  if (zipMatch && (parts.length > 1 || zipMatch.index > 0)) {
-    zip = zipMatch[1]!;
-    const rest = parts.at(-1)!.slice(0, zipMatch.index).trim();
+  const zipPart = parts.at(-1);
+  const zipMatch = zipPart === undefined ? null : ZIP_AT_END.exec(zipPart);
+  if (zipPart !== undefined && zipMatch && (parts.length > 1 || zipMatch.index > 0)) {
+    zip = zipMatch[1] ?? null;
+    const rest = zipPart.slice(0, zipMatch.index).trim();
     if (rest) parts[parts.length - 1] = rest;
     else parts.pop();
   }
 
-  if (parts.length > 0) {
-    const last = parts.at(-1)!.split(' ');
+  const statePart = parts.at(-1);
+  if (statePart !== undefined) {
+    const last = statePart.split(' ');
     for (const n of [3, 2, 1]) {
       // A lone part that would be only a state keeps its words for the street.
       if (last.length < n || (parts.length === 1 && last.length <= n)) continue;
@@ -240,7 +244,7 @@ export function parseAddress(input: string): ParsedAddress | { error: string } {
       if (!code) continue;
       const wholePart = last.length === n;
       // "123 Pine Ct, 80202", "12 Main St NE, 80202": a suffix or directional ending a bare street is not a state.
-      const word = last.at(-1)!.toLowerCase();
+      const word = (last.at(-1) ?? '').toLowerCase();
       if (
         parts.length === 1 &&
         n === 1 &&
@@ -249,7 +253,13 @@ export function parseAddress(input: string): ParsedAddress | { error: string } {
       )
         break;
       // "1234 Main St, Washington": a lone state name right after a bare street is the city.
-      if (wholePart && parts.length === 2 && !zip && last.join('').length > 2 && !splitStreetAndCity(parts[0]!).city)
+      if (
+        wholePart &&
+        parts.length === 2 &&
+        !zip &&
+        last.join('').length > 2 &&
+        !splitStreetAndCity(parts[0] ?? '').city
+      )
         break;
       state = code;
       if (wholePart) parts.pop();
@@ -260,8 +270,9 @@ export function parseAddress(input: string): ParsedAddress | { error: string } {
 
   let streetText: string;
   let city: string | null;
-  if (parts.length >= 2 && !looksLikeUnit(parts.at(-1)!)) {
-    city = parts.at(-1)!;
+  const cityPart = parts.length >= 2 ? parts.at(-1) : undefined;
+  if (cityPart !== undefined && !looksLikeUnit(cityPart)) {
+    city = cityPart;
     streetText = parts.slice(0, -1).join(' ');
   } else {
     ({ street: streetText, city } = splitStreetAndCity(parts.join(' ')));

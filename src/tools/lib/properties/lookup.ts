@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { PropertyAddress, PropertySelector, PropertySource } from '../../../sources/properties.ts';
 import type { RunBatch } from '../../types.ts';
 import { canonicalAddress, parseAddress, type ParsedAddress } from './address.ts';
-import { matchAddresses, type MatchType } from './match.ts';
+import { matchAddresses, NOT_FOUND, type MatchType } from './match.ts';
 
 /** Addresses per request, as the enrichment tools' 1,000 rows. */
 export const MAX_ADDRESSES = 1_000;
@@ -83,8 +83,8 @@ export async function* lookUpAddresses<T extends PropertyAddress>(options: {
   for (let start = 0; start < addresses.length && !signal.aborted; start += BATCH) {
     const chunk = addresses.slice(start, start + BATCH);
     const matches = await matchAddresses(source, chunk.map(parsed), load);
-    const rows = matches.map((match, i): Record<string, unknown> => {
-      const input = chunk[i]!;
+    const rows = chunk.map((input, i): Record<string, unknown> => {
+      const match = matches[i] ?? NOT_FOUND;
       if (match.status !== 'found') return toRow(input, match);
       const earlier = firstSeen.get(match.property.id);
       if (earlier !== undefined) {

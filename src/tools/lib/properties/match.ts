@@ -37,7 +37,7 @@ type Resolved =
   | { status: 'found'; matchType: MatchType; id: number }
   | { status: 'not_found' | 'ambiguous'; message: string };
 
-const NOT_FOUND = { status: 'not_found', message: 'No property at this address in the catalog' } as const;
+export const NOT_FOUND = { status: 'not_found', message: 'No property at this address in the catalog' } as const;
 
 /**
  * Resolves partial addresses step by step, all addresses of a step in one source call: the street
@@ -53,11 +53,11 @@ async function partialMatches(source: PropertySource, addresses: ParsedAddress[]
     { matchType: 'street_and_zip', area: (a) => (a.zip ? { zip: a.zip } : null) },
     { matchType: 'street_and_city', area: (a) => (a.city ? { city: a.city, state: a.state ?? undefined } : null) },
   ];
-  let open = addresses.map((_, i) => i);
+  let open = addresses.map((address, i) => ({ i, address }));
   for (const step of steps) {
-    const asked = open.flatMap((i) => {
-      const area = step.area(addresses[i]!);
-      return area ? [{ i, query: { houseNumber: addresses[i]!.street.number, ...area } }] : [];
+    const asked = open.flatMap(({ i, address }) => {
+      const area = step.area(address);
+      return area ? [{ i, address, query: { houseNumber: address.street.number, ...area } }] : [];
     });
     if (asked.length === 0) continue;
     const candidates = await source.addressCandidates(
@@ -65,16 +65,17 @@ async function partialMatches(source: PropertySource, addresses: ParsedAddress[]
       CANDIDATE_LIMIT,
     );
     const settled = new Set<number>();
-    for (const [k, { i }] of asked.entries()) {
-      const matches = sameStreet(addresses[i]!, candidates[k] ?? []);
-      if (matches.length === 0) continue;
+    for (const [k, { i, address }] of asked.entries()) {
+      const matches = sameStreet(address, candidates[k] ?? []);
+      const [only] = matches;
+      if (!only) continue;
       results[i] =
         matches.length === 1
-          ? { status: 'found', matchType: step.matchType, id: matches[0]!.id }
+          ? { status: 'found', matchType: step.matchType, id: only.id }
           : { status: 'ambiguous', message: ambiguity(matches) };
       settled.add(i);
     }
-    open = open.filter((i) => !settled.has(i));
+    open = open.filter(({ i }) => !settled.has(i));
   }
   return results;
 }
@@ -93,18 +94,18 @@ export async function matchAddresses<T extends PropertyAddress>(
   const keysOf = addresses.map(exactKeys);
   const byKey = new Map((await load({ keys: [...new Set(keysOf.flat())] })).map((r) => [r.addressKey, r]));
   const exact = keysOf.map((keys) => keys.map((k) => byKey.get(k)).find((r) => r !== undefined));
-  const partialIndexes = addresses.flatMap((_, i) => (exact[i] ? [] : [i]));
+  const unmatched = addresses.flatMap((address, i) => (exact[i] ? [] : [{ i, address }]));
   const partial = await partialMatches(
     source,
-    partialIndexes.map((i) => addresses[i]!),
+    unmatched.map((u) => u.address),
   );
-  const resolved = new Map(partialIndexes.map((i, k) => [i, partial[k]!]));
+  const resolved = new Map(unmatched.map(({ i }, k) => [i, partial[k] ?? NOT_FOUND]));
   const ids = partial.flatMap((r) => (r.status === 'found' ? [r.id] : []));
   const byId = new Map((ids.length > 0 ? await load({ ids }) : []).map((r) => [r.id, r]));
   return addresses.map((_, i): AddressMatch<T> => {
     const property = exact[i];
     if (property) return { status: 'found', matchType: 'exact', property };
-    const r = resolved.get(i)!;
+    const r = resolved.get(i) ?? NOT_FOUND;
     if (r.status !== 'found') return r;
     const found = byId.get(r.id);
     return found ? { status: 'found', matchType: r.matchType, property: found } : NOT_FOUND;
