@@ -402,7 +402,7 @@ const numberFor = (schema: JsonSchema, integer: boolean): fc.Arbitrary<number> =
 
 interface SchemaContext {
   /** The document `$ref`s point into. */
-  root?: JsonSchema;
+  root?: object;
   /** Ids of the lane's objects, mixed into strings. */
   ids: readonly string[];
 }
