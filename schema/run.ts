@@ -141,7 +141,9 @@ RunRef.implement({
     results: t.field({
       type: RunResultConnectionRef,
       nullable: true,
-      description: `The rows stored so far, in order, typed by the run’s tool. Null with error RESULTS_EXPIRED once past \`expiresAt\`.`,
+      description:
+        `The rows stored so far, in order, typed by the run’s tool. Null with error RESULTS_EXPIRED once past ` +
+        `\`expiresAt\`.`,
       args: {
         first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_ROWS, 50) }),
         after: t.arg.string({ description: AFTER_DESCRIPTION }),
@@ -247,7 +249,9 @@ builder.mutationField('cancelRun', (t) =>
   t.field({
     type: CancelRunPayloadRef,
     description:
-      'Cancels a run: a waiting run ends ABORTED at once, a running one becomes ABORTING and ends ABORTED within seconds, keeping and billing the rows already stored. User errors NOT_CANCELLABLE for tools that cannot be cancelled, RUN_FINISHED once it has ended, NOT_FOUND for no such run in this account.',
+      'Cancels a run: a waiting run ends ABORTED at once, a running one becomes ABORTING and ends ABORTED within ' +
+      'seconds, keeping and billing the rows already stored. User errors NOT_CANCELLABLE for tools that cannot be ' +
+      'cancelled, RUN_FINISHED once it has ended, NOT_FOUND for no such run in this account.',
     args: { id: t.arg.id({ required: true, description: 'The runId.' }) },
     resolve: (_, args, ctx) =>
       mutationPayload(async () => ({ run: await cancelRun(ctx.core, ctx.principal, String(args.id)) }), ['id']),
@@ -275,7 +279,8 @@ builder.subscriptionField('runEvents', (t) =>
   t.field({
     type: RunEventRef,
     description:
-      'Every run of the account from now on: created, progress, finished; from any gateway or worker process. Runs in flight come first.',
+      'Every run of the account from now on: created, progress, finished; from any gateway or worker process. Runs ' +
+      'in flight come first.',
     subscribe: (_, __, ctx) => followAccountRuns(ctx.core, ctx.principal),
     resolve: (event) => event,
   }),
@@ -298,7 +303,8 @@ builder.subscriptionField('runItems', (t) =>
   t.field({
     type: RunItemsBatchRef,
     description:
-      'The rows already stored from `fromOffset`, then each batch as it is stored; completes after the last row of a finished run.',
+      'The rows already stored from `fromOffset`, then each batch as it is stored; completes after the last row of ' +
+      'a finished run.',
     args: {
       id: t.arg.id({ required: true, description: 'The runId.' }),
       fromOffset: t.arg.int({

@@ -40,20 +40,23 @@ function defineToolMutation(tool: ToolDefinition) {
         type: 'Money',
         nullable: true,
         description:
-          'Held at start (or what would be, for a dry run): the most the run can be charged; it is billed on its actual rows and the rest released.',
+          'Held at start (or what would be, for a dry run): the most the run can be charged; it is billed on its ' +
+          'actual rows and the rest released.',
         resolve: (p) => (p.run ? ((extraOf(p).estimatedCost as number | undefined) ?? p.run.estimatedCost) : null),
       }),
       uncappedCost: t.field({
         type: 'Money',
         nullable: true,
         description:
-          'Everything requested at the price, when the wallet (plus 1 USD for the lead scraper) caps the hold below it: the run stops when `estimatedCost` is used up. Null when nothing caps the hold.',
+          'Everything requested at the price, when the wallet (plus 1 USD for the lead scraper) caps the hold below ' +
+          'it: the run stops when `estimatedCost` is used up. Null when nothing caps the hold.',
         resolve: (p) => (p.run ? ((extraOf(p).uncappedCost as number | undefined) ?? null) : null),
       }),
       webhookSecret: t.string({
         nullable: true,
         description:
-          'The signing secret of the run’s `webhookUrl` (whsec_…), shown only in this answer; null without a webhookUrl.',
+          'The signing secret of the run’s `webhookUrl` (whsec_…), shown only in this answer; null without a ' +
+          'webhookUrl.',
         resolve: (p) => (p.dryRun ? null : ((extraOf(p).webhookSecret as string | undefined) ?? null)),
       }),
       ...startDetailsFields(t, tool, extraOf),
@@ -63,19 +66,23 @@ function defineToolMutation(tool: ToolDefinition) {
   builder.mutationField(tool.graphql.mutation, (t) =>
     t.field({
       type: payload,
-      description: `${tool.title}. ${tool.description} Price: ${tool.price.text}.${tool.plan ? ` Needs the ${tool.plan} plan or higher (user error PLAN_REQUIRED).` : ''}`,
+      description: `${tool.title}. ${tool.description} Price: ${tool.price.text}.${
+        tool.plan ? ` Needs the ${tool.plan} plan or higher (user error PLAN_REQUIRED).` : ''
+      }`,
       args: {
         input: t.arg({ type: input.ref as never, required: true, description: 'What to run.' }),
         idempotencyKey: t.arg.string({
           description:
-            'Replays the first answer for 24 hours; the same key with another input is refused (IDEMPOTENCY_KEY_REUSED).',
+            'Replays the first answer for 24 hours; the same key with another input is refused ' +
+            '(IDEMPOTENCY_KEY_REUSED).',
         }),
         webhookUrl: t.arg.string({
           description: "POSTed the run's end, signed with the `webhookSecret` of this answer (shown once).",
         }),
         dryRun: t.arg.boolean({
           description:
-            'Checks the start and answers its estimate and `userErrors` without starting anything (no run, no hold, no charge); default false.',
+            'Checks the start and answers its estimate and `userErrors` without starting anything (no run, no hold, ' +
+            'no charge); default false.',
         }),
       },
       resolve: (_, args, ctx) =>

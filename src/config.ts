@@ -19,9 +19,15 @@ export type { ApifyConfig, ToolSource } from './config/upstream.ts';
 export interface Config {
   /** Postgres connection string; when absent an embedded Postgres under `dataDir` is used. */
   databaseUrl: string | undefined;
-  /** A streaming replica of it for read-only catalog work (docs/operations.md#read-replicas); unset: everything reads the primary. Default none. */
+  /**
+   * A streaming replica of it for read-only catalog work (docs/operations.md#read-replicas); unset: everything reads
+   * the primary. Default none.
+   */
   databaseReadUrl: string | undefined;
-  /** How far behind the primary, ms, the replica may be and still serve reads; past it they go to the primary. Default 5,000. */
+  /**
+   * How far behind the primary, ms, the replica may be and still serve reads; past it they go to the primary. Default
+   * 5,000.
+   */
   databaseReadMaxLagMs: number;
   /** HTTP port; 0 binds a free one (and the default public URL follows it). Default 4000. */
   port: number;
@@ -39,7 +45,10 @@ export interface Config {
   logLevel: string;
   /** Bearer token GET /metrics asks for; when unset, /metrics is open (docs/operations.md). Default none. */
   metricsToken: string | undefined;
-  /** Port on which a standalone worker (`leadgate worker`) serves /metrics, /ready and /health; unset: none. Default none. */
+  /**
+   * Port on which a standalone worker (`leadgate worker`) serves /metrics, /ready and /health; unset: none. Default
+   * none.
+   */
   metricsPort: number | undefined;
   /** Seconds an authenticated key stays cached in a gateway process. Default 5; 0 disables. */
   authCacheSecs: number;
@@ -53,9 +62,15 @@ export interface Config {
    * sends. Default 60; 0 turns the limit off.
    */
   authFailuresPerMinute: number;
-  /** Open graphql-ws sockets an API key (or console session) may hold in one gateway process; one more is closed with 4429. Default 300. */
+  /**
+   * Open graphql-ws sockets an API key (or console session) may hold in one gateway process; one more is closed with
+   * 4429. Default 300.
+   */
   wsMaxSocketsPerKey: number;
-  /** Open graphql-ws sockets one client address (an IPv6 /64) may hold in one gateway process; one more is closed with 4429. Default 1000. */
+  /**
+   * Open graphql-ws sockets one client address (an IPv6 /64) may hold in one gateway process; one more is closed with
+   * 4429. Default 1000.
+   */
   wsMaxSocketsPerAddress: number;
   /**
    * The proxies in front of the gateway whose X-Forwarded-For is believed when telling client addresses
@@ -68,7 +83,9 @@ export interface Config {
   maxRunningRuns: number;
   /** Longest a run may take, seconds, unless its tool sets a shorter limit; then it ends TIMED-OUT. Default 3600. */
   runTimeoutSecs: number;
-  /** Seconds without a heartbeat after which a worker counts as dead and its runs are resumed by another. Default 30. */
+  /**
+   * Seconds without a heartbeat after which a worker counts as dead and its runs are resumed by another. Default 30.
+   */
   workerLivenessSecs: number;
   /** Database-API records per account per UTC day. Default 100,000. */
   dailyDatabaseRecords: number;
@@ -85,16 +102,25 @@ export interface Config {
    * lets the benchmark measure what the checks cost.
    */
   enforceLimits: boolean;
-  /** Outbound network of the email and website tools (DNS, SMTP, web); every connection goes through the outbound guard. */
+  /**
+   * Outbound network of the email and website tools (DNS, SMTP, web); every connection goes through the outbound
+   * guard.
+   */
   network: NetworkConfig;
   /**
    * Browser origins (`scheme://host[:port]`) allowed to call the HTTP API cross-origin and to open
    * graphql-ws sockets; never with credentials. Default none: same origin only.
    */
   corsOrigins: string[];
-  /** A JSON file mapping SHA-256 hashes to GraphQL documents: the persisted operations of first-party frontends. Default none. */
+  /**
+   * A JSON file mapping SHA-256 hashes to GraphQL documents: the persisted operations of first-party frontends.
+   * Default none.
+   */
   graphqlPersistedOperations: string | undefined;
-  /** Run only the operations of `graphqlPersistedOperations`: documents sent by clients are refused, APQ registration is off. Default false. */
+  /**
+   * Run only the operations of `graphqlPersistedOperations`: documents sent by clients are refused, APQ registration
+   * is off. Default false.
+   */
   graphqlPersistedOnly: boolean;
   /**
    * The largest GraphQL result, in bytes of JSON: a query's or mutation's result, or a subscription
@@ -102,7 +128,10 @@ export interface Config {
    * 8 MiB (8,388,608), about five times 1,000 rows of the widest tool; 0 turns the limit off.
    */
   graphqlMaxResponseBytes: number;
-  /** Who may open an account in the console: `open` (anyone, by signing up) or `invite` (invited people only). Default open. */
+  /**
+   * Who may open an account in the console: `open` (anyone, by signing up) or `invite` (invited people only). Default
+   * open.
+   */
   signup: 'open' | 'invite';
   /**
    * The trial a sign-up starts on: plan (default growth), subscription status (default TRIAL) and plan
@@ -110,9 +139,15 @@ export interface Config {
    * none (docs/console.md#sign-up-and-the-trial).
    */
   signupTrial: { plan: Plan; status: SubscriptionStatus; creditsUsd: number };
-  /** Sign-ups per hour per client address (an IPv6 /64, see TRUST_PROXY); past it 429 until the hour ends. Default 5; 0 turns the limit off. */
+  /**
+   * Sign-ups per hour per client address (an IPv6 /64, see TRUST_PROXY); past it 429 until the hour ends. Default 5;
+   * 0 turns the limit off.
+   */
   signupsPerHour: number;
-  /** Failed console sign-ins per minute per email address; past it the address is refused 429 until its window ends. Default 10. */
+  /**
+   * Failed console sign-ins per minute per email address; past it the address is refused 429 until its window ends.
+   * Default 10.
+   */
   loginFailuresPerMinute: number;
   /** Outgoing mail (invitations, password resets). */
   mail: MailConfig;
@@ -124,7 +159,10 @@ export interface Config {
    * none: every tool reads the catalog.
    */
   toolSources: Record<string, ToolSource>;
-  /** argon2id cost of new password hashes. Default OWASP's 19 MiB and 2 passes; not read from the environment (tests lower it). */
+  /**
+   * argon2id cost of new password hashes. Default OWASP's 19 MiB and 2 passes; not read from the environment (tests
+   * lower it).
+   */
   passwordCost: { memoryKib: number; passes: number };
   /** How credit purchases and subscriptions are paid (docs/payments.md). */
   payments: PaymentsConfig;
@@ -142,20 +180,24 @@ function origins(value: string | undefined): string[] {
   return list(value).map((entry) => {
     if (!isOrigin(entry)) {
       throw new Error(
-        `CORS_ORIGINS takes origins such as https://app.example.com (scheme, host and port only, no path or "*"), got "${entry}"`,
+        `CORS_ORIGINS takes origins such as https://app.example.com (scheme, host and port only, no path or "*"), ` +
+          `got "${entry}"`,
       );
     }
     return entry;
   });
 }
 
-/** TRUST_PROXY: a number of hops, or comma-separated addresses and CIDR ranges of the proxies (see Config.trustProxy). */
+/**
+ * TRUST_PROXY: a number of hops, or comma-separated addresses and CIDR ranges of the proxies (see Config.trustProxy).
+ */
 function trustProxy(value: string | undefined): Config['trustProxy'] {
   if (value === undefined || value.trim() === '' || value.trim().toLowerCase() === 'false') return undefined;
   if (/^\d+$/.test(value.trim())) return Number(value.trim()) === 0 ? undefined : Number(value.trim());
   if (value.trim().toLowerCase() === 'true') {
     throw new Error(
-      'TRUST_PROXY takes the number of proxies in front of the gateway or their addresses (e.g. 10.0.0.0/8), not true: trusting every X-Forwarded-For lets a client pick its own address',
+      'TRUST_PROXY takes the number of proxies in front of the gateway or their addresses (e.g. 10.0.0.0/8), not ' +
+        'true: trusting every X-Forwarded-For lets a client pick its own address',
     );
   }
   const proxies = list(value);
@@ -163,7 +205,8 @@ function trustProxy(value: string | undefined): Config['trustProxy'] {
     proxyaddr.compile(proxies);
   } catch (err) {
     throw new Error(
-      `TRUST_PROXY: ${(err as Error).message} (give a number of hops, or addresses and CIDR ranges such as 10.0.0.0/8, loopback)`,
+      `TRUST_PROXY: ${(err as Error).message} (give a number of hops, or addresses and CIDR ranges such as ` +
+        `10.0.0.0/8, loopback)`,
     );
   }
   return proxies;
@@ -247,7 +290,10 @@ function persistedOperations(
   return { graphqlPersistedOperations: file ? path.resolve(file) : undefined, graphqlPersistedOnly: only };
 }
 
-/** A gateway on loopback at `port` (0: a free one, picked when it starts) over `databaseUrl`, for tests and benchmarks. */
+/**
+ * A gateway on loopback at `port` (0: a free one, picked when it starts) over `databaseUrl`, for tests and
+ * benchmarks.
+ */
 export function loopbackConfig(databaseUrl: string, port = 0, overrides: Partial<Config> = {}): Config {
   // Read as a deployment on `databaseUrl` would be: no payments unless the overrides choose them.
   return {

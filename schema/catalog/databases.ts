@@ -1,6 +1,6 @@
 import { STORE_SOCIALS } from '../../db/tables/stores.ts';
 import { localBusinessDatabase, storeDatabase } from '../../src/endpoints/api/database.ts';
-import type { EndpointDefinition } from '../../src/endpoints/define.ts';
+import { graphqlFieldOf, type EndpointDefinition } from '../../src/endpoints/define.ts';
 import { localBusinessSearchParams } from '../../src/endpoints/local-business-search.ts';
 import type { SearchPage } from '../../src/endpoints/search.ts';
 import { storeSearchParams } from '../../src/endpoints/store-search.ts';
@@ -151,12 +151,14 @@ const PAGING = Object.keys(pagingParams);
  */
 const LocalBusinessFilterInput = inputTypeOf(localBusinessSearchParams, 'LocalBusinessFilter', {
   description:
-    'The filters of the local-business database (REST GET /api/v1/database/local-businesses; docs/api.md); lists are any-of, every filter is combined with AND.',
+    'The filters of the local-business database (REST GET /api/v1/database/local-businesses; docs/api.md); lists ' +
+    'are any-of, every filter is combined with AND.',
   omit: PAGING,
 });
 const StoreFilterInput = inputTypeOf(storeSearchParams, 'StoreFilter', {
   description:
-    'The filters of the e-commerce store database (REST GET /api/v1/database/stores; docs/api.md); lists are any-of, every filter is combined with AND.',
+    'The filters of the e-commerce store database (REST GET /api/v1/database/stores; docs/api.md); lists are ' +
+    'any-of, every filter is combined with AND.',
   omit: PAGING,
 });
 
@@ -169,11 +171,13 @@ function catalogQuery(
   search: Search,
   what: string,
 ) {
-  builder.queryField(search.graphql!.field, (t) =>
+  builder.queryField(graphqlFieldOf(search), (t) =>
     t.field({
       type: connection,
       nullable: true,
-      description: `The ${what} database (${search.plan} plan and up; null with error PLAN_REQUIRED below it), in id order. Counts against the daily allowance like REST.`,
+      description:
+        `The ${what} database (${search.plan} plan and up; null with error PLAN_REQUIRED below it), in id order. ` +
+        `Counts against the daily allowance like REST.`,
       args: {
         filter: t.arg({ type: filter.ref as never, description: 'What to search for; no filter searches everything.' }),
         first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_RECORDS, 50) }),

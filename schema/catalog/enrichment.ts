@@ -1,5 +1,5 @@
 import { leadEnrichment, localBusinessEnrichment } from '../../src/endpoints/api/enrichment.ts';
-import type { EndpointDefinition } from '../../src/endpoints/define.ts';
+import { graphqlFieldOf, type EndpointDefinition } from '../../src/endpoints/define.ts';
 import {
   MAX_ENRICH_ROWS,
   PREVIEW_DESCRIPTION,
@@ -212,7 +212,9 @@ function enrichPayloadType(name: string, rowRef: typeof LeadEnrichmentRowRef, wh
   const rowsOf = (p: EnrichPayload, rows: Rec[] | undefined) =>
     rows ? rows.map((row) => ({ row, sentEmails: p.sentEmails ?? new Set() })) : null;
   return builder.objectRef<EnrichPayload>(name).implement({
-    description: `What ${what} answers: every row with what was found (or, for a preview, the count and a sample), or \`userErrors\`.`,
+    description:
+      `What ${what} answers: every row with what was found (or, for a preview, the count and a sample), or ` +
+      `\`userErrors\`.`,
     fields: (t) => ({
       rows: t.field({
         type: [rowRef],
@@ -223,7 +225,9 @@ function enrichPayloadType(name: string, rowRef: typeof LeadEnrichmentRowRef, wh
       sample: t.field({
         type: [rowRef],
         nullable: true,
-        description: `A preview’s first ${PREVIEW_SAMPLE_SIZE} matched rows, their emails, phone numbers and profile URLs masked (j***@acme.com, +1 ***-***-0142); null unless a preview.`,
+        description:
+          `A preview’s first ${PREVIEW_SAMPLE_SIZE} matched rows, their emails, phone numbers and profile URLs ` +
+          `masked (j***@acme.com, +1 ***-***-0142); null unless a preview.`,
         resolve: (p) => rowsOf(p, p.result?.sample),
       }),
       preview: t.boolean({
@@ -269,10 +273,13 @@ function enrichMutation(
   what: string,
   names?: Record<string, string>,
 ) {
-  builder.mutationField(endpoint.graphql!.field, (t) =>
+  builder.mutationField(graphqlFieldOf(endpoint), (t) =>
     t.field({
       type: payload,
-      description: `${what} (${endpoint.plan} plan and up; user error PLAN_REQUIRED below it): up to ${MAX_ENRICH_ROWS.toLocaleString('en-US')} rows; matches count against the daily allowance (DAILY_LIMIT_REACHED once used up), a preview counts nothing. The same as REST POST ${endpoint.rest.path}.`,
+      description:
+        `${what} (${endpoint.plan} plan and up; user error PLAN_REQUIRED below it): up to ` +
+        `${MAX_ENRICH_ROWS.toLocaleString('en-US')} rows; matches count against the daily allowance ` +
+        `(DAILY_LIMIT_REACHED once used up), a preview counts nothing. The same as REST POST ${endpoint.rest.path}.`,
       args: {
         rows: t.arg({
           type: [rowInput],
@@ -297,7 +304,8 @@ function enrichMutation(
   );
 }
 
-// A mobile is sent under an alias the lead's fields never take, so REST's row cannot mix the caller's number with the lead's.
+// A mobile is sent under an alias the lead's fields never take, so REST's row cannot mix the caller's number with the
+// lead's.
 enrichMutation(
   leadEnrichment as never,
   EnrichLeadsPayloadRef,
@@ -309,6 +317,7 @@ enrichMutation(
   localBusinessEnrichment as never,
   EnrichLocalBusinessesPayloadRef,
   LocalBusinessEnrichmentInput as never,
-  'Local-business enrichment: the business found for each row (match priority phone, name with city or postal code, website)',
+  'Local-business enrichment: the business found for each row (match priority phone, name with city or postal code, ' +
+    'website)',
   { postalCode: 'postal_code' },
 );

@@ -28,7 +28,10 @@ const ApiKeyRevokedReasonEnum = builder.enumType('ApiKeyRevokedReason', {
 
 export const ApiKeyRef = builder.objectRef<ListedKey>('ApiKey').implement({
   description:
-    'An API key of the account (`lg_live_…`). Only its prefix is kept readable; the whole key is shown once, by createApiKey. A key created in the console acts with at most its creator’s current role (`actsAs`) and is revoked when its creator leaves the account; keys the operator made (CLI, demo) have no creator and keep every key right. No key manages keys or members.',
+    'An API key of the account (`lg_live_…`). Only its prefix is kept readable; the whole key is shown once, by ' +
+    'createApiKey. A key created in the console acts with at most its creator’s current role (`actsAs`) and is ' +
+    'revoked when its creator leaves the account; keys the operator made (CLI, demo) have no creator and keep every ' +
+    'key right. No key manages keys or members.',
   interfaces: [NodeRef],
   fields: (t) => ({
     id: t.exposeID('id', { description: 'The key’s global id (`key_…`): what revokeApiKey takes.' }),
@@ -40,14 +43,17 @@ export const ApiKeyRef = builder.objectRef<ListedKey>('ApiKey').implement({
       type: UserRef,
       nullable: true,
       description:
-        'Who created it in the console, whose current role bounds its rights; null for the operator’s keys (CLI, demo, an account’s first key).',
+        'Who created it in the console, whose current role bounds its rights; null for the operator’s keys (CLI, ' +
+        'demo, an account’s first key).',
       resolve: (k, _, ctx) => (k.createdBy ? users(ctx).load(k.createdBy) : null),
     }),
     actsAs: t.field({
       type: RoleEnum,
       nullable: true,
       description:
-        'The role whose rights the key has: its creator’s current role in the account, so it narrows when they are demoted (an ADMIN key manages webhooks but cannot read the ledger or buy credits). Null for an operator key (no creator: every key right, billing and webhooks included) and for a revoked key.',
+        'The role whose rights the key has: its creator’s current role in the account, so it narrows when they ' +
+        'are demoted (an ADMIN key manages webhooks but cannot read the ledger or buy credits). Null for an ' +
+        'operator key (no creator: every key right, billing and webhooks included) and for a revoked key.',
       resolve: (k) => (k.revokedAt || !k.createdBy ? null : k.creatorRole),
     }),
     createdAt: t.field({ type: 'DateTime', description: 'When it was created.', resolve: (k) => k.createdAt }),

@@ -21,7 +21,11 @@ export const MembershipRef = builder.objectRef<Membership>('Membership').impleme
     user: t.field({
       type: UserRef,
       description: 'The member.',
-      resolve: async (m, _, ctx) => (await users(ctx).load(m.userId))!,
+      resolve: async (m, _, ctx) => {
+        const user = await users(ctx).load(m.userId);
+        if (!user) throw new Error(`membership ${m.id}: its user ${m.userId} is missing`);
+        return user;
+      },
     }),
     role: t.field({ type: RoleEnum, description: 'What the member may do in the account.', resolve: (m) => m.role }),
     createdAt: t.field({

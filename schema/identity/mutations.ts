@@ -143,7 +143,8 @@ const RemoveMemberPayloadRef = payloadType<{ removedMembershipId: string; revoke
     revokedKeyCount: t.int({
       nullable: true,
       description:
-        'How many API keys the member had created in the account, revoked with the removal (`ApiKey.revokedReason` CREATOR_REMOVED); null when refused.',
+        'How many API keys the member had created in the account, revoked with the removal (`ApiKey.revokedReason` ' +
+        'CREATOR_REMOVED); null when refused.',
       resolve: (p) => p.revokedKeyCount ?? null,
     }),
   }),
@@ -177,7 +178,8 @@ builder.mutationFields((t) => ({
   createApiKey: t.field({
     type: CreateApiKeyPayloadRef,
     description:
-      'Creates an API key of the account, named and optionally expiring; its secret is in this answer only. Owners and admins signed in to the console.',
+      'Creates an API key of the account, named and optionally expiring; its secret is in this answer only. Owners ' +
+      'and admins signed in to the console.',
     args: { input: t.arg({ type: CreateApiKeyInput, required: true, description: 'The key.' }) },
     resolve: (_, { input }, ctx) =>
       mutationPayload(async () => {
@@ -191,7 +193,8 @@ builder.mutationFields((t) => ({
   revokeApiKey: t.field({
     type: RevokeApiKeyPayloadRef,
     description:
-      'Revokes an API key of the account: it stops working on every face, open sockets included (within the key cache time in other processes). User error NOT_FOUND for no live key of that id.',
+      'Revokes an API key of the account: it stops working on every face, open sockets included (within the key ' +
+      'cache time in other processes). User error NOT_FOUND for no live key of that id.',
     args: { id: t.arg.id({ required: true, description: 'The key’s id (`ApiKey.id`).' }) },
     resolve: (_, args, ctx) =>
       mutationPayload(async () => ({ apiKey: await revokeKey(ctx.core, ctx.principal, String(args.id)) }), ['id']),
@@ -199,7 +202,8 @@ builder.mutationFields((t) => ({
   inviteMember: t.field({
     type: InviteMemberPayloadRef,
     description:
-      'Invites someone to the account by email: the link (valid a week, once) is mailed to them. Owners and admins; only owners invite owners. User error ALREADY_MEMBER for a member’s address.',
+      'Invites someone to the account by email: the link (valid a week, once) is mailed to them. Owners and admins; ' +
+      'only owners invite owners. User error ALREADY_MEMBER for a member’s address.',
     args: { input: t.arg({ type: InviteMemberInput, required: true, description: 'Whom to invite.' }) },
     resolve: (_, { input }, ctx) =>
       mutationPayload(
@@ -225,7 +229,9 @@ builder.mutationFields((t) => ({
   changeMemberRole: t.field({
     type: ChangeMemberRolePayloadRef,
     description:
-      'Gives a member another role; the API keys they created act with the new role (`ApiKey.actsAs`). Owners and admins; only owners grant or take the owner role. User error LAST_OWNER when it would leave the account without an owner.',
+      'Gives a member another role; the API keys they created act with the new role (`ApiKey.actsAs`). Owners and ' +
+      'admins; only owners grant or take the owner role. User error LAST_OWNER when it would leave the account ' +
+      'without an owner.',
     args: { input: t.arg({ type: ChangeMemberRoleInput, required: true, description: 'The member and the role.' }) },
     resolve: (_, { input }, ctx) =>
       mutationPayload(
@@ -238,7 +244,9 @@ builder.mutationFields((t) => ({
   removeMember: t.field({
     type: RemoveMemberPayloadRef,
     description:
-      'Removes a member from the account (removing oneself is leaving it), ends their sessions on it and revokes the API keys they created in it (CREATOR_REMOVED). Owners and admins; only owners remove owners. User error LAST_OWNER for the last owner.',
+      'Removes a member from the account (removing oneself is leaving it), ends their sessions on it and revokes ' +
+      'the API keys they created in it (CREATOR_REMOVED). Owners and admins; only owners remove owners. User error ' +
+      'LAST_OWNER for the last owner.',
     args: { id: t.arg.id({ required: true, description: 'The membership’s id (`Membership.id`).' }) },
     resolve: (_, args, ctx) =>
       mutationPayload(async () => {
@@ -249,7 +257,8 @@ builder.mutationFields((t) => ({
   revokeSession: t.field({
     type: RevokeSessionPayloadRef,
     description:
-      'Ends one of the signed-in user’s sessions (this one included): its requests and open sockets stop. User error NOT_FOUND for no live session of that id.',
+      'Ends one of the signed-in user’s sessions (this one included): its requests and open sockets stop. User ' +
+      'error NOT_FOUND for no live session of that id.',
     args: { id: t.arg.id({ required: true, description: 'The session’s id (`ConsoleSession.id`).' }) },
     resolve: (_, args, ctx) =>
       mutationPayload(async () => {

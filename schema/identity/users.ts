@@ -32,7 +32,10 @@ export const RoleEnum = builder.enumType('Role', {
 const userLoaders = new WeakMap<GraphQLContext, DataLoader<string, AppUser | null>>();
 export const users = (ctx: GraphQLContext) => {
   let loader = userLoaders.get(ctx);
-  if (!loader) userLoaders.set(ctx, (loader = new DataLoader((ids) => loadUsers(ctx.core.db, ids))));
+  if (!loader) {
+    loader = new DataLoader((ids) => loadUsers(ctx.core.db, ids));
+    userLoaders.set(ctx, loader);
+  }
   return loader;
 };
 

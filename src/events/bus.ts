@@ -12,6 +12,7 @@ import type { RunSnapshot } from '../runs/view.ts';
 import { listenAcrossRestarts } from './listen.ts';
 import { resync } from './resync.ts';
 import { listenLocally, LocalTopics, type RunEventKind, type Subscription, type Topics } from './topics.ts';
+import { setUnder } from '../shared/maps.ts';
 
 export interface EventBus {
   /**
@@ -190,7 +191,7 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
         }
         for (const unfollow of unfollows.splice(0)) unfollow();
       };
-      for (const channel of channels) (heard.get(channel) ?? heard.set(channel, new Set()).get(channel)!).add(onNotify);
+      for (const channel of channels) setUnder(heard, channel).add(onNotify);
       const followed = await Promise.allSettled(channels.map((channel) => listening.follow(channel)));
       for (const result of followed) if (result.status === 'fulfilled') unfollows.push(result.value);
       const failed = followed.find((result) => result.status === 'rejected');

@@ -4,6 +4,7 @@
  */
 import { Repeater } from 'graphql-yoga';
 import type { RunSnapshot } from '../runs/view.ts';
+import { setUnder } from '../shared/maps.ts';
 
 /**
  * Topics of the event bus, each followed for one id. Every event crosses processes through Postgres
@@ -37,7 +38,7 @@ export class LocalTopics extends EventTarget {
     options?: AddEventListenerOptions | boolean,
   ) {
     super.addEventListener(type, listener, options);
-    if (listener) (this.topics.get(type) ?? this.topics.set(type, new Set()).get(type)!).add(listener);
+    if (listener) setUnder(this.topics, type).add(listener);
   }
 
   override removeEventListener(

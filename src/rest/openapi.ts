@@ -105,7 +105,7 @@ function errorResponses(route: RouteDoc, limits: DocumentedLimits) {
           content: {
             'application/json': {
               schema: ref('Error'),
-              ...(codes.size === 1 ? { example: errorExample(status, [...codes][0]!, limits) } : {}),
+              ...soleExample(status, codes, limits),
             },
           },
         },
@@ -135,19 +135,29 @@ const errorMessages = (limits: DocumentedLimits): Record<string, string> => ({
   rate_limited: `Too many requests: the limit is ${limits.rateLimitPerMinute} per minute per API key. Retry in 12 s.`,
   internal_error: 'Something went wrong on our side; the error was logged.',
   not_found: 'Run not found',
-  insufficient_funds: `The wallet cannot pay for one ${mapsTool.price.unit} (${formatDollars(mapsTool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
+  insufficient_funds:
+    `The wallet cannot pay for one ${mapsTool.price.unit} (${formatDollars(mapsTool.price.unitMicros)} USD). Buy ` +
+    `credits with POST /api/v1/buy-credits.`,
   query_timeout: 'The search took longer than 10 s. Narrow it and retry.',
   database_unavailable: 'The database is unavailable for a moment (a restart or a failover). Retry in 5 s.',
-  daily_limit_reached: `The daily allowance of ${limits.dailyDatabaseRecords.toLocaleString('en-US')} database records is used up; it resets at midnight UTC, in 3600 s.`,
+  daily_limit_reached:
+    `The daily allowance of ${limits.dailyDatabaseRecords.toLocaleString('en-US')} database records is used up; it ` +
+    `resets at midnight UTC, in 3600 s.`,
 });
 
 const errorExample = (status: Status, code: string, limits: DocumentedLimits) => ({
   error: { code, message: errorMessages(limits)[code] ?? STATUS_TEXT[status] },
 });
 
+/** The example of a response with one error code; none for a response with several. */
+function soleExample(status: Status, codes: ReadonlySet<string>, limits: DocumentedLimits) {
+  const [code, ...others] = codes;
+  return code !== undefined && others.length === 0 ? { example: errorExample(status, code, limits) } : {};
+}
+
 function operation(route: RouteDoc, limits: DocumentedLimits) {
   const pathParams = [...route.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({
-    name: m[1]!,
+    name: m[1] ?? '',
     in: 'path',
     required: true,
     schema: { type: 'string' },
@@ -208,16 +218,28 @@ function operation(route: RouteDoc, limits: DocumentedLimits) {
   };
 }
 
-const description = (limits: DocumentedLimits) => `Lead data extraction and enrichment over REST.
-
-Send every request with \`Authorization: Bearer <API_KEY>\` (the same key works for GraphQL at /graphql and for the MCP server at /mcp).
-Tools start runs: POST a tool's route, poll GET /api/v1/scrape/status/{runId} until \`status\` is SUCCEEDED, then download GET /api/downloads/{runId}.
-
-Every 4xx/5xx answers \`{"error": {"code", "message", "details"?}}\` (components.schemas.Error); \`code\` is stable and \`details\` is an array of \`{path, message}\`.
-A field a route does not declare, in its body or query string, is refused with 400 \`validation_failed\` naming the closest known field; nothing runs.
-A deprecated operation (\`deprecated: true\`) answers Deprecation, Sunset and Link headers until its sunset (docs/versioning.md).
-Limits: ${limits.rateLimitPerMinute} requests per minute per API key (RateLimit headers; 429 \`rate_limited\` with Retry-After), ${limits.maxRunningRuns} running runs per account (more wait as READY), results kept ${limits.resultRetentionHours} hours.
-POSTs that start runs or buy credits accept an \`Idempotency-Key\` header (kept 24 hours): a replay returns the first answer.`;
+const description = (limits: DocumentedLimits) =>
+  [
+    'Lead data extraction and enrichment over REST.',
+    '',
+    'Send every request with `Authorization: Bearer <API_KEY>` (the same key works for GraphQL at /graphql ' +
+      'and for the MCP server at /mcp).',
+    "Tools start runs: POST a tool's route, poll GET /api/v1/scrape/status/{runId} until `status` is SUCCEEDED, " +
+      'then download GET /api/downloads/{runId}.',
+    '',
+    'Every 4xx/5xx answers `{"error": {"code", "message", "details"?}}` (components.schemas.Error); ' +
+      '`code` is stable and `details` is an array of `{path, message}`.',
+    'A field a route does not declare, in its body or query string, is refused with 400 `validation_failed` ' +
+      'naming the closest known field; nothing runs.',
+    'A deprecated operation (`deprecated: true`) answers Deprecation, Sunset and Link headers until its sunset ' +
+      '(docs/versioning.md).',
+    `Limits: ${limits.rateLimitPerMinute} requests per minute per API key ` +
+      `(RateLimit headers; 429 \`rate_limited\` with Retry-After), ` +
+      `${limits.maxRunningRuns} running runs per account (more wait as READY), ` +
+      `results kept ${limits.resultRetentionHours} hours.`,
+    'POSTs that start runs or buy credits accept an `Idempotency-Key` header (kept 24 hours): ' +
+      'a replay returns the first answer.',
+  ].join('\n');
 
 export interface OpenApiDocument {
   openapi: '3.1.0';
@@ -230,7 +252,8 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
   const limits = options.limits ?? loadConfig({});
   const paths: OpenApiDocument['paths'] = {};
   for (const route of restRouteDocs(limits)) {
-    const item = (paths[openApiPath(route.path)] ??= {});
+    const item = paths[openApiPath(route.path)] ?? {};
+    paths[openApiPath(route.path)] = item;
     if (item[route.method]) throw new Error(`${route.method.toUpperCase()} ${route.path} is documented twice`);
     item[route.method] = operation(route, limits);
   }
@@ -264,7 +287,8 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
           in: 'query',
           name: 'signature',
           description:
-            "A signed link to one run's file (GET /api/downloads/{runId} only): `signature` with the `account` and `expires` it signs, as `Run.downloadUrl` gives them.",
+            "A signed link to one run's file (GET /api/downloads/{runId} only): `signature` with the `account` and " +
+            '`expires` it signs, as `Run.downloadUrl` gives them.',
         },
       },
       parameters: {
@@ -273,7 +297,8 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
           in: 'header',
           required: false,
           description:
-            'Any 1 to 255 visible ASCII characters, kept 24 hours per account: a replay returns the first answer; the same key with another body answers 422.',
+            'Any 1 to 255 visible ASCII characters, kept 24 hours per account: a replay returns the first answer; ' +
+            'the same key with another body answers 422.',
           schema: { type: 'string', minLength: 1, maxLength: 255 },
         },
       },
@@ -287,7 +312,10 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
   };
 }
 
-/** GET /api/v1/openapi.json, public like any API contract; built once per process, stating its core's configured limits. */
+/**
+ * GET /api/v1/openapi.json, public like any API contract; built once per process, stating its core's configured
+ * limits.
+ */
 export async function openApiRoute(app: FastifyInstance, { core }: { core: Core }) {
   let document: OpenApiDocument | undefined;
   app.get(OPENAPI_PATH, async (_, reply) => {

@@ -117,10 +117,8 @@ async function* itemRows(
 ): AsyncGenerator<Row> {
   const limit = range.limit === undefined ? sql`` : sql`limit ${range.limit}`;
   const ended = onReplica ? sql`and ${endedOnServer(sql, sql`${runId}`)}` : sql``;
-  const cursor =
-    sql`select seq, data from run_item where run_id = ${runId} and seq >= ${range.offset} ${ended} order by seq ${limit}`.cursor(
-      500,
-    );
+  const cursor = sql`select seq, data from run_item where run_id = ${runId} and seq >= ${range.offset} ${ended}
+      order by seq ${limit}`.cursor(500);
   let read = 0;
   for await (const batch of cursor) {
     for (const { seq, data } of batch) {
@@ -161,7 +159,10 @@ function rowsOf(
   );
 }
 
-/** Up to `range.limit` of a finished run's rows from `range.offset`, read as its downloads read them (MCP's download_results). */
+/**
+ * Up to `range.limit` of a finished run's rows from `range.offset`, read as its downloads read them (MCP's
+ * download_results).
+ */
 export async function readRunRows(
   core: Pick<Core, 'sql' | 'catalogReader'>,
   run: Run,
@@ -173,7 +174,8 @@ export async function readRunRows(
 }
 
 async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'): AsyncGenerator<string> {
-  // The first row is read before the first byte (`[` too), so a query that fails at once fails the request, not the file.
+  // The first row is read before the first byte (`[` too), so a query that fails at once fails the request, not the
+  // file.
   let first = true;
   for await (const row of rows) {
     yield format === 'json' ? `${first ? '[' : ','}\n${JSON.stringify(row)}` : `${JSON.stringify(row)}\n`;
@@ -182,7 +184,10 @@ async function* jsonChunks(rows: AsyncIterable<Row>, format: 'json' | 'ndjson'):
   if (format === 'json') yield first ? '[]\n' : '\n]\n';
 }
 
-/** Streams a run's rows (all, or the range asked for) from Postgres in `format`; CSV has a header row of the tool's columns. */
+/**
+ * Streams a run's rows (all, or the range asked for) from Postgres in `format`; CSV has a header row of the tool's
+ * columns.
+ */
 export function exportRun(
   from: RowSource,
   run: Run,

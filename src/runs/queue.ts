@@ -1,6 +1,7 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import type { Executor, Transaction } from '../../db/client.ts';
 import { runTable } from '../../db/tables/runs.ts';
+import { oneRow } from '../../db/rows.ts';
 import type { Core } from '../core.ts';
 import type { Balances } from '../billing/wallet.ts';
 import { holdExpressions, type HoldTerms, type WalletRowShare } from '../billing/hold.ts';
@@ -19,7 +20,8 @@ type QueueDeps = Pick<Core, 'events' | 'config'>;
 
 /** The call that adds a run's worker job (keyed by the run, so it is added at most once). */
 const runJob = (runId: string) =>
-  sql`graphile_worker.add_job(${JOBS.runTool}::text, json_build_object('runId', ${runId}::text), max_attempts => 5, job_key => ${runId}::text)`;
+  sql`graphile_worker.add_job(${JOBS.runTool}::text, json_build_object('runId', ${runId}::text),
+    max_attempts => 5, job_key => ${runId}::text)`;
 
 /** Adds the worker job of a run, in the caller's transaction. */
 export async function enqueueRun(tx: Executor, runId: string) {
@@ -83,7 +85,9 @@ export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balanc
       )},
       (select count(*)::int from placed) as placed,
       (select count(*)::int from job) as enqueued
-    from updated u cross join lateral (select case when u.queued then ${h.notify.ready} else ${h.notify.running} end as payload) n`)) as unknown as {
+    from updated u cross join lateral (
+      select case when u.queued then ${h.notify.ready} else ${h.notify.running} end as payload
+    ) n`)) as unknown as {
     purchased: string;
     plan: string;
     queued: boolean;
@@ -91,7 +95,7 @@ export async function holdAndPlace(tx: Executor, h: HoldRequest): Promise<Balanc
     enqueued: number;
   }[];
   const row = rows[0];
-  if (!row || row.placed !== 1)
+  if (row?.placed !== 1)
     throw new Error(`account ${h.accountId} has no wallet, or run ${h.runId} was not inserted first`);
   if (row.enqueued !== (row.queued ? 0 : 1)) throw new Error(`run ${h.runId}: its job was not added`);
   return { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan), queued: row.queued };
@@ -160,6 +164,6 @@ export async function promoteNextRun(deps: QueueDeps, tx: Transaction, accountId
     returning id`)) as unknown as { id: string }[];
   if (!next) return;
   await enqueueRun(tx, next.id);
-  const [promoted] = await tx.select().from(runTable).where(eq(runTable.id, next.id));
-  await deps.events.publishRun(tx, accountId, 'progress', snapshotOf(promoted!));
+  const promoted = await tx.select().from(runTable).where(eq(runTable.id, next.id));
+  await deps.events.publishRun(tx, accountId, 'progress', snapshotOf(oneRow(promoted, `run ${next.id} promoted`)));
 }

@@ -4,6 +4,7 @@
  */
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor, Sql } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import { runItemTable, runTable, type Run, type RunStatus } from '../../db/tables/runs.ts';
 import { NotReplayed } from '../catalog/reader.ts';
 import type { Core } from '../core.ts';
@@ -25,7 +26,10 @@ const getRunStatements = new WeakMap<Executor, ReturnType<typeof prepareGetRun>>
 export async function getRun(db: Executor, accountId: string, runId: string): Promise<Run> {
   assertStorable(runId, 'runId');
   let statement = getRunStatements.get(db);
-  if (!statement) getRunStatements.set(db, (statement = prepareGetRun(db)));
+  if (!statement) {
+    statement = prepareGetRun(db);
+    getRunStatements.set(db, statement);
+  }
   const [run] = await statement.execute({ id: runId, accountId });
   if (!run) throw notFound('Run');
   return run;
@@ -86,7 +90,8 @@ export async function listRuns(
         // After the cursor's run in (created_at, id) order, read at the stored precision (microseconds;
         // the cursor's copy has milliseconds, and runs written together differ below that).
         cursor
-          ? sql`(${runTable.createdAt}, ${runTable.id}) < (select c.created_at, c.id from run c where c.id = ${cursor.id} and c.account_id = ${accountId})`
+          ? sql`(${runTable.createdAt}, ${runTable.id}) < (select c.created_at, c.id from run c
+              where c.id = ${cursor.id} and c.account_id = ${accountId})`
           : undefined,
       ),
     )
@@ -126,7 +131,7 @@ export async function countRuns(
   status?: RunStatus | null,
   tool?: string | null,
 ): Promise<number> {
-  const [row] = await db
+  const rows = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(runTable)
     .where(
@@ -136,7 +141,7 @@ export async function countRuns(
         tool ? eq(runTable.tool, tool) : undefined,
       ),
     );
-  return row!.n;
+  return oneRow(rows, 'count of runs').n;
 }
 
 export interface ItemsRequest {
@@ -167,7 +172,11 @@ async function itemsOfRuns(
   // The requests are filtered first (materialized), so the rows of a run left out are never read.
   const rows = await sqlClient<{ i: string; data: Record<string, unknown> }[]>`
     with r as materialized (
-      select * from unnest(${requests.map((r) => r.runId)}::text[], ${requests.map((r) => r.offset)}::int[], ${requests.map((r) => r.limit)}::int[])
+      select * from unnest(
+        ${requests.map((r) => r.runId)}::text[],
+        ${requests.map((r) => r.offset)}::int[],
+        ${requests.map((r) => r.limit)}::int[]
+      )
         with ordinality as r(run_id, off, lim, i)
       where ${ended}
     )
@@ -177,7 +186,7 @@ async function itemsOfRuns(
     ) item
     order by r.i, item.seq`;
   const pages = requests.map((): Record<string, unknown>[] => []);
-  for (const row of rows) pages[Number(row.i) - 1]!.push(row.data);
+  for (const row of rows) pages[Number(row.i) - 1]?.push(row.data);
   return pages;
 }
 
@@ -202,12 +211,13 @@ export async function listItemsOfRuns(
   core: Pick<Core, 'sql' | 'catalogReader'>,
   requests: readonly ItemsRequest[],
 ): Promise<Record<string, unknown>[][]> {
-  const ended = requests.flatMap((r, i) => (r.expected === undefined ? [] : [i]));
-  const live = requests.flatMap((r, i) => (r.expected === undefined ? [i] : []));
+  const numbered = requests.map((request, at) => ({ request, at }));
+  const ended = numbered.filter((n) => n.request.expected !== undefined);
+  const live = numbered.filter((n) => n.request.expected === undefined);
   const [livePages, endedPages] = await Promise.all([
     itemsOfRuns(
       core.sql,
-      live.map((i) => requests[i]!),
+      live.map((n) => n.request),
       false,
     ),
     ended.length === 0
@@ -216,20 +226,21 @@ export async function listItemsOfRuns(
           const onReplica = sql !== core.sql;
           const pages = await itemsOfRuns(
             sql,
-            ended.map((i) => requests[i]!),
+            ended.map((n) => n.request),
             onReplica,
           );
-          const short = pages.findIndex((page, k) => page.length < requests[ended[k]!]!.expected!);
-          if (onReplica && short >= 0)
-            throw new NotReplayed(
-              `the replica has ${pages[short]!.length} of ${requests[ended[short]!]!.expected} rows of run ${requests[ended[short]!]!.runId}`,
-            );
+          if (onReplica)
+            pages.forEach((page, k) => {
+              const { runId, expected = 0 } = ended[k]?.request ?? { runId: '' };
+              if (page.length < expected)
+                throw new NotReplayed(`the replica has ${page.length} of ${expected} rows of run ${runId}`);
+            });
           return pages;
         }),
   ]);
-  const pages: Record<string, unknown>[][] = [];
-  live.forEach((i, k) => (pages[i] = livePages[k]!));
-  ended.forEach((i, k) => (pages[i] = endedPages[k]!));
+  const pages: Record<string, unknown>[][] = requests.map(() => []);
+  for (const [k, n] of live.entries()) pages[n.at] = livePages[k] ?? [];
+  for (const [k, n] of ended.entries()) pages[n.at] = endedPages[k] ?? [];
   return pages;
 }
 

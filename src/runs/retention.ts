@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
+import { oneRow } from '../../db/rows.ts';
 import { purgeIdempotencyKeys } from '../accounts/idempotency.ts';
 import { purgeToolCache } from './store.ts';
 
@@ -19,11 +20,11 @@ export async function purgeExpiredResults(db: Database, now: Date): Promise<{ ru
         order by expires_at limit ${BATCH} for update skip locked`)) as unknown as { id: string }[];
       if (expired.length === 0) return { runs: 0, rows: 0 };
       const ids = expired.map((r) => r.id);
-      const [deleted] = (await tx.execute(
+      const deleted = (await tx.execute(
         sql`with d as (delete from run_item where run_id in ${ids} returning 1) select count(*)::int as n from d`,
       )) as unknown as { n: number }[];
       await tx.execute(sql`update run set purged_at = ${now.toISOString()}::timestamptz where id in ${ids}`);
-      return { runs: ids.length, rows: deleted!.n };
+      return { runs: ids.length, rows: oneRow(deleted, 'count of deleted rows').n };
     });
     runs += batch.runs;
     rows += batch.rows;
@@ -32,7 +33,10 @@ export async function purgeExpiredResults(db: Database, now: Date): Promise<{ ru
   return { runs, rows };
 }
 
-/** The hourly housekeeping: expired results, idempotency keys past 24 hours, old rate-limit counters, cached tool values of past data periods. */
+/**
+ * The hourly housekeeping: expired results, idempotency keys past 24 hours, old rate-limit counters, cached tool
+ * values of past data periods.
+ */
 export async function housekeeping(db: Database, now: Date) {
   const results = await purgeExpiredResults(db, now);
   const keys = await purgeIdempotencyKeys(db);

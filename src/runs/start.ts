@@ -6,6 +6,7 @@
 import { sql } from 'drizzle-orm';
 import type { Transaction } from '../../db/client.ts';
 import { runTable } from '../../db/tables/runs.ts';
+import { oneRow } from '../../db/rows.ts';
 import type { Core } from '../core.ts';
 import { getTool } from '../tools/index.ts';
 import type { StartInfo, ToolDefinition } from '../tools/types.ts';
@@ -107,7 +108,7 @@ async function createRun(
 ): Promise<{ run: RunSnapshot; heldMicros: bigint }> {
   const { tool, input, requested, estimated } = plan;
   const id = newRunId();
-  const [created] = await tx
+  const created = await tx
     .insert(runTable)
     .values({
       id,
@@ -134,7 +135,7 @@ async function createRun(
     // Prepared: the statement is parsed once per connection.
     .prepare('insert_run')
     .execute();
-  const placed = await placeRun(core, tx, accountId, snapshotOf(created!), {
+  const placed = await placeRun(core, tx, accountId, snapshotOf(oneRow(created, 'the inserted run')), {
     wanted: tool.price.unitMicros > 0n ? estimated : 0n,
     overdraftMicros: tool.overdraftMicros ?? 0n,
   });
@@ -146,8 +147,11 @@ async function createRun(
       402,
       'insufficient_funds',
       total < 0n
-        ? `The wallet is ${formatDollars(total)} USD, below zero: credits of a refunded or disputed purchase were taken back after they were spent. No run starts until it is settled; buy credits with POST /api/v1/buy-credits.`
-        : `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). Buy credits with POST /api/v1/buy-credits.`,
+        ? `The wallet is ${formatDollars(total)} USD, below zero: credits of a refunded or disputed purchase ` +
+            `were taken back after they were spent. No run starts until it is settled; ` +
+            `buy credits with POST /api/v1/buy-credits.`
+        : `The wallet cannot pay for one ${tool.price.unit} (${formatDollars(tool.price.unitMicros)} USD). ` +
+            `Buy credits with POST /api/v1/buy-credits.`,
     );
   }
   // With the limits off nothing is held: the estimate stands.

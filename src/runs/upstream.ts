@@ -37,7 +37,8 @@ export function createUpstreamEngine(config: Pick<Config, 'apify' | 'toolSources
       throw new Error(`TOOL_SOURCES names ${tool}, which cannot run upstream (tools that can: ${able.join(', ')})`);
     }
   }
-  // Without a token nothing can run upstream; a run that was attached to an upstream run fails with the caller's message.
+  // Without a token nothing can run upstream; a run that was attached to an upstream run fails with the caller's
+  // message.
   return config.apify.token
     ? createApifyEngine({ token: config.apify.token, baseUrl: config.apify.baseUrl })
     : undefined;
@@ -187,7 +188,10 @@ export class UpstreamRunner<I = unknown> {
       throw new UpstreamEndedError(current.status as Exclude<UpstreamStatus, 'SUCCEEDED'>, current.statusMessage);
   }
 
-  /** Aborts the upstream run if it is still going (a cancel, the time limit, the hold used up, a failure); never throws. */
+  /**
+   * Aborts the upstream run if it is still going (a cancel, the time limit, the hold used up, a failure); never
+   * throws.
+   */
   async abort() {
     const id = this.upstreamRunId;
     if (!id || (this.current && UPSTREAM_ENDED.includes(this.current.status))) return;

@@ -36,7 +36,7 @@ export async function deliverWebhook(
   signal?: AbortSignal,
 ) {
   const [delivery] = await deps.db.select().from(webhookDeliveryTable).where(eq(webhookDeliveryTable.id, deliveryId));
-  if (!delivery || delivery.status !== 'pending') return;
+  if (delivery?.status !== 'pending') return;
   const secret = await signingSecret(deps.db, delivery);
   if (!secret) {
     await deps.db

@@ -6,6 +6,7 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { runInTransaction, type Executor, type Transaction } from '../../db/client.ts';
 import type { RunStatus } from '../../db/tables/runs.ts';
+import { oneRow } from '../../db/rows.ts';
 import {
   WEBHOOK_EVENTS,
   webhookDeliveryTable,
@@ -111,7 +112,8 @@ export async function listDeliveries(db: Executor, principal: Principal, webhook
         eq(d.webhookId, webhookId),
         // After the cursor's delivery in (created_at, id) order, at the stored precision (see listRuns).
         cursor
-          ? sql`(${d.createdAt}, ${d.id}) < (select c.created_at, c.id from webhook_delivery c where c.id = ${cursor.id} and c.webhook_id = ${webhookId})`
+          ? sql`(${d.createdAt}, ${d.id}) < (select c.created_at, c.id from webhook_delivery c
+              where c.id = ${cursor.id} and c.webhook_id = ${webhookId})`
           : undefined,
       ),
     )
@@ -147,14 +149,19 @@ export async function listDeliveriesOfWebhooks(
     const cursor = r.after ? parseDeliveryCursor(r.after) : undefined;
     return sql`(select ${i}::int as i, d.* from ${d} d
       where d.webhook_id = ${r.webhookId} and d.account_id = ${principal.accountId}
-      ${cursor ? sql`and (d.created_at, d.id) < (select c.created_at, c.id from webhook_delivery c where c.id = ${cursor.id} and c.webhook_id = ${r.webhookId})` : sql``}
+      ${
+        cursor
+          ? sql`and (d.created_at, d.id) < (select c.created_at, c.id from webhook_delivery c
+              where c.id = ${cursor.id} and c.webhook_id = ${r.webhookId})`
+          : sql``
+      }
       order by d.created_at desc, d.id desc limit ${r.limit + 1})`;
   });
   const rows = (await db.execute(sql.join(parts, sql` union all `))) as unknown as Record<string, unknown>[];
   const byRequest = requests.map((): WebhookDelivery[] => []);
-  for (const row of rows) byRequest[row.i as number]!.push(deliveryOfRow(row));
-  return byRequest.map((rows, i) => {
-    const limit = requests[i]!.limit;
+  for (const row of rows) byRequest[row.i as number]?.push(deliveryOfRow(row));
+  return requests.map(({ limit }, i) => {
+    const rows = byRequest[i] ?? [];
     return {
       deliveries: rows.slice(0, limit).map((x) => ({ ...deliveryView(x), cursor: deliveryCursor(x) })),
       hasMore: rows.length > limit,
@@ -177,7 +184,7 @@ function deliveryOfRow(row: Record<string, unknown>): WebhookDelivery {
     attempts: row.attempts as number,
     responseStatus: row.response_status as number | null,
     lastError: row.last_error as string | null,
-    createdAt: date(row.created_at)!,
+    createdAt: new Date(row.created_at as string),
     lastAttemptAt: date(row.last_attempt_at),
     deliveredAt: date(row.delivered_at),
   };
@@ -277,7 +284,9 @@ async function queueDeliveries(
   const queued = await tx.insert(webhookDeliveryTable).values(rows).returning();
   for (const row of queued) {
     await tx.execute(
-      sql`select graphile_worker.add_job(${JOBS.deliverWebhook}::text, json_build_object('deliveryId', ${row.id}::text), max_attempts => ${DELIVERY_MAX_ATTEMPTS}, job_key => ${row.id}::text)`,
+      sql`select graphile_worker.add_job(${JOBS.deliverWebhook}::text,
+        json_build_object('deliveryId', ${row.id}::text),
+        max_attempts => ${DELIVERY_MAX_ATTEMPTS}, job_key => ${row.id}::text)`,
     );
   }
   return queued;
@@ -299,7 +308,7 @@ const testEventPayload = (webhookId: string, sentAt: Date) => ({
 export async function sendTestWebhook(db: Executor, principal: Principal, id: string): Promise<DeliveryView> {
   return runInTransaction(db, async (tx) => {
     const hook = await ownWebhook(tx, principal, id);
-    const [queued] = await queueDeliveries(tx, [
+    const queued = await queueDeliveries(tx, [
       {
         id: newDeliveryId(),
         accountId: hook.accountId,
@@ -310,6 +319,6 @@ export async function sendTestWebhook(db: Executor, principal: Principal, id: st
         payload: testEventPayload(hook.id, new Date()),
       },
     ]);
-    return deliveryView(queued!);
+    return deliveryView(oneRow(queued, 'the queued test delivery'));
   });
 }

@@ -7,6 +7,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Executor } from '../../db/client.ts';
 import { WEBHOOK_EVENTS, webhookTable, type Webhook, type WebhookEvent } from '../../db/tables/webhooks.ts';
+import { oneRow } from '../../db/rows.ts';
 import type { Core } from '../core.ts';
 import { lockAccount, type Principal } from '../accounts/accounts.ts';
 import { fromZodError, notFound, ValidationError } from '../shared/errors.ts';
@@ -105,17 +106,17 @@ export async function createWebhook(
   await checkWebhookUrl(core.network.guard, input.url, 'url');
   return core.db.transaction(async (tx) => {
     await lockAccount(tx, principal.accountId);
-    const [count] = await tx
+    const counted = await tx
       .select({ n: sql<number>`count(*)::int` })
       .from(webhookTable)
       .where(eq(webhookTable.accountId, principal.accountId));
-    if (count!.n >= MAX_WEBHOOKS_PER_ACCOUNT) {
+    if (oneRow(counted, 'count of webhooks').n >= MAX_WEBHOOKS_PER_ACCOUNT) {
       throw new ValidationError([
         { path: 'url', message: `an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first` },
       ]);
     }
     const secret = newSigningSecret();
-    const [created] = await tx
+    const created = await tx
       .insert(webhookTable)
       .values({
         id: `wh_${randomBase62(16)}`,
@@ -126,7 +127,7 @@ export async function createWebhook(
         secret,
       })
       .returning();
-    return { ...viewOf(created!), secret };
+    return { ...viewOf(oneRow(created, 'the inserted webhook')), secret };
   });
 }
 

@@ -124,3 +124,24 @@ describe('graphile-worker through its public API only', () => {
     }
   });
 });
+
+describe('rooms a reader can hold', () => {
+  const sources = () => ['src', 'schema'].flatMap(files).filter((f) => f.endsWith('.ts'));
+
+  it('no file in src or schema is over 450 lines', () => {
+    const long = sources().flatMap((file) => {
+      const lines = readFileSync(path.join(ROOT, file), 'utf8').trimEnd().split('\n').length;
+      return lines > 450 ? [`${file}: ${lines} lines`] : [];
+    });
+    expect(long).toEqual([]);
+  });
+
+  it('no line in src or schema is over 120 characters', () => {
+    const wide = sources().flatMap((file) =>
+      readFileSync(path.join(ROOT, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (line.length > 120 ? [`${file}:${i + 1}: ${line.length} characters`] : [])),
+    );
+    expect(wide).toEqual([]);
+  });
+});

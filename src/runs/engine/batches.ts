@@ -60,7 +60,8 @@ async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promis
       ...(message === undefined
         ? {}
         : {
-            statusMessage: sql`case when ${runTable.status} = 'ABORTING' then ${runTable.statusMessage} else ${message} end`,
+            statusMessage: sql`case when ${runTable.status} = 'ABORTING' then ${runTable.statusMessage}
+              else ${message} end`,
           }),
     })
     .where(eq(runTable.id, run.id))

@@ -69,9 +69,12 @@ export async function executeRun(
     const rows = plural(kept, tool.rowUnit ?? tool.price.unit);
     const found = tool.price.billsFound ? `; ${plural(billing.billedUnits, tool.price.unit)} found and billed` : '';
     const held = tool.overdraftMicros ? ` (the wallet balance plus ${formatDollars(tool.overdraftMicros)} USD)` : '';
-    return holdUsedUp
-      ? `Stopped after ${rows}${found}: the ${formatDollars(billing.holdMicros!)} USD held for this run${held} is used up. Buy credits to get more.`
-      : `Finished: ${rows}${found}${note ? `. ${note}` : ''}`;
+    if (!holdUsedUp) return `Finished: ${rows}${found}${note ? `. ${note}` : ''}`;
+    const heldUsd = formatDollars(billing.holdMicros ?? 0n);
+    return (
+      `Stopped after ${rows}${found}: the ${heldUsd} USD held for this run${held} is used up. ` +
+      `Buy credits to get more.`
+    );
   };
   try {
     const input = tool.input.parse(run.input);

@@ -5,6 +5,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Transaction } from '../../../db/client.ts';
 import { runTable, type Run, type RunStatus } from '../../../db/tables/runs.ts';
+import { oneRow } from '../../../db/rows.ts';
 import type { Core } from '../../core.ts';
 import type { ToolDefinition } from '../../tools/types.ts';
 import { lockAccount } from '../../accounts/accounts.ts';
@@ -51,7 +52,7 @@ export async function finishRunInTx(
     : locked.chargedMicros;
   if (deps.config.enforceLimits && charge > holdTotal) charge = holdTotal;
   // Sent together: none needs another's result (the wallet's changes add up in any order).
-  const [, , [ended]] = await Promise.all([
+  const [, , endedRows] = await Promise.all([
     locked.status === 'RUNNING' || locked.status === 'ABORTING' ? releaseRunSlot(tx, locked.accountId) : undefined,
     settleHold(tx, locked.accountId, locked.id, hold, charge),
     tx
@@ -69,14 +70,15 @@ export async function finishRunInTx(
       .where(eq(runTable.id, locked.id))
       .returning(),
   ]);
-  const snapshot = snapshotOf(ended!);
+  const ended = oneRow(endedRows, `run ${locked.id} ended`);
+  const snapshot = snapshotOf(ended);
   // Sent together as well; the next run's start counts on the slot released above.
   await Promise.all([
     deps.events.publishRun(tx, locked.accountId, 'finished', snapshot),
     queueRunWebhooks(tx, deps.config.publicUrl, {
       ...snapshot,
       accountId: locked.accountId,
-      webhookUrl: ended!.webhookUrl,
+      webhookUrl: ended.webhookUrl,
     }),
     promoteNextRun(deps, tx, locked.accountId),
   ]);

@@ -4,6 +4,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { runTable, type Run } from '../../../db/tables/runs.ts';
+import { oneRow } from '../../../db/rows.ts';
 import type { Core } from '../../core.ts';
 import { getTool } from '../../tools/index.ts';
 import type { ToolDefinition } from '../../tools/types.ts';
@@ -149,14 +150,19 @@ export async function cancelRun(
     if (run.status === 'READY') {
       await finishRunInTx(core, tx, run, tool, 'ABORTED', 'Cancelled before it started: nothing was charged');
     } else {
-      const [aborting] = await tx
+      const aborting = await tx
         .update(runTable)
         .set({ status: 'ABORTING', statusMessage: 'Cancelling: results stored so far are kept' })
         .where(eq(runTable.id, run.id))
         .returning();
-      await core.events.publishRun(tx, run.accountId, 'progress', snapshotOf(aborting!));
+      await core.events.publishRun(
+        tx,
+        run.accountId,
+        'progress',
+        snapshotOf(oneRow(aborting, `run ${run.id} cancelled`)),
+      );
     }
-    const [now] = await tx.select().from(runTable).where(eq(runTable.id, run.id));
-    return snapshotOf(now!);
+    const now = await tx.select().from(runTable).where(eq(runTable.id, run.id));
+    return snapshotOf(oneRow(now, `run ${run.id}`));
   });
 }
