@@ -19,11 +19,12 @@ const ALONE = [
   'test/db/replica-downloads.test.ts',
 ];
 
-/** Files that drive the console in Chromium (key-rights in one test). */
+/** Files that drive the console in Chromium (key-rights in one test, OAuth's consent page in two). */
 const BROWSER = [
   'test/faces/console/serving.test.ts',
   'test/faces/console/flows.test.ts',
   'test/accounts/key-rights.test.ts',
+  'test/faces/mcp/oauth.test.ts',
 ];
 
 /** Files that start child processes: the CLI, gateways and workers of their own, a fresh embedded Postgres. */

@@ -16,6 +16,7 @@ import './identity/keys.ts';
 import './identity/sessions.ts';
 import './identity/lists.ts';
 import './identity/mutations.ts';
+import './identity/connections.ts';
 import './console.ts';
 import { builder } from './builder.ts';
 import { guardSubscriptions } from './subscription-access.ts';

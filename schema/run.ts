@@ -1,4 +1,4 @@
-import { RUN_STATUSES, type RunStatus } from '../db/tables/runs.ts';
+import { RUN_STATUSES, RUN_STOP_REASONS, type RunStatus, type RunStopReason } from '../db/tables/runs.ts';
 import { outputUrl, priceRuleOf, runTimeSecs, type RunSnapshot } from '../src/runs/view.ts';
 import { countRuns, encodeRunCursor, itemsRequest, listRuns } from '../src/runs/read.ts';
 import { assertNotExpired } from '../src/runs/exports.ts';
@@ -29,6 +29,25 @@ export const RunStatusEnum = builder.enumType('RunStatus', {
   values: Object.fromEntries(
     RUN_STATUSES.map((s) => [s.replace('-', '_'), { value: s, description: STATUS_TEXT[s] }]),
   ) as Record<string, { value: RunStatus; description: string }>,
+});
+
+const STOP_REASON_TEXT: Record<RunStopReason, string> = {
+  budget_exhausted:
+    'The money held for the run (`estimatedCost`) was used up, so it stopped early; it ends SUCCEEDED with the ' +
+    'rows it has, kept and billed. Buy credits and start another run for more.',
+  cancelled: 'The run was cancelled (`cancelRun`); it ends ABORTED. Rows already stored are kept and billed.',
+  time_limit:
+    'The run reached the tool’s longest run time; it ends TIMED_OUT. Rows already stored are kept and billed.',
+  upstream_failed:
+    'The external source the run ran on failed, was aborted on its side or could not be reached; it ends FAILED ' +
+    '(or ABORTED). Rows already stored are kept and billed.',
+};
+
+export const RunStopReasonEnum = builder.enumType('RunStopReason', {
+  description: 'Why a run ended before it did all it was asked (`Run.stoppedReason`).',
+  values: Object.fromEntries(
+    RUN_STOP_REASONS.map((r) => [r.toUpperCase(), { value: r, description: STOP_REASON_TEXT[r] }]),
+  ) as Record<string, { value: RunStopReason; description: string }>,
 });
 
 /** A tool name as an enum value: `lead-scraper` → LEAD_SCRAPER. */
@@ -86,6 +105,20 @@ RunRef.implement({
     status: t.field({ type: RunStatusEnum, description: 'Where the run stands.', resolve: (run) => run.status }),
     statusMessage: t.exposeString('statusMessage', {
       description: 'What the run is doing or how it ended, for people.',
+    }),
+    complete: t.exposeBoolean('complete', {
+      nullable: true,
+      description:
+        'Whether the run did all it was asked: true when it ended SUCCEEDED with no `stoppedReason`; false for any ' +
+        'other end, a SUCCEEDED run whose budget was used up included; null while it runs.',
+    }),
+    stoppedReason: t.field({
+      type: RunStopReasonEnum,
+      nullable: true,
+      description:
+        'Why the run ended before it was done; null while it runs, when it ran to completion, and when it FAILED ' +
+        'on an error of its own (`statusMessage` says which).',
+      resolve: (run) => run.stoppedReason,
     }),
     handled: t.exposeInt('handled', { description: 'Items processed so far.' }),
     requested: t.exposeInt('requested', { description: 'Items requested.' }),

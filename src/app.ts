@@ -24,6 +24,8 @@ import { mcpRoutes } from './mcp/http.ts';
 import { CONSOLE_ASSETS, CONSOLE_CSP, consoleRoutes } from './console-routes/files.ts';
 import { admit, clientAddress, originAllowed, sessionCredentials } from './http/pipeline.ts';
 import { authRoutes } from './console-routes/identity.ts';
+import { oauthRoutes } from './console-routes/oauth.ts';
+import { protectedResourceRoutes } from './mcp/protected-resource.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from './shared/errors.ts';
 import type { Principal } from './accounts/accounts.ts';
 import { clientError, errorHeaders, frameworkError, installErrorHandling } from './http/errors.ts';
@@ -173,6 +175,10 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await http.register(stripeHookRoute, { core });
   await http.register(openApiRoute, { core });
   await http.register(mcpRoutes, { core });
+  // OAuth for hosted agents connecting to /mcp (docs/api.md, "Connecting hosted agents (OAuth)"): the MCP
+  // server's protected-resource metadata, and the authorization server under /oauth with the consent routes.
+  await http.register(protectedResourceRoutes, { core });
+  await http.register(oauthRoutes, { core });
   // The console's sign-in routes (/auth): sessions, invitations, password resets.
   await http.register(authRoutes, { core });
   await http.register(graphiqlRoutes);

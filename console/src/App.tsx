@@ -21,8 +21,11 @@ const Sessions = lazy(() => import('./pages/sessions.tsx'));
 const Billing = lazy(() => import('./pages/billing.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks.tsx'));
 const Enrichment = lazy(() => import('./pages/enrichment.tsx'));
+const Consent = lazy(() => import('./pages/consent.tsx'));
 
 const AUTH_PATHS = ['/sign-in', '/sign-up', '/forgot-password', '/reset-password', '/verify-email', '/invitations/'];
+/** An app connecting through OAuth: its consent page signs in by itself and stays on its route. */
+const CONSENT_PATH = '/oauth/interaction/';
 
 const loading = (
   <Center h="50vh">
@@ -64,6 +67,14 @@ export function App() {
   useEffect(() => () => graphql?.dispose(), [graphql]);
 
   if (session === undefined) return loading;
+  if (location.pathname.startsWith(CONSENT_PATH))
+    return (
+      <Suspense fallback={loading}>
+        <Routes>
+          <Route path="/oauth/interaction/:uid" element={<Consent session={session} onSignedIn={setSession} />} />
+        </Routes>
+      </Suspense>
+    );
   const onAuthPage = AUTH_PATHS.some((p) => location.pathname.startsWith(p));
   if (!session || !graphql || onAuthPage) {
     return (

@@ -15,3 +15,4 @@ export * from './criminal-records.ts';
 export * from './webhooks.ts';
 export * from './identity.ts';
 export * from './payments.ts';
+export * from './oauth.ts';

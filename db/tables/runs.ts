@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
   bigint,
+  check,
   index,
   integer,
   json,
@@ -20,6 +21,14 @@ export const TERMINAL_STATUSES: readonly RunStatus[] = ['SUCCEEDED', 'FAILED', '
 
 export const runStatusEnum = pgEnum('run_status', RUN_STATUSES);
 
+/**
+ * Why an ended run stopped before it ran to completion (docs/api.md#how-a-run-ends): its hold was used up,
+ * it was cancelled, it reached its time limit, or its upstream source failed. Null while it runs, when it
+ * ran to completion, and when it failed for another reason.
+ */
+export const RUN_STOP_REASONS = ['budget_exhausted', 'cancelled', 'time_limit', 'upstream_failed'] as const;
+export type RunStopReason = (typeof RUN_STOP_REASONS)[number];
+
 export const runTable = pgTable(
   'run',
   {
@@ -30,6 +39,8 @@ export const runTable = pgTable(
     tool: text('tool').notNull(),
     status: runStatusEnum('status').notNull(),
     statusMessage: text('status_message').notNull().default(''),
+    /** Why the run stopped short (RUN_STOP_REASONS), set with its end; null when it ran to completion. */
+    stopReason: text('stop_reason', { enum: RUN_STOP_REASONS }),
     input: jsonb('input').notNull(),
     /** Items processed so far (spec: handled). */
     handled: integer('handled').notNull().default(0),
@@ -74,6 +85,10 @@ export const runTable = pgTable(
     index('run_account_status_idx').on(t.accountId, t.status, t.createdAt),
     index('run_expires_idx').on(t.expiresAt).where(sql`${t.purgedAt} is null`),
     index('run_parent_idx').on(t.parentRunId).where(sql`${t.parentRunId} is not null`),
+    check(
+      'run_stop_reason_known',
+      sql`${t.stopReason} in (${sql.raw(RUN_STOP_REASONS.map((r) => `'${r}'`).join(', '))})`,
+    ),
   ],
 );
 export type Run = typeof runTable.$inferSelect;

@@ -24,10 +24,13 @@ import { ConsoleSessionRef } from './sessions.ts';
  * user's sessions. Registered after every type of the folder, as the printed schema orders them.
  */
 
-const MAX_PAGE = 100;
+export const MAX_PAGE = 100;
 
 /** A page of a short list held whole, with the item's id as cursor. */
-function pageOf<T extends { id: string }>(all: readonly T[], args: { first?: number | null; after?: string | null }) {
+export function pageOf<T extends { id: string }>(
+  all: readonly T[],
+  args: { first?: number | null; after?: string | null },
+) {
   const first = pageSize(args.first, { max: MAX_PAGE, byDefault: 20 });
   const start = args.after ? all.findIndex((item) => item.id === args.after) + 1 : 0;
   if (start === 0 && args.after) throw notACursor();
@@ -38,7 +41,7 @@ function pageOf<T extends { id: string }>(all: readonly T[], args: { first?: num
   });
 }
 
-const pageComplexity = (args: { first?: number | null }) => ({
+export const pageComplexity = (args: { first?: number | null }) => ({
   field: 1,
   multiplier: Math.min(args.first ?? 20, MAX_PAGE),
 });

@@ -15,6 +15,7 @@ import { newAccountId, newKeyId, randomBase62 } from '../shared/ids.ts';
 import { grantPlanCredits } from '../billing/wallet.ts';
 import type { Logger } from '../logger.ts';
 import type { Principal } from './principal.ts';
+import { ACCESS_TOKEN_PATTERN, oauthPrincipal, touchGrant } from './oauth/principal.ts';
 import { findActiveSession, SESSION_TOUCH_MS, touchSession } from './sessions.ts';
 import { hashToken, sameSecret, TOKEN_PATTERN } from './tokens.ts';
 
@@ -105,18 +106,49 @@ export async function getAccount(db: Executor, accountId: string): Promise<Accou
   return account;
 }
 
+const malformedKey = () => unauthenticated('Malformed API key: send "Authorization: Bearer <API_KEY>"');
+
 /** Reads "Bearer <key>" (or a bare key, as graphql-ws connection params often carry it). */
 export function parseBearer(header: string | undefined | null): string {
-  if (!header) throw unauthenticated();
-  const key = /^(?:Bearer\s+)?(\S+)$/i.exec(header.trim())?.[1];
-  if (!key || !KEY_PATTERN.test(key))
-    throw unauthenticated('Malformed API key: send "Authorization: Bearer <API_KEY>"');
+  const key = bearerToken(header);
+  if (!KEY_PATTERN.test(key)) throw malformedKey();
   return key;
 }
 
+/** The token of "Bearer <token>" (or a bare token), whatever it is. */
+function bearerToken(header: string | undefined | null): string {
+  if (!header) throw unauthenticated();
+  const token = /^(?:Bearer\s+)?(\S+)$/i.exec(header.trim())?.[1];
+  if (!token) throw malformedKey();
+  return token;
+}
+
+/**
+ * The credential of a Bearer header as the cache knows it: an API key, or (where OAuth tokens are taken:
+ * `resource` given) an OAuth access token; a malformed one throws 401.
+ */
+function credentialOf(header: string | undefined | null, resource: string | undefined) {
+  const token = bearerToken(header);
+  if (KEY_PATTERN.test(token)) return { kind: 'key' as const, hash: hashKey(token) };
+  if (resource !== undefined && ACCESS_TOKEN_PATTERN.test(token))
+    return { kind: 'oauth' as const, hash: hashToken(token) };
+  throw malformedKey();
+}
+
+export interface AuthenticateOptions {
+  /** Looked up now, whatever the cache holds (the cache takes the answer). */
+  fresh?: boolean;
+  /**
+   * The canonical URI of the resource asked for, where OAuth access tokens are taken (the MCP server:
+   * `${PUBLIC_URL}/mcp`): a token is accepted only when issued for it (its audience). Without it (REST,
+   * GraphQL) only API keys are, and an access token is refused as a malformed key.
+   */
+  resource?: string;
+}
+
 export interface Authenticator {
-  /** The caller of a Bearer API key. `fresh`: looked up now, whatever the cache holds (the cache takes the answer). */
-  authenticate(header: string | undefined | null, options?: { fresh?: boolean }): Promise<Principal>;
+  /** The caller of a Bearer API key, or with `resource` of an OAuth access token for it. */
+  authenticate(header: string | undefined | null, options?: AuthenticateOptions): Promise<Principal>;
   /**
    * The caller of a console session cookie's token, whose requests must carry the session's CSRF
    * token (`csrfToken`): 401 `unauthenticated` for an unknown, expired or revoked session, 403
@@ -130,10 +162,10 @@ export interface Authenticator {
   /** Forget cached keys and sessions (after a revocation in this process). */
   clear(): void;
   /**
-   * Whether the key of `header`, or without one the console session of `sessionToken`, is answered
-   * from this process's cache (resolved within AUTH_CACHE_SECS), without a lookup.
+   * Whether the key (or access token for `resource`) of `header`, or without one the console session of
+   * `sessionToken`, is answered from this process's cache (resolved within AUTH_CACHE_SECS), without a lookup.
    */
-  isCached(header: string | undefined | null, sessionToken?: string): boolean;
+  isCached(header: string | undefined | null, sessionToken?: string, resource?: string): boolean;
 }
 
 export const csrfFailed = () =>
@@ -156,7 +188,8 @@ export function createAuthenticator(
   logger?: Logger,
   clock: () => Date = () => new Date(),
 ): Authenticator {
-  type Entry = { principal: Principal; expires: number; csrfToken?: string };
+  /** `resource`: an access token's, which a hit must ask for again. */
+  type Entry = { principal: Principal; expires: number; csrfToken?: string; resource?: string };
   const cache = new Map<string, Entry>();
   const touched = new Map<string, number>();
   const remember = (hash: string, entry: Entry) => {
@@ -176,11 +209,24 @@ export function createAuthenticator(
   };
   return {
     async authenticate(header, options) {
-      const hash = hashKey(parseBearer(header));
+      const { kind, hash } = credentialOf(header, options?.resource);
       const hit = cache.get(hash);
       const at = Date.now();
-      if (hit && hit.expires > at && !options?.fresh) return hit.principal;
+      if (hit && hit.expires > at && !options?.fresh && (hit.resource ?? options?.resource) === options?.resource)
+        return hit.principal;
       const now = clock();
+      if (kind === 'oauth') {
+        const resource = options?.resource ?? '';
+        const found = await oauthPrincipal(db, hash, resource, now);
+        if (!found) {
+          cache.delete(hash);
+          throw unauthenticated('Unknown, expired or revoked access token');
+        }
+        const { principal } = found;
+        remember(hash, { principal, resource, expires: Math.min(at + cacheSecs * 1000, found.expiresAt.getTime()) });
+        touch(principal.keyId, at, () => touchGrant(db, principal.keyId));
+        return principal;
+      }
       const [row] = await db
         .select({
           keyId: apiKeyTable.id,
@@ -260,18 +306,19 @@ export function createAuthenticator(
       return entry.principal;
     },
     clear: () => cache.clear(),
-    isCached(header, sessionToken) {
+    isCached(header, sessionToken, resource) {
       let hash: string | undefined;
       try {
         hash = header
-          ? hashKey(parseBearer(header))
+          ? credentialOf(header, resource).hash
           : sessionToken && TOKEN_PATTERN.test(sessionToken)
             ? hashToken(sessionToken)
             : undefined;
       } catch {
         return false; // a malformed key is never cached
       }
-      return hash !== undefined && (cache.get(hash)?.expires ?? 0) > Date.now();
+      const hit = hash === undefined ? undefined : cache.get(hash);
+      return hit !== undefined && hit.expires > Date.now() && (hit.resource ?? resource) === resource;
     },
   };
 }

@@ -1,9 +1,10 @@
 import type { Plan, SubscriptionStatus } from '../../db/tables/accounts.ts';
 import type { Role } from '../../db/tables/identity.ts';
+import type { Toolset } from '../tools/toolsets.ts';
 
 /**
  * Who is calling: resolved on every request and socket from a Bearer API key, or (GraphQL only) from
- * a console session cookie with its CSRF token.
+ * a console session cookie with its CSRF token, or (MCP only) from an OAuth access token.
  */
 export interface Principal {
   accountId: string;
@@ -25,4 +26,10 @@ export interface Principal {
   keyRole?: Role;
   /** The console session (sessions only). */
   sessionId?: string;
+  /**
+   * OAuth access tokens only (the MCP server, docs/api.md): the grant the user consented to (`keyId` is
+   * its id, `keyRole` the user's current role), its client, and the toolsets and read-only mode chosen
+   * then, which the MCP server's tool list follows.
+   */
+  oauth?: { grantId: string; clientId: string; toolsets: Toolset[]; readOnly: boolean };
 }

@@ -180,7 +180,12 @@ program
   .description("serve the MCP tools over stdio to a local MCP client, through a leadgate server's REST API")
   .option('--url <url>', 'base URL of the leadgate server (default: $LEADGATE_URL)')
   .option('--key <key>', 'API key (default: $LEADGATE_API_KEY)')
-  .action(async (opts: { url?: string; key?: string }) => {
+  .option(
+    '--tools <list>',
+    'toolsets or tools to offer, comma-separated (default: $LEADGATE_TOOLS, or the default set)',
+  )
+  .option('--read-only', 'offer only the tools that change nothing')
+  .action(async (opts: { url?: string; key?: string; tools?: string; readOnly?: boolean }) => {
     const { serveStdio } = await import('../mcp/stdio.ts');
     await serveStdio(opts);
   });

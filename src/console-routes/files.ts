@@ -36,6 +36,7 @@ export const CONSOLE_ROUTES = [
   '/billing',
   '/enrichment',
   '/sessions',
+  '/oauth/interaction/:uid',
 ] as const;
 
 /**

@@ -1,3 +1,4 @@
+import type { Toolset } from '../tools/toolsets.ts';
 import type { z } from 'zod';
 import type { Transaction } from '../../db/client.ts';
 import type { Plan } from '../../db/tables/accounts.ts';
@@ -68,6 +69,8 @@ export interface EndpointDefinition<I = unknown, R = unknown> {
   /** The MCP tool that serves it; its answer is `respond`'s, like REST. */
   mcp?: {
     tool: string;
+    /** The toolset clients choose the tool by (src/tools/toolsets.ts). */
+    toolset: Toolset;
     title: string;
     /** What the tool does and how to use it; the price and limit lines are generated. */
     description: readonly string[];

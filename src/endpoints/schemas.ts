@@ -31,7 +31,7 @@ const paymentsMode = z
   .enum(['stripe', 'demo', 'none'])
   .describe(
     'How credits are paid on this server: stripe (by card), ' +
-      'demo (recorded without payment) or none (buy-credits answers 503; the operator grants credits).',
+      'demo (recorded without payment) or none (credits cannot be bought; the operator grants them).',
   );
 /** The wallet answer: the spec's three balances and what running runs hold now. */
 const walletWithHolds = walletObject

@@ -3,7 +3,7 @@ import proxyaddr from '@fastify/proxy-addr';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config.ts';
 import type { Core } from '../core.ts';
-import type { Principal } from '../accounts/accounts.ts';
+import type { AuthenticateOptions, Principal } from '../accounts/accounts.ts';
 import { idempotentWrite, type IdempotentCall } from '../accounts/idempotency.ts';
 import { RateLimitedError, rateLimitHeaders, type RateLimiter, type RateLimitState } from '../accounts/rate-limit.ts';
 import { requireRole } from '../accounts/roles.ts';
@@ -185,7 +185,7 @@ export async function authenticate(
   authorization: string | undefined | null,
   address?: string,
   session?: SessionCredentials,
-  options?: { fresh?: boolean },
+  options?: AuthenticateOptions,
 ): Promise<Principal> {
   // A session's token counts only without an Authorization header.
   const sessionToken = !authorization && session?.token ? session.token : undefined;
@@ -198,7 +198,7 @@ export async function authenticate(
   const bucket = `auth:${address}`;
   const blocked = core.authFailureLimiter.exhausted(bucket);
   if (blocked) throw tooManyFailures(blocked);
-  if (core.auth.isCached(authorization, sessionToken)) return resolve();
+  if (core.auth.isCached(authorization, sessionToken, options?.resource)) return resolve();
   const lookups = lookupsOf(core.authFailureLimiter);
   const credential = `${bucket}\n${credentialKey({ authorization, session })}`;
   let lookup = lookups.get(credential);
@@ -262,6 +262,7 @@ export async function rateLimit(
  * Authenticates and rate-limits one request: the caller, or the AppError that refuses it. `address`
  * (clientAddress) counts failed authentications per client; every face passes it for each request
  * or connection, before the body is read. `session`: GraphQL's console session (see authenticate).
+ * `resource`: the canonical URI of the MCP server, whose face takes OAuth access tokens issued for it too.
  */
 export async function admit(
   core: AuthDeps & Pick<Core, 'rateLimiter'>,
@@ -269,10 +270,11 @@ export async function admit(
   setHeaders: (headers: PipelineHeaders) => void = () => {},
   address?: string,
   session?: SessionCredentials,
+  options?: { resource?: string },
 ): Promise<Principal> {
   let principal: Principal;
   try {
-    principal = await authenticate(core, authorization, address, session);
+    principal = await authenticate(core, authorization, address, session, options);
   } catch (err) {
     if (err instanceof RateLimitedError) setHeaders(rateLimitHeaders(err.state, true));
     throw err;

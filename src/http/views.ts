@@ -7,7 +7,8 @@ import { isTerminal, outputUrl, priceRuleOf, runTimeSecs, type RunSnapshot } fro
  */
 
 /**
- * The spec's Run object, plus when its results expire; once the run has ended, what it was charged
+ * The spec's Run object, plus when its results expire, whether the run did all it was asked (`complete`)
+ * and why it stopped short (`stoppedReason`), both null until it ends; once the run has ended, what it was charged
  * (`cost`, USD), the units charged (`billed_units`) and the price rule it was billed by, so each
  * charge can be checked against the price table (cost = billed_units × price_rule.unit_price).
  */
@@ -16,6 +17,8 @@ export function restRunView(publicUrl: string, run: RunSnapshot) {
     runId: run.id,
     status: run.status,
     statusMessage: run.statusMessage,
+    complete: run.complete,
+    stoppedReason: run.stoppedReason,
     handled: run.handled,
     requested: run.requested,
     runTimeSecs: runTimeSecs(run),

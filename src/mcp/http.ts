@@ -9,6 +9,12 @@ import type { RateLimitedError } from '../accounts/rate-limit.ts';
 import { AppError } from '../shared/errors.ts';
 import { inProcessBackend } from './in-process.ts';
 import { createMcpServer } from './server.ts';
+import { selectionOf, visibleTools } from './selection.ts';
+import { MCP_TOOLS } from './tools.ts';
+import { Readable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { mcpChallenge } from './protected-resource.ts';
+import { mcpResource } from '../accounts/oauth/resource.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -43,6 +49,39 @@ function rateLimitedAnswer(id: string | number, refusal: RateLimitedError) {
     },
   };
 }
+
+/** The protocol revision that removed JSON-RPC batches. */
+const BATCHES_REMOVED_IN = '2025-06-18';
+
+/**
+ * The revision a request speaks: its MCP-Protocol-Version header, an initialize's own, or (neither
+ * sent) 2025-03-26, as the transport specification says to assume.
+ */
+function protocolVersionOf(header: string | string[] | undefined, body: unknown): string {
+  if (typeof header === 'string' && header) return header;
+  const initialize = isInitialize(body) ? (body as { params?: { protocolVersion?: unknown } }).params : undefined;
+  return typeof initialize?.protocolVersion === 'string' ? initialize.protocolVersion : '2025-03-26';
+}
+
+const isMethod = (body: unknown, method: string) =>
+  typeof body === 'object' && body !== null && !Array.isArray(body) && (body as RpcMessage).method === method;
+const isInitialize = (body: unknown) => isMethod(body, 'initialize');
+const isCancellation = (body: unknown): body is { params: { requestId: string | number } } =>
+  isMethod(body, 'notifications/cancelled') &&
+  ['string', 'number'].includes(typeof (body as { params?: { requestId?: unknown } }).params?.requestId);
+const wantsProgress = (body: unknown) =>
+  isMethod(body, 'tools/call') &&
+  (body as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken !== undefined;
+
+/** A client's session id as sent (visible ASCII, bounded), or none. */
+const sessionIdOf = (value: string | string[] | undefined) =>
+  typeof value === 'string' && /^[\x21-\x7e]{1,128}$/.test(value) ? value : '';
+
+/**
+ * Calls in flight in this process, by key, session and JSON-RPC id: what a `notifications/cancelled`
+ * (its own POST, from the same client with the same key) aborts.
+ */
+const inFlight = new Map<string, AbortController>();
 
 /**
  * The answer to a browser page of another origin, before its key is looked at: 403 with the JSON-RPC
@@ -91,10 +130,15 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
           request.headers.authorization,
           (headers) => reply.headers(headers),
           clientAddress(core.config, request.raw),
+          undefined,
+          // OAuth access tokens issued for this server are taken here too (docs/api.md, hosted agents).
+          { resource: mcpResource(core.config) },
         ),
       );
     } catch (err) {
-      if (err instanceof AppError && err.status === 401) reply.header('WWW-Authenticate', 'Bearer realm="leadgate"');
+      // The challenge points OAuth clients to the protected-resource metadata (protected-resource.ts).
+      if (err instanceof AppError && err.status === 401)
+        reply.header('WWW-Authenticate', mcpChallenge(core.config, Boolean(request.headers.authorization)));
       throw err;
     }
   };
@@ -103,6 +147,24 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
     const principal = admitted.get(request);
     if (!principal) throw new Error('an MCP request reached its handler without being admitted');
     const body = request.body;
+    const version = protocolVersionOf(request.headers['mcp-protocol-version'], body);
+    if (Array.isArray(body) && version >= BATCHES_REMOVED_IN)
+      return reply
+        .status(400)
+        .type('application/json')
+        .send({
+          jsonrpc: '2.0',
+          error: {
+            code: -32600,
+            message: `Batches were removed from MCP in ${BATCHES_REMOVED_IN}: send one JSON-RPC message per request.`,
+          },
+          id: null,
+        });
+    const scope = `${principal.keyId}:${sessionIdOf(request.headers['mcp-session-id'])}`;
+    if (isCancellation(body)) {
+      inFlight.get(`${scope}:${String(body.params.requestId)}`)?.abort();
+      return reply.status(202).send();
+    }
     let run = body;
     let refused: ReturnType<typeof rateLimitedAnswer>[] = [];
     if (Array.isArray(body) && body.length > 1 && body.length <= MAX_BATCH_SIZE) {
@@ -119,10 +181,34 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
       }
     }
 
-    const server = createMcpServer(inProcessBackend(core, principal), core.logger);
+    const query = request.query as Record<string, string | undefined>;
+    const header = (name: string) => {
+      const value = request.headers[name];
+      return Array.isArray(value) ? value.join(',') : value;
+    };
+    const tools = visibleTools(MCP_TOOLS, selectionOf(query, header, MCP_TOOLS), principal);
+    const calls: string[] = [];
+    const cancellation = (requestId: string | number) => {
+      const controller = new AbortController();
+      const key = `${scope}:${String(requestId)}`;
+      inFlight.set(key, controller);
+      calls.push(key);
+      return controller.signal;
+    };
+    const server = createMcpServer({
+      backend: inProcessBackend(core, principal),
+      tools,
+      logger: core.logger,
+      cancellation,
+    });
+    // A call that asked for progress is answered as a stream of events, its notifications first.
+    const streamed = wantsProgress(body) && String(request.headers.accept ?? '').includes('text/event-stream');
     const transport = new streamableHttp.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+      enableJsonResponse: !streamed,
+    });
+    reply.raw.once('close', () => {
+      for (const key of calls) inFlight.delete(key);
     });
     // A client that goes away ends the server, which aborts the calls in flight (a status call waiting).
     const gone = new Promise<undefined>((resolve) => reply.raw.once('close', () => resolve(undefined)));
@@ -152,6 +238,10 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
 
     reply.status(response.status);
     response.headers.forEach((value, name) => void reply.header(name, value));
+    // The client keeps the id and sends it back: what a cancellation names its calls by.
+    if (isInitialize(body)) reply.header('mcp-session-id', `mcs_${randomBytes(16).toString('base64url')}`);
+    if (streamed && response.body && response.headers.get('content-type')?.includes('text/event-stream'))
+      return reply.send(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream));
     const text = await response.text();
     if (refused.length === 0) return reply.send(text === '' ? undefined : text);
     // The messages that ran answered (one answer alone is not in an array;

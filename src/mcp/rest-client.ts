@@ -1,6 +1,6 @@
 import { AppError } from '../shared/errors.ts';
 import type { Row } from '../tools/types.ts';
-import type { McpBackend } from './tools.ts';
+import type { McpBackend } from './backend.ts';
 
 /** A REST error answer as the AppError it came from: same status, code, message, details and extra fields. */
 async function errorOf(response: Response): Promise<AppError> {
@@ -28,6 +28,15 @@ async function errorOf(response: Response): Promise<AppError> {
     `The leadgate server answered ${response.status} ${response.statusText} without an error body.`,
   );
 }
+
+/** What the stdio server cannot do through a server's API with a key: the remote server (/mcp) does it. */
+const STDIO_ONLY = (what: string) =>
+  new AppError(
+    400,
+    'not_available_over_stdio',
+    `${what} is offered by the remote MCP server (the gateway's /mcp), not over stdio: ` +
+      'connect the client to the gateway instead, or start without it.',
+  );
 
 /** Lines of a streamed body, as they arrive. */
 async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
@@ -58,7 +67,13 @@ async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> 
 export function restBackend(baseUrl: string, apiKey: string): McpBackend {
   const base = baseUrl.replace(/\/+$/, '');
 
-  async function send(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+  async function send(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<Response> {
     let response: Response;
     try {
       response = await fetch(`${base}${path}`, {
@@ -67,6 +82,7 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
           authorization: `Bearer ${apiKey}`,
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...extraHeaders,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
@@ -88,15 +104,40 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
     (await (await send(method, path, body, signal)).json()) as Record<string, unknown>;
   const run = (runId: string) => encodeURIComponent(runId);
 
+  /** What the run view of REST leaves out: the rows stored and a signed link, from the GraphQL API. */
+  async function graphqlRun(runId: string, format: 'CSV' | 'NDJSON' = 'CSV') {
+    const response = await send('POST', '/graphql', {
+      query: `query McpRun($id: ID!) { run(id: $id) { itemCount tool downloadUrl(format: ${format}) } }`,
+      variables: { id: runId },
+    });
+    const { data } = (await response.json()) as {
+      data?: { run: { itemCount: number; tool: string; downloadUrl: string | null } | null };
+    };
+    return data?.run ?? undefined;
+  }
+
   return {
-    startRun: (tool, args) => json('POST', tool.rest.path, args),
-    runStatus: (runId, waitSecs, signal) =>
-      json(
+    async startRun(tool, args, { idempotencyKey, maxCostUsd }) {
+      if (maxCostUsd !== undefined) throw STDIO_ONLY('maxCostUsd');
+      const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
+      return (await (await send('POST', tool.rest.path, args, undefined, headers)).json()) as Record<string, unknown>;
+    },
+    quote: async () => {
+      throw STDIO_ONLY('quote');
+    },
+    async runStatus(runId, waitSecs, signal) {
+      const view = await json(
         'GET',
         `/api/v1/scrape/status/${run(runId)}${waitSecs > 0 ? `?waitForFinish=${waitSecs}` : ''}`,
         undefined,
         signal,
-      ),
+      );
+      const more = await graphqlRun(runId).catch(() => undefined);
+      // GraphQL spells the tool as its enum (MAPS, LEAD_SCRAPER): the registry's name in capitals.
+      return more ? { ...view, itemCount: more.itemCount, tool: more.tool.toLowerCase().replaceAll('_', '-') } : view;
+    },
+    downloadLink: async (runId, format) =>
+      (await graphqlRun(runId, format === 'csv' ? 'CSV' : 'NDJSON'))?.downloadUrl ?? null,
     // The download route streams NDJSON: read up to the rows wanted, then hang up.
     async runRows(runId, offset, limit, signal) {
       const controller = new AbortController();

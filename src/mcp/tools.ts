@@ -1,123 +1,21 @@
 import { z } from 'zod';
-import { fromZodError } from '../shared/errors.ts';
-import { assertKnownFields, NO_FIELDS } from '../shared/fields.ts';
-import { rowOffset } from '../shared/params.ts';
+import { NO_FIELDS, assertKnownFields } from '../shared/fields.ts';
 import { loadConfig } from '../config.ts';
 import { PLAN_PRICE_USD } from '../billing/plans.ts';
 import type { EndpointDefinition } from '../endpoints/define.ts';
 import { ENDPOINTS } from '../endpoints/index.ts';
 import { TOOLS } from '../tools/index.ts';
-import type { Row, ToolDefinition } from '../tools/types.ts';
+import type { ToolDefinition } from '../tools/types.ts';
+import { FIRST_PAGE_ROWS, MAX_PAGE_BYTES, MAX_PAGE_ROWS, MAX_WAIT_SECS } from './limits.ts';
+import { RUN_TOOLS, finishedRunAnswer } from './run-tools.ts';
+import type { McpTool } from './types.ts';
+import { jsonSchemaOf, parseArgs, startAnswer, type JsonSchema } from './schemas.ts';
+import { isEnded, mcpRunOf } from './views.ts';
+import { mcpMessage, wordedSchema } from './errors.ts';
 
-/**
- * What the MCP tools need from leadgate. The remote server (/mcp) calls the services in-process for
- * the caller's account; the stdio server calls a leadgate server's REST API. Both answer exactly
- * what the REST routes answer, and throw AppError with the REST error code and message.
- */
-export interface McpBackend {
-  /** Starts a run of `tool` with the caller's arguments: the REST start response. */
-  startRun(tool: ToolDefinition, args: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** The REST run view, once the run has ended or `waitSecs` have passed. */
-  runStatus(runId: string, waitSecs: number, signal?: AbortSignal): Promise<Record<string, unknown>>;
-  /** Up to `limit` result rows from `offset`, refused like the download route (unfinished, expired, unknown). */
-  runRows(runId: string, offset: number, limit: number, signal?: AbortSignal): Promise<Row[]>;
-  cancelRun(runId: string): Promise<Record<string, unknown>>;
-  /** Calls a declared endpoint with the tool's arguments: its REST answer. */
-  call(endpoint: EndpointDefinition, args: Record<string, unknown>): Promise<Record<string, unknown>>;
-}
-
-type JsonSchema = {
-  type: 'object';
-  properties?: Record<string, Record<string, unknown>>;
-  required?: string[];
-  [key: string]: unknown;
-};
-
-export interface McpTool {
-  name: string;
-  title: string;
-  description: string;
-  inputSchema: JsonSchema;
-  annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
-  call(backend: McpBackend, args: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
-}
-
-/** Clients drop a tool call after about 60 seconds, so a status call waits at most this long. */
-export const MAX_WAIT_SECS = 45;
-/** Rows per download_results call, and the most bytes of JSON they may take, so an agent's context is never flooded. */
-export const MAX_PAGE_ROWS = 100;
-export const MAX_PAGE_BYTES = 50 * 1024;
-
-function inputSchemaOf(schema: z.ZodType): JsonSchema {
-  const { $schema: _, ...json } = z.toJSONSchema(schema, {
-    io: 'input',
-    target: 'draft-2020-12',
-    unrepresentable: 'any',
-  }) as JsonSchema;
-  return json;
-}
-
-/**
- * Arguments of the tools defined here are checked like REST parameters:
- * 400 `validation_failed` naming each bad or unknown field.
- */
-function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.output<S> {
-  assertKnownFields(schema, args);
-  const parsed = schema.safeParse(args);
-  if (!parsed.success) throw fromZodError(parsed.error);
-  return parsed.data;
-}
-
-/**
- * "count 500–50000, default 1000; fileName at most 50 characters": the bounds of the top-level
- * parameters that an agent should know (not the practically unbounded ones, nor false defaults).
- */
-function limitsOf(schema: JsonSchema): string {
-  const parts: string[] = [];
-  for (const [name, p] of Object.entries(schema.properties ?? {})) {
-    const bounds: string[] = [];
-    const max = typeof p.maximum === 'number' && p.maximum < 1e9 ? p.maximum : undefined;
-    const min = typeof p.minimum === 'number' && p.minimum !== 0 ? p.minimum : undefined;
-    if (max !== undefined) bounds.push(min !== undefined || p.minimum === 0 ? `${p.minimum}–${max}` : `at most ${max}`);
-    else if (min !== undefined) bounds.push(`at least ${min}`);
-    if (typeof p.maxItems === 'number') bounds.push(`at most ${p.maxItems} items`);
-    if (typeof p.maxLength === 'number' && p.maxLength <= 100) bounds.push(`at most ${p.maxLength} characters`);
-    if (p.default !== undefined && p.default !== false && bounds.length)
-      bounds.push(`default ${JSON.stringify(p.default)}`);
-    if (bounds.length) parts.push(`${name} ${bounds.join(', ')}`);
-  }
-  return parts.join('; ');
-}
-
-const runIdArg = z.string().trim().min(1, 'runId is required').max(100).describe('The runId a tool returned.');
-
-/** One MCP tool per tool of the registry (linked-only tools have no entry point of their own). */
-function registryTool(tool: ToolDefinition): McpTool {
-  const inputSchema = inputSchemaOf(tool.input);
-  const limits = limitsOf(inputSchema);
-  const description = [
-    `${tool.title}: ${tool.description}`,
-    `Price: ${tool.price.text}.${tool.plan ? ` Needs the ${tool.plan} plan or higher.` : ''}`,
-    ...(limits ? [`Limits: ${limits}.`] : []),
-    `Cancellable: ${tool.cancellable ? 'yes, with cancel_run (rows stored so far are kept and billed)' : 'no'}.`,
-    ...(tool.notes ?? []).map((note) => `- ${note}`),
-    'Starts a run and answers its runId at once (with estimatedCost, the USD held): ' +
-      `call check_run_status with waitSecs up to ${MAX_WAIT_SECS} until status is SUCCEEDED, ` +
-      'then read the rows with download_results.',
-  ].join('\n');
-  return {
-    name: tool.mcp.name,
-    title: tool.title,
-    description,
-    inputSchema,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    call: (backend, args) => backend.startRun(tool, args),
-  };
-}
-
-const checkRunStatusInput = z
+/** The arguments every start takes beside the tool's own. */
+const startOptions = z
   .object({
-    runId: runIdArg,
     waitSecs: z
       .number()
       .int('must be a whole number')
@@ -125,31 +23,87 @@ const checkRunStatusInput = z
       .max(MAX_WAIT_SECS, `must be at most ${MAX_WAIT_SECS}`)
       .default(0)
       .describe(
-        `Seconds to wait for the run to end before answering, at most ${MAX_WAIT_SECS}; 0 (default) answers at once.`,
+        `Seconds to wait for the run to end, at most ${MAX_WAIT_SECS}: a run that ends in time is answered ` +
+          `with its first ${FIRST_PAGE_ROWS} rows and a CSV link. 0 (default) answers at once.`,
       ),
-  })
-  .strict();
-
-const downloadResultsInput = z
-  .object({
-    runId: runIdArg,
-    offset: rowOffset()
-      .default(0)
-      .describe('First row to return (0-based): 0, then the nextOffset of the previous answer.'),
-    limit: z
+    idempotencyKey: z
+      .string()
+      .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')
+      .optional()
+      .describe('Send the same key when retrying: the first start is answered again instead of a second run.'),
+    maxCostUsd: z
       .number()
-      .int('must be a whole number')
-      .min(1, 'must be at least 1')
-      .max(MAX_PAGE_ROWS, `must be at most ${MAX_PAGE_ROWS}`)
-      .default(MAX_PAGE_ROWS)
-      .describe(
-        `Rows to return, at most ${MAX_PAGE_ROWS} (default); ` +
-          `fewer come back when they would pass ${MAX_PAGE_BYTES / 1024} KB.`,
-      ),
+      .min(0.01, 'must be at least 0.01')
+      .max(1_000_000, 'must be at most 1000000')
+      .optional()
+      .describe('Refuses the start, with nothing held, when it is quoted over this many USD (see the quote tool).'),
   })
   .strict();
+const START_OPTIONS = Object.keys(startOptions.shape);
 
-const cancelRunInput = z.object({ runId: runIdArg }).strict();
+/** Notes of a tool's declaration that its MCP description carries. */
+const NOTES_LISTED = 2;
+
+/** The tool's own arguments and the start's options, each checked by its owner. */
+function splitStart(args: Record<string, unknown>) {
+  const own: Record<string, unknown> = {};
+  const options: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(args)) (START_OPTIONS.includes(name) ? options : own)[name] = value;
+  return { own, options: parseArgs(startOptions, options) };
+}
+
+/** One MCP tool per tool of the registry (linked-only tools have no entry point of their own). */
+function registryTool(tool: ToolDefinition): McpTool {
+  const own = jsonSchemaOf(tool.input, 'input');
+  const options = jsonSchemaOf(startOptions, 'input');
+  const inputSchema: JsonSchema = { ...own, properties: { ...own.properties, ...options.properties } };
+  const description = [
+    `${tool.title}: ${tool.description}`,
+    `Price: ${tool.price.text}.${tool.plan ? ` Needs the ${tool.plan} plan or higher.` : ''}`,
+    // The first notes say how the arguments combine; the rest (and the bounds) are in the input schema
+    // and the refusals, which keeps the list an agent reads short.
+    ...(tool.notes ?? []).slice(0, NOTES_LISTED),
+    `Starts a run; waitSecs (up to ${MAX_WAIT_SECS}) answers its rows if it ends in time, else follow it ` +
+      `with check_run_status.${tool.cancellable ? ' cancel_run stops it, keeping the rows so far.' : ''}`,
+  ].join('\n');
+  return {
+    name: tool.mcp.name,
+    title: tool.title,
+    description: mcpMessage(description),
+    inputSchema: wordedSchema(inputSchema),
+    outputSchema: jsonSchemaOf(startAnswer, 'output'),
+    toolset: tool.mcp.toolset,
+    ...(tool.plan ? { plan: tool.plan } : {}),
+    // A start spends money and cannot be undone: destructive in the specification's sense.
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: tool.mcp.openWorld === true,
+    },
+    async call({ backend, signal, progress }, args) {
+      const { own: body, options } = splitStart(args);
+      const { waitSecs, idempotencyKey, maxCostUsd } = options;
+      const started = await backend.startRun(tool, body, { idempotencyKey, maxCostUsd });
+      const runId = String(started.runId);
+      if (waitSecs > 0) {
+        const view = await backend.runStatus(runId, waitSecs, signal, progress);
+        if (isEnded(mcpRunOf(view))) {
+          const ended = await finishedRunAnswer(backend, view, tool.mcp.name, FIRST_PAGE_ROWS, signal);
+          return { structured: { ...started, ...ended.structured, status: view.status }, links: ended.links };
+        }
+      }
+      const nextStep = `Call check_run_status with runId ${runId} and waitSecs up to ${MAX_WAIT_SECS} until it ends.`;
+      return { structured: { ...started, nextStep } };
+    },
+  };
+}
+
+/** An endpoint's answer as an output schema: an object at the top, as the specification requires. */
+function outputSchemaOf(endpoint: EndpointDefinition): JsonSchema {
+  const schema = endpoint.response && jsonSchemaOf(endpoint.response, 'output');
+  return schema?.type === 'object' ? schema : { type: 'object' };
+}
 
 /** "included with the growth plan (149 USD/month) or higher": the top plan has nothing higher. */
 const planText = (plan: keyof typeof PLAN_PRICE_USD) =>
@@ -177,118 +131,47 @@ function endpointTool(
   return {
     name: mcp.tool,
     title: mcp.title,
-    description: [
-      ...mcp.description,
-      ...(price || limits ? [[price, limits ? `Limits: ${limits}.` : undefined].filter(Boolean).join(' ')] : []),
-      ...(mcp.notes ?? []),
-    ].join('\n'),
-    inputSchema: inputSchemaOf(args ?? request ?? NO_FIELDS),
+    description: mcpMessage(
+      [
+        ...mcp.description,
+        ...(price || limits ? [[price, limits ? `Limits: ${limits}.` : undefined].filter(Boolean).join(' ')] : []),
+        ...(mcp.notes ?? []),
+      ].join('\n'),
+    ),
+    inputSchema: wordedSchema(jsonSchemaOf(args ?? request ?? NO_FIELDS, 'input')),
+    outputSchema: wordedSchema(outputSchemaOf(endpoint)),
+    toolset: mcp.toolset,
+    ...(endpoint.plan ? { plan: endpoint.plan } : {}),
+    ...(endpoint.permission ? { permission: endpoint.permission } : {}),
     annotations: mcp.annotations,
-    call: (backend, raw) => {
+    call: async ({ backend }, raw) => {
       // The unknown-field rule of every face, from the declaration; the service validates the rest.
       if (args) parseArgs(args, raw);
       else if (request) assertKnownFields(request, raw);
-      return backend.call(endpoint, raw);
+      return { structured: await backend.call(endpoint, raw) };
     },
   };
 }
 
-/** Rows from `offset` that fit in one answer, and where the next answer starts (null after the last row). */
-async function pageOfRows(backend: McpBackend, args: z.output<typeof downloadResultsInput>, signal: AbortSignal) {
-  const { runId, offset, limit } = args;
-  // One row more than asked tells whether any follow.
-  const rows = await backend.runRows(runId, offset, limit + 1, signal);
-  const page: Row[] = [];
-  let bytes = 200; // the envelope around the rows
-  for (const row of rows.slice(0, limit)) {
-    const size = Buffer.byteLength(JSON.stringify(row)) + 1;
-    if (bytes + size > MAX_PAGE_BYTES) break;
-    page.push(row);
-    bytes += size;
-  }
-  const more = page.length < rows.length;
-  if (page.length === 0 && more) {
-    // A single row over the byte limit: skip it rather than flood the caller or stall.
-    return {
-      runId,
-      offset,
-      count: 0,
-      rows: [],
-      nextOffset: offset + 1,
-      note:
-        `Row ${offset} alone is over ${MAX_PAGE_BYTES / 1024} KB; ` +
-        `download it from GET /api/downloads/${runId}?format=json.`,
-    };
-  }
-  return { runId, offset, count: page.length, rows: page, nextOffset: more ? offset + page.length : null };
-}
-
-const EXTRA_TOOLS: McpTool[] = [
-  {
-    name: 'check_run_status',
-    title: 'Check run status',
-    description: [
-      'Status of a run: status (READY, RUNNING, SUCCEEDED, FAILED, ABORTING, ABORTED, ' +
-        'TIMED-OUT), statusMessage, handled, requested, runTimeSecs, outputUrl, expiresAt; ' +
-        'once it has ended, cost (USD charged), billed_units and price_rule.',
-      `With waitSecs (at most ${MAX_WAIT_SECS}) the call first waits for the run to end, ` +
-        `so poll with waitSecs 30–${MAX_WAIT_SECS} rather than often.`,
-      'SUCCEEDED means the rows are ready for download_results; ' +
-        'ABORTED, FAILED and TIMED-OUT runs keep their partial rows. Free.',
-    ].join('\n'),
-    inputSchema: inputSchemaOf(checkRunStatusInput),
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    call: (backend, args, signal) => {
-      const { runId, waitSecs } = parseArgs(checkRunStatusInput, args);
-      return backend.runStatus(runId, waitSecs, signal);
-    },
-  },
-  {
-    name: 'download_results',
-    title: 'Download results',
-    description: [
-      `Result rows of a finished run as JSON, at most ${MAX_PAGE_ROWS} rows or ${MAX_PAGE_BYTES / 1024} KB per call.`,
-      'When nextOffset is a number, call again with offset = nextOffset for the next rows; ' +
-        'null means every row has been returned.',
-      'A run still going answers run_not_finished; ' +
-        'results are kept 48 hours (then results_expired). Free: rows are billed by the run.',
-    ].join('\n'),
-    inputSchema: inputSchemaOf(downloadResultsInput),
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    call: (backend, args, signal) => pageOfRows(backend, parseArgs(downloadResultsInput, args), signal),
-  },
-  {
-    name: 'cancel_run',
-    title: 'Cancel a run',
-    description:
-      'Cancels a run: a waiting one ends ABORTED at once; a running one becomes ABORTING, ' +
-      'then ABORTED, keeping (and billing) the rows stored so far, which download_results returns. ' +
-      'Tools that cannot be cancelled answer not_cancellable; a finished run answers run_finished.',
-    inputSchema: inputSchemaOf(cancelRunInput),
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    call: (backend, args) => backend.cancelRun(parseArgs(cancelRunInput, args).runId),
-  },
-];
-
 /**
- * Every MCP tool: the registry's tools, the run tools, then the declared
- * endpoints that have one (database, account, enrichment).
+ * Every MCP tool, in a fixed order: the registry's tools, the run tools, then the declared endpoints
+ * that have one (database, account, enrichment).
  */
 export const MCP_TOOLS: readonly McpTool[] = [
   ...TOOLS.filter((t) => !t.linkedOnly).map(registryTool),
-  ...EXTRA_TOOLS,
+  ...RUN_TOOLS,
   ...(ENDPOINTS as readonly EndpointDefinition[]).flatMap((e) => (e.mcp ? [endpointTool(e, e.mcp)] : [])),
 ];
 
 /** How an agent uses the tools, sent at initialisation. */
 export const MCP_INSTRUCTIONS = [
-  'leadgate collects and enriches lead data. Scrapers and finders run asynchronously ' +
-    'and are billed per result from the account wallet (each tool states its price):',
-  '1. Call the tool: it answers a runId at once. 2. ' +
-    `Call check_run_status with the runId and waitSecs (up to ${MAX_WAIT_SECS}) until status is SUCCEEDED.`,
-  '3. Call download_results from offset 0, then from each nextOffset until it is ' +
-    `null (at most ${MAX_PAGE_ROWS} rows or ${MAX_PAGE_BYTES / 1024} KB per call).`,
-  'query_lead_database, enrich_leads and enrich_local_businesses answer at once. ' +
-    'Errors come back as {"error": {"code", "message", "details"}}, the same as the REST API; ' +
-    'an argument a tool does not declare is refused, naming the closest one it does.',
+  'leadgate finds and enriches lead data. Scrapers and finders run asynchronously and are billed per ' +
+    'result from the account wallet (each tool states its price; the quote tool prices a start for free).',
+  `1. Call the tool with waitSecs (up to ${MAX_WAIT_SECS}): a run that ends in time comes back with its first ` +
+    'rows and a CSV link to hand the user. 2. Otherwise call check_run_status with the runId and waitSecs ' +
+    'until the run ends. 3. Read rows with download_results (fields chooses columns; at most ' +
+    `${MAX_PAGE_ROWS} rows or ${MAX_PAGE_BYTES / 1024} KB a call), or give the user the CSV link.`,
+  'Retrying a start? Send the same idempotencyKey, and no second run starts. maxCostUsd caps what a start may ' +
+    'hold. query_lead_database, enrich_leads and enrich_local_businesses answer at once. Errors name the tool ' +
+    'to call next (nextTool); an argument a tool does not declare is refused, naming the closest one it does.',
 ].join('\n');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_STATUSES } from '../../db/tables/runs.ts';
+import { RUN_STATUSES, RUN_STOP_REASONS } from '../../db/tables/runs.ts';
 import { peopleSearchTranslation } from '../endpoints/schemas.ts';
 
 /**
@@ -88,12 +88,35 @@ export const runStatus = z
       'FAILED, ABORTING, ABORTED or TIMED-OUT; the last four end a run.',
   );
 
+export const runStopReason = z
+  .enum(RUN_STOP_REASONS)
+  .describe(
+    'budget_exhausted: the USD held for the run (estimatedCost) was used up, so it stopped early with status ' +
+      'SUCCEEDED, keeping and billing the rows it has; buy credits and start another run for more. cancelled: ' +
+      'the run was cancelled (status ABORTED). time_limit: it reached its longest run time (status TIMED-OUT). ' +
+      'upstream_failed: the external source it ran on failed, was aborted on its side or could not be reached ' +
+      '(status FAILED, or ABORTED). Rows stored before the stop are kept and billed in every case.',
+  );
+
 /** The spec's Run object (status and cancel routes, MCP check_run_status and cancel_run). */
 export const runView = z
   .object({
     runId: z.string(),
     status: runStatus,
     statusMessage: z.string().describe('Human-readable progress text.'),
+    complete: z
+      .boolean()
+      .nullable()
+      .describe(
+        'Whether the run did all it was asked: true when it ended SUCCEEDED with no stoppedReason, false for ' +
+          'any other end (a SUCCEEDED run whose hold was used up included); null while the run is going.',
+      ),
+    stoppedReason: runStopReason
+      .nullable()
+      .describe(
+        'Why the run ended before it was done; null while it is going, when it ran to completion, and when it ' +
+          'FAILED on an error of its own (statusMessage says which).',
+      ),
     handled: z.int().describe('Items processed so far.'),
     requested: z.int().describe('Items requested.'),
     runTimeSecs: z.number().nullable().describe('Null while the run is going.'),

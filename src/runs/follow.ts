@@ -24,6 +24,7 @@ export async function waitForRun(
   runId: string,
   waitSecs: number,
   signal?: AbortSignal,
+  onProgress?: (run: RunSnapshot) => void,
 ): Promise<RunSnapshot> {
   const events = await core.events.subscribe('runProgress', runId);
   // This process stopping ends the wait too: the run is answered as it is rather than hold the stop.
@@ -46,7 +47,10 @@ export async function waitForRun(
     // The end's event carries the run as its end committed it (a run does not change once ended): it
     // is the answer, with no second read. A wait that passes, or a stream that stops, reads it again.
     const ended = (async () => {
-      for await (const snapshot of events) if (isTerminal(snapshot.status)) return snapshot;
+      for await (const snapshot of events) {
+        if (isTerminal(snapshot.status)) return snapshot;
+        onProgress?.(snapshot);
+      }
       return undefined;
     })();
     return (await Promise.race([ended, timeout])) ?? snapshotOf(await getRun(core.db, principal.accountId, runId));
@@ -63,8 +67,9 @@ export async function runStatus(
   runId: string,
   waitSecs = 0,
   signal?: AbortSignal,
+  onProgress?: (run: RunSnapshot) => void,
 ): Promise<RunSnapshot> {
-  if (waitSecs > 0) return waitForRun(core, principal, runId, waitSecs, signal);
+  if (waitSecs > 0) return waitForRun(core, principal, runId, waitSecs, signal, onProgress);
   return snapshotOf(await getRun(core.db, principal.accountId, runId));
 }
 

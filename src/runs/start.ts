@@ -180,7 +180,13 @@ export type PreparedStart = (tx: Transaction) => Promise<StartedRun>;
  * way in the same transaction. A run never exists without its hold and job, nor a job without its run.
  * Checking first keeps refused starts out of the account's write groups (account-writes.ts).
  */
-export function prepareStart(core: StartDeps, principal: Principal, toolName: string, raw: unknown): PreparedStart {
+export function prepareStart(
+  core: StartDeps,
+  principal: Principal,
+  toolName: string,
+  raw: unknown,
+  limits: StartLimits = {},
+): PreparedStart {
   const tool = getTool(toolName);
   // Text Postgres cannot hold (NUL, unpaired surrogates), anywhere in the input, is refused first.
   assertStorable(raw);
@@ -190,6 +196,7 @@ export function prepareStart(core: StartDeps, principal: Principal, toolName: st
     link,
     plan: planRun(principal, getTool(link.tool), link.input),
   }));
+  assertWithinCost(limits, [main, ...linked.map((l) => l.plan)]);
   // The guard's verdict on the webhook URL is looked up while the write waits its turn.
   const webhookGuarded = webhook?.guarded(core.network.guard);
   return async (tx) => {
@@ -211,15 +218,43 @@ export function prepareStart(core: StartDeps, principal: Principal, toolName: st
   };
 }
 
-/** Starts a run (see `prepareStart`) as one of the account's writes, without an idempotency key. */
+/** What a caller may bound a start by, beyond its input. */
+export interface StartLimits {
+  /** The most the start may be quoted (its runs' estimates together), micro-USD: above it nothing starts. */
+  maxCostMicros?: bigint;
+}
+
+/** 400 `cost_limit_exceeded` when the runs' estimate together is over the caller's `maxCostMicros`. */
+function assertWithinCost(limits: StartLimits, plans: readonly PlannedRun[]) {
+  if (limits.maxCostMicros === undefined) return;
+  const quoted = plans.reduce((sum, plan) => sum + plan.estimated, 0n);
+  if (quoted <= limits.maxCostMicros) return;
+  throw new AppError(
+    400,
+    'cost_limit_exceeded',
+    `This start is quoted at ${formatDollars(quoted)} USD, over the limit of ` +
+      `${formatDollars(limits.maxCostMicros)} USD it was given: nothing was started or held. ` +
+      'Ask for fewer results, or raise the limit.',
+    [{ path: 'maxCostUsd', message: `the quote is ${formatDollars(quoted)} USD` }],
+  );
+}
+
+/**
+ * Starts a run (see `prepareStart`) as one of the account's writes. With an idempotency key, a retry
+ * of the same start (same tool, same input) within 24 hours answers the first start instead of
+ * starting another; the key is shared with the tool's REST route, whose scope it takes.
+ */
 export async function startRun(
   core: StartDeps,
   principal: Principal,
   toolName: string,
   raw: unknown,
+  options: StartLimits & { idempotencyKey?: string } = {},
 ): Promise<StartedRun> {
-  const started = await idempotentWrite(core, { principal, scope: toolName }, () =>
-    prepareStart(core, principal, toolName, raw),
+  const { idempotencyKey, ...limits } = options;
+  const scope = idempotencyKey === undefined ? toolName : `POST ${getTool(toolName).rest.path}`;
+  const started = await idempotentWrite(core, { principal, key: idempotencyKey, scope, request: raw ?? null }, () =>
+    prepareStart(core, principal, toolName, raw, limits),
   );
   return started.body;
 }
@@ -239,8 +274,9 @@ export async function dryRunStart(
   principal: Principal,
   toolName: string,
   raw: unknown,
+  limits: StartLimits = {},
 ): Promise<StartedRun> {
-  const start = prepareStart(core, principal, toolName, raw);
+  const start = prepareStart(core, principal, toolName, raw, limits);
   try {
     await core.db.transaction(async (tx) => {
       throw new DryRunRollback(await start(tx));

@@ -112,9 +112,8 @@ export function openUpstream(
       : undefined;
   if (!planned) return undefined;
   const input = tool.input.parse(run.input);
-  const holdMicros = deps.config.enforceLimits
-    ? run.holdPlanMicros + run.holdPurchasedMicros
-    : tool.price.estimate(input, run.requested);
+  const estimate = tool.price.estimate(input, run.requested);
+  const holdMicros = deps.config.enforceLimits ? run.holdPlanMicros + run.holdPurchasedMicros : estimate;
   // Rows the hold pays for (the hold is the estimate of what the run asked for, or less when the wallet
   // held less): the upstream run may deliver and be charged no more.
   const maxItems = Math.max(1, tool.price.unitMicros > 0n ? Number(holdMicros / tool.price.unitMicros) : run.requested);
@@ -124,6 +123,7 @@ export function openUpstream(
       maxItems,
       maxTotalChargeUsd: Number(holdMicros) / 1_000_000,
       timeoutSecs: Math.max(1, Math.ceil(limitMs / 1000)),
+      capped: holdMicros < estimate,
     });
   } catch (err) {
     if (err instanceof UpstreamUnavailableError) return err;
@@ -139,6 +139,8 @@ export function openUpstream(
 export class UpstreamRunner<I = unknown> {
   private current: UpstreamRun | undefined;
   private readonly engine: UpstreamEngine;
+  /** Dataset items read up to now (stored or skipped), from the offset stored with the run. */
+  private read: number;
 
   constructor(
     private readonly deps: UpstreamDeps,
@@ -146,11 +148,21 @@ export class UpstreamRunner<I = unknown> {
     private readonly tool: ToolDefinition,
     private readonly declaration: UpstreamDeclaration<I>,
     private readonly actorId: string,
-    private readonly bound: { maxItems: number; maxTotalChargeUsd: number; timeoutSecs: number },
+    /** `capped`: the hold (so `maxItems`) is below the estimate of what the run asked for. */
+    private readonly bound: { maxItems: number; maxTotalChargeUsd: number; timeoutSecs: number; capped: boolean },
   ) {
     if (!deps.engine)
       throw new UpstreamUnavailableError('config', `${tool.name} runs upstream but APIFY_TOKEN is not set`);
     this.engine = deps.engine;
+    this.read = run.upstreamOffset;
+  }
+
+  /**
+   * The upstream run was bounded below what the run asked for, by a hold short of its estimate, and
+   * delivered up to that bound: the hold used up, not the search, ended it.
+   */
+  get readToCappedBound() {
+    return this.bound.capped && this.read >= this.bound.maxItems;
   }
 
   /** The upstream run's id once started or re-attached. */
@@ -169,6 +181,7 @@ export class UpstreamRunner<I = unknown> {
       const page = await this.engine.items(current.datasetId, offset, PAGE_SIZE);
       if (page.items.length > 0) {
         offset += page.items.length;
+        this.read = offset;
         upstreamItemsRead.inc({ tool: this.tool.name }, page.items.length);
         const rows = page.items
           .map((item) => this.declaration.row(item, input))

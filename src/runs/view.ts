@@ -1,4 +1,4 @@
-import { TERMINAL_STATUSES, type Run, type RunStatus } from '../../db/tables/runs.ts';
+import { TERMINAL_STATUSES, type Run, type RunStatus, type RunStopReason } from '../../db/tables/runs.ts';
 import { getTool } from '../tools/index.ts';
 
 /** What every face shows of a run; also the payload of progress events. */
@@ -7,6 +7,17 @@ export interface RunSnapshot {
   tool: string;
   status: RunStatus;
   statusMessage: string;
+  /**
+   * Why the run ended before it ran to completion (docs/api.md#how-a-run-ends): `budget_exhausted`,
+   * `cancelled`, `time_limit` or `upstream_failed`; null while it runs, when it ran to completion, and
+   * when it FAILED on an error of its own.
+   */
+  stoppedReason: RunStopReason | null;
+  /**
+   * True when the run ended SUCCEEDED with no stop reason: it did all it was asked. False for any other
+   * end (SUCCEEDED with its budget used up included); null while it runs.
+   */
+  complete: boolean | null;
   handled: number;
   requested: number;
   itemCount: number;
@@ -22,6 +33,10 @@ export interface RunSnapshot {
   billedUnits: number;
 }
 
+/** Whether a run did all it was asked: null until it ends, then true only for SUCCEEDED without a stop reason. */
+export const completeOf = (status: RunStatus, stopReason: RunStopReason | null): boolean | null =>
+  isTerminal(status) ? status === 'SUCCEEDED' && stopReason === null : null;
+
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function snapshotOf(run: Run): RunSnapshot {
@@ -30,6 +45,8 @@ export function snapshotOf(run: Run): RunSnapshot {
     tool: run.tool,
     status: run.status,
     statusMessage: run.statusMessage,
+    stoppedReason: run.stopReason,
+    complete: completeOf(run.status, run.stopReason),
     handled: run.handled,
     requested: run.requested,
     itemCount: run.itemCount,

@@ -154,7 +154,7 @@ export const businessForSaleTool = defineTool({
     'asking price, revenue, EBITDA, cash flow, industry, location and the broker contact.',
   rest: { path: '/api/v1/scrape/bizforsale-scraper' },
   graphql: { mutation: 'startBusinessForSaleScrape', inputType: 'StartBusinessForSaleScrapeInput' },
-  mcp: { name: 'scrape_businesses_for_sale' },
+  mcp: { name: 'scrape_businesses_for_sale', toolset: 'listings', openWorld: true },
   example: { startUrls: ['https://www.bizlistings.net/businesses-for-sale/colorado'], maxItems: 100 },
   input: businessForSaleInput,
   price: perResult('listing', '0.0099'),

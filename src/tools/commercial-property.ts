@@ -100,7 +100,7 @@ export const commercialPropertyTool = defineTool({
     'broker directory: address, coordinates, type, price, size and the broker contact and licence.',
   rest: { path: '/api/v1/scrape/cre-scraper' },
   graphql: { mutation: 'startCommercialPropertyScrape', inputType: 'StartCommercialPropertyScrapeInput' },
-  mcp: { name: 'scrape_commercial_properties' },
+  mcp: { name: 'scrape_commercial_properties', toolset: 'listings' },
   example: { startUrls: ['https://www.crelistings.net/search?location=Denver%2C%20CO'] },
   input: commercialPropertyInput,
   price: perResult('property', '0.029'),

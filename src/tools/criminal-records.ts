@@ -94,7 +94,7 @@ export const criminalRecordsTool = defineTool({
     'from sex offender registries, departments of corrections, arrest records and court records.',
   rest: { path: '/api/v1/scrape/criminal-records' },
   graphql: { mutation: 'startCriminalRecordsSearch', inputType: 'StartCriminalRecordsSearchInput' },
-  mcp: { name: 'search_criminal_records' },
+  mcp: { name: 'search_criminal_records', toolset: 'database' },
   example: { name: 'John Smith', state: 'CO', dob: '1980-04-12' },
   input: criminalRecordsInput,
   price,

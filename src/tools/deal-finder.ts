@@ -126,14 +126,12 @@ export const dealFinderTool = defineTool({
     'best deals first, with price, property type and bedroom filters.',
   rest: { path: '/api/v1/scrape/deal-finder' },
   graphql: { mutation: 'startDealFinder', inputType: 'StartDealFinderInput' },
-  mcp: { name: 'find_deals' },
+  mcp: { name: 'find_deals', toolset: 'listings' },
   example: { location: 'Denver, CO', minDiscountPercent: 10, maxItems: 100 },
   input: dealFinderInput,
   price,
   cancellable: false,
   notes: [
-    `The spec prices the deal finder (${price.text}) without describing a route; ` +
-      "this route and its parameters are this service's design.",
     'A deal is a property currently for sale whose list price is at least minDiscountPercent below its ' +
       'estimated value: list price ≤ estimated value × (1 − minDiscountPercent / 100), the boundary included.',
     'location is a city with its state, a whole state or a zip code; ' +

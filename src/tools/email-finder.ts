@@ -234,7 +234,7 @@ export const emailFinderTool = defineTool({
     'confirmed by asking the company’s mail server (SMTP RCPT, no mail sent); every address found is validated.',
   rest: { path: '/api/v1/scrape/email-finder' },
   graphql: { mutation: 'startEmailFinder', inputType: 'StartEmailFinderInput' },
-  mcp: { name: 'find_emails' },
+  mcp: { name: 'find_emails', toolset: 'emails', openWorld: true },
   example: {
     contacts: [
       { first_name: 'Jane', last_name: 'Doe', domain: 'acme.com' },

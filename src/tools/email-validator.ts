@@ -51,7 +51,7 @@ export const emailValidatorTool = defineTool({
     'an SMTP mailbox probe with catch-all detection, and the company at the domain from the lead database.',
   rest: { path: '/api/v1/scrape/email-validator' },
   graphql: { mutation: 'startEmailValidator', inputType: 'StartEmailValidatorInput' },
-  mcp: { name: 'validate_emails' },
+  mcp: { name: 'validate_emails', toolset: 'emails', openWorld: true },
   example: { emails: ['jane.doe@acme.com', 'sales@example.org'] },
   input: emailValidatorInput,
   price: perResult('email', '0.0072'),

@@ -95,7 +95,7 @@ export const homeServicesTool = defineTool({
     'years in business, service areas and contact details.',
   rest: { path: '/api/v1/scrape/homeservices-scraper' },
   graphql: { mutation: 'startHomeServicesScrape', inputType: 'StartHomeServicesScrapeInput' },
-  mcp: { name: 'scrape_home_services' },
+  mcp: { name: 'scrape_home_services', toolset: 'directories' },
   example: { keyword: 'plumbing', zipCodes: ['80202'], maxItems: 100 },
   input: homeServicesInput,
   price: perResult('listing', '0.0099'),

@@ -130,7 +130,7 @@ export const leadScraperTool = defineTool({
     'and every matching person comes back with their contact details and company data.',
   rest: { path: '/api/v1/scrape/leadplatform' },
   graphql: { mutation: 'startLeadScrape', inputType: 'StartLeadScrapeInput' },
-  mcp: { name: 'scrape_leads_from_url' },
+  mcp: { name: 'scrape_leads_from_url', toolset: 'directories', openWorld: true },
   example: {
     url:
       'https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States' +
@@ -162,7 +162,7 @@ export const leadScraperTool = defineTool({
       'while company data is being prepared fails at once with filters_not_applied_yet, and nothing is billed.',
     'Fewer matching leads than count is not an error: the run ends with all the matches and bills only those.',
     'Rows carry the lead database’s record fields; a field without data is empty.',
-    'Runs cannot be cancelled, per the spec.',
+    'Runs cannot be cancelled.',
   ],
   columns: LEAD_COLUMNS,
   requested: (input) => input.count,

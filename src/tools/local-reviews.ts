@@ -185,7 +185,7 @@ export const localReviewsTool = defineTool({
     'phone, website, rating, place id), found by search terms in locations or by business URLs.',
   rest: { path: '/api/v1/scrape/localreviews-scraper' },
   graphql: { mutation: 'startLocalReviewsScrape', inputType: 'StartLocalReviewsScrapeInput' },
-  mcp: { name: 'scrape_local_reviews' },
+  mcp: { name: 'scrape_local_reviews', toolset: 'maps', openWorld: true },
   example: { searchTerms: ['dentist'], locations: ['Denver, CO'], searchLimit: 10 },
   input: localReviewsInput,
   price,

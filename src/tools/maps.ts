@@ -264,7 +264,7 @@ export const mapsTool = defineTool({
     'rating, opening hours and review count, per search term and location.',
   rest: { path: '/api/v1/scrape/maps' },
   graphql: { mutation: 'startMapsScrape', inputType: 'StartMapsScrapeInput' },
-  mcp: { name: 'scrape_maps' },
+  mcp: { name: 'scrape_maps', toolset: 'maps', openWorld: true },
   example: { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 100 },
   input: mapsInput,
   price: perResult('business', '0.0099'),

@@ -157,7 +157,7 @@ export const mobileFinderTool = defineTool({
     'looked up in the lead database; one result row per input.',
   rest: { path: '/api/v1/scrape/mobile-finder' },
   graphql: { mutation: 'startMobileFinder', inputType: 'StartMobileFinderInput' },
-  mcp: { name: 'find_mobiles' },
+  mcp: { name: 'find_mobiles', toolset: 'enrichment' },
   example: { inputs: ['https://www.linkedin.com/in/jane-doe', 'jane.doe@acme.com'] },
   input: mobileFinderInput,
   rowUnit: 'input',

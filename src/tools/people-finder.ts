@@ -183,7 +183,7 @@ export const peopleFinderTool = defineTool({
     'their current address, phones, emails, other known addresses, properties owned and likely relatives.',
   rest: { path: '/api/v1/scrape/people-finder' },
   graphql: { mutation: 'startPeopleFinder', inputType: 'StartPeopleFinderInput' },
-  mcp: { name: 'find_people' },
+  mcp: { name: 'find_people', toolset: 'database' },
   example: { name: 'Jane Doe', city: 'Denver', state: 'CO' },
   input: peopleFinderInput,
   price,

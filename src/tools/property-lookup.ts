@@ -161,7 +161,7 @@ export const propertyLookupTool = defineTool({
     ],
   },
   graphql: { mutation: 'startPropertyLookup', inputType: 'StartPropertyLookupInput' },
-  mcp: { name: 'property_lookup' },
+  mcp: { name: 'property_lookup', toolset: 'database' },
   example: { addresses: ['1600 Pennsylvania Ave NW, Washington, DC 20500'], includeOwnerContact: true },
   input: propertyLookupInput,
   price,

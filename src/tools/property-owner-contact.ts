@@ -42,7 +42,7 @@ export const propertyOwnerContactTool = defineTool({
     'Started by property lookup with includeOwnerContact.',
   rest: { path: '/api/v1/scrape/property-lookup' },
   graphql: { mutation: 'startPropertyOwnerContact', inputType: 'StartPropertyOwnerContactInput' },
-  mcp: { name: 'property_owner_contact' },
+  mcp: { name: 'property_owner_contact', toolset: 'enrichment' },
   linkedOnly: true,
   input: propertyOwnerContactInput,
   price: ownerContactPrice,

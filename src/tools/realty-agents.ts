@@ -107,7 +107,7 @@ export const realtyAgentsTool = defineTool({
     'licence number, phone, email, specialties, languages, experience, rating, recent sales and price range.',
   rest: { path: '/api/v1/scrape/realty-agents' },
   graphql: { mutation: 'startRealtyAgentsScrape', inputType: 'StartRealtyAgentsScrapeInput' },
-  mcp: { name: 'scrape_realty_agents' },
+  mcp: { name: 'scrape_realty_agents', toolset: 'directories', openWorld: true },
   example: { location: 'Denver, CO', specialty: '1001', searchLimit: 10 },
   input: realtyAgentsInput,
   price: perResult('agent', '0.029'),

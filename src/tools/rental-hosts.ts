@@ -250,7 +250,7 @@ export const rentalHostsTool = defineTool({
     'pro host and superhost flags, with the listing (title, city, country, nightly price, amenities, rating).',
   rest: { path: '/api/v1/scrape/rental-host-email' },
   graphql: { mutation: 'startRentalHostsScrape', inputType: 'StartRentalHostsScrapeInput' },
-  mcp: { name: 'scrape_rental_hosts' },
+  mcp: { name: 'scrape_rental_hosts', toolset: 'directories', openWorld: true },
   example: { mode: 'city', city: ['Lisbon, Portugal'], maxPages: 1 },
   input: rentalHostsInput,
   price: perRow,

@@ -212,7 +212,7 @@ export const storeLeadsTool = defineTool({
     'plan tier, traffic, sales and staff size: domain, contacts, social profiles and estimates, page by page.',
   rest: { path: '/api/v1/scrape/store-leads' },
   graphql: { mutation: 'startStoreLeads', inputType: 'StartStoreLeadsInput' },
-  mcp: { name: 'scrape_store_leads' },
+  mcp: { name: 'scrape_store_leads', toolset: 'directories' },
   example: { platform: 'shopify', countryCode: 'US', totalLeads: 100, offset: 0 },
   input: storeLeadsInput,
   price,

@@ -175,7 +175,7 @@ export const techStackTool = defineTool({
     '(technologies and installed apps) and the lead database companies, with name, platform, category and location.',
   rest: { path: '/api/v1/scrape/techstack' },
   graphql: { mutation: 'startTechStack', inputType: 'StartTechStackInput' },
-  mcp: { name: 'scrape_tech_stack' },
+  mcp: { name: 'scrape_tech_stack', toolset: 'directories' },
   example: { technology: 'Klaviyo' },
   input: techStackInput,
   rowUnit: 'domain',

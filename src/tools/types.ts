@@ -7,6 +7,7 @@
  * - source: where a catalog-backed runner reads (the catalog tables, or a live upstream).
  * - hold: money reserved for a run at start and settled when it ends.
  */
+import type { Toolset } from './toolsets.ts';
 import { z } from 'zod';
 import type { Plan, SubscriptionStatus } from '../../db/tables/accounts.ts';
 import type { Sources } from '../sources/types.ts';
@@ -108,7 +109,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Start route; `aliases` are accepted too (e.g. the spec's examples without `/v1`), each possibly on its way out. */
   rest: { path: string; aliases?: { path: string; deprecated?: Deprecation }[] };
   graphql: { mutation: string; inputType: string };
-  mcp: { name: string };
+  /**
+   * The MCP tool: its name, the toolset clients choose it by (src/tools/toolsets.ts), and whether it
+   * reaches beyond the stored catalog (a live upstream source, DNS, mail servers or websites).
+   */
+  mcp: { name: string; toolset: Toolset; openWorld?: boolean };
   /**
    * A start body that works, shown in the OpenAPI document (required for every tool with a route; a test runs each).
    */

@@ -299,7 +299,7 @@ export const websiteFinderTool = defineTool({
     'extracts emails and people, and merges them with the lead database.',
   rest: { path: '/api/v1/scrape/website-finder' },
   graphql: { mutation: 'startWebsiteFinder', inputType: 'StartWebsiteFinderInput' },
-  mcp: { name: 'find_domain_emails' },
+  mcp: { name: 'find_domain_emails', toolset: 'emails', openWorld: true },
   example: { domains: ['acme.com', 'globex.com'], jobTitle: 'CEO' },
   input: websiteFinderInput,
   // The hold covers the most a run can cost: five contacts per domain.

@@ -231,6 +231,8 @@ export function runEventPayload(publicUrl: string, event: WebhookEvent, run: Run
       tool: run.tool,
       status: run.status,
       statusMessage: run.statusMessage,
+      complete: run.complete,
+      stoppedReason: run.stoppedReason,
       handled: run.handled,
       requested: run.requested,
       itemCount: run.itemCount,

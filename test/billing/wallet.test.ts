@@ -4,6 +4,9 @@ import { AppError } from '../../src/shared/errors.ts';
 import { startRun } from '../../src/runs/start.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { graphql } from '../helpers/gql/index.ts';
+
+const RunEnd = graphql(`query WalletRunEnd($id: ID!) { run(id: $id) { status complete stoppedReason } }`);
 
 let t: TestApp;
 
@@ -70,6 +73,10 @@ describe('holds and charges', () => {
     const started = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: DENVER_DENTISTS });
     expect(started.body.estimatedCost).toBe(0.99);
     const done = await t.waitForRun(apiKey, started.body.runId);
+    // The hold paid for everything the search found: the run did all it was asked.
+    expect(done).toMatchObject({ status: 'SUCCEEDED', complete: true, stoppedReason: null });
+    const run = await t.graphql(apiKey, RunEnd, { id: started.body.runId });
+    expect(run.body.data?.run).toEqual({ status: 'SUCCEEDED', complete: true, stoppedReason: null });
     const entries = await t.app.core
       .sql`select kind, (plan_micros + purchased_micros)::bigint as amount from ledger_entry where run_id = ${started.body.runId} order by id`;
     expect(entries.map((e) => [e.kind, BigInt(e.amount)])).toEqual([
@@ -100,10 +107,13 @@ describe('holds and charges', () => {
     const started = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: DENVER_DENTISTS });
     expect(started.status).toBe(200);
     const done = await t.waitForRun(apiKey, started.body.runId);
-    expect(done).toMatchObject({ status: 'SUCCEEDED', handled: 5 });
+    // SUCCEEDED as the spec has it, but stopped short: not complete, for its budget.
+    expect(done).toMatchObject({ status: 'SUCCEEDED', handled: 5, complete: false, stoppedReason: 'budget_exhausted' });
     expect(done.statusMessage).toBe(
       'Stopped after 5 businesses: the 0.05 USD held for this run is used up. Buy credits to get more.',
     );
+    const run = await t.graphql(apiKey, RunEnd, { id: started.body.runId });
+    expect(run.body.data?.run).toEqual({ status: 'SUCCEEDED', complete: false, stoppedReason: 'BUDGET_EXHAUSTED' });
     const csv = await t.request('GET', `/api/downloads/${started.body.runId}`, { key: apiKey });
     expect(csv.text.trim().split('\n')).toHaveLength(6);
     const m = await money(accountId);

@@ -38,7 +38,7 @@ const EXAMPLES = new Map<string, unknown>([
 const suite = fuzzSuite('MCP', 'tool');
 
 const post = (key: string, body: unknown) =>
-  fetch(`${suite.t.url}/mcp`, {
+  fetch(`${suite.t.url}/mcp?tools=all`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${key}`,

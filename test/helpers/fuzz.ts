@@ -867,7 +867,16 @@ export function mcpVerdict(status: number, text: string): { violation?: string; 
       if (message.error.code === -32603)
         return { violation: `JSON-RPC internal error: ${text.slice(0, 300)}`, refused: true };
     } else if (isRecord(message.result) && message.result.isError) {
-      const violation = errorBodyViolation(message.result.structuredContent, 'tool error');
+      // A tool error carries its body as text only: structured content is for answers.
+      const [first] = Array.isArray(message.result.content) ? message.result.content : [];
+      const errorText = isRecord(first) && typeof first.text === 'string' ? first.text : '';
+      let errorJson: unknown;
+      try {
+        errorJson = JSON.parse(errorText);
+      } catch {
+        return { violation: `a tool error whose text is not JSON: ${text.slice(0, 300)}`, refused: true };
+      }
+      const violation = errorBodyViolation(errorJson, 'tool error');
       if (violation) return { violation, refused: true };
     } else {
       refusedAll = false;

@@ -44,9 +44,12 @@ describe('executeRun', () => {
     const secret = new Error('connect ECONNREFUSED 10.0.0.7:5432 password=hunter2');
     await executeRun({ ...t.app.core, sources: failingSources(secret, 1) }, run.id);
     const status = await t.request('GET', `/api/v1/scrape/status/${run.id}`, { key });
+    // An error of the run's own is no stop reason: the run is not complete, and statusMessage says why.
     expect(status.body).toMatchObject({
       status: 'FAILED',
       statusMessage: 'The run failed because of an internal error. Results produced so far were kept.',
+      complete: false,
+      stoppedReason: null,
       handled: 50,
       outputUrl: `${t.url}/api/downloads/${run.id}`,
     });

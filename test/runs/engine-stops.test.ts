@@ -94,6 +94,8 @@ function recordingLogger() {
 interface RunRow {
   status: string;
   status_message: string;
+  /** The stop reason the engine's finish recorded (RunSnapshot.stoppedReason). */
+  stop_reason: string | null;
   item_count: number;
   handled: number;
   charged: bigint;
@@ -102,9 +104,10 @@ interface RunRow {
 }
 
 /** A run that stored, and was billed for, every row of the search, and was settled. */
-const everyRow = (status: string, statusMessage: string): RunRow => ({
+const everyRow = (status: string, statusMessage: string, stopReason: string | null): RunRow => ({
   status,
   status_message: statusMessage,
+  stop_reason: stopReason,
   item_count: expectedRows,
   handled: expectedRows,
   charged: BigInt(expectedRows) * PRICE,
@@ -114,7 +117,7 @@ const everyRow = (status: string, statusMessage: string): RunRow => ({
 
 async function run(id: string): Promise<RunRow> {
   const [r] = await t.app.core.sql`
-    select status, status_message, item_count, handled, charged_micros::text as charged, billed_units, settled_at is not null as settled
+    select status, status_message, stop_reason, item_count, handled, charged_micros::text as charged, billed_units, settled_at is not null as settled
     from run where id = ${id}`;
   return { ...(r as unknown as RunRow), charged: BigInt(r!.charged as string) };
 }
@@ -130,6 +133,10 @@ const jobs = async (runId: string) =>
 const status = async (runId: string) => (await run(runId)).status;
 const activeRuns = async (accountId: string) =>
   (await t.app.core.sql`select active_runs from wallet where account_id = ${accountId}`)[0]!.active_runs as number;
+/** The data of the end's webhook delivery of a run (the first, when it had several). */
+const endPayload = async (runId: string) =>
+  (await t.app.core.sql`select payload from webhook_delivery where run_id = ${runId} order by created_at limit 1`)[0]!
+    .payload.data as Record<string, unknown>;
 const deliveries = async (runId: string) =>
   (await t.app.core.sql`select event, url from webhook_delivery where run_id = ${runId} order by created_at`).map(
     (r) => `${r.event} ${r.url}`,
@@ -165,6 +172,7 @@ describe('a cancel part-way', () => {
     expect(await run(first.id)).toEqual({
       status: 'ABORTED',
       status_message: 'Cancelled: 50 businesses kept',
+      stop_reason: 'cancelled',
       item_count: 50,
       handled: 50,
       charged: 50n * PRICE,
@@ -186,6 +194,11 @@ describe('a cancel part-way', () => {
     const nextHold = 120n * PRICE;
     expect(await t.walletMicros(accountId)).toBe(before - 50n * PRICE - nextHold);
     expect(await deliveries(first.id)).toEqual(['run.aborted https://hooks.example.com/run']);
+    expect(await endPayload(first.id)).toMatchObject({
+      status: 'ABORTED',
+      complete: false,
+      stoppedReason: 'cancelled',
+    });
   });
 
   it('a batch stored while the cancel is under way keeps the cancel’s message', async () => {
@@ -198,6 +211,7 @@ describe('a cancel part-way', () => {
     expect(ended).toMatchObject({
       status: 'ABORTED',
       status_message: 'Cancelled: 100 businesses kept',
+      stop_reason: 'cancelled',
       item_count: 100,
       charged: 100n * PRICE,
     });
@@ -215,7 +229,7 @@ describe('a cancel part-way', () => {
     const { run: r } = await startRun(t.app.core, principal, 'maps', INPUT);
     // Two pages stored, then the cancel lands while the runner waits for the page that fills the search, its last.
     const progress = await cancelledUnannounced(r.id, 2);
-    expect(await run(r.id)).toEqual(everyRow('ABORTED', `Cancelled: ${expectedRows} businesses kept`));
+    expect(await run(r.id)).toEqual(everyRow('ABORTED', `Cancelled: ${expectedRows} businesses kept`, 'cancelled'));
     expect(await seqs(r.id)).toEqual(Array.from({ length: expectedRows }, (_, i) => i));
     expect(await t.walletMicros(accountId)).toBe(before - BigInt(expectedRows) * PRICE);
     expect(await activeRuns(accountId)).toBe(0);
@@ -239,6 +253,7 @@ describe('a cancel part-way', () => {
     expect(await run(r.id)).toMatchObject({
       status: 'ABORTED',
       status_message: 'Cancelled: 0 businesses kept',
+      stop_reason: 'cancelled',
       item_count: 0,
       charged: 0n,
     });
@@ -268,6 +283,7 @@ describe('the time limit part-way', () => {
     expect(await run(r.id)).toEqual({
       status: 'TIMED-OUT',
       status_message: `Timed out after ${limitSecs} s (this tool's limit): 50 businesses kept`,
+      stop_reason: 'time_limit',
       item_count: 50,
       handled: 50,
       charged: 50n * PRICE,
@@ -284,6 +300,11 @@ describe('the time limit part-way', () => {
     expect(await activeRuns(accountId)).toBe(1);
     expect(await t.walletMicros(accountId)).toBe(before - 50n * PRICE - 120n * PRICE);
     expect(await deliveries(r.id)).toEqual(['run.timed_out https://hooks.example.com/late']);
+    expect(await endPayload(r.id)).toMatchObject({
+      status: 'TIMED-OUT',
+      complete: false,
+      stoppedReason: 'time_limit',
+    });
     source.release();
   });
 });
@@ -321,7 +342,7 @@ describe('a worker that stops part-way', () => {
     // The next worker's attempt reads the whole search again and skips what is stored.
     const resumed = recordingLogger();
     await executeRun({ ...t.app.core, logger: resumed.logger }, r.id);
-    expect(await run(r.id)).toEqual(everyRow('SUCCEEDED', `Finished: ${expectedRows} businesses`));
+    expect(await run(r.id)).toEqual(everyRow('SUCCEEDED', `Finished: ${expectedRows} businesses`, null));
     expect(await seqs(r.id)).toEqual(Array.from({ length: expectedRows }, (_, i) => i));
     expect(resumed.lines.find((l) => l.msg === 'run succeeded')).toMatchObject({
       items: expectedRows,
@@ -389,7 +410,14 @@ describe('a run that fails', () => {
     };
     const { logger, lines } = recordingLogger();
     await executeRun({ ...t.app.core, sources, logger }, r.id);
-    expect(await run(r.id)).toMatchObject({ status: 'FAILED', item_count: 0, charged: 0n, settled: true });
+    // Failed on an error of its own, not a stop: no stop reason (statusMessage says what happened).
+    expect(await run(r.id)).toMatchObject({
+      status: 'FAILED',
+      stop_reason: null,
+      item_count: 0,
+      charged: 0n,
+      settled: true,
+    });
     const failed = lines.find((l) => l.msg === 'run failed') as
       | { level: number; runId: string; err: { message: string } }
       | undefined;
@@ -414,6 +442,7 @@ describe('what a finished run says', () => {
     expect(ended).toMatchObject({
       status: 'SUCCEEDED',
       status_message: 'Finished: 3 inputs; 2 mobile numbers found and billed',
+      stop_reason: null,
       item_count: 3,
       billed_units: 2,
       charged: 500_000n,
@@ -431,6 +460,7 @@ describe('what a finished run says', () => {
       status: 'SUCCEEDED',
       status_message:
         'Stopped after 258 leads: the 1.01 USD held for this run (the wallet balance plus 1.00 USD) is used up. Buy credits to get more.',
+      stop_reason: 'budget_exhausted',
       item_count: 258,
       charged: 258n * 3_900n,
     });
@@ -469,6 +499,7 @@ describe('an attempt that resumes part-way through a page', () => {
     await executeRun(t.app.core, r.id);
     expect(await run(r.id)).toMatchObject({
       status: 'SUCCEEDED',
+      stop_reason: null,
       item_count: expectedRows,
       charged: BigInt(expectedRows) * PRICE,
       billed_units: expectedRows,
@@ -492,8 +523,10 @@ describe('settling against a hold of both kinds of credit', () => {
     expect(BigInt(hold!.purchased as string)).toBe(50_000n);
     expect(BigInt(hold!.plan as string) + 50_000n).toBe(120n * PRICE);
     await executeRun(t.app.core, r.id);
+    // The hold paid for every row the search found: the run ran to completion, not out of money.
     expect(await run(r.id)).toMatchObject({
       status: 'SUCCEEDED',
+      stop_reason: null,
       item_count: expectedRows,
       charged: BigInt(expectedRows) * PRICE,
     });
@@ -509,6 +542,7 @@ describe('with money checks off', () => {
     expect(await run(r.id)).toMatchObject({
       status: 'SUCCEEDED',
       status_message: `Finished: ${expectedRows} businesses`,
+      stop_reason: null,
       item_count: expectedRows,
     });
   });
@@ -523,14 +557,20 @@ describe('what the account’s event stream hears', () => {
     const following = (async () => {
       for await (const event of events) {
         if (event.run.id !== r.id || event.run.itemCount === 0) continue;
-        kinds.push(`${event.kind} ${event.run.itemCount} ${event.run.status}`);
+        const { kind, run: snapshot } = event;
+        kinds.push(`${kind} ${snapshot.itemCount} ${snapshot.status} ${snapshot.complete} ${snapshot.stoppedReason}`);
         if (event.kind === 'finished') return;
       }
     })();
     await executeRun(t.app.core, r.id);
     await following;
     // The runner marks the page that fills the search as its last: it is stored with the run's end.
-    expect(kinds).toEqual([`progress 50 RUNNING`, `progress 100 RUNNING`, `finished ${expectedRows} SUCCEEDED`]);
+    // A run in flight is neither complete nor stopped; the end's event says it ran to completion.
+    expect(kinds).toEqual([
+      'progress 50 RUNNING null null',
+      'progress 100 RUNNING null null',
+      `finished ${expectedRows} SUCCEEDED true null`,
+    ]);
   });
 });
 
@@ -557,6 +597,7 @@ describe('a cancel accepted after the last batch', () => {
     expect(await run(r.id)).toMatchObject({
       status: 'ABORTED',
       status_message: 'Cancelled: 100 businesses kept',
+      stop_reason: 'cancelled',
       item_count: 100,
       charged: 100n * PRICE,
       settled: true,

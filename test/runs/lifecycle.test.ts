@@ -29,7 +29,8 @@ interface PlaceRow {
 const RunWithResults = graphql(`
   query LifecycleRunWithResults($id: ID!) {
     run(id: $id) {
-      id status statusMessage handled requested runTimeSecs outputUrl expiresAt cost billedUnits priceRule { text unit unitPrice }
+      id status statusMessage complete stoppedReason handled requested runTimeSecs outputUrl expiresAt cost billedUnits
+      priceRule { text unit unitPrice }
       results(first: 2) { totalCount nodes { ... on MapsResult { name placeId reviewCount latitude emails } } }
     }
   }
@@ -66,6 +67,9 @@ describe('a maps run through the real worker', () => {
       runId,
       status: 'SUCCEEDED',
       statusMessage: `Finished: ${denverDentists} businesses`,
+      // Ran to completion: every dentist the search found, none held back by the budget or a stop.
+      complete: true,
+      stoppedReason: null,
       handled: denverDentists,
       requested: 100,
       runTimeSecs: expect.any(Number),

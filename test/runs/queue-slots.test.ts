@@ -139,7 +139,10 @@ describe('the run queue: READY runs take the slots that free, oldest first', () 
     for (let i = 0; i < 2; i++) await startRun(t.app.core, principal, 'maps', SMALL);
     const waiting = (await startRun(t.app.core, principal, 'maps', SMALL)).run;
     const before = await walletMicros(accountId);
-    await finishRun(t.app.core, { id: waiting.id, accountId }, maps, 'ABORTED', 'Cancelled before it started');
+    await finishRun(t.app.core, { id: waiting.id, accountId }, maps, {
+      status: 'ABORTED',
+      message: 'Cancelled before it started',
+    });
     const ended = await run(waiting.id);
     expect(ended).toMatchObject({ status: 'ABORTED', status_message: 'Cancelled before it started', charged: 0n });
     expect(ended.finished_at).not.toBeNull();
@@ -166,7 +169,7 @@ describe('the run queue: READY runs take the slots that free, oldest first', () 
     const first = await run(a.id);
     expect(await activeRuns(accountId)).toBe(1);
     const wallet = await walletMicros(accountId);
-    await finishRun(t.app.core, { id: a.id, accountId }, maps, 'FAILED', 'late failure');
+    await finishRun(t.app.core, { id: a.id, accountId }, maps, { status: 'FAILED', message: 'late failure' });
     expect(await run(a.id)).toEqual(first);
     expect(await activeRuns(accountId)).toBe(1);
     expect(await walletMicros(accountId)).toBe(wallet);
@@ -192,7 +195,7 @@ describe('settling a run: never charged more than it held', () => {
     expect(hold).toBe(3n * 9_900n);
     const before = await walletMicros(accountId);
     await t.app.core.sql`update run set charged_micros = ${(hold * 10n).toString()}::bigint where id = ${a.id}`;
-    await finishRun(t.app.core, { id: a.id, accountId }, maps, 'FAILED', 'failed');
+    await finishRun(t.app.core, { id: a.id, accountId }, maps, { status: 'FAILED', message: 'failed' });
     expect((await run(a.id)).charged).toBe(hold);
     expect(await walletMicros(accountId)).toBe(before);
   });
@@ -203,7 +206,7 @@ describe('settling a run: never charged more than it held', () => {
     const before = await walletMicros(accountId);
     const hold = (await run(a.id)).holdPlan;
     await t.app.core.sql`update run set charged_micros = 9900 where id = ${a.id}`;
-    await finishRun(t.app.core, { id: a.id, accountId }, maps, 'ABORTED', 'stopped');
+    await finishRun(t.app.core, { id: a.id, accountId }, maps, { status: 'ABORTED', message: 'stopped' });
     expect((await run(a.id)).charged).toBe(9_900n);
     expect(await walletMicros(accountId)).toBe(before + hold - 9_900n);
   });

@@ -141,7 +141,8 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
     upstream.usageTotalUsd = 0.0123;
     upstream.set('SUCCEEDED', 'Finished! Scraped 3 places');
     const end = await t.waitForRun(key, runId);
-    expect(end.status).toBe('SUCCEEDED');
+    // The actor ended on its own within the hold: the run did all it was asked.
+    expect(end).toMatchObject({ status: 'SUCCEEDED', complete: true, stoppedReason: null });
 
     const got = await rows(runId);
     expect(got).toHaveLength(3);
@@ -214,7 +215,7 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
     const cancel = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key });
     expect(cancel.status).toBe(200);
     const end = await t.waitForRun(key, runId);
-    expect(end.status).toBe('ABORTED');
+    expect(end).toMatchObject({ status: 'ABORTED', complete: false, stoppedReason: 'cancelled' });
     expect(upstream.aborts).toBe(1);
     expect(upstream.status).toBe('ABORTED');
     expect(await rows(runId)).toHaveLength(2);
@@ -232,7 +233,7 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
     upstream.push(place(32));
     upstream.set('FAILED', 'The crawler was blocked');
     const end = await t.waitForRun(key, runId);
-    expect(end.status).toBe('FAILED');
+    expect(end).toMatchObject({ status: 'FAILED', complete: false, stoppedReason: 'upstream_failed' });
     const row = await runRow(runId);
     // Every item the dataset holds is read before the end.
     expect(row.item_count).toBe(2);
@@ -246,9 +247,19 @@ describe('maps on compass/crawler-google-places', { timeout: 60_000 }, () => {
     upstream.push(place(41));
     upstream.set('TIMED-OUT');
     const end = await t.waitForRun(key, runId);
-    expect(end.status).toBe('TIMED-OUT');
+    // The upstream run is given the run's own time limit: its timeout is the run's.
+    expect(end).toMatchObject({ status: 'TIMED-OUT', complete: false, stoppedReason: 'time_limit' });
     expect((await runRow(runId)).status_message).toBe('The upstream run timed out: 1 business kept');
     expect(await rows(runId)).toHaveLength(1);
+  });
+
+  it('an upstream run aborted on its side ends the run ABORTED for an upstream failure, not a cancel', async () => {
+    const { runId, upstream } = await startMaps();
+    upstream.push(place(45));
+    upstream.set('ABORTED', 'Aborted by the platform');
+    const end = await t.waitForRun(key, runId);
+    expect(end).toMatchObject({ status: 'ABORTED', complete: false, stoppedReason: 'upstream_failed' });
+    expect(end.statusMessage).toBe('The upstream run was aborted (Aborted by the platform): 1 business kept');
   });
 
   it('429 and 500 answers are retried with backoff: the run completes with every item once', async () => {
@@ -288,7 +299,7 @@ describe('the upstream refuses', { timeout: 60_000 }, () => {
       });
       const runId = started.body.runId as string;
       const end = await t.waitForRun(key, runId);
-      expect(end.status).toBe('FAILED');
+      expect(end).toMatchObject({ status: 'FAILED', complete: false, stoppedReason: 'upstream_failed' });
       const row = await runRow(runId);
       expect(row.status_message).toBe('upstream source unavailable');
       expect(row.error_detail).toContain(String(status));
@@ -307,7 +318,7 @@ describe('the upstream refuses', { timeout: 60_000 }, () => {
         body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 5 },
       });
       const end = await t.waitForRun(key, started.body.runId as string);
-      expect(end.status).toBe('FAILED');
+      expect(end).toMatchObject({ status: 'FAILED', stoppedReason: 'upstream_failed' });
       const row = await runRow(started.body.runId as string);
       expect(row.status_message).toBe('upstream source unavailable');
       expect(row.error_detail).toMatch(/404 record-not-found/);
@@ -329,7 +340,7 @@ describe('the upstream refuses', { timeout: 60_000 }, () => {
     upstream.push(place(63));
     try {
       const end = await t.waitForRun(key, runId);
-      expect(end.status).toBe('FAILED');
+      expect(end).toMatchObject({ status: 'FAILED', complete: false, stoppedReason: 'upstream_failed' });
     } finally {
       fake.clearFaults();
     }

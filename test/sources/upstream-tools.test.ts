@@ -452,7 +452,7 @@ describe('declared tools', { timeout: 60_000 }, () => {
     // An actor that delivers past its limit: the rows past the hold are neither stored nor billed.
     upstream.push(...Array.from({ length: 8 }, (_, i) => ({ title: `Place ${i}`, placeId: `ChIJbound${i}` })));
     const end = await t.waitForRun(key, runId);
-    expect(end.status).toBe('SUCCEEDED');
+    expect(end).toMatchObject({ status: 'SUCCEEDED', complete: false, stoppedReason: 'budget_exhausted' });
     const [run] = await t.app.core.sql`select item_count, charged_micros, status_message from run where id = ${runId}`;
     expect(run).toMatchObject({ item_count: 5, charged_micros: '49500' });
     expect(run!.status_message).toMatch(/^Stopped after 5 businesses: the 0.05 USD held for this run is used up/);
@@ -461,5 +461,38 @@ describe('declared tools', { timeout: 60_000 }, () => {
       (n) => n === 1,
       { what: 'the upstream run aborted' },
     );
+  });
+
+  it('an actor that stops at the bound the hold set ends the run stopped for its budget, not complete', async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 50_000n });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/maps', {
+      searchStringsArray: ['dentist'],
+      maxCrawledPlacesPerSearch: 100,
+    });
+    expect(Number(upstream.options.maxItems)).toBe(5);
+    // The actor keeps to its limit and succeeds: the search had more, the hold paid for 5.
+    upstream.push(...Array.from({ length: 5 }, (_, i) => ({ title: `Place ${i}`, placeId: `ChIJexact${i}` })));
+    upstream.set('SUCCEEDED');
+    const end = await t.waitForRun(key, runId);
+    expect(end).toMatchObject({ status: 'SUCCEEDED', complete: false, stoppedReason: 'budget_exhausted' });
+    expect(end.statusMessage).toMatch(/^Stopped after 5 businesses: the 0.05 USD held for this run is used up/);
+    expect(upstream.aborts).toBe(0);
+  });
+
+  it('an actor that finds fewer than the hold pays for ends the run complete', async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 50_000n });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/maps', {
+      searchStringsArray: ['dentist'],
+      maxCrawledPlacesPerSearch: 100,
+    });
+    upstream.push(...Array.from({ length: 3 }, (_, i) => ({ title: `Place ${i}`, placeId: `ChIJfew${i}` })));
+    upstream.set('SUCCEEDED');
+    const end = await t.waitForRun(key, runId);
+    expect(end).toMatchObject({
+      status: 'SUCCEEDED',
+      statusMessage: 'Finished: 3 businesses',
+      complete: true,
+      stoppedReason: null,
+    });
   });
 });

@@ -6,6 +6,7 @@ import type { ConsoleKeysQuery } from '../gql/graphql.ts';
 import { Loading, QueryError, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
+import { ConnectedApps } from './connected-apps.tsx';
 
 const KeysQuery = graphql(`
   query ConsoleKeys {
@@ -211,6 +212,7 @@ export default function Keys() {
           }}
         />
       )}
+      <ConnectedApps />
     </Stack>
   );
 }

@@ -49,6 +49,7 @@ export const wallet = defineEndpoint({
   graphql: { field: 'wallet' },
   mcp: {
     tool: 'get_wallet',
+    toolset: 'account',
     title: 'Wallet',
     description: [
       'Balances in USD (decimal strings): plan credits (balance_dollars), ' +

@@ -55,6 +55,7 @@ export const leadDatabase = defineEndpoint({
   graphql: { field: 'leads' },
   mcp: {
     tool: 'query_lead_database',
+    toolset: 'database',
     title: 'Query the lead database',
     description: [
       'Search the lead database: people with their company (title, seniority, department, ' +

@@ -32,6 +32,7 @@ export const leadEnrichment = defineEndpoint({
   graphql: { field: 'enrichLeads' },
   mcp: {
     tool: 'enrich_leads',
+    toolset: 'enrichment',
     title: 'Enrich leads',
     description: [
       'Match rows against the lead database and append the person ' +
@@ -67,6 +68,7 @@ export const localBusinessEnrichment = defineEndpoint({
   graphql: { field: 'enrichLocalBusinesses' },
   mcp: {
     tool: 'enrich_local_businesses',
+    toolset: 'enrichment',
     title: 'Enrich local businesses',
     description: [
       'Match rows against the local business database and append phone, ' +

@@ -89,6 +89,6 @@ export function appendBatch(deps: BatchDeps, run: Run, batch: StoredBatch): Prom
 export function appendLastBatch(deps: BatchDeps, run: Run, tool: ToolDefinition, batch: StoredBatch, message: string) {
   return deps.db.transaction(async (tx) => {
     const [, stored] = await Promise.all([lockAccount(tx, run.accountId), storeBatch(tx, run, batch)]);
-    if (stored) await finishRunInTx(deps, tx, stored, tool, 'SUCCEEDED', message);
+    if (stored) await finishRunInTx(deps, tx, stored, tool, { status: 'SUCCEEDED', message });
   });
 }

@@ -28,9 +28,11 @@ const INTERNAL_FAILURE = 'The run failed because of an internal error. Results p
 /**
  * Executes a run to its end. Safe to call again for the same run (jobs run at least once): a
  * finished run is left alone, and rows an earlier attempt stored are neither stored nor billed twice.
- * The run ends ABORTED when cancelled, TIMED-OUT past its time limit, FAILED on an error; each keeps
- * and bills the rows already stored. When the worker shuts down (`workerSignal`), the run is handed
- * back: its job is queued again and the next worker resumes it where this one stopped.
+ * The run ends ABORTED when cancelled, TIMED-OUT past its time limit, FAILED on an error, SUCCEEDED
+ * when its runner is done or its hold is used up (its stop reason tells the two apart: finish.ts
+ * `stopReasonOf`); each keeps and bills the rows already stored. When the worker shuts down
+ * (`workerSignal`), the run is handed back: its job is queued again and the next worker resumes it
+ * where this one stopped.
  */
 export async function executeRun(
   deps: EngineDeps,
@@ -44,7 +46,7 @@ export async function executeRun(
   const upstream = openUpstream({ ...deps, engine: deps.upstream }, run, tool, runTimeLimitSecs(tool, deps.config));
   if (run.status === 'ABORTING') {
     if (upstream instanceof UpstreamRunner) await upstream.abort();
-    await finishRun(deps, run, tool, 'ABORTED', cancelledMessage(run.itemCount, tool));
+    await finishRun(deps, run, tool, { status: 'ABORTED', message: cancelledMessage(run.itemCount, tool) });
     return;
   }
   const limitSecs = runTimeLimitSecs(tool, deps.config);
@@ -160,6 +162,8 @@ export async function executeRun(
   } finally {
     stops.release();
   }
+  // An upstream run bounded by a hold short of the estimate, read to that bound: the hold ended it, not the search.
+  if (!holdUsedUp && upstream instanceof UpstreamRunner && upstream.readToCappedBound) holdUsedUp = true;
 
   const reason = stops.reason;
   const kept = Math.max(seq, startAt);
@@ -176,7 +180,7 @@ export async function executeRun(
   }
   if (failure instanceof UpstreamEndedError) {
     const ending = upstreamEnding(failure, plural(await storedItems(deps, run.id), tool.rowUnit ?? tool.price.unit));
-    await finishRun(deps, run, tool, ending.status, ending.message, failure.message);
+    await finishRun(deps, run, tool, { ...ending, errorDetail: failure.message, cause: 'upstream' });
     log.warn(
       { upstreamRunId: active?.upstreamRunId, upstreamStatus: failure.status },
       'upstream run ended without success',
@@ -187,31 +191,45 @@ export async function executeRun(
       { upstreamRunId: active?.upstreamRunId, reason: failure.reason, detail: failure.detail },
       'upstream source unavailable',
     );
-    await finishRun(deps, run, tool, 'FAILED', failure.message, failure.detail);
+    await finishRun(deps, run, tool, {
+      status: 'FAILED',
+      message: failure.message,
+      errorDetail: failure.detail,
+      cause: 'upstream',
+    });
     // Best effort, after the caller has the answer: the engine may be the thing that is down.
     void active?.abort();
   } else if (failure) {
     const safe = failure instanceof AppError ? failure.message : INTERNAL_FAILURE;
     log.error({ err: failure }, 'run failed');
-    await finishRun(deps, run, tool, 'FAILED', safe, failure.stack ?? failure.message);
+    await finishRun(deps, run, tool, {
+      status: 'FAILED',
+      message: safe,
+      errorDetail: failure.stack ?? failure.message,
+    });
   } else if (reason === 'shutdown') {
     await handBack(deps, run.id);
     log.info({ items: kept }, 'worker stopping: run handed back');
   } else if (reason === 'cancelled') {
-    await finishRun(deps, run, tool, 'ABORTED', cancelledMessage(await storedItems(deps, run.id), tool));
+    await finishRun(deps, run, tool, {
+      status: 'ABORTED',
+      message: cancelledMessage(await storedItems(deps, run.id), tool),
+    });
     log.info('run cancelled');
   } else if (reason === 'timed-out') {
     const items = await storedItems(deps, run.id);
-    await finishRun(
-      deps,
-      run,
-      tool,
-      'TIMED-OUT',
-      `Timed out after ${limitSecs} s (this tool's limit): ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`,
-    );
+    const unit = tool.rowUnit ?? tool.price.unit;
+    await finishRun(deps, run, tool, {
+      status: 'TIMED-OUT',
+      message: `Timed out after ${limitSecs} s (this tool's limit): ${plural(items, unit)} kept`,
+    });
     log.warn({ limitSecs }, 'run timed out');
   } else {
-    await finishRun(deps, run, tool, 'SUCCEEDED', finishedMessage(kept));
+    await finishRun(deps, run, tool, {
+      status: 'SUCCEEDED',
+      message: finishedMessage(kept),
+      ...(holdUsedUp ? { cause: 'hold_used_up' } : {}),
+    });
     log.info({ items: kept, holdUsedUp }, 'run succeeded');
   }
 }

@@ -1,10 +1,11 @@
 /**
- * The engine's finish: a run moved to its terminal status once, its hold settled, its slot freed for
- * the account's next run, its end announced and its webhooks queued, in one transaction.
+ * The engine's finish: a run moved to its terminal status once, with its stop reason, its hold settled,
+ * its slot freed for the account's next run, its end announced and its webhooks queued, in one
+ * transaction.
  */
 import { eq, sql } from 'drizzle-orm';
 import type { Transaction } from '../../../db/client.ts';
-import { runTable, type Run, type RunStatus } from '../../../db/tables/runs.ts';
+import { runTable, type Run, type RunStatus, type RunStopReason } from '../../../db/tables/runs.ts';
 import { oneRow } from '../../../db/rows.ts';
 import type { Core } from '../../core.ts';
 import type { ToolDefinition } from '../../tools/types.ts';
@@ -21,23 +22,57 @@ export type FinishDeps = Pick<Core, 'db' | 'events' | 'config'>;
 export const cancelledMessage = (items: number, tool: ToolDefinition) =>
   `Cancelled: ${plural(items, tool.rowUnit ?? tool.price.unit)} kept`;
 
+/** What ended a run beside its status: its hold used up, or its upstream source. */
+export type EndCause = 'hold_used_up' | 'upstream';
+
+/** How a run ends: its terminal status, the message for people, the operator's detail, and its cause. */
+export interface RunEnding {
+  status: RunStatus;
+  message: string;
+  /** Internal failure detail, stored for operators only. */
+  errorDetail?: string;
+  cause?: EndCause;
+}
+
+/**
+ * The one rule of a run's stop reason (docs/api.md#how-a-run-ends), from its terminal status and cause:
+ * ABORTED is a cancel (an upstream run aborted on its side: `upstream_failed`), TIMED-OUT the time limit
+ * (an upstream run times out at the limit the run gave it), FAILED through the upstream source
+ * `upstream_failed`, and SUCCEEDED with its hold used up `budget_exhausted`. Null otherwise: a run that
+ * ran to completion, or FAILED on an error of its own (its `statusMessage` says which).
+ */
+export function stopReasonOf(status: RunStatus, cause?: EndCause): RunStopReason | null {
+  switch (status) {
+    case 'ABORTED':
+      return cause === 'upstream' ? 'upstream_failed' : 'cancelled';
+    case 'TIMED-OUT':
+      return 'time_limit';
+    case 'FAILED':
+      return cause === 'upstream' ? 'upstream_failed' : null;
+    case 'SUCCEEDED':
+      return cause === 'hold_used_up' ? 'budget_exhausted' : null;
+    default:
+      return null;
+  }
+}
+
 /**
  * Moves a run to a terminal status once (a run that had already ended is left alone: false), in the
- * caller's transaction with the account locked: settles the hold (release it, charge the final cost)
- * and starts the account's next waiting run. `locked` is the run as read or updated in this
- * transaction, its row locked since, so it is the run as it is: everything the end needs is known
- * without asking again, and its statements go in two round trips, each a group sent together.
+ * caller's transaction with the account locked: records its stop reason (stopReasonOf), settles the
+ * hold (release it, charge the final cost) and starts the account's next waiting run. `locked` is the
+ * run as read or updated in this transaction, its row locked since, so it is the run as it is:
+ * everything the end needs is known without asking again, and its statements go in two round trips,
+ * each a group sent together.
  */
 export async function finishRunInTx(
   deps: Omit<FinishDeps, 'db'>,
   tx: Transaction,
   locked: Run,
   tool: ToolDefinition,
-  status: RunStatus,
-  message: string,
-  errorDetail?: string,
+  ending: RunEnding,
 ): Promise<boolean> {
   if (isTerminal(locked.status)) return false;
+  let { status, message } = ending;
   // A cancel accepted after the runner's last batch: the caller was told ABORTING, so the run ends
   // ABORTED, with every row it stored.
   if (locked.status === 'ABORTING' && status === 'SUCCEEDED') {
@@ -60,10 +95,11 @@ export async function finishRunInTx(
       .set({
         status,
         statusMessage: message,
+        stopReason: stopReasonOf(status, ending.cause),
         finishedAt: sql`now()`,
         startedAt: sql`coalesce(${runTable.startedAt}, now())`,
         expiresAt: sql`now() + make_interval(hours => ${deps.config.resultRetentionHours})`,
-        errorDetail: errorDetail ?? null,
+        errorDetail: ending.errorDetail ?? null,
         chargedMicros: charge,
         settledAt: sql`now()`,
       })
@@ -90,15 +126,13 @@ export async function finishRun(
   deps: FinishDeps,
   run: Pick<Run, 'id' | 'accountId'>,
   tool: ToolDefinition,
-  status: RunStatus,
-  message: string,
-  errorDetail?: string,
+  ending: RunEnding,
 ) {
   await deps.db.transaction(async (tx) => {
     const [, [locked]] = await Promise.all([
       lockAccount(tx, run.accountId),
       tx.select().from(runTable).where(eq(runTable.id, run.id)).for('update'),
     ]);
-    if (locked) await finishRunInTx(deps, tx, locked, tool, status, message, errorDetail);
+    if (locked) await finishRunInTx(deps, tx, locked, tool, ending);
   });
 }

@@ -148,7 +148,10 @@ export async function cancelRun(
     if (isTerminal(run.status)) throw new AppError(409, 'run_finished', `The run has already ended (${run.status}).`);
     if (run.status === 'ABORTING') return snapshotOf(run);
     if (run.status === 'READY') {
-      await finishRunInTx(core, tx, run, tool, 'ABORTED', 'Cancelled before it started: nothing was charged');
+      await finishRunInTx(core, tx, run, tool, {
+        status: 'ABORTED',
+        message: 'Cancelled before it started: nothing was charged',
+      });
     } else {
       const aborting = await tx
         .update(runTable)

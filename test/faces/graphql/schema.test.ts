@@ -150,6 +150,7 @@ describe('connections', () => {
         'WebhookConnection',
         'WebhookDeliveryConnection',
         ...['ApiKeyConnection', 'ConsoleSessionConnection', 'InvitationConnection', 'MembershipConnection'],
+        'ConnectedAppConnection',
       ].sort(),
     );
     for (const connection of connections) {
@@ -222,6 +223,7 @@ describe('global object identification', () => {
       'Account',
       'ApiKey',
       'Company',
+      'ConnectedApp',
       'ConsoleSession',
       'Invitation',
       'Lead',

@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.stop());
 
-const HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+const HEADERS = { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-03-26' };
 const call = (id: number, name: string, args: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',
   id,

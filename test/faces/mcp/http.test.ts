@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { MAX_PAGE_BYTES } from '../../../src/mcp/tools.ts';
+import { MAX_PAGE_BYTES } from '../../../src/mcp/limits.ts';
 import { TOOLS } from '../../../src/tools/index.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../../helpers/app.ts';
 
@@ -18,9 +18,9 @@ let key: string;
 let client: Client;
 const clients: Client[] = [];
 
-async function connect(apiKey?: string, headers: Record<string, string> = {}): Promise<Client> {
+async function connect(apiKey?: string, headers: Record<string, string> = {}, query = ''): Promise<Client> {
   const c = new Client({ name: 'leadgate-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+  const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp${query}`), {
     requestInit: { headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers } },
   });
   await c.connect(transport);
@@ -30,17 +30,22 @@ async function connect(apiKey?: string, headers: Record<string, string> = {}): P
 
 interface ToolAnswer {
   isError?: boolean;
-  content: { type: string; text: string }[];
+  content: { type: string; text?: string; uri?: string; mimeType?: string }[];
   structuredContent?: Record<string, unknown>;
 }
 
-/** Calls a tool and returns its JSON answer (the text content, which must equal structuredContent). */
+/**
+ * Calls a tool and returns its JSON answer: the first text content, which equals structuredContent
+ * (an error has none: structured content is for answers), and the resource links after it.
+ */
 async function call(name: string, args: Record<string, unknown> = {}, c = client) {
   const answer = (await c.callTool({ name, arguments: args })) as ToolAnswer;
-  expect(answer.content).toHaveLength(1);
-  const body = JSON.parse(answer.content[0]!.text);
-  expect(answer.structuredContent).toEqual(body);
-  return { isError: answer.isError === true, body, text: answer.content[0]!.text };
+  const [text, ...rest] = answer.content;
+  const body = JSON.parse(text!.text!);
+  if (answer.isError) expect(answer.structuredContent).toBeUndefined();
+  else expect(answer.structuredContent).toEqual(body);
+  expect(rest.every((c) => c.type === 'resource_link')).toBe(true);
+  return { isError: answer.isError === true, body, text: text!.text!, links: rest };
 }
 
 /** A browser app the operator lets call the gateway (CORS_ORIGINS). */
@@ -49,7 +54,7 @@ const APP_ORIGIN = 'https://app.example.com';
 beforeAll(async () => {
   t = await startTestApp({ config: { corsOrigins: [APP_ORIGIN] } });
   ({ apiKey: key } = await t.account());
-  client = await connect(key);
+  client = await connect(key, {}, '?tools=all');
 });
 afterAll(async () => {
   for (const c of clients) await c.close();
@@ -89,17 +94,25 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       expect(listed, tool.name).toBeDefined();
       expect(listed!.title).toBe(tool.title);
       expect(listed!.description).toContain(tool.price.text);
-      expect(listed!.description).toContain(`Cancellable: ${tool.cancellable ? 'yes' : 'no'}`);
       const { $schema: _, ...fromRegistry } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' });
-      expect(listed!.inputSchema).toEqual(fromRegistry);
+      // The tool's own arguments, and those of every start.
+      expect(Object.keys(listed!.inputSchema.properties!)).toEqual([
+        ...Object.keys((fromRegistry as { properties: object }).properties),
+        'waitSecs',
+        'idempotencyKey',
+        'maxCostUsd',
+      ]);
+      expect(listed!.outputSchema).toMatchObject({ type: 'object' });
+      expect(listed!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     }
     const leadScraper = tools.find((l) => l.name === 'scrape_leads_from_url')!;
-    expect(leadScraper.description).toContain('count 500–50000');
+    expect(leadScraper.inputSchema.properties!.count).toMatchObject({ minimum: 500, maximum: 50000 });
     const status = tools.find((l) => l.name === 'check_run_status')!;
     expect(status.inputSchema.properties!.waitSecs).toMatchObject({ type: 'integer', maximum: 45 });
     const download = tools.find((l) => l.name === 'download_results')!;
     expect(download.inputSchema.properties!.limit).toMatchObject({ maximum: 100 });
     expect(download.description).toMatch(/100 rows or 50 KB/);
+    expect(download.annotations).toMatchObject({ readOnlyHint: true });
   });
 
   it('runs scrape_maps to SUCCEEDED and pages through its rows with nextOffset, as the REST download has them', async () => {
@@ -115,13 +128,16 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     let status = (await call('check_run_status', { runId, waitSecs: 30 })).body;
     for (let i = 0; status.status !== 'SUCCEEDED' && i < 5; i++)
       status = (await call('check_run_status', { runId, waitSecs: 30 })).body;
+    expect(status).toMatchObject({ runId, status: 'SUCCEEDED', nextStep: expect.stringContaining('download_results') });
+    // The REST status route's view, without the link that needs the key.
+    const restStatus = (await t.request('GET', `/api/v1/scrape/status/${runId}`, { key })).body;
+    expect(status).not.toHaveProperty('outputUrl');
     expect(status).toMatchObject({
-      runId,
-      status: 'SUCCEEDED',
-      outputUrl: `${t.app.core.config.publicUrl}/api/downloads/${runId}`,
+      handled: restStatus.handled,
+      cost: restStatus.cost,
+      billedUnits: restStatus.billed_units,
+      rows: expect.any(Number),
     });
-    // The same view as the REST status route.
-    expect(status).toEqual((await t.request('GET', `/api/v1/scrape/status/${runId}`, { key })).body);
 
     const rest = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
     expect(rest.status).toBe(200);
@@ -162,6 +178,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
     expect(rest.status).toBe(400);
     expect(bad.isError).toBe(true);
     expect(bad.body).toEqual(rest.body);
+    expect(bad.body.nextTool).toBeUndefined();
     expect(bad.body.error.code).toBe('validation_failed');
 
     const wait = await call('check_run_status', { runId: 'run_x', waitSecs: 60 });
@@ -177,7 +194,13 @@ describe('MCP over Streamable HTTP at /mcp', () => {
 
     const poor = await t.account({ creditsMicros: 0n });
     const broke = await call('scrape_maps', DENVER_DENTISTS, await connect(poor.apiKey));
-    expect(broke).toMatchObject({ isError: true, body: { error: { code: 'insufficient_funds' } } });
+    expect(broke).toMatchObject({
+      isError: true,
+      body: { error: { code: 'insufficient_funds' }, nextTool: 'get_wallet' },
+    });
+    // In the tools' words: no route, no status number.
+    expect(broke.body.error.message).toMatch(/Top up the wallet in the console \(Billing\)/);
+    expect(broke.text).not.toMatch(/\/api\/|\b402\b/);
   });
 
   it('serves the account, database and enrichment tools like their REST routes', async () => {
@@ -202,14 +225,19 @@ describe('MCP over Streamable HTTP at /mcp', () => {
 
     const started = await call('scrape_maps', DENVER_DENTISTS);
     await t.waitForRun(key, started.body.runId);
+    // Cancelling is idempotent: a run that has ended is answered as it ended.
     expect(await call('cancel_run', { runId: started.body.runId })).toMatchObject({
-      isError: true,
-      body: { error: { code: 'run_finished' } },
+      isError: false,
+      body: { runId: started.body.runId, status: 'SUCCEEDED' },
     });
 
-    const starter = await t.account({ plan: 'starter' });
-    const gated = await call('query_lead_database', {}, await connect(starter.apiKey));
-    expect(gated).toMatchObject({ isError: true, body: { error: { code: 'plan_required' } } });
+    // A tool the plan does not include is not offered, and calling it anyway names tools/list.
+    const starter = await connect((await t.account({ plan: 'starter' })).apiKey, {}, '?tools=all');
+    expect((await starter.listTools()).tools.map((tool) => tool.name)).not.toContain('query_lead_database');
+    await expect(starter.callTool({ name: 'query_lead_database', arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('tools/list'),
+    });
   });
 
   it('refuses a request without a valid key with 401, the REST error body and WWW-Authenticate, and counts keyed ones against the rate limit', async () => {

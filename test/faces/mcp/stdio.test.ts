@@ -32,12 +32,13 @@ async function spawnClient(args: string[], env: Record<string, string> = {}): Pr
 async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
   const answer = (await client.callTool({ name, arguments: args })) as {
     isError?: boolean;
-    content: { text: string }[];
+    content: { type: string; text?: string; uri?: string }[];
     structuredContent?: unknown;
   };
-  const body = JSON.parse(answer.content[0]!.text);
-  expect(answer.structuredContent).toEqual(body);
-  return { isError: answer.isError === true, body };
+  const body = JSON.parse(answer.content[0]!.text!);
+  if (answer.isError) expect(answer.structuredContent).toBeUndefined();
+  else expect(answer.structuredContent).toEqual(body);
+  return { isError: answer.isError === true, body, links: answer.content.slice(1) };
 }
 
 beforeAll(async () => {
@@ -51,7 +52,7 @@ afterAll(async () => {
 
 describe('npx leadgate mcp (stdio, a client of the REST API)', () => {
   it('lists the tools, runs scrape_maps to SUCCEEDED and pages through the rows the REST download has', async () => {
-    const client = await spawnClient(['--url', t.url, '--key', key]);
+    const client = await spawnClient(['--url', t.url, '--key', key, '--tools', 'all']);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(
       expect.arrayContaining([
@@ -69,8 +70,20 @@ describe('npx leadgate mcp (stdio, a client of the REST API)', () => {
     let status = (await call(client, 'check_run_status', { runId, waitSecs: 30 })).body;
     for (let i = 0; status.status !== 'SUCCEEDED' && i < 5; i++)
       status = (await call(client, 'check_run_status', { runId, waitSecs: 30 })).body;
-    expect(status).toEqual((await t.request('GET', `/api/v1/scrape/status/${runId}`, { key })).body);
     expect(status.status).toBe('SUCCEEDED');
+    const restStatus = (await t.request('GET', `/api/v1/scrape/status/${runId}`, { key })).body;
+    expect(status).toMatchObject({
+      runId,
+      handled: restStatus.handled,
+      cost: restStatus.cost,
+      rows: expect.any(Number),
+    });
+    // The finished run's file, as a signed link the user can open without the key.
+    const ended = await call(client, 'check_run_status', { runId });
+    expect(ended.links).toEqual([expect.objectContaining({ type: 'resource_link', mimeType: 'text/csv' })]);
+    const csv = await fetch(ended.links[0]!.uri!);
+    expect(csv.status).toBe(200);
+    expect(await csv.text()).toBe((await t.request('GET', `/api/downloads/${runId}?format=csv`, { key })).text);
 
     const rest = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
     const rows: unknown[] = [];
@@ -105,9 +118,7 @@ describe('npx leadgate mcp (stdio, a client of the REST API)', () => {
 
     const revoked = await spawnClient(['--url', t.url, '--key', 'lg_live_00000000000000000000000000000000']);
     const refused = await call(revoked, 'get_wallet');
-    expect(refused).toEqual({
-      isError: true,
-      body: { error: { code: 'unauthenticated', message: 'Unknown or revoked API key' } },
-    });
+    expect(refused).toMatchObject({ isError: true, links: [] });
+    expect(refused.body).toEqual({ error: { code: 'unauthenticated', message: 'Unknown or revoked API key' } });
   });
 });

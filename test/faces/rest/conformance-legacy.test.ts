@@ -46,7 +46,7 @@ beforeAll(async () => {
   ({ apiKey: key, accountId } = await t.account());
   mcp = new Client({ name: 'legacy-client', version: '1.0.0' });
   await mcp.connect(
-    new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+    new StreamableHTTPClientTransport(new URL(`${t.url}/mcp?tools=all`), {
       requestInit: { headers: { authorization: `Bearer ${key}` } },
     }),
   );
@@ -296,8 +296,8 @@ describe('money a client can reconcile', () => {
     };
     expect(JSON.parse(answer.content[0]!.text)).toMatchObject({
       cost: 0.0495,
-      billed_units: 5,
-      price_rule: { unit: 'business', unit_price: 0.0099 },
+      billedUnits: 5,
+      priceRule: { unit: 'business', unitPrice: 0.0099 },
     });
   });
 

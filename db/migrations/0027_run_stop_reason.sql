@@ -1,0 +1,2 @@
+ALTER TABLE "run" ADD COLUMN "stop_reason" text;--> statement-breakpoint
+ALTER TABLE "run" ADD CONSTRAINT "run_stop_reason_known" CHECK ("run"."stop_reason" in ('budget_exhausted', 'cancelled', 'time_limit', 'upstream_failed'));
