@@ -98,13 +98,16 @@ function foreignOrigin(reply: FastifyReply, origin: string) {
 }
 
 /**
- * The remote MCP server: Streamable HTTP at /mcp, with the REST API key and rate limit.
+ * The remote MCP server: Streamable HTTP at /mcp, with the REST API key and rate limit, or an OAuth
+ * access token issued for it.
  *
- * Stateless: every POST gets its own server and transport, bound to the caller's account, and the
- * answer is plain JSON. No session lives in a process, so any gateway process can serve any request
- * (no session affinity behind a load balancer); the state that matters (runs, rows) is in Postgres,
- * and long runs are followed with check_run_status rather than server-sent notifications. GET and
- * DELETE (an SSE stream, ending a session) have nothing to serve: 405.
+ * Stateless: every POST gets its own server and transport, bound to the caller's account and the tools
+ * the request selects (selection.ts). No session state lives in a process, so any gateway process can
+ * serve any request; the state that matters (runs, rows) is in Postgres. A call that asked for progress
+ * is answered as an event stream (its notifications, then its answer), any other as plain JSON. The
+ * `Mcp-Session-Id` given at initialize is only a name: a `notifications/cancelled` (its own POST, with
+ * the same key and session id) aborts the call of that id in flight in this process. GET and DELETE
+ * (a stream of server requests, ending a session) have nothing to serve: 405.
  *
  * `Origin` is validated on every request first, as the MCP transport specification asks against DNS
  * rebinding: no Origin (not a browser), PUBLIC_URL's origin or one of CORS_ORIGINS; any other is 403.
@@ -112,9 +115,9 @@ function foreignOrigin(reply: FastifyReply, origin: string) {
  * name was rebound to the gateway's address sends that name as Host and as Origin alike.
  *
  * Every request is admitted before its body is read (a request without a valid key costs no parsing,
- * and its failure counts against the client's address). A JSON-RPC batch costs one request per
- * message: its admission pays for the first, each further message takes one more from the key's
- * budget, and the messages past it are answered with a `rate_limited` JSON-RPC error without being run.
+ * and its failure counts against the client's address). A JSON-RPC batch (revisions before 2025-06-18
+ * only) costs one request per message: its admission pays for the first, each further message takes one
+ * more from the key's budget, and the messages past it are answered with a `rate_limited` JSON-RPC error.
  */
 export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) {
   const admitted = new WeakMap<FastifyRequest, Principal>();

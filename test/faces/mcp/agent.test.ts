@@ -29,7 +29,9 @@ const countingFetch: typeof fetch = async (input, init) => {
   const copy = response.clone();
   void copy
     .arrayBuffer()
-    .then((body) => (bytesRead += body.byteLength))
+    .then((body) => {
+      bytesRead += body.byteLength;
+    })
     .catch(() => {});
   return response;
 };
@@ -197,7 +199,11 @@ describe('long work and money', () => {
         fetch: (input, init) => {
           const response = fetch(input, init);
           if (typeof init?.body === 'string' && init.body.includes('"waitSecs":45'))
-            answered = response.then((r) => r.clone().arrayBuffer()).then(() => void (ended = Date.now()));
+            answered = response
+              .then((r) => r.clone().arrayBuffer())
+              .then(() => {
+                ended = Date.now();
+              });
           return response;
         },
       }),
