@@ -12,7 +12,7 @@ import { createMcpServer } from './server.ts';
 import { selectionOf, visibleTools } from './selection.ts';
 import { MCP_TOOLS } from './tools.ts';
 import { Readable } from 'node:stream';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mcpChallenge } from './protected-resource.ts';
 import { mcpResource } from '../accounts/oauth/resource.ts';
 
@@ -73,6 +73,17 @@ const wantsProgress = (body: unknown) =>
   isMethod(body, 'tools/call') &&
   (body as { params?: { _meta?: { progressToken?: unknown } } }).params?._meta?.progressToken !== undefined;
 
+/** A tools/call that may wait for a run (a start or a status call with waitSecs). */
+const waits = (body: unknown) => {
+  const args = isMethod(body, 'tools/call') ? (body as { params?: { arguments?: { waitSecs?: unknown } } }) : undefined;
+  const wait = args?.params?.arguments?.waitSecs;
+  return typeof wait === 'number' && wait > 0;
+};
+
+/** The channel a session's cancellations reach other gateway processes on. */
+const cancelChannel = (scope: string) =>
+  `leadgate_mcp_${createHash('sha256').update(scope).digest('hex').slice(0, 40)}`;
+
 /** A client's session id as sent (visible ASCII, bounded), or none. */
 const sessionIdOf = (value: string | string[] | undefined) =>
   typeof value === 'string' && /^[\x21-\x7e]{1,128}$/.test(value) ? value : '';
@@ -106,7 +117,8 @@ function foreignOrigin(reply: FastifyReply, origin: string) {
  * serve any request; the state that matters (runs, rows) is in Postgres. A call that asked for progress
  * is answered as an event stream (its notifications, then its answer), any other as plain JSON. The
  * `Mcp-Session-Id` given at initialize is only a name: a `notifications/cancelled` (its own POST, with
- * the same key and session id) aborts the call of that id in flight in this process. GET and DELETE
+ * the same key and session id) aborts the call of that id, here or, through a NOTIFY on the session's
+ * channel, in the gateway process that holds it. GET and DELETE
  * (a stream of server requests, ending a session) have nothing to serve: 405.
  *
  * `Origin` is validated on every request first, as the MCP transport specification asks against DNS
@@ -165,7 +177,10 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
         });
     const scope = `${principal.keyId}:${sessionIdOf(request.headers['mcp-session-id'])}`;
     if (isCancellation(body)) {
-      inFlight.get(`${scope}:${String(body.params.requestId)}`)?.abort();
+      const local = inFlight.get(`${scope}:${String(body.params.requestId)}`);
+      // Another process may hold the call: it listens on the session's channel while the call waits.
+      if (local) local.abort();
+      else await core.sql`select pg_notify(${cancelChannel(scope)}, ${String(body.params.requestId)})`;
       return reply.status(202).send();
     }
     let run = body;
@@ -190,14 +205,21 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
       return Array.isArray(value) ? value.join(',') : value;
     };
     const tools = visibleTools(MCP_TOOLS, selectionOf(query, header, MCP_TOOLS), principal);
-    const calls: string[] = [];
-    const cancellation = (requestId: string | number) => {
-      const controller = new AbortController();
-      const key = `${scope}:${String(requestId)}`;
-      inFlight.set(key, controller);
-      calls.push(key);
-      return controller.signal;
-    };
+    // The call of this request, cancellable by the client: in this process directly, from another one
+    // through the session's channel, heard only while a call that may wait is in flight.
+    const call = isMethod(body, 'tools/call') ? (body as { id?: unknown }) : undefined;
+    const controller = new AbortController();
+    const callKey = call ? `${scope}:${String(call.id)}` : undefined;
+    if (callKey) inFlight.set(callKey, controller);
+    const unhear = waits(body)
+      ? await core.events
+          .hear([cancelChannel(scope)], (_, payload) => {
+            if (payload === String(call?.id)) controller.abort();
+          })
+          .catch(() => undefined)
+      : undefined;
+    const cancellation = (requestId: string | number) =>
+      call && String(requestId) === String(call.id) ? controller.signal : undefined;
     const server = createMcpServer({
       backend: inProcessBackend(core, principal),
       tools,
@@ -211,7 +233,8 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
       enableJsonResponse: !streamed,
     });
     reply.raw.once('close', () => {
-      for (const key of calls) inFlight.delete(key);
+      if (callKey) inFlight.delete(callKey);
+      unhear?.();
     });
     // A client that goes away ends the server, which aborts the calls in flight (a status call waiting).
     const gone = new Promise<undefined>((resolve) => reply.raw.once('close', () => resolve(undefined)));

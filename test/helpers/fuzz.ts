@@ -876,6 +876,9 @@ export function mcpVerdict(status: number, text: string): { violation?: string; 
       } catch {
         return { violation: `a tool error whose text is not JSON: ${text.slice(0, 300)}`, refused: true };
       }
+      // In the tools' words: no route, no internal specification, no HTTP status.
+      if (/\/api\/|\bspec\b|\b(?:HTTP|status|with|answers) [1-5]\d\d\b|\b[45]\d\d [a-z]+_[a-z_]+/i.test(errorText))
+        return { violation: `a tool error that speaks REST: ${errorText.slice(0, 300)}`, refused: true };
       const violation = errorBodyViolation(errorJson, 'tool error');
       if (violation) return { violation, refused: true };
     } else {

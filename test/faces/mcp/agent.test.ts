@@ -2,6 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../../src/app.ts';
+import { loopbackConfig } from '../../../src/config.ts';
+import { createLogger } from '../../../src/logger.ts';
 import { executeRun } from '../../../src/runs/engine/index.ts';
 import { TOOLS } from '../../../src/tools/index.ts';
 import { TOOLSETS } from '../../../src/tools/toolsets.ts';
@@ -222,6 +225,63 @@ describe('long work and money', () => {
     expect(ended).toBeGreaterThan(0);
     expect(ended - cancelledAt).toBeLessThan(1000);
     await execute(String(started.runId));
+  });
+
+  it('a cancellation that reaches another gateway process than the waiting call still stops it', async () => {
+    const databaseUrl = t.app.core.config.databaseUrl!;
+    const other = await buildApp({
+      config: loopbackConfig(databaseUrl, 0, { authCacheSecs: 0, rateLimitPerMinute: 100_000 }),
+      databaseUrl,
+      logger: createLogger('silent'),
+      worker: false,
+    });
+    const otherUrl = await other.start(0, '127.0.0.1');
+    try {
+      const client = await connect();
+      const started = bodyOf((await client.callTool({ name: 'scrape_maps', arguments: DENVER_DENTISTS })) as Answer);
+      // The session starts on this gateway; the waiting call goes to it, the cancellation to the other.
+      let sessionId = '';
+      const split = new Client({ name: 'split-test', version: '1.0.0' });
+      let waitEnded = 0;
+      let answered: Promise<void> | undefined;
+      await split.connect(
+        new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${key}` } },
+          fetch: (input, init) => {
+            const body = typeof init?.body === 'string' ? init.body : '';
+            const target = body.includes('notifications/cancelled') ? String(input).replace(t.url, otherUrl) : input;
+            const response = fetch(target, init);
+            if (body.includes('"waitSecs":45'))
+              answered = response
+                .then((r) => r.clone().arrayBuffer())
+                .then(() => {
+                  waitEnded = Date.now();
+                });
+            void response.then((r) => {
+              sessionId ||= r.headers.get('mcp-session-id') ?? '';
+            });
+            return response;
+          },
+        }),
+      );
+      clients.push(split);
+      const controller = new AbortController();
+      const waiting = split.callTool(
+        { name: 'check_run_status', arguments: { runId: started.runId, waitSecs: 45 } },
+        undefined,
+        { signal: controller.signal },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const cancelledAt = Date.now();
+      controller.abort('stop');
+      await expect(waiting).rejects.toThrow();
+      await answered;
+      expect(sessionId).toMatch(/^mcs_/);
+      expect(waitEnded - cancelledAt).toBeLessThan(1000);
+      await execute(String(started.runId));
+    } finally {
+      await other.stop();
+    }
   });
 
   it('starts one run for a retried start with the same idempotencyKey, and refuses a start over maxCostUsd', async () => {
