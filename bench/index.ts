@@ -14,6 +14,7 @@ import { tools } from './lib/tools.ts';
 import { upstream } from './lib/upstream.ts';
 import { consoleFirstRow } from './console-first-row.ts';
 import { processes } from './lib/processes.ts';
+import { mcpAgentBytes } from './mcp-agent-bytes.ts';
 
 const SUITES: AnySuite[] = [
   polling,
@@ -30,6 +31,7 @@ const SUITES: AnySuite[] = [
   upstream,
   consoleFirstRow,
   processes,
+  mcpAgentBytes,
 ];
 
 runSuites(SUITES, process.argv.slice(2), 'catalog, database and tools seed the large catalog and take minutes').catch(

@@ -4,6 +4,8 @@ import { peopleSearchTranslation } from '../src/endpoints/schemas.ts';
 import { graphqlFieldOf } from '../src/endpoints/define.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import type { LeadRow } from '../src/catalog/leads/query.ts';
+import { leadSearchParams } from '../src/catalog/leads/params.ts';
+import { DEPARTMENTS, SENIORITIES } from '../db/tables/leads.ts';
 import { builder } from './builder.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
 import { globalId, NodeRef, registerNode } from './node.ts';
@@ -99,6 +101,13 @@ registerNode(LEAD_PREFIX, 'Lead', {
     ctx.loaders.deliveredLead.loadMany(ids).then((all) => all.map((l) => (l instanceof Error ? null : l))),
 });
 
+/**
+ * A filter of a closed vocabulary, described by the lead search's own parameter with its values: GraphQL
+ * takes it as strings, since the aliases the search reads ("C-Suite") and "catch-all" are no enum values.
+ */
+const listed = (field: 'seniority' | 'department', values: readonly string[]) =>
+  `${leadSearchParams.shape[field].description} Values: ${values.join(', ')}.`;
+
 const LeadFilterInput = builder.inputType('LeadFilter', {
   description:
     'The filters of the lead database (REST GET /api/v1/database/leads; ' +
@@ -113,9 +122,9 @@ const LeadFilterInput = builder.inputType('LeadFilter', {
     companyDomain: t.string({
       description: 'Partial match on the company domain; several domains comma or space separated.',
     }),
-    seniority: t.stringList({ description: 'e.g. c_suite, vp, director ("C-Suite" and "VP" are read too).' }),
-    department: t.stringList({ description: 'e.g. sales, engineering.' }),
-    emailStatus: t.stringList({ description: 'Email status, any of (e.g. verified).' }),
+    seniority: t.stringList({ description: listed('seniority', SENIORITIES) }),
+    department: t.stringList({ description: listed('department', DEPARTMENTS) }),
+    emailStatus: t.stringList({ description: leadSearchParams.shape.emailStatus.description }),
     hasEmail: t.boolean({ description: 'Only people with an email.' }),
     hasPhone: t.boolean({ description: 'Only people with a phone or mobile.' }),
     minEmployees: t.int({ description: 'Least company employees.' }),

@@ -6,7 +6,7 @@ import { businessListingTable } from '../tables/business-listings.ts';
 import { commercialPropertyTable } from '../tables/commercial-properties.ts';
 import { CRIMINAL_SOURCES, criminalRecordTable } from '../tables/criminal-records.ts';
 import { HOME_SERVICE_CATEGORIES, homeServiceProTable } from '../tables/home-services.ts';
-import { companyTable, DEPARTMENTS, personTable, SENIORITIES } from '../tables/leads.ts';
+import { companyTable, DEPARTMENTS, LEAD_EMAIL_STATUSES, personTable, SENIORITIES } from '../tables/leads.ts';
 import { localBusinessReviewTable, localBusinessTable } from '../tables/local-businesses.ts';
 import { addressKey, propertyTable } from '../tables/properties.ts';
 import { rentalHostTable, rentalListingTable } from '../tables/rentals.ts';
@@ -250,7 +250,7 @@ export const DATASETS: readonly Dataset[] = [
       seniority: [oneOf(SENIORITIES)],
       department: [oneOf(DEPARTMENTS)],
       email: [email],
-      email_status: [oneOf(['verified', 'guessed', 'unavailable'])],
+      email_status: [oneOf(LEAD_EMAIL_STATUSES)],
       linkedin_url: [url],
     },
   }),

@@ -12,6 +12,7 @@ import {
   WORLD_CITIES,
   type City,
 } from './reference.ts';
+import type { LeadEmailStatus } from '../tables/leads.ts';
 import { phoneIn } from './phones.ts';
 import { Random, sample, slugify, UniqueNames, weighted } from './random.ts';
 import type { Sizes, TableRows } from './types.ts';
@@ -222,7 +223,7 @@ export function leadTables(seed: number, sizes: Sizes): TableRows[] {
             seniority,
             department,
             hasEmail ? `${local}@${company.domain}` : null,
-            hasEmail ? (prng.chance(0.78) ? 'verified' : 'guessed') : 'unavailable',
+            (hasEmail ? (prng.chance(0.78) ? 'verified' : 'guessed') : 'unavailable') satisfies LeadEmailStatus,
             prng.chance(0.5) ? company.phone : null,
             prng.chance(0.35) ? phoneIn(prng, city) : null,
             `https://www.linkedin.com/in/${ascii(first)}-${ascii(last)}-${id.toString(36)}`,

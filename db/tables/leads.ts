@@ -92,6 +92,13 @@ export const DEPARTMENTS = [
   'education',
   'medical',
 ] as const;
+/**
+ * What the lead database knows of a person's email (`email_status`): verified (the mailbox was
+ * confirmed), guessed (built from the company's address pattern, not confirmed) or unavailable (no
+ * email). The email validator's words and how the lead search reads them: src/shared/email-status.ts.
+ */
+export const LEAD_EMAIL_STATUSES = ['verified', 'guessed', 'unavailable'] as const;
+export type LeadEmailStatus = (typeof LEAD_EMAIL_STATUSES)[number];
 
 /**
  * A person's rank as their company's contact, lowest first: CEO, other C-suite, VP, Director or head,
@@ -123,7 +130,7 @@ export const personTable = pgTable(
     seniority: text('seniority'),
     department: text('department'),
     email: text('email'),
-    /** verified, guessed or unavailable. */
+    /** One of LEAD_EMAIL_STATUSES. */
     emailStatus: text('email_status'),
     phone: text('phone'),
     mobile: text('mobile'),

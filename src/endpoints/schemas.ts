@@ -7,6 +7,7 @@ import { usdAmount } from '../shared/amounts.ts';
 import { peopleSearchTranslation } from '../catalog/leads/people-search-url.ts';
 import { MAX_PURCHASE_USD, MIN_PURCHASE_USD } from '../billing/wallet.ts';
 import { DELIVERY_EVENTS } from '../webhooks/deliveries.ts';
+import { LEAD_EMAIL_STATUSES, wordList } from '../shared/email-status.ts';
 
 /**
  * The request and response bodies of the declared endpoints that have no zod schema in their
@@ -119,7 +120,7 @@ export const leadRecord = z
     seniority: str.optional(),
     department: str.optional(),
     email: str.optional(),
-    email_status: str.optional(),
+    email_status: str.optional().describe(`How sure the email is: ${wordList(LEAD_EMAIL_STATUSES)}.`),
     phone: str.optional(),
     mobile: str.optional(),
     linkedin_url: str.optional(),

@@ -12,7 +12,8 @@ import { isEnded, mcpRunOf } from './views.ts';
 /** The tools that follow runs the other tools start: status, rows, cancellation, and a start's quote. */
 
 const runIdArg = z.string().trim().min(1, 'runId is required').max(100).describe('The runId a tool returned.');
-const columnList = z.array(z.string().min(1).max(100)).min(1).max(100);
+/** Column names a caller picks (`fields`, `omit`). */
+export const columnList = z.array(z.string().min(1).max(100)).min(1).max(100);
 
 const checkRunStatusInput = z
   .object({
@@ -88,7 +89,14 @@ async function pageOfRows(backend: McpBackend, args: PageArgs, total: number, si
 
 /** The run's file as a link to hand the user (signed: it works without the key for a few minutes). */
 async function fileLink(backend: McpBackend, runId: string, tool: string): Promise<ResourceLink[]> {
-  const uri = await backend.downloadLink(runId, 'csv');
+  let uri: string | null;
+  try {
+    uri = await backend.downloadLink(runId, 'csv');
+  } catch (err) {
+    // A run whose rows have expired has no file to link.
+    if (coerceError(err) instanceof AppError && (err as AppError).code === 'results_expired') return [];
+    throw err;
+  }
   if (!uri) return [];
   return [
     {
@@ -110,6 +118,7 @@ export async function finishedRunAnswer(
   tool: string,
   rows: number,
   signal: AbortSignal,
+  fields?: readonly string[],
 ): Promise<ToolAnswer> {
   const run = mcpRunOf(view);
   const total = run.rows ?? 0;
@@ -117,7 +126,12 @@ export async function finishedRunAnswer(
     const links = await fileLink(backend, run.runId, tool);
     const results =
       rows > 0 && total > 0
-        ? await pageOfRows(backend, { runId: run.runId, offset: 0, limit: rows }, total, signal)
+        ? await pageOfRows(
+            backend,
+            { runId: run.runId, offset: 0, limit: rows, fields: fields && [...fields] },
+            total,
+            signal,
+          )
         : undefined;
     return { structured: { run, ...(results ? { results } : {}), nextStep: run.nextStep }, links };
   } catch (err) {

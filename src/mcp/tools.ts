@@ -7,7 +7,7 @@ import { ENDPOINTS } from '../endpoints/index.ts';
 import { TOOLS } from '../tools/index.ts';
 import type { ToolDefinition } from '../tools/types.ts';
 import { FIRST_PAGE_ROWS, MAX_PAGE_BYTES, MAX_PAGE_ROWS, MAX_WAIT_SECS } from './limits.ts';
-import { RUN_TOOLS, finishedRunAnswer } from './run-tools.ts';
+import { RUN_TOOLS, columnList, finishedRunAnswer } from './run-tools.ts';
 import type { McpTool } from './types.ts';
 import { jsonSchemaOf, parseArgs, startAnswer, type JsonSchema } from './schemas.ts';
 import { isEnded, mcpRunOf } from './views.ts';
@@ -31,6 +31,9 @@ const startOptions = z
       .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')
       .optional()
       .describe('Send the same key when retrying: the first start is answered again instead of a second run.'),
+    fields: columnList
+      .optional()
+      .describe('With waitSecs: only these columns in the rows answered (the CSV link has every column).'),
     maxCostUsd: z
       .number()
       .min(0.01, 'must be at least 0.01')
@@ -83,13 +86,13 @@ function registryTool(tool: ToolDefinition): McpTool {
     },
     async call({ backend, signal, progress }, args) {
       const { own: body, options } = splitStart(args);
-      const { waitSecs, idempotencyKey, maxCostUsd } = options;
+      const { waitSecs, idempotencyKey, maxCostUsd, fields } = options;
       const started = await backend.startRun(tool, body, { idempotencyKey, maxCostUsd });
       const runId = String(started.runId);
       if (waitSecs > 0) {
         const view = await backend.runStatus(runId, waitSecs, signal, progress);
         if (isEnded(mcpRunOf(view))) {
-          const ended = await finishedRunAnswer(backend, view, tool.mcp.name, FIRST_PAGE_ROWS, signal);
+          const ended = await finishedRunAnswer(backend, view, tool.mcp.name, FIRST_PAGE_ROWS, signal, fields);
           return { structured: { ...started, ...ended.structured, status: view.status }, links: ended.links };
         }
       }
@@ -167,9 +170,10 @@ export const MCP_TOOLS: readonly McpTool[] = [
 export const MCP_INSTRUCTIONS = [
   'leadgate finds and enriches lead data. Scrapers and finders run asynchronously and are billed per ' +
     'result from the account wallet (each tool states its price; the quote tool prices a start for free).',
-  `1. Call the tool with waitSecs (up to ${MAX_WAIT_SECS}): a run that ends in time comes back with its first ` +
-    'rows and a CSV link to hand the user. 2. Otherwise call check_run_status with the runId and waitSecs ' +
-    'until the run ends. 3. Read rows with download_results (fields chooses columns; at most ' +
+  `1. Call the tool with waitSecs (up to ${MAX_WAIT_SECS}) and the fields you need: a run that ends in ` +
+    'time comes back with its first rows and a CSV link to hand the user. 2. Otherwise call ' +
+    'check_run_status with the runId and waitSecs until the run ends. 3. Read rows with download_results ' +
+    '(fields chooses columns; at most ' +
     `${MAX_PAGE_ROWS} rows or ${MAX_PAGE_BYTES / 1024} KB a call), or give the user the CSV link.`,
   'Retrying a start? Send the same idempotencyKey, and no second run starts. maxCostUsd caps what a start may ' +
     'hold. query_lead_database, enrich_leads and enrich_local_businesses answer at once. Errors name the tool ' +

@@ -115,6 +115,22 @@ export const param = {
       (v) => (v === undefined || v === null ? undefined : splitList(v as string | string[], separators)),
       z.array(storableText().min(1).max(300)).max(max).optional(),
     ),
+  /**
+   * A list from a closed vocabulary, listed as an enum: each value is first read by `read` (case,
+   * aliases), and one that is none of `values` is refused with `unknown(value)`, which names them.
+   */
+  oneOfList: (
+    values: readonly [string, ...string[]],
+    unknown: (value: unknown) => string,
+    read: (value: string) => string | undefined = (v) => v.toLowerCase(),
+  ) =>
+    z.preprocess(
+      (v) => (v === undefined || v === null ? undefined : splitList(v as string | string[]).map((s) => read(s) ?? s)),
+      z
+        .array(z.enum(values, { error: (issue) => unknown(issue.input) }))
+        .max(100)
+        .optional(),
+    ),
   text: z.preprocess((v) => (Array.isArray(v) ? v.join(',') : v), storableText().trim().min(1).max(300).optional()),
   bool: z.preprocess(
     (v) => (v === 'true' || v === '1' ? true : v === 'false' || v === '0' || v === '' ? false : v),
@@ -143,16 +159,18 @@ export const param = {
 };
 
 export const pagingParams = {
-  page: param.num(1, 100_000),
-  limit: param.num(1, 100),
-  after: z.preprocess(
-    (v) => (typeof v === 'number' ? String(v) : v),
-    z
-      .string()
-      .regex(/^\d{1,19}$/, { message: 'must be 0 or a pagination.next_after value', abort: true })
-      .refine(isBigintText, 'must be 0 or a pagination.next_after value')
-      .optional(),
-  ),
+  page: param.num(1, 100_000).describe('Page number from 1 (default 1); send page or after, not both.'),
+  limit: param.num(1, 100).describe('Records per page, 1 to 100; default 50.'),
+  after: z
+    .preprocess(
+      (v) => (typeof v === 'number' ? String(v) : v),
+      z
+        .string()
+        .regex(/^\d{1,19}$/, { message: 'must be 0 or a pagination.next_after value', abort: true })
+        .refine(isBigintText, 'must be 0 or a pagination.next_after value')
+        .optional(),
+    )
+    .describe('Cursor paging: 0 for the first page, then pagination.next_after of each answer until it is null.'),
 };
 
 /**

@@ -18,10 +18,16 @@ interface JsonSchema {
   anyOf?: JsonSchema[];
 }
 
+/** Enum values the parameter table lists; a longer list is counted. */
+const MAX_ENUM_LISTED = 20;
+
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 function typeName(schema: JsonSchema): string {
   if (schema.anyOf) return schema.anyOf.map(typeName).join(' or ');
+  // A long vocabulary (the 167 home-service slugs) is listed in the tool's notes, not in the table.
+  if (schema.enum && schema.enum.length > MAX_ENUM_LISTED)
+    return `${schema.type ?? 'string'}, one of ${schema.enum.length}`;
   if (schema.enum) return schema.enum.map((v) => `\`${String(v)}\``).join(', ');
   const type = Array.isArray(schema.type)
     ? schema.type.filter((t) => t !== 'null').join(' or ')

@@ -6,6 +6,7 @@ import { isFreeWebmailDomain } from './lib/email/flags.ts';
 import { perResult } from '../billing/pricing.ts';
 import { defineTool, type Row } from './types.ts';
 import { plural } from '../shared/text.ts';
+import { EMAIL_CHECK_STATUSES, type EmailCheckStatus } from '../shared/email-status.ts';
 
 export const MAX_EMAILS = 10_000;
 
@@ -119,7 +120,7 @@ export const emailValidatorTool = defineTool({
     });
 
     let done = ctx.startAt;
-    const counts = { valid: 0, invalid: 0, 'catch-all': 0, unknown: 0 };
+    const counts = Object.fromEntries(EMAIL_CHECK_STATUSES.map((s) => [s, 0])) as Record<EmailCheckStatus, number>;
     for await (const checks of inOrder(todo.map((email) => checker.check(email)))) {
       if (ctx.signal.aborted) return;
       const rows = checks.map((check) => {
@@ -128,11 +129,10 @@ export const emailValidatorTool = defineTool({
         return { email: check.email, ...validationFields(check), ...companyFields(company) };
       });
       done += rows.length;
+      const tally = EMAIL_CHECK_STATUSES.map((s) => `${counts[s]} ${s}`).join(', ');
       yield {
         rows,
-        message:
-          `${done} of ${emails.length} emails checked: ${counts.valid} valid, ` +
-          `${counts.invalid} invalid, ${counts['catch-all']} catch-all, ${counts.unknown} unknown`,
+        message: `${done} of ${emails.length} emails checked: ${tally}`,
         last: done >= emails.length,
       };
     }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HOME_SERVICE_CATEGORIES } from '../../db/tables/home-services.ts';
-import { categorySlug, isHomeServiceCategory, unknownCategoryMessage } from './lib/home-services/categories.ts';
+import { categorySlug, unknownCategoryMessage } from './lib/home-services/categories.ts';
 import type { ServicePro } from '../sources/home-services.ts';
 import { perResult } from '../billing/pricing.ts';
 import { cell, defineTool, type Row } from './types.ts';
@@ -17,20 +17,21 @@ const zipCode = z
 
 export const homeServicesInput = z.object({
   keyword: z
-    .string({
-      error: (issue) =>
-        issue.input === undefined
-          ? 'required: one category slug, e.g. "plumbing"'
-          : 'must be a category slug as a string, e.g. "plumbing"',
-    })
-    .transform(categorySlug)
-    .superRefine((slug, ctx) => {
-      if (slug === '')
-        ctx.addIssue({ code: 'custom', message: 'must not be empty: one category slug, e.g. "plumbing"' });
-      else if (!isHomeServiceCategory(slug)) ctx.addIssue({ code: 'custom', message: unknownCategoryMessage(slug) });
-    })
+    .preprocess(
+      (v) => (typeof v === 'string' ? categorySlug(v) : v),
+      z.enum(HOME_SERVICE_CATEGORIES, {
+        error: ({ input }) =>
+          input === undefined
+            ? 'required: one category slug, e.g. "plumbing"'
+            : typeof input !== 'string'
+              ? 'must be a category slug as a string, e.g. "plumbing"'
+              : input === ''
+                ? 'must not be empty: one category slug, e.g. "plumbing"'
+                : unknownCategoryMessage(input),
+      }),
+    )
     .describe(
-      'One of the 167 category slugs, e.g. ' +
+      `One of the ${HOME_SERVICE_CATEGORIES.length} category slugs, e.g. ` +
         '"plumbing" or "air-duct-cleaning" (case and spaces are forgiven: "Air Duct Cleaning").',
     ),
   zipCodes: z

@@ -12,6 +12,7 @@ import type { DomainPerson } from '../sources/contacts.ts';
 import { perFound } from '../billing/pricing.ts';
 import { cell, defineTool, type Column, type Row, type RunContext } from './types.ts';
 import { plural } from '../shared/text.ts';
+import { EMAIL_CHECK_STATUSES, wordList } from '../shared/email-status.ts';
 
 export const MAX_DOMAINS = 1_000;
 /** Contacts returned per domain at most: the closest title matches. */
@@ -98,7 +99,7 @@ export const WEBSITE_FINDER_COLUMNS: Column[] = [
   column('page_url', 'Page of the site naming the contact'),
   column('linkedin_url', 'Professional network profile'),
   column('mobile', 'Mobile number (autoFindMobiles)'),
-  column('email_status', 'valid, invalid, catch-all or unknown (autoValidateEmails)'),
+  column('email_status', `${wordList(EMAIL_CHECK_STATUSES)} (autoValidateEmails)`),
   column('email_status_reason', 'Why that validation status'),
   column('site_status', 'ok, unreachable, blocked_by_robots or refused'),
   column('site_reason', 'Why the site could not be read'),

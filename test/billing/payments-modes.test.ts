@@ -53,7 +53,7 @@ describe('configuration', () => {
 });
 
 const mcp = (t: TestApp, key: string, name: string, args: unknown = {}) =>
-  t.request('POST', '/mcp', {
+  t.request('POST', '/mcp?tools=all', {
     key,
     headers: { accept: 'application/json, text/event-stream' },
     body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
@@ -104,7 +104,7 @@ describe('PAYMENTS=none', () => {
     expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.payments).toEqual({ mode: 'none' });
     const tool = await mcp(t, apiKey, 'get_wallet');
     expect(tool.body.result.structuredContent.payments).toEqual({ mode: 'none' });
-    const tools = await t.request('POST', '/mcp', {
+    const tools = await t.request('POST', '/mcp?tools=all', {
       key: apiKey,
       headers: { accept: 'application/json, text/event-stream' },
       body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },

@@ -11,6 +11,7 @@ interface P {
   seniority: string;
   department: string;
   email: string | null;
+  email_status: string | null;
   phone: string | null;
   mobile: string | null;
   linkedin_url: string;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   t = await startTestApp({ worker: false });
   ({ apiKey: key } = await t.account({ plan: 'growth' }));
   people = (await t.app.core.sql`
-    select p.id::int, p.title, p.seniority, p.department, p.email, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country,
+    select p.id::int, p.title, p.seniority, p.department, p.email, p.email_status, p.phone, p.mobile, p.linkedin_url, p.city, p.state, p.country,
            c.name as c_name, c.domain, c.industry, c.employees_count as employees, c.annual_revenue::float8 as revenue,
            c.city as c_city, c.state as c_state, c.country as c_country, c.keywords, c.technologies
     from person p join company c on c.id = p.company_id order by p.id`) as unknown as P[];
@@ -104,6 +105,32 @@ describe('GET /api/v1/database/leads filters', () => {
     );
     const repeated = await get('seniority=C-Suite&seniority=VP&department=Sales&limit=100');
     expect(repeated.body.pagination.total).toBe(expected.length);
+  });
+
+  it('email status: the database’s words, and the email validator’s read as them', async () => {
+    const verified = await expectSearch('emailStatus=verified', (p) => p.email_status === 'verified');
+    expect(verified.expected.length).toBeGreaterThan(5);
+    expect((await get('emailStatus=Valid&limit=100')).body.pagination.total).toBe(verified.expected.length);
+    const guessed = await expectSearch('emailStatus=guessed', (p) => p.email_status === 'guessed');
+    expect(guessed.expected.length).toBeGreaterThan(5);
+    expect((await get('emailStatus=catch-all,unknown')).body.pagination.total).toBe(guessed.expected.length);
+    await expectSearch('emailStatus=valid,unavailable', (p) =>
+      ['verified', 'unavailable'].includes(p.email_status ?? ''),
+    );
+    // A word that matched nothing before is refused, naming what the filter takes.
+    for (const [value, why] of [
+      ['invalid', ' (the lead database keeps no address known to be invalid)'],
+      ['bounced', ''],
+    ]) {
+      const refused = await get(`emailStatus=verified,${value}`);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.details).toEqual([
+        {
+          path: 'emailStatus.1',
+          message: `unknown email status "${value}"${why}: one of verified, guessed, unavailable, valid, catch-all or unknown`,
+        },
+      ]);
+    }
   });
 
   it('hasEmail and hasPhone', async () => {
@@ -371,6 +398,18 @@ describe('refusals', () => {
     const res = await get('titel=ceo&seniority=emperor&minEmployees=5&maxEmployees=2&hasEmail=maybe');
     expect(res.status).toBe(400);
     expect(res.body.error.message).toBe('unknown field titel; did you mean title?');
+    const bad = await get('seniority=emperor&department=sales_ops,astrology');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual([
+      {
+        path: 'seniority.0',
+        message: expect.stringMatching(/^unknown seniority "emperor": one of owner, founder, .* or intern$/),
+      },
+      {
+        path: 'department.1',
+        message: expect.stringMatching(/^unknown department "astrology": one of executive, .* or medical$/),
+      },
+    ]);
   });
 });
 

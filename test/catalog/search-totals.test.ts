@@ -249,7 +249,7 @@ describe('past the exact-count limit the total is an estimate, and every face sa
       pageInfo: { hasNextPage: true },
     });
 
-    const mcp = await t.request('POST', '/mcp', {
+    const mcp = await t.request('POST', '/mcp?tools=database', {
       key,
       headers: { accept: 'application/json, text/event-stream' },
       body: {

@@ -163,7 +163,7 @@ describe('downloads with DATABASE_READ_URL', () => {
       });
       const mcp = new Client({ name: 'replica-test', version: '1.0.0' });
       await mcp.connect(
-        new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+        new StreamableHTTPClientTransport(new URL(`${url}/mcp?tools=all`), {
           requestInit: { headers: { authorization: `Bearer ${key}` } },
         }),
       );

@@ -43,7 +43,7 @@ const used = async () =>
 const digits = (text: string) => text.replace(/\D/g, '');
 const mcpCall = async (name: string, args: unknown) =>
   (
-    await t.request('POST', '/mcp', {
+    await t.request('POST', '/mcp?tools=all', {
       key,
       headers: { accept: 'application/json, text/event-stream' },
       body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },

@@ -87,7 +87,7 @@ const graphqlPost = <TData, TVariables>(
 ): Promise<{ status: number; retryAfter: string | null; body: Answer<TData> }> =>
   api('/graphql', apiKey, { body: { query: sourceOf(document), variables: variables ?? {} } });
 const mcpCall = (apiKey: string, name: string, args: Record<string, unknown>) =>
-  api('/mcp', apiKey, {
+  api('/mcp?tools=all', apiKey, {
     body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
     headers: { accept: 'application/json, text/event-stream' },
   });
@@ -168,10 +168,8 @@ describe('a database restart', { timeout: 180_000 }, () => {
     });
     const mcp = await mcpCall(second.apiKey, 'check_run_status', { runId: runIds[0] });
     expect(mcp.status).toBe(200);
-    expect(mcp.body.result).toMatchObject({
-      isError: true,
-      structuredContent: { error: { code: 'database_unavailable' } },
-    });
+    expect(mcp.body.result).toMatchObject({ isError: true });
+    expect(JSON.parse(mcp.body.result.content[0].text)).toMatchObject({ error: { code: 'database_unavailable' } });
 
     // Refused at admission: the key cannot be looked up.
     for (const refused of [

@@ -115,7 +115,7 @@ describe('results past expiresAt', () => {
     const run = await finishedRun();
     const client = new McpClient({ name: 'retention-test', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp?tools=all`), {
         requestInit: { headers: { authorization: `Bearer ${key}` } },
       }),
     );

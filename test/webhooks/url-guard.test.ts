@@ -157,7 +157,7 @@ describe('a webhook URL the outbound guard refuses is refused when it is given',
       ],
     });
 
-    const mcp = await t.request('POST', '/mcp', {
+    const mcp = await t.request('POST', '/mcp?tools=all', {
       key: apiKey,
       headers: { accept: 'application/json, text/event-stream' },
       body: {
@@ -168,7 +168,7 @@ describe('a webhook URL the outbound guard refuses is refused when it is given',
       },
     });
     expect(mcp.body.result.isError).toBe(true);
-    expect(mcp.body.result.structuredContent.error).toMatchObject({
+    expect(JSON.parse(mcp.body.result.content[0].text).error).toMatchObject({
       code: 'validation_failed',
       details: [{ path: 'webhookUrl', message: expect.stringMatching(/private address/) }],
     });

@@ -1,5 +1,13 @@
 import { z } from 'zod';
+import { DEPARTMENTS, SENIORITIES } from '../../../db/tables/leads.ts';
 import { ValidationError } from '../../shared/errors.ts';
+import {
+  EMAIL_STATUS_FILTER_TEXT,
+  EMAIL_STATUS_FILTER_VALUES,
+  leadEmailStatusOf,
+  unknownEmailStatusMessage,
+  wordList,
+} from '../../shared/email-status.ts';
 import { bareHost } from '../../shared/hosts.ts';
 import { param, pagingParams, parseParams } from '../../shared/params.ts';
 import { isSet } from './filters.ts';
@@ -9,38 +17,60 @@ import { canonicalTechnology, normaliseCountry, normaliseDepartment, normaliseSe
 const { list, text, bool, num } = param;
 const spaced = param.list(100, /[,\s]+/);
 
+/** `unknown seniority "x": one of owner, founder, …`. */
+const unknownOf = (what: string, values: readonly string[]) => (value: unknown) =>
+  `unknown ${what} ${JSON.stringify(value)}: one of ${wordList(values)}`;
+
+/** The lead database's parameters (REST query or body, MCP arguments, GraphQL's filter), each described. */
 export const leadSearchParams = z
   .object({
     ...pagingParams,
-    title: text,
-    industry: list(),
-    country: list(),
-    state: list(),
-    city: text,
-    companyName: text,
-    companyDomain: spaced,
-    seniority: list(),
-    department: list(),
-    emailStatus: list(),
-    hasEmail: bool,
-    hasPhone: bool,
-    minEmployees: num(0, 10_000_000),
-    maxEmployees: num(0, 10_000_000),
-    socialUrl: text,
-    keywords: list(),
-    revenueMin: num(0, 1e15, false),
-    revenueMax: num(0, 1e15, false),
-    companyCountry: list(),
-    companyState: list(),
-    companyCity: text,
-    notTitle: list(),
-    notKeywords: list(),
-    notIndustry: list(),
-    technologies: list(),
-    technologiesAll: list(10),
-    notTechnologies: list(),
-    url: z.string().trim().min(1).max(16_000).optional(),
-    excludeDelivered: bool,
+    title: text.describe('Partial match on the person’s job title, e.g. "sales".'),
+    industry: list().describe('Company industry, any of (case-insensitive), e.g. ["Computer Software"].'),
+    country: list().describe('The person’s country, any of, e.g. ["United States"]; US, USA, UK and UAE also work.'),
+    state: list().describe('The person’s state or region, any of; a US state by name or code ("Colorado" or "CO").'),
+    city: text.describe('Partial match on the person’s city.'),
+    companyName: text.describe('Partial match on the company name.'),
+    companyDomain: spaced.describe('Company domains, any of, partial match; a URL or www. form reads as its domain.'),
+    seniority: param
+      .oneOfList(SENIORITIES, unknownOf('seniority', SENIORITIES), normaliseSeniority)
+      .describe('Seniority, any of these values; aliases such as "C-Suite" or "vice president" are read as them.'),
+    department: param
+      .oneOfList(DEPARTMENTS, unknownOf('department', DEPARTMENTS), (d) => normaliseDepartment(d)?.department)
+      .describe(
+        'Department, any of these values; a subdepartment ("engineering_technical") is read as its department.',
+      ),
+    emailStatus: param
+      .oneOfList(EMAIL_STATUS_FILTER_VALUES, unknownEmailStatusMessage)
+      .describe(EMAIL_STATUS_FILTER_TEXT),
+    hasEmail: bool.describe('true: only people with an email.'),
+    hasPhone: bool.describe('true: only people with a phone or mobile number.'),
+    minEmployees: num(0, 10_000_000).describe('Company employees, at least.'),
+    maxEmployees: num(0, 10_000_000).describe('Company employees, at most.'),
+    socialUrl: text.describe('The person’s social profile URL, however it is written.'),
+    keywords: list().describe('Company keywords, any of, as whole words (case-insensitive): "saas" finds "B2B SaaS".'),
+    revenueMin: num(0, 1e15, false).describe('Company annual revenue in USD, at least.'),
+    revenueMax: num(0, 1e15, false).describe('Company annual revenue in USD, at most.'),
+    companyCountry: list().describe('Country of the company’s headquarters, any of; US, USA, UK and UAE also work.'),
+    companyState: list().describe('State of the company’s headquarters, any of (name or code).'),
+    companyCity: text.describe('Partial match on the city of the company’s headquarters.'),
+    notTitle: list().describe('Leave out people whose job title contains any of these.'),
+    notKeywords: list().describe('Company keywords, none of (whole words).'),
+    notIndustry: list().describe('Company industry, none of.'),
+    technologies: list().describe('Technologies the company uses, any of, matched ignoring case and spacing.'),
+    technologiesAll: list(10).describe('Technologies the company uses, all of (up to 10; 1 to 3 is quickest).'),
+    notTechnologies: list().describe('Technologies the company does not use (only companies with known ones).'),
+    url: z
+      .string()
+      .trim()
+      .min(1)
+      .max(16_000)
+      .optional()
+      .describe(
+        'A saved people-search URL in the older format (array parameters ending in []); ' +
+          'other filters replace its matching ones.',
+      ),
+    excludeDelivered: bool.describe('true: leave out leads this account already received.'),
   })
   .strict();
 export type LeadSearchParams = z.output<typeof leadSearchParams>;
@@ -56,10 +86,6 @@ export function parseLeadSearch(raw: unknown): LeadSearchParams {
     errors.push({ path: 'maxEmployees', message: 'must not be below minEmployees' });
   if (p.revenueMin !== undefined && p.revenueMax !== undefined && p.revenueMin > p.revenueMax)
     errors.push({ path: 'revenueMax', message: 'must not be below revenueMin' });
-  for (const [i, s] of (p.seniority ?? []).entries())
-    if (!normaliseSeniority(s)) errors.push({ path: `seniority.${i}`, message: `unknown seniority "${s}"` });
-  for (const [i, d] of (p.department ?? []).entries())
-    if (!normaliseDepartment(d)) errors.push({ path: `department.${i}`, message: `unknown department "${d}"` });
   if (errors.length > 0) throw new ValidationError(errors);
   return p;
 }
@@ -76,10 +102,10 @@ export function filtersOf(p: LeadSearchParams): LeadFilters {
     city: p.city,
     companyName: p.companyName,
     companyDomains: p.companyDomain?.map(bareHost),
-    // Checked by parseLeadSearch: every value is known.
-    seniorities: p.seniority?.flatMap((s) => normaliseSeniority(s) ?? []),
-    departments: p.department?.flatMap((d) => normaliseDepartment(d)?.department ?? []),
-    emailStatuses: p.emailStatus?.map((s) => s.toLowerCase()),
+    // Read and checked by the schema: each a stored word (the validator's email words mapped).
+    seniorities: p.seniority,
+    departments: p.department,
+    emailStatuses: p.emailStatus && [...new Set(p.emailStatus.flatMap((s) => leadEmailStatusOf(s) ?? []))],
     hasEmail: p.hasEmail || undefined,
     hasPhone: p.hasPhone || undefined,
     minEmployees: p.minEmployees,

@@ -9,6 +9,7 @@ import {
   INDUSTRY_TAG_IDS,
 } from './vocabulary.ts';
 import { stateAbbreviation } from '../../shared/geo.ts';
+import { LEAD_EMAIL_STATUSES } from '../../shared/email-status.ts';
 import type { LeadFilters } from '../../sources/leads.ts';
 
 /**
@@ -312,7 +313,7 @@ export function translatePeopleSearchUrl(link: string): { filters: LeadFilters; 
       }
       case 'contactEmailStatusV2[]': {
         const status = value.toLowerCase();
-        if (status === 'verified' || status === 'guessed' || status === 'unavailable') {
+        if ((LEAD_EMAIL_STATUSES as readonly string[]).includes(status)) {
           list('emailStatuses').push(status);
           t.applied.push({ parameter: rawName, value, filter: `emailStatus=${status}` });
         } else if (status === 'likely_to_engage' || status === 'extrapolated' || status === 'unverified') {

@@ -85,7 +85,7 @@ describe('MCP', () => {
     ['a string', 'dentist'],
     ['a list', ['dentist']],
   ])('tools/call with arguments that are %s is Invalid params (-32602), not an internal error', async (_, args) => {
-    const res = await fetch(`${t.url}/mcp`, {
+    const res = await fetch(`${t.url}/mcp?tools=all`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${key}`,

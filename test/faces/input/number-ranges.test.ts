@@ -72,7 +72,7 @@ describe('the lead database cursor', () => {
   it('refuses it over MCP too', async () => {
     const result = await mcpCall('query_lead_database', { after: '99999999999999999999999' });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent.error).toMatchObject({
+    expect(errorOf(result)).toMatchObject({
       code: 'validation_failed',
       details: [expect.objectContaining({ path: 'after' })],
     });
@@ -102,7 +102,7 @@ describe('download offsets and limits', () => {
   it('refuses download_results offset 4294967296 over MCP, and takes 2^31 − 1', async () => {
     const refused = await mcpCall('download_results', { runId, offset: 4294967296 });
     expect(refused.isError).toBe(true);
-    expect(refused.structuredContent.error).toMatchObject({
+    expect(errorOf(refused)).toMatchObject({
       code: 'validation_failed',
       details: [{ path: 'offset', message: 'must be at most 2147483647' }],
     });
@@ -178,11 +178,8 @@ describe('fractions a column cannot hold', () => {
   });
 });
 
-async function mcpCall(
-  name: string,
-  args: unknown,
-): Promise<{ isError?: boolean; structuredContent: Record<string, unknown> }> {
-  const res = await fetch(`${t.url}/mcp`, {
+async function mcpCall(name: string, args: unknown): Promise<McpResult> {
+  const res = await fetch(`${t.url}/mcp?tools=all`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${key}`,
@@ -191,5 +188,10 @@ async function mcpCall(
     },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
   });
-  return ((await res.json()) as { result: { isError?: boolean; structuredContent: Record<string, unknown> } }).result;
+  return ((await res.json()) as { result: McpResult }).result;
 }
+
+type McpResult = { isError?: boolean; structuredContent: Record<string, unknown>; content: { text: string }[] };
+
+/** A tool error's body: its text (an error carries no structured content). */
+const errorOf = (result: McpResult) => (JSON.parse(result.content[0]!.text) as { error: unknown }).error;

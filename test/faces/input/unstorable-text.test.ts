@@ -139,7 +139,7 @@ describe('GraphQL: VALIDATION_FAILED, nothing written', () => {
 
 describe('MCP: the tool error validation_failed, nothing written', () => {
   const call = async (name: string, args: unknown) => {
-    const res = await fetch(`${t.url}/mcp`, {
+    const res = await fetch(`${t.url}/mcp?tools=all`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${key}`,
@@ -150,7 +150,7 @@ describe('MCP: the tool error validation_failed, nothing written', () => {
     });
     return (
       (await res.json()) as {
-        result: { isError?: boolean; structuredContent: { error: { code: string; details: unknown } } };
+        result: { isError?: boolean; content: { text: string }[] };
       }
     ).result;
   };
@@ -164,10 +164,9 @@ describe('MCP: the tool error validation_failed, nothing written', () => {
     ] as const) {
       const result = await call(name, args);
       expect(result.isError, name).toBe(true);
-      expect(result.structuredContent.error.code).toBe('validation_failed');
-      expect(result.structuredContent.error.details).toEqual(
-        expect.arrayContaining([expect.objectContaining({ path })]),
-      );
+      const { error } = JSON.parse(result.content[0]!.text) as { error: { code: string; details: unknown } };
+      expect(error.code).toBe('validation_failed');
+      expect(error.details).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
     }
     expect(await writesOf(t, accountId)).toBe(before);
   });

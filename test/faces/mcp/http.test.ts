@@ -100,6 +100,7 @@ describe('MCP over Streamable HTTP at /mcp', () => {
         ...Object.keys((fromRegistry as { properties: object }).properties),
         'waitSecs',
         'idempotencyKey',
+        'fields',
         'maxCostUsd',
       ]);
       expect(listed!.outputSchema).toMatchObject({ type: 'object' });

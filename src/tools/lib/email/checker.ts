@@ -6,8 +6,10 @@ import { DnsError } from '../../../net/errors.ts';
 import { isDisposableDomain, isFreeWebmailDomain, isRoleAccount } from './flags.ts';
 import { providerFromMx } from './providers.ts';
 import { parseAddress } from './syntax.ts';
+import type { EmailCheckStatus } from '../../../shared/email-status.ts';
 
-export type EmailStatus = 'valid' | 'invalid' | 'catch-all' | 'unknown';
+/** One of the validator's words (src/shared/email-status.ts, where the lead database's are mapped to them). */
+export type EmailStatus = EmailCheckStatus;
 
 /** What is known about one address after the checks. */
 export interface EmailCheck {

@@ -1,6 +1,7 @@
 import { cell, type Column, type Row } from '../../types.ts';
 import type { CompanyProfile } from '../../../sources/contacts.ts';
 import type { EmailCheck } from './checker.ts';
+import { EMAIL_CHECK_STATUSES, wordList } from '../../../shared/email-status.ts';
 
 const column = (key: string, description: string, type?: Column['type']): Column => ({
   key,
@@ -11,7 +12,7 @@ const column = (key: string, description: string, type?: Column['type']): Column
 
 /** The validation columns, shared by the validator and the finders' automatic validation. */
 export const VALIDATION_COLUMNS: Column[] = [
-  column('status', 'valid, invalid, catch-all or unknown'),
+  column('status', wordList(EMAIL_CHECK_STATUSES)),
   column('reason', 'Why: the syntax problem, the DNS answer or the mail server reply'),
   column('domain', 'Domain of the address (lower case, IDN as punycode)'),
   column('syntax_valid', 'The address is an RFC 5321 mailbox', cell.bool),

@@ -1,7 +1,5 @@
-import { HOME_SERVICE_CATEGORIES, type HomeServiceCategory } from '../../../../db/tables/home-services.ts';
+import { HOME_SERVICE_CATEGORIES } from '../../../../db/tables/home-services.ts';
 import { closestMatches, quotedAlternatives } from './similarity.ts';
-
-const CATEGORY_SET: ReadonlySet<string> = new Set(HOME_SERVICE_CATEGORIES);
 
 /** "Air Duct Cleaning", "air_duct_cleaning" → "air-duct-cleaning"; a listed slug is returned unchanged. */
 export function categorySlug(text: string): string {
@@ -12,8 +10,6 @@ export function categorySlug(text: string): string {
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
 }
-
-export const isHomeServiceCategory = (slug: string): slug is HomeServiceCategory => CATEGORY_SET.has(slug);
 
 /** Why `slug` is not a category, with the closest slugs as suggestions. */
 export function unknownCategoryMessage(slug: string): string {
