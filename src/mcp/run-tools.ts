@@ -5,7 +5,7 @@ import { getTool, TOOLS } from '../tools/index.ts';
 import type { Row } from '../tools/types.ts';
 import type { McpBackend } from './backend.ts';
 import { MAX_PAGE_BYTES, MAX_PAGE_ROWS, MAX_WAIT_SECS } from './limits.ts';
-import { jsonSchemaOf, mcpRun, parseArgs, quoteAnswer, rowsPage } from './schemas.ts';
+import { jsonSchemaOf, mcpRun, parseArgs, quoteAnswer, rowsPage, waitSecsArg } from './schemas.ts';
 import type { McpTool, ResourceLink, ToolAnswer } from './types.ts';
 import { isEnded, mcpRunOf } from './views.ts';
 
@@ -18,13 +18,7 @@ export const columnList = z.array(z.string().min(1).max(100)).min(1).max(100);
 const checkRunStatusInput = z
   .object({
     runId: runIdArg,
-    waitSecs: z
-      .number()
-      .int('must be a whole number')
-      .min(0, 'must be at least 0')
-      .max(MAX_WAIT_SECS, `must be at most ${MAX_WAIT_SECS}`)
-      .default(0)
-      .describe(`Seconds to wait for the run to end, at most ${MAX_WAIT_SECS}; 0 (default) answers at once.`),
+    waitSecs: waitSecsArg(`Seconds to wait for the run to end, at most ${MAX_WAIT_SECS}; 0 (default) answers at once.`),
   })
   .strict();
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RUN_STATUSES } from '../../db/tables/runs.ts';
 import { fromZodError } from '../shared/errors.ts';
 import { assertKnownFields } from '../shared/fields.ts';
+import { MAX_WAIT_SECS } from './limits.ts';
 
 /**
  * JSON Schemas of the MCP tools (2020-12, the dialect the specification assumes without `$schema`),
@@ -45,6 +46,16 @@ export function parseArgs<S extends z.ZodType>(schema: S, args: unknown): z.outp
   if (!parsed.success) throw fromZodError(parsed.error);
   return parsed.data;
 }
+
+/** Seconds a call waits for a run to end (check_run_status, a start), at most MAX_WAIT_SECS; 0 answers at once. */
+export const waitSecsArg = (description: string) =>
+  z
+    .number()
+    .int('must be a whole number')
+    .min(0, 'must be at least 0')
+    .max(MAX_WAIT_SECS, `must be at most ${MAX_WAIT_SECS}`)
+    .default(0)
+    .describe(description);
 
 export const STOP_REASONS = ['budget_exhausted', 'cancelled', 'time_limit', 'upstream_failed'] as const;
 

@@ -9,23 +9,17 @@ import type { ToolDefinition } from '../tools/types.ts';
 import { FIRST_PAGE_ROWS, MAX_PAGE_BYTES, MAX_PAGE_ROWS, MAX_WAIT_SECS } from './limits.ts';
 import { RUN_TOOLS, columnList, finishedRunAnswer } from './run-tools.ts';
 import type { McpTool } from './types.ts';
-import { jsonSchemaOf, parseArgs, startAnswer, type JsonSchema } from './schemas.ts';
+import { jsonSchemaOf, parseArgs, startAnswer, waitSecsArg, type JsonSchema } from './schemas.ts';
 import { isEnded, mcpRunOf } from './views.ts';
 import { mcpMessage, wordedSchema } from './errors.ts';
 
 /** The arguments every start takes beside the tool's own. */
 const startOptions = z
   .object({
-    waitSecs: z
-      .number()
-      .int('must be a whole number')
-      .min(0, 'must be at least 0')
-      .max(MAX_WAIT_SECS, `must be at most ${MAX_WAIT_SECS}`)
-      .default(0)
-      .describe(
-        `Seconds to wait for the run to end, at most ${MAX_WAIT_SECS}: a run that ends in time is answered ` +
-          `with its first ${FIRST_PAGE_ROWS} rows and a CSV link. 0 (default) answers at once.`,
-      ),
+    waitSecs: waitSecsArg(
+      `Seconds to wait for the run to end, at most ${MAX_WAIT_SECS}: a run that ends in time is answered ` +
+        `with its first ${FIRST_PAGE_ROWS} rows and a CSV link. 0 (default) answers at once.`,
+    ),
     idempotencyKey: z
       .string()
       .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 visible ASCII characters')

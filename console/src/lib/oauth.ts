@@ -1,4 +1,4 @@
-import { AuthError } from './session.ts';
+import { call as request } from './session.ts';
 
 /** A toolset an app may be limited to (src/tools/toolsets.ts). */
 export interface ToolsetChoice {
@@ -15,30 +15,9 @@ export interface PendingAuthorization {
   accounts?: { id: string; name: string; role: 'owner' | 'admin' | 'member'; mayConnect: boolean }[];
 }
 
-async function call<T>(method: string, path: string, csrfToken: string | undefined, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = {};
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (csrfToken) headers['x-csrf-token'] = csrfToken;
-  const res = await fetch(path, {
-    method,
-    headers,
-    credentials: 'same-origin',
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = (await res.json().catch(() => null)) as {
-    error?: { code: string; message: string; details?: { path: string; message: string }[] };
-  } | null;
-  if (!res.ok) {
-    const error = answer?.error;
-    throw new AuthError(
-      res.status,
-      error?.code ?? 'error',
-      error?.message ?? `The server answered ${res.status}.`,
-      error?.details ?? [],
-    );
-  }
-  return answer as T;
-}
+/** The consent routes' requests: the console's own (session.ts), the CSRF token before the body. */
+const call = <T>(method: string, path: string, csrfToken: string | undefined, body?: unknown): Promise<T> =>
+  request<T>(method, path, body, csrfToken);
 
 const base = (uid: string) => `/oauth/interaction/${encodeURIComponent(uid)}`;
 

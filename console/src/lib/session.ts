@@ -39,7 +39,8 @@ export class AuthError extends Error {
   }
 }
 
-async function call<T>(method: string, path: string, body?: unknown, csrfToken?: string): Promise<T> {
+/** A JSON request of the console to the gateway's own routes, a refusal thrown as an AuthError. */
+export async function call<T>(method: string, path: string, body?: unknown, csrfToken?: string): Promise<T> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (csrfToken) headers['x-csrf-token'] = csrfToken;
