@@ -70,6 +70,11 @@ export interface ImportOptions {
    * `false`: never; every import goes through the staging table and the upsert.
    */
   rebuildIndexes?: 'auto' | boolean;
+  /**
+   * How long the import transaction may sit idle (the reader or a hook stalled) before the database
+   * ends it and lets go of the table's locks; default 30 s. The import then fails, nothing loaded.
+   */
+  idleLimitMs?: number;
   /** Runs inside the import transaction once the rows are applied, just before commit. */
   beforeCommit?: (tx: postgres.TransactionSql) => Promise<void> | void;
 }
@@ -94,7 +99,18 @@ export class ImportAborted extends ImportError {
   }
 }
 
+/** The import transaction's session ended: the connection was lost, or it sat idle past `idleLimitMs`. */
+export class ImportConnectionLost extends ImportError {
+  constructor(limitMs: number) {
+    super(
+      `the database ended the import's session (connection lost, or idle for more than ${limitMs / 1000} s); ` +
+        'nothing was loaded',
+    );
+  }
+}
+
 const STAGING = 'leadgate_import_staging';
+const IDLE_LIMIT_MS = 30_000;
 const REBUILD_MIN_ROWS = 10_000;
 /** Indexes are rebuilt when the table holds at most 1/REBUILD_RATIO of the rows the file brings. */
 const REBUILD_RATIO = 10;
@@ -276,6 +292,7 @@ interface Loaded {
 async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: ImportOptions): Promise<Loaded> {
   const q = statements(dataset);
   const signal = options.signal;
+  const idleLimit = options.idleLimitMs ?? IDLE_LIMIT_MS;
   let encoder: RowEncoder | undefined;
   const progress = (phase: ImportPhase) => options.onProgress?.({ phase, rows: encoder?.rows ?? 0 });
   let running: { cancel(): unknown } | undefined;
@@ -389,6 +406,8 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
     return await sql.begin(async (tx) => {
       await tx.unsafe(`set local work_mem = '64MB'`);
       await tx.unsafe(`set local maintenance_work_mem = '256MB'`);
+      // A stalled client must not keep the dataset's tables locked: the database ends the session.
+      await tx.unsafe(`set local idle_in_transaction_session_timeout = ${Math.max(1, Math.round(idleLimit))}`);
       const first = options.rebuildIndexes === false ? undefined : await prepareFirstLoad(tx, run, dataset);
       const loaded = first ? await loadFirst(tx, first) : await loadStaged(tx);
       await options.beforeCommit?.(tx);
@@ -397,6 +416,7 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
     });
   } catch (err) {
     if (signal?.aborted) throw new ImportAborted();
+    if (connectionLost(err)) throw new ImportConnectionLost(idleLimit);
     throw err;
   } finally {
     signal?.removeEventListener('abort', cancel);
@@ -483,4 +503,9 @@ async function markReady(sql: postgres.ReservedSql, dataset: Dataset): Promise<v
        refreshed_at = excluded.refreshed_at`,
     [dataset.name],
   );
+}
+
+/** Whether `err` is the import transaction's connection closing under it (postgres.js's code). */
+function connectionLost(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'CONNECTION_CLOSED';
 }

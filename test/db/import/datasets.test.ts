@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   copyIn,
   ImportAborted,
+  ImportConnectionLost,
   ImportRejected,
   importFile,
   type ImportOptions,
@@ -797,6 +798,24 @@ describe('importFile: failures leave the dataset as it was', () => {
     expect(err).toBeInstanceOf(ImportAborted);
     expect(await f.checksum('company')).toEqual(before);
     expect(await f.state('companies')).toEqual({ ready: true, row_count: before.rows });
+  });
+
+  it('an import that stalls inside its transaction is ended by the database: locks let go, nothing loaded', async () => {
+    const file = await f.write('companies-stall.csv', 'domain,name\nstall-import.test,Stall\n');
+    const before = await f.checksum('company');
+    const err = await run({
+      dataset: 'companies',
+      file,
+      idleLimitMs: 200,
+      beforeCommit: () => new Promise((resolve) => setTimeout(resolve, 1_000)),
+    }).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(ImportConnectionLost);
+    expect((err as Error).message).toBe(
+      "the database ended the import's session (connection lost, or idle for more than 0.2 s); nothing was loaded",
+    );
+    expect(await f.checksum('company')).toEqual(before);
+    expect(await f.state('companies')).toEqual({ ready: true, row_count: before.rows });
+    expect((await run({ dataset: 'companies', file })).summary).toEqual(summary('companies', { rows: 1, inserted: 1 }));
   });
 
   it('a second import of a dataset is refused while one runs', async () => {
