@@ -39,8 +39,6 @@ export const REST_ERROR_CODES: Record<string, string> = {
   not_cancellable: 'The tool’s runs cannot be cancelled.',
   run_finished: 'The run has ended already.',
   cost_limit_exceeded: 'The start is quoted over the cost limit it was given; nothing was started or held.',
-  not_available_over_stdio:
-    'Not offered by the stdio MCP server (a client of this API); the remote MCP server offers it.',
   run_not_finished: 'The run has not ended yet, so its results cannot be downloaded.',
   results_expired: 'The run’s results are past their 48 hours and deleted.',
   no_usable_filters: 'The search link has no filter the lead database can use.',

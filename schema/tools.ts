@@ -1,6 +1,9 @@
 import { idempotentWrite } from '../src/accounts/idempotency.ts';
 import { dryRunStart, prepareStart, type StartedRun } from '../src/runs/start.ts';
 import { TOOLS } from '../src/tools/index.ts';
+import { z } from 'zod';
+import { costLimit, MAX_COST_DESCRIPTION, maxCostUsdSchema } from '../src/runs/quote.ts';
+import { parseParams } from '../src/shared/params.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { builder } from './builder.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
@@ -9,6 +12,12 @@ import { startDetailsFields } from './start-details.ts';
 import { inputTypeOf, pascal } from './zod-input.ts';
 
 type StartPayload = Partial<StartedRun> & { userErrors: UserError[]; dryRun?: boolean };
+
+const costLimitArgs = z.object({ maxCostUsd: maxCostUsdSchema.optional() });
+
+/** The `maxCostUsd` argument as the start's limits, refused (a user error at it) outside its bounds. */
+const costLimitArg = (maxCostUsd: number | null | undefined) =>
+  costLimit(parseParams(costLimitArgs, { maxCostUsd: maxCostUsd ?? undefined }).maxCostUsd);
 
 const extraOf = (p: StartPayload) => (p.start?.extra ?? {}) as Record<string, unknown>;
 
@@ -79,6 +88,7 @@ function defineToolMutation(tool: ToolDefinition) {
         webhookUrl: t.arg.string({
           description: "POSTed the run's end, signed with the `webhookSecret` of this answer (shown once).",
         }),
+        maxCostUsd: t.arg.float({ description: MAX_COST_DESCRIPTION }),
         dryRun: t.arg.boolean({
           description:
             'Checks the start and answers its estimate and `userErrors` without starting anything (no run, no hold, ' +
@@ -92,9 +102,10 @@ function defineToolMutation(tool: ToolDefinition) {
               ...(input.decode(args.input) as object),
               ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}),
             };
+            const limits = costLimitArg(args.maxCostUsd);
             if (args.dryRun)
               return {
-                ...(await dryRunStart(ctx.core, ctx.principal, tool.name, body)),
+                ...(await dryRunStart(ctx.core, ctx.principal, tool.name, body, limits)),
                 dryRun: true,
               };
             const call = {
@@ -104,11 +115,11 @@ function defineToolMutation(tool: ToolDefinition) {
               request: body,
             };
             const result = await idempotentWrite(ctx.core, call, () =>
-              prepareStart(ctx.core, ctx.principal, tool.name, body),
+              prepareStart(ctx.core, ctx.principal, tool.name, body, limits),
             );
             return result.body as StartedRun;
           },
-          (path) => (path[0] === 'webhookUrl' ? path : ['input', ...path]),
+          (path) => (path[0] === 'webhookUrl' || path[0] === 'maxCostUsd' ? path : ['input', ...path]),
         ),
     }),
   );

@@ -4,13 +4,13 @@ import { assertDownloadable, readRunRows } from '../runs/exports.ts';
 import { runStatus } from '../runs/follow.ts';
 import { cancelRun } from '../runs/engine/index.ts';
 import { getRun } from '../runs/read.ts';
-import { dryRunStart, startRun } from '../runs/start.ts';
+import { startRun } from '../runs/start.ts';
+import { costLimit, quoteStart } from '../runs/quote.ts';
 import { signedDownloadPath } from '../runs/download-links.ts';
 import { snapshotOf, type RunSnapshot } from '../runs/view.ts';
 import { respondOf } from '../endpoints/define.ts';
 import { callEndpoint } from '../http/pipeline.ts';
 import { restRunView, restStartView } from '../http/views.ts';
-import { usdToMicros } from '../billing/money.ts';
 import type { McpBackend } from './backend.ts';
 
 /** The services themselves, for the caller's account (the remote MCP server in the gateway). */
@@ -20,23 +20,11 @@ export function inProcessBackend(core: Core, principal: Principal): McpBackend {
   const view = (run: RunSnapshot) => ({ ...restRunView(publicUrl, run), tool: run.tool, itemCount: run.itemCount });
   return {
     async startRun(tool, args, { idempotencyKey, maxCostUsd }) {
-      const maxCostMicros = maxCostUsd === undefined ? undefined : usdToMicros(maxCostUsd);
-      return restStartView(await startRun(core, principal, tool.name, args, { idempotencyKey, maxCostMicros }));
+      return restStartView(
+        await startRun(core, principal, tool.name, args, { idempotencyKey, ...costLimit(maxCostUsd) }),
+      );
     },
-    async quote(tool, args) {
-      const { start } = await dryRunStart(core, principal, tool.name, args);
-      const { estimatedCost, uncappedCost } = start.extra as { estimatedCost: number; uncappedCost?: number };
-      const covers = uncappedCost === undefined;
-      return {
-        estimatedCost,
-        ...(covers ? {} : { uncappedCost }),
-        walletCovers: covers,
-        message: covers
-          ? `A start would hold ${estimatedCost} USD, the most it can cost; the wallet covers it.`
-          : `Everything asked would cost ${uncappedCost} USD; the wallet covers ${estimatedCost} USD, ` +
-            'so the run would stop once that is spent (budget_exhausted). Top up in the console (Billing) first.',
-      };
-    },
+    quote: (tool, args) => quoteStart(core, principal, tool.name, args),
     async runStatus(runId, waitSecs, signal, onProgress) {
       return view(
         await runStatus(core, principal, runId, waitSecs, signal, onProgress && ((r) => onProgress(view(r)))),

@@ -29,15 +29,6 @@ async function errorOf(response: Response): Promise<AppError> {
   );
 }
 
-/** What the stdio server cannot do through a server's API with a key: the remote server (/mcp) does it. */
-const STDIO_ONLY = (what: string) =>
-  new AppError(
-    400,
-    'not_available_over_stdio',
-    `${what} is offered by the remote MCP server (the gateway's /mcp), not over stdio: ` +
-      'connect the client to the gateway instead, or start without it.',
-  );
-
 /** Lines of a streamed body, as they arrive. */
 async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
@@ -118,13 +109,15 @@ export function restBackend(baseUrl: string, apiKey: string): McpBackend {
 
   return {
     async startRun(tool, args, { idempotencyKey, maxCostUsd }) {
-      if (maxCostUsd !== undefined) throw STDIO_ONLY('maxCostUsd');
       const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
-      return (await (await send('POST', tool.rest.path, args, undefined, headers)).json()) as Record<string, unknown>;
+      const query = maxCostUsd === undefined ? '' : `?maxCostUsd=${maxCostUsd}`;
+      return (await (await send('POST', `${tool.rest.path}${query}`, args, undefined, headers)).json()) as Record<
+        string,
+        unknown
+      >;
     },
-    quote: async () => {
-      throw STDIO_ONLY('quote');
-    },
+    // The start route's dry run answers the quote.
+    quote: (tool, args) => json('POST', `${tool.rest.path}?dryRun=true`, args),
     async runStatus(runId, waitSecs, signal) {
       const view = await json(
         'GET',

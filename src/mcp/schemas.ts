@@ -3,6 +3,7 @@ import { RUN_STATUSES } from '../../db/tables/runs.ts';
 import { fromZodError } from '../shared/errors.ts';
 import { assertKnownFields } from '../shared/fields.ts';
 import { MAX_WAIT_SECS } from './limits.ts';
+import { startQuote } from '../runs/quote.ts';
 
 /**
  * JSON Schemas of the MCP tools (2020-12, the dialect the specification assumes without `$schema`),
@@ -139,10 +140,5 @@ export const startAnswer = z
 
 /** What the quote tool answers: a start's estimate, nothing started. */
 export const quoteAnswer = z
-  .looseObject({
-    tool: z.string().describe('The tool quoted.'),
-    ...money,
-    walletCovers: z.boolean().describe('Whether the wallet can hold the whole estimate now.'),
-    message: z.string(),
-  })
-  .describe('The quote of a start; nothing was started or held.');
+  .looseObject({ tool: z.string().describe('The tool quoted.'), ...startQuote.shape })
+  .describe(startQuote.description ?? '');

@@ -12,6 +12,7 @@ import type { McpTool } from './types.ts';
 import { jsonSchemaOf, parseArgs, startAnswer, waitSecsArg, type JsonSchema } from './schemas.ts';
 import { isEnded, mcpRunOf } from './views.ts';
 import { mcpMessage, wordedSchema } from './errors.ts';
+import { MAX_COST_DESCRIPTION, maxCostUsdSchema } from '../runs/quote.ts';
 
 /** The arguments every start takes beside the tool's own. */
 const startOptions = z
@@ -28,12 +29,7 @@ const startOptions = z
     fields: columnList
       .optional()
       .describe('With waitSecs: only these columns in the rows answered (the CSV link has every column).'),
-    maxCostUsd: z
-      .number()
-      .min(0.01, 'must be at least 0.01')
-      .max(1_000_000, 'must be at most 1000000')
-      .optional()
-      .describe('Refuses the start, with nothing held, when it is quoted over this many USD (see the quote tool).'),
+    maxCostUsd: maxCostUsdSchema.optional().describe(`${MAX_COST_DESCRIPTION} The quote tool tells the cost first.`),
   })
   .strict();
 const START_OPTIONS = Object.keys(startOptions.shape);

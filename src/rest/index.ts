@@ -14,6 +14,7 @@ import { endpointRoutes } from './endpoints.ts';
 import { restRunView, restStartView } from '../http/views.ts';
 import { getRun } from '../runs/read.ts';
 import { prepareStart } from '../runs/start.ts';
+import { costLimit, MAX_COST_DESCRIPTION, MAX_COST_USD, quoteStart } from '../runs/quote.ts';
 import { MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../runs/follow.ts';
 import { cancelRun } from '../runs/engine/index.ts';
 import { param, parseParams } from '../shared/params.ts';
@@ -40,6 +41,16 @@ export const statusParams = z
     waitForFinish: param
       .num(0, MAX_WAIT_FOR_FINISH_SECS)
       .describe('Seconds to hold the request until the run ends; at most 60.'),
+  })
+  .strict();
+
+/** What a tool's start route takes in its query beside the input in its body. */
+export const startParams = z
+  .object({
+    maxCostUsd: param.num(MAX_COST_USD.min, MAX_COST_USD.max, false).describe(MAX_COST_DESCRIPTION),
+    dryRun: param.bool.describe(
+      'true: answers the quote (what the start would hold, whether the wallet covers it); nothing starts.',
+    ),
   })
   .strict();
 
@@ -163,9 +174,17 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
       { path: tool.rest.path, deprecated: undefined },
       ...(tool.rest.aliases ?? []),
     ]) {
-      app.post(path, { config: { deprecated } }, (request, reply) =>
-        idempotent(request, reply, () => prepareStart(core, request.principal, tool.name, request.body), restStartView),
-      );
+      app.post(path, { config: { deprecated, query: startParams } }, async (request, reply) => {
+        const { maxCostUsd, dryRun } = parseParams(startParams, request.query);
+        const limits = costLimit(maxCostUsd);
+        if (dryRun) return reply.send(await quoteStart(core, request.principal, tool.name, request.body, limits));
+        return idempotent(
+          request,
+          reply,
+          () => prepareStart(core, request.principal, tool.name, request.body, limits),
+          restStartView,
+        );
+      });
     }
   }
 

@@ -10,7 +10,7 @@ import { TOOLS } from '../tools/index.ts';
 import { mapsTool, overviewMapsRequest } from '../tools/maps.ts';
 import type { ToolDefinition } from '../tools/types.ts';
 import type { Deprecation } from '../shared/deprecation.ts';
-import { statusParams } from './index.ts';
+import { startParams, statusParams } from './index.ts';
 import * as s from './schemas.ts';
 
 /**
@@ -24,8 +24,8 @@ export const OPENAPI_PATH = '/api/v1/openapi.json';
 export type JsonSchema = Record<string, unknown>;
 export type Status = 400 | 401 | 402 | 403 | 404 | 405 | 409 | 410 | 413 | 414 | 415 | 422 | 429 | 500 | 503;
 
-/** A schema by value (zod) or a reference to `components.schemas`. */
-export type SchemaRef = z.ZodType | { $ref: string };
+/** A schema by value (zod), a reference to `components.schemas`, or one of several references. */
+export type SchemaRef = z.ZodType | { $ref: string } | { oneOf: { $ref: string }[] };
 
 /** One documented route; `path` is written the Fastify way (`/api/v1/runs/:runId`). */
 export interface RouteDoc {
@@ -137,11 +137,16 @@ function toolRoutes(): RouteDoc[] {
           ? `${deprecationNotice(deprecated, tool.rest.path)}\n\n${toolDescription(tool)}`
           : toolDescription(tool),
         ...(deprecated ? { deprecated } : {}),
+        query: startParams,
         body: { schema: ref(toolSchemaName(tool)), example: tool.example },
         idempotent: true,
-        ok: { description: 'The run started.', content: { 'application/json': ref('RunStart') } },
+        ok: {
+          description: 'The run started; with dryRun=true, its quote (nothing started, the Idempotency-Key unused).',
+          content: { 'application/json': { oneOf: [ref('RunStart'), ref('StartQuote')] } },
+        },
         errors: errorsOf(
           JSON_BODY,
+          { 400: ['cost_limit_exceeded'] },
           tool.price.unitMicros > 0n ? { 402: ['insufficient_funds'] } : {},
           tool.plan ? { 403: ['plan_required'] } : {},
         ),

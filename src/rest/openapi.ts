@@ -7,6 +7,7 @@ import { webhookUrl } from '../webhooks/subscriptions.ts';
 import { loadConfig } from '../config.ts';
 import { TOOLS } from '../tools/index.ts';
 import { mapsTool } from '../tools/maps.ts';
+import { startQuote } from '../runs/quote.ts';
 import type { ToolDefinition } from '../tools/types.ts';
 import {
   IDEMPOTENT,
@@ -306,6 +307,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
         Error: jsonSchemaOf(s.errorBody, 'output'),
         RunView: jsonSchemaOf(s.runView, 'output'),
         RunStart: jsonSchemaOf(s.runStart, 'output'),
+        StartQuote: jsonSchemaOf(startQuote, 'output'),
         ...Object.fromEntries(routed.map((tool) => [toolSchemaName(tool), toolInputSchema(tool)])),
       },
     },

@@ -43,7 +43,7 @@ export interface StartedRun {
   start: StartInfo;
 }
 
-type StartDeps = Pick<Core, 'db' | 'events' | 'config' | 'accountWrites' | 'network'>;
+export type StartDeps = Pick<Core, 'db' | 'events' | 'config' | 'accountWrites' | 'network'>;
 
 /**
  * Any tool start may carry `webhookUrl`: the run's end is POSTed there, signed with a secret of

@@ -102,6 +102,29 @@ describe('npx leadgate mcp (stdio, a client of the REST API)', () => {
     expect(stderr).toBe('');
   });
 
+  it('quotes a start and refuses one over maxCostUsd, as the remote server does', async () => {
+    const client = await spawnClient(['--url', t.url, '--key', key, '--tools', 'maps']);
+    const quote = await call(client, 'quote', { tool: 'scrape_maps', arguments: DENVER_DENTISTS });
+    expect(quote).toEqual({
+      isError: false,
+      links: [],
+      body: {
+        tool: 'scrape_maps',
+        estimatedCost: 0.99,
+        walletCovers: true,
+        message: 'A start would hold 0.99 USD, the most it can cost; the wallet covers it.',
+      },
+    });
+    const capped = await call(client, 'scrape_maps', { ...DENVER_DENTISTS, maxCostUsd: 0.5 });
+    expect(capped).toMatchObject({
+      isError: true,
+      body: { error: { code: 'cost_limit_exceeded', details: [{ path: 'maxCostUsd' }] }, nextTool: 'quote' },
+    });
+    const started = await call(client, 'scrape_maps', { ...DENVER_DENTISTS, maxCostUsd: 0.99 });
+    expect(started.body).toMatchObject({ runId: expect.any(String), estimatedCost: 0.99 });
+    await call(client, 'cancel_run', { runId: started.body.runId });
+  });
+
   it('surfaces REST errors as tool errors with the same code and message', async () => {
     const client = await spawnClient([], { LEADGATE_URL: t.url, LEADGATE_API_KEY: key });
     const invalid = await call(client, 'scrape_maps', { maxCrawledPlacesPerSearch: 0 });

@@ -27,6 +27,15 @@ const CappedLeadScrape = graphql(`
     startLeadScrape(input: { url: $url, count: $count }, dryRun: $dryRun) { estimatedCost uncappedCost userErrors { code } }
   }
 `);
+const BoundedMapsScrape = graphql(`
+  mutation ConformanceBoundedMaps($input: StartMapsScrapeInput!, $maxCostUsd: Float, $dryRun: Boolean) {
+    startMapsScrape(input: $input, maxCostUsd: $maxCostUsd, dryRun: $dryRun) {
+      run { id }
+      estimatedCost
+      userErrors { code field message }
+    }
+  }
+`);
 const RunCharges = graphql(
   `query ConformanceRunCharges($id: ID!) { run(id: $id) { cost billedUnits priceRule { text unit unitPrice } } }`,
 );
@@ -210,6 +219,63 @@ describe('money a client can reconcile', () => {
     const uncapped = await t.request('POST', '/api/v1/scrape/leadplatform', { key, body: { url: LINK, count: 500 } });
     expect(uncapped.body.estimatedCost).toBe(1.95);
     expect(uncapped.body).not.toHaveProperty('uncappedCost');
+  });
+
+  it('a start quoted first (dryRun) and bounded by maxCostUsd: nothing started or held past the bound', async () => {
+    const { apiKey, accountId: id } = await t.account();
+    const quote = await t.request('POST', '/api/v1/scrape/maps?dryRun=true', { key: apiKey, body: DENVER_DENTISTS });
+    expect(quote.status, quote.text).toBe(200);
+    expect(quote.body).toEqual({
+      estimatedCost: 0.99,
+      walletCovers: true,
+      message: 'A start would hold 0.99 USD, the most it can cost; the wallet covers it.',
+    });
+    const poorQuote = await t.request('POST', '/api/v1/scrape/leadplatform?dryRun=1', {
+      key: (await t.account({ creditsMicros: 1_000_000n })).apiKey,
+      body: { url: LINK, count: 1000 },
+    });
+    expect(poorQuote.body).toMatchObject({ estimatedCost: 2, uncappedCost: 3.9, walletCovers: false });
+    expect(await runsOf(id)).toBe(0);
+    expect((await t.request('GET', '/api/v1/wallet', { key: apiKey })).body.wallet.held_dollars).toBe('0.00');
+
+    const over = await t.request('POST', '/api/v1/scrape/maps?maxCostUsd=0.5', { key: apiKey, body: DENVER_DENTISTS });
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatchObject({
+      code: 'cost_limit_exceeded',
+      details: [{ path: 'maxCostUsd', message: 'the quote is 0.99 USD' }],
+    });
+    const outOfRange = await t.request('POST', '/api/v1/scrape/maps?maxCostUsd=0', {
+      key: apiKey,
+      body: DENVER_DENTISTS,
+    });
+    expect(outOfRange.body.error).toMatchObject({
+      code: 'validation_failed',
+      details: [{ path: 'maxCostUsd', message: 'must be at least 0.01' }],
+    });
+    expect(await runsOf(id)).toBe(0);
+
+    const gqlOver = await t.graphql(apiKey, BoundedMapsScrape, { input: DENVER_DENTISTS, maxCostUsd: 0.5 });
+    expect(gqlOver.body.data!.startMapsScrape).toEqual({
+      run: null,
+      estimatedCost: null,
+      userErrors: [
+        { code: 'COST_LIMIT_EXCEEDED', field: ['maxCostUsd'], message: expect.stringContaining('0.99 USD') },
+      ],
+    });
+    const gqlRange = await t.graphql(apiKey, BoundedMapsScrape, { input: DENVER_DENTISTS, maxCostUsd: 2e6 });
+    expect(gqlRange.body.data!.startMapsScrape.userErrors).toEqual([
+      { code: 'VALIDATION_FAILED', field: ['maxCostUsd'], message: expect.stringContaining('must be at most 1000000') },
+    ]);
+    expect(await runsOf(id)).toBe(0);
+
+    const within = await t.request('POST', '/api/v1/scrape/maps?maxCostUsd=0.99', {
+      key: apiKey,
+      body: DENVER_DENTISTS,
+    });
+    expect(within.body).toMatchObject({ runId: expect.any(String), estimatedCost: 0.99 });
+    const gqlWithin = await t.graphql(apiKey, BoundedMapsScrape, { input: DENVER_DENTISTS, maxCostUsd: 1 });
+    expect(gqlWithin.body.data!.startMapsScrape).toMatchObject({ run: { id: expect.any(String) }, userErrors: [] });
+    expect(await runsOf(id)).toBe(2);
   });
 
   it('the wallet shows what runs hold, and the ledger each hold and release with its run', async () => {
