@@ -28,7 +28,14 @@ export const leadEnrichment = defineEndpoint({
   description:
     'Match priority: email, social profile URL, mobile (last 10 digits, country codes ignored), ' +
     'company domain (its most senior person: CEO, other C-suite, VP, Director, then others).',
-  rest: { path: '/api/v1/enrich', methods: ['post', 'get'], bodyOnGet: true, input: body, ok: PREVIEW_OK },
+  rest: {
+    path: '/api/v1/enrich',
+    methods: ['post', 'get'],
+    bodyOnGet: true,
+    input: body,
+    example: { rows: [{ email: 'jane.doe@example.com' }, { domain: 'example.com' }] },
+    ok: PREVIEW_OK,
+  },
   graphql: { field: 'enrichLeads' },
   mcp: {
     tool: 'enrich_leads',
@@ -63,6 +70,7 @@ export const localBusinessEnrichment = defineEndpoint({
     methods: ['post', 'get'],
     bodyOnGet: true,
     input: body,
+    example: { rows: [{ phone: '+1 303-555-0100' }, { name: 'Denver Dental', city: 'Denver' }] },
     ok: PREVIEW_OK,
   },
   graphql: { field: 'enrichLocalBusinesses' },

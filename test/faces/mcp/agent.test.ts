@@ -7,6 +7,7 @@ import { loopbackConfig } from '../../../src/config.ts';
 import { createLogger } from '../../../src/logger.ts';
 import { executeRun } from '../../../src/runs/engine/index.ts';
 import { TOOLS } from '../../../src/tools/index.ts';
+import { ENDPOINTS } from '../../../src/endpoints/index.ts';
 import { TOOLSETS } from '../../../src/tools/toolsets.ts';
 import { mapsTool } from '../../../src/tools/maps.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -76,6 +77,43 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of clients) await c.close();
   await t?.stop();
+});
+
+describe('every tool', () => {
+  it('answers its example with structured content the SDK client validates against its output schema', async () => {
+    const client = await connect('?tools=all');
+    const { tools } = await client.listTools();
+    const examples = new Map<string, Record<string, unknown>>([
+      ...TOOLS.filter((tool) => !tool.linkedOnly).map(
+        (tool) => [tool.mcp.name, tool.example as Record<string, unknown>] as const,
+      ),
+      ...ENDPOINTS.flatMap((e) =>
+        e.mcp ? [[e.mcp.tool, (e.rest.example ?? {}) as Record<string, unknown>] as const] : [],
+      ),
+    ]);
+    const called: string[] = [];
+    const callAs = async (name: string, args: Record<string, unknown>) => {
+      // The client throws when structuredContent does not fit the tool's outputSchema.
+      const answer = (await client.callTool({ name, arguments: args })) as Answer;
+      expect(answer.isError, `${name}: ${answer.content[0]?.text}`).toBeFalsy();
+      expect(answer.structuredContent, name).toEqual(bodyOf(answer));
+      called.push(name);
+      return answer.structuredContent!;
+    };
+    let runId = '';
+    for (const tool of tools) {
+      const example = examples.get(tool.name);
+      if (!example) continue;
+      const answer = await callAs(tool.name, example);
+      if (tool.name === 'scrape_maps') runId = String(answer.runId);
+    }
+    await execute(runId);
+    await callAs('quote', { tool: 'scrape_maps', arguments: DENVER_DENTISTS });
+    await callAs('check_run_status', { runId });
+    await callAs('download_results', { runId, limit: 2, fields: TWO_COLUMNS });
+    await callAs('cancel_run', { runId });
+    expect(called.sort()).toEqual(tools.map((tool) => tool.name).sort());
+  });
 });
 
 describe('the tool list', () => {
