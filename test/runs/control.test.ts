@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mapsTool } from '../../src/tools/maps.ts';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { executeRun } from '../../src/runs/engine/index.ts';
-import { runStatus, waitForRun } from '../../src/runs/follow.ts';
+import { followRunItems, runStatus, waitForRun } from '../../src/runs/follow.ts';
+import type { EventBus } from '../../src/events/bus.ts';
 import { startRun } from '../../src/runs/start.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import type { Sources } from '../../src/sources/types.ts';
@@ -44,6 +45,45 @@ const PRICE_MICROS = mapsTool.price.unitMicros;
 
 /** Sources whose place search pauses before page `n` (from 0) until `release(n)` is called. */
 const gatedSources = () => gatedOver(t.app.core.sources);
+
+/** The app's event bus, counting the subscriptions open now and ever made. */
+function countingEvents() {
+  const bus = t.app.core.events;
+  const counts = { open: 0, made: 0 };
+  const events: EventBus = Object.create(bus);
+  events.subscribe = async (topic, id) => {
+    const subscription = await bus.subscribe(topic, id);
+    counts.open++;
+    counts.made++;
+    const close = subscription.return.bind(subscription);
+    subscription.return = (value) => {
+      counts.open--;
+      return close(value);
+    };
+    return subscription;
+  };
+  return { events, counts };
+}
+
+/** A stop signal that records the listeners added to it and taken off it. */
+function recordingStop() {
+  const controller = new AbortController();
+  const listening = new Set<unknown>();
+  const signal = {
+    get aborted() {
+      return controller.signal.aborted;
+    },
+    addEventListener(type: string, listener: () => void) {
+      listening.add(listener);
+      controller.signal.addEventListener(type, listener);
+    },
+    removeEventListener(type: string, listener: () => void) {
+      listening.delete(listener);
+      controller.signal.removeEventListener(type, listener);
+    },
+  } as unknown as AbortSignal;
+  return { signal, stop: () => controller.abort(), listening };
+}
 
 const runRow = (id: string) => runColumns(t.app.core.sql, id, ['status', 'item_count', 'charged_micros', 'handled']);
 
@@ -314,6 +354,58 @@ describe('waitForFinish', () => {
     const waiting = t.request('GET', `/api/v1/scrape/status/${run.id}?waitForFinish=30`, { key });
     await executeRun(t.app.core, run.id);
     expect((await waiting).body).toMatchObject({ runId: run.id, status: 'SUCCEEDED' });
+  });
+
+  it('answers an ended run at once whatever the wait, and a status without a wait subscribes to nothing', async () => {
+    const { events, counts } = countingEvents();
+    const core = { ...t.app.core, events };
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    expect(await runStatus(core, principal, run.id)).toMatchObject({ status: 'RUNNING' });
+    expect(counts).toEqual({ open: 0, made: 0 });
+    await executeRun(t.app.core, run.id);
+    // An hour's wait (longer than any test may take) ends at once for a run that has ended.
+    expect(await runStatus(core, principal, run.id, 3600)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(counts).toEqual({ open: 0, made: 1 });
+  });
+
+  it('ends a wait when the process stops, answering the run as it is, and leaves no listener on the stop', async () => {
+    const gate = gatedSources();
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const execution = executeRun({ ...t.app.core, sources: gate.sources }, run.id);
+    await gate.reachedPage(0);
+    const stopping = recordingStop();
+    const subscribed = nextSubscription(t.app.core.events, 'runProgress', run.id);
+    const waiting = waitForRun({ ...t.app.core, shutdown: stopping.signal }, principal, run.id, 3600);
+    await subscribed;
+    await waitFor(
+      () => stopping.listening.size,
+      (n) => n === 1,
+      { what: 'the wait to listen for the stop' },
+    );
+    stopping.stop();
+    expect(await waiting).toMatchObject({ status: 'RUNNING' });
+    expect(stopping.listening.size).toBe(0);
+    // A process already stopping answers at once.
+    expect(await waitForRun({ ...t.app.core, shutdown: stopping.signal }, principal, run.id, 3600)).toMatchObject({
+      status: 'RUNNING',
+    });
+    expect(stopping.listening.size).toBe(0);
+    await t.request('POST', `/api/v1/scrape/cancel/${run.id}`, { key });
+    gate.releaseAll();
+    await execution;
+  });
+
+  it('follows rows to the end of the run, then lets go of its subscription', async () => {
+    const { events, counts } = countingEvents();
+    const { run } = await startRun(t.app.core, principal, 'maps', { ...INPUT, maxCrawledPlacesPerSearch: 10 });
+    await executeRun(t.app.core, run.id);
+    const offsets: number[] = [];
+    for await (const batch of followRunItems({ ...t.app.core, events }, principal, run.id, 4)) {
+      offsets.push(batch.offset, batch.offset + batch.items.length);
+      expect(batch.offset + batch.items.length).toBeLessThanOrEqual(batch.run.itemCount);
+    }
+    expect(offsets).toEqual([4, 10]);
+    expect(counts).toEqual({ open: 0, made: 1 });
   });
 
   it('refuses waits over 60 seconds', async () => {
