@@ -41,6 +41,11 @@ export interface NetworkConfig {
    * every other target is refused, so a test cannot reach the outside world. Default empty.
    */
   outboundAllow: string[];
+  /**
+   * Tests only: PEM certificates trusted for outbound TLS besides the system's, for local https
+   * servers (operators use NODE_EXTRA_CA_CERTS). Default empty.
+   */
+  trustedCa: string[];
 }
 
 /**
@@ -67,5 +72,6 @@ export function networkConfig(env: NodeJS.ProcessEnv, publicUrl: string): Networ
     userAgent: env.CRAWLER_USER_AGENT || 'leadgate-crawler/1.0',
     webPorts: { http: int(env.WEB_HTTP_PORT, 80), https: int(env.WEB_HTTPS_PORT, 443) },
     outboundAllow: list(env.OUTBOUND_ALLOW),
+    trustedCa: [],
   };
 }

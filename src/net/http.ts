@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import tls from 'node:tls';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
@@ -14,6 +15,8 @@ export interface WebLimits {
   maxBytes: number;
   maxRedirects: number;
   userAgent: string;
+  /** Certificates trusted for TLS besides the system's (tests' local servers). */
+  trustedCa?: readonly string[];
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -111,6 +114,9 @@ function requestOnce(
       method: outgoing.method,
       agent: false,
       lookup: pinnedLookup(target),
+      ...(url.protocol === 'https:' && limits.trustedCa?.length
+        ? { ca: [...tls.rootCertificates, ...limits.trustedCa] }
+        : {}),
       headers: {
         'user-agent': limits.userAgent,
         accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5',

@@ -1,8 +1,8 @@
 import type { NetworkConfig } from '../config.ts';
-import type { ContactNetwork } from '../sources/contacts.ts';
+import type { ContactNetwork, WebResponse } from '../sources/contacts.ts';
 import { createDnsLookup } from './dns.ts';
 import { createGuard, type OutboundGuard } from './guard.ts';
-import { createWebClient, guardedPost, type WebLimits } from './http.ts';
+import { createWebClient, guardedGet, guardedPost, type WebLimits } from './http.ts';
 import { createSmtpProber } from './smtp.ts';
 
 export interface Network extends ContactNetwork {
@@ -15,6 +15,11 @@ export interface Network extends ContactNetwork {
     headers: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<{ status: number; body: string }>;
+  /**
+   * GET of a small document a caller names (an OAuth client's metadata): through the guard, no
+   * redirect followed, within `limits` (the web's otherwise).
+   */
+  getDocument(url: string, limits: { timeoutMs: number; maxBytes: number }, signal?: AbortSignal): Promise<WebResponse>;
 }
 
 /** DNS, SMTP and web clients from the configuration, all behind one outbound guard. */
@@ -26,10 +31,12 @@ export function createNetwork(config: NetworkConfig): Network {
     maxBytes: config.webMaxBytes,
     maxRedirects: config.webMaxRedirects,
     userAgent: config.userAgent,
+    trustedCa: config.trustedCa,
   };
   return {
     guard,
     post: (url, body, headers, signal) => guardedPost(guard, url, body, headers, limits, signal),
+    getDocument: (url, document, signal) => guardedGet(guard, url, { ...limits, ...document, maxRedirects: 0 }, signal),
     dns,
     smtp: createSmtpProber({
       guard,

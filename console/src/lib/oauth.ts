@@ -9,7 +9,7 @@ export interface ToolsetChoice {
 /** What the consent page shows: GET /oauth/interaction/:uid/details (src/accounts/oauth/consent.ts). */
 export interface PendingAuthorization {
   uid: string;
-  client: { id: string; name: string; redirectHost: string; localOnly: boolean };
+  client: { id: string; name: string; redirectHost: string; localOnly: boolean; publishedBy?: string };
   toolsets: ToolsetChoice[];
   /** The signed-in user's accounts; absent when signed out. */
   accounts?: { id: string; name: string; role: 'owner' | 'admin' | 'member'; mayConnect: boolean }[];

@@ -62,6 +62,11 @@ export default function Consent({
           <strong>{pending.client.name}</strong> asks to use the leadgate MCP server on your behalf. Once you allow it,
           you go back to <strong data-testid="redirect-host">{pending.client.redirectHost}</strong>.
         </Text>
+        <Text size="sm" c="dimmed" data-testid="client-origin">
+          {pending.client.publishedBy
+            ? `Its name is published by ${pending.client.publishedBy}.`
+            : 'It named itself when it registered: leadgate has not checked that name.'}
+        </Text>
         {pending.client.localOnly && (
           <Alert color="yellow" title="An app on this computer" role="note">
             It sends you back to {pending.client.redirectHost}, an address of this computer. Allow it only if you

@@ -26,7 +26,7 @@ import { isLoopbackHost, mcpResource, OAUTH_SCOPE } from './resource.ts';
  * and admins. The grant then acts as a console key of theirs would.
  */
 
-type ConsentDeps = Pick<Core, 'db' | 'config'>;
+type ConsentDeps = Pick<Core, 'db' | 'config' | 'network'>;
 type Raw = { req: IncomingMessage; res: ServerResponse };
 
 export const newGrantId = () => `oag_${randomBase62(16)}`;
@@ -50,6 +50,11 @@ export interface PendingAuthorization {
     redirectHost: string;
     /** Whether that host is this machine's (localhost, 127.0.0.1, [::1]): an app running where the browser is. */
     localOnly: boolean;
+    /**
+     * For a client named by the https URL of its metadata document: that URL's host, which publishes
+     * (and so vouches for) the name; absent for a client that registered itself.
+     */
+    publishedBy?: string;
   };
   /** The toolsets to choose from, in order, with what each holds. */
   toolsets: { name: Toolset; description: string }[];
@@ -82,6 +87,9 @@ async function clientOf(provider: Provider, interaction: { params: Record<string
     name: client.clientName ?? client.clientId,
     redirectHost: redirect?.host ?? '',
     localOnly: redirect ? isLoopbackHost(redirect.hostname) : false,
+    ...((client as { clientIdMetadataDocument?: boolean }).clientIdMetadataDocument
+      ? { publishedBy: new URL(client.clientId).host }
+      : {}),
   };
 }
 

@@ -26,10 +26,16 @@ export const ACCESS_TOKEN_SECS = 3600;
 export const REFRESH_TOKEN_SECS = 30 * 24 * 3600;
 /** How long a user may take at the consent page. */
 const INTERACTION_SECS = 3600;
+/**
+ * A Client ID Metadata Document: fetched within this time and size (the draft's 5 KB, a larger answer
+ * refused), cached from 30 seconds to a day as its Cache-Control says (30 seconds without one).
+ */
+const CLIENT_DOCUMENT_LIMITS = { timeoutMs: 2_500, maxBytes: 64 * 1024 };
+
 /** A grant lasts until it is revoked (a connection in the console); this is only the store's bound. */
 const GRANT_SECS = 10 * 365 * 24 * 3600;
 
-type ProviderDeps = Pick<Core, 'db' | 'config'>;
+type ProviderDeps = Pick<Core, 'db' | 'config' | 'network'>;
 
 const built = new WeakMap<ProviderDeps, Promise<Provider>>();
 
@@ -80,6 +86,9 @@ async function buildProvider(core: ProviderDeps): Promise<Provider> {
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },
+      // Clients named by the https URL of their metadata document (the MCP specification's preferred
+      // registration); dynamic registration stays for clients without one.
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
       revocation: {
         enabled: true,
         // A client revokes its own tokens only.
@@ -132,6 +141,8 @@ async function buildProvider(core: ProviderDeps): Promise<Provider> {
       Session: INTERACTION_SECS,
       Grant: GRANT_SECS,
     },
+    // What the authorization server fetches (client metadata documents) goes through the outbound guard.
+    fetch: (url, options) => fetchThroughGuard(core.network, String(url), options?.signal ?? undefined),
     renderError: (ctx: KoaContextWithOIDC, out) => {
       ctx.type = 'html';
       ctx.body = errorPage(out);
@@ -142,6 +153,15 @@ async function buildProvider(core: ProviderDeps): Promise<Provider> {
   // Behind TRUST_PROXY, the scheme and host the proxies report (X-Forwarded-Proto, -Host) are the request's.
   provider.proxy = core.config.trustProxy !== undefined;
   return provider;
+}
+
+/** A GET of the authorization server as a fetch Response: through the guard, no redirect followed. */
+async function fetchThroughGuard(network: Core['network'], url: string, signal?: AbortSignal): Promise<Response> {
+  const answer = await network.getDocument(url, CLIENT_DOCUMENT_LIMITS, signal);
+  return new Response(answer.body, {
+    status: answer.status,
+    headers: answer.contentType ? { 'content-type': answer.contentType } : {},
+  });
 }
 
 const escapeHtml = (text: string) =>

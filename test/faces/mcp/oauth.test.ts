@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   discoverAuthorizationServerMetadata,
@@ -26,6 +28,7 @@ import { audit, launchConsoleBrowser, visible, type ConsoleBrowser } from '../..
 import { startIdentityApp, type Browser, type IdentityApp } from '../../helpers/identity.ts';
 import { waitFor } from '../../helpers/wait.ts';
 import { addMembership } from '../../../src/accounts/members.ts';
+import { loadConfig } from '../../../src/config.ts';
 import { API_CSP } from '../../../src/http/headers.ts';
 
 /**
@@ -50,8 +53,39 @@ let callbackUrl: string;
 /** The query strings the app's callback received, newest last. */
 const received: URLSearchParams[] = [];
 
+/** Clients' metadata documents (CIMD), served over https from this machine, by path; and each path fetched. */
+const CLIENT_TLS = {
+  cert: readFileSync(new URL('../../fixtures/tls/client-documents.crt', import.meta.url), 'utf8'),
+  key: readFileSync(new URL('../../fixtures/tls/client-documents.key', import.meta.url), 'utf8'),
+};
+const documents = new Map<string, { body: string; status?: number; location?: string }>();
+const documentsFetched: string[] = [];
+let documentServer: ReturnType<typeof createHttpsServer>;
+let documentBase: string;
+
 beforeAll(async () => {
-  t = await startIdentityApp();
+  documentServer = createHttpsServer(CLIENT_TLS, (req, res) => {
+    documentsFetched.push(req.url ?? '');
+    const document = documents.get(req.url ?? '');
+    if (!document) return void res.writeHead(404).end();
+    res
+      .writeHead(document.status ?? 200, {
+        'content-type': 'application/json',
+        ...(document.location ? { location: document.location } : {}),
+      })
+      .end(document.body);
+  });
+  await new Promise<void>((resolve) => documentServer.listen(0, '127.0.0.1', resolve));
+  const documentPort = (documentServer.address() as AddressInfo).port;
+  documentBase = `https://127.0.0.1:${documentPort}`;
+  // The gateway reaches the document server only, as the web's https port, trusting its certificate.
+  const network = {
+    ...loadConfig({}).network,
+    webPorts: { http: 80, https: documentPort },
+    outboundAllow: [`127.0.0.1:${documentPort}`],
+    trustedCa: [CLIENT_TLS.cert],
+  };
+  t = await startIdentityApp({ network });
   owner = await t.signUp(OWNER, PASSWORD);
   // The app's redirect URI: a local page, as a desktop or CLI agent would open.
   callbacks = createServer((req, res) => {
@@ -67,6 +101,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await ui?.close();
   await new Promise((resolve) => callbacks?.close(resolve));
+  await new Promise((resolve) => documentServer?.close(resolve));
   await t?.stop();
 });
 
@@ -624,5 +659,91 @@ describe('client registration', () => {
     }
     expect(statuses.at(-1)).toBe(429);
     expect(statuses.filter((status) => status === 201).length).toBeLessThan(20);
+  });
+});
+
+describe('clients named by their metadata document (Client ID Metadata Documents)', () => {
+  /** An agent whose client id is the https URL of its metadata document: it registers nowhere. */
+  class DocumentAgent extends AgentAuth {
+    constructor(readonly clientMetadataUrl: string) {
+      super('Document Agent');
+    }
+  }
+  const publish = (path: string, metadata: Record<string, unknown> = {}) => {
+    const url = `${documentBase}${path}`;
+    const document = {
+      client_id: url,
+      client_name: 'Document Agent',
+      redirect_uris: [callbackUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...metadata,
+    };
+    documents.set(path, { body: JSON.stringify(document) });
+    return url;
+  };
+  const clientRows = () =>
+    count(t.app.core.sql<{ n: number }[]>`select count(*)::int as n from oauth_artifact where model = 'Client'`);
+
+  it('is advertised, fetched through the outbound guard, named by its host on the consent page, and connects', async () => {
+    const metadata = await discoverAuthorizationServerMetadata(new URL(`${t.url}/oauth`));
+    expect(metadata).toMatchObject({ client_id_metadata_document_supported: true });
+
+    const clientsBefore = await clientRows();
+    const agent = new DocumentAgent(publish('/agents/document-agent.json'));
+    const first = new Client({ name: 'cimd-test', version: '1.0.0' });
+    await expect(first.connect(new StreamableHTTPClientTransport(mcpUrl(), { authProvider: agent }))).rejects.toThrow(
+      UnauthorizedError,
+    );
+    expect(agent.client?.client_id).toBe(agent.clientMetadataUrl);
+    expect(agent.authorizationUrl!.searchParams.get('client_id')).toBe(agent.clientMetadataUrl);
+
+    const before = received.length;
+    await page.goto(agent.authorizationUrl!.href);
+    await visible(page.getByRole('heading', { name: 'Connect Document Agent' }));
+    expect(await page.getByTestId('client-origin').textContent()).toBe(
+      `Its name is published by ${new URL(documentBase).host}.`,
+    );
+    expect(documentsFetched).toContain('/agents/document-agent.json');
+    await audit(page);
+    await page.getByRole('button', { name: 'Allow' }).click();
+    const code = (await callbackAfter(before)).get('code')!;
+    await new StreamableHTTPClientTransport(mcpUrl(), { authProvider: agent }).finishAuth(code);
+    const client = await connect(agent);
+    expect((await client.callTool({ name: 'get_wallet', arguments: {} })).isError).not.toBe(true);
+    // Nothing was registered: the document is the client.
+    expect(await clientRows()).toBe(clientsBefore);
+    const [grant] = await t.app.core
+      .sql`select client_name from oauth_grant where client_id = ${agent.clientMetadataUrl}`;
+    expect(grant).toEqual({ client_name: 'Document Agent' });
+  });
+
+  it('refuses a document that names another client, redirects, or sits on an address the guard refuses', async () => {
+    const authorize = (clientId: string) =>
+      fetch(
+        `${t.url}/oauth/auth?${new URLSearchParams({
+          client_id: clientId,
+          redirect_uri: callbackUrl,
+          response_type: 'code',
+          scope: 'leads',
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+        })}`,
+        { redirect: 'manual' },
+      );
+    const refusal = async (clientId: string) => {
+      const res = await authorize(clientId);
+      expect(res.status, clientId).toBe(400);
+      return res.text();
+    };
+    const other = publish('/agents/other.json', { client_id: `${documentBase}/agents/someone-else.json` });
+    expect(await refusal(other)).toContain('invalid_client');
+    const moved = `${documentBase}/agents/moved.json`;
+    documents.set('/agents/moved.json', { body: '', status: 302, location: publish('/agents/target.json') });
+    expect(await refusal(moved)).toContain('invalid_client');
+    // A document on this machine's gateway port: not on the guard's allow list.
+    expect(await refusal(`https://127.0.0.1:${new URL(t.url).port}/agents/inside.json`)).toContain('invalid_client');
+    expect(documentsFetched).not.toContain('/agents/target.json');
   });
 });
