@@ -23,6 +23,11 @@ export const MUTATION_TESTS = [
   'test/runs/control-rules.test.ts',
   'test/runs/engine-execute.test.ts',
   'test/runs/engine-stops.test.ts',
+  'test/runs/queue-order.test.ts',
+  // starts bounded and quoted, their webhooks; run lists, batched rows and inputs
+  'test/faces/rest/conformance-legacy.test.ts',
+  'test/faces/graphql/dataloaders.test.ts',
+  'test/faces/graphql/results.test.ts',
   // rate limit, allowances, idempotency
   'test/accounts/rate-limit.test.ts',
   'test/billing/allowances.test.ts',
