@@ -39,6 +39,12 @@ export class AuthError extends Error {
   }
 }
 
+/** What the console says of a refusal that came without an explanation (a proxy's error page, an outage). */
+const unexplained = (status: number) =>
+  status >= 500
+    ? 'leadgate could not answer just now. Try again in a moment.'
+    : 'leadgate refused this request without saying why. Reload the page and try again.';
+
 /** A JSON request of the console to the gateway's own routes, a refusal thrown as an AuthError. */
 export async function call<T>(method: string, path: string, body?: unknown, csrfToken?: string): Promise<T> {
   const headers: Record<string, string> = {};
@@ -59,7 +65,7 @@ export async function call<T>(method: string, path: string, body?: unknown, csrf
     throw new AuthError(
       res.status,
       error?.code ?? 'error',
-      error?.message ?? `The server answered ${res.status}.`,
+      error?.message ?? unexplained(res.status),
       error?.details ?? [],
     );
   }
