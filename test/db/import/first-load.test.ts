@@ -26,6 +26,26 @@ afterAll(() => f?.close());
 
 const run = (options: ImportOptions) => importFile(f.sql, options);
 
+/**
+ * `work`, or a failure naming `what` and every session of the test's database (state, wait, query)
+ * when it has not settled within 40 seconds: a hang says where it hangs instead of timing the test out.
+ */
+async function within<T>(what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(async () => {
+      const sessions = await f.sql`select pid, state, wait_event_type, wait_event, left(query, 120) as query
+        from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`.catch(() => []);
+      reject(new Error(`${what} did not settle within 40 s; sessions: ${JSON.stringify(sessions)}`));
+    }, 40_000);
+  });
+  try {
+    return await Promise.race([work, stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function summary(counts: Partial<ImportSummary>): ImportSummary {
   return {
     dataset: 'people',
@@ -246,25 +266,34 @@ describe('importFile: bad rows and failures in a first load', () => {
 
     const controller = new AbortController();
     let readBeforeAbort = 0;
-    const aborted = await run({
-      dataset: 'people',
-      file,
-      signal: controller.signal,
-      onProgress: (p) => {
-        if (p.phase === 'reading' && p.rows > 0 && !controller.signal.aborted) {
-          readBeforeAbort = p.rows;
-          controller.abort();
-        }
-      },
-    }).catch((e: Error) => e);
+    const aborted = await within(
+      'the aborted import',
+      run({
+        dataset: 'people',
+        file,
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (p.phase === 'reading' && p.rows > 0 && !controller.signal.aborted) {
+            readBeforeAbort = p.rows;
+            controller.abort();
+          }
+        },
+      }).catch((e: Error) => e),
+    );
     expect(aborted).toBeInstanceOf(ImportAborted);
     expect(readBeforeAbort).toBeGreaterThan(0);
     expect(readBeforeAbort).toBeLessThan(40_000);
 
     // A check the reader knows nothing of, broken by row 30,000 only.
-    await f.sql`alter table person add constraint first_load_refused check (first_name <> 'First30000')`;
+    await within(
+      'adding the check',
+      f.sql`alter table person add constraint first_load_refused check (first_name <> 'First30000')`,
+    );
     try {
-      const refused = await run({ dataset: 'people', file }).catch((e: Error) => e);
+      const refused = await within(
+        'the refused import',
+        run({ dataset: 'people', file }).catch((e: Error) => e),
+      );
       expect((refused as Error).message).toBe('the database refused the rows copied into the person table');
     } finally {
       await f.sql`alter table person drop constraint first_load_refused`;
