@@ -19,7 +19,10 @@ export const oauthGrantTable = pgTable(
       .notNull()
       .references(() => appUserTable.id, { onDelete: 'cascade' }),
     clientId: text('client_id').notNull(),
-    /** The client's name as it registered itself (unverified), shown at consent and in the list. */
+    /**
+     * The client's name, shown at consent and in the list: as it registered itself (unverified), or as the
+     * metadata document its client id names publishes it.
+     */
     clientName: text('client_name').notNull(),
     /** The host of the redirect URI the user consented on (where the authorization code went). */
     redirectHost: text('redirect_host').notNull(),
