@@ -81,7 +81,9 @@ afterAll(async () => {
 
 describe('every tool', () => {
   it('answers its example with structured content the SDK client validates against its output schema', async () => {
-    const client = await connect('?tools=all');
+    // An account of its own: the runs started here stay RUNNING, taking no other test's slots.
+    const own = await t.account({ plan: 'scale' });
+    const client = await connect('?tools=all', {}, own.apiKey);
     const { tools } = await client.listTools();
     const examples = new Map<string, Record<string, unknown>>([
       ...TOOLS.filter((tool) => !tool.linkedOnly).map(
