@@ -3,6 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { ROOT } from '../../helpers/process.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 let t: TestApp;
 let key: string;
@@ -123,6 +124,51 @@ describe('npx leadgate mcp (stdio, a client of the REST API)', () => {
     const started = await call(client, 'scrape_maps', { ...DENVER_DENTISTS, maxCostUsd: 0.99 });
     expect(started.body).toMatchObject({ runId: expect.any(String), estimatedCost: 0.99 });
     await call(client, 'cancel_run', { runId: started.body.runId });
+  });
+
+  it('stops waiting for a run as soon as the client cancels the call', async () => {
+    // A gateway without a worker: its runs stay RUNNING, so a wait for one lasts the wait.
+    const idle = await startTestApp({ worker: false });
+    try {
+      const own = await idle.account();
+      const runId = (await idle.request('POST', '/api/v1/scrape/maps', { key: own.apiKey, body: DENVER_DENTISTS })).body
+        .runId as string;
+      // The run's waits open on the gateway, counted as they open and close.
+      const events = idle.app.core.events;
+      const subscribe = events.subscribe.bind(events);
+      let waiting = 0;
+      events.subscribe = (async (topic: 'runProgress', id: string) => {
+        const subscription = await subscribe(topic, id);
+        if (id !== runId) return subscription;
+        waiting++;
+        const close = subscription.return.bind(subscription);
+        subscription.return = (value) => {
+          waiting--;
+          return close(value);
+        };
+        return subscription;
+      }) as typeof events.subscribe;
+      const client = await spawnClient(['--url', idle.url, '--key', own.apiKey]);
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'check_run_status', arguments: { runId, waitSecs: 45 } }, undefined, {
+        signal: controller.signal,
+      });
+      await waitFor(
+        () => waiting,
+        (n) => n === 1,
+        { what: 'the wait to reach the gateway' },
+      );
+      controller.abort();
+      await expect(call).rejects.toThrow();
+      // The stdio server heard notifications/cancelled and hung up on the gateway, which stopped waiting.
+      await waitFor(
+        () => waiting,
+        (n) => n === 0,
+        { what: 'the gateway to stop waiting', timeoutMs: 5_000 },
+      );
+    } finally {
+      await idle.stop();
+    }
   });
 
   it('surfaces REST errors as tool errors with the same code and message', async () => {
