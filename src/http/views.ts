@@ -1,4 +1,4 @@
-import type { StartedRun } from '../runs/start.ts';
+import { startAnswerOf } from '../runs/start.ts';
 import { isTerminal, outputUrl, priceRuleOf, runTimeSecs, type RunSnapshot } from '../runs/view.ts';
 
 /**
@@ -30,12 +30,5 @@ export function restRunView(publicUrl: string, run: RunSnapshot) {
   };
 }
 
-/**
- * The start answer of the faces that speak REST (REST itself, MCP): run id and status, message, the tool's own fields.
- */
-export const restStartView = ({ run, start }: StartedRun) => ({
-  runId: run.id,
-  status: run.status,
-  message: start.message,
-  ...start.extra,
-});
+/** The start answer of the faces that speak REST (REST itself, MCP): see `startAnswerOf`. */
+export const restStartView = startAnswerOf;

@@ -23,6 +23,7 @@ import type { OutboundGuard } from '../net/guard.ts';
 import { newRunId } from '../shared/ids.ts';
 import { snapshotOf, type RunSnapshot } from './view.ts';
 import { placeRun } from './queue.ts';
+import { getRun } from './read.ts';
 
 /**
  * Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field, or every field the tool
@@ -240,9 +241,21 @@ function assertWithinCost(limits: StartLimits, plans: readonly PlannedRun[]) {
 }
 
 /**
+ * A start as REST and MCP answer it (run id and status, message, the tool's own fields), and as an
+ * idempotency key they share stores it.
+ */
+export const startAnswerOf = ({ run, start }: StartedRun) => ({
+  runId: run.id,
+  status: run.status,
+  message: start.message,
+  ...start.extra,
+});
+
+/**
  * Starts a run (see `prepareStart`) as one of the account's writes. With an idempotency key, a retry
  * of the same start (same tool, same input) within 24 hours answers the first start instead of
- * starting another; the key is shared with the tool's REST route, whose scope it takes.
+ * starting another; the key is shared with the tool's REST route, whose scope it takes and whose
+ * answer it stores (`startAnswerOf`), so a retry through either face replays the other's start.
  */
 export async function startRun(
   core: StartDeps,
@@ -252,11 +265,19 @@ export async function startRun(
   options: StartLimits & { idempotencyKey?: string } = {},
 ): Promise<StartedRun> {
   const { idempotencyKey, ...limits } = options;
-  const scope = idempotencyKey === undefined ? toolName : `POST ${getTool(toolName).rest.path}`;
-  const started = await idempotentWrite(core, { principal, key: idempotencyKey, scope, request: raw ?? null }, () =>
-    prepareStart(core, principal, toolName, raw, limits),
+  const prepare = () => prepareStart(core, principal, toolName, raw, limits);
+  if (idempotencyKey === undefined)
+    return (await idempotentWrite(core, { principal, key: undefined, scope: toolName }, prepare)).body;
+  const scope = `POST ${getTool(toolName).rest.path}`;
+  const { body } = await idempotentWrite(
+    core,
+    { principal, key: idempotencyKey, scope, request: raw ?? null },
+    prepare,
+    startAnswerOf,
   );
-  return started.body;
+  // The stored answer names the run; the run itself is read as it is now.
+  const { runId, status: _status, message, ...extra } = body;
+  return { run: snapshotOf(await getRun(core.db, principal.accountId, runId)), start: { message, extra } };
 }
 
 /** Thrown to roll a dry run's transaction back with the start it made. */

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/accounts/accounts.ts';
-import { ValidationError } from '../../src/shared/errors.ts';
-import { parseToolInput, prepareStart, startRun } from '../../src/runs/start.ts';
+import { AppError, ValidationError } from '../../src/shared/errors.ts';
+import { dryRunStart, parseToolInput, prepareStart, startRun } from '../../src/runs/start.ts';
+import { decodeRunCursor, getRun, loadRuns } from '../../src/runs/read.ts';
 import { restStartView } from '../../src/http/views.ts';
 import { getTool } from '../../src/tools/index.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
@@ -157,6 +158,68 @@ describe('startRun', () => {
     const p = await someone();
     expect(() => prepareStart(t.app.core, p, 'maps', { maxCrawledPlacesPerSearch: 'many' })).toThrow(ValidationError);
     expect(await runsOf(p.accountId)).toHaveLength(0);
+  });
+});
+
+describe('starts and lookups at the boundary', () => {
+  it('refuses a body that is no object, whatever it is, before looking for its webhookUrl', async () => {
+    const principal = await someone();
+    for (const raw of [null, 'text', 3, [SMALL]]) {
+      const err = await startRun(t.app.core, principal, 'maps', raw).catch((e: unknown) => e);
+      expect(err, JSON.stringify(raw)).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).details).toEqual([
+        { path: '', message: 'the request body must be a JSON object' },
+      ]);
+    }
+  });
+
+  it('shares an idempotency key with the tool’s REST route: a retry through either answers the first start', async () => {
+    const { apiKey, accountId } = await t.account();
+    const principal = await t.app.core.auth.authenticate(`Bearer ${apiKey}`);
+    const first = await startRun(t.app.core, principal, 'maps', SMALL, { idempotencyKey: 'shared-key-1' });
+    const rest = await t.request('POST', '/api/v1/scrape/maps', {
+      key: apiKey,
+      body: SMALL,
+      headers: { 'idempotency-key': 'shared-key-1' },
+    });
+    expect(rest.body.runId, rest.text).toBe(first.run.id);
+    const again = await startRun(t.app.core, principal, 'maps', SMALL, { idempotencyKey: 'shared-key-1' });
+    expect(again.run.id).toBe(first.run.id);
+    // Without a key, each start is a run of its own.
+    await startRun(t.app.core, principal, 'maps', SMALL);
+    await startRun(t.app.core, principal, 'maps', SMALL);
+    expect(await runsOf(accountId)).toHaveLength(3);
+  });
+
+  it('answers a dry run’s refusal as the start’s, keeping nothing', async () => {
+    const { apiKey, accountId } = await t.account({ creditsMicros: 0n });
+    const principal = await t.app.core.auth.authenticate(`Bearer ${apiKey}`);
+    const err = await dryRunStart(t.app.core, principal, 'maps', SMALL).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect((err as AppError).code).toBe('insufficient_funds');
+    expect(await runsOf(accountId)).toEqual([]);
+  });
+
+  it('takes ids Postgres cannot store for no run: refused by name, or looked up as none', async () => {
+    const principal = await someone();
+    const { run } = await startRun(t.app.core, principal, 'maps', SMALL);
+    const err = await getRun(t.app.core.db, principal.accountId, 'run_\u0000').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).details).toEqual([expect.objectContaining({ path: 'runId' })]);
+    expect(await loadRuns(t.app.core.db, principal.accountId, ['run_\u0000', run.id])).toEqual([
+      null,
+      expect.objectContaining({ id: run.id }),
+    ]);
+    expect(await loadRuns(t.app.core.db, principal.accountId, ['run_\ud800'])).toEqual([null]);
+    const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const good = { createdAt: new Date().toISOString(), id: run.id };
+    expect(decodeRunCursor(cursor(good))).toEqual(good);
+    for (const bad of [
+      { ...good, id: 'run_\u0000' },
+      { ...good, id: 7 },
+      { ...good, createdAt: 'yesterday' },
+    ])
+      expect(() => decodeRunCursor(cursor(bad)), JSON.stringify(bad)).toThrow(ValidationError);
   });
 });
 

@@ -240,8 +240,11 @@ describe('money a client can reconcile', () => {
 
     const over = await t.request('POST', '/api/v1/scrape/maps?maxCostUsd=0.5', { key: apiKey, body: DENVER_DENTISTS });
     expect(over.status).toBe(400);
-    expect(over.body.error).toMatchObject({
+    expect(over.body.error).toEqual({
       code: 'cost_limit_exceeded',
+      message:
+        'This start is quoted at 0.99 USD, over the limit of 0.50 USD it was given: nothing was started or held. ' +
+        'Ask for fewer results, or raise the limit.',
       details: [{ path: 'maxCostUsd', message: 'the quote is 0.99 USD' }],
     });
     const outOfRange = await t.request('POST', '/api/v1/scrape/maps?maxCostUsd=0', {
