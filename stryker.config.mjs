@@ -40,7 +40,7 @@ export default {
     'src/accounts/idempotency.ts',
     // access checks: cancel (runs/engine/stops.ts, above), status, waits and item streams of a run (not the
     // subscriptions below them), and a webhook's registration, deletion and delivery log (not the delivery worker)
-    'src/runs/follow.ts:1-124',
+    'src/runs/follow.ts:1-135',
     'src/webhooks/subscriptions.ts:43-159',
     'src/webhooks/deliveries.ts:74-126',
     // CSV export

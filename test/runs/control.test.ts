@@ -80,7 +80,7 @@ function countingRunReads() {
   return { db: drizzle(counting) as unknown as typeof t.app.core.db, reads: () => reads };
 }
 
-/** A stop signal that records the listeners added to it and taken off it. */
+/** A stop signal that records the listeners of its `abort` added to it and taken off it. */
 function recordingStop() {
   const controller = new AbortController();
   const listening = new Set<unknown>();
@@ -89,11 +89,11 @@ function recordingStop() {
       return controller.signal.aborted;
     },
     addEventListener(type: string, listener: () => void) {
-      listening.add(listener);
+      if (type === 'abort') listening.add(listener);
       controller.signal.addEventListener(type, listener);
     },
     removeEventListener(type: string, listener: () => void) {
-      listening.delete(listener);
+      if (type === 'abort') listening.delete(listener);
       controller.signal.removeEventListener(type, listener);
     },
   } as unknown as AbortSignal;
