@@ -1,9 +1,9 @@
-import { startAnswerOf } from '../runs/start.ts';
 import { isTerminal, outputUrl, priceRuleOf, runTimeSecs, type RunSnapshot } from '../runs/view.ts';
 
 /**
  * The wire shapes of runs that REST answers and MCP answers too (MCP answers exactly what REST does).
- * GraphQL has its own types; the declared endpoints' answers are in their declarations (`respond`).
+ * GraphQL has its own types; the declared endpoints' answers are in their declarations (`respond`); a
+ * start's answer is `startAnswerOf` (src/runs/start.ts), since an idempotency key stores it.
  */
 
 /**
@@ -29,6 +29,3 @@ export function restRunView(publicUrl: string, run: RunSnapshot) {
       : {}),
   };
 }
-
-/** The start answer of the faces that speak REST (REST itself, MCP): see `startAnswerOf`. */
-export const restStartView = startAnswerOf;

@@ -4,13 +4,13 @@ import { assertDownloadable, readRunRows } from '../runs/exports.ts';
 import { runStatus } from '../runs/follow.ts';
 import { cancelRun } from '../runs/engine/index.ts';
 import { getRun } from '../runs/read.ts';
-import { startRun } from '../runs/start.ts';
+import { startAnswerOf, startRun } from '../runs/start.ts';
 import { costLimit, quoteStart } from '../runs/quote.ts';
 import { signedDownloadPath } from '../runs/download-links.ts';
 import { snapshotOf, type RunSnapshot } from '../runs/view.ts';
 import { respondOf } from '../endpoints/define.ts';
 import { callEndpoint } from '../http/pipeline.ts';
-import { restRunView, restStartView } from '../http/views.ts';
+import { restRunView } from '../http/views.ts';
 import type { McpBackend } from './backend.ts';
 
 /** The services themselves, for the caller's account (the remote MCP server in the gateway). */
@@ -20,7 +20,7 @@ export function inProcessBackend(core: Core, principal: Principal): McpBackend {
   const view = (run: RunSnapshot) => ({ ...restRunView(publicUrl, run), tool: run.tool, itemCount: run.itemCount });
   return {
     async startRun(tool, args, { idempotencyKey, maxCostUsd }) {
-      return restStartView(
+      return startAnswerOf(
         await startRun(core, principal, tool.name, args, { idempotencyKey, ...costLimit(maxCostUsd) }),
       );
     },

@@ -11,9 +11,9 @@ import { getInstallationSecret } from '../accounts/installation.ts';
 import { idempotentWrite } from '../accounts/idempotency.ts';
 import { admit, clientAddress, deprecationHeaders } from '../http/pipeline.ts';
 import { endpointRoutes } from './endpoints.ts';
-import { restRunView, restStartView } from '../http/views.ts';
+import { restRunView } from '../http/views.ts';
 import { getRun } from '../runs/read.ts';
-import { prepareStart } from '../runs/start.ts';
+import { prepareStart, startAnswerOf } from '../runs/start.ts';
 import { costLimit, MAX_COST_DESCRIPTION, MAX_COST_USD, quoteStart } from '../runs/quote.ts';
 import { MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../runs/follow.ts';
 import { cancelRun } from '../runs/engine/index.ts';
@@ -182,7 +182,7 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
           request,
           reply,
           () => prepareStart(core, request.principal, tool.name, request.body, limits),
-          restStartView,
+          startAnswerOf,
         );
       });
     }

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { AppError, ValidationError } from '../../src/shared/errors.ts';
-import { dryRunStart, parseToolInput, prepareStart, startRun } from '../../src/runs/start.ts';
+import { dryRunStart, parseToolInput, prepareStart, startAnswerOf, startRun } from '../../src/runs/start.ts';
 import { decodeRunCursor, getRun, loadRuns } from '../../src/runs/read.ts';
-import { restStartView } from '../../src/http/views.ts';
 import { getTool } from '../../src/tools/index.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { failure } from '../helpers/assertions.ts';
@@ -74,7 +73,7 @@ describe('startRun', () => {
       hold: '29700',
     });
     expect(await hasJob(started.run.id)).toBe(true);
-    expect(restStartView(started)).toEqual({
+    expect(startAnswerOf(started)).toEqual({
       runId: started.run.id,
       status: 'RUNNING',
       message: started.start.message,
