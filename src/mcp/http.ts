@@ -9,12 +9,14 @@ import type { RateLimitedError } from '../accounts/rate-limit.ts';
 import { AppError } from '../shared/errors.ts';
 import { inProcessBackend } from './in-process.ts';
 import { createMcpServer } from './server.ts';
-import { selectionOf, visibleTools } from './selection.ts';
+import { accessNeeded, accessOf, type Selection, selectionOf, visibleTools } from './selection.ts';
 import { MCP_TOOLS } from './tools.ts';
 import { Readable } from 'node:stream';
 import { createHash, randomBytes } from 'node:crypto';
-import { mcpChallenge } from './protected-resource.ts';
-import { mcpResource } from '../accounts/oauth/resource.ts';
+import { insufficientScopeChallenge, mcpChallenge } from './protected-resource.ts';
+import { type Access, mcpResource } from '../accounts/oauth/resource.ts';
+import { TOOLSETS } from '../tools/toolsets.ts';
+import type { McpTool } from './types.ts';
 
 export const MCP_PATH = '/mcp';
 
@@ -24,6 +26,12 @@ export const MCP_PATH = '/mcp';
  * `RATE_LIMITED` refusals carry it.
  */
 export const RATE_LIMITED_RPC_CODE = -32004;
+
+/**
+ * The JSON-RPC error code of a call its OAuth connection does not cover, answered with the step-up
+ * challenge (`insufficient_scope`); its `data.scope` is the scopes the call needs.
+ */
+export const INSUFFICIENT_SCOPE_RPC_CODE = -32003;
 
 /** Request headers the transport reads (content negotiation, protocol version, session). */
 const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
@@ -94,6 +102,52 @@ const sessionIdOf = (value: string | string[] | undefined) =>
  */
 const inFlight = new Map<string, AbortController>();
 
+/** The tool a single tools/call names, if it is one of the server's. */
+function toolCalled(body: unknown): McpTool | undefined {
+  if (!isMethod(body, 'tools/call')) return undefined;
+  const name = (body as { params?: { name?: unknown } }).params?.name;
+  return MCP_TOOLS.find((tool) => tool.name === name);
+}
+
+/** The selection of a request; the default one when it names a tool or toolset there is none of. */
+function requestSelection(request: FastifyRequest): { selection: Selection; refusal?: unknown } {
+  const query = request.query as Record<string, string | undefined>;
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value.join(',') : value;
+  };
+  try {
+    return { selection: selectionOf(query, header, MCP_TOOLS) };
+  } catch (refusal) {
+    return { selection: selectionOf({}, () => undefined, MCP_TOOLS), refusal };
+  }
+}
+
+/**
+ * The step-up of a call outside its connection's grant (the MCP specification's Authorization section,
+ * "scope challenge"): 403 with an `insufficient_scope` challenge naming every scope the call needs, and
+ * a JSON-RPC error an agent can read. A client that asks the user again for those scopes gets the
+ * connection widened (the consent page offers them checked) and retries the call.
+ */
+function stepUp(reply: FastifyReply, config: Core['config'], id: unknown, tool: McpTool, needs: Access) {
+  const toolset = tool.toolset.charAt(0).toUpperCase() + tool.toolset.slice(1);
+  const write = !needs.readOnly && !tool.annotations.readOnlyHint;
+  const message =
+    `${tool.name} is outside what the user allowed this app: it needs the ${toolset} toolset ` +
+    `(${TOOLSETS[tool.toolset].replace(/\.$/, '').toLowerCase()})` +
+    `${write ? ', and tools that change something' : ''}. ` +
+    'Ask the user to allow it: the app can send them to the consent page again, which offers it checked.';
+  return reply
+    .status(403)
+    .header('WWW-Authenticate', insufficientScopeChallenge(config, needs, message))
+    .type('application/json')
+    .send({
+      jsonrpc: '2.0',
+      id: typeof id === 'string' || typeof id === 'number' ? id : null,
+      error: { code: INSUFFICIENT_SCOPE_RPC_CODE, message, data: { scope: needs } },
+    });
+}
+
 /**
  * The answer to a browser page of another origin, before its key is looked at: 403 with the JSON-RPC
  * error the MCP SDK's transports answer an invalid Origin with (code -32000, id null).
@@ -151,9 +205,12 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
         ),
       );
     } catch (err) {
-      // The challenge points OAuth clients to the protected-resource metadata (protected-resource.ts).
-      if (err instanceof AppError && err.status === 401)
-        reply.header('WWW-Authenticate', mcpChallenge(core.config, Boolean(request.headers.authorization)));
+      // The challenge points OAuth clients to the protected-resource metadata (protected-resource.ts),
+      // asking for the scopes of the tools the request selects.
+      if (err instanceof AppError && err.status === 401) {
+        const needs = accessOf(requestSelection(request).selection, MCP_TOOLS);
+        reply.header('WWW-Authenticate', mcpChallenge(core.config, Boolean(request.headers.authorization), needs));
+      }
       throw err;
     }
   };
@@ -199,12 +256,12 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
       }
     }
 
-    const query = request.query as Record<string, string | undefined>;
-    const header = (name: string) => {
-      const value = request.headers[name];
-      return Array.isArray(value) ? value.join(',') : value;
-    };
-    const tools = visibleTools(MCP_TOOLS, selectionOf(query, header, MCP_TOOLS), principal);
+    const { selection, refusal: selectionRefused } = requestSelection(request);
+    if (selectionRefused) throw selectionRefused;
+    const tools = visibleTools(MCP_TOOLS, selection, principal);
+    const called = toolCalled(body);
+    const needs = called && accessNeeded(MCP_TOOLS, called, selection, principal);
+    if (called && needs) return stepUp(reply, core.config, (body as RpcMessage).id, called, needs);
     // The call of this request, cancellable by the client: in this process directly, from another one
     // through the session's channel, heard only while a call that may wait is in flight.
     const call = isMethod(body, 'tools/call') ? (body as { id?: unknown }) : undefined;

@@ -11,8 +11,12 @@ export interface PendingAuthorization {
   uid: string;
   client: { id: string; name: string; redirectHost: string; localOnly: boolean; publishedBy?: string };
   toolsets: ToolsetChoice[];
+  /** What the page offers checked: what the app asks for, with what its connection holds already. */
+  suggested: { toolsets: string[]; readOnly: boolean; accountId?: string };
   /** The signed-in user's accounts; absent when signed out. */
   accounts?: { id: string; name: string; role: 'owner' | 'admin' | 'member'; mayConnect: boolean }[];
+  /** The user's connection of this app already, which allowing changes. */
+  connection?: { accountId: string; accountName: string; toolsets: string[]; readOnly: boolean };
 }
 
 /** The consent routes' requests: the console's own (session.ts), the CSRF token before the body. */

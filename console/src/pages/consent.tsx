@@ -154,10 +154,15 @@ function ConsentForm({ uid, pending, session }: { uid: string; pending: PendingA
   const accounts = pending.accounts ?? [];
   const allowed = accounts.filter((a) => a.mayConnect);
   const [accountId, setAccountId] = useState(
-    allowed.find((a) => a.id === session.account.id)?.id ?? allowed[0]?.id ?? '',
+    allowed.find((a) => a.id === pending.suggested.accountId)?.id ??
+      allowed.find((a) => a.id === session.account.id)?.id ??
+      allowed[0]?.id ??
+      '',
   );
-  const [toolsets, setToolsets] = useState(pending.toolsets.map((t) => t.name));
-  const [readOnly, setReadOnly] = useState(false);
+  const [toolsets, setToolsets] = useState(pending.suggested.toolsets);
+  const [readOnly, setReadOnly] = useState(pending.suggested.readOnly);
+  const connection = pending.connection;
+  const title = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
   const [busy, setBusy] = useState<'allow' | 'deny' | null>(null);
   const [error, setError] = useState<Error | null>(null);
   const fieldError = (path: string) => (error instanceof AuthError ? error.fieldMessage(path) : undefined);
@@ -191,6 +196,14 @@ function ConsentForm({ uid, pending, session }: { uid: string; pending: PendingA
           <Alert color="yellow" role="note" title="You cannot connect apps">
             Connecting an app is for an account’s owners and admins, as creating an API key is. Ask one of them, or deny
             this request.
+          </Alert>
+        )}
+        {connection && connection.accountId === accountId && (
+          <Alert color="blue" role="note" title="Already connected" data-testid="connection-note">
+            {pending.client.name} is connected to {connection.accountName} with{' '}
+            {connection.toolsets.map(title).join(', ')}
+            {connection.readOnly ? ', read-only' : ''}. Allowing changes that connection to what is checked below; the
+            app keeps working with it.
           </Alert>
         )}
         {accounts.length > 1 ? (
@@ -232,12 +245,7 @@ function ConsentForm({ uid, pending, session }: { uid: string; pending: PendingA
         >
           <Stack gap="xs" mt="xs">
             {pending.toolsets.map((t) => (
-              <Checkbox
-                key={t.name}
-                value={t.name}
-                label={t.name.charAt(0).toUpperCase() + t.name.slice(1)}
-                description={t.description}
-              />
+              <Checkbox key={t.name} value={t.name} label={title(t.name)} description={t.description} />
             ))}
           </Stack>
         </Checkbox.Group>

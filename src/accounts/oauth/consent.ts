@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { accountTable } from '../../../db/tables/accounts.ts';
 import { membershipTable, type Role } from '../../../db/tables/identity.ts';
@@ -8,11 +8,11 @@ import type { Core } from '../../core.ts';
 import { AppError, ValidationError } from '../../shared/errors.ts';
 import { randomBase62 } from '../../shared/ids.ts';
 import { parseParams } from '../../shared/params.ts';
-import { TOOLSET_NAMES, TOOLSETS, type Toolset } from '../../tools/toolsets.ts';
+import { isToolset, TOOLSET_NAMES, TOOLSETS, type Toolset } from '../../tools/toolsets.ts';
 import type { Principal } from '../principal.ts';
 import { may, requireUser, roleRequired } from '../roles.ts';
 import { oauthProvider, type Provider } from './provider.ts';
-import { isLoopbackHost, mcpResource, OAUTH_SCOPE } from './resource.ts';
+import { type Access, accessAskedFor, isLoopbackHost, mcpResource, OAUTH_SCOPES, scopesOf } from './resource.ts';
 
 /**
  * The user's side of an authorization: the console's consent page shows what a client asks for
@@ -24,9 +24,15 @@ import { isLoopbackHost, mcpResource, OAUTH_SCOPE } from './resource.ts';
  *
  * Who may connect an app: whoever may create an API key in the account (roles.ts, `keys`): owners
  * and admins. The grant then acts as a console key of theirs would.
+ *
+ * One connection per app, user and account (as an OAuth app's authorization is one on GitHub): the
+ * user connecting an app to an account it is connected to already changes that connection, whose
+ * tokens keep working with what the user chose now. The page offers checked what the app asks for
+ * (its `leads:<toolset>` and `leads:write` scopes, resource.ts) and what the connection holds, so an
+ * app asking for more after a step-up widens it with one click.
  */
 
-type ConsentDeps = Pick<Core, 'db' | 'config' | 'network'>;
+type ConsentDeps = Pick<Core, 'db' | 'config' | 'network' | 'auth'>;
 type Raw = { req: IncomingMessage; res: ServerResponse };
 
 export const newGrantId = () => `oag_${randomBase62(16)}`;
@@ -58,8 +64,15 @@ export interface PendingAuthorization {
   };
   /** The toolsets to choose from, in order, with what each holds. */
   toolsets: { name: Toolset; description: string }[];
+  /**
+   * What the page offers checked: what the app asks for (every toolset, writing allowed, when it names
+   * none) with what its connection holds already; the account of that connection.
+   */
+  suggested: Access & { accountId?: string };
   /** The signed-in user's accounts (absent when no one is signed in). */
   accounts?: ConsentAccount[];
+  /** The user's connection of this app already, which allowing changes (absent when none). */
+  connection?: { accountId: string; accountName: string; toolsets: Toolset[]; readOnly: boolean };
 }
 
 const expired = () =>
@@ -105,6 +118,24 @@ async function accountsOf(core: ConsentDeps, caller: Principal): Promise<Consent
   return rows.map((row) => ({ ...row, mayConnect: may({ ...caller, accountId: row.id, role: row.role }, 'keys') }));
 }
 
+/** The user's live connection of `clientId`, newest first; on `accountId` when given. */
+async function connectionOf(core: ConsentDeps, userId: string, clientId: string, accountId?: string) {
+  const [row] = await core.db
+    .select()
+    .from(oauthGrantTable)
+    .where(
+      and(
+        eq(oauthGrantTable.userId, userId),
+        eq(oauthGrantTable.clientId, clientId),
+        accountId ? eq(oauthGrantTable.accountId, accountId) : undefined,
+        isNull(oauthGrantTable.revokedAt),
+      ),
+    )
+    .orderBy(desc(oauthGrantTable.createdAt), desc(oauthGrantTable.id))
+    .limit(1);
+  return row;
+}
+
 /** The authorization waiting at `uid`, for the consent page; with the accounts of `caller` when signed in. */
 export async function pendingAuthorization(
   core: ConsentDeps,
@@ -114,11 +145,30 @@ export async function pendingAuthorization(
 ): Promise<PendingAuthorization> {
   const provider = await oauthProvider(core);
   const interaction = await interactionOf(provider, raw, uid);
+  const client = await clientOf(provider, interaction);
+  const asked = accessAskedFor(String(interaction.params.scope ?? '')) ?? { toolsets: TOOLSET_NAMES, readOnly: false };
+  const accounts = caller ? await accountsOf(core, caller) : undefined;
+  const held = caller ? await connectionOf(core, requireUser(caller).userId, client.id) : undefined;
+  const heldAccount = held && accounts?.find((account) => account.id === held.accountId);
+  const connection = held &&
+    heldAccount && {
+      accountId: held.accountId,
+      accountName: heldAccount.name,
+      toolsets: held.toolsets.filter(isToolset),
+      readOnly: held.readOnly,
+    };
+  const toolsets = new Set([...asked.toolsets, ...(connection?.toolsets ?? [])]);
   return {
     uid,
-    client: await clientOf(provider, interaction),
+    client,
     toolsets: TOOLSET_NAMES.map((name) => ({ name, description: TOOLSETS[name] })),
-    ...(caller ? { accounts: await accountsOf(core, caller) } : {}),
+    suggested: {
+      toolsets: TOOLSET_NAMES.filter((name) => toolsets.has(name)),
+      readOnly: asked.readOnly && (connection?.readOnly ?? true),
+      ...(connection ? { accountId: connection.accountId } : {}),
+    },
+    ...(accounts ? { accounts } : {}),
+    ...(connection ? { connection } : {}),
   };
 }
 
@@ -136,8 +186,10 @@ const allowInput = z
 /**
  * Allows the authorization at `uid` for the signed-in `caller`: on the account, with the toolsets and
  * the read-only mode of `body`. Refused at its field for an account the user is not a member of or
- * no toolset; 403 `role_required` when their role there may not create API keys. Answers where the
- * browser goes next (the authorization server, which redirects to the app with a code).
+ * no toolset; 403 `role_required` when their role there may not create API keys. The user's connection
+ * of this app to that account, if there is one, is changed (its id, and so its tokens, kept); otherwise
+ * a connection is made. Answers where the browser goes next (the authorization server, which redirects
+ * to the app with a code).
  */
 export async function allow(core: ConsentDeps, raw: Raw, uid: string, caller: Principal, body: unknown) {
   const { userId } = requireUser(caller);
@@ -152,29 +204,44 @@ export async function allow(core: ConsentDeps, raw: Raw, uid: string, caller: Pr
         `your role in ${account.name} is ${account.role}.`,
     );
   const client = await clientOf(provider, interaction);
-  const grantId = newGrantId();
-  await core.db.insert(oauthGrantTable).values({
-    id: grantId,
-    accountId: account.id,
-    userId,
-    clientId: client.id,
-    clientName: client.name,
-    redirectHost: client.redirectHost,
-    toolsets: TOOLSET_NAMES.filter((name) => input.toolsets.includes(name)),
-    readOnly: input.readOnly,
-  });
-  // oidc-provider's grant, of the same id: the scopes asked for (of those it knows) on the MCP server.
-  const asked = String(interaction.params.scope ?? '').split(' ');
-  // oidc-provider takes a grant's id from `jti` (its payload's name for it), which its types leave out.
-  const grant = new provider.Grant({ accountId: userId, clientId: client.id, jti: grantId } as { clientId: string });
-  const known = asked.filter((scope) => ['openid', 'offline_access', OAUTH_SCOPE].includes(scope));
-  if (known.length > 0) grant.addOIDCScope(known.join(' '));
-  grant.addResourceScope(mcpResource(core.config), OAUTH_SCOPE);
-  try {
-    await grant.save();
-  } catch (err) {
-    await core.db.delete(oauthGrantTable).where(eq(oauthGrantTable.id, grantId));
-    throw err;
+  const chosen = { toolsets: TOOLSET_NAMES.filter((name) => input.toolsets.includes(name)), readOnly: input.readOnly };
+  const held = await connectionOf(core, userId, client.id, account.id);
+  const grantId = held?.id ?? newGrantId();
+  const saveGrant = () => {
+    // oidc-provider's grant, of the same id (saving it again replaces it): the scopes asked for that the
+    // user allowed (a token carries those), the others rejected (so they are not asked again at once), and
+    // the MCP server's scopes of what the user chose.
+    const asked = String(interaction.params.scope ?? '')
+      .split(' ')
+      .filter(Boolean);
+    const allowed = new Set(['openid', 'offline_access', ...scopesOf(chosen).split(' ')]);
+    const declined = asked.filter((scope) => !allowed.has(scope));
+    // oidc-provider takes a grant's id from `jti` (its payload's name for it), which its types leave out.
+    const grant = new provider.Grant({ accountId: userId, clientId: client.id, jti: grantId } as { clientId: string });
+    const granted = asked.filter((scope) => allowed.has(scope));
+    if (granted.length > 0) grant.addOIDCScope(granted.join(' '));
+    if (declined.length > 0) grant.rejectOIDCScope(declined.join(' '));
+    grant.addResourceScope(mcpResource(core.config), scopesOf(chosen));
+    const declinedHere = declined.filter((scope) => OAUTH_SCOPES.includes(scope));
+    if (declinedHere.length > 0) grant.rejectResourceScope(mcpResource(core.config), declinedHere.join(' '));
+    return grant.save();
+  };
+  const fields = { clientName: client.name, redirectHost: client.redirectHost, ...chosen };
+  if (held) {
+    await saveGrant();
+    await core.db.update(oauthGrantTable).set(fields).where(eq(oauthGrantTable.id, grantId));
+    // Its tokens' callers are cached with what it held: forgotten, so they act with what it holds now.
+    core.auth.clear();
+  } else {
+    await core.db
+      .insert(oauthGrantTable)
+      .values({ id: grantId, accountId: account.id, userId, clientId: client.id, ...fields });
+    try {
+      await saveGrant();
+    } catch (err) {
+      await core.db.delete(oauthGrantTable).where(eq(oauthGrantTable.id, grantId));
+      throw err;
+    }
   }
   const returnTo = await provider.interactionResult(
     raw.req,

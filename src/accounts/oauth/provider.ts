@@ -3,7 +3,7 @@ import type { Configuration, KoaContextWithOIDC, default as OidcProvider } from 
 import type { Core } from '../../core.ts';
 import { getInstallationSecret } from '../installation.ts';
 import { PostgresAdapter } from './adapter.ts';
-import { INTERACTION_PATH, isLoopbackHost, mcpResource, OAUTH_SCOPE, oauthIssuer } from './resource.ts';
+import { INTERACTION_PATH, isLoopbackHost, mcpResource, OAUTH_SCOPES, oauthIssuer } from './resource.ts';
 
 /**
  * The OAuth 2.1 authorization server of the MCP server: oidc-provider (OpenID Certified), configured as
@@ -69,8 +69,8 @@ async function buildProvider(core: ProviderDeps): Promise<Provider> {
 
   const configuration: Configuration = {
     adapter: (model: string) => new PostgresAdapter(core.db, model),
-    // `leads` is the one scope of the MCP server; clients send it (the SDK puts it in its registration too).
-    scopes: ['openid', 'offline_access', OAUTH_SCOPE],
+    // The MCP server's scopes (resource.ts); clients send them (the SDK puts them in its registration too).
+    scopes: ['openid', 'offline_access', ...OAUTH_SCOPES],
     claims: { openid: ['sub'] },
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
     jwks: { keys: [jwk] },
@@ -103,7 +103,7 @@ async function buildProvider(core: ProviderDeps): Promise<Provider> {
         getResourceServerInfo: (_ctx, indicator) => {
           if (indicator !== resource) throw new errors.InvalidTarget(`The only resource here is ${resource}`);
           return {
-            scope: OAUTH_SCOPE,
+            scope: OAUTH_SCOPES.join(' '),
             audience: resource,
             accessTokenTTL: ACCESS_TOKEN_SECS,
             accessTokenFormat: 'opaque',

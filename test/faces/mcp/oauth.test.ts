@@ -22,6 +22,8 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INSUFFICIENT_SCOPE_RPC_CODE } from '../../../src/mcp/http.ts';
+import { DEFAULT_TOOLSETS } from '../../../src/mcp/selection.ts';
 import { MCP_TOOLS } from '../../../src/mcp/tools.ts';
 import { TOOLSET_NAMES } from '../../../src/tools/toolsets.ts';
 import { audit, launchConsoleBrowser, visible, type ConsoleBrowser } from '../../helpers/browser.ts';
@@ -30,6 +32,7 @@ import { waitFor } from '../../helpers/wait.ts';
 import { addMembership } from '../../../src/accounts/members.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { API_CSP } from '../../../src/http/headers.ts';
+import { DENVER_DENTISTS } from '../../helpers/app.ts';
 
 /**
  * Hosted agents connect to the MCP server through OAuth 2.1, as the MCP specification's Authorization
@@ -105,20 +108,26 @@ afterAll(async () => {
   await t?.stop();
 });
 
-/** An agent's OAuth client as the SDK asks for one: it keeps what it is given, and opens the browser at the URL. */
+/**
+ * An agent's OAuth client as the SDK asks for one: it keeps what it is given, and opens the browser at
+ * the URL. One registered without the refresh-token grant gets no refresh tokens.
+ */
 class AgentAuth implements OAuthClientProvider {
   client?: OAuthClientInformationMixed;
   saved?: OAuthTokens;
   verifier?: string;
   authorizationUrl?: URL;
-  constructor(readonly name = 'Test Agent') {}
+  constructor(
+    readonly name = 'Test Agent',
+    readonly refreshes = true,
+  ) {}
   get redirectUrl() {
     return callbackUrl;
   }
   get clientMetadata(): OAuthClientMetadata {
     return {
       redirect_uris: [callbackUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
+      grant_types: this.refreshes ? ['authorization_code', 'refresh_token'] : ['authorization_code'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
       client_name: this.name,
@@ -159,6 +168,8 @@ const count = async (rows: Promise<readonly { n: number }[]>) => (await rows)[0]
 
 /** A form control of the page by its label (a required field's label ends in an asterisk). */
 const field = (label: string) => page.getByLabel(new RegExp(`^${label}\\s*\\*?$`));
+/** The consent page's checkbox of a toolset. */
+const toolsetBox = (name: string) => page.getByRole('checkbox', { name: new RegExp(`^${name}$`, 'i') });
 
 const mcpUrl = () => new URL(`${t.url}/mcp`);
 const clients: Client[] = [];
@@ -188,16 +199,29 @@ const mcpPost = (authorization?: string) =>
   });
 
 describe('discovery from the server URL alone', () => {
-  it('answers 401 with a challenge naming the protected-resource metadata and the scope', async () => {
+  it('answers 401 with a challenge naming the protected-resource metadata and the scopes of the tools selected', async () => {
     const res = await mcpPost();
     expect(res.status).toBe(401);
     const challenge = res.headers.get('www-authenticate')!;
+    // No selection: the default toolsets, writing allowed.
+    const defaults = 'leads leads:maps leads:emails leads:runs leads:account leads:write';
+    expect(DEFAULT_TOOLSETS).toEqual(['maps', 'emails', 'runs', 'account']);
     expect(challenge).toBe(
-      `Bearer realm="leadgate", resource_metadata="${t.url}/.well-known/oauth-protected-resource/mcp", scope="leads"`,
+      `Bearer realm="leadgate", resource_metadata="${t.url}/.well-known/oauth-protected-resource/mcp", scope="${defaults}"`,
     );
     const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(res);
     expect(resourceMetadataUrl?.href).toBe(`${t.url}/.well-known/oauth-protected-resource/mcp`);
-    expect(scope).toBe('leads');
+    expect(scope).toBe(defaults);
+    // A URL that selects toolsets or a tool, read-only, asks for those only; one naming no tool, the defaults.
+    for (const [query, asked] of [
+      ['?tools=database,enrichment&readonly=1', 'leads leads:enrichment leads:database'],
+      ['?tools=find_emails', 'leads leads:emails leads:write'],
+      ['?tools=no_such_tool', defaults],
+    ] as const) {
+      const selected = await fetch(`${t.url}/mcp${query}`, { method: 'POST', body: '{}' });
+      expect(selected.status, query).toBe(401);
+      expect(extractWWWAuthenticateParams(selected).scope, query).toBe(asked);
+    }
     // A refused token says so (RFC 6750); the body stays the JSON error the MCP server answers.
     const refused = await mcpPost('Bearer not-a-token-of-this-server-at-all-0123456789');
     expect(refused.status).toBe(401);
@@ -209,7 +233,7 @@ describe('discovery from the server URL alone', () => {
     const expected = {
       resource: `${t.url}/mcp`,
       authorization_servers: [`${t.url}/oauth`],
-      scopes_supported: ['leads'],
+      scopes_supported: ['leads', ...TOOLSET_NAMES.map((name) => `leads:${name}`), 'leads:write'],
       bearer_methods_supported: ['header'],
       resource_name: 'leadgate MCP server',
     };
@@ -241,7 +265,9 @@ describe('discovery from the server URL alone', () => {
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
     });
-    expect(metadata.scopes_supported).toContain('leads');
+    expect(metadata.scopes_supported).toEqual(
+      expect.arrayContaining(['leads', 'leads:write', ...TOOLSET_NAMES.map((name) => `leads:${name}`)]),
+    );
     expect(metadata.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
     // The SDK finds it first, as the issuer's RFC 8414 address.
     const discovered = await discoverAuthorizationServerMetadata(new URL(`${t.url}/oauth`));
@@ -278,11 +304,17 @@ describe('an agent connects, calls tools, and is revoked in the console', { time
     expect(await page.getByTestId('redirect-host').textContent()).toBe(new URL(callbackUrl).host);
     await visible(page.getByText('An app on this computer'));
     await audit(page);
-    // Every toolset is offered and checked; the user leaves out the first.
-    const [left, ...chosen] = TOOLSET_NAMES;
+    // Every toolset is offered; those the app asked for (the default ones: its URL selects none) are
+    // checked, and writing allowed. The user leaves out maps and adds directories.
     for (const name of TOOLSET_NAMES)
-      expect(await page.getByRole('checkbox', { name: new RegExp(`^${name}$`, 'i') }).isChecked()).toBe(true);
-    await page.getByRole('checkbox', { name: new RegExp(`^${left}$`, 'i') }).uncheck();
+      expect(await toolsetBox(name).isChecked(), name).toBe(DEFAULT_TOOLSETS.includes(name));
+    expect(await page.getByRole('checkbox', { name: /^Read-only/ }).isChecked()).toBe(false);
+    const left = 'maps';
+    await toolsetBox(left).uncheck();
+    await toolsetBox('directories').check();
+    const chosen = TOOLSET_NAMES.filter(
+      (name) => name === 'directories' || (DEFAULT_TOOLSETS.includes(name) && name !== left),
+    );
     await page.getByRole('button', { name: 'Allow' }).click();
 
     const answer = await callbackAfter(before);
@@ -293,15 +325,20 @@ describe('an agent connects, calls tools, and is revoked in the console', { time
     await transport.finishAuth(code);
     expect(agent.saved).toMatchObject({ token_type: expect.stringMatching(/^bearer$/i), expires_in: 3600 });
     expect(agent.saved?.refresh_token).toBeTruthy();
+    // The token's scopes: those asked for that the user allowed.
+    expect(agent.saved?.scope?.split(' ').sort()).toEqual(
+      ['leads', 'leads:emails', 'leads:runs', 'leads:account', 'leads:write'].sort(),
+    );
     accessToken = agent.saved!.access_token;
 
     const client = await connect(agent);
     const wallet = await client.callTool({ name: 'get_wallet', arguments: {} });
     expect(wallet.isError).not.toBe(true);
-    // The list follows the grant: none of the toolset left out.
+    // The list follows the grant (the app's URL selects nothing): the toolset added, none of the one left out.
     const { tools } = await client.listTools();
     const listed = tools.map((tool) => tool.name);
     expect(listed).toContain('get_wallet');
+    expect(listed).toContain('scrape_leads_from_url');
     const leftOut = MCP_TOOLS.filter((tool) => tool.toolset === left).map((tool) => tool.name);
     expect(leftOut.length).toBeGreaterThan(0);
     expect(listed.filter((name) => leftOut.includes(name))).toEqual([]);
@@ -347,7 +384,7 @@ describe('an agent connects, calls tools, and is revoked in the console', { time
     await page.goto('/keys');
     const table = page.getByRole('table', { name: 'Connected apps' });
     const row = table.getByRole('row').filter({ has: page.getByRole('cell', { name: 'Test Agent', exact: true }) });
-    await visible(row.getByRole('cell', { name: TOOLSET_NAMES.slice(1).join(', '), exact: true }));
+    await visible(row.getByRole('cell', { name: 'directories, emails, runs, account', exact: true }));
     await audit(page);
     await row.getByRole('button', { name: 'Revoke Test Agent' }).click();
     await visible(page.getByText('No app is connected.'));
@@ -380,6 +417,126 @@ describe('an agent connects, calls tools, and is revoked in the console', { time
     const granted = count(t.app.core.sql<{ n: number }[]>`
       select count(*)::int as n from oauth_grant where client_name = 'Denied Agent'`);
     expect(await granted).toBe(0);
+  });
+});
+
+describe('a call outside the connection: the user is asked for more, and the connection widens (step-up)', {
+  timeout: 120_000,
+}, () => {
+  it('answers insufficient_scope with every scope the call needs; the consent page offers them checked', async () => {
+    // An agent without refresh tokens (the SDK 1.32 client refreshes instead of asking the user when it has one).
+    const stepping = new AgentAuth('Stepping Agent', false);
+    await expect(connect(stepping)).rejects.toThrow(UnauthorizedError);
+    const consent = await startConsent(stepping.authorizationUrl!);
+    const details = await consent.details();
+    expect(details.suggested).toEqual({ toolsets: [...DEFAULT_TOOLSETS], readOnly: false });
+    expect(details.connection).toBeUndefined();
+    const accountId: string = (await owner.request('GET', '/auth/session')).body.account.id;
+    const back = await consent.allowed(await consent.confirm({ accountId, toolsets: ['account'], readOnly: true }));
+    // What the server challenges the agent with, as the SDK's transport receives it.
+    const challenges: Response[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (res.status === 403)
+        challenges.push(new Response(await res.clone().text(), { status: 403, headers: res.headers }));
+      return res;
+    };
+    const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: stepping, fetch: recording });
+    await transport.finishAuth(back.searchParams.get('code')!);
+    expect(stepping.saved?.refresh_token).toBeUndefined();
+    expect(stepping.saved?.scope?.split(' ').sort()).toEqual(['leads', 'leads:account']);
+    const firstToken = stepping.saved!.access_token;
+    const client = new Client({ name: 'oauth-test', version: '1.0.0' });
+    await client.connect(transport);
+    clients.push(client);
+    const listed = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(listed).toContain('get_wallet');
+    expect(listed).not.toContain('scrape_maps');
+
+    // The agent calls a tool of a toolset it was not given, which starts runs: asked to step up.
+    const asked = stepping.authorizationUrl;
+    await expect(client.callTool({ name: 'scrape_maps', arguments: DENVER_DENTISTS })).rejects.toThrow(
+      UnauthorizedError,
+    );
+    expect(challenges).toHaveLength(1);
+    const challenged = challenges[0]!;
+    const { error, scope, resourceMetadataUrl } = extractWWWAuthenticateParams(challenged);
+    expect(error).toBe('insufficient_scope');
+    expect(scope).toBe('leads leads:maps leads:account leads:write');
+    expect(resourceMetadataUrl?.href).toBe(`${t.url}/.well-known/oauth-protected-resource/mcp`);
+    const refusal = await challenged.json();
+    expect(refusal.error).toMatchObject({
+      code: INSUFFICIENT_SCOPE_RPC_CODE,
+      message: expect.stringContaining('scrape_maps is outside what the user allowed this app'),
+      data: { scope: { toolsets: ['maps', 'account'], readOnly: false } },
+    });
+    expect(refusal.error.message).not.toMatch(/\/api\/|\bspec\b|\b[1-5]\d\d\b/);
+    // The SDK asks the user for exactly those scopes.
+    expect(stepping.authorizationUrl).not.toBe(asked);
+    expect(stepping.authorizationUrl!.searchParams.get('scope')).toBe(scope);
+
+    // The user, in the console: the connection's toolset and the one asked for are checked, writing allowed.
+    const before = received.length;
+    await page.goto(stepping.authorizationUrl!.href);
+    await visible(page.getByRole('heading', { name: 'Connect Stepping Agent' }));
+    if (await page.getByRole('button', { name: 'Sign in' }).isVisible()) {
+      await field('Email').fill(OWNER);
+      await field('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+    }
+    await visible(page.getByTestId('connection-note'));
+    expect(await page.getByTestId('connection-note').textContent()).toContain('with Account, read-only');
+    await audit(page);
+    for (const name of TOOLSET_NAMES)
+      expect(await toolsetBox(name).isChecked(), name).toBe(name === 'maps' || name === 'account');
+    expect(await page.getByRole('checkbox', { name: /^Read-only/ }).isChecked()).toBe(false);
+    await page.getByRole('button', { name: 'Allow' }).click();
+    const answer = await callbackAfter(before);
+    expect(answer.get('error')).toBeNull();
+    await transport.finishAuth(answer.get('code')!);
+
+    // The retry reaches the tool: refused there for its own reason (over the cost limit the agent set).
+    const capped = await client.callTool({ name: 'scrape_maps', arguments: { ...DENVER_DENTISTS, maxCostUsd: 0.01 } });
+    expect(capped.isError).toBe(true);
+    expect(JSON.stringify(capped.structuredContent ?? capped.content)).toContain('cost_limit_exceeded');
+    // One connection, widened in place: its first token acts with what it holds now.
+    const grants = await t.app.core.sql`
+      select id, toolsets, read_only from oauth_grant where client_name = 'Stepping Agent'`;
+    expect(grants).toEqual([{ id: expect.stringMatching(/^oag_/), toolsets: ['maps', 'account'], read_only: false }]);
+    const principal = await t.app.core.auth.authenticate(`Bearer ${firstToken}`, { resource: `${t.url}/mcp` });
+    expect(principal.oauth).toMatchObject({ grantId: grants[0]!.id, toolsets: ['maps', 'account'], readOnly: false });
+  });
+
+  it('asks for no step-up where a wider connection would not help: the URL leaves the tool out, or the plan', async () => {
+    const { issuer, metadata, clientInformation, codeVerifier, redirect } = await authorizeOverHttp();
+    const tokens = await exchangeAuthorization(issuer, {
+      metadata,
+      clientInformation,
+      authorizationCode: redirect.searchParams.get('code')!,
+      codeVerifier,
+      redirectUri: callbackUrl,
+      resource: mcpUrl(),
+    });
+    const post = (query: string, name: string) =>
+      fetch(`${t.url}/mcp${query}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${tokens.access_token}`,
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: {} } }),
+      });
+    // The grant (runs and account, read-only) leaves out find_emails: a step-up, unless the URL leaves it out too.
+    expect((await post('', 'find_emails')).status).toBe(403);
+    const outsideSelection = await post('?tools=account', 'find_emails');
+    expect(outsideSelection.status).toBe(200);
+    expect((await outsideSelection.json()).error).toMatchObject({ code: -32602 });
+    // enrich_local_businesses needs a plan this trial account is not on: no grant would let it through.
+    const outsidePlan = await post('', 'enrich_local_businesses');
+    expect(outsidePlan.status).toBe(200);
+    expect((await outsidePlan.json()).error).toMatchObject({ code: -32602 });
   });
 });
 
