@@ -57,3 +57,21 @@ export async function takeEvents<T>(
     clearTimeout(timer);
   }
 }
+
+/** `bus`, counting the subscriptions open now and ever made through it. */
+export function countingEvents(bus: EventBus) {
+  const counts = { open: 0, made: 0 };
+  const events: EventBus = Object.create(bus);
+  events.subscribe = async (topic, id) => {
+    const subscription = await bus.subscribe(topic, id);
+    counts.open++;
+    counts.made++;
+    const close = subscription.return.bind(subscription);
+    subscription.return = (value) => {
+      counts.open--;
+      return close(value);
+    };
+    return subscription;
+  };
+  return { events, counts };
+}

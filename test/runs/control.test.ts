@@ -3,14 +3,13 @@ import { mapsTool } from '../../src/tools/maps.ts';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { executeRun } from '../../src/runs/engine/index.ts';
 import { followRunItems, runStatus, waitForRun } from '../../src/runs/follow.ts';
-import type { EventBus } from '../../src/events/bus.ts';
 import { startRun } from '../../src/runs/start.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import type { Sources } from '../../src/sources/types.ts';
 import { TOOLS } from '../../src/tools/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { runColumns } from '../helpers/runs.ts';
-import { nextSubscription } from '../helpers/events.ts';
+import { countingEvents, nextSubscription } from '../helpers/events.ts';
 import { gatedSources as gatedOver } from '../helpers/sources.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { collect, disposeClients, wsClient } from '../helpers/ws.ts';
@@ -47,23 +46,7 @@ const PRICE_MICROS = mapsTool.price.unitMicros;
 const gatedSources = () => gatedOver(t.app.core.sources);
 
 /** The app's event bus, counting the subscriptions open now and ever made. */
-function countingEvents() {
-  const bus = t.app.core.events;
-  const counts = { open: 0, made: 0 };
-  const events: EventBus = Object.create(bus);
-  events.subscribe = async (topic, id) => {
-    const subscription = await bus.subscribe(topic, id);
-    counts.open++;
-    counts.made++;
-    const close = subscription.return.bind(subscription);
-    subscription.return = (value) => {
-      counts.open--;
-      return close(value);
-    };
-    return subscription;
-  };
-  return { events, counts };
-}
+const countingAppEvents = () => countingEvents(t.app.core.events);
 
 /** A drizzle over the app's pool, and how many statements reading the run table it has sent. */
 function countingRunReads() {
@@ -356,7 +339,7 @@ describe('waitForFinish', () => {
   });
 
   it('answers an ended run at once whatever the wait, and a status without a wait subscribes to nothing', async () => {
-    const { events, counts } = countingEvents();
+    const { events, counts } = countingAppEvents();
     const core = { ...t.app.core, events };
     const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
     expect(await runStatus(core, principal, run.id)).toMatchObject({ status: 'RUNNING' });
@@ -392,7 +375,7 @@ describe('waitForFinish', () => {
   });
 
   it('follows rows to the end of the run, then lets go of its subscription', async () => {
-    const { events, counts } = countingEvents();
+    const { events, counts } = countingAppEvents();
     const { run } = await startRun(t.app.core, principal, 'maps', { ...INPUT, maxCrawledPlacesPerSearch: 10 });
     await executeRun(t.app.core, run.id);
     const offsets: number[] = [];

@@ -3,6 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapsTool } from '../../src/tools/maps.ts';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { executeRun, cancelRun } from '../../src/runs/engine/index.ts';
+import { handBack, watchStops } from '../../src/runs/engine/stops.ts';
+import { leadScraperTool } from '../../src/tools/lead-scraper.ts';
+import { countingEvents } from '../helpers/events.ts';
+import { AppError, ValidationError } from '../../src/shared/errors.ts';
 import { startRun } from '../../src/runs/start.ts';
 import type { RunSnapshot } from '../../src/runs/view.ts';
 import type { Place } from '../../src/sources/local-businesses.ts';
@@ -601,6 +605,112 @@ describe('a cancel accepted after the last batch', () => {
       item_count: 100,
       charged: 100n * PRICE,
       settled: true,
+    });
+  });
+});
+
+describe('the stops of one run, one by one', () => {
+  const runOf = (startedAt: Date) => ({
+    id: `run_stops_${Math.random().toString(36).slice(2)}`,
+    startedAt,
+    createdAt: startedAt,
+  });
+  const HOUR = 3600;
+
+  it('keeps the first reason, aborts the signal with it, and settles stopped() then', async () => {
+    const stops = await watchStops(t.app.core, runOf(new Date()), HOUR, new AbortController().signal);
+    expect(stops.reason).toBeUndefined();
+    const stopped = stops.stopped();
+    stops.stop('cancelled');
+    stops.stop('timed-out');
+    expect(stops.reason).toBe('cancelled');
+    expect(stops.signal.aborted).toBe(true);
+    expect(stops.signal.reason).toBe('cancelled');
+    expect(await stopped).toBeNull();
+    stops.release();
+  });
+
+  it('stops shutdown for a worker signal aborted before or after it starts watching', async () => {
+    const before = new AbortController();
+    before.abort();
+    const early = await watchStops(t.app.core, runOf(new Date()), HOUR, before.signal);
+    expect(early.reason).toBe('shutdown');
+    early.release();
+    const after = new AbortController();
+    const late = await watchStops(t.app.core, runOf(new Date()), HOUR, after.signal);
+    after.abort();
+    expect(late.reason).toBe('shutdown');
+    late.release();
+  });
+
+  it('checkDeadline stops timed-out once the limit from the start has passed, not before', async () => {
+    const fresh = await watchStops(t.app.core, runOf(new Date()), HOUR, new AbortController().signal);
+    fresh.checkDeadline();
+    expect(fresh.reason).toBeUndefined();
+    fresh.release();
+    const old = await watchStops(
+      t.app.core,
+      runOf(new Date(Date.now() - 2 * HOUR * 1000)),
+      HOUR,
+      new AbortController().signal,
+    );
+    old.checkDeadline();
+    expect(old.reason).toBe('timed-out');
+    old.release();
+  });
+
+  it("release stops listening: to the worker signal and to the run's topic", async () => {
+    const { events, counts } = countingEvents(t.app.core.events);
+    const worker = new AbortController();
+    const stops = await watchStops({ ...t.app.core, events }, runOf(new Date()), HOUR, worker.signal);
+    expect(counts).toEqual({ open: 1, made: 1 });
+    stops.release();
+    expect(counts).toEqual({ open: 0, made: 1 });
+    worker.abort();
+    expect(stops.reason).toBeUndefined();
+  });
+
+  it('hands back a run that has not ended, and leaves one that has without a job', async () => {
+    const { principal } = await account();
+    const { run: going } = await startRun(t.app.core, principal, 'maps', INPUT);
+    await t.app.core.sql`select graphile_worker.remove_job(${going.id})`;
+    await handBack(t.app.core, going.id);
+    expect(await jobs(going.id)).toBe(1);
+    await executeRun(t.app.core, going.id);
+    expect(await status(going.id)).toBe('SUCCEEDED');
+    await t.app.core.sql`select graphile_worker.remove_job(${going.id})`;
+    await handBack(t.app.core, going.id);
+    expect(await jobs(going.id)).toBe(0);
+  });
+
+  it("cancelRun refuses another account's run, an id it cannot store, a tool that cannot be cancelled, and an ended run", async () => {
+    const { principal } = await account();
+    const { principal: other } = await account();
+    const { run } = await startRun(t.app.core, principal, 'maps', INPUT);
+    const refusal = (err: unknown) => {
+      expect(err).toBeInstanceOf(AppError);
+      const { status, code, message } = err as AppError;
+      return { status, code, message };
+    };
+    expect(refusal(await cancelRun(t.app.core, other, run.id).catch((e) => e))).toMatchObject({
+      status: 404,
+      code: 'not_found',
+      message: expect.stringMatching(/^Run /),
+    });
+    const unstorable = await cancelRun(t.app.core, principal, 'run_\u0000').catch((e) => e);
+    expect(unstorable).toBeInstanceOf(ValidationError);
+    expect(((unstorable as ValidationError).details as { path: string }[]).map((d) => d.path)).toEqual(['runId']);
+    const { run: leads } = await startRun(t.app.core, principal, 'lead-scraper', leadScraperTool.example);
+    expect(refusal(await cancelRun(t.app.core, principal, leads.id).catch((e) => e))).toEqual({
+      status: 409,
+      code: 'not_cancellable',
+      message: `${leadScraperTool.title} runs cannot be cancelled; this one will finish on its own.`,
+    });
+    await executeRun(t.app.core, run.id);
+    expect(refusal(await cancelRun(t.app.core, principal, run.id).catch((e) => e))).toEqual({
+      status: 409,
+      code: 'run_finished',
+      message: 'The run has already ended (SUCCEEDED).',
     });
   });
 });
