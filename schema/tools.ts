@@ -2,7 +2,7 @@ import { idempotentWrite } from '../src/accounts/idempotency.ts';
 import { dryRunStart, prepareStart, type StartedRun } from '../src/runs/start.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import { z } from 'zod';
-import { costLimit, MAX_COST_DESCRIPTION, maxCostUsdSchema } from '../src/runs/quote.ts';
+import { COST_TEXTS, costLimit, MAX_COST_DESCRIPTION, maxCostUsdSchema } from '../src/runs/quote.ts';
 import { parseParams } from '../src/shared/params.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
 import { builder } from './builder.ts';
@@ -48,17 +48,13 @@ function defineToolMutation(tool: ToolDefinition) {
       estimatedCost: t.field({
         type: 'Money',
         nullable: true,
-        description:
-          'Held at start (or what would be, for a dry run): the most the run can be charged; it is billed on its ' +
-          'actual rows and the rest released.',
+        description: COST_TEXTS.estimatedCost,
         resolve: (p) => (p.run ? ((extraOf(p).estimatedCost as number | undefined) ?? p.run.estimatedCost) : null),
       }),
       uncappedCost: t.field({
         type: 'Money',
         nullable: true,
-        description:
-          'Everything requested at the price, when the wallet (plus 1 USD for the lead scraper) caps the hold below ' +
-          'it: the run stops when `estimatedCost` is used up. Null when nothing caps the hold.',
+        description: `${COST_TEXTS.uncappedCost} Null when nothing caps the hold.`,
         resolve: (p) => (p.run ? ((extraOf(p).uncappedCost as number | undefined) ?? null) : null),
       }),
       webhookSecret: t.string({

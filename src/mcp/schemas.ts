@@ -3,7 +3,7 @@ import { RUN_STATUSES } from '../../db/tables/runs.ts';
 import { fromZodError } from '../shared/errors.ts';
 import { assertKnownFields } from '../shared/fields.ts';
 import { MAX_WAIT_SECS } from './limits.ts';
-import { startQuote } from '../runs/quote.ts';
+import { COST_TEXTS, startQuote } from '../runs/quote.ts';
 
 /**
  * JSON Schemas of the MCP tools (2020-12, the dialect the specification assumes without `$schema`),
@@ -110,16 +110,8 @@ export const rowsPage = z
   .strict();
 
 const money = {
-  estimatedCost: z
-    .number()
-    .describe('USD held for the run now: the most it can be charged. Rows not delivered are not charged.'),
-  uncappedCost: z
-    .number()
-    .optional()
-    .describe(
-      'Present when the wallet could not hold the full estimate: the USD everything asked would cost. ' +
-        'The run then stops once estimatedCost is spent (stoppedReason budget_exhausted).',
-    ),
+  estimatedCost: z.number().describe(COST_TEXTS.estimatedCost),
+  uncappedCost: z.number().optional().describe(COST_TEXTS.uncappedCost),
 };
 
 /**

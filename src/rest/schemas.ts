@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RUN_STATUSES, RUN_STOP_REASONS } from '../../db/tables/runs.ts';
 import { peopleSearchTranslation } from '../endpoints/schemas.ts';
+import { COST_TEXTS } from '../runs/quote.ts';
 
 /**
  * The bodies of the REST routes of runs (the declared endpoints keep theirs in src/endpoints/schemas.ts):
@@ -158,19 +159,8 @@ export const runStart = z
       .enum(['READY', 'RUNNING'])
       .describe('RUNNING, or READY when the account already has its maximum of runs going.'),
     message: z.string(),
-    estimatedCost: z
-      .number()
-      .describe(
-        'USD held from the wallet at start, the most the run can be charged; ' +
-          'it is billed on actual results and the rest is released.',
-      ),
-    uncappedCost: z
-      .number()
-      .optional()
-      .describe(
-        'USD of everything requested at the price (e.g. count × price), present when the hold is capped below ' +
-          'it by the wallet balance (plus 1 USD for the lead scraper): the run stops when estimatedCost is used up.',
-      ),
+    estimatedCost: z.number().describe(COST_TEXTS.estimatedCost),
+    uncappedCost: z.number().optional().describe(COST_TEXTS.uncappedCost),
     webhookSecret: z
       .string()
       .optional()

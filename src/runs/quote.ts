@@ -24,19 +24,25 @@ export const maxCostUsdSchema = z
 export const costLimit = (maxCostUsd: number | undefined): StartLimits =>
   maxCostUsd === undefined ? {} : { maxCostMicros: usdToMicros(maxCostUsd) };
 
+/**
+ * What a start's (or a quote's) two amounts mean, as every face describes them: REST's and MCP's
+ * schemas, GraphQL's fields.
+ */
+export const COST_TEXTS = {
+  estimatedCost:
+    'USD held from the wallet at the start (for a quote, what a start would hold now): the most the run can ' +
+    'be charged. It is billed on the rows delivered and the rest released.',
+  uncappedCost:
+    'USD everything asked would cost at the price, present only when the wallet (with the tool’s overdraft, ' +
+    'where it has one) caps the hold below it: the run then stops once estimatedCost is spent ' +
+    '(stoppedReason budget_exhausted).',
+} as const;
+
 /** The quote as every face answers it. */
 export const startQuote = z
   .object({
-    estimatedCost: z
-      .number()
-      .describe('USD a start would hold now: the most it could be charged. Rows not delivered are not charged.'),
-    uncappedCost: z
-      .number()
-      .optional()
-      .describe(
-        'Present when the wallet could not hold the full estimate: the USD everything asked would cost. ' +
-          'The run would stop once estimatedCost is spent (stoppedReason budget_exhausted).',
-      ),
+    estimatedCost: z.number().describe(COST_TEXTS.estimatedCost),
+    uncappedCost: z.number().optional().describe(COST_TEXTS.uncappedCost),
     walletCovers: z.boolean().describe('Whether the wallet can hold the whole estimate now.'),
     message: z.string().describe('The quote in words.'),
   })
