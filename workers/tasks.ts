@@ -3,6 +3,7 @@ import type { Core } from '../src/core.ts';
 import { executeRun } from '../src/runs/engine/index.ts';
 import { housekeeping } from '../src/runs/retention.ts';
 import { deliverWebhook } from '../src/webhooks/deliver.ts';
+import { settleUpstreamCost } from '../src/runs/upstream.ts';
 import { applyStripeEvent } from '../src/billing/payments/events.ts';
 import { mailPasswordReset } from '../src/accounts/password-reset.ts';
 import { JOBS, type JobPayloads } from '../src/workers/jobs.ts';
@@ -95,6 +96,11 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
       assertPayload(payload, 'email');
       // Named without the address: the log hides mailboxes.
       await throughOutages(core, shutdown, 'password-reset mail', () => mailPasswordReset(core, payload.email), false);
+    },
+    [JOBS.settleUpstreamCost]: async (payload) => {
+      assertPayload(payload, 'runId');
+      const settle = () => settleUpstreamCost({ db: core.db, engine: core.upstream }, payload.runId);
+      await throughOutages(core, shutdown, `upstream cost of run ${payload.runId}`, settle, false);
     },
     [JOBS.housekeeping]: async (_payload, helpers) => {
       await throughOutages(

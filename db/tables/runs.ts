@@ -77,7 +77,10 @@ export const runTable = pgTable(
     upstreamDatasetId: text('upstream_dataset_id'),
     /** Upstream dataset items read and stored (mapped or skipped): where a resumed worker reads on. */
     upstreamOffset: integer('upstream_offset').notNull().default(0),
-    /** What the upstream run cost the operator so far (the engine's usageTotalUsd), micro-dollars. */
+    /**
+     * What the upstream run cost the operator (the engine's usageTotalUsd once settled), micro-dollars;
+     * 0 until then (a job settles a cost the platform had not counted when the run ended).
+     */
     upstreamCostMicros: bigint('upstream_cost_micros', { mode: 'bigint' }).notNull().default(sql`0`),
   },
   (t) => [

@@ -14,7 +14,7 @@ import type { Principal } from '../accounts/accounts.ts';
 import { AppError, fromZodError, ValidationError } from '../shared/errors.ts';
 import { assertStorable } from '../shared/params.ts';
 import { assertKnownFields } from '../shared/fields.ts';
-import { formatDollars, microsToNumber } from '../billing/money.ts';
+import { formatDollars, microsToNumber, usdToMicros } from '../billing/money.ts';
 import { assertPlan } from '../billing/plans.ts';
 import { getBalances } from '../billing/wallet.ts';
 import { idempotentWrite } from '../accounts/idempotency.ts';
@@ -24,6 +24,7 @@ import { newRunId } from '../shared/ids.ts';
 import { snapshotOf, type RunSnapshot } from './view.ts';
 import { placeRun } from './queue.ts';
 import { getRun } from './read.ts';
+import { upstreamActor } from './upstream.ts';
 
 /**
  * Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field, or every field the tool
@@ -155,8 +156,29 @@ async function createRun(
             `Buy credits with POST /api/v1/buy-credits.`,
     );
   }
+  const heldMicros = held ? held.planMicros + held.purchasedMicros : estimated;
+  assertAboveMinimumCharge(core.config, tool, heldMicros, estimated);
   // With the limits off nothing is held: the estimate stands.
-  return { run: placed.run, heldMicros: held ? held.planMicros + held.purchasedMicros : estimated };
+  return { run: placed.run, heldMicros };
+}
+
+/**
+ * A tool running on an upstream actor with a minimum charge per run (its declaration's
+ * `minimumChargeUsd`): a start that would hold less is refused, 402 when the wallet capped the hold,
+ * 400 when the start itself is quoted below it.
+ */
+function assertAboveMinimumCharge(config: StartDeps['config'], tool: ToolDefinition, held: bigint, estimated: bigint) {
+  const minimum = upstreamActor(config, tool.name)?.declaration.minimumChargeUsd;
+  if (minimum === undefined || held >= usdToMicros(minimum)) return;
+  const source = `${tool.title} runs on a live source that charges at least ${formatDollars(usdToMicros(minimum))} USD a run`;
+  if (held < estimated)
+    throw new AppError(
+      402,
+      'insufficient_funds',
+      `${source}; the wallet can hold ${formatDollars(held)} USD for this one. Top up the wallet to start it.`,
+    );
+  const message = `${source}; this start is quoted at ${formatDollars(estimated)} USD. Ask for more results.`;
+  throw new ValidationError([{ path: '', message }], message);
 }
 
 /**

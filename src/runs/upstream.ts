@@ -1,4 +1,5 @@
-import { eq } from 'drizzle-orm';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
 import { runTable, type Run } from '../../db/tables/runs.ts';
 import type { Config } from '../config.ts';
@@ -16,11 +17,20 @@ import {
 } from '../upstream/engine.ts';
 import { createApifyEngine } from '../upstream/apify/index.ts';
 import { upstreamItemsRead } from '../shared/metrics.ts';
+import { JOBS } from '../workers/jobs.ts';
 
 /** Dataset items read per request. */
 const PAGE_SIZE = 1_000;
 /** Seconds a status request waits for the upstream run to end when no new item was there: the poll interval. */
 const WAIT_SECS = 1;
+/**
+ * How long after its start a run (and its dataset) answering 404 is taken for one the platform has not
+ * spread to every replica yet, and asked again (apify-client notes that replicas may not know a
+ * brand-new run); after it a 404 is an answer.
+ */
+const NEW_RUN_GRACE_MS = 20_000;
+/** Status reads, a second apart, for an upstream run that ended to settle its cost before a job takes over. */
+const COST_READS = 3;
 
 /**
  * Checks TOOL_SOURCES against the tools and their upstream declarations and builds the engine the
@@ -141,6 +151,15 @@ export class UpstreamRunner<I = unknown> {
   private readonly engine: UpstreamEngine;
   /** Dataset items read up to now (stored or skipped), from the offset stored with the run. */
   private read: number;
+  /** When this runner started the upstream run (not set for one it re-attached to). */
+  private startedAt: number | undefined;
+  /** Whether this runner asked the platform to abort the upstream run. */
+  private abortedHere = false;
+  /**
+   * Whether the platform ended the upstream run at the most it was allowed to charge (its
+   * `maxTotalChargeUsd`, the hold): the hold used up, not a failure.
+   */
+  chargeLimitReached = false;
 
   constructor(
     private readonly deps: UpstreamDeps,
@@ -171,14 +190,15 @@ export class UpstreamRunner<I = unknown> {
   }
 
   async *batches(input: I, signal: AbortSignal): AsyncGenerator<UpstreamBatch> {
-    let current = this.run.upstreamRunId ? await this.engine.get(this.run.upstreamRunId, 0) : await this.start(input);
+    let current = this.run.upstreamRunId ? await this.get(this.run.upstreamRunId, 0) : await this.start(input);
     this.current = current;
     let offset = this.run.upstreamOffset;
     for (;;) {
       if (signal.aborted) return;
       // Read the status before the items: once an ended run's dataset reads empty, nothing is left.
       const ended = UPSTREAM_ENDED.includes(current.status);
-      const page = await this.engine.items(current.datasetId, offset, PAGE_SIZE);
+      const datasetId = current.datasetId;
+      const page = await this.fresh(() => this.engine.items(datasetId, offset, PAGE_SIZE));
       if (page.items.length > 0) {
         offset += page.items.length;
         this.read = offset;
@@ -192,13 +212,52 @@ export class UpstreamRunner<I = unknown> {
         break;
       }
       const before = current.statusMessage;
-      current = await this.engine.get(current.id, page.items.length > 0 ? 0 : WAIT_SECS);
+      current = await this.get(current.id, page.items.length > 0 ? 0 : WAIT_SECS);
       this.current = current;
       if (current.statusMessage !== before)
         yield { rows: [], handled: 0, message: this.message(current, offset), offset };
     }
+    if (current.status === 'ABORTED' && (await this.endedAtChargeLimit(current))) {
+      this.chargeLimitReached = true;
+      return;
+    }
     if (current.status !== 'SUCCEEDED')
       throw new UpstreamEndedError(current.status as Exclude<UpstreamStatus, 'SUCCEEDED'>, current.statusMessage);
+  }
+
+  /**
+   * Whether an upstream run that ended ABORTED was aborted by the platform at its charge limit: not by
+   * this runner, and it delivered every item the hold pays for or cost what it was allowed (its cost
+   * read again while the platform has not counted it).
+   */
+  private async endedAtChargeLimit(run: UpstreamRun): Promise<boolean> {
+    if (this.abortedHere) return false;
+    if (this.read >= this.bound.maxItems) return true;
+    let cost = run.costUsd;
+    for (let reads = 0; cost === null && reads < COST_READS; reads++) cost = (await this.get(run.id, 1)).costUsd;
+    // Cents are the platform's rounding: a run within one of the limit reached it.
+    return cost !== null && cost >= this.bound.maxTotalChargeUsd - 0.01;
+  }
+
+  /** The upstream run now, or once it ends within `waitSecs`; a new run's 404 is asked again (`fresh`). */
+  private get(id: string, waitSecs: number) {
+    return this.fresh(() => this.engine.get(id, waitSecs));
+  }
+
+  /**
+   * `request`, asked again while it answers 404 within NEW_RUN_GRACE_MS of the start of the upstream run
+   * this runner started, a quarter of a second first, doubling to two seconds.
+   */
+  private async fresh<T>(request: () => Promise<T>): Promise<T> {
+    for (let delay = 250; ; delay = Math.min(2_000, delay * 2)) {
+      try {
+        return await request();
+      } catch (err) {
+        const young = this.startedAt !== undefined && Date.now() - this.startedAt < NEW_RUN_GRACE_MS;
+        if (!(err instanceof UpstreamUnavailableError && err.reason === '404' && young)) throw err;
+        await sleep(delay);
+      }
+    }
   }
 
   /**
@@ -208,6 +267,7 @@ export class UpstreamRunner<I = unknown> {
   async abort() {
     const id = this.upstreamRunId;
     if (!id || (this.current && UPSTREAM_ENDED.includes(this.current.status))) return;
+    this.abortedHere = true;
     try {
       this.current = await this.engine.abort(id);
     } catch (err) {
@@ -215,22 +275,27 @@ export class UpstreamRunner<I = unknown> {
     }
   }
 
-  /** Stores what the upstream run has cost (its usage now); never throws. */
+  /**
+   * Stores what the upstream run has cost, once the platform has settled it (the run ended, its usage
+   * counted): read a few times a second apart, then left to a job that asks again with backoff
+   * (`settleUpstreamCost`). Never throws.
+   */
   async recordCost() {
     const id = this.upstreamRunId;
     if (!id) return;
     try {
-      const run = await this.engine.get(id, 0);
-      await this.deps.db
-        .update(runTable)
-        .set({ upstreamCostMicros: BigInt(Math.round(run.costUsd * 1_000_000)) })
-        .where(eq(runTable.id, this.run.id));
+      for (let reads = 0; reads < COST_READS; reads++) {
+        const run = await this.get(id, reads === 0 ? 0 : 1);
+        if (await storeSettledCost(this.deps.db, this.run.id, run)) return;
+      }
+      await this.deps.db.execute(sql`select ${costJob(this.run.id)}`);
     } catch (err) {
       this.deps.logger.warn({ err, runId: this.run.id, upstreamRunId: id }, 'upstream run cost not recorded');
     }
   }
 
   private async start(input: I): Promise<UpstreamRun> {
+    this.startedAt = Date.now();
     const started = await this.engine.start({
       actorId: this.actorId,
       input: this.declaration.input(input, this.bound.maxItems),
@@ -256,4 +321,35 @@ export class UpstreamRunner<I = unknown> {
       run.statusMessage ?? `Upstream run ${run.status.toLowerCase()}: ${offset} item${offset === 1 ? '' : 's'} read`
     );
   }
+}
+
+/** The call that adds the job settling a run's upstream cost (keyed by the run: at most one waits). */
+const costJob = (runId: string) =>
+  sql`graphile_worker.add_job(${JOBS.settleUpstreamCost}::text, json_build_object('runId', ${runId}::text),
+    run_at => now() + interval '30 seconds', max_attempts => 10, job_key => ${`upstream-cost:${runId}`}::text)`;
+
+/** Stores an ended upstream run's cost on the run; false (nothing stored) while it is not final. */
+async function storeSettledCost(db: Database, runId: string, run: UpstreamRun): Promise<boolean> {
+  if (!UPSTREAM_ENDED.includes(run.status) || run.costUsd === null) return false;
+  await db
+    .update(runTable)
+    .set({ upstreamCostMicros: BigInt(Math.round(run.costUsd * 1_000_000)) })
+    .where(eq(runTable.id, runId));
+  return true;
+}
+
+/**
+ * The job of a run whose upstream cost was not final when the run ended: reads the upstream run again
+ * and stores its cost; throws while it is not settled, so the worker asks again later (backoff, ten
+ * attempts). A run without an upstream run, or no engine, has nothing to settle.
+ */
+export async function settleUpstreamCost(deps: Pick<UpstreamDeps, 'db' | 'engine'>, runId: string): Promise<void> {
+  const [run] = await deps.db
+    .select({ upstreamRunId: runTable.upstreamRunId })
+    .from(runTable)
+    .where(eq(runTable.id, runId));
+  if (!run?.upstreamRunId || !deps.engine) return;
+  const upstream = await deps.engine.get(run.upstreamRunId, 0);
+  if (!(await storeSettledCost(deps.db, runId, upstream)))
+    throw new Error(`upstream run ${run.upstreamRunId} has not settled its cost yet (${upstream.status})`);
 }

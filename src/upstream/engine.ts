@@ -42,8 +42,11 @@ export interface UpstreamRun {
   /** The actor's own account of its progress (Apify's `statusMessage`), if it gave one. */
   statusMessage: string | null;
   datasetId: string;
-  /** What the run has cost so far, USD (Apify's `usageTotalUsd`). */
-  costUsd: number;
+  /**
+   * What the run has cost so far, USD (Apify's `usageTotalUsd`); null while the platform has not
+   * counted it (a new run, one just aborted): final only once the run has ended and it is a number.
+   */
+  costUsd: number | null;
 }
 
 export interface UpstreamStart {
@@ -69,8 +72,30 @@ export class UpstreamUnavailableError extends AppError {
     /** The engine's status code, or `network`: the `reason` label of the metric. */
     readonly reason: string,
     readonly detail: string,
+    message = 'upstream source unavailable',
   ) {
-    super(502, 'upstream_unavailable', 'upstream source unavailable');
+    super(502, 'upstream_unavailable', message);
     this.name = 'UpstreamUnavailableError';
+  }
+}
+
+/**
+ * The actor charges at least `minimumUsd` a run (Apify's `max-total-charge-usd-below-minimum`), more
+ * than the run may cost: nothing ran and nothing is charged. The caller is told so in words.
+ */
+export class UpstreamMinimumChargeError extends UpstreamUnavailableError {
+  constructor(
+    detail: string,
+    readonly minimumUsd: number | null,
+    readonly allowedUsd: number,
+  ) {
+    const minimum = minimumUsd === null ? 'more' : `at least ${minimumUsd.toFixed(2)} USD`;
+    super(
+      'minimum_charge',
+      detail,
+      `The live source of this tool charges ${minimum} a run, more than the ${allowedUsd.toFixed(2)} USD ` +
+        'held for this one: nothing ran and nothing was charged. Ask for more results, or top up the wallet.',
+    );
+    this.name = 'UpstreamMinimumChargeError';
   }
 }

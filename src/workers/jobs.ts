@@ -17,6 +17,11 @@ export const JOBS = {
    * added by POST /auth/password-reset.
    */
   sendPasswordReset: 'send_password_reset',
+  /**
+   * Stores what a run's upstream run cost once the platform has settled it (runs/upstream.ts); added
+   * when the run ended before its cost was final.
+   */
+  settleUpstreamCost: 'settle_upstream_cost',
 } as const;
 
 export interface JobPayloads {
@@ -25,4 +30,5 @@ export interface JobPayloads {
   [JOBS.housekeeping]: Record<string, never>;
   [JOBS.applyStripeEvent]: { eventId: string };
   [JOBS.sendPasswordReset]: { email: string };
+  [JOBS.settleUpstreamCost]: { runId: string };
 }

@@ -13,6 +13,14 @@ import { randomBytes } from 'node:crypto';
  * are `{ data }`; errors `{ error: { type, message } }` with the API's status codes. The token is the
  * `Authorization: Bearer` header the official client sends.
  *
+ * As strict as the platform where the connector could go wrong: a run starts READY and is RUNNING a
+ * moment later; its `usageTotalUsd` is null until it runs and while an abort settles; an abort answers
+ * ABORTING and the run is ABORTED a moment later; a new run (and its dataset) may answer 404 for its
+ * first requests (`notFoundAfterStart`), as a replica that has not heard of it does; an actor's price
+ * per item is charged as items are pushed and, at the run's `maxTotalChargeUsd`, the platform aborts
+ * the run and drops what the actor pushes after; a start whose `maxTotalChargeUsd` is below the actor's
+ * minimum charge is refused 400 `max-total-charge-usd-below-minimum`.
+ *
  * A run does nothing by itself: the test pushes items and moves its status, as an actor would.
  */
 
@@ -33,7 +41,10 @@ export interface FakeRun {
   status: FakeStatus;
   statusMessage: string | null;
   defaultDatasetId: string;
-  usageTotalUsd: number;
+  /** What the run has cost, USD; null while the platform has not counted it. */
+  usageTotalUsd: number | null;
+  /** Whether the platform has counted the run's cost; while false its usage reads null. Default true. */
+  costSettled: boolean;
   /** The JSON body the run was started with. */
   input: unknown;
   /** The run options of the start request's query string (maxItems, maxTotalChargeUsd, timeout, memory…). */
@@ -60,6 +71,10 @@ export interface FakeApify {
   requests: RequestLog[];
   /** Actors that exist (as the API names them, `user~name`); others answer 404. */
   actors: Set<string>;
+  /** Actors' prices: per item pushed, and the least a run may be allowed to charge (`maxTotalChargeUsd`). */
+  pricing: Map<string, ActorPricing>;
+  /** Requests of each new run (its status and its dataset) answered 404 before it is known; default 0. */
+  notFoundAfterStart: number;
   /** The next `times` requests whose path matches answer `status` with an error body. */
   fail(path: RegExp, status: number, times?: number): void;
   /** Forgets the faults not yet answered. */
@@ -68,6 +83,14 @@ export interface FakeApify {
   nextRun(): Promise<FakeRun>;
   close(): Promise<void>;
 }
+
+export interface ActorPricing {
+  perItemUsd?: number;
+  minimumChargeUsd?: number;
+}
+
+/** How long a run stays READY, and ABORTING after an abort, ms. */
+const MOMENT_MS = 30;
 
 const ERROR_TYPES: Record<number, string> = {
   400: 'invalid-input',
@@ -85,7 +108,9 @@ const id = () =>
     .replace(/[^A-Za-z0-9]/g, 'x')
     .slice(0, 17);
 
-export async function startFakeApify(options: { actors?: string[]; token?: string } = {}): Promise<FakeApify> {
+export async function startFakeApify(
+  options: { actors?: string[]; token?: string; pricing?: Record<string, ActorPricing> } = {},
+): Promise<FakeApify> {
   const token = options.token ?? 'apify_api_test_token';
   const runs: FakeRun[] = [];
   const requests: RequestLog[] = [];
@@ -96,29 +121,67 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
     for (const w of [...waiters]) w();
   };
 
+  /** Requests answered 404 so far, by run id, while it is new. */
+  const unknownFor = new Map<string, number>();
+  /** Whether a request about `run` is answered 404 as a replica that has not heard of it yet would. */
+  const notYetKnown = (run: FakeRun) => {
+    const answered = unknownFor.get(run.id) ?? 0;
+    if (answered >= fake.notFoundAfterStart) return false;
+    unknownFor.set(run.id, answered + 1);
+    return true;
+  };
+
   const makeRun = (actId: string, input: unknown, query: URLSearchParams): FakeRun => {
+    const perItemUsd = fake.pricing.get(actId)?.perItemUsd ?? 0;
+    const maxCharge = query.has('maxTotalChargeUsd') ? Number(query.get('maxTotalChargeUsd')) : Infinity;
     const run: FakeRun = {
       id: id(),
       actId,
-      status: 'RUNNING',
+      status: 'READY',
       statusMessage: null,
       defaultDatasetId: id(),
-      usageTotalUsd: 0,
+      usageTotalUsd: null,
+      costSettled: true,
       input,
       options: Object.fromEntries(query.entries()),
       items: [],
       aborts: 0,
       push(...items) {
-        run.items.push(...items);
+        if (ENDED.includes(run.status) || run.status === 'ABORTING') return;
+        for (const item of items) {
+          const usage = run.usageTotalUsd ?? 0;
+          // The platform charges each item; past the run's limit it aborts the run instead.
+          if (usage + perItemUsd > maxCharge + 1e-9) {
+            abort(run);
+            break;
+          }
+          run.items.push(item);
+          run.usageTotalUsd = usage + perItemUsd;
+        }
         wake();
       },
       set(status, message) {
         run.status = status;
+        if (status !== 'READY' && run.usageTotalUsd === null) run.usageTotalUsd = 0;
         if (message !== undefined) run.statusMessage = message;
         wake();
       },
     };
+    setTimeout(() => run.status === 'READY' && run.set('RUNNING'), MOMENT_MS).unref();
     return run;
+  };
+
+  /** Aborts a run as the platform does: ABORTING (its cost not counted yet), then ABORTED a moment later. */
+  const abort = (run: FakeRun) => {
+    if (ENDED.includes(run.status) || run.status === 'ABORTING') return;
+    const counted = run.usageTotalUsd ?? 0;
+    run.status = 'ABORTING';
+    run.usageTotalUsd = null;
+    setTimeout(() => {
+      run.usageTotalUsd = counted;
+      run.set('ABORTED');
+    }, MOMENT_MS).unref();
+    wake();
   };
 
   const view = (run: FakeRun) => ({
@@ -130,7 +193,7 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
     finishedAt: ENDED.includes(run.status) ? new Date().toISOString() : null,
     defaultDatasetId: run.defaultDatasetId,
     defaultKeyValueStoreId: `${run.id}-kvs`,
-    usageTotalUsd: run.usageTotalUsd,
+    usageTotalUsd: run.costSettled ? run.usageTotalUsd : null,
     options: { memoryMbytes: Number(run.options.memory ?? 1024), timeoutSecs: Number(run.options.timeout ?? 0) },
   });
 
@@ -181,6 +244,15 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
       if (startRoute) {
         const actId = decodeURIComponent(startRoute[1]!);
         if (!actors.has(actId)) return error(res, 404, 'Actor was not found');
+        const minimum = fake.pricing.get(actId)?.minimumChargeUsd;
+        const allowed = Number(url.searchParams.get('maxTotalChargeUsd') ?? Infinity);
+        if (minimum !== undefined && allowed < minimum)
+          return send(res, 400, {
+            error: {
+              type: 'max-total-charge-usd-below-minimum',
+              message: `Maximum cost per run is less than the allowed minimum of $${minimum.toFixed(2)}`,
+            },
+          });
         let input: unknown;
         try {
           input = body ? JSON.parse(body) : {};
@@ -195,10 +267,10 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
       const runRoute = /^\/v2\/actor-runs\/([^/]+)(\/abort)?$/.exec(url.pathname);
       if (runRoute) {
         const run = runs.find((r) => r.id === runRoute[1]);
-        if (!run) return error(res, 404, 'Actor run was not found');
+        if (!run || notYetKnown(run)) return error(res, 404, 'Actor run was not found');
         if (runRoute[2] && req.method === 'POST') {
           run.aborts += 1;
-          if (!ENDED.includes(run.status)) run.set('ABORTED', 'Aborted by the caller');
+          abort(run);
           return send(res, 200, { data: view(run) });
         }
         if (req.method !== 'GET') return error(res, 400, 'Method not allowed');
@@ -208,7 +280,7 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
       const itemsRoute = req.method === 'GET' ? /^\/v2\/datasets\/([^/]+)\/items$/.exec(url.pathname) : null;
       if (itemsRoute) {
         const run = runs.find((r) => r.defaultDatasetId === itemsRoute[1]);
-        if (!run) return error(res, 404, 'Dataset was not found');
+        if (!run || notYetKnown(run)) return error(res, 404, 'Dataset was not found');
         const offset = Number(url.searchParams.get('offset') ?? 0);
         const limit = Number(url.searchParams.get('limit') ?? 999_999_999_999);
         const clean = ['1', 'true'].includes(url.searchParams.get('clean') ?? '');
@@ -234,12 +306,14 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
-  return {
+  const fake: FakeApify = {
     url: `http://127.0.0.1:${port}`,
     token,
     runs,
     requests,
     actors,
+    pricing: new Map(Object.entries(options.pricing ?? {})),
+    notFoundAfterStart: 0,
     fail(path, status, times = 1) {
       faults.push({ path, status, times });
     },
@@ -257,4 +331,5 @@ export async function startFakeApify(options: { actors?: string[]; token?: strin
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return fake;
 }

@@ -8,6 +8,7 @@ import { collect, disposeClients, wsClient } from '../helpers/ws.ts';
 import { parseMetrics, sum } from '../helpers/metrics.ts';
 import { leadgate } from '../helpers/process.ts';
 import { graphql } from '../helpers/gql/index.ts';
+import { settleUpstreamCost } from '../../src/runs/upstream.ts';
 
 const RunItems = graphql(`
   subscription UpstreamApifyRunItems($id: ID!) { runItems(id: $id) { offset results { __typename ... on MapsResult { placeId } } run { status } } }
@@ -351,6 +352,80 @@ describe('the upstream refuses', { timeout: 60_000 }, () => {
   });
 });
 
+describe('the platform as it behaves', { timeout: 60_000 }, () => {
+  afterEach(() => {
+    fake.notFoundAfterStart = 0;
+    fake.pricing.delete(ACTOR);
+  });
+
+  it('a run READY at first that answers 404 for its first requests is asked again, and read once it is known', async () => {
+    fake.notFoundAfterStart = 3;
+    const before = fake.requests.length;
+    const { runId, upstream } = await startMaps();
+    upstream.push(place(61), place(62));
+    upstream.set('SUCCEEDED');
+    expect(await t.waitForRun(key, runId)).toMatchObject({ status: 'SUCCEEDED', complete: true });
+    expect((await rows(runId)).map((r) => r.place_id)).toEqual(['ChIJplace61', 'ChIJplace62']);
+    const notFound = fake.requests.slice(before).filter((r) => r.status === 404);
+    expect(notFound.length).toBe(3);
+    expect(upstream.aborts).toBe(0);
+  });
+
+  it('a run the platform aborts at the charge the hold allows ends as its hold used up, not as a failure', async () => {
+    // The actor costs twice what the tool charges: the hold for 20 places pays for 10 of its items.
+    fake.pricing.set(ACTOR, { perItemUsd: (2 * Number(PRICE_MICROS)) / 1_000_000 });
+    const { runId, upstream } = await startMaps();
+    expect(Number(upstream.options.maxTotalChargeUsd)).toBeCloseTo((20 * Number(PRICE_MICROS)) / 1_000_000, 6);
+    upstream.push(...Array.from({ length: 20 }, (_, n) => place(70 + n)));
+    const end = await t.waitForRun(key, runId);
+    expect(end).toMatchObject({ status: 'SUCCEEDED', complete: false, stoppedReason: 'budget_exhausted' });
+    expect(end.statusMessage).toMatch(/^Stopped after 10 businesses: the .* USD held for this run is used up/);
+    expect(upstream.aborts).toBe(0);
+    expect(await runRow(runId)).toMatchObject({ item_count: 10, charged_micros: String(10n * PRICE_MICROS) });
+  });
+
+  it('an actor whose minimum charge is above the hold: the run fails saying so, nothing charged', async () => {
+    fake.pricing.set(ACTOR, { minimumChargeUsd: 5 });
+    const started = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 20 },
+    });
+    expect(started.status).toBe(200);
+    const end = await t.waitForRun(key, started.body.runId);
+    expect(end).toMatchObject({ status: 'FAILED', stoppedReason: 'upstream_failed' });
+    expect(end.statusMessage).toMatch(
+      /^The live source of this tool charges at least 5\.00 USD a run, more than the 0\.\d+ USD held for this one: nothing ran and nothing was charged/,
+    );
+    expect(await runRow(started.body.runId)).toMatchObject({ charged_micros: '0', upstream_run_id: null });
+  });
+
+  it('a cost the platform has not counted when the run ends is settled later by a job', async () => {
+    const { runId, upstream } = await startMaps();
+    upstream.push(place(91));
+    upstream.costSettled = false;
+    upstream.usageTotalUsd = 0.0077;
+    upstream.set('SUCCEEDED');
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
+    await until(
+      async () =>
+        (
+          await t.app.core.sql`
+        select count(*)::int as n from graphile_worker.jobs
+        where task_identifier = 'settle_upstream_cost' and key = ${`upstream-cost:${runId}`}`
+        )[0]!.n as number,
+      (n) => n === 1,
+      'the job that settles the cost',
+    );
+    expect((await runRow(runId)).upstream_cost_micros).toBe('0');
+    // The job's work: refused while the platform has not counted it, stored once it has.
+    const deps = { db: t.app.core.db, engine: t.app.core.upstream };
+    await expect(settleUpstreamCost(deps, runId)).rejects.toThrow(/has not settled its cost yet/);
+    upstream.costSettled = true;
+    await settleUpstreamCost(deps, runId);
+    expect((await runRow(runId)).upstream_cost_micros).toBe('7700');
+  });
+});
+
 describe('leadgate report margin', { timeout: 60_000 }, () => {
   it('prints revenue, upstream cost and margin per tool over the span', async () => {
     const [expected] = await t.app.core.sql`
@@ -377,7 +452,9 @@ describe('leadgate report margin', { timeout: 60_000 }, () => {
     expect(table.stdout).toMatch(
       /^tool\s+runs\s+upstream runs\s+revenue USD\s+upstream cost USD\s+margin USD\s+margin$/m,
     );
-    expect(table.stdout).toMatch(/^maps\s+\d+\s+\d+\s+[\d.]+\s+0\.0123\s+/m);
+    // The table shows the upstream cost recorded on the maps runs, as the platform settled it.
+    const cost = usd(BigInt(expected!.cost)).replace(/0$/, '').replace('.', '\\.');
+    expect(table.stdout).toMatch(new RegExp(`^maps\\s+\\d+\\s+\\d+\\s+[\\d.]+\\s+${cost}\\s+`, 'm'));
     expect(
       (await leadgate(['report', 'margin', '--since', 'forever'], { DATABASE_URL: t.database.url })).code,
     ).not.toBe(0);

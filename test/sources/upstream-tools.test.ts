@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { startFakeApify, type FakeApify, type FakeRun } from '../helpers/fake-apify.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { upstreamDeclaration } from '../../src/tools/upstream/index.ts';
 
 /**
  * The other declared tools on their actors, and the money bound: each start sends the actor the
@@ -461,6 +462,48 @@ describe('declared tools', { timeout: 60_000 }, () => {
       (n) => n === 1,
       { what: 'the upstream run aborted' },
     );
+  });
+
+  it("an actor's minimum charge per run: a start that would hold less is refused at once, in words", async () => {
+    // The lead scraper's actor declares 0.50 USD; maps' declares none: given one here for the test.
+    expect(upstreamDeclaration('lead-scraper')?.minimumChargeUsd).toBe(0.5);
+    const maps = upstreamDeclaration('maps')!;
+    maps.minimumChargeUsd = 0.5;
+    try {
+      const before = fake.runs.length;
+      const poor = await t.account({ creditsMicros: 100_000n });
+      const capped = await t.request('POST', '/api/v1/scrape/maps', {
+        key: poor.apiKey,
+        body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 100 },
+      });
+      expect(capped.status).toBe(402);
+      expect(capped.body.error).toMatchObject({
+        code: 'insufficient_funds',
+        message:
+          'Map-listing scraper runs on a live source that charges at least 0.50 USD a run; the wallet can hold ' +
+          '0.10 USD for this one. Top up the wallet to start it.',
+      });
+      const rich = await t.account({ creditsMicros: 10_000_000n });
+      const small = await t.request('POST', '/api/v1/scrape/maps', {
+        key: rich.apiKey,
+        body: { searchStringsArray: ['dentist'], maxCrawledPlacesPerSearch: 2 },
+      });
+      expect(small.status).toBe(400);
+      expect(small.body.error).toMatchObject({
+        code: 'validation_failed',
+        message: expect.stringMatching(
+          /charges at least 0\.50 USD a run; this start is quoted at 0\.0198 USD\. Ask for more results\.$/,
+        ),
+      });
+      expect(fake.runs.length).toBe(before);
+      const [{ n }] = (await t.app.core.sql`
+        select count(*)::int as n from run where account_id in (${poor.accountId}, ${rich.accountId})`) as unknown as [
+        { n: number },
+      ];
+      expect(n).toBe(0);
+    } finally {
+      delete maps.minimumChargeUsd;
+    }
   });
 
   it('an actor that stops at the bound the hold set ends the run stopped for its budget, not complete', async () => {

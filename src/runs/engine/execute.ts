@@ -162,8 +162,10 @@ export async function executeRun(
   } finally {
     stops.release();
   }
-  // An upstream run bounded by a hold short of the estimate, read to that bound: the hold ended it, not the search.
-  if (!holdUsedUp && upstream instanceof UpstreamRunner && upstream.readToCappedBound) holdUsedUp = true;
+  // An upstream run bounded by a hold short of the estimate, read to that bound, or one the platform ended at
+  // the charge the hold allows: the hold ended it, not the search.
+  if (upstream instanceof UpstreamRunner && (upstream.readToCappedBound || upstream.chargeLimitReached))
+    holdUsedUp = true;
 
   const reason = stops.reason;
   const kept = Math.max(seq, startAt);

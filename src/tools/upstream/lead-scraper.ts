@@ -23,6 +23,8 @@ const some = (values: (string[] | string | undefined)[]) => {
 export const leadScraperUpstream: UpstreamDeclaration<LeadScraperInput> = defineUpstream<LeadScraperInput>({
   tool: 'lead-scraper',
   defaultActor: 'code_crafter~leads-finder',
+  // The actor's minimalMaxTotalChargeUsd (test/fixtures/apify/SOURCES.md).
+  minimumChargeUsd: 0.5,
   actorUrl: 'https://apify.com/code_crafter/leads-finder',
   input(input, maxItems) {
     const { filters: f } = planLeadSearch(input.url);

@@ -15,6 +15,12 @@ export interface UpstreamDeclaration<I = unknown> {
   /** Memory of a run, MB, as the actor's README recommends; absent: the actor's default. */
   memoryMbytes?: number;
   /**
+   * The least the actor lets a run be allowed to charge, USD (its minimum `maxTotalChargeUsd`): a start
+   * that would hold less is refused at once. The platform refuses the upstream start too, should the
+   * actor's minimum rise (the run then fails saying so, nothing charged).
+   */
+  minimumChargeUsd?: number;
+  /**
    * The actor's input for a run of `input` that may deliver at most `maxItems` rows (what the
    * caller's hold pays for): every limit of the actor's own input is set to it or lower.
    */

@@ -1,6 +1,7 @@
 import { ApifyApiError, ApifyClient, type ActorRun } from 'apify-client';
 import {
   UPSTREAM_STATUSES,
+  UpstreamMinimumChargeError,
   UpstreamUnavailableError,
   type UpstreamEngine,
   type UpstreamRun,
@@ -37,13 +38,16 @@ export function createApifyEngine(options: ApifyOptions): UpstreamEngine {
 
   return {
     async start(start) {
-      const run = await call(`start actor ${start.actorId}`, () =>
-        client.actor(start.actorId).start(start.input, {
-          maxItems: start.maxItems,
-          maxTotalChargeUsd: start.maxTotalChargeUsd,
-          timeout: start.timeoutSecs,
-          ...(start.memoryMbytes ? { memory: start.memoryMbytes } : {}),
-        }),
+      const run = await call(
+        `start actor ${start.actorId}`,
+        () =>
+          client.actor(start.actorId).start(start.input, {
+            maxItems: start.maxItems,
+            maxTotalChargeUsd: start.maxTotalChargeUsd,
+            timeout: start.timeoutSecs,
+            ...(start.memoryMbytes ? { memory: start.memoryMbytes } : {}),
+          }),
+        start.maxTotalChargeUsd,
       );
       return upstreamRun(run);
     },
@@ -77,15 +81,31 @@ function upstreamRun(run: ActorRun): UpstreamRun {
     status,
     statusMessage: run.statusMessage ?? null,
     datasetId: run.defaultDatasetId,
-    costUsd: typeof run.usageTotalUsd === 'number' && Number.isFinite(run.usageTotalUsd) ? run.usageTotalUsd : 0,
+    // Null until the platform has counted it (a new run; one just aborted).
+    costUsd: typeof run.usageTotalUsd === 'number' && Number.isFinite(run.usageTotalUsd) ? run.usageTotalUsd : null,
   };
 }
 
-/** One API call; what the client could not get past (after its retries) becomes `UpstreamUnavailableError`. */
-async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+/** The error type of a start whose `maxTotalChargeUsd` is below the actor's minimum charge per run. */
+const BELOW_MINIMUM = 'max-total-charge-usd-below-minimum';
+
+/**
+ * One API call; what the client could not get past (after its retries) becomes `UpstreamUnavailableError`:
+ * a start below the actor's minimum charge (`allowedUsd` its limit), `UpstreamMinimumChargeError`.
+ */
+async function call<T>(what: string, fn: () => Promise<T>, allowedUsd?: number): Promise<T> {
   try {
     return await fn();
   } catch (err) {
+    if (err instanceof ApifyApiError && err.type === BELOW_MINIMUM && allowedUsd !== undefined) {
+      // The platform names the minimum in its message ("… minimum of $0.50 …"), when it does.
+      const named = /\$\s?(\d+(?:\.\d+)?)/.exec(err.message);
+      throw new UpstreamMinimumChargeError(
+        `Apify API refused to ${what}: ${err.statusCode} ${err.type} ${err.message}`,
+        named ? Number(named[1]) : null,
+        allowedUsd,
+      );
+    }
     if (err instanceof ApifyApiError) {
       throw new UpstreamUnavailableError(
         String(err.statusCode),
