@@ -170,7 +170,8 @@ async function createRun(
 function assertAboveMinimumCharge(config: StartDeps['config'], tool: ToolDefinition, held: bigint, estimated: bigint) {
   const minimum = upstreamActor(config, tool.name)?.declaration.minimumChargeUsd;
   if (minimum === undefined || held >= usdToMicros(minimum)) return;
-  const source = `${tool.title} runs on a live source that charges at least ${formatDollars(usdToMicros(minimum))} USD a run`;
+  const least = formatDollars(usdToMicros(minimum));
+  const source = `${tool.title} runs on a live source that charges at least ${least} USD a run`;
   if (held < estimated)
     throw new AppError(
       402,
