@@ -163,6 +163,22 @@ async function createRun(
 }
 
 /**
+ * A tool running on an upstream actor: 400 `validation_failed` when the input asks for what the actor
+ * cannot be asked for (its declaration's `unsupported`), naming each.
+ */
+function assertUpstreamCanRun(config: StartDeps['config'], plan: PlannedRun) {
+  const unsupported = upstreamActor(config, plan.tool.name)?.declaration.unsupported?.(plan.input) ?? [];
+  if (unsupported.length === 0) return;
+  const message =
+    `${plan.tool.title} runs on a live source here, which cannot filter by ${unsupported.join('; ')}. ` +
+    'Remove those filters to start it.';
+  throw new ValidationError(
+    unsupported.map((what) => ({ path: '', message: `not available on the live source: ${what}` })),
+    message,
+  );
+}
+
+/**
  * A tool running on an upstream actor with a minimum charge per run (its declaration's
  * `minimumChargeUsd`): a start that would hold less is refused, 402 when the wallet capped the hold,
  * 400 when the start itself is quoted below it.
@@ -216,6 +232,7 @@ export function prepareStart(
   assertStorable(raw);
   const { body, webhook } = takeWebhookUrl(raw);
   const main = planRun(principal, tool, body);
+  assertUpstreamCanRun(core.config, main);
   const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({
     link,
     plan: planRun(principal, getTool(link.tool), link.input),

@@ -126,7 +126,7 @@ describe('declared tools', { timeout: 60_000 }, () => {
     expect(upstream.actId).toBe(LEADS);
     expect(upstream.input).toEqual({
       contact_job_title: ['ceo'],
-      contact_location: ['United States'],
+      contact_location: ['united states'],
       fetch_count: 500,
       file_name: 'us-ceos',
     });
@@ -176,6 +176,45 @@ describe('declared tools', { timeout: 60_000 }, () => {
       company_linkedin_url: 'https://www.linkedin.com/company/mossworks',
       company_twitter_url: null,
     });
+  });
+
+  it("lead scraper: filters in the actor's words; one it has no word for is refused at start, naming it", async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 50_000_000n });
+    const search = (params: string) => `https://app.apollo.io/#/people?personTitles[]=owner&${params}`;
+    const { upstream } = await start(key, '/api/v1/scrape/leadplatform', {
+      url: search(
+        'personSeniorities[]=intern&personDepartmentOrSubdepartments[]=executive&contactEmailStatusV2[]=verified' +
+          '&personLocations[]=Denver,%20CO&organizationNumEmployeesRanges[]=11,50&revenueRange[min]=2000000',
+      ),
+      count: 500,
+    });
+    expect(upstream.input).toEqual({
+      contact_job_title: ['owner'],
+      seniority_level: ['trainee'],
+      functional_level: ['c_suite'],
+      contact_city: ['Denver'],
+      email_status: ['validated'],
+      size: ['11-20', '21-50'],
+      min_revenue: '1M',
+      fetch_count: 500,
+    });
+    upstream.set('SUCCEEDED');
+    const before = fake.runs.length;
+    const refused = await t.request('POST', '/api/v1/scrape/leadplatform', {
+      key,
+      body: {
+        url: search('personDepartmentOrSubdepartments[]=medical&contactEmailStatusV2[]=unavailable'),
+        count: 500,
+      },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({
+      code: 'validation_failed',
+      message:
+        'Lead scraper (people-search URL) runs on a live source here, which cannot filter by department medical; ' +
+        'email status unavailable. Remove those filters to start it.',
+    });
+    expect(fake.runs.length).toBe(before);
   });
 
   it("realty agents: the location and the bound as the actor's input, each agent a row", async () => {

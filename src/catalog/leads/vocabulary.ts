@@ -20,7 +20,7 @@ const COUNTRY_ALIASES: Record<string, string> = {
   'u.a.e.': 'United Arab Emirates',
   emirates: 'United Arab Emirates',
 };
-const KNOWN_COUNTRIES = [
+export const KNOWN_COUNTRIES = [
   'United States',
   'United Kingdom',
   'Canada',

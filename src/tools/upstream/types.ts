@@ -25,6 +25,11 @@ export interface UpstreamDeclaration<I = unknown> {
    * caller's hold pays for): every limit of the actor's own input is set to it or lower.
    */
   input(input: I, maxItems: number): Record<string, unknown>;
+  /**
+   * What of `input` the actor cannot be asked for (a filter value outside its vocabulary), in words:
+   * such a start is refused, rather than run as a wider search than the caller asked for.
+   */
+  unsupported?(input: I): string[];
   /** One dataset item as a row of the tool's columns; null for an item that is not a result (skipped, never billed). */
   row(item: UpstreamItem, input: I): Row | null;
 }
