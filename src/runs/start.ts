@@ -170,7 +170,7 @@ function assertUpstreamCanRun(config: StartDeps['config'], plan: PlannedRun) {
   const unsupported = upstreamActor(config, plan.tool.name)?.declaration.unsupported?.(plan.input) ?? [];
   if (unsupported.length === 0) return;
   const message =
-    `${plan.tool.title} runs on a live source here, which cannot filter by ${unsupported.join('; ')}. ` +
+    `${plan.tool.title} runs on a live source here, which cannot take ${unsupported.join('; ')}. ` +
     'Remove those filters to start it.';
   throw new ValidationError(
     unsupported.map((what) => ({ path: '', message: `not available on the live source: ${what}` })),

@@ -178,6 +178,52 @@ describe('declared tools', { timeout: 60_000 }, () => {
     });
   });
 
+  it('maps: a search link is sent as the search it stands for, a place link as a start URL; other links refused', async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
+    const search = await start(key, '/api/v1/scrape/maps', {
+      url: 'https://www.google.com/maps/search/dentists+in+Denver,+CO/@39.74,-104.99,12z',
+      locationQuery: 'Boulder, CO',
+      maxCrawledPlacesPerSearch: 20,
+    });
+    // The spec's rule: the location given replaces the link's; the actor would run a start URL alone.
+    expect(search.upstream.input).toEqual({
+      searchStringsArray: ['dentists'],
+      locationQuery: 'Boulder, CO',
+      maxCrawledPlacesPerSearch: 20,
+      language: 'en',
+    });
+    search.upstream.set('SUCCEEDED');
+    const placeLink = 'https://www.google.com/maps/place/Smile+Dental/@39.74,-104.99,17z/data=!3m1!4b1';
+    const place = await start(key, '/api/v1/scrape/maps', { url: placeLink, maxCrawledPlacesPerSearch: 20 });
+    // A place link asks for its one place: the hold, so the bound, is one.
+    expect(place.upstream.input).toEqual({
+      startUrls: [{ url: placeLink }],
+      maxCrawledPlacesPerSearch: 1,
+      language: 'en',
+    });
+    place.upstream.set('SUCCEEDED');
+    const before = fake.runs.length;
+    const foreign = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: {
+        url: 'https://maps.example.com/maps/search/dentists+in+Denver/@39.74,-104.99,12z',
+        maxCrawledPlacesPerSearch: 20,
+      },
+    });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error.message).toBe(
+      'Map-listing scraper runs on a live source here, which cannot take links other than Google Maps links ' +
+        '(https://maps.example.com/maps/search/dentists+in+Denver/@39.74,-104.99,12z). Remove those filters to start it.',
+    );
+    const mixed = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: { searchStringsArray: ['dentist'], startUrls: [placeLink], maxCrawledPlacesPerSearch: 20 },
+    });
+    expect(mixed.status).toBe(400);
+    expect(mixed.body.error.message).toContain('place links together with a search (it runs its links alone)');
+    expect(fake.runs.length).toBe(before);
+  });
+
   it("lead scraper: filters in the actor's words; one it has no word for is refused at start, naming it", async () => {
     const { apiKey: key } = await t.account({ creditsMicros: 50_000_000n });
     const search = (params: string) => `https://app.apollo.io/#/people?personTitles[]=owner&${params}`;
@@ -211,7 +257,7 @@ describe('declared tools', { timeout: 60_000 }, () => {
     expect(refused.body.error).toMatchObject({
       code: 'validation_failed',
       message:
-        'Lead scraper (people-search URL) runs on a live source here, which cannot filter by department medical; ' +
+        'Lead scraper (people-search URL) runs on a live source here, which cannot take department medical; ' +
         'email status unavailable. Remove those filters to start it.',
     });
     expect(fake.runs.length).toBe(before);

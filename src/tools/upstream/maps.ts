@@ -1,5 +1,42 @@
-import type { MapsInput } from '../maps.ts';
+import { parseMapLink } from '../lib/map-links.ts';
+import { planSearches, type MapsInput } from '../maps.ts';
 import { defineUpstream, int, num, obj, text, texts } from './types.ts';
+
+/**
+ * The links the actor takes as start URLs (its `startUrls` description): Google Maps search and place
+ * links, `?cid=` links and short maps links.
+ */
+const ACTOR_LINK =
+  /^https?:\/\/(?:(?:www\.)?google\.[a-z.]+\/maps\/|maps\.google\.[a-z.]+\/|(?:www\.)?google\.[a-z.]+\/?\?(?:.*&)?cid=|goo\.gl\/maps\/|maps\.app\.goo\.gl\/)/i;
+
+/**
+ * What the tool's input becomes for the actor, which runs its start URLs alone (a start URL switches its
+ * search off): `url` and `startUrls` read as the tool reads them, searches sent as the actor's search
+ * (terms, location or box) and only the links that must be found as themselves sent as start URLs.
+ */
+function actorSearch(input: MapsInput) {
+  const { translation } = planSearches(input);
+  const explicitArea = Boolean(input.locationQuery ?? input.customGeolocation);
+  let terms = input.searchStringsArray;
+  let location = input.locationQuery;
+  let box = input.customGeolocation;
+  const links: string[] = [];
+  if (input.url && translation) {
+    if (translation.kind === 'place' && !input.searchStringsArray && !explicitArea) links.push(input.url);
+    else {
+      terms = translation.keywords;
+      if (translation.location) location = translation.location;
+      else if (translation.boundingBox) box = translation.boundingBox;
+    }
+  }
+  for (const url of input.startUrls ?? []) {
+    const link = parseMapLink(url);
+    // With an area of the caller's, a search link's words are searched there, as the tool does.
+    if (explicitArea && link.kind === 'search') terms = [...(terms ?? []), link.keywords];
+    else links.push(url);
+  }
+  return { terms, location, box, links };
+}
 
 /** "Monday: 9 AM–5 PM" from the actor's `{ day, hours }` entries. */
 function hours(value: unknown): string[] | null {
@@ -31,23 +68,37 @@ function polygon(box: NonNullable<MapsInput['customGeolocation']>) {
 
 /**
  * The map-listing scraper on Apify's Google Maps Scraper (compass/crawler-google-places), whose input
- * the tool's own input already is: searchStringsArray, locationQuery, maxCrawledPlacesPerSearch,
- * customGeolocation and startUrls go through, `url` becomes one more start URL.
+ * the tool's input mostly is: searchStringsArray, locationQuery, maxCrawledPlacesPerSearch and
+ * customGeolocation go through; links as `actorSearch` reads them.
  */
 export const mapsUpstream = defineUpstream<MapsInput>({
   tool: 'maps',
   defaultActor: 'compass~crawler-google-places',
   actorUrl: 'https://apify.com/compass/crawler-google-places',
   input(input, maxItems) {
-    const startUrls = [...(input.url ? [input.url] : []), ...(input.startUrls ?? [])].map((url) => ({ url }));
+    const { terms, location, box, links } = actorSearch(input);
     return {
-      ...(input.searchStringsArray ? { searchStringsArray: input.searchStringsArray } : {}),
-      ...(input.locationQuery ? { locationQuery: input.locationQuery } : {}),
-      ...(input.customGeolocation ? { customGeolocation: polygon(input.customGeolocation) } : {}),
-      ...(startUrls.length > 0 ? { startUrls } : {}),
+      ...(links.length > 0
+        ? { startUrls: links.map((url) => ({ url })) }
+        : {
+            ...(terms ? { searchStringsArray: terms } : {}),
+            ...(location ? { locationQuery: location } : box ? { customGeolocation: polygon(box) } : {}),
+          }),
       maxCrawledPlacesPerSearch: Math.min(input.maxCrawledPlacesPerSearch, maxItems),
       language: 'en',
     };
+  },
+  unsupported(input) {
+    const foreign = [...(input.url ? [input.url] : []), ...(input.startUrls ?? [])].filter(
+      (url) => !ACTOR_LINK.test(url),
+    );
+    const { terms, links } = actorSearch(input);
+    return [
+      ...(foreign.length > 0 ? [`links other than Google Maps links (${foreign.join(', ')})`] : []),
+      ...(links.length > 0 && terms
+        ? ['place links together with a search (it runs its links alone): start them as two runs']
+        : []),
+    ];
   },
   row(item) {
     const placeId = text(item.placeId);
