@@ -1,6 +1,27 @@
 import { z } from 'zod';
 import { TOOLS } from './index.ts';
 import type { ToolDefinition } from './types.ts';
+import { upstreamDeclaration } from './upstream/index.ts';
+
+/** What a tool's live source (its upstream declaration, docs/upstream.md) does not fill or cannot take. */
+function liveDataSection(tool: ToolDefinition): string[] {
+  const upstream = upstreamDeclaration(tool.name);
+  if (!upstream) return [];
+  const empty = Object.entries(upstream.unavailableColumns ?? {});
+  return [
+    '### On live data',
+    '',
+    `An operator may run this tool on the Apify actor [${upstream.defaultActor}](${upstream.actorUrl}) ` +
+      '(`TOOL_SOURCES`, docs/upstream.md).' +
+      (upstream.minimumChargeUsd
+        ? ` The actor charges at least ${upstream.minimumChargeUsd.toFixed(2)} USD a run.`
+        : '') +
+      (empty.length ? ' Columns its items do not fill:' : ''),
+    '',
+    ...empty.map(([column, why]) => `- \`${column}\`: ${why}`),
+    ...(empty.length ? [''] : []),
+  ];
+}
 
 interface JsonSchema {
   type?: string | string[];
@@ -99,6 +120,7 @@ function renderTool(tool: ToolDefinition): string {
     '|---|---|',
     ...tool.columns.map((c) => `| \`${c.header}\` | ${cell(c.description)} |`),
     '',
+    ...liveDataSection(tool),
   ].join('\n');
 }
 

@@ -123,3 +123,30 @@ describe('the actors accept what the declarations send', () => {
     expect(refusedCount).toBeGreaterThan(20);
   });
 });
+
+describe('the columns the actors fill', () => {
+  /** The published output items of an actor (test/fixtures/apify/items), or none. */
+  const itemsOf = (actor: string): Record<string, unknown>[] | undefined => {
+    try {
+      return JSON.parse(readFileSync(new URL(`../fixtures/apify/items/${actor}.json`, import.meta.url), 'utf8'));
+    } catch {
+      return undefined;
+    }
+  };
+  const empty = (value: unknown) =>
+    value === null || value === undefined || (Array.isArray(value) && value.length === 0);
+
+  for (const declaration of UPSTREAM_DECLARATIONS) {
+    const items = itemsOf(declaration.defaultActor);
+    if (!items) continue;
+    it(`${declaration.tool}: every column is filled from ${declaration.defaultActor}'s items, or declared not available`, () => {
+      const tool = getTool(declaration.tool);
+      const parsed = tool.input.parse(tool.example);
+      const rows = items.map((item) => declaration.row(item, parsed)).filter((row) => row !== null);
+      expect(rows.length).toBeGreaterThan(0);
+      const unavailable = Object.keys(declaration.unavailableColumns ?? {});
+      const unfilled = tool.columns.map((column) => column.key).filter((key) => rows.every((row) => empty(row[key])));
+      expect(unfilled.sort()).toEqual(unavailable.sort());
+    });
+  }
+});

@@ -14,6 +14,20 @@ const SEARCH_PAGE = 'https://www.bizquest.com/businesses-for-sale/';
 export const businessForSaleUpstream = defineUpstream<BusinessForSaleInput>({
   tool: 'business-for-sale',
   defaultActor: 'crawlerbros~bizquest-scraper',
+  unavailableColumns: {
+    industry: 'on the listing page only (fetchDetails), not switched on',
+    country: 'not among the actor’s output fields (the site lists US businesses)',
+    ebitda: 'not among the actor’s output fields',
+    established: 'on the listing page only (fetchDetails), not switched on',
+    employees: 'on the listing page only (fetchDetails), not switched on',
+    description: 'the actor gives a short description only on the listing page (fetchDetails), not switched on',
+    broker_name: 'on the listing page only (fetchDetails), not switched on',
+    broker_firm: 'on the listing page only (fetchDetails), not switched on',
+    broker_phone: 'on the listing page only (fetchDetails), not switched on',
+    broker_email: 'not published by the site',
+    listed_at: 'not among the actor’s output fields',
+    start_url: 'the actor’s items do not say which start URL found them',
+  },
   actorUrl: 'https://apify.com/crawlerbros/bizquest-scraper',
   input(input, maxItems) {
     const search = input.startUrls.map(parseBusinessLink).find((link) => link.kind === 'search');

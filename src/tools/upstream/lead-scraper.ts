@@ -116,6 +116,15 @@ export const leadScraperUpstream: UpstreamDeclaration<LeadScraperInput> = define
   // The actor's minimalMaxTotalChargeUsd (test/fixtures/apify/SOURCES.md).
   minimumChargeUsd: 0.5,
   actorUrl: 'https://apify.com/code_crafter/leads-finder',
+  unavailableColumns: {
+    id: 'the lead database’s own id',
+    mobile: 'not among the actor’s published output fields',
+    phone: 'not among the actor’s published output fields (it has the company’s phone)',
+    email_status: 'not among the actor’s published output fields',
+    employees_count: 'the actor gives a size range (company_size), not a count',
+    company_facebook_url: 'not among the actor’s published output fields',
+    company_twitter_url: 'not among the actor’s published output fields',
+  },
   input(input, maxItems) {
     const { filters: f } = planLeadSearch(input.url);
     const fields: Record<string, string[] | undefined> = {

@@ -14,6 +14,11 @@ export const localReviewsUpstream = defineUpstream<LocalReviewsInput>({
   tool: 'local-reviews',
   defaultActor: 'compass~Google-Maps-Reviews-Scraper',
   actorUrl: 'https://apify.com/compass/Google-Maps-Reviews-Scraper',
+  unavailableColumns: {
+    search_term: 'the actor’s review items do not say which search found their place',
+    location: 'the actor’s review items do not say which location found their place',
+    direct_url: 'the actor’s review items do not say which start URL they came from',
+  },
   input(input, maxItems) {
     const urls =
       input.directUrls ??

@@ -75,6 +75,10 @@ export const mapsUpstream = defineUpstream<MapsInput>({
   tool: 'maps',
   defaultActor: 'compass~crawler-google-places',
   actorUrl: 'https://apify.com/compass/crawler-google-places',
+  unavailableColumns: {
+    emails: 'needs the actor’s contact-details add-on (scrapeContacts, priced per place), not switched on',
+    hours: 'needs the actor’s place detail pages (scrapePlaceDetailPage, slower and priced apart), not switched on',
+  },
   input(input, maxItems) {
     const { terms, location, box, links } = actorSearch(input);
     return {

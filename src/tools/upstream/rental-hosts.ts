@@ -35,6 +35,21 @@ const bool = (value: unknown): boolean | null => (typeof value === 'boolean' ? v
 export const rentalHostsUpstream = defineUpstream<RentalHostsInput>({
   tool: 'rental-hosts',
   defaultActor: 'dtrungtin~airbnb-scraper',
+  unavailableColumns: {
+    host_email: 'not published by the site',
+    host_phone: 'not published by the site',
+    pro_host: 'not confirmed among the actor’s published output fields: read when an item has it',
+    superhost: 'not confirmed among the actor’s published output fields: read when an item has it',
+    city: 'not confirmed among the actor’s published output fields: read when an item has it',
+    country: 'not confirmed among the actor’s published output fields: read when an item has it',
+    country_code: 'not confirmed among the actor’s published output fields: read when an item has it',
+    amenities: 'not switched on (includeReviews and the detail fields are off)',
+    bedrooms: 'not confirmed among the actor’s published output fields: read when an item has it',
+    review_count: 'not confirmed among the actor’s published output fields: read when an item has it',
+    checkin: 'from the input: the stay dates, when given',
+    checkout: 'from the input: the stay dates, when given',
+    stay_price: 'from the input’s stay dates and the nightly price, when the dates are given',
+  },
   actorUrl: 'https://apify.com/dtrungtin/airbnb-scraper',
   input(input, maxItems) {
     const links = input.mode === 'single' ? (input.listingUrl ? [input.listingUrl] : []) : (input.bulkListings ?? []);

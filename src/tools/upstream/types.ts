@@ -26,6 +26,12 @@ export interface UpstreamDeclaration<I = unknown> {
    */
   input(input: I, maxItems: number): Record<string, unknown>;
   /**
+   * The tool's columns the actor leaves empty with the input declared here, each with why (an add-on
+   * not switched on, a field it does not publish): said in docs/upstream.md, checked against the
+   * actor's published items.
+   */
+  unavailableColumns?: Record<string, string>;
+  /**
    * What of `input` the actor cannot be asked for (a filter value outside its vocabulary), in words:
    * such a start is refused, rather than run as a wider search than the caller asked for.
    */
