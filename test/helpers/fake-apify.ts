@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Ajv, type ValidateFunction } from 'ajv';
 
 /**
  * A local stand-in for the subset of Apify's API v2 the connector uses, written from the public
@@ -19,7 +21,9 @@ import { randomBytes } from 'node:crypto';
  * first requests (`notFoundAfterStart`), as a replica that has not heard of it does; an actor's price
  * per item is charged as items are pushed and, at the run's `maxTotalChargeUsd`, the platform aborts
  * the run and drops what the actor pushes after; a start whose `maxTotalChargeUsd` is below the actor's
- * minimum charge is refused 400 `max-total-charge-usd-below-minimum`.
+ * minimum charge is refused 400 `max-total-charge-usd-below-minimum`; a start whose input does not fit
+ * the actor's published input schema (test/fixtures/apify/input-schemas, its defaults filled in first as
+ * the platform does) is refused 400 `invalid-input`, naming the field.
  *
  * A run does nothing by itself: the test pushes items and moves its status, as an actor would.
  */
@@ -87,6 +91,28 @@ export interface FakeApify {
 export interface ActorPricing {
   perItemUsd?: number;
   minimumChargeUsd?: number;
+}
+
+/** The published input schema of an actor as a validator, or undefined when the fixtures have none. */
+function inputSchemaOf(actor: string): ValidateFunction | undefined {
+  let text: string;
+  try {
+    text = readFileSync(new URL(`../fixtures/apify/input-schemas/${actor}.json`, import.meta.url), 'utf8');
+  } catch {
+    return undefined;
+  }
+  return new Ajv({ strict: false, useDefaults: true }).compile(JSON.parse(text));
+}
+
+/** The platform's words for an input that does not fit the schema: "Field input.x must …". */
+function invalidInput(validate: ValidateFunction): string {
+  const [first] = validate.errors ?? [];
+  const field = `input${(first?.instancePath ?? '').replace(/\//g, '.')}`;
+  const allowed = (first?.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
+  const must = allowed
+    ? `must be equal to one of the allowed values: ${allowed.map((v) => JSON.stringify(v)).join(', ')}`
+    : (first?.message ?? 'is not valid');
+  return `Input is not valid: Field ${field} ${must}`;
 }
 
 /** How long a run stays READY, and ABORTING after an abort, ms. */
@@ -259,6 +285,10 @@ export async function startFakeApify(
         } catch {
           return error(res, 400, 'Input is not valid JSON');
         }
+        const validate = schemas.has(actId) ? schemas.get(actId) : inputSchemaOf(actId);
+        schemas.set(actId, validate);
+        if (validate && !validate(structuredClone(input)))
+          return send(res, 400, { error: { type: 'invalid-input', message: invalidInput(validate) } });
         const run = makeRun(actId, input, url.searchParams);
         runs.push(run);
         for (const w of runWaiters.splice(0)) w(run);
@@ -303,6 +333,7 @@ export async function startFakeApify(
     });
   });
   const actors = new Set(options.actors ?? []);
+  const schemas = new Map<string, ValidateFunction | undefined>();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 

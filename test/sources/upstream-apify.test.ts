@@ -1,3 +1,4 @@
+import { ApifyApiError, ApifyClient } from 'apify-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mapsTool } from '../../src/tools/maps.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -397,6 +398,19 @@ describe('the platform as it behaves', { timeout: 60_000 }, () => {
       /^The live source of this tool charges at least 5\.00 USD a run, more than the 0\.\d+ USD held for this one: nothing ran and nothing was charged/,
     );
     expect(await runRow(started.body.runId)).toMatchObject({ charged_micros: '0', upstream_run_id: null });
+  });
+
+  it('a start whose input the actor’s schema refuses is 400 invalid-input naming the field, as the platform answers', async () => {
+    const client = new ApifyClient({ token: fake.token, baseUrl: fake.url, maxRetries: 0 });
+    const refused = await client
+      .actor(ACTOR)
+      .start({ searchStringsArray: ['dentist'], language: 'xx' })
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ApifyApiError);
+    expect(refused).toMatchObject({ statusCode: 400, type: 'invalid-input' });
+    expect((refused as ApifyApiError).message).toMatch(
+      /^Input is not valid: Field input\.language must be equal to one of the allowed values: "en", /,
+    );
   });
 
   it('a cost the platform has not counted when the run ends is settled later by a job', async () => {
