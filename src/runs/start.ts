@@ -171,7 +171,7 @@ function assertUpstreamCanRun(config: StartDeps['config'], plan: PlannedRun) {
   if (unsupported.length === 0) return;
   const message =
     `${plan.tool.title} runs on a live source here, which cannot take ${unsupported.join('; ')}. ` +
-    'Remove those filters to start it.';
+    'Change or remove them to start it.';
   throw new ValidationError(
     unsupported.map((what) => ({ path: '', message: `not available on the live source: ${what}` })),
     message,

@@ -56,6 +56,16 @@ async function rows(key: string, runId: string) {
 describe('declared tools', { timeout: 60_000 }, () => {
   it('local reviews: business URLs as start URLs, maxReviews per place, each review a row', async () => {
     const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
+    // The actor reads reviews from map links only: a business website is refused at start.
+    const website = await t.request('POST', '/api/v1/scrape/localreviews-scraper', {
+      key,
+      body: { directUrls: ['https://smile-dental.example.com/'], maxReviewsPerBusiness: 3 },
+    });
+    expect(website.status).toBe(400);
+    expect(website.body.error.message).toBe(
+      'Local reviews scraper runs on a live source here, which cannot take business websites as business URLs ' +
+        '(https://smile-dental.example.com/): give their map links. Change or remove them to start it.',
+    );
     const directUrl = 'https://www.google.com/maps/place/?q=place_id:ChIJreview1';
     const { runId, upstream } = await start(key, '/api/v1/scrape/localreviews-scraper', {
       directUrls: [directUrl],
@@ -213,7 +223,7 @@ describe('declared tools', { timeout: 60_000 }, () => {
     expect(foreign.status).toBe(400);
     expect(foreign.body.error.message).toBe(
       'Map-listing scraper runs on a live source here, which cannot take links other than Google Maps links ' +
-        '(https://maps.example.com/maps/search/dentists+in+Denver/@39.74,-104.99,12z). Remove those filters to start it.',
+        '(https://maps.example.com/maps/search/dentists+in+Denver/@39.74,-104.99,12z). Change or remove them to start it.',
     );
     const mixed = await t.request('POST', '/api/v1/scrape/maps', {
       key,
@@ -258,7 +268,7 @@ describe('declared tools', { timeout: 60_000 }, () => {
       code: 'validation_failed',
       message:
         'Lead scraper (people-search URL) runs on a live source here, which cannot take department medical; ' +
-        'email status unavailable. Remove those filters to start it.',
+        'email status unavailable. Change or remove them to start it.',
     });
     expect(fake.runs.length).toBe(before);
   });

@@ -1,4 +1,5 @@
 import type { LocalReviewsInput } from '../local-reviews.ts';
+import { isGoogleMapsLink } from './google-maps-links.ts';
 import { defineUpstream, int, num, text } from './types.ts';
 
 /** A Google Maps search link for a term in a location, the start URL form the actor reads for searches. */
@@ -31,6 +32,13 @@ export const localReviewsUpstream = defineUpstream<LocalReviewsInput>({
       reviewsSort: 'newest',
       language: 'en',
     };
+  },
+  unsupported(input) {
+    // The actor reads reviews from map links: a business website is found only on the catalog.
+    const websites = (input.directUrls ?? []).filter((url) => !isGoogleMapsLink(url));
+    return websites.length > 0
+      ? [`business websites as business URLs (${websites.join(', ')}): give their map links`]
+      : [];
   },
   row(item, input) {
     const reviewId = text(item.reviewId);

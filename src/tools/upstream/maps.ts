@@ -1,18 +1,7 @@
 import { parseMapLink } from '../lib/map-links.ts';
 import { planSearches, type MapsInput } from '../maps.ts';
+import { isGoogleMapsLink } from './google-maps-links.ts';
 import { defineUpstream, int, num, obj, text, texts } from './types.ts';
-
-/**
- * The links the actor takes as start URLs (its `startUrls` description): Google Maps search and place
- * links, `?cid=` links and short maps links.
- */
-const ACTOR_LINKS = [
-  /^https?:\/\/(?:www\.)?google\.[a-z.]+\/maps\//i,
-  /^https?:\/\/maps\.google\.[a-z.]+\//i,
-  /^https?:\/\/(?:www\.)?google\.[a-z.]+\/?\?(?:.*&)?cid=/i,
-  /^https?:\/\/(?:goo\.gl\/maps|maps\.app\.goo\.gl)\//i,
-];
-const isActorLink = (url: string) => ACTOR_LINKS.some((pattern) => pattern.test(url));
 
 /**
  * What the tool's input becomes for the actor, which runs its start URLs alone (a start URL switches its
@@ -98,7 +87,9 @@ export const mapsUpstream = defineUpstream<MapsInput>({
     };
   },
   unsupported(input) {
-    const foreign = [...(input.url ? [input.url] : []), ...(input.startUrls ?? [])].filter((url) => !isActorLink(url));
+    const foreign = [...(input.url ? [input.url] : []), ...(input.startUrls ?? [])].filter(
+      (url) => !isGoogleMapsLink(url),
+    );
     const { terms, links } = actorSearch(input);
     return [
       ...(foreign.length > 0 ? [`links other than Google Maps links (${foreign.join(', ')})`] : []),
