@@ -174,6 +174,8 @@ export async function startFakeApify(
       aborts: 0,
       push(...items) {
         if (ENDED.includes(run.status) || run.status === 'ABORTING') return;
+        // An actor that pushes items is running: the platform gave it a server.
+        if (run.status === 'READY') run.set('RUNNING');
         for (const item of items) {
           const usage = run.usageTotalUsd ?? 0;
           // The platform charges each item; past the run's limit it aborts the run instead.
