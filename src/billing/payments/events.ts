@@ -128,16 +128,21 @@ async function latestSubscription(stripe: Stripe, sent: Stripe.Subscription): Pr
 
 /**
  * A plan changed through Checkout is a new subscription: once it is live, the one it replaces is
- * cancelled at Stripe (prorated), so the customer never pays for two. Its own `deleted` event then
+ * cancelled at Stripe (prorated), so the customer never pays for two. The account points to the new
+ * one first, so the old one's `deleted` event, which may be applied before this event's own effects,
  * leaves the account alone (applySubscription). Idempotent: a subscription cancelled already is left.
  */
 async function endReplacedSubscription(db: Database, stripe: Stripe, sub: Stripe.Subscription): Promise<void> {
   if (sub.status !== 'active' && sub.status !== 'trialing') return;
   const account = await accountOf(db, idOf(sub.customer), sub.metadata?.account_id);
   const previous = account?.stripeSubscriptionId;
-  if (!previous || previous === sub.id) return;
+  if (!account || !previous || previous === sub.id) return;
   const old = await latestSubscription(stripe, { id: previous } as Stripe.Subscription);
   if (old.status === 'canceled' || old.status === 'incomplete_expired' || !old.customer) return;
+  await db
+    .update(accountTable)
+    .set({ stripeSubscriptionId: sub.id, stripeSubscriptionStatus: sub.status })
+    .where(and(eq(accountTable.id, account.id), eq(accountTable.stripeSubscriptionId, previous)));
   await stripe.subscriptions.cancel(previous, { prorate: true }, { idempotencyKey: `leadgate-replaced-${previous}` });
 }
 
