@@ -508,15 +508,7 @@ describe('a call outside the connection: the user is asked for more, and the con
   });
 
   it('asks for no step-up where a wider connection would not help: the URL leaves the tool out, or the plan', async () => {
-    const { issuer, metadata, clientInformation, codeVerifier, redirect } = await authorizeOverHttp();
-    const tokens = await exchangeAuthorization(issuer, {
-      metadata,
-      clientInformation,
-      authorizationCode: redirect.searchParams.get('code')!,
-      codeVerifier,
-      redirectUri: callbackUrl,
-      resource: mcpUrl(),
-    });
+    const { tokens } = await connectOverHttp();
     const post = (query: string, name: string) =>
       fetch(`${t.url}/mcp${query}`, {
         method: 'POST',
@@ -561,6 +553,21 @@ async function authorizeOverHttp(options: { scope?: string } = {}) {
   });
   const redirect = await consentOverHttp(authorizationUrl);
   return { issuer, metadata, clientInformation, codeVerifier, redirect };
+}
+
+/** An authorization allowed over HTTP (`authorizeOverHttp`) and its code exchanged: the app's tokens. */
+async function connectOverHttp() {
+  const authorized = await authorizeOverHttp();
+  const { issuer, metadata, clientInformation, codeVerifier, redirect } = authorized;
+  const tokens = await exchangeAuthorization(issuer, {
+    metadata,
+    clientInformation,
+    authorizationCode: redirect.searchParams.get('code')!,
+    codeVerifier,
+    redirectUri: callbackUrl,
+    resource: mcpUrl(),
+  });
+  return { ...authorized, tokens };
 }
 
 /**
@@ -695,15 +702,7 @@ describe('the token rules', () => {
   });
 
   it('rotates refresh tokens: each works once, and replaying a used one revokes the connection', async () => {
-    const { issuer, metadata, clientInformation, codeVerifier, redirect } = await authorizeOverHttp();
-    const tokens = await exchangeAuthorization(issuer, {
-      metadata,
-      clientInformation,
-      authorizationCode: redirect.searchParams.get('code')!,
-      codeVerifier,
-      redirectUri: callbackUrl,
-      resource: mcpUrl(),
-    });
+    const { issuer, metadata, clientInformation, tokens } = await connectOverHttp();
     const refresh = (refreshToken: string) =>
       refreshAuthorization(issuer, { metadata, clientInformation, refreshToken, resource: mcpUrl() });
     const next = await refresh(tokens.refresh_token!);
@@ -749,15 +748,7 @@ describe('the token rules', () => {
   });
 
   it('keeps the grant’s toolsets and read-only mode on the caller', async () => {
-    const { issuer, metadata, clientInformation, codeVerifier, redirect } = await authorizeOverHttp();
-    const tokens = await exchangeAuthorization(issuer, {
-      metadata,
-      clientInformation,
-      authorizationCode: redirect.searchParams.get('code')!,
-      codeVerifier,
-      redirectUri: callbackUrl,
-      resource: mcpUrl(),
-    });
+    const { clientInformation, tokens } = await connectOverHttp();
     const principal = await t.app.core.auth.authenticate(`Bearer ${tokens.access_token}`, {
       resource: `${t.url}/mcp`,
     });
