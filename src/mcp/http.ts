@@ -129,13 +129,19 @@ function requestSelection(request: FastifyRequest): { selection: Selection; refu
  * a JSON-RPC error an agent can read. A client that asks the user again for those scopes gets the
  * connection widened (the consent page offers them checked) and retries the call.
  */
-function stepUp(reply: FastifyReply, config: Core['config'], id: unknown, tool: McpTool, needs: Access) {
-  const toolset = tool.toolset.charAt(0).toUpperCase() + tool.toolset.slice(1);
-  const write = !needs.readOnly && !tool.annotations.readOnlyHint;
+function stepUp(reply: FastifyReply, config: Core['config'], id: unknown, tool: McpTool, needs: Access, held: Access) {
+  // What the connection lacks, in words: the tool's toolset, writing, or both.
+  const lacks = [
+    ...(held.toolsets.includes(tool.toolset)
+      ? []
+      : [
+          `the ${tool.toolset.charAt(0).toUpperCase()}${tool.toolset.slice(1)} toolset ` +
+            `(${TOOLSETS[tool.toolset].replace(/\.$/, '').toLowerCase()})`,
+        ]),
+    ...(held.readOnly && !needs.readOnly ? ['tools that change something (the connection is read-only)'] : []),
+  ];
   const message =
-    `${tool.name} is outside what the user allowed this app: it needs the ${toolset} toolset ` +
-    `(${TOOLSETS[tool.toolset].replace(/\.$/, '').toLowerCase()})` +
-    `${write ? ', and tools that change something' : ''}. ` +
+    `${tool.name} is outside what the user allowed this app: it needs ${lacks.join(', and ')}. ` +
     'Ask the user to allow it: the app can send them to the consent page again, which offers it checked.';
   return reply
     .status(403)
@@ -261,7 +267,8 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
     const tools = visibleTools(MCP_TOOLS, selection, principal);
     const called = toolCalled(body);
     const needs = called && accessNeeded(MCP_TOOLS, called, selection, principal);
-    if (called && needs) return stepUp(reply, core.config, (body as RpcMessage).id, called, needs);
+    if (called && needs && principal.oauth)
+      return stepUp(reply, core.config, (body as RpcMessage).id, called, needs, principal.oauth);
     // The call of this request, cancellable by the client: in this process directly, from another one
     // through the session's channel, heard only while a call that may wait is in flight.
     const call = isMethod(body, 'tools/call') ? (body as { id?: unknown }) : undefined;
