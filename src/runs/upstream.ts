@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
 import { runTable, type Run } from '../../db/tables/runs.ts';
 import type { Config } from '../config.ts';
@@ -155,6 +155,8 @@ export class UpstreamRunner<I = unknown> {
   private startedAt: number | undefined;
   /** Whether this runner asked the platform to abort the upstream run. */
   private abortedHere = false;
+  /** The run's stop signal, once `batches` reads: a 404 asked again is not waited for past a stop. */
+  private signal: AbortSignal | undefined;
   /**
    * Whether the platform ended the upstream run at the most it was allowed to charge (its
    * `maxTotalChargeUsd`, the hold): the hold used up, not a failure.
@@ -190,6 +192,7 @@ export class UpstreamRunner<I = unknown> {
   }
 
   async *batches(input: I, signal: AbortSignal): AsyncGenerator<UpstreamBatch> {
+    this.signal = signal;
     let current = this.run.upstreamRunId ? await this.get(this.run.upstreamRunId, 0) : await this.start(input);
     this.current = current;
     let offset = this.run.upstreamOffset;
@@ -246,7 +249,7 @@ export class UpstreamRunner<I = unknown> {
 
   /**
    * `request`, asked again while it answers 404 within NEW_RUN_GRACE_MS of the start of the upstream run
-   * this runner started, a quarter of a second first, doubling to two seconds.
+   * this runner started, a quarter of a second first, doubling to two seconds, until the run stops.
    */
   private async fresh<T>(request: () => Promise<T>): Promise<T> {
     for (let delay = 250; ; delay = Math.min(2_000, delay * 2)) {
@@ -255,7 +258,10 @@ export class UpstreamRunner<I = unknown> {
       } catch (err) {
         const young = this.startedAt !== undefined && Date.now() - this.startedAt < NEW_RUN_GRACE_MS;
         if (!(err instanceof UpstreamUnavailableError && err.reason === '404' && young)) throw err;
-        await sleep(delay);
+        // A stop ends the wait: the 404 is the answer then.
+        await sleep(delay, undefined, this.signal ? { signal: this.signal } : {}).catch(() => {
+          throw err;
+        });
       }
     }
   }
@@ -303,6 +309,13 @@ export class UpstreamRunner<I = unknown> {
       maxTotalChargeUsd: this.bound.maxTotalChargeUsd,
       timeoutSecs: this.bound.timeoutSecs,
       ...(this.declaration.memoryMbytes ? { memoryMbytes: this.declaration.memoryMbytes } : {}),
+      taken: async (ids) => {
+        const rows = await this.deps.db
+          .select({ id: runTable.upstreamRunId })
+          .from(runTable)
+          .where(inArray(runTable.upstreamRunId, ids));
+        return new Set(rows.map((row) => row.id ?? ''));
+      },
     });
     // Stored at once: a worker that takes the run over after this one dies re-attaches instead of starting another.
     await this.deps.db
@@ -311,8 +324,13 @@ export class UpstreamRunner<I = unknown> {
       .where(eq(runTable.id, this.run.id));
     this.deps.logger.info(
       { runId: this.run.id, upstreamRunId: started.id, actorId: this.actorId, maxItems: this.bound.maxItems },
-      'upstream run started',
+      started.adopted ? 'upstream run started (found after its start answer was lost)' : 'upstream run started',
     );
+    if (started.orphansAborted?.length)
+      this.deps.logger.warn(
+        { runId: this.run.id, upstreamRunId: started.id, orphans: started.orphansAborted },
+        'upstream runs left by lost start answers aborted',
+      );
     return started;
   }
 

@@ -6,8 +6,12 @@ import { AppError } from '../shared/errors.ts';
  * aborts it on a cancel. Statuses and fields follow Apify's API v2.
  */
 export interface UpstreamEngine {
-  /** Starts an actor run; answers at once (the run is READY or RUNNING). */
-  start(start: UpstreamStart): Promise<UpstreamRun>;
+  /**
+   * Starts an actor run; answers at once (the run is READY or RUNNING). A start whose answer was lost
+   * is asked again only after looking for the run it may have started (adopted if found); runs a lost
+   * answer left behind are aborted.
+   */
+  start(start: UpstreamStart): Promise<UpstreamRun & StartedRun>;
   /** The run now, or once it ends if that is within `waitSecs` (0: at once; at most 60). */
   get(runId: string, waitSecs: number): Promise<UpstreamRun>;
   /** Aborts the run (a finished run is left as it is); answers the run after the request. */
@@ -49,6 +53,14 @@ export interface UpstreamRun {
   costUsd: number | null;
 }
 
+/** What a start did besides starting the run. */
+export interface StartedRun {
+  /** The run was started by an earlier attempt whose answer was lost, and found among the actor's runs. */
+  adopted?: boolean;
+  /** Runs started by attempts whose answers were lost, aborted as orphans. */
+  orphansAborted?: string[];
+}
+
 export interface UpstreamStart {
   actorId: string;
   input: Record<string, unknown>;
@@ -60,6 +72,11 @@ export interface UpstreamStart {
   memoryMbytes?: number;
   /** Seconds after which the engine ends the run TIMED-OUT. */
   timeoutSecs: number;
+  /**
+   * Of the given upstream run ids, those a run of ours already reads: never adopted or aborted as an
+   * orphan of this start, whatever their input.
+   */
+  taken(ids: string[]): Promise<Set<string>>;
 }
 
 /**

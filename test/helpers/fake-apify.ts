@@ -23,7 +23,11 @@ import { Ajv, type ValidateFunction } from 'ajv';
  * the run and drops what the actor pushes after; a start whose `maxTotalChargeUsd` is below the actor's
  * minimum charge is refused 400 `max-total-charge-usd-below-minimum`; a start whose input does not fit
  * the actor's published input schema (test/fixtures/apify/input-schemas, its defaults filled in first as
- * the platform does) is refused 400 `invalid-input`, naming the field.
+ * the platform does) is refused 400 `invalid-input`, naming the field; the run's input, defaults filled
+ * in, is its default key-value store's `INPUT` record (`GET /v2/key-value-stores/{storeId}/records/INPUT`);
+ * an actor's runs are listed (`GET /v2/acts/{actorId}/runs` with offset, limit, desc, status,
+ * startedAfter and startedBefore) as the API's paginated list; a start whose answer is lost on the way
+ * back (`loseStartAnswers`) has started its run all the same.
  *
  * A run does nothing by itself: the test pushes items and moves its status, as an actor would.
  */
@@ -51,6 +55,9 @@ export interface FakeRun {
   costSettled: boolean;
   /** The JSON body the run was started with. */
   input: unknown;
+  /** The input as the run's INPUT record holds it: the body with the schema's defaults filled in. */
+  storedInput: unknown;
+  startedAt: Date;
   /** The run options of the start request's query string (maxItems, maxTotalChargeUsd, timeout, memory…). */
   options: Record<string, string>;
   items: Record<string, unknown>[];
@@ -79,8 +86,13 @@ export interface FakeApify {
   pricing: Map<string, ActorPricing>;
   /** Requests of each new run (its status and its dataset) answered 404 before it is known; default 0. */
   notFoundAfterStart: number;
-  /** The next `times` requests whose path matches answer `status` with an error body. */
-  fail(path: RegExp, status: number, times?: number): void;
+  /**
+   * The next starts whose answers are lost: the run is started, then the connection is dropped before
+   * the answer (a timeout or reset as the client sees it); default 0.
+   */
+  loseStartAnswers: number;
+  /** The next `times` requests whose path matches (and method, when given) answer `status` with an error body. */
+  fail(path: RegExp, status: number, times?: number, method?: string): void;
   /** Forgets the faults not yet answered. */
   clearFaults(): void;
   /** Resolves with the next run started. */
@@ -121,6 +133,7 @@ const MOMENT_MS = 30;
 const ERROR_TYPES: Record<number, string> = {
   400: 'invalid-input',
   401: 'token-not-valid',
+  403: 'insufficient-permissions',
   402: 'not-enough-usage-to-run-paid-actor',
   404: 'record-not-found',
   429: 'rate-limit-exceeded',
@@ -140,7 +153,7 @@ export async function startFakeApify(
   const token = options.token ?? 'apify_api_test_token';
   const runs: FakeRun[] = [];
   const requests: RequestLog[] = [];
-  const faults: { path: RegExp; status: number; times: number }[] = [];
+  const faults: { path: RegExp; status: number; times: number; method?: string }[] = [];
   const waiters = new Set<() => void>();
   const runWaiters: ((run: FakeRun) => void)[] = [];
   const wake = () => {
@@ -157,7 +170,7 @@ export async function startFakeApify(
     return true;
   };
 
-  const makeRun = (actId: string, input: unknown, query: URLSearchParams): FakeRun => {
+  const makeRun = (actId: string, input: unknown, storedInput: unknown, query: URLSearchParams): FakeRun => {
     const perItemUsd = fake.pricing.get(actId)?.perItemUsd ?? 0;
     const maxCharge = query.has('maxTotalChargeUsd') ? Number(query.get('maxTotalChargeUsd')) : Infinity;
     const run: FakeRun = {
@@ -169,6 +182,8 @@ export async function startFakeApify(
       usageTotalUsd: null,
       costSettled: true,
       input,
+      storedInput,
+      startedAt: new Date(),
       options: Object.fromEntries(query.entries()),
       items: [],
       aborts: 0,
@@ -212,16 +227,24 @@ export async function startFakeApify(
     wake();
   };
 
-  const view = (run: FakeRun) => ({
+  /** A run as the run list shows it (ActorRunListItem). */
+  const listView = (run: FakeRun) => ({
     id: run.id,
     actId: run.actId,
     status: run.status,
-    statusMessage: run.statusMessage,
-    startedAt: new Date().toISOString(),
+    startedAt: run.startedAt.toISOString(),
     finishedAt: ENDED.includes(run.status) ? new Date().toISOString() : null,
-    defaultDatasetId: run.defaultDatasetId,
-    defaultKeyValueStoreId: `${run.id}-kvs`,
+    buildId: 'fakeBuild00000001',
+    buildNumber: '0.0.1',
+    meta: { origin: 'API' },
     usageTotalUsd: run.costSettled ? run.usageTotalUsd : null,
+    defaultKeyValueStoreId: `${run.id}-kvs`,
+    defaultDatasetId: run.defaultDatasetId,
+    defaultRequestQueueId: `${run.id}-rq`,
+  });
+  const view = (run: FakeRun) => ({
+    ...listView(run),
+    statusMessage: run.statusMessage,
     options: { memoryMbytes: Number(run.options.memory ?? 1024), timeoutSecs: Number(run.options.timeout ?? 0) },
   });
 
@@ -262,7 +285,9 @@ export async function startFakeApify(
       requests.push(log);
       res.on('finish', () => (log.status = res.statusCode));
       const body = await readBody(req);
-      const fault = faults.find((f) => f.path.test(url.pathname) && f.times > 0);
+      const fault = faults.find(
+        (f) => f.path.test(url.pathname) && f.times > 0 && (!f.method || f.method === req.method),
+      );
       if (fault) {
         fault.times -= 1;
         return error(res, fault.status, `Injected ${fault.status}`);
@@ -289,12 +314,44 @@ export async function startFakeApify(
         }
         const validate = schemas.has(actId) ? schemas.get(actId) : inputSchemaOf(actId);
         schemas.set(actId, validate);
-        if (validate && !validate(structuredClone(input)))
+        const stored = structuredClone(input);
+        if (validate && !validate(stored))
           return send(res, 400, { error: { type: 'invalid-input', message: invalidInput(validate) } });
-        const run = makeRun(actId, input, url.searchParams);
+        const run = makeRun(actId, input, stored, url.searchParams);
         runs.push(run);
         for (const w of runWaiters.splice(0)) w(run);
+        if (fake.loseStartAnswers > 0) {
+          fake.loseStartAnswers -= 1;
+          log.status = -1;
+          return req.socket.destroy();
+        }
         return send(res, 201, { data: view(run) });
+      }
+      const listRoute = req.method === 'GET' ? /^\/v2\/(?:acts|actors)\/([^/]+)\/runs$/.exec(url.pathname) : null;
+      if (listRoute) {
+        const actId = decodeURIComponent(listRoute[1]!);
+        if (!actors.has(actId)) return error(res, 404, 'Actor was not found');
+        const q = url.searchParams;
+        const after = q.get('startedAfter') ? new Date(q.get('startedAfter')!).getTime() : -Infinity;
+        const before = q.get('startedBefore') ? new Date(q.get('startedBefore')!).getTime() : Infinity;
+        const statuses = q.get('status')?.split(',');
+        const desc = ['1', 'true'].includes(q.get('desc') ?? '');
+        const offset = Number(q.get('offset') ?? 0);
+        const limit = Math.min(1000, Number(q.get('limit') ?? 1000));
+        const matching = runs
+          .filter((r) => r.actId === actId && (!statuses || statuses.includes(r.status)))
+          .filter((r) => r.startedAt.getTime() >= after && r.startedAt.getTime() <= before)
+          .sort((a, b) => (a.startedAt.getTime() - b.startedAt.getTime()) * (desc ? -1 : 1));
+        const items = matching.slice(offset, offset + limit).map(listView);
+        return send(res, 200, { data: { total: matching.length, offset, limit, desc, count: items.length, items } });
+      }
+      const recordRoute =
+        req.method === 'GET' ? /^\/v2\/key-value-stores\/([^/]+)-kvs\/records\/([^/]+)$/.exec(url.pathname) : null;
+      if (recordRoute) {
+        const run = runs.find((r) => r.id === recordRoute[1]);
+        if (!run) return error(res, 404, 'Key-value store was not found');
+        if (decodeURIComponent(recordRoute[2]!) !== 'INPUT') return error(res, 404, 'Record was not found');
+        return send(res, 200, run.storedInput);
       }
       const runRoute = /^\/v2\/actor-runs\/([^/]+)(\/abort)?$/.exec(url.pathname);
       if (runRoute) {
@@ -347,8 +404,9 @@ export async function startFakeApify(
     actors,
     pricing: new Map(Object.entries(options.pricing ?? {})),
     notFoundAfterStart: 0,
-    fail(path, status, times = 1) {
-      faults.push({ path, status, times });
+    loseStartAnswers: 0,
+    fail(path, status, times = 1, method) {
+      faults.push({ path, status, times, ...(method ? { method } : {}) });
     },
     clearFaults() {
       faults.length = 0;

@@ -356,6 +356,8 @@ describe('the upstream refuses', { timeout: 60_000 }, () => {
 describe('the platform as it behaves', { timeout: 60_000 }, () => {
   afterEach(() => {
     fake.notFoundAfterStart = 0;
+    fake.loseStartAnswers = 0;
+    fake.clearFaults();
     fake.pricing.delete(ACTOR);
   });
 
@@ -370,6 +372,25 @@ describe('the platform as it behaves', { timeout: 60_000 }, () => {
     const notFound = fake.requests.slice(before).filter((r) => r.status === 404);
     expect(notFound.length).toBe(3);
     expect(upstream.aborts).toBe(0);
+  });
+
+  it('a cancel while a new run still answers 404 stops asking at once', async () => {
+    fake.notFoundAfterStart = 1_000;
+    const { runId, upstream } = await startMaps();
+    const asked = () =>
+      fake.requests.filter((r) => r.status === 404 && r.path.includes(upstream.defaultDatasetId)).length;
+    await until(
+      async () => asked(),
+      (n) => n >= 2,
+      'the dataset asked again',
+    );
+    const cancel = await t.request('POST', `/api/v1/scrape/cancel/${runId}`, { key });
+    expect(cancel.status).toBe(200);
+    expect(await t.waitForRun(key, runId)).toMatchObject({ status: 'ABORTED', stoppedReason: 'cancelled' });
+    const after = asked();
+    // Asked again at up to two-second intervals for 20 s if the stop did not end the wait.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(asked() - after).toBeLessThanOrEqual(1);
   });
 
   it('a run the platform aborts at the charge the hold allows ends as its hold used up, not as a failure', async () => {
@@ -411,6 +432,83 @@ describe('the platform as it behaves', { timeout: 60_000 }, () => {
     expect((refused as ApifyApiError).message).toMatch(
       /^Input is not valid: Field input\.language must be equal to one of the allowed values: "en", /,
     );
+  });
+
+  /** The runs the fake started with this maps input, in order. */
+  const startedWith = (body: Record<string, unknown>) =>
+    fake.runs.filter((r) => JSON.stringify(r.input) === JSON.stringify(body));
+
+  it('a start whose answer is lost is found among the actor’s runs by its input and adopted: one upstream run', async () => {
+    fake.loseStartAnswers = 1;
+    const { runId, upstream } = await startMaps({
+      searchStringsArray: ['orthodontist'],
+      locationQuery: 'Boulder, CO',
+      maxCrawledPlacesPerSearch: 5,
+    });
+    upstream.push(place(101), place(102));
+    upstream.set('SUCCEEDED');
+    expect(await t.waitForRun(key, runId)).toMatchObject({ status: 'SUCCEEDED', complete: true });
+    expect(startedWith(upstream.input as Record<string, unknown>)).toEqual([upstream]);
+    expect(upstream.aborts).toBe(0);
+    expect(await runRow(runId)).toMatchObject({ upstream_run_id: upstream.id, item_count: 2 });
+    expect(fake.requests.some((r) => r.method === 'GET' && /\/records\/INPUT$/.test(r.path))).toBe(true);
+  });
+
+  it('a lost start answer whose run is not found in time: the start is asked again and the run left behind is aborted', async () => {
+    fake.loseStartAnswers = 1;
+    // The lookup after the lost answer is refused once: nothing found, so the start is asked again.
+    fake.fail(/\/v2\/(acts|actors)\/[^/]+\/runs$/, 403, 1, 'GET');
+    const lookups = fake.requests.length;
+    const body = { searchStringsArray: ['endodontist'], locationQuery: 'Aurora, CO', maxCrawledPlacesPerSearch: 5 };
+    const first = fake.nextRun();
+    const started = await t.request('POST', '/api/v1/scrape/maps', { key, body });
+    expect(started.status).toBe(200);
+    const orphan = await first;
+    const kept = await until(
+      async () => (await runRow(started.body.runId)).upstream_run_id as string | null,
+      (id) => id !== null,
+      'the upstream run stored',
+    );
+    const adopted = fake.runs.find((r) => r.id === kept)!;
+    expect(adopted).toBeDefined();
+    expect(kept).not.toBe(orphan.id);
+    await until(
+      async () => orphan.status,
+      (s) => s === 'ABORTED',
+      'the orphan aborted',
+    );
+    expect(orphan.aborts).toBe(1);
+    adopted.push(place(111));
+    adopted.set('SUCCEEDED');
+    expect(await t.waitForRun(key, started.body.runId)).toMatchObject({ status: 'SUCCEEDED', complete: true });
+    expect(adopted.aborts).toBe(0);
+    expect(fake.requests.slice(lookups).filter((r) => r.status === 403)).toHaveLength(1);
+  });
+
+  it('a lost start answer never adopts or aborts the upstream run of another run of ours with the same input', async () => {
+    const body = { searchStringsArray: ['periodontist'], locationQuery: 'Lakewood, CO', maxCrawledPlacesPerSearch: 5 };
+    const a = await startMaps(body);
+    await until(
+      async () => (await runRow(a.runId)).upstream_run_id,
+      (id) => id === a.upstream.id,
+      'run A attached',
+    );
+    fake.loseStartAnswers = 1;
+    const b = await startMaps(body);
+    await until(
+      async () => (await runRow(b.runId)).upstream_run_id,
+      (id) => id !== null,
+      'run B attached',
+    );
+    expect((await runRow(b.runId)).upstream_run_id).toBe(b.upstream.id);
+    expect(b.upstream.id).not.toBe(a.upstream.id);
+    for (const { runId, upstream } of [a, b]) {
+      upstream.push(place(121));
+      upstream.set('SUCCEEDED');
+      expect(await t.waitForRun(key, runId)).toMatchObject({ status: 'SUCCEEDED' });
+      expect(upstream.aborts).toBe(0);
+    }
+    expect(startedWith(a.upstream.input as Record<string, unknown>)).toEqual([a.upstream, b.upstream]);
   });
 
   it('a cost the platform has not counted when the run ends is settled later by a job', async () => {

@@ -1,10 +1,14 @@
-import { ApifyApiError, ApifyClient, type ActorRun } from 'apify-client';
+import { isDeepStrictEqual } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApifyApiError, ApifyClient, type ActorRun, type ActorRunListItem } from 'apify-client';
 import {
   UPSTREAM_STATUSES,
   UpstreamMinimumChargeError,
   UpstreamUnavailableError,
   type UpstreamEngine,
   type UpstreamRun,
+  type StartedRun,
+  type UpstreamStart,
   type UpstreamStatus,
 } from '../engine.ts';
 
@@ -35,22 +39,18 @@ export function createApifyEngine(options: ApifyOptions): UpstreamEngine {
     minDelayBetweenRetriesMillis: options.minDelayBetweenRetriesMillis ?? 500,
     timeoutSecs: REQUEST_TIMEOUT_SECS,
   });
+  // A start is not retried by the client: one whose answer was lost may have started a run, which a blind
+  // retry would start twice (startRun retries it after looking for that run).
+  const startClient = new ApifyClient({
+    token: options.token,
+    baseUrl: options.baseUrl,
+    maxRetries: 0,
+    timeoutSecs: REQUEST_TIMEOUT_SECS,
+  });
+  const retries = { max: options.maxRetries ?? 8, firstDelayMs: options.minDelayBetweenRetriesMillis ?? 500 };
 
   return {
-    async start(start) {
-      const run = await call(
-        `start actor ${start.actorId}`,
-        () =>
-          client.actor(start.actorId).start(start.input, {
-            maxItems: start.maxItems,
-            maxTotalChargeUsd: start.maxTotalChargeUsd,
-            timeout: start.timeoutSecs,
-            ...(start.memoryMbytes ? { memory: start.memoryMbytes } : {}),
-          }),
-        start.maxTotalChargeUsd,
-      );
-      return upstreamRun(run);
-    },
+    start: (start) => startRun(client, startClient, start, retries),
     async get(runId, waitSecs) {
       const run = await call(`get run ${runId}`, () =>
         client.run(runId).get({ waitForFinish: Math.min(60, Math.max(0, Math.round(waitSecs))) }),
@@ -71,7 +71,106 @@ export function createApifyEngine(options: ApifyOptions): UpstreamEngine {
   };
 }
 
-function upstreamRun(run: ActorRun): UpstreamRun {
+/**
+ * How far before a start the platform's clock may put the run it started: the window in which a run
+ * whose start answer was lost is looked for.
+ */
+const CLOCK_SKEW_MS = 120_000;
+
+/**
+ * Starts an actor run, retrying what the platform did not refuse (429, 5xx, a network error or timeout)
+ * with backoff. A start whose answer was lost (5xx, network, timeout) may have started the run anyway:
+ * before it is asked again, the actor's runs started since are looked for one with this start's input
+ * (`startedHere`) and it is adopted; after a start that succeeds on a later attempt, such runs besides
+ * the one adopted are orphans and are aborted, so one start never leaves two runs paying upstream.
+ */
+async function startRun(
+  client: ApifyClient,
+  startClient: ApifyClient,
+  start: UpstreamStart,
+  retries: { max: number; firstDelayMs: number },
+): Promise<UpstreamRun & StartedRun> {
+  const since = new Date(Date.now() - CLOCK_SKEW_MS);
+  const what = `start actor ${start.actorId}`;
+  let lost = false;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const run = upstreamRun(
+        await startClient.actor(start.actorId).start(start.input, {
+          maxItems: start.maxItems,
+          maxTotalChargeUsd: start.maxTotalChargeUsd,
+          timeout: start.timeoutSecs,
+          ...(start.memoryMbytes ? { memory: start.memoryMbytes } : {}),
+        }),
+      );
+      return lost ? { ...run, orphansAborted: await abortOrphans(client, start, since, [run.id]) } : run;
+    } catch (err) {
+      const refused = err instanceof ApifyApiError && err.statusCode < 500;
+      const retryable = !refused || (err as ApifyApiError).statusCode === 429;
+      if (!refused) {
+        lost = true;
+        // A lookup that fails finds nothing: the start is asked again, and the run it may have left is
+        // aborted once one succeeds.
+        const [adopted, ...others] = await startedHere(client, start, since).catch(() => []);
+        if (adopted) {
+          const orphansAborted = others.length > 0 ? await abortOrphans(client, start, since, [adopted.id]) : [];
+          return { ...upstreamRun(adopted), adopted: true, orphansAborted };
+        }
+      }
+      if (!retryable || attempt >= retries.max)
+        return await call(what, () => Promise.reject(err), start.maxTotalChargeUsd);
+      await sleep(retries.firstDelayMs * 2 ** attempt);
+    }
+  }
+}
+
+/**
+ * The actor's runs started since `since` with the input of `start` (every field sent, as the run's
+ * INPUT record holds it; the platform may add the defaults of the actor's input schema) that no run of
+ * ours reads (`start.taken`), oldest first.
+ */
+async function startedHere(client: ApifyClient, start: UpstreamStart, since: Date): Promise<ActorRunListItem[]> {
+  const { items } = await client.actor(start.actorId).runs().list({ startedAfter: since, limit: 1000 });
+  const candidates = items.filter((run) => run.status !== 'ABORTED' && run.status !== 'ABORTING');
+  if (candidates.length === 0) return [];
+  const taken = await start.taken(candidates.map((run) => run.id));
+  const found: ActorRunListItem[] = [];
+  for (const run of candidates) {
+    if (taken.has(run.id)) continue;
+    const record = await client.keyValueStore(run.defaultKeyValueStoreId).getRecord('INPUT');
+    const stored = record?.value;
+    if (stored && typeof stored === 'object' && sameInput(start.input, stored as Record<string, unknown>))
+      found.push(run);
+  }
+  return found.sort((a, b) => new Date(a.startedAt).getTime() - new Date(b.startedAt).getTime());
+}
+
+/** Whether a stored input holds every field of the input sent, equal. */
+const sameInput = (sent: Record<string, unknown>, stored: Record<string, unknown>) =>
+  Object.entries(sent).every(([key, value]) => isDeepStrictEqual(JSON.parse(JSON.stringify(value)), stored[key]));
+
+/**
+ * Aborts the runs this start left behind (started with its input, not `kept`, no run of ours reads
+ * them) and answers their ids; never throws: what could not be looked for or aborted is left (the
+ * platform ends it at its timeout and charge limit).
+ */
+async function abortOrphans(client: ApifyClient, start: UpstreamStart, since: Date, kept: string[]) {
+  const aborted: string[] = [];
+  try {
+    for (const orphan of await startedHere(client, start, since)) {
+      if (kept.includes(orphan.id)) continue;
+      await client.run(orphan.id).abort();
+      aborted.push(orphan.id);
+    }
+  } catch {
+    // Best effort: the run that was started is what matters to the caller.
+  }
+  return aborted;
+}
+
+function upstreamRun(
+  run: Pick<ActorRun, 'id' | 'actId' | 'status' | 'defaultDatasetId' | 'usageTotalUsd'> & { statusMessage?: string },
+): UpstreamRun {
   const status = (UPSTREAM_STATUSES as readonly string[]).includes(run.status)
     ? (run.status as UpstreamStatus)
     : 'RUNNING';
