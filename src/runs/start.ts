@@ -173,7 +173,7 @@ function assertUpstreamCanRun(config: StartDeps['config'], plan: PlannedRun) {
     `${plan.tool.title} runs on a live source here, which cannot take ${unsupported.join('; ')}. ` +
     'Change or remove them to start it.';
   throw new ValidationError(
-    unsupported.map((what) => ({ path: '', message: `not available on the live source: ${what}` })),
+    unsupported.map((what) => ({ path: '', message: `The live source this tool runs on cannot take ${what}.` })),
     message,
   );
 }

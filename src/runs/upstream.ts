@@ -195,6 +195,7 @@ export class UpstreamRunner<I = unknown> {
     this.signal = signal;
     let current = this.run.upstreamRunId ? await this.get(this.run.upstreamRunId, 0) : await this.start(input);
     this.current = current;
+    const keep = this.declaration.limit?.(input);
     let offset = this.run.upstreamOffset;
     for (;;) {
       if (signal.aborted) return;
@@ -208,7 +209,7 @@ export class UpstreamRunner<I = unknown> {
         upstreamItemsRead.inc({ tool: this.tool.name }, page.items.length);
         const rows = page.items
           .map((item) => this.declaration.row(item, input))
-          .filter((row): row is Row => row !== null);
+          .filter((row): row is Row => row !== null && (keep?.(row) ?? true));
         yield { rows, handled: page.items.length, message: this.message(current, offset), offset };
         if (page.items.length === PAGE_SIZE || ended) continue;
       } else if (ended) {

@@ -150,3 +150,43 @@ describe('the columns the actors fill', () => {
     });
   }
 });
+
+describe('limits the actors have no input for', () => {
+  it('local reviews: the first searchLimit places of each search keep their reviews, later places are skipped', () => {
+    const declaration = upstreamDeclaration('local-reviews')!;
+    const tool = getTool('local-reviews');
+    const input = tool.input.parse({ searchTerms: ['dentist', 'dentist'], locations: ['Denver, CO'], searchLimit: 2 });
+    // One search (the term given twice), so one search link.
+    expect(declaration.input(input, MAX_ITEMS).startUrls).toEqual([
+      { url: 'https://www.google.com/maps/search/dentist+in+Denver%2C+CO' },
+    ]);
+    const keep = declaration.limit!(input);
+    const review = (place: string, search: string | null = null) => ({ place_id: place, search_term: search });
+    expect(['A', 'A', 'B', 'C', 'A', 'B', 'C'].map((place) => keep(review(place)))).toEqual([
+      true,
+      true,
+      true,
+      false,
+      true,
+      true,
+      false,
+    ]);
+    // Items that name their search are counted per search.
+    const two = tool.input.parse({
+      searchTerms: ['dentist', 'orthodontist'],
+      locations: ['Denver, CO'],
+      searchLimit: 1,
+    });
+    const perSearch = declaration.limit!(two);
+    expect(
+      [review('A', 'dentist'), review('B', 'dentist'), review('C', 'orthodontist'), review('A', 'dentist')].map(
+        perSearch,
+      ),
+    ).toEqual([true, false, true, true]);
+    // Business URLs are reviewed each, whatever the limit.
+    const direct = declaration.limit!(
+      tool.input.parse({ directUrls: ['https://www.google.com/maps/place/?q=place_id:ChIJreview1'] }),
+    );
+    expect(direct(review('X'))).toBe(true);
+  });
+});

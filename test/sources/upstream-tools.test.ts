@@ -1,7 +1,10 @@
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { startFakeApify, type FakeApify, type FakeRun } from '../helpers/fake-apify.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { getTool } from '../../src/tools/index.ts';
 import { upstreamDeclaration } from '../../src/tools/upstream/index.ts';
 
 /**
@@ -322,51 +325,160 @@ describe('declared tools', { timeout: 60_000 }, () => {
     ]);
   });
 
-  it('business for sale: the search URL as keyword and location, maxItems within the bound, each listing a row', async () => {
+  it('business for sale: each search link as the BizQuest search page of its place and industry, maxItems within the bound, price ranges applied to the items', async () => {
     const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
-    const url = 'https://www.bizlistings.net/businesses-for-sale/denver-co/restaurants-food';
     const { runId, upstream } = await start(key, '/api/v1/scrape/bizforsale-scraper', {
-      startUrls: [url],
+      startUrls: [
+        'https://www.bizlistings.net/businesses-for-sale/denver-co/restaurants?price_max=1000000',
+        'https://www.bizlistings.net/businesses-for-sale/colorado',
+        'https://www.bizlistings.net/businesses-for-sale/co',
+      ],
       maxItems: 40,
     });
     expect(upstream.actId).toBe(LISTINGS);
-    // The actor searches by keyword and location: the link's industry and place.
+    // Search pages only: not the nationwide browse page, no keyword (BizQuest often ignores it), no location.
     expect(upstream.input).toEqual({
-      startUrls: ['https://www.bizquest.com/businesses-for-sale/'],
-      keyword: 'restaurants food',
-      location: 'denver, CO',
+      startUrls: [
+        'https://www.bizquest.com/restaurants-for-sale-in-denver-co/',
+        'https://www.bizquest.com/businesses-for-sale-in-colorado-co/',
+      ],
       fetchDetails: false,
       maxItems: 40,
     });
-    upstream.push({
-      listingId: 'BW2291044',
-      title: 'Profitable HVAC Service Company',
-      priceLabel: '$1,250,000',
-      askingPrice: 1250000,
+    const listing = (id: string, askingPrice?: number) => ({
+      listingId: id,
+      title: `Listing ${id}`,
+      priceLabel: askingPrice ? `$${askingPrice}` : 'Contact for Price',
+      ...(askingPrice ? { askingPrice } : {}),
       cashFlow: 410000,
-      grossRevenue: 2100000,
       location: 'Denver, CO',
       city: 'Denver',
       state: 'CO',
-      listingType: 'Established Business',
-      url: 'https://www.bizquest.com/business-for-sale/profitable-hvac-service-company/BW2291044/',
+      shortDescription: 'Card teaser.',
+      url: `https://www.bizquest.com/business-for-sale/listing/${id}/`,
       scrapedAt: '2026-11-20T10:00:00.000Z',
+    });
+    // The second link has no price range: every listing is admitted by it.
+    upstream.push(listing('BW1', 1_250_000), listing('BW2'), {
+      inputUrl: 'https://www.bizquest.com/x/',
+      error: 'Blocked',
     });
     upstream.set('SUCCEEDED');
     expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
-    const [listing] = await rows(key, runId);
-    expect(listing).toMatchObject({
-      listing_id: 'BW2291044',
-      title: 'Profitable HVAC Service Company',
-      location: 'Denver, CO',
-      city: 'Denver',
-      state: 'CO',
-      asking_price: 1250000,
-      revenue: 2100000,
-      cash_flow: 410000,
-      ebitda: null,
-      listing_url: 'https://www.bizquest.com/business-for-sale/profitable-hvac-service-company/BW2291044/',
+    expect(await rows(key, runId)).toEqual([
+      expect.objectContaining({
+        listing_id: 'BW1',
+        asking_price: 1250000,
+        cash_flow: 410000,
+        revenue: null,
+        description: 'Card teaser.',
+        listing_url: 'https://www.bizquest.com/business-for-sale/listing/BW1/',
+      }),
+      expect.objectContaining({ listing_id: 'BW2', asking_price: null }),
+    ]);
+  });
+
+  it('business for sale: a lone search link with a price range skips the listings outside it, unbilled', async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
+    const { runId, upstream } = await start(key, '/api/v1/scrape/bizforsale-scraper', {
+      startUrls: ['https://www.bizlistings.net/businesses-for-sale/texas?price_min=500000'],
+      maxItems: 10,
     });
+    expect(upstream.input).toMatchObject({ startUrls: ['https://www.bizquest.com/businesses-for-sale-in-texas-tx/'] });
+    upstream.push(
+      {
+        listingId: 'BW10',
+        title: 'Big',
+        askingPrice: 900_000,
+        url: 'https://www.bizquest.com/business-for-sale/big/BW10/',
+      },
+      {
+        listingId: 'BW11',
+        title: 'Small',
+        askingPrice: 90_000,
+        url: 'https://www.bizquest.com/business-for-sale/small/BW11/',
+      },
+      {
+        listingId: 'BW12',
+        title: 'Undisclosed',
+        priceLabel: 'Undisclosed',
+        url: 'https://www.bizquest.com/business-for-sale/u/BW12/',
+      },
+    );
+    upstream.set('SUCCEEDED');
+    const end = await t.waitForRun(key, runId);
+    expect(end.status).toBe('SUCCEEDED');
+    expect((await rows(key, runId)).map((r) => r.listing_id)).toEqual(['BW10']);
+    const [billed] = await t.app.core.sql`select item_count, charged_micros from run where id = ${runId}`;
+    expect(billed).toEqual({ item_count: 1, charged_micros: String(getTool('business-for-sale').price.unitMicros) });
+  });
+
+  it('business for sale: what the live source cannot take is refused at start in each face’s words, nothing started', async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 10_000_000n });
+    const startUrls = [
+      'https://www.bizlistings.net/business-opportunity/hvac-company/2291044',
+      'https://www.bizlistings.net/businesses-for-sale/colorado?revenue_min=1000000',
+    ];
+    const words =
+      'Business-for-sale scraper runs on a live source here, which cannot take single listing links ' +
+      '(https://www.bizlistings.net/business-opportunity/hvac-company/2291044): give search links; revenue or ' +
+      'EBITDA ranges (https://www.bizlistings.net/businesses-for-sale/colorado?revenue_min=1000000), which ' +
+      'listings show only on their own pages. Change or remove them to start it.';
+    const before = fake.runs.length;
+
+    const rest = await t.request('POST', '/api/v1/scrape/bizforsale-scraper', {
+      key,
+      body: { startUrls, maxItems: 10 },
+    });
+    expect(rest.status).toBe(400);
+    expect(rest.body.error).toMatchObject({ code: 'validation_failed', message: words });
+
+    const gql = await t.graphql(
+      key,
+      `mutation ($input: StartBusinessForSaleScrapeInput!) {
+        startBusinessForSaleScrape(input: $input) { run { id } userErrors { code message } }
+      }`,
+      { input: { startUrls, maxItems: 10 } },
+    );
+    expect(gql.body.errors).toBeUndefined();
+    expect(gql.body.data.startBusinessForSaleScrape).toEqual({
+      run: null,
+      // One error a thing the source cannot take, each a sentence.
+      userErrors: [
+        {
+          code: 'VALIDATION_FAILED',
+          message:
+            'The live source this tool runs on cannot take single listing links ' +
+            '(https://www.bizlistings.net/business-opportunity/hvac-company/2291044): give search links.',
+        },
+        {
+          code: 'VALIDATION_FAILED',
+          message:
+            'The live source this tool runs on cannot take revenue or EBITDA ranges ' +
+            '(https://www.bizlistings.net/businesses-for-sale/colorado?revenue_min=1000000), which listings show ' +
+            'only on their own pages.',
+        },
+      ],
+    });
+
+    const client = new McpClient({ name: 'upstream-refusal-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp?tools=all`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
+    try {
+      const answer = (await client.callTool({
+        name: 'scrape_businesses_for_sale',
+        arguments: { startUrls, maxItems: 10 },
+      })) as { isError?: boolean; content: { text: string }[] };
+      expect(answer.isError).toBe(true);
+      expect(answer.content[0]!.text).toContain(words);
+      expect(answer.content[0]!.text).not.toMatch(/\b400\b|\/api\/v1/);
+    } finally {
+      await client.close();
+    }
+    expect(fake.runs.length).toBe(before);
   });
 
   it("rental hosts: the first city and the bound as the actor's search, each listing with its host a row, the superhost filter applied on the items", async () => {

@@ -1,4 +1,4 @@
-import type { LocalReviewsInput } from '../local-reviews.ts';
+import { combinations, type LocalReviewsInput } from '../local-reviews.ts';
 import { isGoogleMapsLink } from './google-maps-links.ts';
 import { defineUpstream, int, num, text } from './types.ts';
 
@@ -8,8 +8,9 @@ const searchLink = (term: string, location: string) =>
 
 /**
  * Local reviews on Apify's Google Maps Reviews Scraper (compass/Google-Maps-Reviews-Scraper): one
- * start URL per business URL (or per search term and location), `maxReviews` per place, newest first.
- * Each item is one review with its place's fields beside it.
+ * start URL per business URL (or per search term and location), `maxReviews` per place, newest first;
+ * the actor has no places-per-search input, so `searchLimit` is kept over the rows (`limit`). Each item
+ * is one review with its place's fields beside it.
  */
 export const localReviewsUpstream = defineUpstream<LocalReviewsInput>({
   tool: 'local-reviews',
@@ -21,11 +22,7 @@ export const localReviewsUpstream = defineUpstream<LocalReviewsInput>({
     direct_url: 'the actor’s review items do not say which start URL they came from',
   },
   input(input, maxItems) {
-    const urls =
-      input.directUrls ??
-      (input.searchTerms ?? []).flatMap((term) =>
-        (input.locations ?? []).map((location) => searchLink(term, location)),
-      );
+    const urls = input.directUrls ?? combinations(input).map(({ term, location }) => searchLink(term, location));
     return {
       startUrls: urls.map((url) => ({ url })),
       maxReviews: Math.min(input.maxReviewsPerBusiness, maxItems),
@@ -39,6 +36,25 @@ export const localReviewsUpstream = defineUpstream<LocalReviewsInput>({
     return websites.length > 0
       ? [`business websites as business URLs (${websites.join(', ')}): give their map links`]
       : [];
+  },
+  limit(input) {
+    // The actor reviews every place a search link finds: the first `searchLimit` places of each search
+    // are kept, in the order the actor gives them. An item that does not say its search counts toward
+    // all of them together.
+    if (input.directUrls) return () => true;
+    const searches = combinations(input).length;
+    const places = new Map<string, Set<string>>();
+    return (row) => {
+      const search = typeof row.search_term === 'string' ? row.search_term : '';
+      const most = search ? input.searchLimit : input.searchLimit * searches;
+      const place = String(row.place_id ?? row.business_url ?? row.business_name ?? '');
+      const seen = places.get(search) ?? new Set<string>();
+      places.set(search, seen);
+      if (seen.has(place)) return true;
+      if (seen.size >= most) return false;
+      seen.add(place);
+      return true;
+    };
   },
   row(item, input) {
     const reviewId = text(item.reviewId);

@@ -38,6 +38,12 @@ export interface UpstreamDeclaration<I = unknown> {
   unsupported?(input: I): string[];
   /** One dataset item as a row of the tool's columns; null for an item that is not a result (skipped, never billed). */
   row(item: UpstreamItem, input: I): Row | null;
+  /**
+   * A limit of the tool the actor has no input for, kept over a run's rows in dataset order: made once
+   * per reading of the run, it answers whether each row is kept (one that is not is skipped, never
+   * billed). A reading resumed by another worker starts it afresh from the stored offset.
+   */
+  limit?(input: I): (row: Row) => boolean;
 }
 
 export const defineUpstream = <I>(declaration: UpstreamDeclaration<I>): UpstreamDeclaration<I> => declaration;
