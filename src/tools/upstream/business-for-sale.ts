@@ -83,7 +83,8 @@ export const businessForSaleUpstream = defineUpstream<BusinessForSaleInput>({
     const hidden = searches(input).filter((link) => link.filters.revenue || link.filters.ebitda);
     if (hidden.length > 0)
       refused.push(
-        `revenue or EBITDA ranges (${hidden.map((link) => link.url).join(', ')}), which listings show only on their own pages`,
+        `revenue or EBITDA ranges (${hidden.map((link) => link.url).join(', ')}), ` +
+          'which listings show only on their own pages',
       );
     const noState = searches(input).filter((link) => link.filters.city && !link.filters.state);
     if (noState.length > 0) refused.push(`a city without its state (${noState.map((link) => link.url).join(', ')})`);
