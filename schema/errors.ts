@@ -20,6 +20,7 @@ export const REST_ERROR_CODES: Record<string, string> = {
   query_string_too_long: 'The query string is longer than 16 KB; send a POST body.',
   method_not_allowed: 'The route does not take this HTTP method.',
   not_found: 'No such run, webhook or route in this account.',
+  dataset_not_found: 'No dataset of that id or name in this account.',
   plan_required: 'The account’s plan does not include this tool or database.',
   subscription_inactive: 'Buying credits needs an active subscription.',
   payment_failed: 'The card was declined (the message gives the reason); nothing was charged or credited.',

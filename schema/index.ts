@@ -10,6 +10,7 @@ import './leads.ts';
 import './catalog/databases.ts';
 import './catalog/enrichment.ts';
 import './webhooks.ts';
+import './datasets.ts';
 import './identity/users.ts';
 import './identity/members.ts';
 import './identity/keys.ts';

@@ -33,6 +33,12 @@ export const RunResultRef = builder.unionType('RunResult', {
   resolveType: (value: ResultRow) => typeOfTool.get(value[TOOL]),
 });
 
+export const DatasetRowRef = builder.unionType('DatasetRow', {
+  description: 'A row of a dataset: the type of its tool (`... on MapsResult { name phone }`), as a run’s rows.',
+  types: resultTypes.map((r) => r.type) as never,
+  resolveType: (value: ResultRow) => typeOfTool.get(value[TOOL]),
+});
+
 /**
  * A run's rows as the union's values: each row tagged in place with its tool (a symbol, never
  * serialised), not copied: the rows are this operation's own, read for it.

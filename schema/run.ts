@@ -142,6 +142,16 @@ RunRef.implement({
       description:
         'Units of the price rule in `cost`: cost = billedUnits × priceRule.unitPrice; final once the run has ended.',
     }),
+    datasetName: t.exposeString('datasetName', {
+      nullable: true,
+      description: 'The account’s named dataset the run adds its rows to (`datasets`); null when it names none.',
+    }),
+    onlyNew: t.exposeBoolean('onlyNew', {
+      description: 'Whether the run delivers only rows its dataset has not delivered before.',
+    }),
+    skippedDelivered: t.exposeInt('skippedDelivered', {
+      description: 'Rows its dataset had delivered before, skipped (`onlyNew`): neither returned nor billed.',
+    }),
     priceRule: t.field({
       type: PriceRuleRef,
       description: 'The price rule the run is billed by.',

@@ -1,3 +1,4 @@
+import { datasetName, onlyNew } from '../src/datasets/index.ts';
 import { idempotentWrite } from '../src/accounts/idempotency.ts';
 import { dryRunStart, prepareStart, type StartedRun } from '../src/runs/start.ts';
 import { TOOLS } from '../src/tools/index.ts';
@@ -84,6 +85,8 @@ function defineToolMutation(tool: ToolDefinition) {
         webhookUrl: t.arg.string({
           description: "POSTed the run's end, signed with the `webhookSecret` of this answer (shown once).",
         }),
+        datasetName: t.arg.string({ description: datasetName.description }),
+        onlyNew: t.arg.boolean({ description: onlyNew.description }),
         maxCostUsd: t.arg.float({ description: MAX_COST_DESCRIPTION }),
         dryRun: t.arg.boolean({
           description:
@@ -97,6 +100,8 @@ function defineToolMutation(tool: ToolDefinition) {
             const body = {
               ...(input.decode(args.input) as object),
               ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}),
+              ...(args.datasetName ? { datasetName: args.datasetName } : {}),
+              ...(typeof args.onlyNew === 'boolean' ? { onlyNew: args.onlyNew } : {}),
             };
             const limits = costLimitArg(args.maxCostUsd);
             if (args.dryRun)
@@ -115,10 +120,13 @@ function defineToolMutation(tool: ToolDefinition) {
             );
             return result.body as StartedRun;
           },
-          (path) => (path[0] === 'webhookUrl' || path[0] === 'maxCostUsd' ? path : ['input', ...path]),
+          (path) => (ARGUMENT_FIELDS.includes(String(path[0])) ? path : ['input', ...path]),
         ),
     }),
   );
 }
+
+/** Start fields that are the mutation's own arguments, not fields of its `input`. */
+const ARGUMENT_FIELDS = ['webhookUrl', 'maxCostUsd', 'datasetName', 'onlyNew'];
 
 for (const tool of TOOLS) if (!tool.linkedOnly) defineToolMutation(tool);

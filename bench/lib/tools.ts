@@ -897,7 +897,7 @@ async function runRunner(sources: Sources, db: Database, accountId: string, tool
     accountId,
     input,
     sources,
-    store: runStore(db, accountId, runId),
+    store: runStore(db, accountId, runId, tool),
     startedAt: new Date(),
     startAt: 0,
     signal,

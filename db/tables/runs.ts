@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
   bigint,
+  boolean,
   check,
   index,
   integer,
@@ -12,6 +13,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { accountTable } from './accounts.ts';
 
@@ -82,6 +84,11 @@ export const runTable = pgTable(
      * 0 until then (a job settles a cost the platform had not counted when the run ended).
      */
     upstreamCostMicros: bigint('upstream_cost_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    /** The account's named dataset the run adds its rows to (`datasetName`), and whether it delivers only new rows. */
+    datasetName: text('dataset_name'),
+    onlyNew: boolean('only_new').notNull().default(false),
+    /** Rows the runner produced that the dataset had delivered before: neither stored nor billed. */
+    skippedDelivered: integer('skipped_delivered').notNull().default(0),
   },
   (t) => [
     index('run_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
@@ -113,8 +120,31 @@ export const runItemTable = pgTable(
 export type RunItem = typeof runItemTable.$inferSelect;
 
 /**
- * Result keys of an account's named datasets (business-for-sale `datasetName`): a key belongs to the
- * first run that produced it, so later runs sharing the name skip it.
+ * An account's named datasets (`datasetName` on a run's start, src/datasets): one tool's rows kept one
+ * an identity across the runs that share the name. Created by the first run that names it.
+ */
+export const accountDatasetTable = pgTable(
+  'account_dataset',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accountTable.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** The tool whose rows it holds. */
+    tool: text('tool').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('account_dataset_name_idx').on(t.accountId, t.name)],
+);
+export type AccountDataset = typeof accountDatasetTable.$inferSelect;
+
+/**
+ * The identities an account's named dataset has delivered, each with the run row that delivered it
+ * last (`run_id`, `seq`; the row itself is the run's, kept as long as the run's rows are). A run asking
+ * for only new rows claims an identity before it delivers the row (`seq` null until it is stored), so
+ * later runs sharing the name skip it; a claim whose row was never stored is released at the run's end.
+ * Identities outlive the rows: they are kept until the dataset is cleared or deleted.
  */
 export const datasetItemTable = pgTable(
   'dataset_item',
@@ -125,9 +155,15 @@ export const datasetItemTable = pgTable(
     dataset: text('dataset').notNull(),
     key: text('key').notNull(),
     runId: text('run_id').notNull(),
+    seq: integer('seq'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.dataset, t.key] })],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.dataset, t.key] }),
+    index('dataset_item_rows_idx').on(t.accountId, t.dataset, t.deliveredAt, t.runId, t.seq),
+    index('dataset_item_run_idx').on(t.runId),
+  ],
 );
 
 /** Results shared by every account until the data they come from is refreshed (tech stack lookups). */

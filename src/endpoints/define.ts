@@ -44,7 +44,7 @@ export interface EndpointDefinition<I = unknown, R = unknown> {
   /** What the request is about in OpenAPI, before the generated plan and limit text. */
   description?: string;
   /** The OpenAPI tag. */
-  tag: 'Database' | 'Enrichment' | 'Account' | 'Webhooks';
+  tag: 'Database' | 'Enrichment' | 'Account' | 'Webhooks' | 'Datasets';
   rest: {
     path: string;
     /** Served methods; a GET of a database API takes query parameters, its POST the same as a JSON body. */
@@ -78,6 +78,8 @@ export interface EndpointDefinition<I = unknown, R = unknown> {
     notes?: readonly string[];
     /** Arguments checked before the call (400 `validation_failed`); otherwise the handler validates `request`. */
     args?: z.ZodType;
+    /** Arguments that work, for an account with a dataset named `dentists` (the tests call each tool with them). */
+    example?: Record<string, unknown>;
     /** The "Limits:" line: what one call may take, then (after the generated daily allowance) anything else. */
     limits?: { perCall: string; besides?: string };
     annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };

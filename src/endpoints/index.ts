@@ -4,6 +4,13 @@ import { leadDatabase, localBusinessDatabase, storeDatabase } from './api/databa
 import { leadEnrichment, localBusinessEnrichment } from './api/enrichment.ts';
 import { ledger } from './api/ledger.ts';
 import {
+  clearAccountDataset,
+  deleteAccountDataset,
+  getAccountDataset,
+  listAccountDatasets,
+  listDatasetRows,
+} from './api/datasets.ts';
+import {
   createAccountWebhook,
   deleteAccountWebhook,
   listAccountWebhooks,
@@ -31,4 +38,9 @@ export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   deleteAccountWebhook,
   listWebhookDeliveries,
   sendTestWebhookEvent,
+  listAccountDatasets,
+  getAccountDataset,
+  listDatasetRows,
+  clearAccountDataset,
+  deleteAccountDataset,
 ] as never;

@@ -10,7 +10,8 @@ import { isTerminal, outputUrl, priceRuleOf, runTimeSecs, type RunSnapshot } fro
  * The spec's Run object, plus when its results expire, whether the run did all it was asked (`complete`)
  * and why it stopped short (`stoppedReason`), both null until it ends; once the run has ended, what it was charged
  * (`cost`, USD), the units charged (`billed_units`) and the price rule it was billed by, so each
- * charge can be checked against the price table (cost = billed_units × price_rule.unit_price).
+ * charge can be checked against the price table (cost = billed_units × price_rule.unit_price); for a
+ * run that names a dataset, its name, `onlyNew` and the rows skipped as delivered before.
  */
 export function restRunView(publicUrl: string, run: RunSnapshot) {
   return {
@@ -24,6 +25,9 @@ export function restRunView(publicUrl: string, run: RunSnapshot) {
     runTimeSecs: runTimeSecs(run),
     outputUrl: outputUrl(publicUrl, run),
     expiresAt: run.expiresAt,
+    ...(run.datasetName
+      ? { datasetName: run.datasetName, onlyNew: run.onlyNew, skippedDelivered: run.skippedDelivered }
+      : {}),
     ...(isTerminal(run.status)
       ? { cost: run.cost, billed_units: run.billedUnits, price_rule: priceRuleOf(run.tool) }
       : {}),

@@ -87,6 +87,8 @@ export const mcpRun = z
       ),
     cost: z.number().optional().describe('USD charged, once it ended: billedUnits × priceRule.unitPrice.'),
     billedUnits: z.int().optional().describe('Units charged, once it ended.'),
+    datasetName: z.string().optional().describe('Its dataset.'),
+    skippedDelivered: z.int().optional().describe('Rows skipped as not new to it, unbilled.'),
     priceRule: z
       .object({ text: z.string(), unit: z.string(), unitPrice: z.number().describe('USD per unit.') })
       .optional()

@@ -1,3 +1,4 @@
+import { datasetStartFields } from '../datasets/index.ts';
 import { z } from 'zod';
 import { NO_FIELDS, assertKnownFields } from '../shared/fields.ts';
 import { loadConfig } from '../config.ts';
@@ -49,7 +50,12 @@ function splitStart(args: Record<string, unknown>) {
 function registryTool(tool: ToolDefinition): McpTool {
   const own = jsonSchemaOf(tool.input, 'input');
   const options = jsonSchemaOf(startOptions, 'input');
-  const inputSchema: JsonSchema = { ...own, properties: { ...own.properties, ...options.properties } };
+  // The dataset fields travel in the start's body, as over REST.
+  const dataset = jsonSchemaOf(datasetStartFields, 'input');
+  const inputSchema: JsonSchema = {
+    ...own,
+    properties: { ...own.properties, ...dataset.properties, ...options.properties },
+  };
   const description = [
     `${tool.title}: ${tool.description}`,
     `Price: ${tool.price.text}.${tool.plan ? ` Needs the ${tool.plan} plan or higher.` : ''}`,
@@ -154,7 +160,28 @@ export const MCP_TOOLS: readonly McpTool[] = [
   ...TOOLS.filter((t) => !t.linkedOnly).map(registryTool),
   ...RUN_TOOLS,
   ...(ENDPOINTS as readonly EndpointDefinition[]).flatMap((e) => (e.mcp ? [endpointTool(e, e.mcp)] : [])),
-];
+].map((tool) => ({ ...tool, inputSchema: leanSchema(tool.inputSchema), outputSchema: leanSchema(tool.outputSchema) }));
+
+/**
+ * A schema without the bounds every whole number gets from its JSON Schema conversion (JavaScript's
+ * safe-integer range): they say nothing to an agent and cost the tool list bytes. Real bounds stay.
+ */
+function leanSchema<T>(schema: T): T {
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value !== 'object' || value === null) return value;
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(
+          ([key, v]) =>
+            !(key === 'minimum' && v === Number.MIN_SAFE_INTEGER) &&
+            !(key === 'maximum' && v === Number.MAX_SAFE_INTEGER),
+        )
+        .map(([key, v]) => [key, walk(v)]),
+    );
+  };
+  return walk(schema) as T;
+}
 
 /** How an agent uses the tools, sent at initialisation. */
 export const MCP_INSTRUCTIONS = [

@@ -42,6 +42,9 @@ export function mcpRunOf(view: RunView): McpRun {
       : {}),
     ...(num(view.cost) === undefined ? {} : { cost: num(view.cost) }),
     ...(num(view.billed_units) === undefined ? {} : { billedUnits: num(view.billed_units) }),
+    ...(typeof view.datasetName === 'string'
+      ? { datasetName: view.datasetName, skippedDelivered: num(view.skippedDelivered) ?? 0 }
+      : {}),
     ...(rule ? { priceRule: { text: rule.text, unit: rule.unit, unitPrice: rule.unit_price } } : {}),
     nextStep: '',
   };

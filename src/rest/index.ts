@@ -5,7 +5,16 @@ import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import type { Deprecation } from '../shared/deprecation.ts';
 import { AppError, fromZodError } from '../shared/errors.ts';
-import { assertDownloadable, downloadParams, openExport, type ExportFormat } from '../runs/exports.ts';
+import {
+  assertDownloadable,
+  datasetExportParams,
+  downloadParams,
+  exportRows,
+  openExport,
+  opened,
+  type ExportFormat,
+} from '../runs/exports.ts';
+import { allDatasetRows, findDataset } from '../datasets/index.ts';
 import { verifyDownload } from '../runs/download-links.ts';
 import { getInstallationSecret } from '../accounts/installation.ts';
 import { idempotentWrite } from '../accounts/idempotency.ts';
@@ -219,6 +228,22 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
       .header('content-disposition', `attachment; filename="${file.fileName}"`)
       .send(file.body);
   });
+
+  app.get<{ Params: { id: string } }>(
+    '/api/v1/datasets/:id/export',
+    { config: { query: datasetExportParams } },
+    async (request, reply) => {
+      const { format } = parseParams(datasetExportParams, request.query);
+      const dataset = await findDataset(core.db, request.principal.accountId, request.params.id);
+      const file = await opened(
+        exportRows(allDatasetRows(core.db, dataset), getTool(dataset.tool).columns, format, dataset.name),
+      );
+      return abortOnFailure(request, reply, dataset.id, file.body)
+        .header('content-type', file.contentType)
+        .header('content-disposition', `attachment; filename="${file.fileName}"`)
+        .send(file.body);
+    },
+  );
 
   // The overview's alternative routes.
   app.post('/api/v1/maps/run', (request, reply) =>

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { downloadParams } from '../runs/exports.ts';
+import { datasetExportParams, downloadParams } from '../runs/exports.ts';
 import { DOWNLOAD_LINK_SECS } from '../runs/download-links.ts';
 import { formatDollars } from '../billing/money.ts';
 import { PLAN_PRICE_USD } from '../billing/plans.ts';
@@ -230,6 +230,30 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
         },
       },
       errors: errorsOf({ 400: ['validation_failed'] }, DOWNLOADABLE),
+    },
+    {
+      method: 'get',
+      path: '/api/v1/datasets/:id/export',
+      operationId: 'exportDataset',
+      tag: 'Datasets',
+      summary: 'Download a dataset',
+      description:
+        "Every row a dataset holds now, oldest delivery first, as a file: CSV with a header row of its tool's " +
+        'columns (default), a JSON array, or NDJSON. A row goes with its run’s rows ' +
+        `(${limits.resultRetentionHours} hours after the run ended).`,
+      query: datasetExportParams,
+      ok: {
+        description: 'The file (Content-Disposition: attachment).',
+        content: {
+          'text/csv': z.string(),
+          'application/json': s.resultRows,
+          'application/x-ndjson': z.string().describe('One JSON row per line.'),
+        },
+        headers: {
+          'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename="<name>.<format>"' },
+        },
+      },
+      errors: errorsOf({ 400: ['validation_failed'], 404: ['dataset_not_found'] }),
     },
     {
       method: 'post',

@@ -4,6 +4,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import type { Core } from '../core.ts';
 import { formatDollars } from '../billing/money.ts';
 import { webhookUrl } from '../webhooks/subscriptions.ts';
+import { datasetStartFields } from '../datasets/index.ts';
 import { loadConfig } from '../config.ts';
 import { TOOLS } from '../tools/index.ts';
 import { mapsTool } from '../tools/maps.ts';
@@ -46,12 +47,13 @@ const STATUS_TEXT: Record<Status, string> = {
   503: 'Not answered for now: retry',
 };
 
-/** A tool's start body: its registry input plus `webhookUrl`, which every start accepts. */
+/** A tool's start body: its registry input plus `webhookUrl`, `datasetName` and `onlyNew`, which every start takes. */
 function toolInputSchema(tool: ToolDefinition): JsonSchema {
   const schema = jsonSchemaOf(tool.input, 'input');
   const properties = {
     ...(schema.properties as Record<string, unknown>),
     webhookUrl: jsonSchemaOf(webhookUrl, 'input'),
+    ...(jsonSchemaOf(datasetStartFields, 'input').properties as Record<string, unknown>),
   };
   return { ...schema, title: tool.title, properties };
 }
@@ -272,6 +274,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
       { name: 'Database', description: 'Lead, local business and store database APIs.' },
       { name: 'Enrichment', description: 'Match rows against the databases.' },
       { name: 'Webhooks', description: 'Be told when runs end.' },
+      { name: 'Datasets', description: 'Rows kept across runs, one a result; only new rows delivered.' },
       { name: 'Meta', description: 'This document.' },
     ],
     paths,

@@ -37,6 +37,9 @@ export const downloadParams = z
   .loose();
 export type DownloadParams = z.output<typeof downloadParams>;
 
+/** Query of a dataset's export: the format. */
+export const datasetExportParams = downloadParams.pick({ format: true }).strict();
+
 const CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
   json: 'application/json; charset=utf-8',
@@ -196,6 +199,11 @@ export function exportRun(
   range: { offset: number; limit?: number } = { offset: 0 },
 ) {
   const rows = rowsOf(from, run, range, rowsInRange(run.itemCount, range));
+  return exportRows(rows, columns, format, run.fileName ?? `${run.tool}-${run.id}`);
+}
+
+/** Rows as a file in `format` named after `name`; CSV has a header row of the columns. */
+export function exportRows(rows: AsyncIterable<Row>, columns: Column[], format: ExportFormat, name: string) {
   let body: Readable;
   if (format === 'csv') {
     const csv = stringify({
@@ -212,7 +220,7 @@ export function exportRun(
   } else {
     body = Readable.from(jsonChunks(rows, format));
   }
-  const base = (run.fileName ?? `${run.tool}-${run.id}`).replace(/[^A-Za-z0-9._-]+/g, '_');
+  const base = name.replace(/[^A-Za-z0-9._-]+/g, '_');
   return {
     body,
     contentType: CONTENT_TYPES[format],
@@ -226,7 +234,11 @@ export function exportRun(
  * them is an error of the stream, after the status was sent (the caller must then break the transfer).
  */
 export async function openExport(...args: Parameters<typeof exportRun>): Promise<ReturnType<typeof exportRun>> {
-  const file = exportRun(...args);
+  return opened(exportRun(...args));
+}
+
+/** A file once its first bytes are ready (or it has ended); a failure before them rejects. */
+export async function opened<F extends { body: Readable }>(file: F): Promise<F> {
   const { body } = file;
   await new Promise<void>((resolve, reject) => {
     const settle = (err?: Error) => {

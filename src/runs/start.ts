@@ -4,6 +4,7 @@
  * it and rolls it back.
  */
 import { sql } from 'drizzle-orm';
+import { z } from 'zod';
 import type { Transaction } from '../../db/client.ts';
 import { runTable } from '../../db/tables/runs.ts';
 import { oneRow } from '../../db/rows.ts';
@@ -25,6 +26,7 @@ import { snapshotOf, type RunSnapshot } from './view.ts';
 import { placeRun } from './queue.ts';
 import { getRun } from './read.ts';
 import { upstreamActor } from './upstream.ts';
+import { type DatasetChoice, datasetName, onlyNew, openDataset } from '../datasets/index.ts';
 
 /**
  * Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field, or every field the tool
@@ -78,6 +80,35 @@ function takeWebhookUrl(raw: unknown): {
   };
 }
 
+/**
+ * Any tool start may carry `datasetName` and `onlyNew` (src/datasets): the run adds its rows to the
+ * account's dataset of that name, and with `onlyNew` delivers only rows it has not delivered before.
+ * A tool whose own input declares `datasetName` (the business-for-sale scraper) keeps it in its input,
+ * and delivers only new rows unless `onlyNew: false` is sent.
+ */
+function takeDataset(tool: ToolDefinition, raw: unknown): { body: unknown; dataset?: DatasetChoice } {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { body: raw };
+  const own = ownDatasetName(tool);
+  const { onlyNew: onlyNewValue, ...rest } = raw as Record<string, unknown>;
+  const { datasetName: nameValue, ...others } = rest;
+  const body = own ? rest : others;
+  const issues: { path: string; message: string }[] = [];
+  const name = nameValue === undefined || nameValue === null ? undefined : datasetName.safeParse(nameValue);
+  if (name && !name.success)
+    issues.push(...name.error.issues.map((i) => ({ path: 'datasetName', message: i.message })));
+  const only = onlyNewValue === undefined || onlyNewValue === null ? undefined : onlyNew.safeParse(onlyNewValue);
+  if (only && !only.success) issues.push(...only.error.issues.map((i) => ({ path: 'onlyNew', message: i.message })));
+  if (issues.length > 0) throw new ValidationError(issues);
+  if (only?.data === true && !name)
+    throw new ValidationError([{ path: 'onlyNew', message: 'needs datasetName: the dataset whose rows are not new' }]);
+  if (!name?.data) return { body };
+  return { body, dataset: { name: name.data, onlyNew: only?.data ?? own } };
+}
+
+/** Whether the tool's own input declares `datasetName` (and so keeps it). */
+const ownDatasetName = (tool: ToolDefinition) =>
+  tool.input instanceof z.ZodObject && 'datasetName' in (tool.input as z.ZodObject).shape;
+
 interface PlannedRun {
   tool: ToolDefinition;
   input: unknown;
@@ -107,9 +138,11 @@ async function createRun(
   plan: PlannedRun,
   parentRunId: string | null,
   webhook?: { url: string; secret: string },
+  dataset?: DatasetChoice,
 ): Promise<{ run: RunSnapshot; heldMicros: bigint }> {
   const { tool, input, requested, estimated } = plan;
   const id = newRunId();
+  if (dataset) await openDataset(tx, accountId, dataset.name, tool);
   const created = await tx
     .insert(runTable)
     .values({
@@ -132,6 +165,8 @@ async function createRun(
       parentRunId,
       webhookUrl: webhook?.url ?? null,
       webhookSecret: webhook?.secret ?? null,
+      datasetName: dataset?.name ?? null,
+      onlyNew: dataset?.onlyNew ?? false,
     })
     .returning()
     // Prepared: the statement is parsed once per connection.
@@ -230,7 +265,8 @@ export function prepareStart(
   const tool = getTool(toolName);
   // Text Postgres cannot hold (NUL, unpaired surrogates), anywhere in the input, is refused first.
   assertStorable(raw);
-  const { body, webhook } = takeWebhookUrl(raw);
+  const { body: withoutWebhook, webhook } = takeWebhookUrl(raw);
+  const { body, dataset } = takeDataset(tool, withoutWebhook);
   const main = planRun(principal, tool, body);
   assertUpstreamCanRun(core.config, main);
   const linked = (tool.linkedRuns?.(main.input) ?? []).map((link) => ({
@@ -242,7 +278,7 @@ export function prepareStart(
   const webhookGuarded = webhook?.guarded(core.network.guard);
   return async (tx) => {
     await webhookGuarded;
-    const { run, heldMicros } = await createRun(core, tx, principal.accountId, main, null, webhook);
+    const { run, heldMicros } = await createRun(core, tx, principal.accountId, main, null, webhook, dataset);
     const extra: Record<string, unknown> = {};
     for (const { link, plan } of linked) {
       const linkedRun = await createRun(core, tx, principal.accountId, plan, run.id);

@@ -1,37 +1,27 @@
-import { and, eq, inArray, lt } from 'drizzle-orm';
+import { and, eq, lt } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
-import { datasetItemTable, toolCacheTable } from '../../db/tables/runs.ts';
-import type { RunStore } from '../tools/types.ts';
-
-const CLAIM_BATCH = 1_000;
+import { toolCacheTable } from '../../db/tables/runs.ts';
+import { claimIdentities, identityOf } from '../datasets/index.ts';
+import type { RunStore, ToolDefinition } from '../tools/types.ts';
 
 /** The account state runs keep beyond themselves (named datasets, shared caches), in Postgres. */
-export function runStore(db: Database, accountId: string, runId: string): RunStore {
+export function runStore(
+  db: Database,
+  accountId: string,
+  runId: string,
+  tool: Pick<ToolDefinition, 'identity'>,
+): RunStore {
   return {
-    async claimDatasetKeys(dataset, keys) {
-      const owned = new Set<string>();
-      const unique = [...new Set(keys)];
-      for (let i = 0; i < unique.length; i += CLAIM_BATCH) {
-        const slice = unique.slice(i, i + CLAIM_BATCH);
-        await db
-          .insert(datasetItemTable)
-          .values(slice.map((key) => ({ accountId, dataset, key, runId })))
-          .onConflictDoNothing();
-        // Owned by this run: claimed just now, or by an earlier attempt of the same run.
-        const rows = await db
-          .select({ key: datasetItemTable.key })
-          .from(datasetItemTable)
-          .where(
-            and(
-              eq(datasetItemTable.accountId, accountId),
-              eq(datasetItemTable.dataset, dataset),
-              inArray(datasetItemTable.key, slice),
-              eq(datasetItemTable.runId, runId),
-            ),
-          );
-        for (const row of rows) owned.add(row.key);
-      }
-      return owned;
+    async claimNew(dataset, rows) {
+      const keys = rows.map((row) => identityOf(tool, row));
+      const owned = await claimIdentities(
+        db,
+        accountId,
+        dataset,
+        runId,
+        keys.filter((key): key is string => key !== null),
+      );
+      return keys.map((key) => key === null || owned.has(key));
     },
 
     async cached<T>(tool: string, key: string, period: string, compute: () => Promise<T>) {

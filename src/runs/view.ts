@@ -31,6 +31,11 @@ export interface RunSnapshot {
   cost: number;
   /** Units of the tool's price rule in `cost`: cost = billedUnits × the unit price. */
   billedUnits: number;
+  /** The account's named dataset the run adds its rows to, or null; with `onlyNew`, only new rows. */
+  datasetName: string | null;
+  onlyNew: boolean;
+  /** Rows the dataset had delivered before, skipped: neither returned nor billed. */
+  skippedDelivered: number;
 }
 
 /** Whether a run did all it was asked: null until it ends, then true only for SUCCEEDED without a stop reason. */
@@ -57,6 +62,9 @@ export function snapshotOf(run: Run): RunSnapshot {
     estimatedCost: Number(run.estimatedMicros) / 1_000_000,
     cost: Number(run.chargedMicros) / 1_000_000,
     billedUnits: billedUnitsOf(run),
+    datasetName: run.datasetName,
+    onlyNew: run.onlyNew,
+    skippedDelivered: run.skippedDelivered,
   };
 }
 

@@ -128,17 +128,14 @@ async function deliver(
   while (candidates.length > 0 && progress.taken + rows.length < limit) {
     const slice = candidates.slice(0, limit - progress.taken - rows.length);
     candidates = candidates.slice(slice.length);
-    const owned = dataset
-      ? await ctx.store.claimDatasetKeys(
-          dataset,
-          slice.map((f) => f.listing.listingUrl),
-        )
-      : undefined;
-    for (const { listing, startUrl } of slice) {
+    const built = slice.map(({ listing, startUrl }) => toRow(listing, startUrl));
+    const fresh = dataset ? await ctx.store.claimNew(dataset, built) : built.map(() => true);
+    slice.forEach(({ listing }, i) => {
       progress.seen.add(listing.listingUrl);
-      if (owned && !owned.has(listing.listingUrl)) progress.skipped += 1;
-      else rows.push(toRow(listing, startUrl));
-    }
+      const row = built[i];
+      if (row && fresh[i]) rows.push(row);
+      else progress.skipped += 1;
+    });
   }
   progress.taken += rows.length;
   const skipped =
@@ -181,6 +178,7 @@ export const businessForSaleTool = defineTool({
     "With datasetName, listings an earlier run of the account's dataset of that name delivered are skipped, " +
       "neither returned nor billed nor counted toward maxItems; other accounts' datasets never interfere.",
   ],
+  identity: ['listing_url'],
   columns: [
     { key: 'listing_id', header: 'listing_id', description: 'Listing id from the listing URL' },
     { key: 'title', header: 'title', description: 'Listing title' },

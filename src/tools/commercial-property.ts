@@ -130,6 +130,7 @@ export const commercialPropertyTool = defineTool({
       "run is not repeated and does not count toward that URL's 200.",
     'price is the asking price of a sale or the yearly rent of a lease, and price_per_sqft divides it by size_sqft.',
   ],
+  identity: ['property_id'],
   columns: [
     { key: 'property_id', header: 'property_id', description: 'Listing id from the listing URL' },
     { key: 'title', header: 'title', description: 'Listing title' },

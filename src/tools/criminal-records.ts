@@ -121,6 +121,7 @@ export const criminalRecordsTool = defineTool({
       'arrest records and court records (`source` holds the code, ' +
       '`source_name` the label); rows come in catalog order.',
   ],
+  identity: ['record_id'],
   columns: [
     { key: 'name', header: 'name', description: 'Full name on the record' },
     { key: 'first_name', header: 'first_name', description: 'First name' },

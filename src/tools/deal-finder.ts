@@ -141,6 +141,7 @@ export const dealFinderTool = defineTool({
     'Price bounds apply to the list price and include their ends; bedroom bounds include their ends.',
     `Billed ${price.text} returned.`,
   ],
+  identity: ['address'],
   columns: [
     { key: 'address', header: 'address', description: 'Full address' },
     { key: 'street', header: 'street', description: 'Street and number' },

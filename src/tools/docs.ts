@@ -120,6 +120,9 @@ function renderTool(tool: ToolDefinition): string {
     '|---|---|',
     ...tool.columns.map((c) => `| \`${c.header}\` | ${cell(c.description)} |`),
     '',
+    `Row identity (what a dataset keeps one row of, and what \`onlyNew\` skips): ` +
+      `${tool.identity.map((key) => `\`${key}\``).join(' + ')}.`,
+    '',
     ...liveDataSection(tool),
   ].join('\n');
 }

@@ -265,6 +265,7 @@ export const emailFinderTool = defineTool({
     `At most ${MAX_CONTACTS} contacts per request; one row per contact, in the order sent.`,
   ],
   columns: EMAIL_FINDER_COLUMNS,
+  identity: ['email'],
   requested: (input) => input.contacts.length,
   describeStart(input) {
     const named = input.contacts.filter((c) => !c.domain).length;

@@ -79,6 +79,7 @@ export const emailValidatorTool = defineTool({
     'Company fields come from the lead database by the address’s domain (not for free webmail domains).',
     `Every address is billed once after deduplication, whatever its status; at most ${MAX_EMAILS} per request.`,
   ],
+  identity: ['email'],
   columns: [
     { key: 'email', header: 'email', description: 'The address (domain in lower case)' },
     ...VALIDATION_COLUMNS,

@@ -116,6 +116,7 @@ export const homeServicesTool = defineTool({
       'so the same request returns the same listings until the catalog changes.',
     `Allowed keyword slugs: ${HOME_SERVICE_CATEGORIES.join(', ')}.`,
   ],
+  identity: ['profile_url'],
   columns: [
     { key: 'name', header: 'name', description: 'Business name' },
     { key: 'category', header: 'category', description: 'Category slug searched' },

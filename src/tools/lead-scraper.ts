@@ -165,6 +165,7 @@ export const leadScraperTool = defineTool({
     'Runs cannot be cancelled.',
   ],
   columns: LEAD_COLUMNS,
+  identity: ['id'],
   requested: (input) => input.count,
   startDetails: z.object({ search_translation: peopleSearchTranslation }),
   describeStart(input) {

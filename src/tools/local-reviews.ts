@@ -216,6 +216,7 @@ export const localReviewsTool = defineTool({
     "The run's `requested` and `handled` count businesses (one per directUrl, " +
       "or searchLimit per combination); the number of review rows is the run's item count.",
   ],
+  identity: ['review_id'],
   columns: [
     { key: 'review_id', header: 'review_id', description: 'Stable review identifier' },
     { key: 'author', header: 'author', description: 'Reviewer name as shown' },

@@ -253,7 +253,6 @@ function toRow(p: Place, searchTerm: string): Row {
     search_term: searchTerm,
   };
 }
-
 const places = (n: number) => `${n} place${n === 1 ? '' : 's'}`;
 
 export const mapsTool = defineTool({
@@ -295,6 +294,7 @@ export const mapsTool = defineTool({
     "The run holds the cost of every search's maxCrawledPlacesPerSearch (place links: " +
       '1) and is billed only for the places delivered.',
   ],
+  identity: ['place_id'],
   columns: [
     { key: 'name', header: 'name', description: 'Business name' },
     { key: 'category', header: 'category', description: 'Main category' },

@@ -178,6 +178,7 @@ export const mobileFinderTool = defineTool({
     `The run holds ${price.each} per input, capped at the wallet balance, and settles on the numbers found.`,
   ],
   columns: MOBILE_FINDER_COLUMNS,
+  identity: ['input'],
   requested: (input) => input.inputs.length,
   startDetails: z.object({
     trialCap: z

@@ -212,6 +212,7 @@ export const peopleFinderTool = defineTool({
     `Each person returned costs ${price.each}, up to \`maxResults\` (default 10, ` +
       `at most 100); a search that finds nobody bills as 1 result (${price.each}).`,
   ],
+  identity: ['person_id'],
   columns: [
     {
       key: 'person_id',

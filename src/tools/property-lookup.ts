@@ -186,6 +186,7 @@ export const propertyLookupTool = defineTool({
     'Phones and emails are in the owner-contact run only; this run returns the owner name and mailing address.',
     'Also accepted without the version segment, as POST /api/scrape/property-lookup.',
   ],
+  identity: ['address'],
   columns: [
     ...ADDRESS_COLUMNS,
     { key: 'latitude', header: 'latitude', description: 'Latitude', type: cell.number },

@@ -56,6 +56,7 @@ export const propertyOwnerContactTool = defineTool({
       'rows without any, and not_found, ambiguous and duplicate rows, are free.',
     'Cancellable like the property lookup it belongs to.',
   ],
+  identity: ['owner_name', 'owner_mailing_address'],
   columns: [
     ...ADDRESS_COLUMNS,
     { key: 'owner_name', header: 'owner_name', description: 'Owner of record' },

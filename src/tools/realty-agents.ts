@@ -124,6 +124,7 @@ export const realtyAgentsTool = defineTool({
     `Specialty codes: ${[...SPECIALTY_NAMES].map(([code, name]) => `${code} ${name}`).join(', ')}.`,
     `Languages: ${AGENT_LANGUAGES.join(', ')}.`,
   ],
+  identity: ['profile_url'],
   columns: [
     { key: 'name', header: 'name', description: 'Agent name' },
     { key: 'brokerage', header: 'brokerage', description: 'Brokerage the agent works for' },

@@ -282,6 +282,7 @@ export const rentalHostsTool = defineTool({
     `The run holds the cost of every listing it may return (cities × maxPages × ${LISTINGS_PER_PAGE}, ` +
       `or one per distinct link) and is billed ${perRow.each} per row delivered.`,
   ],
+  identity: ['listing_url'],
   columns: [
     { key: 'host_name', header: 'host_name', description: 'Host name as shown on the listing' },
     { key: 'host_email', header: 'host_email', description: 'Host email address' },

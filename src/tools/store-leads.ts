@@ -244,6 +244,7 @@ export const storeLeadsTool = defineTool({
       'both together must agree, and a minimum above its maximum is refused with 400.',
     `Billing: ${price.each} per lead delivered; the run holds the cost of the leads it may deliver.`,
   ],
+  identity: ['domain'],
   columns: [
     { key: 'domain', header: 'domain', description: 'Store domain' },
     { key: 'name', header: 'name', description: 'Store name' },

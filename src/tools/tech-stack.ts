@@ -196,6 +196,7 @@ export const techStackTool = defineTool({
     `The price is flat: ${price.each} per run, whatever the number of domains, ` +
       'also when no website runs the technology (the progress message then suggests similar names).',
   ],
+  identity: ['domain'],
   columns: [
     { key: 'domain', header: 'domain', description: 'Registrable root domain' },
     { key: 'name', header: 'name', description: 'Store or company name' },

@@ -11,6 +11,7 @@ export const TOOLSETS = {
   enrichment: 'Mobiles, property owners, and leads or businesses enriched from the catalog.',
   database: 'The lead database and public records: people, companies, properties, court records.',
   runs: 'Status, rows, cancellation and quotes of the runs the other tools start.',
+  datasets: 'Named datasets: rows kept across runs, one a result, and only new rows delivered.',
   account: 'The wallet: balance and allowances.',
 } as const;
 

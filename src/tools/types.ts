@@ -48,11 +48,11 @@ export interface RunBatch {
 /** Account state a run may keep beyond itself. Every method is safe to repeat when an attempt is replayed. */
 export interface RunStore {
   /**
-   * Claims result keys for a named dataset of the account (business-for-sale `datasetName`): returns
-   * the keys this run owns, i.e. those no earlier run of the account with that dataset name produced.
-   * A replayed attempt of the same run gets the same answer.
+   * Of `rows`, which the account's named dataset `dataset` has not delivered before: each such row's
+   * identity is claimed for this run (src/datasets), so later runs naming the dataset skip it. A
+   * replayed attempt of the same run gets the same answer.
    */
-  claimDatasetKeys(dataset: string, keys: string[]): Promise<Set<string>>;
+  claimNew(dataset: string, rows: Row[]): Promise<boolean[]>;
   /**
    * A value shared by every account, computed once per `period` (e.g. "2026-11" for monthly data):
    * returns the cached value of (`tool`, `key`, `period`) or computes, stores and returns it.
@@ -136,6 +136,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** The tool's rules and the decisions behind them, one sentence each; listed in docs/tools.md. */
   notes?: string[];
   columns: Column[];
+  /**
+   * The columns that identify a row (a place id, a listing URL, an email…): two rows with the same
+   * values in them are the same result. A named dataset keeps one row an identity and delivers only
+   * rows whose identity it has not delivered before when a run asks for only new rows (`src/datasets`);
+   * a row with none of them filled has no identity and is always new.
+   */
+  identity: string[];
   /**
    * The tool's own fields of the start answer (`extra` of describeStart, and the fields of its linked
    * runs), declared for the faces that type them (GraphQL's start payloads).

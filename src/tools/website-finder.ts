@@ -336,6 +336,7 @@ export const websiteFinderTool = defineTool({
       'A resumed run searches its domains again and skips the rows it already stored.',
   ],
   columns: WEBSITE_FINDER_COLUMNS,
+  identity: ['domain', 'email'],
   requested: (input) => input.domains.length,
   describeStart(input) {
     // Validated: every domain reads as one.

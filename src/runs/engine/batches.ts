@@ -2,6 +2,7 @@
  * The engine's batches: a runner's rows stored with their cost and the run's new counts, and announced,
  * in one transaction; a last batch stored with the run's end.
  */
+import { recordDelivered } from '../../datasets/index.ts';
 import { eq, sql } from 'drizzle-orm';
 import type { Transaction } from '../../../db/client.ts';
 import { runTable, type Run, type RunStatus } from '../../../db/tables/runs.ts';
@@ -29,6 +30,10 @@ export interface StoredBatch {
   message: string | undefined;
   billing: Billing;
   upstreamOffset?: number;
+  /** Rows the run's dataset delivered before, skipped since the runner's first row (cumulative). */
+  skippedDelivered?: number;
+  /** The identities of `rows`, in order, when the run adds its rows to a named dataset. */
+  identities?: (string | null)[];
 }
 
 /**
@@ -38,7 +43,7 @@ export interface StoredBatch {
  * takes the run over reads on from the rows stored.
  */
 async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promise<Run | undefined> {
-  const { firstSeq, rows, handled, message, billing, upstreamOffset } = batch;
+  const { firstSeq, rows, handled, message, billing, upstreamOffset, skippedDelivered, identities } = batch;
   // The batch travels as one JSON parameter (not three per row); each element is stored as written.
   const insert =
     rows.length > 0
@@ -56,6 +61,9 @@ async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promis
       chargedMicros: billing.chargedMicros,
       billedUnits: billing.billedUnits,
       ...(upstreamOffset === undefined ? {} : { upstreamOffset }),
+      ...(skippedDelivered === undefined
+        ? {}
+        : { skippedDelivered: sql`greatest(${runTable.skippedDelivered}, ${skippedDelivered})` }),
       // A cancel in progress keeps its message.
       ...(message === undefined
         ? {}
@@ -66,7 +74,11 @@ async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promis
     })
     .where(eq(runTable.id, run.id))
     .returning();
-  const [, [updated]] = await Promise.all([insert, update]);
+  const delivered =
+    run.datasetName && identities && rows.length > 0
+      ? recordDelivered(tx, run.accountId, run.datasetName, run.id, firstSeq, identities)
+      : undefined;
+  const [, [updated]] = await Promise.all([insert, update, delivered]);
   return updated;
 }
 

@@ -6,7 +6,8 @@ import { eq } from 'drizzle-orm';
 import { runTable } from '../../../db/tables/runs.ts';
 import type { Core } from '../../core.ts';
 import { getTool } from '../../tools/index.ts';
-import type { Row, RunBatch } from '../../tools/types.ts';
+import type { Row, RunBatch, RunStore } from '../../tools/types.ts';
+import { identityOf } from '../../datasets/index.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from '../../shared/errors.ts';
 import { formatDollars } from '../../billing/money.ts';
 import { observeFirstRow, upstreamErrors } from '../../shared/metrics.ts';
@@ -22,6 +23,25 @@ import { handBack, runTimeLimitSecs, watchStops } from './stops.ts';
 /** What the engine needs of the core: each of its systems takes the part it uses. */
 export type EngineDeps = Pick<Core, 'db' | 'events' | 'logger' | 'sources' | 'config'> &
   Partial<Pick<Core, 'upstream'>>;
+
+/**
+ * A runner's batches without the rows the run's dataset delivered before (their identities claimed for
+ * this run first, src/datasets): each batch says how many were skipped so far, from `before`.
+ */
+async function* newRowsOnly<B extends RunBatch>(
+  batches: AsyncIterable<B>,
+  store: RunStore,
+  dataset: string,
+  before: number,
+): AsyncGenerator<B & { skippedDelivered: number }> {
+  let skipped = before;
+  for await (const batch of batches) {
+    const fresh = batch.rows.length > 0 ? await store.claimNew(dataset, batch.rows) : [];
+    const rows = batch.rows.filter((_, i) => fresh[i]);
+    skipped += batch.rows.length - rows.length;
+    yield { ...batch, rows, skippedDelivered: skipped };
+  }
+}
 
 const INTERNAL_FAILURE = 'The run failed because of an internal error. Results produced so far were kept.';
 
@@ -80,24 +100,29 @@ export async function executeRun(
   };
   try {
     const input = tool.input.parse(run.input);
-    const store = runStore(deps.db, run.accountId, run.id);
+    const store = runStore(deps.db, run.accountId, run.id, tool);
     const startedAt = run.startedAt ?? run.createdAt;
     stops.checkDeadline();
     if (!stops.reason) {
       if (upstream instanceof UpstreamUnavailableError) throw upstream;
-      const batches: AsyncIterator<RunBatch & { offset?: number }> = (
-        upstream
-          ? upstream.batches(input, stops.signal)
-          : tool.run({
-              runId,
-              accountId: run.accountId,
-              input,
-              sources: deps.sources,
-              store,
-              startedAt,
-              startAt,
-              signal: stops.signal,
-            })
+      const produced: AsyncIterable<RunBatch & { offset?: number }> = upstream
+        ? upstream.batches(input, stops.signal)
+        : tool.run({
+            runId,
+            accountId: run.accountId,
+            input,
+            sources: deps.sources,
+            store,
+            startedAt,
+            startAt,
+            signal: stops.signal,
+          });
+      // A runner replays from its first row, so its skipped rows are counted again from none; an upstream run
+      // reads on, so from those counted before.
+      const batches: AsyncIterator<RunBatch & { offset?: number; skippedDelivered?: number }> = (
+        run.datasetName && run.onlyNew
+          ? newRowsOnly(produced, store, run.datasetName, upstream ? run.skippedDelivered : 0)
+          : produced
       )[Symbol.asyncIterator]();
       // A stop does not wait for the runner: a source call that hangs cannot hold a run past a cancel or its time
       // limit.
@@ -135,6 +160,8 @@ export async function executeRun(
           message: batch.message,
           billing,
           upstreamOffset: batch.offset,
+          skippedDelivered: batch.skippedDelivered,
+          ...(run.datasetName ? { identities: rows.map((row) => identityOf(tool, row)) } : {}),
         };
         // Not an upstream run's: its end waits on the upstream run's stop and cost, after the loop.
         endedWithBatch = batch.last === true && !holdUsedUp && !upstream;

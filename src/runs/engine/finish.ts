@@ -3,6 +3,7 @@
  * its slot freed for the account's next run, its end announced and its webhooks queued, in one
  * transaction.
  */
+import { releaseUndelivered } from '../../datasets/index.ts';
 import { eq, sql } from 'drizzle-orm';
 import type { Transaction } from '../../../db/client.ts';
 import { runTable, type Run, type RunStatus, type RunStopReason } from '../../../db/tables/runs.ts';
@@ -87,8 +88,10 @@ export async function finishRunInTx(
     : locked.chargedMicros;
   if (deps.config.enforceLimits && charge > holdTotal) charge = holdTotal;
   // Sent together: none needs another's result (the wallet's changes add up in any order).
-  const [, , endedRows] = await Promise.all([
+  const [, , , endedRows] = await Promise.all([
     locked.status === 'RUNNING' || locked.status === 'ABORTING' ? releaseRunSlot(tx, locked.accountId) : undefined,
+    // Identities claimed for rows the run never stored (its hold used up, a stop) go back to the dataset.
+    locked.onlyNew ? releaseUndelivered(tx, locked.id) : undefined,
     settleHold(tx, locked.accountId, locked.id, hold, charge),
     tx
       .update(runTable)

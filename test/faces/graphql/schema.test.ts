@@ -151,6 +151,8 @@ describe('connections', () => {
         'WebhookDeliveryConnection',
         ...['ApiKeyConnection', 'ConsoleSessionConnection', 'InvitationConnection', 'MembershipConnection'],
         'ConnectedAppConnection',
+        'DatasetConnection',
+        'DatasetRowConnection',
       ].sort(),
     );
     for (const connection of connections) {
@@ -225,6 +227,7 @@ describe('global object identification', () => {
       'Company',
       'ConnectedApp',
       'ConsoleSession',
+      'Dataset',
       'Invitation',
       'Lead',
       'LedgerEntry',

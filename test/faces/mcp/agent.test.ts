@@ -89,8 +89,10 @@ describe('every tool', () => {
       ...TOOLS.filter((tool) => !tool.linkedOnly).map(
         (tool) => [tool.mcp.name, tool.example as Record<string, unknown>] as const,
       ),
+      // The map scraper's run names the dataset the dataset tools' examples read, clear and delete.
+      ['scrape_maps', { ...(mapsTool.example as Record<string, unknown>), datasetName: 'dentists' }],
       ...ENDPOINTS.flatMap((e) =>
-        e.mcp ? [[e.mcp.tool, (e.rest.example ?? {}) as Record<string, unknown>] as const] : [],
+        e.mcp ? [[e.mcp.tool, (e.mcp.example ?? e.rest.example ?? {}) as Record<string, unknown>] as const] : [],
       ),
     ]);
     const called: string[] = [];

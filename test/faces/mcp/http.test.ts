@@ -95,9 +95,9 @@ describe('MCP over Streamable HTTP at /mcp', () => {
       expect(listed!.title).toBe(tool.title);
       expect(listed!.description).toContain(tool.price.text);
       const { $schema: _, ...fromRegistry } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' });
-      // The tool's own arguments, and those of every start.
+      // The tool's own arguments, and those of every start (the dataset's once, where the tool has its own).
       expect(Object.keys(listed!.inputSchema.properties!)).toEqual([
-        ...Object.keys((fromRegistry as { properties: object }).properties),
+        ...new Set([...Object.keys((fromRegistry as { properties: object }).properties), 'datasetName', 'onlyNew']),
         'waitSecs',
         'idempotencyKey',
         'fields',

@@ -488,4 +488,30 @@ describe('real responses match the declared schemas', () => {
     expect((await api('delete', '/api/v1/webhooks/{id}', { key, url: `/api/v1/webhooks/${id}` })).status).toBe(204);
     expect((await api('delete', '/api/v1/webhooks/{id}', { key, url: `/api/v1/webhooks/${id}` })).status).toBe(404);
   });
+
+  it('the dataset routes', async () => {
+    const started = await api('post', '/api/v1/scrape/email-validator', {
+      key,
+      body: { emails: ['ann@example.com'], datasetName: 'checked', onlyNew: true },
+    });
+    expect(started.status).toBe(200);
+    await t.waitForRun(key, started.body.runId);
+    expect((await api('get', '/api/v1/datasets', { key })).body.datasets).toHaveLength(1);
+    const one = (url: string) => ({ key, url });
+    expect((await api('get', '/api/v1/datasets/{id}', one('/api/v1/datasets/checked'))).status).toBe(200);
+    expect((await api('get', '/api/v1/datasets/{id}', one('/api/v1/datasets/nope'))).status).toBe(404);
+    const rows = await api('get', '/api/v1/datasets/{id}/rows', one('/api/v1/datasets/checked/rows?limit=10'));
+    expect(rows.body.rows).toHaveLength(1);
+    const badRows = await api('get', '/api/v1/datasets/{id}/rows', one('/api/v1/datasets/checked/rows?limit=5000'));
+    expect(badRows.status).toBe(400);
+    const file = await api('get', '/api/v1/datasets/{id}/export', one('/api/v1/datasets/checked/export?format=json'));
+    expect(file.body).toEqual(rows.body.rows);
+    const badFile = await api('get', '/api/v1/datasets/{id}/export', one('/api/v1/datasets/checked/export?format=xml'));
+    expect(badFile.status).toBe(400);
+    expect((await api('post', '/api/v1/datasets/{id}/clear', one('/api/v1/datasets/checked/clear'))).body).toEqual({
+      forgotten: 1,
+    });
+    expect((await api('delete', '/api/v1/datasets/{id}', one('/api/v1/datasets/checked'))).status).toBe(204);
+    expect((await api('post', '/api/v1/datasets/{id}/clear', one('/api/v1/datasets/checked/clear'))).status).toBe(404);
+  });
 });
