@@ -11,6 +11,7 @@ import './catalog/databases.ts';
 import './catalog/enrichment.ts';
 import './webhooks.ts';
 import './datasets.ts';
+import './workflows.ts';
 import './identity/users.ts';
 import './identity/members.ts';
 import './identity/keys.ts';

@@ -95,7 +95,7 @@ builder.scalarType('Decimal', {
 });
 
 builder.scalarType('JSON', {
-  description: 'Any JSON value; only `Run.input`, the input a run was started with, uses it.',
+  description: 'Any JSON value: the input a run was started with (`Run.input`) or a saved task keeps (`Task.input`).',
   serialize: (value) => value,
   parseValue: (value) => value,
 });

@@ -22,11 +22,14 @@ const EVENT_TEXT: Record<DeliveryEvent, string> = {
   'run.failed': 'A run ended FAILED.',
   'run.aborted': 'A run ended ABORTED.',
   'run.timed_out': 'A run ended TIMED_OUT.',
+  'schedule.paused': 'A schedule paused itself: its account could not pay, or its plan no longer allows the tool.',
   'webhook.test': 'A test event, sent by `sendTestWebhook` only; not one to subscribe to (`createWebhook` refuses it).',
 };
 
 const WebhookEventEnum = builder.enumType('WebhookEvent', {
-  description: 'How a run ended, or the test event; the `type` of the event POSTed (`run.succeeded` is RUN_SUCCEEDED).',
+  description:
+    'How a run ended, a schedule paused, or the test event; the `type` of the event POSTed ' +
+    '(`run.succeeded` is RUN_SUCCEEDED).',
   values: Object.fromEntries(
     DELIVERY_EVENTS.map((e) => [e.replace('.', '_').toUpperCase(), { value: e, description: EVENT_TEXT[e] }]),
   ) as Record<string, { value: DeliveryEvent; description: string }>,

@@ -9,6 +9,7 @@ import { mailPasswordReset } from '../src/accounts/password-reset.ts';
 import { JOBS, type JobPayloads } from '../src/workers/jobs.ts';
 import { coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { waitForDatabase } from '../src/database.ts';
+import { fireDueSchedules } from '../src/workflows/schedules.ts';
 
 declare global {
   namespace GraphileWorker {
@@ -102,6 +103,18 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
       const settle = () => settleUpstreamCost({ db: core.db, engine: core.upstream }, payload.runId);
       await throughOutages(core, shutdown, `upstream cost of run ${payload.runId}`, settle, false);
     },
+    [JOBS.fireSchedules]: async (_payload, helpers) => {
+      await throughOutages(
+        core,
+        shutdown,
+        'schedules',
+        async () => {
+          const fired = await fireDueSchedules(core, core.clock());
+          if (fired.length > 0) helpers.logger.info(`schedules: ${fired.length} ticks fired`);
+        },
+        false,
+      );
+    },
     [JOBS.housekeeping]: async (_payload, helpers) => {
       await throughOutages(
         core,
@@ -121,5 +134,8 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
   };
 }
 
-/** Cron schedule (graphile-worker crontab): housekeeping every hour, at minute 7. */
-export const CRONTAB = `7 * * * * ${JOBS.housekeeping}\n`;
+/**
+ * Cron schedule (graphile-worker crontab, each entry fired once a minute across every worker):
+ * housekeeping every hour, at minute 7; the account schedules' ticks every minute.
+ */
+export const CRONTAB = `7 * * * * ${JOBS.housekeeping}\n* * * * * ${JOBS.fireSchedules}\n`;

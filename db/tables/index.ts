@@ -1,5 +1,6 @@
 export * from './accounts.ts';
 export * from './runs.ts';
+export * from './workflows.ts';
 export * from './datasets.ts';
 export * from './limits.ts';
 export * from './leads.ts';

@@ -4,7 +4,13 @@ import { accountTable } from './accounts.ts';
 import { runTable } from './runs.ts';
 
 /** Events a webhook may subscribe to: one per way a run ends. */
-export const WEBHOOK_EVENTS = ['run.succeeded', 'run.failed', 'run.aborted', 'run.timed_out'] as const;
+export const WEBHOOK_EVENTS = [
+  'run.succeeded',
+  'run.failed',
+  'run.aborted',
+  'run.timed_out',
+  'schedule.paused',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /**

@@ -13,6 +13,7 @@ import { type AccountDataset, accountDatasetTable, datasetItemTable } from '../.
 import type { Row, ToolDefinition } from '../tools/types.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
+import { unstorable } from '../shared/params.ts';
 
 export const newDatasetId = () => `ds_${randomBase62(16)}`;
 
@@ -138,6 +139,7 @@ export function releaseUndelivered(tx: Transaction, runId: string) {
 
 /** An account's dataset by id (`ds_…`) or name; 404 `dataset_not_found` when it has none. */
 export async function findDataset(db: Database, accountId: string, idOrName: string): Promise<AccountDataset> {
+  if (unstorable(idOrName)) throw new AppError(404, 'dataset_not_found', 'The account has no such dataset.');
   const [dataset] = await db
     .select()
     .from(accountDatasetTable)

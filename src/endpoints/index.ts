@@ -11,6 +11,19 @@ import {
   listDatasetRows,
 } from './api/datasets.ts';
 import {
+  createSavedTask,
+  createTaskSchedule,
+  deleteSavedTask,
+  deleteTaskSchedule,
+  getSavedTask,
+  getTaskSchedule,
+  listSavedTasks,
+  listTaskSchedules,
+  pauseTaskSchedule,
+  resumeTaskSchedule,
+  startSavedTask,
+} from './api/workflows.ts';
+import {
   createAccountWebhook,
   deleteAccountWebhook,
   listAccountWebhooks,
@@ -43,4 +56,15 @@ export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   listDatasetRows,
   clearAccountDataset,
   deleteAccountDataset,
+  createSavedTask,
+  listSavedTasks,
+  getSavedTask,
+  startSavedTask,
+  createTaskSchedule,
+  listTaskSchedules,
+  getTaskSchedule,
+  pauseTaskSchedule,
+  resumeTaskSchedule,
+  deleteTaskSchedule,
+  deleteSavedTask,
 ] as never;

@@ -275,6 +275,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
       { name: 'Enrichment', description: 'Match rows against the databases.' },
       { name: 'Webhooks', description: 'Be told when runs end.' },
       { name: 'Datasets', description: 'Rows kept across runs, one a result; only new rows delivered.' },
+      { name: 'Workflows', description: 'Saved tasks and the schedules that fire them.' },
       { name: 'Meta', description: 'This document.' },
     ],
     paths,

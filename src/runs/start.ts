@@ -139,6 +139,7 @@ async function createRun(
   parentRunId: string | null,
   webhook?: { url: string; secret: string },
   dataset?: DatasetChoice,
+  origin: RunOrigin = {},
 ): Promise<{ run: RunSnapshot; heldMicros: bigint }> {
   const { tool, input, requested, estimated } = plan;
   const id = newRunId();
@@ -167,6 +168,8 @@ async function createRun(
       webhookSecret: webhook?.secret ?? null,
       datasetName: dataset?.name ?? null,
       onlyNew: dataset?.onlyNew ?? false,
+      taskId: origin.taskId ?? null,
+      scheduleId: origin.scheduleId ?? null,
     })
     .returning()
     // Prepared: the statement is parsed once per connection.
@@ -261,6 +264,7 @@ export function prepareStart(
   toolName: string,
   raw: unknown,
   limits: StartLimits = {},
+  origin: RunOrigin = {},
 ): PreparedStart {
   const tool = getTool(toolName);
   // Text Postgres cannot hold (NUL, unpaired surrogates), anywhere in the input, is refused first.
@@ -278,7 +282,7 @@ export function prepareStart(
   const webhookGuarded = webhook?.guarded(core.network.guard);
   return async (tx) => {
     await webhookGuarded;
-    const { run, heldMicros } = await createRun(core, tx, principal.accountId, main, null, webhook, dataset);
+    const { run, heldMicros } = await createRun(core, tx, principal.accountId, main, null, webhook, dataset, origin);
     const extra: Record<string, unknown> = {};
     for (const { link, plan } of linked) {
       const linkedRun = await createRun(core, tx, principal.accountId, plan, run.id);
@@ -293,6 +297,12 @@ export function prepareStart(
       },
     };
   };
+}
+
+/** Where a run came from besides a caller's start: the saved task it runs, the schedule that fired it. */
+export interface RunOrigin {
+  taskId?: string;
+  scheduleId?: string;
 }
 
 /** What a caller may bound a start by, beyond its input. */
@@ -338,10 +348,10 @@ export async function startRun(
   principal: Principal,
   toolName: string,
   raw: unknown,
-  options: StartLimits & { idempotencyKey?: string } = {},
+  options: StartLimits & { idempotencyKey?: string; origin?: RunOrigin } = {},
 ): Promise<StartedRun> {
-  const { idempotencyKey, ...limits } = options;
-  const prepare = () => prepareStart(core, principal, toolName, raw, limits);
+  const { idempotencyKey, origin, ...limits } = options;
+  const prepare = () => prepareStart(core, principal, toolName, raw, limits, origin);
   if (idempotencyKey === undefined)
     return (await idempotentWrite(core, { principal, key: undefined, scope: toolName }, prepare)).body;
   const scope = `POST ${getTool(toolName).rest.path}`;

@@ -12,6 +12,7 @@ export const TOOLSETS = {
   database: 'The lead database and public records: people, companies, properties, court records.',
   runs: 'Status, rows, cancellation and quotes of the runs the other tools start.',
   datasets: 'Named datasets: rows kept across runs, one a result, and only new rows delivered.',
+  workflows: 'Saved tasks and the schedules that fire them.',
   account: 'The wallet: balance and allowances.',
 } as const;
 

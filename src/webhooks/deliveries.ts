@@ -278,6 +278,35 @@ export async function queueRunWebhooks(
 
 const newDeliveryId = () => `msg_${randomBase62(24)}`;
 
+/**
+ * Queues the deliveries of an account event that is not a run's end (`schedule.paused`), in the
+ * caller's transaction: one per account webhook subscribed to it.
+ */
+export async function queueAccountEvent(
+  tx: Transaction,
+  accountId: string,
+  event: Exclude<WebhookEvent, `run.${string}`>,
+  payload: Record<string, unknown>,
+) {
+  const hooks = await tx
+    .select({ id: webhookTable.id, url: webhookTable.url })
+    .from(webhookTable)
+    .where(and(eq(webhookTable.accountId, accountId), sql`${event} = any(${webhookTable.events})`));
+  if (hooks.length === 0) return;
+  await queueDeliveries(
+    tx,
+    hooks.map((hook) => ({
+      id: newDeliveryId(),
+      accountId,
+      webhookId: hook.id,
+      runId: null,
+      event,
+      url: hook.url,
+      payload,
+    })),
+  );
+}
+
 /** Logs deliveries and adds a `deliver_webhook` job for each, in the caller's transaction. */
 async function queueDeliveries(
   tx: Transaction,

@@ -22,6 +22,8 @@ export const JOBS = {
    * when the run ended before its cost was final.
    */
   settleUpstreamCost: 'settle_upstream_cost',
+  /** Fires the schedules due now (workflows/schedules.ts), from the crontab every minute. */
+  fireSchedules: 'fire_schedules',
 } as const;
 
 export interface JobPayloads {
@@ -31,4 +33,5 @@ export interface JobPayloads {
   [JOBS.applyStripeEvent]: { eventId: string };
   [JOBS.sendPasswordReset]: { email: string };
   [JOBS.settleUpstreamCost]: { runId: string };
+  [JOBS.fireSchedules]: Record<string, never>;
 }
