@@ -13,6 +13,7 @@ import {
   startSavedTask,
 } from '../src/endpoints/api/workflows.ts';
 import { graphqlFieldOf } from '../src/endpoints/define.ts';
+import type { ScheduleEvent } from '../src/events/topics.ts';
 import type { StartedRun } from '../src/runs/start.ts';
 import { ValidationError } from '../src/shared/errors.ts';
 import {
@@ -26,6 +27,7 @@ import {
 } from '../src/workflows/schedules.ts';
 import { createTask, deleteTask, findTask, listTasks, startTask } from '../src/workflows/tasks.ts';
 import { builder } from './builder.ts';
+import type { GraphQLContext } from './context.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
 import { NodeRef, registerNode } from './node.ts';
@@ -87,7 +89,7 @@ const ScheduleFireRef = builder.objectRef<ScheduleFire>('ScheduleFire').implemen
 
 const ScheduleFireConnectionRef = connectionType<ScheduleFire>('ScheduleFire', ScheduleFireRef, {
   description: 'A page of a schedule’s ticks, newest first.',
-  totalCount: 'Ticks on this page (the log is read newest first, at most 100).',
+  totalCount: 'Ticks on this page.',
 });
 
 export const ScheduleRef = builder.objectRef<Schedule>('Schedule');
@@ -125,13 +127,21 @@ ScheduleRef.implement({
     fires: t.field({
       type: ScheduleFireConnectionRef,
       description: 'Its ticks, newest first.',
-      args: { first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_PAGE, 20) }) },
+      args: {
+        first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_PAGE, 20) }),
+        after: t.arg.string({ description: AFTER_DESCRIPTION }),
+      },
+      complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 20, MAX_PAGE) }),
       resolve: async (s, args, ctx) => {
-        const fires = await scheduleFires(ctx.core.db, s.id, pageSize(args.first, { max: MAX_PAGE, byDefault: 20 }));
-        return connectionOf(fires, {
+        const limit = pageSize(args.first, { max: MAX_PAGE, byDefault: 20 });
+        const before = args.after ? new Date(args.after) : undefined;
+        if (before && Number.isNaN(before.getTime()))
+          throw new ValidationError([{ path: 'after', message: 'not a cursor returned by this API' }]);
+        const fires = await scheduleFires(ctx.core.db, s.id, limit + 1, before);
+        return connectionOf(fires.slice(0, limit), {
           cursorOf: (f) => f.tick.toISOString(),
-          hasNextPage: false,
-          totalCount: fires.length,
+          hasNextPage: fires.length > limit,
+          totalCount: fires.length > limit ? limit : fires.length,
         });
       },
     }),
@@ -369,5 +379,61 @@ builder.mutationField(graphqlFieldOf(deleteTaskSchedule), (t) =>
         await deleteSchedule(ctx.core.db, ctx.principal.accountId, schedule.id);
         return { deletedId: schedule.id };
       }),
+  }),
+);
+
+const ScheduleEventKindEnum = builder.enumType('ScheduleEventKind', {
+  description: 'What happened to a schedule.',
+  values: {
+    PAUSED: {
+      value: 'paused',
+      description: 'It paused itself: its account could not pay, or its plan no longer allows the tool.',
+    },
+  } as const,
+});
+
+const ScheduleEventRef = builder.objectRef<ScheduleEvent>('ScheduleEvent').implement({
+  description: 'A change of one of the account’s schedules (the webhook event `schedule.paused`).',
+  fields: (t) => ({
+    kind: t.field({ type: ScheduleEventKindEnum, description: 'What happened.', resolve: (e) => e.kind }),
+    reason: t.exposeString('reason', { description: 'Why, in words.' }),
+    at: t.field({ type: 'DateTime', description: 'When.', resolve: (e) => e.at }),
+    schedule: t.field({
+      type: ScheduleRef,
+      nullable: true,
+      description: 'The schedule as it is now; null once deleted.',
+      resolve: (e, _, ctx) => findSchedule(ctx.core.db, ctx.principal.accountId, e.scheduleId).catch(() => null),
+    }),
+  }),
+});
+
+/** The account's paused schedules as events, then its schedules' events as they come. */
+async function* pausedThenLive(core: GraphQLContext['core'], accountId: string): AsyncGenerator<ScheduleEvent> {
+  // Following first: a schedule that pauses while the paused ones are read is heard, not missed.
+  const live = await core.events.subscribe('scheduleEvents', accountId);
+  try {
+    for (const schedule of await listSchedules(core.db, accountId))
+      if (schedule.pausedAt)
+        yield {
+          kind: 'paused',
+          scheduleId: schedule.id,
+          taskId: schedule.taskId,
+          reason: schedule.pausedReason ?? '',
+          at: schedule.pausedAt.toISOString(),
+        };
+    yield* live;
+  } finally {
+    await live.return();
+  }
+}
+
+builder.subscriptionField('scheduleEvents', (t) =>
+  t.field({
+    type: ScheduleEventRef,
+    description:
+      'The account’s schedules: those paused now first, then each that pauses itself from now on, from any worker ' +
+      'process.',
+    subscribe: (_, __, ctx) => pausedThenLive(ctx.core, ctx.principal.accountId),
+    resolve: (event) => event,
   }),
 );

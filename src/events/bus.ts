@@ -11,7 +11,14 @@ import { observeEventFanout, observeRunChange } from '../shared/metrics.ts';
 import type { RunSnapshot } from '../runs/view.ts';
 import { listenAcrossRestarts } from './listen.ts';
 import { resync } from './resync.ts';
-import { listenLocally, LocalTopics, type RunEventKind, type Subscription, type Topics } from './topics.ts';
+import {
+  listenLocally,
+  LocalTopics,
+  type RunEventKind,
+  type ScheduleEvent,
+  type Subscription,
+  type Topics,
+} from './topics.ts';
 import { setUnder } from '../shared/maps.ts';
 
 export interface EventBus {
@@ -40,6 +47,8 @@ export interface EventBus {
    * published.
    */
   published(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): void;
+  /** Publishes a schedule's event to its account's followers once `tx` commits. */
+  publishSchedule(tx: Executor, accountId: string, event: ScheduleEvent): Promise<void>;
   /**
    * Hears channels of another component of this process (graphile-worker's `jobs:insert`) on the bus's
    * listening session, so the process has one: Postgres wakes every listening session of the database
@@ -96,6 +105,14 @@ interface Envelope {
   at: number;
 }
 
+/** A schedule's event on its account's channel, beside the runs'. */
+interface ScheduleEnvelope {
+  schedule: ScheduleEvent;
+  accountId: string;
+  origin: string;
+  at: number;
+}
+
 export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): EventBus {
   const target = new LocalTopics();
   // Every subscriber of a run listens on its topic: many listeners are the normal case, not a leak.
@@ -135,8 +152,13 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
       for (const onNotify of hearers) onNotify(channel, payload);
       return;
     }
-    const e = JSON.parse(payload) as Envelope;
-    observeEventFanout(e.at);
+    const parsed = JSON.parse(payload) as Envelope | ScheduleEnvelope;
+    observeEventFanout(parsed.at);
+    if ('schedule' in parsed) {
+      target.scheduleEvents(parsed.accountId, parsed.schedule);
+      return;
+    }
+    const e = parsed;
     if (channel === CONTROL_CHANNEL) {
       // A control bus hears a cancel's topics on this one channel; its own cancel it has handed over.
       if (e.origin === origin) return;
@@ -158,7 +180,7 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
       if (control) return events;
       let unfollow: () => void;
       try {
-        unfollow = await listening.follow(topic === 'runProgress' ? runChannel(id) : accountChannel(id));
+        unfollow = await listening.follow(topic === 'runProgress' ? runChannel(id) : accountChannel(id as string));
       } catch (err) {
         await events.return();
         throw err;
@@ -182,6 +204,11 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
     },
     runNotification: notification,
     published,
+    async publishSchedule(tx: Executor, accountId: string, event: ScheduleEvent) {
+      const envelope: ScheduleEnvelope = { schedule: event, accountId, origin, at: Date.now() };
+      await tx.execute(dsql`select pg_notify(${accountChannel(accountId)}, ${JSON.stringify(envelope)})`);
+      if (control) afterCommit(tx, () => target.scheduleEvents(accountId, event));
+    },
     async hear(channels, onNotify) {
       const unfollows: (() => void)[] = [];
       const stop = () => {

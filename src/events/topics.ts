@@ -15,7 +15,18 @@ export type Topics = {
   runProgress: [runId: string, snapshot: RunSnapshot];
   /** Every run of one account: created, progress, finished. */
   runEvents: [accountId: string, event: RunEvent];
+  /** The schedules of one account: paused by themselves (src/workflows/schedules.ts). */
+  scheduleEvents: [accountId: string, event: ScheduleEvent];
 };
+
+/** A schedule paused itself: its account could not pay, or its plan no longer allows its tool. */
+export interface ScheduleEvent {
+  kind: 'paused';
+  scheduleId: string;
+  taskId: string;
+  reason: string;
+  at: string;
+}
 
 export type RunEventKind = 'created' | 'progress' | 'finished';
 
@@ -57,6 +68,11 @@ export class LocalTopics extends EventTarget {
   }
 
   /** A run's change to the subscribers of its account's topic. */
+  /** A schedule's event to the subscribers of its account's schedules. */
+  scheduleEvents(accountId: string, event: ScheduleEvent) {
+    this.dispatchEvent(new CustomEvent(`scheduleEvents:${accountId}`, { detail: event }));
+  }
+
   runEvents(accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {
     this.dispatchEvent(
       new CustomEvent(`runEvents:${accountId}`, { detail: { kind, run: snapshot } satisfies RunEvent }),

@@ -8,7 +8,7 @@
  * tool its plan no longer allows, pauses the schedule with the reason and emits `schedule.paused`.
  */
 import { Cron } from 'croner';
-import { and, desc, eq, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database } from '../../db/client.ts';
 import { accountTable } from '../../db/tables/accounts.ts';
@@ -164,12 +164,17 @@ export async function deleteSchedule(db: Database, accountId: string, ref: strin
   await db.delete(scheduleTable).where(eq(scheduleTable.id, schedule.id));
 }
 
-/** A schedule's ticks, newest first (at most `limit`). */
-export async function scheduleFires(db: Database, scheduleId: string, limit = 20): Promise<ScheduleFire[]> {
+/** A schedule's ticks, newest first (at most `limit`), before the tick `before` when given. */
+export async function scheduleFires(
+  db: Database,
+  scheduleId: string,
+  limit = 20,
+  before?: Date,
+): Promise<ScheduleFire[]> {
   return db
     .select()
     .from(scheduleFireTable)
-    .where(eq(scheduleFireTable.scheduleId, scheduleId))
+    .where(and(eq(scheduleFireTable.scheduleId, scheduleId), before ? lt(scheduleFireTable.tick, before) : undefined))
     .orderBy(desc(scheduleFireTable.tick))
     .limit(limit);
 }
@@ -255,7 +260,7 @@ async function fireOnce(core: StartDeps & Pick<Core, 'logger'>, schedule: Schedu
   }
 }
 
-/** Pauses a schedule for a reason, and tells the account's webhooks (`schedule.paused`). */
+/** Pauses a schedule for a reason, and tells the account's webhooks and subscribers (`schedule.paused`). */
 async function pause(core: StartDeps, schedule: Schedule, reason: string, now: Date) {
   await core.db.transaction(async (tx) => {
     await tx
@@ -266,6 +271,13 @@ async function pause(core: StartDeps, schedule: Schedule, reason: string, now: D
       type: 'schedule.paused',
       timestamp: now.toISOString(),
       data: { scheduleId: schedule.id, taskId: schedule.taskId, reason },
+    });
+    await core.events.publishSchedule(tx, schedule.accountId, {
+      kind: 'paused',
+      scheduleId: schedule.id,
+      taskId: schedule.taskId,
+      reason,
+      at: now.toISOString(),
     });
   });
 }

@@ -260,7 +260,7 @@ describe('webhooks: managed within the caller’s account', () => {
     });
     expect(created).toMatchObject({
       url: 'https://hooks.example.com/a',
-      events: ['run.succeeded', 'run.failed', 'run.aborted', 'run.timed_out'],
+      events: ['run.succeeded', 'run.failed', 'run.aborted', 'run.timed_out', 'schedule.paused'],
       description: 'main',
     });
     expect(created.id).toMatch(/^wh_[A-Za-z0-9]{16}$/);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapsTool } from '../../src/tools/maps.ts';
 import { fireDueSchedules, nextTick } from '../../src/workflows/schedules.ts';
 import { appWithAccount, type TestApp } from '../helpers/app.ts';
+import { collect, disposeClients, wsClient } from '../helpers/ws.ts';
 import { chargedMicros } from '../helpers/runs.ts';
 
 /**
@@ -18,7 +19,10 @@ let key: string;
 let accountId: string;
 
 beforeAll(async () => ({ t, key, accountId } = await appWithAccount({ account: { creditsMicros: 50_000_000n } })));
-afterAll(() => t?.stop());
+afterAll(async () => {
+  disposeClients();
+  await t?.stop();
+});
 
 const core = () => t.app.core;
 const fire = (now: Date) => fireDueSchedules(core(), now);
@@ -158,6 +162,24 @@ describe('schedules', () => {
       body: { task: 'unpaid', cron: '0 8 * * *' },
     });
     const tick = new Date(made.body.schedule.nextFireAt);
+    // A subscriber of the account's schedule events hears it too, after the schedules paused already.
+    const other = await t.request('POST', '/api/v1/schedules', {
+      key: poor.apiKey,
+      body: { task: 'unpaid', cron: '0 3 1 1 *' },
+    });
+    await t.request('POST', `/api/v1/schedules/${other.body.schedule.id}/pause`, { key: poor.apiKey });
+    const events = collect<{ kind: string; reason: string; schedule: { id: string; paused: boolean } }>(
+      wsClient(t.url, poor.apiKey),
+      'subscription { scheduleEvents { kind reason schedule { id paused } } }',
+      {},
+      'scheduleEvents',
+      (items) => items.length === 2,
+    );
+    expect(await events.first).toEqual({
+      kind: 'PAUSED',
+      reason: 'Paused by hand.',
+      schedule: { id: other.body.schedule.id, paused: true },
+    });
     const [paused] = (await fire(tick)).filter((r) => r.scheduleId === made.body.schedule.id);
     expect(paused).toMatchObject({ outcome: 'paused', reason: expect.stringMatching(/^The wallet cannot pay/) });
     const view = await t.request('GET', `/api/v1/schedules/${made.body.schedule.id}`, { key: poor.apiKey });
@@ -167,6 +189,12 @@ describe('schedules', () => {
     expect(delivery).toMatchObject({
       event: 'schedule.paused',
       payload: { type: 'schedule.paused', data: { scheduleId: made.body.schedule.id, reason: paused!.reason } },
+    });
+    const [, heard] = await events.done;
+    expect(heard).toEqual({
+      kind: 'PAUSED',
+      reason: paused!.reason,
+      schedule: { id: made.body.schedule.id, paused: true },
     });
     // A paused schedule does not fire; resumed, it goes on from the next tick to come.
     expect(

@@ -76,7 +76,7 @@ describe('names and scalars', () => {
     expect(bad).toEqual([]);
   });
 
-  it('JSON is used by Run.input alone', () => {
+  it('JSON is used by the inputs of runs and saved tasks alone (each a tool’s input, typed by its start mutation)', () => {
     const json = [
       ...fields
         .filter(({ field }) => getNamedType(field.type).name === 'JSON')
@@ -90,7 +90,7 @@ describe('names and scalars', () => {
         .filter(({ field }) => getNamedType(field.type).name === 'JSON')
         .map(({ type, field }) => `${type.name}.${field.name}`),
     ];
-    expect(json).toEqual(['Run.input']);
+    expect(json.sort()).toEqual(['CreateTaskInput.input', 'Mutation.startTask(input)', 'Run.input', 'Task.input']);
   });
 
   it('no Float is money: amounts of US dollars are Money (inputs included), other currencies Decimal', () => {
@@ -153,6 +153,9 @@ describe('connections', () => {
         'ConnectedAppConnection',
         'DatasetConnection',
         'DatasetRowConnection',
+        'TaskConnection',
+        'ScheduleConnection',
+        'ScheduleFireConnection',
       ].sort(),
     );
     for (const connection of connections) {
@@ -233,6 +236,8 @@ describe('global object identification', () => {
       'LedgerEntry',
       'Membership',
       'Run',
+      'Schedule',
+      'Task',
       'User',
       'Webhook',
       'WebhookDelivery',

@@ -514,4 +514,32 @@ describe('real responses match the declared schemas', () => {
     expect((await api('delete', '/api/v1/datasets/{id}', one('/api/v1/datasets/checked'))).status).toBe(204);
     expect((await api('post', '/api/v1/datasets/{id}/clear', one('/api/v1/datasets/checked/clear'))).status).toBe(404);
   });
+
+  it('the task and schedule routes', async () => {
+    const input = { emails: ['ann@example.com'] };
+    const task = await api('post', '/api/v1/tasks', { key, body: { name: 'check', tool: 'email-validator', input } });
+    expect(task.status).toBe(201);
+    const bad = await api('post', '/api/v1/tasks', { key, body: { name: 'x', tool: 'email-validator', input: {} } });
+    expect(bad.status).toBe(400);
+    expect((await api('get', '/api/v1/tasks', { key })).body.tasks).toHaveLength(1);
+    const one = (url: string, body?: unknown) => ({ key, url, ...(body ? { body } : {}) });
+    expect((await api('get', '/api/v1/tasks/{id}', one('/api/v1/tasks/check'))).status).toBe(200);
+    expect((await api('get', '/api/v1/tasks/{id}', one('/api/v1/tasks/nope'))).status).toBe(404);
+    const run = await api('post', '/api/v1/tasks/{id}/runs', one('/api/v1/tasks/check/runs', { input }));
+    expect(run.status).toBe(200);
+    await t.waitForRun(key, run.body.runId);
+    const made = await api('post', '/api/v1/schedules', { key, body: { task: 'check', cron: '0 9 * * 1' } });
+    expect(made.status).toBe(201);
+    expect((await api('post', '/api/v1/schedules', { key, body: { task: 'check', cron: 'x' } })).status).toBe(400);
+    const id = made.body.schedule.id as string;
+    expect((await api('get', '/api/v1/schedules', { key })).body.schedules).toHaveLength(1);
+    expect((await api('get', '/api/v1/schedules/{id}', one(`/api/v1/schedules/${id}`))).body.fires).toEqual([]);
+    expect((await api('post', '/api/v1/schedules/{id}/pause', one(`/api/v1/schedules/${id}/pause`))).status).toBe(200);
+    expect((await api('post', '/api/v1/schedules/{id}/resume', one(`/api/v1/schedules/${id}/resume`))).status).toBe(
+      200,
+    );
+    expect((await api('delete', '/api/v1/schedules/{id}', one(`/api/v1/schedules/${id}`))).status).toBe(204);
+    expect((await api('post', '/api/v1/schedules/{id}/pause', one(`/api/v1/schedules/${id}/pause`))).status).toBe(404);
+    expect((await api('delete', '/api/v1/tasks/{id}', one('/api/v1/tasks/check'))).status).toBe(204);
+  });
 });
