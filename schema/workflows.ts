@@ -141,7 +141,7 @@ ScheduleRef.implement({
         return connectionOf(fires.slice(0, limit), {
           cursorOf: (f) => f.tick.toISOString(),
           hasNextPage: fires.length > limit,
-          totalCount: fires.length > limit ? limit : fires.length,
+          totalCount: Math.min(limit, fires.length),
         });
       },
     }),
