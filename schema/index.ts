@@ -12,6 +12,7 @@ import './catalog/enrichment.ts';
 import './webhooks.ts';
 import './datasets.ts';
 import './workflows.ts';
+import './schedule-events.ts';
 import './identity/users.ts';
 import './identity/members.ts';
 import './identity/keys.ts';

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { COST_TEXTS, costLimit, MAX_COST_DESCRIPTION, maxCostUsdSchema } from '../src/runs/quote.ts';
 import { parseParams } from '../src/shared/params.ts';
 import type { ToolDefinition } from '../src/tools/types.ts';
+import { coerceInputValue, isInputType, type GraphQLSchema } from 'graphql';
+import { ValidationError } from '../src/shared/errors.ts';
 import { builder } from './builder.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
 import { RunRef } from './run.ts';
@@ -31,6 +33,7 @@ function defineToolMutation(tool: ToolDefinition) {
   const input = inputTypeOf(tool.input, tool.graphql.inputType, {
     description: `Input of ${tool.title}, as its REST start body (docs/tools.md).`,
   });
+  decoders.set(tool.name, { inputType: tool.graphql.inputType, decode: input.decode });
   const payload = builder.objectRef<StartPayload>(`${pascal(tool.graphql.mutation)}Payload`).implement({
     description: `What \`${tool.graphql.mutation}\` answers: the run started, or \`userErrors\`.`,
     fields: (t) => ({
@@ -124,6 +127,25 @@ function defineToolMutation(tool: ToolDefinition) {
         ),
     }),
   );
+}
+
+const decoders = new Map<string, { inputType: string; decode: (value: unknown) => unknown }>();
+
+/**
+ * A tool's input given as JSON in the shape of its start mutation's `input` (enum names and all), as its
+ * service takes it: coerced by the input type as a variable would be, then decoded. A value the type
+ * refuses is a user error at `field`, in GraphQL's words.
+ */
+export function decodeToolInput(schema: GraphQLSchema, tool: string, value: unknown, field: string[]): unknown {
+  const decoder = decoders.get(tool);
+  const type = decoder && schema.getType(decoder.inputType);
+  if (!decoder || !type || !isInputType(type)) throw new Error(`no start input type for ${tool}`);
+  const problems: { path: string; message: string }[] = [];
+  const coerced = coerceInputValue(value, type, (path, _invalid, error) =>
+    problems.push({ path: [...field, ...path.map(String)].join('.'), message: error.message }),
+  );
+  if (problems.length > 0) throw new ValidationError(problems);
+  return decoder.decode(coerced);
 }
 
 /** Start fields that are the mutation's own arguments, not fields of its `input`. */

@@ -13,7 +13,6 @@ import {
   startSavedTask,
 } from '../src/endpoints/api/workflows.ts';
 import { graphqlFieldOf } from '../src/endpoints/define.ts';
-import type { ScheduleEvent } from '../src/events/topics.ts';
 import type { StartedRun } from '../src/runs/start.ts';
 import { ValidationError } from '../src/shared/errors.ts';
 import {
@@ -27,11 +26,11 @@ import {
 } from '../src/workflows/schedules.ts';
 import { createTask, deleteTask, findTask, listTasks, startTask } from '../src/workflows/tasks.ts';
 import { builder } from './builder.ts';
-import type { GraphQLContext } from './context.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
 import { NodeRef, registerNode } from './node.ts';
 import { RunRef, ToolEnum } from './run.ts';
+import { decodeToolInput } from './tools.ts';
 
 const MAX_PAGE = 100;
 
@@ -45,7 +44,11 @@ TaskRef.implement({
     id: t.exposeID('id', { description: 'tsk_…: its global id.' }),
     name: t.exposeString('name', { description: 'Its name, unique in the account.' }),
     tool: t.field({ type: ToolEnum, description: 'The tool it runs.', resolve: (task) => task.tool }),
-    input: t.field({ type: 'JSON', description: 'The tool’s input it starts with.', resolve: (task) => task.input }),
+    input: t.field({
+      type: 'JSON',
+      description: 'The tool’s input it starts with, as REST and MCP take it (docs/tools.md).',
+      resolve: (task) => task.input,
+    }),
     datasetName: t.exposeString('datasetName', { nullable: true, description: 'The dataset its runs add rows to.' }),
     onlyNew: t.exposeBoolean('onlyNew', { description: 'Whether its runs deliver only rows new to the dataset.' }),
     createdAt: t.field({ type: 'DateTime', description: 'When it was saved.', resolve: (task) => task.createdAt }),
@@ -223,7 +226,11 @@ const TaskInputRef = builder.inputType('CreateTaskInput', {
   fields: (t) => ({
     name: t.string({ required: true, description: 'Its name, unique in the account.' }),
     tool: t.field({ type: ToolEnum, required: true, description: 'The tool it runs.' }),
-    input: t.field({ type: 'JSON', required: true, description: 'The tool’s input, as its start mutation takes it.' }),
+    input: t.field({
+      type: 'JSON',
+      required: true,
+      description: 'The tool’s input, as its start mutation’s `input` takes it (enum values by name).',
+    }),
     datasetName: t.string({ description: 'The dataset its runs add rows to.' }),
     onlyNew: t.boolean({ description: 'Its runs deliver only rows new to the dataset.' }),
   }),
@@ -249,10 +256,11 @@ builder.mutationField(graphqlFieldOf(createSavedTask), (t) =>
       'Saves a task. Its input is checked as a start would check it: user error VALIDATION_FAILED naming the field; ' +
       'TASK_EXISTS for a name the account uses.',
     args: { input: t.arg({ type: TaskInputRef, required: true, description: 'The task.' }) },
-    resolve: (_, { input }, ctx) =>
+    resolve: (_, { input }, ctx, info) =>
       mutationPayload(async () => {
         const body = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined));
-        return { task: await createTask(ctx.core, ctx.principal, body) };
+        const decoded = decodeToolInput(info.schema, input.tool, input.input, ['input']);
+        return { task: await createTask(ctx.core, ctx.principal, { ...body, input: decoded }) };
       }, ['input']),
   }),
 );
@@ -281,7 +289,10 @@ builder.mutationField(graphqlFieldOf(startSavedTask), (t) =>
     description: 'Starts a saved task’s run; `input` replaces saved fields. An ordinary start in every other way.',
     args: {
       task: t.arg.string({ required: true, description: 'Its id (tsk_…) or name.' }),
-      input: t.arg({ type: 'JSON', description: 'Fields replacing the saved input’s.' }),
+      input: t.arg({
+        type: 'JSON',
+        description: 'Fields replacing the saved input’s, as REST and MCP take them (docs/tools.md).',
+      }),
     },
     resolve: (_, args, ctx) =>
       mutationPayload(async () => ({
@@ -379,61 +390,5 @@ builder.mutationField(graphqlFieldOf(deleteTaskSchedule), (t) =>
         await deleteSchedule(ctx.core.db, ctx.principal.accountId, schedule.id);
         return { deletedId: schedule.id };
       }),
-  }),
-);
-
-const ScheduleEventKindEnum = builder.enumType('ScheduleEventKind', {
-  description: 'What happened to a schedule.',
-  values: {
-    PAUSED: {
-      value: 'paused',
-      description: 'It paused itself: its account could not pay, or its plan no longer allows the tool.',
-    },
-  } as const,
-});
-
-const ScheduleEventRef = builder.objectRef<ScheduleEvent>('ScheduleEvent').implement({
-  description: 'A change of one of the account’s schedules (the webhook event `schedule.paused`).',
-  fields: (t) => ({
-    kind: t.field({ type: ScheduleEventKindEnum, description: 'What happened.', resolve: (e) => e.kind }),
-    reason: t.exposeString('reason', { description: 'Why, in words.' }),
-    at: t.field({ type: 'DateTime', description: 'When.', resolve: (e) => e.at }),
-    schedule: t.field({
-      type: ScheduleRef,
-      nullable: true,
-      description: 'The schedule as it is now; null once deleted.',
-      resolve: (e, _, ctx) => findSchedule(ctx.core.db, ctx.principal.accountId, e.scheduleId).catch(() => null),
-    }),
-  }),
-});
-
-/** The account's paused schedules as events, then its schedules' events as they come. */
-async function* pausedThenLive(core: GraphQLContext['core'], accountId: string): AsyncGenerator<ScheduleEvent> {
-  // Following first: a schedule that pauses while the paused ones are read is heard, not missed.
-  const live = await core.events.subscribe('scheduleEvents', accountId);
-  try {
-    for (const schedule of await listSchedules(core.db, accountId))
-      if (schedule.pausedAt)
-        yield {
-          kind: 'paused',
-          scheduleId: schedule.id,
-          taskId: schedule.taskId,
-          reason: schedule.pausedReason ?? '',
-          at: schedule.pausedAt.toISOString(),
-        };
-    yield* live;
-  } finally {
-    await live.return();
-  }
-}
-
-builder.subscriptionField('scheduleEvents', (t) =>
-  t.field({
-    type: ScheduleEventRef,
-    description:
-      'The account’s schedules: those paused now first, then each that pauses itself from now on, from any worker ' +
-      'process.',
-    subscribe: (_, __, ctx) => pausedThenLive(ctx.core, ctx.principal.accountId),
-    resolve: (event) => event,
   }),
 );

@@ -20,6 +20,8 @@ const Leads = lazy(() => import('./pages/leads.tsx'));
 const Sessions = lazy(() => import('./pages/sessions.tsx'));
 const Billing = lazy(() => import('./pages/billing.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks.tsx'));
+const Datasets = lazy(() => import('./pages/datasets.tsx'));
+const Schedules = lazy(() => import('./pages/schedules.tsx'));
 const Enrichment = lazy(() => import('./pages/enrichment.tsx'));
 const Consent = lazy(() => import('./pages/consent.tsx'));
 
@@ -101,6 +103,8 @@ export function App() {
               <Route path="/sessions" element={<Sessions onSignedOut={ended} />} />
               <Route path="/billing" element={<Billing />} />
               <Route path="/webhooks" element={<Webhooks />} />
+              <Route path="/datasets" element={<Datasets />} />
+              <Route path="/schedules" element={<Schedules />} />
               <Route path="/enrichment" element={<Enrichment />} />
               <Route path="*" element={<Navigate to="/" replace />} />
             </Routes>

@@ -15,6 +15,8 @@ const PAGES: Page[] = [
   { to: '/', label: 'Overview' },
   { to: '/tools', label: 'Tools' },
   { to: '/runs', label: 'Runs' },
+  { to: '/schedules', label: 'Schedules' },
+  { to: '/datasets', label: 'Datasets' },
   { to: '/leads', label: 'Lead database' },
   { to: '/enrichment', label: 'Enrichment' },
   { to: '/keys', label: 'API keys', permission: 'keys' },

@@ -33,6 +33,8 @@ export const CONSOLE_ROUTES = [
   '/members',
   '/leads',
   '/webhooks',
+  '/datasets',
+  '/schedules',
   '/billing',
   '/enrichment',
   '/sessions',

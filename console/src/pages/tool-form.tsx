@@ -1,5 +1,16 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { Alert, Button, Group, NativeSelect, NumberInput, Stack, Text, Textarea, TextInput } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Checkbox,
+  Group,
+  NativeSelect,
+  NumberInput,
+  Stack,
+  Text,
+  Textarea,
+  TextInput,
+} from '@mantine/core';
 import { useNavigate, useParams } from 'react-router';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
@@ -49,6 +60,22 @@ interface StartAnswer {
 const startDocument = (tool: Tool) => `mutation ConsoleStart($input: ${tool.inputType}!, $dryRun: Boolean) {
   start: ${tool.mutation}(input: $input, dryRun: $dryRun) { run { id } message estimatedCost userErrors { code field message } }
 }`;
+
+const SaveTask = graphql(`
+  mutation ConsoleSaveTask($input: CreateTaskInput!) {
+    createTask(input: $input) {
+      task {
+        id
+        name
+      }
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
 
 const isList = (kind: string) => kind.endsWith('_LIST');
 
@@ -273,8 +300,91 @@ function StartForm({ tool }: { tool: Tool }) {
             Start
           </Button>
         </Group>
+        <SaveAsTask tool={tool} inputOfForm={() => inputOf(tool.inputFields, values)} onFieldError={setErrors} />
       </Stack>
     </form>
+  );
+}
+
+/**
+ * Saves the form's input as a task, to run by hand or on a schedule; with a dataset, its runs add their
+ * rows to it (and, with “only new”, deliver only rows it has not delivered before).
+ */
+function SaveAsTask({
+  tool,
+  inputOfForm,
+  onFieldError,
+}: {
+  tool: Tool;
+  inputOfForm: () => Record<string, unknown>;
+  onFieldError: (errors: { fields: Record<string, string>; other: string[] }) => void;
+}) {
+  const client = useClient();
+  const navigate = useNavigate();
+  const [name, setName] = useState('');
+  const [dataset, setDataset] = useState('');
+  const [onlyNew, setOnlyNew] = useState(true);
+  const [problems, setProblems] = useState<{ field: string[] | null; message: string }[]>([]);
+  const save = async () => {
+    let input: Record<string, unknown>;
+    try {
+      input = inputOfForm();
+    } catch (err) {
+      if (err instanceof FormError) onFieldError({ fields: { [err.field]: err.message }, other: [] });
+      return;
+    }
+    const result = await client
+      .mutation(SaveTask, {
+        input: { name, tool: tool.name, input, ...(dataset ? { datasetName: dataset, onlyNew } : {}) },
+      })
+      .toPromise();
+    const answer = result.data?.createTask;
+    const errors = answer?.userErrors ?? [];
+    // Refusals of the input show at the form's fields; the task's own at its fields here.
+    onFieldError(
+      byField(errors.filter((e) => e.field?.[1] === 'input').map((e) => ({ ...e, field: e.field?.slice(1) ?? null }))),
+    );
+    setProblems(errors.filter((e) => e.field?.[1] !== 'input'));
+    if (answer?.task) navigate('/schedules');
+  };
+  const problemAt = (field: string) => problems.find((p) => p.field?.at(-1) === field)?.message;
+  return (
+    <Stack gap="xs" mt="md" aria-label="Save as a task" role="group">
+      <Text fw={600}>Save as a task</Text>
+      <Text size="sm" c="dimmed">
+        Keep this input under a name, to run it again or on a schedule. Name a dataset to collect its rows across runs.
+      </Text>
+      <Group align="flex-end">
+        <TextInput
+          label="Task name"
+          value={name}
+          onChange={(e) => setName(e.currentTarget.value)}
+          error={problemAt('name')}
+        />
+        <TextInput
+          label="Dataset (optional)"
+          value={dataset}
+          onChange={(e) => setDataset(e.currentTarget.value)}
+          error={problemAt('datasetName')}
+        />
+        <Checkbox
+          label="Only rows not delivered before"
+          checked={onlyNew}
+          disabled={!dataset}
+          onChange={(e) => setOnlyNew(e.currentTarget.checked)}
+        />
+        <Button variant="light" onClick={save}>
+          Save as task
+        </Button>
+      </Group>
+      {problems
+        .filter((p) => !p.field || !['name', 'datasetName'].includes(p.field.at(-1) ?? ''))
+        .map((p) => (
+          <Text key={p.message} c="red" role="alert">
+            {p.message}
+          </Text>
+        ))}
+    </Stack>
   );
 }
 

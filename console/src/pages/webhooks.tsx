@@ -84,6 +84,7 @@ const EVENTS: { value: WebhookEvent; label: string }[] = [
   { value: 'RUN_FAILED', label: 'Run failed' },
   { value: 'RUN_ABORTED', label: 'Run aborted' },
   { value: 'RUN_TIMED_OUT', label: 'Run timed out' },
+  { value: 'SCHEDULE_PAUSED', label: 'Schedule paused' },
 ];
 
 export default function Webhooks() {

@@ -364,6 +364,43 @@ describe('an owner', { timeout: 120_000 }, () => {
     await audit(owner);
   });
 
+  it('saves a tool’s form as a task into a dataset, schedules it, pauses it, runs it now and finds the dataset', async () => {
+    await open(owner, 'Tools');
+    await owner.getByRole('link', { name: 'Open Map-listing scraper' }).click();
+    await visible(owner.getByRole('heading', { name: 'Map-listing scraper', level: 2 }));
+    await field(owner, 'searchStringsArray').fill('dentist');
+    await field(owner, 'locationQuery').fill('Denver, CO');
+    await field(owner, 'maxCrawledPlacesPerSearch').fill('5');
+    await field(owner, 'Task name').fill('weekly dentists');
+    await field(owner, 'Dataset (optional)').fill('dentists');
+    await owner.getByRole('button', { name: 'Save as task' }).click();
+    await owner.waitForURL(/\/schedules$/);
+    const tasks = owner.getByRole('table', { name: 'Tasks' });
+    await visible(tasks.getByRole('cell', { name: 'weekly dentists', exact: true }));
+    await visible(tasks.getByRole('cell', { name: 'dentists (only new)', exact: true }));
+    await audit(owner);
+
+    await field(owner, 'Time zone').fill('America/Denver');
+    await owner.getByRole('button', { name: 'Schedule', exact: true }).click();
+    const schedules = owner.getByRole('table', { name: 'Schedules' });
+    await visible(schedules.getByText('Active', { exact: true }));
+    const [row] = await t.app.core.sql`select cron, timezone, next_fire_at from schedule`;
+    expect(row).toMatchObject({ cron: '0 9 * * 1', timezone: 'America/Denver' });
+    await owner.getByRole('button', { name: 'Pause the schedule of weekly dentists' }).click();
+    await visible(schedules.getByText('Paused by hand.', { exact: true }));
+    await audit(owner);
+    await shot(owner, 'schedules');
+
+    await owner.getByRole('button', { name: 'Run weekly dentists now' }).click();
+    await owner.waitForURL(/\/runs\/[^/]+$/);
+    await visible(owner.getByText('SUCCEEDED', { exact: true }));
+    await open(owner, 'Datasets');
+    const datasets = owner.getByRole('table', { name: 'Datasets' });
+    await visible(datasets.getByRole('cell', { name: 'dentists', exact: true }));
+    await visible(datasets.getByRole('cell', { name: '5', exact: true }).first());
+    await audit(owner);
+  });
+
   it('revokes the key, and REST refuses it at once', async () => {
     await open(owner, 'API keys');
     await owner.getByRole('button', { name: 'Revoke ci' }).click();
