@@ -84,7 +84,7 @@ function takeWebhookUrl(raw: unknown): {
  * Any tool start may carry `datasetName` and `onlyNew` (src/datasets): the run adds its rows to the
  * account's dataset of that name, and with `onlyNew` delivers only rows it has not delivered before.
  * A tool whose own input declares `datasetName` (the business-for-sale scraper) keeps it in its input,
- * and delivers only new rows unless `onlyNew: false` is sent.
+ * and always delivers only new rows (its spec); `onlyNew: false` is refused there.
  */
 function takeDataset(tool: ToolDefinition, raw: unknown): { body: unknown; dataset?: DatasetChoice } {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { body: raw };
@@ -101,6 +101,10 @@ function takeDataset(tool: ToolDefinition, raw: unknown): { body: unknown; datas
   if (issues.length > 0) throw new ValidationError(issues);
   if (only?.data === true && !name)
     throw new ValidationError([{ path: 'onlyNew', message: 'needs datasetName: the dataset whose rows are not new' }]);
+  if (own && only?.data === false && name)
+    throw new ValidationError([
+      { path: 'onlyNew', message: `${tool.title}'s datasetName always skips what it delivered before: remove onlyNew` },
+    ]);
   if (!name?.data) return { body };
   return { body, dataset: { name: name.data, onlyNew: only?.data ?? own } };
 }

@@ -213,12 +213,13 @@ async function fireOnce(core: StartDeps & Pick<Core, 'logger'>, schedule: Schedu
     .values({ scheduleId: schedule.id, tick })
     .onConflictDoNothing()
     .returning();
-  if (!claimed) return undefined;
-  // Ticks missed while nothing looked are not fired one by one: this one stands for them all.
+  // Ticks missed while nothing looked are not fired one by one: this one stands for them all. Moved on
+  // by whoever looks, so a worker that died between the claim and this leaves no schedule stuck.
   await core.db
     .update(scheduleTable)
-    .set({ nextFireAt: nextTick(schedule, now), lastFiredAt: now })
-    .where(eq(scheduleTable.id, schedule.id));
+    .set({ nextFireAt: nextTick(schedule, now), ...(claimed ? { lastFiredAt: now } : {}) })
+    .where(and(eq(scheduleTable.id, schedule.id), eq(scheduleTable.nextFireAt, tick)));
+  if (!claimed) return undefined;
   const record = async (outcome: FireOutcome, details: { runId?: string; reason?: string }) => {
     await core.db
       .update(scheduleFireTable)

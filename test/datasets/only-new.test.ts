@@ -120,6 +120,21 @@ describe('only-new delivery', () => {
     });
     expect(other.status).toBe(400);
     expect(other.body.error.message).toMatch(/^Dataset "maps-only" holds rows of another tool \(maps\)/);
+    const listings = await t.request('POST', '/api/v1/scrape/bizforsale-scraper', {
+      key,
+      body: {
+        startUrls: ['https://www.bizlistings.net/businesses-for-sale/colorado'],
+        datasetName: 'weekly',
+        onlyNew: false,
+      },
+    });
+    expect(listings.status).toBe(400);
+    expect(listings.body.error.details).toEqual([
+      {
+        path: 'onlyNew',
+        message: "Business-for-sale scraper's datasetName always skips what it delivered before: remove onlyNew",
+      },
+    ]);
     const stranger = await t.account();
     const read = await t.request('GET', '/api/v1/datasets/maps-only', { key: stranger.apiKey });
     expect(read.status).toBe(404);

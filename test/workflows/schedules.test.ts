@@ -116,6 +116,17 @@ describe('schedules', () => {
     expect((await fire(tick)).filter((r) => r.scheduleId === made.id)).toEqual([]);
   });
 
+  it('a tick claimed by a worker that died before moving the schedule on does not leave it stuck', async () => {
+    const task = await saveTask('orphan-tick');
+    const made = await schedule(task.id, '45 5 * * *', 'UTC');
+    const tick = new Date(made.nextFireAt);
+    // The dead worker's claim: the tick's row, and nothing after it.
+    await t.app.core.sql`insert into schedule_fire (schedule_id, tick) values (${made.id}, ${made.nextFireAt}::timestamptz)`;
+    expect((await fire(tick)).filter((r) => r.scheduleId === made.id)).toEqual([]);
+    const after = await scheduleRow(made.id);
+    expect(new Date(after.schedule.nextFireAt as string).getTime()).toBe(tick.getTime() + 86_400_000);
+  });
+
   it('after downtime fires once for the ticks it missed, then goes on from the next to come', async () => {
     const task = await saveTask('catch-up');
     const made = await schedule(task.id, '0 * * * *', 'UTC');
