@@ -121,7 +121,8 @@ describe('schedules', () => {
     const made = await schedule(task.id, '45 5 * * *', 'UTC');
     const tick = new Date(made.nextFireAt);
     // The dead worker's claim: the tick's row, and nothing after it.
-    await t.app.core.sql`insert into schedule_fire (schedule_id, tick) values (${made.id}, ${made.nextFireAt}::timestamptz)`;
+    await t.app.core
+      .sql`insert into schedule_fire (schedule_id, tick) values (${made.id}, ${made.nextFireAt}::timestamptz)`;
     expect((await fire(tick)).filter((r) => r.scheduleId === made.id)).toEqual([]);
     const after = await scheduleRow(made.id);
     expect(new Date(after.schedule.nextFireAt as string).getTime()).toBe(tick.getTime() + 86_400_000);
