@@ -255,10 +255,24 @@ async function fireOnce(core: StartDeps & Pick<Core, 'logger'>, schedule: Schedu
       return record('skipped', { reason: 'The run could not start because of an internal error.' });
     }
     // What the account cannot do now (pay, its plan, the task's input) stays so until someone acts.
-    const reason = err.message;
+    const reason = pauseReason(err);
     await pause(core, schedule, reason, now);
     return record('paused', { reason });
   }
+}
+
+/**
+ * Why a tick's run could not start, in words every face can show (the start's own message may name a
+ * REST route), with what to do before resuming.
+ */
+function pauseReason(err: AppError): string {
+  if (err.code === 'insufficient_funds')
+    return 'The wallet cannot pay for the run: buy credits, then resume the schedule.';
+  if (err.code === 'plan_required' || err.code === 'subscription_inactive')
+    return `The account's plan does not allow the task's tool now: change the plan, then resume the schedule.`;
+  if (err.code === 'validation_failed')
+    return `The task's input is refused now (${err.message}): save the task again, then resume the schedule.`;
+  return `The run could not start (${err.message}): resume the schedule once that is settled.`;
 }
 
 /** Pauses a schedule for a reason, and tells the account's webhooks and subscribers (`schedule.paused`). */

@@ -193,7 +193,10 @@ describe('schedules', () => {
       schedule: { id: other.body.schedule.id, paused: true },
     });
     const [paused] = (await fire(tick)).filter((r) => r.scheduleId === made.body.schedule.id);
-    expect(paused).toMatchObject({ outcome: 'paused', reason: expect.stringMatching(/^The wallet cannot pay/) });
+    expect(paused).toMatchObject({
+      outcome: 'paused',
+      reason: 'The wallet cannot pay for the run: buy credits, then resume the schedule.',
+    });
     const view = await t.request('GET', `/api/v1/schedules/${made.body.schedule.id}`, { key: poor.apiKey });
     expect(view.body.schedule).toMatchObject({ paused: true, nextFireAt: null, pausedReason: paused!.reason });
     const [delivery] = await t.app.core.sql`
