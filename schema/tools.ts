@@ -138,8 +138,18 @@ const decoders = new Map<string, { inputType: string; decode: (value: unknown) =
  */
 export function decodeToolInput(schema: GraphQLSchema, tool: string, value: unknown, field: string[]): unknown {
   const decoder = decoders.get(tool);
-  const type = decoder && schema.getType(decoder.inputType);
-  if (!decoder || !type || !isInputType(type)) throw new Error(`no start input type for ${tool}`);
+  // A tool started only with another (the owner contact of a property lookup) has no input of its own.
+  if (!decoder)
+    throw new ValidationError([
+      {
+        path: 'tool',
+        message:
+          `${TOOLS.find((t) => t.name === tool)?.title ?? tool} starts only with another tool's run: ` +
+          'it cannot be saved as a task.',
+      },
+    ]);
+  const type = schema.getType(decoder.inputType);
+  if (!type || !isInputType(type)) throw new Error(`no start input type for ${tool}`);
   const problems: { path: string; message: string }[] = [];
   const coerced = coerceInputValue(value, type, (path, _invalid, error) =>
     problems.push({ path: [...field, ...path.map(String)].join('.'), message: error.message }),

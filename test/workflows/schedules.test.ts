@@ -271,6 +271,21 @@ describe('on GraphQL', () => {
       '{ schedules(first: 50) { totalCount nodes { id fires { nodes { outcome } } } } }',
     );
     expect(listed.body.data.schedules.nodes.map((s: { id: string }) => s.id)).toContain(made.id);
+    const linked = await t.graphql(
+      key,
+      `mutation { createTask(input: { name: "x", tool: PROPERTY_OWNER_CONTACT, input: {} }) {
+        task { id } userErrors { code field message } } }`,
+    );
+    expect(linked.body.data.createTask).toEqual({
+      task: null,
+      userErrors: [
+        {
+          code: 'VALIDATION_FAILED',
+          field: ['input', 'tool'],
+          message: "Property owner contact starts only with another tool's run: it cannot be saved as a task.",
+        },
+      ],
+    });
     const bad = await t.graphql(
       key,
       'mutation { createSchedule(task: "gql-task", cron: "nope") { schedule { id } userErrors { code field } } }',
