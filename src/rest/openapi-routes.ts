@@ -103,6 +103,19 @@ const JSON_BODY: RouteDoc['errors'] = {
   415: ['unsupported_media_type'],
 };
 export const IDEMPOTENT: RouteDoc['errors'] = { 400: ['validation_failed'], 422: ['idempotency_key_reused'] };
+/** A download's answer: the rows as CSV, JSON or NDJSON, an attachment named `<name>.<format>`. */
+const fileAnswer = (name: string) => ({
+  description: 'The file (Content-Disposition: attachment).',
+  content: {
+    'text/csv': z.string(),
+    'application/json': s.resultRows,
+    'application/x-ndjson': z.string().describe('One JSON row per line.'),
+  },
+  headers: {
+    'Content-Disposition': { schema: { type: 'string' }, description: `attachment; filename="${name}.<format>"` },
+  },
+});
+
 const RUN_LOOKUP: RouteDoc['errors'] = { 404: ['not_found'] };
 const DOWNLOADABLE: RouteDoc['errors'] = { 404: ['not_found'], 409: ['run_not_finished'], 410: ['results_expired'] };
 
@@ -215,20 +228,7 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
         `valid ${DOWNLOAD_LINK_SECS / 60} minutes for that run and format; an altered or expired link answers 401.`,
       query: downloadParams.extend(signedLinkParams),
       security: [{ bearerAuth: [] }, { downloadLink: [] }],
-      ok: {
-        description: 'The file (Content-Disposition: attachment).',
-        content: {
-          'text/csv': z.string(),
-          'application/json': s.resultRows,
-          'application/x-ndjson': z.string().describe('One JSON row per line.'),
-        },
-        headers: {
-          'Content-Disposition': {
-            schema: { type: 'string' },
-            description: 'attachment; filename="<fileName or tool-runId>.<format>"',
-          },
-        },
-      },
+      ok: fileAnswer('<fileName or tool-runId>'),
       errors: errorsOf({ 400: ['validation_failed'] }, DOWNLOADABLE),
     },
     {
@@ -242,17 +242,7 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
         'columns (default), a JSON array, or NDJSON. A row goes with its run’s rows ' +
         `(${limits.resultRetentionHours} hours after the run ended).`,
       query: datasetExportParams,
-      ok: {
-        description: 'The file (Content-Disposition: attachment).',
-        content: {
-          'text/csv': z.string(),
-          'application/json': s.resultRows,
-          'application/x-ndjson': z.string().describe('One JSON row per line.'),
-        },
-        headers: {
-          'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename="<name>.<format>"' },
-        },
-      },
+      ok: fileAnswer('<name>'),
       errors: errorsOf({ 400: ['validation_failed'], 404: ['dataset_not_found'] }),
     },
     {

@@ -29,8 +29,17 @@ function searchPage(filters: BusinessSearchFilters): string {
   return `${SITE}/${what}-for-sale${place ? `-in-${place}` : ''}/`;
 }
 
-const searches = (input: BusinessForSaleInput) =>
+/** The search links of a run's input, read once per input (each dataset item asks for them). */
+const searchesOf = new WeakMap<BusinessForSaleInput, ReturnType<typeof readSearches>>();
+const readSearches = (input: BusinessForSaleInput) =>
   input.startUrls.map(parseBusinessLink).flatMap((link) => (link.kind === 'search' ? [link] : []));
+const searches = (input: BusinessForSaleInput) => {
+  const known = searchesOf.get(input);
+  if (known) return known;
+  const found = readSearches(input);
+  searchesOf.set(input, found);
+  return found;
+};
 
 const within = (value: number | null, range: Range | undefined) =>
   !range ||
