@@ -235,7 +235,7 @@ builder.objectField(RunRef, 'ended', (t) =>
   }),
 );
 
-const DownloadFormatEnum = builder.enumType('DownloadFormat', {
+export const DownloadFormatEnum = builder.enumType('DownloadFormat', {
   description: 'A file format of a run’s rows.',
   values: {
     CSV: {

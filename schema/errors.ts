@@ -24,6 +24,8 @@ export const REST_ERROR_CODES: Record<string, string> = {
   task_not_found: 'No saved task of that id or name in this account.',
   task_exists: 'The account has a saved task of that name already.',
   schedule_not_found: 'No schedule of that id (or task) in this account.',
+  pipeline_not_found: 'No pipeline of that id in this account.',
+  pipeline_finished: 'The pipeline has ended already.',
   plan_required: 'The account’s plan does not include this tool or database.',
   subscription_inactive: 'Buying credits needs an active subscription.',
   payment_failed: 'The card was declined (the message gives the reason); nothing was charged or credited.',

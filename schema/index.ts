@@ -12,6 +12,8 @@ import './catalog/enrichment.ts';
 import './webhooks.ts';
 import './datasets.ts';
 import './workflows.ts';
+import './pipelines.ts';
+import './pipeline-steps.ts';
 import './schedule-events.ts';
 import './identity/users.ts';
 import './identity/members.ts';

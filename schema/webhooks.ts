@@ -23,12 +23,15 @@ const EVENT_TEXT: Record<DeliveryEvent, string> = {
   'run.aborted': 'A run ended ABORTED.',
   'run.timed_out': 'A run ended TIMED_OUT.',
   'schedule.paused': 'A schedule paused itself: its account could not pay, or its plan no longer allows the tool.',
+  'pipeline.succeeded': 'A pipeline ran every step it had rows for.',
+  'pipeline.failed': 'A step of a pipeline failed; the steps after it did not run.',
+  'pipeline.aborted': 'A pipeline was cancelled; the rest of its hold was released.',
   'webhook.test': 'A test event, sent by `sendTestWebhook` only; not one to subscribe to (`createWebhook` refuses it).',
 };
 
 const WebhookEventEnum = builder.enumType('WebhookEvent', {
   description:
-    'How a run ended, a schedule paused, or the test event; the `type` of the event POSTed ' +
+    'How a run or a pipeline ended, a schedule paused, or the test event; the `type` of the event POSTed ' +
     '(`run.succeeded` is RUN_SUCCEEDED).',
   values: Object.fromEntries(
     DELIVERY_EVENTS.map((e) => [e.replace('.', '_').toUpperCase(), { value: e, description: EVENT_TEXT[e] }]),

@@ -13,7 +13,6 @@ import {
   startSavedTask,
 } from '../src/endpoints/api/workflows.ts';
 import { graphqlFieldOf } from '../src/endpoints/define.ts';
-import type { StartedRun } from '../src/runs/start.ts';
 import { ValidationError } from '../src/shared/errors.ts';
 import {
   createSchedule,
@@ -24,7 +23,8 @@ import {
   resumeSchedule,
   scheduleFires,
 } from '../src/workflows/schedules.ts';
-import { createTask, deleteTask, findTask, listTasks, startTask } from '../src/workflows/tasks.ts';
+import { createTask, deleteTask, findTask, listTasks, startTask, type TaskStart } from '../src/workflows/tasks.ts';
+import { decodePipeline, PipelineRef, PipelineStepInputRef } from './pipelines.ts';
 import { builder } from './builder.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
@@ -233,6 +233,10 @@ const TaskInputRef = builder.inputType('CreateTaskInput', {
     }),
     datasetName: t.string({ description: 'The dataset its runs add rows to.' }),
     onlyNew: t.boolean({ description: 'Its runs deliver only rows new to the dataset.' }),
+    steps: t.field({
+      type: [PipelineStepInputRef],
+      description: 'Makes it a saved pipeline: the steps after the tool’s, each fed by the rows of the one before.',
+    }),
   }),
 });
 
@@ -260,25 +264,39 @@ builder.mutationField(graphqlFieldOf(createSavedTask), (t) =>
       mutationPayload(async () => {
         const body = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== null && v !== undefined));
         const decoded = decodeToolInput(info.schema, input.tool, input.input, ['input']);
-        return { task: await createTask(ctx.core, ctx.principal, { ...body, input: decoded }) };
+        // A saved pipeline's later steps are decoded as a pipeline's steps after the first.
+        const steps = input.steps
+          ? {
+              steps: (
+                decodePipeline(info.schema, { steps: [{ tool: input.tool }, ...input.steps] }).steps as unknown[]
+              ).slice(1),
+            }
+          : {};
+        return { task: await createTask(ctx.core, ctx.principal, { ...body, input: decoded, ...steps }) };
       }, ['input']),
   }),
 );
 
-type StartTaskPayload = { started?: StartedRun; userErrors: UserError[] };
+type StartTaskPayload = { started?: TaskStart; userErrors: UserError[] };
 const StartTaskPayloadRef = builder.objectRef<StartTaskPayload>('StartTaskPayload').implement({
   description: 'What `startTask` answers.',
   fields: (t) => ({
     run: t.field({
       type: RunRef,
       nullable: true,
-      description: 'The run started.',
-      resolve: (p) => p.started?.run ?? null,
+      description: 'The run started; null for a saved pipeline (then `pipeline`).',
+      resolve: (p) => p.started?.run?.run ?? null,
+    }),
+    pipeline: t.field({
+      type: PipelineRef,
+      nullable: true,
+      description: 'The pipeline started, for a saved pipeline (a task with steps).',
+      resolve: (p) => p.started?.pipeline ?? null,
     }),
     message: t.string({
       nullable: true,
-      description: 'What the run will do.',
-      resolve: (p) => p.started?.start.message ?? null,
+      description: 'What the run (or the pipeline) will do.',
+      resolve: (p) => p.started?.run?.start.message ?? p.started?.pipeline?.statusMessage ?? null,
     }),
     userErrors: t.field({ type: [UserErrorRef], description: USER_ERRORS_DESCRIPTION, resolve: (p) => p.userErrors }),
   }),

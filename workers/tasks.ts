@@ -10,6 +10,7 @@ import { JOBS, type JobPayloads } from '../src/workers/jobs.ts';
 import { coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { waitForDatabase } from '../src/database.ts';
 import { fireDueSchedules } from '../src/workflows/schedules.ts';
+import { advancePipeline } from '../src/workflows/pipeline-run.ts';
 
 declare global {
   namespace GraphileWorker {
@@ -18,7 +19,7 @@ declare global {
   }
 }
 
-function assertPayload<K extends 'runId' | 'deliveryId' | 'eventId' | 'email'>(
+function assertPayload<K extends 'runId' | 'deliveryId' | 'eventId' | 'email' | 'pipelineId'>(
   payload: unknown,
   field: K,
 ): asserts payload is Record<K, string> {
@@ -114,6 +115,11 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
         },
         false,
       );
+    },
+    [JOBS.advancePipeline]: async (payload) => {
+      assertPayload(payload, 'pipelineId');
+      const advance = () => advancePipeline(core, payload.pipelineId);
+      await throughOutages(core, shutdown, `pipeline ${payload.pipelineId}`, advance, true);
     },
     [JOBS.housekeeping]: async (_payload, helpers) => {
       await throughOutages(

@@ -129,6 +129,8 @@ export const ledgerTable = pgTable(
     planMicros: bigint('plan_micros', { mode: 'bigint' }).notNull().default(sql`0`),
     purchasedMicros: bigint('purchased_micros', { mode: 'bigint' }).notNull().default(sql`0`),
     runId: text('run_id'),
+    /** The pipeline whose single hold the entry takes or gives back (src/workflows/pipelines.ts). */
+    pipelineId: text('pipeline_id'),
     /**
      * What paid or took back the money at the payment provider: the PaymentIntent (`pi_…`) of a card
      * purchase and of its refund or dispute, the invoice (`in_…`) of a plan grant; null otherwise.

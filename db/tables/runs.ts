@@ -92,12 +92,16 @@ export const runTable = pgTable(
     /** The saved task the run was started from, and the schedule that fired it (src/workflows). */
     taskId: text('task_id'),
     scheduleId: text('schedule_id'),
+    /** The pipeline the run is a step of (src/workflows/pipelines.ts), and which step, from 0. */
+    pipelineId: text('pipeline_id'),
+    pipelineStep: integer('pipeline_step'),
   },
   (t) => [
     index('run_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),
     index('run_account_status_idx').on(t.accountId, t.status, t.createdAt),
     index('run_expires_idx').on(t.expiresAt).where(sql`${t.purgedAt} is null`),
     index('run_parent_idx').on(t.parentRunId).where(sql`${t.parentRunId} is not null`),
+    index('run_pipeline_idx').on(t.pipelineId, t.pipelineStep).where(sql`${t.pipelineId} is not null`),
     check(
       'run_stop_reason_known',
       sql`${t.stopReason} in (${sql.raw(RUN_STOP_REASONS.map((r) => `'${r}'`).join(', '))})`,

@@ -10,6 +10,9 @@ export const WEBHOOK_EVENTS = [
   'run.aborted',
   'run.timed_out',
   'schedule.paused',
+  'pipeline.succeeded',
+  'pipeline.failed',
+  'pipeline.aborted',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

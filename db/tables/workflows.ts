@@ -1,4 +1,16 @@
-import { boolean, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { accountTable } from './accounts.ts';
 
 /**
@@ -18,6 +30,11 @@ export const savedTaskTable = pgTable(
     /** The dataset its runs add their rows to, and whether they deliver only new rows. */
     datasetName: text('dataset_name'),
     onlyNew: boolean('only_new').notNull().default(false),
+    /**
+     * The steps after the tool's, when the task is a saved pipeline (src/workflows/pipelines.ts): each
+     * a tool fed by the rows of the step before; null for a task of one tool.
+     */
+    steps: jsonb('steps'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -73,3 +90,46 @@ export const scheduleFireTable = pgTable(
   (t) => [primaryKey({ columns: [t.scheduleId, t.tick] })],
 );
 export type ScheduleFire = typeof scheduleFireTable.$inferSelect;
+
+export const PIPELINE_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'ABORTING', 'ABORTED'] as const;
+export type PipelineStatus = (typeof PIPELINE_STATUSES)[number];
+
+/**
+ * Pipelines (src/workflows/pipelines.ts): ordered steps, each a run of a tool whose input comes from
+ * the rows of the step before, quoted and held as one amount before the first step starts. The hold
+ * columns are what is left of that amount: each step's run takes its own hold out of it.
+ */
+export const pipelineTable = pgTable(
+  'pipeline',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accountTable.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: PIPELINE_STATUSES }).notNull(),
+    statusMessage: text('status_message').notNull().default(''),
+    /** `budget_exhausted` when its hold ran out before its last step; null otherwise. */
+    stoppedReason: text('stopped_reason'),
+    /** The steps as checked at the start: each `{ tool, input, link }` (src/workflows/pipelines.ts). */
+    steps: jsonb('steps').notNull(),
+    /** The step running now (or the last one that ran), from 0. */
+    step: integer('step').notNull().default(0),
+    /** What each step was quoted at the start, micro-USD: the upper bound of its cost. */
+    quotedMicros: jsonb('quoted_micros').notNull(),
+    /** What the start held, all steps together (at most the quote: less when the wallet held less). */
+    heldMicros: bigint('held_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    holdPlanMicros: bigint('hold_plan_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    holdPurchasedMicros: bigint('hold_purchased_micros', { mode: 'bigint' }).notNull().default(sql`0`),
+    datasetName: text('dataset_name'),
+    onlyNew: boolean('only_new').notNull().default(false),
+    taskId: text('task_id'),
+    scheduleId: text('schedule_id'),
+    webhookUrl: text('webhook_url'),
+    webhookSecret: text('webhook_secret'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+  },
+  (t) => [index('pipeline_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc())],
+);
+export type Pipeline = typeof pipelineTable.$inferSelect;

@@ -10,7 +10,9 @@ import type { Balances } from './wallet.ts';
 /** What a run's hold asks of the account's wallet. */
 export interface HoldTerms {
   accountId: string;
-  runId: string;
+  /** The run the hold is for, or the pipeline whose single hold it is (`pipelineId`). */
+  runId: string | null;
+  pipelineId?: string;
   /** Micro-dollars to reserve; less is taken when the wallet holds less. */
   wanted: bigint;
   /** How far the hold may go below zero (the lead scraper's "balance plus 1 USD"). */
@@ -59,8 +61,9 @@ export function holdExpressions(h: HoldTerms, share: WalletRowShare): SQL {
       where w.account_id = ${h.accountId}
       returning d.from_purchased, d.amount - d.from_purchased as from_plan, ${share.returning}
     ), entry as (
-      insert into ledger_entry (account_id, kind, run_id, plan_micros, purchased_micros, note)
-      select ${h.accountId}, 'hold', ${h.runId}, -from_plan, -from_purchased, 'reserved at start'
+      insert into ledger_entry (account_id, kind, run_id, pipeline_id, plan_micros, purchased_micros, note)
+      select ${h.accountId}, 'hold', ${h.runId}, ${h.pipelineId ?? null}, -from_plan, -from_purchased,
+        'reserved at start'
       from updated where from_plan + from_purchased > 0
     )`;
 }
@@ -120,4 +123,72 @@ export async function settleHold(
       })
       .where(eq(walletTable.accountId, accountId)),
   ]);
+}
+
+/** Nothing of the wallet row changes beside the hold (a pipeline's hold counts no run). */
+const NOTHING_ELSE: WalletRowShare = {
+  decide: sql`true as held`,
+  set: sql`active_runs = w.active_runs`,
+  returning: sql`d.held`,
+};
+
+/**
+ * A pipeline's single hold (src/workflows/pipelines.ts): up to `wanted`, purchased credits first, as a
+ * run's; its steps' runs take their holds out of it (`passPipelineHold`).
+ */
+export async function holdForPipeline(
+  tx: Executor,
+  accountId: string,
+  pipelineId: string,
+  wanted: bigint,
+): Promise<Balances> {
+  const rows = (await tx.execute(sql`
+    with ${holdExpressions({ accountId, runId: null, pipelineId, wanted, overdraftMicros: 0n }, NOTHING_ELSE)}
+    select from_purchased::text as purchased, from_plan::text as plan from updated`)) as unknown as {
+    purchased: string;
+    plan: string;
+  }[];
+  const row = rows[0];
+  if (!row) throw new Error(`account ${accountId} has no wallet`);
+  return { purchasedMicros: BigInt(row.purchased), planMicros: BigInt(row.plan) };
+}
+
+/**
+ * Gives `amount` of a pipeline's hold back to the wallet (purchased credits first, as they were taken),
+ * in the caller's transaction: to the step's run that holds it next in the same transaction, or
+ * released for good when the pipeline ends. Answers what is left of the hold.
+ */
+export async function passPipelineHold(
+  tx: Executor,
+  accountId: string,
+  pipelineId: string,
+  hold: Balances,
+  amount: bigint,
+  note: string,
+): Promise<Balances> {
+  const total = hold.planMicros + hold.purchasedMicros;
+  const given = amount > total ? total : amount;
+  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
+  const purchased = given < hold.purchasedMicros ? given : hold.purchasedMicros;
+  const plan = given - purchased;
+  if (given > 0n)
+    await Promise.all([
+      tx.insert(ledgerTable).values({
+        accountId,
+        kind: 'release',
+        pipelineId,
+        planMicros: plan,
+        purchasedMicros: purchased,
+        note,
+      }),
+      tx
+        .update(walletTable)
+        .set({
+          planMicros: sql`${walletTable.planMicros} + ${plan}`,
+          purchasedMicros: sql`${walletTable.purchasedMicros} + ${purchased}`,
+          updatedAt: new Date(),
+        })
+        .where(eq(walletTable.accountId, accountId)),
+    ]);
+  return { planMicros: hold.planMicros - plan, purchasedMicros: hold.purchasedMicros - purchased };
 }

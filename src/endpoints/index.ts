@@ -24,6 +24,14 @@ import {
   startSavedTask,
 } from './api/workflows.ts';
 import {
+  cancelAccountPipeline,
+  getAccountPipeline,
+  listAccountPipelines,
+  pipelineDownloadLink,
+  quoteAccountPipeline,
+  startAccountPipeline,
+} from './api/pipelines.ts';
+import {
   createAccountWebhook,
   deleteAccountWebhook,
   listAccountWebhooks,
@@ -67,4 +75,10 @@ export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   resumeTaskSchedule,
   deleteTaskSchedule,
   deleteSavedTask,
+  quoteAccountPipeline,
+  startAccountPipeline,
+  listAccountPipelines,
+  getAccountPipeline,
+  cancelAccountPipeline,
+  pipelineDownloadLink,
 ] as never;

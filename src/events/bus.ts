@@ -14,6 +14,7 @@ import { resync } from './resync.ts';
 import {
   listenLocally,
   LocalTopics,
+  type PipelineEvent,
   type RunEventKind,
   type ScheduleEvent,
   type Subscription,
@@ -49,6 +50,8 @@ export interface EventBus {
   published(tx: Executor, accountId: string, kind: RunEventKind, snapshot: RunSnapshot): void;
   /** Publishes a schedule's event to its account's followers once `tx` commits. */
   publishSchedule(tx: Executor, accountId: string, event: ScheduleEvent): Promise<void>;
+  /** Publishes a pipeline's change to its account's followers once `tx` commits. */
+  publishPipeline(tx: Executor, accountId: string, event: PipelineEvent): Promise<void>;
   /**
    * Hears channels of another component of this process (graphile-worker's `jobs:insert`) on the bus's
    * listening session, so the process has one: Postgres wakes every listening session of the database
@@ -105,9 +108,10 @@ interface Envelope {
   at: number;
 }
 
-/** A schedule's event on its account's channel, beside the runs'. */
+/** A schedule's or a pipeline's event on its account's channel, beside the runs'. */
 interface ScheduleEnvelope {
-  schedule: ScheduleEvent;
+  schedule?: ScheduleEvent;
+  pipeline?: PipelineEvent;
   accountId: string;
   origin: string;
   at: number;
@@ -154,11 +158,15 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
     }
     const parsed = JSON.parse(payload) as Envelope | ScheduleEnvelope;
     observeEventFanout(parsed.at);
-    if ('schedule' in parsed) {
+    if ('schedule' in parsed && parsed.schedule) {
       target.scheduleEvents(parsed.accountId, parsed.schedule);
       return;
     }
-    const e = parsed;
+    if ('pipeline' in parsed && parsed.pipeline) {
+      target.pipelineEvents(parsed.accountId, parsed.pipeline);
+      return;
+    }
+    const e = parsed as Envelope;
     if (channel === CONTROL_CHANNEL) {
       // A control bus hears a cancel's topics on this one channel; its own cancel it has handed over.
       if (e.origin === origin) return;
@@ -208,6 +216,11 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
       const envelope: ScheduleEnvelope = { schedule: event, accountId, origin, at: Date.now() };
       await tx.execute(dsql`select pg_notify(${accountChannel(accountId)}, ${JSON.stringify(envelope)})`);
       if (control) afterCommit(tx, () => target.scheduleEvents(accountId, event));
+    },
+    async publishPipeline(tx: Executor, accountId: string, event: PipelineEvent) {
+      const envelope: ScheduleEnvelope = { pipeline: event, accountId, origin, at: Date.now() };
+      await tx.execute(dsql`select pg_notify(${accountChannel(accountId)}, ${JSON.stringify(envelope)})`);
+      if (control) afterCommit(tx, () => target.pipelineEvents(accountId, event));
     },
     async hear(channels, onNotify) {
       const unfollows: (() => void)[] = [];

@@ -17,7 +17,17 @@ export type Topics = {
   runEvents: [accountId: string, event: RunEvent];
   /** The schedules of one account: paused by themselves (src/workflows/schedules.ts). */
   scheduleEvents: [accountId: string, event: ScheduleEvent];
+  /** The pipelines of one account: each change of status or step (src/workflows/pipelines.ts). */
+  pipelineEvents: [accountId: string, event: PipelineEvent];
 };
+
+/** A pipeline moved on: started, went to its next step, is being cancelled, or ended. */
+export interface PipelineEvent {
+  pipelineId: string;
+  status: string;
+  step: number;
+  at: string;
+}
 
 /** A schedule paused itself: its account could not pay, or its plan no longer allows its tool. */
 export interface ScheduleEvent {
@@ -71,6 +81,11 @@ export class LocalTopics extends EventTarget {
   /** A schedule's event to the subscribers of its account's schedules. */
   scheduleEvents(accountId: string, event: ScheduleEvent) {
     this.dispatchEvent(new CustomEvent(`scheduleEvents:${accountId}`, { detail: event }));
+  }
+
+  /** A pipeline's change to the subscribers of its account's pipelines. */
+  pipelineEvents(accountId: string, event: PipelineEvent) {
+    this.dispatchEvent(new CustomEvent(`pipelineEvents:${accountId}`, { detail: event }));
   }
 
   runEvents(accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {

@@ -16,6 +16,8 @@ import {
 } from '../runs/exports.ts';
 import { allDatasetRows, findDataset } from '../datasets/index.ts';
 import { verifyDownload } from '../runs/download-links.ts';
+import { findPipeline } from '../workflows/pipelines.ts';
+import { exportPipeline } from '../workflows/pipeline-output.ts';
 import { getInstallationSecret } from '../accounts/installation.ts';
 import { idempotentWrite } from '../accounts/idempotency.ts';
 import { admit, clientAddress, deprecationHeaders } from '../http/pipeline.ts';
@@ -220,7 +222,11 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     const accountId = isSignedDownload(request)
       ? await signedDownloadAccount(core, request.params.runId, format, request.query)
       : request.principal.accountId;
-    const run = await getRun(core.db, accountId, request.params.runId);
+    const id = request.params.runId;
+    // The same route serves a pipeline's joined table and a dataset's rows (their signed links too).
+    if (id.startsWith('plp_') || id.startsWith('ds_'))
+      return sendFile(request, reply, await fileOf(accountId, id, format));
+    const run = await getRun(core.db, accountId, id);
     assertDownloadable(run, core.clock());
     const file = await openExport(core, run, getTool(run.tool).columns, format, { offset, limit });
     return abortOnFailure(request, reply, run.id, file.body)
@@ -235,15 +241,42 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     async (request, reply) => {
       const { format } = parseParams(datasetExportParams, request.query);
       const dataset = await findDataset(core.db, request.principal.accountId, request.params.id);
-      const file = await opened(
-        exportRows(allDatasetRows(core.db, dataset), getTool(dataset.tool).columns, format, dataset.name),
-      );
-      return abortOnFailure(request, reply, dataset.id, file.body)
-        .header('content-type', file.contentType)
-        .header('content-disposition', `attachment; filename="${file.fileName}"`)
-        .send(file.body);
+      return sendFile(request, reply, await fileOf(request.principal.accountId, dataset.id, format));
     },
   );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/v1/pipelines/:id/download',
+    { config: { query: datasetExportParams } },
+    async (request, reply) => {
+      const { format } = parseParams(datasetExportParams, request.query);
+      const pipeline = await findPipeline(core.db, request.principal.accountId, request.params.id);
+      return sendFile(request, reply, await fileOf(request.principal.accountId, pipeline.id, format));
+    },
+  );
+
+  /** The file a pipeline (plp_…) or a dataset (ds_…) id names, in `format`. */
+  async function fileOf(accountId: string, id: string, format: ExportFormat) {
+    if (id.startsWith('plp_'))
+      return {
+        id,
+        file: await exportPipeline(core.db, await findPipeline(core.db, accountId, id), format, core.clock()),
+      };
+    const dataset = await findDataset(core.db, accountId, id);
+    const columns = getTool(dataset.tool).columns;
+    return { id, file: await opened(exportRows(allDatasetRows(core.db, dataset), columns, format, dataset.name)) };
+  }
+
+  function sendFile(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    { id, file }: { id: string; file: Awaited<ReturnType<typeof opened<ReturnType<typeof exportRows>>>> },
+  ) {
+    return abortOnFailure(request, reply, id, file.body)
+      .header('content-type', file.contentType)
+      .header('content-disposition', `attachment; filename="${file.fileName}"`)
+      .send(file.body);
+  }
 
   // The overview's alternative routes.
   app.post('/api/v1/maps/run', (request, reply) =>

@@ -225,7 +225,8 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
         `Results are kept ${limits.resultRetentionHours} hours after the run ends.\n\n` +
         `Without a key, a signed link opens the file: \`account\`, \`expires\` and \`signature\` ` +
         `as GraphQL's \`Run.downloadUrl\` gives them (for the console's session), ` +
-        `valid ${DOWNLOAD_LINK_SECS / 60} minutes for that run and format; an altered or expired link answers 401.`,
+        `valid ${DOWNLOAD_LINK_SECS / 60} minutes for that run and format; an altered or expired link answers 401. ` +
+        'The same route serves the signed links of a pipeline’s table (`plp_…`) and of a dataset (`ds_…`).',
       query: downloadParams.extend(signedLinkParams),
       security: [{ bearerAuth: [] }, { downloadLink: [] }],
       ok: fileAnswer('<fileName or tool-runId>'),
@@ -244,6 +245,24 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
       query: datasetExportParams,
       ok: fileAnswer('<name>'),
       errors: errorsOf({ 400: ['validation_failed'], 404: ['dataset_not_found'] }),
+    },
+    {
+      method: 'get',
+      path: '/api/v1/pipelines/:id/download',
+      operationId: 'downloadPipeline',
+      tag: 'Workflows',
+      summary: 'Download a pipeline’s table',
+      description:
+        'Once the pipeline has ended: each row of its first step joined with what the later steps found for it ' +
+        '(one row per match, as a left join; a row with none keeps its own cells), every step’s columns named ' +
+        'after its tool (`maps.name`, `website-finder.email`, `email-validator.status`). CSV (default), a JSON ' +
+        `array, or NDJSON; kept as long as its first step's rows (${limits.resultRetentionHours} hours).`,
+      query: datasetExportParams,
+      ok: fileAnswer('pipeline-<id>'),
+      errors: errorsOf(
+        { 400: ['validation_failed'], 404: ['pipeline_not_found'], 409: ['run_not_finished'] },
+        { 410: ['results_expired'] },
+      ),
     },
     {
       method: 'post',

@@ -59,3 +59,17 @@ export async function signedDownloadPath(
   const query = signDownload(await getInstallationSecret(core.db), { accountId, runId: run.id, format }, core.clock());
   return `/api/downloads/${encodeURIComponent(run.id)}?${query}`;
 }
+
+/**
+ * A signed link to the file of a pipeline's table or a dataset (`/api/downloads/<id>?…`), signed as a
+ * run's: the caller has checked that the file can be made.
+ */
+export async function signedFilePath(
+  core: Pick<Core, 'db' | 'clock'>,
+  accountId: string,
+  id: string,
+  format: ExportFormat,
+): Promise<string> {
+  const query = signDownload(await getInstallationSecret(core.db), { accountId, runId: id, format }, core.clock());
+  return `/api/downloads/${encodeURIComponent(id)}?${query}`;
+}

@@ -28,6 +28,16 @@ export async function enqueueRun(tx: Executor, runId: string) {
   await tx.execute(sql`select ${runJob(runId)}`);
 }
 
+/**
+ * Adds the job that moves a pipeline on (workflows/pipelines.ts `advancePipeline`), in the caller's
+ * transaction: keyed by the pipeline, so steps ending together leave one job waiting.
+ */
+export async function queuePipelineAdvance(tx: Executor, pipelineId: string) {
+  await tx.execute(sql`select graphile_worker.add_job(${JOBS.advancePipeline}::text,
+    json_build_object('pipelineId', ${pipelineId}::text), max_attempts => 10,
+    job_key => ${`pipeline:${pipelineId}`}::text)`);
+}
+
 /** Status message of a run waiting for a slot. */
 export const waitingMessage = (max: number) =>
   `Waiting: ${max} runs of this account are running; this one starts when one of them finishes`;

@@ -121,6 +121,17 @@ interface PlannedRun {
   estimated: bigint;
 }
 
+/**
+ * Plans a run of `toolName` as a start would, with no database: its input checked (400), the plan gate
+ * (403), what a live source cannot take (400); answers the input as run, the items requested and the
+ * estimate. A pipeline quotes its steps with it.
+ */
+export function planToolRun(config: StartDeps['config'], principal: Principal, toolName: string, raw: unknown) {
+  const plan = planRun(principal, getTool(toolName), raw);
+  assertUpstreamCanRun(config, plan);
+  return { input: plan.input, requested: plan.requested, estimated: plan.estimated };
+}
+
 /** Validates and plans one run of `tool` for the caller; nothing is written. */
 function planRun(principal: Principal, tool: ToolDefinition, raw: unknown): PlannedRun {
   assertPlan(principal, tool.plan, tool.title);
@@ -144,6 +155,7 @@ async function createRun(
   webhook?: { url: string; secret: string },
   dataset?: DatasetChoice,
   origin: RunOrigin = {},
+  holdAtMost?: bigint,
 ): Promise<{ run: RunSnapshot; heldMicros: bigint }> {
   const { tool, input, requested, estimated } = plan;
   const id = newRunId();
@@ -167,20 +179,23 @@ async function createRun(
           ? (input as { fileName: string }).fileName
           : null,
       estimatedMicros: estimated,
-      parentRunId,
+      parentRunId: parentRunId ?? origin.parentRunId ?? null,
       webhookUrl: webhook?.url ?? null,
       webhookSecret: webhook?.secret ?? null,
       datasetName: dataset?.name ?? null,
       onlyNew: dataset?.onlyNew ?? false,
       taskId: origin.taskId ?? null,
       scheduleId: origin.scheduleId ?? null,
+      pipelineId: origin.pipeline?.id ?? null,
+      pipelineStep: origin.pipeline?.step ?? null,
     })
     .returning()
     // Prepared: the statement is parsed once per connection.
     .prepare('insert_run')
     .execute();
   const placed = await placeRun(core, tx, accountId, snapshotOf(oneRow(created, 'the inserted run')), {
-    wanted: tool.price.unitMicros > 0n ? estimated : 0n,
+    wanted:
+      tool.price.unitMicros === 0n ? 0n : holdAtMost !== undefined && holdAtMost < estimated ? holdAtMost : estimated,
     overdraftMicros: tool.overdraftMicros ?? 0n,
   });
   const { held } = placed;
@@ -286,7 +301,17 @@ export function prepareStart(
   const webhookGuarded = webhook?.guarded(core.network.guard);
   return async (tx) => {
     await webhookGuarded;
-    const { run, heldMicros } = await createRun(core, tx, principal.accountId, main, null, webhook, dataset, origin);
+    const { run, heldMicros } = await createRun(
+      core,
+      tx,
+      principal.accountId,
+      main,
+      null,
+      webhook,
+      dataset,
+      origin,
+      limits.holdAtMostMicros,
+    );
     const extra: Record<string, unknown> = {};
     for (const { link, plan } of linked) {
       const linkedRun = await createRun(core, tx, principal.accountId, plan, run.id);
@@ -307,12 +332,21 @@ export function prepareStart(
 export interface RunOrigin {
   taskId?: string;
   scheduleId?: string;
+  /** The pipeline the run is a step of, and which step (src/workflows/pipelines.ts). */
+  pipeline?: { id: string; step: number };
+  /** The finished run whose rows it was started from (a run's next step, src/workflows/pipelines.ts). */
+  parentRunId?: string;
 }
 
 /** What a caller may bound a start by, beyond its input. */
 export interface StartLimits {
   /** The most the start may be quoted (its runs' estimates together), micro-USD: above it nothing starts. */
   maxCostMicros?: bigint;
+  /**
+   * The most the run may hold, micro-USD, below its estimate: a pipeline's step holds what is left of
+   * the pipeline's hold (src/workflows/pipelines.ts), never more of the wallet.
+   */
+  holdAtMostMicros?: bigint;
 }
 
 /** 400 `cost_limit_exceeded` when the runs' estimate together is over the caller's `maxCostMicros`. */

@@ -36,6 +36,8 @@ export interface RunSnapshot {
   onlyNew: boolean;
   /** Rows the dataset had delivered before, skipped: neither returned nor billed. */
   skippedDelivered: number;
+  /** The pipeline the run is a step of (plp_…), or null. */
+  pipelineId: string | null;
 }
 
 /** Whether a run did all it was asked: null until it ends, then true only for SUCCEEDED without a stop reason. */
@@ -65,6 +67,7 @@ export function snapshotOf(run: Run): RunSnapshot {
     datasetName: run.datasetName,
     onlyNew: run.onlyNew,
     skippedDelivered: run.skippedDelivered,
+    pipelineId: run.pipelineId,
   };
 }
 

@@ -24,6 +24,11 @@ export const JOBS = {
   settleUpstreamCost: 'settle_upstream_cost',
   /** Fires the schedules due now (workflows/schedules.ts), from the crontab every minute. */
   fireSchedules: 'fire_schedules',
+  /**
+   * Moves a pipeline on once one of its steps' runs has ended (workflows/pipelines.ts): the next step
+   * starts, or the pipeline ends. Added by the run's end, in its transaction.
+   */
+  advancePipeline: 'advance_pipeline',
 } as const;
 
 export interface JobPayloads {
@@ -34,4 +39,5 @@ export interface JobPayloads {
   [JOBS.sendPasswordReset]: { email: string };
   [JOBS.settleUpstreamCost]: { runId: string };
   [JOBS.fireSchedules]: Record<string, never>;
+  [JOBS.advancePipeline]: { pipelineId: string };
 }

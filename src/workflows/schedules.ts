@@ -14,6 +14,7 @@ import type { Database } from '../../db/client.ts';
 import { accountTable } from '../../db/tables/accounts.ts';
 import { runTable, TERMINAL_STATUSES } from '../../db/tables/runs.ts';
 import {
+  pipelineTable,
   savedTaskTable,
   scheduleFireTable,
   scheduleTable,
@@ -229,11 +230,13 @@ async function fireOnce(core: StartDeps & Pick<Core, 'logger'>, schedule: Schedu
   };
 
   if (schedule.exclusive && schedule.lastRunId) {
-    const [last] = await core.db
-      .select({ status: runTable.status })
-      .from(runTable)
-      .where(eq(runTable.id, schedule.lastRunId));
-    if (last && !TERMINAL_STATUSES.includes(last.status))
+    const [last] = schedule.lastRunId.startsWith('plp_')
+      ? await core.db
+          .select({ status: pipelineTable.status })
+          .from(pipelineTable)
+          .where(eq(pipelineTable.id, schedule.lastRunId))
+      : await core.db.select({ status: runTable.status }).from(runTable).where(eq(runTable.id, schedule.lastRunId));
+    if (last && !(TERMINAL_STATUSES as readonly string[]).includes(last.status))
       return record('skipped', {
         reason: `The run of the tick before (${schedule.lastRunId}) is still ${last.status}.`,
       });
@@ -247,8 +250,10 @@ async function fireOnce(core: StartDeps & Pick<Core, 'logger'>, schedule: Schedu
   const principal: Principal = { accountId: schedule.accountId, keyId: schedule.id, keyPrefix: '', ...account };
   try {
     const started = await startTask(core, principal, schedule.taskId, {}, { scheduleId: schedule.id });
-    await core.db.update(scheduleTable).set({ lastRunId: started.run.id }).where(eq(scheduleTable.id, schedule.id));
-    return record('started', { runId: started.run.id });
+    // A saved pipeline's tick is its pipeline: the id kept (plp_…) is the pipeline's.
+    const runId = started.run ? started.run.run.id : started.pipeline.id;
+    await core.db.update(scheduleTable).set({ lastRunId: runId }).where(eq(scheduleTable.id, schedule.id));
+    return record('started', { runId });
   } catch (err) {
     if (!(err instanceof AppError) || err.status >= 500) {
       core.logger.error({ err, scheduleId: schedule.id }, 'scheduled run could not start');

@@ -10,6 +10,14 @@ import { savedTaskTable, type SavedTask } from '../../db/tables/workflows.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { datasetName, onlyNew } from '../datasets/index.ts';
 import { dryRunStart, startRun, type StartDeps, type StartedRun } from '../runs/start.ts';
+import {
+  MAX_STEPS,
+  type PipelineView,
+  parsePipeline,
+  pipelineStepInput,
+  planPipeline,
+  startPipeline,
+} from './pipelines.ts';
 import { AppError, type ErrorDetail, fromZodError, ValidationError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
 import { assertStorable, unstorable } from '../shared/params.ts';
@@ -29,6 +37,15 @@ export const taskInput = z
     input: z.record(z.string(), z.unknown()).describe('The tool’s input, as its start takes it.'),
     datasetName: datasetName.optional(),
     onlyNew: onlyNew.optional(),
+    steps: z
+      .array(pipelineStepInput)
+      .min(1, 'a saved pipeline has at least one step after the tool’s')
+      .max(MAX_STEPS - 1, `a saved pipeline has at most ${MAX_STEPS - 1} steps after the tool’s`)
+      .optional()
+      .describe(
+        'Makes the task a saved pipeline: the steps after the tool’s, each fed by the rows of the one before ' +
+          '(as a pipeline’s steps after the first).',
+      ),
   })
   .strict();
 export type TaskInput = z.output<typeof taskInput>;
@@ -63,6 +80,7 @@ export async function createTask(core: StartDeps, principal: Principal, raw: unk
     input: task.input,
     datasetName: task.datasetName ?? null,
     onlyNew: task.onlyNew ?? false,
+    steps: task.steps ?? null,
   };
   await checkStart(core, principal, candidate as SavedTask);
   const [created] = await core.db.insert(savedTaskTable).values(candidate).onConflictDoNothing().returning();
@@ -70,8 +88,38 @@ export async function createTask(core: StartDeps, principal: Principal, raw: unk
   return created;
 }
 
-/** A dry run of the task's start: its refusals, with their fields under `input`. */
+/** The pipeline a saved pipeline starts: the tool's step with the (overridden) input, then its steps. */
+const pipelineOf = (task: SavedTask, overrides: Record<string, unknown> = {}) => ({
+  steps: [
+    { tool: task.tool, input: { ...(task.input as Record<string, unknown>), ...overrides } },
+    ...(task.steps as unknown[]),
+  ],
+  ...(task.datasetName ? { datasetName: task.datasetName, onlyNew: task.onlyNew } : {}),
+});
+
+/**
+ * A dry run of the task's start: its refusals, with their fields under `input` (a saved pipeline's:
+ * its steps checked as a pipeline's, the tool's step under `input`, the others under `steps`).
+ */
 async function checkStart(core: StartDeps, principal: Principal, task: SavedTask) {
+  if (task.steps) {
+    try {
+      planPipeline(core.config, principal, parsePipeline(pipelineOf(task)));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      const details = ((err.details ?? []) as ErrorDetail[]).map((d) => {
+        const at = /^steps\.(\d+)(.*)$/.exec(d.path);
+        if (!at) return d;
+        const index = Number(at[1]);
+        return {
+          path: index === 0 ? `input${(at[2] ?? '').replace(/^\.input/, '')}` : `steps.${index - 1}${at[2]}`,
+          message: d.message,
+        };
+      });
+      throw new ValidationError(details, err.message);
+    }
+    return;
+  }
   try {
     await dryRunStart(core, principal, task.tool, bodyOf(task));
   } catch (err) {
@@ -119,21 +167,35 @@ export async function deleteTask(db: Database, accountId: string, idOrName: stri
   await db.delete(savedTaskTable).where(eq(savedTaskTable.id, task.id));
 }
 
-/** Starts a task's run, its input overridden by `overrides.input`: an ordinary start, tagged with the task. */
+/** What a task's start started: a run, or (a saved pipeline) a pipeline. */
+export type TaskStart = { run: StartedRun; pipeline?: undefined } | { pipeline: PipelineView; run?: undefined };
+
+/**
+ * Starts a task, its input overridden by `overrides.input`: an ordinary start of its tool, or of its
+ * pipeline for a saved pipeline, tagged with the task (and the schedule that fired it).
+ */
 export async function startTask(
   core: StartDeps,
   principal: Principal,
   idOrName: string,
   rawOverrides: unknown,
   origin: { scheduleId?: string } = {},
-): Promise<StartedRun> {
+): Promise<TaskStart> {
   assertStorable(rawOverrides);
   const overrides = taskOverrides.safeParse(rawOverrides ?? {});
   if (!overrides.success) throw fromZodError(overrides.error);
   const task = await findTask(core.db, principal.accountId, idOrName);
-  return startRun(core, principal, task.tool, bodyOf(task, overrides.data.input), {
-    origin: { taskId: task.id, ...origin },
-  });
+  if (task.steps)
+    return {
+      pipeline: await startPipeline(core, principal, pipelineOf(task, overrides.data.input), {
+        origin: { taskId: task.id, ...origin },
+      }),
+    };
+  return {
+    run: await startRun(core, principal, task.tool, bodyOf(task, overrides.data.input), {
+      origin: { taskId: task.id, ...origin },
+    }),
+  };
 }
 
 /** A task as the faces answer it. */
@@ -144,5 +206,6 @@ export const taskView = (task: SavedTask) => ({
   input: task.input as Record<string, unknown>,
   datasetName: task.datasetName,
   onlyNew: task.onlyNew,
+  steps: (task.steps as TaskInput['steps']) ?? null,
   createdAt: task.createdAt.toISOString(),
 });

@@ -170,7 +170,8 @@ export const startSavedTask = defineEndpoint({
   tag: 'Workflows',
   description:
     'An ordinary run of the task’s tool with its saved input, `input` replacing saved fields: queued, held, ' +
-    'limited, billed and followed like any start; the answer is the start’s.',
+    'limited, billed and followed like any start; the answer is the start’s. A saved pipeline (a task with ' +
+    '`steps`) starts its pipeline instead, answering `pipelineId`.',
   rest: {
     path: `${TASKS}/:id/runs`,
     methods: ['post'],
@@ -195,7 +196,16 @@ export const startSavedTask = defineEndpoint({
     const { task, ...overrides } = input;
     return startTask(core, principal, String(task ?? ''), overrides);
   },
-  respond: startAnswerOf,
+  // A saved pipeline answers its pipeline (as POST /api/v1/pipelines), a task of one tool its run's start.
+  respond: (started) =>
+    started.run
+      ? startAnswerOf(started.run)
+      : {
+          pipelineId: started.pipeline.id,
+          status: started.pipeline.status,
+          message: started.pipeline.statusMessage,
+          estimatedCost: started.pipeline.heldCost,
+        },
 });
 
 export const createTaskSchedule = defineEndpoint({

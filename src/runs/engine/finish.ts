@@ -14,7 +14,7 @@ import { lockAccount } from '../../accounts/accounts.ts';
 import { settleHold } from '../../billing/hold.ts';
 import { queueRunWebhooks } from '../../webhooks/deliveries.ts';
 import { plural } from '../../shared/text.ts';
-import { promoteNextRun, releaseRunSlot } from '../queue.ts';
+import { promoteNextRun, queuePipelineAdvance, releaseRunSlot } from '../queue.ts';
 import { isTerminal, snapshotOf } from '../view.ts';
 
 export type FinishDeps = Pick<Core, 'db' | 'events' | 'config'>;
@@ -120,6 +120,8 @@ export async function finishRunInTx(
       webhookUrl: ended.webhookUrl,
     }),
     promoteNextRun(deps, tx, locked.accountId),
+    // A pipeline's step ended: the pipeline moves on (its next step, or its end) in a job of its own.
+    locked.pipelineId ? queuePipelineAdvance(tx, locked.pipelineId) : undefined,
   ]);
   return true;
 }

@@ -7,4 +7,4 @@
  */
 export { executeRun, type EngineDeps } from './execute.ts';
 export { finishRun, finishRunInTx } from './finish.ts';
-export { cancelRun, runTimeLimitSecs } from './stops.ts';
+export { cancelLockedRun, cancelRun, runTimeLimitSecs } from './stops.ts';

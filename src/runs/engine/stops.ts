@@ -3,6 +3,7 @@
  * worker executing the run; a timer ends it at its time limit; a worker's shutdown hands it back.
  */
 import { and, eq } from 'drizzle-orm';
+import type { Transaction } from '../../../db/client.ts';
 import { runTable, type Run } from '../../../db/tables/runs.ts';
 import { oneRow } from '../../../db/rows.ts';
 import type { Core } from '../../core.ts';
@@ -137,6 +138,21 @@ export async function cancelRun(
         .for('update'),
     ]);
     if (!run) throw notFound('Run');
+    return cancelLockedRun(core, tx, run);
+  });
+}
+
+/**
+ * Cancels a run locked in the caller's transaction with its account (a pipeline's cancel stops its
+ * running step this way): a waiting run ends ABORTED at once, a running one goes ABORTING and its worker
+ * stops it. 409 for a tool that cannot be cancelled and for a run that has ended.
+ */
+export async function cancelLockedRun(
+  core: StopDeps & Pick<Core, 'config'>,
+  tx: Transaction,
+  run: Run,
+): Promise<RunSnapshot> {
+  {
     const tool = getTool(run.tool);
     if (!tool.cancellable) {
       throw new AppError(
@@ -167,5 +183,5 @@ export async function cancelRun(
     }
     const now = await tx.select().from(runTable).where(eq(runTable.id, run.id));
     return snapshotOf(oneRow(now, `run ${run.id}`));
-  });
+  }
 }
