@@ -17,7 +17,9 @@ import {
   type DatasetSummary,
 } from '../src/datasets/index.ts';
 import { ValidationError } from '../src/shared/errors.ts';
+import { signedFilePath } from '../src/runs/download-links.ts';
 import { builder } from './builder.ts';
+import { DownloadFormatEnum } from './console.ts';
 import { NodeRef, registerNode } from './node.ts';
 import { AFTER_DESCRIPTION, FIRST_DESCRIPTION, connectionOf, connectionType, pageSize } from './connection.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
@@ -194,5 +196,15 @@ builder.mutationField(graphqlFieldOf(deleteAccountDataset), (t) =>
         await deleteDataset(ctx.core.db, found);
         return { deletedDatasetId: found.id };
       }, ['dataset']),
+  }),
+);
+
+builder.objectField(DatasetRef, 'downloadPath', (t) =>
+  t.string({
+    description:
+      'A signed link (5 minutes, no key needed) to every row the dataset holds now in `format`, as a path on this ' +
+      'server (`/api/downloads/…?…`), for pages the gateway serves, such as the console.',
+    args: { format: t.arg({ type: DownloadFormatEnum, required: true, description: 'The file format.' }) },
+    resolve: (d, { format }, ctx) => signedFilePath(ctx.core, ctx.principal.accountId, d.id, format),
   }),
 );
