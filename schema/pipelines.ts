@@ -231,7 +231,10 @@ const StartPipelineInputRef = builder.inputType('StartPipelineInput', {
     steps: t.field({ type: [PipelineStepInputRef], required: true, description: 'Its steps, 2 to 5, in order.' }),
     datasetName: t.string({ description: 'The dataset its first step adds its rows to.' }),
     onlyNew: t.boolean({ description: 'Only rows new to the dataset go on; later steps run only for them.' }),
-    maxCostUsd: t.float({ description: 'Refuses the start (COST_LIMIT_EXCEEDED) when quoted over this, USD.' }),
+    maxCostUsd: t.field({
+      type: 'Money',
+      description: 'Refuses the start (COST_LIMIT_EXCEEDED) when quoted over this many US dollars.',
+    }),
   }),
 });
 
@@ -240,7 +243,7 @@ type PipelineArg = {
   steps: StepArg[];
   datasetName?: string | null;
   onlyNew?: boolean | null;
-  maxCostUsd?: number | null;
+  maxCostUsd?: string | null;
 };
 
 /**
@@ -267,9 +270,11 @@ export function decodePipeline(schema: GraphQLSchema, arg: PipelineArg): Record<
     return { tool: step.tool, input: decoded, ...(step.column ? { column: step.column } : {}) };
   });
   const rest = Object.fromEntries(
-    Object.entries({ datasetName: arg.datasetName, onlyNew: arg.onlyNew, maxCostUsd: arg.maxCostUsd }).filter(
-      ([, v]) => v !== null && v !== undefined,
-    ),
+    Object.entries({
+      datasetName: arg.datasetName,
+      onlyNew: arg.onlyNew,
+      maxCostUsd: arg.maxCostUsd === null || arg.maxCostUsd === undefined ? undefined : Number(arg.maxCostUsd),
+    }).filter(([, v]) => v !== null && v !== undefined),
   );
   return { steps, ...rest };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TOOLS } from './index.ts';
+import { STEP_LINKS } from './steps.ts';
 import type { ToolDefinition } from './types.ts';
 import { upstreamDeclaration } from './upstream/index.ts';
 
@@ -147,8 +148,34 @@ export function renderToolsDoc(): string {
         `| ${cell(t.price.text)} | ${t.cancellable ? 'yes' : 'no'} |`,
     ),
     '',
+    ...stepLinksSection(),
     ...TOOLS.map(renderTool),
   ].join('\n');
+}
+
+/**
+ * The step links (src/tools/steps.ts): which tool's rows feed which, the pipelines' steps and a finished
+ * run's next steps.
+ */
+function stepLinksSection(): string[] {
+  const title = (name: string) => TOOLS.find((t) => t.name === name)?.title ?? name;
+  return [
+    '## Step links',
+    '',
+    'A pipeline’s step after the first is fed by the rows of the step before through one of these links, and a',
+    'finished run offers them as its next steps: the column read from each row (a list column gives its first',
+    '`per row` values), the input field filled with the distinct values in row order, and the column of the fed',
+    'tool’s rows that gives each value back (how the pipeline’s table joins a row with what the next step found).',
+    '',
+    '| from | column | to | field | per row | joined on | what |',
+    '|---|---|---|---|---|---|---|',
+    ...STEP_LINKS.map(
+      (l) =>
+        `| ${title(l.from)} | \`${l.column}\` | ${title(l.to)} | \`${l.field}\` | ${l.perRow} | ` +
+        `\`${l.echo}\` | ${cell(l.description)} |`,
+    ),
+    '',
+  ];
 }
 
 const anchor = (title: string) =>

@@ -60,7 +60,16 @@ describe('account webhooks', () => {
     expect(hook).toMatchObject({
       id: expect.stringMatching(/^wh_/),
       url: receiver.url('/hooks/all'),
-      events: ['run.succeeded', 'run.failed', 'run.aborted', 'run.timed_out', 'schedule.paused'],
+      events: [
+        'run.succeeded',
+        'run.failed',
+        'run.aborted',
+        'run.timed_out',
+        'schedule.paused',
+        'pipeline.succeeded',
+        'pipeline.failed',
+        'pipeline.aborted',
+      ],
       description: 'CRM sync',
     });
     expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]+={0,2}$/);

@@ -39,6 +39,16 @@ const taskView_ = z
     input: z.record(z.string(), z.unknown()),
     datasetName: z.string().nullable(),
     onlyNew: z.boolean(),
+    steps: z
+      .array(
+        z.object({
+          tool: z.string(),
+          input: z.record(z.string(), z.unknown()).optional(),
+          column: z.string().optional(),
+        }),
+      )
+      .nullable()
+      .describe('A saved pipeline’s steps after the tool’s; null for a task of one tool.'),
     createdAt: z.string(),
   })
   .strict();

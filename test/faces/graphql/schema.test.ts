@@ -90,7 +90,15 @@ describe('names and scalars', () => {
         .filter(({ field }) => getNamedType(field.type).name === 'JSON')
         .map(({ type, field }) => `${type.name}.${field.name}`),
     ];
-    expect(json.sort()).toEqual(['CreateTaskInput.input', 'Mutation.startTask(input)', 'Run.input', 'Task.input']);
+    expect(json.sort()).toEqual([
+      'CreateTaskInput.input',
+      'Mutation.startNextStep(input)',
+      'Mutation.startTask(input)',
+      'PipelineStep.input',
+      'PipelineStepInput.input',
+      'Run.input',
+      'Task.input',
+    ]);
   });
 
   it('no Float is money: amounts of US dollars are Money (inputs included), other currencies Decimal', () => {
@@ -156,6 +164,7 @@ describe('connections', () => {
         'TaskConnection',
         'ScheduleConnection',
         'ScheduleFireConnection',
+        'PipelineConnection',
       ].sort(),
     );
     for (const connection of connections) {
@@ -201,9 +210,11 @@ describe('connections', () => {
     const pageable = lists.filter(
       ({ type }) => type === schema.getQueryType() || ['Account', 'Run', 'Webhook'].includes(type.name),
     );
-    // Query.tools (the registry, about twenty) and Account.allowancesToday (one per allowance kind) are fixed lists.
+    // Query.tools (the registry, about twenty), Account.allowancesToday (one per allowance kind) and
+    // Run.nextSteps (the step links out of one tool, a handful) are fixed lists.
     expect(pageable.map(({ type, field }) => `${type.name}.${field.name}`)).toEqual([
       'Account.allowancesToday',
+      'Run.nextSteps',
       'Query.nodes',
       'Query.tools',
     ]);
@@ -235,6 +246,7 @@ describe('global object identification', () => {
       'Lead',
       'LedgerEntry',
       'Membership',
+      'Pipeline',
       'Run',
       'Schedule',
       'Task',
