@@ -127,7 +127,9 @@ interface PlannedRun {
  * estimate. A pipeline quotes its steps with it.
  */
 export function planToolRun(config: StartDeps['config'], principal: Principal, toolName: string, raw: unknown) {
-  const plan = planRun(principal, getTool(toolName), raw);
+  const tool = getTool(toolName);
+  // The start's own fields (webhookUrl, datasetName, onlyNew) are not the tool's input.
+  const plan = planRun(principal, tool, takeDataset(tool, takeWebhookUrl(raw).body).body);
   assertUpstreamCanRun(config, plan);
   return { input: plan.input, requested: plan.requested, estimated: plan.estimated };
 }

@@ -7,6 +7,9 @@ import { MAX_CONTACTS_PER_DOMAIN, websiteFinderTool } from '../../src/tools/webs
 import { LOOPBACK, mxTo, type LocalWeb, type MailboxMode, type Sites, type Zone } from '../fixtures/net.ts';
 import { startNetworkedTestApp, type NetworkedTestApp } from '../helpers/network.ts';
 import { gate, waitFor } from '../helpers/wait.ts';
+import { collect, disposeClients, wsClient } from '../helpers/ws.ts';
+import { checkLinks } from '../../src/tools/steps.ts';
+import { fireDueSchedules } from '../../src/workflows/schedules.ts';
 
 /**
  * A three-step pipeline (maps → the domain email finder on local sites → the email validator on a local
@@ -67,6 +70,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   slowHome.open();
+  await disposeClients();
   await t?.stop();
 });
 
@@ -250,3 +254,175 @@ const ledgerCount = async () =>
         .sql`select count(*)::int as n from ledger_entry where pipeline_id is not null and account_id = ${accountId}`
     )[0]!.n,
   );
+
+it('every step link names columns its tools have', () => {
+  expect(() => checkLinks()).not.toThrow();
+});
+
+describe('on GraphQL', () => {
+  const FOLLOW = `subscription ($id: ID!) { pipeline(id: $id) { id status step statusMessage
+    steps { tool run { id status itemCount } } } }`;
+
+  it('starts with typed step inputs, follows the pipeline live to its end, and offers a run’s next steps', async () => {
+    const quote = await t.graphql(
+      key,
+      `mutation ($input: StartPipelineInput!) { quotePipeline(input: $input) {
+      quote { estimatedCost walletCovers steps { tool mostItems } } userErrors { code field message } } }`,
+      {
+        input: { steps: [{ tool: 'MAPS', input: MAPS_INPUT }, { tool: 'EMAIL_VALIDATOR' }] },
+      },
+    );
+    expect(quote.body.data.quotePipeline.userErrors).toEqual([]);
+    expect(quote.body.data.quotePipeline.quote.steps).toEqual([
+      { tool: 'MAPS', mostItems: 4 },
+      { tool: 'EMAIL_VALIDATOR', mostItems: 4 * 5 },
+    ]);
+    const refused = await t.graphql(
+      key,
+      `mutation ($input: StartPipelineInput!) { startPipeline(input: $input) {
+      pipeline { id } userErrors { code field message } } }`,
+      {
+        input: {
+          steps: [
+            { tool: 'MAPS', input: MAPS_INPUT },
+            { tool: 'WEBSITE_FINDER', input: {} },
+          ],
+        },
+      },
+    );
+    expect(refused.body.data.startPipeline.userErrors[0]).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      field: ['input', 'steps', '1', 'input'],
+      message: expect.stringContaining('jobTitle'),
+    });
+    const started = await t.graphql(
+      key,
+      `mutation ($input: StartPipelineInput!) { startPipeline(input: $input) {
+      pipeline { id status steps { tool } } userErrors { code field message } } }`,
+      {
+        input: {
+          steps: [
+            { tool: 'MAPS', input: MAPS_INPUT },
+            { tool: 'WEBSITE_FINDER', input: { jobTitle: 'Owner' } },
+          ],
+        },
+      },
+    );
+    expect(started.body.data.startPipeline.userErrors).toEqual([]);
+    const id = started.body.data.startPipeline.pipeline.id as string;
+    const events = collect<{ status: string; step: number; steps: { run: { status: string } | null }[] }>(
+      wsClient(t.url, key),
+      FOLLOW,
+      { id },
+      'pipeline',
+    );
+    const seen = await events.done;
+    expect(seen.at(-1)).toMatchObject({ status: 'SUCCEEDED', step: 1 });
+    // It was seen moving: the second step's run appears before the end.
+    expect(seen.some((p) => p.status === 'RUNNING' && p.step === 1)).toBe(true);
+    const node = await t.graphql(
+      key,
+      `query ($id: ID!) { node(id: $id) { ... on Pipeline { id status
+      downloadPath(format: CSV) steps { run { id nextSteps { tool column values } } } } } }`,
+      { id },
+    );
+    const view = node.body.data.node;
+    expect(view.downloadPath).toMatch(new RegExp(`^/api/downloads/${id}\\?`));
+    const file = await t.request('GET', view.downloadPath);
+    expect(file.status).toBe(200);
+    expect(file.text.split('\n')[0]).toContain('website-finder.email');
+    expect(view.steps[1].run.nextSteps).toEqual([
+      { tool: 'EMAIL_VALIDATOR', column: 'email', values: 2 },
+      { tool: 'MOBILE_FINDER', column: 'email', values: 2 },
+    ]);
+    const next = await t.graphql(
+      key,
+      `mutation ($run: ID!) { startNextStep(runId: $run, tool: EMAIL_VALIDATOR) {
+      run { id } userErrors { code field message } } }`,
+      { run: view.steps[1].run.id },
+    );
+    const nextRun = next.body.data.startNextStep.run.id as string;
+    const [row] = await t.app.core.sql`select parent_run_id, input from run where id = ${nextRun}`;
+    expect(row).toEqual({
+      parent_run_id: view.steps[1].run.id,
+      input: { emails: [`ann@${domains[0]}`, `bo@${domains[1]}`] },
+    });
+  });
+
+  it('another account sees none of it', async () => {
+    const other = await t.account();
+    const [mine] = await t.app.core.sql`select id from pipeline where account_id = ${accountId} limit 1`;
+    const id = String(mine?.id);
+    expect((await t.request('GET', `/api/v1/pipelines/${id}`, { key: other.apiKey })).status).toBe(404);
+    expect((await t.request('POST', `/api/v1/pipelines/${id}/cancel`, { key: other.apiKey })).status).toBe(404);
+    expect((await t.request('GET', `/api/v1/pipelines/${id}/download`, { key: other.apiKey })).status).toBe(404);
+    const node = await t.graphql(other.apiKey, `query ($id: ID!) { node(id: $id) { id } }`, { id });
+    expect(node.body.data.node).toBeNull();
+    const follow = collect(
+      wsClient(t.url, other.apiKey),
+      `subscription ($id: ID!) { pipeline(id: $id) { id } }`,
+      { id },
+      'pipeline',
+    );
+    await expect(follow.done).rejects.toThrow(/pipeline/i);
+  });
+});
+
+describe('saved, scheduled, into a dataset with only-new', () => {
+  it('the second tick runs the later steps only for the new place, and bills only for it', async () => {
+    const saved = await t.request('POST', '/api/v1/tasks', {
+      key,
+      body: {
+        name: 'owner-emails',
+        tool: 'maps',
+        input: { ...MAPS_INPUT, maxCrawledPlacesPerSearch: 500 },
+        steps: [{ tool: 'website-finder', input: { jobTitle: 'Owner' } }, { tool: 'email-validator' }],
+        datasetName: 'owner-emails',
+        onlyNew: true,
+      },
+    });
+    expect(saved.status, saved.text).toBe(201);
+    const made = await t.request('POST', '/api/v1/schedules', {
+      key,
+      body: { task: 'owner-emails', cron: '0 9 * * 1', timezone: 'America/Denver' },
+    });
+    const tick1 = new Date(made.body.schedule.nextFireAt as string);
+    const [first] = (await fireDueSchedules(t.app.core, tick1)).filter((f) => f.scheduleId === made.body.schedule.id);
+    expect(first, first?.reason).toMatchObject({ outcome: 'started', runId: expect.stringMatching(/^plp_/) });
+    const firstEnd = await until(first!.runId!, (p) => p.status !== 'RUNNING');
+    expect(firstEnd.status, firstEnd.statusMessage).toBe('SUCCEEDED');
+    const known = (
+      await t.app.core.sql`select item_count from run where pipeline_id = ${first!.runId!} and pipeline_step = 0`
+    )[0]!.item_count as number;
+
+    // A new practice opens, with a site naming its owner and a mailbox that knows her.
+    await t.app.core.sql`
+      insert into local_business (place_id, name, category, street, city, state, postal_code, lat, lng, website)
+      values ('ChIJnewPracticeDenver1', 'Fresh Smile Dental', 'Dentist', '2 New St', 'Denver', 'CO', '80202', 39.74,
+        -104.99, 'https://freshsmile.test/')`;
+    sites['freshsmile.test'] = ownerSite('freshsmile.test', 'Cara Moss', 'cara');
+    zone['freshsmile.test'] = { ...LOOPBACK, ...mxTo('mx.shared.test') };
+    mailboxes['freshsmile.test'] = { mode: 'list', users: ['cara'] };
+    const before = await t.walletMicros(accountId);
+    const [second] = (await fireDueSchedules(t.app.core, new Date(tick1.getTime() + 7 * 86_400_000))).filter(
+      (f) => f.scheduleId === made.body.schedule.id,
+    );
+    const secondEnd = await until(second!.runId!, (p) => p.status !== 'RUNNING');
+    expect(secondEnd.status, secondEnd.statusMessage).toBe('SUCCEEDED');
+    const runs = await t.app.core.sql`select tool, input, item_count, skipped_delivered, charged_micros::text as charged
+      from run where pipeline_id = ${second!.runId!} order by pipeline_step`;
+    expect(runs.map((r) => [r.tool, r.item_count, r.skipped_delivered])).toEqual([
+      ['maps', 1, known],
+      ['website-finder', 1, 0],
+      ['email-validator', 1, 0],
+    ]);
+    expect((runs[1]!.input as { domains: string[] }).domains).toEqual(['freshsmile.test']);
+    expect((runs[2]!.input as { emails: string[] }).emails).toEqual(['cara@freshsmile.test']);
+    const expected =
+      mapsTool.price.unitMicros + websiteFinderTool.price.unitMicros + emailValidatorTool.price.unitMicros;
+    expect(runs.reduce((sum, r) => sum + BigInt(r.charged as string), 0n)).toBe(expected);
+    expect(before - (await t.walletMicros(accountId))).toBe(expected);
+    const [tagged] = await t.app.core.sql`select task_id, schedule_id from pipeline where id = ${second!.runId!}`;
+    expect(tagged).toEqual({ task_id: saved.body.task.id, schedule_id: made.body.schedule.id });
+  });
+});
