@@ -22,6 +22,8 @@ const Billing = lazy(() => import('./pages/billing.tsx'));
 const Webhooks = lazy(() => import('./pages/webhooks.tsx'));
 const Datasets = lazy(() => import('./pages/datasets.tsx'));
 const Schedules = lazy(() => import('./pages/schedules.tsx'));
+const Pipelines = lazy(() => import('./pages/pipelines.tsx'));
+const PipelinePage = lazy(() => import('./pages/pipeline.tsx'));
 const Enrichment = lazy(() => import('./pages/enrichment.tsx'));
 const Consent = lazy(() => import('./pages/consent.tsx'));
 
@@ -104,6 +106,8 @@ export function App() {
               <Route path="/billing" element={<Billing />} />
               <Route path="/webhooks" element={<Webhooks />} />
               <Route path="/datasets" element={<Datasets />} />
+              <Route path="/pipelines" element={<Pipelines />} />
+              <Route path="/pipelines/:id" element={<PipelinePage />} />
               <Route path="/schedules" element={<Schedules />} />
               <Route path="/enrichment" element={<Enrichment />} />
               <Route path="*" element={<Navigate to="/" replace />} />

@@ -15,6 +15,7 @@ const PAGES: Page[] = [
   { to: '/', label: 'Overview' },
   { to: '/tools', label: 'Tools' },
   { to: '/runs', label: 'Runs' },
+  { to: '/pipelines', label: 'Pipelines' },
   { to: '/schedules', label: 'Schedules' },
   { to: '/datasets', label: 'Datasets' },
   { to: '/leads', label: 'Lead database' },

@@ -1,6 +1,6 @@
-import type { ReactNode } from 'react';
-import { Alert, Badge, Center, Loader } from '@mantine/core';
-import type { CombinedError } from 'urql';
+import { useState, type ReactNode } from 'react';
+import { Alert, Badge, Button, Center, Group, Loader, Text } from '@mantine/core';
+import type { CombinedError, OperationResult } from 'urql';
 
 export const Loading = () => (
   <Center p="xl">
@@ -52,5 +52,58 @@ export function UserErrors({
       ))}
       {children}
     </Alert>
+  );
+}
+
+/** The formats a signed download link can be asked for, as the API names them. */
+export type FileFormat = 'CSV' | 'JSON' | 'NDJSON';
+
+/**
+ * One button a format, each downloading a file through a signed link made on click (it lives minutes);
+ * the browser downloads it like any file. A path: it resolves against the address this page was opened
+ * at, whatever PUBLIC_URL says. `what` names the file in the buttons' accessible names when a page has
+ * several sets of them (“Download dentists as CSV”).
+ */
+export function DownloadButtons({
+  formats,
+  linkOf,
+  what,
+}: {
+  formats: readonly FileFormat[];
+  /** The query answering the signed path for a format, and how to read the path from its data. */
+  linkOf(format: FileFormat): Promise<{ path: string | null | undefined; result: OperationResult }>;
+  what?: string;
+}) {
+  const [error, setError] = useState<string | null>(null);
+  const download = async (format: FileFormat) => {
+    setError(null);
+    const { path, result } = await linkOf(format);
+    if (!path) return setError(result.error?.graphQLErrors[0]?.message ?? 'The file is not available.');
+    const link = document.createElement('a');
+    link.href = path;
+    link.download = '';
+    document.body.append(link);
+    link.click();
+    link.remove();
+  };
+  return (
+    <Group gap="xs">
+      {formats.map((format) => (
+        <Button
+          key={format}
+          variant="light"
+          size={what ? 'xs' : undefined}
+          aria-label={what ? `Download ${what} as ${format}` : undefined}
+          onClick={() => void download(format)}
+        >
+          Download {format}
+        </Button>
+      ))}
+      {error && (
+        <Text c="red" role="alert">
+          {error}
+        </Text>
+      )}
+    </Group>
   );
 }

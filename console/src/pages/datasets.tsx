@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
-import { useMutation, useQuery } from 'urql';
+import { useClient, useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { DownloadButtons, Loading, QueryError, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count, when } from '../lib/format.ts';
 
@@ -24,6 +24,17 @@ const DatasetsQuery = graphql(`
     }
   }
 `);
+
+const DatasetDownload = graphql(`
+  query ConsoleDatasetDownload($dataset: String!, $format: DownloadFormat!) {
+    dataset(dataset: $dataset) {
+      id
+      downloadPath(format: $format)
+    }
+  }
+`);
+
+const FORMATS = ['CSV', 'JSON'] as const;
 
 const ClearDataset = graphql(`
   mutation ConsoleClearDataset($dataset: String!) {
@@ -52,6 +63,7 @@ const DeleteDataset = graphql(`
 `);
 
 export default function Datasets() {
+  const client = useClient();
   const [{ data, error }, refetch] = useQuery({ query: DatasetsQuery, requestPolicy: 'cache-and-network' });
   const [cleared, clear] = useMutation(ClearDataset);
   const [deleted, remove] = useMutation(DeleteDataset);
@@ -65,7 +77,7 @@ export default function Datasets() {
       <PageTitle title="Datasets">
         A dataset keeps one row a result across the runs that name it. With “only new”, a run delivers and bills only
         the results the dataset has not delivered before. Rows go with their runs’ results after 48 hours; what a
-        dataset delivered is remembered until you clear or delete it.
+        dataset delivered is remembered until you clear or delete it. Download a dataset’s rows as a file from its row.
       </PageTitle>
       <UserErrors
         errors={[...(cleared.data?.clearDataset.userErrors ?? []), ...(deleted.data?.deleteDataset.userErrors ?? [])]}
@@ -105,6 +117,16 @@ export default function Datasets() {
                   <Table.Td>{when(d.lastDeliveredAt)}</Table.Td>
                   <Table.Td>
                     <Group gap="xs">
+                      <DownloadButtons
+                        formats={FORMATS}
+                        what={d.name}
+                        linkOf={async (format) => {
+                          const result = await client
+                            .query(DatasetDownload, { dataset: d.id, format }, { requestPolicy: 'network-only' })
+                            .toPromise();
+                          return { path: result.data?.dataset?.downloadPath, result };
+                        }}
+                      />
                       <Button
                         size="xs"
                         variant="light"

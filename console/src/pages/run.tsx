@@ -1,5 +1,5 @@
-import { useMemo, useState } from 'react';
-import { Alert, Button, Group, Progress, Stack, Table, Text } from '@mantine/core';
+import { useMemo, useState, type FormEvent } from 'react';
+import { Alert, Button, Card, Group, Progress, Stack, Table, Text, Title } from '@mantine/core';
 import {
   createColumnHelper,
   flexRender,
@@ -7,13 +7,14 @@ import {
   getPaginationRowModel,
   useReactTable,
 } from '@tanstack/react-table';
-import { useParams } from 'react-router';
+import { useNavigate, useParams } from 'react-router';
 import { useClient, useMutation, useQuery, useSubscription } from 'urql';
 import { graphql } from '../gql/index.ts';
-import type { ConsoleRunToolQuery } from '../gql/graphql.ts';
-import { Loading, QueryError, StatusBadge } from '../components.tsx';
+import type { ConsoleRunNextStepsQuery, ConsoleRunToolQuery } from '../gql/graphql.ts';
+import { DownloadButtons, Loading, QueryError, StatusBadge } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count, usd, when } from '../lib/format.ts';
+import { byField, emptyValues, type Field, FieldInput, FormError, inputOf, type Values } from '../tool-input.tsx';
 
 // The fields the page reads of a run, spread in the documents below; codegen reads the fragment from this call.
 graphql(`
@@ -86,6 +87,43 @@ const DownloadQuery = graphql(`
     run(id: $id) {
       id
       downloadPath(format: $format)
+    }
+  }
+`);
+
+const NextStepsQuery = graphql(`
+  query ConsoleRunNextSteps($id: ID!) {
+    run(id: $id) {
+      id
+      nextSteps {
+        tool
+        title
+        column
+        field
+        description
+        values
+      }
+    }
+    tools {
+      name
+      inputFields {
+        ...ToolInputFields
+      }
+    }
+  }
+`);
+
+const StartNextStep = graphql(`
+  mutation ConsoleStartNextStep($runId: ID!, $tool: Tool!, $column: String, $input: JSON) {
+    startNextStep(runId: $runId, tool: $tool, column: $column, input: $input) {
+      run {
+        id
+      }
+      userErrors {
+        code
+        field
+        message
+      }
     }
   }
 `);
@@ -199,36 +237,125 @@ function RowsTable({ runId, tool, columns }: { runId: string; tool: string; colu
 
 function Downloads({ runId }: { runId: string }) {
   const client = useClient();
-  const [error, setError] = useState<string | null>(null);
-  // A signed link made on click (it lives minutes); the browser downloads it like any file. A path: it
-  // resolves against the address this page was opened at, whatever PUBLIC_URL says.
-  const download = async (format: (typeof FORMATS)[number]) => {
-    setError(null);
-    const result = await client
-      .query(DownloadQuery, { id: runId, format }, { requestPolicy: 'network-only' })
-      .toPromise();
-    const path = result.data?.run?.downloadPath;
-    if (!path) return setError(result.error?.graphQLErrors[0]?.message ?? 'The file is not available.');
-    const link = document.createElement('a');
-    link.href = path;
-    link.download = '';
-    document.body.append(link);
-    link.click();
-    link.remove();
+  return (
+    <DownloadButtons
+      formats={FORMATS}
+      linkOf={async (format) => {
+        const result = await client
+          .query(DownloadQuery, { id: runId, format }, { requestPolicy: 'network-only' })
+          .toPromise();
+        return { path: result.data?.run?.downloadPath, result };
+      }}
+    />
+  );
+}
+
+type NextStep = NonNullable<ConsoleRunNextStepsQuery['run']>['nextSteps'][number];
+
+/**
+ * One tool this run's rows can feed: its other required fields (the fed one comes from the rows), and a
+ * start that opens the new run.
+ */
+function NextStepForm({ runId, next, fields }: { runId: string; next: NextStep; fields: readonly Field[] }) {
+  const navigate = useNavigate();
+  const [started, start] = useMutation(StartNextStep);
+  const asked = fields.filter((f) => f.required && f.name !== next.field);
+  const [values, setValues] = useState<Values>(() => emptyValues(asked));
+  const [problems, setProblems] = useState<{ fields: Record<string, string>; other: string[] }>({
+    fields: {},
+    other: [],
+  });
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    let input: Record<string, unknown>;
+    try {
+      input = inputOf(asked, values);
+    } catch (err) {
+      if (err instanceof FormError) setProblems({ fields: { [err.field]: err.message }, other: [] });
+      return;
+    }
+    const result = await start({ runId, tool: next.tool, column: next.column, input });
+    const answer = result.data?.startNextStep;
+    if (answer?.run) return navigate(`/runs/${answer.run.id}`);
+    if (result.error)
+      return setProblems({ fields: {}, other: [result.error.graphQLErrors[0]?.message ?? result.error.message] });
+    // Refusals name the field as the tool's input does (jobTitle) or under `input`; the run's own apart.
+    const placed = byField(
+      (answer?.userErrors ?? []).map((e) => ({ ...e, field: e.field?.[0] === 'input' ? e.field.slice(1) : e.field })),
+      [],
+    );
+    const other = [...placed.other];
+    for (const [name, message] of Object.entries(placed.fields))
+      if (!asked.some((f) => f.name === name)) {
+        delete placed.fields[name];
+        other.push(message);
+      }
+    setProblems({ fields: placed.fields, other });
   };
   return (
-    <Group>
-      {FORMATS.map((format) => (
-        <Button key={format} variant="light" onClick={() => void download(format)}>
-          Download {format}
-        </Button>
-      ))}
-      {error && (
-        <Text c="red" role="alert">
-          {error}
+    <form onSubmit={submit} noValidate aria-label={`Start ${next.title} from this run`}>
+      <Stack gap="xs">
+        <Title order={4} size="h6">
+          {next.title}
+        </Title>
+        <Text size="sm">
+          {next.description} This run’s rows give it {count(next.values)} {next.values === 1 ? 'value' : 'values'} from
+          their {next.column}.
         </Text>
+        {asked.map((field) => (
+          <FieldInput
+            key={field.name}
+            field={field}
+            value={values[field.name] ?? ''}
+            error={problems.fields[field.name]}
+            onChange={(value) => setValues((v) => ({ ...v, [field.name]: value }))}
+          />
+        ))}
+        {problems.other.map((m) => (
+          <Text key={m} c="red.9" size="sm" role="alert">
+            {m}
+          </Text>
+        ))}
+        <Group>
+          <Button type="submit" variant="light" loading={started.fetching}>
+            Start {next.title}
+          </Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}
+
+/** What a finished run's rows can feed: each tool with values to work on, started from this run's rows. */
+function NextSteps({ runId }: { runId: string }) {
+  const [{ data }] = useQuery({ query: NextStepsQuery, variables: { id: runId }, requestPolicy: 'cache-and-network' });
+  const links = data?.run?.nextSteps ?? [];
+  if (links.length === 0) return null;
+  const fieldsOf = new Map(data?.tools.map((t) => [t.name, t.inputFields]));
+  const fed = links.filter((n) => n.values > 0);
+  return (
+    <Card withBorder component="section" aria-labelledby="next-steps">
+      <Title order={3} size="h5" id="next-steps" mb="xs">
+        Next steps
+      </Title>
+      {fed.length === 0 ? (
+        <Text size="sm">This run’s rows have nothing another tool can work on.</Text>
+      ) : (
+        <Stack>
+          <Text size="sm" c="dimmed">
+            Start another tool on what this run found; it is an ordinary run with its own estimate and bill.
+          </Text>
+          {fed.map((next) => (
+            <NextStepForm
+              key={`${next.tool}-${next.column}`}
+              runId={runId}
+              next={next}
+              fields={fieldsOf.get(next.tool) ?? []}
+            />
+          ))}
+        </Stack>
       )}
-    </Group>
+    </Card>
   );
 }
 
@@ -277,6 +404,7 @@ function RunView({ initial }: { initial: Run }) {
         )}
         {ended && <Downloads runId={run.id} />}
       </Group>
+      {ended && <NextSteps runId={run.id} />}
       {cancelState.data?.cancelRun.userErrors.map((e) => (
         <Alert key={e.code} color="red" role="alert">
           {e.message}

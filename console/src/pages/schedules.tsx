@@ -65,6 +65,9 @@ const StartTask = graphql(`
       run {
         id
       }
+      pipeline {
+        id
+      }
       userErrors {
         code
         field
@@ -215,8 +218,9 @@ export default function Schedules() {
                         aria-label={`Run ${t.name} now`}
                         onClick={async () => {
                           const result = await start({ task: t.id });
-                          const run = result.data?.startTask.run;
+                          const { run, pipeline } = result.data?.startTask ?? {};
                           if (run) navigate(`/runs/${run.id}`);
+                          else if (pipeline) navigate(`/pipelines/${pipeline.id}`);
                         }}
                       >
                         Run now

@@ -1,16 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import {
-  Alert,
-  Button,
-  Checkbox,
-  Group,
-  NativeSelect,
-  NumberInput,
-  Stack,
-  Text,
-  Textarea,
-  TextInput,
-} from '@mantine/core';
+import { Alert, Button, Checkbox, Group, Stack, Text, TextInput } from '@mantine/core';
 import { useNavigate, useParams } from 'react-router';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
@@ -18,6 +7,7 @@ import type { ConsoleToolQuery } from '../gql/graphql.ts';
 import { Loading, QueryError } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { toolValue, usd } from '../lib/format.ts';
+import { byField, emptyValues, FieldInput, FormError, inputOf, type Values } from '../tool-input.tsx';
 
 const ToolQuery = graphql(`
   query ConsoleTool($name: Tool!) {
@@ -31,20 +21,13 @@ const ToolQuery = graphql(`
       mutation
       inputType
       inputFields {
-        name
-        description
-        type
-        kind
-        required
-        options
+        ...ToolInputFields
       }
     }
   }
 `);
 
 type Tool = NonNullable<ConsoleToolQuery['tool']>;
-type Field = Tool['inputFields'][number];
-type Values = Record<string, string>;
 
 interface StartAnswer {
   run: { id: string } | null;
@@ -77,143 +60,10 @@ const SaveTask = graphql(`
   }
 `);
 
-const isList = (kind: string) => kind.endsWith('_LIST');
-
-class FormError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The form's values as the input object (empty fields left out, so the tool's defaults apply). */
-function inputOf(fields: readonly Field[], values: Values): Record<string, unknown> {
-  const input: Record<string, unknown> = {};
-  for (const field of fields) {
-    const raw = (values[field.name] ?? '').trim();
-    if (raw === '') continue;
-    switch (field.kind) {
-      case 'INT':
-      case 'FLOAT': {
-        const n = Number(raw);
-        if (!Number.isFinite(n) || (field.kind === 'INT' && !Number.isInteger(n)))
-          throw new FormError(field.name, field.kind === 'INT' ? 'Enter a whole number.' : 'Enter a number.');
-        input[field.name] = n;
-        break;
-      }
-      case 'BOOLEAN':
-        input[field.name] = raw === 'true';
-        break;
-      case 'TEXT_LIST':
-      case 'ENUM_LIST':
-        input[field.name] = raw
-          .split('\n')
-          .map((s) => s.trim())
-          .filter(Boolean);
-        break;
-      case 'OBJECT':
-      case 'OBJECT_LIST':
-        try {
-          input[field.name] = JSON.parse(raw);
-        } catch {
-          throw new FormError(field.name, 'Enter JSON.');
-        }
-        break;
-      default:
-        input[field.name] = raw;
-    }
-  }
-  return input;
-}
-
-/** userErrors by the input field they name (`["input", "maxItems"]` → maxItems); the rest apart. */
-function byField(errors: StartAnswer['userErrors']) {
-  const fields: Record<string, string> = {};
-  const other: string[] = [];
-  for (const e of errors) {
-    const name = e.field?.[0] === 'input' ? e.field[1] : undefined;
-    if (name) fields[name] = fields[name] ? `${fields[name]} ${e.message}` : e.message;
-    else other.push(e.message);
-  }
-  return { fields, other };
-}
-
-function FieldInput({
-  field,
-  value,
-  error,
-  onChange,
-}: {
-  field: Field;
-  value: string;
-  error?: string;
-  onChange(value: string): void;
-}) {
-  const common = {
-    label: field.name,
-    description: field.description ?? undefined,
-    required: field.required,
-    error,
-    name: field.name,
-  };
-  switch (field.kind) {
-    case 'INT':
-    case 'FLOAT':
-      return (
-        <NumberInput
-          {...common}
-          value={value}
-          allowDecimal={field.kind === 'FLOAT'}
-          onChange={(v) => onChange(String(v))}
-        />
-      );
-    case 'BOOLEAN':
-      return (
-        <NativeSelect
-          {...common}
-          value={value}
-          onChange={(e) => onChange(e.currentTarget.value)}
-          data={[
-            { value: '', label: 'Default' },
-            { value: 'true', label: 'Yes' },
-            { value: 'false', label: 'No' },
-          ]}
-        />
-      );
-    case 'ENUM':
-      return (
-        <NativeSelect
-          {...common}
-          value={value}
-          onChange={(e) => onChange(e.currentTarget.value)}
-          data={[{ value: '', label: 'Default' }, ...field.options]}
-        />
-      );
-    case 'TEXT_LIST':
-    case 'ENUM_LIST':
-    case 'OBJECT':
-    case 'OBJECT_LIST':
-      return (
-        <Textarea
-          {...common}
-          description={`${field.description ?? ''} ${isList(field.kind) && !field.kind.startsWith('OBJECT') ? '(one per line)' : '(JSON)'}`.trim()}
-          autosize
-          minRows={2}
-          value={value}
-          onChange={(e) => onChange(e.currentTarget.value)}
-        />
-      );
-    default:
-      return <TextInput {...common} value={value} onChange={(e) => onChange(e.currentTarget.value)} />;
-  }
-}
-
 function StartForm({ tool }: { tool: Tool }) {
   const client = useClient();
   const navigate = useNavigate();
-  const [values, setValues] = useState<Values>(() => Object.fromEntries(tool.inputFields.map((f) => [f.name, ''])));
+  const [values, setValues] = useState<Values>(() => emptyValues(tool.inputFields));
   const [estimate, setEstimate] = useState<{ cost: string | null; message: string | null } | null>(null);
   const [errors, setErrors] = useState<{ fields: Record<string, string>; other: string[] }>({ fields: {}, other: [] });
   const [busy, setBusy] = useState(false);

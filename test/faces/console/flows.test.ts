@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 import { startWorker, type WorkerHandle } from '../../../workers/index.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -93,8 +93,8 @@ async function open(page: Page, link: string, heading = link) {
   await audit(page);
 }
 
-/** A form control by its label (a required field's label ends in an asterisk). */
-const field = (page: Page, label: string) =>
+/** A form control by its label (a required field's label ends in an asterisk), in a page or a part of one. */
+const field = (page: Page | Locator, label: string) =>
   page.getByLabel(new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\*?$`));
 
 /** The path and query of the newest link to `path` mailed to `email`, once it has come. */
@@ -399,6 +399,105 @@ describe('an owner', { timeout: 120_000 }, () => {
     await visible(datasets.getByRole('cell', { name: 'dentists', exact: true }));
     await visible(datasets.getByRole('cell', { name: '5', exact: true }).first());
     await audit(owner);
+  });
+
+  it('builds a pipeline of three tools from what the API says can follow, sees its quote, follows it live to its end and downloads its table and a dataset’s', async () => {
+    await open(owner, 'Pipelines');
+    const step = (n: number) => owner.getByRole('group', { name: `Step ${n}` });
+    await step(1).getByLabel('Tool', { exact: true }).selectOption({ label: 'Map-listing scraper' });
+    await field(step(1), 'searchStringsArray').fill('dentist');
+    await field(step(1), 'locationQuery').fill('Denver, CO');
+    await field(step(1), 'maxCrawledPlacesPerSearch').fill('3');
+    // The quote's refusal of a step that cannot follow says what can: the next step offers only those.
+    await visible(
+      owner.getByText(
+        'After Map-listing scraper can come: Domain email finder (from website), Email validator (from emails).',
+      ),
+    );
+    await owner.getByRole('button', { name: 'Add step' }).click();
+    const second = step(2).getByLabel('Tool', { exact: true });
+    await waitFor(
+      () => second.locator('option').allTextContents(),
+      (options) => [...options].sort().join('|') === 'Choose a tool|Domain email finder|Email validator',
+      { what: 'the tools that can follow the map-listing scraper' },
+    );
+    await second.selectOption({ label: 'Domain email finder' });
+    // The domains come from the places' websites: the step asks only for its other fields.
+    expect(await field(step(2), 'domains').count()).toBe(0);
+    await field(step(2), 'jobTitle').fill('Owner');
+    await owner.getByRole('button', { name: 'Add step' }).click();
+    await step(3).getByLabel('Tool', { exact: true }).selectOption({ label: 'Email validator' });
+    const quote = owner.getByRole('status', { name: 'Quote' });
+    await visible(quote.getByText(/^Step 1, Map-listing scraper: up to 3 results asked for, at most \$/));
+    await visible(quote.getByText(/^Step 3, Email validator: up to 15 inputs, at most \$/));
+    await visible(quote.getByText(/^Held at the start: \$[\d.]+/));
+    await visible(quote.getByText(/the wallet covers it/));
+    await audit(owner);
+    await shot(owner, 'pipelines');
+
+    // No worker while it starts: the page is seen with the pipeline waiting, then follows it once one runs.
+    await worker?.stop();
+    await owner.getByRole('button', { name: 'Start', exact: true }).click();
+    await owner.waitForURL(/\/pipelines\/plp_[A-Za-z0-9]+$/);
+    const pipelineId = new URL(owner.url()).pathname.split('/').pop()!;
+    await visible(owner.getByRole('heading', { name: `Pipeline ${pipelineId}`, level: 2 }));
+    // Followed live, never reloaded: the worker runs each step and the page shows the pipeline end.
+    const status = owner.getByRole('status', { name: 'Pipeline status' });
+    await visible(status.getByText('RUNNING', { exact: true }));
+    await visible(owner.getByRole('button', { name: 'Cancel pipeline' }));
+    worker = await startWorker(t.app.core, { pollInterval: 100 });
+    await visible(status.getByText('SUCCEEDED', { exact: true }));
+    const steps = owner.getByRole('table', { name: 'Steps' });
+    await visible(steps.getByRole('link', { name: 'Open the run of step 1' }));
+    const [row] = await t.app.core.sql`select status, status_message from pipeline where id = ${pipelineId}`;
+    expect(row!.status).toBe('SUCCEEDED');
+    await visible(status.getByText(row!.status_message as string, { exact: true }));
+    await audit(owner);
+    await shot(owner, 'pipeline');
+
+    const [download] = await Promise.all([
+      owner.waitForEvent('download'),
+      owner.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    const header = readFileSync((await download.path())!, 'utf8')
+      .split('\n')[0]!
+      .split(',');
+    expect(header).toContain('maps.name');
+    expect(header).toContain('email-validator.status');
+
+    // A step's run is an ordinary run: its page offers what its rows can feed next, started from them.
+    await steps.getByRole('link', { name: 'Open the run of step 1' }).click();
+    await owner.waitForURL(/\/runs\/[^/]+$/);
+    const firstRun = new URL(owner.url()).pathname;
+    const next = owner.getByRole('region', { name: 'Next steps' });
+    const finder = next.getByRole('form', { name: 'Start Domain email finder from this run' });
+    await visible(finder.getByText('This run’s rows give it 3 values from their website.', { exact: false }));
+    await audit(owner);
+    await field(finder, 'jobTitle').fill('Owner');
+    await finder.getByRole('button', { name: 'Start Domain email finder' }).click();
+    await owner.waitForURL((url) => url.pathname !== firstRun && url.pathname.startsWith('/runs/'));
+    await visible(owner.getByRole('heading', { name: /^Run /, level: 2 }));
+    await visible(owner.getByText('Domain email finder', { exact: true }));
+
+    // The pipelines table lists it, its steps in words, with a link to its page (the page was audited above).
+    await owner.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: 'Pipelines' }).click();
+    const table = owner.getByRole('table', { name: 'Pipelines' });
+    await visible(table.getByRole('link', { name: pipelineId, exact: true }));
+    await visible(
+      table.getByRole('cell', { name: 'Map-listing scraper → Domain email finder → Email validator', exact: true }),
+    );
+
+    // A dataset's rows download from its row of the datasets page.
+    await open(owner, 'Datasets');
+    const [rows] = await Promise.all([
+      owner.waitForEvent('download'),
+      owner.getByRole('button', { name: 'Download dentists as CSV' }).click(),
+    ]);
+    const lines = readFileSync((await rows.path())!, 'utf8')
+      .trim()
+      .split('\n');
+    expect(lines[0]).toContain('name');
+    expect(lines.length).toBe(6);
   });
 
   it('revokes the key, and REST refuses it at once', async () => {

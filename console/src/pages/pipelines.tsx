@@ -1,0 +1,579 @@
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import {
+  Alert,
+  Button,
+  Card,
+  Checkbox,
+  Fieldset,
+  Group,
+  List,
+  NativeSelect,
+  NumberInput,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { Link, useNavigate } from 'react-router';
+import { useClient, useQuery } from 'urql';
+import { graphql } from '../gql/index.ts';
+import type { ConsolePipelinesQuery, ConsoleQuotePipelineMutation, StartPipelineInput, Tool } from '../gql/graphql.ts';
+import { Loading, QueryError, StatusBadge } from '../components.tsx';
+import { PageTitle } from '../Shell.tsx';
+import { count, usd, when } from '../lib/format.ts';
+import {
+  emptyValues,
+  type Field,
+  FieldInput,
+  FormError,
+  inputOf,
+  type UserErrorLike,
+  type Values,
+} from '../tool-input.tsx';
+
+const PipelinesQuery = graphql(`
+  query ConsolePipelines {
+    pipelines(first: 50) {
+      nodes {
+        id
+        status
+        statusMessage
+        cost
+        itemCount
+        createdAt
+        steps {
+          index
+          title
+        }
+      }
+    }
+    tools {
+      name
+      title
+      available
+      inputFields {
+        ...ToolInputFields
+      }
+    }
+  }
+`);
+
+const QuotePipeline = graphql(`
+  mutation ConsoleQuotePipeline($input: StartPipelineInput!) {
+    quotePipeline(input: $input) {
+      quote {
+        steps {
+          tool
+          mostItems
+          quotedCost
+        }
+        estimatedCost
+        uncappedCost
+        walletCovers
+        message
+      }
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+const StartPipeline = graphql(`
+  mutation ConsoleStartPipeline($input: StartPipelineInput!, $idempotencyKey: String) {
+    startPipeline(input: $input, idempotencyKey: $idempotencyKey) {
+      pipeline {
+        id
+      }
+      userErrors {
+        code
+        field
+        message
+      }
+    }
+  }
+`);
+
+type ToolInfo = ConsolePipelinesQuery['tools'][number];
+type PipelineQuote = NonNullable<ConsoleQuotePipelineMutation['quotePipeline']['quote']>;
+
+/** The most steps a pipeline has (StartPipelineInput.steps: 2 to 5). */
+const MAX_STEPS = 5;
+
+interface StepDraft {
+  /** Stays with the step when one before it is removed. */
+  key: number;
+  /** The tool it runs; empty until chosen. */
+  tool: string;
+  values: Values;
+}
+
+interface StepProblems {
+  /** At the step's tool: a tool the step before cannot feed (the message says what can follow). */
+  tool?: string;
+  /** At the step's fields. */
+  fields: Record<string, string>;
+  /** The step's own, at no one field (a step that could be given more than its tool takes). */
+  other: string[];
+}
+
+interface Problems {
+  steps: StepProblems[];
+  /** At the pipeline's options: datasetName, onlyNew, maxCostUsd. */
+  options: Record<string, string>;
+  other: string[];
+}
+
+const noProblems = (steps: number): Problems => ({
+  steps: Array.from({ length: steps }, () => ({ fields: {}, other: [] })),
+  options: {},
+  other: [],
+});
+
+/**
+ * The fields a later step asks for: its tool's, less the list the step before fills from its rows (a
+ * required list: the values of a link fill one). One that has a value, or that a refusal names, is shown.
+ */
+function ownFields(fields: readonly Field[], index: number, values: Values, problems?: StepProblems) {
+  if (index === 0) return { shown: fields, fed: [] as Field[] };
+  const isFed = (f: Field) =>
+    f.required && f.kind.endsWith('_LIST') && !values[f.name]?.trim() && !problems?.fields[f.name];
+  return { shown: fields.filter((f) => !isFed(f)), fed: fields.filter(isFed) };
+}
+
+/**
+ * The tools that can follow `tool`, read from a refusal of the API that lists them (“after Map-listing
+ * scraper can come: Domain email finder (from website), Email validator (from emails)”); null while no
+ * refusal has said.
+ */
+function followersOf(message: string | undefined, tools: readonly ToolInfo[]): ToolInfo[] | null {
+  if (!message) return null;
+  const at = message.indexOf('can come:');
+  if (at < 0) return /nothing can follow/.test(message) ? [] : null;
+  const list = message.slice(at);
+  const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return tools.filter((t) => new RegExp(`(?:: |, )${literal(t.title)} \\(from `).test(list));
+}
+
+/** What can follow a step, from a refusal's words: the part after its first clause, as a sentence. */
+const followHint = (message: string) => {
+  const tail = message.includes('; ') ? message.slice(message.indexOf('; ') + 2) : message;
+  return `${tail.charAt(0).toUpperCase()}${tail.slice(1)}.`;
+};
+
+/** The refusals of a quote or a start, placed at the step, field or option they name. */
+function placeProblems(errors: readonly UserErrorLike[], steps: number): Problems {
+  const problems = noProblems(steps);
+  const add = (map: Record<string, string>, key: string, message: string) => {
+    map[key] = map[key] ? `${map[key]} ${message}` : message;
+  };
+  for (const e of errors) {
+    const [root, first, index, part, name] = e.field ?? [];
+    const step = first === 'steps' && index !== undefined ? problems.steps[Number(index)] : undefined;
+    if (root !== 'input' || !first) problems.other.push(e.message);
+    else if (step && (part === 'tool' || part === 'column'))
+      step.tool = step.tool ? `${step.tool} ${e.message}` : e.message;
+    else if (step && part === 'input' && name) add(step.fields, name, e.message);
+    else if (step) step.other.push(e.message);
+    else if (first === 'datasetName' || first === 'onlyNew' || first === 'maxCostUsd')
+      add(problems.options, first, e.message);
+    else problems.other.push(e.message);
+  }
+  return problems;
+}
+
+interface Options {
+  datasetName: string;
+  onlyNew: boolean;
+  maxCostUsd: string;
+}
+
+/**
+ * The pipeline as the API takes it, from the form; or, for a value the input cannot take, the form's
+ * problems with it at its field.
+ */
+function pipelineInput(
+  steps: readonly StepDraft[],
+  toolOf: (name: string) => ToolInfo | undefined,
+  options: Options,
+  problems: Problems,
+): { input: StartPipelineInput } | { problems: Problems } {
+  const refused = (step: number, field: string, message: string) => {
+    const placed = noProblems(steps.length);
+    const at = placed.steps[step];
+    if (at) at.fields[field] = message;
+    else placed.options[field] = message;
+    return { problems: placed };
+  };
+  const input: StartPipelineInput = { steps: [] };
+  for (const [index, step] of steps.entries()) {
+    const { shown } = ownFields(toolOf(step.tool)?.inputFields ?? [], index, step.values, problems.steps[index]);
+    try {
+      input.steps.push({ tool: step.tool as Tool, input: inputOf(shown, step.values) });
+    } catch (err) {
+      if (err instanceof FormError) return refused(index, err.field, err.message);
+      throw err;
+    }
+  }
+  if (options.datasetName.trim()) {
+    input.datasetName = options.datasetName.trim();
+    input.onlyNew = options.onlyNew;
+  }
+  const limit = options.maxCostUsd.trim();
+  if (limit) {
+    // Money: a decimal string of US dollars, at most six decimals.
+    if (!/^\d+(\.\d{1,6})?$/.test(limit))
+      return refused(-1, 'maxCostUsd', 'Enter an amount in US dollars, e.g. 5 or 2.50.');
+    input.maxCostUsd = limit;
+  }
+  return { input };
+}
+
+/** A key for one start: a retry of it answers the first (it needs no secure context, unlike randomUUID). */
+const newIdempotencyKey = () =>
+  Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+
+/** The quote in words: each step’s upper bound, what a start holds, whether the wallet covers it. */
+function QuoteText({ quote, titleOf }: { quote: PipelineQuote; titleOf: (tool: string) => string }) {
+  return (
+    <Card withBorder>
+      <Title order={3} size="h5" mb="xs">
+        Quote
+      </Title>
+      <List size="sm" mb="xs">
+        {quote.steps.map((s, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: one quote's steps, in order, replaced as a whole
+          <List.Item key={i}>
+            Step {i + 1}, {titleOf(s.tool)}: up to {count(s.mostItems)} {i === 0 ? 'results asked for' : 'inputs'}, at
+            most {usd(s.quotedCost)}
+          </List.Item>
+        ))}
+      </List>
+      <Text size="sm">
+        Held at the start: <strong>{usd(quote.estimatedCost)}</strong>
+        {quote.uncappedCost ? ` of ${usd(quote.uncappedCost)} the steps could cost` : ''}.{' '}
+        {quote.walletCovers ? 'The wallet covers it.' : 'The wallet does not cover it all.'}
+      </Text>
+      <Text size="sm" c="dimmed">
+        {quote.message}
+      </Text>
+    </Card>
+  );
+}
+
+function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
+  const client = useClient();
+  const navigate = useNavigate();
+  const [steps, setSteps] = useState<StepDraft[]>([{ key: 0, tool: '', values: {} }]);
+  const [options, setOptions] = useState<Options>({ datasetName: '', onlyNew: true, maxCostUsd: '' });
+  const [problems, setProblems] = useState<Problems>(noProblems(1));
+  const [quote, setQuote] = useState<PipelineQuote | null>(null);
+  // What the API said can follow each tool (a refusal's words), by the tool before.
+  const [follows, setFollows] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+  const nextKey = useRef(1);
+  const latest = useRef(0);
+  const toolOf = (name: string) => tools.find((t) => t.name === name);
+  const titleOf = (name: string) => toolOf(name)?.title ?? name;
+  const last = steps.at(-1);
+
+  /** Refusals at their places; what they say can follow a tool kept for the steps' choices. */
+  const answered = (errors: readonly UserErrorLike[], sent: readonly { tool: string }[], probe: number) => {
+    const placed = placeProblems(errors, sent.length);
+    const learned: Record<string, string> = {};
+    placed.steps.forEach((p, i) => {
+      const before = sent[i - 1]?.tool;
+      if (p.tool && before && /can come:|nothing can follow/.test(p.tool)) learned[before] = p.tool;
+    });
+    if (Object.keys(learned).length > 0) setFollows((f) => ({ ...f, ...learned }));
+    // The step sent only to ask what can follow is no step of the form.
+    if (probe >= 0) placed.steps[probe] = { fields: {}, other: [] };
+    return placed;
+  };
+
+  // The quote follows the form: a moment after the last change, the pipeline is quoted with every check
+  // its start makes. Until the last step has a tool, it is sent as the tool before it again (a step that
+  // no tool's rows feed), so the refusal says what can follow.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: remade on the form's changes only; `tools` is the page's, loaded once, and `problems` only says which fields were shown
+  useEffect(() => {
+    const call = ++latest.current;
+    const picked = steps.filter((s) => s.tool);
+    if (!steps[0]?.tool) {
+      setQuote(null);
+      setProblems(noProblems(steps.length));
+      return;
+    }
+    const timer = setTimeout(async () => {
+      const probing = steps.length === 1 || !steps.at(-1)?.tool;
+      const sent = probing ? [...picked, { key: -1, tool: picked.at(-1)?.tool ?? '', values: {} }] : steps;
+      const built = pipelineInput(sent, toolOf, options, problems);
+      if ('problems' in built) {
+        setQuote(null);
+        return setProblems({ ...built.problems, steps: built.problems.steps.slice(0, steps.length) });
+      }
+      const result = await client
+        .mutation(QuotePipeline, { input: built.input }, { requestPolicy: 'network-only' })
+        .toPromise();
+      if (call !== latest.current) return;
+      // The quote shown is the newest answer's: until it comes, the one before stays.
+      setQuote(!probing ? (result.data?.quotePipeline.quote ?? null) : null);
+      if (result.error)
+        return setProblems({
+          ...noProblems(steps.length),
+          other: [result.error.graphQLErrors[0]?.message ?? result.error.message],
+        });
+      const answer = result.data?.quotePipeline;
+      if (!answer) return;
+      const placed = answered(answer.userErrors, sent, probing ? sent.length - 1 : -1);
+      setProblems({ ...placed, steps: placed.steps.slice(0, steps.length) });
+    }, 300);
+    return () => clearTimeout(timer);
+  }, [steps, options, client]);
+
+  const update = (index: number, change: (step: StepDraft) => StepDraft) =>
+    setSteps((all) => all.map((s, i) => (i === index ? change(s) : s)));
+
+  const addStep = () => setSteps((all) => [...all, { key: nextKey.current++, tool: '', values: {} }]);
+  const removeStep = (index: number) => setSteps((all) => all.filter((_, i) => i !== index));
+
+  const start = async (event: FormEvent) => {
+    event.preventDefault();
+    latest.current++;
+    const built = pipelineInput(steps, toolOf, options, problems);
+    if ('problems' in built) return setProblems(built.problems);
+    setBusy(true);
+    try {
+      const result = await client
+        .mutation(
+          StartPipeline,
+          { input: built.input, idempotencyKey: newIdempotencyKey() },
+          { requestPolicy: 'network-only' },
+        )
+        .toPromise();
+      if (result.error)
+        return setProblems({
+          ...noProblems(steps.length),
+          other: [result.error.graphQLErrors[0]?.message ?? result.error.message],
+        });
+      const answer = result.data?.startPipeline;
+      if (answer?.pipeline) return navigate(`/pipelines/${answer.pipeline.id}`);
+      if (answer) setProblems(answered(answer.userErrors, steps, -1));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const stepProblems = (index: number) => problems.steps[index] ?? { fields: {}, other: [] };
+  const lastFollows = last?.tool ? followersOf(follows[last.tool], tools) : null;
+  const canAdd = steps.length < MAX_STEPS && Boolean(last?.tool) && lastFollows?.length !== 0;
+  const addHint = last?.tool && follows[last.tool] ? followHint(follows[last.tool] ?? '') : null;
+  const ready = steps.length >= 2 && steps.every((s) => s.tool);
+
+  return (
+    <form onSubmit={start} noValidate aria-label="New pipeline">
+      <Card withBorder>
+        <Stack maw={720}>
+          <Title order={3} size="h4">
+            New pipeline
+          </Title>
+          <Text size="sm" c="dimmed">
+            The first step is a tool with its input; each step after it is fed by the rows of the step before. The whole
+            pipeline is quoted as you build it, and its quote is held when it starts.
+          </Text>
+          {steps.map((step, index) => {
+            const tool = toolOf(step.tool);
+            const mine = stepProblems(index);
+            const before = steps[index - 1]?.tool;
+            const offered = index === 0 ? tools : (followersOf(before ? follows[before] : undefined, tools) ?? tools);
+            const choices = tool && !offered.includes(tool) ? [tool, ...offered] : offered;
+            const { shown, fed } = ownFields(tool?.inputFields ?? [], index, step.values, mine);
+            return (
+              <Fieldset key={step.key} legend={`Step ${index + 1}`}>
+                <Stack gap="sm">
+                  <NativeSelect
+                    label="Tool"
+                    value={step.tool}
+                    error={mine.tool}
+                    description={
+                      index > 0 && !step.tool && before && follows[before]
+                        ? followHint(follows[before] ?? '')
+                        : undefined
+                    }
+                    onChange={(e) => {
+                      const name = e.currentTarget.value;
+                      update(index, (s) => ({
+                        ...s,
+                        tool: name,
+                        values: emptyValues(toolOf(name)?.inputFields ?? []),
+                      }));
+                    }}
+                    data={[
+                      ...(step.tool ? [] : [{ value: '', label: 'Choose a tool' }]),
+                      ...choices.map((t) => ({
+                        value: t.name,
+                        label: t.available ? t.title : `${t.title} (needs a higher plan)`,
+                        disabled: !t.available,
+                      })),
+                    ]}
+                  />
+                  {index > 0 && tool && (
+                    <Text size="sm" c="dimmed">
+                      Fed by the rows of step {index}
+                      {fed.length > 0 ? `: they fill its ${fed.map((f) => f.name).join(', ')}` : ''}.
+                    </Text>
+                  )}
+                  {shown.map((field) => (
+                    <FieldInput
+                      key={field.name}
+                      field={field}
+                      value={step.values[field.name] ?? ''}
+                      error={mine.fields[field.name]}
+                      onChange={(value) =>
+                        update(index, (s) => ({ ...s, values: { ...s.values, [field.name]: value } }))
+                      }
+                    />
+                  ))}
+                  {mine.other.map((m) => (
+                    <Text key={m} c="red.9" size="sm" role="alert">
+                      {m}
+                    </Text>
+                  ))}
+                  {index > 0 && (
+                    <Group>
+                      <Button
+                        size="xs"
+                        variant="subtle"
+                        color="red"
+                        aria-label={`Remove step ${index + 1}`}
+                        onClick={() => removeStep(index)}
+                      >
+                        Remove step
+                      </Button>
+                    </Group>
+                  )}
+                </Stack>
+              </Fieldset>
+            );
+          })}
+          <Group>
+            <Button variant="light" onClick={addStep} disabled={!canAdd}>
+              Add step
+            </Button>
+            {steps.length === 1 && addHint && (
+              <Text size="sm" c="dimmed">
+                {addHint}
+              </Text>
+            )}
+          </Group>
+          <Group align="flex-start">
+            <TextInput
+              label="Dataset (optional)"
+              description="The dataset the first step adds its rows to."
+              value={options.datasetName}
+              onChange={(e) => setOptions((o) => ({ ...o, datasetName: e.currentTarget.value }))}
+              error={problems.options.datasetName}
+            />
+            <Checkbox
+              mt="xl"
+              label="Only rows not delivered before"
+              checked={options.onlyNew}
+              disabled={!options.datasetName.trim()}
+              onChange={(e) => setOptions((o) => ({ ...o, onlyNew: e.currentTarget.checked }))}
+              error={problems.options.onlyNew}
+            />
+            <NumberInput
+              label="Cost limit in USD (optional)"
+              description="Not started when quoted over it."
+              value={options.maxCostUsd}
+              min={0}
+              onChange={(v) => setOptions((o) => ({ ...o, maxCostUsd: String(v) }))}
+              error={problems.options.maxCostUsd}
+            />
+          </Group>
+          {problems.other.length > 0 && (
+            <Alert color="red" role="alert" title="Not started">
+              {problems.other.map((m, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: the messages of one answer, replaced as a whole and never reordered
+                <div key={i}>{m}</div>
+              ))}
+            </Alert>
+          )}
+          <div role="status" aria-live="polite" aria-label="Quote">
+            {quote ? (
+              <QuoteText quote={quote} titleOf={titleOf} />
+            ) : (
+              !ready && (
+                <Text size="sm" c="dimmed">
+                  Choose a tool for every step, two at least, to see the quote.
+                </Text>
+              )
+            )}
+          </div>
+          <Group>
+            <Button type="submit" loading={busy} disabled={!ready}>
+              Start
+            </Button>
+          </Group>
+        </Stack>
+      </Card>
+    </form>
+  );
+}
+
+export default function Pipelines() {
+  const [{ data, error }] = useQuery({ query: PipelinesQuery, requestPolicy: 'cache-and-network' });
+  if (error) return <QueryError error={error} />;
+  if (!data) return <Loading />;
+  const pipelines = data.pipelines.nodes;
+  return (
+    <Stack>
+      <PageTitle title="Pipelines">
+        A pipeline runs tools one after another, each fed by the rows of the one before: places, then the contacts at
+        their websites, then whether their email addresses work. It is quoted before it starts and held as one amount;
+        each step is a run you can open, and what is left of the hold comes back at the end.
+      </PageTitle>
+      <Title order={2} size="h4">
+        Pipelines
+      </Title>
+      {pipelines.length === 0 ? (
+        <Text c="dimmed">No pipelines yet.</Text>
+      ) : (
+        <div className="scroll-x">
+          <Table aria-label="Pipelines" striped>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Pipeline</Table.Th>
+                <Table.Th>Steps</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Rows</Table.Th>
+                <Table.Th>Cost</Table.Th>
+                <Table.Th>Started</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {pipelines.map((p) => (
+                <Table.Tr key={p.id}>
+                  <Table.Td>
+                    <Link to={`/pipelines/${p.id}`}>{p.id}</Link>
+                  </Table.Td>
+                  <Table.Td>{p.steps.map((s) => s.title).join(' → ')}</Table.Td>
+                  <Table.Td>
+                    <StatusBadge status={p.status} />
+                    <Text size="sm">{p.statusMessage}</Text>
+                  </Table.Td>
+                  <Table.Td>{count(p.itemCount)}</Table.Td>
+                  <Table.Td>{usd(p.cost)}</Table.Td>
+                  <Table.Td>{when(p.createdAt)}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </div>
+      )}
+      <NewPipeline tools={data.tools} />
+    </Stack>
+  );
+}
