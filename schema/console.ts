@@ -138,7 +138,7 @@ function columnsOf(schema: GraphQLSchema, tool: ToolDefinition): ColumnView[] {
   });
 }
 
-const ToolInfoRef = builder.objectRef<ToolDefinition>('ToolInfo').implement({
+export const ToolInfoRef = builder.objectRef<ToolDefinition>('ToolInfo').implement({
   description: 'A tool of the registry, as a frontend shows and starts it.',
   fields: (t) => ({
     name: t.field({ type: ToolEnum, description: 'The tool (a run’s `tool`).', resolve: (tool) => tool.name }),

@@ -2,10 +2,11 @@ import type { RunSnapshot } from '../src/runs/view.ts';
 import { getRun } from '../src/runs/read.ts';
 import type { StartedRun } from '../src/runs/start.ts';
 import { getTool } from '../src/tools/index.ts';
-import type { StepLink } from '../src/tools/steps.ts';
+import { nextSteps, type StepLink } from '../src/tools/steps.ts';
 import { runNextSteps, startNextStep } from '../src/workflows/pipeline-run.ts';
 import { findPipeline, getPipeline, isPipelineEnded, type PipelineView } from '../src/workflows/pipelines.ts';
 import { builder } from './builder.ts';
+import { ToolInfoRef } from './console.ts';
 import type { GraphQLContext } from './context.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
 import { PipelineRef } from './pipelines.ts';
@@ -157,5 +158,26 @@ builder.mutationField('startNextStep', (t) =>
           input: (args.input as Record<string, unknown> | null) ?? undefined,
         }),
       })),
+  }),
+);
+
+const ToolFeedRef = builder.objectRef<StepLink>('ToolFeed').implement({
+  description: 'A step link out of a tool: a column of its rows feeding a field of another tool’s input.',
+  fields: (t) => ({
+    tool: t.string({ description: 'The tool fed, by name (as `ToolInfo.name`).', resolve: (l) => l.to }),
+    title: t.string({ description: 'The tool fed, in words.', resolve: (l) => getTool(l.to).title }),
+    column: t.string({ description: 'The column of this tool’s rows read.', resolve: (l) => l.column }),
+    field: t.string({ description: 'The fed tool’s input field the values fill.', resolve: (l) => l.field }),
+    description: t.string({ description: 'The link in words.', resolve: (l) => l.description }),
+  }),
+});
+
+builder.objectField(ToolInfoRef, 'feeds', (t) =>
+  t.field({
+    type: [ToolFeedRef],
+    description:
+      'The tools this tool’s rows can feed, as a pipeline’s next step or a finished run’s (the step links of ' +
+      'docs/tools.md).',
+    resolve: (tool) => nextSteps(tool.name),
   }),
 );

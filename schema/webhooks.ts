@@ -26,6 +26,9 @@ const EVENT_TEXT: Record<DeliveryEvent, string> = {
   'pipeline.succeeded': 'A pipeline ran every step it had rows for.',
   'pipeline.failed': 'A step of a pipeline failed; the steps after it did not run.',
   'pipeline.aborted': 'A pipeline was cancelled; the rest of its hold was released.',
+  'connection.broken':
+    'A provider connection was refused by its provider (grant revoked or expired); its destinations paused.',
+  'delivery.finished': 'A delivery of rows to a destination ended (its counts and problems in its log).',
   'webhook.test': 'A test event, sent by `sendTestWebhook` only; not one to subscribe to (`createWebhook` refuses it).',
 };
 
