@@ -5,6 +5,7 @@ import { EXACT_TOTAL_LIMIT } from './catalog/sql.ts';
 import { bool, int, isOrigin, list, oneOf } from './config/env.ts';
 import { networkConfig, type NetworkConfig } from './config/network.ts';
 import { payments, type PaymentsConfig } from './config/payments.ts';
+import { destinations, type DestinationsConfig } from './config/destinations.ts';
 import { upstream, type ApifyConfig, type ToolSource } from './config/upstream.ts';
 
 export type { NetworkConfig } from './config/network.ts';
@@ -166,6 +167,8 @@ export interface Config {
   passwordCost: { memoryKib: number; passes: number };
   /** How credit purchases and subscriptions are paid (docs/payments.md). */
   payments: PaymentsConfig;
+  /** Provider connections and destinations (docs/destinations.md). */
+  destinations: DestinationsConfig;
 }
 
 export interface MailConfig {
@@ -258,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mail: { smtpUrl: env.SMTP_URL || undefined, from: env.MAIL_FROM || 'leadgate <no-reply@localhost>' },
     passwordCost: { memoryKib: 19 * 1024, passes: 2 },
     payments: payments(env),
+    destinations: destinations(env),
     ...upstream(env),
   };
 }

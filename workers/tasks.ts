@@ -11,6 +11,7 @@ import { coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { waitForDatabase } from '../src/database.ts';
 import { fireDueSchedules } from '../src/workflows/schedules.ts';
 import { advancePipeline } from '../src/workflows/pipeline-run.ts';
+import { runDelivery } from '../src/destinations/deliveries.ts';
 
 declare global {
   namespace GraphileWorker {
@@ -120,6 +121,12 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
       assertPayload(payload, 'pipelineId');
       const advance = () => advancePipeline(core, payload.pipelineId);
       await throughOutages(core, shutdown, `pipeline ${payload.pipelineId}`, advance, true);
+    },
+    [JOBS.deliverRows]: async (payload, helpers) => {
+      assertPayload(payload, 'deliveryId');
+      const signal = helpers.abortSignal ? AbortSignal.any([shutdown, helpers.abortSignal]) : shutdown;
+      const deliver = () => runDelivery(core, payload.deliveryId, signal);
+      await throughOutages(core, signal, `delivery ${payload.deliveryId}`, deliver, true);
     },
     [JOBS.housekeeping]: async (_payload, helpers) => {
       await throughOutages(

@@ -17,3 +17,4 @@ export * from './webhooks.ts';
 export * from './identity.ts';
 export * from './payments.ts';
 export * from './oauth.ts';
+export * from './destinations.ts';

@@ -95,6 +95,8 @@ export const runTable = pgTable(
     /** The pipeline the run is a step of (src/workflows/pipelines.ts), and which step, from 0. */
     pipelineId: text('pipeline_id'),
     pipelineStep: integer('pipeline_step'),
+    /** Destinations its rows are delivered to when it ends (src/destinations). */
+    destinationIds: text('destination_ids').array(),
   },
   (t) => [
     index('run_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc()),

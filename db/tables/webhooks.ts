@@ -13,6 +13,8 @@ export const WEBHOOK_EVENTS = [
   'pipeline.succeeded',
   'pipeline.failed',
   'pipeline.aborted',
+  'connection.broken',
+  'delivery.finished',
 ] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

@@ -35,6 +35,8 @@ export const savedTaskTable = pgTable(
      * a tool fed by the rows of the step before; null for a task of one tool.
      */
     steps: jsonb('steps'),
+    /** Destinations each start's rows (a saved pipeline's table) are delivered to. */
+    destinationIds: text('destination_ids').array(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
@@ -126,6 +128,8 @@ export const pipelineTable = pgTable(
     scheduleId: text('schedule_id'),
     webhookUrl: text('webhook_url'),
     webhookSecret: text('webhook_secret'),
+    /** Destinations its joined table is delivered to when it ends (src/destinations). */
+    destinationIds: text('destination_ids').array(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
     expiresAt: timestamp('expires_at', { withTimezone: true }),

@@ -4,8 +4,8 @@ import type { Principal } from './principal.ts';
 
 /**
  * Who may do what, in one place. Owners may do everything; admins manage keys, webhooks and members
- * (but never grant, change or remove an owner); members use the tools, runs, data and see the wallet
- * balance. Billing (buying credits, the ledger, the plan) is the owners'.
+ * (but never grant, change or remove an owner) and connect providers (CRMs, sheets, chat); members use the
+ * tools, runs, data and connections and see the wallet balance. Billing (buying credits, the ledger, the plan) is the owners'.
  *
  * An API key never manages keys, members or sessions (that needs a signed-in owner or admin). Within
  * that, a key created in the console is bounded by its creator, as a fine-grained token is by its
@@ -14,7 +14,7 @@ import type { Principal } from './principal.ts';
  * it narrows when its creator is demoted; a creator leaving the account revokes it (members.ts). The
  * operator's keys (CLI, demo: no creator) keep every key right, billing and webhooks included.
  */
-export const PERMISSIONS = ['billing', 'webhooks', 'keys', 'members'] as const;
+export const PERMISSIONS = ['billing', 'webhooks', 'keys', 'members', 'connections'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 /** What a role may do, in PERMISSIONS' order: what the console shows a signed-in user. */
@@ -26,15 +26,23 @@ const ROLES_ALLOWED: Record<Permission, readonly Role[]> = {
   webhooks: ['owner', 'admin'],
   keys: ['owner', 'admin'],
   members: ['owner', 'admin'],
+  connections: ['owner', 'admin'],
 };
 
-const KEYS_ALLOWED: Record<Permission, boolean> = { billing: true, webhooks: true, keys: false, members: false };
+const KEYS_ALLOWED: Record<Permission, boolean> = {
+  billing: true,
+  webhooks: true,
+  keys: false,
+  members: false,
+  connections: true,
+};
 
 const WHAT: Record<Permission, string> = {
   billing: 'Billing (credits, ledger, plan) is for the account’s owners',
   webhooks: 'Webhooks are managed by the account’s owners and admins',
   keys: 'API keys are managed by the account’s owners and admins, signed in to the console',
   members: 'Members are managed by the account’s owners and admins, signed in to the console',
+  connections: 'Connections to CRMs, sheets and chat are made and removed by the account’s owners and admins',
 };
 
 export const roleRequired = (message: string) => new AppError(403, 'role_required', message);

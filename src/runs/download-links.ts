@@ -36,6 +36,17 @@ export function signDownload(secret: Buffer | string, link: Omit<DownloadLink, '
   return params.toString();
 }
 
+/**
+ * The query string of a link that works until `until` (a Slack summary's link lasts as long as the
+ * rows it opens).
+ */
+export function signDownloadUntil(secret: Buffer | string, link: Omit<DownloadLink, 'expires'>, until: Date): string {
+  const expires = Math.floor(until.getTime() / 1000);
+  const params = new URLSearchParams({ format: link.format, account: link.accountId, expires: String(expires) });
+  params.set('signature', signatureOf(secret, { ...link, expires }));
+  return params.toString();
+}
+
 /** Whether `signature` signs `link` and the link has not expired. */
 export function verifyDownload(secret: Buffer | string, link: DownloadLink, signature: string, now: Date): boolean {
   if (!Number.isSafeInteger(link.expires) || link.expires * 1000 <= now.getTime()) return false;

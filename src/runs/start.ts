@@ -27,6 +27,7 @@ import { placeRun } from './queue.ts';
 import { getRun } from './read.ts';
 import { upstreamActor } from './upstream.ts';
 import { type DatasetChoice, datasetName, onlyNew, openDataset } from '../datasets/index.ts';
+import { assertDestinations, destinationIds } from '../destinations/destinations.ts';
 
 /**
  * Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field, or every field the tool
@@ -109,6 +110,23 @@ function takeDataset(tool: ToolDefinition, raw: unknown): { body: unknown; datas
   return { body, dataset: { name: name.data, onlyNew: only?.data ?? own } };
 }
 
+/**
+ * Any start may carry `destinations`: ids of the account's destinations its rows are delivered to when
+ * it ends (src/destinations). Their form is checked here, that the account has them in the write.
+ */
+function takeDestinations(raw: unknown): { body: unknown; destinations: string[] } {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !('destinations' in raw))
+    return { body: raw, destinations: [] };
+  const { destinations: value, ...body } = raw as Record<string, unknown>;
+  if (value === undefined || value === null) return { body, destinations: [] };
+  const parsed = destinationIds.safeParse(value);
+  if (!parsed.success)
+    throw new ValidationError(
+      parsed.error.issues.map((i) => ({ path: ['destinations', ...i.path].join('.'), message: i.message })),
+    );
+  return { body, destinations: [...new Set(parsed.data)] };
+}
+
 /** Whether the tool's own input declares `datasetName` (and so keeps it). */
 const ownDatasetName = (tool: ToolDefinition) =>
   tool.input instanceof z.ZodObject && 'datasetName' in (tool.input as z.ZodObject).shape;
@@ -129,7 +147,7 @@ interface PlannedRun {
 export function planToolRun(config: StartDeps['config'], principal: Principal, toolName: string, raw: unknown) {
   const tool = getTool(toolName);
   // The start's own fields (webhookUrl, datasetName, onlyNew) are not the tool's input.
-  const plan = planRun(principal, tool, takeDataset(tool, takeWebhookUrl(raw).body).body);
+  const plan = planRun(principal, tool, takeDataset(tool, takeWebhookUrl(takeDestinations(raw).body).body).body);
   assertUpstreamCanRun(config, plan);
   return { input: plan.input, requested: plan.requested, estimated: plan.estimated };
 }
@@ -190,6 +208,7 @@ async function createRun(
       scheduleId: origin.scheduleId ?? null,
       pipelineId: origin.pipeline?.id ?? null,
       pipelineStep: origin.pipeline?.step ?? null,
+      destinationIds: origin.destinations?.length ? origin.destinations : null,
     })
     .returning()
     // Prepared: the statement is parsed once per connection.
@@ -290,7 +309,8 @@ export function prepareStart(
   const tool = getTool(toolName);
   // Text Postgres cannot hold (NUL, unpaired surrogates), anywhere in the input, is refused first.
   assertStorable(raw);
-  const { body: withoutWebhook, webhook } = takeWebhookUrl(raw);
+  const { body: withoutDestinations, destinations } = takeDestinations(raw);
+  const { body: withoutWebhook, webhook } = takeWebhookUrl(withoutDestinations);
   const { body, dataset } = takeDataset(tool, withoutWebhook);
   const main = planRun(principal, tool, body);
   assertUpstreamCanRun(core.config, main);
@@ -303,6 +323,7 @@ export function prepareStart(
   const webhookGuarded = webhook?.guarded(core.network.guard);
   return async (tx) => {
     await webhookGuarded;
+    await assertDestinations(tx, principal.accountId, destinations);
     const { run, heldMicros } = await createRun(
       core,
       tx,
@@ -311,7 +332,7 @@ export function prepareStart(
       null,
       webhook,
       dataset,
-      origin,
+      { ...origin, destinations },
       limits.holdAtMostMicros,
     );
     const extra: Record<string, unknown> = {};
@@ -338,6 +359,8 @@ export interface RunOrigin {
   pipeline?: { id: string; step: number };
   /** The finished run whose rows it was started from (a run's next step, src/workflows/pipelines.ts). */
   parentRunId?: string;
+  /** Destinations its rows are delivered to when it ends. */
+  destinations?: string[];
 }
 
 /** What a caller may bound a start by, beyond its input. */

@@ -29,6 +29,8 @@ export const JOBS = {
    * starts, or the pipeline ends. Added by the run's end, in its transaction.
    */
   advancePipeline: 'advance_pipeline',
+  /** Sends a run's (or a pipeline's) rows to a destination (destinations/deliveries.ts); added by its end. */
+  deliverRows: 'deliver_rows',
 } as const;
 
 export interface JobPayloads {
@@ -40,4 +42,5 @@ export interface JobPayloads {
   [JOBS.settleUpstreamCost]: { runId: string };
   [JOBS.fireSchedules]: Record<string, never>;
   [JOBS.advancePipeline]: { pipelineId: string };
+  [JOBS.deliverRows]: { deliveryId: string };
 }

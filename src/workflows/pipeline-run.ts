@@ -21,6 +21,7 @@ import { AppError, ValidationError } from '../shared/errors.ts';
 import { getTool } from '../tools/index.ts';
 import { findLink, linkValues, nextSteps } from '../tools/steps.ts';
 import { queueAccountEvent } from '../webhooks/deliveries.ts';
+import { queueDeliveries } from '../destinations/queue.ts';
 import {
   announce,
   getPipeline,
@@ -178,6 +179,8 @@ async function endPipeline(
     .returning();
   if (!ended) return;
   await announce(core, tx, ended);
+  if (ended.destinationIds?.length)
+    await queueDeliveries(tx, ended.accountId, { pipelineId: ended.id }, ended.destinationIds);
   const event = `pipeline.${status.toLowerCase()}` as 'pipeline.succeeded' | 'pipeline.failed' | 'pipeline.aborted';
   await queueAccountEvent(tx, pipeline.accountId, event, {
     type: event,

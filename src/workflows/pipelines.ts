@@ -18,6 +18,7 @@ import { formatDollars, microsToNumber, usdToMicros } from '../billing/money.ts'
 import { getBalances } from '../billing/wallet.ts';
 import type { Core } from '../core.ts';
 import { datasetName, onlyNew } from '../datasets/index.ts';
+import { assertDestinations, destinationIds } from '../destinations/destinations.ts';
 import { maxCostUsdSchema } from '../runs/quote.ts';
 import { planToolRun, prepareStart, type StartDeps } from '../runs/start.ts';
 import { AppError, type ErrorDetail, fromZodError, ValidationError } from '../shared/errors.ts';
@@ -64,6 +65,9 @@ export const pipelineInput = z
       .optional()
       .describe('Only rows new to the dataset are delivered by the first step; later steps run only for them.'),
     maxCostUsd: maxCostUsdSchema.optional().describe('Refuses the start when the pipeline is quoted over this.'),
+    destinations: destinationIds
+      .optional()
+      .describe('Destinations (dest_…) its joined table is delivered to when it ends.'),
   })
   .strict()
   .superRefine((value, ctx) => {
@@ -294,6 +298,8 @@ async function createPipeline(
   const id = newPipelineId();
   const steps: PipelineStep[] = planned.map(({ tool, input: stepInput, link }) => ({ tool, input: stepInput, link }));
   const quoted = sum(planned.map((s) => s.quoted));
+  const destinations = [...new Set(input.destinations ?? [])];
+  await assertDestinations(tx, principal.accountId, destinations);
   const [created] = await tx
     .insert(pipelineTable)
     .values({
@@ -307,6 +313,7 @@ async function createPipeline(
       onlyNew: input.onlyNew ?? false,
       taskId: origin.taskId ?? null,
       scheduleId: origin.scheduleId ?? null,
+      destinationIds: destinations.length > 0 ? destinations : null,
     })
     .returning();
   if (!created) throw new Error('the pipeline was not created');

@@ -9,6 +9,7 @@ import type { Database } from '../../db/client.ts';
 import { savedTaskTable, type SavedTask } from '../../db/tables/workflows.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { datasetName, onlyNew } from '../datasets/index.ts';
+import { destinationIds } from '../destinations/destinations.ts';
 import { dryRunStart, startRun, type StartDeps, type StartedRun } from '../runs/start.ts';
 import {
   MAX_STEPS,
@@ -47,6 +48,9 @@ export const taskInput = z
           '(as a pipeline’s steps after the first).',
       ),
   })
+  .extend({
+    destinations: destinationIds.optional().describe('Destinations each start’s rows are delivered to.'),
+  })
   .strict();
 export type TaskInput = z.output<typeof taskInput>;
 
@@ -60,6 +64,7 @@ const bodyOf = (task: SavedTask, overrides: Record<string, unknown> = {}) => ({
   ...(task.input as Record<string, unknown>),
   ...overrides,
   ...(task.datasetName ? { datasetName: task.datasetName, onlyNew: task.onlyNew } : {}),
+  ...(task.destinationIds?.length ? { destinations: task.destinationIds } : {}),
 });
 
 /**
@@ -81,6 +86,7 @@ export async function createTask(core: StartDeps, principal: Principal, raw: unk
     datasetName: task.datasetName ?? null,
     onlyNew: task.onlyNew ?? false,
     steps: task.steps ?? null,
+    destinationIds: task.destinations?.length ? [...new Set(task.destinations)] : null,
   };
   await checkStart(core, principal, candidate as SavedTask);
   const [created] = await core.db.insert(savedTaskTable).values(candidate).onConflictDoNothing().returning();
@@ -95,6 +101,7 @@ const pipelineOf = (task: SavedTask, overrides: Record<string, unknown> = {}) =>
     ...(task.steps as unknown[]),
   ],
   ...(task.datasetName ? { datasetName: task.datasetName, onlyNew: task.onlyNew } : {}),
+  ...(task.destinationIds?.length ? { destinations: task.destinationIds } : {}),
 });
 
 /**
@@ -207,5 +214,6 @@ export const taskView = (task: SavedTask) => ({
   datasetName: task.datasetName,
   onlyNew: task.onlyNew,
   steps: (task.steps as TaskInput['steps']) ?? null,
+  destinations: task.destinationIds ?? [],
   createdAt: task.createdAt.toISOString(),
 });

@@ -49,6 +49,7 @@ const taskView_ = z
       )
       .nullable()
       .describe('A saved pipeline’s steps after the tool’s; null for a task of one tool.'),
+    destinations: z.array(z.string()).describe('Destinations each start’s rows are delivered to.'),
     createdAt: z.string(),
   })
   .strict();

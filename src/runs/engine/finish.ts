@@ -4,6 +4,7 @@
  * transaction.
  */
 import { releaseUndelivered } from '../../datasets/index.ts';
+import { queueDeliveries } from '../../destinations/queue.ts';
 import { eq, sql } from 'drizzle-orm';
 import type { Transaction } from '../../../db/client.ts';
 import { runTable, type Run, type RunStatus, type RunStopReason } from '../../../db/tables/runs.ts';
@@ -122,6 +123,10 @@ export async function finishRunInTx(
     promoteNextRun(deps, tx, locked.accountId),
     // A pipeline's step ended: the pipeline moves on (its next step, or its end) in a job of its own.
     locked.pipelineId ? queuePipelineAdvance(tx, locked.pipelineId) : undefined,
+    // Its rows go to the destinations its start named (a pipeline's step: the pipeline's table does).
+    !locked.pipelineId && locked.destinationIds?.length
+      ? queueDeliveries(tx, locked.accountId, { runId: locked.id }, locked.destinationIds)
+      : undefined,
   ]);
   return true;
 }

@@ -1,0 +1,197 @@
+/**
+ * HubSpot through its official client (@hubspot/api-client): the OAuth token endpoints (code exchange,
+ * refresh, token info, revoke) and the CRM batch upsert of contacts (by email) and companies (by
+ * domain), at most 100 inputs a call (HubSpot's batch limit). A 429 is HubSpot's rolling ten-second
+ * window (or the daily limit): the batch is asked again after the wait its headers give. The client's
+ * own retries are off: this module decides.
+ */
+import { Client } from '@hubspot/api-client';
+import type { DestinationsConfig, ProviderApp } from '../../config/destinations.ts';
+import {
+  type BatchOutcome,
+  GrantRefused,
+  type MappedRow,
+  ProviderUnavailable,
+  RetryLater,
+  retryAfterMs,
+} from './types.ts';
+
+export const HUBSPOT_BATCH = 100;
+/** The scopes a connection asks for: write contacts and companies. */
+export const HUBSPOT_SCOPES = ['crm.objects.contacts.write', 'crm.objects.companies.write', 'oauth'];
+
+type HubspotConfig = DestinationsConfig['hubspot'];
+
+const client = (config: HubspotConfig, accessToken?: string) =>
+  new Client({ basePath: config.apiBase, numberOfApiCallRetries: 0, ...(accessToken ? { accessToken } : {}) });
+
+interface ApiError {
+  code?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A client error as this service acts on it. */
+function classify(err: unknown): Error {
+  const e = err as ApiError;
+  if (typeof e?.code !== 'number') return new ProviderUnavailable(`HubSpot could not be reached: ${String(err)}`);
+  const body = (typeof e.body === 'string' ? safeJson(e.body) : e.body) as
+    | { message?: string; category?: string; policyName?: string }
+    | undefined;
+  const message = body?.message ?? `HubSpot answered ${e.code}`;
+  if (e.code === 429) {
+    const interval = Number(e.headers?.['x-hubspot-ratelimit-interval-milliseconds']);
+    const fallback = Number.isFinite(interval) && interval > 0 ? interval : 10_000;
+    return new RetryLater(retryAfterMs(e.headers?.['retry-after'], fallback), message);
+  }
+  if (e.code === 401) return new GrantRefused(message);
+  if (e.code >= 500) return new ProviderUnavailable(message);
+  return new Error(message);
+}
+
+const safeJson = (text: string) => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+};
+
+export interface Tokens {
+  accessToken: string;
+  refreshToken: string | null;
+  expiresAt: Date | null;
+}
+
+/** Exchanges an authorization code (or a refresh token) for tokens. */
+export async function hubspotTokens(
+  config: HubspotConfig,
+  app: ProviderApp,
+  grant: { code: string; redirectUri: string } | { refreshToken: string },
+): Promise<Tokens> {
+  try {
+    const answer =
+      'code' in grant
+        ? await client(config).oauth.tokensApi.create(
+            'authorization_code',
+            grant.code,
+            grant.redirectUri,
+            app.clientId,
+            app.clientSecret,
+          )
+        : await client(config).oauth.tokensApi.create(
+            'refresh_token',
+            undefined,
+            undefined,
+            app.clientId,
+            app.clientSecret,
+            grant.refreshToken,
+          );
+    return {
+      accessToken: answer.accessToken,
+      refreshToken: answer.refreshToken ?? null,
+      expiresAt: new Date(Date.now() + answer.expiresIn * 1000),
+    };
+  } catch (err) {
+    const e = err as ApiError;
+    // A code or refresh token HubSpot does not take (400 BAD_AUTH_CODE, BAD_REFRESH_TOKEN): the grant is gone.
+    if (e?.code === 400 || e?.code === 401) throw new GrantRefused(classify(err).message);
+    throw classify(err);
+  }
+}
+
+/** Who a token belongs to: the portal (hub) and the user. */
+export async function hubspotWhoAmI(config: HubspotConfig, accessToken: string) {
+  try {
+    const info = await client(config).oauth.accessTokensApi.get(accessToken);
+    return {
+      externalId: String(info.hubId),
+      externalName: info.hubDomain ?? info.user ?? String(info.hubId),
+      scopes: info.scopes?.join(' ') ?? null,
+    };
+  } catch (err) {
+    throw classify(err);
+  }
+}
+
+/** A private-app token (no token info endpoint for those): checked with a read of the contact properties. */
+export async function checkHubspotToken(config: HubspotConfig, token: string) {
+  try {
+    await client(config, token).crm.properties.coreApi.getAll('contacts');
+  } catch (err) {
+    throw classify(err);
+  }
+}
+
+/** Revokes a refresh token at HubSpot (disconnect). */
+export async function revokeHubspot(config: HubspotConfig, refreshToken: string) {
+  try {
+    await client(config).oauth.refreshTokensApi.archive(refreshToken);
+  } catch (err) {
+    const e = err as ApiError;
+    // Already gone at HubSpot: nothing to revoke.
+    if (e?.code === 404 || e?.code === 400) return;
+    throw classify(err);
+  }
+}
+
+/**
+ * Upserts one batch (at most HUBSPOT_BATCH rows) of contacts by email. A row without an email is
+ * skipped. Each input carries its row number as `objectWriteTraceId`, so HubSpot writes the valid
+ * inputs and answers 207 with an error for each refused one (without it, one bad input fails the whole
+ * batch); a refused row fails alone with HubSpot's reason.
+ */
+export async function upsertHubspotContacts(
+  config: HubspotConfig,
+  accessToken: string,
+  rows: readonly MappedRow[],
+): Promise<BatchOutcome> {
+  const problems: BatchOutcome['problems'] = [];
+  const byKey = new Map<string, MappedRow>();
+  for (const row of rows) {
+    const email = row.fields.email?.trim().toLowerCase();
+    if (!email) problems.push({ row: row.row, outcome: 'skipped', reason: 'no email to match a contact by' });
+    else if (byKey.has(email))
+      problems.push({ row: row.row, outcome: 'skipped', reason: `the same email as row ${byKey.get(email)?.row}` });
+    else byKey.set(email, row);
+  }
+  if (byKey.size === 0) return { created: 0, updated: 0, problems };
+  const inputs = [...byKey].map(([email, row]) => {
+    const { email: _email, ...properties } = row.fields;
+    return { idProperty: 'email', id: email, objectWriteTraceId: String(row.row), properties };
+  });
+  const api = client(config, accessToken).crm.contacts.batchApi;
+  let answer: Awaited<ReturnType<typeof api.upsert>>;
+  try {
+    answer = await api.upsert({ inputs });
+  } catch (err) {
+    const classified = classify(err);
+    if (
+      classified instanceof RetryLater ||
+      classified instanceof GrantRefused ||
+      classified instanceof ProviderUnavailable
+    )
+      throw classified;
+    // The whole batch refused (a property the portal does not have…): each row fails with the reason.
+    for (const row of byKey.values()) problems.push({ row: row.row, outcome: 'failed', reason: classified.message });
+    return { created: 0, updated: 0, problems };
+  }
+  let created = 0;
+  let updated = 0;
+  const done = new Set<string>();
+  // Results come in any order: matched by the email HubSpot stored (lower case).
+  for (const result of answer.results) {
+    done.add(String(result.properties?.email ?? result.id).toLowerCase());
+    if (result._new) created++;
+    else updated++;
+  }
+  type Refusal = { message: string; context?: Record<string, string[]> };
+  const errors = ('errors' in answer ? (answer.errors as Refusal[] | undefined) : undefined) ?? [];
+  const reasonOf = (row: MappedRow) =>
+    errors.find((e) => e.context?.objectWriteTraceId?.includes(String(row.row)))?.message;
+  for (const [email, row] of byKey) {
+    if (done.has(email)) continue;
+    problems.push({ row: row.row, outcome: 'failed', reason: reasonOf(row) ?? 'HubSpot did not take it' });
+  }
+  return { created, updated, problems };
+}
