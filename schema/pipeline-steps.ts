@@ -10,7 +10,7 @@ import { ToolInfoRef } from './console.ts';
 import type { GraphQLContext } from './context.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from './errors.ts';
 import { PipelineRef } from './pipelines.ts';
-import { RunRef, ToolEnum } from './run.ts';
+import { RunRef, ToolEnum, toolValue } from './run.ts';
 
 /** A pipeline followed as a subscription, and the next steps of a finished run (src/tools/steps.ts). */
 
@@ -164,7 +164,7 @@ builder.mutationField('startNextStep', (t) =>
 const ToolFeedRef = builder.objectRef<StepLink>('ToolFeed').implement({
   description: 'A step link out of a tool: a column of its rows feeding a field of another tool’s input.',
   fields: (t) => ({
-    tool: t.string({ description: 'The tool fed, by name (as `ToolInfo.name`).', resolve: (l) => l.to }),
+    tool: t.string({ description: 'The tool fed, by name (as `ToolInfo.name`).', resolve: (l) => toolValue(l.to) }),
     title: t.string({ description: 'The tool fed, in words.', resolve: (l) => getTool(l.to).title }),
     column: t.string({ description: 'The column of this tool’s rows read.', resolve: (l) => l.column }),
     field: t.string({ description: 'The fed tool’s input field the values fill.', resolve: (l) => l.field }),

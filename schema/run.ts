@@ -51,7 +51,7 @@ export const RunStopReasonEnum = builder.enumType('RunStopReason', {
 });
 
 /** A tool name as an enum value: `lead-scraper` → LEAD_SCRAPER. */
-const toolValue = (name: string) => name.replace(/-/g, '_').toUpperCase();
+export const toolValue = (name: string) => name.replace(/-/g, '_').toUpperCase();
 
 export const ToolEnum = builder.enumType('Tool', {
   description: 'The tools of the registry (docs/tools.md); a run is one execution of one of them.',

@@ -22,15 +22,7 @@ import type { ConsolePipelinesQuery, ConsoleQuotePipelineMutation, StartPipeline
 import { Loading, QueryError, StatusBadge } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count, usd, when } from '../lib/format.ts';
-import {
-  emptyValues,
-  type Field,
-  FieldInput,
-  FormError,
-  inputOf,
-  type UserErrorLike,
-  type Values,
-} from '../tool-input.tsx';
+import { emptyValues, FieldInput, FormError, inputOf, type UserErrorLike, type Values } from '../tool-input.tsx';
 
 const PipelinesQuery = graphql(`
   query ConsolePipelines {
@@ -54,6 +46,13 @@ const PipelinesQuery = graphql(`
       available
       inputFields {
         ...ToolInputFields
+      }
+      feeds {
+        tool
+        title
+        column
+        field
+        description
       }
     }
   }
@@ -98,6 +97,8 @@ const StartPipeline = graphql(`
 `);
 
 type ToolInfo = ConsolePipelinesQuery['tools'][number];
+/** A step link out of a tool: a column of its rows filling a field of the tool it feeds. */
+type Feed = ToolInfo['feeds'][number];
 type PipelineQuote = NonNullable<ConsoleQuotePipelineMutation['quotePipeline']['quote']>;
 
 /** The most steps a pipeline has (StartPipelineInput.steps: 2 to 5). */
@@ -108,12 +109,16 @@ interface StepDraft {
   key: number;
   /** The tool it runs; empty until chosen. */
   tool: string;
+  /** The column of the step before that feeds it, when several can; empty for the first of them. */
+  column: string;
   values: Values;
 }
 
 interface StepProblems {
-  /** At the step's tool: a tool the step before cannot feed (the message says what can follow). */
+  /** At the step's tool: a tool the step before cannot feed. */
   tool?: string;
+  /** At the column of the step before that feeds it (shown with the tool when there is no choice of column). */
+  column?: string;
   /** At the step's fields. */
   fields: Record<string, string>;
   /** The step's own, at no one field (a step that could be given more than its tool takes). */
@@ -133,36 +138,29 @@ const noProblems = (steps: number): Problems => ({
   other: [],
 });
 
-/**
- * The fields a later step asks for: its tool's, less the list the step before fills from its rows (a
- * required list: the values of a link fill one). One that has a value, or that a refusal names, is shown.
- */
-function ownFields(fields: readonly Field[], index: number, values: Values, problems?: StepProblems) {
-  if (index === 0) return { shown: fields, fed: [] as Field[] };
-  const isFed = (f: Field) =>
-    f.required && f.kind.endsWith('_LIST') && !values[f.name]?.trim() && !problems?.fields[f.name];
-  return { shown: fields.filter((f) => !isFed(f)), fed: fields.filter(isFed) };
+/** The tools `before`'s rows can feed, each once, in the order of its links. */
+function followersOf(before: ToolInfo | undefined, tools: readonly ToolInfo[]): ToolInfo[] {
+  const names = [...new Set(before?.feeds.map((f) => f.tool) ?? [])];
+  return names.flatMap((name) => tools.filter((t) => t.name === name));
+}
+
+/** What can follow a tool, in words (its links' columns in brackets). */
+function followHint(tool: ToolInfo) {
+  if (tool.feeds.length === 0) return `Nothing can follow ${tool.title}.`;
+  return `After ${tool.title} can come: ${tool.feeds.map((f) => `${f.title} (from ${f.column})`).join(', ')}.`;
 }
 
 /**
- * The tools that can follow `tool`, read from a refusal of the API that lists them (“after Map-listing
- * scraper can come: Domain email finder (from website), Email validator (from emails)”); null while no
- * refusal has said.
+ * How a step is fed: the links from the tool before to its tool (more than one when several columns can
+ * feed it), the one it uses, and the fields it asks for: its tool's, less the one that link fills. A first
+ * step, or a tool the step before cannot feed, has no link and asks for all its fields.
  */
-function followersOf(message: string | undefined, tools: readonly ToolInfo[]): ToolInfo[] | null {
-  if (!message) return null;
-  const at = message.indexOf('can come:');
-  if (at < 0) return /nothing can follow/.test(message) ? [] : null;
-  const list = message.slice(at);
-  const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return tools.filter((t) => new RegExp(`(?:: |, )${literal(t.title)} \\(from `).test(list));
+function feedOf(before: ToolInfo | undefined, step: StepDraft, tool: ToolInfo | undefined) {
+  const links = before?.feeds.filter((f) => f.tool === step.tool) ?? [];
+  const link: Feed | undefined = links.find((l) => l.column === step.column) ?? links[0];
+  const shown = (tool?.inputFields ?? []).filter((f) => f.name !== link?.field);
+  return { links, link, shown };
 }
-
-/** What can follow a step, from a refusal's words: the part after its first clause, as a sentence. */
-const followHint = (message: string) => {
-  const tail = message.includes('; ') ? message.slice(message.indexOf('; ') + 2) : message;
-  return `${tail.charAt(0).toUpperCase()}${tail.slice(1)}.`;
-};
 
 /** The refusals of a quote or a start, placed at the step, field or option they name. */
 function placeProblems(errors: readonly UserErrorLike[], steps: number): Problems {
@@ -175,7 +173,7 @@ function placeProblems(errors: readonly UserErrorLike[], steps: number): Problem
     const step = first === 'steps' && index !== undefined ? problems.steps[Number(index)] : undefined;
     if (root !== 'input' || !first) problems.other.push(e.message);
     else if (step && (part === 'tool' || part === 'column'))
-      step.tool = step.tool ? `${step.tool} ${e.message}` : e.message;
+      step[part] = step[part] ? `${step[part]} ${e.message}` : e.message;
     else if (step && part === 'input' && name) add(step.fields, name, e.message);
     else if (step) step.other.push(e.message);
     else if (first === 'datasetName' || first === 'onlyNew' || first === 'maxCostUsd')
@@ -199,7 +197,6 @@ function pipelineInput(
   steps: readonly StepDraft[],
   toolOf: (name: string) => ToolInfo | undefined,
   options: Options,
-  problems: Problems,
 ): { input: StartPipelineInput } | { problems: Problems } {
   const refused = (step: number, field: string, message: string) => {
     const placed = noProblems(steps.length);
@@ -210,9 +207,14 @@ function pipelineInput(
   };
   const input: StartPipelineInput = { steps: [] };
   for (const [index, step] of steps.entries()) {
-    const { shown } = ownFields(toolOf(step.tool)?.inputFields ?? [], index, step.values, problems.steps[index]);
+    const { links, link, shown } = feedOf(toolOf(steps[index - 1]?.tool ?? ''), step, toolOf(step.tool));
     try {
-      input.steps.push({ tool: step.tool as Tool, input: inputOf(shown, step.values) });
+      input.steps.push({
+        tool: step.tool as Tool,
+        input: inputOf(shown, step.values),
+        // The column is named only when there is a choice of them; the first link is the API's default.
+        ...(links.length > 1 && link ? { column: link.column } : {}),
+      });
     } catch (err) {
       if (err instanceof FormError) return refused(index, err.field, err.message);
       throw err;
@@ -264,71 +266,62 @@ function QuoteText({ quote, titleOf }: { quote: PipelineQuote; titleOf: (tool: s
   );
 }
 
+/** Problems sized to the form's steps: an answer about fewer steps (those with a tool) padded, none dropped. */
+const fitted = (problems: Problems, steps: number): Problems => ({
+  ...problems,
+  steps: Array.from({ length: steps }, (_, i) => problems.steps[i] ?? { fields: {}, other: [] }),
+});
+
 function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
   const client = useClient();
   const navigate = useNavigate();
-  const [steps, setSteps] = useState<StepDraft[]>([{ key: 0, tool: '', values: {} }]);
+  const [steps, setSteps] = useState<StepDraft[]>([{ key: 0, tool: '', column: '', values: {} }]);
   const [options, setOptions] = useState<Options>({ datasetName: '', onlyNew: true, maxCostUsd: '' });
   const [problems, setProblems] = useState<Problems>(noProblems(1));
   const [quote, setQuote] = useState<PipelineQuote | null>(null);
-  // What the API said can follow each tool (a refusal's words), by the tool before.
-  const [follows, setFollows] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
   const nextKey = useRef(1);
   const latest = useRef(0);
   const toolOf = (name: string) => tools.find((t) => t.name === name);
   const titleOf = (name: string) => toolOf(name)?.title ?? name;
-  const last = steps.at(-1);
-
-  /** Refusals at their places; what they say can follow a tool kept for the steps' choices. */
-  const answered = (errors: readonly UserErrorLike[], sent: readonly { tool: string }[], probe: number) => {
-    const placed = placeProblems(errors, sent.length);
-    const learned: Record<string, string> = {};
-    placed.steps.forEach((p, i) => {
-      const before = sent[i - 1]?.tool;
-      if (p.tool && before && /can come:|nothing can follow/.test(p.tool)) learned[before] = p.tool;
-    });
-    if (Object.keys(learned).length > 0) setFollows((f) => ({ ...f, ...learned }));
-    // The step sent only to ask what can follow is no step of the form.
-    if (probe >= 0) placed.steps[probe] = { fields: {}, other: [] };
-    return placed;
-  };
+  const lastTool = toolOf(steps.at(-1)?.tool ?? '');
 
   // The quote follows the form: a moment after the last change, the pipeline is quoted with every check
-  // its start makes. Until the last step has a tool, it is sent as the tool before it again (a step that
-  // no tool's rows feed), so the refusal says what can follow.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: remade on the form's changes only; `tools` is the page's, loaded once, and `problems` only says which fields were shown
+  // its start makes. While the last step has no tool yet, the steps before it are checked, unquoted.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: remade on the form's changes only; `tools` is the page's, loaded once
   useEffect(() => {
     const call = ++latest.current;
-    const picked = steps.filter((s) => s.tool);
     if (!steps[0]?.tool) {
       setQuote(null);
       setProblems(noProblems(steps.length));
       return;
     }
     const timer = setTimeout(async () => {
-      const probing = steps.length === 1 || !steps.at(-1)?.tool;
-      const sent = probing ? [...picked, { key: -1, tool: picked.at(-1)?.tool ?? '', values: {} }] : steps;
-      const built = pipelineInput(sent, toolOf, options, problems);
+      const sent = steps.at(-1)?.tool ? steps : steps.slice(0, -1);
+      const quoting = sent.length === steps.length && steps.length >= 2;
+      const built = pipelineInput(sent, toolOf, options);
       if ('problems' in built) {
         setQuote(null);
-        return setProblems({ ...built.problems, steps: built.problems.steps.slice(0, steps.length) });
+        return setProblems(fitted(built.problems, steps.length));
+      }
+      // One step is no pipeline: the API is asked once there are two.
+      if (sent.length < 2) {
+        setQuote(null);
+        return setProblems(noProblems(steps.length));
       }
       const result = await client
         .mutation(QuotePipeline, { input: built.input }, { requestPolicy: 'network-only' })
         .toPromise();
       if (call !== latest.current) return;
       // The quote shown is the newest answer's: until it comes, the one before stays.
-      setQuote(!probing ? (result.data?.quotePipeline.quote ?? null) : null);
+      setQuote(quoting ? (result.data?.quotePipeline.quote ?? null) : null);
       if (result.error)
         return setProblems({
           ...noProblems(steps.length),
           other: [result.error.graphQLErrors[0]?.message ?? result.error.message],
         });
       const answer = result.data?.quotePipeline;
-      if (!answer) return;
-      const placed = answered(answer.userErrors, sent, probing ? sent.length - 1 : -1);
-      setProblems({ ...placed, steps: placed.steps.slice(0, steps.length) });
+      if (answer) setProblems(fitted(placeProblems(answer.userErrors, sent.length), steps.length));
     }, 300);
     return () => clearTimeout(timer);
   }, [steps, options, client]);
@@ -336,13 +329,13 @@ function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
   const update = (index: number, change: (step: StepDraft) => StepDraft) =>
     setSteps((all) => all.map((s, i) => (i === index ? change(s) : s)));
 
-  const addStep = () => setSteps((all) => [...all, { key: nextKey.current++, tool: '', values: {} }]);
+  const addStep = () => setSteps((all) => [...all, { key: nextKey.current++, tool: '', column: '', values: {} }]);
   const removeStep = (index: number) => setSteps((all) => all.filter((_, i) => i !== index));
 
   const start = async (event: FormEvent) => {
     event.preventDefault();
     latest.current++;
-    const built = pipelineInput(steps, toolOf, options, problems);
+    const built = pipelineInput(steps, toolOf, options);
     if ('problems' in built) return setProblems(built.problems);
     setBusy(true);
     try {
@@ -360,16 +353,14 @@ function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
         });
       const answer = result.data?.startPipeline;
       if (answer?.pipeline) return navigate(`/pipelines/${answer.pipeline.id}`);
-      if (answer) setProblems(answered(answer.userErrors, steps, -1));
+      if (answer) setProblems(placeProblems(answer.userErrors, steps.length));
     } finally {
       setBusy(false);
     }
   };
 
   const stepProblems = (index: number) => problems.steps[index] ?? { fields: {}, other: [] };
-  const lastFollows = last?.tool ? followersOf(follows[last.tool], tools) : null;
-  const canAdd = steps.length < MAX_STEPS && Boolean(last?.tool) && lastFollows?.length !== 0;
-  const addHint = last?.tool && follows[last.tool] ? followHint(follows[last.tool] ?? '') : null;
+  const canAdd = steps.length < MAX_STEPS && (lastTool?.feeds.length ?? 0) > 0;
   const ready = steps.length >= 2 && steps.every((s) => s.tool);
 
   return (
@@ -386,27 +377,29 @@ function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
           {steps.map((step, index) => {
             const tool = toolOf(step.tool);
             const mine = stepProblems(index);
-            const before = steps[index - 1]?.tool;
-            const offered = index === 0 ? tools : (followersOf(before ? follows[before] : undefined, tools) ?? tools);
+            const before = index > 0 ? toolOf(steps[index - 1]?.tool ?? '') : undefined;
+            const offered = index === 0 ? tools : followersOf(before, tools);
+            // A tool the step before no longer feeds stays chosen, with the API's refusal at it.
             const choices = tool && !offered.includes(tool) ? [tool, ...offered] : offered;
-            const { shown, fed } = ownFields(tool?.inputFields ?? [], index, step.values, mine);
+            const { links, link, shown } = feedOf(before, step, tool);
+            // A refusal at a field the step does not ask for (the one fed) is shown with the step's own.
+            const elsewhere = Object.entries(mine.fields)
+              .filter(([name]) => !shown.some((f) => f.name === name))
+              .map(([, message]) => message);
+            const toolError = [mine.tool, links.length > 1 ? undefined : mine.column].filter(Boolean).join(' ');
             return (
               <Fieldset key={step.key} legend={`Step ${index + 1}`}>
                 <Stack gap="sm">
                   <NativeSelect
                     label="Tool"
                     value={step.tool}
-                    error={mine.tool}
-                    description={
-                      index > 0 && !step.tool && before && follows[before]
-                        ? followHint(follows[before] ?? '')
-                        : undefined
-                    }
+                    error={toolError || undefined}
                     onChange={(e) => {
                       const name = e.currentTarget.value;
                       update(index, (s) => ({
                         ...s,
                         tool: name,
+                        column: '',
                         values: emptyValues(toolOf(name)?.inputFields ?? []),
                       }));
                     }}
@@ -419,10 +412,22 @@ function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
                       })),
                     ]}
                   />
-                  {index > 0 && tool && (
+                  {links.length > 1 && (
+                    <NativeSelect
+                      label={`Column of step ${index}`}
+                      description={`The column of step ${index}’s rows that feeds this step.`}
+                      value={link?.column ?? ''}
+                      error={mine.column}
+                      onChange={(e) => {
+                        const column = e.currentTarget.value;
+                        update(index, (s) => ({ ...s, column }));
+                      }}
+                      data={links.map((l) => ({ value: l.column, label: l.column }))}
+                    />
+                  )}
+                  {before && tool && link && (
                     <Text size="sm" c="dimmed">
-                      Fed by the rows of step {index}
-                      {fed.length > 0 ? `: they fill its ${fed.map((f) => f.name).join(', ')}` : ''}.
+                      Fed by the rows of step {index}: their {link.column} fills its {link.field}. {link.description}
                     </Text>
                   )}
                   {shown.map((field) => (
@@ -436,7 +441,7 @@ function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
                       }
                     />
                   ))}
-                  {mine.other.map((m) => (
+                  {[...elsewhere, ...mine.other].map((m) => (
                     <Text key={m} c="red.9" size="sm" role="alert">
                       {m}
                     </Text>
@@ -462,9 +467,9 @@ function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
             <Button variant="light" onClick={addStep} disabled={!canAdd}>
               Add step
             </Button>
-            {steps.length === 1 && addHint && (
+            {lastTool && steps.length < MAX_STEPS && (
               <Text size="sm" c="dimmed">
-                {addHint}
+                {followHint(lastTool)}
               </Text>
             )}
           </Group>

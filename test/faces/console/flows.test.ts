@@ -408,7 +408,7 @@ describe('an owner', { timeout: 120_000 }, () => {
     await field(step(1), 'searchStringsArray').fill('dentist');
     await field(step(1), 'locationQuery').fill('Denver, CO');
     await field(step(1), 'maxCrawledPlacesPerSearch').fill('3');
-    // The quote's refusal of a step that cannot follow says what can: the next step offers only those.
+    // The tool's links (ToolInfo.feeds) say what can follow it: the next step offers only those.
     await visible(
       owner.getByText(
         'After Map-listing scraper can come: Domain email finder (from website), Email validator (from emails).',
@@ -422,8 +422,11 @@ describe('an owner', { timeout: 120_000 }, () => {
       { what: 'the tools that can follow the map-listing scraper' },
     );
     await second.selectOption({ label: 'Domain email finder' });
-    // The domains come from the places' websites: the step asks only for its other fields.
+    // The domains come from the places' websites: the step asks only for its other fields, and says so.
     expect(await field(step(2), 'domains').count()).toBe(0);
+    await visible(
+      step(2).getByText(/^Fed by the rows of step 1: their website fills its domains\. Each place’s website/),
+    );
     await field(step(2), 'jobTitle').fill('Owner');
     await owner.getByRole('button', { name: 'Add step' }).click();
     await step(3).getByLabel('Tool', { exact: true }).selectOption({ label: 'Email validator' });
