@@ -8,6 +8,7 @@ import { graphqlRun } from './lib/graphql-run.ts';
 import { download } from './lib/download.ts';
 import { limits } from './lib/limits.ts';
 import { polling } from './lib/polling.ts';
+import { pipeline } from './lib/pipeline.ts';
 import { progress } from './lib/progress.ts';
 import { subscribers } from './lib/subscribers.ts';
 import { tools } from './lib/tools.ts';
@@ -32,6 +33,7 @@ const SUITES: AnySuite[] = [
   consoleFirstRow,
   processes,
   mcpAgentBytes,
+  pipeline,
 ];
 
 runSuites(SUITES, process.argv.slice(2), 'catalog, database and tools seed the large catalog and take minutes').catch(

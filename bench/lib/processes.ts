@@ -47,7 +47,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
-import { connect } from '../../db/client.ts';
+import { connect, type Sql } from '../../db/client.ts';
 import { freePort } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { seedCatalog } from '../../db/seed/index.ts';
@@ -330,25 +330,46 @@ function slicesBetween(from: Slices, to: Slices): number {
   return total;
 }
 
+/** The process table, and a function giving a process and its descendants. */
+async function processTree() {
+  const table = await processTable();
+  const children = new Map<number, number[]>();
+  for (const [pid, { ppid }] of table) (children.get(ppid) ?? children.set(ppid, []).get(ppid)!).push(pid);
+  const members = (pid: number): number[] => [pid, ...(children.get(pid) ?? []).flatMap(members)];
+  const cpuMs = (pids: number[]) =>
+    (pids.reduce((sum, pid) => sum + (table.get(pid)?.ticks ?? 0), 0) * 1000) / clockTicks;
+  return { members, cpuMs };
+}
+
 /**
  * CPU milliseconds of each root's process tree, and its live processes' timeslices (those of a
  * process that exits are lost with it: here, a few autovacuum workers).
  */
 async function treeUsage(roots: number[]): Promise<{ cpuMs: number; slices: Slices }[]> {
-  const table = await processTable();
-  const children = new Map<number, number[]>();
-  for (const [pid, { ppid }] of table) (children.get(ppid) ?? children.set(ppid, []).get(ppid)!).push(pid);
-  const members = (pid: number): number[] => [pid, ...(children.get(pid) ?? []).flatMap(members)];
+  const { members, cpuMs } = await processTree();
   return Promise.all(
     roots.map(async (root) => {
       const pids = members(root);
       const slices = await Promise.all(pids.map(timeslices));
-      return {
-        cpuMs: (pids.reduce((sum, pid) => sum + (table.get(pid)?.ticks ?? 0), 0) * 1000) / clockTicks,
-        slices: new Map(pids.map((pid, i) => [pid, slices[i]!])),
-      };
+      return { cpuMs: cpuMs(pids), slices: new Map(pids.map((pid, i) => [pid, slices[i]!])) };
     }),
   );
+}
+
+/**
+ * CPU milliseconds so far of each root's process tree, as `treeUsage` reads them (utime + stime +
+ * cutime + cstime, `/proc/<pid>/stat`, in clock ticks: 10 ms at CLK_TCK 100), without the timeslices.
+ */
+export async function treeCpuMs(roots: number[]): Promise<number[]> {
+  const { members, cpuMs } = await processTree();
+  return roots.map((root) => cpuMs(members(root)));
+}
+
+/** The postmaster of the server `sql` reaches (the parent of its backend), when it runs on this machine. */
+export async function localPostmaster(sql: Sql): Promise<number | undefined> {
+  const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const stat = await readFile(`/proc/${row!.pid}/stat`, 'utf8').catch(() => undefined);
+  return stat ? Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) : undefined;
 }
 
 /** The machine's idle (idle + iowait) and total ticks since boot, all CPUs. */
@@ -411,7 +432,7 @@ interface Stack {
   apiKeys: string[];
 }
 
-interface Child {
+export interface Child {
   child: ChildProcess;
   /** The gateway's base URL; the worker's ops server. */
   url: string;
@@ -421,7 +442,7 @@ interface Child {
  * The processes this suite started, killed when it ends however it ends: here on failure, on exit,
  * and on SIGINT/SIGTERM (then the signal is raised again when nothing else handles it).
  */
-class Fleet {
+export class Fleet {
   private readonly live = new Set<ChildProcess>();
   private readonly stopping = new Set<ChildProcess>();
   private fail: (err: Error) => void = () => {};
@@ -466,9 +487,10 @@ class Fleet {
     return child;
   }
 
-  /** A gateway without worker over `databaseUrl`, ready when it prints its URL. */
-  async gateway(name: string, databaseUrl: string): Promise<Child> {
+  /** A gateway without worker over `databaseUrl`, ready when it prints its URL; `env` adds to its environment. */
+  async gateway(name: string, databaseUrl: string, env: Record<string, string> = {}): Promise<Child> {
     const child = this.spawn(name, ['src/main.ts'], {
+      ...env,
       DATABASE_URL: databaseUrl,
       PORT: '0',
       HOST: '127.0.0.1',
@@ -501,10 +523,16 @@ class Fleet {
     return { child, url };
   }
 
-  /** A standalone worker running `concurrency` jobs at once, ready when its /ready answers 200. */
-  async worker(name: string, databaseUrl: string, concurrency: number): Promise<Child> {
+  /** A standalone worker running `concurrency` jobs at once, ready when its /ready answers 200; `env` adds to its environment. */
+  async worker(
+    name: string,
+    databaseUrl: string,
+    concurrency: number,
+    env: Record<string, string> = {},
+  ): Promise<Child> {
     const port = await freePort();
     const child = this.spawn(name, ['src/cli/index.ts', 'worker'], {
+      ...env,
       DATABASE_URL: databaseUrl,
       HOST: '127.0.0.1',
       METRICS_PORT: String(port),
@@ -1025,11 +1053,10 @@ export const processes: Suite<ProcessesResult> = {
           databases.push({ databaseUrl, apiKeys });
           await sql`vacuum analyze`;
           await sql`checkpoint`.catch(() => {});
-          const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
-          const stat = await readFile(`/proc/${row!.pid}/stat`, 'utf8').catch(() => undefined);
-          if (!stat)
+          const local = await localPostmaster(sql);
+          if (local === undefined)
             throw new Error('processes: the Postgres server must run on this machine (its CPU is read from /proc)');
-          postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          postmaster = local;
         } finally {
           await sql.end();
         }
