@@ -9,8 +9,8 @@
  * Each row the provider refuses, or that cannot be sent (no email for a contact), is kept in the
  * delivery's log with its reason; it never fails the batch.
  */
-import { and, asc, desc, eq, gte, inArray, sql } from 'drizzle-orm';
-import type { Database, Executor } from '../../db/client.ts';
+import { and, asc, desc, eq, gte, sql } from 'drizzle-orm';
+import type { Database } from '../../db/client.ts';
 import {
   type Delivery,
   type Destination,

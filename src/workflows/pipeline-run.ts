@@ -19,7 +19,7 @@ import { startRun, type StartDeps } from '../runs/start.ts';
 import { isTerminal } from '../runs/view.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
 import { getTool } from '../tools/index.ts';
-import { findLink, linkValues, nextSteps } from '../tools/steps.ts';
+import { findLink, linkValues, nextSteps, type StepLink } from '../tools/steps.ts';
 import { queueAccountEvent } from '../webhooks/deliveries.ts';
 import { queueDeliveries } from '../destinations/queue.ts';
 import {
@@ -40,6 +40,20 @@ async function actingPrincipal(tx: Transaction, pipeline: Pipeline): Promise<Pri
     .from(accountTable)
     .where(eq(accountTable.id, pipeline.accountId));
   return account ? { accountId: pipeline.accountId, keyId: pipeline.id, keyPrefix: '', ...account } : null;
+}
+
+/**
+ * The values a run's rows give the next step through `link`: only the link's column is read, in row
+ * order (a pipeline moves on with its account locked, so the read is kept small).
+ */
+async function valuesOfRun(db: Transaction | Database, runId: string, link: StepLink): Promise<string[]> {
+  const cells = (await db.execute(
+    sql`select data -> ${link.column} as cell from run_item where run_id = ${runId} order by seq`,
+  )) as unknown as { cell: unknown }[];
+  return linkValues(
+    link,
+    cells.map(({ cell }) => ({ [link.column]: cell })),
+  );
 }
 
 /** Rows of a run, in order, read in pages (a pipeline step's, to feed the next and to join). */
@@ -109,7 +123,7 @@ export async function advancePipeline(core: StartDeps, pipelineId: string): Prom
     if (!nextStep) return endPipeline(core, tx, pipeline, 'SUCCEEDED', `All ${steps.length} steps ran`);
     const link = linkOf(nextStep);
     if (!link) throw new Error(`pipeline ${pipeline.id}: step ${next} has no link`);
-    const values = linkValues(link, await collect(runRows(tx, current.id)));
+    const values = await valuesOfRun(tx, current.id, link);
     if (values.length === 0)
       return endPipeline(
         core,
@@ -268,7 +282,7 @@ export async function startNextStep(
       { path: 'runId', message: 'the run has not ended: its next step starts from its rows' },
     ]);
   assertNotExpired(run, core.clock());
-  const values = linkValues(link, await collect(runRows(core.db, run.id)));
+  const values = await valuesOfRun(core.db, run.id, link);
   if (values.length === 0)
     throw new ValidationError([{ path: 'runId', message: `the run's rows have no ${link.what} for ${next.tool}` }]);
   if (next.input && link.field in next.input)
