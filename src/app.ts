@@ -25,6 +25,7 @@ import { CONSOLE_ASSETS, CONSOLE_CSP, consoleRoutes } from './console-routes/fil
 import { admit, clientAddress, originAllowed, sessionCredentials } from './http/pipeline.ts';
 import { authRoutes } from './console-routes/identity.ts';
 import { oauthRoutes } from './console-routes/oauth.ts';
+import { connectionRoutes } from './console-routes/connections.ts';
 import { protectedResourceRoutes } from './mcp/protected-resource.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from './shared/errors.ts';
 import type { Principal } from './accounts/accounts.ts';
@@ -179,6 +180,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
   // server's protected-resource metadata, and the authorization server under /oauth with the consent routes.
   await http.register(protectedResourceRoutes, { core });
   await http.register(oauthRoutes, { core });
+  await http.register(connectionRoutes, { core });
   // The console's sign-in routes (/auth): sessions, invitations, password resets.
   await http.register(authRoutes, { core });
   await http.register(graphiqlRoutes);

@@ -24,6 +24,19 @@ import {
   startSavedTask,
 } from './api/workflows.ts';
 import {
+  beginProviderConnect,
+  connectProviderToken,
+  createRowDestination,
+  deleteRowDestination,
+  disconnectProvider,
+  getRowDelivery,
+  getRowDestination,
+  listProviderConnections,
+  listRowDeliveries,
+  listRowDestinations,
+  resumeRowDestination,
+} from './api/destinations.ts';
+import {
   cancelAccountPipeline,
   getAccountPipeline,
   listAccountPipelines,
@@ -81,4 +94,15 @@ export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   getAccountPipeline,
   cancelAccountPipeline,
   pipelineDownloadLink,
+  listProviderConnections,
+  connectProviderToken,
+  beginProviderConnect,
+  disconnectProvider,
+  createRowDestination,
+  listRowDestinations,
+  getRowDestination,
+  resumeRowDestination,
+  deleteRowDestination,
+  listRowDeliveries,
+  getRowDelivery,
 ] as never;

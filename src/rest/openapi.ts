@@ -275,7 +275,11 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
       { name: 'Enrichment', description: 'Match rows against the databases.' },
       { name: 'Webhooks', description: 'Be told when runs end.' },
       { name: 'Datasets', description: 'Rows kept across runs, one a result; only new rows delivered.' },
-      { name: 'Workflows', description: 'Saved tasks and the schedules that fire them.' },
+      { name: 'Workflows', description: 'Saved tasks, the schedules that fire them, and pipelines.' },
+      {
+        name: 'Destinations',
+        description: 'Provider connections, destinations that receive a run’s rows, and delivery logs.',
+      },
       { name: 'Meta', description: 'This document.' },
     ],
     paths,

@@ -12,7 +12,8 @@ export const TOOLSETS = {
   database: 'The lead database and public records: people, companies, properties, court records.',
   runs: 'Status, rows, cancellation and quotes of the runs the other tools start.',
   datasets: 'Named datasets: rows kept across runs, one a result, and only new rows delivered.',
-  workflows: 'Saved tasks and the schedules that fire them.',
+  workflows: 'Saved tasks, the schedules that fire them, and pipelines that chain tools.',
+  destinations: 'Connections to CRMs and chat, destinations that receive rows, and delivery logs.',
   account: 'The wallet: balance and allowances.',
 } as const;
 

@@ -1,0 +1,229 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { destinations } from '../../src/config/destinations.ts';
+import { runDelivery } from '../../src/destinations/deliveries.ts';
+import { startFakeHubspot } from '../helpers/fakes/hubspot.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+/**
+ * Destinations to HubSpot against the local fake (test/helpers/fakes/hubspot.ts), through the official
+ * client: a connection made by HubSpot's OAuth flow and by a private-app token, its tokens sealed and
+ * refreshed, a maps run delivered as contacts and delivered again without duplicates, a 429 storm
+ * waited out, and a revoked grant that pauses the destination with its reason.
+ */
+
+const PUBLIC_URL = 'http://gateway.test';
+const APP = {
+  appId: 7,
+  clientId: 'leadgate-client',
+  clientSecret: 'leadgate-secret',
+  redirectUris: [`${PUBLIC_URL}/connections/callback`],
+};
+const PRIVATE_TOKEN = 'pat-na1-11111111-2222-3333-4444-555555555555';
+const MAPS = { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 40 };
+
+let fake: Awaited<ReturnType<typeof startFakeHubspot>>;
+let t: TestApp;
+let key: string;
+let accountId: string;
+
+beforeAll(async () => {
+  fake = await startFakeHubspot({
+    apps: [APP],
+    privateApps: [
+      { token: PRIVATE_TOKEN, appId: 8, scopes: ['crm.objects.contacts.write', 'crm.objects.contacts.read'] },
+    ],
+    rateLimit: { intervalMs: 300 },
+  });
+  t = await startTestApp({
+    config: {
+      publicUrl: PUBLIC_URL,
+      destinations: destinations({
+        SECRETS_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+        HUBSPOT_BASE_URL: fake.url,
+        HUBSPOT_CLIENT_ID: APP.clientId,
+        HUBSPOT_CLIENT_SECRET: APP.clientSecret,
+      }),
+    },
+  });
+  ({ accountId, apiKey: key } = await t.account({ creditsMicros: 20_000_000n }));
+});
+afterAll(async () => {
+  await t?.stop();
+  await fake?.close();
+});
+
+/** Follows the authorization URL as a browser would: HubSpot's consent, then the gateway's callback. */
+async function signIn(authorizeUrl: string) {
+  const consent = await fetch(authorizeUrl, { redirect: 'manual' });
+  expect(consent.status, await consent.clone().text()).toBe(302);
+  const back = new URL(consent.headers.get('location') ?? '');
+  expect(`${back.origin}${back.pathname}`).toBe(`${PUBLIC_URL}/connections/callback`);
+  const callback = await fetch(`${t.url}${back.pathname}${back.search}`, { redirect: 'manual' });
+  expect(callback.status).toBe(303);
+  return new URL(callback.headers.get('location') ?? '', t.url);
+}
+
+let connectionId: string;
+let destinationId: string;
+
+describe('connections', () => {
+  it('connects by HubSpot’s OAuth flow; the tokens are sealed and never shown', async () => {
+    const begun = await t.request('POST', '/api/v1/connections/oauth', {
+      key,
+      body: { provider: 'hubspot', name: 'Sales portal' },
+    });
+    expect(begun.status, begun.text).toBe(200);
+    const landed = await signIn(begun.body.authorizeUrl);
+    expect(landed.pathname).toBe('/connections');
+    connectionId = landed.searchParams.get('connected') ?? '';
+    expect(connectionId).toMatch(/^con_/);
+    const listed = await t.request('GET', '/api/v1/connections', { key });
+    expect(listed.body.connections).toEqual([
+      expect.objectContaining({ id: connectionId, provider: 'hubspot', method: 'oauth', status: 'active' }),
+    ]);
+    expect(JSON.stringify(listed.body)).not.toMatch(/token"/);
+    const [row] = await t.app.core
+      .sql`select access_token, refresh_token from provider_connection where id = ${connectionId}`;
+    const issued = [...fake.accessTokens.keys()];
+    expect(issued.length).toBeGreaterThan(0);
+    for (const token of [...issued, ...fake.refreshTokens.keys()]) {
+      expect(String(row?.access_token)).not.toContain(token);
+      expect(String(row?.refresh_token)).not.toContain(token);
+    }
+    // The callback's state works once.
+    const again = await fetch(`${t.url}/connections/callback?state=used&code=x`, { redirect: 'manual' });
+    expect(new URL(again.headers.get('location') ?? '', t.url).searchParams.get('refused')).toMatch(/expired|used/);
+  });
+
+  it('connects with a private-app token, and refuses one HubSpot does not take, at its field', async () => {
+    const bad = await t.request('POST', '/api/v1/connections/token', {
+      key,
+      body: { provider: 'hubspot', name: 'Wrong', token: 'pat-na1-00000000-0000-0000-0000-000000000000' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0]).toMatchObject({ path: 'token' });
+    const good = await t.request('POST', '/api/v1/connections/token', {
+      key,
+      body: { provider: 'hubspot', name: 'Private app', token: PRIVATE_TOKEN },
+    });
+    expect(good.status, good.text).toBe(201);
+    expect(good.body.connection).toMatchObject({ method: 'token', status: 'active' });
+  });
+});
+
+describe('a maps run delivered as HubSpot contacts', () => {
+  let runId: string;
+
+  it('upserts each place with an email, skips the rest with the reason, and a second delivery duplicates nothing', async () => {
+    const made = await t.request('POST', '/api/v1/destinations', {
+      key,
+      body: { name: 'Dentists to HubSpot', kind: 'hubspot_contacts', connection: connectionId },
+    });
+    expect(made.status, made.text).toBe(201);
+    destinationId = made.body.destination.id;
+    const started = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: { ...MAPS, destinations: [destinationId] },
+    });
+    expect(started.status, started.text).toBe(200);
+    runId = started.body.runId;
+    const rows = (await t.runTool(key, '/api/v1/scrape/maps', MAPS)).rows as { emails: string[]; name: string }[];
+    await t.waitForRun(key, runId);
+    const delivered = await waitFor(
+      async () => (await t.request('GET', `/api/v1/deliveries?runId=${runId}`, { key })).body.deliveries[0],
+      (d) => d?.status === 'succeeded',
+      { timeoutMs: 30_000, what: 'the delivery' },
+    );
+    const withEmail = rows.filter((r) => r.emails.length > 0);
+    expect(withEmail.length).toBeGreaterThan(0);
+    expect(delivered).toMatchObject({
+      total: rows.length,
+      sent: withEmail.length,
+      created: withEmail.length,
+      updated: 0,
+      skipped: rows.length - withEmail.length,
+      failed: 0,
+    });
+    for (const row of withEmail) {
+      const contact = fake.contactByEmail(row.emails[0]!);
+      expect(contact?.properties).toMatchObject({ email: row.emails[0]!.toLowerCase(), company: row.name });
+    }
+    const log = await t.request('GET', `/api/v1/deliveries/${delivered.id}`, { key });
+    expect(log.body.problems).toHaveLength(rows.length - withEmail.length);
+    expect(log.body.problems[0]).toMatchObject({ outcome: 'skipped', reason: 'no email to match a contact by' });
+
+    // Delivered again (a worker that died after HubSpot took the rows, say): updates, never duplicates.
+    const contactsBefore = fake.records.contacts.size;
+    await t.app.core.sql`update delivery set status = 'running', next_offset = 0, sent = 0, created = 0,
+      skipped = 0 where id = ${delivered.id}`;
+    await t.app.core.sql`delete from delivery_problem where delivery_id = ${delivered.id}`;
+    await runDelivery(t.app.core, delivered.id);
+    const redone = (await t.request('GET', `/api/v1/deliveries/${delivered.id}`, { key })).body.delivery;
+    expect(redone).toMatchObject({ status: 'succeeded', created: 0, updated: withEmail.length });
+    expect(fake.records.contacts.size).toBe(contactsBefore);
+  });
+
+  it('waits out a storm of 429s, sends the same batch again, and refreshes an expired access token first', async () => {
+    await t.app.core.sql`update provider_connection set access_expires_at = now() - interval '1 minute'
+      where id = ${connectionId}`;
+    const refreshesBefore = fake.requests.filter((r) => r.path === '/oauth/v1/token').length;
+    fake.throttle(3);
+    const started = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: { ...MAPS, maxCrawledPlacesPerSearch: 5, destinations: [destinationId] },
+    });
+    await t.waitForRun(key, started.body.runId);
+    const delivered = await waitFor(
+      async () =>
+        (await t.request('GET', `/api/v1/deliveries?runId=${started.body.runId}`, { key })).body.deliveries[0],
+      (d) => d?.status === 'succeeded',
+      { timeoutMs: 30_000, what: 'the delivery' },
+    );
+    expect(delivered.failed).toBe(0);
+    const upserts = fake.requests.filter((r) => r.path === '/crm/v3/objects/contacts/batch/upsert');
+    expect(upserts.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(3);
+    expect(fake.requests.filter((r) => r.path === '/oauth/v1/token').length).toBe(refreshesBefore + 1);
+  });
+
+  it('a grant revoked at HubSpot breaks the connection and pauses the destination and its delivery with the reason', async () => {
+    fake.uninstall(APP.clientId);
+    await t.app.core.sql`update provider_connection set access_expires_at = now() - interval '1 minute'
+      where id = ${connectionId}`;
+    const started = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: { ...MAPS, maxCrawledPlacesPerSearch: 3, destinations: [destinationId] },
+    });
+    await t.waitForRun(key, started.body.runId);
+    const paused = await waitFor(
+      async () =>
+        (await t.request('GET', `/api/v1/deliveries?runId=${started.body.runId}`, { key })).body.deliveries[0],
+      (d) => d?.status === 'paused',
+      { timeoutMs: 30_000, what: 'the paused delivery' },
+    );
+    expect(paused.message).toMatch(/refused the connection/);
+    const destination = (await t.request('GET', `/api/v1/destinations/${destinationId}`, { key })).body.destination;
+    expect(destination).toMatchObject({ paused: true, pausedReason: expect.stringContaining('Connect again') });
+    const connection = (await t.request('GET', '/api/v1/connections', { key })).body.connections.find(
+      (c: { id: string }) => c.id === connectionId,
+    );
+    expect(connection).toMatchObject({ status: 'broken', brokenReason: expect.any(String) });
+  });
+
+  it('disconnecting revokes the refresh token at HubSpot', async () => {
+    const connected = await t.request('POST', '/api/v1/connections/oauth', {
+      key,
+      body: { provider: 'hubspot', name: 'Second portal' },
+    });
+    const landed = await signIn(connected.body.authorizeUrl);
+    const id = landed.searchParams.get('connected') ?? '';
+    const revokedBefore = fake.revokedRefreshTokens.length;
+    const gone = await t.request('DELETE', `/api/v1/connections/${id}`, { key });
+    expect(gone.status, gone.text).toBe(204);
+    expect(fake.revokedRefreshTokens.length).toBe(revokedBefore + 1);
+    expect(
+      (await t.request('GET', '/api/v1/connections', { key })).body.connections.map((c: { id: string }) => c.id),
+    ).not.toContain(id);
+  });
+});
