@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destinations } from '../../src/config/destinations.ts';
 import { runDelivery } from '../../src/destinations/deliveries.ts';
@@ -225,5 +227,51 @@ describe('a maps run delivered as HubSpot contacts', () => {
     expect(
       (await t.request('GET', '/api/v1/connections', { key })).body.connections.map((c: { id: string }) => c.id),
     ).not.toContain(id);
+  });
+});
+
+describe('on MCP', () => {
+  it('lists connections, creates a destination, reads a delivery’s log and disconnects, each answer structured', async () => {
+    const client = new Client({ name: 'destinations-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp?tools=destinations`), {
+        requestInit: { headers: { authorization: `Bearer ${key}` } },
+      }),
+    );
+    try {
+      const call = async (name: string, args: Record<string, unknown> = {}) => {
+        const answer = (await client.callTool({ name, arguments: args })) as {
+          isError?: boolean;
+          content: { text?: string }[];
+          structuredContent?: Record<string, unknown>;
+        };
+        expect(answer.isError, `${name}: ${answer.content[0]?.text}`).toBeFalsy();
+        return answer.structuredContent ?? {};
+      };
+      const { connections } = (await call('list_connections')) as { connections: { id: string; method: string }[] };
+      const privateApp = connections.find((c) => c.method === 'token');
+      expect(privateApp).toBeDefined();
+      const { destination } = (await call('create_destination', {
+        name: 'Leads to the private app',
+        kind: 'hubspot_contacts',
+        connection: privateApp?.id,
+      })) as { destination: { id: string } };
+      expect(destination.id).toMatch(/^dest_/);
+      expect(((await call('list_destinations')) as { destinations: unknown[] }).destinations.length).toBeGreaterThan(1);
+      const { deliveries } = (await call('list_deliveries')) as { deliveries: { id: string }[] };
+      const log = (await call('get_delivery', { delivery: deliveries.at(-1)?.id })) as { problems: unknown[] };
+      expect(Array.isArray(log.problems)).toBe(true);
+      await call('disconnect', { connection: privateApp?.id });
+      const after = (await call('list_connections')) as { connections: { id: string }[] };
+      expect(after.connections.map((c) => c.id)).not.toContain(privateApp?.id);
+      const refused = (await client.callTool({ name: 'get_delivery', arguments: { delivery: 'dlv_nope' } })) as {
+        isError?: boolean;
+        content: { text?: string }[];
+      };
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0]?.text).not.toMatch(/\/api\/v1|HTTP|\b404\b/);
+    } finally {
+      await client.close();
+    }
   });
 });

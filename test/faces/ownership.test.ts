@@ -1,3 +1,4 @@
+import { WEBHOOK_EVENTS } from '../../db/tables/webhooks.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/accounts/accounts.ts';
 import { AppError, ValidationError } from '../../src/shared/errors.ts';
@@ -260,7 +261,7 @@ describe('webhooks: managed within the caller’s account', () => {
     });
     expect(created).toMatchObject({
       url: 'https://hooks.example.com/a',
-      events: ['run.succeeded', 'run.failed', 'run.aborted', 'run.timed_out', 'schedule.paused'],
+      events: [...WEBHOOK_EVENTS],
       description: 'main',
     });
     expect(created.id).toMatch(/^wh_[A-Za-z0-9]{16}$/);

@@ -69,6 +69,8 @@ describe('account webhooks', () => {
         'pipeline.succeeded',
         'pipeline.failed',
         'pipeline.aborted',
+        'connection.broken',
+        'delivery.finished',
       ],
       description: 'CRM sync',
     });
