@@ -4,8 +4,9 @@ import type { Principal } from './principal.ts';
 
 /**
  * Who may do what, in one place. Owners may do everything; admins manage keys, webhooks and members
- * (but never grant, change or remove an owner) and connect providers (CRMs, sheets, chat); members use the
- * tools, runs, data and connections and see the wallet balance. Billing (buying credits, the ledger, the plan) is the owners'.
+ * (but never grant, change or remove an owner) and connect providers (CRMs, sheets, chat); members use
+ * the tools, runs, data and connections and see the wallet balance. Billing (buying credits, the ledger,
+ * the plan) is the owners'.
  *
  * An API key never manages keys, members or sessions (that needs a signed-in owner or admin). Within
  * that, a key created in the console is bounded by its creator, as a fine-grained token is by its

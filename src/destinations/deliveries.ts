@@ -275,7 +275,9 @@ async function postSummary(
     until,
   );
   const link = `${core.config.publicUrl}/api/downloads/${encodeURIComponent(source.fileId)}?${query}`;
-  const text = `${source.what} ended with ${plural(source.total, 'row')}. Download the CSV (until ${until.toISOString()}): ${link}`;
+  const text =
+    `${source.what} ended with ${plural(source.total, 'row')}. ` +
+    `Download the CSV (until ${until.toISOString()}): ${link}`;
   await postSlackMessage(core.config.destinations.slack, token, channel, text);
 }
 

@@ -28,7 +28,6 @@ const MAPS = { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', max
 let fake: Awaited<ReturnType<typeof startFakeHubspot>>;
 let t: TestApp;
 let key: string;
-let accountId: string;
 
 beforeAll(async () => {
   fake = await startFakeHubspot({
@@ -49,7 +48,7 @@ beforeAll(async () => {
       }),
     },
   });
-  ({ accountId, apiKey: key } = await t.account({ creditsMicros: 20_000_000n }));
+  ({ apiKey: key } = await t.account({ creditsMicros: 20_000_000n }));
 });
 afterAll(async () => {
   await t?.stop();
