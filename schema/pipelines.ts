@@ -10,7 +10,7 @@ import {
 import { graphqlFieldOf } from '../src/endpoints/define.ts';
 import { signedFilePath } from '../src/runs/download-links.ts';
 import { assertNotExpired } from '../src/runs/exports.ts';
-import { AppError } from '../src/shared/errors.ts';
+import { AppError, ValidationError } from '../src/shared/errors.ts';
 import { STEP_LINKS, type StepLink } from '../src/tools/steps.ts';
 import {
   findPipeline,
@@ -253,6 +253,12 @@ type PipelineArg = {
 export function decodePipeline(schema: GraphQLSchema, arg: PipelineArg): Record<string, unknown> {
   const steps = arg.steps.map((step, index) => {
     const at = ['steps', String(index), 'input'];
+    if (
+      step.input !== undefined &&
+      step.input !== null &&
+      (typeof step.input !== 'object' || Array.isArray(step.input))
+    )
+      throw new ValidationError([{ path: at.join('.'), message: 'must be an object: the tool’s input' }]);
     const input = (step.input ?? {}) as Record<string, unknown>;
     let decoded: unknown = input;
     if (index === 0) decoded = step.input === undefined ? {} : decodeToolInput(schema, step.tool, input, at);

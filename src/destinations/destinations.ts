@@ -226,3 +226,20 @@ export const destinationView = (d: Destination) => ({
   pausedReason: d.pausedReason,
   createdAt: d.createdAt.toISOString(),
 });
+
+/**
+ * Any start may carry `destinations`: ids of the account's destinations its rows are delivered to when
+ * it ends (src/destinations). Their form is checked here, that the account has them in the write.
+ */
+export function takeDestinations(raw: unknown): { body: unknown; destinations: string[] } {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !('destinations' in raw))
+    return { body: raw, destinations: [] };
+  const { destinations: value, ...body } = raw as Record<string, unknown>;
+  if (value === undefined || value === null) return { body, destinations: [] };
+  const parsed = destinationIds.safeParse(value);
+  if (!parsed.success)
+    throw new ValidationError(
+      parsed.error.issues.map((i) => ({ path: ['destinations', ...i.path].join('.'), message: i.message })),
+    );
+  return { body, destinations: [...new Set(parsed.data)] };
+}

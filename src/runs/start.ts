@@ -27,7 +27,7 @@ import { placeRun } from './queue.ts';
 import { getRun } from './read.ts';
 import { upstreamActor } from './upstream.ts';
 import { type DatasetChoice, datasetName, onlyNew, openDataset } from '../datasets/index.ts';
-import { assertDestinations, destinationIds } from '../destinations/destinations.ts';
+import { assertDestinations, takeDestinations } from '../destinations/destinations.ts';
 
 /**
  * Validates a tool's input at the boundary: 400 `validation_failed` naming every bad field, or every field the tool
@@ -108,23 +108,6 @@ function takeDataset(tool: ToolDefinition, raw: unknown): { body: unknown; datas
     ]);
   if (!name?.data) return { body };
   return { body, dataset: { name: name.data, onlyNew: only?.data ?? own } };
-}
-
-/**
- * Any start may carry `destinations`: ids of the account's destinations its rows are delivered to when
- * it ends (src/destinations). Their form is checked here, that the account has them in the write.
- */
-function takeDestinations(raw: unknown): { body: unknown; destinations: string[] } {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || !('destinations' in raw))
-    return { body: raw, destinations: [] };
-  const { destinations: value, ...body } = raw as Record<string, unknown>;
-  if (value === undefined || value === null) return { body, destinations: [] };
-  const parsed = destinationIds.safeParse(value);
-  if (!parsed.success)
-    throw new ValidationError(
-      parsed.error.issues.map((i) => ({ path: ['destinations', ...i.path].join('.'), message: i.message })),
-    );
-  return { body, destinations: [...new Set(parsed.data)] };
 }
 
 /** Whether the tool's own input declares `datasetName` (and so keeps it). */

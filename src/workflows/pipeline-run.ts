@@ -18,6 +18,7 @@ import { getRun } from '../runs/read.ts';
 import { startRun, type StartDeps } from '../runs/start.ts';
 import { isTerminal } from '../runs/view.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
+import { unstorable } from '../shared/params.ts';
 import { getTool } from '../tools/index.ts';
 import { findLink, linkValues, nextSteps, type StepLink } from '../tools/steps.ts';
 import { queueAccountEvent } from '../webhooks/deliveries.ts';
@@ -215,6 +216,7 @@ async function endPipeline(
  * to its end first. 409 `pipeline_finished` once it has ended.
  */
 export async function cancelPipeline(core: StartDeps, principal: Principal, id: string): Promise<PipelineView> {
+  if (unstorable(id)) throw pipelineNotFound('');
   await core.db.transaction(async (tx) => {
     await lockAccount(tx, principal.accountId);
     const [pipeline] = await tx

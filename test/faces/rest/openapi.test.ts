@@ -542,4 +542,34 @@ describe('real responses match the declared schemas', () => {
     expect((await api('post', '/api/v1/schedules/{id}/pause', one(`/api/v1/schedules/${id}/pause`))).status).toBe(404);
     expect((await api('delete', '/api/v1/tasks/{id}', one('/api/v1/tasks/check'))).status).toBe(204);
   });
+
+  it('the pipeline, connection, destination and delivery routes', async () => {
+    const one = (url: string, body?: unknown) => ({ key, url, ...(body ? { body } : {}) });
+    const steps = [
+      {
+        tool: 'maps',
+        input: { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 2 },
+      },
+      { tool: 'email-validator' },
+    ];
+    expect((await api('post', '/api/v1/pipelines/quote', { key, body: { steps } })).status).toBe(200);
+    const started = await api('post', '/api/v1/pipelines', { key, body: { steps } });
+    expect(started.status).toBe(201);
+    const bad = await api('post', '/api/v1/pipelines', { key, body: { steps: [steps[0]] } });
+    expect(bad.status).toBe(400);
+    const id = started.body.pipeline.id as string;
+    expect((await api('get', '/api/v1/pipelines', { key })).status).toBe(200);
+    expect((await api('get', '/api/v1/pipelines/{id}', one(`/api/v1/pipelines/${id}`))).status).toBe(200);
+    expect((await api('get', '/api/v1/pipelines/{id}', one('/api/v1/pipelines/plp_nope'))).status).toBe(404);
+    expect((await api('get', '/api/v1/connections', { key })).body.connections).toEqual([]);
+    const refused = await api('post', '/api/v1/destinations', {
+      key,
+      body: { name: 'x', kind: 'hubspot_contacts', connection: 'con_nope' },
+    });
+    expect(refused.status).toBe(400);
+    expect((await api('get', '/api/v1/destinations', { key })).body.destinations).toEqual([]);
+    expect((await api('get', '/api/v1/destinations/{id}', one('/api/v1/destinations/dest_nope'))).status).toBe(404);
+    expect((await api('get', '/api/v1/deliveries', { key })).body.deliveries).toEqual([]);
+    expect((await api('get', '/api/v1/deliveries/{id}', one('/api/v1/deliveries/dlv_nope'))).status).toBe(404);
+  });
 });
