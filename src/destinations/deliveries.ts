@@ -9,7 +9,7 @@
  * Each row the provider refuses, or that cannot be sent (no email for a contact), is kept in the
  * delivery's log with its reason; it never fails the batch.
  */
-import { and, asc, desc, eq, gte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, sql } from 'drizzle-orm';
 import type { Database } from '../../db/client.ts';
 import {
   type Delivery,
@@ -18,7 +18,7 @@ import {
   deliveryTable,
   destinationTable,
 } from '../../db/tables/destinations.ts';
-import { runItemTable, runTable } from '../../db/tables/runs.ts';
+import { runTable } from '../../db/tables/runs.ts';
 import { pipelineTable } from '../../db/tables/workflows.ts';
 import type { Core } from '../core.ts';
 import { signDownloadUntil } from '../runs/download-links.ts';
@@ -27,9 +27,9 @@ import { AppError } from '../shared/errors.ts';
 import { unstorable } from '../shared/params.ts';
 import { plural } from '../shared/text.ts';
 import { getTool } from '../tools/index.ts';
-import type { Row } from '../tools/types.ts';
 import { queueAccountEvent } from '../webhooks/deliveries.ts';
 import { joinedRows, pipelineColumns } from '../workflows/pipeline-output.ts';
+import { runRows } from '../workflows/pipeline-run.ts';
 import type { PipelineStep } from '../workflows/pipelines.ts';
 import { accessTokenOf, markBroken } from './connections.ts';
 import { effectiveMapping } from './destinations.ts';
@@ -77,21 +77,8 @@ async function sourceOf(db: Database, delivery: Delivery) {
     columns: tool.columns.map((column) => ({ column, tool: tool.name, key: column.key })),
     expiresAt: run.expiresAt,
     fileId: run.id,
-    rows: async function* (from: number) {
-      const PAGE = 500;
-      let next = from;
-      for (;;) {
-        const page = await db
-          .select({ seq: runItemTable.seq, data: runItemTable.data })
-          .from(runItemTable)
-          .where(and(eq(runItemTable.runId, run.id), gte(runItemTable.seq, next)))
-          .orderBy(asc(runItemTable.seq))
-          .limit(PAGE);
-        for (const item of page) yield item.data as Row;
-        if (page.length < PAGE) return;
-        next = (page.at(-1)?.seq ?? next) + 1;
-      }
-    },
+    // From row `from` on: a resumed delivery starts at the first row not acknowledged.
+    rows: (from: number) => runRows(db, run.id, from),
   };
 }
 

@@ -58,9 +58,13 @@ async function valuesOfRun(db: Transaction | Database, runId: string, link: Step
 }
 
 /** Rows of a run, in order, read in pages (a pipeline step's, to feed the next and to join). */
-export async function* runRows(tx: Transaction | Database, runId: string): AsyncGenerator<Record<string, unknown>> {
+export async function* runRows(
+  tx: Transaction | Database,
+  runId: string,
+  start = 0,
+): AsyncGenerator<Record<string, unknown>> {
   const PAGE = 1_000;
-  let from = 0;
+  let from = start;
   for (;;) {
     const page = await tx
       .select({ seq: runItemTable.seq, data: runItemTable.data })
