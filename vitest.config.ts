@@ -25,6 +25,7 @@ const BROWSER = [
   'test/faces/console/flows.test.ts',
   'test/accounts/key-rights.test.ts',
   'test/faces/mcp/oauth.test.ts',
+  'test/faces/console/destinations.test.ts',
 ];
 
 /** Files that start child processes: the CLI, gateways and workers of their own, a fresh embedded Postgres. */
@@ -38,6 +39,7 @@ const PROCESSES = [
   'test/sources/upstream-config.test.ts',
   'test/sources/upstream-apify.test.ts',
   'test/billing/credits.test.ts',
+  'test/destinations/crash.test.ts',
 ];
 
 /**

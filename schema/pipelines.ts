@@ -235,6 +235,7 @@ const StartPipelineInputRef = builder.inputType('StartPipelineInput', {
       type: 'Money',
       description: 'Refuses the start (COST_LIMIT_EXCEEDED) when quoted over this many US dollars.',
     }),
+    destinations: t.idList({ description: 'Destinations (dest_…) its joined table is delivered to when it ends.' }),
   }),
 });
 
@@ -244,6 +245,7 @@ type PipelineArg = {
   datasetName?: string | null;
   onlyNew?: boolean | null;
   maxCostUsd?: string | null;
+  destinations?: (string | number)[] | null;
 };
 
 /**
@@ -280,6 +282,7 @@ export function decodePipeline(schema: GraphQLSchema, arg: PipelineArg): Record<
       datasetName: arg.datasetName,
       onlyNew: arg.onlyNew,
       maxCostUsd: arg.maxCostUsd === null || arg.maxCostUsd === undefined ? undefined : Number(arg.maxCostUsd),
+      destinations: arg.destinations?.map(String),
     }).filter(([, v]) => v !== null && v !== undefined),
   );
   return { steps, ...rest };

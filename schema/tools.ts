@@ -1,4 +1,5 @@
 import { datasetName, onlyNew } from '../src/datasets/index.ts';
+import { destinationIds } from '../src/destinations/destinations.ts';
 import { idempotentWrite } from '../src/accounts/idempotency.ts';
 import { dryRunStart, prepareStart, type StartedRun } from '../src/runs/start.ts';
 import { TOOLS } from '../src/tools/index.ts';
@@ -90,6 +91,7 @@ function defineToolMutation(tool: ToolDefinition) {
         }),
         datasetName: t.arg.string({ description: datasetName.description }),
         onlyNew: t.arg.boolean({ description: onlyNew.description }),
+        destinations: t.arg.idList({ description: destinationIds.description }),
         maxCostUsd: t.arg.float({ description: MAX_COST_DESCRIPTION }),
         dryRun: t.arg.boolean({
           description:
@@ -105,6 +107,7 @@ function defineToolMutation(tool: ToolDefinition) {
               ...(args.webhookUrl ? { webhookUrl: args.webhookUrl } : {}),
               ...(args.datasetName ? { datasetName: args.datasetName } : {}),
               ...(typeof args.onlyNew === 'boolean' ? { onlyNew: args.onlyNew } : {}),
+              ...(args.destinations?.length ? { destinations: args.destinations.map(String) } : {}),
             };
             const limits = costLimitArg(args.maxCostUsd);
             if (args.dryRun)
@@ -159,6 +162,6 @@ export function decodeToolInput(schema: GraphQLSchema, tool: string, value: unkn
 }
 
 /** Start fields that are the mutation's own arguments, not fields of its `input`. */
-const ARGUMENT_FIELDS = ['webhookUrl', 'maxCostUsd', 'datasetName', 'onlyNew'];
+const ARGUMENT_FIELDS = ['webhookUrl', 'maxCostUsd', 'datasetName', 'onlyNew', 'destinations'];
 
 for (const tool of TOOLS) if (!tool.linkedOnly) defineToolMutation(tool);

@@ -237,6 +237,7 @@ const TaskInputRef = builder.inputType('CreateTaskInput', {
       type: [PipelineStepInputRef],
       description: 'Makes it a saved pipeline: the steps after the tool’s, each fed by the rows of the one before.',
     }),
+    destinations: t.idList({ description: 'Destinations (dest_…) each of its starts delivers its rows to.' }),
   }),
 });
 

@@ -125,7 +125,8 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
     [JOBS.deliverRows]: async (payload, helpers) => {
       assertPayload(payload, 'deliveryId');
       const signal = helpers.abortSignal ? AbortSignal.any([shutdown, helpers.abortSignal]) : shutdown;
-      const deliver = () => runDelivery(core, payload.deliveryId, signal);
+      const last = helpers.job.attempts >= helpers.job.max_attempts;
+      const deliver = () => runDelivery(core, payload.deliveryId, signal, { last });
       await throughOutages(core, signal, `delivery ${payload.deliveryId}`, deliver, true);
     },
     [JOBS.housekeeping]: async (_payload, helpers) => {

@@ -25,6 +25,9 @@ const Schedules = lazy(() => import('./pages/schedules.tsx'));
 const Pipelines = lazy(() => import('./pages/pipelines.tsx'));
 const PipelinePage = lazy(() => import('./pages/pipeline.tsx'));
 const Enrichment = lazy(() => import('./pages/enrichment.tsx'));
+const Connections = lazy(() => import('./pages/connections.tsx'));
+const Destinations = lazy(() => import('./pages/destinations.tsx'));
+const DestinationPage = lazy(() => import('./pages/destination.tsx'));
 const Consent = lazy(() => import('./pages/consent.tsx'));
 
 const AUTH_PATHS = ['/sign-in', '/sign-up', '/forgot-password', '/reset-password', '/verify-email', '/invitations/'];
@@ -110,6 +113,9 @@ export function App() {
               <Route path="/pipelines/:id" element={<PipelinePage />} />
               <Route path="/schedules" element={<Schedules />} />
               <Route path="/enrichment" element={<Enrichment />} />
+              <Route path="/connections" element={<Connections />} />
+              <Route path="/destinations" element={<Destinations />} />
+              <Route path="/destinations/:id" element={<DestinationPage />} />
               <Route path="*" element={<Navigate to="/" replace />} />
             </Routes>
           </Suspense>

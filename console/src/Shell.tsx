@@ -18,6 +18,8 @@ const PAGES: Page[] = [
   { to: '/pipelines', label: 'Pipelines' },
   { to: '/schedules', label: 'Schedules' },
   { to: '/datasets', label: 'Datasets' },
+  { to: '/destinations', label: 'Destinations' },
+  { to: '/connections', label: 'Connections' },
   { to: '/leads', label: 'Lead database' },
   { to: '/enrichment', label: 'Enrichment' },
   { to: '/keys', label: 'API keys', permission: 'keys' },

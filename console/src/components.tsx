@@ -22,6 +22,9 @@ export function QueryError({ error }: { error: CombinedError }) {
 const STATUS_COLOR: Record<string, string> = {
   RUNNING: 'blue',
   READY: 'gray',
+  QUEUED: 'gray',
+  WAITING: 'yellow',
+  PAUSED: 'orange',
   SUCCEEDED: 'green',
   FAILED: 'red',
   ABORTING: 'orange',

@@ -97,7 +97,8 @@ export const destinationTable = pgTable(
 );
 export type Destination = typeof destinationTable.$inferSelect;
 
-export const ROW_DELIVERY_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'paused'] as const;
+/** `waiting`: the provider's allowance for the day is spent; the delivery goes on at `resumeAt`. */
+export const ROW_DELIVERY_STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'paused'] as const;
 export type RowDeliveryStatus = (typeof ROW_DELIVERY_STATUSES)[number];
 
 /**
@@ -126,6 +127,9 @@ export const deliveryTable = pgTable(
     updated: integer('updated').notNull().default(0),
     skipped: integer('skipped').notNull().default(0),
     failed: integer('failed').notNull().default(0),
+    /** What the provider's driver keeps between batches (a sheet's last acknowledged row), for a resume. */
+    cursor: jsonb('cursor').notNull().default(sql`'{}'::jsonb`),
+    resumeAt: timestamp('resume_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),

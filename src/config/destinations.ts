@@ -15,7 +15,14 @@ export interface DestinationsConfig {
   secretKeys: SecretKey[];
   hubspot: { app?: ProviderApp; apiBase: string; authorizeUrl: string };
   salesforce: { app?: ProviderApp; loginUrl: string };
-  google: { app?: ProviderApp; authorizeUrl: string; tokenUrl: string; revokeUrl: string; sheetsRoot: string };
+  google: {
+    app?: ProviderApp;
+    authorizeUrl: string;
+    tokenUrl: string;
+    revokeUrl: string;
+    tokenInfoUrl: string;
+    sheetsRoot: string;
+  };
   slack: { app?: ProviderApp; apiBase: string; authorizeUrl: string };
 }
 
@@ -55,6 +62,7 @@ export function destinations(env: NodeJS.ProcessEnv): DestinationsConfig {
       authorizeUrl: google ? `${google}/o/oauth2/v2/auth` : 'https://accounts.google.com/o/oauth2/v2/auth',
       tokenUrl: google ? `${google}/token` : 'https://oauth2.googleapis.com/token',
       revokeUrl: google ? `${google}/revoke` : 'https://oauth2.googleapis.com/revoke',
+      tokenInfoUrl: google ? `${google}/tokeninfo` : 'https://oauth2.googleapis.com/tokeninfo',
       sheetsRoot: google ? `${google}/` : 'https://sheets.googleapis.com/',
     },
     slack: {

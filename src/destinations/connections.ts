@@ -29,14 +29,15 @@ import { randomBase62 } from '../shared/ids.ts';
 import { assertStorable, unstorable } from '../shared/params.ts';
 import { queueAccountEvent } from '../webhooks/deliveries.ts';
 import {
-  checkHubspotToken,
-  HUBSPOT_SCOPES,
-  hubspotTokens,
-  hubspotWhoAmI,
-  revokeHubspot,
-  type Tokens,
-} from './providers/hubspot.ts';
-import { revokeSlack, SLACK_SCOPES, slackTokens, slackWhoAmI } from './providers/slack.ts';
+  BY_TOKEN,
+  type CheckedToken,
+  CONNECTABLE,
+  type Connectable,
+  type Granted,
+  PROVIDER_AUTH,
+} from './provider-auth.ts';
+import { parseServiceAccountKey, type SheetsCredential } from './providers/google.ts';
+import type { SalesforceSession } from './providers/salesforce.ts';
 import { GrantRefused } from './providers/types.ts';
 import { installationKey, SecretBox } from './secrets.ts';
 
@@ -44,9 +45,7 @@ export type ConnectionDeps = Pick<Core, 'db' | 'config' | 'clock'>;
 
 export const newConnectionId = () => `con_${randomBase62(16)}`;
 
-/** Providers this service connects to now (the others come with their destinations). */
-export const CONNECTABLE = ['hubspot', 'slack'] as const satisfies readonly Provider[];
-type Connectable = (typeof CONNECTABLE)[number];
+export { CONNECTABLE };
 
 const PROVIDER_NAMES: Record<Provider, string> = {
   hubspot: 'HubSpot',
@@ -73,18 +72,21 @@ const connectionNotFound = () => new AppError(404, 'connection_not_found', 'The 
 
 const name = z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters');
 const provider = z.enum(CONNECTABLE, { message: `must be one of ${CONNECTABLE.join(', ')}` });
+const byToken = BY_TOKEN.map((p) => `${p} (${PROVIDER_AUTH[p].token})`).join(', ');
 
 export const tokenConnectionInput = z
   .object({
-    provider: provider.describe('hubspot (a private-app token) or slack (a bot token, xoxb-…).'),
+    provider: z
+      .enum(BY_TOKEN as [Connectable, ...Connectable[]], { message: `must be one of ${BY_TOKEN.join(', ')}` })
+      .describe(`The provider: ${byToken}.`),
     name: name.describe('What the account calls it.'),
-    token: z.string().trim().min(1, 'must not be empty').max(2_000).describe('The token the provider issued.'),
+    token: z.string().trim().min(1, 'must not be empty').max(8_000).describe('The token the provider issued.'),
   })
   .strict();
 
 export const oauthConnectionInput = z
   .object({
-    provider: provider.describe('hubspot or slack.'),
+    provider: provider.describe(`The provider: ${CONNECTABLE.join(', ')}.`),
     name: name.describe('What the account calls it.'),
   })
   .strict();
@@ -107,19 +109,18 @@ export async function connectWithToken(core: ConnectionDeps, principal: Principa
   requireRole(principal, 'connections');
   const input = parse(tokenConnectionInput, raw);
   const box = await secretBox(core);
-  let who: { externalId: string | null; externalName: string | null; scopes?: string | null };
+  let who: CheckedToken;
+  const refused = (why: string) =>
+    new AppError(400, 'validation_failed', `${providerName(input.provider)} refused the token.`, [
+      { path: 'token', message: why },
+    ]);
   try {
-    if (input.provider === 'hubspot') {
-      await checkHubspotToken(core.config.destinations.hubspot, input.token);
-      who = { externalId: null, externalName: 'private app' };
-    } else who = await slackWhoAmI(core.config.destinations.slack, input.token);
+    who = await PROVIDER_AUTH[input.provider].checkToken(core.config.destinations, input.token);
   } catch (err) {
-    if (err instanceof GrantRefused)
-      throw new AppError(400, 'validation_failed', `${providerName(input.provider)} refused the token.`, [
-        { path: 'token', message: `${providerName(input.provider)} does not take this token` },
-      ]);
+    if (err instanceof GrantRefused) throw refused(`${providerName(input.provider)} does not take this token`);
     throw providerDown(input.provider, err);
   }
+  if ('refused' in who) throw refused(who.refused ?? 'not a token this provider issued');
   const id = newConnectionId();
   const [created] = await core.db
     .insert(connectionTable)
@@ -131,7 +132,7 @@ export async function connectWithToken(core: ConnectionDeps, principal: Principa
       name: input.name,
       externalId: who.externalId,
       externalName: who.externalName,
-      scopes: who.scopes ?? null,
+      scopes: ('scopes' in who ? who.scopes : null) ?? null,
       ...sealTokens(box, id, { accessToken: input.token, refreshToken: null }),
       createdBy: principal.userId ?? null,
     })
@@ -140,7 +141,7 @@ export async function connectWithToken(core: ConnectionDeps, principal: Principa
   return created;
 }
 
-const providerDown = (p: Provider, err: unknown) =>
+export const providerDown = (p: Provider, err: unknown) =>
   new AppError(503, 'provider_unavailable', `${providerName(p)} could not be reached; try again in a moment.`, [
     { path: '', message: (err as Error).message },
   ]);
@@ -186,14 +187,11 @@ export async function beginConnect(
     userId: principal.userId ?? null,
     expiresAt: new Date(core.clock().getTime() + ATTEMPT_MINUTES * 60_000),
   });
-  const config = core.config.destinations[input.provider];
-  const url = new URL(config.authorizeUrl);
+  const { url: base, params } = PROVIDER_AUTH[input.provider].authorizeParams(core.config.destinations);
+  const url = new URL(base);
   url.searchParams.set('client_id', app.clientId);
   url.searchParams.set('redirect_uri', callbackUrl(core.config.publicUrl));
-  url.searchParams.set(
-    'scope',
-    (input.provider === 'hubspot' ? HUBSPOT_SCOPES : SLACK_SCOPES).join(input.provider === 'hubspot' ? ' ' : ','),
-  );
+  for (const [param, value] of Object.entries(params)) url.searchParams.set(param, value);
   url.searchParams.set('state', state);
   return { authorizeUrl: url.toString() };
 }
@@ -220,12 +218,9 @@ export async function finishConnect(
   const app = appOf(core, p);
   const box = await secretBox(core);
   const grant = { code: query.code, redirectUri: callbackUrl(core.config.publicUrl) };
-  let tokens: Tokens & { externalId: string | null; externalName: string | null; scopes: string | null };
+  let tokens: Granted;
   try {
-    if (p === 'hubspot') {
-      const got = await hubspotTokens(core.config.destinations.hubspot, app, grant);
-      tokens = { ...got, ...(await hubspotWhoAmI(core.config.destinations.hubspot, got.accessToken)) };
-    } else tokens = await slackTokens(core.config.destinations.slack, app, grant);
+    tokens = await PROVIDER_AUTH[p].exchange(core.config.destinations, app, grant);
   } catch (err) {
     if (err instanceof GrantRefused) return { refused: `${providerName(p)} refused the sign-in: ${err.message}` };
     return { refused: `${providerName(p)} could not be reached; connect again in a moment.` };
@@ -242,6 +237,7 @@ export async function finishConnect(
       externalId: tokens.externalId,
       externalName: tokens.externalName,
       scopes: tokens.scopes,
+      instanceUrl: tokens.instanceUrl ?? null,
       ...sealTokens(box, id, tokens),
       accessExpiresAt: tokens.expiresAt,
       createdBy: attempt.userId,
@@ -271,14 +267,12 @@ export async function accessTokenOf(
     if (connection.status === 'broken') throw new GrantRefused(connection.brokenReason ?? 'the connection is broken');
     const expiring =
       connection.accessExpiresAt && connection.accessExpiresAt.getTime() - core.clock().getTime() < 60_000;
-    if (!expiring || !connection.refreshToken) return box.open(connection.accessToken, `${connection.id}:access`);
+    const { refresh } = PROVIDER_AUTH[connection.provider];
+    if (!expiring || !connection.refreshToken || !refresh)
+      return box.open(connection.accessToken, `${connection.id}:access`);
     const refreshToken = box.open(connection.refreshToken, `${connection.id}:refresh`);
-    const app = appOf(core, connection.provider as Connectable);
-    const grant = { refreshToken };
-    const tokens =
-      connection.provider === 'hubspot'
-        ? await hubspotTokens(core.config.destinations.hubspot, app, grant)
-        : await slackTokens(core.config.destinations.slack, app, grant);
+    const app = appOf(core, connection.provider);
+    const tokens = await refresh(core.config.destinations, app, refreshToken);
     const sealed = sealTokens(box, connection.id, {
       accessToken: tokens.accessToken,
       refreshToken: tokens.refreshToken ?? refreshToken,
@@ -323,10 +317,15 @@ export async function disconnect(core: ConnectionDeps, principal: Principal, id:
   if (connection.status === 'active') {
     const box = await secretBox(core);
     try {
-      if (connection.provider === 'hubspot' && connection.refreshToken)
-        await revokeHubspot(core.config.destinations.hubspot, box.open(connection.refreshToken, `${id}:refresh`));
-      if (connection.provider === 'slack')
-        await revokeSlack(core.config.destinations.slack, box.open(connection.accessToken, `${id}:access`));
+      await PROVIDER_AUTH[connection.provider].revoke(
+        core.config.destinations,
+        core.config.destinations[connection.provider].app,
+        {
+          accessToken: box.open(connection.accessToken, `${id}:access`),
+          refreshToken: connection.refreshToken ? box.open(connection.refreshToken, `${id}:refresh`) : null,
+          method: connection.method,
+        },
+      );
     } catch (err) {
       throw providerDown(connection.provider, err);
     }
@@ -368,3 +367,38 @@ export const connectionView = (c: Connection) => ({
 });
 
 export { PROVIDERS };
+
+/**
+ * A Salesforce connection's session at its org. Salesforce gives no expiry: jsforce refreshes a session
+ * the org refuses, and the new access token is sealed and kept here.
+ */
+export async function salesforceSessionOf(core: ConnectionDeps, connectionId: string): Promise<SalesforceSession> {
+  const box = await secretBox(core);
+  const [connection] = await core.db.select().from(connectionTable).where(eq(connectionTable.id, connectionId));
+  if (!connection) throw connectionNotFound();
+  if (connection.status === 'broken') throw new GrantRefused(connection.brokenReason ?? 'the connection is broken');
+  return {
+    instanceUrl: connection.instanceUrl ?? '',
+    accessToken: box.open(connection.accessToken, `${connection.id}:access`),
+    refreshToken: connection.refreshToken ? box.open(connection.refreshToken, `${connection.id}:refresh`) : null,
+    async onRefresh(accessToken) {
+      await core.db
+        .update(connectionTable)
+        .set({ accessToken: box.seal(accessToken, `${connection.id}:access`), refreshedAt: core.clock() })
+        .where(eq(connectionTable.id, connection.id));
+    },
+  };
+}
+
+/** What writes to Google Sheets for a connection: its access token (refreshed), or its service account's key. */
+export async function sheetsCredentialOf(
+  core: ConnectionDeps & Pick<Core, 'events'>,
+  connectionId: string,
+): Promise<SheetsCredential> {
+  const [connection] = await core.db.select().from(connectionTable).where(eq(connectionTable.id, connectionId));
+  if (!connection) throw connectionNotFound();
+  if (connection.method === 'oauth') return { accessToken: await accessTokenOf(core, connectionId) };
+  const key = parseServiceAccountKey(await accessTokenOf(core, connectionId));
+  if (typeof key === 'string') throw new GrantRefused(key);
+  return { serviceAccount: key };
+}

@@ -27,15 +27,25 @@ import { AppError } from '../shared/errors.ts';
 import { unstorable } from '../shared/params.ts';
 import { plural } from '../shared/text.ts';
 import { getTool } from '../tools/index.ts';
+import type { Row } from '../tools/types.ts';
+import { JOBS } from '../workers/jobs.ts';
 import { queueAccountEvent } from '../webhooks/deliveries.ts';
 import { joinedRows, pipelineColumns } from '../workflows/pipeline-output.ts';
 import { runRows } from '../workflows/pipeline-run.ts';
 import type { PipelineStep } from '../workflows/pipelines.ts';
 import { accessTokenOf, markBroken } from './connections.ts';
+import { deliveryView, publishDelivery } from './delivery-events.ts';
 import { effectiveMapping } from './destinations.ts';
-import { HUBSPOT_BATCH, upsertHubspotContacts } from './providers/hubspot.ts';
+import { type Cursor, type Driver, driverOf } from './drivers.ts';
 import { postSlackMessage } from './providers/slack.ts';
-import { type BatchOutcome, GrantRefused, type MappedRow, ProviderUnavailable, RetryLater } from './providers/types.ts';
+import {
+  type BatchOutcome,
+  GrantRefused,
+  type MappedRow,
+  ProviderUnavailable,
+  Refused,
+  RetryLater,
+} from './providers/types.ts';
 
 export type DeliveryDeps = Pick<Core, 'db' | 'config' | 'clock' | 'events' | 'logger'>;
 
@@ -95,9 +105,15 @@ const UNAVAILABLE_PAUSES_MS = [1_000, 4_000, 15_000];
 const LONGEST_WAIT_MS = 120_000;
 
 /** Runs one delivery to its end (the `deliver_rows` job); safe to run again: it resumes at its next row. */
-export async function runDelivery(core: DeliveryDeps, deliveryId: string, signal?: AbortSignal): Promise<void> {
+export async function runDelivery(
+  core: DeliveryDeps,
+  deliveryId: string,
+  signal?: AbortSignal,
+  attempt: { last: boolean } = { last: false },
+): Promise<void> {
   const [delivery] = await core.db.select().from(deliveryTable).where(eq(deliveryTable.id, deliveryId));
   if (!delivery || ['succeeded', 'failed', 'paused'].includes(delivery.status)) return;
+  if (delivery.status === 'waiting' && delivery.resumeAt && delivery.resumeAt > core.clock()) return;
   const [destination] = await core.db
     .select()
     .from(destinationTable)
@@ -110,51 +126,108 @@ export async function runDelivery(core: DeliveryDeps, deliveryId: string, signal
     .update(deliveryTable)
     .set({ status: 'running', total: source.total, startedAt: delivery.startedAt ?? core.clock(), message: 'Sending' })
     .where(eq(deliveryTable.id, delivery.id));
+  await publishDelivery(core, core.db, delivery.id);
   const mapping = effectiveMapping(destination, source.columns);
-  const send = async (batch: MappedRow[]): Promise<BatchOutcome> => {
-    const token = await accessTokenOf(core, destination.connectionId);
-    if (destination.kind === 'hubspot_contacts')
-      return upsertHubspotContacts(core.config.destinations.hubspot, token, batch);
-    throw new Error(`destination kind ${destination.kind} sends no rows`);
-  };
   try {
     if (destination.kind === 'slack_summary') {
       await withRetries(core, signal, () => postSummary(core, destination, source, delivery));
-      await acknowledge(core.db, delivery.id, source.total, { created: 0, updated: 0, problems: [] }, source.total);
-    } else {
-      let offset = delivery.nextOffset;
-      let batch: MappedRow[] = [];
-      const flush = async () => {
-        if (batch.length === 0) return;
-        const rows = batch;
-        const outcome = await withRetries(core, signal, () => send(rows));
-        offset += rows.length;
-        await acknowledge(core.db, delivery.id, offset, outcome, rows.length);
-        batch = [];
-      };
-      let index = offset;
-      for await (const row of source.rows(offset)) {
-        const fields: Record<string, string> = {};
-        for (const { key, field } of mapping) {
-          const cell = row[key];
-          // A list of addresses gives the key field its first one (a place's emails: its contact's email).
-          const value = field === 'email' && Array.isArray(cell) ? fieldValue(cell[0]) : fieldValue(cell);
-          if (value !== undefined && fields[field] === undefined) fields[field] = value;
-        }
-        batch.push({ row: index++, fields });
-        if (batch.length >= HUBSPOT_BATCH) await flush();
-      }
-      await flush();
-    }
+      await acknowledge(core, delivery.id, source.total, { created: 0, updated: 0, problems: [] }, source.total);
+    } else
+      await sendRows(core, delivery, driverOf(core, destination, source.total, fieldsOf(mapping)), signal, {
+        mapping,
+        rows: source.rows,
+      });
   } catch (err) {
     if (err instanceof GrantRefused) {
       await markBroken(core, destination.connectionId, err.message);
       return pauseDelivery(core, delivery, `The provider refused the connection: ${err.message}. Connect again.`);
     }
+    if (err instanceof RetryLater) return waitForAllowance(core, delivery, err);
+    // The provider refused what cannot pass if asked again (a channel that is not there): failed, with why.
+    if (err instanceof Refused) return finishDelivery(core, delivery.id, err.message);
+    if (err instanceof ProviderUnavailable && attempt.last)
+      return finishDelivery(core, delivery.id, `${err.message}; the delivery gave up after its last attempt`);
     throw err;
   }
   await finishDelivery(core, delivery.id);
 }
+
+/** The provider fields a mapping gives, each once, in order. */
+const fieldsOf = (mapping: readonly { field: string }[]) => [...new Set(mapping.map((m) => m.field))];
+
+/**
+ * Sends the rows from the first not acknowledged, in the driver's batches; a batch is committed (the
+ * next row, the counts, its problems, the driver's cursor) once the provider has it.
+ */
+async function sendRows(
+  core: DeliveryDeps,
+  delivery: Delivery,
+  driver: Driver,
+  signal: AbortSignal | undefined,
+  source: { mapping: readonly { key: string; field: string }[]; rows: (from: number) => AsyncIterable<Row> },
+) {
+  let offset = delivery.nextOffset;
+  const begun = await withRetries(core, signal, () => driver.begin(offset, delivery.cursor as Cursor));
+  let cursor = begun.cursor;
+  let batch: MappedRow[] = [];
+  // Rows an attempt cut short had sent but not recorded: counted as sent, not sent again.
+  let alreadySent = begun.alreadySent;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const rows = batch;
+    batch = [];
+    if (alreadySent >= rows.length) {
+      alreadySent -= rows.length;
+      offset += rows.length;
+      return acknowledge(
+        core,
+        delivery.id,
+        offset,
+        { created: rows.length, updated: 0, problems: [] },
+        rows.length,
+        cursor,
+      );
+    }
+    const outcome = await withRetries(core, signal, () => driver.send(rows, cursor, signal));
+    cursor = outcome.cursor;
+    offset += rows.length;
+    await acknowledge(core, delivery.id, offset, outcome, rows.length, cursor);
+  };
+  let index = offset;
+  for await (const row of source.rows(offset)) {
+    const fields: Record<string, string> = {};
+    for (const { key, field } of source.mapping) {
+      const cell = row[key];
+      // A list of addresses gives the key field its first one (a place's emails: its contact's email).
+      const value = field.toLowerCase() === 'email' && Array.isArray(cell) ? fieldValue(cell[0]) : fieldValue(cell);
+      if (value !== undefined && fields[field] === undefined) fields[field] = value;
+    }
+    batch.push({ row: index++, fields });
+    if (batch.length >= driver.batchSize) await flush();
+  }
+  await flush();
+}
+
+/**
+ * The provider's allowance is spent for longer than a job waits (HubSpot's daily limit, Salesforce's
+ * daily API requests): the delivery waits, said so, and its job is queued again for when the wait ends.
+ */
+async function waitForAllowance(core: DeliveryDeps, delivery: Delivery, err: RetryLater) {
+  const resumeAt = new Date(core.clock().getTime() + Math.max(err.ms, 60_000));
+  await core.db.transaction(async (tx) => {
+    await tx
+      .update(deliveryTable)
+      .set({ status: 'waiting', resumeAt, message: `${err.message}; sending goes on at ${resumeAt.toISOString()}` })
+      .where(eq(deliveryTable.id, delivery.id));
+    await tx.execute(sql`select graphile_worker.add_job(${JOBS.deliverRows}::text,
+      json_build_object('deliveryId', ${delivery.id}::text), run_at => ${resumeAt.toISOString()}::timestamptz,
+      max_attempts => 8, job_key => ${delivery.id}::text)`);
+    await publishDelivery(core, tx, delivery.id);
+  });
+}
+
+/** Google's truncated exponential backoff for a 429 that names no wait: 2^n s plus up to 1 s, at most 64 s. */
+const backoffMs = (attempt: number) => Math.min(2 ** attempt * 1_000 + Math.random() * 1_000, 64_000);
 
 /** A batch sent until the provider takes it: a 429 waits what it asks; an unreachable provider, growing pauses. */
 async function withRetries<T>(
@@ -163,13 +236,15 @@ async function withRetries<T>(
   attempt: () => Promise<T>,
 ): Promise<T> {
   let unavailable = 0;
+  let throttled = 0;
   for (;;) {
     try {
       return await attempt();
     } catch (err) {
       if (err instanceof RetryLater && err.ms <= LONGEST_WAIT_MS) {
-        core.logger.info({ waitMs: err.ms }, 'destination asked to wait; the batch is sent again after it');
-        await sleep(err.ms, signal);
+        const waitMs = err.ms < 0 ? backoffMs(throttled++) : err.ms;
+        core.logger.info({ waitMs }, 'destination asked to wait; the batch is sent again after it');
+        await sleep(waitMs, signal);
         continue;
       }
       if (err instanceof ProviderUnavailable && unavailable < UNAVAILABLE_PAUSES_MS.length) {
@@ -196,8 +271,15 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /** Commits what the provider acknowledged: the next row, the counts and each problem, together. */
-async function acknowledge(db: Database, id: string, nextOffset: number, outcome: BatchOutcome, sent: number) {
-  await db.transaction(async (tx) => {
+async function acknowledge(
+  core: Pick<Core, 'db' | 'events'>,
+  id: string,
+  nextOffset: number,
+  outcome: BatchOutcome,
+  sent: number,
+  cursor?: Cursor,
+) {
+  await core.db.transaction(async (tx) => {
     const skipped = outcome.problems.filter((p) => p.outcome === 'skipped').length;
     const failed = outcome.problems.length - skipped;
     await tx
@@ -209,6 +291,7 @@ async function acknowledge(db: Database, id: string, nextOffset: number, outcome
         updated: sql`${deliveryTable.updated} + ${outcome.updated}`,
         skipped: sql`${deliveryTable.skipped} + ${skipped}`,
         failed: sql`${deliveryTable.failed} + ${failed}`,
+        ...(cursor ? { cursor } : {}),
       })
       .where(eq(deliveryTable.id, id));
     if (outcome.problems.length > 0)
@@ -216,25 +299,27 @@ async function acknowledge(db: Database, id: string, nextOffset: number, outcome
         .insert(deliveryProblemTable)
         .values(outcome.problems.map((p) => ({ deliveryId: id, row: p.row, outcome: p.outcome, reason: p.reason })))
         .onConflictDoNothing();
+    await publishDelivery(core, tx, id);
   });
 }
 
-async function finishDelivery(core: DeliveryDeps, id: string) {
+/** Ends a delivery: succeeded with its counts, or failed with why (`failure`); its webhook told either way. */
+async function finishDelivery(core: DeliveryDeps, id: string, failure?: string) {
   await core.db.transaction(async (tx) => {
     const [done] = await tx.select().from(deliveryTable).where(eq(deliveryTable.id, id));
     if (!done) return;
+    const status = failure ? 'failed' : 'succeeded';
     const message =
+      failure ??
       `${plural(done.sent, 'row')} sent: ${done.created} created, ${done.updated} updated` +
-      (done.skipped ? `, ${done.skipped} skipped` : '') +
-      (done.failed ? `, ${done.failed} refused by the provider` : '');
-    await tx
-      .update(deliveryTable)
-      .set({ status: 'succeeded', message, finishedAt: core.clock() })
-      .where(eq(deliveryTable.id, id));
+        (done.skipped ? `, ${done.skipped} skipped` : '') +
+        (done.failed ? `, ${done.failed} refused by the provider` : '');
+    await tx.update(deliveryTable).set({ status, message, finishedAt: core.clock() }).where(eq(deliveryTable.id, id));
+    await publishDelivery(core, tx, id);
     await queueAccountEvent(tx, done.accountId, 'delivery.finished', {
       type: 'delivery.finished',
       timestamp: core.clock().toISOString(),
-      data: { ...deliveryView(done), status: 'succeeded', message },
+      data: { ...deliveryView(done), status, message },
     });
   });
 }
@@ -244,6 +329,7 @@ async function pauseDelivery(core: DeliveryDeps, delivery: Delivery, reason: str
     .update(deliveryTable)
     .set({ status: 'paused', message: reason })
     .where(eq(deliveryTable.id, delivery.id));
+  await publishDelivery(core, core.db, delivery.id);
 }
 
 /** The Slack summary: what ended, its counts, and a link to its rows that works until they expire. */
@@ -262,9 +348,10 @@ async function postSummary(
     until,
   );
   const link = `${core.config.publicUrl}/api/downloads/${encodeURIComponent(source.fileId)}?${query}`;
+  // Slack's mrkdwn: the link as <url|label>, the time in UTC to the minute.
   const text =
     `${source.what} ended with ${plural(source.total, 'row')}. ` +
-    `Download the CSV (until ${until.toISOString()}): ${link}`;
+    `<${link}|Download the CSV> (until ${until.toISOString().slice(0, 16).replace('T', ' ')} UTC)`;
   await postSlackMessage(core.config.destinations.slack, token, channel, text);
 }
 
@@ -309,19 +396,4 @@ export async function deliveryProblems(db: Database, deliveryId: string, limit =
     .limit(limit);
 }
 
-export const deliveryView = (d: Delivery) => ({
-  id: d.id,
-  destinationId: d.destinationId,
-  runId: d.runId,
-  pipelineId: d.pipelineId,
-  status: d.status,
-  message: d.message,
-  total: d.total,
-  sent: d.sent,
-  created: d.created,
-  updated: d.updated,
-  skipped: d.skipped,
-  failed: d.failed,
-  createdAt: d.createdAt.toISOString(),
-  finishedAt: d.finishedAt?.toISOString() ?? null,
-});
+export { deliveryView };

@@ -7,7 +7,7 @@
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Database, Executor } from '../../db/client.ts';
-import { type Destination, type DestinationKind, destinationTable } from '../../db/tables/destinations.ts';
+import { type Destination, destinationTable } from '../../db/tables/destinations.ts';
 import type { Principal } from '../accounts/principal.ts';
 import type { Core } from '../core.ts';
 import { AppError, fromZodError, ValidationError } from '../shared/errors.ts';
@@ -16,23 +16,19 @@ import { assertStorable, unstorable } from '../shared/params.ts';
 import { getTool, TOOLS } from '../tools/index.ts';
 import type { Column } from '../tools/types.ts';
 import { findConnection, providerName } from './connections.ts';
-import { KIND_FIELDS, meaningOf } from './fields.ts';
+import { KIND_DEFAULTS, KIND_FIELDS, meaningOf } from './fields.ts';
+import { checkSettings, type DeliverableKind, KIND_NAMES, KINDS, type Settings, settingsFields } from './targets.ts';
 
 export const newDestinationId = () => `dest_${randomBase62(16)}`;
 
-/** The kinds this service delivers to now, with the provider each needs. */
-export const KINDS = {
-  hubspot_contacts: { provider: 'hubspot', title: 'HubSpot contacts (upserted by email)' },
-  slack_summary: { provider: 'slack', title: 'A Slack channel (a summary with counts and a download link)' },
-} as const satisfies Partial<Record<DestinationKind, { provider: string; title: string }>>;
-export type DeliverableKind = keyof typeof KINDS;
-const KIND_NAMES = Object.keys(KINDS) as [DeliverableKind, ...DeliverableKind[]];
+export { KINDS, type DeliverableKind };
 
 const TOOL_NAMES = TOOLS.map((t) => t.name) as [string, ...string[]];
 
 /** Per tool, the provider field of each column (null: not sent). */
 const mappingSchema = z
-  .record(
+  // Partial: a record keyed by an enum asks for every key in zod 4; a mapping names the tools it changes.
+  .partialRecord(
     z.enum(TOOL_NAMES, { message: 'must be a tool name (maps, website-finder, …)' }),
     z.record(z.string(), z.string().max(100).nullable()),
   )
@@ -43,13 +39,7 @@ export const destinationInput = z
     name: z.string().trim().min(1, 'must not be empty').max(100, 'at most 100 characters').describe('Its name.'),
     kind: z.enum(KIND_NAMES, { message: `must be one of ${KIND_NAMES.join(', ')}` }).describe('What to do with rows.'),
     connection: z.string().min(1).describe('The connection it uses (con_…).'),
-    channel: z
-      .string()
-      .trim()
-      .min(1)
-      .max(80)
-      .optional()
-      .describe('slack_summary: the channel (its id, or #name) the summary goes to.'),
+    ...settingsFields,
     mapping: mappingSchema.optional(),
   })
   .strict();
@@ -64,15 +54,20 @@ function parse<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
 }
 
 /** Checks a mapping against the tools' columns and the kind's fields. */
-function checkMapping(kind: DeliverableKind, mapping: Record<string, Record<string, string | null>>) {
+function checkMapping(kind: DeliverableKind, mapping: Partial<Record<string, Record<string, string | null>>>) {
   const fields = KIND_FIELDS[kind];
   const issues: { path: string; message: string }[] = [];
-  for (const [tool, columns] of Object.entries(mapping)) {
+  for (const [tool, columns = {}] of Object.entries(mapping)) {
     const known = new Set(getTool(tool).columns.map((c) => c.key));
     for (const [column, field] of Object.entries(columns)) {
       if (!known.has(column))
         issues.push({ path: `mapping.${tool}.${column}`, message: `${tool} has no column ${column}` });
-      else if (field !== null && fields && !fields.includes(field))
+      else if (field === null) continue;
+      else if (fields === 'apiName' && !/^[A-Za-z][A-Za-z0-9_]{0,79}$/.test(field))
+        issues.push({ path: `mapping.${tool}.${column}`, message: 'must be a field’s API name, or null' });
+      else if (fields === 'header' && !field.trim())
+        issues.push({ path: `mapping.${tool}.${column}`, message: 'must be a column header, or null' });
+      else if (Array.isArray(fields) && !fields.includes(field))
         issues.push({ path: `mapping.${tool}.${column}`, message: `must be one of ${fields.join(', ')}, or null` });
     }
   }
@@ -80,7 +75,7 @@ function checkMapping(kind: DeliverableKind, mapping: Record<string, Record<stri
 }
 
 export async function createDestination(
-  core: Pick<Core, 'db'>,
+  core: Pick<Core, 'db' | 'config' | 'clock' | 'events'>,
   principal: Principal,
   raw: unknown,
 ): Promise<Destination> {
@@ -96,19 +91,19 @@ export async function createDestination(
         message: `${input.kind} needs a ${providerName(wanted)} connection, not ${providerName(connection.provider)}`,
       },
     ]);
-  if (input.kind === 'slack_summary' && !input.channel)
-    throw new ValidationError([{ path: 'channel', message: 'the channel the summary goes to is required' }]);
   checkMapping(input.kind, input.mapping ?? {});
+  const { name, kind, connection: _connection, mapping, ...given } = input;
+  const settings = await checkSettings(core, kind, connection, given);
   const [created] = await core.db
     .insert(destinationTable)
     .values({
       id: newDestinationId(),
       accountId: principal.accountId,
-      name: input.name,
-      kind: input.kind,
+      name,
+      kind,
       connectionId: connection.id,
-      settings: input.channel ? { channel: input.channel } : {},
-      mapping: input.mapping ?? {},
+      settings,
+      mapping: mapping ?? {},
     })
     .returning();
   if (!created) throw new Error('the destination was not created');
@@ -183,11 +178,13 @@ export function effectiveMapping(
 ): { key: string; field: string }[] {
   const own = destination.mapping as Record<string, Record<string, string | null>>;
   const defaults = KIND_DEFAULTS[destination.kind as DeliverableKind] ?? {};
+  const everyColumn = KIND_FIELDS[destination.kind as DeliverableKind] === 'header';
   const taken = new Set<string>();
   const mapped: { key: string; field: string }[] = [];
   for (const { column, tool, key } of columns) {
     const chosen = own[tool]?.[column.key];
-    const field = chosen === null ? undefined : (chosen ?? defaults[meaningOf(column.key) ?? '']);
+    const fallback = everyColumn ? column.header : defaults[meaningOf(column.key) ?? ''];
+    const field = chosen === null ? undefined : (chosen ?? fallback);
     if (!field || taken.has(field)) continue;
     taken.add(field);
     mapped.push({ key, field });
@@ -195,32 +192,14 @@ export function effectiveMapping(
   return mapped;
 }
 
-/** Each kind's default field for a column meaning. */
-const KIND_DEFAULTS: Record<DeliverableKind, Record<string, string>> = {
-  hubspot_contacts: {
-    email: 'email',
-    firstName: 'firstname',
-    lastName: 'lastname',
-    jobTitle: 'jobtitle',
-    phone: 'phone',
-    mobile: 'mobilephone',
-    company: 'company',
-    website: 'website',
-    city: 'city',
-    state: 'state',
-    zip: 'zip',
-    country: 'country',
-  },
-  slack_summary: {},
-};
-
 /** A destination as the faces show it. */
 export const destinationView = (d: Destination) => ({
   id: d.id,
   name: d.name,
   kind: d.kind,
   connectionId: d.connectionId,
-  channel: ((d.settings as { channel?: string }).channel ?? null) as string | null,
+  channel: ((d.settings as Settings).channel ?? null) as string | null,
+  settings: d.settings as Settings,
   mapping: d.mapping as Record<string, Record<string, string | null>>,
   paused: d.pausedAt !== null,
   pausedReason: d.pausedReason,

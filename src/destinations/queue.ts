@@ -5,16 +5,19 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
 import { deliveryTable, destinationTable } from '../../db/tables/destinations.ts';
+import type { Core } from '../core.ts';
 import { randomBase62 } from '../shared/ids.ts';
 import { JOBS } from '../workers/jobs.ts';
+import { publishDelivery } from './delivery-events.ts';
 
 export const newDeliveryId = () => `dlv_${randomBase62(16)}`;
 
 /**
  * Queues the deliveries of what ended (a run, or a pipeline's table) to each destination named, in the
- * caller's transaction: one row and one job each.
+ * caller's transaction: one row and one job each, each announced to the account's followers.
  */
 export async function queueDeliveries(
+  core: Pick<Core, 'events'>,
   tx: Executor,
   accountId: string,
   of: { runId: string } | { pipelineId: string },
@@ -37,5 +40,6 @@ export async function queueDeliveries(
     });
     await tx.execute(sql`select graphile_worker.add_job(${JOBS.deliverRows}::text,
       json_build_object('deliveryId', ${id}::text), max_attempts => 8, job_key => ${id}::text)`);
+    await publishDelivery(core, tx, id);
   }
 }

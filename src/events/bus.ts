@@ -12,6 +12,7 @@ import type { RunSnapshot } from '../runs/view.ts';
 import { listenAcrossRestarts } from './listen.ts';
 import { resync } from './resync.ts';
 import {
+  type DeliveryEvent,
   listenLocally,
   LocalTopics,
   type PipelineEvent,
@@ -52,6 +53,8 @@ export interface EventBus {
   publishSchedule(tx: Executor, accountId: string, event: ScheduleEvent): Promise<void>;
   /** Publishes a pipeline's change to its account's followers once `tx` commits. */
   publishPipeline(tx: Executor, accountId: string, event: PipelineEvent): Promise<void>;
+  /** Publishes a delivery's change to its account's followers once `tx` commits. */
+  publishDelivery(tx: Executor, accountId: string, event: DeliveryEvent): Promise<void>;
   /**
    * Hears channels of another component of this process (graphile-worker's `jobs:insert`) on the bus's
    * listening session, so the process has one: Postgres wakes every listening session of the database
@@ -108,10 +111,11 @@ interface Envelope {
   at: number;
 }
 
-/** A schedule's or a pipeline's event on its account's channel, beside the runs'. */
+/** A schedule's, a pipeline's or a delivery's event on its account's channel, beside the runs'. */
 interface ScheduleEnvelope {
   schedule?: ScheduleEvent;
   pipeline?: PipelineEvent;
+  delivery?: DeliveryEvent;
   accountId: string;
   origin: string;
   at: number;
@@ -164,6 +168,10 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
     }
     if ('pipeline' in parsed && parsed.pipeline) {
       target.pipelineEvents(parsed.accountId, parsed.pipeline);
+      return;
+    }
+    if ('delivery' in parsed && parsed.delivery) {
+      target.deliveryEvents(parsed.accountId, parsed.delivery);
       return;
     }
     const e = parsed as Envelope;
@@ -221,6 +229,11 @@ export function createEventBus(sql: Sql, options: { scope?: EventScope } = {}): 
       const envelope: ScheduleEnvelope = { pipeline: event, accountId, origin, at: Date.now() };
       await tx.execute(dsql`select pg_notify(${accountChannel(accountId)}, ${JSON.stringify(envelope)})`);
       if (control) afterCommit(tx, () => target.pipelineEvents(accountId, event));
+    },
+    async publishDelivery(tx: Executor, accountId: string, event: DeliveryEvent) {
+      const envelope: ScheduleEnvelope = { delivery: event, accountId, origin, at: Date.now() };
+      await tx.execute(dsql`select pg_notify(${accountChannel(accountId)}, ${JSON.stringify(envelope)})`);
+      if (control) afterCommit(tx, () => target.deliveryEvents(accountId, event));
     },
     async hear(channels, onNotify) {
       const unfollows: (() => void)[] = [];

@@ -19,7 +19,27 @@ export type Topics = {
   scheduleEvents: [accountId: string, event: ScheduleEvent];
   /** The pipelines of one account: each change of status or step (src/workflows/pipelines.ts). */
   pipelineEvents: [accountId: string, event: PipelineEvent];
+  /** The deliveries of one account: each change of status or counts (src/destinations/deliveries.ts). */
+  deliveryEvents: [accountId: string, event: DeliveryEvent];
 };
+
+/** A delivery as it stands after a change: created, sending, a batch acknowledged, ended or paused. */
+export interface DeliveryEvent {
+  id: string;
+  destinationId: string;
+  runId: string | null;
+  pipelineId: string | null;
+  status: string;
+  message: string;
+  total: number;
+  sent: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  failed: number;
+  createdAt: string;
+  finishedAt: string | null;
+}
 
 /** A pipeline moved on: started, went to its next step, is being cancelled, or ended. */
 export interface PipelineEvent {
@@ -86,6 +106,11 @@ export class LocalTopics extends EventTarget {
   /** A pipeline's change to the subscribers of its account's pipelines. */
   pipelineEvents(accountId: string, event: PipelineEvent) {
     this.dispatchEvent(new CustomEvent(`pipelineEvents:${accountId}`, { detail: event }));
+  }
+
+  /** A delivery's change to the subscribers of its account's deliveries. */
+  deliveryEvents(accountId: string, event: DeliveryEvent) {
+    this.dispatchEvent(new CustomEvent(`deliveryEvents:${accountId}`, { detail: event }));
   }
 
   runEvents(accountId: string, kind: RunEventKind, snapshot: RunSnapshot) {

@@ -199,7 +199,7 @@ async function endPipeline(
   if (!ended) return;
   await announce(core, tx, ended);
   if (ended.destinationIds?.length)
-    await queueDeliveries(tx, ended.accountId, { pipelineId: ended.id }, ended.destinationIds);
+    await queueDeliveries(core, tx, ended.accountId, { pipelineId: ended.id }, ended.destinationIds);
   const event = `pipeline.${status.toLowerCase()}` as 'pipeline.succeeded' | 'pipeline.failed' | 'pipeline.aborted';
   await queueAccountEvent(tx, pipeline.accountId, event, {
     type: event,

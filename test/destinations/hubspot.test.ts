@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destinations } from '../../src/config/destinations.ts';
 import { runDelivery } from '../../src/destinations/deliveries.ts';
+import { deliver, writeRun } from '../helpers/deliveries.ts';
 import { startFakeHubspot } from '../helpers/fakes/hubspot.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -28,6 +29,7 @@ const MAPS = { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', max
 let fake: Awaited<ReturnType<typeof startFakeHubspot>>;
 let t: TestApp;
 let key: string;
+let accountId: string;
 
 beforeAll(async () => {
   fake = await startFakeHubspot({
@@ -36,6 +38,7 @@ beforeAll(async () => {
       { token: PRIVATE_TOKEN, appId: 8, scopes: ['crm.objects.contacts.write', 'crm.objects.contacts.read'] },
     ],
     rateLimit: { intervalMs: 300 },
+    customProperties: { companies: [{ name: 'leadgate_domain', label: 'Leadgate domain', hasUniqueValue: true }] },
   });
   t = await startTestApp({
     config: {
@@ -48,7 +51,7 @@ beforeAll(async () => {
       }),
     },
   });
-  ({ apiKey: key } = await t.account({ creditsMicros: 20_000_000n }));
+  ({ apiKey: key, accountId } = await t.account({ creditsMicros: 20_000_000n }));
 });
 afterAll(async () => {
   await t?.stop();
@@ -186,6 +189,69 @@ describe('a maps run delivered as HubSpot contacts', () => {
     const upserts = fake.requests.filter((r) => r.path === '/crm/v3/objects/contacts/batch/upsert');
     expect(upserts.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(3);
     expect(fake.requests.filter((r) => r.path === '/oauth/v1/token').length).toBe(refreshesBefore + 1);
+  });
+
+  it('upserts companies by domain under a unique property, and refuses a property that is not unique at its field', async () => {
+    const notUnique = await t.request('POST', '/api/v1/destinations', {
+      key,
+      body: { name: 'Companies', kind: 'hubspot_companies', connection: connectionId, idProperty: 'domain' },
+    });
+    expect(notUnique.status).toBe(400);
+    expect(notUnique.body.error.details[0]).toEqual({
+      path: 'idProperty',
+      message: 'must be a company property with unique values: leadgate_domain',
+    });
+    const made = await t.request('POST', '/api/v1/destinations', {
+      key,
+      body: { name: 'Companies', kind: 'hubspot_companies', connection: connectionId, idProperty: 'leadgate_domain' },
+    });
+    expect(made.status, made.text).toBe(201);
+    const places = [
+      {
+        name: 'Smile Dental',
+        website: 'https://www.smile-dental.com/contact',
+        phone: '+1 303-555-0101',
+        city: 'Denver',
+      },
+      { name: 'Smile Dental Aurora', website: 'http://smile-dental.com', phone: '+1 303-555-0102', city: 'Aurora' },
+      { name: 'No Site Dental', website: null, phone: '+1 303-555-0103', city: 'Denver' },
+      { name: 'Peak Ortho', website: 'peak-ortho.com', phone: '+1 303-555-0104', city: 'Boulder' },
+    ];
+    const runId = await writeRun(t, accountId, 'maps', places);
+    const before = fake.records.companies.size;
+    const delivered = await deliver(t, key, accountId, runId, made.body.destination.id);
+    expect(delivered).toMatchObject({ total: 4, created: 2, skipped: 2, failed: 0 });
+    expect(fake.records.companies.size).toBe(before + 2);
+    const smile = [...fake.records.companies.values()].find((c) => c.properties.leadgate_domain === 'smile-dental.com');
+    expect(smile?.properties).toMatchObject({ name: 'Smile Dental', domain: 'smile-dental.com', city: 'Denver' });
+    const log = await t.request('GET', `/api/v1/deliveries/${delivered.id}`, { key });
+    expect(log.body.problems).toEqual([
+      { row: 1, outcome: 'skipped', reason: 'the same domain as row 0' },
+      { row: 2, outcome: 'skipped', reason: 'no domain to match a company by' },
+    ]);
+    const again = await deliver(t, key, accountId, runId, made.body.destination.id);
+    expect(again).toMatchObject({ created: 0, updated: 2 });
+    expect(fake.records.companies.size).toBe(before + 2);
+  });
+
+  it('waits for the day to turn when HubSpot’s daily limit is spent', async () => {
+    const runId = await writeRun(t, accountId, 'maps', [{ name: 'Late Dental', emails: ['late@late-dental.com'] }]);
+    fake.throttle(1, 'DAILY');
+    const waiting = await deliver(t, key, accountId, runId, destinationId, 'waiting');
+    expect(waiting.message).toMatch(/^HubSpot’s daily limit is spent; sending goes on at /);
+    const [job] = await t.app.core.sql`select run_at from graphile_worker.jobs where key = ${waiting.id}`;
+    expect(new Date(job?.run_at).getTime()).toBeGreaterThan(Date.now() + 50 * 60_000);
+    // Its hour comes (the job moved to now, as the clock would): the job runs, and the row goes.
+    await t.app.core.sql`update delivery set resume_at = now() where id = ${waiting.id}`;
+    await t.app.core
+      .sql`select graphile_worker.add_job('deliver_rows', json_build_object('deliveryId', ${waiting.id}::text),
+      job_key => ${waiting.id}::text, run_at => now())`;
+    const done = await waitFor(
+      async () => (await t.request('GET', `/api/v1/deliveries/${waiting.id}`, { key })).body.delivery,
+      (d) => d?.status === 'succeeded',
+      { timeoutMs: 30_000, what: 'the delivery after the wait' },
+    );
+    expect(done).toMatchObject({ created: 1 });
   });
 
   it('a grant revoked at HubSpot breaks the connection and pauses the destination and its delivery with the reason', async () => {

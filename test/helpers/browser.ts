@@ -22,10 +22,18 @@ export interface ConsoleBrowser {
   close(): Promise<void>;
 }
 
-export async function launchConsoleBrowser(baseUrl: string): Promise<ConsoleBrowser> {
+/**
+ * `options.allow`: origins besides the gateway's a test lets the browser reach (a provider's local fake
+ * its sign-in goes through); everything else is refused and recorded.
+ */
+export async function launchConsoleBrowser(
+  baseUrl: string,
+  options: { allow?: readonly string[] } = {},
+): Promise<ConsoleBrowser> {
   if (!existsSync(`${CONSOLE_DIST}index.html`))
     throw new Error('The console is not built: run `npm run build:console` (npm install does it).');
   const origin = new URL(baseUrl).origin;
+  const allowed = new Set([origin, ...(options.allow ?? []).map((url) => new URL(url).origin)]);
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
   const offOrigin: string[] = [];
   const contexts: BrowserContext[] = [];
@@ -41,7 +49,7 @@ export async function launchConsoleBrowser(baseUrl: string): Promise<ConsoleBrow
       contexts.push(context);
       await context.route('**/*', (route) => {
         const url = route.request().url();
-        if (new URL(url).origin === origin || url.startsWith('data:') || url.startsWith('blob:'))
+        if (allowed.has(new URL(url).origin) || url.startsWith('data:') || url.startsWith('blob:'))
           return route.continue();
         offOrigin.push(url);
         return route.abort('blockedbyclient');

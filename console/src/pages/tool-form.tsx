@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Alert, Button, Checkbox, Group, Stack, Text, TextInput } from '@mantine/core';
-import { useNavigate, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleToolQuery } from '../gql/graphql.ts';
@@ -24,10 +24,18 @@ const ToolQuery = graphql(`
         ...ToolInputFields
       }
     }
+    destinations(first: 100) {
+      nodes {
+        id
+        name
+        paused
+      }
+    }
   }
 `);
 
 type Tool = NonNullable<ConsoleToolQuery['tool']>;
+type Destination = ConsoleToolQuery['destinations']['nodes'][number];
 
 interface StartAnswer {
   run: { id: string } | null;
@@ -40,9 +48,53 @@ interface StartAnswer {
  * The start mutation of a tool, built from what the `tool` query names: every start mutation takes
  * the same arguments and answers the same fields, so one document shape serves them all.
  */
-const startDocument = (tool: Tool) => `mutation ConsoleStart($input: ${tool.inputType}!, $dryRun: Boolean) {
-  start: ${tool.mutation}(input: $input, dryRun: $dryRun) { run { id } message estimatedCost userErrors { code field message } }
+const startDocument = (
+  tool: Tool,
+) => `mutation ConsoleStart($input: ${tool.inputType}!, $dryRun: Boolean, $destinations: [ID!]) {
+  start: ${tool.mutation}(input: $input, dryRun: $dryRun, destinations: $destinations) {
+    run { id } message estimatedCost userErrors { code field message }
+  }
 }`;
+
+/** The refusals at the start's `destinations`, apart from those of its input. */
+const atDestinations = (errors: readonly { field: string[] | null; message: string }[]) =>
+  errors.filter((e) => e.field?.[0] === 'destinations');
+
+/** The account's destinations to pick from: where the rows go when the run ends. */
+function DestinationPicker({
+  destinations,
+  value,
+  error,
+  onChange,
+}: {
+  destinations: readonly Destination[];
+  value: string[];
+  error?: string;
+  onChange(value: string[]): void;
+}) {
+  if (destinations.length === 0)
+    return (
+      <Text size="sm" c="dimmed">
+        To send the rows to a CRM, a sheet or a chat when the run ends,{' '}
+        <Link to="/destinations">make a destination</Link>.
+      </Text>
+    );
+  return (
+    <Checkbox.Group
+      label="Deliver the rows to"
+      description="Destinations the rows go to when the run ends."
+      value={value}
+      error={error}
+      onChange={onChange}
+    >
+      <Group mt="xs">
+        {destinations.map((d) => (
+          <Checkbox key={d.id} value={d.id} label={d.paused ? `${d.name} (paused)` : d.name} />
+        ))}
+      </Group>
+    </Checkbox.Group>
+  );
+}
 
 const SaveTask = graphql(`
   mutation ConsoleSaveTask($input: CreateTaskInput!) {
@@ -60,12 +112,14 @@ const SaveTask = graphql(`
   }
 `);
 
-function StartForm({ tool }: { tool: Tool }) {
+function StartForm({ tool, destinations }: { tool: Tool; destinations: readonly Destination[] }) {
   const client = useClient();
   const navigate = useNavigate();
   const [values, setValues] = useState<Values>(() => emptyValues(tool.inputFields));
   const [estimate, setEstimate] = useState<{ cost: string | null; message: string | null } | null>(null);
   const [errors, setErrors] = useState<{ fields: Record<string, string>; other: string[] }>({ fields: {}, other: [] });
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [destinationsError, setDestinationsError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const document = useMemo(() => startDocument(tool), [tool]);
   const latest = useRef(0);
@@ -80,17 +134,25 @@ function StartForm({ tool }: { tool: Tool }) {
         return undefined;
       }
       const result = await client
-        .mutation<{ start: StartAnswer }>(document, { input, dryRun }, { requestPolicy: 'network-only' })
+        .mutation<{ start: StartAnswer }>(
+          document,
+          { input, dryRun, destinations: chosen.length > 0 ? chosen : null },
+          { requestPolicy: 'network-only' },
+        )
         .toPromise();
       if (result.error) {
         setErrors({ fields: {}, other: [result.error.graphQLErrors[0]?.message ?? result.error.message] });
         return undefined;
       }
       const answer = result.data?.start;
-      if (answer) setErrors(byField(answer.userErrors));
+      if (answer) {
+        const mine = atDestinations(answer.userErrors);
+        setDestinationsError(mine.map((e) => e.message).join(' ') || undefined);
+        setErrors(byField(answer.userErrors.filter((e) => !mine.includes(e))));
+      }
       return answer;
     },
-    [tool.inputFields, values, client, document],
+    [tool.inputFields, values, client, document, chosen],
   );
 
   // The estimate follows the form: a dry run of the start a moment after the last change.
@@ -137,6 +199,7 @@ function StartForm({ tool }: { tool: Tool }) {
             ))}
           </Alert>
         )}
+        <DestinationPicker destinations={destinations} value={chosen} error={destinationsError} onChange={setChosen} />
         <div role="status" aria-live="polite" aria-label="Estimate">
           {estimate && (
             <Text>
@@ -150,7 +213,12 @@ function StartForm({ tool }: { tool: Tool }) {
             Start
           </Button>
         </Group>
-        <SaveAsTask tool={tool} inputOfForm={() => inputOf(tool.inputFields, values)} onFieldError={setErrors} />
+        <SaveAsTask
+          tool={tool}
+          inputOfForm={() => inputOf(tool.inputFields, values)}
+          destinations={chosen}
+          onFieldError={setErrors}
+        />
       </Stack>
     </form>
   );
@@ -163,10 +231,13 @@ function StartForm({ tool }: { tool: Tool }) {
 function SaveAsTask({
   tool,
   inputOfForm,
+  destinations,
   onFieldError,
 }: {
   tool: Tool;
   inputOfForm: () => Record<string, unknown>;
+  /** The destinations picked above: each start of the task delivers its rows to them. */
+  destinations: string[];
   onFieldError: (errors: { fields: Record<string, string>; other: string[] }) => void;
 }) {
   const client = useClient();
@@ -185,7 +256,13 @@ function SaveAsTask({
     }
     const result = await client
       .mutation(SaveTask, {
-        input: { name, tool: tool.name, input, ...(dataset ? { datasetName: dataset, onlyNew } : {}) },
+        input: {
+          name,
+          tool: tool.name,
+          input,
+          ...(dataset ? { datasetName: dataset, onlyNew } : {}),
+          ...(destinations.length > 0 ? { destinations } : {}),
+        },
       })
       .toPromise();
     const answer = result.data?.createTask;
@@ -203,6 +280,7 @@ function SaveAsTask({
       <Text fw={600}>Save as a task</Text>
       <Text size="sm" c="dimmed">
         Keep this input under a name, to run it again or on a schedule. Name a dataset to collect its rows across runs.
+        Its runs deliver their rows to the destinations picked above.
       </Text>
       <Group align="flex-end">
         <TextInput
@@ -250,7 +328,7 @@ export default function ToolForm() {
       <PageTitle title={tool.title}>{tool.description}</PageTitle>
       <Text fw={600}>Price: {tool.priceText}</Text>
       {tool.available ? (
-        <StartForm key={tool.name} tool={tool} />
+        <StartForm key={tool.name} tool={tool} destinations={data.destinations.nodes} />
       ) : (
         <Alert color="yellow">This tool needs the {tool.plan?.toLowerCase()} plan or higher.</Alert>
       )}

@@ -39,6 +39,10 @@ function classify(err: unknown): Error {
     | { message?: string; category?: string; policyName?: string }
     | undefined;
   const message = body?.message ?? `HubSpot answered ${e.code}`;
+  if (e.code === 429 && body?.policyName === 'DAILY')
+    // The day's calls are spent until midnight in the portal's time zone, which the token does not say:
+    // asked again each hour until the day turns.
+    return new RetryLater(3_600_000, 'HubSpot’s daily limit is spent');
   if (e.code === 429) {
     const interval = Number(e.headers?.['x-hubspot-ratelimit-interval-milliseconds']);
     const fallback = Number.isFinite(interval) && interval > 0 ? interval : 10_000;
@@ -135,32 +139,67 @@ export async function revokeHubspot(config: HubspotConfig, refreshToken: string)
   }
 }
 
+/** What a batch upserts: contacts by email, or companies by a unique property holding their domain. */
+export interface HubspotTarget {
+  object: 'contacts' | 'companies';
+  /** The unique property records are matched by (`email`; for companies a custom one). */
+  idProperty: string;
+  /** The mapped field the key comes from, and how it is written. */
+  keyField: 'email' | 'domain';
+}
+
+/** A company's domain as a key: the host of a domain or website, lower case, without `www.`. */
+export function domainKey(value: string | undefined): string | undefined {
+  if (!value?.trim()) return undefined;
+  const text = value.trim().toLowerCase();
+  try {
+    const host = new URL(/^[a-z]+:\/\//.test(text) ? text : `http://${text}`).hostname;
+    return host.replace(/^www\./, '') || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Upserts one batch (at most HUBSPOT_BATCH rows) of contacts by email. A row without an email is
- * skipped. Each input carries its row number as `objectWriteTraceId`, so HubSpot writes the valid
- * inputs and answers 207 with an error for each refused one (without it, one bad input fails the whole
- * batch); a refused row fails alone with HubSpot's reason.
+ * Upserts one batch (at most HUBSPOT_BATCH rows) of contacts by email, or companies by their domain
+ * under the unique property the destination names (HubSpot upserts by unique properties only, and
+ * `domain` is not one). A row without its key is skipped. Each input carries its row number as
+ * `objectWriteTraceId`, so HubSpot writes the valid inputs and answers 207 with an error for each
+ * refused one (without it, one bad input fails the whole batch); a refused row fails alone with
+ * HubSpot's reason.
  */
-export async function upsertHubspotContacts(
+export async function upsertHubspot(
   config: HubspotConfig,
   accessToken: string,
+  target: HubspotTarget,
   rows: readonly MappedRow[],
 ): Promise<BatchOutcome> {
   const problems: BatchOutcome['problems'] = [];
   const byKey = new Map<string, MappedRow>();
+  const keyOf = (row: MappedRow) =>
+    target.keyField === 'email'
+      ? row.fields.email?.trim().toLowerCase() || undefined
+      : domainKey(row.fields.domain ?? row.fields.website);
   for (const row of rows) {
-    const email = row.fields.email?.trim().toLowerCase();
-    if (!email) problems.push({ row: row.row, outcome: 'skipped', reason: 'no email to match a contact by' });
-    else if (byKey.has(email))
-      problems.push({ row: row.row, outcome: 'skipped', reason: `the same email as row ${byKey.get(email)?.row}` });
-    else byKey.set(email, row);
+    const key = keyOf(row);
+    if (!key) {
+      const noun = target.object === 'contacts' ? 'contact' : 'company';
+      problems.push({ row: row.row, outcome: 'skipped', reason: `no ${target.keyField} to match a ${noun} by` });
+    } else if (byKey.has(key))
+      problems.push({
+        row: row.row,
+        outcome: 'skipped',
+        reason: `the same ${target.keyField} as row ${byKey.get(key)?.row}`,
+      });
+    else byKey.set(key, row);
   }
   if (byKey.size === 0) return { created: 0, updated: 0, problems };
-  const inputs = [...byKey].map(([email, row]) => {
-    const { email: _email, ...properties } = row.fields;
-    return { idProperty: 'email', id: email, objectWriteTraceId: String(row.row), properties };
+  const inputs = [...byKey].map(([key, row]) => {
+    const { [target.idProperty]: _key, ...properties } = row.fields;
+    if (target.keyField === 'domain') properties.domain = key;
+    return { idProperty: target.idProperty, id: key, objectWriteTraceId: String(row.row), properties };
   });
-  const api = client(config, accessToken).crm.contacts.batchApi;
+  const api = client(config, accessToken).crm[target.object].batchApi;
   let answer: Awaited<ReturnType<typeof api.upsert>>;
   try {
     answer = await api.upsert({ inputs });
@@ -179,9 +218,9 @@ export async function upsertHubspotContacts(
   let created = 0;
   let updated = 0;
   const done = new Set<string>();
-  // Results come in any order: matched by the email HubSpot stored (lower case).
+  // Results come in any order: matched by the key HubSpot stored (emails in lower case).
   for (const result of answer.results) {
-    done.add(String(result.properties?.email ?? result.id).toLowerCase());
+    done.add(String(result.properties?.[target.idProperty] ?? result.id).toLowerCase());
     if (result._new) created++;
     else updated++;
   }
@@ -189,9 +228,24 @@ export async function upsertHubspotContacts(
   const errors = ('errors' in answer ? (answer.errors as Refusal[] | undefined) : undefined) ?? [];
   const reasonOf = (row: MappedRow) =>
     errors.find((e) => e.context?.objectWriteTraceId?.includes(String(row.row)))?.message;
-  for (const [email, row] of byKey) {
-    if (done.has(email)) continue;
+  for (const [key, row] of byKey) {
+    if (done.has(key)) continue;
     problems.push({ row: row.row, outcome: 'failed', reason: reasonOf(row) ?? 'HubSpot did not take it' });
   }
   return { created, updated, problems };
 }
+
+/** The unique-value properties of an object (what companies can be upserted by). */
+export async function hubspotUniqueProperties(config: HubspotConfig, accessToken: string, object: 'companies') {
+  try {
+    const answer = await client(config, accessToken).crm.properties.coreApi.getAll(object);
+    return answer.results.filter((p) => p.hasUniqueValue).map((p) => p.name);
+  } catch (err) {
+    throw classify(err);
+  }
+}
+
+/** Contacts, upserted by email. */
+export const HUBSPOT_CONTACTS: HubspotTarget = { object: 'contacts', idProperty: 'email', keyField: 'email' };
+export const upsertHubspotContacts = (config: HubspotConfig, accessToken: string, rows: readonly MappedRow[]) =>
+  upsertHubspot(config, accessToken, HUBSPOT_CONTACTS, rows);

@@ -6,7 +6,7 @@
 import { ErrorCode, WebClient } from '@slack/web-api';
 import type { DestinationsConfig, ProviderApp } from '../../config/destinations.ts';
 import type { Tokens } from './hubspot.ts';
-import { GrantRefused, ProviderUnavailable, RetryLater } from './types.ts';
+import { GrantRefused, ProviderUnavailable, Refused, RetryLater } from './types.ts';
 
 type SlackConfig = DestinationsConfig['slack'];
 
@@ -35,7 +35,7 @@ function classify(err: unknown): Error {
     return new RetryLater((e.retryAfter ?? 1) * 1000, 'Slack asked to slow down');
   const error = e?.data?.error;
   if (error && GRANT_GONE.includes(error)) return new GrantRefused(`Slack refused the connection (${error})`);
-  if (e?.code === ErrorCode.PlatformError) return new Error(`Slack refused the message (${error})`);
+  if (e?.code === ErrorCode.PlatformError) return new Refused(`Slack refused the message (${error})`);
   return new ProviderUnavailable(`Slack could not be reached: ${e?.message ?? String(err)}`);
 }
 

@@ -29,6 +29,9 @@ export class RetryLater extends Error {
 /** The provider refused the grant (revoked, expired beyond refresh): the connection is broken. */
 export class GrantRefused extends Error {}
 
+/** The provider refused a request that will not pass if asked again (a Slack channel that is not there). */
+export class Refused extends Error {}
+
 /** A provider answer that may pass if asked again (a 5xx, a reset connection). */
 export class ProviderUnavailable extends Error {}
 

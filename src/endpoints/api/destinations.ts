@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ROW_DELIVERY_STATUSES } from '../../../db/tables/destinations.ts';
+import { KIND_NAMES, KINDS, settingsFields } from '../../destinations/targets.ts';
 import {
   beginConnect,
   connectionView,
@@ -55,7 +56,11 @@ const destinationView_ = z
     name: z.string(),
     kind: z.string(),
     connectionId: z.string(),
-    channel: z.string().nullable(),
+    channel: z.string().nullable().describe('slack_summary: its channel (also in settings).'),
+    settings: z
+      .object(Object.fromEntries(Object.entries(settingsFields)))
+      .strict()
+      .describe('What it writes to: the channel, the unique property, the External ID field, the spreadsheet.'),
     mapping: z.record(z.string(), z.record(z.string(), z.string().nullable())),
     paused: z.boolean(),
     pausedReason: z.string().nullable(),
@@ -86,6 +91,7 @@ export const listProviderConnections = defineEndpoint({
   name: 'listConnections',
   title: "The account's provider connections",
   tag: 'Destinations',
+  graphql: { field: 'connectedProviders' },
   rest: { path: CONNECTIONS, methods: ['get'], input: () => undefined, ok: 'Newest first; never a token.' },
   mcp: {
     tool: 'list_connections',
@@ -104,6 +110,7 @@ export const connectProviderToken = defineEndpoint({
   name: 'connectWithToken',
   title: 'Connect a provider with a token',
   tag: 'Destinations',
+  graphql: { field: 'connectProviderWithToken' },
   description:
     'A token the provider issued (a HubSpot private-app token, a Slack bot token), checked at the provider, then ' +
     'sealed (AES-256-GCM) and never shown again. Owners and admins connect.',
@@ -131,6 +138,7 @@ export const beginProviderConnect = defineEndpoint({
   name: 'beginConnect',
   title: 'Connect a provider by signing in',
   tag: 'Destinations',
+  graphql: { field: 'beginProviderConnect' },
   description:
     'Starts the provider’s OAuth authorization-code flow: answers the URL to send the user to; the provider sends ' +
     'them back to /connections/callback, which keeps the connection and opens the console’s Connections page.',
@@ -156,6 +164,7 @@ export const disconnectProvider = defineEndpoint({
   name: 'disconnect',
   title: 'Disconnect a provider',
   tag: 'Destinations',
+  graphql: { field: 'disconnectProvider' },
   description: 'Revokes the grant at the provider (where it can be revoked); the connection and its destinations go.',
   permission: 'connections',
   rest: { path: `${CONNECTIONS}/:id`, methods: ['delete'], status: 204, input: idOf, ok: 'Disconnected.' },
@@ -176,9 +185,10 @@ export const createRowDestination = defineEndpoint({
   name: 'createDestination',
   title: 'Create a destination',
   tag: 'Destinations',
+  graphql: { field: 'createDestination' },
   description:
-    'A connection and what to do with rows: `hubspot_contacts` (batch upsert by email) or `slack_summary` (a ' +
-    'message with counts and a download link). Name it in `destinations` on any start, pipeline or saved task; ' +
+    `A connection and what to do with rows: ${KIND_NAMES.map((k) => `\`${k}\` (${KINDS[k].title})`).join('; ')}. ` +
+    'Its settings are checked at the provider. Name it in `destinations` on any start, pipeline or saved task; ' +
     'the rows are delivered when it ends. `mapping` changes the default field of a tool’s column (or drops it).',
   rest: {
     path: DESTINATIONS,
@@ -192,7 +202,10 @@ export const createRowDestination = defineEndpoint({
     tool: 'create_destination',
     toolset: 'destinations',
     title: 'Create a destination',
-    description: ['Where runs deliver rows: HubSpot contacts, or a Slack summary; name it in a start’s destinations.'],
+    description: [
+      'Where runs deliver rows: HubSpot contacts or companies, Salesforce leads or contacts, a Google Sheet, or a',
+      'Slack summary; name it in a start’s destinations.',
+    ],
     annotations: { ...WRITE, openWorldHint: false },
   },
   request: destinationInput,
@@ -206,6 +219,7 @@ export const listRowDestinations = defineEndpoint({
   name: 'listDestinations',
   title: "The account's destinations",
   tag: 'Destinations',
+  graphql: { field: 'destinations' },
   rest: { path: DESTINATIONS, methods: ['get'], input: () => undefined, ok: 'Newest first.' },
   mcp: {
     tool: 'list_destinations',
@@ -224,6 +238,7 @@ export const getRowDestination = defineEndpoint({
   name: 'getDestination',
   title: 'A destination',
   tag: 'Destinations',
+  graphql: { field: 'destination' },
   rest: { path: `${DESTINATIONS}/:id`, methods: ['get'], input: idOf, ok: 'The destination.' },
   response: z.object({ destination: destinationView_ }).strict(),
   errors: { 404: ['destination_not_found'] },
@@ -235,6 +250,7 @@ export const resumeRowDestination = defineEndpoint({
   name: 'resumeDestination',
   title: 'Resume a destination',
   tag: 'Destinations',
+  graphql: { field: 'resumeDestination' },
   description: 'A destination paused by a broken connection takes deliveries again (connect the provider again first).',
   rest: { path: `${DESTINATIONS}/:id/resume`, methods: ['post'], input: idOf, ok: 'The destination.' },
   response: z.object({ destination: destinationView_ }).strict(),
@@ -247,6 +263,7 @@ export const deleteRowDestination = defineEndpoint({
   name: 'deleteDestination',
   title: 'Delete a destination',
   tag: 'Destinations',
+  graphql: { field: 'deleteDestination' },
   rest: { path: `${DESTINATIONS}/:id`, methods: ['delete'], status: 204, input: idOf, ok: 'Deleted.' },
   errors: { 404: ['destination_not_found'] },
   handler: ({ core, principal }, id: string) => deleteDestination(core.db, principal.accountId, id),
@@ -256,6 +273,7 @@ export const listRowDeliveries = defineEndpoint({
   name: 'listDeliveries',
   title: "The account's deliveries",
   tag: 'Destinations',
+  graphql: { field: 'deliveries' },
   rest: {
     path: DELIVERIES,
     methods: ['get'],
@@ -286,6 +304,7 @@ export const getRowDelivery = defineEndpoint({
   name: 'getDelivery',
   title: 'A delivery, with its log',
   tag: 'Destinations',
+  graphql: { field: 'delivery' },
   rest: {
     path: `${DELIVERIES}/:id`,
     methods: ['get'],

@@ -125,7 +125,7 @@ export async function finishRunInTx(
     locked.pipelineId ? queuePipelineAdvance(tx, locked.pipelineId) : undefined,
     // Its rows go to the destinations its start named (a pipeline's step: the pipeline's table does).
     !locked.pipelineId && locked.destinationIds?.length
-      ? queueDeliveries(tx, locked.accountId, { runId: locked.id }, locked.destinationIds)
+      ? queueDeliveries(deps, tx, locked.accountId, { runId: locked.id }, locked.destinationIds)
       : undefined,
   ]);
   return true;

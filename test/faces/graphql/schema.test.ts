@@ -165,6 +165,9 @@ describe('connections', () => {
         'ScheduleConnection',
         'ScheduleFireConnection',
         'PipelineConnection',
+        'ConnectedProviderConnection',
+        'DestinationConnection',
+        'DeliveryConnection',
       ].sort(),
     );
     for (const connection of connections) {
@@ -210,13 +213,16 @@ describe('connections', () => {
     const pageable = lists.filter(
       ({ type }) => type === schema.getQueryType() || ['Account', 'Run', 'Webhook'].includes(type.name),
     );
-    // Query.tools (the registry, about twenty), Account.allowancesToday (one per allowance kind) and
-    // Run.nextSteps (the step links out of one tool, a handful) are fixed lists.
+    // Query.tools (the registry, about twenty), Account.allowancesToday (one per allowance kind),
+    // Run.nextSteps (the step links out of one tool, a handful), Query.providers and
+    // Query.destinationKinds (declared lists, a handful each) are fixed lists.
     expect(pageable.map(({ type, field }) => `${type.name}.${field.name}`)).toEqual([
       'Account.allowancesToday',
       'Run.nextSteps',
       'Query.nodes',
       'Query.tools',
+      'Query.providers',
+      'Query.destinationKinds',
     ]);
     expect(offenders).toEqual([]);
   });
@@ -240,8 +246,11 @@ describe('global object identification', () => {
       'ApiKey',
       'Company',
       'ConnectedApp',
+      'ConnectedProvider',
       'ConsoleSession',
       'Dataset',
+      'Delivery',
+      'Destination',
       'Invitation',
       'Lead',
       'LedgerEntry',

@@ -25,7 +25,8 @@ import type { AddressInfo } from 'node:net';
  *   words them (fixtures/google/oauth.json). Access tokens last `accessTokenLifetime` seconds (3599).
  * - `POST /revoke?token=` (or `token` in the form): an access token revokes its grant's refresh token too,
  *   a refresh token every access token of its grant; an unknown or revoked token is 400 `invalid_token`.
- * - `GET /tokeninfo?access_token=`: the token's `azp`, `aud`, `scope`, `exp`, `expires_in`, `email`.
+ * - `GET /tokeninfo?access_token=` (or the token as a bearer header, as google-auth-library's `getTokenInfo`
+ *   posts it): the token's `azp`, `aud`, `scope`, `exp`, `expires_in`, `email`.
  *
  * Sheets v4 (developers.google.com/workspace/sheets/api/reference/rest): `GET /v4/spreadsheets/:id`
  * (properties and sheets, honouring `fields`), `GET /v4/spreadsheets/:id/values/:range` and
@@ -1047,7 +1048,11 @@ export async function startFakeGoogle(options: FakeGoogleOptions = {}): Promise<
         });
       }
       if (path === '/revoke' && req.method === 'POST') return send(200, revoke(query.get('token') ?? form().token));
-      if (path === '/tokeninfo') return send(200, tokenInfo(query.get('access_token') ?? form().access_token));
+      if (path === '/tokeninfo') {
+        // google-auth-library's getTokenInfo posts the token as a bearer header, the documented form as a parameter.
+        const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+        return send(200, tokenInfo(query.get('access_token') ?? form().access_token ?? bearer));
+      }
       if (path.startsWith('/v4/spreadsheets')) {
         let body: unknown;
         if (raw) {

@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { grantPlanCredits } from '../../../src/billing/wallet.ts';
+import { destinations } from '../../../src/config/destinations.ts';
+import { audit, launchConsoleBrowser, visible, type ConsoleBrowser } from '../../helpers/browser.ts';
+import { startFakeHubspot } from '../../helpers/fakes/hubspot.ts';
+import { startMailServer } from '../../helpers/identity.ts';
+import { startTestApp, type TestApp } from '../../helpers/app.ts';
+
+/**
+ * Destinations in a real browser, against the local HubSpot fake: an owner opens Connections, signs in
+ * with HubSpot (the fake consents at once and sends the browser back through the gateway's callback) and
+ * lands back with the connection listed; a token HubSpot does not take is refused at its field; the owner
+ * makes a destination with a column sent elsewhere than by default, starts a map-listing run that names
+ * it, and sees its delivery on the destination's page, ended, with the rows not delivered and why. Every
+ * page passes axe; nothing leaves the gateway's origin but the sign-in at the fake.
+ */
+
+const PASSWORD = 'correct horse battery';
+const APP = { appId: 9, clientId: 'console-client', clientSecret: 'console-secret', redirectUris: [] as string[] };
+
+let fake: Awaited<ReturnType<typeof startFakeHubspot>>;
+let mail: Awaited<ReturnType<typeof startMailServer>>;
+let t: TestApp;
+let ui: ConsoleBrowser;
+let owner: Page;
+
+beforeAll(async () => {
+  fake = await startFakeHubspot({ apps: [APP] });
+  mail = await startMailServer();
+  t = await startTestApp({
+    config: {
+      mail: { smtpUrl: mail.url, from: 'leadgate <no-reply@console.test>' },
+      destinations: destinations({
+        SECRETS_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+        HUBSPOT_BASE_URL: fake.url,
+        HUBSPOT_CLIENT_ID: APP.clientId,
+        HUBSPOT_CLIENT_SECRET: APP.clientSecret,
+      }),
+    },
+  });
+  // The gateway's public URL is its own address (known once it listens): HubSpot sends the browser back there.
+  APP.redirectUris.push(`${t.url}/connections/callback`);
+  ui = await launchConsoleBrowser(t.url, { allow: [fake.url] });
+  owner = await ui.newPage();
+  owner.on('dialog', (dialog) => void dialog.accept());
+});
+afterAll(async () => {
+  await ui?.close();
+  await t?.stop();
+  await mail?.close();
+  await fake?.close();
+});
+
+/** Goes to a page of the console through its navigation, waits for its heading and audits it. */
+async function open(page: Page, link: string) {
+  await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name: link, exact: true }).click();
+  await visible(page.getByRole('heading', { name: link, exact: true, level: 2 }));
+  await audit(page);
+}
+
+/** A form control by its label (a required field's label ends in an asterisk). */
+const field = (page: Page | Locator, label: string) =>
+  page.getByLabel(new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*\\*?$`));
+
+describe('connections and destinations in the console', { timeout: 120_000 }, () => {
+  it('signs in with HubSpot from the Connections page and lands back with the connection listed', async () => {
+    await owner.goto('/sign-up');
+    await field(owner, 'Your name').fill('Grace Hopper');
+    await field(owner, 'Team name').fill('Delivery Co');
+    await field(owner, 'Email').fill('grace@console.test');
+    await field(owner, 'Password').fill(PASSWORD);
+    await owner.getByRole('button', { name: 'Sign up' }).click();
+    await visible(owner.getByRole('heading', { name: 'Overview', level: 2 }));
+    const [account] = await t.app.core.sql`select id from account where name = 'Delivery Co'`;
+    await grantPlanCredits(t.app.core.db, account!.id as string, 20_000_000n, 'test credits');
+
+    await open(owner, 'Connections');
+    await visible(owner.getByText('No connections yet.'));
+    // A token HubSpot does not take is refused at its field, in plain words.
+    await field(owner, 'Token').fill('pat-na1-00000000-0000-0000-0000-000000000000');
+    await owner.getByRole('button', { name: 'Connect with the token' }).click();
+    await visible(owner.getByText('HubSpot does not take this token'));
+    await audit(owner);
+
+    await field(owner, 'Name').fill('Sales portal');
+    await owner.getByRole('button', { name: 'Sign in with HubSpot' }).click();
+    await owner.waitForURL(/\/connections\?connected=con_[A-Za-z0-9]+$/);
+    await visible(owner.getByRole('status').getByText('Sales portal is connected.'));
+    const listed = owner.getByRole('table', { name: 'Connections' });
+    await visible(listed.getByRole('cell', { name: 'Sales portal', exact: true }));
+    await visible(listed.getByRole('cell', { name: /^Signed in,/ }));
+    await visible(listed.getByRole('button', { name: 'Disconnect Sales portal' }));
+    await audit(owner);
+    // The browser went through HubSpot's consent page, and HubSpot's token endpoint was called by the gateway.
+    expect(fake.requests.map((r) => r.path)).toEqual(expect.arrayContaining(['/oauth/authorize', '/oauth/v1/token']));
+  });
+
+  it('makes a destination, starts a run that names it and sees its delivery end on the destination’s page', async () => {
+    await open(owner, 'Destinations');
+    const form = owner.getByRole('form', { name: 'New destination' });
+    await field(form, 'Name').fill('Dentists to HubSpot');
+    await form.getByLabel('What to do with rows').selectOption({ label: 'HubSpot contacts (upserted by email)' });
+    await visible(form.getByLabel('HubSpot connection'));
+    await form.getByLabel('Where a tool’s columns go').selectOption({ label: 'Map-listing scraper' });
+    const mapping = form.getByRole('table', { name: 'Where the columns of Map-listing scraper go' });
+    // The defaults come from the API: a place's name is the contact's company.
+    await expect.poll(() => mapping.getByLabel('Field for name').inputValue()).toBe('company');
+    await mapping.getByLabel('Field for phone').selectOption('mobilephone');
+    await audit(owner);
+    await form.getByRole('button', { name: 'Make destination' }).click();
+    await owner.waitForURL(/\/destinations\/dest_[A-Za-z0-9]+$/);
+    await visible(owner.getByRole('heading', { name: 'Destination Dentists to HubSpot', level: 2 }));
+    await visible(owner.getByText('maps phone → mobilephone', { exact: false }));
+    await visible(owner.getByText('No deliveries yet', { exact: false }));
+    await audit(owner);
+
+    await open(owner, 'Tools');
+    await owner.getByRole('link', { name: 'Open Map-listing scraper' }).click();
+    await visible(owner.getByRole('heading', { name: 'Map-listing scraper', level: 2 }));
+    await field(owner, 'searchStringsArray').fill('dentist');
+    await field(owner, 'locationQuery').fill('Denver, CO');
+    await field(owner, 'maxCrawledPlacesPerSearch').fill('20');
+    await owner.getByRole('group', { name: 'Deliver the rows to' }).getByLabel('Dentists to HubSpot').check();
+    await audit(owner);
+    await owner.getByRole('button', { name: 'Start', exact: true }).click();
+    await owner.waitForURL(/\/runs\/[^/]+$/);
+    await visible(owner.getByText('SUCCEEDED', { exact: true }));
+
+    await open(owner, 'Destinations');
+    await owner.getByRole('table', { name: 'Destinations' }).getByRole('link', { name: 'Dentists to HubSpot' }).click();
+    const deliveries = owner.getByRole('table', { name: 'Deliveries' });
+    // Queued when the run ended, then followed live to its end.
+    await visible(deliveries.getByText('SUCCEEDED', { exact: true }));
+    await visible(deliveries.getByText(/^[1-9]\d* of \d+ sent$/));
+    await visible(deliveries.getByText(/^Row \d+: skipped, no email to match a contact by$/));
+    await audit(owner);
+    expect(fake.records.contacts.size).toBeGreaterThan(0);
+  });
+
+  it('loaded nothing from outside the gateway but HubSpot’s sign-in', () => {
+    expect(ui.offOrigin).toEqual([]);
+  });
+});
