@@ -1,5 +1,6 @@
 import { effectiveMapping, KINDS, type DeliverableKind, destinationInput } from '../src/destinations/destinations.ts';
 import { KIND_FIELDS } from '../src/destinations/fields.ts';
+import { settingsOf as kindSettings } from '../src/destinations/targets.ts';
 import { getTool } from '../src/tools/index.ts';
 import { builder } from './builder.ts';
 import { enumName, inGraphQLWords, ProviderEnum } from './connected-providers.ts';
@@ -27,8 +28,6 @@ const inputSchema = jsonSchemaOf(destinationInput, 'input');
 
 export interface Setting {
   name: string;
-  /** As declared: starting with the kinds it is for (`google_sheet: …`). */
-  declared: string;
   /** In GraphQL's words (`GOOGLE_SHEET: …`). */
   description: string;
   scalar: ReturnType<typeof scalarOf>;
@@ -39,18 +38,16 @@ export const SETTINGS: Setting[] = Object.entries(inputSchema.properties ?? {})
   .filter(([name]) => !NOT_SETTINGS.has(name))
   .map(([name, prop]) => ({
     name,
-    declared: prop.description ?? '',
     description: inGraphQLWords(prop.description ?? `The destination’s ${name}.`, KIND_NAMES),
     scalar: scalarOf(prop, `CreateDestinationInput.${name}`),
   }));
 
-/** The settings a kind requires (its declaration), then those whose description names it (`google_sheet: …`). */
+/** The settings a kind requires, then those it may take, as its declaration says. */
 function settingsOf(kind: DeliverableKind): { setting: Setting; required: boolean }[] {
-  const required: readonly string[] = (KINDS[kind] as { settings?: readonly string[] }).settings ?? [];
+  const { required, optional } = kindSettings(kind);
   return SETTINGS.flatMap((setting): { setting: Setting; required: boolean }[] => {
-    const named = /^([a-z_]+(?:, [a-z_]+)*):/.exec(setting.declared)?.[1]?.split(', ') ?? [];
-    if (required.includes(setting.name)) return [{ setting, required: true }];
-    return named.includes(kind) ? [{ setting, required: false }] : [];
+    if ((required as readonly string[]).includes(setting.name)) return [{ setting, required: true }];
+    return (optional as readonly string[]).includes(setting.name) ? [{ setting, required: false }] : [];
   });
 }
 

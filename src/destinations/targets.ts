@@ -15,7 +15,10 @@ import { hubspotUniqueProperties } from './providers/hubspot.ts';
 import { describeSalesforce } from './providers/salesforce.ts';
 import { GrantRefused } from './providers/types.ts';
 
-/** The kinds this service delivers to, with the provider each needs and the settings each takes. */
+/**
+ * The kinds this service delivers to, with the provider each needs, the settings each requires and those
+ * it may take (`optional`).
+ */
 export const KINDS = {
   hubspot_contacts: { provider: 'hubspot', title: 'HubSpot contacts (upserted by email)', settings: [] },
   hubspot_companies: {
@@ -37,6 +40,7 @@ export const KINDS = {
     provider: 'google',
     title: 'A Google Sheet (rows appended, the header row written once)',
     settings: ['spreadsheet'],
+    optional: ['sheet'],
   },
   slack_summary: {
     provider: 'slack',
@@ -45,6 +49,11 @@ export const KINDS = {
   },
 } as const;
 export type DeliverableKind = keyof typeof KINDS;
+/** The settings a kind requires, then those it may take. */
+export const settingsOf = (kind: DeliverableKind) => ({
+  required: KINDS[kind].settings as readonly SettingName[],
+  optional: ((KINDS[kind] as { optional?: readonly SettingName[] }).optional ?? []) as readonly SettingName[],
+});
 export const KIND_NAMES = Object.keys(KINDS) as [DeliverableKind, ...DeliverableKind[]];
 
 const apiName = z
@@ -78,7 +87,8 @@ export const settingsFields = {
     .describe('google_sheet: the spreadsheet, its id or its URL.'),
   sheet: z.string().trim().min(1).max(100).optional().describe('google_sheet: the sheet (tab); the first by default.'),
 };
-export type Settings = { [K in keyof typeof settingsFields]?: string };
+type SettingName = keyof typeof settingsFields;
+export type Settings = { [K in SettingName]?: string };
 
 const SETTING_WORDS: Record<string, string> = {
   channel: 'the channel the summary goes to',
