@@ -5,6 +5,7 @@ import { database } from './lib/database.ts';
 import { email } from './lib/email.ts';
 import { graphqlResults } from './lib/graphql-results.ts';
 import { graphqlRun } from './lib/graphql-run.ts';
+import { destinations } from './lib/destinations.ts';
 import { download } from './lib/download.ts';
 import { limits } from './lib/limits.ts';
 import { polling } from './lib/polling.ts';
@@ -34,6 +35,7 @@ const SUITES: AnySuite[] = [
   processes,
   mcpAgentBytes,
   pipeline,
+  destinations,
 ];
 
 runSuites(SUITES, process.argv.slice(2), 'catalog, database and tools seed the large catalog and take minutes').catch(

@@ -29,6 +29,8 @@ export const REST_ERROR_CODES: Record<string, string> = {
   connection_not_found: 'No provider connection of that id in this account.',
   destination_not_found: 'No destination of that id in this account.',
   delivery_not_found: 'No delivery of that id in this account.',
+  suppression_not_found: 'No do-not-contact entry of that id in this account.',
+  suppression_kept: 'The entry came from the person’s own request (an opt-out), and stays.',
   provider_unavailable: 'The provider (HubSpot, Slack…) could not be reached; try again in a moment.',
   provider_not_configured: 'Signing in to that provider needs its app, which this server’s operator has not set up.',
   secrets_not_configured: 'This server keeps no provider tokens until its operator sets SECRETS_KEYS.',

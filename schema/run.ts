@@ -152,6 +152,9 @@ RunRef.implement({
     skippedDelivered: t.exposeInt('skippedDelivered', {
       description: 'Rows its dataset had delivered before, skipped (`onlyNew`): neither returned nor billed.',
     }),
+    suppressed: t.exposeInt('suppressed', {
+      description: 'Rows about people on a suppression list (opted out, erased), dropped: neither returned nor billed.',
+    }),
     priceRule: t.field({
       type: PriceRuleRef,
       description: 'The price rule the run is billed by.',

@@ -18,3 +18,4 @@ export * from './identity.ts';
 export * from './payments.ts';
 export * from './oauth.ts';
 export * from './destinations.ts';
+export * from './privacy.ts';

@@ -89,6 +89,8 @@ export const runTable = pgTable(
     onlyNew: boolean('only_new').notNull().default(false),
     /** Rows the runner produced that the dataset had delivered before: neither stored nor billed. */
     skippedDelivered: integer('skipped_delivered').notNull().default(0),
+    /** Rows the runner produced about suppressed people (src/privacy): neither stored nor billed. */
+    suppressedCount: integer('suppressed_count').notNull().default(0),
     /** The saved task the run was started from, and the schedule that fired it (src/workflows). */
     taskId: text('task_id'),
     scheduleId: text('schedule_id'),

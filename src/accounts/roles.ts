@@ -4,7 +4,8 @@ import type { Principal } from './principal.ts';
 
 /**
  * Who may do what, in one place. Owners may do everything; admins manage keys, webhooks and members
- * (but never grant, change or remove an owner) and connect providers (CRMs, sheets, chat); members use
+ * (but never grant, change or remove an owner), connect providers (CRMs, sheets, chat) and take people
+ * off the do-not-contact list (anyone may put them on it); members use
  * the tools, runs, data and connections and see the wallet balance. Billing (buying credits, the ledger,
  * the plan) is the owners'.
  *
@@ -15,7 +16,7 @@ import type { Principal } from './principal.ts';
  * it narrows when its creator is demoted; a creator leaving the account revokes it (members.ts). The
  * operator's keys (CLI, demo: no creator) keep every key right, billing and webhooks included.
  */
-export const PERMISSIONS = ['billing', 'webhooks', 'keys', 'members', 'connections'] as const;
+export const PERMISSIONS = ['billing', 'webhooks', 'keys', 'members', 'connections', 'suppressions'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 /** What a role may do, in PERMISSIONS' order: what the console shows a signed-in user. */
@@ -28,6 +29,7 @@ const ROLES_ALLOWED: Record<Permission, readonly Role[]> = {
   keys: ['owner', 'admin'],
   members: ['owner', 'admin'],
   connections: ['owner', 'admin'],
+  suppressions: ['owner', 'admin'],
 };
 
 const KEYS_ALLOWED: Record<Permission, boolean> = {
@@ -36,6 +38,7 @@ const KEYS_ALLOWED: Record<Permission, boolean> = {
   keys: false,
   members: false,
   connections: true,
+  suppressions: true,
 };
 
 const WHAT: Record<Permission, string> = {
@@ -44,6 +47,7 @@ const WHAT: Record<Permission, string> = {
   keys: 'API keys are managed by the account’s owners and admins, signed in to the console',
   members: 'Members are managed by the account’s owners and admins, signed in to the console',
   connections: 'Connections to CRMs, sheets and chat are made and removed by the account’s owners and admins',
+  suppressions: 'Entries are taken off the do-not-contact list by the account’s owners and admins',
 };
 
 export const roleRequired = (message: string) => new AppError(403, 'role_required', message);

@@ -36,6 +36,7 @@ import {
   listRowDestinations,
   resumeRowDestination,
 } from './api/destinations.ts';
+import { addAccountSuppressions, listAccountSuppressions, removeAccountSuppression } from './api/privacy.ts';
 import {
   cancelAccountPipeline,
   getAccountPipeline,
@@ -105,4 +106,7 @@ export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   deleteRowDestination,
   listRowDeliveries,
   getRowDelivery,
+  addAccountSuppressions,
+  listAccountSuppressions,
+  removeAccountSuppression,
 ] as never;

@@ -28,6 +28,7 @@ export function restRunView(publicUrl: string, run: RunSnapshot) {
     ...(run.datasetName
       ? { datasetName: run.datasetName, onlyNew: run.onlyNew, skippedDelivered: run.skippedDelivered }
       : {}),
+    ...(run.suppressed > 0 ? { suppressed: run.suppressed } : {}),
     ...(isTerminal(run.status)
       ? { cost: run.cost, billed_units: run.billedUnits, price_rule: priceRuleOf(run.tool) }
       : {}),

@@ -89,6 +89,7 @@ export const mcpRun = z
     billedUnits: z.int().optional().describe('Units charged, once it ended.'),
     datasetName: z.string().optional().describe('Its dataset.'),
     skippedDelivered: z.int().optional().describe('Rows skipped as not new to it, unbilled.'),
+    suppressed: z.int().optional().describe('Rows about people who opted out, dropped and unbilled.'),
     priceRule: z
       .object({ text: z.string(), unit: z.string(), unitPrice: z.number().describe('USD per unit.') })
       .optional()

@@ -45,6 +45,7 @@ export function mcpRunOf(view: RunView): McpRun {
     ...(typeof view.datasetName === 'string'
       ? { datasetName: view.datasetName, skippedDelivered: num(view.skippedDelivered) ?? 0 }
       : {}),
+    ...(num(view.suppressed) ? { suppressed: num(view.suppressed) } : {}),
     ...(rule ? { priceRule: { text: rule.text, unit: rule.unit, unitPrice: rule.unit_price } } : {}),
     nextStep: '',
   };

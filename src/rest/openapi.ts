@@ -280,6 +280,7 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
         name: 'Destinations',
         description: 'Provider connections, destinations that receive a run’s rows, and delivery logs.',
       },
+      { name: 'Privacy', description: 'The account’s do-not-contact list: people no row may carry.' },
       { name: 'Meta', description: 'This document.' },
     ],
     paths,

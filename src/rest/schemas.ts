@@ -125,6 +125,10 @@ export const runView = z
     expiresAt: timestamp
       .nullable()
       .describe('When the results stop being downloadable (48 hours after the end); null while the run is going.'),
+    suppressed: z
+      .int()
+      .optional()
+      .describe('Rows about people on a suppression list (opted out, erased), dropped: not returned, not billed.'),
     cost: z
       .number()
       .optional()

@@ -36,6 +36,8 @@ export interface RunSnapshot {
   onlyNew: boolean;
   /** Rows the dataset had delivered before, skipped: neither returned nor billed. */
   skippedDelivered: number;
+  /** Rows about suppressed people the run dropped: neither returned nor billed. */
+  suppressed: number;
   /** The pipeline the run is a step of (plp_…), or null. */
   pipelineId: string | null;
 }
@@ -67,6 +69,7 @@ export function snapshotOf(run: Run): RunSnapshot {
     datasetName: run.datasetName,
     onlyNew: run.onlyNew,
     skippedDelivered: run.skippedDelivered,
+    suppressed: run.suppressedCount,
     pipelineId: run.pipelineId,
   };
 }

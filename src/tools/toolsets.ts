@@ -14,6 +14,7 @@ export const TOOLSETS = {
   datasets: 'Named datasets: rows kept across runs, one a result, and only new rows delivered.',
   workflows: 'Saved tasks, the schedules that fire them, and pipelines that chain tools.',
   destinations: 'Connections to CRMs and chat, destinations that receive rows, and delivery logs.',
+  privacy: 'The do-not-contact list: people no run, search or enrichment may return.',
   account: 'The wallet: balance and allowances.',
 } as const;
 

@@ -108,8 +108,15 @@ describe('what the console is told a role may do', () => {
     const admin = await join(owner, 'perm-admin@example.com', 'ADMIN');
     const member = await join(owner, 'perm-member@example.com', 'MEMBER');
     const permissionsOf = async (browser: Browser) => (await browser.request('GET', '/auth/session')).body.permissions;
-    expect(await permissionsOf(owner)).toEqual(['billing', 'webhooks', 'keys', 'members', 'connections']);
-    expect(await permissionsOf(admin)).toEqual(['webhooks', 'keys', 'members', 'connections']);
+    expect(await permissionsOf(owner)).toEqual([
+      'billing',
+      'webhooks',
+      'keys',
+      'members',
+      'connections',
+      'suppressions',
+    ]);
+    expect(await permissionsOf(admin)).toEqual(['webhooks', 'keys', 'members', 'connections', 'suppressions']);
     expect(await permissionsOf(member)).toEqual([]);
     // The roles each may give, which are also the roles of the members each may change (only owners touch owners).
     const assignableOf = async (browser: Browser) =>

@@ -1,42 +1,12 @@
 import { useEffect } from 'react';
-import { Alert, Button, Group, List, Stack, Table, Text, Title } from '@mantine/core';
-import { Link, useNavigate, useParams } from 'react-router';
-import { useMutation, useQuery, useSubscription } from 'urql';
+import { Alert, Button, Group, Stack, Text, Title } from '@mantine/core';
+import { useNavigate, useParams } from 'react-router';
+import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
-import type { DestinationDeliveryFieldsFragment } from '../gql/graphql.ts';
-import { Loading, QueryError, StatusBadge, UserErrors } from '../components.tsx';
+import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { DeliveriesTable } from '../deliveries.tsx';
 import { PageTitle } from '../Shell.tsx';
-import { count, toolSlug, when } from '../lib/format.ts';
-
-// The fields the page reads of a delivery, in the list and in each live update.
-graphql(`
-  fragment DestinationDeliveryFields on Delivery {
-    id
-    status
-    message
-    ended
-    total
-    sent
-    created
-    updated
-    skipped
-    failed
-    createdAt
-    finishedAt
-    run {
-      id
-      tool
-    }
-    pipeline {
-      id
-    }
-    problems(first: 20) {
-      row
-      outcome
-      reason
-    }
-  }
-`);
+import { toolSlug, when } from '../lib/format.ts';
 
 const DestinationQuery = graphql(`
   query ConsoleDestination($id: ID!) {
@@ -63,21 +33,13 @@ const DestinationQuery = graphql(`
       }
       deliveries(first: 20) {
         nodes {
-          ...DestinationDeliveryFields
+          ...DeliveryRowFields
         }
       }
     }
     destinationKinds {
       kind
       title
-    }
-  }
-`);
-
-const DeliveryLive = graphql(`
-  subscription ConsoleDeliveryLive($id: ID!) {
-    delivery(id: $id) {
-      ...DestinationDeliveryFields
     }
   }
 `);
@@ -112,61 +74,8 @@ const DeleteDestination = graphql(`
   }
 `);
 
-type Delivery = DestinationDeliveryFieldsFragment;
-
 /** How often the list looks for deliveries queued since it was read (each one is then followed live). */
 const NEW_DELIVERIES_MS = 5_000;
-
-/** One delivery, followed live until it ends: its counts, its message and the rows it did not deliver. */
-function DeliveryRows({ initial }: { initial: Delivery }) {
-  const [{ data }] = useSubscription({ query: DeliveryLive, variables: { id: initial.id }, pause: initial.ended });
-  const d = data?.delivery ?? initial;
-  const of = d.pipeline ? `Pipeline ${d.pipeline.id}` : d.run ? `Run ${d.run.id}` : '—';
-  return (
-    <>
-      <Table.Tr aria-label={`Delivery ${d.id}`}>
-        <Table.Td>{when(d.createdAt)}</Table.Td>
-        <Table.Td>
-          {d.run ? <Link to={`/runs/${d.run.id}`}>{of}</Link> : of}
-          {d.run && (
-            <Text size="xs" c="dimmed">
-              {toolSlug(d.run.tool)}
-            </Text>
-          )}
-        </Table.Td>
-        <Table.Td>
-          <StatusBadge status={d.status} />
-          <Text size="sm">{d.message}</Text>
-        </Table.Td>
-        <Table.Td>
-          {count(d.sent)} of {count(d.total)} sent
-        </Table.Td>
-        <Table.Td>
-          {count(d.created)} created, {count(d.updated)} updated
-        </Table.Td>
-        <Table.Td>
-          {count(d.skipped)} skipped, {count(d.failed)} refused
-        </Table.Td>
-      </Table.Tr>
-      {d.problems.length > 0 && (
-        <Table.Tr>
-          <Table.Td colSpan={6}>
-            <Text size="sm" fw={600}>
-              Rows not delivered{d.skipped + d.failed > d.problems.length ? ` (the first ${d.problems.length})` : ''}
-            </Text>
-            <List size="sm" aria-label={`Rows not delivered by ${d.id}`}>
-              {d.problems.map((p) => (
-                <List.Item key={p.row}>
-                  Row {p.row + 1}: {p.outcome === 'SKIPPED' ? 'skipped' : 'refused by the provider'}, {p.reason}
-                </List.Item>
-              ))}
-            </List>
-          </Table.Td>
-        </Table.Tr>
-      )}
-    </>
-  );
-}
 
 export default function DestinationPage() {
   const { id = '' } = useParams();
@@ -230,27 +139,11 @@ export default function DestinationPage() {
         Deliveries
       </Title>
       {deliveries.length === 0 ? (
-        <Text c="dimmed">No deliveries yet: rows come here when a run that names this destination ends.</Text>
+        <Text c="dimmed">
+          No deliveries yet: rows come here when a run or a pipeline that names this destination ends.
+        </Text>
       ) : (
-        <div className="scroll-x">
-          <Table aria-label="Deliveries">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Queued</Table.Th>
-                <Table.Th>Rows of</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>Sent</Table.Th>
-                <Table.Th>Records</Table.Th>
-                <Table.Th>Not delivered</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {deliveries.map((d) => (
-                <DeliveryRows key={d.id} initial={d} />
-              ))}
-            </Table.Tbody>
-          </Table>
-        </div>
+        <DeliveriesTable deliveries={deliveries} names="source" />
       )}
       <Group>
         <Button

@@ -20,6 +20,7 @@ import { useClient, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsolePipelinesQuery, ConsoleQuotePipelineMutation, StartPipelineInput, Tool } from '../gql/graphql.ts';
 import { Loading, QueryError, StatusBadge } from '../components.tsx';
+import { type DestinationChoice, DestinationPicker } from '../destination-picker.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count, usd, when } from '../lib/format.ts';
 import { emptyValues, FieldInput, FormError, inputOf, type UserErrorLike, type Values } from '../tool-input.tsx';
@@ -53,6 +54,11 @@ const PipelinesQuery = graphql(`
         column
         field
         description
+      }
+    }
+    destinations(first: 100) {
+      nodes {
+        ...DestinationChoice
       }
     }
   }
@@ -127,7 +133,7 @@ interface StepProblems {
 
 interface Problems {
   steps: StepProblems[];
-  /** At the pipeline's options: datasetName, onlyNew, maxCostUsd. */
+  /** At the pipeline's options: datasetName, onlyNew, maxCostUsd, destinations. */
   options: Record<string, string>;
   other: string[];
 }
@@ -176,7 +182,7 @@ function placeProblems(errors: readonly UserErrorLike[], steps: number): Problem
       step[part] = step[part] ? `${step[part]} ${e.message}` : e.message;
     else if (step && part === 'input' && name) add(step.fields, name, e.message);
     else if (step) step.other.push(e.message);
-    else if (first === 'datasetName' || first === 'onlyNew' || first === 'maxCostUsd')
+    else if (first === 'datasetName' || first === 'onlyNew' || first === 'maxCostUsd' || first === 'destinations')
       add(problems.options, first, e.message);
     else problems.other.push(e.message);
   }
@@ -187,6 +193,8 @@ interface Options {
   datasetName: string;
   onlyNew: boolean;
   maxCostUsd: string;
+  /** The destinations its table is delivered to when it ends. */
+  destinations: string[];
 }
 
 /**
@@ -231,6 +239,7 @@ function pipelineInput(
       return refused(-1, 'maxCostUsd', 'Enter an amount in US dollars, e.g. 5 or 2.50.');
     input.maxCostUsd = limit;
   }
+  if (options.destinations.length > 0) input.destinations = options.destinations;
   return { input };
 }
 
@@ -272,11 +281,22 @@ const fitted = (problems: Problems, steps: number): Problems => ({
   steps: Array.from({ length: steps }, (_, i) => problems.steps[i] ?? { fields: {}, other: [] }),
 });
 
-function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
+function NewPipeline({
+  tools,
+  destinations,
+}: {
+  tools: readonly ToolInfo[];
+  destinations: readonly DestinationChoice[];
+}) {
   const client = useClient();
   const navigate = useNavigate();
   const [steps, setSteps] = useState<StepDraft[]>([{ key: 0, tool: '', column: '', values: {} }]);
-  const [options, setOptions] = useState<Options>({ datasetName: '', onlyNew: true, maxCostUsd: '' });
+  const [options, setOptions] = useState<Options>({
+    datasetName: '',
+    onlyNew: true,
+    maxCostUsd: '',
+    destinations: [],
+  });
   const [problems, setProblems] = useState<Problems>(noProblems(1));
   const [quote, setQuote] = useState<PipelineQuote | null>(null);
   const [busy, setBusy] = useState(false);
@@ -498,6 +518,13 @@ function NewPipeline({ tools }: { tools: readonly ToolInfo[] }) {
               error={problems.options.maxCostUsd}
             />
           </Group>
+          <DestinationPicker
+            of="pipeline"
+            destinations={destinations}
+            value={options.destinations}
+            error={problems.options.destinations}
+            onChange={(chosen) => setOptions((o) => ({ ...o, destinations: chosen }))}
+          />
           {problems.other.length > 0 && (
             <Alert color="red" role="alert" title="Not started">
               {problems.other.map((m, i) => (
@@ -578,7 +605,7 @@ export default function Pipelines() {
           </Table>
         </div>
       )}
-      <NewPipeline tools={data.tools} />
+      <NewPipeline tools={data.tools} destinations={data.destinations.nodes} />
     </Stack>
   );
 }

@@ -12,6 +12,7 @@ import { useClient, useMutation, useQuery, useSubscription } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleRunNextStepsQuery, ConsoleRunToolQuery } from '../gql/graphql.ts';
 import { DownloadButtons, Loading, QueryError, StatusBadge } from '../components.tsx';
+import { DeliveriesTable } from '../deliveries.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count, usd, when } from '../lib/format.ts';
 import { byField, emptyValues, type Field, FieldInput, FormError, inputOf, type Values } from '../tool-input.tsx';
@@ -108,6 +109,19 @@ const NextStepsQuery = graphql(`
       name
       inputFields {
         ...ToolInputFields
+      }
+    }
+  }
+`);
+
+const RunDeliveries = graphql(`
+  query ConsoleRunDeliveries($id: ID!) {
+    run(id: $id) {
+      id
+      deliveries(first: 20) {
+        nodes {
+          ...DeliveryRowFields
+        }
       }
     }
   }
@@ -359,6 +373,29 @@ function NextSteps({ runId }: { runId: string }) {
   );
 }
 
+/**
+ * Where the run's rows went: a delivery to each destination its start named, queued in the transaction
+ * that ends the run (so read once it has ended), each followed live to its end. Nothing when it named none.
+ */
+function Deliveries({ runId, ended }: { runId: string; ended: boolean }) {
+  const [{ data }] = useQuery({
+    query: RunDeliveries,
+    variables: { id: runId },
+    requestPolicy: 'cache-and-network',
+    pause: !ended,
+  });
+  const deliveries = data?.run?.deliveries.nodes ?? [];
+  if (deliveries.length === 0) return null;
+  return (
+    <Card withBorder component="section" aria-labelledby="deliveries">
+      <Title order={3} size="h5" id="deliveries" mb="xs">
+        Deliveries
+      </Title>
+      <DeliveriesTable deliveries={deliveries} names="destination" />
+    </Card>
+  );
+}
+
 function RunView({ initial }: { initial: Run }) {
   const [{ data: live }] = useSubscription({ query: ProgressSubscription, variables: { id: initial.id } });
   const [{ data: toolData }] = useQuery({ query: RunToolQuery, variables: { name: initial.tool as never } });
@@ -404,6 +441,7 @@ function RunView({ initial }: { initial: Run }) {
         )}
         {ended && <Downloads runId={run.id} />}
       </Group>
+      <Deliveries runId={run.id} ended={ended} />
       {ended && <NextSteps runId={run.id} />}
       {cancelState.data?.cancelRun.userErrors.map((e) => (
         <Alert key={e.code} color="red" role="alert">

@@ -1,10 +1,11 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Alert, Button, Checkbox, Group, Stack, Text, TextInput } from '@mantine/core';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useNavigate, useParams } from 'react-router';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleToolQuery } from '../gql/graphql.ts';
 import { Loading, QueryError } from '../components.tsx';
+import { type DestinationChoice, DestinationPicker } from '../destination-picker.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { toolValue, usd } from '../lib/format.ts';
 import { byField, emptyValues, FieldInput, FormError, inputOf, type Values } from '../tool-input.tsx';
@@ -26,16 +27,13 @@ const ToolQuery = graphql(`
     }
     destinations(first: 100) {
       nodes {
-        id
-        name
-        paused
+        ...DestinationChoice
       }
     }
   }
 `);
 
 type Tool = NonNullable<ConsoleToolQuery['tool']>;
-type Destination = ConsoleToolQuery['destinations']['nodes'][number];
 
 interface StartAnswer {
   run: { id: string } | null;
@@ -60,42 +58,6 @@ const startDocument = (
 const atDestinations = (errors: readonly { field: string[] | null; message: string }[]) =>
   errors.filter((e) => e.field?.[0] === 'destinations');
 
-/** The account's destinations to pick from: where the rows go when the run ends. */
-function DestinationPicker({
-  destinations,
-  value,
-  error,
-  onChange,
-}: {
-  destinations: readonly Destination[];
-  value: string[];
-  error?: string;
-  onChange(value: string[]): void;
-}) {
-  if (destinations.length === 0)
-    return (
-      <Text size="sm" c="dimmed">
-        To send the rows to a CRM, a sheet or a chat when the run ends,{' '}
-        <Link to="/destinations">make a destination</Link>.
-      </Text>
-    );
-  return (
-    <Checkbox.Group
-      label="Deliver the rows to"
-      description="Destinations the rows go to when the run ends."
-      value={value}
-      error={error}
-      onChange={onChange}
-    >
-      <Group mt="xs">
-        {destinations.map((d) => (
-          <Checkbox key={d.id} value={d.id} label={d.paused ? `${d.name} (paused)` : d.name} />
-        ))}
-      </Group>
-    </Checkbox.Group>
-  );
-}
-
 const SaveTask = graphql(`
   mutation ConsoleSaveTask($input: CreateTaskInput!) {
     createTask(input: $input) {
@@ -112,7 +74,7 @@ const SaveTask = graphql(`
   }
 `);
 
-function StartForm({ tool, destinations }: { tool: Tool; destinations: readonly Destination[] }) {
+function StartForm({ tool, destinations }: { tool: Tool; destinations: readonly DestinationChoice[] }) {
   const client = useClient();
   const navigate = useNavigate();
   const [values, setValues] = useState<Values>(() => emptyValues(tool.inputFields));

@@ -5,6 +5,7 @@
  * window (or the daily limit): the batch is asked again after the wait its headers give. The client's
  * own retries are off: this module decides.
  */
+import { createHash } from 'node:crypto';
 import { Client } from '@hubspot/api-client';
 import type { DestinationsConfig, ProviderApp } from '../../config/destinations.ts';
 import {
@@ -31,8 +32,44 @@ interface ApiError {
   headers?: Record<string, string>;
 }
 
+/**
+ * HubSpot's rolling window, as this process has used it, per token: when each recent call was sent. A
+ * call that leaves none of the window (`X-HubSpot-RateLimit-Remaining: 0`) makes the next one wait until
+ * the window's oldest call leaves it, and so does a 429: only as long as the window needs, not a whole
+ * window (which would lose the time the window's calls took to send).
+ */
+const WINDOWS = new Map<string, { sent: number[]; until: number }>();
+const WINDOW_MAX_MS = 10_000;
+
+function windowOf(token: string) {
+  const key = createHash('sha256').update(token).digest('base64url');
+  const state = WINDOWS.get(key) ?? { sent: [], until: 0 };
+  WINDOWS.set(key, state);
+  const roomIn = (interval: number, now = Date.now()) => {
+    const inWindow = state.sent.filter((at) => at > now - interval);
+    // Calls of other processes are not in this log: then a whole window.
+    return inWindow.length > 0 ? Math.max(25, (inWindow[0] ?? now) + interval - now + 25) : interval;
+  };
+  return {
+    async ready() {
+      const wait = state.until - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const now = Date.now();
+      state.sent = state.sent.filter((at) => at > now - WINDOW_MAX_MS);
+      state.sent.push(now);
+    },
+    answered(headers: Record<string, string> | undefined) {
+      const interval = Number(headers?.['x-hubspot-ratelimit-interval-milliseconds']);
+      if (headers?.['x-hubspot-ratelimit-remaining'] === '0' && interval > 0)
+        state.until = Date.now() + roomIn(interval);
+    },
+    /** How long a 429 of the rolling window asks to wait. */
+    waitAfter429: (interval: number) => roomIn(interval),
+  };
+}
+
 /** A client error as this service acts on it. */
-function classify(err: unknown): Error {
+function classify(err: unknown, window?: ReturnType<typeof windowOf>): Error {
   const e = err as ApiError;
   if (typeof e?.code !== 'number') return new ProviderUnavailable(`HubSpot could not be reached: ${String(err)}`);
   const body = (typeof e.body === 'string' ? safeJson(e.body) : e.body) as
@@ -45,7 +82,8 @@ function classify(err: unknown): Error {
     return new RetryLater(3_600_000, 'HubSpot’s daily limit is spent');
   if (e.code === 429) {
     const interval = Number(e.headers?.['x-hubspot-ratelimit-interval-milliseconds']);
-    const fallback = Number.isFinite(interval) && interval > 0 ? interval : 10_000;
+    const whole = Number.isFinite(interval) && interval > 0 ? interval : 10_000;
+    const fallback = window ? window.waitAfter429(whole) : whole;
     return new RetryLater(retryAfterMs(e.headers?.['retry-after'], fallback), message);
   }
   if (e.code === 401) return new GrantRefused(message);
@@ -201,10 +239,14 @@ export async function upsertHubspot(
   });
   const api = client(config, accessToken).crm[target.object].batchApi;
   let answer: Awaited<ReturnType<typeof api.upsert>>;
+  const window = windowOf(accessToken);
+  await window.ready();
   try {
-    answer = await api.upsert({ inputs });
+    const sent = await api.upsertWithHttpInfo({ inputs });
+    window.answered(sent.headers);
+    answer = sent.data;
   } catch (err) {
-    const classified = classify(err);
+    const classified = classify(err, window);
     if (
       classified instanceof RetryLater ||
       classified instanceof GrantRefused ||

@@ -32,6 +32,8 @@ export interface StoredBatch {
   upstreamOffset?: number;
   /** Rows the run's dataset delivered before, skipped since the runner's first row (cumulative). */
   skippedDelivered?: number;
+  /** Rows about suppressed people dropped since the runner's first row (cumulative). */
+  suppressed?: number;
   /** The identities of `rows`, in order, when the run adds its rows to a named dataset. */
   identities?: (string | null)[];
 }
@@ -43,7 +45,7 @@ export interface StoredBatch {
  * takes the run over reads on from the rows stored.
  */
 async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promise<Run | undefined> {
-  const { firstSeq, rows, handled, message, billing, upstreamOffset, skippedDelivered, identities } = batch;
+  const { firstSeq, rows, handled, message, billing, upstreamOffset, skippedDelivered, suppressed, identities } = batch;
   // The batch travels as one JSON parameter (not three per row); each element is stored as written.
   const insert =
     rows.length > 0
@@ -64,6 +66,7 @@ async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promis
       ...(skippedDelivered === undefined
         ? {}
         : { skippedDelivered: sql`greatest(${runTable.skippedDelivered}, ${skippedDelivered})` }),
+      ...(suppressed ? { suppressedCount: sql`greatest(${runTable.suppressedCount}, ${suppressed})` } : {}),
       // A cancel in progress keeps its message.
       ...(message === undefined
         ? {}

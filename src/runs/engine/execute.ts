@@ -16,6 +16,7 @@ import { UpstreamUnavailableError } from '../../upstream/engine.ts';
 import { isTerminal } from '../view.ts';
 import { runStore } from '../store.ts';
 import { openUpstream, UpstreamEndedError, UpstreamRunner, upstreamEnding } from '../upstream.ts';
+import { type SuppressionCheck, suppressionCheck, withoutSuppressed } from '../../privacy/suppression.ts';
 import { appendBatch, appendLastBatch, type Billing, type StoredBatch } from './batches.ts';
 import { cancelledMessage, finishRun } from './finish.ts';
 import { handBack, runTimeLimitSecs, watchStops } from './stops.ts';
@@ -40,6 +41,24 @@ async function* newRowsOnly<B extends RunBatch>(
     const rows = batch.rows.filter((_, i) => fresh[i]);
     skipped += batch.rows.length - rows.length;
     yield { ...batch, rows, skippedDelivered: skipped };
+  }
+}
+
+/**
+ * A runner's batches without the rows about suppressed people (src/privacy): each batch says how many
+ * were dropped so far, from `before`. Dropped before anything else sees them: not stored, not billed,
+ * not claimed by a dataset.
+ */
+async function* unsuppressedOnly<B extends RunBatch>(
+  batches: AsyncIterable<B>,
+  check: SuppressionCheck,
+  before: number,
+): AsyncGenerator<B & { suppressed: number }> {
+  let suppressed = before;
+  for await (const batch of batches) {
+    const kept = await withoutSuppressed(check, batch.rows);
+    suppressed += kept.suppressed;
+    yield { ...batch, rows: kept.rows, suppressed };
   }
 }
 
@@ -119,10 +138,15 @@ export async function executeRun(
           });
       // A runner replays from its first row, so its skipped rows are counted again from none; an upstream run
       // reads on, so from those counted before.
-      const batches: AsyncIterator<RunBatch & { offset?: number; skippedDelivered?: number }> = (
+      const unsuppressed = unsuppressedOnly(
+        produced,
+        suppressionCheck(deps.db, run.accountId),
+        upstream ? run.suppressedCount : 0,
+      );
+      const batches: AsyncIterator<RunBatch & { offset?: number; skippedDelivered?: number; suppressed?: number }> = (
         run.datasetName && run.onlyNew
-          ? newRowsOnly(produced, store, run.datasetName, upstream ? run.skippedDelivered : 0)
-          : produced
+          ? newRowsOnly(unsuppressed, store, run.datasetName, upstream ? run.skippedDelivered : 0)
+          : unsuppressed
       )[Symbol.asyncIterator]();
       // A stop does not wait for the runner: a source call that hangs cannot hold a run past a cancel or its time
       // limit.
@@ -161,6 +185,7 @@ export async function executeRun(
           billing,
           upstreamOffset: batch.offset,
           skippedDelivered: batch.skippedDelivered,
+          suppressed: batch.suppressed,
           ...(run.datasetName ? { identities: rows.map((row) => identityOf(tool, row)) } : {}),
         };
         // Not an upstream run's: its end waits on the upstream run's stop and cost, after the loop.

@@ -13,11 +13,15 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
  * with HubSpot (the fake consents at once and sends the browser back through the gateway's callback) and
  * lands back with the connection listed; a token HubSpot does not take is refused at its field; the owner
  * makes a destination with a column sent elsewhere than by default, starts a map-listing run that names
- * it, and sees its delivery on the destination's page, ended, with the rows not delivered and why. Every
- * page passes axe; nothing leaves the gateway's origin but the sign-in at the fake.
+ * it, sees the run's delivery end on the run's page, follows its link to the destination's page and sees
+ * it there with the rows not delivered and why; then starts a pipeline with the destination picked and
+ * sees the pipeline's table delivered on the destination's page. Every page passes axe; nothing leaves
+ * the gateway's origin but the sign-in at the fake.
+ * CONSOLE_SCREENSHOTS=1 writes these pages to docs/images/ at 1440×900.
  */
 
 const PASSWORD = 'correct horse battery';
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
 const APP = { appId: 9, clientId: 'console-client', clientSecret: 'console-secret', redirectUris: [] as string[] };
 
 let fake: Awaited<ReturnType<typeof startFakeHubspot>>;
@@ -44,6 +48,7 @@ beforeAll(async () => {
   APP.redirectUris.push(`${t.url}/connections/callback`);
   ui = await launchConsoleBrowser(t.url, { allow: [fake.url] });
   owner = await ui.newPage();
+  if (SCREENSHOTS) await owner.setViewportSize({ width: 1440, height: 900 });
   owner.on('dialog', (dialog) => void dialog.accept());
 });
 afterAll(async () => {
@@ -52,6 +57,10 @@ afterAll(async () => {
   await mail?.close();
   await fake?.close();
 });
+
+const shot = async (page: Page, name: string) => {
+  if (SCREENSHOTS) await page.screenshot({ path: `docs/images/console-${name}.png`, fullPage: false });
+};
 
 /** Goes to a page of the console through its navigation, waits for its heading and audits it. */
 async function open(page: Page, link: string) {
@@ -75,6 +84,8 @@ describe('connections and destinations in the console', { timeout: 120_000 }, ()
     await visible(owner.getByRole('heading', { name: 'Overview', level: 2 }));
     const [account] = await t.app.core.sql`select id from account where name = 'Delivery Co'`;
     await grantPlanCredits(t.app.core.db, account!.id as string, 20_000_000n, 'test credits');
+    // Verified as the mailed link would (flows.test.ts follows it): the pages load without the banner asking to.
+    await t.app.core.sql`update app_user set email_verified_at = now() where email = 'grace@console.test'`;
 
     await open(owner, 'Connections');
     await visible(owner.getByText('No connections yet.'));
@@ -93,11 +104,12 @@ describe('connections and destinations in the console', { timeout: 120_000 }, ()
     await visible(listed.getByRole('cell', { name: /^Signed in,/ }));
     await visible(listed.getByRole('button', { name: 'Disconnect Sales portal' }));
     await audit(owner);
+    await shot(owner, 'connections');
     // The browser went through HubSpot's consent page, and HubSpot's token endpoint was called by the gateway.
     expect(fake.requests.map((r) => r.path)).toEqual(expect.arrayContaining(['/oauth/authorize', '/oauth/v1/token']));
   });
 
-  it('makes a destination, starts a run that names it and sees its delivery end on the destination’s page', async () => {
+  it('makes a destination, starts a run that names it and sees its delivery end on the run’s page and the destination’s', async () => {
     await open(owner, 'Destinations');
     const form = owner.getByRole('form', { name: 'New destination' });
     await field(form, 'Name').fill('Dentists to HubSpot');
@@ -126,17 +138,67 @@ describe('connections and destinations in the console', { timeout: 120_000 }, ()
     await audit(owner);
     await owner.getByRole('button', { name: 'Start', exact: true }).click();
     await owner.waitForURL(/\/runs\/[^/]+$/);
+    const runId = new URL(owner.url()).pathname.split('/').pop()!;
     await visible(owner.getByText('SUCCEEDED', { exact: true }));
 
-    await open(owner, 'Destinations');
-    await owner.getByRole('table', { name: 'Destinations' }).getByRole('link', { name: 'Dentists to HubSpot' }).click();
+    // The run's page shows its delivery once the run has ended (queued with its end), followed live to its end.
+    const ofRun = owner.getByRole('region', { name: 'Deliveries' }).getByRole('table', { name: 'Deliveries' });
+    await visible(ofRun.getByRole('columnheader', { name: 'Destination' }));
+    await visible(ofRun.getByText('SUCCEEDED', { exact: true }));
+    await visible(ofRun.getByText(/^[1-9]\d* of \d+ sent$/));
+    await visible(ofRun.getByText(/^\d+ created, \d+ updated$/));
+    await visible(ofRun.getByText(/^[1-9]\d* skipped, \d+ refused$/));
+    await audit(owner);
+    await shot(owner, 'run-delivery');
+
+    // Its destination's link opens the destination's page, where the same delivery is listed by its run.
+    await ofRun.getByRole('link', { name: 'Dentists to HubSpot', exact: true }).click();
+    await owner.waitForURL(/\/destinations\/dest_[A-Za-z0-9]+$/);
+    await visible(owner.getByRole('heading', { name: 'Destination Dentists to HubSpot', level: 2 }));
     const deliveries = owner.getByRole('table', { name: 'Deliveries' });
-    // Queued when the run ended, then followed live to its end.
+    await visible(deliveries.getByRole('link', { name: `Run ${runId}`, exact: true }));
     await visible(deliveries.getByText('SUCCEEDED', { exact: true }));
     await visible(deliveries.getByText(/^[1-9]\d* of \d+ sent$/));
     await visible(deliveries.getByText(/^Row \d+: skipped, no email to match a contact by$/));
     await audit(owner);
     expect(fake.records.contacts.size).toBeGreaterThan(0);
+  });
+
+  it('starts a pipeline with the destination picked and sees its table delivered on the destination’s page', async () => {
+    await open(owner, 'Pipelines');
+    const step = (n: number) => owner.getByRole('group', { name: `Step ${n}` });
+    await step(1).getByLabel('Tool', { exact: true }).selectOption({ label: 'Map-listing scraper' });
+    await field(step(1), 'searchStringsArray').fill('dentist');
+    await field(step(1), 'locationQuery').fill('Denver, CO');
+    await field(step(1), 'maxCrawledPlacesPerSearch').fill('5');
+    await owner.getByRole('button', { name: 'Add step' }).click();
+    await step(2).getByLabel('Tool', { exact: true }).selectOption({ label: 'Domain email finder' });
+    await field(step(2), 'jobTitle').fill('Owner');
+    // The same picker as a tool's form, in the pipeline's words.
+    await visible(owner.getByText('Destinations the pipeline’s table (its steps’ rows joined) goes to when it ends.'));
+    await owner.getByRole('group', { name: 'Deliver the rows to' }).getByLabel('Dentists to HubSpot').check();
+    await visible(owner.getByRole('status', { name: 'Quote' }).getByText(/^Held at the start: \$[\d.]+/));
+    await audit(owner);
+    await owner.getByRole('button', { name: 'Start', exact: true }).click();
+    await owner.waitForURL(/\/pipelines\/plp_[A-Za-z0-9]+$/);
+    const pipelineId = new URL(owner.url()).pathname.split('/').pop()!;
+    await visible(owner.getByRole('status', { name: 'Pipeline status' }).getByText('SUCCEEDED', { exact: true }));
+
+    await open(owner, 'Destinations');
+    await shot(owner, 'destinations');
+    await owner.getByRole('table', { name: 'Destinations' }).getByRole('link', { name: 'Dentists to HubSpot' }).click();
+    // Queued when the pipeline ended, beside the run's: its row links the pipeline and is followed to its end.
+    const ofPipeline = owner
+      .getByRole('table', { name: 'Deliveries' })
+      .getByRole('row')
+      .filter({ has: owner.getByRole('link', { name: `Pipeline ${pipelineId}`, exact: true }) });
+    await visible(ofPipeline.getByText('SUCCEEDED', { exact: true }));
+    await visible(ofPipeline.getByText(/^[1-9]\d* of \d+ sent$/));
+    await audit(owner);
+    await shot(owner, 'destination');
+    const delivered = await t.app.core.sql`select d.status, d.run_id, t.name from delivery d
+      join destination t on t.id = d.destination_id where d.pipeline_id = ${pipelineId}`;
+    expect(delivered).toEqual([{ status: 'succeeded', run_id: null, name: 'Dentists to HubSpot' }]);
   });
 
   it('loaded nothing from outside the gateway but HubSpot’s sign-in', () => {

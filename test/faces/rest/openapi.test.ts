@@ -571,5 +571,13 @@ describe('real responses match the declared schemas', () => {
     expect((await api('get', '/api/v1/destinations/{id}', one('/api/v1/destinations/dest_nope'))).status).toBe(404);
     expect((await api('get', '/api/v1/deliveries', { key })).body.deliveries).toEqual([]);
     expect((await api('get', '/api/v1/deliveries/{id}', one('/api/v1/deliveries/dlv_nope'))).status).toBe(404);
+    const listed = await api('post', '/api/v1/suppressions', {
+      key,
+      body: { entries: [{ kind: 'email', value: 'jane@acme.com' }] },
+    });
+    expect(listed.body).toEqual({ added: 1, alreadyListed: 0 });
+    expect((await api('post', '/api/v1/suppressions', { key, body: { entries: [] } })).status).toBe(400);
+    expect((await api('get', '/api/v1/suppressions', { key })).body.entries).toHaveLength(1);
+    expect((await api('delete', '/api/v1/suppressions/{id}', one('/api/v1/suppressions/sup_nope'))).status).toBe(404);
   });
 });

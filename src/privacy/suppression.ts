@@ -1,0 +1,194 @@
+/**
+ * Suppression: the people no row may carry out of the gateway. One rule in one place: a row is
+ * suppressed when any identifier in it (an e-mail anywhere in it, or its domain; a phone number in a
+ * phone column; a social profile URL) is on the deployment's list or on the row's account's own list.
+ * Rows are checked where they are produced (a run's batches, a lead search's page, an enrichment's
+ * answer, an import), one query a batch, and a suppressed row is dropped whole and counted, never billed.
+ */
+import { randomBytes } from 'node:crypto';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { Database, Executor } from '../../db/client.ts';
+import {
+  SUPPRESSION_KINDS,
+  type SuppressionKind,
+  type SuppressionSource,
+  suppressionTable,
+} from '../../db/tables/privacy.ts';
+import type { Row } from '../tools/types.ts';
+
+export const newSuppressionId = () => `sup_${randomBytes(10).toString('base64url')}`;
+
+const EMAIL = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+/g;
+const SOCIAL_HOSTS = ['linkedin.com', 'twitter.com', 'x.com', 'facebook.com', 'instagram.com', 'github.com'];
+/** Columns whose values are phone numbers of the person or business the row is about. */
+const PHONE_COLUMN = /(^|_)(phone|phones|mobile|mobiles)$/;
+
+/** A phone number in E.164 (read as a US number when it has no country code), or undefined. */
+export function normalPhone(value: string): string | undefined {
+  const parsed = parsePhoneNumberFromString(value, 'US');
+  return parsed?.isPossible() ? parsed.number : undefined;
+}
+
+/** A profile URL as compared: host without `www.` and path, lower case, no scheme, query or trailing slash. */
+export function normalProfile(value: string): string | undefined {
+  try {
+    const url = new URL(/^[a-z]+:\/\//i.test(value.trim()) ? value.trim() : `https://${value.trim()}`);
+    const host = url.hostname.toLowerCase().replace(/^(www|m|mobile)\./, '');
+    if (!SOCIAL_HOSTS.some((h) => host === h || host.endsWith(`.${h}`))) return undefined;
+    const path = decodeURIComponent(url.pathname).toLowerCase().replace(/\/+$/, '');
+    return path ? `${host}${path}` : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An entry's value as kept and compared, or why it cannot be one. */
+export function normalIdentifier(kind: SuppressionKind, raw: string): { value: string } | { refused: string } {
+  const value = raw.trim();
+  switch (kind) {
+    case 'email': {
+      const email = value.toLowerCase();
+      return /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) ? { value: email } : { refused: 'must be an e-mail address' };
+    }
+    case 'domain': {
+      const domain = value
+        .toLowerCase()
+        .replace(/^@/, '')
+        .replace(/^www\./, '');
+      return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/.test(domain)
+        ? { value: domain }
+        : { refused: 'must be a domain (acme.com)' };
+    }
+    case 'phone': {
+      const phone = normalPhone(value);
+      return phone ? { value: phone } : { refused: 'must be a phone number (with its country code outside the US)' };
+    }
+    case 'profile': {
+      const profile = normalProfile(value);
+      return profile
+        ? { value: profile }
+        : { refused: `must be a profile URL on ${SOCIAL_HOSTS.slice(0, 3).join(', ')} or a similar site` };
+    }
+    case 'hash':
+      return /^[a-z]+:[A-Za-z0-9+/=_-]{16,200}$/.test(value)
+        ? { value }
+        : { refused: 'must be a DROP hash as <list type>:<hash>' };
+  }
+}
+
+/** The identifiers a row carries, normalised: its e-mails and their domains, phones, profiles. */
+export function identifiersOf(row: Row): Record<Exclude<SuppressionKind, 'hash'>, Set<string>> {
+  const found = {
+    email: new Set<string>(),
+    domain: new Set<string>(),
+    phone: new Set<string>(),
+    profile: new Set<string>(),
+  };
+  const visit = (key: string, value: unknown) => {
+    if (Array.isArray(value)) for (const item of value) visit(key, item);
+    else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) visit(k, v);
+    else if (typeof value === 'string' && value.length < 2_000) {
+      for (const email of value.match(EMAIL) ?? []) {
+        const lower = email.toLowerCase();
+        found.email.add(lower);
+        found.domain.add(lower.slice(lower.indexOf('@') + 1));
+      }
+      if (PHONE_COLUMN.test(key)) {
+        const phone = normalPhone(value);
+        if (phone) found.phone.add(phone);
+      }
+      if (/linkedin|twitter|facebook|instagram|github|profile|url/.test(key)) {
+        const profile = normalProfile(value);
+        if (profile) found.profile.add(profile);
+      }
+    }
+  };
+  for (const [key, value] of Object.entries(row)) visit(key, value);
+  return found;
+}
+
+/** Checks rows for one account: which of them are suppressed (one query for the whole batch). */
+export type SuppressionCheck = (rows: readonly Row[]) => Promise<boolean[]>;
+
+/** Hashes of identifiers as DROP lists carry them, when DROP matching is on (src/privacy/drop). */
+export type HashesOf = (ids: ReturnType<typeof identifiersOf>) => string[];
+
+export function suppressionCheck(db: Executor, accountId: string | null, hashesOf?: HashesOf): SuppressionCheck {
+  return async (rows) => {
+    if (rows.length === 0) return [];
+    const ids = rows.map(identifiersOf);
+    const wanted = new Map<SuppressionKind, Set<string>>(SUPPRESSION_KINDS.map((k) => [k, new Set()]));
+    const hashes = ids.map((id) => hashesOf?.(id) ?? []);
+    ids.forEach((id, i) => {
+      for (const kind of ['email', 'domain', 'phone', 'profile'] as const)
+        for (const value of id[kind]) wanted.get(kind)?.add(value);
+      for (const hash of hashes[i] ?? []) wanted.get('hash')?.add(hash);
+    });
+    const clauses = [...wanted].filter(([, values]) => values.size > 0);
+    if (clauses.length === 0) return rows.map(() => false);
+    const hits = await db
+      .select({ kind: suppressionTable.kind, value: suppressionTable.value })
+      .from(suppressionTable)
+      .where(
+        and(
+          accountId ? or(isNull(suppressionTable.accountId), eq(suppressionTable.accountId, accountId)) : undefined,
+          or(
+            ...clauses.map(([kind, values]) =>
+              and(eq(suppressionTable.kind, kind), inArray(suppressionTable.value, [...values])),
+            ),
+          ),
+        ),
+      );
+    if (hits.length === 0) return rows.map(() => false);
+    const listed = new Set(hits.map((h) => `${h.kind}\u0000${h.value}`));
+    return ids.map((id, i) => {
+      for (const kind of ['email', 'domain', 'phone', 'profile'] as const)
+        for (const value of id[kind]) if (listed.has(`${kind}\u0000${value}`)) return true;
+      return (hashes[i] ?? []).some((hash) => listed.has(`hash\u0000${hash}`));
+    });
+  };
+}
+
+/** Rows without the suppressed ones, and how many were dropped. */
+export async function withoutSuppressed<R extends Row>(check: SuppressionCheck, rows: R[]) {
+  const suppressed = await check(rows);
+  const kept = rows.filter((_, i) => !suppressed[i]);
+  return { rows: kept, suppressed: rows.length - kept.length };
+}
+
+/** Adds entries (normalised already), each once per list; answers how many were new. */
+export async function addSuppressions(
+  db: Executor,
+  accountId: string | null,
+  entries: readonly { kind: SuppressionKind; value: string }[],
+  source: SuppressionSource,
+  by: { userId?: string | null; note?: string | null } = {},
+): Promise<number> {
+  if (entries.length === 0) return 0;
+  const added = await db
+    .insert(suppressionTable)
+    .values(
+      entries.map((e) => ({
+        id: newSuppressionId(),
+        accountId,
+        kind: e.kind,
+        value: e.value,
+        source,
+        note: by.note ?? null,
+        createdBy: by.userId ?? null,
+      })),
+    )
+    .onConflictDoNothing()
+    .returning({ id: suppressionTable.id });
+  return added.length;
+}
+
+/** How many entries a list holds (the deployment's with no account). */
+export async function countSuppressions(db: Database, accountId: string | null) {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(suppressionTable)
+    .where(accountId ? eq(suppressionTable.accountId, accountId) : isNull(suppressionTable.accountId));
+  return row?.n ?? 0;
+}

@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addSuppressions, identifiersOf, normalIdentifier } from '../../src/privacy/suppression.ts';
+import { mapsTool } from '../../src/tools/maps.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+
+/**
+ * Suppression where rows are produced: an account's do-not-contact list (REST and MCP) and the
+ * deployment's list drop rows about the people on them from a run, counted on the run and never billed;
+ * another account's list changes nothing for this one.
+ */
+
+const MAPS = { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 40 };
+type Place = { name: string; emails: string[]; phone: string | null; website: string | null };
+
+let t: TestApp;
+let key: string;
+let other: string;
+let baseline: Place[];
+
+beforeAll(async () => {
+  t = await startTestApp();
+  ({ apiKey: key } = await t.account({ creditsMicros: 20_000_000n }));
+  ({ apiKey: other } = await t.account({ creditsMicros: 20_000_000n }));
+  baseline = (await t.runTool(other, '/api/v1/scrape/maps', MAPS)).rows as Place[];
+});
+afterAll(() => t?.stop());
+
+describe('identifiers', () => {
+  it('normalises what a list holds, and refuses what cannot be one, in words', () => {
+    expect(normalIdentifier('email', ' Jane.Doe@Acme.COM ')).toEqual({ value: 'jane.doe@acme.com' });
+    expect(normalIdentifier('phone', '(303) 555-0142')).toEqual({ value: '+13035550142' });
+    expect(normalIdentifier('phone', '+44 20 7946 0958')).toEqual({ value: '+442079460958' });
+    expect(normalIdentifier('domain', '@www.Acme.com')).toEqual({ value: 'acme.com' });
+    expect(normalIdentifier('profile', 'https://www.linkedin.com/in/Jane-Doe/?trk=x')).toEqual({
+      value: 'linkedin.com/in/jane-doe',
+    });
+    expect(normalIdentifier('email', 'not an address')).toEqual({ refused: 'must be an e-mail address' });
+    expect(normalIdentifier('phone', '12')).toMatchObject({ refused: expect.stringContaining('phone number') });
+    expect(normalIdentifier('profile', 'https://example.com/me')).toMatchObject({ refused: expect.any(String) });
+  });
+
+  it('finds a row’s e-mails anywhere in it, its phones in phone columns and its profiles', () => {
+    const ids = identifiersOf({
+      name: 'Smile Dental',
+      emails: ['Office@Smile-Dental.com'],
+      notes: 'ask for jane@smile-dental.com',
+      phone: '303-555-0101',
+      linkedin_url: 'linkedin.com/in/jane-doe/',
+      rating: 4.5,
+    });
+    expect([...ids.email]).toEqual(['office@smile-dental.com', 'jane@smile-dental.com']);
+    expect([...ids.domain]).toEqual(['smile-dental.com']);
+    expect([...ids.phone]).toEqual(['+13035550101']);
+    expect([...ids.profile]).toEqual(['linkedin.com/in/jane-doe']);
+  });
+});
+
+describe('a run', () => {
+  it('drops rows about people on the account’s list: not returned, counted, not billed', async () => {
+    const withEmail = baseline.filter((p) => p.emails.length > 0);
+    expect(withEmail.length).toBeGreaterThan(2);
+    const [first, second] = withEmail as [Place, Place];
+    const added = await t.request('POST', '/api/v1/suppressions', {
+      key,
+      body: {
+        entries: [
+          { kind: 'email', value: first.emails[0]!.toUpperCase() },
+          { kind: 'domain', value: second.emails[0]!.split('@')[1]! },
+        ],
+        note: 'asked by reply',
+      },
+    });
+    expect(added.status, added.text).toBe(200);
+    expect(added.body).toEqual({ added: 2, alreadyListed: 0 });
+    const again = await t.request('POST', '/api/v1/suppressions', {
+      key,
+      body: { entries: [{ kind: 'email', value: first.emails[0] }] },
+    });
+    expect(again.body).toEqual({ added: 0, alreadyListed: 1 });
+
+    const gone = (p: Place) =>
+      p.emails.some(
+        (e) => e.toLowerCase() === first.emails[0]!.toLowerCase() || e.endsWith(`@${second.emails[0]!.split('@')[1]}`),
+      );
+    const expectedGone = baseline.filter(gone).length;
+    const { rows, status } = await t.runTool(key, '/api/v1/scrape/maps', MAPS);
+    expect(rows).toHaveLength(baseline.length - expectedGone);
+    expect((rows as Place[]).some(gone)).toBe(false);
+    expect(status).toMatchObject({ suppressed: expectedGone, billed_units: rows.length });
+    expect(status.cost).toBeCloseTo((rows.length * Number(mapsTool.price.unitMicros)) / 1e6, 6);
+
+    // Another account's rows are its own list's business.
+    const others = await t.runTool(other, '/api/v1/scrape/maps', MAPS);
+    expect(others.rows).toHaveLength(baseline.length);
+    expect(others.status.suppressed).toBeUndefined();
+  });
+
+  it('drops rows about people on the deployment’s list for every account', async () => {
+    const target = baseline.find((p) => p.phone)!;
+    const phone = normalIdentifier('phone', target.phone!);
+    expect('value' in phone).toBe(true);
+    await addSuppressions(
+      t.app.core.db,
+      null,
+      [{ kind: 'phone', value: (phone as { value: string }).value }],
+      'operator',
+    );
+    const { rows, status } = await t.runTool(other, '/api/v1/scrape/maps', MAPS);
+    expect((rows as Place[]).some((p) => p.name === target.name && p.phone === target.phone)).toBe(false);
+    expect(status.suppressed).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('the list', () => {
+  it('is read newest first, refuses a bad entry at its place, and owners take entries off it', async () => {
+    const bad = await t.request('POST', '/api/v1/suppressions', {
+      key,
+      body: {
+        entries: [
+          { kind: 'email', value: 'ok@acme.com' },
+          { kind: 'phone', value: 'call me' },
+        ],
+      },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual([{ path: 'entries.1.value', message: expect.stringContaining('phone') }]);
+    const listed = await t.request('GET', '/api/v1/suppressions', { key });
+    expect(listed.status).toBe(200);
+    // Added together, so in no order between them.
+    expect(listed.body.entries.map((e: { kind: string }) => e.kind).sort()).toEqual(['domain', 'email']);
+    expect(listed.body.entries[0]).toMatchObject({ source: 'account', note: 'asked by reply' });
+    const id = listed.body.entries[0].id;
+    const removed = await t.request('DELETE', `/api/v1/suppressions/${id}`, { key });
+    expect(removed.status, removed.text).toBe(204);
+    const missing = await t.request('DELETE', `/api/v1/suppressions/${id}`, { key });
+    expect(missing.status).toBe(404);
+    // Another account cannot read or remove this one's entries.
+    const theirs = await t.request('GET', '/api/v1/suppressions', { key: other });
+    expect(theirs.body.entries).toEqual([]);
+    const notTheirs = await t.request('DELETE', `/api/v1/suppressions/${listed.body.entries[1].id}`, { key: other });
+    expect(notTheirs.status).toBe(404);
+  });
+});
