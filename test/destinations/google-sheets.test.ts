@@ -154,8 +154,23 @@ describe('rows appended to a sheet', () => {
     expect(made.status, made.text).toBe(201);
     expect(made.body.destination.settings).toEqual({ spreadsheet: book.spreadsheetId });
     const runId = await writeRun(t, accountId, 'lead-scraper', people('sheet', 30));
+    // The access token has expired: refreshed with the refresh token first, and the new one kept.
+    fake.expireAccessTokens();
+    await t.app.core.sql`update provider_connection set access_expires_at = now() - interval '1 minute'
+      where id = ${oauthConnection}`;
+    const [before] = await t.app.core.sql`select access_token from provider_connection where id = ${oauthConnection}`;
+    const from = fake.requests.length;
     const first = await deliver(t, key, accountId, runId, made.body.destination.id);
     expect(first).toMatchObject({ total: 30, sent: 30, created: 30, failed: 0 });
+    expect(
+      fake.requests
+        .slice(from)
+        .filter((r) => r.path === '/token')
+        .map((r) => r.status),
+    ).toEqual([200]);
+    expect(fake.requests.slice(from).filter((r) => r.status === 401)).toEqual([]);
+    const [after] = await t.app.core.sql`select access_token from provider_connection where id = ${oauthConnection}`;
+    expect(after?.access_token).not.toBe(before?.access_token);
     await deliver(t, key, accountId, runId, made.body.destination.id);
     const values = fake.sheetValues(book.spreadsheetId, 'Sheet1');
     expect(values).toHaveLength(61);
