@@ -57,7 +57,7 @@ const NARROW =
  * leaves them out.
  */
 export async function searchLeads(
-  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
+  core: Pick<Core, 'sql' | 'db' | 'catalogReader' | 'config' | 'clock'>,
   principal: Principal,
   raw: unknown,
 ): Promise<LeadSearchResult> {

@@ -30,7 +30,7 @@ export const localBusinessSearchParams = z
  * gate) with filters that fit it; paged and counted like the lead database.
  */
 export async function searchLocalBusinesses(
-  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
+  core: Pick<Core, 'sql' | 'db' | 'catalogReader' | 'config' | 'clock'>,
   principal: Principal,
   raw: unknown,
 ) {

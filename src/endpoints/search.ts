@@ -4,11 +4,12 @@ import type { Principal } from '../accounts/accounts.ts';
 import { takeAllowance } from '../billing/allowances.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
 import type { FoundPage, PageWindow } from '../catalog/sql.ts';
+import { suppressionCheck, withoutSuppressed } from '../privacy/suppression.ts';
 
 /*
  * What the three database APIs (lead-search.ts, local-business-search.ts, store-search.ts) share:
- * paging by page/limit or by cursor, the statement timeout (503 query_timeout), the daily database
- * allowance and the pagination of the answer. The queries themselves live in src/catalog.
+ * paging by page/limit or by cursor, the statement timeout (503 query_timeout), the rows about
+ * suppressed people left out, the daily database allowance and the pagination of the answer. The queries themselves live in src/catalog.
  */
 
 /** The paging parameters of a database API request (pagingParams in shared/params.ts). */
@@ -84,7 +85,7 @@ export async function deliverAll<R>(_sql: Sql, rows: R[], take: TakeAllowance): 
  * more follow or the allowance cut the page.
  */
 export async function databaseSearch<R extends { id: string | number }>(
-  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
+  core: Pick<Core, 'sql' | 'db' | 'catalogReader' | 'config' | 'clock'>,
   principal: Principal,
   request: PageRequest,
   narrow: string,
@@ -117,7 +118,11 @@ export async function databaseSearch<R extends { id: string | number }>(
   };
   const deliverPage = async (sql: Sql, found: FoundPage<R>): Promise<SearchPage<R>> => {
     const hasMore = found.rows.length > limit;
-    const candidates = found.rows.slice(0, limit);
+    // People on a suppression list never leave the gateway, and cost no allowance (src/privacy).
+    const { rows: candidates } = await withoutSuppressed(
+      suppressionCheck(core.db, principal.accountId),
+      found.rows.slice(0, limit),
+    );
     const take: TakeAllowance = (count) =>
       takeAllowance(sql, principal.accountId, 'database', count, core.config.dailyDatabaseRecords, core.clock());
     const delivered = await deliver(sql, candidates, take);

@@ -42,7 +42,7 @@ export const storeSearchParams = z
  * excluded, traffic, sales and employee bounds with their aliases); paged and counted like the lead database.
  */
 export async function searchStores(
-  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock' | 'sources'>,
+  core: Pick<Core, 'sql' | 'db' | 'catalogReader' | 'config' | 'clock' | 'sources'>,
   principal: Principal,
   raw: unknown,
 ) {
