@@ -60,7 +60,7 @@ const noKeys = (k: Keys) =>
  * not. All rows are looked up together, in at most five queries (catalog/leads/enrich-lookup.ts).
  */
 export async function enrichLeads(
-  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
+  core: Pick<Core, 'sql' | 'db' | 'catalogReader' | 'config' | 'clock'>,
   principal: Principal,
   body: unknown,
 ): Promise<EnrichResult<MatchKey>> {

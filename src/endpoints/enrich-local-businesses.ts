@@ -89,7 +89,7 @@ function assignPlace(row: Record<string, unknown>, p: Place, reviews: Review[] |
  * previews do not, and show PLACE_CONTACTS masked (enrichmentAnswer).
  */
 export async function enrichLocalBusinesses(
-  core: Pick<Core, 'sql' | 'catalogReader' | 'config' | 'clock'>,
+  core: Pick<Core, 'sql' | 'db' | 'catalogReader' | 'config' | 'clock'>,
   principal: Principal,
   body: unknown,
 ) {

@@ -1,4 +1,5 @@
 import type { Core } from '../core.ts';
+import { suppressionCheck } from '../privacy/suppression.ts';
 import { takeAllowance } from '../billing/allowances.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { maskContacts, type ContactFields } from './masking.ts';
@@ -123,19 +124,29 @@ export interface PreviewContacts extends ContactFields {
  * each statement of the allowance is atomic, and nothing after it can fail, so there is no allowance
  * to give back.
  *
+ * A match whose found values name a suppressed person (src/privacy) is answered as not found.
+ *
  * A preview takes nothing from the allowance and hands nothing out: it answers how many rows match
  * (the summary) and a sample of the first matched rows whose found contact values (`contacts`) are
  * masked (masking.ts); the caller's own fields stay as sent.
  */
 export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
-  core: Pick<Core, 'sql' | 'config' | 'clock'>,
+  core: Pick<Core, 'sql' | 'db' | 'config' | 'clock'>,
   accountId: string,
   request: { rows: Record<string, unknown>[]; preview: boolean },
-  matches: (M | undefined)[],
+  found: (M | undefined)[],
   kinds: readonly K[],
   fill: (row: Record<string, unknown>, match: M) => void,
   contacts: PreviewContacts,
 ): Promise<EnrichResult<K>> {
+  // A match about a suppressed person is no match: what was found about them never leaves (src/privacy).
+  const filled = found.map((m) => {
+    const values: Record<string, unknown> = {};
+    if (m) fill(values, m);
+    return values;
+  });
+  const suppressed = await suppressionCheck(core.db, accountId)(filled);
+  const matches = found.map((m, i) => (suppressed[i] ? undefined : m));
   const matched = matches.filter(Boolean).length;
   const by = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<K, number>;
   if (request.preview) {

@@ -131,6 +131,26 @@ describe('the lead database', () => {
   });
 });
 
+describe('enrichment', () => {
+  it('answers a match about a suppressed person as not found, and takes no allowance for it', async () => {
+    const found = (await t.request('GET', '/api/v1/database/leads?title=director&limit=5', { key })).body.leads as {
+      email?: string | null;
+    }[];
+    const email = found.find((l) => l.email)?.email as string;
+    const enrich = async () =>
+      (await t.request('POST', '/api/v1/enrich', { key, body: { rows: [{ email }] } })).body as {
+        rows: { match_status: string }[];
+        summary: { matched: number };
+      };
+    expect((await enrich()).rows[0]?.match_status).toBe('matched');
+    await t.request('POST', '/api/v1/suppressions', { key, body: { entries: [{ kind: 'email', value: email }] } });
+    const after = await enrich();
+    expect(after.rows[0]?.match_status).toBe('not_found');
+    expect(after.summary.matched).toBe(0);
+    expect(JSON.stringify(after.rows[0])).not.toMatch(/first_name|company/);
+  });
+});
+
 describe('the list', () => {
   it('is read newest first, refuses a bad entry at its place, and owners take entries off it', async () => {
     const bad = await t.request('POST', '/api/v1/suppressions', {
@@ -146,10 +166,16 @@ describe('the list', () => {
     expect(bad.body.error.details).toEqual([{ path: 'entries.1.value', message: expect.stringContaining('phone') }]);
     const listed = await t.request('GET', '/api/v1/suppressions', { key });
     expect(listed.status).toBe(200);
-    // Added together, so in no order between them.
-    expect(listed.body.entries.map((e: { kind: string }) => e.kind).sort()).toEqual(['domain', 'email']);
-    expect(listed.body.entries[0]).toMatchObject({ source: 'account', note: 'asked by reply' });
-    const id = listed.body.entries[0].id;
+    // Newest first (the enrichment test's entry); the two added together in no order between them.
+    expect(listed.body.entries.map((e: { kind: string }) => e.kind)).toHaveLength(3);
+    expect(
+      listed.body.entries
+        .slice(1)
+        .map((e: { kind: string }) => e.kind)
+        .sort(),
+    ).toEqual(['domain', 'email']);
+    expect(listed.body.entries[1]).toMatchObject({ source: 'account', note: 'asked by reply' });
+    const id = listed.body.entries[1].id;
     const removed = await t.request('DELETE', `/api/v1/suppressions/${id}`, { key });
     expect(removed.status, removed.text).toBe(204);
     const missing = await t.request('DELETE', `/api/v1/suppressions/${id}`, { key });
@@ -158,7 +184,7 @@ describe('the list', () => {
     const theirs = await t.request('GET', '/api/v1/suppressions', { key: other });
     const ours = listed.body.entries.map((e: { id: string }) => e.id);
     expect(theirs.body.entries.filter((e: { id: string }) => ours.includes(e.id))).toEqual([]);
-    const notTheirs = await t.request('DELETE', `/api/v1/suppressions/${listed.body.entries[1].id}`, { key: other });
+    const notTheirs = await t.request('DELETE', `/api/v1/suppressions/${listed.body.entries[2].id}`, { key: other });
     expect(notTheirs.status).toBe(404);
   });
 });
