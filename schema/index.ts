@@ -26,6 +26,7 @@ import './connected-providers.ts';
 import './destination-kinds.ts';
 import './destinations.ts';
 import './deliveries.ts';
+import './suppressions.ts';
 import './console.ts';
 import { builder } from './builder.ts';
 import { guardSubscriptions } from './subscription-access.ts';

@@ -9,7 +9,8 @@ import { suppressionCheck, withoutSuppressed } from '../privacy/suppression.ts';
 /*
  * What the three database APIs (lead-search.ts, local-business-search.ts, store-search.ts) share:
  * paging by page/limit or by cursor, the statement timeout (503 query_timeout), the rows about
- * suppressed people left out, the daily database allowance and the pagination of the answer. The queries themselves live in src/catalog.
+ * suppressed people left out, the daily database allowance and the pagination of the answer. The
+ * queries themselves live in src/catalog.
  */
 
 /** The paging parameters of a database API request (pagingParams in shared/params.ts). */

@@ -64,7 +64,7 @@ export async function addToAccountList(db: Database, principal: Principal, raw: 
 
 /** The account's entries, newest first, 100 a page (`before`: the last id of the page before). */
 export async function listAccountList(db: Database, accountId: string, before?: string) {
-  const cursor = before && !unstorable(before) ? await entryOf(db, accountId, before).catch(() => null) : null;
+  const cursor = before && !unstorable(before) ? await findEntry(db, accountId, before).catch(() => null) : null;
   return db
     .select()
     .from(suppressionTable)
@@ -83,7 +83,8 @@ export async function listAccountList(db: Database, accountId: string, before?: 
     .limit(100);
 }
 
-async function entryOf(db: Database, accountId: string, id: string): Promise<Suppression> {
+/** One of the account's entries, or 404. */
+export async function findEntry(db: Database, accountId: string, id: string): Promise<Suppression> {
   if (unstorable(id)) throw notFound();
   const [found] = await db
     .select()
@@ -96,7 +97,7 @@ async function entryOf(db: Database, accountId: string, id: string): Promise<Sup
 /** Removes an entry the account added (rows about the person are delivered again from then on). */
 export async function removeFromAccountList(db: Database, principal: Principal, id: string) {
   requireRole(principal, 'suppressions');
-  const found = await entryOf(db, principal.accountId, id);
+  const found = await findEntry(db, principal.accountId, id);
   if (found.source !== 'account')
     throw new AppError(409, 'suppression_kept', 'This entry came from the person’s own request and stays.');
   await db.delete(suppressionTable).where(eq(suppressionTable.id, found.id));

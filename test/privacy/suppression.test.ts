@@ -188,3 +188,54 @@ describe('the list', () => {
     expect(notTheirs.status).toBe(404);
   });
 });
+
+describe('on GraphQL', () => {
+  it('adds, pages and removes entries, a refused value said at its place', async () => {
+    const added = await t.graphql(
+      key,
+      `mutation($input: AddToDoNotContactInput!) {
+        addToDoNotContact(input: $input) { added alreadyListed userErrors { field code message } }
+      }`,
+      { input: { entries: [{ kind: 'PROFILE', value: 'https://www.linkedin.com/in/Jane-Doe/' }], note: 'asked' } },
+    );
+    expect(added.body.data.addToDoNotContact).toEqual({ added: 1, alreadyListed: 0, userErrors: [] });
+    const refused = await t.graphql(
+      key,
+      `mutation($input: AddToDoNotContactInput!) { addToDoNotContact(input: $input) { added userErrors { field code } } }`,
+      { input: { entries: [{ kind: 'PHONE', value: 'call me' }] } },
+    );
+    expect(refused.body.data.addToDoNotContact).toEqual({
+      added: null,
+      userErrors: [{ field: ['input', 'entries', '0', 'value'], code: 'VALIDATION_FAILED' }],
+    });
+    const listed = await t.graphql(
+      key,
+      `{ doNotContact(first: 1) { totalCount nodes { id kind value source note } pageInfo { hasNextPage } } }`,
+    );
+    const page = listed.body.data.doNotContact;
+    expect(page.nodes).toEqual([
+      {
+        id: expect.stringMatching(/^sup_/),
+        kind: 'PROFILE',
+        value: 'linkedin.com/in/jane-doe',
+        source: 'ACCOUNT',
+        note: 'asked',
+      },
+    ]);
+    expect(page.pageInfo.hasNextPage).toBe(true);
+    expect(page.totalCount).toBeGreaterThan(1);
+    const removed = await t.graphql(
+      key,
+      `mutation($id: ID!) { removeFromDoNotContact(id: $id) { removedEntryId userErrors { code } } }`,
+      { id: page.nodes[0].id },
+    );
+    expect(removed.body.data.removeFromDoNotContact).toEqual({ removedEntryId: page.nodes[0].id, userErrors: [] });
+    const again = await t.graphql(
+      other,
+      `mutation($id: ID!) { removeFromDoNotContact(id: $id) { removedEntryId userErrors { code message } } }`,
+      { id: page.nodes[0].id },
+    );
+    expect(again.body.data.removeFromDoNotContact.userErrors[0].code).toBe('SUPPRESSION_NOT_FOUND');
+    expect(again.body.data.removeFromDoNotContact.userErrors[0].message).not.toMatch(/\/api\/v1|404/);
+  });
+});

@@ -29,6 +29,7 @@ export const addAccountSuppressions = defineEndpoint({
   name: 'addSuppressions',
   title: 'Add people to the do-not-contact list',
   tag: 'Privacy',
+  graphql: { field: 'addToDoNotContact' },
   description:
     'Rows carrying any of these e-mails (or addresses at these domains), phone numbers or profile URLs are ' +
     'dropped from every run, search and enrichment of the account from now on: not returned, not billed. ' +
@@ -60,6 +61,7 @@ export const listAccountSuppressions = defineEndpoint({
   name: 'listSuppressions',
   title: 'The do-not-contact list',
   tag: 'Privacy',
+  graphql: { field: 'doNotContact' },
   rest: {
     path: SUPPRESSIONS,
     methods: ['get'],
@@ -85,6 +87,7 @@ export const removeAccountSuppression = defineEndpoint({
   name: 'removeSuppression',
   title: 'Take an entry off the do-not-contact list',
   tag: 'Privacy',
+  graphql: { field: 'removeFromDoNotContact' },
   description: 'Owners and admins; an entry a person made through the opt-out page stays.',
   permission: 'suppressions',
   rest: {

@@ -168,6 +168,7 @@ describe('connections', () => {
         'ConnectedProviderConnection',
         'DestinationConnection',
         'DeliveryConnection',
+        'DoNotContactEntryConnection',
       ].sort(),
     );
     for (const connection of connections) {
@@ -251,6 +252,7 @@ describe('global object identification', () => {
       'Dataset',
       'Delivery',
       'Destination',
+      'DoNotContactEntry',
       'Invitation',
       'Lead',
       'LedgerEntry',
