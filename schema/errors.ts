@@ -29,6 +29,7 @@ export const REST_ERROR_CODES: Record<string, string> = {
   connection_not_found: 'No provider connection of that id in this account.',
   destination_not_found: 'No destination of that id in this account.',
   delivery_not_found: 'No delivery of that id in this account.',
+  drop_file_invalid: 'The file is not a DROP download or response file as the DROP specification defines it.',
   suppression_not_found: 'No do-not-contact entry of that id in this account.',
   suppression_kept: 'The entry came from the person’s own request (an opt-out), and stays.',
   provider_unavailable: 'The provider (HubSpot, Slack…) could not be reached; try again in a moment.',

@@ -270,6 +270,9 @@ export async function startNextStep(
   runId: string,
   next: { tool: string; column?: string; input?: Record<string, unknown> },
 ) {
+  const given: unknown = next.input;
+  if (given !== undefined && (given === null || typeof given !== 'object' || Array.isArray(given)))
+    throw new ValidationError([{ path: 'input', message: 'must be an object of the tool’s other fields' }]);
   const run = await getRun(core.db, principal.accountId, runId);
   const link = findLink(run.tool, next.tool, next.column);
   if (!link) {
