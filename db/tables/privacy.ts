@@ -1,6 +1,18 @@
-import { index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { sql } from 'drizzle-orm';
 import { accountTable } from './accounts.ts';
+import { runTable } from './runs.ts';
 
 /** What a suppression entry names (src/privacy/suppression.ts normalises each). */
 export const SUPPRESSION_KINDS = ['email', 'domain', 'phone', 'profile', 'hash'] as const;
@@ -34,3 +46,78 @@ export const suppressionTable = pgTable(
   ],
 );
 export type Suppression = typeof suppressionTable.$inferSelect;
+
+/** DROP list types the gateway holds records for, as stored here (lower case). */
+export const HASHED_LIST_TYPES = ['email', 'phone'] as const;
+export type HashedListType = (typeof HASHED_LIST_TYPES)[number];
+
+/** Where an indexed identifier was found. */
+export const IDENTIFIER_SOURCES = ['person', 'property', 'rental_host', 'run_item'] as const;
+export type IdentifierSource = (typeof IDENTIFIER_SOURCES)[number];
+
+/**
+ * Where each person's identifiers are held, by their DROP hash (docs/privacy.md): the catalog's people,
+ * property owners and rental hosts (kept current by triggers, migration 0035, on every write however
+ * made), and the rows runs stored (written with each batch, removed with the run). A DROP list and an
+ * erasure find a person's records here by one index lookup.
+ */
+export const identifierHashTable = pgTable(
+  'identifier_hash',
+  {
+    listType: text('list_type', { enum: HASHED_LIST_TYPES }).notNull(),
+    /** SHA-256 of the DROP-standardised identifier, Base64 (as DROP lists carry it). */
+    hash: text('hash').notNull(),
+    source: text('source', { enum: IDENTIFIER_SOURCES }).notNull(),
+    /** The catalog row's id (sources other than run_item). */
+    recordId: bigint('record_id', { mode: 'number' }),
+    runId: text('run_id').references(() => runTable.id, { onDelete: 'cascade' }),
+    seq: integer('seq'),
+  },
+  (t) => [
+    index('identifier_hash_idx').on(t.hash, t.listType),
+    index('identifier_hash_record_idx').on(t.source, t.recordId),
+    index('identifier_hash_run_idx').on(t.runId, t.seq),
+  ],
+);
+
+export const DROP_CYCLE_STATES = ['reading', 'matching', 'answered', 'uploaded'] as const;
+export type DropCycleState = (typeof DROP_CYCLE_STATES)[number];
+
+/** One downloaded DROP archive and what became of it; the archive's name makes a re-run the same cycle. */
+export const dropCycleTable = pgTable('drop_cycle', {
+  id: text('id').primaryKey(),
+  fileName: text('file_name').notNull().unique(),
+  state: text('state', { enum: DROP_CYCLE_STATES }).notNull().default('reading'),
+  workItems: integer('work_items').notNull().default(0),
+  removed: integer('removed').notNull().default(0),
+  deleted: integer('deleted').notNull().default(0),
+  optedOut: integer('opted_out').notNull().default(0),
+  notFound: integer('not_found').notNull().default(0),
+  /** Catalog and run rows deleted. */
+  recordsDeleted: integer('records_deleted').notNull().default(0),
+  startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
+  answeredAt: timestamp('answered_at', { withTimezone: true }),
+  uploadedAt: timestamp('uploaded_at', { withTimezone: true }),
+});
+export type DropCycle = typeof dropCycleTable.$inferSelect;
+
+/** A cycle's work items as read, in file order, each with the status it was answered (null until matched). */
+export const dropWorkItemTable = pgTable(
+  'drop_work_item',
+  {
+    cycleId: text('cycle_id')
+      .notNull()
+      .references(() => dropCycleTable.id, { onDelete: 'cascade' }),
+    /** The CSV it came from and its line: the response lists items in this order. */
+    file: text('file').notNull(),
+    line: integer('line').notNull(),
+    /** As in the archive (`Email`, `NDZ`…). */
+    listType: text('list_type').notNull(),
+    workItemId: text('work_item_id').notNull(),
+    hash: text('hash').notNull(),
+    /** A withdrawn identifier (the Removed file): never answered. */
+    removed: boolean('removed').notNull().default(false),
+    status: smallint('status'),
+  },
+  (t) => [primaryKey({ columns: [t.cycleId, t.file, t.line] })],
+);

@@ -7,9 +7,9 @@ import { openDatabase } from '../database.ts';
 import { createLogger } from '../logger.ts';
 import { createAccount, createApiKey, getAccount, revokeApiKey, setPlan } from '../accounts/accounts.ts';
 import { getBalances, grantPlanCredits } from '../billing/wallet.ts';
-import { walletView } from '../endpoints/api/account.ts';
 import { usdToMicros } from '../billing/money.ts';
 import { registerImportCommand } from './import-command.ts';
+import { registerPrivacyCommand } from './privacy-command.ts';
 import { registerReportCommand } from './report-command.ts';
 
 const config = loadConfig();
@@ -70,6 +70,8 @@ accounts
   .requiredOption('--account <id>', 'account id')
   .requiredOption('--credits <usd>', 'plan credits to add, in USD', dollars)
   .action(async (opts: { account: string; credits: string }) => {
+    // Loaded here: the endpoint declarations weigh a second on every other command's start.
+    const { walletView } = await import('../endpoints/api/account.ts');
     const wallet = await withDatabase((db) =>
       db.transaction(async (tx) => {
         await getAccount(tx, opts.account);
@@ -192,6 +194,7 @@ program
 
 registerImportCommand(program, withDatabase);
 registerReportCommand(program, withDatabase);
+registerPrivacyCommand(program, withDatabase);
 
 try {
   await program.parseAsync(process.argv);

@@ -10,12 +10,15 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Database, Executor } from '../../db/client.ts';
 import {
+  type HashedListType,
   SUPPRESSION_KINDS,
   type SuppressionKind,
   type SuppressionSource,
   suppressionTable,
 } from '../../db/tables/privacy.ts';
 import type { Row } from '../tools/types.ts';
+import { dropHash } from './drop/hash.ts';
+import { standardizeEmail, standardizePhone } from './drop/standardize.ts';
 
 export const newSuppressionId = () => `sup_${randomBytes(10).toString('base64url')}`;
 
@@ -111,15 +114,31 @@ export function identifiersOf(row: Row): Record<Exclude<SuppressionKind, 'hash'>
 /** Checks rows for one account: which of them are suppressed (one query for the whole batch). */
 export type SuppressionCheck = (rows: readonly Row[]) => Promise<boolean[]>;
 
-/** Hashes of identifiers as DROP lists carry them, when DROP matching is on (src/privacy/drop). */
-export type HashesOf = (ids: ReturnType<typeof identifiersOf>) => string[];
+/**
+ * The DROP hashes of a row's identifiers (its e-mails and phones), each as `<list type>:<hash>` as `hash`
+ * entries are kept: a person a DROP list named is suppressed whatever form their identifiers take here.
+ */
+export function dropHashesOf(ids: ReturnType<typeof identifiersOf>): { listType: HashedListType; hash: string }[] {
+  const hashes: { listType: HashedListType; hash: string }[] = [];
+  for (const email of ids.email) {
+    const standard = standardizeEmail(email);
+    if (standard) hashes.push({ listType: 'email', hash: dropHash(standard) });
+  }
+  for (const phone of ids.phone) {
+    const standard = standardizePhone(phone);
+    if (standard) hashes.push({ listType: 'phone', hash: dropHash(standard) });
+  }
+  return hashes;
+}
 
-export function suppressionCheck(db: Executor, accountId: string | null, hashesOf?: HashesOf): SuppressionCheck {
+export const hashEntry = (listType: string, hash: string) => `${listType.toLowerCase()}:${hash}`;
+
+export function suppressionCheck(db: Executor, accountId: string | null): SuppressionCheck {
   return async (rows) => {
     if (rows.length === 0) return [];
     const ids = rows.map(identifiersOf);
     const wanted = new Map<SuppressionKind, Set<string>>(SUPPRESSION_KINDS.map((k) => [k, new Set()]));
-    const hashes = ids.map((id) => hashesOf?.(id) ?? []);
+    const hashes = ids.map((id) => dropHashesOf(id).map((h) => hashEntry(h.listType, h.hash)));
     ids.forEach((id, i) => {
       for (const kind of ['email', 'domain', 'phone', 'profile'] as const)
         for (const value of id[kind]) wanted.get(kind)?.add(value);

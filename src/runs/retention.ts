@@ -23,6 +23,7 @@ export async function purgeExpiredResults(db: Database, now: Date): Promise<{ ru
       const deleted = (await tx.execute(
         sql`with d as (delete from run_item where run_id in ${ids} returning 1) select count(*)::int as n from d`,
       )) as unknown as { n: number }[];
+      await tx.execute(sql`delete from identifier_hash where run_id in ${ids}`);
       await tx.execute(sql`update run set purged_at = ${now.toISOString()}::timestamptz where id in ${ids}`);
       return { runs: ids.length, rows: oneRow(deleted, 'count of deleted rows').n };
     });

@@ -3,6 +3,7 @@
  * in one transaction; a last batch stored with the run's end.
  */
 import { recordDelivered } from '../../datasets/index.ts';
+import { indexRunRows } from '../../privacy/identifier-index.ts';
 import { eq, sql } from 'drizzle-orm';
 import type { Transaction } from '../../../db/client.ts';
 import { runTable, type Run, type RunStatus } from '../../../db/tables/runs.ts';
@@ -81,7 +82,9 @@ async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promis
     run.datasetName && identities && rows.length > 0
       ? recordDelivered(tx, run.accountId, run.datasetName, run.id, firstSeq, identities)
       : undefined;
-  const [, [updated]] = await Promise.all([insert, update, delivered]);
+  // Where the rows' people are held (src/privacy/identifier-index.ts), for erasures and DROP lists.
+  const indexed = rows.length > 0 ? indexRunRows(tx, run.id, firstSeq, rows) : undefined;
+  const [, [updated]] = await Promise.all([insert, update, delivered, indexed]);
   return updated;
 }
 
