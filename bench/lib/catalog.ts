@@ -55,6 +55,7 @@ import {
   type Suite,
 } from './harness.ts';
 import { quoteIdentifier as quote } from '../../db/identifiers.ts';
+import { importSuppression } from '../../src/privacy/imports.ts';
 
 export interface CatalogOptions {
   /** Seed scale of the source database. Default `large`. */
@@ -381,7 +382,12 @@ async function benchImport(
   const nodeBefore = process.cpuUsage();
   const start = performance.now();
   current = { phase: 'reading', at: start };
-  const result = await importFile(sql, { dataset, file, onProgress: (p) => mark(p.phase) });
+  const result = await importFile(sql, {
+    dataset,
+    file,
+    suppressed: importSuppression,
+    onProgress: (p) => mark(p.phase),
+  });
   const secs = seconds(start);
   const node = process.cpuUsage(nodeBefore);
   const serverAfter = await server.cpuSeconds();

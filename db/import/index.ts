@@ -31,6 +31,19 @@ export interface ImportSummary {
   invalid: number;
   /** Rows replaced by a later row with the same natural key in the same file. */
   duplicatesInFile: number;
+  /** Rows about people on the deployment's suppression list, left out (ImportOptions.suppressed). */
+  suppressed: number;
+}
+
+/**
+ * The application's suppression rule (src/privacy/imports.ts), as an import calls it: no catalog import
+ * may bring back a person on the deployment's suppression list. Read through the import's transaction.
+ */
+export interface SuppressedRows {
+  /** Whether the list holds anything at all (when not, no row is read back). */
+  any(tx: postgres.TransactionSql): Promise<boolean>;
+  /** Which of `rows` (column name to value) are about suppressed people. */
+  check(tx: postgres.TransactionSql, rows: Record<string, unknown>[]): Promise<boolean[]>;
 }
 
 export interface ImportResult {
@@ -75,6 +88,8 @@ export interface ImportOptions {
    * ends it and lets go of the table's locks; default 30 s. The import then fails, nothing loaded.
    */
   idleLimitMs?: number;
+  /** The suppression rule: rows about suppressed people are left out and counted. */
+  suppressed: SuppressedRows;
   /** Runs inside the import transaction once the rows are applied, just before commit. */
   beforeCommit?: (tx: postgres.TransactionSql) => Promise<void> | void;
 }
@@ -123,7 +138,7 @@ export function formatOf(file: string): ImportFormat {
 }
 
 function emptySummary(dataset: string): ImportSummary {
-  return { dataset, rows: 0, inserted: 0, updated: 0, unchanged: 0, invalid: 0, duplicatesInFile: 0 };
+  return { dataset, rows: 0, inserted: 0, updated: 0, unchanged: 0, invalid: 0, duplicatesInFile: 0, suppressed: 0 };
 }
 
 /** Bad rows in line order, one entry per line. */
@@ -289,6 +304,46 @@ interface Loaded {
   errors: RowError[];
 }
 
+/** Rows read back and checked at a time when leaving out suppressed people. */
+const SUPPRESSION_CHUNK = 5_000;
+
+/**
+ * Deletes from `relation` (the staging table, keyed by `line`, or the table a first load filled, by
+ * `id`) the rows the suppression rule names, a chunk at a time in key order; answers how many.
+ */
+async function leaveOutSuppressed(
+  tx: postgres.TransactionSql,
+  run: Run,
+  relation: string,
+  key: 'line' | 'id',
+  rule: SuppressedRows,
+): Promise<number> {
+  if (!(await rule.any(tx))) return 0;
+  let left = 0;
+  let after = '-1';
+  for (;;) {
+    const rows = await run(
+      tx.unsafe<{ key: string; row: Record<string, unknown> }[]>(
+        `select ${key}::text as key, to_jsonb(s) - '${key}' as row from ${relation} s
+         where ${key} > $1 order by ${key} limit ${SUPPRESSION_CHUNK}`,
+        [after],
+      ),
+    );
+    const last = rows.at(-1);
+    if (!last) return left;
+    const suppressed = await rule.check(
+      tx,
+      rows.map((r) => r.row),
+    );
+    const keys = rows.filter((_, i) => suppressed[i]).map((r) => r.key);
+    if (keys.length > 0) {
+      await run(tx.unsafe(`delete from ${relation} where ${key}::text = any($1::text[])`, [keys]));
+      left += keys.length;
+    }
+    after = last.key;
+  }
+}
+
 async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: ImportOptions): Promise<Loaded> {
   const q = statements(dataset);
   const signal = options.signal;
@@ -334,7 +389,8 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
     summary.duplicatesInFile = await finishFirstLoad(tx, run, dataset, first, (removing) =>
       progress(removing ? 'removing duplicates' : 'rebuilding indexes'),
     );
-    summary.inserted = rows.staged - summary.duplicatesInFile;
+    summary.suppressed = await leaveOutSuppressed(tx, run, quote(dataset.table), 'id', options.suppressed);
+    summary.inserted = rows.staged - summary.duplicatesInFile - summary.suppressed;
     return { summary, errors };
   };
 
@@ -368,7 +424,9 @@ async function load(sql: Sql, dataset: Dataset, format: ImportFormat, options: I
 
     progress('removing duplicates');
     summary.duplicatesInFile = (await run(tx.unsafe(q.dedupe))).count;
-    const distinct = rows.staged - new Set(badReferences.map((e) => e.line)).size - summary.duplicatesInFile;
+    summary.suppressed = await leaveOutSuppressed(tx, run, STAGING, 'line', options.suppressed);
+    const distinct =
+      rows.staged - new Set(badReferences.map((e) => e.line)).size - summary.duplicatesInFile - summary.suppressed;
 
     let rebuilding = false;
     const mode = options.rebuildIndexes ?? 'auto';

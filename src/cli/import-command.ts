@@ -8,6 +8,7 @@ import {
   type ImportProgress,
   type RowError,
 } from '../../db/import/index.ts';
+import { importSuppression } from '../privacy/imports.ts';
 
 type WithDatabase = <T>(fn: (db: Database, sql: Sql) => Promise<T>) => Promise<T>;
 
@@ -78,6 +79,7 @@ export function registerImportCommand(program: Command, withDatabase: WithDataba
         const result = await withDatabase((_db, sql) =>
           importFile(sql, {
             dataset,
+            suppressed: importSuppression,
             file,
             format: opts.format,
             skipInvalid: opts.skipInvalid,

@@ -67,8 +67,7 @@ export async function deleteRecords(tx: Executor, records: readonly HeldRecord[]
   const hosts = ids('rental_host');
   const counted = async (query: Promise<unknown>) => ((await query) as { count?: number }).count ?? 0;
   let removed = 0;
-  if (people.length > 0)
-    removed += await counted(tx.execute(sql`delete from person where id in ${people}`));
+  if (people.length > 0) removed += await counted(tx.execute(sql`delete from person where id in ${people}`));
   if (properties.length > 0)
     removed += await counted(
       tx.execute(sql`update property set owner_name = null, owner_mailing_address = null,

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
-import { and, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import { eq, isNull, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Database, Executor } from '../../db/client.ts';
 import {
   type HashedListType,
@@ -111,7 +112,10 @@ export function identifiersOf(row: Row): Record<Exclude<SuppressionKind, 'hash'>
   return found;
 }
 
-/** Checks rows for one account: which of them are suppressed (one query for the whole batch). */
+/**
+ * Checks rows for one account (null: the deployment's list alone, as the shared catalog's imports do):
+ * which of them are suppressed, one query for the whole batch.
+ */
 export type SuppressionCheck = (rows: readonly Row[]) => Promise<boolean[]>;
 
 /**
@@ -133,7 +137,12 @@ export function dropHashesOf(ids: ReturnType<typeof identifiersOf>): { listType:
 
 export const hashEntry = (listType: string, hash: string) => `${listType.toLowerCase()}:${hash}`;
 
-export function suppressionCheck(db: Executor, accountId: string | null): SuppressionCheck {
+/** Runs the check's one query (SQL text and its parameters), where a drizzle executor is not at hand. */
+export type RunQuery = (text: string, params: unknown[]) => Promise<{ kind: string; value: string }[]>;
+
+const dialect = new PgDialect();
+
+export function suppressionCheck(db: Executor | RunQuery, accountId: string | null): SuppressionCheck {
   return async (rows) => {
     if (rows.length === 0) return [];
     const ids = rows.map(identifiersOf);
@@ -146,19 +155,21 @@ export function suppressionCheck(db: Executor, accountId: string | null): Suppre
     });
     const clauses = [...wanted].filter(([, values]) => values.size > 0);
     if (clauses.length === 0) return rows.map(() => false);
-    const hits = await db
-      .select({ kind: suppressionTable.kind, value: suppressionTable.value })
-      .from(suppressionTable)
-      .where(
-        and(
-          accountId ? or(isNull(suppressionTable.accountId), eq(suppressionTable.accountId, accountId)) : undefined,
-          or(
-            ...clauses.map(([kind, values]) =>
-              and(eq(suppressionTable.kind, kind), inArray(suppressionTable.value, [...values])),
-            ),
-          ),
+    // Each kind's values travel as one JSON parameter: a batch may name tens of thousands.
+    const query = sql`select kind, value from suppression
+      where ${accountId ? sql`(account_id is null or account_id = ${accountId})` : sql`account_id is null`}
+      and (${sql.join(
+        clauses.map(
+          ([kind, values]) =>
+            sql`(kind = ${kind} and value in (select json_array_elements_text(${JSON.stringify([...values])}::json)))`,
         ),
-      );
+        sql` or `,
+      )})`;
+    const compiled = typeof db === 'function' ? dialect.sqlToQuery(query) : undefined;
+    const hits =
+      typeof db === 'function' && compiled
+        ? await db(compiled.sql, compiled.params)
+        : ((await (db as Executor).execute(query)) as unknown as { kind: string; value: string }[]);
     if (hits.length === 0) return rows.map(() => false);
     const listed = new Set(hits.map((h) => `${h.kind}\u0000${h.value}`));
     return ids.map((id, i) => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importFile } from '../../db/import/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { importSuppression } from '../../src/privacy/imports.ts';
 
 /**
  * `person.company_industry` is a copy of `lower(company.industry)` that the lead search filters on
@@ -98,8 +99,8 @@ describe('person.company_industry follows the company', () => {
       'copy-import-b.test,Bob,Two,bob@copy-import-b.test',
       ',Cy,Three,cy@nowhere-import.test',
     ]);
-    await importFile(t.app.core.sql, { dataset: 'companies', file: companies });
-    await importFile(t.app.core.sql, { dataset: 'people', file: people });
+    await importFile(t.app.core.sql, { dataset: 'companies', file: companies, suppressed: importSuppression });
+    await importFile(t.app.core.sql, { dataset: 'people', file: people, suppressed: importSuppression });
     const industries = async () =>
       Object.fromEntries(
         (
@@ -117,14 +118,14 @@ describe('person.company_industry follows the company', () => {
       'copy-import-a.test,A,Medical Devices',
       'copy-import-b.test,B,Retail',
     ]);
-    await importFile(t.app.core.sql, { dataset: 'companies', file: changed });
+    await importFile(t.app.core.sql, { dataset: 'companies', file: changed, suppressed: importSuppression });
     expect(await industries()).toEqual({
       'ada@copy-import-a.test': 'medical devices',
       'bob@copy-import-b.test': 'retail',
       'cy@nowhere-import.test': null,
     });
     // Importing the same people again changes nothing.
-    const again = await importFile(t.app.core.sql, { dataset: 'people', file: people });
+    const again = await importFile(t.app.core.sql, { dataset: 'people', file: people, suppressed: importSuppression });
     expect(again.summary).toMatchObject({ inserted: 0, updated: 0, unchanged: 3 });
     expect(await stale()).toBe(0);
   });

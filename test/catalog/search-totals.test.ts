@@ -17,6 +17,7 @@ import { findLeads } from '../../src/catalog/leads/search.ts';
 import { estimatedTotal } from '../../src/catalog/sql.ts';
 import type { LeadFilters } from '../../src/sources/leads.ts';
 import { importFile } from '../../db/import/index.ts';
+import { importSuppression } from '../../src/privacy/imports.ts';
 
 /*
  * The size of a search: broad lead searches are counted exactly from person_facet_count, which every
@@ -163,7 +164,12 @@ describe('broad lead searches: exact totals from person_facet_count', () => {
         'Omar,New,,,,omar.new@facets-import.test,,',
       ].join('\n'),
     );
-    const result = await importFile(t.app.core.sql, { dataset: 'people', file, rebuildIndexes: false });
+    const result = await importFile(t.app.core.sql, {
+      dataset: 'people',
+      file,
+      rebuildIndexes: false,
+      suppressed: importSuppression,
+    });
     expect(result.summary).toMatchObject({ inserted: 2, updated: 3 });
     await rm(dir, { recursive: true });
     expect(await facetsDisagreeing()).toBe(0);

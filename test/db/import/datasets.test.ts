@@ -12,6 +12,7 @@ import {
   type ImportSummary,
 } from '../../../db/import/index.ts';
 import { importFixture, type ImportFixture } from '../../helpers/import.ts';
+import { importSuppression } from '../../../src/privacy/imports.ts';
 
 let f: ImportFixture;
 
@@ -20,14 +21,25 @@ beforeAll(async () => {
 });
 afterAll(() => f?.close());
 
-const run = (options: ImportOptions) => importFile(f.sql, options);
+const run = (options: Omit<ImportOptions, 'suppressed'>) =>
+  importFile(f.sql, { suppressed: importSuppression, ...options });
 
 function summary(dataset: string, counts: Partial<ImportSummary>): ImportSummary {
-  return { dataset, rows: 0, inserted: 0, updated: 0, unchanged: 0, invalid: 0, duplicatesInFile: 0, ...counts };
+  return {
+    dataset,
+    rows: 0,
+    inserted: 0,
+    updated: 0,
+    unchanged: 0,
+    invalid: 0,
+    duplicatesInFile: 0,
+    suppressed: 0,
+    ...counts,
+  };
 }
 
 /** Runs an import expected to be refused and returns the rejection. */
-async function refused(options: ImportOptions): Promise<ImportRejected> {
+async function refused(options: Omit<ImportOptions, 'suppressed'>): Promise<ImportRejected> {
   const err = await run(options).then(
     () => undefined,
     (e: unknown) => e,

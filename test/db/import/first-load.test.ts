@@ -9,6 +9,7 @@ import {
   type ImportSummary,
 } from '../../../db/import/index.ts';
 import { importFixture, type ImportFixture } from '../../helpers/import.ts';
+import { importSuppression } from '../../../src/privacy/imports.ts';
 
 /**
  * A first load (the table empty): the importer drops the secondary indexes, the natural-key index
@@ -24,7 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => f?.close());
 
-const run = (options: ImportOptions) => importFile(f.sql, options);
+const run = (options: Omit<ImportOptions, 'suppressed'>) =>
+  importFile(f.sql, { suppressed: importSuppression, ...options });
 
 /**
  * `work`, or a failure naming `what` and every session of the test's database (state, wait, query)
@@ -55,6 +57,7 @@ function summary(counts: Partial<ImportSummary>): ImportSummary {
     unchanged: 0,
     invalid: 0,
     duplicatesInFile: 0,
+    suppressed: 0,
     ...counts,
   };
 }

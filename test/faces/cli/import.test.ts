@@ -83,6 +83,7 @@ describe('npx leadgate import', () => {
       unchanged: 0,
       invalid: 0,
       duplicatesInFile: 0,
+      suppressed: 0,
     });
     expect(
       await f.sql`select domain, name, keywords, founded from company where domain like 'cli-%' order by domain`,
@@ -137,6 +138,7 @@ describe('npx leadgate import', () => {
       unchanged: 0,
       invalid: 2,
       duplicatesInFile: 0,
+      suppressed: 0,
     });
     expect(out.stderr).toBe(`${BAD_LINES.join('\n')}\n2 invalid rows skipped (see ${errors})\n`);
     expect((await f.errorsIn(errors)).map((e) => e.line)).toEqual(['3', '4']);
@@ -158,6 +160,7 @@ describe('npx leadgate import', () => {
       unchanged: 0,
       invalid: 0,
       duplicatesInFile: 0,
+      suppressed: 0,
     });
     expect(await f.sql`select name, is_pro from rental_host where host_key = 'https://cli-import.test/u/1'`).toEqual([
       { name: 'Ann', is_pro: true },
