@@ -4,7 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropHash } from '../../src/privacy/drop/hash.ts';
 import { standardizeEmail, standardizePhone } from '../../src/privacy/drop/standardize.ts';
+import { importFile } from '../../db/import/index.ts';
 import { runDropCycle } from '../../src/privacy/drop-cycle.ts';
+import { importSuppression } from '../../src/privacy/imports.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { leadgate } from '../helpers/process.ts';
 import { zipSync } from './drop/zip-writer.ts';
@@ -71,14 +73,22 @@ describe('the identifier index', () => {
     };
     const cases = vectors.fields.filter((v) => v.field === 'email' || v.field === 'phone');
     expect(cases.length).toBeGreaterThan(2);
-    const odd = ['  Anna.Smith@Domain.COM\u00a0', 'x\u3000Y@b.c', '+84(90)123 4567', '１２３-４５６-７８９０ ext 12', '', ' '];
+    const odd = [
+      '  Anna.Smith@Domain.COM\u00a0',
+      'x\u3000Y@b.c',
+      '+84(90)123 4567',
+      '１２３-４５６-７８９０ ext 12',
+      '',
+      ' ',
+    ];
     for (const input of [...cases.map((c) => c.input), ...odd]) {
       const [row] = await t.app.core.sql`select drop_email_hash(${input}) as email, drop_phone_hash(${input}) as phone`;
       const js = (s: string | undefined) => (s === undefined ? null : dropHash(s));
       expect(row, input).toEqual({ email: js(standardizeEmail(input)), phone: js(standardizePhone(input)) });
     }
     for (const v of cases) {
-      const [row] = await t.app.core.sql`select drop_email_hash(${v.input}) as email, drop_phone_hash(${v.input}) as phone`;
+      const [row] = await t.app.core
+        .sql`select drop_email_hash(${v.input}) as email, drop_phone_hash(${v.input}) as phone`;
       expect(row?.[v.field as 'email' | 'phone']).toBe(v.hash);
     }
   });
@@ -162,6 +172,22 @@ describe('a DROP cycle', () => {
     });
     expect(again.rows.map((r) => r.name)).not.toContain(place.name);
     expect(again.status.suppressed).toBeGreaterThanOrEqual(1);
+
+    // A later catalog import that brings the deleted person and the opted-out number back leaves them out.
+    const csv = path.join(dir, 'people.csv');
+    await writeFile(
+      csv,
+      [
+        'first_name,last_name,email,phone',
+        `${a.first_name},${a.last_name},${a.email},`,
+        `Other,Person,other.person@drop-import.test,${b.phone}`,
+        'Kept,Person,kept.person@drop-import.test,',
+      ].join('\n'),
+    );
+    const imported = await importFile(sql, { dataset: 'people', file: csv, suppressed: importSuppression });
+    expect(imported.summary).toMatchObject({ rows: 3, inserted: 1, suppressed: 2 });
+    expect(await people(`where email in ('${a.email}', 'other.person@drop-import.test')`)).toEqual([]);
+    expect((await people(`where email = 'kept.person@drop-import.test'`)).length).toBe(1);
 
     // The same archive again: the same answers, nothing done twice.
     const repeated = await runDropCycle(t.app.core.db, zip, { out: `${out}/` });

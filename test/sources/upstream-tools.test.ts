@@ -6,6 +6,9 @@ import { startFakeApify, type FakeApify, type FakeRun } from '../helpers/fake-ap
 import { waitFor } from '../helpers/wait.ts';
 import { getTool } from '../../src/tools/index.ts';
 import { upstreamDeclaration } from '../../src/tools/upstream/index.ts';
+import { dropHash } from '../../src/privacy/drop/hash.ts';
+import { standardizeEmail } from '../../src/privacy/drop/standardize.ts';
+import { addSuppressions, hashEntry } from '../../src/privacy/suppression.ts';
 
 /**
  * The other declared tools on their actors, and the money bound: each start sends the actor the
@@ -235,6 +238,21 @@ describe('declared tools', { timeout: 60_000 }, () => {
     expect(mixed.status).toBe(400);
     expect(mixed.body.error.message).toContain('place links together with a search (it runs its links alone)');
     expect(fake.runs.length).toBe(before);
+  });
+
+  it('lead scraper: a person a DROP list named, in any spelling of their address, never leaves the run', async () => {
+    const { apiKey: key } = await t.account({ creditsMicros: 50_000_000n });
+    // The deployment's list holds the hash alone, as a DROP cycle leaves it.
+    const hash = dropHash(standardizeEmail('Opted.Out@DropNamed.example') as string);
+    await addSuppressions(t.app.core.db, null, [{ kind: 'hash', value: hashEntry('Email', hash) }], 'drop');
+    const url = 'https://app.apollo.io/#/people?personTitles[]=cfo';
+    const { runId, upstream } = await start(key, '/api/v1/scrape/leadplatform', { url, count: 500 });
+    const lead = (first: string, email: string) => ({ first_name: first, last_name: 'Doe', email, job_title: 'CFO' });
+    upstream.push(lead('Named', ' opted.out@dropnamed.EXAMPLE'), lead('Free', 'free.doe@dropnamed.example'));
+    upstream.set('SUCCEEDED');
+    const status = await t.waitForRun(key, runId);
+    expect(status).toMatchObject({ status: 'SUCCEEDED', suppressed: 1 });
+    expect((await rows(key, runId)).map((r) => r.email)).toEqual(['free.doe@dropnamed.example']);
   });
 
   it("lead scraper: filters in the actor's words; one it has no word for is refused at start, naming it", async () => {
