@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { drop, type DropConfig } from './config/drop.ts';
 import proxyaddr from '@fastify/proxy-addr';
 import { PLANS, SUBSCRIPTION_STATUSES, type Plan, type SubscriptionStatus } from '../db/tables/accounts.ts';
 import { EXACT_TOTAL_LIMIT } from './catalog/sql.ts';
@@ -169,6 +170,8 @@ export interface Config {
   payments: PaymentsConfig;
   /** Provider connections and destinations (docs/destinations.md). */
   destinations: DestinationsConfig;
+  /** California's DROP deletion cycles (docs/drop.md). */
+  drop: DropConfig;
 }
 
 export interface MailConfig {
@@ -262,6 +265,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     passwordCost: { memoryKib: 19 * 1024, passes: 2 },
     payments: payments(env),
     destinations: destinations(env),
+    drop: drop(env, path.resolve(env.LEADGATE_DATA_DIR ?? '.data')),
     ...upstream(env),
   };
 }

@@ -4,7 +4,7 @@ import type { Core } from '../src/core.ts';
 import { createJobRouter, type JobRouter } from '../src/workers/routing.ts';
 import { startLiveness, type Liveness } from '../src/workers/liveness.ts';
 import { observeJobs } from '../src/shared/metrics.ts';
-import { createTaskList, CRONTAB } from './tasks.ts';
+import { createTaskList, CRONTAB, DROP_CRONTAB } from './tasks.ts';
 import { isDatabaseUnavailable } from '../src/shared/errors.ts';
 
 export interface WorkerOptions {
@@ -124,7 +124,7 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
       pollInterval: pollMs * concurrency,
       noHandleSignals: true,
       taskList: createTaskList(core, shutdown.signal),
-      crontab: CRONTAB,
+      crontab: core.config.drop.apiKey ? CRONTAB + DROP_CRONTAB : CRONTAB,
       logger,
       events,
       // One worker process looks for each new job, not all (src/workers/routing.ts).

@@ -2,6 +2,7 @@ import type { TaskList } from 'graphile-worker';
 import type { Core } from '../src/core.ts';
 import { executeRun } from '../src/runs/engine/index.ts';
 import { housekeeping } from '../src/runs/retention.ts';
+import { type DropSyncOutcome, syncWithDrop } from '../src/privacy/drop-sync.ts';
 import { deliverWebhook } from '../src/webhooks/deliver.ts';
 import { settleUpstreamCost } from '../src/runs/upstream.ts';
 import { applyStripeEvent } from '../src/billing/payments/events.ts';
@@ -129,6 +130,25 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
       const deliver = () => runDelivery(core, payload.deliveryId, signal, { last });
       await throughOutages(core, signal, `delivery ${payload.deliveryId}`, deliver, true);
     },
+    [JOBS.dropCycle]: async (_payload, helpers) => {
+      const config = core.config.drop;
+      if (!config.apiKey) return; // scheduled by a process that had the key; this one has none
+      let outcome: DropSyncOutcome | undefined;
+      const sync = async () => {
+        outcome = await syncWithDrop(core.db, config);
+      };
+      await throughOutages(core, shutdown, 'DROP cycle', sync, false);
+      if (outcome?.kind === 'preparing') {
+        const runAt = new Date(Date.now() + outcome.retryAfterSeconds * 1000);
+        await helpers.addJob(JOBS.dropCycle, {}, { runAt, jobKey: JOBS.dropCycle });
+      } else if (outcome?.kind === 'processed') {
+        const c = outcome.cycle;
+        helpers.logger.info(
+          `DROP ${c.name}: ${c.workItems} work items, ${c.deleted} deleted, ${c.optedOut} opted out, ` +
+            `${c.notFound} not found; answers sent`,
+        );
+      }
+    },
     [JOBS.housekeeping]: async (_payload, helpers) => {
       await throughOutages(
         core,
@@ -153,3 +173,5 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
  * housekeeping every hour, at minute 7; the account schedules' ticks every minute.
  */
 export const CRONTAB = `7 * * * * ${JOBS.housekeeping}\n* * * * * ${JOBS.fireSchedules}\n`;
+/** With DROP_API_KEY, the DROP cycle once a day (at 11:23 UTC: 3:23 in California, outside DROP's 1–3 AM window). */
+export const DROP_CRONTAB = `23 11 * * * ${JOBS.dropCycle}\n`;

@@ -57,11 +57,6 @@ async function planCycle(
   out: string | undefined,
 ): Promise<{ name: string; folder: string | undefined }> {
   const files = await listDropArchive(zipPath);
-  const names = new Set(files.map((f) => `${f.date}_${f.dataBrokerId}`));
-  if (names.size !== 1)
-    throw new DropFormatError(
-      `${path.basename(zipPath)}: its lists must share one date and data broker ID (found ${[...names].join(', ') || 'no list'})`,
-    );
   const lists = files.filter((f) => isListType(f.dataType)).map((f) => f.name);
   const folder =
     out === undefined
@@ -73,8 +68,20 @@ async function planCycle(
     throw new DropOutError(
       `the archive holds ${lists.length} lists to answer (${lists.join(', ')}): give --out a folder`,
     );
-  return { name: [...names][0] as string, folder };
+  return { name: nameOf(zipPath, files), folder };
 }
+
+function nameOf(zipPath: string, files: readonly { date: string; dataBrokerId: string }[]): string {
+  const names = new Set(files.map((f) => `${f.date}_${f.dataBrokerId}`));
+  if (names.size !== 1)
+    throw new DropFormatError(
+      `${path.basename(zipPath)}: its lists must share one date and data broker ID (found ${[...names].join(', ') || 'no list'})`,
+    );
+  return [...names][0] as string;
+}
+
+/** The name of the cycle an archive starts: its lists' date and data broker ID (`20260312_4821`). */
+export const cycleNameOf = async (zipPath: string) => nameOf(zipPath, await listDropArchive(zipPath));
 
 /** `--out` names a file where the archive holds several lists. */
 export class DropOutError extends Error {}

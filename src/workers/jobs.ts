@@ -31,6 +31,11 @@ export const JOBS = {
   advancePipeline: 'advance_pipeline',
   /** Sends a run's (or a pipeline's) rows to a destination (destinations/deliveries.ts); added by its end. */
   deliverRows: 'deliver_rows',
+  /**
+   * Answers DROP's last archive if still unsent, then fetches and processes the next (privacy/drop-sync.ts);
+   * from the crontab daily when DROP_API_KEY is set, and again at the time DROP names while it prepares one.
+   */
+  dropCycle: 'drop_cycle',
 } as const;
 
 export interface JobPayloads {
@@ -43,4 +48,5 @@ export interface JobPayloads {
   [JOBS.fireSchedules]: Record<string, never>;
   [JOBS.advancePipeline]: { pipelineId: string };
   [JOBS.deliverRows]: { deliveryId: string };
+  [JOBS.dropCycle]: Record<string, never>;
 }
