@@ -5,7 +5,7 @@
  */
 
 /** Application domains: what catalog, sources and db never import. */
-const APPLICATION = '^src/(runs|events|webhooks|workers|billing|accounts|endpoints)/|^src/(core|app)\\.ts$';
+const APPLICATION = '^src/(runs|events|webhooks|workers|billing|accounts|endpoints|audit)/|^src/(core|app)\\.ts$';
 /** Faces and what starts them: what no domain imports. `src/http` is the request pipeline every face shares. */
 const FACES = '^(schema|src/rest|src/mcp|src/cli|src/console-routes|src/http|workers)/|^src/(app|main)\\.ts$';
 /**
@@ -19,6 +19,7 @@ const DOMAINS = [
   'workers',
   'billing',
   'accounts',
+  'audit',
   'catalog',
   'endpoints',
   'tools',

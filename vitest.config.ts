@@ -1,19 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files that count or time what live processes do in the background (fetches, wake-ups, samples),
- * or stop and restart processes and databases under a deadline: they run after the others, one at a
- * time, each in a fresh process (docs/testing.md).
+ * Files that count or time what live processes do in the background (fetches, wake-ups, samples,
+ * heartbeats, a replica's replay, a stop's deadline): they run after the others, one at a time, in one
+ * process of their own (docs/testing.md). Each stops all it started, as in `pairs`.
  */
 const ALONE = [
   'test/workers/job-routing.test.ts',
   'test/http/metrics.test.ts',
-  'test/runs/multi-process.test.ts',
-  'test/billing/multi-process.test.ts',
   'test/runs/crash-safety.test.ts',
   'test/http/shutdown-graceful.test.ts',
   'test/http/outage-database-restart.test.ts',
-  'test/events/resync-after-outage.test.ts',
   'test/sources/upstream-reattach.test.ts',
   'test/db/replica-reads.test.ts',
   'test/db/replica-downloads.test.ts',
@@ -26,6 +23,9 @@ const BROWSER = [
   'test/accounts/key-rights.test.ts',
   'test/faces/mcp/oauth.test.ts',
   'test/faces/console/destinations.test.ts',
+  'test/faces/console/opt-out.test.ts',
+  'test/faces/console/do-not-contact.test.ts',
+  'test/faces/console/audit.test.ts',
 ];
 
 /** Files that start child processes: the CLI, gateways and workers of their own, a fresh embedded Postgres. */
@@ -40,6 +40,10 @@ const PROCESSES = [
   'test/sources/upstream-apify.test.ts',
   'test/billing/credits.test.ts',
   'test/destinations/crash.test.ts',
+  'test/privacy/drop-cycle.test.ts',
+  'test/faces/cli/privacy.test.ts',
+  'test/runs/multi-process.test.ts',
+  'test/billing/multi-process.test.ts',
 ];
 
 /**
@@ -61,6 +65,9 @@ export default defineConfig({
     hookTimeout: 90_000,
     teardownTimeout: 30_000,
     env: FAST ? { FUZZ_CASES: process.env.FUZZ_CASES ?? '5' } : {},
+    // Transformed modules kept in node_modules from one run to the next, keyed by their content:
+    // `vitest --clearCache` empties it.
+    experimental: { fsModuleCache: true },
     projects: [
       {
         extends: true,
@@ -81,7 +88,7 @@ export default defineConfig({
         : [
             {
               extends: true as const,
-              test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } },
+              test: { name: 'alone', include: ALONE, isolate: false, maxWorkers: 1, sequence: { groupOrder: 1 } },
             },
           ]),
     ],

@@ -259,7 +259,7 @@ builder.objectField(RunRef, 'downloadPath', (t) =>
       'no scheme or host), for pages the gateway serves, such as the console: ' +
       `resolved against the page’s own address, it downloads from wherever the page was opened. ${SIGNED_LINK}`,
     args: { format: t.arg({ type: DownloadFormatEnum, required: true, description: 'The file format.' }) },
-    resolve: (run, { format }, ctx) => signedDownloadPath(ctx.core, ctx.principal.accountId, run, format),
+    resolve: (run, { format }, ctx) => signedDownloadPath(ctx.core, ctx.principal, run, format),
   }),
 );
 
@@ -271,7 +271,7 @@ builder.objectField(RunRef, 'downloadUrl', (t) =>
       `for programs and anything else that needs a whole URL. ${SIGNED_LINK}`,
     args: { format: t.arg({ type: DownloadFormatEnum, required: true, description: 'The file format.' }) },
     resolve: async (run, { format }, ctx) => {
-      const path = await signedDownloadPath(ctx.core, ctx.principal.accountId, run, format);
+      const path = await signedDownloadPath(ctx.core, ctx.principal, run, format);
       return path && `${ctx.core.config.publicUrl}${path}`;
     },
   }),

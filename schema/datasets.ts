@@ -205,6 +205,6 @@ builder.objectField(DatasetRef, 'downloadPath', (t) =>
       'A signed link (5 minutes, no key needed) to every row the dataset holds now in `format`, as a path on this ' +
       'server (`/api/downloads/…?…`), for pages the gateway serves, such as the console.',
     args: { format: t.arg({ type: DownloadFormatEnum, required: true, description: 'The file format.' }) },
-    resolve: (d, { format }, ctx) => signedFilePath(ctx.core, ctx.principal.accountId, d.id, format),
+    resolve: (d, { format }, ctx) => signedFilePath(ctx.core, ctx.principal, d.id, format),
   }),
 );

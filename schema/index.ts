@@ -27,6 +27,7 @@ import './destination-kinds.ts';
 import './destinations.ts';
 import './deliveries.ts';
 import './suppressions.ts';
+import './audit.ts';
 import './console.ts';
 import { builder } from './builder.ts';
 import { guardSubscriptions } from './subscription-access.ts';

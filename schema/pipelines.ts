@@ -153,7 +153,7 @@ PipelineRef.implement({
 async function pipelinePath(ctx: GraphQLContext, p: PipelineView, format: 'csv' | 'json' | 'ndjson') {
   if (!isPipelineEnded(p.status)) return null;
   assertNotExpired(await findPipeline(ctx.core.db, ctx.principal.accountId, p.id), ctx.core.clock());
-  return signedFilePath(ctx.core, ctx.principal.accountId, p.id, format);
+  return signedFilePath(ctx.core, ctx.principal, p.id, format);
 }
 
 registerNode('plp', 'Pipeline', {

@@ -393,8 +393,8 @@ for (const [endpoint, act] of [
         mutationPayload(async () => ({
           schedule:
             act === 'pause'
-              ? await pauseSchedule(ctx.core.db, ctx.principal.accountId, args.schedule)
-              : await resumeSchedule(ctx.core, ctx.principal.accountId, args.schedule),
+              ? await pauseSchedule(ctx.core.db, ctx.principal, args.schedule)
+              : await resumeSchedule(ctx.core, ctx.principal, args.schedule),
         })),
     }),
   );
@@ -406,7 +406,7 @@ builder.mutationField(graphqlFieldOf(deleteTaskSchedule), (t) =>
     resolve: (_, args, ctx) =>
       mutationPayload(async () => {
         const schedule = await findSchedule(ctx.core.db, ctx.principal.accountId, args.schedule);
-        await deleteSchedule(ctx.core.db, ctx.principal.accountId, schedule.id);
+        await deleteSchedule(ctx.core.db, ctx.principal, schedule.id);
         return { deletedId: schedule.id };
       }),
   }),

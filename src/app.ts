@@ -18,6 +18,7 @@ import { GRAPHIQL_ASSETS, GRAPHIQL_CSP, graphiqlRoutes, isGraphiQLRequest } from
 import { attachGraphQLWebSocket } from '../schema/server/graphql-ws.ts';
 import { RequestLogger, type Logger } from './logger.ts';
 import { restRoutes } from './rest/index.ts';
+import { operatorRoutes } from './rest/operator.ts';
 import { stripeHookRoute } from './rest/stripe-hook.ts';
 import { openApiRoute } from './rest/openapi.ts';
 import { mcpRoutes } from './mcp/http.ts';
@@ -26,6 +27,7 @@ import { admit, clientAddress, originAllowed, sessionCredentials } from './http/
 import { authRoutes } from './console-routes/identity.ts';
 import { oauthRoutes } from './console-routes/oauth.ts';
 import { connectionRoutes } from './console-routes/connections.ts';
+import { optOutRoutes } from './console-routes/opt-out.ts';
 import { protectedResourceRoutes } from './mcp/protected-resource.ts';
 import { AppError, coerceError, DatabaseUnavailableError } from './shared/errors.ts';
 import type { Principal } from './accounts/accounts.ts';
@@ -147,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<App> {
             (headers) => reply.headers(headers),
             clientAddress(config, req.raw),
             req.headers.authorization ? undefined : sessionCredentials(req.headers),
+            { userAgent: req.headers['user-agent'] },
           ),
         );
       } catch (raised) {
@@ -172,6 +175,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
     },
   });
   await http.register(restRoutes, { core });
+  // The operator API (/operator/v1): OPERATOR_TOKEN, not an API key; 404 while it is unset.
+  await http.register(operatorRoutes, { core });
   // Stripe's signed events: no API key, the raw body verified (billing/payments/events.ts).
   await http.register(stripeHookRoute, { core });
   await http.register(openApiRoute, { core });
@@ -183,6 +188,8 @@ export async function buildApp(options: AppOptions): Promise<App> {
   await http.register(connectionRoutes, { core });
   // The console's sign-in routes (/auth): sessions, invitations, password resets.
   await http.register(authRoutes, { core });
+  // The public opt-out page (/opt-out): no sign-in, server-rendered forms (docs/privacy.md).
+  await http.register(optOutRoutes, { core });
   await http.register(graphiqlRoutes);
   // The console's pages and files; the API routes above keep their paths.
   await http.register(consoleRoutes);

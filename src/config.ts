@@ -8,10 +8,13 @@ import { networkConfig, type NetworkConfig } from './config/network.ts';
 import { payments, type PaymentsConfig } from './config/payments.ts';
 import { destinations, type DestinationsConfig } from './config/destinations.ts';
 import { upstream, type ApifyConfig, type ToolSource } from './config/upstream.ts';
+import { operatorToken } from './config/operator.ts';
+import { optOut, type OptOutConfig } from './config/opt-out.ts';
 
 export type { NetworkConfig } from './config/network.ts';
 export type { PaymentsConfig, StripeConfig } from './config/payments.ts';
 export type { ApifyConfig, ToolSource } from './config/upstream.ts';
+export type { OptOutConfig } from './config/opt-out.ts';
 
 /**
  * Runtime configuration, read once from the environment. The sections with variables of their own are read
@@ -47,6 +50,11 @@ export interface Config {
   logLevel: string;
   /** Bearer token GET /metrics asks for; when unset, /metrics is open (docs/operations.md). Default none. */
   metricsToken: string | undefined;
+  /**
+   * SHA-256 (hex) of OPERATOR_TOKEN, the Bearer token of the operator API (/operator/v1); the token itself is
+   * not kept. Unset (default): the operator API answers 404.
+   */
+  operatorTokenSha256: string | undefined;
   /**
    * Port on which a standalone worker (`leadgate worker`) serves /metrics, /ready and /health; unset: none. Default
    * none.
@@ -170,6 +178,8 @@ export interface Config {
   payments: PaymentsConfig;
   /** Provider connections and destinations (docs/destinations.md). */
   destinations: DestinationsConfig;
+  /** The public opt-out page's limits and channels (docs/privacy.md#the-opt-out-page). */
+  optOut: OptOutConfig;
   /** California's DROP deletion cycles (docs/drop.md). */
   drop: DropConfig;
 }
@@ -238,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: int(env.WORKER_CONCURRENCY, 4),
     logLevel: env.LOG_LEVEL ?? 'info',
     metricsToken: env.METRICS_TOKEN || undefined,
+    ...operatorToken(env),
     metricsPort: env.METRICS_PORT ? int(env.METRICS_PORT, 0) : undefined,
     authCacheSecs: int(env.AUTH_CACHE_SECS, 5),
     resultRetentionHours: int(env.RESULT_RETENTION_HOURS, 48),
@@ -265,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     passwordCost: { memoryKib: 19 * 1024, passes: 2 },
     payments: payments(env),
     destinations: destinations(env),
+    optOut: optOut(env),
     drop: drop(env, path.resolve(env.LEADGATE_DATA_DIR ?? '.data')),
     ...upstream(env),
   };

@@ -3,10 +3,12 @@ import type { Core } from '../src/core.ts';
 import { executeRun } from '../src/runs/engine/index.ts';
 import { housekeeping } from '../src/runs/retention.ts';
 import { type DropSyncOutcome, syncWithDrop } from '../src/privacy/drop-sync.ts';
+import { purgeExpiredAuditEvents } from '../src/audit/audit.ts';
 import { deliverWebhook } from '../src/webhooks/deliver.ts';
 import { settleUpstreamCost } from '../src/runs/upstream.ts';
 import { applyStripeEvent } from '../src/billing/payments/events.ts';
 import { mailPasswordReset } from '../src/accounts/password-reset.ts';
+import { mailOptOutLink } from '../src/privacy/opt-out.ts';
 import { JOBS, type JobPayloads } from '../src/workers/jobs.ts';
 import { coerceError, DatabaseUnavailableError } from '../src/shared/errors.ts';
 import { waitForDatabase } from '../src/database.ts';
@@ -101,6 +103,10 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
       // Named without the address: the log hides mailboxes.
       await throughOutages(core, shutdown, 'password-reset mail', () => mailPasswordReset(core, payload.email), false);
     },
+    [JOBS.sendOptOutLink]: async (payload) => {
+      assertPayload(payload, 'email');
+      await throughOutages(core, shutdown, 'opt-out link mail', () => mailOptOutLink(core, payload.email), false);
+    },
     [JOBS.settleUpstreamCost]: async (payload) => {
       assertPayload(payload, 'runId');
       const settle = () => settleUpstreamCost({ db: core.db, engine: core.upstream }, payload.runId);
@@ -156,10 +162,11 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
         'housekeeping',
         async () => {
           const done = await housekeeping(core.db, core.clock());
-          if (done.runs > 0 || done.idempotencyKeys > 0)
+          const auditEvents = await purgeExpiredAuditEvents(core.db);
+          if (done.runs > 0 || done.idempotencyKeys > 0 || auditEvents > 0)
             helpers.logger.info(
               `housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ` +
-                `${done.idempotencyKeys} idempotency keys`,
+                `${done.idempotencyKeys} idempotency keys, ${auditEvents} audit events past retention`,
             );
         },
         false,

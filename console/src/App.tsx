@@ -29,6 +29,8 @@ const Connections = lazy(() => import('./pages/connections.tsx'));
 const Destinations = lazy(() => import('./pages/destinations.tsx'));
 const DestinationPage = lazy(() => import('./pages/destination.tsx'));
 const Consent = lazy(() => import('./pages/consent.tsx'));
+const DoNotContact = lazy(() => import('./pages/do-not-contact.tsx'));
+const AuditLog = lazy(() => import('./pages/audit.tsx'));
 
 const AUTH_PATHS = ['/sign-in', '/sign-up', '/forgot-password', '/reset-password', '/verify-email', '/invitations/'];
 /** An app connecting through OAuth: its consent page signs in by itself and stays on its route. */
@@ -113,9 +115,11 @@ export function App() {
               <Route path="/pipelines/:id" element={<PipelinePage />} />
               <Route path="/schedules" element={<Schedules />} />
               <Route path="/enrichment" element={<Enrichment />} />
+              <Route path="/do-not-contact" element={<DoNotContact />} />
               <Route path="/connections" element={<Connections />} />
               <Route path="/destinations" element={<Destinations />} />
               <Route path="/destinations/:id" element={<DestinationPage />} />
+              <Route path="/audit-log" element={<AuditLog />} />
               <Route path="*" element={<Navigate to="/" replace />} />
             </Routes>
           </Suspense>

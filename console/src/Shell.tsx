@@ -22,10 +22,12 @@ const PAGES: Page[] = [
   { to: '/connections', label: 'Connections' },
   { to: '/leads', label: 'Lead database' },
   { to: '/enrichment', label: 'Enrichment' },
+  { to: '/do-not-contact', label: 'Do not contact' },
   { to: '/keys', label: 'API keys', permission: 'keys' },
   { to: '/webhooks', label: 'Webhooks', permission: 'webhooks' },
   { to: '/members', label: 'Members', permission: 'members' },
   { to: '/billing', label: 'Billing', permission: 'billing' },
+  { to: '/audit-log', label: 'Audit log', permission: 'audit' },
   { to: '/sessions', label: 'Sessions' },
 ];
 

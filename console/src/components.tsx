@@ -65,23 +65,28 @@ export type FileFormat = 'CSV' | 'JSON' | 'NDJSON';
  * One button a format, each downloading a file through a signed link made on click (it lives minutes);
  * the browser downloads it like any file. A path: it resolves against the address this page was opened
  * at, whatever PUBLIC_URL says. `what` names the file in the buttons' accessible names when a page has
- * several sets of them (“Download dentists as CSV”).
+ * several sets of them (“Download dentists as CSV”); `verb` is what the buttons say (default Download).
  */
 export function DownloadButtons({
   formats,
   linkOf,
   what,
+  verb = 'Download',
 }: {
   formats: readonly FileFormat[];
-  /** The query answering the signed path for a format, and how to read the path from its data. */
-  linkOf(format: FileFormat): Promise<{ path: string | null | undefined; result: OperationResult }>;
+  /**
+   * The query (or mutation) answering the signed path for a format, how to read the path from its data,
+   * and why there is none when the answer says (a mutation's userErrors).
+   */
+  linkOf(format: FileFormat): Promise<{ path: string | null | undefined; result: OperationResult; refused?: string }>;
   what?: string;
+  verb?: string;
 }) {
   const [error, setError] = useState<string | null>(null);
   const download = async (format: FileFormat) => {
     setError(null);
-    const { path, result } = await linkOf(format);
-    if (!path) return setError(result.error?.graphQLErrors[0]?.message ?? 'The file is not available.');
+    const { path, result, refused } = await linkOf(format);
+    if (!path) return setError(refused ?? result.error?.graphQLErrors[0]?.message ?? 'The file is not available.');
     const link = document.createElement('a');
     link.href = path;
     link.download = '';
@@ -96,10 +101,10 @@ export function DownloadButtons({
           key={format}
           variant="light"
           size={what ? 'xs' : undefined}
-          aria-label={what ? `Download ${what} as ${format}` : undefined}
+          aria-label={what ? `${verb} ${what} as ${format}` : undefined}
           onClick={() => void download(format)}
         >
-          Download {format}
+          {verb} {format}
         </Button>
       ))}
       {error && (

@@ -19,3 +19,5 @@ export * from './payments.ts';
 export * from './oauth.ts';
 export * from './destinations.ts';
 export * from './privacy.ts';
+export * from './audit.ts';
+export * from './opt-out.ts';

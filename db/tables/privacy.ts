@@ -3,6 +3,7 @@ import {
   boolean,
   index,
   integer,
+  jsonb,
   pgTable,
   primaryKey,
   smallint,
@@ -121,3 +122,53 @@ export const dropWorkItemTable = pgTable(
   },
   (t) => [primaryKey({ columns: [t.cycleId, t.file, t.line] })],
 );
+
+/** What a person asked about their data: erasure (GDPR art. 17) or access (art. 15). */
+export const PRIVACY_REQUEST_KINDS = ['erasure', 'access'] as const;
+export type PrivacyRequestKind = (typeof PRIVACY_REQUEST_KINDS)[number];
+
+/**
+ * What a request found about the person, and for an erasure removed (src/privacy/requests.ts): catalog
+ * people, property owners and rental hosts, stored run rows and their runs, delivered-lead records, dataset
+ * identities, the accounts that held the person, suppression entries (added by an erasure, held at an
+ * access request), and records left because an identifier names other people too.
+ */
+export interface PrivacyCounts {
+  people: number;
+  propertyOwners: number;
+  rentalHosts: number;
+  runRows: number;
+  runs: number;
+  deliveredLeads: number;
+  datasetIdentities: number;
+  accounts: number;
+  suppressions: number;
+  /** Records reached only through an identifier that names other people too: kept, and not read out. */
+  shared: number;
+}
+
+/**
+ * The receipt of each request a person made about their data, kept as the record of it
+ * (docs/privacy.md): who asked, the identifiers as keyed hashes only (`<kind>:<hash>`, the audit log's
+ * `personHash`; never the identifier itself), and what was found and removed, counted.
+ */
+export const privacyRequestTable = pgTable(
+  'privacy_request',
+  {
+    id: text('id').primaryKey(),
+    kind: text('kind', { enum: PRIVACY_REQUEST_KINDS }).notNull(),
+    /** An erasure's suppression source: `erasure` (the operator's) or `opt_out` (the person's own); null for access. */
+    source: text('source', { enum: SUPPRESSION_SOURCES }),
+    /** Who asked, as written on the receipt: `operator`, `opt-out page`… */
+    requestedBy: text('requested_by').notNull(),
+    note: text('note'),
+    personHashes: text('person_hashes').array().notNull(),
+    counts: jsonb('counts').$type<PrivacyCounts>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('privacy_request_created_idx').on(t.createdAt.desc(), t.id.desc()),
+    index('privacy_request_person_idx').using('gin', t.personHashes),
+  ],
+);
+export type PrivacyRequest = typeof privacyRequestTable.$inferSelect;

@@ -101,7 +101,9 @@ export function attachGraphQLWebSocket(core: Core, graphql: GraphQLServer, wss: 
             session: socketSession(core.config, request, ctx.connectionParams),
           };
           // Opening a socket is a request of the key's budget; its address's failed authentications are counted.
-          const principal = await admit(core, credential.authorization, undefined, address, credential.session);
+          const principal = await admit(core, credential.authorization, undefined, address, credential.session, {
+            userAgent: request.headers['user-agent'],
+          });
           ctx.extra.access = guard.open(socket, new LiveAccess(core, credential, principal), address);
           delete (ctx.extra as { request?: unknown }).request;
           return true;

@@ -3,6 +3,7 @@ import type { Executor } from '../../db/client.ts';
 import { oneRow } from '../../db/rows.ts';
 import { accountTable } from '../../db/tables/accounts.ts';
 import { invitationTable, type Invitation, type Role } from '../../db/tables/identity.ts';
+import { byCaller, recordAudit } from '../audit/audit.ts';
 import { AppError, notFound, ValidationError } from '../shared/errors.ts';
 import { assertStorable } from '../shared/params.ts';
 import { invitationMail } from './mails.ts';
@@ -36,7 +37,7 @@ const pending = (now: Date) =>
 /**
  * Invites `email` to the caller's account with `role` and mails the link. Owners and admins invite;
  * only owners invite owners. 409 `already_member` when the address is a member already. A pending
- * invitation of the same address is replaced (its link stops working).
+ * invitation of the same address is replaced (its link stops working). Audited (`member.invited`).
  */
 export async function inviteMember(
   core: IdentityDeps,
@@ -73,7 +74,14 @@ export async function inviteMember(
         expiresAt: new Date(now.getTime() + INVITATION_MS),
       })
       .returning();
-    return oneRow(created, 'insert into invitation');
+    const invited = oneRow(created, 'insert into invitation');
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'member.invited',
+      target: { type: 'invitation', id: invited.id, label: email },
+      details: { email, role: input.role },
+    });
+    return invited;
   });
   const [account, inviter] = await Promise.all([
     core.db.select({ name: accountTable.name }).from(accountTable).where(eq(accountTable.id, principal.accountId)),
@@ -121,16 +129,24 @@ export async function loadInvitations(
   return ids.map((id) => rows.find((r) => r.id === id) ?? null);
 }
 
-/** Withdraws a pending invitation of the caller's account: its link stops working. 404 for none. */
+/** Withdraws a pending invitation of the caller's account: its link stops working. 404 for none. Audited. */
 export async function revokeInvitation(db: Executor, principal: Principal, id: string, now: Date): Promise<Invitation> {
   requireRole(principal, 'members');
-  const [revoked] = await db
-    .update(invitationTable)
-    .set({ revokedAt: now })
-    .where(and(eq(invitationTable.id, id), eq(invitationTable.accountId, principal.accountId), pending(now)))
-    .returning();
-  if (!revoked) throw notFound('Invitation');
-  return revoked;
+  return db.transaction(async (tx) => {
+    const [revoked] = await tx
+      .update(invitationTable)
+      .set({ revokedAt: now })
+      .where(and(eq(invitationTable.id, id), eq(invitationTable.accountId, principal.accountId), pending(now)))
+      .returning();
+    if (!revoked) throw notFound('Invitation');
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'invitation.revoked',
+      target: { type: 'invitation', id: revoked.id, label: revoked.email },
+      details: { email: revoked.email, role: revoked.role },
+    });
+    return revoked;
+  });
 }
 
 /** What the invitation page shows before the invitee accepts. */
@@ -171,7 +187,8 @@ export async function previewInvitation(core: IdentityDeps, token: string): Prom
 /**
  * Accepts an invitation and signs the invitee in on the inviting account. A new user is created when
  * the address has none (with `password`); an existing user proves it is them with their own password
- * (401 `invalid_credentials` otherwise). 404 `not_found` for a link that no longer works.
+ * (401 `invalid_credentials` otherwise). 404 `not_found` for a link that no longer works. Audited
+ * (`member.joined`, then the session's `session.signed_in`).
  */
 export async function acceptInvitation(
   core: IdentityDeps,
@@ -207,7 +224,15 @@ export async function acceptInvitation(
     }
     await tx.update(invitationTable).set({ acceptedAt: now }).where(eq(invitationTable.id, row.invitation.id));
     const membership = await addMembership(tx, row.invitation.accountId, user.id, row.invitation.role);
+    await recordAudit(tx, {
+      accountId: membership.accountId,
+      actor: { type: 'user', id: user.id },
+      client,
+      action: 'member.joined',
+      target: { type: 'membership', id: membership.id, label: user.email },
+      details: { role: membership.role },
+    });
     return { user, membership };
   });
-  return startSession(core, user, membership.accountId, membership.role, client);
+  return startSession(core, user, membership.accountId, membership.role, client, 'invitation');
 }

@@ -4,6 +4,7 @@ import type { Executor } from '../../db/client.ts';
 import { apiKeyTable, type ApiKey } from '../../db/tables/accounts.ts';
 import { membershipTable, type Role } from '../../db/tables/identity.ts';
 import type { Core } from '../core.ts';
+import { byCaller, recordAudit } from '../audit/audit.ts';
 import { fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { assertStorable } from '../shared/params.ts';
 import { createApiKey } from './accounts.ts';
@@ -28,7 +29,7 @@ const keyInput = z.object({
 
 /**
  * A key of the caller's account, named, optionally expiring, acting with
- * at most the caller's role; its secret is in the answer only.
+ * at most the caller's role; its secret is in the answer only. Audited (`api_key.created`).
  */
 export async function createNamedKey(
   core: Pick<Core, 'db' | 'clock'>,
@@ -44,10 +45,15 @@ export async function createNamedKey(
   const expiresAt = parsed.data.expiresAt ?? null;
   if (expiresAt && (Number.isNaN(expiresAt.getTime()) || expiresAt <= now))
     throw new ValidationError([{ path: 'expiresAt', message: 'must be in the future' }]);
-  const created = await createApiKey(core.db, principal.accountId, {
-    name: parsed.data.name,
-    expiresAt,
-    createdBy: userId,
+  const created = await core.db.transaction(async (tx) => {
+    const made = await createApiKey(tx, principal.accountId, { name: parsed.data.name, expiresAt, createdBy: userId });
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'api_key.created',
+      target: { type: 'api_key', id: made.keyId, label: `${made.key.name} (${made.prefix}…)` },
+      details: { name: made.key.name, expiresAt: expiresAt?.toISOString() ?? null },
+    });
+    return made;
   });
   return { ...created, key: { ...created.key, creatorRole: role } satisfies ListedKey };
 }
@@ -88,7 +94,7 @@ export async function loadKeys(
 /**
  * Revokes a key of the caller's account by id: it stops working on every face, at once in this process
  * (which forgets the keys it cached), in the others within the key cache time. 404 for none (or
- * revoked already).
+ * revoked already). Audited (`api_key.revoked`).
  */
 export async function revokeKey(
   core: Pick<Core, 'db' | 'auth' | 'clock'>,
@@ -97,12 +103,21 @@ export async function revokeKey(
 ): Promise<ListedKey> {
   const { db } = core;
   requireRole(principal, 'keys');
-  const [revoked] = await db
-    .update(apiKeyTable)
-    .set({ revokedAt: core.clock(), revokedReason: 'revoked' })
-    .where(and(eq(apiKeyTable.id, id), eq(apiKeyTable.accountId, principal.accountId), isNull(apiKeyTable.revokedAt)))
-    .returning({ id: apiKeyTable.id });
-  if (!revoked) throw notFound('API key');
+  const revoked = await db.transaction(async (tx) => {
+    const [key] = await tx
+      .update(apiKeyTable)
+      .set({ revokedAt: core.clock(), revokedReason: 'revoked' })
+      .where(and(eq(apiKeyTable.id, id), eq(apiKeyTable.accountId, principal.accountId), isNull(apiKeyTable.revokedAt)))
+      .returning({ id: apiKeyTable.id, name: apiKeyTable.name, prefix: apiKeyTable.prefix });
+    if (!key) throw notFound('API key');
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'api_key.revoked',
+      target: { type: 'api_key', id: key.id, label: `${key.name} (${key.prefix}…)` },
+      details: { name: key.name },
+    });
+    return key;
+  });
   const [key] = await loadKeys(db, principal, [revoked.id]);
   if (!key) throw notFound('API key');
   core.auth.clear();

@@ -66,3 +66,20 @@ export function emailVerificationMail(input: {
       'If you did not sign up, ignore this mail: nothing happens without it.',
   );
 }
+
+/** The public opt-out page's confirmation link (privacy/opt-out.ts): the same words whoever the address belongs to. */
+export function optOutMail(input: { to: string; url: string; expiresAt: Date }): Mail {
+  return mail(
+    input.to,
+    'Confirm that leadgate should remove your email address',
+    [
+      'Someone (hopefully you) asked on leadgate’s opt-out page that this email address be removed from our data, ' +
+        'and never given out again.',
+      'Open the link and press the button on the page to confirm. If we hold nothing about you, confirming ' +
+        'keeps the address out of any data we receive later.',
+    ],
+    { text: 'Confirm the opt-out', url: input.url },
+    `The link works once, until ${input.expiresAt.toISOString()}. ` +
+      'If you did not ask, ignore this mail: nothing changes without it.',
+  );
+}

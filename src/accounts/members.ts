@@ -4,6 +4,7 @@ import { oneRow } from '../../db/rows.ts';
 import { appUserTable, type AppUser } from '../../db/tables/accounts.ts';
 import { membershipTable, type Membership, type Role } from '../../db/tables/identity.ts';
 import type { Core } from '../core.ts';
+import { byCaller, recordAudit, userEmail } from '../audit/audit.ts';
 import { AppError, notFound } from '../shared/errors.ts';
 import { revokeCreatorKeys } from './keys.ts';
 import type { Principal } from './principal.ts';
@@ -110,7 +111,7 @@ async function ownerCount(tx: Executor, accountId: string): Promise<number> {
  * Gives a member another role, in a transaction of its own. Admins cannot grant owner or change an
  * owner; the last owner cannot be demoted (409 `last_owner`). The keys the member created act with
  * the new role from their next authentication (roles.ts): this process forgets the keys and sessions
- * it cached, so here that is at once.
+ * it cached, so here that is at once. Audited (`member.role_changed`).
  */
 export async function changeMemberRole(
   core: MemberDeps,
@@ -128,6 +129,12 @@ export async function changeMemberRole(
     if (membership.role === 'owner' && role !== 'owner' && (await ownerCount(tx, principal.accountId)) <= 1)
       throw lastOwner();
     const rows = await tx.update(membershipTable).set({ role }).where(eq(membershipTable.id, membershipId)).returning();
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'member.role_changed',
+      target: { type: 'membership', id: membershipId, label: userEmail(membership.userId) },
+      details: { from: membership.role, to: role },
+    });
     return oneRow(rows, 'update of a locked membership');
   });
   core.auth.clear();
@@ -139,7 +146,7 @@ export async function changeMemberRole(
  * and revokes the keys they created there (`creator_removed`): the membership and its keys end
  * together, in one transaction, and this process forgets the keys and sessions it cached. Admins
  * cannot remove an owner; the last owner cannot be removed (409 `last_owner`). Answers the membership
- * removed and how many keys it revoked.
+ * removed and how many keys it revoked. Audited (`member.removed`).
  */
 export async function removeMember(
   core: MemberDeps,
@@ -158,6 +165,12 @@ export async function removeMember(
     await tx.delete(membershipTable).where(eq(membershipTable.id, membershipId));
     await revokeUserSessions(tx, membership.userId, now, { accountId: principal.accountId });
     const revokedKeyCount = await revokeCreatorKeys(tx, principal.accountId, membership.userId, now);
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'member.removed',
+      target: { type: 'membership', id: membership.id, label: userEmail(membership.userId) },
+      details: { role: membership.role, revokedKeys: revokedKeyCount, left: membership.userId === actor.userId },
+    });
     return { membership, revokedKeyCount };
   });
   core.auth.clear();

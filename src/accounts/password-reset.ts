@@ -95,5 +95,5 @@ export async function confirmPasswordReset(
     throw unauthenticated(
       'Your password is set, but you are a member of no account any more: ask an account owner for an invitation',
     );
-  return startSession(core, user, membership.accountId, membership.role, client);
+  return startSession(core, user, membership.accountId, membership.role, client, 'password_reset');
 }

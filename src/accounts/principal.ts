@@ -32,4 +32,9 @@ export interface Principal {
    * then, which the MCP server's tool list follows.
    */
   oauth?: { grantId: string; clientId: string; toolsets: Toolset[]; readOnly: boolean };
+  /**
+   * Where this request came from, for the audit log: the client's address (as failed authentications
+   * count it) and its User-Agent. Set per request by the faces; absent for work no request made.
+   */
+  client?: { ip: string | null; userAgent: string | null };
 }

@@ -4,8 +4,8 @@ import type { Principal } from './principal.ts';
 
 /**
  * Who may do what, in one place. Owners may do everything; admins manage keys, webhooks and members
- * (but never grant, change or remove an owner), connect providers (CRMs, sheets, chat) and take people
- * off the do-not-contact list (anyone may put them on it); members use
+ * (but never grant, change or remove an owner), connect providers (CRMs, sheets, chat), take people
+ * off the do-not-contact list (anyone may put them on it) and read the audit log; members use
  * the tools, runs, data and connections and see the wallet balance. Billing (buying credits, the ledger,
  * the plan) is the owners'.
  *
@@ -16,7 +16,7 @@ import type { Principal } from './principal.ts';
  * it narrows when its creator is demoted; a creator leaving the account revokes it (members.ts). The
  * operator's keys (CLI, demo: no creator) keep every key right, billing and webhooks included.
  */
-export const PERMISSIONS = ['billing', 'webhooks', 'keys', 'members', 'connections', 'suppressions'] as const;
+export const PERMISSIONS = ['billing', 'webhooks', 'keys', 'members', 'connections', 'suppressions', 'audit'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 /** What a role may do, in PERMISSIONS' order: what the console shows a signed-in user. */
@@ -30,6 +30,7 @@ const ROLES_ALLOWED: Record<Permission, readonly Role[]> = {
   members: ['owner', 'admin'],
   connections: ['owner', 'admin'],
   suppressions: ['owner', 'admin'],
+  audit: ['owner', 'admin'],
 };
 
 const KEYS_ALLOWED: Record<Permission, boolean> = {
@@ -39,6 +40,8 @@ const KEYS_ALLOWED: Record<Permission, boolean> = {
   members: false,
   connections: true,
   suppressions: true,
+  // Scripts pull the log with a key (GET /api/v1/audit-events), within its creator's role.
+  audit: true,
 };
 
 const WHAT: Record<Permission, string> = {
@@ -48,11 +51,15 @@ const WHAT: Record<Permission, string> = {
   members: 'Members are managed by the account’s owners and admins, signed in to the console',
   connections: 'Connections to CRMs, sheets and chat are made and removed by the account’s owners and admins',
   suppressions: 'Entries are taken off the do-not-contact list by the account’s owners and admins',
+  audit: 'The audit log is read and exported by the account’s owners and admins',
 };
 
 export const roleRequired = (message: string) => new AppError(403, 'role_required', message);
 
 const A_ROLE: Record<Role, string> = { owner: 'an owner', admin: 'an admin', member: 'a member' };
+
+/** Whether a console user of `role` may do `permission`. */
+export const roleMay = (role: Role, permission: Permission): boolean => ROLES_ALLOWED[permission].includes(role);
 
 export function may(principal: Principal, permission: Permission): boolean {
   if (principal.role !== undefined) return ROLES_ALLOWED[permission].includes(principal.role);

@@ -1,6 +1,8 @@
 import type { Account, AppUser } from '../../db/tables/accounts.ts';
 import type { ConsoleSession, Role } from '../../db/tables/identity.ts';
 import type { Core } from '../core.ts';
+import type { AuditDetails } from '../audit/actions.ts';
+import { byCaller, recordAudit } from '../audit/audit.ts';
 import { AppError, notFound, unauthenticated } from '../shared/errors.ts';
 import { getAccount, openAccount } from './accounts.ts';
 import { addMembership, firstMembership } from './members.ts';
@@ -54,15 +56,27 @@ export async function currentSession(core: IdentityDeps, token: string): Promise
   return user && { user, account: await getAccount(core.db, session.accountId), role: session.role, session };
 }
 
-/** Opens a session of the user on the account, with the role they hold there. */
+/** Opens a session of the user on the account, with the role they hold there; audited (`session.signed_in`). */
 export async function startSession(
   core: IdentityDeps,
   user: AppUser,
   accountId: string,
   role: Role,
   client: SessionClient,
+  method: AuditDetails['session.signed_in']['method'],
 ): Promise<SignedIn> {
-  const { session, token } = await createSession(core.db, user.id, accountId, client, core.clock());
+  const { session, token } = await core.db.transaction(async (tx) => {
+    const created = await createSession(tx, user.id, accountId, client, core.clock());
+    await recordAudit(tx, {
+      accountId,
+      actor: { type: 'user', id: user.id, label: user.email },
+      client,
+      action: 'session.signed_in',
+      target: { type: 'session', id: created.session.id },
+      details: { method },
+    });
+    return created;
+  });
   return { user, account: await getAccount(core.db, accountId), role, session, token };
 }
 
@@ -149,7 +163,7 @@ export async function signUp(
     await addMembership(tx, account.id, user.id, 'owner');
     return { user, account };
   });
-  const signedIn = await startSession(core, user, account.id, 'owner', client);
+  const signedIn = await startSession(core, user, account.id, 'owner', client, 'sign_up');
   // The account and session stand without the mail: the console offers to send the link again.
   await sendEmailVerification(core, user).catch((err: unknown) =>
     core.logger.warn({ err, userId: user.id }, 'could not mail the email verification link of a sign-up'),
@@ -200,7 +214,7 @@ export async function signIn(
   const membership = await firstMembership(core.db, user.id);
   if (!membership)
     throw unauthenticated('You are a member of no account any more: ask an account owner for an invitation');
-  return startSession(core, user, membership.accountId, membership.role, client);
+  return startSession(core, user, membership.accountId, membership.role, client, 'password');
 }
 
 /**
@@ -209,23 +223,46 @@ export async function signIn(
  */
 type SessionDeps = Pick<Core, 'db' | 'auth' | 'clock'>;
 
-/** Signs the caller's own console session out (POST /auth/sign-out). */
+/** Signs the caller's own console session out (POST /auth/sign-out); audited (`session.signed_out`). */
 export async function signOut(core: SessionDeps, principal: Principal): Promise<void> {
   const { userId, sessionId } = requireUser(principal);
-  await revokeSession(core.db, userId, sessionId, core.clock());
+  await core.db.transaction(async (tx) => {
+    if (!(await revokeSession(tx, userId, sessionId, core.clock()))) return;
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'session.signed_out',
+      target: { type: 'session', id: sessionId },
+      details: {},
+    });
+  });
   core.auth.clear();
 }
 
-/** Ends one live session of the signed-in user, the caller's own included; 404 `not_found` for none of that id. */
+/**
+ * Ends one live session of the signed-in user, the caller's own included; 404 `not_found` for none of
+ * that id. Audited (`session.revoked`).
+ */
 export async function endSession(core: SessionDeps, principal: Principal, sessionId: string): Promise<void> {
   const { userId } = requireUser(principal);
-  if (!(await revokeSession(core.db, userId, sessionId, core.clock()))) throw notFound('Session');
+  await core.db.transaction(async (tx) => {
+    if (!(await revokeSession(tx, userId, sessionId, core.clock()))) throw notFound('Session');
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'session.revoked',
+      target: { type: 'session', id: sessionId },
+      details: {},
+    });
+  });
   core.auth.clear();
 }
 
-/** Ends every live session of the signed-in user, the caller's own included; how many. */
+/** Ends every live session of the signed-in user, the caller's own included; how many. Audited. */
 export async function signOutEverywhere(core: SessionDeps, principal: Principal): Promise<number> {
-  const count = await revokeUserSessions(core.db, requireUser(principal).userId, core.clock());
+  const count = await core.db.transaction(async (tx) => {
+    const ended = await revokeUserSessions(tx, requireUser(principal).userId, core.clock());
+    await recordAudit(tx, { ...byCaller(principal), action: 'session.revoked_all', details: { sessions: ended } });
+    return ended;
+  });
   core.auth.clear();
   return count;
 }

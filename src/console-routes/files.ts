@@ -42,7 +42,9 @@ export const CONSOLE_ROUTES = [
   '/destinations/:id',
   '/billing',
   '/enrichment',
+  '/do-not-contact',
   '/sessions',
+  '/audit-log',
   '/oauth/interaction/:uid',
 ] as const;
 

@@ -150,7 +150,8 @@ export async function authRoutes(app: FastifyInstance, { core }: { core: Core })
   });
 
   app.post('/auth/sign-out', async (request, reply) => {
-    await signOut(core, await signedInCaller(request));
+    const { ip, userAgent } = client(request);
+    await signOut(core, { ...(await signedInCaller(request)), client: { ip, userAgent } });
     clearSession(reply);
     return reply.status(204).send();
   });

@@ -6,12 +6,13 @@
  * returned; an access token about to expire is refreshed with the refresh token, once however many
  * deliveries ask at the same moment (the row is locked). A grant the provider refuses marks the
  * connection broken with the reason, pauses its destinations and tells the account's webhooks.
- * Disconnecting revokes the grant at the provider where it has a revoke endpoint.
+ * Disconnecting revokes the grant at the provider where it has a revoke endpoint. Connecting,
+ * disconnecting and a connection breaking are audited.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { and, desc, eq, lt } from 'drizzle-orm';
 import { z } from 'zod';
-import type { Database, Executor } from '../../db/client.ts';
+import type { Database, Executor, Transaction } from '../../db/client.ts';
 import {
   type Connection,
   connectAttemptTable,
@@ -22,6 +23,7 @@ import {
 } from '../../db/tables/destinations.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { requireRole } from '../accounts/roles.ts';
+import { type AuditActor, type AuditClient, byCaller, recordAudit, SYSTEM } from '../audit/audit.ts';
 import { getInstallationSecret } from '../accounts/installation.ts';
 import type { Core } from '../core.ts';
 import { AppError, fromZodError } from '../shared/errors.ts';
@@ -98,6 +100,14 @@ function parse<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
   return parsed.data;
 }
 
+/** The audit log's event of a connection made, in the transaction that keeps it. */
+async function connected(tx: Transaction, c: Connection, actor: AuditActor, client: AuditClient | null) {
+  const target = { type: 'connection' as const, id: c.id, label: c.name };
+  const details = { provider: c.provider, method: c.method };
+  await recordAudit(tx, { accountId: c.accountId, actor, client, action: 'connection.created', target, details });
+  return c;
+}
+
 /** Seals a connection's tokens, bound to its id and field. */
 const sealTokens = (box: SecretBox, id: string, tokens: { accessToken: string; refreshToken: string | null }) => ({
   accessToken: box.seal(tokens.accessToken, `${id}:access`),
@@ -122,23 +132,26 @@ export async function connectWithToken(core: ConnectionDeps, principal: Principa
   }
   if ('refused' in who) throw refused(who.refused ?? 'not a token this provider issued');
   const id = newConnectionId();
-  const [created] = await core.db
-    .insert(connectionTable)
-    .values({
-      id,
-      accountId: principal.accountId,
-      provider: input.provider,
-      method: 'token',
-      name: input.name,
-      externalId: who.externalId,
-      externalName: who.externalName,
-      scopes: ('scopes' in who ? who.scopes : null) ?? null,
-      ...sealTokens(box, id, { accessToken: input.token, refreshToken: null }),
-      createdBy: principal.userId ?? null,
-    })
-    .returning();
-  if (!created) throw new Error('the connection was not created');
-  return created;
+  return core.db.transaction(async (tx) => {
+    const [created] = await tx
+      .insert(connectionTable)
+      .values({
+        id,
+        accountId: principal.accountId,
+        provider: input.provider,
+        method: 'token',
+        name: input.name,
+        externalId: who.externalId,
+        externalName: who.externalName,
+        scopes: ('scopes' in who ? who.scopes : null) ?? null,
+        ...sealTokens(box, id, { accessToken: input.token, refreshToken: null }),
+        createdBy: principal.userId ?? null,
+      })
+      .returning();
+    if (!created) throw new Error('the connection was not created');
+    const { actor, client } = byCaller(principal);
+    return connected(tx, created, actor, client);
+  });
 }
 
 export const providerDown = (p: Provider, err: unknown) =>
@@ -226,24 +239,32 @@ export async function finishConnect(
     return { refused: `${providerName(p)} could not be reached; connect again in a moment.` };
   }
   const id = newConnectionId();
-  const [created] = await core.db
-    .insert(connectionTable)
-    .values({
-      id,
-      accountId: attempt.accountId,
-      provider: p,
-      method: 'oauth',
-      name: attempt.name,
-      externalId: tokens.externalId,
-      externalName: tokens.externalName,
-      scopes: tokens.scopes,
-      instanceUrl: tokens.instanceUrl ?? null,
-      ...sealTokens(box, id, tokens),
-      accessExpiresAt: tokens.expiresAt,
-      createdBy: attempt.userId,
-    })
-    .returning();
-  return { connection: created };
+  const connection = await core.db.transaction(async (tx) => {
+    const [created] = await tx
+      .insert(connectionTable)
+      .values({
+        id,
+        accountId: attempt.accountId,
+        provider: p,
+        method: 'oauth',
+        name: attempt.name,
+        externalId: tokens.externalId,
+        externalName: tokens.externalName,
+        scopes: tokens.scopes,
+        instanceUrl: tokens.instanceUrl ?? null,
+        ...sealTokens(box, id, tokens),
+        accessExpiresAt: tokens.expiresAt,
+        createdBy: attempt.userId,
+      })
+      .returning();
+    if (!created) throw new Error('the connection was not created');
+    // Who began the flow finishes it at the provider's callback; the attempt keeps no key to name.
+    const actor: AuditActor = attempt.userId
+      ? { type: 'user', id: attempt.userId }
+      : { type: 'api_key', id: null, label: 'An API key' };
+    return connected(tx, created, actor, null);
+  });
+  return { connection };
 }
 
 /** Forgets flows not finished in time. */
@@ -307,6 +328,13 @@ export async function markBroken(core: Pick<Core, 'db' | 'clock'>, connectionId:
       timestamp: core.clock().toISOString(),
       data: { connectionId, provider: broken.provider, reason },
     });
+    await recordAudit(tx, {
+      accountId: broken.accountId,
+      actor: SYSTEM,
+      action: 'connection.broken',
+      target: { type: 'connection', id: connectionId, label: broken.name },
+      details: { provider: broken.provider, reason },
+    });
   });
 }
 
@@ -330,7 +358,15 @@ export async function disconnect(core: ConnectionDeps, principal: Principal, id:
       throw providerDown(connection.provider, err);
     }
   }
-  await core.db.delete(connectionTable).where(eq(connectionTable.id, connection.id));
+  await core.db.transaction(async (tx) => {
+    await tx.delete(connectionTable).where(eq(connectionTable.id, connection.id));
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'connection.removed',
+      target: { type: 'connection', id: connection.id, label: connection.name },
+      details: { provider: connection.provider },
+    });
+  });
 }
 
 export async function findConnection(db: Executor, accountId: string, id: string): Promise<Connection> {

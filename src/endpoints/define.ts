@@ -44,7 +44,16 @@ export interface EndpointDefinition<I = unknown, R = unknown> {
   /** What the request is about in OpenAPI, before the generated plan and limit text. */
   description?: string;
   /** The OpenAPI tag. */
-  tag: 'Database' | 'Enrichment' | 'Account' | 'Webhooks' | 'Datasets' | 'Workflows' | 'Destinations' | 'Privacy';
+  tag:
+    | 'Database'
+    | 'Enrichment'
+    | 'Account'
+    | 'Webhooks'
+    | 'Datasets'
+    | 'Workflows'
+    | 'Destinations'
+    | 'Privacy'
+    | 'Audit';
   rest: {
     path: string;
     /** Served methods; a GET of a database API takes query parameters, its POST the same as a JSON body. */

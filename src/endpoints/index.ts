@@ -37,6 +37,7 @@ import {
   resumeRowDestination,
 } from './api/destinations.ts';
 import { addAccountSuppressions, listAccountSuppressions, removeAccountSuppression } from './api/privacy.ts';
+import { listAuditLog } from './api/audit.ts';
 import {
   cancelAccountPipeline,
   getAccountPipeline,
@@ -109,4 +110,5 @@ export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   addAccountSuppressions,
   listAccountSuppressions,
   removeAccountSuppression,
+  listAuditLog,
 ] as never;

@@ -263,6 +263,7 @@ export async function rateLimit(
  * (clientAddress) counts failed authentications per client; every face passes it for each request
  * or connection, before the body is read. `session`: GraphQL's console session (see authenticate).
  * `resource`: the canonical URI of the MCP server, whose face takes OAuth access tokens issued for it too.
+ * With an `address`, the caller answered carries it and `userAgent` as its `client` (the audit log's).
  */
 export async function admit(
   core: AuthDeps & Pick<Core, 'rateLimiter'>,
@@ -270,7 +271,7 @@ export async function admit(
   setHeaders: (headers: PipelineHeaders) => void = () => {},
   address?: string,
   session?: SessionCredentials,
-  options?: { resource?: string },
+  options?: { resource?: string; userAgent?: string | string[] },
 ): Promise<Principal> {
   let principal: Principal;
   try {
@@ -280,7 +281,10 @@ export async function admit(
     throw err;
   }
   await rateLimit(core, principal, setHeaders);
-  return principal;
+  if (address === undefined) return principal;
+  // A copy: the cached principal is shared by every request of its key or session.
+  const userAgent = Array.isArray(options?.userAgent) ? options.userAgent[0] : options?.userAgent;
+  return { ...principal, client: { ip: address, userAgent: userAgent ?? null } };
 }
 
 /**

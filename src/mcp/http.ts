@@ -207,7 +207,7 @@ export async function mcpRoutes(app: FastifyInstance, { core }: { core: Core }) 
           clientAddress(core.config, request.raw),
           undefined,
           // OAuth access tokens issued for this server are taken here too (docs/api.md, hosted agents).
-          { resource: mcpResource(core.config) },
+          { resource: mcpResource(core.config), userAgent: request.headers['user-agent'] },
         ),
       );
     } catch (err) {

@@ -37,7 +37,7 @@ export function inProcessBackend(core: Core, principal: Principal): McpBackend {
     },
     async downloadLink(runId, format) {
       const run = await getRun(core.db, principal.accountId, runId);
-      const path = await signedDownloadPath(core, principal.accountId, snapshotOf(run), format);
+      const path = await signedDownloadPath(core, principal, snapshotOf(run), format);
       return path && `${publicUrl}${path}`;
     },
     cancelRun: async (runId) => view(await cancelRun(core, principal, runId)),

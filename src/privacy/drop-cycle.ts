@@ -15,6 +15,7 @@ import type { Database, Executor } from '../../db/client.ts';
 import { dropCycleTable, dropWorkItemTable, type DropCycle } from '../../db/tables/privacy.ts';
 import { listDropArchive, readDropArchive, type DropItem } from './drop/lists.ts';
 import { responseFileNameFor, writeResponseCsv, type ResponseRow } from './drop/response.ts';
+import { OPERATOR, recordAudit, SYSTEM } from '../audit/audit.ts';
 import { DropFormatError, isListType, STATUS, type StatusCode } from './drop/spec.ts';
 import { deleteRecords, type HeldRecord, recordsHolding } from './identifier-index.ts';
 import { addSuppressions, hashEntry } from './suppression.ts';
@@ -44,6 +45,8 @@ export interface DropCycleSummary {
 export interface DropCycleOptions {
   /** A file (when the archive holds one list with requests) or a folder; default the current directory. */
   out?: string;
+  /** Who runs it, for the operator's audit log: the operator's command (default) or the scheduled job. */
+  by?: 'operator' | 'system';
   /** Called as the cycle moves, for a command's progress line. */
   onProgress?: (phase: 'reading' | 'matching' | 'answering', done: number) => void;
 }
@@ -75,7 +78,8 @@ function nameOf(zipPath: string, files: readonly { date: string; dataBrokerId: s
   const names = new Set(files.map((f) => `${f.date}_${f.dataBrokerId}`));
   if (names.size !== 1)
     throw new DropFormatError(
-      `${path.basename(zipPath)}: its lists must share one date and data broker ID (found ${[...names].join(', ') || 'no list'})`,
+      `${path.basename(zipPath)}: its lists must share one date and data broker ID ` +
+        `(found ${[...names].join(', ') || 'no list'})`,
     );
   return [...names][0] as string;
 }
@@ -306,10 +310,22 @@ export async function runDropCycle(
       options.onProgress?.('matching', matched);
     }
     await liftRemoved(db, cycle);
-    await db
-      .update(dropCycleTable)
-      .set({ state: 'answered', answeredAt: new Date() })
-      .where(and(eq(dropCycleTable.id, cycle.id), eq(dropCycleTable.state, 'matching')));
+    await db.transaction(async (tx) => {
+      const [answered] = await tx
+        .update(dropCycleTable)
+        .set({ state: 'answered', answeredAt: new Date() })
+        .where(and(eq(dropCycleTable.id, cycle.id), eq(dropCycleTable.state, 'matching')))
+        .returning();
+      if (!answered) return;
+      const { workItems, deleted, optedOut, notFound, recordsDeleted } = answered;
+      await recordAudit(tx, {
+        accountId: null,
+        actor: options.by === 'system' ? SYSTEM : OPERATOR,
+        action: 'privacy.drop_cycle',
+        target: { type: 'drop_cycle', id: answered.id, label: name },
+        details: { fileName: name, workItems, deleted, optedOut, exempted: 0, notFound, recordsDeleted },
+      });
+    });
   }
   options.onProgress?.('answering', 0);
   const responses = await answer(db, cycle, { folder, file: options.out });

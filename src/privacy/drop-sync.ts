@@ -53,7 +53,10 @@ async function sendOutstanding(db: Database, client: DropClient, config: DropCon
     .where(eq(dropCycleTable.state, 'answered'));
   const sent: string[] = [];
   for (const { name } of waiting) {
-    const cycle = await runDropCycle(db, archiveOf(config.dir, name), { out: `${answersOf(config.dir, name)}/` });
+    const cycle = await runDropCycle(db, archiveOf(config.dir, name), {
+      out: `${answersOf(config.dir, name)}/`,
+      by: 'system',
+    });
     await upload(db, client, cycle);
     sent.push(name);
   }
@@ -76,7 +79,7 @@ export async function syncWithDrop(
   const name = await cycleNameOf(download.path);
   const archive = archiveOf(config.dir, name);
   if (download.path !== archive) await rename(download.path, archive);
-  const cycle = await runDropCycle(db, archive, { out: `${answersOf(config.dir, name)}/` });
+  const cycle = await runDropCycle(db, archive, { out: `${answersOf(config.dir, name)}/`, by: 'system' });
   await upload(db, client, cycle);
   return { kind: 'processed', cycle, uploaded: [...uploaded, cycle.name] };
 }

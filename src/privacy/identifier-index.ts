@@ -50,8 +50,8 @@ export async function recordsHolding(
 /**
  * Removes what `records` hold about the person: a lead (person) and its deliveries go; a property keeps
  * the house and loses its owner's name, mailing address, e-mails and phones; a rental host keeps its
- * listings and loses its name, e-mail and phone; a run's stored row goes. The index follows (triggers,
- * and here for run rows). Answers how many records were removed or cleared.
+ * listings and loses its name, e-mail, phone and profile URL; a run's stored row goes. The index
+ * follows (triggers, and here for run rows). Answers how many records were removed or cleared.
  */
 export async function deleteRecords(tx: Executor, records: readonly HeldRecord[]): Promise<number> {
   const ids = (source: IdentifierSource) => [
@@ -75,7 +75,8 @@ export async function deleteRecords(tx: Executor, records: readonly HeldRecord[]
     );
   if (hosts.length > 0)
     removed += await counted(
-      tx.execute(sql`update rental_host set name = '', email = null, phone = null
+      // Its key is its profile URL: replaced too, so nothing left names the host.
+      tx.execute(sql`update rental_host set name = '', email = null, phone = null, host_key = 'erased:' || id
         where id in ${hosts}`),
     );
   if (runRows.length > 0) {

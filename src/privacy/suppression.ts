@@ -161,7 +161,8 @@ export function suppressionCheck(db: Executor | RunQuery, accountId: string | nu
       and (${sql.join(
         clauses.map(
           ([kind, values]) =>
-            sql`(kind = ${kind} and value in (select json_array_elements_text(${JSON.stringify([...values])}::json)))`,
+            sql`(kind = ${kind} and value = any(array(
+              select json_array_elements_text(${JSON.stringify([...values])}::json))))`,
         ),
         sql` or `,
       )})`;

@@ -5,19 +5,11 @@ import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import type { Deprecation } from '../shared/deprecation.ts';
 import { AppError, fromZodError } from '../shared/errors.ts';
-import {
-  assertDownloadable,
-  datasetExportParams,
-  downloadParams,
-  exportRows,
-  openExport,
-  opened,
-  type ExportFormat,
-} from '../runs/exports.ts';
-import { allDatasetRows, findDataset } from '../datasets/index.ts';
+import { datasetExportParams, downloadParams, type ExportFormat } from '../runs/exports.ts';
 import { verifyDownload } from '../runs/download-links.ts';
-import { findPipeline } from '../workflows/pipelines.ts';
-import { exportPipeline } from '../workflows/pipeline-output.ts';
+import { type Downloader, openDatasetFile, openFile, openPipelineFile, openRunFile } from '../runs/downloads.ts';
+import { actorOfId, byCaller } from '../audit/audit.ts';
+import { AUDIT_LOG_FILE, auditExportParams, openAuditExport, openSignedAuditExport } from '../audit/export.ts';
 import { getInstallationSecret } from '../accounts/installation.ts';
 import { idempotentWrite } from '../accounts/idempotency.ts';
 import { admit, clientAddress, deprecationHeaders } from '../http/pipeline.ts';
@@ -30,7 +22,7 @@ import { MAX_WAIT_FOR_FINISH_SECS, runStatus } from '../runs/follow.ts';
 import { cancelRun } from '../runs/engine/index.ts';
 import { param, parseParams } from '../shared/params.ts';
 import { assertKnownFields, NO_FIELDS } from '../shared/fields.ts';
-import { getTool, TOOLS } from '../tools/index.ts';
+import { TOOLS } from '../tools/index.ts';
 import { overviewMapsRequest } from '../tools/maps.ts';
 
 declare module 'fastify' {
@@ -67,7 +59,7 @@ export const startParams = z
 
 /** The download route's query as the unknown-field rule reads it: the download's parameters and a signed link's. */
 const downloadQuery = downloadParams
-  .extend({ account: z.string(), expires: z.string(), signature: z.string() })
+  .extend({ account: z.string(), expires: z.string(), signature: z.string(), by: z.string() })
   .partial()
   .strict();
 
@@ -106,10 +98,14 @@ const isSignedDownload = (request: FastifyRequest) =>
   !request.headers.authorization &&
   typeof (request.query as Record<string, unknown> | undefined)?.signature === 'string';
 
-/** The account a signed download link was made for; 401 when it is not one this installation signed or has expired. */
-async function signedDownloadAccount(core: Core, runId: string, format: ExportFormat, query: unknown): Promise<string> {
-  const { account, expires, signature } = query as Record<string, unknown>;
-  const link = { accountId: String(account ?? ''), runId, format, expires: Number(expires) };
+/**
+ * Who a signed download link was made for (its account, and who asked for it); 401 when it is not one
+ * this installation signed or has expired.
+ */
+async function signedDownloader(core: Core, request: FastifyRequest, runId: string, format: ExportFormat) {
+  const { account, expires, signature, by } = request.query as Record<string, unknown>;
+  const signer = typeof by === 'string' ? by : undefined;
+  const link = { accountId: String(account ?? ''), runId, format, expires: Number(expires), by: signer };
   if (!verifyDownload(await getInstallationSecret(core.db), link, String(signature), core.clock())) {
     throw new AppError(
       401,
@@ -117,8 +113,14 @@ async function signedDownloadAccount(core: Core, runId: string, format: ExportFo
       'This download link is invalid or has expired; ask for a new one (Run.downloadUrl).',
     );
   }
-  return link.accountId;
+  return { accountId: link.accountId, actor: actorOfId(signer), client: clientOf(core, request) };
 }
+
+/** Where a request came from, for the audit log (a signed link's request is not admitted, so has no principal). */
+const clientOf = (core: Core, request: FastifyRequest) => ({
+  ip: clientAddress(core.config, request.raw),
+  userAgent: request.headers['user-agent'] ?? null,
+});
 
 /** The spec's limit on query strings; longer ones must be sent as a POST body. */
 export const MAX_QUERY_STRING_BYTES = 16 * 1024;
@@ -147,6 +149,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
       request.headers.authorization,
       (headers) => reply.headers(headers),
       clientAddress(core.config, request.raw),
+      undefined,
+      { userAgent: request.headers['user-agent'] },
     );
     // The unknown-field rule for query strings (bodies are checked by what reads them); list names may end in "[]".
     if (request.routeOptions.url !== undefined)
@@ -218,21 +222,18 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   );
 
   app.get<RunParams>('/api/downloads/:runId', { config: { query: downloadQuery } }, async (request, reply) => {
-    const { format, offset, limit } = parseParams(downloadParams, request.query);
-    const accountId = isSignedDownload(request)
-      ? await signedDownloadAccount(core, request.params.runId, format, request.query)
-      : request.principal.accountId;
     const id = request.params.runId;
+    // The audit log's export link (GraphQL's exportAuditLog) signs its filter and its signer besides.
+    if (id === AUDIT_LOG_FILE && isSignedDownload(request)) {
+      const query = request.query as Record<string, unknown>;
+      return sendFile(request, reply, { id, file: await openSignedAuditExport(core, query, clientOf(core, request)) });
+    }
+    const { format, offset, limit } = parseParams(downloadParams, request.query);
+    const who: Downloader = isSignedDownload(request)
+      ? await signedDownloader(core, request, id, format)
+      : byCaller(request.principal);
     // The same route serves a pipeline's joined table and a dataset's rows (their signed links too).
-    if (id.startsWith('plp_') || id.startsWith('ds_'))
-      return sendFile(request, reply, await fileOf(accountId, id, format));
-    const run = await getRun(core.db, accountId, id);
-    assertDownloadable(run, core.clock());
-    const file = await openExport(core, run, getTool(run.tool).columns, format, { offset, limit });
-    return abortOnFailure(request, reply, run.id, file.body)
-      .header('content-type', file.contentType)
-      .header('content-disposition', `attachment; filename="${file.fileName}"`)
-      .send(file.body);
+    return sendFile(request, reply, await openFile(core, who, id, format, { offset, limit }));
   });
 
   app.get<{ Params: { id: string } }>(
@@ -240,8 +241,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     { config: { query: datasetExportParams } },
     async (request, reply) => {
       const { format } = parseParams(datasetExportParams, request.query);
-      const dataset = await findDataset(core.db, request.principal.accountId, request.params.id);
-      return sendFile(request, reply, await fileOf(request.principal.accountId, dataset.id, format));
+      const who = byCaller(request.principal);
+      return sendFile(request, reply, await openDatasetFile(core, who, request.params.id, format));
     },
   );
 
@@ -250,27 +251,22 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
     { config: { query: datasetExportParams } },
     async (request, reply) => {
       const { format } = parseParams(datasetExportParams, request.query);
-      const pipeline = await findPipeline(core.db, request.principal.accountId, request.params.id);
-      return sendFile(request, reply, await fileOf(request.principal.accountId, pipeline.id, format));
+      const who = byCaller(request.principal);
+      return sendFile(request, reply, await openPipelineFile(core, who, request.params.id, format));
     },
   );
 
-  /** The file a pipeline (plp_…) or a dataset (ds_…) id names, in `format`. */
-  async function fileOf(accountId: string, id: string, format: ExportFormat) {
-    if (id.startsWith('plp_'))
-      return {
-        id,
-        file: await exportPipeline(core.db, await findPipeline(core.db, accountId, id), format, core.clock()),
-      };
-    const dataset = await findDataset(core.db, accountId, id);
-    const columns = getTool(dataset.tool).columns;
-    return { id, file: await opened(exportRows(allDatasetRows(core.db, dataset), columns, format, dataset.name)) };
-  }
+  app.get('/api/v1/audit-events/export', { config: { query: auditExportParams } }, async (request, reply) =>
+    sendFile(request, reply, {
+      id: AUDIT_LOG_FILE,
+      file: await openAuditExport(core, request.principal, request.query),
+    }),
+  );
 
   function sendFile(
     request: FastifyRequest,
     reply: FastifyReply,
-    { id, file }: { id: string; file: Awaited<ReturnType<typeof opened<ReturnType<typeof exportRows>>>> },
+    { id, file }: { id: string; file: { body: NodeJS.ReadableStream; contentType: string; fileName: string } },
   ) {
     return abortOnFailure(request, reply, id, file.body)
       .header('content-type', file.contentType)
@@ -299,10 +295,8 @@ export async function restRoutes(app: FastifyInstance, { core }: { core: Core })
   });
 
   app.get<RunParams>('/api/v1/runs/:runId/results', async (request, reply) => {
-    const run = await getRun(core.db, request.principal.accountId, request.params.runId);
-    assertDownloadable(run, core.clock());
-    const file = await openExport(core, run, getTool(run.tool).columns, 'json');
-    return abortOnFailure(request, reply, run.id, file.body).header('content-type', file.contentType).send(file.body);
+    const { id, file } = await openRunFile(core, byCaller(request.principal), request.params.runId, 'json');
+    return abortOnFailure(request, reply, id, file.body).header('content-type', file.contentType).send(file.body);
   });
 
   // The declared endpoints: database APIs, enrichment, wallet, credits, webhooks, lead scraper mode.

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { datasetExportParams, downloadParams } from '../runs/exports.ts';
 import { DOWNLOAD_LINK_SECS } from '../runs/download-links.ts';
+import { DOWNLOAD_AUDIT_ROWS } from '../audit/actions.ts';
+import { auditExportParams } from '../audit/export.ts';
 import { formatDollars } from '../billing/money.ts';
 import { PLAN_PRICE_USD } from '../billing/plans.ts';
 import { loadConfig, type Config } from '../config.ts';
@@ -11,6 +13,7 @@ import { mapsTool, overviewMapsRequest } from '../tools/maps.ts';
 import type { ToolDefinition } from '../tools/types.ts';
 import type { Deprecation } from '../shared/deprecation.ts';
 import { startParams, statusParams } from './index.ts';
+import { OPERATOR_ROUTES } from './operator.ts';
 import * as s from './schemas.ts';
 
 /**
@@ -80,6 +83,7 @@ const signedLinkParams = {
     .min(0)
     .optional()
     .describe('Signed link (with `signature`): when it stops working, in Unix seconds.'),
+  by: z.string().optional().describe('Signed link (with `signature`): who asked for it (the audit log names them).'),
 };
 export const toolSchemaName = (tool: ToolDefinition) => tool.graphql.inputType;
 const planText = (plan: keyof typeof PLAN_PRICE_USD) =>
@@ -226,7 +230,9 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
         `Without a key, a signed link opens the file: \`account\`, \`expires\` and \`signature\` ` +
         `as GraphQL's \`Run.downloadUrl\` gives them (for the console's session), ` +
         `valid ${DOWNLOAD_LINK_SECS / 60} minutes for that run and format; an altered or expired link answers 401. ` +
-        'The same route serves the signed links of a pipeline’s table (`plp_…`) and of a dataset (`ds_…`).',
+        'The same route serves the signed links of a pipeline’s table (`plp_…`), of a dataset (`ds_…`) and of the ' +
+        'audit log (`audit-log`, GraphQL’s `exportAuditLog`). ' +
+        `A file of more than ${DOWNLOAD_AUDIT_ROWS.toLocaleString('en-US')} rows is recorded in the audit log.`,
       query: downloadParams.extend(signedLinkParams),
       security: [{ bearerAuth: [] }, { downloadLink: [] }],
       ok: fileAnswer('<fileName or tool-runId>'),
@@ -263,6 +269,20 @@ function runRoutes(limits: DocumentedLimits): RouteDoc[] {
         { 400: ['validation_failed'], 404: ['pipeline_not_found'], 409: ['run_not_finished'] },
         { 410: ['results_expired'] },
       ),
+    },
+    {
+      method: 'get',
+      path: '/api/v1/audit-events/export',
+      operationId: 'exportAuditEvents',
+      tag: 'Audit',
+      summary: 'Export the audit log',
+      description:
+        'The events GET /api/v1/audit-events lists, by the same filter, newest first, as one file: CSV with a ' +
+        'header row (default), a JSON array, or NDJSON. The export is itself an event (`audit_log.exported`), ' +
+        'recorded before the file is sent; the file holds the matching events before it. Owners and admins.',
+      query: auditExportParams,
+      ok: fileAnswer('audit-log-<accountId>'),
+      errors: { 400: ['validation_failed'], 403: ['role_required'] },
     },
     {
       method: 'post',
@@ -386,6 +406,13 @@ function endpointRoutes(allowances: Allowances): RouteDoc[] {
   });
 }
 
+/** The operator API (src/rest/operator.ts), from its declarations: the operator token, not an API key. */
+const operatorRoutes = (): RouteDoc[] =>
+  OPERATOR_ROUTES.map(({ handle: _, ...route }) => ({
+    ...route,
+    errors: errorsOf(route.body ? JSON_BODY : {}, route.errors, { 404: ['not_found'] }),
+  }));
+
 function metaRoutes(): RouteDoc[] {
   return [
     {
@@ -404,5 +431,5 @@ function metaRoutes(): RouteDoc[] {
 
 /** Every REST route, documented; test/faces/rest/openapi.test.ts compares it with the routes the server registers. */
 export function restRouteDocs(limits: DocumentedLimits = loadConfig({})): RouteDoc[] {
-  return [...toolRoutes(), ...runRoutes(limits), ...endpointRoutes(limits), ...metaRoutes()];
+  return [...toolRoutes(), ...runRoutes(limits), ...endpointRoutes(limits), ...operatorRoutes(), ...metaRoutes()];
 }

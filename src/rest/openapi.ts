@@ -281,6 +281,13 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
         description: 'Provider connections, destinations that receive a run’s rows, and delivery logs.',
       },
       { name: 'Privacy', description: 'The account’s do-not-contact list: people no row may carry.' },
+      { name: 'Audit', description: 'The account’s audit log: who did what, read and exported by owners and admins.' },
+      {
+        name: 'Operator',
+        description:
+          'The deployment operator’s API (`/operator/v1`): requests of people about their data, with receipts. ' +
+          'Its token is OPERATOR_TOKEN, not an API key; while it is unset the routes answer 404.',
+      },
       { name: 'Meta', description: 'This document.' },
     ],
     paths,
@@ -291,6 +298,11 @@ export function buildOpenApiDocument(options: { serverUrl: string; limits?: Docu
           scheme: 'bearer',
           bearerFormat: 'lg_live_<32 characters>',
           description: 'An API key of the account, created with `leadgate keys create`.',
+        },
+        operatorToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'OPERATOR_TOKEN, the operator API’s token (the operator API only; never an API key).',
         },
         downloadLink: {
           type: 'apiKey',

@@ -18,6 +18,11 @@ export const JOBS = {
    */
   sendPasswordReset: 'send_password_reset',
   /**
+   * Mails a single-use opt-out confirmation link to an email, whoever it belongs to
+   * (privacy/opt-out.ts); added by POST /opt-out.
+   */
+  sendOptOutLink: 'send_opt_out_link',
+  /**
    * Stores what a run's upstream run cost once the platform has settled it (runs/upstream.ts); added
    * when the run ended before its cost was final.
    */
@@ -44,6 +49,7 @@ export interface JobPayloads {
   [JOBS.housekeeping]: Record<string, never>;
   [JOBS.applyStripeEvent]: { eventId: string };
   [JOBS.sendPasswordReset]: { email: string };
+  [JOBS.sendOptOutLink]: { email: string };
   [JOBS.settleUpstreamCost]: { runId: string };
   [JOBS.fireSchedules]: Record<string, never>;
   [JOBS.advancePipeline]: { pipelineId: string };

@@ -93,9 +93,16 @@ export async function* joinedRows(db: Database, pipeline: Pipeline, runs: readon
 
 /**
  * The pipeline's table as a file in `format`, once it has ended; 409 `run_not_finished` before, 410
- * `results_expired` once its first step's rows are deleted.
+ * `results_expired` once its first step's rows are deleted. `watch` sees the rows on their way out
+ * (the audit log counts them: its size is known only once joined).
  */
-export async function exportPipeline(db: Database, pipeline: Pipeline, format: ExportFormat, now: Date) {
+export async function exportPipeline(
+  db: Database,
+  pipeline: Pipeline,
+  format: ExportFormat,
+  now: Date,
+  watch: (rows: AsyncIterable<Row>) => AsyncIterable<Row> = (rows) => rows,
+) {
   if (!isPipelineEnded(pipeline.status))
     throw new AppError(
       409,
@@ -105,5 +112,6 @@ export async function exportPipeline(db: Database, pipeline: Pipeline, format: E
   assertNotExpired(pipeline, now);
   const runs = await stepRuns(db, pipeline.id);
   const steps = pipeline.steps as PipelineStep[];
-  return opened(exportRows(joinedRows(db, pipeline, runs), pipelineColumns(steps), format, `pipeline-${pipeline.id}`));
+  const rows = watch(joinedRows(db, pipeline, runs));
+  return opened(exportRows(rows, pipelineColumns(steps), format, `pipeline-${pipeline.id}`));
 }

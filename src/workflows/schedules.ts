@@ -6,11 +6,12 @@
  * then goes on from the next tick to come. A schedule is exclusive by default: a tick whose previous
  * run is still going is skipped, with the reason recorded. A tick the account cannot pay for, or whose
  * tool its plan no longer allows, pauses the schedule with the reason and emits `schedule.paused`.
+ * Creating, pausing (by hand or by the gateway), resuming and deleting a schedule are audited.
  */
 import { Cron } from 'croner';
 import { and, desc, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import type { Database } from '../../db/client.ts';
+import type { Database, Executor } from '../../db/client.ts';
 import { accountTable } from '../../db/tables/accounts.ts';
 import { runTable, TERMINAL_STATUSES } from '../../db/tables/runs.ts';
 import {
@@ -23,6 +24,8 @@ import {
   type ScheduleFire,
 } from '../../db/tables/workflows.ts';
 import type { Principal } from '../accounts/accounts.ts';
+import type { AuditDetails } from '../audit/actions.ts';
+import { type AuditActor, type AuditClient, byCaller, recordAudit, SYSTEM } from '../audit/audit.ts';
 import type { Core } from '../core.ts';
 import type { StartDeps } from '../runs/start.ts';
 import { AppError, fromZodError, ValidationError } from '../shared/errors.ts';
@@ -70,6 +73,27 @@ export const scheduleInput = z
   })
   .strict();
 
+type ScheduleAction = 'schedule.created' | 'schedule.paused' | 'schedule.resumed' | 'schedule.deleted';
+
+/** The audit log's event of a change of a schedule, in the change's transaction; the target named by its task. */
+const audited = <A extends ScheduleAction>(
+  tx: Executor,
+  who: { accountId: string; actor: AuditActor; client?: AuditClient | null },
+  action: A,
+  schedule: Schedule,
+  details: AuditDetails[A],
+) =>
+  recordAudit(tx, {
+    ...who,
+    action,
+    target: {
+      type: 'schedule',
+      id: schedule.id,
+      label: sql`(select name from saved_task where id = ${schedule.taskId})`,
+    },
+    details,
+  });
+
 /** The next tick of a schedule after `now`, or null when its expression has none. */
 export function nextTick(schedule: Pick<Schedule, 'cron' | 'timezone'>, now: Date): Date | null {
   const cron = cronOf(schedule.cron, schedule.timezone);
@@ -88,20 +112,29 @@ export async function createSchedule(
   const cron = cronOf(input.cron, input.timezone);
   if (typeof cron === 'string') throw new ValidationError([{ path: 'cron', message: cron }]);
   const task = await findTask(core.db, principal.accountId, input.task);
-  const [created] = await core.db
-    .insert(scheduleTable)
-    .values({
-      id: newScheduleId(),
-      accountId: principal.accountId,
+  return core.db.transaction(async (tx) => {
+    const [created] = await tx
+      .insert(scheduleTable)
+      .values({
+        id: newScheduleId(),
+        accountId: principal.accountId,
+        taskId: task.id,
+        cron: input.cron,
+        timezone: input.timezone,
+        exclusive: input.exclusive,
+        nextFireAt: cron.nextRun(core.clock()),
+      })
+      .returning();
+    if (!created) throw new Error('the schedule was not created');
+    const { cron: pattern, timezone, exclusive } = created;
+    await audited(tx, byCaller(principal), 'schedule.created', created, {
       taskId: task.id,
-      cron: input.cron,
-      timezone: input.timezone,
-      exclusive: input.exclusive,
-      nextFireAt: cron.nextRun(core.clock()),
-    })
-    .returning();
-  if (!created) throw new Error('the schedule was not created');
-  return created;
+      cron: pattern,
+      timezone,
+      exclusive,
+    });
+    return created;
+  });
 }
 
 export async function listSchedules(db: Database, accountId: string): Promise<Schedule[]> {
@@ -135,34 +168,48 @@ export async function findSchedule(db: Database, accountId: string, ref: string)
 }
 
 /** Pauses a schedule by hand: no tick fires until it is resumed. */
-export async function pauseSchedule(db: Database, accountId: string, ref: string): Promise<Schedule> {
-  const schedule = await findSchedule(db, accountId, ref);
-  const [paused] = await db
-    .update(scheduleTable)
-    .set({ pausedAt: new Date(), pausedReason: 'Paused by hand.' })
-    .where(eq(scheduleTable.id, schedule.id))
-    .returning();
-  return paused ?? schedule;
+export async function pauseSchedule(db: Database, principal: Principal, ref: string): Promise<Schedule> {
+  const schedule = await findSchedule(db, principal.accountId, ref);
+  const reason = 'Paused by hand.';
+  return db.transaction(async (tx) => {
+    const [paused] = await tx
+      .update(scheduleTable)
+      .set({ pausedAt: new Date(), pausedReason: reason })
+      .where(eq(scheduleTable.id, schedule.id))
+      .returning();
+    await audited(tx, byCaller(principal), 'schedule.paused', schedule, { taskId: schedule.taskId, reason });
+    return paused ?? schedule;
+  });
 }
 
 /** Resumes a schedule from the next tick to come (ticks missed while paused are not fired). */
 export async function resumeSchedule(
   core: Pick<Core, 'db' | 'clock'>,
-  accountId: string,
+  principal: Principal,
   ref: string,
 ): Promise<Schedule> {
-  const schedule = await findSchedule(core.db, accountId, ref);
-  const [resumed] = await core.db
-    .update(scheduleTable)
-    .set({ pausedAt: null, pausedReason: null, nextFireAt: nextTick(schedule, core.clock()) })
-    .where(eq(scheduleTable.id, schedule.id))
-    .returning();
-  return resumed ?? schedule;
+  const schedule = await findSchedule(core.db, principal.accountId, ref);
+  return core.db.transaction(async (tx) => {
+    const [resumed] = await tx
+      .update(scheduleTable)
+      .set({ pausedAt: null, pausedReason: null, nextFireAt: nextTick(schedule, core.clock()) })
+      .where(eq(scheduleTable.id, schedule.id))
+      .returning();
+    await audited(tx, byCaller(principal), 'schedule.resumed', schedule, { taskId: schedule.taskId });
+    return resumed ?? schedule;
+  });
 }
 
-export async function deleteSchedule(db: Database, accountId: string, ref: string): Promise<void> {
-  const schedule = await findSchedule(db, accountId, ref);
-  await db.delete(scheduleTable).where(eq(scheduleTable.id, schedule.id));
+export async function deleteSchedule(db: Database, principal: Principal, ref: string): Promise<void> {
+  const schedule = await findSchedule(db, principal.accountId, ref);
+  await db.transaction(async (tx) => {
+    // The event first: its label reads the task's name, which the delete leaves in place anyway.
+    await audited(tx, byCaller(principal), 'schedule.deleted', schedule, {
+      taskId: schedule.taskId,
+      cron: schedule.cron,
+    });
+    await tx.delete(scheduleTable).where(eq(scheduleTable.id, schedule.id));
+  });
 }
 
 /** A schedule's ticks, newest first (at most `limit`), before the tick `before` when given. */
@@ -298,6 +345,10 @@ async function pause(core: StartDeps, schedule: Schedule, reason: string, now: D
       taskId: schedule.taskId,
       reason,
       at: now.toISOString(),
+    });
+    await audited(tx, { accountId: schedule.accountId, actor: SYSTEM }, 'schedule.paused', schedule, {
+      taskId: schedule.taskId,
+      reason,
     });
   });
 }

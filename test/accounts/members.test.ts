@@ -115,8 +115,9 @@ describe('what the console is told a role may do', () => {
       'members',
       'connections',
       'suppressions',
+      'audit',
     ]);
-    expect(await permissionsOf(admin)).toEqual(['webhooks', 'keys', 'members', 'connections', 'suppressions']);
+    expect(await permissionsOf(admin)).toEqual(['webhooks', 'keys', 'members', 'connections', 'suppressions', 'audit']);
     expect(await permissionsOf(member)).toEqual([]);
     // The roles each may give, which are also the roles of the members each may change (only owners touch owners).
     const assignableOf = async (browser: Browser) =>

@@ -31,7 +31,8 @@ beforeAll(async () => {
     async prepare(primaryUrl) {
       const seeding = connect(primaryUrl, { max: 4 });
       try {
-        await seedCatalog(seeding.sql, { scale: 'small' });
+        // What the suite reads: local businesses (searches, a maps run) and people (lead searches, enrichment).
+        await seedCatalog(seeding.sql, { scale: 'small', tables: ['local_business', 'person'] });
         ({ apiKey: key } = await createAccount(seeding.db, {
           name: 'replica',
           plan: 'scale',

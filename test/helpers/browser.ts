@@ -2,7 +2,10 @@ import { existsSync } from 'node:fs';
 import { AxeBuilder } from '@axe-core/playwright';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { CONSOLE_DIST } from '../../src/console-routes/files.ts';
+import { CHROMIUM, chromiumMissing } from './chromium.ts';
 import { waitFor } from './wait.ts';
+
+export { CHROMIUM };
 
 /**
  * A real browser on the console: Debian's Chromium driven by playwright-core, headless, one per test
@@ -11,12 +14,10 @@ import { waitFor } from './wait.ts';
  * `audit` runs axe on the page shown and fails on a serious or critical violation.
  */
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 export interface ConsoleBrowser {
   browser: Browser;
-  /** A fresh browser profile (its own cookies) on the gateway at `origin`. */
-  newPage(): Promise<Page>;
+  /** A fresh browser profile (its own cookies) on the gateway at `origin`; `javaScriptEnabled` false turns scripts off. */
+  newPage(options?: { javaScriptEnabled?: boolean }): Promise<Page>;
   /** Requests that tried to leave the origin, by any page of any context; a test expects none. */
   offOrigin: string[];
   close(): Promise<void>;
@@ -32,6 +33,8 @@ export async function launchConsoleBrowser(
 ): Promise<ConsoleBrowser> {
   if (!existsSync(`${CONSOLE_DIST}index.html`))
     throw new Error('The console is not built: run `npm run build:console` (npm install does it).');
+  const missing = chromiumMissing();
+  if (missing) throw new Error(missing);
   const origin = new URL(baseUrl).origin;
   const allowed = new Set([origin, ...(options.allow ?? []).map((url) => new URL(url).origin)]);
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
@@ -40,11 +43,12 @@ export async function launchConsoleBrowser(
   return {
     browser,
     offOrigin,
-    async newPage() {
+    async newPage(options = {}) {
       const context = await browser.newContext({
         baseURL: origin,
         acceptDownloads: true,
         viewport: { width: 1280, height: 900 },
+        javaScriptEnabled: options.javaScriptEnabled ?? true,
       });
       contexts.push(context);
       await context.route('**/*', (route) => {

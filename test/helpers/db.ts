@@ -17,7 +17,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   try {
     for (let attempt = 0; ; attempt++) {
       try {
-        await admin.unsafe(`create database ${name} template ${template}`);
+        // file_copy copies the template's files; the default (wal_log) writes all of it to the WAL page by
+        // page: 0.6 s of the server's CPU for a clone and its drop, against 0.2 s (Postgres 15 or later).
+        await admin.unsafe(`create database ${name} template ${template} strategy file_copy`);
         break;
       } catch (err) {
         // Two files cloning at the same instant can collide on the template; try again.

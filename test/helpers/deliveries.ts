@@ -9,7 +9,12 @@ import { waitFor } from './wait.ts';
  * writes: the source of a delivery large enough (10,000 rows) that running a tool for it would only slow
  * the suite. Answers the run's id.
  */
-export async function writeRun(t: TestApp, accountId: string, tool: string, rows: readonly Record<string, unknown>[]) {
+export async function writeRun(
+  t: Pick<TestApp, 'app'>,
+  accountId: string,
+  tool: string,
+  rows: readonly Record<string, unknown>[],
+) {
   const runId = `run_${randomBytes(8).toString('hex')}`;
   const sql = t.app.core.sql;
   await sql`

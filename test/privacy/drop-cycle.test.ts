@@ -195,6 +195,25 @@ describe('a DROP cycle', () => {
     expect(await readFile(path.join(out, '20260312_4821_Email.csv'), 'utf8')).toContain('EmU000000002,5');
     const [twice] = await sql`select count(*)::int as n from suppression where source = 'drop'`;
     expect(twice?.n).toBe(5);
+    // The operator's audit log holds the cycle once, with its counts and no identifier.
+    const logged = await sql`select account_id, actor_type, target_type, details from audit_event
+      where action = 'privacy.drop_cycle'`;
+    expect(logged).toEqual([
+      {
+        account_id: null,
+        actor_type: 'operator',
+        target_type: 'drop_cycle',
+        details: {
+          fileName: '20260312_4821',
+          workItems: 5,
+          deleted: 3,
+          optedOut: 1,
+          exempted: 0,
+          notFound: 1,
+          recordsDeleted: summary.recordsDeleted,
+        },
+      },
+    ]);
   });
 
   it('lifts a withdrawn identifier in a later archive, from the command line', async () => {

@@ -4,7 +4,7 @@ export interface SessionView {
   account: { id: string; name: string };
   role: 'owner' | 'admin' | 'member';
   /** What the role may do; the pages shown follow it. */
-  permissions: ('billing' | 'webhooks' | 'keys' | 'members' | 'connections' | 'suppressions')[];
+  permissions: ('billing' | 'webhooks' | 'keys' | 'members' | 'connections' | 'suppressions' | 'audit')[];
   /** The roles the user may give, fewest rights first; they may change or remove the members holding one of them. */
   assignableRoles: SessionView['role'][];
   csrfToken: string;

@@ -99,6 +99,10 @@ function SignIn({ onSignedIn }: { onSignedIn: SignedIn }) {
           </Text>
         </Stack>
       </form>
+      {/* The opt-out page is the gateway's own, not a route of the console: a plain link loads it. */}
+      <Text component="footer" size="sm" mt="xl">
+        Not a customer, but in our data? <Anchor href="/opt-out">Opt out of our data</Anchor>
+      </Text>
     </Frame>
   );
 }

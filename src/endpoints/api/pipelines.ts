@@ -309,7 +309,7 @@ export const pipelineDownloadLink = defineEndpoint({
     if (!isPipelineEnded(pipeline.status))
       throw new AppError(409, 'run_not_finished', 'The pipeline has not ended yet: its table is ready once it has.');
     assertNotExpired(pipeline, core.clock());
-    const path = await signedFilePath(core, principal.accountId, pipeline.id, format);
+    const path = await signedFilePath(core, principal, pipeline.id, format);
     return {
       url: `${core.config.publicUrl}${path}`,
       expiresAt: new Date(core.clock().getTime() + DOWNLOAD_LINK_SECS * 1000).toISOString(),

@@ -315,8 +315,8 @@ const scheduleAction = (action: 'pause' | 'resume') =>
     errors: { 404: ['schedule_not_found'] },
     handler: ({ core, principal }, input: string | Record<string, unknown>) =>
       action === 'pause'
-        ? pauseSchedule(core.db, principal.accountId, idIn(input, 'schedule'))
-        : resumeSchedule(core, principal.accountId, idIn(input, 'schedule')),
+        ? pauseSchedule(core.db, principal, idIn(input, 'schedule'))
+        : resumeSchedule(core, principal, idIn(input, 'schedule')),
     respond: (schedule) => ({ schedule: scheduleView(schedule) }),
   });
 
@@ -340,5 +340,5 @@ export const deleteTaskSchedule = defineEndpoint({
   },
   errors: { 404: ['schedule_not_found'] },
   handler: ({ core, principal }, input: string | Record<string, unknown>) =>
-    deleteSchedule(core.db, principal.accountId, idIn(input, 'schedule')),
+    deleteSchedule(core.db, principal, idIn(input, 'schedule')),
 });

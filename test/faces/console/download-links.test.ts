@@ -54,7 +54,9 @@ describe('download links of the console', () => {
 
     const links = (await browser.graphql(Links, { id: runId })).body.data!.run!;
     expect(links.csvPath).toMatch(
-      new RegExp(`^/api/downloads/${runId}\\?format=csv&account=${accountId}&expires=\\d+&signature=[\\w-]+$`),
+      new RegExp(
+        `^/api/downloads/${runId}\\?format=csv&account=${accountId}&expires=\\d+&by=usr_\\w+&signature=[\\w-]+$`,
+      ),
     );
     // The page's own origin completes the path: the file comes without a key or a cookie.
     const csv = await fetch(new URL(links.csvPath!, t.url));

@@ -169,6 +169,7 @@ describe('connections', () => {
         'DestinationConnection',
         'DeliveryConnection',
         'DoNotContactEntryConnection',
+        'AuditEventConnection',
       ].sort(),
     );
     for (const connection of connections) {
@@ -216,7 +217,7 @@ describe('connections', () => {
     );
     // Query.tools (the registry, about twenty), Account.allowancesToday (one per allowance kind),
     // Run.nextSteps (the step links out of one tool, a handful), Query.providers and
-    // Query.destinationKinds (declared lists, a handful each) are fixed lists.
+    // Query.destinationKinds and Query.auditActions (declared lists, a few dozen at most) are fixed lists.
     expect(pageable.map(({ type, field }) => `${type.name}.${field.name}`)).toEqual([
       'Account.allowancesToday',
       'Run.nextSteps',
@@ -224,6 +225,7 @@ describe('connections', () => {
       'Query.tools',
       'Query.providers',
       'Query.destinationKinds',
+      'Query.auditActions',
     ]);
     expect(offenders).toEqual([]);
   });
@@ -245,6 +247,7 @@ describe('global object identification', () => {
     expect(implementers).toEqual([
       'Account',
       'ApiKey',
+      'AuditEvent',
       'Company',
       'ConnectedApp',
       'ConnectedProvider',

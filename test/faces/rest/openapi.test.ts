@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, type RunnerTask } from 'vite
 import { loadConfig } from '../../../src/config.ts';
 import { buildOpenApiDocument, OPENAPI_PATH, restRouteDocs, type OpenApiDocument } from '../../../src/rest/openapi.ts';
 import { TOOLS } from '../../../src/tools/index.ts';
+import { tokenDigest } from '../../../src/config/operator.ts';
 import { DENVER_DENTISTS, startTestApp, type ApiResponse, type TestApp } from '../../helpers/app.ts';
 import { getWithBody } from '../../helpers/get-with-body.ts';
 
@@ -20,15 +21,16 @@ interface OperationDoc {
   responses: Record<string, { content: Record<string, { example?: unknown }> }>;
 }
 let ajv: Ajv2020;
+const OPERATOR_TOKEN = 'operator-token-of-the-openapi-suite-0123456789';
 
 /** Routes of the server that are not REST: GraphQL (and its GraphiQL page's files), MCP and the operators' routes (docs/operations.md) have contracts of their own. */
 // /hooks/stripe is Stripe's to call (signed events, docs/payments.md), not part of the API.
 /**
- * The REST face is everything under /api; the other routes are other faces (GraphQL, MCP, the
+ * The REST face is everything under /api, with the operator API under /operator; the other routes are other faces (GraphQL, MCP, the
  * console's pages and its sign-in routes, Stripe's events, the operator's probes), each documented on
  * its own (docs/graphql.md, docs/console.md, docs/payments.md, docs/operations.md).
  */
-const isRest = (path: string) => path.startsWith('/api/');
+const isRest = (path: string) => path.startsWith('/api/') || path.startsWith('/operator/');
 
 /** Every METHOD path the server registered, read from Fastify's route tree. */
 function registeredRoutes(): Set<string> {
@@ -113,7 +115,7 @@ beforeAll(async () => {
     webTimeoutMs: 200,
     outboundAllow: ['127.0.0.1:9'],
   };
-  t = await startTestApp({ config: { network } });
+  t = await startTestApp({ config: { network, operatorTokenSha256: tokenDigest(OPERATOR_TOKEN) } });
   ({ apiKey: key } = await t.account());
   doc = (await t.request('GET', OPENAPI_PATH)).body;
   ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -579,5 +581,40 @@ describe('real responses match the declared schemas', () => {
     expect((await api('post', '/api/v1/suppressions', { key, body: { entries: [] } })).status).toBe(400);
     expect((await api('get', '/api/v1/suppressions', { key })).body.entries).toHaveLength(1);
     expect((await api('delete', '/api/v1/suppressions/{id}', one('/api/v1/suppressions/sup_nope'))).status).toBe(404);
+  });
+
+  it('the audit log’s list and export', async () => {
+    const listed = await api('get', '/api/v1/audit-events', { key, url: '/api/v1/audit-events?limit=5' });
+    expect(listed.status).toBe(200);
+    expect(listed.body.events.length).toBeLessThanOrEqual(5);
+    const bad = await api('get', '/api/v1/audit-events', { key, url: '/api/v1/audit-events?since=yesterday' });
+    expect(bad.status).toBe(400);
+    const file = await api('get', '/api/v1/audit-events/export', {
+      key,
+      url: '/api/v1/audit-events/export?format=json&action=api_key.created',
+    });
+    expect(file.status).toBe(200);
+    expect(Array.isArray(file.body)).toBe(true);
+    const refused = await api('get', '/api/v1/audit-events/export', {
+      key,
+      url: '/api/v1/audit-events/export?format=xml',
+    });
+    expect(refused.status).toBe(400);
+  });
+
+  it('the operator API, with its token', async () => {
+    const as = (body?: unknown) => ({ body, headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
+    const person = { identifiers: [{ kind: 'email', value: 'nobody-held@openapi.example' }] };
+    const erased = await api('post', '/operator/v1/privacy/erasures', as(person));
+    expect(erased.status).toBe(201);
+    expect((await api('post', '/operator/v1/privacy/erasures', { body: person, key })).status).toBe(401);
+    expect((await api('post', '/operator/v1/privacy/access-requests', as(person))).status).toBe(201);
+    const bad = await api('post', '/operator/v1/privacy/access-requests', as({ identifiers: [] }));
+    expect(bad.status).toBe(400);
+    expect((await api('get', '/operator/v1/privacy/receipts', as())).body.receipts).toHaveLength(2);
+    const one = { ...as(), url: `/operator/v1/privacy/receipts/${erased.body.id}` };
+    expect((await api('get', '/operator/v1/privacy/receipts/{id}', one)).status).toBe(200);
+    const none = { ...as(), url: '/operator/v1/privacy/receipts/prq_nope' };
+    expect((await api('get', '/operator/v1/privacy/receipts/{id}', none)).status).toBe(404);
   });
 });
