@@ -26,6 +26,9 @@ const BROWSER = [
   'test/faces/console/opt-out.test.ts',
   'test/faces/console/do-not-contact.test.ts',
   'test/faces/console/audit.test.ts',
+  'test/faces/console/overview-mobile.test.ts',
+  'test/faces/console/billing.test.ts',
+  'test/faces/console/tool-form.test.ts',
 ];
 
 /** Files that start child processes: the CLI, gateways and workers of their own, a fresh embedded Postgres. */
@@ -44,6 +47,7 @@ const PROCESSES = [
   'test/faces/cli/privacy.test.ts',
   'test/runs/multi-process.test.ts',
   'test/billing/multi-process.test.ts',
+  'test/architecture/test-command.test.ts',
 ];
 
 /**

@@ -17,6 +17,7 @@ import { upstream } from './lib/upstream.ts';
 import { consoleFirstRow } from './console-first-row.ts';
 import { processes } from './lib/processes.ts';
 import { mcpAgentBytes } from './mcp-agent-bytes.ts';
+import { privacy } from './lib/privacy.ts';
 
 const SUITES: AnySuite[] = [
   polling,
@@ -36,11 +37,14 @@ const SUITES: AnySuite[] = [
   mcpAgentBytes,
   pipeline,
   destinations,
+  privacy,
 ];
 
-runSuites(SUITES, process.argv.slice(2), 'catalog, database and tools seed the large catalog and take minutes').catch(
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runSuites(
+  SUITES,
+  process.argv.slice(2),
+  'catalog, database, tools and privacy seed the large catalog and take minutes',
+).catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

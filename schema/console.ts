@@ -25,7 +25,7 @@ import { AccountRef, PlanEnum } from './account.ts';
 import { builder } from './builder.ts';
 import { resultTypeName } from './results.ts';
 import { RunRef, ToolEnum } from './run.ts';
-import { camel } from './zod-input.ts';
+import { camel, jsonSchemaOf, unwrapNull, type JsonSchema } from './zod-input.ts';
 
 /**
  * What a frontend needs to draw the tools without knowing them: each tool of the registry with its
@@ -57,14 +57,17 @@ const InputKindEnum = builder.enumType('ToolInputKind', {
     BOOLEAN: { description: 'True or false.' },
     ENUM: { description: 'One of `options`.' },
     ENUM_LIST: { description: 'Several of `options`.' },
-    OBJECT: { description: 'An input object (see `type`), edited as JSON.' },
-    OBJECT_LIST: { description: 'A list of input objects (see `type`), edited as JSON.' },
+    OBJECT: { description: 'An input object (see `type`), edited field by field (its `fields`).' },
+    OBJECT_LIST: { description: 'A list of input objects (see `type`), each edited field by field (its `fields`).' },
   },
 });
 
 interface InputFieldView {
   name: string;
+  label: string;
   description: string | null;
+  example: string | null;
+  fields: InputFieldView[];
   type: string;
   kind: InputKind;
   required: boolean;
@@ -82,25 +85,58 @@ function kindOf(type: GraphQLInputType): { kind: InputKind; options: string[] } 
   return { kind: scalar[named.name] ?? 'TEXT', options: [] };
 }
 
-function inputFieldsOf(schema: GraphQLSchema, typeName: string): InputFieldView[] {
+/** The declared JSON schema of an object field (or of a list's items): where its sub-fields' labels are. */
+const objectSchemaOf = (prop: JsonSchema | undefined): JsonSchema | undefined => {
+  const inner = prop && unwrapNull(prop).schema;
+  return inner?.type === 'array' ? inner.items : inner;
+};
+
+/**
+ * The fields of the input type `typeName` as a form shows them: the GraphQL type's shape, and the
+ * label, help and example declared on the zod schema (`json`, its input JSON schema).
+ */
+function inputFieldsOf(schema: GraphQLSchema, typeName: string, json: JsonSchema | undefined): InputFieldView[] {
   const type = schema.getType(typeName);
   if (!isInputObjectType(type)) return [];
-  return Object.values(type.getFields()).map((field) => ({
-    name: field.name,
-    description: field.description ?? null,
-    type: String(field.type),
-    required: isNonNullType(field.type),
-    ...kindOf(field.type),
-  }));
+  const props = Object.fromEntries(Object.entries(json?.properties ?? {}).map(([key, prop]) => [camel(key), prop]));
+  return Object.values(type.getFields()).map((field) => {
+    const prop = props[field.name];
+    const example = prop?.examples?.[0];
+    const named = getNamedType(field.type);
+    return {
+      name: field.name,
+      label: prop?.title ?? field.name,
+      description: prop?.description ?? field.description ?? null,
+      example: example === undefined ? null : typeof example === 'string' ? example : JSON.stringify(example),
+      type: String(field.type),
+      required: isNonNullType(field.type),
+      fields: isInputObjectType(named) ? inputFieldsOf(schema, named.name, objectSchemaOf(prop)) : [],
+      ...kindOf(field.type),
+    };
+  });
 }
 
-const ToolInputFieldRef = builder.objectRef<InputFieldView>('ToolInputField').implement({
+const ToolInputFieldRef = builder.objectRef<InputFieldView>('ToolInputField');
+ToolInputFieldRef.implement({
   description: 'A field of a tool’s start input type.',
   fields: (t) => ({
     name: t.exposeString('name', { description: 'The field’s name in the input type (and the REST start body).' }),
+    label: t.exposeString('label', {
+      description:
+        'Its name for people, as declared with the tool (OpenAPI’s `title`); the name when none is declared.',
+    }),
     description: t.exposeString('description', {
       nullable: true,
       description: 'What the field means, its default and limits.',
+    }),
+    example: t.exposeString('example', {
+      nullable: true,
+      description: 'A value that works, as declared with the tool: text as it is, other values as JSON.',
+    }),
+    fields: t.field({
+      type: [ToolInputFieldRef],
+      description: 'The fields of an OBJECT or OBJECT_LIST field’s input type; empty otherwise.',
+      resolve: (f) => f.fields,
     }),
     type: t.exposeString('type', { description: 'Its GraphQL type, e.g. `[String!]` or `Int`.' }),
     kind: t.field({ type: InputKindEnum, description: 'How a form edits it.', resolve: (f) => f.kind }),
@@ -148,11 +184,21 @@ export const ToolInfoRef = builder.objectRef<ToolDefinition>('ToolInfo').impleme
       description: 'What it costs, as docs/tools.md writes it.',
       resolve: (tool) => tool.price.text,
     }),
+    priceUnit: t.string({
+      description: 'What one billable unit is, e.g. `lead` (what `coveredUnits` of a start counts).',
+      resolve: (tool) => tool.price.unit,
+    }),
     plan: t.field({
       type: PlanEnum,
       nullable: true,
       description: 'The lowest plan that may use it; null for every plan.',
       resolve: (tool) => tool.plan ?? null,
+    }),
+    permissibleUse: t.boolean({
+      description:
+        'About individuals: not for regulated purposes; its starts are refused until the account acknowledges it ' +
+        '(`permissibleUse`, `acknowledgePermissibleUse`).',
+      resolve: (tool) => tool.permissibleUse === true,
     }),
     available: t.boolean({
       description: 'The caller’s plan may start it.',
@@ -167,7 +213,8 @@ export const ToolInfoRef = builder.objectRef<ToolDefinition>('ToolInfo').impleme
     inputFields: t.field({
       type: [ToolInputFieldRef],
       description: 'The fields of its input type, in order.',
-      resolve: (tool, _, __, info) => inputFieldsOf(info.schema, tool.graphql.inputType),
+      resolve: (tool, _, __, info) =>
+        inputFieldsOf(info.schema, tool.graphql.inputType, jsonSchemaOf(tool.input, 'input')),
     }),
     columns: t.field({
       type: [ToolColumnRef],

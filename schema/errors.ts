@@ -36,6 +36,9 @@ export const REST_ERROR_CODES: Record<string, string> = {
   provider_not_configured: 'Signing in to that provider needs its app, which this server’s operator has not set up.',
   secrets_not_configured: 'This server keeps no provider tokens until its operator sets SECRETS_KEYS.',
   plan_required: 'The account’s plan does not include this tool or database.',
+  permissible_use_required:
+    'Criminal records and people-finder results are not for regulated purposes; the account acknowledges it once ' +
+    '(acknowledgePermissibleUse) before their first run.',
   subscription_inactive: 'Buying credits needs an active subscription.',
   payment_failed: 'The card was declined (the message gives the reason); nothing was charged or credited.',
   payment_requires_action:

@@ -1,6 +1,6 @@
 import { PLANS } from '../db/tables/accounts.ts';
 import { requireRole } from '../src/accounts/roles.ts';
-import { stripeOnly } from '../src/billing/payments/index.ts';
+import { choosePlan, stripeOnly } from '../src/billing/payments/index.ts';
 import type { PaymentAwaitingAction } from '../src/billing/payments/port.ts';
 import { AccountRef, PlanEnum } from './account.ts';
 import { builder } from './builder.ts';
@@ -113,7 +113,7 @@ builder.objectField(LedgerEntryRef, 'paymentReference', (t) =>
   }),
 );
 
-type HostedPagePayload = { url?: string; userErrors: UserError[] };
+type HostedPagePayload = { url?: string; message?: string; userErrors: UserError[] };
 
 const HostedPagePayloadRef = builder.objectRef<HostedPagePayload>('HostedPagePayload').implement({
   description: 'A Stripe page to send the customer to, or `userErrors`.',
@@ -122,6 +122,12 @@ const HostedPagePayloadRef = builder.objectRef<HostedPagePayload>('HostedPagePay
       nullable: true,
       description: 'The page (single use, expires within a day); null when refused.',
       resolve: (p) => p.url ?? null,
+    }),
+    message: t.string({
+      nullable: true,
+      description:
+        'What happens next, in words: pay on the page, or (choosePlan in demo mode, no page) the change made.',
+      resolve: (p) => p.message ?? null,
     }),
     userErrors: t.field({ type: [UserErrorRef], description: USER_ERRORS_DESCRIPTION, resolve: (p) => p.userErrors }),
   }),
@@ -136,17 +142,14 @@ builder.mutationField('choosePlan', (t) =>
     description:
       'Chooses or changes the plan: a Stripe Checkout page (subscription mode) for it. ' +
       'The plan and status change when Stripe reports the subscription (its events), not before. Owners only. ' +
-      'Refused with PAYMENTS_NOT_CONFIGURED without Stripe; ' +
+      'In demo mode (PAYMENTS=demo) no page: the plan changes at once to ACTIVE, without payment, as `message` says. ' +
+      'Refused with PAYMENTS_NOT_CONFIGURED without payments; ' +
       `VALIDATION_FAILED for a plan without a Stripe price. Plans: ${PLANS.join(', ')}.`,
     args: { plan: t.arg({ type: PlanEnum, required: true, description: 'The plan wanted.' }) },
     resolve: (_, args, ctx) =>
       mutationPayload(async () => {
         requireRole(ctx.principal, 'billing');
-        return stripeOnly(ctx.core.payments, 'Choosing a plan').checkout(
-          ctx.principal.accountId,
-          args.plan,
-          returnUrl(ctx.core.config.publicUrl),
-        );
+        return choosePlan(ctx.core, ctx.principal.accountId, args.plan, returnUrl(ctx.core.config.publicUrl));
       }, ['plan']),
   }),
 );

@@ -25,6 +25,13 @@ const costLimitArg = (maxCostUsd: number | null | undefined) =>
 
 const extraOf = (p: StartPayload) => (p.start?.extra ?? {}) as Record<string, unknown>;
 
+/** What a start held, USD. */
+const heldOf = (p: StartPayload) => (extraOf(p).estimatedCost as number | undefined) ?? p.run?.estimatedCost ?? 0;
+
+/** Whole units of the tool's price that `usd` pays for. */
+const unitsCovered = (tool: ToolDefinition, usd: number) =>
+  tool.price.unitMicros > 0n ? Number(BigInt(Math.round(usd * 1_000_000)) / tool.price.unitMicros) : null;
+
 /**
  * Every tool of the registry becomes a mutation `start<Tool>(input: Start<Tool>Input!)` answering
  * `Start<Tool>Payload`. Input types are derived from the tool's zod schema; the service validates
@@ -61,6 +68,20 @@ function defineToolMutation(tool: ToolDefinition) {
         nullable: true,
         description: `${COST_TEXTS.uncappedCost} Null when nothing caps the hold.`,
         resolve: (p) => (p.run ? ((extraOf(p).uncappedCost as number | undefined) ?? null) : null),
+      }),
+      walletCovers: t.boolean({
+        nullable: true,
+        description:
+          'Whether the wallet holds everything asked (`uncappedCost` is null); when false the run stops once ' +
+          '`estimatedCost` is spent, after `coveredUnits`. Null without a run or a dry run.',
+        resolve: (p) => (p.run ? extraOf(p).uncappedCost === undefined : null),
+      }),
+      coveredUnits: t.int({
+        nullable: true,
+        description:
+          `The ${tool.price.unit}s (the price's unit) that \`estimatedCost\` pays for at the list price: ` +
+          'when the wallet caps the hold, the run stops after about this many. Null without a run or a dry run.',
+        resolve: (p) => (p.run ? unitsCovered(tool, heldOf(p)) : null),
       }),
       webhookSecret: t.string({
         nullable: true,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { currencyOverride } from '../src/shared/amounts.ts';
+import { jsonSchemaOverride } from '../src/shared/field-meta.ts';
 import { builder } from './builder.ts';
 
 /**
@@ -11,7 +11,9 @@ import { builder } from './builder.ts';
 
 export interface JsonSchema {
   type?: string | string[];
+  title?: string;
   description?: string;
+  examples?: unknown[];
   properties?: Record<string, JsonSchema>;
   required?: string[];
   items?: JsonSchema;
@@ -24,7 +26,7 @@ export interface JsonSchema {
 
 /** A zod schema as JSON schema, with amounts of money marked (`x-currency`). */
 export const jsonSchemaOf = (schema: z.ZodType, io: 'input' | 'output') =>
-  z.toJSONSchema(schema, { io, unrepresentable: 'any', override: currencyOverride }) as JsonSchema;
+  z.toJSONSchema(schema, { io, unrepresentable: 'any', override: jsonSchemaOverride }) as JsonSchema;
 
 export const camel = (name: string) => name.replace(/[_-]([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 export const pascal = (name: string) => camel(name).replace(/^\w/, (c) => c.toUpperCase());
@@ -66,6 +68,26 @@ export function scalarOf(
     default:
       throw new Error(`${where}: no GraphQL type for ${JSON.stringify(schema)}; declare it in the zod schema`);
   }
+}
+
+/**
+ * An input field's description as GraphQL shows it: its label (the zod schema's `title`), what it
+ * means, and its example (`examples`), as REST's OpenAPI and MCP carry them in their own keywords.
+ */
+export function fieldDescription(prop: JsonSchema): string | undefined {
+  const { schema } = unwrapNull(prop);
+  const text = prop.description ?? schema.description;
+  const title = prop.title ?? schema.title;
+  const example = (prop.examples ?? schema.examples)?.[0];
+  const leaf =
+    example !== undefined &&
+    (typeof example !== 'object' || (Array.isArray(example) && example.every((e) => typeof e !== 'object')));
+  const parts = [
+    title ? `${title}.` : undefined,
+    text,
+    leaf ? `Example: \`${JSON.stringify(example)}\`.` : undefined,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(' ') : undefined;
 }
 
 /** Turns a GraphQL value back into the service's shape: field names as the zod schema has them. */
@@ -112,7 +134,7 @@ function inputObject(
           t.field({
             type: built.type as never,
             required: required.has(field),
-            description: prop.description ?? unwrapNull(prop).schema.description,
+            description: fieldDescription(prop),
           }),
         ]),
       ),

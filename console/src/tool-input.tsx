@@ -1,4 +1,4 @@
-import { NativeSelect, NumberInput, Textarea, TextInput } from '@mantine/core';
+import { Fieldset, NativeSelect, NumberInput, SimpleGrid, Text, Textarea, TextInput } from '@mantine/core';
 import { graphql } from './gql/index.ts';
 import type { ToolInputFieldsFragment } from './gql/graphql.ts';
 
@@ -12,15 +12,28 @@ import type { ToolInputFieldsFragment } from './gql/graphql.ts';
 graphql(`
   fragment ToolInputFields on ToolInputField {
     name
+    label
     description
+    example
     type
     kind
     required
     options
+    fields {
+      name
+      label
+      description
+      example
+      type
+      kind
+      required
+      options
+    }
   }
 `);
 
 export type Field = ToolInputFieldsFragment;
+type SubField = Field['fields'][number];
 export type Values = Record<string, string>;
 
 export interface UserErrorLike {
@@ -44,19 +57,64 @@ export class FormError extends Error {
 /** Every field empty: the form as it opens. */
 export const emptyValues = (fields: readonly Field[]): Values => Object.fromEntries(fields.map((f) => [f.name, '']));
 
-/** The form's values as the input object (empty fields left out, so the tool's defaults apply). */
+/** An object field edited field by field: its value in the form is the record of its sub-fields' texts. */
+const isObjectForm = (field: Field) => field.kind === 'OBJECT' && field.fields.length > 0;
+
+/** The texts of an object field's sub-fields, by name. */
+export const subValues = (value: string): Record<string, string> => {
+  try {
+    const parsed = JSON.parse(value || '{}') as unknown;
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+};
+
+const numberOf = (field: { name: string; kind: string }, raw: string, at: string) => {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || (field.kind === 'INT' && !Number.isInteger(n)))
+    throw new FormError(at, field.kind === 'INT' ? 'Enter a whole number.' : 'Enter a number.');
+  return n;
+};
+
+/** An object field's sub-fields as its input object; undefined when all are empty. */
+function objectOf(field: Field, value: string): Record<string, unknown> | undefined {
+  const texts = subValues(value);
+  const given = field.fields.filter((f) => (texts[f.name] ?? '').trim() !== '');
+  if (given.length === 0) return undefined;
+  const missing = field.fields.filter((f) => f.required && !given.includes(f));
+  if (missing.length > 0)
+    throw new FormError(field.name, `Also enter ${missing.map((f) => f.label.toLowerCase()).join(', ')}.`);
+  return Object.fromEntries(
+    given.map((f: SubField) => {
+      const raw = (texts[f.name] ?? '').trim();
+      return [f.name, f.kind === 'INT' || f.kind === 'FLOAT' ? numberOf(f, raw, field.name) : raw];
+    }),
+  );
+}
+
+/**
+ * The form's values as the input object (empty fields left out, so the tool's defaults apply). A
+ * required field left empty is refused at it, in words, before anything is sent.
+ */
 export function inputOf(fields: readonly Field[], values: Values): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const field of fields) {
+    if (isObjectForm(field)) {
+      const object = objectOf(field, values[field.name] ?? '');
+      if (object) input[field.name] = object;
+      else if (field.required) throw new FormError(field.name, `Enter the ${field.label.toLowerCase()}.`);
+      continue;
+    }
     const raw = (values[field.name] ?? '').trim();
-    if (raw === '') continue;
+    if (raw === '') {
+      if (field.required) throw new FormError(field.name, `Enter the ${field.label.toLowerCase()}.`);
+      continue;
+    }
     switch (field.kind) {
       case 'INT':
       case 'FLOAT': {
-        const n = Number(raw);
-        if (!Number.isFinite(n) || (field.kind === 'INT' && !Number.isInteger(n)))
-          throw new FormError(field.name, field.kind === 'INT' ? 'Enter a whole number.' : 'Enter a number.');
-        input[field.name] = n;
+        input[field.name] = numberOf(field, raw, field.name);
         break;
       }
       case 'BOOLEAN':
@@ -100,7 +158,28 @@ export function byField(errors: readonly UserErrorLike[], prefix: readonly strin
   return { fields, other };
 }
 
-export function FieldInput({
+/** A list's example as the placeholder of its one-per-line text: one item a line. */
+const placeholderOf = (field: { kind: string; example?: string | null }) => {
+  if (!field.example) return undefined;
+  if (!isList(field.kind) || field.kind.startsWith('OBJECT')) return field.example;
+  try {
+    const items = JSON.parse(field.example) as unknown;
+    return Array.isArray(items) ? items.map(String).join('\n') : field.example;
+  } catch {
+    return field.example;
+  }
+};
+
+/** A field's example in words, beside its help (a placeholder vanishes once the user types). */
+const withExample = (field: { description?: string | null; example?: string | null; kind: string }) => {
+  const example = placeholderOf(field);
+  const help = field.description ?? '';
+  if (!example || field.kind === 'BOOLEAN') return help || undefined;
+  return `${help} Example: ${example.replace(/\n/g, ', ')}`.trim();
+};
+
+/** An input object edited field by field (a map area's four corners), with the refusal at the object shown under it. */
+function ObjectInput({
   field,
   value,
   error,
@@ -111,10 +190,55 @@ export function FieldInput({
   error?: string;
   onChange(value: string): void;
 }) {
+  const texts = subValues(value);
+  const errorId = `${field.name}-error`;
+  return (
+    <Fieldset legend={field.label} aria-describedby={error ? errorId : undefined}>
+      {field.description && (
+        <Text size="sm" c="dimmed" mb="xs">
+          {field.description}
+        </Text>
+      )}
+      <SimpleGrid cols={{ base: 1, sm: 2 }}>
+        {field.fields.map((sub) => (
+          <FieldInput
+            key={sub.name}
+            field={{ ...sub, fields: [] }}
+            value={texts[sub.name] ?? ''}
+            onChange={(v) => onChange(JSON.stringify({ ...texts, [sub.name]: v }))}
+            required={false}
+          />
+        ))}
+      </SimpleGrid>
+      {error && (
+        <Text id={errorId} c="red.9" size="sm" mt="xs">
+          {error}
+        </Text>
+      )}
+    </Fieldset>
+  );
+}
+
+export function FieldInput({
+  field,
+  value,
+  error,
+  onChange,
+  required,
+}: {
+  field: Field;
+  value: string;
+  error?: string;
+  onChange(value: string): void;
+  /** Whether the control is marked required; default: the field's own `required`. */
+  required?: boolean;
+}) {
+  if (isObjectForm(field)) return <ObjectInput field={field} value={value} error={error} onChange={onChange} />;
   const common = {
-    label: field.name,
-    description: field.description ?? undefined,
-    required: field.required,
+    label: field.label,
+    description: withExample(field),
+    placeholder: field.kind === 'BOOLEAN' || field.kind === 'ENUM' ? undefined : placeholderOf(field),
+    required: required ?? field.required,
     error,
     name: field.name,
   };
@@ -158,7 +282,7 @@ export function FieldInput({
       return (
         <Textarea
           {...common}
-          description={`${field.description ?? ''} ${isList(field.kind) && !field.kind.startsWith('OBJECT') ? '(one per line)' : '(JSON)'}`.trim()}
+          description={`${common.description ?? ''} ${isList(field.kind) && !field.kind.startsWith('OBJECT') ? '(one per line)' : '(JSON)'}`.trim()}
           autosize
           minRows={2}
           value={value}

@@ -23,6 +23,13 @@ export const accountTable = pgTable('account', {
    */
   stripeSubscriptionId: text('stripe_subscription_id'),
   stripeSubscriptionStatus: text('stripe_subscription_status'),
+  /**
+   * When someone in the account acknowledged that the tools about individuals (criminal records, the
+   * people finder) are not for regulated purposes (src/accounts/permissible-use.ts), and who (a user or
+   * key id); null until then, and their runs are refused.
+   */
+  permissibleUseAcknowledgedAt: timestamp('permissible_use_acknowledged_at', { withTimezone: true }),
+  permissibleUseAcknowledgedBy: text('permissible_use_acknowledged_by'),
 });
 export type Account = typeof accountTable.$inferSelect;
 export type NewAccount = typeof accountTable.$inferInsert;

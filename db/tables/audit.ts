@@ -31,6 +31,7 @@ export const AUDIT_ACTIONS = [
   'schedule.resumed',
   'schedule.deleted',
   'audit_log.exported',
+  'account.permissible_use_acknowledged',
   'privacy.opt_out',
   'privacy.erasure',
   'privacy.access_request',

@@ -211,5 +211,9 @@ export const deliveredLeadTable = pgTable(
       .references(() => personTable.id, { onDelete: 'cascade' }),
     deliveredAt: timestamp('delivered_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.personId] })],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.personId] }),
+    // A person's deliveries, for the cascade when they are erased or deleted by a DROP list.
+    index('delivered_lead_person_idx').on(t.personId),
+  ],
 );

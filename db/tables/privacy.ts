@@ -120,7 +120,27 @@ export const dropWorkItemTable = pgTable(
     removed: boolean('removed').notNull().default(false),
     status: smallint('status'),
   },
-  (t) => [primaryKey({ columns: [t.cycleId, t.file, t.line] })],
+  (t) => [
+    primaryKey({ columns: [t.cycleId, t.file, t.line] }),
+    // The next chunk to answer, read without walking past the items answered.
+    index('drop_work_item_open_idx').on(t.cycleId, t.file, t.line).where(sql`${t.status} is null and not ${t.removed}`),
+  ],
+);
+
+/**
+ * The identifiers of the people a cycle deleted: a later work item of the same cycle naming one of them
+ * (their phone on the Phone list after their address on the Email list) is answered deleted too.
+ */
+export const dropGoneHashTable = pgTable(
+  'drop_gone_hash',
+  {
+    cycleId: text('cycle_id')
+      .notNull()
+      .references(() => dropCycleTable.id, { onDelete: 'cascade' }),
+    listType: text('list_type').notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.cycleId, t.listType, t.hash] })],
 );
 
 /** What a person asked about their data: erasure (GDPR art. 17) or access (art. 15). */

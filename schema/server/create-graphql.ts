@@ -10,7 +10,7 @@ import { authenticate, sessionCredentials } from '../../src/http/pipeline.ts';
 import { compiledQueriesPlugin } from './compiled-queries.ts';
 import { answerDirectly } from './direct-path.ts';
 import { parserAndValidationCache } from './document-cache.ts';
-import { maskError, errorCodesPlugin } from './errors.ts';
+import { isCallerError, maskError, errorCodesPlugin } from './errors.ts';
 import { graphiqlPage } from './graphiql.ts';
 import { persistedOperationPlugins } from './persisted-operations.ts';
 import { responseSizeLimitPlugin } from './response-size.ts';
@@ -59,7 +59,12 @@ export function createGraphQL(core: Core): GraphQLServer {
       debug: (...args) => log.debug(args.map(String).join(' ')),
       info: (...args) => log.info(args.map(String).join(' ')),
       warn: (...args) => log.warn(args.map(String).join(' ')),
-      error: (...args) => log.error({ err: args.find((a) => a instanceof Error) }, args.map(String).join(' ')),
+      // GraphQL's own refusals (a variable its type refuses, say) are the caller's mistake, answered to it.
+      error: (...args) => {
+        const err = args.find((a) => a instanceof Error);
+        if (isCallerError(err)) log.debug({ code: 'BAD_USER_INPUT' }, args.map(String).join(' '));
+        else log.error({ err }, args.map(String).join(' '));
+      },
     },
     graphiql: {
       title: 'leadgate GraphQL',

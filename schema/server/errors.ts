@@ -36,6 +36,16 @@ export function graphQLRefusal(err: AppError): { message: string; extensions: Re
  * Expected errors keep their code and message; anything else is masked (and logged by yoga). An
  * AppError raised before execution (no path: parsing, the context) answers its own HTTP status.
  */
+/**
+ * A GraphQL error of graphql-js itself, with no failure behind it (syntax, validation, a variable that
+ * does not coerce): the request's mistake, answered to the caller and no failure of the server.
+ */
+export function isCallerError(error: unknown): boolean {
+  const e = error as { name?: string; originalError?: unknown } | undefined;
+  // A variable's refusal wraps the refusal of its field, a GraphQL error too.
+  return e?.name === 'GraphQLError' && (e.originalError == null || isCallerError(e.originalError));
+}
+
 export function maskError(error: unknown, message: string, isDev?: boolean): Error {
   // Duck-typed: graphql's CJS and ESM builds can both be loaded, so instanceof GraphQLError is unreliable.
   const located = (typeof error === 'object' && error !== null ? error : {}) as LocatedError;

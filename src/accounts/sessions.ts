@@ -95,13 +95,17 @@ export async function findActiveSession(
   return row;
 }
 
-/** Marks the session used now: its idle expiry moves forward, never past its longest life. */
+/**
+ * Marks the session used now: its idle expiry moves forward, never past its longest life. A value in a
+ * raw `sql` template reaches postgres.js unconverted, which takes no Date there: it goes as ISO text.
+ */
 export async function touchSession(db: Executor, id: string, now: Date): Promise<void> {
+  const idleEnd = new Date(now.getTime() + SESSION_IDLE_MS).toISOString();
   await db
     .update(consoleSessionTable)
     .set({
       lastSeenAt: now,
-      expiresAt: sql`least(${new Date(now.getTime() + SESSION_IDLE_MS)}::timestamptz,
+      expiresAt: sql`least(${idleEnd}::timestamptz,
         ${consoleSessionTable.createdAt} + ${`${SESSION_MAX_MS} milliseconds`}::interval)`,
     })
     .where(and(eq(consoleSessionTable.id, id), isNull(consoleSessionTable.revokedAt)));

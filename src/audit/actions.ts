@@ -74,6 +74,8 @@ export interface AuditDetails {
   'schedule.deleted': { taskId: string; cron: string };
   /** The file holds the events before this one that match `filter`. */
   'audit_log.exported': { format: FileFormat; filter: AuditFilterDetails };
+  /** The notice acknowledged (src/accounts/permissible-use.ts), as it read then. */
+  'account.permissible_use_acknowledged': { notice: string };
   /** A person confirmed an opt-out on the public page: `kind` of identifier, its hash, rows erased. */
   'privacy.opt_out': { kind: string; personHash: string; erased: number };
   /**
@@ -128,6 +130,7 @@ export const ACTION_TEXT: Record<AuditAction, string> = {
   'schedule.resumed': 'Schedule resumed',
   'schedule.deleted': 'Schedule deleted',
   'audit_log.exported': 'Audit log exported',
+  'account.permissible_use_acknowledged': 'Permissible use acknowledged',
   'privacy.opt_out': 'Person opted out',
   'privacy.erasure': 'Person’s data erased',
   'privacy.access_request': 'Access request answered',

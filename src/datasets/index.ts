@@ -28,7 +28,10 @@ export const datasetName = z
 export const onlyNew = z.boolean().describe('Only rows new to the dataset are delivered and billed.');
 
 /** The start fields every tool takes for datasets (REST body, GraphQL arguments, MCP arguments). */
-export const datasetStartFields = z.object({ datasetName: datasetName.optional(), onlyNew: onlyNew.optional() });
+export const datasetStartFields = z.object({
+  datasetName: datasetName.optional().meta({ title: 'Dataset name', examples: ['denver-dentists'] }),
+  onlyNew: onlyNew.optional().meta({ title: 'Only new rows', examples: [true] }),
+});
 
 /** What a run asks of a dataset. */
 export interface DatasetChoice {

@@ -38,6 +38,7 @@ import {
 } from './api/destinations.ts';
 import { addAccountSuppressions, listAccountSuppressions, removeAccountSuppression } from './api/privacy.ts';
 import { listAuditLog } from './api/audit.ts';
+import { acknowledgeAccountPermissibleUse, getPermissibleUse } from './api/permissible-use.ts';
 import {
   cancelAccountPipeline,
   getAccountPipeline,
@@ -64,6 +65,8 @@ export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   ledger,
   buyCredits,
   leadScraperMode,
+  getPermissibleUse,
+  acknowledgeAccountPermissibleUse,
   leadDatabase,
   localBusinessDatabase,
   storeDatabase,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { examplesOverride } from '../shared/field-meta.ts';
 import { RUN_STATUSES } from '../../db/tables/runs.ts';
 import { fromZodError } from '../shared/errors.ts';
 import { assertKnownFields } from '../shared/fields.ts';
@@ -36,6 +37,7 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSch
     io,
     target: 'draft-2020-12',
     unrepresentable: 'any',
+    override: examplesOverride,
   }) as JsonSchema;
   return io === 'output' ? (withoutKeywords(json) as JsonSchema) : json;
 }

@@ -46,6 +46,24 @@ function splitStart(args: Record<string, unknown>) {
   return { own, options: parseArgs(startOptions, options) };
 }
 
+/**
+ * A schema without its fields' labels and examples (`title`, `examples`, declared for people's forms
+ * and OpenAPI): the tool list an agent reads stays within its 32 KB budget (test/faces/mcp/agent), and
+ * each field's description already says what it is, most with an example.
+ */
+function withoutFormHints(schema: JsonSchema): JsonSchema {
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value !== 'object' || value === null) return value;
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => key !== 'examples' && key !== 'title')
+        .map(([key, v]) => [key, walk(v)]),
+    );
+  };
+  return walk(schema) as JsonSchema;
+}
+
 /** One MCP tool per tool of the registry (linked-only tools have no entry point of their own). */
 function registryTool(tool: ToolDefinition): McpTool {
   const own = jsonSchemaOf(tool.input, 'input');
@@ -160,7 +178,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
   ...TOOLS.filter((t) => !t.linkedOnly).map(registryTool),
   ...RUN_TOOLS,
   ...(ENDPOINTS as readonly EndpointDefinition[]).flatMap((e) => (e.mcp ? [endpointTool(e, e.mcp)] : [])),
-].map((tool) => ({ ...tool, inputSchema: leanSchema(tool.inputSchema), outputSchema: leanSchema(tool.outputSchema) }));
+].map((tool) => ({
+  ...tool,
+  inputSchema: leanSchema(withoutFormHints(tool.inputSchema)),
+  outputSchema: leanSchema(tool.outputSchema),
+}));
 
 /**
  * A schema without the bounds every whole number gets from its JSON Schema conversion (JavaScript's

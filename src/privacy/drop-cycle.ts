@@ -153,6 +153,36 @@ async function namesOf(tx: Executor, records: readonly HeldRecord[]): Promise<Ma
   return new Map(rows.filter((r) => r.name).map((r) => [`${r.source}:${r.id}`, (r.name as string).trim()]));
 }
 
+/** The hashes of `items` that name a person this cycle deleted. */
+async function goneAmong(tx: Executor, cycleId: string, items: readonly { listType: string; hash: string }[]) {
+  const rows = (await tx.execute(sql`
+    select g.list_type as "listType", g.hash from drop_gone_hash g
+    join json_to_recordset(${JSON.stringify(items.map((i) => ({ listType: i.listType, hash: i.hash })))}::json)
+      as w("listType" text, hash text) on g.hash = w.hash and g.list_type = lower(w."listType")
+    where g.cycle_id = ${cycleId}`)) as unknown as { listType: string; hash: string }[];
+  return new Set(rows.map((r) => hashEntry(r.listType, r.hash)));
+}
+
+/** Keeps every identifier of the records about to be deleted, for the cycle's later work items. */
+async function rememberGone(tx: Executor, cycleId: string, records: readonly HeldRecord[]): Promise<void> {
+  const catalog = records.filter((r) => r.recordId !== null).map((r) => [r.source, r.recordId]);
+  const runRows = records.filter((r) => r.runId !== null).map((r) => [r.runId, r.seq]);
+  if (catalog.length > 0)
+    await tx.execute(sql`
+      insert into drop_gone_hash (cycle_id, list_type, hash)
+      select distinct ${cycleId}, h.list_type, h.hash
+      from json_array_elements(${JSON.stringify(catalog)}::json) k
+      join identifier_hash h on h.source = k ->> 0 and h.record_id = (k ->> 1)::bigint
+      on conflict do nothing`);
+  if (runRows.length > 0)
+    await tx.execute(sql`
+      insert into drop_gone_hash (cycle_id, list_type, hash)
+      select distinct ${cycleId}, h.list_type, h.hash
+      from json_array_elements(${JSON.stringify(runRows)}::json) k
+      join identifier_hash h on h.run_id = k ->> 0 and h.seq = (k ->> 1)::int
+      on conflict do nothing`);
+}
+
 /**
  * One chunk of unanswered requests: each matched, acted on and suppressed, its status stored, in one
  * transaction. Answers how many it answered (0: none left).
@@ -178,11 +208,13 @@ async function matchChunk(db: Database, cycle: DropCycle): Promise<number> {
     for (const r of held)
       byHash.set(hashEntry(r.listType, r.hash), [...(byHash.get(hashEntry(r.listType, r.hash)) ?? []), r]);
     const names = await namesOf(tx, held);
+    const gone = await goneAmong(tx, cycle.id, items);
     const toDelete: HeldRecord[] = [];
     const counts = { deleted: 0, optedOut: 0, notFound: 0 };
     const statuses = items.map((item) => {
       const records = byHash.get(hashEntry(item.listType, item.hash)) ?? [];
-      let status: StatusCode = STATUS.notFound;
+      // A person this cycle deleted already, named again (their phone after their address).
+      let status: StatusCode = gone.has(hashEntry(item.listType, item.hash)) ? STATUS.deleted : STATUS.notFound;
       if (records.length > 0) {
         // Several people behind one identifier (a shared phone, a family's address): none of them is
         // deleted on the strength of it, all are kept from leaving (the suppression below).
@@ -193,6 +225,7 @@ async function matchChunk(db: Database, cycle: DropCycle): Promise<number> {
       counts[status === STATUS.deleted ? 'deleted' : status === STATUS.optedOut ? 'optedOut' : 'notFound'] += 1;
       return { file: item.file, line: item.line, status };
     });
+    await rememberGone(tx, cycle.id, toDelete);
     const recordsDeleted = await deleteRecords(tx, toDelete);
     await addSuppressions(
       tx,

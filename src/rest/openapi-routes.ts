@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { examplesOverride } from '../shared/field-meta.ts';
 import { datasetExportParams, downloadParams } from '../runs/exports.ts';
 import { DOWNLOAD_LINK_SECS } from '../runs/download-links.ts';
 import { DOWNLOAD_AUDIT_ROWS } from '../audit/actions.ts';
@@ -66,6 +67,7 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSch
     io,
     target: 'draft-2020-12',
     unrepresentable: 'any',
+    override: examplesOverride,
   }) as JsonSchema;
   return rest;
 }
@@ -166,6 +168,7 @@ function toolRoutes(): RouteDoc[] {
           { 400: ['cost_limit_exceeded'] },
           tool.price.unitMicros > 0n ? { 402: ['insufficient_funds'] } : {},
           tool.plan ? { 403: ['plan_required'] } : {},
+          tool.permissibleUse ? { 403: ['permissible_use_required'] } : {},
         ),
         extensions: {
           'x-price': {

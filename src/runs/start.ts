@@ -17,6 +17,7 @@ import { assertStorable } from '../shared/params.ts';
 import { assertKnownFields } from '../shared/fields.ts';
 import { formatDollars, microsToNumber, usdToMicros } from '../billing/money.ts';
 import { assertPlan } from '../billing/plans.ts';
+import { assertPermissibleUse } from '../accounts/permissible-use.ts';
 import { getBalances } from '../billing/wallet.ts';
 import { idempotentWrite } from '../accounts/idempotency.ts';
 import { checkWebhookUrl, newSigningSecret, webhookUrl } from '../webhooks/subscriptions.ts';
@@ -161,6 +162,7 @@ async function createRun(
   holdAtMost?: bigint,
 ): Promise<{ run: RunSnapshot; heldMicros: bigint }> {
   const { tool, input, requested, estimated } = plan;
+  await assertPermissibleUse(tx, accountId, tool);
   const id = newRunId();
   if (dataset) await openDataset(tx, accountId, dataset.name, tool);
   const created = await tx

@@ -115,6 +115,18 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /**
+ * One attempt of a job that failed for a reason outside the service (a webhook receiver that does not
+ * resolve, refuses the connection or answers 500). The job has logged it as one warning line and is
+ * tried again later: the worker logs the failure only at debug, without a stack (workers/index.ts).
+ */
+export class AttemptFailedError extends AppError {
+  constructor(code: string, message: string) {
+    super(502, code, message);
+    this.name = 'AttemptFailedError';
+  }
+}
+
+/**
  * A 503 the caller retries after `retryAfterSecs` (answered with Retry-After):
  * something the service needs is out of reach for a moment.
  */

@@ -38,14 +38,16 @@ export const businessForSaleInput = z.object({
         'price_max, cash_flow_min, cash_flow_max, revenue_min, revenue_max, ebitda_min, ' +
         'ebitda_max, state, city, location and industry query parameters, ' +
         'or /business-opportunity/<slug>/<listing id>.',
-    ),
+    )
+    .meta({ title: 'Listing-site links', examples: [['https://www.bizlistings.net/businesses-for-sale/colorado']] }),
   maxItems: z
     .number()
     .int('must be a whole number')
     .min(1, 'must be at least 1')
     .max(ALL_ITEMS, `must be at most ${ALL_ITEMS} (${ALL_ITEMS} extracts all available)`)
     .default(100)
-    .describe(`Listings to extract in all, over every URL; default 100; ${ALL_ITEMS} extracts all available.`),
+    .describe(`Listings to extract in all, over every URL; default 100; ${ALL_ITEMS} extracts all available.`)
+    .meta({ title: 'Number of listings', examples: [100] }),
   datasetName: z
     .string()
     .trim()
@@ -55,7 +57,8 @@ export const businessForSaleInput = z.object({
     .describe(
       "Deduplicates across the account's runs that share the name: " +
         'listings an earlier run of the dataset delivered are skipped and not billed.',
-    ),
+    )
+    .meta({ title: 'Dataset name', examples: ['colorado-listings'] }),
 });
 export type BusinessForSaleInput = z.output<typeof businessForSaleInput>;
 

@@ -36,7 +36,8 @@ export const commercialPropertyInput = z.object({
       'Listing-site URLs, any host, in three forms: (1) a property search or list URL with path /properties; ' +
         '(2) a city or market search with path /search and a location set (location, city and state, ' +
         'market or zip), scoped to it; (3) the broker directory /resources/find-a-broker/. Several URLs are allowed.',
-    ),
+    )
+    .meta({ title: 'Listing-site links', examples: [['https://www.crelistings.net/search?location=Denver%2C%20CO']] }),
 });
 export type CommercialPropertyInput = z.output<typeof commercialPropertyInput>;
 

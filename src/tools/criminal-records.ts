@@ -39,13 +39,15 @@ export const criminalRecordsInput = z.object({
     .describe(
       'Full name, one per request: "First Last", "First Middle Last" or "Last, ' +
         'First" (for compound last names). Case is ignored.',
-    ),
+    )
+    .meta({ title: 'Full name', examples: ['John Smith'] }),
   state: usStateParam()
     .optional()
     .describe(
       'US state: two-letter code or full name, any case, e.g. ' +
         '"tx" or "Texas"; normalised to the code. Omitted means all states.',
-    ),
+    )
+    .meta({ title: 'State', examples: ['CO'] }),
   dob: z
     .string()
     .trim()
@@ -61,7 +63,8 @@ export const criminalRecordsInput = z.object({
     .describe(
       'Date of birth: 1980-03-05, 3/5/1980 or March 5, 1980. ' +
         'When given, only records with exactly this date of birth are returned.',
-    ),
+    )
+    .meta({ title: 'Date of birth', examples: ['1980-04-12'] }),
 });
 export type CriminalRecordsInput = z.output<typeof criminalRecordsInput>;
 
@@ -95,6 +98,7 @@ export const criminalRecordsTool = defineTool({
   rest: { path: '/api/v1/scrape/criminal-records' },
   graphql: { mutation: 'startCriminalRecordsSearch', inputType: 'StartCriminalRecordsSearchInput' },
   mcp: { name: 'search_criminal_records', toolset: 'database' },
+  permissibleUse: true,
   example: { name: 'John Smith', state: 'CO', dob: '1980-04-12' },
   input: criminalRecordsInput,
   price,

@@ -50,36 +50,47 @@ export const dealFinderInput = z
       })
       .describe(
         'Where to look: a city with its state ("Denver, CO"), a whole state ("Colorado") or a zip code ("80202").',
-      ),
+      )
+      .meta({ title: 'Location', examples: ['Denver, CO'] }),
     minDiscountPercent: z
       .number({ error: 'minDiscountPercent must be a number' })
       .min(0, 'must be at least 0')
       .max(95, 'must be at most 95')
       .default(10)
-      .describe('List price at least this many percent below the estimated value; default 10.'),
-    minPrice: usdAmount(usd('minPrice').describe('Lowest list price, USD.')),
-    maxPrice: usdAmount(usd('maxPrice').describe('Highest list price, USD.')),
+      .describe('List price at least this many percent below the estimated value; default 10.')
+      .meta({ title: 'Discount, at least (%)', examples: [10] }),
+    minPrice: usdAmount(usd('minPrice').describe('Lowest list price, USD.')).meta({
+      title: 'List price, at least (USD)',
+      examples: [200000],
+    }),
+    maxPrice: usdAmount(usd('maxPrice').describe('Highest list price, USD.')).meta({
+      title: 'List price, at most (USD)',
+      examples: [600000],
+    }),
     propertyTypes: z
       .array(z.enum(PROPERTY_TYPES, { error: `must be one of ${PROPERTY_TYPES.join(', ')}` }))
       .min(1, 'give at least one property type, or leave propertyTypes out')
       .optional()
-      .describe(`Only these types: ${PROPERTY_TYPES.join(', ')}; default all.`),
-    minBeds: beds('At least this many bedrooms.'),
-    maxBeds: beds('At most this many bedrooms.'),
+      .describe(`Only these types: ${PROPERTY_TYPES.join(', ')}; default all.`)
+      .meta({ title: 'Property types', examples: [['single_family']] }),
+    minBeds: beds('At least this many bedrooms.').meta({ title: 'Bedrooms, at least', examples: [2] }),
+    maxBeds: beds('At most this many bedrooms.').meta({ title: 'Bedrooms, at most', examples: [4] }),
     maxItems: z
       .number({ error: 'maxItems must be a number' })
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .max(10_000, 'must be at most 10000')
       .default(100)
-      .describe('Most properties returned (best deals first); default 100.'),
+      .describe('Most properties returned (best deals first); default 100.')
+      .meta({ title: 'Number of properties', examples: [100] }),
     fileName: z
       .string()
       .trim()
       .min(1)
       .max(50, 'fileName must be at most 50 characters')
       .optional()
-      .describe('Export name, at most 50 characters.'),
+      .describe('Export name, at most 50 characters.')
+      .meta({ title: 'File name', examples: ['denver-deals'] }),
   })
   .superRefine((input, ctx) => {
     if (input.minPrice !== undefined && input.maxPrice !== undefined && input.minPrice > input.maxPrice) {

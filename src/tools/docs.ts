@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { examplesOverride } from '../shared/field-meta.ts';
 import { TOOLS } from './index.ts';
 import { STEP_LINKS } from './steps.ts';
 import type { ToolDefinition } from './types.ts';
@@ -26,7 +27,9 @@ function liveDataSection(tool: ToolDefinition): string[] {
 
 interface JsonSchema {
   type?: string | string[];
+  title?: string;
   description?: string;
+  examples?: unknown[];
   default?: unknown;
   enum?: unknown[];
   minimum?: number;
@@ -76,8 +79,9 @@ function parameterRows(schema: JsonSchema, prefix = ''): string[] {
     const dflt = prop.default === undefined ? '' : `\`${JSON.stringify(prop.default)}\``;
     const limits = bounds(prop);
     const notes = `${prop.description ?? ''}${limits ? ` (${limits})` : ''}`.trim();
+    const example = prop.examples?.length ? `\`${JSON.stringify(prop.examples[0])}\`` : '';
     rows.push(
-      `| \`${path}\` | ${cell(typeName(prop))} | ` +
+      `| \`${path}\` | ${cell(prop.title ?? '')} | ${cell(typeName(prop))} | ${cell(example)} | ` +
         `${required.has(name) && prop.default === undefined ? 'yes' : ''} | ${cell(dflt)} | ${cell(notes)} |`,
     );
     if (prop.type === 'object' && prop.properties) rows.push(...parameterRows(prop, `${path}.`));
@@ -87,7 +91,11 @@ function parameterRows(schema: JsonSchema, prefix = ''): string[] {
 }
 
 function renderTool(tool: ToolDefinition): string {
-  const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const schema = z.toJSONSchema(tool.input, {
+    io: 'input',
+    unrepresentable: 'any',
+    override: examplesOverride,
+  }) as JsonSchema;
   const alias = (a: NonNullable<ToolDefinition['rest']['aliases']>[number]) =>
     `\`POST ${a.path}\`${a.deprecated ? `, deprecated, sunset ${a.deprecated.sunset}` : ''}`;
   const aliases = tool.rest.aliases?.length ? ` (also ${tool.rest.aliases.map(alias).join(', ')})` : '';
@@ -111,8 +119,8 @@ function renderTool(tool: ToolDefinition): string {
     ...(tool.example ? ['### Example', '', '```json', JSON.stringify(tool.example), '```', ''] : []),
     '### Parameters',
     '',
-    '| parameter | type | required | default | notes |',
-    '|---|---|---|---|---|',
+    '| parameter | label | type | example | required | default | notes |',
+    '|---|---|---|---|---|---|---|',
     ...parameterRows(schema),
     '',
     '### Result columns',
@@ -138,7 +146,10 @@ export function renderToolsDoc(): string {
     'Every tool starts a run: `POST` its route (or call its GraphQL mutation or MCP tool), then poll',
     '`GET /api/v1/scrape/status/{runId}` (or subscribe to `runProgress`) and download the rows from',
     '`GET /api/downloads/{runId}?format=csv|json|ndjson`. Parameters are checked at start; a bad one answers',
-    '400 `validation_failed` naming the field.',
+    "400 `validation_failed` naming the field. Each parameter's label and example are declared with it " +
+      '(`.meta({ title, examples })` on its zod schema): OpenAPI shows them as `title` and `examples`, GraphQL ' +
+      "opens its description with the label, and the console's forms use the label, the notes as help and the " +
+      'example as placeholder.',
     '',
     '| tool | route | price | cancellable |',
     '|---|---|---|---|',

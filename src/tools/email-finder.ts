@@ -23,14 +23,23 @@ const text = (max: number, description: string) =>
 
 const contactSchema = z
   .object({
-    first_name: text(100, 'First name; required if full_name is absent.'),
-    last_name: text(100, 'Last name.'),
-    full_name: text(200, 'Full name, an alternative to first_name plus last_name ("Jane Doe", "Doe, Jane").'),
-    domain: text(253, 'Company domain (acme.com, or a URL of the site); preferred over company_name.'),
+    first_name: text(100, 'First name; required if full_name is absent.').meta({
+      title: 'First name',
+      examples: ['Jane'],
+    }),
+    last_name: text(100, 'Last name.').meta({ title: 'Last name', examples: ['Doe'] }),
+    full_name: text(200, 'Full name, an alternative to first_name plus last_name ("Jane Doe", "Doe, Jane").').meta({
+      title: 'Full name',
+      examples: ['Jane Doe'],
+    }),
+    domain: text(253, 'Company domain (acme.com, or a URL of the site); preferred over company_name.').meta({
+      title: 'Company domain',
+      examples: ['acme.com'],
+    }),
     company_name: text(
       200,
       'Company name, resolved to a domain through the lead database; used when no domain is given.',
-    ),
+    ).meta({ title: 'Company name', examples: ['Acme'] }),
   })
   .describe('A person to find the address of: a name and a company.');
 
@@ -47,7 +56,8 @@ export const emailFinderInput = z
       .max(MAX_CONTACTS, `at most ${MAX_CONTACTS} contacts per request; split the list`)
       .describe(
         'Contacts to look up; each needs a name (first_name or full_name) and a company (domain or company_name).',
-      ),
+      )
+      .meta({ title: 'Contacts', examples: [[{ first_name: 'Jane', last_name: 'Doe', domain: 'acme.com' }]] }),
   })
   .superRefine((input, ctx) => {
     for (const [i, c] of input.contacts.entries()) {

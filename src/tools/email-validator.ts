@@ -27,7 +27,8 @@ export const emailValidatorInput = z.object({
     .max(MAX_EMAILS, `at most ${MAX_EMAILS} emails per request; split the list`)
     .describe(
       'Email addresses to validate; repeated addresses (the same address in any case) are checked and billed once.',
-    ),
+    )
+    .meta({ title: 'Email addresses', examples: [['jane.doe@acme.com']] }),
 });
 export type EmailValidatorInput = z.output<typeof emailValidatorInput>;
 

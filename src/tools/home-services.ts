@@ -33,20 +33,23 @@ export const homeServicesInput = z.object({
     .describe(
       `One of the ${HOME_SERVICE_CATEGORIES.length} category slugs, e.g. ` +
         '"plumbing" or "air-duct-cleaning" (case and spaces are forgiven: "Air Duct Cleaning").',
-    ),
+    )
+    .meta({ title: 'Service category', examples: ['plumbing'] }),
   zipCodes: z
     .array(zipCode, { error: 'must be a list of ZIP codes, e.g. ["80202", "80203"]' })
     .max(1_000, 'at most 1000 ZIP codes per run')
     .default([])
     .transform((zips) => [...new Set(zips)])
-    .describe('5-digit ZIP codes; pros serving any of them are returned. Empty or absent means nationwide.'),
+    .describe('5-digit ZIP codes; pros serving any of them are returned. Empty or absent means nationwide.')
+    .meta({ title: 'ZIP codes', examples: [['80202']] }),
   maxItems: z
     .number({ error: 'must be a number' })
     .int('must be a whole number')
     .min(0, 'must be 0 (unlimited) or more')
     .max(MAX_HOME_SERVICE_ITEMS, `must be at most ${MAX_HOME_SERVICE_ITEMS}; use 0 for every listing`)
     .default(100)
-    .describe('Listings to return; default 100; 0 means unlimited.'),
+    .describe('Listings to return; default 100; 0 means unlimited.')
+    .meta({ title: 'Number of pros', examples: [100] }),
 });
 export type HomeServicesInput = z.output<typeof homeServicesInput>;
 

@@ -36,21 +36,27 @@ export const leadScraperInput = z.object({
     .describe(
       'People-search URL in the older bracket format, where array parameters end in [] (e.g. ' +
         'https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States).',
-    ),
+    )
+    .meta({
+      title: 'People-search link',
+      examples: ['https://app.apollo.io/#/people?personTitles[]=ceo&personLocations[]=United%20States'],
+    }),
   count: z
     .number({ error: 'must be a number' })
     .int('must be a whole number')
     .min(MIN_COUNT, `must be at least ${MIN_COUNT}`)
     .max(MAX_COUNT, `must be at most ${MAX_COUNT} per run`)
     .default(DEFAULT_COUNT)
-    .describe('Leads to scrape, 500 to 50,000; default 1,000. Read in chunks of 1,000.'),
+    .describe('Leads to scrape, 500 to 50,000; default 1,000. Read in chunks of 1,000.')
+    .meta({ title: 'Number of leads', examples: [1000] }),
   fileName: z
     .string()
     .trim()
     .min(1, 'must not be empty')
     .max(50, 'must be at most 50 characters')
     .optional()
-    .describe('Export name of the result file.'),
+    .describe('Export name of the result file.')
+    .meta({ title: 'File name', examples: ['us-ceos'] }),
 });
 export type LeadScraperInput = z.output<typeof leadScraperInput>;
 

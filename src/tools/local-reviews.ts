@@ -60,13 +60,15 @@ export const localReviewsInput = z
       .min(1)
       .max(20)
       .optional()
-      .describe('Keywords matched against business names and categories, e.g. ["dentist"]; sent with locations.'),
+      .describe('Keywords matched against business names and categories, e.g. ["dentist"]; sent with locations.')
+      .meta({ title: 'Search terms', examples: [['dentist']] }),
     locations: z
       .array(words('locations'))
       .min(1)
       .max(50)
       .optional()
-      .describe('Cities or areas, e.g. ["Denver, CO", "80202"]; each search term is searched in each location.'),
+      .describe('Cities or areas, e.g. ["Denver, CO", "80202"]; each search term is searched in each location.')
+      .meta({ title: 'Locations', examples: [['Denver, CO']] }),
     directUrls: z
       .array(businessUrl)
       .min(1)
@@ -75,21 +77,27 @@ export const localReviewsInput = z
       .describe(
         'Business URLs: map place links (e.g. ' +
           'the `url` column of the map-listing scraper) or the business website; skip the search.',
-      ),
+      )
+      .meta({
+        title: 'Business links',
+        examples: [['https://www.google.com/maps/place/Smile+Dental/@39.74,-104.99,17z']],
+      }),
     searchLimit: z
       .number()
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .max(MAX_SEARCH_LIMIT, `must be at most ${MAX_SEARCH_LIMIT} per search-term and location combination`)
       .default(10)
-      .describe('Businesses per search-term and location combination; default 10, at most 50.'),
+      .describe('Businesses per search-term and location combination; default 10, at most 50.')
+      .meta({ title: 'Businesses per search', examples: [10] }),
     maxReviewsPerBusiness: z
       .number()
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .max(1_000, 'must be at most 1000')
       .default(20)
-      .describe('Newest reviews read per business; default 20.'),
+      .describe('Newest reviews read per business; default 20.')
+      .meta({ title: 'Reviews per business', examples: [20] }),
   })
   .superRefine((input, ctx) => {
     const searching = input.searchTerms !== undefined || input.locations !== undefined;

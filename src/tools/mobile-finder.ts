@@ -29,7 +29,11 @@ export const mobileFinderInput = z.object({
     .describe(
       'Social profile URLs (e.g. https://www.linkedin.com/in/jane-doe) ' +
         'and email addresses, mixed; the type of each is detected.',
-    ),
+    )
+    .meta({
+      title: 'Profile links and emails',
+      examples: [['https://www.linkedin.com/in/jane-doe', 'jane.doe@acme.com']],
+    }),
 });
 export type MobileFinderInput = z.output<typeof mobileFinderInput>;
 

@@ -25,7 +25,8 @@ export const peopleFinderInput = z
       .optional()
       .describe(
         'Full name: "First Last", "First Middle Last" or "Last, First". Needs a state, ZIP code or address beside it.',
-      ),
+      )
+      .meta({ title: 'Full name', examples: ['Jane Doe'] }),
     address: optionalText(300)
       .superRefine((value, ctx) => {
         const parsed = parseAddress(value);
@@ -35,18 +36,24 @@ export const peopleFinderInput = z
       .describe(
         'US street address, e.g. "123 Main St, Denver, CO 80202"; ' +
           'city, state and ZIP code in it are used unless given separately.',
-      ),
-    city: optionalText(100).optional().describe('City; needs a state or ZIP code beside it.'),
+      )
+      .meta({ title: 'Street address', examples: ['123 Main St, Denver, CO 80202'] }),
+    city: optionalText(100)
+      .optional()
+      .describe('City; needs a state or ZIP code beside it.')
+      .meta({ title: 'City', examples: ['Denver'] }),
     state: usStateParam()
       .optional()
-      .describe('US state: two-letter code or full name, any case; normalised to the code.'),
+      .describe('US state: two-letter code or full name, any case; normalised to the code.')
+      .meta({ title: 'State', examples: ['CO'] }),
     zip: z
       .string()
       .trim()
       .regex(/^\d{5}(-\d{4})?$/, 'must be a US ZIP code: 5 digits, or ZIP+4 like 80202-1234')
       .transform((value) => value.slice(0, 5))
       .optional()
-      .describe('US ZIP code (5 digits or ZIP+4).'),
+      .describe('US ZIP code (5 digits or ZIP+4).')
+      .meta({ title: 'ZIP code', examples: ['80202'] }),
     phone: z
       .string()
       .trim()
@@ -60,21 +67,24 @@ export const peopleFinderInput = z
         return national;
       })
       .optional()
-      .describe('US phone number in any format, e.g. "(303) 555-0147" or "+1 303-555-0147"; matched on its 10 digits.'),
+      .describe('US phone number in any format, e.g. "(303) 555-0147" or "+1 303-555-0147"; matched on its 10 digits.')
+      .meta({ title: 'Phone', examples: ['(303) 555-0147'] }),
     email: z
       .string()
       .trim()
       .toLowerCase()
       .pipe(z.email('must be an email address'))
       .optional()
-      .describe('Email address; matched ignoring case.'),
+      .describe('Email address; matched ignoring case.')
+      .meta({ title: 'Email', examples: ['jane.doe@acme.com'] }),
     maxResults: z
       .number()
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .max(100, 'must be at most 100')
       .default(10)
-      .describe('Most persons to return; default 10. Each is billed.'),
+      .describe('Most persons to return; default 10. Each is billed.')
+      .meta({ title: 'Number of persons', examples: [10] }),
   })
   .superRefine((input, ctx) => {
     // An unreadable name or address is reported on its own field.
@@ -184,6 +194,7 @@ export const peopleFinderTool = defineTool({
   rest: { path: '/api/v1/scrape/people-finder' },
   graphql: { mutation: 'startPeopleFinder', inputType: 'StartPeopleFinderInput' },
   mcp: { name: 'find_people', toolset: 'database' },
+  permissibleUse: true,
   example: { name: 'Jane Doe', city: 'Denver', state: 'CO' },
   input: peopleFinderInput,
   price,

@@ -27,21 +27,23 @@ export const ownerContactPrice = perFound(
 );
 
 export const propertyLookupInput = z.object({
-  addresses: addressList,
+  addresses: addressList.meta({ title: 'Addresses', examples: [['1600 Pennsylvania Ave NW, Washington, DC 20500']] }),
   includeOwnerContact: z
     .boolean({ error: 'includeOwnerContact must be true or false' })
     .default(false)
     .describe(
       "Also find the owner's phones and emails, " +
         `in a second run billed ${ownerContactPrice.each} per property; default false.`,
-    ),
+    )
+    .meta({ title: "Also find the owner's contacts", examples: [false] }),
   fileName: z
     .string()
     .trim()
     .min(1)
     .max(50, 'fileName must be at most 50 characters')
     .optional()
-    .describe('Export name, at most 50 characters.'),
+    .describe('Export name, at most 50 characters.')
+    .meta({ title: 'File name', examples: ['dc-properties'] }),
 });
 export type PropertyLookupInput = z.output<typeof propertyLookupInput>;
 

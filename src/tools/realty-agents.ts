@@ -28,7 +28,8 @@ export const realtyAgentsInput = z.object({
       const parsed = parseAgentLocation(value);
       if ('error' in parsed) ctx.addIssue({ code: 'custom', message: parsed.error });
     })
-    .describe('City and state ("Denver, CO", "Denver, Colorado") or a 5-digit ZIP code ("80202").'),
+    .describe('City and state ("Denver, CO", "Denver, Colorado") or a 5-digit ZIP code ("80202").')
+    .meta({ title: 'Location', examples: ['Denver, CO'] }),
   specialty: text('a specialty code', '"1001"')
     .transform((value, ctx) => {
       const code = specialtyCode(value);
@@ -40,7 +41,8 @@ export const realtyAgentsInput = z.object({
     .describe(
       'Specialty code: "1001" buyer\'s agent, "1002" listing agent, … (the full list is below); ' +
         'a specialty name such as "Luxury homes" is accepted too.',
-    ),
+    )
+    .meta({ title: 'Specialty', examples: ['1001'] }),
   language: text('a language', '"Spanish"')
     .transform((value, ctx) => {
       const name = languageName(value);
@@ -49,14 +51,16 @@ export const realtyAgentsInput = z.object({
       return z.NEVER;
     })
     .optional()
-    .describe('Preferred language the agent speaks, any case, e.g. "spanish" (the full list is below).'),
+    .describe('Preferred language the agent speaks, any case, e.g. "spanish" (the full list is below).')
+    .meta({ title: 'Language', examples: ['spanish'] }),
   searchLimit: z
     .number({ error: 'must be a number' })
     .int('must be a whole number')
     .min(1, 'must be between 1 and 500')
     .max(500, 'must be between 1 and 500')
     .default(10)
-    .describe('Agents to return, 1 to 500; default 10.'),
+    .describe('Agents to return, 1 to 500; default 10.')
+    .meta({ title: 'Number of agents', examples: [10] }),
 });
 export type RealtyAgentsInput = z.output<typeof realtyAgentsInput>;
 

@@ -61,7 +61,11 @@ export function parseCity(text: string): CityQuery {
       `"${text}": ${REGION_NAMES.of(code) ?? country} is not in Europe; this tool covers European countries only`,
     );
   }
-  return { city: city.replace(/\s+/g, ' '), countryCode: code, text };
+  return {
+    city: city.replace(/\s+/g, ' '),
+    countryCode: code,
+    text,
+  };
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -101,7 +105,8 @@ export const rentalHostsInput = z
     mode: z
       .enum(['city', 'single', 'bulk'])
       .default('city')
-      .describe('"city": search cities; "single": one listing (listingUrl); "bulk": many listings (bulkListings).'),
+      .describe('"city": search cities; "single": one listing (listingUrl); "bulk": many listings (bulkListings).')
+      .meta({ title: 'Search mode', examples: ['city'] }),
     city: z
       .array(cityText)
       .min(1)
@@ -110,44 +115,68 @@ export const rentalHostsInput = z
       .describe(
         'City mode: cities written "City, Country", e.g. ' +
           '["Lisbon, Portugal", "Berlin, Germany"]; European countries only.',
-      ),
-    listingUrl: listingUrl.optional().describe('Single mode: one listing link, e.g. "https://<site>/rooms/12345678".'),
-    bulkListings: z.array(listingUrl).min(1).max(1_000).optional().describe('Bulk mode: listing links.'),
+      )
+      .meta({ title: 'Cities', examples: [['Lisbon, Portugal']] }),
+    listingUrl: listingUrl
+      .optional()
+      .describe('Single mode: one listing link, e.g. "https://<site>/rooms/12345678".')
+      .meta({ title: 'Listing link', examples: ['https://www.airbnb.com/rooms/12345678'] }),
+    bulkListings: z
+      .array(listingUrl)
+      .min(1)
+      .max(1_000)
+      .optional()
+      .describe('Bulk mode: listing links.')
+      .meta({ title: 'Listing links', examples: [['https://www.airbnb.com/rooms/12345678']] }),
     maxPages: z
       .number()
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .max(MAX_PAGES, `must be at most ${MAX_PAGES}`)
       .default(1)
-      .describe(`City mode: result pages read per city, ${LISTINGS_PER_PAGE} listings each; default 1.`),
-    checkin: date.optional().describe('Check-in date, YYYY-MM-DD; sent with checkout.'),
-    checkout: date.optional().describe('Check-out date, YYYY-MM-DD, after checkin.'),
+      .describe(`City mode: result pages read per city, ${LISTINGS_PER_PAGE} listings each; default 1.`)
+      .meta({ title: 'Pages per city', examples: [1] }),
+    checkin: date
+      .optional()
+      .describe('Check-in date, YYYY-MM-DD; sent with checkout.')
+      .meta({ title: 'Check-in date', examples: ['2027-06-01'] }),
+    checkout: date
+      .optional()
+      .describe('Check-out date, YYYY-MM-DD, after checkin.')
+      .meta({ title: 'Check-out date', examples: ['2027-06-05'] }),
     onlyProHosts: z
       .boolean()
       .default(false)
-      .describe('Only listings of professional hosts (property managers); default false.'),
+      .describe('Only listings of professional hosts (property managers); default false.')
+      .meta({ title: 'Only professional hosts', examples: [false] }),
     onlyUniqueEmails: z
       .boolean()
       .default(false)
-      .describe('Deduplicate by host email: each email once, rows without an email left out; default false.'),
+      .describe('Deduplicate by host email: each email once, rows without an email left out; default false.')
+      .meta({ title: 'One row per host email', examples: [false] }),
     amenities: z
       .array(z.string().trim().min(1, 'must not be empty').max(100))
       .max(20)
       .optional()
       .describe(
         'City mode: only listings having every one of these amenities (ignoring case), e.g. ["Wifi", "Kitchen"].',
-      ),
-    onlySuperhosts: z.boolean().optional().describe('City mode: only listings of superhosts.'),
+      )
+      .meta({ title: 'Amenities', examples: [['Wifi', 'Kitchen']] }),
+    onlySuperhosts: z
+      .boolean()
+      .optional()
+      .describe('City mode: only listings of superhosts.')
+      .meta({ title: 'Only superhosts', examples: [false] }),
     minPrice: localAmount(
       price
         .optional()
         .describe(
           "City mode: lowest nightly price, in the listing's own currency (EUR in the euro area, GBP in the UK, …).",
         ),
-    ),
+    ).meta({ title: 'Nightly price, at least', examples: [50] }),
     maxPrice: localAmount(
       price.optional().describe("City mode: highest nightly price, in the listing's own currency."),
-    ),
+    ).meta({ title: 'Nightly price, at most', examples: [200] }),
   })
   .superRefine((input, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });

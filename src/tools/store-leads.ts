@@ -28,6 +28,17 @@ const SOCIAL_NETWORKS: Record<StoreSocial, string> = {
   pinterest: 'pinboard',
 };
 
+/** Each network's name as people write it. */
+const SOCIAL_NAMES: Record<StoreSocial, string> = {
+  instagram: 'Instagram',
+  facebook: 'Facebook',
+  tiktok: 'TikTok',
+  youtube: 'YouTube',
+  linkedin: 'LinkedIn',
+  twitter: 'Twitter',
+  pinterest: 'Pinterest',
+};
+
 const text = (max: number, example: string) =>
   z
     .string({ error: `must be a string, e.g. "${example}"` })
@@ -74,64 +85,91 @@ export const storeLeadsInput = z
       .describe(
         `Store platform, case-insensitive: ${STORE_PLATFORMS.join(', ')}; ` +
           'several may be comma-separated. Default: all platforms.',
-      ),
+      )
+      .meta({ title: 'Store platform', examples: ['shopify'] }),
     totalLeads: z
       .number({ error: 'must be a number' })
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .max(MAX_TOTAL_LEADS, `must be at most ${MAX_TOTAL_LEADS} per run; page with offset for more`)
       .default(DEFAULT_TOTAL_LEADS)
-      .describe(`Leads to fetch; default ${DEFAULT_TOTAL_LEADS}, at most ${MAX_TOTAL_LEADS} per run.`),
+      .describe(`Leads to fetch; default ${DEFAULT_TOTAL_LEADS}, at most ${MAX_TOTAL_LEADS} per run.`)
+      .meta({ title: 'Number of leads', examples: [100] }),
     resumeFromLead: count(MAX_TOTAL_LEADS - 1)
       .optional()
       .describe(
         'Continue a cancelled job: the number of leads it already delivered. ' +
           'Send the same filters, offset and totalLeads; the run delivers the rest of the job.',
-      ),
+      )
+      .meta({ title: 'Resume after lead', examples: [0] }),
     countryCode: z
       .string({ error: 'must be a two-letter country code, e.g. "US"' })
       .trim()
       .regex(/^[A-Za-z]{2}$/, 'must be a two-letter country code, e.g. "US"')
       .optional()
-      .describe('Two-letter ISO country code, e.g. "US" (case-insensitive).'),
-    emails: flag('Only stores with at least one email address; default true. false applies no email condition.', true),
-    phones: flag('Only stores with a phone number; default false.', false),
-    category: text(200, 'Apparel').optional().describe('Store category, case-insensitive, e.g. "Home & Garden".'),
-    city: text(200, 'Austin').optional().describe('City, case-insensitive.'),
+      .describe('Two-letter ISO country code, e.g. "US" (case-insensitive).')
+      .meta({ title: 'Country', examples: ['US'] }),
+    emails: flag(
+      'Only stores with at least one email address; default true. false applies no email condition.',
+      true,
+    ).meta({ title: 'Only stores with an email', examples: [true] }),
+    phones: flag('Only stores with a phone number; default false.', false).meta({
+      title: 'Only stores with a phone',
+      examples: [false],
+    }),
+    category: text(200, 'Apparel')
+      .optional()
+      .describe('Store category, case-insensitive, e.g. "Home & Garden".')
+      .meta({ title: 'Category', examples: ['Home & Garden'] }),
+    city: text(200, 'Austin')
+      .optional()
+      .describe('City, case-insensitive.')
+      .meta({ title: 'City', examples: ['Austin'] }),
     state: text(200, 'Texas')
       .optional()
-      .describe('State or region, case-insensitive; a US state by name or abbreviation ("Texas" or "TX").'),
+      .describe('State or region, case-insensitive; a US state by name or abbreviation ("Texas" or "TX").')
+      .meta({ title: 'State or region', examples: ['TX'] }),
     technologies: text(1000, 'Klaviyo')
       .optional()
       .describe(
         'Technologies used, matched ignoring case and spacing ("google analytics"); ' +
           'several comma-separated match stores using any of them.',
-      ),
+      )
+      .meta({ title: 'Technologies', examples: ['google analytics, klaviyo'] }),
     apps: text(1000, 'Judge.me Product Reviews')
       .optional()
       .describe(
         'Installed apps (hosted platform, shopify, only), matched ignoring case and spacing; ' +
           'several comma-separated match any of them.',
-      ),
+      )
+      .meta({ title: 'Installed apps', examples: ['klaviyo'] }),
     ...(Object.fromEntries(
       STORE_SOCIALS.map((s) => [
         s,
-        flag(`true: only stores with a profile on ${s} (${SOCIAL_NETWORKS[s]}); default false.`, false),
+        flag(`true: only stores with a profile on ${s} (${SOCIAL_NETWORKS[s]}); default false.`, false).meta({
+          title: `Only stores on ${SOCIAL_NAMES[s]}`,
+          examples: [true],
+        }),
       ]),
     ) as Record<StoreSocial, z.ZodDefault<z.ZodBoolean>>),
     planExclude: z
       .array(text(100, 'plus'), { error: 'must be a list of plan tiers, e.g. ["basic", "plus"]' })
       .max(50, 'at most 50 plan tiers')
       .optional()
-      .describe('Plan tiers to leave out, case-insensitive, e.g. ["basic", "plus"].'),
+      .describe('Plan tiers to leave out, case-insensitive, e.g. ["basic", "plus"].')
+      .meta({ title: 'Plans to leave out', examples: [['basic']] }),
     offset: count(MAX_OFFSET)
       .optional()
       .describe(
         'Matching stores to skip. Start at 0 and add totalLeads per call (the response returns nextOffset). ' +
           'Without it, identical calls return the same first page.',
-      ),
+      )
+      .meta({ title: 'Stores to skip', examples: [0] }),
     ...storeBoundFields(bound),
-    fileName: text(50, 'shopify-us').optional().describe('Export name.'),
+    fileName: text(50, 'shopify-us')
+      .optional()
+      .describe('Export name.')
+      .meta({ title: 'File name', examples: ['shopify-us'] }),
   })
   .superRefine((input, ctx) => {
     if (input.resumeFromLead !== undefined && input.resumeFromLead >= input.totalLeads) {

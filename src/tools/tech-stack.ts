@@ -24,14 +24,16 @@ export const techStackInput = z.object({
     .describe(
       'Technology or store app name, matched ignoring case and spacing: ' +
         '"Google Analytics", "googleanalytics" and "google-analytics" are the same.',
-    ),
+    )
+    .meta({ title: 'Technology', examples: ['Klaviyo'] }),
   fileName: z
     .string({ error: 'must be a string' })
     .trim()
     .min(1, 'must not be empty')
     .max(50, 'must be at most 50 characters')
     .optional()
-    .describe('Export name.'),
+    .describe('Export name.')
+    .meta({ title: 'File name', examples: ['klaviyo-stores'] }),
 });
 export type TechStackInput = z.output<typeof techStackInput>;
 

@@ -120,6 +120,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   example?: z.input<S>;
   /** Started only as another tool's linked run: no route, mutation or MCP tool of its own. */
   linkedOnly?: boolean;
+  /**
+   * About individuals: not for regulated purposes (src/accounts/permissible-use.ts). Its runs are refused
+   * until someone in the account has acknowledged the notice once.
+   */
+  permissibleUse?: boolean;
   input: S;
   price: PriceRule<z.output<S>>;
   /** Money a run may go below zero (the lead scraper's "wallet balance plus 1 USD"), micro-dollars. */

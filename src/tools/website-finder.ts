@@ -41,7 +41,8 @@ export const websiteFinderInput = z
       .describe(
         'Company root domains, e.g. ["acme.com", "globex.io"]; ' +
           'a URL or www. form is read as its domain; repeats are searched once.',
-      ),
+      )
+      .meta({ title: 'Company domains', examples: [['acme.com']] }),
     jobTitle: z
       .string({
         error: (issue) =>
@@ -50,15 +51,18 @@ export const websiteFinderInput = z
       .trim()
       .min(1, 'must not be empty')
       .max(200, 'must be at most 200 characters')
-      .describe('One job title per request, matched loosely ("CEO" finds "Co-Founder & Chief Executive Officer").'),
+      .describe('One job title per request, matched loosely ("CEO" finds "Co-Founder & Chief Executive Officer").')
+      .meta({ title: 'Job title', examples: ['CEO'] }),
     autoValidateEmails: z
       .boolean()
       .default(false)
-      .describe('Validate each email found (the email validator’s checks); default false.'),
+      .describe('Validate each email found (the email validator’s checks); default false.')
+      .meta({ title: 'Validate the emails found', examples: [false] }),
     autoFindMobiles: z
       .boolean()
       .default(false)
-      .describe('Look up a mobile number for each contact in the lead database; default false.'),
+      .describe('Look up a mobile number for each contact in the lead database; default false.')
+      .meta({ title: 'Find mobile numbers', examples: [false] }),
   })
   .superRefine((input, ctx) => {
     for (const [i, d] of input.domains.entries()) {

@@ -7,7 +7,7 @@ import { Webhook as Signer } from 'standardwebhooks';
 import type { Executor } from '../../db/client.ts';
 import { webhookDeliveryTable, webhookTable, type WebhookDelivery } from '../../db/tables/webhooks.ts';
 import type { Core } from '../core.ts';
-import { AppError } from '../shared/errors.ts';
+import { AttemptFailedError } from '../shared/errors.ts';
 import { observeWebhookDelivery } from '../shared/metrics.ts';
 import { NetError } from '../net/errors.ts';
 
@@ -79,19 +79,20 @@ export async function deliverWebhook(
     })
     .where(eq(webhookDeliveryTable.id, deliveryId));
   observeWebhookDelivery(done ? 'delivered' : refused ? 'refused' : last ? 'failed' : 'retrying');
-  if (!done && !last)
-    throw new AppError(502, 'webhook_delivery_failed', `Delivery ${deliveryId} attempt ${attempt} failed: ${error}`);
+  if (done) return;
+  // One warning line an attempt, without a stack: a receiver that is down is the receiver's business.
   // The host only: a webhook URL's path or query may be a credential of its own (a chat app's incoming webhook).
-  if (last)
+  const host = URL.canParse(delivery.url) ? new URL(delivery.url).host : undefined;
+  const context = { deliveryId, runId: delivery.runId, host, attempt, maxAttempts, error };
+  if (last) {
     deps.logger.warn(
-      {
-        deliveryId,
-        runId: delivery.runId,
-        host: URL.canParse(delivery.url) ? new URL(delivery.url).host : undefined,
-        error,
-      },
+      context,
       refused ? 'webhook delivery refused by the outbound guard; not retried' : 'webhook delivery failed for good',
     );
+    return;
+  }
+  deps.logger.warn(context, `webhook delivery attempt ${attempt} of ${maxAttempts} failed; it is tried again later`);
+  throw new AttemptFailedError('webhook_delivery_failed', `Delivery ${deliveryId} attempt ${attempt} failed: ${error}`);
 }
 
 async function signingSecret(db: Executor, delivery: WebhookDelivery): Promise<string | null> {

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { closeCode, disposeClients, wsClient } from '../helpers/ws.ts';
 import { startIdentityApp, type IdentityApp } from '../helpers/identity.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /**
  * The console's sign-in (the /auth routes) and its session on GraphQL over HTTP and graphql-ws:
@@ -362,6 +363,44 @@ describe('graphql-ws with a session', () => {
     );
     expect(await closed).toBe(4401);
     expect(await refused).toBeDefined();
+  });
+});
+
+describe('the last use of a session', () => {
+  it('moves lastSeenAt and slides the idle expiry when a session is used again later, logging nothing at warn or error', async () => {
+    const from = t.logs.length;
+    const browser = await t.signUp('lastseen@example.com');
+    const epochMs = (column: string) => t.app.core.sql.unsafe(`(extract(epoch from ${column}) * 1000)::float8`);
+    // Last used two hours ago: the stored times are moved back, as if the clock had moved on since sign-up.
+    const [earlier] = (await t.app.core.sql`
+      update console_session set created_at = created_at - interval '2 hours',
+        last_seen_at = last_seen_at - interval '2 hours', expires_at = expires_at - interval '2 hours'
+      where user_id = (select id from app_user where email = 'lastseen@example.com')
+      returning id, ${epochMs('last_seen_at')} as seen, ${epochMs('expires_at')} as expires`) as unknown as [
+      { id: string; seen: number; expires: number },
+    ];
+    const loud = () => t.logs.slice(from).filter((line) => JSON.parse(line).level >= 40);
+    // Used again now: the use is recorded in the background; wait for the write, or a warning that it failed.
+    const SESSIONS = '{ sessions { nodes { current lastSeenAt expiresAt } } }';
+    expect((await browser.graphql(SESSIONS)).status).toBe(200);
+    const stored = await waitFor(
+      async () =>
+        (
+          await t.app.core.sql`select ${epochMs('last_seen_at')} as seen, ${epochMs('expires_at')} as expires
+            from console_session where id = ${earlier.id}`
+        )[0] as { seen: number; expires: number },
+      (row) => row.seen > earlier.seen || loud().length > 0,
+      { what: 'the session’s last use recorded' },
+    );
+    expect(loud()).toEqual([]);
+    expect(stored.seen - earlier.seen).toBeGreaterThan(2 * 3600_000 - 60_000);
+    expect(stored.expires - earlier.expires).toBeGreaterThan(2 * 3600_000 - 60_000);
+    expect(stored.expires - stored.seen).toBe(30 * 24 * 3600_000);
+    // The console's "Last seen" reads the moved time.
+    const listed = await browser.graphql(SESSIONS);
+    const after = listed.body.data.sessions.nodes.find((s: { current: boolean }) => s.current);
+    expect(Date.parse(after.lastSeenAt)).toBe(Math.floor(stored.seen));
+    expect(Date.parse(after.expiresAt)).toBe(Math.floor(stored.expires));
   });
 });
 

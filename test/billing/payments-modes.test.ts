@@ -12,6 +12,15 @@ const DemoPurchase = graphql(
   `query PaymentsModesDemoPurchase { viewer { payments { mode } ledger(first: 1) { nodes { note paymentReference } } } }`,
 );
 const OpenBillingPortal = graphql(`mutation PaymentsModesOpenBillingPortal { openBillingPortal { url } }`);
+const DemoChoosePlan = graphql(
+  `mutation PaymentsModesDemoChoosePlan { choosePlan(plan: SCALE) { url message userErrors { code } } }`,
+);
+const Plans = graphql(`
+  query PaymentsModesPlans {
+    plans { plan price monthlyCredits creditBonusPercent includedPlan adds current choosable }
+    viewer { plan subscriptionStatus }
+  }
+`);
 
 /**
  * The payments modes: demo (recorded without payment, and saying so) and none (buying credits is
@@ -146,5 +155,37 @@ describe('PAYMENTS=demo', () => {
     });
     const portal = await t.graphql(apiKey, OpenBillingPortal);
     expect(portal.body.errors![0]!.extensions!.code).toBe('PAYMENTS_NOT_CONFIGURED');
+  });
+
+  it('lists the plans from their declarations and changes a trial’s plan at once, then sells it credits', async () => {
+    const { apiKey } = await t.account({ plan: 'growth', subscriptionStatus: 'TRIAL', creditsMicros: 0n });
+    expect((await t.request('POST', '/api/v1/buy-credits', { key: apiKey, body: { amount: 100 } })).body).toMatchObject(
+      { error: { code: 'subscription_inactive' } },
+    );
+    const listed = (await t.graphql(apiKey, Plans)).body.data!;
+    expect(listed.plans.map((p) => [p.plan, p.price, p.monthlyCredits, p.creditBonusPercent, p.includedPlan])).toEqual([
+      ['STARTER', '49.00', '49.00', 0, null],
+      ['GROWTH', '149.00', '149.00', 10, 'STARTER'],
+      ['SCALE', '649.00', '649.00', 30, 'GROWTH'],
+    ]);
+    expect(listed.plans.map((p) => [p.current, p.choosable])).toEqual([
+      [false, true],
+      [true, true],
+      [false, true],
+    ]);
+    // Every gated tool is named once, at its lowest plan.
+    expect(listed.plans[2]!.adds).toEqual(expect.arrayContaining([expect.stringMatching(/enrichment/i)]));
+    expect(new Set(listed.plans.flatMap((p) => p.adds)).size).toBe(listed.plans.flatMap((p) => p.adds).length);
+
+    const chosen = (await t.graphql(apiKey, DemoChoosePlan)).body.data!.choosePlan;
+    expect(chosen).toEqual({
+      url: null,
+      message: expect.stringMatching(/^Demo mode: .*scale plan, active/),
+      userErrors: [],
+    });
+    expect((await t.graphql(apiKey, Plans)).body.data!.viewer).toEqual({ plan: 'SCALE', subscriptionStatus: 'ACTIVE' });
+    const bought = await t.request('POST', '/api/v1/buy-credits', { key: apiKey, body: { amount: 100 } });
+    expect(bought.status).toBe(200);
+    expect(bought.body).toMatchObject({ amount: 100, bonus: 30 });
   });
 });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,14 +15,16 @@ describe('npm start with no DATABASE_URL', () => {
   let server: Service | undefined;
   let port: number;
 
-  /** Starts `npm start` on a port it picks itself; resolves with the banner once it is printed whole. */
+  /**
+   * Starts `npm start` on a port it picks itself, in a process group of its own as from a terminal;
+   * resolves with the banner once it is printed whole.
+   */
   const start = async () => {
-    server = spawnService(['--import', 'tsx', 'src/main.ts'], {
-      LEADGATE_DATA_DIR: dataDir,
-      PORT: '0',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: undefined,
-    });
+    server = spawnService(
+      ['--import', 'tsx', 'src/main.ts'],
+      { LEADGATE_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', DATABASE_URL: undefined },
+      { detached: true },
+    );
     const banner = await server.waitFor(/leadgate is listening on [\s\S]*(Try it:[\s\S]*-d '.*'\n|New key: .*\n)/);
     port = Number(/leadgate is listening on http:\/\/[^:]+:(\d+)/.exec(banner)![1]);
     return banner;
@@ -92,5 +95,22 @@ describe('npm start with no DATABASE_URL', () => {
     expect(again).not.toContain('lg_live_');
     const kept = await fetch(`http://127.0.0.1:${port}/api/v1/scrape/status/${started.runId}`, { headers: auth });
     expect((await kept.json()).status).toBe('SUCCEEDED');
+  }, 120_000);
+
+  it('Ctrl-C stops the gateway, its worker and then the database, and says goodbye in one line', async () => {
+    dataDir ??= await mkdtemp(path.join(os.tmpdir(), 'leadgate-fresh-'));
+    const banner = server ? server.output() : await start();
+    const stopping = server!;
+    // A terminal's Ctrl-C signals the foreground process group; under `npm start` npm passes it on once more.
+    process.kill(-stopping.child.pid!, 'SIGINT');
+    process.kill(-stopping.child.pid!, 'SIGINT');
+    const code = await stopping.exited();
+    server = undefined;
+    const after = stopping.output().slice(banner.length);
+    expect(code, `the server's output: ${stopping.output().slice(-3000)}`).toBe(0);
+    // Nothing but the goodbye: no pool error from a database stopped under the gateway, no stack.
+    expect(after.trim()).toBe('leadgate stopped (SIGINT): the gateway, then its worker, then the embedded database.');
+    // The embedded database stopped too, cleanly: Postgres removes its pid file as it ends.
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
   }, 120_000);
 });

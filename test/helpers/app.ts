@@ -36,7 +36,14 @@ export interface TestApp {
   url: string;
   database: TestDatabase;
   /** Creates an account and returns its id and API key. */
-  account(input?: Partial<CreateAccountInput>): Promise<{ accountId: string; apiKey: string }>;
+  /**
+   * Creates an account and returns its id and API key. Its users have acknowledged the permissible use of
+   * the tools about individuals (src/accounts/permissible-use.ts) unless `acknowledged` is false.
+   */
+  account(
+    input?: Partial<CreateAccountInput>,
+    options?: { acknowledged?: boolean },
+  ): Promise<{ accountId: string; apiKey: string }>;
   /** Calls the API over a real socket; JSON bodies are sent and parsed. */
   request<T = LooseBody>(
     method: string,
@@ -117,7 +124,7 @@ export async function startTestApp(
     app,
     url,
     database,
-    async account(input = {}) {
+    async account(input = {}, options = {}) {
       const created = await createAccount(app.core.db, {
         name: 'test',
         plan: 'scale',
@@ -125,6 +132,9 @@ export async function startTestApp(
         creditsMicros: 100_000_000n,
         ...input,
       });
+      if (options.acknowledged !== false)
+        await app.core.sql`update account set permissible_use_acknowledged_at = now()
+          where id = ${created.account.id}`;
       return { accountId: created.account.id, apiKey: created.apiKey };
     },
     request,

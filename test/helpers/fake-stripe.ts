@@ -527,7 +527,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         subscription: null,
         success_url: params.success_url,
         cancel_url: params.cancel_url ?? null,
-        url: `https://checkout.stripe.com/c/pay/${sessionId}`,
+        url: `${fake.url}/c/pay/${sessionId}`,
         created: now(),
       };
       sessions.set(sessionId, session);
@@ -564,6 +564,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     const idempotencyKey =
       typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
     requests.push({ method, path: url.pathname, idempotencyKey });
+    const hosted = /^\/c\/pay\/(cs_test_\w+)$/.exec(url.pathname);
+    if (hosted) return hostedCheckout(method, hosted[1]!, res);
     const send = (status: number, body: unknown, replayed = false) => {
       res.writeHead(status, {
         'content-type': 'application/json',
@@ -608,6 +610,32 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       idempotent.set(idempotencyKey, { hash, status, body: snapshot });
     if (lost) return void res.destroy();
     send(status, snapshot);
+  }
+
+  /**
+   * Checkout's hosted page, served by the fake at its own origin (a browser test goes through it): GET
+   * shows the plan's price and a Pay button; POST pays as a customer would (a card saved as the
+   * customer's default, the session completed, its events sent) and redirects to `success_url`.
+   */
+  async function hostedCheckout(method: string, sessionId: string, res: ServerResponse) {
+    const session = sessions.get(sessionId);
+    if (session?.status !== 'open') {
+      res.writeHead(404, { 'content-type': 'text/html; charset=utf-8' });
+      return void res.end('<!doctype html><title>Expired</title><p>This Checkout session has expired.</p>');
+    }
+    if (method === 'POST') {
+      if (session.customer) fake.attachCard(session.customer, 'pm_card_visa');
+      await fake.completeCheckout(sessionId);
+      res.writeHead(303, { location: session.success_url });
+      return void res.end();
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(
+      '<!doctype html><html lang="en"><head><title>Checkout</title></head><body><main>' +
+        `<h1>Subscribe</h1><p>Price ${session.line_items_price}, billed monthly.</p>` +
+        `<form method="post" action="/c/pay/${sessionId}"><button type="submit">Pay and subscribe</button></form>` +
+        '</main></body></html>',
+    );
   }
 
   const server: Server = createServer((req, res) => {

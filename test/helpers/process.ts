@@ -38,9 +38,21 @@ export type Gateway = Service & { url: string };
 
 const running = new Set<Service>();
 
-/** Starts `node <args>` in the project root with `env` over this process's environment; tracked for `killServices`. */
-export function spawnService(args: string[], env: Record<string, string | undefined> = {}): Service {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...env } });
+/**
+ * Starts `node <args>` in the project root with `env` over this process's environment; tracked for `killServices`.
+ * `detached`: in a process group of its own, as a command started from a terminal is, so that a test can
+ * signal the whole group as Ctrl-C does (`process.kill(-child.pid, 'SIGINT')`).
+ */
+export function spawnService(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  options: { detached?: boolean } = {},
+): Service {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    detached: options.detached ?? false,
+  });
   let out = '';
   let stdout = '';
   let stderr = '';

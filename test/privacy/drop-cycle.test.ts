@@ -100,7 +100,7 @@ describe('a DROP cycle', () => {
     const [a, b, c, d] = [
       ...(await people(`where email is not null and phone is null and mobile is null order by id limit 1`)),
       ...(await people(`where phone is not null and email is not null order by id limit 2`)),
-      ...(await people(`where mobile is not null and phone is null order by id limit 1`)),
+      ...(await people(`where mobile is not null and phone is null and email is not null order by id limit 1`)),
     ] as [Person, Person, Person, Person];
     expect(b.last_name + b.first_name).not.toBe(c.last_name + c.first_name);
     // Two people behind one number: the index follows the update (its trigger).
@@ -127,6 +127,8 @@ describe('a DROP cycle', () => {
         ['EmA000000001', emailHash(a.email as string)],
         ['EmU000000002', emailHash('nobody-held@example.org')],
         ['EmR000000003', emailHash(place.emails[0] as string)],
+        // Named on both lists: deleted by its address, its mobile on the Phone list is answered deleted too.
+        ['EmD000000004', emailHash(d.email as string)],
       ],
       Phone: [
         ['PhB000000001', phoneHash(b.phone as string)],
@@ -136,14 +138,14 @@ describe('a DROP cycle', () => {
     });
     const out = path.join(dir, 'answers');
     const summary = await runDropCycle(t.app.core.db, zip, { out: `${out}/` });
-    expect(summary).toMatchObject({ name: '20260312_4821', repeated: false, workItems: 5 });
-    expect(summary).toMatchObject({ deleted: 3, optedOut: 1, notFound: 1, removed: 0 });
+    expect(summary).toMatchObject({ name: '20260312_4821', repeated: false, workItems: 6 });
+    expect(summary).toMatchObject({ deleted: 4, optedOut: 1, notFound: 1, removed: 0 });
     expect(summary.responses.map((r) => [r.file, r.rows])).toEqual([
-      ['20260312_4821_Email.csv', 3],
+      ['20260312_4821_Email.csv', 4],
       ['20260312_4821_Phone.csv', 2],
     ]);
     expect(await readFile(path.join(out, '20260312_4821_Email.csv'), 'utf8')).toBe(
-      'Id,Status\nEmA000000001,3\nEmU000000002,5\nEmR000000003,3\n',
+      'Id,Status\nEmA000000001,3\nEmU000000002,5\nEmR000000003,3\nEmD000000004,3\n',
     );
     expect(await readFile(path.join(out, '20260312_4821_Phone.csv'), 'utf8')).toBe(
       'Id,Status\nPhB000000001,4\nPhD000000002,3\n',
@@ -163,7 +165,7 @@ describe('a DROP cycle', () => {
     // Every identifier is on the deployment's list, also the one no record held.
     const [listed] = await sql`select count(*)::int as n from suppression
       where account_id is null and kind = 'hash' and source = 'drop'`;
-    expect(listed?.n).toBe(5);
+    expect(listed?.n).toBe(6);
     // The business whose address was listed no longer leaves in a later run either.
     const again = await t.runTool(key, '/api/v1/scrape/maps', {
       searchStringsArray: ['dentist'],
@@ -194,7 +196,7 @@ describe('a DROP cycle', () => {
     expect(repeated).toMatchObject({ ...summary, repeated: true, responses: summary.responses });
     expect(await readFile(path.join(out, '20260312_4821_Email.csv'), 'utf8')).toContain('EmU000000002,5');
     const [twice] = await sql`select count(*)::int as n from suppression where source = 'drop'`;
-    expect(twice?.n).toBe(5);
+    expect(twice?.n).toBe(6);
     // The operator's audit log holds the cycle once, with its counts and no identifier.
     const logged = await sql`select account_id, actor_type, target_type, details from audit_event
       where action = 'privacy.drop_cycle'`;
@@ -205,8 +207,8 @@ describe('a DROP cycle', () => {
         target_type: 'drop_cycle',
         details: {
           fileName: '20260312_4821',
-          workItems: 5,
-          deleted: 3,
+          workItems: 6,
+          deleted: 4,
           optedOut: 1,
           exempted: 0,
           notFound: 1,

@@ -78,11 +78,10 @@ describe('the scheduled DROP cycle', () => {
     expect(await syncWithDrop(t.app.core.db, drop)).toEqual({ kind: 'preparing', retryAfterSeconds: 60 });
 
     await t.app.core.sql`select graphile_worker.add_job('drop_cycle', '{}'::json)`;
-    await waitFor(
-      async () => fake.statuses.size,
-      (n) => n === 2,
-      { timeoutMs: 30_000, what: 'statuses at DROP' },
-    );
+    // Done once DROP holds every status and the cycle records it as accepted.
+    const state = async () =>
+      (await t.app.core.sql`select state from drop_cycle where file_name = '20260312_4821'`)[0]?.state;
+    await waitFor(state, (s) => s === 'uploaded', { timeoutMs: 30_000, what: 'the cycle accepted by DROP' });
     expect(Object.fromEntries(fake.statuses)).toEqual({ SyncEm000001: 3, SyncEm000002: 5 });
     expect(fake.rowErrors).toEqual([]);
     expect(fake.outstanding()).toEqual([]);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addSuppressions, identifiersOf, normalIdentifier } from '../../src/privacy/suppression.ts';
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { addSuppressions, identifiersOf, normalIdentifier, normalPhone } from '../../src/privacy/suppression.ts';
 import { mapsTool } from '../../src/tools/maps.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
@@ -37,6 +38,15 @@ describe('identifiers', () => {
     expect(normalIdentifier('email', 'not an address')).toEqual({ refused: 'must be an e-mail address' });
     expect(normalIdentifier('phone', '12')).toMatchObject({ refused: expect.stringContaining('phone number') });
     expect(normalIdentifier('profile', 'https://example.com/me')).toMatchObject({ refused: expect.any(String) });
+  });
+
+  it('reads the catalog’s written US numbers as the phone library does', () => {
+    for (let i = 0; i < 2_000; i++) {
+      const digits = String(2_000_000_000 + ((i * 7_919_113) % 7_999_999_999)).padStart(10, '0');
+      const written = `+1 ${digits.slice(0, 3)}-${digits.slice(3, 6)}-${digits.slice(6)}`;
+      const parsed = parsePhoneNumberFromString(written, 'US');
+      expect(normalPhone(written), written).toBe(parsed?.isPossible() ? parsed.number : undefined);
+    }
   });
 
   it('finds a row’s e-mails anywhere in it, its phones in phone columns and its profiles', () => {

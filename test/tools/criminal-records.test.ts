@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
@@ -80,8 +82,17 @@ const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 const balance = async () =>
   (await t.request('GET', '/api/v1/wallet', { key })).body.wallet.total_balance_dollars as string;
 
+/** An account whose users acknowledged the permissible use of the tools about individuals. */
+async function account(input?: Parameters<TestApp['account']>[0]) {
+  const created = await t.account(input);
+  const acknowledged = await t.request('POST', '/api/v1/permissible-use', { key: created.apiKey });
+  expect(acknowledged.status, acknowledged.text).toBe(200);
+  return created;
+}
+
 beforeAll(async () => {
   ({ t, key, accountId } = await appWithAccount());
+  expect((await t.request('POST', '/api/v1/permissible-use', { key })).status).toBe(200);
   const sql = t.app.core.sql;
   const [s] = await sql`
     select min(first_name) as first, min(last_name) as last, array_agg(distinct state order by state) as states
@@ -304,14 +315,14 @@ describe('criminal records search: billing', () => {
   });
 
   it('needs 1.00 USD in the wallet to start (402 below it)', async () => {
-    const poor = await t.account({ creditsMicros: 999_999n });
+    const poor = await account({ creditsMicros: 999_999n });
     const res = await t.request('POST', PATH, { key: poor.apiKey, body: { name: 'Zelda Farnsworth' } });
     expect(res.status).toBe(402);
     expect(res.body.error).toMatchObject({
       code: 'insufficient_funds',
       message: expect.stringContaining('one search (1.00 USD)'),
     });
-    const enough = await t.account({ creditsMicros: PRICE_MICROS });
+    const enough = await account({ creditsMicros: PRICE_MICROS });
     const { start, rows } = await t.runTool(enough.apiKey, PATH, { name: 'Zelda Farnsworth' });
     expect(rows).toHaveLength(3);
     expect(await charged(start.runId)).toBe(PRICE_MICROS);
@@ -324,5 +335,66 @@ describe('criminal records search: billing', () => {
     const [row] = await t.app.core
       .sql`select count(*)::int as n, coalesce(sum(charged_micros), 0)::bigint as c from run where account_id = ${accountId} and status = 'SUCCEEDED' and item_count > 0`;
     expect(BigInt(row!.c)).toBe(BigInt(row!.n) * PRICE_MICROS);
+  });
+});
+
+describe('criminal records search: permissible use', () => {
+  it('is refused on every face until someone in the account acknowledges the notice, recorded once', async () => {
+    const fresh = await t.account({ creditsMicros: 5_000_000n }, { acknowledged: false });
+    const body = { name: 'Zelda Farnsworth', state: 'CO' };
+    const rest = await t.request<ErrorBody>('POST', '/api/v1/scrape/criminal-records', { key: fresh.apiKey, body });
+    expect(rest.status).toBe(403);
+    expect(rest.body.error.code).toBe('permissible_use_required');
+    expect(rest.body.error.message).toContain('tenant screening');
+    expect(rest.body.error.message).toContain('POST /api/v1/permissible-use');
+
+    const Start = graphql(`
+      mutation CriminalRecordsRefused($input: StartCriminalRecordsSearchInput!) {
+        startCriminalRecordsSearch(input: $input) { run { id } userErrors { code message } }
+      }
+    `);
+    const refused = (await t.graphql(fresh.apiKey, Start, { input: body })).body.data!.startCriminalRecordsSearch;
+    expect(refused.run).toBeNull();
+    expect(refused.userErrors[0]?.code).toBe('PERMISSIBLE_USE_REQUIRED');
+    expect(refused.userErrors[0]?.message).toContain('acknowledgePermissibleUse');
+    expect(refused.userErrors[0]?.message).not.toMatch(/\/api\/|POST|403/);
+
+    const mcp = new Client({ name: 'permissible-use-test', version: '1.0.0' });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(`${t.url}/mcp?tools=all`), {
+        requestInit: { headers: { authorization: `Bearer ${fresh.apiKey}` } },
+      }),
+    );
+    try {
+      const answer = await mcp.callTool({ name: 'search_criminal_records', arguments: body });
+      expect(answer.isError).toBe(true);
+      const text = JSON.stringify(answer.content);
+      expect(text).toContain('acknowledge_permissible_use');
+      expect(text).not.toMatch(/\/api\/|POST|403/);
+
+      expect((await t.request('GET', '/api/v1/permissible-use', { key: fresh.apiKey })).body).toMatchObject({
+        acknowledged: false,
+        acknowledgedAt: null,
+        notice: expect.stringContaining('Fair Credit Reporting Act'),
+      });
+      const acknowledged = await mcp.callTool({ name: 'acknowledge_permissible_use', arguments: {} });
+      expect(acknowledged.isError).toBeFalsy();
+    } finally {
+      await mcp.close();
+    }
+    const Acknowledge = graphql(`
+      mutation CriminalRecordsAcknowledge {
+        acknowledgePermissibleUse { permissibleUse { acknowledged acknowledgedAt } userErrors { code } }
+      }
+    `);
+    const again = (await t.graphql(fresh.apiKey, Acknowledge)).body.data!.acknowledgePermissibleUse;
+    expect(again.userErrors).toEqual([]);
+    expect(again.permissibleUse).toMatchObject({ acknowledged: true, acknowledgedAt: expect.any(String) });
+    const events = await t.app.core.sql`select actor_type, details from audit_event
+      where account_id = ${fresh.accountId} and action = 'account.permissible_use_acknowledged'`;
+    expect(events).toEqual([{ actor_type: 'api_key', details: { notice: expect.stringContaining('FCRA') } }]);
+
+    const started = await t.request('POST', '/api/v1/scrape/criminal-records', { key: fresh.apiKey, body });
+    expect(started.status, started.text).toBe(200);
   });
 });

@@ -120,8 +120,17 @@ const QUENTIN = {
 const charged = (runId: string) => chargedMicros(t.app.core.sql, runId);
 const ids = (rows: { person_id: string }[]) => rows.map((r) => r.person_id);
 
+/** An account whose users acknowledged the permissible use of the tools about individuals. */
+async function account(input?: Parameters<TestApp['account']>[0]) {
+  const created = await t.account(input);
+  const acknowledged = await t.request('POST', '/api/v1/permissible-use', { key: created.apiKey });
+  expect(acknowledged.status, acknowledged.text).toBe(200);
+  return created;
+}
+
 beforeAll(async () => {
   ({ t, key } = await appWithAccount());
+  expect((await t.request('POST', '/api/v1/permissible-use', { key })).status).toBe(200);
   const sql = t.app.core.sql;
   for (const p of PROPERTIES) {
     await sql`
@@ -310,7 +319,7 @@ describe('people finder: matching', () => {
 
 describe('people finder: billing', () => {
   it('bills a search with no match as one result', async () => {
-    const { accountId, apiKey } = await t.account();
+    const { accountId, apiKey } = await account();
     const before = await t.walletMicros(accountId);
     const { start, status, rows } = await t.runTool(apiKey, PATH, { name: 'Nobody Nowhereman', state: 'CO' });
     expect(status.status).toBe('SUCCEEDED');
@@ -320,7 +329,7 @@ describe('people finder: billing', () => {
   });
 
   it('stops at maxResults and bills only what it returns', async () => {
-    const { accountId, apiKey } = await t.account();
+    const { accountId, apiKey } = await account();
     const before = await t.walletMicros(accountId);
     const { start, status, rows } = await t.runTool(apiKey, PATH, {
       name: 'Quentin Zabriskie',
@@ -334,7 +343,7 @@ describe('people finder: billing', () => {
   });
 
   it('refuses to start when the wallet cannot pay for one result', async () => {
-    const { apiKey } = await t.account({ creditsMicros: 19_899n });
+    const { apiKey } = await account({ creditsMicros: 19_899n });
     const res = await t.request('POST', PATH, { key: apiKey, body: { phone: '303-555-0101' } });
     expect(res.status).toBe(402);
     expect(res.body.error.code).toBe('insufficient_funds');

@@ -288,3 +288,66 @@ describe('a guard refusal at delivery is permanent', () => {
     expect(JSON.stringify(logged[0])).not.toMatch(/stack|"err"/);
   });
 });
+
+describe('a webhook URL that stops resolving', () => {
+  it('logs each failed attempt as one warning line, nothing at error level and no stack, and tries again', async () => {
+    const { apiKey } = await t.account();
+    dns.zone['gone.rebind.test'] = { A: [PUBLIC], ttl: 0 };
+    const hook = await t.request('POST', '/api/v1/webhooks', {
+      key: apiKey,
+      body: { url: 'https://gone.rebind.test/hooks/crm', events: ['run.succeeded'] },
+    });
+    expect(hook.status).toBe(201);
+    delete dns.zone['gone.rebind.test']; // NXDOMAIN from now on, as for a CRM taken down
+    const lines: string[] = [];
+    const logger = createLogger('debug', { write: (line: string) => lines.push(line) });
+    const worker = await startWorker({ ...t.app.core, logger }, { pollInterval: 100 });
+    try {
+      const start = await t.request('POST', '/api/v1/scrape/maps', { key: apiKey, body: DENVER_DENTISTS });
+      await t.waitForRun(apiKey, start.body.runId);
+      const delivery = () =>
+        t.app.core.db
+          .select()
+          .from(webhookDeliveryTable)
+          .where(eq(webhookDeliveryTable.webhookId, hook.body.webhook.id))
+          .then((rows) => rows[0]);
+      const unlocked = async (key: string) =>
+        (await t.app.core.sql`select 1 from graphile_worker.jobs where key = ${key} and locked_at is null`).length;
+      const first = await waitFor(delivery, (d) => d?.attempts === 1, { what: 'the first attempt' });
+      await waitFor(
+        () => unlocked(first!.id),
+        (n) => n === 1,
+        { what: 'the job put back for a retry' },
+      );
+      // Its retry is due at once instead of in a few seconds.
+      await t.app.core.sql`update graphile_worker._private_jobs set run_at = now() where key = ${first!.id}`;
+      const second = await waitFor(delivery, (d) => d?.attempts === 2, { what: 'the second attempt' });
+      await waitFor(
+        () => unlocked(second!.id),
+        (n) => n === 1,
+        { what: 'the job put back again' },
+      );
+      expect(second).toMatchObject({ status: 'pending', lastError: expect.stringMatching(/does not resolve/) });
+
+      const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(logged.filter((l) => (l.level as number) >= 50)).toEqual([]);
+      expect(logged.filter((l) => (l.level as number) >= 40)).toEqual(
+        [1, 2].map((attempt) =>
+          expect.objectContaining({
+            msg: `webhook delivery attempt ${attempt} of 13 failed; it is tried again later`,
+            deliveryId: second!.id,
+            host: 'gone.rebind.test',
+            error: expect.stringMatching(/^gone\.rebind\.test does not resolve/),
+          }),
+        ),
+      );
+      // graphile-worker's report of each failure stays, at debug, in one line without the stack.
+      const reports = logged.filter((l) => String(l.msg).startsWith('Failed task'));
+      expect(reports.map((l) => l.level)).toEqual([20, 20]);
+      expect(JSON.stringify(logged)).not.toMatch(/"stack"|\\n\s+at /);
+      await t.app.core.sql`select graphile_worker.remove_job(${second!.id})`;
+    } finally {
+      await worker.stop();
+    }
+  });
+});

@@ -1,9 +1,10 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { Alert, Button, Card, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useClient, useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleCreditQuoteQuery } from '../gql/graphql.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { ConfirmModal, Loading, QueryError, UserErrors } from '../components.tsx';
+import { PlanPicker } from '../plans.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { usd, when } from '../lib/format.ts';
 
@@ -13,6 +14,9 @@ const BillingQuery = graphql(`
       id
       plan
       subscriptionStatus
+      payments {
+        mode
+      }
       wallet {
         balance
         purchasedCredits
@@ -67,9 +71,10 @@ const BuyCredits = graphql(`
 
 type Quote = NonNullable<ConsoleCreditQuoteQuery['creditQuote']>;
 
-function BuyForm({ onBought }: { onBought(): void }) {
+function BuyForm({ onBought, mode, trial }: { onBought(): void; mode: string; trial: boolean }) {
   const client = useClient();
   const [amount, setAmount] = useState('100');
+  const [confirming, setConfirming] = useState(false);
   const [quote, setQuote] = useState<{ quote?: Quote; error?: string }>({});
   const [bought, buy] = useMutation(BuyCredits);
   // The quote follows the amount: what would be charged and credited, before paying.
@@ -91,11 +96,20 @@ function BuyForm({ onBought }: { onBought(): void }) {
       clearTimeout(timer);
     };
   }, [amount, client]);
-  const submit = async (event: FormEvent) => {
+  // A purchase is confirmed in a modal first: what is paid, how, and what is credited.
+  const submit = (event: FormEvent) => {
     event.preventDefault();
+    setConfirming(true);
+  };
+  const confirmed = async () => {
     const result = await buy({ amount: amount.trim() });
+    setConfirming(false);
     if (result.data?.buyCredits.purchase) onBought();
   };
+  const how =
+    mode === 'STRIPE'
+      ? 'It is charged to the card on file (Manage billing changes it).'
+      : 'Demo mode: it is recorded without payment.';
   return (
     <form onSubmit={submit} aria-label="Buy credits">
       <Stack maw={520}>
@@ -116,11 +130,27 @@ function BuyForm({ onBought }: { onBought(): void }) {
             </Text>
           )}
         </div>
+        {trial && <Text size="sm">Buying credits needs an active plan: choose one above.</Text>}
         <Group>
-          <Button type="submit" loading={bought.fetching} disabled={!quote.quote}>
+          <Button type="submit" loading={bought.fetching} disabled={!quote.quote || trial}>
             Buy credits
           </Button>
         </Group>
+        {quote.quote && (
+          <ConfirmModal
+            opened={confirming}
+            title="Buy credits?"
+            confirm={`Pay ${usd(quote.quote.amount)}`}
+            loading={bought.fetching}
+            onConfirm={() => void confirmed()}
+            onClose={() => setConfirming(false)}
+          >
+            <Text>
+              You pay {usd(quote.quote.amount)} and {usd(quote.quote.credited)} of credits are added to the wallet.
+            </Text>
+            <Text size="sm">{how} Purchased credits never expire.</Text>
+          </ConfirmModal>
+        )}
         {bought.data?.buyCredits.purchase && (
           <Alert color="green" role="status">
             {bought.data.buyCredits.purchase.message}
@@ -139,6 +169,7 @@ export default function Billing() {
     variables: { after: cursors.at(-1) ?? null },
     requestPolicy: 'cache-and-network',
   });
+  const reload = useCallback(() => refetch({ requestPolicy: 'network-only' }), [refetch]);
   if (error) return <QueryError error={error} />;
   if (!data) return <Loading />;
   const { viewer } = data;
@@ -160,8 +191,9 @@ export default function Billing() {
           </Text>
         </Card>
       </Group>
+      <PlanPicker onChanged={reload} />
       <Title order={3}>Buy credits</Title>
-      <BuyForm onBought={() => refetch({ requestPolicy: 'network-only' })} />
+      <BuyForm onBought={reload} mode={viewer.payments.mode} trial={viewer.subscriptionStatus !== 'ACTIVE'} />
       <Title order={3}>Ledger ({viewer.ledger.totalCount} entries)</Title>
       <Table
         aria-label="Ledger"

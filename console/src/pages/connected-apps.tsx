@@ -1,7 +1,7 @@
 import { Button, Stack, Table, Text, Title } from '@mantine/core';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
 import { when } from '../lib/format.ts';
 
 const ConnectionsQuery = graphql(`
@@ -48,11 +48,13 @@ const RevokeConnection = graphql(`
  * consent page), beside the API keys: what each may use, and Revoke.
  */
 export function ConnectedApps() {
+  const [confirmation, ask] = useConfirm();
   const [{ data, error }, refetch] = useQuery({ query: ConnectionsQuery, requestPolicy: 'cache-and-network' });
   const [revoking, revoke] = useMutation(RevokeConnection);
   const userErrors = revoking.data?.revokeConnection.userErrors ?? [];
   return (
     <Stack>
+      {confirmation}
       <Title order={3}>Connected apps</Title>
       <Text size="sm" c="dimmed">
         Hosted agents connected to the MCP server through OAuth. Each acts with the current role of the member who
@@ -85,7 +87,14 @@ export function ConnectedApps() {
                 loading={revoking.fetching && revoking.operation?.variables.id === app.id}
                 aria-label={`Revoke ${app.clientName}`}
                 onClick={async () => {
-                  if (!confirm(`Revoke “${app.clientName}”? Its tokens stop working; it must be allowed again.`))
+                  if (
+                    !(await ask({
+                      title: `Revoke “${app.clientName}”?`,
+                      body: 'Its tokens stop working; it must be allowed again.',
+                      confirm: 'Revoke',
+                      color: 'red',
+                    }))
+                  )
                     return;
                   await revoke({ id: app.id });
                   refetch({ requestPolicy: 'network-only' });

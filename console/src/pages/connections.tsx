@@ -16,7 +16,7 @@ import { useSearchParams } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleProviderConnectionsQuery, Provider } from '../gql/graphql.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
 import { useSession } from '../lib/session-context.tsx';
@@ -218,6 +218,7 @@ function SignInOutcome({
 }
 
 export default function Connections() {
+  const [confirmation, ask] = useConfirm();
   const { session } = useSession();
   const mayConnect = session.permissions.includes('connections');
   const [{ data, error }, refetch] = useQuery({ query: ConnectionsQuery, requestPolicy: 'cache-and-network' });
@@ -229,6 +230,7 @@ export default function Connections() {
   const connections = data.connectedProviders.nodes;
   return (
     <Stack>
+      {confirmation}
       <PageTitle title="Connections">
         A connection is the account’s access to a CRM, a spreadsheet or a chat, made by signing in there or with a token
         it issued. Destinations use connections to deliver the rows of runs.
@@ -275,7 +277,15 @@ export default function Connections() {
                         aria-label={`Disconnect ${c.name}`}
                         loading={disconnected.fetching}
                         onClick={async () => {
-                          if (!confirm(`Disconnect ${c.name}? Its destinations are deleted with it.`)) return;
+                          if (
+                            !(await ask({
+                              title: `Disconnect ${c.name}?`,
+                              body: 'Its destinations are deleted with it.',
+                              confirm: 'Disconnect',
+                              color: 'red',
+                            }))
+                          )
+                            return;
                           await disconnect({ id: c.id });
                           reload();
                         }}

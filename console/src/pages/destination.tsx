@@ -3,7 +3,7 @@ import { Alert, Button, Group, Stack, Text, Title } from '@mantine/core';
 import { useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
 import { DeliveriesTable } from '../deliveries.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { toolSlug, when } from '../lib/format.ts';
@@ -78,6 +78,7 @@ const DeleteDestination = graphql(`
 const NEW_DELIVERIES_MS = 5_000;
 
 export default function DestinationPage() {
+  const [confirmation, ask] = useConfirm();
   const { id = '' } = useParams();
   const navigate = useNavigate();
   const [{ data, error }, refetch] = useQuery({
@@ -100,6 +101,7 @@ export default function DestinationPage() {
   const deliveries = destination.deliveries.nodes;
   return (
     <Stack>
+      {confirmation}
       <PageTitle title={`Destination ${destination.name}`}>{title}</PageTitle>
       <Group gap="xl">
         <Text size="sm">
@@ -151,7 +153,15 @@ export default function DestinationPage() {
           variant="outline"
           loading={deleted.fetching}
           onClick={async () => {
-            if (!confirm(`Delete ${destination.name} and its delivery log?`)) return;
+            if (
+              !(await ask({
+                title: `Delete ${destination.name}?`,
+                body: 'Its delivery log is deleted with it.',
+                confirm: 'Delete',
+                color: 'red',
+              }))
+            )
+              return;
             const result = await remove({ id: destination.id });
             if (result.data?.deleteDestination.deletedDestinationId) navigate('/destinations');
           }}

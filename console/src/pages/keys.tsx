@@ -3,7 +3,7 @@ import { Alert, Button, Code, CopyButton, Group, Stack, Table, Text, TextInput, 
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleKeysQuery } from '../gql/graphql.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
 import { ConnectedApps } from './connected-apps.tsx';
@@ -68,11 +68,29 @@ const RevokeKey = graphql(`
   }
 `);
 
-function CreateKeyForm({ onCreated }: { onCreated(): void }) {
+/** The new key's secret, shown once: cleared from the screen when that key is revoked. */
+interface NewKey {
+  id: string;
+  name: string;
+  value: string;
+}
+
+/** A first request with the new key, to paste in a terminal: the wallet, which every key may read. */
+const quickStart = (secret: string) =>
+  `curl -H "Authorization: Bearer ${secret}" ${window.location.origin}/api/v1/wallet`;
+
+function CreateKeyForm({
+  onCreated,
+  secret,
+  setSecret,
+}: {
+  onCreated(): void;
+  secret: NewKey | null;
+  setSecret(key: NewKey | null): void;
+}) {
   const [name, setName] = useState('');
   const [expires, setExpires] = useState('');
   const [created, create] = useMutation(CreateKey);
-  const [secret, setSecret] = useState<{ name: string; value: string } | null>(null);
   const answer = created.data?.createApiKey;
   const fieldError = (field: string) => answer?.userErrors.find((e) => e.field?.at(-1) === field)?.message;
   const submit = async (event: FormEvent) => {
@@ -83,7 +101,7 @@ function CreateKeyForm({ onCreated }: { onCreated(): void }) {
     });
     const made = result.data?.createApiKey;
     if (made?.secret && made.apiKey) {
-      setSecret({ name: made.apiKey.name, value: made.secret });
+      setSecret({ id: made.apiKey.id, name: made.apiKey.name, value: made.secret });
       setName('');
       setExpires('');
       onCreated();
@@ -138,6 +156,21 @@ function CreateKeyForm({ onCreated }: { onCreated(): void }) {
               )}
             </CopyButton>
           </Group>
+          <Text size="sm" fw={600} mt="sm">
+            Quick start
+          </Text>
+          <Group align="flex-start">
+            <Code block aria-label="Quick start" style={{ overflowX: 'auto', maxWidth: '100%' }}>
+              {quickStart(secret.value)}
+            </Code>
+            <CopyButton value={quickStart(secret.value)}>
+              {({ copied, copy }) => (
+                <Button size="xs" variant="light" onClick={copy}>
+                  {copied ? 'Copied' : 'Copy command'}
+                </Button>
+              )}
+            </CopyButton>
+          </Group>
         </Alert>
       )}
     </Stack>
@@ -163,6 +196,8 @@ export default function Keys() {
   const [{ data, error }, refetch] = useQuery({ query: KeysQuery, requestPolicy: 'cache-and-network' });
   const [revoking, revoke] = useMutation(RevokeKey);
   const reload = () => refetch({ requestPolicy: 'network-only' });
+  const [secret, setSecret] = useState<NewKey | null>(null);
+  const [confirmation, ask] = useConfirm();
   return (
     <Stack>
       <PageTitle title="API keys">
@@ -170,7 +205,8 @@ export default function Keys() {
         role, never more (an admin’s key cannot reach billing), and stops working when its creator leaves the account.
         Revoking one works at once on every face.
       </PageTitle>
-      <CreateKeyForm onCreated={reload} />
+      <CreateKeyForm onCreated={reload} secret={secret} setSecret={setSecret} />
+      {confirmation}
       <Title order={3}>Keys</Title>
       {error ? (
         <QueryError error={error} />
@@ -200,8 +236,15 @@ export default function Keys() {
                   loading={revoking.fetching && revoking.operation?.variables.id === key.id}
                   aria-label={`Revoke ${key.name}`}
                   onClick={async () => {
-                    if (!confirm(`Revoke the key “${key.name}”? Every request with it is refused from now on.`)) return;
-                    await revoke({ id: key.id });
+                    const yes = await ask({
+                      title: `Revoke the key “${key.name}”?`,
+                      body: 'Every request with it is refused from now on, on every face.',
+                      confirm: 'Revoke',
+                      color: 'red',
+                    });
+                    if (!yes) return;
+                    const result = await revoke({ id: key.id });
+                    if (result.data?.revokeApiKey.apiKey?.revokedAt && secret?.id === key.id) setSecret(null);
                     reload();
                   }}
                 >

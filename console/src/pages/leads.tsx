@@ -4,7 +4,7 @@ import { Alert, Button, Checkbox, Group, Stack, Table, Text, TextInput } from '@
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleLeadsQuery, LeadFilter } from '../gql/graphql.ts';
-import { Loading, QueryError } from '../components.tsx';
+import { Loading, QueryError, TableScroll } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count } from '../lib/format.ts';
 
@@ -174,20 +174,26 @@ export default function Leads() {
               Export to CSV (first {count(EXPORT_MAX)})
             </Button>
           </Group>
-          <Table
-            aria-label="Leads"
-            aria-busy={fetching}
-            data={{
-              head: ['Name', 'Title', 'Company', 'Email', 'Location'],
-              body: data.leads.nodes.map((lead) => [
-                lead.fullName,
-                lead.title,
-                lead.company?.name,
-                lead.email,
-                [lead.city, lead.state, lead.country].filter(Boolean).join(', '),
-              ]),
-            }}
-          />
+          {data.leads.totalCount === 0 ? (
+            <Text>No lead matches these filters: clear one (a country, a title) or use fewer words.</Text>
+          ) : (
+            <TableScroll label="Leads" minWidth={720}>
+              <Table
+                aria-label="Leads"
+                aria-busy={fetching}
+                data={{
+                  head: ['Name', 'Title', 'Company', 'Email', 'Location'],
+                  body: data.leads.nodes.map((lead) => [
+                    lead.fullName,
+                    lead.title,
+                    lead.company?.name,
+                    lead.email,
+                    [lead.city, lead.state, lead.country].filter(Boolean).join(', '),
+                  ]),
+                }}
+              />
+            </TableScroll>
+          )}
           <Group>
             <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
               Previous page

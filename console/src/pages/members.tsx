@@ -1,9 +1,9 @@
 import { useState, type FormEvent } from 'react';
-import { Alert, Button, Group, NativeSelect, Stack, Table, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Group, NativeSelect, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { Role } from '../gql/graphql.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { useSession } from '../lib/session-context.tsx';
 import { when } from '../lib/format.ts';
@@ -111,6 +111,21 @@ export default function Members() {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('MEMBER');
   const reload = () => refetch({ requestPolicy: 'network-only' });
+  const [confirmation, ask] = useConfirm();
+  const [resent, setResent] = useState<string | null>(null);
+  // Sends an invitation again: inviting the address anew replaces its pending invitation (the old link stops).
+  const resend = async (invitation: { email: string; role: Role }) => {
+    setResent(null);
+    const result = await invite({ input: { email: invitation.email, role: invitation.role } });
+    if (result.data?.inviteMember.invitation) {
+      setResent(invitation.email);
+      reload();
+    }
+  };
+  // The sole owner's own row offers neither a role change nor removal: the account keeps an owner.
+  const owners = data?.viewer.members.nodes.filter((m) => m.role === 'OWNER').length ?? 0;
+  const soleOwner = (m: { role: Role; user: { id: string } }) =>
+    m.role === 'OWNER' && owners === 1 && m.user.id === session.user.id;
   // What the user may give, and whose role they may change, is the server's to say (the session).
   const assignable = session.assignableRoles.map((r) => r.toUpperCase() as Role);
   const submit = async (event: FormEvent) => {
@@ -159,7 +174,13 @@ export default function Members() {
           Member removed{keysRevoked(removed.data.removeMember.revokedKeyCount)}.
         </Alert>
       )}
-      {invited.data?.inviteMember.invitation && (
+      {confirmation}
+      {resent && (
+        <Alert color="green" role="status">
+          The invitation of {resent} was sent again; the earlier link no longer works.
+        </Alert>
+      )}
+      {!resent && invited.data?.inviteMember.invitation && (
         <Alert color="green" role="status">
           Invitation sent to {invited.data.inviteMember.invitation.email}.
         </Alert>
@@ -183,7 +204,8 @@ export default function Members() {
                   key="role"
                   aria-label={`Role of ${m.user.email}`}
                   value={m.role}
-                  disabled={!assignable.includes(m.role)}
+                  disabled={!assignable.includes(m.role) || soleOwner(m)}
+                  description={soleOwner(m) ? 'The only owner' : undefined}
                   onChange={async (e) => {
                     await change({ input: { membershipId: m.id, role: e.currentTarget.value as Role } });
                     reload();
@@ -194,25 +216,32 @@ export default function Members() {
                   }))}
                 />,
                 when(m.createdAt),
-                <Button
-                  key="remove"
-                  size="xs"
-                  color="red"
-                  variant="outline"
-                  aria-label={`Remove ${m.user.email}`}
-                  onClick={async () => {
-                    if (
-                      !confirm(
-                        `Remove ${m.user.email} from the account? Their sessions end and the API keys they created stop working.`,
-                      )
-                    )
-                      return;
-                    await remove({ id: m.id });
-                    reload();
-                  }}
-                >
-                  Remove
-                </Button>,
+                soleOwner(m) ? (
+                  <Text key="remove" size="sm">
+                    Make another member owner first
+                  </Text>
+                ) : (
+                  <Button
+                    key="remove"
+                    size="xs"
+                    color="red"
+                    variant="outline"
+                    aria-label={`Remove ${m.user.email}`}
+                    onClick={async () => {
+                      const yes = await ask({
+                        title: `Remove ${m.user.email}?`,
+                        body: 'Their sessions end and the API keys they created stop working.',
+                        confirm: 'Remove',
+                        color: 'red',
+                      });
+                      if (!yes) return;
+                      await remove({ id: m.id });
+                      reload();
+                    }}
+                  >
+                    Remove
+                  </Button>
+                ),
               ]),
             }}
           />
@@ -220,26 +249,43 @@ export default function Members() {
           <Table
             aria-label="Pending invitations"
             data={{
-              head: ['Email', 'Role', 'Sent', 'Expires', 'Revoke'],
+              head: ['Email', 'Role', 'Sent', 'Expires', 'Actions'],
               body: data.viewer.invitations.nodes.map((i) => [
                 i.email,
                 roleLabel(i.role),
                 when(i.createdAt),
                 when(i.expiresAt),
-                <Button
-                  key="revoke"
-                  size="xs"
-                  color="red"
-                  variant="outline"
-                  aria-label={`Revoke the invitation of ${i.email}`}
-                  onClick={async () => {
-                    if (!confirm(`Revoke the invitation of ${i.email}? Its link will stop working.`)) return;
-                    await revoke({ id: i.id });
-                    reload();
-                  }}
-                >
-                  Revoke
-                </Button>,
+                <Group key="actions" gap="xs">
+                  <Button
+                    size="xs"
+                    variant="light"
+                    aria-label={`Send the invitation of ${i.email} again`}
+                    loading={invited.fetching && invited.operation?.variables.input.email === i.email}
+                    onClick={() => void resend(i)}
+                  >
+                    Send again
+                  </Button>
+                  <Button
+                    key="revoke"
+                    size="xs"
+                    color="red"
+                    variant="outline"
+                    aria-label={`Revoke the invitation of ${i.email}`}
+                    onClick={async () => {
+                      const yes = await ask({
+                        title: `Revoke the invitation of ${i.email}?`,
+                        body: 'Its link will stop working.',
+                        confirm: 'Revoke',
+                        color: 'red',
+                      });
+                      if (!yes) return;
+                      await revoke({ id: i.id });
+                      reload();
+                    }}
+                  >
+                    Revoke
+                  </Button>
+                </Group>,
               ]),
             }}
           />

@@ -14,7 +14,7 @@ import type { ConsoleRunNextStepsQuery, ConsoleRunToolQuery } from '../gql/graph
 import { DownloadButtons, Loading, QueryError, StatusBadge } from '../components.tsx';
 import { DeliveriesTable } from '../deliveries.tsx';
 import { PageTitle } from '../Shell.tsx';
-import { count, usd, when } from '../lib/format.ts';
+import { count, duration, usd, when } from '../lib/format.ts';
 import { byField, emptyValues, type Field, FieldInput, FormError, inputOf, type Values } from '../tool-input.tsx';
 
 // The fields the page reads of a run, spread in the documents below; codegen reads the fragment from this call.
@@ -425,7 +425,12 @@ function RunView({ initial }: { initial: Run }) {
           Cost so far {usd(run.cost)} (estimate {usd(run.estimatedCost)})
         </Text>
         <Text size="sm">Started {when(run.createdAt)}</Text>
-        {run.finishedAt && <Text size="sm">Ended {when(run.finishedAt)}</Text>}
+        {run.finishedAt && (
+          <Text size="sm">
+            Ended {when(run.finishedAt)} (took{' '}
+            {duration(new Date(run.finishedAt).getTime() - new Date(run.createdAt).getTime())})
+          </Text>
+        )}
         {run.expiresAt && <Text size="sm">Rows kept until {when(run.expiresAt)}</Text>}
       </Group>
       <Group>

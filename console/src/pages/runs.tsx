@@ -4,9 +4,9 @@ import { Link, useNavigate } from 'react-router';
 import { useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { RunStatus, Tool } from '../gql/graphql.ts';
-import { Loading, QueryError, StatusBadge } from '../components.tsx';
+import { Ago, Loading, Money, QueryError, StatusBadge, TableScroll } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
-import { count, usd, when } from '../lib/format.ts';
+import { count, RUN_STATUS_WORDS } from '../lib/format.ts';
 
 const RunsQuery = graphql(`
   query ConsoleRuns($first: Int, $after: String, $status: RunStatus, $tool: Tool) {
@@ -70,7 +70,10 @@ export default function Runs() {
           label="Status"
           value={status}
           onChange={filter(setStatus)}
-          data={[{ value: '', label: 'Any status' }, ...STATUSES]}
+          data={[
+            { value: '', label: 'Any status' },
+            ...STATUSES.map((value) => ({ value, label: RUN_STATUS_WORDS[value] })),
+          ]}
         />
         <NativeSelect
           label="Tool"
@@ -97,22 +100,36 @@ export default function Runs() {
       ) : (
         <>
           <Text size="sm">{count(data.runs.totalCount)} runs</Text>
-          <Table
-            aria-label="Runs"
-            data={{
-              head: ['Run', 'Tool', 'Status', 'Rows', 'Cost', 'Started'],
-              body: data.runs.nodes.map((run) => [
-                <Link key="run" to={`/runs/${run.id}`}>
-                  {run.id}
-                </Link>,
-                titles.get(run.tool) ?? run.tool,
-                <StatusBadge key="status" status={run.status} />,
-                count(run.itemCount),
-                usd(run.cost),
-                when(run.createdAt),
-              ]),
-            }}
-          />
+          {data.runs.nodes.length === 0 ? (
+            <Text>
+              {status || tool ? (
+                'No run matches these filters: choose Any status and Any tool to see every run.'
+              ) : (
+                <>
+                  No run yet. <Link to="/tools">Choose a tool</Link> and start one: its rows show up live on its page.
+                </>
+              )}
+            </Text>
+          ) : (
+            <TableScroll label="Runs" minWidth={640}>
+              <Table
+                aria-label="Runs"
+                data={{
+                  head: ['Run', 'Tool', 'Status', 'Rows', 'Cost', 'Started'],
+                  body: data.runs.nodes.map((run) => [
+                    <Link key="run" to={`/runs/${run.id}`}>
+                      {run.id}
+                    </Link>,
+                    titles.get(run.tool) ?? run.tool,
+                    <StatusBadge key="status" status={run.status} />,
+                    count(run.itemCount),
+                    <Money key="cost" amount={run.cost} />,
+                    <Ago key="started" iso={run.createdAt} />,
+                  ]),
+                }}
+              />
+            </TableScroll>
+          )}
           <Group>
             <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
               Previous page

@@ -1,13 +1,13 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { Alert, Button, Checkbox, Group, Stack, Text, TextInput } from '@mantine/core';
-import { useNavigate, useParams } from 'react-router';
+import { Alert, Anchor, Button, Checkbox, Group, Stack, Text, TextInput } from '@mantine/core';
+import { Link, useNavigate, useParams } from 'react-router';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleToolQuery } from '../gql/graphql.ts';
 import { Loading, QueryError } from '../components.tsx';
 import { type DestinationChoice, DestinationPicker } from '../destination-picker.tsx';
 import { PageTitle } from '../Shell.tsx';
-import { toolValue, usd } from '../lib/format.ts';
+import { count, toolValue, usd } from '../lib/format.ts';
 import { byField, emptyValues, FieldInput, FormError, inputOf, type Values } from '../tool-input.tsx';
 
 const ToolQuery = graphql(`
@@ -17,8 +17,10 @@ const ToolQuery = graphql(`
       title
       description
       priceText
+      priceUnit
       available
       plan
+      permissibleUse
       mutation
       inputType
       inputFields {
@@ -30,6 +32,25 @@ const ToolQuery = graphql(`
         ...DestinationChoice
       }
     }
+    permissibleUse {
+      notice
+      acknowledged
+    }
+  }
+`);
+
+const AcknowledgePermissibleUse = graphql(`
+  mutation ConsoleAcknowledgePermissibleUse {
+    acknowledgePermissibleUse {
+      permissibleUse {
+        acknowledged
+      }
+      userErrors {
+        code
+        field
+        message
+      }
+    }
   }
 `);
 
@@ -39,7 +60,29 @@ interface StartAnswer {
   run: { id: string } | null;
   message: string | null;
   estimatedCost: string | null;
+  uncappedCost: string | null;
+  walletCovers: boolean | null;
+  coveredUnits: number | null;
   userErrors: { code: string; field: string[] | null; message: string }[];
+}
+
+/** A dry run's answer as the form quotes it. */
+type Quote = Pick<StartAnswer, 'estimatedCost' | 'uncappedCost' | 'walletCovers' | 'coveredUnits'>;
+
+/**
+ * A refusal of GraphQL itself (a value its input type does not take), at the field it names, in words:
+ * `Variable "$input" got invalid value …; Field "url" of required type "String!" was not provided.`
+ */
+export function graphQLRefusal(message: string, fields: readonly { name: string; label: string }[]) {
+  const named = /Field "(\w+)" of required type/.exec(message) ?? /at "input\.(\w+)"/.exec(message);
+  const field = fields.find((f) => f.name === named?.[1]);
+  if (!field) return { fields: {}, other: ['The form could not be sent as it is; check the fields above.'] };
+  return {
+    fields: {
+      [field.name]: /was not provided/.test(message) ? `Enter the ${field.label.toLowerCase()}.` : 'Check this value.',
+    },
+    other: [],
+  };
 }
 
 /**
@@ -50,7 +93,7 @@ const startDocument = (
   tool: Tool,
 ) => `mutation ConsoleStart($input: ${tool.inputType}!, $dryRun: Boolean, $destinations: [ID!]) {
   start: ${tool.mutation}(input: $input, dryRun: $dryRun, destinations: $destinations) {
-    run { id } message estimatedCost userErrors { code field message }
+    run { id } message estimatedCost uncappedCost walletCovers coveredUnits userErrors { code field message }
   }
 }`;
 
@@ -74,25 +117,43 @@ const SaveTask = graphql(`
   }
 `);
 
-function StartForm({ tool, destinations }: { tool: Tool; destinations: readonly DestinationChoice[] }) {
+type PermissibleUse = NonNullable<ConsoleToolQuery['permissibleUse']>;
+
+function StartForm({
+  tool,
+  destinations,
+  permissibleUse,
+}: {
+  tool: Tool;
+  destinations: readonly DestinationChoice[];
+  permissibleUse: PermissibleUse;
+}) {
   const client = useClient();
   const navigate = useNavigate();
   const [values, setValues] = useState<Values>(() => emptyValues(tool.inputFields));
-  const [estimate, setEstimate] = useState<{ cost: string | null; message: string | null } | null>(null);
+  const [estimate, setEstimate] = useState<Quote | null>(null);
+  // Refusals show once the user has pressed Start; until then the form is quiet and only quotes.
+  const [submitted, setSubmitted] = useState(false);
   const [errors, setErrors] = useState<{ fields: Record<string, string>; other: string[] }>({ fields: {}, other: [] });
   const [chosen, setChosen] = useState<string[]>([]);
   const [destinationsError, setDestinationsError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  // The tools about individuals: the account acknowledges their permissible use once, here or elsewhere.
+  const mustAcknowledge = tool.permissibleUse && !permissibleUse.acknowledged;
+  const [agreed, setAgreed] = useState(false);
+  const [agreeError, setAgreeError] = useState<string | undefined>();
   const document = useMemo(() => startDocument(tool), [tool]);
   const latest = useRef(0);
 
   const send = useCallback(
     async (dryRun: boolean): Promise<StartAnswer | undefined> => {
+      // A dry run speaks only after a Start: before it, an incomplete form is no failure.
+      const speak = !dryRun || submitted;
       let input: Record<string, unknown>;
       try {
         input = inputOf(tool.inputFields, values);
       } catch (err) {
-        if (err instanceof FormError) setErrors({ fields: { [err.field]: err.message }, other: [] });
+        if (err instanceof FormError && speak) setErrors({ fields: { [err.field]: err.message }, other: [] });
         return undefined;
       }
       const result = await client
@@ -103,18 +164,24 @@ function StartForm({ tool, destinations }: { tool: Tool; destinations: readonly 
         )
         .toPromise();
       if (result.error) {
-        setErrors({ fields: {}, other: [result.error.graphQLErrors[0]?.message ?? result.error.message] });
+        const refusal = result.error.graphQLErrors[0];
+        if (speak)
+          setErrors(
+            refusal?.extensions?.code === 'BAD_USER_INPUT'
+              ? graphQLRefusal(refusal.message, tool.inputFields)
+              : { fields: {}, other: [refusal?.message ?? result.error.message] },
+          );
         return undefined;
       }
       const answer = result.data?.start;
-      if (answer) {
+      if (answer && speak) {
         const mine = atDestinations(answer.userErrors);
         setDestinationsError(mine.map((e) => e.message).join(' ') || undefined);
         setErrors(byField(answer.userErrors.filter((e) => !mine.includes(e))));
       }
       return answer;
     },
-    [tool.inputFields, values, client, document, chosen],
+    [tool.inputFields, values, client, document, chosen, submitted],
   );
 
   // The estimate follows the form: a dry run of the start a moment after the last change.
@@ -122,8 +189,8 @@ function StartForm({ tool, destinations }: { tool: Tool; destinations: readonly 
     const call = ++latest.current;
     const timer = setTimeout(async () => {
       const answer = await send(true);
-      if (call !== latest.current || !answer) return;
-      setEstimate(answer.userErrors.length === 0 ? { cost: answer.estimatedCost, message: answer.message } : null);
+      if (call !== latest.current) return;
+      setEstimate(answer && answer.userErrors.length === 0 ? answer : null);
     }, 300);
     return () => clearTimeout(timer);
     // `send` is remade when the values change.
@@ -131,6 +198,14 @@ function StartForm({ tool, destinations }: { tool: Tool; destinations: readonly 
 
   const start = async (event: FormEvent) => {
     event.preventDefault();
+    setSubmitted(true);
+    if (mustAcknowledge) {
+      if (!agreed) return setAgreeError('Tick this to confirm, then start.');
+      const acknowledged = await client.mutation(AcknowledgePermissibleUse, {}).toPromise();
+      const refused =
+        acknowledged.error?.message ?? acknowledged.data?.acknowledgePermissibleUse.userErrors[0]?.message;
+      if (refused) return setAgreeError(refused);
+    }
     setBusy(true);
     latest.current++;
     try {
@@ -161,12 +236,29 @@ function StartForm({ tool, destinations }: { tool: Tool; destinations: readonly 
             ))}
           </Alert>
         )}
+        {mustAcknowledge && (
+          <Alert color="yellow" title="Permissible use">
+            <Stack gap="xs">
+              <Text size="sm">{permissibleUse.notice}</Text>
+              <Checkbox
+                label="I will not use these results for employment, tenant screening or any other regulated purpose"
+                checked={agreed}
+                error={agreeError}
+                onChange={(e) => {
+                  setAgreed(e.currentTarget.checked);
+                  setAgreeError(undefined);
+                }}
+              />
+            </Stack>
+          </Alert>
+        )}
         <DestinationPicker destinations={destinations} value={chosen} error={destinationsError} onChange={setChosen} />
-        <div role="status" aria-live="polite" aria-label="Estimate">
-          {estimate && (
-            <Text>
-              Estimated cost: <strong>{usd(estimate.cost)}</strong>
-              {estimate.message ? ` — ${estimate.message}` : ''}
+        <div role="status" aria-live="polite" aria-label="Quote">
+          {estimate ? (
+            <QuoteText quote={estimate} unit={tool.priceUnit} />
+          ) : (
+            <Text size="sm" c="dimmed">
+              Fill in the fields to see the price.
             </Text>
           )}
         </div>
@@ -183,6 +275,34 @@ function StartForm({ tool, destinations }: { tool: Tool; destinations: readonly 
         />
       </Stack>
     </form>
+  );
+}
+
+const plural = (n: number, unit: string) => `${count(n)} ${n === 1 ? unit : `${unit}s`}`;
+
+/**
+ * The quote of a dry run in plain words: the list price of everything asked, what the wallet covers,
+ * and, when it does not cover it all, what happens when the money runs out.
+ */
+function QuoteText({ quote, unit }: { quote: Quote; unit: string }) {
+  const listPrice = quote.uncappedCost ?? quote.estimatedCost;
+  if (quote.walletCovers !== false)
+    return (
+      <Text>
+        List price: <strong>{usd(listPrice)}</strong> at most. Your wallet covers it; you pay only for the {unit}s
+        delivered and the rest of the hold is released.
+      </Text>
+    );
+  return (
+    <Alert color="orange" title="Your wallet does not cover this request">
+      List price: <strong>{usd(listPrice)}</strong>. Your wallet covers {usd(quote.estimatedCost)}, about{' '}
+      {plural(quote.coveredUnits ?? 0, unit)}. The run stops when that is spent and keeps (and bills) the {unit}s found
+      until then.{' '}
+      <Anchor component={Link} to="/billing">
+        Add credits on Billing
+      </Anchor>{' '}
+      to get everything.
+    </Alert>
   );
 }
 
@@ -290,7 +410,12 @@ export default function ToolForm() {
       <PageTitle title={tool.title}>{tool.description}</PageTitle>
       <Text fw={600}>Price: {tool.priceText}</Text>
       {tool.available ? (
-        <StartForm key={tool.name} tool={tool} destinations={data.destinations.nodes} />
+        <StartForm
+          key={tool.name}
+          tool={tool}
+          destinations={data.destinations.nodes}
+          permissibleUse={data.permissibleUse}
+        />
       ) : (
         <Alert color="yellow">This tool needs the {tool.plan?.toLowerCase()} plan or higher.</Alert>
       )}

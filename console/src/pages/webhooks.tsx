@@ -3,7 +3,7 @@ import { Alert, Button, Card, Checkbox, Code, Group, Stack, Table, Text, TextInp
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { WebhookEvent } from '../gql/graphql.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
 
@@ -88,6 +88,7 @@ const EVENTS: { value: WebhookEvent; label: string }[] = [
 ];
 
 export default function Webhooks() {
+  const [confirmation, ask] = useConfirm();
   const [{ data, error }, refetch] = useQuery({ query: WebhooksQuery, requestPolicy: 'cache-and-network' });
   const [created, create] = useMutation(CreateWebhook);
   const [deleted, remove] = useMutation(DeleteWebhook);
@@ -120,6 +121,7 @@ export default function Webhooks() {
   };
   return (
     <Stack>
+      {confirmation}
       <PageTitle title="Webhooks">
         The gateway POSTs how each run ended to these URLs, signed (Standard Webhooks) with the webhook’s secret, and
         retries for about a day.
@@ -202,7 +204,15 @@ export default function Webhooks() {
                   variant="outline"
                   aria-label={`Delete the webhook ${hook.url}`}
                   onClick={async () => {
-                    if (!confirm(`Delete the webhook ${hook.url} and its delivery log?`)) return;
+                    if (
+                      !(await ask({
+                        title: `Delete the webhook ${hook.url}?`,
+                        body: 'Its delivery log is deleted with it.',
+                        confirm: 'Delete',
+                        color: 'red',
+                      }))
+                    )
+                      return;
                     await remove({ id: hook.id });
                     reload();
                   }}

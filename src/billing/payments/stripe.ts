@@ -324,8 +324,8 @@ export function createStripePayments(config: StripeConfig, db: Database, records
           client_reference_id: accountId,
           line_items: [{ price, quantity: 1 }],
           subscription_data: { metadata: { account_id: accountId } },
-          success_url: returnUrl,
-          cancel_url: returnUrl,
+          success_url: `${returnUrl}?checkout=complete`,
+          cancel_url: `${returnUrl}?checkout=cancelled`,
         });
         if (!session.url) throw new Error(`checkout session ${session.id} has no url`);
         return { url: session.url };

@@ -26,14 +26,55 @@ export const STORE_RANGE_ALIASES = {
 type BoundName = keyof typeof STORE_RANGE_ALIASES;
 type RangeName = BoundName | (typeof STORE_RANGE_ALIASES)[BoundName];
 
-/** What each bound limits, its largest value, and whether it takes whole numbers only. */
-const STORE_BOUNDS: Record<BoundName, { description: string; max: number; whole: boolean; usd?: true }> = {
-  minEstimatedMonthlyVisits: { description: 'Least estimated monthly visits.', max: 1e12, whole: true },
-  maxEstimatedMonthlyVisits: { description: 'Most estimated monthly visits.', max: 1e12, whole: true },
-  minEstimatedMonthlySales: { description: 'Least estimated monthly sales, USD.', max: 1e15, whole: false, usd: true },
-  maxEstimatedMonthlySales: { description: 'Most estimated monthly sales, USD.', max: 1e15, whole: false, usd: true },
-  minEmployeeCount: { description: 'Fewest employees.', max: 10_000_000, whole: true },
-  maxEmployeeCount: { description: 'Most employees.', max: 10_000_000, whole: true },
+/** What each bound limits, its label and an example, its largest value, and whether it takes whole numbers only. */
+const STORE_BOUNDS: Record<
+  BoundName,
+  { description: string; label: string; example: number; max: number; whole: boolean; usd?: true }
+> = {
+  minEstimatedMonthlyVisits: {
+    description: 'Least estimated monthly visits.',
+    label: 'Monthly visits, at least',
+    example: 10_000,
+    max: 1e12,
+    whole: true,
+  },
+  maxEstimatedMonthlyVisits: {
+    description: 'Most estimated monthly visits.',
+    label: 'Monthly visits, at most',
+    example: 500_000,
+    max: 1e12,
+    whole: true,
+  },
+  minEstimatedMonthlySales: {
+    description: 'Least estimated monthly sales, USD.',
+    label: 'Monthly sales (USD), at least',
+    example: 5_000,
+    max: 1e15,
+    whole: false,
+    usd: true,
+  },
+  maxEstimatedMonthlySales: {
+    description: 'Most estimated monthly sales, USD.',
+    label: 'Monthly sales (USD), at most',
+    example: 100_000,
+    max: 1e15,
+    whole: false,
+    usd: true,
+  },
+  minEmployeeCount: {
+    description: 'Fewest employees.',
+    label: 'Employees, at least',
+    example: 1,
+    max: 10_000_000,
+    whole: true,
+  },
+  maxEmployeeCount: {
+    description: 'Most employees.',
+    label: 'Employees, at most',
+    example: 50,
+    max: 10_000_000,
+    whole: true,
+  },
 };
 
 /**
@@ -44,8 +85,11 @@ export function storeBoundFields<T extends z.ZodType>(
   number: (max: number, whole: boolean) => T,
 ): Record<RangeName, T> {
   const names = Object.keys(STORE_RANGE_ALIASES) as BoundName[];
-  const field = (name: BoundName, description: string) => {
-    const schema = number(STORE_BOUNDS[name].max, STORE_BOUNDS[name].whole).describe(description);
+  const field = (name: BoundName, description: string, alias = false) => {
+    const { label, example } = STORE_BOUNDS[name];
+    const schema = number(STORE_BOUNDS[name].max, STORE_BOUNDS[name].whole)
+      .describe(description)
+      .meta({ title: alias ? `${label} (alias)` : label, examples: [example] });
     return STORE_BOUNDS[name].usd ? usdAmount(schema) : schema;
   };
   return Object.fromEntries([
@@ -53,7 +97,7 @@ export function storeBoundFields<T extends z.ZodType>(
       name,
       field(name, `${STORE_BOUNDS[name].description} Alias: ${STORE_RANGE_ALIASES[name]}.`),
     ]),
-    ...names.map((name) => [STORE_RANGE_ALIASES[name], field(name, `Alias of ${name}.`)]),
+    ...names.map((name) => [STORE_RANGE_ALIASES[name], field(name, `Alias of ${name}.`, true)]),
   ]) as Record<RangeName, T>;
 }
 

@@ -131,20 +131,20 @@ describe('connections and destinations in the console', { timeout: 120_000 }, ()
     await open(owner, 'Tools');
     await owner.getByRole('link', { name: 'Open Map-listing scraper' }).click();
     await visible(owner.getByRole('heading', { name: 'Map-listing scraper', level: 2 }));
-    await field(owner, 'searchStringsArray').fill('dentist');
-    await field(owner, 'locationQuery').fill('Denver, CO');
-    await field(owner, 'maxCrawledPlacesPerSearch').fill('20');
+    await field(owner, 'Search terms').fill('dentist');
+    await field(owner, 'Location').fill('Denver, CO');
+    await field(owner, 'Places per search term').fill('20');
     await owner.getByRole('group', { name: 'Deliver the rows to' }).getByLabel('Dentists to HubSpot').check();
     await audit(owner);
     await owner.getByRole('button', { name: 'Start', exact: true }).click();
     await owner.waitForURL(/\/runs\/[^/]+$/);
     const runId = new URL(owner.url()).pathname.split('/').pop()!;
-    await visible(owner.getByText('SUCCEEDED', { exact: true }));
+    await visible(owner.getByText('Succeeded', { exact: true }));
 
     // The run's page shows its delivery once the run has ended (queued with its end), followed live to its end.
     const ofRun = owner.getByRole('region', { name: 'Deliveries' }).getByRole('table', { name: 'Deliveries' });
     await visible(ofRun.getByRole('columnheader', { name: 'Destination' }));
-    await visible(ofRun.getByText('SUCCEEDED', { exact: true }));
+    await visible(ofRun.getByText('Succeeded', { exact: true }));
     await visible(ofRun.getByText(/^[1-9]\d* of \d+ sent$/));
     await visible(ofRun.getByText(/^\d+ created, \d+ updated$/));
     await visible(ofRun.getByText(/^[1-9]\d* skipped, \d+ refused$/));
@@ -157,7 +157,7 @@ describe('connections and destinations in the console', { timeout: 120_000 }, ()
     await visible(owner.getByRole('heading', { name: 'Destination Dentists to HubSpot', level: 2 }));
     const deliveries = owner.getByRole('table', { name: 'Deliveries' });
     await visible(deliveries.getByRole('link', { name: `Run ${runId}`, exact: true }));
-    await visible(deliveries.getByText('SUCCEEDED', { exact: true }));
+    await visible(deliveries.getByText('Succeeded', { exact: true }));
     await visible(deliveries.getByText(/^[1-9]\d* of \d+ sent$/));
     await visible(deliveries.getByText(/^Row \d+: skipped, no email to match a contact by$/));
     await audit(owner);
@@ -168,12 +168,12 @@ describe('connections and destinations in the console', { timeout: 120_000 }, ()
     await open(owner, 'Pipelines');
     const step = (n: number) => owner.getByRole('group', { name: `Step ${n}` });
     await step(1).getByLabel('Tool', { exact: true }).selectOption({ label: 'Map-listing scraper' });
-    await field(step(1), 'searchStringsArray').fill('dentist');
-    await field(step(1), 'locationQuery').fill('Denver, CO');
-    await field(step(1), 'maxCrawledPlacesPerSearch').fill('5');
+    await field(step(1), 'Search terms').fill('dentist');
+    await field(step(1), 'Location').fill('Denver, CO');
+    await field(step(1), 'Places per search term').fill('5');
     await owner.getByRole('button', { name: 'Add step' }).click();
     await step(2).getByLabel('Tool', { exact: true }).selectOption({ label: 'Domain email finder' });
-    await field(step(2), 'jobTitle').fill('Owner');
+    await field(step(2), 'Job title').fill('Owner');
     // The same picker as a tool's form, in the pipeline's words.
     await visible(owner.getByText('Destinations the pipeline’s table (its steps’ rows joined) goes to when it ends.'));
     await owner.getByRole('group', { name: 'Deliver the rows to' }).getByLabel('Dentists to HubSpot').check();
@@ -182,7 +182,7 @@ describe('connections and destinations in the console', { timeout: 120_000 }, ()
     await owner.getByRole('button', { name: 'Start', exact: true }).click();
     await owner.waitForURL(/\/pipelines\/plp_[A-Za-z0-9]+$/);
     const pipelineId = new URL(owner.url()).pathname.split('/').pop()!;
-    await visible(owner.getByRole('status', { name: 'Pipeline status' }).getByText('SUCCEEDED', { exact: true }));
+    await visible(owner.getByRole('status', { name: 'Pipeline status' }).getByText('Succeeded', { exact: true }));
 
     await open(owner, 'Destinations');
     await shot(owner, 'destinations');
@@ -192,7 +192,7 @@ describe('connections and destinations in the console', { timeout: 120_000 }, ()
       .getByRole('table', { name: 'Deliveries' })
       .getByRole('row')
       .filter({ has: owner.getByRole('link', { name: `Pipeline ${pipelineId}`, exact: true }) });
-    await visible(ofPipeline.getByText('SUCCEEDED', { exact: true }));
+    await visible(ofPipeline.getByText('Succeeded', { exact: true }));
     await visible(ofPipeline.getByText(/^[1-9]\d* of \d+ sent$/));
     await audit(owner);
     await shot(owner, 'destination');

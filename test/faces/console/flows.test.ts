@@ -153,7 +153,6 @@ async function signUp(page: Page, email: string, team: string) {
 describe('an owner', { timeout: 120_000 }, () => {
   it('signs up, creates a key that REST accepts, starts a map-listing run from its form, watches it live and downloads the CSV REST serves', async () => {
     await signUp(owner, OWNER, 'Ada Co');
-    await shot(owner, 'overview');
 
     await open(owner, 'API keys');
     await field(owner, 'Key name').fill('ci');
@@ -170,13 +169,12 @@ describe('an owner', { timeout: 120_000 }, () => {
     await shot(owner, 'tools');
     await owner.getByRole('link', { name: 'Open Map-listing scraper' }).click();
     await visible(owner.getByRole('heading', { name: 'Map-listing scraper', level: 2 }));
-    await field(owner, 'searchStringsArray').fill('dentist');
-    await field(owner, 'locationQuery').fill('Denver, CO');
-    await field(owner, 'maxCrawledPlacesPerSearch').fill('50');
-    // The estimate (a dry run of the start) shows before anything starts.
-    await visible(owner.getByRole('status', { name: 'Estimate' }).getByText(/Estimated cost: \$\d/));
+    await field(owner, 'Search terms').fill('dentist');
+    await field(owner, 'Location').fill('Denver, CO');
+    await field(owner, 'Places per search term').fill('50');
+    // The quote (a dry run of the start) shows before anything starts.
+    await visible(owner.getByRole('status', { name: 'Quote' }).getByText(/^List price: \$\d/));
     await audit(owner);
-    await shot(owner, 'tool-form');
     const [before] = await t.app.core.sql`select count(*)::int as n from run`;
     expect(before!.n).toBe(0);
 
@@ -186,7 +184,7 @@ describe('an owner', { timeout: 120_000 }, () => {
     const progress = owner.getByRole('progressbar', { name: 'Run progress' });
     const rows = owner.getByRole('table', { name: 'Result rows' }).locator('tbody tr');
     // Waiting for a worker: running, nothing handled, no rows.
-    await visible(owner.getByText('RUNNING', { exact: true }));
+    await visible(owner.getByText('Running', { exact: true }));
     expect(await progress.getAttribute('aria-valuenow')).toBe('0');
     expect(await rows.count()).toBe(0);
     await audit(owner);
@@ -194,7 +192,7 @@ describe('an owner', { timeout: 120_000 }, () => {
     // The worker starts; the page, never reloaded, follows the run to its end through its subscriptions.
     worker = await startWorker(t.app.core, { pollInterval: 100 });
     await attributeBecomes(progress, 'aria-valuenow', (v) => v === '100', 'the progress bar to fill');
-    await visible(owner.getByText('SUCCEEDED', { exact: true }));
+    await visible(owner.getByText('Succeeded', { exact: true }));
     const stored = await t.request('GET', `/api/downloads/${runId}?format=json`, { key });
     expect(stored.status).toBe(200);
     expect(stored.body.length).toBeGreaterThan(0);
@@ -226,16 +224,18 @@ describe('an owner', { timeout: 120_000 }, () => {
   it('sees a refused input at its field, and nothing starts', async () => {
     await open(owner, 'Tools');
     await owner.getByRole('link', { name: 'Open Map-listing scraper' }).click();
-    const max = field(owner, 'maxCrawledPlacesPerSearch');
+    const max = field(owner, 'Places per search term');
+    await field(owner, 'Search terms').fill('dentist');
+    await field(owner, 'Location').fill('Denver, CO');
     await max.fill('-5');
+    const [before] = await t.app.core.sql`select count(*)::int as n from run`;
+    // Nothing is said before the user acts; Start refuses it at its field, in words.
+    await owner.getByRole('button', { name: 'Start' }).click();
     await attributeBecomes(max, 'aria-invalid', (v) => v === 'true', 'the field to be marked invalid');
     const describedBy = (await max.getAttribute('aria-describedby'))!.split(' ').filter(Boolean);
     const messages = await Promise.all(describedBy.map((id) => owner.locator(`[id="${id}"]`).textContent()));
     expect(messages.join(' ')).toMatch(/at least|greater|positive|minimum/i);
     await audit(owner);
-    const [before] = await t.app.core.sql`select count(*)::int as n from run`;
-    await owner.getByRole('button', { name: 'Start' }).click();
-    await visible(owner.getByText(/at least|greater|positive|minimum/i).first());
     expect(new URL(owner.url()).pathname).toBe('/tools/maps');
     const [after] = await t.app.core.sql`select count(*)::int as n from run`;
     expect(after!.n).toBe(before!.n);
@@ -255,6 +255,10 @@ describe('an owner', { timeout: 120_000 }, () => {
     await owner.getByRole('button', { name: 'Send invitation' }).click();
     const pending = owner.getByRole('table', { name: 'Pending invitations' });
     await pending.getByRole('button', { name: 'Revoke the invitation of typo@console.test' }).click();
+    await owner
+      .getByRole('dialog', { name: 'Revoke the invitation of typo@console.test?' })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
     await pending.getByRole('cell', { name: 'typo@console.test', exact: true }).waitFor({ state: 'detached' });
     await visible(pending.getByRole('cell', { name: 'grace@console.test', exact: true }));
     const link = await mailedLink('grace@console.test', '/invitations/');
@@ -368,9 +372,9 @@ describe('an owner', { timeout: 120_000 }, () => {
     await open(owner, 'Tools');
     await owner.getByRole('link', { name: 'Open Map-listing scraper' }).click();
     await visible(owner.getByRole('heading', { name: 'Map-listing scraper', level: 2 }));
-    await field(owner, 'searchStringsArray').fill('dentist');
-    await field(owner, 'locationQuery').fill('Denver, CO');
-    await field(owner, 'maxCrawledPlacesPerSearch').fill('5');
+    await field(owner, 'Search terms').fill('dentist');
+    await field(owner, 'Location').fill('Denver, CO');
+    await field(owner, 'Places per search term').fill('5');
     await field(owner, 'Task name').fill('weekly dentists');
     await field(owner, 'Dataset (optional)').fill('dentists');
     await owner.getByRole('button', { name: 'Save as task' }).click();
@@ -393,7 +397,7 @@ describe('an owner', { timeout: 120_000 }, () => {
 
     await owner.getByRole('button', { name: 'Run weekly dentists now' }).click();
     await owner.waitForURL(/\/runs\/[^/]+$/);
-    await visible(owner.getByText('SUCCEEDED', { exact: true }));
+    await visible(owner.getByText('Succeeded', { exact: true }));
     await open(owner, 'Datasets');
     const datasets = owner.getByRole('table', { name: 'Datasets' });
     await visible(datasets.getByRole('cell', { name: 'dentists', exact: true }));
@@ -405,9 +409,9 @@ describe('an owner', { timeout: 120_000 }, () => {
     await open(owner, 'Pipelines');
     const step = (n: number) => owner.getByRole('group', { name: `Step ${n}` });
     await step(1).getByLabel('Tool', { exact: true }).selectOption({ label: 'Map-listing scraper' });
-    await field(step(1), 'searchStringsArray').fill('dentist');
-    await field(step(1), 'locationQuery').fill('Denver, CO');
-    await field(step(1), 'maxCrawledPlacesPerSearch').fill('3');
+    await field(step(1), 'Search terms').fill('dentist');
+    await field(step(1), 'Location').fill('Denver, CO');
+    await field(step(1), 'Places per search term').fill('3');
     // The tool's links (ToolInfo.feeds) say what can follow it: the next step offers only those.
     await visible(
       owner.getByText(
@@ -423,11 +427,11 @@ describe('an owner', { timeout: 120_000 }, () => {
     );
     await second.selectOption({ label: 'Domain email finder' });
     // The domains come from the places' websites: the step asks only for its other fields, and says so.
-    expect(await field(step(2), 'domains').count()).toBe(0);
+    expect(await field(step(2), 'Company domains').count()).toBe(0);
     await visible(
       step(2).getByText(/^Fed by the rows of step 1: their website fills its domains\. Each place’s website/),
     );
-    await field(step(2), 'jobTitle').fill('Owner');
+    await field(step(2), 'Job title').fill('Owner');
     await owner.getByRole('button', { name: 'Add step' }).click();
     await step(3).getByLabel('Tool', { exact: true }).selectOption({ label: 'Email validator' });
     const quote = owner.getByRole('status', { name: 'Quote' });
@@ -446,10 +450,10 @@ describe('an owner', { timeout: 120_000 }, () => {
     await visible(owner.getByRole('heading', { name: `Pipeline ${pipelineId}`, level: 2 }));
     // Followed live, never reloaded: the worker runs each step and the page shows the pipeline end.
     const status = owner.getByRole('status', { name: 'Pipeline status' });
-    await visible(status.getByText('RUNNING', { exact: true }));
+    await visible(status.getByText('Running', { exact: true }));
     await visible(owner.getByRole('button', { name: 'Cancel pipeline' }));
     worker = await startWorker(t.app.core, { pollInterval: 100 });
-    await visible(status.getByText('SUCCEEDED', { exact: true }));
+    await visible(status.getByText('Succeeded', { exact: true }));
     const steps = owner.getByRole('table', { name: 'Steps' });
     await visible(steps.getByRole('link', { name: 'Open the run of step 1' }));
     const [row] = await t.app.core.sql`select status, status_message from pipeline where id = ${pipelineId}`;
@@ -476,7 +480,7 @@ describe('an owner', { timeout: 120_000 }, () => {
     const finder = next.getByRole('form', { name: 'Start Domain email finder from this run' });
     await visible(finder.getByText('This run’s rows give it 3 values from their website.', { exact: false }));
     await audit(owner);
-    await field(finder, 'jobTitle').fill('Owner');
+    await field(finder, 'Job title').fill('Owner');
     await finder.getByRole('button', { name: 'Start Domain email finder' }).click();
     await owner.waitForURL((url) => url.pathname !== firstRun && url.pathname.startsWith('/runs/'));
     await visible(owner.getByRole('heading', { name: /^Run /, level: 2 }));
@@ -506,7 +510,10 @@ describe('an owner', { timeout: 120_000 }, () => {
   it('revokes the key, and REST refuses it at once', async () => {
     await open(owner, 'API keys');
     await owner.getByRole('button', { name: 'Revoke ci' }).click();
+    await owner.getByRole('dialog', { name: 'Revoke the key “ci”?' }).getByRole('button', { name: 'Revoke' }).click();
     await visible(owner.getByRole('table', { name: 'API keys' }).getByText(/^Revoked/));
+    // axe reads the page once the modal has faded out.
+    await owner.getByRole('dialog').waitFor({ state: 'detached' });
     await audit(owner);
     const refused = await t.request('GET', '/api/v1/wallet', { key });
     expect(refused.status).toBe(401);

@@ -217,11 +217,13 @@ describe('connections', () => {
     );
     // Query.tools (the registry, about twenty), Account.allowancesToday (one per allowance kind),
     // Run.nextSteps (the step links out of one tool, a handful), Query.providers and
-    // Query.destinationKinds and Query.auditActions (declared lists, a few dozen at most) are fixed lists.
+    // Query.destinationKinds and Query.auditActions (declared lists, a few dozen at most) and Query.plans (three)
+    // are fixed lists.
     expect(pageable.map(({ type, field }) => `${type.name}.${field.name}`)).toEqual([
       'Account.allowancesToday',
       'Run.nextSteps',
       'Query.nodes',
+      'Query.plans',
       'Query.tools',
       'Query.providers',
       'Query.destinationKinds',

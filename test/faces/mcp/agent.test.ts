@@ -85,6 +85,8 @@ describe('every tool', () => {
     // An account of its own: the runs started here stay RUNNING, taking no other test's slots.
     const own = await t.account({ plan: 'scale' });
     const client = await connect('?tools=all', {}, own.apiKey);
+    // The tools about individuals run once the account has acknowledged their permissible use.
+    expect((await client.callTool({ name: 'acknowledge_permissible_use', arguments: {} })).isError).toBeFalsy();
     const { tools } = await client.listTools();
     const examples = new Map<string, Record<string, unknown>>([
       ...TOOLS.filter((tool) => !tool.linkedOnly).map(

@@ -387,6 +387,7 @@ describe('an agent connects, calls tools, and is revoked in the console', { time
     await visible(row.getByRole('cell', { name: 'directories, emails, runs, account', exact: true }));
     await audit(page);
     await row.getByRole('button', { name: 'Revoke Test Agent' }).click();
+    await page.getByRole('dialog', { name: 'Revoke “Test Agent”?' }).getByRole('button', { name: 'Revoke' }).click();
     await visible(page.getByText('No app is connected.'));
 
     expect((await mcpPost(`Bearer ${accessToken}`)).status).toBe(401);
