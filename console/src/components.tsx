@@ -238,3 +238,38 @@ export function useConfirm(): [ReactNode, (question: Question) => Promise<boolea
   );
   return [modal, ask];
 }
+
+/**
+ * Paging back and forth through a connection (which pages forward only): the cursors of the pages
+ * read so far. `after` is the current page's; `reset` starts over (a filter changed).
+ */
+export function usePages() {
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  return {
+    after: cursors.at(-1) ?? null,
+    hasPrevious: cursors.length > 1,
+    previous: () => setCursors((c) => c.slice(0, -1)),
+    next: (endCursor: string | null | undefined) => setCursors((c) => [...c, endCursor ?? null]),
+    reset: () => setCursors([null]),
+  };
+}
+
+/** Previous and Next under a paged table. */
+export function Pager({
+  pages,
+  pageInfo,
+}: {
+  pages: ReturnType<typeof usePages>;
+  pageInfo: { hasNextPage: boolean; endCursor?: string | null };
+}) {
+  return (
+    <Group>
+      <Button variant="default" disabled={!pages.hasPrevious} onClick={pages.previous}>
+        Previous page
+      </Button>
+      <Button variant="default" disabled={!pageInfo.hasNextPage} onClick={() => pages.next(pageInfo.endCursor)}>
+        Next page
+      </Button>
+    </Group>
+  );
+}

@@ -86,8 +86,18 @@ export function normalIdentifier(kind: SuppressionKind, raw: string): { value: s
   }
 }
 
+type Identifiers = Record<Exclude<SuppressionKind, 'hash'>, Set<string>>;
+/**
+ * A row's identifiers and their DROP hashes, kept while the row lives: a run's batch is checked here and
+ * then indexed as it is stored (identifier-index.ts), the same row objects, read once.
+ */
+const identifiersSeen = new WeakMap<Row, Identifiers>();
+const hashesSeen = new WeakMap<Identifiers, { listType: HashedListType; hash: string }[]>();
+
 /** The identifiers a row carries, normalised: its e-mails and their domains, phones, profiles. */
-export function identifiersOf(row: Row): Record<Exclude<SuppressionKind, 'hash'>, Set<string>> {
+export function identifiersOf(row: Row): Identifiers {
+  const known = identifiersSeen.get(row);
+  if (known) return known;
   const found = {
     email: new Set<string>(),
     domain: new Set<string>(),
@@ -114,6 +124,7 @@ export function identifiersOf(row: Row): Record<Exclude<SuppressionKind, 'hash'>
     }
   };
   for (const [key, value] of Object.entries(row)) visit(key, value);
+  identifiersSeen.set(row, found);
   return found;
 }
 
@@ -127,7 +138,9 @@ export type SuppressionCheck = (rows: readonly Row[]) => Promise<boolean[]>;
  * The DROP hashes of a row's identifiers (its e-mails and phones), each as `<list type>:<hash>` as `hash`
  * entries are kept: a person a DROP list named is suppressed whatever form their identifiers take here.
  */
-export function dropHashesOf(ids: ReturnType<typeof identifiersOf>): { listType: HashedListType; hash: string }[] {
+export function dropHashesOf(ids: Identifiers): { listType: HashedListType; hash: string }[] {
+  const known = hashesSeen.get(ids);
+  if (known) return known;
   const hashes: { listType: HashedListType; hash: string }[] = [];
   for (const email of ids.email) {
     const standard = standardizeEmail(email);
@@ -137,6 +150,7 @@ export function dropHashesOf(ids: ReturnType<typeof identifiersOf>): { listType:
     const standard = standardizePhone(phone);
     if (standard) hashes.push({ listType: 'phone', hash: dropHash(standard) });
   }
+  hashesSeen.set(ids, hashes);
   return hashes;
 }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { errorBody } from '../../src/rest/schemas.ts';
 import { DENVER_DENTISTS, startTestApp, type ErrorBody, type TestApp } from '../helpers/app.ts';
-import { startFakeStripe, type FakeStripe, type HookReceipt } from '../helpers/fake-stripe.ts';
+import { FAKE_PRICES, paymentsAt, startFakeStripe, type FakeStripe, type HookReceipt } from '../helpers/fake-stripe.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { graphql } from '../helpers/gql/index.ts';
 import type { Plan } from '../helpers/gql/graphql.ts';
@@ -38,19 +38,11 @@ let stripe: FakeStripe;
 /** The gateway's log lines. */
 const logs: string[] = [];
 
-const PRICES = { starter: 'price_starter_monthly', growth: 'price_growth_monthly', scale: 'price_scale_monthly' };
-
 beforeAll(async () => {
   stripe = await startFakeStripe();
   t = await startTestApp({
     config: {
-      payments: {
-        mode: 'stripe',
-        secretKey: stripe.secretKey,
-        webhookSecret: stripe.webhookSecret,
-        prices: PRICES,
-        apiBase: new URL(stripe.url),
-      },
+      payments: paymentsAt(stripe),
     },
     logger: createLogger('info', { write: (line: string) => void logs.push(line) }),
   });
@@ -464,7 +456,7 @@ describe('subscriptions', () => {
     const url = chosen.body.data!.choosePlan.url!;
     expect(url).toMatch(new RegExp(`^${stripe.url}/c/pay/cs_test_`)); // the fake serves Checkout’s page itself
     const { subscription, events } = await stripe.completeCheckout(url.split('/').at(-1)!);
-    expect(subscription.items.data[0]!.price.id).toBe(PRICES.growth);
+    expect(subscription.items.data[0]!.price.id).toBe(FAKE_PRICES.growth);
     expect(events.map((e) => [e.event.type, e.status])).toEqual([
       ['customer.subscription.created', 200],
       ['invoice.paid', 200],

@@ -799,3 +799,19 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   };
   return fake;
 }
+
+/** A plan's price at the fake, by plan, as the Stripe suites configure them. */
+export const FAKE_PRICES = {
+  starter: 'price_starter_monthly',
+  growth: 'price_growth_monthly',
+  scale: 'price_scale_monthly',
+} as const;
+
+/** The gateway's payments section pointed at `stripe` (STRIPE_API_BASE), with `FAKE_PRICES`. */
+export const paymentsAt = (stripe: FakeStripe) => ({
+  mode: 'stripe' as const,
+  secretKey: stripe.secretKey,
+  webhookSecret: stripe.webhookSecret,
+  prices: { ...FAKE_PRICES },
+  apiBase: new URL(stripe.url),
+});

@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import { Anchor, Badge, Button, Group, NativeSelect, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
+import { Anchor, Badge, Group, NativeSelect, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { AuditAction, AuditLogFilter } from '../gql/graphql.ts';
-import { DownloadButtons, Loading, QueryError } from '../components.tsx';
+import { DownloadButtons, Loading, Pager, QueryError, usePages } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { ago, count } from '../lib/format.ts';
 
@@ -84,8 +84,7 @@ export default function AuditLog() {
   const [actor, setActor] = useState<{ id: string; label: string } | null>(null);
   const [from, setFrom] = useState('');
   const [through, setThrough] = useState('');
-  // The cursors of the pages before this one, to go back (connections page forward only).
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const pages = usePages();
   const filter: AuditLogFilter = {
     ...(action ? { action: action as AuditAction } : {}),
     ...(actor ? { actorId: actor.id } : {}),
@@ -94,13 +93,13 @@ export default function AuditLog() {
   };
   const [{ data, error }] = useQuery({
     query: AuditLogQuery,
-    variables: { first: PAGE, after: cursors.at(-1) ?? null, filter },
+    variables: { first: PAGE, after: pages.after, filter },
     requestPolicy: 'cache-and-network',
   });
   const [, exportLog] = useMutation(ExportAuditLog);
   const refilter = (set: (value: string) => void) => (event: { currentTarget: { value: string } }) => {
     set(event.currentTarget.value);
-    setCursors([null]);
+    pages.reset();
   };
   return (
     <Stack>
@@ -132,7 +131,7 @@ export default function AuditLog() {
                 aria-label={`Show every actor, not only ${actor.label}`}
                 onClick={() => {
                   setActor(null);
-                  setCursors([null]);
+                  pages.reset();
                 }}
               >
                 ✕
@@ -177,7 +176,7 @@ export default function AuditLog() {
                     aria-label={`Show only what ${e.actor.label} did`}
                     onClick={() => {
                       setActor({ id: e.actor.id ?? '', label: e.actor.label });
-                      setCursors([null]);
+                      pages.reset();
                     }}
                   >
                     {e.actor.label}
@@ -193,18 +192,7 @@ export default function AuditLog() {
             }}
           />
           {data.auditLog.nodes.length === 0 && <Text c="dimmed">No events match.</Text>}
-          <Group>
-            <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
-              Previous page
-            </Button>
-            <Button
-              variant="default"
-              disabled={!data.auditLog.pageInfo.hasNextPage}
-              onClick={() => setCursors((c) => [...c, data.auditLog.pageInfo.endCursor ?? null])}
-            >
-              Next page
-            </Button>
-          </Group>
+          <Pager pages={pages} pageInfo={data.auditLog.pageInfo} />
         </>
       )}
     </Stack>

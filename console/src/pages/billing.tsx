@@ -3,7 +3,7 @@ import { Alert, Button, Card, Group, Stack, Table, Text, TextInput, Title } from
 import { useClient, useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleCreditQuoteQuery } from '../gql/graphql.ts';
-import { ConfirmModal, Loading, QueryError, UserErrors } from '../components.tsx';
+import { ConfirmModal, Loading, Pager, QueryError, usePages, UserErrors } from '../components.tsx';
 import { PlanPicker } from '../plans.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { usd, when } from '../lib/format.ts';
@@ -163,10 +163,10 @@ function BuyForm({ onBought, mode, trial }: { onBought(): void; mode: string; tr
 }
 
 export default function Billing() {
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const pages = usePages();
   const [{ data, error }, refetch] = useQuery({
     query: BillingQuery,
-    variables: { after: cursors.at(-1) ?? null },
+    variables: { after: pages.after },
     requestPolicy: 'cache-and-network',
   });
   const reload = useCallback(() => refetch({ requestPolicy: 'network-only' }), [refetch]);
@@ -208,18 +208,7 @@ export default function Billing() {
           ]),
         }}
       />
-      <Group>
-        <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
-          Previous page
-        </Button>
-        <Button
-          variant="default"
-          disabled={!viewer.ledger.pageInfo.hasNextPage}
-          onClick={() => setCursors((c) => [...c, viewer.ledger.pageInfo.endCursor ?? null])}
-        >
-          Next page
-        </Button>
-      </Group>
+      <Pager pages={pages} pageInfo={viewer.ledger.pageInfo} />
     </Stack>
   );
 }

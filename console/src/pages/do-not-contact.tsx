@@ -3,7 +3,7 @@ import { Alert, Button, Group, Stack, Table, Text, Textarea, TextInput } from '@
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { SuppressionKind, SuppressionSource } from '../gql/graphql.ts';
-import { Loading, QueryError } from '../components.tsx';
+import { Loading, Pager, QueryError, usePages } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { useSession } from '../lib/session-context.tsx';
 import { when } from '../lib/format.ts';
@@ -84,11 +84,10 @@ const MAX_LINES = 1000;
 export default function DoNotContact() {
   const { session } = useSession();
   const mayRemove = session.permissions.includes('suppressions');
-  const [after, setAfter] = useState<string | null>(null);
-  const [pages, setPages] = useState<string[]>([]);
+  const pages = usePages();
   const [{ data, error }, refetch] = useQuery({
     query: ListQuery,
-    variables: { after },
+    variables: { after: pages.after },
     requestPolicy: 'cache-and-network',
   });
   const [adding, add] = useMutation(Add);
@@ -218,30 +217,7 @@ export default function DoNotContact() {
               }}
             />
           </Table.ScrollContainer>
-          <Group>
-            {pages.length > 0 && (
-              <Button
-                variant="default"
-                onClick={() => {
-                  setAfter(pages.at(-2) ?? null);
-                  setPages(pages.slice(0, -1));
-                }}
-              >
-                Newer
-              </Button>
-            )}
-            {list.pageInfo.hasNextPage && list.pageInfo.endCursor && (
-              <Button
-                variant="default"
-                onClick={() => {
-                  setPages([...pages, list.pageInfo.endCursor as string]);
-                  setAfter(list.pageInfo.endCursor ?? null);
-                }}
-              >
-                Older
-              </Button>
-            )}
-          </Group>
+          <Pager pages={pages} pageInfo={list.pageInfo} />
         </>
       )}
     </Stack>

@@ -4,7 +4,7 @@ import { Link, useNavigate } from 'react-router';
 import { useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { RunStatus, Tool } from '../gql/graphql.ts';
-import { Ago, Loading, Money, QueryError, StatusBadge, TableScroll } from '../components.tsx';
+import { Ago, Loading, Money, Pager, QueryError, StatusBadge, TableScroll, usePages } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count, RUN_STATUS_WORDS } from '../lib/format.ts';
 
@@ -39,10 +39,9 @@ export default function Runs() {
   const navigate = useNavigate();
   const [status, setStatus] = useState('');
   const [tool, setTool] = useState('');
-  // The cursors of the pages before this one, to go back (connections page forward only).
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const pages = usePages();
   const [search, setSearch] = useState('');
-  const after = cursors.at(-1) ?? null;
+  const after = pages.after;
   const [{ data, error }] = useQuery({
     query: RunsQuery,
     variables: {
@@ -55,7 +54,7 @@ export default function Runs() {
   });
   const filter = (set: (v: string) => void) => (e: { currentTarget: { value: string } }) => {
     set(e.currentTarget.value);
-    setCursors([null]);
+    pages.reset();
   };
   const find = (event: FormEvent) => {
     event.preventDefault();
@@ -130,18 +129,7 @@ export default function Runs() {
               />
             </TableScroll>
           )}
-          <Group>
-            <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
-              Previous page
-            </Button>
-            <Button
-              variant="default"
-              disabled={!data.runs.pageInfo.hasNextPage}
-              onClick={() => setCursors((c) => [...c, data.runs.pageInfo.endCursor ?? null])}
-            >
-              Next page
-            </Button>
-          </Group>
+          <Pager pages={pages} pageInfo={data.runs.pageInfo} />
         </>
       )}
     </Stack>

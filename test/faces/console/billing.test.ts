@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { audit, launchConsoleBrowser, visible, type ConsoleBrowser } from '../../helpers/browser.ts';
-import { startFakeStripe, type FakeStripe } from '../../helpers/fake-stripe.ts';
+import { paymentsAt, startFakeStripe, type FakeStripe } from '../../helpers/fake-stripe.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 
 /**
@@ -15,7 +15,6 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 
 const PASSWORD = 'correct horse battery';
 const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
-const PRICES = { starter: 'price_starter_monthly', growth: 'price_growth_monthly', scale: 'price_scale_monthly' };
 
 let stripe: FakeStripe;
 let t: TestApp;
@@ -26,13 +25,7 @@ beforeAll(async () => {
   stripe = await startFakeStripe();
   t = await startTestApp({
     config: {
-      payments: {
-        mode: 'stripe',
-        secretKey: stripe.secretKey,
-        webhookSecret: stripe.webhookSecret,
-        prices: PRICES,
-        apiBase: new URL(stripe.url),
-      },
+      payments: paymentsAt(stripe),
     },
   });
   stripe.hookUrl = `${t.url}/hooks/stripe`;

@@ -164,7 +164,7 @@ describe('npx leadgate mcp (stdio, a client of the REST API)', () => {
       await waitFor(
         () => waiting,
         (n) => n === 0,
-        { what: 'the gateway to stop waiting', timeoutMs: 5_000 },
+        { what: 'the gateway to stop waiting', timeoutMs: 15_000 },
       );
     } finally {
       await idle.stop();
