@@ -29,6 +29,7 @@ const BROWSER = [
   'test/faces/console/overview-mobile.test.ts',
   'test/faces/console/billing.test.ts',
   'test/faces/console/tool-form.test.ts',
+  'test/faces/console/enrichment.test.ts',
 ];
 
 /** Files that start child processes: the CLI, gateways and workers of their own, a fresh embedded Postgres. */

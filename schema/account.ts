@@ -49,6 +49,13 @@ AccountRef.implement({
       resolve: (a) => a.subscriptionStatus,
     }),
     createdAt: t.field({ type: 'DateTime', description: 'When the account was opened.', resolve: (a) => a.createdAt }),
+    firstDownloadAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description:
+        'When the account first downloaded a file of rows (a run’s, a dataset’s or a pipeline’s); null until then.',
+      resolve: (a) => a.firstDownloadAt,
+    }),
   }),
 });
 

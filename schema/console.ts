@@ -17,8 +17,9 @@ import { allowancesToday, type AllowanceToday } from '../src/billing/allowances.
 import { planIncludes } from '../src/billing/plans.ts';
 import { PURCHASE_RULES_TEXT, purchaseTerms, type PurchaseTerms } from '../src/billing/wallet.ts';
 import { DOWNLOAD_LINK_SECS, signedDownloadPath } from '../src/runs/download-links.ts';
-import type { ExportFormat } from '../src/runs/exports.ts';
+import { EXPORT_FORMATS, type ExportFormat } from '../src/runs/exports.ts';
 import { isTerminal } from '../src/runs/view.ts';
+import { columnLabel } from '../src/tools/columns.ts';
 import { TOOLS } from '../src/tools/index.ts';
 import type { Column, ToolDefinition } from '../src/tools/types.ts';
 import { AccountRef, PlanEnum } from './account.ts';
@@ -151,12 +152,29 @@ interface ColumnView {
   leaf: boolean;
 }
 
+const ColumnValueRef = builder.objectRef<[string, string]>('ToolColumnValue').implement({
+  description: 'A code a result column holds, and its words for people.',
+  fields: (t) => ({
+    value: t.string({ description: 'The code as the rows hold it (`c_suite`).', resolve: ([value]) => value }),
+    label: t.string({ description: 'Its words (“C-suite”).', resolve: ([, label]) => label }),
+  }),
+});
+
 const ToolColumnRef = builder.objectRef<ColumnView>('ToolColumn').implement({
   description: 'A result column of a tool: a field of its row type, a column of its CSV download.',
   fields: (t) => ({
     key: t.string({ description: 'The key in JSON downloads.', resolve: (c) => c.column.key }),
     field: t.exposeString('field', { description: 'The field of the tool’s row type in `RunResult`.' }),
     header: t.string({ description: 'The header in CSV downloads.', resolve: (c) => c.column.header }),
+    label: t.string({
+      description: 'Its name for people (a table’s header), e.g. “Company LinkedIn URL”.',
+      resolve: (c) => columnLabel(c.column),
+    }),
+    values: t.field({
+      type: [ColumnValueRef],
+      description: 'Words for the codes it holds, where the tool declares them (seniorities); empty otherwise.',
+      resolve: (c) => Object.entries(c.column.values ?? {}),
+    }),
     description: t.string({ description: 'What the column holds.', resolve: (c) => c.column.description }),
     leaf: t.exposeBoolean('leaf', {
       description: 'The field is a scalar or a list of scalars (selected without sub-fields).',
@@ -282,16 +300,18 @@ builder.objectField(RunRef, 'ended', (t) =>
   }),
 );
 
+const FORMAT_TEXT: Record<ExportFormat, string> = {
+  csv: 'Comma-separated, a header line first; cells a spreadsheet would run as formulas are escaped.',
+  json: 'One JSON array of row objects.',
+  ndjson: 'One JSON object a line.',
+  xlsx: 'An Excel workbook: one sheet, the CSV’s header row and cells, numbers as numbers.',
+};
+
 export const DownloadFormatEnum = builder.enumType('DownloadFormat', {
   description: 'A file format of a run’s rows.',
-  values: {
-    CSV: {
-      value: 'csv',
-      description: 'Comma-separated, a header line first; cells a spreadsheet would run as formulas are escaped.',
-    },
-    JSON: { value: 'json', description: 'One JSON array of row objects.' },
-    NDJSON: { value: 'ndjson', description: 'One JSON object a line.' },
-  } as Record<string, { value: ExportFormat; description: string }>,
+  values: Object.fromEntries(
+    EXPORT_FORMATS.map((format) => [format.toUpperCase(), { value: format, description: FORMAT_TEXT[format] }]),
+  ) as Record<Uppercase<ExportFormat>, { value: ExportFormat; description: string }>,
 });
 
 const SIGNED_LINK =

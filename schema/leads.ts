@@ -108,48 +108,67 @@ registerNode(LEAD_PREFIX, 'Lead', {
 const listed = (field: 'seniority' | 'department', values: readonly string[]) =>
   `${leadSearchParams.shape[field].description} Values: ${values.join(', ')}.`;
 
-const LeadFilterInput = builder.inputType('LeadFilter', {
+/** How a LeadFilter field is typed: text, a list of texts, a flag, a whole number or an amount of USD. */
+export type LeadFilterKind = 'string' | 'strings' | 'boolean' | 'int' | 'money';
+
+/**
+ * LeadFilter's fields, declared once: the input `LeadFilter` is made from them, and so is the output
+ * `SavedLeadFilter` a saved search answers (schema/catalog/saved-searches.ts).
+ */
+export const LEAD_FILTER_FIELDS: Record<string, [LeadFilterKind, string]> = {
+  title: ['string', 'Partial match on the person’s title.'],
+  industry: ['strings', 'Company industry, any of (case-insensitive).'],
+  country: ['strings', 'The person’s country; US, USA, UK and UAE also work.'],
+  state: ['strings', 'The person’s state, name or abbreviation.'],
+  city: ['string', 'Partial match on the person’s city.'],
+  companyName: ['string', 'Partial match on the company name.'],
+  companyDomain: ['string', 'Partial match on the company domain; several domains comma or space separated.'],
+  seniority: ['strings', listed('seniority', SENIORITIES)],
+  department: ['strings', listed('department', DEPARTMENTS)],
+  emailStatus: ['strings', leadSearchParams.shape.emailStatus.description ?? ''],
+  hasEmail: ['boolean', 'Only people with an email.'],
+  hasPhone: ['boolean', 'Only people with a phone or mobile.'],
+  minEmployees: ['int', 'Least company employees.'],
+  maxEmployees: ['int', 'Most company employees.'],
+  socialUrl: ['string', 'The person’s social profile URL, however it is written.'],
+  keywords: ['strings', 'Company keywords, whole words, any of.'],
+  revenueMin: ['money', 'Least company annual revenue.'],
+  revenueMax: ['money', 'Most company annual revenue.'],
+  companyCountry: ['strings', 'Country of the company’s headquarters.'],
+  companyState: ['strings', 'State of the company’s headquarters.'],
+  companyCity: ['string', 'City of the company’s headquarters.'],
+  notTitle: ['strings', 'Leave out titles containing any of these.'],
+  notKeywords: ['strings', 'Company keywords, none of.'],
+  notIndustry: ['strings', 'Company industry, none of.'],
+  technologies: ['strings', 'Technologies the company uses, any of.'],
+  technologiesAll: ['strings', 'Technologies the company uses, all of (keep to 1 to 3).'],
+  notTechnologies: ['strings', 'Technologies the company uses, none of.'],
+  url: ['string', 'A saved people-search URL in the bracket format; explicit filters replace its matching ones.'],
+  excludeDelivered: ['boolean', 'Leave out leads this account already received.'],
+};
+
+export const LeadFilterInput = builder.inputType('LeadFilter', {
   description:
     'The filters of the lead database (REST GET /api/v1/database/leads; ' +
     'docs/api.md has their exact semantics). Lists are any-of; filters combine with AND.',
-  fields: (t) => ({
-    title: t.string({ description: 'Partial match on the person’s title.' }),
-    industry: t.stringList({ description: 'Company industry, any of (case-insensitive).' }),
-    country: t.stringList({ description: 'The person’s country; US, USA, UK and UAE also work.' }),
-    state: t.stringList({ description: 'The person’s state, name or abbreviation.' }),
-    city: t.string({ description: 'Partial match on the person’s city.' }),
-    companyName: t.string({ description: 'Partial match on the company name.' }),
-    companyDomain: t.string({
-      description: 'Partial match on the company domain; several domains comma or space separated.',
-    }),
-    seniority: t.stringList({ description: listed('seniority', SENIORITIES) }),
-    department: t.stringList({ description: listed('department', DEPARTMENTS) }),
-    emailStatus: t.stringList({ description: leadSearchParams.shape.emailStatus.description }),
-    hasEmail: t.boolean({ description: 'Only people with an email.' }),
-    hasPhone: t.boolean({ description: 'Only people with a phone or mobile.' }),
-    minEmployees: t.int({ description: 'Least company employees.' }),
-    maxEmployees: t.int({ description: 'Most company employees.' }),
-    socialUrl: t.string({ description: 'The person’s social profile URL, however it is written.' }),
-    keywords: t.stringList({ description: 'Company keywords, whole words, any of.' }),
-    revenueMin: t.field({ type: 'Money', description: 'Least company annual revenue.' }),
-    revenueMax: t.field({ type: 'Money', description: 'Most company annual revenue.' }),
-    companyCountry: t.stringList({ description: 'Country of the company’s headquarters.' }),
-    companyState: t.stringList({ description: 'State of the company’s headquarters.' }),
-    companyCity: t.string({ description: 'City of the company’s headquarters.' }),
-    notTitle: t.stringList({ description: 'Leave out titles containing any of these.' }),
-    notKeywords: t.stringList({ description: 'Company keywords, none of.' }),
-    notIndustry: t.stringList({ description: 'Company industry, none of.' }),
-    technologies: t.stringList({ description: 'Technologies the company uses, any of.' }),
-    technologiesAll: t.stringList({ description: 'Technologies the company uses, all of (keep to 1 to 3).' }),
-    notTechnologies: t.stringList({ description: 'Technologies the company uses, none of.' }),
-    url: t.string({
-      description: 'A saved people-search URL in the bracket format; explicit filters replace its matching ones.',
-    }),
-    excludeDelivered: t.boolean({ description: 'Leave out leads this account already received.' }),
-  }),
+  fields: (t) =>
+    Object.fromEntries(
+      Object.entries(LEAD_FILTER_FIELDS).map(([name, [kind, description]]) => [
+        name,
+        kind === 'string'
+          ? t.string({ description })
+          : kind === 'strings'
+            ? t.stringList({ description })
+            : kind === 'boolean'
+              ? t.boolean({ description })
+              : kind === 'int'
+                ? t.int({ description })
+                : t.field({ type: 'Money', description }),
+      ]),
+    ),
 });
 
-const SearchTranslationRef = outputTypeOf(peopleSearchTranslation, 'PeopleSearchTranslation');
+export const SearchTranslationRef = outputTypeOf(peopleSearchTranslation, 'PeopleSearchTranslation');
 
 type LeadPage = ReturnType<
   typeof connectionOf<
@@ -179,7 +198,15 @@ const LeadConnectionRef = connectionType<
   }),
 });
 
-const MAX_LEADS = 100;
+export const MAX_LEADS = 100;
+
+/** A LeadFilter as the lead database's parameters read it: nulls left out, Money bounds as numbers. */
+export function leadFilterParams(input: object | null | undefined): Record<string, unknown> {
+  const filter = withoutNulls(input ?? {}) as Record<string, unknown>;
+  for (const bound of ['revenueMin', 'revenueMax'])
+    if (typeof filter[bound] === 'string') filter[bound] = Number(filter[bound]);
+  return filter;
+}
 
 builder.queryField(graphqlFieldOf(leadDatabase), (t) =>
   t.field({
@@ -196,9 +223,7 @@ builder.queryField(graphqlFieldOf(leadDatabase), (t) =>
     complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, MAX_LEADS) }),
     resolve: async (_, args, ctx) => {
       const first = pageSize(args.first, { max: MAX_LEADS, byDefault: 50 });
-      const filter = withoutNulls(args.filter ?? {}) as Record<string, unknown>;
-      for (const bound of ['revenueMin', 'revenueMax'])
-        if (typeof filter[bound] === 'string') filter[bound] = Number(filter[bound]);
+      const filter = leadFilterParams(args.filter);
       const { body: result } = await callEndpoint(
         ctx.core,
         ctx.principal,

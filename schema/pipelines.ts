@@ -9,7 +9,7 @@ import {
 } from '../src/endpoints/api/pipelines.ts';
 import { graphqlFieldOf } from '../src/endpoints/define.ts';
 import { signedFilePath } from '../src/runs/download-links.ts';
-import { assertNotExpired } from '../src/runs/exports.ts';
+import { assertNotExpired, type ExportFormat } from '../src/runs/exports.ts';
 import { AppError, ValidationError } from '../src/shared/errors.ts';
 import { STEP_LINKS, type StepLink } from '../src/tools/steps.ts';
 import {
@@ -150,7 +150,7 @@ PipelineRef.implement({
   }),
 });
 
-async function pipelinePath(ctx: GraphQLContext, p: PipelineView, format: 'csv' | 'json' | 'ndjson') {
+async function pipelinePath(ctx: GraphQLContext, p: PipelineView, format: ExportFormat) {
   if (!isPipelineEnded(p.status)) return null;
   assertNotExpired(await findPipeline(ctx.core.db, ctx.principal.accountId, p.id), ctx.core.clock());
   return signedFilePath(ctx.core, ctx.principal, p.id, format);

@@ -2,6 +2,7 @@ import { RUN_STATUSES, RUN_STOP_REASONS, type RunStatus, type RunStopReason } fr
 import { outputUrl, priceRuleOf, runTimeSecs, type RunSnapshot } from '../src/runs/view.ts';
 import { countRuns, encodeRunCursor, itemsRequest, listRuns } from '../src/runs/read.ts';
 import { assertNotExpired } from '../src/runs/exports.ts';
+import { isPlainView, MAX_SEARCH_CHARS, readRunRowsView } from '../src/runs/rows-view.ts';
 import { followAccountRuns, followRun, followRunItems, type RunItemsBatch } from '../src/runs/follow.ts';
 import { cancelRun } from '../src/runs/engine/index.ts';
 import type { RunEvent } from '../src/events/topics.ts';
@@ -85,10 +86,30 @@ function rowAfter(after: string | null | undefined): number {
 
 const RunResultConnectionRef = connectionType<ResultRow>('RunResult', RunResultRef as never, {
   description: 'A page of a run’s result rows, in the order they were stored.',
-  totalCount: 'Rows the run has stored so far (its `itemCount`).',
+  totalCount: 'Rows the run has stored so far (its `itemCount`); with a `search`, the rows that match it.',
 });
 
 const MAX_ROWS = 100;
+
+const SortDirectionEnum = builder.enumType('SortDirection', {
+  description: 'Which way a sort goes.',
+  values: {
+    ASC: { value: 'asc', description: 'Ascending: A to Z, smallest first.' },
+    DESC: { value: 'desc', description: 'Descending: Z to A, largest first.' },
+  } as const,
+});
+
+const RunResultOrderRef = builder.inputType('RunResultOrder', {
+  description: 'How a run’s rows are sorted: by one of its tool’s columns.',
+  fields: (t) => ({
+    column: t.string({
+      required: true,
+      description:
+        'A column’s key (`ToolInfo.columns.key`, e.g. `review_count`); other keys are refused (VALIDATION_FAILED).',
+    }),
+    direction: t.field({ type: SortDirectionEnum, description: 'ASC (default) or DESC; empty values come last.' }),
+  }),
+});
 
 RunRef.implement({
   description: 'One execution of a tool. Its id is the runId the REST routes use.',
@@ -188,17 +209,36 @@ RunRef.implement({
       type: RunResultConnectionRef,
       nullable: true,
       description:
-        `The rows stored so far, in order, typed by the run’s tool. Null with error RESULTS_EXPIRED once past ` +
-        `\`expiresAt\`.`,
+        'The rows stored so far, typed by the run’s tool: in stored order, or sorted by a column (`orderBy`) and ' +
+        'narrowed by a `search`; a cursor stands for a position in that view. Null with error RESULTS_EXPIRED ' +
+        'once past `expiresAt`.',
       args: {
         first: t.arg.int({ description: FIRST_DESCRIPTION(MAX_ROWS, 50) }),
         after: t.arg.string({ description: AFTER_DESCRIPTION }),
+        orderBy: t.arg({
+          type: RunResultOrderRef,
+          description: 'Sorts the rows by a column (numbers as numbers, text ignoring case); default: stored order.',
+        }),
+        search: t.arg.string({
+          description:
+            `Only rows where some value contains this text, ignoring case (at most ${MAX_SEARCH_CHARS} ` +
+            'characters); `totalCount` counts them.',
+        }),
       },
       // Each row costs what its selection costs, once per row asked for.
       complexity: (args) => ({ field: 1, multiplier: Math.min(args.first ?? 50, MAX_ROWS) }),
       resolve: async (run, args, ctx) => {
         const limit = pageSize(args.first, { max: MAX_ROWS, byDefault: 50 });
         const offset = rowAfter(args.after);
+        const view = { orderBy: args.orderBy, search: args.search };
+        if (!isPlainView(view)) {
+          const { rows, totalCount } = await readRunRowsView(ctx.core, run, view, { offset, limit: limit + 1 });
+          return connectionOf(resultRows(run.tool, rows.slice(0, limit)), {
+            cursorOf: (_, i) => rowCursor(offset + i),
+            hasNextPage: rows.length > limit,
+            totalCount,
+          });
+        }
         assertNotExpired(run, ctx.core.clock());
         // Batched across the runs of a list: one statement for every run's page.
         const rows = await ctx.loaders.runItems.load(itemsRequest(run, offset, limit + 1));

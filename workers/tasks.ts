@@ -4,6 +4,7 @@ import { executeRun } from '../src/runs/engine/index.ts';
 import { housekeeping } from '../src/runs/retention.ts';
 import { type DropSyncOutcome, syncWithDrop } from '../src/privacy/drop-sync.ts';
 import { purgeExpiredAuditEvents } from '../src/audit/audit.ts';
+import { purgeExpiredEnrichmentJobs } from '../src/endpoints/enrichment-jobs.ts';
 import { deliverWebhook } from '../src/webhooks/deliver.ts';
 import { settleUpstreamCost } from '../src/runs/upstream.ts';
 import { applyStripeEvent } from '../src/billing/payments/events.ts';
@@ -163,9 +164,12 @@ export function createTaskList(core: Core, shutdown: AbortSignal): TaskList {
         async () => {
           const done = await housekeeping(core.db, core.clock());
           const auditEvents = await purgeExpiredAuditEvents(core.db);
-          if (done.runs > 0 || done.idempotencyKeys > 0 || auditEvents > 0)
+          // Enrichment jobs keep their rows as long as runs keep theirs (src/endpoints/enrichment-jobs.ts).
+          const enrichmentJobs = await purgeExpiredEnrichmentJobs(core.db, core.clock());
+          if (done.runs > 0 || done.idempotencyKeys > 0 || auditEvents > 0 || enrichmentJobs > 0)
             helpers.logger.info(
               `housekeeping: purged ${done.rows} rows of ${done.runs} expired runs, ` +
+                `the rows of ${enrichmentJobs} enrichment jobs, ` +
                 `${done.idempotencyKeys} idempotency keys, ${auditEvents} audit events past retention`,
             );
         },

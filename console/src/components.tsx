@@ -1,6 +1,8 @@
 import { useCallback, useRef, useState, type ReactNode } from 'react';
 import { Alert, Badge, Button, Center, Group, Loader, Modal, Stack, Table, Text } from '@mantine/core';
 import type { CombinedError, OperationResult } from 'urql';
+import type { DownloadFormat } from './gql/graphql.ts';
+import { DownloadFormatDescriptions } from './gql/enum-descriptions.ts';
 import { ago, RUN_STATUS_HINTS, RUN_STATUS_WORDS, usd, usd2, when, word } from './lib/format.ts';
 
 export const Loading = () => (
@@ -100,7 +102,10 @@ export function UserErrors({
 }
 
 /** The formats a signed download link can be asked for, as the API names them. */
-export type FileFormat = 'CSV' | 'JSON' | 'NDJSON';
+export type FileFormat = DownloadFormat;
+
+/** Every format of the API's downloads, in the schema's order (CSV, JSON, NDJSON, XLSX). */
+export const FILE_FORMATS = Object.keys(DownloadFormatDescriptions) as FileFormat[];
 
 /**
  * One button a format, each downloading a file through a signed link made on click (it lives minutes);
@@ -247,6 +252,8 @@ export function usePages() {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   return {
     after: cursors.at(-1) ?? null,
+    /** The current page's number, from 0. */
+    index: cursors.length - 1,
     hasPrevious: cursors.length > 1,
     previous: () => setCursors((c) => c.slice(0, -1)),
     next: (endCursor: string | null | undefined) => setCursors((c) => [...c, endCursor ?? null]),

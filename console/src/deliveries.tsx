@@ -3,8 +3,8 @@ import { Link } from 'react-router';
 import { useSubscription } from 'urql';
 import { graphql } from './gql/index.ts';
 import type { DeliveryRowFieldsFragment } from './gql/graphql.ts';
-import { StatusBadge } from './components.tsx';
-import { count, toolSlug, when } from './lib/format.ts';
+import { Ago, StatusBadge, TableScroll } from './components.tsx';
+import { count, toolSlug } from './lib/format.ts';
 
 /**
  * The deliveries table of the destination page and the run page: each delivery followed live with the
@@ -89,7 +89,9 @@ function DeliveryRows({ initial, names }: { initial: Delivery; names: Names }) {
   return (
     <>
       <Table.Tr aria-label={`Delivery ${d.id}`}>
-        <Table.Td>{when(d.createdAt)}</Table.Td>
+        <Table.Td>
+          <Ago iso={d.createdAt} />
+        </Table.Td>
         <Table.Td>
           <Named d={d} names={names} />
         </Table.Td>
@@ -133,7 +135,7 @@ function DeliveryRows({ initial, names }: { initial: Delivery; names: Names }) {
  */
 export function DeliveriesTable({ deliveries, names }: { deliveries: readonly Delivery[]; names: Names }) {
   return (
-    <div className="scroll-x">
+    <TableScroll label="Deliveries" minWidth={720}>
       <Table aria-label="Deliveries">
         <Table.Thead>
           <Table.Tr>
@@ -148,6 +150,6 @@ export function DeliveriesTable({ deliveries, names }: { deliveries: readonly De
           ))}
         </Table.Tbody>
       </Table>
-    </div>
+    </TableScroll>
   );
 }

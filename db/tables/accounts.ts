@@ -30,6 +30,8 @@ export const accountTable = pgTable('account', {
    */
   permissibleUseAcknowledgedAt: timestamp('permissible_use_acknowledged_at', { withTimezone: true }),
   permissibleUseAcknowledgedBy: text('permissible_use_acknowledged_by'),
+  /** When the account first downloaded a file of rows (any face, any format); null until then. */
+  firstDownloadAt: timestamp('first_download_at', { withTimezone: true }),
 });
 export type Account = typeof accountTable.$inferSelect;
 export type NewAccount = typeof accountTable.$inferInsert;

@@ -21,3 +21,4 @@ export * from './destinations.ts';
 export * from './privacy.ts';
 export * from './audit.ts';
 export * from './opt-out.ts';
+export * from './enrichment.ts';

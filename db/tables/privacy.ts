@@ -161,6 +161,8 @@ export interface PrivacyCounts {
   runs: number;
   deliveredLeads: number;
   datasetIdentities: number;
+  /** Enrichment jobs whose kept rows named the person and were deleted (erasures since it was counted). */
+  enrichmentJobs?: number;
   accounts: number;
   suppressions: number;
   /** Records reached only through an identifier that names other people too: kept, and not read out. */

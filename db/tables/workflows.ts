@@ -11,7 +11,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { accountTable } from './accounts.ts';
+import { accountTable, appUserTable } from './accounts.ts';
 
 /**
  * Saved tasks (src/workflows/tasks.ts): a tool with a saved input and a name, as Apify's actor tasks;
@@ -137,3 +137,25 @@ export const pipelineTable = pgTable(
   (t) => [index('pipeline_account_created_idx').on(t.accountId, t.createdAt.desc(), t.id.desc())],
 );
 export type Pipeline = typeof pipelineTable.$inferSelect;
+
+/**
+ * Saved lead searches (src/workflows/saved-searches.ts): a name and a lead database filter, kept for the
+ * whole account; `created_by` is the console user who saved it (null when saved with an API key, or once
+ * that user is deleted).
+ */
+export const savedSearchTable = pgTable(
+  'saved_search',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accountTable.id, { onDelete: 'cascade' }),
+    createdBy: text('created_by').references(() => appUserTable.id, { onDelete: 'set null' }),
+    name: text('name').notNull(),
+    /** The lead database's parameters (the LeadFilter), as its zod schema reads them. */
+    filter: jsonb('filter').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex('saved_search_name_idx').on(t.accountId, t.name)],
+);
+export type SavedSearch = typeof savedSearchTable.$inferSelect;

@@ -1,53 +1,29 @@
 import { leadEnrichment, localBusinessEnrichment } from '../../src/endpoints/api/enrichment.ts';
-import { graphqlFieldOf, type EndpointDefinition } from '../../src/endpoints/define.ts';
+import { graphqlFieldOf, type EndpointContext, type EndpointDefinition } from '../../src/endpoints/define.ts';
+import { enrichLeads } from '../../src/endpoints/enrich-leads.ts';
+import { enrichLocalBusinesses } from '../../src/endpoints/enrich-local-businesses.ts';
 import {
   MAX_ENRICH_ROWS,
   PREVIEW_DESCRIPTION,
   PREVIEW_SAMPLE_SIZE,
+  type EnrichOptions,
   type EnrichResult,
 } from '../../src/endpoints/enrichment.ts';
-import { leadRecord } from '../../src/endpoints/schemas.ts';
+import { findEnrichmentJob, MAX_FILE_NAME } from '../../src/endpoints/enrichment-jobs.ts';
 import { callEndpoint } from '../../src/http/pipeline.ts';
 import { builder } from '../builder.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from '../errors.ts';
-import { outputTypeOf } from '../zod-output.ts';
-import { list, num, str, type Rec } from './records.ts';
+import { EnrichmentJobRef } from './enrichment-jobs.ts';
+import { LeadEnrichmentRowRef, LocalBusinessEnrichmentRowRef, rowsWithSent, SkippedRowRef } from './enrichment-rows.ts';
+import type { Rec } from './records.ts';
 
 /**
  * Enrichment (`enrichLeads`, `enrichLocalBusinesses`): typed rows in, and for each row what the lead or
- * local-business database matched, with the summary and the daily allowance left.
+ * local-business database matched, with the summary and the daily allowance left. Unlike REST (which
+ * refuses a request with a row it cannot match, as the spec says), rows with nothing usable to match on
+ * are skipped and reported, people are also matched by full name at a company, and a `fileName` records
+ * the enrichment in the account's history (enrichment-jobs.ts).
  */
-
-const MatchStatusEnum = builder.enumType('EnrichmentMatchStatus', {
-  description: 'What an enrichment found for a row.',
-  values: {
-    MATCHED: { value: 'matched', description: 'Found; counted against the daily allowance.' },
-    NOT_FOUND: { value: 'not_found', description: 'Nothing matched.' },
-    DAILY_LIMIT_REACHED: {
-      value: 'daily_limit_reached',
-      description: 'Found, but the daily allowance was used up before this row; nothing is shown.',
-    },
-  } as const,
-});
-
-const LeadMatchKeyEnum = builder.enumType('LeadMatchKey', {
-  description: 'What a lead was matched by, in order of priority.',
-  values: {
-    EMAIL: { value: 'email', description: 'The email address.' },
-    SOCIAL: { value: 'social', description: 'The social profile URL.' },
-    MOBILE: { value: 'mobile', description: 'The mobile number (its last 10 digits).' },
-    DOMAIN: { value: 'domain', description: 'The company domain (its most senior person).' },
-  } as const,
-});
-
-const LocalBusinessMatchKeyEnum = builder.enumType('LocalBusinessMatchKey', {
-  description: 'What a local business was matched by, in order of priority.',
-  values: {
-    PHONE: { value: 'phone', description: 'The phone number.' },
-    NAME: { value: 'name', description: 'The name with the city or postal code.' },
-    WEBSITE: { value: 'website', description: 'The website.' },
-  } as const,
-});
 
 const LeadEnrichmentInput = builder.inputType('LeadEnrichmentInput', {
   description: 'A row to match against the lead database: at least one of its fields.',
@@ -55,7 +31,13 @@ const LeadEnrichmentInput = builder.inputType('LeadEnrichmentInput', {
     email: t.string({ description: 'An email address.' }),
     social: t.string({ description: 'A social profile URL (LinkedIn), however written.' }),
     mobile: t.string({ description: 'A mobile number; the last 10 digits are matched, country codes ignored.' }),
-    domain: t.string({ description: 'A company domain or website; its most senior person is found.' }),
+    domain: t.string({
+      description: 'A company domain or website: the person named at it, or else its most senior person.',
+    }),
+    fullName: t.string({ description: 'The person’s full name, matched at the company (domain or companyName).' }),
+    firstName: t.string({ description: 'The first name, with lastName when there is no fullName.' }),
+    lastName: t.string({ description: 'The last name, with firstName when there is no fullName.' }),
+    companyName: t.string({ description: 'The company’s name, for a name match when there is no domain.' }),
   }),
 });
 
@@ -73,111 +55,6 @@ const LocalBusinessEnrichmentInput = builder.inputType('LocalBusinessEnrichmentI
   }),
 });
 
-const EnrichedLeadRef = outputTypeOf(
-  leadRecord,
-  'EnrichedLead',
-  'The lead found for a row: the person, then the company (as REST’s lead records); fields without data are null.',
-);
-
-const ReviewRef = builder.objectRef<Rec>('EnrichedLocalBusinessReview').implement({
-  description: 'A review of a local business.',
-  fields: (t) => ({
-    author: t.string({ description: 'The reviewer’s name as shown.', resolve: (r) => r.author as string }),
-    rating: t.int({ description: 'Stars given, 1 to 5.', resolve: (r) => r.rating as number }),
-    text: t.string({ nullable: true, description: 'The review’s text.', resolve: str('text') }),
-    publishedAt: t.string({ description: 'When it was published.', resolve: (r) => r.published_at as string }),
-  }),
-});
-
-const EnrichedLocalBusinessRef = builder.objectRef<Rec>('EnrichedLocalBusiness').implement({
-  description: 'The local business found for a row.',
-  fields: (t) => ({
-    name: t.string({ nullable: true, description: 'The business’s name.', resolve: str('business_name') }),
-    phone: t.string({ nullable: true, description: 'Phone number.', resolve: str('phone') }),
-    website: t.string({ nullable: true, description: 'Website.', resolve: str('website') }),
-    emails: t.stringList({ description: 'Email addresses found.', resolve: list('emails') }),
-    address: t.string({ nullable: true, description: 'The address in one line.', resolve: str('address') }),
-    city: t.string({ nullable: true, description: 'City.', resolve: str('city') }),
-    state: t.string({ nullable: true, description: 'State or region.', resolve: str('state') }),
-    postalCode: t.string({ nullable: true, description: 'Postal code.', resolve: str('postal_code') }),
-    countryCode: t.string({
-      nullable: true,
-      description: 'Two-letter ISO country code.',
-      resolve: str('country_code'),
-    }),
-    category: t.string({ nullable: true, description: 'Its category.', resolve: str('category') }),
-    rating: t.float({ nullable: true, description: 'Average rating, 1 to 5.', resolve: num('rating') }),
-    reviewCount: t.int({ nullable: true, description: 'Number of reviews.', resolve: num('review_count') }),
-    reviews: t.field({
-      type: [ReviewRef],
-      description: 'Its latest reviews.',
-      resolve: (r) => (r.reviews ?? []) as Rec[],
-    }),
-    contactPerson: t.string({
-      nullable: true,
-      description: 'A contact person, when known.',
-      resolve: str('contact_person'),
-    }),
-  }),
-});
-
-/** A REST answer row (the caller's row, then what was found) with the emails the caller sent. */
-interface EnrichedRow {
-  row: Rec;
-  sentEmails: ReadonlySet<unknown>;
-}
-
-const LeadEnrichmentRowRef = builder.objectRef<EnrichedRow>('LeadEnrichmentRow').implement({
-  description: 'What lead enrichment found for one row, in the order the rows were sent.',
-  fields: (t) => ({
-    matchStatus: t.field({
-      type: MatchStatusEnum,
-      description: 'Whether the row matched.',
-      resolve: (r) => r.row.match_status as 'matched',
-    }),
-    matchedBy: t.field({
-      type: LeadMatchKeyEnum,
-      nullable: true,
-      description: 'What it matched by; null unless MATCHED.',
-      resolve: (r) => (r.row.matched_by ?? null) as 'email' | null,
-    }),
-    lead: t.field({
-      type: EnrichedLeadRef,
-      nullable: true,
-      description: 'The lead found; null unless MATCHED.',
-      resolve: ({ row, sentEmails }) => {
-        if (row.match_status !== 'matched') return null;
-        // REST's row is the caller's row with the lead's fields written over it: an email the caller sent
-        // stays when the lead found (by another key, as email matches first) has none. It is not the lead's.
-        return row.matched_by !== 'email' && sentEmails.has(row.email) ? { ...row, email: null } : row;
-      },
-    }),
-  }),
-});
-
-const LocalBusinessEnrichmentRowRef = builder.objectRef<EnrichedRow>('LocalBusinessEnrichmentRow').implement({
-  description: 'What local-business enrichment found for one row, in the order the rows were sent.',
-  fields: (t) => ({
-    matchStatus: t.field({
-      type: MatchStatusEnum,
-      description: 'Whether the row matched.',
-      resolve: (r) => r.row.match_status as 'matched',
-    }),
-    matchedBy: t.field({
-      type: LocalBusinessMatchKeyEnum,
-      nullable: true,
-      description: 'What it matched by; null unless MATCHED.',
-      resolve: (r) => (r.row.matched_by ?? null) as 'phone' | null,
-    }),
-    business: t.field({
-      type: EnrichedLocalBusinessRef,
-      nullable: true,
-      description: 'The business found; null unless MATCHED.',
-      resolve: ({ row }) => (row.match_status === 'matched' ? row : null),
-    }),
-  }),
-});
-
 interface EnrichPayload {
   result?: EnrichResult<string>;
   sentEmails?: ReadonlySet<unknown>;
@@ -189,7 +66,11 @@ const EnrichmentSummaryRef = builder.objectRef<EnrichResult<string>['summary']>(
   fields: (t) => ({
     total: t.exposeInt('total', { description: 'Rows sent.' }),
     matched: t.exposeInt('matched', { description: 'Rows matched (and counted, unless a preview).' }),
-    notFound: t.int({ description: 'Rows with no match.', resolve: (s) => s.not_found }),
+    notFound: t.int({ description: 'Rows looked up with no match.', resolve: (s) => s.not_found }),
+    skipped: t.int({
+      description: 'Rows skipped for having nothing usable to match on (see `skipped`); never counted.',
+      resolve: (s) => s.skipped ?? 0,
+    }),
     matchedBy: t.field({
       type: [
         builder.objectRef<{ key: string; count: number }>('EnrichmentMatchCount').implement({
@@ -210,7 +91,7 @@ const EnrichmentSummaryRef = builder.objectRef<EnrichResult<string>['summary']>(
 
 function enrichPayloadType(name: string, rowRef: typeof LeadEnrichmentRowRef, what: string) {
   const rowsOf = (p: EnrichPayload, rows: Rec[] | undefined) =>
-    rows ? rows.map((row) => ({ row, sentEmails: p.sentEmails ?? new Set() })) : null;
+    rows ? rowsWithSent(rows, p.sentEmails ?? new Set()) : null;
   return builder.objectRef<EnrichPayload>(name).implement({
     description:
       `What ${what} answers: every row with what was found (or, for a preview, the count and a sample), or ` +
@@ -219,8 +100,23 @@ function enrichPayloadType(name: string, rowRef: typeof LeadEnrichmentRowRef, wh
       rows: t.field({
         type: [rowRef],
         nullable: true,
-        description: 'Every row sent, in order; null for a preview or when refused.',
+        description: 'Every row sent, in order (a skipped one as SKIPPED); null for a preview or when refused.',
         resolve: (p) => rowsOf(p, p.result?.rows),
+      }),
+      skipped: t.field({
+        type: [SkippedRowRef],
+        nullable: true,
+        description: 'The rows skipped for having nothing usable to match on, with why; null when refused.',
+        resolve: (p) => p.result?.skipped ?? (p.result ? [] : null),
+      }),
+      job: t.field({
+        type: EnrichmentJobRef,
+        nullable: true,
+        description: 'The job recorded in the account’s history (`fileName` given, not a preview); null otherwise.',
+        resolve: async (p, _, ctx) =>
+          p.result?.job
+            ? ((await findEnrichmentJob(ctx.core.db, ctx.principal.accountId, p.result.job.id)) ?? null)
+            : null,
       }),
       sample: t.field({
         type: [rowRef],
@@ -266,8 +162,20 @@ const restRow = (row: Rec, names: Record<string, string> = {}) =>
       .map(([k, v]) => [names[k] ?? k, v]),
   );
 
+type EnrichDomain = (
+  core: EndpointContext['core'],
+  principal: EndpointContext['principal'],
+  body: unknown,
+  options: EnrichOptions,
+) => Promise<EnrichResult<string>>;
+
+/**
+ * One enrichment mutation: the endpoint's declaration (plan gate, allowance) around its domain function,
+ * asked to skip unusable rows, to match names (`matchNames`), and to record a job when a `fileName` is given.
+ */
 function enrichMutation(
   endpoint: EndpointDefinition<unknown, EnrichResult<string>>,
+  enrich: { run: EnrichDomain; kind: 'leads' | 'local_businesses'; matchNames: boolean },
   payload: typeof EnrichLeadsPayloadRef,
   rowInput: typeof LeadEnrichmentInput,
   what: string,
@@ -279,7 +187,9 @@ function enrichMutation(
       description:
         `${what} (${endpoint.plan} plan and up; user error PLAN_REQUIRED below it): up to ` +
         `${MAX_ENRICH_ROWS.toLocaleString('en-US')} rows; matches count against the daily allowance ` +
-        `(DAILY_LIMIT_REACHED once used up), a preview counts nothing. The same as REST POST ${endpoint.rest.path}.`,
+        `(DAILY_LIMIT_REACHED once used up), a preview counts nothing. As REST POST ${endpoint.rest.path}, except ` +
+        'that a row with nothing usable to match on is skipped and reported in `skipped` (REST refuses the request), ' +
+        'and that a `fileName` records the enrichment in `enrichmentJobs`.',
       args: {
         rows: t.arg({
           type: [rowInput],
@@ -287,14 +197,24 @@ function enrichMutation(
           description: `Rows to match, 1 to ${MAX_ENRICH_ROWS.toLocaleString('en-US')}.`,
         }),
         preview: t.arg.boolean({ description: PREVIEW_DESCRIPTION }),
+        fileName: t.arg.string({
+          description:
+            'The name of the file the rows come from: the enrichment (not a preview) is then recorded in the ' +
+            `account’s history (\`enrichmentJobs\`) with its rows, kept 48 hours. At most ${MAX_FILE_NAME} characters.`,
+        }),
       },
       resolve: (_, args, ctx) =>
         mutationPayload(async () => {
           const inputs = (args.rows as Rec[]).map((row) => restRow(row, names));
+          const options: EnrichOptions = {
+            skipUnusable: true,
+            matchNames: enrich.matchNames,
+            job: args.fileName && !args.preview ? { kind: enrich.kind, fileName: args.fileName } : undefined,
+          };
           const { body } = await callEndpoint(
             ctx.core,
             ctx.principal,
-            endpoint,
+            { ...endpoint, handler: (c, input) => enrich.run(c.core, c.principal, input, options) },
             { rows: inputs, preview: args.preview ?? undefined },
             { shape: (r) => r },
           );
@@ -304,17 +224,26 @@ function enrichMutation(
   );
 }
 
-// A mobile is sent under an alias the lead's fields never take, so REST's row cannot mix the caller's number with the
-// lead's.
+// A mobile and a company name are sent under aliases the lead's fields never take, so REST's row cannot mix the
+// caller's values with the lead's.
 enrichMutation(
   leadEnrichment as never,
+  { run: enrichLeads as EnrichDomain, kind: 'leads', matchNames: true },
   EnrichLeadsPayloadRef,
   LeadEnrichmentInput,
-  'Lead enrichment: the person and company found for each row (match priority email, social, mobile, domain)',
-  { mobile: 'mobile_phone' },
+  'Lead enrichment: the person and company found for each row (match priority email, social, mobile, full name at ' +
+    'the company, domain)',
+  {
+    mobile: 'mobile_phone',
+    fullName: 'full_name',
+    firstName: 'first_name',
+    lastName: 'last_name',
+    companyName: 'company',
+  },
 );
 enrichMutation(
   localBusinessEnrichment as never,
+  { run: enrichLocalBusinesses as EnrichDomain, kind: 'local_businesses', matchNames: false },
   EnrichLocalBusinessesPayloadRef,
   LocalBusinessEnrichmentInput as never,
   'Local-business enrichment: the business found for each row (match priority phone, name with city or postal code, ' +

@@ -85,7 +85,7 @@ const InviteMemberInput = builder.inputType('InviteMemberInput', {
   }),
 });
 
-const InviteMemberPayloadRef = payloadType<{ invitation: Invitation }>(
+const InviteMemberPayloadRef = payloadType<{ invitation: Invitation; link: string }>(
   'InviteMemberPayload',
   'What `inviteMember` answers.',
   (t) => ({
@@ -94,6 +94,13 @@ const InviteMemberPayloadRef = payloadType<{ invitation: Invitation }>(
       nullable: true,
       description: 'The invitation sent; null when refused.',
       resolve: (p) => p.invitation ?? null,
+    }),
+    link: t.string({
+      nullable: true,
+      description:
+        'The link mailed, to share another way; shown only here (it is kept as a hash): inviting the address again ' +
+        'makes a new link and stops this one. Null when refused.',
+      resolve: (p) => p.link ?? null,
     }),
   }),
 );
@@ -206,12 +213,7 @@ builder.mutationFields((t) => ({
       'only owners invite owners. User error ALREADY_MEMBER for a member’s address.',
     args: { input: t.arg({ type: InviteMemberInput, required: true, description: 'Whom to invite.' }) },
     resolve: (_, { input }, ctx) =>
-      mutationPayload(
-        async () => ({
-          invitation: await inviteMember(ctx.core, ctx.principal, { email: input.email, role: input.role }),
-        }),
-        ['input'],
-      ),
+      mutationPayload(() => inviteMember(ctx.core, ctx.principal, { email: input.email, role: input.role }), ['input']),
   }),
   revokeInvitation: t.field({
     type: RevokeInvitationPayloadRef,

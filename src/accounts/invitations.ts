@@ -38,12 +38,14 @@ const pending = (now: Date) =>
  * Invites `email` to the caller's account with `role` and mails the link. Owners and admins invite;
  * only owners invite owners. 409 `already_member` when the address is a member already. A pending
  * invitation of the same address is replaced (its link stops working). Audited (`member.invited`).
+ * Answers the link too, for the inviter to share another way: it is known only now (the token is kept
+ * as its hash), so a link is copied when it is made, and copying it later means inviting again.
  */
 export async function inviteMember(
   core: IdentityDeps,
   principal: Principal,
   input: { email: string; role: Role },
-): Promise<Invitation> {
+): Promise<{ invitation: Invitation; link: string }> {
   requireRole(principal, 'members');
   const actor = requireUser(principal);
   if (!mayAssign(actor.role, input.role)) throw roleRequired('Only owners invite owners.');
@@ -83,6 +85,7 @@ export async function inviteMember(
     });
     return invited;
   });
+  const link = invitationUrl(core.config.publicUrl, token);
   const [account, inviter] = await Promise.all([
     core.db.select({ name: accountTable.name }).from(accountTable).where(eq(accountTable.id, principal.accountId)),
     getUser(core.db, actor.userId),
@@ -93,11 +96,11 @@ export async function inviteMember(
       accountName: oneRow(account, 'the inviting account').name,
       role: input.role,
       inviter: inviter?.name || inviter?.email || null,
-      url: invitationUrl(core.config.publicUrl, token),
+      url: link,
       expiresAt: invitation.expiresAt,
     }),
   );
-  return invitation;
+  return { invitation, link };
 }
 
 /** The account's pending invitations, oldest first (owners and admins only). */

@@ -28,7 +28,7 @@ export type PrivacyAction = (typeof PRIVACY_ACTIONS)[number];
 export const isPrivacyAction = (action: AuditAction): action is PrivacyAction =>
   (PRIVACY_ACTIONS as readonly string[]).includes(action);
 
-type FileFormat = 'csv' | 'json' | 'ndjson';
+type FileFormat = 'csv' | 'json' | 'ndjson' | 'xlsx';
 
 /** The filter an export was made with, as its event keeps it (ISO times). */
 export interface AuditFilterDetails {

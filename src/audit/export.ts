@@ -1,5 +1,5 @@
 /**
- * Exporting an account's audit log as a file (CSV, JSON or NDJSON), newest first, by the same filter as
+ * Exporting an account's audit log as a file (CSV, JSON, NDJSON or XLSX), newest first, by the same filter as
  * the list. An export is itself an event (`audit_log.exported`), written before the first byte; the
  * file holds the matching events before it. With a key (REST), or for the console through a signed
  * link made by `exportAuditLog` (GraphQL), signed as the run downloads' links are (download-links.ts)
@@ -16,7 +16,8 @@ import { membershipOf } from '../accounts/members.ts';
 import type { Principal } from '../accounts/principal.ts';
 import { requireRole, roleMay } from '../accounts/roles.ts';
 import type { Core } from '../core.ts';
-import { downloadParams, type ExportFormat, opened } from '../runs/exports.ts';
+import { CONTENT_TYPES, downloadParams, type ExportFormat, opened } from '../runs/exports.ts';
+import { xlsxStream } from '../runs/xlsx.ts';
 import { DOWNLOAD_LINK_SECS } from '../runs/download-links.ts';
 import { AppError } from '../shared/errors.ts';
 import { parseParams } from '../shared/params.ts';
@@ -71,9 +72,12 @@ const CSV_COLUMNS = [
   'user_agent',
 ] as const;
 
-const cell = (value: string | null) => (value === null ? '' : escapeFormula(value));
+const csvCell = (value: string | null) => (value === null ? '' : escapeFormula(value));
+// A sheet's text cell is never run as a formula: XLSX keeps the text as it is.
+const sheetCell = (value: string | null) => value ?? '';
 
-function csvRecord(e: AuditEventRow): Record<(typeof CSV_COLUMNS)[number], string> {
+/** An event as a row of the CSV or XLSX file; `cell` writes its free text. */
+function csvRecord(e: AuditEventRow, cell = csvCell): Record<(typeof CSV_COLUMNS)[number], string> {
   return {
     id: String(e.id),
     time: e.createdAt.toISOString(),
@@ -101,12 +105,6 @@ async function* jsonChunks(events: AsyncIterable<AuditEventRow>, format: 'json' 
   if (format === 'json') yield first ? '[]\n' : '\n]\n';
 }
 
-const CONTENT_TYPES: Record<ExportFormat, string> = {
-  csv: 'text/csv; charset=utf-8',
-  json: 'application/json; charset=utf-8',
-  ndjson: 'application/x-ndjson; charset=utf-8',
-};
-
 /**
  * The account's events matching `filter` as a file in `format`, once its first bytes are ready; the
  * export's own event is recorded first, and the file holds the matching events before it.
@@ -122,7 +120,16 @@ export async function exportAuditLog(db: Database, who: Exporter, filter: AuditF
   });
   const events = eventsOf(db, who.accountId, { ...filter, beforeId: eventId });
   let body: Readable;
-  if (format === 'csv') {
+  if (format === 'xlsx') {
+    const records = (async function* () {
+      for await (const e of events) yield csvRecord(e, sheetCell);
+    })();
+    body = xlsxStream(
+      records,
+      CSV_COLUMNS.map((key) => ({ key, header: key })),
+      'Audit log',
+    );
+  } else if (format === 'csv') {
     const records = Readable.from(
       (async function* () {
         for await (const e of events) yield csvRecord(e);

@@ -33,7 +33,8 @@ export function describeReceipt(r: PrivacyReceipt): string {
     `  ${verb}: ${plural(c.people, 'person', 'people')} (${plural(c.deliveredLeads, 'delivered-lead record')}), ` +
       `${plural(c.propertyOwners, 'property owner')}, ${plural(c.rentalHosts, 'rental host')}, ` +
       `${plural(c.runRows, 'stored run row')} of ${plural(c.runs, 'run')}, ` +
-      `${plural(c.datasetIdentities, 'dataset identity', 'dataset identities')}`,
+      `${plural(c.datasetIdentities, 'dataset identity', 'dataset identities')}` +
+      (c.enrichmentJobs ? `, the rows of ${plural(c.enrichmentJobs, 'enrichment job')}` : ''),
     r.kind === 'erasure'
       ? `  suppressed: ${plural(c.suppressions, 'entry', 'entries')} added, on the deployment’s list and those of ` +
         `${plural(c.accounts, 'account')} that held the person`

@@ -3,7 +3,15 @@ import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
 import { countryCode, stateAbbreviation } from '../shared/geo.ts';
 import { bareHost } from '../shared/hosts.ts';
-import { assertMatchable, enrichmentAnswer, readEnrichRequest, textField } from './enrichment.ts';
+import {
+  assertMatchable,
+  enrichmentAnswer,
+  readEnrichRequest,
+  skipUnusable,
+  textField,
+  type EnrichOptions,
+  type SkippedRow,
+} from './enrichment.ts';
 import { lookUpPlaces, placeNameKey, type Place, type Review } from '../catalog/local-businesses/enrich-lookup.ts';
 
 export { countryCode };
@@ -82,18 +90,33 @@ function assignPlace(row: Record<string, unknown>, p: Place, reviews: Review[] |
   row.contact_person = p.contact_name;
 }
 
+/** Why a row cannot be matched, in plain words (its phone read); empty when it can. */
+function problemsOf(k: PlaceKeys, row: Record<string, unknown>): string[] {
+  if (k.phone || k.name || k.domain) return [];
+  const problems: string[] = [];
+  if (k.phoneText) problems.push(`the phone “${k.phoneText.slice(0, 60)}” is not a phone number`);
+  if (textField(row, 'name', 'business_name')) problems.push('a business name needs a city or postal code beside it');
+  const website = textField(row, 'website', 'domain', 'url');
+  if (website) problems.push(`the website “${website.slice(0, 60)}” is not a web address`);
+  problems.push('no phone, business name with city or postal code, or website to match on');
+  return problems;
+}
+
 /**
  * Local business enrichment (its declaration holds the plan gate). Match priority: phone (a number without a
  * country is read as a US or Canadian one), then name with city or postal code (state separates
  * same-name places), then website (one location). Matches count against the enrichment allowance;
- * previews do not, and show PLACE_CONTACTS masked (enrichmentAnswer).
+ * previews do not, and show PLACE_CONTACTS masked (enrichmentAnswer). A request with a row that has
+ * nothing to match on is refused whole, unless the face asks for such rows to be skipped (EnrichOptions).
  */
 export async function enrichLocalBusinesses(
   core: Pick<Core, 'sql' | 'db' | 'catalogReader' | 'config' | 'clock'>,
   principal: Principal,
   body: unknown,
+  options: EnrichOptions = {},
 ) {
   const request = readEnrichRequest(body, keysOf);
+  let skipped: SkippedRow[] | undefined;
   const keys = request.keys;
   const named = keys.filter((k): k is PlaceKeys => k?.name !== undefined);
   // `matchable`: the keys, every one now known to be matchable (assertMatchable).
@@ -106,12 +129,17 @@ export async function enrichLocalBusinesses(
     byName.catch(() => {});
     byHost.catch(() => {});
     for (const k of keys) if (k) readPhone(k);
-    assertMatchable(keys, (k) => !k.phone && !k.name && !k.domain, 'phone; name with city or postal_code; website');
-    return Promise.all([lookups.byPhone(distinct(keys.map((k) => k.phone))), byName, byHost, keys]);
+    let usable = keys;
+    if (options.skipUnusable)
+      ({ keys: usable, skipped } = skipUnusable(keys, (k, i) => problemsOf(k, request.rows[i] ?? {})));
+    else
+      assertMatchable(keys, (k) => !k.phone && !k.name && !k.domain, 'phone; name with city or postal_code; website');
+    return Promise.all([lookups.byPhone(distinct(usable.map((k) => k?.phone))), byName, byHost, usable]);
   });
   const rowNumber = new Map(named.map((k, i) => [k, String(i + 1)]));
   const reviews = new Map([...phone.reviews, ...name.reviews, ...host.reviews]);
   const matches = matchable.map((k): { kind: MatchKind; place: Place } | undefined => {
+    if (!k) return undefined;
     const viaPhone = k.phone ? phone.byKey.get(k.phone) : undefined;
     if (viaPhone) return { kind: 'phone', place: viaPhone };
     const number = k.name ? rowNumber.get(k) : undefined;
@@ -128,5 +156,6 @@ export async function enrichLocalBusinesses(
     MATCH_KINDS,
     (row, m) => assignPlace(row, m.place, reviews.get(m.place.id)),
     PLACE_CONTACTS,
+    { skipped, job: options.job && { ...options.job, createdBy: principal.userId ?? null } },
   );
 }

@@ -3,6 +3,7 @@ import { suppressionCheck } from '../privacy/suppression.ts';
 import { takeAllowance } from '../billing/allowances.ts';
 import { ValidationError } from '../shared/errors.ts';
 import { maskContacts, type ContactFields } from './masking.ts';
+import { recordEnrichmentJob, type JobEntry, type JobOptions } from './enrichment-jobs.ts';
 
 /**
  * What the two enrichment endpoints (lead enrichment, enrich-leads.ts; local-business enrichment,
@@ -77,6 +78,42 @@ export function assertMatchable<K>(
     );
 }
 
+/** A row left out of an enrichment (EnrichOptions.skipUnusable): its place among the rows sent (from 1) and why. */
+export interface SkippedRow {
+  row: number;
+  reasons: string[];
+}
+
+/**
+ * How the console and GraphQL ask for an enrichment; REST and MCP ask for none of it, as the spec has them.
+ * `skipUnusable`: a row with nothing usable to match on is skipped and reported (SkippedRow) rather than
+ * refusing the whole request. `matchNames`: lead enrichment also matches a full name at a company.
+ * `job`: a file enriched (not a preview) is recorded in the account's history (enrichment-jobs.ts).
+ */
+export interface EnrichOptions {
+  skipUnusable?: boolean;
+  matchNames?: boolean;
+  job?: JobOptions;
+}
+
+/**
+ * Splits a request's rows into the matchable and the skipped: `problemsOf` lists why a row's keys are
+ * unusable (empty when it can be matched). A row that is not an object is skipped too.
+ */
+export function skipUnusable<K>(
+  keys: (K | undefined)[],
+  problemsOf: (keys: K, index: number) => string[],
+): { keys: (K | undefined)[]; skipped: SkippedRow[] } {
+  const skipped: SkippedRow[] = [];
+  const usable = keys.map((k, i) => {
+    const reasons = k === undefined ? ['not a row of named fields'] : problemsOf(k, i);
+    if (reasons.length === 0) return k;
+    skipped.push({ row: i + 1, reasons });
+    return undefined;
+  });
+  return { keys: usable, skipped };
+}
+
 /** Validates `{rows, preview}`: 1 to 1,000 objects, each with something to match on; 400 lists the bad rows. */
 export function parseEnrichRequest<K>(
   body: unknown,
@@ -102,10 +139,15 @@ export function copyRow(input: Record<string, unknown>): Record<string, unknown>
 
 export interface EnrichResult<K extends string> {
   rows?: Record<string, unknown>[];
-  summary: { total: number; matched: number; not_found: number; by: Record<K, number> };
+  /** `skipped` only when rows may be skipped (EnrichOptions), never on REST. */
+  summary: { total: number; matched: number; not_found: number; skipped?: number; by: Record<K, number> };
   daily_allowance?: { remaining: number };
   preview?: true;
   sample?: Record<string, unknown>[];
+  /** The rows skipped (EnrichOptions.skipUnusable), in order. */
+  skipped?: SkippedRow[];
+  /** The job recorded in the account's history (EnrichOptions.job). */
+  job?: { id: string };
 }
 
 /**
@@ -119,12 +161,13 @@ export interface PreviewContacts extends ContactFields {
 /**
  * An enrichment tool's answer once each row's match (or none) is known. Matches are taken from the
  * account's daily enrichment allowance. Each output row is the caller's row (copyRow), then
- * `match_status` (matched, not_found, or daily_limit_reached for matches beyond what the allowance
- * granted) and `matched_by`, then, when matched, the fields `fill` writes. Outside a transaction:
- * each statement of the allowance is atomic, and nothing after it can fail, so there is no allowance
- * to give back.
+ * `match_status` (matched, not_found, skipped for the rows of `options.skipped`, or daily_limit_reached
+ * for matches beyond what the allowance granted) and `matched_by`, then, when matched, the fields `fill`
+ * writes. Outside a transaction: each statement of the allowance is atomic, and only the recording of a
+ * job (`options.job`, enrichment-jobs.ts) follows it; should that fail, the matches stay counted.
  *
- * A match whose found values name a suppressed person (src/privacy) is answered as not found.
+ * A match whose found values name a suppressed person (src/privacy) is answered as not found. Skipped
+ * rows were never looked up and count nothing.
  *
  * A preview takes nothing from the allowance and hands nothing out: it answers how many rows match
  * (the summary) and a sample of the first matched rows whose found contact values (`contacts`) are
@@ -138,6 +181,7 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
   kinds: readonly K[],
   fill: (row: Record<string, unknown>, match: M) => void,
   contacts: PreviewContacts,
+  options: { skipped?: SkippedRow[]; job?: JobOptions } = {},
 ): Promise<EnrichResult<K>> {
   // A match about a suppressed person is no match: what was found about them never leaves (src/privacy).
   const filled = found.map((m) => {
@@ -149,6 +193,11 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
   const matches = found.map((m, i) => (suppressed[i] ? undefined : m));
   const matched = matches.filter(Boolean).length;
   const by = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<K, number>;
+  // Rows skipped: never looked up, never counted; reported apart and, in `rows`, as `skipped`.
+  const skipped = options.skipped;
+  const skips = skipped ? { skipped: skipped.length } : {};
+  const reasons = new Map(skipped?.map((s) => [s.row - 1, s.reasons]));
+  const notFound = request.rows.length - matched - reasons.size;
   if (request.preview) {
     const sample: Record<string, unknown>[] = [];
     request.rows.forEach((input, i) => {
@@ -159,8 +208,9 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
     });
     return {
       preview: true,
-      summary: { total: request.rows.length, matched, not_found: request.rows.length - matched, by },
+      summary: { total: request.rows.length, matched, not_found: notFound, ...skips, by },
       sample,
+      ...(skipped ? { skipped } : {}),
     };
   }
   const { granted, remaining } = await takeAllowance(
@@ -172,21 +222,37 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
     core.clock(),
   );
   let used = 0;
+  const entries: JobEntry[] = [];
   const rows = request.rows.map((input, i) => {
     const m = matches[i];
     const row = copyRow(input);
     const taken = m && used < granted ? m : undefined;
-    row.match_status = !m ? 'not_found' : taken ? 'matched' : 'daily_limit_reached';
+    row.match_status = reasons.has(i) ? 'skipped' : !m ? 'not_found' : taken ? 'matched' : 'daily_limit_reached';
     row.matched_by = taken ? taken.kind : null;
     if (taken) {
       used += 1;
       by[taken.kind] += 1;
       fill(row, taken);
     }
+    if (options.job)
+      entries.push({
+        input,
+        status: row.match_status as JobEntry['status'],
+        matchedBy: taken ? taken.kind : null,
+        found: taken ? (filled[i] ?? null) : null,
+        ...(reasons.has(i) ? { reasons: reasons.get(i) } : {}),
+      });
     return row;
   });
-  const summary = { total: rows.length, matched: used, not_found: rows.length - matched, by };
-  return { rows, summary, daily_allowance: { remaining } };
+  const summary = { total: rows.length, matched: used, not_found: notFound, ...skips, by };
+  const job = options.job && (await recordEnrichmentJob(core, accountId, options.job, summary, entries));
+  return {
+    rows,
+    summary,
+    daily_allowance: { remaining },
+    ...(skipped ? { skipped } : {}),
+    ...(job ? { job: { id: job.id } } : {}),
+  };
 }
 
 /** A matched row as a preview shows it: the caller's row, then what was found with its contact values masked. */

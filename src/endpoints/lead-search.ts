@@ -3,7 +3,7 @@ import type { Principal } from '../accounts/accounts.ts';
 import { AppError } from '../shared/errors.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF } from '../catalog/leads/filters.ts';
 import type { LeadFilters } from '../sources/leads.ts';
-import { parseLeadSearch, filtersOf } from '../catalog/leads/params.ts';
+import { parseLeadSearch, filtersOf, type LeadSearchParams } from '../catalog/leads/params.ts';
 import {
   NoUsableFiltersError,
   translatePeopleSearchUrl,
@@ -48,21 +48,16 @@ export interface LeadSearchResult extends SearchPage<LeadRow> {
   translation?: SearchTranslation;
 }
 
-const NARROW =
-  'Narrow it and retry: fewer titles or keywords, or add a location or a company size (minEmployees/maxEmployees).';
-
 /**
- * A page of the lead database (its declaration holds the plan gate). Every lead returned is saved to the account;
- * leads it already received do not count against the daily allowance again, and `excludeDelivered`
- * leaves them out.
+ * The filters a lead search runs with: the request's own, over those of its saved search url (400
+ * `no_usable_filters` when the url has none the database can use). 409 `filters_not_applied_yet` for
+ * company filters while the companies dataset is being prepared. Shared by the metered search and the
+ * free preview (lead-preview.ts).
  */
-export async function searchLeads(
-  core: Pick<Core, 'sql' | 'db' | 'catalogReader' | 'config' | 'clock'>,
-  principal: Principal,
-  raw: unknown,
-): Promise<LeadSearchResult> {
-  const params = parseLeadSearch(raw);
-  const request = pageRequest(params);
+export async function leadSearchFilters(
+  core: Pick<Core, 'sql'>,
+  params: LeadSearchParams,
+): Promise<{ filters: LeadFilters; translation?: SearchTranslation }> {
   let filters = filtersOf(params);
   let translation: SearchTranslation | undefined;
   if (params.url) {
@@ -83,6 +78,25 @@ export async function searchLeads(
       { filters_not_applied_yet: names },
     );
   }
+  return { filters, ...(translation ? { translation } : {}) };
+}
+
+export const NARROW =
+  'Narrow it and retry: fewer titles or keywords, or add a location or a company size (minEmployees/maxEmployees).';
+
+/**
+ * A page of the lead database (its declaration holds the plan gate). Every lead returned is saved to the account;
+ * leads it already received do not count against the daily allowance again, and `excludeDelivered`
+ * leaves them out.
+ */
+export async function searchLeads(
+  core: Pick<Core, 'sql' | 'db' | 'catalogReader' | 'config' | 'clock'>,
+  principal: Principal,
+  raw: unknown,
+): Promise<LeadSearchResult> {
+  const params = parseLeadSearch(raw);
+  const request = pageRequest(params);
+  const { filters, translation } = await leadSearchFilters(core, params);
 
   let companies = new Map<number, CompanyRecord>();
   const page = await databaseSearch<LeadRow>(

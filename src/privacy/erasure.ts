@@ -10,6 +10,7 @@ import { type PrivacyCounts, suppressionTable } from '../../db/tables/privacy.ts
 import { getInstallationSecret } from '../accounts/installation.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { findHeld, forgetIdentities, type Held, heldContents } from './held.ts';
+import { purgeEnrichmentJobsNaming } from './enrichment-jobs.ts';
 import { deleteRecords } from './identifier-index.ts';
 import {
   type AccessRequest,
@@ -59,7 +60,8 @@ async function removeRecords(tx: Transaction, held: Held) {
 /**
  * Erases the person the identifiers name, in one transaction: every record the identifier index finds
  * is removed (a catalog person with their delivered-lead records, a property's owner fields, a rental
- * host's name, e-mail and phone, stored run rows still within retention); the identities of accounts'
+ * host's name, e-mail and phone, stored run rows still within retention, the rows of enrichment jobs that
+ * name them); the identities of accounts'
  * datasets that name them are removed; every account they were delivered to gets their identifiers on
  * its own list, and the deployment's list gets them too (`request.source`), so no import, upstream run,
  * enrichment or search brings them back. The identifiers are kept as DROP hashes (`hash` entries), never
@@ -79,6 +81,7 @@ export async function erasePerson(db: Executor, request: ErasureRequest): Promis
   return runInTransaction(db, async (tx) => {
     const held = await findHeld(tx, person);
     const removed = await removeRecords(tx, held);
+    const enrichmentJobs = await purgeEnrichmentJobsNaming(tx, person);
     const datasetIdentities = await forgetIdentities(tx, held.identities);
     let suppressions = await addSuppressions(tx, null, entries, request.source, why);
     for (const accountId of held.accounts)
@@ -90,7 +93,7 @@ export async function erasePerson(db: Executor, request: ErasureRequest): Promis
       requestedBy,
       note,
       personHashes: personHashesOf(secret, person),
-      counts: { ...countsOf(held), ...removed, datasetIdentities, suppressions },
+      counts: { ...countsOf(held), ...removed, datasetIdentities, enrichmentJobs, suppressions },
     });
     if (request.source === 'erasure') await auditErasure(tx, receipt, requestedBy);
     return receipt;

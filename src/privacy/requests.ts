@@ -230,6 +230,10 @@ const countsView = z
     runs: z.int().describe('The runs those rows belonged to.'),
     deliveredLeads: z.int().describe('Records of the people delivered to accounts by the lead database.'),
     datasetIdentities: z.int().describe('Identities of accounts’ datasets that named the person.'),
+    enrichmentJobs: z
+      .int()
+      .optional()
+      .describe('Enrichment jobs whose kept rows named the person and were deleted (erasures only).'),
     accounts: z.int().describe('Accounts that held the person (an erasure gives each a suppression entry).'),
     suppressions: z.int().describe('Suppression entries: added by an erasure, held at an access request.'),
     shared: z

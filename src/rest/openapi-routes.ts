@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { examplesOverride } from '../shared/field-meta.ts';
-import { datasetExportParams, downloadParams } from '../runs/exports.ts';
+import { CONTENT_TYPES, datasetExportParams, downloadParams } from '../runs/exports.ts';
 import { DOWNLOAD_LINK_SECS } from '../runs/download-links.ts';
 import { DOWNLOAD_AUDIT_ROWS } from '../audit/actions.ts';
 import { auditExportParams } from '../audit/export.ts';
@@ -109,13 +109,14 @@ const JSON_BODY: RouteDoc['errors'] = {
   415: ['unsupported_media_type'],
 };
 export const IDEMPOTENT: RouteDoc['errors'] = { 400: ['validation_failed'], 422: ['idempotency_key_reused'] };
-/** A download's answer: the rows as CSV, JSON or NDJSON, an attachment named `<name>.<format>`. */
+/** A download's answer: the rows as CSV, JSON, NDJSON or XLSX, an attachment named `<name>.<format>`. */
 const fileAnswer = (name: string) => ({
   description: 'The file (Content-Disposition: attachment).',
   content: {
     'text/csv': z.string(),
     'application/json': s.resultRows,
     'application/x-ndjson': z.string().describe('One JSON row per line.'),
+    [CONTENT_TYPES.xlsx]: z.string().describe('An Excel workbook (binary): one sheet, the CSV’s header row and cells.'),
   },
   headers: {
     'Content-Disposition': { schema: { type: 'string' }, description: `attachment; filename="${name}.<format>"` },

@@ -4,8 +4,12 @@
  * of more than DOWNLOAD_AUDIT_ROWS rows leaves an event in the audit log, written before the rows go:
  * a run's and a dataset's size is known first; a pipeline's joined table is counted as it is read, and
  * its event written when row N + 1 is, before that row is sent (a failure then breaks the transfer).
+ * Every file about to be opened marks the account's first download (the console's checklist reads it),
+ * before the file starts: nothing may be awaited between a file's start and its sending, or its failure
+ * part-way would turn into an error answer instead of a broken transfer.
  */
 import type { Core } from '../core.ts';
+import { recordFirstDownload } from '../accounts/first-download.ts';
 import { DOWNLOAD_AUDIT_ROWS } from '../audit/actions.ts';
 import { type AuditActor, type AuditClient, recordAudit } from '../audit/audit.ts';
 import { allDatasetRows, datasetSummary } from '../datasets/index.ts';
@@ -43,6 +47,7 @@ export async function openRunFile(
       target: { type: 'run', id: run.id, label: run.fileName ?? run.tool },
       details: { format, rows, ...(range.offset > 0 ? { offset: range.offset } : {}) },
     });
+  await recordFirstDownload(core.db, who.accountId);
   return { id: run.id, file: await openExport(core, run, getTool(run.tool).columns, format, range) };
 }
 
@@ -57,6 +62,7 @@ export async function openDatasetFile(core: Deps, who: Downloader, idOrName: str
       details: { format, rows: dataset.rowCount },
     });
   const columns = getTool(dataset.tool).columns;
+  await recordFirstDownload(core.db, who.accountId);
   return {
     id: dataset.id,
     file: await opened(exportRows(allDatasetRows(core.db, dataset), columns, format, dataset.name)),
@@ -81,6 +87,7 @@ export async function openPipelineFile(core: Deps, who: Downloader, id: string, 
       yield row;
     }
   }
+  await recordFirstDownload(core.db, who.accountId);
   return { id: pipeline.id, file: await exportPipeline(core.db, pipeline, format, core.clock(), counted) };
 }
 

@@ -10,8 +10,9 @@ import type { Column, Row } from '../tools/types.ts';
 import { AppError } from '../shared/errors.ts';
 import { MAX_INT4, rowOffset } from '../shared/params.ts';
 import { isTerminal } from './view.ts';
+import { type SheetCell, xlsxStream } from './xlsx.ts';
 
-export const EXPORT_FORMATS = ['csv', 'json', 'ndjson'] as const;
+export const EXPORT_FORMATS = ['csv', 'json', 'ndjson', 'xlsx'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** Query of a download: the format, and optionally a range of rows (a page of a large run). */
@@ -40,30 +41,42 @@ export type DownloadParams = z.output<typeof downloadParams>;
 /** Query of a dataset's export: the format. */
 export const datasetExportParams = downloadParams.pick({ format: true }).strict();
 
-const CONTENT_TYPES: Record<ExportFormat, string> = {
+/** The media type each format is sent as. */
+export const CONTENT_TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv; charset=utf-8',
   json: 'application/json; charset=utf-8',
   ndjson: 'application/x-ndjson; charset=utf-8',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
 };
 
 export { escapeFormula };
 
-/** One CSV cell: lists joined with "; ", objects as "key: value; …", text formula-escaped. */
-export function toCell(value: unknown): string {
+/** A value as text: lists joined with "; ", objects as "key: value; …"; null and undefined as "". */
+export function cellText(value: unknown): string {
   if (value === null || value === undefined) return '';
+  const part = (v: unknown) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+  if (Array.isArray(value)) return value.map(part).join('; ');
+  if (typeof value === 'object')
+    return Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => `${k}: ${part(v)}`)
+      .join('; ');
+  return String(value);
+}
+
+/** One CSV cell: `cellText`, formula-escaped (numbers and booleans are never formulas). */
+export function toCell(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  if (Array.isArray(value))
-    return escapeFormula(
-      value.map((v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v))).join('; '),
-    );
-  if (typeof value === 'object') {
-    return escapeFormula(
-      Object.entries(value as Record<string, unknown>)
-        .map(([k, v]) => `${k}: ${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
-        .join('; '),
-    );
-  }
-  return escapeFormula(String(value));
+  return escapeFormula(cellText(value));
+}
+
+/**
+ * One XLSX cell: numbers and booleans as such, the rest as `cellText`. A sheet's text cell is never
+ * run as a formula, so it is not escaped.
+ */
+export function toSheetCell(value: unknown): SheetCell {
+  if (typeof value === 'number' || typeof value === 'boolean') return value;
+  if (value === null || value === undefined) return null;
+  return cellText(value);
 }
 
 /** 410 `results_expired` from a run's `expiresAt` on (48 hours after it ended): no face reads its rows after that. */
@@ -202,10 +215,15 @@ export function exportRun(
   return exportRows(rows, columns, format, run.fileName ?? `${run.tool}-${run.id}`);
 }
 
-/** Rows as a file in `format` named after `name`; CSV has a header row of the columns. */
+/** Rows as a file in `format` named after `name`; CSV and XLSX have a header row of the columns. */
 export function exportRows(rows: AsyncIterable<Row>, columns: Column[], format: ExportFormat, name: string) {
   let body: Readable;
-  if (format === 'csv') {
+  if (format === 'xlsx') {
+    const records = (async function* () {
+      for await (const row of rows) yield Object.fromEntries(columns.map((c) => [c.key, toSheetCell(row[c.key])]));
+    })();
+    body = xlsxStream(records, columns, name);
+  } else if (format === 'csv') {
     const csv = stringify({
       header: true,
       columns: columns.map((c) => ({ key: c.key, header: c.header })),
@@ -224,7 +242,7 @@ export function exportRows(rows: AsyncIterable<Row>, columns: Column[], format: 
   return {
     body,
     contentType: CONTENT_TYPES[format],
-    fileName: `${base}.${format === 'ndjson' ? 'ndjson' : format}`,
+    fileName: `${base}.${format}`,
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EXPORT_FORMATS } from '../runs/exports.ts';
 import { examplesOverride } from '../shared/field-meta.ts';
 import { TOOLS } from './index.ts';
 import { STEP_LINKS } from './steps.ts';
@@ -145,7 +146,8 @@ export function renderToolsDoc(): string {
     '',
     'Every tool starts a run: `POST` its route (or call its GraphQL mutation or MCP tool), then poll',
     '`GET /api/v1/scrape/status/{runId}` (or subscribe to `runProgress`) and download the rows from',
-    '`GET /api/downloads/{runId}?format=csv|json|ndjson`. Parameters are checked at start; a bad one answers',
+    `\`GET /api/downloads/{runId}?format=${EXPORT_FORMATS.join('|')}\`. ` +
+      'Parameters are checked at start; a bad one answers',
     "400 `validation_failed` naming the field. Each parameter's label and example are declared with it " +
       '(`.meta({ title, examples })` on its zod schema): OpenAPI shows them as `title` and `examples`, GraphQL ' +
       "opens its description with the label, and the console's forms use the label, the notes as help and the " +

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../shared/errors.ts';
 import { COMPANY_FILTERS, isSet, PARAMETER_OF } from '../catalog/leads/filters.ts';
+import { SENIORITY_WORDS } from '../catalog/leads/vocabulary.ts';
 import type { LeadFilters } from '../sources/leads.ts';
 import {
   NoUsableFiltersError,
@@ -88,10 +89,13 @@ export const LEAD_COLUMNS: Column[] = [
   column('last_name', 'Last name'),
   column('full_name', 'First and last name'),
   column('title', 'Job title'),
-  column(
-    'seniority',
-    'Seniority: owner, founder, c_suite, partner, vp, head, director, manager, senior, entry or intern',
-  ),
+  {
+    ...column(
+      'seniority',
+      'Seniority: owner, founder, c_suite, partner, vp, head, director, manager, senior, entry or intern',
+    ),
+    values: SENIORITY_WORDS,
+  },
   column('department', 'Department, e.g. sales, engineering'),
   column('email', 'Work email address'),
   column('email_status', 'verified, guessed or unavailable'),

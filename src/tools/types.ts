@@ -22,6 +22,12 @@ export interface Column {
   key: string;
   /** Header in CSV downloads. */
   header: string;
+  /** Its name for people (the console's tables); default: the key in words (tools/columns.ts). */
+  label?: string;
+  /**
+   * Words for the codes the column holds (`c_suite` “C-suite”), for people; the rows keep the codes.
+   */
+  values?: Readonly<Record<string, string>>;
   description: string;
   /**
    * The value's type (GraphQL's row types derive from it); default text or null. Amounts of money are marked `usd(…)`.

@@ -15,7 +15,7 @@ import type { Role } from '../helpers/gql/graphql.ts';
  */
 
 const InviteMember = graphql(`
-  mutation IdentityMembersInvite($input: InviteMemberInput!) { inviteMember(input: $input) { invitation { id email role invitedBy { email } } userErrors { code field message } } }
+  mutation IdentityMembersInvite($input: InviteMemberInput!) { inviteMember(input: $input) { invitation { id email role invitedBy { email } } link userErrors { code field message } } }
 `);
 const Invitations = graphql(
   `query IdentityMembersInvitations { viewer { invitations { totalCount nodes { email role } } } }`,
@@ -144,6 +144,8 @@ describe('invitations', () => {
     });
     const link = await t.mail.linkTo('new.person@example.com', '/invitations/', from);
     expect(link.startsWith(`${t.url}/invitations/`)).toBe(true);
+    // The answer carries the same link, to share another way; it is stored nowhere but as the token's hash.
+    expect(sent.body.data!.inviteMember.link).toBe(link);
     const token = link.split('/invitations/')[1]!;
     expect(await t.app.core.sql`select 1 from invitation where token_hash = ${token}`).toHaveLength(0);
 

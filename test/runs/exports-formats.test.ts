@@ -172,8 +172,8 @@ describe('downloadParams', () => {
       expect(parsed.success).toBe(false);
       return parsed.error!.issues.map((i) => [i.path.join('.'), i.message]);
     };
-    expect(issues({ format: 'xlsx' })).toEqual([['format', 'format must be one of csv, json, ndjson']]);
-    expect(issues({ format: 5 })).toEqual([['format', 'format must be one of csv, json, ndjson']]);
+    expect(issues({ format: 'xls' })).toEqual([['format', 'format must be one of csv, json, ndjson, xlsx']]);
+    expect(issues({ format: 5 })).toEqual([['format', 'format must be one of csv, json, ndjson, xlsx']]);
     expect(issues({ offset: '-1' })).toEqual([['offset', 'must be at least 0']]);
     expect(issues({ offset: '1.5' })).toEqual([['offset', 'must be a whole number']]);
     expect(issues({ limit: '0' })).toEqual([['limit', 'must be at least 1']]);

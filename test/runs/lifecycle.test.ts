@@ -118,7 +118,7 @@ describe('a maps run through the real worker', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(lines).toEqual(json.body);
-    expect((await t.request('GET', `/api/downloads/${runId}?format=xlsx`, { key })).body.error.code).toBe(
+    expect((await t.request('GET', `/api/downloads/${runId}?format=xls`, { key })).body.error.code).toBe(
       'validation_failed',
     );
   });

@@ -328,6 +328,20 @@ describe('on GraphQL', () => {
       { id },
     );
     const view = node.body.data.node;
+    // The statement shows the pipeline as one line: its hold, its steps' runs and their charges, settled.
+    const statement = await t.graphql(
+      key,
+      `query ($id: ID!) { node(id: $id) { ... on Pipeline { cost } }
+      viewer { statement(first: 5) { nodes { kind pipelineId runId amount charged held released stillHeld } } } }`,
+      { id },
+    );
+    const line = statement.body.data.viewer.statement.nodes.find((l: { pipelineId: string }) => l.pipelineId === id);
+    expect(line).toMatchObject({ kind: 'PIPELINE', runId: null });
+    expect(Number(line.stillHeld)).toBe(0);
+    expect(Number(line.charged)).toBeGreaterThan(0);
+    expect(Number(line.charged)).toBe(Number(statement.body.data.node.cost));
+    expect(line.held).toBe(line.released);
+    expect(Number(line.amount)).toBe(-Number(line.charged));
     expect(view.downloadPath).toMatch(new RegExp(`^/api/downloads/${id}\\?`));
     const file = await t.request('GET', view.downloadPath);
     expect(file.status).toBe(200);

@@ -6,6 +6,7 @@ import {
   PlanDescriptions,
   RoleDescriptions,
   RunStatusDescriptions,
+  StatementLineKindDescriptions,
   SubscriptionStatusDescriptions,
   ToolDescriptions,
   WebhookDeliveryStatusDescriptions,
@@ -91,6 +92,10 @@ export const PLAN_WORDS = wordsOf(PlanDescriptions);
 export const SUBSCRIPTION_STATUS_WORDS = wordsOf(SubscriptionStatusDescriptions);
 export const ROLE_WORDS = wordsOf(RoleDescriptions);
 export const LEDGER_KIND_WORDS = wordsOf(LedgerKindDescriptions, { PLAN_GRANT: 'Plan credits' });
+export const STATEMENT_LINE_KIND_WORDS = wordsOf(StatementLineKindDescriptions, {
+  PLAN_GRANT: 'Plan credits',
+  PURCHASE: 'Credits bought',
+});
 export const ALLOWANCE_KIND_WORDS = wordsOf(AllowanceKindDescriptions, {
   DATABASE: 'Database records',
   ENRICHMENT: 'Enrichment matches',
@@ -100,24 +105,6 @@ export const WEBHOOK_DELIVERY_STATUS_WORDS = wordsOf(WebhookDeliveryStatusDescri
 
 /** What a run status means, for a badge's title: its schema description. */
 export const RUN_STATUS_HINTS: Readonly<Record<string, string>> = RunStatusDescriptions;
-
-/**
- * Seniorities of the lead database (data values, not an enum of the schema: the lead filter lists them
- * in its description) as people write them.
- */
-export const SENIORITY_WORDS: Readonly<Record<string, string>> = {
-  owner: 'Owner',
-  founder: 'Founder',
-  c_suite: 'C-suite',
-  partner: 'Partner',
-  vp: 'VP',
-  head: 'Head',
-  director: 'Director',
-  manager: 'Manager',
-  senior: 'Senior',
-  entry: 'Entry level',
-  intern: 'Intern',
-};
 
 /** A value through one of the maps above; an unknown value (a newer server's) in sentence case. */
 export const word = (words: Readonly<Record<string, string>>, value: string | null | undefined) =>

@@ -3,7 +3,7 @@ import { Anchor, Badge, Group, NativeSelect, Stack, Table, Text, TextInput, Tool
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { AuditAction, AuditLogFilter } from '../gql/graphql.ts';
-import { DownloadButtons, Loading, Pager, QueryError, usePages } from '../components.tsx';
+import { DownloadButtons, Loading, Pager, QueryError, TableScroll, usePages } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { ago, count } from '../lib/format.ts';
 
@@ -161,36 +161,38 @@ export default function AuditLog() {
           <Text size="sm" role="status">
             {count(data.auditLog.totalCount)} {data.auditLog.totalCount === 1 ? 'event' : 'events'}
           </Text>
-          <Table
-            aria-label="Audit log"
-            data={{
-              head: ['When', 'Actor', 'Action', 'Target', 'Details', 'Address'],
-              body: data.auditLog.nodes.map((e) => [
-                <Time key="when" iso={e.createdAt} />,
-                e.actor.id ? (
-                  <Anchor
-                    key="actor"
-                    component="button"
-                    type="button"
-                    size="sm"
-                    aria-label={`Show only what ${e.actor.label} did`}
-                    onClick={() => {
-                      setActor({ id: e.actor.id ?? '', label: e.actor.label });
-                      pages.reset();
-                    }}
-                  >
-                    {e.actor.label}
-                  </Anchor>
-                ) : (
-                  e.actor.label
-                ),
-                e.actionText,
-                e.target ? (e.target.label ?? e.target.id) : '—',
-                e.details.map((d) => `${d.name}: ${d.value ?? '—'}`).join(', ') || '—',
-                e.ipAddress ?? '—',
-              ]),
-            }}
-          />
+          <TableScroll label="Audit log" minWidth={720}>
+            <Table
+              aria-label="Audit log"
+              data={{
+                head: ['When', 'Actor', 'Action', 'Target', 'Details', 'Address'],
+                body: data.auditLog.nodes.map((e) => [
+                  <Time key="when" iso={e.createdAt} />,
+                  e.actor.id ? (
+                    <Anchor
+                      key="actor"
+                      component="button"
+                      type="button"
+                      size="sm"
+                      aria-label={`Show only what ${e.actor.label} did`}
+                      onClick={() => {
+                        setActor({ id: e.actor.id ?? '', label: e.actor.label });
+                        pages.reset();
+                      }}
+                    >
+                      {e.actor.label}
+                    </Anchor>
+                  ) : (
+                    e.actor.label
+                  ),
+                  e.actionText,
+                  e.target ? (e.target.label ?? e.target.id) : '—',
+                  e.details.map((d) => `${d.name}: ${d.value ?? '—'}`).join(', ') || '—',
+                  e.ipAddress ?? '—',
+                ]),
+              }}
+            />
+          </TableScroll>
           {data.auditLog.nodes.length === 0 && <Text c="dimmed">No events match.</Text>}
           <Pager pages={pages} pageInfo={data.auditLog.pageInfo} />
         </>

@@ -1,15 +1,34 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { Alert, Button, Card, Group, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Button, Card, Group, SegmentedControl, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Link } from 'react-router';
 import { useClient, useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
-import type { ConsoleCreditQuoteQuery } from '../gql/graphql.ts';
-import { ConfirmModal, Loading, Pager, QueryError, usePages, UserErrors } from '../components.tsx';
+import type { ConsoleCreditQuoteQuery, ConsoleStatementQuery } from '../gql/graphql.ts';
+import {
+  Ago,
+  ConfirmModal,
+  Loading,
+  Money,
+  Pager,
+  QueryError,
+  TableScroll,
+  usePages,
+  UserErrors,
+} from '../components.tsx';
 import { PlanPicker } from '../plans.tsx';
 import { PageTitle } from '../Shell.tsx';
-import { usd, when } from '../lib/format.ts';
+import {
+  LEDGER_KIND_WORDS,
+  PLAN_WORDS,
+  STATEMENT_LINE_KIND_WORDS,
+  SUBSCRIPTION_STATUS_WORDS,
+  TOOL_WORDS,
+  usd,
+  word,
+} from '../lib/format.ts';
 
 const BillingQuery = graphql(`
-  query ConsoleBilling($after: String) {
+  query ConsoleBilling {
     viewer {
       id
       plan
@@ -22,6 +41,47 @@ const BillingQuery = graphql(`
         purchasedCredits
         totalBalance
       }
+    }
+  }
+`);
+
+/** The ledger a line a run (or pipeline), with the balance after each line. */
+const StatementQuery = graphql(`
+  query ConsoleStatement($after: String) {
+    viewer {
+      id
+      statement(first: 20, after: $after) {
+        totalCount
+        pageInfo {
+          hasNextPage
+          endCursor
+        }
+        nodes {
+          kind
+          amount
+          balance
+          held
+          charged
+          stillHeld
+          runId
+          pipelineId
+          run {
+            id
+            tool
+          }
+          note
+          at
+        }
+      }
+    }
+  }
+`);
+
+/** Every ledger entry, as the API lists them. */
+const LedgerQuery = graphql(`
+  query ConsoleLedger($after: String) {
+    viewer {
+      id
       ledger(first: 20, after: $after) {
         totalCount
         pageInfo {
@@ -162,13 +222,120 @@ function BuyForm({ onBought, mode, trial }: { onBought(): void; mode: string; tr
   );
 }
 
-export default function Billing() {
+type Line = NonNullable<ConsoleStatementQuery['viewer']['statement']>['nodes'][number];
+
+/** What a statement line was, in words, with a link to its run or pipeline. */
+function LineWhat({ line }: { line: Line }) {
+  if (line.kind === 'RUN' && line.runId)
+    return (
+      <>
+        {line.run ? word(TOOL_WORDS, line.run.tool) : 'Run'} <Link to={`/runs/${line.runId}`}>{line.runId}</Link>
+      </>
+    );
+  if (line.kind === 'PIPELINE' && line.pipelineId)
+    return (
+      <>
+        Pipeline <Link to={`/pipelines/${line.pipelineId}`}>{line.pipelineId}</Link>
+      </>
+    );
+  return (
+    <>
+      {word(STATEMENT_LINE_KIND_WORDS, line.kind)}
+      {line.note ? ` · ${line.note}` : ''}
+    </>
+  );
+}
+
+/** How a run's or pipeline's money moved, in words: charged, or still held while it goes. */
+function LineDetail({ line }: { line: Line }) {
+  if (line.kind !== 'RUN' && line.kind !== 'PIPELINE') return null;
+  if (Number(line.stillHeld) > 0)
+    return (
+      <>
+        Holding <Money amount={line.stillHeld} /> while it runs
+      </>
+    );
+  return (
+    <>
+      Charged <Money amount={line.charged} /> (held <Money amount={line.held} />, the rest given back)
+    </>
+  );
+}
+
+function Statement() {
   const pages = usePages();
-  const [{ data, error }, refetch] = useQuery({
-    query: BillingQuery,
+  const [{ data, error }] = useQuery({
+    query: StatementQuery,
     variables: { after: pages.after },
     requestPolicy: 'cache-and-network',
   });
+  if (error) return <QueryError error={error} />;
+  if (!data) return <Loading />;
+  const { statement } = data.viewer;
+  if (statement.totalCount === 0) return <Text size="sm">No money has moved yet: runs and purchases show here.</Text>;
+  return (
+    <>
+      <TableScroll label="Statement" minWidth={720}>
+        <Table
+          aria-label="Statement"
+          data={{
+            head: ['When', 'What', 'Detail', 'Amount', 'Balance'],
+            body: statement.nodes.map((line) => [
+              <Ago key="at" iso={line.at} />,
+              <LineWhat key="what" line={line} />,
+              <LineDetail key="detail" line={line} />,
+              <Money key="amount" amount={line.amount} />,
+              <Money key="balance" amount={line.balance} />,
+            ]),
+          }}
+        />
+      </TableScroll>
+      <Pager pages={pages} pageInfo={statement.pageInfo} />
+    </>
+  );
+}
+
+function Entries() {
+  const pages = usePages();
+  const [{ data, error }] = useQuery({
+    query: LedgerQuery,
+    variables: { after: pages.after },
+    requestPolicy: 'cache-and-network',
+  });
+  if (error) return <QueryError error={error} />;
+  if (!data) return <Loading />;
+  const { ledger } = data.viewer;
+  return (
+    <>
+      <TableScroll label="Ledger" minWidth={720}>
+        <Table
+          aria-label="Ledger"
+          data={{
+            head: ['When', 'Kind', 'Amount', 'Run', 'Note'],
+            body: ledger.nodes.map((entry) => [
+              <Ago key="at" iso={entry.createdAt} />,
+              word(LEDGER_KIND_WORDS, entry.kind),
+              <Money key="amount" amount={entry.amount} />,
+              entry.runId ? (
+                <Link key="run" to={`/runs/${entry.runId}`}>
+                  {entry.runId}
+                </Link>
+              ) : (
+                '—'
+              ),
+              entry.note ?? '',
+            ]),
+          }}
+        />
+      </TableScroll>
+      <Pager pages={pages} pageInfo={ledger.pageInfo} />
+    </>
+  );
+}
+
+export default function Billing() {
+  const [view, setView] = useState<'statement' | 'entries'>('statement');
+  const [{ data, error }, refetch] = useQuery({ query: BillingQuery, requestPolicy: 'cache-and-network' });
   const reload = useCallback(() => refetch({ requestPolicy: 'network-only' }), [refetch]);
   if (error) return <QueryError error={error} />;
   if (!data) return <Loading />;
@@ -180,7 +347,7 @@ export default function Billing() {
         <Card withBorder>
           <Text size="sm">Plan</Text>
           <Text fw={700}>
-            {viewer.plan.toLowerCase()} ({viewer.subscriptionStatus.toLowerCase()})
+            {word(PLAN_WORDS, viewer.plan)} ({word(SUBSCRIPTION_STATUS_WORDS, viewer.subscriptionStatus).toLowerCase()})
           </Text>
         </Card>
         <Card withBorder>
@@ -194,21 +361,19 @@ export default function Billing() {
       <PlanPicker onChanged={reload} />
       <Title order={3}>Buy credits</Title>
       <BuyForm onBought={reload} mode={viewer.payments.mode} trial={viewer.subscriptionStatus !== 'ACTIVE'} />
-      <Title order={3}>Ledger ({viewer.ledger.totalCount} entries)</Title>
-      <Table
-        aria-label="Ledger"
-        data={{
-          head: ['When', 'Kind', 'Amount', 'Run', 'Note'],
-          body: viewer.ledger.nodes.map((entry) => [
-            when(entry.createdAt),
-            entry.kind,
-            usd(entry.amount),
-            entry.runId ?? '—',
-            entry.note ?? '',
-          ]),
-        }}
-      />
-      <Pager pages={pages} pageInfo={viewer.ledger.pageInfo} />
+      <Group justify="space-between">
+        <Title order={3}>Money in and out</Title>
+        <SegmentedControl
+          aria-label="Show the money"
+          value={view}
+          onChange={(value) => setView(value as typeof view)}
+          data={[
+            { value: 'statement', label: 'By run' },
+            { value: 'entries', label: 'Every entry' },
+          ]}
+        />
+      </Group>
+      {view === 'statement' ? <Statement /> : <Entries />}
     </Stack>
   );
 }

@@ -1,8 +1,7 @@
 import { Button, Stack, Table, Text, Title } from '@mantine/core';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
-import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
-import { when } from '../lib/format.ts';
+import { Ago, Loading, QueryError, TableScroll, useConfirm, UserErrors } from '../components.tsx';
 
 const ConnectionsQuery = graphql(`
   query ConsoleConnections {
@@ -68,43 +67,45 @@ export function ConnectedApps() {
       ) : data.viewer.connections.nodes.length === 0 ? (
         <Text size="sm">No app is connected.</Text>
       ) : (
-        <Table
-          aria-label="Connected apps"
-          data={{
-            head: ['App', 'Returns to', 'Toolsets', 'Allowed by', 'Created', 'Last used', 'Actions'],
-            body: data.viewer.connections.nodes.map((app) => [
-              app.clientName,
-              app.redirectHost,
-              `${app.toolsets.map((t) => t.toLowerCase()).join(', ')}${app.readOnly ? ' (read-only)' : ''}`,
-              app.allowedBy?.email ?? '—',
-              when(app.createdAt),
-              when(app.lastUsedAt),
-              <Button
-                key="revoke"
-                size="xs"
-                color="red"
-                variant="outline"
-                loading={revoking.fetching && revoking.operation?.variables.id === app.id}
-                aria-label={`Revoke ${app.clientName}`}
-                onClick={async () => {
-                  if (
-                    !(await ask({
-                      title: `Revoke “${app.clientName}”?`,
-                      body: 'Its tokens stop working; it must be allowed again.',
-                      confirm: 'Revoke',
-                      color: 'red',
-                    }))
-                  )
-                    return;
-                  await revoke({ id: app.id });
-                  refetch({ requestPolicy: 'network-only' });
-                }}
-              >
-                Revoke
-              </Button>,
-            ]),
-          }}
-        />
+        <TableScroll label="Connected apps" minWidth={720}>
+          <Table
+            aria-label="Connected apps"
+            data={{
+              head: ['App', 'Returns to', 'Toolsets', 'Allowed by', 'Created', 'Last used', 'Actions'],
+              body: data.viewer.connections.nodes.map((app) => [
+                app.clientName,
+                app.redirectHost,
+                `${app.toolsets.map((t) => t.toLowerCase()).join(', ')}${app.readOnly ? ' (read-only)' : ''}`,
+                app.allowedBy?.email ?? '—',
+                <Ago key="createdAt" iso={app.createdAt} />,
+                <Ago key="lastUsedAt" iso={app.lastUsedAt} />,
+                <Button
+                  key="revoke"
+                  size="xs"
+                  color="red"
+                  variant="outline"
+                  loading={revoking.fetching && revoking.operation?.variables.id === app.id}
+                  aria-label={`Revoke ${app.clientName}`}
+                  onClick={async () => {
+                    if (
+                      !(await ask({
+                        title: `Revoke “${app.clientName}”?`,
+                        body: 'Its tokens stop working; it must be allowed again.',
+                        confirm: 'Revoke',
+                        color: 'red',
+                      }))
+                    )
+                      return;
+                    await revoke({ id: app.id });
+                    refetch({ requestPolicy: 'network-only' });
+                  }}
+                >
+                  Revoke
+                </Button>,
+              ]),
+            }}
+          />
+        </TableScroll>
       )}
     </Stack>
   );

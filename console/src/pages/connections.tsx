@@ -16,7 +16,7 @@ import { useSearchParams } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleProviderConnectionsQuery, Provider } from '../gql/graphql.ts';
-import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
+import { Loading, QueryError, TableScroll, useConfirm, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
 import { useSession } from '../lib/session-context.tsx';
@@ -245,7 +245,7 @@ export default function Connections() {
       {connections.length === 0 ? (
         <Text c="dimmed">No connections yet.</Text>
       ) : (
-        <div className="scroll-x">
+        <TableScroll label="Connections" minWidth={720}>
           <Table aria-label="Connections" striped>
             <Table.Thead>
               <Table.Tr>
@@ -298,7 +298,7 @@ export default function Connections() {
               ))}
             </Table.Tbody>
           </Table>
-        </div>
+        </TableScroll>
       )}
     </Stack>
   );

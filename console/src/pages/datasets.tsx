@@ -2,9 +2,9 @@ import { useState } from 'react';
 import { Button, Card, Group, Stack, Table, Text, Title } from '@mantine/core';
 import { useClient, useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
-import { DownloadButtons, Loading, QueryError, UserErrors } from '../components.tsx';
+import { Ago, DownloadButtons, Loading, QueryError, TableScroll, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
-import { count, when } from '../lib/format.ts';
+import { count } from '../lib/format.ts';
 
 const DatasetsQuery = graphql(`
   query ConsoleDatasets {
@@ -95,7 +95,7 @@ export default function Datasets() {
           </Text>
         </Card>
       ) : (
-        <div className="scroll-x">
+        <TableScroll label="Datasets" minWidth={720}>
           <Table aria-label="Datasets" striped>
             <Table.Thead>
               <Table.Tr>
@@ -114,7 +114,9 @@ export default function Datasets() {
                   <Table.Td>{titleOf.get(d.tool) ?? d.tool}</Table.Td>
                   <Table.Td>{count(d.rowCount)}</Table.Td>
                   <Table.Td>{count(d.identityCount)}</Table.Td>
-                  <Table.Td>{when(d.lastDeliveredAt)}</Table.Td>
+                  <Table.Td>
+                    <Ago iso={d.lastDeliveredAt} />
+                  </Table.Td>
                   <Table.Td>
                     <Group gap="xs">
                       <DownloadButtons
@@ -159,7 +161,7 @@ export default function Datasets() {
               ))}
             </Table.Tbody>
           </Table>
-        </div>
+        </TableScroll>
       )}
     </Stack>
   );

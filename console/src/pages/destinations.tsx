@@ -10,9 +10,8 @@ import type {
   FieldMappingInput,
   Tool,
 } from '../gql/graphql.ts';
-import { Loading, QueryError } from '../components.tsx';
+import { Ago, Loading, QueryError, TableScroll } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
-import { when } from '../lib/format.ts';
 
 const DestinationsQuery = graphql(`
   query ConsoleDestinations {
@@ -384,7 +383,7 @@ export default function Destinations() {
       {destinations.length === 0 ? (
         <Text c="dimmed">No destinations yet.</Text>
       ) : (
-        <div className="scroll-x">
+        <TableScroll label="Destinations" minWidth={720}>
           <Table aria-label="Destinations" striped>
             <Table.Thead>
               <Table.Tr>
@@ -404,12 +403,14 @@ export default function Destinations() {
                   <Table.Td>{titleOf.get(d.kind) ?? d.kind}</Table.Td>
                   <Table.Td>{d.connection?.name ?? '—'}</Table.Td>
                   <Table.Td>{d.paused ? `Paused: ${d.pausedReason ?? 'by hand'}` : 'Takes deliveries'}</Table.Td>
-                  <Table.Td>{when(d.createdAt)}</Table.Td>
+                  <Table.Td>
+                    <Ago iso={d.createdAt} />
+                  </Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>
           </Table>
-        </div>
+        </TableScroll>
       )}
       {data.destinationKinds[0] && <NewDestination data={data} first={data.destinationKinds[0]} />}
     </Stack>

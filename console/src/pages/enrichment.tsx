@@ -1,22 +1,55 @@
 import { useState } from 'react';
-import Papa from 'papaparse';
-import { csvOf } from '../lib/csv.ts';
-import { Alert, Button, FileInput, Group, NativeSelect, Stack, Table, Text } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  FileInput,
+  Fieldset,
+  Group,
+  List,
+  NativeSelect,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+} from '@mantine/core';
+import { useLocation } from 'react-router';
 import { useMutation } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { LeadEnrichmentInput, LocalBusinessEnrichmentInput } from '../gql/graphql.ts';
-import { UserErrors } from '../components.tsx';
+import { TableScroll, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
-import { count } from '../lib/format.ts';
+import { count, ENRICHMENT_MATCH_WORDS, word } from '../lib/format.ts';
+import { autoMap, type CsvFile, readCsv } from '../lib/column-mapping.ts';
+import {
+  type Enriched,
+  enrichedName,
+  type Kind,
+  KINDS,
+  type KindName,
+  resultColumns,
+  saveCsv,
+  skipReason,
+  withFound,
+} from '../enrichment-kinds.ts';
+import { EnrichmentHistory } from '../enrichment-history.tsx';
+import { Cell } from '../cells.tsx';
 
 const EnrichLeads = graphql(`
-  mutation ConsoleEnrich($rows: [LeadEnrichmentInput!]!, $preview: Boolean) {
-    enrichLeads(rows: $rows, preview: $preview) {
+  mutation ConsoleEnrich($rows: [LeadEnrichmentInput!]!, $preview: Boolean, $fileName: String) {
+    enrichLeads(rows: $rows, preview: $preview, fileName: $fileName) {
       preview
       summary {
         total
         matched
         notFound
+        skipped
+      }
+      skipped {
+        row
+        reasons
+      }
+      job {
+        id
       }
       sample {
         ...EnrichedRow
@@ -50,13 +83,25 @@ const EnrichLeads = graphql(`
 `);
 
 const EnrichLocalBusinesses = graphql(`
-  mutation ConsoleEnrichLocalBusinesses($rows: [LocalBusinessEnrichmentInput!]!, $preview: Boolean) {
-    enrichLocalBusinesses(rows: $rows, preview: $preview) {
+  mutation ConsoleEnrichLocalBusinesses(
+    $rows: [LocalBusinessEnrichmentInput!]!
+    $preview: Boolean
+    $fileName: String
+  ) {
+    enrichLocalBusinesses(rows: $rows, preview: $preview, fileName: $fileName) {
       preview
       summary {
         total
         matched
         notFound
+        skipped
+      }
+      skipped {
+        row
+        reasons
+      }
+      job {
+        id
       }
       sample {
         ...EnrichedBusinessRow
@@ -93,190 +138,158 @@ const EnrichLocalBusinesses = graphql(`
   }
 `);
 
-/** A matched row, whichever the kind: what was found, as flat fields. */
-interface Enriched {
-  matchStatus: string;
-  matchedBy?: string | null;
-  found: Record<string, unknown> | null | undefined;
-}
-
 interface Answer {
   preview?: boolean | null;
-  summary?: { total: number; matched: number } | null;
+  summary?: { total: number; matched: number; skipped: number } | null;
+  skipped?: readonly { row: number; reasons: readonly string[] }[] | null;
   sample?: Enriched[] | null;
   rows?: Enriched[] | null;
   dailyAllowanceRemaining?: number | null;
   userErrors: readonly { message: string; field?: readonly string[] | null }[];
 }
 
-/**
- * What the page enriches: the API's match keys (each read from a column of the uploaded file), the
- * columns of the result table, and the prefix of the found fields in the downloaded CSV.
- */
-interface Kind {
-  label: string;
-  keys: { key: keyof LeadEnrichmentInput | keyof LocalBusinessEnrichmentInput; label: string }[];
-  columns: { field: string; header: string }[];
-  prefix: string;
-}
-
-const KINDS = {
-  people: {
-    label: 'People',
-    keys: [
-      { key: 'email', label: 'Email column' },
-      { key: 'social', label: 'Social profile column' },
-      { key: 'mobile', label: 'Mobile number column' },
-      { key: 'domain', label: 'Company domain column' },
-    ],
-    columns: [
-      { field: 'fullName', header: 'Name' },
-      { field: 'title', header: 'Title' },
-      { field: 'email', header: 'Email' },
-      { field: 'phone', header: 'Phone' },
-      { field: 'companyName', header: 'Company' },
-    ],
-    prefix: 'lead',
-  },
-  businesses: {
-    label: 'Local businesses',
-    keys: [
-      { key: 'phone', label: 'Phone column' },
-      { key: 'name', label: 'Business name column' },
-      { key: 'city', label: 'City column' },
-      { key: 'postalCode', label: 'Postal code column' },
-      { key: 'state', label: 'State column' },
-      { key: 'country', label: 'Country column' },
-      { key: 'website', label: 'Website column' },
-    ],
-    columns: [
-      { field: 'name', header: 'Name' },
-      { field: 'phone', header: 'Phone' },
-      { field: 'website', header: 'Website' },
-      { field: 'city', header: 'City' },
-      { field: 'category', header: 'Category' },
-    ],
-    prefix: 'business',
-  },
-} satisfies Record<string, Kind>;
-type KindName = keyof typeof KINDS;
-
 const MAX_ROWS = 1000;
+const SHOWN = 50;
 
-/** Guesses a column for a key from its header (an "Email" column for email, "Postal code" for postalCode). */
-const guess = (headers: string[], key: string) =>
-  headers.find((h) =>
-    h
-      .toLowerCase()
-      .replace(/[^a-z]/g, '')
-      .includes(key.toLowerCase()),
-  ) ?? '';
+/** The uploaded file: its name, rows and the file line each row starts on. */
+type Upload = CsvFile & { name: string };
 
-/** The guessed column of each of the kind's keys. */
-const guesses = (kind: Kind, headers: string[]) =>
-  Object.fromEntries(kind.keys.map(({ key }) => [key, guess(headers, key)]));
-
-/** Rows of either mutation with what was found (a lead, a business) as `found`. */
-const withFound = (
-  rows:
-    | { matchStatus: string; matchedBy?: string | null; lead?: object | null; business?: object | null }[]
-    | null
-    | undefined,
-): Enriched[] | undefined =>
-  rows?.map(({ lead, business, ...row }) => ({
-    ...row,
-    found: (lead ?? business) as Record<string, unknown> | null | undefined,
-  }));
-
-/** A found field as a cell or CSV value (lists such as a business's emails joined). */
-const text = (value: unknown) => (Array.isArray(value) ? value.join('; ') : value == null ? '' : String(value));
-
-function download(kind: Kind, rows: Enriched[], source: Record<string, string>[]) {
-  const out = rows.map((row, i) => ({
-    ...source[i],
-    match_status: row.matchStatus,
-    matched_by: row.matchedBy ?? '',
-    // urql's __typename is not a field of the result.
-    ...Object.fromEntries(
-      Object.entries(row.found ?? {})
-        .filter(([k]) => k !== '__typename')
-        .map(([k, v]) => [`${kind.prefix}_${k}`, text(v)]),
-    ),
-  }));
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(new Blob([csvOf(out)], { type: 'text/csv' }));
-  link.download = 'enriched.csv';
-  link.click();
-  URL.revokeObjectURL(link.href);
-}
-
-function ResultTable({ kind, rows, label }: { kind: Kind; rows: Enriched[]; label: string }) {
+function ResultTable({
+  kind,
+  rows,
+  lines,
+  label,
+}: {
+  kind: Kind;
+  rows: Enriched[];
+  /** The file line of each row, or none (a preview's sample). */
+  lines?: number[];
+  label: string;
+}) {
   return (
-    <Table
-      aria-label={label}
-      data={{
-        head: ['Match', ...kind.columns.map((c) => c.header)],
-        body: rows.slice(0, 50).map((row) => [row.matchStatus, ...kind.columns.map((c) => text(row.found?.[c.field]))]),
-      }}
-    />
+    <TableScroll label={label} minWidth={720}>
+      <Table
+        aria-label={label}
+        data={{
+          head: [...(lines ? ['Line'] : []), 'Match', ...kind.columns.map((c) => c.header)],
+          body: rows
+            .slice(0, SHOWN)
+            .map((row, i) => [
+              ...(lines ? [String(lines[i] ?? i + 2)] : []),
+              word(ENRICHMENT_MATCH_WORDS, row.matchStatus),
+              ...kind.columns.map((c) => (
+                <Cell key={c.field} value={row.found?.[c.field]} label={`${c.header}, row ${i + 1}`} />
+              )),
+            ]),
+        }}
+      />
+    </TableScroll>
   );
 }
 
+/** The rows left out, each named by its line in the file, with why in plain words. */
+function Skipped({ skipped, lines }: { skipped: NonNullable<Answer['skipped']>; lines: number[] }) {
+  if (skipped.length === 0) return null;
+  return (
+    <Alert color="yellow" title={`${count(skipped.length)} ${skipped.length === 1 ? 'row' : 'rows'} skipped`}>
+      <Text size="sm" mb="xs">
+        Nothing usable to match on, so not looked up and not counted. Fix them in the file and enrich them again.
+      </Text>
+      <List size="sm" aria-label="Skipped rows">
+        {skipped.slice(0, SHOWN).map((s) => (
+          <List.Item key={s.row}>
+            Row {lines[s.row - 1] ?? s.row}: {skipReason(s.reasons)}
+          </List.Item>
+        ))}
+      </List>
+      {skipped.length > SHOWN && <Text size="sm">… and {count(skipped.length - SHOWN)} more in the download.</Text>}
+    </Alert>
+  );
+}
+
+/**
+ * People handed over by another page (the lead search's "Enrich"), as a file of one header line and a row
+ * a person; null when the page was opened directly.
+ */
+function handedOver(state: unknown): Upload | null {
+  const given = (state as { enrichFile?: { name: string; headers: string[]; rows: Record<string, string>[] } } | null)
+    ?.enrichFile;
+  if (!given || given.rows.length === 0) return null;
+  return { ...given, rows: given.rows.slice(0, MAX_ROWS), lines: given.rows.slice(0, MAX_ROWS).map((_, i) => i + 2) };
+}
+
 export default function Enrichment() {
+  const location = useLocation();
   const [kindName, setKindName] = useState<KindName>('people');
-  const [file, setFile] = useState<{ name: string; headers: string[]; rows: Record<string, string>[] } | null>(null);
+  const [file, setFile] = useState<Upload | null>(() => handedOver(location.state));
   const [problem, setProblem] = useState<string | null>(null);
-  const [mapping, setMapping] = useState<Record<string, string>>({});
+  const [mapping, setMapping] = useState<Record<string, string>>(() => {
+    const given = handedOver(location.state);
+    return given ? autoMap(given.headers, KINDS.people.synonyms) : {};
+  });
   const [leads, enrichLeads] = useMutation(EnrichLeads);
   const [businesses, enrichBusinesses] = useMutation(EnrichLocalBusinesses);
   const kind: Kind = KINDS[kindName];
 
   const choose = (name: KindName) => {
     setKindName(name);
-    if (file) setMapping(guesses(KINDS[name], file.headers));
+    if (file) setMapping(autoMap(file.headers, (KINDS[name] as Kind).synonyms));
   };
-  const read = (chosen: File | null) => {
+  const read = async (chosen: File | null) => {
     setFile(null);
     setProblem(null);
     if (!chosen) return;
-    Papa.parse<Record<string, string>>(chosen, {
-      header: true,
-      skipEmptyLines: true,
-      complete: ({ data, meta }) => {
-        if (data.length > MAX_ROWS)
-          return setProblem(`The file has ${count(data.length)} rows; enrichment takes ${count(MAX_ROWS)} at most.`);
-        const headers = meta.fields ?? [];
-        setFile({ name: chosen.name, headers, rows: data });
-        setMapping(guesses(kind, headers));
-      },
-      error: (err) => setProblem(err.message),
-    });
+    const csv = readCsv(await chosen.text());
+    if (csv.rows.length === 0) return setProblem('The file has no rows under its header line.');
+    if (csv.rows.length > MAX_ROWS)
+      return setProblem(`The file has ${count(csv.rows.length)} rows; enrichment takes ${count(MAX_ROWS)} at most.`);
+    setFile({ ...csv, name: chosen.name });
+    setMapping(autoMap(csv.headers, kind.synonyms));
   };
   const rows = () =>
     (file?.rows ?? []).map((row) =>
       Object.fromEntries(
-        kind.keys.flatMap(({ key }) => {
+        kind.fields.flatMap(({ key }) => {
           const column = mapping[key];
-          return column ? [[key, row[column] || null]] : [];
+          return column ? [[key, row[column]?.trim() || null]] : [];
         }),
       ),
     );
-  const enrich = (preview: boolean) =>
+  const enrich = (preview: boolean) => {
+    const fileName = preview ? undefined : file?.name;
     void (kindName === 'people'
-      ? enrichLeads({ rows: rows() as LeadEnrichmentInput[], preview })
-      : enrichBusinesses({ rows: rows() as LocalBusinessEnrichmentInput[], preview }));
+      ? enrichLeads({ rows: rows() as LeadEnrichmentInput[], preview, fileName })
+      : enrichBusinesses({ rows: rows() as LocalBusinessEnrichmentInput[], preview, fileName }));
+  };
 
   const result = kindName === 'people' ? leads : businesses;
   const data = kindName === 'people' ? leads.data?.enrichLeads : businesses.data?.enrichLocalBusinesses;
   const answer: Answer | undefined = data && { ...data, sample: withFound(data.sample), rows: withFound(data.rows) };
   const previewing = result.fetching && result.operation?.variables.preview === true;
   const enriching = result.fetching && result.operation?.variables.preview === false;
+  const mapped = kind.fields.some(({ key }) => mapping[key]);
+  const lines = file?.lines ?? [];
+
+  const download = (enriched: Enriched[]) => {
+    if (!file) return;
+    const reasons = new Map(answer?.skipped?.map((s) => [s.row, s.reasons]));
+    saveCsv(
+      enrichedName(file.name),
+      enriched.map((row, i) => ({
+        line: lines[i] ?? '',
+        ...file.rows[i],
+        ...resultColumns(kind, row, reasons.get(i + 1)),
+      })),
+    );
+  };
 
   return (
     <Stack>
       <PageTitle title="Enrichment">
-        Upload a CSV of up to 1,000 people or local businesses, say which columns hold what, preview the matches
-        (masked, free), then enrich and download. Matches count against the daily enrichment allowance.
+        Upload a CSV of up to 1,000 people or local businesses. Its columns are matched to what enrichment reads from
+        their headers (change any that are wrong); preview the matches (masked, free), then enrich and download. Rows
+        with nothing to match on are skipped and named by their line. Matches count against the daily enrichment
+        allowance.
       </PageTitle>
       <NativeSelect
         label="What to enrich"
@@ -290,7 +303,7 @@ export default function Enrichment() {
         accept=".csv,text/csv"
         clearable
         clearButtonProps={{ 'aria-label': 'Clear the file' }}
-        onChange={read}
+        onChange={(chosen) => void read(chosen)}
       />
       {problem && (
         <Alert color="red" role="alert">
@@ -302,22 +315,36 @@ export default function Enrichment() {
           <Text size="sm">
             {file.name}: {count(file.rows.length)} rows
           </Text>
-          <Group align="flex-end">
-            {kind.keys.map(({ key, label }) => (
-              <NativeSelect
-                key={key}
-                label={label}
-                value={mapping[key] ?? ''}
-                onChange={(e) => setMapping({ ...mapping, [key]: e.currentTarget.value })}
-                data={[{ value: '', label: 'Not in the file' }, ...file.headers]}
-              />
-            ))}
-          </Group>
+          <Fieldset legend="Columns">
+            <Text size="sm" c="dimmed" mb="xs">
+              {kindName === 'people'
+                ? 'Each row needs an email, a LinkedIn URL, a mobile number, a company domain, ' +
+                  'or a name with a company.'
+                : 'Each row needs a phone, a business name with a city or postal code, or a website.'}{' '}
+              Columns were chosen from the file’s headers.
+            </Text>
+            <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }}>
+              {kind.fields.map(({ key, label }) => (
+                <NativeSelect
+                  key={key}
+                  label={`${label} column`}
+                  value={mapping[key] ?? ''}
+                  onChange={(e) => setMapping({ ...mapping, [key]: e.currentTarget.value })}
+                  data={[{ value: '', label: 'Not used' }, ...file.headers.filter(Boolean)]}
+                />
+              ))}
+            </SimpleGrid>
+          </Fieldset>
+          {!mapped && (
+            <Text size="sm" c="red.9" role="alert">
+              Choose at least one column to match on.
+            </Text>
+          )}
           <Group>
-            <Button variant="default" loading={previewing} onClick={() => enrich(true)}>
+            <Button variant="default" loading={previewing} disabled={!mapped} onClick={() => enrich(true)}>
               Preview matches
             </Button>
-            <Button loading={enriching} onClick={() => enrich(false)}>
+            <Button loading={enriching} disabled={!mapped} onClick={() => enrich(false)}>
               Enrich {count(file.rows.length)} rows
             </Button>
           </Group>
@@ -328,22 +355,25 @@ export default function Enrichment() {
       {answer?.summary && (
         <Text role="status">
           {count(answer.summary.matched)} of {count(answer.summary.total)} rows match
+          {answer.summary.skipped > 0 && ` · ${count(answer.summary.skipped)} skipped`}
           {answer.dailyAllowanceRemaining != null && ` · ${count(answer.dailyAllowanceRemaining)} matches left today`}
         </Text>
       )}
+      {answer?.skipped && <Skipped skipped={answer.skipped} lines={lines} />}
       {answer?.preview && answer.sample && (
         <ResultTable kind={kind} rows={answer.sample} label="Preview of the matches (masked)" />
       )}
       {answer && !answer.preview && answer.rows && file && (
         <>
           <Group>
-            <Button variant="light" onClick={() => download(kind, answer.rows ?? [], file.rows)}>
+            <Button variant="light" onClick={() => download(answer.rows ?? [])}>
               Download enriched CSV
             </Button>
           </Group>
-          <ResultTable kind={kind} rows={answer.rows} label="Enriched rows (first 50)" />
+          <ResultTable kind={kind} rows={answer.rows} lines={lines} label={`Enriched rows (first ${SHOWN})`} />
         </>
       )}
+      <EnrichmentHistory />
     </Stack>
   );
 }

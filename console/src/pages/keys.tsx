@@ -3,7 +3,7 @@ import { Alert, Button, Code, CopyButton, Group, Stack, Table, Text, TextInput, 
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsoleKeysQuery } from '../gql/graphql.ts';
-import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
+import { Ago, Loading, QueryError, TableScroll, useConfirm, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
 import { ConnectedApps } from './connected-apps.tsx';
@@ -213,47 +213,49 @@ export default function Keys() {
       ) : !data ? (
         <Loading />
       ) : (
-        <Table
-          aria-label="API keys"
-          data={{
-            head: ['Name', 'Prefix', 'Created by', 'Acts as', 'Created', 'Last used', 'Expires', 'State'],
-            body: data.viewer.apiKeys.nodes.map((key) => [
-              key.name,
-              <Code key="prefix">{key.prefix}…</Code>,
-              key.createdBy?.email ?? 'Operator',
-              actsAs(key),
-              when(key.createdAt),
-              when(key.lastUsedAt),
-              when(key.expiresAt),
-              key.revokedAt ? (
-                revokedState(key.revokedAt, key.revokedReason)
-              ) : (
-                <Button
-                  key="revoke"
-                  size="xs"
-                  color="red"
-                  variant="outline"
-                  loading={revoking.fetching && revoking.operation?.variables.id === key.id}
-                  aria-label={`Revoke ${key.name}`}
-                  onClick={async () => {
-                    const yes = await ask({
-                      title: `Revoke the key “${key.name}”?`,
-                      body: 'Every request with it is refused from now on, on every face.',
-                      confirm: 'Revoke',
-                      color: 'red',
-                    });
-                    if (!yes) return;
-                    const result = await revoke({ id: key.id });
-                    if (result.data?.revokeApiKey.apiKey?.revokedAt && secret?.id === key.id) setSecret(null);
-                    reload();
-                  }}
-                >
-                  Revoke
-                </Button>
-              ),
-            ]),
-          }}
-        />
+        <TableScroll label="API keys" minWidth={720}>
+          <Table
+            aria-label="API keys"
+            data={{
+              head: ['Name', 'Prefix', 'Created by', 'Acts as', 'Created', 'Last used', 'Expires', 'State'],
+              body: data.viewer.apiKeys.nodes.map((key) => [
+                key.name,
+                <Code key="prefix">{key.prefix}…</Code>,
+                key.createdBy?.email ?? 'Operator',
+                actsAs(key),
+                <Ago key="createdAt" iso={key.createdAt} />,
+                <Ago key="lastUsedAt" iso={key.lastUsedAt} />,
+                <Ago key="expiresAt" iso={key.expiresAt} />,
+                key.revokedAt ? (
+                  revokedState(key.revokedAt, key.revokedReason)
+                ) : (
+                  <Button
+                    key="revoke"
+                    size="xs"
+                    color="red"
+                    variant="outline"
+                    loading={revoking.fetching && revoking.operation?.variables.id === key.id}
+                    aria-label={`Revoke ${key.name}`}
+                    onClick={async () => {
+                      const yes = await ask({
+                        title: `Revoke the key “${key.name}”?`,
+                        body: 'Every request with it is refused from now on, on every face.',
+                        confirm: 'Revoke',
+                        color: 'red',
+                      });
+                      if (!yes) return;
+                      const result = await revoke({ id: key.id });
+                      if (result.data?.revokeApiKey.apiKey?.revokedAt && secret?.id === key.id) setSecret(null);
+                      reload();
+                    }}
+                  >
+                    Revoke
+                  </Button>
+                ),
+              ]),
+            }}
+          />
+        </TableScroll>
       )}
       <ConnectedApps />
     </Stack>

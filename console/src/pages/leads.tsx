@@ -1,133 +1,65 @@
-import { useState, type FormEvent } from 'react';
-import { csvOf } from '../lib/csv.ts';
-import { Alert, Button, Checkbox, Group, Stack, Table, Text, TextInput } from '@mantine/core';
-import { useClient, useQuery } from 'urql';
-import { graphql } from '../gql/index.ts';
-import type { ConsoleLeadsQuery, LeadFilter } from '../gql/graphql.ts';
-import { Loading, QueryError, TableScroll } from '../components.tsx';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { Alert, Badge, Button, Checkbox, Grid, Group, Stack, Table, Text, UnstyledButton } from '@mantine/core';
+import { useMutation, useQuery } from 'urql';
+import type { ConsoleLeadSearchQuery } from '../gql/graphql.ts';
+import { Loading, Pager, QueryError, TableScroll, usePages } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count } from '../lib/format.ts';
+import { LeadSearchQuery, RevealLeads, type PreviewPerson, type RevealedPerson } from '../lead-search/documents.ts';
+import { FacetSidebar } from '../lead-search/facets.tsx';
+import { EMAIL_STATUS_WORDS, type Facets, filterOf, NO_FACETS } from '../lead-search/filters.ts';
+import { PersonDrawer } from '../lead-search/person-drawer.tsx';
+import { SavedSearches } from '../lead-search/saved-searches.tsx';
+import { SelectionActions } from '../lead-search/selection-actions.tsx';
 
-const LeadsQuery = graphql(`
-  query ConsoleLeads($filter: LeadFilter, $first: Int, $after: String) {
-    leads(filter: $filter, first: $first, after: $after) {
-      totalCount
-      pageInfo {
-        hasNextPage
-        endCursor
-      }
-      nodes {
-        id
-        fullName
-        title
-        email
-        phone
-        city
-        state
-        country
-        linkedinUrl
-        company {
-          name
-          domain
-        }
-      }
-    }
-  }
-`);
-
-type Lead = NonNullable<ConsoleLeadsQuery['leads']>['nodes'][number];
 const PAGE = 25;
-/** The most rows one export reads (each counts against the daily allowance). */
-const EXPORT_MAX = 1000;
 
-const list = (text: string) =>
-  text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+const place = (p: PreviewPerson) => [p.city, p.state, p.country].filter(Boolean).join(', ');
+const emailWords = (p: PreviewPerson) =>
+  p.hasEmail ? (EMAIL_STATUS_WORDS[p.emailStatus ?? ''] ?? p.emailStatus ?? 'On file') : 'None';
 
-function filterOf(form: Record<string, string | boolean>): LeadFilter {
-  const filter: LeadFilter = {};
-  if (form.title) filter.title = String(form.title);
-  if (form.industry) filter.industry = list(String(form.industry));
-  if (form.country) filter.country = list(String(form.country));
-  if (form.city) filter.city = String(form.city);
-  if (form.companyName) filter.companyName = String(form.companyName);
-  if (form.hasEmail) filter.hasEmail = true;
-  return filter;
-}
-
-const csvRow = (lead: Lead) => ({
-  name: lead.fullName,
-  title: lead.title,
-  email: lead.email,
-  phone: lead.phone,
-  city: lead.city,
-  state: lead.state,
-  country: lead.country,
-  linkedin: lead.linkedinUrl,
-  company: lead.company?.name,
-  domain: lead.company?.domain,
-});
-
+/**
+ * The lead database as a people search: facets on the left, the free preview on the right (no contact
+ * details, no allowance spent), rows selected for an export, an enrichment or a run, a person's drawer.
+ * Contact details come only from the metered reveal, whose cost is said before it runs.
+ */
 export default function Leads() {
-  const client = useClient();
-  const [form, setForm] = useState<Record<string, string | boolean>>({
-    title: '',
-    industry: '',
-    country: '',
-    city: '',
-    companyName: '',
-    hasEmail: false,
+  const [facets, setFacets] = useState<Facets>(NO_FACETS);
+  const filter = useMemo(() => filterOf(facets), [facets]);
+  const pages = usePages();
+  const [selected, setSelected] = useState<Map<string, PreviewPerson>>(new Map());
+  const [opened, setOpened] = useState<PreviewPerson | null>(null);
+  const [{ data, error, fetching }, refetch] = useQuery({
+    query: LeadSearchQuery,
+    variables: { filter, first: PAGE, after: pages.after },
   });
-  const [filter, setFilter] = useState<LeadFilter>({});
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const [exporting, setExporting] = useState(false);
-  const [{ data, error, fetching }] = useQuery({
-    query: LeadsQuery,
-    variables: { filter, first: PAGE, after: cursors.at(-1) ?? null },
-  });
+  const [, revealMutation] = useMutation(RevealLeads);
+  // The last answer stays on screen while the next search runs, so the table does not flash.
+  const [shown, setShown] = useState<ConsoleLeadSearchQuery['leadSearch']>(null);
+  useEffect(() => {
+    if (data) setShown(data.leadSearch);
+  }, [data]);
   const locked = error?.graphQLErrors.find((e) => e.extensions?.code === 'PLAN_REQUIRED');
 
-  const search = (event: FormEvent) => {
-    event.preventDefault();
-    setFilter(filterOf(form));
-    setCursors([null]);
-  };
-  const text = (name: string, label: string, description?: string) => (
-    <TextInput
-      label={label}
-      description={description}
-      value={String(form[name] ?? '')}
-      onChange={(e) => setForm({ ...form, [name]: e.currentTarget.value })}
-    />
+  const changeFacets = useCallback(
+    (next: Facets) => {
+      setFacets(next);
+      pages.reset();
+    },
+    [pages.reset],
   );
-
-  const exportCsv = async () => {
-    setExporting(true);
-    try {
-      const rows: Lead[] = [];
-      let after: string | null = null;
-      while (rows.length < EXPORT_MAX) {
-        const page = await client
-          .query(LeadsQuery, { filter, first: 100, after }, { requestPolicy: 'network-only' })
-          .toPromise();
-        const leads: ConsoleLeadsQuery['leads'] | undefined = page.data?.leads;
-        if (!leads) break;
-        rows.push(...leads.nodes);
-        if (!leads.pageInfo.hasNextPage) break;
-        after = leads.pageInfo.endCursor ?? null;
-      }
-      const blob = new Blob([csvOf(rows.slice(0, EXPORT_MAX).map(csvRow))], { type: 'text/csv' });
-      const link = document.createElement('a');
-      link.href = URL.createObjectURL(blob);
-      link.download = 'leads.csv';
-      link.click();
-      URL.revokeObjectURL(link.href);
-    } finally {
-      setExporting(false);
-    }
-  };
+  const reveal = useCallback(
+    async (ids: string[]): Promise<RevealedPerson[] | { error: string }> => {
+      const answer = await revealMutation({ ids });
+      const payload = answer.data?.revealLeads;
+      const refused = payload?.userErrors[0]?.message ?? answer.error?.message;
+      // The allowance left and who was received changed: the search is read again.
+      refetch({ requestPolicy: 'network-only' });
+      if (refused || !payload?.leads) return { error: refused ?? 'Nothing was revealed.' };
+      return payload.leads;
+    },
+    [revealMutation, refetch],
+  );
 
   if (locked) {
     return (
@@ -139,75 +71,128 @@ export default function Leads() {
       </Stack>
     );
   }
+  const page = shown?.nodes ?? [];
+  const remaining = shown?.dailyAllowanceRemaining ?? 0;
+  const onPage = page.filter((p) => selected.has(p.id)).length;
+  const toggle = (people: PreviewPerson[], on: boolean) =>
+    setSelected((current) => {
+      const next = new Map(current);
+      for (const p of people) on ? next.set(p.id, p) : next.delete(p.id);
+      return next;
+    });
+
   return (
     <Stack>
-      <PageTitle title="Lead database">Every search counts its rows against the daily database allowance.</PageTitle>
-      <form onSubmit={search} aria-label="Lead filters">
-        <Group align="flex-end">
-          {text('title', 'Job title')}
-          {text('industry', 'Industries', 'Comma separated')}
-          {text('country', 'Countries', 'Comma separated')}
-          {text('city', 'City')}
-          {text('companyName', 'Company')}
-          <Checkbox
-            label="Has an email"
-            checked={Boolean(form.hasEmail)}
-            onChange={(e) => setForm({ ...form, hasEmail: e.currentTarget.checked })}
-          />
-          <Button type="submit">Search</Button>
-        </Group>
-      </form>
-      {error ? (
-        <QueryError error={error} />
-      ) : !data?.leads ? (
-        <Loading />
-      ) : (
-        <>
-          <Group>
-            <Text>{count(data.leads.totalCount)} leads match</Text>
-            <Button
-              variant="light"
-              loading={exporting}
-              onClick={() => void exportCsv()}
-              disabled={data.leads.totalCount === 0}
-            >
-              Export to CSV (first {count(EXPORT_MAX)})
-            </Button>
-          </Group>
-          {data.leads.totalCount === 0 ? (
-            <Text>No lead matches these filters: clear one (a country, a title) or use fewer words.</Text>
-          ) : (
-            <TableScroll label="Leads" minWidth={720}>
-              <Table
-                aria-label="Leads"
-                aria-busy={fetching}
-                data={{
-                  head: ['Name', 'Title', 'Company', 'Email', 'Location'],
-                  body: data.leads.nodes.map((lead) => [
-                    lead.fullName,
-                    lead.title,
-                    lead.company?.name,
-                    lead.email,
-                    [lead.city, lead.state, lead.country].filter(Boolean).join(', '),
-                  ]),
-                }}
-              />
-            </TableScroll>
-          )}
-          <Group>
-            <Button variant="default" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
-              Previous page
-            </Button>
-            <Button
-              variant="default"
-              disabled={!data.leads.pageInfo.hasNextPage}
-              onClick={() => setCursors((c) => [...c, data.leads?.pageInfo.endCursor ?? null])}
-            >
-              Next page
-            </Button>
-          </Group>
-        </>
-      )}
+      <PageTitle title="Lead database">
+        Searching and browsing are free. Contact details count against the daily allowance only when you export people
+        or show a person’s details{shown ? `: ${count(remaining)} records left today.` : '.'}
+      </PageTitle>
+      <Grid gap="lg">
+        <Grid.Col span={{ base: 12, md: 4, lg: 3 }}>
+          <Stack gap="lg">
+            <SavedSearches filter={filter} onApply={changeFacets} />
+            <FacetSidebar facets={facets} onChange={changeFacets} />
+          </Stack>
+        </Grid.Col>
+        <Grid.Col span={{ base: 12, md: 8, lg: 9 }}>
+          <Stack>
+            {error ? (
+              <QueryError error={error} />
+            ) : !shown ? (
+              <Loading />
+            ) : (
+              <>
+                <Text fw={500} role="status" aria-live="polite">
+                  {shown.totalCountIsEstimate ? 'About ' : ''}
+                  {count(shown.totalCount)} leads match
+                </Text>
+                {selected.size > 0 && (
+                  <SelectionActions
+                    selected={[...selected.values()]}
+                    remaining={remaining}
+                    reveal={reveal}
+                    onClear={() => setSelected(new Map())}
+                  />
+                )}
+                {shown.totalCount === 0 ? (
+                  <Stack gap="xs" align="flex-start">
+                    <Text>
+                      No one matches these filters. Clear one (a seniority, a country, a company size) or use fewer
+                      words in the job title and company.
+                    </Text>
+                    <Button variant="light" onClick={() => changeFacets(NO_FACETS)}>
+                      Clear filters
+                    </Button>
+                  </Stack>
+                ) : (
+                  <TableScroll label="Leads" minWidth={760}>
+                    <Table aria-label="Leads" aria-busy={fetching} highlightOnHover>
+                      <Table.Thead>
+                        <Table.Tr>
+                          <Table.Th w={40}>
+                            <Checkbox
+                              aria-label="Select this page"
+                              checked={onPage > 0 && onPage === page.length}
+                              indeterminate={onPage > 0 && onPage < page.length}
+                              onChange={(e) => toggle(page, e.currentTarget.checked)}
+                            />
+                          </Table.Th>
+                          <Table.Th>Name</Table.Th>
+                          <Table.Th>Title</Table.Th>
+                          <Table.Th>Company</Table.Th>
+                          <Table.Th>Location</Table.Th>
+                          <Table.Th>Email</Table.Th>
+                        </Table.Tr>
+                      </Table.Thead>
+                      <Table.Tbody>
+                        {page.map((p) => (
+                          <Table.Tr key={p.id} style={{ cursor: 'pointer' }} onClick={() => setOpened(p)}>
+                            <Table.Td onClick={(e) => e.stopPropagation()}>
+                              <Checkbox
+                                aria-label={`Select ${p.fullName}`}
+                                checked={selected.has(p.id)}
+                                onChange={(e) => toggle([p], e.currentTarget.checked)}
+                              />
+                            </Table.Td>
+                            <Table.Td>
+                              <UnstyledButton
+                                fw={500}
+                                c="blue.9"
+                                aria-label={`Open ${p.fullName}`}
+                                onClick={(e) => {
+                                  e.stopPropagation();
+                                  setOpened(p);
+                                }}
+                              >
+                                {p.fullName}
+                              </UnstyledButton>
+                            </Table.Td>
+                            <Table.Td>{p.title}</Table.Td>
+                            <Table.Td>{p.company?.name}</Table.Td>
+                            <Table.Td>{place(p)}</Table.Td>
+                            <Table.Td>
+                              <Group gap={4} wrap="nowrap">
+                                {emailWords(p)}
+                                {p.received && (
+                                  <Badge size="xs" variant="light" color="green">
+                                    Exported
+                                  </Badge>
+                                )}
+                              </Group>
+                            </Table.Td>
+                          </Table.Tr>
+                        ))}
+                      </Table.Tbody>
+                    </Table>
+                  </TableScroll>
+                )}
+                <Pager pages={pages} pageInfo={shown.pageInfo} />
+              </>
+            )}
+          </Stack>
+        </Grid.Col>
+      </Grid>
+      <PersonDrawer person={opened} remaining={remaining} onClose={() => setOpened(null)} reveal={reveal} />
     </Stack>
   );
 }

@@ -1,12 +1,24 @@
 import { useState, type FormEvent } from 'react';
-import { Alert, Button, Group, NativeSelect, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Code,
+  CopyButton,
+  Group,
+  NativeSelect,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { Role } from '../gql/graphql.ts';
-import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
+import { Ago, Loading, QueryError, TableScroll, useConfirm, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { useSession } from '../lib/session-context.tsx';
-import { when } from '../lib/format.ts';
+import { ROLE_WORDS, word } from '../lib/format.ts';
 
 const MembersQuery = graphql(`
   query ConsoleMembers {
@@ -44,6 +56,7 @@ const Invite = graphql(`
         id
         email
       }
+      link
       userErrors {
         code
         field
@@ -99,7 +112,31 @@ const RevokeInvitation = graphql(`
 /** What a removal did to the member's API keys. */
 const keysRevoked = (n: number | null) =>
   !n ? '' : n === 1 ? '; the API key they created was revoked' : `; the ${n} API keys they created were revoked`;
-const roleLabel = (role: string) => role.charAt(0) + role.slice(1).toLowerCase();
+const roleLabel = (role: string) => word(ROLE_WORDS, role);
+
+/**
+ * The link an invitation just made, to share another way than the mail: shown once, as a key's secret is
+ * (the gateway keeps only its hash); a later copy means sending the invitation again.
+ */
+function InvitationLink({ email, link }: { email: string; link: string }) {
+  return (
+    <Stack gap={4}>
+      <Text size="sm">Or share this link with {email} yourself; it is shown only now and works once, for a week.</Text>
+      <Group gap="xs" wrap="nowrap" align="flex-start">
+        <Code block style={{ flex: 1, minWidth: 0, wordBreak: 'break-all', whiteSpace: 'pre-wrap' }}>
+          {link}
+        </Code>
+        <CopyButton value={link}>
+          {({ copied, copy }) => (
+            <Button size="xs" variant="default" onClick={copy}>
+              {copied ? 'Copied' : 'Copy the invitation link'}
+            </Button>
+          )}
+        </CopyButton>
+      </Group>
+    </Stack>
+  );
+}
 
 export default function Members() {
   const { session } = useSession();
@@ -175,14 +212,21 @@ export default function Members() {
         </Alert>
       )}
       {confirmation}
-      {resent && (
+      {invited.data?.inviteMember.invitation && (
         <Alert color="green" role="status">
-          The invitation of {resent} was sent again; the earlier link no longer works.
-        </Alert>
-      )}
-      {!resent && invited.data?.inviteMember.invitation && (
-        <Alert color="green" role="status">
-          Invitation sent to {invited.data.inviteMember.invitation.email}.
+          <Stack gap="xs">
+            <Text size="sm">
+              {resent
+                ? `The invitation of ${resent} was sent again; the earlier link no longer works.`
+                : `Invitation sent to ${invited.data.inviteMember.invitation.email}.`}
+            </Text>
+            {invited.data.inviteMember.link && (
+              <InvitationLink
+                email={invited.data.inviteMember.invitation.email}
+                link={invited.data.inviteMember.link}
+              />
+            )}
+          </Stack>
         </Alert>
       )}
       <UserErrors errors={errors} />
@@ -193,102 +237,110 @@ export default function Members() {
       ) : (
         <>
           <Title order={3}>Members</Title>
-          <Table
-            aria-label="Members"
-            data={{
-              head: ['Email', 'Name', 'Role', 'Since', 'Remove'],
-              body: data.viewer.members.nodes.map((m) => [
-                m.user.email,
-                m.user.name ?? '—',
-                <NativeSelect
-                  key="role"
-                  aria-label={`Role of ${m.user.email}`}
-                  value={m.role}
-                  disabled={!assignable.includes(m.role) || soleOwner(m)}
-                  description={soleOwner(m) ? 'The only owner' : undefined}
-                  onChange={async (e) => {
-                    await change({ input: { membershipId: m.id, role: e.currentTarget.value as Role } });
-                    reload();
-                  }}
-                  data={(assignable.includes(m.role) ? assignable : [m.role]).map((r) => ({
-                    value: r,
-                    label: roleLabel(r),
-                  }))}
-                />,
-                when(m.createdAt),
-                soleOwner(m) ? (
-                  <Text key="remove" size="sm">
-                    Make another member owner first
-                  </Text>
-                ) : (
-                  <Button
-                    key="remove"
-                    size="xs"
-                    color="red"
-                    variant="outline"
-                    aria-label={`Remove ${m.user.email}`}
-                    onClick={async () => {
-                      const yes = await ask({
-                        title: `Remove ${m.user.email}?`,
-                        body: 'Their sessions end and the API keys they created stop working.',
-                        confirm: 'Remove',
-                        color: 'red',
-                      });
-                      if (!yes) return;
-                      await remove({ id: m.id });
+          <TableScroll label="Members" minWidth={720}>
+            <Table
+              aria-label="Members"
+              data={{
+                head: ['Email', 'Name', 'Role', 'Since', 'Remove'],
+                body: data.viewer.members.nodes.map((m) => [
+                  m.user.email,
+                  m.user.name ?? '—',
+                  <NativeSelect
+                    key="role"
+                    aria-label={`Role of ${m.user.email}`}
+                    value={m.role}
+                    disabled={!assignable.includes(m.role) || soleOwner(m)}
+                    description={soleOwner(m) ? 'The only owner' : undefined}
+                    onChange={async (e) => {
+                      await change({ input: { membershipId: m.id, role: e.currentTarget.value as Role } });
                       reload();
                     }}
-                  >
-                    Remove
-                  </Button>
-                ),
-              ]),
-            }}
-          />
+                    data={(assignable.includes(m.role) ? assignable : [m.role]).map((r) => ({
+                      value: r,
+                      label: roleLabel(r),
+                    }))}
+                  />,
+                  <Ago key="since" iso={m.createdAt} />,
+                  soleOwner(m) ? (
+                    <Text key="remove" size="sm">
+                      Make another member owner first
+                    </Text>
+                  ) : (
+                    <Button
+                      key="remove"
+                      size="xs"
+                      color="red"
+                      variant="outline"
+                      aria-label={`Remove ${m.user.email}`}
+                      onClick={async () => {
+                        const yes = await ask({
+                          title: `Remove ${m.user.email}?`,
+                          body: 'Their sessions end and the API keys they created stop working.',
+                          confirm: 'Remove',
+                          color: 'red',
+                        });
+                        if (!yes) return;
+                        await remove({ id: m.id });
+                        reload();
+                      }}
+                    >
+                      Remove
+                    </Button>
+                  ),
+                ]),
+              }}
+            />
+          </TableScroll>
           <Title order={3}>Pending invitations</Title>
-          <Table
-            aria-label="Pending invitations"
-            data={{
-              head: ['Email', 'Role', 'Sent', 'Expires', 'Actions'],
-              body: data.viewer.invitations.nodes.map((i) => [
-                i.email,
-                roleLabel(i.role),
-                when(i.createdAt),
-                when(i.expiresAt),
-                <Group key="actions" gap="xs">
-                  <Button
-                    size="xs"
-                    variant="light"
-                    aria-label={`Send the invitation of ${i.email} again`}
-                    loading={invited.fetching && invited.operation?.variables.input.email === i.email}
-                    onClick={() => void resend(i)}
-                  >
-                    Send again
-                  </Button>
-                  <Button
-                    key="revoke"
-                    size="xs"
-                    color="red"
-                    variant="outline"
-                    aria-label={`Revoke the invitation of ${i.email}`}
-                    onClick={async () => {
-                      const yes = await ask({
-                        title: `Revoke the invitation of ${i.email}?`,
-                        body: 'Its link will stop working.',
-                        confirm: 'Revoke',
-                        color: 'red',
-                      });
-                      if (!yes) return;
-                      await revoke({ id: i.id });
-                      reload();
-                    }}
-                  >
-                    Revoke
-                  </Button>
-                </Group>,
-              ]),
-            }}
-          />
+          {data.viewer.invitations.nodes.length === 0 ? (
+            <Text size="sm">No invitation is waiting. Invite someone above; their link is valid for a week.</Text>
+          ) : (
+            <TableScroll label="Pending invitations" minWidth={720}>
+              <Table
+                aria-label="Pending invitations"
+                data={{
+                  head: ['Email', 'Role', 'Sent', 'Expires', 'Actions'],
+                  body: data.viewer.invitations.nodes.map((i) => [
+                    i.email,
+                    roleLabel(i.role),
+                    <Ago key="sent" iso={i.createdAt} />,
+                    <Ago key="expires" iso={i.expiresAt} />,
+                    <Group key="actions" gap="xs">
+                      <Button
+                        size="xs"
+                        variant="light"
+                        aria-label={`Send the invitation of ${i.email} again`}
+                        loading={invited.fetching && invited.operation?.variables.input.email === i.email}
+                        onClick={() => void resend(i)}
+                      >
+                        Send again
+                      </Button>
+                      <Button
+                        key="revoke"
+                        size="xs"
+                        color="red"
+                        variant="outline"
+                        aria-label={`Revoke the invitation of ${i.email}`}
+                        onClick={async () => {
+                          const yes = await ask({
+                            title: `Revoke the invitation of ${i.email}?`,
+                            body: 'Its link will stop working.',
+                            confirm: 'Revoke',
+                            color: 'red',
+                          });
+                          if (!yes) return;
+                          await revoke({ id: i.id });
+                          reload();
+                        }}
+                      >
+                        Revoke
+                      </Button>
+                    </Group>,
+                  ]),
+                }}
+              />
+            </TableScroll>
+          )}
         </>
       )}
     </Stack>

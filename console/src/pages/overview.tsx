@@ -68,11 +68,15 @@ const OverviewQuery = graphql(`
   }
 `);
 
-/** What the owners' and admins' checklist reads besides runs: the account's keys and whether one was used. */
+/**
+ * What the owners' and admins' checklist reads besides runs: the account's keys, whether one was used, and
+ * whether the account has downloaded rows yet.
+ */
 const KeysQuery = graphql(`
   query ConsoleOverviewKeys {
     viewer {
       id
+      firstDownloadAt
       apiKeys(first: 100) {
         totalCount
         nodes {
@@ -155,10 +159,12 @@ const curlOf = (origin: string) => `curl -s ${origin}/api/v1/wallet -H "Authoriz
 
 function Checklist({
   keys,
+  downloaded,
   runs,
   succeeded,
 }: {
   keys: { totalCount: number; nodes: { lastUsedAt?: string | null }[] };
+  downloaded: boolean;
   runs: number;
   succeeded: string | undefined;
 }) {
@@ -204,7 +210,7 @@ function Checklist({
     },
     {
       name: 'Download its rows',
-      done: false,
+      done: downloaded,
       body: (
         <Text size="sm">
           {succeeded ? (
@@ -261,7 +267,12 @@ export default function Overview() {
       <PageTitle title="Overview" />
       <TrialPrompt />
       {mayKeys && keys.data && (
-        <Checklist keys={keys.data.viewer.apiKeys} runs={recent.totalCount} succeeded={succeeded} />
+        <Checklist
+          keys={keys.data.viewer.apiKeys}
+          downloaded={Boolean(keys.data.viewer.firstDownloadAt)}
+          runs={recent.totalCount}
+          succeeded={succeeded}
+        />
       )}
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 4 }}>
         <Card withBorder>

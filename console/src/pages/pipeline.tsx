@@ -4,7 +4,7 @@ import { Link, useParams } from 'react-router';
 import { useClient, useMutation, useQuery, useSubscription } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { PipelinePageFieldsFragment } from '../gql/graphql.ts';
-import { DownloadButtons, Loading, QueryError, StatusBadge, UserErrors } from '../components.tsx';
+import { DownloadButtons, Loading, QueryError, StatusBadge, TableScroll, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count, usd, when } from '../lib/format.ts';
 
@@ -156,7 +156,7 @@ function PipelineView({ initial }: { initial: Pipeline }) {
         </Text>
       )}
       <UserErrors errors={cancelState.data?.cancelPipeline.userErrors ?? []} />
-      <div className="scroll-x">
+      <TableScroll label="Steps" minWidth={720}>
         <Table aria-label="Steps" striped>
           <Table.Thead>
             <Table.Tr>
@@ -202,7 +202,7 @@ function PipelineView({ initial }: { initial: Pipeline }) {
             ))}
           </Table.Tbody>
         </Table>
-      </div>
+      </TableScroll>
       <Modal opened={asking} onClose={close} title="Cancel this pipeline?" centered>
         <Stack>
           <Text size="sm">

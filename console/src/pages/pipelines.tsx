@@ -19,10 +19,10 @@ import { Link, useNavigate } from 'react-router';
 import { useClient, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { ConsolePipelinesQuery, ConsoleQuotePipelineMutation, StartPipelineInput, Tool } from '../gql/graphql.ts';
-import { Loading, QueryError, StatusBadge } from '../components.tsx';
+import { Ago, Loading, Money, QueryError, StatusBadge, TableScroll } from '../components.tsx';
 import { type DestinationChoice, DestinationPicker } from '../destination-picker.tsx';
 import { PageTitle } from '../Shell.tsx';
-import { count, usd, when } from '../lib/format.ts';
+import { count, usd } from '../lib/format.ts';
 import { emptyValues, FieldInput, FormError, inputOf, type UserErrorLike, type Values } from '../tool-input.tsx';
 
 const PipelinesQuery = graphql(`
@@ -573,7 +573,7 @@ export default function Pipelines() {
       {pipelines.length === 0 ? (
         <Text c="dimmed">No pipelines yet.</Text>
       ) : (
-        <div className="scroll-x">
+        <TableScroll label="Pipelines" minWidth={720}>
           <Table aria-label="Pipelines" striped>
             <Table.Thead>
               <Table.Tr>
@@ -597,13 +597,17 @@ export default function Pipelines() {
                     <Text size="sm">{p.statusMessage}</Text>
                   </Table.Td>
                   <Table.Td>{count(p.itemCount)}</Table.Td>
-                  <Table.Td>{usd(p.cost)}</Table.Td>
-                  <Table.Td>{when(p.createdAt)}</Table.Td>
+                  <Table.Td>
+                    <Money amount={p.cost} />
+                  </Table.Td>
+                  <Table.Td>
+                    <Ago iso={p.createdAt} />
+                  </Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>
           </Table>
-        </div>
+        </TableScroll>
       )}
       <NewPipeline tools={data.tools} destinations={data.destinations.nodes} />
     </Stack>

@@ -1,17 +1,12 @@
-import { useMemo, useState, type FormEvent } from 'react';
-import { Alert, Button, Card, Group, Progress, Stack, Table, Text, Title } from '@mantine/core';
-import {
-  createColumnHelper,
-  flexRender,
-  getCoreRowModel,
-  getPaginationRowModel,
-  useReactTable,
-} from '@tanstack/react-table';
+import { useState, type FormEvent } from 'react';
+import { Alert, Button, Card, Group, Progress, Stack, Tabs, Text, Title } from '@mantine/core';
 import { useNavigate, useParams } from 'react-router';
 import { useClient, useMutation, useQuery, useSubscription } from 'urql';
 import { graphql } from '../gql/index.ts';
-import type { ConsoleRunNextStepsQuery, ConsoleRunToolQuery } from '../gql/graphql.ts';
-import { DownloadButtons, Loading, QueryError, StatusBadge } from '../components.tsx';
+import type { ConsoleRunNextStepsQuery } from '../gql/graphql.ts';
+import { DownloadButtons, FILE_FORMATS, Loading, QueryError, StatusBadge } from '../components.tsx';
+import { InputTab, LogTab, RunAgain } from './run-details.tsx';
+import { RowsTable } from './run-rows.tsx';
 import { DeliveriesTable } from '../deliveries.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { count, duration, usd, when } from '../lib/format.ts';
@@ -54,8 +49,13 @@ const RunToolQuery = graphql(`
         key
         field
         header
+        label
         description
         leaf
+        values {
+          value
+          label
+        }
       }
     }
   }
@@ -157,103 +157,12 @@ type Run = {
   finishedAt?: string | null;
   expiresAt?: string | null;
 };
-type Columns = NonNullable<ConsoleRunToolQuery['tool']>['columns'];
-type Row = Record<string, unknown>;
-
-const FORMATS = ['CSV', 'JSON', 'NDJSON'] as const;
-
-/** The rows subscription of a tool: the typed row fields its table shows (the scalar columns). */
-const itemsDocument = (resultType: string, columns: Columns) => `subscription ConsoleRunItems($id: ID!) {
-  runItems(id: $id) { offset results { ... on ${resultType} { ${columns
-    .filter((c) => c.leaf)
-    .map((c) => c.field)
-    .join(' ')} } } }
-}`;
-
-const pascal = (tool: string) => tool.toLowerCase().replace(/(^|_)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
-
-const cell = (value: unknown) =>
-  value === null || value === undefined ? '' : Array.isArray(value) ? value.join('; ') : String(value);
-
-function RowsTable({ runId, tool, columns }: { runId: string; tool: string; columns: Columns }) {
-  const shown = useMemo(() => columns.filter((c) => c.leaf), [columns]);
-  const document = useMemo(() => itemsDocument(`${pascal(tool)}Result`, columns), [tool, columns]);
-  // Rows arrive in batches from their offset; a batch sent again after a reconnect replaces, not repeats.
-  const [{ data: rows = [] }] = useSubscription<{ runItems: { offset: number; results: Row[] } }, Row[]>(
-    { query: document, variables: { id: runId } },
-    (previous = [], batch) => {
-      const next = previous.slice(0, batch.runItems.offset);
-      return [...next, ...batch.runItems.results];
-    },
-  );
-  const helper = createColumnHelper<Row>();
-  const tableColumns = useMemo(
-    () =>
-      shown.map((c) =>
-        helper.accessor((row) => row[c.field], {
-          id: c.field,
-          header: c.header,
-          cell: (info) => cell(info.getValue()),
-        }),
-      ),
-    [shown, helper],
-  );
-  const table = useReactTable({
-    data: rows,
-    columns: tableColumns,
-    getCoreRowModel: getCoreRowModel(),
-    getPaginationRowModel: getPaginationRowModel(),
-    initialState: { pagination: { pageSize: 25 } },
-    autoResetPageIndex: false,
-  });
-  const { pageIndex } = table.getState().pagination;
-  return (
-    <Stack gap="xs">
-      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: wide tables scroll sideways; the region takes focus so keyboards can scroll it too */}
-      <section className="scroll-x" tabIndex={0} aria-label="Result rows, scrollable">
-        <Table striped className="rows" aria-label="Result rows">
-          <Table.Thead>
-            {table.getHeaderGroups().map((group) => (
-              <Table.Tr key={group.id}>
-                {group.headers.map((header) => (
-                  <Table.Th key={header.id}>{flexRender(header.column.columnDef.header, header.getContext())}</Table.Th>
-                ))}
-              </Table.Tr>
-            ))}
-          </Table.Thead>
-          <Table.Tbody>
-            {table.getRowModel().rows.map((row) => (
-              <Table.Tr key={row.id}>
-                {row.getVisibleCells().map((c) => (
-                  <Table.Td key={c.id} title={cell(c.getValue())}>
-                    {flexRender(c.column.columnDef.cell, c.getContext())}
-                  </Table.Td>
-                ))}
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </section>
-      <Group>
-        <Text size="sm">
-          {count(rows.length)} rows · page {pageIndex + 1} of {Math.max(1, table.getPageCount())}
-        </Text>
-        <Button size="xs" variant="default" onClick={() => table.previousPage()} disabled={!table.getCanPreviousPage()}>
-          Previous page
-        </Button>
-        <Button size="xs" variant="default" onClick={() => table.nextPage()} disabled={!table.getCanNextPage()}>
-          Next page
-        </Button>
-      </Group>
-    </Stack>
-  );
-}
 
 function Downloads({ runId }: { runId: string }) {
   const client = useClient();
   return (
     <DownloadButtons
-      formats={FORMATS}
+      formats={FILE_FORMATS}
       linkOf={async (format) => {
         const result = await client
           .query(DownloadQuery, { id: runId, format }, { requestPolicy: 'network-only' })
@@ -445,6 +354,7 @@ function RunView({ initial }: { initial: Run }) {
           </Button>
         )}
         {ended && <Downloads runId={run.id} />}
+        {tool && <RunAgain runId={run.id} title={tool.title} />}
       </Group>
       <Deliveries runId={run.id} ended={ended} />
       {ended && <NextSteps runId={run.id} />}
@@ -453,7 +363,24 @@ function RunView({ initial }: { initial: Run }) {
           {e.message}
         </Alert>
       ))}
-      {tool && <RowsTable runId={run.id} tool={run.tool} columns={tool.columns} />}
+      <Tabs defaultValue="rows" keepMounted={false}>
+        <Tabs.List>
+          <Tabs.Tab value="rows">Rows</Tabs.Tab>
+          <Tabs.Tab value="input">Input</Tabs.Tab>
+          <Tabs.Tab value="log">Log</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="rows" pt="sm">
+          {tool && (
+            <RowsTable runId={run.id} tool={run.tool} columns={tool.columns} ended={ended} itemCount={run.itemCount} />
+          )}
+        </Tabs.Panel>
+        <Tabs.Panel value="input" pt="sm">
+          <InputTab runId={run.id} tool={run.tool} />
+        </Tabs.Panel>
+        <Tabs.Panel value="log" pt="sm">
+          <LogTab runId={run.id} itemCount={run.itemCount} status={run.status} />
+        </Tabs.Panel>
+      </Tabs>
     </Stack>
   );
 }

@@ -15,7 +15,7 @@ import {
 import { useNavigate } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { Ago, Loading, QueryError, TableScroll, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
 
@@ -195,7 +195,7 @@ export default function Schedules() {
           <Text>No tasks yet: open a tool, fill its form and choose “Save as task”.</Text>
         </Card>
       ) : (
-        <div className="scroll-x">
+        <TableScroll label="Tasks" minWidth={720}>
           <Table aria-label="Tasks" striped>
             <Table.Thead>
               <Table.Tr>
@@ -243,7 +243,7 @@ export default function Schedules() {
               ))}
             </Table.Tbody>
           </Table>
-        </div>
+        </TableScroll>
       )}
       {tasks.length > 0 && (
         <form onSubmit={submit} noValidate aria-label="Schedule a task">
@@ -292,7 +292,7 @@ export default function Schedules() {
       {data.schedules.nodes.length === 0 ? (
         <Text c="dimmed">No schedules yet.</Text>
       ) : (
-        <div className="scroll-x">
+        <TableScroll label="Schedules" minWidth={720}>
           <Table aria-label="Schedules" striped>
             <Table.Thead>
               <Table.Tr>
@@ -313,7 +313,9 @@ export default function Schedules() {
                     <Table.Td>
                       <code>{s.cron}</code> ({s.timezone})
                     </Table.Td>
-                    <Table.Td>{when(s.nextFireAt)}</Table.Td>
+                    <Table.Td>
+                      <Ago iso={s.nextFireAt} />
+                    </Table.Td>
                     <Table.Td>
                       {when(s.lastFiredAt)}
                       {last?.reason ? ` — ${last.reason}` : ''}
@@ -362,7 +364,7 @@ export default function Schedules() {
               })}
             </Table.Tbody>
           </Table>
-        </div>
+        </TableScroll>
       )}
     </Stack>
   );

@@ -1,7 +1,7 @@
 import { Alert, Button, Stack, Table } from '@mantine/core';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
-import { Loading, QueryError, UserErrors } from '../components.tsx';
+import { Ago, Loading, QueryError, TableScroll, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
 
@@ -83,35 +83,37 @@ export default function Sessions({ onSignedOut }: { onSignedOut(): void }) {
       ) : !data ? (
         <Loading />
       ) : (
-        <Table
-          aria-label="Sessions"
-          data={{
-            head: ['Browser', 'Address', 'Signed in', 'Last seen', 'End'],
-            body: data.sessions.nodes.map((s) => [
-              s.userAgent ?? '—',
-              s.ipAddress ?? '—',
-              when(s.createdAt),
-              when(s.lastSeenAt),
-              s.current ? (
-                'This session'
-              ) : (
-                <Button
-                  key="end"
-                  size="xs"
-                  variant="outline"
-                  color="red"
-                  aria-label={`End the session signed in ${when(s.createdAt)}`}
-                  onClick={async () => {
-                    await revoke({ id: s.id });
-                    refetch({ requestPolicy: 'network-only' });
-                  }}
-                >
-                  End
-                </Button>
-              ),
-            ]),
-          }}
-        />
+        <TableScroll label="Sessions" minWidth={640}>
+          <Table
+            aria-label="Sessions"
+            data={{
+              head: ['Browser', 'Address', 'Signed in', 'Last seen', 'End'],
+              body: data.sessions.nodes.map((s) => [
+                s.userAgent ?? '—',
+                s.ipAddress ?? '—',
+                <Ago key="signed-in" iso={s.createdAt} />,
+                <Ago key="seen" iso={s.lastSeenAt} />,
+                s.current ? (
+                  'This session'
+                ) : (
+                  <Button
+                    key="end"
+                    size="xs"
+                    variant="outline"
+                    color="red"
+                    aria-label={`End the session signed in ${when(s.createdAt)}`}
+                    onClick={async () => {
+                      await revoke({ id: s.id });
+                      refetch({ requestPolicy: 'network-only' });
+                    }}
+                  >
+                    End
+                  </Button>
+                ),
+              ]),
+            }}
+          />
+        </TableScroll>
       )}
     </Stack>
   );

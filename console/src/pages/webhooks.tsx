@@ -3,7 +3,7 @@ import { Alert, Button, Card, Checkbox, Code, Group, Stack, Table, Text, TextInp
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../gql/index.ts';
 import type { WebhookEvent } from '../gql/graphql.ts';
-import { Loading, QueryError, useConfirm, UserErrors } from '../components.tsx';
+import { Ago, Loading, QueryError, TableScroll, useConfirm, UserErrors } from '../components.tsx';
 import { PageTitle } from '../Shell.tsx';
 import { when } from '../lib/format.ts';
 
@@ -226,21 +226,23 @@ export default function Webhooks() {
                 Test event {testId} queued; the receiver’s answer shows in the log below.
               </Alert>
             )}
-            <Table
-              mt="sm"
-              aria-label={`Deliveries to ${hook.url}`}
-              data={{
-                head: ['When', 'Event', 'Run', 'Status', 'Attempts', 'Answer'],
-                body: hook.deliveries.nodes.map((d) => [
-                  when(d.createdAt),
-                  d.event,
-                  d.runId ?? '—',
-                  d.status,
-                  d.attempts,
-                  d.responseStatus ?? d.lastError ?? '—',
-                ]),
-              }}
-            />
+            <TableScroll label={`Deliveries to ${hook.url}`} minWidth={720}>
+              <Table
+                mt="sm"
+                aria-label={`Deliveries to ${hook.url}`}
+                data={{
+                  head: ['When', 'Event', 'Run', 'Status', 'Attempts', 'Answer'],
+                  body: hook.deliveries.nodes.map((d) => [
+                    <Ago key="createdAt" iso={d.createdAt} />,
+                    d.event,
+                    d.runId ?? '—',
+                    d.status,
+                    d.attempts,
+                    d.responseStatus ?? d.lastError ?? '—',
+                  ]),
+                }}
+              />
+            </TableScroll>
           </Card>
         ))
       )}

@@ -9,8 +9,11 @@ import type { CompanyRecord } from './companies.ts';
  * wins, the output row) stay in enrich-leads.ts.
  */
 
-/** What a row of lead enrichment is matched on, in order of priority. */
-export const MATCH_KEYS = ['email', 'social', 'mobile', 'domain'] as const;
+/**
+ * What a row of lead enrichment is matched on, in order of priority. `name` (a person's full name at a
+ * company) is asked for by the console and GraphQL only (enrich-leads.ts); REST keeps the spec's four.
+ */
+export const MATCH_KEYS = ['email', 'social', 'mobile', 'name', 'domain'] as const;
 export type MatchKey = (typeof MATCH_KEYS)[number];
 
 /**
@@ -21,7 +24,19 @@ export interface Keys {
   email?: string;
   social?: string;
   mobile?: string;
+  /** A full name at a company, as `nameKey` writes it. */
+  name?: string;
   domain?: string;
+}
+
+/**
+ * The key of a full name at a company: the company (`d:` and its domain, or `c:` and its name as an
+ * ILIKE pattern matching it whatever the case), a tab, then the name in lower case with single spaces.
+ */
+export function nameKey(fullName: string, company: { domain: string } | { name: string }): string {
+  const name = fullName.trim().toLowerCase().replace(/\s+/g, ' ');
+  const at = 'domain' in company ? `d:${company.domain}` : `c:${company.name.trim().replace(/[\\%_]/g, '\\$&')}`;
+  return `${at}\t${name}`;
 }
 
 const PERSON_COLUMNS =
@@ -127,7 +142,8 @@ export const companyOf = (f: Found): CompanyRecord | undefined =>
  * mobile, and the one with the lowest id is kept (in JavaScript: without an ORDER BY, rows are sent as
  * they are found, and decoded while the other lookups still run).
  */
-const LOOKUPS: Record<MatchKey, string> = {
+const PERSON_NAMED = `lower(p.first_name || ' ' || p.last_name) = split_part(k.k, chr(9), 2)`;
+const LOOKUPS: Record<MatchKey | 'nameAtCompany', string> = {
   email: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
     from unnest($1::text[]) k join person p on ${personByEmailSql('p.', 'k.k')}
     left join company c on c.id = p.company_id`,
@@ -136,6 +152,13 @@ const LOOKUPS: Record<MatchKey, string> = {
   mobile: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
     from unnest($1::text[]) k join person p on right(regexp_replace(p.mobile, '\\D', '', 'g'), 10) = k.k
     left join company c on c.id = p.company_id`,
+  // A person by full name at a company domain, or at a company of that name (the trigram index on the name).
+  name: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
+    from unnest($1::text[]) k join company c on c.domain = substr(split_part(k.k, chr(9), 1), 3)
+    join person p on p.company_id = c.id and ${PERSON_NAMED}`,
+  nameAtCompany: `select k.k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
+    from unnest($1::text[]) k join company c on c.name ilike substr(split_part(k.k, chr(9), 1), 3)
+    join person p on p.company_id = c.id and ${PERSON_NAMED}`,
   // The most senior person at each domain (contactRankSql; lowest id first within a rank): one probe
   // of person_company_idx, which carries the rank, per company.
   domain: `select c.domain as k, ${PERSON_COLUMNS}, ${COMPANY_COLUMNS}
@@ -147,7 +170,7 @@ const LOOKUPS: Record<MatchKey, string> = {
 };
 
 /**
- * Every lookup of a request in at most five queries, whatever the number of rows: the person found
+ * Every lookup of a request in at most seven queries, whatever the number of rows: the person found
  * (with their company) by each key. The queries only read (each sees committed data, so no
  * transaction is needed) and run at once on the pool, on separate connections, prepared (their plans,
  * index scans for an array of keys, do not depend on the values). A domain is looked up beside the
@@ -159,15 +182,18 @@ export async function lookUpLeads(sql: Sql, keys: Keys[]): Promise<Record<MatchK
     email: new Map(),
     social: new Map(),
     mobile: new Map(),
+    name: new Map(),
     domain: new Map(),
   };
   const distinct = (kind: MatchKey, of: Keys[]) => [
     ...new Set(of.map((k) => k[kind]).filter((v): v is string => v !== undefined)),
   ];
-  const run = async (kind: MatchKey, values: string[]) => {
+  const run = async (kind: MatchKey, values: string[], lookup: keyof typeof LOOKUPS = kind) => {
     if (values.length === 0) return;
     const byKey = found[kind];
-    const rows = (await sql.unsafe(LOOKUPS[kind], [values] as never, { prepare: true }).values()) as unknown as Found[];
+    const rows = (await sql
+      .unsafe(LOOKUPS[lookup], [values] as never, { prepare: true })
+      .values()) as unknown as Found[];
     for (const row of rows) {
       const kept = byKey.get(row[0]);
       if (kept === undefined || Number(row[1]) < Number(kept[1])) byKey.set(row[0], row);
@@ -175,12 +201,22 @@ export async function lookUpLeads(sql: Sql, keys: Keys[]): Promise<Record<MatchK
   };
   const domainOnly = distinct(
     'domain',
-    keys.filter((k) => k.email === undefined && k.social === undefined && k.mobile === undefined),
+    keys.filter((k) => k.email === undefined && k.social === undefined && k.mobile === undefined && !k.name),
   );
+  const names = distinct('name', keys);
   await Promise.all([
     run('email', distinct('email', keys)),
     run('social', distinct('social', keys)),
     run('mobile', distinct('mobile', keys)),
+    run(
+      'name',
+      names.filter((n) => n.startsWith('d:')),
+    ),
+    run(
+      'name',
+      names.filter((n) => n.startsWith('c:')),
+      'nameAtCompany',
+    ),
     run('domain', domainOnly),
   ]);
   const asked = new Set(domainOnly);
@@ -190,7 +226,8 @@ export async function lookUpLeads(sql: Sql, keys: Keys[]): Promise<Record<MatchK
       !asked.has(k.domain) &&
       !(k.email !== undefined && found.email.has(k.email)) &&
       !(k.social !== undefined && found.social.has(k.social)) &&
-      !(k.mobile !== undefined && found.mobile.has(k.mobile)),
+      !(k.mobile !== undefined && found.mobile.has(k.mobile)) &&
+      !(k.name !== undefined && found.name.has(k.name)),
   );
   await run('domain', distinct('domain', unmatched));
   return found;

@@ -91,6 +91,21 @@ const SENIORITY_ALIASES: Record<string, string> = {
   partner: 'partner',
 };
 
+/** The seniorities as people write them (the lead scraper's `seniority` column). */
+export const SENIORITY_WORDS: Readonly<Record<(typeof SENIORITIES)[number], string>> = {
+  owner: 'Owner',
+  founder: 'Founder',
+  c_suite: 'C-suite',
+  partner: 'Partner',
+  vp: 'VP',
+  head: 'Head',
+  director: 'Director',
+  manager: 'Manager',
+  senior: 'Senior',
+  entry: 'Entry level',
+  intern: 'Intern',
+};
+
 /** "C-Suite", "vice president" → "c_suite", "vp"; undefined when unknown. */
 export function normaliseSeniority(value: string): string | undefined {
   const t = token(value);

@@ -131,7 +131,7 @@ describe('a trial sign-up chooses a plan and buys credits', { timeout: 120_000 }
     expect(await page.getByText(value).count()).toBe(0);
   });
 
-  it('offers the sole owner neither removal nor a role change of their own row; invitations are sent again', async () => {
+  it('offers the sole owner neither removal nor a role change of their own row; invitations are sent again, their link shown to copy', async () => {
     await page.goto('/members');
     await visible(page.getByRole('heading', { name: 'Members', level: 2 }));
     const members = page.getByRole('table', { name: 'Members' });
@@ -143,8 +143,20 @@ describe('a trial sign-up chooses a plan and buys credits', { timeout: 120_000 }
     await page.getByRole('button', { name: 'Send invitation' }).click();
     const invitations = page.getByRole('table', { name: 'Pending invitations' });
     await visible(invitations.getByText('kathy@console.test'));
+    // The link mailed is shown once to share another way; sending again makes a new one and stops the first.
+    const shown = () => page.getByRole('status').locator('pre').textContent();
+    await visible(page.getByRole('status').getByRole('button', { name: 'Copy the invitation link' }));
+    const first = (await shown())!.trim();
+    expect(first).toMatch(/\/invitations\/[\w-]{20,}$/);
     await invitations.getByRole('button', { name: 'Send the invitation of kathy@console.test again' }).click();
     await visible(page.getByRole('status').getByText(/The invitation of kathy@console\.test was sent again/));
+    const second = (await shown())!.trim();
+    expect(second).not.toBe(first);
+    const preview = (link: string) => page.request.get(`/auth/invitations/${link.split('/').pop()}`);
+    expect((await preview(first)).status()).toBe(404);
+    const valid = await preview(second);
+    expect(valid.status()).toBe(200);
+    expect(await valid.json()).toMatchObject({ email: 'kathy@console.test', role: 'member' });
     await audit(page);
     if (SCREENSHOTS) await page.screenshot({ path: 'docs/images/console-members-invitations.png' });
 

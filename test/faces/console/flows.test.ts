@@ -201,10 +201,10 @@ describe('an owner', { timeout: 120_000 }, () => {
       (n) => n === Math.min(25, stored.body.length),
       { what: 'the rows in the table' },
     );
-    await visible(owner.getByText(`${stored.body.length} rows · page 1`));
-    // The table shows the rows in their stored order, with the tool's columns (the first is the name).
+    await visible(owner.getByText(`Rows 1–${Math.min(25, stored.body.length)} of ${stored.body.length}`));
+    // The table shows the rows in their stored order, with the tool's columns named for people.
     expect(await owner.getByRole('table', { name: 'Result rows' }).locator('thead th').first().textContent()).toBe(
-      'name',
+      'Name',
     );
     expect(await rows.first().locator('td').first().textContent()).toBe(stored.body[0].name);
     await audit(owner);
@@ -304,9 +304,9 @@ describe('an owner', { timeout: 120_000 }, () => {
 
     await open(owner, 'Lead database');
     await visible(owner.getByText(/leads match/));
-    expect(await owner.getByRole('table', { name: 'Leads' }).locator('tbody tr').first().locator('td').count()).toBe(5);
+    // A checkbox, then name, title, company, location and email status (lead-search.test.ts shoots the page).
+    expect(await owner.getByRole('table', { name: 'Leads' }).locator('tbody tr').first().locator('td').count()).toBe(6);
     await audit(owner);
-    await shot(owner, 'leads');
 
     await open(owner, 'Enrichment');
     const [lead] = await t.app.core.sql`select email from person where email is not null order by id limit 1`;
@@ -358,10 +358,17 @@ describe('an owner', { timeout: 120_000 }, () => {
     await explorer.close();
 
     await open(owner, 'Billing');
-    // The map-listing run's hold, release and charge, each a row.
+    // The map-listing run's hold, release and charge as one line of the statement, with the balance after it.
+    const statement = owner.getByRole('table', { name: 'Statement' });
+    const runLine = statement.getByRole('row').filter({ hasText: 'Map-listing scraper' }).first();
+    await visible(runLine.getByText(/^Charged \$\d+\.\d{2} \(held \$\d+\.\d{2}, the rest given back\)$/));
+    expect(await runLine.locator('span[title^="$"]').count()).toBeGreaterThanOrEqual(4);
+    await audit(owner);
+    // Every entry, as the API lists them: the hold and the charge each a row.
+    await owner.getByText('Every entry', { exact: true }).click();
     const ledger = owner.getByRole('table', { name: 'Ledger' });
-    await visible(ledger.getByRole('cell', { name: /^hold$/i }).first());
-    await visible(ledger.getByRole('cell', { name: /^charge$/i }).first());
+    await visible(ledger.getByRole('cell', { name: 'Hold', exact: true }).first());
+    await visible(ledger.getByRole('cell', { name: 'Charge', exact: true }).first());
     await field(owner, 'Amount to buy (USD)').fill('149');
     // A trial cannot buy credits: the quote says why before anything is paid.
     await visible(owner.getByText(/active subscription/));
@@ -527,9 +534,30 @@ describe('an owner', { timeout: 120_000 }, () => {
     await elsewhere.getByRole('button', { name: 'Sign in' }).click();
     await visible(elsewhere.getByRole('heading', { name: 'Overview', level: 2 }));
 
+    // The other browser was last seen two hours ago (its stored times moved back, as if the clock had moved).
+    await t.app.core.sql`
+      update console_session set created_at = created_at - interval '2 hours',
+        last_seen_at = last_seen_at - interval '2 hours'
+      where id = (select s.id from console_session s join app_user u on u.id = s.user_id
+                  where u.email = ${OWNER} and s.revoked_at is null order by s.created_at desc limit 1)`;
     await open(owner, 'Sessions');
-    await visible(owner.getByRole('table', { name: 'Sessions' }).getByText('This session'));
-    expect(await owner.getByRole('table', { name: 'Sessions' }).locator('tbody tr').count()).toBeGreaterThanOrEqual(2);
+    const sessions = owner.getByRole('table', { name: 'Sessions' });
+    await visible(sessions.getByText('This session'));
+    expect(await sessions.locator('tbody tr').count()).toBeGreaterThanOrEqual(2);
+    const other = sessions.locator('tbody tr').filter({ has: owner.getByRole('button', { name: /^End the session/ }) });
+    const lastSeen = other.locator('td').nth(3);
+    expect(await lastSeen.textContent()).toBe('2 hours ago');
+    // Used again: "Last seen" moves to now, and "Signed in" stays.
+    await elsewhere.reload();
+    await visible(elsewhere.getByRole('heading', { name: 'Overview', level: 2 }));
+    await expect
+      .poll(async () => {
+        await owner.reload();
+        await visible(sessions);
+        return lastSeen.textContent();
+      })
+      .toMatch(/^(just now|\d+ seconds? ago)$/);
+    expect(await other.locator('td').nth(2).textContent()).toBe('2 hours ago');
     await owner.getByRole('button', { name: 'Sign out everywhere' }).click();
     await visible(owner.getByRole('heading', { name: 'Sign in' }));
     for (const page of [owner, elsewhere]) expect((await page.request.get('/auth/session')).status()).toBe(401);

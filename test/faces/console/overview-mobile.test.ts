@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 /**
  * The overview as a newcomer meets it, and the console on a phone. At 1440×900 a fresh owner's
  * getting-started checklist ticks each step from the account's real state (a key made, a call with it,
- * a run) and the recent runs list the run with its tool and status in words and its cost to 2
+ * a run, a download) and the recent runs list the run with its tool and status in words and its cost to 2
  * decimals. At 390×844 the navigation is a menu behind a button that opens and closes it by name and
  * closes when a page is chosen, and the overview, the runs, a run's page and the lead database do not
  * scroll the document sideways. Every page passes axe; nothing leaves the gateway's origin.
@@ -81,12 +81,14 @@ describe('the overview', { timeout: 120_000 }, () => {
 
     // What the curl does, with the key in LEADGATE_KEY; then a run.
     expect((await t.request('GET', '/api/v1/wallet', { key })).status).toBe(200);
-    const { start } = await t.runTool(key, '/api/v1/scrape/maps', {
-      searchStringsArray: ['dentist'],
-      locationQuery: 'Denver, CO',
-      maxCrawledPlacesPerSearch: 20,
+    // Started and waited for, not downloaded: the download is the last step, below.
+    const start = await t.request('POST', '/api/v1/scrape/maps', {
+      key,
+      body: { searchStringsArray: ['dentist'], locationQuery: 'Denver, CO', maxCrawledPlacesPerSearch: 20 },
     });
-    runId = start.runId;
+    expect(start.status).toBe(200);
+    runId = start.body.runId;
+    expect((await t.waitForRun(key, runId)).status).toBe('SUCCEEDED');
 
     await owner.reload();
     await visible(step(owner, 'Call the API with it', 'done'));
@@ -106,6 +108,15 @@ describe('the overview', { timeout: 120_000 }, () => {
     await visible(owner.getByRole('heading', { name: 'Spent this month' }));
     await audit(owner);
     if (SCREENSHOTS) await owner.screenshot({ path: 'docs/images/console-overview.png', fullPage: true });
+
+    // The last step: the run's rows downloaded (here with the key); every step done, the checklist goes.
+    const [before] = await t.app.core.sql`select first_download_at as at from account where id = ${accountId}`;
+    expect(before?.at).toBeNull();
+    const rows = await t.request('GET', `/api/v1/runs/${runId}/results`, { key });
+    expect(rows.status).toBe(200);
+    await owner.reload();
+    await visible(owner.getByRole('table', { name: 'Recent runs' }));
+    expect(await owner.getByRole('heading', { name: 'Getting started' }).count()).toBe(0);
   });
 });
 

@@ -150,7 +150,10 @@ describe('connections', () => {
     expect(connections.map((c) => c.name).sort()).toEqual(
       [
         'LeadConnection',
+        'LeadPreviewConnection',
+        'SavedSearchConnection',
         'LedgerEntryConnection',
+        'StatementLineConnection',
         'LocalBusinessConnection',
         'RunConnection',
         'RunResultConnection',
@@ -170,6 +173,7 @@ describe('connections', () => {
         'DeliveryConnection',
         'DoNotContactEntryConnection',
         'AuditEventConnection',
+        'EnrichmentJobConnection',
       ].sort(),
     );
     for (const connection of connections) {
@@ -216,11 +220,12 @@ describe('connections', () => {
       ({ type }) => type === schema.getQueryType() || ['Account', 'Run', 'Webhook'].includes(type.name),
     );
     // Query.tools (the registry, about twenty), Account.allowancesToday (one per allowance kind),
-    // Run.nextSteps (the step links out of one tool, a handful), Query.providers and
+    // Run.nextSteps (the step links out of one tool, a handful), Run.log (five entries at most), Query.providers and
     // Query.destinationKinds and Query.auditActions (declared lists, a few dozen at most) and Query.plans (three)
     // are fixed lists.
     expect(pageable.map(({ type, field }) => `${type.name}.${field.name}`)).toEqual([
       'Account.allowancesToday',
+      'Run.log',
       'Run.nextSteps',
       'Query.nodes',
       'Query.plans',
@@ -258,21 +263,28 @@ describe('global object identification', () => {
       'Delivery',
       'Destination',
       'DoNotContactEntry',
+      'EnrichmentJob',
       'Invitation',
       'Lead',
       'LedgerEntry',
       'Membership',
       'Pipeline',
       'Run',
+      'SavedSearch',
       'Schedule',
       'Task',
       'User',
       'Webhook',
       'WebhookDelivery',
     ]);
-    // Every other object with an `id: ID!` is a catalog record with a unique id that is deliberately not refetchable (docs/graphql.md).
+    // Every other object with an `id: ID!` is a catalog record with a unique id that is deliberately not refetchable
+    // (docs/graphql.md); a LeadPreview's id is its Lead's, which node(id:) finds once the account has the lead.
     const withId = objects.filter((t) => String(t.getFields().id?.type) === 'ID!').map((t) => t.name);
-    expect(withId.filter((name) => !implementers.includes(name)).sort()).toEqual(['LocalBusiness', 'Store']);
+    expect(withId.filter((name) => !implementers.includes(name)).sort()).toEqual([
+      'LeadPreview',
+      'LocalBusiness',
+      'Store',
+    ]);
   });
 });
 
