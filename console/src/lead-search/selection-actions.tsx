@@ -1,4 +1,4 @@
-import { Alert, Button, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Button, Checkbox, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { useMutation } from 'urql';
@@ -20,6 +20,35 @@ const FindContacts = graphql(`
         id
       }
       estimatedCost
+      userErrors {
+        field
+        message
+      }
+    }
+  }
+`);
+
+/** The same, then each email found validated: a pipeline of the two, under one quote and one hold. */
+const QuoteContactsPipeline = graphql(`
+  mutation ConsoleQuoteContactsPipeline($input: StartPipelineInput!) {
+    quotePipeline(input: $input) {
+      quote {
+        estimatedCost
+      }
+      userErrors {
+        field
+        message
+      }
+    }
+  }
+`);
+
+const StartContactsPipeline = graphql(`
+  mutation ConsoleStartContactsPipeline($input: StartPipelineInput!) {
+    startPipeline(input: $input) {
+      pipeline {
+        id
+      }
       userErrors {
         field
         message
@@ -175,24 +204,51 @@ export function SelectionActions({
   );
 }
 
-/** A website-finder run over the selected companies' domains: a job title, the quote, then Start. */
+/**
+ * A website-finder run over the selected companies' domains: a job title, the quote, then Start; or, with
+ * "Then validate", a pipeline of the finder and the email validator, quoted and held as one.
+ */
 function FindContactsModal({ opened, domains, onClose }: { opened: boolean; domains: string[]; onClose(): void }) {
   const navigate = useNavigate();
   const [, start] = useMutation(FindContacts);
+  const [, quotePipeline] = useMutation(QuoteContactsPipeline);
+  const [, startPipeline] = useMutation(StartContactsPipeline);
   const [jobTitle, setJobTitle] = useState('');
+  const [validate, setValidate] = useState(false);
   const [quote, setQuote] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const run = async (dryRun: boolean) => {
-    setBusy(true);
-    setError(null);
+  const pipelineInput = () => ({
+    steps: [{ tool: 'WEBSITE_FINDER' as const, input: { domains, jobTitle } }, { tool: 'EMAIL_VALIDATOR' as const }],
+  });
+  const runPipeline = async (quoting: boolean) => {
+    if (quoting) {
+      const answer = await quotePipeline({ input: pipelineInput() });
+      const refused = answer.data?.quotePipeline.userErrors[0]?.message ?? answer.error?.message;
+      if (refused) return setError(refused);
+      return setQuote(answer.data?.quotePipeline.quote?.estimatedCost ?? null);
+    }
+    const answer = await startPipeline({ input: pipelineInput() });
+    const refused = answer.data?.startPipeline.userErrors[0]?.message ?? answer.error?.message;
+    if (refused) return setError(refused);
+    if (answer.data?.startPipeline.pipeline) navigate(`/pipelines/${answer.data.startPipeline.pipeline.id}`);
+  };
+  const runFinder = async (dryRun: boolean) => {
     const answer = await start({ input: { domains, jobTitle }, dryRun });
-    setBusy(false);
     const payload = answer.data?.startWebsiteFinder;
     const refused = payload?.userErrors[0]?.message ?? answer.error?.message;
     if (refused) return setError(refused);
     if (dryRun) setQuote(payload?.estimatedCost ?? null);
     else if (payload?.run) navigate(`/runs/${payload.run.id}`);
+  };
+  const run = async (quoting: boolean) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await (validate ? runPipeline(quoting) : runFinder(quoting));
+    } finally {
+      setBusy(false);
+    }
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -224,15 +280,26 @@ function FindContactsModal({ opened, domains, onClose }: { opened: boolean; doma
               setQuote(null);
             }}
           />
+          <Checkbox
+            label="Then validate the emails found (a pipeline of both, under one quote)"
+            checked={validate}
+            onChange={(e) => {
+              setValidate(e.currentTarget.checked);
+              setQuote(null);
+            }}
+          />
           {quote !== null && (
-            <Text>At most {usd2(quote)} is held from the wallet; the run is billed per contact found.</Text>
+            <Text>
+              At most {usd2(quote)} is held from the wallet;{' '}
+              {validate ? 'each step is billed for what it does.' : 'the run is billed per contact found.'}
+            </Text>
           )}
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Cancel
             </Button>
             <Button type="submit" loading={busy} disabled={jobTitle.trim() === ''}>
-              {quote === null ? 'Quote' : 'Start the run'}
+              {quote === null ? 'Quote' : validate ? 'Start the pipeline' : 'Start the run'}
             </Button>
           </Group>
         </Stack>

@@ -12,11 +12,16 @@ import {
   WebhookDeliveryStatusDescriptions,
 } from '../gql/enum-descriptions.ts';
 
-/** Money as the API answers it (a decimal string of USD) for people. */
+/** Money as the API answers it (a decimal string of USD) for people: `$1,234.50`, `-$0.18`. */
 export const usd = (amount: string | null | undefined) =>
   amount == null
     ? '—'
-    : `$${Number(amount).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 4 })}`;
+    : Number(amount).toLocaleString('en-US', {
+        style: 'currency',
+        currency: 'USD',
+        minimumFractionDigits: 2,
+        maximumFractionDigits: 4,
+      });
 
 export const when = (iso: string | null | undefined) => (iso ? new Date(iso).toLocaleString() : '—');
 
@@ -32,7 +37,7 @@ const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
 /** A time as people say it relative to now (“3 minutes ago”, “yesterday”); “just now” within a minute. */
 export function ago(iso: string, now = Date.now()): string {
   const ms = new Date(iso).getTime() - now;
-  for (const [unit, size] of SPANS) if (Math.abs(ms) >= size) return relative.format(Math.trunc(ms / size), unit);
+  for (const [unit, size] of SPANS) if (Math.abs(ms) >= size) return relative.format(Math.round(ms / size), unit);
   return 'just now';
 }
 
@@ -44,9 +49,7 @@ export const toolValue = (slug: string) => slug.toUpperCase().replace(/-/g, '_')
 
 /** Money in a list: 2 decimals (`$4.90`); the exact amount (`usd`) goes in the cell's title or the detail. */
 export const usd2 = (amount: string | null | undefined) =>
-  amount == null
-    ? '—'
-    : `$${Number(amount).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  amount == null ? '—' : Number(amount).toLocaleString('en-US', { style: 'currency', currency: 'USD' });
 
 /** A length of time as people say it: “0.4 s”, “12 s”, “4 min 12 s”, “2 h 5 min”, “3 d 4 h”. */
 export function duration(ms: number): string {

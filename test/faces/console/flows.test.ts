@@ -364,6 +364,8 @@ describe('an owner', { timeout: 120_000 }, () => {
     await visible(runLine.getByText(/^Charged \$\d+\.\d{2} \(held \$\d+\.\d{2}, the rest given back\)$/));
     expect(await runLine.locator('span[title^="$"]').count()).toBeGreaterThanOrEqual(4);
     await audit(owner);
+    await statement.scrollIntoViewIfNeeded();
+    await shot(owner, 'billing-statement');
     // Every entry, as the API lists them: the hold and the charge each a row.
     await owner.getByText('Every entry', { exact: true }).click();
     const ledger = owner.getByRole('table', { name: 'Ledger' });

@@ -180,6 +180,26 @@ describe('the lead search', { timeout: 180_000 }, () => {
     expect([...run.input.domains].sort()).toEqual([...domains].sort());
     expect(run.input.jobTitle).toBe('CEO');
 
+    // Or a pipeline: the finder, then the emails it finds validated, quoted and held as one.
+    await page.goto('/leads');
+    await visible(total(everyone));
+    await rows().nth(0).getByRole('checkbox').check();
+    await page.getByRole('button', { name: 'Find contacts at their companies' }).click();
+    const chained = page.getByRole('dialog', { name: 'Find contacts at their companies' });
+    await chained.getByLabel('Job title').fill('Owner');
+    await chained.getByRole('checkbox', { name: /^Then validate the emails found/ }).check();
+    await chained.getByRole('button', { name: 'Quote' }).click();
+    await visible(chained.getByText(/^At most \$\d.*each step is billed for what it does\.$/));
+    await settled();
+    await audit(page);
+    await chained.getByRole('button', { name: 'Start the pipeline' }).click();
+    await page.waitForURL(/\/pipelines\/plp_\w+$/);
+    const pipelineId = new URL(page.url()).pathname.split('/').at(-1)!;
+    const pipeline = await one(t.app.core.sql<{ steps: { tool: string; input: { jobTitle?: string } }[] }[]>`
+      select steps from pipeline where id = ${pipelineId} and account_id = ${accountId}`);
+    expect(pipeline.steps.map((step) => step.tool)).toEqual(['website-finder', 'email-validator']);
+    expect(pipeline.steps[0]!.input.jobTitle).toBe('Owner');
+
     // Enrich hands the selection to the enrichment page as a file would be: its columns mapped, nothing spent.
     await page.goto('/leads');
     await visible(total(everyone));
