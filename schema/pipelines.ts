@@ -11,6 +11,7 @@ import { graphqlFieldOf } from '../src/endpoints/define.ts';
 import { signedFilePath } from '../src/runs/download-links.ts';
 import { assertNotExpired, type ExportFormat } from '../src/runs/exports.ts';
 import { AppError, ValidationError } from '../src/shared/errors.ts';
+import { cursorTime } from '../src/shared/params.ts';
 import { STEP_LINKS, type StepLink } from '../src/tools/steps.ts';
 import {
   findPipeline,
@@ -172,8 +173,9 @@ const cursorOf = (p: PipelineView) => Buffer.from(`${p.createdAt}|${p.id}`).toSt
 function afterCursor(after: string | null | undefined): { createdAt: Date; id: string } | undefined {
   if (!after) return undefined;
   const [at, id] = Buffer.from(after, 'base64url').toString().split('|');
-  const createdAt = new Date(at ?? '');
-  if (!id || Number.isNaN(createdAt.getTime()))
+  // Only a time this API writes: a date Postgres cannot hold is no cursor (cursorTime).
+  const createdAt = cursorTime(at);
+  if (!id || !createdAt)
     throw new AppError(400, 'validation_failed', 'after is not a cursor of this list', [
       { path: 'after', message: 'is not a cursor of this list' },
     ]);

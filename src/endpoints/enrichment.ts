@@ -1,3 +1,4 @@
+import { assertStorable } from '../shared/params.ts';
 import type { Core } from '../core.ts';
 import { suppressionCheck } from '../privacy/suppression.ts';
 import { takeAllowance } from '../billing/allowances.ts';
@@ -183,6 +184,8 @@ export async function enrichmentAnswer<K extends string, M extends { kind: K }>(
   contacts: PreviewContacts,
   options: { skipped?: SkippedRow[]; job?: JobOptions } = {},
 ): Promise<EnrichResult<K>> {
+  // A job's file name is checked before anything is counted, so its recording cannot fail on it.
+  if (options.job) assertStorable(options.job.fileName, 'fileName');
   // A match about a suppressed person is no match: what was found about them never leaves (src/privacy).
   const filled = found.map((m) => {
     const values: Record<string, unknown> = {};

@@ -116,6 +116,16 @@ describe('enrichLeads with rows it cannot use', () => {
     expect(jobId).toMatch(/^enj_/);
   });
 
+  it('refuses a file name Postgres cannot store at its field, before anything is counted', async () => {
+    const before = await used();
+    const answer = (await t.graphql(key, ENRICH, { rows: [{ email: a.email }], fileName: 'a\u0000b.csv' })).body;
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data.enrichLeads.userErrors).toEqual([
+      expect.objectContaining({ code: 'VALIDATION_FAILED', field: ['fileName'] }),
+    ]);
+    expect(await used()).toBe(before);
+  });
+
   it('counts nothing and records no job for a preview or a request without a file name', async () => {
     const before = await used();
     const preview = await t.graphql(key, ENRICH, { fileName: 'x.csv', preview: true, rows: [{ email: a.email }, {}] });

@@ -80,6 +80,27 @@ describe('GraphQL', () => {
   });
 });
 
+describe('GraphQL arguments', () => {
+  it('a pipelines cursor naming a time Postgres cannot hold is refused at `after`, not an internal error', async () => {
+    const after = Buffer.from('+275760-09-13T00:00:00.000Z|plp_x').toString('base64url');
+    const res = await t.graphql(key, 'query ($after: String) { pipelines(after: $after) { totalCount } }', { after });
+    expect(res.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+  });
+
+  it('an enrichment file name Postgres cannot store is refused at `fileName`, nothing counted', async () => {
+    const res = await t.graphql(
+      key,
+      `mutation ($rows: [LocalBusinessEnrichmentInput!]!, $name: String) {
+        enrichLocalBusinesses(rows: $rows, fileName: $name) { job { id } userErrors { code field } } }`,
+      { rows: [{ name: 'Acme', city: 'Denver' }], name: 'a\u0000b.csv' },
+    );
+    expect(res.body.data.enrichLocalBusinesses).toEqual({
+      job: null,
+      userErrors: [{ code: 'VALIDATION_FAILED', field: ['fileName'] }],
+    });
+  });
+});
+
 describe('MCP', () => {
   it.each([
     ['a string', 'dentist'],
