@@ -58,14 +58,17 @@ registerNode(COMPANY_PREFIX, 'Company', {
   },
 });
 
-export const LeadRef = builder.objectRef<LeadRow>('Lead').implement({
-  description: 'A person of the lead database. Every lead returned is saved to the account.',
-  interfaces: [NodeRef],
+/** What every view of a person of the lead database shows: all but the contact details. */
+export type LeadPersonRow = Omit<LeadRow, 'email' | 'phone' | 'mobile'>;
+
+/**
+ * A person of the lead database, whether a `Lead` (with contact details, counted) or a `LeadPreview`
+ * (the free search's): the fields both show, declared once.
+ */
+export const LeadPersonRef = builder.interfaceRef<LeadPersonRow>('LeadPerson').implement({
+  description:
+    'A person of the lead database: a `Lead` (with contact details) or a `LeadPreview` (the free search’s, without).',
   fields: (t) => ({
-    id: t.id({
-      description: 'The lead’s global id; `node(id:)` finds the leads the account has received.',
-      resolve: (p) => globalId(LEAD_PREFIX, p.id),
-    }),
     databaseId: t.id({
       description: 'The lead’s id in the lead database (the `id` of REST’s lead records).',
       resolve: (p) => p.id,
@@ -76,13 +79,6 @@ export const LeadRef = builder.objectRef<LeadRow>('Lead').implement({
     title: t.exposeString('title', { nullable: true, description: 'Job title.' }),
     seniority: t.exposeString('seniority', { nullable: true, description: 'Seniority, e.g. c_suite, vp, director.' }),
     department: t.exposeString('department', { nullable: true, description: 'Department, e.g. sales, engineering.' }),
-    email: t.exposeString('email', { nullable: true, description: 'Work email.' }),
-    emailStatus: t.exposeString('email_status', {
-      nullable: true,
-      description: 'How sure the email is, e.g. verified.',
-    }),
-    phone: t.exposeString('phone', { nullable: true, description: 'Phone.' }),
-    mobile: t.exposeString('mobile', { nullable: true, description: 'Mobile phone.' }),
     linkedinUrl: t.exposeString('linkedin_url', { nullable: true, description: 'LinkedIn profile.' }),
     city: t.exposeString('city', { nullable: true, description: 'The person’s city.' }),
     state: t.exposeString('state', { nullable: true, description: 'The person’s state.' }),
@@ -93,6 +89,24 @@ export const LeadRef = builder.objectRef<LeadRow>('Lead').implement({
       description: 'Where the person works.',
       resolve: (p, _, ctx) => (p.company_id ? ctx.loaders.company.load(Number(p.company_id)) : null),
     }),
+  }),
+});
+
+export const LeadRef = builder.objectRef<LeadRow>('Lead').implement({
+  description: 'A person of the lead database. Every lead returned is saved to the account.',
+  interfaces: [NodeRef, LeadPersonRef],
+  fields: (t) => ({
+    id: t.id({
+      description: 'The lead’s global id; `node(id:)` finds the leads the account has received.',
+      resolve: (p) => globalId(LEAD_PREFIX, p.id),
+    }),
+    email: t.exposeString('email', { nullable: true, description: 'Work email.' }),
+    emailStatus: t.exposeString('email_status', {
+      nullable: true,
+      description: 'How sure the email is, e.g. verified.',
+    }),
+    phone: t.exposeString('phone', { nullable: true, description: 'Phone.' }),
+    mobile: t.exposeString('mobile', { nullable: true, description: 'Mobile phone.' }),
   }),
 });
 

@@ -5,7 +5,14 @@ import { ValidationError } from '../../src/shared/errors.ts';
 import { builder } from '../builder.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from '../connection.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from '../errors.ts';
-import { CompanyRef, LeadFilterInput, LeadRef, leadFilterParams, MAX_LEADS, SearchTranslationRef } from '../leads.ts';
+import {
+  LeadFilterInput,
+  LeadPersonRef,
+  LeadRef,
+  leadFilterParams,
+  MAX_LEADS,
+  SearchTranslationRef,
+} from '../leads.ts';
 import { globalId } from '../node.ts';
 
 /*
@@ -19,18 +26,12 @@ const LeadPreviewRef = builder.objectRef<LeadPreviewRow>('LeadPreview').implemen
   description:
     'A person of the lead database as the free search (`leadSearch`) shows them: everything but the email, phone ' +
     'and mobile, with whether each exists. `revealLeads` hands over the contact details.',
+  interfaces: [LeadPersonRef],
   fields: (t) => ({
     id: t.id({
       description: 'The lead’s global id, the same as `Lead.id`: `revealLeads(ids:)` takes it.',
       resolve: (p) => globalId('lead', p.id),
     }),
-    databaseId: t.id({ description: 'The lead’s id in the lead database.', resolve: (p) => p.id }),
-    firstName: t.exposeString('first_name', { description: 'First name.' }),
-    lastName: t.exposeString('last_name', { description: 'Last name.' }),
-    fullName: t.string({ description: 'First and last name.', resolve: (p) => `${p.first_name} ${p.last_name}` }),
-    title: t.exposeString('title', { nullable: true, description: 'Job title.' }),
-    seniority: t.exposeString('seniority', { nullable: true, description: 'Seniority, e.g. c_suite, vp, director.' }),
-    department: t.exposeString('department', { nullable: true, description: 'Department, e.g. sales, engineering.' }),
     hasEmail: t.exposeBoolean('has_email', { description: 'The person has a work email (revealed by `revealLeads`).' }),
     emailStatus: t.exposeString('email_status', {
       nullable: true,
@@ -39,16 +40,6 @@ const LeadPreviewRef = builder.objectRef<LeadPreviewRow>('LeadPreview').implemen
     hasPhone: t.exposeBoolean('has_phone', { description: 'The person has a phone or mobile number.' }),
     received: t.exposeBoolean('received', {
       description: 'The account has received this lead already: revealing it again counts nothing.',
-    }),
-    linkedinUrl: t.exposeString('linkedin_url', { nullable: true, description: 'LinkedIn profile.' }),
-    city: t.exposeString('city', { nullable: true, description: 'The person’s city.' }),
-    state: t.exposeString('state', { nullable: true, description: 'The person’s state.' }),
-    country: t.exposeString('country', { nullable: true, description: 'The person’s country.' }),
-    company: t.field({
-      type: CompanyRef,
-      nullable: true,
-      description: 'Where the person works.',
-      resolve: (p, _, ctx) => (p.company_id ? ctx.loaders.company.load(Number(p.company_id)) : null),
     }),
   }),
 });

@@ -25,16 +25,20 @@ export function nestedFields(items: readonly Item[]): string[] {
   return [...fields];
 }
 
-/** A value as plain text: scalars as written, lists joined with “; ”, an object's fields `name: value`. */
-export function cellText(value: unknown): string {
+/**
+ * A value as plain text: scalars as written (a code through `codes`, where its column declares words),
+ * yes/no, lists joined with “; ”, an object's fields `name: value`.
+ */
+export function cellText(value: unknown, codes?: Readonly<Record<string, string>>): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'boolean') return value ? 'Yes' : 'No';
-  if (Array.isArray(value)) return value.map(cellText).join('; ');
+  if (Array.isArray(value)) return value.map((v) => cellText(v, codes)).join('; ');
   if (isItem(value))
     return nestedFields([value])
       .map((k) => `${words(k)}: ${cellText(value[k])}`)
       .filter((text) => !text.endsWith(': '))
       .join(', ');
+  if (typeof value === 'string') return codes?.[value] ?? value;
   return String(value);
 }
 

@@ -4,6 +4,7 @@ import { useDebouncedValue } from '@mantine/hooks';
 import { useQuery, useSubscription } from 'urql';
 import type { ConsoleRunToolQuery } from '../gql/graphql.ts';
 import { Pager, TableScroll, usePages } from '../components.tsx';
+import { cellText } from '../lib/cell-text.ts';
 import { count } from '../lib/format.ts';
 
 /**
@@ -52,14 +53,9 @@ const liveDocument = (tool: string, columns: Columns) => `subscription ConsoleRu
   runItems(id: $id) { offset results { ${selection(tool, columns)} } }
 }`;
 
-/** A cell in words: a declared code's words, yes/no, lists joined; empty for no value. */
-export function cellText(column: Pick<Column, 'values'>, value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
-  if (Array.isArray(value)) return value.map((v) => cellText(column, v)).join('; ');
-  if (typeof value === 'string') return column.values.find((v) => v.value === value)?.label ?? value;
-  return String(value);
-}
+/** A cell in words (lib/cell-text.ts), a declared code as its column's words for it. */
+export const columnText = (column: Pick<Column, 'values'>, value: unknown): string =>
+  cellText(value, Object.fromEntries(column.values.map((v) => [v.value, v.label])));
 
 const ARIA_SORT = { ASC: 'ascending', DESC: 'descending' } as const;
 
@@ -246,7 +242,7 @@ export function RowsTable({
               // biome-ignore lint/suspicious/noArrayIndexKey: a page's rows by their position in the view
               <Table.Tr key={first + i}>
                 {shown.map((c) => {
-                  const text = cellText(c, row[c.field]);
+                  const text = columnText(c, row[c.field]);
                   return (
                     <Table.Td key={c.key} title={text}>
                       {text}

@@ -26,6 +26,13 @@ describe('cells', () => {
     expect(cellText(contacts[0])).toBe('Full name: Jane Doe, Email: jane@acme.com, Confidence: 95');
   });
 
+  it('writes a code its column declares words for in those words, alone or in a list', () => {
+    const seniority = { c_suite: 'C-suite', vp: 'VP' };
+    expect(cellText('c_suite', seniority)).toBe('C-suite');
+    expect(cellText(['vp', 'c_suite', 'intern'], seniority)).toBe('VP; C-suite; intern');
+    expect(cellText(3, seniority)).toBe('3');
+  });
+
   it('lays contacts out as one row per contact under headers in words', () => {
     expect(nestedTable(contacts, { confidence: 'Confidence (0–100)' })).toEqual({
       head: ['Full name', 'Email', 'Confidence (0–100)', 'Title', 'Verified'],
