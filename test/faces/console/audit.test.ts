@@ -87,6 +87,9 @@ describe('the Audit log page', { timeout: 120_000 }, () => {
       await owner.evaluate((iso) => new Date(iso).toLocaleString(), exact.toISOString()),
     );
     await audit(owner);
+    // The tooltip goes once the pointer leaves; a fading one would be read half transparent by the next audit.
+    await owner.mouse.move(0, 0);
+    await tooltip.waitFor({ state: 'detached' });
   });
 
   it('filters by action and by actor, and pages back to everything', async () => {
