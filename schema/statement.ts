@@ -1,5 +1,3 @@
-import { ledger as ledgerEndpoint } from '../src/endpoints/api/ledger.ts';
-import { permissionOf } from '../src/endpoints/define.ts';
 import { requireRole } from '../src/accounts/roles.ts';
 import { countStatement, listStatement, type StatementLine, type StatementLineKind } from '../src/billing/statement.ts';
 import { AccountRef } from './account.ts';
@@ -13,6 +11,7 @@ import {
   pageSize,
 } from './connection.ts';
 import { RunRef } from './run.ts';
+import { LEDGER_PERMISSION } from './wallet.ts';
 
 const KIND_TEXT: Record<StatementLineKind, string> = {
   run: 'A run: its hold, release and charge together.',
@@ -88,7 +87,6 @@ const StatementLineConnectionRef = connectionType<StatementLine>('StatementLine'
 });
 
 const MAX_LINES = 100;
-const LEDGER_PERMISSION = permissionOf(ledgerEndpoint);
 
 builder.objectField(AccountRef, 'statement', (t) =>
   t.field({

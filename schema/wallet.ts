@@ -123,7 +123,8 @@ export const LedgerEntryRef = builder.objectRef<LedgerEntry>('LedgerEntry').impl
   }),
 });
 
-const LEDGER_PERMISSION = permissionOf(ledgerEndpoint);
+/** Who may read the ledger (its REST declaration's permission): also the statement's rule. */
+export const LEDGER_PERMISSION = permissionOf(ledgerEndpoint);
 
 // Ledger entries are billing: a console member or admin refetches none (null, as for another account's).
 registerNode(LEDGER_PREFIX, 'LedgerEntry', {

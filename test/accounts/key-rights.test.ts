@@ -34,6 +34,7 @@ const RevokeKey = graphql(
   `mutation KeyRightsRevokeKey($id: ID!) { revokeApiKey(id: $id) { apiKey { actsAs revokedReason } userErrors { code } } }`,
 );
 const Ledger = graphql(`query KeyRightsLedger { viewer { ledger(first: 1) { totalCount } } }`);
+const Statement = graphql(`query KeyRightsStatement { viewer { statement(first: 1) { totalCount } } }`);
 const BuyCredits = graphql(
   `mutation KeyRightsBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code message } } }`,
 );
@@ -123,6 +124,7 @@ async function billingWith(key: string) {
   const buy = await rest(key, 'POST', '/api/v1/buy-credits', { amount: 100 });
   const gqlLedger = await graphqlByKey(key, Ledger);
   const gqlBuy = await graphqlByKey(key, BuyCredits);
+  const gqlStatement = await graphqlByKey(key, Statement);
   return {
     rest: {
       ledger: ledger.status,
@@ -132,6 +134,7 @@ async function billingWith(key: string) {
     },
     graphql: {
       ledger: gqlLedger.body.errors?.[0]?.extensions?.code ?? 'OK',
+      statement: gqlStatement.body.errors?.[0]?.extensions?.code ?? 'OK',
       buy: gqlBuy.body.data.buyCredits.userErrors[0]?.code ?? 'OK',
     },
   };
@@ -154,10 +157,13 @@ describe('keys act with their creator’s role', () => {
         message:
           'This key acts with the rights of its creator, an admin; billing (credits, ledger, plan) is for the account’s owners.',
       },
-      graphql: { ledger: 'ROLE_REQUIRED', buy: 'ROLE_REQUIRED' },
+      graphql: { ledger: 'ROLE_REQUIRED', statement: 'ROLE_REQUIRED', buy: 'ROLE_REQUIRED' },
     });
     const allowed = await billingWith(ownerKey.secret);
-    expect(allowed).toMatchObject({ rest: { ledger: 200, buy: 200 }, graphql: { ledger: 'OK', buy: 'OK' } });
+    expect(allowed).toMatchObject({
+      rest: { ledger: 200, buy: 200 },
+      graphql: { ledger: 'OK', statement: 'OK', buy: 'OK' },
+    });
 
     // What an admin may do, the admin's key still does: webhooks, the wallet, and MCP (which has no billing tool).
     expect((await rest(adminKey.secret, 'GET', '/api/v1/webhooks')).status).toBe(200);
