@@ -5,6 +5,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { killServices, spawnGateway, spawnWorker, type Service } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { DENVER_DENTISTS } from '../helpers/app.ts';
+import { walletAndLedger } from '../helpers/money.ts';
 
 /**
  * Money and the run queue with two gateway processes on one database: an account's starts arrive
@@ -61,17 +62,7 @@ async function start(gateway: number, apiKey: string, body: unknown) {
   };
 }
 
-async function money(accountId: string) {
-  const [w] =
-    await sql`select plan_micros::bigint as plan, purchased_micros::bigint as purchased, active_runs from wallet where account_id = ${accountId}`;
-  const [l] =
-    await sql`select coalesce(sum(plan_micros), 0)::bigint as plan, coalesce(sum(purchased_micros), 0)::bigint as purchased from ledger_entry where account_id = ${accountId}`;
-  return {
-    wallet: { plan: BigInt(w!.plan), purchased: BigInt(w!.purchased) },
-    ledger: { plan: BigInt(l!.plan), purchased: BigInt(l!.purchased) },
-    activeRuns: w!.active_runs as number,
-  };
-}
+const money = (accountId: string) => walletAndLedger(sql, accountId);
 
 const unfinished = async (accountId: string) =>
   (

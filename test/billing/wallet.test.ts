@@ -5,6 +5,7 @@ import { startRun } from '../../src/runs/start.ts';
 import { DENVER_DENTISTS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { graphql } from '../helpers/gql/index.ts';
+import { walletAndLedger } from '../helpers/money.ts';
 
 const RunEnd = graphql(`query WalletRunEnd($id: ID!) { run(id: $id) { status complete stoppedReason } }`);
 
@@ -15,17 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.stop());
 
-/** Wallet and ledger as integer micro-dollars, straight from the tables. */
-async function money(accountId: string) {
-  const [w] = await t.app.core
-    .sql`select plan_micros::bigint as plan, purchased_micros::bigint as purchased from wallet where account_id = ${accountId}`;
-  const [l] = await t.app.core
-    .sql`select coalesce(sum(plan_micros), 0)::bigint as plan, coalesce(sum(purchased_micros), 0)::bigint as purchased from ledger_entry where account_id = ${accountId}`;
-  return {
-    wallet: { plan: BigInt(w!.plan), purchased: BigInt(w!.purchased) },
-    ledger: { plan: BigInt(l!.plan), purchased: BigInt(l!.purchased) },
-  };
-}
+const money = (accountId: string) => walletAndLedger(t.app.core.sql, accountId);
 
 async function waitAllFinished(accountId: string, timeoutMs = 30_000) {
   const unfinished = async () =>
