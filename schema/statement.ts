@@ -1,5 +1,12 @@
 import { requireRole } from '../src/accounts/roles.ts';
-import { countStatement, listStatement, type StatementLine, type StatementLineKind } from '../src/billing/statement.ts';
+import {
+  chargedSince,
+  countStatement,
+  listStatement,
+  monthStart,
+  type StatementLine,
+  type StatementLineKind,
+} from '../src/billing/statement.ts';
 import { AccountRef } from './account.ts';
 import { builder } from './builder.ts';
 import {
@@ -112,6 +119,19 @@ builder.objectField(AccountRef, 'statement', (t) =>
         hasNextPage,
         totalCount: () => countStatement(ctx.core.db, account.id),
       });
+    },
+  }),
+);
+
+builder.objectField(AccountRef, 'spentThisMonth', (t) =>
+  t.field({
+    type: 'Money',
+    description:
+      'What the account’s runs were charged since the first of this month (UTC): the sum of the ledger’s charges, ' +
+      'holds of runs in flight not counted (who may read `ledger` may read this: ROLE_REQUIRED otherwise).',
+    resolve: (account, _, ctx) => {
+      requireRole(ctx.principal, LEDGER_PERMISSION);
+      return chargedSince(ctx.core.db, account.id, monthStart(new Date()));
     },
   }),
 );

@@ -161,7 +161,7 @@ export interface PrivacyCounts {
   runs: number;
   deliveredLeads: number;
   datasetIdentities: number;
-  /** Enrichment jobs whose kept rows named the person and were deleted (erasures since it was counted). */
+  /** Enrichment jobs whose kept rows named the person: deleted, or read out (absent on older receipts). */
   enrichmentJobs?: number;
   accounts: number;
   suppressions: number;

@@ -119,3 +119,19 @@ function lineOf(row: Row): StatementLine {
     lastAt: new Date(row.last_at),
   };
 }
+
+/** The first instant of the calendar month (UTC) that `now` falls in. */
+export function monthStart(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}
+
+/** What the account's runs were charged from `since` on, micro-dollars (≥ 0): the sum of its charge entries. */
+export async function chargedSince(db: Executor, accountId: string, since: Date): Promise<bigint> {
+  const [row] = (await db.execute(sql`
+    select coalesce(-sum(plan_micros + purchased_micros), 0)::text as charged
+    from ledger_entry
+    where account_id = ${accountId} and kind = 'charge' and created_at >= ${since.toISOString()}`)) as unknown as {
+    charged: string;
+  }[];
+  return BigInt(row?.charged ?? '0');
+}

@@ -10,7 +10,7 @@ import { type PrivacyCounts, suppressionTable } from '../../db/tables/privacy.ts
 import { getInstallationSecret } from '../accounts/installation.ts';
 import { recordAudit } from '../audit/audit.ts';
 import { findHeld, forgetIdentities, type Held, heldContents } from './held.ts';
-import { purgeEnrichmentJobsNaming } from './enrichment-jobs.ts';
+import { purgeEnrichmentJobs } from './enrichment-jobs.ts';
 import { deleteRecords } from './identifier-index.ts';
 import {
   type AccessRequest,
@@ -38,6 +38,7 @@ function countsOf(held: Held): Omit<PrivacyCounts, 'suppressions'> {
     runs: held.runs.length,
     deliveredLeads: held.deliveredLeads.length,
     datasetIdentities: held.identities.length,
+    enrichmentJobs: held.enrichmentJobs.length,
     accounts: held.accounts.length,
     shared: held.shared,
   };
@@ -81,7 +82,7 @@ export async function erasePerson(db: Executor, request: ErasureRequest): Promis
   return runInTransaction(db, async (tx) => {
     const held = await findHeld(tx, person);
     const removed = await removeRecords(tx, held);
-    const enrichmentJobs = await purgeEnrichmentJobsNaming(tx, person);
+    const enrichmentJobs = await purgeEnrichmentJobs(tx, held.enrichmentJobs);
     const datasetIdentities = await forgetIdentities(tx, held.identities);
     let suppressions = await addSuppressions(tx, null, entries, request.source, why);
     for (const accountId of held.accounts)
@@ -152,8 +153,9 @@ function suppressionsOf(tx: Executor, person: readonly NormalIdentifier[]) {
 /**
  * Answers what is held about the person the identifiers name (GDPR art. 15), as JSON: the catalog's
  * records with their fields, stored run rows with their run (tool, account), the accounts the lead
- * database delivered them to, the identities of accounts' datasets that name them, suppression entries,
- * and the receipts of earlier requests for the same identifiers; with its own receipt and audit event.
+ * database delivered them to, the identities of accounts' datasets that name them, the rows of enrichment
+ * jobs that name them, suppression entries, and the receipts of earlier requests for the same
+ * identifiers; with its own receipt and audit event.
  */
 export async function accessRequest(
   db: Executor,
@@ -179,7 +181,12 @@ export async function accessRequest(
       personHashes,
       counts: { ...countsOf(held), suppressions: suppressions.length },
     });
-    const records = held.people.length + held.properties.length + held.hosts.length + held.runRows.length;
+    const records =
+      held.people.length +
+      held.properties.length +
+      held.hosts.length +
+      held.runRows.length +
+      held.enrichmentJobs.length;
     for (const identifier of receipt.identifiers)
       await recordAudit(tx, {
         accountId: null,

@@ -1,11 +1,13 @@
 /**
  * What the gateway holds about a person, found from their identifiers (docs/privacy.md): the records the
- * identifier index names (catalog people, property owners, rental hosts, stored run rows), the accounts
- * those were delivered to (delivered-lead records, the runs' accounts), and the identities of accounts'
- * datasets that name them. An erasure removes these; an access request reads them out.
+ * identifier index names (catalog people, property owners, rental hosts, stored run rows), the rows of
+ * enrichment jobs that name them, the accounts those were delivered to (delivered-lead records, the runs'
+ * and the jobs' accounts), and the identities of accounts' datasets that name them. An erasure removes
+ * these; an access request reads them out.
  */
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../../db/client.ts';
+import { type EnrichmentJobHolding, enrichmentJobsNaming } from './enrichment-jobs.ts';
 import { type HeldRecord, recordsHolding } from './identifier-index.ts';
 import type { NormalIdentifier } from './requests.ts';
 
@@ -31,7 +33,9 @@ export interface Held {
   runs: { id: string; accountId: string }[];
   deliveredLeads: { accountId: string; personId: number }[];
   identities: DatasetIdentity[];
-  /** Every account the person was delivered to: by a run's rows, the lead database, a dataset. */
+  /** Enrichment jobs whose kept rows name the person (outside the identifier index). */
+  enrichmentJobs: EnrichmentJobHolding[];
+  /** Every account the person was delivered to: by a run's rows, the lead database, a dataset, an enrichment job. */
   accounts: string[];
 }
 
@@ -149,7 +153,7 @@ export async function findHeld(tx: Executor, person: readonly NormalIdentifier[]
     ).values(),
   ];
   const runIds = [...new Set(runRows.map((r) => r.runId))];
-  const [runs, deliveredLeads, identities] = await Promise.all([
+  const [runs, deliveredLeads, identities, enrichmentJobs] = await Promise.all([
     runIds.length === 0
       ? []
       : (tx.execute(sql`select id, account_id as "accountId" from run where id in ${runIds}`) as unknown as Promise<
@@ -160,11 +164,13 @@ export async function findHeld(tx: Executor, person: readonly NormalIdentifier[]
       : (tx.execute(sql`select account_id as "accountId", person_id::int as "personId" from delivered_lead
           where person_id in ${people}`) as unknown as Promise<Held['deliveredLeads']>),
     datasetIdentities(tx, person, { people, properties, runRows }),
+    enrichmentJobsNaming(tx, person),
   ]);
   const accounts = new Set([
     ...runs.map((r) => r.accountId),
     ...deliveredLeads.map((d) => d.accountId),
     ...identities.map((i) => i.accountId),
+    ...enrichmentJobs.map((j) => j.accountId),
   ]);
   return {
     records,
@@ -176,6 +182,7 @@ export async function findHeld(tx: Executor, person: readonly NormalIdentifier[]
     runs: [...runs],
     deliveredLeads: [...deliveredLeads],
     identities,
+    enrichmentJobs,
     accounts: [...accounts].sort(),
   };
 }
@@ -192,7 +199,8 @@ export async function forgetIdentities(tx: Executor, identities: readonly Datase
 
 /**
  * What the held records say, for an access request: each catalog record with its fields, each stored
- * row with its run (tool, account, when it expires), the lead database's deliveries by account.
+ * row with its run (tool, account, when it expires), the lead database's deliveries by account, and the
+ * rows of enrichment jobs that name the person with their job (account, file, when its rows expire).
  */
 export async function heldContents(tx: Executor, held: Held) {
   const keys = JSON.stringify(held.runRows.map((r) => [r.runId, r.seq]));
@@ -239,5 +247,6 @@ export async function heldContents(tx: Executor, held: Held) {
     },
     runRows: [...(runRows as unknown as Record<string, unknown>[])],
     deliveredLeads: [...(deliveries as unknown as Record<string, unknown>[])],
+    enrichmentJobs: held.enrichmentJobs,
   };
 }

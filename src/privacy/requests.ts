@@ -233,7 +233,7 @@ const countsView = z
     enrichmentJobs: z
       .int()
       .optional()
-      .describe('Enrichment jobs whose kept rows named the person and were deleted (erasures only).'),
+      .describe('Enrichment jobs whose kept rows named the person: deleted by an erasure, read out by an access.'),
     accounts: z.int().describe('Accounts that held the person (an erasure gives each a suppression entry).'),
     suppressions: z.int().describe('Suppression entries: added by an erasure, held at an access request.'),
     shared: z

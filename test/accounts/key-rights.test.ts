@@ -35,6 +35,7 @@ const RevokeKey = graphql(
 );
 const Ledger = graphql(`query KeyRightsLedger { viewer { ledger(first: 1) { totalCount } } }`);
 const Statement = graphql(`query KeyRightsStatement { viewer { statement(first: 1) { totalCount } } }`);
+const Spent = graphql(`query KeyRightsSpent { viewer { spentThisMonth } }`);
 const BuyCredits = graphql(
   `mutation KeyRightsBuyCredits { buyCredits(amount: "100") { purchase { amount } userErrors { code message } } }`,
 );
@@ -125,6 +126,7 @@ async function billingWith(key: string) {
   const gqlLedger = await graphqlByKey(key, Ledger);
   const gqlBuy = await graphqlByKey(key, BuyCredits);
   const gqlStatement = await graphqlByKey(key, Statement);
+  const gqlSpent = await graphqlByKey(key, Spent);
   return {
     rest: {
       ledger: ledger.status,
@@ -135,6 +137,7 @@ async function billingWith(key: string) {
     graphql: {
       ledger: gqlLedger.body.errors?.[0]?.extensions?.code ?? 'OK',
       statement: gqlStatement.body.errors?.[0]?.extensions?.code ?? 'OK',
+      spent: gqlSpent.body.errors?.[0]?.extensions?.code ?? 'OK',
       buy: gqlBuy.body.data.buyCredits.userErrors[0]?.code ?? 'OK',
     },
   };
@@ -157,12 +160,12 @@ describe('keys act with their creator’s role', () => {
         message:
           'This key acts with the rights of its creator, an admin; billing (credits, ledger, plan) is for the account’s owners.',
       },
-      graphql: { ledger: 'ROLE_REQUIRED', statement: 'ROLE_REQUIRED', buy: 'ROLE_REQUIRED' },
+      graphql: { ledger: 'ROLE_REQUIRED', statement: 'ROLE_REQUIRED', spent: 'ROLE_REQUIRED', buy: 'ROLE_REQUIRED' },
     });
     const allowed = await billingWith(ownerKey.secret);
     expect(allowed).toMatchObject({
       rest: { ledger: 200, buy: 200 },
-      graphql: { ledger: 'OK', statement: 'OK', buy: 'OK' },
+      graphql: { ledger: 'OK', statement: 'OK', spent: 'OK', buy: 'OK' },
     });
 
     // What an admin may do, the admin's key still does: webhooks, the wallet, and MCP (which has no billing tool).

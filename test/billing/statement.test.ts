@@ -114,6 +114,29 @@ describe('the statement', () => {
     expect(purchase.runId).toBeNull();
   });
 
+  it('sums this month’s charges, leaving out holds and last month’s charges', async () => {
+    const { apiKey, accountId: id } = await t.account();
+    const spent = async () =>
+      (await t.graphql(apiKey, '{ viewer { spentThisMonth } }')).body.data.viewer.spentThisMonth;
+    expect(await spent()).toBe('0.00');
+    const { start } = await t.runTool(apiKey, '/api/v1/scrape/maps', {
+      ...DENVER_DENTISTS,
+      maxCrawledPlacesPerSearch: 4,
+    });
+    const run = await t.graphql(apiKey, 'query($id: ID!) { run(id: $id) { cost } }', { id: start.runId });
+    const cost: string = run.body.data.run.cost;
+    expect(micros(cost)).toBeGreaterThan(0n);
+    expect(micros(await spent())).toBe(micros(cost));
+    // A charge made before this month began and a hold of a run in flight: neither is this month's spend.
+    const month = new Date();
+    const lastMonth = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth(), 1) - 1000);
+    await t.app.core.sql`insert into ledger_entry (account_id, kind, run_id, plan_micros, note, created_at)
+      values (${id}, 'charge', 'OldRun00000000001', -7000000, 'charged', ${lastMonth.toISOString()})`;
+    await t.app.core.sql`insert into ledger_entry (account_id, kind, run_id, plan_micros, note)
+      values (${id}, 'hold', 'InFlightRun000002', -3000000, 'reserved at start')`;
+    expect(micros(await spent())).toBe(micros(cost));
+  });
+
   it('refuses a cursor that is not one', async () => {
     const page = await t.graphql(key, LINES, { after: 'not a cursor' });
     expect(page.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');

@@ -248,6 +248,37 @@ describe('enrichLocalBusinesses with rows it cannot use', () => {
   });
 });
 
+describe('an access request', () => {
+  it('reads out the jobs whose kept rows name the person, with those rows only, and counts them', async () => {
+    // The newest people with an e-mail: none of the earlier tests' (those take the oldest, and one is put
+    // on the account's do-not-contact list), none the erasure below takes.
+    const newest = (where: string) => person(`p.id = (select max(id) from person where ${where})`);
+    const named = await newest('email is not null and mobile is not null');
+    const other = await newest(`email is not null and id <> ${named.id}`);
+    const rows = [{ email: other.email }, { email: String(named.email).toUpperCase() }];
+    const answer = (await t.graphql(key, ENRICH, { rows, fileName: 'access.csv' })).body.data.enrichLeads;
+    expect(answer.userErrors).toEqual([]);
+
+    const { accessRequest } = await import('../../src/privacy/erasure.ts');
+    const { receipt, data } = await accessRequest(t.app.core.db, {
+      identifiers: [{ kind: 'email', value: named.email }],
+      requestedBy: 'test',
+    });
+    const jobs = (data as { enrichmentJobs: { id: string; rows: { row: number; entry: unknown }[] }[] }).enrichmentJobs;
+    const job = jobs.find((j) => j.id === answer.job.id);
+    expect(job).toMatchObject({ accountId, fileName: 'access.csv', rows: [{ row: 2 }] });
+    // The row as sent and as answered; the other person's row stays out of the answer.
+    expect(job!.rows[0]!.entry).toMatchObject({ input: rows[1], status: 'matched' });
+    expect(JSON.stringify(jobs)).not.toContain(String(other.email));
+    expect(receipt.counts.enrichmentJobs).toBe(jobs.length);
+    expect((data as { accounts: string[] }).accounts).toContain(accountId);
+    // It changes nothing: the job keeps its rows.
+    const [kept] = await t.app.core
+      .sql`select rows is not null as kept from enrichment_job where id = ${answer.job.id}`;
+    expect(kept!.kept).toBe(true);
+  });
+});
+
 describe('an erasure', () => {
   it('deletes the kept rows of the jobs that name the person, by e-mail or by phone, and no others', async () => {
     const byEmail = await person('p.email is not null and p.mobile is null');

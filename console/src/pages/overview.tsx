@@ -88,63 +88,41 @@ const KeysQuery = graphql(`
   }
 `);
 
-/** The ledger's newest entries, for this month's spend (owners). */
+/** What runs were charged this month (owners and admins: who may read the ledger). */
 const SpendQuery = graphql(`
   query ConsoleOverviewSpend {
     viewer {
       id
-      ledger(first: 100) {
-        pageInfo {
-          hasNextPage
-        }
-        nodes {
-          id
-          kind
-          amount
-          createdAt
-        }
-      }
+      spentThisMonth
     }
   }
 `);
 
-type Ledger = NonNullable<ReturnType<typeof useSpend>>;
-
 function useSpend(paused: boolean) {
   const [{ data }] = useQuery({ query: SpendQuery, pause: paused, requestPolicy: 'cache-and-network' });
-  return data?.viewer.ledger;
+  return data?.viewer.spentThisMonth;
 }
 
-/** Micro-dollars of a decimal USD string, so sums are exact. */
+/** Micro-dollars of a decimal USD string, so the share is exact. */
 const micros = (amount: string) => {
   const [whole = '0', fraction = ''] = amount.replace('-', '').split('.');
   const value = BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0').slice(0, 6));
   return amount.startsWith('-') ? -value : value;
 };
-const decimal = (value: bigint) => {
-  const abs = value < 0n ? -value : value;
-  return `${value < 0n ? '-' : ''}${abs / 1_000_000n}.${(abs % 1_000_000n).toString().padStart(6, '0')}`;
-};
 
-/** Spend this calendar month (UTC): the runs' charges in the ledger's newest 100 entries. */
-function SpendCard({ ledger, wallet }: { ledger: Ledger | undefined; wallet: { totalBalance: string } }) {
-  if (!ledger) return null;
-  const start = new Date();
-  start.setUTCDate(1);
-  start.setUTCHours(0, 0, 0, 0);
-  const thisMonth = ledger.nodes.filter((e) => new Date(e.createdAt) >= start);
-  const spent = -thisMonth.filter((e) => e.kind === 'CHARGE').reduce((sum, e) => sum + micros(e.amount), 0n);
-  const partial = ledger.pageInfo.hasNextPage && thisMonth.length === ledger.nodes.length;
+/** Spend this calendar month (UTC), beside what is left in the wallet. */
+function SpendCard({ spent, wallet }: { spent: string | undefined; wallet: { totalBalance: string } }) {
+  if (spent === undefined) return null;
+  const used = micros(spent);
   const left = micros(wallet.totalBalance);
-  const share = spent + left > 0n ? Number((spent * 1000n) / (spent + left)) / 10 : 0;
+  const share = used + left > 0n ? Number((used * 1000n) / (used + left)) / 10 : 0;
   return (
     <Card withBorder>
       <Title order={3} size="h5">
         Spent this month
       </Title>
       <Text size="xl" fw={700}>
-        {partial && 'at least '}
-        <Money amount={decimal(spent)} />
+        <Money amount={spent} />
       </Text>
       <Progress value={share} aria-label="Spent this month, of what the wallet held" size="sm" my="xs" />
       <Text size="sm">
@@ -257,7 +235,7 @@ export default function Overview() {
   const [{ data, error }] = useQuery({ query: OverviewQuery, requestPolicy: 'cache-and-network' });
   const mayKeys = session.permissions.includes('keys');
   const [keys] = useQuery({ query: KeysQuery, pause: !mayKeys, requestPolicy: 'cache-and-network' });
-  const ledger = useSpend(!session.permissions.includes('billing'));
+  const spent = useSpend(!session.permissions.includes('billing'));
   if (error) return <QueryError error={error} />;
   if (!data) return <Loading />;
   const { viewer, recent } = data;
@@ -305,7 +283,7 @@ export default function Overview() {
             Subscription: {word(SUBSCRIPTION_STATUS_WORDS, viewer.subscriptionStatus).toLowerCase()}
           </Text>
         </Card>
-        <SpendCard ledger={ledger} wallet={viewer.wallet} />
+        <SpendCard spent={spent} wallet={viewer.wallet} />
         <Card withBorder>
           <Title order={3} size="h5">
             Today’s allowances

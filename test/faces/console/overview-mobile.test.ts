@@ -105,7 +105,11 @@ describe('the overview', { timeout: 120_000 }, () => {
     const cost = row.locator('span[title^="$"]');
     expect(await cost.textContent()).toMatch(/^\$\d+\.\d{2}$/);
     expect(await owner.getByRole('progressbar', { name: 'Database records used today' }).count()).toBe(1);
-    await visible(owner.getByRole('heading', { name: 'Spent this month' }));
+    // This month's spend is what the one run was charged, to the micro-dollar (the exact amount's title).
+    const spend = owner
+      .locator('.mantine-Card-root')
+      .filter({ has: owner.getByRole('heading', { name: 'Spent this month' }) });
+    expect(await spend.locator('span[title^="$"]').getAttribute('title')).toBe(await cost.getAttribute('title'));
     await audit(owner);
     if (SCREENSHOTS) await owner.screenshot({ path: 'docs/images/console-overview.png', fullPage: true });
 
