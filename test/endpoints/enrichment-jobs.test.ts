@@ -300,6 +300,10 @@ describe('an erasure', () => {
       requestedBy: 'test',
     });
     expect(first.counts.enrichmentJobs).toBe(1);
+    // The account the job delivered the person to keeps them out on its own list, as a DROP hash.
+    const entries = await t.app.core
+      .sql`select kind from suppression where account_id = ${accountId} and source = 'erasure'`;
+    expect(entries.map((k) => k.kind)).toEqual(['hash']);
     // The mobile as the person would give it: another way of writing the same number.
     const national = String(byMobile.mobile).replace(/\D/g, '').slice(-10);
     const second = await erasePerson(t.app.core.db, {
