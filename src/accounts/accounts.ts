@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { and, eq, gt, isNotNull, isNull, or, sql } from 'drizzle-orm';
-import type { Database, Executor } from '../../db/client.ts';
+import { type Database, type Executor, runInTransaction } from '../../db/client.ts';
 import { oneRow } from '../../db/rows.ts';
 import {
   accountTable,
@@ -13,6 +13,7 @@ import { membershipTable } from '../../db/tables/identity.ts';
 import { AppError, notFound, unauthenticated } from '../shared/errors.ts';
 import { newAccountId, newKeyId, randomBase62 } from '../shared/ids.ts';
 import { grantPlanCredits } from '../billing/wallet.ts';
+import { OPERATOR, recordAudit } from '../audit/audit.ts';
 import type { Logger } from '../logger.ts';
 import type { Principal } from './principal.ts';
 import { ACCESS_TOKEN_PATTERN, oauthPrincipal, touchGrant } from './oauth/principal.ts';
@@ -60,13 +61,44 @@ export async function createApiKey(db: Executor, accountId: string, options: New
   return { keyId: id, apiKey: key, prefix, key: oneRow(rows, 'insert into api_key') };
 }
 
+/** The audit log's name for a key: its name and display prefix (never the secret). */
+export const keyLabel = (key: { name: string; prefix: string }) => `${key.name} (${key.prefix}…)`;
+
+/**
+ * The operator's key for an account (the command line's `keys create`): it has no creator, and its
+ * creation is recorded in the account's audit log with the operator as actor, in the same transaction.
+ */
+export async function createOperatorKey(db: Executor, accountId: string) {
+  return runInTransaction(db, async (tx) => {
+    const made = await createApiKey(tx, accountId);
+    await recordAudit(tx, {
+      accountId,
+      actor: OPERATOR,
+      action: 'api_key.created',
+      target: { type: 'api_key', id: made.keyId, label: keyLabel(made.key) },
+      details: { name: made.key.name, expiresAt: null },
+    });
+    return made;
+  });
+}
+
+/** Revokes a key by its display prefix (the operator, on the command line), recorded in its account's audit log. */
 export async function revokeApiKey(db: Executor, prefix: string): Promise<void> {
-  const rows = await db
-    .update(apiKeyTable)
-    .set({ revokedAt: new Date(), revokedReason: 'revoked' })
-    .where(and(eq(apiKeyTable.prefix, prefix), isNull(apiKeyTable.revokedAt)))
-    .returning({ id: apiKeyTable.id });
-  if (rows.length === 0) throw new AppError(404, 'not_found', `No active key with prefix ${prefix}`);
+  await runInTransaction(db, async (tx) => {
+    const [key] = await tx
+      .update(apiKeyTable)
+      .set({ revokedAt: new Date(), revokedReason: 'revoked' })
+      .where(and(eq(apiKeyTable.prefix, prefix), isNull(apiKeyTable.revokedAt)))
+      .returning();
+    if (!key) throw new AppError(404, 'not_found', `No active key with prefix ${prefix}`);
+    await recordAudit(tx, {
+      accountId: key.accountId,
+      actor: OPERATOR,
+      action: 'api_key.revoked',
+      target: { type: 'api_key', id: key.id, label: keyLabel(key) },
+      details: { name: key.name },
+    });
+  });
 }
 
 export interface CreateAccountInput {

@@ -7,7 +7,7 @@ import type { Core } from '../core.ts';
 import { byCaller, recordAudit } from '../audit/audit.ts';
 import { fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { assertStorable } from '../shared/params.ts';
-import { createApiKey } from './accounts.ts';
+import { createApiKey, keyLabel } from './accounts.ts';
 import type { Principal } from './principal.ts';
 import { requireRole, requireUser } from './roles.ts';
 
@@ -50,7 +50,7 @@ export async function createNamedKey(
     await recordAudit(tx, {
       ...byCaller(principal),
       action: 'api_key.created',
-      target: { type: 'api_key', id: made.keyId, label: `${made.key.name} (${made.prefix}…)` },
+      target: { type: 'api_key', id: made.keyId, label: keyLabel(made.key) },
       details: { name: made.key.name, expiresAt: expiresAt?.toISOString() ?? null },
     });
     return made;
@@ -113,7 +113,7 @@ export async function revokeKey(
     await recordAudit(tx, {
       ...byCaller(principal),
       action: 'api_key.revoked',
-      target: { type: 'api_key', id: key.id, label: `${key.name} (${key.prefix}…)` },
+      target: { type: 'api_key', id: key.id, label: keyLabel(key) },
       details: { name: key.name },
     });
     return key;

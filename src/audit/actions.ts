@@ -62,6 +62,19 @@ export interface AuditDetails {
   'connection.created': { provider: string; method: 'oauth' | 'token' };
   'connection.removed': { provider: string };
   'connection.broken': { provider: string; reason: string };
+  /**
+   * An agent's app allowed to act for the account over OAuth (target: its grant), or its grant changed:
+   * the app's name as it registered, where it sends the browser back, what it may use.
+   */
+  'app.authorized': { client: string; redirectHost: string; toolsets: string[]; readOnly: boolean };
+  /** A connected app's grant revoked: its tokens no longer work. */
+  'app.revoked': { client: string };
+  /**
+   * A webhook registered: the receiver's host only (a path or query may carry the receiver's own secret,
+   * as a Slack incoming webhook's does), and the events it is sent.
+   */
+  'webhook.created': { host: string; events: string[] };
+  'webhook.deleted': { host: string };
   /** `rows`: the rows the file holds; `offset` when it starts past the first. */
   'run.downloaded': { format: FileFormat; rows: number; offset?: number };
   /** A pipeline's joined table is counted as it is read: the event is written when row N + 1 is. */
@@ -122,6 +135,10 @@ export const ACTION_TEXT: Record<AuditAction, string> = {
   'connection.created': 'Provider connected',
   'connection.removed': 'Provider disconnected',
   'connection.broken': 'Connection broken',
+  'app.authorized': 'App connected',
+  'app.revoked': 'App disconnected',
+  'webhook.created': 'Webhook added',
+  'webhook.deleted': 'Webhook deleted',
   'run.downloaded': 'Run downloaded',
   'pipeline.downloaded': 'Pipeline table downloaded',
   'dataset.exported': 'Dataset exported',

@@ -5,7 +5,7 @@ import { SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase } from '../database.ts';
 import { createLogger } from '../logger.ts';
-import { createAccount, createApiKey, getAccount, revokeApiKey, setPlan } from '../accounts/accounts.ts';
+import { createAccount, createOperatorKey, getAccount, revokeApiKey, setPlan } from '../accounts/accounts.ts';
 import { getBalances, grantPlanCredits } from '../billing/wallet.ts';
 import { usdToMicros } from '../billing/money.ts';
 import { registerImportCommand } from './import-command.ts';
@@ -101,7 +101,7 @@ keys
   .requiredOption('--account <id>', 'account id')
   .option('--json', 'print JSON')
   .action(async (opts: { account: string; json?: boolean }) => {
-    const key = await withDatabase((db) => createApiKey(db, opts.account));
+    const key = await withDatabase((db) => createOperatorKey(db, opts.account));
     if (opts.json) console.log(JSON.stringify({ accountId: opts.account, apiKey: key.apiKey, prefix: key.prefix }));
     else console.log(`API key (shown once): ${key.apiKey}`);
   });

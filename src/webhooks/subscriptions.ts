@@ -1,6 +1,7 @@
 /**
  * An account's webhooks: the URL rule, registration (with its signing secret, shown once), listing,
- * lookup and deletion.
+ * lookup and deletion. Registering and deleting one are recorded in the audit log (`webhook.created`,
+ * `webhook.deleted`) with the receiver's host only, in the same transaction.
  */
 import { randomBytes } from 'node:crypto';
 import { and, eq, inArray, sql } from 'drizzle-orm';
@@ -10,6 +11,7 @@ import { WEBHOOK_EVENTS, webhookTable, type Webhook, type WebhookEvent } from '.
 import { oneRow } from '../../db/rows.ts';
 import type { Core } from '../core.ts';
 import { lockAccount, type Principal } from '../accounts/accounts.ts';
+import { byCaller, recordAudit } from '../audit/audit.ts';
 import { fromZodError, notFound, ValidationError } from '../shared/errors.ts';
 import { randomBase62 } from '../shared/ids.ts';
 import type { OutboundGuard } from '../net/guard.ts';
@@ -127,9 +129,19 @@ export async function createWebhook(
         secret,
       })
       .returning();
-    return { ...viewOf(oneRow(created, 'the inserted webhook')), secret };
+    const hook = oneRow(created, 'the inserted webhook');
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'webhook.created',
+      target: { type: 'webhook', id: hook.id, label: hostOf(hook.url) },
+      details: { host: hostOf(hook.url), events: hook.events },
+    });
+    return { ...viewOf(hook), secret };
   });
 }
+
+/** A webhook URL's host, as the audit log names the receiver (its path and query may hold a secret). */
+const hostOf = (url: string) => new URL(url).host;
 
 export async function listWebhooks(db: Executor, principal: Principal): Promise<WebhookView[]> {
   const rows = await db
@@ -151,12 +163,24 @@ export async function ownWebhook(db: Executor, principal: Principal, id: string)
 }
 
 /** Deletes a webhook of the caller's account (its delivery log goes with it); another account's is a 404. */
-export async function deleteWebhook(db: Executor, principal: Principal, id: string): Promise<void> {
-  const deleted = await db
-    .delete(webhookTable)
-    .where(and(eq(webhookTable.id, id), eq(webhookTable.accountId, principal.accountId)))
-    .returning({ id: webhookTable.id });
-  if (deleted.length === 0) throw notFound('Webhook');
+export async function deleteWebhook(
+  db: Pick<Core['db'], 'transaction'>,
+  principal: Principal,
+  id: string,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [deleted] = await tx
+      .delete(webhookTable)
+      .where(and(eq(webhookTable.id, id), eq(webhookTable.accountId, principal.accountId)))
+      .returning({ id: webhookTable.id, url: webhookTable.url });
+    if (!deleted) throw notFound('Webhook');
+    await recordAudit(tx, {
+      ...byCaller(principal),
+      action: 'webhook.deleted',
+      target: { type: 'webhook', id: deleted.id, label: hostOf(deleted.url) },
+      details: { host: hostOf(deleted.url) },
+    });
+  });
 }
 
 /** The caller's webhooks among `ids`, in the order of `ids` (null where another account's or none). */

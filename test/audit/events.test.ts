@@ -292,6 +292,78 @@ describe('keys and members', () => {
   });
 });
 
+describe('the operator’s keys', () => {
+  it('a key created and revoked on the command line: the operator is the actor, the key’s account the log', async () => {
+    const { createOperatorKey, revokeApiKey } = await import('../../src/accounts/accounts.ts');
+    let made = { keyId: '', prefix: '', apiKey: '' };
+    const created = await leaves(async () => {
+      made = await createOperatorKey(t.app.core.db, accountId);
+    });
+    const operator = { account_id: accountId, actor_type: 'operator', actor_id: null, actor_label: 'Operator' };
+    expect(created).toEqual([
+      expect.objectContaining({
+        ...operator,
+        action: 'api_key.created',
+        target_id: made.keyId,
+        target_label: `API key (${made.prefix}…)`,
+        details: { name: 'API key', expiresAt: null },
+        ip: null,
+      }),
+    ]);
+    expect(JSON.stringify(created)).not.toContain(made.apiKey);
+    const revoked = await leaves(() => revokeApiKey(t.app.core.db, made.prefix));
+    expect(revoked).toEqual([
+      expect.objectContaining({ ...operator, action: 'api_key.revoked', target_id: made.keyId }),
+    ]);
+    // A prefix with no active key: refused, and nothing recorded.
+    expect(await leaves(() => revokeApiKey(t.app.core.db, made.prefix).catch((e: Error) => e.message))).toEqual([]);
+  });
+});
+
+describe('webhooks', () => {
+  it('added and deleted with a key, named by the receiver’s host only (its path may hold its secret)', async () => {
+    const url = 'https://hooks.receiver.test/services/T01/B02/s3cretPathPart';
+    let id = '';
+    const added = await leaves(async () => {
+      const res = await fetch(`${t.url}/api/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'user-agent': AGENT },
+        body: JSON.stringify({ url, events: ['run.succeeded', 'run.failed'] }),
+      });
+      expect(res.status).toBe(201);
+      id = ((await res.json()) as { webhook: { id: string } }).webhook.id;
+    });
+    const byKey = { account_id: accountId, actor_type: 'api_key', actor_id: keyId, user_agent: AGENT };
+    expect(added).toEqual([
+      expect.objectContaining({
+        ...byKey,
+        action: 'webhook.created',
+        target_type: 'webhook',
+        target_id: id,
+        target_label: 'hooks.receiver.test',
+        details: { host: 'hooks.receiver.test', events: ['run.succeeded', 'run.failed'] },
+      }),
+    ]);
+    expect(JSON.stringify(added)).not.toContain('s3cretPathPart');
+    const remove = () =>
+      fetch(`${t.url}/api/v1/webhooks/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${key}`, 'user-agent': AGENT },
+      });
+    const deleted = await leaves(async () => expect((await remove()).status).toBe(204));
+    expect(deleted).toEqual([
+      expect.objectContaining({
+        ...byKey,
+        action: 'webhook.deleted',
+        target_id: id,
+        details: { host: 'hooks.receiver.test' },
+      }),
+    ]);
+    // Deleted already: a 404, and nothing recorded.
+    expect(await leaves(async () => expect((await remove()).status).toBe(404))).toEqual([]);
+  });
+});
+
 describe('connections', () => {
   it('a provider connected and disconnected by a user, and a connection the provider broke', async () => {
     const token = slack.issueBotToken(['chat:write', 'channels:read']);

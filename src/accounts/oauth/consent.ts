@@ -3,7 +3,9 @@ import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { accountTable } from '../../../db/tables/accounts.ts';
 import { membershipTable, type Role } from '../../../db/tables/identity.ts';
+import type { Executor } from '../../../db/client.ts';
 import { oauthGrantTable } from '../../../db/tables/oauth.ts';
+import { recordAudit } from '../../audit/audit.ts';
 import type { Core } from '../../core.ts';
 import { AppError, ValidationError } from '../../shared/errors.ts';
 import { randomBase62 } from '../../shared/ids.ts';
@@ -11,6 +13,7 @@ import { parseParams } from '../../shared/params.ts';
 import { isToolset, TOOLSET_NAMES, TOOLSETS, type Toolset } from '../../tools/toolsets.ts';
 import type { Principal } from '../principal.ts';
 import { may, requireUser, roleRequired } from '../roles.ts';
+import { deleteGrantArtifacts } from './adapter.ts';
 import { oauthProvider, type Provider } from './provider.ts';
 import { type Access, accessAskedFor, isLoopbackHost, mcpResource, OAUTH_SCOPES, scopesOf } from './resource.ts';
 
@@ -227,19 +230,36 @@ export async function allow(core: ConsentDeps, raw: Raw, uid: string, caller: Pr
     return grant.save();
   };
   const fields = { clientName: client.name, redirectHost: client.redirectHost, ...chosen };
+  // The connection is recorded in the audit log of the account it is for, in the transaction that writes it.
+  const audited = (tx: Executor) =>
+    recordAudit(tx, {
+      accountId: account.id,
+      actor: { type: 'user', id: userId },
+      client: caller.client ?? null,
+      action: 'app.authorized',
+      target: { type: 'app', id: grantId, label: client.name },
+      details: { client: client.name, redirectHost: client.redirectHost, ...chosen },
+    });
   if (held) {
     await saveGrant();
-    await core.db.update(oauthGrantTable).set(fields).where(eq(oauthGrantTable.id, grantId));
+    await core.db.transaction(async (tx) => {
+      await tx.update(oauthGrantTable).set(fields).where(eq(oauthGrantTable.id, grantId));
+      await audited(tx);
+    });
     // Its tokens' callers are cached with what it held: forgotten, so they act with what it holds now.
     core.auth.clear();
   } else {
-    await core.db
-      .insert(oauthGrantTable)
-      .values({ id: grantId, accountId: account.id, userId, clientId: client.id, ...fields });
+    // oidc-provider's grant first: until the connection's row is written, nothing acts on it.
+    await saveGrant();
     try {
-      await saveGrant();
+      await core.db.transaction(async (tx) => {
+        await tx
+          .insert(oauthGrantTable)
+          .values({ id: grantId, accountId: account.id, userId, clientId: client.id, ...fields });
+        await audited(tx);
+      });
     } catch (err) {
-      await core.db.delete(oauthGrantTable).where(eq(oauthGrantTable.id, grantId));
+      await deleteGrantArtifacts(core.db, grantId);
       throw err;
     }
   }

@@ -5,13 +5,15 @@ import type { Core } from '../../core.ts';
 import { notFound } from '../../shared/errors.ts';
 import type { Principal } from '../principal.ts';
 import { requireRole } from '../roles.ts';
+import { byCaller, recordAudit } from '../../audit/audit.ts';
 import { deleteGrantArtifacts } from './adapter.ts';
 
 /**
  * The account's connected apps: the OAuth grants its members made at the consent page, listed and
  * revoked in the console beside the API keys, by whoever manages keys (roles.ts, `keys`). Revoking one
  * stops its tokens at once in this process (its cached callers forgotten) and in the others within the
- * key cache time; its refresh token is gone, so the app must ask the user again.
+ * key cache time; its refresh token is gone, so the app must ask the user again. Connecting and revoking
+ * are recorded in the account's audit log (`app.authorized` at the consent page, `app.revoked` here).
  */
 
 /** The account's connections, newest first; revoked ones only when asked for. */
@@ -71,7 +73,15 @@ export async function revokeConnection(
         ),
       )
       .returning();
-    if (row) await deleteGrantArtifacts(tx, row.id);
+    if (row) {
+      await deleteGrantArtifacts(tx, row.id);
+      await recordAudit(tx, {
+        ...byCaller(principal),
+        action: 'app.revoked',
+        target: { type: 'app', id: row.id, label: row.clientName },
+        details: { client: row.clientName },
+      });
+    }
     return row;
   });
   if (!revoked) throw notFound('Connection');

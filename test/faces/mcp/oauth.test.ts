@@ -353,6 +353,18 @@ describe('an agent connects, calls tools, and is revoked in the console', { time
       email: OWNER,
     });
     expect(grant!.last_used_at).not.toBeNull();
+    // The account's audit log: the owner connected the app, with what it may use.
+    const events = await t.app.core.sql`
+      select actor_type, actor_label, target_type, target_label, details from audit_event where action = 'app.authorized'`;
+    expect(events).toEqual([
+      {
+        actor_type: 'user',
+        actor_label: OWNER,
+        target_type: 'app',
+        target_label: 'Test Agent',
+        details: { client: 'Test Agent', redirectHost: new URL(callbackUrl).host, toolsets: chosen, readOnly: false },
+      },
+    ]);
     expect(ui.offOrigin).toEqual([]);
   });
 
@@ -397,8 +409,13 @@ describe('an agent connects, calls tools, and is revoked in the console', { time
     await expect(client.callTool({ name: 'get_wallet', arguments: {} })).rejects.toThrow(UnauthorizedError);
     expect(agent.authorizationUrl).not.toBe(asked);
     expect(agent.saved).toBeUndefined();
-    const [grant] = await t.app.core.sql`select revoked_at from oauth_grant`;
+    const [grant] = await t.app.core.sql`select id, revoked_at from oauth_grant`;
     expect(grant!.revoked_at).not.toBeNull();
+    const revoked = await t.app.core.sql`
+      select actor_type, actor_label, target_id, details from audit_event where action = 'app.revoked'`;
+    expect(revoked).toEqual([
+      { actor_type: 'user', actor_label: OWNER, target_id: grant!.id, details: { client: 'Test Agent' } },
+    ]);
     // Its codes and tokens are gone with it.
     const left = count(t.app.core.sql<{ n: number }[]>`
       select count(*)::int as n from oauth_artifact where grant_id = (select id from oauth_grant)`);
