@@ -1,6 +1,9 @@
 import type { LeadPreviewRow } from '../../src/catalog/leads/preview.ts';
 import type { LeadRow } from '../../src/catalog/leads/query.ts';
-import { MAX_REVEAL, previewLeads, revealLeads } from '../../src/endpoints/lead-preview.ts';
+import { MAX_REVEAL } from '../../src/catalog/leads/preview.ts';
+import { leadDatabasePreview, revealLeadsEndpoint } from '../../src/endpoints/api/database.ts';
+import { graphqlFieldOf } from '../../src/endpoints/define.ts';
+import { callEndpoint } from '../../src/http/pipeline.ts';
 import { ValidationError } from '../../src/shared/errors.ts';
 import { builder } from '../builder.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from '../connection.ts';
@@ -66,7 +69,7 @@ const LeadPreviewConnectionRef = connectionType<LeadPreviewRow, Extra>('LeadPrev
   }),
 });
 
-builder.queryField('leadSearch', (t) =>
+builder.queryField(graphqlFieldOf(leadDatabasePreview), (t) =>
   t.field({
     type: LeadPreviewConnectionRef,
     nullable: true,
@@ -83,11 +86,13 @@ builder.queryField('leadSearch', (t) =>
     complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, MAX_LEADS) }),
     resolve: async (_, args, ctx) => {
       const first = pageSize(args.first, { max: MAX_LEADS, byDefault: 50 });
-      const result = await previewLeads(ctx.core, ctx.principal, {
-        ...leadFilterParams(args.filter),
-        limit: first,
-        after: args.after ?? '0',
-      });
+      const { body: result } = await callEndpoint(
+        ctx.core,
+        ctx.principal,
+        leadDatabasePreview,
+        { ...leadFilterParams(args.filter), limit: first, after: args.after ?? '0' },
+        { shape: (r) => r },
+      );
       for (const [id, company] of result.companies) ctx.loaders.company.prime(id, company);
       return connectionOf(
         result.rows,
@@ -127,7 +132,7 @@ const RevealLeadsPayloadRef = builder.objectRef<RevealPayload>('RevealLeadsPaylo
   }),
 });
 
-builder.mutationField('revealLeads', (t) =>
+builder.mutationField(graphqlFieldOf(revealLeadsEndpoint), (t) =>
   t.field({
     type: RevealLeadsPayloadRef,
     description:
@@ -146,10 +151,12 @@ builder.mutationField('revealLeads', (t) =>
           LEAD_ID.test(id) ? [] : [{ path: `ids.${i}`, message: 'not a lead’s id (LeadPreview.id)' }],
         );
         if (wrong.length > 0) throw new ValidationError(wrong);
-        const revealed = await revealLeads(
+        const { body: revealed } = await callEndpoint(
           ctx.core,
           ctx.principal,
-          ids.map((id) => LEAD_ID.exec(id)?.[1] ?? ''),
+          revealLeadsEndpoint,
+          { ids: ids.map((id) => LEAD_ID.exec(id)?.[1] ?? '') },
+          { shape: (r) => r },
         );
         for (const [id, company] of revealed.companies) ctx.loaders.company.prime(id, company);
         return { leads: revealed.rows, counted: revealed.counted, remaining: revealed.allowanceRemaining };

@@ -1,6 +1,12 @@
 import type { EndpointDefinition } from './define.ts';
 import { buyCredits, leadScraperMode, wallet } from './api/account.ts';
-import { leadDatabase, localBusinessDatabase, storeDatabase } from './api/database.ts';
+import {
+  leadDatabase,
+  leadDatabasePreview,
+  localBusinessDatabase,
+  revealLeadsEndpoint,
+  storeDatabase,
+} from './api/database.ts';
 import { leadEnrichment, localBusinessEnrichment } from './api/enrichment.ts';
 import { ledger } from './api/ledger.ts';
 import {
@@ -68,6 +74,8 @@ export const ENDPOINTS: readonly EndpointDefinition<never, never>[] = [
   getPermissibleUse,
   acknowledgeAccountPermissibleUse,
   leadDatabase,
+  leadDatabasePreview,
+  revealLeadsEndpoint,
   localBusinessDatabase,
   storeDatabase,
   leadEnrichment,

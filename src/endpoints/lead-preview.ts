@@ -1,6 +1,5 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/accounts.ts';
-import { assertPlan } from '../billing/plans.ts';
 import { takeAllowance } from '../billing/allowances.ts';
 import { AppError, ValidationError } from '../shared/errors.ts';
 import { plural } from '../shared/text.ts';
@@ -8,11 +7,10 @@ import { parseLeadSearch } from '../catalog/leads/params.ts';
 import { companyIdsOf, loadCompanies, type CompanyRecord } from '../catalog/leads/companies.ts';
 import { deliveredAmong, recordDelivered } from '../catalog/leads/delivered.ts';
 import { findLeads } from '../catalog/leads/search.ts';
-import { previewOf, selectLeadsByIds, type LeadPreviewRow } from '../catalog/leads/preview.ts';
+import { MAX_REVEAL, previewOf, selectLeadsByIds, type LeadPreviewRow } from '../catalog/leads/preview.ts';
 import type { LeadRow } from '../catalog/leads/query.ts';
 import type { Sql } from '../../db/client.ts';
 import { suppressionCheck, withoutSuppressed, type SuppressionCheck } from '../privacy/suppression.ts';
-import { leadDatabase } from './api/database.ts';
 import { leadSearchFilters, NARROW, type LeadSearchResult } from './lead-search.ts';
 import { databaseSearch, pageRequest, type SearchPage } from './search.ts';
 
@@ -32,12 +30,12 @@ export interface LeadPreviewResult extends SearchPage<LeadPreviewRow> {
 }
 
 /**
- * A page of the lead database as a preview: the lead search's filters, paging, total, plan gate,
- * statement timeout and suppression, without email, phone or mobile and without counting against
- * (or recording anything to) the account. `allowanceRemaining` is read, not taken.
+ * A page of the lead database as a preview: the lead search's filters, paging, total, statement timeout
+ * and suppression (the faces apply the plan gate the endpoint declares, api/database.ts), without email,
+ * phone or mobile and without counting against (or recording anything to) the account.
+ * `allowanceRemaining` is read, not taken.
  */
 export async function previewLeads(core: SearchCore, principal: Principal, raw: unknown): Promise<LeadPreviewResult> {
-  assertPlan(principal, leadDatabase.plan, leadDatabase.planSubject ?? leadDatabase.title);
   const params = parseLeadSearch(raw);
   const request = pageRequest(params);
   const { filters, translation } = await leadSearchFilters(core, params);
@@ -67,9 +65,6 @@ export async function previewLeads(core: SearchCore, principal: Principal, raw: 
   return { ...page, rows, companies, ...(translation ? { translation } : {}) };
 }
 
-/** The most people one reveal hands over (a page of the lead search). */
-export const MAX_REVEAL = 100;
-
 /** People revealed with their contact details, what they counted and the allowance left today. */
 export interface RevealedLeads {
   rows: LeadRow[];
@@ -97,14 +92,13 @@ function checkedIds(ids: readonly string[]): string[] {
 
 /**
  * Chosen people of the lead database with their contact details (the export of a selection, a person's
- * "Show contact details"): the lead search's plan gate, its suppression and its metering. People the
+ * "Show contact details"): the lead search's suppression and metering (the faces apply its plan gate). People the
  * account has not received count against today's database allowance and are recorded as received;
  * received ones are free. All or nothing: an id of no person the caller may see (unknown, or on a
  * do-not-contact list) is 404 `not_found` at `ids.<i>`, and more new people than the allowance has left
  * is 429 `daily_limit_reached`, with nothing counted.
  */
 export async function revealLeads(core: SearchCore, principal: Principal, raw: readonly string[]) {
-  assertPlan(principal, leadDatabase.plan, leadDatabase.planSubject ?? leadDatabase.title);
   const ids = checkedIds(raw);
   const limit = core.config.dailyDatabaseRecords;
   return core.sql.begin(async (tx) => {

@@ -158,6 +158,41 @@ export const leadSearchResponse = z
   })
   .strict();
 
+/** A person of the free preview: the lead record without email, phone and mobile, with whether each exists. */
+export const leadPreviewRecord = leadRecord
+  .omit({ email: true, phone: true, mobile: true })
+  .extend({
+    has_email: z.boolean().describe('The person has a work email (reveal_leads hands it over).'),
+    has_phone: z.boolean().describe('The person has a phone or mobile number.'),
+    received: z.boolean().describe('The account has received this lead already: revealing it again counts nothing.'),
+  })
+  .strict();
+
+export const leadPreviewResponse = z
+  .object({
+    leads: z.array(leadPreviewRecord),
+    pagination,
+    daily_allowance: z
+      .object({
+        remaining: z
+          .int()
+          .describe(
+            'Records left today for revealing and the lead search (resets at midnight UTC); a preview takes none.',
+          ),
+      })
+      .strict(),
+    search_translation: peopleSearchTranslation.optional(),
+  })
+  .strict();
+
+export const revealLeadsResponse = z
+  .object({
+    leads: z.array(leadRecord).describe('The people asked for, in the order of ids (each once), with email and phone.'),
+    counted: z.int().describe('Records taken from today’s allowance: the people the account had not received before.'),
+    daily_allowance: dailyAllowance,
+  })
+  .strict();
+
 export const localBusinessRecord = z
   .object({
     id: int,

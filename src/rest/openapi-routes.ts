@@ -345,13 +345,22 @@ const dailyOf = (endpoint: EndpointDefinition, allowances: Allowances) =>
 function endpointDescription(endpoint: EndpointDefinition, allowances: Allowances): string | undefined {
   const price = endpoint.plan ? `**Price:** included with ${planText(endpoint.plan)}.` : undefined;
   if (endpoint.tag === 'Database') {
+    // A search pages (GET or POST); a POST-only call (the reveal) names its records.
+    const paged = endpoint.rest.methods.includes('get');
+    const daily = endpoint.allowance
+      ? ` and ${dailyOf(endpoint, allowances)} per UTC day`
+      : '; nothing counts against the daily allowance';
     return [
       endpoint.description,
       '',
-      `${price} At most 100 records per request (limit, default 50) and ${dailyOf(endpoint, allowances)} per UTC day.`,
-      '',
-      'Page with page (from 1) or with after (0 first, then pagination.next_after until it is null). ' +
-        'List parameters may be repeated, sent with "[]", or comma-separated.',
+      `${price} At most 100 records per request${paged ? ' (limit, default 50)' : ''}${daily}.`,
+      ...(paged
+        ? [
+            '',
+            'Page with page (from 1) or with after (0 first, then pagination.next_after until it is null). ' +
+              'List parameters may be repeated, sent with "[]", or comma-separated.',
+          ]
+        : []),
     ].join('\n');
   }
   if (endpoint.tag === 'Enrichment') {

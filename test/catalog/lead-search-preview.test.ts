@@ -165,6 +165,80 @@ describe('revealLeads', () => {
   });
 });
 
+describe('the preview and the reveal on REST and MCP', () => {
+  const mcp = async (key: string, name: string, args: unknown) =>
+    (
+      await t.request('POST', '/mcp?tools=all', {
+        key,
+        headers: { accept: 'application/json, text/event-stream' },
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      })
+    ).body.result as { isError?: boolean; structuredContent: Record<string, unknown>; content: { text: string }[] };
+  type Record_ = Record<string, unknown> & { id: number };
+
+  it('answers GraphQL’s people and total for free, then reveals chosen ones, counting each new one once', async () => {
+    const c = await t.account({ plan: 'growth' });
+    const preview = await t.request('GET', '/api/v1/database/leads/preview?hasEmail=true&limit=5', { key: c.apiKey });
+    expect(preview.status).toBe(200);
+    const people = preview.body.leads as Record_[];
+    const graph = (await t.graphql(c.apiKey, SEARCH, { filter: { hasEmail: true }, first: 5 })).body.data.leadSearch;
+    expect(people.map((p) => String(p.id))).toEqual(graph.nodes.map((n: { databaseId: string }) => n.databaseId));
+    expect(preview.body.pagination.total).toBe(graph.totalCount);
+    for (const person of people) {
+      for (const contact of ['email', 'phone', 'mobile']) expect(person).not.toHaveProperty(contact);
+      expect(person).toMatchObject({ has_email: true, received: false, full_name: expect.any(String) });
+    }
+    expect(preview.body.daily_allowance).toEqual({ remaining: ALLOWANCE });
+    expect([await used(c.accountId), await received(c.accountId)]).toEqual([0, 0]);
+
+    const ids = people.map((p) => p.id);
+    const revealed = await t.request('POST', '/api/v1/database/leads/reveal', {
+      key: c.apiKey,
+      body: { ids: ids.slice(0, 2) },
+    });
+    expect(revealed.status).toBe(200);
+    expect(revealed.body.leads.map((l: Record_) => l.id)).toEqual(ids.slice(0, 2));
+    expect(revealed.body.leads.every((l: Record_) => String(l.email).includes('@'))).toBe(true);
+    expect(revealed.body).toMatchObject({ counted: 2, daily_allowance: { remaining: ALLOWANCE - 2 } });
+
+    // MCP: the same preview, now knowing who was received; a reveal of one received and one new person.
+    const listed = await mcp(c.apiKey, 'preview_lead_database', { hasEmail: true, limit: 5 });
+    expect(listed.isError).toBeFalsy();
+    const again = listed.structuredContent.leads as Record_[];
+    expect(again.map((p) => [p.id, p.received])).toEqual(ids.map((id, i) => [id, i < 2]));
+    const one = await mcp(c.apiKey, 'reveal_leads', { ids: [ids[0], String(ids[2])] });
+    expect(one.isError).toBeFalsy();
+    expect(one.structuredContent).toMatchObject({ counted: 1, daily_allowance: { remaining: ALLOWANCE - 3 } });
+    expect([await used(c.accountId), await received(c.accountId)]).toEqual([3, 3]);
+  });
+
+  it('refuses as the lead search does, counting nothing', async () => {
+    const c = await t.account({ plan: 'growth' });
+    const reveal = (key: string, body: unknown) =>
+      t.request('POST', '/api/v1/database/leads/reveal', { key, body: body as Record<string, unknown> });
+    const unknown = await reveal(c.apiKey, { ids: [1, 999999999] });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toMatchObject({
+      code: 'not_found',
+      details: [expect.objectContaining({ path: 'ids.1' })],
+    });
+    const malformed = await reveal(c.apiKey, { ids: ['abc'] });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details).toEqual([expect.objectContaining({ path: 'ids.0' })]);
+    expect((await reveal(c.apiKey, { ids: [] })).status).toBe(400);
+    expect((await reveal(c.apiKey, { ids: [1], extra: true })).status).toBe(400);
+    const starter = await t.account({ plan: 'starter' });
+    const locked = await reveal(starter.apiKey, { ids: [1] });
+    expect([locked.status, locked.body.error.code]).toEqual([403, 'plan_required']);
+    const lockedPreview = await t.request('GET', '/api/v1/database/leads/preview', { key: starter.apiKey });
+    expect([lockedPreview.status, lockedPreview.body.error.code]).toEqual([403, 'plan_required']);
+    const onMcp = await mcp(c.apiKey, 'reveal_leads', { ids: [999999999] });
+    expect(onMcp.isError).toBe(true);
+    expect(onMcp.content[0]!.text).toContain('not_found');
+    expect(await used(c.accountId)).toBe(0);
+  });
+});
+
 const CREATE = `mutation($input: CreateSavedSearchInput!) {
   createSavedSearch(input: $input) {
     savedSearch { id name filter { seniority country revenueMin hasEmail title } createdByName viewerMayDelete }

@@ -1,4 +1,6 @@
 import type { Sql } from '../../../db/client.ts';
+import type { CompanyRecord } from './companies.ts';
+import { leadRecord } from './lead-record.ts';
 import type { LeadRow } from './query.ts';
 
 /*
@@ -6,6 +8,9 @@ import type { LeadRow } from './query.ts';
  * preview shows them, without email, phone or mobile, only whether each exists and the email's
  * status. Revealing the contact details is the metered path (the lead search, or `selectLeadsByIds`).
  */
+
+/** The most people one reveal hands over (a page of the lead search). */
+export const MAX_REVEAL = 100;
 
 /** A person without contact details: whether an email and a phone exist, and whether the account has them. */
 export interface LeadPreviewRow extends Omit<LeadRow, 'email' | 'phone' | 'mobile'> {
@@ -29,4 +34,15 @@ export async function selectLeadsByIds(sql: Sql, ids: readonly string[]): Promis
     from person p where p.id = any(${[...ids]}::bigint[])`;
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** A preview as REST and MCP answer it: the lead record (no contact details to leave out), then the three flags. */
+export function leadPreviewRecord(row: LeadPreviewRow, company: CompanyRecord | undefined): Record<string, unknown> {
+  const { has_email, has_phone, received, ...person } = row;
+  return {
+    ...leadRecord({ ...person, email: null, phone: null, mobile: null }, company),
+    has_email,
+    has_phone,
+    received,
+  };
 }
