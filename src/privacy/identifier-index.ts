@@ -10,7 +10,12 @@ import type { IdentifierSource } from '../../db/tables/privacy.ts';
 import type { Row } from '../tools/types.ts';
 import { dropHashesOf, identifiersOf } from './suppression.ts';
 
-/** Indexes a batch of a run's rows as stored (`firstSeq` on); nothing to write answers undefined. */
+/**
+ * Indexes a batch of a run's rows as stored (`firstSeq` on); nothing to write answers undefined. A
+ * batch stored again (a worker that took the run over reads on from an offset its predecessor had
+ * partly stored; the rows' insert does nothing for rows held) adds no entry a row has already: each is
+ * looked up by the run's index first.
+ */
 export function indexRunRows(tx: Executor, runId: string, firstSeq: number, rows: readonly Row[]) {
   const entries: [string, string, number][] = [];
   rows.forEach((row, i) => {
@@ -20,7 +25,9 @@ export function indexRunRows(tx: Executor, runId: string, firstSeq: number, rows
   return tx.execute(sql`
     insert into identifier_hash (list_type, hash, source, run_id, seq)
     select e ->> 0, e ->> 1, 'run_item', ${runId}, (e ->> 2)::int
-    from json_array_elements(${JSON.stringify(entries)}::json) as e`);
+    from json_array_elements(${JSON.stringify(entries)}::json) as e
+    where not exists (select 1 from identifier_hash h
+      where h.run_id = ${runId} and h.seq = (e ->> 2)::int and h.list_type = e ->> 0 and h.hash = e ->> 1)`);
 }
 
 /** A record that holds a person's identifier. */

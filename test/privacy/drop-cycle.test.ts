@@ -94,6 +94,33 @@ describe('the identifier index', () => {
   });
 });
 
+describe('a run’s rows in the index', () => {
+  it('are indexed once, also when a batch is stored again', async () => {
+    const { indexRunRows } = await import('../../src/privacy/identifier-index.ts');
+    const { accountId } = await t.account();
+    const runId = `IndexOnce${accountId.slice(-8)}`;
+    await t.app.core.sql`insert into run (id, account_id, tool, status, input, item_count, handled, requested)
+      values (${runId}, ${accountId}, 'maps', 'RUNNING', '{}', 0, 0, 3)`;
+    const rows = [
+      { name: 'A', email: 'ann@indexonce.test', phone: '+1 303 555 0101' },
+      { name: 'B', emails: ['bo@indexonce.test'] },
+    ];
+    const entries = async () =>
+      (
+        await t.app.core.sql`select seq, list_type from identifier_hash where run_id = ${runId} order by seq, list_type`
+      ).map((e) => `${e.seq}:${e.list_type}`);
+    await t.app.core.db.transaction((tx) => indexRunRows(tx, runId, 0, rows) as Promise<unknown>);
+    const once = await entries();
+    expect(once).toEqual(['0:email', '0:phone', '1:email']);
+    // The same batch again, and one that overlaps it by a row and adds one: only the new row's entries.
+    await t.app.core.db.transaction((tx) => indexRunRows(tx, runId, 0, rows) as Promise<unknown>);
+    await t.app.core.db.transaction(
+      (tx) => indexRunRows(tx, runId, 1, [rows[1]!, { email: 'cy@indexonce.test' }]) as Promise<unknown>,
+    );
+    expect(await entries()).toEqual([...once, '2:email']);
+  });
+});
+
 describe('a DROP cycle', () => {
   it('deletes the people it finds, opts out a shared identifier, suppresses every one, and answers each list', async () => {
     const sql = t.app.core.sql;

@@ -104,8 +104,9 @@ export default function AuditLog() {
   return (
     <Stack>
       <PageTitle title="Audit log">
-        Who did what in this account: keys, members, sign-ins, connections, large downloads, schedules and exports of
-        this log. Events are kept two years and never change. Only owners and admins see this page.
+        Who did what in this account: keys, members, sign-ins, connections, connected apps, webhooks, large downloads,
+        schedules and exports of this log. Events are kept two years and never change. Only owners and admins see this
+        page.
       </PageTitle>
       <Group align="flex-end">
         <NativeSelect

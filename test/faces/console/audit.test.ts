@@ -86,6 +86,11 @@ describe('the Audit log page', { timeout: 120_000 }, () => {
     expect(await tooltip.textContent()).toBe(
       await owner.evaluate((iso) => new Date(iso).toLocaleString(), exact.toISOString()),
     );
+    // Audited once it has faded in: half transparent, its text would be read as too faint.
+    await owner.waitForFunction(() => {
+      const shown = document.querySelector('[role="tooltip"]');
+      return shown !== null && getComputedStyle(shown).opacity === '1';
+    });
     await audit(owner);
     // The tooltip goes once the pointer leaves; a fading one would be read half transparent by the next audit.
     await owner.mouse.move(0, 0);
