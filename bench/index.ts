@@ -18,6 +18,7 @@ import { consoleFirstRow } from './console-first-row.ts';
 import { processes } from './lib/processes.ts';
 import { mcpAgentBytes } from './mcp-agent-bytes.ts';
 import { privacy } from './lib/privacy.ts';
+import { statement } from './lib/statement.ts';
 
 const SUITES: AnySuite[] = [
   polling,
@@ -38,6 +39,7 @@ const SUITES: AnySuite[] = [
   pipeline,
   destinations,
   privacy,
+  statement,
 ];
 
 runSuites(

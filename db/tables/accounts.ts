@@ -151,6 +151,9 @@ export const ledgerTable = pgTable(
   },
   (t) => [
     index('ledger_account_idx').on(t.accountId, t.id),
+    // A run's and a pipeline's entries, by index: the statement's lines (src/billing/statement.ts).
+    index('ledger_run_idx').on(t.runId, t.id).where(sql`${t.runId} is not null`),
+    index('ledger_pipeline_idx').on(t.pipelineId, t.id).where(sql`${t.pipelineId} is not null`),
     uniqueIndex('ledger_payment_once_idx')
       .on(t.kind, t.paymentRef)
       .where(sql`${t.paymentRef} is not null and ${t.kind} in ('purchase', 'plan_grant')`),

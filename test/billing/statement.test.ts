@@ -137,6 +137,32 @@ describe('the statement', () => {
     expect(micros(await spent())).toBe(micros(cost));
   });
 
+  it('orders lines by their entries’ ids as numbers, also across a power of ten', async () => {
+    const { apiKey, accountId: id } = await t.account();
+    // Entries written with ids of 10 and 11 digits: read as text, 9999999999 would come before 10000000001.
+    for (const [entry, micros] of [
+      [9_999_999_998n, 1_000_000n],
+      [9_999_999_999n, 2_000_000n],
+      [10_000_000_001n, 3_000_000n],
+    ] as const)
+      await t.app.core.sql`insert into ledger_entry (id, account_id, kind, plan_micros, note)
+        overriding system value values (${String(entry)}, ${id}, 'refund', ${String(micros)}, 'numbered')`;
+    await t.app.core.sql`update wallet set plan_micros = plan_micros + 6000000 where account_id = ${id}`;
+    const page = async (after: string | null) =>
+      (await t.graphql(apiKey, LINES, { after })).body.data.viewer.statement as {
+        nodes: Line[];
+        pageInfo: { endCursor: string; hasNextPage: boolean };
+      };
+    const first = await page(null);
+    expect(first.nodes.map((l) => l.amount)).toEqual(['3.00', '2.00']);
+    const second = await page(first.pageInfo.endCursor);
+    expect(second.nodes.map((l) => l.amount)).toEqual(['1.00', expect.any(String)]);
+    // Each balance is the one below plus its amount, across the pages.
+    const lines = [...first.nodes, ...second.nodes];
+    for (let i = 0; i < lines.length - 1; i += 1)
+      expect(micros(lines[i]!.balance) - micros(lines[i + 1]!.balance)).toBe(micros(lines[i]!.amount));
+  });
+
   it('refuses a cursor that is not one', async () => {
     const page = await t.graphql(key, LINES, { after: 'not a cursor' });
     expect(page.body.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');

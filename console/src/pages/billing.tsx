@@ -51,7 +51,6 @@ const StatementQuery = graphql(`
     viewer {
       id
       statement(first: 20, after: $after) {
-        totalCount
         pageInfo {
           hasNextPage
           endCursor
@@ -83,7 +82,6 @@ const LedgerQuery = graphql(`
     viewer {
       id
       ledger(first: 20, after: $after) {
-        totalCount
         pageInfo {
           hasNextPage
           endCursor
@@ -272,7 +270,7 @@ function Statement() {
   if (error) return <QueryError error={error} />;
   if (!data) return <Loading />;
   const { statement } = data.viewer;
-  if (statement.totalCount === 0) return <Text size="sm">No money has moved yet: runs and purchases show here.</Text>;
+  if (statement.nodes.length === 0) return <Text size="sm">No money has moved yet: runs and purchases show here.</Text>;
   return (
     <>
       <TableScroll label="Statement" minWidth={720}>

@@ -1,0 +1,2 @@
+CREATE INDEX "ledger_run_idx" ON "ledger_entry" USING btree ("run_id","id") WHERE "ledger_entry"."run_id" is not null;--> statement-breakpoint
+CREATE INDEX "ledger_pipeline_idx" ON "ledger_entry" USING btree ("pipeline_id","id") WHERE "ledger_entry"."pipeline_id" is not null;
