@@ -18,6 +18,7 @@ import { consoleFirstRow } from './console-first-row.ts';
 import { processes } from './lib/processes.ts';
 import { mcpAgentBytes } from './mcp-agent-bytes.ts';
 import { privacy } from './lib/privacy.ts';
+import { runRows } from './lib/run-rows.ts';
 import { statement } from './lib/statement.ts';
 
 const SUITES: AnySuite[] = [
@@ -40,6 +41,7 @@ const SUITES: AnySuite[] = [
   destinations,
   privacy,
   statement,
+  runRows,
 ];
 
 runSuites(

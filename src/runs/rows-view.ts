@@ -78,18 +78,25 @@ export async function readRunRowsView(
     ? sql`${/["\\]/.test(search) ? sql`` : sql`and i.data::text ilike ${containing(search)}`}
       and exists (select 1 from json_each_text(i.data) e where e.value ilike ${containing(search)})`
     : sql``;
-  // The column's value (JSON), with JSON null and "" as no value.
-  const value = orderBy ? sql`i.data -> ${orderBy.column}` : sql`null::json`;
+  // The column's value, read out of the row's JSON once (a fence keeps it from being read again for
+  // each sort key) as jsonb, whose keys then cost nothing to compare; JSON null and "" are no value.
+  const value = orderBy ? sql`(i.data -> ${orderBy.column})::jsonb` : sql`null::jsonb`;
   const dir = orderBy?.direction === 'desc' ? sql`desc` : sql`asc`;
+  // The rows are ranked by their keys alone and only the page's rows are read whole: a sort that
+  // carried every row's JSON would spill to disk on a large run.
   const rows = await sql<{ data: Row; total: number }[]>`
-    select i.data, count(*) over ()::int as total
-    from run_item i cross join lateral (select ${value} as v) s
-    where i.run_id = ${run.id} ${matches}
-    order by (s.v is null or json_typeof(s.v) = 'null' or s.v::text = '""'),
-      case when json_typeof(s.v) = 'number' then (s.v #>> '{}')::numeric end ${dir},
-      lower(s.v #>> '{}') ${dir},
-      i.seq
-    limit ${page.limit} offset ${page.offset}`;
+    with ranked as (
+      select i.seq, count(*) over ()::int as total,
+        (s.v is null or jsonb_typeof(s.v) = 'null' or s.v = '""'::jsonb) as empty,
+        case when jsonb_typeof(s.v) = 'number' then (s.v #>> '{}')::numeric end as number,
+        lower(s.v #>> '{}') as text
+      from run_item i cross join lateral (select ${value} as v offset 0) s
+      where i.run_id = ${run.id} ${matches}
+      order by empty, number ${dir}, text ${dir}, i.seq
+      limit ${page.limit} offset ${page.offset}
+    )
+    select i.data, r.total from ranked r join run_item i on i.run_id = ${run.id} and i.seq = r.seq
+    order by r.empty, r.number ${dir}, r.text ${dir}, r.seq`;
   const first = rows[0];
   if (first) return { rows: rows.map((r) => r.data), totalCount: first.total };
   if (!search) return { rows: [], totalCount: run.itemCount };
