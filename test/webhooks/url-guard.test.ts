@@ -331,7 +331,9 @@ describe('a webhook URL that stops resolving', () => {
 
       const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(logged.filter((l) => (l.level as number) >= 50)).toEqual([]);
-      expect(logged.filter((l) => (l.level as number) >= 40)).toEqual(
+      // This delivery's lines: the worker also retries what earlier tests' webhooks left queued, in lines of their own.
+      const ours = logged.filter((l) => l.deliveryId === second!.id || String(l.msg).includes('gone.rebind.test'));
+      expect(ours.filter((l) => (l.level as number) >= 40)).toEqual(
         [1, 2].map((attempt) =>
           expect.objectContaining({
             msg: `webhook delivery attempt ${attempt} of 13 failed; it is tried again later`,
@@ -342,7 +344,7 @@ describe('a webhook URL that stops resolving', () => {
         ),
       );
       // graphile-worker's report of each failure stays, at debug, in one line without the stack.
-      const reports = logged.filter((l) => String(l.msg).startsWith('Failed task'));
+      const reports = ours.filter((l) => String(l.msg).startsWith('Failed task'));
       expect(reports.map((l) => l.level)).toEqual([20, 20]);
       expect(JSON.stringify(logged)).not.toMatch(/"stack"|\\n\s+at /);
       await t.app.core.sql`select graphile_worker.remove_job(${second!.id})`;
