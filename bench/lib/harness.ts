@@ -18,7 +18,7 @@ import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
-import type { Sql } from '../../db/client.ts';
+import { connect, type Sql } from '../../db/client.ts';
 import { ensureDatabase, freePort, startEmbeddedPostgres, type EmbeddedHandle } from '../../db/embedded.ts';
 import { migrateDatabase } from '../../db/migrate.ts';
 import { CATALOG_TABLES, SCALES, seedCatalog, type Scale } from '../../db/seed/index.ts';
@@ -367,6 +367,26 @@ export async function openBenchServer(): Promise<BenchServer> {
   } catch (err) {
     await removeDir();
     throw err;
+  }
+}
+
+/**
+ * A fresh migrated database on a bench server of its own (openBenchServer), connected, for `use`;
+ * disconnected, dropped and the server closed afterwards.
+ */
+export async function withScratchDatabase<T>(use: (db: ReturnType<typeof connect>) => Promise<T>): Promise<T> {
+  const server = await openBenchServer();
+  try {
+    const url = await server.createDatabase();
+    await migrateDatabase(url);
+    const connection = connect(url);
+    try {
+      return await use(connection);
+    } finally {
+      await connection.sql.end();
+    }
+  } finally {
+    await server.close();
   }
 }
 

@@ -15,17 +15,16 @@
  * Timed alternately (30 rounds after 3 warm-ups): the first page, the middle page, and the line count.
  */
 import { sql } from 'drizzle-orm';
-import { connect, type Executor } from '../../db/client.ts';
-import { migrateDatabase } from '../../db/migrate.ts';
+import type { Executor } from '../../db/client.ts';
 import { countStatement, listStatement } from '../../src/billing/statement.ts';
 import {
   n,
-  openBenchServer,
   pad,
   progress,
   spread,
   timeAlternately,
   verdict,
+  withScratchDatabase,
   type Spread,
   type Suite,
 } from './harness.ts';
@@ -111,69 +110,58 @@ export interface StatementResult {
 
 export async function benchStatement(options: { quick: boolean; runs?: number }): Promise<StatementResult> {
   const runs = options.runs ?? (options.quick ? 5_000 : 100_000);
-  const server = await openBenchServer();
-  try {
-    const url = await server.createDatabase();
-    await migrateDatabase(url);
-    const { db, sql: client } = connect(url);
-    try {
-      progress(`statement: seeding ${n(runs)} runs' entries`);
-      const entries = await seed(db, runs);
-      const first = 20;
-      // The same lines: page by page from the top, then a page from the middle of the history.
-      let before: bigint | undefined;
-      let pagesCompared = 0;
-      for (; pagesCompared < 5; pagesCompared++) {
-        const paged = await listStatement(db, ACCOUNT, { first, ...(before === undefined ? {} : { before }) });
-        const base = await wholeLedgerPage(db, first, before);
-        if (JSON.stringify(sameFields(paged.lines)) !== JSON.stringify(baselineFields(base, first)))
-          throw new Error(`statement: the variants differ on page ${pagesCompared + 1}`);
-        before = paged.lines.at(-1)!.lastEntryId;
-      }
-      const middle = BigInt(Math.floor(entries / 2));
-      const atMiddle = await listStatement(db, ACCOUNT, { first, before: middle });
-      if (
-        JSON.stringify(sameFields(atMiddle.lines)) !==
-        JSON.stringify(baselineFields(await wholeLedgerPage(db, first, middle), first))
-      )
-        throw new Error('statement: the variants differ on the middle page');
-      pagesCompared += 1;
-      const lines = await countStatement(db, ACCOUNT);
-      const [counted] = (await wholeLedgerCount(db)) as unknown as { n: number }[];
-      if (counted!.n !== lines)
-        throw new Error(`statement: ${lines} lines counted, the whole ledger has ${counted!.n}`);
-      const rounds = options.quick ? 5 : 30;
-      const time = (baseline: () => Promise<unknown>, paged: () => Promise<unknown>) =>
-        timeAlternately({ baseline: { run: baseline }, paged: { run: paged } }, rounds, 3);
-      const figures = {
-        firstPage: await time(
-          () => wholeLedgerPage(db, first),
-          () => listStatement(db, ACCOUNT, { first }),
-        ),
-        middlePage: await time(
-          () => wholeLedgerPage(db, first, middle),
-          () => listStatement(db, ACCOUNT, { first, before: middle }),
-        ),
-        count: await time(
-          () => wholeLedgerCount(db),
-          () => countStatement(db, ACCOUNT),
-        ),
-      };
-      const ms = Object.fromEntries(
-        Object.entries(figures).map(([k, v]) => {
-          const baseline = spread(v.baseline, 2);
-          const paged = spread(v.paged, 2);
-          return [k, { baseline, paged, ratio: Math.round((baseline.p50 / paged.p50) * 10) / 10 }];
-        }),
-      ) as StatementResult['ms'];
-      const met = ms.firstPage.paged.p50 <= GOAL_MS && ms.firstPage.ratio >= GOAL_RATIO;
-      return { runs, entries, lines, pagesCompared, ms, goals: { firstPageMs: GOAL_MS, ratio: GOAL_RATIO }, met };
-    } finally {
-      await client.end();
+  return withScratchDatabase(async ({ db }) => {
+    progress(`statement: seeding ${n(runs)} runs' entries`);
+    const entries = await seed(db, runs);
+    const first = 20;
+    // The same lines: page by page from the top, then a page from the middle of the history.
+    let before: bigint | undefined;
+    let pagesCompared = 0;
+    for (; pagesCompared < 5; pagesCompared++) {
+      const paged = await listStatement(db, ACCOUNT, { first, ...(before === undefined ? {} : { before }) });
+      const base = await wholeLedgerPage(db, first, before);
+      if (JSON.stringify(sameFields(paged.lines)) !== JSON.stringify(baselineFields(base, first)))
+        throw new Error(`statement: the variants differ on page ${pagesCompared + 1}`);
+      before = paged.lines.at(-1)!.lastEntryId;
     }
-  } finally {
-    await server.close();
-  }
+    const middle = BigInt(Math.floor(entries / 2));
+    const atMiddle = await listStatement(db, ACCOUNT, { first, before: middle });
+    if (
+      JSON.stringify(sameFields(atMiddle.lines)) !==
+      JSON.stringify(baselineFields(await wholeLedgerPage(db, first, middle), first))
+    )
+      throw new Error('statement: the variants differ on the middle page');
+    pagesCompared += 1;
+    const lines = await countStatement(db, ACCOUNT);
+    const [counted] = (await wholeLedgerCount(db)) as unknown as { n: number }[];
+    if (counted!.n !== lines) throw new Error(`statement: ${lines} lines counted, the whole ledger has ${counted!.n}`);
+    const rounds = options.quick ? 5 : 30;
+    const time = (baseline: () => Promise<unknown>, paged: () => Promise<unknown>) =>
+      timeAlternately({ baseline: { run: baseline }, paged: { run: paged } }, rounds, 3);
+    const figures = {
+      firstPage: await time(
+        () => wholeLedgerPage(db, first),
+        () => listStatement(db, ACCOUNT, { first }),
+      ),
+      middlePage: await time(
+        () => wholeLedgerPage(db, first, middle),
+        () => listStatement(db, ACCOUNT, { first, before: middle }),
+      ),
+      count: await time(
+        () => wholeLedgerCount(db),
+        () => countStatement(db, ACCOUNT),
+      ),
+    };
+    const ms = Object.fromEntries(
+      Object.entries(figures).map(([k, v]) => {
+        const baseline = spread(v.baseline, 2);
+        const paged = spread(v.paged, 2);
+        return [k, { baseline, paged, ratio: Math.round((baseline.p50 / paged.p50) * 10) / 10 }];
+      }),
+    ) as StatementResult['ms'];
+    const met = ms.firstPage.paged.p50 <= GOAL_MS && ms.firstPage.ratio >= GOAL_RATIO;
+    return { runs, entries, lines, pagesCompared, ms, goals: { firstPageMs: GOAL_MS, ratio: GOAL_RATIO }, met };
+  });
 }
 
 function formatStatement(r: StatementResult): string {
