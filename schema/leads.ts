@@ -1,12 +1,14 @@
 import type { CompanyRecord } from '../src/endpoints/lead-search.ts';
 import { leadDatabase } from '../src/endpoints/api/database.ts';
 import { peopleSearchTranslation } from '../src/endpoints/schemas.ts';
-import { graphqlFieldOf } from '../src/endpoints/define.ts';
+import { type EndpointDefinition, graphqlFieldOf } from '../src/endpoints/define.ts';
+import type { SearchPage } from '../src/endpoints/search.ts';
 import { callEndpoint } from '../src/http/pipeline.ts';
 import type { LeadRow } from '../src/catalog/leads/query.ts';
 import { leadSearchParams } from '../src/catalog/leads/params.ts';
 import { DEPARTMENTS, SENIORITIES } from '../db/tables/leads.ts';
 import { builder } from './builder.ts';
+import type { GraphQLContext } from './context.ts';
 import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from './connection.ts';
 import { globalId, NodeRef, registerNode } from './node.ts';
 import { withoutNulls } from './zod-input.ts';
@@ -222,6 +224,39 @@ export function leadFilterParams(input: object | null | undefined): Record<strin
   return filter;
 }
 
+/** What a lead search's endpoint answers (the metered search's, the free preview's). */
+type LeadSearchAnswer<R> = SearchPage<R> & { companies: Map<number, CompanyRecord>; translation?: unknown };
+
+/**
+ * A page of the lead database through `endpoint` (its plan gate, metering and validation, as REST and
+ * MCP call it) as a connection: the `filter`, `first` and `after` of `leads` and `leadSearch`. The page's
+ * companies are loaded already: the company field reads them, not the database again.
+ */
+export async function leadPage<R extends { id: string }>(
+  ctx: GraphQLContext,
+  endpoint: EndpointDefinition<unknown, LeadSearchAnswer<R>>,
+  args: { filter?: object | null; first?: number | null; after?: string | null },
+) {
+  const first = pageSize(args.first, { max: MAX_LEADS, byDefault: 50 });
+  const { body: result } = await callEndpoint(
+    ctx.core,
+    ctx.principal,
+    endpoint,
+    { ...leadFilterParams(args.filter), limit: first, after: args.after ?? '0' },
+    { shape: (r) => r },
+  );
+  for (const [id, company] of result.companies) ctx.loaders.company.prime(id, company);
+  return connectionOf(
+    result.rows,
+    { cursorOf: (node) => node.id, hasNextPage: result.hasMore, totalCount: result.total },
+    {
+      totalCountIsEstimate: result.totalIsEstimate,
+      searchTranslation: result.translation ?? null,
+      dailyAllowanceRemaining: result.allowanceRemaining,
+    },
+  );
+}
+
 builder.queryField(graphqlFieldOf(leadDatabase), (t) =>
   t.field({
     type: LeadConnectionRef,
@@ -235,27 +270,6 @@ builder.queryField(graphqlFieldOf(leadDatabase), (t) =>
       after: t.arg.string({ description: AFTER_DESCRIPTION }),
     },
     complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, MAX_LEADS) }),
-    resolve: async (_, args, ctx) => {
-      const first = pageSize(args.first, { max: MAX_LEADS, byDefault: 50 });
-      const filter = leadFilterParams(args.filter);
-      const { body: result } = await callEndpoint(
-        ctx.core,
-        ctx.principal,
-        leadDatabase,
-        { ...filter, limit: first, after: args.after ?? '0' },
-        { shape: (r) => r },
-      );
-      // The page's companies are loaded already: the company field reads them, not the database again.
-      for (const [id, company] of result.companies) ctx.loaders.company.prime(id, company);
-      return connectionOf(
-        result.rows,
-        { cursorOf: (node) => node.id, hasNextPage: result.hasMore, totalCount: result.total },
-        {
-          totalCountIsEstimate: result.totalIsEstimate,
-          searchTranslation: result.translation ?? null,
-          dailyAllowanceRemaining: result.allowanceRemaining,
-        },
-      );
-    },
+    resolve: (_, args, ctx) => leadPage(ctx, leadDatabase, args),
   }),
 );

@@ -131,7 +131,7 @@ builder.objectField(AccountRef, 'spentThisMonth', (t) =>
       'holds of runs in flight not counted (who may read `ledger` may read this: ROLE_REQUIRED otherwise).',
     resolve: (account, _, ctx) => {
       requireRole(ctx.principal, LEDGER_PERMISSION);
-      return chargedSince(ctx.core.db, account.id, monthStart(new Date()));
+      return chargedSince(ctx.core.db, account.id, monthStart(ctx.core.clock()));
     },
   }),
 );

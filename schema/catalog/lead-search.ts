@@ -6,16 +6,9 @@ import { graphqlFieldOf } from '../../src/endpoints/define.ts';
 import { callEndpoint } from '../../src/http/pipeline.ts';
 import { ValidationError } from '../../src/shared/errors.ts';
 import { builder } from '../builder.ts';
-import { AFTER_DESCRIPTION, connectionOf, connectionType, FIRST_DESCRIPTION, pageSize } from '../connection.ts';
+import { AFTER_DESCRIPTION, connectionType, FIRST_DESCRIPTION } from '../connection.ts';
 import { mutationPayload, USER_ERRORS_DESCRIPTION, UserErrorRef, type UserError } from '../errors.ts';
-import {
-  LeadFilterInput,
-  LeadPersonRef,
-  LeadRef,
-  leadFilterParams,
-  MAX_LEADS,
-  SearchTranslationRef,
-} from '../leads.ts';
+import { LeadFilterInput, LeadPersonRef, LeadRef, leadPage, MAX_LEADS, SearchTranslationRef } from '../leads.ts';
 import { globalId } from '../node.ts';
 
 /*
@@ -84,26 +77,7 @@ builder.queryField(graphqlFieldOf(leadDatabasePreview), (t) =>
       after: t.arg.string({ description: AFTER_DESCRIPTION }),
     },
     complexity: (args) => ({ field: 10, multiplier: Math.min(args.first ?? 50, MAX_LEADS) }),
-    resolve: async (_, args, ctx) => {
-      const first = pageSize(args.first, { max: MAX_LEADS, byDefault: 50 });
-      const { body: result } = await callEndpoint(
-        ctx.core,
-        ctx.principal,
-        leadDatabasePreview,
-        { ...leadFilterParams(args.filter), limit: first, after: args.after ?? '0' },
-        { shape: (r) => r },
-      );
-      for (const [id, company] of result.companies) ctx.loaders.company.prime(id, company);
-      return connectionOf(
-        result.rows,
-        { cursorOf: (node) => node.id, hasNextPage: result.hasMore, totalCount: result.total },
-        {
-          totalCountIsEstimate: result.totalIsEstimate,
-          searchTranslation: result.translation ?? null,
-          dailyAllowanceRemaining: result.allowanceRemaining,
-        },
-      );
-    },
+    resolve: (_, args, ctx) => leadPage(ctx, leadDatabasePreview, args),
   }),
 );
 

@@ -13,21 +13,26 @@ import { dropHashesOf, identifiersOf } from './suppression.ts';
 /**
  * Indexes a batch of a run's rows as stored (`firstSeq` on); nothing to write answers undefined. A
  * batch stored again (a worker that took the run over reads on from an offset its predecessor had
- * partly stored; the rows' insert does nothing for rows held) adds no entry a row has already: each is
- * looked up by the run's index first.
+ * partly stored; the rows' insert does nothing for rows held) adds no entry a row has already: a batch
+ * that starts below `stored`, the rows the run held before it, looks each entry up by the run's index
+ * first. A batch past them, every batch of a run not taken over, writes without looking.
  */
-export function indexRunRows(tx: Executor, runId: string, firstSeq: number, rows: readonly Row[]) {
+export function indexRunRows(tx: Executor, runId: string, firstSeq: number, rows: readonly Row[], stored: number) {
   const entries: [string, string, number][] = [];
   rows.forEach((row, i) => {
     for (const { listType, hash } of dropHashesOf(identifiersOf(row))) entries.push([listType, hash, firstSeq + i]);
   });
   if (entries.length === 0) return undefined;
+  const held =
+    firstSeq < stored
+      ? sql`where not exists (select 1 from identifier_hash h
+          where h.run_id = ${runId} and h.seq = (e ->> 2)::int and h.list_type = e ->> 0 and h.hash = e ->> 1)`
+      : sql``;
   return tx.execute(sql`
     insert into identifier_hash (list_type, hash, source, run_id, seq)
     select e ->> 0, e ->> 1, 'run_item', ${runId}, (e ->> 2)::int
     from json_array_elements(${JSON.stringify(entries)}::json) as e
-    where not exists (select 1 from identifier_hash h
-      where h.run_id = ${runId} and h.seq = (e ->> 2)::int and h.list_type = e ->> 0 and h.hash = e ->> 1)`);
+    ${held}`);
 }
 
 /** A record that holds a person's identifier. */

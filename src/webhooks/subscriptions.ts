@@ -91,6 +91,9 @@ const viewOf = (w: Webhook): WebhookView => ({
 
 export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
+/** A webhook URL's host, as the audit log names the receiver (its path and query may hold a secret). */
+const hostOf = (url: string) => new URL(url).host;
+
 /**
  * Registers an account webhook; the answer carries its signing secret, shown this once. A URL the
  * outbound guard refuses is refused here (checkWebhookUrl).
@@ -139,9 +142,6 @@ export async function createWebhook(
     return { ...viewOf(hook), secret };
   });
 }
-
-/** A webhook URL's host, as the audit log names the receiver (its path and query may hold a secret). */
-const hostOf = (url: string) => new URL(url).host;
 
 export async function listWebhooks(db: Executor, principal: Principal): Promise<WebhookView[]> {
   const rows = await db

@@ -232,6 +232,15 @@ describe('the preview and the reveal on REST and MCP', () => {
     expect([locked.status, locked.body.error.code]).toEqual([403, 'plan_required']);
     const lockedPreview = await t.request('GET', '/api/v1/database/leads/preview', { key: starter.apiKey });
     expect([lockedPreview.status, lockedPreview.body.error.code]).toEqual([403, 'plan_required']);
+    // Below the plan MCP offers neither tool, and a call anyway names tools/list.
+    for (const tool of ['preview_lead_database', 'reveal_leads']) {
+      const below = await t.request('POST', '/mcp?tools=all', {
+        key: starter.apiKey,
+        headers: { accept: 'application/json, text/event-stream' },
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } },
+      });
+      expect(below.body.error, tool).toMatchObject({ code: -32602, message: expect.stringContaining('tools/list') });
+    }
     const onMcp = await mcp(c.apiKey, 'reveal_leads', { ids: [999999999] });
     expect(onMcp.isError).toBe(true);
     expect(onMcp.content[0]!.text).toContain('not_found');

@@ -109,13 +109,14 @@ describe('a run’s rows in the index', () => {
       (
         await t.app.core.sql`select seq, list_type from identifier_hash where run_id = ${runId} order by seq, list_type`
       ).map((e) => `${e.seq}:${e.list_type}`);
-    await t.app.core.db.transaction((tx) => indexRunRows(tx, runId, 0, rows) as Promise<unknown>);
+    await t.app.core.db.transaction((tx) => indexRunRows(tx, runId, 0, rows, 0) as Promise<unknown>);
     const once = await entries();
     expect(once).toEqual(['0:email', '0:phone', '1:email']);
-    // The same batch again, and one that overlaps it by a row and adds one: only the new row's entries.
-    await t.app.core.db.transaction((tx) => indexRunRows(tx, runId, 0, rows) as Promise<unknown>);
+    // The same batch again, and one that overlaps it by a row and adds one, as a worker that took the run
+    // over stores them (the run holds 2 rows): only the new row's entries.
+    await t.app.core.db.transaction((tx) => indexRunRows(tx, runId, 0, rows, 2) as Promise<unknown>);
     await t.app.core.db.transaction(
-      (tx) => indexRunRows(tx, runId, 1, [rows[1]!, { email: 'cy@indexonce.test' }]) as Promise<unknown>,
+      (tx) => indexRunRows(tx, runId, 1, [rows[1]!, { email: 'cy@indexonce.test' }], 2) as Promise<unknown>,
     );
     expect(await entries()).toEqual([...once, '2:email']);
   });

@@ -83,7 +83,7 @@ async function storeBatch(tx: Transaction, run: Run, batch: StoredBatch): Promis
       ? recordDelivered(tx, run.accountId, run.datasetName, run.id, firstSeq, identities)
       : undefined;
   // Where the rows' people are held (src/privacy/identifier-index.ts), for erasures and DROP lists.
-  const indexed = rows.length > 0 ? indexRunRows(tx, run.id, firstSeq, rows) : undefined;
+  const indexed = rows.length > 0 ? indexRunRows(tx, run.id, firstSeq, rows, run.itemCount) : undefined;
   const [, [updated]] = await Promise.all([insert, update, delivered, indexed]);
   return updated;
 }
