@@ -347,6 +347,7 @@ interface OpenApiOperation {
   parameters?: OpenApiParameter[];
   requestBody?: { content?: Record<string, { schema?: JsonSchema; example?: unknown }> };
   security?: unknown[];
+  responses?: Record<string, { $ref?: string; description?: string }>;
 }
 
 interface OpenApiParameter {
@@ -595,6 +596,11 @@ export interface RestRoute {
   params: { name: string; in: 'path' | 'query' | 'header'; required?: boolean; schema: JsonSchema }[];
   body?: { schema: JsonSchema; example?: unknown };
   public: boolean;
+  /**
+   * The codes the route documents for each 5xx status (its responses' descriptions name them): the
+   * deployment's state, such as `secrets_not_configured` on a server whose operator set no SECRETS_KEYS.
+   */
+  serverErrors: Record<number, readonly string[]>;
 }
 
 /** Every operation of an OpenAPI document. */
@@ -616,6 +622,14 @@ export function restRoutesOf(doc: { paths: Record<string, Record<string, unknown
           ? { schema: json.schema ?? {}, example: json.example ?? resolve(json.schema ?? {}, doc).examples?.[0] }
           : undefined,
         public: Array.isArray(op.security) && op.security.length === 0,
+        serverErrors: Object.fromEntries(
+          Object.entries(op.responses ?? {})
+            .filter(([status]) => Number(status) >= 500)
+            .map(([status, response]) => [
+              Number(status),
+              [...(resolve(response, doc).description ?? '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1] as string),
+            ]),
+        ),
       });
     }
   }
@@ -735,8 +749,23 @@ export function restCase(
 }
 
 /** Why a REST answer breaks the rules (a 5xx, a 4xx without the error body, JSON that does not parse), or undefined. */
-export function restViolation(status: number, contentType: string, text: string): string | undefined {
-  if (status >= 500) return `answered ${status}: ${text.slice(0, 300)}`;
+export function restViolation(
+  status: number,
+  contentType: string,
+  text: string,
+  serverErrors: RestRoute['serverErrors'] = {},
+): string | undefined {
+  if (status >= 500) {
+    // A 5xx the route documents (the deployment's state, not the request's) is its contract; any other fails.
+    let code: unknown;
+    try {
+      code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+    } catch {
+      code = undefined;
+    }
+    const documented = typeof code === 'string' && code !== 'internal_error' && serverErrors[status]?.includes(code);
+    if (!documented) return `answered ${status}: ${text.slice(0, 300)}`;
+  }
   if (status >= 400) {
     let body: unknown;
     try {
