@@ -136,10 +136,14 @@ export function createDropClient(options: DropClientOptions) {
     const fileName = zipName(response.headers.get('content-disposition')) ?? `drop-${Date.now()}.zip`;
     const target = path.join(dir, fileName);
     const partial = `${target}.part`;
+    const file = createWriteStream(partial);
     try {
-      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), createWriteStream(partial));
+      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), file);
       await rename(partial, target);
     } catch (err) {
+      // A download that breaks at once can do so while the file is still being opened: removed once the
+      // stream has closed, it cannot be created again behind the removal.
+      if (!file.closed) await new Promise<void>((closed) => file.once('close', () => closed()));
       await rm(partial, { force: true });
       throw err;
     }
